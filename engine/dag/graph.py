@@ -1,0 +1,203 @@
+"""The DAG as DAGMan runs it: splices lifted, join nodes added, one flat set of nodes and edges.
+
+DAGMan lifts every splice into its parent, renaming its nodes ``splice+node`` and its
+categories ``splice+category`` (categories that start with ``+`` are global), and prefixing
+the splice's DIR to its nodes' directories.  A PARENT line with several parents and several
+children becomes a NOOP join node ``_condor_join_nodeN`` between them; join nodes count as
+nodes everywhere (totals, rescue DAGs, node status files).  DAGMan 23.9 numbers them from 1,
+splices first, because it reads splices before the PARENT lines of the file that splices them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import dataclass, field
+
+from engine.dag.errors import DagError, Diagnostic, Location
+from engine.dag.model import Dag, Node, NodeKind
+
+JOIN_NODE_PREFIX = "_condor_join_node"
+
+
+@dataclass(slots=True)
+class GraphNode:
+    """One node of the lifted DAG. ``node`` is its declaration, shared with the model."""
+
+    name: str
+    node: Node
+    dir: str = ""
+    category: str | None = None
+    parents: list[str] = field(default_factory=list)
+    children: list[str] = field(default_factory=list)
+    parent_sources: list[Location] = field(default_factory=list, repr=False)
+    join: bool = False
+
+    @property
+    def kind(self) -> NodeKind:
+        return self.node.kind
+
+
+@dataclass(slots=True)
+class Graph:
+    """The flat DAG of a top-level DAG file, nodes in DAGMan's order."""
+
+    dag: Dag
+    nodes: dict[str, GraphNode]
+    max_jobs: dict[str, int]
+
+    @property
+    def file(self) -> str:
+        return self.dag.file
+
+    @property
+    def final(self) -> GraphNode | None:
+        return next((n for n in self.nodes.values() if n.kind is NodeKind.FINAL), None)
+
+    @property
+    def edge_count(self) -> int:
+        return sum(len(n.children) for n in self.nodes.values())
+
+    def find_cycle(self) -> list[str] | None:
+        """Return the nodes of one cycle, first node repeated at the end, or None."""
+        indegree = {name: len(n.parents) for name, n in self.nodes.items()}
+        ready = [name for name, d in indegree.items() if d == 0]
+        seen = 0
+        while ready:
+            name = ready.pop()
+            seen += 1
+            for child in self.nodes[name].children:
+                indegree[child] -= 1
+                if indegree[child] == 0:
+                    ready.append(child)
+        if seen == len(self.nodes):
+            return None
+        # Every node left has a parent that is left too: walk parents until a node repeats.
+        start = next(name for name, d in indegree.items() if d > 0)
+        path, index = [], {}
+        name = start
+        while name not in index:
+            index[name] = len(path)
+            path.append(name)
+            name = next(p for p in self.nodes[name].parents if indegree[p] > 0)
+        cycle = path[index[name]:]
+        cycle.reverse()
+        return cycle + [cycle[0]]
+
+    def cycle_error(self) -> Diagnostic | None:
+        """A diagnostic naming the nodes on a cycle, at the PARENT line that closes it."""
+        cycle = self.find_cycle()
+        if cycle is None:
+            return None
+        last, first = cycle[-2], cycle[-1]
+        child = self.nodes[first]
+        location = child.parent_sources[child.parents.index(last)]
+        shown = [n for n in cycle if not self.nodes[n].join] or cycle
+        if shown[-1] != shown[0]:
+            shown.append(shown[0])
+        return Diagnostic(location, "cycle in the DAG: " + " -> ".join(shown))
+
+
+def build_graph(dag: Dag) -> Graph:
+    """Lift ``dag`` and its splices into one flat graph (references are assumed checked)."""
+    nodes, max_jobs = _lift(dag, itertools.count(1))
+    return Graph(dag, nodes, max_jobs)
+
+
+def load_graph(dag: Dag) -> Graph:
+    """Build the graph and refuse it if it has a cycle, as ``crabtui dag check`` does."""
+    graph = build_graph(dag)
+    problem = graph.cycle_error()
+    if problem is not None:
+        raise DagError([problem], dag.warnings)
+    return graph
+
+
+def _lift(dag: Dag, join_numbers) -> tuple[dict[str, GraphNode], dict[str, int]]:
+    lifted = []
+    for splice in dag.splices.values():
+        sub_nodes, sub_max = _lift(splice.dag, join_numbers)
+        lifted.append((splice, _rename(sub_nodes, splice.name, splice.dir), sub_max))
+
+    nodes = {name: GraphNode(name, node, node.dir or "", node.category) for name, node in dag.nodes.items()}
+    max_jobs = dict(dag.max_jobs)
+    ends: dict[str, tuple[list[str], list[str]]] = {}
+    for splice, sub_nodes, sub_max in lifted:
+        nodes.update(sub_nodes)
+        for category, limit in sub_max.items():
+            max_jobs[_scoped(category, splice.name)] = limit
+        initial = [n.name for n in sub_nodes.values() if not n.parents]
+        terminal = [n.name for n in sub_nodes.values() if not n.children]
+        ends[splice.name] = (initial, terminal)
+
+    joins: dict[str, GraphNode] = {}
+    edges: set[tuple[str, str]] = set()
+    for dep in dag.dependencies:
+        parents = _expand(dep.parents, ends, terminal=True)
+        children = _expand(dep.children, ends, terminal=False)
+        if len(parents) > 1 and len(children) > 1:
+            name = f"{JOIN_NODE_PREFIX}{next(join_numbers)}"
+            join = GraphNode(name, Node(name, NodeKind.JOB, "noop.sub", noop=True, location=dep.location), join=True)
+            joins[name] = join
+            nodes[name] = join
+            for parent in parents:
+                _connect(nodes, edges, parent, name, dep.location)
+            parents = [name]
+        for parent in parents:
+            for child in children:
+                _connect(nodes, edges, parent, child, dep.location)
+
+    for connect in dag.connects:
+        outs = dag.splices[connect.parent].dag.pins_out
+        ins = dag.splices[connect.child].dag.pins_in
+        for pin in sorted(outs):
+            for parent in outs[pin]:
+                for child in ins.get(pin, ()):
+                    _connect(nodes, edges, f"{connect.parent}+{parent}", f"{connect.child}+{child}", connect.location)
+
+    # DAGMan's order: the file's own nodes, then join nodes, then the lifted splices.
+    order = {name: nodes[name] for name in dag.nodes}
+    order.update(joins)
+    for _, sub_nodes, _ in lifted:
+        order.update(sub_nodes)
+    return order, max_jobs
+
+
+def _rename(nodes: dict[str, GraphNode], scope: str, directory: str | None) -> dict[str, GraphNode]:
+    prefix = scope + "+"
+    renamed = {}
+    for n in nodes.values():
+        n.name = prefix + n.name
+        n.parents = [prefix + p for p in n.parents]
+        n.children = [prefix + c for c in n.children]
+        if n.category is not None:
+            n.category = _scoped(n.category, scope)
+        if directory and not os.path.isabs(n.dir):
+            n.dir = os.path.join(directory, n.dir) if n.dir else directory
+        renamed[n.name] = n
+    return renamed
+
+
+def _scoped(category: str, scope: str) -> str:
+    return category if category.startswith("+") else f"{scope}+{category}"
+
+
+def _expand(names: tuple[str, ...], ends, terminal: bool) -> list[str]:
+    """Replace splice names by their terminal (as parents) or initial (as children) nodes."""
+    out: list[str] = []
+    for name in names:
+        if name in ends:
+            out.extend(ends[name][1 if terminal else 0])
+        else:
+            out.append(name)
+    return list(dict.fromkeys(out))
+
+
+def _connect(nodes: dict[str, GraphNode], edges: set, parent: str, child: str, source: Location) -> None:
+    if (parent, child) in edges:
+        return
+    edges.add((parent, child))
+    child_node = nodes[child]
+    nodes[parent].children.append(child)
+    child_node.parents.append(parent)
+    child_node.parent_sources.append(source)

@@ -1,0 +1,950 @@
+"""Read DAG files as condor_dagman does, and report every problem as ``FILE:LINE: message``.
+
+DAGMan reads a file twice: pass 1 declares nodes (JOB, FINAL, SUBDAG, SPLICE, ...), pass 2
+applies everything else in file order, INCLUDE files being read in place during pass 2.  This
+parser reads each file once and gets the same result: a command that names a node not yet
+declared waits until the declaration, then runs before any later command on that node.  Which
+declarations a waiting command may see follows DAGMan's passes: those of the files being read
+when the command was seen (the file itself and the files that INCLUDE it), never those of an
+INCLUDE further down, which DAGMan would not have read yet.
+
+The language is HTCondor's (see docs "DAGMan reference"): keywords are case-insensitive with
+``-`` and ``_`` interchangeable, ``#`` and ``//`` start whole-line comments, a trailing ``\\``
+continues a command, and VARS values may be double-quoted, single-quoted or bare.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from engine.dag.errors import DagError, Diagnostic, Location
+from engine.dag.model import (
+    AbortDagOn,
+    Connect,
+    Dag,
+    Dependency,
+    Dot,
+    Node,
+    NodeKind,
+    NodeStatusFile,
+    Script,
+    ScriptKind,
+    Splice,
+    Var,
+    VarsPlacement,
+)
+
+__all__ = ["parse_file", "parse_text", "RESERVED_NODE_NAMES", "ALL_NODES"]
+
+ALL_NODES = "ALL_NODES"
+RESERVED_NODE_NAMES = frozenset({"PARENT", "CHILD", ALL_NODES})
+SUBDAG_SUBMIT_SUFFIX = ".condor.sub"
+
+_INT = re.compile(r"[+-]?[0-9]+\Z")
+_VAR_NAME = re.compile(r"\+?[A-Za-z0-9_.]+")
+_VAR_PAIR = re.compile(
+    r"""[ \t]*(\+?[A-Za-z0-9_.]+)[ \t]*=[ \t]*"""
+    r"""(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^\s"']+))(?=[ \t]|\Z)"""
+)
+_UNESCAPE = re.compile(r"\\(.)")
+_SPECIAL_KINDS = (NodeKind.FINAL, NodeKind.SERVICE, NodeKind.PROVISIONER)
+
+
+class _LineError(Exception):
+    """A problem with the command being read; becomes a diagnostic at its line."""
+
+
+def parse_file(path: str | os.PathLike[str]) -> Dag:
+    """Parse a DAG file and every file it INCLUDEs or SPLICEs.
+
+    Relative INCLUDE and SPLICE paths are taken from the DAG file's directory, where DAGMan
+    runs.  Raises :class:`DagError` with all errors found; warnings are on ``Dag.warnings``.
+    """
+    path = os.fspath(path)
+    context = _Context()
+    scope = _Scope(context, Dag(file=path), os.path.dirname(path), splice=None)
+    scope.read_file(path, path, at=None)
+    return context.finish(scope)
+
+
+def parse_text(text: str, file: str = "<string>", base_dir: str = ".") -> Dag:
+    """Parse DAG text held in memory; INCLUDE and SPLICE paths are taken from ``base_dir``."""
+    context = _Context()
+    scope = _Scope(context, Dag(file=file), base_dir, splice=None)
+    scope.read_lines(text.splitlines(), file, at=None)
+    return context.finish(scope)
+
+
+@dataclass(slots=True)
+class _Context:
+    """What one parse shares across files and splices: its diagnostics and the file stack."""
+
+    errors: list[Diagnostic] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+    open_files: list[str] = field(default_factory=list)
+    frame_count: int = 0
+
+    def finish(self, scope: _Scope) -> Dag:
+        scope.close()
+        dag = scope.dag
+        dag.warnings = self.warnings
+        if self.errors:
+            raise DagError(self.errors, self.warnings)
+        return dag
+
+
+@dataclass(slots=True)
+class _Waiting:
+    """A command that names a node not declared yet (or applies to ALL_NODES)."""
+
+    seq: int
+    frames: frozenset[int]
+    location: Location
+    apply: Callable[..., None] | None  # None: a PARENT/CHILD or PIN reference only checks the name
+    args: tuple
+    splice_ok: bool = False
+
+
+class _Frame:
+    """One file being read: the nodes it declares and the INCLUDEd frames, for DAGMan's node order."""
+
+    __slots__ = ("id", "nodes", "includes")
+
+    def __init__(self, frame_id: int):
+        self.id = frame_id
+        self.nodes: list[str] = []
+        self.includes: list[_Frame] = []
+
+    def node_order(self) -> Iterator[str]:
+        yield from self.nodes
+        for include in self.includes:
+            yield from include.node_order()
+
+
+class _Scope:
+    """Reads one DAG (the top-level file or a splice) with the files it INCLUDEs."""
+
+    def __init__(self, context: _Context, dag: Dag, base_dir: str, splice: str | None):
+        self.context = context
+        self.dag = dag
+        self.base_dir = base_dir
+        self.splice = splice
+        self.waiting: dict[str, list[_Waiting]] = {}
+        self.all_nodes: list[_Waiting] = []
+        self.frames: list[_Frame] = []
+        self.root_frame: _Frame | None = None
+        self.seq = 0
+        self.file = dag.file
+        self.lineno = 0
+        self.lines: Iterator[tuple[int, str]] = iter(())
+        self.declared_at: dict[str, Location] = {}
+        self.dispatch: dict[str, Callable[[str], None]] = {}
+        self.handlers = {
+            "JOB": self._job,
+            "FINAL": self._final,
+            "PROVISIONER": self._provisioner,
+            "SERVICE": self._service,
+            "SUBDAG": self._subdag,
+            "SPLICE": self._splice,
+            "SUBMIT_DESCRIPTION": self._submit_description,
+            "SCRIPT": self._script,
+            "PARENT": self._parent,
+            "RETRY": self._retry,
+            "ABORT_DAG_ON": self._abort_dag_on,
+            "VARS": self._vars,
+            "PRIORITY": self._priority,
+            "CATEGORY": self._category,
+            "MAXJOBS": self._maxjobs,
+            "PRE_SKIP": self._pre_skip,
+            "DONE": self._done,
+            "SAVE_POINT_FILE": self._save_point_file,
+            "CONFIG": self._config,
+            "SET_JOB_ATTR": self._set_job_attr,
+            "ENV": self._env,
+            "DOT": self._dot,
+            "NODE_STATUS_FILE": self._node_status_file,
+            "JOBSTATE_LOG": self._jobstate_log,
+            "REJECT": self._reject,
+            "INCLUDE": self._include,
+            "CONNECT": self._connect,
+            "PIN_IN": self._pin_in,
+            "PIN_OUT": self._pin_out,
+        }
+
+    # ---------------------------------------------------------------- reading lines
+
+    def read_file(self, path: str, display: str, at: Location | None) -> None:
+        """Read ``path`` (shown as ``display``) in place; ``at`` is the line that named it."""
+        real = os.path.realpath(path)
+        if real in self.context.open_files:
+            self._error_at(at or Location(display), f"recursive INCLUDE or SPLICE: {display} is already being read")
+            return
+        try:
+            stream = open(path, encoding="utf-8", errors="surrogateescape")
+        except OSError as e:
+            where = at or Location(display)
+            self._error_at(where, f"cannot read DAG file {display}: {e.strerror or e}")
+            return
+        self.context.open_files.append(real)
+        try:
+            with stream:
+                self.read_lines(stream, display, at)
+        finally:
+            self.context.open_files.pop()
+
+    def read_lines(self, lines, display: str, at: Location | None) -> None:
+        frame = _Frame(self.context.frame_count)
+        self.context.frame_count += 1
+        if self.frames:
+            self.frames[-1].includes.append(frame)
+        else:
+            self.root_frame = frame
+        self.frames.append(frame)
+        saved = (self.file, self.lineno, self.lines)
+        self.file = display
+        self.lines = enumerate(lines, 1)
+        try:
+            self._loop()
+        finally:
+            self.file, self.lineno, self.lines = saved
+            self.frames.pop()
+
+    def _loop(self) -> None:
+        dispatch = self.dispatch
+        for lineno, raw in self.lines:
+            line = raw.strip()
+            if not line or line[0] == "#" or line[:2] == "//":
+                continue
+            self.lineno = lineno
+            self.seq += 1
+            if line[-1] == "\\":
+                line = self._continued(line)
+            head = line.split(None, 1)
+            keyword = head[0]
+            handler = dispatch.get(keyword)
+            try:
+                if handler is None:
+                    handler = self._handler_for(keyword)
+                handler(head[1] if len(head) > 1 else "")
+            except _LineError as e:
+                self._error(str(e))
+
+    def _continued(self, line: str) -> str:
+        """Join ``\\``-continued lines with one space, skipping comment lines between them."""
+        pieces = [line[:-1].strip()]
+        for _, raw in self.lines:
+            nxt = raw.strip()
+            if nxt[:1] == "#" or nxt[:2] == "//":
+                continue
+            if nxt[-1:] == "\\":
+                pieces.append(nxt[:-1].strip())
+                continue
+            pieces.append(nxt)
+            break
+        return " ".join(p for p in pieces if p)
+
+    def _handler_for(self, keyword: str) -> Callable[[str], None]:
+        handler = self.handlers.get(keyword.upper().replace("-", "_"))
+        if handler is None:
+            raise _LineError(f"unknown command {keyword!r}; expected a DAG command such as JOB, PARENT, SCRIPT, VARS or RETRY")
+        self.dispatch[keyword] = handler
+        return handler
+
+    def _read_block(self, end: str) -> tuple[str, str]:
+        """Read an inline submit description up to its ``end`` line; return (body, rest of end line)."""
+        start = self.lineno
+        body = []
+        for _, raw in self.lines:
+            line = raw.strip()
+            if not line or line[0] == "#":
+                continue
+            if line == end or line.startswith((end + " ", end + "\t")):
+                return "\n".join(body) + ("\n" if body else ""), line[len(end):].strip()
+            body.append(line)
+        self.lineno = start
+        raise _LineError(f"inline submit description is not closed: no line starting with {end!r} follows")
+
+    # ---------------------------------------------------------------- diagnostics
+
+    def _here(self) -> Location:
+        return Location(self.file, self.lineno)
+
+    def _error(self, message: str) -> None:
+        self.context.errors.append(Diagnostic(self._here(), message))
+
+    def _error_at(self, location: Location, message: str) -> None:
+        self.context.errors.append(Diagnostic(location, message))
+
+    def _warn(self, message: str, location: Location | None = None) -> None:
+        self.context.warnings.append(Diagnostic(location or self._here(), message))
+
+    # ---------------------------------------------------------------- node declarations
+
+    def _declare(self, node: Node) -> None:
+        name = node.name
+        if "+" in name:
+            raise _LineError(f"node name {name!r} must not contain '+', which DAGMan reserves for splice names")
+        if name.upper() in RESERVED_NODE_NAMES:
+            raise _LineError(f"{name!r} is a reserved word and cannot be a node name")
+        dag = self.dag
+        if name in dag.nodes:
+            raise _LineError(f"node {name} is already defined at {self.declared_at[name]}")
+        if name in dag.splices:
+            raise _LineError(f"node name {name} is already a splice name")
+        if node.kind is NodeKind.FINAL:
+            if self.splice is not None:
+                raise _LineError(f"FINAL node {name} is not allowed in a splice (splice {self.splice})")
+            final = dag.final
+            if final is not None:
+                raise _LineError(f"a DAG has at most one FINAL node; {final.name} is already defined at {self.declared_at[final.name]}")
+        elif node.kind is NodeKind.PROVISIONER:
+            other = next((n for n in dag.nodes.values() if n.kind is NodeKind.PROVISIONER), None)
+            if other is not None:
+                raise _LineError(f"a DAG has at most one PROVISIONER node; {other.name} is already defined at {self.declared_at[other.name]}")
+        location = self._here()
+        node.location = location
+        dag.nodes[name] = node
+        self.declared_at[name] = location
+        frame = self.frames[-1]
+        frame.nodes.append(name)
+        self._release(name, node, frame.id)
+
+    def _release(self, name: str, node: Node | None, frame_id: int) -> None:
+        """Run the commands that were waiting for ``name``, in file order."""
+        waiting = self.waiting.get(name)
+        ready = []
+        if waiting:
+            ready = [w for w in waiting if frame_id in w.frames]
+            if len(ready) == len(waiting):
+                del self.waiting[name]
+            else:
+                self.waiting[name] = [w for w in waiting if frame_id not in w.frames]
+        if node is not None and node.kind in (NodeKind.JOB, NodeKind.SUBDAG):
+            ready += [w for w in self.all_nodes if frame_id in w.frames]
+        if not ready:
+            return
+        ready.sort(key=lambda w: w.seq)
+        for w in ready:
+            if node is None:
+                if not w.splice_ok:
+                    self._error_at(w.location, f"{name} is a splice, not a node")
+            elif w.apply is not None:
+                try:
+                    w.apply(node, *w.args)
+                except _LineError as e:
+                    self._error_at(w.location, str(e))
+
+    def _on_node(self, name: str, apply: Callable[..., None], *args, all_nodes: bool = True) -> None:
+        """Apply a per-node command to ``name`` (or ALL_NODES) now or when it is declared."""
+        node = self.dag.nodes.get(name)
+        if node is not None:
+            apply(node, *args)
+            return
+        if all_nodes and name.upper() == ALL_NODES:
+            for node in list(self.dag.nodes.values()):
+                if node.kind is NodeKind.JOB or node.kind is NodeKind.SUBDAG:
+                    apply(node, *args)
+            self.all_nodes.append(self._waiting(apply, args))
+            return
+        if name in self.dag.splices:
+            raise _LineError(f"{name} is a splice, not a node")
+        self.waiting.setdefault(name, []).append(self._waiting(apply, args))
+
+    def _reference(self, name: str) -> None:
+        """Check that a PARENT/CHILD name is a node or splice of this DAG, now or later."""
+        if name not in self.dag.nodes and name not in self.dag.splices:
+            self.waiting.setdefault(name, []).append(self._waiting(None, (), splice_ok=True))
+
+    def _waiting(self, apply, args, splice_ok: bool = False) -> _Waiting:
+        return _Waiting(self.seq, frozenset(f.id for f in self.frames), self._here(), apply, args, splice_ok)
+
+    def close(self) -> None:
+        """Report what never resolved, check PARENT/CHILD and CONNECT lines, and order the nodes."""
+        dag = self.dag
+        for name, waits in self.waiting.items():
+            for w in waits:
+                if name in dag.nodes or name in dag.splices:
+                    self._error_at(w.location, f"{name} is declared only by an INCLUDE below this line; DAGMan reads INCLUDE files in place, so move the INCLUDE above it")
+                elif name.upper() == ALL_NODES:
+                    self._error_at(w.location, "ALL_NODES cannot be used here")
+                else:
+                    self._error_at(w.location, f"undefined node {name}")
+        self.waiting.clear()
+        special = {n.name: n.kind for n in dag.nodes.values() if n.kind in _SPECIAL_KINDS}
+        for dep in dag.dependencies:
+            for name in dep.parents + dep.children:
+                if name in special:
+                    self._error_at(dep.location, f"{special[name]} node {name} cannot have parents or children")
+        for connect in dag.connects:
+            self._check_connect(connect)
+        if self.root_frame is not None:
+            order = list(self.root_frame.node_order())
+            if order != list(dag.nodes):
+                dag.nodes = {name: dag.nodes[name] for name in order}
+
+    def _check_connect(self, connect: Connect) -> None:
+        for name in (connect.parent, connect.child):
+            if name not in self.dag.splices:
+                self._error_at(connect.location, f"CONNECT names {name}, which is not a splice of this DAG")
+                return
+        outs = self.dag.splices[connect.parent].dag.pins_out
+        ins = self.dag.splices[connect.child].dag.pins_in
+        for pins, splice, what in ((outs, connect.parent, "PIN_OUT"), (ins, connect.child, "PIN_IN")):
+            if sorted(pins) != list(range(1, len(pins) + 1)):
+                self._error_at(connect.location, f"splice {splice} must number its {what} pins 1..N without gaps, but has {sorted(pins)}")
+                return
+        if len(outs) != len(ins):
+            self._error_at(connect.location, f"splice {connect.parent} has {len(outs)} PIN_OUT pins but splice {connect.child} has {len(ins)} PIN_IN pins")
+
+    # ---------------------------------------------------------------- node commands
+
+    def _job(self, rest: str) -> None:
+        self._node_line(rest, NodeKind.JOB, "JOB <name> <submit file> [DIR <dir>] [NOOP] [DONE]")
+
+    def _final(self, rest: str) -> None:
+        self._node_line(rest, NodeKind.FINAL, "FINAL <name> <submit file> [DIR <dir>] [NOOP]")
+
+    def _provisioner(self, rest: str) -> None:
+        self._node_line(rest, NodeKind.PROVISIONER, "PROVISIONER <name> <submit file>")
+
+    def _service(self, rest: str) -> None:
+        self._node_line(rest, NodeKind.SERVICE, "SERVICE <name> <submit file>")
+
+    def _subdag(self, rest: str) -> None:
+        syntax = "SUBDAG EXTERNAL <name> <dag file> [DIR <dir>] [NOOP] [DONE]"
+        head = rest.split(None, 1)
+        if not head or head[0].upper() != "EXTERNAL":
+            raise _LineError(f"SUBDAG needs the EXTERNAL keyword: {syntax}")
+        self._node_line(head[1] if len(head) > 1 else "", NodeKind.SUBDAG, syntax)
+
+    def _node_line(self, rest: str, kind: NodeKind, syntax: str) -> None:
+        tokens = _split(rest)
+        if len(tokens) < 2:
+            raise _LineError(f"{kind} needs a node name and a {'DAG' if kind is NodeKind.SUBDAG else 'submit'} file: {syntax}")
+        name, submit = tokens[0], _unquote(tokens[1])
+        inline = None
+        options = tokens[2:]
+        if kind is not NodeKind.SUBDAG and (submit == "{" or submit.startswith("@=")):
+            end = "}" if submit == "{" else "@" + submit[2:]
+            if end == "@":
+                raise _LineError("inline submit description needs a tag after '@=', as in @=desc ... @desc")
+            if len(tokens) > 2:
+                raise _LineError(f"put {' '.join(tokens[2:])!r} after the closing {end} of the inline description: {syntax}")
+            inline, after = self._read_block(end)
+            submit = ""
+            options = _split(after)
+        node = Node(name=name, kind=kind, submit=submit, inline_submit=inline)
+        self._node_options(node, options, syntax)
+        if kind is NodeKind.JOB and submit.endswith(SUBDAG_SUBMIT_SUFFIX):
+            raise _LineError(f"submit file {submit} looks like a nested DAG's; declare nested DAGs with SUBDAG EXTERNAL")
+        self._declare(node)
+
+    def _node_options(self, node: Node, options: list[str], syntax: str) -> None:
+        seen = set()
+        i = 0
+        while i < len(options):
+            word = options[i].upper()
+            if word in seen:
+                raise _LineError(f"{word} is given twice: {syntax}")
+            seen.add(word)
+            if word == "DIR":
+                if i + 1 >= len(options):
+                    raise _LineError(f"DIR needs a directory: {syntax}")
+                node.dir = _unquote(options[i + 1])
+                i += 2
+                continue
+            if word == "NOOP":
+                node.noop = True
+            elif word == "DONE":
+                if node.kind in (NodeKind.JOB, NodeKind.SUBDAG):
+                    node.done = True
+                else:
+                    self._warn(f"DONE is ignored on {node.kind} node {node.name}")
+            else:
+                raise _LineError(f"unexpected {options[i]!r} after the submit file: {syntax}")
+            i += 1
+
+    def _submit_description(self, rest: str) -> None:
+        syntax = "SUBMIT-DESCRIPTION <name> { ... }"
+        tokens = _split(rest)
+        if len(tokens) < 2 or not (tokens[1] == "{" or tokens[1].startswith("@=")):
+            raise _LineError(f"SUBMIT-DESCRIPTION needs a name and an inline description: {syntax}")
+        end = "}" if tokens[1] == "{" else "@" + tokens[1][2:]
+        body, after = self._read_block(end)
+        if after or len(tokens) > 2:
+            raise _LineError(f"unexpected text after the SUBMIT-DESCRIPTION block: {syntax}")
+        name = tokens[0]
+        if name in self.dag.submit_descriptions:
+            raise _LineError(f"SUBMIT-DESCRIPTION {name} is already defined")
+        self.dag.submit_descriptions[name] = body
+
+    def _splice(self, rest: str) -> None:
+        syntax = "SPLICE <name> <dag file> [DIR <dir>]"
+        tokens = _split(rest)
+        if len(tokens) < 2:
+            raise _LineError(f"SPLICE needs a name and a DAG file: {syntax}")
+        name, file = tokens[0], _unquote(tokens[1])
+        directory = None
+        if len(tokens) > 2:
+            if tokens[2].upper() != "DIR" or len(tokens) != 4:
+                raise _LineError(f"unexpected {' '.join(tokens[2:])!r} on SPLICE line: {syntax}")
+            directory = _unquote(tokens[3])
+        if "+" in name or name.upper() in RESERVED_NODE_NAMES:
+            raise _LineError(f"{name!r} cannot be a splice name")
+        if name in self.dag.nodes:
+            raise _LineError(f"splice name {name} is already a node name")
+        if name in self.dag.splices:
+            raise _LineError(f"splice {name} is already defined at {self.dag.splices[name].location}")
+        base = os.path.join(self.base_dir, directory) if directory else self.base_dir
+        path = os.path.join(base, file)
+        spliced = _Scope(self.context, Dag(file=path), base, splice=name)
+        spliced.read_file(path, path, at=self._here())
+        spliced.close()
+        self.dag.splices[name] = Splice(name, file, directory, spliced.dag, self._here())
+        self._release(name, None, self.frames[-1].id)
+
+    # ---------------------------------------------------------------- per-node commands
+
+    def _script(self, rest: str) -> None:
+        syntax = "SCRIPT [DEFER <status> <seconds>] [DEBUG <file> STDOUT|STDERR|ALL] PRE|POST|HOLD <node> <command>"
+        defer_status = defer_time = debug_file = debug_stream = None
+        while True:
+            word, rest = _next_token(rest)
+            upper = word.upper()
+            if upper == "DEFER" and defer_status is None:
+                status, rest = _next_token(rest)
+                seconds, rest = _next_token(rest)
+                if not seconds:
+                    raise _LineError(f"DEFER needs an exit status and a time in seconds: {syntax}")
+                defer_status = _integer(status, "DEFER status")
+                defer_time = _integer(seconds, "DEFER time")
+                if defer_status <= 0:
+                    raise _LineError(f"DEFER status must be a positive exit code, not {defer_status}")
+                if defer_time < 0:
+                    raise _LineError(f"DEFER time must not be negative, not {defer_time}")
+            elif upper == "DEBUG" and debug_file is None:
+                debug_file, rest = _next_token(rest)
+                stream, rest = _next_token(rest)
+                if stream.upper() not in ("STDOUT", "STDERR", "ALL"):
+                    raise _LineError(f"DEBUG needs a file and STDOUT, STDERR or ALL: {syntax}")
+                debug_stream = stream.upper()
+            else:
+                break
+        if upper not in ("PRE", "POST", "HOLD"):
+            found = f"found {word!r}" if word else "found nothing"
+            raise _LineError(f"SCRIPT needs PRE, POST or HOLD ({found}): {syntax}")
+        node_name, command = _next_token(rest)
+        command = command.strip()
+        if not node_name or not command:
+            raise _LineError(f"SCRIPT {upper} needs a node and a command: {syntax}")
+        script = Script(ScriptKind(upper), command, defer_status, defer_time, debug_file, debug_stream)
+        self._on_node(node_name, self._apply_script, script, self._here())
+
+    def _apply_script(self, node: Node, script: Script, location: Location) -> None:
+        if script.kind in node.scripts:
+            self._warn(f"{script.kind} script of node {node.name} replaces the one given before", location)
+        node.scripts[script.kind] = Script(script.kind, script.command, script.defer_status,
+                                           script.defer_time, script.debug_file, script.debug_stream)
+
+    def _parent(self, rest: str) -> None:
+        syntax = "PARENT <p1> [p2 ...] CHILD <c1> [c2 ...]"
+        tokens = rest.split()
+        split = next((i for i, t in enumerate(tokens) if t.upper() == "CHILD"), None)
+        if split is None:
+            raise _LineError(f"PARENT line has no CHILD: {syntax}")
+        parents, children = tokens[:split], tokens[split + 1:]
+        if not parents:
+            raise _LineError(f"PARENT line names no parent: {syntax}")
+        if not children:
+            raise _LineError(f"PARENT line names no child: {syntax}")
+        for name in parents + children:
+            if name.upper() in RESERVED_NODE_NAMES:
+                raise _LineError(f"{name} cannot be used on a PARENT line: {syntax}")
+        for name in parents + children:
+            self._reference(name)
+        self.dag.dependencies.append(Dependency(tuple(parents), tuple(children), self._here()))
+
+    def _retry(self, rest: str) -> None:
+        syntax = "RETRY <node|ALL_NODES> <count> [UNLESS-EXIT <exit code>]"
+        tokens = rest.split()
+        if len(tokens) not in (2, 4):
+            raise _LineError(f"RETRY needs a node and a count: {syntax}")
+        count = _integer(tokens[1], "RETRY count")
+        if count < 0:
+            raise _LineError(f"RETRY count must not be negative, not {count}")
+        unless_exit = None
+        if len(tokens) == 4:
+            if tokens[2].upper().replace("_", "-") != "UNLESS-EXIT":
+                raise _LineError(f"unexpected {tokens[2]!r} on RETRY line: {syntax}")
+            unless_exit = _integer(tokens[3], "UNLESS-EXIT exit code") or None
+        self._on_node(tokens[0], self._apply_retry, count, unless_exit)
+
+    def _apply_retry(self, node: Node, count: int, unless_exit: int | None) -> None:
+        _refuse_special(node, "RETRY")
+        node.retry = count
+        node.unless_exit = unless_exit
+
+    def _abort_dag_on(self, rest: str) -> None:
+        syntax = "ABORT-DAG-ON <node|ALL_NODES> <exit value> [RETURN <0..255>]"
+        tokens = rest.split()
+        if len(tokens) not in (2, 4):
+            raise _LineError(f"ABORT-DAG-ON needs a node and an exit value: {syntax}")
+        value = _integer(tokens[1], "ABORT-DAG-ON exit value")
+        returned = None
+        if len(tokens) == 4:
+            if tokens[2].upper() != "RETURN":
+                raise _LineError(f"unexpected {tokens[2]!r} on ABORT-DAG-ON line: {syntax}")
+            returned = _integer(tokens[3], "ABORT-DAG-ON RETURN value")
+            if not 0 <= returned <= 255:
+                raise _LineError(f"ABORT-DAG-ON RETURN value must be between 0 and 255, not {returned}")
+        self._on_node(tokens[0], self._apply_abort, AbortDagOn(value, returned))
+
+    def _apply_abort(self, node: Node, abort: AbortDagOn) -> None:
+        _refuse_special(node, "ABORT-DAG-ON")
+        node.abort_dag_on = AbortDagOn(abort.exit_value, abort.return_value)
+
+    def _vars(self, rest: str) -> None:
+        syntax = 'VARS <node|ALL_NODES> [PREPEND|APPEND] <name>="<value>" ...'
+        head = rest.split(None, 1)
+        if len(head) < 2:
+            raise _LineError(f"VARS needs a node and at least one name=\"value\" pair: {syntax}")
+        name, text = head
+        placement = None
+        first = text.split(None, 1)
+        if first[0].upper() in ("PREPEND", "APPEND"):
+            placement = VarsPlacement(first[0].upper())
+            text = first[1] if len(first) > 1 else ""
+        pairs = _parse_vars(text, syntax)
+        self._on_node(name, self._apply_vars, pairs, placement, self._here())
+
+    def _apply_vars(self, node: Node, pairs: list[tuple[str, str]], placement, location: Location) -> None:
+        names = {v.name.lower() for v in node.vars} if node.vars else ()
+        for var_name, value in pairs:
+            if var_name.lower() in names:
+                self._warn(f"VARS {var_name} is defined again for node {node.name}; the last value wins", location)
+            node.vars.append(Var(var_name, value, placement))
+
+    def _priority(self, rest: str) -> None:
+        tokens = rest.split()
+        if len(tokens) != 2:
+            raise _LineError("PRIORITY needs a node and a priority: PRIORITY <node|ALL_NODES> <integer>")
+        self._on_node(tokens[0], self._apply_priority, _integer(tokens[1], "PRIORITY"), self._here())
+
+    def _apply_priority(self, node: Node, priority: int, location: Location) -> None:
+        _refuse_special(node, "PRIORITY")
+        if node.priority and node.priority != priority:
+            self._warn(f"PRIORITY {priority} of node {node.name} overrides {node.priority}", location)
+        node.priority = priority
+
+    def _category(self, rest: str) -> None:
+        tokens = rest.split()
+        if len(tokens) != 2:
+            raise _LineError("CATEGORY needs a node and a category name: CATEGORY <node|ALL_NODES> <category>")
+        self._on_node(tokens[0], self._apply_category, tokens[1])
+
+    def _apply_category(self, node: Node, category: str) -> None:
+        _refuse_special(node, "CATEGORY")
+        node.category = category
+
+    def _pre_skip(self, rest: str) -> None:
+        tokens = rest.split()
+        if len(tokens) != 2:
+            raise _LineError("PRE_SKIP needs a node and an exit code: PRE_SKIP <node|ALL_NODES> <1..255>")
+        code = _integer(tokens[1], "PRE_SKIP exit code")
+        if not 0 <= code <= 255:
+            raise _LineError(f"PRE_SKIP exit code must be between 1 and 255, not {code}")
+        if code == 0:
+            self._warn("PRE_SKIP 0 has no effect: a PRE script exiting 0 already runs the job")
+            return
+        self._on_node(tokens[0], self._apply_pre_skip, code)
+
+    @staticmethod
+    def _apply_pre_skip(node: Node, code: int) -> None:
+        node.pre_skip = code
+
+    def _done(self, rest: str) -> None:
+        tokens = rest.split()
+        if len(tokens) != 1:
+            raise _LineError("DONE needs exactly one node: DONE <node>")
+        self._on_node(tokens[0], self._apply_done, all_nodes=False)
+
+    @staticmethod
+    def _apply_done(node: Node) -> None:
+        if node.kind not in (NodeKind.JOB, NodeKind.SUBDAG):
+            raise _LineError(f"{node.kind} node {node.name} cannot be marked DONE")
+        node.done = True
+
+    def _save_point_file(self, rest: str) -> None:
+        tokens = _split(rest)
+        if len(tokens) not in (1, 2):
+            raise _LineError("SAVE_POINT_FILE needs a node and optionally a file: SAVE_POINT_FILE <node> [file]")
+        name = tokens[0]
+        if name.upper() == ALL_NODES:
+            raise _LineError("SAVE_POINT_FILE does not accept ALL_NODES; name one node")
+        file = _unquote(tokens[1]) if len(tokens) == 2 else f"{name}-{os.path.basename(self.dag.file)}.save"
+        self._on_node(name, self._apply_save_point, file, all_nodes=False)
+
+    @staticmethod
+    def _apply_save_point(node: Node, file: str) -> None:
+        if node.kind in (NodeKind.SERVICE, NodeKind.PROVISIONER):
+            raise _LineError(f"SAVE_POINT_FILE cannot be set on {node.kind} node {node.name}")
+        node.save_point_file = file
+
+    def _pin(self, rest: str, pins: dict[int, list[str]], keyword: str) -> None:
+        tokens = rest.split()
+        if len(tokens) != 2:
+            raise _LineError(f"{keyword} needs a node and a pin number: {keyword} <node> <pin number>")
+        number = _integer(tokens[1], "pin number")
+        if number < 1:
+            raise _LineError(f"pin numbers start at 1, not {number}")
+        name = tokens[0]
+        self._on_node(name, lambda node: None, all_nodes=False)
+        pins.setdefault(number, []).append(name)
+
+    def _pin_in(self, rest: str) -> None:
+        self._pin(rest, self.dag.pins_in, "PIN_IN")
+
+    def _pin_out(self, rest: str) -> None:
+        self._pin(rest, self.dag.pins_out, "PIN_OUT")
+
+    def _connect(self, rest: str) -> None:
+        tokens = rest.split()
+        if len(tokens) != 2:
+            raise _LineError("CONNECT needs two splice names: CONNECT <parent splice> <child splice>")
+        self.dag.connects.append(Connect(tokens[0], tokens[1], self._here()))
+
+    def _maxjobs(self, rest: str) -> None:
+        tokens = rest.split()
+        if len(tokens) != 2:
+            raise _LineError("MAXJOBS needs a category and a limit: MAXJOBS <category> <limit>")
+        limit = _integer(tokens[1], "MAXJOBS limit")
+        if limit < 0:
+            raise _LineError(f"MAXJOBS limit must not be negative, not {limit}")
+        self.dag.max_jobs[tokens[0]] = limit
+
+    # ---------------------------------------------------------------- DAG-wide commands
+
+    def _in_splice(self, keyword: str) -> bool:
+        if self.splice is None:
+            return False
+        self._warn(f"{keyword} is ignored inside splice {self.splice}; DAGMan reads it only from the top-level DAG")
+        return True
+
+    def _config(self, rest: str) -> None:
+        tokens = _split(rest)
+        if len(tokens) != 1:
+            raise _LineError("CONFIG needs exactly one file: CONFIG <file>")
+        file = _unquote(tokens[0])
+        if self._in_splice("CONFIG"):
+            return
+        if self.dag.config is not None and self.dag.config != file:
+            raise _LineError(f"only one CONFIG file is allowed per DAG; {self.dag.config} is already given")
+        self.dag.config = file
+
+    def _set_job_attr(self, rest: str) -> None:
+        name, equals, value = rest.partition("=")
+        name, value = name.strip(), value.strip()
+        if not equals or not name or not value or not _VAR_NAME.fullmatch(name) or "+" in name:
+            raise _LineError("SET_JOB_ATTR needs an attribute and a value: SET_JOB_ATTR <name> = <value>")
+        self.dag.set_job_attrs[name] = value
+
+    def _env(self, rest: str) -> None:
+        head = rest.split(None, 1)
+        action = head[0].upper() if head else ""
+        if action not in ("GET", "SET") or len(head) < 2:
+            raise _LineError("ENV needs GET and variable names, or SET and assignments: ENV GET <VAR> ... | ENV SET <K>=<V>;...")
+        if action == "GET":
+            self.dag.env_get.extend(head[1].split())
+            return
+        for assignment in head[1].split(";"):
+            assignment = assignment.strip()
+            if not assignment:
+                continue
+            if "=" not in assignment or not assignment.partition("=")[0].strip():
+                raise _LineError(f"ENV SET needs KEY=VALUE assignments separated by ';', not {assignment!r}")
+            self.dag.env_set.append(assignment)
+
+    def _dot(self, rest: str) -> None:
+        syntax = "DOT <file> [UPDATE|DONT-UPDATE] [OVERWRITE|DONT-OVERWRITE] [INCLUDE <header file>]"
+        tokens = _split(rest)
+        if not tokens:
+            raise _LineError(f"DOT needs a file: {syntax}")
+        dot = Dot(_unquote(tokens[0]))
+        i = 1
+        while i < len(tokens):
+            word = tokens[i].upper().replace("_", "-")
+            if word in ("UPDATE", "DONT-UPDATE"):
+                dot.update = word == "UPDATE"
+            elif word in ("OVERWRITE", "DONT-OVERWRITE"):
+                dot.overwrite = word == "OVERWRITE"
+            elif word == "INCLUDE" and i + 1 < len(tokens):
+                i += 1
+                dot.include = _unquote(tokens[i])
+            else:
+                raise _LineError(f"unexpected {tokens[i]!r} on DOT line: {syntax}")
+            i += 1
+        if not self._in_splice("DOT"):
+            self.dag.dot = dot
+
+    def _node_status_file(self, rest: str) -> None:
+        syntax = "NODE_STATUS_FILE <file> [<minimum seconds between updates>] [ALWAYS-UPDATE]"
+        tokens = _split(rest)
+        if not 1 <= len(tokens) <= 3:
+            raise _LineError(f"NODE_STATUS_FILE needs a file: {syntax}")
+        status = NodeStatusFile(_unquote(tokens[0]))
+        options = tokens[1:]
+        if options and options[-1].upper().replace("_", "-") == "ALWAYS-UPDATE":
+            status.always_update = True
+            options.pop()
+        if options:
+            status.min_update = _integer(options[0], "NODE_STATUS_FILE update interval")
+            if status.min_update < 0:
+                raise _LineError(f"NODE_STATUS_FILE update interval must not be negative, not {status.min_update}")
+            if len(options) > 1:
+                raise _LineError(f"unexpected {options[1]!r} on NODE_STATUS_FILE line: {syntax}")
+        if self._in_splice("NODE_STATUS_FILE"):
+            return
+        if self.dag.node_status_file is not None:
+            self._warn(f"NODE_STATUS_FILE {status.file} is ignored: {self.dag.node_status_file.file} was given first")
+            return
+        self.dag.node_status_file = status
+
+    def _jobstate_log(self, rest: str) -> None:
+        tokens = _split(rest)
+        if len(tokens) != 1:
+            raise _LineError("JOBSTATE_LOG needs exactly one file: JOBSTATE_LOG <file>")
+        file = _unquote(tokens[0])
+        if self._in_splice("JOBSTATE_LOG"):
+            return
+        if self.dag.jobstate_log is not None:
+            self._warn(f"JOBSTATE_LOG {file} is ignored: {self.dag.jobstate_log} was given first")
+            return
+        self.dag.jobstate_log = file
+
+    def _reject(self, rest: str) -> None:
+        if rest:
+            raise _LineError("REJECT takes no arguments")
+        self._warn("REJECT: DAGMan will refuse to run this DAG")
+        self.dag.reject = True
+
+    def _include(self, rest: str) -> None:
+        tokens = _split(rest)
+        if len(tokens) != 1:
+            raise _LineError("INCLUDE needs exactly one file: INCLUDE <file>")
+        path = os.path.join(self.base_dir, _unquote(tokens[0]))
+        self.read_file(path, path, at=self._here())
+
+
+# -------------------------------------------------------------------- tokens and values
+
+def _split(text: str) -> list[str]:
+    """Split on blanks; ``"`` and ``'`` quote, and inside quotes ``\\`` escapes (quotes are kept)."""
+    if '"' not in text and "'" not in text:
+        return text.split()
+    tokens: list[str] = []
+    current: list[str] = []
+    quote = None
+    escaped = False
+    for ch in text:
+        if quote:
+            current.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = None
+        elif ch in " \t\r":
+            if current:
+                tokens.append("".join(current))
+                current = []
+        else:
+            current.append(ch)
+            if ch in "\"'":
+                quote = ch
+    if quote:
+        raise _LineError(f"missing closing {quote} in {text!r}")
+    if current:
+        tokens.append("".join(current))
+    return tokens
+
+
+def _unquote(token: str) -> str:
+    if len(token) >= 2 and token[0] in "\"'" and token[-1] == token[0]:
+        return _UNESCAPE.sub(r"\1", token[1:-1])
+    return token
+
+
+def _next_token(text: str) -> tuple[str, str]:
+    parts = text.split(None, 1)
+    if not parts:
+        return "", ""
+    return parts[0], parts[1] if len(parts) > 1 else ""
+
+
+def _integer(token: str, what: str) -> int:
+    if not token:
+        raise _LineError(f"{what} is missing")
+    if not _INT.match(token):
+        raise _LineError(f"{what} must be an integer, not {token!r}")
+    return int(token)
+
+
+def _refuse_special(node: Node, keyword: str) -> None:
+    if node.kind is NodeKind.FINAL or node.kind is NodeKind.SERVICE or node.kind is NodeKind.PROVISIONER:
+        raise _LineError(f"{node.kind} node {node.name} cannot have {keyword}")
+
+
+def _parse_vars(text: str, syntax: str) -> list[tuple[str, str]]:
+    """Parse ``name="value"`` pairs; values may be "double", 'single' or bare, ``\\x`` gives x."""
+    pairs = []
+    pos, end = 0, len(text)
+    while True:
+        while pos < end and text[pos] in " \t":
+            pos += 1
+        if pos >= end:
+            break
+        match = _VAR_PAIR.match(text, pos)
+        if match is None:
+            raise _LineError(_vars_problem(text[pos:], syntax))
+        name, double, single, bare = match.groups()
+        value = double if double is not None else single if single is not None else bare
+        if "\\" in value and bare is None:
+            value = _UNESCAPE.sub(r"\1", value)
+        pairs.append((_var_name(name), value))
+        pos = match.end()
+    if not pairs:
+        raise _LineError(f"VARS needs at least one name=\"value\" pair: {syntax}")
+    return pairs
+
+
+def _var_name(name: str) -> str:
+    if name[0] == "+":
+        name = "My." + name[1:]
+    if "+" in name:
+        raise _LineError(f"VARS name {name!r}: '+' may only start a name")
+    if name.lower() == "my.":
+        raise _LineError("VARS name 'My.' needs an attribute name after it")
+    if name.lower().startswith("queue"):
+        raise _LineError(f"VARS name {name!r} is not allowed: names cannot begin with 'queue'")
+    return name
+
+
+def _vars_problem(text: str, syntax: str) -> str:
+    name = re.match(r"[^\s=]*", text).group(0)
+    after = text[len(name):].lstrip(" \t")
+    if not name:
+        return f"VARS expected a name before {text[:20]!r}: {syntax}"
+    if not _VAR_NAME.fullmatch(name):
+        return f"VARS name {name!r} may contain only letters, digits, '_' and '.', with an optional leading '+'"
+    if not after.startswith("="):
+        return f"VARS {name} needs '=' and a value: {syntax}"
+    value = after[1:].lstrip(" \t")
+    if value[:1] in ('"', "'"):
+        return f"VARS {name}: the value has no closing {value[0]}"
+    if not value:
+        return f"VARS {name} has no value: {syntax}"
+    return f"VARS {name}: a bare value cannot contain quotes; quote the whole value"
