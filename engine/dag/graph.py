@@ -32,6 +32,9 @@ class GraphNode:
     children: list[str] = field(default_factory=list)
     parent_sources: list[Location] = field(default_factory=list, repr=False)
     join: bool = False
+    done: bool = False  # DONE in the DAG file or in the rescue DAG applied on top of it
+    retry: int = 0
+    unless_exit: int | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -119,7 +122,7 @@ def _lift(dag: Dag, join_numbers) -> tuple[dict[str, GraphNode], dict[str, int]]
         sub_nodes, sub_max = _lift(splice.dag, join_numbers)
         lifted.append((splice, _rename(sub_nodes, splice.name, splice.dir), sub_max))
 
-    nodes = {name: GraphNode(name, node, node.dir or "", node.category) for name, node in dag.nodes.items()}
+    nodes = {name: _graph_node(node) for name, node in dag.nodes.items()}
     max_jobs = dict(dag.max_jobs)
     ends: dict[str, tuple[list[str], list[str]]] = {}
     for splice, sub_nodes, sub_max in lifted:
@@ -161,6 +164,11 @@ def _lift(dag: Dag, join_numbers) -> tuple[dict[str, GraphNode], dict[str, int]]
     for _, sub_nodes, _ in lifted:
         order.update(sub_nodes)
     return order, max_jobs
+
+
+def _graph_node(node: Node) -> GraphNode:
+    return GraphNode(node.name, node, node.dir or "", node.category, done=node.done,
+                     retry=node.retry, unless_exit=node.unless_exit)
 
 
 def _rename(nodes: dict[str, GraphNode], scope: str, directory: str | None) -> dict[str, GraphNode]:

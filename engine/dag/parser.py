@@ -90,6 +90,8 @@ class _Context:
     def finish(self, scope: _Scope) -> Dag:
         scope.close()
         dag = scope.dag
+        self.errors = _in_file_order(self.errors)
+        self.warnings = _in_file_order(self.warnings)
         dag.warnings = self.warnings
         if self.errors:
             raise DagError(self.errors, self.warnings)
@@ -836,6 +838,14 @@ class _Scope:
             raise _LineError("INCLUDE needs exactly one file: INCLUDE <file>")
         path = os.path.join(self.base_dir, _unquote(tokens[0]))
         self.read_file(path, path, at=self._here())
+
+
+def _in_file_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Sort by line within each file, files in the order they were first reported."""
+    files: dict[str, int] = {}
+    for d in diagnostics:
+        files.setdefault(d.location.file, len(files))
+    return sorted(diagnostics, key=lambda d: (files[d.location.file], d.location.line or 0))
 
 
 # -------------------------------------------------------------------- tokens and values
