@@ -85,13 +85,14 @@ class _Context:
     errors: list[Diagnostic] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
     open_files: list[str] = field(default_factory=list)
+    file_order: dict[str, int] = field(default_factory=dict)
     frame_count: int = 0
 
     def finish(self, scope: _Scope) -> Dag:
         scope.close()
         dag = scope.dag
-        self.errors = _in_file_order(self.errors)
-        self.warnings = _in_file_order(self.warnings)
+        self.errors = _in_file_order(self.errors, self.file_order)
+        self.warnings = _in_file_order(self.warnings, self.file_order)
         dag.warnings = self.warnings
         if self.errors:
             raise DagError(self.errors, self.warnings)
@@ -200,6 +201,7 @@ class _Scope:
     def read_lines(self, lines, display: str, at: Location | None) -> None:
         frame = _Frame(self.context.frame_count)
         self.context.frame_count += 1
+        self.context.file_order.setdefault(display, len(self.context.file_order))
         if self.frames:
             self.frames[-1].includes.append(frame)
         else:
@@ -224,6 +226,8 @@ class _Scope:
             self.seq += 1
             if line[-1] == "\\":
                 line = self._continued(line)
+                if not line:
+                    continue
             head = line.split(None, 1)
             keyword = head[0]
             handler = dispatch.get(keyword)
@@ -261,7 +265,7 @@ class _Scope:
         body = []
         for _, raw in self.lines:
             line = raw.strip()
-            if not line or line[0] == "#":
+            if not line or line[0] == "#" or line[:2] == "//":
                 continue
             if line == end or line.startswith((end + " ", end + "\t")):
                 return "\n".join(body) + ("\n" if body else ""), line[len(end):].strip()
@@ -433,9 +437,9 @@ class _Scope:
             end = "}" if submit == "{" else "@" + submit[2:]
             if end == "@":
                 raise _LineError("inline submit description needs a tag after '@=', as in @=desc ... @desc")
+            inline, after = self._read_block(end)
             if len(tokens) > 2:
                 raise _LineError(f"put {' '.join(tokens[2:])!r} after the closing {end} of the inline description: {syntax}")
-            inline, after = self._read_block(end)
             submit = ""
             options = _split(after)
         node = Node(name=name, kind=kind, submit=submit, inline_submit=inline)
@@ -623,10 +627,12 @@ class _Scope:
         self._on_node(name, self._apply_vars, pairs, placement, self._here())
 
     def _apply_vars(self, node: Node, pairs: list[tuple[str, str]], placement, location: Location) -> None:
-        names = {v.name.lower() for v in node.vars} if node.vars else ()
+        names = {v.name.lower() for v in node.vars}
         for var_name, value in pairs:
-            if var_name.lower() in names:
+            key = var_name.lower()
+            if key in names:
                 self._warn(f"VARS {var_name} is defined again for node {node.name}; the last value wins", location)
+            names.add(key)
             node.vars.append(Var(var_name, value, placement))
 
     def _priority(self, rest: str) -> None:
@@ -660,12 +666,12 @@ class _Scope:
             raise _LineError(f"PRE_SKIP exit code must be between 1 and 255, not {code}")
         if code == 0:
             self._warn("PRE_SKIP 0 has no effect: a PRE script exiting 0 already runs the job")
-            return
-        self._on_node(tokens[0], self._apply_pre_skip, code)
+        self._on_node(tokens[0], self._apply_pre_skip, code or None)
 
     @staticmethod
-    def _apply_pre_skip(node: Node, code: int) -> None:
-        node.pre_skip = code
+    def _apply_pre_skip(node: Node, code: int | None) -> None:
+        if code is not None:
+            node.pre_skip = code
 
     def _done(self, rest: str) -> None:
         tokens = rest.split()
@@ -840,12 +846,9 @@ class _Scope:
         self.read_file(path, path, at=self._here())
 
 
-def _in_file_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """Sort by line within each file, files in the order they were first reported."""
-    files: dict[str, int] = {}
-    for d in diagnostics:
-        files.setdefault(d.location.file, len(files))
-    return sorted(diagnostics, key=lambda d: (files[d.location.file], d.location.line or 0))
+def _in_file_order(diagnostics: list[Diagnostic], file_order: dict[str, int]) -> list[Diagnostic]:
+    """Sort by file, in the order the files were opened, then by line."""
+    return sorted(diagnostics, key=lambda d: (file_order.get(d.location.file, len(file_order)), d.location.line or 0))
 
 
 # -------------------------------------------------------------------- tokens and values
