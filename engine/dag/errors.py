@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Location:
-    """Where a command was read: the file that holds the line, not the file that included it."""
+class Location(NamedTuple):
+    """Where a command was read: the file that holds the line, not the file that included it.
+
+    A named tuple because a large DAG creates one per node and tuples are the cheapest to build.
+    """
 
     file: str
     line: int | None = None

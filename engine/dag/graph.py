@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from engine.dag.errors import DagError, Diagnostic, Location
 from engine.dag.model import Dag, Node, NodeKind
+from engine.gcpause import gc_paused
 
 JOIN_NODE_PREFIX = "_condor_join_node"
 
@@ -28,9 +29,11 @@ class GraphNode:
     node: Node
     dir: str = ""
     category: str | None = None
-    parents: list[str] = field(default_factory=list)
-    children: list[str] = field(default_factory=list)
-    parent_sources: list[Location] = field(default_factory=list, repr=False)
+    # Lists once the node has an edge; an empty tuple until then, which keeps 100,000-node
+    # DAGs of independent nodes (a CRAB task) small.
+    parents: list[str] | tuple[()] = ()
+    children: list[str] | tuple[()] = ()
+    parent_sources: list[Location] | tuple[()] = field(default=(), repr=False)
     join: bool = False
     done: bool = False  # DONE in the DAG file or in the rescue DAG applied on top of it
     retry: int = 0
@@ -103,14 +106,16 @@ class Graph:
 
 def build_graph(dag: Dag) -> Graph:
     """Lift ``dag`` and its splices into one flat graph (references are assumed checked)."""
-    nodes, max_jobs = _lift(dag, itertools.count(1))
+    with gc_paused():
+        nodes, max_jobs = _lift(dag, itertools.count(1))
     return Graph(dag, nodes, max_jobs)
 
 
 def load_graph(dag: Dag) -> Graph:
     """Build the graph and refuse it if it has a cycle, as ``crabtui dag check`` does."""
-    graph = build_graph(dag)
-    problem = graph.cycle_error()
+    with gc_paused():
+        graph = build_graph(dag)
+        problem = graph.cycle_error()
     if problem is not None:
         raise DagError([problem], dag.warnings)
     return graph
@@ -134,7 +139,7 @@ def _lift(dag: Dag, join_numbers) -> tuple[dict[str, GraphNode], dict[str, int]]
         ends[splice.name] = (initial, terminal)
 
     joins: dict[str, GraphNode] = {}
-    edges: set[tuple[str, str]] = set()
+    edges: dict[str, set[str]] = {}
     for dep in dag.dependencies:
         parents = _expand(dep.parents, ends, terminal=True)
         children = _expand(dep.children, ends, terminal=False)
@@ -158,6 +163,8 @@ def _lift(dag: Dag, join_numbers) -> tuple[dict[str, GraphNode], dict[str, int]]
                 for child in ins.get(pin, ()):
                     _connect(nodes, edges, f"{connect.parent}+{parent}", f"{connect.child}+{child}", connect.location)
 
+    if not lifted and not joins:
+        return nodes, max_jobs
     # DAGMan's order: the file's own nodes, then join nodes, then the lifted splices.
     order = {name: nodes[name] for name in dag.nodes}
     order.update(joins)
@@ -201,11 +208,29 @@ def _expand(names: tuple[str, ...], ends, terminal: bool) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _connect(nodes: dict[str, GraphNode], edges: set, parent: str, child: str, source: Location) -> None:
-    if (parent, child) in edges:
-        return
-    edges.add((parent, child))
+def _connect(nodes: dict[str, GraphNode], edges: dict[str, set[str]], parent: str, child: str,
+             source: Location) -> None:
+    """Add the edge once; a set of parents is kept only for children with many of them."""
     child_node = nodes[child]
-    nodes[parent].children.append(child)
-    child_node.parents.append(parent)
-    child_node.parent_sources.append(source)
+    parents = child_node.parents
+    if len(parents) < 16:
+        if parent in parents:
+            return
+    else:
+        known = edges.get(child)
+        if known is None:
+            known = edges[child] = set(parents)
+        if parent in known:
+            return
+        known.add(parent)
+    parent_node = nodes[parent]
+    if parent_node.children:
+        parent_node.children.append(child)
+    else:
+        parent_node.children = [child]
+    if parents:
+        parents.append(parent)
+        child_node.parent_sources.append(source)
+    else:
+        child_node.parents = [parent]
+        child_node.parent_sources = [source]

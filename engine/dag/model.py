@@ -72,7 +72,7 @@ class Var:
     placement: VarsPlacement | None = None  # None: the DAG's default (DAGMAN_DEFAULT_APPEND_VARS)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class AbortDagOn:
     exit_value: int
     return_value: int | None = None

@@ -15,12 +15,15 @@ continues a command, and VARS values may be double-quoted, single-quoted or bare
 
 from __future__ import annotations
 
+import io
+import operator
 import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from engine.dag.errors import DagError, Diagnostic, Location
+from engine.gcpause import gc_paused
 from engine.dag.model import (
     AbortDagOn,
     Connect,
@@ -47,9 +50,20 @@ _INT = re.compile(r"[+-]?[0-9]+\Z")
 _VAR_NAME = re.compile(r"\+?[A-Za-z0-9_.]+")
 _VAR_PAIR = re.compile(
     r"""[ \t]*(\+?[A-Za-z0-9_.]+)[ \t]*=[ \t]*"""
-    r"""(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^\s"']+))(?=[ \t]|\Z)"""
+    r"""(?:"([^"\\]*(?:\\.[^"\\]*)*)"|'([^'\\]*(?:\\.[^'\\]*)*)'|([^\s"']+))(?=[ \t]|\Z)"""
 )
-_UNESCAPE = re.compile(r"\\(.)")
+# The common VARS line, one double-quoted pair: VARS node name="value".
+_VARS_ONE = re.compile(r"""(\S+)[ \t]+(\+?[A-Za-z0-9_.]+)[ \t]*=[ \t]*"([^"\\]*(?:\\.[^"\\]*)*)"[ \t]*\Z""")
+# The common SCRIPT line: [DEFER status time] PRE|POST|HOLD node command.
+_SCRIPT_SIMPLE = re.compile(r"(?:DEFER[ \t]+([0-9]+)[ \t]+([0-9]+)[ \t]+)?(PRE|POST|HOLD)[ \t]+(\S+)[ \t]+(\S.*)\Z",
+                            re.IGNORECASE | re.DOTALL)
+# The common JOB, RETRY and ABORT-DAG-ON lines; anything else takes the general path.
+_JOB_SIMPLE = re.compile(r"""(\S+)[ \t]+([^\s"'{@][^\s"']*)\Z""")
+_RETRY_SIMPLE = re.compile(r"(\S+)[ \t]+([0-9]+)(?:[ \t]+UNLESS[-_]EXIT[ \t]+(-?[0-9]+))?\Z", re.IGNORECASE)
+_ABORT_SIMPLE = re.compile(r"(\S+)[ \t]+(-?[0-9]+)(?:[ \t]+RETURN[ \t]+([0-9]+))?\Z", re.IGNORECASE)
+_SCRIPT_KINDS = {kind.value: kind for kind in ScriptKind}
+_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_FIRST_GROUP = operator.itemgetter(1)
 _SPECIAL_KINDS = (NodeKind.FINAL, NodeKind.SERVICE, NodeKind.PROVISIONER)
 
 
@@ -66,16 +80,18 @@ def parse_file(path: str | os.PathLike[str]) -> Dag:
     path = os.fspath(path)
     context = _Context()
     scope = _Scope(context, Dag(file=path), os.path.dirname(path), splice=None)
-    scope.read_file(path, path, at=None)
-    return context.finish(scope)
+    with gc_paused():
+        scope.read_file(path, path, at=None)
+        return context.finish(scope)
 
 
 def parse_text(text: str, file: str = "<string>", base_dir: str = ".") -> Dag:
     """Parse DAG text held in memory; INCLUDE and SPLICE paths are taken from ``base_dir``."""
     context = _Context()
     scope = _Scope(context, Dag(file=file), base_dir, splice=None)
-    scope.read_lines(text.splitlines(), file, at=None)
-    return context.finish(scope)
+    with gc_paused():
+        scope.read_lines(io.StringIO(text, newline=None), file, at=None)
+        return context.finish(scope)
 
 
 @dataclass(slots=True)
@@ -87,6 +103,7 @@ class _Context:
     open_files: list[str] = field(default_factory=list)
     file_order: dict[str, int] = field(default_factory=dict)
     frame_count: int = 0
+    var_names: dict[str, str] = field(default_factory=dict)  # VARS names as written -> checked
 
     def finish(self, scope: _Scope) -> Dag:
         scope.close()
@@ -143,7 +160,10 @@ class _Scope:
         self.file = dag.file
         self.lineno = 0
         self.lines: Iterator[tuple[int, str]] = iter(())
-        self.declared_at: dict[str, Location] = {}
+        self.applying: Location | None = None  # a waiting command's line while it runs
+        self.values: dict[str, str] = {}  # last value per VARS name, so equal values share one string
+        self.lower_names: dict[str, str] = {}  # VARS names compare case-insensitively
+        self.aborts: dict[tuple[int, int | None], AbortDagOn] = {}
         self.dispatch: dict[str, Callable[[str], None]] = {}
         self.handlers = {
             "JOB": self._job,
@@ -285,7 +305,7 @@ class _Scope:
         self.context.errors.append(Diagnostic(location, message))
 
     def _warn(self, message: str, location: Location | None = None) -> None:
-        self.context.warnings.append(Diagnostic(location or self._here(), message))
+        self.context.warnings.append(Diagnostic(location or self.applying or self._here(), message))
 
     # ---------------------------------------------------------------- node declarations
 
@@ -293,27 +313,27 @@ class _Scope:
         name = node.name
         if "+" in name:
             raise _LineError(f"node name {name!r} must not contain '+', which DAGMan reserves for splice names")
-        if name.upper() in RESERVED_NODE_NAMES:
+        if len(name) <= 9 and name.upper() in RESERVED_NODE_NAMES:
             raise _LineError(f"{name!r} is a reserved word and cannot be a node name")
         dag = self.dag
         if name in dag.nodes:
-            raise _LineError(f"node {name} is already defined at {self.declared_at[name]}")
+            raise _LineError(f"node {name} is already defined at {dag.nodes[name].location}")
         if name in dag.splices:
             raise _LineError(f"node name {name} is already a splice name")
-        if node.kind is NodeKind.FINAL:
+        if node.kind is NodeKind.JOB:
+            pass
+        elif node.kind is NodeKind.FINAL:
             if self.splice is not None:
                 raise _LineError(f"FINAL node {name} is not allowed in a splice (splice {self.splice})")
             final = dag.final
             if final is not None:
-                raise _LineError(f"a DAG has at most one FINAL node; {final.name} is already defined at {self.declared_at[final.name]}")
+                raise _LineError(f"a DAG has at most one FINAL node; {final.name} is already defined at {final.location}")
         elif node.kind is NodeKind.PROVISIONER:
             other = next((n for n in dag.nodes.values() if n.kind is NodeKind.PROVISIONER), None)
             if other is not None:
-                raise _LineError(f"a DAG has at most one PROVISIONER node; {other.name} is already defined at {self.declared_at[other.name]}")
-        location = self._here()
-        node.location = location
+                raise _LineError(f"a DAG has at most one PROVISIONER node; {other.name} is already defined at {other.location}")
+        node.location = self._here()
         dag.nodes[name] = node
-        self.declared_at[name] = location
         frame = self.frames[-1]
         frame.nodes.append(name)
         self._release(name, node, frame.id)
@@ -321,6 +341,8 @@ class _Scope:
     def _release(self, name: str, node: Node | None, frame_id: int) -> None:
         """Run the commands that were waiting for ``name``, in file order."""
         waiting = self.waiting.get(name)
+        if not waiting and not self.all_nodes:
+            return
         ready = []
         if waiting:
             ready = [w for w in waiting if frame_id in w.frames]
@@ -338,10 +360,13 @@ class _Scope:
                 if not w.splice_ok:
                     self._error_at(w.location, f"{name} is a splice, not a node")
             elif w.apply is not None:
+                self.applying = w.location
                 try:
                     w.apply(node, *w.args)
                 except _LineError as e:
                     self._error_at(w.location, str(e))
+                finally:
+                    self.applying = None
 
     def _on_node(self, name: str, apply: Callable[..., None], *args, all_nodes: bool = True) -> None:
         """Apply a per-node command to ``name`` (or ALL_NODES) now or when it is declared."""
@@ -386,10 +411,8 @@ class _Scope:
                     self._error_at(dep.location, f"{special[name]} node {name} cannot have parents or children")
         for connect in dag.connects:
             self._check_connect(connect)
-        if self.root_frame is not None:
-            order = list(self.root_frame.node_order())
-            if order != list(dag.nodes):
-                dag.nodes = {name: dag.nodes[name] for name in order}
+        if self.root_frame is not None and self.root_frame.includes:
+            dag.nodes = {name: dag.nodes[name] for name in self.root_frame.node_order()}
 
     def _check_connect(self, connect: Connect) -> None:
         for name in (connect.parent, connect.child):
@@ -408,6 +431,10 @@ class _Scope:
     # ---------------------------------------------------------------- node commands
 
     def _job(self, rest: str) -> None:
+        simple = _JOB_SIMPLE.match(rest)
+        if simple is not None and not simple[2].endswith(SUBDAG_SUBMIT_SUFFIX):
+            self._declare(Node(simple[1], NodeKind.JOB, simple[2]))
+            return
         self._node_line(rest, NodeKind.JOB, "JOB <name> <submit file> [DIR <dir>] [NOOP] [DONE]")
 
     def _final(self, rest: str) -> None:
@@ -515,6 +542,15 @@ class _Scope:
     # ---------------------------------------------------------------- per-node commands
 
     def _script(self, rest: str) -> None:
+        simple = _SCRIPT_SIMPLE.match(rest)
+        if simple is not None:
+            status, seconds, kind, node_name, command = simple.groups()
+            node = self.dag.nodes.get(node_name)
+            if node is not None and (status is None or int(status) > 0):
+                defer_time = None if seconds is None else int(seconds)
+                self._set_script(node, Script(_SCRIPT_KINDS[kind.upper()], command,
+                                              None if status is None else int(status), defer_time))
+                return
         syntax = "SCRIPT [DEFER <status> <seconds>] [DEBUG <file> STDOUT|STDERR|ALL] PRE|POST|HOLD <node> <command>"
         defer_status = defer_time = debug_file = debug_stream = None
         while True:
@@ -546,14 +582,18 @@ class _Scope:
         command = command.strip()
         if not node_name or not command:
             raise _LineError(f"SCRIPT {upper} needs a node and a command: {syntax}")
-        script = Script(ScriptKind(upper), command, defer_status, defer_time, debug_file, debug_stream)
-        self._on_node(node_name, self._apply_script, script, self._here())
+        script = Script(_SCRIPT_KINDS[upper], command, defer_status, defer_time, debug_file, debug_stream)
+        self._on_node(node_name, self._apply_script, script)
 
-    def _apply_script(self, node: Node, script: Script, location: Location) -> None:
+    def _apply_script(self, node: Node, script: Script) -> None:
+        """Give ``node`` its own copy: the same SCRIPT line may apply to many nodes."""
+        self._set_script(node, Script(script.kind, script.command, script.defer_status,
+                                      script.defer_time, script.debug_file, script.debug_stream))
+
+    def _set_script(self, node: Node, script: Script) -> None:
         if script.kind in node.scripts:
-            self._warn(f"{script.kind} script of node {node.name} replaces the one given before", location)
-        node.scripts[script.kind] = Script(script.kind, script.command, script.defer_status,
-                                           script.defer_time, script.debug_file, script.debug_stream)
+            self._warn(f"{script.kind} script of node {node.name} replaces the one given before")
+        node.scripts[script.kind] = script
 
     def _parent(self, rest: str) -> None:
         syntax = "PARENT <p1> [p2 ...] CHILD <c1> [c2 ...]"
@@ -569,11 +609,20 @@ class _Scope:
         for name in parents + children:
             if name.upper() in RESERVED_NODE_NAMES:
                 raise _LineError(f"{name} cannot be used on a PARENT line: {syntax}")
+        nodes = self.dag.nodes
+        parents = [n.name if (n := nodes.get(name)) is not None else name for name in parents]
+        children = [n.name if (n := nodes.get(name)) is not None else name for name in children]
         for name in parents + children:
             self._reference(name)
         self.dag.dependencies.append(Dependency(tuple(parents), tuple(children), self._here()))
 
     def _retry(self, rest: str) -> None:
+        simple = _RETRY_SIMPLE.match(rest)
+        if simple is not None:
+            node = self.dag.nodes.get(simple[1])
+            if node is not None:
+                self._apply_retry(node, int(simple[2]), int(simple[3] or 0) or None)
+                return
         syntax = "RETRY <node|ALL_NODES> <count> [UNLESS-EXIT <exit code>]"
         tokens = rest.split()
         if len(tokens) not in (2, 4):
@@ -588,12 +637,20 @@ class _Scope:
             unless_exit = _integer(tokens[3], "UNLESS-EXIT exit code") or None
         self._on_node(tokens[0], self._apply_retry, count, unless_exit)
 
-    def _apply_retry(self, node: Node, count: int, unless_exit: int | None) -> None:
-        _refuse_special(node, "RETRY")
+    @staticmethod
+    def _apply_retry(node: Node, count: int, unless_exit: int | None) -> None:
+        if node.kind is not NodeKind.JOB:
+            _refuse_special(node, "RETRY")
         node.retry = count
         node.unless_exit = unless_exit
 
     def _abort_dag_on(self, rest: str) -> None:
+        simple = _ABORT_SIMPLE.match(rest)
+        if simple is not None and (simple[3] is None or int(simple[3]) <= 255):
+            node = self.dag.nodes.get(simple[1])
+            if node is not None:
+                self._apply_abort(node, self._abort(int(simple[2]), None if simple[3] is None else int(simple[3])))
+                return
         syntax = "ABORT-DAG-ON <node|ALL_NODES> <exit value> [RETURN <0..255>]"
         tokens = rest.split()
         if len(tokens) not in (2, 4):
@@ -606,13 +663,32 @@ class _Scope:
             returned = _integer(tokens[3], "ABORT-DAG-ON RETURN value")
             if not 0 <= returned <= 255:
                 raise _LineError(f"ABORT-DAG-ON RETURN value must be between 0 and 255, not {returned}")
-        self._on_node(tokens[0], self._apply_abort, AbortDagOn(value, returned))
+        self._on_node(tokens[0], self._apply_abort, self._abort(value, returned))
 
-    def _apply_abort(self, node: Node, abort: AbortDagOn) -> None:
-        _refuse_special(node, "ABORT-DAG-ON")
-        node.abort_dag_on = AbortDagOn(abort.exit_value, abort.return_value)
+    def _abort(self, value: int, returned: int | None) -> AbortDagOn:
+        """One shared AbortDagOn per distinct line: CRAB puts the same one on every node."""
+        abort = self.aborts.get((value, returned))
+        if abort is None:
+            abort = self.aborts[value, returned] = AbortDagOn(value, returned)
+        return abort
+
+    @staticmethod
+    def _apply_abort(node: Node, abort: AbortDagOn) -> None:
+        if node.kind is not NodeKind.JOB:
+            _refuse_special(node, "ABORT-DAG-ON")
+        node.abort_dag_on = abort
 
     def _vars(self, rest: str) -> None:
+        simple = _VARS_ONE.match(rest)
+        if simple is not None:
+            node_name, var_name, value = simple.groups()
+            node = self.dag.nodes.get(node_name)
+            name = self.context.var_names.get(var_name)
+            if node is not None and name is not None:
+                if "\\" in value:
+                    value = _unescape(value)
+                self._add_var(node, name, value, None)
+                return
         syntax = 'VARS <node|ALL_NODES> [PREPEND|APPEND] <name>="<value>" ...'
         head = rest.split(None, 1)
         if len(head) < 2:
@@ -623,28 +699,38 @@ class _Scope:
         if first[0].upper() in ("PREPEND", "APPEND"):
             placement = VarsPlacement(first[0].upper())
             text = first[1] if len(first) > 1 else ""
-        pairs = _parse_vars(text, syntax)
-        self._on_node(name, self._apply_vars, pairs, placement, self._here())
+        pairs = _parse_vars(text, syntax, self.context.var_names)
+        self._on_node(name, self._apply_vars, pairs, placement)
 
-    def _apply_vars(self, node: Node, pairs: list[tuple[str, str]], placement, location: Location) -> None:
-        names = {v.name.lower() for v in node.vars}
+    def _apply_vars(self, node: Node, pairs: list[tuple[str, str]], placement: VarsPlacement | None) -> None:
         for var_name, value in pairs:
-            key = var_name.lower()
-            if key in names:
-                self._warn(f"VARS {var_name} is defined again for node {node.name}; the last value wins", location)
-            names.add(key)
-            node.vars.append(Var(var_name, value, placement))
+            self._add_var(node, var_name, value, placement)
+
+    def _add_var(self, node: Node, name: str, value: str, placement: VarsPlacement | None) -> None:
+        if node.vars:
+            lower = self.lower_names
+            key = lower.get(name) or lower.setdefault(name, name.lower())
+            for var in node.vars:
+                if (lower.get(var.name) or lower.setdefault(var.name, var.name.lower())) == key:
+                    self._warn(f"VARS {name} is defined again for node {node.name}; the last value wins")
+                    break
+        last = self.values.get(name)
+        if last == value:
+            value = last
+        else:
+            self.values[name] = value
+        node.vars.append(Var(name, value, placement))
 
     def _priority(self, rest: str) -> None:
         tokens = rest.split()
         if len(tokens) != 2:
             raise _LineError("PRIORITY needs a node and a priority: PRIORITY <node|ALL_NODES> <integer>")
-        self._on_node(tokens[0], self._apply_priority, _integer(tokens[1], "PRIORITY"), self._here())
+        self._on_node(tokens[0], self._apply_priority, _integer(tokens[1], "PRIORITY"))
 
-    def _apply_priority(self, node: Node, priority: int, location: Location) -> None:
+    def _apply_priority(self, node: Node, priority: int) -> None:
         _refuse_special(node, "PRIORITY")
         if node.priority and node.priority != priority:
-            self._warn(f"PRIORITY {priority} of node {node.name} overrides {node.priority}", location)
+            self._warn(f"PRIORITY {priority} of node {node.name} overrides {node.priority}")
         node.priority = priority
 
     def _category(self, rest: str) -> None:
@@ -887,7 +973,7 @@ def _split(text: str) -> list[str]:
 
 def _unquote(token: str) -> str:
     if len(token) >= 2 and token[0] in "\"'" and token[-1] == token[0]:
-        return _UNESCAPE.sub(r"\1", token[1:-1])
+        return _unescape(token[1:-1])
     return token
 
 
@@ -898,7 +984,18 @@ def _next_token(text: str) -> tuple[str, str]:
     return parts[0], parts[1] if len(parts) > 1 else ""
 
 
+def _unescape(value: str) -> str:
+    """Undo ``\\x`` escapes (the callers' patterns guarantee every backslash escapes something)."""
+    if "\\" not in value:
+        return value
+    if "\\\\" not in value:
+        return value.replace("\\", "")
+    return _UNESCAPE.sub(_FIRST_GROUP, value)
+
+
 def _integer(token: str, what: str) -> int:
+    if token.isdigit() and token.isascii():
+        return int(token)
     if not token:
         raise _LineError(f"{what} is missing")
     if not _INT.match(token):
@@ -911,7 +1008,7 @@ def _refuse_special(node: Node, keyword: str) -> None:
         raise _LineError(f"{node.kind} node {node.name} cannot have {keyword}")
 
 
-def _parse_vars(text: str, syntax: str) -> list[tuple[str, str]]:
+def _parse_vars(text: str, syntax: str, var_names: dict[str, str]) -> list[tuple[str, str]]:
     """Parse ``name="value"`` pairs; values may be "double", 'single' or bare, ``\\x`` gives x."""
     pairs = []
     pos, end = 0, len(text)
@@ -925,16 +1022,18 @@ def _parse_vars(text: str, syntax: str) -> list[tuple[str, str]]:
             raise _LineError(_vars_problem(text[pos:], syntax))
         name, double, single, bare = match.groups()
         value = double if double is not None else single if single is not None else bare
-        if "\\" in value and bare is None:
-            value = _UNESCAPE.sub(r"\1", value)
-        pairs.append((_var_name(name), value))
+        if bare is None:
+            value = _unescape(value)
+        pairs.append((var_names.get(name) or _var_name(name, var_names), value))
         pos = match.end()
     if not pairs:
         raise _LineError(f"VARS needs at least one name=\"value\" pair: {syntax}")
     return pairs
 
 
-def _var_name(name: str) -> str:
+def _var_name(name: str, checked: dict[str, str]) -> str:
+    """Check a VARS name, rewrite ``+x`` as ``My.x``, and remember it in ``checked``."""
+    written = name
     if name[0] == "+":
         name = "My." + name[1:]
     if "+" in name:
@@ -943,6 +1042,7 @@ def _var_name(name: str) -> str:
         raise _LineError("VARS name 'My.' needs an attribute name after it")
     if name.lower().startswith("queue"):
         raise _LineError(f"VARS name {name!r} is not allowed: names cannot begin with 'queue'")
+    checked[written] = name
     return name
 
 
