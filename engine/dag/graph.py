@@ -105,7 +105,10 @@ class Graph:
 
 
 def build_graph(dag: Dag) -> Graph:
-    """Lift ``dag`` and its splices into one flat graph (references are assumed checked)."""
+    """Lift ``dag`` and its splices into one flat graph (references are assumed checked).
+
+    Raises :class:`DagError` only if a node's name is taken by a join node DAGMan would add.
+    """
     with gc_paused():
         nodes, max_jobs = _lift(dag, itertools.count(1))
     return Graph(dag, nodes, max_jobs)
@@ -145,6 +148,10 @@ def _lift(dag: Dag, join_numbers) -> tuple[dict[str, GraphNode], dict[str, int]]
         children = _expand(dep.children, ends, terminal=False)
         if len(parents) > 1 and len(children) > 1:
             name = f"{JOIN_NODE_PREFIX}{next(join_numbers)}"
+            if name in nodes:
+                raise DagError([Diagnostic(dep.location, f"DAGMan names the join node of this PARENT line {name}, "
+                                                         f"which is already node {name} at {nodes[name].node.location}; "
+                                                         "rename that node")])
             join = GraphNode(name, Node(name, NodeKind.JOB, "noop.sub", noop=True, location=dep.location), join=True)
             joins[name] = join
             nodes[name] = join

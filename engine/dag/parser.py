@@ -52,16 +52,10 @@ _VAR_PAIR = re.compile(
     r"""[ \t]*(\+?[A-Za-z0-9_.]+)[ \t]*=[ \t]*"""
     r"""(?:"([^"\\]*(?:\\.[^"\\]*)*)"|'([^'\\]*(?:\\.[^'\\]*)*)'|([^\s"']+))(?=[ \t]|\Z)"""
 )
-# The common VARS line, one double-quoted pair: VARS node name="value".
-_VARS_ONE = re.compile(r"""(\S+)[ \t]+(\+?[A-Za-z0-9_.]+)[ \t]*=[ \t]*"([^"\\]*(?:\\.[^"\\]*)*)"[ \t]*\Z""")
-# The common SCRIPT line: [DEFER status time] PRE|POST|HOLD node command.
-_SCRIPT_SIMPLE = re.compile(r"(?:DEFER[ \t]+([0-9]+)[ \t]+([0-9]+)[ \t]+)?(PRE|POST|HOLD)[ \t]+(\S+)[ \t]+(\S.*)\Z",
-                            re.IGNORECASE | re.DOTALL)
-# The common JOB, RETRY and ABORT-DAG-ON lines; anything else takes the general path.
-_JOB_SIMPLE = re.compile(r"""(\S+)[ \t]+([^\s"'{@][^\s"']*)\Z""")
-_RETRY_SIMPLE = re.compile(r"(\S+)[ \t]+([0-9]+)(?:[ \t]+UNLESS[-_]EXIT[ \t]+(-?[0-9]+))?\Z", re.IGNORECASE)
-_ABORT_SIMPLE = re.compile(r"(\S+)[ \t]+(-?[0-9]+)(?:[ \t]+RETURN[ \t]+([0-9]+))?\Z", re.IGNORECASE)
-_SCRIPT_KINDS = {kind.value: kind for kind in ScriptKind}
+_SCRIPT_KINDS = {spelling: kind for kind in ScriptKind for spelling in (kind.value, kind.value.lower())}
+_DEFER = ("DEFER", "defer", "Defer")
+_UNLESS_EXIT = ("UNLESS-EXIT", "unless-exit", "UNLESS_EXIT", "unless_exit")
+_RETURN = ("RETURN", "return", "Return")
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _FIRST_GROUP = operator.itemgetter(1)
 _SPECIAL_KINDS = (NodeKind.FINAL, NodeKind.SERVICE, NodeKind.PROVISIONER)
@@ -129,7 +123,10 @@ class _Waiting:
 
 
 class _Frame:
-    """One file being read: the nodes it declares and the INCLUDEd frames, for DAGMan's node order."""
+    """One file being read: the INCLUDEd frames and the nodes they declare, for DAGMan's node order.
+
+    The nodes of the root file are not listed: they come first, in the order they were declared.
+    """
 
     __slots__ = ("id", "nodes", "includes")
 
@@ -138,10 +135,10 @@ class _Frame:
         self.nodes: list[str] = []
         self.includes: list[_Frame] = []
 
-    def node_order(self) -> Iterator[str]:
-        yield from self.nodes
+    def included_nodes(self) -> Iterator[str]:
         for include in self.includes:
-            yield from include.node_order()
+            yield from include.nodes
+            yield from include.included_nodes()
 
 
 class _Scope:
@@ -163,6 +160,7 @@ class _Scope:
         self.applying: Location | None = None  # a waiting command's line while it runs
         self.values: dict[str, str] = {}  # last value per VARS name, so equal values share one string
         self.lower_names: dict[str, str] = {}  # VARS names compare case-insensitively
+        self.var_names = context.var_names
         self.aborts: dict[tuple[int, int | None], AbortDagOn] = {}
         self.dispatch: dict[str, Callable[[str], None]] = {}
         self.handlers = {
@@ -240,7 +238,10 @@ class _Scope:
         dispatch = self.dispatch
         for lineno, raw in self.lines:
             line = raw.strip()
-            if not line or line[0] == "#" or line[:2] == "//":
+            if not line:
+                continue
+            first = line[0]
+            if first == "#" or (first == "/" and line[1:2] == "/"):
                 continue
             self.lineno = lineno
             self.seq += 1
@@ -313,7 +314,7 @@ class _Scope:
         name = node.name
         if "+" in name:
             raise _LineError(f"node name {name!r} must not contain '+', which DAGMan reserves for splice names")
-        if len(name) <= 9 and name.upper() in RESERVED_NODE_NAMES:
+        if name[0] in "PpCcAa" and name.upper() in RESERVED_NODE_NAMES:
             raise _LineError(f"{name!r} is a reserved word and cannot be a node name")
         dag = self.dag
         if name in dag.nodes:
@@ -332,17 +333,17 @@ class _Scope:
             other = next((n for n in dag.nodes.values() if n.kind is NodeKind.PROVISIONER), None)
             if other is not None:
                 raise _LineError(f"a DAG has at most one PROVISIONER node; {other.name} is already defined at {other.location}")
-        node.location = self._here()
+        node.location = Location(self.file, self.lineno)
         dag.nodes[name] = node
         frame = self.frames[-1]
-        frame.nodes.append(name)
-        self._release(name, node, frame.id)
+        if frame is not self.root_frame:
+            frame.nodes.append(name)
+        if self.waiting or self.all_nodes:
+            self._release(name, node, frame.id)
 
     def _release(self, name: str, node: Node | None, frame_id: int) -> None:
         """Run the commands that were waiting for ``name``, in file order."""
         waiting = self.waiting.get(name)
-        if not waiting and not self.all_nodes:
-            return
         ready = []
         if waiting:
             ready = [w for w in waiting if frame_id in w.frames]
@@ -412,7 +413,10 @@ class _Scope:
         for connect in dag.connects:
             self._check_connect(connect)
         if self.root_frame is not None and self.root_frame.includes:
-            dag.nodes = {name: dag.nodes[name] for name in self.root_frame.node_order()}
+            included = list(self.root_frame.included_nodes())
+            skip = set(included)
+            order = [name for name in dag.nodes if name not in skip] + included
+            dag.nodes = {name: dag.nodes[name] for name in order}
 
     def _check_connect(self, connect: Connect) -> None:
         for name in (connect.parent, connect.child):
@@ -431,9 +435,9 @@ class _Scope:
     # ---------------------------------------------------------------- node commands
 
     def _job(self, rest: str) -> None:
-        simple = _JOB_SIMPLE.match(rest)
-        if simple is not None and not simple[2].endswith(SUBDAG_SUBMIT_SUFFIX):
-            self._declare(Node(simple[1], NodeKind.JOB, simple[2]))
+        words = rest.split()
+        if len(words) == 2 and words[1][0] not in "{@\"'" and not words[1].endswith(SUBDAG_SUBMIT_SUFFIX):
+            self._declare(Node(words[0], NodeKind.JOB, words[1]))
             return
         self._node_line(rest, NodeKind.JOB, "JOB <name> <submit file> [DIR <dir>] [NOOP] [DONE]")
 
@@ -542,14 +546,18 @@ class _Scope:
     # ---------------------------------------------------------------- per-node commands
 
     def _script(self, rest: str) -> None:
-        simple = _SCRIPT_SIMPLE.match(rest)
-        if simple is not None:
-            status, seconds, kind, node_name, command = simple.groups()
-            node = self.dag.nodes.get(node_name)
-            if node is not None and (status is None or int(status) > 0):
-                defer_time = None if seconds is None else int(seconds)
-                self._set_script(node, Script(_SCRIPT_KINDS[kind.upper()], command,
-                                              None if status is None else int(status), defer_time))
+        status = seconds = None
+        words = rest.split(None, 2) if rest[:5] not in _DEFER else ()
+        if not words:
+            words = rest.split(None, 5)
+            if len(words) == 6 and _is_count(words[1]) and _is_count(words[2]) and int(words[1]) > 0:
+                status, seconds, words = int(words[1]), int(words[2]), words[3:]
+            else:
+                words = ()
+        if len(words) == 3 and words[0] in _SCRIPT_KINDS:
+            node = self.dag.nodes.get(words[1])
+            if node is not None:
+                self._set_script(node, Script(_SCRIPT_KINDS[words[0]], words[2], status, seconds))
                 return
         syntax = "SCRIPT [DEFER <status> <seconds>] [DEBUG <file> STDOUT|STDERR|ALL] PRE|POST|HOLD <node> <command>"
         defer_status = defer_time = debug_file = debug_stream = None
@@ -617,11 +625,11 @@ class _Scope:
         self.dag.dependencies.append(Dependency(tuple(parents), tuple(children), self._here()))
 
     def _retry(self, rest: str) -> None:
-        simple = _RETRY_SIMPLE.match(rest)
-        if simple is not None:
-            node = self.dag.nodes.get(simple[1])
-            if node is not None:
-                self._apply_retry(node, int(simple[2]), int(simple[3] or 0) or None)
+        words = rest.split()
+        if len(words) == 2 or (len(words) == 4 and words[2] in _UNLESS_EXIT and _is_count(words[3].lstrip("-"))):
+            node = self.dag.nodes.get(words[0])
+            if node is not None and _is_count(words[1]):
+                self._apply_retry(node, int(words[1]), int(words[3]) or None if len(words) == 4 else None)
                 return
         syntax = "RETRY <node|ALL_NODES> <count> [UNLESS-EXIT <exit code>]"
         tokens = rest.split()
@@ -645,11 +653,12 @@ class _Scope:
         node.unless_exit = unless_exit
 
     def _abort_dag_on(self, rest: str) -> None:
-        simple = _ABORT_SIMPLE.match(rest)
-        if simple is not None and (simple[3] is None or int(simple[3]) <= 255):
-            node = self.dag.nodes.get(simple[1])
+        words = rest.split()
+        if (len(words) == 2 or (len(words) == 4 and words[2] in _RETURN and _is_count(words[3])
+                                and int(words[3]) <= 255)) and _is_count(words[1].lstrip("-")):
+            node = self.dag.nodes.get(words[0])
             if node is not None:
-                self._apply_abort(node, self._abort(int(simple[2]), None if simple[3] is None else int(simple[3])))
+                self._apply_abort(node, self._abort(int(words[1]), int(words[3]) if len(words) == 4 else None))
                 return
         syntax = "ABORT-DAG-ON <node|ALL_NODES> <exit value> [RETURN <0..255>]"
         tokens = rest.split()
@@ -679,16 +688,22 @@ class _Scope:
         node.abort_dag_on = abort
 
     def _vars(self, rest: str) -> None:
-        simple = _VARS_ONE.match(rest)
-        if simple is not None:
-            node_name, var_name, value = simple.groups()
+        # The common line, one double-quoted pair (VARS node name="value"), without a regex.
+        node_name, _, pair = rest.partition(" ")
+        var_name, _, quoted = pair.partition("=")
+        name = self.var_names.get(var_name)
+        if name is not None and len(quoted) > 1 and quoted[0] == '"' and quoted[-1] == '"':
+            value = quoted[1:-1]
             node = self.dag.nodes.get(node_name)
-            name = self.context.var_names.get(var_name)
-            if node is not None and name is not None:
-                if "\\" in value:
-                    value = _unescape(value)
-                self._add_var(node, name, value, None)
-                return
+            if node is not None:
+                if "\\" not in value:
+                    if '"' not in value:
+                        self._add_var(node, name, value, None)
+                        return
+                elif value.count('"') == value.count('\\"') and "\\\\" not in value and value[-1] != "\\":
+                    # Every quote is escaped and nothing else is: unescaping drops the backslashes.
+                    self._add_var(node, name, value.replace("\\", ""), None)
+                    return
         syntax = 'VARS <node|ALL_NODES> [PREPEND|APPEND] <name>="<value>" ...'
         head = rest.split(None, 1)
         if len(head) < 2:
@@ -707,11 +722,12 @@ class _Scope:
             self._add_var(node, var_name, value, placement)
 
     def _add_var(self, node: Node, name: str, value: str, placement: VarsPlacement | None) -> None:
-        if node.vars:
+        node_vars = node.vars
+        if node_vars:
             lower = self.lower_names
             key = lower.get(name) or lower.setdefault(name, name.lower())
-            for var in node.vars:
-                if (lower.get(var.name) or lower.setdefault(var.name, var.name.lower())) == key:
+            for var in node_vars:
+                if var.name is name or (lower.get(var.name) or lower.setdefault(var.name, var.name.lower())) == key:
                     self._warn(f"VARS {name} is defined again for node {node.name}; the last value wins")
                     break
         last = self.values.get(name)
@@ -719,7 +735,7 @@ class _Scope:
             value = last
         else:
             self.values[name] = value
-        node.vars.append(Var(name, value, placement))
+        node_vars.append(Var(name, value, placement))
 
     def _priority(self, rest: str) -> None:
         tokens = rest.split()
@@ -940,7 +956,10 @@ def _in_file_order(diagnostics: list[Diagnostic], file_order: dict[str, int]) ->
 # -------------------------------------------------------------------- tokens and values
 
 def _split(text: str) -> list[str]:
-    """Split on blanks; ``"`` and ``'`` quote, and inside quotes ``\\`` escapes (quotes are kept)."""
+    """Split on blanks; ``"`` and ``'`` quote, and inside quotes ``\\`` escapes (quotes are kept).
+
+    Blanks are all whitespace, as for ``str.split``, where DAGMan has only space, tab and CR.
+    """
     if '"' not in text and "'" not in text:
         return text.split()
     tokens: list[str] = []
@@ -956,7 +975,7 @@ def _split(text: str) -> list[str]:
                 escaped = True
             elif ch == quote:
                 quote = None
-        elif ch in " \t\r":
+        elif ch.isspace():
             if current:
                 tokens.append("".join(current))
                 current = []
@@ -982,6 +1001,10 @@ def _next_token(text: str) -> tuple[str, str]:
     if not parts:
         return "", ""
     return parts[0], parts[1] if len(parts) > 1 else ""
+
+
+def _is_count(token: str) -> bool:
+    return token.isdigit() and token.isascii()
 
 
 def _unescape(value: str) -> str:

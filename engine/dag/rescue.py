@@ -113,11 +113,16 @@ def format_rescue(dag_file: str, nodes: Iterable[RescueNode], created: datetime)
 def write_rescue(path: str, dag_file: str, nodes: Iterable[RescueNode], created: datetime) -> None:
     """Write atomically, so a crash never leaves half a rescue DAG for the next run to trust."""
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(format_rescue(dag_file, nodes, created))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(format_rescue(dag_file, nodes, created))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def read_rescue(path: str) -> Rescue:

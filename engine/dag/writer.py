@@ -128,7 +128,8 @@ def _block(body: str) -> str:
 
 
 def _quote(token: str) -> str:
-    if token and not (_NEEDS_QUOTES & set(token)):
+    """Quote a file name that would not read back as one token (blanks include Unicode spaces)."""
+    if token and not (_NEEDS_QUOTES & set(token)) and len(token.split()) == 1:
         return token
     return f'"{_escape(token)}"'
 

@@ -1,0 +1,189 @@
+"""``crabtui dag check``: the real command line, through click's runner and once as a process."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from crabtui.cli import main
+
+DATA = Path(__file__).parent / "data"
+DIAMOND = DATA / "diamond.dag"
+LOCATED = re.compile(r"[^:\n]+:\d+: .+")
+
+
+def run(*args: str, cwd: Path | None = None):
+    try:
+        runner = CliRunner(mix_stderr=False)  # click < 8.2
+    except TypeError:
+        runner = CliRunner()  # click >= 8.2 keeps stderr apart
+    if cwd is None:
+        return runner.invoke(main, list(args))
+    with runner.isolated_filesystem(temp_dir=cwd):
+        return runner.invoke(main, list(args))
+
+
+def test_help_lists_the_dag_group() -> None:
+    result = run("--help")
+    assert result.exit_code == 0
+    assert re.search(r"^\s+dag\s+\S", result.output, re.M)
+    result = run("dag", "--help")
+    assert result.exit_code == 0 and "check" in result.output
+    result = run("dag", "check", "--help")
+    assert result.exit_code == 0 and "--json" in result.output
+
+
+def test_check_valid_dag_prints_the_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(DATA.parent.parent.parent)
+    result = run("dag", "check", "tests/dag/data/diamond.dag")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "tests/dag/data/diamond.dag: 4 nodes, 4 edges, 0 sub-DAGs, 0 splices, no FINAL node\n"
+    assert result.stderr == ""
+
+
+def test_check_summary_counts_joins_subdags_splices_and_final(tmp_path: Path) -> None:
+    (tmp_path / "top.dag").write_text(
+        "JOB A a\nJOB B b\nJOB C c\nJOB D d\nPARENT A B CHILD C D\nSUBDAG EXTERNAL E e.dag\nSPLICE S s.dag\n"
+        "FINAL F f\nSERVICE V v\n")
+    (tmp_path / "s.dag").write_text("JOB X x\nSPLICE T t.dag\n")
+    (tmp_path / "t.dag").write_text("JOB Y y\n")
+    result = run("dag", "check", str(tmp_path / "top.dag"))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == (f"{tmp_path / 'top.dag'}: 9 nodes (1 join node), 4 edges, 1 sub-DAG, 2 splices, "
+                             "FINAL node F\n")
+
+
+def test_check_invalid_dag_reports_every_error_on_stderr(tmp_path: Path) -> None:
+    path = tmp_path / "bad.dag"
+    path.write_text("JOB A a.sub\nJOB B\nFOO bar\nPARENT A CHILD Z\nRETRY A many\n")
+    result = run("dag", "check", str(path))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert [line.split(": ", 1)[0] for line in lines] == [f"{path}:{n}" for n in (2, 3, 4, 5)]
+    assert all(LOCATED.fullmatch(line) for line in lines), lines
+    assert "Traceback" not in result.stderr
+
+
+def test_check_error_in_an_included_file_names_that_file(tmp_path: Path) -> None:
+    (tmp_path / "main.dag").write_text("JOB A a\nINCLUDE inc.dag\n")
+    (tmp_path / "inc.dag").write_text("JOB B b\nRETRY B -1\n")
+    result = run("dag", "check", str(tmp_path / "main.dag"))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"{tmp_path / 'inc.dag'}:2: ")
+
+
+def test_check_cycle_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "cycle.dag"
+    path.write_text("JOB A a\nJOB B b\nPARENT A CHILD B\nPARENT B CHILD A\n")
+    result = run("dag", "check", str(path))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert re.fullmatch(rf"{re.escape(str(path))}:[34]: cycle in the DAG: (A -> B -> A|B -> A -> B)", line)
+
+
+def test_check_warnings_go_to_stderr_and_exit_zero(tmp_path: Path) -> None:
+    path = tmp_path / "warn.dag"
+    path.write_text("JOB A a\nPRE_SKIP A 0\nPRIORITY A 1\nPRIORITY A 2\n")
+    result = run("dag", "check", str(path))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == f"{path}: 1 node, 0 edges, 0 sub-DAGs, 0 splices, no FINAL node\n"
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2
+    for line, n in zip(lines, (2, 4)):
+        assert line.startswith(f"{path}:{n}: warning: "), line
+
+
+def test_check_warnings_come_before_errors(tmp_path: Path) -> None:
+    path = tmp_path / "both.dag"
+    path.write_text("JOB A a\nPRE_SKIP A 0\nBOGUS\n")
+    result = run("dag", "check", str(path))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"{path}:2: warning: ") and "PRE_SKIP" in lines[0]
+    assert lines[1].startswith(f"{path}:3: ") and "BOGUS" in lines[1]
+    assert not lines[1][len(f"{path}:3: "):].startswith("warning")
+
+
+def test_check_json(tmp_path: Path) -> None:
+    result = run("dag", "check", "--json", str(DIAMOND))
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["summary"] == f"{DIAMOND}: 4 nodes, 4 edges, 0 sub-DAGs, 0 splices, no FINAL node"
+    assert data["file"] == str(DIAMOND)
+    assert list(data["model"]["nodes"]) == ["A", "B", "C", "D"]
+    assert data["model"]["nodes"]["C"]["retry"] == 1
+    assert data["model"]["nodes"]["A"]["kind"] == "JOB"
+    assert data["model"]["nodes"]["A"]["location"] == f"{DIAMOND}:2"
+    graph = {entry["name"]: entry for entry in data["graph"]}
+    assert list(graph) == ["A", "B", "C", "D"]
+    assert graph["A"]["children"] == ["B", "C"]
+    assert graph["D"]["parents"] == ["B", "C"]
+    assert set(graph["A"]) >= {"name", "kind", "dir", "category", "parents", "children", "join"}
+    assert data["warnings"] == []
+
+
+def test_check_json_of_splices_and_warnings(tmp_path: Path) -> None:
+    (tmp_path / "top.dag").write_text("JOB A a\nSPLICE S s.dag DIR sd\nPARENT A CHILD S\nPRE_SKIP A 0\n")
+    (tmp_path / "sd").mkdir()
+    (tmp_path / "sd" / "s.dag").write_text("JOB X x\nCATEGORY X c\n")
+    result = run("dag", "check", "--json", str(tmp_path / "top.dag"))
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    graph = {entry["name"]: entry for entry in data["graph"]}
+    assert graph["S+X"] == {"name": "S+X", "kind": "JOB", "dir": "sd", "category": "S+c", "parents": ["A"],
+                            "children": [], "join": False}
+    assert data["model"]["splices"]["S"]["dag"]["nodes"]["X"]["name"] == "X"
+    [warning] = data["warnings"]
+    assert warning.startswith(f"{tmp_path / 'top.dag'}:4: ") and "PRE_SKIP" in warning
+    assert result.stderr.startswith(f"{tmp_path / 'top.dag'}:4: warning: ")
+
+
+def test_check_missing_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.dag"
+    result = run("dag", "check", str(missing))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"{missing}: ") and "nope.dag" in line[len(str(missing)):]
+    assert "Traceback" not in result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_check_without_a_file_is_a_usage_error() -> None:
+    result = run("dag", "check")
+    assert result.exit_code == 2
+    assert "Missing argument" in result.stderr
+
+
+def test_check_lone_continuation_line_is_reported_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "cont.dag"
+    path.write_text("JOB A a.sub\n\\\n")
+    result = run("dag", "check", str(path))
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code in (0, 1)
+    assert "Traceback" not in result.stderr
+
+
+def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
+    exe = shutil.which("crabtui")
+    assert exe, "the crabtui console script is not on PATH; install the project with pip install -e ."
+    ok = subprocess.run([exe, "dag", "check", str(DIAMOND)], capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout == f"{DIAMOND}: 4 nodes, 4 edges, 0 sub-DAGs, 0 splices, no FINAL node\n"
+    missing = subprocess.run([exe, "dag", "check", str(tmp_path / "nope.dag")], capture_output=True, text=True,
+                             timeout=60)
+    assert missing.returncode == 1
+    assert missing.stdout == ""
+    assert "Traceback" not in missing.stderr
+    assert missing.stderr.startswith(f"{tmp_path / 'nope.dag'}: ")
