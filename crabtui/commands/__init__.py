@@ -1,0 +1,1 @@
+"""The ``crabtui`` command groups, one module each."""

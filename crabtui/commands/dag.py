@@ -1,0 +1,38 @@
+"""``crabtui dag``: DAGMan DAG files."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from engine.dag import DagError, load_graph, parse_file
+from engine.dag.summary import as_json, summary_line
+
+
+@click.group()
+def dag() -> None:
+    """Check and inspect DAGMan DAG files."""
+
+
+@dag.command()
+@click.argument("dag_file", type=click.Path(dir_okay=False))
+@click.option("--json", "json_output", is_flag=True, help="Print the parsed model and lifted graph as JSON.")
+def check(dag_file: str, json_output: bool) -> None:
+    """Check DAG_FILE as DAGMan would read it.
+
+    A valid DAG prints a one-line summary and exits 0; otherwise every problem is printed on
+    stderr as FILE:LINE: message, and the exit status is 1.
+    """
+    try:
+        graph = load_graph(parse_file(dag_file))
+    except DagError as e:
+        for warning in e.warnings:
+            click.echo(f"{warning.location}: warning: {warning.message}", err=True)
+        for error in e.errors:
+            click.echo(str(error), err=True)
+        sys.exit(1)
+    for warning in graph.dag.warnings:
+        click.echo(f"{warning.location}: warning: {warning.message}", err=True)
+    click.echo(json.dumps(as_json(graph), indent=2) if json_output else summary_line(graph))

@@ -1,0 +1,159 @@
+"""Job commands modelled on HTCondor's tools: ``job submit`` (condor_submit), ``q`` (condor_q),
+``hold``, ``release``, ``rm`` and ``history``."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import socket
+import sys
+import time
+
+import click
+
+from crabtui import queue_format
+from crabtui.commands.backend import schedd
+from engine.schedd.api import JobAction, ScheddError
+
+
+def _fail(message: str) -> None:
+    click.echo(f"ERROR: {message}", err=True)
+    sys.exit(1)
+
+
+@click.group()
+def job() -> None:
+    """Submit jobs to the schedd."""
+
+
+@job.command("submit")
+@click.argument("submit_file", type=click.Path(dir_okay=False))
+@click.pass_context
+def submit(ctx: click.Context, submit_file: str) -> None:
+    """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit)."""
+    try:
+        with open(submit_file, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        _fail(f"cannot read submit file {submit_file}: {e.strerror}")
+    click.echo("Submitting job(s)" + ".")
+    try:
+        with schedd(ctx) as client:
+            result = client.submit(text, submit_file=submit_file, cwd=os.path.dirname(os.path.abspath(submit_file)))
+    except ScheddError as e:
+        _fail(str(e))
+    click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
+
+
+def _constraint(ids: tuple[str, ...], constraint: str | None) -> str:
+    clauses = []
+    if ids:
+        parts = []
+        for spec in ids:
+            cluster, _, proc = spec.partition(".")
+            if not cluster.isdigit() or (proc and not proc.isdigit()):
+                _fail(f"{spec!r} is not a job id; give CLUSTER or CLUSTER.PROC")
+            parts.append(f"(ClusterId == {cluster}" + (f" && ProcId == {proc})" if proc else ")"))
+        clauses.append("(" + " || ".join(parts) + ")")
+    if constraint:
+        clauses.append(f"({constraint})")
+    return " && ".join(clauses) or "true"
+
+
+@click.command("q")
+@click.argument("ids", nargs=-1)
+@click.option("-nobatch", "--nobatch", "nobatch", is_flag=True, help="One line per job instead of per batch.")
+@click.option("-dag", "--dag", "dag", is_flag=True, help="With -nobatch, show node jobs under their DAGMan job.")
+@click.option("-constraint", "--constraint", "constraint", metavar="EXPR", help="Only jobs matching a ClassAd expression.")
+@click.option("-af", "--af", "attrs", metavar="ATTRS", help="Print these attributes (comma or space separated).")
+@click.option("-better-analyze", "--better-analyze", "analyze", is_flag=True, help="Explain why idle jobs do not run.")
+@click.option("--json", "json_output", is_flag=True, help="Print the job ads as JSON.")
+@click.pass_context
+def q(ctx, ids, nobatch, dag, constraint, attrs, analyze, json_output) -> None:
+    """Show the job queue (like condor_q)."""
+    try:
+        with schedd(ctx) as client:
+            ads = client.query(_constraint(ids, constraint))
+            analyses = [client.analyze(f"{ad['ClusterId']}.{ad['ProcId']}") for ad in ads] if analyze else []
+    except ScheddError as e:
+        _fail(str(e))
+    if json_output:
+        click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
+        return
+    if attrs:
+        for line in queue_format.autoformat(ads, attrs.replace(",", " ").split()):
+            click.echo(line)
+        return
+    if analyze:
+        for ad, text in zip(ads, analyses):
+            click.echo(f"\n{ad['ClusterId']}.{ad['ProcId']}: {text}")
+        return
+    now = time.time()
+    click.echo("\n" + queue_format.header(f"crabtui@{socket.gethostname()}", client.state.socket, now))
+    table = queue_format.job_table(ads, now, dag=dag) if nobatch else queue_format.batch_table(ads)
+    for line in table:
+        click.echo(line)
+    click.echo()
+    for line in queue_format.totals(ads, getpass.getuser()):
+        click.echo(line)
+
+
+def _act(action: JobAction, past: str):
+    @click.argument("ids", nargs=-1)
+    @click.option("-reason", "--reason", "reason", help="Why; recorded in the job ad and its event log.")
+    @click.option("-constraint", "--constraint", "constraint", metavar="EXPR", help="Act on jobs matching an expression.")
+    @click.pass_context
+    def command(ctx, ids, reason, constraint) -> None:
+        if not ids and not constraint:
+            _fail("give job ids (CLUSTER or CLUSTER.PROC) or -constraint EXPR")
+        try:
+            with schedd(ctx) as client:
+                if ids:
+                    result = client.act(action, list(ids), reason)
+                else:
+                    result = client.act(action, constraint, reason)
+        except ScheddError as e:
+            _fail(str(e))
+        for spec in ids:
+            click.echo(f"{'All jobs in cluster ' + spec + ' have' if '.' not in spec else 'Job ' + spec + ' has'} been {past}")
+        if constraint:
+            click.echo(f"{result.changed} job(s) matching the constraint have been {past}")
+            for refusal in result.refused:
+                click.echo(f"  not {past}: {refusal}")
+    return command
+
+
+hold = click.command("hold", help="Hold jobs: running ones are stopped and keep their place (like condor_hold).")(
+    _act(JobAction.Hold, "held"))
+release = click.command("release", help="Release held jobs back to idle (like condor_release).")(
+    _act(JobAction.Release, "released"))
+rm = click.command("rm", help="Remove jobs from the queue; running ones are killed (like condor_rm).")(
+    _act(JobAction.Remove, "removed"))
+
+
+@click.command()
+@click.argument("ids", nargs=-1)
+@click.option("-constraint", "--constraint", "constraint", metavar="EXPR")
+@click.option("-match", "--match", "match", type=int, default=-1, help="At most this many jobs.")
+@click.option("-af", "--af", "attrs", metavar="ATTRS")
+@click.option("--json", "json_output", is_flag=True)
+@click.pass_context
+def history(ctx, ids, constraint, match, attrs, json_output) -> None:
+    """Show jobs that left the queue, newest first (like condor_history)."""
+    try:
+        with schedd(ctx) as client:
+            ads = client.history(_constraint(ids, constraint), match=match)
+    except ScheddError as e:
+        _fail(str(e))
+    if json_output:
+        click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
+    elif attrs:
+        for line in queue_format.autoformat(ads, attrs.replace(",", " ").split()):
+            click.echo(line)
+    else:
+        for line in queue_format.history_table(ads):
+            click.echo(line)
+
+
+JOB_COMMANDS = (q, hold, release, rm, history)

@@ -1,0 +1,54 @@
+"""``crabtui pool``: the embedded schedd daemon."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from crabtui.commands.backend import schedd
+from engine.schedd.api import ScheddError
+
+
+@click.group()
+def pool() -> None:
+    """Start, stop and inspect the embedded pool (the schedd daemon and its slots)."""
+
+
+@pool.command()
+@click.pass_context
+def start(ctx: click.Context) -> None:
+    """Start the schedd daemon in the background (client commands also start it on demand)."""
+    with schedd(ctx) as client:
+        already = client.running()
+        info = client.ping()
+    verb = "is already running" if already else "started"
+    click.echo(f"schedd {verb} (pid {info['pid']}): {info['slots']} slots, state in {info['state_dir']}")
+
+
+@pool.command()
+@click.pass_context
+def stop(ctx: click.Context) -> None:
+    """Stop the schedd daemon; running jobs go back to idle and run again at the next start."""
+    with schedd(ctx, autostart=False) as client:
+        if not client.running():
+            click.echo(f"no schedd is running for {client.state.path}")
+            return
+        running = client.ping()["running"]
+        client.shutdown()
+    click.echo(f"schedd stopped; {running} running job(s) were evicted and will run again")
+
+
+@pool.command()
+@click.pass_context
+def status(ctx: click.Context) -> None:
+    """Say whether the schedd runs, with its jobs and slots."""
+    with schedd(ctx, autostart=False) as client:
+        try:
+            info = client.ping()
+        except ScheddError as e:
+            click.echo(str(e))
+            sys.exit(1)
+    click.echo(f"schedd running (pid {info['pid']}), state in {info['state_dir']}")
+    click.echo(f"  jobs: {info['jobs']} in the queue, {info['running']} running")
+    click.echo(f"  slots: {info['busy_slots']} busy of {info['slots']}")

@@ -1,0 +1,1 @@
+"""The Schedd API and its two implementations: the embedded local schedd and a real HTCondor schedd."""

@@ -1,0 +1,1 @@
+"""The embedded schedd: job queue, slots, process starter, user logs and its daemon."""

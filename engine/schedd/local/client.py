@@ -1,0 +1,157 @@
+"""The Schedd API over the embedded schedd daemon's socket, starting the daemon when needed.
+
+Submitting works as condor_submit does: the client asks the schedd for a cluster number,
+builds the job ads here (relative paths and ``getenv`` are the submitter's), and sends them.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import classad2
+
+from engine.schedd.api import ActResult, JobAction, JobSpec, ScheddError, SubmitResult
+from engine.schedd.local import protocol
+from engine.schedd.local.submit import SubmitDescription, build_job_ads
+from engine.state import StateDir
+
+DAEMON_MODULE = "engine.schedd.local.daemon"
+
+
+class LocalScheddClient:
+    """A connection to the embedded schedd of one state directory."""
+
+    def __init__(self, state: StateDir, *, autostart: bool = True, daemon_args: Sequence[str] = ()):
+        self.state = state
+        self.autostart = autostart
+        self.daemon_args = list(daemon_args)
+        self._sock: socket.socket | None = None
+        self._reader = None
+
+    # -------------------------------------------------------------- the Schedd API
+
+    def submit(self, description: str, *, count: int = 0, itemdata: Iterable[dict[str, str]] | None = None,
+               submit_file: str | None = None, cwd: str | None = None) -> SubmitResult:
+        cwd = os.path.abspath(cwd or os.getcwd())
+        desc = SubmitDescription(description, submit_file or "<submit description>", cwd)
+        cluster = self._call("new_cluster")
+        ads = build_job_ads(desc, cluster, count=count, itemdata=itemdata, now=int(time.time()))
+        return SubmitResult(*self._call("submit_ads", cluster=cluster, ads=protocol.ads_to_wire(ads)))
+
+    def query(self, constraint: str = "true", projection: Sequence[str] = ()) -> list[classad2.ClassAd]:
+        return protocol.ads_from_wire(self._call("query", constraint=constraint, projection=list(projection)))
+
+    def act(self, action: JobAction | str, job_spec: JobSpec, reason: str | None = None) -> ActResult:
+        result = self._call("act", action=JobAction(action).value, job_spec=_wire_spec(job_spec), reason=reason)
+        return ActResult(result["changed"], tuple(result["refused"]))
+
+    def edit(self, job_spec: JobSpec, attr: str, value: str) -> int:
+        return self._call("edit", job_spec=_wire_spec(job_spec), attr=attr, value=value)
+
+    def history(self, constraint: str = "true", projection: Sequence[str] = (), match: int = -1) -> list[classad2.ClassAd]:
+        return protocol.ads_from_wire(self._call("history", constraint=constraint, projection=list(projection),
+                                                 match=match))
+
+    def analyze(self, job: str) -> str:
+        return self._call("analyze", job=job)
+
+    # -------------------------------------------------------------- the daemon
+
+    def ping(self) -> dict[str, Any]:
+        return self._call("ping")
+
+    def running(self) -> bool:
+        """Whether a daemon answers, without starting one."""
+        try:
+            self._connect(autostart=False)
+            return True
+        except ScheddError:
+            return False
+
+    def shutdown(self) -> bool:
+        """Stop the daemon if it runs; wait until it has let go of its lock."""
+        if not self.running():
+            return False
+        pid = self._call("ping")["pid"]
+        self._call("shutdown")
+        self.close()
+        with open(self.state.lock, "a") as lock:  # blocks until the daemon is gone
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            fcntl.flock(lock, fcntl.LOCK_UN)
+        return bool(pid)
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = self._reader = None
+
+    def __enter__(self) -> LocalScheddClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -------------------------------------------------------------- plumbing
+
+    def _call(self, op: str, **args) -> Any:
+        if self._sock is None:
+            self._connect(autostart=self.autostart)
+        try:
+            self._sock.sendall(protocol.encode({"op": op, **args}))
+            line = self._reader.readline()
+        except OSError as e:
+            self.close()
+            raise ScheddError(f"lost the connection to the schedd ({e}); see {self.state.log}") from None
+        if not line:
+            self.close()
+            raise ScheddError(f"the schedd closed the connection; see {self.state.log}")
+        reply = protocol.decode(line)
+        if not reply["ok"]:
+            raise ScheddError(reply["error"])
+        return reply["result"]
+
+    def _connect(self, autostart: bool) -> None:
+        for attempt in range(2):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(self.state.socket)
+            except (FileNotFoundError, ConnectionRefusedError):
+                sock.close()
+                if not autostart or attempt:
+                    raise ScheddError(f"no schedd is running for {self.state.path}; start it with 'crabtui pool start'") from None
+                self._start_daemon()
+                continue
+            self._sock = sock
+            self._reader = sock.makefile("rb")
+            return
+
+    def _start_daemon(self) -> None:
+        """Start the daemon detached and wait until it says it serves (or why it could not)."""
+        read_fd, write_fd = os.pipe()
+        with open(self.state.log, "ab") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", DAEMON_MODULE, "--state-dir", self.state.path, "--ready-fd", str(write_fd),
+                 *self.daemon_args],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(write_fd,), start_new_session=True,
+                env={**os.environ, "PYTHONPATH": _project_root() + os.pathsep + os.environ.get("PYTHONPATH", "")})
+        os.close(write_fd)
+        with os.fdopen(read_fd, "rb") as ready:
+            answer = ready.readline()
+        if answer != b"ready\n" and proc.wait() != 3:  # 3: another client's daemon won the race
+            raise ScheddError(f"the schedd daemon did not start (exit status {proc.returncode}); see {self.state.log}")
+
+
+def _wire_spec(job_spec: JobSpec):
+    return job_spec if isinstance(job_spec, (str, int)) else list(job_spec)
+
+
+def _project_root() -> str:
+    """The directory holding the ``engine`` package, so the daemon imports this same code."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

@@ -1,0 +1,156 @@
+"""The embedded schedd as a background daemon: ``python -m engine.schedd.local.daemon``.
+
+It listens on a Unix socket in the state directory (mode 0600, never TCP) and serves the
+Schedd API to any number of clients; :mod:`engine.schedd.local.client` starts it on demand.
+One daemon per state directory, guarded by a lock file.  SIGTERM stops it cleanly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import fcntl
+import logging
+import os
+import signal
+import sys
+from typing import Any
+
+from engine.schedd.api import ScheddError, SubmitResult
+from engine.schedd.local import protocol
+from engine.schedd.local.pool import load_pool
+from engine.schedd.local.schedd import DEFAULT_PERIODIC_INTERVAL, DEFAULT_VACATE_TIME, LocalSchedd
+from engine.state import StateDir, state_dir
+
+log = logging.getLogger("crabtui.schedd")
+
+
+class AlreadyRunning(Exception):
+    pass
+
+
+class Daemon:
+    def __init__(self, schedd: LocalSchedd):
+        self.schedd = schedd
+        self.stopping = asyncio.Event()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while line := await reader.readline():
+                writer.write(protocol.encode(self.reply(protocol.decode(line))))
+                await writer.drain()
+        except (ConnectionResetError, BrokenPipeError):
+            pass
+        finally:
+            writer.close()
+
+    def reply(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request.pop("op", None)
+        handler = getattr(self, f"op_{op}", None)
+        if handler is None:
+            return {"ok": False, "error": f"unknown request {op!r}"}
+        try:
+            return {"ok": True, "result": handler(**request)}
+        except ScheddError as e:
+            return {"ok": False, "error": str(e)}
+        except Exception as e:  # a bug must not take the daemon and everyone's jobs down
+            log.exception("request %s failed", op)
+            return {"ok": False, "error": f"internal error in the schedd ({type(e).__name__}: {e}); "
+                                          f"see {self.schedd.state.log}"}
+
+    def op_ping(self) -> dict[str, Any]:
+        slots = self.schedd.pool.slots
+        return {"pid": os.getpid(), "jobs": len(self.schedd.jobs), "running": len(self.schedd.running),
+                "slots": len(slots), "busy_slots": sum(1 for s in slots if s.busy),
+                "state_dir": self.schedd.state.path}
+
+    def op_new_cluster(self) -> int:
+        return self.schedd.new_cluster()
+
+    def op_submit_ads(self, cluster: int, ads: list[str]) -> list[int]:
+        result: SubmitResult = self.schedd.submit_ads(cluster, protocol.ads_from_wire(ads))
+        return [result.cluster, result.first_proc, result.num_procs]
+
+    def op_query(self, constraint: str = "true", projection: list[str] = ()) -> list[str]:
+        return protocol.ads_to_wire(self.schedd.query(constraint, projection))
+
+    def op_history(self, constraint: str = "true", projection: list[str] = (), match: int = -1) -> list[str]:
+        return protocol.ads_to_wire(self.schedd.history(constraint, projection, match))
+
+    def op_act(self, action: str, job_spec, reason: str | None = None) -> dict[str, Any]:
+        result = self.schedd.act(action, job_spec, reason)
+        return {"changed": result.changed, "refused": list(result.refused)}
+
+    def op_edit(self, job_spec, attr: str, value: str) -> int:
+        return self.schedd.edit(job_spec, attr, value)
+
+    def op_analyze(self, job: str) -> str:
+        return self.schedd.analyze(job)
+
+    def op_shutdown(self) -> None:
+        self.stopping.set()
+
+
+async def serve(state: StateDir, *, ready_fd: int | None = None,
+                periodic_interval: float = DEFAULT_PERIODIC_INTERVAL,
+                vacate_time: float = DEFAULT_VACATE_TIME) -> int:
+    lock = open(state.lock, "a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise AlreadyRunning(f"a schedd is already running for {state.path}") from None
+    os.makedirs(state.spool, exist_ok=True)
+    pool = load_pool(state.pool_config if os.path.exists(state.pool_config) else None, state.spool)
+    schedd = LocalSchedd(state, pool, periodic_interval=periodic_interval, vacate_time=vacate_time)
+    loop = asyncio.get_running_loop()
+    schedd.attach(loop)
+    daemon = Daemon(schedd)
+    if os.path.exists(state.socket):
+        os.unlink(state.socket)  # left by a daemon that died; we hold the lock
+    old_umask = os.umask(0o177)
+    try:
+        server = await asyncio.start_unix_server(daemon.handle, path=state.socket)
+    finally:
+        os.umask(old_umask)
+    os.chmod(state.socket, 0o600)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, daemon.stopping.set)
+    log.info("schedd %d serving %s with %d slots", os.getpid(), state.socket, len(pool.slots))
+    if ready_fd is not None:
+        os.write(ready_fd, b"ready\n")
+        os.close(ready_fd)
+    await daemon.stopping.wait()
+    server.close()
+    os.unlink(state.socket)
+    evicted = schedd.shutdown()
+    log.info("schedd %d stopped; %d running job(s) evicted", os.getpid(), evicted)
+    lock.close()
+    return evicted
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m engine.schedd.local.daemon", description=__doc__.splitlines()[0])
+    parser.add_argument("--state-dir")
+    parser.add_argument("--ready-fd", type=int, help="write 'ready' to this file descriptor once serving")
+    parser.add_argument("--periodic-interval", type=float,
+                        default=float(os.environ.get("CRABTUI_PERIODIC_EXPR_INTERVAL", DEFAULT_PERIODIC_INTERVAL)),
+                        help="seconds between evaluations of periodic policy expressions "
+                             "(HTCondor's PERIODIC_EXPR_INTERVAL; env CRABTUI_PERIODIC_EXPR_INTERVAL)")
+    parser.add_argument("--vacate-time", type=float,
+                        default=float(os.environ.get("CRABTUI_JOB_MAX_VACATE_TIME", DEFAULT_VACATE_TIME)),
+                        help="seconds from a job's kill signal to SIGKILL (env CRABTUI_JOB_MAX_VACATE_TIME)")
+    args = parser.parse_args(argv)
+    state = state_dir(args.state_dir)
+    logging.basicConfig(filename=state.log, level=logging.INFO,
+                        format="%(asctime)s %(process)d %(levelname)s %(message)s")
+    try:
+        asyncio.run(serve(state, ready_fd=args.ready_fd, periodic_interval=args.periodic_interval,
+                          vacate_time=args.vacate_time))
+    except AlreadyRunning as e:
+        print(e, file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

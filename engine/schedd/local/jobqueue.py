@@ -1,0 +1,99 @@
+"""The embedded schedd's durable job queue: job ClassAds in SQLite, the way the schedd keeps its
+job_queue.log.
+
+WAL mode with ``synchronous=NORMAL``: a committed transaction survives a crash of any process
+(``kill -9`` included), which is the promise every transition makes before it is acted on.
+Ads are stored in the new-ClassAd text format and parsed back with classad2.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+import classad2
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    cluster INTEGER NOT NULL,
+    proc INTEGER NOT NULL,
+    ad TEXT NOT NULL,
+    PRIMARY KEY (cluster, proc)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS history (
+    cluster INTEGER NOT NULL,
+    proc INTEGER NOT NULL,
+    left_queue INTEGER NOT NULL,
+    ad TEXT NOT NULL,
+    PRIMARY KEY (cluster, proc)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS history_by_time ON history (left_queue);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+"""
+
+
+def job_id(ad: classad2.ClassAd) -> tuple[int, int]:
+    return ad["ClusterId"], ad["ProcId"]
+
+
+class JobQueue:
+    """Job ads by (cluster, proc), the history of jobs that left the queue, and the cluster counter."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group changes so they are durable together, before the caller acts on them."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def new_cluster(self) -> int:
+        with self.transaction():
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'next_cluster'").fetchone()
+            cluster = row[0] if row else 1
+            self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('next_cluster', ?)", (cluster + 1,))
+        return cluster
+
+    def load(self) -> list[classad2.ClassAd]:
+        """Every job in the queue, in cluster and proc order."""
+        return [classad2.ClassAd(text) for (text,) in self.db.execute("SELECT ad FROM jobs ORDER BY cluster, proc")]
+
+    def put(self, ads: Iterable[classad2.ClassAd]) -> None:
+        """Write ads (inside a transaction when several changes belong together)."""
+        self.db.executemany("INSERT OR REPLACE INTO jobs (cluster, proc, ad) VALUES (?, ?, ?)",
+                            [(*job_id(ad), str(ad)) for ad in ads])
+
+    def retire(self, ad: classad2.ClassAd, when: int) -> None:
+        """Move a job that left the queue (completed or removed) to the history."""
+        cluster, proc = job_id(ad)
+        self.db.execute("DELETE FROM jobs WHERE cluster = ? AND proc = ?", (cluster, proc))
+        self.db.execute("INSERT OR REPLACE INTO history (cluster, proc, left_queue, ad) VALUES (?, ?, ?, ?)",
+                        (cluster, proc, when, str(ad)))
+
+    def history(self, limit: int = -1) -> Iterator[classad2.ClassAd]:
+        """Jobs that left the queue, newest first."""
+        rows = self.db.execute("SELECT ad FROM history ORDER BY left_queue DESC, cluster DESC, proc DESC LIMIT ?",
+                               (limit,))
+        for (text,) in rows:
+            yield classad2.ClassAd(text)
+
+    def in_history(self, cluster: int, proc: int | None = None) -> list[classad2.ClassAd]:
+        if proc is None:
+            rows = self.db.execute("SELECT ad FROM history WHERE cluster = ? ORDER BY proc", (cluster,))
+        else:
+            rows = self.db.execute("SELECT ad FROM history WHERE cluster = ? AND proc = ?", (cluster, proc))
+        return [classad2.ClassAd(text) for (text,) in rows]

@@ -1,0 +1,602 @@
+"""The embedded schedd's execution slots and its matchmaker.
+
+A pool is a list of sites. Each site is one machine with identical static slots, and each slot is
+a ``classad2.ClassAd`` with the attributes an HTCondor startd and a CMS glidein publish (Name,
+Machine, SlotID, Cpus, Memory, Disk, OpSys, Arch, GLIDEIN_CMSSite, Start, Requirements), so job
+Requirements written for the grid, such as CRAB's
+``stringListMember(TARGET.GLIDEIN_CMSSite, MY.DESIRED_Sites)``, match here unchanged.
+
+Matching is the negotiator's symmetric match: the job's Requirements is true with MY = job and
+TARGET = slot, and the slot's Requirements (``START && WithinResourceLimits``, as a startd
+publishes it) is true with MY = slot and TARGET = job. The job's Rank orders the slots it matches.
+
+The pool is described in TOML (see :func:`parse_pool` for the format) or, without a file, is this
+machine: one slot per CPU at the site :data:`DEFAULT_SITE`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import platform
+import re
+import shutil
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import classad2
+
+# Importing htcondor2 initialises HTCondor's configuration, which does two things classad2 alone
+# does not: it registers the functions HTCondor adds to the ClassAd language (stringListMember,
+# split, ...; without them they evaluate to ERROR) and it turns on the old-ClassAd rule that a
+# name missing from MY is looked up in TARGET (without it, `Memory` in a job's Requirements is
+# UNDEFINED). Both are what a real negotiator does.
+import htcondor2  # noqa: F401
+
+__all__ = [
+    "DEFAULT_SITE", "Pool", "PoolConfigError", "Site", "Slot", "analyze", "conjuncts",
+    "default_pool", "load_pool", "matches", "parse_pool",
+]
+
+DEFAULT_SITE = "T2_XX_Local"
+"""The site of the pool made from this machine when there is no pool file.
+
+It has the shape of a CMS site name (``T<tier>_<country>_<name>``), so code that parses site names
+or expands ``T2_*`` wildcards accepts it; ``XX`` is no country code, so it can never be mistaken
+for a real site in a user's whitelist or blacklist; and T2 is the tier where CRAB jobs usually run.
+"""
+
+DEFAULT_MEMORY_MB = 2000
+"""Memory of a slot when neither the pool file nor /proc/meminfo says: CRAB's default job memory
+(``maxMemoryMB``), so that a default CRAB job fits."""
+
+DEFAULT_DISK_KB = 20_000_000
+"""Disk of a configured slot when the pool file does not say: the 20 GB beyond which CRAB's
+``periodic_remove`` removes a job, so that any job CRAB would let run fits."""
+
+_MEMINFO = "/proc/meminfo"
+
+# What the slot's Requirements adds to START: the job's requests fit the slot. A request the job
+# does not define asks for one CPU and no memory or disk. One expression per resource, so that
+# `analyze` can say which one is short.
+_FITS = {
+    "Cpus": "ifThenElse(TARGET.RequestCpus is undefined, 1, TARGET.RequestCpus) <= MY.Cpus",
+    "Memory": "ifThenElse(TARGET.RequestMemory is undefined, 0, TARGET.RequestMemory) <= MY.Memory",
+    "Disk": "ifThenElse(TARGET.RequestDisk is undefined, 0, TARGET.RequestDisk) <= MY.Disk",
+}
+_FIT_EXPRS = {resource: classad2.ExprTree(text) for resource, text in _FITS.items()}
+_WITHIN_RESOURCE_LIMITS = classad2.ExprTree(" && ".join(f"({text})" for text in _FITS.values()))
+_SLOT_REQUIREMENTS = classad2.ExprTree("START && WithinResourceLimits")
+_MY_REQUIREMENTS = classad2.ExprTree("MY.Requirements")
+_MY_START = classad2.ExprTree("MY.Start")
+_MY_RANK = classad2.ExprTree("MY.Rank")
+_REQUESTS = (("RequestCpus", "Cpus", ""), ("RequestMemory", "Memory", " MB"), ("RequestDisk", "Disk", " KB"))
+
+# Attributes the pool computes for every slot; a site may not set them in [site.attributes].
+_RESERVED = {
+    "name": "set by the pool (slot<N>@<machine>)",
+    "machine": "set by the pool from the site name",
+    "slotid": "set by the pool",
+    "mytype": "set by the pool",
+    "cpus": 'set with the site key "cpus"',
+    "memory": 'set with the site key "memory"',
+    "disk": 'set with the site key "disk"',
+    "glidein_cmssite": 'set with the site key "name"',
+    "start": 'set with the site key "start"',
+    "withinresourcelimits": "set by the pool from the slot's Cpus, Memory and Disk",
+    "requirements": 'set by the pool to START && WithinResourceLimits; use the site key "start"',
+}
+_SITE_KEYS = ("name", "slots", "cpus", "memory", "disk", "start", "attributes", "expressions")
+_ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_SITE_NAME = re.compile(r"[A-Za-z0-9_-]+\Z")
+_TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\Z")
+
+
+class PoolConfigError(ValueError):
+    """A pool file that cannot be used; the message names the file, the key and what to change."""
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """One site of the pool: a machine with ``slots`` identical slots.
+
+    ``attributes`` hold ClassAd literals (str, int, float, bool) and ``expressions`` ClassAd
+    expressions as text; both go into every slot ad, and may replace the default OpSys and Arch
+    so that a site can stand for a platform other than this machine's.
+    """
+
+    name: str
+    slots: int = 1
+    cpus: int = 1
+    memory: int = DEFAULT_MEMORY_MB  # MB per slot
+    disk: int = DEFAULT_DISK_KB  # KB per slot
+    start: str = "true"
+    attributes: Mapping[str, str | int | float | bool] = field(default_factory=dict)
+    expressions: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def machine(self) -> str:
+        """The site's host name: made from the site name, so a slot's name tells its site.
+        Never resolved: the slots all run on this machine."""
+        return f"{self.name.lower().replace('_', '-')}.crabtui.local"
+
+
+@dataclass(eq=False, slots=True)
+class Slot:
+    """An execution slot: its ad and the id (``"cluster.proc"``) of the job it runs, if any."""
+
+    name: str
+    site: str
+    ad: classad2.ClassAd
+    job_id: str | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self.job_id is not None
+
+
+class Pool:
+    """The slots of the embedded schedd, which of them run which job, and the matchmaker."""
+
+    def __init__(self, sites: Sequence[Site]):
+        self.sites = tuple(sites)
+        self.slots: list[Slot] = []
+        for site in self.sites:
+            for slot_id in range(1, site.slots + 1):
+                ad = slot_ad(site, slot_id)
+                self.slots.append(Slot(ad["Name"], site.name, ad))
+        self._by_name = {slot.name: slot for slot in self.slots}
+        self._by_job: dict[str, Slot] = {}
+
+    def slot(self, name: str) -> Slot:
+        """The slot called ``name`` (a job's RemoteHost), to claim it again after a restart."""
+        return self._by_name[name]
+
+    def free_slots(self) -> list[Slot]:
+        return [slot for slot in self.slots if slot.job_id is None]
+
+    def match(self, job_ad: classad2.ClassAd) -> Slot | None:
+        """The free slot the negotiator would give this job: the matching one of highest Rank,
+        the first in pool order among equals; None when no free slot matches."""
+        best: Slot | None = None
+        best_rank = 0.0
+        for slot in self.slots:
+            if slot.job_id is None and matches(job_ad, slot.ad):
+                rank = _rank(job_ad, slot.ad)
+                if best is None or rank > best_rank:
+                    best, best_rank = slot, rank
+        return best
+
+    def claim(self, slot: Slot, job_id: str) -> None:
+        """Record that ``slot`` runs ``job_id``. A busy slot or a job already running is a bug of
+        the caller, reported before anything changes."""
+        if slot.job_id is not None:
+            raise ValueError(f"{slot.name} already runs job {slot.job_id}; release it before claiming it for {job_id}")
+        if job_id in self._by_job:
+            raise ValueError(f"job {job_id} already runs on {self._by_job[job_id].name}")
+        slot.job_id = job_id
+        self._by_job[job_id] = slot
+
+    def release(self, job_id: str) -> Slot | None:
+        """Free the slot running ``job_id`` and return it; None if the job runs nowhere, so that
+        releasing twice (say, after a restart) is harmless."""
+        slot = self._by_job.pop(job_id, None)
+        if slot is not None:
+            slot.job_id = None
+        return slot
+
+
+# ------------------------------------------------------------------------------------ slot ads
+
+def slot_ad(site: Site, slot_id: int) -> classad2.ClassAd:
+    """The ad of slot ``slot_id`` (from 1) of ``site``, with HTCondor's attribute names."""
+    ad = classad2.ClassAd()
+    ad["MyType"] = "Machine"
+    ad["Name"] = f"slot{slot_id}@{site.machine}"
+    ad["Machine"] = site.machine
+    ad["SlotID"] = slot_id
+    ad["Cpus"] = site.cpus
+    ad["Memory"] = site.memory
+    ad["Disk"] = site.disk
+    ad["GLIDEIN_CMSSite"] = site.name
+    ad["OpSys"], ad["Arch"] = _platform()
+    for name, value in site.attributes.items():
+        ad[name] = value
+    for name, text in site.expressions.items():
+        ad[name] = classad2.ExprTree(text)
+    ad["Start"] = classad2.ExprTree(site.start)
+    ad["WithinResourceLimits"] = _WITHIN_RESOURCE_LIMITS
+    ad["Requirements"] = _SLOT_REQUIREMENTS
+    return ad
+
+
+def _platform() -> tuple[str, str]:
+    """OpSys and Arch as HTCondor names them (sysapi_translate_opsys/arch): LINUX, X86_64, ..."""
+    system, machine = platform.system(), platform.machine()
+    opsys = {"Linux": "LINUX", "Darwin": "OSX"}.get(system, system.upper())
+    if machine.lower() in ("x86_64", "amd64"):
+        arch = "X86_64"
+    elif re.fullmatch(r"i[3-6]86", machine):
+        arch = "INTEL"
+    else:
+        arch = machine
+    return opsys, arch
+
+
+# ------------------------------------------------------------------------------------ matchmaking
+
+def matches(job_ad: classad2.ClassAd, slot_ad: classad2.ClassAd) -> bool:
+    """Whether the negotiator would match the job to the slot: both Requirements are true, each
+    evaluated with MY = its own ad and TARGET = the other. A job without Requirements matches
+    nothing, as in HTCondor (condor_submit always writes one)."""
+    return (_true(_MY_REQUIREMENTS.eval(scope=job_ad, target=slot_ad))
+            and _true(_MY_REQUIREMENTS.eval(scope=slot_ad, target=job_ad)))
+
+
+def _true(value: object) -> bool:
+    """ClassAd truth as the negotiator's EvalBool has it: true, or a non-zero number."""
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, (int, float)) and value != 0
+
+
+def _rank(job_ad: classad2.ClassAd, slot_ad: classad2.ClassAd) -> float:
+    """The job's Rank of the slot; not a number (undefined, say) ranks 0, as in HTCondor."""
+    value = _MY_RANK.eval(scope=job_ad, target=slot_ad)
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+# ------------------------------------------------------------------------------------ analysis
+
+def conjuncts(expression: str) -> list[str]:
+    """The clauses of a ClassAd expression that is a conjunction ``A && B && ...``: top-level
+    ``&&`` operands, outer parentheses removed, nested conjunctions such as ``(A && B) && C``
+    flattened; an expression that is no conjunction is its own single clause.
+
+    classad2 does not expose the parse tree, so this splits the text classad2 unparses. Parentheses,
+    brackets and braces nest; string literals ("...") and quoted attribute names ('...') are skipped
+    with their backslash escapes. Only ``||`` and ``?:`` bind more loosely than ``&&``: with either
+    at the top level the expression is not a conjunction.
+    """
+    inner = _strip_parentheses(expression.strip())
+    cuts = []
+    for i, depth in _unquoted(inner):
+        if depth:
+            continue
+        pair = inner[i:i + 2]
+        if pair == "||" or (inner[i] == "?" and inner[i - 1] != "="):  # `=?=` is not `?:`
+            return [inner]
+        if pair == "&&" and (not cuts or cuts[-1] != i - 1):
+            cuts.append(i)
+    if not cuts:
+        return [inner]
+    parts, start = [], 0
+    for cut in cuts:
+        parts.append(inner[start:cut])
+        start = cut + 2
+    parts.append(inner[start:])
+    return [clause for part in parts for clause in conjuncts(part)]
+
+
+def _unquoted(text: str) -> Iterator[tuple[int, int]]:
+    """(index, nesting depth) of each character of ``text`` outside string literals and quoted
+    attribute names; a bracket counts at the depth outside it."""
+    depth = 0
+    quote = ""
+    escaped = False
+    for i, c in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == quote:
+                quote = ""
+            continue
+        if c in "\"'":
+            quote = c
+            continue
+        if c in ")]}":
+            depth -= 1
+        yield i, depth
+        if c in "([{":
+            depth += 1
+
+
+def _strip_parentheses(text: str) -> str:
+    """``text`` without the parentheses that enclose all of it, however many pairs."""
+    while text.startswith("(") and all(depth > 0 for i, depth in _unquoted(text) if 0 < i < len(text) - 1):
+        text = text[1:-1].strip()
+    return text
+
+
+def analyze(job_ad: classad2.ClassAd, pool: Pool) -> str:
+    """Why the job does (not) match the pool's slots, in the manner of ``condor_q -better-analyze``.
+
+    It shows the job's Requirements clause by clause with how many slots each matches (a clause
+    that matches no slot is the one to fix), what the job requests and how many slots have that
+    much, and a summary in which each slot counts once, under the first reason it cannot run the
+    job: the job's Requirements, the slot's START, too small, busy; the rest can run it now.
+    """
+    job = _job_name(job_ad)
+    slots = pool.slots
+    total = len(slots)
+    by_requirements = [_true(_MY_REQUIREMENTS.eval(scope=job_ad, target=s.ad)) for s in slots]
+    by_start = [_true(_MY_START.eval(scope=s.ad, target=job_ad)) for s in slots]
+    fits = {r: [_true(e.eval(scope=s.ad, target=job_ad)) for s in slots] for r, e in _FIT_EXPRS.items()}
+
+    rejected_by_job = rejected_by_start = too_small = busy = available = 0
+    short = dict.fromkeys(_FITS, 0)
+    for i, slot in enumerate(slots):
+        if not by_requirements[i]:
+            rejected_by_job += 1
+        elif not by_start[i]:
+            rejected_by_start += 1
+        elif not all(fits[r][i] for r in _FITS):
+            too_small += 1
+            for r in _FITS:
+                short[r] += not fits[r][i]
+        elif slot.busy:
+            busy += 1
+        else:
+            available += 1
+
+    if available:
+        verdict = f"{job.capitalize()} can run now on {available} of the {total} slots of the pool."
+    elif busy:
+        verdict = f"{job.capitalize()} matches {busy} of the {total} slots of the pool, all busy: it waits for one."
+    else:
+        verdict = f"{job.capitalize()} matches none of the {total} slots of the pool."
+    lines = [verdict, ""]
+    lines += _requirements_section(job_ad, job, slots)
+    lines += _requests_section(job_ad, job, total, fits)
+    width = len(str(total))
+    lines.append(f"Of the {total} slots of the pool,")
+    for count, text in (
+        (rejected_by_job, "are rejected by your job's Requirements"),
+        (rejected_by_start, "reject your job because of their START expression"),
+        (too_small, "are too small for your job's requests" + _shortfalls(short)),
+        (busy, "match but are busy running other jobs"),
+        (available, "are able to run your job"),
+    ):
+        lines.append(f"    {count:>{width}} {text}")
+    lines.append("")
+    lines.append("Sites: " + ", ".join(f"{site.name} ({site.slots} slot{'s' * (site.slots != 1)})" for site in pool.sites))
+    return "\n".join(lines) + "\n"
+
+
+def _job_name(job_ad: classad2.ClassAd) -> str:
+    cluster, proc = job_ad.get("ClusterId"), job_ad.get("ProcId")
+    return f"job {cluster}.{proc}" if cluster is not None and proc is not None else "the job"
+
+
+def _requirements_section(job_ad: classad2.ClassAd, job: str, slots: Sequence[Slot]) -> list[str]:
+    if "Requirements" not in job_ad:
+        return [f"{job.capitalize()} has no Requirements expression, so it matches no slot "
+                "(condor_submit always writes one).", ""]
+    requirements = job_ad.lookup("Requirements")
+    lines = [f"The Requirements expression of {job} is", "", f"    {_one_line(str(requirements))}", ""]
+    defined = job_ad.internalRefs(requirements)
+    if defined:
+        lines += [f"{job.capitalize()} defines the attributes it uses:", ""]
+        lines += [f"    {name} = {_one_line(str(job_ad.lookup(name)))}" for name in defined]
+        lines.append("")
+    clauses = conjuncts(str(requirements))
+    lines += ["which reduces to these conditions:" if len(clauses) > 1 else "which is one condition:", ""]
+    lines += ["         Slots", "Step    Matched  Condition", "-----  --------  ---------"]
+    for step, clause in enumerate(clauses):
+        expr = classad2.ExprTree(clause)
+        matched = sum(_true(expr.eval(scope=job_ad, target=s.ad)) for s in slots)
+        note = "   <- matches no slot" if slots and not matched else ""
+        lines.append(f"{f'[{step}]':<5}  {matched:>8}  {_one_line(clause)}{note}")
+    lines.append("")
+    return lines
+
+
+def _requests_section(job_ad: classad2.ClassAd, job: str, total: int, fits: Mapping[str, list[bool]]) -> list[str]:
+    lines = [f"{job.capitalize()} requests:", ""]
+    width = max(len(request) for request, _, _ in _REQUESTS)
+    for request, resource, unit in _REQUESTS:
+        if request not in job_ad:
+            shown = f"undefined, taken as {1 if resource == 'Cpus' else 0}{unit}"
+        else:
+            text = _one_line(str(job_ad.lookup(request)))
+            value = job_ad.eval(request)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                shown = f"{text}, which is {_value(value)}, not a number: no slot fits it"
+            elif isinstance(job_ad[request], classad2.ExprTree):
+                shown = f"{text}, which is {_value(value)}{unit}"
+            else:
+                shown = f"{text}{unit}"
+        lines.append(f"    {request:<{width}} = {shown}: {sum(fits[resource])} of {total} slots have enough {resource}")
+    lines.append("")
+    return lines
+
+
+def _shortfalls(short: Mapping[str, int]) -> str:
+    parts = [f"{count} lack {resource}" for resource, count in short.items() if count]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _value(value: object) -> str:
+    """A value classad2 evaluated, written as the ClassAd language writes it."""
+    if isinstance(value, classad2.Value):
+        return value.name.lower()
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str):
+        return classad2.quote(value)
+    return str(value)
+
+
+def _one_line(text: str) -> str:
+    """classad2 unparses lists and nested ads over several lines; a table row needs one."""
+    return re.sub(r"\n\s*", " ", text)
+
+
+# ------------------------------------------------------------------------------------ configuration
+
+def load_pool(path: str | os.PathLike[str] | None, execute_dir: str | os.PathLike[str]) -> Pool:
+    """The pool described by the TOML file at ``path``, or, when ``path`` is None, this machine's
+    pool (:func:`default_pool`), whose slot disks share the free space of ``execute_dir``."""
+    if path is None:
+        return default_pool(execute_dir)
+    file = os.fspath(path)
+    try:
+        with open(file, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise PoolConfigError(f"{file}: cannot read the pool file: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise PoolConfigError(f"{file}: not UTF-8 text ({e.reason} at byte {e.start}); TOML files are UTF-8") from None
+    return parse_pool(text, file)
+
+
+def default_pool(execute_dir: str | os.PathLike[str]) -> Pool:
+    """This machine as one site, :data:`DEFAULT_SITE`, as a startd divides a machine into static
+    slots: one slot per CPU, each with 1 CPU and an equal share of memory and of the free disk."""
+    slots, memory, disk = _machine_share(execute_dir)
+    return Pool([Site(DEFAULT_SITE, slots=slots, cpus=1, memory=memory, disk=disk)])
+
+
+def _machine_share(execute_dir: str | os.PathLike[str]) -> tuple[int, int, int]:
+    """(slots, MB, KB): one slot per CPU, and each slot's share of MemTotal and of the free disk
+    of ``execute_dir``. Without /proc/meminfo (not Linux) a slot gets :data:`DEFAULT_MEMORY_MB`."""
+    slots = os.cpu_count() or 1
+    try:
+        with open(_MEMINFO, encoding="ascii") as f:
+            total_kb = next(int(line.split()[1]) for line in f if line.startswith("MemTotal:"))
+        memory = max(1, total_kb // 1024 // slots)
+    except (OSError, StopIteration, ValueError, IndexError):
+        memory = DEFAULT_MEMORY_MB
+    disk = max(1, shutil.disk_usage(execute_dir).free // 1024 // slots)
+    return slots, memory, disk
+
+
+def parse_pool(text: str, file: str) -> Pool:
+    """The pool described by ``text``, the TOML content of ``file`` (named in errors). ::
+
+        [[site]]                     # one table per site, in the order the matchmaker tries them
+        name = "T2_CH_CERN"          # required; GLIDEIN_CMSSite of every slot of the site
+        slots = 4                    # default 1
+        cpus = 1                     # per slot, default 1
+        memory = 2000                # MB per slot, default 2000 (CRAB's default job memory)
+        disk = 10000000              # KB per slot, default 20000000 (CRAB's disk limit)
+        start = 'TARGET.RequestMemory <= 2000'   # the slot's START, MY = slot, TARGET = job; default true
+        [site.attributes]            # extra ClassAd attributes with literal values
+        Speed = 1.5
+        OpSys = "LINUX"              # OpSys and Arch default to this machine's
+        [site.expressions]           # extra ClassAd attributes whose values are expressions
+        IsFast = 'Speed > 1'
+
+    Defaults are constants, not measured, so that a pool file means the same pool on every
+    machine. Every problem raises :class:`PoolConfigError` naming the file and the key, as
+    ``pool.toml: site[2].memory: ...``, sites counted from 1; unknown keys are errors.
+    """
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        message = str(e)
+        position = _TOML_POSITION.search(message)
+        if position is None:
+            raise PoolConfigError(f"{file}: invalid TOML: {message}") from None
+        line, column = position.groups()
+        raise PoolConfigError(f"{file}:{line}: invalid TOML: {message[:position.start()]} (column {column})") from None
+
+    for key in document:
+        if key != "site":
+            raise PoolConfigError(f"{file}: {key}: unknown key; the file holds only [[site]] tables")
+    tables = document.get("site")
+    example = '[[site]]\nname = "T2_CH_CERN"\nslots = 4'
+    if tables is None or tables == []:
+        raise PoolConfigError(f"{file}: no [[site]] table; a pool needs at least one site, for example\n{example}")
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise PoolConfigError(f"{file}: site: must be an array of tables, written [[site]], got {_show(tables)}")
+
+    sites: list[Site] = []
+    for number, table in enumerate(tables, start=1):
+        site = _parse_site(table, f"{file}: site[{number}]")
+        for other_number, other in enumerate(sites, start=1):
+            if other.name.lower() == site.name.lower():
+                raise PoolConfigError(
+                    f'{file}: site[{number}].name: "{site.name}" is already the name of site[{other_number}]; '
+                    "site names must differ (also in case: they make the machine names)")
+        sites.append(site)
+    return Pool(sites)
+
+
+def _parse_site(table: Mapping[str, object], where: str) -> Site:
+    for key in table:
+        if key not in _SITE_KEYS:
+            close = difflib.get_close_matches(key, _SITE_KEYS, n=1)
+            hint = f'did you mean "{close[0]}"? ' if close else ""
+            raise PoolConfigError(f"{where}.{key}: unknown key; {hint}a [[site]] table holds "
+                                  + ", ".join(_SITE_KEYS[:6]) + ", [site.attributes] and [site.expressions]")
+    if "name" not in table:
+        raise PoolConfigError(f'{where}.name: missing; every site needs a name such as "T2_CH_CERN"')
+    name = table["name"]
+    if not isinstance(name, str) or not _SITE_NAME.match(name):
+        raise PoolConfigError(f'{where}.name: must be a site name of letters, digits, "_" and "-" '
+                              f"(it goes into comma-separated site lists), got {_show(name)}")
+    slots = _positive(table, "slots", where, "", 1)
+    cpus = _positive(table, "cpus", where, "", 1)
+    memory = _positive(table, "memory", where, " (MB)", DEFAULT_MEMORY_MB)
+    disk = _positive(table, "disk", where, " (KB)", DEFAULT_DISK_KB)
+    start = table.get("start", "true")
+    if not isinstance(start, str):
+        raise PoolConfigError(f"{where}.start: must be a string holding a ClassAd expression, got {_show(start)}")
+    _check_expression(start, f"{where}.start")
+
+    attributes = _table(table, "attributes", where)
+    expressions = _table(table, "expressions", where)
+    seen: dict[str, str] = {}
+    for section, values in (("attributes", attributes), ("expressions", expressions)):
+        for attr, value in values.items():
+            key = f"{where}.{section}.{attr}"
+            if not _ATTRIBUTE_NAME.match(attr):
+                raise PoolConfigError(f'{key}: not a ClassAd attribute name (letters, digits and "_", '
+                                      "not starting with a digit)")
+            if attr.lower() in _RESERVED:
+                raise PoolConfigError(f"{key}: {_RESERVED[attr.lower()]}")
+            if attr.lower() in seen:
+                raise PoolConfigError(f"{key}: the same ClassAd attribute as {seen[attr.lower()]} "
+                                      "(attribute names ignore case); keep one")
+            seen[attr.lower()] = f"{section}.{attr}"
+            if section == "attributes" and (not isinstance(value, (str, int, float, bool))):
+                raise PoolConfigError(f"{key}: must be a string, number or boolean, got {_show(value)}; "
+                                      "write other ClassAd values as text in [site.expressions]")
+            if section == "expressions":
+                if not isinstance(value, str):
+                    raise PoolConfigError(f"{key}: must be a string holding a ClassAd expression, got {_show(value)}")
+                _check_expression(value, key)
+    return Site(name, slots, cpus, memory, disk, start, attributes, expressions)
+
+
+def _positive(table: Mapping[str, object], key: str, where: str, unit: str, default: int) -> int:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise PoolConfigError(f"{where}.{key}: must be a positive integer{unit}, got {_show(value)}")
+    return value
+
+
+def _table(table: Mapping[str, object], key: str, where: str) -> dict:
+    value = table.get(key, {})
+    if not isinstance(value, dict):
+        raise PoolConfigError(f"{where}.{key}: must be a table, written [site.{key}], got {_show(value)}")
+    return value
+
+
+def _check_expression(text: str, key: str) -> None:
+    """Refuse text that is not exactly one ClassAd expression. classad2.ExprTree would quietly
+    keep ``true`` of ``true; Foo = 1``; inside parentheses the rest is a syntax error."""
+    try:
+        classad2.ExprTree(f"({text})")
+    except classad2.ClassAdException:
+        raise PoolConfigError(f"{key}: not a ClassAd expression: {_show(text)}") from None
+
+
+def _show(value: object) -> str:
+    """A value as the TOML file writes it, for error messages."""
+    return json.dumps(value, ensure_ascii=False, default=str)

@@ -1,0 +1,612 @@
+"""The embedded schedd: HTCondor's job model and controls, running jobs on this machine.
+
+It keeps every job ad in memory and in :class:`~engine.schedd.local.jobqueue.JobQueue`, and
+commits each transition before acting on it, so a crash loses nothing.  Vanilla jobs run when
+matchmaking finds them a slot of the pool; local and scheduler universe jobs (DAGMan) run at
+once, on the submit side, as HTCondor runs them.  Policy follows HTCondor: ``OnExitHold`` and
+``OnExitRemove`` when a job exits, ``PeriodicHold``/``PeriodicRelease``/``PeriodicRemove`` on a
+timer, with the job's ``MemoryUsage`` measured while it runs.  Events go to the job's
+``UserLog`` and to ``DAGManNodesLog`` when DAGMan set one.
+
+The process side needs an asyncio loop (``attach``): exits are noticed through a pidfd per job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import math
+import os
+import resource
+import shutil
+import signal
+import socket
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+
+import classad2
+
+from engine.schedd.api import (
+    HOLD_CODE_JOB_POLICY,
+    HOLD_CODE_START_FAILED,
+    HOLD_CODE_USER,
+    ActResult,
+    JobAction,
+    JobSpec,
+    JobStatus,
+    ScheddError,
+    SubmitResult,
+)
+from engine.schedd.local import starter
+from engine.schedd.local.jobqueue import JobQueue, job_id
+from engine.schedd.local.pool import Pool, analyze
+from engine.schedd.local.submit import SubmitDescription, build_job_ads
+from engine.schedd.local.userlog import (
+    Event,
+    ExecuteEvent,
+    JobAbortedEvent,
+    JobEvictedEvent,
+    JobHeldEvent,
+    JobImageSizeEvent,
+    JobReleasedEvent,
+    JobTerminatedEvent,
+    Rusage,
+    SubmitEvent,
+    UserLog,
+)
+from engine.state import StateDir
+
+JobId = tuple[int, int]
+SLOTLESS_UNIVERSES = (7, 12)  # scheduler and local universe jobs run on the submit side
+DEFAULT_PERIODIC_INTERVAL = 5.0  # seconds; HTCondor's PERIODIC_EXPR_INTERVAL is 60
+DEFAULT_VACATE_TIME = 10.0  # seconds from the kill signal to SIGKILL (JobMaxVacateTime)
+_PROTECTED = {"clusterid", "procid", "jobstatus", "mytype", "owner", "qdate"}
+
+
+class LocalSchedd:
+    """One machine's schedd. Not thread-safe: the daemon calls it from its event loop only."""
+
+    def __init__(self, state: StateDir, pool: Pool, *, clock: Callable[[], float] = time.time,
+                 periodic_interval: float = DEFAULT_PERIODIC_INTERVAL,
+                 vacate_time: float = DEFAULT_VACATE_TIME):
+        self.state = state
+        self.pool = pool
+        self.clock = clock
+        self.periodic_interval = periodic_interval
+        self.vacate_time = vacate_time
+        self.queue = JobQueue(state.db)
+        self.jobs: dict[JobId, classad2.ClassAd] = {job_id(ad): ad for ad in self.queue.load()}
+        self.running: dict[JobId, starter.JobProcess] = {}
+        self.logs: dict[str, UserLog] = {}
+        self.host = f"<127.0.0.1:0?addrs=127.0.0.1-0&alias={socket.gethostname()}>"
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._idle_order: list[JobId] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start work on ``loop``: recover from a previous crash, then schedule and poll."""
+        self.loop = loop
+        self.recover()
+        self.schedule()
+        self._timer = loop.call_later(self.periodic_interval, self._periodic_tick)
+
+    def shutdown(self) -> int:
+        """Stop: running jobs are evicted back to idle, as a schedd that goes down evicts them."""
+        if self._timer:
+            self._timer.cancel()
+        evicted = list(self.running)
+        for key in evicted:
+            proc = self.running.pop(key)
+            self.loop.remove_reader(proc.pidfd)
+            os.close(proc.pidfd)
+            starter.signal_job(proc, signal.SIGKILL)
+            proc.popen.wait()
+            self.pool.release(_name(key))
+        if evicted:
+            self._evict([self.jobs[k] for k in evicted], "The schedd shut down; the job will run again.")
+        for log in self.logs.values():
+            log.close()
+        self.queue.close()
+        return len(evicted)
+
+    def recover(self) -> None:
+        """Jobs left Running by a schedd that died lost their shadow: back to idle, as HTCondor does."""
+        lost = [ad for ad in self.jobs.values() if ad["JobStatus"] in (JobStatus.RUNNING, JobStatus.TRANSFERRING_OUTPUT)]
+        for ad in lost:
+            pid = ad.get("JobPid")
+            if isinstance(pid, int) and _session_leader(pid):
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if lost:
+            self._evict(lost, "The job's schedd went away while the job ran; the job will run again.")
+        removed = [ad for ad in self.jobs.values() if ad["JobStatus"] == JobStatus.REMOVED]
+        if removed:
+            with self.queue.transaction():
+                for ad in removed:
+                    self._leave_queue(ad)
+
+    # ------------------------------------------------------------------ the Schedd API
+
+    def new_cluster(self) -> int:
+        return self.queue.new_cluster()
+
+    def submit(self, description: SubmitDescription | str, *, count: int = 0,
+               itemdata: Iterable[dict[str, str]] | None = None) -> SubmitResult:
+        if isinstance(description, str):
+            description = SubmitDescription(description)
+        cluster = self.new_cluster()
+        ads = build_job_ads(description, cluster, count=count, itemdata=itemdata, now=int(self.clock()))
+        return self.submit_ads(cluster, ads)
+
+    def submit_ads(self, cluster: int, ads: Sequence[classad2.ClassAd]) -> SubmitResult:
+        """Queue the ads a submitter built for ``cluster`` (see :meth:`new_cluster`)."""
+        if not ads:
+            raise ScheddError("the submit description queues no jobs")
+        for ad in ads:
+            if ad["ClusterId"] != cluster:
+                raise ScheddError(f"job ad for cluster {ad['ClusterId']} submitted as cluster {cluster}")
+        with self.queue.transaction():
+            self.queue.put(ads)
+        for ad in ads:
+            self.jobs[job_id(ad)] = ad
+            self._log(ad, SubmitEvent, submit_host=self.host, log_notes=ad.get("SubmitEventNotes", ""))
+            if ad["JobStatus"] == JobStatus.HELD:
+                self._log(ad, JobHeldEvent, reason=ad["HoldReason"], code=ad["HoldReasonCode"],
+                          subcode=ad.get("HoldReasonSubCode", 0))
+        self._idle_order = None
+        self.schedule()
+        return SubmitResult(cluster, ads[0]["ProcId"], len(ads))
+
+    def query(self, constraint: str = "true", projection: Sequence[str] = ()) -> list[classad2.ClassAd]:
+        expr = _constraint(constraint)
+        matched = [ad for key, ad in sorted(self.jobs.items()) if expr.eval(scope=ad) is True]
+        return [_project(ad, projection) for ad in matched]
+
+    def history(self, constraint: str = "true", projection: Sequence[str] = (), match: int = -1) -> list[classad2.ClassAd]:
+        expr = _constraint(constraint)
+        out = []
+        for ad in self.queue.history():
+            if expr.eval(scope=ad) is True:
+                out.append(_project(ad, projection))
+                if 0 <= match <= len(out):
+                    break
+        return out
+
+    def analyze(self, job: str) -> str:
+        """Why an idle job does not run, as ``condor_q -better-analyze`` explains it."""
+        (key,) = self._resolve(job)
+        return analyze(self.jobs[key], self.pool)
+
+    def edit(self, job_spec: JobSpec, attr: str, value: str) -> int:
+        if attr.lower() in _PROTECTED:
+            raise ScheddError(f"{attr} cannot be edited; it is maintained by the schedd")
+        expr = _constraint(value, what="value")
+        keys = self._resolve(job_spec)
+        with self.queue.transaction():
+            for key in keys:
+                self.jobs[key][attr] = expr
+            self.queue.put(self.jobs[k] for k in keys)
+        self._idle_order = None
+        self.schedule()
+        return len(keys)
+
+    def act(self, action: JobAction | str, job_spec: JobSpec, reason: str | None = None) -> ActResult:
+        action = JobAction(action)
+        keys = self._resolve(job_spec)
+        explicit = not _is_constraint(job_spec)
+        allowed, refused = [], []
+        for key in keys:
+            problem = self._refusal(action, self.jobs[key])
+            if problem is None:
+                allowed.append(key)
+            else:
+                refused.append(f"{key[0]}.{key[1]}: {problem}")
+        if refused and explicit:
+            raise ScheddError("; ".join(refused) + "; nothing was changed")
+        ads = [self.jobs[k] for k in allowed]
+        if action is JobAction.Hold:
+            self._hold(ads, reason or "via condor_hold (by user " + _user() + ")", HOLD_CODE_USER, 0)
+        elif action is JobAction.Release:
+            self._release(ads, reason or "via condor_release (by user " + _user() + ")")
+        else:
+            self._remove(ads, reason or "via condor_rm (by user " + _user() + ")", force=action is JobAction.RemoveX)
+        self.schedule()
+        return ActResult(len(allowed), tuple(refused))
+
+    # ------------------------------------------------------------------ scheduling
+
+    def schedule(self) -> None:
+        """Start every idle job that can start: slotless universes at once, others on a matching slot."""
+        if self.loop is None:
+            return
+        if self._idle_order is None:
+            idle = [k for k, ad in self.jobs.items() if ad["JobStatus"] == JobStatus.IDLE]
+            idle.sort(key=lambda k: (-_int(self.jobs[k].get("JobPrio")), self.jobs[k]["QDate"], k))
+            self._idle_order = idle
+        starts: list[tuple[JobId, object]] = []
+        remaining = []
+        free = bool(self.pool.free_slots())
+        for key in self._idle_order:
+            ad = self.jobs.get(key)
+            if ad is None or ad["JobStatus"] != JobStatus.IDLE:
+                continue
+            if ad["JobUniverse"] in SLOTLESS_UNIVERSES:
+                starts.append((key, None))
+                continue
+            slot = self.pool.match(ad) if free else None
+            if slot is None:
+                remaining.append(key)
+                continue
+            self.pool.claim(slot, _name(key))
+            starts.append((key, slot))
+            free = bool(self.pool.free_slots())
+        self._idle_order = remaining
+        if starts:
+            self._start(starts)
+
+    def _start(self, starts: list[tuple[JobId, object]]) -> None:
+        now = int(self.clock())
+        with self.queue.transaction():
+            for key, slot in starts:
+                ad = self.jobs[key]
+                ad["JobStatus"] = int(JobStatus.RUNNING)
+                ad["EnteredCurrentStatus"] = now
+                ad["NumJobStarts"] = ad.get("NumJobStarts", 0) + 1
+                ad["JobRunCount"] = ad.get("JobRunCount", 0) + 1
+                ad["JobCurrentStartDate"] = now
+                if "JobStartDate" not in ad:
+                    ad["JobStartDate"] = now
+                if slot is not None:
+                    ad["RemoteHost"] = slot.name
+                    site = slot.ad.get("GLIDEIN_CMSSite")
+                    if site is not None:
+                        ad["MATCH_GLIDEIN_CMSSite"] = site
+            self.queue.put(self.jobs[k] for k, _ in starts)
+        failed = []
+        for key, slot in starts:
+            ad = self.jobs[key]
+            try:
+                proc = starter.start(ad, os.path.join(self.state.spool, _name(key)))
+            except OSError as e:
+                failed.append((key, f"Error from starter: Failed to execute '{ad['Cmd']}': {e.strerror or e}"))
+                continue
+            proc.pidfd = os.pidfd_open(proc.pid)
+            self.running[key] = proc
+            self.loop.add_reader(proc.pidfd, self._reap, key)
+            ad["JobPid"] = proc.pid
+            self._log(ad, ExecuteEvent, execute_host=self.host, slot_name=slot.name if slot else "")
+        if failed:
+            for key, _ in failed:
+                self.pool.release(_name(key))
+            for key, message in failed:
+                self._hold([self.jobs[key]], message, HOLD_CODE_START_FAILED, 2)
+        with self.queue.transaction():
+            self.queue.put(self.jobs[k] for k, _ in starts if k in self.running)
+
+    def _reap(self, key: JobId) -> None:
+        proc = self.running.pop(key)
+        self.loop.remove_reader(proc.pidfd)
+        os.close(proc.pidfd)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.popen.returncode = os.waitstatus_to_exitcode(status)
+        self.pool.release(_name(key))
+        ad = self.jobs.get(key)
+        wall = time.monotonic() - proc.started
+        if ad is not None:
+            self._account(ad, wall, usage, proc)
+            if ad["JobStatus"] == JobStatus.REMOVED:
+                with self.queue.transaction():
+                    self._leave_queue(ad)
+            elif ad["JobStatus"] == JobStatus.RUNNING:
+                self._exited(ad, status, usage, wall)
+        shutil.rmtree(os.path.join(self.state.spool, _name(key)), ignore_errors=True)
+        self.schedule()
+
+    def _account(self, ad: classad2.ClassAd, wall: float, usage: resource.struct_rusage,
+                 proc: starter.JobProcess) -> None:
+        ad["RemoteWallClockTime"] = float(ad.get("RemoteWallClockTime", 0.0)) + wall
+        ad["RemoteUserCpu"] = float(ad.get("RemoteUserCpu", 0.0)) + usage.ru_utime
+        ad["RemoteSysCpu"] = float(ad.get("RemoteSysCpu", 0.0)) + usage.ru_stime
+        # Only our own samples: a forked child's ru_maxrss counts the parent's pages before exec.
+        if proc.peak_rss_kb:
+            ad["ResidentSetSize"] = proc.peak_rss_kb
+            ad["MemoryUsage"] = math.ceil(proc.peak_rss_kb / 1024)
+        ad.pop("JobPid", None)
+
+    def _exited(self, ad: classad2.ClassAd, status: int, usage, wall: float) -> None:
+        now = int(self.clock())
+        signalled = os.WIFSIGNALED(status)
+        ad["ExitBySignal"] = signalled
+        if signalled:
+            ad["ExitSignal"] = os.WTERMSIG(status)
+            ad.pop("ExitCode", None)
+        else:
+            ad["ExitCode"] = os.WEXITSTATUS(status)
+        ad["NumJobCompletions"] = ad.get("NumJobCompletions", 0) + 1
+        ad["LastJobStatus"] = int(JobStatus.RUNNING)
+        run_usage = Rusage(usage.ru_utime, usage.ru_stime)
+        total_usage = Rusage(float(ad["RemoteUserCpu"]), float(ad["RemoteSysCpu"]))
+        if ad.eval("OnExitHold") is True:
+            reason = ad.get("OnExitHoldReason") or f"The job attribute OnExitHold expression '{ad['OnExitHold']}' evaluated to TRUE"
+            self._hold([ad], str(reason), HOLD_CODE_JOB_POLICY, _int(ad.eval("OnExitHoldSubCode")))
+            return
+        leave = ad.eval("OnExitRemove")
+        if leave is True or not isinstance(leave, bool):
+            ad["CompletionDate"] = now
+            self._log(ad, JobTerminatedEvent,
+                      return_value=None if signalled else ad["ExitCode"],
+                      signal_number=ad["ExitSignal"] if signalled else None,
+                      run_remote_usage=run_usage, total_remote_usage=total_usage,
+                      usage=_usage(ad, wall), exited_at=datetime.fromtimestamp(now).astimezone())
+            ad["JobStatus"] = int(JobStatus.COMPLETED)
+            ad["EnteredCurrentStatus"] = now
+            with self.queue.transaction():
+                self._leave_queue(ad)
+        else:
+            self._evict([ad], "The job exited, and its OnExitRemove expression is false: it will run again.")
+
+    # ------------------------------------------------------------------ transitions
+
+    def _hold(self, ads: list[classad2.ClassAd], reason: str, code: int, subcode: int) -> None:
+        now = int(self.clock())
+        with self.queue.transaction():
+            for ad in ads:
+                ad["LastJobStatus"] = ad["JobStatus"]
+                ad["JobStatus"] = int(JobStatus.HELD)
+                ad["EnteredCurrentStatus"] = now
+                ad["HoldReason"] = reason
+                ad["HoldReasonCode"] = code
+                ad["HoldReasonSubCode"] = subcode
+                ad["NumHolds"] = ad.get("NumHolds", 0) + 1
+            self.queue.put(ads)
+        for ad in ads:
+            self._stop(ad, ad.get("HoldKillSig"))
+            self._log(ad, JobHeldEvent, reason=reason, code=code, subcode=subcode)
+
+    def _release(self, ads: list[classad2.ClassAd], reason: str) -> None:
+        now = int(self.clock())
+        with self.queue.transaction():
+            for ad in ads:
+                ad["LastJobStatus"] = ad["JobStatus"]
+                ad["JobStatus"] = int(JobStatus.IDLE)
+                ad["EnteredCurrentStatus"] = now
+                ad["LastHoldReason"] = ad.get("HoldReason", "")
+                ad["LastHoldReasonCode"] = ad.get("HoldReasonCode", 0)
+                for attr in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode"):
+                    ad.pop(attr, None)
+                ad["ReleaseReason"] = reason
+            self.queue.put(ads)
+        for ad in ads:
+            self._log(ad, JobReleasedEvent, reason=reason)
+        self._idle_order = None
+
+    def _remove(self, ads: list[classad2.ClassAd], reason: str, force: bool = False) -> None:
+        now = int(self.clock())
+        ads = self._with_dependents(ads)
+        with self.queue.transaction():
+            for ad in ads:
+                if ad["JobStatus"] != JobStatus.REMOVED:
+                    ad["LastJobStatus"] = ad["JobStatus"]
+                ad["JobStatus"] = int(JobStatus.REMOVED)
+                ad["EnteredCurrentStatus"] = now
+                ad["RemoveReason"] = reason
+                if job_id(ad) not in self.running or force:
+                    self._leave_queue(ad)
+                else:
+                    self.queue.put([ad])
+        for ad in ads:
+            self._stop(ad, ad.get("RemoveKillSig"), force=force)
+
+    def _with_dependents(self, ads: list[classad2.ClassAd]) -> list[classad2.ClassAd]:
+        """Add the jobs a removed job takes with it (``OtherJobRemoveRequirements``, as DAGMan sets)."""
+        chosen = {job_id(ad): ad for ad in ads}
+        pending = list(ads)
+        while pending:
+            ad = pending.pop()
+            requirement = ad.get("OtherJobRemoveRequirements")
+            if not requirement:
+                continue
+            expr = _constraint(str(requirement))
+            for key, other in self.jobs.items():
+                if key not in chosen and other["JobStatus"] != JobStatus.REMOVED and expr.eval(scope=other) is True:
+                    chosen[key] = other
+                    pending.append(other)
+        return list(chosen.values())
+
+    def _evict(self, ads: list[classad2.ClassAd], reason: str) -> None:
+        now = int(self.clock())
+        with self.queue.transaction():
+            for ad in ads:
+                ad["LastJobStatus"] = ad["JobStatus"]
+                ad["JobStatus"] = int(JobStatus.IDLE)
+                ad["EnteredCurrentStatus"] = now
+                ad.pop("JobPid", None)
+            self.queue.put(ads)
+        for ad in ads:
+            self._log(ad, JobEvictedEvent, reason=reason)
+        self._idle_order = None
+
+    def _leave_queue(self, ad: classad2.ClassAd) -> None:
+        """Inside a transaction: a completed or removed job moves to the history."""
+        key = job_id(ad)
+        now = int(self.clock())
+        if ad["JobStatus"] == JobStatus.REMOVED:
+            self._log(ad, JobAbortedEvent, reason=ad.get("RemoveReason", ""))
+        ad["JobFinishedHookDone"] = now
+        self.queue.retire(ad, now)
+        del self.jobs[key]
+
+    def _stop(self, ad: classad2.ClassAd, kill_sig, force: bool = False) -> None:
+        """Signal a running job's processes, then SIGKILL them after the vacate time."""
+        proc = self.running.get(job_id(ad))
+        if proc is None:
+            return
+        first = signal.SIGKILL if force else starter.signal_number(kill_sig or ad.get("KillSig"), signal.SIGTERM)
+        starter.signal_job(proc, first)
+        if first != signal.SIGKILL:
+            self.loop.call_later(self.vacate_time, self._kill_if_running, job_id(ad), proc)
+
+    def _kill_if_running(self, key: JobId, proc: starter.JobProcess) -> None:
+        if self.running.get(key) is proc:
+            starter.signal_job(proc, signal.SIGKILL)
+
+    # ------------------------------------------------------------------ periodic policy
+
+    def _periodic_tick(self) -> None:
+        try:
+            self.periodic()
+        finally:
+            self._timer = self.loop.call_later(self.periodic_interval, self._periodic_tick)
+
+    def periodic(self) -> None:
+        """Measure running jobs' memory, then apply PeriodicRemove, PeriodicHold and PeriodicRelease."""
+        changed = []
+        for key, proc in list(self.running.items()):
+            rss, vsize = starter.memory_kb(proc.pid)
+            ad = self.jobs[key]
+            if rss > proc.peak_rss_kb:
+                proc.peak_rss_kb = rss
+                ad["ResidentSetSize"] = rss
+                ad["MemoryUsage"] = math.ceil(rss / 1024)
+                ad["ImageSize"] = max(vsize, _int(ad.get("ImageSize")))
+                changed.append(ad)
+                self._log(ad, JobImageSizeEvent, image_size=ad["ImageSize"], memory_usage=ad["MemoryUsage"],
+                          resident_set_size=rss)
+        if changed:
+            with self.queue.transaction():
+                self.queue.put(changed)
+        remove, hold, release = [], [], []
+        for ad in list(self.jobs.values()):
+            status = ad["JobStatus"]
+            if status == JobStatus.REMOVED:
+                continue
+            if ad.eval("PeriodicRemove") is True:
+                remove.append(ad)
+            elif status != JobStatus.HELD and ad.eval("PeriodicHold") is True:
+                hold.append(ad)
+            elif status == JobStatus.HELD and ad.eval("PeriodicRelease") is True:
+                release.append(ad)
+        for ad in remove:
+            self._remove([ad], f"The job attribute PeriodicRemove expression '{ad['PeriodicRemove']}' evaluated to TRUE")
+        for ad in hold:
+            reason = ad.get("PeriodicHoldReason") or f"The job attribute PeriodicHold expression '{ad['PeriodicHold']}' evaluated to TRUE"
+            self._hold([ad], str(reason), HOLD_CODE_JOB_POLICY, _int(ad.eval("PeriodicHoldSubCode")))
+        if release:
+            self._release(release, "The job attribute PeriodicRelease expression evaluated to TRUE")
+        if remove or hold or release:
+            self.schedule()
+
+    # ------------------------------------------------------------------ helpers
+
+    def _resolve(self, job_spec: JobSpec) -> list[JobId]:
+        """Job ids for a spec: ``c.p``, a cluster, a list of those, or a constraint."""
+        if _is_constraint(job_spec):
+            expr = _constraint(str(job_spec))
+            return [k for k, ad in sorted(self.jobs.items()) if expr.eval(scope=ad) is True]
+        specs = [job_spec] if isinstance(job_spec, (str, int)) else list(job_spec)
+        keys: list[JobId] = []
+        for spec in specs:
+            text = str(spec).strip()
+            cluster, _, proc = text.partition(".")
+            if not cluster.isdigit() or (proc and not proc.isdigit()):
+                raise ScheddError(f"{text!r} is not a job id; give CLUSTER or CLUSTER.PROC")
+            if proc:
+                key = (int(cluster), int(proc))
+                if key not in self.jobs:
+                    raise ScheddError(self._missing(int(cluster), int(proc)))
+                keys.append(key)
+            else:
+                found = sorted(k for k in self.jobs if k[0] == int(cluster))
+                if not found:
+                    raise ScheddError(self._missing(int(cluster), None))
+                keys.extend(found)
+        return list(dict.fromkeys(keys))
+
+    def _missing(self, cluster: int, proc: int | None) -> str:
+        name = f"{cluster}.{proc}" if proc is not None else f"cluster {cluster}"
+        gone = self.queue.in_history(cluster, proc)
+        if gone:
+            status = JobStatus(gone[0]["JobStatus"]).name.lower()
+            return f"job {name} is no longer in the queue: it is {status}; see 'crabtui history {cluster}'"
+        return f"job {name} is not in the queue"
+
+    @staticmethod
+    def _refusal(action: JobAction, ad: classad2.ClassAd) -> str | None:
+        status = JobStatus(ad["JobStatus"])
+        if action is JobAction.Hold and status in (JobStatus.HELD, JobStatus.REMOVED):
+            return f"cannot hold a job that is {status.name.lower()}"
+        if action is JobAction.Release and status != JobStatus.HELD:
+            return f"is not held (it is {status.name.lower()})"
+        if action is JobAction.Remove and status == JobStatus.REMOVED:
+            return "is already being removed; use RemoveX (rm -forcex) to force it out"
+        return None
+
+    def _log(self, ad: classad2.ClassAd, event_type: type[Event], **fields) -> None:
+        paths = [ad.get("UserLog"), ad.get("DAGManNodesLog")]
+        paths = [p for p in dict.fromkeys(paths) if p]
+        if not paths:
+            return
+        event = event_type(cluster=ad["ClusterId"], proc=ad["ProcId"],
+                           time=datetime.fromtimestamp(self.clock()).astimezone(), **fields)
+        for path in paths:
+            log = self.logs.get(path)
+            if log is None:
+                log = self.logs[path] = UserLog(path)
+            try:
+                log.write(event)
+            except OSError:
+                pass  # a log that became unwritable must not stop the schedd
+
+
+def _name(key: JobId) -> str:
+    return f"{key[0]}.{key[1]}"
+
+
+def _constraint(text: str, what: str = "constraint") -> classad2.ExprTree:
+    try:
+        return classad2.ExprTree(text)
+    except Exception:
+        raise ScheddError(f"cannot parse {what} {text!r} as a ClassAd expression") from None
+
+
+def _is_constraint(job_spec: JobSpec) -> bool:
+    if isinstance(job_spec, int) or not isinstance(job_spec, str):
+        return False
+    return not job_spec.replace(".", "").strip().isdigit()
+
+
+def _project(ad: classad2.ClassAd, projection: Sequence[str]) -> classad2.ClassAd:
+    if not projection:
+        return ad
+    out = classad2.ClassAd()
+    for attr in projection:
+        if attr in ad:
+            out[attr] = ad.lookup(attr)
+    return out
+
+
+def _usage(ad: classad2.ClassAd, wall: float) -> dict[str, int | float]:
+    return {"Cpus": ad.get("RequestCpus", 1), "RequestCpus": ad.get("RequestCpus", 1),
+            "Memory": ad.get("RequestMemory", 0), "RequestMemory": ad.get("RequestMemory", 0),
+            "MemoryUsage": ad.get("MemoryUsage", 0), "Disk": ad.get("RequestDisk", 0),
+            "RequestDisk": ad.get("RequestDisk", 0), "TimeExecuteUsage": round(wall, 3)}
+
+
+def _int(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _user() -> str:
+    return getpass.getuser()
+
+
+def _session_leader(pid: int) -> bool:
+    try:
+        return os.getsid(pid) == pid
+    except ProcessLookupError:
+        return False

@@ -1,0 +1,103 @@
+"""Run a job's process the way HTCondor's starter does, on this machine.
+
+The job runs in its own session and process group (so hold and remove reach every process it
+started), from an argument list (never a shell string), in its initial directory, with its
+environment and its input, output and error files.  ``_CONDOR_JOB_AD`` names a file holding the
+job's ClassAd, as on a real execute node.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+import classad2
+
+from engine.schedd.local.submit import parse_arguments, parse_environment
+
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+_PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+@dataclass(slots=True)
+class JobProcess:
+    """A running job: its process, when it started, and the largest memory seen so far."""
+
+    popen: subprocess.Popen
+    started: float  # time.monotonic()
+    pidfd: int = -1  # readable once the process exits; the schedd's event loop watches it
+    peak_rss_kb: int = 0
+    signals: list[int] = field(default_factory=list)
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+
+def start(ad: classad2.ClassAd, scratch: str) -> JobProcess:
+    """Start the job of ``ad``; ``scratch`` is a directory for the job's ad file. Raises OSError."""
+    argv = [ad["Cmd"], *parse_arguments(f'"{ad.get("Arguments", "")}"')]
+    env = parse_environment(f'"{ad["Environment"]}"') if "Environment" in ad else {}
+    env.setdefault("PATH", DEFAULT_PATH)
+    os.makedirs(scratch, exist_ok=True)
+    ad_file = os.path.join(scratch, ".job.ad")
+    with open(ad_file, "w", encoding="utf-8") as f:
+        f.write(str(ad))
+    env["_CONDOR_JOB_AD"] = ad_file
+    env["_CONDOR_SCRATCH_DIR"] = scratch
+    env["_CONDOR_JOB_IWD"] = ad["Iwd"]
+    stdin = open(ad["In"], "rb")
+    try:
+        stdout = open(ad["Out"], "wb")
+        stderr = stdout if ad["Err"] == ad["Out"] else open(ad["Err"], "wb")
+        try:
+            popen = subprocess.Popen(argv, cwd=ad["Iwd"], env=env, stdin=stdin, stdout=stdout, stderr=stderr,
+                                     start_new_session=True, close_fds=True)
+        finally:
+            stdout.close()
+            if stderr is not stdout:
+                stderr.close()
+    finally:
+        stdin.close()
+    return JobProcess(popen, time.monotonic())
+
+
+def signal_job(job: JobProcess, signum: int) -> None:
+    """Send a signal to the job's whole process group."""
+    job.signals.append(signum)
+    try:
+        os.killpg(job.pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def signal_number(name: str | None, default: int) -> int:
+    """A submit file's kill signal (``SIGUSR1``, ``USR1`` or ``10``) as a number."""
+    if not name:
+        return default
+    name = name.strip().upper()
+    if name.isdigit():
+        return int(name)
+    return int(getattr(signal, name if name.startswith("SIG") else "SIG" + name, default))
+
+
+def memory_kb(pid: int) -> tuple[int, int]:
+    """Resident and virtual memory of a process and all its descendants, in KB (0, 0 once gone)."""
+    rss = vsize = 0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            with open(f"/proc/{current}/statm") as f:
+                size, resident = f.read().split()[:2]
+            vsize += int(size) * _PAGE_KB
+            rss += int(resident) * _PAGE_KB
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as f:
+                    pending.extend(int(c) for c in f.read().split())
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            continue
+    return rss, vsize

@@ -1,0 +1,397 @@
+"""Turn a submit description into job ClassAds, as condor_submit does before it contacts a schedd.
+
+``htcondor2.Submit`` parses the submit language and expands macros (it works without a pool);
+its ``jobs()`` needs a schedd, so the ads are built here from the expanded commands.  Like
+condor_submit, this runs in the submitter's process: relative paths, ``getenv`` and ``queue ...
+matching`` refer to the submitter's directory and environment, not the daemon's.
+
+Errors name the submit file and the command, and nothing is queued: :class:`SubmitError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import getpass
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import classad2
+import htcondor2
+
+from engine.schedd.api import HOLD_CODE_SUBMITTED_ON_HOLD, JobStatus, ScheddError
+
+UNIVERSES = {"vanilla": 5, "scheduler": 7, "local": 12}
+DEFAULT_REQUEST_MEMORY_MB = 128  # HTCondor's JOB_DEFAULT_REQUESTMEMORY
+DEFAULT_REQUEST_DISK_KB = 1024
+
+# Commands whose value is a ClassAd expression, and the job attribute each sets.
+_EXPRESSIONS = {
+    "requirements": "Requirements",
+    "rank": "Rank",
+    "periodic_hold": "PeriodicHold",
+    "periodic_release": "PeriodicRelease",
+    "periodic_remove": "PeriodicRemove",
+    "on_exit_hold": "OnExitHold",
+    "on_exit_remove": "OnExitRemove",
+    "periodic_hold_subcode": "PeriodicHoldSubCode",
+    "on_exit_hold_subcode": "OnExitHoldSubCode",
+}
+# Commands copied as strings.
+_STRINGS = {
+    "periodic_hold_reason": "PeriodicHoldReason",
+    "on_exit_hold_reason": "OnExitHoldReason",
+    "batch_name": "JobBatchName",
+    "dag_node_name": "DAGNodeName",
+    "dagman_log": "DAGManNodesLog",
+    "submit_event_notes": "SubmitEventNotes",
+    "accounting_group": "AcctGroup",
+    "x509userproxy": "X509UserProxy",
+}
+# Commands understood and handled explicitly below, or accepted with no effect on one machine
+# (file transfer and notification settings; the embedded schedd shares the submitter's files).
+_HANDLED = {
+    "executable", "arguments", "args", "environment", "env", "getenv", "input", "output", "error",
+    "log", "initialdir", "initial_dir", "universe", "request_cpus", "request_memory", "request_disk",
+    "priority", "hold", "max_retries", "success_exit_code", "retry_until",
+    "should_transfer_files", "when_to_transfer_output", "transfer_input_files",
+    "transfer_output_files", "transfer_output_remaps", "transfer_executable", "stream_output",
+    "stream_error", "notification", "notify_user", "leave_in_queue", "log_xml", "job_max_vacate_time",
+    "kill_sig", "remove_kill_sig", "hold_kill_sig", "want_graceful_removal", "coresize",
+    "output_destination", "job_lease_duration", "keep_claim_idle", "allowed_job_duration",
+    "encrypt_input_files", "encrypt_output_files", "skip_filechecks", "copy_to_spool",
+    "job_ad_information_attrs", "description", "use_oauth_services", "docker_image",
+    "accounting_group_user", "nice_user", "concurrency_limits", "job_machine_attrs",
+    "dag_status", "failed_count", "job",
+} | set(_EXPRESSIONS) | set(_STRINGS)
+_LINE_FORMS = re.compile(
+    r"\s*(?:$|#|[A-Za-z_+.][\w.+-]*\s*(?:=|:)|queue\b|if\b|elif\b|else\b|endif\b|include\b|use\b"
+    r"|error\b|warning\b|@)", re.IGNORECASE)
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)B?\s*\Z", re.IGNORECASE)
+
+
+class SubmitError(ScheddError):
+    """A submit description that cannot be queued; names the file and the command at fault."""
+
+
+@dataclass(slots=True)
+class SubmitDescription:
+    """Submit language text and where it came from (for messages and relative paths)."""
+
+    text: str
+    file: str = "<submit description>"
+    cwd: str = "."
+    prepend: Mapping[str, str] | None = None  # macros set before the text is read (DAGMan VARS PREPEND)
+    append: Mapping[str, str] | None = None  # macros set after it (VARS APPEND)
+
+
+def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 0,
+                  itemdata: Iterable[Mapping[str, str]] | None = None, now: int,
+                  environ: Mapping[str, str] | None = None) -> list[classad2.ClassAd]:
+    """The job ads of one cluster, procs numbered from 0, with every macro expanded."""
+    where = description.file
+    submit = _parse(description)
+    count, items = _queue_args(submit, where, count, itemdata, description.cwd)
+    if description.append:
+        for key, value in description.append.items():
+            submit[key] = value
+    _check_commands(submit, where)
+    environ = os.environ if environ is None else environ
+    ads = []
+    proc = 0
+    for item in items:
+        for step in range(count):
+            for key, value in item.items():
+                submit[key] = value
+            for key, value in (("ClusterId", cluster), ("Cluster", cluster), ("ProcId", proc),
+                               ("Process", proc), ("Step", step)):
+                submit[key] = str(value)
+            ads.append(_job_ad(submit, where, description.cwd, cluster, proc, now, environ))
+            proc += 1
+    for ad in ads:
+        ad["TotalSubmitProcs"] = len(ads)
+    return ads
+
+
+def parse_arguments(value: str) -> list[str]:
+    """Split an ``arguments`` value: HTCondor's new syntax when double-quoted, else the old one."""
+    value = value.strip()
+    if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
+        return _split_new_syntax(value[1:-1])
+    return value.split()
+
+
+def format_arguments(argv: list[str]) -> str:
+    """The new-syntax form of an argument list, as HTCondor stores it in ``Arguments``."""
+    out = []
+    for arg in argv:
+        if arg and not re.search(r"[\s'\"]", arg):
+            out.append(arg)
+        else:
+            out.append("'" + arg.replace("'", "''").replace('"', '""') + "'")
+    return " ".join(out)
+
+
+def parse_environment(value: str) -> dict[str, str]:
+    """``environment``: new syntax (double-quoted, blank-separated) or old (``A=1;B=2``)."""
+    value = value.strip()
+    if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
+        entries = _split_new_syntax(value[1:-1])
+    else:
+        entries = [e for e in value.split(";") if e.strip()]
+    env = {}
+    for entry in entries:
+        name, equals, val = entry.partition("=")
+        if not equals or not name.strip():
+            raise ValueError(f"expected NAME=VALUE, got {entry!r}")
+        env[name.strip()] = val
+    return env
+
+
+# ------------------------------------------------------------------------------------ internals
+
+def _parse(description: SubmitDescription) -> htcondor2.Submit:
+    where = description.file
+    text = description.text
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not _LINE_FORMS.match(line):
+            raise SubmitError(f"{where}:{lineno}: not a submit command: {line.strip()!r}; "
+                              "expected 'name = value' or a queue statement")
+    queues = [n for n, line in enumerate(text.splitlines(), 1) if re.match(r"\s*queue\b", line, re.IGNORECASE)]
+    if len(queues) > 1:
+        raise SubmitError(f"{where}:{queues[1]}: only one queue statement per submit description is supported")
+    if description.prepend:
+        text = "".join(f"{k} = {v}\n" for k, v in description.prepend.items()) + text
+    try:
+        return htcondor2.Submit(text)
+    except Exception as e:  # htcondor2 raises ValueError or HTCondorException with terse text
+        raise SubmitError(f"{where}: the submit language parser refused this description: {e}") from None
+
+
+def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd: str):
+    qargs = submit.getQArgs() or ""
+    match = re.match(r"\s*([0-9]+)?", qargs)
+    queue_count = int(match.group(1)) if match.group(1) else 1
+    if count:
+        queue_count = count
+    if itemdata is not None:
+        return queue_count, [dict(i) for i in itemdata]
+    if qargs.strip() and not qargs.strip().isdigit():
+        old = os.getcwd()
+        try:
+            os.chdir(cwd)
+            items = submit.itemdata()
+            items = list(items) if items is not None else [{}]
+        except Exception as e:
+            raise SubmitError(f"{where}: cannot expand 'queue {qargs}': {e}") from None
+        finally:
+            os.chdir(old)
+        return queue_count, items or []
+    return queue_count, [{}]
+
+
+def _check_commands(submit: htcondor2.Submit, where: str) -> None:
+    """Refuse a command HTCondor does not know unless it is a macro the description uses."""
+    text = " ".join(str(v) for v in submit.values())
+    for key in submit.keys():
+        lower = key.lower()
+        if lower in _HANDLED or lower.startswith(("my.", "+")) or re.search(rf"\$\({re.escape(key)}\b", text, re.I):
+            continue
+        close = difflib.get_close_matches(lower, _HANDLED, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise SubmitError(f"{where}: unknown submit command '{key}'{hint}; custom job attributes are "
+                          "written '+Name = value' or 'My.Name = value'")
+
+
+def _expand(submit: htcondor2.Submit, key: str, where: str) -> str:
+    try:
+        return submit.expand(key)
+    except KeyError:
+        raise SubmitError(f"{where}: {key}: uses a macro that is not defined") from None
+
+
+def _get(submit: htcondor2.Submit, where: str, *keys: str) -> str | None:
+    for key in keys:
+        for actual in submit.keys():
+            if actual.lower() == key:
+                value = _expand(submit, actual, where).strip()
+                return value or None
+    return None
+
+
+def _expression(value: str, where: str, key: str) -> classad2.ExprTree:
+    try:
+        return classad2.ExprTree(value)
+    except Exception:
+        raise SubmitError(f"{where}: {key}: cannot parse {value!r} as a ClassAd expression") from None
+
+
+def _size(value: str, where: str, key: str, unit: int) -> int:
+    """A size such as ``2 GB`` in ``unit`` bytes (MB for memory, KB for disk), as HTCondor reads it."""
+    match = _SIZE.match(value)
+    if not match:
+        raise SubmitError(f"{where}: {key}: expected a size such as 2048 or '2 GB', got {value!r}")
+    number, suffix = float(match.group(1)), match.group(2).upper()
+    return max(1, int(-(-number * (_UNITS[suffix] if suffix else unit) // unit)))
+
+
+def _path(value: str | None, iwd: str, default: str | None = None) -> str | None:
+    if value is None:
+        return default
+    return value if os.path.isabs(value) else os.path.normpath(os.path.join(iwd, value))
+
+
+def _job_ad(submit: htcondor2.Submit, where: str, cwd: str, cluster: int, proc: int, now: int,
+            environ: Mapping[str, str]) -> classad2.ClassAd:
+    def get(*keys: str) -> str | None:
+        return _get(submit, where, *keys)
+
+    universe_name = (get("universe") or "vanilla").lower()
+    if universe_name not in UNIVERSES:
+        raise SubmitError(f"{where}: universe: '{universe_name}' is not supported by the embedded schedd; "
+                          f"use one of {', '.join(UNIVERSES)}")
+    iwd = _path(get("initialdir", "initial_dir"), os.path.abspath(cwd)) or os.path.abspath(cwd)
+    if not os.path.isdir(iwd):
+        raise SubmitError(f"{where}: initialdir: directory {iwd} does not exist")
+    executable = get("executable")
+    if executable is None:
+        raise SubmitError(f"{where}: executable: no executable given")
+    cmd = _path(executable, iwd)
+    if not os.path.isfile(cmd) or not os.access(cmd, os.X_OK):
+        problem = "does not exist" if not os.path.exists(cmd) else "is not an executable file"
+        raise SubmitError(f"{where}: executable: {cmd} {problem}")
+
+    ad = classad2.ClassAd()
+    ad["MyType"] = "Job"
+    ad["TargetType"] = "Machine"
+    ad["ClusterId"] = cluster
+    ad["ProcId"] = proc
+    ad["Owner"] = getpass.getuser()
+    ad["QDate"] = now
+    ad["EnteredCurrentStatus"] = now
+    ad["JobStatus"] = int(JobStatus.IDLE)
+    ad["JobUniverse"] = UNIVERSES[universe_name]
+    ad["Iwd"] = iwd
+    ad["Cmd"] = cmd
+    arguments = get("arguments", "args")
+    if arguments is not None:
+        ad["Arguments"] = format_arguments(parse_arguments(arguments))
+    env = {}
+    getenv = get("getenv")
+    if getenv is not None and getenv.lower() in ("true", "yes", "1", "*"):
+        env.update(environ)
+    environment = get("environment", "env")
+    if environment is not None:
+        try:
+            env.update(parse_environment(environment))
+        except ValueError as e:
+            raise SubmitError(f"{where}: environment: {e}") from None
+    if env:
+        ad["Environment"] = format_arguments([f"{k}={v}" for k, v in env.items()])
+    for key, attr in (("input", "In"), ("output", "Out"), ("error", "Err")):
+        ad[attr] = _path(get(key), iwd, "/dev/null")
+    log = _path(get("log"), iwd)
+    if log is not None:
+        _check_writable(log, where)
+        ad["UserLog"] = log
+    ad["RequestCpus"] = int(get("request_cpus") or 1)
+    memory = get("request_memory")
+    ad["RequestMemory"] = _size(memory, where, "request_memory", 1024**2) if memory else DEFAULT_REQUEST_MEMORY_MB
+    disk = get("request_disk")
+    ad["RequestDisk"] = _size(disk, where, "request_disk", 1024) if disk else DEFAULT_REQUEST_DISK_KB
+    ad["JobPrio"] = int(get("priority") or 0)
+    ad["Requirements"] = classad2.ExprTree("true")
+    ad["Rank"] = 0.0
+    ad["OnExitRemove"] = True
+    ad["OnExitHold"] = False
+    ad["PeriodicHold"] = False
+    ad["PeriodicRelease"] = False
+    ad["PeriodicRemove"] = False
+    for counter in ("NumJobStarts", "NumJobCompletions", "JobRunCount", "NumHolds"):
+        ad[counter] = 0
+    ad["RemoteWallClockTime"] = 0.0
+    ad["RemoteUserCpu"] = 0.0
+    ad["RemoteSysCpu"] = 0.0
+    for key, attr in _EXPRESSIONS.items():
+        value = get(key)
+        if value is not None:
+            ad[attr] = _expression(value, where, key)
+    for key, attr in _STRINGS.items():
+        value = get(key)
+        if value is not None:
+            ad[attr] = value
+    retries = get("max_retries")
+    if retries is not None:
+        if not retries.isdigit():
+            raise SubmitError(f"{where}: max_retries: expected a whole number, got {retries!r}")
+        ad["JobMaxRetries"] = int(retries)
+        ad["SuccessExitCode"] = int(get("success_exit_code") or 0)
+        ad["OnExitRemove"] = classad2.ExprTree(
+            "NumJobCompletions > JobMaxRetries || ExitCode =?= SuccessExitCode")
+    for key in submit.keys():
+        lower = key.lower()
+        if lower.startswith(("my.", "+")):
+            name = key.split(".", 1)[1] if lower.startswith("my.") else key[1:]
+            ad[name] = _expression(_expand(submit, key, where), where, key)
+    hold = get("hold")
+    if hold is not None and hold.lower() in ("true", "yes", "1"):
+        ad["JobStatus"] = int(JobStatus.HELD)
+        ad["HoldReason"] = "submitted on hold at user's request"
+        ad["HoldReasonCode"] = HOLD_CODE_SUBMITTED_ON_HOLD
+        ad["HoldReasonSubCode"] = 0
+    return ad
+
+
+def _check_writable(path: str, where: str) -> None:
+    directory = os.path.dirname(path) or "."
+    if os.path.exists(path):
+        ok = os.path.isfile(path) and os.access(path, os.W_OK)
+    else:
+        ok = os.path.isdir(directory) and os.access(directory, os.W_OK)
+    if not ok:
+        raise SubmitError(f"{where}: log: cannot write the job event log {path}; "
+                          "check that its directory exists and is writable")
+
+
+def _split_new_syntax(text: str) -> list[str]:
+    """HTCondor's new quoting: blanks separate, single quotes group, '' and "" are literal quotes."""
+    args: list[str] = []
+    current: list[str] = []
+    in_word = in_quotes = False
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        nxt = text[i + 1] if i + 1 < len(text) else ""
+        if ch == '"' and nxt == '"':
+            current.append('"')
+            in_word = True
+            i += 2
+            continue
+        if in_quotes:
+            if ch == "'":
+                if nxt == "'":
+                    current.append("'")
+                    i += 2
+                    continue
+                in_quotes = False
+            else:
+                current.append(ch)
+        elif ch == "'":
+            in_quotes = in_word = True
+        elif ch in " \t":
+            if in_word:
+                args.append("".join(current))
+                current, in_word = [], False
+        else:
+            current.append(ch)
+            in_word = True
+        i += 1
+    if in_quotes:
+        raise ValueError(f"unbalanced single quote in {text!r}")
+    if in_word:
+        args.append("".join(current))
+    return args
+
+

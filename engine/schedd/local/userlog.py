@@ -1,0 +1,398 @@
+"""HTCondor job event logs ("user logs"), written byte for byte as HTCondor 23.9 writes them.
+
+DAGMan, condor_wait and ``htcondor2.JobEventLog`` follow jobs by reading these files, so the text
+must be HTCondor's own: each event here reproduces the ``formatHeader``/``formatBody`` pair of its
+class in HTCondor's src/condor_utils/condor_event.cpp (v23.9.6), with the default format options
+(``USERLOG_FORMAT_DEFAULT`` = ISO_DATE: local time, no sub-seconds, no zone). Classes are named as
+there; fields are that file's members in Python spelling.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import ClassVar, NamedTuple
+
+import classad2
+from htcondor2 import JobEventType
+
+Value = int | float | str
+"""A ClassAd literal as the events carry them: machine resources, usage figures, paths."""
+
+
+class Rusage(NamedTuple):
+    """User and system CPU seconds: the two fields of ``struct rusage`` that a user log shows."""
+
+    ru_utime: float = 0.0
+    ru_stime: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """What every event has: the job id ``(cluster.proc.subproc)`` and when it happened."""
+
+    type: ClassVar[JobEventType]
+    cluster: int
+    proc: int
+    subproc: int = 0
+    time: datetime
+
+    def __post_init__(self) -> None:
+        # A naive time is ambiguous; HTCondor logs an instant, shown in local time.
+        if self.time.tzinfo is None:
+            raise ValueError(f"event time {self.time} has no time zone")
+
+    def _body(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubmitEvent(Event):
+    """000, written by the schedd at submit; ``log_notes`` is the job's SubmitEventNotes,
+    which DAGMan sets to ``DAG Node: <name>`` to find its nodes in the shared nodes log."""
+
+    type = JobEventType.SUBMIT
+    submit_host: str
+    log_notes: str = ""
+
+    def _body(self) -> str:
+        notes = f"    {self.log_notes}\n" if self.log_notes else ""
+        return f"Job submitted from host: {self.submit_host}\n{notes}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExecuteEvent(Event):
+    """001, written by the shadow when the job starts; ``props`` are what 23.x copies from the
+    starter: CondorScratchDir and the slot's resources (Cpus, Disk, GPUs, Memory)."""
+
+    type = JobEventType.EXECUTE
+    execute_host: str
+    slot_name: str = ""
+    props: Mapping[str, Value] = field(default_factory=dict)
+
+    def _body(self) -> str:
+        out = f"Job executing on host: {self.execute_host}\n"
+        if self.slot_name:
+            out += f"\tSlotName: {self.slot_name}\n"
+        # sPrintAdAttrs walks a classad::References: names sorted without regard to case.
+        for name in sorted(self.props, key=str.lower):
+            out += f"\t{name} = {_unparse(self.props[name])}\n"
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobImageSizeEvent(Event):
+    """006, written by the shadow whenever the job's memory figures change."""
+
+    type = JobEventType.IMAGE_SIZE
+    image_size: int  # KB
+    memory_usage: int  # MB
+    resident_set_size: int  # KB
+
+    def _body(self) -> str:
+        return (
+            f"Image size of job updated: {self.image_size}\n"
+            f"\t{self.memory_usage}  -  MemoryUsage of job (MB)\n"
+            f"\t{self.resident_set_size}  -  ResidentSetSize of job (KB)\n"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobTerminatedEvent(Event):
+    """005, written by the shadow when the job exits: set exactly one of ``return_value`` and
+    ``signal_number``.
+
+    ``usage`` is the shadow's usage ad, named as HTCondor names it (``Cpus`` allocated,
+    ``RequestCpus``, ``CpusUsage``, ``TimeExecuteUsage``, ...); it prints as the Partitionable
+    Resources table, and ``JobEventLog`` reads the same names back. ``exited_at`` is when the job
+    exited of its own accord (the starter's ToE tag, which 23.x prints last); None omits it, as
+    for DAGMan's NOOP nodes. Local usage is always zero: the shadow never fills it in.
+    """
+
+    type = JobEventType.JOB_TERMINATED
+    return_value: int | None = None
+    signal_number: int | None = None
+    core_file: str = ""
+    run_remote_usage: Rusage = Rusage()
+    total_remote_usage: Rusage = Rusage()
+    sent_bytes: float = 0
+    received_bytes: float = 0
+    total_sent_bytes: float = 0
+    total_received_bytes: float = 0
+    usage: Mapping[str, Value] | None = None
+    exited_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_exit(self.return_value, self.signal_number)
+
+    def _body(self) -> str:
+        out = "Job terminated.\n" + _termination(self.return_value, self.signal_number, self.core_file)
+        out += (
+            f"{_rusage(self.run_remote_usage)}  -  Run Remote Usage\n"
+            f"{_rusage(Rusage())}  -  Run Local Usage\n"
+            f"{_rusage(self.total_remote_usage)}  -  Total Remote Usage\n"
+            f"{_rusage(Rusage())}  -  Total Local Usage\n"
+            f"\t{self.sent_bytes:.0f}  -  Run Bytes Sent By Job\n"
+            f"\t{self.received_bytes:.0f}  -  Run Bytes Received By Job\n"
+            f"\t{self.total_sent_bytes:.0f}  -  Total Bytes Sent By Job\n"
+            f"\t{self.total_received_bytes:.0f}  -  Total Bytes Received By Job\n"
+        )
+        if self.usage:
+            out += _usage_table(self.usage)
+        if self.exited_at is not None:
+            how = (
+                f"exit-code {self.return_value}"
+                if self.signal_number is None
+                else f"signal {self.signal_number}"
+            )
+            out += f"\n\tJob terminated of its own accord at {_utc(self.exited_at)} with {how}.\n"
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobHeldEvent(Event):
+    """012: ``reason``, ``code`` and ``subcode`` are the job's HoldReason, HoldReasonCode and
+    HoldReasonSubCode."""
+
+    type = JobEventType.JOB_HELD
+    reason: str
+    code: int
+    subcode: int = 0
+
+    def _body(self) -> str:
+        reason = self.reason or "Reason unspecified"
+        return f"Job was held.\n\t{reason}\n\tCode {self.code} Subcode {self.subcode}\n"
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobReleasedEvent(Event):
+    """013: ``reason`` is the job's ReleaseReason."""
+
+    type = JobEventType.JOB_RELEASED
+    reason: str = ""
+
+    def _body(self) -> str:
+        return "Job was released.\n" + (f"\t{self.reason}\n" if self.reason else "")
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobAbortedEvent(Event):
+    """009, written by the schedd when a job leaves the queue removed: ``reason`` is the job's
+    RemoveReason."""
+
+    type = JobEventType.JOB_ABORTED
+    reason: str = ""
+
+    def _body(self) -> str:
+        return "Job was aborted.\n" + (f"\t{self.reason}\n" if self.reason else "")
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobEvictedEvent(Event):
+    """004, written by the shadow when a running job is stopped and goes back to idle
+    (23.x says "(0) CPU times" where older versions said "Job was not checkpointed.")."""
+
+    type = JobEventType.JOB_EVICTED
+    reason: str = ""
+    run_remote_usage: Rusage = Rusage()
+    sent_bytes: float = 0
+    received_bytes: float = 0
+    usage: Mapping[str, Value] | None = None
+
+    def _body(self) -> str:
+        out = (
+            "Job was evicted.\n\t(0) CPU times\n"
+            f"{_rusage(self.run_remote_usage)}  -  Run Remote Usage\n"
+            f"{_rusage(Rusage())}  -  Run Local Usage\n"
+            f"\t{self.sent_bytes:.0f}  -  Run Bytes Sent By Job\n"
+            f"\t{self.received_bytes:.0f}  -  Run Bytes Received By Job\n"
+        )
+        if self.reason:
+            out += f"\t{self.reason}\n"
+        if self.usage:
+            out += _usage_table(self.usage)
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class PostScriptTerminatedEvent(Event):
+    """016, written by DAGMan to the nodes log when a POST script exits: set exactly one of
+    ``return_value`` and ``signal_number``."""
+
+    type = JobEventType.POST_SCRIPT_TERMINATED
+    dag_node_name: str
+    return_value: int | None = None
+    signal_number: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_exit(self.return_value, self.signal_number)
+
+    def _body(self) -> str:
+        if self.signal_number is None:
+            status = f"\t(1) Normal termination (return value {self.return_value})\n"
+        else:
+            status = f"\t(0) Abnormal termination (signal {self.signal_number})\n"
+        return f"POST Script terminated.\n{status}    DAG Node: {self.dag_node_name}\n"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreSkipEvent(Event):
+    """034, written by DAGMan when a PRE script exits with the node's PRE_SKIP value. DAGMan
+    gives it a NOOP id: cluster 0, proc 2147483647 (INT_MAX), subproc a counter."""
+
+    type = JobEventType.PRESKIP
+    dag_node_name: str
+
+    def _body(self) -> str:
+        return f"PRE script return value is PRE_SKIP value\n    DAG Node: {self.dag_node_name}\n"
+
+
+def format_event(event: Event) -> str:
+    """The event's text block, header to the closing ``...`` line (ULogEvent::formatHeader)."""
+    t = event.time.astimezone()  # localtime(), as HTCondor does without the UTC option
+    header = (
+        f"{event.type:03d} ({event.cluster:03d}.{event.proc:03d}.{event.subproc:03d}) "
+        f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}:{t.second:02d} "
+    )
+    return header + event._body() + "...\n"
+
+
+class UserLog:
+    """Appends events to one user log.
+
+    Each event is one ``write`` on an ``O_APPEND`` descriptor, as WriteUserLog::doWriteEvent does,
+    so writers sharing a log (the jobs of a DAG and DAGMan itself on its nodes log) interleave only
+    between events. ``fsync`` makes each event durable before ``write`` returns; HTCondor does that
+    for DAGMan's nodes log, whose events DAGMan's recovery replays.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
+        self.path = os.fspath(path)
+        self._fsync = fsync
+        # 0664 as WriteUserLog::openFile; the OSError raised names the path.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+        self._fd: int | None = os.open(self.path, flags, 0o664)
+
+    def write(self, event: Event) -> None:
+        if self._fd is None:
+            raise ValueError(f"user log {self.path} is closed")
+        data = format_event(event).encode()
+        if os.write(self._fd, data) != len(data):
+            # A second write would no longer be atomic; HTCondor too reports a short write as failure.
+            raise OSError(f"short write to user log {self.path}")
+        if self._fsync:
+            os.fdatasync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> UserLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_exit(return_value: int | None, signal_number: int | None) -> None:
+    if (return_value is None) == (signal_number is None):
+        raise ValueError("give exactly one of return_value and signal_number")
+
+
+def _termination(return_value: int | None, signal_number: int | None, core_file: str) -> str:
+    """The first lines of TerminatedEvent::formatBody."""
+    if signal_number is None:
+        return f"\t(1) Normal termination (return value {return_value})\n"
+    core = f"(1) Corefile in: {core_file}" if core_file else "(0) No core file"
+    return f"\t(0) Abnormal termination (signal {signal_number})\n\t{core}\n"
+
+
+def _rusage(usage: Rusage) -> str:
+    """ULogEvent::formatRusage, led by the tab of the line it sits on: whole seconds as D HH:MM:SS."""
+
+    def dhms(seconds: float) -> str:
+        minutes, secs = divmod(int(seconds), 60)
+        hours, minutes = divmod(minutes, 60)
+        days, hours = divmod(hours, 24)
+        return f"{days} {hours:02d}:{minutes:02d}:{secs:02d}"
+
+    return f"\t\tUsr {dhms(usage.ru_utime)}, Sys {dhms(usage.ru_stime)}"
+
+
+def _utc(when: datetime) -> str:
+    """A ToE tag's time: ISO 8601 in UTC (ToE::decode)."""
+    u = when.astimezone(timezone.utc)
+    return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}Z"
+
+
+def _unparse(value: Value) -> str:
+    """A literal as HTCondor prints ad attributes in events (old ClassAd syntax)."""
+    return classad2.ClassAd({"x": value}).printOld().removeprefix("x = ").rstrip("\n")
+
+
+# Row labels that formatUsageAd gives the resources it knows the units of.
+_UNITS = {
+    "Memory": "Memory (MB)",
+    "Disk": "Disk (KB)",
+    "Gpus": "Gpus (Average)",
+    "GpusMemory": "GpusMemory (MB)",
+    "TimeExecute": "TimeExecute (s)",
+    "TimeSlotBusy": "TimeSlotBusy (s)",
+}
+
+
+def _usage_table(usage: Mapping[str, Value]) -> str:
+    """formatUsageAd: the Partitionable Resources table of a usage ad."""
+    # Columns: 0 usage, 1 request, 2 allocated, 3 assigned. Rows are keyed without regard to case,
+    # as HTCondor's UsageMap is, and sorted the same way.
+    rows: dict[str, tuple[str, list[str]]] = {}
+    fractional = [False] * 4
+    for attr, value in usage.items():
+        if attr.startswith("Request"):
+            name, column = attr[len("Request") :], 1
+        elif attr.startswith("Assigned"):
+            name, column = attr[len("Assigned") :], 3
+        elif attr.endswith("AverageUsage"):
+            name, column = attr[: -len("AverageUsage")], 0
+        elif attr.endswith("Usage"):
+            name, column = attr[: -len("Usage")], 0
+        else:
+            name, column = attr, 2
+        if isinstance(value, float):
+            whole = math.modf(value)[0] <= 0.0  # modf's test: negative fractions print whole too
+            text = f"{int(value)}" if whole else f"{value:.2f}"
+            fractional[column] |= not whole
+        else:
+            text = _unparse(value)
+        rows.setdefault(name.lower(), (name, [""] * 4))[1][column] = text
+
+    # Whole numbers in a column that has fractions get padded to line up with the decimal points.
+    for _, cells in rows.values():
+        for column, has_fraction in enumerate(fractional):
+            if has_fraction and cells[column].isdigit():
+                cells[column] += "   "
+    width_name = max([len("Memory (MB)") + 1] + [len(name) for name, _ in rows.values()])
+    width_use = max([8] + [len(cells[0]) for _, cells in rows.values()])
+    width_req = max([8] + [len(cells[1]) for _, cells in rows.values()])
+    width_alloc = max(len(cells[2]) for _, cells in rows.values())
+    width_assigned = max(len(cells[3]) for _, cells in rows.values())
+
+    alloc = max(width_alloc, 9)
+    out = (
+        f"\tPartitionable Resources : {'Usage':>{width_use}} {'Request':>{width_req}} "
+        f"{'Allocated' if width_alloc else '':>{alloc}} {'Assigned' if width_assigned else ''}\n"
+    )
+    for key in sorted(rows):
+        name, (use, req, allocated, assigned) = rows[key]
+        label = _UNITS.get(name, name)
+        out += (
+            f"\t   {label:<{width_name + 8}} : {use:>{width_use}} {req:>{width_req}} "
+            f"{allocated:>{alloc}} {assigned}\n"
+        )
+    return out
