@@ -28,11 +28,10 @@ from dataclasses import dataclass, field
 
 import classad2
 
-# Importing htcondor2 initialises HTCondor's configuration, which does two things classad2 alone
-# does not: it registers the functions HTCondor adds to the ClassAd language (stringListMember,
-# split, ...; without them they evaluate to ERROR) and it turns on the old-ClassAd rule that a
-# name missing from MY is looked up in TARGET (without it, `Memory` in a job's Requirements is
-# UNDEFINED). Both are what a real negotiator does.
+# Imported for its side effect on classad2, which a negotiator has too. With htcondor2 imported
+# (it initialises HTCondor's configuration), classad2 knows the functions HTCondor adds to the
+# ClassAd language and looks a name missing from MY up in TARGET; without it, stringListMember(...)
+# evaluates to ERROR and `Memory` in a job's Requirements to UNDEFINED (htcondor 25.14, offline).
 import htcondor2  # noqa: F401
 
 __all__ = [
@@ -145,7 +144,7 @@ class Pool:
         self.slots: list[Slot] = []
         for site in self.sites:
             for slot_id in range(1, site.slots + 1):
-                ad = slot_ad(site, slot_id)
+                ad = _slot_ad(site, slot_id)
                 self.slots.append(Slot(ad["Name"], site.name, ad))
         self._by_name = {slot.name: slot for slot in self.slots}
         self._by_job: dict[str, Slot] = {}
@@ -190,7 +189,7 @@ class Pool:
 
 # ------------------------------------------------------------------------------------ slot ads
 
-def slot_ad(site: Site, slot_id: int) -> classad2.ClassAd:
+def _slot_ad(site: Site, slot_id: int) -> classad2.ClassAd:
     """The ad of slot ``slot_id`` (from 1) of ``site``, with HTCondor's attribute names."""
     ad = classad2.ClassAd()
     ad["MyType"] = "Machine"
@@ -239,13 +238,24 @@ def _true(value: object) -> bool:
     """ClassAd truth as the negotiator's EvalBool has it: true, or a non-zero number."""
     if isinstance(value, bool):
         return value
-    return isinstance(value, (int, float)) and value != 0
+    number = _number(value)
+    return number is not None and number != 0
+
+
+def _number(value: object) -> float | None:
+    """An evaluated value as a number, or None. classad2's UNDEFINED and ERROR are an IntEnum
+    (2 and 1), and booleans are ints in Python: neither is a ClassAd number."""
+    if isinstance(value, (bool, classad2.Value)) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
 
 
 def _rank(job_ad: classad2.ClassAd, slot_ad: classad2.ClassAd) -> float:
-    """The job's Rank of the slot; not a number (undefined, say) ranks 0, as in HTCondor."""
+    """The job's Rank of the slot: a number, true as 1; anything else (undefined, a string) 0."""
     value = _MY_RANK.eval(scope=job_ad, target=slot_ad)
-    return float(value) if isinstance(value, (int, float)) else 0.0
+    if isinstance(value, bool):
+        return float(value)
+    return _number(value) or 0.0
 
 
 # ------------------------------------------------------------------------------------ analysis
@@ -363,7 +373,8 @@ def analyze(job_ad: classad2.ClassAd, pool: Pool) -> str:
     ):
         lines.append(f"    {count:>{width}} {text}")
     lines.append("")
-    lines.append("Sites: " + ", ".join(f"{site.name} ({site.slots} slot{'s' * (site.slots != 1)})" for site in pool.sites))
+    sites = (f"{site.name} ({site.slots} slot{'s' * (site.slots != 1)})" for site in pool.sites)
+    lines.append("Sites: " + ", ".join(sites))
     return "\n".join(lines) + "\n"
 
 
@@ -378,7 +389,7 @@ def _requirements_section(job_ad: classad2.ClassAd, job: str, slots: Sequence[Sl
                 "(condor_submit always writes one).", ""]
     requirements = job_ad.lookup("Requirements")
     lines = [f"The Requirements expression of {job} is", "", f"    {_one_line(str(requirements))}", ""]
-    defined = job_ad.internalRefs(requirements)
+    defined = [name for name in job_ad.internalRefs(requirements) if name]  # classad2 answers [""] for none
     if defined:
         lines += [f"{job.capitalize()} defines the attributes it uses:", ""]
         lines += [f"    {name} = {_one_line(str(job_ad.lookup(name)))}" for name in defined]
@@ -396,21 +407,24 @@ def _requirements_section(job_ad: classad2.ClassAd, job: str, slots: Sequence[Sl
 
 
 def _requests_section(job_ad: classad2.ClassAd, job: str, total: int, fits: Mapping[str, list[bool]]) -> list[str]:
+    """Each request as the job writes it, with its value when it is an expression that has one
+    without a slot (one that reads TARGET has a value per slot, and the counts tell the rest)."""
     lines = [f"{job.capitalize()} requests:", ""]
     width = max(len(request) for request, _, _ in _REQUESTS)
     for request, resource, unit in _REQUESTS:
-        if request not in job_ad:
+        raw = job_ad.get(request, classad2.Value.Undefined)
+        if raw is classad2.Value.Undefined:
             shown = f"undefined, taken as {1 if resource == 'Cpus' else 0}{unit}"
+        elif isinstance(raw, classad2.ExprTree):
+            value = raw.eval(scope=job_ad)
+            shown = _one_line(str(raw))
+            if _number(value) is not None:
+                shown += f", which is {_value(value)}{unit}"
+        elif _number(raw) is not None:
+            shown = f"{_value(raw)}{unit}"
         else:
-            text = _one_line(str(job_ad.lookup(request)))
-            value = job_ad.eval(request)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                shown = f"{text}, which is {_value(value)}, not a number: no slot fits it"
-            elif isinstance(job_ad[request], classad2.ExprTree):
-                shown = f"{text}, which is {_value(value)}{unit}"
-            else:
-                shown = f"{text}{unit}"
-        lines.append(f"    {request:<{width}} = {shown}: {sum(fits[resource])} of {total} slots have enough {resource}")
+            shown = f"{_value(raw)}, not a number"
+        lines.append(f"    {request:<{width}} = {shown}; {sum(fits[resource])} of {total} slots have enough {resource}")
     lines.append("")
     return lines
 
@@ -564,9 +578,12 @@ def _parse_site(table: Mapping[str, object], where: str) -> Site:
                 raise PoolConfigError(f"{key}: the same ClassAd attribute as {seen[attr.lower()]} "
                                       "(attribute names ignore case); keep one")
             seen[attr.lower()] = f"{section}.{attr}"
-            if section == "attributes" and (not isinstance(value, (str, int, float, bool))):
-                raise PoolConfigError(f"{key}: must be a string, number or boolean, got {_show(value)}; "
-                                      "write other ClassAd values as text in [site.expressions]")
+            if section == "attributes":
+                if not isinstance(value, (str, int, float, bool)):
+                    raise PoolConfigError(f"{key}: must be a string, number or boolean, got {_show(value)}; "
+                                          "write other ClassAd values as text in [site.expressions]")
+                if isinstance(value, int):
+                    _check_int64(value, key)
             if section == "expressions":
                 if not isinstance(value, str):
                     raise PoolConfigError(f"{key}: must be a string holding a ClassAd expression, got {_show(value)}")
@@ -578,7 +595,14 @@ def _positive(table: Mapping[str, object], key: str, where: str, unit: str, defa
     value = table.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise PoolConfigError(f"{where}.{key}: must be a positive integer{unit}, got {_show(value)}")
+    _check_int64(value, f"{where}.{key}")
     return value
+
+
+def _check_int64(value: int, key: str) -> None:
+    """tomllib reads integers of any size; ClassAd integers, like TOML's by its spec, have 64 bits."""
+    if not -2**63 <= value < 2**63:
+        raise PoolConfigError(f"{key}: {value} does not fit in a 64-bit ClassAd integer")
 
 
 def _table(table: Mapping[str, object], key: str, where: str) -> dict:
