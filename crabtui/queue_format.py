@@ -24,13 +24,16 @@ def header(schedd_name: str, address: str, now: float) -> str:
     return f"-- Schedd: {schedd_name} : <{address}> @ {time.strftime('%m/%d/%y %H:%M:%S', time.localtime(now))}"
 
 
-def totals(ads: Sequence[classad2.ClassAd], owner: str | None = None) -> list[str]:
+def totals(matched: Sequence[classad2.ClassAd], everyone: Sequence[classad2.ClassAd], owner: str) -> list[str]:
+    """condor_q's closing lines: the query's jobs, the user's jobs, and all users' jobs."""
+    mine = [ad for ad in everyone if ad.get("Owner") == owner]
+    return [_total("query", matched), _total(owner, mine), _total("all users", everyone)]
+
+
+def _total(label: str, ads: Sequence[classad2.ClassAd]) -> str:
     counts = Counter(ad["JobStatus"] for ad in ads)
     parts = ", ".join(f"{counts.get(status, 0)} {name}" for name, status in TOTAL_STATES)
-    lines = [f"Total for query: {len(ads)} jobs; {parts}"]
-    if owner:
-        lines.append(f"Total for {owner}: {len(ads)} jobs; {parts}")
-    return lines
+    return f"Total for {label}: {len(ads)} jobs; {parts}"
 
 
 def batch_table(ads: Sequence[classad2.ClassAd]) -> list[str]:

@@ -7,9 +7,6 @@ import sys
 
 import click
 
-from engine.dag import DagError, load_graph, parse_file
-from engine.dag.summary import as_json, summary_line
-
 
 @click.group()
 def dag() -> None:
@@ -25,6 +22,9 @@ def check(dag_file: str, json_output: bool) -> None:
     A valid DAG prints a one-line summary and exits 0; otherwise every problem is printed on
     stderr as FILE:LINE: message, and the exit status is 1.
     """
+    from engine.dag import DagError, load_graph, parse_file
+    from engine.dag.summary import as_json, summary_line
+
     try:
         graph = load_graph(parse_file(dag_file))
     except DagError as e:

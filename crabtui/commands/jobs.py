@@ -6,6 +6,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 import socket
 import sys
 import time
@@ -15,6 +16,9 @@ import click
 from crabtui import queue_format
 from crabtui.commands.backend import schedd
 from engine.schedd.api import JobAction, ScheddError
+
+
+_JOB_ID = re.compile(r"[0-9]+(\.[0-9]+)?\Z")
 
 
 def _fail(message: str) -> None:
@@ -61,6 +65,14 @@ def _constraint(ids: tuple[str, ...], constraint: str | None) -> str:
     return " && ".join(clauses) or "true"
 
 
+def _split_af(ids: tuple[str, ...], attrs: str | None) -> tuple[tuple[str, ...], list[str]]:
+    """condor_q reads attribute names after -af until the next option: words that are not job ids."""
+    if attrs is None:
+        return ids, []
+    names = attrs.replace(",", " ").split() + [w for w in ids if not _JOB_ID.match(w)]
+    return tuple(w for w in ids if _JOB_ID.match(w)), names
+
+
 @click.command("q")
 @click.argument("ids", nargs=-1)
 @click.option("-nobatch", "--nobatch", "nobatch", is_flag=True, help="One line per job instead of per batch.")
@@ -72,17 +84,20 @@ def _constraint(ids: tuple[str, ...], constraint: str | None) -> str:
 @click.pass_context
 def q(ctx, ids, nobatch, dag, constraint, attrs, analyze, json_output) -> None:
     """Show the job queue (like condor_q)."""
+    ids, af = _split_af(ids, attrs)
+    query = _constraint(ids, constraint)
     try:
         with schedd(ctx) as client:
-            ads = client.query(_constraint(ids, constraint))
+            ads = client.query(query)
+            everyone = ads if query == "true" else client.query("true", ["JobStatus", "Owner"])
             analyses = [client.analyze(f"{ad['ClusterId']}.{ad['ProcId']}") for ad in ads] if analyze else []
     except ScheddError as e:
         _fail(str(e))
     if json_output:
         click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
         return
-    if attrs:
-        for line in queue_format.autoformat(ads, attrs.replace(",", " ").split()):
+    if af:
+        for line in queue_format.autoformat(ads, af):
             click.echo(line)
         return
     if analyze:
@@ -95,11 +110,12 @@ def q(ctx, ids, nobatch, dag, constraint, attrs, analyze, json_output) -> None:
     for line in table:
         click.echo(line)
     click.echo()
-    for line in queue_format.totals(ads, getpass.getuser()):
+    for line in queue_format.totals(ads, everyone, getpass.getuser()):
         click.echo(line)
 
 
-def _act(action: JobAction, past: str):
+def _act(action: JobAction, past: str, cluster_past: str):
+    """A condor_hold-like command; messages as HTCondor's tools print them."""
     @click.argument("ids", nargs=-1)
     @click.option("-reason", "--reason", "reason", help="Why; recorded in the job ad and its event log.")
     @click.option("-constraint", "--constraint", "constraint", metavar="EXPR", help="Act on jobs matching an expression.")
@@ -116,20 +132,20 @@ def _act(action: JobAction, past: str):
         except ScheddError as e:
             _fail(str(e))
         for spec in ids:
-            click.echo(f"{'All jobs in cluster ' + spec + ' have' if '.' not in spec else 'Job ' + spec + ' has'} been {past}")
+            click.echo(f"Job {spec} {past}" if "." in spec else f"All jobs in cluster {spec} have been {cluster_past}")
         if constraint:
-            click.echo(f"{result.changed} job(s) matching the constraint have been {past}")
+            click.echo(f"All jobs matching constraint ({constraint}) have been {cluster_past}")
             for refusal in result.refused:
-                click.echo(f"  not {past}: {refusal}")
+                click.echo(f"  left alone: {refusal}")
     return command
 
 
 hold = click.command("hold", help="Hold jobs: running ones are stopped and keep their place (like condor_hold).")(
-    _act(JobAction.Hold, "held"))
+    _act(JobAction.Hold, "held", "held"))
 release = click.command("release", help="Release held jobs back to idle (like condor_release).")(
-    _act(JobAction.Release, "released"))
+    _act(JobAction.Release, "released", "released"))
 rm = click.command("rm", help="Remove jobs from the queue; running ones are killed (like condor_rm).")(
-    _act(JobAction.Remove, "removed"))
+    _act(JobAction.Remove, "marked for removal", "marked for removal"))
 
 
 @click.command()
@@ -141,6 +157,7 @@ rm = click.command("rm", help="Remove jobs from the queue; running ones are kill
 @click.pass_context
 def history(ctx, ids, constraint, match, attrs, json_output) -> None:
     """Show jobs that left the queue, newest first (like condor_history)."""
+    ids, af = _split_af(ids, attrs)
     try:
         with schedd(ctx) as client:
             ads = client.history(_constraint(ids, constraint), match=match)
@@ -148,8 +165,8 @@ def history(ctx, ids, constraint, match, attrs, json_output) -> None:
         _fail(str(e))
     if json_output:
         click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
-    elif attrs:
-        for line in queue_format.autoformat(ads, attrs.replace(",", " ").split()):
+    elif af:
+        for line in queue_format.autoformat(ads, af):
             click.echo(line)
     else:
         for line in queue_format.history_table(ads):

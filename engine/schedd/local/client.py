@@ -19,7 +19,6 @@ import classad2
 
 from engine.schedd.api import ActResult, JobAction, JobSpec, ScheddError, SubmitResult
 from engine.schedd.local import protocol
-from engine.schedd.local.submit import SubmitDescription, build_job_ads
 from engine.state import StateDir
 
 DAEMON_MODULE = "engine.schedd.local.daemon"
@@ -39,6 +38,8 @@ class LocalScheddClient:
 
     def submit(self, description: str, *, count: int = 0, itemdata: Iterable[dict[str, str]] | None = None,
                submit_file: str | None = None, cwd: str | None = None) -> SubmitResult:
+        from engine.schedd.local.submit import SubmitDescription, build_job_ads  # htcondor2 loads slowly
+
         cwd = os.path.abspath(cwd or os.getcwd())
         desc = SubmitDescription(description, submit_file or "<submit description>", cwd)
         cluster = self._call("new_cluster")

@@ -23,6 +23,7 @@ from engine.schedd.local.schedd import DEFAULT_PERIODIC_INTERVAL, DEFAULT_VACATE
 from engine.state import StateDir, state_dir
 
 log = logging.getLogger("crabtui.schedd")
+MAX_REQUEST_BYTES = 1 << 30
 
 
 class AlreadyRunning(Exception):
@@ -72,6 +73,8 @@ class Daemon:
         return [result.cluster, result.first_proc, result.num_procs]
 
     def op_query(self, constraint: str = "true", projection: list[str] = ()) -> list[str]:
+        if not projection:
+            return self.schedd.query_texts(constraint)
         return protocol.ads_to_wire(self.schedd.query(constraint, projection))
 
     def op_history(self, constraint: str = "true", projection: list[str] = (), match: int = -1) -> list[str]:
@@ -109,7 +112,8 @@ async def serve(state: StateDir, *, ready_fd: int | None = None,
         os.unlink(state.socket)  # left by a daemon that died; we hold the lock
     old_umask = os.umask(0o177)
     try:
-        server = await asyncio.start_unix_server(daemon.handle, path=state.socket)
+        # A submit carries every ad of a cluster in one line: allow far more than asyncio's 64 KiB.
+        server = await asyncio.start_unix_server(daemon.handle, path=state.socket, limit=MAX_REQUEST_BYTES)
     finally:
         os.umask(old_umask)
     os.chmod(state.socket, 0o600)

@@ -22,13 +22,13 @@ CREATE TABLE IF NOT EXISTS jobs (
     PRIMARY KEY (cluster, proc)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- the order jobs left the queue in, finer than seconds
     cluster INTEGER NOT NULL,
     proc INTEGER NOT NULL,
     left_queue INTEGER NOT NULL,
-    ad TEXT NOT NULL,
-    PRIMARY KEY (cluster, proc)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS history_by_time ON history (left_queue);
+    ad TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS history_by_job ON history (cluster, proc);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 """
 
@@ -72,22 +72,23 @@ class JobQueue:
         """Every job in the queue, in cluster and proc order."""
         return [classad2.ClassAd(text) for (text,) in self.db.execute("SELECT ad FROM jobs ORDER BY cluster, proc")]
 
-    def put(self, ads: Iterable[classad2.ClassAd]) -> None:
-        """Write ads (inside a transaction when several changes belong together)."""
+    def put(self, ads: Iterable[classad2.ClassAd]) -> dict[tuple[int, int], str]:
+        """Write ads (inside a transaction when several changes belong together); returns their text."""
+        texts = {job_id(ad): str(ad) for ad in ads}
         self.db.executemany("INSERT OR REPLACE INTO jobs (cluster, proc, ad) VALUES (?, ?, ?)",
-                            [(*job_id(ad), str(ad)) for ad in ads])
+                            [(*key, text) for key, text in texts.items()])
+        return texts
 
     def retire(self, ad: classad2.ClassAd, when: int) -> None:
         """Move a job that left the queue (completed or removed) to the history."""
         cluster, proc = job_id(ad)
         self.db.execute("DELETE FROM jobs WHERE cluster = ? AND proc = ?", (cluster, proc))
-        self.db.execute("INSERT OR REPLACE INTO history (cluster, proc, left_queue, ad) VALUES (?, ?, ?, ?)",
+        self.db.execute("INSERT INTO history (cluster, proc, left_queue, ad) VALUES (?, ?, ?, ?)",
                         (cluster, proc, when, str(ad)))
 
     def history(self, limit: int = -1) -> Iterator[classad2.ClassAd]:
         """Jobs that left the queue, newest first."""
-        rows = self.db.execute("SELECT ad FROM history ORDER BY left_queue DESC, cluster DESC, proc DESC LIMIT ?",
-                               (limit,))
+        rows = self.db.execute("SELECT ad FROM history ORDER BY seq DESC LIMIT ?", (limit,))
         for (text,) in rows:
             yield classad2.ClassAd(text)
 

@@ -18,7 +18,6 @@ import getpass
 import math
 import os
 import resource
-import shutil
 import signal
 import socket
 import time
@@ -77,8 +76,8 @@ class LocalSchedd:
         self.vacate_time = vacate_time
         self.queue = JobQueue(state.db)
         self.jobs: dict[JobId, classad2.ClassAd] = {job_id(ad): ad for ad in self.queue.load()}
+        self.texts: dict[JobId, str] = {}  # each job's ad as text, kept from its last save, for queries
         self.running: dict[JobId, starter.JobProcess] = {}
-        self.logs: dict[str, UserLog] = {}
         self.host = f"<127.0.0.1:0?addrs=127.0.0.1-0&alias={socket.gethostname()}>"
         self.loop: asyncio.AbstractEventLoop | None = None
         self._idle_order: list[JobId] | None = None
@@ -107,8 +106,6 @@ class LocalSchedd:
             self.pool.release(_name(key))
         if evicted:
             self._evict([self.jobs[k] for k in evicted], "The schedd shut down; the job will run again.")
-        for log in self.logs.values():
-            log.close()
         self.queue.close()
         return len(evicted)
 
@@ -151,7 +148,7 @@ class LocalSchedd:
             if ad["ClusterId"] != cluster:
                 raise ScheddError(f"job ad for cluster {ad['ClusterId']} submitted as cluster {cluster}")
         with self.queue.transaction():
-            self.queue.put(ads)
+            self._save(ads)
         for ad in ads:
             self.jobs[job_id(ad)] = ad
             self._log(ad, SubmitEvent, submit_host=self.host, log_notes=ad.get("SubmitEventNotes", ""))
@@ -190,7 +187,7 @@ class LocalSchedd:
         with self.queue.transaction():
             for key in keys:
                 self.jobs[key][attr] = expr
-            self.queue.put(self.jobs[k] for k in keys)
+            self._save(self.jobs[k] for k in keys)
         self._idle_order = None
         self.schedule()
         return len(keys)
@@ -230,24 +227,38 @@ class LocalSchedd:
             self._idle_order = idle
         starts: list[tuple[JobId, object]] = []
         remaining = []
-        free = bool(self.pool.free_slots())
-        for key in self._idle_order:
+        free = len(self.pool.free_slots())
+        order = self._idle_order
+        for index, key in enumerate(order):
             ad = self.jobs.get(key)
             if ad is None or ad["JobStatus"] != JobStatus.IDLE:
                 continue
             if ad["JobUniverse"] in SLOTLESS_UNIVERSES:
                 starts.append((key, None))
                 continue
-            slot = self.pool.match(ad) if free else None
+            if not free:
+                # Every slot is busy: the rest waits, except jobs that need no slot.
+                remaining.extend(k for k in order[index:] if self._needs_slot(k))
+                starts.extend((k, None) for k in order[index:] if not self._needs_slot(k) and self._is_idle(k))
+                break
+            slot = self.pool.match(ad)
             if slot is None:
                 remaining.append(key)
                 continue
             self.pool.claim(slot, _name(key))
             starts.append((key, slot))
-            free = bool(self.pool.free_slots())
+            free -= 1
         self._idle_order = remaining
         if starts:
             self._start(starts)
+
+    def _needs_slot(self, key: JobId) -> bool:
+        ad = self.jobs.get(key)
+        return ad is not None and ad["JobUniverse"] not in SLOTLESS_UNIVERSES
+
+    def _is_idle(self, key: JobId) -> bool:
+        ad = self.jobs.get(key)
+        return ad is not None and ad["JobStatus"] == JobStatus.IDLE
 
     def _start(self, starts: list[tuple[JobId, object]]) -> None:
         now = int(self.clock())
@@ -266,7 +277,7 @@ class LocalSchedd:
                     site = slot.ad.get("GLIDEIN_CMSSite")
                     if site is not None:
                         ad["MATCH_GLIDEIN_CMSSite"] = site
-            self.queue.put(self.jobs[k] for k, _ in starts)
+            self._save(self.jobs[k] for k, _ in starts)
         failed = []
         for key, slot in starts:
             ad = self.jobs[key]
@@ -286,7 +297,7 @@ class LocalSchedd:
             for key, message in failed:
                 self._hold([self.jobs[key]], message, HOLD_CODE_START_FAILED, 2)
         with self.queue.transaction():
-            self.queue.put(self.jobs[k] for k, _ in starts if k in self.running)
+            self._save(self.jobs[k] for k, _ in starts if k in self.running)
 
     def _reap(self, key: JobId) -> None:
         proc = self.running.pop(key)
@@ -304,7 +315,10 @@ class LocalSchedd:
                     self._leave_queue(ad)
             elif ad["JobStatus"] == JobStatus.RUNNING:
                 self._exited(ad, status, usage, wall)
-        shutil.rmtree(os.path.join(self.state.spool, _name(key)), ignore_errors=True)
+            else:  # held while it ran: keep the usage it accumulated
+                with self.queue.transaction():
+                    self._save([ad])
+        starter.clean_scratch(os.path.join(self.state.spool, _name(key)))
         self.schedule()
 
     def _account(self, ad: classad2.ClassAd, wall: float, usage: resource.struct_rusage,
@@ -331,11 +345,11 @@ class LocalSchedd:
         ad["LastJobStatus"] = int(JobStatus.RUNNING)
         run_usage = Rusage(usage.ru_utime, usage.ru_stime)
         total_usage = Rusage(float(ad["RemoteUserCpu"]), float(ad["RemoteSysCpu"]))
-        if ad.eval("OnExitHold") is True:
-            reason = ad.get("OnExitHoldReason") or f"The job attribute OnExitHold expression '{ad['OnExitHold']}' evaluated to TRUE"
-            self._hold([ad], str(reason), HOLD_CODE_JOB_POLICY, _int(ad.eval("OnExitHoldSubCode")))
+        if _eval(ad, "OnExitHold") is True:
+            reason = _reason(ad, "OnExitHoldReason", f"The job attribute OnExitHold expression '{ad['OnExitHold']}' evaluated to TRUE")
+            self._hold([ad], reason, HOLD_CODE_JOB_POLICY, _int(_eval(ad, "OnExitHoldSubCode")))
             return
-        leave = ad.eval("OnExitRemove")
+        leave = _eval(ad, "OnExitRemove")
         if leave is True or not isinstance(leave, bool):
             ad["CompletionDate"] = now
             self._log(ad, JobTerminatedEvent,
@@ -348,7 +362,8 @@ class LocalSchedd:
             with self.queue.transaction():
                 self._leave_queue(ad)
         else:
-            self._evict([ad], "The job exited, and its OnExitRemove expression is false: it will run again.")
+            self._evict([ad], "The job exited, and its OnExitRemove expression is false: it will run again.",
+                        requeued=(None if signalled else ad["ExitCode"], ad["ExitSignal"] if signalled else None))
 
     # ------------------------------------------------------------------ transitions
 
@@ -363,7 +378,7 @@ class LocalSchedd:
                 ad["HoldReasonCode"] = code
                 ad["HoldReasonSubCode"] = subcode
                 ad["NumHolds"] = ad.get("NumHolds", 0) + 1
-            self.queue.put(ads)
+            self._save(ads)
         for ad in ads:
             self._stop(ad, ad.get("HoldKillSig"))
             self._log(ad, JobHeldEvent, reason=reason, code=code, subcode=subcode)
@@ -380,7 +395,7 @@ class LocalSchedd:
                 for attr in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode"):
                     ad.pop(attr, None)
                 ad["ReleaseReason"] = reason
-            self.queue.put(ads)
+            self._save(ads)
         for ad in ads:
             self._log(ad, JobReleasedEvent, reason=reason)
         self._idle_order = None
@@ -398,7 +413,7 @@ class LocalSchedd:
                 if job_id(ad) not in self.running or force:
                     self._leave_queue(ad)
                 else:
-                    self.queue.put([ad])
+                    self._save([ad])
         for ad in ads:
             self._stop(ad, ad.get("RemoveKillSig"), force=force)
 
@@ -418,7 +433,9 @@ class LocalSchedd:
                     pending.append(other)
         return list(chosen.values())
 
-    def _evict(self, ads: list[classad2.ClassAd], reason: str) -> None:
+    def _evict(self, ads: list[classad2.ClassAd], reason: str,
+               requeued: tuple[int | None, int | None] | None = None) -> None:
+        """Back to idle; ``requeued`` is (return value, signal) when the job exited and OnExitRemove kept it."""
         now = int(self.clock())
         with self.queue.transaction():
             for ad in ads:
@@ -426,9 +443,12 @@ class LocalSchedd:
                 ad["JobStatus"] = int(JobStatus.IDLE)
                 ad["EnteredCurrentStatus"] = now
                 ad.pop("JobPid", None)
-            self.queue.put(ads)
+            self._save(ads)
+        extra = {}
+        if requeued is not None:
+            extra = {"terminated_and_requeued": True, "return_value": requeued[0], "signal_number": requeued[1]}
         for ad in ads:
-            self._log(ad, JobEvictedEvent, reason=reason)
+            self._log(ad, JobEvictedEvent, reason=reason, **extra)
         self._idle_order = None
 
     def _leave_queue(self, ad: classad2.ClassAd) -> None:
@@ -440,6 +460,7 @@ class LocalSchedd:
         ad["JobFinishedHookDone"] = now
         self.queue.retire(ad, now)
         del self.jobs[key]
+        self.texts.pop(key, None)
 
     def _stop(self, ad: classad2.ClassAd, kill_sig, force: bool = False) -> None:
         """Signal a running job's processes, then SIGKILL them after the vacate time."""
@@ -479,29 +500,45 @@ class LocalSchedd:
                           resident_set_size=rss)
         if changed:
             with self.queue.transaction():
-                self.queue.put(changed)
+                self._save(changed)
         remove, hold, release = [], [], []
         for ad in list(self.jobs.values()):
             status = ad["JobStatus"]
             if status == JobStatus.REMOVED:
                 continue
-            if ad.eval("PeriodicRemove") is True:
+            if _eval(ad, "PeriodicRemove") is True:
                 remove.append(ad)
-            elif status != JobStatus.HELD and ad.eval("PeriodicHold") is True:
+            elif status != JobStatus.HELD and _eval(ad, "PeriodicHold") is True:
                 hold.append(ad)
-            elif status == JobStatus.HELD and ad.eval("PeriodicRelease") is True:
+            elif status == JobStatus.HELD and _eval(ad, "PeriodicRelease") is True:
                 release.append(ad)
         for ad in remove:
             self._remove([ad], f"The job attribute PeriodicRemove expression '{ad['PeriodicRemove']}' evaluated to TRUE")
         for ad in hold:
-            reason = ad.get("PeriodicHoldReason") or f"The job attribute PeriodicHold expression '{ad['PeriodicHold']}' evaluated to TRUE"
-            self._hold([ad], str(reason), HOLD_CODE_JOB_POLICY, _int(ad.eval("PeriodicHoldSubCode")))
+            reason = _reason(ad, "PeriodicHoldReason", f"The job attribute PeriodicHold expression '{ad['PeriodicHold']}' evaluated to TRUE")
+            self._hold([ad], reason, HOLD_CODE_JOB_POLICY, _int(_eval(ad, "PeriodicHoldSubCode")))
         if release:
             self._release(release, "The job attribute PeriodicRelease expression evaluated to TRUE")
         if remove or hold or release:
             self.schedule()
 
     # ------------------------------------------------------------------ helpers
+
+    def _save(self, ads: Iterable[classad2.ClassAd]) -> None:
+        """Inside a transaction: persist changed ads, keeping their text for queries."""
+        self.texts.update(self.queue.put(ads))
+
+    def query_texts(self, constraint: str = "true") -> list[str]:
+        """Matching jobs as ClassAd text, what the daemon sends: no ad is printed twice."""
+        expr = _constraint(constraint)
+        out = []
+        for key, ad in sorted(self.jobs.items()):
+            if expr.eval(scope=ad) is True:
+                text = self.texts.get(key)
+                if text is None:
+                    text = self.texts[key] = str(ad)
+                out.append(text)
+        return out
 
     def _resolve(self, job_spec: JobSpec) -> list[JobId]:
         """Job ids for a spec: ``c.p``, a cluster, a list of those, or a constraint."""
@@ -554,11 +591,10 @@ class LocalSchedd:
         event = event_type(cluster=ad["ClusterId"], proc=ad["ProcId"],
                            time=datetime.fromtimestamp(self.clock()).astimezone(), **fields)
         for path in paths:
-            log = self.logs.get(path)
-            if log is None:
-                log = self.logs[path] = UserLog(path)
+            # Opened for each event, as HTCondor does: the user may move or delete the log meanwhile.
             try:
-                log.write(event)
+                with UserLog(path) as log:
+                    log.write(event)
             except OSError:
                 pass  # a log that became unwritable must not stop the schedd
 
@@ -595,6 +631,17 @@ def _usage(ad: classad2.ClassAd, wall: float) -> dict[str, int | float]:
             "Memory": ad.get("RequestMemory", 0), "RequestMemory": ad.get("RequestMemory", 0),
             "MemoryUsage": ad.get("MemoryUsage", 0), "Disk": ad.get("RequestDisk", 0),
             "RequestDisk": ad.get("RequestDisk", 0), "TimeExecuteUsage": round(wall, 3)}
+
+
+def _eval(ad: classad2.ClassAd, attr: str):
+    """An attribute's value, or None when the job does not define it."""
+    return ad.eval(attr) if attr in ad else None
+
+
+def _reason(ad: classad2.ClassAd, attr: str, default: str) -> str:
+    """A hold reason: the job's reason expression evaluated (HTCondor's AssignJobExpr), else ``default``."""
+    value = _eval(ad, attr)
+    return value if isinstance(value, str) and value else default
 
 
 def _int(value) -> int:

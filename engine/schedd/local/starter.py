@@ -9,6 +9,7 @@ job's ClassAd, as on a real execute node.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -49,6 +50,7 @@ def start(ad: classad2.ClassAd, scratch: str) -> JobProcess:
     env["_CONDOR_JOB_AD"] = ad_file
     env["_CONDOR_SCRATCH_DIR"] = scratch
     env["_CONDOR_JOB_IWD"] = ad["Iwd"]
+    env["CONDOR_ID"] = f"{ad['ClusterId']}.{ad['ProcId']}"  # how condor_dagman learns its own job id
     stdin = open(ad["In"], "rb")
     try:
         stdout = open(ad["Out"], "wb")
@@ -63,6 +65,17 @@ def start(ad: classad2.ClassAd, scratch: str) -> JobProcess:
     finally:
         stdin.close()
     return JobProcess(popen, time.monotonic())
+
+
+def clean_scratch(scratch: str) -> None:
+    """Remove a job's scratch directory: usually just its ad file, so no tree walk is needed."""
+    try:
+        os.unlink(os.path.join(scratch, ".job.ad"))
+        os.rmdir(scratch)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def signal_job(job: JobProcess, signum: int) -> None:

@@ -37,11 +37,11 @@ _EXPRESSIONS = {
     "on_exit_remove": "OnExitRemove",
     "periodic_hold_subcode": "PeriodicHoldSubCode",
     "on_exit_hold_subcode": "OnExitHoldSubCode",
+    "periodic_hold_reason": "PeriodicHoldReason",  # expressions too, as HTCondor's AssignJobExpr
+    "on_exit_hold_reason": "OnExitHoldReason",
 }
 # Commands copied as strings.
 _STRINGS = {
-    "periodic_hold_reason": "PeriodicHoldReason",
-    "on_exit_hold_reason": "OnExitHoldReason",
     "batch_name": "JobBatchName",
     "dag_node_name": "DAGNodeName",
     "dagman_log": "DAGManNodesLog",
@@ -63,7 +63,8 @@ _HANDLED = {
     "encrypt_input_files", "encrypt_output_files", "skip_filechecks", "copy_to_spool",
     "job_ad_information_attrs", "description", "use_oauth_services", "docker_image",
     "accounting_group_user", "nice_user", "concurrency_limits", "job_machine_attrs",
-    "dag_status", "failed_count", "job",
+    # the macros DAGMan defines for every node job (dagman_submit.cpp)
+    "dag_status", "failed_count", "job", "retry", "dag_parent_names",
 } | set(_EXPRESSIONS) | set(_STRINGS)
 _LINE_FORMS = re.compile(
     r"\s*(?:$|#|[A-Za-z_+.][\w.+-]*\s*(?:=|:)|queue\b|if\b|elif\b|else\b|endif\b|include\b|use\b"
@@ -99,6 +100,8 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
             submit[key] = value
     _check_commands(submit, where)
     environ = os.environ if environ is None else environ
+    keys = {key.lower(): key for key in submit.keys()}
+    owner = getpass.getuser()
     ads = []
     proc = 0
     for item in items:
@@ -108,7 +111,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
             for key, value in (("ClusterId", cluster), ("Cluster", cluster), ("ProcId", proc),
                                ("Process", proc), ("Step", step)):
                 submit[key] = str(value)
-            ads.append(_job_ad(submit, where, description.cwd, cluster, proc, now, environ))
+            ads.append(_job_ad(submit, keys, where, description.cwd, cluster, proc, now, environ, owner))
             proc += 1
     for ad in ads:
         ad["TotalSubmitProcs"] = len(ads)
@@ -156,6 +159,8 @@ def _parse(description: SubmitDescription) -> htcondor2.Submit:
     where = description.file
     text = description.text
     for lineno, line in enumerate(text.splitlines(), 1):
+        if re.match(r"\s*queue\b", line, re.IGNORECASE):
+            break  # what follows is the queue statement's item list, if any
         if not _LINE_FORMS.match(line):
             raise SubmitError(f"{where}:{lineno}: not a submit command: {line.strip()!r}; "
                               "expected 'name = value' or a queue statement")
@@ -193,16 +198,20 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
 
 
 def _check_commands(submit: htcondor2.Submit, where: str) -> None:
-    """Refuse a command HTCondor does not know unless it is a macro the description uses."""
+    """Refuse what looks like a misspelled command (``exectuable``), as it would be silently ignored.
+
+    Any other name is a macro, as in HTCondor: DAGMan's VARS, say, define macros a submit file
+    need not use.
+    """
     text = " ".join(str(v) for v in submit.values())
     for key in submit.keys():
         lower = key.lower()
         if lower in _HANDLED or lower.startswith(("my.", "+")) or re.search(rf"\$\({re.escape(key)}\b", text, re.I):
             continue
-        close = difflib.get_close_matches(lower, _HANDLED, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        raise SubmitError(f"{where}: unknown submit command '{key}'{hint}; custom job attributes are "
-                          "written '+Name = value' or 'My.Name = value'")
+        close = difflib.get_close_matches(lower, _HANDLED, n=1, cutoff=0.8)
+        if close:
+            raise SubmitError(f"{where}: unknown submit command '{key}' (did you mean '{close[0]}'?); "
+                              "custom job attributes are written '+Name = value' or 'My.Name = value'")
 
 
 def _expand(submit: htcondor2.Submit, key: str, where: str) -> str:
@@ -212,12 +221,13 @@ def _expand(submit: htcondor2.Submit, key: str, where: str) -> str:
         raise SubmitError(f"{where}: {key}: uses a macro that is not defined") from None
 
 
-def _get(submit: htcondor2.Submit, where: str, *keys: str) -> str | None:
-    for key in keys:
-        for actual in submit.keys():
-            if actual.lower() == key:
-                value = _expand(submit, actual, where).strip()
-                return value or None
+def _get(submit: htcondor2.Submit, keys: dict[str, str], where: str, *names: str) -> str | None:
+    """The expanded value of the first of ``names`` (lower case) the description sets."""
+    for name in names:
+        actual = keys.get(name)
+        if actual is not None:
+            value = _expand(submit, actual, where).strip()
+            return value or None
     return None
 
 
@@ -243,10 +253,10 @@ def _path(value: str | None, iwd: str, default: str | None = None) -> str | None
     return value if os.path.isabs(value) else os.path.normpath(os.path.join(iwd, value))
 
 
-def _job_ad(submit: htcondor2.Submit, where: str, cwd: str, cluster: int, proc: int, now: int,
-            environ: Mapping[str, str]) -> classad2.ClassAd:
-    def get(*keys: str) -> str | None:
-        return _get(submit, where, *keys)
+def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str, cluster: int, proc: int,
+            now: int, environ: Mapping[str, str], owner: str) -> classad2.ClassAd:
+    def get(*names: str) -> str | None:
+        return _get(submit, keys, where, *names)
 
     universe_name = (get("universe") or "vanilla").lower()
     if universe_name not in UNIVERSES:
@@ -258,7 +268,7 @@ def _job_ad(submit: htcondor2.Submit, where: str, cwd: str, cluster: int, proc: 
     executable = get("executable")
     if executable is None:
         raise SubmitError(f"{where}: executable: no executable given")
-    cmd = _path(executable, iwd)
+    cmd = _path(executable, os.path.abspath(cwd))  # condor_submit: from the submit directory, not initialdir
     if not os.path.isfile(cmd) or not os.access(cmd, os.X_OK):
         problem = "does not exist" if not os.path.exists(cmd) else "is not an executable file"
         raise SubmitError(f"{where}: executable: {cmd} {problem}")
@@ -268,7 +278,7 @@ def _job_ad(submit: htcondor2.Submit, where: str, cwd: str, cluster: int, proc: 
     ad["TargetType"] = "Machine"
     ad["ClusterId"] = cluster
     ad["ProcId"] = proc
-    ad["Owner"] = getpass.getuser()
+    ad["Owner"] = owner
     ad["QDate"] = now
     ad["EnteredCurrentStatus"] = now
     ad["JobStatus"] = int(JobStatus.IDLE)
@@ -328,8 +338,11 @@ def _job_ad(submit: htcondor2.Submit, where: str, cwd: str, cluster: int, proc: 
             raise SubmitError(f"{where}: max_retries: expected a whole number, got {retries!r}")
         ad["JobMaxRetries"] = int(retries)
         ad["SuccessExitCode"] = int(get("success_exit_code") or 0)
-        ad["OnExitRemove"] = classad2.ExprTree(
-            "NumJobCompletions > JobMaxRetries || ExitCode =?= SuccessExitCode")
+        # submit_utils.cpp SetJobRetries: the user's on_exit_remove still ends the retries.
+        user = get("on_exit_remove")
+        ad["OnExitRemove"] = _expression(
+            "NumJobCompletions > JobMaxRetries || ExitCode =?= SuccessExitCode" + (f" || ({user})" if user else ""),
+            where, "on_exit_remove")
     for key in submit.keys():
         lower = key.lower()
         if lower.startswith(("my.", "+")):

@@ -202,15 +202,28 @@ class JobEvictedEvent(Event):
     sent_bytes: float = 0
     received_bytes: float = 0
     usage: Mapping[str, Value] | None = None
+    # The job exited and OnExitRemove kept it in the queue (baseshadow.cpp logRequeueEvent):
+    # set exactly one of return_value and signal_number.
+    terminated_and_requeued: bool = False
+    return_value: int | None = None
+    signal_number: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.terminated_and_requeued:
+            _check_exit(self.return_value, self.signal_number)
 
     def _body(self) -> str:
+        how = "Job terminated and was requeued" if self.terminated_and_requeued else "CPU times"
         out = (
-            "Job was evicted.\n\t(0) CPU times\n"
+            f"Job was evicted.\n\t(0) {how}\n"
             f"{_rusage(self.run_remote_usage)}  -  Run Remote Usage\n"
             f"{_rusage(Rusage())}  -  Run Local Usage\n"
             f"\t{self.sent_bytes:.0f}  -  Run Bytes Sent By Job\n"
             f"\t{self.received_bytes:.0f}  -  Run Bytes Received By Job\n"
         )
+        if self.terminated_and_requeued:
+            out += _termination(self.return_value, self.signal_number, "")
         if self.reason:
             out += f"\t{self.reason}\n"
         if self.usage:

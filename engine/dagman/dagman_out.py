@@ -1,0 +1,344 @@
+"""``<dag>.dagman.out``: the lines of DAGMan 23.9.6's debug log that people and tools read.
+
+Every line starts with dprintf's default header, local time as ``%m/%d/%y %H:%M:%S ``
+(src/condor_utils/dprintf.cpp ``formatTimeHeader`` at v23.9.6).  The texts are DAGMan's own
+format strings at v23.9.6; each method names the file and function it copies.  The runner
+calls one method per message and never builds these strings itself.
+
+Left out on purpose: the ``DAGMan Runtime Statistics: [...]`` line that ``print_status``
+also writes (its timings cannot match a real run anyway) and the config dump apart from
+:meth:`DagmanOut.setting`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from engine.dagman.node_status import NodeState
+
+DAG_STATUS_NAMES = (  # dag.cpp DAG_STATUS_NAMES, indexed by DAG_Status
+    "DAG_STATUS_OK", "DAG_STATUS_ERROR", "DAG_STATUS_NODE_FAILED", "DAG_STATUS_ABORT",
+    "DAG_STATUS_RM", "DAG_STATUS_CYCLE", "DAG_STATUS_HALTED",
+)
+_END_OF_LIST = "---------------------------------------\t<END>"
+
+
+def event_time(t: float) -> str:
+    """An event's own time as DAGMan prints it in braces (debug.cpp ``time_to_str``)."""
+    return time.strftime("%m/%d/%y %H:%M:%S", time.localtime(t))
+
+
+@dataclass(frozen=True, slots=True)
+class Deferrals:
+    """Throttle deferral counts and limits, for ``Dag::PrintDeferrals``."""
+
+    max_jobs_deferred: int = 0
+    max_jobs: int = 0
+    max_idle_deferred: int = 0
+    max_idle: int = 1000
+    category_deferred: int = 0
+    pre_deferred: int = 0
+    max_pre: int = 20
+    post_deferred: int = 0
+    max_post: int = 20
+    hold_deferred: int = 0
+    max_hold: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class NodeDump:
+    """What ``Job::Dump`` prints for a node (job.cpp at v23.9.6)."""
+
+    name: str
+    node_id: int  # the node's index in DAG order
+    status: NodeState
+    retval: int = 0
+    error_text: str = ""
+    submit_file: str = ""
+    noop: bool = False
+    pre_script: str | None = None  # command lines as written in the DAG
+    post_script: str | None = None
+    hold_script: str | None = None
+    retry_max: int = 0
+    condor_id: tuple[int, int, int] | None = None  # None: not yet submitted
+    parents: Sequence[str] = field(default_factory=tuple)
+    children: Sequence[str] = field(default_factory=tuple)
+    waiting: bool = False  # some parent has not finished
+
+
+def _names(names: Sequence[str]) -> str:
+    """``Job::PrintParents``: space-separated, stopping once 1024 characters are reached."""
+    buf = ""
+    for i, name in enumerate(names):
+        if len(buf) >= 1024:
+            break
+        buf += (" " if i else "") + name
+    return buf
+
+
+class DagmanOut:
+    """Appends to one dagman.out, flushing each line.
+
+    ``name`` is DAGMan's argv[0] as the banner shows it (``condor_scheduniv_exec.<id>`` when
+    the schedd starts it); ``clock`` gives the header times, for tests.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, pid: int | None = None,
+                 name: str = "condor_dagman", clock: Callable[[], float] = time.time) -> None:
+        self.path = os.fspath(path)
+        self.pid = os.getpid() if pid is None else pid
+        self.name = name
+        self._clock = clock
+        try:  # dprintf_setup.cpp: the log's age is taken before anything is written to it
+            st = os.stat(self.path)
+            self._last_touched: float | None = max(st.st_mtime, st.st_ctime)
+        except FileNotFoundError:
+            self._last_touched = None
+        self._file = open(self.path, "a", encoding="utf-8", errors="surrogateescape")
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> DagmanOut:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def line(self, text: str) -> None:
+        """One dprintf call: the header, then ``text`` and a newline."""
+        header = time.strftime("%m/%d/%y %H:%M:%S ", time.localtime(self._clock()))
+        self._file.write(f"{header}{text}\n")
+        self._file.flush()
+
+    # -- start and end (daemon_core_main.cpp dc_main / DC_Exit) --------------------------------
+
+    def starting_up(self, *, version: str, platform: str, exe_path: str | None = None,
+                    uid: int | None = None) -> None:
+        """The DaemonCore banner; ``version`` and ``platform`` are the full ``$CondorVersion: ...
+        $`` and ``$CondorPlatform: ... $`` strings."""
+        stars = "*" * 54
+        self.line(stars)
+        self.line(f"** {self.name} (CONDOR_DAGMAN) STARTING UP")
+        if exe_path:
+            self.line(f"** {exe_path}")
+        self.line("** SubsystemInfo: name=DAGMAN type=DAGMAN(9) class=CLIENT(2)")
+        self.line("** Configuration: subsystem:DAGMAN local:<NONE> class:CLIENT")
+        self.line(f"** {version}")
+        self.line(f"** {platform}")
+        self.line(f"** PID = {self.pid} RealUID = {os.getuid() if uid is None else uid}")
+        if self._last_touched is None:
+            self.line(f"** Log last touched time unavailable ({os.strerror(errno.ENOENT)})")
+        else:
+            t = time.localtime(self._last_touched)
+            self.line(f"** Log last touched {t.tm_mon}/{t.tm_mday} "
+                      f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}")
+        self.line(stars)
+
+    def setting(self, knob: str, value: object) -> None:
+        """dagman_main.cpp ``Dagman::Config``: ``DAGMAN_MAX_JOBS_IDLE setting: 1000``."""
+        shown = ("True" if value else "False") if isinstance(value, bool) else value
+        self.line(f"{knob} setting: {shown}")
+
+    def exiting_with_status(self, status: int) -> None:
+        """The last line DAGMan writes (daemon_core_main.cpp ``DC_Exit``)."""
+        self.line(f"**** {self.name} (condor_DAGMAN) pid {self.pid} EXITING WITH STATUS {status}")
+
+    # -- recovery (dag.cpp Dag::Bootstrap) ----------------------------------------------------
+
+    def running_in_recovery_mode(self) -> None:
+        self.line("Running in RECOVERY mode... " + ">" * 30)
+
+    def done_with_recovery_mode(self) -> None:
+        self.line("...done with RECOVERY mode " + "<" * 30)
+
+    # -- status (dagman_main.cpp print_status, dag.cpp Dag::PrintDeferrals) ---------------------
+
+    def status(self, *, dag_status: int, total: int, done: int, pre: int, queued: int,
+               post: int, ready: int, unready: int, failed: int, futile: int,
+               held_procs: int, deferrals: Deferrals | None = None) -> None:
+        """``DAG status: ...``, the ``Of N nodes total:`` table and the held-proc count."""
+        self.line(f"DAG status: {dag_status} ({DAG_STATUS_NAMES[dag_status]})")
+        self.line(f"Of {total} nodes total:")
+        self.line(" Done     Pre   Queued    Post   Ready   Un-Ready   Failed   Futile")
+        self.line("  ===     ===      ===     ===     ===        ===      ===      ===")
+        self.line(f"{done:5d}   {pre:5d}    {queued:5d}   {post:5d}   {ready:5d}      "
+                  f"{unready:5d}    {failed:5d}    {futile:5d}")
+        self.line(f"{held_procs} job proc(s) currently held")
+        if deferrals is not None:
+            self.deferrals(deferrals, force=False)
+
+    def deferrals(self, d: Deferrals, *, force: bool) -> None:
+        """The ``Note: ... deferrals`` lines: only non-zero ones unless ``force``."""
+        if d.max_jobs_deferred or force:
+            self.line(f"Note: {d.max_jobs_deferred} total job deferrals because of -MaxJobs "
+                      f"limit ({d.max_jobs})")
+        if d.max_idle_deferred or force:
+            self.line(f"Note: {d.max_idle_deferred} total job deferrals because of -MaxIdle "
+                      f"limit ({d.max_idle})")
+        if d.category_deferred or force:
+            self.line(f"Note: {d.category_deferred} total job deferrals because of node "
+                      "category throttles")
+        if d.pre_deferred or force:
+            self.line(f"Note: {d.pre_deferred} total PRE script deferrals because of -MaxPre "
+                      f"limit ({d.max_pre}) or DEFER")
+        if d.post_deferred or force:
+            self.line(f"Note: {d.post_deferred} total POST script deferrals because of "
+                      f"-MaxPost limit ({d.max_post}) or DEFER")
+        if d.hold_deferred or force:
+            self.line(f"Note: {d.hold_deferred} total HOLD script deferrals because of "
+                      f"-MaxHold limit ({d.max_hold}) or DEFER")
+
+    # -- submission (dag.cpp SubmitNodeJob / ProcessSuccessfulSubmit / ProcessFailedSubmit) ----
+
+    def submitting_node(self, node: str) -> None:
+        self.line(f"Submitting HTCondor Node {node} job(s)...")
+
+    def assigned_id(self, cluster: int, proc: int, subproc: int = 0) -> None:
+        self.line(f"\tassigned HTCondor ID ({cluster}.{proc}.{subproc})")
+
+    def just_submitted(self, count: int) -> None:
+        """dagman_main.cpp ``condor_event_timer``, after a submit cycle."""
+        self.line(f"Just submitted {count} job{'' if count == 1 else 's'} this cycle...")
+
+    def submit_failed_after(self, tries: int) -> None:
+        self.line(f"Job submit failed after {tries} tr{'y' if tries == 1 else 'ies'}.")
+
+    def shortcutting_retries(self, node: str) -> None:
+        self.line(f"Shortcutting node {node} retries because of submit failure(s)")
+
+    # -- events (dag.cpp Dag::PrintEvent, ProcessTerminatedEvent, ProcessJobProcEnd) -----------
+
+    def event(self, event: str, node: str, cluster: int, proc: int, timestamp: float,
+              subproc: int = 0, recovery: bool = False) -> None:
+        """``event`` as ``JobEventType.name``: ``Event: ULOG_SUBMIT for HTCondor Node A ...``."""
+        self.line(f"Event: ULOG_{event.removeprefix('ULOG_')} for HTCondor Node {node} "
+                  f"({cluster}.{proc}.{subproc}) {{{event_time(timestamp)}}}"
+                  f"{' [recovery mode]' if recovery else ''}")
+
+    def number_of_idle_job_procs(self, count: int) -> None:
+        self.line(f"Number of idle job procs: {count}")
+
+    def job_proc_completed_successfully(self, node: str, cluster: int, proc: int,
+                                        subproc: int = 0) -> None:
+        self.line(f"Node {node} job proc ({cluster}.{proc}.{subproc}) completed successfully.")
+
+    def job_proc_failed(self, node: str, cluster: int, proc: int, *, status: int | None = None,
+                        signal_number: int | None = None, subproc: int = 0) -> None:
+        how = f"status {status}" if signal_number is None else f"signal {signal_number}"
+        self.line(f"Node {node} job proc ({cluster}.{proc}.{subproc}) failed with {how}.")
+
+    def node_job_completed(self, node: str) -> None:
+        """All the node's procs have left the queue."""
+        self.line(f"Node {node} job completed")
+
+    # -- scripts (scriptQ.cpp ScriptQ::Run, dag.cpp PreScriptReaper / ProcessPostTermEvent) -----
+
+    def running_script(self, script: str, node: str) -> None:
+        """``script`` is PRE, POST or HOLD: ``Running PRE script of Node A...``."""
+        self.line(f"Running {script} script of Node {node}...")
+
+    def pre_script_completed_successfully(self, node: str) -> None:
+        self.line(f"PRE Script of node {node} completed successfully.")
+
+    def pre_script_failed(self, node: str, status: int) -> None:
+        self.line(f"PRE Script of Job {node} failed with status {status}")  # "Job" sic
+
+    def pre_script_died(self, node: str, signal_number: int) -> None:
+        self.line(f"PRE Script of node {node} died on signal {signal_number} "
+                  f"({signal.strsignal(signal_number)})")
+
+    def pre_skip(self, node: str, value: int) -> None:
+        self.line(f"PRE_SKIP return value {value} indicates we are done (successfully) "
+                  f"with node {node}")
+
+    def post_script_completed_successfully(self, node: str) -> None:
+        self.line(f"POST Script of node {node} completed successfully.")
+
+    def post_script_failed(self, node: str, status: int) -> None:
+        self.line(f"POST Script of node {node} failed with status {status}")
+        self.line(f"POST for Node {node} returned {status}")
+
+    def post_script_died(self, node: str, signal_number: int) -> None:
+        self.line(f"POST Script of node {node} died on signal {signal_number}")
+
+    def retrying_node(self, node: str, retry: int, retry_max: int) -> None:
+        """dag.cpp ``RestartNode``; ``retry`` counts from 1."""
+        self.line(f"Retrying node {node} (retry #{retry} of {retry_max})...")
+
+    # -- the end (dagman_main.cpp condor_event_timer, main_shutdown_rescue; dag.cpp) ---------
+
+    def all_jobs_completed(self, deferrals: Deferrals) -> None:
+        self.line("All jobs Completed!")
+        self.deferrals(deferrals, force=True)
+
+    def jobs_failed(self, nodes: Sequence[NodeDump]) -> None:
+        """``ERROR: the following job(s) failed:`` and ``Dag::PrintJobList(STATUS_ERROR)``.
+
+        (25.x says "Node(s)"; 23.9.6 says "job(s)".)
+        """
+        self.line("ERROR: the following job(s) failed:")
+        for node in nodes:
+            self.node_dump(node)
+        self.line(_END_OF_LIST)
+
+    def node_dump(self, n: NodeDump) -> None:
+        """``Job::Dump``; the state name keeps DAGMan's padding to 16 characters."""
+        self.line("---------------------- Job ----------------------")
+        self.line(f"      Node Name: {n.name}")
+        self.line(f"           Noop: {'true' if n.noop else 'false'}")
+        self.line(f"         NodeID: {n.node_id}")
+        self.line(f"    Node Status: STATUS_{n.status.name:<9}")
+        self.line(f"Node return val: {n.retval}")
+        if n.status == NodeState.ERROR:
+            self.line(f"          Error: {n.error_text}")
+        self.line(f"Job Submit File: {n.submit_file}")
+        if n.pre_script is not None:
+            self.line(f"     PRE Script: {n.pre_script}")
+        if n.post_script is not None:
+            self.line(f"    POST Script: {n.post_script}")
+        if n.hold_script is not None:
+            self.line(f"    HOLD Script: {n.hold_script}")
+        if n.retry_max > 0:
+            self.line(f"          Retry: {n.retry_max}")
+        if n.condor_id is None:
+            self.line(" HTCondor Job ID: [not yet submitted]")
+        else:
+            c, p, s = n.condor_id
+            self.line(f" HTCondor Job ID: ({c}.{p}.{s})")
+        self.line(f"PARENTS: {_names(n.parents)} WAITING: {int(n.waiting)} "
+                  f"CHILDREN: {_names(n.children)}")
+
+    def aborting_dag_on_abort_value(self, source: str) -> None:
+        """ABORT-DAG-ON hit; ``source`` is "job", "PRE script" or "POST script"."""
+        self.line(f"Aborting DAG because we got the ABORT exit value from a {source}")
+
+    def exiting_because_halted(self) -> None:
+        self.line("Exiting because DAG is halted and no jobs or scripts are running")
+
+    def checking_for_cycle(self) -> None:
+        self.line("ERROR: DAG finished but not all nodes are complete -- checking for a cycle...")
+
+    def cycle_exists(self) -> None:
+        self.line("... ERROR: a cycle exists in the dag, please check input")
+
+    def received_sigusr1(self) -> None:
+        """condor_rm of the DAGMan job."""
+        self.line("Received SIGUSR1")
+
+    def aborting_dag(self) -> None:
+        self.line("Aborting DAG...")
+
+    def writing_rescue_dag(self, path: str) -> None:
+        self.line(f"Writing Rescue DAG to {path}...")
+
+    def removing_submitted_jobs(self) -> None:
+        self.line("Removing submitted jobs...")
+
+    def wrote_metrics_file(self, path: str) -> None:
+        self.line(f"Wrote metrics file {path}.")

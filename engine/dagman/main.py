@@ -1,0 +1,65 @@
+"""condor_dagman's command line: parse the DAG, pick up a rescue DAG, run, exit with DAGMan's code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from engine.dag import DagError, build_graph, parse_file
+from engine.dag.rescue import apply_rescue, read_rescue, rescue_files, rescue_path
+from engine.dagman.runner import EXIT_ERROR, DagMan, Options
+from engine.schedd.local.client import LocalScheddClient
+from engine.state import state_dir
+
+
+def options_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m engine.dagman", description="Run a DAG file as condor_dagman does.")
+    parser.add_argument("dag", help="the DAG file")
+    parser.add_argument("-maxjobs", "--maxjobs", type=int, default=0, help="most nodes with jobs in the queue (0: no limit)")
+    parser.add_argument("-maxidle", "--maxidle", type=int, default=1000, help="most idle job procs")
+    parser.add_argument("-maxpre", "--maxpre", type=int, default=20, help="most PRE scripts at once")
+    parser.add_argument("-maxpost", "--maxpost", type=int, default=20, help="most POST scripts at once")
+    parser.add_argument("-force", "--force", action="store_true", help="ignore existing rescue DAGs (renamed .old)")
+    parser.add_argument("-dorescuefrom", "--dorescuefrom", type=int, metavar="N", help="run from rescue DAG number N")
+    parser.add_argument("-AlwaysRunPost", "--always-run-post", action="store_true", dest="always_run_post")
+    parser.add_argument("--state-dir", help="the embedded schedd's state directory")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = options_parser().parse_args(argv)
+    dag_file = args.dag
+    try:
+        graph = build_graph(parse_file(dag_file))
+        rescue = choose_rescue(dag_file, args.force, args.dorescuefrom)
+        if rescue is not None:
+            apply_rescue(graph, read_rescue(rescue))
+    except DagError as e:
+        for error in e.errors:
+            print(f"ERROR: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    dagman_id = int(os.environ.get("CONDOR_ID", "0").split(".")[0] or 0)
+    options = Options(max_jobs=args.maxjobs, max_idle=args.maxidle, max_pre=args.maxpre, max_post=args.maxpost,
+                      always_run_post=args.always_run_post, dagman_id=dagman_id)
+    with LocalScheddClient(state_dir(args.state_dir)) as schedd:
+        return DagMan(graph, schedd, options).run()
+
+
+def choose_rescue(dag_file: str, force: bool, number: int | None) -> str | None:
+    """The rescue DAG to apply: none with -force (old ones renamed .old), N with -dorescuefrom N
+    (newer ones renamed .old), else the newest, as DAGMan's AutoRescue picks it."""
+    existing = rescue_files(dag_file)
+    if force:
+        for _, path in existing:
+            os.replace(path, path + ".old")
+        return None
+    if number is not None:
+        chosen = rescue_path(dag_file, number)
+        if not os.path.exists(chosen):
+            raise DagError([])  # replaced below by a located message
+        for n, path in existing:
+            if n > number:
+                os.replace(path, path + ".old")
+        return chosen
+    return existing[-1][1] if existing else None

@@ -1,0 +1,659 @@
+"""The embedded condor_dagman: runs one DAG file against a Schedd, with DAGMan's semantics.
+
+A node runs PRE script, job, POST script; the last of them that ran decides its success
+(a POST script masks a failed job; a failed PRE skips the job and the POST).  Jobs are
+submitted through the Schedd API with DAGMan's macros and attributes (``DAGNodeName``,
+``DAGManJobId``, ``dagman_log``), and DAGMan learns what happened to them, as the real one does,
+by reading the shared ``<dag>.nodes.log``; POST script results and NOOP nodes go through that
+log too, which is what makes recovery after a crash a replay of the log.
+
+This module holds the state machine; the files it writes are formatted by their own modules.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import htcondor2
+
+from engine.dag import GraphNode, NodeKind, ScriptKind, VarsPlacement
+from engine.dag.graph import Graph
+from engine.dag.rescue import RescueNode, next_rescue_path, write_rescue
+from engine.schedd.api import JobAction, Schedd, ScheddError
+from engine.schedd.local.userlog import (
+    JobTerminatedEvent,
+    PostScriptTerminatedEvent,
+    PreSkipEvent,
+    SubmitEvent,
+    UserLog,
+)
+
+INT_MAX = 2147483647
+EXIT_OKAY, EXIT_ERROR, EXIT_ABORT, EXIT_RESTART = 0, 1, 2, 3  # dagman_main.h
+JOB_ABORTED = -1002
+SUBMIT_FAILED = -1001
+JOB_SKIPPED = -1004
+_MACRO_TOKEN = re.compile(r"\$[A-Za-z_]+\Z")
+
+
+class NodeStatus(enum.IntEnum):
+    """DAGMan's node states (node.h status_t)."""
+
+    NOT_READY = 0
+    READY = 1
+    PRERUN = 2
+    SUBMITTED = 3
+    POSTRUN = 4
+    DONE = 5
+    ERROR = 6
+    FUTILE = 7
+
+
+class DagStatus(enum.IntEnum):
+    """DAG_Status / $DAG_STATUS / the metrics' DagStatus (dagman_utils.h)."""
+
+    OK = 0
+    ERROR = 1
+    NODE_FAILED = 2
+    ABORT = 3
+    RM = 4
+    CYCLE = 5
+    HALTED = 6
+
+
+@dataclass
+class Options:
+    """condor_submit_dag's options and the DAGMan configuration knobs that matter here."""
+
+    max_jobs: int = 0  # DAGMAN_MAX_JOBS_SUBMITTED, 0 = unlimited
+    max_idle: int = 1000  # DAGMAN_MAX_JOBS_IDLE
+    max_pre: int = 20  # DAGMAN_MAX_PRE_SCRIPTS
+    max_post: int = 20  # DAGMAN_MAX_POST_SCRIPTS
+    always_run_post: bool = False  # DAGMAN_ALWAYS_RUN_POST
+    scan_interval: float = 1.0  # DAGMAN_USER_LOG_SCAN_INTERVAL (DAGMan's default is 5)
+    dagman_id: int = 0  # the DAGMan job's ClusterId (CONDOR_ID), 0 when run by hand
+
+
+@dataclass
+class Script:
+    kind: ScriptKind
+    popen: subprocess.Popen
+    started: float
+
+
+@dataclass
+class Node:
+    """A node's run-time state; ``graph`` is its declaration, lifted."""
+
+    graph: GraphNode
+    status: NodeStatus = NodeStatus.NOT_READY
+    waiting: int = 0  # parents not yet done
+    retries: int = 0
+    retval: int | None = None
+    pre_return: int | None = None
+    cluster: int | None = None
+    procs: int = 0
+    procs_done: int = 0
+    procs_held: int = 0
+    procs_idle: int = 0
+    exit_codes: dict[int, int | None] = field(default_factory=dict)  # proc -> return value, None if aborted
+    script: Script | None = None
+    defer_until: float | None = None
+    error: str = ""
+    seq: int = 0  # jobstate log sequence number of the current attempt
+
+    @property
+    def name(self) -> str:
+        return self.graph.name
+
+
+class DagMan:
+    """One DAGMan run of ``graph``. Call :meth:`run`; it returns DAGMan's exit code."""
+
+    def __init__(self, graph: Graph, schedd: Schedd, options: Options, *,
+                 clock: Callable[[], float] = time.time):
+        self.graph = graph
+        self.schedd = schedd
+        self.options = options
+        self.clock = clock
+        self.dag_file = graph.file
+        self.dag_dir = os.path.dirname(os.path.abspath(self.dag_file))
+        self.nodes = {name: Node(g) for name, g in graph.nodes.items()}
+        self.final = next((n for n in self.nodes.values() if n.graph.kind is NodeKind.FINAL), None)
+        self.by_cluster: dict[int, Node] = {}
+        self.nodes_log_path = os.path.abspath(self.dag_file) + ".nodes.log"
+        self.nodes_log = UserLog(self.nodes_log_path)
+        self.events = htcondor2.JobEventLog(self.nodes_log_path)
+        self.ready: list[Node] = []
+        self.dag_status = DagStatus.OK
+        self.final_started = False
+        self.noop_counter = 0
+        self.seq = 0
+        self.aborting: tuple[int, Node] | None = None
+        self.removed = False
+        self.held = False
+        self.concluded = False
+        self.fatal: str | None = None
+        self.rescue_path: str | None = None
+
+    # ------------------------------------------------------------------ counts
+
+    def count(self, status: NodeStatus) -> int:
+        return sum(1 for n in self.nodes.values() if n.status is status)
+
+    @property
+    def failed_count(self) -> int:
+        return self.count(NodeStatus.ERROR)
+
+    # ------------------------------------------------------------------ the run
+
+    def run(self) -> int:
+        """Run the DAG to its end and return DAGMan's exit code."""
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGUSR1, signal.SIGTERM)}
+        try:
+            self.bootstrap()
+            while self.step():
+                self.wait()
+                if self.held:
+                    return EXIT_RESTART
+            return self.conclude()
+        except DagFatal as e:
+            self.fatal = str(e)
+            self.dag_status = DagStatus.ERROR
+            self.write_rescue()
+            return EXIT_ERROR
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self.nodes_log.close()
+
+    def _on_signal(self, signum, frame) -> None:
+        if signum == signal.SIGUSR1:  # condor_rm of the DAGMan job (remove_kill_sig)
+            if not self.removed:
+                self.removed = True
+                self.dag_status = DagStatus.RM
+                self.remove_jobs("DAG Removed: User removed scheduler job from queue.")
+        else:  # condor_hold: a graceful stop; released, DAGMan resumes in recovery mode
+            self.held = True
+
+    def wait(self) -> None:
+        """Until a script exits or the scan interval passes (new log events are read each cycle)."""
+        scripts = [n.script.popen for n in self.nodes.values() if n.script is not None]
+        timeout = min(self.options.scan_interval, 0.05)
+        if not scripts:
+            time.sleep(timeout)
+            return
+        fds = []
+        try:
+            fds = [os.pidfd_open(p.pid) for p in scripts]
+            select.select(fds, [], [], timeout)
+        except (ProcessLookupError, OSError):
+            pass
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def conclude(self) -> int:
+        """Status and exit code once nothing is left to run; the FINAL node's result decides."""
+        if self.final is not None and self.final_started:
+            if self.final.status is NodeStatus.DONE:
+                return EXIT_OKAY
+            self.write_rescue()
+            return EXIT_ERROR
+        if self.removed:
+            return EXIT_ABORT
+        if self.aborting is not None:
+            value, _ = self.aborting
+            return value
+        if self.halted():
+            return EXIT_ERROR
+        if self.failed_count:
+            return EXIT_ERROR
+        return EXIT_ERROR if self.dag_status is DagStatus.CYCLE else EXIT_OKAY
+
+    def outcome(self) -> None:
+        """Before FINAL starts or the run ends: the DAG's status, and a rescue DAG unless it succeeded."""
+        unfinished = any(n.status not in (NodeStatus.DONE, NodeStatus.ERROR, NodeStatus.FUTILE)
+                         for n in self.nodes.values() if n is not self.final)
+        if self.removed:
+            self.dag_status = DagStatus.RM
+        elif self.aborting is not None:
+            pass  # check_abort set OK for RETURN 0, ABORT otherwise
+        elif self.halted() and unfinished:
+            self.dag_status = DagStatus.HALTED
+        elif self.failed_count:
+            self.dag_status = DagStatus.NODE_FAILED
+        elif unfinished:
+            self.dag_status = DagStatus.CYCLE
+        if self.dag_status is not DagStatus.OK:
+            self.write_rescue()
+
+    def write_rescue(self) -> None:
+        """One rescue file per run: the FINAL node's failure rewrites the same file."""
+        if self.rescue_path is None:
+            self.rescue_path = next_rescue_path(self.dag_file)
+        nodes = [RescueNode(n.name, done=n.status is NodeStatus.DONE, failed=n.status is NodeStatus.ERROR,
+                            final=n is self.final, retry=n.graph.retry, unless_exit=n.graph.unless_exit,
+                            retries=n.retries, return_value=n.retval) for n in self.nodes.values()]
+        write_rescue(self.rescue_path, os.path.basename(self.dag_file), nodes, datetime.fromtimestamp(self.clock()).astimezone())
+
+    def bootstrap(self) -> None:
+        """Mark DONE nodes, count each node's unfinished parents, and queue the ready ones."""
+        for node in self.nodes.values():
+            node.waiting = len(node.graph.parents)
+            if node.graph.done:
+                node.status = NodeStatus.DONE
+        for node in self.nodes.values():
+            if node.status is NodeStatus.DONE:
+                for child in node.graph.children:
+                    self.nodes[child].waiting -= 1
+        for node in self.nodes.values():
+            if node.status is NodeStatus.NOT_READY and node.waiting == 0 and node is not self.final:
+                node.status = NodeStatus.READY
+                self.ready.append(node)
+        self.ready.sort(key=lambda n: -n.graph.node.priority)
+
+    def step(self) -> bool:
+        """One cycle: read events, reap scripts, start work. False once the DAG is finished."""
+        self.read_events()
+        self.reap_scripts()
+        if self.aborting is None and not self.removed:
+            self.start_ready()
+        return not self.finished()
+
+    def finished(self) -> bool:
+        busy = any(n.status in (NodeStatus.PRERUN, NodeStatus.SUBMITTED, NodeStatus.POSTRUN) or n.defer_until
+                   for n in self.nodes.values())
+        if busy:
+            return False
+        if self.ready and self.aborting is None and not self.removed and not self.halted():
+            return False
+        if self.final is not None and not self.final_started:
+            self.outcome()
+            self.start_final()
+            return False
+        if self.final is None and not self.concluded:
+            self.concluded = True
+            self.outcome()
+        return True
+
+    def halted(self) -> bool:
+        return os.path.exists(self.dag_file + ".halt")
+
+    # ------------------------------------------------------------------ starting nodes
+
+    def start_ready(self) -> None:
+        if self.halted():
+            return
+        queued = self.count(NodeStatus.SUBMITTED)
+        pre = sum(1 for n in self.nodes.values() if n.script and n.script.kind is ScriptKind.PRE)
+        idle = sum(n.procs_idle for n in self.nodes.values())
+        categories = self._category_counts()
+        still = []
+        for node in self.ready:
+            if node.status is not NodeStatus.READY:
+                continue
+            if self.options.max_jobs and queued >= self.options.max_jobs:
+                still.append(node)
+                continue
+            if self.options.max_idle and idle >= self.options.max_idle:
+                still.append(node)
+                continue
+            category = node.graph.category
+            limit = self.graph.max_jobs.get(category) if category else None
+            if limit is not None and categories.get(category, 0) >= limit:
+                still.append(node)
+                continue
+            if ScriptKind.PRE in node.graph.node.scripts:
+                if self.options.max_pre and pre >= self.options.max_pre:
+                    still.append(node)
+                    continue
+                pre += 1
+                self.run_script(node, ScriptKind.PRE)
+            else:
+                self.submit(node)
+            if category:
+                categories[category] = categories.get(category, 0) + 1
+            if node.status is NodeStatus.SUBMITTED:
+                queued += 1
+                idle += node.procs_idle
+        self.ready = still
+
+    def _category_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for node in self.nodes.values():
+            category = node.graph.category
+            if category and node.status in (NodeStatus.PRERUN, NodeStatus.SUBMITTED, NodeStatus.POSTRUN):
+                counts[category] = counts.get(category, 0) + 1
+        return counts
+
+    def start_final(self) -> None:
+        self.final_started = True
+        node = self.final
+        node.status = NodeStatus.READY
+        if ScriptKind.PRE in node.graph.node.scripts:
+            self.run_script(node, ScriptKind.PRE)
+        else:
+            self.submit(node)
+
+    def submit(self, node: Node) -> None:
+        """Submit the node's job (or fake it for NOOP), as DAGMan's submit step does."""
+        self.seq += 1
+        node.seq = self.seq
+        node.exit_codes = {}
+        node.procs = node.procs_done = node.procs_held = node.procs_idle = 0
+        if node.graph.node.noop:
+            self.fake_noop(node)
+            return
+        try:
+            text, path, cwd = self.submit_description(node)
+            result = self.schedd.submit(text, submit_file=path, cwd=cwd)
+        except (OSError, ScheddError) as e:
+            node.error = f"submit of node {node.name} failed: {e}"
+            node.cluster = None
+            self.job_finished(node, SUBMIT_FAILED)
+            return
+        node.status = NodeStatus.SUBMITTED
+        node.cluster = result.cluster
+        node.procs = result.num_procs
+        node.procs_idle = result.num_procs
+        self.by_cluster[result.cluster] = node
+
+    def fake_noop(self, node: Node) -> None:
+        """A NOOP node's job never reaches the schedd: DAGMan logs a fake submit and exit."""
+        self.noop_counter += 1
+        now = datetime.fromtimestamp(self.clock()).astimezone()
+        ids = {"cluster": 0, "proc": INT_MAX, "subproc": self.noop_counter, "time": now}
+        node.status = NodeStatus.SUBMITTED
+        node.cluster = -self.noop_counter  # NOOP ids are negative internally, never a real cluster
+        node.procs = node.procs_idle = 1
+        self.by_cluster[node.cluster] = node
+        self.nodes_log.write(SubmitEvent(**ids, submit_host="<dummy-submit-for-noop-job>",
+                                         log_notes=f"DAG Node: {node.name}"))
+        self.nodes_log.write(JobTerminatedEvent(**ids, return_value=0))
+
+    def submit_description(self, node: Node) -> tuple[str, str, str]:
+        """The node's submit description with DAGMan's VARS and macros, and where it came from."""
+        declared = node.graph.node
+        cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
+        if declared.inline_submit is not None:
+            text, path = declared.inline_submit, f"{self.dag_file} (node {node.name})"
+        elif declared.submit in self.graph.dag.submit_descriptions:
+            text, path = self.graph.dag.submit_descriptions[declared.submit], f"{self.dag_file} ({declared.submit})"
+        else:
+            path = os.path.join(cwd, declared.submit)
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        prepend = {"JOB": node.name, "RETRY": str(node.retries), "DAG_STATUS": str(int(self.dag_status)),
+                   "FAILED_COUNT": str(self.failed_count)}
+        parents = ",".join(node.graph.parents)
+        if parents:
+            prepend["DAG_PARENT_NAMES"] = parents
+        append = {}
+        for var in declared.vars:
+            target = append if var.placement is VarsPlacement.APPEND else prepend
+            target[var.name] = var.value
+        if node.graph.node.priority:
+            prepend["priority"] = str(node.graph.node.priority)
+        append.update({
+            "dag_node_name": node.name,
+            "submit_event_notes": f"DAG Node: {node.name}",
+            "dagman_log": self.nodes_log_path,
+            "My.DAGManJobId": str(self.options.dagman_id),
+            "My.DAGManNodesLog": f'"{self.nodes_log_path}"',
+            "My.DAGParentNodeNames": f'"{parents}"',
+        })
+        if "batch_name" not in text.lower():
+            append["batch_name"] = f"{os.path.basename(self.dag_file)}+{self.options.dagman_id}"
+        return with_macros(text, prepend, append), path, cwd
+
+    # ------------------------------------------------------------------ scripts
+
+    def run_script(self, node: Node, kind: ScriptKind) -> None:
+        script = node.graph.node.scripts[kind]
+        argv = self.script_argv(node, script.argv, kind)
+        cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
+        node.status = NodeStatus.PRERUN if kind is ScriptKind.PRE else NodeStatus.POSTRUN
+        out = subprocess.DEVNULL
+        if script.debug_file:
+            out = open(os.path.join(cwd, script.debug_file), "ab")
+        try:
+            popen = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
+                                     stdout=out if script.debug_stream in ("STDOUT", "ALL") else subprocess.DEVNULL,
+                                     stderr=out if script.debug_stream in ("STDERR", "ALL") else subprocess.DEVNULL)
+        except OSError:
+            popen = None
+        finally:
+            if out is not subprocess.DEVNULL:
+                out.close()
+        if popen is None:
+            self.script_done(node, kind, 1)
+            return
+        node.script = Script(kind, popen, self.clock())
+
+    def script_argv(self, node: Node, argv: list[str], kind: ScriptKind) -> list[str]:
+        """Replace whole-token macros ($JOB, $RETURN, ...) as DAGMan does; unknown ones are fatal."""
+        macros = {
+            "$JOB": node.name, "$NODE": node.name, "$RETRY": str(node.retries),
+            "$MAX_RETRIES": str(node.graph.retry), "$DAG_STATUS": str(int(self.dag_status)),
+            "$FAILED_COUNT": str(self.failed_count), "$FUTILE_COUNT": str(self.count(NodeStatus.FUTILE)),
+            "$DONE_COUNT": str(self.count(NodeStatus.DONE)), "$QUEUED_COUNT": str(self.count(NodeStatus.SUBMITTED)),
+            "$NODE_COUNT": str(len(self.nodes)), "$DAGID": str(self.options.dagman_id),
+        }
+        if kind is not ScriptKind.PRE:
+            codes = [c for c in node.exit_codes.values() if c is not None]
+            cluster = node.cluster if node.cluster is not None and node.cluster > 0 else 0
+            last_proc = max(node.exit_codes, default=0)
+            macros.update({
+                "$JOBID": f"{cluster}.{last_proc}", "$CLUSTERID": str(cluster),
+                "$RETURN": str(node.retval if node.retval is not None else -1),
+                "$PRE_SCRIPT_RETURN": str(node.pre_return if node.pre_return is not None else -1),
+                "$JOB_COUNT": str(node.procs), "$SUCCESS": "True" if node.retval == 0 else "False",
+                "$JOB_ABORT_COUNT": str(sum(1 for c in node.exit_codes.values() if c is None)),
+                "$EXIT_CODES": ",".join(str(c) for c in sorted(set(codes))),
+                "$EXIT_CODE_COUNTS": ",".join(f"{c}:{codes.count(c)}" for c in sorted(set(codes))),
+                "$EXIT_CODE_LIST": ",".join("" if c is None else str(c) for _, c in sorted(node.exit_codes.items())),
+            })
+        out = []
+        for token in argv:
+            upper = token.upper()
+            if upper in macros:
+                out.append(macros[upper])
+            elif _MACRO_TOKEN.match(token):
+                raise DagFatal(f"unknown macro {token} in the {kind} script of node {node.name}")
+            else:
+                out.append(token)
+        return out
+
+    def reap_scripts(self) -> None:
+        for node in self.nodes.values():
+            if node.script is not None:
+                code = node.script.popen.poll()
+                if code is not None:
+                    kind = node.script.kind
+                    node.script = None
+                    self.script_done(node, kind, code)
+            elif node.defer_until is not None and self.clock() >= node.defer_until:
+                node.defer_until = None
+                kind = ScriptKind.PRE if node.status is NodeStatus.PRERUN else ScriptKind.POST
+                self.run_script(node, kind)
+
+    def script_done(self, node: Node, kind: ScriptKind, code: int) -> None:
+        script = node.graph.node.scripts[kind]
+        if script.defer_status is not None and code == script.defer_status:
+            node.defer_until = self.clock() + (script.defer_time or 0)
+            return
+        if kind is ScriptKind.PRE:
+            node.pre_return = code
+            if code == 0:
+                self.submit(node)
+            elif node.graph.node.pre_skip is not None and code == node.graph.node.pre_skip:
+                now = datetime.fromtimestamp(self.clock()).astimezone()
+                self.noop_counter += 1
+                self.nodes_log.write(PreSkipEvent(cluster=0, proc=INT_MAX, subproc=self.noop_counter, time=now,
+                                                  dag_node_name=node.name))
+                self.node_succeeded(node)
+            elif self.options.always_run_post and ScriptKind.POST in node.graph.node.scripts:
+                node.retval = JOB_SKIPPED
+                self.run_script(node, ScriptKind.POST)
+            else:
+                node.retval = code
+                node.error = f"PRE script failed with status {code}"
+                self.node_failed(node)
+        else:
+            now = datetime.fromtimestamp(self.clock()).astimezone()
+            self.nodes_log.write(PostScriptTerminatedEvent(
+                cluster=node.cluster if node.cluster and node.cluster > 0 else 0, proc=0, time=now,
+                dag_node_name=node.name, return_value=code if code >= 0 else None,
+                signal_number=-code if code < 0 else None))
+            node.retval = code
+            if code == 0:
+                self.node_succeeded(node)
+            else:
+                node.error = f"POST script failed with status {code}"
+                self.node_failed(node)
+
+    # ------------------------------------------------------------------ job events
+
+    def read_events(self) -> None:
+        for event in self.events.events(stop_after=0):
+            self.handle_event(event)
+
+    def handle_event(self, event) -> None:
+        kind = event.type
+        if event.cluster == 0 and event.proc == INT_MAX:
+            node = next((n for n in self.nodes.values() if n.cluster == -event.get("Subproc", 0)), None)
+        else:
+            node = self.by_cluster.get(event.cluster)
+        if node is None or node.status is not NodeStatus.SUBMITTED:
+            return
+        T = htcondor2.JobEventType
+        if kind == T.EXECUTE:
+            node.procs_idle = max(0, node.procs_idle - 1)
+        elif kind == T.JOB_EVICTED:
+            node.procs_idle += 1
+        elif kind == T.JOB_HELD:
+            node.procs_held += 1
+        elif kind == T.JOB_RELEASED:
+            node.procs_held = max(0, node.procs_held - 1)
+        elif kind in (T.JOB_TERMINATED, T.JOB_ABORTED):
+            if kind == T.JOB_TERMINATED:
+                value = event.get("ReturnValue")
+                if value is None:
+                    value = -int(event.get("TerminatedBySignal", 1))
+            else:
+                value = None
+            node.exit_codes[event.proc] = value
+            node.procs_done += 1
+            if node.procs_done >= node.procs:
+                failures = [v for _, v in sorted(node.exit_codes.items()) if v != 0]
+                first = failures[0] if failures else 0
+                self.job_finished(node, JOB_ABORTED if first is None else first)
+
+    def job_finished(self, node: Node, retval: int) -> None:
+        """All procs left the queue (or submission failed): POST decides, or the job's result does."""
+        node.retval = retval
+        self.by_cluster.pop(node.cluster, None)
+        if ScriptKind.POST in node.graph.node.scripts:
+            self.run_script(node, ScriptKind.POST)
+        elif retval == 0:
+            self.node_succeeded(node)
+        else:
+            if retval == SUBMIT_FAILED:
+                node.error = node.error or "job submission failed"
+            elif retval == JOB_ABORTED:
+                node.error = "Job was aborted"
+            else:
+                node.error = f"Job proc ({node.cluster}.0.0) failed with status {retval}"
+            self.node_failed(node)
+
+    # ------------------------------------------------------------------ outcomes
+
+    def node_succeeded(self, node: Node) -> None:
+        node.status = NodeStatus.DONE
+        if self.check_abort(node, 0):
+            return
+        for name in node.graph.children:
+            child = self.nodes[name]
+            child.waiting -= 1
+            if child.waiting == 0 and child.status is NodeStatus.NOT_READY:
+                child.status = NodeStatus.READY
+                self.ready.append(child)
+        self.ready.sort(key=lambda n: -n.graph.node.priority)
+
+    def node_failed(self, node: Node) -> None:
+        node.status = NodeStatus.ERROR
+        if self.check_abort(node, node.retval):
+            return
+        declared_retry = node.graph.retry
+        aborted = node.graph.unless_exit is not None and node.retval == node.graph.unless_exit
+        if node.retries < declared_retry and not aborted and not self.final_started and node is not self.final:
+            node.retries += 1
+            node.status = NodeStatus.READY
+            node.error = ""
+            node.retval = None
+            node.pre_return = None
+            self.ready.append(node)
+            return
+        if self.dag_status is DagStatus.OK:
+            self.dag_status = DagStatus.NODE_FAILED
+        if not aborted:
+            self.futilize(node)
+
+    def futilize(self, node: Node) -> None:
+        """Descendants of a failed node will never run."""
+        pending = list(node.graph.children)
+        while pending:
+            child = self.nodes[pending.pop()]
+            if child.status in (NodeStatus.NOT_READY, NodeStatus.READY):
+                child.status = NodeStatus.FUTILE
+                pending.extend(child.graph.children)
+
+    def check_abort(self, node: Node, value: int | None) -> bool:
+        abort = node.graph.node.abort_dag_on
+        if abort is None or value != abort.exit_value or self.aborting is not None:
+            return False
+        self.aborting = (abort.return_value if abort.return_value is not None else value, node)
+        self.dag_status = DagStatus.OK if abort.return_value == 0 else DagStatus.ABORT
+        self.remove_jobs(f"DAG Abort: DAG is exiting and writing rescue file.")
+        return True
+
+    def remove_jobs(self, reason: str) -> None:
+        if self.by_cluster and self.options.dagman_id:
+            try:
+                self.schedd.act(JobAction.Remove, f"DAGManJobId == {self.options.dagman_id}", reason)
+            except ScheddError:
+                pass
+        elif self.by_cluster:
+            for cluster in [c for c in self.by_cluster if c > 0]:
+                try:
+                    self.schedd.act(JobAction.Remove, cluster, reason)
+                except ScheddError:
+                    pass
+
+
+class DagFatal(Exception):
+    """A condition DAGMan treats as fatal under DAGMAN_USE_STRICT=1 (exit 1 with a rescue DAG)."""
+
+
+def with_macros(text: str, prepend: dict[str, str], append: dict[str, str]) -> str:
+    """Submit text with macros set before it is read and, like ``condor_submit -a``, before its queue."""
+    head = "".join(f"{k} = {v}\n" for k, v in prepend.items())
+    tail = "".join(f"{k} = {v}\n" for k, v in append.items())
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if re.match(r"\s*queue\b", line, re.IGNORECASE):
+            return head + "".join(lines[:i]) + tail + "".join(lines[i:])
+    return head + text + ("\n" if text and not text.endswith("\n") else "") + tail + "queue\n"
+
+
+

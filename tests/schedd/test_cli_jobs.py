@@ -1,0 +1,222 @@
+"""The job commands of the real ``crabtui`` executable against a real daemon: ``job submit``
+(condor_submit), ``q`` (condor_q), ``history`` (condor_history), ``hold``/``release``/``rm``.
+Layouts and messages are HTCondor's (condor_q's queue.cpp, condor_rm's rm.cpp, dc_schedd.cpp)."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import re
+
+import pytest
+from htcondor2 import JobEventType as ET
+
+from conftest import EventReader, read_events, types_for
+from engine.schedd.api import JobStatus
+
+USER = getpass.getuser()
+DATE = r"\d{1,2}/\d{1,2} \d\d:\d\d"
+DURATION = r"\d+\+\d\d:\d\d:\d\d"
+
+POOL = """\
+[[site]]
+name = "T2_CLI"
+slots = 2
+"""
+
+# Three jobs that never fit a slot, in a named batch; one cluster that runs (one proc done, one
+# running); one job held at submit.
+STUCK = "executable = /bin/sleep\narguments = 30\nrequest_memory = 100 TB\nbatch_name = mybatch\nqueue 3\n"
+MIXED = "executable = /bin/sleep\narguments = $(secs)\npriority = 5\nlog = mixed.log\nqueue secs in (0, 30)\n"
+HELD = "executable = /bin/true\nhold = true\nqueue\n"
+
+
+def lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def submit_cli(schedd, name: str, text: str) -> int:
+    path = schedd.write(name, text)
+    result = schedd.cli("job", "submit", str(path))
+    assert result.returncode == 0, result.stderr
+    match = re.search(r"^(\d+) job\(s\) submitted to cluster (\d+)\.$", result.stdout, re.MULTILINE)
+    assert match, result.stdout
+    return int(match.group(2))
+
+
+@pytest.fixture
+def queue(schedd):
+    """Clusters 1 (stuck, batch 'mybatch'), 2 (proc 0 done, proc 1 running) and, if asked, 3 (held)."""
+    schedd.write_pool(POOL)
+    assert schedd.submit(STUCK, name="stuck.sub").cluster == 1
+    assert schedd.submit(MIXED, name="mixed.sub").cluster == 2
+    schedd.wait_history("2.0")
+    schedd.wait_running("2.1")
+    return schedd
+
+
+def test_submit_prints_how_many_jobs_went_to_which_cluster(schedd):
+    path = schedd.write("three.sub", "executable = /bin/true\nqueue 3\n")
+    result = schedd.cli("job", "submit", str(path))
+    assert result.returncode == 0, result.stderr
+    assert lines(result.stdout)[-1] == "3 job(s) submitted to cluster 1."
+    assert result.stdout.startswith("Submitting job(s)")
+    again = schedd.cli("job", "submit", str(path))
+    assert lines(again.stdout)[-1] == "3 job(s) submitted to cluster 2."
+    # a relative path is read from, and resolved against, the directory it is given from
+    sub = schedd.work / "sub"
+    sub.mkdir()
+    (sub / "rel.sub").write_text("executable = /bin/echo\narguments = here\noutput = out.txt\nqueue\n")
+    rel = schedd.cli("job", "submit", "rel.sub", cwd=sub)
+    assert lines(rel.stdout)[-1] == "1 job(s) submitted to cluster 3."
+    schedd.wait_history("3.0")
+    assert (sub / "out.txt").read_text() == "here\n"
+
+
+def test_q_default_batch_layout(queue):
+    result = queue.cli("q")
+    assert result.returncode == 0, result.stderr
+    out = lines(result.stdout)
+    assert re.fullmatch(rf"-- Schedd: \S+ : <.+> @ \d\d/\d\d/\d\d \d\d:\d\d:\d\d", out[0])
+    assert out[1].split() == ["OWNER", "BATCH_NAME", "SUBMITTED", "DONE", "RUN", "IDLE", "TOTAL", "JOB_IDS"]
+    assert re.fullmatch(rf"{USER}\s+mybatch\s+{DATE}\s+_\s+_\s+3\s+3\s+1\.0-2", out[2]), out[2]
+    assert re.fullmatch(rf"{USER}\s+ID: 2\s+{DATE}\s+1\s+1\s+_\s+2\s+2\.1", out[3]), out[3]
+    assert out[4].startswith("Total for query: 4 jobs; 0 completed, 0 removed, 3 idle, 1 running, 0 held, 0 suspended")
+
+    submit_cli(queue, "held.sub", HELD)
+    out = lines(queue.cli("q").stdout)
+    assert out[1].split() == ["OWNER", "BATCH_NAME", "SUBMITTED", "DONE", "RUN", "IDLE", "HOLD", "TOTAL", "JOB_IDS"]
+    assert re.fullmatch(rf"{USER}\s+ID: 3\s+{DATE}\s+_\s+_\s+_\s+1\s+1\s+3\.0", out[4]), out[4]
+
+
+def test_q_totals_lines_follow_condor_q(queue):
+    """condor_q prints the query's totals, the user's and all users' (queue.cpp standard_summary3);
+    the last two count every job in the schedd, not only those the constraint selected."""
+    out = lines(queue.cli("q", "-constraint", "ClusterId == 1").stdout)
+    counts = "{} jobs; 0 completed, 0 removed, {} idle, {} running, 0 held, 0 suspended"
+    assert out[-3:] == [
+        "Total for query: " + counts.format(3, 3, 0),
+        f"Total for {USER}: " + counts.format(4, 3, 1),
+        "Total for all users: " + counts.format(4, 3, 1),
+    ]
+
+
+def test_q_nobatch_layout(queue):
+    submit_cli(queue, "held.sub", HELD)
+    result = queue.cli("q", "-nobatch")
+    assert result.returncode == 0, result.stderr
+    out = lines(result.stdout)
+    assert out[1].split() == ["ID", "OWNER", "SUBMITTED", "RUN_TIME", "ST", "PRI", "SIZE", "CMD"]
+    rows = out[2:7]
+    for proc, row in enumerate(rows[:3]):
+        assert re.fullmatch(rf"1\.{proc}\s+{USER}\s+{DATE}\s+0\+00:00:00\s+I\s+0\s+\d+\.\d\s+sleep 30", row), row
+    assert re.fullmatch(rf"2\.1\s+{USER}\s+{DATE}\s+{DURATION}\s+R\s+5\s+\d+\.\d\s+sleep 30", rows[3]), rows[3]
+    assert re.fullmatch(rf"3\.0\s+{USER}\s+{DATE}\s+0\+00:00:00\s+H\s+0\s+\d+\.\d\s+true", rows[4]), rows[4]
+    assert out[7].startswith("Total for query: 5 jobs; 0 completed, 0 removed, 3 idle, 1 running, 1 held, 0 suspended")
+
+
+def test_q_constraint_and_job_ids_select_jobs(queue):
+    submit_cli(queue, "held.sub", HELD)
+    held = lines(queue.cli("q", "-nobatch", "-constraint", "JobStatus == 5").stdout)
+    assert [row.split()[0] for row in held[2:] if not row.startswith("Total")] == ["3.0"]
+    by_id = lines(queue.cli("q", "-nobatch", "1.1", "2").stdout)
+    assert [row.split()[0] for row in by_id[2:] if not row.startswith("Total")] == ["1.1", "2.1"]
+    bad = queue.cli("q", "-constraint", "JobStatus ==")
+    assert bad.returncode != 0
+    assert "JobStatus ==" in bad.stderr
+
+
+def test_q_autoformat(queue):
+    result = queue.cli("q", "-af", "ClusterId,ProcId,JobBatchName,JobStatus,NoSuchAttr")
+    assert result.returncode == 0, result.stderr
+    assert lines(result.stdout) == [
+        "1 0 mybatch 1 undefined", "1 1 mybatch 1 undefined", "1 2 mybatch 1 undefined",
+        "2 1 undefined 2 undefined"]
+
+
+def test_q_autoformat_takes_attributes_as_separate_arguments_like_condor_q(queue):
+    """``condor_q -af ClusterId ProcId`` reads attribute names up to the next option
+    (queue.cpp parse_autoformat_args): the usual way to write it."""
+    result = queue.cli("q", "-af", "ClusterId", "ProcId", "JobStatus")
+    assert result.returncode == 0, result.stderr
+    assert lines(result.stdout) == ["1 0 1", "1 1 1", "1 2 1", "2 1 2"]
+
+
+def test_q_json(queue):
+    result = queue.cli("q", "--json")
+    assert result.returncode == 0, result.stderr
+    ads = json.loads(result.stdout)
+    assert [(ad["ClusterId"], ad["ProcId"], ad["JobStatus"]) for ad in ads] == [
+        (1, 0, 1), (1, 1, 1), (1, 2, 1), (2, 1, 2)]
+    assert all(ad["Cmd"] == "/bin/sleep" and ad["Owner"] == USER for ad in ads)
+    assert ads[0]["JobBatchName"] == "mybatch"
+
+
+def test_history(queue):
+    result = queue.cli("history")
+    assert result.returncode == 0, result.stderr
+    out = lines(result.stdout)
+    assert out[0].split() == ["ID", "OWNER", "SUBMITTED", "RUN_TIME", "ST", "COMPLETED", "CMD"]
+    assert re.fullmatch(rf"2\.0\s+{USER}\s+{DATE}\s+{DURATION}\s+C\s+{DATE}\s+sleep 0", out[1]), out[1]
+    assert len(out) == 2
+
+    queue.client.act("Remove", "1")
+    queue.wait_history("1.2")
+    statuses = {row.split()[0]: row.split()[5] for row in lines(queue.cli("history").stdout)[1:]}
+    assert statuses == {"1.0": "X", "1.1": "X", "1.2": "X", "2.0": "C"}
+    assert lines(queue.cli("history", "2").stdout)[1].split()[0] == "2.0"
+    assert len(lines(queue.cli("history", "-match", "1").stdout)) == 2
+    assert lines(queue.cli("history", "-af", "ClusterId,ProcId,ExitCode", "2").stdout) == ["2 0 0"]
+    ads = json.loads(queue.cli("history", "--json", "-constraint", "JobStatus == 4").stdout)
+    assert [(ad["ClusterId"], ad["ProcId"], ad["ExitCode"]) for ad in ads] == [(2, 0, 0)]
+
+
+def test_history_lists_newest_first(queue):
+    """condor_history reads the history file backwards: the job that left the queue last comes
+    first, also when several left within the same second."""
+    queue.client.act("Remove", "1.1")
+    queue.wait_history("1.1")
+    queue.client.act("Remove", "1.0")
+    queue.wait_history("1.0")
+    ids = [row.split()[0] for row in lines(queue.cli("history").stdout)[1:]]
+    assert ids == ["1.0", "1.1", "2.0"]
+    assert lines(queue.cli("history", "-match", "1").stdout)[1].split()[0] == "1.0"
+
+
+def test_hold_release_rm(queue):
+    hold = queue.cli("hold", "2.1", "-reason", "looking at it")
+    assert hold.returncode == 0, hold.stderr
+    ad = queue.wait_status("2.1", JobStatus.HELD)
+    assert ad["HoldReason"] == "looking at it"
+    assert ad["HoldReasonCode"] == 1
+    log = EventReader(queue.work / "mixed.log")
+    assert log.wait_type(ET.JOB_HELD, "2.1")["HoldReason"] == "looking at it"
+
+    release = queue.cli("release", "2.1")
+    assert release.returncode == 0, release.stderr
+    log.wait_type(ET.JOB_RELEASED, "2.1")
+    assert queue.wait_running("2.1")["NumJobStarts"] == 2
+
+    rm = queue.cli("rm", "1", "2.1")
+    assert rm.returncode == 0, rm.stderr
+    for job in ("1.0", "1.1", "1.2", "2.1"):
+        assert queue.wait_history(job)["JobStatus"] == JobStatus.REMOVED
+    assert queue.client.query() == []
+    assert types_for(read_events(queue.work / "mixed.log"), "2.1") == [
+        ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD, ET.JOB_RELEASED, ET.EXECUTE, ET.JOB_ABORTED]
+
+    submit_cli(queue, "held.sub", HELD)
+    by_constraint = queue.cli("rm", "-constraint", "JobStatus == 5")
+    assert by_constraint.returncode == 0, by_constraint.stderr
+    assert queue.wait_history("3.0")["JobStatus"] == JobStatus.REMOVED
+
+
+def test_hold_release_rm_messages_are_condors(queue):
+    """condor_hold/release/rm print dc_schedd.cpp's per-job results ("Job 2.1 held") and, for a
+    cluster, rm.cpp's "All jobs in cluster 1 have been marked for removal"."""
+    assert queue.cli("hold", "2.1").stdout == "Job 2.1 held\n"
+    assert queue.cli("release", "2.1").stdout == "Job 2.1 released\n"
+    assert queue.cli("hold", "1").stdout == "All jobs in cluster 1 have been held\n"
+    assert queue.cli("release", "1").stdout == "All jobs in cluster 1 have been released\n"
+    assert queue.cli("rm", "2.1").stdout == "Job 2.1 marked for removal\n"
+    assert queue.cli("rm", "1").stdout == "All jobs in cluster 1 have been marked for removal\n"

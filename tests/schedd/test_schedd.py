@@ -1,0 +1,564 @@
+"""The embedded schedd end to end: a real daemon per test, real job processes, real user logs
+read back with ``htcondor2.JobEventLog``; expectations are HTCondor's (issue 3).
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import signal
+import stat
+import subprocess
+import sys
+
+import pytest
+from htcondor2 import JobEventType as ET
+
+from conftest import (
+    EventReader,
+    crabtui_command,
+    process_alive,
+    process_gone,
+    read_events,
+    types_for,
+    wait_for,
+)
+from engine.schedd.api import JobAction, JobStatus, ScheddError
+from engine.schedd.local.client import LocalScheddClient
+from engine.schedd.local.pool import Site
+
+SHOW = """\
+#!/bin/sh
+for a in "$@"; do printf '[%s]\\n' "$a"; done
+echo "GREETING=$GREETING"
+echo "OTHER=$OTHER"
+echo "MARK=$CRABTUI_TEST_MARK"
+echo "PWD=$(pwd)"
+echo "stderr says $GREETING" >&2
+exit "${EXIT:-3}"
+"""
+
+# A job that starts a child and waits: hold and remove must kill both (the whole process group).
+FAMILY = """\
+#!/bin/sh
+sleep 30 &
+echo $! > child.$1.pid
+wait
+"""
+
+MEMORY_HOG = """\
+import time
+block = b"x" * (100 << 20)   # ~100 MB, written, so resident
+time.sleep(30)
+"""
+
+TWO_SITES_OF_THREE = """\
+[[site]]
+name = "T2_A"
+slots = 1
+
+[[site]]
+name = "T2_B"
+slots = 1
+
+[[site]]
+name = "T2_C"
+slots = 2
+"""
+
+ONE_SLOT = """\
+[[site]]
+name = "T2_ONE"
+slots = 1
+"""
+
+
+def daemons_of(state_path: str) -> list[int]:
+    """Live daemon processes serving ``state_path``."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "engine.schedd.local.daemon" in argv and state_path in argv and process_alive(int(entry)):
+            pids.append(int(entry))
+    return pids
+
+
+def job_id(event) -> str:
+    return f"{event.cluster}.{event.proc}"
+
+
+# ------------------------------------------------------------------------------------ running jobs
+
+class TestRunToCompletion:
+    def test_new_syntax_arguments_environment_initialdir_and_files(self, schedd):
+        script = schedd.write("show.sh", SHOW, executable=True)
+        (schedd.work / "run").mkdir()
+        result = schedd.submit(f"""
+            executable = {script}
+            arguments = "one 'two words' ""quoted"" 'it''s'"
+            environment = "GREETING=hello OTHER='a b'"
+            initialdir = run
+            output = out.$(Cluster).$(Process)
+            error = err.$(Cluster).$(Process)
+            log = job.log
+            queue
+            """)
+        assert (result.num_procs, result.first_proc) == (1, 0)
+        job = f"{result.cluster}.0"
+        ad = schedd.wait_history(job)
+        run = schedd.work / "run"
+        out = (run / f"out.{result.cluster}.0").read_text()
+        assert out.splitlines() == ["[one]", "[two words]", '["quoted"]', "[it's]", "GREETING=hello",
+                                    "OTHER=a b", "MARK=", f"PWD={run}"]
+        assert (run / f"err.{result.cluster}.0").read_text() == "stderr says hello\n"
+        assert schedd.job(job) is None, "a completed job leaves the queue"
+        assert ad["JobStatus"] == JobStatus.COMPLETED
+        assert ad["ExitCode"] == 3
+        assert ad["ExitBySignal"] is False
+        assert ad["NumJobStarts"] == 1
+        assert isinstance(ad["RemoteWallClockTime"], float) and ad["RemoteWallClockTime"] > 0
+        assert ad["CompletionDate"] >= ad["QDate"]
+        assert ad["Iwd"] == str(run)
+        assert ad["Cmd"] == str(script)
+
+        events = read_events(run / "job.log")  # log is relative to initialdir
+        assert [(e.type, job_id(e)) for e in events] == [
+            (ET.SUBMIT, job), (ET.EXECUTE, job), (ET.JOB_TERMINATED, job)]
+        terminated = events[-1]
+        assert terminated["TerminatedNormally"] is True
+        assert terminated["ReturnValue"] == 3
+
+    def test_old_syntax_arguments_and_environment_and_getenv(self, schedd, monkeypatch):
+        monkeypatch.setenv("CRABTUI_TEST_MARK", "from-the-submitter")
+        script = schedd.write("show.sh", SHOW, executable=True)
+        result = schedd.submit(f"""
+            executable = {script}
+            arguments = alpha  beta gamma
+            environment = GREETING=hi;OTHER=x y;EXIT=0
+            getenv = true
+            output = out.txt
+            log = job.log
+            queue
+            """)
+        ad = schedd.wait_history(f"{result.cluster}.0")
+        assert ad["ExitCode"] == 0
+        assert (schedd.work / "out.txt").read_text().splitlines()[:6] == [
+            "[alpha]", "[beta]", "[gamma]", "GREETING=hi", "OTHER=x y", "MARK=from-the-submitter"]
+
+    @pytest.mark.parametrize("queue, expected", [
+        ("queue 3", ["{c}.0", "{c}.1", "{c}.2"]),
+        ("queue item in (red, green)", ["{c}.0 red", "{c}.1 green"]),
+        ("queue item matching *.txt", ["{c}.0 a.txt", "{c}.1 b.txt"]),
+        ("queue item from (\n  red\n  green\n)", ["{c}.0 red", "{c}.1 green"]),
+    ], ids=["count", "in", "matching", "from"])
+    def test_queue_statements_expand_cluster_process_and_items(self, schedd, queue, expected):
+        for name in ("a.txt", "b.txt", "c.dat"):
+            (schedd.work / name).write_text("")
+        item = " $(item)" if "item" in queue else ""
+        result = schedd.submit(
+            "executable = /bin/echo\n"
+            f"arguments = $(Cluster).$(Process){item}\n"
+            "output = out.$(Cluster).$(Process)\n"
+            "log = job.log\n" + queue + "\n")
+        c = result.cluster
+        assert result.num_procs == len(expected)
+        for proc, line in enumerate(expected):
+            schedd.wait_history(f"{c}.{proc}")
+            assert (schedd.work / f"out.{c}.{proc}").read_text() == line.format(c=c) + "\n"
+        terminated = [e for e in read_events(schedd.work / "job.log") if e.type == ET.JOB_TERMINATED]
+        assert sorted(job_id(e) for e in terminated) == [f"{c}.{p}" for p in range(len(expected))]
+
+    def test_signal_termination(self, schedd):
+        result = schedd.submit("""
+            executable = /bin/sh
+            arguments = "-c 'kill -9 $$'"
+            log = job.log
+            queue
+            """)
+        job = f"{result.cluster}.0"
+        ad = schedd.wait_history(job)
+        assert ad["JobStatus"] == JobStatus.COMPLETED
+        assert ad["ExitBySignal"] is True
+        assert ad["ExitSignal"] == signal.SIGKILL
+        assert "ExitCode" not in ad
+        (terminated,) = [e for e in read_events(schedd.work / "job.log") if e.type == ET.JOB_TERMINATED]
+        assert job_id(terminated) == job
+        assert terminated["TerminatedNormally"] is False
+        assert terminated["TerminatedBySignal"] == signal.SIGKILL
+
+
+# ------------------------------------------------------------------------------------ hold, release, remove
+
+class TestHoldReleaseRemove:
+    def test_hold_true_submits_held_and_release_runs_it(self, schedd):
+        result = schedd.submit("""
+            executable = /bin/true
+            hold = true
+            log = job.log
+            queue
+            """)
+        job = f"{result.cluster}.0"
+        ad = schedd.job(job)
+        assert ad["JobStatus"] == JobStatus.HELD
+        assert ad["HoldReasonCode"] == 15
+        assert ad["HoldReason"] == "submitted on hold at user's request"
+        assert ad["NumJobStarts"] == 0
+        log = EventReader(schedd.work / "job.log")
+        held = log.wait_type(ET.JOB_HELD, job)
+        assert held["HoldReasonCode"] == 15
+        assert types_for(log.seen, job) == [ET.SUBMIT, ET.JOB_HELD]
+
+        assert schedd.client.act(JobAction.Release, job).changed == 1
+        log.wait_type(ET.JOB_TERMINATED, job)
+        assert types_for(log.seen, job) == [ET.SUBMIT, ET.JOB_HELD, ET.JOB_RELEASED, ET.EXECUTE, ET.JOB_TERMINATED]
+        assert schedd.wait_history(job)["NumJobStarts"] == 1
+
+    def test_hold_kills_a_running_job_and_keeps_it_release_runs_it_again(self, schedd):
+        script = schedd.write("family.sh", FAMILY, executable=True)
+        result = schedd.submit(f"""
+            executable = {script}
+            arguments = $(Cluster).$(Process)
+            log = job.log
+            queue
+            """)
+        job = f"{result.cluster}.0"
+        log = EventReader(schedd.work / "job.log")
+        ad = schedd.wait_running(job)
+        pid = ad["JobPid"]
+        child_file = schedd.work / f"child.{job}.pid"
+        child = int(wait_for(lambda: child_file.exists() and child_file.read_text().strip(), "the job's child pid"))
+        assert process_alive(pid) and process_alive(child)
+
+        assert schedd.client.act(JobAction.Hold, job).changed == 1
+        ad = schedd.wait_status(job, JobStatus.HELD)
+        assert ad["HoldReasonCode"] == 1
+        assert ad["HoldReason"] == f"via condor_hold (by user {getpass.getuser()})"
+        held = log.wait_type(ET.JOB_HELD, job)
+        assert held["HoldReasonCode"] == 1
+        assert held["HoldReason"] == ad["HoldReason"]
+        wait_for(lambda: process_gone(pid) and process_gone(child), "the held job's processes to be killed", 5)
+        ad = schedd.job(job)
+        assert ad is not None and ad["JobStatus"] == JobStatus.HELD, "a held job stays in the queue"
+        assert ad["NumJobStarts"] == 1
+
+        child_file.unlink()
+        assert schedd.client.act(JobAction.Release, job).changed == 1
+        log.wait_type(ET.JOB_RELEASED, job)
+        log.wait_type(ET.EXECUTE, job)
+        ad = schedd.wait_running(job)
+        assert ad["NumJobStarts"] == 2
+        assert ad["JobPid"] != pid
+        assert "HoldReason" not in ad and "HoldReasonCode" not in ad
+        assert types_for(log.seen, job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD, ET.JOB_RELEASED, ET.EXECUTE]
+
+    def test_remove_kills_a_running_job_and_logs_an_abort(self, schedd):
+        script = schedd.write("family.sh", FAMILY, executable=True)
+        result = schedd.submit(f"""
+            executable = {script}
+            arguments = $(Cluster).$(Process)
+            log = job.log
+            queue
+            """)
+        job = f"{result.cluster}.0"
+        pid = schedd.wait_running(job)["JobPid"]
+        child_file = schedd.work / f"child.{job}.pid"
+        child = int(wait_for(lambda: child_file.exists() and child_file.read_text().strip(), "the job's child pid"))
+
+        assert schedd.client.act(JobAction.Remove, job, reason="not needed").changed == 1
+        ad = schedd.wait_history(job)
+        assert ad["JobStatus"] == JobStatus.REMOVED
+        assert ad["RemoveReason"] == "not needed"
+        assert schedd.job(job) is None
+        wait_for(lambda: process_gone(pid) and process_gone(child), "the removed job's processes to be killed", 5)
+        log = EventReader(schedd.work / "job.log")
+        aborted = log.wait_type(ET.JOB_ABORTED, job)
+        assert aborted["Reason"] == "not needed"
+        assert types_for(log.all(), job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_ABORTED]
+
+
+# ------------------------------------------------------------------------------------ policy
+
+class TestPolicy:
+    def test_on_exit_hold(self, schedd):
+        result = schedd.submit("""
+            executable = /bin/sh
+            arguments = "-c 'exit 3'"
+            on_exit_hold = ExitCode == 3
+            log = job.log
+            queue
+            """)
+        job = f"{result.cluster}.0"
+        ad = schedd.wait_status(job, JobStatus.HELD, timeout=5)
+        assert ad["HoldReasonCode"] == 3
+        assert ad["HoldReasonSubCode"] == 0
+        assert ad["HoldReason"] == "The job attribute OnExitHold expression 'ExitCode == 3' evaluated to TRUE"
+        assert ad["ExitCode"] == 3
+        log = EventReader(schedd.work / "job.log")
+        held = log.wait_type(ET.JOB_HELD, job)
+        assert held["HoldReasonCode"] == 3
+        assert types_for(log.seen, job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD]
+
+    def test_on_exit_remove_false_with_max_retries_reruns_until_retries_are_spent(self, schedd):
+        result = schedd.submit("""
+            executable = /bin/sh
+            arguments = "-c 'exit 1'"
+            on_exit_remove = false
+            max_retries = 2
+            log = job.log
+            queue
+            """)
+        job = f"{result.cluster}.0"
+        ad = schedd.wait_history(job)
+        assert ad["JobStatus"] == JobStatus.COMPLETED
+        assert ad["JobMaxRetries"] == 2
+        assert ad["NumJobCompletions"] == 3  # first run + 2 retries: NumJobCompletions > JobMaxRetries
+        assert ad["NumJobStarts"] == 3
+        assert ad["ExitCode"] == 1
+        types = types_for(read_events(schedd.work / "job.log"), job)
+        assert types.count(ET.EXECUTE) == 3
+        assert types.count(ET.JOB_TERMINATED) == 1
+        assert types[-1] == ET.JOB_TERMINATED
+
+    def test_requeue_is_logged_as_an_eviction_terminated_and_requeued(self, schedd):
+        """HTCondor's shadow logs a job that exits and stays in the queue (OnExitRemove false) as
+        JOB_EVICTED with terminate_and_requeued and the exit status (BaseShadow::logRequeueEvent)."""
+        result = schedd.submit("""
+            executable = /bin/sh
+            arguments = "-c 'exit 1'"
+            max_retries = 1
+            log = job.log
+            queue
+            """)
+        job = f"{result.cluster}.0"
+        schedd.wait_history(job)
+        events = [e for e in read_events(schedd.work / "job.log") if job_id(e) == job and e.type != ET.IMAGE_SIZE]
+        assert [e.type for e in events] == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.EXECUTE, ET.JOB_TERMINATED]
+        evicted = events[2]
+        assert evicted["TerminatedAndRequeued"] is True
+        assert evicted["TerminatedNormally"] is True
+        assert evicted["ReturnValue"] == 1
+
+    def test_periodic_hold_when_memory_usage_exceeds_request_memory(self, schedd):
+        hog = schedd.write("hog.py", MEMORY_HOG)
+        result = schedd.submit(f"""
+            executable = {sys.executable}
+            arguments = {hog}
+            request_memory = 20 MB
+            periodic_hold = MemoryUsage > RequestMemory
+            periodic_hold_reason = "Memory usage above request_memory"
+            log = job.log
+            queue
+            """)
+        job = f"{result.cluster}.0"
+        pid = schedd.wait_running(job)["JobPid"]
+        ad = schedd.wait_status(job, JobStatus.HELD, timeout=8)
+        assert ad["RequestMemory"] == 20
+        assert ad["MemoryUsage"] > 20
+        assert ad["HoldReasonCode"] == 3
+        wait_for(lambda: process_gone(pid), "the held job's process to be killed", 5)
+        log = EventReader(schedd.work / "job.log")
+        held = log.wait_type(ET.JOB_HELD, job)
+        sizes = [e for e in log.seen if e.type == ET.IMAGE_SIZE and job_id(e) == job]
+        assert sizes, "an image-size event is logged when the job's memory is measured"
+        assert max(e["MemoryUsage"] for e in sizes) > 20
+        assert held["HoldReasonCode"] == 3
+        # periodic_hold_reason is a ClassAd expression (condor_submit inserts it with AssignJobExpr);
+        # the string it evaluates to is the HoldReason, without the quotes.
+        assert ad["HoldReason"] == "Memory usage above request_memory"
+        assert held["HoldReason"] == "Memory usage above request_memory"
+
+    def test_periodic_remove(self, schedd):
+        result = schedd.submit("""
+            executable = /bin/sleep
+            arguments = 30
+            periodic_remove = JobStatus == 2
+            log = job.log
+            queue
+            """)
+        job = f"{result.cluster}.0"
+        pid = schedd.wait_running(job)["JobPid"]
+        ad = schedd.wait_history(job)
+        assert ad["JobStatus"] == JobStatus.REMOVED
+        assert ad["RemoveReason"] == "The job attribute PeriodicRemove expression 'JobStatus == 2' evaluated to TRUE"
+        wait_for(lambda: process_gone(pid), "the removed job's process to be killed", 5)
+        log = EventReader(schedd.work / "job.log")
+        log.wait_type(ET.JOB_ABORTED, job)
+        assert types_for(log.seen, job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_ABORTED]
+
+
+# ------------------------------------------------------------------------------------ matchmaking
+
+class TestMatchmaking:
+    CRAB = """
+        executable = /bin/true
+        +DESIRED_Sites = "{sites}"
+        requirements = stringListMember(TARGET.GLIDEIN_CMSSite, MY.DESIRED_Sites)
+        log = job.log
+        queue {count}
+        """
+
+    def test_jobs_run_only_on_their_desired_sites(self, schedd):
+        schedd.write_pool(TWO_SITES_OF_THREE)
+        result = schedd.submit(self.CRAB.format(sites="T2_A,T2_B", count=6))
+        ads = [schedd.wait_history(job) for job in result.job_ids()]
+        sites = [ad["MATCH_GLIDEIN_CMSSite"] for ad in ads]
+        assert set(sites) == {"T2_A", "T2_B"}, sites  # the first two start at once, one on each site
+        for ad in ads:
+            assert ad["RemoteHost"] == f"slot1@{Site(ad['MATCH_GLIDEIN_CMSSite']).machine}"
+            assert ad["ExitCode"] == 0
+        executes = [e for e in read_events(schedd.work / "job.log") if e.type == ET.EXECUTE]
+        assert len(executes) == 6
+        assert all(Site("T2_C").machine not in e["SlotName"] for e in executes)
+
+    def test_job_matching_no_site_stays_idle_and_analyze_names_the_clause(self, schedd):
+        schedd.write_pool(TWO_SITES_OF_THREE)
+        stuck = schedd.submit(self.CRAB.format(sites="T2_Z", count=1), name="stuck.sub")
+        # Another job runs and completes afterwards, so the schedd has matched again since.
+        other = schedd.submit(self.CRAB.format(sites="T2_C", count=1), name="other.sub")
+        assert schedd.wait_history(f"{other.cluster}.0")["MATCH_GLIDEIN_CMSSite"] == "T2_C"
+        job = f"{stuck.cluster}.0"
+        ad = schedd.job(job)
+        assert ad["JobStatus"] == JobStatus.IDLE
+        assert ad["NumJobStarts"] == 0
+        text = schedd.client.analyze(job)
+        clause = [line for line in text.splitlines() if "stringListMember" in line and "GLIDEIN_CMSSite" in line
+                  and "matches no slot" in line]
+        assert clause, text
+        assert "T2_Z" in text
+        assert "matches none of the 4 slots" in text
+
+    def test_request_memory_larger_than_every_slot_stays_idle(self, schedd):
+        schedd.write_pool(TWO_SITES_OF_THREE)  # 2000 MB per slot
+        big = schedd.submit("executable = /bin/true\nrequest_memory = 4 GB\nqueue\n", name="big.sub")
+        small = schedd.submit("executable = /bin/true\nrequest_memory = 1 GB\nqueue\n", name="small.sub")
+        schedd.wait_history(f"{small.cluster}.0")
+        job = f"{big.cluster}.0"
+        ad = schedd.job(job)
+        assert ad["JobStatus"] == JobStatus.IDLE
+        assert ad["RequestMemory"] == 4096
+        text = schedd.client.analyze(job)
+        (line,) = [line for line in text.splitlines() if line.strip().startswith("RequestMemory")]
+        assert "0 of 4 slots have enough Memory" in line, text
+
+
+# ------------------------------------------------------------------------------------ the daemon
+
+class TestDaemon:
+    def test_pool_start_status_stop(self, schedd):
+        status = schedd.cli("pool", "status")
+        assert status.returncode != 0
+        assert "no schedd is running" in status.stdout + status.stderr
+
+        start = schedd.cli("pool", "start")
+        assert start.returncode == 0, start.stderr
+        assert start.stdout.startswith("schedd started (pid ")
+        pid = schedd.daemon_pid()
+        assert pid is not None and f"(pid {pid})" in start.stdout
+        mode = os.stat(schedd.state.socket).st_mode
+        assert stat.S_ISSOCK(mode)
+        assert stat.S_IMODE(mode) == 0o600
+
+        again = schedd.cli("pool", "start")
+        assert again.returncode == 0
+        assert "already running" in again.stdout and f"(pid {pid})" in again.stdout
+
+        status = schedd.cli("pool", "status")
+        assert status.returncode == 0
+        assert status.stdout.startswith(f"schedd running (pid {pid})")
+
+        stop = schedd.cli("pool", "stop")
+        assert stop.returncode == 0
+        assert stop.stdout.startswith("schedd stopped")
+        wait_for(lambda: process_gone(pid), "the daemon to exit", 10)
+        assert not os.path.exists(schedd.state.socket)
+        assert schedd.cli("pool", "status").returncode != 0
+
+    def test_a_client_starts_the_daemon_on_demand(self, schedd):
+        with pytest.raises(ScheddError, match="no schedd is running"):
+            LocalScheddClient(schedd.state, autostart=False).query()
+        assert schedd.client.query() == []
+        info = schedd.client.ping()
+        assert process_alive(info["pid"])
+        assert info["state_dir"] == schedd.state.path
+        assert LocalScheddClient(schedd.state, autostart=False).running()
+
+    def test_two_daemons_cannot_serve_one_state_dir(self, schedd):
+        pid = schedd.client.ping()["pid"]
+        second = subprocess.run([sys.executable, "-m", "engine.schedd.local.daemon", "--state-dir", schedd.state.path],
+                                capture_output=True, text=True, timeout=30)
+        assert second.returncode != 0
+        assert "already running" in second.stderr
+        assert schedd.fresh_client().ping()["pid"] == pid
+
+    def test_clients_starting_at_once_share_one_daemon(self, schedd):
+        clients = [subprocess.Popen([*crabtui_command(), "--state-dir", schedd.state.path, "q", "-af", "ClusterId"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                   for _ in range(6)]
+        results = [(c.wait(timeout=60), c.stderr.read()) for c in clients]
+        for c in clients:
+            c.stdout.close()
+            c.stderr.close()
+        assert results == [(0, "")] * 6
+        assert len(daemons_of(schedd.state.path)) == 1
+
+    def test_daemon_killed_with_sigkill_recovers_its_queue(self, schedd):
+        schedd.write_pool(ONE_SLOT)
+        done = schedd.submit("executable = /bin/true\nlog = done.log\nqueue\n", name="done.sub")
+        schedd.wait_history(f"{done.cluster}.0")
+        result = schedd.submit("""
+            executable = /bin/sleep
+            arguments = 30
+            log = crash.log
+            queue 2
+            """)
+        running, idle = result.job_ids()
+        old_pid = schedd.wait_running(running)["JobPid"]
+        assert schedd.job(idle)["JobStatus"] == JobStatus.IDLE
+        daemon = schedd.client.ping()["pid"]
+
+        os.kill(daemon, signal.SIGKILL)
+        wait_for(lambda: process_gone(daemon), "the killed daemon to be gone", 5)
+        assert process_alive(old_pid), "the job outlives its schedd, as a job outlives a dead shadow"
+
+        client = schedd.fresh_client()  # the next command starts a new daemon
+        jobs = {f"{ad['ClusterId']}.{ad['ProcId']}": ad for ad in client.query()}
+        assert set(jobs) == {running, idle}, "the queue is intact"
+        assert client.ping()["pid"] != daemon
+        ad = schedd.wait_status(running, JobStatus.RUNNING,
+                                check=lambda ad: ad.get("NumJobStarts") == 2 and "JobPid" in ad)
+        schedd.pids.append(ad["JobPid"])
+        assert ad["JobPid"] != old_pid
+        wait_for(lambda: process_gone(old_pid), "the lost job's old process to be killed", 5)
+        assert schedd.job(idle)["JobStatus"] == JobStatus.IDLE
+        assert schedd.job(idle)["NumJobStarts"] == 0
+
+        assert types_for(read_events(schedd.work / "crash.log"), running) == [
+            ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.EXECUTE]
+        history = schedd.history_ad(f"{done.cluster}.0")
+        assert history is not None and history["JobStatus"] == JobStatus.COMPLETED
+        assert history["ExitCode"] == 0
+
+
+# ------------------------------------------------------------------------------------ universes
+
+def test_scheduler_and_local_universe_jobs_run_without_a_slot(schedd):
+    schedd.write_pool(ONE_SLOT)
+    vanilla = schedd.submit("executable = /bin/sleep\narguments = 30\nqueue 2\n", name="vanilla.sub")
+    busy, waiting = vanilla.job_ids()
+    schedd.wait_running(busy)
+    assert schedd.job(waiting)["JobStatus"] == JobStatus.IDLE
+    for universe in ("scheduler", "local"):
+        result = schedd.submit(f"universe = {universe}\nexecutable = /bin/sh\narguments = \"-c 'exit 7'\"\n"
+                               "log = job.log\nqueue\n", name=f"{universe}.sub")
+        ad = schedd.wait_history(f"{result.cluster}.0")
+        assert ad["JobStatus"] == JobStatus.COMPLETED
+        assert ad["ExitCode"] == 7
+        assert ad["JobUniverse"] == {"scheduler": 7, "local": 12}[universe]
+    assert schedd.job(busy)["JobStatus"] == JobStatus.RUNNING, "the slot stayed with its vanilla job"
+    assert schedd.job(waiting)["JobStatus"] == JobStatus.IDLE

@@ -1,0 +1,295 @@
+"""Submit descriptions: how condor_submit turns them into job ads, and what happens on bad input.
+
+Most cases call ``build_job_ads`` directly (it is what the client runs before it sends the ads);
+each kind of bad input is also submitted once through the real ``crabtui job submit``, which must
+exit non-zero with a message naming the file and the command, and leave nothing in the queue.
+Refused actions (hold of a completed job, release of a job that is not held, an unknown id) are
+tried against a real daemon, through the API and the CLI, and must leave the queue as it was.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import classad2
+import pytest
+
+from engine.schedd.api import JobAction, JobStatus, ScheddError
+from engine.schedd.local.submit import (
+    SubmitDescription,
+    SubmitError,
+    build_job_ads,
+    parse_arguments,
+    parse_environment,
+)
+
+CLUSTER = 42
+
+
+def build(text: str, cwd: Path, file: str | None = None, **kwargs) -> list[classad2.ClassAd]:
+    file = file or str(cwd / "job.sub")
+    return build_job_ads(SubmitDescription(text, file, str(cwd)), CLUSTER, now=1_700_000_000, **kwargs)
+
+
+def arguments(ads: list[classad2.ClassAd]) -> list[str]:
+    return [ad.get("Arguments", "") for ad in ads]
+
+
+# ------------------------------------------------------------------------------------ building ads
+
+class TestQueueStatements:
+    SUB = "executable = /bin/echo\narguments = $(Cluster).$(Process).$(Step) $(x) $(y)\n"
+
+    def test_queue_n_numbers_procs_and_steps(self, tmp_path):
+        ads = build("executable = /bin/echo\narguments = $(Cluster) $(Process) $(ClusterId) $(ProcId)\nqueue 3\n",
+                    tmp_path)
+        assert [(ad["ClusterId"], ad["ProcId"]) for ad in ads] == [(CLUSTER, 0), (CLUSTER, 1), (CLUSTER, 2)]
+        assert arguments(ads) == [f"{CLUSTER} {p} {CLUSTER} {p}" for p in range(3)]
+        assert all(ad["TotalSubmitProcs"] == 3 for ad in ads)
+
+    def test_queue_in_list(self, tmp_path):
+        ads = build(self.SUB.replace(" $(y)", "") + "queue x in (red, green, blue)\n", tmp_path)
+        assert arguments(ads) == [f"{CLUSTER}.0.0 red", f"{CLUSTER}.1.0 green", f"{CLUSTER}.2.0 blue"]
+
+    def test_queue_n_in_list_repeats_each_item_with_steps(self, tmp_path):
+        ads = build(self.SUB.replace(" $(y)", "") + "queue 2 x in (red, green)\n", tmp_path)
+        assert arguments(ads) == [f"{CLUSTER}.0.0 red", f"{CLUSTER}.1.1 red",
+                                  f"{CLUSTER}.2.0 green", f"{CLUSTER}.3.1 green"]
+
+    def test_queue_from_inline_list(self, tmp_path):
+        ads = build(self.SUB + "queue x, y from (\n  red 1\n  green 2\n)\n", tmp_path)
+        assert arguments(ads) == [f"{CLUSTER}.0.0 red 1", f"{CLUSTER}.1.0 green 2"]
+
+    def test_queue_from_file(self, tmp_path):
+        (tmp_path / "items.txt").write_text("red 1\ngreen 2\n")
+        ads = build(self.SUB + "queue x, y from items.txt\n", tmp_path)
+        assert arguments(ads) == [f"{CLUSTER}.0.0 red 1", f"{CLUSTER}.1.0 green 2"]
+
+    def test_queue_matching_files_in_the_submit_directory(self, tmp_path):
+        for name in ("b.txt", "a.txt", "c.dat"):
+            (tmp_path / name).write_text("")
+        ads = build(self.SUB.replace(" $(y)", "") + "queue x matching *.txt\n", tmp_path)
+        assert arguments(ads) == [f"{CLUSTER}.0.0 a.txt", f"{CLUSTER}.1.0 b.txt"]
+
+    def test_cluster_and_process_in_file_names(self, tmp_path):
+        ads = build("executable = /bin/true\noutput = out.$(Cluster).$(Process)\nerror = err.$(Process)\n"
+                    "log = job.$(Cluster).log\nqueue 2\n", tmp_path)
+        assert [ad["Out"] for ad in ads] == [str(tmp_path / f"out.{CLUSTER}.{p}") for p in range(2)]
+        assert [ad["Err"] for ad in ads] == [str(tmp_path / f"err.{p}") for p in range(2)]
+        assert {ad["UserLog"] for ad in ads} == {str(tmp_path / f"job.{CLUSTER}.log")}
+
+
+class TestCommands:
+    def test_arguments_both_syntaxes(self, tmp_path):
+        (new,) = build("""executable = /bin/echo\narguments = "one 'two words' ""q"" 'it''s'"\nqueue\n""", tmp_path)
+        (old,) = build("executable = /bin/echo\narguments = one  two\tthree\nqueue\n", tmp_path)
+        assert parse_arguments(f'"{new["Arguments"]}"') == ["one", "two words", '"q"', "it's"]
+        assert parse_arguments(f'"{old["Arguments"]}"') == ["one", "two", "three"]
+
+    def test_environment_both_syntaxes(self, tmp_path):
+        (new,) = build("""executable = /bin/true\nenvironment = "A=1 B='x y'"\nqueue\n""", tmp_path)
+        (old,) = build("executable = /bin/true\nenvironment = A=1;B=x y\nqueue\n", tmp_path)
+        assert parse_environment(f'"{new["Environment"]}"') == {"A": "1", "B": "x y"}
+        assert parse_environment(f'"{old["Environment"]}"') == {"A": "1", "B": "x y"}
+
+    def test_sizes_priority_batch_name_and_custom_attributes(self, tmp_path):
+        (ad,) = build("""
+executable = /bin/true
+request_memory = 2 GB
+request_disk = 1 MB
+request_cpus = 2
+priority = 7
+batch_name = my batch
++DESIRED_Sites = "T2_A,T2_B"
+My.Answer = 6 * 7
+requirements = stringListMember(TARGET.GLIDEIN_CMSSite, MY.DESIRED_Sites)
+queue
+""", tmp_path)
+        assert (ad["RequestMemory"], ad["RequestDisk"], ad["RequestCpus"]) == (2048, 1024, 2)
+        assert ad["JobPrio"] == 7
+        assert ad["JobBatchName"] == "my batch"
+        assert ad["DESIRED_Sites"] == "T2_A,T2_B"
+        assert ad.eval("Answer") == 42
+        assert "stringListMember" in str(ad.lookup("Requirements"))
+
+    def test_hold_true(self, tmp_path):
+        (ad,) = build("executable = /bin/true\nhold = true\nqueue\n", tmp_path)
+        assert ad["JobStatus"] == JobStatus.HELD
+        assert ad["HoldReasonCode"] == 15
+        assert ad["HoldReason"] == "submitted on hold at user's request"
+
+    def test_universes(self, tmp_path):
+        for name, number in (("vanilla", 5), ("scheduler", 7), ("local", 12)):
+            (ad,) = build(f"universe = {name}\nexecutable = /bin/true\nqueue\n", tmp_path)
+            assert ad["JobUniverse"] == number
+
+    def test_relative_executable_is_found_from_the_submit_directory_not_initialdir(self, tmp_path):
+        """condor_submit resolves ``executable`` against its own working directory
+        (``full_path(ename, false)`` in SetExecutable); only the job's files use initialdir."""
+        script = tmp_path / "run.sh"
+        script.write_text("#!/bin/sh\n")
+        script.chmod(0o755)
+        (tmp_path / "out").mkdir()
+        (ad,) = build("executable = run.sh\ninitialdir = out\noutput = o.txt\nqueue\n", tmp_path)
+        assert ad["Cmd"] == str(script)
+        assert ad["Out"] == str(tmp_path / "out" / "o.txt")
+        assert ad["Iwd"] == str(tmp_path / "out")
+
+    def test_hold_reasons_are_expressions(self, tmp_path):
+        """periodic_hold_reason and on_exit_hold_reason are ClassAd expressions that evaluate to
+        the HoldReason (condor_submit: AssignJobExpr(ATTR_PERIODIC_HOLD_REASON, ...))."""
+        (ad,) = build("""
+executable = /bin/true
+periodic_hold = MemoryUsage > RequestMemory
+periodic_hold_reason = "Memory usage above request_memory"
+on_exit_hold = ExitCode != 0
+on_exit_hold_reason = strcat("exit code ", ExitCode)
+queue
+""", tmp_path)
+        ad["ExitCode"] = 3
+        assert ad.eval("PeriodicHoldReason") == "Memory usage above request_memory"
+        assert ad.eval("OnExitHoldReason") == "exit code 3"
+
+    def test_max_retries_keeps_the_users_on_exit_remove(self, tmp_path):
+        """With max_retries, condor_submit's OnExitRemove is
+        ``NumJobCompletions > JobMaxRetries || ExitCode =?= 0 || (on_exit_remove)`` (SetJobRetries)."""
+        (ad,) = build("executable = /bin/true\nmax_retries = 5\non_exit_remove = ExitCode == 7\nqueue\n", tmp_path)
+        assert ad["JobMaxRetries"] == 5
+        ad["NumJobCompletions"] = 1
+        ad["ExitCode"] = 1
+        assert ad.eval("OnExitRemove") is False, "exit 1 is retried"
+        ad["ExitCode"] = 0
+        assert ad.eval("OnExitRemove") is True, "success ends the retries"
+        ad["ExitCode"] = 7
+        assert ad.eval("OnExitRemove") is True, "the user's on_exit_remove ends them too"
+        ad["ExitCode"] = 1
+        ad["NumJobCompletions"] = 6
+        assert ad.eval("OnExitRemove") is True, "and so does running out of retries"
+
+
+# ------------------------------------------------------------------------------------ bad input
+
+def _bad_log_parent(tmp_path: Path) -> str:
+    (tmp_path / "a-file").write_text("")
+    return f"log = {tmp_path}/a-file/job.log"  # its "directory" is a regular file: unwritable, even for root
+
+
+BAD = {
+    # name: (lines, key the message must name, more words it must contain)
+    "unknown-command": ("executable = /bin/true\nrequst_memory = 2000", "requst_memory", ["request_memory"]),
+    "missing-executable": ("executable = /nonexistent/bin/prog", "executable", ["/nonexistent/bin/prog"]),
+    "bad-requirements": ("executable = /bin/true\nrequirements = (Memory > ", "requirements", []),
+    "unwritable-log": ("executable = /bin/true\n{log}", "log", ["a-file/job.log"]),
+    "bad-request-memory": ("executable = /bin/true\nrequest_memory = lots", "request_memory", ["lots"]),
+    "unsupported-universe": ("universe = grid\nexecutable = /bin/true", "universe", ["grid"]),
+}
+
+
+def _bad_text(name: str, tmp_path: Path) -> str:
+    lines = BAD[name][0]
+    if "{log}" in lines:
+        lines = lines.replace("{log}", _bad_log_parent(tmp_path))
+    return lines + "\nqueue\n"
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_submit_description_names_file_and_key(name, tmp_path):
+    file = str(tmp_path / f"{name}.sub")
+    with pytest.raises(SubmitError) as error:
+        build(_bad_text(name, tmp_path), tmp_path, file=file)
+    message = str(error.value)
+    _, key, words = BAD[name]
+    assert file in message
+    assert key in message
+    for word in words:
+        assert word in message
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_submit_file_via_cli_queues_nothing(name, schedd):
+    path = schedd.write(f"{name}.sub", _bad_text(name, schedd.work))
+    result = schedd.cli("job", "submit", str(path))
+    assert result.returncode != 0
+    assert "submitted to cluster" not in result.stdout
+    _, key, words = BAD[name]
+    assert result.stderr.startswith("ERROR: ")
+    assert str(path) in result.stderr
+    assert key in result.stderr
+    for word in words:
+        assert word in result.stderr
+    assert schedd.client.query() == []
+    assert schedd.client.history() == []
+
+
+def test_a_bad_proc_queues_none_of_its_cluster(schedd):
+    with pytest.raises(SubmitError, match="/nonexistent/prog"):
+        schedd.submit("executable = $(prog)\nqueue prog in (/bin/true, /nonexistent/prog)\n")
+    assert schedd.client.query() == []
+    assert schedd.client.history() == []
+
+
+# ------------------------------------------------------------------------------------ refused actions
+
+@pytest.fixture
+def steady_queue(schedd):
+    """A queue that does not change by itself: one job held at submit, one idle that fits no slot,
+    and one job that completed and left."""
+    held = schedd.submit("executable = /bin/true\nhold = true\nqueue\n", name="held.sub")
+    idle = schedd.submit("executable = /bin/true\nrequest_memory = 100 TB\nqueue\n", name="idle.sub")
+    done = schedd.submit("executable = /bin/true\nqueue\n", name="done.sub")
+    schedd.wait_history(f"{done.cluster}.0")
+    ids = {"held": f"{held.cluster}.0", "idle": f"{idle.cluster}.0", "done": f"{done.cluster}.0"}
+    assert schedd.job(ids["held"])["JobStatus"] == JobStatus.HELD
+    assert schedd.job(ids["idle"])["JobStatus"] == JobStatus.IDLE
+    return schedd, ids
+
+
+def snapshot(schedd) -> list[str]:
+    return [str(ad) for ad in schedd.client.query()]
+
+
+@pytest.mark.parametrize("action, which, words", [
+    (JobAction.Hold, "done", ["completed"]),
+    (JobAction.Release, "idle", ["not held"]),
+    (JobAction.Release, "unknown", ["not in the queue"]),
+    (JobAction.Hold, "unknown", ["not in the queue"]),
+    (JobAction.Remove, "unknown", ["not in the queue"]),
+])
+def test_refused_action_raises_and_leaves_the_queue_unchanged(steady_queue, action, which, words):
+    schedd, ids = steady_queue
+    job = ids.get(which, "999.0")
+    before = snapshot(schedd)
+    with pytest.raises(ScheddError) as error:
+        schedd.client.act(action, job)
+    assert job in str(error.value)
+    for word in words:
+        assert word in str(error.value)
+    assert snapshot(schedd) == before
+
+
+@pytest.mark.parametrize("command, which", [("hold", "done"), ("release", "idle"), ("rm", "unknown")])
+def test_refused_action_via_cli_exits_non_zero(steady_queue, command, which):
+    schedd, ids = steady_queue
+    job = ids.get(which, "999.0")
+    before = snapshot(schedd)
+    result = schedd.cli(command, job)
+    assert result.returncode != 0
+    assert result.stderr.startswith("ERROR: ")
+    assert job in result.stderr
+    assert result.stdout == ""
+    assert snapshot(schedd) == before
+
+
+def test_bad_job_id_via_cli(steady_queue):
+    schedd, _ = steady_queue
+    before = snapshot(schedd)
+    result = schedd.cli("hold", "twelve")
+    assert result.returncode != 0
+    assert "twelve" in result.stderr and "not a job id" in result.stderr
+    assert snapshot(schedd) == before
+
+
+def test_unreadable_submit_file_via_cli(schedd):
+    result = schedd.cli("job", "submit", str(schedd.work / "missing.sub"))
+    assert result.returncode != 0
+    assert "missing.sub" in result.stderr
