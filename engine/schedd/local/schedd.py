@@ -80,7 +80,8 @@ class LocalSchedd:
         self.running: dict[JobId, starter.JobProcess] = {}
         self.host = f"<127.0.0.1:0?addrs=127.0.0.1-0&alias={socket.gethostname()}>"
         self.loop: asyncio.AbstractEventLoop | None = None
-        self._idle_order: list[JobId] | None = None
+        self._idle_order: list[JobId] | None = None  # idle jobs that need a slot, best first; None: rebuild
+        self._slotless: list[JobId] = []  # idle scheduler and local universe jobs
         self._timer: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -113,10 +114,9 @@ class LocalSchedd:
         """Jobs left Running by a schedd that died lost their shadow: back to idle, as HTCondor does."""
         lost = [ad for ad in self.jobs.values() if ad["JobStatus"] in (JobStatus.RUNNING, JobStatus.TRANSFERRING_OUTPUT)]
         for ad in lost:
-            pid = ad.get("JobPid")
-            if isinstance(pid, int) and _session_leader(pid):
+            for pid in starter.orphans(self._ad_file(job_id(ad))):
                 try:
-                    os.killpg(pid, signal.SIGKILL)
+                    os.killpg(os.getpgid(pid), signal.SIGKILL)
                 except ProcessLookupError:
                     pass
         if lost:
@@ -224,37 +224,33 @@ class LocalSchedd:
         if self._idle_order is None:
             idle = [k for k, ad in self.jobs.items() if ad["JobStatus"] == JobStatus.IDLE]
             idle.sort(key=lambda k: (-_int(self.jobs[k].get("JobPrio")), self.jobs[k]["QDate"], k))
-            self._idle_order = idle
-        starts: list[tuple[JobId, object]] = []
-        remaining = []
+            self._slotless = [k for k in idle if self.jobs[k]["JobUniverse"] in SLOTLESS_UNIVERSES]
+            self._idle_order = [k for k in idle if self.jobs[k]["JobUniverse"] not in SLOTLESS_UNIVERSES]
+        starts: list[tuple[JobId, object]] = [(k, None) for k in self._slotless if self._is_idle(k)]
+        self._slotless = []
         free = len(self.pool.free_slots())
-        order = self._idle_order
-        for index, key in enumerate(order):
-            ad = self.jobs.get(key)
-            if ad is None or ad["JobStatus"] != JobStatus.IDLE:
-                continue
-            if ad["JobUniverse"] in SLOTLESS_UNIVERSES:
-                starts.append((key, None))
-                continue
-            if not free:
-                # Every slot is busy: the rest waits, except jobs that need no slot.
-                remaining.extend(k for k in order[index:] if self._needs_slot(k))
-                starts.extend((k, None) for k in order[index:] if not self._needs_slot(k) and self._is_idle(k))
-                break
-            slot = self.pool.match(ad)
-            if slot is None:
-                remaining.append(key)
-                continue
-            self.pool.claim(slot, _name(key))
-            starts.append((key, slot))
-            free -= 1
-        self._idle_order = remaining
+        if free:
+            order, remaining = self._idle_order, []
+            for index, key in enumerate(order):
+                if not free:
+                    remaining.extend(order[index:])  # every slot is busy: the rest waits, unexamined
+                    break
+                ad = self.jobs.get(key)
+                if ad is None or ad["JobStatus"] != JobStatus.IDLE:
+                    continue
+                slot = self.pool.match(ad)
+                if slot is None:
+                    remaining.append(key)
+                    continue
+                self.pool.claim(slot, _name(key))
+                starts.append((key, slot))
+                free -= 1
+            self._idle_order = remaining
         if starts:
             self._start(starts)
 
-    def _needs_slot(self, key: JobId) -> bool:
-        ad = self.jobs.get(key)
-        return ad is not None and ad["JobUniverse"] not in SLOTLESS_UNIVERSES
+    def _ad_file(self, key: JobId) -> str:
+        return os.path.join(self.state.spool, f"{_name(key)}.job.ad")
 
     def _is_idle(self, key: JobId) -> bool:
         ad = self.jobs.get(key)
@@ -282,22 +278,22 @@ class LocalSchedd:
         for key, slot in starts:
             ad = self.jobs[key]
             try:
-                proc = starter.start(ad, os.path.join(self.state.spool, _name(key)))
+                proc = starter.start(ad, self._ad_file(key))
             except OSError as e:
                 failed.append((key, f"Error from starter: Failed to execute '{ad['Cmd']}': {e.strerror or e}"))
                 continue
             proc.pidfd = os.pidfd_open(proc.pid)
             self.running[key] = proc
             self.loop.add_reader(proc.pidfd, self._reap, key)
+            # Shown to queries, not committed: recovery finds orphans by their environment instead.
             ad["JobPid"] = proc.pid
+            self.texts.pop(key, None)
             self._log(ad, ExecuteEvent, execute_host=self.host, slot_name=slot.name if slot else "")
         if failed:
             for key, _ in failed:
                 self.pool.release(_name(key))
             for key, message in failed:
                 self._hold([self.jobs[key]], message, HOLD_CODE_START_FAILED, 2)
-        with self.queue.transaction():
-            self._save(self.jobs[k] for k, _ in starts if k in self.running)
 
     def _reap(self, key: JobId) -> None:
         proc = self.running.pop(key)
@@ -318,7 +314,10 @@ class LocalSchedd:
             else:  # held while it ran: keep the usage it accumulated
                 with self.queue.transaction():
                     self._save([ad])
-        starter.clean_scratch(os.path.join(self.state.spool, _name(key)))
+        try:
+            os.unlink(self._ad_file(key))
+        except FileNotFoundError:
+            pass
         self.schedule()
 
     def _account(self, ad: classad2.ClassAd, wall: float, usage: resource.struct_rusage,
@@ -651,9 +650,3 @@ def _int(value) -> int:
 def _user() -> str:
     return getpass.getuser()
 
-
-def _session_leader(pid: int) -> bool:
-    try:
-        return os.getsid(pid) == pid
-    except ProcessLookupError:
-        return False

@@ -9,7 +9,6 @@ job's ClassAd, as on a real execute node.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -38,17 +37,19 @@ class JobProcess:
         return self.popen.pid
 
 
-def start(ad: classad2.ClassAd, scratch: str) -> JobProcess:
-    """Start the job of ``ad``; ``scratch`` is a directory for the job's ad file. Raises OSError."""
+def start(ad: classad2.ClassAd, ad_file: str) -> JobProcess:
+    """Start the job of ``ad``, writing its ad to ``ad_file`` for ``_CONDOR_JOB_AD``. Raises OSError.
+
+    The job runs in its initial directory, which is also its scratch directory: the embedded
+    schedd shares the submitter's file system, as ``should_transfer_files = NO`` does.
+    """
     argv = [ad["Cmd"], *parse_arguments(f'"{ad.get("Arguments", "")}"')]
     env = parse_environment(f'"{ad["Environment"]}"') if "Environment" in ad else {}
     env.setdefault("PATH", DEFAULT_PATH)
-    os.makedirs(scratch, exist_ok=True)
-    ad_file = os.path.join(scratch, ".job.ad")
     with open(ad_file, "w", encoding="utf-8") as f:
         f.write(str(ad))
     env["_CONDOR_JOB_AD"] = ad_file
-    env["_CONDOR_SCRATCH_DIR"] = scratch
+    env["_CONDOR_SCRATCH_DIR"] = ad["Iwd"]
     env["_CONDOR_JOB_IWD"] = ad["Iwd"]
     env["CONDOR_ID"] = f"{ad['ClusterId']}.{ad['ProcId']}"  # how condor_dagman learns its own job id
     stdin = open(ad["In"], "rb")
@@ -67,15 +68,19 @@ def start(ad: classad2.ClassAd, scratch: str) -> JobProcess:
     return JobProcess(popen, time.monotonic())
 
 
-def clean_scratch(scratch: str) -> None:
-    """Remove a job's scratch directory: usually just its ad file, so no tree walk is needed."""
-    try:
-        os.unlink(os.path.join(scratch, ".job.ad"))
-        os.rmdir(scratch)
-    except FileNotFoundError:
-        pass
-    except OSError:
-        shutil.rmtree(scratch, ignore_errors=True)
+def orphans(ad_file: str) -> list[int]:
+    """Processes still running a job whose schedd died: those whose environment names its ad file."""
+    marker = f"_CONDOR_JOB_AD={ad_file}\0".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if marker in f.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
 
 
 def signal_job(job: JobProcess, signum: int) -> None:
