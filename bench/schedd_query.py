@@ -146,8 +146,8 @@ def main() -> None:
         reply_mb = len(protocol.encode({"ok": True, "result": texts})) / 1e6
         del texts
         user, now = getpass.getuser(), time.time()
-        fmt_batch, _ = best_of(RUNS, lambda: (queue_format.batch_table(ads), queue_format.totals(ads, user)))
-        fmt_nobatch, _ = best_of(RUNS, lambda: (queue_format.job_table(ads, now), queue_format.totals(ads, user)))
+        fmt_batch, _ = best_of(RUNS, lambda: (queue_format.batch_table(ads), queue_format.totals(ads, ads, user)))
+        fmt_nobatch, _ = best_of(RUNS, lambda: (queue_format.job_table(ads, now), queue_format.totals(ads, ads, user)))
         daemon_pid = client.ping()["pid"]
     finally:
         try:

@@ -16,6 +16,10 @@ import classad2
 
 from engine.schedd.api import JobStatus
 
+# What the batch and -nobatch tables read, so that a query can ask for just these.
+TABLE_ATTRIBUTES = ("ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "JobUniverse", "JobBatchName",
+                    "DAGManJobId", "DAGNodeName", "TotalSubmitProcs", "DAG_NodesDone", "DAG_NodesTotal",
+                    "RemoteWallClockTime", "JobCurrentStartDate", "JobPrio", "ImageSize", "Cmd", "Arguments", "Args")
 TOTAL_STATES = (("completed", JobStatus.COMPLETED), ("removed", JobStatus.REMOVED), ("idle", JobStatus.IDLE),
                 ("running", JobStatus.RUNNING), ("held", JobStatus.HELD), ("suspended", JobStatus.SUSPENDED))
 

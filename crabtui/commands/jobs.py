@@ -88,8 +88,9 @@ def q(ctx, ids, nobatch, dag, constraint, attrs, analyze, json_output) -> None:
     query = _constraint(ids, constraint)
     try:
         with schedd(ctx) as client:
-            ads = client.query(query)
-            everyone = ads if query == "true" else client.query("true", ["JobStatus", "Owner"])
+            tables = not (json_output or af or analyze)
+            ads = client.query_values(query, queue_format.TABLE_ATTRIBUTES) if tables else client.query(query)
+            everyone = ads if query == "true" else client.query_values("true", ["JobStatus", "Owner"])
             analyses = [client.analyze(f"{ad['ClusterId']}.{ad['ProcId']}") for ad in ads] if analyze else []
     except ScheddError as e:
         _fail(str(e))

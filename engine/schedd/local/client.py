@@ -49,6 +49,11 @@ class LocalScheddClient:
     def query(self, constraint: str = "true", projection: Sequence[str] = ()) -> list[classad2.ClassAd]:
         return protocol.ads_from_wire(self._call("query", constraint=constraint, projection=list(projection)))
 
+    def query_values(self, constraint: str, projection: Sequence[str]) -> list[dict[str, Any]]:
+        """Matching jobs as plain mappings of the projected attributes that are set (for tables)."""
+        rows = self._call("query_values", constraint=constraint, projection=list(projection))
+        return [{a: v for a, v in zip(projection, row) if v is not None} for row in rows]
+
     def act(self, action: JobAction | str, job_spec: JobSpec, reason: str | None = None) -> ActResult:
         result = self._call("act", action=JobAction(action).value, job_spec=_wire_spec(job_spec), reason=reason)
         return ActResult(result["changed"], tuple(result["refused"]))

@@ -77,6 +77,9 @@ class Daemon:
             return self.schedd.query_texts(constraint)
         return protocol.ads_to_wire(self.schedd.query(constraint, projection))
 
+    def op_query_values(self, constraint: str, projection: list[str]) -> list[list]:
+        return self.schedd.query_values(constraint, projection)
+
     def op_history(self, constraint: str = "true", projection: list[str] = (), match: int = -1) -> list[str]:
         return protocol.ads_to_wire(self.schedd.history(constraint, projection, match))
 

@@ -164,6 +164,20 @@ class LocalSchedd:
         matched = [ad for key, ad in sorted(self.jobs.items()) if expr.eval(scope=ad) is True]
         return [_project(ad, projection) for ad in matched]
 
+    def query_values(self, constraint: str, projection: Sequence[str]) -> list[list]:
+        """Matching jobs as rows of ``projection`` values (None where unset, expressions as text):
+        what a table needs, without printing and parsing whole ads."""
+        expr = _constraint(constraint)
+        rows = []
+        for _, ad in sorted(self.jobs.items()):
+            if expr.eval(scope=ad) is True:
+                row = []
+                for attr in projection:
+                    value = ad.get(attr)
+                    row.append(value if value is None or isinstance(value, (int, float, str)) else str(value))
+                rows.append(row)
+        return rows
+
     def history(self, constraint: str = "true", projection: Sequence[str] = (), match: int = -1) -> list[classad2.ClassAd]:
         expr = _constraint(constraint)
         out = []
