@@ -1,0 +1,126 @@
+"""The embedded DAGMan against a real embedded schedd and real job processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.dag import build_graph, parse_file
+from engine.dag.rescue import apply_rescue, read_rescue, rescue_files
+from engine.dagman.runner import DagMan, DagStatus, NodeStatus, Options
+
+
+def run(path: Path, schedd, rescue: bool = False) -> DagMan:
+    graph = build_graph(parse_file(str(path)))
+    if rescue:
+        apply_rescue(graph, read_rescue(rescue_files(str(path))[-1][1]))
+    dagman = DagMan(graph, schedd, Options(scan_interval=0.05))
+    dagman.exit_code = dagman.run()
+    return dagman
+
+
+def runs(dag_dir: Path) -> list[str]:
+    path = dag_dir / "runs.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+DIAMOND = """\
+JOB A job.sub
+JOB B job.sub
+JOB C job.sub
+JOB D job.sub
+VARS ALL_NODES code="0"
+PARENT A CHILD B C
+PARENT B C CHILD D
+"""
+
+
+def test_diamond_runs_every_node_in_dependency_order(dag_dir, schedd):
+    (dag_dir / "diamond.dag").write_text(DIAMOND)
+    dagman = run(dag_dir / "diamond.dag", schedd)
+    assert dagman.exit_code == 0
+    order = [line.split()[0] for line in runs(dag_dir)]
+    assert order[0] == "A" and order[-1] == "D" and sorted(order[1:3]) == ["B", "C"]
+    assert all(n.status is NodeStatus.DONE for n in dagman.nodes.values())
+    assert rescue_files(str(dag_dir / "diamond.dag")) == []
+
+
+def test_failed_node_is_retried_then_written_to_a_rescue_dag_as_dagman_23_9_writes_it(dag_dir, schedd):
+    (dag_dir / "diamond.dag").write_text(DIAMOND + 'VARS C code="1"\nRETRY C 1\n')
+    dagman = run(dag_dir / "diamond.dag", schedd)
+    assert dagman.exit_code == 1
+    assert dagman.dag_status is DagStatus.NODE_FAILED
+    assert runs(dag_dir).count("C 0") == 1 and runs(dag_dir).count("C 1") == 1, "C ran twice, $(RETRY) 0 then 1"
+    assert dagman.nodes["D"].status is NodeStatus.FUTILE
+    text = (dag_dir / "diamond.dag.rescue001").read_text().splitlines()
+    assert text[0:2] == ["# Rescue DAG file, created after running", "#   the diamond.dag DAG file"]
+    assert text[2].startswith("# Created ") and text[2].endswith(" UTC")
+    assert text[3:] == ["# Rescue DAG version: 2.0.1 (partial)", "#", "# Total number of Nodes: 4",
+                        "# Nodes premarked DONE: 2", "# Nodes that failed: 1", "#   C,<ENDLIST>", "",
+                        "DONE A", "DONE B", "RETRY C 1"]
+
+
+def test_rescue_dag_reruns_only_what_did_not_finish(dag_dir, schedd):
+    dag = dag_dir / "diamond.dag"
+    dag.write_text(DIAMOND + 'VARS C code="1"\n')
+    assert run(dag, schedd).exit_code == 1
+    dag.write_text(DIAMOND)  # the user fixes C; the rescue DAG keeps A and B done
+    (dag_dir / "runs.txt").unlink()
+    dagman = run(dag, schedd, rescue=True)
+    assert dagman.exit_code == 0
+    assert [line.split()[0] for line in runs(dag_dir)] == ["C", "D"]
+
+
+def test_abort_dag_on_with_return_0_succeeds_without_a_rescue_dag(dag_dir, schedd):
+    (dag_dir / "abort.dag").write_text(DIAMOND + 'VARS B code="5"\nABORT-DAG-ON B 5 RETURN 0\nPARENT B CHILD C\n')
+    dagman = run(dag_dir / "abort.dag", schedd)
+    assert dagman.exit_code == 0
+    assert "D 0" not in runs(dag_dir) and "C 0" not in runs(dag_dir)
+    assert rescue_files(str(dag_dir / "abort.dag")) == []
+
+
+def test_abort_dag_on_returns_its_value_and_writes_a_rescue_dag(dag_dir, schedd):
+    (dag_dir / "abort.dag").write_text(DIAMOND + 'VARS A code="3"\nABORT-DAG-ON A 3 RETURN 7\n')
+    dagman = run(dag_dir / "abort.dag", schedd)
+    assert dagman.exit_code == 7
+    assert dagman.dag_status is DagStatus.ABORT
+    assert len(rescue_files(str(dag_dir / "abort.dag"))) == 1
+
+
+def test_final_node_runs_after_a_failure_and_decides_the_exit_code(dag_dir, schedd):
+    (dag_dir / "final.dag").write_text(DIAMOND + 'VARS A code="1"\nFINAL F job.sub\nVARS F code="0"\n')
+    dagman = run(dag_dir / "final.dag", schedd)
+    assert runs(dag_dir)[-1] == "F 0"
+    assert dagman.exit_code == 0, "a FINAL node's success makes DAGMan exit 0"
+    assert dagman.dag_status is DagStatus.NODE_FAILED
+    rescue = (dag_dir / "final.dag.rescue001").read_text()
+    assert "DONE F" not in rescue, "the rescue DAG is written before FINAL runs and never lists it"
+
+
+def test_post_script_masks_a_failed_job_and_sees_its_return_value(dag_dir, schedd):
+    # Script arguments are split on blanks with no quoting, as DAGMan does: hence a script file.
+    (dag_dir / "ok.sh").write_text("exit 0\n")
+    (dag_dir / "post.dag").write_text('JOB A job.sub\nVARS A code="4"\n'
+                                      'SCRIPT POST A /bin/sh ok.sh\n'
+                                      'JOB B job.sub\nVARS B code="0"\nPARENT A CHILD B\n'
+                                      'SCRIPT POST B /bin/sh post.sh $RETURN $JOB\n')
+    (dag_dir / "post.sh").write_text('echo "post $2 saw $1" >> runs.txt\n')
+    dagman = run(dag_dir / "post.dag", schedd)
+    assert dagman.exit_code == 0
+    assert "post B saw 0" in runs(dag_dir)
+
+
+def test_pre_skip_marks_the_node_done_without_running_its_job(dag_dir, schedd):
+    (dag_dir / "two.sh").write_text("exit 2\n")
+    (dag_dir / "skip.dag").write_text('JOB A job.sub\nVARS A code="0"\nSCRIPT PRE A /bin/sh two.sh\n'
+                                      'PRE_SKIP A 2\nJOB B job.sub\nVARS B code="0"\nPARENT A CHILD B\n')
+    dagman = run(dag_dir / "skip.dag", schedd)
+    assert dagman.exit_code == 0
+    assert runs(dag_dir) == ["B 0"]
+
+
+def test_noop_nodes_run_no_job(dag_dir, schedd):
+    (dag_dir / "noop.dag").write_text("JOB A job.sub NOOP\nJOB B job.sub NOOP\nPARENT A CHILD B\n")
+    dagman = run(dag_dir / "noop.dag", schedd)
+    assert dagman.exit_code == 0
+    assert runs(dag_dir) == []
+    assert all(n.status is NodeStatus.DONE for n in dagman.nodes.values())
