@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from engine.atomic import write_atomically
 from engine.dag.errors import DagError, Diagnostic, Location
 from engine.dag.graph import Graph
 from engine.dag.model import NodeKind
@@ -112,17 +113,7 @@ def format_rescue(dag_file: str, nodes: Iterable[RescueNode], created: datetime)
 
 def write_rescue(path: str, dag_file: str, nodes: Iterable[RescueNode], created: datetime) -> None:
     """Write atomically, so a crash never leaves half a rescue DAG for the next run to trust."""
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(format_rescue(dag_file, nodes, created))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(path, format_rescue(dag_file, nodes, created))
 
 
 def read_rescue(path: str) -> Rescue:

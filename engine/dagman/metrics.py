@@ -15,6 +15,8 @@ import json
 import os
 from dataclasses import dataclass
 
+from engine.atomic import write_atomically
+
 DAGMAN_VERSION = "23.9.6"  # what "version" says: the DAGMan whose files we match
 
 
@@ -97,17 +99,7 @@ def format_metrics(m: DagMetrics) -> str:
 def write_metrics(path: str | os.PathLike[str], m: DagMetrics) -> None:
     """Replace ``path`` atomically: a monitor polling the file never reads a torn one."""
     path = os.fspath(path)
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(format_metrics(m))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(path, format_metrics(m))
 
 
 def read_metrics(path: str | os.PathLike[str]) -> dict:

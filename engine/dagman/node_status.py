@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import classad2
 
+from engine.atomic import write_atomically
+
 
 class NodeState(enum.IntEnum):
     """DAGMan's node states (``Job::status_t``); the values are what the file prints."""
@@ -192,17 +194,7 @@ def write_node_status(path: str | os.PathLike[str], **report) -> None:
     Takes the keyword arguments of :func:`format_node_status`.
     """
     path = os.fspath(path)
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(format_node_status(**report))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(path, format_node_status(**report))
 
 
 def read_node_status(path: str | os.PathLike[str]) -> list[classad2.ClassAd]:

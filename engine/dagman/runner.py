@@ -28,6 +28,7 @@ import htcondor2
 from engine.dag import GraphNode, NodeKind, ScriptKind, VarsPlacement
 from engine.dag.graph import Graph
 from engine.dag.rescue import RescueNode, next_rescue_path, write_rescue
+from engine.dagman.node_status import NodeState
 from engine.schedd.api import JobAction, Schedd, ScheddError
 from engine.schedd.local.userlog import (
     JobTerminatedEvent,
@@ -43,19 +44,6 @@ JOB_ABORTED = -1002
 SUBMIT_FAILED = -1001
 JOB_SKIPPED = -1004
 _MACRO_TOKEN = re.compile(r"\$[A-Za-z_]+\Z")
-
-
-class NodeStatus(enum.IntEnum):
-    """DAGMan's node states (node.h status_t)."""
-
-    NOT_READY = 0
-    READY = 1
-    PRERUN = 2
-    SUBMITTED = 3
-    POSTRUN = 4
-    DONE = 5
-    ERROR = 6
-    FUTILE = 7
 
 
 class DagStatus(enum.IntEnum):
@@ -95,7 +83,7 @@ class Node:
     """A node's run-time state; ``graph`` is its declaration, lifted."""
 
     graph: GraphNode
-    status: NodeStatus = NodeStatus.NOT_READY
+    status: NodeState = NodeState.NOT_READY
     waiting: int = 0  # parents not yet done
     retries: int = 0
     retval: int | None = None
@@ -147,12 +135,12 @@ class DagMan:
 
     # ------------------------------------------------------------------ counts
 
-    def count(self, status: NodeStatus) -> int:
+    def count(self, status: NodeState) -> int:
         return sum(1 for n in self.nodes.values() if n.status is status)
 
     @property
     def failed_count(self) -> int:
-        return self.count(NodeStatus.ERROR)
+        return self.count(NodeState.ERROR)
 
     # ------------------------------------------------------------------ the run
 
@@ -205,7 +193,7 @@ class DagMan:
     def conclude(self) -> int:
         """Status and exit code once nothing is left to run; the FINAL node's result decides."""
         if self.final is not None and self.final_started:
-            if self.final.status is NodeStatus.DONE:
+            if self.final.status is NodeState.DONE:
                 return EXIT_OKAY
             self.write_rescue()
             return EXIT_ERROR
@@ -222,7 +210,7 @@ class DagMan:
 
     def outcome(self) -> None:
         """Before FINAL starts or the run ends: the DAG's status, and a rescue DAG unless it succeeded."""
-        unfinished = any(n.status not in (NodeStatus.DONE, NodeStatus.ERROR, NodeStatus.FUTILE)
+        unfinished = any(n.status not in (NodeState.DONE, NodeState.ERROR, NodeState.FUTILE)
                          for n in self.nodes.values() if n is not self.final)
         if self.removed:
             self.dag_status = DagStatus.RM
@@ -241,7 +229,7 @@ class DagMan:
         """One rescue file per run: the FINAL node's failure rewrites the same file."""
         if self.rescue_path is None:
             self.rescue_path = next_rescue_path(self.dag_file)
-        nodes = [RescueNode(n.name, done=n.status is NodeStatus.DONE, failed=n.status is NodeStatus.ERROR,
+        nodes = [RescueNode(n.name, done=n.status is NodeState.DONE, failed=n.status is NodeState.ERROR,
                             final=n is self.final, retry=n.graph.retry, unless_exit=n.graph.unless_exit,
                             retries=n.retries, return_value=n.retval) for n in self.nodes.values()]
         write_rescue(self.rescue_path, os.path.basename(self.dag_file), nodes, datetime.fromtimestamp(self.clock()).astimezone())
@@ -251,14 +239,14 @@ class DagMan:
         for node in self.nodes.values():
             node.waiting = len(node.graph.parents)
             if node.graph.done:
-                node.status = NodeStatus.DONE
+                node.status = NodeState.DONE
         for node in self.nodes.values():
-            if node.status is NodeStatus.DONE:
+            if node.status is NodeState.DONE:
                 for child in node.graph.children:
                     self.nodes[child].waiting -= 1
         for node in self.nodes.values():
-            if node.status is NodeStatus.NOT_READY and node.waiting == 0 and node is not self.final:
-                node.status = NodeStatus.READY
+            if node.status is NodeState.NOT_READY and node.waiting == 0 and node is not self.final:
+                node.status = NodeState.READY
                 self.ready.append(node)
         self.ready.sort(key=lambda n: -n.graph.node.priority)
 
@@ -271,7 +259,7 @@ class DagMan:
         return not self.finished()
 
     def finished(self) -> bool:
-        busy = any(n.status in (NodeStatus.PRERUN, NodeStatus.SUBMITTED, NodeStatus.POSTRUN) or n.defer_until
+        busy = any(n.status in (NodeState.PRERUN, NodeState.SUBMITTED, NodeState.POSTRUN) or n.defer_until
                    for n in self.nodes.values())
         if busy:
             return False
@@ -294,13 +282,13 @@ class DagMan:
     def start_ready(self) -> None:
         if self.halted():
             return
-        queued = self.count(NodeStatus.SUBMITTED)
+        queued = self.count(NodeState.SUBMITTED)
         pre = sum(1 for n in self.nodes.values() if n.script and n.script.kind is ScriptKind.PRE)
         idle = sum(n.procs_idle for n in self.nodes.values())
         categories = self._category_counts()
         still = []
         for node in self.ready:
-            if node.status is not NodeStatus.READY:
+            if node.status is not NodeState.READY:
                 continue
             if self.options.max_jobs and queued >= self.options.max_jobs:
                 still.append(node)
@@ -323,7 +311,7 @@ class DagMan:
                 self.submit(node)
             if category:
                 categories[category] = categories.get(category, 0) + 1
-            if node.status is NodeStatus.SUBMITTED:
+            if node.status is NodeState.SUBMITTED:
                 queued += 1
                 idle += node.procs_idle
         self.ready = still
@@ -332,14 +320,14 @@ class DagMan:
         counts: dict[str, int] = {}
         for node in self.nodes.values():
             category = node.graph.category
-            if category and node.status in (NodeStatus.PRERUN, NodeStatus.SUBMITTED, NodeStatus.POSTRUN):
+            if category and node.status in (NodeState.PRERUN, NodeState.SUBMITTED, NodeState.POSTRUN):
                 counts[category] = counts.get(category, 0) + 1
         return counts
 
     def start_final(self) -> None:
         self.final_started = True
         node = self.final
-        node.status = NodeStatus.READY
+        node.status = NodeState.READY
         if ScriptKind.PRE in node.graph.node.scripts:
             self.run_script(node, ScriptKind.PRE)
         else:
@@ -362,7 +350,7 @@ class DagMan:
             node.cluster = None
             self.job_finished(node, SUBMIT_FAILED)
             return
-        node.status = NodeStatus.SUBMITTED
+        node.status = NodeState.SUBMITTED
         node.cluster = result.cluster
         node.procs = result.num_procs
         node.procs_idle = result.num_procs
@@ -373,7 +361,7 @@ class DagMan:
         self.noop_counter += 1
         now = datetime.fromtimestamp(self.clock()).astimezone()
         ids = {"cluster": 0, "proc": INT_MAX, "subproc": self.noop_counter, "time": now}
-        node.status = NodeStatus.SUBMITTED
+        node.status = NodeState.SUBMITTED
         node.cluster = -self.noop_counter  # NOOP ids are negative internally, never a real cluster
         node.procs = node.procs_idle = 1
         self.by_cluster[node.cluster] = node
@@ -422,7 +410,7 @@ class DagMan:
         script = node.graph.node.scripts[kind]
         argv = self.script_argv(node, script.argv, kind)
         cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
-        node.status = NodeStatus.PRERUN if kind is ScriptKind.PRE else NodeStatus.POSTRUN
+        node.status = NodeState.PRERUN if kind is ScriptKind.PRE else NodeState.POSTRUN
         out = subprocess.DEVNULL
         if script.debug_file:
             out = open(os.path.join(cwd, script.debug_file), "ab")
@@ -445,8 +433,8 @@ class DagMan:
         macros = {
             "$JOB": node.name, "$NODE": node.name, "$RETRY": str(node.retries),
             "$MAX_RETRIES": str(node.graph.retry), "$DAG_STATUS": str(int(self.dag_status)),
-            "$FAILED_COUNT": str(self.failed_count), "$FUTILE_COUNT": str(self.count(NodeStatus.FUTILE)),
-            "$DONE_COUNT": str(self.count(NodeStatus.DONE)), "$QUEUED_COUNT": str(self.count(NodeStatus.SUBMITTED)),
+            "$FAILED_COUNT": str(self.failed_count), "$FUTILE_COUNT": str(self.count(NodeState.FUTILE)),
+            "$DONE_COUNT": str(self.count(NodeState.DONE)), "$QUEUED_COUNT": str(self.count(NodeState.SUBMITTED)),
             "$NODE_COUNT": str(len(self.nodes)), "$DAGID": str(self.options.dagman_id),
         }
         if kind is not ScriptKind.PRE:
@@ -484,7 +472,7 @@ class DagMan:
                     self.script_done(node, kind, code)
             elif node.defer_until is not None and self.clock() >= node.defer_until:
                 node.defer_until = None
-                kind = ScriptKind.PRE if node.status is NodeStatus.PRERUN else ScriptKind.POST
+                kind = ScriptKind.PRE if node.status is NodeState.PRERUN else ScriptKind.POST
                 self.run_script(node, kind)
 
     def script_done(self, node: Node, kind: ScriptKind, code: int) -> None:
@@ -534,7 +522,7 @@ class DagMan:
             node = next((n for n in self.nodes.values() if n.cluster == -event.get("Subproc", 0)), None)
         else:
             node = self.by_cluster.get(event.cluster)
-        if node is None or node.status is not NodeStatus.SUBMITTED:
+        if node is None or node.status is not NodeState.SUBMITTED:
             return
         T = htcondor2.JobEventType
         if kind == T.EXECUTE:
@@ -579,26 +567,26 @@ class DagMan:
     # ------------------------------------------------------------------ outcomes
 
     def node_succeeded(self, node: Node) -> None:
-        node.status = NodeStatus.DONE
+        node.status = NodeState.DONE
         if self.check_abort(node, 0):
             return
         for name in node.graph.children:
             child = self.nodes[name]
             child.waiting -= 1
-            if child.waiting == 0 and child.status is NodeStatus.NOT_READY:
-                child.status = NodeStatus.READY
+            if child.waiting == 0 and child.status is NodeState.NOT_READY:
+                child.status = NodeState.READY
                 self.ready.append(child)
         self.ready.sort(key=lambda n: -n.graph.node.priority)
 
     def node_failed(self, node: Node) -> None:
-        node.status = NodeStatus.ERROR
+        node.status = NodeState.ERROR
         if self.check_abort(node, node.retval):
             return
         declared_retry = node.graph.retry
         aborted = node.graph.unless_exit is not None and node.retval == node.graph.unless_exit
         if node.retries < declared_retry and not aborted and not self.final_started and node is not self.final:
             node.retries += 1
-            node.status = NodeStatus.READY
+            node.status = NodeState.READY
             node.error = ""
             node.retval = None
             node.pre_return = None
@@ -614,8 +602,8 @@ class DagMan:
         pending = list(node.graph.children)
         while pending:
             child = self.nodes[pending.pop()]
-            if child.status in (NodeStatus.NOT_READY, NodeStatus.READY):
-                child.status = NodeStatus.FUTILE
+            if child.status in (NodeState.NOT_READY, NodeState.READY):
+                child.status = NodeState.FUTILE
                 pending.extend(child.graph.children)
 
     def check_abort(self, node: Node, value: int | None) -> bool:
@@ -624,7 +612,7 @@ class DagMan:
             return False
         self.aborting = (abort.return_value if abort.return_value is not None else value, node)
         self.dag_status = DagStatus.OK if abort.return_value == 0 else DagStatus.ABORT
-        self.remove_jobs(f"DAG Abort: DAG is exiting and writing rescue file.")
+        self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
         return True
 
     def remove_jobs(self, reason: str) -> None:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from engine.dag import build_graph, parse_file
 from engine.dag.rescue import apply_rescue, read_rescue, rescue_files
-from engine.dagman.runner import DagMan, DagStatus, NodeStatus, Options
+from engine.dagman.node_status import NodeState as NodeStatus
+from engine.dagman.runner import DagMan, DagStatus, Options
 
 
 def run(path: Path, schedd, rescue: bool = False) -> DagMan:
