@@ -13,6 +13,21 @@ def dag() -> None:
     """Check and inspect DAGMan DAG files."""
 
 
+@dag.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def run(ctx: click.Context, args: tuple[str, ...]) -> None:
+    """Run a DAG in the foreground, like condor_dagman -f, with jobs on the embedded schedd.
+
+    Takes condor_submit_dag's options: -maxjobs N, -maxidle N, -maxpre N, -maxpost N, -force,
+    -dorescuefrom N, -AlwaysRunPost (run with --help for all). Exits with DAGMan's exit code.
+    """
+    from engine.dagman.main import main as dagman_main
+
+    state = ctx.find_root().obj["state_dir"]
+    sys.exit(dagman_main([*args, *(["--state-dir", state] if state else [])]))
+
+
 @dag.command()
 @click.argument("dag_file", type=click.Path(dir_okay=False))
 @click.option("--json", "json_output", is_flag=True, help="Print the parsed model and lifted graph as JSON.")

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from engine.dag import DagError, build_graph, parse_file
+from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
 from engine.dag.rescue import apply_rescue, read_rescue, rescue_files, rescue_path
 from engine.dagman.runner import EXIT_ERROR, DagMan, Options
 from engine.schedd.local.client import LocalScheddClient
@@ -33,15 +33,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         graph = build_graph(parse_file(dag_file))
         rescue = choose_rescue(dag_file, args.force, args.dorescuefrom)
+        rescue_number = 0
         if rescue is not None:
             apply_rescue(graph, read_rescue(rescue))
+            rescue_number = int(rescue.rsplit("rescue", 1)[1])
     except DagError as e:
         for error in e.errors:
             print(f"ERROR: {error}", file=sys.stderr)
         return EXIT_ERROR
     dagman_id = int(os.environ.get("CONDOR_ID", "0").split(".")[0] or 0)
     options = Options(max_jobs=args.maxjobs, max_idle=args.maxidle, max_pre=args.maxpre, max_post=args.maxpost,
-                      always_run_post=args.always_run_post, dagman_id=dagman_id)
+                      always_run_post=args.always_run_post, dagman_id=dagman_id, rescue_dag_number=rescue_number)
     with LocalScheddClient(state_dir(args.state_dir)) as schedd:
         return DagMan(graph, schedd, options).run()
 
@@ -57,7 +59,7 @@ def choose_rescue(dag_file: str, force: bool, number: int | None) -> str | None:
     if number is not None:
         chosen = rescue_path(dag_file, number)
         if not os.path.exists(chosen):
-            raise DagError([])  # replaced below by a located message
+            raise DagError([Diagnostic(Location(chosen), f"-dorescuefrom {number}: there is no rescue DAG {chosen}")])
         for n, path in existing:
             if n > number:
                 os.replace(path, path + ".old")

@@ -28,6 +28,7 @@ import htcondor2
 from engine.dag import GraphNode, NodeKind, ScriptKind, VarsPlacement
 from engine.dag.graph import Graph
 from engine.dag.rescue import RescueNode, next_rescue_path, write_rescue
+from engine.dagman.metrics import DagMetrics, write_metrics
 from engine.dagman.node_status import NodeState
 from engine.schedd.api import JobAction, Schedd, ScheddError
 from engine.schedd.local.userlog import (
@@ -69,6 +70,7 @@ class Options:
     always_run_post: bool = False  # DAGMAN_ALWAYS_RUN_POST
     scan_interval: float = 1.0  # DAGMAN_USER_LOG_SCAN_INTERVAL (DAGMan's default is 5)
     dagman_id: int = 0  # the DAGMan job's ClusterId (CONDOR_ID), 0 when run by hand
+    rescue_dag_number: int = 0  # the rescue DAG applied at start-up, for the metrics
 
 
 @dataclass
@@ -147,22 +149,42 @@ class DagMan:
     def run(self) -> int:
         """Run the DAG to its end and return DAGMan's exit code."""
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGUSR1, signal.SIGTERM)}
+        started = self.clock()
         try:
             self.bootstrap()
             while self.step():
                 self.wait()
                 if self.held:
-                    return EXIT_RESTART
-            return self.conclude()
+                    return EXIT_RESTART  # a graceful stop writes no metrics, as DAGMan's
+            code = self.conclude()
         except DagFatal as e:
             self.fatal = str(e)
             self.dag_status = DagStatus.ERROR
             self.write_rescue()
-            return EXIT_ERROR
+            code = EXIT_ERROR
+        try:
+            self.write_metrics(started, code)
+            return code
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self.nodes_log.close()
+
+    def write_metrics(self, started: float, code: int) -> None:
+        """``<dag>.metrics``: nodes finished in this run, so nodes DONE from a rescue DAG are in neither count."""
+        def counts(subdag: bool) -> tuple[int, int, int]:
+            nodes = [n for n in self.nodes.values()
+                     if (n.graph.kind is NodeKind.SUBDAG) == subdag and n.graph.kind is not NodeKind.SERVICE]
+            done = sum(1 for n in nodes if n.status is NodeState.DONE and not n.graph.done)
+            return len(nodes), sum(1 for n in nodes if n.status is NodeState.ERROR), done
+
+        jobs, jobs_failed, jobs_succeeded = counts(False)
+        dag_jobs, dag_failed, dag_succeeded = counts(True)
+        write_metrics(self.dag_file + ".metrics", DagMetrics(
+            start_time=started, end_time=self.clock(), exitcode=code, dag_status=int(self.dag_status),
+            dagman_id=self.options.dagman_id or None, rescue_dag_number=self.options.rescue_dag_number,
+            jobs=jobs, jobs_failed=jobs_failed, jobs_succeeded=jobs_succeeded,
+            dag_jobs=dag_jobs, dag_jobs_failed=dag_failed, dag_jobs_succeeded=dag_succeeded))
 
     def _on_signal(self, signum, frame) -> None:
         if signum == signal.SIGUSR1:  # condor_rm of the DAGMan job (remove_kill_sig)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 from engine.dag import build_graph, parse_file
 from engine.dag.rescue import apply_rescue, read_rescue, rescue_files
+from engine.dagman.metrics import read_metrics
 from engine.dagman.node_status import NodeState as NodeStatus
 from engine.dagman.runner import DagMan, DagStatus, Options
 
@@ -125,3 +128,27 @@ def test_noop_nodes_run_no_job(dag_dir, schedd):
     assert dagman.exit_code == 0
     assert runs(dag_dir) == []
     assert all(n.status is NodeStatus.DONE for n in dagman.nodes.values())
+
+
+def test_metrics_count_the_nodes_finished_in_this_run(dag_dir, schedd):
+    dag = dag_dir / "diamond.dag"
+    dag.write_text(DIAMOND + 'VARS C code="1"\n')
+    run(dag, schedd)
+    first = read_metrics(str(dag) + ".metrics")
+    assert (first["exitcode"], first["DagStatus"], first["rescue_dag_number"]) == (1, 2, 0)
+    assert (first["jobs"], first["jobs_succeeded"], first["jobs_failed"], first["total_jobs_run"]) == (4, 2, 1, 3)
+    assert list(first)[-1] == "DagStatus"
+    graph = build_graph(parse_file(str(dag)))
+    apply_rescue(graph, read_rescue(rescue_files(str(dag))[-1][1]))
+    DagMan(graph, schedd, Options(scan_interval=0.05, rescue_dag_number=1)).run()
+    second = read_metrics(str(dag) + ".metrics")
+    assert second["rescue_dag_number"] == 1
+    assert (second["jobs_succeeded"], second["jobs_failed"]) == (0, 1), "nodes DONE from the rescue DAG count in neither"
+
+
+def test_crabtui_dag_run_exits_with_dagmans_code(dag_dir, schedd):
+    (dag_dir / "diamond.dag").write_text(DIAMOND + 'VARS D code="2"\n')
+    result = subprocess.run([shutil.which("crabtui"), "--state-dir", schedd.state.path, "dag", "run", "diamond.dag"],
+                            cwd=dag_dir, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert (dag_dir / "diamond.dag.rescue001").exists()
