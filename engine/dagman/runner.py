@@ -29,7 +29,16 @@ from engine.dag import GraphNode, NodeKind, ScriptKind, VarsPlacement
 from engine.dag.graph import Graph
 from engine.dag.rescue import RescueNode, next_rescue_path, write_rescue
 from engine.dagman.metrics import DagMetrics, write_metrics
-from engine.dagman.node_status import NodeState
+from engine.dagman.node_status import (
+    DagOutcome,
+    NodeInfo,
+    NodeState,
+    after_retries_text,
+    job_proc_failed_text,
+    post_script_failed_text,
+    pre_script_failed_text,
+    write_node_status,
+)
 from engine.schedd.api import JobAction, Schedd, ScheddError
 from engine.schedd.local.userlog import (
     JobTerminatedEvent,
@@ -134,6 +143,10 @@ class DagMan:
         self.concluded = False
         self.fatal: str | None = None
         self.rescue_path: str | None = None
+        status_file = graph.dag.node_status_file
+        self.status_file = status_file
+        self.status_path = os.path.join(self.dag_dir, status_file.file) if status_file else None
+        self.status_written: tuple[float, tuple] | None = None  # when, and the node states then
 
     # ------------------------------------------------------------------ counts
 
@@ -163,6 +176,7 @@ class DagMan:
             self.write_rescue()
             code = EXIT_ERROR
         try:
+            self.update_status_file(self.closing_outcome(code), force=True)
             self.write_metrics(started, code)
             return code
         finally:
@@ -278,7 +292,39 @@ class DagMan:
         self.reap_scripts()
         if self.aborting is None and not self.removed:
             self.start_ready()
-        return not self.finished()
+        going = not self.finished()
+        if going:
+            self.update_status_file(DagOutcome.RUNNING)
+        return going
+
+    def update_status_file(self, outcome: DagOutcome, force: bool = False) -> None:
+        """NODE_STATUS_FILE: at most every ``min_update`` seconds, only after a change unless
+        ALWAYS-UPDATE, and always at the end."""
+        if self.status_path is None:
+            return
+        now = self.clock()
+        snapshot = tuple((n.status, n.retries, n.procs_done, n.procs_held) for n in self.nodes.values())
+        if not force and self.status_written is not None:
+            last, before = self.status_written
+            if now - last < self.status_file.min_update or (snapshot == before and not self.status_file.always_update):
+                return
+        nodes = [NodeInfo(n.name, n.status, retry_count=n.retries,
+                          procs_queued=n.procs - n.procs_done if n.status is NodeState.SUBMITTED else 0,
+                          procs_held=n.procs_held, procs_idle=n.procs_idle, idle=bool(n.procs_idle or n.procs_held),
+                          error_text=n.error, pre_done=n.graph.node.done)
+                 for n in self.nodes.values() if n.graph.kind is not NodeKind.SERVICE]
+        write_node_status(self.status_path, dag_files=[os.path.basename(self.dag_file)], nodes=nodes,
+                          outcome=outcome, timestamp=int(now), min_update_time=self.status_file.min_update)
+        self.status_written = (now, snapshot)
+
+    def closing_outcome(self, code: int) -> DagOutcome:
+        if self.removed:
+            return DagOutcome.REMOVED
+        if self.dag_status is DagStatus.CYCLE:
+            return DagOutcome.CYCLE
+        if code == EXIT_OKAY:
+            return DagOutcome.SUCCESS
+        return DagOutcome.ABORTED if self.dag_status is DagStatus.ABORT else DagOutcome.FAILED
 
     def finished(self) -> bool:
         busy = any(n.status in (NodeState.PRERUN, NodeState.SUBMITTED, NodeState.POSTRUN) or n.defer_until
@@ -517,7 +563,7 @@ class DagMan:
                 self.run_script(node, ScriptKind.POST)
             else:
                 node.retval = code
-                node.error = f"PRE script failed with status {code}"
+                node.error = pre_script_failed_text(status=code) if code >= 0 else pre_script_failed_text(signal_number=-code)
                 self.node_failed(node)
         else:
             now = datetime.fromtimestamp(self.clock()).astimezone()
@@ -525,11 +571,13 @@ class DagMan:
                 cluster=node.cluster if node.cluster and node.cluster > 0 else 0, proc=0, time=now,
                 dag_node_name=node.name, return_value=code if code >= 0 else None,
                 signal_number=-code if code < 0 else None))
+            job_retval = node.retval if node.retval is not None else 0
             node.retval = code
             if code == 0:
                 self.node_succeeded(node)
             else:
-                node.error = f"POST script failed with status {code}"
+                node.error = (post_script_failed_text(job_retval, status=code) if code >= 0
+                              else post_script_failed_text(job_retval, signal_number=-code))
                 self.node_failed(node)
 
     # ------------------------------------------------------------------ job events
@@ -583,7 +631,9 @@ class DagMan:
             elif retval == JOB_ABORTED:
                 node.error = "Job was aborted"
             else:
-                node.error = f"Job proc ({node.cluster}.0.0) failed with status {retval}"
+                proc = next((p for p, v in sorted(node.exit_codes.items()) if v), 0)
+                node.error = (job_proc_failed_text(node.cluster, proc, status=retval) if retval >= 0
+                              else job_proc_failed_text(node.cluster, proc, signal_number=-retval))
             self.node_failed(node)
 
     # ------------------------------------------------------------------ outcomes
@@ -616,6 +666,8 @@ class DagMan:
             return
         if self.dag_status is DagStatus.OK:
             self.dag_status = DagStatus.NODE_FAILED
+        if declared_retry:
+            node.error = after_retries_text(node.error, node.retries)
         if not aborted:
             self.futilize(node)
 

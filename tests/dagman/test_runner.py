@@ -9,6 +9,7 @@ from pathlib import Path
 from engine.dag import build_graph, parse_file
 from engine.dag.rescue import apply_rescue, read_rescue, rescue_files
 from engine.dagman.metrics import read_metrics
+from engine.dagman.node_status import read_node_status
 from engine.dagman.node_status import NodeState as NodeStatus
 from engine.dagman.runner import DagMan, DagStatus, Options
 
@@ -152,3 +153,19 @@ def test_crabtui_dag_run_exits_with_dagmans_code(dag_dir, schedd):
                             cwd=dag_dir, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, result.stderr
     assert (dag_dir / "diamond.dag.rescue001").exists()
+
+
+def test_node_status_file_tells_the_outcome_of_every_node(dag_dir, schedd):
+    dag = dag_dir / "status.dag"
+    dag.write_text(DIAMOND + 'VARS C code="3"\nRETRY C 1\nNODE_STATUS_FILE status.txt 0 ALWAYS-UPDATE\n')
+    run(dag, schedd)
+    dag_ad, *node_ads, end = read_node_status(str(dag_dir / "status.txt"))
+    assert (dag_ad["DagStatus"], dag_ad["NodesTotal"], dag_ad["NodesDone"]) == (6, 4, 2)
+    assert (dag_ad["NodesFailed"], dag_ad["NodesFutile"], dag_ad["NodesQueued"]) == (1, 1, 0)
+    nodes = {ad["Node"]: ad for ad in node_ads}
+    assert nodes["C"]["NodeStatus"] == 6 and nodes["C"]["RetryCount"] == 1
+    assert nodes["C"]["StatusDetails"].startswith("Job proc (") and "failed with status 3" in nodes["C"]["StatusDetails"]
+    assert nodes["C"]["StatusDetails"].endswith("(after 1 node retries)")
+    assert nodes["D"]["StatusDetails"] == "Had an ancestor node fail"
+    assert end["NextUpdate"] == 0, "the closing dump says no update follows"
+    assert '/* "STATUS_ERROR (failed)" */' in (dag_dir / "status.txt").read_text()
