@@ -28,6 +28,7 @@ import htcondor2
 from engine.dag import GraphNode, NodeKind, ScriptKind, VarsPlacement
 from engine.dag.graph import Graph
 from engine.dag.rescue import RescueNode, next_rescue_path, write_rescue
+from engine.dagman.jobstate_log import JobstateLog, job_tag
 from engine.dagman.metrics import DagMetrics, write_metrics
 from engine.dagman.node_status import (
     DagOutcome,
@@ -109,6 +110,7 @@ class Node:
     defer_until: float | None = None
     error: str = ""
     seq: int = 0  # jobstate log sequence number of the current attempt
+    last_event_time: int | None = None  # of the node's latest job event, for script lines
 
     @property
     def name(self) -> str:
@@ -147,6 +149,9 @@ class DagMan:
         self.status_file = status_file
         self.status_path = os.path.join(self.dag_dir, status_file.file) if status_file else None
         self.status_written: tuple[float, tuple] | None = None  # when, and the node states then
+        self.jobstate = None
+        if graph.dag.jobstate_log:
+            self.jobstate = JobstateLog(os.path.join(self.dag_dir, graph.dag.jobstate_log), self._job_tags())
 
     # ------------------------------------------------------------------ counts
 
@@ -163,6 +168,10 @@ class DagMan:
         """Run the DAG to its end and return DAGMan's exit code."""
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGUSR1, signal.SIGTERM)}
         started = self.clock()
+        if self.jobstate:
+            if self.options.rescue_dag_number:
+                self.jobstate.initialize_rescue()
+            self.jobstate.dagman_started(self.options.dagman_id, 0)
         try:
             self.bootstrap()
             while self.step():
@@ -178,8 +187,12 @@ class DagMan:
         try:
             self.update_status_file(self.closing_outcome(code), force=True)
             self.write_metrics(started, code)
+            if self.jobstate:
+                self.jobstate.dagman_finished(code)
             return code
         finally:
+            if self.jobstate:
+                self.jobstate.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self.nodes_log.close()
@@ -296,6 +309,22 @@ class DagMan:
         if going:
             self.update_status_file(DagOutcome.RUNNING)
         return going
+
+    def _job_tags(self) -> dict[str, str]:
+        """Each node's JOBSTATE_LOG tag, read from its submit file as DAGMan reads it."""
+        tags = {}
+        for node in self.nodes.values():
+            declared = node.graph.node
+            text = declared.inline_submit or self.graph.dag.submit_descriptions.get(declared.submit)
+            if text is None and not declared.noop and declared.kind is not NodeKind.SUBDAG:
+                cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
+                try:
+                    with open(os.path.join(cwd, declared.submit), encoding="utf-8") as f:
+                        text = f.read()
+                except OSError:
+                    text = None
+            tags[node.name] = job_tag(text) if text else "-"
+        return tags
 
     def update_status_file(self, outcome: DagOutcome, force: bool = False) -> None:
         """NODE_STATUS_FILE: at most every ``min_update`` seconds, only after a change unless
@@ -416,6 +445,8 @@ class DagMan:
         except (OSError, ScheddError) as e:
             node.error = f"submit of node {node.name} failed: {e}"
             node.cluster = None
+            if self.jobstate:
+                self.jobstate.submit_failure(node.name, node.last_event_time)
             self.job_finished(node, SUBMIT_FAILED)
             return
         node.status = NodeState.SUBMITTED
@@ -479,6 +510,8 @@ class DagMan:
         argv = self.script_argv(node, script.argv, kind)
         cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
         node.status = NodeState.PRERUN if kind is ScriptKind.PRE else NodeState.POSTRUN
+        if self.jobstate:
+            self.jobstate.script_started(node.name, kind.value, node.last_event_time, *self._job_id(node, kind))
         out = subprocess.DEVNULL
         if script.debug_file:
             out = open(os.path.join(cwd, script.debug_file), "ab")
@@ -495,6 +528,12 @@ class DagMan:
             self.script_done(node, kind, 1)
             return
         node.script = Script(kind, popen, self.clock())
+
+    def _job_id(self, node: Node, kind: ScriptKind) -> tuple[int | None, int]:
+        """The ``cluster.proc`` a POST line names: a NOOP node's fake id, '-' without a job."""
+        if kind is ScriptKind.PRE or node.cluster is None:
+            return None, 0
+        return (0, INT_MAX) if node.cluster < 0 else (node.cluster, 0)
 
     def script_argv(self, node: Node, argv: list[str], kind: ScriptKind) -> list[str]:
         """Replace whole-token macros ($JOB, $RETURN, ...) as DAGMan does; unknown ones are fatal."""
@@ -547,7 +586,13 @@ class DagMan:
         script = node.graph.node.scripts[kind]
         if script.defer_status is not None and code == script.defer_status:
             node.defer_until = self.clock() + (script.defer_time or 0)
-            return
+            return  # a deferred script logs no result: it will be STARTED again
+        if self.jobstate:
+            if kind is ScriptKind.POST:  # DAGMan learns a POST's result from this event in the nodes log
+                cluster, proc = self._job_id(node, kind)
+                self.jobstate.job_event(node.name, "POST_SCRIPT_TERMINATED", cluster or 0, proc, int(self.clock()))
+            self.jobstate.script_success_or_failure(node.name, kind.value, code, node.last_event_time,
+                                                    *self._job_id(node, kind))
         if kind is ScriptKind.PRE:
             node.pre_return = code
             if code == 0:
@@ -557,6 +602,8 @@ class DagMan:
                 self.noop_counter += 1
                 self.nodes_log.write(PreSkipEvent(cluster=0, proc=INT_MAX, subproc=self.noop_counter, time=now,
                                                   dag_node_name=node.name))
+                if self.jobstate:
+                    self.jobstate.job_event(node.name, "PRESKIP", 0, INT_MAX, int(now.timestamp()))
                 self.node_succeeded(node)
             elif self.options.always_run_post and ScriptKind.POST in node.graph.node.scripts:
                 node.retval = JOB_SKIPPED
@@ -594,6 +641,9 @@ class DagMan:
             node = self.by_cluster.get(event.cluster)
         if node is None or node.status is not NodeState.SUBMITTED:
             return
+        node.last_event_time = int(event.timestamp)
+        if self.jobstate:
+            self.jobstate.job_event(node.name, kind.name, event.cluster, event.proc, node.last_event_time)
         T = htcondor2.JobEventType
         if kind == T.EXECUTE:
             node.procs_idle = max(0, node.procs_idle - 1)
@@ -620,6 +670,8 @@ class DagMan:
     def job_finished(self, node: Node, retval: int) -> None:
         """All procs left the queue (or submission failed): POST decides, or the job's result does."""
         node.retval = retval
+        if self.jobstate and retval != SUBMIT_FAILED:
+            self.jobstate.job_success_or_failure(node.name, retval, node.last_event_time)
         self.by_cluster.pop(node.cluster, None)
         if ScriptKind.POST in node.graph.node.scripts:
             self.run_script(node, ScriptKind.POST)
@@ -658,6 +710,8 @@ class DagMan:
         aborted = node.graph.unless_exit is not None and node.retval == node.graph.unless_exit
         if node.retries < declared_retry and not aborted and not self.final_started and node is not self.final:
             node.retries += 1
+            if self.jobstate:
+                self.jobstate.restart_node(node.name)
             node.status = NodeState.READY
             node.error = ""
             node.retval = None

@@ -169,3 +169,20 @@ def test_node_status_file_tells_the_outcome_of_every_node(dag_dir, schedd):
     assert nodes["D"]["StatusDetails"] == "Had an ancestor node fail"
     assert end["NextUpdate"] == 0, "the closing dump says no update follows"
     assert '/* "STATUS_ERROR (failed)" */' in (dag_dir / "status.txt").read_text()
+
+
+def test_jobstate_log_has_dagmans_lines_and_sequence_numbers(dag_dir, schedd):
+    (dag_dir / "ok.sh").write_text("exit 0\n")
+    dag = dag_dir / "js.dag"
+    dag.write_text('JOB A job.sub\nVARS A code="1"\nRETRY A 1\nSCRIPT POST A /bin/sh ok.sh\n'
+                   'JOB B job.sub\nVARS B code="0"\nPARENT A CHILD B\nJOBSTATE_LOG js.log\n')
+    assert run(dag, schedd).exit_code == 0
+    lines = [line.split(" ", 1)[1] for line in (dag_dir / "js.log").read_text().splitlines()]
+    assert lines[0] == "INTERNAL *** DAGMAN_STARTED 0.0 ***" and lines[-1] == "INTERNAL *** DAGMAN_FINISHED 0 ***"
+    a = [line for line in lines if line.startswith("A ")]
+    events = [line.split()[1] for line in a]
+    assert events == ["SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_FAILURE", "POST_SCRIPT_STARTED",
+                      "POST_SCRIPT_TERMINATED", "POST_SCRIPT_SUCCESS"], "the POST masks the failure: no retry"
+    assert all(line.endswith(" - - 1") for line in a), "one attempt, sequence number 1"
+    assert [line.split()[1] for line in lines if line.startswith("B ")][-1] == "JOB_SUCCESS"
+    assert all(line.endswith(" - - 2") for line in lines if line.startswith("B "))
