@@ -28,8 +28,9 @@ import htcondor2
 from engine.dag import GraphNode, NodeKind, ScriptKind, VarsPlacement
 from engine.dag.graph import Graph
 from engine.dag.rescue import RescueNode, next_rescue_path, write_rescue
+from engine.dagman.dagman_out import DagmanOut, Deferrals
 from engine.dagman.jobstate_log import JobstateLog, job_tag
-from engine.dagman.metrics import DagMetrics, write_metrics
+from engine.dagman.metrics import DAGMAN_VERSION, DagMetrics, write_metrics
 from engine.dagman.node_status import (
     DagOutcome,
     NodeInfo,
@@ -149,6 +150,8 @@ class DagMan:
         self.status_file = status_file
         self.status_path = os.path.join(self.dag_dir, status_file.file) if status_file else None
         self.status_written: tuple[float, tuple] | None = None  # when, and the node states then
+        self.out = DagmanOut(os.path.abspath(self.dag_file) + ".dagman.out", clock=clock)
+        self.out_status: tuple | None = None  # the counts last printed in the status table
         self.jobstate = None
         if graph.dag.jobstate_log:
             self.jobstate = JobstateLog(os.path.join(self.dag_dir, graph.dag.jobstate_log), self._job_tags())
@@ -168,6 +171,14 @@ class DagMan:
         """Run the DAG to its end and return DAGMan's exit code."""
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGUSR1, signal.SIGTERM)}
         started = self.clock()
+        self.out.starting_up(version=f"$CondorVersion: {DAGMAN_VERSION} crabtui $",
+                             platform=f"$CondorPlatform: {os.uname().machine}_{os.uname().sysname} $")
+        for knob, value in (("DAGMAN_MAX_JOBS_SUBMITTED", self.options.max_jobs),
+                            ("DAGMAN_MAX_JOBS_IDLE", self.options.max_idle),
+                            ("DAGMAN_MAX_PRE_SCRIPTS", self.options.max_pre),
+                            ("DAGMAN_MAX_POST_SCRIPTS", self.options.max_post),
+                            ("DAGMAN_ALWAYS_RUN_POST", self.options.always_run_post)):
+            self.out.setting(knob, value)
         if self.jobstate:
             if self.options.rescue_dag_number:
                 self.jobstate.initialize_rescue()
@@ -185,14 +196,20 @@ class DagMan:
             self.write_rescue()
             code = EXIT_ERROR
         try:
+            self.print_status(force=True)
+            if code == EXIT_OKAY and not self.failed_count:
+                self.out.all_jobs_completed(self.deferrals())
             self.update_status_file(self.closing_outcome(code), force=True)
             self.write_metrics(started, code)
+            self.out.wrote_metrics_file(self.dag_file + ".metrics")
             if self.jobstate:
                 self.jobstate.dagman_finished(code)
+            self.out.exiting_with_status(code)
             return code
         finally:
             if self.jobstate:
                 self.jobstate.close()
+            self.out.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self.nodes_log.close()
@@ -278,6 +295,7 @@ class DagMan:
         """One rescue file per run: the FINAL node's failure rewrites the same file."""
         if self.rescue_path is None:
             self.rescue_path = next_rescue_path(self.dag_file)
+        self.out.writing_rescue_dag(self.rescue_path)
         nodes = [RescueNode(n.name, done=n.status is NodeState.DONE, failed=n.status is NodeState.ERROR,
                             final=n is self.final, retry=n.graph.retry, unless_exit=n.graph.unless_exit,
                             retries=n.retries, return_value=n.retval) for n in self.nodes.values()]
@@ -307,8 +325,27 @@ class DagMan:
             self.start_ready()
         going = not self.finished()
         if going:
+            self.print_status()
             self.update_status_file(DagOutcome.RUNNING)
         return going
+
+    def deferrals(self) -> Deferrals:
+        return Deferrals(max_jobs=self.options.max_jobs, max_idle=self.options.max_idle,
+                         max_pre=self.options.max_pre, max_post=self.options.max_post)
+
+    def print_status(self, force: bool = False) -> None:
+        """dagman.out's node table, printed when the counts changed, as DAGMan prints it after events."""
+        counts = {state: self.count(state) for state in NodeState}
+        held = sum(n.procs_held for n in self.nodes.values())
+        snapshot = (tuple(counts.values()), held, int(self.dag_status))
+        if snapshot == self.out_status and not force:
+            return
+        self.out_status = snapshot
+        self.out.status(dag_status=int(self.dag_status), total=len(self.nodes), done=counts[NodeState.DONE],
+                        pre=counts[NodeState.PRERUN], queued=counts[NodeState.SUBMITTED],
+                        post=counts[NodeState.POSTRUN], ready=counts[NodeState.READY],
+                        unready=counts[NodeState.NOT_READY], failed=counts[NodeState.ERROR],
+                        futile=counts[NodeState.FUTILE], held_procs=held)
 
     def _job_tags(self) -> dict[str, str]:
         """Each node's JOBSTATE_LOG tag, read from its submit file as DAGMan reads it."""
@@ -439,6 +476,7 @@ class DagMan:
         if node.graph.node.noop:
             self.fake_noop(node)
             return
+        self.out.submitting_node(node.name)
         try:
             text, path, cwd = self.submit_description(node)
             result = self.schedd.submit(text, submit_file=path, cwd=cwd)
@@ -449,6 +487,7 @@ class DagMan:
                 self.jobstate.submit_failure(node.name, node.last_event_time)
             self.job_finished(node, SUBMIT_FAILED)
             return
+        self.out.assigned_id(result.cluster, result.first_proc)
         node.status = NodeState.SUBMITTED
         node.cluster = result.cluster
         node.procs = result.num_procs
@@ -510,6 +549,7 @@ class DagMan:
         argv = self.script_argv(node, script.argv, kind)
         cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
         node.status = NodeState.PRERUN if kind is ScriptKind.PRE else NodeState.POSTRUN
+        self.out.running_script(kind.value, node.name)
         if self.jobstate:
             self.jobstate.script_started(node.name, kind.value, node.last_event_time, *self._job_id(node, kind))
         out = subprocess.DEVNULL
@@ -528,6 +568,22 @@ class DagMan:
             self.script_done(node, kind, 1)
             return
         node.script = Script(kind, popen, self.clock())
+
+    def print_script_result(self, node: Node, kind: ScriptKind, code: int) -> None:
+        if kind is ScriptKind.PRE:
+            ok, failed, died = (self.out.pre_script_completed_successfully, self.out.pre_script_failed,
+                                self.out.pre_script_died)
+        elif kind is ScriptKind.POST:
+            ok, failed, died = (self.out.post_script_completed_successfully, self.out.post_script_failed,
+                                self.out.post_script_died)
+        else:
+            return
+        if code == 0:
+            ok(node.name)
+        elif code > 0:
+            failed(node.name, code)
+        else:
+            died(node.name, -code)
 
     def _job_id(self, node: Node, kind: ScriptKind) -> tuple[int | None, int]:
         """The ``cluster.proc`` a POST line names: a NOOP node's fake id, '-' without a job."""
@@ -587,6 +643,7 @@ class DagMan:
         if script.defer_status is not None and code == script.defer_status:
             node.defer_until = self.clock() + (script.defer_time or 0)
             return  # a deferred script logs no result: it will be STARTED again
+        self.print_script_result(node, kind, code)
         if self.jobstate:
             if kind is ScriptKind.POST:  # DAGMan learns a POST's result from this event in the nodes log
                 cluster, proc = self._job_id(node, kind)
@@ -642,6 +699,7 @@ class DagMan:
         if node is None or node.status is not NodeState.SUBMITTED:
             return
         node.last_event_time = int(event.timestamp)
+        self.out.event(kind.name, node.name, event.cluster, event.proc, event.timestamp, subproc=event.get("Subproc", 0))
         if self.jobstate:
             self.jobstate.job_event(node.name, kind.name, event.cluster, event.proc, node.last_event_time)
         T = htcondor2.JobEventType
@@ -662,6 +720,12 @@ class DagMan:
                 value = None
             node.exit_codes[event.proc] = value
             node.procs_done += 1
+            if value == 0:
+                self.out.job_proc_completed_successfully(node.name, event.cluster, event.proc)
+            elif value is not None:
+                self.out.job_proc_failed(node.name, event.cluster, event.proc,
+                                         status=value if value > 0 else None,
+                                         signal_number=-value if value < 0 else None)
             if node.procs_done >= node.procs:
                 failures = [v for _, v in sorted(node.exit_codes.items()) if v != 0]
                 first = failures[0] if failures else 0
@@ -710,6 +774,7 @@ class DagMan:
         aborted = node.graph.unless_exit is not None and node.retval == node.graph.unless_exit
         if node.retries < declared_retry and not aborted and not self.final_started and node is not self.final:
             node.retries += 1
+            self.out.retrying_node(node.name, node.retries, declared_retry)
             if self.jobstate:
                 self.jobstate.restart_node(node.name)
             node.status = NodeState.READY

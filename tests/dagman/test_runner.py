@@ -186,3 +186,17 @@ def test_jobstate_log_has_dagmans_lines_and_sequence_numbers(dag_dir, schedd):
     assert all(line.endswith(" - - 1") for line in a), "one attempt, sequence number 1"
     assert [line.split()[1] for line in lines if line.startswith("B ")][-1] == "JOB_SUCCESS"
     assert all(line.endswith(" - - 2") for line in lines if line.startswith("B "))
+
+
+def test_dagman_out_tells_the_run_and_ends_with_the_exit_status(dag_dir, schedd):
+    dag = dag_dir / "diamond.dag"
+    dag.write_text(DIAMOND + 'VARS C code="1"\nRETRY C 1\n')
+    run(dag, schedd)
+    out = (dag_dir / "diamond.dag.dagman.out").read_text().splitlines()
+    bodies = [line[18:] for line in out]  # after DAGMan's "MM/DD/YY HH:MM:SS " prefix
+    assert "** condor_dagman (CONDOR_DAGMAN) STARTING UP" in bodies
+    assert any(b.startswith("Event: ULOG_SUBMIT for HTCondor Node A (") for b in bodies)
+    assert "Retrying node C (retry #1 of 1)..." in bodies
+    assert any(b.startswith("Writing Rescue DAG to ") for b in bodies)
+    assert "Of 4 nodes total:" in bodies
+    assert bodies[-1].endswith("EXITING WITH STATUS 1")
