@@ -693,7 +693,7 @@ class DagMan:
     def handle_event(self, event) -> None:
         kind = event.type
         if event.cluster == 0 and event.proc == INT_MAX:
-            node = next((n for n in self.nodes.values() if n.cluster == -event.get("Subproc", 0)), None)
+            node = self.by_cluster.get(-event.get("Subproc", 0))  # a NOOP node's fake id
         else:
             node = self.by_cluster.get(event.cluster)
         if node is None or node.status is not NodeState.SUBMITTED:

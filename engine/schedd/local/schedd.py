@@ -160,22 +160,18 @@ class LocalSchedd:
         return SubmitResult(cluster, ads[0]["ProcId"], len(ads))
 
     def query(self, constraint: str = "true", projection: Sequence[str] = ()) -> list[classad2.ClassAd]:
-        expr = _constraint(constraint)
-        matched = [ad for key, ad in sorted(self.jobs.items()) if expr.eval(scope=ad) is True]
-        return [_project(ad, projection) for ad in matched]
+        return [_project(ad, projection) for _, ad in self._matching(constraint)]
 
     def query_values(self, constraint: str, projection: Sequence[str]) -> list[list]:
         """Matching jobs as rows of ``projection`` values (None where unset, expressions as text):
         what a table needs, without printing and parsing whole ads."""
-        expr = _constraint(constraint)
         rows = []
-        for _, ad in sorted(self.jobs.items()):
-            if expr.eval(scope=ad) is True:
-                row = []
-                for attr in projection:
-                    value = ad.get(attr)
-                    row.append(value if value is None or isinstance(value, (int, float, str)) else str(value))
-                rows.append(row)
+        for _, ad in self._matching(constraint):
+            row = []
+            for attr in projection:
+                value = ad.get(attr)
+                row.append(value if value is None or isinstance(value, (int, float, str)) else str(value))
+            rows.append(row)
         return rows
 
     def history(self, constraint: str = "true", projection: Sequence[str] = (), match: int = -1) -> list[classad2.ClassAd]:
@@ -384,9 +380,7 @@ class LocalSchedd:
         now = int(self.clock())
         with self.queue.transaction():
             for ad in ads:
-                ad["LastJobStatus"] = ad["JobStatus"]
-                ad["JobStatus"] = int(JobStatus.HELD)
-                ad["EnteredCurrentStatus"] = now
+                _enter(ad, JobStatus.HELD, now)
                 ad["HoldReason"] = reason
                 ad["HoldReasonCode"] = code
                 ad["HoldReasonSubCode"] = subcode
@@ -400,9 +394,7 @@ class LocalSchedd:
         now = int(self.clock())
         with self.queue.transaction():
             for ad in ads:
-                ad["LastJobStatus"] = ad["JobStatus"]
-                ad["JobStatus"] = int(JobStatus.IDLE)
-                ad["EnteredCurrentStatus"] = now
+                _enter(ad, JobStatus.IDLE, now)
                 ad["LastHoldReason"] = ad.get("HoldReason", "")
                 ad["LastHoldReasonCode"] = ad.get("HoldReasonCode", 0)
                 for attr in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode"):
@@ -419,8 +411,7 @@ class LocalSchedd:
         with self.queue.transaction():
             for ad in ads:
                 if ad["JobStatus"] != JobStatus.REMOVED:
-                    ad["LastJobStatus"] = ad["JobStatus"]
-                ad["JobStatus"] = int(JobStatus.REMOVED)
+                    _enter(ad, JobStatus.REMOVED, now)
                 ad["EnteredCurrentStatus"] = now
                 ad["RemoveReason"] = reason
                 if job_id(ad) not in self.running or force:
@@ -452,9 +443,7 @@ class LocalSchedd:
         now = int(self.clock())
         with self.queue.transaction():
             for ad in ads:
-                ad["LastJobStatus"] = ad["JobStatus"]
-                ad["JobStatus"] = int(JobStatus.IDLE)
-                ad["EnteredCurrentStatus"] = now
+                _enter(ad, JobStatus.IDLE, now)
                 ad.pop("JobPid", None)
             self._save(ads)
         extra = {}
@@ -543,21 +532,23 @@ class LocalSchedd:
 
     def query_texts(self, constraint: str = "true") -> list[str]:
         """Matching jobs as ClassAd text, what the daemon sends: no ad is printed twice."""
-        expr = _constraint(constraint)
         out = []
-        for key, ad in sorted(self.jobs.items()):
-            if expr.eval(scope=ad) is True:
-                text = self.texts.get(key)
-                if text is None:
-                    text = self.texts[key] = str(ad)
-                out.append(text)
+        for key, ad in self._matching(constraint):
+            text = self.texts.get(key)
+            if text is None:
+                text = self.texts[key] = str(ad)
+            out.append(text)
         return out
+
+    def _matching(self, constraint: str) -> list[tuple[JobId, classad2.ClassAd]]:
+        """The queue's jobs for which a ClassAd constraint is true, in job id order."""
+        expr = _constraint(constraint)
+        return [(key, ad) for key, ad in sorted(self.jobs.items()) if expr.eval(scope=ad) is True]
 
     def _resolve(self, job_spec: JobSpec) -> list[JobId]:
         """Job ids for a spec: ``c.p``, a cluster, a list of those, or a constraint."""
         if _is_constraint(job_spec):
-            expr = _constraint(str(job_spec))
-            return [k for k, ad in sorted(self.jobs.items()) if expr.eval(scope=ad) is True]
+            return [key for key, _ in self._matching(str(job_spec))]
         specs = [job_spec] if isinstance(job_spec, (str, int)) else list(job_spec)
         keys: list[JobId] = []
         for spec in specs:
@@ -610,6 +601,13 @@ class LocalSchedd:
                     log.write(event)
             except OSError:
                 pass  # a log that became unwritable must not stop the schedd
+
+
+def _enter(ad: classad2.ClassAd, status: JobStatus, now: int) -> None:
+    """Move a job to ``status``, remembering the one it leaves, as the schedd records it."""
+    ad["LastJobStatus"] = ad["JobStatus"]
+    ad["JobStatus"] = int(status)
+    ad["EnteredCurrentStatus"] = now
 
 
 def _name(key: JobId) -> str:
