@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
 from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
 from engine.dag.rescue import apply_rescue, read_rescue, rescue_files, rescue_path
-from engine.dagman.runner import EXIT_ERROR, DagMan, Options
+from engine.dagman.lockfile import Lock, holder_alive, read_lock, write_lock
+from engine.dagman.runner import EXIT_ERROR, EXIT_RESTART, DagMan, Options
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import state_dir
 
@@ -23,6 +25,9 @@ def options_parser() -> argparse.ArgumentParser:
     parser.add_argument("-force", "--force", action="store_true", help="ignore existing rescue DAGs (renamed .old)")
     parser.add_argument("-dorescuefrom", "--dorescuefrom", type=int, metavar="N", help="run from rescue DAG number N")
     parser.add_argument("-AlwaysRunPost", "--always-run-post", action="store_true", dest="always_run_post")
+    parser.add_argument("-DoRecovery", "--do-recovery", action="store_true", dest="do_recovery",
+                        help="rebuild the state from the nodes log even without a lock file")
+    parser.add_argument("-Lockfile", "--lockfile", help="the lock file (default: DAG.lock)")
     parser.add_argument("--state-dir", help="the embedded schedd's state directory")
     return parser
 
@@ -30,22 +35,40 @@ def options_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = options_parser().parse_args(argv)
     dag_file = args.dag
+    lock_path = args.lockfile or dag_file + ".lock"
+    lock = read_lock(lock_path)
+    if lock is not None and holder_alive(lock, dag_file):
+        print(f"ERROR: {lock_path}: DAGMan (pid {lock.pid}) is still running {dag_file}; "
+              f"remove that DAGMan first (or wait for it to exit)", file=sys.stderr)
+        return EXIT_ERROR
+    recovery = lock is not None or args.do_recovery
+    dagman_id = int(os.environ.get("CONDOR_ID", "0").split(".")[0] or 0)
     try:
         graph = build_graph(parse_file(dag_file))
-        rescue = choose_rescue(dag_file, args.force, args.dorescuefrom)
-        rescue_number = 0
+        if recovery and lock is not None:  # the rescue DAG the run that died started from
+            rescue_number = lock.rescue_dag_number
+            rescue = rescue_path(dag_file, rescue_number) if rescue_number else None
+        else:
+            rescue = choose_rescue(dag_file, args.force, args.dorescuefrom)
+            rescue_number = int(rescue.rsplit("rescue", 1)[1]) if rescue else 0
         if rescue is not None:
             apply_rescue(graph, read_rescue(rescue))
-            rescue_number = int(rescue.rsplit("rescue", 1)[1])
     except DagError as e:
         for error in e.errors:
             print(f"ERROR: {error}", file=sys.stderr)
         return EXIT_ERROR
-    dagman_id = int(os.environ.get("CONDOR_ID", "0").split(".")[0] or 0)
+    if not recovery:  # condor_submit_dag deletes a stale halt file
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(dag_file + ".halt")
+    write_lock(lock_path, Lock(os.getpid(), dagman_id, rescue_number))
     options = Options(max_jobs=args.maxjobs, max_idle=args.maxidle, max_pre=args.maxpre, max_post=args.maxpost,
-                      always_run_post=args.always_run_post, dagman_id=dagman_id, rescue_dag_number=rescue_number)
+                      always_run_post=args.always_run_post, dagman_id=dagman_id, rescue_dag_number=rescue_number,
+                      recovery=recovery)
     with LocalScheddClient(state_dir(args.state_dir)) as schedd:
-        return DagMan(graph, schedd, options).run()
+        code = DagMan(graph, schedd, options).run()
+    if code != EXIT_RESTART:  # a graceful stop keeps the lock, so the restart recovers
+        os.unlink(lock_path)
+    return code
 
 
 def choose_rescue(dag_file: str, force: bool, number: int | None) -> str | None:

@@ -82,6 +82,7 @@ class Options:
     scan_interval: float = 1.0  # DAGMAN_USER_LOG_SCAN_INTERVAL (DAGMan's default is 5)
     dagman_id: int = 0  # the DAGMan job's ClusterId (CONDOR_ID), 0 when run by hand
     rescue_dag_number: int = 0  # the rescue DAG applied at start-up, for the metrics
+    recovery: bool = False  # rebuild the state of a DAGMan that died from the nodes log
 
 
 @dataclass
@@ -133,11 +134,14 @@ class DagMan:
         self.final = next((n for n in self.nodes.values() if n.graph.kind is NodeKind.FINAL), None)
         self.by_cluster: dict[int, Node] = {}
         self.nodes_log_path = os.path.abspath(self.dag_file) + ".nodes.log"
+        if not options.recovery:  # a new run starts a new nodes log; recovery replays it
+            open(self.nodes_log_path, "w").close()
         self.nodes_log = UserLog(self.nodes_log_path)
         self.events = htcondor2.JobEventLog(self.nodes_log_path)
         self.ready: list[Node] = []
         self.dag_status = DagStatus.OK
         self.final_started = False
+        self.recovering = False
         self.noop_counter = 0
         self.seq = 0
         self.aborting: tuple[int, Node] | None = None
@@ -180,11 +184,15 @@ class DagMan:
                             ("DAGMAN_ALWAYS_RUN_POST", self.options.always_run_post)):
             self.out.setting(knob, value)
         if self.jobstate:
-            if self.options.rescue_dag_number:
+            if self.options.recovery:
+                self.jobstate.initialize_recovery()
+            elif self.options.rescue_dag_number:
                 self.jobstate.initialize_rescue()
             self.jobstate.dagman_started(self.options.dagman_id, 0)
         try:
             self.bootstrap()
+            if self.options.recovery:
+                self.recover()
             while self.step():
                 self.wait()
                 if self.held:
@@ -274,7 +282,7 @@ class DagMan:
             return EXIT_ERROR
         return EXIT_ERROR if self.dag_status is DagStatus.CYCLE else EXIT_OKAY
 
-    def outcome(self) -> None:
+    def outcome(self, rescue: bool = True) -> None:
         """Before FINAL starts or the run ends: the DAG's status, and a rescue DAG unless it succeeded."""
         unfinished = any(n.status not in (NodeState.DONE, NodeState.ERROR, NodeState.FUTILE)
                          for n in self.nodes.values() if n is not self.final)
@@ -288,7 +296,7 @@ class DagMan:
             self.dag_status = DagStatus.NODE_FAILED
         elif unfinished:
             self.dag_status = DagStatus.CYCLE
-        if self.dag_status is not DagStatus.OK:
+        if self.dag_status is not DagStatus.OK and rescue:
             self.write_rescue()
 
     def write_rescue(self) -> None:
@@ -316,6 +324,24 @@ class DagMan:
                 node.status = NodeState.READY
                 self.ready.append(node)
         self.ready.sort(key=lambda n: -n.graph.node.priority)
+
+    def recover(self) -> None:
+        """Recovery mode: replay the nodes log so that finished nodes stay done, queued jobs are
+        re-attached rather than resubmitted, and POST scripts whose result is not logged run."""
+        self.out.running_in_recovery_mode()
+        if self.jobstate:
+            self.jobstate.recovery_started()
+        self.recovering = True
+        try:
+            self.read_events()
+        finally:
+            self.recovering = False
+        for node in self.nodes.values():
+            if node.status is NodeState.POSTRUN and node.script is None:
+                self.run_script(node, ScriptKind.POST)
+        self.out.done_with_recovery_mode()
+        if self.jobstate:
+            self.jobstate.recovery_finished()
 
     def step(self) -> bool:
         """One cycle: read events, reap scripts, start work. False once the DAG is finished."""
@@ -644,12 +670,16 @@ class DagMan:
             node.defer_until = self.clock() + (script.defer_time or 0)
             return  # a deferred script logs no result: it will be STARTED again
         self.print_script_result(node, kind, code)
+        if kind is ScriptKind.POST:  # DAGMan learns a POST's result from this event in the nodes log
+            now = datetime.fromtimestamp(self.clock()).astimezone()
+            self.nodes_log.write(PostScriptTerminatedEvent(
+                cluster=node.cluster if node.cluster and node.cluster > 0 else 0, proc=0, time=now,
+                dag_node_name=node.name, return_value=code if code >= 0 else None,
+                signal_number=-code if code < 0 else None))
+            self.post_result(node, code, int(now.timestamp()))
+            return
         if self.jobstate:
-            if kind is ScriptKind.POST:  # DAGMan learns a POST's result from this event in the nodes log
-                cluster, proc = self._job_id(node, kind)
-                self.jobstate.job_event(node.name, "POST_SCRIPT_TERMINATED", cluster or 0, proc, int(self.clock()))
-            self.jobstate.script_success_or_failure(node.name, kind.value, code, node.last_event_time,
-                                                    *self._job_id(node, kind))
+            self.jobstate.script_success_or_failure(node.name, kind.value, code, node.last_event_time)
         if kind is ScriptKind.PRE:
             node.pre_return = code
             if code == 0:
@@ -669,20 +699,21 @@ class DagMan:
                 node.retval = code
                 node.error = pre_script_failed_text(status=code) if code >= 0 else pre_script_failed_text(signal_number=-code)
                 self.node_failed(node)
+
+    def post_result(self, node: Node, code: int, timestamp: int) -> None:
+        """A POST script's exit decides the node, whatever its job did."""
+        if self.jobstate:
+            cluster, proc = self._job_id(node, ScriptKind.POST)
+            self.jobstate.job_event(node.name, "POST_SCRIPT_TERMINATED", cluster or 0, proc, timestamp)
+            self.jobstate.script_success_or_failure(node.name, "POST", code, node.last_event_time, cluster, proc)
+        job_retval = node.retval if node.retval is not None else 0
+        node.retval = code
+        if code == 0:
+            self.node_succeeded(node)
         else:
-            now = datetime.fromtimestamp(self.clock()).astimezone()
-            self.nodes_log.write(PostScriptTerminatedEvent(
-                cluster=node.cluster if node.cluster and node.cluster > 0 else 0, proc=0, time=now,
-                dag_node_name=node.name, return_value=code if code >= 0 else None,
-                signal_number=-code if code < 0 else None))
-            job_retval = node.retval if node.retval is not None else 0
-            node.retval = code
-            if code == 0:
-                self.node_succeeded(node)
-            else:
-                node.error = (post_script_failed_text(job_retval, status=code) if code >= 0
-                              else post_script_failed_text(job_retval, signal_number=-code))
-                self.node_failed(node)
+            node.error = (post_script_failed_text(job_retval, status=code) if code >= 0
+                          else post_script_failed_text(job_retval, signal_number=-code))
+            self.node_failed(node)
 
     # ------------------------------------------------------------------ job events
 
@@ -692,6 +723,13 @@ class DagMan:
 
     def handle_event(self, event) -> None:
         kind = event.type
+        T = htcondor2.JobEventType
+        if self.recovering:
+            if kind == T.SUBMIT:
+                self.reattach(event)
+            elif kind in (T.POST_SCRIPT_TERMINATED, T.PRESKIP):
+                self.replay_script_event(event)
+                return
         if event.cluster == 0 and event.proc == INT_MAX:
             node = self.by_cluster.get(-event.get("Subproc", 0))  # a NOOP node's fake id
         else:
@@ -702,7 +740,6 @@ class DagMan:
         self.out.event(kind.name, node.name, event.cluster, event.proc, event.timestamp, subproc=event.get("Subproc", 0))
         if self.jobstate:
             self.jobstate.job_event(node.name, kind.name, event.cluster, event.proc, node.last_event_time)
-        T = htcondor2.JobEventType
         if kind == T.EXECUTE:
             node.procs_idle = max(0, node.procs_idle - 1)
         elif kind == T.JOB_EVICTED:
@@ -731,6 +768,50 @@ class DagMan:
                 first = failures[0] if failures else 0
                 self.job_finished(node, JOB_ABORTED if first is None else first)
 
+    def reattach(self, event) -> None:
+        """A submit event in recovery: the node's job is in the queue (or was), as DAGMan had it."""
+        notes = event.get("LogNotes") or ""
+        node = self.nodes.get(notes.removeprefix("DAG Node: ")) if notes.startswith("DAG Node: ") else None
+        if node is None:
+            return
+        noop = event.cluster == 0 and event.proc == INT_MAX
+        cluster = -event.get("Subproc", 0) if noop else event.cluster
+        if noop:
+            self.noop_counter = max(self.noop_counter, -cluster)
+        if self.by_cluster.get(cluster) is not node:  # a new attempt; a retry's follows its failure
+            self.seq += 1
+            node.seq = self.seq
+            node.exit_codes = {}
+            node.procs = node.procs_done = node.procs_held = node.procs_idle = 0
+            node.status = NodeState.SUBMITTED
+            node.cluster = cluster
+            self.by_cluster[cluster] = node
+            if node is self.final:
+                self.final_started = True
+                self.outcome(rescue=False)  # written before FINAL started, in the run that died
+        node.procs += 1
+        node.procs_idle += 1
+
+    def replay_script_event(self, event) -> None:
+        """POST_SCRIPT_TERMINATED and PRE_SKIP events in recovery: the script's result, logged
+        by the DAGMan that died, decides the node as it did then."""
+        if event.type == htcondor2.JobEventType.PRESKIP:
+            notes = event.get("SkipEventLogNotes") or ""
+            node = self.nodes.get(notes.removeprefix("DAG Node: "))
+            self.noop_counter = max(self.noop_counter, event.get("Subproc", 0))
+            if node is not None and node.status is NodeState.READY:
+                if self.jobstate:
+                    self.jobstate.job_event(node.name, "PRESKIP", 0, INT_MAX, int(event.timestamp))
+                self.node_succeeded(node)
+            return
+        node = self.nodes.get(event.get("DAGNodeName"))
+        if node is None or node.status is not NodeState.POSTRUN:
+            return
+        code = event.get("ReturnValue")
+        if code is None:
+            code = -int(event.get("TerminatedBySignal", 1))
+        self.post_result(node, code, int(event.timestamp))
+
     def job_finished(self, node: Node, retval: int) -> None:
         """All procs left the queue (or submission failed): POST decides, or the job's result does."""
         node.retval = retval
@@ -738,6 +819,9 @@ class DagMan:
             self.jobstate.job_success_or_failure(node.name, retval, node.last_event_time)
         self.by_cluster.pop(node.cluster, None)
         if ScriptKind.POST in node.graph.node.scripts:
+            if self.recovering:  # its result may follow in the log; recover() runs it if not
+                node.status = NodeState.POSTRUN
+                return
             self.run_script(node, ScriptKind.POST)
         elif retval == 0:
             self.node_succeeded(node)
