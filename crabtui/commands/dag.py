@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+import time
 
 import click
+
+from crabtui.commands.backend import schedd
+from engine.schedd.api import ScheddError
+from engine.schedd.local.submit import parse_arguments
 
 
 @click.group()
 def dag() -> None:
-    """Check and inspect DAGMan DAG files."""
+    """Check, run, submit, halt and follow DAGMan DAG files."""
 
 
 @dag.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})
@@ -26,6 +33,115 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
 
     state = ctx.find_root().obj["state_dir"]
     sys.exit(dagman_main([*args, *(["--state-dir", state] if state else [])]))
+
+
+@dag.command()
+@click.argument("dag_file", type=click.Path(dir_okay=False))
+@click.option("-maxjobs", "--maxjobs", type=click.IntRange(0), default=0, help="Most nodes with jobs in the queue.")
+@click.option("-maxidle", "--maxidle", type=click.IntRange(0), default=0, help="Most idle node job procs.")
+@click.option("-maxpre", "--maxpre", type=click.IntRange(0), default=0, help="Most PRE scripts at once.")
+@click.option("-maxpost", "--maxpost", type=click.IntRange(0), default=0, help="Most POST scripts at once.")
+@click.option("-force", "-f", "--force", is_flag=True, help="Overwrite an earlier run's files; ignore its rescue DAGs.")
+@click.option("-dorescuefrom", "--dorescuefrom", type=click.IntRange(1), help="Run from rescue DAG number N.")
+@click.option("-AlwaysRunPost", "--always-run-post", "always_run_post", is_flag=True,
+              help="Run POST scripts even after a failed PRE script.")
+@click.option("-batch-name", "--batch-name", "batch_name", help="The batch name condor_q shows (default FILE+ID).")
+@click.pass_context
+def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre: int, maxpost: int,
+           force: bool, dorescuefrom: int | None, always_run_post: bool, batch_name: str | None) -> None:
+    """Queue DAGMan for DAG_FILE as a scheduler-universe job (like condor_submit_dag).
+
+    The DAG runs in the embedded schedd after this command returns: follow it with
+    `crabtui q -nobatch -dag`, `crabtui dag status ID`, or its .dagman.out file.
+    """
+    from engine.dag import DagError
+    from engine.dagman.submit_dag import DagSubmitOptions, files, prepare
+
+    options = DagSubmitOptions(max_jobs=maxjobs, max_idle=maxidle, max_pre=maxpre, max_post=maxpost, force=force,
+                               do_rescue_from=dorescuefrom, always_run_post=always_run_post, batch_name=batch_name)
+    try:
+        with schedd(ctx) as client:
+            text = prepare(dag_file, options, client.state.path)
+            result = client.submit(text, submit_file=dag_file + ".condor.sub",
+                                   cwd=os.path.dirname(os.path.abspath(dag_file)))
+    except DagError as e:
+        for error in e.errors:
+            click.echo(f"ERROR: {error}", err=True)
+        sys.exit(1)
+    except (OSError, ScheddError) as e:
+        click.echo(f"ERROR: {dag_file}: {e}", err=True)
+        sys.exit(1)
+    rule = "-" * 71
+    click.echo(rule)
+    for label, path in files(dag_file).items():
+        click.echo(f"{label:<51}: {path}")
+    click.echo(f"\nSubmitting job(s).\n1 job(s) submitted to cluster {result.cluster}.\n{rule}")
+
+
+@dag.command()
+@click.argument("dag", metavar="DAG_FILE|ID")
+@click.pass_context
+def halt(ctx: click.Context, dag: str) -> None:
+    """Halt a DAG: no new node starts, running jobs and POST scripts finish, then the FINAL
+    node runs and DAGMan writes a rescue DAG and exits with DAG status 6."""
+    path = _dag_file(ctx, dag) + ".halt"
+    with open(path, "a", encoding="utf-8"):
+        pass
+    click.echo(f"Halted the DAG ({path}); `crabtui dag unhalt {dag}` resumes it until it has drained.")
+
+
+@dag.command()
+@click.argument("dag", metavar="DAG_FILE|ID")
+@click.pass_context
+def unhalt(ctx: click.Context, dag: str) -> None:
+    """Resume a halted DAG that has not finished draining."""
+    path = _dag_file(ctx, dag) + ".halt"
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        click.echo(f"ERROR: the DAG is not halted: there is no {path}", err=True)
+        sys.exit(1)
+    click.echo(f"Resumed the DAG (removed {path}).")
+
+
+@dag.command()
+@click.argument("dagman_id", metavar="ID", type=int)
+@click.pass_context
+def status(ctx: click.Context, dagman_id: int) -> None:
+    """Progress of the DAG run by DAGMan job ID (like htcondor dag status)."""
+    from crabtui.dag_status import format_dag_status
+
+    ad = _dagman_ad(ctx, dagman_id)
+    click.echo(format_dag_status(ad, time.time(), width=shutil.get_terminal_size().columns // 2))
+
+
+def _dagman_ad(ctx: click.Context, dagman_id: int):
+    """The DAGMan job's ad, from the queue or, once it has left, from the history."""
+    try:
+        with schedd(ctx) as client:
+            ads = client.query(f"ClusterId == {dagman_id} && JobUniverse == 7")
+            if not ads:
+                ads = client.history(f"ClusterId == {dagman_id} && JobUniverse == 7", match=1)
+    except ScheddError as e:
+        click.echo(f"ERROR: {e}", err=True)
+        sys.exit(1)
+    if not ads or "DAG_NodesTotal" not in ads[0] and "-Dag" not in str(ads[0].get("Arguments", "")):
+        click.echo(f"ERROR: there is no DAGMan job {dagman_id} in the queue or its history", err=True)
+        sys.exit(1)
+    return ads[0]
+
+
+def _dag_file(ctx: click.Context, dag: str) -> str:
+    """A DAG file given by name, or the one DAGMan job ``dag`` runs."""
+    if not dag.isdigit():
+        if not os.path.isfile(dag):
+            click.echo(f"ERROR: {dag}: no such DAG file (give a DAG file or a DAGMan job id)", err=True)
+            sys.exit(1)
+        return dag
+    ad = _dagman_ad(ctx, int(dag))
+    argv = parse_arguments(str(ad.get("Arguments", "")))
+    name = argv[argv.index("-Dag") + 1] if "-Dag" in argv[:-1] else argv[-1]
+    return os.path.join(str(ad["Iwd"]), name)
 
 
 @dag.command()

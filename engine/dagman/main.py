@@ -17,13 +17,17 @@ from engine.state import state_dir
 
 def options_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m engine.dagman", description="Run a DAG file as condor_dagman does.")
-    parser.add_argument("dag", help="the DAG file")
+    parser.add_argument("dag", nargs="?", help="the DAG file")
+    parser.add_argument("-Dag", "--dag", dest="dag_option", metavar="DAG", help="the DAG file (as condor_dagman takes it)")
     parser.add_argument("-maxjobs", "--maxjobs", type=int, default=0, help="most nodes with jobs in the queue (0: no limit)")
     parser.add_argument("-maxidle", "--maxidle", type=int, default=1000, help="most idle job procs")
     parser.add_argument("-maxpre", "--maxpre", type=int, default=20, help="most PRE scripts at once")
     parser.add_argument("-maxpost", "--maxpost", type=int, default=20, help="most POST scripts at once")
     parser.add_argument("-force", "--force", action="store_true", help="ignore existing rescue DAGs (renamed .old)")
-    parser.add_argument("-dorescuefrom", "--dorescuefrom", type=int, metavar="N", help="run from rescue DAG number N")
+    parser.add_argument("-dorescuefrom", "-DoRescueFrom", "--dorescuefrom", type=int, metavar="N",
+                        help="run from rescue DAG number N")
+    parser.add_argument("-AutoRescue", "--autorescue", type=int, choices=(0, 1), default=1,
+                        help="1: run from the newest rescue DAG, if any (default)")
     parser.add_argument("-AlwaysRunPost", "--always-run-post", action="store_true", dest="always_run_post")
     parser.add_argument("-DoRecovery", "--do-recovery", action="store_true", dest="do_recovery",
                         help="rebuild the state from the nodes log even without a lock file")
@@ -33,8 +37,11 @@ def options_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = options_parser().parse_args(argv)
-    dag_file = args.dag
+    parser = options_parser()
+    args = parser.parse_args(argv)
+    dag_file = args.dag_option or args.dag
+    if not dag_file:
+        parser.error("name the DAG file")
     lock_path = args.lockfile or dag_file + ".lock"
     lock = read_lock(lock_path)
     if lock is not None and holder_alive(lock, dag_file):
@@ -49,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             rescue_number = lock.rescue_dag_number
             rescue = rescue_path(dag_file, rescue_number) if rescue_number else None
         else:
-            rescue = choose_rescue(dag_file, args.force, args.dorescuefrom)
+            rescue = choose_rescue(dag_file, args.force, args.dorescuefrom, args.autorescue == 1)
             rescue_number = int(rescue.rsplit("rescue", 1)[1]) if rescue else 0
         if rescue is not None:
             apply_rescue(graph, read_rescue(rescue))
@@ -71,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def choose_rescue(dag_file: str, force: bool, number: int | None) -> str | None:
+def choose_rescue(dag_file: str, force: bool, number: int | None, auto: bool = True) -> str | None:
     """The rescue DAG to apply: none with -force (old ones renamed .old), N with -dorescuefrom N
     (newer ones renamed .old), else the newest, as DAGMan's AutoRescue picks it."""
     existing = rescue_files(dag_file)
@@ -87,4 +94,4 @@ def choose_rescue(dag_file: str, force: bool, number: int | None) -> str | None:
             if n > number:
                 os.replace(path, path + ".old")
         return chosen
-    return existing[-1][1] if existing else None
+    return existing[-1][1] if existing and auto else None

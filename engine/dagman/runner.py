@@ -145,8 +145,9 @@ class DagMan:
         self.noop_counter = 0
         self.seq = 0
         self.aborting: tuple[int, Node] | None = None
-        self.removed = False
-        self.held = False
+        self.removed = False  # condor_rm of the DAGMan job (SIGUSR1)
+        self.removal_started = False
+        self.held = False  # condor_hold of the DAGMan job (SIGTERM)
         self.concluded = False
         self.fatal: str | None = None
         self.rescue_path: str | None = None
@@ -156,6 +157,9 @@ class DagMan:
         self.status_written: tuple[float, tuple] | None = None  # when, and the node states then
         self.out = DagmanOut(os.path.abspath(self.dag_file) + ".dagman.out", clock=clock)
         self.out_status: tuple | None = None  # the counts last printed in the status table
+        self.ad_written: tuple[float, tuple] | None = None  # when the DAGMan job's ad was updated, and with what
+        self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
+        self.jobs_completed = 0
         self.jobstate = None
         if graph.dag.jobstate_log:
             self.jobstate = JobstateLog(os.path.join(self.dag_dir, graph.dag.jobstate_log), self._job_tags())
@@ -196,7 +200,7 @@ class DagMan:
             while self.step():
                 self.wait()
                 if self.held:
-                    return EXIT_RESTART  # a graceful stop writes no metrics, as DAGMan's
+                    return self.stop_gracefully()
             code = self.conclude()
         except DagFatal as e:
             self.fatal = str(e)
@@ -208,6 +212,7 @@ class DagMan:
             if code == EXIT_OKAY and not self.failed_count:
                 self.out.all_jobs_completed(self.deferrals())
             self.update_status_file(self.closing_outcome(code), force=True)
+            self.update_ad(force=True)
             self.write_metrics(started, code)
             self.out.wrote_metrics_file(self.dag_file + ".metrics")
             if self.jobstate:
@@ -239,13 +244,37 @@ class DagMan:
             dag_jobs=dag_jobs, dag_jobs_failed=dag_failed, dag_jobs_succeeded=dag_succeeded))
 
     def _on_signal(self, signum, frame) -> None:
+        """Only flags: the main loop acts on them, between calls to the schedd."""
         if signum == signal.SIGUSR1:  # condor_rm of the DAGMan job (remove_kill_sig)
-            if not self.removed:
-                self.removed = True
-                self.dag_status = DagStatus.RM
-                self.remove_jobs("DAG Removed: User removed scheduler job from queue.")
+            self.removed = True
         else:  # condor_hold: a graceful stop; released, DAGMan resumes in recovery mode
             self.held = True
+
+    def start_removal(self) -> None:
+        """condor_rm of the DAGMan job: a rescue DAG, node jobs removed, scripts killed; the
+        FINAL node then runs with $DAG_STATUS 4 and DAGMan exits 2."""
+        self.removal_started = True
+        self.dag_status = DagStatus.RM
+        self.out.received_sigusr1()
+        self.out.aborting_dag()
+        self.write_rescue()
+        self.out.removing_submitted_jobs()
+        self.remove_jobs("DAG Removed: User removed scheduler job from queue.")
+        for node in self.nodes.values():
+            if node.script is not None:
+                node.script.popen.kill()  # reaped as a script that died on a signal
+            elif node.defer_until is not None:
+                node.defer_until = None
+                node.status = NodeState.READY if node.status is NodeState.PRERUN else NodeState.ERROR
+
+    def stop_gracefully(self) -> int:
+        """condor_hold of the DAGMan job: node jobs run on, and the lock file stays so that the
+        release restarts DAGMan in recovery mode; no rescue DAG and no metrics."""
+        self.update_status_file(DagOutcome.HELD, force=True)
+        if self.jobstate:
+            self.jobstate.dagman_finished(EXIT_RESTART)
+        self.out.exiting_with_status(EXIT_RESTART)
+        return EXIT_RESTART
 
     def wait(self) -> None:
         """Until a script exits or the scan interval passes (new log events are read each cycle)."""
@@ -265,14 +294,17 @@ class DagMan:
                 os.close(fd)
 
     def conclude(self) -> int:
-        """Status and exit code once nothing is left to run; the FINAL node's result decides."""
+        """Status and exit code once nothing is left to run; the FINAL node's result decides,
+        except after condor_rm, which always ends in exit 2."""
+        if self.removed:
+            if self.final_started and self.final.status is not NodeState.DONE:
+                self.write_rescue()
+            return EXIT_ABORT
         if self.final is not None and self.final_started:
             if self.final.status is NodeState.DONE:
                 return EXIT_OKAY
             self.write_rescue()
             return EXIT_ERROR
-        if self.removed:
-            return EXIT_ABORT
         if self.aborting is not None:
             value, _ = self.aborting
             return value
@@ -332,6 +364,7 @@ class DagMan:
         if self.jobstate:
             self.jobstate.recovery_started()
         self.recovering = True
+        self.update_ad(force=True)
         try:
             self.read_events()
         finally:
@@ -345,6 +378,8 @@ class DagMan:
 
     def step(self) -> bool:
         """One cycle: read events, reap scripts, start work. False once the DAG is finished."""
+        if self.removed and not self.removal_started:
+            self.start_removal()
         self.read_events()
         self.reap_scripts()
         if self.aborting is None and not self.removed:
@@ -353,7 +388,43 @@ class DagMan:
         if going:
             self.print_status()
             self.update_status_file(DagOutcome.RUNNING)
+            self.update_ad()
         return going
+
+    def update_ad(self, force: bool = False) -> None:
+        """The DAGMan job's own ad: DAG_Status and node and job counts, which ``q`` and
+        ``dag status`` show; at most once a second unless forced, and only after a change."""
+        if not self.options.dagman_id:
+            return
+        counts = {state: self.count(state) for state in NodeState}
+        queued = sum(n.procs - n.procs_done for n in self.nodes.values()
+                     if n.status is NodeState.SUBMITTED and n.cluster and n.cluster > 0)
+        idle = sum(n.procs_idle for n in self.nodes.values() if n.cluster and n.cluster > 0)
+        held = sum(n.procs_held for n in self.nodes.values())
+        values = {
+            "DAG_Status": int(self.dag_status), "DAG_InRecovery": int(self.recovering),
+            "DAG_NodesTotal": len(self.nodes), "DAG_NodesDone": counts[NodeState.DONE],
+            "DAG_NodesPrerun": counts[NodeState.PRERUN], "DAG_NodesQueued": counts[NodeState.SUBMITTED],
+            "DAG_NodesPostrun": counts[NodeState.POSTRUN], "DAG_NodesReady": counts[NodeState.READY],
+            "DAG_NodesFailed": counts[NodeState.ERROR], "DAG_NodesUnready": counts[NodeState.NOT_READY],
+            "DAG_NodesFutile": counts[NodeState.FUTILE], "DAG_JobsSubmitted": self.jobs_submitted,
+            "DAG_JobsIdle": idle, "DAG_JobsHeld": held, "DAG_JobsRunning": max(0, queued - idle - held),
+            "DAG_JobsCompleted": self.jobs_completed,
+            "DAGMan_MaxJobs": self.options.max_jobs, "DAGMan_MaxIdle": self.options.max_idle,
+            "DAGMan_MaxPreScripts": self.options.max_pre, "DAGMan_MaxPostScripts": self.options.max_post,
+        }
+        now = self.clock()
+        snapshot = tuple(values.values())
+        if not force and self.ad_written is not None:
+            last, before = self.ad_written
+            if snapshot == before or now - last < 1:
+                return
+        values["DAG_AdUpdateTime"] = int(now)
+        try:
+            self.schedd.edit(self.options.dagman_id, {k: str(v) for k, v in values.items()})
+        except ScheddError:
+            return  # the DAGMan job has left the queue (removed): nothing to show it in
+        self.ad_written = (now, snapshot)
 
     def deferrals(self) -> Deferrals:
         return Deferrals(max_jobs=self.options.max_jobs, max_idle=self.options.max_idle,
@@ -514,6 +585,7 @@ class DagMan:
             self.job_finished(node, SUBMIT_FAILED)
             return
         self.out.assigned_id(result.cluster, result.first_proc)
+        self.jobs_submitted += result.num_procs
         node.status = NodeState.SUBMITTED
         node.cluster = result.cluster
         node.procs = result.num_procs
@@ -757,6 +829,8 @@ class DagMan:
                 value = None
             node.exit_codes[event.proc] = value
             node.procs_done += 1
+            if event.cluster > 0:
+                self.jobs_completed += 1
             if value == 0:
                 self.out.job_proc_completed_successfully(node.name, event.cluster, event.proc)
             elif value is not None:
@@ -856,7 +930,8 @@ class DagMan:
             return
         declared_retry = node.graph.retry
         aborted = node.graph.unless_exit is not None and node.retval == node.graph.unless_exit
-        if node.retries < declared_retry and not aborted and not self.final_started and node is not self.final:
+        if (node.retries < declared_retry and not aborted and not self.removed and not self.final_started
+                and node is not self.final):
             node.retries += 1
             self.out.retrying_node(node.name, node.retries, declared_retry)
             if self.jobstate:

@@ -7,7 +7,7 @@ expressions, actions are named as in ``htcondor2.JobAction``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 from typing import Protocol
@@ -88,8 +88,9 @@ class Schedd(Protocol):
     def act(self, action: JobAction, job_spec: JobSpec, reason: str | None = None) -> ActResult:
         """Hold, release or remove jobs."""
 
-    def edit(self, job_spec: JobSpec, attr: str, value: str) -> int:
-        """Set ``attr`` to the ClassAd expression ``value``; returns the number of jobs edited."""
+    def edit(self, job_spec: JobSpec, attr: str | Mapping[str, str], value: str | None = None) -> int:
+        """Set ``attr`` to the ClassAd expression ``value``, or each attribute of a mapping to its
+        expression in one transaction; returns the number of jobs edited."""
 
     def history(self, constraint: str = "true", projection: Sequence[str] = (),
                 match: int = -1) -> list[classad2.ClassAd]:

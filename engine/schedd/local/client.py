@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import classad2
@@ -58,8 +58,9 @@ class LocalScheddClient:
         result = self._call("act", action=JobAction(action).value, job_spec=_wire_spec(job_spec), reason=reason)
         return ActResult(result["changed"], tuple(result["refused"]))
 
-    def edit(self, job_spec: JobSpec, attr: str, value: str) -> int:
-        return self._call("edit", job_spec=_wire_spec(job_spec), attr=attr, value=value)
+    def edit(self, job_spec: JobSpec, attr: str | Mapping[str, str], value: str | None = None) -> int:
+        attrs = {attr: value} if isinstance(attr, str) else dict(attr)
+        return self._call("edit", job_spec=_wire_spec(job_spec), attrs=attrs)
 
     def history(self, constraint: str = "true", projection: Sequence[str] = (), match: int = -1) -> list[classad2.ClassAd]:
         return protocol.ads_from_wire(self._call("history", constraint=constraint, projection=list(projection),

@@ -87,8 +87,8 @@ class Daemon:
         result = self.schedd.act(action, job_spec, reason)
         return {"changed": result.changed, "refused": list(result.refused)}
 
-    def op_edit(self, job_spec, attr: str, value: str) -> int:
-        return self.schedd.edit(job_spec, attr, value)
+    def op_edit(self, job_spec, attrs: dict[str, str]) -> int:
+        return self.schedd.edit(job_spec, attrs)
 
     def op_analyze(self, job: str) -> str:
         return self.schedd.analyze(job)

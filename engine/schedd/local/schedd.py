@@ -21,7 +21,7 @@ import resource
 import signal
 import socket
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 
 import classad2
@@ -57,7 +57,8 @@ from engine.schedd.local.userlog import (
 from engine.state import StateDir
 
 JobId = tuple[int, int]
-SLOTLESS_UNIVERSES = (7, 12)  # scheduler and local universe jobs run on the submit side
+UNIVERSE_SCHEDULER = 7
+SLOTLESS_UNIVERSES = (UNIVERSE_SCHEDULER, 12)  # scheduler and local universe jobs run on the submit side
 DEFAULT_PERIODIC_INTERVAL = 5.0  # seconds; HTCondor's PERIODIC_EXPR_INTERVAL is 60
 DEFAULT_VACATE_TIME = 10.0  # seconds from the kill signal to SIGKILL (JobMaxVacateTime)
 _PROTECTED = {"clusterid", "procid", "jobstatus", "mytype", "owner", "qdate"}
@@ -189,14 +190,16 @@ class LocalSchedd:
         (key,) = self._resolve(job)
         return analyze(self.jobs[key], self.pool)
 
-    def edit(self, job_spec: JobSpec, attr: str, value: str) -> int:
-        if attr.lower() in _PROTECTED:
-            raise ScheddError(f"{attr} cannot be edited; it is maintained by the schedd")
-        expr = _constraint(value, what="value")
+    def edit(self, job_spec: JobSpec, attr: str | Mapping[str, str], value: str | None = None) -> int:
+        attrs = {attr: value} if isinstance(attr, str) else dict(attr)
+        for name in attrs:
+            if name.lower() in _PROTECTED:
+                raise ScheddError(f"{name} cannot be edited; it is maintained by the schedd")
+        exprs = {name: _constraint(text, what="value") for name, text in attrs.items()}
         keys = self._resolve(job_spec)
         with self.queue.transaction():
             for key in keys:
-                self.jobs[key][attr] = expr
+                self.jobs[key].update(exprs)
             self._save(self.jobs[k] for k in keys)
         self._idle_order = None
         self.schedule()
@@ -465,13 +468,14 @@ class LocalSchedd:
         self.texts.pop(key, None)
 
     def _stop(self, ad: classad2.ClassAd, kill_sig, force: bool = False) -> None:
-        """Signal a running job's processes, then SIGKILL them after the vacate time."""
+        """Signal a running job's processes, then SIGKILL them after the vacate time; a
+        scheduler-universe job (DAGMan, which still runs its FINAL node) is left to exit."""
         proc = self.running.get(job_id(ad))
         if proc is None:
             return
         first = signal.SIGKILL if force else starter.signal_number(kill_sig or ad.get("KillSig"), signal.SIGTERM)
         starter.signal_job(proc, first)
-        if first != signal.SIGKILL:
+        if first != signal.SIGKILL and ad["JobUniverse"] != UNIVERSE_SCHEDULER:
             self.loop.call_later(self.vacate_time, self._kill_if_running, job_id(ad), proc)
 
     def _kill_if_running(self, key: JobId, proc: starter.JobProcess) -> None:

@@ -48,6 +48,9 @@ _STRINGS = {
     "submit_event_notes": "SubmitEventNotes",
     "accounting_group": "AcctGroup",
     "x509userproxy": "X509UserProxy",
+    "kill_sig": "KillSig",
+    "remove_kill_sig": "RemoveKillSig",
+    "hold_kill_sig": "HoldKillSig",
 }
 # Commands understood and handled explicitly below, or accepted with no effect on one machine
 # (file transfer and notification settings; the embedded schedd shares the submitter's files).
@@ -58,7 +61,7 @@ _HANDLED = {
     "should_transfer_files", "when_to_transfer_output", "transfer_input_files",
     "transfer_output_files", "transfer_output_remaps", "transfer_executable", "stream_output",
     "stream_error", "notification", "notify_user", "leave_in_queue", "log_xml", "job_max_vacate_time",
-    "kill_sig", "remove_kill_sig", "hold_kill_sig", "want_graceful_removal", "coresize",
+    "want_graceful_removal", "coresize",
     "output_destination", "job_lease_duration", "keep_claim_idle", "allowed_job_duration",
     "encrypt_input_files", "encrypt_output_files", "skip_filechecks", "copy_to_spool",
     "job_ad_information_attrs", "description", "use_oauth_services", "docker_image",

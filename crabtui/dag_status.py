@@ -1,0 +1,111 @@
+"""``crabtui dag status``: a DAG's progress from its DAGMan job's ad, as ``htcondor dag status``
+prints it (HTCondor's htcondor_cli/dagman.py), without its slips: durations under a day read
+``00:00:49`` rather than `` and 00:00:49``, and the status sentences are spelled right."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+import classad2
+
+from engine.schedd.api import JobStatus
+
+STATUS_SENTENCES = {
+    0: "is running normally.",
+    1: "had an error occur.",
+    2: "had at least one node fail.",
+    3: "is aborting because it received a DAG abort value.",
+    4: "has received a signal to be removed.",
+    5: "has detected a cycle.",
+    6: "has been halted.",
+}
+_JOB_STATES = {1: "idle", 2: "running", 3: "removed from the queue", 5: "held", 6: "transferring output",
+               7: "suspended"}
+
+
+def duration(seconds: float) -> str:
+    """``1 day and 01:01:01`` or ``00:00:49``."""
+    days, rest = divmod(int(max(seconds, 0)), 86400)
+    hours, rest = divmod(rest, 3600)
+    clock = f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+    if not days:
+        return clock
+    return f"{days} day{'s' if days > 1 else ''} and {clock}"
+
+
+def _count(n: int, past: bool = False) -> str:
+    verb = ("have" if past else "are") if n > 1 else ("has" if past else "is")
+    return f"{n:3d} {verb}"
+
+
+def format_dag_status(ad: classad2.ClassAd, now: float, width: int = 50) -> str:
+    cluster = ad["ClusterId"]
+    dag_file = str(ad.get("JobBatchName", "UNKNOWN+1")).rsplit("+", 1)[0]
+
+    def get(attr: str) -> int:
+        return int(ad.get(attr, 0) or 0)
+
+    lines = []
+    status = JobStatus(ad["JobStatus"])
+    if status is JobStatus.RUNNING:
+        if get("DAG_InRecovery"):
+            lines.append(f"DAG {cluster} [{dag_file}] is in recovery mode and attempting to restore previous progress.")
+        else:
+            state = "halted" if get("DAG_Status") == 6 else "running"
+            lines.append(f"DAG {cluster} [{dag_file}] has been {state} for "
+                         f"{duration(now - get('JobStartDate'))}")
+    elif status is JobStatus.COMPLETED:
+        when = datetime.fromtimestamp(get("EnteredCurrentStatus")).strftime("%Y-%m-%d %H:%M:%S")
+        lines.append(f"DAG {cluster} [{dag_file}] completed {when}")
+    else:
+        lines.append(f"DAG {cluster} [{dag_file}] has been {_JOB_STATES.get(int(status), 'idle')} for "
+                     f"{duration(now - get('EnteredCurrentStatus'))}")
+        if status is JobStatus.HELD:
+            lines.append(f"Hold Reason: {ad.get('HoldReason', '')}")
+    if "DAG_JobsSubmitted" in ad:
+        submitted, idle, held = get("DAG_JobsSubmitted"), get("DAG_JobsIdle"), get("DAG_JobsHeld")
+        running, completed = get("DAG_JobsRunning"), get("DAG_JobsCompleted")
+        lines.append(f"DAG has submitted {submitted} job(s), of which:")
+        for n, what in ((idle, "submitted and waiting for resources."), (held, "held."), (running, "running.")):
+            if n > 0:
+                lines.append(f"\t    {_count(n)} {what}")
+        for n, what in ((completed, "completed."), (submitted - idle - held - running - completed, "failed.")):
+            if n > 0:
+                lines.append(f"\t    {_count(n, past=True)} {what}")
+    total = get("DAG_NodesTotal")
+    if total:
+        lines += _node_lines(ad, get, total, width)
+    return "\n".join(lines)
+
+
+def _node_lines(ad, get, total: int, width: int) -> list[str]:
+    done, pre, queued, post = get("DAG_NodesDone"), get("DAG_NodesPrerun"), get("DAG_NodesQueued"), get("DAG_NodesPostrun")
+    ready, unready, futile, failed = get("DAG_NodesReady"), get("DAG_NodesUnready"), get("DAG_NodesFutile"), get("DAG_NodesFailed")
+    running = pre + queued + post
+    lines = [f"DAG contains {total} node(s) total, of which:"]
+    if done:
+        lines.append(f"\t[#] {_count(done, past=True)} completed.")
+    if running:
+        parts = [f"{n} {what}{'s' if n > 1 else ''}" for n, what in
+                 ((pre, "pre-script"), (queued, "job"), (post, "post-script")) if n]
+        lines.append(f"\t[=] {_count(running)} running: {', '.join(parts)}.")
+    if ready:
+        lines.append(f"\t[»] {_count(ready)} ready to start.")
+    if unready:
+        lines.append(f"\t[-] {_count(unready)} waiting on other nodes to finish.")
+    if futile:
+        lines.append(f"\t[!] {futile:3d} will never run.")
+    if failed:
+        lines.append(f"\t[!] {_count(failed, past=True)} failed.")
+    bar_width = max(width - 2, 10)
+    parts = {char_key: math.ceil(n / total * bar_width) for char_key, n in
+             (("#", done), ("=", running), ("»", ready), ("-", unready), ("!f", futile), ("!", failed))}
+    largest = max(parts, key=lambda k: parts[k])
+    parts[largest] += max(bar_width - sum(parts.values()), 0)
+    bar = "".join(key[0] * n for key, n in parts.items())
+    possible = (1 - (futile + failed) / total) * 100
+    only = f" Only {possible:.2f}% of the DAG can complete." if possible < 100 else ""
+    lines.append(f"DAG {STATUS_SENTENCES.get(get('DAG_Status'), 'is in an unknown state.')}{only}")
+    lines.append(f"[{bar}] DAG is {done / total * 100:.2f}% complete.")
+    return lines
