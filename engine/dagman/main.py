@@ -68,10 +68,11 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(dag_file + ".halt")
     write_lock(lock_path, Lock(os.getpid(), dagman_id, rescue_number))
+    state = state_dir(args.state_dir)
     options = Options(max_jobs=args.maxjobs, max_idle=args.maxidle, max_pre=args.maxpre, max_post=args.maxpost,
                       always_run_post=args.always_run_post, dagman_id=dagman_id, rescue_dag_number=rescue_number,
-                      recovery=recovery)
-    with LocalScheddClient(state_dir(args.state_dir)) as schedd:
+                      recovery=recovery, state_dir=state.path)
+    with LocalScheddClient(state) as schedd:
         code = DagMan(graph, schedd, options).run()
     if code != EXIT_RESTART:  # a graceful stop keeps the lock, so the restart recovers
         os.unlink(lock_path)

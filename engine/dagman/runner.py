@@ -23,12 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import classad2
 import htcondor2
 
 from engine.dag import GraphNode, NodeKind, ScriptKind, VarsPlacement
 from engine.dag.graph import Graph
 from engine.dag.rescue import RescueNode, next_rescue_path, write_rescue
-from engine.dagman.dagman_out import DagmanOut, Deferrals
+from engine.dagman.dagman_out import DagmanOut, Deferrals, NodeDump
 from engine.dagman.jobstate_log import JobstateLog, job_tag
 from engine.dagman.metrics import DAGMAN_VERSION, DagMetrics, write_metrics
 from engine.dagman.node_status import (
@@ -41,6 +42,7 @@ from engine.dagman.node_status import (
     pre_script_failed_text,
     write_node_status,
 )
+from engine.dagman.submit_dag import DagSubmitOptions, write_condor_sub
 from engine.schedd.api import JobAction, Schedd, ScheddError
 from engine.schedd.local.userlog import (
     JobTerminatedEvent,
@@ -83,6 +85,7 @@ class Options:
     dagman_id: int = 0  # the DAGMan job's ClusterId (CONDOR_ID), 0 when run by hand
     rescue_dag_number: int = 0  # the rescue DAG applied at start-up, for the metrics
     recovery: bool = False  # rebuild the state of a DAGMan that died from the nodes log
+    state_dir: str | None = None  # the embedded schedd's, for sub-DAG DAGMans (else inherited)
 
 
 @dataclass
@@ -158,6 +161,7 @@ class DagMan:
         self.out = DagmanOut(os.path.abspath(self.dag_file) + ".dagman.out", clock=clock)
         self.out_status: tuple | None = None  # the counts last printed in the status table
         self.ad_written: tuple[float, tuple] | None = None  # when the DAGMan job's ad was updated, and with what
+        self.batch_name = f"{os.path.basename(self.dag_file)}+{self.options.dagman_id}"
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0
         self.jobstate = None
@@ -194,6 +198,7 @@ class DagMan:
                 self.jobstate.initialize_rescue()
             self.jobstate.dagman_started(self.options.dagman_id, 0)
         try:
+            self.name_batch()
             self.bootstrap()
             if self.options.recovery:
                 self.recover()
@@ -295,11 +300,11 @@ class DagMan:
 
     def conclude(self) -> int:
         """Status and exit code once nothing is left to run; the FINAL node's result decides,
-        except after condor_rm, which always ends in exit 2."""
-        if self.removed:
+        except after condor_rm (exit 2) and a halt (exit 1), which leave nodes unfinished."""
+        if self.removed or self.dag_status is DagStatus.HALTED:
             if self.final_started and self.final.status is not NodeState.DONE:
                 self.write_rescue()
-            return EXIT_ABORT
+            return EXIT_ABORT if self.removed else EXIT_ERROR
         if self.final is not None and self.final_started:
             if self.final.status is NodeState.DONE:
                 return EXIT_OKAY
@@ -324,12 +329,34 @@ class DagMan:
             pass  # check_abort set OK for RETURN 0, ABORT otherwise
         elif self.halted() and unfinished:
             self.dag_status = DagStatus.HALTED
+            self.out.exiting_because_halted()
         elif self.failed_count:
             self.dag_status = DagStatus.NODE_FAILED
         elif unfinished:
             self.dag_status = DagStatus.CYCLE
+            self.out.checking_for_cycle()
+            self.out.cycle_exists()
         if self.dag_status is not DagStatus.OK and rescue:
+            if self.failed_count:
+                self.out.jobs_failed([self.dump(n, i) for i, n in enumerate(self.nodes.values())
+                                      if n.status is NodeState.ERROR])
             self.write_rescue()
+
+    @staticmethod
+    def dump(node: Node, node_id: int) -> NodeDump:
+        """What dagman.out says about a node (DAGMan's Job::Dump)."""
+        declared = node.graph.node
+        scripts = declared.scripts
+        return NodeDump(
+            node.name, node_id, node.status, retval=node.retval or 0,
+            error_text=node.error, submit_file=declared.submit or "", noop=declared.noop,
+            pre_script=scripts[ScriptKind.PRE].command if ScriptKind.PRE in scripts else None,
+            post_script=scripts[ScriptKind.POST].command if ScriptKind.POST in scripts else None,
+            hold_script=scripts[ScriptKind.HOLD].command if ScriptKind.HOLD in scripts else None,
+            retry_max=node.graph.retry,
+            condor_id=(node.cluster, 0, 0) if node.cluster is not None and node.cluster > 0 else None,
+            parents=node.graph.parents, children=node.graph.children,
+            waiting=node.waiting > 0)
 
     def write_rescue(self) -> None:
         """One rescue file per run: the FINAL node's failure rewrites the same file."""
@@ -390,6 +417,20 @@ class DagMan:
             self.update_status_file(DagOutcome.RUNNING)
             self.update_ad()
         return going
+
+    def name_batch(self) -> None:
+        """The DAGMan job's batch name (``<dag>+<cluster>`` unless the user gave one) is its
+        node jobs' too, so that condor_q groups them."""
+        if not self.options.dagman_id:
+            return
+        try:
+            ads = self.schedd.query(f"ClusterId == {self.options.dagman_id}", ["JobBatchName"])
+            if ads and "JobBatchName" in ads[0]:
+                self.batch_name = str(ads[0]["JobBatchName"])
+            elif ads:
+                self.schedd.edit(self.options.dagman_id, "JobBatchName", classad2.quote(self.batch_name))
+        except ScheddError:
+            pass  # run by hand with a CONDOR_ID that is not in this schedd
 
     def update_ad(self, force: bool = False) -> None:
         """The DAGMan job's own ad: DAG_Status and node and job counts, which ``q`` and
@@ -609,7 +650,10 @@ class DagMan:
         """The node's submit description with DAGMan's VARS and macros, and where it came from."""
         declared = node.graph.node
         cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
-        if declared.inline_submit is not None:
+        if declared.kind is NodeKind.SUBDAG:  # a nested DAGMan, with its own files and rescue DAGs
+            path = os.path.join(cwd, declared.submit) + ".condor.sub"
+            text = write_condor_sub(os.path.join(cwd, declared.submit), DagSubmitOptions(), self.options.state_dir)
+        elif declared.inline_submit is not None:
             text, path = declared.inline_submit, f"{self.dag_file} (node {node.name})"
         elif declared.submit in self.graph.dag.submit_descriptions:
             text, path = self.graph.dag.submit_descriptions[declared.submit], f"{self.dag_file} ({declared.submit})"
@@ -637,7 +681,7 @@ class DagMan:
             "My.DAGParentNodeNames": f'"{parents}"',
         })
         if "batch_name" not in text.lower():
-            append["batch_name"] = f"{os.path.basename(self.dag_file)}+{self.options.dagman_id}"
+            append["batch_name"] = self.batch_name
         return with_macros(text, prepend, append), path, cwd
 
     # ------------------------------------------------------------------ scripts

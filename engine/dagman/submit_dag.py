@@ -66,8 +66,9 @@ def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
     return argv + ["-Dag", dag_file]
 
 
-def format_condor_sub(dag_file: str, options: DagSubmitOptions, state_dir: str) -> str:
-    """``<dag>.condor.sub``, with paths relative to the DAG's directory (the job's Iwd)."""
+def format_condor_sub(dag_file: str, options: DagSubmitOptions, state_dir: str | None) -> str:
+    """``<dag>.condor.sub``, with paths relative to the DAG's directory (the job's Iwd); without
+    ``state_dir`` DAGMan finds its schedd through the environment it inherits (getenv)."""
     name = os.path.basename(dag_file)
     lines = [
         f"# Filename: {name}.condor.sub",
@@ -83,8 +84,9 @@ def format_condor_sub(dag_file: str, options: DagSubmitOptions, state_dir: str) 
         f"on_exit_remove\t= {ON_EXIT_REMOVE}",
         "copy_to_spool\t= False",
         f"arguments\t= \"{format_arguments(dagman_arguments(name, options))}\"",
-        f'environment\t= "CRABTUI_STATE_DIR={state_dir}"',
     ]
+    if state_dir:
+        lines.append(f'environment\t= "CRABTUI_STATE_DIR={state_dir}"')
     if options.batch_name:
         lines.append(f"batch_name\t= {options.batch_name}")
     return "\n".join(lines) + "\nqueue\n"
@@ -119,6 +121,12 @@ def prepare(dag_file: str, options: DagSubmitOptions, state_dir: str) -> str:
                              "rename them, or use -force to overwrite them")
     if os.path.exists(dag_file + ".halt"):
         os.unlink(dag_file + ".halt")
+    return write_condor_sub(dag_file, options, state_dir)
+
+
+def write_condor_sub(dag_file: str, options: DagSubmitOptions, state_dir: str | None) -> str:
+    """Write ``<dag>.condor.sub`` (as ``condor_submit_dag -update_submit`` does for a sub-DAG
+    node each time it is submitted) and return its text."""
     text = format_condor_sub(dag_file, options, state_dir)
     with open(dag_file + ".condor.sub", "w", encoding="utf-8") as f:
         f.write(text)

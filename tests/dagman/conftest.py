@@ -35,3 +35,4 @@ def dag_dir(tmp_path):
     os.chdir(tmp_path)
     yield tmp_path
     os.chdir(old)
+

@@ -8,11 +8,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from dagman_waits import wait_until
 from engine.dagman.jobstate_log import read_jobstate_log
 
 # Jobs and scripts append "<what> <node>" to runs.txt, then wait until the test creates go.<node>.
@@ -50,16 +50,8 @@ def runs(dag_dir: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-def until(predicate, what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
 def reached(dag_dir: Path, line: str) -> None:
-    until(lambda: line in runs(dag_dir), line)
+    wait_until(lambda: line in runs(dag_dir), line)
 
 
 def release(dag_dir: Path, gate: str) -> None:
@@ -123,7 +115,7 @@ def test_killed_after_a_job_finished_unseen_picks_up_its_result_from_the_log(gat
     reached(gated, "job B")
     kill(dagman)
     release(gated, "B")  # B's job ends while no DAGMan is watching
-    until(lambda: not schedd.query('DAGNodeName == "B"', ["JobStatus"]), "B's job to leave the queue")
+    wait_until(lambda: not schedd.query('DAGNodeName == "B"', ["JobStatus"]), "B's job to leave the queue")
     assert finish(gated, schedd) == 0
     assert runs(gated) == ["job A", "pre B", "job B", "post B", "job C"]
 
@@ -168,7 +160,7 @@ def test_failed_attempts_before_the_crash_count_against_retry(dag_dir, schedd):
 def test_a_second_dagman_on_a_running_dag_is_refused(gated, schedd):
     dagman = start(gated, schedd)
     try:
-        until(lambda: (gated / "gated.dag.lock").exists(), "the lock file")
+        wait_until(lambda: (gated / "gated.dag.lock").exists(), "the lock file")
         second = start(gated, schedd)
         _, err = second.communicate(timeout=60)
         assert second.returncode == 1

@@ -1,0 +1,192 @@
+"""``crabtui dag submit``: DAGMan as a scheduler-universe job of the embedded schedd, and what
+condor_q, condor_rm, condor_hold/release, halt and sub-DAGs do to it."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dagman_waits import wait_until
+from engine.dag.rescue import rescue_files
+
+# Every job appends "<node>" to runs.txt in its DAG's directory and waits for go.<node> there.
+GATED_SUB = ("executable = /bin/sh\n"
+             "arguments = \"-c 'echo $(JOB) >> runs.txt; while [ ! -e go.$(JOB) ]; do sleep 0.02; done; "
+             "exit $(code)'\"\n"
+             "queue\n")
+
+
+@pytest.fixture
+def gated(dag_dir):
+    (dag_dir / "job.sub").write_text(GATED_SUB)
+    return dag_dir
+
+
+def crabtui(schedd, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([shutil.which("crabtui"), "--state-dir", schedd.state.path, *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def submit(schedd, dag: str, cwd: Path, *options: str) -> int:
+    result = crabtui(schedd, "dag", "submit", *options, dag, cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    return int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+
+
+def runs(directory: Path) -> list[str]:
+    path = directory / "runs.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def release(directory: Path, *nodes: str) -> None:
+    for node in nodes:
+        (directory / f"go.{node}").touch()
+
+
+def finished(schedd, cluster: int):
+    """The DAGMan job's ad once it has left the queue."""
+    wait_until(lambda: schedd.history(f"ClusterId == {cluster}", match=1), f"DAGMan job {cluster} to finish")
+    return schedd.history(f"ClusterId == {cluster}", match=1)[0]
+
+
+def exit_line(dag: Path) -> str:
+    return dag.with_name(dag.name + ".dagman.out").read_text().splitlines()[-1]
+
+
+def test_submitted_dag_runs_in_the_schedd_and_q_dag_shows_nodes_under_dagman(gated, schedd):
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
+    result = crabtui(schedd, "dag", "submit", "d.dag", cwd=gated)
+    assert "File for submitting this DAG to HTCondor           : d.dag.condor.sub" in result.stdout
+    cluster = int(re.search(r"1 job\(s\) submitted to cluster (\d+)\.", result.stdout).group(1))
+    wait_until(lambda: runs(gated) == ["A"], "node A to start")
+    table = crabtui(schedd, "q", "-nobatch", "-dag", cwd=gated).stdout.splitlines()
+    rows = [line for line in table if re.match(r"\d+\.\d+ ", line)]
+    assert rows[0].startswith(f"{cluster}.0 ") and " R " in rows[0] and "engine.dagman" in rows[0]
+    assert re.match(rf"{cluster + 1}\.0 +\|-A ", rows[1]), "the node job is indented under its DAGMan"
+    ad = schedd.query(f"ClusterId == {cluster}", ["JobUniverse", "JobBatchName", "RemoveKillSig"])[0]
+    assert (ad["JobUniverse"], ad["JobBatchName"], ad["RemoveKillSig"]) == (7, f"d.dag+{cluster}", "SIGUSR1")
+    node = schedd.query(f"DAGManJobId == {cluster}", ["JobBatchName", "DAGNodeName"])[0]
+    assert (node["DAGNodeName"], node["JobBatchName"]) == ("A", f"d.dag+{cluster}"), "condor_q groups them"
+    release(gated, "A", "B")
+    ad = finished(schedd, cluster)
+    assert ad["ExitCode"] == 0 and runs(gated) == ["A", "B"]
+    status = crabtui(schedd, "dag", "status", str(cluster), cwd=gated).stdout
+    assert f"DAG {cluster} [d.dag] completed " in status
+    assert "\t[#]   2 have completed." in status and "DAG is 100.00% complete." in status
+    assert not (gated / "d.dag.lock").exists()
+
+
+def test_submit_refuses_to_overwrite_an_earlier_runs_files_unless_forced(gated, schedd):
+    (gated / "d.dag").write_text("JOB A job.sub\nVARS A code=\"0\"\n")
+    release(gated, "A")
+    finished(schedd, submit(schedd, "d.dag", gated))
+    again = crabtui(schedd, "dag", "submit", "d.dag", cwd=gated)
+    assert again.returncode == 1
+    assert "d.dag.condor.sub" in again.stderr and "-force" in again.stderr
+    finished(schedd, submit(schedd, "d.dag", gated, "-force"))
+    assert runs(gated) == ["A", "A"]
+
+
+def test_submit_reports_dag_errors_with_file_and_line(gated, schedd):
+    (gated / "bad.dag").write_text("JOB A job.sub\nPARENT A CHILD Z\n")
+    result = crabtui(schedd, "dag", "submit", "bad.dag", cwd=gated)
+    assert result.returncode == 1
+    assert "bad.dag:2:" in result.stderr
+    assert not (gated / "bad.dag.condor.sub").exists() and schedd.query() == []
+
+
+def test_rm_of_the_dagman_job_removes_its_nodes_writes_a_rescue_dag_and_runs_final(gated, schedd):
+    (gated / "f.sh").write_text('echo "final $1" >> runs.txt\n')
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n"
+                                 "FINAL F job.sub\nSCRIPT PRE F /bin/sh f.sh $DAG_STATUS\n")
+    release(gated, "F")
+    cluster = submit(schedd, "d.dag", gated)
+    wait_until(lambda: runs(gated) == ["A"], "node A to start")
+    result = crabtui(schedd, "rm", str(cluster), cwd=gated)
+    assert result.returncode == 0, result.stderr
+    ad = finished(schedd, cluster)
+    assert ad["JobStatus"] == 3
+    assert runs(gated) == ["A", "final 4", "F"], "FINAL runs with $DAG_STATUS 4 (removed); B never starts"
+    assert exit_line(gated / "d.dag").endswith("EXITING WITH STATUS 2")
+    assert "#   A,<ENDLIST>" in (gated / "d.dag.rescue001").read_text().splitlines()
+    assert schedd.query(f"DAGManJobId == {cluster}") == []
+    a = schedd.history('DAGNodeName == "A"', ["JobStatus", "RemoveReason"], match=1)[0]
+    assert a["JobStatus"] == 3
+    assert json.loads((gated / "d.dag.metrics").read_text())["DagStatus"] == 4
+
+
+def test_hold_stops_dagman_and_release_recovers_without_rerunning_anything(gated, schedd):
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
+    cluster = submit(schedd, "d.dag", gated)
+    wait_until(lambda: runs(gated) == ["A"], "node A to start")
+    assert crabtui(schedd, "hold", str(cluster), cwd=gated).returncode == 0
+    wait_until(lambda: exit_line(gated / "d.dag").endswith("EXITING WITH STATUS 3"), "DAGMan to stop")
+    assert schedd.query(f"ClusterId == {cluster}", ["JobStatus"])[0]["JobStatus"] == 5, "DAGMan stays held"
+    assert schedd.query('DAGNodeName == "A"', ["JobStatus"]), "its node job runs on"
+    assert (gated / "d.dag.lock").exists() and not rescue_files(str(gated / "d.dag"))
+    release(gated, "A", "B")
+    assert crabtui(schedd, "release", str(cluster), cwd=gated).returncode == 0
+    ad = finished(schedd, cluster)
+    assert ad["ExitCode"] == 0
+    assert runs(gated) == ["A", "B"], "A's job was re-attached, not resubmitted"
+    assert "Running in RECOVERY mode" in (gated / "d.dag.dagman.out").read_text()
+
+
+def test_halt_drains_runs_final_and_unhalt_before_the_drain_resumes(gated, schedd):
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
+    cluster = submit(schedd, "d.dag", gated)
+    wait_until(lambda: runs(gated) == ["A"], "node A to start")
+    halted = crabtui(schedd, "dag", "halt", str(cluster), cwd=gated)
+    assert halted.returncode == 0 and (gated / "d.dag.halt").exists()
+    resumed = crabtui(schedd, "dag", "unhalt", "d.dag", cwd=gated)
+    assert resumed.returncode == 0 and not (gated / "d.dag.halt").exists()
+    release(gated, "A", "B")
+    assert finished(schedd, cluster)["ExitCode"] == 0 and runs(gated) == ["A", "B"]
+
+    (gated / "h.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n"
+                                 "FINAL F job.sub\n")
+    for name in ("go.A", "go.B", "runs.txt"):
+        (gated / name).unlink()
+    cluster = submit(schedd, "h.dag", gated)
+    wait_until(lambda: runs(gated) == ["A"], "node A to start")
+    assert crabtui(schedd, "dag", "halt", "h.dag", cwd=gated).returncode == 0
+    wait_until(lambda: "DAG_Status" in (schedd.query(f"ClusterId == {cluster}", ["DAG_Status"]) or [{}])[0], "ad")
+    release(gated, "A", "F")
+    ad = finished(schedd, cluster)
+    assert ad["ExitCode"] == 1 and runs(gated) == ["A", "F"], "B never starts; FINAL runs"
+    assert json.loads((gated / "h.dag.metrics").read_text())["DagStatus"] == 6
+    assert rescue_files(str(gated / "h.dag"))
+    assert ad["DAG_Status"] == 6 and ad["DAG_NodesDone"] == 2
+
+
+def test_sub_dag_runs_as_a_nested_dagman_with_its_own_rescue_dag(gated, schedd):
+    sub = gated / "sub"
+    sub.mkdir()
+    (sub / "job.sub").write_text(GATED_SUB)
+    (sub / "inner.dag").write_text("JOB X job.sub\nJOB Y job.sub\nVARS X code=\"0\"\nVARS Y code=\"1\"\n"
+                                   "PARENT X CHILD Y\n")
+    (gated / "outer.dag").write_text("JOB A job.sub\nVARS A code=\"0\"\nSUBDAG EXTERNAL S inner.dag DIR sub\n"
+                                     "PARENT A CHILD S\n")
+    release(gated, "A")
+    release(sub, "X")
+    cluster = submit(schedd, "outer.dag", gated)
+    wait_until(lambda: runs(sub) == ["X", "Y"], "the sub-DAG's node Y to start")
+    table = crabtui(schedd, "q", "-nobatch", "-dag", cwd=gated).stdout.splitlines()
+    column = next(line for line in table if "OWNER/NODENAME" in line).index("OWNER/NODENAME")
+    names = [re.match(r" *\|-\S+|\S+", line[column:]).group() for line in table if re.match(r"\d+\.\d+ ", line)]
+    assert names[1:] == [" |-S", "  |-Y"], "the sub-DAG's DAGMan under its node, its node under it"
+    release(sub, "Y")
+    ad = finished(schedd, cluster)
+    assert ad["ExitCode"] == 1, "Y failed, so S failed, so the DAG failed"
+    assert (sub / "inner.dag.rescue001").exists() and (gated / "outer.dag.rescue001").exists()
+    assert "DONE X" in (sub / "inner.dag.rescue001").read_text()
+
+    (sub / "inner.dag").write_text("JOB X job.sub\nJOB Y job.sub\nVARS ALL_NODES code=\"0\"\nPARENT X CHILD Y\n")
+    assert finished(schedd, submit(schedd, "outer.dag", gated))["ExitCode"] == 0
+    assert runs(gated) == ["A"], "A is DONE in the outer rescue DAG"
+    assert runs(sub) == ["X", "Y", "Y"], "only Y reruns, from the sub-DAG's own rescue DAG"
