@@ -27,7 +27,7 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Run a DAG in the foreground, like condor_dagman -f, with jobs on the embedded schedd.
 
     Takes condor_submit_dag's options: -maxjobs N, -maxidle N, -maxpre N, -maxpost N, -force,
-    -dorescuefrom N, -AlwaysRunPost (run with --help for all). Exits with DAGMan's exit code.
+    -dorescuefrom N, -config FILE, -AlwaysRunPost (run with --help for all). Exits with DAGMan's exit code.
     """
     from engine.dagman.main import main as dagman_main
 
@@ -46,9 +46,12 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
 @click.option("-AlwaysRunPost", "--always-run-post", "always_run_post", is_flag=True,
               help="Run POST scripts even after a failed PRE script.")
 @click.option("-batch-name", "--batch-name", "batch_name", help="The batch name condor_q shows (default FILE+ID).")
+@click.option("-config", "--config", "config", type=click.Path(exists=True, dir_okay=False),
+              help="A DAGMan configuration file (DAGMAN_* knobs).")
 @click.pass_context
 def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre: int, maxpost: int,
-           force: bool, dorescuefrom: int | None, always_run_post: bool, batch_name: str | None) -> None:
+           force: bool, dorescuefrom: int | None, always_run_post: bool, batch_name: str | None,
+           config: str | None) -> None:
     """Queue DAGMan for DAG_FILE as a scheduler-universe job (like condor_submit_dag).
 
     The DAG runs in the embedded schedd after this command returns: follow it with
@@ -58,7 +61,8 @@ def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre
     from engine.dagman.submit_dag import DagSubmitOptions, files, prepare
 
     options = DagSubmitOptions(max_jobs=maxjobs, max_idle=maxidle, max_pre=maxpre, max_post=maxpost, force=force,
-                               do_rescue_from=dorescuefrom, always_run_post=always_run_post, batch_name=batch_name)
+                               do_rescue_from=dorescuefrom, always_run_post=always_run_post, batch_name=batch_name,
+                               config=os.path.abspath(config) if config else None)
     try:
         with schedd(ctx) as client:
             text = prepare(dag_file, options, client.state.path)

@@ -9,6 +9,7 @@ import sys
 
 from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
 from engine.dag.rescue import apply_rescue, read_rescue, rescue_files, rescue_path
+from engine.dagman.config import knob_values
 from engine.dagman.lockfile import Lock, holder_alive, read_lock, write_lock
 from engine.dagman.runner import EXIT_ERROR, EXIT_RESTART, DagMan, Options
 from engine.schedd.local.client import LocalScheddClient
@@ -19,16 +20,18 @@ def options_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m engine.dagman", description="Run a DAG file as condor_dagman does.")
     parser.add_argument("dag", nargs="?", help="the DAG file")
     parser.add_argument("-Dag", "--dag", dest="dag_option", metavar="DAG", help="the DAG file (as condor_dagman takes it)")
-    parser.add_argument("-maxjobs", "--maxjobs", type=int, default=0, help="most nodes with jobs in the queue (0: no limit)")
-    parser.add_argument("-maxidle", "--maxidle", type=int, default=1000, help="most idle job procs")
-    parser.add_argument("-maxpre", "--maxpre", type=int, default=20, help="most PRE scripts at once")
-    parser.add_argument("-maxpost", "--maxpost", type=int, default=20, help="most POST scripts at once")
+    parser.add_argument("-maxjobs", "--maxjobs", type=int, help="most nodes with jobs in the queue (0: no limit)")
+    parser.add_argument("-maxidle", "--maxidle", type=int, help="most idle job procs (default 1000)")
+    parser.add_argument("-maxpre", "--maxpre", type=int, help="most PRE scripts at once (default 20)")
+    parser.add_argument("-maxpost", "--maxpost", type=int, help="most POST scripts at once (default 20)")
+    parser.add_argument("-config", "--config", metavar="FILE", help="a DAGMan configuration file (DAGMAN_* knobs)")
     parser.add_argument("-force", "--force", action="store_true", help="ignore existing rescue DAGs (renamed .old)")
     parser.add_argument("-dorescuefrom", "-DoRescueFrom", "--dorescuefrom", type=int, metavar="N",
                         help="run from rescue DAG number N")
     parser.add_argument("-AutoRescue", "--autorescue", type=int, choices=(0, 1), default=1,
                         help="1: run from the newest rescue DAG, if any (default)")
-    parser.add_argument("-AlwaysRunPost", "--always-run-post", action="store_true", dest="always_run_post")
+    parser.add_argument("-AlwaysRunPost", "--always-run-post", action="store_true", dest="always_run_post",
+                        default=None)
     parser.add_argument("-DoRecovery", "--do-recovery", action="store_true", dest="do_recovery",
                         help="rebuild the state from the nodes log even without a lock file")
     parser.add_argument("-Lockfile", "--lockfile", help="the lock file (default: DAG.lock)")
@@ -60,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
             rescue_number = int(rescue.rsplit("rescue", 1)[1]) if rescue else 0
         if rescue is not None:
             apply_rescue(graph, read_rescue(rescue))
+        knobs = knob_values(config_file(graph.dag.config, args.config, dag_file))
     except DagError as e:
         for error in e.errors:
             print(f"ERROR: {error}", file=sys.stderr)
@@ -69,14 +73,25 @@ def main(argv: list[str] | None = None) -> int:
             os.unlink(dag_file + ".halt")
     write_lock(lock_path, Lock(os.getpid(), dagman_id, rescue_number))
     state = state_dir(args.state_dir)
-    options = Options(max_jobs=args.maxjobs, max_idle=args.maxidle, max_pre=args.maxpre, max_post=args.maxpost,
-                      always_run_post=args.always_run_post, dagman_id=dagman_id, rescue_dag_number=rescue_number,
-                      recovery=recovery, state_dir=state.path)
+    given = {"max_jobs": args.maxjobs, "max_idle": args.maxidle, "max_pre": args.maxpre,
+             "max_post": args.maxpost, "always_run_post": args.always_run_post}
+    knobs.update({name: value for name, value in given.items() if value is not None})
+    options = Options(**knobs, dagman_id=dagman_id, rescue_dag_number=rescue_number, recovery=recovery,
+                      state_dir=state.path)
     with LocalScheddClient(state) as schedd:
         code = DagMan(graph, schedd, options).run()
     if code != EXIT_RESTART:  # a graceful stop keeps the lock, so the restart recovers
         os.unlink(lock_path)
     return code
+
+
+def config_file(in_dag: str | None, option: str | None, dag_file: str) -> str | None:
+    """The DAG's CONFIG file, relative to the DAG's directory, or -config's; both must agree."""
+    from_dag = os.path.join(os.path.dirname(dag_file), in_dag) if in_dag else None
+    if from_dag and option and os.path.abspath(from_dag) != os.path.abspath(option):
+        raise DagError([Diagnostic(Location(dag_file), f"CONFIG {in_dag} and -config {option} name different "
+                                   "files; DAGMan takes one config file: drop one of them")])
+    return from_dag or option
 
 
 def choose_rescue(dag_file: str, force: bool, number: int | None, auto: bool = True) -> str | None:

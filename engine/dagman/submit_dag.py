@@ -39,6 +39,7 @@ class DagSubmitOptions:
     do_rescue_from: int | None = None
     always_run_post: bool = False
     batch_name: str | None = None
+    config: str | None = None  # a DAGMan config file, relative to the DAG's directory or absolute
 
 
 def files(dag_file: str) -> dict[str, str]:
@@ -63,6 +64,8 @@ def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
         argv += ["-DoRescueFrom", str(options.do_rescue_from)]
     if options.always_run_post:
         argv.append("-AlwaysRunPost")
+    if options.config:
+        argv += ["-config", options.config]
     return argv + ["-Dag", dag_file]
 
 

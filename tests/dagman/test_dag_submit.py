@@ -190,3 +190,22 @@ def test_sub_dag_runs_as_a_nested_dagman_with_its_own_rescue_dag(gated, schedd):
     assert finished(schedd, submit(schedd, "outer.dag", gated))["ExitCode"] == 0
     assert runs(gated) == ["A"], "A is DONE in the outer rescue DAG"
     assert runs(sub) == ["X", "Y", "Y"], "only Y reruns, from the sub-DAG's own rescue DAG"
+
+
+def test_config_file_knobs_apply_and_command_line_options_override_them(gated, schedd):
+    (gated / "limits.config").write_text("# DAGMan knobs\nDAGMAN_MAX_JOBS_SUBMITTED = 1\nDAGMAN_MAX_PRE_SCRIPTS = 3\n")
+    (gated / "c.dag").write_text("CONFIG limits.config\nJOB A job.sub\nVARS A code=\"0\"\n")
+    release(gated, "A")
+    result = crabtui(schedd, "dag", "run", "-maxpre", "7", "c.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    out = (gated / "c.dag.dagman.out").read_text()
+    assert "DAGMAN_MAX_JOBS_SUBMITTED setting: 1" in out and "DAGMAN_MAX_PRE_SCRIPTS setting: 7" in out
+
+
+def test_bad_config_value_is_refused_naming_file_line_and_knob(gated, schedd):
+    (gated / "bad.config").write_text("DAGMAN_MAX_JOBS_SUBMITTED = 1\nDAGMAN_ALWAYS_RUN_POST = maybe\n")
+    (gated / "c.dag").write_text("JOB A job.sub\nVARS A code=\"0\"\n")
+    result = crabtui(schedd, "dag", "run", "-config", "bad.config", "c.dag", cwd=gated)
+    assert result.returncode == 1
+    assert "bad.config:2: DAGMAN_ALWAYS_RUN_POST = 'maybe': expected True or False" in result.stderr
+    assert runs(gated) == []
