@@ -121,15 +121,16 @@ def _act(action: JobAction, past: str, cluster_past: str):
     @click.option("-reason", "--reason", "reason", help="Why; recorded in the job ad and its event log.")
     @click.option("-constraint", "--constraint", "constraint", metavar="EXPR", help="Act on jobs matching an expression.")
     @click.pass_context
-    def command(ctx, ids, reason, constraint) -> None:
+    def command(ctx, ids, reason, constraint, forcex: bool = False) -> None:
         if not ids and not constraint:
             _fail("give job ids (CLUSTER or CLUSTER.PROC) or -constraint EXPR")
+        chosen = JobAction.RemoveX if forcex else action
         try:
             with schedd(ctx) as client:
                 if ids:
-                    result = client.act(action, list(ids), reason)
+                    result = client.act(chosen, list(ids), reason)
                 else:
-                    result = client.act(action, constraint, reason)
+                    result = client.act(chosen, constraint, reason)
         except ScheddError as e:
             _fail(str(e))
         for spec in ids:
@@ -146,7 +147,9 @@ hold = click.command("hold", help="Hold jobs: running ones are stopped and keep 
 release = click.command("release", help="Release held jobs back to idle (like condor_release).")(
     _act(JobAction.Release, "released", "released"))
 rm = click.command("rm", help="Remove jobs from the queue; running ones are killed (like condor_rm).")(
-    _act(JobAction.Remove, "marked for removal", "marked for removal"))
+    click.option("-forcex", "--forcex", "forcex", is_flag=True,
+                 help="Kill at once and forget jobs already being removed (a DAGMan still running FINAL).")(
+        _act(JobAction.Remove, "marked for removal", "marked for removal")))
 
 
 @click.command()
