@@ -300,11 +300,11 @@ class DagMan:
 
     def conclude(self) -> int:
         """Status and exit code once nothing is left to run; the FINAL node's result decides,
-        except after condor_rm (exit 2) and a halt (exit 1), which leave nodes unfinished."""
-        if self.removed or self.dag_status is DagStatus.HALTED:
+        except after condor_rm, which always ends in exit 2."""
+        if self.removed:
             if self.final_started and self.final.status is not NodeState.DONE:
                 self.write_rescue()
-            return EXIT_ABORT if self.removed else EXIT_ERROR
+            return EXIT_ABORT
         if self.final is not None and self.final_started:
             if self.final.status is NodeState.DONE:
                 return EXIT_OKAY
@@ -398,7 +398,7 @@ class DagMan:
             self.recovering = False
         for node in self.nodes.values():
             if node.status is NodeState.POSTRUN and node.script is None:
-                self.run_script(node, ScriptKind.POST)
+                self.queue_post(node)
         self.out.done_with_recovery_mode()
         if self.jobstate:
             self.jobstate.recovery_finished()
@@ -531,11 +531,13 @@ class DagMan:
         return DagOutcome.ABORTED if self.dag_status is DagStatus.ABORT else DagOutcome.FAILED
 
     def finished(self) -> bool:
-        busy = any(n.status in (NodeState.PRERUN, NodeState.SUBMITTED, NodeState.POSTRUN) or n.defer_until
+        halted = self.halted()
+        busy = any(n.status in (NodeState.SUBMITTED, NodeState.POSTRUN)
+                   or (n.status is NodeState.PRERUN and (n.script is not None or not halted or n is self.final))
                    for n in self.nodes.values())
         if busy:
             return False
-        if self.ready and self.aborting is None and not self.removed and not self.halted():
+        if self.ready and self.aborting is None and not self.removed and not halted:
             return False
         if self.final is not None and not self.final_started:
             self.outcome()
@@ -768,17 +770,43 @@ class DagMan:
         return out
 
     def reap_scripts(self) -> None:
+        """Scripts that exited decide their nodes; deferred and waiting scripts start once their
+        time is up and -maxpre/-maxpost allow (DAGMan's ScriptQ), PRE scripts not while halted."""
+        running = {kind: 0 for kind in ScriptKind}
         for node in self.nodes.values():
             if node.script is not None:
                 code = node.script.popen.poll()
-                if code is not None:
+                if code is None:
+                    running[node.script.kind] += 1
+                else:
                     kind = node.script.kind
                     node.script = None
                     self.script_done(node, kind, code)
-            elif node.defer_until is not None and self.clock() >= node.defer_until:
-                node.defer_until = None
-                kind = ScriptKind.PRE if node.status is NodeState.PRERUN else ScriptKind.POST
-                self.run_script(node, kind)
+        limits = {ScriptKind.PRE: self.options.max_pre, ScriptKind.POST: self.options.max_post}
+        halted = self.halted()
+        now = self.clock()
+        for node in self.nodes.values():
+            if node.defer_until is None or now < node.defer_until:
+                continue
+            kind = ScriptKind.PRE if node.status is NodeState.PRERUN else ScriptKind.POST
+            if kind is ScriptKind.PRE and halted and node is not self.final:
+                continue
+            if limits[kind] and running[kind] >= limits[kind]:
+                continue
+            node.defer_until = None
+            running[kind] += 1
+            self.run_script(node, kind)
+
+    def queue_post(self, node: Node) -> None:
+        """Run the node's POST script now, or once -maxpost allows."""
+        if self.options.max_post and self.running_scripts(ScriptKind.POST) >= self.options.max_post:
+            node.status = NodeState.POSTRUN
+            node.defer_until = self.clock()
+        else:
+            self.run_script(node, ScriptKind.POST)
+
+    def running_scripts(self, kind: ScriptKind) -> int:
+        return sum(1 for n in self.nodes.values() if n.script is not None and n.script.kind is kind)
 
     def script_done(self, node: Node, kind: ScriptKind, code: int) -> None:
         script = node.graph.node.scripts[kind]
@@ -940,7 +968,7 @@ class DagMan:
             if self.recovering:  # its result may follow in the log; recover() runs it if not
                 node.status = NodeState.POSTRUN
                 return
-            self.run_script(node, ScriptKind.POST)
+            self.queue_post(node)
         elif retval == 0:
             self.node_succeeded(node)
         else:
