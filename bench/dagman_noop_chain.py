@@ -25,10 +25,11 @@ start-up is not timed, and it is stopped with ``client.shutdown()`` at the end, 
 * peak memory: ``ru_maxrss`` of this process (the daemon is a separate process and not counted)
   after the imports and at the end.
 
-``--scan-interval`` defaults to ``Options().scan_interval``, what ``python -m engine.dagman`` and
-``crabtui dag run`` use.  ``--timeout T`` (default 120 s) stops a run that has not finished by
-then the way condor_hold stops DAGMan (SIGTERM: DAGMan returns at the end of its cycle); the
-verdict is then FAIL and the progress so far is reported.
+``--scan-interval`` and ``--max-idle`` default to ``Options()``'s values, what ``python -m
+engine.dagman`` and ``crabtui dag run`` use.  ``--timeout T`` (default 120 s) stops a run that has
+not finished by then the way condor_hold stops DAGMan (SIGTERM: DAGMan returns at the end of its
+cycle), and so does a stall (no node started for 10 s); the verdict is then FAIL and the
+progress so far is reported.
 
 Target: the whole run (parse to exit) under 10 s for 100,000 nodes.
 """
@@ -48,6 +49,7 @@ import time
 
 TARGET_S = 10.0
 SAMPLE_S = 0.5
+STALL_S = 10.0  # no NOOP node started for this long: the DAG is stuck, stop it
 
 
 def maxrss_mb() -> float:
@@ -65,20 +67,32 @@ def write_dag(path: str, nodes: int) -> None:
 
 
 class Sampler(threading.Thread):
-    """Every SAMPLE_S seconds, (elapsed s, NOOP nodes started so far) from the DagMan's counter."""
+    """Every SAMPLE_S seconds, (elapsed s, NOOP nodes started so far) from the DagMan's counter;
+    if that count has not moved for STALL_S seconds, stop the DAG (``on_stall``)."""
 
-    def __init__(self, start: float):
+    def __init__(self, start: float, on_stall):
         super().__init__(daemon=True)
         self.start_time = start
+        self.on_stall = on_stall
         self.dagman = None
         self.samples: list[tuple[float, int]] = [(0.0, 0)]
+        self.stalled_at: int | None = None
         self.stop = threading.Event()
 
     def run(self) -> None:
+        moved = time.perf_counter()
         while not self.stop.wait(SAMPLE_S):
             dagman = self.dagman
-            if dagman is not None:
-                self.samples.append((time.perf_counter() - self.start_time, getattr(dagman, "noop_counter", 0)))
+            if dagman is None:
+                continue
+            now = time.perf_counter()
+            started = getattr(dagman, "noop_counter", 0)
+            if started != self.samples[-1][1]:
+                moved = now
+            self.samples.append((now - self.start_time, started))
+            if now - moved > STALL_S and self.stalled_at is None:
+                self.stalled_at = started
+                self.on_stall()
 
 
 def rate(samples: list[tuple[float, int]], lo: float, hi: float) -> float | None:
@@ -94,6 +108,8 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=100_000, help="number of NOOP nodes in the chain (default 100000)")
     parser.add_argument("--scan-interval", type=float, default=None, metavar="S",
                         help="Options.scan_interval (default: the Options default, as `crabtui dag run` uses)")
+    parser.add_argument("--max-idle", type=int, default=None, metavar="N",
+                        help="Options.max_idle, -maxidle (default: the Options default; 0: no limit)")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="T",
                         help="stop the DAG after T seconds if it has not finished (default 120)")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
@@ -108,6 +124,7 @@ def main() -> None:
     from engine.state import StateDir
 
     scan_interval = Options().scan_interval if args.scan_interval is None else args.scan_interval
+    max_idle = Options().max_idle if args.max_idle is None else args.max_idle
     rss_imports = maxrss_mb()
     workdir = tempfile.mkdtemp(prefix="cbn_", dir="/tmp")  # short: the socket path must fit 107 bytes
     dag_path = os.path.join(workdir, "chain.dag")
@@ -118,20 +135,24 @@ def main() -> None:
     os.makedirs(state.path, mode=0o700)
     client = LocalScheddClient(state)
     timed_out = threading.Event()
+
+    def stop_dag() -> None:  # what condor_hold does to DAGMan: run() returns at the end of its cycle
+        timed_out.set()
+        os.kill(os.getpid(), signal.SIGTERM)
+
     old_cwd = os.getcwd()
     try:
         client.ping()  # starts the daemon; not timed
         os.chdir(workdir)  # DAGMan runs in the DAG's directory
         start = time.perf_counter()
-        sampler = Sampler(start)
+        sampler = Sampler(start, stop_dag)
         sampler.start()
         graph = build_graph(parse_file(dag_path))
         parsed = time.perf_counter()
-        dagman = DagMan(graph, client, Options(scan_interval=scan_interval))
+        dagman = DagMan(graph, client, Options(scan_interval=scan_interval, max_idle=max_idle))
         sampler.dagman = dagman
-        # What condor_hold does to DAGMan: SIGTERM, after which run() returns at the end of a cycle.
         remaining = max(0.0, args.timeout - (time.perf_counter() - start))
-        timer = threading.Timer(remaining, lambda: (timed_out.set(), os.kill(os.getpid(), signal.SIGTERM)))
+        timer = threading.Timer(remaining, stop_dag)
         timer.daemon = True
         # A SIGTERM that lands outside run() (which installs its own handler) must not kill us.
         previous = signal.signal(signal.SIGTERM, lambda signum, frame: None)
@@ -162,9 +183,11 @@ def main() -> None:
         "nodes": n,
         "edges": max(0, n - 1),
         "scan_interval_s": scan_interval,
+        "max_idle": max_idle,
         "timeout_s": args.timeout,
         "exit_code": None if code == EXIT_RESTART and timed_out.is_set() else code,
         "timed_out": timed_out.is_set(),
+        "stalled_at": sampler.stalled_at,
         "nodes_done": done,
         "parse_s": round(parsed - start, 3),
         "run_s": round(end - parsed, 3),
@@ -190,9 +213,12 @@ def print_report(r: dict) -> None:
     verdict = {True: "PASS", False: "FAIL"}
     n = r["nodes"]
     print(f"DAG:          {n:,} NOOP nodes in a chain, {r['edges']:,} edges; "
-          f"Options(scan_interval={r['scan_interval_s']:g})")
+          f"Options(scan_interval={r['scan_interval_s']:g}, max_idle={r['max_idle']})")
     print(f"parse:        {r['parse_s']:8.3f} s  build_graph(parse_file(path))")
-    if r["timed_out"]:
+    if r["stalled_at"] is not None:
+        print(f"run:          {r['run_s']:8.3f} s  STALLED: no node started for {STALL_S:g} s once "
+              f"{r['stalled_at']:,} had been; stopped (SIGTERM) with {r['nodes_done']:,} of {n:,} nodes done")
+    elif r["timed_out"]:
         print(f"run:          {r['run_s']:8.3f} s  stopped (SIGTERM) after the {r['timeout_s']:g} s timeout: "
               f"{r['nodes_done']:,} of {n:,} nodes done")
     else:
@@ -203,7 +229,7 @@ def print_report(r: dict) -> None:
     if r["rate_first_tenth_nodes_per_s"] is not None and r["rate_last_tenth_nodes_per_s"] is not None:
         print(f"progress:     {r['rate_first_tenth_nodes_per_s']:8.1f} nodes/s in the first tenth of the run, "
               f"{r['rate_last_tenth_nodes_per_s']:.1f} in the last")
-    if r["timed_out"] and r["nodes_done"]:
+    if r["timed_out"] and r["stalled_at"] is None and r["nodes_done"]:
         print(f"              at the whole run's rate, {n:,} nodes would take at least "
               f"{n / r['nodes_per_s']:,.0f} s")
     print(f"peak RSS:     {r['peak_rss_mb']} MB (this process; {r['rss_after_imports_mb']} MB after imports)")

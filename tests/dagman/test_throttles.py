@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import htcondor2
-import pytest
 
 from engine.dag import build_graph, parse_file
 from engine.dag.rescue import rescue_files
