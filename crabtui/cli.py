@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from crabtui import __version__
+from crabtui.commands.backend import BACKENDS, backend_option
 from crabtui.commands.dag import dag
 from crabtui.commands.jobs import JOB_COMMANDS, job
 from crabtui.commands.pool import pool
@@ -15,10 +16,12 @@ from crabtui.commands.pool import pool
 @click.option("--state-dir", envvar="CRABTUI_STATE_DIR", metavar="DIR",
               help="Where the embedded schedd keeps its queue and socket "
                    "[default: $XDG_STATE_HOME/crabtui; env CRABTUI_STATE_DIR].")
+@click.option("--backend", type=click.Choice(BACKENDS), envvar="CRABTUI_BACKEND", default="embedded",
+              show_default=True, help="The embedded schedd, or the HTCondor pool of CONDOR_CONFIG [env CRABTUI_BACKEND].")
 @click.pass_context
-def main(ctx: click.Context, state_dir: str | None) -> None:
+def main(ctx: click.Context, state_dir: str | None, backend: str) -> None:
     """Watch and steer CRAB3-style grid tasks and HTCondor DAGs."""
-    ctx.obj = {"state_dir": state_dir}
+    ctx.obj = {"state_dir": state_dir, "backend": backend}
 
 
 main.add_command(dag)
@@ -26,3 +29,8 @@ main.add_command(pool)
 main.add_command(job)
 for command in JOB_COMMANDS:
     main.add_command(command)
+for group in (dag, job):
+    for command in group.commands.values():
+        backend_option(command)
+for command in JOB_COMMANDS:
+    backend_option(command)

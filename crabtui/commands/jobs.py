@@ -7,14 +7,13 @@ import getpass
 import json
 import os
 import re
-import socket
 import sys
 import time
 
 import click
 
 from crabtui import queue_format
-from crabtui.commands.backend import schedd
+from crabtui.commands.backend import schedd, schedd_title
 from engine.schedd.api import JobAction, ScheddError
 
 
@@ -106,7 +105,7 @@ def q(ctx, ids, nobatch, dag, constraint, attrs, analyze, json_output) -> None:
             click.echo(f"\n{ad['ClusterId']}.{ad['ProcId']}: {text}")
         return
     now = time.time()
-    click.echo("\n" + queue_format.header(f"crabtui@{socket.gethostname()}", client.state.socket, now))
+    click.echo("\n" + queue_format.header(*schedd_title(client), now))
     table = queue_format.job_table(ads, now, dag=dag) if nobatch else queue_format.batch_table(ads)
     for line in table:
         click.echo(line)
