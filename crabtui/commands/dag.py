@@ -10,7 +10,7 @@ import time
 
 import click
 
-from crabtui.commands.backend import schedd
+from crabtui.commands.backend import backend, schedd
 from engine.schedd.api import ScheddError
 from engine.schedd.local.submit import parse_arguments
 
@@ -58,14 +58,20 @@ def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre
     `crabtui q -nobatch -dag`, `crabtui dag status ID`, or its .dagman.out file.
     """
     from engine.dag import DagError
-    from engine.dagman.submit_dag import DagSubmitOptions, files, prepare
+    from engine.dagman.submit_dag import (DagSubmitOptions, files, format_condor_dagman_sub, format_condor_sub,
+                                          prepare, write_condor_sub)
 
     options = DagSubmitOptions(max_jobs=maxjobs, max_idle=maxidle, max_pre=maxpre, max_post=maxpost, force=force,
                                do_rescue_from=dorescuefrom, always_run_post=always_run_post, batch_name=batch_name,
                                config=os.path.abspath(config) if config else None)
     try:
         with schedd(ctx) as client:
-            text = prepare(dag_file, options, client.state.path)
+            prepare(dag_file, options)
+            if backend(ctx) == "htcondor":
+                text = format_condor_dagman_sub(dag_file, options, condor_dagman(), client.condor_version)
+            else:
+                text = format_condor_sub(dag_file, options, client.state.path)
+            write_condor_sub(dag_file, text)
             result = client.submit(text, submit_file=dag_file + ".condor.sub",
                                    cwd=os.path.dirname(os.path.abspath(dag_file)))
     except DagError as e:
@@ -117,6 +123,11 @@ def status(ctx: click.Context, dagman_id: int) -> None:
 
     ad = _dagman_ad(ctx, dagman_id)
     click.echo(format_dag_status(ad, time.time(), width=shutil.get_terminal_size().columns // 2))
+
+
+def condor_dagman() -> str:
+    """The pool's condor_dagman: next to the user's HTCondor tools, else where packages put it."""
+    return shutil.which("condor_dagman") or "/usr/bin/condor_dagman"
 
 
 def _dagman_ad(ctx: click.Context, dagman_id: int):

@@ -42,7 +42,7 @@ from engine.dagman.node_status import (
     pre_script_failed_text,
     write_node_status,
 )
-from engine.dagman.submit_dag import DagSubmitOptions, write_condor_sub
+from engine.dagman.submit_dag import DagSubmitOptions, format_condor_sub, write_condor_sub
 from engine.schedd.api import JobAction, Schedd, ScheddError
 from engine.schedd.local.userlog import (
     JobTerminatedEvent,
@@ -145,6 +145,7 @@ class DagMan:
         self.dag_status = DagStatus.OK
         self.final_started = False
         self.recovering = False
+        self.was_halted = False
         self.noop_counter = 0
         self.seq = 0
         self.aborting: tuple[int, Node] | None = None
@@ -407,6 +408,10 @@ class DagMan:
         """One cycle: read events, reap scripts, start work. False once the DAG is finished."""
         if self.removed and not self.removal_started:
             self.start_removal()
+        halted = self.halted()
+        if self.was_halted and not halted:
+            self.unblock()
+        self.was_halted = halted
         self.read_events()
         self.reap_scripts()
         if self.aborting is None and not self.removed:
@@ -654,7 +659,8 @@ class DagMan:
         cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
         if declared.kind is NodeKind.SUBDAG:  # a nested DAGMan, with its own files and rescue DAGs
             path = os.path.join(cwd, declared.submit) + ".condor.sub"
-            text = write_condor_sub(os.path.join(cwd, declared.submit), DagSubmitOptions(), self.options.state_dir)
+            sub_dag = os.path.join(cwd, declared.submit)
+            text = write_condor_sub(sub_dag, format_condor_sub(sub_dag, DagSubmitOptions(), self.options.state_dir))
         elif declared.inline_submit is not None:
             text, path = declared.inline_submit, f"{self.dag_file} (node {node.name})"
         elif declared.submit in self.graph.dag.submit_descriptions:
@@ -988,17 +994,27 @@ class DagMan:
         node.status = NodeState.DONE
         if self.check_abort(node, 0):
             return
+        halted = self.halted()
         for name in node.graph.children:
             child = self.nodes[name]
             child.waiting -= 1
-            if child.waiting == 0 and child.status is NodeState.NOT_READY:
-                child.status = NodeState.READY
+            if child.waiting == 0 and child.status is NodeState.NOT_READY and not halted:
+                child.status = NodeState.READY  # while halted DAGMan leaves it unready; unhalting readies it
                 self.ready.append(child)
+        self.ready.sort(key=lambda n: -n.graph.node.priority)
+
+    def unblock(self) -> None:
+        """After an unhalt: the nodes whose parents finished while the DAG was halted."""
+        for node in self.nodes.values():
+            if node.status is NodeState.NOT_READY and node.waiting == 0 and node is not self.final:
+                node.status = NodeState.READY
+                self.ready.append(node)
         self.ready.sort(key=lambda n: -n.graph.node.priority)
 
     def node_failed(self, node: Node) -> None:
         node.status = NodeState.ERROR
         if self.check_abort(node, node.retval):
+            self.futilize(node)
             return
         declared_retry = node.graph.retry
         aborted = node.graph.unless_exit is not None and node.retval == node.graph.unless_exit

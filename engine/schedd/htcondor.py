@@ -25,6 +25,7 @@ class HTCondorSchedd:
         self.name = name or htcondor2.param.get("SCHEDD_NAME") or None
         self._schedd: htcondor2.Schedd | None = None
         self.address = ""
+        self._version = ""
 
     # -------------------------------------------------------------- the Schedd API
 
@@ -84,6 +85,12 @@ class HTCondorSchedd:
         raise ScheddError("-better-analyze is not available with --backend htcondor; run condor_q -better-analyze "
                           f"{job} on the pool")
 
+    @property
+    def condor_version(self) -> str:
+        """The schedd's ``$CondorVersion: ... $`` (condor_dagman's -CsdVersion must not be newer)."""
+        self._connect()
+        return self._version
+
     def close(self) -> None:
         self._schedd = None
 
@@ -113,6 +120,7 @@ class HTCondorSchedd:
                               f"{_message(e)}. Check that the pool runs and that CONDOR_CONFIG points to "
                               "its client configuration") from None
         self.address = str(ad.get("MyAddress", ""))
+        self._version = str(ad.get("CondorVersion", ""))
         self._schedd = htcondor2.Schedd(ad)
         return self._schedd
 
