@@ -100,6 +100,7 @@ class DagmanOut:
         except FileNotFoundError:
             self._last_touched = None
         self._file = open(self.path, "a", encoding="utf-8", errors="surrogateescape")
+        self._header_time, self._header = -1, ""
 
     def close(self) -> None:
         self._file.close()
@@ -112,8 +113,13 @@ class DagmanOut:
 
     def line(self, text: str) -> None:
         """One dprintf call: the header, then ``text`` and a newline."""
-        header = time.strftime("%m/%d/%y %H:%M:%S ", time.localtime(self._clock()))
-        self._file.write(f"{header}{text}\n")
+        now = int(self._clock())
+        if now != self._header_time:
+            self._header_time, self._header = now, time.strftime("%m/%d/%y %H:%M:%S ", time.localtime(now))
+        self._file.write(f"{self._header}{text}\n")
+
+    def flush(self) -> None:
+        """Once a cycle: a reader sees whole cycles, and a busy DAG is not slowed by a write per line."""
         self._file.flush()
 
     # -- start and end (daemon_core_main.cpp dc_main / DC_Exit) --------------------------------

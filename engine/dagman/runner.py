@@ -100,7 +100,8 @@ class Node:
     """A node's run-time state; ``graph`` is its declaration, lifted."""
 
     graph: GraphNode
-    status: NodeState = NodeState.NOT_READY
+    census: Census = field(repr=False, compare=False)
+    _status: NodeState = NodeState.NOT_READY
     waiting: int = 0  # parents not yet done
     retries: int = 0
     retval: int | None = None
@@ -117,9 +118,44 @@ class Node:
     seq: int = 0  # jobstate log sequence number of the current attempt
     last_event_time: int | None = None  # of the node's latest job event, for script lines
 
+    def __post_init__(self) -> None:
+        self.census.counts[self._status] += 1
+
     @property
     def name(self) -> str:
         return self.graph.name
+
+    @property
+    def status(self) -> NodeState:
+        return self._status
+
+    @status.setter
+    def status(self, new: NodeState) -> None:
+        self.census.moved(self, self._status, new)
+        self._status = new
+
+
+_BUSY = (NodeState.PRERUN, NodeState.SUBMITTED, NodeState.POSTRUN)
+
+
+class Census:
+    """Nodes per state, and the busy ones (running a script, waiting for one, or with jobs in
+    the queue), kept up to date as nodes change state: a DAGMan cycle then costs what is busy,
+    not what the DAG holds."""
+
+    def __init__(self) -> None:
+        self.counts = {state: 0 for state in NodeState}
+        self.busy: dict[str, Node] = {}
+        self.changes = 0
+
+    def moved(self, node: Node, old: NodeState, new: NodeState) -> None:
+        self.changes += 1
+        self.counts[old] -= 1
+        self.counts[new] += 1
+        if new in _BUSY:
+            self.busy[node.name] = node
+        elif old in _BUSY:
+            del self.busy[node.name]
 
 
 class DagMan:
@@ -133,7 +169,9 @@ class DagMan:
         self.clock = clock
         self.dag_file = graph.file
         self.dag_dir = os.path.dirname(os.path.abspath(self.dag_file))
-        self.nodes = {name: Node(g) for name, g in graph.nodes.items()}
+        self.census = Census()
+        self.nodes = {name: Node(g, self.census) for name, g in graph.nodes.items()}
+        self.busy = self.census.busy
         self.final = next((n for n in self.nodes.values() if n.graph.kind is NodeKind.FINAL), None)
         self.by_cluster: dict[int, Node] = {}
         self.nodes_log_path = os.path.abspath(self.dag_file) + ".nodes.log"
@@ -146,6 +184,8 @@ class DagMan:
         self.final_started = False
         self.recovering = False
         self.was_halted = False
+        self._halted = False
+        self.progressed = False
         self.noop_counter = 0
         self.seq = 0
         self.aborting: tuple[int, Node] | None = None
@@ -172,7 +212,7 @@ class DagMan:
     # ------------------------------------------------------------------ counts
 
     def count(self, status: NodeState) -> int:
-        return sum(1 for n in self.nodes.values() if n.status is status)
+        return self.census.counts[status]
 
     @property
     def failed_count(self) -> int:
@@ -199,12 +239,14 @@ class DagMan:
                 self.jobstate.initialize_rescue()
             self.jobstate.dagman_started(self.options.dagman_id, 0)
         try:
+            self.check_halt()
             self.name_batch()
             self.bootstrap()
             if self.options.recovery:
                 self.recover()
             while self.step():
-                self.wait()
+                if not self.progressed:
+                    self.wait()
                 if self.held:
                     return self.stop_gracefully()
             code = self.conclude()
@@ -284,7 +326,7 @@ class DagMan:
 
     def wait(self) -> None:
         """Until a script exits or the scan interval passes (new log events are read each cycle)."""
-        scripts = [n.script.popen for n in self.nodes.values() if n.script is not None]
+        scripts = [n.script.popen for n in self.busy.values() if n.script is not None]
         timeout = min(self.options.scan_interval, 0.05)
         if not scripts:
             time.sleep(timeout)
@@ -405,7 +447,10 @@ class DagMan:
             self.jobstate.recovery_finished()
 
     def step(self) -> bool:
-        """One cycle: read events, reap scripts, start work. False once the DAG is finished."""
+        """One cycle: read events, reap scripts, start work. False once the DAG is finished;
+        :attr:`progressed` says whether a node changed state, so that the next cycle follows at once."""
+        changes = self.census.changes
+        self.check_halt()
         if self.removed and not self.removal_started:
             self.start_removal()
         halted = self.halted()
@@ -421,6 +466,8 @@ class DagMan:
             self.print_status()
             self.update_status_file(DagOutcome.RUNNING)
             self.update_ad()
+        self.out.flush()
+        self.progressed = self.census.changes != changes
         return going
 
     def name_batch(self) -> None:
@@ -443,10 +490,10 @@ class DagMan:
         if not self.options.dagman_id:
             return
         counts = {state: self.count(state) for state in NodeState}
-        queued = sum(n.procs - n.procs_done for n in self.nodes.values()
+        queued = sum(n.procs - n.procs_done for n in self.busy.values()
                      if n.status is NodeState.SUBMITTED and n.cluster and n.cluster > 0)
-        idle = sum(n.procs_idle for n in self.nodes.values() if n.cluster and n.cluster > 0)
-        held = sum(n.procs_held for n in self.nodes.values())
+        idle = sum(n.procs_idle for n in self.busy.values() if n.cluster and n.cluster > 0)
+        held = sum(n.procs_held for n in self.busy.values())
         values = {
             "DAG_Status": int(self.dag_status), "DAG_InRecovery": int(self.recovering),
             "DAG_NodesTotal": len(self.nodes), "DAG_NodesDone": counts[NodeState.DONE],
@@ -479,7 +526,7 @@ class DagMan:
     def print_status(self, force: bool = False) -> None:
         """dagman.out's node table, printed when the counts changed, as DAGMan prints it after events."""
         counts = {state: self.count(state) for state in NodeState}
-        held = sum(n.procs_held for n in self.nodes.values())
+        held = sum(n.procs_held for n in self.busy.values())
         snapshot = (tuple(counts.values()), held, int(self.dag_status))
         if snapshot == self.out_status and not force:
             return
@@ -512,10 +559,11 @@ class DagMan:
         if self.status_path is None:
             return
         now = self.clock()
+        if not force and self.status_written is not None and now - self.status_written[0] < self.status_file.min_update:
+            return
         snapshot = tuple((n.status, n.retries, n.procs_done, n.procs_held) for n in self.nodes.values())
         if not force and self.status_written is not None:
-            last, before = self.status_written
-            if now - last < self.status_file.min_update or (snapshot == before and not self.status_file.always_update):
+            if snapshot == self.status_written[1] and not self.status_file.always_update:
                 return
         nodes = [NodeInfo(n.name, n.status, retry_count=n.retries,
                           procs_queued=n.procs - n.procs_done if n.status is NodeState.SUBMITTED else 0,
@@ -539,7 +587,7 @@ class DagMan:
         halted = self.halted()
         busy = any(n.status in (NodeState.SUBMITTED, NodeState.POSTRUN)
                    or (n.status is NodeState.PRERUN and (n.script is not None or not halted or n is self.final))
-                   for n in self.nodes.values())
+                   for n in self.busy.values())
         if busy:
             return False
         if self.ready and self.aborting is None and not self.removed and not halted:
@@ -554,7 +602,11 @@ class DagMan:
         return True
 
     def halted(self) -> bool:
-        return os.path.exists(self.dag_file + ".halt")
+        """Whether the halt file existed when this cycle began (checked once a cycle, as DAGMan does)."""
+        return self._halted
+
+    def check_halt(self) -> None:
+        self._halted = os.path.exists(self.dag_file + ".halt")
 
     # ------------------------------------------------------------------ starting nodes
 
@@ -562,8 +614,8 @@ class DagMan:
         if self.halted():
             return
         queued = self.count(NodeState.SUBMITTED)
-        pre = sum(1 for n in self.nodes.values() if n.script and n.script.kind is ScriptKind.PRE)
-        idle = sum(n.procs_idle for n in self.nodes.values())
+        pre = sum(1 for n in self.busy.values() if n.script and n.script.kind is ScriptKind.PRE)
+        idle = sum(n.procs_idle for n in self.busy.values())
         categories = self._category_counts()
         still = []
         for node in self.ready:
@@ -597,9 +649,9 @@ class DagMan:
 
     def _category_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for node in self.nodes.values():
+        for node in self.busy.values():
             category = node.graph.category
-            if category and node.status in (NodeState.PRERUN, NodeState.SUBMITTED, NodeState.POSTRUN):
+            if category:
                 counts[category] = counts.get(category, 0) + 1
         return counts
 
@@ -647,11 +699,12 @@ class DagMan:
         ids = {"cluster": 0, "proc": INT_MAX, "subproc": self.noop_counter, "time": now}
         node.status = NodeState.SUBMITTED
         node.cluster = -self.noop_counter  # NOOP ids are negative internally, never a real cluster
-        node.procs = node.procs_idle = 1
+        node.procs = 1
+        node.procs_idle = 0  # never waits for a slot
         self.by_cluster[node.cluster] = node
         self.nodes_log.write(SubmitEvent(**ids, submit_host="<dummy-submit-for-noop-job>",
-                                         log_notes=f"DAG Node: {node.name}"))
-        self.nodes_log.write(JobTerminatedEvent(**ids, return_value=0))
+                                         log_notes=f"DAG Node: {node.name}"),
+                             JobTerminatedEvent(**ids, return_value=0))
 
     def submit_description(self, node: Node) -> tuple[str, str, str]:
         """The node's submit description with DAGMan's VARS and macros, and where it came from."""
@@ -779,7 +832,7 @@ class DagMan:
         """Scripts that exited decide their nodes; deferred and waiting scripts start once their
         time is up and -maxpre/-maxpost allow (DAGMan's ScriptQ), PRE scripts not while halted."""
         running = {kind: 0 for kind in ScriptKind}
-        for node in self.nodes.values():
+        for node in list(self.busy.values()):
             if node.script is not None:
                 code = node.script.popen.poll()
                 if code is None:
@@ -791,7 +844,7 @@ class DagMan:
         limits = {ScriptKind.PRE: self.options.max_pre, ScriptKind.POST: self.options.max_post}
         halted = self.halted()
         now = self.clock()
-        for node in self.nodes.values():
+        for node in list(self.busy.values()):
             if node.defer_until is None or now < node.defer_until:
                 continue
             kind = ScriptKind.PRE if node.status is NodeState.PRERUN else ScriptKind.POST
@@ -812,7 +865,7 @@ class DagMan:
             self.run_script(node, ScriptKind.POST)
 
     def running_scripts(self, kind: ScriptKind) -> int:
-        return sum(1 for n in self.nodes.values() if n.script is not None and n.script.kind is kind)
+        return sum(1 for n in self.busy.values() if n.script is not None and n.script.kind is kind)
 
     def script_done(self, node: Node, kind: ScriptKind, code: int) -> None:
         script = node.graph.node.scripts[kind]
@@ -868,7 +921,8 @@ class DagMan:
     # ------------------------------------------------------------------ job events
 
     def read_events(self) -> None:
-        for event in self.events.events(stop_after=0):
+        # -1, not 0: the bindings turn stop_after into a whole-second deadline, and 0 can wait a second.
+        for event in self.events.events(stop_after=-1):
             self.handle_event(event)
 
     def handle_event(self, event) -> None:
@@ -886,8 +940,9 @@ class DagMan:
             node = self.by_cluster.get(event.cluster)
         if node is None or node.status is not NodeState.SUBMITTED:
             return
-        node.last_event_time = int(event.timestamp)
-        self.out.event(kind.name, node.name, event.cluster, event.proc, event.timestamp, subproc=event.get("Subproc", 0))
+        node.last_event_time = event_time(event)
+        self.out.event(kind.name, node.name, event.cluster, event.proc, node.last_event_time,
+                       subproc=event.get("Subproc", 0))
         if self.jobstate:
             self.jobstate.job_event(node.name, kind.name, event.cluster, event.proc, node.last_event_time)
         if kind == T.EXECUTE:
@@ -953,7 +1008,7 @@ class DagMan:
             self.noop_counter = max(self.noop_counter, event.get("Subproc", 0))
             if node is not None and node.status is NodeState.READY:
                 if self.jobstate:
-                    self.jobstate.job_event(node.name, "PRESKIP", 0, INT_MAX, int(event.timestamp))
+                    self.jobstate.job_event(node.name, "PRESKIP", 0, INT_MAX, event_time(event))
                 self.node_succeeded(node)
             return
         node = self.nodes.get(event.get("DAGNodeName"))
@@ -962,11 +1017,12 @@ class DagMan:
         code = event.get("ReturnValue")
         if code is None:
             code = -int(event.get("TerminatedBySignal", 1))
-        self.post_result(node, code, int(event.timestamp))
+        self.post_result(node, code, event_time(event))
 
     def job_finished(self, node: Node, retval: int) -> None:
         """All procs left the queue (or submission failed): POST decides, or the job's result does."""
         node.retval = retval
+        node.procs_idle = node.procs_held = 0  # a proc removed while idle or held left the queue too
         if self.jobstate and retval != SUBMIT_FAILED:
             self.jobstate.job_success_or_failure(node.name, retval, node.last_event_time)
         self.by_cluster.pop(node.cluster, None)
@@ -1067,6 +1123,20 @@ class DagMan:
                     self.schedd.act(JobAction.Remove, cluster, reason)
                 except ScheddError:
                     pass
+
+
+_event_time_cache = ("", 0)
+
+
+def event_time(event) -> int:
+    """``JobEvent.timestamp`` without its two strptime calls: events of one second share a
+    cached result (a busy DAG reads thousands a second)."""
+    global _event_time_cache
+    text = event["EventTime"]
+    if text != _event_time_cache[0]:
+        # Local time, as the bindings read it (they ignore a trailing Z).
+        _event_time_cache = (text, int(datetime.fromisoformat(text.removesuffix("Z")).timestamp()))
+    return _event_time_cache[1]
 
 
 class DagFatal(Exception):

@@ -291,10 +291,11 @@ class UserLog:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
         self._fd: int | None = os.open(self.path, flags, 0o664)
 
-    def write(self, event: Event) -> None:
+    def write(self, *events: Event) -> None:
+        """Append ``events`` together (DAGMan logs a NOOP node's submit and exit as one write)."""
         if self._fd is None:
             raise ValueError(f"user log {self.path} is closed")
-        data = format_event(event).encode()
+        data = "".join(format_event(event) for event in events).encode()
         if os.write(self._fd, data) != len(data):
             # A second write would no longer be atomic; HTCondor too reports a short write as failure.
             raise OSError(f"short write to user log {self.path}")

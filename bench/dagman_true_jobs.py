@@ -1,0 +1,279 @@
+"""Benchmark: the embedded DAGMan running many independent /bin/true nodes, against the schedd alone.
+
+    python3 bench/dagman_true_jobs.py [--nodes 10000] [--scan-interval S] [--max-idle N] [--timeout T] [--json] [--keep]
+
+The DAG has ``--nodes`` nodes ``JOB N<k> job.sub`` and no edges; ``job.sub`` is
+``executable = /bin/true`` and ``queue``.  It is written once to a temporary directory under /tmp
+(a short path: the embedded schedd's Unix socket path holds at most 107 bytes), so writing it is
+never timed.  Every node is one cluster of one job, submitted by DAGMan through the Schedd API
+with DAGMan's macros; DAGMan learns what its jobs did by reading ``jobs.dag.nodes.log``.
+
+What is measured, in one run (the machine is shared and noisy, so absolute seconds drift from
+run to run; the ratio compares DAGMan with the schedd alone on the same machine at the same
+moment, and is the number the target applies to), each against a fresh embedded schedd daemon
+in its own state directory, started through ``engine.schedd.local.client.LocalScheddClient``
+(start-up not timed) and stopped with ``client.shutdown()`` at the end, also on error:
+
+* the schedd alone: the same jobs submitted directly, as ``bench/schedd_throughput.py`` does it
+  (its ``run_schedd``): one cluster of ``--nodes`` ``/bin/true`` jobs with a user log, timed
+  from just before ``client.submit()`` until the log holds that many JOB_TERMINATED events;
+* DAGMan: parse to exit, ``build_graph(parse_file(path))`` then
+  ``DagMan(graph, client, Options(scan_interval=S, max_idle=N)).run()`` in this process, which
+  must return 0 with every node DONE;
+* for both, the CPU time used meanwhile by the daemon and by this process (DAGMan itself, or
+  the client following the log), from /proc and ``time.process_time()``: it shows which
+  process is the bottleneck;
+* ratio = DAGMan time / schedd-alone time.
+
+``--scan-interval`` and ``--max-idle`` default to ``Options()``'s values, what
+``python -m engine.dagman`` and ``crabtui dag run`` use (``-maxidle`` default).  ``--timeout T``
+(default 1800 s) stops a DAG that has not finished by then the way condor_hold stops DAGMan
+(SIGTERM: DAGMan returns at the end of its cycle), and so does a stall (no node finished for
+60 s); the verdict is then FAIL and the progress so far is reported.
+
+Target: DAGMan adds at most 2x over the schedd alone (ratio <= 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+
+from schedd_throughput import cpu_times, daemon_log_error, run_schedd
+
+RATIO_TARGET = 2.0
+SAMPLE_S = 0.5
+STALL_S = 60.0  # no node finished for this long: the DAG is stuck, stop it
+
+
+def new_daemon(workdir: str, name: str):
+    """A client of a fresh daemon in ``workdir/name``, started (not timed); and its ping answer."""
+    from engine.schedd.local.client import LocalScheddClient
+    from engine.state import StateDir
+
+    state = StateDir(os.path.join(workdir, name))
+    os.makedirs(state.path, mode=0o700)
+    client = LocalScheddClient(state)
+    return client, client.ping()
+
+
+def measure_schedd(workdir: str, n: int) -> dict:
+    client, ping = new_daemon(workdir, "s1")
+    try:
+        run = run_schedd(client, workdir, n, ping["pid"], 0)
+    finally:
+        try:
+            client.shutdown()
+        finally:
+            run_error = daemon_log_error(client.state.log)
+    run.update(slots=ping["slots"], daemon_log_last_error=run_error)
+    return run
+
+
+class Sampler(threading.Thread):
+    """Every SAMPLE_S seconds, (elapsed s, nodes DONE); calls ``on_stall`` once if that count has
+    not moved for STALL_S seconds."""
+
+    def __init__(self, start: float, on_stall):
+        super().__init__(daemon=True)
+        self.start_time = start
+        self.on_stall = on_stall
+        self.dagman = None
+        self.done_state = None
+        self.samples: list[tuple[float, int]] = [(0.0, 0)]
+        self.stalled_at: int | None = None
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        moved = time.perf_counter()
+        while not self.stop.wait(SAMPLE_S):
+            dagman = self.dagman
+            if dagman is None:
+                continue
+            now = time.perf_counter()
+            done = sum(1 for node in list(dagman.nodes.values()) if node.status is self.done_state)
+            if done != self.samples[-1][1]:
+                moved = now
+            self.samples.append((now - self.start_time, done))
+            if now - moved > STALL_S and self.stalled_at is None:
+                self.stalled_at = done
+                self.on_stall()
+
+
+def measure_dagman(workdir: str, n: int, scan_interval: float, max_idle: int, timeout: float) -> dict:
+    from engine.dag import build_graph, parse_file
+    from engine.dagman.node_status import NodeState
+    from engine.dagman.runner import DagMan, Options
+
+    dagdir = os.path.join(workdir, "dag")
+    os.makedirs(dagdir)
+    dag_path = os.path.join(dagdir, "jobs.dag")
+    with open(dag_path, "w", encoding="utf-8") as f:
+        for k in range(n):
+            f.write(f"JOB N{k} job.sub\n")
+    with open(os.path.join(dagdir, "job.sub"), "w") as f:
+        f.write("executable = /bin/true\nqueue\n")
+
+    client, ping = new_daemon(workdir, "s2")
+    stopped = threading.Event()
+
+    def stop_dag() -> None:  # what condor_hold does to DAGMan: run() returns at the end of its cycle
+        stopped.set()
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    old_cwd = os.getcwd()
+    try:
+        os.chdir(dagdir)  # DAGMan runs in the DAG's directory
+        gc.collect()
+        daemon_cpu0, jobs_cpu0 = cpu_times(ping["pid"])
+        own_cpu0 = time.process_time()
+        start = time.perf_counter()
+        sampler = Sampler(start, stop_dag)
+        sampler.done_state = NodeState.DONE
+        sampler.start()
+        graph = build_graph(parse_file(dag_path))
+        parsed = time.perf_counter()
+        dagman = DagMan(graph, client, Options(scan_interval=scan_interval, max_idle=max_idle))
+        sampler.dagman = dagman
+        timer = threading.Timer(max(0.0, timeout - (parsed - start)), stop_dag)
+        timer.daemon = True
+        # A SIGTERM that lands outside run() (which installs its own handler) must not kill us.
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: None)
+        timer.start()
+        try:
+            code = dagman.run()
+        finally:
+            timer.cancel()
+            signal.signal(signal.SIGTERM, previous)
+        end = time.perf_counter()
+        own_cpu = time.process_time() - own_cpu0
+        daemon_cpu1, jobs_cpu1 = cpu_times(ping["pid"])
+        sampler.stop.set()
+        sampler.join()
+        done = sum(1 for node in dagman.nodes.values() if node.status is NodeState.DONE)
+    finally:
+        os.chdir(old_cwd)
+        try:
+            client.shutdown()
+        finally:
+            logged = daemon_log_error(client.state.log)
+    return {"total_s": end - start, "parse_s": parsed - start, "exit_code": code, "nodes_done": done,
+            "stopped": stopped.is_set(), "stalled_at": sampler.stalled_at,
+            "daemon_cpu_s": daemon_cpu1 - daemon_cpu0, "jobs_cpu_s": jobs_cpu1 - jobs_cpu0, "dagman_cpu_s": own_cpu,
+            "slots": ping["slots"], "daemon_log_last_error": logged}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=10_000, help="number of /bin/true nodes (default 10000)")
+    parser.add_argument("--scan-interval", type=float, default=None, metavar="S",
+                        help="Options.scan_interval (default: the Options default, as `crabtui dag run` uses)")
+    parser.add_argument("--max-idle", type=int, default=None, metavar="N",
+                        help="Options.max_idle, -maxidle (default: the Options default; 0: no limit)")
+    parser.add_argument("--timeout", type=float, default=1800.0, metavar="T",
+                        help="stop the DAG after T seconds if it has not finished (default 1800)")
+    parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (its path is printed)")
+    args = parser.parse_args()
+    n = args.nodes
+
+    from engine.dagman.runner import Options
+
+    scan_interval = Options().scan_interval if args.scan_interval is None else args.scan_interval
+    max_idle = Options().max_idle if args.max_idle is None else args.max_idle
+    workdir = tempfile.mkdtemp(prefix="cbt_", dir="/tmp")  # short: the socket path must fit 107 bytes
+    schedd = dagman = None
+    schedd_error = None
+    try:
+        try:
+            schedd = measure_schedd(workdir, n)
+        except Exception as e:  # noqa: reported, and the DAGMan half still runs
+            schedd_error = f"{type(e).__name__}: {e}"
+        dagman = measure_dagman(workdir, n, scan_interval, max_idle, args.timeout)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    finished = dagman["exit_code"] == 0 and dagman["nodes_done"] == n and not dagman["stopped"]
+    ok = schedd is not None and finished
+    ratio = dagman["total_s"] / schedd["total_s"] if ok else None
+    result = {
+        "nodes": n,
+        "slots": dagman["slots"],
+        "scan_interval_s": scan_interval,
+        "max_idle": max_idle,
+        "schedd_s": round(schedd["total_s"], 3) if schedd else None,
+        "schedd_jobs_per_s": round(n / schedd["total_s"], 1) if schedd else None,
+        "schedd_submit_call_s": round(schedd["submit_s"], 3) if schedd else None,
+        "schedd_submit_refused": schedd["submit_refused"] if schedd else None,
+        "schedd_daemon_cpu_s": round(schedd["daemon_cpu_s"], 2) if schedd else None,
+        "schedd_client_cpu_s": round(schedd["client_cpu_s"], 2) if schedd else None,
+        "schedd_error": schedd_error,
+        "dagman_s": round(dagman["total_s"], 3),
+        "dagman_parse_s": round(dagman["parse_s"], 3),
+        "dagman_exit_code": dagman["exit_code"],
+        "dagman_nodes_done": dagman["nodes_done"],
+        "dagman_stopped": dagman["stopped"],
+        "dagman_stalled_at": dagman["stalled_at"],
+        "dagman_jobs_per_s": round(dagman["nodes_done"] / dagman["total_s"], 1),
+        "dagman_daemon_cpu_s": round(dagman["daemon_cpu_s"], 2),
+        "dagman_own_cpu_s": round(dagman["dagman_cpu_s"], 2),
+        "dagman_daemon_log_last_error": dagman["daemon_log_last_error"],
+        "ratio": round(ratio, 2) if ratio is not None else None,
+        "ratio_target": RATIO_TARGET,
+        "pass": ok and ratio <= RATIO_TARGET,
+        "workdir": workdir if args.keep else None,
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_report(result)
+    sys.exit(0 if result["pass"] else 1)
+
+
+def print_report(r: dict) -> None:
+    verdict = {True: "PASS", False: "FAIL"}
+    n = r["nodes"]
+    print(f"jobs:        {n:,} x /bin/true, {r['slots']} slot(s); DAGMan Options(scan_interval={r['scan_interval_s']:g}, "
+          f"max_idle={r['max_idle']})")
+    if r["schedd_error"]:
+        print(f"schedd:      FAILED: {r['schedd_error']}")
+    else:
+        refused = "  (one submit() refused; ads sent in chunks)" if r["schedd_submit_refused"] else ""
+        print(f"schedd:      {r['schedd_s']:8.3f} s  {r['schedd_jobs_per_s']:7.1f} jobs/s  alone, one cluster of {n:,}, "
+              f"submit to last JOB_TERMINATED (submit() {r['schedd_submit_call_s']:.3f} s){refused}")
+        print(f"             CPU meanwhile: daemon {r['schedd_daemon_cpu_s']:.2f} s "
+              f"({1000 * r['schedd_daemon_cpu_s'] / n:.2f} ms/job), client {r['schedd_client_cpu_s']:.2f} s")
+    if r["dagman_stalled_at"] is not None:
+        state = f"STALLED (no node finished for {STALL_S:g} s), stopped with {r['dagman_nodes_done']:,} of {n:,} done"
+    elif r["dagman_stopped"]:
+        state = f"stopped after the timeout with {r['dagman_nodes_done']:,} of {n:,} done"
+    else:
+        state = f"exit {r['dagman_exit_code']}, {r['dagman_nodes_done']:,} of {n:,} nodes done"
+    print(f"DAGMan:      {r['dagman_s']:8.3f} s  {r['dagman_jobs_per_s']:7.1f} jobs/s  parse to exit "
+          f"(parse {r['dagman_parse_s']:.3f} s); {state}")
+    print(f"             CPU meanwhile: daemon {r['dagman_daemon_cpu_s']:.2f} s "
+          f"({1000 * r['dagman_daemon_cpu_s'] / n:.2f} ms/job), DAGMan (this process) {r['dagman_own_cpu_s']:.2f} s "
+          f"({1000 * r['dagman_own_cpu_s'] / n:.2f} ms/node)")
+    if r["dagman_daemon_log_last_error"]:
+        print(f"             daemon log: {r['dagman_daemon_log_last_error']}")
+    if r["ratio"] is None:
+        print(f"ratio:       none  (target: DAGMan adds at most {RATIO_TARGET:g}x over the schedd alone)  FAIL")
+    else:
+        print(f"ratio:       {r['ratio']:.2f}x DAGMan / schedd alone  "
+              f"(target: DAGMan adds at most {RATIO_TARGET:g}x over the schedd alone)  {verdict[r['pass']]}")
+    print(f"verdict:     {verdict[r['pass']]}")
+    if r["workdir"]:
+        print(f"workdir:     {r['workdir']}")
+
+
+if __name__ == "__main__":
+    main()
