@@ -11,7 +11,7 @@ import re
 import pytest
 from htcondor2 import JobEventType as ET
 
-from conftest import EventReader, read_events, types_for
+from schedd_harness import EventReader, read_events, types_for
 from engine.schedd.api import JobStatus
 
 USER = getpass.getuser()

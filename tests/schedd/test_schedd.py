@@ -14,7 +14,7 @@ import sys
 import pytest
 from htcondor2 import JobEventType as ET
 
-from conftest import (
+from schedd_harness import (
     EventReader,
     crabtui_command,
     process_alive,

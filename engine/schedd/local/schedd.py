@@ -84,6 +84,7 @@ class LocalSchedd:
         self._idle_order: list[JobId] | None = None  # idle jobs that need a slot, best first; None: rebuild
         self._slotless: list[JobId] = []  # idle scheduler and local universe jobs
         self._timer: asyncio.TimerHandle | None = None
+        self._schedule_pending = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -157,7 +158,7 @@ class LocalSchedd:
                 self._log(ad, JobHeldEvent, reason=ad["HoldReason"], code=ad["HoldReasonCode"],
                           subcode=ad.get("HoldReasonSubCode", 0))
         self._idle_order = None
-        self.schedule()
+        self._schedule_soon()  # after the reply: a submitter (DAGMan) need not wait for the forks
         return SubmitResult(cluster, ads[0]["ProcId"], len(ads))
 
     def query(self, constraint: str = "true", projection: Sequence[str] = ()) -> list[classad2.ClassAd]:
@@ -229,6 +230,16 @@ class LocalSchedd:
         return ActResult(len(allowed), tuple(refused))
 
     # ------------------------------------------------------------------ scheduling
+
+    def _schedule_soon(self) -> None:
+        """One :meth:`schedule` for all the requests the loop handles before it gets there."""
+        if self.loop is not None and not self._schedule_pending:
+            self._schedule_pending = True
+            self.loop.call_soon(self._scheduled)
+
+    def _scheduled(self) -> None:
+        self._schedule_pending = False
+        self.schedule()
 
     def schedule(self) -> None:
         """Start every idle job that can start: slotless universes at once, others on a matching slot."""
