@@ -1,7 +1,8 @@
 """The real HTCondor test pool for tests marked ``htcondor``.
 
 ``scripts/htcondor-testpool`` builds (once, cached) and starts a real HTCondor 23.9.6 pool; the
-session fixture below starts it for the first marked test and stops it at the end.  Marked tests
+session fixture below starts it for the first marked test and stops it at the end (unless it
+was running already).  Marked tests
 run last, because pointing CONDOR_CONFIG at the pool changes the process-wide HTCondor
 configuration.  Where the pool cannot run (not root, no package registry) they are skipped with
 the reason; under CI they fail instead, so a broken pool never passes unnoticed.
@@ -41,6 +42,7 @@ def _unavailable(reason: str):
 def htcondor_pool():
     if os.geteuid() != 0:
         _unavailable("scripts/htcondor-testpool must run as root")
+    already = subprocess.run([str(SCRIPT), "status"], capture_output=True).returncode == 0
     started = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True, timeout=1200)
     if started.returncode != 0:
         _unavailable(f"scripts/htcondor-testpool start failed:\n{started.stdout[-3000:]}{started.stderr[-3000:]}")
@@ -63,4 +65,5 @@ def htcondor_pool():
             else:
                 os.environ[k] = v
         htcondor2.reload_config()
-        subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=300)
+        if not already:  # a pool someone else started stays up for them
+            subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=300)
