@@ -153,10 +153,8 @@ class LocalSchedd:
             self._save(ads)
         for ad in ads:
             self.jobs[job_id(ad)] = ad
+            # A job submitted on hold gets no held event: HTCondor logs only the submit.
             self._log(ad, SubmitEvent, submit_host=self.host, log_notes=ad.get("SubmitEventNotes", ""))
-            if ad["JobStatus"] == JobStatus.HELD:
-                self._log(ad, JobHeldEvent, reason=ad["HoldReason"], code=ad["HoldReasonCode"],
-                          subcode=ad.get("HoldReasonSubCode", 0))
         self._idle_order = None
         self._schedule_soon()  # after the reply: a submitter (DAGMan) need not wait for the forks
         return SubmitResult(cluster, ads[0]["ProcId"], len(ads))
@@ -312,7 +310,9 @@ class LocalSchedd:
             # Shown to queries, not committed: recovery finds orphans by their environment instead.
             ad["JobPid"] = proc.pid
             self.texts.pop(key, None)
-            self._log(ad, ExecuteEvent, execute_host=self.host, slot_name=slot.name if slot else "")
+            props = {"CondorScratchDir": ad["Iwd"], "Cpus": ad.get("RequestCpus", 1), "Disk": ad.get("RequestDisk", 0),
+                     "GPUs": 0, "Memory": ad.get("RequestMemory", 0)} if slot else {}
+            self._log(ad, ExecuteEvent, execute_host=self.host, slot_name=slot.name if slot else "", props=props)
         if failed:
             for key, _ in failed:
                 self.pool.release(_name(key))
@@ -379,7 +379,8 @@ class LocalSchedd:
                       return_value=None if signalled else ad["ExitCode"],
                       signal_number=ad["ExitSignal"] if signalled else None,
                       run_remote_usage=run_usage, total_remote_usage=total_usage,
-                      usage=_usage(ad, wall), exited_at=datetime.fromtimestamp(now).astimezone())
+                      usage=_usage(ad, wall, usage.ru_utime + usage.ru_stime),
+                      exited_at=datetime.fromtimestamp(now).astimezone())
             ad["JobStatus"] = int(JobStatus.COMPLETED)
             ad["EnteredCurrentStatus"] = now
             with self.queue.transaction():
@@ -652,11 +653,15 @@ def _project(ad: classad2.ClassAd, projection: Sequence[str]) -> classad2.ClassA
     return out
 
 
-def _usage(ad: classad2.ClassAd, wall: float) -> dict[str, int | float]:
+def _usage(ad: classad2.ClassAd, wall: float, cpu: float) -> dict[str, int | float]:
+    """The terminated event's resources, as a 23.9 dynamic slot reports them: allocated is what
+    was requested, CPU usage is CPU time over wall time, times are whole seconds."""
     return {"Cpus": ad.get("RequestCpus", 1), "RequestCpus": ad.get("RequestCpus", 1),
+            "CpusUsage": round(cpu / wall, 2) if wall > 0 else 0, "GPUs": 0,
             "Memory": ad.get("RequestMemory", 0), "RequestMemory": ad.get("RequestMemory", 0),
             "MemoryUsage": ad.get("MemoryUsage", 0), "Disk": ad.get("RequestDisk", 0),
-            "RequestDisk": ad.get("RequestDisk", 0), "TimeExecuteUsage": round(wall, 3)}
+            "RequestDisk": ad.get("RequestDisk", 0), "TimeExecuteUsage": int(wall),
+            "TimeSlotBusyUsage": math.ceil(wall)}
 
 
 def _eval(ad: classad2.ClassAd, attr: str):
