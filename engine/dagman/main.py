@@ -35,6 +35,8 @@ def options_parser() -> argparse.ArgumentParser:
     parser.add_argument("-DoRecovery", "--do-recovery", action="store_true", dest="do_recovery",
                         help="rebuild the state from the nodes log even without a lock file")
     parser.add_argument("-Lockfile", "--lockfile", help="the lock file (default: DAG.lock)")
+    parser.add_argument("-priority", "-Priority", "--priority", type=int, default=0,
+                        help="added to every node's priority (a sub-DAG's DAGMan gets its SUBDAG node's)")
     parser.add_argument("--state-dir", help="the embedded schedd's state directory")
     return parser
 
@@ -77,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
              "max_post": args.maxpost, "always_run_post": args.always_run_post}
     knobs.update({name: value for name, value in given.items() if value is not None})
     options = Options(**knobs, dagman_id=dagman_id, rescue_dag_number=rescue_number, recovery=recovery,
-                      state_dir=state.path)
+                      state_dir=state.path, priority=args.priority)
     with LocalScheddClient(state) as schedd:
         code = DagMan(graph, schedd, options).run()
     if code != EXIT_RESTART:  # a graceful stop keeps the lock, so the restart recovers

@@ -86,6 +86,7 @@ class Options:
     rescue_dag_number: int = 0  # the rescue DAG applied at start-up, for the metrics
     recovery: bool = False  # rebuild the state of a DAGMan that died from the nodes log
     state_dir: str | None = None  # the embedded schedd's, for sub-DAG DAGMans (else inherited)
+    priority: int = 0  # -priority: the enclosing SUBDAG nodes' priorities, added to every node's
 
 
 @dataclass
@@ -240,7 +241,7 @@ class DagMan:
             self.jobstate.dagman_started(self.options.dagman_id, 0)
         try:
             self.check_halt()
-            self.name_batch()
+            self.set_own_attributes()
             self.bootstrap()
             if self.options.recovery:
                 self.recover()
@@ -425,7 +426,7 @@ class DagMan:
             if node.status is NodeState.NOT_READY and node.waiting == 0 and node is not self.final:
                 node.status = NodeState.READY
                 self.ready.append(node)
-        self.ready.sort(key=lambda n: -n.graph.node.priority)
+        self.ready.sort(key=self.priority, reverse=True)
 
     def recover(self) -> None:
         """Recovery mode: replay the nodes log so that finished nodes stay done, queued jobs are
@@ -470,19 +471,26 @@ class DagMan:
         self.progressed = self.census.changes != changes
         return going
 
-    def name_batch(self) -> None:
-        """The DAGMan job's batch name (``<dag>+<cluster>`` unless the user gave one) is its
-        node jobs' too, so that condor_q groups them."""
+    def priority(self, node: Node) -> int:
+        """A node's effective priority: its own plus its enclosing SUBDAG nodes' (DAGMan's rule)."""
+        return node.graph.node.priority + self.options.priority
+
+    def set_own_attributes(self) -> None:
+        """The DAGMan job's ad: SET_JOB_ATTR's attributes, and its batch name (``<dag>+<cluster>``
+        unless the user gave one), which its node jobs take too so that condor_q groups them."""
         if not self.options.dagman_id:
             return
         try:
             ads = self.schedd.query(f"ClusterId == {self.options.dagman_id}", ["JobBatchName"])
+            attrs = dict(self.graph.dag.set_job_attrs)
             if ads and "JobBatchName" in ads[0]:
                 self.batch_name = str(ads[0]["JobBatchName"])
             elif ads:
-                self.schedd.edit(self.options.dagman_id, "JobBatchName", classad2.quote(self.batch_name))
-        except ScheddError:
-            pass  # run by hand with a CONDOR_ID that is not in this schedd
+                attrs["JobBatchName"] = classad2.quote(self.batch_name)
+            if ads and attrs:
+                self.schedd.edit(self.options.dagman_id, attrs)
+        except ScheddError as e:
+            self.out.line(f"WARNING: could not set attributes of the DAGMan job {self.options.dagman_id}: {e}")
 
     def update_ad(self, force: bool = False) -> None:
         """The DAGMan job's own ad: DAG_Status and node and job counts, which ``q`` and
@@ -713,7 +721,8 @@ class DagMan:
         if declared.kind is NodeKind.SUBDAG:  # a nested DAGMan, with its own files and rescue DAGs
             path = os.path.join(cwd, declared.submit) + ".condor.sub"
             sub_dag = os.path.join(cwd, declared.submit)
-            text = write_condor_sub(sub_dag, format_condor_sub(sub_dag, DagSubmitOptions(), self.options.state_dir))
+            options = DagSubmitOptions(priority=self.priority(node))  # its nodes add it to their own
+            text = write_condor_sub(sub_dag, format_condor_sub(sub_dag, options, self.options.state_dir))
         elif declared.inline_submit is not None:
             text, path = declared.inline_submit, f"{self.dag_file} (node {node.name})"
         elif declared.submit in self.graph.dag.submit_descriptions:
@@ -731,8 +740,8 @@ class DagMan:
         for var in declared.vars:
             target = append if var.placement is VarsPlacement.APPEND else prepend
             target[var.name] = var.value
-        if node.graph.node.priority:
-            prepend["priority"] = str(node.graph.node.priority)
+        if self.priority(node):
+            prepend["priority"] = str(self.priority(node))
         append.update({
             "dag_node_name": node.name,
             "submit_event_notes": f"DAG Node: {node.name}",
@@ -1057,7 +1066,7 @@ class DagMan:
             if child.waiting == 0 and child.status is NodeState.NOT_READY and not halted:
                 child.status = NodeState.READY  # while halted DAGMan leaves it unready; unhalting readies it
                 self.ready.append(child)
-        self.ready.sort(key=lambda n: -n.graph.node.priority)
+        self.ready.sort(key=self.priority, reverse=True)
 
     def unblock(self) -> None:
         """After an unhalt: the nodes whose parents finished while the DAG was halted."""
@@ -1065,7 +1074,7 @@ class DagMan:
             if node.status is NodeState.NOT_READY and node.waiting == 0 and node is not self.final:
                 node.status = NodeState.READY
                 self.ready.append(node)
-        self.ready.sort(key=lambda n: -n.graph.node.priority)
+        self.ready.sort(key=self.priority, reverse=True)
 
     def node_failed(self, node: Node) -> None:
         node.status = NodeState.ERROR

@@ -40,6 +40,7 @@ class DagSubmitOptions:
     always_run_post: bool = False
     batch_name: str | None = None
     config: str | None = None  # a DAGMan config file, relative to the DAG's directory or absolute
+    priority: int = 0  # added to every node's priority (a sub-DAG gets its SUBDAG node's)
 
 
 def files(dag_file: str) -> dict[str, str]:
@@ -66,6 +67,8 @@ def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
         argv.append("-AlwaysRunPost")
     if options.config:
         argv += ["-config", options.config]
+    if options.priority:
+        argv += ["-priority", str(options.priority)]
     return argv + ["-Dag", dag_file]
 
 
@@ -147,6 +150,8 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
             argv += [flag, str(value)]
     if options.always_run_post:
         argv.append("-AlwaysRunPost")
+    if options.priority:
+        argv += ["-Priority", str(options.priority)]
     environment = [f"_CONDOR_DAGMAN_LOG={name}.dagman.out", "_CONDOR_MAX_DAGMAN_LOG=0"]
     if options.config:  # condor_submit_dag hands DAGMan its -config file this way
         environment.append(f"_CONDOR_DAGMAN_CONFIG_FILE={options.config}")

@@ -209,3 +209,23 @@ def test_bad_config_value_is_refused_naming_file_line_and_knob(gated, schedd):
     assert result.returncode == 1
     assert "bad.config:2: DAGMAN_ALWAYS_RUN_POST = 'maybe': expected True or False" in result.stderr
     assert runs(gated) == []
+
+
+def test_set_job_attr_lands_in_the_dagman_job_ad(gated, schedd):
+    (gated / "d.dag").write_text('SET_JOB_ATTR CrabTask = "250101_crab_test"\nJOB A job.sub\nVARS A code="0"\n')
+    release(gated, "A")
+    ad = finished(schedd, submit(schedd, "d.dag", gated))
+    assert ad["CrabTask"] == "250101_crab_test"
+
+
+def test_sub_dag_nodes_inherit_the_priority_of_their_subdag_node(gated, schedd):
+    sub = gated / "sub"
+    sub.mkdir()
+    (sub / "job.sub").write_text(GATED_SUB)
+    (sub / "inner.dag").write_text('JOB X job.sub\nVARS X code="0"\nPRIORITY X 3\n')
+    (gated / "outer.dag").write_text("SUBDAG EXTERNAL S inner.dag DIR sub\nPRIORITY S 10\n")
+    release(sub, "X")
+    finished(schedd, submit(schedd, "outer.dag", gated))
+    x = schedd.history('DAGNodeName == "X"', ["JobPrio"], match=1)[0]
+    s = schedd.history('DAGNodeName == "S"', ["JobPrio"], match=1)[0]
+    assert (s["JobPrio"], x["JobPrio"]) == (10, 13), "effective priority: the node's plus its SUBDAG node's"
