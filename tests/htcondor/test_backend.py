@@ -143,3 +143,27 @@ def wait_for(predicate, describe, timeout: float = 90) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out; last seen: {describe()}")
         time.sleep(0.3)
+
+
+def test_user_logs_of_both_backends_read_alike(htcondor_pool, shared_dir, embedded_state):
+    """The same held-then-released job on both: the same events in the same order, with the
+    fields HTCondor gives them, read by htcondor2.JobEventLog."""
+    logs = {}
+    for backend, directory in (("htcondor", shared_dir / "real"), ("embedded", shared_dir / "embedded")):
+        directory.mkdir()
+        os.chmod(directory, 0o777)
+        write(directory, "job.sub", HELD_JOB)
+        client = HTCondorSchedd() if backend == "htcondor" else LocalScheddClient(embedded_state)
+        cluster = client.submit(HELD_JOB, cwd=str(directory)).cluster
+        client.act(JobAction.Release, f"{cluster}.0")
+        terminated(directory / "job.log")
+        logs[backend] = list(htcondor2.JobEventLog(str(directory / "job.log")).events(stop_after=0))
+    T = htcondor2.JobEventType
+    real = [e for e in logs["htcondor"] if e.type != T.IMAGE_SIZE]  # see the README: we log it later
+    mine = [e for e in logs["embedded"] if e.type != T.IMAGE_SIZE]
+    assert [e.type for e in mine] == [e.type for e in real] == [T.SUBMIT, T.JOB_RELEASED, T.EXECUTE, T.JOB_TERMINATED]
+    for ours, theirs in zip(mine, real):
+        missing = set(theirs.keys()) - set(ours.keys()) - {"DiskUsage", "ExecuteProps"}
+        assert not missing, f"{ours.type.name} lacks {sorted(missing)}"
+    assert mine[-1]["ReturnValue"] == real[-1]["ReturnValue"] == 7
+    assert mine[-1]["TerminatedNormally"] is real[-1]["TerminatedNormally"] is True
