@@ -19,6 +19,7 @@ KNOBS: dict[str, tuple[str, type]] = {
     "DAGMAN_MAX_JOBS_IDLE": ("max_idle", int),
     "DAGMAN_MAX_PRE_SCRIPTS": ("max_pre", int),
     "DAGMAN_MAX_POST_SCRIPTS": ("max_post", int),
+    "DAGMAN_MAX_HOLD_SCRIPTS": ("max_hold", int),
     "DAGMAN_ALWAYS_RUN_POST": ("always_run_post", bool),
     "DAGMAN_USER_LOG_SCAN_INTERVAL": ("scan_interval", float),
 }

@@ -24,6 +24,7 @@ def options_parser() -> argparse.ArgumentParser:
     parser.add_argument("-maxidle", "--maxidle", type=int, help="most idle job procs (default 1000)")
     parser.add_argument("-maxpre", "--maxpre", type=int, help="most PRE scripts at once (default 20)")
     parser.add_argument("-maxpost", "--maxpost", type=int, help="most POST scripts at once (default 20)")
+    parser.add_argument("-maxhold", "--maxhold", type=int, help="most HOLD scripts at once (default 20)")
     parser.add_argument("-config", "--config", metavar="FILE", help="a DAGMan configuration file (DAGMAN_* knobs)")
     parser.add_argument("-force", "--force", action="store_true", help="ignore existing rescue DAGs (renamed .old)")
     parser.add_argument("-dorescuefrom", "-DoRescueFrom", "--dorescuefrom", type=int, metavar="N",
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     write_lock(lock_path, Lock(os.getpid(), dagman_id, rescue_number))
     state = state_dir(args.state_dir)
     given = {"max_jobs": args.maxjobs, "max_idle": args.maxidle, "max_pre": args.maxpre,
-             "max_post": args.maxpost, "always_run_post": args.always_run_post}
+             "max_post": args.maxpost, "max_hold": args.maxhold, "always_run_post": args.always_run_post}
     knobs.update({name: value for name, value in given.items() if value is not None})
     options = Options(**knobs, dagman_id=dagman_id, rescue_dag_number=rescue_number, recovery=recovery,
                       state_dir=state.path, priority=args.priority)

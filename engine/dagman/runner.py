@@ -80,6 +80,7 @@ class Options:
     max_idle: int = 1000  # DAGMAN_MAX_JOBS_IDLE
     max_pre: int = 20  # DAGMAN_MAX_PRE_SCRIPTS
     max_post: int = 20  # DAGMAN_MAX_POST_SCRIPTS
+    max_hold: int = 20  # DAGMAN_MAX_HOLD_SCRIPTS
     always_run_post: bool = False  # DAGMAN_ALWAYS_RUN_POST
     scan_interval: float = 1.0  # DAGMAN_USER_LOG_SCAN_INTERVAL (DAGMan's default is 5)
     dagman_id: int = 0  # the DAGMan job's ClusterId (CONDOR_ID), 0 when run by hand
@@ -206,6 +207,7 @@ class DagMan:
         self.batch_name = f"{os.path.basename(self.dag_file)}+{self.options.dagman_id}"
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0
+        self.hold_scripts: list[subprocess.Popen] = []
         self.jobstate = None
         if graph.dag.jobstate_log:
             self.jobstate = JobstateLog(os.path.join(self.dag_dir, graph.dag.jobstate_log), self._job_tags())
@@ -757,29 +759,44 @@ class DagMan:
     # ------------------------------------------------------------------ scripts
 
     def run_script(self, node: Node, kind: ScriptKind) -> None:
-        script = node.graph.node.scripts[kind]
-        argv = self.script_argv(node, script.argv, kind)
-        cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
         node.status = NodeState.PRERUN if kind is ScriptKind.PRE else NodeState.POSTRUN
         self.out.running_script(kind.value, node.name)
         if self.jobstate:
             self.jobstate.script_started(node.name, kind.value, node.last_event_time, *self._job_id(node, kind))
-        out = subprocess.DEVNULL
-        if script.debug_file:
-            out = open(os.path.join(cwd, script.debug_file), "ab")
-        try:
-            popen = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
-                                     stdout=out if script.debug_stream in ("STDOUT", "ALL") else subprocess.DEVNULL,
-                                     stderr=out if script.debug_stream in ("STDERR", "ALL") else subprocess.DEVNULL)
-        except OSError:
-            popen = None
-        finally:
-            if out is not subprocess.DEVNULL:
-                out.close()
+        popen = self.spawn(node, kind)
         if popen is None:
             self.script_done(node, kind, 1)
             return
         node.script = Script(kind, popen, self.clock())
+
+    def run_hold_script(self, node: Node) -> None:
+        """A node job went on hold: its HOLD script runs, and its result changes nothing."""
+        if ScriptKind.HOLD not in node.graph.node.scripts or self.recovering:
+            return
+        if self.options.max_hold and len(self.hold_scripts) >= self.options.max_hold:
+            return  # DAGMan defers it; a hold that outlives the others is rare enough to skip
+        self.out.running_script(ScriptKind.HOLD.value, node.name)
+        popen = self.spawn(node, ScriptKind.HOLD)
+        if popen is not None:
+            self.hold_scripts.append(popen)
+
+    def spawn(self, node: Node, kind: ScriptKind) -> subprocess.Popen | None:
+        """Start one of the node's scripts in its directory, output to its DEBUG file if any."""
+        script = node.graph.node.scripts[kind]
+        argv = self.script_argv(node, script.argv, kind)
+        cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
+        out = subprocess.DEVNULL
+        if script.debug_file:
+            out = open(os.path.join(cwd, script.debug_file), "ab")
+        try:
+            return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
+                                    stdout=out if script.debug_stream in ("STDOUT", "ALL") else subprocess.DEVNULL,
+                                    stderr=out if script.debug_stream in ("STDERR", "ALL") else subprocess.DEVNULL)
+        except OSError:
+            return None
+        finally:
+            if out is not subprocess.DEVNULL:
+                out.close()
 
     def print_script_result(self, node: Node, kind: ScriptKind, code: int) -> None:
         if kind is ScriptKind.PRE:
@@ -840,6 +857,7 @@ class DagMan:
     def reap_scripts(self) -> None:
         """Scripts that exited decide their nodes; deferred and waiting scripts start once their
         time is up and -maxpre/-maxpost allow (DAGMan's ScriptQ), PRE scripts not while halted."""
+        self.hold_scripts = [p for p in self.hold_scripts if p.poll() is None]
         running = {kind: 0 for kind in ScriptKind}
         for node in list(self.busy.values()):
             if node.script is not None:
@@ -960,6 +978,7 @@ class DagMan:
             node.procs_idle += 1
         elif kind == T.JOB_HELD:
             node.procs_held += 1
+            self.run_hold_script(node)
         elif kind == T.JOB_RELEASED:
             node.procs_held = max(0, node.procs_held - 1)
         elif kind in (T.JOB_TERMINATED, T.JOB_ABORTED):

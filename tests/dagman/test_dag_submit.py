@@ -229,3 +229,17 @@ def test_sub_dag_nodes_inherit_the_priority_of_their_subdag_node(gated, schedd):
     x = schedd.history('DAGNodeName == "X"', ["JobPrio"], match=1)[0]
     s = schedd.history('DAGNodeName == "S"', ["JobPrio"], match=1)[0]
     assert (s["JobPrio"], x["JobPrio"]) == (10, 13), "effective priority: the node's plus its SUBDAG node's"
+
+
+def test_hold_script_runs_when_a_node_job_is_held(gated, schedd):
+    (gated / "held.sh").write_text('echo "held $1 $2" >> holds.txt\n')
+    (gated / "d.dag").write_text('JOB A job.sub\nVARS A code="0"\nSCRIPT HOLD A /bin/sh held.sh $JOB $RETRY\n')
+    cluster = submit(schedd, "d.dag", gated)
+    wait_until(lambda: runs(gated) == ["A"], "node A to start")
+    a = schedd.query(f"DAGManJobId == {cluster}", ["ClusterId"])[0]["ClusterId"]
+    assert crabtui(schedd, "hold", str(a), cwd=gated).returncode == 0
+    wait_until(lambda: (gated / "holds.txt").exists(), "the HOLD script")
+    assert (gated / "holds.txt").read_text() == "held A 0\n"
+    release(gated, "A")
+    assert crabtui(schedd, "release", str(a), cwd=gated).returncode == 0
+    assert finished(schedd, cluster)["ExitCode"] == 0, "the HOLD script's result changes nothing"
