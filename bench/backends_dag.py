@@ -40,11 +40,11 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
+
+from benchlib import report, scratch_dir, write_dag
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTPOOL = os.path.join(REPO, "scripts", "htcondor-testpool")
@@ -63,16 +63,10 @@ print(json.dumps({"slots": [{k: ad.get(k) for k in ("Name", "SlotType", "Cpus", 
 """
 
 
-def write_dag(dagdir: str, n: int) -> str:
+def write_open_dag(dagdir: str, n: int) -> str:
     """The DAG of ``n`` independent /bin/true nodes in ``dagdir``, open to every user."""
-    os.makedirs(dagdir)
+    dag_path = write_dag(dagdir, DAG, (f"JOB N{k} job.sub" for k in range(n)))
     os.chmod(dagdir, 0o777)
-    dag_path = os.path.join(dagdir, DAG)
-    with open(dag_path, "w", encoding="utf-8") as f:
-        for k in range(n):
-            f.write(f"JOB N{k} job.sub\n")
-    with open(os.path.join(dagdir, "job.sub"), "w", encoding="utf-8") as f:
-        f.write("executable = /bin/true\nqueue\n")
     for name in (DAG, "job.sub"):
         os.chmod(os.path.join(dagdir, name), 0o666)
     return dag_path
@@ -159,7 +153,7 @@ def run_dag(side: str, dag_path: str, env: dict, global_args: list[str], n: int,
 
 
 def measure_embedded(workdir: str, n: int, timeout: float) -> dict:
-    dag_path = write_dag(os.path.join(workdir, "emb"), n)
+    dag_path = write_open_dag(os.path.join(workdir, "emb"), n)
     state = os.path.join(workdir, "s")
     env = {k: v for k, v in os.environ.items() if k not in ("CRABTUI_BACKEND", "CRABTUI_STATE_DIR")}
     g = ["--state-dir", state]
@@ -183,7 +177,7 @@ def pool_env() -> dict:
 
 
 def measure_real(workdir: str, n: int, timeout: float) -> dict:
-    dag_path = write_dag(os.path.join(workdir, "real"), n)
+    dag_path = write_open_dag(os.path.join(workdir, "real"), n)
     running = subprocess.run([TESTPOOL, "status"], capture_output=True).returncode == 0
     started = False
     try:
@@ -217,11 +211,10 @@ def main() -> None:
     args = parser.parse_args()
     n = args.nodes
 
-    workdir = tempfile.mkdtemp(prefix="cbd_", dir="/tmp")  # short: the socket path must fit 107 bytes
-    os.chmod(workdir, 0o755)  # the pool's job user must reach its DAG directory
     embedded = real = None
     errors = {}
-    try:
+    with scratch_dir("cbd_", args.keep) as workdir:
+        os.chmod(workdir, 0o755)  # the pool's job user must reach its DAG directory
         try:
             embedded = measure_embedded(workdir, n, args.timeout)
         except Exception as e:  # noqa: reported, and the real half still runs
@@ -230,9 +223,6 @@ def main() -> None:
             real = measure_real(workdir, n, args.timeout)
         except Exception as e:  # noqa: reported
             errors["htcondor"] = f"{type(e).__name__}: {e}"
-    finally:
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
 
     both = embedded is not None and real is not None and embedded["ok"] and real["ok"]
     ratio = embedded["total_s"] / real["total_s"] if both else None
@@ -252,10 +242,7 @@ def main() -> None:
         "ok": both,
         "workdir": workdir if args.keep else None,
     }
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        print_report(result)
+    report(result, args.json, print_report)
     sys.exit(0 if both else 1)
 
 

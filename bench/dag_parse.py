@@ -29,14 +29,13 @@ Targets (from the issue): ratio at most 10x, peak RSS under 300 MB.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
+
+from benchlib import best_of, maxrss_mb, verdict
 
 RATIO_TARGET = 10.0
 RSS_TARGET_MB = 300.0
@@ -79,27 +78,9 @@ def write_dag(path: str, nodes: int) -> None:
                 f.write(f"PARENT {parents} CHILD Job{k}\n")
 
 
-def best_of(runs: int, fn) -> tuple[float, object]:
-    """Smallest wall time of ``runs`` calls to ``fn``, and the result of the last call."""
-    best, result = float("inf"), None
-    for _ in range(runs):
-        result = None
-        gc.collect()
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
-
-
 def read_lines(path: str) -> list[str]:
     with open(path) as f:
         return f.read().splitlines()
-
-
-def maxrss_mb() -> float:
-    """Peak RSS of this process so far (ru_maxrss is KiB on Linux, bytes on macOS)."""
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
 
 
 def child(path: str) -> None:
@@ -167,15 +148,14 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    verdict = {True: "PASS", False: "FAIL"}
     print(f"DAG file:   {result['file_mb']} MB, {line_count:,} lines")
     print(f"graph:      {node_count:,} nodes, {edge_count:,} edges")
     print(f"baseline:   {baseline:.3f} s  read + splitlines, best of 5")
     print(f"parse:      {parse:.3f} s  parse_file + load_graph, best of 3")
-    print(f"ratio:      {ratio:.1f}x  (target <= {RATIO_TARGET:g}x)  {verdict[result['ratio_pass']]}")
+    print(f"ratio:      {ratio:.1f}x  (target <= {RATIO_TARGET:g}x)  {verdict(result['ratio_pass'])}")
     print(f"peak RSS:   {result['peak_rss_mb']} MB total, +{result['rss_increase_mb']} MB over "
           f"{result['rss_after_imports_mb']} MB after imports  (target < {RSS_TARGET_MB:g} MB total)  "
-          f"{verdict[result['rss_pass']]}")
+          f"{verdict(result['rss_pass'])}")
 
 
 if __name__ == "__main__":

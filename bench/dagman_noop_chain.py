@@ -37,62 +37,21 @@ Target: the whole run (parse to exit) under 10 s for 100,000 nodes.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import resource
-import shutil
-import signal
+import contextlib
 import sys
-import tempfile
-import threading
 import time
 
+from benchlib import (add_dagman_arguments, dagman_options, embedded_schedd, maxrss_mb, report, run_dagman,
+                      scratch_dir, verdict, write_dag)
+
 TARGET_S = 10.0
-SAMPLE_S = 0.5
 STALL_S = 10.0  # no NOOP node started for this long: the DAG is stuck, stop it
 
 
-def maxrss_mb() -> float:
-    """Peak RSS of this process so far (ru_maxrss is KiB on Linux, bytes on macOS)."""
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
-
-
-def write_dag(path: str, nodes: int) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        for k in range(nodes):
-            f.write(f"JOB N{k} job.sub NOOP\n")
-        for k in range(nodes - 1):
-            f.write(f"PARENT N{k} CHILD N{k + 1}\n")
-
-
-class Sampler(threading.Thread):
-    """Every SAMPLE_S seconds, (elapsed s, NOOP nodes started so far) from the DagMan's counter;
-    if that count has not moved for STALL_S seconds, stop the DAG (``on_stall``)."""
-
-    def __init__(self, start: float, on_stall):
-        super().__init__(daemon=True)
-        self.start_time = start
-        self.on_stall = on_stall
-        self.dagman = None
-        self.samples: list[tuple[float, int]] = [(0.0, 0)]
-        self.stalled_at: int | None = None
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        moved = time.perf_counter()
-        while not self.stop.wait(SAMPLE_S):
-            dagman = self.dagman
-            if dagman is None:
-                continue
-            now = time.perf_counter()
-            started = getattr(dagman, "noop_counter", 0)
-            if started != self.samples[-1][1]:
-                moved = now
-            self.samples.append((now - self.start_time, started))
-            if now - moved > STALL_S and self.stalled_at is None:
-                self.stalled_at = started
-                self.on_stall()
+def chain(nodes: int):
+    """The DAG's lines: N0 -> N1 -> ... -> N<nodes-1>, every node NOOP."""
+    yield from (f"JOB N{k} job.sub NOOP" for k in range(nodes))
+    yield from (f"PARENT N{k} CHILD N{k + 1}" for k in range(nodes - 1))
 
 
 def rate(samples: list[tuple[float, int]], lo: float, hi: float) -> float | None:
@@ -106,10 +65,7 @@ def rate(samples: list[tuple[float, int]], lo: float, hi: float) -> float | None
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=100_000, help="number of NOOP nodes in the chain (default 100000)")
-    parser.add_argument("--scan-interval", type=float, default=None, metavar="S",
-                        help="Options.scan_interval (default: the Options default, as `crabtui dag run` uses)")
-    parser.add_argument("--max-idle", type=int, default=None, metavar="N",
-                        help="Options.max_idle, -maxidle (default: the Options default; 0: no limit)")
+    add_dagman_arguments(parser)
     parser.add_argument("--timeout", type=float, default=120.0, metavar="T",
                         help="stop the DAG after T seconds if it has not finished (default 120)")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
@@ -119,78 +75,40 @@ def main() -> None:
 
     from engine.dag import build_graph, parse_file
     from engine.dagman.node_status import NodeState
-    from engine.dagman.runner import EXIT_RESTART, DagMan, Options
-    from engine.schedd.local.client import LocalScheddClient
-    from engine.state import StateDir
+    from engine.dagman.runner import EXIT_RESTART, DagMan
 
-    scan_interval = Options().scan_interval if args.scan_interval is None else args.scan_interval
-    max_idle = Options().max_idle if args.max_idle is None else args.max_idle
+    options = dagman_options(args)
     rss_imports = maxrss_mb()
-    workdir = tempfile.mkdtemp(prefix="cbn_", dir="/tmp")  # short: the socket path must fit 107 bytes
-    dag_path = os.path.join(workdir, "chain.dag")
-    write_dag(dag_path, n)
-    with open(os.path.join(workdir, "job.sub"), "w") as f:
-        f.write("executable = /bin/true\nqueue\n")
-    state = StateDir(os.path.join(workdir, "s"))
-    os.makedirs(state.path, mode=0o700)
-    client = LocalScheddClient(state)
-    timed_out = threading.Event()
+    with scratch_dir("cbn_", args.keep) as workdir:
+        dag_path = write_dag(workdir, "chain.dag", chain(n))
+        with embedded_schedd(workdir) as client:
+            client.ping()  # starts the daemon; not timed
+            with contextlib.chdir(workdir):  # DAGMan runs in the DAG's directory
+                start = time.perf_counter()
+                graph = build_graph(parse_file(dag_path))
+                parsed = time.perf_counter()
+                dagman = DagMan(graph, client, options)
+                run = run_dagman(dagman, start, args.timeout, lambda: dagman.noop_counter, STALL_S)
+    done = sum(1 for node in dagman.nodes.values() if node.status is NodeState.DONE)
 
-    def stop_dag() -> None:  # what condor_hold does to DAGMan: run() returns at the end of its cycle
-        timed_out.set()
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    old_cwd = os.getcwd()
-    try:
-        client.ping()  # starts the daemon; not timed
-        os.chdir(workdir)  # DAGMan runs in the DAG's directory
-        start = time.perf_counter()
-        sampler = Sampler(start, stop_dag)
-        sampler.start()
-        graph = build_graph(parse_file(dag_path))
-        parsed = time.perf_counter()
-        dagman = DagMan(graph, client, Options(scan_interval=scan_interval, max_idle=max_idle))
-        sampler.dagman = dagman
-        remaining = max(0.0, args.timeout - (time.perf_counter() - start))
-        timer = threading.Timer(remaining, stop_dag)
-        timer.daemon = True
-        # A SIGTERM that lands outside run() (which installs its own handler) must not kill us.
-        previous = signal.signal(signal.SIGTERM, lambda signum, frame: None)
-        timer.start()
-        try:
-            code = dagman.run()
-        finally:
-            timer.cancel()
-            signal.signal(signal.SIGTERM, previous)
-        end = time.perf_counter()
-        sampler.stop.set()
-        sampler.join()
-        done = sum(1 for node in dagman.nodes.values() if node.status is NodeState.DONE)
-        started = getattr(dagman, "noop_counter", done)
-    finally:
-        os.chdir(old_cwd)
-        client.shutdown()
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
-
-    total = end - start
-    finished = code == 0 and done == n and not timed_out.is_set()
-    samples = sampler.samples + [(total, started)]
+    total = run.end - start
+    finished = run.exit_code == 0 and done == n and not run.stopped
+    samples = run.samples + [(total, dagman.noop_counter)]
     tenth = total / 10
     first, last = rate(samples, 0.0, tenth), rate(samples, total - tenth, total)
     peak = maxrss_mb()
     result = {
         "nodes": n,
         "edges": max(0, n - 1),
-        "scan_interval_s": scan_interval,
-        "max_idle": max_idle,
+        "scan_interval_s": options.scan_interval,
+        "max_idle": options.max_idle,
         "timeout_s": args.timeout,
-        "exit_code": None if code == EXIT_RESTART and timed_out.is_set() else code,
-        "timed_out": timed_out.is_set(),
-        "stalled_at": sampler.stalled_at,
+        "exit_code": None if run.exit_code == EXIT_RESTART and run.stopped else run.exit_code,
+        "timed_out": run.stopped,
+        "stalled_at": run.stalled_at,
         "nodes_done": done,
         "parse_s": round(parsed - start, 3),
-        "run_s": round(end - parsed, 3),
+        "run_s": round(run.end - parsed, 3),
         "total_s": round(total, 3),
         "nodes_per_s": round(done / total, 1) if total else None,
         "ms_per_node": round(1000 * total / done, 3) if done else None,
@@ -202,15 +120,11 @@ def main() -> None:
         "pass": finished and total < TARGET_S,
         "workdir": workdir if args.keep else None,
     }
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        print_report(result)
+    report(result, args.json, print_report)
     sys.exit(0 if result["pass"] else 1)
 
 
 def print_report(r: dict) -> None:
-    verdict = {True: "PASS", False: "FAIL"}
     n = r["nodes"]
     print(f"DAG:          {n:,} NOOP nodes in a chain, {r['edges']:,} edges; "
           f"Options(scan_interval={r['scan_interval_s']:g}, max_idle={r['max_idle']})")
@@ -233,7 +147,7 @@ def print_report(r: dict) -> None:
         print(f"              at the whole run's rate, {n:,} nodes would take at least "
               f"{n / r['nodes_per_s']:,.0f} s")
     print(f"peak RSS:     {r['peak_rss_mb']} MB (this process; {r['rss_after_imports_mb']} MB after imports)")
-    print(f"total:        {r['total_s']:8.3f} s  parse to exit  (target < {r['target_s']:g} s)  {verdict[r['pass']]}")
+    print(f"total:        {r['total_s']:8.3f} s  parse to exit  (target < {r['target_s']:g} s)  {verdict(r['pass'])}")
     if r["workdir"]:
         print(f"workdir:      {r['workdir']}")
 

@@ -37,147 +37,62 @@ Target: DAGMan adds at most 2x over the schedd alone (ratio <= 2).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
-import json
 import os
-import shutil
-import signal
 import sys
-import tempfile
-import threading
 import time
 
+from benchlib import (add_dagman_arguments, dagman_options, embedded_schedd, report, run_dagman, scratch_dir,
+                      verdict, write_dag)
 from schedd_throughput import cpu_times, daemon_log_error, run_schedd
 
 RATIO_TARGET = 2.0
-SAMPLE_S = 0.5
 STALL_S = 60.0  # no node finished for this long: the DAG is stuck, stop it
 
 
-def new_daemon(workdir: str, name: str):
-    """A client of a fresh daemon in ``workdir/name``, started (not timed); and its ping answer."""
-    from engine.schedd.local.client import LocalScheddClient
-    from engine.state import StateDir
-
-    state = StateDir(os.path.join(workdir, name))
-    os.makedirs(state.path, mode=0o700)
-    client = LocalScheddClient(state)
-    return client, client.ping()
-
-
 def measure_schedd(workdir: str, n: int) -> dict:
-    client, ping = new_daemon(workdir, "s1")
-    try:
+    with embedded_schedd(workdir, "s1") as client:
+        ping = client.ping()  # starts the daemon; not timed
         run = run_schedd(client, workdir, n, ping["pid"], 0)
-    finally:
-        try:
-            client.shutdown()
-        finally:
-            run_error = daemon_log_error(client.state.log)
-    run.update(slots=ping["slots"], daemon_log_last_error=run_error)
+    run.update(slots=ping["slots"], daemon_log_last_error=daemon_log_error(client.state.log))
     return run
 
 
-class Sampler(threading.Thread):
-    """Every SAMPLE_S seconds, (elapsed s, nodes DONE); calls ``on_stall`` once if that count has
-    not moved for STALL_S seconds."""
-
-    def __init__(self, start: float, on_stall):
-        super().__init__(daemon=True)
-        self.start_time = start
-        self.on_stall = on_stall
-        self.dagman = None
-        self.done_state = None
-        self.samples: list[tuple[float, int]] = [(0.0, 0)]
-        self.stalled_at: int | None = None
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        moved = time.perf_counter()
-        while not self.stop.wait(SAMPLE_S):
-            dagman = self.dagman
-            if dagman is None:
-                continue
-            now = time.perf_counter()
-            done = sum(1 for node in list(dagman.nodes.values()) if node.status is self.done_state)
-            if done != self.samples[-1][1]:
-                moved = now
-            self.samples.append((now - self.start_time, done))
-            if now - moved > STALL_S and self.stalled_at is None:
-                self.stalled_at = done
-                self.on_stall()
-
-
-def measure_dagman(workdir: str, n: int, scan_interval: float, max_idle: int, timeout: float) -> dict:
+def measure_dagman(workdir: str, n: int, options, timeout: float) -> dict:
     from engine.dag import build_graph, parse_file
     from engine.dagman.node_status import NodeState
-    from engine.dagman.runner import DagMan, Options
+    from engine.dagman.runner import DagMan
 
     dagdir = os.path.join(workdir, "dag")
-    os.makedirs(dagdir)
-    dag_path = os.path.join(dagdir, "jobs.dag")
-    with open(dag_path, "w", encoding="utf-8") as f:
-        for k in range(n):
-            f.write(f"JOB N{k} job.sub\n")
-    with open(os.path.join(dagdir, "job.sub"), "w") as f:
-        f.write("executable = /bin/true\nqueue\n")
+    dag_path = write_dag(dagdir, "jobs.dag", (f"JOB N{k} job.sub" for k in range(n)))
+    with embedded_schedd(workdir, "s2") as client:
+        ping = client.ping()  # starts the daemon; not timed
+        with contextlib.chdir(dagdir):  # DAGMan runs in the DAG's directory
+            gc.collect()
+            daemon_cpu0, jobs_cpu0 = cpu_times(ping["pid"])
+            own_cpu0 = time.process_time()
+            start = time.perf_counter()
+            graph = build_graph(parse_file(dag_path))
+            parsed = time.perf_counter()
+            dagman = DagMan(graph, client, options)
 
-    client, ping = new_daemon(workdir, "s2")
-    stopped = threading.Event()
+            def nodes_done() -> int:
+                return sum(1 for node in list(dagman.nodes.values()) if node.status is NodeState.DONE)
 
-    def stop_dag() -> None:  # what condor_hold does to DAGMan: run() returns at the end of its cycle
-        stopped.set()
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    old_cwd = os.getcwd()
-    try:
-        os.chdir(dagdir)  # DAGMan runs in the DAG's directory
-        gc.collect()
-        daemon_cpu0, jobs_cpu0 = cpu_times(ping["pid"])
-        own_cpu0 = time.process_time()
-        start = time.perf_counter()
-        sampler = Sampler(start, stop_dag)
-        sampler.done_state = NodeState.DONE
-        sampler.start()
-        graph = build_graph(parse_file(dag_path))
-        parsed = time.perf_counter()
-        dagman = DagMan(graph, client, Options(scan_interval=scan_interval, max_idle=max_idle))
-        sampler.dagman = dagman
-        timer = threading.Timer(max(0.0, timeout - (parsed - start)), stop_dag)
-        timer.daemon = True
-        # A SIGTERM that lands outside run() (which installs its own handler) must not kill us.
-        previous = signal.signal(signal.SIGTERM, lambda signum, frame: None)
-        timer.start()
-        try:
-            code = dagman.run()
-        finally:
-            timer.cancel()
-            signal.signal(signal.SIGTERM, previous)
-        end = time.perf_counter()
-        own_cpu = time.process_time() - own_cpu0
-        daemon_cpu1, jobs_cpu1 = cpu_times(ping["pid"])
-        sampler.stop.set()
-        sampler.join()
-        done = sum(1 for node in dagman.nodes.values() if node.status is NodeState.DONE)
-    finally:
-        os.chdir(old_cwd)
-        try:
-            client.shutdown()
-        finally:
-            logged = daemon_log_error(client.state.log)
-    return {"total_s": end - start, "parse_s": parsed - start, "exit_code": code, "nodes_done": done,
-            "stopped": stopped.is_set(), "stalled_at": sampler.stalled_at,
+            run = run_dagman(dagman, start, timeout, nodes_done, STALL_S)
+            own_cpu = time.process_time() - own_cpu0
+            daemon_cpu1, jobs_cpu1 = cpu_times(ping["pid"])
+    return {"total_s": run.end - start, "parse_s": parsed - start, "exit_code": run.exit_code,
+            "nodes_done": nodes_done(), "stopped": run.stopped, "stalled_at": run.stalled_at,
             "daemon_cpu_s": daemon_cpu1 - daemon_cpu0, "jobs_cpu_s": jobs_cpu1 - jobs_cpu0, "dagman_cpu_s": own_cpu,
-            "slots": ping["slots"], "daemon_log_last_error": logged}
+            "slots": ping["slots"], "daemon_log_last_error": daemon_log_error(client.state.log)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=10_000, help="number of /bin/true nodes (default 10000)")
-    parser.add_argument("--scan-interval", type=float, default=None, metavar="S",
-                        help="Options.scan_interval (default: the Options default, as `crabtui dag run` uses)")
-    parser.add_argument("--max-idle", type=int, default=None, metavar="N",
-                        help="Options.max_idle, -maxidle (default: the Options default; 0: no limit)")
+    add_dagman_arguments(parser)
     parser.add_argument("--timeout", type=float, default=1800.0, metavar="T",
                         help="stop the DAG after T seconds if it has not finished (default 1800)")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
@@ -185,22 +100,15 @@ def main() -> None:
     args = parser.parse_args()
     n = args.nodes
 
-    from engine.dagman.runner import Options
-
-    scan_interval = Options().scan_interval if args.scan_interval is None else args.scan_interval
-    max_idle = Options().max_idle if args.max_idle is None else args.max_idle
-    workdir = tempfile.mkdtemp(prefix="cbt_", dir="/tmp")  # short: the socket path must fit 107 bytes
-    schedd = dagman = None
+    options = dagman_options(args)
+    schedd = None
     schedd_error = None
-    try:
+    with scratch_dir("cbt_", args.keep) as workdir:
         try:
             schedd = measure_schedd(workdir, n)
         except Exception as e:  # noqa: reported, and the DAGMan half still runs
             schedd_error = f"{type(e).__name__}: {e}"
-        dagman = measure_dagman(workdir, n, scan_interval, max_idle, args.timeout)
-    finally:
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
+        dagman = measure_dagman(workdir, n, options, args.timeout)
 
     finished = dagman["exit_code"] == 0 and dagman["nodes_done"] == n and not dagman["stopped"]
     ok = schedd is not None and finished
@@ -208,8 +116,8 @@ def main() -> None:
     result = {
         "nodes": n,
         "slots": dagman["slots"],
-        "scan_interval_s": scan_interval,
-        "max_idle": max_idle,
+        "scan_interval_s": options.scan_interval,
+        "max_idle": options.max_idle,
         "schedd_s": round(schedd["total_s"], 3) if schedd else None,
         "schedd_jobs_per_s": round(n / schedd["total_s"], 1) if schedd else None,
         "schedd_submit_call_s": round(schedd["submit_s"], 3) if schedd else None,
@@ -232,15 +140,11 @@ def main() -> None:
         "pass": ok and ratio <= RATIO_TARGET,
         "workdir": workdir if args.keep else None,
     }
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        print_report(result)
+    report(result, args.json, print_report)
     sys.exit(0 if result["pass"] else 1)
 
 
 def print_report(r: dict) -> None:
-    verdict = {True: "PASS", False: "FAIL"}
     n = r["nodes"]
     print(f"jobs:        {n:,} x /bin/true, {r['slots']} slot(s); DAGMan Options(scan_interval={r['scan_interval_s']:g}, "
           f"max_idle={r['max_idle']})")
@@ -269,8 +173,8 @@ def print_report(r: dict) -> None:
         print(f"ratio:       none  (target: DAGMan adds at most {RATIO_TARGET:g}x over the schedd alone)  FAIL")
     else:
         print(f"ratio:       {r['ratio']:.2f}x DAGMan / schedd alone  "
-              f"(target: DAGMan adds at most {RATIO_TARGET:g}x over the schedd alone)  {verdict[r['pass']]}")
-    print(f"verdict:     {verdict[r['pass']]}")
+              f"(target: DAGMan adds at most {RATIO_TARGET:g}x over the schedd alone)  {verdict(r['pass'])}")
+    print(f"verdict:     {verdict(r['pass'])}")
     if r["workdir"]:
         print(f"workdir:     {r['workdir']}")
 

@@ -36,33 +36,19 @@ Target: ``crabtui q`` and ``crabtui q -nobatch`` each under 0.5 s.
 from __future__ import annotations
 
 import argparse
-import gc
 import getpass
-import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
+from benchlib import best_of, embedded_schedd, report, scratch_dir, verdict
 from schedd_throughput import submit_in_chunks
 
 TARGET_S = 0.5
 RUNS = 5
 CHUNK = 50
-
-
-def best_of(runs: int, fn) -> tuple[float, object]:
-    """Smallest wall time of ``runs`` calls to ``fn``, and the result of the last call."""
-    best, result = float("inf"), None
-    for _ in range(runs):
-        result = None
-        gc.collect()
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def run(argv: list[str], env: dict[str, str]) -> str:
@@ -109,8 +95,6 @@ def main() -> None:
     args = parser.parse_args()
 
     from engine.schedd.local import protocol
-    from engine.schedd.local.client import LocalScheddClient
-    from engine.state import StateDir
 
     from crabtui import queue_format
 
@@ -121,12 +105,9 @@ def main() -> None:
         sys.exit(f"no crabtui console script at {crabtui}; install the project (pip install -e .)")
     on_path = shutil.which("crabtui")
     wrapper = on_path if on_path and os.path.realpath(on_path) != os.path.realpath(crabtui) else None
-    workdir = tempfile.mkdtemp(prefix="cbq_", dir="/tmp")  # short: the socket path must fit 107 bytes
-    state = StateDir(os.path.join(workdir, "s"))
-    os.makedirs(state.path, mode=0o700)
-    env = {**os.environ, "CRABTUI_STATE_DIR": state.path}
-    client = LocalScheddClient(state)
-    try:
+    with scratch_dir("cbq_", args.keep) as workdir, embedded_schedd(workdir) as client:
+        state = client.state
+        env = {**os.environ, "CRABTUI_STATE_DIR": state.path}
         start = time.perf_counter()
         refused = fill_queue(client, workdir, args.jobs, args.clusters)
         setup = time.perf_counter() - start
@@ -144,17 +125,11 @@ def main() -> None:
         raw, texts = best_of(RUNS, lambda: client._call("query", constraint="true", projection=[]))
         parse, _ = best_of(RUNS, lambda: protocol.ads_from_wire(texts))
         reply_mb = len(protocol.encode({"ok": True, "result": texts})) / 1e6
-        del texts
+        texts = None  # free the replies before the formatting is timed
         user, now = getpass.getuser(), time.time()
         fmt_batch, _ = best_of(RUNS, lambda: (queue_format.batch_table(ads), queue_format.totals(ads, ads, user)))
         fmt_nobatch, _ = best_of(RUNS, lambda: (queue_format.job_table(ads, now), queue_format.totals(ads, ads, user)))
         daemon_pid = client.ping()["pid"]
-    finally:
-        try:
-            client.shutdown()
-        finally:
-            if not args.keep:
-                shutil.rmtree(workdir, ignore_errors=True)
 
     result = {
         "jobs": args.jobs,
@@ -182,23 +157,19 @@ def main() -> None:
         "crabtui_q_nobatch_pass": q_nobatch < TARGET_S,
         "state_dir": state.path if args.keep else None,
     }
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        print_report(result)
+    report(result, args.json, print_report)
     sys.exit(0 if result["crabtui_q_pass"] and result["crabtui_q_nobatch_pass"] else 1)
 
 
 def print_report(r: dict) -> None:
-    verdict = {True: "PASS", False: "FAIL"}
     print(f"queue:            {r['jobs']:,} jobs in {r['clusters']} clusters, queued in {r['setup_s']:.1f} s (not timed)")
     if r["setup_submit_refused"]:
         print(f"                  client.submit() was refused ({r['setup_submit_refused']}); "
               f"the ads were sent {CHUNK} per request instead")
     print(f"crabtui q:        {r['crabtui_q_s']:.3f} s  ({r['crabtui_q_lines']} lines)  "
-          f"(target < {TARGET_S:g} s)  {verdict[r['crabtui_q_pass']]}")
+          f"(target < {TARGET_S:g} s)  {verdict(r['crabtui_q_pass'])}")
     print(f"crabtui q -nobatch: {r['crabtui_q_nobatch_s']:.3f} s  ({r['crabtui_q_nobatch_lines']:,} lines)  "
-          f"(target < {TARGET_S:g} s)  {verdict[r['crabtui_q_nobatch_pass']]}")
+          f"(target < {TARGET_S:g} s)  {verdict(r['crabtui_q_nobatch_pass'])}")
     if r["crabtui_on_path"]:
         print(f"                  (the crabtui on PATH, {r['crabtui_on_path']}, is a wrapper of {r['crabtui_script']}: "
               f"'crabtui q' through it takes {r['crabtui_on_path_q_s']:.3f} s)")

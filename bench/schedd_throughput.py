@@ -46,14 +46,13 @@ from __future__ import annotations
 import argparse
 import gc
 import itertools
-import json
 import os
 import select
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
+
+from benchlib import best_of, embedded_schedd, report, scratch_dir, verdict
 
 RATIO_TARGET = 3.0
 TRUE = "/bin/true"
@@ -61,17 +60,6 @@ FALLBACK_CHUNK = 50  # ads per request when one request of every ad is refused
 TIMEOUT_S = 1800.0  # give up waiting for the schedd after this long
 _TICKS = os.sysconf("SC_CLK_TCK")
 _RUN_NUMBER = itertools.count(1)
-
-
-def best_of(runs: int, fn) -> float:
-    """Smallest wall time of ``runs`` calls to ``fn``."""
-    best = float("inf")
-    for _ in range(runs):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def run_sequential(n: int) -> None:
@@ -205,35 +193,24 @@ def main() -> None:
     n = args.jobs
 
     from engine.schedd.api import ScheddError
-    from engine.schedd.local.client import LocalScheddClient
-    from engine.state import StateDir
 
-    workdir = tempfile.mkdtemp(prefix="cbt_", dir="/tmp")  # short: the socket path must fit 107 bytes
-    state = StateDir(os.path.join(workdir, "s"))
-    os.makedirs(state.path, mode=0o700)
-    client = LocalScheddClient(state)
     schedd, error = None, None
-    try:
-        ping = client.ping()  # starts the daemon; not timed
-        slots = ping["slots"]
-        concurrent = best_of(3, lambda: run_concurrent(n, slots))
-        sequential = best_of(3, lambda: run_sequential(n))
-        try:
-            for _ in range(args.runs):  # a fresh cluster each time, same daemon; keep the fastest
-                run = run_schedd(client, workdir, n, ping["pid"], args.submit_chunk)
-                if schedd is None or run["total_s"] < schedd["total_s"]:
-                    schedd = run
-        except (ScheddError, RuntimeError) as e:
-            error = f"{type(e).__name__}: {e}"
-    finally:
-        try:
-            client.shutdown()
-        finally:
-            # The daemon logs a failed connection's exception when the task is collected, at the
-            # latest when it stops: read its log after shutdown.
-            logged = daemon_log_error(state.log)
-            if not args.keep:
-                shutil.rmtree(workdir, ignore_errors=True)
+    with scratch_dir("cbt_", args.keep) as workdir:
+        with embedded_schedd(workdir) as client:
+            ping = client.ping()  # starts the daemon; not timed
+            slots = ping["slots"]
+            concurrent, _ = best_of(3, lambda: run_concurrent(n, slots))
+            sequential, _ = best_of(3, lambda: run_sequential(n))
+            try:
+                for _ in range(args.runs):  # a fresh cluster each time, same daemon; keep the fastest
+                    run = run_schedd(client, workdir, n, ping["pid"], args.submit_chunk)
+                    if schedd is None or run["total_s"] < schedd["total_s"]:
+                        schedd = run
+            except (ScheddError, RuntimeError) as e:
+                error = f"{type(e).__name__}: {e}"
+        # The daemon logs a failed connection's exception when the task is collected, at the
+        # latest when it stops: read its log after shutdown.
+        logged = daemon_log_error(client.state.log)
 
     ok = schedd is not None
     ratio = schedd["total_s"] / concurrent if ok else None
@@ -262,17 +239,13 @@ def main() -> None:
         "ratio_target": RATIO_TARGET,
         "ratio_pass": ok and ratio <= RATIO_TARGET,
         "pass": ok and ratio <= RATIO_TARGET and refused is None,
-        "state_dir": state.path if args.keep else None,
+        "state_dir": client.state.path if args.keep else None,
     }
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        print_report(result)
+    report(result, args.json, print_report)
     sys.exit(0 if result["pass"] else 1)
 
 
 def print_report(r: dict) -> None:
-    verdict = {True: "PASS", False: "FAIL"}
     n, slots = r["jobs"], r["slots"]
     print(f"daemon:      pid {r['daemon_pid']}, {slots} slot(s) (default pool: one per CPU)")
     print(f"subprocess:  {r['subprocess_concurrent_s']:7.3f} s  {r['subprocess_concurrent_jobs_per_s']:7.1f} jobs/s  "
@@ -297,9 +270,9 @@ def print_report(r: dict) -> None:
           f"({1000 * r['schedd_daemon_cpu_s'] / n:.2f} ms/job), its jobs {r['schedd_jobs_cpu_s']:.2f} s, "
           f"this client {r['schedd_client_cpu_s']:.2f} s")
     print(f"ratio:       {r['ratio']:.2f}x schedd / subprocess at {slots} at a time  (target <= {RATIO_TARGET:g}x)  "
-          f"{verdict[r['ratio_pass']]}")
+          f"{verdict(r['ratio_pass'])}")
     print(f"             {r['ratio_vs_sequential']:.2f}x schedd / sequential subprocess.run")
-    print(f"verdict:     {verdict[r['pass']]}")
+    print(f"verdict:     {verdict(r['pass'])}")
     if r["state_dir"]:
         print(f"state dir:   {r['state_dir']}")
 
