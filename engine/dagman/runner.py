@@ -174,6 +174,7 @@ class DagMan:
         self.census = Census()
         self.nodes = {name: Node(g, self.census) for name, g in graph.nodes.items()}
         self.busy = self.census.busy
+        self.prioritized = any(n.graph.node.priority for n in self.nodes.values())
         self.final = next((n for n in self.nodes.values() if n.graph.kind is NodeKind.FINAL), None)
         self.by_cluster: dict[int, Node] = {}
         self.nodes_log_path = os.path.abspath(self.dag_file) + ".nodes.log"
@@ -208,6 +209,7 @@ class DagMan:
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0
         self.hold_scripts: list[subprocess.Popen] = []
+        self.own_tail: tuple[int, int] | None = None  # nodes-log bytes of NOOP events handled as written
         self.jobstate = None
         if graph.dag.jobstate_log:
             self.jobstate = JobstateLog(os.path.join(self.dag_dir, graph.dag.jobstate_log), self._job_tags())
@@ -428,7 +430,6 @@ class DagMan:
             if node.status is NodeState.NOT_READY and node.waiting == 0 and node is not self.final:
                 node.status = NodeState.READY
                 self.ready.append(node)
-        self.ready.sort(key=self.priority, reverse=True)
 
     def recover(self) -> None:
         """Recovery mode: replay the nodes log so that finished nodes stay done, queued jobs are
@@ -628,34 +629,39 @@ class DagMan:
         idle = sum(n.procs_idle for n in self.busy.values())
         categories = self._category_counts()
         still = []
-        for node in self.ready:
-            if node.status is not NodeState.READY:
-                continue
-            if self.options.max_jobs and queued >= self.options.max_jobs:
-                still.append(node)
-                continue
-            if self.options.max_idle and idle >= self.options.max_idle:
-                still.append(node)
-                continue
-            category = node.graph.category
-            limit = self.graph.max_jobs.get(category) if category else None
-            if limit is not None and categories.get(category, 0) >= limit:
-                still.append(node)
-                continue
-            if ScriptKind.PRE in node.graph.node.scripts:
-                if self.options.max_pre and pre >= self.options.max_pre:
+        while self.ready:  # nodes made ready meanwhile (a NOOP node finishes at once) come in the next batch
+            batch, self.ready = self.ready, []
+            if self.prioritized:
+                batch.sort(key=self.priority, reverse=True)
+            for node in batch:
+                if node.status is not NodeState.READY:
+                    continue
+                if self.throttled(node, queued, idle, pre, categories):
                     still.append(node)
                     continue
-                pre += 1
-                self.run_script(node, ScriptKind.PRE)
-            else:
-                self.submit(node)
-            if category:
-                categories[category] = categories.get(category, 0) + 1
-            if node.status is NodeState.SUBMITTED:
-                queued += 1
-                idle += node.procs_idle
+                if ScriptKind.PRE in node.graph.node.scripts:
+                    pre += 1
+                    self.run_script(node, ScriptKind.PRE)
+                else:
+                    self.submit(node)
+                if node.status in _BUSY and node.graph.category:
+                    categories[node.graph.category] = categories.get(node.graph.category, 0) + 1
+                if node.status is NodeState.SUBMITTED:
+                    queued += 1
+                    idle += node.procs_idle
         self.ready = still
+
+    def throttled(self, node: Node, queued: int, idle: int, pre: int, categories: dict[str, int]) -> bool:
+        """Whether -maxjobs, -maxidle, the node's CATEGORY or (for a PRE script) -maxpre hold it back."""
+        if self.options.max_jobs and queued >= self.options.max_jobs:
+            return True
+        if self.options.max_idle and idle >= self.options.max_idle:
+            return True
+        category = node.graph.category
+        limit = self.graph.max_jobs.get(category) if category else None
+        if limit is not None and categories.get(category, 0) >= limit:
+            return True
+        return bool(ScriptKind.PRE in node.graph.node.scripts and self.options.max_pre and pre >= self.options.max_pre)
 
     def _category_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -703,7 +709,11 @@ class DagMan:
         self.by_cluster[result.cluster] = node
 
     def fake_noop(self, node: Node) -> None:
-        """A NOOP node's job never reaches the schedd: DAGMan logs a fake submit and exit."""
+        """A NOOP node's job never reaches the schedd: DAGMan logs a fake submit and exit.
+
+        Both events are handled as they are written, so a chain of NOOP nodes runs in one
+        cycle; read back later they are ignored (the node is done), and when nothing else was
+        written meanwhile the reader skips them (:meth:`read_events`).  Recovery replays them."""
         self.noop_counter += 1
         now = datetime.fromtimestamp(self.clock()).astimezone()
         ids = {"cluster": 0, "proc": INT_MAX, "subproc": self.noop_counter, "time": now}
@@ -712,9 +722,21 @@ class DagMan:
         node.procs = 1
         node.procs_idle = 0  # never waits for a slot
         self.by_cluster[node.cluster] = node
+        before = os.path.getsize(self.nodes_log_path)
         self.nodes_log.write(SubmitEvent(**ids, submit_host="<dummy-submit-for-noop-job>",
                                          log_notes=f"DAG Node: {node.name}"),
                              JobTerminatedEvent(**ids, return_value=0))
+        after = os.path.getsize(self.nodes_log_path)
+        if self.own_tail is None:
+            self.own_tail = (before, after)
+        elif self.own_tail[1] == before:
+            self.own_tail = (self.own_tail[0], after)
+        else:  # another writer's event lies between ours: read everything
+            self.own_tail = (-1, after)
+        logged = {"Subproc": self.noop_counter, "EventTime": now.strftime("%Y-%m-%dT%H:%M:%S")}
+        T = htcondor2.JobEventType
+        self.handle_event(_LoggedEvent(T.SUBMIT, logged))
+        self.handle_event(_LoggedEvent(T.JOB_TERMINATED, {**logged, "ReturnValue": 0}))
 
     def submit_description(self, node: Node) -> tuple[str, str, str]:
         """The node's submit description with DAGMan's VARS and macros, and where it came from."""
@@ -948,6 +970,12 @@ class DagMan:
     # ------------------------------------------------------------------ job events
 
     def read_events(self) -> None:
+        if self.own_tail is not None:  # NOOP events this DAGMan wrote and handled: skip them if alone
+            start, end = self.own_tail
+            state, offset = self.events.__getstate__()  # the bindings' pickling hooks: a reader's offset
+            if offset == start and os.path.getsize(self.nodes_log_path) == end:
+                self.events.__setstate__((state, end))
+            self.own_tail = None
         # -1, not 0: the bindings turn stop_after into a whole-second deadline, and 0 can wait a second.
         for event in self.events.events(stop_after=-1):
             self.handle_event(event)
@@ -1085,7 +1113,6 @@ class DagMan:
             if child.waiting == 0 and child.status is NodeState.NOT_READY and not halted:
                 child.status = NodeState.READY  # while halted DAGMan leaves it unready; unhalting readies it
                 self.ready.append(child)
-        self.ready.sort(key=self.priority, reverse=True)
 
     def unblock(self) -> None:
         """After an unhalt: the nodes whose parents finished while the DAG was halted."""
@@ -1093,7 +1120,6 @@ class DagMan:
             if node.status is NodeState.NOT_READY and node.waiting == 0 and node is not self.final:
                 node.status = NodeState.READY
                 self.ready.append(node)
-        self.ready.sort(key=self.priority, reverse=True)
 
     def node_failed(self, node: Node) -> None:
         node.status = NodeState.ERROR
@@ -1151,6 +1177,23 @@ class DagMan:
                     self.schedd.act(JobAction.Remove, cluster, reason)
                 except ScheddError:
                     pass
+
+
+class _LoggedEvent:
+    """A NOOP node's event as this DAGMan writes it, handled without reading it back."""
+
+    __slots__ = ("type", "_data")
+    cluster, proc = 0, INT_MAX
+
+    def __init__(self, type: htcondor2.JobEventType, data: dict) -> None:
+        self.type = type
+        self._data = data
+
+    def get(self, key: str, default=None):
+        return self._data.get(key, default)
+
+    def __getitem__(self, key: str):
+        return self._data[key]
 
 
 _event_time_cache = ("", 0)
