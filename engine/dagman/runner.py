@@ -722,11 +722,12 @@ class DagMan:
         node.procs = 1
         node.procs_idle = 0  # never waits for a slot
         self.by_cluster[node.cluster] = node
-        before = os.path.getsize(self.nodes_log_path)
-        self.nodes_log.write(SubmitEvent(**ids, submit_host="<dummy-submit-for-noop-job>",
-                                         log_notes=f"DAG Node: {node.name}"),
-                             JobTerminatedEvent(**ids, return_value=0))
-        after = os.path.getsize(self.nodes_log_path)
+        written = self.nodes_log.write(SubmitEvent(**ids, submit_host="<dummy-submit-for-noop-job>",
+                                                   log_notes=f"DAG Node: {node.name}"),
+                                       JobTerminatedEvent(**ids, return_value=0))
+        # Where our bytes began if no one wrote after them; if someone did, the check below fails safe.
+        after = self.nodes_log.size()
+        before = after - written
         if self.own_tail is None:
             self.own_tail = (before, after)
         elif self.own_tail[1] == before:

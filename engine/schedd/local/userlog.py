@@ -291,8 +291,13 @@ class UserLog:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
         self._fd: int | None = os.open(self.path, flags, 0o664)
 
-    def write(self, *events: Event) -> None:
-        """Append ``events`` together (DAGMan logs a NOOP node's submit and exit as one write)."""
+    def size(self) -> int:
+        """The log's length now, other writers' events included."""
+        return os.fstat(self._fd).st_size
+
+    def write(self, *events: Event) -> int:
+        """Append ``events`` together (DAGMan logs a NOOP node's submit and exit as one write);
+        returns the number of bytes written."""
         if self._fd is None:
             raise ValueError(f"user log {self.path} is closed")
         data = "".join(format_event(event) for event in events).encode()
@@ -301,6 +306,7 @@ class UserLog:
             raise OSError(f"short write to user log {self.path}")
         if self._fsync:
             os.fdatasync(self._fd)
+        return len(data)
 
     def close(self) -> None:
         if self._fd is not None:
@@ -327,16 +333,22 @@ def _termination(return_value: int | None, signal_number: int | None, core_file:
     return f"\t(0) Abnormal termination (signal {signal_number})\n\t{core}\n"
 
 
+def _dhms(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    return f"{days} {hours:02d}:{minutes:02d}:{secs:02d}"
+
+
+_NO_USAGE = f"\t\tUsr {_dhms(0)}, Sys {_dhms(0)}"
+
+
 def _rusage(usage: Rusage) -> str:
-    """ULogEvent::formatRusage, led by the tab of the line it sits on: whole seconds as D HH:MM:SS."""
-
-    def dhms(seconds: float) -> str:
-        minutes, secs = divmod(int(seconds), 60)
-        hours, minutes = divmod(minutes, 60)
-        days, hours = divmod(hours, 24)
-        return f"{days} {hours:02d}:{minutes:02d}:{secs:02d}"
-
-    return f"\t\tUsr {dhms(usage.ru_utime)}, Sys {dhms(usage.ru_stime)}"
+    """ULogEvent::formatRusage, led by the tab of the line it sits on: whole seconds as D HH:MM:SS
+    (under a second, as most jobs and every NOOP node use, is the common case)."""
+    if usage.ru_utime < 1 and usage.ru_stime < 1:
+        return _NO_USAGE
+    return f"\t\tUsr {_dhms(usage.ru_utime)}, Sys {_dhms(usage.ru_stime)}"
 
 
 def _utc(when: datetime) -> str:
