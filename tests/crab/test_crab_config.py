@@ -1,0 +1,470 @@
+"""engine.crab.config: CRAB task configurations from TOML and crabConfig.py, and CRAB's refusals."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import sys
+import textwrap
+
+import pytest
+
+from engine.crab.config import ConfigError, PlannedFailure, TaskConfig, load_config
+
+DROP = object()
+
+BASE = {
+    "General": {"requestName": "ttbar_2024"},
+    "JobType": {"psetName": "pset.py", "maxMemoryMB": 2500, "maxJobRuntimeMin": 1315, "numCores": 1},
+    "Data": {"inputDataset": "/TTbar/Run2024-v1/AODSIM", "splitting": "FileBased", "unitsPerJob": 10,
+             "totalUnits": 100, "lumiMask": "golden.json"},
+    "Site": {"whitelist": ["T2_CH_CERN"], "blacklist": ["T2_US_*"], "storageSite": "T2_XX_Local"},
+    "Debug": {"extraJDL": ["+Foo = 1"], "timeScale": 60,
+              "failurePlan": [{"job": "2", "attempt": 1, "exitCode": 8021},
+                              {"job": "4", "attempt": "*", "exitCode": 1},
+                              {"job": "5", "attempt": 1, "hold": 13},
+                              {"job": "6", "attempt": 1, "memoryMB": 3000}]},
+}
+GOLDEN = {"316187": [[40, 90], [1, 37]], "316200": [[5, 5]]}
+
+CRAB_CONFIG_PY = """\
+from CRABClient.UserUtilities import config, getUsernameFromCRIC
+config = config()
+
+config.General.requestName = 'ttbar_2024'
+config.General.workArea = 'crab_projects'
+
+config.JobType.pluginName = 'Analysis'
+config.JobType.psetName = 'pset.py'
+config.JobType.maxMemoryMB = 2500
+config.JobType.maxJobRuntimeMin = 1315
+config.JobType.numCores = 1
+
+config.Data.inputDataset = '/TTbar/Run2024-v1/AODSIM'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 10
+config.Data.totalUnits = 100
+config.Data.lumiMask = 'golden.json'
+config.Data.outLFNDirBase = '/store/user/%s/' % ('someone' if getUsernameFromCRIC() else '')
+
+config.Site.whitelist = ['T2_CH_CERN']
+config.Site.blacklist = ['T2_US_*']
+config.Site.storageSite = 'T2_XX_Local'
+
+config.Debug.extraJDL = ['+Foo = 1']
+config.Debug.timeScale = 60
+config.Debug.failurePlan = [
+    {'job': '2', 'attempt': 1, 'exitCode': 8021},
+    {'job': '4', 'attempt': '*', 'exitCode': 1},
+    {'job': '5', 'attempt': 1, 'hold': 13},
+    {'job': '6', 'attempt': 1, 'memoryMB': 3000},
+]
+
+if __name__ == '__main__':  # CRAB imports the file as a module: this never runs
+    raise SystemExit('ran as __main__')
+"""
+
+WMCORE_CONFIG_PY = """\
+from WMCore.Configuration import Configuration
+config = Configuration()
+config.section_('General')
+config.General.requestName = 'ttbar_2024'
+config.General.workArea = 'crab_projects'
+config.section_('JobType')
+config.JobType.psetName = 'pset.py'
+config.JobType.maxMemoryMB = 2500
+config.JobType.maxJobRuntimeMin = 1315
+config.section_('Data')
+config.Data.inputDataset = '/TTbar/Run2024-v1/AODSIM'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 10
+config.Data.totalUnits = 100
+config.Data.lumiMask = 'golden.json'
+config.Data.outLFNDirBase = '/store/user/someone/'
+config.section_('Site')
+config.Site.whitelist = ['T2_CH_CERN']
+config.Site.blacklist = ['T2_US_*']
+config.Site.storageSite = 'T2_XX_Local'
+config.section_('Debug')
+config.Debug.extraJDL = ['+Foo = 1']
+config.Debug.timeScale = 60
+config.Debug.failurePlan = [{'job': '2', 'attempt': 1, 'exitCode': 8021},
+                            {'job': '4', 'attempt': '*', 'exitCode': 1},
+                            {'job': '5', 'attempt': 1, 'hold': 13},
+                            {'job': '6', 'attempt': 1, 'memoryMB': 3000}]
+"""
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(value)
+
+
+def write_toml(tmp_path, changes=None, name="task.toml"):
+    """BASE with "Section.param" -> value (DROP removes it), written next to golden.json."""
+    sections = {s: dict(p) for s, p in BASE.items()}
+    for key, value in (changes or {}).items():
+        section, param = key.split(".", 1)
+        if value is DROP:
+            sections.get(section, {}).pop(param, None)
+        else:
+            sections.setdefault(section, {})[param] = value
+    (tmp_path / "golden.json").write_text(json.dumps(GOLDEN))
+    text = "".join(f"[{s}]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in p.items())
+                   for s, p in sections.items())
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def refused(path, *fragments, parameter=None):
+    """load_config refuses; the message names the file and contains every fragment."""
+    with pytest.raises(ConfigError) as info:
+        load_config(str(path))
+    message = str(info.value)
+    assert message.startswith(str(path)), message
+    for fragment in fragments:
+        assert fragment in message, message
+    if parameter is not None:
+        assert info.value.parameter == parameter
+    return message
+
+
+# --- what loads ------------------------------------------------------------------------------
+
+def test_toml_loads_every_field(tmp_path):
+    cfg = load_config(str(write_toml(tmp_path, {"Data.publication": False})))
+    assert cfg == TaskConfig(
+        source=str(tmp_path / "task.toml"),
+        request_name="ttbar_2024",
+        pset_name=str(tmp_path / "pset.py"),
+        max_memory_mb=2500, max_job_runtime_min=1315, num_cores=1,
+        input_dataset="/TTbar/Run2024-v1/AODSIM", splitting="FileBased", units_per_job=10, total_units=100,
+        lumi_mask_file=str(tmp_path / "golden.json"),
+        lumi_mask={316187: [(1, 37), (40, 90)], 316200: [(5, 5)]},
+        storage_site="T2_XX_Local", site_whitelist=("T2_CH_CERN",), site_blacklist=("T2_US_*",),
+        extra_jdl=("+Foo = 1",), time_scale=60.0,
+        failure_plan=(PlannedFailure("2", 1, exit_code=8021), PlannedFailure("4", None, exit_code=1),
+                      PlannedFailure("5", 1, hold_code=13), PlannedFailure("6", 1, memory_mb=3000)),
+        ignored={"Data.publication": False},
+    )
+    assert cfg.planned_failure("2", 1).exit_code == 8021
+    assert cfg.planned_failure("2", 2) is None
+    assert cfg.planned_failure("4", 7).exit_code == 1
+
+
+@pytest.mark.parametrize("text", [CRAB_CONFIG_PY, WMCORE_CONFIG_PY], ids=["UserUtilities", "WMCore"])
+def test_crab_config_py_equals_toml(tmp_path, text):
+    toml_cfg = load_config(str(write_toml(tmp_path, {"General.workArea": "crab_projects",
+                                                     "Data.outLFNDirBase": "/store/user/someone/"})))
+    py = tmp_path / "crabConfig.py"
+    py.write_text(text)
+    py_cfg = load_config(str(py))
+    assert py_cfg.source == str(py)
+    assert dataclasses.replace(py_cfg, source=toml_cfg.source) == toml_cfg
+    assert py_cfg.ignored == {"General.workArea": "crab_projects", "Data.outLFNDirBase": "/store/user/someone/"}
+
+
+def test_fake_modules_are_gone_afterwards_and_real_ones_restored(tmp_path, monkeypatch):
+    sentinel = object()
+    monkeypatch.setitem(sys.modules, "WMCore", sentinel)
+    write_toml(tmp_path)
+    py = tmp_path / "crabConfig.py"
+    py.write_text(CRAB_CONFIG_PY)
+    load_config(str(py))
+    assert "CRABClient" not in sys.modules and "CRABClient.UserUtilities" not in sys.modules
+    assert "WMCore.Configuration" not in sys.modules
+    assert sys.modules["WMCore"] is sentinel
+    py.write_text("from CRABClient.UserUtilities import config\nconfig = config()\n1/0\n")
+    with pytest.raises(ConfigError):
+        load_config(str(py))
+    assert "CRABClient" not in sys.modules and sys.modules["WMCore"] is sentinel
+
+
+def test_defaults_follow_crab(tmp_path):
+    path = write_toml(tmp_path, {"General.requestName": DROP, "JobType.maxMemoryMB": DROP,
+                                 "JobType.maxJobRuntimeMin": DROP, "JobType.numCores": DROP,
+                                 "Data.totalUnits": DROP, "Data.lumiMask": DROP, "Debug.timeScale": DROP,
+                                 "Debug.failurePlan": DROP, "Debug.extraJDL": DROP})
+    cfg = load_config(str(path), now=datetime.datetime(2025, 3, 4, 5, 6, 7))
+    assert cfg.request_name == "20250304_050607"  # CRAB's crab_<YYYYMMDD_HHMMSS>
+    assert (cfg.max_memory_mb, cfg.max_job_runtime_min, cfg.num_cores, cfg.priority) == (2000, 1250, 1, 10)
+    assert (cfg.total_units, cfg.lumi_mask, cfg.time_scale, cfg.failure_plan) == (0, None, 1.0, ())
+    assert (cfg.transfer_outputs, cfg.transfer_logs) == (True, False)
+
+
+def test_automatic_splitting_as_crab(tmp_path):
+    cfg = load_config(str(write_toml(tmp_path, {"Data.splitting": "Automatic", "Data.unitsPerJob": DROP,
+                                                "JobType.maxJobRuntimeMin": DROP})))
+    assert (cfg.splitting, cfg.units_per_job) == ("Automatic", 480)
+    refused(write_toml(tmp_path, {"Data.splitting": "Automatic", "Data.unitsPerJob": 600}),
+            "'maxJobRuntimeMin' parameter is not compatible with the 'Automatic' splitting mode", "Remove it",
+            parameter="JobType.maxJobRuntimeMin")
+    refused(write_toml(tmp_path, {"Data.splitting": "Automatic", "JobType.maxJobRuntimeMin": DROP,
+                                  "Data.unitsPerJob": 100}),
+            "Automatic splitting, the Data.unitsPerJob parameter must be in the [180, 2700] minutes range",
+            "You asked for 100 minutes")
+
+
+def test_script_exe_instead_of_pset_and_the_executable_alias(tmp_path):
+    (tmp_path / "run.sh").write_text("#!/bin/sh\n")
+    cfg = load_config(str(write_toml(tmp_path, {"JobType.psetName": DROP, "JobType.scriptExe": "run.sh",
+                                                "JobType.scriptArgs": ["n=3"]})))
+    assert (cfg.pset_name, cfg.script_exe, cfg.script_args) == (None, str(tmp_path / "run.sh"), ("n=3",))
+    alias = load_config(str(write_toml(tmp_path, {"JobType.psetName": DROP, "JobType.executable": "run.sh"})))
+    assert alias.script_exe == str(tmp_path / "run.sh")
+    refused(write_toml(tmp_path, {"JobType.scriptExe": "run.sh", "JobType.executable": "run.sh"}),
+            "Only one of JobType.scriptExe or JobType.executable", "remove one")
+    refused(write_toml(tmp_path, {"JobType.scriptExe": "missing.sh"}),
+            f"Cannot find the file {tmp_path / 'missing.sh'} specified in the JobType.scriptExe",
+            parameter="JobType.scriptExe")
+    refused(write_toml(tmp_path, {"JobType.psetName": DROP}),
+            "Parameter JobType.psetName not specified", "JobType.scriptExe")
+
+
+def test_storage_site_needed_only_when_something_is_transferred(tmp_path):
+    refused(write_toml(tmp_path, {"Site.storageSite": DROP}),
+            "Invalid CRAB configuration: Parameter Site.storageSite is missing", "T2_XX_Local",
+            parameter="Site.storageSite")
+    cfg = load_config(str(write_toml(tmp_path, {"Site.storageSite": DROP, "General.transferOutputs": False})))
+    assert cfg.storage_site is None and cfg.transfer_outputs is False
+    refused(write_toml(tmp_path, {"Site.storageSite": DROP, "General.transferOutputs": False,
+                                  "General.transferLogs": True}), "Site.storageSite is missing")
+
+
+# --- names and types ---------------------------------------------------------------------------
+
+def test_unknown_section_and_parameters_with_suggestions(tmp_path):
+    refused(write_toml(tmp_path, {"Jobtype.psetName": "x.py"}),
+            "Section 'Jobtype' is not known", "Did you mean JobType?")
+    refused(write_toml(tmp_path, {"Data.unitPerJob": 5}),
+            "Invalid CRAB configuration: Parameter Data.unitPerJob is not known. Did you mean Data.unitsPerJob?",
+            parameter="Data.unitPerJob")
+    refused(write_toml(tmp_path, {"Data.storageSite": "T2_XX_Local"}),
+            "Parameter Data.storageSite is not known. Did you mean Site.storageSite?")
+    refused(write_toml(tmp_path, {"Data.zzz": 1}), "Parameter Data.zzz is not known.", "spelling")
+    refused(write_toml(tmp_path, {"JobType.maxmemory": 2000}),
+            "Parameter JobType.maxmemory has been renamed to JobType.maxMemoryMB", "please change")
+    refused(write_toml(tmp_path, {"JobType.sendPythonFolder": True}),
+            "Parameter JobType.sendPythonFolder has been deprecated. Please remove it")
+    top = tmp_path / "top.toml"
+    top.write_text('requestName = "x"\n[Data]\nsplitting = "FileBased"\n')
+    refused(top, "Parameter requestName is outside any section", "under [General]")
+
+
+def test_python_unknown_parameter(tmp_path):
+    write_toml(tmp_path)
+    py = tmp_path / "crabConfig.py"
+    py.write_text(CRAB_CONFIG_PY + "config.Site.blackList = ['T2_US_MIT']\n")
+    refused(py, "Parameter Site.blackList is not known. Did you mean Site.blacklist?", parameter="Site.blackList")
+
+
+@pytest.mark.parametrize("key, value, expected, given", [
+    ("Data.unitsPerJob", "ten", "integer", "str was given: 'ten'"),
+    ("JobType.numCores", True, "integer", "bool was given: True"),
+    ("General.requestName", 5, "string", "int was given: 5"),
+    ("Site.whitelist", "T2_CH_CERN", "list of strings", "str was given: 'T2_CH_CERN'"),
+    ("General.transferOutputs", "yes", "boolean", "str was given"),
+    ("Debug.timeScale", "fast", "number", "str was given: 'fast'"),
+])
+def test_wrong_types(tmp_path, key, value, expected, given):
+    refused(write_toml(tmp_path, {key: value}),
+            f"Invalid CRAB configuration: Parameter {key} requires a value of type {expected}",
+            given, "Give it", parameter=key)
+
+
+def test_list_of_strings_entries(tmp_path):
+    refused(write_toml(tmp_path, {"Site.blacklist": ["T2_US_*", 3]}),
+            "Parameter Site.blacklist has to be a list of strings; entry 2 is 3")
+
+
+# --- missing and invalid values ------------------------------------------------------------------
+
+@pytest.mark.parametrize("key, fragments", [
+    ("Data.inputDataset", ["requires an input dataset", "Set Data.inputDataset"]),
+    ("Data.splitting", ["Parameter Data.splitting not specified", "FileBased, LumiBased"]),
+    ("Data.unitsPerJob", ["Parameter Data.unitsPerJob is mandatory for 'FileBased' splitting mode",
+                          "number of files per job"]),
+])
+def test_missing_required(tmp_path, key, fragments):
+    refused(write_toml(tmp_path, {key: DROP}), *fragments, parameter=key)
+
+
+def test_splitting_names(tmp_path):
+    refused(write_toml(tmp_path, {"Data.splitting": "filebased"}),
+            "Parameter Data.splitting has an invalid value ('filebased'). Did you mean FileBased?",
+            parameter="Data.splitting")
+    refused(write_toml(tmp_path, {"Data.splitting": "EventBased"}),
+            "Analysis job type only supports the following splitting algorithms")
+    for algo in ("LumiBased", "EventAwareLumiBased"):
+        assert load_config(str(write_toml(tmp_path, {"Data.splitting": algo}))).splitting == algo
+
+
+@pytest.mark.parametrize("changes, fragments, parameter", [
+    ({"Data.unitsPerJob": 0}, ["Parameter Data.unitsPerJob must be > 0, not 0."], "Data.unitsPerJob"),
+    ({"Data.unitsPerJob": -3}, ["must be > 0, not -3"], "Data.unitsPerJob"),
+    ({"Data.totalUnits": -1}, ["Parameter Data.totalUnits must be >= 0, not -1", "whole dataset"],
+     "Data.totalUnits"),
+    ({"General.requestName": "a/b"}, ["The '/' character is not accepted in the requestName parameter",
+                                      "General.workArea"], "General.requestName"),
+    ({"General.requestName": "x" * 101}, ["Parameter General.requestName should not be longer than 100 characters"],
+     "General.requestName"),
+    ({"General.requestName": "tt bar!"}, ["General.requestName ('tt bar!') contains characters CRAB does not accept",
+                                          "' !'", "letters, digits"], "General.requestName"),
+    ({"JobType.maxMemoryMB": 3001}, ["Task requests 3001 MB of memory, above the allowed maximum of 3000 for a 1 core(s) job",
+                                     "Lower JobType.maxMemoryMB"], "JobType.maxMemoryMB"),
+    ({"JobType.maxMemoryMB": 29}, ["JobType.maxMemoryMB (29 MB) must be between 30 and 3000 MB"],
+     "JobType.maxMemoryMB"),
+    ({"JobType.maxJobRuntimeMin": 59}, ["JobType.maxJobRuntimeMin (59 minutes) must be between 60 and 20160"],
+     "JobType.maxJobRuntimeMin"),
+    ({"JobType.maxJobRuntimeMin": 20161}, ["must be between 60 and 20160 minutes"], "JobType.maxJobRuntimeMin"),
+    ({"JobType.numCores": 0}, ["Parameter JobType.numCores must be >= 1, not 0"], "JobType.numCores"),
+    ({"JobType.pluginName": "PrivateMC"}, ["JobType.pluginName has an invalid value ('PrivateMC')", "Analysis"],
+     "JobType.pluginName"),
+    ({"Data.inputDataset": "TTbar/AODSIM"}, ["Data.inputDataset ('TTbar/AODSIM') is not a CMS dataset name",
+                                            "/Primary/Processed/TIER"], "Data.inputDataset"),
+    ({"Site.whitelist": ["T2_CH_CERN", "CERN"]}, ["Parameter Site.whitelist entry 2 ('CERN') is not a CMS site name",
+                                                 "T2_US_*"], "Site.whitelist"),
+    ({"Site.storageSite": "T2_US_*"}, ["Site.storageSite ('T2_US_*') is not a CMS site name", "no wildcards"],
+     "Site.storageSite"),
+    ({"Debug.extraJDL": ["Foo"]}, ["Parameter Debug.extraJDL entry 1 ('Foo') is not of the form 'name=value'"],
+     "Debug.extraJDL"),
+    ({"Debug.timeScale": 0}, ["Parameter Debug.timeScale must be > 0, not 0", "1 is real time"], "Debug.timeScale"),
+    ({"Data.runRange": "1-10"}, ["Parameter Data.runRange ('1-10') is a CRAB parameter that crabtui does not implement",
+                                 "remove it"], "Data.runRange"),
+])
+def test_invalid_values(tmp_path, changes, fragments, parameter):
+    refused(write_toml(tmp_path, changes), *fragments, parameter=parameter)
+
+
+def test_memory_cap_grows_with_cores_and_wildcards_are_accepted(tmp_path):
+    cfg = load_config(str(write_toml(tmp_path, {"JobType.numCores": 4, "JobType.maxMemoryMB": 10000,
+                                                "Site.blacklist": ["T2_US_*", "T1_*", "T3*"]})))
+    assert (cfg.num_cores, cfg.max_memory_mb, cfg.site_blacklist) == (4, 10000, ("T2_US_*", "T1_*", "T3*"))
+
+
+def test_unsupported_parameters_at_their_default_are_accepted(tmp_path):
+    cfg = load_config(str(write_toml(tmp_path, {"Data.useParent": False, "Data.ignoreLocality": False,
+                                                "Data.userInputFiles": []})))
+    assert cfg.ignored == {}
+
+
+# --- failure plan ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("entry, fragment", [
+    ({"job": 2, "attempt": 1, "exitCode": 1}, '"job" must be a job id as a string, such as "2" (got 2)'),
+    ({"job": "x", "attempt": 1, "exitCode": 1}, '"job" must be a job id'),
+    ({"job": "2", "attempt": 0, "exitCode": 1}, '"attempt" must be a whole number >= 1 or "*"'),
+    ({"job": "2", "attempt": "all", "exitCode": 1}, "(got 'all')"),
+    ({"job": "2", "attempt": 1}, "give exactly one of exitCode, hold and memoryMB (got none)"),
+    ({"job": "2", "attempt": 1, "exitCode": 1, "hold": 13}, "(got exitCode, hold)"),
+    ({"job": "2", "attempt": 1, "exitCode": "8021"}, "exitCode must be a whole number >= 0 (got '8021')"),
+    ({"job": "2", "attempt": 1, "memoryMB": 0}, "memoryMB must be a whole number >= 1"),
+    ({"job": "2", "attempt": 1, "exitcode": 1}, "key 'exitcode' is not known. Did you mean exitCode?"),
+])
+def test_failure_plan_entries(tmp_path, entry, fragment):
+    plan = [{"job": "1", "attempt": 1, "exitCode": 8021}, entry]
+    refused(write_toml(tmp_path, {"Debug.failurePlan": plan}),
+            "Invalid CRAB configuration: Parameter Debug.failurePlan entry 2 (", fragment,
+            parameter="Debug.failurePlan")
+
+
+def test_failure_plan_duplicates_and_precedence(tmp_path):
+    refused(write_toml(tmp_path, {"Debug.failurePlan": [{"job": "3", "attempt": "*", "exitCode": 1},
+                                                        {"job": "3", "attempt": "*", "hold": 13}]}),
+            "Debug.failurePlan entry 2", "entry 1 already plans every attempt of job 3; keep one")
+    cfg = load_config(str(write_toml(tmp_path, {"Debug.failurePlan": [
+        {"job": "3", "attempt": "*", "exitCode": 1}, {"job": "3", "attempt": 2, "exitCode": 0}]})))
+    assert cfg.planned_failure("3", 2).exit_code == 0
+    assert cfg.planned_failure("3", 1).exit_code == 1
+    refused(write_toml(tmp_path, {"Debug.failurePlan": ["job 2 fails"]}), "entry 1", "it is not a table")
+
+
+# --- lumi mask -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("content, fragment", [
+    (None, "no such file"),
+    ("{not json", "not valid JSON"),
+    ("[[1, 2]]", "it is not a JSON object"),
+    ("{}", "it selects no runs"),
+    ('{"run1": [[1, 2]]}', "'run1' is not a run number"),
+    ('{"1": []}', "run 1: [] is not a non-empty list"),
+    ('{"1": [[5, 2]]}', "run 1: [5, 2] is not a [first, last] lumi range"),
+    ('{"1": [[0, 2]]}', "1 <= first <= last"),
+])
+def test_lumi_mask_refusals(tmp_path, content, fragment):
+    path = write_toml(tmp_path, {"Data.lumiMask": "masks/mine.json"})
+    if content is not None:
+        (tmp_path / "masks").mkdir()
+        (tmp_path / "masks" / "mine.json").write_text(content)
+    refused(path, f"Failed to load lumi mask {tmp_path / 'masks' / 'mine.json'} (Data.lumiMask)", fragment,
+            "A lumi mask is a JSON object", parameter="Data.lumiMask")
+
+
+def test_lumi_mask_url_refused_and_ranges_merged(tmp_path):
+    refused(write_toml(tmp_path, {"Data.lumiMask": "https://cms-service-dqmdc.web.cern.ch/golden.json"}),
+            "local files only", "Download it")
+    (tmp_path / "m.json").write_text('{"10": [[5, 9], [1, 3], [4, 4], [20, 30], [25, 26]], "2": [[1, 1]]}')
+    cfg = load_config(str(write_toml(tmp_path, {"Data.lumiMask": "m.json"})))
+    assert cfg.lumi_mask == {2: [(1, 1)], 10: [(1, 9), (20, 30)]}
+    assert list(cfg.lumi_mask) == [2, 10]
+
+
+# --- the files themselves --------------------------------------------------------------------------
+
+def test_toml_syntax_error_names_line_and_column(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[General]\nrequestName = "x"\n[Data]\nsplitting == "FileBased"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(str(bad))
+    assert str(info.value).startswith(f"{bad}:4: invalid TOML:")
+    assert "line 4, column" in str(info.value) and info.value.line == 4
+
+
+def test_python_errors_name_file_and_line(tmp_path):
+    py = tmp_path / "crabConfig.py"
+    py.write_text("from CRABClient.UserUtilities import config\nconfig = config()\nconfig.Data.splitting = 'FileBased'\n"
+                  "config.Data.unitsPerJob = (\n")
+    message = refused(py, "SyntaxError")
+    assert message.startswith(f"{py}:4: Error while loading CRAB configuration")
+    py.write_text("from CRABClient.UserUtilities import config\nconfig = config()\n\nconfig.Data.unitsPerJob = units\n")
+    message = refused(py, "NameError: name 'units' is not defined")
+    assert message.startswith(f"{py}:4: ")
+    py.write_text("from CRABClient.UserUtilities import getLumiListInValidFiles\n")
+    assert refused(py, "ImportError", "Only CRABClient.UserUtilities").startswith(f"{py}:1: ")
+    py.write_text("from WMCore.Configuration import Configuration\nconfig = Configuration()\nconfig.Data = 3\n")
+    assert refused(py, "Can only add ConfigSection objects to Configuration").startswith(f"{py}:3: ")
+    py.write_text("cfg = 1\n")
+    refused(py, "Unable to load Configuration object from file", "defines no 'config'",
+            "config = config()")
+
+
+def test_missing_file_and_unknown_suffix(tmp_path):
+    refused(tmp_path / "nope.toml", "CRAB configuration file", "not found")
+    other = tmp_path / "task.yaml"
+    other.write_text("x: 1\n")
+    refused(other, "name it *.toml (TOML) or *.py")
+
+
+def test_error_carries_path(tmp_path):
+    path = write_toml(tmp_path, {"Data.unitsPerJob": 0})
+    with pytest.raises(ConfigError) as info:
+        load_config(path)  # a Path works too
+    assert info.value.path == str(path) and info.value.line is None
+
+
+def test_python_config_module_name_is_not_main(tmp_path):
+    write_toml(tmp_path)
+    py = tmp_path / "crabConfig.py"
+    py.write_text(textwrap.dedent(CRAB_CONFIG_PY))
+    assert load_config(str(py)).request_name == "ttbar_2024"  # the __main__ block did not raise

@@ -1,0 +1,263 @@
+"""The dataset catalogue: shipped synthetic datasets, the user's JSON files, and ``crabtui dataset``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from crabtui.cli import main
+from engine.crab.datasets import (
+    SITES, SYNTHETIC, Catalogue, Dataset, DatasetError, Lumi, UnknownDataset, generate, load_json,
+)
+from engine.state import state_dir
+
+MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
+DATA = "/Muon0/Run2023C-PromptReco-v1/AOD"
+BIG = "/JetMET0/Run2023D-PromptReco-v1/MINIAOD"
+MINE = "/MyPrimary/MyProcessed-v1/USER"
+
+
+def run(*args: str):
+    try:
+        runner = CliRunner(mix_stderr=False)  # click < 8.2
+    except TypeError:
+        runner = CliRunner()  # click >= 8.2 keeps stderr apart
+    return runner.invoke(main, list(args))
+
+
+def user_dataset(name: str = MINE) -> dict:
+    return {"name": name, "blocks": [
+        {"sites": ["T2_XX_Local", "T2_CH_CERN"], "files": [
+            {"lfn": "/store/user/me/a.root", "size": 1000, "lumis": [[1, 1, 10], [1, 2, 20]]},
+            {"lfn": "/store/user/me/b.root", "size": 2000, "events": 5, "lumis": [[2, 7, 5]]},
+        ]},
+        {"name": f"{name}#second", "sites": ["T1_US_FNAL"], "files": [
+            {"lfn": "/store/user/me/c.root", "size": 3000, "lumis": [[2, 8, 0], [1, 2, 4]]},
+        ]},
+    ]}
+
+
+def write(directory: Path, filename: str, document: object) -> Path:
+    (directory / "datasets").mkdir(exist_ok=True)
+    path = directory / "datasets" / filename
+    path.write_text(document if isinstance(document, str) else json.dumps(document))
+    return path
+
+
+# -- shipped datasets -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "files", "blocks", "lumis", "runs"), [
+    (MC, 20, 2, 80, 1),
+    (DATA, 200, 8, 6000, 8),
+])
+def test_shipped_dataset_shape(name: str, files: int, blocks: int, lumis: int, runs: int) -> None:
+    d = Catalogue().load(name)
+    assert (d.name, d.source, d.nfiles, len(d.blocks), d.lumis, len(d.runs())) == (
+        name, "synthetic", files, blocks, lumis, runs)
+    all_lumis: set[tuple[int, int]] = set()
+    lfns = set()
+    for block in d.blocks:
+        assert block.name.startswith(name + "#")
+        assert 1 <= len(block.sites) <= 3 and "T2_XX_Local" in block.sites and set(block.sites) <= set(SITES)
+        for f in block.files:
+            assert f.lfn.startswith("/store/mc/" if runs == 1 else "/store/data/") and f.lfn.endswith(".root")
+            lfns.add(f.lfn)
+            pairs = {(lumi.run, lumi.lumi) for lumi in f.lumis}
+            assert len(pairs) == len(f.lumis) >= 1
+            assert sum(lumi.events for lumi in f.lumis) == f.events
+            assert all(100 <= lumi.events <= 1000 for lumi in f.lumis)
+            assert 1e9 < f.size < 6e9  # files of a few GB
+            all_lumis |= pairs
+    assert len(lfns) == files and len(all_lumis) == lumis  # no file and no lumi twice in the dataset
+    assert d.events == sum(f.events for f in d.files)
+    assert d.size == sum(f.size for f in d.files)
+
+
+def test_mc_files_hold_a_few_lumis_of_run_1() -> None:
+    d = Catalogue().load(MC)
+    assert d.runs() == [1]
+    assert all(2 <= len(f.lumis) <= 6 and 1000 <= f.events <= 3000 for f in d.files)
+
+
+def test_data_files_may_span_runs() -> None:
+    """Lumi masks over a run boundary inside one file must be exercised."""
+    d = Catalogue().load(DATA)
+    assert any(len(set(f.lumis.runs)) > 1 for f in d.files)
+
+
+def test_generation_is_deterministic() -> None:
+    first, second = generate(SYNTHETIC[MC]), Catalogue().load(MC)
+    assert first == second and first is not second
+    assert generate(SYNTHETIC[DATA]) == generate(SYNTHETIC[DATA])
+    # Pinned, so that tests elsewhere may rely on the exact content.
+    assert (first.events, first.size) == (35843, 46828263277)
+    f = next(first.files)
+    assert f.lfn == ("/store/mc/Run3Summer23/TTbar_TuneCP5_13p6TeV/AODSIM/130X_mcRun3_2023_realistic_v14-v1/"
+                     "2530000/" + f.lfn.rsplit("/", 1)[1])
+    assert list(f.lumis)[0] == Lumi(1, 1, f.lumis.events[0])
+
+
+def test_the_million_lumi_dataset_loads() -> None:
+    d = Catalogue().load(BIG)
+    assert (d.nfiles, d.lumis, len(d.blocks), len(d.runs())) == (10_000, 1_000_000, 100, 500)
+    assert all(sum(f.lumis.events) == f.events for f in d.files)
+    assert d.sites == sorted(SITES)
+
+
+def test_names_are_listed_without_generating() -> None:
+    assert Catalogue().names() == sorted([MC, DATA, BIG])
+
+
+# -- the user's datasets ----------------------------------------------------------------------------
+
+def test_user_dataset_is_listed_and_loaded(tmp_path: Path) -> None:
+    path = write(tmp_path, "mine.json", user_dataset())
+    catalogue = Catalogue.for_state(state_dir(str(tmp_path)))
+    assert catalogue.names() == sorted([MC, DATA, BIG, MINE]) and catalogue.errors == []
+    d = catalogue.load(MINE)
+    assert isinstance(d, Dataset) and d.source == str(path)
+    assert [b.name for b in d.blocks] == [f"{MINE}#1", f"{MINE}#second"]
+    assert d.blocks[0].sites == ("T2_CH_CERN", "T2_XX_Local")
+    assert (d.nfiles, d.lumis, d.events, d.size, d.sites) == (3, 5, 39, 6000, ["T1_US_FNAL", "T2_CH_CERN", "T2_XX_Local"])
+    assert list(d.blocks[1].files[0].lumis) == [Lumi(2, 8, 0), Lumi(1, 2, 4)]
+    assert d.runs() == [1, 2]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d.pop("name"), "mine.json: name: missing; a dataset needs name, blocks"),
+    (lambda d: d.update(name="MyPrimary"), "mine.json: name: must be a dataset name /Primary/Processed/TIER"),
+    (lambda d: d.update(blocks=[]), "mine.json: blocks: must be a non-empty list of blocks"),
+    (lambda d: d["blocks"][1].update(sites=["CERN"]), 'mine.json: blocks[2].sites[1]: must be a CMS site name'),
+    (lambda d: d["blocks"][1].update(name="/Other/X-v1/USER#1"), "mine.json: blocks[2].name: must be the dataset name"),
+    (lambda d: d["blocks"][0]["files"][1].update(lumi=[]), 'mine.json: blocks[1].files[2].lumi: unknown key; '
+                                                            'did you mean "lumis"?'),
+    (lambda d: d["blocks"][0]["files"][0].update(size=-1), "mine.json: blocks[1].files[1].size: must be a whole number"),
+    (lambda d: d["blocks"][0]["files"][0].update(size="1 GB"), "mine.json: blocks[1].files[1].size: must be"),
+    (lambda d: d["blocks"][0]["files"][1].update(events=6), "mine.json: blocks[1].files[2].events: 6 is not the sum"),
+    (lambda d: d["blocks"][0]["files"][1].update(lfn="/tmp/b.root"), "mine.json: blocks[1].files[2].lfn: must be "
+                                                                      "a logical file name under /store/"),
+    (lambda d: d["blocks"][1]["files"][0].update(lfn="/store/user/me/a.root"),
+     "mine.json: blocks[2].files[1].lfn: /store/user/me/a.root is already a file of this dataset"),
+    (lambda d: d["blocks"][0]["files"][0]["lumis"].append([1, 2, 3]),
+     "mine.json: blocks[1].files[1].lumis[3]: run 1 lumi 2 is already in this file"),
+    (lambda d: d["blocks"][0]["files"][0]["lumis"].append([1, 3]),
+     "mine.json: blocks[1].files[1].lumis[3]: must be [run, lumi, events], three whole numbers"),
+    (lambda d: d["blocks"][0]["files"][0]["lumis"].append([0, 3, 1]),
+     "mine.json: blocks[1].files[1].lumis[3]: run and lumi count from 1"),
+    (lambda d: d["blocks"][0]["files"][0].update(lumis=[]), "mine.json: blocks[1].files[1].lumis: must be a non-empty"),
+])
+def test_invalid_user_file_names_file_and_field(tmp_path: Path, change, message: str) -> None:
+    document = user_dataset()
+    change(document)
+    path = write(tmp_path, "mine.json", document)
+    with pytest.raises(DatasetError) as e:
+        load_json(str(path))
+    assert str(e.value).startswith(str(path)) and message in str(e.value)
+
+
+def test_invalid_json_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "broken.json", '{"name": "/A/B-v1/USER",\n "blocks": [}\n')
+    with pytest.raises(DatasetError, match=r"broken\.json:2: invalid JSON: .* \(column \d+\)"):
+        load_json(str(path))
+
+
+def test_invalid_files_are_reported_and_the_others_still_list(tmp_path: Path) -> None:
+    write(tmp_path, "a-good.json", user_dataset())
+    write(tmp_path, "b-bad.json", user_dataset("/Bad/Bad-v1/USER") | {"blocks": "none"})
+    write(tmp_path, "c-shipped.json", user_dataset(MC))
+    write(tmp_path, "d-twice.json", user_dataset())
+    write(tmp_path, "e-garbage.json", "not json")
+    catalogue = Catalogue.for_state(state_dir(str(tmp_path)))
+    assert catalogue.names() == sorted([MC, DATA, BIG, MINE])
+    errors = [str(e) for e in catalogue.errors]
+    assert len(errors) == 4
+    assert "b-bad.json: blocks: must be a non-empty list" in errors[0]
+    assert f'c-shipped.json: name: "{MC}" is a shipped dataset' in errors[1]
+    assert f'd-twice.json: name: "{MINE}" is already the dataset of {tmp_path}/datasets/a-good.json' in errors[2]
+    assert "e-garbage.json:1: invalid JSON" in errors[3]
+    assert catalogue.load(MINE).source.endswith("a-good.json")
+    assert catalogue.load(MC).source == "synthetic"
+    with pytest.raises(DatasetError, match="b-bad.json: blocks: must be"):  # not "unknown dataset"
+        catalogue.load("/Bad/Bad-v1/USER")
+
+    result = run("--state-dir", str(tmp_path), "dataset", "list")
+    assert result.exit_code == 1
+    assert [line.split()[0] for line in result.stdout.splitlines()] == ["DATASET", BIG, DATA, MINE, MC]
+    assert result.stderr.count("ERROR: ") == 4 and "b-bad.json: blocks:" in result.stderr
+
+
+# -- unknown names --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "suggestions"), [
+    ("/Muon0/Run2023C-PromptReco-v2/AOD", [DATA]),
+    ("/TTbar/Run3Summer23-v1/AODSIM", [MC]),
+    ("ttbar", [MC]),
+    ("PromptReco", [BIG, DATA]),
+    ("/Nothing/Like-v1/THIS", []),
+])
+def test_unknown_name_suggests_close_ones(name: str, suggestions: list[str]) -> None:
+    with pytest.raises(UnknownDataset) as e:
+        Catalogue().load(name)
+    assert e.value.suggestions == suggestions
+    assert str(e.value).startswith(f'unknown dataset "{name}"')
+    assert all(f'"{s}"' in str(e.value) for s in suggestions)
+
+
+# -- the command line -------------------------------------------------------------------------------
+
+def test_dataset_list_text(tmp_path: Path) -> None:
+    write(tmp_path, "mine.json", user_dataset())
+    result = run("--state-dir", str(tmp_path), "dataset", "list")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["DATASET", "FILES", "LUMIS", "EVENTS", "SIZE", "SITES"]
+    rows = {line.split()[0]: line.split(None, 6) for line in lines[1:]}
+    assert list(rows) == [BIG, DATA, MINE, MC]
+    assert rows[MINE] == [MINE, "3", "5", "39", "6.0", "kB", "T1_US_FNAL, T2_CH_CERN, T2_XX_Local"]
+    assert rows[BIG][1:3] == ["10000", "1000000"] and rows[BIG][5] == "TB"
+
+
+def test_dataset_list_json(tmp_path: Path) -> None:
+    write(tmp_path, "mine.json", user_dataset())
+    result = run("--state-dir", str(tmp_path), "dataset", "list", "--json")
+    assert result.exit_code == 0, result.stderr
+    listed = {d["name"]: d for d in json.loads(result.stdout)}
+    assert list(listed) == [BIG, DATA, MINE, MC]
+    assert listed[MINE] == {"name": MINE, "files": 3, "lumis": 5, "events": 39, "size": 6000,
+                            "sites": ["T1_US_FNAL", "T2_CH_CERN", "T2_XX_Local"],
+                            "source": str(tmp_path / "datasets" / "mine.json")}
+    assert (listed[MC]["files"], listed[MC]["lumis"], listed[MC]["source"]) == (20, 80, "synthetic")
+
+
+def test_dataset_show(tmp_path: Path) -> None:
+    result = run("--state-dir", str(tmp_path), "dataset", "show", DATA)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"{DATA}  (synthetic)"
+    assert lines[1].startswith("  200 files, 6000 lumis in 8 runs 367100-")
+    assert lines[3].split()[:2] == ["BLOCK", "FILES"] and len(lines) == 4 + 8
+    assert all(line.startswith("#") and "T2_XX_Local" in line for line in lines[4:])
+
+    result = run("--state-dir", str(tmp_path), "dataset", "show", "--json", MC)
+    shown = json.loads(result.stdout)
+    assert (shown["files"], shown["runs"], shown["run_range"], len(shown["blocks"])) == (20, 1, [1, 1], 2)
+    assert sum(b["files"] for b in shown["blocks"]) == 20
+    assert all(b["name"].startswith(MC + "#") and b["sites"] for b in shown["blocks"])
+
+
+def test_dataset_show_unknown_name(tmp_path: Path) -> None:
+    result = run("--state-dir", str(tmp_path), "dataset", "show", "/Muon/Run2023C-PromptReco-v1/AOD")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == (f'ERROR: unknown dataset "/Muon/Run2023C-PromptReco-v1/AOD"; did you mean "{DATA}"? '
+                             "(crabtui dataset list shows them all)\n")
+
+
+def test_state_dir_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "mine.json", user_dataset())
+    monkeypatch.setenv("CRABTUI_STATE_DIR", str(tmp_path))
+    result = run("dataset", "show", MINE)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[0] == f"{MINE}  ({tmp_path / 'datasets' / 'mine.json'})"
