@@ -1,0 +1,151 @@
+"""CRAB's task table: one row per task with its status and pending command, as TaskDB keeps them.
+
+A user command only records what is wanted (``NEW`` with the command SUBMIT, KILL or RESUBMIT);
+the task worker picks pending rows up, marks them ``QUEUED`` and carries them out, so a command
+returns at once and a crash of the worker leaves the row to be picked up again.  Statuses and the
+transitions allowed from each come from CRAB (crab-spec §1.1); the table lives in SQLite (WAL)
+beside the schedd's queue.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+# tm_task_status values crabtui uses (the tape-recall and dry-run ones have no use on one machine).
+NEW, QUEUED, SUBMITTED, SUBMITFAILED = "NEW", "QUEUED", "SUBMITTED", "SUBMITFAILED"
+FAILED, COMPLETED, KILLED, KILLFAILED, RESUBMITFAILED = "FAILED", "COMPLETED", "KILLED", "KILLFAILED", "RESUBMITFAILED"
+STATUSES = (NEW, QUEUED, SUBMITTED, SUBMITFAILED, FAILED, COMPLETED, KILLED, KILLFAILED, RESUBMITFAILED)
+# tm_task_command
+SUBMIT, KILL, RESUBMIT = "SUBMIT", "KILL", "RESUBMIT"
+# Where a command is accepted (DataWorkflow.py); KILLED is no longer resubmittable (CRAB d6cc4abd).
+KILLABLE = (SUBMITTED, KILLFAILED, RESUBMITFAILED, FAILED, COMPLETED)
+RESUBMITTABLE = (SUBMITTED, KILLFAILED, RESUBMITFAILED, FAILED, COMPLETED)
+# The status a failed action leaves (MasterWorker.STATE_ACTIONS_MAP).
+FAILURE_STATUS = {SUBMIT: SUBMITFAILED, KILL: KILLFAILED, RESUBMIT: RESUBMITFAILED}
+
+
+class TaskError(Exception):
+    """A command CRAB would refuse; the message says why and what the user can do."""
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str  # YYMMDD_HHMMSS:user_crab_<requestName>
+    request_name: str
+    user: str
+    status: str
+    command: str
+    config_path: str  # the configuration as the user gave it
+    task_dir: str  # where the DAG, its scripts' state and the job outputs live
+    submitted_at: float
+    updated_at: float
+    dagman_id: int | None = None
+    message: str = ""  # why the last action failed, for task list and status
+    arguments: dict = field(default_factory=dict)  # the pending command's options (resubmit's)
+
+
+def task_name(request_name: str, user: str, when: float) -> str:
+    """CRAB's task name: the submission time, the user and the request name."""
+    return time.strftime("%y%m%d_%H%M%S", time.localtime(when)) + f":{user}_crab_{request_name}"
+
+
+class TaskDB:
+    """The task table of one state directory."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS tasks (name TEXT PRIMARY KEY, request_name TEXT, user TEXT, status TEXT,"
+            " command TEXT, config_path TEXT, task_dir TEXT, submitted_at REAL, updated_at REAL, dagman_id INTEGER,"
+            " message TEXT, arguments TEXT)")
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -------------------------------------------------------------- reading
+
+    def tasks(self) -> list[Task]:
+        """Every task, newest first."""
+        return [self._task(row) for row in self._db.execute("SELECT * FROM tasks ORDER BY submitted_at DESC, name")]
+
+    def get(self, name: str) -> Task:
+        """A task by its full name, or by its request name where that is unique."""
+        row = self._db.execute("SELECT * FROM tasks WHERE name = ?", (name,)).fetchone()
+        if row is not None:
+            return self._task(row)
+        rows = self._db.execute("SELECT * FROM tasks WHERE request_name = ?", (name,)).fetchall()
+        if len(rows) == 1:
+            return self._task(rows[0])
+        if rows:
+            names = ", ".join(sorted(r[0] for r in rows))
+            raise TaskError(f"{name!r} names {len(rows)} tasks ({names}); give the full task name")
+        raise TaskError(f"there is no task {name!r}; see 'crabtui task list'")
+
+    def pending(self) -> list[Task]:
+        """Tasks with a command to carry out (NEW), or one a crashed worker left half done (QUEUED)."""
+        return [self._task(row) for row in
+                self._db.execute("SELECT * FROM tasks WHERE status IN (?, ?) ORDER BY updated_at", (NEW, QUEUED))]
+
+    # -------------------------------------------------------------- writing
+
+    def insert(self, task: Task) -> None:
+        try:
+            self._db.execute("INSERT INTO tasks VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", _row(task))
+        except sqlite3.IntegrityError:
+            raise TaskError(f"a task named {task.name} exists already") from None
+
+    def update(self, task: Task, **changes) -> Task:
+        """Store ``changes`` to the task (its update time too) and return the new row."""
+        new = replace(task, **changes, updated_at=time.time())
+        self._db.execute("UPDATE tasks SET request_name=?, user=?, status=?, command=?, config_path=?, task_dir=?,"
+                         " submitted_at=?, updated_at=?, dagman_id=?, message=?, arguments=? WHERE name=?",
+                         _row(new)[1:] + (new.name,))
+        return new
+
+    def request(self, name: str, command: str, arguments: dict | None = None) -> Task:
+        """Record a user's KILL or RESUBMIT for the worker, if CRAB would accept it in this status."""
+        with self._transaction():
+            task = self.get(name)
+            if command == KILL:
+                if task.status == NEW and task.command == SUBMIT:
+                    return self.update(task, status=KILLED, command=KILL, message="killed before it was submitted")
+                if task.status not in KILLABLE:
+                    raise TaskError(f"task {task.name} is {task.status}: it can be killed only when it is "
+                                    + ", ".join(KILLABLE))
+            elif command == RESUBMIT:
+                if task.status == SUBMITFAILED:  # CRAB submits such a task anew
+                    return self.update(task, status=NEW, command=SUBMIT, message="", arguments=arguments or {})
+                if task.status not in RESUBMITTABLE:
+                    hint = " (a killed task cannot be resubmitted; submit it again)" if task.status == KILLED else ""
+                    raise TaskError(f"task {task.name} is {task.status}: it can be resubmitted only when it is "
+                                    + ", ".join(RESUBMITTABLE) + hint)
+            else:
+                raise ValueError(command)
+            return self.update(task, status=NEW, command=command, message="", arguments=arguments or {})
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    @staticmethod
+    def _task(row: tuple) -> Task:
+        *head, arguments = row
+        return Task(*head, arguments=json.loads(arguments or "{}"))
+
+
+def _row(task: Task) -> tuple:
+    return (task.name, task.request_name, task.user, task.status, task.command, task.config_path, task.task_dir,
+            task.submitted_at, task.updated_at, task.dagman_id, task.message, json.dumps(task.arguments))

@@ -1,0 +1,81 @@
+"""The task table: CRAB's statuses, pending commands and the transitions it allows."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.crab.taskdb import (COMPLETED, KILL, KILLED, NEW, QUEUED, RESUBMIT, SUBMIT, SUBMITFAILED, SUBMITTED,
+                                Task, TaskDB, TaskError, task_name)
+
+T0 = 1_790_000_000.0
+
+
+def new_task(request: str, when: float = T0) -> Task:
+    name = task_name(request, "alice", when)
+    return Task(name=name, request_name=request, user="alice", status=NEW, command=SUBMIT, config_path="/c.toml",
+                task_dir=f"/tasks/{name}", submitted_at=when, updated_at=when)
+
+
+@pytest.fixture
+def db(tmp_path):
+    db = TaskDB(str(tmp_path / "tasks.sqlite3"))
+    yield db
+    db.close()
+
+
+def test_task_name_has_crabs_form():
+    assert task_name("ttbar", "alice", T0).endswith(":alice_crab_ttbar")
+    assert len(task_name("ttbar", "alice", T0).split(":")[0]) == len("YYMMDD_HHMMSS")
+
+
+def test_tasks_persist_and_are_found_by_request_name_when_unique(db, tmp_path):
+    db.insert(new_task("ttbar"))
+    db.insert(new_task("wjets", T0 + 1))
+    again = TaskDB(str(tmp_path / "tasks.sqlite3"))
+    assert [t.request_name for t in again.tasks()] == ["wjets", "ttbar"], "newest first"
+    assert again.get("ttbar").name == new_task("ttbar").name
+    db.insert(new_task("ttbar", T0 + 60))
+    with pytest.raises(TaskError, match="names 2 tasks"):
+        db.get("ttbar")
+    with pytest.raises(TaskError, match="there is no task 'zz'; see 'crabtui task list'"):
+        db.get("zz")
+    with pytest.raises(TaskError, match="exists already"):
+        db.insert(new_task("wjets", T0 + 1))
+
+
+def test_pending_holds_new_and_half_done_tasks(db):
+    a, b, c = new_task("a"), new_task("b", T0 + 1), new_task("c", T0 + 2)
+    for t in (a, b, c):
+        db.insert(t)
+    db.update(b, status=QUEUED)
+    db.update(c, status=SUBMITTED, command=SUBMIT, dagman_id=7)
+    assert {t.request_name for t in db.pending()} == {"a", "b"}
+    assert db.get("c").dagman_id == 7
+
+
+def test_kill_before_the_worker_submits_is_immediate(db):
+    db.insert(new_task("a"))
+    assert db.request("a", KILL).status == KILLED
+
+
+def test_kill_and_resubmit_follow_crabs_rules(db):
+    task = new_task("a")
+    db.insert(task)
+    db.update(task, status=QUEUED)
+    with pytest.raises(TaskError, match="is QUEUED: it can be killed only when"):
+        db.request("a", KILL)
+    db.update(db.get("a"), status=COMPLETED)
+    resubmit = db.request("a", RESUBMIT, {"jobids": "1,3-5", "maxmemory": 3000})
+    assert (resubmit.status, resubmit.command, resubmit.arguments) == (NEW, RESUBMIT, {"jobids": "1,3-5",
+                                                                                       "maxmemory": 3000})
+    db.update(db.get("a"), status=KILLED)
+    with pytest.raises(TaskError, match="a killed task cannot be resubmitted"):
+        db.request("a", RESUBMIT)
+
+
+def test_resubmit_of_a_task_that_failed_to_submit_submits_it_anew(db):
+    task = new_task("a")
+    db.insert(task)
+    db.update(task, status=SUBMITFAILED, message="no such dataset")
+    again = db.request("a", RESUBMIT)
+    assert (again.status, again.command, again.message) == (NEW, SUBMIT, "")
