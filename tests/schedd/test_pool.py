@@ -233,6 +233,9 @@ class TestConfigErrors:
          'pool.toml: site[1].expressions.IsFast: not a ClassAd expression: "Speed >"'),
         ('[[site]]\nname = "T2_CH_CERN"\n[[site]]\nname = "T2_US_MIT"\nmemory = 0\n',
          "pool.toml: site[2].memory: must be a positive integer (MB), got 0"),
+        ('[[site]]\nname = "T2_CH_CERN"\nspeed = -1.5\n', "pool.toml: site[1].speed: must be a positive number"),
+        ('[[site]]\nname = "T2_CH_CERN"\nfailures = [{probability = 2, exitCode = 8021}]\n',
+         "pool.toml: site[1].failures[1].probability: must be a number from 0 to 1, got 2"),
     ])
     def test_error(self, text, expected):
         message = config_error(text)
@@ -291,6 +294,12 @@ class TestDefaultPool:
             assert slot.ad["SlotID"] == i
             assert (slot.ad["Cpus"], slot.ad["Memory"], slot.ad["Disk"]) == (1, 2000, 100000)
             assert slot.ad["GLIDEIN_CMSSite"] == "T2_XX_Local"
+
+    def test_slots_carry_a_neutral_site_profile(self, machine, tmp_path):
+        """The simulated grid's attributes are there with their defaults: speed 1, no failures."""
+        for slot in default_pool(tmp_path).slots:
+            assert slot.ad[pool_module.SPEED_ATTRIBUTE] == 1.0
+            assert slot.ad[pool_module.FAILURES_ATTRIBUTE] == "[]"
 
     def test_without_meminfo_a_slot_gets_the_default_memory(self, machine, tmp_path):
         machine.unlink()

@@ -12,12 +12,22 @@ publishes it) is true with MY = slot and TARGET = job. The job's Rank orders the
 
 The pool is described in TOML (see :func:`parse_pool` for the format) or, without a file, is this
 machine: one slot per CPU at the site :data:`DEFAULT_SITE`.
+
+Besides HTCondor's, every slot ad carries two attributes of crabtui's simulated grid, which the job
+wrapper (``engine.crab.wrapper``) reads from the machine ad file the starter writes
+(``_CONDOR_MACHINE_AD``): :data:`SPEED_ATTRIBUTE` (``CRABTUI_SiteSpeed``, a real: the site's CPU
+speed relative to 1.0, by which the simulated cmsRun multiplies its throughput) and
+:data:`FAILURES_ATTRIBUTE` (``CRABTUI_SiteFailures``, a string holding the site's failure profile as
+JSON: a list of ``{"probability": p, "exitCode": n}`` or ``{"probability": p, "memoryMB": n}``
+objects, ``[]`` for a site without failures). A real pool's slots lack both; the wrapper then
+runs at speed 1.0 without site failures.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import platform
 import re
@@ -35,8 +45,8 @@ import classad2
 import htcondor2  # noqa: F401
 
 __all__ = [
-    "DEFAULT_SITE", "Pool", "PoolConfigError", "Site", "Slot", "analyze", "conjuncts",
-    "default_pool", "load_pool", "matches", "parse_pool",
+    "DEFAULT_SITE", "FAILURES_ATTRIBUTE", "SPEED_ATTRIBUTE", "Pool", "PoolConfigError", "Site",
+    "SiteFailure", "Slot", "analyze", "conjuncts", "default_pool", "load_pool", "matches", "parse_pool",
 ]
 
 DEFAULT_SITE = "T2_XX_Local"
@@ -54,6 +64,12 @@ DEFAULT_MEMORY_MB = 2000
 DEFAULT_DISK_KB = 20_000_000
 """Disk of a configured slot when the pool file does not say: the 20 GB beyond which CRAB's
 ``periodic_remove`` removes a job, so that any job CRAB would let run fits."""
+
+SPEED_ATTRIBUTE = "CRABTUI_SiteSpeed"
+"""The slot attribute holding the site's relative CPU speed (a real; the site key ``speed``)."""
+
+FAILURES_ATTRIBUTE = "CRABTUI_SiteFailures"
+"""The slot attribute holding the site's failure profile as a JSON string (the site key ``failures``)."""
 
 _MEMINFO = "/proc/meminfo"
 
@@ -86,8 +102,12 @@ _RESERVED = {
     "start": 'set with the site key "start"',
     "withinresourcelimits": "set by the pool from the slot's Cpus, Memory and Disk",
     "requirements": 'set by the pool to START && WithinResourceLimits; use the site key "start"',
+    SPEED_ATTRIBUTE.lower(): 'set with the site key "speed"',
+    FAILURES_ATTRIBUTE.lower(): 'set with the site key "failures"',
 }
-_SITE_KEYS = ("name", "slots", "cpus", "memory", "disk", "start", "attributes", "expressions")
+_SITE_KEYS = ("name", "slots", "cpus", "memory", "disk", "start", "speed", "failures", "attributes", "expressions")
+_FAILURE_KEYS = ("probability", "exitCode", "memoryMB")
+_FAILURE_EXAMPLE = "failures = [{probability = 0.1, exitCode = 8021}, {probability = 0.05, memoryMB = 3000}]"
 _ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SITE_NAME = re.compile(r"[A-Za-z0-9_-]+\Z")
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\Z")
@@ -98,12 +118,33 @@ class PoolConfigError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class SiteFailure:
+    """One entry of a site's failure profile: with ``probability``, a job attempt at the site
+    fails with the exit code ``exit_code``, or its payload grows to ``memory_mb`` MB of resident
+    memory (memory trouble). Exactly one of the two is set."""
+
+    probability: float
+    exit_code: int | None = None
+    memory_mb: int | None = None
+
+    def as_json(self) -> dict[str, float | int]:
+        """The entry as the pool file and the slot ad's JSON write it."""
+        entry: dict[str, float | int] = {"probability": self.probability}
+        if self.exit_code is not None:
+            entry["exitCode"] = self.exit_code
+        if self.memory_mb is not None:
+            entry["memoryMB"] = self.memory_mb
+        return entry
+
+
+@dataclass(frozen=True, slots=True)
 class Site:
     """One site of the pool: a machine with ``slots`` identical slots.
 
     ``attributes`` hold ClassAd literals (str, int, float, bool) and ``expressions`` ClassAd
     expressions as text; both go into every slot ad, and may replace the default OpSys and Arch
-    so that a site can stand for a platform other than this machine's.
+    so that a site can stand for a platform other than this machine's. ``speed`` and ``failures``
+    describe the site to the simulated grid (see the module docstring).
     """
 
     name: str
@@ -114,6 +155,8 @@ class Site:
     start: str = "true"
     attributes: Mapping[str, str | int | float | bool] = field(default_factory=dict)
     expressions: Mapping[str, str] = field(default_factory=dict)
+    speed: float = 1.0
+    failures: tuple[SiteFailure, ...] = ()
 
     @property
     def machine(self) -> str:
@@ -200,6 +243,8 @@ def _slot_ad(site: Site, slot_id: int) -> classad2.ClassAd:
     ad["Memory"] = site.memory
     ad["Disk"] = site.disk
     ad["GLIDEIN_CMSSite"] = site.name
+    ad[SPEED_ATTRIBUTE] = float(site.speed)
+    ad[FAILURES_ATTRIBUTE] = json.dumps([failure.as_json() for failure in site.failures])
     ad["OpSys"], ad["Arch"] = _platform()
     for name, value in site.attributes.items():
         ad[name] = value
@@ -499,6 +544,11 @@ def parse_pool(text: str, file: str) -> Pool:
         memory = 2000                # MB per slot, default 2000 (CRAB's default job memory)
         disk = 10000000              # KB per slot, default 20000000 (CRAB's disk limit)
         start = 'TARGET.RequestMemory <= 2000'   # the slot's START, MY = slot, TARGET = job; default true
+        speed = 1.5                  # CPU speed relative to 1.0 (simulated grid), default 1.0
+        failures = [                 # the site's failure profile (simulated grid), default none
+          {probability = 0.1, exitCode = 8021},    # 10 % of job attempts fail with exit code 8021
+          {probability = 0.05, memoryMB = 3000},   # 5 % grow to 3000 MB of resident memory
+        ]                            # at most one failure per attempt: probabilities add up to <= 1
         [site.attributes]            # extra ClassAd attributes with literal values
         Speed = 1.5
         OpSys = "LINUX"              # OpSys and Arch default to this machine's
@@ -547,7 +597,7 @@ def _parse_site(table: Mapping[str, object], where: str) -> Site:
             close = difflib.get_close_matches(key, _SITE_KEYS, n=1)
             hint = f'did you mean "{close[0]}"? ' if close else ""
             raise PoolConfigError(f"{where}.{key}: unknown key; {hint}a [[site]] table holds "
-                                  + ", ".join(_SITE_KEYS[:6]) + ", [site.attributes] and [site.expressions]")
+                                  + ", ".join(_SITE_KEYS[:-2]) + ", [site.attributes] and [site.expressions]")
     if "name" not in table:
         raise PoolConfigError(f'{where}.name: missing; every site needs a name such as "T2_CH_CERN"')
     name = table["name"]
@@ -562,6 +612,8 @@ def _parse_site(table: Mapping[str, object], where: str) -> Site:
     if not isinstance(start, str):
         raise PoolConfigError(f"{where}.start: must be a string holding a ClassAd expression, got {_show(start)}")
     _check_expression(start, f"{where}.start")
+    speed = _speed(table, where)
+    failures = _failures(table, where)
 
     attributes = _table(table, "attributes", where)
     expressions = _table(table, "expressions", where)
@@ -588,7 +640,55 @@ def _parse_site(table: Mapping[str, object], where: str) -> Site:
                 if not isinstance(value, str):
                     raise PoolConfigError(f"{key}: must be a string holding a ClassAd expression, got {_show(value)}")
                 _check_expression(value, key)
-    return Site(name, slots, cpus, memory, disk, start, attributes, expressions)
+    return Site(name, slots, cpus, memory, disk, start, attributes, expressions, speed, failures)
+
+
+def _speed(table: Mapping[str, object], where: str) -> float:
+    value = table.get("speed", 1.0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise PoolConfigError(f"{where}.speed: must be a positive number, the site's CPU speed relative to 1.0 "
+                              f"(1.5 runs jobs 1.5 times as fast), got {_show(value)}")
+    return float(value)
+
+
+def _failures(table: Mapping[str, object], where: str) -> tuple[SiteFailure, ...]:
+    value = table.get("failures", [])
+    if not isinstance(value, list) or not all(isinstance(entry, dict) for entry in value):
+        raise PoolConfigError(f"{where}.failures: must be an array of tables, such as {_FAILURE_EXAMPLE}, "
+                              f"got {_show(value)}")
+    failures = []
+    for number, entry in enumerate(value, start=1):
+        at = f"{where}.failures[{number}]"
+        for key in entry:
+            if key not in _FAILURE_KEYS:
+                close = difflib.get_close_matches(key, _FAILURE_KEYS, n=1)
+                hint = f'did you mean "{close[0]}"? ' if close else ""
+                raise PoolConfigError(f"{at}.{key}: unknown key; {hint}a failure holds probability and "
+                                      "one of exitCode and memoryMB")
+        if "probability" not in entry:
+            raise PoolConfigError(f"{at}.probability: missing; give the share of job attempts that fail, "
+                                  "from 0 to 1, such as probability = 0.1")
+        probability = entry["probability"]
+        if isinstance(probability, bool) or not isinstance(probability, (int, float)) or not 0 <= probability <= 1:
+            raise PoolConfigError(f"{at}.probability: must be a number from 0 to 1, got {_show(probability)}")
+        effects = [key for key in ("exitCode", "memoryMB") if key in entry]
+        if len(effects) != 1:
+            got = " and ".join(effects) if effects else "neither"
+            raise PoolConfigError(f"{at}: give exactly one of exitCode (the payload fails with it) and memoryMB "
+                                  f"(the payload grows to that much memory), got {got}")
+        effect = effects[0]
+        amount = entry[effect]
+        if isinstance(amount, bool) or not isinstance(amount, int) or not 0 < amount < 2**31:
+            what = "an exit code" if effect == "exitCode" else "a memory size in MB"
+            raise PoolConfigError(f"{at}.{effect}: must be {what}, a whole number from 1 to 2147483647, "
+                                  f"got {_show(amount)}")
+        failures.append(SiteFailure(float(probability), exit_code=entry.get("exitCode"),
+                                    memory_mb=entry.get("memoryMB")))
+    total = math.fsum(f.probability for f in failures)
+    if total > 1 + 1e-9:
+        raise PoolConfigError(f"{where}.failures: the probabilities add up to {total:g}; they may add up to at "
+                              "most 1, since one draw per job attempt picks at most one failure")
+    return tuple(failures)
 
 
 def _positive(table: Mapping[str, object], key: str, where: str, unit: str, default: int) -> int:

@@ -300,7 +300,7 @@ class LocalSchedd:
         for key, slot in starts:
             ad = self.jobs[key]
             try:
-                proc = starter.start(ad, self._ad_file(key))
+                proc = starter.start(ad, self._ad_file(key), slot.ad if slot is not None else None)
             except OSError as e:
                 failed.append((key, f"Error from starter: Failed to execute '{ad['Cmd']}': {e.strerror or e}"))
                 continue
@@ -338,10 +338,7 @@ class LocalSchedd:
             else:  # held while it ran: keep the usage it accumulated
                 with self.queue.transaction():
                     self._save([ad])
-        try:
-            os.unlink(self._ad_file(key))
-        except FileNotFoundError:
-            pass
+        starter.remove_ad_files(self._ad_file(key))
         self.schedule()
 
     def _account(self, ad: classad2.ClassAd, wall: float, usage: resource.struct_rusage,

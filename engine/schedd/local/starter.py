@@ -3,7 +3,9 @@
 The job runs in its own session and process group (so hold and remove reach every process it
 started), from an argument list (never a shell string), in its initial directory, with its
 environment and its input, output and error files.  ``_CONDOR_JOB_AD`` names a file holding the
-job's ClassAd, as on a real execute node.
+job's ClassAd and, for a job that runs on a slot, ``_CONDOR_MACHINE_AD`` one holding the slot's
+machine ad (GLIDEIN_CMSSite and the rest), as on a real execute node. Both files are in the new
+ClassAd syntax (``[ Name = value; ... ]``), which classad2 and HTCondor's tools read.
 """
 
 from __future__ import annotations
@@ -37,8 +39,25 @@ class JobProcess:
         return self.popen.pid
 
 
-def start(ad: classad2.ClassAd, ad_file: str) -> JobProcess:
-    """Start the job of ``ad``, writing its ad to ``ad_file`` for ``_CONDOR_JOB_AD``. Raises OSError.
+def machine_ad_file(ad_file: str) -> str:
+    """Where :func:`start` writes the machine ad of the job whose ad is in ``ad_file``."""
+    base = ad_file[:-len(".job.ad")] if ad_file.endswith(".job.ad") else ad_file
+    return base + ".machine.ad"
+
+
+def remove_ad_files(ad_file: str) -> None:
+    """Remove the job ad file and the machine ad file of a job that has ended (either may be absent)."""
+    for path in (ad_file, machine_ad_file(ad_file)):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def start(ad: classad2.ClassAd, ad_file: str, machine_ad: classad2.ClassAd | None = None) -> JobProcess:
+    """Start the job of ``ad``, writing its ad to ``ad_file`` for ``_CONDOR_JOB_AD`` and, when it
+    runs on a slot, the slot's ``machine_ad`` to :func:`machine_ad_file` for ``_CONDOR_MACHINE_AD``
+    (scheduler and local universe jobs have no slot, and no machine ad). Raises OSError.
 
     The job runs in its initial directory, which is also its scratch directory: the embedded
     schedd shares the submitter's file system, as ``should_transfer_files = NO`` does.
@@ -49,6 +68,11 @@ def start(ad: classad2.ClassAd, ad_file: str) -> JobProcess:
     with open(ad_file, "w", encoding="utf-8") as f:
         f.write(str(ad))
     env["_CONDOR_JOB_AD"] = ad_file
+    if machine_ad is not None:
+        machine_file = machine_ad_file(ad_file)
+        with open(machine_file, "w", encoding="utf-8") as f:
+            f.write(str(machine_ad))
+        env["_CONDOR_MACHINE_AD"] = machine_file
     env["_CONDOR_SCRATCH_DIR"] = ad["Iwd"]
     env["_CONDOR_JOB_IWD"] = ad["Iwd"]
     env["CONDOR_ID"] = f"{ad['ClusterId']}.{ad['ProcId']}"  # how condor_dagman learns its own job id
