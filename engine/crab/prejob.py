@@ -1,0 +1,89 @@
+"""CRAB's PreJob: ``python3 -m engine.crab.prejob DAG_RETRY JOB_ID TASK_DIR``, a node's PRE script.
+
+It opens the job's next attempt (:func:`engine.crab.retry_policy.begin_attempt`: RRN + 1, the
+attempt's memory, runtime and sites to avoid) and writes ``Job.<id>.submit``: the task's template
+plus this attempt's lines, as CRAB's ``alter_submit`` does.  While the job cools off after a
+failure it exits 4, which the DAG's ``SCRIPT DEFER 4`` turns into "run me again later", so the
+node shows a countdown instead of a running PRE script.  Exit codes are CRAB's: 0 go, 2 fatal.
+Standard library only: it runs wherever DAGMan runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import sys
+import time
+
+from engine.atomic import write_atomically
+from engine.crab.dagman_creator import SUBMIT_TEMPLATE, TASK_FILE
+from engine.crab.wrapper import plan_json
+from engine.crab.retry_policy import (JobReturnCode, JobState, Params, begin_attempt, choose_sites,
+                                      cooloff_remaining, load_state, save_state, state_path)
+
+
+def load_job_state(task_dir: str, job_id: str) -> JobState:
+    path = state_path(task_dir, job_id)
+    return load_state(path) if os.path.exists(path) else JobState(job_id)
+
+
+def candidate_sites(task: dict, job_sites: list[str]) -> list[str]:
+    """Where the job may run: its data's sites, within the whitelist if any, outside the blacklist
+    (CRAB's precedence: the whitelist narrows, the blacklist then removes; wildcards allowed)."""
+    sites = job_sites
+    if task["site_whitelist"]:
+        sites = [s for s in sites if any(fnmatch.fnmatchcase(s, w) for w in task["site_whitelist"])]
+    return [s for s in sites if not any(fnmatch.fnmatchcase(s, b) for b in task["site_blacklist"])]
+
+
+def attempt_lines(task: dict, state: JobState, sites: list[str]) -> list[str]:
+    """The lines ``alter_submit`` adds for one attempt."""
+    attempt = state.attempts[-1]
+    desired = ",".join(sorted(sites))
+    return [
+        f"CRAB_Retry = {state.crab_retry}",
+        f"My.CRAB_Retry = {state.crab_retry}",
+        f"My.CRAB_RRN = {attempt.rrn}",
+        f"My.CRABTUI_Attempt = {len(state.attempts)}",
+        f"request_memory = {attempt.request_memory_mb}",
+        f"My.MaxWallTimeMinsRun = {attempt.max_runtime_min}",
+        f"My.EstimatedWallTimeMins = {attempt.max_runtime_min}",
+        f'My.DESIRED_Sites = "{desired}"',
+        "My.CRAB_SiteBlacklist = {" + ", ".join(f'"{s}"' for s in task["site_blacklist"]) + "}",
+        "My.CRAB_SiteWhitelist = {" + ", ".join(f'"{s}"' for s in task["site_whitelist"]) + "}",
+        f"My.PostJobPrio2 = {state.crab_retry}",
+        # A ClassAd string literal escapes as JSON does: the plan's JSON, quoted again.
+        f"My.CRABTUI_FailurePlan = {json.dumps(plan_json(task['failure_plan'], job=state.job_id))}",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.prejob")
+    parser.add_argument("dag_retry", type=int)
+    parser.add_argument("job_id")
+    parser.add_argument("task_dir")
+    args = parser.parse_args(argv)
+    with open(os.path.join(args.task_dir, TASK_FILE), encoding="utf-8") as f:
+        task = json.load(f)
+    state = load_job_state(args.task_dir, args.job_id)
+    if cooloff_remaining(state, time.time()) > 0:
+        return JobReturnCode.DEFER
+    state = begin_attempt(state, dag_retry=args.dag_retry,
+                          task_params=Params(task["max_memory_mb"], task["max_runtime_min"]))
+    with open(os.path.join(args.task_dir, f"job_sites.{args.job_id}.json"), encoding="utf-8") as f:
+        sites = choose_sites(candidate_sites(task, json.load(f)), state.attempts[-1].avoid_sites)
+    save_state(state_path(args.task_dir, args.job_id), state)
+    if not sites:
+        print(f"job {args.job_id}: no site holds its data within the white/blacklists", file=sys.stderr)
+        return JobReturnCode.FATAL_ERROR
+    with open(os.path.join(args.task_dir, SUBMIT_TEMPLATE), encoding="utf-8") as f:
+        template = f.read()
+    write_atomically(os.path.join(args.task_dir, f"Job.{args.job_id}.submit"),
+                     "\n".join(attempt_lines(task, state, sites)) + "\n" + template + "queue\n")
+    return JobReturnCode.OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
