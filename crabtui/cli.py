@@ -10,6 +10,7 @@ from crabtui.commands.dag import dag
 from crabtui.commands.dataset import dataset
 from crabtui.commands.jobs import JOB_COMMANDS, job
 from crabtui.commands.pool import pool
+from crabtui.commands.task import task
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -28,6 +29,7 @@ def main(ctx: click.Context, state_dir: str | None, backend: str) -> None:
 main.add_command(dag)
 main.add_command(dataset)
 main.add_command(pool)
+main.add_command(task)
 main.add_command(job)
 for command in JOB_COMMANDS:
     main.add_command(command)

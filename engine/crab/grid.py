@@ -30,6 +30,7 @@ def install_grid(state: StateDir, *, overwrite: bool = False) -> str:
     if os.path.exists(target) and not overwrite:
         raise FileExistsError(f"{target} exists already; keep it, or install the simulated grid over it "
                               "with overwrite=True")
+    os.makedirs(state.path, exist_ok=True)
     tmp = target + ".tmp"
     shutil.copyfile(grid_path(), tmp)
     os.replace(tmp, target)

@@ -126,7 +126,11 @@ async def serve(state: StateDir, *, ready_fd: int | None = None,
     if ready_fd is not None:
         os.write(ready_fd, b"ready\n")
         os.close(ready_fd)
+    from engine.crab import worker  # CRAB's task worker runs beside the schedd, as a client of it
+
+    stop_worker = worker.start(state)
     await daemon.stopping.wait()
+    stop_worker.set()
     server.close()
     os.unlink(state.socket)
     evicted = schedd.shutdown()

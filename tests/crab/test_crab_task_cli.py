@@ -1,0 +1,108 @@
+"""``crabtui task submit|list|status|kill`` against a real embedded schedd and its task worker."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.crab.grid import install_grid
+from engine.schedd.local.client import LocalScheddClient
+from engine.state import StateDir
+
+CONFIG = """\
+[General]
+requestName = "{name}"
+[JobType]
+psetName = "pset.py"
+[Data]
+inputDataset = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
+splitting = "FileBased"
+unitsPerJob = 5
+[Site]
+storageSite = "T2_XX_Local"
+blacklist = ["T2_US_Nebraska", "T2_DE_DESY"]
+[Debug]
+timeScale = {scale}
+failurePlan = [{{job = "2", attempt = 1, exitCode = 8021}}]
+"""
+
+
+@pytest.fixture
+def state():
+    state = StateDir(tempfile.mkdtemp(prefix="crabtask-", dir="/tmp"))
+    install_grid(state)
+    yield state
+    LocalScheddClient(state).shutdown()
+    shutil.rmtree(state.path, ignore_errors=True)
+
+
+def crabtui(state: StateDir, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([shutil.which("crabtui"), "--state-dir", state.path, *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def task_status(state: StateDir, name: str, cwd: Path) -> dict:
+    result = crabtui(state, "task", "status", name, "--json", cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def wait_status(state: StateDir, name: str, cwd: Path, wanted: str, timeout: float = 90) -> dict:
+    deadline = time.monotonic() + timeout
+    while (status := task_status(state, name, cwd))["status"] != wanted:
+        assert time.monotonic() < deadline, f"task stayed {status['status']}, wanted {wanted}"
+        time.sleep(0.2)
+    return status
+
+
+def test_a_task_is_submitted_runs_its_retries_and_completes(tmp_path, state):
+    (tmp_path / "crab.toml").write_text(CONFIG.format(name="ttbar", scale=500))
+    submitted = crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    assert "Task name: " in submitted.stdout and ":" in submitted.stdout.split("Task name: ")[1]
+    status = wait_status(state, "ttbar", tmp_path, "COMPLETED")
+    jobs = {j["id"]: j for j in status["jobs"]}
+    assert sorted(jobs) == ["1", "2", "3", "4"] and all(j["state"] == "finished" for j in jobs.values())
+    two = jobs["2"]
+    assert (two["retries"], [a["exit_code"] for a in two["attempts"]]) == (1, [8021, 0])
+    assert two["site_history"][0] == "T2_XX_Local" and two["site_history"][1] != "T2_XX_Local"
+    assert two["attempts"][0]["action"] == "retry" and two["attempts"][0]["request_memory"] == 2000
+    listing = crabtui(state, "task", "list", cwd=tmp_path).stdout
+    assert "COMPLETED" in listing and status["name"] in listing
+    long = crabtui(state, "task", "status", "ttbar", "--long", cwd=tmp_path).stdout
+    assert "finished       100.0% (   4/4)" in long
+
+
+def test_kill_removes_the_tasks_jobs(tmp_path, state):
+    (tmp_path / "crab.toml").write_text(CONFIG.format(name="slow", scale=0.5))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    status = wait_status(state, "slow", tmp_path, "SUBMITTED")
+    deadline = time.monotonic() + 60
+    while not LocalScheddClient(state).query(f"DAGManJobId == {status['dagman_id']}", ["ClusterId"]):
+        assert time.monotonic() < deadline, "no job started"
+        time.sleep(0.2)
+    killed = crabtui(state, "task", "kill", "slow", cwd=tmp_path)
+    assert killed.returncode == 0, killed.stderr
+    wait_status(state, "slow", tmp_path, "KILLED")
+    deadline = time.monotonic() + 60
+    while LocalScheddClient(state).query("true", ["ClusterId"]):
+        assert time.monotonic() < deadline, "jobs left after the kill"
+        time.sleep(0.2)
+    again = crabtui(state, "task", "kill", "slow", cwd=tmp_path)
+    assert again.returncode == 1 and "is KILLED: it can be killed only when" in again.stderr
+
+
+def test_bad_configuration_and_unknown_dataset_are_refused(tmp_path, state):
+    (tmp_path / "bad.toml").write_text(CONFIG.format(name="x", scale=1).replace("unitsPerJob = 5", "unitsPerJob = 0"))
+    bad = crabtui(state, "task", "submit", "bad.toml", cwd=tmp_path)
+    assert bad.returncode == 1 and "bad.toml" in bad.stderr and "unitsPerJob" in bad.stderr
+    (tmp_path / "nodata.toml").write_text(CONFIG.format(name="y", scale=1).replace("/TTbar_", "/TTbarr_"))
+    nodata = crabtui(state, "task", "submit", "nodata.toml", cwd=tmp_path)
+    assert nodata.returncode == 1 and "Data.inputDataset" in nodata.stderr and "did you mean" in nodata.stderr
+    assert "TASK" in crabtui(state, "task", "list", cwd=tmp_path).stdout
