@@ -99,13 +99,25 @@ def types_for(events: Iterable[htcondor2.JobEvent], job: str) -> list[htcondor2.
 # ------------------------------------------------------------------------------------ processes
 
 def process_gone(pid: int) -> bool:
-    """Whether ``pid`` has exited (a zombie waiting for a parent that will not reap it counts)."""
+    """Whether ``pid`` has exited with all its threads (a zombie waiting for a parent that will not
+    reap it counts). The leader of a threaded process turns zombie before its other threads have
+    died, and only then are its files (a listening socket) closed."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             state = f.read().rsplit(")", 1)[1].split()[0]
+        threads = os.listdir(f"/proc/{pid}/task")
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return True
-    return state in ("Z", "X")
+    if state not in ("Z", "X"):
+        return False
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+                    return False
+        except FileNotFoundError:
+            continue
+    return True
 
 
 def process_alive(pid: int) -> bool:

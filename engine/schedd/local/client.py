@@ -87,7 +87,10 @@ class LocalScheddClient:
         if not self.running():
             return False
         pid = self._call("ping")["pid"]
-        self._call("shutdown")
+        try:
+            self._call("shutdown")
+        except ScheddError:
+            pass  # the daemon went away before its answer reached us: what was asked
         self.close()
         with open(self.state.lock, "a") as lock:  # blocks until the daemon is gone
             fcntl.flock(lock, fcntl.LOCK_EX)

@@ -124,7 +124,10 @@ async def serve(state: StateDir, *, ready_fd: int | None = None,
         loop.add_signal_handler(signum, daemon.stopping.set)
     log.info("schedd %d serving %s with %d slots", os.getpid(), state.socket, len(pool.slots))
     if ready_fd is not None:
-        os.write(ready_fd, b"ready\n")
+        try:
+            os.write(ready_fd, b"ready\n")
+        except BrokenPipeError:
+            pass  # the client that started us is gone; others will find us serving
         os.close(ready_fd)
     from engine.crab import worker  # CRAB's task worker runs beside the schedd, as a client of it
 
