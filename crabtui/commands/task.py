@@ -16,6 +16,8 @@ import click
 
 from crabtui.commands.backend import schedd
 
+NUM_AUTOM_JOB_RETRIES = 3  # executions per job and resubmit epoch, as CRAB's TaskWorker ships it
+
 
 def _fail(message: str) -> None:
     click.echo(f"ERROR: {message}", err=True)
@@ -64,7 +66,7 @@ def submit(ctx: click.Context, config: str) -> None:
     ad = TaskAd(name=name, user=user, dataset=cfg.input_dataset, max_memory_mb=cfg.max_memory_mb,
                 max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
                 site_whitelist=cfg.site_whitelist, site_blacklist=cfg.site_blacklist, storage_site=cfg.storage_site,
-                time_scale=cfg.time_scale, max_retries=3,
+                time_scale=cfg.time_scale, max_retries=NUM_AUTOM_JOB_RETRIES,
                 failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), script_exe=cfg.script_exe)
     write_request(task_dir, dataset=cfg.input_dataset, splitting=cfg.splitting, units_per_job=cfg.units_per_job,
                   total_units=cfg.total_units, lumi_mask=cfg.lumi_mask, ad=ad)
