@@ -115,39 +115,94 @@ def kill(ctx: click.Context, name: str) -> None:
 
 @task.command()
 @click.argument("name", metavar="TASK")
-@click.option("--long", "long_", is_flag=True, help="One line per job.")
+@click.option("--long", "long_", is_flag=True, help="One line per job: CRAB's extended job status table.")
+@click.option("--sort", metavar="KEY",
+              help="Also list the jobs by state, site, runtime, memory, cpu, retries, waste or exitcode.")
+@click.option("--jobids", metavar="IDS", help="Only these jobs in --long and --sort, e.g. 1,3-5.")
+@click.option("--summary", is_flag=True, help="Per site: runtime, waste, and jobs running, done, staging out, failed.")
+@click.option("--verboseErrors", "verbose_errors", is_flag=True, help="The failed jobs' error messages, and which jobs.")
 @click.option("--json", "json_output", is_flag=True, help="The task and every job, with its attempts.")
 @click.pass_context
-def status(ctx: click.Context, name: str, long_: bool, json_output: bool) -> None:
-    """The task's status and its jobs' states (like crab status)."""
-    from collections import Counter
+def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids: str | None, summary: bool,
+           verbose_errors: bool, json_output: bool) -> None:
+    """The task's status and its jobs' states, laid out as crab status prints them."""
+    import gc
 
-    from engine.crab.status import job_ids, task_jobs
-    from engine.crab.taskdb import TaskError
+    from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render
+    from engine.crab.status import scheduler_status, task_view
+    from engine.crab.taskdb import TaskDB, TaskError
 
-    db, _ = _db(ctx)
+    options = Options(long=long_, sort=sort, jobids=jobids, summary=summary, verbose_errors=verbose_errors)
     try:
-        task = db.get(name)
-    except TaskError as e:
+        check_options(options)
+    except StatusOptionError as e:
         _fail(str(e))
-    ids = job_ids(task.task_dir) if os.path.isdir(task.task_dir) else []
+    now = time.time()
     with schedd(ctx) as client:
-        jobs = task_jobs(task.task_dir, ids, client, task.dagman_id)
+        client.ping()  # starts the daemon, and with it the task worker
+        # engine.crab.worker.tasks_path, without importing the worker (a tenth of the time budget)
+        db = TaskDB(os.path.join(client.state.path, "tasks.sqlite3"))
+        try:
+            task = db.get(name)
+        except TaskError as e:
+            _fail(str(e))
+        view = task_view(task.task_dir, client, task.dagman_id, now=now)
+    scheduler = scheduler_status(task.status, task.dagman_id, view)
     if json_output:
         click.echo(json.dumps({"name": task.name, "status": task.status, "command": task.command,
                                "dagman_id": task.dagman_id, "message": task.message,
-                               "jobs": [j.as_json() for j in jobs]}, indent=2))
+                               "scheduler_status": scheduler, "task_dir": task.task_dir,
+                               "jobs": [j.as_json() for j in view.jobs]}, indent=2))
         return
-    click.echo(f"Task name:\t\t\t{task.name}\nStatus on the CRAB server:\t{task.status}")
-    if task.message:
-        click.echo(f"Message:\t\t\t{task.message}")
-    counts = Counter(j.state for j in jobs)
-    for i, (state, n) in enumerate(sorted(counts.items())):
-        label = "Jobs status:" if i == 0 else ""
-        click.echo(f"{label:<32}{state:<15}{100 * n / len(jobs):5.1f}% ({n:>4}/{len(jobs)})")
-    if long_:
-        click.echo(f"\n{'Job':>5} {'State':<14} {'Most Recent Site':<18} {'Retries':>7} {'Last ExitCode':>13}")
-        for j in jobs:
-            site = j.site_history[-1] if j.site_history else ""
-            code = "" if j.exit_code is None else j.exit_code
-            click.echo(f"{j.id:>5} {j.state:<14} {site:<18} {j.retries:>7} {code!s:>13}")
+    gc.disable()  # the 10,000-line layout makes no garbage cycles; collecting would cost a third of it
+    info = TaskInfo(name=task.name, task_dir=task.task_dir, status=task.status, command=task.command,
+                    message=task.message, scheduler_status=scheduler, num_cores=view.num_cores,
+                    max_memory_mb=view.max_memory_mb, max_runtime_min=view.max_runtime_min)
+    try:
+        lines = render(info, view.jobs, now, options)
+    except StatusOptionError as e:
+        _fail(str(e))
+    click.echo("\n".join(lines))
+
+
+@task.command()
+@click.argument("name", metavar="TASK")
+@click.option("--jobids", metavar="IDS", help="The failed jobs to resubmit, e.g. 1,3-5 (default: every failed job).")
+@click.option("--sitewhitelist", metavar="SITES", help="Sites the resubmitted jobs may run at (comma list; '' for none).")
+@click.option("--siteblacklist", metavar="SITES", help="Sites the resubmitted jobs must avoid (comma list; '' for none).")
+@click.option("--maxjobruntime", type=int, metavar="MIN", help="Max runtime of the resubmitted jobs, 60..20160 minutes.")
+@click.option("--maxmemory", type=int, metavar="MB", help="Memory of the resubmitted jobs, 30..30720 MB.")
+@click.option("--priority", type=int, metavar="N", help="Priority of the resubmitted jobs (> 0).")
+@click.pass_context
+def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: str | None,
+             siteblacklist: str | None, maxjobruntime: int | None, maxmemory: int | None,
+             priority: int | None) -> None:
+    """Resubmit TASK's failed jobs, with new parameters if given (like crab resubmit).
+
+    Options not given keep the task's original values; the new ones apply to the resubmitted jobs
+    only, on their resubmission and on its automatic retries, each with a fresh retry budget.
+    """
+    from engine.crab.resubmit import ResubmitError, request_arguments, select_jobs
+    from engine.crab.status import job_ids, task_jobs
+    from engine.crab.taskdb import RESUBMIT, RESUBMITTABLE, TaskError
+
+    try:
+        arguments = request_arguments(jobids=jobids, sitewhitelist=sitewhitelist, siteblacklist=siteblacklist,
+                                      maxjobruntime=maxjobruntime, maxmemory=maxmemory, priority=priority)
+    except ResubmitError as e:
+        _fail(str(e))
+    db, _ = _db(ctx)
+    try:
+        task = db.get(name)
+        if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
+            if not os.path.isdir(task.task_dir):
+                _fail("Status information is unavailable, will not proceed with the resubmission. "
+                      "Try again a few seconds later if the task has just been submitted.")
+            with schedd(ctx) as client:
+                jobs = task_jobs(task.task_dir, job_ids(task.task_dir), client, task.dagman_id)
+            select_jobs({j.id: j.state for j in jobs}, arguments["resubmit_jobids"])
+        task = db.request(task.name, RESUBMIT, arguments)
+    except (TaskError, ResubmitError) as e:
+        _fail(str(e))
+    click.echo(f"Resubmit request for task {task.name} sent; 'crabtui task status {task.request_name}' shows "
+               "how the resubmission proceeds.")

@@ -50,7 +50,8 @@ none), ``stopped_early`` (the stop-after limit ended the run) and ``unprocessed`
 :func:`read_report` validates what PostJob relies on and raises :class:`FJRError` naming the file
 and the key (``jobReport.json.3: steps.cmsRun.input.source[2].runs: ...``, list items counted from
 1); unknown keys are kept, since real reports hold many more. :func:`summarize` gives the numbers
-``crab status`` shows. The module is standard library only: it runs in jobs and DAGMan scripts.
+``crab status`` shows; :func:`performance` reads only those numbers, quickly, for a status of
+thousands of jobs. The module is standard library only: it runs in jobs and DAGMan scripts.
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ from typing import Any
 from engine.atomic import write_atomically
 
 __all__ = [
-    "FJR_NAME", "FJRError", "Summary", "build_report", "minimal_report", "read_report", "runs_json",
-    "summarize", "validate", "write_report",
+    "FJR_NAME", "FJRError", "Summary", "build_report", "minimal_report", "performance", "read_report",
+    "runs_json", "summarize", "validate", "write_report",
 ]
 
 FJR_NAME = "jobReport.json"
@@ -357,3 +358,24 @@ def summarize(report: dict[str, Any]) -> Summary:
         lumis={run: sorted(numbers) for run, numbers in sorted(lumis.items())},
         unprocessed=_runs(extra.get("unprocessed", {}), ""), errors=tuple(step["errors"]),
     )
+
+
+def performance(path: str | os.PathLike[str]) -> tuple[float | None, float | None, float | None] | None:
+    """``(TotalJobTime, TotalJobCPU, PeakValueRss)`` of the report at ``path`` (seconds, seconds,
+    MB; None where it does not say), or None if there is no readable report.  Unlike
+    :func:`read_report` it checks only what it returns, a quarter of the cost: ``crab status``
+    reads one report per attempt of every job."""
+    try:
+        with open(path, "rb") as f:
+            report = json.loads(f.read())
+    except (OSError, ValueError):
+        return None
+    step = report.get("steps") if isinstance(report, dict) else None
+    step = step.get("cmsRun") if isinstance(step, dict) else None
+    performance = step.get("performance") if isinstance(step, dict) else None
+    if not isinstance(performance, dict):
+        return (None, None, None) if isinstance(step, dict) else None
+    cpu, memory = performance.get("cpu"), performance.get("memory")
+    cpu = cpu if isinstance(cpu, dict) else {}
+    memory = memory if isinstance(memory, dict) else {}
+    return _figure(cpu.get("TotalJobTime")), _figure(cpu.get("TotalJobCPU")), _figure(memory.get("PeakValueRss"))

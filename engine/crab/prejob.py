@@ -5,6 +5,13 @@ attempt's memory, runtime and sites to avoid) and writes ``Job.<id>.submit``: th
 plus this attempt's lines, as CRAB's ``alter_submit`` does.  While the job cools off after a
 failure it exits 4, which the DAG's ``SCRIPT DEFER 4`` turns into "run me again later", so the
 node shows a countdown instead of a running PRE script.  Exit codes are CRAB's: 0 go, 2 fatal.
+
+After a ``crab resubmit`` it first reads the resubmit record (:mod:`engine.crab.resubmit`): a job
+listed in an epoch newer than its own enters it (RRN 0, the epoch's memory and runtime), and a job
+in a resubmit epoch takes that epoch's site lists and priority, on its automatic retries too.  A
+job that failed for good and was not listed exits 2 without an attempt (the rescue DAG runs every
+node that is not done; CRAB reruns only the listed ones).
+
 Standard library only: it runs wherever DAGMan runs.
 """
 
@@ -19,6 +26,7 @@ import time
 
 from engine.atomic import write_atomically
 from engine.crab.dagman_creator import SUBMIT_TEMPLATE, TASK_FILE
+from engine.crab.resubmit import ResubmitEntry, apply_record, read_record
 from engine.crab.wrapper import plan_json
 from engine.crab.retry_policy import (JobReturnCode, JobState, Params, begin_attempt, choose_sites,
                                       cooloff_remaining, load_state, save_state, state_path)
@@ -36,6 +44,27 @@ def candidate_sites(task: dict, job_sites: list[str]) -> list[str]:
     if task["site_whitelist"]:
         sites = [s for s in sites if any(fnmatch.fnmatchcase(s, w) for w in task["site_whitelist"])]
     return [s for s in sites if not any(fnmatch.fnmatchcase(s, b) for b in task["site_blacklist"])]
+
+
+def failed_for_good(state: JobState) -> str:
+    """Why the job must not run again ("" if it may): its last attempt failed for good and no
+    resubmit has listed it since.  A rescue DAG runs every node that is not done, but ``crab
+    resubmit`` reruns only the jobs it lists; the others fail again at once, their state untouched."""
+    last = state.attempts[-1] if state.attempts else None
+    if last is None or last.action not in ("fatal", "abort_dag") or state.epoch > last.epoch:
+        return ""
+    return (f"failed for good after attempt {last.crab_retry} ({last.reason or last.action}); not listed by a "
+            f"resubmit, so it does not run again")
+
+
+def job_task(task: dict, entry: ResubmitEntry | None) -> dict:
+    """The task's values as they apply to one job: those of the resubmit that listed it last (the
+    entry of its epoch; the memory and runtime then also come with its state), else the task's."""
+    if entry is None:
+        return task
+    return {**task, "max_memory_mb": entry.memory_mb, "max_runtime_min": entry.runtime_min,
+            "site_whitelist": list(entry.site_whitelist), "site_blacklist": list(entry.site_blacklist),
+            "priority": entry.priority}
 
 
 def attempt_lines(task: dict, state: JobState, sites: list[str]) -> list[str]:
@@ -67,7 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with open(os.path.join(args.task_dir, TASK_FILE), encoding="utf-8") as f:
         task = json.load(f)
-    state = load_job_state(args.task_dir, args.job_id)
+    state, entry = apply_record(load_job_state(args.task_dir, args.job_id), read_record(args.task_dir))
+    ended = failed_for_good(state)
+    if ended:
+        print(f"job {args.job_id}: {ended}", file=sys.stderr)
+        return JobReturnCode.FATAL_ERROR
+    task = job_task(task, entry)
     if cooloff_remaining(state, time.time()) > 0:
         return JobReturnCode.DEFER
     state = begin_attempt(state, dag_retry=args.dag_retry,
@@ -81,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     with open(os.path.join(args.task_dir, SUBMIT_TEMPLATE), encoding="utf-8") as f:
         template = f.read()
     write_atomically(os.path.join(args.task_dir, f"Job.{args.job_id}.submit"),
-                     "\n".join(attempt_lines(task, state, sites)) + "\n" + template + "queue\n")
+                     "\n".join(attempt_lines(task, state, sites)) + "\n" + template
+                     + f"priority = {task['priority']}\nqueue\n")
     return JobReturnCode.OK
 
 

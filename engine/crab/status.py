@@ -1,79 +1,412 @@
-"""A task's jobs as ``crab status`` shows them: each job's state, retries, sites and attempts.
+"""A task's jobs as ``crab status`` shows them: each job's state, retries, sites, attempts and figures.
 
 The state of a job comes from its retry state (:mod:`engine.crab.retry_policy`), which PreJob and
 PostJob keep, and from its job in the queue, as CRAB's ``cache_status`` derives node states from
 the DAG's files and the job ads (crab-spec §1.2): unsubmitted, cooloff, idle, running, held,
-transferring, finished, failed.
+transferring, finished, failed, plus killing (removed, still in the queue) and killed (in flight or
+cooling off when its DAG was removed or aborted).  A failed job that ``crab resubmit`` put in a new
+epoch is unsubmitted until its DAG runs it again.
+
+The figures of ``crab status --long`` come from the framework job reports
+(``jobReport.json.<id>.<crab_retry>``, :func:`engine.crab.fjr.performance`): runtime
+(TotalJobTime, simulated seconds), memory (PeakValueRss, MB), CPU % (TotalJobCPU over runtime and
+cores) and waste (the runtime of the attempts before the latest).  An attempt without a report
+counts its run as the job log timed it, scaled to simulated seconds; a running job its time so
+far and its ResidentSetSize from the queue.  Restarts (evictions) are not counted: always 0.
+
+The status cache
+----------------
+Reading 10,000 retry states and their reports takes over a second, so what they say is kept in
+``status_cache.json`` in the task directory (CRAB keeps its ``status_cache`` for the same reason;
+here whoever asks for the status brings it up to date: the CLI, the UI or the task worker).  It is
+derived data only: deleting it loses nothing.  This module is the one place that reads and writes
+it::
+
+    {"schema": "crabtui.status_cache/3",
+     "dag": [ino, mtime_ns, size],   RunJobs.dag when "ids" were listed (null: not trusted)
+     "ids": ["1", "2", ...],          the task's job ids, in CRAB's order
+     "states": mtime_ns,               of the retry_state directory (null: not trusted)
+     "jobs": {"1": [stamp, state, retries, cooloff_until, exit_code, error, open_retry, sites, walls,
+                    runtime_s, memory_mb, cpu_s, waste_s, "[[attempt values], ...]"], ...}}
+
+``stamp`` is ``[ino, mtime_ns, size]`` of ``retry_state/job.<id>.json`` (null: no such file);
+``state`` the job's state as its files say it (null while an attempt is open: the queue decides);
+``walls`` the runtime of each attempt in ``sites``; runtime, memory and CPU seconds are the latest
+closed attempt's.  The attempts (values in :data:`ATTEMPT_KEYS` order) stay JSON text, parsed only
+when someone looks at them (:class:`Attempts`): that halves the time to read the cache of 10,000
+jobs.
+
+A row is reused while its state file has the same stamp; and when the retry_state directory has
+the mtime the cache recorded, no state file changed (every save is a create and a rename in that
+directory), so no file is looked at at all.  As in git's "racy" index, a stamp younger than
+:data:`RACY_NS` when the cache is written is not trusted, since a second change within the file
+system's timestamp granularity would not show.  Reports are not stamped: the report of a closed
+attempt is final before PostJob records it.  Writers replace the file atomically; a cache that
+cannot be read is rebuilt, one that cannot be written is skipped.
 """
 
 from __future__ import annotations
 
+import gc
+import json
 import os
+import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from engine.crab.prejob import load_job_state
-from engine.crab.retry_policy import JobState
+from engine.crab import fjr
 from engine.schedd.api import JobStatus, Schedd
 
+if TYPE_CHECKING:
+    from engine.crab.retry_policy import JobState
+
+STATUS_CACHE = "status_cache.json"
+CACHE_SCHEMA = "crabtui.status_cache/3"
+RACY_NS = 2_000_000_000
+DAG_FILE = "RunJobs.dag"  # engine.crab.dagman_creator.DAG_FILE; not imported: it pulls in the DAG layer
+TASK_FILE = "task.json"  # engine.crab.dagman_creator.TASK_FILE
+
 _QUEUED = {JobStatus.IDLE: "idle", JobStatus.RUNNING: "running", JobStatus.HELD: "held",
-           JobStatus.TRANSFERRING_OUTPUT: "transferring"}
+           JobStatus.TRANSFERRING_OUTPUT: "transferring", JobStatus.COMPLETED: "transferring",
+           JobStatus.REMOVED: "killing", JobStatus.SUSPENDED: "running"}
+_PROJECTION = ["ClusterId", "CRAB_Id", "JobStatus", "MATCH_GLIDEIN_CMSSite", "JobCurrentStartDate",
+               "ResidentSetSize"]
+(_STAMP, _STATE, _RETRIES, _COOLOFF, _EXIT, _ERROR, _OPEN, _SITES, _WALLS, _RUNTIME, _MEMORY, _CPU, _WASTE,
+ _ATTEMPTS) = range(14)
+_NO_FILE = [None, "unsubmitted", 0, None, None, None, None, [], [], None, None, None, 0.0, "[]"]
+ATTEMPT_KEYS = ("site", "exit_code", "request_memory", "max_runtime", "start", "end", "action", "reason",
+                "runtime_s", "cpu_s", "memory_mb")
 
 
-@dataclass(frozen=True)
+class Attempts(Sequence):
+    """A job's attempts, oldest first, each a dict of :data:`ATTEMPT_KEYS`: site, exit_code,
+    request_memory (MB), max_runtime (min), start, end (UNIX times), action (PostJob's decision),
+    reason, runtime_s, cpu_s, memory_mb.  Read from their JSON text (a list of value lists in
+    that order) when first looked at."""
+
+    __slots__ = ("_text", "_items")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._items: tuple[dict, ...] | None = None
+
+    def _load(self) -> tuple[dict, ...]:
+        if self._items is None:
+            self._items = tuple(dict(zip(ATTEMPT_KEYS, values)) for values in json.loads(self._text))
+        return self._items
+
+    def __getitem__(self, index):
+        return self._load()[index]
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __iter__(self) -> Iterator[dict]:
+        return iter(self._load())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __repr__(self) -> str:
+        return f"Attempts({list(self)!r})"
+
+
+@dataclass(slots=True)
 class JobView:
+    """One job as ``crab status`` shows it (read-only by convention; not frozen, because making
+    10,000 frozen ones costs a tenth of the status' time budget).  Durations in simulated
+    seconds; None: unknown."""
+
     id: str
     state: str
     retries: int
     cooloff_until: float | None
     site_history: tuple[str, ...]
-    exit_code: int | None
-    attempts: tuple[dict, ...]
+    exit_code: int | None  # of the last attempt PostJob closed (CRAB's Error[0])
+    attempts: Sequence[dict]
+    restarts: int = 0
+    runtime_s: float | None = None  # the latest attempt's
+    memory_mb: float | None = None  # the latest attempt's peak RSS
+    cpu_pct: float | None = None  # the latest attempt's CPU time / (runtime x cores), in %
+    waste_s: float = 0.0  # the runtime of the attempts before the latest
+    error: str | None = None  # PostJob's reason for its decision on the last closed attempt (CRAB's Error[1])
+
+    @property
+    def site(self) -> str:
+        """The most recent site, '' if the job has run nowhere yet."""
+        return self.site_history[-1] if self.site_history else ""
 
     def as_json(self) -> dict:
-        return {"id": self.id, "state": self.state, "retries": self.retries, "restarts": 0,
+        return {"id": self.id, "state": self.state, "retries": self.retries, "restarts": self.restarts,
                 "site_history": list(self.site_history), "exit_code": self.exit_code,
-                "cooloff_until": self.cooloff_until, "attempts": list(self.attempts)}
+                "cooloff_until": self.cooloff_until, "attempts": list(self.attempts),
+                "runtime_s": self.runtime_s, "memory_mb": self.memory_mb, "cpu_pct": self.cpu_pct,
+                "waste_s": self.waste_s, "error": self.error}
 
 
-def job_state(state: JobState, queued: JobStatus | None, now: float) -> str:
+@dataclass(frozen=True, slots=True)
+class TaskView:
+    """What ``crab status`` shows of a task beyond its row in the task table."""
+
+    jobs: list[JobView]  # in CRAB's order
+    dag_queued: bool  # the task's DAGMan job is in the queue
+    num_cores: int
+    max_memory_mb: int | None
+    max_runtime_min: int | None
+
+
+def job_state(state: JobState, queued: JobStatus | None, now: float | None = None, *, ran: bool = False,
+              dag_active: bool = True) -> str:
+    """The crab state of a job from its retry state and its job's status in the queue (None: not
+    there).  ``ran``: the open attempt's job has left its report (PostJob is due: transferring);
+    ``dag_active``: the task's DAGMan still runs (else jobs in flight were killed with it)."""
     if queued is not None:
         return _QUEUED.get(queued, "idle")
-    if state.open_attempt is not None:
-        return "transferring" if state.open_attempt.site else "idle"
+    open_attempt = state.open_attempt
+    if open_attempt is not None:
+        if not dag_active:
+            return "killed"
+        return "transferring" if ran or open_attempt.site else "idle"
     if not state.attempts:
         return "unsubmitted"
-    last = state.attempts[-1].action
-    if last == "ok":
+    last = state.attempts[-1]
+    if last.action == "ok":
         return "finished"
-    if last == "retry":
-        return "cooloff" if state.cooloff_until and state.cooloff_until > now else "unsubmitted"
+    if state.epoch > last.epoch:
+        return "unsubmitted"  # resubmitted; its DAG has not run it again yet
+    if last.action == "retry":  # DAGMan's node waits for its next try (READY/PRERUN, RetryCount > 0)
+        return "cooloff" if dag_active else "killed"
     return "failed"
-
-
-def task_jobs(task_dir: str, job_ids: list[str], schedd: Schedd | None, dagman_id: int | None,
-              now: float | None = None) -> list[JobView]:
-    now = time.time() if now is None else now
-    queued: dict[str, JobStatus] = {}
-    if schedd is not None and dagman_id is not None:
-        for ad in schedd.query(f"DAGManJobId == {dagman_id}", ["CRAB_Id", "JobStatus"]):
-            if "CRAB_Id" in ad:
-                queued[str(ad["CRAB_Id"])] = JobStatus(ad["JobStatus"])
-    views = []
-    for job in job_ids:
-        state = load_job_state(task_dir, job)
-        closed = [a for a in state.attempts if a.action is not None]
-        attempts = tuple({"site": a.site, "exit_code": a.exit_code, "request_memory": a.request_memory_mb,
-                          "max_runtime": a.max_runtime_min, "start": a.start_time, "end": a.end_time,
-                          "action": a.action, "reason": a.reason} for a in state.attempts)
-        views.append(JobView(job, job_state(state, queued.get(job), now), max(0, len(state.attempts) - 1),
-                             state.cooloff_until, tuple(a.site for a in state.attempts if a.site),
-                             closed[-1].exit_code if closed else None, attempts))
-    return views
 
 
 def job_ids(task_dir: str) -> list[str]:
     """The task's job ids, from the inputs DagmanCreator wrote, in CRAB's order."""
     ids = [name[len("job_input."):-len(".json")] for name in os.listdir(task_dir)
            if name.startswith("job_input.") and name.endswith(".json")]
-    return sorted(ids, key=lambda i: [int(p) for p in i.split("-")])
+    return sorted(ids, key=job_sort_key)
+
+
+def job_sort_key(job_id: str) -> tuple:
+    """CRAB's order of job ids (``compareJobids``): probes ``0-N`` first, then ``N``, then tails ``N-M``."""
+    parts = [int(p) for p in job_id.split("-")]
+    return (0 if parts[0] == 0 and len(parts) > 1 else 1 if len(parts) == 1 else 2, parts)
+
+
+def task_jobs(task_dir: str, job_ids: list[str] | None, schedd: Schedd | None, dagman_id: int | None,
+              now: float | None = None) -> list[JobView]:
+    """Jobs ``job_ids`` of the task (None: all) as ``crab status`` shows them."""
+    return task_view(task_dir, schedd, dagman_id, ids=job_ids, now=now).jobs
+
+
+def task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, *, ids: Sequence[str] | None = None,
+              now: float | None = None) -> TaskView:
+    """The task's jobs, from its files (through the status cache) and one query of the schedd."""
+    collecting = gc.isenabled()
+    gc.disable()  # a cyclic collection every 700 of the 200,000 objects read would double the time
+    try:
+        return _task_view(task_dir, schedd, dagman_id, ids, time.time() if now is None else now)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids: Sequence[str] | None,
+               now: float) -> TaskView:
+    task = _read_json(os.path.join(task_dir, TASK_FILE))
+    task = task if isinstance(task, dict) else {}
+    scale = float(task.get("time_scale") or 1.0)
+    cores = int(task.get("num_cores") or 1)
+    queue: dict[str, Any] = {}
+    dag_queued = False
+    if schedd is not None and dagman_id is not None:
+        for ad in schedd.query(f"ClusterId == {dagman_id} || DAGManJobId == {dagman_id}", _PROJECTION):
+            if ad.get("ClusterId") == dagman_id:
+                dag_queued = True
+            elif "CRAB_Id" in ad:
+                queue[str(ad["CRAB_Id"])] = ad
+    dag_active = dag_queued or dagman_id is None
+    rows, all_ids = _rows(task_dir, scale)
+    jobs = []
+    append = jobs.append
+    for job in (all_ids if ids is None else ids):
+        row = rows.get(job, _NO_FILE)
+        ad = queue.get(job)
+        if row[_OPEN] is None and ad is None:  # the common case, kept short: 10,000 of them
+            state = row[_STATE]
+            if state == "cooloff" and not dag_active:
+                state = "killed"
+            runtime, cpu = row[_RUNTIME], row[_CPU]
+            append(JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(row[_SITES]), row[_EXIT],
+                           Attempts(row[_ATTEMPTS]), 0, runtime, row[_MEMORY],
+                           cpu / (runtime * cores) * 100 if cpu is not None and runtime else None, row[_WASTE],
+                           row[_ERROR]))
+        else:
+            append(_in_flight(task_dir, job, row, ad, now, scale, cores, dag_active))
+    return TaskView(jobs, dag_queued, cores, task.get("max_memory_mb"), task.get("max_runtime_min"))
+
+
+def scheduler_status(task_status: str, dagman_id: int | None, view: TaskView) -> str | None:
+    """``Status on the scheduler`` (cache_status' ``overallDagStatus``): SUBMITTED before any job
+    started, RUNNING while DAGMan runs, then COMPLETED or FAILED (a killed DAG is FAILED, as its
+    DagStatus 6 says); None while the task has no DAG on the scheduler."""
+    if dagman_id is None:
+        return None
+    if view.dag_queued:
+        return "RUNNING" if any(j.state != "unsubmitted" or j.retries for j in view.jobs) else "SUBMITTED"
+    if task_status in ("COMPLETED", "FAILED"):
+        return task_status
+    if task_status == "KILLED":
+        return "FAILED"
+    return "COMPLETED" if view.jobs and all(j.state == "finished" for j in view.jobs) else "FAILED"
+
+
+# --- a job in flight ----------------------------------------------------------------------------
+
+def _in_flight(task_dir: str, job: str, row: list, ad: Any, now: float, scale: float, cores: int,
+               dag_active: bool) -> JobView:
+    """A job in the queue, or with an attempt PreJob opened and PostJob has not closed."""
+    sites = list(row[_SITES])
+    runtime = memory = cpu_pct = None
+    waste = row[_WASTE]
+    if ad is not None:
+        state = _QUEUED.get(ad.get("JobStatus"), "idle")
+        site = ad.get("MATCH_GLIDEIN_CMSSite")
+        if isinstance(site, str) and site and state != "idle":
+            sites.append(site)
+        start = ad.get("JobCurrentStartDate")
+        runtime = max(0.0, now - start) * scale if start and state not in ("idle", "held") else 0.0
+        rss = ad.get("ResidentSetSize")
+        memory = rss / 1024 if isinstance(rss, (int, float)) and rss > 0 else None
+    elif row[_OPEN] is not None:
+        figures = fjr.performance(os.path.join(task_dir, f"{fjr.FJR_NAME}.{job}.{row[_OPEN]}"))
+        state = ("transferring" if figures is not None else "idle") if dag_active else "killed"
+        runtime = 0.0
+        if figures is not None:
+            runtime, cpu, memory = figures
+            cpu_pct = cpu / (runtime * cores) * 100 if cpu is not None and runtime else None
+    else:
+        state = row[_STATE]
+    return JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(sites), row[_EXIT], Attempts(row[_ATTEMPTS]), 0,
+                   runtime, memory, cpu_pct, waste, row[_ERROR])
+
+
+# --- what a job's files say ---------------------------------------------------------------------
+
+def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | None) -> list:
+    """The cache row of a job: what its state file and its attempts' reports say."""
+    from engine.crab.retry_policy import load_state, state_path  # only here: a warm status needs no state
+
+    if stamp is None:
+        return _NO_FILE
+    state = load_state(state_path(task_dir, job))
+    known = list(Attempts(old[_ATTEMPTS])) if old is not None and old[_STAMP] is not None else []
+    attempts = []
+    for i, a in enumerate(state.attempts):
+        item = {"site": a.site, "exit_code": a.exit_code, "request_memory": a.request_memory_mb,
+                "max_runtime": a.max_runtime_min, "start": a.start_time, "end": a.end_time, "action": a.action,
+                "reason": a.reason, "runtime_s": None, "cpu_s": None, "memory_mb": None}
+        if a.action is not None:
+            if i < len(known) and known[i]["action"] is not None:  # a closed attempt's report is final
+                item.update(runtime_s=known[i]["runtime_s"], cpu_s=known[i]["cpu_s"], memory_mb=known[i]["memory_mb"])
+            else:
+                figures = fjr.performance(os.path.join(task_dir, f"{fjr.FJR_NAME}.{job}.{a.crab_retry}"))
+                if figures is not None:
+                    item.update(runtime_s=figures[0], cpu_s=figures[1], memory_mb=figures[2])
+                if item["runtime_s"] is None and a.start_time is not None and a.end_time is not None:
+                    item["runtime_s"] = max(0.0, a.end_time - a.start_time) * scale
+        attempts.append(item)
+    open_attempt = state.open_attempt
+    closed = attempts[:-1] if open_attempt else attempts
+    last = closed[-1] if closed else None
+    earlier = attempts[:-1]
+    with_site = [a for a in closed if a["site"]]
+    return [stamp, None if open_attempt else job_state(state, None), max(0, len(attempts) - 1), state.cooloff_until,
+            last["exit_code"] if last else None, last["reason"] if last else None,
+            open_attempt.crab_retry if open_attempt else None,
+            [a["site"] for a in with_site], [a["runtime_s"] or 0.0 for a in with_site],
+            None if open_attempt or not last else last["runtime_s"],
+            None if open_attempt or not last else last["memory_mb"],
+            None if open_attempt or not last else last["cpu_s"],
+            sum(a["runtime_s"] or 0.0 for a in earlier),
+            json.dumps([[a[k] for k in ATTEMPT_KEYS] for a in attempts], separators=(",", ":"))]
+
+
+# --- the cache ----------------------------------------------------------------------------------
+
+def _stamp(st: os.stat_result) -> list:
+    return [st.st_ino, st.st_mtime_ns, st.st_size]
+
+
+def _rows(task_dir: str, scale: float) -> tuple[dict[str, list], list[str]]:
+    """Every job's row and the task's job ids, from the cache where it is still right; the cache
+    is rewritten if anything had to be read again."""
+    path = os.path.join(task_dir, STATUS_CACHE)
+    cache = _read_json(path)
+    if not isinstance(cache, dict) or cache.get("schema") != CACHE_SCHEMA:
+        cache = {"dag": None, "ids": [], "states": None, "jobs": {}}
+    changed = False
+    try:
+        dag = _stamp(os.stat(os.path.join(task_dir, DAG_FILE)))
+    except FileNotFoundError:
+        dag = None
+    ids = cache["ids"]
+    same_ids = dag is not None and dag == cache["dag"]
+    if not same_ids:
+        ids = job_ids(task_dir) if os.path.isdir(task_dir) else []
+    states_dir = os.path.join(task_dir, "retry_state")
+    try:
+        states_mtime = os.stat(states_dir).st_mtime_ns
+    except FileNotFoundError:
+        states_mtime = None
+    old: dict[str, list] = cache["jobs"]
+    if same_ids and states_mtime is not None and states_mtime == cache["states"]:
+        rows = old  # no state file changed since the cache was written
+    else:
+        stamps: dict[str, list] = {}
+        if states_mtime is not None:
+            with os.scandir(states_dir) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if name.startswith("job.") and name.endswith(".json"):
+                        stamps[name[4:-5]] = _stamp(entry.stat())
+        rows = {}
+        for job in ids:
+            stamp = stamps.get(job)
+            row = old.get(job)
+            if row is None or row[_STAMP] != stamp:
+                row = _row(task_dir, job, stamp, scale, row)
+                changed = True
+            rows[job] = row
+    racy = time.time_ns() - RACY_NS
+    dag = dag if dag is not None and dag[1] < racy else None
+    states_mtime = states_mtime if states_mtime is not None and states_mtime < racy else None
+    if changed or dag != cache["dag"] or states_mtime != cache["states"]:
+        _write_cache(path, {"schema": CACHE_SCHEMA, "dag": dag, "ids": ids, "states": states_mtime, "jobs": {
+            job: row if row[_STAMP] is None or row[_STAMP][1] < racy else [[0, 0, -1], *row[1:]]
+            for job, row in rows.items()}})
+    return rows, ids
+
+
+def _write_cache(path: str, data: dict) -> None:
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=STATUS_CACHE + ".", suffix=".tmp")
+    except OSError:
+        return  # a directory we may not write: the next status reads the files again
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(data, separators=(",", ":")))  # dumps: json.dump does not use the C encoder
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _read_json(path: str) -> Any:
+    try:
+        with open(path, "rb") as f:
+            return json.loads(f.read())
+    except (OSError, ValueError):
+        return None

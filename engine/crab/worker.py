@@ -6,6 +6,18 @@ and queues DAGMan; for KILL it removes the DAGMan job, which removes the task's 
 It also notices when a task's DAGMan job has ended, to mark the task COMPLETED or FAILED.  Every
 step is written to the table before the next is taken, and a task found half done (QUEUED) after a
 crash is finished from where it stands: a DAGMan job already queued for it is adopted, not doubled.
+
+RESUBMIT is CRAB's DagmanResubmitter and AdjustSites in one (:meth:`TaskWorker.resubmit`): the
+jobs to resubmit are the failed ones (within the user's ``--jobids``); the worker fixes the new
+epoch and the ids in the task's arguments, writes the epoch's entry to the resubmit record
+(:mod:`engine.crab.resubmit`), puts each listed job in the new epoch (RRN 0, the new memory and
+runtime), and runs the DAG again: DAGMan picks up the rescue DAG its failed run wrote, so only the
+nodes not done run, and PreJob gives the listed ones the epoch's parameters.  A task whose DAGMan
+still runs (SUBMITTED with failed jobs while others run) is not disturbed: DAGMan will not run a
+failed node again in that run, so the worker waits for it to end (``waiting_for`` in the task's
+arguments) and then submits the rescue DAG, instead of marking the task FAILED.  CRAB instead
+holds and releases the running DAGMan after editing its node log so that it retries the nodes at
+once; the jobs run the same attempts either way, only later here.
 """
 
 from __future__ import annotations
@@ -14,13 +26,20 @@ import json
 import logging
 import os
 import threading
+import time
 from dataclasses import asdict
 
-from engine.crab.dagman_creator import DAG_FILE, TaskAd, write_task
+from engine.crab.dagman_creator import DAG_FILE, TASK_FILE, TaskAd, write_task
 from engine.crab.datasets import Catalogue, DatasetError
+from engine.crab.prejob import load_job_state
+from engine.crab.resubmit import (ResubmitRecordError, make_entry, next_epoch, read_record, select_jobs,
+                                  write_entry)
+from engine.crab.retry_policy import RetryStateError, save_state, state_path
+from engine.crab.retry_policy import resubmit as enter_epoch
 from engine.crab.splitting import SplittingError, split
-from engine.crab.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT, SUBMIT,
-                                SUBMITTED, Task, TaskDB)
+from engine.crab.status import job_ids, task_jobs
+from engine.crab.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
+                                RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB)
 from engine.dag import DagError
 from engine.dagman.submit_dag import DagSubmitOptions, format_condor_sub, prepare, write_condor_sub
 from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
@@ -69,16 +88,16 @@ class TaskWorker:
             elif command == KILL:
                 self.kill(task)
             elif command == RESUBMIT:
-                raise ScheddError("resubmit is not available yet")
-        except (OSError, ValueError, KeyError, DagError, DatasetError, SplittingError, ScheddError) as e:
+                self.resubmit(task)
+        except (OSError, ValueError, KeyError, DagError, DatasetError, SplittingError, ScheddError,
+                RetryStateError, ResubmitRecordError) as e:
             log.info("task %s: %s failed: %s", task.name, command, e)
             self.db.update(task, status=FAILURE_STATUS[command], message=str(e))
 
     def submit(self, task: Task) -> None:
-        dag = os.path.join(task.task_dir, DAG_FILE)
-        queued = self.schedd.query(f'JobUniverse == 7 && Iwd == "{task.task_dir}"', ["ClusterId"])
-        if queued:  # a worker that died after queueing DAGMan: adopt that job
-            self.db.update(task, status=SUBMITTED, dagman_id=int(queued[0]["ClusterId"]))
+        queued = self._queued_dagman(task)
+        if queued is not None:  # a worker that died after queueing DAGMan: adopt that job
+            self.db.update(task, status=SUBMITTED, dagman_id=queued)
             return
         with open(os.path.join(task.task_dir, REQUEST_FILE), encoding="utf-8") as f:
             request = json.load(f)
@@ -91,12 +110,49 @@ class TaskWorker:
         ad = TaskAd(**{**ad, "site_whitelist": tuple(ad["site_whitelist"]),
                        "site_blacklist": tuple(ad["site_blacklist"]), "failure_plan": tuple(ad["failure_plan"])})
         write_task(task.task_dir, ad, dataset, jobs)
-        options = DagSubmitOptions(force=True, batch_name=task.name)
+        self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True),
+                       message=f"{len(jobs)} jobs")
+
+    def _queue_dag(self, task: Task, *, force: bool) -> int:
+        """condor_submit_dag of the task's DAG; without ``force`` DAGMan starts from the newest
+        rescue DAG (prepare refuses a DAG that has none).  Returns DAGMan's ClusterId."""
+        dag = os.path.join(task.task_dir, DAG_FILE)
+        options = DagSubmitOptions(force=force, batch_name=task.name)
         prepare(dag, options)
         text = write_condor_sub(dag, format_condor_sub(dag, options, self.state.path))
-        result = self.schedd.submit(text, submit_file=dag + ".condor.sub", cwd=task.task_dir)
-        self.db.update(task, status=SUBMITTED, dagman_id=result.cluster,
-                       message=f"{len(jobs)} jobs")
+        return self.schedd.submit(text, submit_file=dag + ".condor.sub", cwd=task.task_dir).cluster
+
+    def _queued_dagman(self, task: Task) -> int | None:
+        queued = self.schedd.query(f'JobUniverse == 7 && Iwd == "{task.task_dir}"', ["ClusterId"])
+        return int(queued[0]["ClusterId"]) if queued else None
+
+    def resubmit(self, task: Task) -> None:
+        """crab resubmit: see the module's description.  Each step can be taken again after a crash."""
+        args = task.arguments
+        with open(os.path.join(task.task_dir, TASK_FILE), encoding="utf-8") as f:
+            ad = json.load(f)
+        if "epoch" not in args:
+            jobs = task_jobs(task.task_dir, job_ids(task.task_dir), self.schedd, task.dagman_id)
+            ids = select_jobs({j.id: j.state for j in jobs}, args.get("resubmit_jobids"))
+            epoch = next_epoch(read_record(task.task_dir))
+            make_entry(ad, args, epoch=epoch, job_ids=ids, now=time.time())  # refuse before recording
+            task = self.db.update(task, arguments={**args, "epoch": epoch, "job_ids": ids})
+            args = task.arguments
+        entry, warning = make_entry(ad, args, epoch=args["epoch"], job_ids=args["job_ids"], now=time.time())
+        write_entry(task.task_dir, entry)
+        for job in entry.job_ids:
+            state = load_job_state(task.task_dir, job)
+            new = enter_epoch(state, entry.epoch, entry.params)
+            if new is not state:  # a job already in the epoch may be running again: leave its file alone
+                save_state(state_path(task.task_dir, job), new)
+        message = _resubmitted(args) + (f". {warning}" if warning else "")
+        queued = self._queued_dagman(task)
+        if queued is not None and queued == task.dagman_id:
+            self.db.update(task, status=SUBMITTED, arguments={**args, "waiting_for": queued},
+                           message=f"{message}; they run when the task's running DAG has ended")
+            return
+        cluster = queued if queued is not None else self._queue_dag(task, force=False)
+        self.db.update(task, status=SUBMITTED, dagman_id=cluster, message=message)
 
     def kill(self, task: Task) -> None:
         if task.dagman_id is not None and self.schedd.query(f"ClusterId == {task.dagman_id}", ["JobStatus"]):
@@ -111,10 +167,28 @@ class TaskWorker:
         if not done:
             return
         ad = done[0]
+        if task.command == RESUBMIT and task.arguments.get("waiting_for") == task.dagman_id:
+            self._rerun_after_wait(task)
+            return
         if ad.get("JobStatus") == JobStatus.COMPLETED and ad.get("ExitCode") == 0:
             self.db.update(task, status=COMPLETED, message="")
         else:
             self.db.update(task, status=FAILED, message=f"DAGMan exited {ad.get('ExitCode', 'on removal')}")
+
+    def _rerun_after_wait(self, task: Task) -> None:
+        """The DAGMan a resubmit waited for has ended: run its rescue DAG for the resubmitted jobs."""
+        args = {k: v for k, v in task.arguments.items() if k != "waiting_for"}
+        try:
+            cluster = self._queued_dagman(task) or self._queue_dag(task, force=False)
+        except (OSError, DagError, ScheddError) as e:
+            log.info("task %s: resubmit failed: %s", task.name, e)
+            self.db.update(task, status=RESUBMITFAILED, arguments=args, message=str(e))
+            return
+        self.db.update(task, dagman_id=cluster, arguments=args, message=_resubmitted(args))
+
+
+def _resubmitted(args: dict) -> str:
+    return f"resubmitted job(s) {','.join(args['job_ids'])} (epoch {args['epoch']})"
 
 
 def start(state: StateDir, interval: float = 1.0) -> threading.Event:

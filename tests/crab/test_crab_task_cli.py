@@ -76,7 +76,7 @@ def test_a_task_is_submitted_runs_its_retries_and_completes(tmp_path, state):
     listing = crabtui(state, "task", "list", cwd=tmp_path).stdout
     assert "COMPLETED" in listing and status["name"] in listing
     long = crabtui(state, "task", "status", "ttbar", "--long", cwd=tmp_path).stdout
-    assert "finished       100.0% (   4/4)" in long
+    assert "Jobs status:                    finished     \t\t100.0% (4/4)" in long
 
 
 def test_kill_removes_the_tasks_jobs(tmp_path, state):

@@ -1,0 +1,252 @@
+"""Benchmark: ``crabtui task status --long`` on a finished task of 10,000 jobs, end to end.
+
+    python3 bench/task_status.py [--jobs 10000] [--runs 5] [--json] [--keep]
+
+Set-up (not timed), in a fresh state directory under /tmp:
+
+* the task directory as the task worker leaves it: ``engine.crab.dagman_creator.write_task`` of
+  the shipped dataset /JetMET0/Run2023D-PromptReco-v1/MINIAOD split FileBased, one file per job
+  (task.json, RunJobs.dag, Job.submit, every job_input and job_sites file);
+* each job's history as PreJob and PostJob write it, through the real code: ``begin_attempt``,
+  a framework job report written by ``fjr.write_report`` (``jobReport.json.<id>.<retry>``), the
+  policy's ``decide`` on that report and ``record``, the state saved by ``save_state``.  Most jobs
+  succeed at once; every 20th fails first with 8021 and succeeds at another site; every 50th
+  fails with 8028 until the retry limit (3) makes it fatal; every 100th fails with 99 (unknown,
+  fatal); every 200th is removed for its memory (50660, fatal);
+* the task's row in the task table (``engine.crab.taskdb.TaskDB``), FAILED, its DAGMan gone;
+* the embedded daemon, started by ``crabtui --state-dir S pool start`` (and stopped at the end).
+
+Timed, with the ``crabtui`` console script installed next to this interpreter (the one on PATH
+may be a wrapper, such as a pyenv shim, which adds its own start-up; it is timed apart, for
+information), output read from a pipe:
+
+* cold: the first ``task status --long``, which reads every retry state and report and writes
+  the task's status cache (``status_cache.json``, see :mod:`engine.crab.status`);
+* warm: the same again, best of ``--runs``; the target applies to this number, what a user (or
+  the UI, refreshing) sees on every status but the first;
+* one changed: one job's state written anew before each run (as a PostJob does), so the retry
+  state directory is scanned and that job read again; best of ``--runs``;
+* for where the time goes: ``python3 -c pass``, ``python3 -c 'import crabtui.cli'``, and in this
+  process ``task_view`` (warm) and ``render``.
+
+Target: ``crabtui task status --long`` under 0.5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from benchlib import best_of, report, scratch_dir, verdict
+
+TARGET_S = 0.5
+DATASET = "/JetMET0/Run2023D-PromptReco-v1/MINIAOD"
+REQUEST = "bench_status"
+
+
+def run(argv: list[str]) -> str:
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+
+
+def plan(n: int) -> list[tuple[int, str | None]]:
+    """The exit code of each attempt of job ``n`` and the removal reason that ended it, if any."""
+    if n % 200 == 0:
+        return [(0, "Removed due to memory use")]
+    if n % 100 == 0:
+        return [(99, None)]
+    if n % 50 == 0:
+        return [(8028, None)] * 3
+    if n % 20 == 0:
+        return [(8021, None), (0, None)]
+    return [(0, None)]
+
+
+def fabricate_job(task_dir: str, job, start: float) -> int:
+    """Job ``job``'s attempts as PreJob, the job wrapper and PostJob leave them; returns how many."""
+    from engine.crab import fjr
+    from engine.crab.retry_policy import (JobState, Limits, Params, begin_attempt, choose_sites, decide, record,
+                                          save_state, state_path)
+
+    rng = random.Random(int(job.id))
+    limits = Limits(max_retries=3)
+    state = JobState(job.id)
+    lumis = {run: [n for first, last in ranges for n in range(first, last + 1)]
+             for run, ranges in job.lumi_mask().items()}
+    t = start
+    for dag_retry, (code, removed) in enumerate(plan(int(job.id))):
+        state = begin_attempt(state, dag_retry=dag_retry, task_params=Params(2500, 1250))
+        sites = choose_sites(job.sites, state.attempts[-1].avoid_sites)
+        site = sites[rng.randrange(len(sites))]
+        wall = rng.uniform(1200, 5400)
+        end = t + wall
+        rss = 4000.0 if removed else rng.uniform(900, 1900)
+        if removed:
+            report = fjr.minimal_report(50660, "Job killed by HTCondor due to excessive memory use.", site,
+                                        start=t, stop=end)
+        else:
+            inputs = [{"lfn": job.files[0], "events": job.events, "lumis": lumis}]
+            outputs = [{"pfn": "output.root", "events": job.events, "size": job.events * 5000, "lumis": lumis}]
+            errors = [{"type": "CmsRunFailure", "details": f"exit code {code}", "exitCode": code}] if code else []
+            report = fjr.build_report(
+                exit_code=code, exit_msg="OK" if code == 0 else f"cmsRun failed with {code}", site=site, start=t,
+                stop=end, inputs=inputs, outputs=outputs if code == 0 else None, errors=errors,
+                cpu={"TotalJobTime": wall, "TotalJobCPU": wall * rng.uniform(0.7, 0.98),
+                     "EventThroughput": job.events / wall},
+                memory={"PeakValueRss": rss}, storage={"writeTotalMB": job.events * 5000 / 1e6})
+        fjr.write_report(os.path.join(task_dir, f"{fjr.FJR_NAME}.{job.id}.{state.crab_retry}"), report)
+        ad = {"JobCurrentStartDate": t, "CompletionDate": end, "MATCH_GLIDEIN_CMSSite": site,
+              "ResidentSetSize": int(rss * 1024)}
+        if removed:
+            ad["RemoveReason"] = removed
+        decision = decide(code, report, state, limits, end + 5, job_ad=ad)
+        state = record(state, decision)
+        if decision.action != "retry":
+            break
+        t = end + 900
+    save_state(state_path(task_dir, job.id), state)
+    return len(state.attempts)
+
+
+def fabricate(state_dir: str, jobs_wanted: int) -> tuple[str, str, int, int]:
+    """The task directory, its row and its jobs' histories; returns (task name, task dir, jobs, attempts)."""
+    import getpass
+    import json
+
+    from engine.crab.dagman_creator import TaskAd, write_task
+    from engine.crab.datasets import Catalogue
+    from engine.crab.splitting import split
+    from engine.crab.taskdb import FAILED, SUBMIT, Task, TaskDB, task_name
+    from engine.crab.worker import tasks_path
+    from engine.state import StateDir
+
+    state = StateDir(state_dir)
+    now = time.time()
+    user = getpass.getuser()
+    name = task_name(REQUEST, user, now - 86400)
+    task_dir = os.path.join(state.path, "tasks", name.replace(":", "_"))
+    dataset = Catalogue.for_state(state).load(DATASET)
+    jobs = split(dataset, algorithm="FileBased", units_per_job=1, total_units=jobs_wanted)
+    ad = TaskAd(name=name, user=user, dataset=DATASET, max_memory_mb=2500, max_runtime_min=1250, num_cores=1,
+                priority=10, site_whitelist=(), site_blacklist=(), storage_site="T2_XX_Local", time_scale=1.0,
+                max_retries=3)
+    write_task(task_dir, ad, dataset, jobs)
+    with open(os.path.join(task_dir, "request.json"), "w", encoding="utf-8") as f:
+        json.dump({"dataset": DATASET, "splitting": "FileBased", "units_per_job": 1}, f)
+    start = now - 86400 + 600
+    with ThreadPoolExecutor(8) as pool:  # the writers fsync every file: overlap the waits
+        attempts = sum(pool.map(lambda job: fabricate_job(task_dir, job, start), jobs))
+    db = TaskDB(tasks_path(state))
+    db.insert(Task(name=name, request_name=REQUEST, user=user, status=FAILED, command=SUBMIT,
+                   config_path="crab.toml", task_dir=task_dir, submitted_at=now - 86400, updated_at=now,
+                   dagman_id=1, message="DAGMan exited 1"))
+    db.close()
+    return name, task_dir, len(jobs), attempts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=10_000, help="jobs in the task (at most 10,000)")
+    parser.add_argument("--runs", type=int, default=5, help="runs of each timed command (best counts)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--keep", action="store_true", help="keep the state directory")
+    args = parser.parse_args()
+
+    crabtui = os.path.join(os.path.dirname(sys.executable), "crabtui")
+    if not os.access(crabtui, os.X_OK):
+        sys.exit(f"no crabtui console script at {crabtui}; install the project (pip install -e .)")
+    on_path = shutil.which("crabtui")
+    wrapper = on_path if on_path and os.path.realpath(on_path) != os.path.realpath(crabtui) else None
+
+    with scratch_dir("cbst_", args.keep) as workdir:
+        state_dir = os.path.join(workdir, "s")
+        os.makedirs(state_dir, mode=0o700)
+        t0 = time.perf_counter()
+        name, task_dir, njobs, nattempts = fabricate(state_dir, args.jobs)
+        setup = time.perf_counter() - t0
+        base = [crabtui, "--state-dir", state_dir]
+        run(base + ["pool", "start"])
+        try:
+            from engine.crab.retry_policy import load_state, save_state, state_path
+            from engine.crab.status import RACY_NS, task_view
+
+            time.sleep(RACY_NS / 1e9 + 0.1)  # files younger than that are not trusted by the cache
+            command = base + ["task", "status", REQUEST, "--long"]
+            t0 = time.perf_counter()
+            cold_out = run(command)
+            cold = time.perf_counter() - t0
+            time.sleep(RACY_NS / 1e9 + 0.1)
+            warm, out = best_of(args.runs, lambda: run(command))
+            wrapped = best_of(args.runs, lambda: run([wrapper, *command[1:]]))[0] if wrapper else None
+
+            one = state_path(task_dir, "7")
+            state = load_state(one)
+
+            def changed_one() -> str:
+                save_state(one, state)  # a new file (new inode), as a PostJob's save
+                return run(command)
+
+            changed, _ = best_of(args.runs, changed_one)
+            time.sleep(RACY_NS / 1e9 + 0.1)
+            run(command)  # trusted again
+            python_pass, _ = best_of(args.runs, lambda: run([sys.executable, "-c", "pass"]))
+            python_import, _ = best_of(args.runs, lambda: run([sys.executable, "-c", "import crabtui.cli"]))
+            gather, view = best_of(args.runs, lambda: task_view(task_dir, None, None))
+            from crabtui.task_status import Options, TaskInfo, render
+
+            info = TaskInfo(name=name, task_dir=task_dir, status="FAILED", scheduler_status="FAILED",
+                            max_memory_mb=2500, max_runtime_min=1250)
+            now = time.time()
+            layout, _ = best_of(args.runs, lambda: render(info, view.jobs, now, Options(long=True)))
+            cache_mb = os.path.getsize(os.path.join(task_dir, "status_cache.json")) / 1e6
+        finally:
+            run(base + ["pool", "stop"])
+
+    lines = out.splitlines()
+    result = {
+        "jobs": njobs, "attempts": nattempts, "setup_s": round(setup, 1),
+        "cold_s": round(cold, 4), "warm_s": round(warm, 4), "one_changed_s": round(changed, 4),
+        "output_lines": len(lines), "same_output_cold_warm": cold_out == out,
+        "crabtui_script": crabtui, "crabtui_on_path": wrapper,
+        "crabtui_on_path_warm_s": round(wrapped, 4) if wrapped else None,
+        "python_pass_s": round(python_pass, 4), "python_import_crabtui_cli_s": round(python_import, 4),
+        "task_view_warm_s": round(gather, 4), "render_s": round(layout, 4), "status_cache_mb": round(cache_mb, 2),
+        "summary": [line for line in lines if "status:" in line or line.startswith("\t\t\t\t")][:8],
+        "target_s": TARGET_S, "pass": warm < TARGET_S,
+        "state_dir": state_dir if args.keep else None,
+    }
+    report(result, args.json, print_report)
+    sys.exit(0 if result["pass"] else 1)
+
+
+def print_report(r: dict) -> None:
+    print(f"task:             {r['jobs']:,} jobs, {r['attempts']:,} attempts, fabricated in {r['setup_s']:.1f} s "
+          "(not timed)")
+    print(f"crabtui task status --long, {r['output_lines']:,} lines of output:")
+    print(f"  warm (status cache up to date)  {r['warm_s']:.3f} s  (target < {r['target_s']:g} s)  "
+          f"{verdict(r['pass'])}")
+    print(f"  one job changed since           {r['one_changed_s']:.3f} s")
+    print(f"  cold (first status, no cache)   {r['cold_s']:.3f} s  (writes a {r['status_cache_mb']:.1f} MB cache)")
+    if not r["same_output_cold_warm"]:
+        print("  WARNING: the cold and warm outputs differ")
+    if r["crabtui_on_path"]:
+        print(f"  (the crabtui on PATH, {r['crabtui_on_path']}, wraps {r['crabtui_script']}: warm through it "
+              f"{r['crabtui_on_path_warm_s']:.3f} s)")
+    print("where the time goes (each best of the runs):")
+    print(f"  python3 -c pass                 {r['python_pass_s']:.3f} s")
+    print(f"  python3 -c 'import crabtui.cli' {r['python_import_crabtui_cli_s']:.3f} s")
+    print(f"  task_view() in-process, warm    {r['task_view_warm_s']:.3f} s")
+    print(f"  render() --long in-process      {r['render_s']:.3f} s")
+    for line in r["summary"]:
+        print(f"  | {line.expandtabs()}")
+    if r["state_dir"]:
+        print(f"state dir:        {r['state_dir']}")
+
+
+if __name__ == "__main__":
+    main()

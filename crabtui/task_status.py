@@ -1,0 +1,442 @@
+"""``crabtui task status`` laid out as ``crab status`` prints it (CRABClient ``Commands/status.py``, crab-spec §5).
+
+Pure functions: a task's facts and its jobs (:class:`engine.crab.status.JobView`) and the time
+``now`` in, lines out.  What is CRAB's, in CRAB's order and formats: the task header, ``Status on
+the scheduler``, the jobs status summary with its percentages, the Error Summary (with
+``--verboseErrors`` the messages), the ``--long`` table, the "Summary of run jobs" with its
+warnings, the ``--summary`` site table and the ``--sort`` listings; ``--jobids`` with CRAB's range
+syntax and messages.  Where crabtui differs, on purpose:
+
+* A job cooling off before its next try shows ``cooloff`` and the time left (``cooloff 4:59``)
+  where CRAB shows ``toRetry``; the summary line of cooloff jobs ends with the nearest retry.
+* Each exit code of the Error Summary says what the retry policy makes of it: the message of
+  :data:`engine.crab.retry_policy.EXIT_RETRY_POLICY`, the message of the removal codes CRAB
+  assigns itself, or ``unknown, fatal``.  ``--verboseErrors`` lists the jobs of each message, in
+  the ``--jobids`` syntax (``3,7-9``), after CRAB's "for example, job N".
+* The run-job statistics are computed as CRAB means them: minimum memory and runtime over the
+  jobs that count (CRAB's minimum memory compares runtimes, and its minimum runtime includes
+  running jobs), and the CPU average is total CPU over total runtime of the jobs with a known CPU
+  time.  Ties in ``--sort`` listings go by job id in CRAB's order, not as strings.
+* No Dashboard or Task URL lines (there is no server); ``CRAB project directory`` is the task
+  directory.  Commands named in messages are crabtui's.  No publication section.
+* Runtimes are simulated seconds (``Debug.timeScale``), as the job reports give them; the cooloff
+  countdown is real time, as long as the user will wait.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from engine.crab.status import JobView, job_sort_key
+
+SORT_KEYS = ("state", "site", "runtime", "memory", "cpu", "retries", "waste", "exitcode")
+TEMPORARY_STATUSES = ("WAITING", "NEW", "HOLDING", "QUEUED", "TAPERECALL", "KILLRECALL")  # ServerUtilities
+DEFAULT_MAX_MEMORY_MB = 2000  # CRABClient parametersMapping maxmemory default: no warning at or below it
+POSTPROCESSING = 90000
+_RX_JOBIDS = re.compile(r"^\d+((?!(-\d+-))(\,|\-)\d+)*$")  # CRABClient validateJobids
+_ROW = "%4s %-12s %-20s %10s %9s %5s %8s %9s %10s %14s"
+_SITE_ROW = "%-20s %10s %10s %10s %10s %10s %10s"
+_METRIC_EXCLUDED = ("idle", "running", "unsubmitted")
+
+
+class StatusOptionError(ValueError):
+    """Options CRAB refuses; the message is CRAB's."""
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """The task's row in the task table and what its DAG says of it."""
+
+    name: str
+    task_dir: str
+    status: str  # on the CRAB server (the task table)
+    command: str = ""
+    message: str = ""
+    scheduler_status: str | None = None  # None: not on the scheduler yet
+    num_cores: int = 1
+    max_memory_mb: int | None = None
+    max_runtime_min: int | None = None
+
+
+@dataclass(frozen=True)
+class Options:
+    long: bool = False
+    sort: str | None = None
+    jobids: str | None = None
+    summary: bool = False
+    verbose_errors: bool = False
+
+
+# --- options --------------------------------------------------------------------------------
+
+def check_options(options: Options) -> list[str] | None:
+    """CRAB's ``validateOptions``; returns the ``--jobids`` asked for (None: all)."""
+    if options.sort is not None and options.sort not in SORT_KEYS:
+        raise StatusOptionError(f"Error: Only the following values are accepted for --sort option: {list(SORT_KEYS)}")
+    ids = parse_jobids(options.jobids) if options.jobids else None
+    if ids and not (options.long or options.sort):
+        raise StatusOptionError("Parameter --jobids can only be used in combination with --long or --sort options.")
+    return ids
+
+
+def parse_jobids(text: str) -> list[str]:
+    """CRAB's ``validateJobids``: ``1,3-5`` -> ``['1', '3', '4', '5']`` (CRAB's order, no repeats)."""
+    if not _RX_JOBIDS.match(text):
+        raise StatusOptionError("The command line option --jobids takes a comma separated list of integers or "
+                                "ranges, without whitespaces.")
+    ids: set[int] = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        ids.update(range(int(first), int(last or first) + 1))
+    return [str(i) for i in sorted(ids)]
+
+
+def check_jobids(wanted: Iterable[str], jobs: Sequence[JobView]) -> None:
+    """CRAB's ``checkUserJobids``."""
+    known = {j.id for j in jobs}
+    missing = [job for job in wanted if job not in known]
+    if missing:
+        raise StatusOptionError(f"The following jobids were not found in the task: {missing}")
+
+
+def compress_ids(ids: Iterable[str]) -> str:
+    """Job ids in the ``--jobids`` syntax: ``1,3-5``."""
+    ids = list(ids)
+    numbers = sorted({int(i) for i in ids if i.isdigit()})
+    parts, others = [], sorted((i for i in ids if not i.isdigit()), key=job_sort_key)
+    start = prev = None
+    for n in numbers + [None]:
+        if n is not None and prev is not None and n == prev + 1:
+            prev = n
+            continue
+        if start is not None:
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = n
+    return ",".join(parts + others)
+
+
+# --- formatting helpers -----------------------------------------------------------------------
+
+def to_hms(seconds: float) -> str:
+    """CRAB's ``to_hms``: whole seconds as ``H:MM:SS``."""
+    seconds = int(seconds)
+    return "%d:%02d:%02d" % (seconds // 3600, seconds // 60 % 60, seconds % 60)
+
+
+def countdown(seconds: float) -> str:
+    """Time left as ``M:SS``, or ``H:MM:SS`` from an hour."""
+    seconds = max(0, int(seconds + 0.999))
+    return to_hms(seconds) if seconds >= 3600 else "%d:%02d" % (seconds // 60, seconds % 60)
+
+
+def percentage(value: int, total: int) -> str:
+    """CRAB's ``_percentageString``: ``%5.1f%% (%Nd/%Nd)`` with N the digits of the larger number."""
+    n = len(str(max(value, total)))
+    return f"{value * 100 / total:5.1f}% ({value:{n}d}/{total:{n}d})"
+
+
+def exit_code_meaning(code: int) -> str:
+    """What the retry policy makes of an exit code."""
+    from engine.crab.retry_policy import REMOVE_REASONS, policy_for  # only when jobs failed
+
+    policy = policy_for(code)
+    if policy is not None:
+        return policy.msg
+    for _, fake_code, msg in REMOVE_REASONS:
+        if code == fake_code:
+            return msg
+    return "unknown, fatal"
+
+
+def state_label(job: JobView, now: float) -> str:
+    """The job's state as the table shows it: a cooloff job with the time left."""
+    if job.state == "cooloff" and job.cooloff_until is not None:
+        return f"cooloff {countdown(job.cooloff_until - now)}"
+    return job.state
+
+
+# --- the parts --------------------------------------------------------------------------------
+
+def header_lines(task: TaskInfo) -> list[str]:
+    """``printTaskInfo`` and ``Status on the scheduler``."""
+    status = task.status
+    if "FAILED" not in status and status in TEMPORARY_STATUSES and task.command:
+        status = f"{status} on command {task.command}"
+    lines = [f"CRAB project directory:\t\t{task.task_dir}", f"Task name:\t\t\t{task.name}",
+             f"Status on the CRAB server:\t{status}"]
+    if task.message:
+        if "FAILED" in task.status:
+            lines.append("Failure message from server:\t" + task.message.replace("\n", "\n\t\t\t\t"))
+        else:
+            lines.append("Message:\t\t\t" + task.message.replace("\n", "\n\t\t\t\t"))
+    if task.scheduler_status is None:
+        lines.append("The task has not been submitted to the Grid scheduler yet. Not printing job information.")
+    else:
+        lines.append(f"Status on the scheduler:\t{task.scheduler_status}")
+    return lines
+
+
+def summary_lines(jobs: Sequence[JobView], now: float) -> list[str]:
+    """``printOverview`` of a task without automatic splitting: one line per state."""
+    if not jobs:
+        return []
+    counts: dict[str, int] = {}
+    for j in jobs:
+        counts[j.state] = counts.get(j.state, 0) + 1
+    total = len(jobs)
+    deadlines = [j.cooloff_until for j in jobs if j.state == "cooloff" and j.cooloff_until is not None]
+    lines = []
+    for i, state in enumerate(sorted(counts)):
+        text = f"{state:<13}\t\t{percentage(counts[state], total)}"
+        if state == "cooloff" and deadlines:
+            text += f"\t(next retry in {countdown(min(deadlines) - now)})"
+        lines += ["", f"{'Jobs status:':32}{text}"] if i == 0 else [f"\t\t\t\t{text}"]
+    return lines
+
+
+def error_lines(jobs: Sequence[JobView], *, verbose: bool = False, sort: str | None = None) -> list[str]:
+    """``printErrors``: the failed jobs grouped by exit code, then by message."""
+    failed = [j for j in jobs if j.state == "failed"]
+    if not failed:
+        return []
+    messages: dict[int, dict[str, list[str]]] = {}  # code -> message -> job ids, in first-seen order
+    unknown = 0
+    for j in sorted(failed, key=lambda j: job_sort_key(j.id)):
+        if j.exit_code is None:
+            unknown += 1
+            continue
+        messages.setdefault(j.exit_code, {}).setdefault(j.error or "", []).append(j.id)
+    counts = {code: sum(len(ids) for ids in by_msg.values()) for code, by_msg in messages.items()}
+    if sort == "exitcode":
+        codes = sorted(counts)
+    else:
+        codes = [code for _, code in sorted(((n, code) for code, n in counts.items()), reverse=True)]
+    width = len(str(len(jobs)))
+    text = "\nError Summary:"
+    if not verbose:
+        text += " (use crabtui task status --verboseErrors for details about the errors)"
+    colon = ":" if verbose else ""
+    for code in codes:
+        count = counts[code]
+        if code == POSTPROCESSING:
+            text += f"\n\n{count:>{width}} jobs failed in postprocessing step{colon}"
+        else:
+            text += f"\n\n{count:>{width}} jobs failed with exit code {code} ({exit_code_meaning(code)}){colon}"
+        if not verbose:
+            continue
+        by_msg = list(messages[code].items())
+        ranked = sorted(((len(ids), i) for i, (_, ids) in enumerate(by_msg)), reverse=True)
+        if len(by_msg) > 3:
+            text += "\n\t(Showing only the 3 most frequent errors messages for this exit code)"
+        shown = 0
+        for n, i in ranked[:3]:
+            msg, ids = by_msg[i]
+            text += f"\n\n\t{n:>{width}} jobs failed with following error message: (for example, job {ids[0]})"
+            text += "\n\n\t\t" + "\n\t\t".join(line for line in msg.split("\n") if line)
+            text += f"\n\n\t\tJobs: {compress_ids(ids)}"
+            shown += n
+        if count > shown:
+            rest = [job for _, i in ranked[3:] for job in by_msg[i][1]]
+            text += (f"\n\n\tFor the error messages of the other {count - shown} jobs ({compress_ids(rest)}), "
+                     "please have a look at 'crabtui task status --json'.")
+    if unknown:
+        text += f"\n\nCould not find exit code details for {unknown} jobs."
+    text += ("\n\nHave a look at https://twiki.cern.ch/twiki/bin/viewauth/CMSPublic/JobExitCodes for a "
+             "description of the exit codes.")
+    return text.split("\n")
+
+
+# A line of the long table and the values ``--sort`` orders by: (job, state without countdown,
+# site, runtime, memory MB, CPU %, retries, waste, exit code, the line).  Tuples: 10,000 of them.
+_JOB, _STATE, _SITE, _RUNTIME, _MEMORY, _CPU, _RETRIES, _WASTE, _EXITCODE, _LINE = range(10)
+
+
+def _cpu_shown(j: JobView, wall: float) -> float | None:
+    """The CPU % the table shows: 0 for a job that ended without running, else known or None."""
+    if not wall and j.state in ("cooloff", "failed", "finished"):
+        return 0.0
+    return j.cpu_pct if wall else None
+
+
+def _rows(jobs: Sequence[JobView], now: float) -> list[tuple]:
+    rows = []
+    append = rows.append
+    for j in jobs:
+        wall = j.runtime_s or 0.0
+        memory = None if j.memory_mb is None else int(j.memory_mb)
+        cpu = _cpu_shown(j, wall)
+        cpu_text = "Unknown" if cpu is None else "%.0f" % cpu
+        ec = 0 if j.state == "finished" else j.exit_code
+        ec_text = "Unknown" if ec is None else " Postprocessing failed" if ec == POSTPROCESSING else ec
+        state = j.state
+        label = state_label(j, now) if state == "cooloff" else state
+        site = j.site_history[-1] if j.site_history else ""
+        waste = j.waste_s
+        line = _ROW % (j.id, label, site, to_hms(wall), "Unknown" if memory is None else memory, cpu_text,
+                       j.retries, j.restarts, to_hms(waste) if waste else "0:00:00", ec_text)
+        append((j.id, state, site, wall, memory, None if cpu is None else int(cpu_text), j.retries, waste, ec, line))
+    return rows
+
+
+def table_lines(jobs: Sequence[JobView], now: float) -> list[str]:
+    """The ``--long`` table ("Extended Job Status Table")."""
+    lines = ["", "Extended Job Status Table:", "",
+             _ROW % ("Job", "State", "Most Recent Site", "Runtime", "Mem (MB)", "CPU %", "Retries", "Restarts",
+                     "Waste", "Last ExitCode")]
+    return lines + [row[_LINE] for row in _rows(jobs, now)]
+
+
+def run_summary_lines(jobs: Sequence[JobView], *, num_cores: int = 1, max_memory_mb: int | None = None,
+                      max_runtime_min: int | None = None) -> list[str]:
+    """The warnings and the "Summary of run jobs" (jobs that are not idle, running or unsubmitted)."""
+    memories: list[float] = []
+    walls: list[float] = []
+    cpus: list[float] = []  # the CPU % the table shows
+    cpu_time = cpu_wall = waste_sum = 0.0
+    for j in jobs:
+        if j.state in _METRIC_EXCLUDED:
+            continue
+        wall = j.runtime_s or 0.0
+        walls.append(wall)
+        waste_sum += j.waste_s
+        if j.memory_mb is not None:
+            memories.append(j.memory_mb)
+        cpu = _cpu_shown(j, wall)
+        if cpu is not None:
+            cpus.append(cpu)
+            cpu_time += cpu * wall
+            cpu_wall += wall
+    if not memories and not walls:
+        return []
+    run_sum = sum(walls)
+    wall_sum = run_sum + waste_sum
+    cpu_ave = cpu_time / cpu_wall / 100 if cpu_wall else None  # total CPU over total runtime
+    lines: list[str] = []
+    hint = "improve the jobs splitting (e.g. config.Data.splitting = 'Automatic') in a new task"
+    mem_max = max(memories) if memories else 0
+    run_max = max(walls) if walls else 0
+    for param, value, requested, fraction, floor, unit in (
+            ("memory", mem_max, max_memory_mb, 0.7, DEFAULT_MAX_MEMORY_MB, "MB"),
+            ("runtime", run_max / 60, max_runtime_min, 0.3, 0, "min")):
+        if value and requested and requested > floor and value < fraction * requested:
+            lines += ["", f"Warning: the max jobs {param} is less than {fraction * 100:.0f}% of the task requested "
+                      f"value ({requested} {unit}), please consider to request a lower value for failed jobs "
+                      f"(allowed through crabtui task resubmit) and/or {hint}."]
+    if cpu_ave is not None and cpu_ave < 0.5:
+        text = "Warning: the average jobs CPU efficiency is less than 50%, please consider to "
+        if num_cores > 1 and cpu_ave < 0.3:
+            text += "request a lower number of threads for failed jobs (allowed through crabtui task resubmit) and/or "
+        lines += ["", text + hint]
+    lines += ["", "Summary of run jobs:"]
+    if memories:
+        lines.append(" * Memory: %dMB min, %dMB max, %.0fMB ave" % (min(memories), mem_max,
+                                                                    sum(memories) / len(memories)))
+    if walls:
+        lines.append(f" * Runtime: {to_hms(min(walls))} min, {to_hms(run_max)} max, {to_hms(run_sum / len(walls))} ave")
+    if run_sum and cpu_ave is not None:
+        lines.append(" * CPU eff: %.0f%% min, %.0f%% max, %.0f%% ave" % (min(cpus), max(cpus), cpu_ave * 100))
+    if wall_sum:
+        waste = wall_sum - run_sum
+        lines.append(f" * Waste: {to_hms(waste)} ({waste / wall_sum * 100:.0f}% of total)")
+    lines.append("")
+    return lines
+
+
+def site_lines(jobs: Sequence[JobView]) -> list[str]:
+    """``--summary``: ``printSummary``, per site the runtime, waste and jobs by outcome, retries included."""
+    sites: dict[str, list] = {}  # site -> [runtime, waste, running, successful, stageout, failed]
+    seen = False
+    for j in jobs:
+        if not j.site_history:
+            continue
+        seen = True
+        walls = [a.get("runtime_s") or 0.0 for a in j.attempts if a.get("site")]
+        walls += [j.runtime_s or 0.0] * (len(j.site_history) - len(walls))
+        for site, wall in zip(j.site_history[:-1], walls[:-1]):
+            info = sites.setdefault(site, [0.0, 0.0, 0, 0, 0, 0])
+            info[5] += 1
+            info[1] += wall
+        current = sites.setdefault(j.site_history[-1], [0.0, 0.0, 0, 0, 0, 0])
+        wall = walls[len(j.site_history) - 1]
+        if j.state in ("failed", "cooloff", "held", "killed", "idle"):
+            current[5] += 1
+            current[1] += wall
+        elif j.state in ("transferring", "running", "finished"):
+            current[{"transferring": 4, "running": 2, "finished": 3}[j.state]] += 1
+            current[0] += wall
+    if not seen:
+        return ["No SiteHistory retrieved for any job", ""]
+    lines = ["Site Summary Table (including retries):", "",
+             _SITE_ROW % ("Site", "Runtime", "Waste", "Running", "Successful", "Stageout", "Failed")]
+    for site in sorted(sites):
+        runtime, waste, running, success, stageout, failed = sites[site]
+        lines.append(_SITE_ROW % (site, to_hms(runtime), to_hms(waste), running, success, stageout, failed))
+    return lines + [""]
+
+
+def sort_lines(jobs: Sequence[JobView], key: str, now: float) -> list[str]:
+    """``printSort``: the jobs (in CRAB's order) ordered or grouped by ``key``."""
+    rows = _rows(jobs, now)
+    lines = [""]
+    if key == "exitcode":
+        groups: dict[int, list[str]] = {}
+        for row in rows:
+            groups.setdefault(999999 if row[_EXITCODE] is None else row[_EXITCODE], []).append(row[_JOB])
+        lines += ["Jobs sorted by exit code:", "", "%-20s %-20s" % ("Exit Code", "Job Id(s)"), ""]
+        lines += ["%-20s %-s" % ("Unknown" if value == 999999 else value, ", ".join(groups[value]))
+                  for value in sorted(groups)]
+    elif key in ("state", "site"):
+        column = _STATE if key == "state" else _SITE
+        by_value: dict[str, list[str]] = {}
+        for row in rows:
+            by_value.setdefault(row[column], []).append(row[_JOB])
+        lines += [f"Jobs sorted by {key}:", "", "%-20s %-20s" % (key.title(), "Job Id(s)"), ""]
+        lines += ["%-20s %-s" % (value, ", ".join(ids)) for value, ids in by_value.items()]
+    elif key in ("memory", "cpu", "retries"):
+        column = {"memory": _MEMORY, "cpu": _CPU, "retries": _RETRIES}[key]
+        title = {"memory": "Memory (MB)", "cpu": "CPU", "retries": "Retries"}[key]
+        lines += [f"Jobs sorted by {key} used:", "%-10s %-10s" % (title.center(10), "Job Id".center(10))]
+        values = sorted((999999 if row[column] is None else row[column], i) for i, row in enumerate(rows))
+        lines += ["%10s %10s" % (str("Unknown" if v == 999999 else v).center(10), rows[i][_JOB].center(10))
+                  for v, i in values]
+        lines.append("")
+    else:  # runtime, waste
+        column = _RUNTIME if key == "runtime" else _WASTE
+        lines += [f"Jobs sorted by {key} used:", "%-10s %-5s" % (key.title(), "Job Id")]
+        values2 = sorted((int(row[column]), i) for i, row in enumerate(rows))
+        lines += ["%-10s %-5s" % (to_hms(v), rows[i][_JOB].center(5)) for v, i in values2]
+        lines.append("")
+    return lines + [""]
+
+
+def render(task: TaskInfo, jobs: Sequence[JobView], now: float, options: Options = Options()) -> list[str]:
+    """Everything ``crab status`` prints, in its order, for ``jobs`` in CRAB's order (as
+    :func:`engine.crab.status.task_view` gives them); raises :class:`StatusOptionError` for
+    options CRAB refuses, before anything is printed."""
+    wanted = check_options(options)
+    lines = header_lines(task)
+    if task.scheduler_status is None:
+        return lines
+    if wanted:
+        check_jobids(wanted, jobs)
+    lines += summary_lines(jobs, now)
+    lines += error_lines(jobs, verbose=options.verbose_errors, sort=options.sort)
+    limits = {"num_cores": task.num_cores, "max_memory_mb": task.max_memory_mb,
+              "max_runtime_min": task.max_runtime_min}
+    if not options.long and not options.sort:
+        lines += run_summary_lines(jobs, **limits)
+    if options.summary:
+        lines += site_lines(jobs)
+    if options.long or options.sort:
+        shown = jobs
+        if wanted:
+            chosen = set(wanted)
+            shown = [j for j in jobs if j.id in chosen]
+        if options.long:
+            lines += table_lines(shown, now)
+        lines += run_summary_lines(shown, **limits)
+        if options.sort:
+            lines += sort_lines(shown, options.sort, now)
+    return lines

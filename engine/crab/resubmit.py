@@ -1,0 +1,258 @@
+"""``crab resubmit``: its options, which jobs it may take, and the resubmit record PreJob reads.
+
+Standard library only: PreJob imports this module when DAGMan runs it as a script.
+
+The record is ``resubmit_record.json`` in the task directory, written only by the task worker
+(:func:`write_entry`) and read by PreJob (:func:`read_record`).  It plays the part of CRAB's
+``CRAB_ResubmitRecord`` ad and ``rrn_info/resubmit_record.json`` (seed 003) together with the
+parameters DagmanResubmitter edits into the DAGMan job's ad (``CRAB_ResubmitList``,
+``CRAB_SiteWhitelist``/``Blacklist``, ``MaxWallTimeMinsRun``, ``CRAB_RequestedMemory``,
+``JobPrio``).  It keeps every epoch, not only the newest, because a job resubmitted in epoch 1
+must keep epoch 1's parameters on its automatic retries after an epoch 2 that does not list it
+(CRAB keeps them per retry in ``resubmit_info``)::
+
+    {"schema": "crabtui.resubmit_record/1",
+     "epochs": [{"epoch": 1, "job_ids": ["3"], "memory_mb": 3000, "runtime_min": 1250,
+                 "site_whitelist": [], "site_blacklist": ["T2_DE_DESY"], "priority": 10,
+                 "requested_at": 1700000000.0}]}
+
+Every value is resolved when the resubmit is carried out: an option the user did not give takes
+the task's original value (CRAB's ``GetResubmitParams_sql``), not a previous resubmit's.
+
+A job's epoch (:class:`engine.crab.retry_policy.JobState` ``epoch``) says which entry governs it:
+PreJob applies the newest entry listing the job when it is newer than the job's epoch
+(:func:`apply_record`, idempotent, as AdjustSites' ``resetRRN``), and then takes the memory,
+runtime, site lists and priority of the entry of the job's epoch; epoch 0 means the task's own.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.atomic import write_atomically
+from engine.crab.retry_policy import JobState, Params, resubmit
+
+RECORD_FILE = "resubmit_record.json"
+SCHEMA = "crabtui.resubmit_record/1"
+MIN_MEMORY_MB, MAX_MEMORY_MB = 30, 30 * 1024  # CRABClient resubmit --maxmemory
+MIN_RUNTIME_MIN, MAX_RUNTIME_MIN = 60, 336 * 60  # CRABClient resubmit --maxjobruntime
+MAX_MEMORY_SINGLE_CORE_ON_RESUBMIT = 5000  # CRABServer ServerUtilities; DagmanSubmitter.checkMemoryWalltime
+MAX_MEMORY_PER_CORE = 2500
+STD_MAX_JOB_RUNTIME_MIN = 2750  # checkMemoryWalltime's "guaranteed" runtime: a warning above it
+FAILED = "failed"
+_RX_JOBIDS = re.compile(r"^\d+((?!(-\d+-))(\,|\-)\d+)*$")  # CRABClient validateJobids
+_RX_SITE = re.compile(r"^T[1-3]_[A-Z]{2}(_[A-Za-z0-9]+)+$")  # CRABClient resubmit's sn_re
+
+
+class ResubmitError(ValueError):
+    """A resubmission CRAB would refuse; the message is CRAB's, with what to do."""
+
+
+class ResubmitRecordError(Exception):
+    """A resubmit record that cannot be read, or that contradicts a job's state."""
+
+
+@dataclass(frozen=True)
+class ResubmitEntry:
+    """One ``crab resubmit``: its epoch, the jobs it resubmits and their new parameters."""
+
+    epoch: int
+    job_ids: tuple[str, ...]
+    memory_mb: int
+    runtime_min: int
+    site_whitelist: tuple[str, ...]
+    site_blacklist: tuple[str, ...]
+    priority: int
+    requested_at: float
+
+    @property
+    def params(self) -> Params:
+        """What the listed jobs' next attempt asks for (no site to avoid: a fresh start)."""
+        return Params(self.memory_mb, self.runtime_min)
+
+
+# --- the command's options (CRABClient resubmit.validateOptions) ------------------------------
+
+def parse_job_ids(text: str) -> list[str]:
+    """``--jobids``: a comma list of ids and ranges (``1,3-5``), sorted and without repeats."""
+    if not _RX_JOBIDS.match(text):
+        raise ResubmitError("The command line option --jobids takes a comma separated list of integers or "
+                            "ranges, without whitespaces (e.g. --jobids 1,3-5).")
+    ids: set[int] = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        ids.update(range(int(first), int(last or first) + 1))
+    return [str(i) for i in sorted(ids)]
+
+
+def parse_sites(option: str, text: str | None) -> list[str] | None:
+    """``--sitewhitelist``/``--siteblacklist``: None if not given, ``''`` is an empty list."""
+    if text is None:
+        return None
+    if text == "":
+        return []
+    sites = text.split(",")
+    for site in sites:
+        if "*" not in site and not _RX_SITE.match(site):
+            raise ResubmitError(f"The site name '{site}' given to --{option} does not look like a valid CMS "
+                                f"site name (it is not matching the regular expression '{_RX_SITE.pattern}').")
+    return sites
+
+
+def request_arguments(*, jobids: str | None = None, sitewhitelist: str | None = None,
+                      siteblacklist: str | None = None, maxjobruntime: int | None = None,
+                      maxmemory: int | None = None, priority: int | None = None) -> dict[str, Any]:
+    """The resubmit options checked as CRABClient checks them, as the task table's arguments
+    (CRAB's ``tm_arguments`` names; None: not given, the task's original value applies)."""
+    if maxjobruntime is not None and not MIN_RUNTIME_MIN <= maxjobruntime <= MAX_RUNTIME_MIN:
+        raise ResubmitError(f"The requested maximum job runtime ({maxjobruntime} minutes) must be between "
+                            f"{MIN_RUNTIME_MIN} and {MAX_RUNTIME_MIN} minutes.")
+    if maxmemory is not None and not MIN_MEMORY_MB <= maxmemory <= MAX_MEMORY_MB:
+        raise ResubmitError(f"The requested per-job memory ({maxmemory} MB) must be between {MIN_MEMORY_MB} "
+                            f"and {MAX_MEMORY_MB} MB.")
+    if priority is not None and priority < 1:
+        raise ResubmitError(f"The requested priority ({priority}) must be greater than 0.")
+    return {"resubmit_jobids": None if jobids is None else parse_job_ids(jobids),
+            "site_whitelist": parse_sites("sitewhitelist", sitewhitelist),
+            "site_blacklist": parse_sites("siteblacklist", siteblacklist),
+            "maxjobruntime": maxjobruntime, "maxmemory": maxmemory, "priority": priority}
+
+
+def select_jobs(states: Mapping[str, str], wanted: Iterable[str] | None) -> list[str]:
+    """The jobs to resubmit: the failed ones, or ``wanted`` if every one of them is failed.
+
+    ``states`` maps each job id of the task to its state as ``task status`` shows it."""
+    failed = [job for job, state in states.items() if state == FAILED]
+    if wanted is None:
+        if not failed:
+            raise ResubmitError("Found no jobs to resubmit. Only jobs in status failed can be resubmitted.")
+        return failed
+    wanted = list(wanted)
+    if not wanted:
+        raise ResubmitError("Found no jobs to resubmit. Only jobs in status failed can be resubmitted.")
+    refused = [job for job in wanted if states.get(job) != FAILED]
+    if refused:
+        why = "; ".join(f"{job}: {states.get(job, 'no such job')}" for job in refused)
+        raise ResubmitError(f"Not possible to resubmit the following jobs: {','.join(refused)} ({why}). "
+                            f"Only jobs in status failed can be resubmitted.")
+    return wanted
+
+
+def make_entry(task: Mapping[str, Any], arguments: Mapping[str, Any], *, epoch: int, job_ids: Iterable[str],
+               now: float) -> tuple[ResubmitEntry, str]:
+    """The record entry of a resubmit, from the task's ``task.json`` values and the request's
+    arguments, checked as DagmanResubmitter's ``checkMemoryWalltime`` does; also returns its
+    warning ("" if none)."""
+    memory = arguments.get("maxmemory")
+    memory = task["max_memory_mb"] if memory is None else int(memory)
+    runtime = arguments.get("maxjobruntime")
+    runtime = task["max_runtime_min"] if runtime is None else int(runtime)
+    cores = task.get("num_cores") or 1
+    top = max(MAX_MEMORY_SINGLE_CORE_ON_RESUBMIT, cores * MAX_MEMORY_PER_CORE)
+    if memory > top:
+        raise ResubmitError(f"Task requests {memory} MB of memory, above the allowed maximum of {top} for a "
+                            f"{cores} core(s) job. Resubmit with a lower --maxmemory.")
+    warning = ""
+    if runtime > STD_MAX_JOB_RUNTIME_MIN:
+        warning = (f"Task requests {runtime} minutes of runtime, but only {STD_MAX_JOB_RUNTIME_MIN} are "
+                   f"guaranteed to be available. Jobs may not find a site where to run.")
+
+    def sites(key: str) -> tuple[str, ...]:
+        value = arguments.get(key)
+        return tuple(task[key] if value is None else value)
+
+    priority = arguments.get("priority")
+    entry = ResubmitEntry(epoch=epoch, job_ids=tuple(job_ids), memory_mb=memory, runtime_min=runtime,
+                          site_whitelist=sites("site_whitelist"), site_blacklist=sites("site_blacklist"),
+                          priority=task["priority"] if priority is None else int(priority), requested_at=now)
+    return entry, warning
+
+
+# --- the record -------------------------------------------------------------------------------
+
+def record_path(task_dir: str) -> str:
+    return os.path.join(task_dir, RECORD_FILE)
+
+
+def read_record(task_dir: str) -> list[ResubmitEntry]:
+    """The task's resubmissions, oldest first; none if it was never resubmitted."""
+    path = record_path(task_dir)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise ResubmitRecordError(f"{path}: cannot read the resubmit record: {exc}") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("epochs"), list):
+        raise ResubmitRecordError(f"{path}: not a resubmit record of schema {SCHEMA} "
+                                  "(an object with 'schema' and a list 'epochs')")
+    return [_entry(item, path, i) for i, item in enumerate(data["epochs"])]
+
+
+def write_entry(task_dir: str, entry: ResubmitEntry) -> None:
+    """Add ``entry`` to the record, replacing one of the same epoch (a worker that died half-way
+    writes it again), atomically."""
+    entries = [e for e in read_record(task_dir) if e.epoch != entry.epoch] + [entry]
+    entries.sort(key=lambda e: e.epoch)
+    data = {"schema": SCHEMA, "epochs": [
+        {"epoch": e.epoch, "job_ids": list(e.job_ids), "memory_mb": e.memory_mb, "runtime_min": e.runtime_min,
+         "site_whitelist": list(e.site_whitelist), "site_blacklist": list(e.site_blacklist),
+         "priority": e.priority, "requested_at": e.requested_at} for e in entries]}
+    write_atomically(record_path(task_dir), json.dumps(data, indent=1) + "\n")
+
+
+def next_epoch(entries: list[ResubmitEntry]) -> int:
+    return max((e.epoch for e in entries), default=0) + 1
+
+
+def apply_record(state: JobState, entries: list[ResubmitEntry]) -> tuple[JobState, ResubmitEntry | None]:
+    """PreJob: enter the newest epoch that lists the job, if the job is not in it yet (RRN 0, the
+    entry's memory and runtime; :func:`engine.crab.retry_policy.resubmit`), and return the state
+    with the entry that governs it (None: epoch 0, the task's own parameters)."""
+    listing = [e for e in entries if state.job_id in e.job_ids]
+    if listing and listing[-1].epoch > state.epoch:
+        state = resubmit(state, listing[-1].epoch, listing[-1].params)
+    if state.epoch == 0:
+        return state, None
+    for entry in listing:
+        if entry.epoch == state.epoch:
+            return state, entry
+    raise ResubmitRecordError(f"job {state.job_id} is in resubmit epoch {state.epoch}, but the resubmit record "
+                              f"has no such epoch listing it")
+
+
+def _entry(item: Any, path: str, i: int) -> ResubmitEntry:
+    def fail(message: str) -> ResubmitRecordError:
+        return ResubmitRecordError(f"{path}: epochs[{i}]: {message}")
+
+    def is_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    def names(v: Any) -> bool:
+        return isinstance(v, list) and all(isinstance(s, str) and s for s in v)
+
+    checks = {"epoch": (lambda v: is_int(v) and v >= 1, "an integer >= 1"),
+              "job_ids": (names, "a list of job ids"),
+              "memory_mb": (lambda v: is_int(v) and v >= 1, "an integer >= 1"),
+              "runtime_min": (lambda v: is_int(v) and v >= 1, "an integer >= 1"),
+              "site_whitelist": (names, "a list of site names"),
+              "site_blacklist": (names, "a list of site names"),
+              "priority": (is_int, "an integer"),
+              "requested_at": (lambda v: (is_int(v) or isinstance(v, float)) and math.isfinite(v),
+                               "a UNIX time")}
+    if not isinstance(item, dict):
+        raise fail("must be a JSON object")
+    if set(item) != set(checks):
+        extra, missing = sorted(set(item) - set(checks)), sorted(set(checks) - set(item))
+        raise fail(f"unknown field {extra[0]}" if extra else f"field {missing[0]} is missing")
+    for name, (test, what) in checks.items():
+        if not test(item[name]):
+            raise fail(f"field {name} must be {what}, not {json.dumps(item[name])[:60]}")
+    return ResubmitEntry(**{k: tuple(v) if isinstance(v, list) else v for k, v in item.items()})

@@ -1,0 +1,221 @@
+"""``crabtui task resubmit`` against a real embedded schedd and its task worker: only failed jobs,
+a new resubmit epoch (RRN from 0) with the new parameters for them, the others left alone."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.crab.grid import install_grid
+from engine.crab.prejob import failed_for_good, load_job_state
+from engine.crab.resubmit import (RECORD_FILE, ResubmitError, ResubmitRecordError, apply_record, make_entry,
+                                  read_record, request_arguments, select_jobs, write_entry)
+from engine.crab.retry_policy import Attempt, JobState, Params
+from engine.schedd.api import JobAction
+from engine.schedd.local.client import LocalScheddClient
+from engine.state import StateDir
+from test_crab_task_cli import crabtui, task_status, wait_status
+
+CONFIG = """\
+[General]
+requestName = "{name}"
+[JobType]
+psetName = "pset.py"
+[Data]
+inputDataset = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
+splitting = "FileBased"
+unitsPerJob = 5
+[Site]
+storageSite = "T2_XX_Local"
+blacklist = ["T2_US_Nebraska", "T2_DE_DESY"]
+[Debug]
+timeScale = {scale}
+failurePlan = [{plan}]
+"""
+JOB3_FAILS_THREE_TIMES = ", ".join(f'{{job = "3", attempt = {n}, exitCode = 1}}' for n in (1, 2, 3))
+
+
+@pytest.fixture
+def state():
+    state = StateDir(tempfile.mkdtemp(prefix="crabresub-", dir="/tmp"))
+    install_grid(state)
+    yield state
+    LocalScheddClient(state).shutdown()
+    shutil.rmtree(state.path, ignore_errors=True)
+
+
+def wait_until(what, predicate, timeout: float = 90):
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+    return value
+
+
+def test_failed_job_is_resubmitted_with_new_memory_in_a_new_epoch(tmp_path, state):
+    (tmp_path / "crab.toml").write_text(CONFIG.format(name="resub", scale=2000, plan=JOB3_FAILS_THREE_TIMES))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    status = wait_status(state, "resub", tmp_path, "FAILED")
+    jobs = {j["id"]: j for j in status["jobs"]}
+    assert {i: j["state"] for i, j in jobs.items()} == {"1": "finished", "2": "finished", "3": "failed",
+                                                        "4": "finished"}
+    assert [a["exit_code"] for a in jobs["3"]["attempts"]] == [1, 1, 1], "RRN 1, 2, 3: the budget of 3"
+
+    # Refused by the command itself: a job that is not failed, options out of CRAB's ranges.
+    finished = crabtui(state, "task", "resubmit", "resub", "--jobids", "2-3", cwd=tmp_path)
+    assert finished.returncode == 1
+    assert "Not possible to resubmit the following jobs: 2 (2: finished)" in finished.stderr
+    assert "Only jobs in status failed can be resubmitted" in finished.stderr
+    bad = crabtui(state, "task", "resubmit", "resub", "--maxmemory", "20", cwd=tmp_path)
+    assert bad.returncode == 1
+    assert "The requested per-job memory (20 MB) must be between 30 and 30720 MB." in bad.stderr
+    assert task_status(state, "resub", tmp_path)["status"] == "FAILED", "a refused request changes nothing"
+
+    # Refused by the task worker, as CRAB's DagmanResubmitter does: more memory than 5000 MB per core.
+    assert crabtui(state, "task", "resubmit", "resub", "--maxmemory", "6000", cwd=tmp_path).returncode == 0
+    refused = wait_status(state, "resub", tmp_path, "RESUBMITFAILED")
+    assert "above the allowed maximum of 5000" in refused["message"]
+    task_dir = Path(json.loads(crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout)[0]["task_dir"])
+    assert load_job_state(str(task_dir), "3").epoch == 0 and read_record(str(task_dir)) == []
+
+    done = crabtui(state, "task", "resubmit", "resub", "--maxmemory", "3000", "--priority", "12", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    status = wait_status(state, "resub", tmp_path, "COMPLETED")
+    jobs = {j["id"]: j for j in status["jobs"]}
+    assert all(j["state"] == "finished" for j in jobs.values())
+    three = jobs["3"]["attempts"]
+    assert [a["exit_code"] for a in three] == [1, 1, 1, 0]
+    assert [a["request_memory"] for a in three] == [2000, 2000, 2000, 3000]
+    assert [a["max_runtime"] for a in three] == [1250] * 4, "an option not given keeps the task's value"
+    assert all(len(jobs[i]["attempts"]) == 1 and jobs[i]["attempts"][0]["request_memory"] == 2000
+               for i in ("1", "2", "4")), "jobs not resubmitted keep their single attempt"
+
+    state3 = load_job_state(str(task_dir), "3")
+    assert [(a.rrn, a.epoch, a.crab_retry) for a in state3.attempts] == [(1, 0, 0), (2, 0, 1), (3, 0, 2), (1, 1, 3)]
+    assert load_job_state(str(task_dir), "1").epoch == 0
+    (entry,) = read_record(str(task_dir))
+    assert (entry.epoch, entry.job_ids, entry.memory_mb, entry.priority) == (1, ("3",), 3000, 12)
+    submit = (task_dir / "Job.3.submit").read_text()
+    assert "request_memory = 3000" in submit and "My.CRAB_RRN = 1" in submit
+    assert submit.rstrip().endswith("priority = 12\nqueue")
+
+    nothing = crabtui(state, "task", "resubmit", "resub", cwd=tmp_path)
+    assert nothing.returncode == 1 and "Found no jobs to resubmit" in nothing.stderr
+
+
+def test_a_killed_task_cannot_be_resubmitted(tmp_path, state):
+    (tmp_path / "crab.toml").write_text(CONFIG.format(name="gone", scale=1, plan=""))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    assert crabtui(state, "task", "kill", "gone", cwd=tmp_path).returncode == 0
+    wait_status(state, "gone", tmp_path, "KILLED")
+    refused = crabtui(state, "task", "resubmit", "gone", cwd=tmp_path)
+    assert refused.returncode == 1 and "is KILLED" in refused.stderr and "cannot be resubmitted" in refused.stderr
+
+
+def test_a_resubmit_while_the_dag_runs_waits_for_it_and_reruns_only_the_listed_jobs(tmp_path, state):
+    plan = '{job = "3", attempt = 1, exitCode = 7}, {job = "1", attempt = 1, hold = 99}'
+    (tmp_path / "crab.toml").write_text(CONFIG.format(name="busy", scale=2000, plan=plan))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+
+    def states() -> dict | None:
+        status = task_status(state, "busy", tmp_path)
+        jobs = {j["id"]: j["state"] for j in status["jobs"]}
+        return status if (jobs.get("3"), jobs.get("1")) == ("failed", "held") else None
+
+    status = wait_until("job 3 failed while job 1 is held", states)
+    assert status["status"] == "SUBMITTED"
+    assert crabtui(state, "task", "resubmit", "busy", cwd=tmp_path).returncode == 0
+    waiting = wait_until("the resubmit to wait for the running DAG",
+                         lambda: "they run when" in (s := task_status(state, "busy", tmp_path))["message"] and s)
+    assert (waiting["status"], waiting["dagman_id"]) == ("SUBMITTED", status["dagman_id"])
+    task_dir = Path(json.loads(crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout)[0]["task_dir"])
+    assert load_job_state(str(task_dir), "3").epoch == 1 and load_job_state(str(task_dir), "1").epoch == 0
+
+    # Job 1 fails for good too (a held job's report says 213, a code no policy retries), after the
+    # resubmit: the rescue DAG runs job 3 again, but not job 1, which no resubmit listed.
+    with LocalScheddClient(state) as schedd:
+        schedd.act(JobAction.Remove, f"DAGManJobId == {status['dagman_id']} && JobStatus == 5", "removed by the test")
+    final = wait_status(state, "busy", tmp_path, "FAILED")
+    assert final["dagman_id"] != status["dagman_id"], "the rescue DAG ran under a new DAGMan"
+    jobs = {j["id"]: j for j in final["jobs"]}
+    assert [a["exit_code"] for a in jobs["3"]["attempts"]] == [7, 0] and jobs["3"]["state"] == "finished"
+    assert jobs["1"]["state"] == "failed" and len(jobs["1"]["attempts"]) == 1
+    assert [len(jobs[i]["attempts"]) for i in ("2", "4")] == [1, 1]
+
+
+# --- the pieces, without an engine ------------------------------------------------------------
+
+def test_options_are_checked_as_crab_client_checks_them():
+    args = request_arguments(jobids="5,1,3-4", sitewhitelist="T2_CH_CERN,T2_US_*", siteblacklist="",
+                             maxjobruntime=60, maxmemory=30720, priority=1)
+    assert args == {"resubmit_jobids": ["1", "3", "4", "5"], "site_whitelist": ["T2_CH_CERN", "T2_US_*"],
+                    "site_blacklist": [], "maxjobruntime": 60, "maxmemory": 30720, "priority": 1}
+    assert request_arguments()["site_whitelist"] is None, "not given: the task's value applies"
+    for options, message in (
+            (dict(maxmemory=29), "must be between 30 and 30720 MB"),
+            (dict(maxmemory=30721), "must be between 30 and 30720 MB"),
+            (dict(maxjobruntime=59), "(59 minutes) must be between 60 and 20160 minutes"),
+            (dict(maxjobruntime=20161), "must be between 60 and 20160 minutes"),
+            (dict(priority=0), "The requested priority (0) must be greater than 0."),
+            (dict(jobids="1,,3"), "--jobids takes a comma separated list of integers or ranges"),
+            (dict(jobids="1 3"), "--jobids takes a comma separated list"),
+            (dict(siteblacklist="CERN"), "'CERN' given to --siteblacklist does not look like a valid CMS site")):
+        with pytest.raises(ResubmitError, match=re.escape(message)):
+            request_arguments(**options)
+
+
+def test_only_failed_jobs_are_taken():
+    states = {"1": "finished", "2": "failed", "3": "running", "4": "failed"}
+    assert select_jobs(states, None) == ["2", "4"]
+    assert select_jobs(states, ["4"]) == ["4"]
+    with pytest.raises(ResubmitError, match=re.escape("following jobs: 1,3,9 (1: finished; 3: running; "
+                                                      "9: no such job). Only jobs in status failed")):
+        select_jobs(states, ["1", "2", "3", "9"])
+    with pytest.raises(ResubmitError, match="Found no jobs to resubmit. Only jobs in status failed"):
+        select_jobs({"1": "finished"}, None)
+
+
+def _failed_three_times(job: str) -> JobState:
+    attempts = tuple(Attempt(crab_retry=i, dag_retry=i, rrn=i + 1, epoch=0, request_memory_mb=2000,
+                             max_runtime_min=1250, site="T2_XX_Local", exit_code=1,
+                             action="fatal" if i == 2 else "retry") for i in range(3))
+    return JobState(job, dag_retry=2, crab_retry=3, rrn=3, attempts=attempts)
+
+
+def test_the_record_puts_listed_jobs_in_a_new_epoch_and_leaves_the_others(tmp_path):
+    task = {"max_memory_mb": 2000, "max_runtime_min": 1250, "num_cores": 1, "priority": 10,
+            "site_whitelist": [], "site_blacklist": ["T2_DE_DESY"]}
+    first, warning = make_entry(task, request_arguments(maxmemory=3000, sitewhitelist="T2_CH_CERN"),
+                                epoch=1, job_ids=["3"], now=1.0)
+    assert warning == "" and first.params == Params(3000, 1250)
+    assert (first.site_whitelist, first.site_blacklist, first.priority) == (("T2_CH_CERN",), ("T2_DE_DESY",), 10)
+    second, warning = make_entry(task, request_arguments(maxjobruntime=3000), epoch=2, job_ids=["5"], now=2.0)
+    assert second.memory_mb == 2000, "an option not given takes the task's original value, not epoch 1's"
+    assert "only 2750 are guaranteed" in warning
+    with pytest.raises(ResubmitError, match="above the allowed maximum of 5000 for a 1 core"):
+        make_entry(task, request_arguments(maxmemory=5001), epoch=3, job_ids=["3"], now=3.0)
+    write_entry(str(tmp_path), first)
+    write_entry(str(tmp_path), second)
+    write_entry(str(tmp_path), first)  # a worker that died half-way writes its epoch again
+    entries = read_record(str(tmp_path))
+    assert entries == [first, second]
+
+    three = _failed_three_times("3")
+    assert failed_for_good(three), "failed, and not resubmitted yet"
+    resubmitted, entry = apply_record(three, entries)
+    assert entry == first and (resubmitted.epoch, resubmitted.rrn, resubmitted.next) == (1, 0, Params(3000, 1250))
+    assert resubmitted.attempts == three.attempts and resubmitted.crab_retry == 3, "the history continues"
+    assert not failed_for_good(resubmitted)
+    assert apply_record(resubmitted, entries) == (resubmitted, first), "applying an epoch again changes nothing"
+    other = _failed_three_times("1")
+    assert apply_record(other, entries) == (other, None) and failed_for_good(other), "an unlisted job keeps its state"
+
+    (tmp_path / RECORD_FILE).write_text('{"schema": "crabtui.resubmit_record/1", "epochs": [{"epoch": 0}]}')
+    with pytest.raises(ResubmitRecordError, match="epochs\\[0\\]"):
+        read_record(str(tmp_path))
