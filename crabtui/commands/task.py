@@ -67,7 +67,8 @@ def submit(ctx: click.Context, config: str) -> None:
                 max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
                 site_whitelist=cfg.site_whitelist, site_blacklist=cfg.site_blacklist, storage_site=cfg.storage_site,
                 time_scale=cfg.time_scale, max_retries=NUM_AUTOM_JOB_RETRIES,
-                failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), script_exe=cfg.script_exe)
+                failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), script_exe=cfg.script_exe,
+                extra_jdl=cfg.extra_jdl)
     write_request(task_dir, dataset=cfg.input_dataset, splitting=cfg.splitting, units_per_job=cfg.units_per_job,
                   total_units=cfg.total_units, lumi_mask=cfg.lumi_mask, ad=ad)
     try:

@@ -46,7 +46,8 @@ class TaskAd:
     time_scale: float
     max_retries: int  # CRAB_NumAutomJobRetries
     failure_plan: tuple[dict, ...] = ()  # Debug.failurePlan entries in the config's form
-    script_exe: str | None = None
+    script_exe: str | None = None  # JobType.scriptExe: the wrapper runs it instead of cmsRun
+    extra_jdl: tuple[str, ...] = ()  # Debug.extraJDL: submit lines added to every job, as CRAB adds them
 
     @property
     def real(self) -> float:
@@ -119,6 +120,8 @@ def submit_template(ad: TaskAd) -> str:
         'My.CRABTUI_InputFile = "job_input.$(count).json"',
         'My.CRABTUI_JobReport = "jobReport.json.$(count).$(CRAB_Retry)"',
         *(f"{k} = {v}" for k, v in exit_hold_commands(ad.failure_plan).items()),
+        *([f"My.CRABTUI_ScriptExe = {json.dumps(ad.script_exe)}"] if ad.script_exe else []),
+        *ad.extra_jdl,
         f"request_cpus = {ad.num_cores}",
         f"priority = {ad.priority}",
         "requirements = stringListMember(TARGET.GLIDEIN_CMSSite, MY.DESIRED_Sites)",

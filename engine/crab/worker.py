@@ -108,7 +108,8 @@ class TaskWorker:
                      lumi_mask=None if mask is None else {int(r): [tuple(x) for x in v] for r, v in mask.items()})
         ad = request["ad"]
         ad = TaskAd(**{**ad, "site_whitelist": tuple(ad["site_whitelist"]),
-                       "site_blacklist": tuple(ad["site_blacklist"]), "failure_plan": tuple(ad["failure_plan"])})
+                       "site_blacklist": tuple(ad["site_blacklist"]), "failure_plan": tuple(ad["failure_plan"]),
+                       "extra_jdl": tuple(ad.get("extra_jdl", ()))})
         write_task(task.task_dir, ad, dataset, jobs)
         self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True),
                        message=f"{len(jobs)} jobs")

@@ -106,3 +106,18 @@ def test_bad_configuration_and_unknown_dataset_are_refused(tmp_path, state):
     nodata = crabtui(state, "task", "submit", "nodata.toml", cwd=tmp_path)
     assert nodata.returncode == 1 and "Data.inputDataset" in nodata.stderr and "did you mean" in nodata.stderr
     assert "TASK" in crabtui(state, "task", "list", cwd=tmp_path).stdout
+
+
+def test_a_users_script_runs_as_the_payload_and_extra_jdl_reaches_the_jobs(tmp_path, state):
+    (tmp_path / "run.sh").write_text('#!/bin/sh\necho "payload for job $1"\n')
+    (tmp_path / "run.sh").chmod(0o755)
+    config = (CONFIG.format(name="script", scale=500)
+              .replace('psetName = "pset.py"', 'scriptExe = "run.sh"')
+              .replace("[Debug]\n", '[Debug]\nextraJDL = ["+CrabtuiExtra = 42"]\n')
+              .replace('failurePlan = [{job = "2", attempt = 1, exitCode = 8021}]\n', ""))
+    (tmp_path / "crab.toml").write_text(config)
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    status = wait_status(state, "script", tmp_path, "COMPLETED")
+    ads = LocalScheddClient(state).history("CRAB_Id =!= undefined", ["CrabtuiExtra", "CRAB_Id"])
+    assert len(ads) == 4 and all(ad["CrabtuiExtra"] == 42 for ad in ads)
+    assert "payload for job 1" in (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
