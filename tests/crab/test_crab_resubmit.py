@@ -5,49 +5,20 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from engine.crab.grid import install_grid
 from engine.crab.prejob import failed_for_good, load_job_state
 from engine.crab.resubmit import (RECORD_FILE, ResubmitError, ResubmitRecordError, apply_record, make_entry,
                                   read_record, request_arguments, select_jobs, write_entry)
 from engine.crab.retry_policy import Attempt, JobState, Params
 from engine.schedd.api import JobAction
 from engine.schedd.local.client import LocalScheddClient
-from engine.state import StateDir
-from test_crab_task_cli import crabtui, task_status, wait_status
+from crab_tasks import config_text, crabtui, task_status, wait_status
 
-CONFIG = """\
-[General]
-requestName = "{name}"
-[JobType]
-psetName = "pset.py"
-[Data]
-inputDataset = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
-splitting = "FileBased"
-unitsPerJob = 5
-[Site]
-storageSite = "T2_XX_Local"
-blacklist = ["T2_US_Nebraska", "T2_DE_DESY"]
-[Debug]
-timeScale = {scale}
-failurePlan = [{plan}]
-"""
 JOB3_FAILS_THREE_TIMES = ", ".join(f'{{job = "3", attempt = {n}, exitCode = 1}}' for n in (1, 2, 3))
-
-
-@pytest.fixture
-def state():
-    state = StateDir(tempfile.mkdtemp(prefix="crabresub-", dir="/tmp"))
-    install_grid(state)
-    yield state
-    LocalScheddClient(state).shutdown()
-    shutil.rmtree(state.path, ignore_errors=True)
 
 
 def wait_until(what, predicate, timeout: float = 90):
@@ -59,7 +30,7 @@ def wait_until(what, predicate, timeout: float = 90):
 
 
 def test_failed_job_is_resubmitted_with_new_memory_in_a_new_epoch(tmp_path, state):
-    (tmp_path / "crab.toml").write_text(CONFIG.format(name="resub", scale=2000, plan=JOB3_FAILS_THREE_TIMES))
+    (tmp_path / "crab.toml").write_text(config_text("resub", scale=2000, plan=JOB3_FAILS_THREE_TIMES))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "resub", tmp_path, "FAILED")
     jobs = {j["id"]: j for j in status["jobs"]}
@@ -110,7 +81,7 @@ def test_failed_job_is_resubmitted_with_new_memory_in_a_new_epoch(tmp_path, stat
 
 
 def test_a_killed_task_cannot_be_resubmitted(tmp_path, state):
-    (tmp_path / "crab.toml").write_text(CONFIG.format(name="gone", scale=1, plan=""))
+    (tmp_path / "crab.toml").write_text(config_text("gone", scale=1))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     assert crabtui(state, "task", "kill", "gone", cwd=tmp_path).returncode == 0
     wait_status(state, "gone", tmp_path, "KILLED")
@@ -120,7 +91,7 @@ def test_a_killed_task_cannot_be_resubmitted(tmp_path, state):
 
 def test_a_resubmit_while_the_dag_runs_waits_for_it_and_reruns_only_the_listed_jobs(tmp_path, state):
     plan = '{job = "3", attempt = 1, exitCode = 7}, {job = "1", attempt = 1, hold = 99}'
-    (tmp_path / "crab.toml").write_text(CONFIG.format(name="busy", scale=2000, plan=plan))
+    (tmp_path / "crab.toml").write_text(config_text("busy", scale=2000, plan=plan))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
 
     def states() -> dict | None:

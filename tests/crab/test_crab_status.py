@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -17,13 +15,10 @@ from crabtui.task_status import (Options, StatusOptionError, TaskInfo, check_opt
                                  site_lines, sort_lines, summary_lines, table_lines, to_hms)
 from engine.crab import fjr
 from engine.crab import status as crab_status
-from engine.crab.grid import install_grid
 from engine.crab.retry_policy import Attempt, JobState, save_state, state_path
 from engine.crab.status import Attempts, JobView, job_state, scheduler_status, task_view
 from engine.schedd.api import JobStatus
-from engine.schedd.local.client import LocalScheddClient
-from engine.state import StateDir
-from test_crab_task_cli import crabtui, wait_status
+from crab_tasks import config_text, crabtui, wait_status
 
 NOW = 1_700_000_000.0
 OK = "Job and stageout wrappers finished successfully (exit code 0)."
@@ -342,35 +337,11 @@ def test_attempts_are_read_when_looked_at():
 
 # --- the command ----------------------------------------------------------------------------
 
-CONFIG = """\
-[General]
-requestName = "{name}"
-[JobType]
-psetName = "pset.py"
-[Data]
-inputDataset = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
-splitting = "FileBased"
-unitsPerJob = 5
-[Site]
-storageSite = "T2_XX_Local"
-blacklist = ["T2_US_Nebraska", "T2_DE_DESY"]
-[Debug]
-timeScale = 500
-failurePlan = [{{job = "2", attempt = 1, exitCode = 8021}}, {{job = "4", attempt = "*", exitCode = 99}}]
-"""
-
-
-@pytest.fixture
-def state():
-    state = StateDir(tempfile.mkdtemp(prefix="crabstatus-", dir="/tmp"))
-    install_grid(state)
-    yield state
-    LocalScheddClient(state).shutdown()
-    shutil.rmtree(state.path, ignore_errors=True)
+STATUS_PLAN = '{job = "2", attempt = 1, exitCode = 8021}, {job = "4", attempt = "*", exitCode = 99}'
 
 
 def test_status_command_prints_crabs_layout(tmp_path, state):
-    (tmp_path / "crab.toml").write_text(CONFIG.format(name="layout"))
+    (tmp_path / "crab.toml").write_text(config_text("layout", plan=STATUS_PLAN))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "layout", tmp_path, "FAILED")
     assert status["scheduler_status"] == "FAILED" and status["task_dir"].startswith(state.path)

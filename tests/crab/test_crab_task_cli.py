@@ -2,67 +2,17 @@
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 
-import pytest
-
-from engine.crab.grid import install_grid
+from crab_tasks import config_text, crabtui, wait_status
 from engine.schedd.local.client import LocalScheddClient
-from engine.state import StateDir
 
-CONFIG = """\
-[General]
-requestName = "{name}"
-[JobType]
-psetName = "pset.py"
-[Data]
-inputDataset = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
-splitting = "FileBased"
-unitsPerJob = 5
-[Site]
-storageSite = "T2_XX_Local"
-blacklist = ["T2_US_Nebraska", "T2_DE_DESY"]
-[Debug]
-timeScale = {scale}
-failurePlan = [{{job = "2", attempt = 1, exitCode = 8021}}]
-"""
-
-
-@pytest.fixture
-def state():
-    state = StateDir(tempfile.mkdtemp(prefix="crabtask-", dir="/tmp"))
-    install_grid(state)
-    yield state
-    LocalScheddClient(state).shutdown()
-    shutil.rmtree(state.path, ignore_errors=True)
-
-
-def crabtui(state: StateDir, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([shutil.which("crabtui"), "--state-dir", state.path, *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
-
-
-def task_status(state: StateDir, name: str, cwd: Path) -> dict:
-    result = crabtui(state, "task", "status", name, "--json", cwd=cwd)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
-
-def wait_status(state: StateDir, name: str, cwd: Path, wanted: str, timeout: float = 90) -> dict:
-    deadline = time.monotonic() + timeout
-    while (status := task_status(state, name, cwd))["status"] != wanted:
-        assert time.monotonic() < deadline, f"task stayed {status['status']}, wanted {wanted}"
-        time.sleep(0.2)
-    return status
+JOB2_MOVES = '{job = "2", attempt = 1, exitCode = 8021}'
 
 
 def test_a_task_is_submitted_runs_its_retries_and_completes(tmp_path, state):
-    (tmp_path / "crab.toml").write_text(CONFIG.format(name="ttbar", scale=500))
+    (tmp_path / "crab.toml").write_text(config_text("ttbar", plan=JOB2_MOVES))
     submitted = crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path)
     assert submitted.returncode == 0, submitted.stderr
     assert "Task name: " in submitted.stdout and ":" in submitted.stdout.split("Task name: ")[1]
@@ -80,7 +30,7 @@ def test_a_task_is_submitted_runs_its_retries_and_completes(tmp_path, state):
 
 
 def test_kill_removes_the_tasks_jobs(tmp_path, state):
-    (tmp_path / "crab.toml").write_text(CONFIG.format(name="slow", scale=0.5))
+    (tmp_path / "crab.toml").write_text(config_text("slow", scale=0.5))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "slow", tmp_path, "SUBMITTED")
     deadline = time.monotonic() + 60
@@ -99,10 +49,10 @@ def test_kill_removes_the_tasks_jobs(tmp_path, state):
 
 
 def test_bad_configuration_and_unknown_dataset_are_refused(tmp_path, state):
-    (tmp_path / "bad.toml").write_text(CONFIG.format(name="x", scale=1).replace("unitsPerJob = 5", "unitsPerJob = 0"))
+    (tmp_path / "bad.toml").write_text(config_text("x").replace("unitsPerJob = 5", "unitsPerJob = 0"))
     bad = crabtui(state, "task", "submit", "bad.toml", cwd=tmp_path)
     assert bad.returncode == 1 and "bad.toml" in bad.stderr and "unitsPerJob" in bad.stderr
-    (tmp_path / "nodata.toml").write_text(CONFIG.format(name="y", scale=1).replace("/TTbar_", "/TTbarr_"))
+    (tmp_path / "nodata.toml").write_text(config_text("y").replace("/TTbar_", "/TTbarr_"))
     nodata = crabtui(state, "task", "submit", "nodata.toml", cwd=tmp_path)
     assert nodata.returncode == 1 and "Data.inputDataset" in nodata.stderr and "did you mean" in nodata.stderr
     assert "TASK" in crabtui(state, "task", "list", cwd=tmp_path).stdout
@@ -111,10 +61,8 @@ def test_bad_configuration_and_unknown_dataset_are_refused(tmp_path, state):
 def test_a_users_script_runs_as_the_payload_and_extra_jdl_reaches_the_jobs(tmp_path, state):
     (tmp_path / "run.sh").write_text('#!/bin/sh\necho "payload for job $1"\n')
     (tmp_path / "run.sh").chmod(0o755)
-    config = (CONFIG.format(name="script", scale=500)
-              .replace('psetName = "pset.py"', 'scriptExe = "run.sh"')
-              .replace("[Debug]\n", '[Debug]\nextraJDL = ["+CrabtuiExtra = 42"]\n')
-              .replace('failurePlan = [{job = "2", attempt = 1, exitCode = 8021}]\n', ""))
+    config = (config_text("script").replace('psetName = "pset.py"', 'scriptExe = "run.sh"')
+              .replace("[Debug]\n", '[Debug]\nextraJDL = ["+CrabtuiExtra = 42"]\n'))
     (tmp_path / "crab.toml").write_text(config)
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "script", tmp_path, "COMPLETED")

@@ -1,0 +1,53 @@
+"""Running tasks through the CLI in the task tests: a configuration, the command, waiting for a status."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from engine.state import StateDir
+
+CONFIG = """\
+[General]
+requestName = "{name}"
+[JobType]
+psetName = "pset.py"
+[Data]
+inputDataset = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
+splitting = "FileBased"
+unitsPerJob = 5
+[Site]
+storageSite = "T2_XX_Local"
+blacklist = ["T2_US_Nebraska", "T2_DE_DESY"]
+[Debug]
+timeScale = {scale}
+failurePlan = [{plan}]
+"""
+"""Four jobs of five files of the small MC dataset, kept off the two flaky sites of the grid."""
+
+
+def config_text(name: str, *, scale: float = 500, plan: str = "") -> str:
+    """``plan``: failure plan entries in TOML, e.g. ``{job = "2", attempt = 1, exitCode = 8021}``."""
+    return CONFIG.format(name=name, scale=scale, plan=plan)
+
+
+def crabtui(state: StateDir, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([shutil.which("crabtui"), "--state-dir", state.path, *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def task_status(state: StateDir, name: str, cwd: Path) -> dict:
+    result = crabtui(state, "task", "status", name, "--json", cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def wait_status(state: StateDir, name: str, cwd: Path, wanted: str, timeout: float = 90) -> dict:
+    deadline = time.monotonic() + timeout
+    while (status := task_status(state, name, cwd))["status"] != wanted:
+        assert time.monotonic() < deadline, f"task stayed {status['status']}, wanted {wanted}"
+        time.sleep(0.2)
+    return status
