@@ -199,12 +199,16 @@ def start(state: StateDir, interval: float = 1.0) -> threading.Event:
     stop = threading.Event()
 
     def loop() -> None:
+        worker = None
         with LocalScheddClient(state, autostart=False) as schedd:
-            worker = TaskWorker(state, schedd)
             while not stop.wait(interval):
+                # Whatever goes wrong in one round (the task table locked by a command opening it at
+                # the same moment, a schedd call failing), the next round tries again: a worker
+                # thread that died would leave every task NEW without a word.
                 try:
+                    worker = worker or TaskWorker(state, schedd)
                     worker.work_once()
-                except ScheddError as e:
-                    log.warning("task worker: %s", e)
+                except Exception:
+                    log.exception("task worker: this round failed; trying again")
     threading.Thread(target=loop, name="crab-task-worker", daemon=True).start()
     return stop
