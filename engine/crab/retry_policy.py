@@ -73,10 +73,11 @@ import enum
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from engine.atomic import write_atomically
 
 __all__ = [
     "ACTIONS", "DEFAULT_DELAY_S", "EXIT_RETRY_POLICY", "HELD_REMOVE_REASON",
@@ -489,23 +490,14 @@ def state_path(directory: str | os.PathLike[str], job_id: str) -> str:
 
 
 def save_state(path: str | os.PathLike[str], state: JobState) -> None:
-    """Write ``state`` durably: a temporary file in the same directory, fsync, ``os.replace``,
-    fsync of the directory; readers see the old or the new state, never a torn one."""
+    """Write ``state`` durably: atomically (:func:`engine.atomic.write_atomically`), then an
+    fsync of the directory so the rename survives a crash; readers see the old or the new state,
+    never a torn one.  Each job's state has one writer at a time (PreJob, PostJob, or the worker
+    resubmitting a job that is not running)."""
     path = os.fspath(path)
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
-    text = json.dumps(_to_json(state), indent=1, allow_nan=False) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(path, json.dumps(_to_json(state), indent=1, allow_nan=False) + "\n")
     dir_fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
