@@ -122,14 +122,13 @@ def fabricate(state_dir: str, jobs_wanted: int) -> tuple[str, str, int, int]:
     from engine.crab.datasets import Catalogue
     from engine.crab.splitting import split
     from engine.crab.taskdb import FAILED, SUBMIT, Task, TaskDB, task_name
-    from engine.crab.worker import tasks_path
     from engine.state import StateDir
 
     state = StateDir(state_dir)
     now = time.time()
     user = getpass.getuser()
     name = task_name(REQUEST, user, now - 86400)
-    task_dir = os.path.join(state.path, "tasks", name.replace(":", "_"))
+    task_dir = state.task_dir(name)
     dataset = Catalogue.for_state(state).load(DATASET)
     jobs = split(dataset, algorithm="FileBased", units_per_job=1, total_units=jobs_wanted)
     ad = TaskAd(name=name, user=user, dataset=DATASET, max_memory_mb=2500, max_runtime_min=1250, num_cores=1,
@@ -141,7 +140,7 @@ def fabricate(state_dir: str, jobs_wanted: int) -> tuple[str, str, int, int]:
     start = now - 86400 + 600
     with ThreadPoolExecutor(8) as pool:  # the writers fsync every file: overlap the waits
         attempts = sum(pool.map(lambda job: fabricate_job(task_dir, job, start), jobs))
-    db = TaskDB(tasks_path(state))
+    db = TaskDB(state.tasks)
     db.insert(Task(name=name, request_name=REQUEST, user=user, status=FAILED, command=SUBMIT,
                    config_path="crab.toml", task_dir=task_dir, submitted_at=now - 86400, updated_at=now,
                    dagman_id=1, message="DAGMan exited 1"))

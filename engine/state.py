@@ -37,6 +37,16 @@ class StateDir:
         """The pool configuration the embedded schedd reads, if the user wrote one."""
         return os.path.join(self.path, "pool.toml")
 
+    @property
+    def tasks(self) -> str:
+        """CRAB's task table (engine.crab.taskdb)."""
+        return os.path.join(self.path, "tasks.sqlite3")
+
+    def task_dir(self, task_name: str) -> str:
+        """Where a task's DAG, scripts' state and job outputs live (no ':' in the path: HTCondor
+        reads a colon in some paths as a separator)."""
+        return os.path.join(self.path, "tasks", task_name.replace(":", "_"))
+
 
 def state_dir(explicit: str | None = None) -> StateDir:
     """``--state-dir``, else ``$CRABTUI_STATE_DIR``, else ``$XDG_STATE_HOME/crabtui`` (XDG's default)."""

@@ -26,11 +26,10 @@ def _fail(message: str) -> None:
 
 def _db(ctx: click.Context):
     from engine.crab.taskdb import TaskDB
-    from engine.crab.worker import tasks_path
 
     with schedd(ctx) as client:  # starts the daemon, and with it the task worker
         client.ping()
-        return TaskDB(tasks_path(client.state)), client.state
+        return TaskDB(client.state.tasks), client.state
 
 
 @click.group()
@@ -62,7 +61,7 @@ def submit(ctx: click.Context, config: str) -> None:
     now = time.time()
     user = getpass.getuser()
     name = task_name(cfg.request_name, user, now)
-    task_dir = os.path.join(state.path, "tasks", name.replace(":", "_"))
+    task_dir = state.task_dir(name)
     ad = TaskAd(name=name, user=user, dataset=cfg.input_dataset, max_memory_mb=cfg.max_memory_mb,
                 max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
                 site_whitelist=cfg.site_whitelist, site_blacklist=cfg.site_blacklist, storage_site=cfg.storage_site,
@@ -141,8 +140,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     now = time.time()
     with schedd(ctx) as client:
         client.ping()  # starts the daemon, and with it the task worker
-        # engine.crab.worker.tasks_path, without importing the worker (a tenth of the time budget)
-        db = TaskDB(os.path.join(client.state.path, "tasks.sqlite3"))
+        db = TaskDB(client.state.tasks)
         try:
             task = db.get(name)
         except TaskError as e:

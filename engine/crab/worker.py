@@ -49,10 +49,6 @@ REQUEST_FILE = "request.json"
 log = logging.getLogger(__name__)
 
 
-def tasks_path(state: StateDir) -> str:
-    return os.path.join(state.path, "tasks.sqlite3")
-
-
 def write_request(task_dir: str, *, dataset: str, splitting: str, units_per_job: int, total_units: int,
                   lumi_mask: dict[int, list[tuple[int, int]]] | None, ad: TaskAd) -> None:
     """What ``task submit`` hands the worker: the checked configuration, as JSON (the worker never
@@ -70,7 +66,7 @@ class TaskWorker:
     def __init__(self, state: StateDir, schedd: Schedd) -> None:
         self.state = state
         self.schedd = schedd
-        self.db = TaskDB(tasks_path(state))
+        self.db = TaskDB(state.tasks)
 
     def work_once(self) -> None:
         for task in self.db.pending():
