@@ -65,6 +65,7 @@ from typing import Any
 
 from engine.atomic import write_atomically
 from engine.crab import fjr
+from engine.crab.jsonfile import read_json
 
 __all__ = [
     "DEFAULT_BYTES_PER_EVENT", "DEFAULT_EVENTS_PER_SECOND", "DEFAULT_INIT_SECONDS", "MEMORY_EXIT_CODE",
@@ -190,13 +191,7 @@ def _parse_input(document: object) -> JobInput:
 def read_input(path: str | os.PathLike[str]) -> JobInput:
     """The job input at ``path`` (format in the module docstring); :class:`InputError` if invalid."""
     name = os.fspath(path)
-    try:
-        with open(name, encoding="utf-8") as f:
-            document = json.load(f)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{name}:{e.lineno}: invalid JSON: {e.msg} (column {e.colno})") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{name}: cannot read the job input: {e}") from None
+    document = read_json(name, InputError, what=" the job input")
     try:
         return _parse_input(document)
     except ValueError as e:

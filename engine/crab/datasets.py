@@ -55,6 +55,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from engine.crab.jsonfile import read_json
 from engine.state import StateDir
 
 __all__ = [
@@ -381,13 +382,7 @@ def _dataset(document: object, source: str) -> Dataset:
 
 def load_json(path: str) -> Dataset:
     """The dataset in the user's JSON file ``path`` (format in the module docstring); DatasetError if invalid."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            document = json.load(f)
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"{path}:{e.lineno}: invalid JSON: {e.msg} (column {e.colno})") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise DatasetError(f"{path}: cannot read: {e}") from None
+    document = read_json(path, DatasetError)
     try:
         return _dataset(document, path)
     except _Invalid as e:

@@ -64,6 +64,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.atomic import write_atomically
+from engine.crab.jsonfile import read_json
 
 __all__ = [
     "FJR_NAME", "FJRError", "Summary", "build_report", "minimal_report", "performance", "read_report",
@@ -291,15 +292,7 @@ def validate(report: object, name: str = FJR_NAME) -> None:
 def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The validated report at ``path``; :class:`FJRError` if it is missing, not JSON or malformed."""
     name = os.fspath(path)
-    try:
-        with open(name, encoding="utf-8") as f:
-            report = json.load(f)
-    except FileNotFoundError:
-        raise FJRError(f"{name}: no such file; the job left no framework job report") from None
-    except json.JSONDecodeError as e:
-        raise FJRError(f"{name}:{e.lineno}: invalid JSON: {e.msg} (column {e.colno})") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise FJRError(f"{name}: cannot read: {e}") from None
+    report = read_json(name, FJRError, missing="no such file; the job left no framework job report")
     validate(report, name)
     return report
 
