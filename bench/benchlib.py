@@ -150,6 +150,16 @@ def best_of(runs: int, fn) -> tuple[float, object]:
     return best, result
 
 
+def crabtui_scripts() -> tuple[str, str | None]:
+    """The console script pip installed next to this interpreter, and the ``crabtui`` on PATH if
+    that is something else (a pyenv shim is a bash script running ``pyenv exec``), timed apart."""
+    crabtui = os.path.join(os.path.dirname(sys.executable), "crabtui")
+    if not os.access(crabtui, os.X_OK):
+        sys.exit(f"no crabtui console script at {crabtui}; install the project (pip install -e .)")
+    on_path = shutil.which("crabtui")
+    return crabtui, on_path if on_path and os.path.realpath(on_path) != os.path.realpath(crabtui) else None
+
+
 def maxrss_mb() -> float:
     """Peak RSS of this process so far (ru_maxrss is KiB on Linux, bytes on macOS)."""
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -38,12 +38,11 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
-import shutil
 import subprocess
 import sys
 import time
 
-from benchlib import best_of, embedded_schedd, report, scratch_dir, verdict
+from benchlib import best_of, crabtui_scripts, embedded_schedd, report, scratch_dir, verdict
 from schedd_throughput import submit_in_chunks
 
 TARGET_S = 0.5
@@ -98,13 +97,7 @@ def main() -> None:
 
     from crabtui import queue_format
 
-    # The console script pip installed next to this interpreter; the ``crabtui`` found on PATH
-    # may be a wrapper (a pyenv shim is a bash script that runs ``pyenv exec``), timed apart.
-    crabtui = os.path.join(os.path.dirname(sys.executable), "crabtui")
-    if not os.access(crabtui, os.X_OK):
-        sys.exit(f"no crabtui console script at {crabtui}; install the project (pip install -e .)")
-    on_path = shutil.which("crabtui")
-    wrapper = on_path if on_path and os.path.realpath(on_path) != os.path.realpath(crabtui) else None
+    crabtui, wrapper = crabtui_scripts()
     with scratch_dir("cbq_", args.keep) as workdir, embedded_schedd(workdir) as client:
         state = client.state
         env = {**os.environ, "CRABTUI_STATE_DIR": state.path}

@@ -37,13 +37,12 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from benchlib import best_of, report, scratch_dir, verdict
+from benchlib import best_of, crabtui_scripts, report, scratch_dir, verdict
 
 TARGET_S = 0.5
 DATASET = "/JetMET0/Run2023D-PromptReco-v1/MINIAOD"
@@ -156,11 +155,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the state directory")
     args = parser.parse_args()
 
-    crabtui = os.path.join(os.path.dirname(sys.executable), "crabtui")
-    if not os.access(crabtui, os.X_OK):
-        sys.exit(f"no crabtui console script at {crabtui}; install the project (pip install -e .)")
-    on_path = shutil.which("crabtui")
-    wrapper = on_path if on_path and os.path.realpath(on_path) != os.path.realpath(crabtui) else None
+    crabtui, wrapper = crabtui_scripts()
 
     with scratch_dir("cbst_", args.keep) as workdir:
         state_dir = os.path.join(workdir, "s")
