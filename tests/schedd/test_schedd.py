@@ -561,3 +561,19 @@ def test_scheduler_and_local_universe_jobs_run_without_a_slot(schedd):
         assert ad["JobUniverse"] == {"scheduler": 7, "local": 12}[universe]
     assert schedd.job(busy)["JobStatus"] == JobStatus.RUNNING, "the slot stayed with its vanilla job"
     assert schedd.job(waiting)["JobStatus"] == JobStatus.IDLE
+
+
+def test_scheduler_universe_jobs_get_no_image_size_events(schedd):
+    """HTCondor runs scheduler-universe jobs (DAGMan) without a starter, so it never measures
+    them: real DAGMan's jobstate log shows no IMAGE_SIZE line for a SUBDAG node, and neither may ours."""
+    hog = schedd.write("hog.py", MEMORY_HOG)
+    dagman_like = schedd.submit(f"universe = scheduler\nexecutable = {sys.executable}\narguments = {hog}\n"
+                                "log = job.log\nqueue\n", name="scheduler.sub")
+    scheduler_job = f"{dagman_like.cluster}.0"
+    schedd.wait_running(scheduler_job)
+    vanilla = schedd.submit(f"executable = {sys.executable}\narguments = {hog}\nlog = job.log\nqueue\n",
+                            name="vanilla.sub")
+    log = EventReader(schedd.work / "job.log")
+    log.wait_type(ET.IMAGE_SIZE, f"{vanilla.cluster}.0", timeout=15)
+    assert [e for e in log.seen if e.type == ET.IMAGE_SIZE and job_id(e) == scheduler_job] == []
+    assert "ImageSize" not in schedd.job(scheduler_job) or schedd.job(scheduler_job)["ImageSize"] == 0

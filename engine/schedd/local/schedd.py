@@ -500,11 +500,16 @@ class LocalSchedd:
             self._timer = self.loop.call_later(self.periodic_interval, self._periodic_tick)
 
     def periodic(self) -> None:
-        """Measure running jobs' memory, then apply PeriodicRemove, PeriodicHold and PeriodicRelease."""
+        """Measure running jobs' memory, then apply PeriodicRemove, PeriodicHold and PeriodicRelease.
+
+        Scheduler-universe jobs (DAGMan) are not measured: HTCondor runs them without a starter,
+        so it never updates their image size or logs an IMAGE_SIZE event for them."""
         changed = []
         for key, proc in list(self.running.items()):
-            rss, vsize = starter.memory_kb(proc.pid)
             ad = self.jobs[key]
+            if ad["JobUniverse"] == UNIVERSE_SCHEDULER:
+                continue
+            rss, vsize = starter.memory_kb(proc.pid)
             if rss > proc.peak_rss_kb:
                 proc.peak_rss_kb = rss
                 ad["ResidentSetSize"] = rss
