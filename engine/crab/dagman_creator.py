@@ -48,6 +48,8 @@ class TaskAd:
     failure_plan: tuple[dict, ...] = ()  # Debug.failurePlan entries in the config's form
     script_exe: str | None = None  # JobType.scriptExe: the wrapper runs it instead of cmsRun
     extra_jdl: tuple[str, ...] = ()  # Debug.extraJDL: submit lines added to every job, as CRAB adds them
+    python: str = sys.executable  # the interpreter of the DAG's scripts and of the job wrapper
+    python_path: str = ""  # their PYTHONPATH where the engine is not installed (a real pool's hosts)
 
     @property
     def real(self) -> float:
@@ -82,8 +84,9 @@ def job_input(job: JobSplit, by_lfn: dict) -> dict:
 
 
 def format_dag(ad: TaskAd, jobs: Sequence[JobSplit]) -> str:
-    """CRAB's DAG_FRAGMENT for every job, with this interpreter running the scripts."""
-    python = sys.executable
+    """CRAB's DAG_FRAGMENT for every job, with the task's interpreter running the scripts (through
+    ``env`` when they need a PYTHONPATH: DAGMan gives its scripts only its own environment)."""
+    python = f"/usr/bin/env PYTHONPATH={ad.python_path} {ad.python}" if ad.python_path else ad.python
     cooloff = max(1, round(COOLOFF_POLL_S * ad.real))
     defer = max(1, round(POSTJOB_DEFER_S * ad.real))
     lines = []
@@ -107,8 +110,9 @@ def submit_template(ad: TaskAd) -> str:
     counters, memory, runtime and sites) to make ``Job.N.submit``."""
     return "\n".join([
         "universe = vanilla",
-        f"executable = {sys.executable}",
+        f"executable = {ad.python}",
         'arguments = "-m engine.crab.wrapper"',
+        *([f'environment = "PYTHONPATH={ad.python_path}"'] if ad.python_path else []),
         "output = job_out.$(count).$(CRAB_Retry).txt",
         "error = job_err.$(count).$(CRAB_Retry).txt",
         "log = job_log.$(count)",
