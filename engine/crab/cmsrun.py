@@ -28,8 +28,9 @@ How a run goes, in simulated seconds (every real wait is the simulated time divi
   the speed is ``--speed``, else the machine ad's ``CRABTUI_SiteSpeed`` (``_CONDOR_MACHINE_AD``),
   else 1.0; the site (``executed_site``) likewise ``--site``, else the ad's ``GLIDEIN_CMSSite``.
 * ``--stop-after S``: once S seconds have passed (start-up included), no new lumi is begun (CMSSW's
-  ``maxSecondsUntilRampdown``); the run ends with exit code 0 and the lumis not begun are listed in
-  the report's ``crabtui.unprocessed``.
+  ``maxSecondsUntilRampdown``; a lumi split across files is still read to its end); the run ends
+  with exit code 0 and the lumis not begun are listed in the report's ``crabtui.unprocessed``, so
+  that automatic splitting's tail jobs process them (:mod:`engine.crab.automatic`).
 * ``--fail-exit-code N``: the run fails with N while reading lumi ``floor(fail_at x lumis)``
   (``--fail-at``, default from the seed), after half that lumi's time; the lumis before it count as
   processed, the rest as unprocessed.
@@ -113,6 +114,15 @@ class JobInput:
     events_per_second: float = DEFAULT_EVENTS_PER_SECOND
     bytes_per_event: int = DEFAULT_BYTES_PER_EVENT
     init_seconds: float = DEFAULT_INIT_SECONDS
+
+    def lumis(self) -> dict[int, list[int]]:
+        """run -> sorted lumi numbers the job is given (each once): what its report's processed and
+        unprocessed lumis together must cover."""
+        given: dict[int, set[int]] = {}
+        for f in self.files:
+            for run_number, lumi, _ in f.lumis:
+                given.setdefault(run_number, set()).add(lumi)
+        return {run_number: sorted(given[run_number]) for run_number in sorted(given)}
 
 
 @dataclass(slots=True)
@@ -290,13 +300,18 @@ def run(job: JobInput, settings: Settings, report_path: str | os.PathLike[str], 
     stopped_early = False
     events = 0
     opened: set[str] = set()
+    begun: set[tuple[int, int]] = set()  # a lumi split across files is finished once begun
     index = 0
     for index, (f, (run_number, lumi, n)) in enumerate(lumis):
-        if settings.stop_after is not None and clock.simulated >= settings.stop_after:
-            stopped_early = True
-            print(f"%MSG-w crabtui: {clock.simulated:.0f} s passed, the stop-after limit of "
-                  f"{settings.stop_after:g} s: no new lumi is begun", file=out, flush=True)
-            break
+        if (settings.stop_after is not None and clock.simulated >= settings.stop_after
+                and (run_number, lumi) not in begun):
+            if not stopped_early:
+                stopped_early = True
+                print(f"%MSG-w crabtui: {clock.simulated:.0f} s passed, the stop-after limit of "
+                      f"{settings.stop_after:g} s: no new lumi is begun", file=out, flush=True)
+            unprocessed.setdefault(run_number, []).append(lumi)
+            continue
+        begun.add((run_number, lumi))
         if f.lfn not in opened:
             opened.add(f.lfn)
             events_by_file.setdefault(f.lfn, 0)
@@ -355,8 +370,8 @@ def run(job: JobInput, settings: Settings, report_path: str | os.PathLike[str], 
     inputs = [{"lfn": lfn, "events": events_by_file[lfn], "lumis": processed[lfn]} for lfn in processed]
     errors = [{"type": error_type, "details": exit_msg, "exitCode": exit_code}] if exit_code else []
     crabtui = {"simulated": True, "site_speed": settings.speed, "time_scale": settings.time_scale,
-               "stopped_early": stopped_early, "unprocessed": fjr.runs_json(unprocessed),
-               "real_wall_s": round(monotonic() - clock.real_start, 3), **settings.crabtui}
+               "stopped_early": stopped_early, "real_wall_s": round(monotonic() - clock.real_start, 3),
+               **settings.crabtui}
     report = fjr.build_report(
         exit_code=exit_code, exit_msg=exit_msg, site=settings.site, start=start_wall,
         stop=start_wall + (monotonic() - clock.real_start), inputs=inputs, outputs=outputs, errors=errors,
@@ -365,7 +380,7 @@ def run(job: JobInput, settings: Settings, report_path: str | os.PathLike[str], 
              "AvgEventTime": (loop_time / events) if events else 0.0, "NumberOfThreads": 1, "NumberOfStreams": 1},
         memory={"PeakValueRss": peak, "PeakValueVsize": peak * 1.6},
         storage={"readTotalMB": 0.0, "writeTotalMB": output_size / 1e6},
-        crabtui=crabtui,
+        crabtui=crabtui, unprocessed=unprocessed,
     )
     fjr.write_report(report_path, report)
     print(f"%MSG-i crabtui: {events} events in {sum(len(v) for v in all_lumis.values())} lumis, "

@@ -100,10 +100,12 @@ def build_report(*, exit_code: int, exit_msg: str, site: str | None, start: floa
                  inputs: list[dict[str, Any]], outputs: list[dict[str, Any]] | None = None,
                  errors: list[dict[str, Any]] | None = None, cpu: dict[str, float] | None = None,
                  memory: dict[str, float] | None = None, storage: dict[str, float] | None = None,
-                 job_exit_code: int | None = None, crabtui: dict[str, Any] | None = None) -> dict[str, Any]:
+                 job_exit_code: int | None = None, crabtui: dict[str, Any] | None = None,
+                 unprocessed: dict[int, list[int]] | None = None) -> dict[str, Any]:
     """A complete report. ``inputs`` are ``{"lfn", "pfn", "events", "lumis": {run: [lumi]}}``;
     ``outputs`` ``{"pfn", "lfn", "events", "size", "lumis"}`` (module "output"); ``cpu``,
-    ``memory`` and ``storage`` map CMSSW's performance names to numbers."""
+    ``memory`` and ``storage`` map CMSSW's performance names to numbers; ``unprocessed`` the
+    lumis the job was given and did not process (``crabtui.unprocessed``, sorted, each once)."""
     source = [{
         "lfn": item["lfn"], "pfn": item.get("pfn", item["lfn"]), "input_source_class": "PoolSource",
         "input_type": "primaryFiles", "module_label": "source", "catalog": "", "guid": item.get("guid", ""),
@@ -135,6 +137,9 @@ def build_report(*, exit_code: int, exit_msg: str, site: str | None, start: floa
     }
     if site:
         report["executed_site"] = site
+    if unprocessed is not None:
+        crabtui = {**(crabtui or {}), "unprocessed": runs_json({run: sorted(set(numbers))
+                                                                for run, numbers in unprocessed.items() if numbers})}
     if crabtui is not None:
         report["crabtui"] = crabtui
     return report
