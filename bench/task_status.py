@@ -13,6 +13,9 @@ Set-up (not timed), in a fresh state directory under /tmp:
   succeed at once; every 20th fails first with 8021 and succeeds at another site; every 50th
   fails with 8028 until the retry limit (3) makes it fatal; every 100th fails with 99 (unknown,
   fatal); every 200th is removed for its memory (50660, fatal);
+* each job's user log (``job_log.<id>``) as the schedd writes it, through the real writer
+  (:mod:`engine.schedd.local.userlog`): submit, execute and end of every attempt, and for every
+  25th job an eviction and a second execute in its first attempt (a restart the status counts);
 * the task's row in the task table (``engine.crab.taskdb.TaskDB``), FAILED, its DAGMan gone;
 * the embedded daemon, started by ``crabtui --state-dir S pool start`` (and stopped at the end).
 
@@ -41,6 +44,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 
 from benchlib import best_of, crabtui_scripts, report, scratch_dir, verdict
 
@@ -71,10 +75,12 @@ def fabricate_job(task_dir: str, job, start: float) -> int:
     from engine.crab import fjr
     from engine.crab.retry_policy import (JobState, Limits, Params, begin_attempt, choose_sites, decide, record,
                                           save_state, state_path)
+    from engine.schedd.local.userlog import UserLog
 
     rng = random.Random(int(job.id))
     limits = Limits(max_retries=3)
     state = JobState(job.id)
+    events = []
     lumis = {run: [n for first, last in ranges for n in range(first, last + 1)]
              for run, ranges in job.lumi_mask().items()}
     t = start
@@ -103,13 +109,34 @@ def fabricate_job(task_dir: str, job, start: float) -> int:
               "ResidentSetSize": int(rss * 1024)}
         if removed:
             ad["RemoveReason"] = removed
+        events += job_log_events(int(job.id), dag_retry, t, end, code, removed)
         decision = decide(code, report, state, limits, end + 5, job_ad=ad)
         state = record(state, decision)
         if decision.action != "retry":
             break
         t = end + 900
     save_state(state_path(task_dir, job.id), state)
+    with UserLog(os.path.join(task_dir, f"job_log.{job.id}")) as log:
+        log.write(*events)
     return len(state.attempts)
+
+
+def job_log_events(n: int, dag_retry: int, start: float, end: float, code: int, removed: str | None) -> list:
+    """The user log events of one attempt of job ``n`` (its own cluster, as DAGMan submits each)."""
+    from engine.schedd.local.userlog import (ExecuteEvent, JobAbortedEvent, JobEvictedEvent, JobTerminatedEvent,
+                                             SubmitEvent)
+
+    job = {"cluster": n * 10 + dag_retry, "proc": 0}
+    at = lambda t: {**job, "time": datetime.fromtimestamp(t).astimezone()}  # noqa: E731
+    host = "<127.0.0.1:0>"
+    events = [SubmitEvent(**at(start - 60), submit_host=host, log_notes=f"DAG Node: Job{n}"),
+              ExecuteEvent(**at(start), execute_host=host)]
+    if n % 25 == 0 and dag_retry == 0:
+        events += [JobEvictedEvent(**at(start + 60), reason="The job's schedd went away while the job ran"),
+                   ExecuteEvent(**at(start + 120), execute_host=host)]
+    if removed:
+        return events + [JobAbortedEvent(**at(end), reason=removed)]
+    return events + [JobTerminatedEvent(**at(end), return_value=code % 256)]
 
 
 def fabricate(state_dir: str, jobs_wanted: int) -> tuple[str, str, int, int]:
@@ -210,6 +237,7 @@ def main() -> None:
         "crabtui_on_path_warm_s": round(wrapped, 4) if wrapped else None,
         "python_pass_s": round(python_pass, 4), "python_import_crabtui_cli_s": round(python_import, 4),
         "task_view_warm_s": round(gather, 4), "render_s": round(layout, 4), "status_cache_mb": round(cache_mb, 2),
+        "restarts": sum(j.restarts for j in view.jobs),
         "summary": [line for line in lines if "status:" in line or line.startswith("\t\t\t\t")][:8],
         "target_s": TARGET_S, "pass": warm < TARGET_S,
         "state_dir": state_dir if args.keep else None,
@@ -225,7 +253,8 @@ def print_report(r: dict) -> None:
     print(f"  warm (status cache up to date)  {r['warm_s']:.3f} s  (target < {r['target_s']:g} s)  "
           f"{verdict(r['pass'])}")
     print(f"  one job changed since           {r['one_changed_s']:.3f} s")
-    print(f"  cold (first status, no cache)   {r['cold_s']:.3f} s  (writes a {r['status_cache_mb']:.1f} MB cache)")
+    print(f"  cold (first status, no cache)   {r['cold_s']:.3f} s  (writes a {r['status_cache_mb']:.1f} MB cache; "
+          f"{r['restarts']} restarts counted from the job logs)")
     if not r["same_output_cold_warm"]:
         print("  WARNING: the cold and warm outputs differ")
     if r["crabtui_on_path"]:

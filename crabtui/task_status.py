@@ -19,17 +19,29 @@ syntax and messages.  Where crabtui differs, on purpose:
   time.  Ties in ``--sort`` listings go by job id in CRAB's order, not as strings.
 * No Dashboard or Task URL lines (there is no server); ``CRAB project directory`` is the task
   directory.  Commands named in messages are crabtui's.  No publication section.
+* The ``--summary`` site table lists every site of the task, also those no job ran at, with a
+  last column ``Blacklisted`` (no, or why: globally blacklisted, not in whitelist, blacklisted,
+  automatic) and a line per site saying why it is or is not blacklisted, with the automatic
+  blacklist's counts and thresholds (:mod:`engine.crab.sites`).  The task's warnings are the
+  site lists' (CRAB's SiteInfoResolver wording), for the lists as they are now.
 * Runtimes are simulated seconds (``Debug.timeScale``), as the job reports give them; the cooloff
   countdown is real time, as long as the user will wait.
+* Automatic splitting: CRAB's summaries, relabels (:func:`shown_state`) and preamble, with the
+  paths of the task's PreDAG logs (``automatic_splitting/predag.<N>.txt``) where CRAB links its
+  webdir, and the throughput lines made from the probes' estimate
+  (:class:`engine.crab.status.AutomaticView`) rather than copied from lines 2, 5 and 6 of the log.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from engine.crab.status import JobView, job_sort_key
+from engine.crab.sites import SiteUsability
+from engine.crab.status import AutomaticView, JobView, job_sort_key
 
 SORT_KEYS = ("state", "site", "runtime", "memory", "cpu", "retries", "waste", "exitcode")
 TEMPORARY_STATUSES = ("WAITING", "NEW", "HOLDING", "QUEUED", "TAPERECALL", "KILLRECALL")  # ServerUtilities
@@ -39,6 +51,10 @@ _RX_JOBIDS = re.compile(r"^\d+((?!(-\d+-))(\,|\-)\d+)*$")  # CRABClient validate
 _ROW = "%4s %-12s %-20s %10s %9s %5s %8s %9s %10s %14s"
 _SITE_ROW = "%-20s %10s %10s %10s %10s %10s %10s"
 _METRIC_EXCLUDED = ("idle", "running", "unsubmitted")
+NO_OUTPUT = "no output"  # an automatic task's probe that ended: it measured, its output is not kept
+RESCHEDULED = "rescheduled"  # an automatic task's failed processing job: a tail job redoes its lumis
+RESCHEDULED_AS_TAILS = "rescheduled as tail jobs"  # the same in the summary
+AUTOMATIC_FAQ = "https://twiki.cern.ch/twiki/bin/view/CMSPublic/CRAB3FAQ#What_is_the_Automatic_splitting"
 
 
 class StatusOptionError(ValueError):
@@ -58,6 +74,9 @@ class TaskInfo:
     num_cores: int = 1
     max_memory_mb: int | None = None
     max_runtime_min: int | None = None
+    warnings: tuple[str, ...] = ()  # CRAB's task warnings (the site lists')
+    sites: tuple[SiteUsability, ...] = ()  # every site of the task and why it is or is not blacklisted
+    automatic: AutomaticView | None = None  # automatic splitting's stages (None: another splitting)
 
 
 @dataclass(frozen=True)
@@ -71,21 +90,24 @@ class Options:
 
 # --- options --------------------------------------------------------------------------------
 
-def check_options(options: Options) -> list[str] | None:
+def check_options(options: Options, automatic: bool = False) -> list[str] | None:
     """CRAB's ``validateOptions``; returns the ``--jobids`` asked for (None: all)."""
     if options.sort is not None and options.sort not in SORT_KEYS:
         raise StatusOptionError(f"Error: Only the following values are accepted for --sort option: {list(SORT_KEYS)}")
-    ids = parse_jobids(options.jobids) if options.jobids else None
+    ids = parse_jobids(options.jobids, ranges=not automatic) if options.jobids else None
     if ids and not (options.long or options.sort):
         raise StatusOptionError("Parameter --jobids can only be used in combination with --long or --sort options.")
     return ids
 
 
-def parse_jobids(text: str) -> list[str]:
-    """CRAB's ``validateJobids``: ``1,3-5`` -> ``['1', '3', '4', '5']`` (CRAB's order, no repeats)."""
+def parse_jobids(text: str, ranges: bool = True) -> list[str]:
+    """CRAB's ``validateJobids``: ``1,3-5`` -> ``['1', '3', '4', '5']`` (CRAB's order, no repeats).
+    Without ``ranges`` (an automatic task, whose ids have dashes) ``1,3-5`` is jobs 1 and 3-5."""
     if not _RX_JOBIDS.match(text):
         raise StatusOptionError("The command line option --jobids takes a comma separated list of integers or "
                                 "ranges, without whitespaces.")
+    if not ranges:
+        return sorted(set(text.split(",")), key=job_sort_key)
     ids: set[int] = set()
     for part in text.split(","):
         first, _, last = part.partition("-")
@@ -138,8 +160,9 @@ def percentage(value: int, total: int) -> str:
 
 
 def exit_code_meaning(code: int) -> str:
-    """What the retry policy makes of an exit code."""
+    """What the retry policy makes of an exit code; a permanent stage-out failure's code says so."""
     from engine.crab.retry_policy import REMOVE_REASONS, policy_for  # only when jobs failed
+    from engine.crab.stageout import PERMANENT
 
     policy = policy_for(code)
     if policy is not None:
@@ -147,6 +170,8 @@ def exit_code_meaning(code: int) -> str:
     for _, fake_code, msg in REMOVE_REASONS:
         if code == fake_code:
             return msg
+    if code in PERMANENT:
+        return f"permanent stageout failure: {PERMANENT[code]}"
     return "unknown, fatal"
 
 
@@ -155,6 +180,35 @@ def state_label(job: JobView, now: float) -> str:
     if job.state == "cooloff" and job.cooloff_until is not None:
         return f"cooloff {countdown(job.cooloff_until - now)}"
     return job.state
+
+
+@functools.cache
+def _stage_of() -> Callable[[str], str]:
+    """:func:`engine.crab.automatic.stage_of`, imported when an automatic task first needs it: it
+    pulls in the splitting modules, which the status of any other task does without."""
+    from engine.crab.automatic import stage_of
+
+    return stage_of
+
+
+def job_stage(job_id: str) -> str:
+    """``probe``, ``processing`` or ``tail``: an automatic task's stage of a job, from its id."""
+    return _stage_of()(job_id)
+
+
+def shown_state(job: JobView, automatic: bool) -> str:
+    """The job's state as ``crab status`` names it (``translateJobStatus``), in the CLI and the UI:
+    in an automatic task a probe that ended, finished or failed, is ``no output`` (it only
+    measured), and a failed processing job is ``rescheduled`` (a tail stage processes its lumis
+    again).  Every other job keeps its state (cooloff stays cooloff, see the module's notes)."""
+    state = job.state
+    if automatic and state in ("finished", "failed"):
+        stage = job_stage(job.id)
+        if stage == "probe":
+            return NO_OUTPUT
+        if stage == "processing" and state == "failed":
+            return RESCHEDULED
+    return state
 
 
 # --- the parts --------------------------------------------------------------------------------
@@ -171,6 +225,7 @@ def header_lines(task: TaskInfo) -> list[str]:
             lines.append("Failure message from server:\t" + task.message.replace("\n", "\n\t\t\t\t"))
         else:
             lines.append("Message:\t\t\t" + task.message.replace("\n", "\n\t\t\t\t"))
+    lines += ["Warning:\t\t\t" + warning.replace("\n", "\n\t\t\t\t") for warning in task.warnings]
     if task.scheduler_status is None:
         lines.append("The task has not been submitted to the Grid scheduler yet. Not printing job information.")
     else:
@@ -178,27 +233,102 @@ def header_lines(task: TaskInfo) -> list[str]:
     return lines
 
 
-def summary_lines(jobs: Sequence[JobView], now: float) -> list[str]:
-    """``printOverview`` of a task without automatic splitting: one line per state."""
-    if not jobs:
-        return []
+def _count(jobs: Iterable[JobView]) -> tuple[dict[str, int], list[float]]:
+    """Jobs per state, and when the jobs cooling off retry."""
     counts: dict[str, int] = {}
+    deadlines = []
     for j in jobs:
         counts[j.state] = counts.get(j.state, 0) + 1
-    total = len(jobs)
-    deadlines = [j.cooloff_until for j in jobs if j.state == "cooloff" and j.cooloff_until is not None]
+        if j.state == "cooloff" and j.cooloff_until is not None:
+            deadlines.append(j.cooloff_until)
+    return counts, deadlines
+
+
+def _relabel(counts: dict[str, int], state: str, label: str) -> None:
+    """CRAB's ``terminate``: the jobs in ``state`` counted as ``label``."""
+    if state in counts:
+        counts[label] = counts.get(label, 0) + counts.pop(state)
+
+
+def _summary(kind: str, counts: dict[str, int], deadlines: list[float], now: float) -> list[str]:
+    """``printSummaryForJobType``: ``<kind> status:`` and a line per state, alphabetically; the
+    cooloff line ends with the nearest retry."""
+    total = sum(counts.values())
     lines = []
     for i, state in enumerate(sorted(counts)):
         text = f"{state:<13}\t\t{percentage(counts[state], total)}"
         if state == "cooloff" and deadlines:
             text += f"\t(next retry in {countdown(min(deadlines) - now)})"
-        lines += ["", f"{'Jobs status:':32}{text}"] if i == 0 else [f"\t\t\t\t{text}"]
+        lines += ["", f"{kind + ' status:':32}{text}"] if i == 0 else [f"\t\t\t\t{text}"]
     return lines
 
 
-def error_lines(jobs: Sequence[JobView], *, verbose: bool = False, sort: str | None = None) -> list[str]:
-    """``printErrors``: the failed jobs grouped by exit code, then by message."""
-    failed = [j for j in jobs if j.state == "failed"]
+def summary_lines(jobs: Sequence[JobView], now: float) -> list[str]:
+    """``printOverview`` of a task without automatic splitting: one line per state."""
+    return _summary("Jobs", *_count(jobs), now) if jobs else []
+
+
+def automatic_summary_lines(jobs: Sequence[JobView], now: float, automatic: AutomaticView,
+                            long: bool = False) -> list[str]:
+    """``printOverview`` of an automatic task: the preamble with the PreDAG logs, the probes'
+    summary and throughput estimate, then with ``long`` a summary per stage (probes and failed
+    processing jobs relabelled as the table shows them), without it one of the processing jobs
+    with the tail jobs counted in and the failed ones left out (they are the tails' work), or,
+    while there are no tail jobs, counted as ``rescheduled as tail jobs``."""
+    by_stage: dict[str, list[JobView]] = {"probe": [], "processing": [], "tail": []}
+    for j in jobs:
+        by_stage[job_stage(j.id)].append(j)
+    probes, probe_deadlines = _count(by_stage["probe"])
+    main, main_deadlines = _count(by_stage["processing"])
+    tails, tail_deadlines = _count(by_stage["tail"])
+    if long:
+        if probes:
+            _relabel(probes, "failed", NO_OUTPUT)
+            _relabel(probes, "finished", NO_OUTPUT)
+            _relabel(main, "failed", RESCHEDULED_AS_TAILS)
+        parts = [("Probe jobs", probes, probe_deadlines), ("Main jobs", main, main_deadlines),
+                 ("Tail jobs", tails, tail_deadlines)]
+    else:
+        if probes and tails:
+            main.pop("failed", None)
+            for state, n in tails.items():
+                main[state] = main.get(state, 0) + n
+            main_deadlines += tail_deadlines
+        elif probes:
+            _relabel(main, "failed", RESCHEDULED_AS_TAILS)
+        parts = [("Jobs", main, main_deadlines)]
+    lines = ["", "The job splitting of this task is 'Automatic', please refer to this FAQ for a description of "
+             "the jobs status summary:", AUTOMATIC_FAQ]
+    if probes and not main:
+        lines.append(f"Probe stage log:\t\t{automatic.log}")
+    lines += ["More details of Automatic Splitting process for this task (including possible failures) are in "
+              "the Dagman Log files in:", os.path.dirname(automatic.log) + os.sep]
+    if probes:
+        lines += _summary("Probe Jobs", probes, probe_deadlines, now)
+    lines += throughput_lines(automatic, sum(j.state in ("finished", "failed") for j in by_stage["probe"]))
+    for kind, counts, deadlines in parts:
+        if counts:
+            lines += _summary(kind, counts, deadlines, now)
+    return lines
+
+
+def throughput_lines(automatic: AutomaticView, completed: int) -> list[str]:
+    """``printProbeJobsThroughput``: what PreDAG estimated from the ``completed`` probes, in the
+    words of CRAB's PreDAG log."""
+    text = "Estimated application throughput from probe jobs"
+    if automatic.throughput is None or automatic.event_size is None:
+        return [text + " is not available yet"]
+    n = len(automatic.probes)
+    return [text + " :", f"  found {completed} completed jobs",
+            f"  average throughput for {n} jobs: {automatic.throughput:.2f} evt/s",
+            f"  average eventsize for {n} jobs: {automatic.event_size:.0f} bytes"]
+
+
+def error_lines(jobs: Sequence[JobView], *, verbose: bool = False, sort: str | None = None,
+                tails_only: bool = False) -> list[str]:
+    """``printErrors``: the failed jobs grouped by exit code, then by message; ``tails_only``: of
+    an automatic task only the tail jobs (a failed probe or processing job is no one's to fix)."""
+    failed = [j for j in jobs if j.state == "failed" and not (tails_only and job_stage(j.id) != "tail")]
     if not failed:
         return []
     messages: dict[int, dict[str, list[str]]] = {}  # code -> message -> job ids, in first-seen order
@@ -260,7 +390,7 @@ def _cpu_shown(j: JobView, wall: float) -> float | None:
     return j.cpu_pct if wall else None
 
 
-def _rows(jobs: Sequence[JobView], now: float) -> list[tuple]:
+def _rows(jobs: Sequence[JobView], now: float, automatic: bool = False) -> list[tuple]:
     rows = []
     append = rows.append
     for j in jobs:
@@ -270,7 +400,7 @@ def _rows(jobs: Sequence[JobView], now: float) -> list[tuple]:
         cpu_text = "Unknown" if cpu is None else "%.0f" % cpu
         ec = 0 if j.state == "finished" else j.exit_code
         ec_text = "Unknown" if ec is None else " Postprocessing failed" if ec == POSTPROCESSING else ec
-        state = j.state
+        state = shown_state(j, automatic) if automatic else j.state
         label = state_label(j, now) if state == "cooloff" else state
         site = j.site_history[-1] if j.site_history else ""
         waste = j.waste_s
@@ -280,17 +410,21 @@ def _rows(jobs: Sequence[JobView], now: float) -> list[tuple]:
     return rows
 
 
-def table_lines(jobs: Sequence[JobView], now: float) -> list[str]:
-    """The ``--long`` table ("Extended Job Status Table")."""
+def table_lines(jobs: Sequence[JobView], now: float, automatic: bool = False) -> list[str]:
+    """The ``--long`` table ("Extended Job Status Table"); states as :func:`shown_state` names them."""
     lines = ["", "Extended Job Status Table:", "",
              _ROW % ("Job", "State", "Most Recent Site", "Runtime", "Mem (MB)", "CPU %", "Retries", "Restarts",
                      "Waste", "Last ExitCode")]
-    return lines + [row[_LINE] for row in _rows(jobs, now)]
+    return lines + [row[_LINE] for row in _rows(jobs, now, automatic)]
 
 
 def run_summary_lines(jobs: Sequence[JobView], *, num_cores: int = 1, max_memory_mb: int | None = None,
-                      max_runtime_min: int | None = None) -> list[str]:
-    """The warnings and the "Summary of run jobs" (jobs that are not idle, running or unsubmitted)."""
+                      max_runtime_min: int | None = None, automatic: bool = False) -> list[str]:
+    """The warnings and the "Summary of run jobs" (jobs that are not idle, running or unsubmitted).
+    Of an automatic task the probes do not count, and there are no warnings: the splitting is
+    CRAB's doing, not the user's."""
+    if automatic:
+        jobs = [j for j in jobs if job_stage(j.id) != "probe"]
     memories: list[float] = []
     walls: list[float] = []
     cpus: list[float] = []  # the CPU % the table shows
@@ -320,11 +454,11 @@ def run_summary_lines(jobs: Sequence[JobView], *, num_cores: int = 1, max_memory
     for param, value, requested, fraction, floor, unit in (
             ("memory", mem_max, max_memory_mb, 0.7, DEFAULT_MAX_MEMORY_MB, "MB"),
             ("runtime", run_max / 60, max_runtime_min, 0.3, 0, "min")):
-        if value and requested and requested > floor and value < fraction * requested:
+        if not automatic and value and requested and requested > floor and value < fraction * requested:
             lines += ["", f"Warning: the max jobs {param} is less than {fraction * 100:.0f}% of the task requested "
                       f"value ({requested} {unit}), please consider to request a lower value for failed jobs "
                       f"(allowed through crabtui task resubmit) and/or {hint}."]
-    if cpu_ave is not None and cpu_ave < 0.5:
+    if not automatic and cpu_ave is not None and cpu_ave < 0.5:
         text = "Warning: the average jobs CPU efficiency is less than 50%, please consider to "
         if num_cores > 1 and cpu_ave < 0.3:
             text += "request a lower number of threads for failed jobs (allowed through crabtui task resubmit) and/or "
@@ -344,9 +478,11 @@ def run_summary_lines(jobs: Sequence[JobView], *, num_cores: int = 1, max_memory
     return lines
 
 
-def site_lines(jobs: Sequence[JobView]) -> list[str]:
-    """``--summary``: ``printSummary``, per site the runtime, waste and jobs by outcome, retries included."""
-    sites: dict[str, list] = {}  # site -> [runtime, waste, running, successful, stageout, failed]
+def site_lines(jobs: Sequence[JobView], usability: Sequence[SiteUsability] = ()) -> list[str]:
+    """``--summary``: ``printSummary``, per site the runtime, waste and jobs by outcome, retries included.
+    With ``usability``, every site of the task has a row, a last column saying whether it is
+    blacklisted and why, and a line under the table explaining each."""
+    sites: dict[str, list] = {site.site: [0.0, 0.0, 0, 0, 0, 0] for site in usability}
     seen = False
     for j in jobs:
         if not j.site_history:
@@ -366,19 +502,25 @@ def site_lines(jobs: Sequence[JobView]) -> list[str]:
         elif j.state in ("transferring", "running", "finished"):
             current[{"transferring": 4, "running": 2, "finished": 3}[j.state]] += 1
             current[0] += wall
-    if not seen:
+    if not seen and not usability:
         return ["No SiteHistory retrieved for any job", ""]
+    labels = {site.site: site.label for site in usability}
+    row = _SITE_ROW + " %s" if usability else _SITE_ROW
+    heading = ("Blacklisted",) if usability else ()
     lines = ["Site Summary Table (including retries):", "",
-             _SITE_ROW % ("Site", "Runtime", "Waste", "Running", "Successful", "Stageout", "Failed")]
+             row % ("Site", "Runtime", "Waste", "Running", "Successful", "Stageout", "Failed", *heading)]
     for site in sorted(sites):
         runtime, waste, running, success, stageout, failed = sites[site]
-        lines.append(_SITE_ROW % (site, to_hms(runtime), to_hms(waste), running, success, stageout, failed))
+        label = (labels.get(site, "no"),) if usability else ()
+        lines.append(row % (site, to_hms(runtime), to_hms(waste), running, success, stageout, failed, *label))
+    if usability:
+        lines += ["", "Site blacklisting:"] + ["%-20s %s" % (site.site, site.detail) for site in usability]
     return lines + [""]
 
 
-def sort_lines(jobs: Sequence[JobView], key: str, now: float) -> list[str]:
+def sort_lines(jobs: Sequence[JobView], key: str, now: float, automatic: bool = False) -> list[str]:
     """``printSort``: the jobs (in CRAB's order) ordered or grouped by ``key``."""
-    rows = _rows(jobs, now)
+    rows = _rows(jobs, now, automatic)
     lines = [""]
     if key == "exitcode":
         groups: dict[int, list[str]] = {}
@@ -415,28 +557,33 @@ def render(task: TaskInfo, jobs: Sequence[JobView], now: float, options: Options
     """Everything ``crab status`` prints, in its order, for ``jobs`` in CRAB's order (as
     :func:`engine.crab.status.task_view` gives them); raises :class:`StatusOptionError` for
     options CRAB refuses, before anything is printed."""
-    wanted = check_options(options)
+    automatic = task.automatic is not None
+    wanted = check_options(options, automatic)
     lines = header_lines(task)
     if task.scheduler_status is None:
         return lines
     if wanted:
         check_jobids(wanted, jobs)
-    lines += summary_lines(jobs, now)
-    lines += error_lines(jobs, verbose=options.verbose_errors, sort=options.sort)
+    if automatic:
+        lines += automatic_summary_lines(jobs, now, task.automatic, options.long)
+    else:
+        lines += summary_lines(jobs, now)
+    lines += error_lines(jobs, verbose=options.verbose_errors, sort=options.sort,
+                         tails_only=automatic and not options.long)
     limits = {"num_cores": task.num_cores, "max_memory_mb": task.max_memory_mb,
-              "max_runtime_min": task.max_runtime_min}
+              "max_runtime_min": task.max_runtime_min, "automatic": automatic}
     if not options.long and not options.sort:
         lines += run_summary_lines(jobs, **limits)
     if options.summary:
-        lines += site_lines(jobs)
+        lines += site_lines(jobs, task.sites)
     if options.long or options.sort:
         shown = jobs
         if wanted:
             chosen = set(wanted)
             shown = [j for j in jobs if j.id in chosen]
         if options.long:
-            lines += table_lines(shown, now)
+            lines += table_lines(shown, now, automatic)
         lines += run_summary_lines(shown, **limits)
         if options.sort:
-            lines += sort_lines(shown, options.sort, now)
+            lines += sort_lines(shown, options.sort, now, automatic)
     return lines

@@ -42,6 +42,16 @@ class StateDir:
         """CRAB's task table (engine.crab.taskdb)."""
         return os.path.join(self.path, "tasks.sqlite3")
 
+    @property
+    def global_blacklist(self) -> str:
+        """The CRAB server's global site blacklist, CRAB's blacklistedSites.txt (engine.crab.sites)."""
+        return os.path.join(self.path, "blacklistedSites.txt")
+
+    @property
+    def taskworker_config(self) -> str:
+        """The task worker's configuration (automatic splitting's knobs), if the user wrote one."""
+        return os.path.join(self.path, "taskworker.toml")
+
     def task_dir(self, task_name: str) -> str:
         """Where a task's DAG, scripts' state and job outputs live (no ':' in the path: HTCondor
         reads a colon in some paths as a separator)."""

@@ -94,10 +94,12 @@ def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre
 def halt(ctx: click.Context, dag: str) -> None:
     """Halt a DAG: no new node starts, running jobs and POST scripts finish, then the FINAL
     node runs and DAGMan writes a rescue DAG and exits with DAG status 6."""
-    path = _dag_file(ctx, dag) + ".halt"
-    with open(path, "a", encoding="utf-8"):
-        pass
-    click.echo(f"Halted the DAG ({path}); `crabtui dag unhalt {dag}` resumes it until it has drained.")
+    from engine.dagman.halt import halt_file
+    from engine.dagman.halt import halt as halt_dag
+
+    dag_file = _dag_file(ctx, dag)
+    halt_dag(dag_file)
+    click.echo(f"Halted the DAG ({halt_file(dag_file)}); `crabtui dag unhalt {dag}` resumes it until it has drained.")
 
 
 @dag.command()
@@ -105,13 +107,14 @@ def halt(ctx: click.Context, dag: str) -> None:
 @click.pass_context
 def unhalt(ctx: click.Context, dag: str) -> None:
     """Resume a halted DAG that has not finished draining."""
-    path = _dag_file(ctx, dag) + ".halt"
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        click.echo(f"ERROR: the DAG is not halted: there is no {path}", err=True)
+    from engine.dagman.halt import halt_file
+    from engine.dagman.halt import unhalt as unhalt_dag
+
+    dag_file = _dag_file(ctx, dag)
+    if not unhalt_dag(dag_file):
+        click.echo(f"ERROR: the DAG is not halted: there is no {halt_file(dag_file)}", err=True)
         sys.exit(1)
-    click.echo(f"Resumed the DAG (removed {path}).")
+    click.echo(f"Resumed the DAG (removed {halt_file(dag_file)}).")
 
 
 @dag.command()

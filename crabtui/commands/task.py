@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import asdict
 
 import click
 
@@ -45,6 +46,8 @@ def submit(ctx: click.Context, config: str) -> None:
     from engine.crab.config import ConfigError, load_config
     from engine.crab.dagman_creator import TaskAd
     from engine.crab.datasets import Catalogue, DatasetError
+    from engine.crab.sites import SiteListError, SiteLists, read_global_blacklist
+    from engine.crab.storage import StorageError, stageout_ad, storage_site
     from engine.crab.taskdb import NEW, SUBMIT, Task, TaskError, task_name
     from engine.crab.worker import write_request
     from engine.crab.wrapper import plan_json
@@ -55,19 +58,34 @@ def submit(ctx: click.Context, config: str) -> None:
         _fail(str(e))
     db, state = _db(ctx)
     try:
-        Catalogue.for_state(state).load(cfg.input_dataset)
+        dataset = Catalogue.for_state(state).load(cfg.input_dataset)
     except DatasetError as e:
         _fail(f"{config}: Data.inputDataset: {e}")
+    try:
+        lists = SiteLists(cfg.site_whitelist, cfg.site_blacklist, read_global_blacklist(state.global_blacklist),
+                          cfg.ignore_global_blacklist)
+    except SiteListError as e:
+        _fail(str(e))
+    storage = None
+    if cfg.storage_site is not None:
+        try:
+            storage = storage_site(state, cfg.storage_site)
+        except StorageError as e:
+            _fail(f"{config}: Site.storageSite: {e}")
     now = time.time()
     user = getpass.getuser()
     name = task_name(cfg.request_name, user, now)
     task_dir = state.task_dir(name)
+    stageout = (stageout_ad(storage, task_name=name, user=user, dataset=cfg.input_dataset,
+                            request_name=cfg.request_name) if storage is not None and cfg.transfer_outputs else None)
     ad = TaskAd(name=name, user=user, dataset=cfg.input_dataset, max_memory_mb=cfg.max_memory_mb,
                 max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
                 site_whitelist=cfg.site_whitelist, site_blacklist=cfg.site_blacklist, storage_site=cfg.storage_site,
                 time_scale=cfg.time_scale, max_retries=NUM_AUTOM_JOB_RETRIES,
                 failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), script_exe=cfg.script_exe,
-                extra_jdl=cfg.extra_jdl)
+                extra_jdl=cfg.extra_jdl, ignore_global_blacklist=cfg.ignore_global_blacklist,
+                global_blacklist=state.global_blacklist, automatic_blacklist=asdict(cfg.automatic_blacklist),
+                stageout=stageout)
     write_request(task_dir, dataset=cfg.input_dataset, splitting=cfg.splitting, units_per_job=cfg.units_per_job,
                   total_units=cfg.total_units, lumi_mask=cfg.lumi_mask, ad=ad)
     try:
@@ -78,6 +96,8 @@ def submit(ctx: click.Context, config: str) -> None:
     click.echo(f"Task name: {name}\nProject dir: {task_dir}\n"
                "Success: Your task has been delivered to the task worker; follow it with "
                f"'crabtui task list' or 'crabtui task status {cfg.request_name}'.")
+    for warning in lists.warnings(dataset.sites):
+        click.echo(f"Warning: {warning}")
 
 
 @task.command("list")
@@ -129,7 +149,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     import gc
 
     from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render
-    from engine.crab.status import scheduler_status, task_view
+    from engine.crab.status import processed_lumis, scheduler_status, task_view
     from engine.crab.taskdb import TaskDB, TaskError
 
     options = Options(long=long_, sort=sort, jobids=jobids, summary=summary, verbose_errors=verbose_errors)
@@ -151,12 +171,18 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
         click.echo(json.dumps({"name": task.name, "status": task.status, "command": task.command,
                                "dagman_id": task.dagman_id, "message": task.message,
                                "scheduler_status": scheduler, "task_dir": task.task_dir,
-                               "jobs": [j.as_json() for j in view.jobs]}, indent=2))
+                               "input_lumis": view.input_lumis,
+                               "jobs": [{**j.as_json(), "processed_lumis": processed_lumis(task.task_dir, j)}
+                                        for j in view.jobs],
+                               "sites": [s.as_json() for s in view.sites.sites] if view.sites else [],
+                               "site_policy": view.sites.as_json() if view.sites else None}, indent=2))
         return
     gc.disable()  # the 10,000-line layout makes no garbage cycles; collecting would cost a third of it
     info = TaskInfo(name=task.name, task_dir=task.task_dir, status=task.status, command=task.command,
                     message=task.message, scheduler_status=scheduler, num_cores=view.num_cores,
-                    max_memory_mb=view.max_memory_mb, max_runtime_min=view.max_runtime_min)
+                    max_memory_mb=view.max_memory_mb, max_runtime_min=view.max_runtime_min,
+                    warnings=view.sites.warnings if view.sites else (), sites=view.sites.sites if view.sites else (),
+                    automatic=view.automatic)
     try:
         lines = render(info, view.jobs, now, options)
     except StatusOptionError as e:
@@ -182,7 +208,7 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     only, on their resubmission and on its automatic retries, each with a fresh retry budget.
     """
     from engine.crab.resubmit import ResubmitError, request_arguments, select_jobs
-    from engine.crab.status import job_ids, task_jobs
+    from engine.crab.status import task_view
     from engine.crab.taskdb import RESUBMIT, RESUBMITTABLE, TaskError
 
     try:
@@ -198,8 +224,9 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
                 _fail("Status information is unavailable, will not proceed with the resubmission. "
                       "Try again a few seconds later if the task has just been submitted.")
             with schedd(ctx) as client:
-                jobs = task_jobs(task.task_dir, job_ids(task.task_dir), client, task.dagman_id)
-            select_jobs({j.id: j.state for j in jobs}, arguments["resubmit_jobids"])
+                view = task_view(task.task_dir, client, task.dagman_id)
+            select_jobs({j.id: j.state for j in view.jobs}, arguments["resubmit_jobids"],
+                        automatic=view.automatic is not None)
         task = db.request(task.name, RESUBMIT, arguments)
     except (TaskError, ResubmitError) as e:
         _fail(str(e))

@@ -32,8 +32,9 @@ How a run goes, in simulated seconds (every real wait is the simulated time divi
   with exit code 0 and the lumis not begun are listed in the report's ``crabtui.unprocessed``, so
   that automatic splitting's tail jobs process them (:mod:`engine.crab.automatic`).
 * ``--fail-exit-code N``: the run fails with N while reading lumi ``floor(fail_at x lumis)``
-  (``--fail-at``, default from the seed), after half that lumi's time; the lumis before it count as
-  processed, the rest as unprocessed.
+  (``--fail-at``, default from the seed), after half that lumi's time, or at the stop-after limit
+  if that comes first (planned trouble always happens); the lumis before it count as processed,
+  the rest as unprocessed.
 * Memory: the resident memory stays at a plausible 400-900 MB (drawn from the seed), unless
   ``--fail-memory M`` makes it grow to M MB at that same lumi. The report's ``PeakValueRss`` is
   the peak. If the peak exceeds ``--memory-limit`` (the job's RequestMemory), the run ends there
@@ -303,8 +304,12 @@ def run(job: JobInput, settings: Settings, report_path: str | os.PathLike[str], 
     begun: set[tuple[int, int]] = set()  # a lumi split across files is finished once begun
     index = 0
     for index, (f, (run_number, lumi, n)) in enumerate(lumis):
-        if (settings.stop_after is not None and clock.simulated >= settings.stop_after
-                and (run_number, lumi) not in begun):
+        stopping = (settings.stop_after is not None and clock.simulated >= settings.stop_after
+                    and (run_number, lumi) not in begun)
+        if stopping and fail_index is not None and index < fail_index:
+            fail_index = index  # the run would stop before its planned trouble: the trouble comes first
+            stopping = False
+        if stopping:
             if not stopped_early:
                 stopped_early = True
                 print(f"%MSG-w crabtui: {clock.simulated:.0f} s passed, the stop-after limit of "

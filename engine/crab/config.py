@@ -54,7 +54,11 @@ Where CRAB leaves room, or crabtui differs, and why:
 * crabtui's own ``Debug`` parameters: ``timeScale`` (simulated seconds per real second, > 0,
   default 1) and ``failurePlan`` (see :class:`PlannedFailure`).  For one job, an entry for the
   exact attempt takes precedence over a ``"*"`` entry; two entries for the same job and attempt
-  are refused.  List entries in messages are counted from 1.
+  are refused.  List entries in messages are counted from 1.  ``automaticBlacklist`` sets the
+  automatic site blacklist's thresholds (:class:`engine.crab.sites.Thresholds`), a table of
+  ``completedJobs``, ``successfulJobs``, ``siteFailures`` (whole numbers >= 0) and
+  ``siteSuccessRate`` (0..1); those not given keep seed 000's 10, 5, 5 and 0.5.
+* ``Site.ignoreGlobalBlacklist`` (CRAB's) lets the task's jobs run at globally blacklisted sites.
 """
 
 from __future__ import annotations
@@ -73,6 +77,9 @@ import tomllib
 import types
 from dataclasses import dataclass, field
 from typing import Any
+
+from engine.crab.sites import CONFIG_KEYS, Thresholds
+from engine.crab.stageout import PERMANENT, RECOVERABLE, STAGEOUT_CODES
 
 __all__ = ["ConfigError", "PlannedFailure", "TaskConfig", "load_config", "SPLITTING_ALGORITHMS"]
 
@@ -114,7 +121,9 @@ class PlannedFailure:
     ``attempt`` counts every execution of the job id from 1, across automatic retries and
     resubmissions; ``None`` (``"*"`` in the config) means every attempt.  Exactly one of the
     effects is set: the payload exits with ``exit_code``, the job is held with HoldReasonCode
-    ``hold_code``, or the payload uses ``memory_mb`` of memory (and is killed if over its request).
+    ``hold_code``, the payload uses ``memory_mb`` of memory (and is killed if over its request),
+    or the job succeeds and the stage-out of its outputs fails with exit code ``stageout``
+    (one of :data:`engine.crab.stageout.STAGEOUT_CODES`).
     """
 
     job: str
@@ -122,6 +131,7 @@ class PlannedFailure:
     exit_code: int | None = None
     hold_code: int | None = None
     memory_mb: int | None = None
+    stageout: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -162,6 +172,7 @@ class TaskConfig:
     extra_jdl: tuple[str, ...] = ()
     time_scale: float = 1.0  # simulated seconds per real second
     failure_plan: tuple[PlannedFailure, ...] = ()
+    automatic_blacklist: Thresholds = Thresholds()
     # CRAB parameters given that crabtui does not act on
     ignored: dict[str, Any] = field(default_factory=dict)
 
@@ -244,6 +255,7 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "Debug.extraJDL": ("strlist", USED),
     "Debug.timeScale": ("number", USED),  # crabtui
     "Debug.failurePlan": ("tablelist", USED),  # crabtui
+    "Debug.automaticBlacklist": ("dict", USED),  # crabtui
     "Debug.oneEventMode": ("bool", UNSUPPORTED),
     "Debug.scheddName": ("str", IGNORED),
     "Debug.collector": ("str", IGNORED),
@@ -589,6 +601,7 @@ class _Builder:
             extra_jdl=self.jdl_like("Debug.extraJDL"),
             time_scale=self.time_scale(),
             failure_plan=self.failure_plan(),
+            automatic_blacklist=self.automatic_blacklist(),
             ignored=ignored,
         )
 
@@ -800,12 +813,29 @@ class _Builder:
                       f"seconds pass per real second; 1 is real time.", "Debug.timeScale")
         return float(scale)
 
+    def automatic_blacklist(self) -> Thresholds:
+        p = "Debug.automaticBlacklist"
+        values = {}
+        for key, value in self.values.get(p, {}).items():
+            if key not in CONFIG_KEYS:
+                self.fail(f"Parameter {p}: key {key!r} is not known.{_suggest(key, list(CONFIG_KEYS))} The keys "
+                          f"are {', '.join(CONFIG_KEYS)}.", p)
+            if key == "siteSuccessRate":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                    self.fail(f"Parameter {p}: siteSuccessRate must be a number from 0 to 1, such as 0.5 "
+                              f"(got {_short(value)}).", p)
+                value = float(value)
+            elif not (_is_int(value) and value >= 0):
+                self.fail(f"Parameter {p}: {key} must be a whole number >= 0 (got {_short(value)}).", p)
+            values[CONFIG_KEYS[key]] = value
+        return Thresholds(**values)
+
     def failure_plan(self) -> tuple[PlannedFailure, ...]:
         p = "Debug.failurePlan"
         plan: list[PlannedFailure] = []
         seen: dict[tuple[str, int | None], int] = {}
-        keys = ("job", "attempt", "exitCode", "hold", "memoryMB")
-        effects = ("exitCode", "hold", "memoryMB")
+        keys = ("job", "attempt", "exitCode", "hold", "memoryMB", "stageout")
+        effects = ("exitCode", "hold", "memoryMB", "stageout")
         for i, entry in enumerate(self.values.get(p, ()), 1):
             def bad(reason: str) -> None:
                 self.fail(f"Parameter {p} entry {i} ({_short(entry)}): {reason}.", p)
@@ -825,17 +855,21 @@ class _Builder:
                 bad(f'"attempt" must be a whole number >= 1 or "*" for every attempt (got {_short(attempt)})')
             given = [k for k in effects if k in entry]
             if len(given) != 1:
-                bad(f"give exactly one of exitCode, hold and memoryMB (got {', '.join(given) or 'none'})")
+                bad(f"give exactly one of exitCode, hold, memoryMB and stageout (got {', '.join(given) or 'none'})")
             value = entry[given[0]]
             low = 0 if given[0] == "exitCode" else 1
             if not (_is_int(value) and value >= low):
                 bad(f"{given[0]} must be a whole number >= {low} (got {_short(value)})")
+            if given[0] == "stageout" and value not in STAGEOUT_CODES:
+                bad(f"stageout must be one of CRAB's stage-out exit codes: {', '.join(map(str, RECOVERABLE))} "
+                    f"(recoverable), {', '.join(map(str, PERMANENT))} (permanent; 60317 hangs until the ASO "
+                    f"timeout) (got {value})")
             if (job, attempt) in seen:
                 which = "every attempt" if attempt is None else f"attempt {attempt}"
                 bad(f"entry {seen[(job, attempt)]} already plans {which} of job {job}; keep one")
             seen[(job, attempt)] = i
             plan.append(PlannedFailure(job=job, attempt=attempt,
                                        exit_code=entry.get("exitCode"), hold_code=entry.get("hold"),
-                                       memory_mb=entry.get("memoryMB")))
+                                       memory_mb=entry.get("memoryMB"), stageout=entry.get("stageout")))
         return tuple(plan)
 

@@ -12,21 +12,27 @@ in a resubmit epoch takes that epoch's site lists and priority, on its automatic
 job that failed for good and was not listed exits 2 without an attempt (the rescue DAG runs every
 node that is not done; CRAB reruns only the listed ones).
 
+The attempt's ``DESIRED_Sites`` (:mod:`engine.crab.sites`): the job's data sites outside the
+global blacklist, read again at every attempt (it defers while that file cannot be read), within
+the user's lists, without a site the automatic blacklist takes, then without the site a
+``change_site`` failure avoids.
+
 Standard library only: it runs wherever DAGMan runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import os
 import sys
 import time
 
 from engine.atomic import write_atomically
-from engine.crab.dagman_creator import SUBMIT_TEMPLATE, TASK_FILE
+from engine.crab.dagman_creator import SUBMIT_TEMPLATE, TASK_FILE, task_ad
 from engine.crab.resubmit import ResubmitEntry, apply_record, read_record
+from engine.crab.sites import (SiteListError, SiteLists, Thresholds, attempt_sites, load_statistics,
+                               previous_failure)
 from engine.crab.wrapper import plan_json
 from engine.crab.retry_policy import (JobReturnCode, JobState, Params, begin_attempt, choose_sites,
                                       cooloff_remaining, load_state, save_state, state_path)
@@ -35,15 +41,6 @@ from engine.crab.retry_policy import (JobReturnCode, JobState, Params, begin_att
 def load_job_state(task_dir: str, job_id: str) -> JobState:
     path = state_path(task_dir, job_id)
     return load_state(path) if os.path.exists(path) else JobState(job_id)
-
-
-def candidate_sites(task: dict, job_sites: list[str]) -> list[str]:
-    """Where the job may run: its data's sites, within the whitelist if any, outside the blacklist
-    (CRAB's precedence: the whitelist narrows, the blacklist then removes; wildcards allowed)."""
-    sites = job_sites
-    if task["site_whitelist"]:
-        sites = [s for s in sites if any(fnmatch.fnmatchcase(s, w) for w in task["site_whitelist"])]
-    return [s for s in sites if not any(fnmatch.fnmatchcase(s, b) for b in task["site_blacklist"])]
 
 
 def failed_for_good(state: JobState) -> str:
@@ -85,6 +82,7 @@ def attempt_lines(task: dict, state: JobState, sites: list[str]) -> list[str]:
         f"My.PostJobPrio2 = {state.crab_retry}",
         # A ClassAd string literal escapes as JSON does: the plan's JSON, quoted again.
         f"My.CRABTUI_FailurePlan = {json.dumps(plan_json(task['failure_plan'], job=state.job_id))}",
+        *task_ad(task).stage_lines(state.job_id),
     ]
 
 
@@ -104,13 +102,25 @@ def main(argv: list[str] | None = None) -> int:
     task = job_task(task, entry)
     if cooloff_remaining(state, time.time()) > 0:
         return JobReturnCode.DEFER
+    try:
+        lists = SiteLists.of_task(task)  # the global blacklist as it is now, at every attempt
+    except SiteListError as e:
+        print(f"job {args.job_id}: {e}; waiting until it can be read", file=sys.stderr)
+        return JobReturnCode.DEFER
     state = begin_attempt(state, dag_retry=args.dag_retry,
-                          task_params=Params(task["max_memory_mb"], task["max_runtime_min"]))
+                          task_params=Params(task["max_memory_mb"],
+                                             task_ad(task).runtime_min(args.job_id, task["max_runtime_min"])))
     with open(os.path.join(args.task_dir, f"job_sites.{args.job_id}.json"), encoding="utf-8") as f:
-        sites = choose_sites(candidate_sites(task, json.load(f)), state.attempts[-1].avoid_sites)
+        candidates, automatic = attempt_sites(lists.available(json.load(f)), previous_failure(state),
+                                              load_statistics(args.task_dir),
+                                              Thresholds.from_json(task.get("automatic_blacklist")))
+    if automatic:
+        print(f"job {args.job_id}: {automatic}")
+    sites = choose_sites(candidates, state.attempts[-1].avoid_sites)
     save_state(state_path(args.task_dir, args.job_id), state)
     if not sites:
-        print(f"job {args.job_id}: no site holds its data within the white/blacklists", file=sys.stderr)
+        print(f"job {args.job_id}: Can not submit since DESIRED_Sites list is empty: no site holds its data "
+              "outside the global blacklist and within the user's white/blacklists", file=sys.stderr)
         return JobReturnCode.FATAL_ERROR
     with open(os.path.join(args.task_dir, SUBMIT_TEMPLATE), encoding="utf-8") as f:
         template = f.read()

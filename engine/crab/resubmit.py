@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.atomic import write_atomically
+from engine.crab.automatic import stage_of
 from engine.crab.retry_policy import JobState, Params, resubmit
 
 RECORD_FILE = "resubmit_record.json"
@@ -80,15 +81,30 @@ class ResubmitEntry:
 # --- the command's options (CRABClient resubmit.validateOptions) ------------------------------
 
 def parse_job_ids(text: str) -> list[str]:
-    """``--jobids``: a comma list of ids and ranges (``1,3-5``), sorted and without repeats."""
+    """``--jobids``: a comma list of ids and ranges (``1,3-5``), checked as CRAB's client checks
+    it and kept as given, without repeats; :func:`expand_job_ids` reads it once the task is known."""
     if not _RX_JOBIDS.match(text):
         raise ResubmitError("The command line option --jobids takes a comma separated list of integers or "
                             "ranges, without whitespaces (e.g. --jobids 1,3-5).")
+    return list(dict.fromkeys(text.split(",")))
+
+
+def expand_job_ids(parts: Iterable[str], *, ranges: bool) -> list[str]:
+    """The job ids ``parts`` (of :func:`parse_job_ids`) name: ``3-5`` is the range 3, 4, 5, except
+    in a task with automatic splitting (``ranges`` False), whose ids ``0-1`` (probes) and ``1-2``
+    (tails) are written that way.  CRAB's client reads them as ranges there too, so that a tail
+    job cannot be named; crabtui names it."""
+    if not ranges:
+        return sorted(set(parts), key=_id_key)
     ids: set[int] = set()
-    for part in text.split(","):
+    for part in parts:
         first, _, last = part.partition("-")
         ids.update(range(int(first), int(last or first) + 1))
     return [str(i) for i in sorted(ids)]
+
+
+def _id_key(job_id: str) -> tuple:
+    return tuple(int(p) for p in job_id.split("-"))
 
 
 def parse_sites(option: str, text: str | None) -> list[str] | None:
@@ -124,10 +140,18 @@ def request_arguments(*, jobids: str | None = None, sitewhitelist: str | None = 
             "maxjobruntime": maxjobruntime, "maxmemory": maxmemory, "priority": priority}
 
 
-def select_jobs(states: Mapping[str, str], wanted: Iterable[str] | None) -> list[str]:
-    """The jobs to resubmit: the failed ones, or ``wanted`` if every one of them is failed.
+def select_jobs(states: Mapping[str, str], wanted: Iterable[str] | None, *, automatic: bool = False) -> list[str]:
+    """The jobs to resubmit: the failed ones, or those ``wanted`` names (:func:`parse_job_ids`) if
+    every one of them is failed.
 
-    ``states`` maps each job id of the task to its state as ``task status`` shows it."""
+    ``states`` maps each job id of the task to its state as ``task status`` shows it.  With
+    automatic splitting (``automatic``) only tail jobs can be resubmitted (crab-spec §4): a probe
+    or processing job counts as in no resubmittable state."""
+    if automatic:
+        states = {job: state if stage_of(job) == "tail" else f"{stage_of(job)} job, not resubmittable"
+                  for job, state in states.items()}
+    if wanted is not None:
+        wanted = expand_job_ids(wanted, ranges=not automatic)
     failed = [job for job, state in states.items() if state == FAILED]
     if wanted is None:
         if not failed:

@@ -371,3 +371,22 @@ def _make_jobs(selection: _Selection, starts: list[int], id_prefix: str, jobs: l
                     sites = tuple(s for s in sites if s in part_block.sites)
         jobs.append(JobSplit(f"{id_prefix}{len(jobs) + 1}", tuple(names), flat.tobytes(), end - start,
                              nevents, sites))
+
+
+def count_lumis(dataset: Dataset, lumi_mask: LumiMask | None = None) -> int:
+    """The distinct lumis of ``dataset`` within ``lumi_mask`` (None: all): what a task must process,
+    a lumi split across files counted once."""
+    mask = None if lumi_mask is None else _normalise(lumi_mask)
+    seen: set[tuple[int, int]] = set()
+    for f in dataset.files:
+        pairs = zip(f.lumis.runs, f.lumis.numbers)
+        if mask is None:
+            seen.update(pairs)
+            continue
+        for run, lumi in pairs:
+            ranges = mask.get(run)
+            if ranges:
+                i = bisect_right(ranges, (lumi, 2 ** 32)) - 1
+                if i >= 0 and ranges[i][0] <= lumi <= ranges[i][1]:
+                    seen.add((run, lumi))
+    return len(seen)

@@ -12,7 +12,9 @@ The figures of ``crab status --long`` come from the framework job reports
 (TotalJobTime, simulated seconds), memory (PeakValueRss, MB), CPU % (TotalJobCPU over runtime and
 cores) and waste (the runtime of the attempts before the latest).  An attempt without a report
 counts its run as the job log timed it, scaled to simulated seconds; a running job its time so
-far and its ResidentSetSize from the queue.  Restarts (evictions) are not counted: always 0.
+far and its ResidentSetSize from the queue.  Restarts (an attempt evicted, held while it ran,
+or lost by its shadow, and run again) are counted from the job's user log, ``job_log.<id>``
+(:mod:`engine.crab.joblog`).
 
 The status cache
 ----------------
@@ -22,12 +24,14 @@ here whoever asks for the status brings it up to date: the CLI, the UI or the ta
 derived data only: deleting it loses nothing.  This module is the one place that reads and writes
 it::
 
-    {"schema": "crabtui.status_cache/3",
-     "dag": [ino, mtime_ns, size],   RunJobs.dag when "ids" were listed (null: not trusted)
+    {"schema": "crabtui.status_cache/5",
+     "dag": [ino, mtime_ns, size, stages_mtime_ns],   RunJobs.dag, and automatic splitting's
+                                      stage directory (0: none), when "ids" were listed (null: not trusted)
      "ids": ["1", "2", ...],          the task's job ids, in CRAB's order
      "states": mtime_ns,               of the retry_state directory (null: not trusted)
      "jobs": {"1": [stamp, state, retries, cooloff_until, exit_code, error, open_retry, sites, walls,
-                    runtime_s, memory_mb, cpu_s, waste_s, "[[attempt values], ...]"], ...}}
+                    runtime_s, memory_mb, cpu_s, waste_s, "[[attempt values], ...]", restarts, log_size],
+              ...}}
 
 ``stamp`` is ``[ino, mtime_ns, size]`` of ``retry_state/job.<id>.json`` (null: no such file);
 ``state`` the job's state as its files say it (null while an attempt is open: the queue decides);
@@ -43,6 +47,11 @@ directory), so no file is looked at at all.  As in git's "racy" index, a stamp y
 system's timestamp granularity would not show.  Reports are not stamped: the report of a closed
 attempt is final before PostJob records it.  Writers replace the file atomically; a cache that
 cannot be read is rebuilt, one that cannot be written is skipped.
+
+``restarts`` are counted in the job's user log (``job_log.<id>``), whose size was ``log_size``
+then (null: no log).  The log is looked at only when the row is read again or its attempt is
+open (the log of a closed attempt is final before PostJob records it), and read again only if it
+grew: the schedd only appends to it, so its size is its stamp, and one that is never racy.
 """
 
 from __future__ import annotations
@@ -53,17 +62,19 @@ import os
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.crab import fjr
+from engine.crab import fjr, stages
+from engine.crab.sites import SiteView, site_view
 from engine.schedd.api import JobStatus, Schedd
 
 if TYPE_CHECKING:
     from engine.crab.retry_policy import JobState
 
 STATUS_CACHE = "status_cache.json"
-CACHE_SCHEMA = "crabtui.status_cache/3"
+CACHE_SCHEMA = "crabtui.status_cache/5"
 RACY_NS = 2_000_000_000
 DAG_FILE = "RunJobs.dag"  # engine.crab.dagman_creator.DAG_FILE; not imported: it pulls in the DAG layer
 TASK_FILE = "task.json"  # engine.crab.dagman_creator.TASK_FILE
@@ -74,8 +85,8 @@ _QUEUED = {JobStatus.IDLE: "idle", JobStatus.RUNNING: "running", JobStatus.HELD:
 _PROJECTION = ["ClusterId", "CRAB_Id", "JobStatus", "MATCH_GLIDEIN_CMSSite", "JobCurrentStartDate",
                "ResidentSetSize"]
 (_STAMP, _STATE, _RETRIES, _COOLOFF, _EXIT, _ERROR, _OPEN, _SITES, _WALLS, _RUNTIME, _MEMORY, _CPU, _WASTE,
- _ATTEMPTS) = range(14)
-_NO_FILE = [None, "unsubmitted", 0, None, None, None, None, [], [], None, None, None, 0.0, "[]"]
+ _ATTEMPTS, _RESTARTS, _LOG) = range(16)
+_NO_FILE = [None, "unsubmitted", 0, None, None, None, None, [], [], None, None, None, 0.0, "[]", 0, None]
 ATTEMPT_KEYS = ("site", "exit_code", "request_memory", "max_runtime", "start", "end", "action", "reason",
                 "runtime_s", "cpu_s", "memory_mb")
 
@@ -155,6 +166,20 @@ class TaskView:
     num_cores: int
     max_memory_mb: int | None
     max_runtime_min: int | None
+    sites: SiteView | None = None  # every site of the task and why it is or is not blacklisted
+    input_lumis: int | None = None  # what the dataset holds within the lumi mask (None: not known yet)
+    automatic: AutomaticView | None = None  # automatic splitting's stages (None: another splitting)
+
+
+@dataclass(frozen=True, slots=True)
+class AutomaticView:
+    """What ``crab status`` shows of automatic splitting beyond its jobs (ids say their stage)."""
+
+    minutes: float  # Data.unitsPerJob: the processing jobs' target runtime
+    throughput: float | None  # events/s, the probes' estimate (None: not made yet)
+    event_size: float | None  # output bytes per event, likewise
+    probes: tuple[str, ...]  # the probes the estimate averaged
+    log: str  # PreDAG's log of the processing stage (CRAB's AutomaticSplitting/DagLog0.txt)
 
 
 def job_state(state: JobState, queued: JobStatus | None, now: float | None = None, *, ran: bool = False,
@@ -203,10 +228,25 @@ def task_jobs(task_dir: str, job_ids: list[str] | None, schedd: Schedd | None, d
 def task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, *, ids: Sequence[str] | None = None,
               now: float | None = None) -> TaskView:
     """The task's jobs, from its files (through the status cache) and one query of the schedd."""
-    collecting = gc.isenabled()
-    gc.disable()  # a cyclic collection every 700 of the 200,000 objects read would double the time
-    try:
+    with _no_cyclic_gc():
         return _task_view(task_dir, schedd, dagman_id, ids, time.time() if now is None else now)
+
+
+def refresh_cache(task_dir: str) -> None:
+    """Bring the task's status cache up to date from its files, as a status does, without asking
+    the schedd: the task worker does it as it follows a task, so whoever asks next finds it warm."""
+    task = _read_json(os.path.join(task_dir, TASK_FILE))
+    with _no_cyclic_gc():
+        _rows(task_dir, float(task.get("time_scale") or 1.0) if isinstance(task, dict) else 1.0)
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """A cyclic collection every 700 of the 200,000 objects a cold status reads would double its time."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if collecting:
             gc.enable()
@@ -221,7 +261,11 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
     queue: dict[str, Any] = {}
     dag_queued = False
     if schedd is not None and dagman_id is not None:
-        for ad in schedd.query(f"ClusterId == {dagman_id} || DAGManJobId == {dagman_id}", _PROJECTION):
+        # A nested DAGMan's jobs (automatic splitting's stages) have its id as DAGManJobId: the
+        # task's name, which every grid job carries, finds them all.
+        name = json.dumps(str(task.get("name", "")))
+        for ad in schedd.query(f"ClusterId == {dagman_id} || DAGManJobId == {dagman_id} || CRAB_ReqName =?= {name}",
+                               _PROJECTION):
             if ad.get("ClusterId") == dagman_id:
                 dag_queued = True
             elif "CRAB_Id" in ad:
@@ -239,18 +283,42 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
                 state = "killed"
             runtime, cpu = row[_RUNTIME], row[_CPU]
             append(JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(row[_SITES]), row[_EXIT],
-                           Attempts(row[_ATTEMPTS]), 0, runtime, row[_MEMORY],
+                           Attempts(row[_ATTEMPTS]), row[_RESTARTS], runtime, row[_MEMORY],
                            cpu / (runtime * cores) * 100 if cpu is not None and runtime else None, row[_WASTE],
                            row[_ERROR]))
         else:
             append(_in_flight(task_dir, job, row, ad, now, scale, cores, dag_active))
-    return TaskView(jobs, dag_queued, cores, task.get("max_memory_mb"), task.get("max_runtime_min"))
+    return TaskView(jobs, dag_queued, cores, task.get("max_memory_mb"), task.get("max_runtime_min"),
+                    site_view(task_dir, task) if task else None, task.get("input_lumis"),
+                    _automatic_view(task_dir, task.get("automatic")))
+
+
+def _automatic_view(task_dir: str, automatic: dict | None) -> AutomaticView | None:
+    if automatic is None:
+        return None
+    estimate = stages.read_estimate(task_dir) or {}
+    return AutomaticView(automatic["minutes"], estimate.get("throughput"), estimate.get("event_size"),
+                         tuple(estimate.get("probes", ())), stages.log_path(task_dir, 0))
+
+
+def processed_lumis(task_dir: str, job: JobView) -> dict[str, list[int]]:
+    """run -> lumis the job's latest attempt processed, as its framework job report lists them
+    ({} without a report).  Read on demand (``task status --json``), not kept in the cache."""
+    if not job.attempts:
+        return {}
+    try:
+        report = fjr.read_report(os.path.join(task_dir, f"jobReport.json.{job.id}.{len(job.attempts) - 1}"))
+    except (OSError, fjr.FJRError):
+        return {}
+    return fjr.runs_json(fjr.summarize(report).lumis)
 
 
 def scheduler_status(task_status: str, dagman_id: int | None, view: TaskView) -> str | None:
     """``Status on the scheduler`` (cache_status' ``overallDagStatus``): SUBMITTED before any job
     started, RUNNING while DAGMan runs, then COMPLETED or FAILED (a killed DAG is FAILED, as its
-    DagStatus 6 says); None while the task has no DAG on the scheduler."""
+    DagStatus 6 says); None while the task has no DAG on the scheduler.  Of automatic splitting's
+    stages the tail jobs decide, or without tails the processing jobs (``collapseDAGStatus``):
+    a failed probe or processing job alone does not fail the task."""
     if dagman_id is None:
         return None
     if view.dag_queued:
@@ -259,7 +327,13 @@ def scheduler_status(task_status: str, dagman_id: int | None, view: TaskView) ->
         return task_status
     if task_status == "KILLED":
         return "FAILED"
-    return "COMPLETED" if view.jobs and all(j.state == "finished" for j in view.jobs) else "FAILED"
+    jobs = view.jobs
+    if view.automatic is not None:
+        stages: dict[int, list[JobView]] = {0: [], 1: [], 2: []}  # job_sort_key's probe, processing, tail
+        for j in jobs:
+            stages[job_sort_key(j.id)[0]].append(j)
+        jobs = stages[2] or stages[1]
+    return "COMPLETED" if jobs and all(j.state == "finished" for j in jobs) else "FAILED"
 
 
 # --- a job in flight ----------------------------------------------------------------------------
@@ -280,16 +354,28 @@ def _in_flight(task_dir: str, job: str, row: list, ad: Any, now: float, scale: f
         rss = ad.get("ResidentSetSize")
         memory = rss / 1024 if isinstance(rss, (int, float)) and rss > 0 else None
     elif row[_OPEN] is not None:
-        figures = fjr.performance(os.path.join(task_dir, f"{fjr.FJR_NAME}.{job}.{row[_OPEN]}"))
+        report = os.path.join(task_dir, f"{fjr.FJR_NAME}.{job}.{row[_OPEN]}")
+        figures = fjr.performance(report)
         state = ("transferring" if figures is not None else "idle") if dag_active else "killed"
         runtime = 0.0
         if figures is not None:
             runtime, cpu, memory = figures
             cpu_pct = cpu / (runtime * cores) * 100 if cpu is not None and runtime else None
+            sites += _executed_site(report)
     else:
         state = row[_STATE]
-    return JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(sites), row[_EXIT], Attempts(row[_ATTEMPTS]), 0,
-                   runtime, memory, cpu_pct, waste, row[_ERROR])
+    return JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(sites), row[_EXIT], Attempts(row[_ATTEMPTS]),
+                   row[_RESTARTS], runtime, memory, cpu_pct, waste, row[_ERROR])
+
+
+def _executed_site(report: str) -> list[str]:
+    """The site a job that left the queue ran at, from its report: a transferring job counts there
+    (the site table's Stageout column) before PostJob records its attempt."""
+    try:
+        site = fjr.read_report(report).get("executed_site")
+    except fjr.FJRError:
+        return []
+    return [site] if isinstance(site, str) and site else []
 
 
 # --- what a job's files say ---------------------------------------------------------------------
@@ -330,7 +416,23 @@ def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | 
             None if open_attempt or not last else last["memory_mb"],
             None if open_attempt or not last else last["cpu_s"],
             sum(a["runtime_s"] or 0.0 for a in earlier),
-            json.dumps([[a[k] for k in ATTEMPT_KEYS] for a in attempts], separators=(",", ":"))]
+            json.dumps([[a[k] for k in ATTEMPT_KEYS] for a in attempts], separators=(",", ":")),
+            *_log_restarts(task_dir, job, old)]
+
+
+def _log_restarts(task_dir: str, job: str, row: list | None) -> tuple[int, int | None]:
+    """The job's restarts and the size of its user log, counted again only if the log is not the
+    size it had when ``row`` counted them."""
+    from engine.crab.joblog import restarts
+
+    log = os.path.join(task_dir, f"job_log.{job}")
+    try:
+        size = os.stat(log).st_size
+    except FileNotFoundError:
+        return 0, None
+    if row is not None and row[_LOG] == size:
+        return row[_RESTARTS], size
+    return restarts(log), size
 
 
 # --- the cache ----------------------------------------------------------------------------------
@@ -351,6 +453,11 @@ def _rows(task_dir: str, scale: float) -> tuple[dict[str, list], list[str]]:
         dag = _stamp(os.stat(os.path.join(task_dir, DAG_FILE)))
     except FileNotFoundError:
         dag = None
+    else:  # automatic splitting adds each stage's jobs with a file in this directory
+        try:
+            dag.append(os.stat(os.path.join(task_dir, stages.AUTOMATIC_DIR)).st_mtime_ns)
+        except FileNotFoundError:
+            dag.append(0)
     ids = cache["ids"]
     same_ids = dag is not None and dag == cache["dag"]
     if not same_ids:
@@ -379,8 +486,14 @@ def _rows(task_dir: str, scale: float) -> tuple[dict[str, list], list[str]]:
                 row = _row(task_dir, job, stamp, scale, row)
                 changed = True
             rows[job] = row
+    for job, row in rows.items():
+        if row[_OPEN] is not None:  # an attempt in flight: its log may have grown since
+            counted = _log_restarts(task_dir, job, row)
+            if counted != (row[_RESTARTS], row[_LOG]):
+                rows[job] = [*row[:_RESTARTS], *counted]
+                changed = True
     racy = time.time_ns() - RACY_NS
-    dag = dag if dag is not None and dag[1] < racy else None
+    dag = dag if dag is not None and max(dag[1], dag[3]) < racy else None
     states_mtime = states_mtime if states_mtime is not None and states_mtime < racy else None
     if changed or dag != cache["dag"] or states_mtime != cache["states"]:
         _write_cache(path, {"schema": CACHE_SCHEMA, "dag": dag, "ids": ids, "states": states_mtime, "jobs": {

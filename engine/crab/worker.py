@@ -3,16 +3,18 @@
 A thread of the embedded schedd's daemon (:func:`start`), so tasks move while any client has the
 daemon up.  For SUBMIT it splits the dataset, writes the task's DAG (:mod:`engine.crab.dagman_creator`)
 and queues DAGMan; for KILL it removes the DAGMan job, which removes the task's jobs with it.
-It also notices when a task's DAGMan job has ended, to mark the task COMPLETED or FAILED.  Every
+It follows each SUBMITTED task: keeps its status cache up to date, so a status (CLI or UI) reads it
+warm, and notices when its DAGMan job has ended, to mark the task COMPLETED or FAILED.  Every
 step is written to the table before the next is taken, and a task found half done (QUEUED) after a
 crash is finished from where it stands: a DAGMan job already queued for it is adopted, not doubled.
 
 RESUBMIT is CRAB's DagmanResubmitter and AdjustSites in one (:meth:`TaskWorker.resubmit`): the
 jobs to resubmit are the failed ones (within the user's ``--jobids``); the worker fixes the new
 epoch and the ids in the task's arguments, writes the epoch's entry to the resubmit record
-(:mod:`engine.crab.resubmit`), puts each listed job in the new epoch (RRN 0, the new memory and
-runtime), and runs the DAG again: DAGMan picks up the rescue DAG its failed run wrote, so only the
-nodes not done run, and PreJob gives the listed ones the epoch's parameters.  A task whose DAGMan
+(:mod:`engine.crab.resubmit`), clears the automatic site blacklist's statistics, puts each listed
+job in the new epoch (RRN 0, the new memory and runtime), and runs the DAG again: DAGMan picks
+up the rescue DAG its failed run wrote, so only the nodes not done run, and PreJob gives the
+listed ones the epoch's parameters.  A task whose DAGMan
 still runs (SUBMITTED with failed jobs while others run) is not disturbed: DAGMan will not run a
 failed node again in that run, so the worker waits for it to end (``waiting_for`` in the task's
 arguments) and then submits the rescue DAG, instead of marking the task FAILED.  CRAB instead
@@ -27,17 +29,20 @@ import logging
 import os
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
-from engine.crab.dagman_creator import DAG_FILE, TASK_FILE, TaskAd, write_task
-from engine.crab.datasets import Catalogue, DatasetError
+from engine.crab.automatic import load_knobs, probe_split
+from engine.crab.dagman_creator import DAG_FILE, TASK_FILE, TaskAd, task_ad, write_task
+from engine.crab.datasets import Catalogue, DatasetError, user_dir
+from engine.crab.predag import is_automatic, task_outcome
 from engine.crab.prejob import load_job_state
 from engine.crab.resubmit import (ResubmitRecordError, make_entry, next_epoch, read_record, select_jobs,
                                   write_entry)
 from engine.crab.retry_policy import RetryStateError, save_state, state_path
 from engine.crab.retry_policy import resubmit as enter_epoch
-from engine.crab.splitting import SplittingError, split
-from engine.crab.status import job_ids, task_jobs
+from engine.crab.sites import clear_statistics
+from engine.crab.splitting import SplittingError, count_lumis, split
+from engine.crab.status import RACY_NS, job_ids, refresh_cache, task_jobs
 from engine.crab.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
                                 RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB)
 from engine.dag import DagError
@@ -46,6 +51,9 @@ from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
 from engine.state import StateDir
 
 REQUEST_FILE = "request.json"
+# The status cache trusts a state file only once it is RACY_NS old: an ended task's cache is kept
+# up to date that long (and a few rounds more), so the last jobs' rows are trusted too.
+CACHE_SETTLE_S = RACY_NS / 1e9 + 3
 log = logging.getLogger(__name__)
 
 
@@ -71,9 +79,12 @@ class TaskWorker:
     def work_once(self) -> None:
         for task in self.db.pending():
             self.carry_out(task)
+        now = time.time()
         for task in self.db.tasks():
             if task.status == SUBMITTED and task.dagman_id is not None:
                 self.follow(task)
+            elif task.status in (COMPLETED, FAILED, KILLED) and now - task.updated_at < CACHE_SETTLE_S:
+                self.refresh(task)
 
     def carry_out(self, task: Task) -> None:
         command = task.command
@@ -99,13 +110,18 @@ class TaskWorker:
             request = json.load(f)
         dataset = Catalogue.for_state(self.state).load(request["dataset"])
         mask = request["lumi_mask"]
-        jobs = split(dataset, algorithm=request["splitting"], units_per_job=request["units_per_job"],
-                     total_units=request["total_units"],
-                     lumi_mask=None if mask is None else {int(r): [tuple(x) for x in v] for r, v in mask.items()})
-        ad = request["ad"]
-        ad = TaskAd(**{**ad, "site_whitelist": tuple(ad["site_whitelist"]),
-                       "site_blacklist": tuple(ad["site_blacklist"]), "failure_plan": tuple(ad["failure_plan"]),
-                       "extra_jdl": tuple(ad.get("extra_jdl", ()))})
+        lumi_mask = None if mask is None else {int(r): [tuple(x) for x in v] for r, v in mask.items()}
+        ad = replace(task_ad(request["ad"]), input_lumis=count_lumis(dataset, lumi_mask))
+        if request["splitting"] == "Automatic":  # the probes first; PreDAG splits the rest
+            knobs = load_knobs(self.state.taskworker_config)
+            knobs.check_runtime(request["units_per_job"])
+            jobs = probe_split(dataset, knobs, seed=task.name, lumi_mask=lumi_mask)
+            ad = replace(ad, automatic={"minutes": request["units_per_job"], "config": knobs.crab(),
+                                        "probes": [job.id for job in jobs], "lumi_mask": mask,
+                                        "catalogue": user_dir(self.state)})
+        else:
+            jobs = split(dataset, algorithm=request["splitting"], units_per_job=request["units_per_job"],
+                         total_units=request["total_units"], lumi_mask=lumi_mask)
         write_task(task.task_dir, ad, dataset, jobs)
         self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True),
                        message=f"{len(jobs)} jobs")
@@ -130,13 +146,15 @@ class TaskWorker:
             ad = json.load(f)
         if "epoch" not in args:
             jobs = task_jobs(task.task_dir, job_ids(task.task_dir), self.schedd, task.dagman_id)
-            ids = select_jobs({j.id: j.state for j in jobs}, args.get("resubmit_jobids"))
+            ids = select_jobs({j.id: j.state for j in jobs}, args.get("resubmit_jobids"),
+                              automatic=ad.get("automatic") is not None)
             epoch = next_epoch(read_record(task.task_dir))
             make_entry(ad, args, epoch=epoch, job_ids=ids, now=time.time())  # refuse before recording
             task = self.db.update(task, arguments={**args, "epoch": epoch, "job_ids": ids})
             args = task.arguments
         entry, warning = make_entry(ad, args, epoch=args["epoch"], job_ids=args["job_ids"], now=time.time())
         write_entry(task.task_dir, entry)
+        clear_statistics(task.task_dir, entry.epoch)  # AdjustSites' clearAutomaticBlacklist
         for job in entry.job_ids:
             state = load_job_state(task.task_dir, job)
             new = enter_epoch(state, entry.epoch, entry.params)
@@ -157,8 +175,12 @@ class TaskWorker:
         self.db.update(task, status=KILLED, message="")
 
     def follow(self, task: Task) -> None:
-        """A SUBMITTED task whose DAGMan has left the queue is COMPLETED (exit 0) or FAILED."""
-        if self.schedd.query(f"ClusterId == {task.dagman_id}", ["JobStatus"]):
+        """A SUBMITTED task whose DAGMan has left the queue is COMPLETED (exit 0) or FAILED.  Its
+        status cache is brought up to date on the way, after the look at the queue (once DAGMan
+        has left, every PostJob has recorded its job), so whoever asks for the status finds it warm."""
+        running = self.schedd.query(f"ClusterId == {task.dagman_id}", ["JobStatus"])
+        self.refresh(task)
+        if running:
             return
         done = self.schedd.history(f"ClusterId == {task.dagman_id}", ["ExitCode", "JobStatus"], match=1)
         if not done:
@@ -167,10 +189,20 @@ class TaskWorker:
         if task.command == RESUBMIT and task.arguments.get("waiting_for") == task.dagman_id:
             self._rerun_after_wait(task)
             return
-        if ad.get("JobStatus") == JobStatus.COMPLETED and ad.get("ExitCode") == 0:
+        if is_automatic(task.task_dir):  # probes and processing jobs may fail; the tails decide
+            why = task_outcome(task.task_dir)
+            self.db.update(task, status=FAILED if why else COMPLETED, message=why)
+        elif ad.get("JobStatus") == JobStatus.COMPLETED and ad.get("ExitCode") == 0:
             self.db.update(task, status=COMPLETED, message="")
         else:
             self.db.update(task, status=FAILED, message=f"DAGMan exited {ad.get('ExitCode', 'on removal')}")
+
+    def refresh(self, task: Task) -> None:
+        """Bring the task's status cache up to date (:func:`engine.crab.status.refresh_cache`)."""
+        try:
+            refresh_cache(task.task_dir)
+        except Exception:  # derived data: a cache that cannot be refreshed must not hold the task up
+            log.exception("task %s: cannot bring the status cache up to date", task.name)
 
     def _rerun_after_wait(self, task: Task) -> None:
         """The DAGMan a resubmit waited for has ended: run its rescue DAG for the resubmitted jobs."""

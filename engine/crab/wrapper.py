@@ -14,6 +14,7 @@ crabtui's, set by the task's submit files)::
     CRAB_Retry            crab_retry, default 0
     CRAB_ReqName          the task's name; seeds the randomness with the job id and attempt
     RequestMemory         MB; more (simulated) resident memory ends the job as below
+    NumHolds              how often the schedd has held the job; a released job is not held again
     CRABTUI_Attempt       the attempt (from 1, across retries and resubmissions); default CRAB_Retry + 1
     CRABTUI_TimeScale     simulated seconds per real second, default 1
     CRABTUI_InputFile     the simulated cmsRun's input (engine.crab.cmsrun), required without a script
@@ -33,7 +34,8 @@ site's failure profile as JSON, see :mod:`engine.schedd.local.pool`).
 Which failure an attempt gets: the failure plan's entry for (job id, attempt), an exact attempt
 before ``"*"``; else one draw from the site's failure profile with a generator seeded by (task,
 job id, attempt), so the same attempt fails the same way every time. A plan entry with
-``exitCode = 0`` forces success (no site failure either).
+``exitCode = 0`` forces success (no site failure either), and so does one with ``stageout = N``:
+its failure comes later, in PostJob's stage-out (:mod:`engine.crab.stageout`).
 
 What the caller sees, per kind of failure:
 
@@ -50,7 +52,9 @@ What the caller sees, per kind of failure:
   :data:`HOLD_EXIT_CODE` and exits with it at once. A job cannot hold itself, so the submit
   description must carry :func:`exit_hold_commands` of the plan: then the schedd (embedded or real)
   holds the job with HoldReasonCode 3 (OnExitHold) and HoldReasonSubCode C. Without them, the job
-  simply completes with exit code 213.
+  simply completes with exit code 213. Only the attempt's first execution is held: once the schedd
+  (or the user) has released it (``NumHolds`` > 0), it runs its payload, as a job whose stage-in
+  failed once does. A release policy reads the code through :data:`PLANNED_HOLD_CODE`.
 
 Problems of the wrapper's own (a bad job ad, an unreadable input) give exit code 50113 (CRAB's
 "missing arguments"); a script that cannot start 10040; a payload that exits 0 without a usable
@@ -76,8 +80,8 @@ from typing import Any
 from engine.crab import cmsrun, fjr
 
 __all__ = [
-    "HOLD_EXIT_CODE", "Ad", "Expression", "Failure", "WrapperError", "choose_failure", "exit_hold_commands",
-    "main", "parse_ad", "plan_json", "planned_failure", "read_ad", "site_failures", "site_speed",
+    "HOLD_EXIT_CODE", "PLANNED_HOLD_CODE", "Ad", "Expression", "Failure", "WrapperError", "choose_failure",
+    "exit_hold_commands", "main", "parse_ad", "plan_json", "planned_failure", "read_ad", "site_failures", "site_speed",
 ]
 
 HOLD_EXIT_CODE = 213
@@ -279,7 +283,8 @@ def _entry(item: Any) -> dict[str, Any]:
     if isinstance(item, Mapping):
         return dict(item)
     entry: dict[str, Any] = {"job": item.job, "attempt": "*" if item.attempt is None else item.attempt}
-    for key, attr in (("exitCode", "exit_code"), ("hold", "hold_code"), ("memoryMB", "memory_mb")):
+    for key, attr in (("exitCode", "exit_code"), ("hold", "hold_code"), ("memoryMB", "memory_mb"),
+                      ("stageout", "stageout")):
         if getattr(item, attr) is not None:
             entry[key] = getattr(item, attr)
     return entry
@@ -300,10 +305,10 @@ def _check_plan(entries: object) -> list[dict[str, Any]]:
     for i, e in enumerate(entries, start=1):
         ok = (isinstance(e, dict) and isinstance(e.get("job"), str)
               and (e.get("attempt") == "*" or (type(e.get("attempt")) is int and e["attempt"] >= 1))
-              and sum(1 for k in ("exitCode", "hold", "memoryMB") if type(e.get(k)) is int) == 1)
+              and sum(1 for k in ("exitCode", "hold", "memoryMB", "stageout") if type(e.get(k)) is int) == 1)
         if not ok:
             raise ValueError(f'entry {i} ({json.dumps(e)[:80]}) is not {{"job": "2", "attempt": 1 or "*", '
-                             f'and one of exitCode, hold, memoryMB}}')
+                             f'and one of exitCode, hold, memoryMB, stageout}}')
     return entries
 
 
@@ -321,11 +326,11 @@ def planned_failure(plan: Iterable[Any], job: str, attempt: int) -> dict[str, An
 
 def choose_failure(plan: Iterable[Any], profile: list[dict[str, Any]], task: str, job: str,
                    attempt: int) -> Failure | None:
-    """The failure of this attempt: the plan's entry if any (``exitCode = 0``: none), else one
-    deterministic draw from the site's ``profile``."""
+    """The failure of this attempt: the plan's entry if any (``exitCode = 0`` or ``stageout``:
+    none), else one deterministic draw from the site's ``profile``."""
     entry = planned_failure(plan, job, attempt)
     if entry is not None:
-        if entry.get("exitCode") == 0:
+        if entry.get("exitCode") == 0 or entry.get("stageout") is not None:
             return None
         return Failure("plan", exit_code=entry.get("exitCode"), memory_mb=entry.get("memoryMB"),
                        hold=entry.get("hold"))
@@ -365,6 +370,13 @@ def exit_hold_commands(plan: Iterable[Any]) -> dict[str, str]:
     }
 
 
+PLANNED_HOLD_CODE = (f"ifThenElse(HoldReasonCode =?= 3 && ExitCode =?= {HOLD_EXIT_CODE}, HoldReasonSubCode, "
+                     "HoldReasonCode)")
+"""The code a held job's release policy should test, as a ClassAd expression: HoldReasonCode,
+except for a hold of :func:`exit_hold_commands`, which stands for the grid holding the job with the
+planned code and arrives as HoldReasonCode 3 (OnExitHold) with that code as HoldReasonSubCode."""
+
+
 # ------------------------------------------------------------------------------------ the job
 
 @dataclass(slots=True)
@@ -382,6 +394,7 @@ class _Job:
     script_args: list[str]
     report: str
     output_file: str | None
+    held_before: bool = False  # the schedd held this job already (and released it)
 
     @property
     def seed(self) -> str:
@@ -439,7 +452,7 @@ def _job(ad: Ad) -> _Job:
                 input_file=strings["CRABTUI_InputFile"], stop_after=stop_after if stop_after and stop_after > 0 else None,
                 plan=plan, script=strings["CRABTUI_ScriptExe"], script_args=script_args,
                 report=strings["CRABTUI_JobReport"] or f"{fjr.FJR_NAME}.{job_id}",
-                output_file=strings["CRABTUI_OutputFile"])
+                output_file=strings["CRABTUI_OutputFile"], held_before=_number(ad, "NumHolds", 0) > 0)
 
 
 def _say(message: str) -> None:
@@ -561,6 +574,8 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
         except ValueError as e:
             raise WrapperError(MISSING_ARGUMENT, str(e)) from None
         failure = choose_failure(job.plan, profile, job.task, job.job_id, job.attempt)
+        if failure is not None and failure.hold is not None and job.held_before:
+            failure = None  # released after the planned hold: this execution runs the payload
         extra = {"job": job.job_id, "attempt": job.attempt, "crab_retry": job.retry,
                  "request_memory_mb": job.request_memory, "site_speed": speed, "time_scale": job.time_scale,
                  "injected": failure.as_json() if failure else None,

@@ -51,3 +51,21 @@ def wait_status(state: StateDir, name: str, cwd: Path, wanted: str, timeout: flo
         assert time.monotonic() < deadline, f"task stayed {status['status']}, wanted {wanted}"
         time.sleep(0.2)
     return status
+
+
+def wait_until(what: str, predicate, timeout: float = 90):
+    """Poll ``predicate`` until it returns something true, and return that; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+    return value
+
+
+def task_row(state: StateDir, name: str, cwd: Path) -> dict:
+    """The task's row in ``task list --json`` (the task table only: it reads no status cache)."""
+    listed = crabtui(state, "task", "list", "--json", cwd=cwd)
+    assert listed.returncode == 0, listed.stderr
+    rows = [t for t in json.loads(listed.stdout) if name in (t["name"], t["request_name"])]
+    assert len(rows) == 1, f"task list has {len(rows)} tasks named {name}"
+    return rows[0]

@@ -91,7 +91,10 @@ def test_a_killed_task_cannot_be_resubmitted(tmp_path, state):
 
 def test_a_resubmit_while_the_dag_runs_waits_for_it_and_reruns_only_the_listed_jobs(tmp_path, state):
     plan = '{job = "3", attempt = 1, exitCode = 7}, {job = "1", attempt = 1, hold = 99}'
-    (tmp_path / "crab.toml").write_text(config_text("busy", scale=2000, plan=plan))
+    # Job 1 stays held until the test removes it: the user's extraJDL replaces CRAB's periodic_remove,
+    # which would remove it after 7 minutes held (0.2 s at this scale).
+    (tmp_path / "crab.toml").write_text(config_text("busy", scale=2000, plan=plan)
+                                        .replace("[Debug]\n", '[Debug]\nextraJDL = ["periodic_remove = false"]\n'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
 
     def states() -> dict | None:
@@ -125,7 +128,7 @@ def test_a_resubmit_while_the_dag_runs_waits_for_it_and_reruns_only_the_listed_j
 def test_options_are_checked_as_crab_client_checks_them():
     args = request_arguments(jobids="5,1,3-4", sitewhitelist="T2_CH_CERN,T2_US_*", siteblacklist="",
                              maxjobruntime=60, maxmemory=30720, priority=1)
-    assert args == {"resubmit_jobids": ["1", "3", "4", "5"], "site_whitelist": ["T2_CH_CERN", "T2_US_*"],
+    assert args == {"resubmit_jobids": ["5", "1", "3-4"], "site_whitelist": ["T2_CH_CERN", "T2_US_*"],
                     "site_blacklist": [], "maxjobruntime": 60, "maxmemory": 30720, "priority": 1}
     assert request_arguments()["site_whitelist"] is None, "not given: the task's value applies"
     for options, message in (

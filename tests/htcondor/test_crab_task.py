@@ -1,5 +1,6 @@
-"""A CRAB task's DAG (DagmanCreator's files, PreJob, the job wrapper, PostJob) run unchanged by real
-condor_dagman on the test pool, and by the embedded DAGMan: both end with the same attempts per job."""
+"""A CRAB task's DAG (DagmanCreator's files, PreJob, the job wrapper, PostJob, and automatic
+splitting's PreDAG and sub-DAGs) run unchanged by real condor_dagman on the test pool, and by the
+embedded DAGMan: both end with the same attempts per job."""
 
 from __future__ import annotations
 
@@ -9,16 +10,21 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import htcondor2
 import pytest
 
 import engine
 from crosscheck import crabtui, dagman_exit, submit
 from engine.crab import fjr
+from engine.crab.automatic import AutomaticConfig, probe_split
 from engine.crab.dagman_creator import TaskAd, write_task
 from engine.crab.datasets import Catalogue
 from engine.crab.grid import install_grid
+from engine.crab.joblog import restarts
+from engine.crab.predag import task_outcome
 from engine.crab.prejob import load_job_state
-from engine.crab.splitting import split
+from engine.crab.splitting import count_lumis, split
+from engine.crab.stages import stage_jobs
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
 
@@ -30,13 +36,13 @@ PROJECT = str(Path(engine.__file__).resolve().parent.parent)  # bound at the sam
 PLAN = ({"job": "2", "attempt": 1, "exitCode": 1}, {"job": "3", "attempt": 1, "exitCode": 7})
 
 
-def write(task_dir: Path, **ad) -> list[str]:
+def write(task_dir: Path, plan: tuple[dict, ...] = PLAN, **ad) -> list[str]:
     dataset = Catalogue(None).load(MC)
     jobs = split(dataset, algorithm="FileBased", units_per_job=5, total_units=20)
     write_task(str(task_dir), TaskAd(
         name="221126_100000:crab_crab_pool", user="crab", dataset=MC, max_memory_mb=1000, max_runtime_min=60,
         num_cores=1, priority=10, site_whitelist=("T2_XX_Local",), site_blacklist=(), storage_site=None,
-        time_scale=500.0, max_retries=3, failure_plan=PLAN, **ad), dataset, jobs)
+        time_scale=500.0, max_retries=3, failure_plan=plan, **ad), dataset, jobs)
     return [job.id for job in jobs]
 
 
@@ -90,3 +96,63 @@ def test_a_task_dag_runs_the_same_on_real_dagman_and_on_the_embedded_engine(htco
             assert processed(pool_task_dir, job) == processed(tmp_path, job) != set(), \
                 f"job {job} processed the same lumis on both"
     assert "RunJobs.dag.rescue001" in os.listdir(pool_task_dir)
+
+
+def test_held_jobs_are_released_or_removed_alike_on_real_htcondor_and_the_embedded_engine(htcondor_pool, pool_task_dir,
+                                                                                          grid, tmp_path):
+    """The plan's holds arrive as on_exit_hold holds (code 3, the planned code as subcode): the
+    task's periodic_release lets the stage-in one (13) run again, and its periodic_remove takes the
+    other (21) after 7 minutes held, so RetryJob retries it.  Both cost one restart of the attempt."""
+    holds = ({"job": "1", "attempt": 1, "hold": 13}, {"job": "2", "attempt": 1, "hold": 21})
+    jobs = write(pool_task_dir, plan=holds, python="/usr/bin/python3", python_path=PROJECT)
+    subprocess.run(["chown", "-R", f"{htcondor_pool.uid}:{htcondor_pool.uid}", str(pool_task_dir)], check=True)
+    dag = pool_task_dir / "RunJobs.dag"
+    submit(dag, ["--backend", "htcondor"])
+    assert dagman_exit(dag, timeout=600) == 0, (dag.parent / "RunJobs.dag.dagman.out").read_text()[-3000:]
+
+    assert write(tmp_path, plan=holds) == jobs
+    ran = crabtui("--state-dir", grid.path, "dag", "run", "RunJobs.dag", cwd=tmp_path,
+                  env={"CRABTUI_PERIODIC_EXPR_INTERVAL": "0.5"})
+    assert ran.returncode == 0, ran.stderr
+
+    real, mine = outcome(pool_task_dir, jobs), outcome(tmp_path, jobs)
+    assert real == mine
+    assert real["1"] == [("T2_XX_Local", 0, "ok")]
+    assert real["2"] == [("T2_XX_Local", 213, "retry"), ("T2_XX_Local", 0, "ok")]
+    for task_dir in (pool_task_dir, tmp_path):
+        assert [restarts(str(task_dir / f"job_log.{job}")) for job in jobs] == [1, 1, 0, 0], task_dir
+        held = [e for e in htcondor2.JobEventLog(str(task_dir / "job_log.1")).events(stop_after=0)
+                if e.type in (htcondor2.JobEventType.JOB_HELD, htcondor2.JobEventType.JOB_RELEASED)]
+        assert [(e.type, e.get("HoldReasonCode"), e.get("HoldReasonSubCode")) for e in held] == [
+            (htcondor2.JobEventType.JOB_HELD, 3, 13), (htcondor2.JobEventType.JOB_RELEASED, None, None)], task_dir
+
+
+def test_an_automatic_task_processes_every_lumi_once_on_real_dagman(htcondor_pool, pool_task_dir):
+    """Automatic splitting's DAG and sub-DAGs (probes, PreDAG's processing and tail stages) run
+    unchanged under real condor_dagman.  Knobs scaled down so that a small dataset makes a few
+    jobs: 30-minute processing jobs, two probes."""
+    dataset = Catalogue(None).load(MC)
+    knobs = AutomaticConfig(min_runtime_mins=10, num_probes=2)
+    probes = probe_split(dataset, knobs, seed="pool")
+    plan = ({"job": "2", "attempt": "*", "exitCode": 8021},)  # a processing job fails: a tail redoes it
+    write_task(str(pool_task_dir), TaskAd(
+        name="221126_100000:crab_crab_auto", user="crab", dataset=MC, max_memory_mb=1000, max_runtime_min=1250,
+        num_cores=1, priority=10, site_whitelist=("T2_XX_Local",), site_blacklist=(), storage_site=None,
+        time_scale=1800.0, max_retries=3, failure_plan=plan, python="/usr/bin/python3", python_path=PROJECT,
+        automatic={"minutes": 30, "config": knobs.crab(), "probes": [p.id for p in probes], "lumi_mask": None,
+                   "catalogue": None}), dataset, probes)
+    subprocess.run(["chown", "-R", f"{htcondor_pool.uid}:{htcondor_pool.uid}", str(pool_task_dir)], check=True)
+    dag = pool_task_dir / "RunJobs.dag"
+    submit(dag, ["--backend", "htcondor"])
+    dagman_exit(dag, timeout=600)  # 1: processing job 2 failed; the task's outcome is the tails'
+    assert task_outcome(str(pool_task_dir)) == "", (pool_task_dir / "RunJobs0.subdag.dagman.out").read_text()[-3000:]
+
+    processing, tails = stage_jobs(str(pool_task_dir), 0), stage_jobs(str(pool_task_dir), 1)
+    assert len(processing) >= 3 and tails
+    assert outcome(pool_task_dir, ["2"]) == {"2": [("T2_XX_Local", 8021, "fatal")]}
+    counts: dict[tuple[int, int], int] = {}
+    for job in processing + tails:
+        if outcome(pool_task_dir, [job])[job][-1][2] == "ok":
+            for lumi in processed(pool_task_dir, job):
+                counts[lumi] = counts.get(lumi, 0) + 1
+    assert len(counts) == count_lumis(dataset) and set(counts.values()) == {1}

@@ -77,7 +77,7 @@ def test_q_default_batch_layout(queue):
     result = queue.cli("q")
     assert result.returncode == 0, result.stderr
     out = lines(result.stdout)
-    assert re.fullmatch(rf"-- Schedd: \S+ : <.+> @ \d\d/\d\d/\d\d \d\d:\d\d:\d\d", out[0])
+    assert re.fullmatch(r"-- Schedd: \S+ : <.+> @ \d\d/\d\d/\d\d \d\d:\d\d:\d\d", out[0])
     assert out[1].split() == ["OWNER", "BATCH_NAME", "SUBMITTED", "DONE", "RUN", "IDLE", "TOTAL", "JOB_IDS"]
     assert re.fullmatch(rf"{USER}\s+mybatch\s+{DATE}\s+_\s+_\s+3\s+3\s+1\.0-2", out[2]), out[2]
     assert re.fullmatch(rf"{USER}\s+ID: 2\s+{DATE}\s+1\s+1\s+_\s+2\s+2\.1", out[3]), out[3]

@@ -390,6 +390,30 @@ class TestPolicy:
         log.wait_type(ET.JOB_ABORTED, job)
         assert types_for(log.seen, job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_ABORTED]
 
+    def test_periodic_release_comes_before_remove_and_spares_user_holds(self, schedd):
+        """HTCondor's order: a held job that both expressions match is released; a job the user
+        held is never released by policy, so the remove takes it, with its PeriodicRemoveReason."""
+        policy = """
+            on_exit_hold = ExitCode =?= 1 && NumHolds == 0
+            periodic_release = true
+            periodic_remove = JobStatus == 5
+            My.PeriodicRemoveReason = "Removed due to job being held"
+            log = job.log
+            queue
+            """
+        exits_1 = schedd.submit("executable = /bin/sh\narguments = \"-c 'exit 1'\"" + policy)
+        sleeps = schedd.submit("executable = /bin/sleep\narguments = 30" + policy, name="sleep.sub")
+        released, user_held = f"{exits_1.cluster}.0", f"{sleeps.cluster}.0"
+        schedd.wait_running(user_held)
+        assert schedd.client.act(JobAction.Hold, user_held).changed == 1
+        assert schedd.wait_history(released)["JobStatus"] == JobStatus.COMPLETED
+        removed = schedd.wait_history(user_held)
+        assert (removed["JobStatus"], removed["RemoveReason"]) == (JobStatus.REMOVED, "Removed due to job being held")
+        events = read_events(schedd.work / "job.log")
+        assert types_for(events, released) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD, ET.JOB_RELEASED, ET.EXECUTE,
+                                               ET.JOB_TERMINATED]
+        assert types_for(events, user_held) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD, ET.JOB_ABORTED]
+
 
 # ------------------------------------------------------------------------------------ matchmaking
 

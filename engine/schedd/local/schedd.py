@@ -500,7 +500,10 @@ class LocalSchedd:
             self._timer = self.loop.call_later(self.periodic_interval, self._periodic_tick)
 
     def periodic(self) -> None:
-        """Measure running jobs' memory, then apply PeriodicRemove, PeriodicHold and PeriodicRelease.
+        """Measure running jobs' memory, then apply the periodic policy as HTCondor's
+        ``UserPolicy::AnalyzePolicy`` does: PeriodicHold (a job neither held nor completed), then
+        PeriodicRelease (a held job, unless a user held it), then PeriodicRemove; the first that
+        is true acts.  A removal's reason is the job's PeriodicRemoveReason where it has one.
 
         Scheduler-universe jobs (DAGMan) are not measured: HTCondor runs them without a starter,
         so it never updates their image size or logs an IMAGE_SIZE event for them."""
@@ -526,14 +529,16 @@ class LocalSchedd:
             status = ad["JobStatus"]
             if status == JobStatus.REMOVED:
                 continue
-            if _eval(ad, "PeriodicRemove") is True:
-                remove.append(ad)
-            elif status != JobStatus.HELD and _eval(ad, "PeriodicHold") is True:
+            if status not in (JobStatus.HELD, JobStatus.COMPLETED) and _eval(ad, "PeriodicHold") is True:
                 hold.append(ad)
-            elif status == JobStatus.HELD and _eval(ad, "PeriodicRelease") is True:
+            elif (status == JobStatus.HELD and ad.get("HoldReasonCode") != HOLD_CODE_USER
+                  and _eval(ad, "PeriodicRelease") is True):
                 release.append(ad)
+            elif _eval(ad, "PeriodicRemove") is True:
+                remove.append(ad)
         for ad in remove:
-            self._remove([ad], f"The job attribute PeriodicRemove expression '{ad['PeriodicRemove']}' evaluated to TRUE")
+            default = f"The job attribute PeriodicRemove expression '{ad['PeriodicRemove']}' evaluated to TRUE"
+            self._remove([ad], _reason(ad, "PeriodicRemoveReason", default))
         for ad in hold:
             reason = _reason(ad, "PeriodicHoldReason", f"The job attribute PeriodicHold expression '{ad['PeriodicHold']}' evaluated to TRUE")
             self._hold([ad], reason, HOLD_CODE_JOB_POLICY, _int(_eval(ad, "PeriodicHoldSubCode")))
@@ -672,7 +677,8 @@ def _eval(ad: classad2.ClassAd, attr: str):
 
 
 def _reason(ad: classad2.ClassAd, attr: str, default: str) -> str:
-    """A hold reason: the job's reason expression evaluated (HTCondor's AssignJobExpr), else ``default``."""
+    """A policy's hold or removal reason: the job's reason expression evaluated (HTCondor's
+    AssignJobExpr), else ``default``."""
     value = _eval(ad, attr)
     return value if isinstance(value, str) and value else default
 

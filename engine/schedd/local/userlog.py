@@ -4,14 +4,16 @@ DAGMan, condor_wait and ``htcondor2.JobEventLog`` follow jobs by reading these f
 must be HTCondor's own: each event here reproduces the ``formatHeader``/``formatBody`` pair of its
 class in HTCondor's src/condor_utils/condor_event.cpp (v23.9.6), with the default format options
 (``USERLOG_FORMAT_DEFAULT`` = ISO_DATE: local time, no sub-seconds, no zone). Classes are named as
-there; fields are that file's members in Python spelling.
+there; fields are that file's members in Python spelling.  Readers parse logs with HTCondor's
+``JobEventLog``; :func:`holds_events` only tells, from the event headers, whether one is worth it.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import ClassVar, NamedTuple
@@ -318,6 +320,19 @@ class UserLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def holds_events(path: str | os.PathLike[str], types: Iterable[JobEventType]) -> bool:
+    """Whether the log at ``path`` holds an event of one of ``types``: a scan of its text for their
+    headers (``NNN (`` at the start of a line, as :func:`format_event` begins one), far cheaper than
+    parsing every event, for a reader that can skip a log without them.  It misses none; a body
+    line that looked like such a header would only cost that reader its parse.  No file: False."""
+    header = re.compile(rb"^(?:" + b"|".join(b"%03d" % t for t in types) + rb") \(", re.MULTILINE)
+    try:
+        with open(path, "rb") as f:
+            return header.search(f.read()) is not None
+    except FileNotFoundError:
+        return False
 
 
 def _check_exit(return_value: int | None, signal_number: int | None) -> None:

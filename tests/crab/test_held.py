@@ -1,0 +1,159 @@
+"""Held jobs: CRAB's automatic release (seed 000: stage-in style hold codes, at most once every 5
+minutes) and its removal of a job held longer than 7 minutes, on the task's scaled clock; and the
+restarts a hold costs, as ``task status`` counts them from the job's user log."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import classad2
+import htcondor2
+import pytest
+
+from crab_tasks import config_text, crabtui, task_status, wait_status, wait_until
+from engine.crab.dagman_creator import HELD_REMOVE_S, RELEASE_AFTER_S, TaskAd, job_limits
+from engine.crab.joblog import restarts
+from engine.schedd.local.userlog import (ExecuteEvent, JobAbortedEvent, JobEvictedEvent, JobHeldEvent,
+                                         JobReleasedEvent, JobTerminatedEvent, SubmitEvent, UserLog)
+
+ET = htcondor2.JobEventType
+SCALE = 100  # 5 simulated minutes are 3 s, 7 are 4.2 s
+# Job 1 is held with a code CRAB releases (13, a stage-in failure), job 2 with one it does not (21).
+PLAN = '{job = "1", attempt = 1, hold = 13}, {job = "2", attempt = 1, hold = 21}'
+
+
+def events_by_cluster(path: Path) -> list[list[htcondor2.JobEvent]]:
+    """The job's events, one list per attempt (cluster), in order, without IMAGE_SIZE."""
+    clusters: dict[int, list] = {}
+    for event in htcondor2.JobEventLog(str(path)).events(stop_after=0):
+        if event.type != ET.IMAGE_SIZE:
+            clusters.setdefault(event.cluster, []).append(event)
+    return [clusters[c] for c in sorted(clusters)]
+
+
+def test_a_stage_in_hold_is_released_after_5_minutes_and_another_removed_after_7(tmp_path, state, monkeypatch):
+    monkeypatch.setenv("CRABTUI_PERIODIC_EXPR_INTERVAL", "0.5")  # read by the daemon the CLI starts
+    (tmp_path / "crab.toml").write_text(config_text("held", scale=SCALE, plan=PLAN))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+
+    seen_held = set()
+
+    def both_seen_held():
+        seen_held.update(j["id"] for j in task_status(state, "held", tmp_path)["jobs"] if j["state"] == "held")
+        return seen_held >= {"1", "2"}
+
+    wait_until("jobs 1 and 2 to show as held", both_seen_held)
+    status = wait_status(state, "held", tmp_path, "COMPLETED", timeout=120)
+    jobs = {j["id"]: j for j in status["jobs"]}
+    assert all(j["state"] == "finished" for j in jobs.values())
+
+    released = jobs["1"]  # the same attempt ran again: a restart, not a retry
+    assert (released["retries"], released["restarts"], len(released["attempts"])) == (0, 1, 1)
+    removed = jobs["2"]  # removed as held, then retried by RetryJob
+    assert (removed["retries"], removed["restarts"]) == (1, 1)
+    assert [a["action"] for a in removed["attempts"]] == ["retry", "ok"]
+    assert removed["attempts"][0]["reason"] == ("Will retry held job; last hold reason: "
+                                                "Held by the crabtui failure plan (hold code 21)")
+    assert [jobs[i]["restarts"] for i in ("3", "4")] == [0, 0]
+
+    task_dir = Path(status["task_dir"])
+    (first,) = events_by_cluster(task_dir / "job_log.1")
+    assert [e.type for e in first] == [ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD, ET.JOB_RELEASED, ET.EXECUTE,
+                                       ET.JOB_TERMINATED]
+    held, release = first[2], first[3]
+    assert (held["HoldReasonCode"], held["HoldReasonSubCode"]) == (3, 13)
+    assert release.timestamp - held.timestamp >= RELEASE_AFTER_S / SCALE, "released before 5 minutes"
+    attempt_1, attempt_2 = events_by_cluster(task_dir / "job_log.2")
+    assert [e.type for e in attempt_1] == [ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD, ET.JOB_ABORTED]
+    assert attempt_1[3].timestamp - attempt_1[2].timestamp >= HELD_REMOVE_S / SCALE
+    assert attempt_1[3]["Reason"] == "Removed due to job being held"
+    assert [e.type for e in attempt_2] == [ET.SUBMIT, ET.EXECUTE, ET.JOB_TERMINATED]
+
+    long = crabtui(state, "task", "status", "held", "--long", cwd=tmp_path).stdout.splitlines()
+    header = next(i for i, line in enumerate(long) if line.split()[:2] == ["Job", "State"])
+    restarts_column = {line.split()[0]: line.split()[7] for line in long[header + 1:header + 5]}
+    assert restarts_column == {"1": "1", "2": "1", "3": "0", "4": "0"}
+
+
+# --- the policy's expressions, as HTCondor evaluates them ------------------------------------------
+
+def task_ad(*, plan: tuple[dict, ...] = (), scale: float = 1.0) -> TaskAd:
+    return TaskAd(name="240101_000000:alice_crab_x", user="alice", dataset="/A/B/C", max_memory_mb=2000,
+                  max_runtime_min=60, num_cores=1, priority=10, site_whitelist=(), site_blacklist=(),
+                  storage_site=None, time_scale=scale, max_retries=3, failure_plan=plan)
+
+
+def policy(ad: TaskAd) -> dict[str, classad2.ExprTree]:
+    """job_limits' submit lines as the job attributes condor_submit makes of them."""
+    names = {"periodic_remove": "PeriodicRemove", "periodic_release": "PeriodicRelease",
+             "My.PeriodicRemoveReason": "PeriodicRemoveReason"}
+    lines = (line.split(" = ", 1) for line in job_limits(ad))
+    return {names[key]: classad2.ExprTree(value) for key, value in lines}
+
+
+def evaluate(expr: classad2.ExprTree, **attrs):
+    return expr.eval(scope=classad2.ClassAd(attrs))
+
+
+HELD_FOR = lambda seconds: {"JobStatus": 5, "EnteredCurrentStatus": int(time.time()) - seconds}  # noqa: E731
+
+
+@pytest.mark.parametrize("hold, released", [
+    ({"HoldReasonCode": 13}, True), ({"HoldReasonCode": 6}, True), ({"HoldReasonCode": 28}, True),
+    ({"HoldReasonCode": 30}, True), ({"HoldReasonCode": 21}, False), ({"HoldReasonCode": 1}, False),
+    ({"HoldReasonCode": 3, "HoldReasonSubCode": 13, "ExitCode": 213}, False)])
+def test_without_planned_holds_the_release_is_crabs(hold, released):
+    release = policy(task_ad())["PeriodicRelease"]
+    assert evaluate(release, **HELD_FOR(RELEASE_AFTER_S + 2), **hold) is released
+    assert evaluate(release, **HELD_FOR(RELEASE_AFTER_S - 2), **hold) is False, "at most once every 5 minutes"
+
+
+def test_a_planned_hold_is_released_as_the_hold_code_it_stands_for():
+    release = policy(task_ad(plan=({"job": "1", "attempt": 1, "hold": 13},), scale=60))["PeriodicRelease"]
+    held = HELD_FOR(RELEASE_AFTER_S / 60 + 2)
+    assert evaluate(release, **held, HoldReasonCode=3, HoldReasonSubCode=13, ExitCode=213) is True
+    assert evaluate(release, **held, HoldReasonCode=3, HoldReasonSubCode=21, ExitCode=213) is False
+    assert evaluate(release, **held, HoldReasonCode=3, HoldReasonSubCode=13, ExitCode=1) is False, \
+        "another job policy's hold (a user's periodic_hold) keeps its code 3"
+    assert evaluate(release, **held, HoldReasonCode=13) is True
+    assert evaluate(release, **HELD_FOR(1), HoldReasonCode=3, HoldReasonSubCode=13, ExitCode=213) is False
+
+
+def test_periodic_remove_after_7_minutes_held_or_over_memory():
+    limits = policy(task_ad(scale=2))
+    remove, reason = limits["PeriodicRemove"], limits["PeriodicRemoveReason"]
+    assert evaluate(remove, **HELD_FOR(HELD_REMOVE_S / 2 + 2)) is True
+    assert evaluate(reason, **HELD_FOR(HELD_REMOVE_S / 2 + 2)) == "Removed due to job being held"
+    assert evaluate(remove, **HELD_FOR(HELD_REMOVE_S / 2 - 2)) is False
+    running = {"JobStatus": 2, "EnteredCurrentStatus": int(time.time()) - 10_000, "RequestMemory": 2000}
+    assert evaluate(remove, **running, MemoryUsage=2001) is True
+    assert evaluate(reason, **running, MemoryUsage=2001) == "Removed due to memory use"
+    assert evaluate(remove, **running, MemoryUsage=1999) is False
+    assert evaluate(remove, **running) is False, "not measured yet"
+
+
+# --- restarts from the user log ---------------------------------------------------------------------
+
+def test_restarts_count_evictions_and_holds_of_a_running_job_as_crab_status_does(tmp_path):
+    log = tmp_path / "job_log.7"
+    assert restarts(str(log)) == 0, "no log yet"
+    t = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    job = {"cluster": 11, "proc": 0, "time": t}
+    again = {"cluster": 12, "proc": 0, "time": t}
+    with UserLog(str(log)) as out:
+        out.write(SubmitEvent(**job, submit_host="<127.0.0.1:0>", log_notes="DAG Node: Job7"),
+                  ExecuteEvent(**job, execute_host="<127.0.0.1:0>"),
+                  JobEvictedEvent(**job, reason="The schedd shut down"),  # 1
+                  JobHeldEvent(**job, reason="idle: no restart", code=1, subcode=0),
+                  JobReleasedEvent(**job, reason="via condor_release"),
+                  ExecuteEvent(**job, execute_host="<127.0.0.1:0>"),
+                  JobHeldEvent(**job, reason="stage-in", code=13, subcode=0),  # 2
+                  JobAbortedEvent(**job, reason="Removed due to job being held"),
+                  SubmitEvent(**again, submit_host="<127.0.0.1:0>", log_notes="DAG Node: Job7"),
+                  ExecuteEvent(**again, execute_host="<127.0.0.1:0>"),
+                  JobEvictedEvent(**again, reason="The schedd shut down"),  # 3
+                  ExecuteEvent(**again, execute_host="<127.0.0.1:0>"),
+                  JobTerminatedEvent(**again, return_value=0))
+    assert restarts(str(log)) == 3

@@ -1,0 +1,377 @@
+"""Site lists and the automatic site blacklist: CRAB's precedence of the global blacklist and the
+user's lists, seed 000's thresholds, the statistics PostJob keeps, PreJob's DESIRED_Sites, what
+``task status`` says of every site, and real tasks on a grid with a site where every job fails."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import re
+from pathlib import Path
+
+import pytest
+
+from engine.crab import prejob
+from engine.crab.config import ConfigError, load_config
+from engine.crab.dagman_creator import TaskAd, write_task
+from engine.crab.datasets import Catalogue, user_dir
+from engine.crab.resubmit import ResubmitEntry, write_entry
+from engine.crab.retry_policy import Attempt, JobState, save_state, state_path
+from engine.crab.sites import (SiteListError, SiteLists, SiteStatisticsError, Statistics, Thresholds, attempt_sites,
+                               automatic_conditions, clear_statistics, load_statistics, previous_failure,
+                               read_global_blacklist, record_attempt, site_view, write_data_sites)
+from engine.crab.splitting import split
+from crab_tasks import crabtui, task_status, wait_status
+
+CERN, FNAL, LOCAL, PISA = "T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local", "T2_IT_Pisa"
+MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
+
+
+def attempt(retry: int, site: str | None, code: int | None, action: str | None = "retry") -> Attempt:
+    return Attempt(crab_retry=retry, dag_retry=retry, rrn=retry + 1, epoch=0, request_memory_mb=2000,
+                   max_runtime_min=1250, site=site, exit_code=code, action=action)
+
+
+# --- precedence ---------------------------------------------------------------------------------
+
+def test_global_blacklist_beats_the_whitelist_which_beats_the_blacklist():
+    lists = SiteLists(whitelist=(CERN, "T2_US_*"), blacklist=(CERN, FNAL), global_blacklist=("T2_US_Nebraska",))
+    data = [LOCAL, CERN, FNAL, "T2_US_Nebraska", "T2_US_MIT"]
+    assert lists.available(data) == [CERN, "T2_US_MIT"]
+    assert lists.reasons("T2_US_Nebraska") == ("global",)
+    assert lists.reasons(LOCAL) == ("not_whitelisted",)
+    assert lists.reasons(FNAL) == ("not_whitelisted", "blacklisted")
+    assert lists.reasons(CERN) == (), "in both user lists: the whitelist wins"
+    ignored = SiteLists(whitelist=lists.whitelist, blacklist=lists.blacklist,
+                        global_blacklist=lists.global_blacklist, ignore_global_blacklist=True)
+    assert ignored.available(data) == [CERN, "T2_US_Nebraska", "T2_US_MIT"]
+    only_black = SiteLists(blacklist=("T2_DE_*",), global_blacklist=(PISA,))
+    assert only_black.available([LOCAL, "T2_DE_DESY", PISA, CERN]) == [LOCAL, CERN]
+
+
+def test_warnings_have_crabs_wording():
+    lists = SiteLists(whitelist=("T2_US_*", CERN), blacklist=(CERN,), global_blacklist=("T2_US_Nebraska",))
+    assert lists.warnings([LOCAL, "T2_US_Nebraska"]) == [
+        "The following sites from the user site whitelist are blacklisted by the CRAB server: ['T2_US_Nebraska']. "
+        "Since the CRAB server blacklist has precedence, these sites are not considered in the user whitelist.",
+        "The following sites appear in both the user site blacklist and whitelist: ['T2_CH_CERN']. Since the "
+        "whitelist has precedence, these sites are not considered in the blacklist."]
+    assert SiteLists(whitelist=("T2_US_Nebraska",), global_blacklist=("T2_US_Nebraska",),
+                     ignore_global_blacklist=True).warnings([]) == []
+
+
+def test_the_global_blacklist_file(tmp_path):
+    path = tmp_path / "blacklistedSites.txt"
+    assert read_global_blacklist(str(path)) == () and read_global_blacklist(None) == ()
+    path.write_text('["T2_US_Nebraska", "T2_DE_DESY"]')
+    assert read_global_blacklist(str(path)) == ("T2_US_Nebraska", "T2_DE_DESY")
+    path.write_text('["T2_US_Nebraska",\n  T2_DE_DESY]')
+    with pytest.raises(SiteListError, match=rf"^{re.escape(str(path))}:2: invalid JSON"):
+        read_global_blacklist(str(path))
+    path.write_text('{"T2_US_Nebraska": "not_usable"}')
+    with pytest.raises(SiteListError, match="must be a JSON list of site names"):
+        read_global_blacklist(str(path))
+
+
+# --- the automatic blacklist -----------------------------------------------------------------------
+
+def test_every_condition_of_seed_000_is_needed():
+    seed = Thresholds()
+    assert (seed.completed_jobs, seed.successful_jobs, seed.site_success_rate, seed.site_failures) == (10, 5, 0.5, 5)
+    armed = Statistics(0, 11, 5, {CERN: (1, 5), LOCAL: (4, 1)})
+    assert attempt_sites([CERN, LOCAL], CERN, armed, seed)[0] == [LOCAL]
+    for counts, why in [
+            (Statistics(0, 10, 5, {CERN: (1, 5), LOCAL: (4, 0)}), "10 completed jobs is not more than 10"),
+            (Statistics(0, 11, 4, {CERN: (0, 5), LOCAL: (4, 2)}), "4 successful jobs is fewer than 5"),
+            (Statistics(0, 11, 5, {CERN: (5, 5), LOCAL: (0, 1)}), "a success rate of 50% is not below 50%"),
+            (Statistics(0, 11, 5, {CERN: (1, 4), LOCAL: (4, 2)}), "4 failures are fewer than 5")]:
+        assert attempt_sites([CERN, LOCAL], CERN, counts, seed) == ([CERN, LOCAL], ""), why
+    assert attempt_sites([CERN, LOCAL], LOCAL, armed, seed)[0] == [CERN, LOCAL], "the previous failure was elsewhere"
+    assert attempt_sites([CERN, LOCAL], None, armed, seed)[0] == [CERN, LOCAL], "no previous failure"
+    assert attempt_sites([CERN], CERN, armed, seed)[0] == [CERN], "no other site could run the job"
+    sites, why = attempt_sites([CERN, LOCAL, PISA], CERN, armed, seed)
+    assert sites == [LOCAL, PISA]
+    assert why == ("T2_CH_CERN is automatically blacklisted for this attempt, where the previous one failed: 11 "
+                   "completed jobs in the task > 10; 5 successful >= 5; site success rate 17% < 50%; 5 failed here >= 5")
+    demo = Thresholds(completed_jobs=2, successful_jobs=1, site_success_rate=0.5, site_failures=2)
+    assert attempt_sites([CERN, LOCAL], CERN, Statistics(0, 3, 1, {CERN: (0, 2), LOCAL: (1, 0)}), demo)[0] == [LOCAL]
+    assert automatic_conditions(PISA, armed, seed)["site_success_rate"] == {"value": None, "threshold": 0.5,
+                                                                            "met": False}
+
+
+def test_the_previous_failure_is_the_latest_closed_attempt():
+    assert previous_failure(JobState("1")) is None
+    failed = JobState("1", crab_retry=1, attempts=(attempt(0, CERN, 8001), attempt(1, None, None, None)))
+    assert previous_failure(failed) == CERN, "the open attempt PreJob just began does not count"
+    ok = JobState("1", crab_retry=2, attempts=(attempt(0, CERN, 8001), attempt(1, LOCAL, 0, "ok")))
+    assert previous_failure(ok) is None
+    nowhere = JobState("1", crab_retry=1, attempts=(attempt(0, None, 50115),))
+    assert previous_failure(nowhere) is None
+
+
+# --- the statistics file -------------------------------------------------------------------------
+
+def _record_many(task_dir: str, job: str) -> None:
+    for retry in range(10):
+        record_attempt(task_dir, job, attempt(retry, CERN if retry % 2 else LOCAL, retry % 2, "retry"))
+
+
+def test_postjobs_running_at_once_lose_no_count(tmp_path):
+    processes = [multiprocessing.Process(target=_record_many, args=(str(tmp_path), str(job))) for job in range(8)]
+    for p in processes:
+        p.start()
+    for p in processes:
+        p.join(60)
+    assert [p.exitcode for p in processes] == [0] * 8
+    counts = load_statistics(str(tmp_path))
+    assert (counts.completed, counts.successful) == (80, 40)
+    assert counts.by_site == {LOCAL: (40, 0), CERN: (0, 40)}
+
+
+def test_an_attempt_counts_once_and_resubmit_clears_the_counts(tmp_path):
+    task_dir = str(tmp_path)
+    record_attempt(task_dir, "3", attempt(0, CERN, 8001))
+    record_attempt(task_dir, "3", attempt(0, CERN, 8001))  # PostJob run again for the same attempt
+    record_attempt(task_dir, "3", attempt(1, None, None))  # ran nowhere: nothing to count
+    record_attempt(task_dir, "4", attempt(0, LOCAL, 0, "ok"))
+    assert load_statistics(task_dir) == Statistics(0, 2, 1, {CERN: (0, 1), LOCAL: (1, 0)})
+    data = json.loads((tmp_path / "site_statistics.json").read_text())
+    assert data == {"schema": "crabtui.site_statistics/1", "epoch": 0,
+                    "sites": {CERN: {"succeeded": [], "failed": ["3.0"]}, LOCAL: {"succeeded": ["4.0"], "failed": []}}}
+    record_attempt(task_dir, "3", attempt(0, LOCAL, 0, "ok"))  # another outcome of the same attempt replaces it
+    assert load_statistics(task_dir) == Statistics(0, 2, 2, {CERN: (0, 0), LOCAL: (2, 0)})
+    clear_statistics(task_dir, 1)
+    record_attempt(task_dir, "3", attempt(1, LOCAL, 0, "ok"))
+    clear_statistics(task_dir, 1)  # the same resubmit carried out again keeps what came since
+    assert load_statistics(task_dir) == Statistics(1, 1, 1, {LOCAL: (1, 0)})
+    (tmp_path / "site_statistics.json").write_text('{"schema": "crabtui.site_statistics/1", "epoch": 1, "sites": []}')
+    with pytest.raises(SiteStatisticsError, match=r"site_statistics.json: field sites must be an object"):
+        load_statistics(task_dir)
+
+
+# --- PreJob and the status view on a task directory ----------------------------------------------
+
+@pytest.fixture
+def task_dir(tmp_path) -> Path:
+    dataset = Catalogue(None).load(MC)
+    jobs = split(dataset, algorithm="FileBased", units_per_job=5)
+    ad = TaskAd(name="240101_000000:alice_crab_sites", user="alice", dataset=MC, max_memory_mb=2000,
+                max_runtime_min=1250, num_cores=1, priority=10, site_whitelist=(), site_blacklist=(PISA,),
+                storage_site=LOCAL, time_scale=100.0, max_retries=3,
+                global_blacklist=str(tmp_path / "blacklistedSites.txt"),
+                automatic_blacklist={"completed_jobs": 2, "successful_jobs": 1, "site_success_rate": 0.5,
+                                     "site_failures": 2})
+    write_task(str(tmp_path / "task"), ad, dataset, jobs)
+    (tmp_path / "task" / "job_sites.1.json").write_text(json.dumps([LOCAL, CERN, FNAL, PISA]))
+    write_data_sites(str(tmp_path / "task"), [LOCAL, CERN, FNAL, PISA, *dataset.sites])
+    return tmp_path / "task"
+
+
+def desired_sites(task_dir: Path, job: str = "1") -> list[str]:
+    text = (task_dir / f"Job.{job}.submit").read_text()
+    return re.search(r'^My\.DESIRED_Sites = "(.*)"$', text, re.M).group(1).split(",")
+
+
+def test_prejob_reads_the_global_blacklist_at_every_attempt(task_dir, capsys):
+    assert prejob.main(["0", "1", str(task_dir)]) == 0
+    assert desired_sites(task_dir) == [FNAL, CERN, LOCAL], "the user's blacklist keeps T2_IT_Pisa out"
+    (task_dir.parent / "blacklistedSites.txt").write_text(f'["{CERN}", ')
+    assert prejob.main(["0", "1", str(task_dir)]) == 4, "an unreadable global blacklist: wait, and try again"
+    assert "blacklistedSites.txt:1: invalid JSON" in capsys.readouterr().err
+    (task_dir.parent / "blacklistedSites.txt").write_text(f'["{CERN}", "{FNAL}"]')
+    assert prejob.main(["0", "1", str(task_dir)]) == 0
+    assert desired_sites(task_dir) == [LOCAL]
+    task = json.loads((task_dir / "task.json").read_text())
+    (task_dir / "task.json").write_text(json.dumps({**task, "ignore_global_blacklist": True}))
+    assert prejob.main(["0", "1", str(task_dir)]) == 0
+    assert desired_sites(task_dir) == [FNAL, CERN, LOCAL]
+
+
+def test_prejob_leaves_out_the_site_the_automatic_blacklist_takes(task_dir, capsys):
+    save_state(state_path(str(task_dir), "1"), JobState("1", crab_retry=1, rrn=1, attempts=(attempt(0, CERN, 8001),)))
+    record_attempt(str(task_dir), "1", attempt(0, CERN, 8001))
+    record_attempt(str(task_dir), "2", attempt(0, CERN, 8001))
+    assert prejob.main(["1", "1", str(task_dir)]) == 0
+    assert desired_sites(task_dir) == [FNAL, CERN, LOCAL], "2 completed jobs, none successful: not yet"
+    record_attempt(str(task_dir), "3", attempt(0, LOCAL, 0, "ok"))
+    save_state(state_path(str(task_dir), "1"), JobState("1", crab_retry=1, rrn=1, attempts=(attempt(0, CERN, 8001),)))
+    assert prejob.main(["1", "1", str(task_dir)]) == 0
+    assert desired_sites(task_dir) == [FNAL, LOCAL]
+    assert "job 1: T2_CH_CERN is automatically blacklisted for this attempt" in capsys.readouterr().out
+
+
+def test_the_status_view_says_why_for_every_site(task_dir):
+    (task_dir.parent / "blacklistedSites.txt").write_text(f'["{FNAL}"]')
+    for job, site, code in (("1", CERN, 8001), ("2", CERN, 8001), ("3", LOCAL, 0), ("4", LOCAL, 8001)):
+        record_attempt(str(task_dir), job, attempt(0, site, code, "ok" if code == 0 else "retry"))
+    task = json.loads((task_dir / "task.json").read_text())
+    view = site_view(str(task_dir), task)
+    by_site = {s.site: s for s in view.sites}
+    assert set(by_site) >= {LOCAL, CERN, FNAL, PISA}
+    assert by_site[FNAL].reasons == ("global",) and by_site[FNAL].label == "globally blacklisted"
+    assert by_site[PISA].reasons == ("blacklisted",) and by_site[PISA].detail == "in the site blacklist"
+    assert by_site[CERN].reasons == ("automatic",) and (by_site[CERN].successful, by_site[CERN].failed) == (0, 2)
+    assert by_site[CERN].detail == ("automatically blacklisted for the jobs whose previous attempt failed here, if "
+                                    "another site can run them: 4 completed jobs in the task > 2; 1 successful >= 1; "
+                                    "site success rate 0% < 50%; 2 failed here >= 2")
+    assert by_site[LOCAL].usable and by_site[LOCAL].label == "no"
+    assert by_site[LOCAL].detail == "usable; not automatically blacklisted: site success rate 50% not < 50%; 1 failed here < 2"
+    assert by_site[LOCAL].as_json()["automatic"]["site_failures"] == {"value": 1, "threshold": 2, "met": False}
+    assert view.as_json()["thresholds"] == {"completed_jobs": 2, "successful_jobs": 1, "site_success_rate": 0.5,
+                                            "site_failures": 2}
+    write_entry(str(task_dir), ResubmitEntry(1, ("1",), 2000, 1250, (CERN,), (), 10, 0.0))
+    clear_statistics(str(task_dir), 1)
+    view = site_view(str(task_dir), task)
+    assert view.lists_from == "resubmit epoch 1" and view.statistics.completed == 0
+    assert {s.site: s.reasons for s in view.sites}[LOCAL] == ("not_whitelisted",)
+    assert {s.site: s.reasons for s in view.sites}[CERN] == ()
+    (task_dir.parent / "blacklistedSites.txt").write_text("[")
+    assert any("blacklistedSites.txt:1: invalid JSON" in w for w in site_view(str(task_dir), task).warnings)
+
+
+# --- the configuration ----------------------------------------------------------------------------
+
+TOML = """[General]
+requestName = "sites"
+[JobType]
+psetName = "pset.py"
+[Data]
+inputDataset = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
+splitting = "FileBased"
+unitsPerJob = 5
+[Site]
+storageSite = "T2_XX_Local"
+ignoreGlobalBlacklist = true
+[Debug]
+automaticBlacklist = {completedJobs = 4, siteSuccessRate = 0.25}
+"""
+PY = """from CRABClient.UserUtilities import config
+config = config()
+config.General.requestName = "sites"
+config.JobType.psetName = "pset.py"
+config.Data.inputDataset = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
+config.Data.splitting = "FileBased"
+config.Data.unitsPerJob = 5
+config.Site.storageSite = "T2_XX_Local"
+config.Site.ignoreGlobalBlacklist = True
+config.Debug.automaticBlacklist = {"completedJobs": 4, "siteSuccessRate": 0.25}
+"""
+
+
+def test_the_config_sets_the_thresholds_and_ignoreGlobalBlacklist(tmp_path):
+    (tmp_path / "crab.toml").write_text(TOML)
+    (tmp_path / "crabConfig.py").write_text(PY)
+    for name in ("crab.toml", "crabConfig.py"):
+        cfg = load_config(str(tmp_path / name))
+        assert cfg.ignore_global_blacklist is True
+        assert cfg.automatic_blacklist == Thresholds(completed_jobs=4, successful_jobs=5, site_success_rate=0.25,
+                                                     site_failures=5)
+    (tmp_path / "bad.toml").write_text(TOML.replace("completedJobs = 4", "completedJob = 4"))
+    with pytest.raises(ConfigError, match=r"bad.toml: .*Debug.automaticBlacklist: key 'completedJob' is not known. "
+                                          r"Did you mean completedJobs\?"):
+        load_config(str(tmp_path / "bad.toml"))
+    (tmp_path / "bad.toml").write_text(TOML.replace("0.25", "1.5"))
+    with pytest.raises(ConfigError, match="siteSuccessRate must be a number from 0 to 1"):
+        load_config(str(tmp_path / "bad.toml"))
+
+
+# --- real tasks ---------------------------------------------------------------------------------
+
+BAD_GRID = f"""\
+[[site]]
+name = "{CERN}"   # first in the pool: free slots there are matched first; every attempt fails with 8001
+slots = 8
+memory = 8000
+failures = [{{probability = 1.0, exitCode = 8001}}]
+
+[[site]]
+name = "{LOCAL}"
+slots = 8
+memory = 8000
+"""
+DATASET = "/Blacklist/Sites-v1/USER"
+CONFIG = """\
+[General]
+requestName = "{name}"
+[JobType]
+psetName = "pset.py"
+[Data]
+inputDataset = "{dataset}"
+splitting = "FileBased"
+unitsPerJob = 1
+[Site]
+storageSite = "T2_XX_Local"
+{site}
+[Debug]
+timeScale = 100
+failurePlan = [{plan}]
+automaticBlacklist = {{completedJobs = 7, successfulJobs = 3, siteSuccessRate = 0.5, siteFailures = 5}}
+"""
+
+
+def bad_grid(state, files: int) -> None:
+    """The pool: T2_CH_CERN, where every job fails, and T2_XX_Local; a dataset of ``files`` files of
+    50 events hosted at both, one job per file."""
+    Path(state.pool_config).write_text(BAD_GRID)
+    Path(user_dir(state)).mkdir(exist_ok=True)
+    blocks = [{"sites": [CERN, LOCAL], "files": [
+        {"lfn": f"/store/user/sites/f{i}.root", "size": 1000000, "lumis": [[1, i, 50]]} for i in range(1, files + 1)]}]
+    Path(user_dir(state), "sites.json").write_text(json.dumps({"name": DATASET, "blocks": blocks}))
+
+
+def sites_of(status: dict) -> dict[str, dict]:
+    return {s["site"]: s for s in status["sites"]}
+
+
+def test_a_failing_site_is_blacklisted_automatically_and_resubmit_clears_its_counts(tmp_path, state):
+    bad_grid(state, 8)
+    # Every job starts at T2_CH_CERN; jobs 1-3 are made to succeed there, the others fail: 8 completed,
+    # 3 successful, 5 failed at a 3/8 success rate crosses every threshold once the first attempts end.
+    plan = ", ".join([f'{{job = "{j}", attempt = 1, exitCode = 0}}' for j in "123"]
+                     + ['{job = "8", attempt = "*", exitCode = 1}'])
+    (tmp_path / "crab.toml").write_text(CONFIG.format(name="auto", dataset=DATASET, site="", plan=plan))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    status = wait_status(state, "auto", tmp_path, "FAILED", timeout=180)
+    jobs = {j["id"]: j for j in status["jobs"]}
+    assert [j["state"] for j in jobs.values()] == ["finished"] * 7 + ["failed"]
+    for job in "4567":  # without the automatic blacklist every retry would go back to T2_CH_CERN and fail
+        sites = [a["site"] for a in jobs[job]["attempts"]]
+        assert sites[0] == CERN and sites[-1] == LOCAL and jobs[job]["attempts"][-1]["exit_code"] == 0, sites
+    assert all(a["exit_code"] != 0 for j in "45678" for a in jobs[j]["attempts"] if a["site"] == CERN)
+    cern = sites_of(status)[CERN]
+    assert cern["reasons"] == ["automatic"] and not cern["usable"]
+    assert cern["successful"] == 3 and cern["failed"] >= 5
+    assert all(c["met"] for c in cern["automatic"].values())
+    assert sites_of(status)[LOCAL]["reasons"] == [] and "usable" in sites_of(status)[LOCAL]["detail"]
+    summary = crabtui(state, "task", "status", "auto", "--summary", cwd=tmp_path).stdout
+    assert re.search(r"^T2_CH_CERN .* automatic$", summary, re.M), summary
+    assert "Site blacklisting:" in summary
+
+    assert crabtui(state, "task", "resubmit", "auto", cwd=tmp_path).returncode == 0
+    wait_status(state, "auto", tmp_path, "SUBMITTED")
+    again = wait_status(state, "auto", tmp_path, "FAILED", timeout=180)
+    job8 = [j for j in again["jobs"] if j["id"] == "8"][0]
+    assert len(job8["attempts"]) == 6, "three more executions in the resubmit's epoch"
+    policy = again["site_policy"]
+    assert (policy["completed_jobs"], policy["successful_jobs"], policy["statistics_epoch"]) == (3, 0, 1), \
+        "only the resubmitted attempts count"
+    assert sites_of(again)[CERN]["reasons"] == []
+
+
+def test_the_global_blacklist_keeps_jobs_away_and_the_whitelist_cannot_bring_them_back(tmp_path, state):
+    bad_grid(state, 3)
+    Path(state.global_blacklist).write_text(json.dumps([CERN]))
+    (tmp_path / "crab.toml").write_text(CONFIG.format(name="banned", dataset=DATASET, plan="",
+                                                      site=f'whitelist = ["{CERN}", "{LOCAL}"]'))
+    submitted = crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    warning = ("The following sites from the user site whitelist are blacklisted by the CRAB server: ['T2_CH_CERN']. "
+               "Since the CRAB server blacklist has precedence, these sites are not considered in the user whitelist.")
+    assert f"Warning: {warning}" in submitted.stdout
+    status = wait_status(state, "banned", tmp_path, "COMPLETED", timeout=120)
+    assert [a["site"] for j in status["jobs"] for a in j["attempts"]] == [LOCAL] * 3
+    assert sites_of(status)[CERN]["reasons"] == ["global"]
+    assert status["site_policy"]["global_blacklist"] == [CERN] and status["site_policy"]["warnings"] == [warning]
+    text = crabtui(state, "task", "status", "banned", cwd=tmp_path).stdout
+    assert f"Warning:\t\t\t{warning}" in text
+    assert task_status(state, "banned", tmp_path)["sites"] == status["sites"]

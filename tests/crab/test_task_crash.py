@@ -1,0 +1,101 @@
+"""The embedded daemon (schedd, task worker, and with them DAGMan's job) killed with SIGKILL in the
+middle of a task, then started again: the task completes with nothing lost, and no finished job
+runs again; the jobs that were running run again as restarts of the same attempt."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import htcondor2
+
+from crab_tasks import config_text, crabtui, task_status, wait_status, wait_until
+from engine.crab import fjr, postjob, prejob
+from engine.crab.dagman_creator import TaskAd, write_task
+from engine.crab.datasets import Catalogue
+from engine.crab.splitting import split
+from engine.schedd.local.client import LocalScheddClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "schedd"))
+from schedd_harness import process_gone  # noqa: E402
+
+MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
+# The payload: each execution appends its job id to runs.txt; jobs 3 and 4 then wait for the gate.
+PAYLOAD = """#!/bin/sh
+echo "$1" >> {runs}
+if [ "$1" -gt 2 ]; then
+    while [ ! -e {gate} ]; do sleep 0.1; done
+fi
+"""
+
+
+def post_ends(task_dir: Path) -> set[str]:
+    """The nodes whose POST script DAGMan has logged as ended."""
+    log = task_dir / "RunJobs.dag.nodes.log"
+    if not log.exists():
+        return set()
+    return {e["DAGNodeName"] for e in htcondor2.JobEventLog(str(log)).events(stop_after=0)
+            if e.type == htcondor2.JobEventType.POST_SCRIPT_TERMINATED}
+
+
+def test_a_daemon_killed_mid_task_loses_nothing_and_runs_no_finished_job_again(tmp_path, state):
+    runs, gate = tmp_path / "runs.txt", tmp_path / "gate"
+    (tmp_path / "run.sh").write_text(PAYLOAD.format(runs=runs, gate=gate))
+    (tmp_path / "run.sh").chmod(0o755)
+    (tmp_path / "crab.toml").write_text(config_text("crash").replace('psetName = "pset.py"', 'scriptExe = "run.sh"'))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+
+    def half_done():
+        status = task_status(state, "crash", tmp_path)
+        jobs = {j["id"]: j["state"] for j in status["jobs"]}
+        if [jobs.get(i) for i in "1234"] != ["finished", "finished", "running", "running"]:
+            return None
+        return post_ends(Path(status["task_dir"])) >= {"Job1", "Job2"} and status
+
+    before = wait_until("jobs 1 and 2 done (DAGMan has logged their POST) while 3 and 4 run", half_done)
+    task_dir = Path(before["task_dir"])
+    reports = {job: (task_dir / f"jobReport.json.{job}.0").read_bytes() for job in ("1", "2")}
+    with LocalScheddClient(state) as client:
+        daemon = client.ping()["pid"]
+    os.kill(daemon, signal.SIGKILL)
+    wait_until("the killed daemon to be gone", lambda: process_gone(daemon))
+
+    restarted = task_status(state, "crash", tmp_path)  # the next command starts the daemon again
+    assert restarted["status"] == "SUBMITTED" and restarted["dagman_id"] == before["dagman_id"]
+    wait_until("jobs 3 and 4 to run again", lambda: sorted(runs.read_text().split()) == ["1", "2", "3", "3", "4", "4"])
+    gate.touch()
+    done = wait_status(state, "crash", tmp_path, "COMPLETED")
+
+    jobs = {j["id"]: j for j in done["jobs"]}
+    assert all(j["state"] == "finished" for j in jobs.values())
+    assert {i: (len(j["attempts"]), j["retries"], j["restarts"]) for i, j in jobs.items()} == {
+        "1": (1, 0, 0), "2": (1, 0, 0), "3": (1, 0, 1), "4": (1, 0, 1)}
+    assert sorted(runs.read_text().split()) == ["1", "2", "3", "3", "4", "4"], "jobs 1 and 2 ran once"
+    assert {job: (task_dir / f"jobReport.json.{job}.0").read_bytes() for job in ("1", "2")} == reports
+    with LocalScheddClient(state) as client:
+        ads = client.history("CRAB_Id =!= undefined", ["CRAB_Id", "NumJobStarts"])
+    assert sorted((str(ad["CRAB_Id"]), ad["NumJobStarts"]) for ad in ads) == [
+        ("1", 1), ("2", 1), ("3", 2), ("4", 2)], "one job per node; the running ones started twice"
+    assert "Running in RECOVERY mode" in (task_dir / "RunJobs.dag.dagman.out").read_text()
+
+
+def test_a_postjob_run_again_after_a_crash_repeats_its_decision(tmp_path):
+    """DAGMan runs a POST script again in recovery when it died before logging the script's end,
+    even if the script had recorded its decision: the second run changes nothing."""
+    dataset = Catalogue(None).load(MC)
+    ad = TaskAd(name="240101_000000:alice_crab_again", user="alice", dataset=MC, max_memory_mb=2000,
+                max_runtime_min=60, num_cores=1, priority=10, site_whitelist=(), site_blacklist=(),
+                storage_site=None, time_scale=100.0, max_retries=3)
+    task_dir = str(tmp_path)
+    write_task(task_dir, ad, dataset, split(dataset, algorithm="FileBased", units_per_job=5, total_units=5))
+    assert prejob.main(["0", "1", task_dir]) == 0
+    fjr.write_report(os.path.join(task_dir, "jobReport.json.1.0"), fjr.minimal_report(0, "OK", "T2_XX_Local"))
+    args = ["7.0", "0", "0", "3", "1", task_dir]
+    assert postjob.main(args) == 0
+    recorded = (tmp_path / "retry_state" / "job.1.json").read_bytes()
+    assert postjob.main(args) == 0
+    assert (tmp_path / "retry_state" / "job.1.json").read_bytes() == recorded
+    assert [a["action"] for a in json.loads(recorded)["attempts"]] == ["ok"]
