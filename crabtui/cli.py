@@ -11,9 +11,10 @@ from crabtui.commands.dataset import dataset
 from crabtui.commands.jobs import JOB_COMMANDS, job
 from crabtui.commands.pool import pool
 from crabtui.commands.task import task
+from crabtui.commands.watch import watch
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(__version__, prog_name="crabtui")
 @click.option("--state-dir", envvar="CRABTUI_STATE_DIR", metavar="DIR",
               help="Where the embedded schedd keeps its queue and socket "
@@ -22,8 +23,16 @@ from crabtui.commands.task import task
               show_default=True, help="The embedded schedd, or the HTCondor pool of CONDOR_CONFIG [env CRABTUI_BACKEND].")
 @click.pass_context
 def main(ctx: click.Context, state_dir: str | None, backend: str) -> None:
-    """Watch and steer CRAB3-style grid tasks and HTCondor DAGs."""
+    """Watch and steer CRAB3-style grid tasks and HTCondor DAGs.
+
+    Without a command, opens the terminal UI on the tasks of the state directory."""
     ctx.obj = {"state_dir": state_dir, "backend": backend}
+    if ctx.invoked_subcommand is None:
+        from crabtui.app import run
+        from crabtui.snapshots import Backend
+        from engine.state import state_dir as find_state_dir
+
+        run(Backend(find_state_dir(state_dir), backend))
 
 
 main.add_command(dag)
@@ -31,6 +40,7 @@ main.add_command(dataset)
 main.add_command(pool)
 main.add_command(task)
 main.add_command(job)
+main.add_command(watch)
 for command in JOB_COMMANDS:
     main.add_command(command)
 for group in (dag, job):

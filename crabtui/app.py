@@ -1,0 +1,156 @@
+"""crabtui's Textual app: routing between the screens and the actions every screen shares.
+
+The app opens on the task list of one state directory (``CrabApp(Backend(StateDir(path)))``,
+which is also how a demo opens it on the state it prepared), optionally straight on one task.
+Engine calls never run on the UI thread: screens read snapshots in thread workers
+(:mod:`crabtui.screens.polling`), and actions run in thread workers too, reporting back as
+notifications.  ``clock`` is what "now" means for countdowns and ages (fixed in screenshots).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import Any
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.theme import Theme
+
+from crabtui.screens.dialogs import ConfirmScreen, ResubmitScreen
+from crabtui.screens.help import HelpScreen
+from crabtui.screens.polling import PollingScreen, describe_error
+from crabtui.screens.task import TaskScreen
+from crabtui.screens.tasks import TasksScreen
+from crabtui.snapshots import Backend
+from crabtui.widgets.states import Palette
+from engine.crab.taskdb import Task
+
+DEFAULT_INTERVAL = 1.0
+THEMES = ("textual-dark", "textual-light")
+
+
+class CrabApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "crabtui"
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="quit", tooltip="Quit crabtui (the tasks keep running)"),
+        Binding("question_mark", "help", "Help", id="help", tooltip="Every key of this screen, and the legend"),
+        Binding("p", "toggle_pause", "Pause", id="pause", tooltip="Pause or resume the refresh"),
+        Binding("t", "toggle_theme", "Theme", id="theme", show=False, tooltip="Switch between dark and light"),
+    ]
+
+    def __init__(self, backend: Backend, *, interval: float = DEFAULT_INTERVAL,
+                 clock: Callable[[], float] = time.time, task: str | None = None) -> None:
+        super().__init__()
+        self.backend = backend
+        self.interval = interval
+        self.clock = clock
+        self.first_task = task
+        self.paused = False
+        self.palette = Palette.from_variables({})
+
+    def on_mount(self) -> None:
+        self.palette = Palette.from_variables(self.theme_variables)
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self.push_screen(TasksScreen())
+        if self.first_task is not None:
+            self.push_screen(TaskScreen(self.first_task))
+
+    def _theme_changed(self, theme: Theme) -> None:
+        self.palette = Palette.from_variables(self.theme_variables)
+        for screen in self._polling_screens():
+            screen.set_palette(self.palette)
+        for bar in self.screen.query("StatusBar"):
+            bar.refresh()
+
+    def _polling_screens(self) -> Iterable[PollingScreen]:
+        return (s for s in self.screen_stack if isinstance(s, PollingScreen))
+
+    # -------------------------------------------------------------- app-wide keys
+
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        for screen in self._polling_screens():
+            screen.set_paused(self.paused)
+
+    def action_toggle_theme(self) -> None:
+        self.theme = THEMES[1] if self.current_theme.dark else THEMES[0]
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, PollingScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The command palette lists every action the screen offers, besides Textual's own."""
+        yield from super().get_system_commands(screen)
+        seen = set()
+        for active in screen.active_bindings.values():
+            binding = active.binding
+            if not binding.description or not active.enabled or binding.action in seen or binding.action == "quit":
+                continue
+            seen.add(binding.action)
+            yield SystemCommand(binding.description, binding.tooltip or f"key {self.get_key_display(binding)}",
+                                partial(self.run_action, binding.action, active.node))
+
+    # -------------------------------------------------------------- shared actions
+
+    def confirm(self, question: str, details: str, yes: str, then: Callable[[], Any]) -> None:
+        """Ask first (No is the default); ``then`` runs only on a Yes."""
+        def answered(yes: bool | None) -> None:
+            if yes:
+                then()
+
+        self.push_screen(ConfirmScreen(question, details, yes=yes), answered)
+
+    def act(self, what: str, call: Callable[..., Any], *args: Any, done: Callable[[Any], str]) -> None:
+        """Run an engine action in a thread; its outcome (``done(result)``) or its error becomes a
+        notification, and the screen refreshes."""
+        def run() -> None:
+            try:
+                result = call(*args)
+            except Exception as e:  # every refusal the engine explains, shown as it says it
+                self.notify(describe_error(e), title=f"{what} failed", severity="error", timeout=10)
+                return
+            self.notify(done(result), title=what)
+            self.call_from_thread(self._refresh_screen)
+
+        self.run_worker(run, thread=True, group="action", exit_on_error=False)
+
+    def _refresh_screen(self) -> None:
+        if isinstance(self.screen, PollingScreen):
+            self.screen.refresh_now(even_if_paused=True)
+
+    def confirm_kill(self, tasks: list[Task], details: str) -> None:
+        names = "\n".join(t.name for t in tasks)
+        question = f"Kill {tasks[0].request_name}?" if len(tasks) == 1 else f"Kill {len(tasks)} tasks?"
+        text = (f"{names}\n{details}\n\nEvery job of the task is removed and the task ends KILLED. "
+                "A killed task cannot be resubmitted (crab kill is final).")
+
+        def kill() -> None:
+            for task in tasks:
+                self.act("Kill", self.backend.kill, task.name,
+                         done=lambda t: f"Kill request for {t.request_name} sent; it ends KILLED shortly.")
+
+        self.confirm(question, text, "Kill", kill)
+
+    def resubmit(self, task: Task, failed: str, jobids: str = "") -> None:
+        """CRAB's resubmit form for ``task``; ``failed`` names its failed jobs, ``jobids`` fills in
+        the job ids field."""
+        def submitted(arguments: dict[str, Any] | None) -> None:
+            if arguments is not None:
+                self.act("Resubmit", self.backend.resubmit, task.name, arguments,
+                         done=lambda t: f"Resubmit request for {t.request_name} sent.")
+
+        self.push_screen(ResubmitScreen(task.request_name, failed, jobids), submitted)
+
+    def copy(self, text: str) -> None:
+        """To the clipboard of the terminal (OSC 52), and say what was copied."""
+        self.copy_to_clipboard(text)
+        self.notify(text, title="Copied")
+
+
+def run(backend: Backend, *, interval: float = DEFAULT_INTERVAL, task: str | None = None) -> None:
+    CrabApp(backend, interval=interval, task=task).run()

@@ -1,0 +1,22 @@
+"""``crabtui watch TASK``: a task's progress, live, until it ends (like condor_watch_q); the
+work is in :mod:`crabtui.watch`, imported only when the command runs."""
+
+from __future__ import annotations
+
+import click
+
+from crabtui.commands.backend import backend
+from engine.state import state_dir
+
+
+@click.command()
+@click.argument("name", metavar="TASK")
+@click.option("--interval", type=click.FloatRange(0.1), default=2.0, show_default=True, metavar="SECONDS",
+              help="How often to look.")
+@click.pass_context
+def watch(ctx: click.Context, name: str, interval: float) -> None:
+    """Follow TASK's progress until it ends, like condor_watch_q; exits 0 if it COMPLETED."""
+    from crabtui.snapshots import Backend
+    from crabtui.watch import follow
+
+    follow(Backend(state_dir(ctx.find_root().obj["state_dir"]), backend(ctx)), name, interval)

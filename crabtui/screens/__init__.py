@@ -1,0 +1,1 @@
+"""The UI's screens: tasks, one task, one job, and the dialogs."""

@@ -1,0 +1,115 @@
+"""Dialogs: the confirmation every destructive action goes through, and CRAB's resubmit form.
+
+The confirmation names what it touches and what will happen, and ``No`` has the focus: Enter or
+Escape leave everything as it was; only ``y`` or the Yes button go ahead (k9s users asked for
+Cancel as the default after deleting by accident).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from engine.crab.resubmit import MAX_MEMORY_MB, MAX_RUNTIME_MIN, MIN_MEMORY_MB, MIN_RUNTIME_MIN
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Asks ``question``; ``details`` lists what the action touches."""
+
+    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+
+    def __init__(self, question: str, details: str, *, yes: str = "Yes") -> None:
+        super().__init__(classes="dialog")
+        self.question = question
+        self.details = details
+        self.yes = yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.question, id="question")
+            yield Static(self.details, id="details", markup=False)
+            with Horizontal(id="buttons"):
+                yield Button("No", id="no", variant="primary")
+                yield Button(self.yes, id="yes", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class ResubmitScreen(ModalScreen[dict[str, Any] | None]):
+    """``crab resubmit``'s options for a task; dismissed with the checked request arguments
+    (:func:`engine.crab.resubmit.request_arguments`) or None.  Empty fields keep the task's values."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "submit", "Resubmit")]
+    FIELDS = (
+        ("jobids", "Job ids", "every failed job, or e.g. 1,3-5"),
+        ("sitewhitelist", "Site whitelist", "comma list, '' for none"),
+        ("siteblacklist", "Site blacklist", "comma list, '' for none"),
+        ("maxjobruntime", "Max runtime (min)", f"{MIN_RUNTIME_MIN}..{MAX_RUNTIME_MIN}"),
+        ("maxmemory", "Max memory (MB)", f"{MIN_MEMORY_MB}..{MAX_MEMORY_MB}"),
+        ("priority", "Priority", "> 0"),
+    )
+
+    def __init__(self, task: str, failed: str, jobids: str = "") -> None:
+        super().__init__(classes="dialog")
+        self.task_name = task
+        self.failed = failed  # the failed jobs, as the form names them
+        self.jobids = jobids
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(f"Resubmit failed jobs of {self.task_name}", id="question")
+            yield Static(f"Failed jobs now: {self.failed}. Only failed jobs can be resubmitted; each gets a fresh "
+                         "retry budget. Options left empty keep the task's values.", id="details", markup=False)
+            with Grid(id="form"):
+                for key, label, placeholder in self.FIELDS:
+                    yield Label(label)
+                    yield Input(self.jobids if key == "jobids" else "", placeholder=placeholder, id=key,
+                                type="integer" if key in ("maxjobruntime", "maxmemory", "priority") else "text")
+            yield Static("", id="error", markup=False)
+            with Horizontal(id="buttons"):
+                yield Button("Cancel", id="no", variant="primary")
+                yield Button("Resubmit", id="yes", variant="warning")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "yes":
+            self.action_submit()
+        else:
+            self.dismiss(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_submit()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def action_submit(self) -> None:
+        from engine.crab.resubmit import ResubmitError, request_arguments
+
+        values: dict[str, Any] = {}
+        for key, _, _ in self.FIELDS:
+            text = self.query_one(f"#{key}", Input).value.strip()
+            if key in ("sitewhitelist", "siteblacklist") and text in ("''", '""'):
+                values[key] = ""
+            elif text:
+                values[key] = int(text) if key in ("maxjobruntime", "maxmemory", "priority") else text
+        try:
+            arguments = request_arguments(**values)
+        except (ResubmitError, ValueError) as e:
+            self.query_one("#error", Static).update(str(e))
+            return
+        self.dismiss(arguments)

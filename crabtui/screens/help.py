@@ -1,0 +1,76 @@
+"""``?``: every key the screen underneath answers to, from its live bindings (so remapped keys
+show as remapped), and what the glyphs and colours mean."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static
+
+from crabtui.screens.polling import PollingScreen
+from crabtui.task_status import NO_OUTPUT, RESCHEDULED
+from crabtui.widgets.live_table import LiveTable
+from crabtui.widgets.states import BAR_LEGEND, NODE_LOOK
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss_help", "Close")]
+
+    def __init__(self, screen: PollingScreen) -> None:
+        super().__init__(classes="dialog")
+        self.under = screen
+        self.key_rows: list[tuple[str, str]] = []  # what the keys table lists
+
+    def compose(self) -> ComposeResult:
+        keys = Table.grid(padding=(0, 2))
+        keys.add_column(style="bold", no_wrap=True)
+        keys.add_column()
+        ours = {(b.action, b.description, b.tooltip) for cls in (type(self.under), type(self.app), LiveTable)
+                for b in cls.BINDINGS + PollingScreen.BINDINGS}
+        seen = set()
+        for active in self.under.active_bindings.values():
+            binding = active.binding
+            what = (binding.action, binding.description, binding.tooltip)
+            if what not in ours or what in seen:
+                continue
+            seen.add(what)
+            self.key_rows.append((self.app.get_key_display(binding), binding.tooltip or binding.description))
+            keys.add_row(*self.key_rows[-1])
+        legend = Table.grid(padding=(0, 2))
+        legend.add_column(no_wrap=True)
+        legend.add_column()
+        palette = self.app.palette
+        for state, (glyph, role) in NODE_LOOK.items():
+            legend.add_row(Text(f"{glyph} {state}", style=palette.style(role)), _MEANING[state])
+        with VerticalScroll(id="dialog"):
+            yield Label(f"Keys of this screen ({self.under.status_bar.crumbs})", id="question")
+            yield Static(keys)
+            yield Label("Job states", classes="heading")
+            yield Static(legend)
+            yield Label("Progress bars", classes="heading")
+            yield Static(BAR_LEGEND, markup=False)
+            yield Static("Filter with /: text matches any column, column:text one column (state:fail), "
+                         "!text keeps the rows that do not match. Escape clears it.", markup=False)
+
+    def action_dismiss_help(self) -> None:
+        self.dismiss(None)
+
+
+_MEANING = {
+    "unsubmitted": "not run yet (or resubmitted, waiting for its DAG)",
+    "cooloff": "failed, will be retried when the time shown has passed",
+    "idle": "queued, waiting for a slot",
+    "running": "running at the site shown",
+    "transferring": "ran; PostJob is checking its output",
+    "held": "held in the queue (release it with r)",
+    "finished": "done",
+    NO_OUTPUT: "an automatic task's probe that ended: it measured the throughput; its output is not kept",
+    RESCHEDULED: "an automatic task's processing job that failed: a tail job processes its lumis again",
+    "failed": "failed for good (resubmit it with R)",
+    "killing": "being removed",
+    "killed": "removed with its task or DAG",
+}

@@ -1,0 +1,187 @@
+"""One job: every attempt with its site, times, memory, exit code and what the retry policy did
+next; the job's ClassAd; and the stdout, stderr and framework job report of the attempt under the
+cursor (crab-spec §5's drilldown)."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane
+
+from crabtui.screens.polling import PollingScreen
+from crabtui.snapshots import JobSnapshot
+from crabtui.task_status import shown_state, to_hms
+from crabtui.widgets import states
+from crabtui.widgets.live_table import Column, LiveTable
+from crabtui.widgets.states import Palette
+from crabtui.widgets.status_bar import StatusBar
+
+ACTION_LOOK = {"ok": ("✔ ok", "success"), "retry": ("⟳ retry", "warning"), "fatal": ("✖ fatal", "error"),
+               "abort_dag": ("✖ abort DAG", "error"), None: ("▶ open", "primary")}
+TEXT_TABS = ("classad", "stdout", "stderr", "report", "events")
+FOLLOWED = ("stdout", "stderr", "events")  # text that grows at its end: shown from there
+
+
+class JobScreen(PollingScreen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", tooltip="Back to the task"),
+        Binding("c", "copy('id')", "Copy id", tooltip="Copy the HTCondor job id (cluster.proc)"),
+        Binding("C", "copy('path')", "Copy path", tooltip="Copy the path of the file shown"),
+        *(Binding(str(i), f"tab('{tab}')", tab.title(), show=False, tooltip=f"Show the {tab} tab")
+          for i, tab in enumerate(("attempts",) + TEXT_TABS, start=1)),
+    ]
+
+    def __init__(self, task: str, job_id: str) -> None:
+        super().__init__()
+        self.task_name = task
+        self.job_id = job_id
+        self.attempt: int | None = None  # None: the latest
+        self.snapshot: JobSnapshot | None = None
+        self._texts: dict[str, str | None] = {}
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar()
+        yield Static("", id="summary")
+        with TabbedContent(initial="attempts"):
+            with TabPane("Attempts", id="attempts"):
+                yield LiveTable(self._columns(), id="attempt-table")
+            for tab, title in zip(TEXT_TABS, ("ClassAd", "Stdout", "Stderr", "Job report", "User log")):
+                with TabPane(title, id=tab):
+                    yield Log(id=f"{tab}-text", auto_scroll=tab in FOLLOWED)
+        yield Static("", id="info")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.status_bar.crumbs = f"crabtui › {self.task_name.split('_crab_')[-1]} › job {self.job_id}"
+        super().on_mount()
+
+    def _columns(self) -> list[Column]:
+        def action(value: str | None, a: dict, palette: Palette) -> Text:
+            word, role = ACTION_LOOK.get(value, (str(value), "plain"))
+            return Text(word, style=palette.style(role), end="")
+
+        return [
+            Column("n", "#", lambda a: a["n"], right=True),
+            Column("site", "Site", lambda a: a.get("site") or ""),
+            Column("start", "Started", lambda a: a.get("start"), _clock),
+            Column("end", "Ended", lambda a: a.get("end"), _clock),
+            Column("runtime", "Runtime", lambda a: a.get("runtime_s"),
+                   lambda v, a, p: "" if v is None else to_hms(v), right=True),
+            Column("memory", "Mem (MB)", lambda a: None if a.get("memory_mb") is None else int(a["memory_mb"]),
+                   right=True),
+            Column("request", "Req (MB)", lambda a: a.get("request_memory"), right=True),
+            Column("exit", "Exit", lambda a: a.get("exit_code"), right=True),
+            Column("action", "Then", lambda a: a.get("action"), action),
+            Column("reason", "Why", lambda a: (a.get("reason") or "").replace("\n", " ")),
+        ]
+
+    # -------------------------------------------------------------- refresh
+
+    def fetch(self, now: float) -> JobSnapshot:
+        return self.app.backend.job(self.task_name, self.job_id, now, self.attempt)
+
+    def show(self, snapshot: JobSnapshot) -> None:
+        self.snapshot = snapshot
+        job = snapshot.job
+        palette = self.app.palette
+        if job is None:
+            self.query_one("#summary", Static).update(f"Task {snapshot.task.name} has no job {self.job_id}.")
+            return
+        line = Text(f"Job {job.id}  ", no_wrap=True)
+        line.append(states.node_state(shown_state(job, snapshot.automatic), palette))
+        line.append(f"  retries {job.retries}  site {job.site or '-'}")
+        if job.exit_code is not None:
+            line.append(f"  last exit code {job.exit_code}")
+        where = {"queue": "in the queue", "history": "from the history", "": "not submitted yet"}[snapshot.ad_where]
+        second = Text(f"ClassAd {where}; files of attempt {snapshot.attempt}", style="dim", no_wrap=True)
+        self.query_one("#summary", Static).update(Text("\n").join([line, second]))
+        table = self.query_one("#attempt-table", LiveTable)
+        first = not table.items
+        table.set_items({str(i): {**a, "n": i} for i, a in enumerate(job.attempts)})
+        if first and table.row_count:
+            table.move_cursor(row=table.row_count - 1)  # the latest attempt, whose files are shown
+        self._set_text("classad", snapshot.ad_text or "No HTCondor job has run for this job yet.")
+        missing = f"(no file yet: {{}} of attempt {snapshot.attempt})"
+        self._set_text("stdout", snapshot.stdout if snapshot.stdout is not None else
+                       missing.format(snapshot.files.stdout))
+        self._set_text("stderr", snapshot.stderr if snapshot.stderr is not None else
+                       missing.format(snapshot.files.stderr))
+        self._set_text("report", snapshot.report if snapshot.report is not None else
+                       missing.format(snapshot.files.report))
+        self._set_text("events", snapshot.user_log if snapshot.user_log is not None else
+                       f"(no user log yet: {snapshot.files.user_log})")
+        self._update_info()
+
+    def _set_text(self, tab: str, text: str) -> None:
+        """Replace a text tab's content, only if it changed (keeps the reader's scroll position)."""
+        if self._texts.get(tab) == text:
+            return
+        self._texts[tab] = text
+        log = self.query_one(f"#{tab}-text", Log)
+        log.clear()
+        log.write(text)
+        if tab not in FOLLOWED:
+            log.scroll_home(animate=False)
+
+    def set_palette(self, palette: Palette) -> None:
+        self.query_one("#attempt-table", LiveTable).set_palette(palette)
+        if self.snapshot is not None:
+            self.show(self.snapshot)
+
+    def _update_info(self) -> None:
+        tab = self.query_one(TabbedContent).active
+        snapshot = self.snapshot
+        if snapshot is None:
+            return
+        paths = self._paths()
+        if tab == "attempts":
+            text = "Move the cursor to an attempt to see its stdout, stderr and report"
+        elif tab == "classad":
+            text = "The job's ClassAd (condor_q -l / condor_history -l)"
+        else:
+            text = paths[tab]
+        self.query_one("#info", Static).update(Text(text, no_wrap=True, overflow="ellipsis"))
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        event.pane.query_one("LiveTable, Log").focus()
+        self._update_info()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.data_table.cursor_key  # where the cursor is now, not where an older event left it
+        if key is None or self.snapshot is None or self.snapshot.job is None:
+            return
+        chosen = int(key)
+        latest = len(self.snapshot.job.attempts) - 1
+        wanted = None if chosen == latest else chosen
+        if wanted != self.attempt:
+            self.attempt = wanted
+            self.refresh_now(even_if_paused=True)
+
+    # -------------------------------------------------------------- actions
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_copy(self, what: str) -> None:
+        snapshot = self.snapshot
+        if snapshot is None:
+            return
+        if what == "id":
+            self.app.copy(snapshot.condor_id or f"{snapshot.task.name} {self.job_id}")
+            return
+        self.app.copy(self._paths().get(self.query_one(TabbedContent).active, snapshot.task.task_dir))
+
+    def _paths(self) -> dict[str, str]:
+        files = self.snapshot.files
+        return {"stdout": files.stdout, "stderr": files.stderr, "report": files.report, "events": files.user_log}
+
+
+def _clock(value: float | None, item: object, palette: Palette) -> str:
+    return "" if value is None else time.strftime("%m/%d %H:%M:%S", time.localtime(value))
+

@@ -1,0 +1,145 @@
+"""A screen that shows snapshots of the engine, refreshed off the UI thread.
+
+:meth:`PollingScreen.fetch` runs in a thread worker and returns a snapshot (it may block on the
+schedd or the task table); :meth:`PollingScreen.show` puts it on screen, on the UI thread.  The
+next refresh is armed only when the last one is in, so refreshes never overlap and a slow engine
+stretches the period instead of piling up work (dolphie's rule).  No refresh runs while the
+screen is covered by another, nor while the user has paused; a failed one marks the screen stale
+and is tried again at the next interval.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import work
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+
+from crabtui.widgets.status_bar import StatusBar
+
+
+class PollingScreen(Screen):
+    BINDINGS = [Binding("ctrl+r", "refresh_now", "Refresh", show=False, tooltip="Refresh now")]
+
+    class Fetched(Message):
+        def __init__(self, snapshot: Any) -> None:
+            super().__init__()
+            self.snapshot = snapshot
+
+    class FetchFailed(Message):
+        def __init__(self, error: str) -> None:
+            super().__init__()
+            self.error = error
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._timer: Timer | None = None
+        self._fetching = False
+        self._due = False  # a refresh was wanted while hidden, paused or running
+
+    # -------------------------------------------------------------- to implement
+
+    def fetch(self, now: float) -> Any:
+        """Read a snapshot from the engine (in a worker thread)."""
+        raise NotImplementedError
+
+    def show(self, snapshot: Any) -> None:
+        """Put a snapshot on screen (on the UI thread)."""
+        raise NotImplementedError
+
+    def tick(self) -> None:
+        """Once a second: repaint what depends on the clock (countdowns, ages)."""
+
+    def set_palette(self, palette: Any) -> None:
+        """The theme changed: repaint what is coloured by state."""
+
+    def stale_changed(self) -> None:
+        """The engine stopped answering (a screen may mark its rows)."""
+
+    # -------------------------------------------------------------- the cycle
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    def on_mount(self) -> None:
+        self.status_bar.paused = self.app.paused
+        self.set_interval(1, self._tick)
+        self.refresh_now()
+
+    def _tick(self) -> None:
+        if self.is_current:
+            self.tick()
+
+    def on_screen_resume(self) -> None:
+        self.status_bar.paused = self.app.paused
+        if self._due:
+            self.refresh_now()
+
+    def on_screen_suspend(self) -> None:
+        self._stop_timer()
+        self._due = True
+
+    def set_paused(self, paused: bool) -> None:
+        """The app's pause was toggled."""
+        self.status_bar.paused = paused
+        if not paused:
+            self.refresh_now()
+
+    def action_refresh_now(self) -> None:
+        self.refresh_now(even_if_paused=True)
+
+    def refresh_now(self, even_if_paused: bool = False) -> None:
+        self._stop_timer()
+        if self._fetching or not self.is_current or (self.app.paused and not even_if_paused):
+            self._due = True
+            return
+        self._due = False
+        self._fetching = True
+        self._fetch(self.app.clock())
+
+    @work(thread=True, exclusive=True, group="fetch", exit_on_error=False)
+    def _fetch(self, now: float) -> None:
+        try:
+            snapshot = self.fetch(now)
+        except Exception as e:  # whatever the engine says, the screen shows it and tries again
+            self.post_message(self.FetchFailed(describe_error(e)))
+        else:
+            self.post_message(self.Fetched(snapshot))
+
+    def on_polling_screen_fetched(self, message: Fetched) -> None:
+        self._fetching = False
+        self.status_bar.error = ""
+        self.status_bar.updated_at = self.app.clock()
+        self.show(message.snapshot)
+        self._arm()
+
+    def on_polling_screen_fetch_failed(self, message: FetchFailed) -> None:
+        self._fetching = False
+        self.status_bar.error = message.error
+        self.stale_changed()
+        self._arm()
+
+    def _arm(self) -> None:
+        if self._due and self.is_current and not self.app.paused:
+            self.refresh_now()
+        elif self.is_current and not self.app.paused:
+            self._timer = self.set_timer(self.app.interval, self.refresh_now)
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+
+def describe_error(e: Exception) -> str:
+    """An engine error for the status line: the message of errors that explain themselves."""
+    from engine.crab.taskdb import TaskError
+    from engine.schedd.api import ScheddError
+
+    if isinstance(e, (ScheddError, TaskError)):
+        return str(e)
+    return f"{type(e).__name__}: {e}"

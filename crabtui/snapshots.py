@@ -1,0 +1,324 @@
+"""What the UI and ``crabtui watch`` show, read from the engine in one go: plain snapshots.
+
+Every method of :class:`Backend` blocks (the task table, the schedd, the task's files), so the UI
+calls them from worker threads and only ever hands finished snapshots to its widgets.  Each call
+opens its own task-table and schedd connections, so calls on different threads never share one.
+Nothing here imports textual.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from crabtui.task_status import NO_OUTPUT, RESCHEDULED, shown_state
+from engine.crab import monitor
+from engine.crab.sites import matches
+from engine.crab.status import JobView, TaskView, job_sort_key, scheduler_status, task_view
+from engine.crab.taskdb import COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED, Task, TaskDB
+from engine.dagman import halt as dag_halt
+from engine.schedd.api import ActResult, JobAction, JobStatus, ScheddError
+from engine.state import StateDir
+
+NODE_STATES = ("unsubmitted", "cooloff", "idle", "running", "transferring", "held", "finished", NO_OUTPUT,
+               RESCHEDULED, "failed", "killing", "killed")
+"""The states a job is shown in, in the UI's order: the node states, and automatic splitting's
+ended probes and failed processing jobs as ``crab status`` names them (:func:`shown_state`)."""
+DONE_TASK_STATUSES = (COMPLETED, FAILED, KILLED, SUBMITFAILED)
+"""Statuses in which a task has nothing left running (until the user resubmits it)."""
+QUEUE_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "DAGManJobId", "DAGNodeName", "CRAB_Id",
+                    "QDate", "RemoteWallClockTime", "JobCurrentStartDate", "EnteredCurrentStatus",
+                    "MATCH_GLIDEIN_CMSSite", "HoldReason", "JobBatchName", "DAG_Status", "DAG_NodesTotal",
+                    "DAG_NodesDone", "DAG_NodesFailed", "DAG_NodesQueued", "DAG_NodesReady", "DAG_NodesPrerun",
+                    "DAG_NodesPostrun", "DAG_NodesUnready", "DAG_JobsHeld")
+SCHEDULER_UNIVERSE = 7
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """One task of the task list."""
+
+    task: Task
+    counts: dict[str, int]  # shown state -> jobs
+    total: int
+    scheduler_status: str | None
+    error: str = ""  # why the task's jobs could not be read ("" if they were)
+
+
+@dataclass(frozen=True)
+class TasksSnapshot:
+    tasks: list[TaskSummary]
+    at: float
+
+
+@dataclass(frozen=True)
+class TaskSnapshot:
+    """One task: its row, its jobs, its DAGMan jobs and node jobs in the queue, and its DAG's log."""
+
+    task: Task
+    view: TaskView
+    scheduler_status: str | None
+    queue: list[dict[str, Any]]  # the task's jobs in the queue (QUEUE_PROJECTION), DAGMan jobs first
+    node_jobs: dict[str, str]  # CRAB job id -> its HTCondor job id "cluster.proc" in the queue
+    halted: bool
+    log_lines: list[str]  # dagman.out lines since the previous snapshot
+    at: float
+
+
+@dataclass(frozen=True)
+class JobSnapshot:
+    """One job for the drilldown: its view, its ClassAd and the files of one attempt."""
+
+    task: Task
+    job: JobView | None
+    ad_text: str  # the ClassAd as condor_q -l prints it
+    ad_where: str  # "queue", "history" or "" (not submitted yet)
+    condor_id: str  # "cluster.proc" of the ClassAd's job ("" if none)
+    attempt: int  # the crab_retry the files are of
+    files: monitor.JobFiles
+    stdout: str | None
+    stderr: str | None
+    report: str | None
+    user_log: str | None  # the job's HTCondor user log, every attempt's events
+    at: float
+    automatic: bool = False  # the task splits automatically (the job's state is shown as CRAB names it)
+
+
+@dataclass(frozen=True)
+class SiteRow:
+    """One site of the sites table: its jobs now, the attempts that ended there, and whether the
+    task's jobs may go there and why (:mod:`engine.crab.sites`)."""
+
+    site: str
+    running: int = 0
+    succeeded: int = 0  # attempts since the last resubmit, as the automatic blacklist counts them
+    failed: int = 0
+    usable: bool | None = None  # None: not known (the task's sites are not known yet)
+    label: str = ""  # "no", or the reasons it is blacklisted
+    whitelisted: bool = False
+    why: str = ""
+
+    @property
+    def success_rate(self) -> float | None:
+        done = self.succeeded + self.failed
+        return self.succeeded / done if done else None
+
+
+@dataclass(frozen=True)
+class ErrorGroup:
+    """The jobs whose last attempt ended with one exit code."""
+
+    exit_code: int
+    failed: list[str] = field(default_factory=list)  # jobs failed for good
+    retrying: list[str] = field(default_factory=list)  # jobs cooling off before their next try
+
+
+class Backend:
+    """The engine the UI watches: a state directory's task table and its schedd (the embedded
+    one, or with ``backend="htcondor"`` the pool of CONDOR_CONFIG)."""
+
+    def __init__(self, state: StateDir, backend: str = "embedded") -> None:
+        self.state = state
+        self.backend = backend
+        self._followers: dict[str, monitor.LogFollower] = {}
+
+    # -------------------------------------------------------------- connections
+
+    def start(self) -> None:
+        """Bring the embedded schedd (and its task worker) up, as every crabtui command does."""
+        if self.backend == "embedded":
+            from engine.schedd.local.client import LocalScheddClient
+
+            with LocalScheddClient(self.state) as client:
+                client.ping()
+
+    @contextmanager
+    def schedd(self) -> Iterator[Any]:
+        """A connection for one call; a stopped embedded schedd is reported, not restarted, so the
+        UI can show that the engine stopped answering."""
+        if self.backend == "htcondor":
+            from engine.schedd.htcondor import HTCondorSchedd
+
+            client = HTCondorSchedd()
+        else:
+            from engine.schedd.local.client import LocalScheddClient
+
+            client = LocalScheddClient(self.state, autostart=False)
+        with client:
+            yield client
+
+    @contextmanager
+    def db(self) -> Iterator[TaskDB]:
+        db = TaskDB(self.state.tasks)
+        try:
+            yield db
+        finally:
+            db.close()
+
+    # -------------------------------------------------------------- reading
+
+    def tasks(self, now: float) -> TasksSnapshot:
+        with self.db() as db:
+            tasks = db.tasks()
+        summaries = []
+        with self.schedd() as schedd:
+            schedd.query("ClusterId == -1", ["ClusterId"])  # one cheap call: a silent schedd fails the snapshot
+            for task in tasks:
+                try:
+                    view = task_view(task.task_dir, schedd, task.dagman_id, now=now)
+                except ScheddError:
+                    raise
+                except Exception as e:  # one task whose files cannot be read must not hide the others
+                    summaries.append(TaskSummary(task, {}, 0, None, f"{task.task_dir}: {type(e).__name__}: {e}"))
+                    continue
+                counts = state_counts(view.jobs, view.automatic is not None)
+                summaries.append(TaskSummary(task, counts, len(view.jobs),
+                                             scheduler_status(task.status, task.dagman_id, view)))
+        return TasksSnapshot(summaries, now)
+
+    def task(self, name: str, now: float) -> TaskSnapshot:
+        with self.db() as db:
+            task = db.get(name)
+        with self.schedd() as schedd:
+            view = task_view(task.task_dir, schedd, task.dagman_id, now=now)
+            queue = dag_jobs(schedd, task.dagman_id)
+        follower = self._followers.get(task.name)
+        if follower is None:
+            follower = self._followers[task.name] = monitor.LogFollower(monitor.dagman_out(task.task_dir))
+        node_jobs = {str(ad["CRAB_Id"]): f"{ad['ClusterId']}.{ad['ProcId']}" for ad in queue if "CRAB_Id" in ad}
+        return TaskSnapshot(task, view, scheduler_status(task.status, task.dagman_id, view), queue, node_jobs,
+                            dag_halt.is_halted(monitor.dag_file(task.task_dir)), follower.read(), now)
+
+    def forget_log(self, name: str) -> None:
+        """The next snapshot of task ``name`` (its full name) starts its log's lines from the end
+        again: the screen that showed them was closed."""
+        self._followers.pop(name, None)
+
+    def job(self, name: str, job_id: str, now: float, attempt: int | None = None) -> JobSnapshot:
+        """Job ``job_id`` of task ``name``, with the files of attempt ``attempt`` (None: the latest)."""
+        with self.db() as db:
+            task = db.get(name)
+        with self.schedd() as schedd:
+            view = task_view(task.task_dir, schedd, task.dagman_id, ids=[job_id], now=now)
+            ad, where = monitor.job_ad(schedd, task.name, job_id)
+        job = view.jobs[0] if view.jobs else None
+        if attempt is None:
+            attempt = max(0, len(job.attempts) - 1) if job is not None else 0
+        files = monitor.job_files(task.task_dir, job_id, attempt)
+        condor_id = f"{ad['ClusterId']}.{ad['ProcId']}" if ad is not None else ""
+        return JobSnapshot(task, job, ad.printOld() if ad is not None else "", where, condor_id, attempt, files,
+                           monitor.read_tail(files.stdout), monitor.read_tail(files.stderr),
+                           monitor.report_text(files.report), monitor.read_tail(files.user_log), now,
+                           automatic=view.automatic is not None)
+
+    # -------------------------------------------------------------- acting
+
+    def hold(self, job_ids: Sequence[str]) -> ActResult:
+        with self.schedd() as schedd:
+            return schedd.act(JobAction.Hold, list(job_ids), "held from crabtui")
+
+    def release(self, job_ids: Sequence[str]) -> ActResult:
+        with self.schedd() as schedd:
+            return schedd.act(JobAction.Release, list(job_ids))
+
+    def halt(self, name: str) -> bool:
+        with self.db() as db:
+            return dag_halt.halt(monitor.dag_file(db.get(name).task_dir))
+
+    def unhalt(self, name: str) -> bool:
+        with self.db() as db:
+            return dag_halt.unhalt(monitor.dag_file(db.get(name).task_dir))
+
+    def kill(self, name: str) -> Task:
+        """``crab kill``: recorded in the task table for the task worker (TaskError if refused)."""
+        with self.db() as db:
+            return db.request(name, KILL)
+
+    def resubmit(self, name: str, arguments: dict[str, Any]) -> Task:
+        """``crab resubmit`` with the checked arguments of :func:`engine.crab.resubmit.request_arguments`;
+        refuses (ResubmitError, TaskError) what ``crabtui task resubmit`` refuses."""
+        from engine.crab.resubmit import ResubmitError, select_jobs
+
+        with self.db() as db:
+            task = db.get(name)
+            if task.status in RESUBMITTABLE:
+                if not os.path.isdir(task.task_dir):
+                    raise ResubmitError("Status information is unavailable, will not proceed with the "
+                                        "resubmission. Try again a few seconds later.")
+                with self.schedd() as schedd:
+                    view = task_view(task.task_dir, schedd, task.dagman_id)
+                select_jobs({j.id: j.state for j in view.jobs}, arguments["resubmit_jobids"],
+                            automatic=view.automatic is not None)
+            return db.request(task.name, RESUBMIT, arguments)
+
+
+# --- deriving tables from a snapshot -------------------------------------------------------
+
+def state_counts(jobs: Sequence[JobView], automatic: bool = False) -> dict[str, int]:
+    """Jobs per state as they are shown (``automatic``: the task splits automatically)."""
+    counts: dict[str, int] = {}
+    for j in jobs:
+        state = shown_state(j, automatic)
+        counts[state] = counts.get(state, 0) + 1
+    return counts
+
+
+def dag_jobs(schedd: Any, dagman_id: int | None) -> list[dict[str, Any]]:
+    """A DAGMan job and everything under it in the queue (node jobs, sub-DAGs and theirs), as
+    ``condor_q -dag`` finds them: one query per DAG level."""
+    if dagman_id is None:
+        return []
+    found = schedd.query_values(f"ClusterId == {dagman_id} || DAGManJobId == {dagman_id}", QUEUE_PROJECTION)
+    seen = {dagman_id}
+    subdags = [ad["ClusterId"] for ad in found
+               if ad.get("JobUniverse") == SCHEDULER_UNIVERSE and ad["ClusterId"] not in seen]
+    while subdags:
+        seen.update(subdags)
+        more = schedd.query_values(" || ".join(f"DAGManJobId == {d}" for d in subdags), QUEUE_PROJECTION)
+        found += more
+        subdags = [ad["ClusterId"] for ad in more
+                   if ad.get("JobUniverse") == SCHEDULER_UNIVERSE and ad["ClusterId"] not in seen]
+    return sorted(found, key=lambda ad: (ad.get("JobUniverse") != SCHEDULER_UNIVERSE, ad["ClusterId"], ad["ProcId"]))
+
+
+def site_rows(jobs: Sequence[JobView], view: Any) -> list[SiteRow]:
+    """Per site: the jobs running there now, and from the task's site view (``TaskView.sites``,
+    None while it is not known) the attempts that ended there and whether it is blacklisted."""
+    running: dict[str, int] = {}
+    for j in jobs:
+        if j.state in ("running", "transferring") and j.site_history:
+            running[j.site_history[-1]] = running.get(j.site_history[-1], 0) + 1
+    rows = {}
+    if view is not None:
+        for s in view.sites:
+            rows[s.site] = SiteRow(s.site, running.get(s.site, 0), s.successful, s.failed, s.usable, s.label,
+                                   matches(s.site, view.lists.whitelist), s.detail)
+    for site, n in running.items():
+        rows.setdefault(site, SiteRow(site, n))
+    return [rows[site] for site in sorted(rows)]
+
+
+def error_groups(jobs: Sequence[JobView]) -> list[ErrorGroup]:
+    """Jobs that failed for good or wait to be retried, by their last exit code, most jobs first."""
+    groups: dict[int, ErrorGroup] = {}
+    for j in sorted(jobs, key=lambda j: job_sort_key(j.id)):
+        if j.exit_code in (None, 0) or j.state not in ("failed", "cooloff"):
+            continue
+        group = groups.setdefault(j.exit_code, ErrorGroup(j.exit_code))
+        (group.failed if j.state == "failed" else group.retrying).append(j.id)
+    return sorted(groups.values(), key=lambda g: (-len(g.failed) - len(g.retrying), g.exit_code))
+
+
+def run_time(ad: dict[str, Any], now: float) -> float:
+    """A queued job's run time as condor_q shows it: earlier runs plus the current one."""
+    seconds = float(ad.get("RemoteWallClockTime") or 0)
+    if ad.get("JobStatus") == JobStatus.RUNNING and ad.get("JobCurrentStartDate"):
+        seconds += max(0.0, now - ad["JobCurrentStartDate"])
+    return seconds
+
+
+def is_done(task: Task) -> bool:
+    return task.status in DONE_TASK_STATUSES

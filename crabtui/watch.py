@@ -1,0 +1,85 @@
+"""``crabtui watch TASK``: a task's progress, live, until it ends (like condor_watch_q).
+
+On a terminal the progress line is redrawn in place; into a pipe or file one line is printed each
+time it changes, so a log of the run reads well.  An engine that stops answering is reported and
+asked again; the command does not give up on it.  Exit status 0 when the task ends COMPLETED,
+1 when it ends otherwise (FAILED, KILLED, SUBMITFAILED) or cannot be found.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from crabtui.snapshots import NODE_STATES, Backend, TaskSnapshot, is_done, state_counts
+from crabtui.task_status import countdown
+from crabtui.widgets.states import DEFAULT_PALETTE, progress_bar, task_status
+from engine.crab.taskdb import COMPLETED, TaskError
+from engine.schedd.api import ScheddError
+
+BAR_WIDTH = 30
+
+
+def progress_line(snapshot: TaskSnapshot, now: float, countdowns: bool = True) -> Text:
+    """``ttbar  ▶ SUBMITTED  [###==-    ]  30%  finished 3, running 2, cooloff 1 (next retry 0:42) of 10``;
+    without ``countdowns`` the line changes only when the jobs do."""
+    jobs = snapshot.view.jobs
+    counts = state_counts(jobs, snapshot.view.automatic is not None)
+    line = Text(f"{snapshot.task.request_name}  ", no_wrap=True)
+    line.append(task_status(snapshot.task.status, DEFAULT_PALETTE))
+    line.append("  ")
+    line.append(progress_bar(counts, len(jobs), BAR_WIDTH, DEFAULT_PALETTE))
+    parts = []
+    for state in NODE_STATES:
+        if counts.get(state):
+            part = f"{state} {counts[state]}"
+            if state == "cooloff" and countdowns:
+                deadlines = [j.cooloff_until for j in jobs if j.state == "cooloff" and j.cooloff_until is not None]
+                if deadlines:
+                    part += f" (next retry {countdown(min(deadlines) - now)})"
+            parts.append(part)
+    line.append(f"  {', '.join(parts) or 'no jobs yet'} of {len(jobs)}")
+    if snapshot.halted:
+        line.append("  HALTED")
+    return line
+
+
+def follow(engine: Backend, name: str, interval: float) -> None:
+    """Print TASK's progress until it ends; exit 0 if it COMPLETED, 1 otherwise."""
+    console = Console(highlight=False)
+    try:
+        engine.start()
+    except ScheddError as e:
+        raise click.ClickException(str(e)) from None
+    last = ""
+    live = Live(console=console, auto_refresh=False, transient=False) if console.is_terminal else None
+    if live is not None:
+        live.start()
+    try:
+        while True:
+            now = time.time()
+            try:
+                snapshot = engine.task(name, now)
+                line = progress_line(snapshot, now, countdowns=live is not None)
+            except TaskError as e:
+                raise click.ClickException(str(e)) from None
+            except ScheddError as e:
+                snapshot = None
+                line = Text(f"{name}: the engine is not answering ({e}); asking again", style="yellow")
+            if live is not None:
+                live.update(line, refresh=True)
+            elif line.plain != last:
+                console.print(line, soft_wrap=True)
+                last = line.plain
+            if snapshot is not None and is_done(snapshot.task):
+                break
+            time.sleep(interval)
+    finally:
+        if live is not None:
+            live.stop()
+    sys.exit(0 if snapshot.task.status == COMPLETED else 1)

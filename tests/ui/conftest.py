@@ -1,0 +1,51 @@
+"""The UI tests' engine: a state directory with the simulated grid, its daemon, and real tasks."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+
+import pytest
+
+from engine.crab.grid import install_grid
+from engine.schedd.local.client import LocalScheddClient
+from engine.state import StateDir
+from ui_tasks import submit, wait_task
+
+FAILING_PLAN = '{job = "2", attempt = 1, exitCode = 8021}, {job = "4", attempt = "*", exitCode = 99}'
+
+
+def new_state() -> StateDir:
+    state = StateDir(tempfile.mkdtemp(prefix="crabui-", dir="/tmp"))  # short: a socket path fits
+    install_grid(state)
+    return state
+
+
+def remove_state(state: StateDir) -> None:
+    LocalScheddClient(state).shutdown()
+    shutil.rmtree(state.path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def engine():
+    """One embedded engine for a module's tests; each test submits the tasks it changes."""
+    state = new_state()
+    yield state
+    remove_state(state)
+
+
+@pytest.fixture
+def state():
+    """An engine of the test's own (for a test that stops it)."""
+    state = new_state()
+    yield state
+    remove_state(state)
+
+
+@pytest.fixture(scope="module")
+def failed_task(engine, tmp_path_factory) -> str:
+    """A finished task the module's tests only look at: job 2 needed a retry after 8021 at its
+    first site; job 4 failed for good with exit code 99; jobs 1 to 3 finished."""
+    name = submit(engine, tmp_path_factory.mktemp("failed"), "looked", scale=500, plan=FAILING_PLAN)
+    wait_task(engine, name, "FAILED")
+    return name

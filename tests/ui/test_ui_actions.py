@@ -1,0 +1,194 @@
+"""The UI's actions on real tasks of a real embedded engine: hold and release, halt and unhalt,
+kill, resubmit; every one asked first; and what the UI shows when the engine stops answering."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import time
+
+import pytest
+
+from crabtui.app import CrabApp
+from crabtui.screens.dialogs import ConfirmScreen, ResubmitScreen
+from crabtui.screens.task import TaskScreen
+from crabtui.snapshots import Backend
+from engine.crab.taskdb import TaskDB
+from engine.dagman.halt import is_halted
+from engine.schedd.api import JobStatus
+from engine.schedd.local.client import LocalScheddClient
+from test_ui_views import INTERVAL, drive, open_task
+from textual.widgets import Input
+from ui_tasks import cells, submit, wait_for, wait_task
+
+
+@pytest.fixture(scope="module")
+def running_task(engine, tmp_path_factory) -> str:
+    """A task whose four jobs run for minutes (real time: timeScale 1)."""
+    name = submit(engine, tmp_path_factory.mktemp("running"), "steady", scale=1)
+    wait_task(engine, name, "SUBMITTED")
+    return name
+
+
+def notices(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def job_status(state, condor_id: str) -> int:
+    with LocalScheddClient(state) as schedd:
+        return schedd.query(f"ClusterId == {condor_id.split('.')[0]}", ["JobStatus"])[0]["JobStatus"]
+
+
+def test_hold_asks_first_then_holds_and_releases_the_job(engine, running_task):
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, running_task)
+        jobs = screen.query_one("#job-table")
+        await wait_for(pilot, lambda: "1" in screen.snapshot.node_jobs and jobs.items["1"].state == "running",
+                       "job 1 running")
+        jobs.move_cursor(row=jobs.get_row_index("1"))
+        condor_id = screen.snapshot.node_jobs["1"]
+        await pilot.press("h")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.focused.id == "no"
+        assert dialog.question == "Hold 1 job(s) of steady?" and f"job 1 ({condor_id}, running at " in dialog.details
+        await pilot.press("enter")  # No has the focus
+        assert app.screen is screen and job_status(engine, condor_id) == JobStatus.RUNNING
+
+        await pilot.press("h")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: jobs.items["1"].state == "held", "job 1 held")
+        assert cells(jobs, "1")[2] == "‖ held" and job_status(engine, condor_id) == JobStatus.HELD
+        assert "Held 1 job(s)." in notices(app)
+
+        await pilot.press("r")
+        assert isinstance(app.screen, ConfirmScreen) and "go back to idle" in app.screen.details
+        await pilot.press("y")
+        await wait_for(pilot, lambda: jobs.items["1"].state != "held", "job 1 released")
+        assert job_status(engine, condor_id) in (JobStatus.IDLE, JobStatus.RUNNING)
+        await pilot.press("r")  # nothing held any more: nothing to ask
+        assert app.screen is screen and "Nothing to release" in notices(app)[-1]
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_halt_stops_the_dag_and_h_again_resumes_it(engine, running_task):
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, running_task)
+        dag = os.path.join(screen.snapshot.task.task_dir, "RunJobs.dag")
+        await pilot.press("H")
+        assert isinstance(app.screen, ConfirmScreen) and "writes a rescue DAG" in app.screen.details
+        await pilot.press("y")
+        await wait_for(pilot, lambda: screen.snapshot.halted, "the DAG halted")
+        assert is_halted(dag) and "HALTED" in screen.query_one("#summary").render().plain
+        await pilot.press("H")  # resuming needs no confirmation
+        await wait_for(pilot, lambda: not screen.snapshot.halted, "the DAG resumed")
+        assert not is_halted(dag) and "Resumed the DAG of steady." in notices(app)
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_kill_from_the_task_list_names_the_task_and_kills_it(engine, tmp_path):
+    name = submit(engine, tmp_path, "doomed", scale=1)
+    wait_task(engine, name, "SUBMITTED")
+
+    async def scenario(pilot):
+        app = pilot.app
+        tasks = app.screen.query_one("#tasks")
+        await wait_for(pilot, lambda: name in tasks.items, "the task")
+        tasks.move_cursor(row=tasks.get_row_index(name))
+        await pilot.press("K")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.question == "Kill doomed?" and name in dialog.details
+        await pilot.press("escape")
+        assert app.screen is not dialog and TaskDB(engine.tasks).get(name).status == "SUBMITTED"
+        await pilot.press("K")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: tasks.items[name].task.status == "KILLED", "the task killed", timeout=90)
+        assert cells(tasks, name)[3] == "✗ KILLED"
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_resubmit_form_checks_crabs_options_and_resubmits_the_marked_failed_job(engine, tmp_path):
+    name = submit(engine, tmp_path, "again", scale=500, plan='{job = "4", attempt = "*", exitCode = 99}')
+    wait_task(engine, name, "FAILED")
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, name)
+        jobs = screen.query_one("#job-table")
+        jobs.move_cursor(row=jobs.get_row_index("4"))
+        await pilot.press("space", "R")
+        form = app.screen
+        assert isinstance(form, ResubmitScreen) and form.query_one("#jobids", Input).value == "4"
+        form.query_one("#maxmemory", Input).value = "10"
+        await pilot.press("ctrl+s")
+        assert app.screen is form and "must be between 30 and 30720 MB" in str(form.query_one("#error").render())
+        form.query_one("#maxmemory", Input).value = "3000"
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, TaskScreen)
+        await wait_for(pilot, lambda: any("Resubmit request for again sent" in n for n in notices(app)),
+                       "the resubmit request")
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+    db = TaskDB(engine.tasks)
+    deadline = time.monotonic() + 60
+    while (task := db.get(name)).arguments.get("job_ids") != ["4"]:  # the task worker took the request
+        assert time.monotonic() < deadline, f"the resubmit was not carried out: {task}"
+        time.sleep(0.1)
+    assert task.command == "RESUBMIT" and task.arguments["maxmemory"] == 3000
+
+
+def test_rows_and_status_line_turn_stale_when_the_engine_stops_answering(state, tmp_path):
+    name = submit(state, tmp_path, "orphan", scale=1)
+
+    async def scenario(pilot):
+        app = pilot.app
+        tasks = app.screen.query_one("#tasks")
+        bar = app.screen.status_bar
+        await wait_for(pilot, lambda: name in tasks.items and bar.updated_at, "the task")
+        assert cells(tasks, name)[1] == ""
+        LocalScheddClient(state).shutdown()
+        await wait_for(pilot, lambda: bar.error, "the status line to notice")
+        assert "STALE" in bar.render().plain and "schedd" in bar.error  # closed, or not running
+        assert cells(tasks, name)[1] == "⚠" and tasks.items[name].task.request_name == "orphan"
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario)
+
+
+def test_crabtui_without_a_command_opens_the_ui_and_q_quits(engine):
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: crabtui on a terminal of 80x24
+        os.environ.update(TERM="xterm-256color", COLUMNS="80", LINES="24")
+        os.execvp("crabtui", ["crabtui", "--state-dir", engine.path])
+    seen = b""
+    deadline = time.monotonic() + 60
+    status = None
+    try:
+        while b"tasks" not in seen or b"live" not in seen:
+            assert time.monotonic() < deadline, f"the UI did not show the tasks: {seen[-500:]!r}"
+            if select.select([fd], [], [], 0.5)[0]:
+                seen += os.read(fd, 65536)
+        os.write(fd, b"q")
+        deadline = time.monotonic() + 30
+        while True:
+            done, code = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = code
+                break
+            assert time.monotonic() < deadline, "q did not quit"
+            if select.select([fd], [], [], 0.2)[0]:
+                try:
+                    os.read(fd, 65536)
+                except OSError:
+                    pass
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        if status is None:  # still running after a failure: end it
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(fd)

@@ -1,0 +1,183 @@
+"""What the UI shows of a real task that has ended: the task list, the task's tabs, a job's
+drilldown, filtering, sorting and pausing; and ``crabtui watch``."""
+
+from __future__ import annotations
+
+import asyncio
+
+from crabtui.app import CrabApp
+from crabtui.screens.job import JobScreen
+from crabtui.screens.task import TaskScreen
+from crabtui.snapshots import Backend
+from textual.widgets import Log, TabbedContent
+from ui_tasks import cells, crabtui, wait_for
+
+INTERVAL = 0.2
+
+
+def drive(app: CrabApp, scenario, size=(120, 30)) -> None:
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await scenario(pilot)
+
+    asyncio.run(main())
+
+
+async def open_task(pilot, name: str) -> TaskScreen:
+    app = pilot.app
+    tasks = app.screen.query_one("#tasks")
+    await wait_for(pilot, lambda: name in tasks.items, "the task in the task list")
+    tasks.move_cursor(row=tasks.get_row_index(name))
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.snapshot is not None,
+                   "the task screen")
+    return app.screen
+
+
+def test_the_task_list_shows_status_progress_and_counts(engine, failed_task):
+    async def scenario(pilot):
+        tasks = pilot.app.screen.query_one("#tasks")
+        await wait_for(pilot, lambda: failed_task in tasks.items, "the task")
+        _, stale, request, status, progress, jobs, age, message = cells(tasks, failed_task)
+        assert (stale, request, status) == ("", "looked", "✖ FAILED")
+        assert progress == "[########xx]  75%" and jobs == "✔3 ✖1"
+        assert age.strip().endswith(("s", "m")) and "DAGMan exited" in message
+        assert "● live" in pilot.app.screen.status_bar.render().plain
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_the_task_screen_has_jobs_sites_errors_and_log(engine, failed_task):
+    async def scenario(pilot):
+        screen = await open_task(pilot, failed_task)
+        jobs = screen.query_one("#job-table")
+        await wait_for(pilot, lambda: jobs.row_count == 4, "four jobs")
+        row = cells(jobs, "4")
+        assert row[1:3] == ["4", "✖ failed"] and row[4] == "99" and "exit code 99" in row[11]
+        assert cells(jobs, "2")[1:3] == ["2", "✔ finished"] and cells(jobs, "2")[8] == "1"  # one retry
+        summary = screen.query_one("#summary").render().plain
+        assert "✖ FAILED" in summary and "✔3 ✖1" in summary and "of 4 jobs" in summary
+
+        await pilot.press("3")
+        sites = screen.query_one("#site-table")
+        assert cells(sites, "T2_DE_DESY")[6:8] == ["⊘ blacklisted", "in the site blacklist"]
+        local = cells(sites, "T2_XX_Local")
+        assert local[3:7] == ["2", "2", "50", "✔ no"]  # jobs 1, 3 succeeded there; job 2's 8021, job 4's 99 failed
+
+        await pilot.press("4")
+        errors = screen.query_one("#error-table")
+        assert cells(errors, "99")[1:5] == ["99", "1", "0", "unknown, fatal"]
+        await pilot.press("enter")  # the jobs of that exit code
+        assert screen.query_one(TabbedContent).active == "jobs"
+        await wait_for(pilot, lambda: jobs.row_count == 1, "the jobs filtered to exit code 99")
+        assert jobs.cursor_key == "4" and "1 of 4 jobs" in screen.query_one("#info").render().plain
+
+        await pilot.press("5")
+        log = screen.query_one(Log)
+        await wait_for(pilot, lambda: log.line_count, "dagman.out")
+        assert any("EXITING WITH STATUS 1" in line for line in log.lines)
+
+        await pilot.press("2")
+        tree = screen.query_one("#dag-tree")
+        assert "not in the queue: the DAG has ended" in str(tree.root.children[0].label)
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_the_job_drilldown_shows_attempts_classad_output_and_report(engine, failed_task):
+    async def scenario(pilot):
+        screen = await open_task(pilot, failed_task)
+        jobs = screen.query_one("#job-table")
+        jobs.move_cursor(row=jobs.get_row_index("2"))
+        await pilot.press("enter")
+        app = pilot.app
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.snapshot is not None,
+                       "the job screen")
+        job = app.screen
+        attempts = job.query_one("#attempt-table")
+        await wait_for(pilot, lambda: attempts.row_count == 2, "two attempts")
+        first, second = cells(attempts, "0"), cells(attempts, "1")
+        assert first[2] == "T2_XX_Local" and first[8:10] == ["8021", "⟳ retry"] and "FileReadError" in first[10]
+        assert second[8:10] == ["0", "✔ ok"] and second[2] != "T2_XX_Local"  # change_site: another site
+        assert attempts.cursor_key == "1" and job.snapshot.attempt == 1  # the latest attempt's files
+
+        await pilot.press("2")
+        assert 'CRAB_Id = "2"' in "\n".join(job.query_one("#classad-text").lines)
+        await pilot.press("5")
+        assert '"exitCode": 0' in "\n".join(job.query_one("#report-text").lines)
+        await pilot.press("6")
+        assert "Job submitted from host" in "\n".join(job.query_one("#events-text").lines)
+
+        await pilot.press("1", "up")  # the first attempt: its output and report
+        await wait_for(pilot, lambda: job.snapshot.attempt == 0, "the first attempt's files")
+        await pilot.press("3")
+        await wait_for(pilot, lambda: any("exit code 8021" in line for line in job.query_one("#stdout-text").lines),
+                       "the first attempt's stdout")
+        await pilot.press("escape")
+        assert isinstance(app.screen, TaskScreen)
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_sort_filter_and_pause_keep_the_cursor_and_say_so(engine, failed_task):
+    async def scenario(pilot):
+        screen = await open_task(pilot, failed_task)
+        jobs = screen.query_one("#job-table")
+        await wait_for(pilot, lambda: jobs.row_count == 4, "four jobs")
+        jobs.move_cursor(row=jobs.get_row_index("4"))
+        await pilot.press("s", "s")  # by Job, then by State
+        info = screen.query_one("#info")
+        assert "sorted by State ▲" in info.render().plain
+        assert jobs.shown_keys()[-1] == "4" and jobs.cursor_key == "4"  # failed sorts after finished
+        await pilot.press("S")
+        assert jobs.shown_keys()[0] == "4" and jobs.cursor_key == "4"
+
+        await pilot.press("slash", *"state:fin", "enter")
+        assert jobs.row_count == 3 and "3 of 4 jobs · filter 'state:fin'" in info.render().plain
+        await pilot.press("escape")  # clears the filter first
+        assert jobs.row_count == 4 and jobs.filter == ""
+
+        await pilot.press("space", "space")  # marks two rows
+        assert "2 marked" in info.render().plain
+        await pilot.press("escape")
+        assert not jobs.marked
+        await pilot.press("c")
+        assert [n.message for n in pilot.app._notifications][-1] == jobs.cursor_key  # copied, and said so
+
+        bar = screen.status_bar
+        await pilot.press("p")
+        assert "PAUSED" in bar.render().plain
+        paused_at = bar.updated_at
+        await pilot.pause(5 * INTERVAL)
+        assert bar.updated_at == paused_at  # no refresh while paused
+        await pilot.press("p")
+        await wait_for(pilot, lambda: bar.updated_at != paused_at, "a refresh after resuming")
+        assert "● live" in bar.render().plain
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_help_lists_the_screens_keys_and_the_palette_has_its_actions(engine, failed_task):
+    async def scenario(pilot):
+        await open_task(pilot, failed_task)
+        app = pilot.app
+        commands = [c.title for c in app.get_system_commands(app.screen)]
+        assert {"Hold", "Release", "Halt/unhalt", "Kill", "Resubmit", "Filter"} <= set(commands)
+        await pilot.press("question_mark")
+        keys = dict(app.screen.key_rows)
+        assert keys["h"].startswith("Hold the marked jobs") and keys["H"].startswith("Halt the DAG")
+        assert keys["q"].startswith("Quit crabtui") and keys["/"] == "Filter the table"
+        await pilot.press("escape")
+        assert isinstance(app.screen, TaskScreen)
+        await pilot.press("t")
+        assert not app.current_theme.dark
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(80, 24))
+
+
+def test_watch_prints_the_progress_until_the_task_ends(engine, failed_task, tmp_path):
+    result = crabtui(engine, "watch", failed_task, "--interval", "0.2", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr  # the task ended FAILED
+    assert "looked  ✖ FAILED  [" in result.stdout and "finished 3, failed 1 of 4" in result.stdout
+    missing = crabtui(engine, "watch", "nosuch", cwd=tmp_path)
+    assert missing.returncode == 1 and "there is no task 'nosuch'" in missing.stderr
