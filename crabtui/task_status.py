@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -47,7 +46,6 @@ SORT_KEYS = ("state", "site", "runtime", "memory", "cpu", "retries", "waste", "e
 TEMPORARY_STATUSES = ("WAITING", "NEW", "HOLDING", "QUEUED", "TAPERECALL", "KILLRECALL")  # ServerUtilities
 DEFAULT_MAX_MEMORY_MB = 2000  # CRABClient parametersMapping maxmemory default: no warning at or below it
 POSTPROCESSING = 90000
-_RX_JOBIDS = re.compile(r"^\d+((?!(-\d+-))(\,|\-)\d+)*$")  # CRABClient validateJobids
 _ROW = "%4s %-12s %-20s %10s %9s %5s %8s %9s %10s %14s"
 _SITE_ROW = "%-20s %10s %10s %10s %10s %10s %10s"
 _METRIC_EXCLUDED = ("idle", "running", "unsubmitted")
@@ -102,17 +100,15 @@ def check_options(options: Options, automatic: bool = False) -> list[str] | None
 
 def parse_jobids(text: str, ranges: bool = True) -> list[str]:
     """CRAB's ``validateJobids``: ``1,3-5`` -> ``['1', '3', '4', '5']`` (CRAB's order, no repeats).
-    Without ``ranges`` (an automatic task, whose ids have dashes) ``1,3-5`` is jobs 1 and 3-5."""
-    if not _RX_JOBIDS.match(text):
-        raise StatusOptionError("The command line option --jobids takes a comma separated list of integers or "
-                                "ranges, without whitespaces.")
-    if not ranges:
-        return sorted(set(text.split(",")), key=job_sort_key)
-    ids: set[int] = set()
-    for part in text.split(","):
-        first, _, last = part.partition("-")
-        ids.update(range(int(first), int(last or first) + 1))
-    return [str(i) for i in sorted(ids)]
+    Without ``ranges`` (an automatic task, whose ids have dashes) ``1,3-5`` is jobs 1 and 3-5; the
+    rule is :func:`engine.crab.resubmit.expand_job_ids`, as for ``task resubmit --jobids``."""
+    from engine.crab.resubmit import ResubmitError, expand_job_ids, parse_job_ids
+
+    try:
+        ids = expand_job_ids(parse_job_ids(text), ranges=ranges)
+    except ResubmitError as e:
+        raise StatusOptionError(str(e)) from None
+    return sorted(ids, key=job_sort_key)
 
 
 def check_jobids(wanted: Iterable[str], jobs: Sequence[JobView]) -> None:

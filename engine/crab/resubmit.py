@@ -95,16 +95,12 @@ def expand_job_ids(parts: Iterable[str], *, ranges: bool) -> list[str]:
     (tails) are written that way.  CRAB's client reads them as ranges there too, so that a tail
     job cannot be named; crabtui names it."""
     if not ranges:
-        return sorted(set(parts), key=_id_key)
+        return list(dict.fromkeys(parts))
     ids: set[int] = set()
     for part in parts:
         first, _, last = part.partition("-")
         ids.update(range(int(first), int(last or first) + 1))
     return [str(i) for i in sorted(ids)]
-
-
-def _id_key(job_id: str) -> tuple:
-    return tuple(int(p) for p in job_id.split("-"))
 
 
 def parse_sites(option: str, text: str | None) -> list[str] | None:
