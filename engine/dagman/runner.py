@@ -388,7 +388,8 @@ class DagMan:
             if self.failed_count:
                 self.out.jobs_failed([self.dump(n, i) for i, n in enumerate(self.nodes.values())
                                       if n.status is NodeState.ERROR])
-            self.write_rescue()
+            if not self.removal_started:  # a removed DAG's rescue is the one written as it was removed
+                self.write_rescue()
 
     @staticmethod
     def dump(node: Node, node_id: int) -> NodeDump:
@@ -1083,7 +1084,9 @@ class DagMan:
         if self.jobstate and retval != SUBMIT_FAILED:
             self.jobstate.job_success_or_failure(node.name, retval, node.last_event_time)
         self.by_cluster.pop(node.cluster, None)
-        if ScriptKind.POST in node.graph.node.scripts:
+        # A DAG being removed runs no more POST scripts unless it has a FINAL node: DAGMan 23.9
+        # exits as soon as it has removed its jobs, or keeps reading events while FINAL runs.
+        if ScriptKind.POST in node.graph.node.scripts and not (self.removal_started and self.final is None):
             if self.recovering:  # its result may follow in the log; recover() runs it if not
                 node.status = NodeState.POSTRUN
                 return

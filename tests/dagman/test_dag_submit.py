@@ -103,6 +103,7 @@ def test_submit_reports_dag_errors_with_file_and_line(gated, schedd):
 def test_rm_of_the_dagman_job_removes_its_nodes_writes_a_rescue_dag_and_runs_final(gated, schedd):
     (gated / "f.sh").write_text('echo "final $1" >> runs.txt\n')
     (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n"
+                                 "SCRIPT POST A /bin/sh f.sh post\n"
                                  "FINAL F job.sub\nSCRIPT PRE F /bin/sh f.sh $DAG_STATUS\n")
     release(gated, "F")
     cluster = submit(schedd, "d.dag", gated)
@@ -111,13 +112,30 @@ def test_rm_of_the_dagman_job_removes_its_nodes_writes_a_rescue_dag_and_runs_fin
     assert result.returncode == 0, result.stderr
     ad = finished(schedd, cluster)
     assert ad["JobStatus"] == 3
-    assert runs(gated) == ["A", "final 4", "F"], "FINAL runs with $DAG_STATUS 4 (removed); B never starts"
+    ran = runs(gated)
+    assert (ran[0], sorted(ran[1:3]), ran[3:]) == ("A", ["final 4", "final post"], ["F"]), \
+        "FINAL runs with $DAG_STATUS 4 (removed), and removed A's POST script too, as 23.9.6 does; B never starts"
     assert exit_line(gated / "d.dag").endswith("EXITING WITH STATUS 2")
-    assert "#   A,<ENDLIST>" in (gated / "d.dag.rescue001").read_text().splitlines()
+    rescue = (gated / "d.dag.rescue001").read_text().splitlines()
+    assert "# Nodes premarked DONE: 0" in rescue and "#   <ENDLIST>" in rescue and "DONE A" not in rescue, \
+        "written as DAGMan was removed, with A still queued: neither done nor failed, as 23.9.6 writes it"
     assert schedd.query(f"DAGManJobId == {cluster}") == []
     a = schedd.history('DAGNodeName == "A"', ["JobStatus", "RemoveReason"], match=1)[0]
     assert a["JobStatus"] == 3
     assert json.loads((gated / "d.dag.metrics").read_text())["DagStatus"] == 4
+
+
+def test_rm_of_a_dag_without_final_runs_no_post_script_of_its_removed_jobs(gated, schedd):
+    """DAGMan 23.9 exits once it has removed its jobs; with a FINAL node it would still run the
+    POST scripts of removed jobs while FINAL runs (the test above)."""
+    (gated / "p.sh").write_text('echo "post $1" >> runs.txt\n')
+    (gated / "d.dag").write_text('JOB A job.sub\nVARS A code="0"\nSCRIPT POST A /bin/sh p.sh A\n')
+    cluster = submit(schedd, "d.dag", gated)
+    wait_until(lambda: runs(gated) == ["A"], "node A to start")
+    assert crabtui(schedd, "rm", str(cluster), cwd=gated).returncode == 0
+    assert finished(schedd, cluster)["JobStatus"] == 3
+    assert exit_line(gated / "d.dag").endswith("EXITING WITH STATUS 2")
+    assert runs(gated) == ["A"], "no POST script after the removal"
 
 
 def test_hold_stops_dagman_and_release_recovers_without_rerunning_anything(gated, schedd):
