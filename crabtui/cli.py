@@ -8,6 +8,7 @@ from crabtui import __version__
 from crabtui.commands.backend import BACKENDS, backend_option
 from crabtui.commands.dag import dag
 from crabtui.commands.dataset import dataset
+from crabtui.commands.demo import demo
 from crabtui.commands.jobs import JOB_COMMANDS, job
 from crabtui.commands.pool import pool
 from crabtui.commands.task import task
@@ -37,6 +38,7 @@ def main(ctx: click.Context, state_dir: str | None, backend: str) -> None:
 
 main.add_command(dag)
 main.add_command(dataset)
+main.add_command(demo)
 main.add_command(pool)
 main.add_command(task)
 main.add_command(job)

@@ -22,16 +22,16 @@ def grid_path() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), GRID_FILE)
 
 
-def install_grid(state: StateDir, *, overwrite: bool = False) -> str:
-    """Copy the simulated grid to the state directory's pool file and return its path. A pool file
-    the user already has is kept (FileExistsError) unless ``overwrite``. The running daemon keeps
-    its pool until it restarts."""
+def install_grid(state: StateDir, *, overwrite: bool = False, source: str | None = None) -> str:
+    """Copy the simulated grid (or the pool file ``source``, such as the demo's) to the state
+    directory's pool file and return its path. A pool file the user already has is kept
+    (FileExistsError) unless ``overwrite``. The running daemon keeps its pool until it restarts."""
     target = state.pool_config
     if os.path.exists(target) and not overwrite:
         raise FileExistsError(f"{target} exists already; keep it, or install the simulated grid over it "
                               "with overwrite=True")
     os.makedirs(state.path, exist_ok=True)
     tmp = target + ".tmp"
-    shutil.copyfile(grid_path(), tmp)
+    shutil.copyfile(source or grid_path(), tmp)
     os.replace(tmp, target)
     return target

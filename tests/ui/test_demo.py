@@ -1,0 +1,71 @@
+"""``crabtui demo``: its own state directory with the demo grid, and two tasks that end as the demo
+says: the automatic one COMPLETED through probes, processing and tail jobs; the lumi-based one
+FAILED with the one job planned to fail for good, after retries that cooled off."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from crabtui.commands.demo import DEFAULT_SEED
+from engine.crab.demo import FATAL_CODE, FLAKY_SITE, failure_plans
+from engine.schedd.local.client import LocalScheddClient
+from engine.state import StateDir
+from ui_tasks import crabtui, wait_task
+
+
+@pytest.fixture
+def empty():
+    state = StateDir(tempfile.mkdtemp(prefix="crabdemo-", dir="/tmp"))  # short: a socket path fits
+    yield state
+    LocalScheddClient(state, autostart=False).shutdown()
+    shutil.rmtree(state.path, ignore_errors=True)
+
+
+def status(state: StateDir, name: str, cwd: Path) -> dict[str, dict]:
+    result = crabtui(state, "task", "status", name, "--json", cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    return {job["id"]: job for job in json.loads(result.stdout)["jobs"]}
+
+
+def test_the_demo_tasks_end_as_planned(empty, tmp_path):
+    result = crabtui(empty, "demo", "--no-ui", "--state-dir", empty.path, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    automatic, lumis = result.stdout.split()
+    assert automatic.endswith("_crab_automatic") and lumis.endswith("_crab_lumis")
+    assert (Path(empty.pool_config).read_text().count("[[site]]"), Path(empty.taskworker_config).exists()) == (4, True)
+
+    wait_task(empty, lumis, "FAILED", timeout=180)
+    wait_task(empty, automatic, "COMPLETED", timeout=180)
+
+    planned_automatic, planned_lumis = failure_plans(DEFAULT_SEED)
+    fatal, *retried = planned_lumis
+    jobs = status(empty, lumis, tmp_path)
+    assert len(jobs) == 16
+    assert [j for j in jobs if jobs[j]["state"] != "finished"] == [fatal["job"]]
+    assert [(a["exit_code"], a["action"]) for a in jobs[fatal["job"]]["attempts"]] == [(FATAL_CODE, "fatal")]
+    for plan in retried:  # a retry after a cooloff, then success
+        first, *later = jobs[plan["job"]]["attempts"]
+        assert (first["exit_code"], first["action"]) == (plan["exitCode"], "retry")
+        assert later and later[-1]["action"] == "ok"
+    flaky = [a for job in jobs.values() for a in job["attempts"] if a["site"] == FLAKY_SITE]
+    assert all(a["action"] in ("ok", "retry") for a in flaky), "a failure at the flaky site is retried elsewhere"
+
+    jobs = status(empty, automatic, tmp_path)
+    probe, processing = (entry["job"] for entry in planned_automatic)
+    assert [j for j in jobs if j.startswith("0-")] == ["0-1", "0-2", "0-3"]
+    assert jobs[probe]["state"] == "failed" and jobs[processing]["state"] == "failed"
+    tails = [j for j in jobs if "-" in j and not j.startswith("0-")]
+    assert tails and all(jobs[j]["state"] == "finished" for j in tails), "the failed job's lumis ran in a tail"
+
+
+def test_the_demo_keeps_out_of_a_directory_with_other_work(empty, tmp_path):
+    Path(empty.pool_config).write_text('[[site]]\nname = "T2_CH_CERN"\n')
+    result = crabtui(empty, "demo", "--no-ui", "--state-dir", empty.path, cwd=tmp_path)
+    assert result.returncode == 1
+    assert f"ERROR: {empty.path} is not empty and not a demo's state directory" in result.stderr
+    assert not (Path(empty.path) / "demo").exists() and not Path(empty.socket).exists()

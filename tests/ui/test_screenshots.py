@@ -1,0 +1,83 @@
+"""The screenshot script's drawing: screens drawn from the engine as it was at one moment, with
+the clock stopped then, as SVG (and PNG where cairosvg works)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from crabtui.snapshots import Backend
+from engine.schedd.local.client import LocalScheddClient
+from ui_fixed import NOW, build
+
+LIVE = "231114_211000:alice_crab_lumis"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "screenshots"
+
+
+def load_script():
+    loader = importlib.machinery.SourceFileLoader("screenshots_script", str(SCRIPT))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    sys.modules[loader.name] = module  # its dataclasses look their module up
+    loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def fixed():
+    from conftest import new_state, remove_state
+
+    state = new_state()
+    build(state)
+    LocalScheddClient(state).ping()  # the engine answers, with an empty queue
+    yield state
+    remove_state(state)
+
+
+@pytest.fixture
+def utc(monkeypatch):
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_the_screens_are_drawn_from_one_moment_into_files(fixed, utc, tmp_path):
+    script = load_script()
+    frozen = script.Frozen(Backend(fixed), NOW, tasks=[LIVE], jobs=[(LIVE, "2")])
+    shots = [script.Shot("tasks", frozen, NOW, caption="tasks"),
+             script.Shot("jobs", frozen, NOW, task=LIVE, caption="jobs"),
+             script.Shot("sites", frozen, NOW, task=LIVE, keys=("3",), caption="sites"),
+             script.Shot("job", frozen, NOW, task=LIVE, job="2", caption="job"),
+             script.Shot("confirm", frozen, NOW, task=LIVE, keys=("K",), caption="confirm")]
+    written = script.render(shots, str(tmp_path), size=(100, 30))
+
+    svgs = {Path(p).stem: Path(p).read_text() for p in written if p.endswith(".svg")}
+    assert list(svgs) == ["tasks", "jobs", "sites", "job", "confirm"]
+    assert all(text.startswith("<svg") for text in svgs.values())
+    words = {name: text.replace("&#160;", " ") for name, text in svgs.items()}
+    assert "lumis" in words["tasks"] and "ttbar" in words["tasks"]
+    assert "cooloff 4:32" in words["jobs"] and "cooloff 0:45" in words["jobs"], "countdowns at the stopped clock"
+    assert "T2_US_Nebraska" in words["sites"] and "blacklisted" in words["sites"]
+    assert "T1_US_FNAL" in words["job"] and "8021" in words["job"]  # job 2's two attempts
+    assert "Kill lumis?" in words["confirm"]
+    pngs = [p for p in written if p.endswith(".png")]
+    assert len(pngs) == (5 if _cairosvg_works() else 0)
+    assert all(Path(p).read_bytes().startswith(b"\x89PNG") for p in pngs)
+
+    index = Path(script.write_index(shots, str(tmp_path))).read_text()
+    assert "![jobs](jobs.svg)" in index and "![confirm](confirm.svg)" in index
+
+
+def _cairosvg_works() -> bool:
+    try:
+        importlib.import_module("cairosvg")
+    except (ImportError, OSError):  # OSError: cairosvg without the cairo library
+        return False
+    return True
