@@ -45,12 +45,11 @@ import errno
 import filecmp
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engine.atomic import write_atomically
+from engine.atomic import copy_atomically, write_atomically
 from engine.crab.jsonfile import read_json
 from engine.crab.retry_policy import Decision, JobState, Limits, decide, policy_for
 
@@ -223,24 +222,8 @@ def _land(source: str, pfn: str) -> None:
         raise FileNotFoundError(errno.ENOENT, "the job's output file is missing", source or "(no pfn in the report)")
     if os.path.isfile(pfn) and filecmp.cmp(source, pfn, shallow=False):
         return
-    directory = os.path.dirname(pfn)
-    os.makedirs(directory, exist_ok=True)
-    part = pfn + ".part"
-    try:
-        with open(source, "rb") as src, open(part, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-            dst.flush()
-            os.fsync(dst.fileno())
-        os.replace(part, pfn)
-    except BaseException:
-        if os.path.exists(part):
-            os.unlink(part)
-        raise
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    os.makedirs(os.path.dirname(pfn), exist_ok=True)
+    copy_atomically(source, pfn)
 
 
 def _load(path: str) -> dict:

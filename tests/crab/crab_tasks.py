@@ -10,33 +10,37 @@ from pathlib import Path
 
 from engine.state import StateDir
 
+MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
 CONFIG = """\
 [General]
 requestName = "{name}"
 [JobType]
 psetName = "pset.py"
 [Data]
-inputDataset = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
-splitting = "FileBased"
-unitsPerJob = 5
+inputDataset = "{dataset}"
+splitting = "{splitting}"
+unitsPerJob = {units}
 [Site]
 storageSite = "T2_XX_Local"
-blacklist = ["T2_US_Nebraska", "T2_DE_DESY"]
+{site}
 [Debug]
 timeScale = {scale}
 failurePlan = [{plan}]
-"""
-"""Four jobs of five files of the small MC dataset, kept off the two flaky sites of the grid."""
+{debug}"""
 
 
-def config_text(name: str, *, scale: float = 500, plan: str = "") -> str:
-    """``plan``: failure plan entries in TOML, e.g. ``{job = "2", attempt = 1, exitCode = 8021}``."""
-    return CONFIG.format(name=name, scale=scale, plan=plan)
+def config_text(name: str, *, scale: float = 500, plan: str = "", dataset: str = MC, splitting: str = "FileBased",
+                units: int = 5, site: str = 'blacklist = ["T2_US_Nebraska", "T2_DE_DESY"]', debug: str = "") -> str:
+    """A task's TOML configuration; by default four jobs of five files of the small MC dataset, kept
+    off the two flaky sites of the grid.  ``plan``: failure plan entries in TOML, e.g.
+    ``{job = "2", attempt = 1, exitCode = 8021}``; ``site`` and ``debug``: more lines for those sections."""
+    return CONFIG.format(name=name, scale=scale, plan=plan, dataset=dataset, splitting=splitting, units=units,
+                         site=site, debug=debug)
 
 
-def crabtui(state: StateDir, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+def crabtui(state: StateDir, *args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([shutil.which("crabtui"), "--state-dir", state.path, *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def task_status(state: StateDir, name: str, cwd: Path) -> dict:

@@ -8,35 +8,17 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from crab_tasks import crabtui, wait_status
+from crab_tasks import config_text, crabtui, wait_status
 from engine.crab.dagman_creator import DAG_FILE, subdag_file
 
 MUON = "/Muon0/Run2023C-PromptReco-v1/AOD"  # 6,000 lumis: 44 jobs of 180 min at 10 events/s
-CONFIG = """\
-[General]
-requestName = "{name}"
-[JobType]
-psetName = "pset.py"
-[Data]
-inputDataset = "{dataset}"
-splitting = "Automatic"
-unitsPerJob = 180
-{extra_data}
-[Site]
-storageSite = "T2_XX_Local"
-blacklist = ["T2_US_Nebraska", "T2_DE_DESY"]
-[Debug]
-timeScale = 3600
-failurePlan = [{plan}]
-"""
 
 
-def submit(state, tmp_path: Path, name: str, *, plan: str = "", dataset: str = MUON, extra_data: str = "",
-           knobs: str = "numAutomaticProbes = 3") -> None:
+def submit(state, tmp_path: Path, name: str, *, plan: str = "", knobs: str = "numAutomaticProbes = 3") -> None:
     Path(state.taskworker_config).write_text(f"[TaskWorker]\n{knobs}\n")
     (tmp_path / "pset.py").write_text("")
-    (tmp_path / f"{name}.toml").write_text(CONFIG.format(name=name, plan=plan, dataset=dataset,
-                                                         extra_data=extra_data))
+    (tmp_path / f"{name}.toml").write_text(config_text(name, scale=3600, plan=plan, dataset=MUON,
+                                                       splitting="Automatic", units=180))
     result = crabtui(state, "task", "submit", f"{name}.toml", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
 

@@ -21,7 +21,7 @@ from engine.crab.sites import (SiteListError, SiteLists, SiteStatisticsError, St
                                automatic_conditions, clear_statistics, load_statistics, previous_failure,
                                read_global_blacklist, record_attempt, site_view, write_data_sites)
 from engine.crab.splitting import split
-from crab_tasks import crabtui, task_status, wait_status
+from crab_tasks import config_text, crabtui, task_status, wait_status
 
 CERN, FNAL, LOCAL, PISA = "T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local", "T2_IT_Pisa"
 MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
@@ -290,23 +290,7 @@ slots = 8
 memory = 8000
 """
 DATASET = "/Blacklist/Sites-v1/USER"
-CONFIG = """\
-[General]
-requestName = "{name}"
-[JobType]
-psetName = "pset.py"
-[Data]
-inputDataset = "{dataset}"
-splitting = "FileBased"
-unitsPerJob = 1
-[Site]
-storageSite = "T2_XX_Local"
-{site}
-[Debug]
-timeScale = 100
-failurePlan = [{plan}]
-automaticBlacklist = {{completedJobs = 7, successfulJobs = 3, siteSuccessRate = 0.5, siteFailures = 5}}
-"""
+THRESHOLDS = "automaticBlacklist = {completedJobs = 7, successfulJobs = 3, siteSuccessRate = 0.5, siteFailures = 5}"
 
 
 def bad_grid(state, files: int) -> None:
@@ -329,7 +313,8 @@ def test_a_failing_site_is_blacklisted_automatically_and_resubmit_clears_its_cou
     # 3 successful, 5 failed at a 3/8 success rate crosses every threshold once the first attempts end.
     plan = ", ".join([f'{{job = "{j}", attempt = 1, exitCode = 0}}' for j in "123"]
                      + ['{job = "8", attempt = "*", exitCode = 1}'])
-    (tmp_path / "crab.toml").write_text(CONFIG.format(name="auto", dataset=DATASET, site="", plan=plan))
+    (tmp_path / "crab.toml").write_text(config_text("auto", scale=100, plan=plan, dataset=DATASET, units=1,
+                                                    site="", debug=THRESHOLDS))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "auto", tmp_path, "FAILED", timeout=180)
     jobs = {j["id"]: j for j in status["jobs"]}
@@ -361,8 +346,8 @@ def test_a_failing_site_is_blacklisted_automatically_and_resubmit_clears_its_cou
 def test_the_global_blacklist_keeps_jobs_away_and_the_whitelist_cannot_bring_them_back(tmp_path, state):
     bad_grid(state, 3)
     Path(state.global_blacklist).write_text(json.dumps([CERN]))
-    (tmp_path / "crab.toml").write_text(CONFIG.format(name="banned", dataset=DATASET, plan="",
-                                                      site=f'whitelist = ["{CERN}", "{LOCAL}"]'))
+    (tmp_path / "crab.toml").write_text(config_text("banned", scale=100, dataset=DATASET, units=1,
+                                                    site=f'whitelist = ["{CERN}", "{LOCAL}"]', debug=THRESHOLDS))
     submitted = crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path)
     assert submitted.returncode == 0, submitted.stderr
     warning = ("The following sites from the user site whitelist are blacklisted by the CRAB server: ['T2_CH_CERN']. "
