@@ -15,7 +15,7 @@ from dataclasses import asdict
 
 import click
 
-from crabtui.commands.backend import schedd
+from crabtui.commands.backend import backend, schedd
 
 NUM_AUTOM_JOB_RETRIES = 3  # executions per job and resubmit epoch, as CRAB's TaskWorker ships it
 
@@ -28,6 +28,9 @@ def _fail(message: str) -> None:
 def _db(ctx: click.Context):
     from engine.crab.taskdb import TaskDB
 
+    if backend(ctx) == "htcondor":
+        _fail("CRAB tasks run on the embedded engine only: its task worker submits and follows them. Leave "
+              "out --backend htcondor (and unset CRABTUI_BACKEND) for the task commands.")
     with schedd(ctx) as client:  # starts the daemon, and with it the task worker
         client.ping()
         return TaskDB(client.state.tasks), client.state

@@ -58,6 +58,12 @@ def test_bad_configuration_and_unknown_dataset_are_refused(tmp_path, state):
     assert "TASK" in crabtui(state, "task", "list", cwd=tmp_path).stdout
 
 
+def test_task_commands_on_the_htcondor_backend_say_tasks_need_the_embedded_engine(tmp_path, state):
+    result = crabtui(state, "--backend", "htcondor", "task", "list", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "CRAB tasks run on the embedded engine only" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_a_users_script_runs_as_the_payload_and_extra_jdl_reaches_the_jobs(tmp_path, state):
     (tmp_path / "run.sh").write_text('#!/bin/sh\necho "payload for job $1"\n')
     (tmp_path / "run.sh").chmod(0o755)
