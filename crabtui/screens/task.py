@@ -3,13 +3,15 @@ by exit code and its DAG's log, live; and the actions on them."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane
 
 from crabtui.screens.polling import PollingScreen
-from crabtui.snapshots import NODE_STATES, SiteRow, TaskSnapshot, error_groups, site_rows, state_counts
+from crabtui.snapshots import NODE_STATES, ErrorGroup, SiteRow, TaskSnapshot, error_groups, site_rows, state_counts
 from crabtui.task_status import POSTPROCESSING, compress_ids, countdown, exit_code_meaning, shown_state, to_hms
 from crabtui.widgets import states
 from crabtui.widgets.dag_tree import DagTree
@@ -21,6 +23,18 @@ from engine.crab.status import JobView, job_sort_key
 
 LOG_LINES = 5000
 MAX_NAMED = 12  # jobs a dialog lists by name before "and N more"
+
+
+class TaskRows(NamedTuple):
+    """A snapshot and what the screen shows of it, derived in the fetch's thread: with 10,000 jobs,
+    deriving them on the UI thread took most of a refresh's time there."""
+
+    snapshot: TaskSnapshot
+    jobs: dict[str, JobView]
+    values: dict[str, tuple]  # the job table's row_values
+    counts: dict[str, int]  # jobs per shown state
+    sites: dict[str, SiteRow]
+    errors: dict[str, ErrorGroup]  # by exit code
 
 
 class TaskScreen(PollingScreen):
@@ -134,23 +148,28 @@ class TaskScreen(PollingScreen):
 
     # -------------------------------------------------------------- refresh
 
-    def fetch(self, now: float) -> tuple[TaskSnapshot, dict[str, JobView], dict[str, tuple]]:
+    def fetch(self, now: float) -> TaskRows:
         snapshot = self.app.backend.task(self.task_name, now)
         self.automatic = snapshot.view.automatic is not None  # a task's splitting never changes
-        jobs = {j.id: j for j in snapshot.view.jobs}
-        return snapshot, jobs, row_values(self.job_columns, jobs)  # off the UI thread: 10,000 rows
+        view = snapshot.view
+        jobs = {j.id: j for j in view.jobs}
+        return TaskRows(snapshot, jobs, row_values(self.job_columns, jobs), state_counts(view.jobs, self.automatic),
+                        {r.site: r for r in site_rows(view.jobs, view.sites)},
+                        {str(g.exit_code): g for g in error_groups(view.jobs)})
 
-    def show(self, fetched: tuple[TaskSnapshot, dict[str, JobView], dict[str, tuple]]) -> None:
-        snapshot, by_id, values = fetched
+    def show(self, fetched: TaskRows) -> None:
+        snapshot = fetched.snapshot
+        first = self.snapshot is None
         self.snapshot = snapshot
-        jobs = snapshot.view.jobs
+        self.counts = fetched.counts
+        if first:  # the task's actions are no longer greyed out: show it in the footer at once
+            self.refresh_bindings()
         with self.app.batch_update():
             self._show_summary()
-            self.query_one("#job-table", LiveTable).set_items(by_id, values)
+            self.query_one("#job-table", LiveTable).set_items(fetched.jobs, fetched.values)
             self._show_tree()
-            self.query_one("#site-table", LiveTable).set_items(
-                {r.site: r for r in site_rows(jobs, snapshot.view.sites)})
-            self.query_one("#error-table", LiveTable).set_items({str(g.exit_code): g for g in error_groups(jobs)})
+            self.query_one("#site-table", LiveTable).set_items(fetched.sites)
+            self.query_one("#error-table", LiveTable).set_items(fetched.errors)
             if snapshot.log_lines:
                 self.query_one(Log).write_lines(snapshot.log_lines)
             self._update_info()
@@ -167,13 +186,12 @@ class TaskScreen(PollingScreen):
             first.append(" HALTED ", style=f"reverse {palette.style('warning')}")
         if task.message:
             first.append(f"  {task.message}", style="dim")
-        counts = state_counts(snapshot.view.jobs, self.automatic)
-        second = states.progress_bar(counts, len(snapshot.view.jobs), 20, palette)
+        second = states.progress_bar(self.counts, len(snapshot.view.jobs), 20, palette)
         second.append("  ")
-        second.append(states.state_counts(counts, palette))
+        second.append(states.state_counts(self.counts, palette))
         second.append(f"  of {len(snapshot.view.jobs)} jobs")
         first.no_wrap = second.no_wrap = True
-        self.query_one("#summary", Static).update(Text("\n").join([first, second]))
+        _update(self.query_one("#summary", Static), Text("\n").join([first, second]))
 
     def _show_tree(self) -> None:
         snapshot = self.snapshot
