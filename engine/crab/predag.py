@@ -25,8 +25,8 @@ import fcntl
 import json
 import os
 import sys
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 from engine.atomic import write_atomically
 from engine.crab.automatic import (AutomaticConfig, AutomaticSplittingError, Estimate, missing_lumis,
@@ -35,11 +35,11 @@ from engine.crab.cmsrun import read_input
 from engine.crab.dagman_creator import (DAG_FILE, NOTHING_TO_SPLIT, TASK_FILE, format_dag, stage_node,
                                         subdag_file, task_ad, write_jobs)
 from engine.crab.datasets import Catalogue, Dataset, DatasetError
-from engine.crab import fjr
-from engine.crab import stages
+from engine.crab import fjr, stages
 from engine.crab.retry_policy import JobReturnCode, load_state, state_path
 from engine.crab.stages import stage_jobs
 from engine.crab.splitting import JobSplit, SplittingError
+
 
 def node_outcome(task_dir: str, job_id: str) -> str | None:
     """``finished`` or ``failed`` once the job's last attempt is closed for good; else None."""
