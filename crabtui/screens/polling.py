@@ -5,7 +5,9 @@ schedd or the task table); :meth:`PollingScreen.show` puts it on screen, on the 
 next refresh is armed only when the last one is in, so refreshes never overlap and a slow engine
 stretches the period instead of piling up work (dolphie's rule).  No refresh runs while the
 screen is covered by another, nor while the user has paused; a failed one marks the screen stale
-and is tried again at the next interval.
+and is tried again at the next interval.  Covered means not on top (``is_active``): Textual's
+``is_current`` also holds for the screen just beneath the top one, which would have kept the task
+list reading every task while a task was open.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ class PollingScreen(Screen):
 
     def refresh_now(self, even_if_paused: bool = False) -> None:
         self._stop_timer()
-        if self._fetching or not self.is_current or (self.app.paused and not even_if_paused):
+        if self._fetching or not self.is_active or (self.app.paused and not even_if_paused):
             self._due = True
             return
         self._due = False
@@ -124,9 +126,9 @@ class PollingScreen(Screen):
         self._arm()
 
     def _arm(self) -> None:
-        if self._due and self.is_current and not self.app.paused:
+        if self._due and self.is_active and not self.app.paused:
             self.refresh_now()
-        elif self.is_current and not self.app.paused:
+        elif self.is_active and not self.app.paused:
             self._timer = self.set_timer(self.app.interval, self.refresh_now)
 
     def _stop_timer(self) -> None:

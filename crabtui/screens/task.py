@@ -57,6 +57,8 @@ class TaskScreen(PollingScreen):
         super().__init__()
         self.task_name = name
         self.snapshot: TaskSnapshot | None = None
+        self.counts: dict[str, int] = {}  # the snapshot's jobs per shown state
+        self._statics: dict[str, object] = {}  # what each Static shows
         self.automatic = False  # the task splits automatically: its jobs' states are shown as CRAB names them
         self.job_columns = self._job_columns()
 
@@ -191,7 +193,7 @@ class TaskScreen(PollingScreen):
         second.append(states.state_counts(self.counts, palette))
         second.append(f"  of {len(snapshot.view.jobs)} jobs")
         first.no_wrap = second.no_wrap = True
-        _update(self.query_one("#summary", Static), Text("\n").join([first, second]))
+        self._update_static("summary", Text("\n").join([first, second]))
 
     def _show_tree(self) -> None:
         snapshot = self.snapshot
@@ -229,7 +231,14 @@ class TaskScreen(PollingScreen):
                 "following" if log.is_vertical_scroll_end else "scrolled up: End follows again")
         else:
             text = "condor_q -dag: the task's DAGMan jobs and their node jobs in the queue"
-        self.query_one("#info", Static).update(text)
+        self._update_static("info", text)
+
+    def _update_static(self, id: str, content: str | Text) -> None:
+        """Static.update lays the screen out again: not for a refresh that changed nothing there."""
+        shown = content if isinstance(content, str) else (content.plain, list(content.spans), content.style)
+        if self._statics.get(id) != shown:
+            self._statics[id] = shown
+            self.query_one(f"#{id}", Static).update(content)
 
     def on_live_table_view_changed(self, event: LiveTable.ViewChanged) -> None:
         self._update_info()

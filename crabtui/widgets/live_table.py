@@ -1,32 +1,34 @@
 """A DataTable of keyed items that a refresh updates in place.
 
 Each refresh hands the table every item (a job, a task, a site) by key.  The table keeps each
-row's plain column values and repaints only the cells whose value changed, adds and removes rows
+row's plain column values and redraws only the rows whose values changed, shows and hides rows
 by key, and keeps the cursor on the same item through refreshes, sorts and filters (htop and k9s
 users' first complaint is a cursor that jumps).  Values also drive sorting (by the raw value,
 not its text) and the ``/`` filter; only visible rows of ``live`` columns (a countdown) are
 recomputed on a clock tick.  Rows can be marked for bulk actions; the marks live in a one-cell
-column of their own, which also carries the row's key for sorting.
+column of their own.  A cell is made only when it is drawn (:mod:`crabtui.widgets.bulk_table`),
+and every item keeps its row while the filter hides it, so that a task of 10,000 jobs costs
+little more than a screenful.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rich.console import RenderableType
 from rich.text import Text
 from textual.binding import Binding
-from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
+from crabtui.widgets.bulk_table import BulkTable, LazyRow
 from crabtui.widgets.states import DEFAULT_PALETTE, Palette
 
 MARK = "●"
 _MARK_COLUMN = "_mark"
-REBUILD_SHARE = 0.3  # more rows than this leaving at once: clear and add again (remove_row is O(rows))
 
 
 @dataclass(frozen=True)
@@ -51,14 +53,6 @@ def row_values(columns: list[Column], items: Mapping[str, Any]) -> dict[str, tup
     return {key: tuple(get(item) for get in getters) for key, item in items.items()}
 
 
-class KeyCell(Text):
-    """The mark cell, which also carries its row's key (DataTable sorts by cell values only)."""
-
-    def __init__(self, key: str, marked: bool) -> None:
-        super().__init__(MARK if marked else " ", style="bold" if marked else "", end="")
-        self.key = key
-
-
 @dataclass(frozen=True)
 class Filter:
     """``/`` filter text: a substring of any column (case-insensitive); ``column:text`` looks in
@@ -67,7 +61,8 @@ class Filter:
 
     text: str
 
-    def compile(self, columns: list[Column]) -> Callable[[tuple], bool] | None:
+    def compile(self, columns: list[Column]) -> Callable[[tuple[str, ...], str], bool] | None:
+        """``passes(texts, joined)``: whether a row passes, given its :func:`row_texts`."""
         text = self.text.strip()
         if not text:
             return None
@@ -81,17 +76,21 @@ class Filter:
                 index, text = matches[0], rest
         exact = index is not None and text.startswith("=")
         needle = text[exact:].strip().lower()
-
-        def passes(values: tuple) -> bool:
-            shown = values if index is None else (values[index],)
-            texts = (("" if v is None else str(v)).lower() for v in shown)
-            found = any(t == needle for t in texts) if exact else any(needle in t for t in texts)
-            return found != invert
-
-        return passes
+        if index is None:
+            return lambda texts, joined: (needle in joined) != invert
+        if exact:
+            return lambda texts, joined: (texts[index] == needle) != invert
+        return lambda texts, joined: (needle in texts[index]) != invert
 
 
-class LiveTable(DataTable):
+def row_texts(values: tuple) -> tuple[tuple[str, ...], str]:
+    """A row's values as the filter reads them, lower-case, and joined by NUL, which no needle
+    holds: one search of the joined text finds a needle in any column."""
+    texts = tuple(("" if v is None else str(v)).lower() for v in values)
+    return texts, "\0".join(texts)
+
+
+class LiveTable(BulkTable):
     """See the module's description.  Keys are strings; items any objects the columns understand."""
 
     BINDINGS = [
@@ -122,19 +121,14 @@ class LiveTable(DataTable):
         self.sort_column: str | None = None  # None: the items' own order
         self.sort_reverse = False
         self._filter = Filter("")
-        self._passes: Callable[[tuple], bool] | None = None
-        self._values: dict[str, tuple] = {}  # every item's column values
-        self._shown: dict[str, tuple] = {}  # the values each row was painted with
+        self._passes: Callable[[tuple[str, ...], str], bool] | None = None
+        self._rows: dict[str, LazyRow] = {}  # every item's row, shown or not, with its column values
+        self._texts: dict[str, tuple[tuple[str, ...], str]] = {}  # rows' row_texts, made when a filter asks
         self._order: dict[str, int] = {}
+        self._sorted: list[str] | None = None  # every item's key in the sort order (None: to sort again)
+        self._shown: dict[str, None] = {}  # the rows on the table, in their order
+        self._column_index = {_MARK_COLUMN: -1, **{c.key: i for i, c in enumerate(self.table_columns)}}
         self._live = [i for i, c in enumerate(self.table_columns) if c.live]
-
-    def _update_dimensions(self, new_rows) -> None:
-        """DataTable measures the rows it added when idle, but keeps the lines it painted before
-        at the old column widths (Textual 8.2.8); paint them again when a column fits its content."""
-        super()._update_dimensions(new_rows)
-        if any(c.width is None for c in self.table_columns):
-            self.notify_style_update()
-            self.refresh()
 
     def on_mount(self) -> None:
         self.add_column(Text(" "), key=_MARK_COLUMN, width=1)
@@ -147,39 +141,65 @@ class LiveTable(DataTable):
     def set_items(self, items: Mapping[str, Any], values: dict[str, tuple] | None = None) -> None:
         """The table's items, in their own order (the order without a sort column); ``values``
         are their :func:`row_values` if computed already."""
-        self.items = dict(items)
-        self._order = {key: i for i, key in enumerate(self.items)}
-        self._values = values if values is not None else row_values(self.table_columns, self.items)
-        self.marked &= self._values.keys()
-        self._sync()
+        items = dict(items)
+        values = values if values is not None else row_values(self.table_columns, items)
+        if list(items) != list(self.items):
+            self._order = {key: i for i, key in enumerate(items)}
+            self._sorted = None
+        self.items = items
+        rows, texts = self._rows, self._texts
+        sort_index = self._sort_index()
+        changed = []
+        for key, new in values.items():
+            row = rows.get(key)
+            if row is None:
+                rows[key] = LazyRow(key, new, self._make_cell)
+            elif row.values != new:
+                if sort_index is not None and row.values[sort_index] != new[sort_index]:
+                    self._sorted = None
+                row.values = new
+                row.clear()
+                texts.pop(key, None)
+                changed.append(row)
+        if len(rows) != len(values):
+            for key in [key for key in rows if key not in values]:
+                del rows[key]
+                texts.pop(key, None)
+        self.marked &= values.keys()
+        self._sync(changed)
 
     def recompute(self) -> None:
         """Compute every value again (what they depend on besides the items changed)."""
         self.set_items(self.items)
 
     def tick(self) -> None:
-        """Recompute the live columns of the rows on screen; repaint the cells whose text changed."""
+        """Recompute the live columns of the rows on screen; redraw the cells whose value changed."""
         if not self._live or not self.row_count:
             return
         first = int(self.scroll_offset.y)
-        last = min(self.row_count, first + self.size.height)
-        with self.app.batch_update():
-            for row in range(first, last):
-                key = self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
-                item = self.items.get(key)
-                if item is None:
-                    continue
-                values = list(self._values[key])
-                for i in self._live:
-                    values[i] = self.table_columns[i].value(item)
-                self._values[key] = tuple(values)
-                self._paint(key)
+        changed = []
+        for index in range(first, min(self.row_count, first + self.size.height)):
+            row = self._data[self._row_locations.get_key(index)]
+            item = self.items.get(row.key.value)
+            if item is None:
+                continue
+            values = list(row.values)
+            for i in self._live:
+                values[i] = self.table_columns[i].value(item)
+                if values[i] != row.values[i]:
+                    row.pop(self.table_columns[i].key, None)
+            if tuple(values) != row.values:
+                row.values = tuple(values)
+                self._texts.pop(row.key.value, None)
+                changed.append(row)
+        if changed:
+            self.redraw(changed)
 
     def set_palette(self, palette: Palette) -> None:
         self.palette = palette
-        for key in self._shown:
-            self._shown[key] = ()  # differs from any values: every cell is painted again
-        self._sync()
+        for row in self._rows.values():
+            row.clear()
+        self.redraw(self._data.values())
 
     # -------------------------------------------------------------- filter, sort, marks
 
@@ -194,11 +214,13 @@ class LiveTable(DataTable):
         self._sync(force_event=True)
 
     def sort_by(self, column: str | None, reverse: bool = False) -> None:
+        flipped = column == self.sort_column and column is not None and reverse != self.sort_reverse
         self.sort_column, self.sort_reverse = column, reverse
-        cursor = self.cursor_key
-        self._apply_order()
-        self._restore_cursor(cursor)
-        self.post_message(self.ViewChanged(self))
+        if flipped and self._sorted is not None:  # every sort key is distinct (ties go by the items' order)
+            self._sorted.reverse()
+        else:
+            self._sorted = None
+        self._sync(force_event=True)
 
     def action_sort_next(self) -> None:
         keys = [None] + [c.key for c in self.table_columns]
@@ -218,11 +240,11 @@ class LiveTable(DataTable):
     def cursor_key(self) -> str | None:
         if not self.row_count:
             return None
-        return self.coordinate_to_cell_key(Coordinate(self.cursor_row, 0)).row_key.value
+        return self._row_locations.get_key(self.cursor_row).value
 
     def shown_keys(self) -> list[str]:
         """The rows on show, in their order on screen."""
-        return [row.key.value for row in self.ordered_rows]
+        return list(self._shown)
 
     def selection(self) -> list[str]:
         """What an action applies to: the marked rows (in the items' order), else the cursor's."""
@@ -242,8 +264,7 @@ class LiveTable(DataTable):
 
     def action_mark_all(self) -> None:
         self.marked.update(self._shown)
-        for key in self._shown:
-            self._paint_mark(key)
+        self._paint_mark(*self._shown)
         self.post_message(self.ViewChanged(self))
 
     def clear_marks(self) -> bool:
@@ -251,8 +272,7 @@ class LiveTable(DataTable):
         if not self.marked:
             return False
         marked, self.marked = self.marked, set()
-        for key in marked & self._shown.keys():
-            self._paint_mark(key)
+        self._paint_mark(*(marked & self._shown.keys()))
         self.post_message(self.ViewChanged(self))
         return True
 
@@ -270,9 +290,14 @@ class LiveTable(DataTable):
 
     # -------------------------------------------------------------- the diff
 
-    def _cells(self, key: str) -> list[RenderableType]:
-        values, item = self._values[key], self.items[key]
-        return [KeyCell(key, key in self.marked)] + [self._cell(c, v, item) for c, v in zip(self.table_columns, values)]
+    def _make_cell(self, row: LazyRow, column_key: ColumnKey) -> RenderableType:
+        """A cell of ``row``, when the table draws it."""
+        index = self._column_index[column_key]
+        key = row.key.value
+        if index < 0:
+            marked = key in self.marked
+            return Text(MARK if marked else " ", style="bold" if marked else "", end="")
+        return self._cell(self.table_columns[index], row.values[index], self.items[key])
 
     def _cell(self, column: Column, value: Any, item: Any) -> RenderableType:
         if column.render is not None:
@@ -280,64 +305,59 @@ class LiveTable(DataTable):
         return Text("" if value is None else str(value), justify="right" if column.right else "left", no_wrap=True,
                     end="")
 
-    def _paint(self, key: str) -> None:
-        """Repaint the cells of row ``key`` whose value differs from what they show."""
-        old, new, item = self._shown[key], self._values[key], self.items[key]
-        for i, (column, value) in enumerate(zip(self.table_columns, new)):
-            if not old or old[i] != value:
-                self.update_cell(key, column.key, self._cell(column, value, item), update_width=column.width is None)
-        self._shown[key] = new
+    def _paint_mark(self, *keys: str) -> None:
+        rows = [self._rows[key] for key in keys if key in self._shown]
+        for row in rows:
+            row.pop(_MARK_COLUMN, None)
+        if rows:
+            self.redraw(rows)
 
-    def _paint_mark(self, key: str) -> None:
-        if key in self._shown:
-            self.update_cell(key, _MARK_COLUMN, KeyCell(key, key in self.marked))
-
-    def _sync(self, force_event: bool = False) -> None:
+    def _sync(self, changed: Sequence[LazyRow] = (), force_event: bool = False) -> None:
+        """Show the rows the filter passes, in the sort order; redraw the ``changed`` ones shown."""
         cursor = self.cursor_key
-        visible = [key for key, values in self._values.items() if self._passes is None or self._passes(values)]
-        keep = set(visible)
-        leaving = [key for key in self._shown if key not in keep]
+        if self._sorted is None:
+            self._sorted = self._sort_keys()
+        order = self._sorted if self._passes is None else [key for key in self._sorted if self._filter_passes(key)]
         rows_before = len(self._shown)
-        if leaving and len(leaving) > max(50, REBUILD_SHARE * len(self._shown)):
-            self.clear()
-            self._shown = {}
-            leaving = []
-        sort_index = next((i for i, c in enumerate(self.table_columns) if c.key == self.sort_column), None)
-        reorder = False
-        with self.app.batch_update():
-            for key in leaving:
-                self.remove_row(key)
-                del self._shown[key]
-            for key in visible:
-                if key in self._shown:
-                    old = self._shown[key]
-                    if old != self._values[key]:
-                        reorder |= sort_index is not None and (not old or old[sort_index] != self._values[key][sort_index])
-                        self._paint(key)
-                else:
-                    self.add_row(*self._cells(key), key=key)
-                    self._shown[key] = self._values[key]
-                    reorder = True
-            if reorder:
-                self._apply_order()
+        moved = len(order) != rows_before or order != list(self._shown)
+        if moved:
+            self.show_rows([self._rows[key] for key in order])
+            self._shown = dict.fromkeys(order)
+        redraw = [row for row in changed if row.key.value in self._shown]
+        if redraw:
+            self.redraw(redraw)
         self._restore_cursor(cursor)
-        if force_event or reorder or leaving or rows_before != len(self._shown):
+        if force_event or moved:
             self.post_message(self.ViewChanged(self))
 
-    def _apply_order(self) -> None:
-        index = next((i for i, c in enumerate(self.table_columns) if c.key == self.sort_column), None)
+    def _filter_passes(self, key: str) -> bool:
+        texts = self._texts.get(key)
+        if texts is None:
+            texts = self._texts[key] = row_texts(self._rows[key].values)
+        return self._passes(*texts)
+
+    def _sort_index(self) -> int | None:
+        return next((i for i, c in enumerate(self.table_columns) if c.key == self.sort_column), None)
+
+    def _sort_keys(self) -> list[str]:
+        """Every item's key in the order of the sort column (by value, no value last), ties and
+        no sort column in the items' own order."""
+        index = self._sort_index()
         if index is None:
-            order = self._order
-            self.sort(_MARK_COLUMN, key=lambda cell: order.get(cell.key, 0))
-            return
-        values, order = self._values, self._order
+            return list(self.items)
+        rows, order = self._rows, self._order
         key_of = self.table_columns[index].order or (lambda value: value)
+        keys: dict[Any, Any] = {}  # by value: many rows share one (a state, a site)
 
-        def by_value(cell: KeyCell) -> tuple:
-            value = values[cell.key][index]
-            return (value is None, key_of(value) if value is not None else 0, order.get(cell.key, 0))
+        def by_value(key: str) -> tuple:
+            value = rows[key].values[index]
+            if value is None:
+                return (True, 0, order[key])
+            if value not in keys:
+                keys[value] = key_of(value)
+            return (False, keys[value], order[key])
 
-        self.sort(_MARK_COLUMN, key=by_value, reverse=self.sort_reverse)
+        return sorted(self.items, key=by_value, reverse=self.sort_reverse)
 
     def _restore_cursor(self, key: str | None) -> None:
         if key is not None and key in self._shown:
