@@ -20,12 +20,14 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.theme import Theme
 
+from crabtui.keymap import keymap_path, load_keymap
 from crabtui.screens.dialogs import ConfirmScreen, ResubmitScreen
 from crabtui.screens.help import HelpScreen
 from crabtui.screens.polling import PollingScreen, describe_error
 from crabtui.screens.task import TaskScreen
 from crabtui.screens.tasks import TasksScreen
 from crabtui.snapshots import Backend
+from crabtui.widgets.live_table import LiveTable
 from crabtui.widgets.states import Palette
 from engine.crab.taskdb import Task
 
@@ -170,5 +172,17 @@ class CrabApp(App):
         self.notify(text, title="Copied")
 
 
+def binding_ids() -> set[str]:
+    """The ids of every binding a keymap file may remap."""
+    from crabtui.screens.job import JobScreen
+
+    return {b.id for cls in (CrabApp, TasksScreen, TaskScreen, JobScreen, PollingScreen, LiveTable)
+            for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
+
+
 def run(backend: Backend, *, interval: float = DEFAULT_INTERVAL, task: str | None = None) -> None:
-    CrabApp(backend, interval=interval, task=task).run()
+    """Open the UI, with the user's keymap (KeymapError names what is wrong in it)."""
+    keymap = load_keymap(keymap_path(), binding_ids())
+    app = CrabApp(backend, interval=interval, task=task)
+    app.set_keymap(keymap)
+    app.run()

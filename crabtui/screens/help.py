@@ -11,6 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from crabtui.keymap import keymap_path
 from crabtui.screens.polling import PollingScreen
 from crabtui.task_status import NO_OUTPUT, RESCHEDULED
 from crabtui.widgets.live_table import LiveTable
@@ -29,6 +30,7 @@ class HelpScreen(ModalScreen[None]):
         keys = Table.grid(padding=(0, 2))
         keys.add_column(style="bold", no_wrap=True)
         keys.add_column()
+        keys.add_column(style="dim", no_wrap=True)  # the id a keymap file remaps it by
         ours = {(b.action, b.description, b.tooltip) for cls in (type(self.under), type(self.app), LiveTable)
                 for b in cls.BINDINGS + PollingScreen.BINDINGS}
         seen = set()
@@ -39,7 +41,7 @@ class HelpScreen(ModalScreen[None]):
                 continue
             seen.add(what)
             self.key_rows.append((self.app.get_key_display(binding), binding.tooltip or binding.description))
-            keys.add_row(*self.key_rows[-1])
+            keys.add_row(*self.key_rows[-1], binding.id or "")
         legend = Table.grid(padding=(0, 2))
         legend.add_column(no_wrap=True)
         legend.add_column()
@@ -55,6 +57,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(BAR_LEGEND, markup=False)
             yield Static("Filter with /: text matches any column, column:text one column (state:fail), "
                          "!text keeps the rows that do not match. Escape clears it.", markup=False)
+            yield Static(f"Keys are remapped by the ids of the third column in {keymap_path()}, "
+                         'under [keys], such as: hold = "ctrl+h"', markup=False)
 
     def action_dismiss_help(self) -> None:
         self.dismiss(None)

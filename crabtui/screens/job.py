@@ -27,9 +27,9 @@ FOLLOWED = ("stdout", "stderr", "events")  # text that grows at its end: shown f
 
 class JobScreen(PollingScreen):
     BINDINGS = [
-        Binding("escape", "back", "Back", tooltip="Back to the task"),
-        Binding("c", "copy('id')", "Copy id", tooltip="Copy the HTCondor job id (cluster.proc)"),
-        Binding("C", "copy('path')", "Copy path", tooltip="Copy the path of the file shown"),
+        Binding("escape", "back", "Back", id="back", tooltip="Back to the task"),
+        Binding("c", "copy('id')", "Copy id", id="copy-id", tooltip="Copy the HTCondor job id (cluster.proc)"),
+        Binding("C", "copy('path')", "Copy path", id="copy-path", tooltip="Copy the path of the file shown"),
         *(Binding(str(i), f"tab('{tab}')", tab.title(), show=False, tooltip=f"Show the {tab} tab")
           for i, tab in enumerate(("attempts",) + TEXT_TABS, start=1)),
     ]

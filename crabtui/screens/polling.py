@@ -24,7 +24,7 @@ from crabtui.widgets.status_bar import StatusBar
 
 
 class PollingScreen(Screen):
-    BINDINGS = [Binding("ctrl+r", "refresh_now", "Refresh", show=False, tooltip="Refresh now")]
+    BINDINGS = [Binding("ctrl+r", "refresh_now", "Refresh", id="refresh", show=False, tooltip="Refresh now")]
 
     class Fetched(Message):
         def __init__(self, snapshot: Any) -> None:

@@ -39,16 +39,16 @@ class TaskRows(NamedTuple):
 
 class TaskScreen(PollingScreen):
     BINDINGS = [
-        Binding("enter", "open_job", "Job", tooltip="Open the job: its attempts, ClassAd, output and report"),
-        Binding("h", "hold", "Hold", tooltip="Hold the marked jobs (or the one under the cursor)"),
-        Binding("r", "release", "Release", tooltip="Release the marked held jobs"),
-        Binding("H", "halt", "Halt/unhalt", tooltip="Halt the DAG (no new jobs start), or resume it"),
-        Binding("K", "kill", "Kill", tooltip="Kill the task: remove its DAG and jobs (crab kill)"),
-        Binding("R", "resubmit", "Resubmit", tooltip="Resubmit failed jobs, with new options (crab resubmit)"),
-        Binding("slash", "filter", "Filter", tooltip="Filter the table"),
-        Binding("c", "copy('id')", "Copy id", show=False, tooltip="Copy the job id(s)"),
-        Binding("C", "copy('dir')", "Copy dir", show=False, tooltip="Copy the task's directory"),
-        Binding("escape", "back", "Back", tooltip="Clear the marks, then the filter, then go back to the tasks"),
+        Binding("enter", "open_job", "Job", id="open-job", tooltip="Open the job: its attempts, ClassAd, output and report"),
+        Binding("h", "hold", "Hold", id="hold", tooltip="Hold the marked jobs (or the one under the cursor)"),
+        Binding("r", "release", "Release", id="release", tooltip="Release the marked held jobs"),
+        Binding("H", "halt", "Halt/unhalt", id="halt", tooltip="Halt the DAG (no new jobs start), or resume it"),
+        Binding("K", "kill", "Kill", id="kill", tooltip="Kill the task: remove its DAG and jobs (crab kill)"),
+        Binding("R", "resubmit", "Resubmit", id="resubmit", tooltip="Resubmit failed jobs, with new options (crab resubmit)"),
+        Binding("slash", "filter", "Filter", id="filter", tooltip="Filter the table"),
+        Binding("c", "copy('id')", "Copy id", id="copy-id", show=False, tooltip="Copy the job id(s)"),
+        Binding("C", "copy('dir')", "Copy dir", id="copy-dir", show=False, tooltip="Copy the task's directory"),
+        Binding("escape", "back", "Back", id="back", tooltip="Clear the marks, then the filter, then go back to the tasks"),
         *(Binding(str(i), f"tab('{tab}')", tab.title(), show=False, tooltip=f"Show the {tab} tab")
           for i, tab in enumerate(("jobs", "dag", "sites", "errors", "log"), start=1)),
     ]

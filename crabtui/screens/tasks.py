@@ -19,13 +19,13 @@ BAR_WIDTH = 10
 
 class TasksScreen(PollingScreen):
     BINDINGS = [
-        Binding("enter", "open_task", "Open", tooltip="Open the task: its jobs, DAG, sites, errors and log"),
-        Binding("K", "kill", "Kill", tooltip="Kill the task(s): remove their DAGs and jobs (crab kill)"),
-        Binding("R", "resubmit", "Resubmit", tooltip="Resubmit the task's failed jobs (crab resubmit)"),
-        Binding("slash", "filter", "Filter", tooltip="Filter the tasks"),
-        Binding("c", "copy('name')", "Copy name", show=False, tooltip="Copy the task's name"),
-        Binding("C", "copy('dir')", "Copy dir", show=False, tooltip="Copy the task's directory"),
-        Binding("escape", "clear", "Clear", show=False, tooltip="Clear the marks, then the filter"),
+        Binding("enter", "open_task", "Open", id="open-task", tooltip="Open the task: its jobs, DAG, sites, errors and log"),
+        Binding("K", "kill", "Kill", id="kill", tooltip="Kill the task(s): remove their DAGs and jobs (crab kill)"),
+        Binding("R", "resubmit", "Resubmit", id="resubmit", tooltip="Resubmit the task's failed jobs (crab resubmit)"),
+        Binding("slash", "filter", "Filter", id="filter", tooltip="Filter the tasks"),
+        Binding("c", "copy('name')", "Copy name", id="copy-name", show=False, tooltip="Copy the task's name"),
+        Binding("C", "copy('dir')", "Copy dir", id="copy-dir", show=False, tooltip="Copy the task's directory"),
+        Binding("escape", "clear", "Clear", id="clear", show=False, tooltip="Clear the marks, then the filter"),
     ]
 
     def __init__(self) -> None:

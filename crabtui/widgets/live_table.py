@@ -96,8 +96,8 @@ class LiveTable(BulkTable):
     BINDINGS = [
         Binding("space", "toggle_mark", "Mark", tooltip="Mark or unmark the row for a bulk action"),
         Binding("ctrl+a", "mark_all", "Mark all", show=False, tooltip="Mark every row the filter shows"),
-        Binding("s", "sort_next", "Sort", tooltip="Sort by the next column"),
-        Binding("S", "sort_reverse", "Reverse", show=False, tooltip="Reverse the sort order"),
+        Binding("s", "sort_next", "Sort", id="sort", tooltip="Sort by the next column"),
+        Binding("S", "sort_reverse", "Reverse", id="sort-reverse", show=False, tooltip="Reverse the sort order"),
     ]
 
     class ViewChanged(Message):

@@ -1,0 +1,63 @@
+"""The user's key remapping: ``$XDG_CONFIG_HOME/crabtui/keymap.toml`` (``~/.config/...``).
+
+It maps the ids of the UI's bindings, as the help screen (``?``) lists them, to keys written as
+Textual writes them; several keys are separated by commas::
+
+    [keys]
+    hold = "ctrl+h"
+    kill = "K,ctrl+k"
+
+A file that cannot be read, an unknown id or a value that is not a key string is refused with the
+file, the key and what to do: a UI that silently ignored a remapping would act on the wrong key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Iterable
+
+import click
+
+ENV_VAR = "CRABTUI_KEYMAP"
+_KEYS = re.compile(r"^[^\s,]+(,[^\s,]+)*$")
+
+
+class KeymapError(click.ClickException):
+    """The keymap file is wrong; the message names the file and the key (click prints it, without
+    a traceback, wherever the UI is opened from the command line)."""
+
+
+def keymap_path() -> str:
+    """``$CRABTUI_KEYMAP``, else ``$XDG_CONFIG_HOME/crabtui/keymap.toml`` (XDG's default base)."""
+    explicit = os.environ.get(ENV_VAR)
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "crabtui", "keymap.toml")
+
+
+def load_keymap(path: str, binding_ids: Iterable[str]) -> dict[str, str]:
+    """Binding id -> keys from ``path`` ({} if there is no such file)."""
+    try:
+        with open(path, "rb") as f:
+            document = tomllib.load(f)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise KeymapError(f"{path}: {e}") from None
+    known = sorted(set(binding_ids))
+    extra = set(document) - {"keys"}
+    if extra:
+        raise KeymapError(f"{path}: unknown table(s) {', '.join(sorted(extra))}; put the keys under [keys]")
+    keys = document.get("keys", {})
+    if not isinstance(keys, dict):
+        raise KeymapError(f"{path}: keys must be a table of binding ids, such as [keys] hold = \"ctrl+h\"")
+    for name, value in keys.items():
+        if name not in known:
+            raise KeymapError(f"{path}: keys.{name}: no binding has this id; the ids are {', '.join(known)}")
+        if not isinstance(value, str) or not _KEYS.match(value):
+            raise KeymapError(f"{path}: keys.{name}: {value!r} is not a key string; write keys as Textual "
+                              f"does, such as \"ctrl+h\" or \"K,ctrl+k\"")
+    return dict(keys)
