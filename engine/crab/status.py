@@ -445,7 +445,7 @@ def _rows(task_dir: str, scale: float) -> tuple[dict[str, list], list[str]]:
     """Every job's row and the task's job ids, from the cache where it is still right; the cache
     is rewritten if anything had to be read again."""
     path = os.path.join(task_dir, STATUS_CACHE)
-    cache = _read_json(path)
+    cache = _read_cache(path)
     if not isinstance(cache, dict) or cache.get("schema") != CACHE_SCHEMA:
         cache = {"dag": None, "ids": [], "states": None, "jobs": {}}
     changed = False
@@ -500,6 +500,31 @@ def _rows(task_dir: str, scale: float) -> tuple[dict[str, list], list[str]]:
             job: row if row[_STAMP] is None or row[_STAMP][1] < racy else [[0, 0, -1], *row[1:]]
             for job, row in rows.items()}})
     return rows, ids
+
+
+_PARSED: dict[str, tuple[list, Any]] = {}
+"""path -> (stamp, cache) of the caches this process read last: a long-lived reader (the UI, the
+task worker) parses an unchanged 10,000-job cache once, not at every refresh."""
+_PARSED_MAX = 8
+
+
+def _read_cache(path: str) -> Any:
+    """The status cache at ``path`` (None if unreadable), reusing the parse of an unchanged file.
+    Every write replaces the file (a new inode), and a stamp younger than :data:`RACY_NS` is not
+    trusted, as for the state files."""
+    try:
+        stamp = _stamp(os.stat(path))
+    except OSError:
+        return None
+    parsed = _PARSED.get(path)
+    if parsed is not None and parsed[0] == stamp and stamp[1] < time.time_ns() - RACY_NS:
+        return parsed[1]
+    cache = _read_json(path)
+    _PARSED.pop(path, None)
+    if len(_PARSED) >= _PARSED_MAX:
+        del _PARSED[next(iter(_PARSED))]
+    _PARSED[path] = (stamp, cache)
+    return cache
 
 
 def _write_cache(path: str, data: dict) -> None:
