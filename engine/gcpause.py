@@ -16,13 +16,17 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(*, promote: bool = True) -> Iterator[None]:
+    """Without ``promote`` the objects stay where they are: for short-lived results (a task's
+    status view) read again and again by a long-lived process, whose garbage cycles made
+    meanwhile must not be moved out of reach of the young collections."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
-            gc.freeze()
-            gc.unfreeze()
+            if promote:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()

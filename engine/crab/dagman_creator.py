@@ -121,6 +121,12 @@ def write_task(task_dir: str, ad: TaskAd, dataset: Dataset, jobs: Sequence[JobSp
     return dag
 
 
+def read_task(task_dir: str) -> dict:
+    """``task.json``, the TaskAd :func:`write_task` wrote, as JSON (:func:`task_ad` makes it a TaskAd)."""
+    with open(os.path.join(task_dir, TASK_FILE), encoding="utf-8") as f:
+        return json.load(f)
+
+
 def write_jobs(task_dir: str, dataset: Dataset, jobs: Sequence[JobSplit]) -> None:
     """Each job's input and data sites (PreDAG adds automatic splitting's later stages' jobs)."""
     by_lfn = {f.lfn: f for f in dataset.files}

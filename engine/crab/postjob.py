@@ -15,13 +15,12 @@ Standard library plus htcondor2's event-log reader, which real HTCondor's DAG ho
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 
 from engine.crab import fjr
-from engine.crab.dagman_creator import TASK_FILE, task_ad
+from engine.crab.dagman_creator import read_task, task_ad
 from engine.crab.prejob import load_job_state
 from engine.crab.retry_policy import (ACTIONS, Decision, JobReturnCode, Limits, decide, record, save_state,
                                       state_path)
@@ -71,8 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("job_id")
     parser.add_argument("task_dir")
     args = parser.parse_args(argv)
-    with open(os.path.join(args.task_dir, TASK_FILE), encoding="utf-8") as f:
-        task = json.load(f)
+    task = read_task(args.task_dir)
     state = load_job_state(args.task_dir, args.job_id)
     last = state.attempts[-1] if state.attempts else None
     if state.open_attempt is None and last is not None and last.dag_retry == args.dag_retry:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import json
 import os
 import sys
 from collections.abc import Iterator
@@ -32,7 +31,7 @@ from engine.atomic import write_atomically
 from engine.crab.automatic import (AutomaticConfig, AutomaticSplittingError, Estimate, missing_lumis,
                                    probe_estimate, processing_split, tail_lumis, tail_split, tail_stages)
 from engine.crab.cmsrun import read_input
-from engine.crab.dagman_creator import (DAG_FILE, NOTHING_TO_SPLIT, TASK_FILE, format_dag, stage_node,
+from engine.crab.dagman_creator import (DAG_FILE, NOTHING_TO_SPLIT, format_dag, read_task, stage_node,
                                         subdag_file, task_ad, write_jobs)
 from engine.crab.datasets import Catalogue, Dataset, DatasetError
 from engine.crab import fjr, stages
@@ -60,8 +59,7 @@ def report_path(task_dir: str, job_id: str) -> str | None:
 
 def is_automatic(task_dir: str) -> bool:
     """Whether the task splits automatically (its ``task.json`` has the stages' settings)."""
-    with open(os.path.join(task_dir, TASK_FILE), encoding="utf-8") as f:
-        return json.load(f).get("automatic") is not None
+    return read_task(task_dir).get("automatic") is not None
 
 
 def task_outcome(task_dir: str) -> str:
@@ -91,8 +89,7 @@ class PreDag:
     def __init__(self, task_dir: str, stage: int) -> None:
         self.task_dir = task_dir
         self.stage = stage
-        with open(os.path.join(task_dir, TASK_FILE), encoding="utf-8") as f:
-            task = json.load(f)
+        task = read_task(task_dir)
         self.ad = task_ad(task)
         self.auto = task["automatic"]
         self.config = AutomaticConfig.from_crab(self.auto["config"])

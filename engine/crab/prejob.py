@@ -29,7 +29,7 @@ import sys
 import time
 
 from engine.atomic import write_atomically
-from engine.crab.dagman_creator import SUBMIT_TEMPLATE, TASK_FILE, task_ad
+from engine.crab.dagman_creator import SUBMIT_TEMPLATE, read_task, task_ad
 from engine.crab.resubmit import ResubmitEntry, apply_record, read_record
 from engine.crab.sites import (SiteListError, SiteLists, Thresholds, attempt_sites, load_statistics,
                                previous_failure)
@@ -92,8 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("job_id")
     parser.add_argument("task_dir")
     args = parser.parse_args(argv)
-    with open(os.path.join(args.task_dir, TASK_FILE), encoding="utf-8") as f:
-        task = json.load(f)
+    task = read_task(args.task_dir)
     state, entry = apply_record(load_job_state(args.task_dir, args.job_id), read_record(args.task_dir))
     ended = failed_for_good(state)
     if ended:

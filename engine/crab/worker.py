@@ -32,7 +32,7 @@ import time
 from dataclasses import asdict, replace
 
 from engine.crab.automatic import load_knobs, probe_split
-from engine.crab.dagman_creator import DAG_FILE, TASK_FILE, TaskAd, task_ad, write_task
+from engine.crab.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
 from engine.crab.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.predag import is_automatic, task_outcome
 from engine.crab.prejob import load_job_state
@@ -142,8 +142,7 @@ class TaskWorker:
     def resubmit(self, task: Task) -> None:
         """crab resubmit: see the module's description.  Each step can be taken again after a crash."""
         args = task.arguments
-        with open(os.path.join(task.task_dir, TASK_FILE), encoding="utf-8") as f:
-            ad = json.load(f)
+        ad = read_task(task.task_dir)
         if "epoch" not in args:
             jobs = task_jobs(task.task_dir, job_ids(task.task_dir), self.schedd, task.dagman_id)
             ids = select_jobs({j.id: j.state for j in jobs}, args.get("resubmit_jobids"),
