@@ -9,12 +9,13 @@ import time
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane
+from textual.widgets import Log, Static, TabbedContent, TabPane
 
 from crabtui.screens.polling import PollingScreen
 from crabtui.snapshots import JobSnapshot
 from crabtui.task_status import shown_state, to_hms
 from crabtui.widgets import states
+from crabtui.widgets.key_bar import KeyBar
 from crabtui.widgets.live_table import Column, LiveTable
 from crabtui.widgets.states import Palette
 from crabtui.widgets.status_bar import StatusBar
@@ -52,7 +53,7 @@ class JobScreen(PollingScreen):
                 with TabPane(title, id=tab):
                     yield Log(id=f"{tab}-text", auto_scroll=tab in FOLLOWED)
         yield Static("", id="info")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.status_bar.crumbs = f"crabtui › {self.task_name.split('_crab_')[-1]} › job {self.job_id}"
@@ -69,7 +70,7 @@ class JobScreen(PollingScreen):
             Column("start", "Started", lambda a: a.get("start"), _clock),
             Column("end", "Ended", lambda a: a.get("end"), _clock),
             Column("runtime", "Runtime", lambda a: a.get("runtime_s"),
-                   lambda v, a, p: "" if v is None else to_hms(v), right=True),
+                   lambda v, a, p: Text("" if v is None else to_hms(v), end=""), right=True),
             Column("memory", "Mem (MB)", lambda a: None if a.get("memory_mb") is None else int(a["memory_mb"]),
                    right=True),
             Column("request", "Req (MB)", lambda a: a.get("request_memory"), right=True),
@@ -149,8 +150,8 @@ class JobScreen(PollingScreen):
         event.pane.query_one("LiveTable, Log").focus()
         self._update_info()
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        key = event.data_table.cursor_key  # where the cursor is now, not where an older event left it
+    def on_line_table_row_highlighted(self, event: LiveTable.RowHighlighted) -> None:
+        key = event.table.cursor_key  # where the cursor is now, not where an older event left it
         if key is None or self.snapshot is None or self.snapshot.job is None:
             return
         chosen = int(key)
@@ -182,6 +183,6 @@ class JobScreen(PollingScreen):
         return {"stdout": files.stdout, "stderr": files.stderr, "report": files.report, "events": files.user_log}
 
 
-def _clock(value: float | None, item: object, palette: Palette) -> str:
-    return "" if value is None else time.strftime("%m/%d %H:%M:%S", time.localtime(value))
+def _clock(value: float | None, item: object, palette: Palette) -> Text:
+    return Text("" if value is None else time.strftime("%m/%d %H:%M:%S", time.localtime(value)), end="")
 

@@ -8,7 +8,7 @@ from typing import NamedTuple
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane
+from textual.widgets import Log, Static, TabbedContent, TabPane
 
 from crabtui.screens.polling import PollingScreen
 from crabtui.snapshots import NODE_STATES, ErrorGroup, SiteRow, TaskSnapshot, error_groups, site_rows, state_counts
@@ -16,6 +16,7 @@ from crabtui.task_status import POSTPROCESSING, compress_ids, countdown, exit_co
 from crabtui.widgets import states
 from crabtui.widgets.dag_tree import DagTree
 from crabtui.widgets.filter_bar import FilterBar
+from crabtui.widgets.key_bar import KeyBar
 from crabtui.widgets.live_table import Column, LiveTable, row_values
 from crabtui.widgets.states import Palette
 from crabtui.widgets.status_bar import StatusBar
@@ -78,7 +79,7 @@ class TaskScreen(PollingScreen):
                 yield Log(max_lines=LOG_LINES, id="dagman-out")
         yield Static("", id="info")
         yield FilterBar()
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.status_bar.crumbs = f"crabtui › {self.task_name}"
@@ -262,13 +263,13 @@ class TaskScreen(PollingScreen):
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_line_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()
-        if event.data_table.id == "job-table":
+        if event.table.id == "job-table":
             self.action_open_job()
-        elif event.data_table.id == "error-table":  # the jobs with this exit code
+        elif event.table.id == "error-table":  # the jobs with this exit code
             self.action_tab("jobs")
-            self.jobs_table.filter = f"exit:={event.row_key.value}"
+            self.jobs_table.filter = f"exit:={event.row_key}"
 
     def action_open_job(self) -> None:
         from crabtui.screens.job import JobScreen
@@ -374,15 +375,15 @@ def _state_order(value: str) -> int:
 
 
 def _hms(value: float | None, item: object, palette: Palette) -> Text:
-    return Text("" if value is None else to_hms(value), justify="right", end="")
+    return Text("" if value is None else to_hms(value), end="")
 
 
 def _exit_code(value: int | None, item: object, palette: Palette) -> Text:
     if value is None:
         return Text("")
     if value == POSTPROCESSING:
-        return Text("postproc", style=palette.style("error"), justify="right", end="")
-    return Text(str(value), style=palette.style("error") if value else "", justify="right", end="")
+        return Text("postproc", style=palette.style("error"), end="")
+    return Text(str(value), style=palette.style("error") if value else "", end="")
 
 
 def _meaning(code: int) -> str:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Static
 
 from crabtui.screens.polling import PollingScreen
 from crabtui.snapshots import TasksSnapshot, TaskSummary
 from crabtui.widgets.filter_bar import FilterBar
+from crabtui.widgets.key_bar import KeyBar
 from crabtui.widgets.live_table import Column, LiveTable
 from crabtui.widgets.states import Palette, progress_bar, short_duration, state_counts, task_status
 from crabtui.widgets.status_bar import StatusBar
@@ -38,7 +39,7 @@ class TasksScreen(PollingScreen):
         yield LiveTable(self._columns(), id="tasks")
         yield Static("", id="info")
         yield FilterBar()
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.status_bar.crumbs = "crabtui › tasks"
@@ -57,7 +58,7 @@ class TasksScreen(PollingScreen):
             Column("jobs", "Jobs", lambda s: " ".join(f"{k}:{n}" for k, n in s.counts.items()),
                    lambda v, s, p: state_counts(s.counts, p), width=18),
             Column("age", "Age", lambda s: shown_age(self.app.clock() - s.task.submitted_at),
-                   lambda v, s, p: Text(short_duration(v), justify="right"), width=4, live=True, right=True),
+                   lambda v, s, p: Text(short_duration(v), end=""), width=4, live=True, right=True),
             Column("message", "Message", lambda s: s.error or s.task.message),
         ]
 
@@ -96,7 +97,7 @@ class TasksScreen(PollingScreen):
 
     # -------------------------------------------------------------- actions
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_line_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()
         self.action_open_task()
 

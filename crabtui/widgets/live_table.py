@@ -6,9 +6,9 @@ by key, and keeps the cursor on the same item through refreshes, sorts and filte
 users' first complaint is a cursor that jumps).  Values also drive sorting (by the raw value,
 not its text) and the ``/`` filter; only visible rows of ``live`` columns (a countdown) are
 recomputed on a clock tick.  Rows can be marked for bulk actions; the marks live in a one-cell
-column of their own.  A cell is made only when it is drawn (:mod:`crabtui.widgets.bulk_table`),
-and every item keeps its row while the filter hides it, so that a task of 10,000 jobs costs
-little more than a screenful.
+column of their own.  A row's cells are made only when its line is drawn
+(:mod:`crabtui.widgets.line_table`), and every item keeps its values while the filter hides it,
+so that a task of 10,000 jobs costs little more than a screenful.
 """
 
 from __future__ import annotations
@@ -17,14 +17,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rich.console import RenderableType
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey
 
-from crabtui.widgets.bulk_table import BulkTable, LazyRow
+from crabtui.widgets.line_table import LineTable, TableColumn
 from crabtui.widgets.states import DEFAULT_PALETTE, Palette
 
 MARK = "●"
@@ -39,7 +36,7 @@ class Column:
     key: str
     label: str
     value: Callable[[Any], Any]
-    render: Callable[[Any, Any, Palette], RenderableType] | None = None
+    render: Callable[[Any, Any, Palette], Text] | None = None
     width: int | None = None  # None: as wide as its content (for small tables only)
     live: bool = False  # the value depends on the clock
     right: bool = False  # numbers: right-aligned
@@ -61,8 +58,9 @@ class Filter:
 
     text: str
 
-    def compile(self, columns: list[Column]) -> Callable[[tuple[str, ...], str], bool] | None:
-        """``passes(texts, joined)``: whether a row passes, given its :func:`row_texts`."""
+    def compile(self, columns: list[Column]) -> Callable[[list[str], dict[str, str]], list[str]] | None:
+        """``select(keys, texts)``: the keys whose rows pass, in their order, given every row's
+        :func:`row_text`.  One comprehension, no call per row: 10,000 rows take a few ms."""
         text = self.text.strip()
         if not text:
             return None
@@ -77,20 +75,21 @@ class Filter:
         exact = index is not None and text.startswith("=")
         needle = text[exact:].strip().lower()
         if index is None:
-            return lambda texts, joined: (needle in joined) != invert
+            if invert:
+                return lambda keys, texts: [k for k in keys if needle not in texts[k]]
+            return lambda keys, texts: [k for k in keys if needle in texts[k]]
         if exact:
-            return lambda texts, joined: (texts[index] == needle) != invert
-        return lambda texts, joined: (needle in texts[index]) != invert
+            return lambda keys, texts: [k for k in keys if (texts[k].split("\0")[index] == needle) != invert]
+        return lambda keys, texts: [k for k in keys if (needle in texts[k].split("\0")[index]) != invert]
 
 
-def row_texts(values: tuple) -> tuple[tuple[str, ...], str]:
-    """A row's values as the filter reads them, lower-case, and joined by NUL, which no needle
-    holds: one search of the joined text finds a needle in any column."""
-    texts = tuple(("" if v is None else str(v)).lower() for v in values)
-    return texts, "\0".join(texts)
+def row_text(values: tuple) -> str:
+    """A row's values as the filter reads them: lower-case, joined by NUL, which no needle holds,
+    so that one search finds a needle in any column."""
+    return "\0".join(["" if v is None else str(v) for v in values]).lower()
 
 
-class LiveTable(BulkTable):
+class LiveTable(LineTable):
     """See the module's description.  Keys are strings; items any objects the columns understand."""
 
     BINDINGS = [
@@ -113,7 +112,7 @@ class LiveTable(BulkTable):
 
     def __init__(self, columns: Iterable[Column], *, fixed_columns: int = 0, id: str | None = None,
                  classes: str | None = None) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, fixed_columns=fixed_columns, id=id, classes=classes)
+        super().__init__(fixed_columns=fixed_columns, id=id, classes=classes)
         self.table_columns = list(columns)
         self.palette = DEFAULT_PALETTE
         self.items: dict[str, Any] = {}
@@ -121,20 +120,22 @@ class LiveTable(BulkTable):
         self.sort_column: str | None = None  # None: the items' own order
         self.sort_reverse = False
         self._filter = Filter("")
-        self._passes: Callable[[tuple[str, ...], str], bool] | None = None
-        self._rows: dict[str, LazyRow] = {}  # every item's row, shown or not, with its column values
-        self._texts: dict[str, tuple[tuple[str, ...], str]] = {}  # rows' row_texts, made when a filter asks
+        self._select: Callable[[list[str], dict[str, str]], list[str]] | None = None
+        self._values: dict[str, tuple] = {}  # every item's column values, shown or not
+        self._texts: dict[str, str] = {}  # rows' row_text, made when a filter asks
         self._order: dict[str, int] = {}
         self._sorted: list[str] | None = None  # every item's key in the sort order (None: to sort again)
         self._shown: dict[str, None] = {}  # the rows on the table, in their order
-        self._column_index = {_MARK_COLUMN: -1, **{c.key: i for i, c in enumerate(self.table_columns)}}
         self._live = [i for i, c in enumerate(self.table_columns) if c.live]
+        self._set_headers()
 
-    def on_mount(self) -> None:
-        self.add_column(Text(" "), key=_MARK_COLUMN, width=1)
+    def _set_headers(self) -> None:
+        """The columns' labels, the sort column's with its direction."""
+        columns = [TableColumn(_MARK_COLUMN, Text(" "), 1)]
         for c in self.table_columns:
-            label = Text(c.label, justify="right" if c.right else "left")
-            self.add_column(label, key=c.key, width=c.width)
+            marker = ("▼" if self.sort_reverse else "▲") if c.key == self.sort_column else ""
+            columns.append(TableColumn(c.key, Text(c.label, end=""), c.width, c.right, marker))
+        self.set_columns(columns)
 
     # -------------------------------------------------------------- feeding
 
@@ -147,24 +148,20 @@ class LiveTable(BulkTable):
             self._order = {key: i for i, key in enumerate(items)}
             self._sorted = None
         self.items = items
-        rows, texts = self._rows, self._texts
+        old, texts = self._values, self._texts
         sort_index = self._sort_index()
         changed = []
         for key, new in values.items():
-            row = rows.get(key)
-            if row is None:
-                rows[key] = LazyRow(key, new, self._make_cell)
-            elif row.values != new:
-                if sort_index is not None and row.values[sort_index] != new[sort_index]:
+            before = old.get(key)
+            if before is not None and before != new:
+                if sort_index is not None and before[sort_index] != new[sort_index]:
                     self._sorted = None
-                row.values = new
-                row.clear()
                 texts.pop(key, None)
-                changed.append(row)
-        if len(rows) != len(values):
-            for key in [key for key in rows if key not in values]:
-                del rows[key]
-                texts.pop(key, None)
+                changed.append(key)
+        if len(old) != len(values) or any(key not in old for key in values):
+            for key in [key for key in texts if key not in values]:
+                del texts[key]
+        self._values = values
         self.marked &= values.keys()
         self._sync(changed)
 
@@ -174,32 +171,26 @@ class LiveTable(BulkTable):
 
     def tick(self) -> None:
         """Recompute the live columns of the rows on screen; redraw the cells whose value changed."""
-        if not self._live or not self.row_count:
+        if not self._live:
             return
-        first = int(self.scroll_offset.y)
         changed = []
-        for index in range(first, min(self.row_count, first + self.size.height)):
-            row = self._data[self._row_locations.get_key(index)]
-            item = self.items.get(row.key.value)
-            if item is None:
+        for key in self.visible_keys():
+            item, values = self.items.get(key), self._values.get(key)
+            if item is None or values is None:
                 continue
-            values = list(row.values)
+            new = list(values)
             for i in self._live:
-                values[i] = self.table_columns[i].value(item)
-                if values[i] != row.values[i]:
-                    row.pop(self.table_columns[i].key, None)
-            if tuple(values) != row.values:
-                row.values = tuple(values)
-                self._texts.pop(row.key.value, None)
-                changed.append(row)
+                new[i] = self.table_columns[i].value(item)
+            if tuple(new) != values:
+                self._values[key] = tuple(new)
+                self._texts.pop(key, None)
+                changed.append(key)
         if changed:
             self.redraw(changed)
 
     def set_palette(self, palette: Palette) -> None:
         self.palette = palette
-        for row in self._rows.values():
-            row.clear()
-        self.redraw(self._data.values())
+        self.redraw()
 
     # -------------------------------------------------------------- filter, sort, marks
 
@@ -210,7 +201,7 @@ class LiveTable(BulkTable):
     @filter.setter
     def filter(self, text: str) -> None:
         self._filter = Filter(text)
-        self._passes = self._filter.compile(self.table_columns)
+        self._select = self._filter.compile(self.table_columns)
         self._sync(force_event=True)
 
     def sort_by(self, column: str | None, reverse: bool = False) -> None:
@@ -220,6 +211,7 @@ class LiveTable(BulkTable):
             self._sorted.reverse()
         else:
             self._sorted = None
+        self._set_headers()
         self._sync(force_event=True)
 
     def action_sort_next(self) -> None:
@@ -229,18 +221,12 @@ class LiveTable(BulkTable):
     def action_sort_reverse(self) -> None:
         self.sort_by(self.sort_column, not self.sort_reverse)
 
-    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+    def on_line_table_header_selected(self, event: LineTable.HeaderSelected) -> None:
         event.stop()
-        key = event.column_key.value
+        key = event.column_key
         if key == _MARK_COLUMN:
             return
         self.sort_by(key, not self.sort_reverse if key == self.sort_column else False)
-
-    @property
-    def cursor_key(self) -> str | None:
-        if not self.row_count:
-            return None
-        return self._row_locations.get_key(self.cursor_row).value
 
     def shown_keys(self) -> list[str]:
         """The rows on show, in their order on screen."""
@@ -278,8 +264,8 @@ class LiveTable(BulkTable):
 
     def describe(self, noun: str) -> str:
         """``4 of 12 jobs · filter 'fail' · sorted by State ▼ · 2 marked``."""
-        parts = [f"{len(self._shown)} of {len(self.items)} {noun}" if self._passes else f"{len(self.items)} {noun}"]
-        if self._passes:
+        parts = [f"{len(self._shown)} of {len(self.items)} {noun}" if self._select else f"{len(self.items)} {noun}"]
+        if self._select:
             parts.append(f"filter {self.filter!r}")
         if self.sort_column is not None:
             label = next(c.label for c in self.table_columns if c.key == self.sort_column)
@@ -290,51 +276,47 @@ class LiveTable(BulkTable):
 
     # -------------------------------------------------------------- the diff
 
-    def _make_cell(self, row: LazyRow, column_key: ColumnKey) -> RenderableType:
-        """A cell of ``row``, when the table draws it."""
-        index = self._column_index[column_key]
-        key = row.key.value
-        if index < 0:
-            marked = key in self.marked
-            return Text(MARK if marked else " ", style="bold" if marked else "", end="")
-        return self._cell(self.table_columns[index], row.values[index], self.items[key])
-
-    def _cell(self, column: Column, value: Any, item: Any) -> RenderableType:
-        if column.render is not None:
-            return column.render(value, item, self.palette)
-        return Text("" if value is None else str(value), justify="right" if column.right else "left", no_wrap=True,
-                    end="")
+    def row_cells(self, key: str) -> list[Text]:
+        """The row's cells, when the table draws it: the mark, then each column's."""
+        marked = key in self.marked
+        cells = [Text(MARK if marked else " ", style="bold" if marked else "", end="")]
+        item, palette = self.items[key], self.palette
+        for column, value in zip(self.table_columns, self._values[key]):
+            if column.render is not None:
+                cells.append(column.render(value, item, palette))
+            else:
+                cells.append(Text("" if value is None else str(value), end=""))
+        return cells
 
     def _paint_mark(self, *keys: str) -> None:
-        rows = [self._rows[key] for key in keys if key in self._shown]
-        for row in rows:
-            row.pop(_MARK_COLUMN, None)
-        if rows:
-            self.redraw(rows)
+        shown = [key for key in keys if key in self._shown]
+        if shown:
+            self.redraw(shown)
 
-    def _sync(self, changed: Sequence[LazyRow] = (), force_event: bool = False) -> None:
+    def _sync(self, changed: Sequence[str] = (), force_event: bool = False) -> None:
         """Show the rows the filter passes, in the sort order; redraw the ``changed`` ones shown."""
         cursor = self.cursor_key
         if self._sorted is None:
             self._sorted = self._sort_keys()
-        order = self._sorted if self._passes is None else [key for key in self._sorted if self._filter_passes(key)]
+        order = self._sorted if self._select is None else self._select(self._sorted, self._row_texts())
         rows_before = len(self._shown)
         moved = len(order) != rows_before or order != list(self._shown)
         if moved:
-            self.show_rows([self._rows[key] for key in order])
             self._shown = dict.fromkeys(order)
-        redraw = [row for row in changed if row.key.value in self._shown]
+            self.show_rows(order)
+        redraw = [key for key in changed if key in self._shown]
         if redraw:
             self.redraw(redraw)
         self._restore_cursor(cursor)
         if force_event or moved:
             self.post_message(self.ViewChanged(self))
 
-    def _filter_passes(self, key: str) -> bool:
-        texts = self._texts.get(key)
-        if texts is None:
-            texts = self._texts[key] = row_texts(self._rows[key].values)
-        return self._passes(*texts)
+    def _row_texts(self) -> dict[str, str]:
+        """Every row's :func:`row_text`, made for those that changed since the last filter."""
+        texts, values = self._texts, self._values
+        if len(texts) != len(values):
+            texts.update((key, row_text(v)) for key, v in values.items() if key not in texts)
+        return texts
 
     def _sort_index(self) -> int | None:
         return next((i for i, c in enumerate(self.table_columns) if c.key == self.sort_column), None)
@@ -345,12 +327,12 @@ class LiveTable(BulkTable):
         index = self._sort_index()
         if index is None:
             return list(self.items)
-        rows, order = self._rows, self._order
+        values, order = self._values, self._order
         key_of = self.table_columns[index].order or (lambda value: value)
         keys: dict[Any, Any] = {}  # by value: many rows share one (a state, a site)
 
         def by_value(key: str) -> tuple:
-            value = rows[key].values[index]
+            value = values[key][index]
             if value is None:
                 return (True, 0, order[key])
             if value not in keys:

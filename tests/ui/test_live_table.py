@@ -1,20 +1,14 @@
 """The job table with thousands of rows: sorting, filtering, refreshes and marks keep the cursor on
-its item and the rows in order, and a cell is drawn exactly as DataTable draws it."""
+its item and the rows in order; cells are aligned and cut to their columns, fixed columns stay
+when the table scrolls sideways, and the mouse sorts, moves the cursor and selects."""
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 
-from rich.console import Console
-from rich.padding import Padding
-from rich.style import Style
-from rich.text import Span, Text
 from textual.app import App
-from textual.renderables.styled import Styled
-from textual.strip import Strip
 
-from crabtui.widgets.bulk_table import text_line
+from crabtui.widgets.key_bar import KeyBar
 from crabtui.widgets.live_table import Column, LiveTable
 from ui_tasks import cells
 
@@ -79,18 +73,72 @@ def test_sort_filter_refresh_and_marks_keep_the_cursor_on_its_job():
     drive(scenario)
 
 
-def test_a_cell_is_drawn_as_datatable_draws_it():
-    console = Console(width=100, force_terminal=True, color_system="truecolor")
-    texts = [Text(plain, style=style, justify=justify, no_wrap=no_wrap, overflow=overflow, spans=list(spans), end="")
-             for plain, style, justify, no_wrap, overflow, spans in itertools.product(
-                 ["12345", "", "✔ finished", "trail ", "wide 日本語 text", "tab\there", "two\nlines",
-                  "a failure message much longer than its column"],
-                 ["", "green", Style(italic=True)], [None, "left", "right", "center"], [None, True, False],
-                 [None, "ellipsis"], [[], [Span(0, 2, "bold")]])]
-    styles = [(Style(color="white", bgcolor="black") + Style.from_meta({"row": 1, "column": 2}), Style.null()),
-              (Style(bold=True), Style(color="red"))]
-    for text, width, padding, (pre, post) in itertools.product(texts, [3, 9, 17, 62], [0, 1], styles):
-        options = console.options.update_dimensions(width, 1).update(no_wrap=True)
-        want = console.render_lines(Styled(Padding(text, (0, padding)), pre_style=pre, post_style=post), options)[0]
-        got = text_line(console, text, width, padding, pre, post)
-        assert list(Strip(got).simplify()) == list(Strip(want).simplify()), (text, width, padding)
+class WideApp(App):
+    """Columns wider than the terminal: the first two stay when the table scrolls sideways."""
+
+    selected: list[str] = []
+
+    def compose(self):
+        yield LiveTable([Column("job", "Job", lambda j: j["id"], width=5, right=True, order=int),
+                         Column("memory", "Mem (MB)", lambda j: j["memory"], width=8, right=True),
+                         Column("error", "Last error", lambda j: j["error"], width=30),
+                         Column("site", "Site", lambda j: j["site"], width=12)], fixed_columns=2, id="table")
+        yield KeyBar()
+
+    def on_line_table_row_selected(self, event: LiveTable.RowSelected) -> None:
+        self.selected.append(event.row_key)
+
+
+def screen_lines(table: LiveTable) -> list[str]:
+    return [table.render_line(y).text for y in range(table.size.height)]
+
+
+def test_cells_are_aligned_cut_with_an_ellipsis_and_fixed_columns_stay_when_scrolled():
+    async def main() -> None:
+        app = WideApp()
+        async with app.run_test(size=(40, 8)) as pilot:
+            table = app.query_one(LiveTable)
+            table.set_items({str(n): {"id": str(n), "memory": 100 * n, "error": f"exit code {n}: " + "x" * 40,
+                                      "site": f"T2_XX_{n}"} for n in range(1, 20)})
+            await pilot.pause()
+            lines = screen_lines(table)
+            assert lines[0].startswith("      Job  Mem (MB)  Last error")  # after the marks' column
+            assert lines[1].startswith("        1       100  exit code 1: xxxx")
+            table.scroll_to(x=30, animate=False, immediate=True)
+            await pilot.pause()
+            lines = screen_lines(table)
+            assert lines[0].startswith("      Job ") and "Site" in lines[0] and "Mem" not in lines[0]
+            assert lines[1].startswith("        1 xxx") and "x…  T2_XX_1" in lines[1]
+
+            table.scroll_to(x=0, animate=False, immediate=True)
+            await pilot.click(LiveTable, offset=(12, 0))  # the header of Mem (MB)
+            assert table.sort_column == "memory" and not table.sort_reverse
+            await pilot.click(LiveTable, offset=(12, 0))
+            assert table.sort_reverse and table.shown_keys()[0] == "19"
+            assert "▼Mem (MB) " in screen_lines(table)[0]
+            assert table.cursor_key == "1"  # the cursor kept its job, now the last row
+            await pilot.press("home")
+            await pilot.click(LiveTable, offset=(3, 3))  # the third row: moves the cursor there
+            assert table.cursor_key == "17" and app.selected == []
+            await pilot.click(LiveTable, offset=(3, 3))  # the cursor's row: selects it
+            assert app.selected == ["17"]
+            await pilot.press("enter")
+            assert app.selected == ["17", "17"]
+
+    asyncio.run(main())
+
+
+def test_the_key_bar_shows_the_focused_tables_keys_and_a_click_presses_one():
+    async def main() -> None:
+        app = WideApp()
+        async with app.run_test(size=(60, 8)) as pilot:
+            table = app.query_one(LiveTable)
+            table.set_items({str(n): {"id": str(n), "memory": 100 * n, "error": "", "site": "T2_XX_Local"}
+                             for n in range(1, 4)})
+            await pilot.pause()
+            bar = app.query_one(KeyBar).render().plain
+            assert bar.startswith(" space Mark  s Sort ") and bar.rstrip().endswith("^p palette")
+            await pilot.click(KeyBar, offset=(bar.index("s Sort") + 1, 0))
+            assert table.sort_column == "job"
+
+    asyncio.run(main())

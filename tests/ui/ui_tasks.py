@@ -41,4 +41,4 @@ async def wait_for(pilot, condition: Callable[[], object], what: str, timeout: f
 
 def cells(table, key: str) -> list[str]:
     """A row's cells as the user reads them (mark cell first)."""
-    return [getattr(cell, "plain", str(cell)) for cell in table.get_row(key)]
+    return [cell.plain for cell in table.row_cells(key)]
