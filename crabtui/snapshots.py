@@ -304,9 +304,8 @@ def site_rows(jobs: Sequence[JobView], view: Any) -> list[SiteRow]:
 def error_groups(jobs: Sequence[JobView]) -> list[ErrorGroup]:
     """Jobs that failed for good or wait to be retried, by their last exit code, most jobs first."""
     groups: dict[int, ErrorGroup] = {}
-    for j in sorted(jobs, key=lambda j: job_sort_key(j.id)):
-        if j.exit_code in (None, 0) or j.state not in ("failed", "cooloff"):
-            continue
+    failing = [j for j in jobs if j.exit_code not in (None, 0) and j.state in ("failed", "cooloff")]
+    for j in sorted(failing, key=lambda j: job_sort_key(j.id)):
         group = groups.setdefault(j.exit_code, ErrorGroup(j.exit_code))
         (group.failed if j.state == "failed" else group.retrying).append(j.id)
     return sorted(groups.values(), key=lambda g: (-len(g.failed) - len(g.retrying), g.exit_code))

@@ -17,7 +17,7 @@ from crabtui.widgets import states
 from crabtui.widgets.dag_tree import DagTree
 from crabtui.widgets.filter_bar import FilterBar
 from crabtui.widgets.key_bar import KeyBar
-from crabtui.widgets.live_table import Column, LiveTable, row_values
+from crabtui.widgets.live_table import Column, LiveTable, RowValues
 from crabtui.widgets.states import Palette
 from crabtui.widgets.status_bar import StatusBar
 from engine.crab.status import JobView, job_sort_key
@@ -62,6 +62,7 @@ class TaskScreen(PollingScreen):
         self._statics: dict[str, object] = {}  # what each Static shows
         self.automatic = False  # the task splits automatically: its jobs' states are shown as CRAB names them
         self.job_columns = self._job_columns()
+        self._job_values = RowValues(self.job_columns, clocked=lambda j: j.state == "cooloff")
 
     def compose(self) -> ComposeResult:
         yield StatusBar()
@@ -156,7 +157,7 @@ class TaskScreen(PollingScreen):
         self.automatic = snapshot.view.automatic is not None  # a task's splitting never changes
         view = snapshot.view
         jobs = {j.id: j for j in view.jobs}
-        return TaskRows(snapshot, jobs, row_values(self.job_columns, jobs), state_counts(view.jobs, self.automatic),
+        return TaskRows(snapshot, jobs, self._job_values(jobs), state_counts(view.jobs, self.automatic),
                         {r.site: r for r in site_rows(view.jobs, view.sites)},
                         {str(g.exit_code): g for g in error_groups(view.jobs)})
 

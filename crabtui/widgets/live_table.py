@@ -50,6 +50,36 @@ def row_values(columns: list[Column], items: Mapping[str, Any]) -> dict[str, tup
     return {key: tuple(get(item) for get in getters) for key, item in items.items()}
 
 
+class RowValues:
+    """:func:`row_values` for one table's successive refreshes: an item that is the same object as
+    at the last call (the engine's view of a job that did not change) keeps its values, and only
+    its live columns are computed again, if ``clocked(item)`` says they depend on the clock."""
+
+    def __init__(self, columns: list[Column], clocked: Callable[[Any], bool] = lambda item: True) -> None:
+        self.columns = columns
+        self.clocked = clocked
+        self._last: dict[str, tuple[Any, tuple]] = {}
+
+    def __call__(self, items: Mapping[str, Any]) -> dict[str, tuple]:
+        getters = [c.value for c in self.columns]
+        live = [(i, c.value) for i, c in enumerate(self.columns) if c.live]
+        last, kept, values, clocked = self._last, {}, {}, self.clocked
+        for key, item in items.items():
+            before = last.get(key)
+            if before is not None and before[0] is item:
+                row = before[1]
+                for i, get in live if live and clocked(item) else ():
+                    value = get(item)
+                    if value != row[i]:
+                        row = (*row[:i], value, *row[i + 1:])
+            else:
+                row = tuple(get(item) for get in getters)
+            values[key] = row
+            kept[key] = (item, row)
+        self._last = kept
+        return values
+
+
 @dataclass(frozen=True)
 class Filter:
     """``/`` filter text: a substring of any column (case-insensitive); ``column:text`` looks in

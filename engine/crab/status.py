@@ -261,21 +261,31 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
             elif "CRAB_Id" in ad:
                 queue[str(ad["CRAB_Id"])] = ad
     dag_active = dag_queued or dagman_id is None
-    rows, all_ids = _rows(task_dir, scale)
+    rows, all_ids = _rows(task_dir, scale, CACHE_WRITE_EVERY_S)
+    made = _VIEWS.pop(task_dir, None) or {}
+    if len(_VIEWS) >= _PARSED_MAX:
+        del _VIEWS[next(iter(_VIEWS))]
+    views = _VIEWS[task_dir] = {} if ids is None else made
     jobs = []
     append = jobs.append
     for job in (all_ids if ids is None else ids):
         row = rows.get(job, _NO_FILE)
         ad = queue.get(job)
         if row[_OPEN] is None and ad is None:  # the common case, kept short: 10,000 of them
-            state = row[_STATE]
-            if state == "cooloff" and not dag_active:
-                state = "killed"
-            runtime, cpu = row[_RUNTIME], row[_CPU]
-            append(JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(row[_SITES]), row[_EXIT],
-                           Attempts(row[_ATTEMPTS]), row[_RESTARTS], runtime, row[_MEMORY],
-                           cpu / (runtime * cores) * 100 if cpu is not None and runtime else None, row[_WASTE],
-                           row[_ERROR]))
+            last = made.get(job)
+            if last is not None and last[1] == dag_active and last[0] == row:
+                view = last[2]
+            else:
+                state = row[_STATE]
+                if state == "cooloff" and not dag_active:
+                    state = "killed"
+                runtime, cpu = row[_RUNTIME], row[_CPU]
+                view = JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(row[_SITES]), row[_EXIT],
+                               Attempts(row[_ATTEMPTS]), row[_RESTARTS], runtime, row[_MEMORY],
+                               cpu / (runtime * cores) * 100 if cpu is not None and runtime else None,
+                               row[_WASTE], row[_ERROR])
+            views[job] = (row, dag_active, view)
+            append(view)
         else:
             append(_in_flight(task_dir, job, row, ad, now, scale, cores, dag_active))
     return TaskView(jobs, dag_queued, cores, task.get("max_memory_mb"), task.get("max_runtime_min"),
@@ -431,11 +441,13 @@ def _stamp(st: os.stat_result) -> list:
     return [st.st_ino, st.st_mtime_ns, st.st_size]
 
 
-def _rows(task_dir: str, scale: float) -> tuple[dict[str, list], list[str]]:
-    """Every job's row and the task's job ids, from the cache where it is still right; the cache
-    is rewritten if anything had to be read again."""
+def _rows(task_dir: str, scale: float, write_every: float = 0.0) -> tuple[dict[str, list], list[str]]:
+    """Every job's row and the task's job ids, from the cache where it is still right.  If anything
+    had to be read again the cache is rewritten, or, if this process wrote it less than
+    ``write_every`` seconds ago, kept in memory until then: a UI refreshing a busy 10,000-job task
+    every second would spend most of each refresh writing it."""
     path = os.path.join(task_dir, STATUS_CACHE)
-    cache = _read_cache(path)
+    cache_stamp, cache = _read_cache(path)
     if not isinstance(cache, dict) or cache.get("schema") != CACHE_SCHEMA:
         cache = {"dag": None, "ids": [], "states": None, "jobs": {}}
     changed = False
@@ -486,35 +498,55 @@ def _rows(task_dir: str, scale: float) -> tuple[dict[str, list], list[str]]:
     dag = dag if dag is not None and max(dag[1], dag[3]) < racy else None
     states_mtime = states_mtime if states_mtime is not None and states_mtime < racy else None
     if changed or dag != cache["dag"] or states_mtime != cache["states"]:
-        _write_cache(path, {"schema": CACHE_SCHEMA, "dag": dag, "ids": ids, "states": states_mtime, "jobs": {
+        data = {"schema": CACHE_SCHEMA, "dag": dag, "ids": ids, "states": states_mtime, "jobs": {
             job: row if row[_STAMP] is None or row[_STAMP][1] < racy else [[0, 0, -1], *row[1:]]
-            for job, row in rows.items()}})
+            for job, row in rows.items()}}
+        if cache_stamp is not None and time.monotonic() - _WRITTEN.get(path, -write_every) < write_every:
+            _remember(path, cache_stamp, data, True)  # newer than the file, which is as this process left it
+        else:
+            _write_cache(path, data)
     return rows, ids
 
 
-_PARSED: dict[str, tuple[list, Any]] = {}
-"""path -> (stamp, cache) of the caches this process read last: a long-lived reader (the UI, the
-task worker) parses an unchanged 10,000-job cache once, not at every refresh."""
+_PARSED: dict[str, tuple[list, Any, bool]] = {}
+"""path -> (stamp, cache, ours) of the caches this process read or wrote last: a long-lived reader (the
+UI, the task worker) parses an unchanged 10,000-job cache once, not at every refresh."""
 _PARSED_MAX = 8
 
+_WRITTEN: dict[str, float] = {}
+"""path -> when (time.monotonic) this process last wrote the cache there."""
+CACHE_WRITE_EVERY_S = 10.0  # how often a long-lived reader writes a cache that keeps changing
 
-def _read_cache(path: str) -> Any:
-    """The status cache at ``path`` (None if unreadable), reusing the parse of an unchanged file.
-    Every write replaces the file (a new inode), and a stamp younger than :data:`RACY_NS` is not
-    trusted, as for the state files."""
+_VIEWS: dict[str, dict[str, tuple[list, bool, JobView]]] = {}
+"""task_dir -> job -> (its cache row, whether the DAG was active, the JobView made of them) of the
+last full view: a job whose row is equal keeps its JobView (read-only), so a long-lived reader
+makes only the views of the jobs that changed, and can tell them by identity."""
+
+
+def _read_cache(path: str) -> tuple[list | None, Any]:
+    """The stamp of the status cache file at ``path`` and the cache (None, None if unreadable),
+    reusing the parse of an unchanged file.  Every write replaces the file (a new inode), and a
+    stamp younger than :data:`RACY_NS` is not trusted, as for the state files."""
     try:
         stamp = _stamp(os.stat(path))
     except OSError:
-        return None
+        return None, None
     parsed = _PARSED.get(path)
-    if parsed is not None and parsed[0] == stamp and stamp[1] < time.time_ns() - RACY_NS:
-        return parsed[1]
+    if parsed is not None and parsed[0] == stamp and (parsed[2] or stamp[1] < time.time_ns() - RACY_NS):
+        return stamp, parsed[1]
     cache = _read_json(path)
+    _remember(path, stamp, cache, False)
+    return stamp, cache
+
+
+def _remember(path: str, stamp: list, cache: Any, ours: bool) -> None:
+    """Keep the cache of the file at ``path`` whose stamp is ``stamp``.  One this process wrote
+    (``ours``), or brought up to date in memory, is trusted however young the file: its stamp has
+    the inode of the file this process made or read, which no other writer's replacement has."""
     _PARSED.pop(path, None)
     if len(_PARSED) >= _PARSED_MAX:
         del _PARSED[next(iter(_PARSED))]
-    _PARSED[path] = (stamp, cache)
-    return cache
+    _PARSED[path] = (stamp, cache, ours)
 
 
 def _write_cache(path: str, data: dict) -> None:
@@ -525,7 +557,11 @@ def _write_cache(path: str, data: dict) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(json.dumps(data, separators=(",", ":")))  # dumps: json.dump does not use the C encoder
+            f.flush()
+            stamp = _stamp(os.fstat(f.fileno()))
         os.replace(tmp, path)
+        _remember(path, stamp, data, True)
+        _WRITTEN[path] = time.monotonic()
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -329,6 +329,32 @@ def test_the_status_cache_reads_only_what_changed(tmp_path, monkeypatch):
     assert len(reads) == 3
 
 
+def test_a_long_lived_reader_keeps_the_cache_in_memory_and_the_unchanged_jobs_views(tmp_path, monkeypatch):
+    make_task(tmp_path)
+    monkeypatch.setattr(crab_status, "RACY_NS", 0)
+    monkeypatch.setattr(crab_status, "_PARSED", {})
+    monkeypatch.setattr(crab_status, "_WRITTEN", {})
+    time.sleep(0.05)
+    first = task_view(str(tmp_path), None, None, now=NOW)
+    written = (tmp_path / "status_cache.json").stat().st_ino
+    save_state(state_path(tmp_path, "2"), JobState("2", crab_retry=1, attempts=(
+        closed(0, "C", 8028, "fatal", NOW - 20, reason="no more"),)))
+    time.sleep(0.05)
+    changed = task_view(str(tmp_path), None, None, now=NOW)
+    assert changed.jobs[1].state == "failed"  # seen at once ...
+    assert (tmp_path / "status_cache.json").stat().st_ino == written  # ... though the file waits its turn
+    assert changed.jobs[0] is first.jobs[0] and changed.jobs[2] is first.jobs[2] and changed.jobs[1] is not first.jobs[1]
+    crab_status._PARSED.clear()  # another process: reads the file, whose stamps say what to read again
+    assert [j.as_json() for j in task_view(str(tmp_path), None, None, now=NOW).jobs] == \
+        [j.as_json() for j in changed.jobs]
+    monkeypatch.setattr(crab_status, "CACHE_WRITE_EVERY_S", 0.0)
+    save_state(state_path(tmp_path, "3"), JobState("3", crab_retry=1, attempts=(
+        closed(0, "D", 50660, "fatal", NOW - 10, reason="still memory"),)))
+    time.sleep(0.05)
+    assert task_view(str(tmp_path), None, None, now=NOW).jobs[2].error == "still memory"
+    assert (tmp_path / "status_cache.json").stat().st_ino != written  # its turn came: written
+
+
 def test_attempts_are_read_when_looked_at():
     lazy = Attempts('[["A",0,2000,1250,1.0,2.0,"ok","fine",1.0,null,null]]')
     assert lazy[0]["site"] == "A" and len(lazy) == 1 and lazy == ({**lazy[0]},)
