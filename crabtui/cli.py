@@ -2,9 +2,32 @@
 
 from __future__ import annotations
 
+import importlib
+import os
+
 import click
 
-from crabtui import __version__
+
+def _load_bindings_quietly() -> None:
+    """Load htcondor2 with stderr silenced when CONDOR_CONFIG names no file: the bindings would
+    print a paragraph about it to every command; the htcondor backend says it in one line, and
+    the embedded one needs no HTCondor configuration."""
+    config = os.environ.get("CONDOR_CONFIG", "")
+    if not config or config == "ONLY_ENV" or os.path.exists(config):
+        return
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            importlib.import_module("htcondor2")
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+_load_bindings_quietly()
+
+from crabtui import __version__  # noqa: E402  (after the bindings, see above)
 from crabtui.commands.backend import BACKENDS, backend_option
 from crabtui.commands.dag import dag
 from crabtui.commands.dataset import dataset
@@ -45,8 +68,7 @@ main.add_command(job)
 main.add_command(watch)
 for command in JOB_COMMANDS:
     main.add_command(command)
-for group in (dag, job):
-    for command in group.commands.values():
-        backend_option(command)
-for command in JOB_COMMANDS:
-    backend_option(command)
+# Every command takes --backend after its name too (the schedd-less ones ignore it).
+for command in main.commands.values():
+    for leaf in command.commands.values() if isinstance(command, click.Group) else (command,):
+        backend_option(leaf)

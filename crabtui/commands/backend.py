@@ -44,4 +44,4 @@ def schedd_title(client) -> tuple[str, str]:
     """The name and address condor_q's header shows for the schedd."""
     if isinstance(client, LocalScheddClient):
         return f"crabtui@{socket.gethostname()}", client.state.socket
-    return client.name or socket.gethostname(), client.address
+    return client.name or socket.gethostname(), client.address.strip("<>")  # the header adds them

@@ -31,6 +31,10 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
     """
     from engine.dagman.main import main as dagman_main
 
+    if backend(ctx) == "htcondor":
+        click.echo("ERROR: dag run runs the embedded DAGMan in the foreground; on an HTCondor pool, "
+                   "`crabtui --backend htcondor dag submit` queues the pool's condor_dagman", err=True)
+        sys.exit(1)
     state = ctx.find_root().obj["state_dir"]
     sys.exit(dagman_main([*args, *(["--state-dir", state] if state else [])]))
 

@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from crabtui.commands.backend import schedd
-from engine.schedd.api import ScheddError
+from crabtui.commands.backend import backend, schedd, schedd_title
+from engine.schedd.api import JobStatus, ScheddError
 
 
 @click.group()
@@ -15,10 +15,18 @@ def pool() -> None:
     """Start, stop and inspect the embedded pool (the schedd daemon and its slots)."""
 
 
+def _embedded_only(ctx: click.Context, what: str) -> None:
+    if backend(ctx) == "htcondor":
+        click.echo(f"ERROR: crabtui {what}s only the embedded pool; an HTCondor pool is run by its "
+                   "administrators (condor_on, condor_off). Leave out --backend htcondor.", err=True)
+        sys.exit(1)
+
+
 @pool.command()
 @click.pass_context
 def start(ctx: click.Context) -> None:
     """Start the schedd daemon in the background (client commands also start it on demand)."""
+    _embedded_only(ctx, "start")
     with schedd(ctx) as client:
         already = client.running()
         info = client.ping()
@@ -30,6 +38,7 @@ def start(ctx: click.Context) -> None:
 @click.pass_context
 def stop(ctx: click.Context) -> None:
     """Stop the schedd daemon; running jobs go back to idle and run again at the next start."""
+    _embedded_only(ctx, "stop")
     with schedd(ctx, autostart=False) as client:
         if not client.running():
             click.echo(f"no schedd is running for {client.state.path}")
@@ -43,6 +52,19 @@ def stop(ctx: click.Context) -> None:
 @click.pass_context
 def status(ctx: click.Context) -> None:
     """Say whether the schedd runs, with its jobs and slots."""
+    if backend(ctx) == "htcondor":
+        try:
+            with schedd(ctx) as client:
+                jobs = client.query_values("true", ["JobStatus"])
+                name, address = schedd_title(client)
+                version = client.condor_version
+        except ScheddError as e:
+            click.echo(f"ERROR: {e}", err=True)
+            sys.exit(1)
+        running = sum(1 for job in jobs if job.get("JobStatus") == JobStatus.RUNNING)
+        click.echo(f"HTCondor schedd {name} at {address} ({version.strip('$ ')})")
+        click.echo(f"  jobs: {len(jobs)} in the queue, {running} running")
+        return
     with schedd(ctx, autostart=False) as client:
         try:
             info = client.ping()

@@ -25,12 +25,16 @@ def _fail(message: str) -> None:
     sys.exit(1)
 
 
-def _db(ctx: click.Context):
-    from engine.crab.taskdb import TaskDB
-
+def _embedded_only(ctx: click.Context) -> None:
     if backend(ctx) == "htcondor":
         _fail("CRAB tasks run on the embedded engine only: its task worker submits and follows them. Leave "
               "out --backend htcondor (and unset CRABTUI_BACKEND) for the task commands.")
+
+
+def _db(ctx: click.Context):
+    from engine.crab.taskdb import TaskDB
+
+    _embedded_only(ctx)
     with schedd(ctx) as client:  # starts the daemon, and with it the task worker
         client.ping()
         return TaskDB(client.state.tasks), client.state
@@ -161,6 +165,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     except StatusOptionError as e:
         _fail(str(e))
     now = time.time()
+    _embedded_only(ctx)
     with schedd(ctx) as client:
         client.ping()  # starts the daemon, and with it the task worker
         db = TaskDB(client.state.tasks)

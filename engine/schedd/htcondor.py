@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ class HTCondorSchedd:
     def __init__(self, name: str | None = None) -> None:
         self.name = name or htcondor2.param.get("SCHEDD_NAME") or None
         self._schedd: htcondor2.Schedd | None = None
+        self._ad: classad2.ClassAd | None = None
         self.address = ""
         self._version = ""
 
@@ -38,7 +40,7 @@ class HTCondorSchedd:
             raise ScheddError(f"{where}: {_message(e)}") from None
         if cwd and not submit.get("initialdir") and not submit.get("initial_dir"):
             submit["initialdir"] = os.path.abspath(cwd)  # relative paths are the submitter's
-        with self._errors(f"submitting {where}"):
+        with self._errors(f"submitting {where}", "WRITE"):
             extra = {"itemdata": iter(itemdata)} if itemdata is not None else {}
             result = self._connect().submit(submit, count=count, **extra)
         return SubmitResult(result.cluster(), result.first_proc(), result.num_procs())
@@ -54,7 +56,7 @@ class HTCondorSchedd:
 
     def act(self, action: JobAction | str, job_spec: JobSpec, reason: str | None = None) -> ActResult:
         action = JobAction(action)
-        with self._errors(f"{action.value.lower()} of {job_spec}"):
+        with self._errors(f"{action.value.lower()} of {_describe(job_spec)}", "WRITE"):
             result = self._connect().act(getattr(htcondor2.JobAction, action.value), _spec(job_spec), reason)
         refused = []
         for attr, why in (("TotalPermissionDenied", "permission denied (another user's job)"),
@@ -65,13 +67,13 @@ class HTCondorSchedd:
                 refused.append(f"{n} job(s): {why}")
         changed = int(result.get("TotalSuccess", 0) or 0)
         if not changed and refused:
-            raise ScheddError(f"{action.value.lower()} of {job_spec} did nothing: " + "; ".join(refused))
+            raise ScheddError(f"{action.value.lower()} of {_describe(job_spec)} did nothing: " + "; ".join(refused))
         return ActResult(changed, tuple(refused))
 
     def edit(self, job_spec: JobSpec, attr: str | Mapping[str, str], value: str | None = None) -> int:
         attrs = {attr: value} if isinstance(attr, str) else dict(attr)
         edited = 0
-        with self._errors(f"editing {job_spec}"):
+        with self._errors(f"editing {_describe(job_spec)}", "WRITE", job_spec):
             schedd = self._connect()
             for name, text in attrs.items():
                 edited = max(edited, int(schedd.edit(_spec(job_spec), name, text)))
@@ -105,6 +107,10 @@ class HTCondorSchedd:
     def _connect(self) -> htcondor2.Schedd:
         if self._schedd is not None:
             return self._schedd
+        named = os.environ.get("CONDOR_CONFIG", "")
+        if named not in ("", "ONLY_ENV") and not os.path.exists(named):
+            raise ScheddError(f"CONDOR_CONFIG={named} does not exist: point CONDOR_CONFIG to your pool's client "
+                              "configuration (condor_config_val -config on a submit host names it)")
         collector_host = htcondor2.param.get("COLLECTOR_HOST", "")
         config = os.environ.get("CONDOR_CONFIG", "")
         config = f"CONDOR_CONFIG={config}" if config not in ("", "/dev/null") else "no configuration (CONDOR_CONFIG is not set)"
@@ -119,26 +125,64 @@ class HTCondorSchedd:
                               f"collector {collector_host or '(COLLECTOR_HOST is not set)'} of {config}: "
                               f"{_message(e)}. Check that the pool runs and that CONDOR_CONFIG points to "
                               "its client configuration") from None
+        if ad is None:  # the collector answered, but knows no schedd of that name
+            raise ScheddError(f"the collector {collector_host} knows no schedd named {self.name!r} (SCHEDD_NAME): "
+                              "condor_status -schedd lists the pool's schedds")
+        self._ad = ad
         self.address = str(ad.get("MyAddress", ""))
         self._version = str(ad.get("CondorVersion", ""))
         self._schedd = htcondor2.Schedd(ad)
         return self._schedd
 
     @contextlib.contextmanager
-    def _errors(self, what: str):
+    def _errors(self, what: str, level: str = "READ", job_spec: JobSpec | None = None):
+        """Binding exceptions as one line.  Their own text is often only "Error when performing
+        action on the schedd": a ping at the command's authorization level then tells an absent
+        schedd from a refused authentication, and a query tells another user's job."""
         try:
             yield
         except ScheddError:
             raise
         except Exception as e:
             message = _message(e)
-            hint = ""
-            lowered = message.lower()
-            if "authenticat" in lowered or "permission" in lowered or "not authorized" in lowered:
-                hint = "; the pool refused us: check SEC_CLIENT_AUTHENTICATION_METHODS and that you own the jobs"
-            elif "connect" in lowered or "timed out" in lowered:
-                hint = f"; the schedd at {self.address or '(unknown address)'} did not answer: is the pool running?"
-            raise ScheddError(f"{what} failed: {message}{hint}") from None
+            if "authenticat" in message.lower():
+                why = "the schedd refused to authenticate us: " + self._methods()
+            else:
+                why = self._diagnosis(level, job_spec)
+            raise ScheddError(f"{what} failed: {message}" + (f"; {why}" if why else "")) from None
+
+    def _methods(self) -> str:
+        methods = (htcondor2.param.get("SEC_CLIENT_AUTHENTICATION_METHODS")
+                   or htcondor2.param.get("SEC_DEFAULT_AUTHENTICATION_METHODS") or "the default methods")
+        return (f"we offered {methods} (SEC_CLIENT_AUTHENTICATION_METHODS); check it and your credentials "
+                "against the pool's security configuration")
+
+    def _diagnosis(self, level: str, job_spec: JobSpec | None) -> str:
+        if self._ad is None:
+            return ""
+        address = self.address or "(unknown address)"
+        try:
+            htcondor2.ping(self._ad, "READ")
+        except Exception:
+            return f"the schedd at {address} does not answer: is the pool running?"
+        if level == "READ":
+            return ""
+        try:
+            me = str(htcondor2.ping(self._ad, level).get("MyRemoteUserName", "")).partition("@")[0]
+        except Exception:
+            return f"the schedd at {address} refused to authenticate us for {level}: " + self._methods()
+        if job_spec is None:
+            return ""
+        try:
+            owners = {str(ad.get("Owner")) for ad in self._schedd.query(_constraint(job_spec), ["Owner"])}
+        except Exception:
+            return ""
+        if not owners:
+            return "no such job in the queue"
+        others = sorted(owners - {me})
+        if others:
+            return f"permission denied (another user's job: owned by {', '.join(others)}, and we are {me})"
+        return ""
 
 
 def _spec(job_spec: JobSpec):
@@ -146,6 +190,21 @@ def _spec(job_spec: JobSpec):
     if isinstance(job_spec, str) and job_spec.isdigit():
         return int(job_spec)
     return job_spec if isinstance(job_spec, (str, int)) else list(job_spec)
+
+
+def _describe(job_spec: JobSpec) -> str:
+    return str(job_spec) if isinstance(job_spec, (str, int)) else ", ".join(str(j) for j in job_spec)
+
+
+def _constraint(job_spec: JobSpec) -> str:
+    """The jobs of a job spec as a constraint (the bindings' own reading of ids and lists)."""
+    if isinstance(job_spec, (str, int)) and not re.fullmatch(r"\d+(\.\d+)?", str(job_spec)):
+        return str(job_spec)
+    clauses = []
+    for one in [job_spec] if isinstance(job_spec, (str, int)) else job_spec:
+        cluster, _, proc = str(one).partition(".")
+        clauses.append(f"(ClusterId == {cluster}" + (f" && ProcId == {proc})" if proc else ")"))
+    return " || ".join(clauses) or "false"
 
 
 def _value(ad: classad2.ClassAd, attr: str):
