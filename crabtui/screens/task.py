@@ -47,6 +47,7 @@ class TaskScreen(PollingScreen):
         Binding("K", "kill", "Kill", id="kill", tooltip="Kill the task: remove its DAG and jobs (crab kill)"),
         Binding("R", "resubmit", "Resubmit", id="resubmit", tooltip="Resubmit failed jobs, with new options (crab resubmit)"),
         Binding("slash", "filter", "Filter", id="filter", tooltip="Filter the table"),
+        Binding("f", "find", "Find", id="find", tooltip="Find in the table: move to the next row that matches"),
         Binding("c", "copy('id')", "Copy id", id="copy-id", show=False, tooltip="Copy the job id(s)"),
         Binding("C", "copy('dir')", "Copy dir", id="copy-dir", show=False, tooltip="Copy the task's directory"),
         Binding("escape", "back", "Back", id="back", tooltip="Clear the marks, then the filter, then go back to the tasks"),
@@ -351,6 +352,11 @@ class TaskScreen(PollingScreen):
         table = self._active_table()
         if table is not None:
             self.query_one(FilterBar).open(table)
+
+    def action_find(self) -> None:
+        table = self._active_table()
+        if table is not None:
+            self.query_one(FilterBar).open(table, "find")
 
     def action_copy(self, what: str) -> None:
         if what == "dir":

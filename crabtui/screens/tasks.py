@@ -24,6 +24,7 @@ class TasksScreen(PollingScreen):
         Binding("K", "kill", "Kill", id="kill", tooltip="Kill the task(s): remove their DAGs and jobs (crab kill)"),
         Binding("R", "resubmit", "Resubmit", id="resubmit", tooltip="Resubmit the task's failed jobs (crab resubmit)"),
         Binding("slash", "filter", "Filter", id="filter", tooltip="Filter the tasks"),
+        Binding("f", "find", "Find", id="find", tooltip="Find a task: move to the next one that matches"),
         Binding("c", "copy('name')", "Copy name", id="copy-name", show=False, tooltip="Copy the task's name"),
         Binding("C", "copy('dir')", "Copy dir", id="copy-dir", show=False, tooltip="Copy the task's directory"),
         Binding("escape", "clear", "Clear", id="clear", show=False, tooltip="Clear the marks, then the filter"),
@@ -130,6 +131,9 @@ class TasksScreen(PollingScreen):
 
     def action_filter(self) -> None:
         self.query_one(FilterBar).open(self.table)
+
+    def action_find(self) -> None:
+        self.query_one(FilterBar).open(self.table, "find")
 
     def action_copy(self, what: str) -> None:
         current = self._current()

@@ -127,6 +127,9 @@ class LiveTable(LineTable):
         Binding("ctrl+a", "mark_all", "Mark all", show=False, tooltip="Mark every row the filter shows"),
         Binding("s", "sort_next", "Sort", id="sort", tooltip="Sort by the next column"),
         Binding("S", "sort_reverse", "Reverse", id="sort-reverse", show=False, tooltip="Reverse the sort order"),
+        Binding("n", "find_next", "Next match", id="find-next", show=False, tooltip="Move to the next row the find matches"),
+        Binding("N", "find_previous", "Previous match", id="find-previous", show=False,
+                tooltip="Move to the previous row the find matches"),
     ]
 
     class ViewChanged(Message):
@@ -243,6 +246,32 @@ class LiveTable(LineTable):
             self._sorted = None
         self._set_headers()
         self._sync(force_event=True)
+
+    def find(self, text: str, *, start: int | None = None, backward: bool = False) -> bool:
+        """Move the cursor to the first row on show that matches ``text`` (the filter's syntax),
+        from line ``start`` (default: the cursor's) on, or back, wrapping around; no row is
+        hidden.  False if none matches.  ``n`` and ``N`` look for the next and previous."""
+        self.find_text = text
+        select = Filter(text).compile(self.table_columns)
+        if select is None or not self._shown:
+            return False
+        shown = list(self._shown)
+        start = self.cursor_row if start is None else start
+        order = shown[start::-1] + shown[:start:-1] if backward else shown[start:] + shown[:start]
+        found = select(order, self._row_texts())
+        if found:
+            self.move_cursor(row=self.get_row_index(found[0]))
+        return bool(found)
+
+    find_text = ""
+
+    def action_find_next(self) -> None:
+        if self.find_text and not self.find(self.find_text, start=(self.cursor_row + 1) % max(1, self.row_count)):
+            self.app.notify(f"No row matches {self.find_text!r}.", severity="warning")
+
+    def action_find_previous(self) -> None:
+        if self.find_text and not self.find(self.find_text, start=self.cursor_row - 1, backward=True):
+            self.app.notify(f"No row matches {self.find_text!r}.", severity="warning")
 
     def action_sort_next(self) -> None:
         keys = [None] + [c.key for c in self.table_columns]

@@ -137,6 +137,17 @@ def test_sort_filter_and_pause_keep_the_cursor_and_say_so(engine, failed_task):
         await pilot.press("escape")  # clears the filter first
         assert jobs.row_count == 4 and jobs.filter == ""
 
+        await pilot.press("f", *"state:fin")  # find: moves the cursor, hides nothing
+        first = jobs.cursor_key
+        assert jobs.row_count == 4 and jobs.items[first].state == "finished"
+        await pilot.press("enter", "n")
+        second = jobs.cursor_key
+        assert second != first and jobs.items[second].state == "finished"
+        await pilot.press("N")
+        assert jobs.cursor_key == first
+        await pilot.press("f", "escape")  # a find given up puts the cursor back
+        assert jobs.cursor_key == first and jobs.row_count == 4
+
         await pilot.press("space", "space")  # marks two rows
         assert "2 marked" in info.render().plain
         await pilot.press("escape")
