@@ -18,8 +18,9 @@ PLACEHOLDERS = {"filter": "filter: text, column:text, column:=text, !text",
 class FilterBar(Input):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self) -> None:
+    def __init__(self, covers: str = "#info") -> None:
         super().__init__(classes="filter-bar")
+        self.covers = covers  # the line it shows in place of, so that the table keeps its size
         self.table: LiveTable | None = None
         self.mode = "filter"
         self._from_row = 0  # where a find started
@@ -29,6 +30,7 @@ class FilterBar(Input):
         self.placeholder = PLACEHOLDERS[mode]
         self._from_row = table.cursor_row
         self.value = table.filter if mode == "filter" else table.find_text
+        self.screen.query_one(self.covers).display = False
         self.display = True
         self.focus()
 
@@ -59,4 +61,5 @@ class FilterBar(Input):
                 table.move_cursor(row=self._from_row)
             table.focus()
         self.display = False
+        self.screen.query_one(self.covers).display = True
         self.table = None
