@@ -174,9 +174,12 @@ class CrabApp(App):
 
 def binding_ids() -> set[str]:
     """The ids of every binding a keymap file may remap."""
+    from crabtui.screens.dag import DagScreen
+    from crabtui.screens.dags import DagsScreen
     from crabtui.screens.job import JobScreen
 
-    return {b.id for cls in (CrabApp, TasksScreen, TaskScreen, JobScreen, PollingScreen, LiveTable)
+    return {b.id for cls in (CrabApp, TasksScreen, TaskScreen, JobScreen, DagsScreen, DagScreen, PollingScreen,
+                             LiveTable)
             for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 
 

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import classad2
+
 from crabtui.task_status import NO_OUTPUT, RESCHEDULED, shown_state
 from engine.crab import monitor
 from engine.crab.sites import matches
@@ -35,6 +37,17 @@ QUEUE_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "DAGManJo
                     "DAG_NodesDone", "DAG_NodesFailed", "DAG_NodesQueued", "DAG_NodesReady", "DAG_NodesPrerun",
                     "DAG_NodesPostrun", "DAG_NodesUnready", "DAG_JobsHeld")
 SCHEDULER_UNIVERSE = 7
+TOP_LEVEL_DAGMAN = f"JobUniverse == {SCHEDULER_UNIVERSE} && DAGManJobId =?= undefined"
+"""The DAGMan jobs a user submitted (sub-DAGs' DAGMan jobs carry their parent's DAGManJobId)."""
+DAG_NODE_COUNTS = ("done", "failed", "futile", "queued", "prerun", "postrun", "ready", "unready")
+"""DAGMan's ``DAG_Nodes<Count>`` attributes, lower-cased, in the order the UI names them."""
+DAG_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "Iwd", "Arguments", "Args", "JobBatchName",
+                  "QDate", "EnteredCurrentStatus", "JobStartDate", "HoldReason", "RemoveReason", "ExitCode",
+                  "ExitBySignal", "DAG_Status", "DAG_InRecovery", "DAG_NodesTotal",
+                  *(f"DAG_Nodes{c.title()}" for c in DAG_NODE_COUNTS), "DAG_JobsIdle", "DAG_JobsRunning",
+                  "DAG_JobsHeld")
+DAG_STATUS_WORDS = {1: "error", 2: "node failed", 3: "aborting", 4: "removing", 5: "cycle", 6: "halted"}
+"""DAG_Status values other than 0 (running normally), as ``htcondor dag status`` reads them."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +129,101 @@ class ErrorGroup:
     retrying: list[str] = field(default_factory=list)  # jobs cooling off before their next try
 
 
+@dataclass(frozen=True)
+class DagSummary:
+    """One DAGMan job and the DAG it runs, from its ad (as DAGMan last published its counts)."""
+
+    id: int  # the DAGMan job's ClusterId
+    dag_file: str  # absolute: the job's Iwd and its -Dag argument
+    job_status: int  # the DAGMan job's JobStatus
+    dag_status: int | None  # DAGMan's DAG_Status (None until DAGMan first updates its ad)
+    nodes: dict[str, int]  # DAG_NODE_COUNTS name -> nodes (those DAGMan reported)
+    total: int  # DAG_NodesTotal (0 until DAGMan reports it)
+    jobs: dict[str, int]  # "idle", "running", "held" -> the DAG's node jobs in the queue (DAG_Jobs*)
+    submitted_at: float  # QDate
+    hold_reason: str
+    halted: bool  # the DAG's halt file exists (DAG_Status says 6 only once DAGMan has seen it)
+    in_recovery: bool
+    batch_name: str
+    in_queue: bool = True  # False: the ad is the history's (the DAGMan job has left the queue)
+    exit_code: int | None = None  # DAGMan's exit code, once it has exited
+
+    @property
+    def state(self) -> str:
+        """One word for the DAG: idle, running, recovering, halted, held, removing, aborting,
+        completed, failed or removed."""
+        status = self.job_status
+        if status == JobStatus.HELD:
+            return "held"
+        if status == JobStatus.REMOVED:
+            return "removing" if self.in_queue else "removed"
+        if status == JobStatus.COMPLETED:
+            return "completed" if self.exit_code == 0 else "failed"
+        if status == JobStatus.IDLE:
+            return "idle"
+        if self.dag_status in (3, 4):
+            return DAG_STATUS_WORDS[self.dag_status]
+        if self.halted or self.dag_status == 6:
+            return "halted"
+        if self.in_recovery:
+            return "recovering"
+        return "running"
+
+    @property
+    def done(self) -> int:
+        return self.nodes.get("done", 0)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """The nodes per node state as the UI shows states (:data:`NODE_STATES`, for the progress
+        bar and the counts): done nodes are finished, failed and futile ones failed, queued ones
+        held, running or idle as the DAG's jobs are, nodes running a PRE or POST script running,
+        and nodes waiting (ready or for their parents) unsubmitted."""
+        nodes = self.nodes
+        queued = nodes.get("queued", 0)
+        held = min(self.jobs.get("held", 0), queued)
+        running = min(self.jobs.get("running", 0), queued - held)
+        counts = {"finished": nodes.get("done", 0), "failed": nodes.get("failed", 0) + nodes.get("futile", 0),
+                  "held": held, "running": running + nodes.get("prerun", 0) + nodes.get("postrun", 0),
+                  "idle": queued - held - running,
+                  "unsubmitted": nodes.get("ready", 0) + nodes.get("unready", 0)}
+        return {state: n for state, n in counts.items() if n}
+
+    def describe_nodes(self) -> str:
+        """``2/5 done, 1 queued, 1 ready, 1 failed``: DAGMan's own counts."""
+        if not self.total:
+            return "no node counts yet"
+        words = [f"{self.done}/{self.total} done"]
+        words += [f"{self.nodes[c]} {c}" for c in DAG_NODE_COUNTS[1:] if self.nodes.get(c)]
+        if self.jobs.get("held"):
+            words.append(f"{self.jobs['held']} job(s) held")
+        return ", ".join(words)
+
+
+@dataclass(frozen=True)
+class DagsSnapshot:
+    dags: list[DagSummary]
+    at: float
+
+
+@dataclass(frozen=True)
+class DagSnapshot:
+    """One DAG: its DAGMan job's ad, the ``condor_q -dag`` tree under it, and its log's new lines."""
+
+    id: int
+    dag: DagSummary | None  # None: no such DAGMan job in the queue or its history
+    ad: dict[str, Any]  # the DAGMan job's ad (DAG_PROJECTION)
+    where: str  # "queue", "history" or ""
+    queue: list[dict[str, Any]]  # dag_jobs: the DAGMan job first, then its node jobs and sub-DAGs
+    halted: bool
+    log_lines: list[str]  # dagman.out lines since the previous snapshot
+    at: float
+
+    @property
+    def dagman_job(self) -> str:
+        return f"{self.id}.0"
+
+
 class Backend:
     """The engine the UI watches: a state directory's task table and its schedd (the embedded
     one, or with ``backend="htcondor"`` the pool of CONDOR_CONFIG)."""
@@ -124,6 +232,8 @@ class Backend:
         self.state = state
         self.backend = backend
         self._followers: dict[str, monitor.LogFollower] = {}
+        self._dag_followers: dict[int, monitor.LogFollower] = {}
+        self._ended: dict[int, list[dict[str, Any]]] = {}  # DAGMan jobs' ads found in the history
 
     # -------------------------------------------------------------- connections
 
@@ -192,6 +302,48 @@ class Backend:
         return TaskSnapshot(task, view, scheduler_status(task.status, task.dagman_id, view), queue, node_jobs,
                             dag_halt.is_halted(monitor.dag_file(task.task_dir)), follower.read(), now)
 
+    def dags(self, now: float) -> DagsSnapshot:
+        """The DAGs in the queue that users submitted (``crabtui dag submit``, condor_submit_dag),
+        leaving out the DAGs of CRAB tasks, which are shown as tasks."""
+        with self.schedd() as schedd:
+            ads = schedd.query_values(TOP_LEVEL_DAGMAN, DAG_PROJECTION)
+        if ads:
+            with self.db() as db:
+                tasks = db.tasks()
+            task_dagmans = {t.dagman_id for t in tasks if t.dagman_id is not None}
+            task_dirs = {os.path.normpath(t.task_dir) for t in tasks}
+            ads = [ad for ad in ads if ad["ClusterId"] not in task_dagmans
+                   and os.path.normpath(str(ad.get("Iwd", ""))) not in task_dirs]
+        dags = [summary for summary in map(dag_summary, ads) if summary is not None]
+        return DagsSnapshot(sorted(dags, key=lambda d: d.id), now)
+
+    def dag(self, cluster: int, now: float) -> DagSnapshot:
+        """DAGMan job ``cluster``: from the queue, or once it has left, from the history."""
+        where = "queue"
+        with self.schedd() as schedd:
+            found = schedd.query_values(f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}",
+                                        DAG_PROJECTION)
+            queue = dag_jobs(schedd, cluster) if found else []
+            if not found:
+                found = self._ended.get(cluster) or _plain(schedd.history(
+                    f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION, match=1))
+                where = "history" if found else ""
+        ad = found[0] if found else {}
+        if where == "history":
+            self._ended[cluster] = found  # a job in the history never changes
+        summary = dag_summary(ad, where == "queue") if ad else None
+        lines: list[str] = []
+        if summary is not None:
+            follower = self._dag_followers.get(cluster)
+            if follower is None:
+                follower = self._dag_followers[cluster] = monitor.LogFollower(summary.dag_file + ".dagman.out")
+            lines = follower.read()
+        return DagSnapshot(cluster, summary, ad, where, queue, summary is not None and summary.halted, lines, now)
+
+    def forget_dag_log(self, cluster: int) -> None:
+        """The next snapshot of DAG ``cluster`` starts its log's lines from the end again."""
+        self._dag_followers.pop(cluster, None)
+
     def forget_log(self, name: str) -> None:
         """The next snapshot of task ``name`` (its full name) starts its log's lines from the end
         again: the screen that showed them was closed."""
@@ -223,6 +375,18 @@ class Backend:
     def release(self, job_ids: Sequence[str]) -> ActResult:
         with self.schedd() as schedd:
             return schedd.act(JobAction.Release, list(job_ids))
+
+    def remove(self, job_ids: Sequence[str]) -> ActResult:
+        with self.schedd() as schedd:
+            return schedd.act(JobAction.Remove, list(job_ids), "removed from crabtui")
+
+    def halt_dag(self, dag_file: str) -> bool:
+        """Halt a DAG by its file (False: it was halted already)."""
+        return dag_halt.halt(dag_file)
+
+    def unhalt_dag(self, dag_file: str) -> bool:
+        """Resume a halted DAG (False: it was not halted)."""
+        return dag_halt.unhalt(dag_file)
 
     def halt(self, name: str) -> bool:
         with self.db() as db:
@@ -282,6 +446,56 @@ def dag_jobs(schedd: Any, dagman_id: int | None) -> list[dict[str, Any]]:
         subdags = [ad["ClusterId"] for ad in more
                    if ad.get("JobUniverse") == SCHEDULER_UNIVERSE and ad["ClusterId"] not in seen]
     return sorted(found, key=lambda ad: (ad.get("JobUniverse") != SCHEDULER_UNIVERSE, ad["ClusterId"], ad["ProcId"]))
+
+
+def dag_file_of(ad: dict[str, Any]) -> str | None:
+    """The DAG file a DAGMan job runs, as ``crabtui dag halt ID`` finds it: its ``-Dag``
+    argument (condor_submit_dag's and ``crabtui dag submit``'s) in its Iwd, else the file its
+    default batch name (``FILE+ID``) names; None if it runs none."""
+    from engine.schedd.local.submit import parse_arguments
+
+    if ad.get("Arguments"):
+        argv = parse_arguments(f'"{ad["Arguments"]}"')  # the ad holds the new syntax without its quotes
+    else:
+        argv = str(ad.get("Args") or "").split()
+    flags = [a.lower() for a in argv[:-1]]
+    if "-dag" in flags:
+        name = argv[flags.index("-dag") + 1]
+    else:
+        batch, plus, cluster = str(ad.get("JobBatchName") or "").rpartition("+")
+        if not plus or cluster != str(ad.get("ClusterId")):
+            return None
+        name = batch
+    return os.path.join(str(ad.get("Iwd") or ""), name)
+
+
+def dag_summary(ad: dict[str, Any], in_queue: bool = True) -> DagSummary | None:
+    """A DAGMan job's ad (DAG_PROJECTION) as a :class:`DagSummary`; None if it runs no DAG."""
+    dag_file = dag_file_of(ad)
+    if dag_file is None:
+        return None
+    nodes = {c: int(ad[f"DAG_Nodes{c.title()}"]) for c in DAG_NODE_COUNTS
+             if ad.get(f"DAG_Nodes{c.title()}") is not None}
+    jobs = {w: int(ad.get(f"DAG_Jobs{w.title()}") or 0) for w in ("idle", "running", "held")}
+    return DagSummary(int(ad["ClusterId"]), dag_file, int(ad.get("JobStatus") or JobStatus.IDLE),
+                      None if ad.get("DAG_Status") is None else int(ad["DAG_Status"]), nodes,
+                      int(ad.get("DAG_NodesTotal") or 0), jobs, float(ad.get("QDate") or 0),
+                      str(ad.get("HoldReason") or ""), dag_halt.is_halted(dag_file), bool(ad.get("DAG_InRecovery")),
+                      str(ad.get("JobBatchName") or ""), in_queue,
+                      None if ad.get("ExitCode") is None else int(ad["ExitCode"]))
+
+
+def _plain(ads: Sequence[Any]) -> list[dict[str, Any]]:
+    """ClassAds as plain mappings of their literal values (as ``query_values`` gives them)."""
+    plain = []
+    for ad in ads:
+        values = {}
+        for attr in ad.keys():
+            value = ad.eval(attr)
+            if not isinstance(value, classad2.Value):
+                values[attr] = value
+        plain.append(values)
+    return plain
 
 
 def site_rows(jobs: Sequence[JobView], view: Any) -> list[SiteRow]:

@@ -23,6 +23,8 @@ class TasksScreen(PollingScreen):
         Binding("enter", "open_task", "Open", id="open-task", tooltip="Open the task: its jobs, DAG, sites, errors and log"),
         Binding("K", "kill", "Kill", id="kill", tooltip="Kill the task(s): remove their DAGs and jobs (crab kill)"),
         Binding("R", "resubmit", "Resubmit", id="resubmit", tooltip="Resubmit the task's failed jobs (crab resubmit)"),
+        Binding("d", "dags", "DAGs", id="dags",
+                tooltip="The DAGs submitted with dag submit (not tasks): watch and control them"),
         Binding("slash", "filter", "Filter", id="filter", tooltip="Filter the tasks"),
         Binding("f", "find", "Find", id="find", tooltip="Find a task: move to the next one that matches"),
         Binding("c", "copy('name')", "Copy name", id="copy-name", show=False, tooltip="Copy the task's name"),
@@ -112,6 +114,11 @@ class TasksScreen(PollingScreen):
         current = self._current()
         if current is not None:
             self.app.push_screen(TaskScreen(current.task.name))
+
+    def action_dags(self) -> None:
+        from crabtui.screens.dags import DagsScreen
+
+        self.app.push_screen(DagsScreen())
 
     def action_kill(self) -> None:
         chosen = [self.table.items[k] for k in self.table.selection()]
