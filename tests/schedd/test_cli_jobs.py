@@ -203,7 +203,8 @@ def test_hold_release_rm(queue):
         assert queue.wait_history(job)["JobStatus"] == JobStatus.REMOVED
     assert queue.client.query() == []
     assert types_for(read_events(queue.work / "mixed.log"), "2.1") == [
-        ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD, ET.JOB_RELEASED, ET.EXECUTE, ET.JOB_ABORTED]
+        ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_HELD, ET.JOB_RELEASED, ET.EXECUTE, ET.JOB_EVICTED,
+        ET.JOB_ABORTED]
 
     submit_cli(queue, "held.sub", HELD)
     by_constraint = queue.cli("rm", "-constraint", "JobStatus == 5")

@@ -254,7 +254,9 @@ class TestHoldReleaseRemove:
         assert ad["NumJobStarts"] == 2
         assert ad["JobPid"] != pid
         assert "HoldReason" not in ad and "HoldReasonCode" not in ad
-        assert types_for(log.seen, job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD, ET.JOB_RELEASED, ET.EXECUTE]
+        # HTCondor logs the held event once the job has stopped, after JOB_EVICTED
+        assert types_for(log.seen, job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_HELD, ET.JOB_RELEASED,
+                                            ET.EXECUTE]
 
     def test_remove_kills_a_running_job_and_logs_an_abort(self, schedd):
         script = schedd.write("family.sh", FAMILY, executable=True)
@@ -278,7 +280,7 @@ class TestHoldReleaseRemove:
         log = EventReader(schedd.work / "job.log")
         aborted = log.wait_type(ET.JOB_ABORTED, job)
         assert aborted["Reason"] == "not needed"
-        assert types_for(log.all(), job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_ABORTED]
+        assert types_for(log.all(), job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_ABORTED]
 
 
 # ------------------------------------------------------------------------------------ policy
@@ -388,7 +390,7 @@ class TestPolicy:
         wait_for(lambda: process_gone(pid), "the removed job's process to be killed", 5)
         log = EventReader(schedd.work / "job.log")
         log.wait_type(ET.JOB_ABORTED, job)
-        assert types_for(log.seen, job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_ABORTED]
+        assert types_for(log.seen, job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_ABORTED]
 
     def test_periodic_release_comes_before_remove_and_spares_user_holds(self, schedd):
         """HTCondor's order: a held job that both expressions match is released; a job the user
@@ -412,7 +414,7 @@ class TestPolicy:
         events = read_events(schedd.work / "job.log")
         assert types_for(events, released) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD, ET.JOB_RELEASED, ET.EXECUTE,
                                                ET.JOB_TERMINATED]
-        assert types_for(events, user_held) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD, ET.JOB_ABORTED]
+        assert types_for(events, user_held) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_HELD, ET.JOB_ABORTED]
 
 
 # ------------------------------------------------------------------------------------ matchmaking
@@ -601,3 +603,80 @@ def test_scheduler_universe_jobs_get_no_image_size_events(schedd):
     log.wait_type(ET.IMAGE_SIZE, f"{vanilla.cluster}.0", timeout=15)
     assert [e for e in log.seen if e.type == ET.IMAGE_SIZE and job_id(e) == scheduler_job] == []
     assert "ImageSize" not in schedd.job(scheduler_job) or schedd.job(scheduler_job)["ImageSize"] == 0
+
+
+def test_a_running_job_held_or_removed_logs_job_evicted_first_and_the_nodes_log_follows_its_mask(schedd):
+    """As HTCondor 23.9.6 logs them: once a running job held or removed has stopped, JOB_EVICTED (a
+    usage table for a job that had a slot, none for a scheduler-universe one), then JOB_HELD or
+    JOB_ABORTED.  DAGMan's nodes log gets only the events in the job's DAGManNodesMask (no
+    IMAGE_SIZE); the job's own log gets them all."""
+    from engine.dagman.runner import NODES_LOG_EVENTS
+
+    hog = schedd.write("hog.py", MEMORY_HOG)
+    nodes_log = schedd.work / "dag.nodes.log"
+    node = (f'My.DAGManNodesLog = "{nodes_log}"\nMy.DAGManNodesMask = "{NODES_LOG_EVENTS}"\n'
+            "log = job.log\nqueue\n")
+    vanilla = f"executable = {sys.executable}\narguments = {hog}\n" + node
+    held = f"{schedd.submit(vanilla).cluster}.0"
+    removed = f"{schedd.submit(vanilla, name='rm.sub').cluster}.0"
+    scheduler = "universe = scheduler\nexecutable = /bin/sleep\narguments = 30\n" + node
+    scheduler = f"{schedd.submit(scheduler, name='s.sub').cluster}.0"
+    log = EventReader(schedd.work / "job.log")
+    log.wait_type(ET.IMAGE_SIZE, held, timeout=15)
+    log.wait_type(ET.IMAGE_SIZE, removed, timeout=15)
+    schedd.wait_running(scheduler)
+    assert schedd.client.act(JobAction.Hold, held).changed == 1
+    assert schedd.client.act(JobAction.Remove, removed).changed == 1
+    assert schedd.client.act(JobAction.Hold, scheduler).changed == 1
+    ends = {(held, ET.JOB_HELD), (removed, ET.JOB_ABORTED), (scheduler, ET.JOB_HELD)}
+    wait_for(lambda: ends <= {(job_id(e), e.type) for e in log.all()}, "the three jobs' last events")
+
+    everything, nodes = log.all(), read_events(nodes_log)
+    for job, last in ((held, ET.JOB_HELD), (removed, ET.JOB_ABORTED), (scheduler, ET.JOB_HELD)):
+        assert types_for(everything, job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, last]
+        assert [e.type for e in nodes if job_id(e) == job] == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, last]
+    assert [e for e in everything if e.type == ET.IMAGE_SIZE], "the job's own log gets every event"
+    assert not [e for e in nodes if e.type == ET.IMAGE_SIZE], "IMAGE_SIZE is not in DAGManNodesMask"
+    blocks = {block.split(" ", 2)[1]: block for block in (schedd.work / "job.log").read_text().split("...\n")
+              if block.startswith("004 ")}  # JOB_EVICTED's text, by "(cluster.proc.subproc)"
+
+    def evicted(job: str) -> str:
+        cluster, proc = job.split(".")
+        return blocks[f"({int(cluster):03d}.{int(proc):03d}.000)"]
+
+    assert "Job was evicted.\n\t(0) CPU times\n\t\tUsr " in evicted(held)
+    assert "\tPartitionable Resources :" in evicted(held) and "\tPartitionable Resources :" in evicted(removed)
+    assert "Partitionable" not in evicted(scheduler), "a scheduler-universe job has no slot to report"
+
+
+STUBBORN = "#!/bin/sh\ntrap '' TERM\nwhile true; do sleep 0.2; done\n"  # outlives the kill signal: SIGKILL ends it
+STUBBORN_LOG = "\nlog = job.log\nqueue\n"
+
+
+def test_a_job_released_before_its_process_stopped_logs_its_hold_first_and_waits_for_it(schedd):
+    script = schedd.write("stubborn.sh", STUBBORN, executable=True)
+    job = f"{schedd.submit(f'executable = {script}' + STUBBORN_LOG).cluster}.0"
+    old_pid = schedd.wait_running(job)["JobPid"]
+    assert schedd.client.act(JobAction.Hold, job).changed == 1
+    assert schedd.client.act(JobAction.Release, job).changed == 1
+    assert process_alive(old_pid), "it ignores SIGTERM: SIGKILL comes after the vacate time"
+    ad = schedd.wait_status(job, JobStatus.RUNNING, check=lambda ad: ad.get("NumJobStarts") == 2 and "JobPid" in ad)
+    schedd.pids.append(ad["JobPid"])
+    assert process_gone(old_pid), "it ran again only once its last run's process was gone"
+    assert types_for(read_events(schedd.work / "job.log"), job) == [
+        ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_HELD, ET.JOB_RELEASED, ET.EXECUTE]
+
+
+def test_a_job_held_while_running_keeps_its_events_when_the_schedd_dies_before_it_stopped(schedd):
+    script = schedd.write("stubborn.sh", STUBBORN, executable=True)
+    job = f"{schedd.submit(f'executable = {script}' + STUBBORN_LOG).cluster}.0"
+    old_pid = schedd.wait_running(job)["JobPid"]
+    daemon = schedd.client.ping()["pid"]
+    assert schedd.client.act(JobAction.Hold, job).changed == 1
+    os.kill(daemon, signal.SIGKILL)  # before the vacate time's SIGKILL of the job
+    wait_for(lambda: process_gone(daemon), "the killed daemon to be gone", 5)
+    ad = schedd.fresh_client().query(f"ClusterId == {job.split('.')[0]}")[0]
+    assert ad["JobStatus"] == JobStatus.HELD and "JobPid" not in ad
+    wait_for(lambda: process_gone(old_pid), "the held job's process to be killed by the new schedd", 5)
+    assert types_for(read_events(schedd.work / "job.log"), job) == [
+        ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_HELD]

@@ -85,6 +85,9 @@ class LocalSchedd:
         self._slotless: list[JobId] = []  # idle scheduler and local universe jobs
         self._timer: asyncio.TimerHandle | None = None
         self._schedule_pending = False
+        # Running jobs held or removed whose processes have not exited yet: the held event's fields
+        # ({} for a removal), logged after JOB_EVICTED once the job is gone, as HTCondor logs them.
+        self._vacating: dict[JobId, dict] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -107,6 +110,10 @@ class LocalSchedd:
             starter.signal_job(proc, signal.SIGKILL)
             proc.popen.wait()
             self.pool.release(_name(key))
+        stopped = [self.jobs[k] for k in evicted if k in self._vacating]
+        if stopped:
+            self._stopped(stopped)
+        evicted = [k for k in evicted if k in self.jobs and self.jobs[k]["JobStatus"] == JobStatus.RUNNING]
         if evicted:
             self._evict([self.jobs[k] for k in evicted], "The schedd shut down; the job will run again.")
         self.queue.close()
@@ -123,6 +130,19 @@ class LocalSchedd:
                     pass
         if lost:
             self._evict(lost, "The job's schedd went away while the job ran; the job will run again.")
+        # Held or removed while running, and the schedd died before the job's exit: JobPid, saved
+        # with the hold or removal, says so. Its processes go, and its events are logged now.
+        stopping = [ad for ad in self.jobs.values()
+                    if ad["JobStatus"] in (JobStatus.HELD, JobStatus.REMOVED) and "JobPid" in ad]
+        for ad in stopping:
+            for pid in starter.orphans(self._ad_file(job_id(ad))):
+                try:
+                    os.killpg(os.getpgid(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self._vacating[job_id(ad)] = _held_fields(ad) if ad["JobStatus"] == JobStatus.HELD else {}
+        if stopping:
+            self._stopped(stopping)
         removed = [ad for ad in self.jobs.values() if ad["JobStatus"] == JobStatus.REMOVED]
         if removed:
             with self.queue.transaction():
@@ -260,6 +280,9 @@ class LocalSchedd:
                 ad = self.jobs.get(key)
                 if ad is None or ad["JobStatus"] != JobStatus.IDLE:
                     continue
+                if key in self.running:  # released before its last run's process exited
+                    remaining.append(key)
+                    continue
                 slot = self.pool.match(ad)
                 if slot is None:
                     remaining.append(key)
@@ -276,7 +299,7 @@ class LocalSchedd:
 
     def _is_idle(self, key: JobId) -> bool:
         ad = self.jobs.get(key)
-        return ad is not None and ad["JobStatus"] == JobStatus.IDLE
+        return ad is not None and ad["JobStatus"] == JobStatus.IDLE and key not in self.running
 
     def _start(self, starts: list[tuple[JobId, object]]) -> None:
         now = int(self.clock())
@@ -330,14 +353,18 @@ class LocalSchedd:
         wall = time.monotonic() - proc.started
         if ad is not None:
             self._account(ad, wall, usage, proc)
+            if key in self._vacating:
+                self._vacated(ad, Rusage(usage.ru_utime, usage.ru_stime), wall, usage.ru_utime + usage.ru_stime)
             if ad["JobStatus"] == JobStatus.REMOVED:
                 with self.queue.transaction():
                     self._leave_queue(ad)
             elif ad["JobStatus"] == JobStatus.RUNNING:
                 self._exited(ad, status, usage, wall)
-            else:  # held while it ran: keep the usage it accumulated
+            else:  # held (or held and released) while it ran: keep the usage it accumulated
                 with self.queue.transaction():
                     self._save([ad])
+                if ad["JobStatus"] == JobStatus.IDLE:
+                    self._idle_order = None  # it can run again now
         starter.remove_ad_files(self._ad_file(key))
         self.schedule()
 
@@ -399,8 +426,11 @@ class LocalSchedd:
                 ad["NumHolds"] = ad.get("NumHolds", 0) + 1
             self._save(ads)
         for ad in ads:
-            self._stop(ad, ad.get("HoldKillSig"))
-            self._log(ad, JobHeldEvent, reason=reason, code=code, subcode=subcode)
+            if job_id(ad) in self.running:  # logged once the job is gone, after its JOB_EVICTED
+                self._vacating[job_id(ad)] = _held_fields(ad)
+                self._stop(ad, ad.get("HoldKillSig"))
+            else:
+                self._log(ad, JobHeldEvent, **_held_fields(ad))
 
     def _release(self, ads: list[classad2.ClassAd], reason: str) -> None:
         now = int(self.clock())
@@ -414,6 +444,8 @@ class LocalSchedd:
                 ad["ReleaseReason"] = reason
             self._save(ads)
         for ad in ads:
+            if job_id(ad) in self._vacating:  # released before its process exited: its hold comes first
+                self._vacated(ad)
             self._log(ad, JobReleasedEvent, reason=reason)
         self._idle_order = None
 
@@ -427,8 +459,10 @@ class LocalSchedd:
                 ad["EnteredCurrentStatus"] = now
                 ad["RemoveReason"] = reason
                 if job_id(ad) not in self.running or force:
+                    self._vacating.pop(job_id(ad), None)
                     self._leave_queue(ad)
                 else:
+                    self._vacating.setdefault(job_id(ad), {})  # JOB_EVICTED comes before JOB_ABORTED
                     self._save([ad])
         for ad in ads:
             self._stop(ad, ad.get("RemoveKillSig"), force=force)
@@ -464,6 +498,29 @@ class LocalSchedd:
         for ad in ads:
             self._log(ad, JobEvictedEvent, reason=reason, **extra)
         self._idle_order = None
+
+    def _vacated(self, ad: classad2.ClassAd, run_usage: Rusage = Rusage(), wall: float = 0.0,
+                 cpu: float = 0.0) -> None:
+        """A job held or removed while it ran has stopped: JOB_EVICTED, as HTCondor's shadow logs
+        it (a usage table only for a job that had a slot), then the held event its hold waited for."""
+        held = self._vacating.pop(job_id(ad))
+        usage = _usage(ad, wall, cpu) if ad["JobUniverse"] not in SLOTLESS_UNIVERSES else None
+        self._log(ad, JobEvictedEvent, run_remote_usage=run_usage, usage=usage)
+        if held:
+            self._log(ad, JobHeldEvent, **held)
+
+    def _stopped(self, ads: list[classad2.ClassAd]) -> None:
+        """Held or removed jobs whose processes were killed without being reaped (shutdown,
+        recovery): their events, and no process left."""
+        for ad in ads:
+            ad.pop("JobPid", None)
+            self._vacated(ad)
+        with self.queue.transaction():
+            for ad in ads:
+                if ad["JobStatus"] == JobStatus.REMOVED:
+                    self._leave_queue(ad)
+                else:
+                    self._save([ad])
 
     def _leave_queue(self, ad: classad2.ClassAd) -> None:
         """Inside a transaction: a completed or removed job moves to the history."""
@@ -611,7 +668,11 @@ class LocalSchedd:
         return None
 
     def _log(self, ad: classad2.ClassAd, event_type: type[Event], **fields) -> None:
-        paths = [ad.get("UserLog"), ad.get("DAGManNodesLog")]
+        """The event to the job's ``UserLog`` (every event) and to ``DAGManNodesLog`` (only the
+        event numbers in ``DAGManNodesMask``, when DAGMan set one: no IMAGE_SIZE, for one)."""
+        paths = [ad.get("UserLog")]
+        if _in_mask(ad.get("DAGManNodesMask"), event_type.type):
+            paths.append(ad.get("DAGManNodesLog"))
         paths = [p for p in dict.fromkeys(paths) if p]
         if not paths:
             return
@@ -624,6 +685,21 @@ class LocalSchedd:
                     log.write(event)
             except OSError:
                 pass  # a log that became unwritable must not stop the schedd
+
+
+def _in_mask(mask, event_type: int) -> bool:
+    """Whether a job's DAGManNodesMask (event numbers, comma separated, as condor_dagman sets it)
+    lets ``event_type`` into the nodes log; no mask lets every event in."""
+    if mask is None:
+        return True
+    numbers = {int(n) for n in str(mask).replace(",", " ").split() if n.isdigit()}
+    return int(event_type) in numbers
+
+
+def _held_fields(ad: classad2.ClassAd) -> dict:
+    """A held job's JobHeldEvent fields, from its hold attributes."""
+    return {"reason": ad.get("HoldReason", ""), "code": ad.get("HoldReasonCode", 0),
+            "subcode": ad.get("HoldReasonSubCode", 0)}
 
 
 def _enter(ad: classad2.ClassAd, status: JobStatus, now: int) -> None:
