@@ -22,6 +22,7 @@ KNOBS: dict[str, tuple[str, type]] = {
     "DAGMAN_MAX_HOLD_SCRIPTS": ("max_hold", int),
     "DAGMAN_ALWAYS_RUN_POST": ("always_run_post", bool),
     "DAGMAN_USER_LOG_SCAN_INTERVAL": ("scan_interval", float),
+    "DAGMAN_MAX_SUBMIT_ATTEMPTS": ("max_submit_attempts", int),
 }
 _TRUE, _FALSE = ("true", "yes", "1", "t", "y"), ("false", "no", "0", "f", "n")
 

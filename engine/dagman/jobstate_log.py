@@ -156,6 +156,14 @@ class JobstateLog:
         numbers = (p.seq for raw in self._raw_lines() if (p := parse_line(raw)) is not None)
         self._next_seq = max(numbers, default=0) + 1
 
+    def number(self, node: str) -> None:
+        """The node's attempt takes the next sequence number now, if it has none yet: DAGMan
+        numbers an attempt when it submits the job (or starts the PRE script), so nodes are
+        numbered in submission order even when their first line is the SUBMIT event read later."""
+        if node not in self._seq:
+            self._seq[node] = self._next_seq
+            self._next_seq += 1
+
     def restart_node(self, node: str) -> None:
         """A retry: the node's next line opens a new attempt with a new sequence number."""
         self._seq.pop(node, None)

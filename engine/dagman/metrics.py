@@ -38,8 +38,8 @@ class DagMetrics:
     """One DAGMan run's figures.
 
     ``jobs`` counts the non-SUBDAG nodes (FINAL, NOOP and PROVISIONER included, SERVICE
-    excluded) and ``dag_jobs`` the SUBDAG EXTERNAL ones; the ``*_failed``/``*_succeeded``
-    counts are nodes finished in this run, so nodes DONE from a rescue DAG are in neither.
+    excluded) and ``dag_jobs`` the SUBDAG EXTERNAL ones; ``*_succeeded`` counts the DONE
+    nodes (those DONE from a rescue DAG too, as 23.9.6 counts them) and ``*_failed`` the failed ones.
     """
 
     start_time: float

@@ -37,7 +37,9 @@ from engine.dagman.node_status import (
     NodeInfo,
     NodeState,
     after_retries_text,
+    job_event_failed_text,
     job_proc_failed_text,
+    SUBMIT_FAILED_TEXT,
     post_script_failed_text,
     pre_script_failed_text,
     write_node_status,
@@ -53,11 +55,15 @@ from engine.schedd.local.userlog import (
 )
 
 INT_MAX = 2147483647
+# The events a node job logs to the nodes log (its DAGManNodesMask, as condor_dagman 23.9.6 sets it):
+# submit, execute, executable error, evicted, terminated, shadow exception, generic, aborted,
+# (un)suspended, held, released, POST script, grid submits, reconnect failed, cluster submit/remove.
+NODES_LOG_EVENTS = "0,1,2,4,5,7,8,9,10,11,12,13,16,17,24,27,35,36"
 EXIT_OKAY, EXIT_ERROR, EXIT_ABORT, EXIT_RESTART = 0, 1, 2, 3  # dagman_main.h
 JOB_ABORTED = -1002
 SUBMIT_FAILED = -1001
 JOB_SKIPPED = -1004
-_MACRO_TOKEN = re.compile(r"\$[A-Za-z_]+\Z")
+_MACRO_TOKEN = re.compile(r"\$")  # DAGMan 23.9.6 rejects any other token starting with $ ($0, a lone $...)
 
 
 class DagStatus(enum.IntEnum):
@@ -88,6 +94,7 @@ class Options:
     recovery: bool = False  # rebuild the state of a DAGMan that died from the nodes log
     state_dir: str | None = None  # the embedded schedd's, for sub-DAG DAGMans (else inherited)
     priority: int = 0  # -priority: the enclosing SUBDAG nodes' priorities, added to every node's
+    max_submit_attempts: int = 6  # DAGMAN_MAX_SUBMIT_ATTEMPTS
 
 
 @dataclass
@@ -113,12 +120,14 @@ class Node:
     procs_done: int = 0
     procs_held: int = 0
     procs_idle: int = 0
+    procs_seen: int = 0  # procs whose SUBMIT event has been read: what DAGMan's own counts start from
     exit_codes: dict[int, int | None] = field(default_factory=dict)  # proc -> return value, None if aborted
     script: Script | None = None
     defer_until: float | None = None
     error: str = ""
     seq: int = 0  # jobstate log sequence number of the current attempt
     last_event_time: int | None = None  # of the node's latest job event, for script lines
+    submit_tries: int = 0  # failed submit attempts of the current try
 
     def __post_init__(self) -> None:
         self.census.counts[self._status] += 1
@@ -201,11 +210,14 @@ class DagMan:
         status_file = graph.dag.node_status_file
         self.status_file = status_file
         self.status_path = os.path.join(self.dag_dir, status_file.file) if status_file else None
-        self.status_written: tuple[float, tuple] | None = None  # when, and the node states then
+        self.status_written: tuple[float, None] | None = None  # when
+        self.status_outdated = True  # an event was read since the last dump (DAGMan's _statusFileOutdated)
+        self.started = 0.0
         self.out = DagmanOut(os.path.abspath(self.dag_file) + ".dagman.out", clock=clock)
         self.out_status: tuple | None = None  # the counts last printed in the status table
         self.ad_written: tuple[float, tuple] | None = None  # when the DAGMan job's ad was updated, and with what
         self.batch_name = f"{os.path.basename(self.dag_file)}+{self.options.dagman_id}"
+        self.next_submit_time = 0.0  # after a failed submit, no job is submitted before this time
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0
         self.hold_scripts: list[subprocess.Popen] = []
@@ -228,7 +240,7 @@ class DagMan:
     def run(self) -> int:
         """Run the DAG to its end and return DAGMan's exit code."""
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGUSR1, signal.SIGTERM)}
-        started = self.clock()
+        started = self.started = self.clock()
         self.out.starting_up(version=f"$CondorVersion: {DAGMAN_VERSION} crabtui $",
                              platform=f"$CondorPlatform: {os.uname().machine}_{os.uname().sysname} $")
         for knob, value in (("DAGMAN_MAX_JOBS_SUBMITTED", self.options.max_jobs),
@@ -255,16 +267,23 @@ class DagMan:
                 if self.held:
                     return self.stop_gracefully()
             code = self.conclude()
-        except DagFatal as e:
+        except DagFatal as e:  # main_shutdown_rescue: rescue DAG, node jobs removed, scripts killed
             self.fatal = str(e)
+            self.out.line(f"ERROR: {self.fatal}")
             self.dag_status = DagStatus.ERROR
             self.write_rescue()
+            self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+            self.stop_scripts()
             code = EXIT_ERROR
         try:
             self.print_status(force=True)
             if code == EXIT_OKAY and not self.failed_count:
                 self.out.all_jobs_completed(self.deferrals())
-            self.update_status_file(self.closing_outcome(code), force=True)
+            if self.fatal is None:
+                outcome = self.closing_outcome(code)
+                self.update_status_file(outcome, force=outcome is DagOutcome.REMOVED, closing=True)
+            else:  # work is still in flight: DAGMan's last dump obeys the interval and shows it running
+                self.update_status_file(DagOutcome.RUNNING)
             self.update_ad(force=True)
             self.write_metrics(started, code)
             self.out.wrote_metrics_file(self.dag_file + ".metrics")
@@ -281,11 +300,13 @@ class DagMan:
             self.nodes_log.close()
 
     def write_metrics(self, started: float, code: int) -> None:
-        """``<dag>.metrics``: nodes finished in this run, so nodes DONE from a rescue DAG are in neither count."""
+        """``<dag>.metrics``: DAGMan 23.9.6 counts every DONE node as succeeded, nodes DONE from a
+        rescue DAG or by the DAG file's DONE included, and a node still queued when an abort or
+        removal ended the run in neither count."""
         def counts(subdag: bool) -> tuple[int, int, int]:
             nodes = [n for n in self.nodes.values()
                      if (n.graph.kind is NodeKind.SUBDAG) == subdag and n.graph.kind is not NodeKind.SERVICE]
-            done = sum(1 for n in nodes if n.status is NodeState.DONE and not n.graph.done)
+            done = sum(1 for n in nodes if n.status is NodeState.DONE)
             return len(nodes), sum(1 for n in nodes if n.status is NodeState.ERROR), done
 
         jobs, jobs_failed, jobs_succeeded = counts(False)
@@ -313,12 +334,8 @@ class DagMan:
         self.write_rescue()
         self.out.removing_submitted_jobs()
         self.remove_jobs("DAG Removed: User removed scheduler job from queue.")
-        for node in self.nodes.values():
-            if node.script is not None:
-                node.script.popen.kill()  # reaped as a script that died on a signal
-            elif node.defer_until is not None:
-                node.defer_until = None
-                node.status = NodeState.READY if node.status is NodeState.PRERUN else NodeState.ERROR
+        self.stop_scripts()
+        self.start_final_on_shutdown()
 
     def stop_gracefully(self) -> int:
         """condor_hold of the DAGMan job: node jobs run on, and the lock file stays so that the
@@ -349,15 +366,13 @@ class DagMan:
     def conclude(self) -> int:
         """Status and exit code once nothing is left to run; the FINAL node's result decides,
         except after condor_rm, which always ends in exit 2."""
-        if self.removed:
-            if self.final_started and self.final.status is not NodeState.DONE:
-                self.write_rescue()
-            return EXIT_ABORT
         if self.final is not None and self.final_started:
             if self.final.status is NodeState.DONE:
                 return EXIT_OKAY
             self.write_rescue()
             return EXIT_ERROR
+        if self.removed:
+            return EXIT_ABORT
         if self.aborting is not None:
             value, _ = self.aborting
             return value
@@ -466,10 +481,15 @@ class DagMan:
         self.reap_scripts()
         if self.aborting is None and not self.removed:
             self.start_ready()
+        elif self.final_started and any(n is self.final for n in self.ready):  # its submit failed: try again
+            self.ready = [self.final]
+            self.start_ready()
         going = not self.finished()
         if going:
             self.print_status()
-            self.update_status_file(DagOutcome.RUNNING)
+            # DAGMan's periodic dump comes from its event timer, first fired a scan interval in
+            if self.clock() >= self.started + self.options.scan_interval:
+                self.update_status_file(DagOutcome.RUNNING)
             self.update_ad()
         self.out.flush()
         self.progressed = self.census.changes != changes
@@ -565,29 +585,36 @@ class DagMan:
             tags[node.name] = job_tag(text) if text else "-"
         return tags
 
-    def update_status_file(self, outcome: DagOutcome, force: bool = False) -> None:
-        """NODE_STATUS_FILE: at most every ``min_update`` seconds, only after a change unless
-        ALWAYS-UPDATE, and always at the end."""
+    def update_status_file(self, outcome: DagOutcome, force: bool = False, closing: bool = False) -> None:
+        """NODE_STATUS_FILE, as DAGMan's DumpNodeStatus decides: only once an event has been read
+        since the last dump (unless ALWAYS-UPDATE), at most every ``min_update`` seconds except for
+        the closing dump of a DAG that finished running or aborted; ``force`` (hold, removal)
+        skips both rules.  So a change no event reports (a PRE script that failed, a fatal error)
+        can leave the last dump standing."""
         if self.status_path is None:
             return
         now = self.clock()
-        if not force and self.status_written is not None and now - self.status_written[0] < self.status_file.min_update:
-            return
-        snapshot = tuple((n.status, n.retries, n.procs_done, n.procs_held) for n in self.nodes.values())
-        if not force and self.status_written is not None:
-            if snapshot == self.status_written[1] and not self.status_file.always_update:
+        if not force:
+            if not self.status_outdated and not self.status_file.always_update:
                 return
+            too_soon = (self.status_file.min_update > 0 and self.status_written is not None
+                        and now - self.status_written[0] < self.status_file.min_update)
+            if too_soon and not closing:
+                return
+        # DAGMan counts a node's procs from the events it has read: a job whose SUBMIT event is
+        # not read yet has no queued or idle proc ("not_idle").
         nodes = [NodeInfo(n.name, n.status, retry_count=n.retries,
-                          procs_queued=n.procs - n.procs_done if n.status is NodeState.SUBMITTED else 0,
-                          procs_held=n.procs_held, procs_idle=n.procs_idle, idle=bool(n.procs_idle or n.procs_held),
-                          error_text=n.error, pre_done=n.graph.node.done)
+                          procs_queued=max(0, n.procs_seen - n.procs_done) if n.status is NodeState.SUBMITTED else 0,
+                          procs_held=n.procs_held, procs_idle=(idle := max(0, n.procs_idle - (n.procs - n.procs_seen))),
+                          idle=bool(idle or n.procs_held), error_text=n.error, pre_done=n.graph.node.done)
                  for n in self.nodes.values() if n.graph.kind is not NodeKind.SERVICE]
         write_node_status(self.status_path, dag_files=[os.path.basename(self.dag_file)], nodes=nodes,
                           outcome=outcome, timestamp=int(now), min_update_time=self.status_file.min_update)
-        self.status_written = (now, snapshot)
+        self.status_written = (now, None)
+        self.status_outdated = False
 
     def closing_outcome(self, code: int) -> DagOutcome:
-        if self.removed:
+        if self.removed and self.final is None:  # with a FINAL node, its result decides
             return DagOutcome.REMOVED
         if self.dag_status is DagStatus.CYCLE:
             return DagOutcome.CYCLE
@@ -596,6 +623,11 @@ class DagMan:
         return DagOutcome.ABORTED if self.dag_status is DagStatus.ABORT else DagOutcome.FAILED
 
     def finished(self) -> bool:
+        if self.shutting_down() and self.final is None:
+            if not self.concluded:
+                self.concluded = True
+                self.outcome()
+            return True
         halted = self.halted()
         busy = any(n.status in (NodeState.SUBMITTED, NodeState.POSTRUN)
                    or (n.status is NodeState.PRERUN and (n.script is not None or not halted or n is self.final))
@@ -623,52 +655,68 @@ class DagMan:
     # ------------------------------------------------------------------ starting nodes
 
     def start_ready(self) -> None:
+        """Start the ready nodes: a node's PRE script starts as soon as the node is ready, held
+        back by -maxpre only (DAGMan's StartNode); its job then joins the ready queue, which
+        -maxjobs, -maxidle and CATEGORY throttles hold back, in priority order."""
         if self.halted():
             return
         queued = self.count(NodeState.SUBMITTED)
-        pre = sum(1 for n in self.busy.values() if n.script and n.script.kind is ScriptKind.PRE)
+        pre = self.running_scripts(ScriptKind.PRE)
         idle = sum(n.procs_idle for n in self.busy.values())
         categories = self._category_counts()
         still = []
         while self.ready:  # nodes made ready meanwhile (a NOOP node finishes at once) come in the next batch
             batch, self.ready = self.ready, []
-            if self.prioritized:
-                batch.sort(key=self.priority, reverse=True)
+            jobs = []
             for node in batch:
                 if node.status is not NodeState.READY:
                     continue
-                if self.throttled(node, queued, idle, pre, categories):
+                if node.pre_return is None and ScriptKind.PRE in node.graph.node.scripts:
+                    if self.options.max_pre and pre >= self.options.max_pre:
+                        node.status = NodeState.PRERUN  # waits in the script queue (reap_scripts)
+                        node.defer_until = self.clock()
+                    else:
+                        pre += 1
+                        self.run_script(node, ScriptKind.PRE)
+                else:
+                    jobs.append(node)
+            if self.prioritized:
+                jobs.sort(key=self.priority, reverse=True)
+            for node in jobs:
+                if node.status is not NodeState.READY:
+                    continue
+                if self.throttled(node, queued, idle, categories):
                     still.append(node)
                     continue
-                if ScriptKind.PRE in node.graph.node.scripts:
-                    pre += 1
-                    self.run_script(node, ScriptKind.PRE)
-                else:
-                    self.submit(node)
+                self.submit(node)
                 if node.status in _BUSY and node.graph.category:
                     categories[node.graph.category] = categories.get(node.graph.category, 0) + 1
                 if node.status is NodeState.SUBMITTED:
                     queued += 1
                     idle += node.procs_idle
+        if self.next_submit_time:  # a node whose submit failed is tried again before the others
+            still.sort(key=lambda n: n.submit_tries == 0)
         self.ready = still
 
-    def throttled(self, node: Node, queued: int, idle: int, pre: int, categories: dict[str, int]) -> bool:
-        """Whether -maxjobs, -maxidle, the node's CATEGORY or (for a PRE script) -maxpre hold it back."""
+    def throttled(self, node: Node, queued: int, idle: int, categories: dict[str, int]) -> bool:
+        """Whether -maxjobs, -maxidle, the node's CATEGORY or a recent failed submit hold its job back."""
+        if self.next_submit_time and self.clock() < self.next_submit_time:
+            return True
         if self.options.max_jobs and queued >= self.options.max_jobs:
             return True
         if self.options.max_idle and idle >= self.options.max_idle:
             return True
         category = node.graph.category
         limit = self.graph.max_jobs.get(category) if category else None
-        if limit is not None and categories.get(category, 0) >= limit:
-            return True
-        return bool(ScriptKind.PRE in node.graph.node.scripts and self.options.max_pre and pre >= self.options.max_pre)
+        return limit is not None and categories.get(category, 0) >= limit
 
     def _category_counts(self) -> dict[str, int]:
+        """Nodes with jobs in the queue, per category (a node running its PRE or POST script
+        holds no job, so it does not count against MAXJOBS)."""
         counts: dict[str, int] = {}
         for node in self.busy.values():
             category = node.graph.category
-            if category:
+            if category and node.status is NodeState.SUBMITTED:
                 counts[category] = counts.get(category, 0) + 1
         return counts
 
@@ -686,7 +734,9 @@ class DagMan:
         self.seq += 1
         node.seq = self.seq
         node.exit_codes = {}
-        node.procs = node.procs_done = node.procs_held = node.procs_idle = 0
+        node.procs = node.procs_done = node.procs_held = node.procs_idle = node.procs_seen = 0
+        if self.jobstate:
+            self.jobstate.number(node.name)
         if node.graph.node.noop:
             self.fake_noop(node)
             return
@@ -695,12 +745,9 @@ class DagMan:
             text, path, cwd = self.submit_description(node)
             result = self.schedd.submit(text, submit_file=path, cwd=cwd)
         except (OSError, ScheddError) as e:
-            node.error = f"submit of node {node.name} failed: {e}"
-            node.cluster = None
-            if self.jobstate:
-                self.jobstate.submit_failure(node.name, node.last_event_time)
-            self.job_finished(node, SUBMIT_FAILED)
+            self.submit_failed(node, e)
             return
+        node.submit_tries = 0
         self.out.assigned_id(result.cluster, result.first_proc)
         self.jobs_submitted += result.num_procs
         node.status = NodeState.SUBMITTED
@@ -708,6 +755,25 @@ class DagMan:
         node.procs = result.num_procs
         node.procs_idle = result.num_procs
         self.by_cluster[result.cluster] = node
+
+    def submit_failed(self, node: Node, error: Exception) -> None:
+        """DAGMan's ProcessFailedSubmit: each failed attempt is logged, and no job is submitted for
+        1, 2, 4... seconds (after the node's 1st, 2nd, 3rd... failure), the node going first then;
+        after DAGMAN_MAX_SUBMIT_ATTEMPTS its job has failed with -1001 and its RETRY is used up
+        (its POST script, if any, still runs)."""
+        node.submit_tries += 1
+        node.cluster = None
+        self.out.line(f"ERROR: submit attempt {node.submit_tries} of node {node.name} failed: {error}")
+        if self.jobstate:
+            self.jobstate.submit_failure(node.name, node.last_event_time)
+        if node.submit_tries < self.options.max_submit_attempts:
+            self.next_submit_time = self.clock() + 2 ** (node.submit_tries - 1)
+            self.ready.append(node)  # still READY: submitted again once the delay is over
+            return
+        node.submit_tries = 0
+        node.retries = max(node.retries, node.graph.retry)
+        node.error = SUBMIT_FAILED_TEXT
+        self.job_finished(node, SUBMIT_FAILED)
 
     def fake_noop(self, node: Node) -> None:
         """A NOOP node's job never reaches the schedd: DAGMan logs a fake submit and exit.
@@ -774,6 +840,7 @@ class DagMan:
             "dagman_log": self.nodes_log_path,
             "My.DAGManJobId": str(self.options.dagman_id),
             "My.DAGManNodesLog": f'"{self.nodes_log_path}"',
+            "My.DAGManNodesMask": f'"{NODES_LOG_EVENTS}"',
             "My.DAGParentNodeNames": f'"{parents}"',
         })
         if "batch_name" not in text.lower():
@@ -857,16 +924,18 @@ class DagMan:
             codes = [c for c in node.exit_codes.values() if c is not None]
             cluster = node.cluster if node.cluster is not None and node.cluster > 0 else 0
             last_proc = max(node.exit_codes, default=0)
+            job_id = f"{cluster}.{last_proc}"
+            if node.cluster is None:  # no job was submitted (PRE failed, submit failed): DAGMan's unset id
+                cluster, job_id = -1, "-1.-1"
             macros.update({
-                "$JOBID": f"{cluster}.{last_proc}", "$CLUSTERID": str(cluster),
+                "$JOBID": job_id, "$CLUSTERID": str(cluster),
                 "$RETURN": str(node.retval if node.retval is not None else -1),
                 "$PRE_SCRIPT_RETURN": str(node.pre_return if node.pre_return is not None else -1),
                 "$JOB_COUNT": str(node.procs), "$SUCCESS": "True" if node.retval == 0 else "False",
                 "$JOB_ABORT_COUNT": str(sum(1 for c in node.exit_codes.values() if c is None)),
                 "$EXIT_CODES": ",".join(str(c) for c in sorted(set(codes))),
                 "$EXIT_CODE_COUNTS": ",".join(f"{c}:{codes.count(c)}" for c in sorted(set(codes))),
-                "$EXIT_CODE_LIST": ",".join("" if c is None else str(c) for _, c in sorted(node.exit_codes.items())),
-            })
+            })  # no $EXIT_CODE_LIST: DAGMan 23.9.6 does not know it (fatal, as any unknown macro)
         out = []
         for token in argv:
             upper = token.upper()
@@ -919,6 +988,8 @@ class DagMan:
         return sum(1 for n in self.busy.values() if n.script is not None and n.script.kind is kind)
 
     def script_done(self, node: Node, kind: ScriptKind, code: int) -> None:
+        if self.final is None and self.shutting_down():
+            return  # DAGMan has exited
         script = node.graph.node.scripts[kind]
         if script.defer_status is not None and code == script.defer_status:
             node.defer_until = self.clock() + (script.defer_time or 0)
@@ -937,12 +1008,17 @@ class DagMan:
         if kind is ScriptKind.PRE:
             node.pre_return = code
             if code == 0:
-                self.submit(node)
+                if node is self.final:
+                    self.submit(node)
+                else:  # the job waits in the ready queue, behind the throttles
+                    node.status = NodeState.READY
+                    self.ready.append(node)
             elif node.graph.node.pre_skip is not None and code == node.graph.node.pre_skip:
                 now = datetime.fromtimestamp(self.clock()).astimezone()
                 self.noop_counter += 1
                 self.nodes_log.write(PreSkipEvent(cluster=0, proc=INT_MAX, subproc=self.noop_counter, time=now,
                                                   dag_node_name=node.name))
+                self.status_outdated = True  # read back as an event by DAGMan
                 if self.jobstate:
                     self.jobstate.job_event(node.name, "PRESKIP", 0, INT_MAX, int(now.timestamp()))
                 self.node_succeeded(node)
@@ -956,9 +1032,10 @@ class DagMan:
 
     def post_result(self, node: Node, code: int, timestamp: int) -> None:
         """A POST script's exit decides the node, whatever its job did."""
+        self.status_outdated = True  # DAGMan reads it as the POST_SCRIPT_TERMINATED event
         if self.jobstate:
             cluster, proc = self._job_id(node, ScriptKind.POST)
-            self.jobstate.job_event(node.name, "POST_SCRIPT_TERMINATED", cluster or 0, proc, timestamp)
+            self.jobstate.job_event(node.name, "POST_SCRIPT_TERMINATED", cluster, proc, timestamp)  # "-" without a job
             self.jobstate.script_success_or_failure(node.name, "POST", code, node.last_event_time, cluster, proc)
         job_retval = node.retval if node.retval is not None else 0
         node.retval = code
@@ -983,6 +1060,8 @@ class DagMan:
             self.handle_event(event)
 
     def handle_event(self, event) -> None:
+        if self.final is None and (self.aborting is not None or self.removal_started):
+            return  # DAGMan has exited (shutting_down(), inlined: this runs for every event)
         kind = event.type
         T = htcondor2.JobEventType
         if self.recovering:
@@ -998,11 +1077,14 @@ class DagMan:
         if node is None or node.status is not NodeState.SUBMITTED:
             return
         node.last_event_time = event_time(event)
+        self.status_outdated = True
         self.out.event(kind.name, node.name, event.cluster, event.proc, node.last_event_time,
                        subproc=event.get("Subproc", 0))
         if self.jobstate:
             self.jobstate.job_event(node.name, kind.name, event.cluster, event.proc, node.last_event_time)
-        if kind == T.EXECUTE:
+        if kind == T.SUBMIT:
+            node.procs_seen += 1
+        elif kind == T.EXECUTE:
             node.procs_idle = max(0, node.procs_idle - 1)
         elif kind == T.JOB_EVICTED:
             node.procs_idle += 1
@@ -1047,7 +1129,7 @@ class DagMan:
             self.seq += 1
             node.seq = self.seq
             node.exit_codes = {}
-            node.procs = node.procs_done = node.procs_held = node.procs_idle = 0
+            node.procs = node.procs_done = node.procs_held = node.procs_idle = node.procs_seen = 0
             node.status = NodeState.SUBMITTED
             node.cluster = cluster
             self.by_cluster[cluster] = node
@@ -1095,9 +1177,10 @@ class DagMan:
             self.node_succeeded(node)
         else:
             if retval == SUBMIT_FAILED:
-                node.error = node.error or "job submission failed"
+                node.error = SUBMIT_FAILED_TEXT
             elif retval == JOB_ABORTED:
-                node.error = "Job was aborted"
+                proc = next((p for p, v in sorted(node.exit_codes.items()) if v is None), 0)
+                node.error = job_event_failed_text("JOB_ABORTED", node.cluster, proc)
             else:
                 proc = next((p for p, v in sorted(node.exit_codes.items()) if v), 0)
                 node.error = (job_proc_failed_text(node.cluster, proc, status=retval) if retval >= 0
@@ -1109,6 +1192,7 @@ class DagMan:
     def node_succeeded(self, node: Node) -> None:
         node.status = NodeState.DONE
         if self.check_abort(node, 0):
+            self.start_final_on_shutdown()
             return
         halted = self.halted()
         for name in node.graph.children:
@@ -1127,10 +1211,13 @@ class DagMan:
 
     def node_failed(self, node: Node) -> None:
         node.status = NodeState.ERROR
-        if self.check_abort(node, node.retval):
-            self.futilize(node)
-            return
         declared_retry = node.graph.retry
+        if self.check_abort(node, node.retval):  # ABORT-DAG-ON beats RETRY: the retries end here
+            if declared_retry:
+                node.error = after_retries_text(node.error, node.retries)
+            self.futilize(node)
+            self.start_final_on_shutdown()
+            return
         aborted = node.graph.unless_exit is not None and node.retval == node.graph.unless_exit
         if (node.retries < declared_retry and not aborted and not self.removed and not self.final_started
                 and node is not self.final):
@@ -1142,12 +1229,13 @@ class DagMan:
             node.error = ""
             node.retval = None
             node.pre_return = None
+            node.submit_tries = 0
             self.ready.append(node)
             return
         if self.dag_status is DagStatus.OK:
             self.dag_status = DagStatus.NODE_FAILED
-        if declared_retry:
-            node.error = after_retries_text(node.error, node.retries)
+        if declared_retry and not (aborted and node.retries < declared_retry):
+            node.error = after_retries_text(node.error, node.retries)  # not when UNLESS-EXIT stopped them
         if not aborted:
             self.futilize(node)
 
@@ -1167,7 +1255,32 @@ class DagMan:
         self.aborting = (abort.return_value if abort.return_value is not None else value, node)
         self.dag_status = DagStatus.OK if abort.return_value == 0 else DagStatus.ABORT
         self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+        self.stop_scripts()
         return True
+
+    def shutting_down(self) -> bool:
+        """ABORT-DAG-ON fired or the DAGMan job was removed: no new node starts; the FINAL node,
+        if any, starts at once, and without one DAGMan exits as soon as it has removed its jobs,
+        reading no further events (so nodes still queued are reported "Was STATUS_SUBMITTED")."""
+        return self.aborting is not None or self.removal_started
+
+    def start_final_on_shutdown(self) -> None:
+        """On ABORT-DAG-ON or removal DAGMan starts the FINAL node at once (main_shutdown_rescue),
+        before it reads another event: FINAL's $FAILED_COUNT and $DONE_COUNT do not count the
+        nodes whose jobs it has just removed."""
+        if self.final is not None and not self.final_started:
+            self.outcome()
+            self.start_final()
+
+    def stop_scripts(self) -> None:
+        """DAGMan's RemoveRunningScripts: running PRE and POST scripts are killed (and, with a
+        FINAL node to wait for, reaped as scripts that died on a signal); waiting ones dropped."""
+        for node in list(self.busy.values()):
+            if node.script is not None:
+                node.script.popen.kill()
+            elif node.defer_until is not None and node is not self.final:
+                node.defer_until = None
+                node.status = NodeState.READY if node.status is NodeState.PRERUN else NodeState.ERROR
 
     def remove_jobs(self, reason: str) -> None:
         if self.by_cluster and self.options.dagman_id:

@@ -161,8 +161,11 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
     if options.priority:
         argv += ["-Priority", str(options.priority)]
     environment = [f"_CONDOR_DAGMAN_LOG={name}.dagman.out", "_CONDOR_MAX_DAGMAN_LOG=0"]
-    if options.config:  # condor_submit_dag hands DAGMan its -config file this way
-        environment.append(f"_CONDOR_DAGMAN_CONFIG_FILE={options.config}")
+    config = options.config
+    if config is None and (in_dag := parse_file(dag_file).config):  # condor_submit_dag reads CONFIG lines
+        config = os.path.join(os.path.dirname(os.path.abspath(dag_file)), in_dag)
+    if config:  # condor_submit_dag hands DAGMan its -config file this way
+        environment.append(f"_CONDOR_DAGMAN_CONFIG_FILE={config}")
     return _dagman_job(name, "crabtui dag submit --backend htcondor", dagman, "false", argv, environment,
                        options.batch_name)
 

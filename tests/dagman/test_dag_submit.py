@@ -115,7 +115,9 @@ def test_rm_of_the_dagman_job_removes_its_nodes_writes_a_rescue_dag_and_runs_fin
     ran = runs(gated)
     assert (ran[0], sorted(ran[1:3]), ran[3:]) == ("A", ["final 4", "final post"], ["F"]), \
         "FINAL runs with $DAG_STATUS 4 (removed), and removed A's POST script too, as 23.9.6 does; B never starts"
-    assert exit_line(gated / "d.dag").endswith("EXITING WITH STATUS 2")
+    # FINAL succeeded, so DAGMan 23.9.6 exits 0 even though it was removed (seen on the test pool);
+    # the metrics keep DagStatus 4.
+    assert exit_line(gated / "d.dag").endswith("EXITING WITH STATUS 0")
     rescue = (gated / "d.dag.rescue001").read_text().splitlines()
     assert "# Nodes premarked DONE: 0" in rescue and "#   <ENDLIST>" in rescue and "DONE A" not in rescue, \
         "written as DAGMan was removed, with A still queued: neither done nor failed, as 23.9.6 writes it"

@@ -131,7 +131,7 @@ def test_noop_nodes_run_no_job(dag_dir, schedd):
     assert all(n.status is NodeStatus.DONE for n in dagman.nodes.values())
 
 
-def test_metrics_count_the_nodes_finished_in_this_run(dag_dir, schedd):
+def test_metrics_count_the_nodes_done_from_the_rescue_dag_as_succeeded(dag_dir, schedd):
     dag = dag_dir / "diamond.dag"
     dag.write_text(DIAMOND + 'VARS C code="1"\n')
     run(dag, schedd)
@@ -144,7 +144,8 @@ def test_metrics_count_the_nodes_finished_in_this_run(dag_dir, schedd):
     DagMan(graph, schedd, Options(scan_interval=0.05, rescue_dag_number=1)).run()
     second = read_metrics(str(dag) + ".metrics")
     assert second["rescue_dag_number"] == 1
-    assert (second["jobs_succeeded"], second["jobs_failed"]) == (0, 1), "nodes DONE from the rescue DAG count in neither"
+    # Real DAGMan 23.9.6 counts the nodes the rescue DAG marks DONE as succeeded (seen on the test pool).
+    assert (second["jobs_succeeded"], second["jobs_failed"], second["total_jobs_run"]) == (2, 1, 3)
 
 
 def test_crabtui_dag_run_exits_with_dagmans_code(dag_dir, schedd):

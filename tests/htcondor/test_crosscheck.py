@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
-from crosscheck import dagman_exit, jobstate, metrics, node_status, rescue, submit
+from crosscheck import crabtui, dagman_exit, jobstate, metrics, node_status, rescue, submit
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
 
@@ -20,7 +21,11 @@ pytestmark = pytest.mark.htcondor
 JOB = ("executable = /bin/sh\n"
        "arguments = \"-c 'echo $(JOB) >> runs.txt; exit $(code)'\"\n"
        "queue\n")
-FILES = {"job.sub": JOB, "ok.sh": "exit 0\n", "fail.sh": "exit 1\n",
+# A node job that runs until the test creates go.<node> (the "remove" DAG's B never gets it).
+GATE = ("executable = /bin/sh\n"
+        "arguments = \"-c 'echo $(JOB) >> runs.txt; while [ ! -e go.$(JOB) ]; do sleep 0.2; done'\"\n"
+        "queue\n")
+FILES = {"job.sub": JOB, "gate.sub": GATE, "ok.sh": "exit 0\n", "fail.sh": "exit 1\n",
          "echo.sh": 'echo "$@" >> scripts.txt\nexit 0\n', "halt.sh": "touch $1.halt\n"}
 STATUS = "JOBSTATE_LOG js.log\nNODE_STATUS_FILE ns.txt\n"
 
@@ -42,7 +47,11 @@ DAGS = {
             "PARENT A CHILD B\nFINAL F job.sub\n",
     "splice": 'SPLICE S inner.dag\nJOB A job.sub\nVARS A code="0"\nPARENT A CHILD S\n',
     "subdag": 'JOB A job.sub\nVARS A code="0"\nSUBDAG EXTERNAL S inner.dag\nPARENT A CHILD S\n',
+    # condor_rm of the DAGMan job while B runs: B is removed, FINAL runs, a rescue DAG is written.
+    "remove": 'JOB A job.sub\nVARS ALL_NODES code="0"\nJOB B gate.sub\nJOB C job.sub\nFINAL F job.sub\n'
+              "SCRIPT PRE F /bin/sh echo.sh final $DAG_STATUS $FAILED_COUNT\nPARENT A CHILD B\nPARENT B CHILD C\n",
 }
+REMOVED = "remove"  # removed with `crabtui rm` once its node B runs
 INNER = 'JOB X job.sub\nJOB Y job.sub\nVARS X code="0"\nVARS Y code="1"\nPARENT X CHILD Y\n'
 
 
@@ -68,17 +77,29 @@ def both_runs(htcondor_pool):
         for side in ("real", "embedded"):
             (root / side).mkdir()
             os.chmod(root / side, 0o777)
+        clusters = {}
         for name in DAGS:
             real, mine = lay_out(root / "real", name), lay_out(root / "embedded", name)
-            submit(real, ["--backend", "htcondor"])
-            submit(mine, ["--backend", "embedded"], env=embedded_env)
+            clusters[real] = submit(real, ["--backend", "htcondor"])
+            clusters[mine] = submit(mine, ["--backend", "embedded"], env=embedded_env)
             runs[name] = (real, mine)
+        for dag, backend in zip(runs[REMOVED], ("htcondor", "embedded")):
+            wait_for_line(dag.with_name("js.log"), "B EXECUTE")  # DAGMan has seen B run
+            removed = crabtui("--backend", backend, "rm", str(clusters[dag]), cwd=dag.parent, env=embedded_env)
+            assert removed.returncode == 0, removed.stderr
         exits = {name: (dagman_exit(real), dagman_exit(mine)) for name, (real, mine) in runs.items()}
         yield {name: (real, mine, exits[name]) for name, (real, mine) in runs.items()}
     finally:
         LocalScheddClient(state).shutdown()
         shutil.rmtree(state.path, ignore_errors=True)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def wait_for_line(path: Path, text: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and text in path.read_text()):
+        assert time.monotonic() < deadline, f"{path}: no {text!r} within {timeout} s"
+        time.sleep(0.2)
 
 
 @pytest.mark.parametrize("name", list(DAGS))
@@ -114,3 +135,11 @@ def test_what_ran_agrees(both_runs, name):
         theirs, ours = real.with_name(output), mine.with_name(output)
         assert (sorted(ours.read_text().splitlines()) if ours.exists() else None) == \
             (sorted(theirs.read_text().splitlines()) if theirs.exists() else None)
+
+
+def test_a_removed_dag_ran_its_final_node_and_wrote_a_rescue_dag(both_runs):
+    real, mine, exits = both_runs[REMOVED]
+    assert exits == (-1, -1), "the DAGMan job's own log ends with its abort"
+    for dag in (real, mine):
+        assert [line for line in rescue(dag) if line.startswith("DONE")] == ["DONE A"]
+        assert dag.with_name("scripts.txt").read_text().split()[0] == "final"
