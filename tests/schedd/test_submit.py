@@ -47,6 +47,10 @@ class TestQueueStatements:
         assert arguments(ads) == [f"{CLUSTER} {p} {CLUSTER} {p}" for p in range(3)]
         assert all(ad["TotalSubmitProcs"] == 3 for ad in ads)
 
+    def test_queue_count_from_a_macro(self, tmp_path):  # VARS n "3" in a DAG gives a node's job 3 procs
+        ads = build("n = 3\nexecutable = /bin/echo\narguments = $(Process)\nqueue $(n)\n", tmp_path)
+        assert arguments(ads) == ["0", "1", "2"]
+
     def test_queue_in_list(self, tmp_path):
         ads = build(self.SUB.replace(" $(y)", "") + "queue x in (red, green, blue)\n", tmp_path)
         assert arguments(ads) == [f"{CLUSTER}.0.0 red", f"{CLUSTER}.1.0 green", f"{CLUSTER}.2.0 blue"]

@@ -180,6 +180,9 @@ def _parse(description: SubmitDescription) -> htcondor2.Submit:
 
 def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd: str):
     qargs = submit.getQArgs() or ""
+    count_macro = re.match(r"\s*\$\(([A-Za-z_][\w.]*)\)\s*$", qargs)
+    if count_macro and submit.get(count_macro.group(1)) is not None:  # queue $(n): condor_submit expands it
+        qargs = submit.expand(count_macro.group(1))
     match = re.match(r"\s*([0-9]+)?", qargs)
     queue_count = int(match.group(1)) if match.group(1) else 1
     if count:
