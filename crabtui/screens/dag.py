@@ -8,7 +8,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Log, Static, TabbedContent, TabPane
+from textual.widgets import Log, Static
 
 from crabtui.screens.dags import dag_state
 from crabtui.screens.polling import PollingScreen
@@ -18,6 +18,7 @@ from crabtui.widgets.dag_tree import DagTree
 from crabtui.widgets.key_bar import KeyBar
 from crabtui.widgets.states import Palette
 from crabtui.widgets.status_bar import StatusBar
+from crabtui.widgets.tabbed import Pane, Tabbed
 from engine.schedd.api import JobStatus
 
 LOG_LINES = 5000
@@ -50,10 +51,10 @@ class DagScreen(PollingScreen):
     def compose(self) -> ComposeResult:
         yield StatusBar()
         yield Static("", id="summary")
-        with TabbedContent(initial="dag"):
-            with TabPane("DAG", id="dag"):
+        with Tabbed(initial="dag"):
+            with Pane("DAG", id="dag"):
                 yield DagTree(id="dag-tree")
-            with TabPane("Log", id="log"):
+            with Pane("Log", id="log"):
                 yield Log(max_lines=LOG_LINES, id="dagman-out")
         yield Static("", id="info")
         yield KeyBar()
@@ -117,7 +118,7 @@ class DagScreen(PollingScreen):
             self._show_tree()
 
     def _update_info(self) -> None:
-        if self.query_one(TabbedContent).active == "log":
+        if self.query_one(Tabbed).active == "log":
             log = self.query_one(Log)
             name = self.snapshot.dag.dag_file if self.snapshot and self.snapshot.dag else "the DAG"
             text = f"{log.line_count} lines of {name}.dagman.out · " + (
@@ -132,7 +133,7 @@ class DagScreen(PollingScreen):
             self._statics[id] = shown
             self.query_one(f"#{id}", Static).update(content)
 
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    def on_tabbed_tab_activated(self, event: Tabbed.TabActivated) -> None:
         event.pane.query_one("DagTree, Log").focus()
         if self.snapshot is not None:
             self._update_info()
@@ -147,14 +148,14 @@ class DagScreen(PollingScreen):
         return True
 
     def action_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
+        self.query_one(Tabbed).active = tab
 
     def _target(self) -> dict[str, Any] | None:
         """The job the cursor is on in the tree, else the DAGMan job."""
         snapshot = self.snapshot
         jobs = {f"{ad['ClusterId']}.{ad['ProcId']}": ad for ad in snapshot.queue}
         node = self.query_one(DagTree).cursor_node
-        if self.query_one(TabbedContent).active == "dag" and node is not None and node.data in jobs:
+        if self.query_one(Tabbed).active == "dag" and node is not None and node.data in jobs:
             return jobs[node.data]
         return jobs.get(snapshot.dagman_job)
 

@@ -9,7 +9,7 @@ import time
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Log, Static, TabbedContent, TabPane
+from textual.widgets import Log, Static
 
 from crabtui.screens.polling import PollingScreen
 from crabtui.snapshots import JobSnapshot
@@ -19,6 +19,7 @@ from crabtui.widgets.key_bar import KeyBar
 from crabtui.widgets.live_table import Column, LiveTable
 from crabtui.widgets.states import Palette
 from crabtui.widgets.status_bar import StatusBar
+from crabtui.widgets.tabbed import Pane, Tabbed
 
 ACTION_LOOK = {"ok": ("✔ ok", "success"), "retry": ("⟳ retry", "warning"), "fatal": ("✖ fatal", "error"),
                "abort_dag": ("✖ abort DAG", "error"), None: ("▶ open", "primary")}
@@ -46,11 +47,11 @@ class JobScreen(PollingScreen):
     def compose(self) -> ComposeResult:
         yield StatusBar()
         yield Static("", id="summary")
-        with TabbedContent(initial="attempts"):
-            with TabPane("Attempts", id="attempts"):
+        with Tabbed(initial="attempts"):
+            with Pane("Attempts", id="attempts"):
                 yield LiveTable(self._columns(), id="attempt-table")
             for tab, title in zip(TEXT_TABS, ("ClassAd", "Stdout", "Stderr", "Job report", "User log")):
-                with TabPane(title, id=tab):
+                with Pane(title, id=tab):
                     yield Log(id=f"{tab}-text", auto_scroll=tab in FOLLOWED)
         yield Static("", id="info")
         yield KeyBar()
@@ -133,7 +134,7 @@ class JobScreen(PollingScreen):
             self.show(self.snapshot)
 
     def _update_info(self) -> None:
-        tab = self.query_one(TabbedContent).active
+        tab = self.query_one(Tabbed).active
         snapshot = self.snapshot
         if snapshot is None:
             return
@@ -146,7 +147,7 @@ class JobScreen(PollingScreen):
             text = paths[tab]
         self.query_one("#info", Static).update(Text(text, no_wrap=True, overflow="ellipsis"))
 
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    def on_tabbed_tab_activated(self, event: Tabbed.TabActivated) -> None:
         event.pane.query_one("LiveTable, Log").focus()
         self._update_info()
 
@@ -164,7 +165,7 @@ class JobScreen(PollingScreen):
     # -------------------------------------------------------------- actions
 
     def action_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
+        self.query_one(Tabbed).active = tab
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -176,7 +177,7 @@ class JobScreen(PollingScreen):
         if what == "id":
             self.app.copy(snapshot.condor_id or f"{snapshot.task.name} {self.job_id}")
             return
-        self.app.copy(self._paths().get(self.query_one(TabbedContent).active, snapshot.task.task_dir))
+        self.app.copy(self._paths().get(self.query_one(Tabbed).active, snapshot.task.task_dir))
 
     def _paths(self) -> dict[str, str]:
         files = self.snapshot.files

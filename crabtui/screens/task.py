@@ -8,7 +8,7 @@ from typing import NamedTuple
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Log, Static, TabbedContent, TabPane
+from textual.widgets import Log, Static
 
 from crabtui.screens.polling import PollingScreen
 from crabtui.snapshots import NODE_STATES, ErrorGroup, SiteRow, TaskSnapshot, error_groups, site_rows, state_counts
@@ -20,6 +20,7 @@ from crabtui.widgets.key_bar import KeyBar
 from crabtui.widgets.live_table import Column, LiveTable, RowValues
 from crabtui.widgets.states import Palette
 from crabtui.widgets.status_bar import StatusBar
+from crabtui.widgets.tabbed import Pane, Tabbed
 from engine.crab.status import JobView, job_sort_key
 
 LOG_LINES = 5000
@@ -68,16 +69,16 @@ class TaskScreen(PollingScreen):
     def compose(self) -> ComposeResult:
         yield StatusBar()
         yield Static("", id="summary")
-        with TabbedContent(initial="jobs"):
-            with TabPane("Jobs", id="jobs"):
+        with Tabbed(initial="jobs"):
+            with Pane("Jobs", id="jobs"):
                 yield LiveTable(self.job_columns, fixed_columns=2, id="job-table")
-            with TabPane("DAG", id="dag"):
+            with Pane("DAG", id="dag"):
                 yield DagTree(id="dag-tree")
-            with TabPane("Sites", id="sites"):
+            with Pane("Sites", id="sites"):
                 yield LiveTable(self._site_columns(), id="site-table")
-            with TabPane("Errors", id="errors"):
+            with Pane("Errors", id="errors"):
                 yield LiveTable(self._error_columns(), id="error-table")
-            with TabPane("Log", id="log"):
+            with Pane("Log", id="log"):
                 yield Log(max_lines=LOG_LINES, id="dagman-out")
         yield Static("", id="info")
         yield FilterBar()
@@ -219,13 +220,13 @@ class TaskScreen(PollingScreen):
     # -------------------------------------------------------------- the info line
 
     def _active_table(self) -> LiveTable | None:
-        tab = self.query_one(TabbedContent).active
+        tab = self.query_one(Tabbed).active
         tables = {"jobs": "#job-table", "sites": "#site-table", "errors": "#error-table"}
         return self.query_one(tables[tab], LiveTable) if tab in tables else None
 
     def _update_info(self) -> None:
         table = self._active_table()
-        tab = self.query_one(TabbedContent).active
+        tab = self.query_one(Tabbed).active
         if table is not None:
             text = table.describe({"jobs": "jobs", "sites": "sites", "errors": "exit codes"}[tab])
         elif tab == "log":
@@ -246,7 +247,7 @@ class TaskScreen(PollingScreen):
     def on_live_table_view_changed(self, event: LiveTable.ViewChanged) -> None:
         self._update_info()
 
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    def on_tabbed_tab_activated(self, event: Tabbed.TabActivated) -> None:
         table = self._active_table()
         (table or event.pane.query_one("DagTree, Log")).focus()
         self._update_info()
@@ -263,7 +264,7 @@ class TaskScreen(PollingScreen):
         return True
 
     def action_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
+        self.query_one(Tabbed).active = tab
 
     def on_line_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()
@@ -277,7 +278,7 @@ class TaskScreen(PollingScreen):
         from crabtui.screens.job import JobScreen
 
         key = self.jobs_table.cursor_key
-        if self.query_one(TabbedContent).active == "jobs" and key is not None:
+        if self.query_one(Tabbed).active == "jobs" and key is not None:
             self.app.push_screen(JobScreen(self.snapshot.task.name, key))
 
     def _selected_jobs(self) -> list[JobView]:

@@ -70,7 +70,8 @@ class KeyBar(Widget):
             _, binding, enabled, _ = palette
             right = _key(app.get_key_display(binding), binding.description, enabled, key_style, description_style)
             start = max(0, self.size.width - right.cell_len)
-            text.truncate(start, overflow="ellipsis", pad=True)
+            text.truncate(max(0, start - 1), overflow="ellipsis", pad=True)
+            text.append(" ")
             text.append_text(right)
             spots.append((start, text.cell_len, binding.key, enabled))
         self._spots = spots

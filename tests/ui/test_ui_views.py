@@ -9,7 +9,8 @@ from crabtui.app import CrabApp
 from crabtui.screens.job import JobScreen
 from crabtui.screens.task import TaskScreen
 from crabtui.snapshots import Backend
-from textual.widgets import Log, TabbedContent
+from crabtui.widgets.tabbed import TabBar, Tabbed
+from textual.widgets import Log
 from ui_tasks import cells, crabtui, wait_for
 
 INTERVAL = 0.2
@@ -68,11 +69,13 @@ def test_the_task_screen_has_jobs_sites_errors_and_log(engine, failed_task):
         errors = screen.query_one("#error-table")
         assert cells(errors, "99")[1:5] == ["99", "1", "0", "unknown, fatal"]
         await pilot.press("enter")  # the jobs of that exit code
-        assert screen.query_one(TabbedContent).active == "jobs"
+        assert screen.query_one(Tabbed).active == "jobs"
         await wait_for(pilot, lambda: jobs.row_count == 1, "the jobs filtered to exit code 99")
         assert jobs.cursor_key == "4" and "1 of 4 jobs" in screen.query_one("#info").render().plain
 
-        await pilot.press("5")
+        tab_bar = screen.query_one(TabBar)
+        await pilot.click(TabBar, offset=(tab_bar.render().plain.index("Log") + 1, 0))  # the mouse switches too
+        assert screen.query_one(Tabbed).active == "log"
         log = screen.query_one(Log)
         await wait_for(pilot, lambda: log.line_count, "dagman.out")
         assert any("EXITING WITH STATUS 1" in line for line in log.lines)
