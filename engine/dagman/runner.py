@@ -775,6 +775,8 @@ class DagMan:
         node.error = SUBMIT_FAILED_TEXT
         self.job_finished(node, SUBMIT_FAILED)
 
+    _noop_time: tuple[int, datetime, str] | None = None  # the second NOOP events were last logged in
+
     def fake_noop(self, node: Node) -> None:
         """A NOOP node's job never reaches the schedd: DAGMan logs a fake submit and exit.
 
@@ -782,7 +784,11 @@ class DagMan:
         cycle; read back later they are ignored (the node is done), and when nothing else was
         written meanwhile the reader skips them (:meth:`read_events`).  Recovery replays them."""
         self.noop_counter += 1
-        now = datetime.fromtimestamp(self.clock()).astimezone()
+        whole = int(self.clock())  # events are logged to the second: one datetime per second will do
+        if self._noop_time is None or self._noop_time[0] != whole:
+            now = datetime.fromtimestamp(whole).astimezone()
+            self._noop_time = (whole, now, now.strftime("%Y-%m-%dT%H:%M:%S"))
+        _, now, logged_time = self._noop_time
         ids = {"cluster": 0, "proc": INT_MAX, "subproc": self.noop_counter, "time": now}
         node.status = NodeState.SUBMITTED
         node.cluster = -self.noop_counter  # NOOP ids are negative internally, never a real cluster
@@ -801,7 +807,7 @@ class DagMan:
             self.own_tail = (self.own_tail[0], after)
         else:  # another writer's event lies between ours: read everything
             self.own_tail = (-1, after)
-        logged = {"Subproc": self.noop_counter, "EventTime": now.strftime("%Y-%m-%dT%H:%M:%S")}
+        logged = {"Subproc": self.noop_counter, "EventTime": logged_time}
         T = htcondor2.JobEventType
         self.handle_event(_LoggedEvent(T.SUBMIT, logged))
         self.handle_event(_LoggedEvent(T.JOB_TERMINATED, {**logged, "ReturnValue": 0}))

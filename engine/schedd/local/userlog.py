@@ -10,9 +10,11 @@ there; fields are that file's members in Python spelling.  Readers parse logs wi
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -269,12 +271,17 @@ class PreSkipEvent(Event):
 
 def format_event(event: Event) -> str:
     """The event's text block, header to the closing ``...`` line (ULogEvent::formatHeader)."""
-    t = event.time.astimezone()  # localtime(), as HTCondor does without the UTC option
-    header = (
-        f"{event.type:03d} ({event.cluster:03d}.{event.proc:03d}.{event.subproc:03d}) "
-        f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}:{t.second:02d} "
-    )
-    return header + event._body() + "...\n"
+    return (f"{event.type:03d} ({event.cluster:03d}.{event.proc:03d}.{event.subproc:03d}) "
+            f"{_local_time(event.time, time.tzname)} {event._body()}...\n")
+
+
+@functools.lru_cache(maxsize=64)
+def _local_time(when: datetime, zone: tuple[str, str]) -> str:
+    """``2024-01-02 03:04:05`` in local time (``zone``: the time zone it is made for), as HTCondor
+    writes it without the UTC option; kept for the few instants in use, since a DAG's NOOP nodes
+    write thousands of events a second."""
+    t = when.astimezone()
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}:{t.second:02d}"
 
 
 class UserLog:
