@@ -178,8 +178,10 @@ def binding_ids() -> set[str]:
     from crabtui.screens.dags import DagsScreen
     from crabtui.screens.job import JobScreen
 
-    return {b.id for cls in (CrabApp, TasksScreen, TaskScreen, JobScreen, DagsScreen, DagScreen, PollingScreen,
-                             LiveTable)
+    from crabtui.screens.listing import ListScreen
+
+    return {b.id for cls in (CrabApp, TasksScreen, TaskScreen, JobScreen, DagsScreen, DagScreen, ListScreen,
+                             PollingScreen, LiveTable)
             for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 
 

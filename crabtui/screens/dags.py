@@ -5,18 +5,12 @@ DAG file.  CRAB tasks' DAGs are not here: the task list shows them."""
 from __future__ import annotations
 
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Static
 
-from crabtui.screens.polling import PollingScreen
-from crabtui.screens.tasks import shown_age
+from crabtui.screens.listing import ListScreen
 from crabtui.snapshots import DagsSnapshot, DagSummary
-from crabtui.widgets.filter_bar import FilterBar
-from crabtui.widgets.key_bar import KeyBar
-from crabtui.widgets.live_table import Column, LiveTable
-from crabtui.widgets.states import Palette, progress_bar, short_duration, state_counts
-from crabtui.widgets.status_bar import StatusBar
+from crabtui.widgets.live_table import Column
+from crabtui.widgets.states import Palette, progress_bar, state_counts
 
 BAR_WIDTH = 8
 # a DAG's state (DagSummary.state) -> (glyph, colour role): a glyph and a word, never colour alone
@@ -34,113 +28,55 @@ def dag_state(state: str, palette: Palette) -> Text:
     return Text(f"{glyph} {state}", style=palette.style(role), no_wrap=True, end="")
 
 
-class DagsScreen(PollingScreen):
+class DagsScreen(ListScreen):
     BINDINGS = [
         Binding("enter", "open_dag", "Open", id="open-dag", tooltip="Open the DAG: its condor_q -dag tree and its log"),
-        Binding("slash", "filter", "Filter", id="filter", tooltip="Filter the DAGs"),
-        Binding("f", "find", "Find", id="find", tooltip="Find a DAG: move to the next one that matches"),
         Binding("c", "copy('id')", "Copy id", id="copy-id", show=False, tooltip="Copy the DAGMan job's id"),
         Binding("C", "copy('file')", "Copy file", id="copy-file", show=False, tooltip="Copy the DAG file's path"),
         Binding("escape", "back", "Back", id="back",
                 tooltip="Clear the marks, then the filter, then go back to the tasks"),
     ]
+    TABLE_ID, CRUMBS, NOUN = "dags", "crabtui › DAGs", "DAGs"
+    EMPTY = "No DAGs in the queue: submit one with 'crabtui dag submit FILE.dag' (CRAB tasks' DAGs are tasks)."
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.stale = False
-
-    def compose(self) -> ComposeResult:
-        yield StatusBar()
-        yield LiveTable(self._columns(), id="dags")
-        yield Static("", id="info")
-        yield FilterBar()
-        yield KeyBar()
-
-    def on_mount(self) -> None:
-        self.status_bar.crumbs = "crabtui › DAGs"
-        super().on_mount()
-
-    def _columns(self) -> list[Column]:
-        def marker(d: DagSummary) -> str:
-            return "⚠" if self.stale else ""
-
+    def columns(self) -> list[Column]:
         return [
-            Column("stale", "!", marker, lambda v, d, p: Text(v, style=p.style("error"), end=""), width=1),
+            self.stale_column(),
             Column("dag", "DAG", lambda d: d.id, width=6, right=True),
             Column("status", "Status", lambda d: d.state, lambda v, d, p: dag_state(v, p), width=12),
             Column("progress", "Progress", _progress,
                    lambda v, d, p: progress_bar(d.counts, d.total, BAR_WIDTH, p), width=BAR_WIDTH + 7),
             Column("nodes", "Nodes", _nodes, _render_nodes, width=15),
-            Column("age", "Age", lambda d: shown_age(self.app.clock() - d.submitted_at),
-                   lambda v, d, p: Text(short_duration(v), end=""), width=4, live=True, right=True),
+            self.age_column(lambda d: d.submitted_at),
             Column("file", "DAG file", lambda d: d.dag_file, _render_file),
         ]
-
-    @property
-    def table(self) -> LiveTable:
-        return self.query_one("#dags", LiveTable)
-
-    # -------------------------------------------------------------- refresh
 
     def fetch(self, now: float) -> DagsSnapshot:
         return self.app.backend.dags(now)
 
-    def show(self, snapshot: DagsSnapshot) -> None:
-        self.stale = False
-        self.table.set_items({str(d.id): d for d in snapshot.dags})
-        if not snapshot.dags:
-            self.query_one("#info", Static).update(
-                "No DAGs in the queue: submit one with 'crabtui dag submit FILE.dag' (CRAB tasks' DAGs are tasks).")
-
-    def stale_changed(self) -> None:
-        self.stale = True
-        self.table.recompute()
-
-    def tick(self) -> None:
-        self.table.tick()
-
-    def set_palette(self, palette: Palette) -> None:
-        self.table.set_palette(palette)
-
-    def on_live_table_view_changed(self, event: LiveTable.ViewChanged) -> None:
-        if event.table.items:
-            self.query_one("#info", Static).update(event.table.describe("DAGs"))
+    def rows(self, snapshot: DagsSnapshot) -> dict[str, DagSummary]:
+        return {str(d.id): d for d in snapshot.dags}
 
     # -------------------------------------------------------------- actions
 
-    def on_line_table_row_selected(self, event: LiveTable.RowSelected) -> None:
-        event.stop()
+    def open_current(self) -> None:
         self.action_open_dag()
-
-    def _current(self) -> DagSummary | None:
-        key = self.table.cursor_key
-        return None if key is None else self.table.items.get(key)
 
     def action_open_dag(self) -> None:
         from crabtui.screens.dag import DagScreen
 
-        current = self._current()
+        current = self.current()
         if current is not None:
             self.app.push_screen(DagScreen(current.id))
 
-    def action_filter(self) -> None:
-        self.query_one(FilterBar).open(self.table)
-
-    def action_find(self) -> None:
-        self.query_one(FilterBar).open(self.table, "find")
-
     def action_copy(self, what: str) -> None:
-        current = self._current()
+        current = self.current()
         if current is not None:
             self.app.copy(str(current.id) if what == "id" else current.dag_file)
 
     def action_back(self) -> None:
-        if self.table.clear_marks():
-            return
-        if self.table.filter:
-            self.table.filter = ""
-            return
-        self.app.pop_screen()
+        if not self.clear():
+            self.app.pop_screen()
 
 
 def _nodes(d: DagSummary) -> str:

@@ -32,7 +32,8 @@ class HelpScreen(ModalScreen[None]):
         keys.add_column()
         keys.add_column(style="dim", no_wrap=True)  # the id a keymap file remaps it by
         ours = {(b.action, b.description, b.tooltip) for cls in (type(self.under), type(self.app), LiveTable)
-                for b in cls.BINDINGS + PollingScreen.BINDINGS}
+                for klass in cls.__mro__ if klass.__module__.startswith("crabtui.")
+                for b in vars(klass).get("BINDINGS", ())}
         seen = set()
         for active in self.under.active_bindings.values():
             binding = active.binding

@@ -1,0 +1,135 @@
+"""A screen that is one live table of things to open: the task list and the DAG list.
+
+What such a screen does besides its columns and its actions is the same for both: the table's
+stale marker, its clock tick and colours, the info line that describes it (or says why it is
+empty), Enter or a click to open the row under the cursor, ``/`` and ``f``, and Escape that
+clears the marks, then the filter, then goes back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Static
+
+from crabtui.screens.polling import PollingScreen
+from crabtui.widgets.filter_bar import FilterBar
+from crabtui.widgets.key_bar import KeyBar
+from crabtui.widgets.live_table import Column, LiveTable
+from crabtui.widgets.states import Palette, short_duration
+from crabtui.widgets.status_bar import StatusBar
+
+
+class ListScreen(PollingScreen):
+    """Subclasses say what the rows are (:meth:`columns`, :meth:`rows`), how to open one
+    (:meth:`open_current`) and, as class attributes, what they are called."""
+
+    BINDINGS = [
+        Binding("slash", "filter", "Filter", id="filter", tooltip="Filter the rows"),
+        Binding("f", "find", "Find", id="find", tooltip="Find: move to the next row that matches"),
+    ]
+    TABLE_ID = ""  # the table's id
+    CRUMBS = ""  # the status bar's "where you are"
+    NOUN = ""  # what a row is, in the plural
+    EMPTY = ""  # the info line when there are none
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stale = False
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar()
+        yield LiveTable(self.columns(), id=self.TABLE_ID)
+        yield Static("", id="info")
+        yield FilterBar()
+        yield KeyBar()
+
+    def on_mount(self) -> None:
+        self.status_bar.crumbs = self.CRUMBS
+        super().on_mount()
+
+    @property
+    def table(self) -> LiveTable:
+        return self.query_one(f"#{self.TABLE_ID}", LiveTable)
+
+    # -------------------------------------------------------------- to implement
+
+    def columns(self) -> list[Column]:
+        raise NotImplementedError
+
+    def rows(self, snapshot: Any) -> dict[str, Any]:
+        """The snapshot's rows by key, in their own order."""
+        raise NotImplementedError
+
+    def open_current(self) -> None:
+        """Open the row under the cursor."""
+        raise NotImplementedError
+
+    # -------------------------------------------------------------- shared
+
+    def stale_column(self, also: Any = lambda item: False) -> Column:
+        """``⚠`` while the engine does not answer, or where ``also(item)`` (a row that could not be read)."""
+        return Column("stale", "!", lambda item: "⚠" if self.stale or also(item) else "",
+                      lambda value, item, palette: Text(value, style=palette.style("error"), end=""), width=1)
+
+    def age_column(self, submitted_at: Any) -> Column:
+        """How long ago ``submitted_at(item)`` was, as ``3m``."""
+        return Column("age", "Age", lambda item: shown_age(self.app.clock() - submitted_at(item)),
+                      lambda value, item, palette: Text(short_duration(value), end=""), width=4, live=True, right=True)
+
+    def show(self, snapshot: Any) -> None:
+        self.stale = False
+        rows = self.rows(snapshot)
+        self.table.set_items(rows)
+        if not rows:
+            self.query_one("#info", Static).update(self.EMPTY)
+
+    def stale_changed(self) -> None:
+        self.stale = True
+        self.table.recompute()
+
+    def tick(self) -> None:
+        self.table.tick()
+
+    def set_palette(self, palette: Palette) -> None:
+        self.table.set_palette(palette)
+
+    def on_live_table_view_changed(self, event: LiveTable.ViewChanged) -> None:
+        if event.table.items:
+            self.query_one("#info", Static).update(event.table.describe(self.NOUN))
+
+    def on_line_table_row_selected(self, event: LiveTable.RowSelected) -> None:
+        event.stop()
+        self.open_current()
+
+    def current(self) -> Any:
+        """The item under the cursor (None: no rows)."""
+        key = self.table.cursor_key
+        return None if key is None else self.table.items.get(key)
+
+    def action_filter(self) -> None:
+        self.query_one(FilterBar).open(self.table)
+
+    def action_find(self) -> None:
+        self.query_one(FilterBar).open(self.table, "find")
+
+    def clear(self) -> bool:
+        """Clear the marks, else the filter; False if there was neither."""
+        if self.table.clear_marks():
+            return True
+        if self.table.filter:
+            self.table.filter = ""
+            return True
+        return False
+
+
+def shown_age(seconds: float) -> int:
+    """The age cut to what :func:`short_duration` shows, so the cell repaints only when its text changes."""
+    seconds = max(0, int(seconds))
+    for size in (86400, 3600, 60):
+        if seconds >= size:
+            return seconds - seconds % size
+    return seconds
