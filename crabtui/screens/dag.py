@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.widgets import Log, Static
 
 from crabtui.screens.dags import dag_state
-from crabtui.screens.polling import PollingScreen
+from crabtui.screens.polling import PollingScreen, log_info
 from crabtui.snapshots import SCHEDULER_UNIVERSE, DagSnapshot
 from crabtui.widgets import states
 from crabtui.widgets.dag_tree import DagTree
@@ -46,7 +46,6 @@ class DagScreen(PollingScreen):
         super().__init__()
         self.cluster = cluster
         self.snapshot: DagSnapshot | None = None
-        self._statics: dict[str, object] = {}
 
     def compose(self) -> ComposeResult:
         yield StatusBar()
@@ -88,7 +87,7 @@ class DagScreen(PollingScreen):
         snapshot, palette = self.snapshot, self.app.palette
         dag = snapshot.dag
         if dag is None:
-            self._update_static("summary", Text(f"There is no DAGMan job {self.cluster} in the queue or its history.",
+            self.update_static("summary", Text(f"There is no DAGMan job {self.cluster} in the queue or its history.",
                                                 no_wrap=True))
             return
         first = dag_state(dag.state, palette)
@@ -106,7 +105,7 @@ class DagScreen(PollingScreen):
         second.append(states.state_counts(dag.counts, palette))
         second.append(f"  {dag.describe_nodes()}")
         first.no_wrap = second.no_wrap = True
-        self._update_static("summary", Text("\n").join([first, second]))
+        self.update_static("summary", Text("\n").join([first, second]))
 
     def _show_tree(self) -> None:
         self.query_one(DagTree).update_queue(self.snapshot.queue, self.snapshot.at, self.app.palette,
@@ -121,17 +120,10 @@ class DagScreen(PollingScreen):
         if self.query_one(Tabbed).active == "log":
             log = self.query_one(Log)
             name = self.snapshot.dag.dag_file if self.snapshot and self.snapshot.dag else "the DAG"
-            text = f"{log.line_count} lines of {name}.dagman.out · " + (
-                "following" if log.is_vertical_scroll_end else "scrolled up: End follows again")
+            text = log_info(log, f"{name}.dagman.out")
         else:
             text = "condor_q -dag: the DAGMan job and its node jobs (and sub-DAGs) in the queue"
-        self._update_static("info", text)
-
-    def _update_static(self, id: str, content: str | Text) -> None:
-        shown = content if isinstance(content, str) else (content.plain, list(content.spans), content.style)
-        if self._statics.get(id) != shown:
-            self._statics[id] = shown
-            self.query_one(f"#{id}", Static).update(content)
+        self.update_static("info", text)
 
     def on_tabbed_tab_activated(self, event: Tabbed.TabActivated) -> None:
         event.pane.query_one("DagTree, Log").focus()

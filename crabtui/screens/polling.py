@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual import work
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widgets import Log, Static
 
 from crabtui.widgets.status_bar import StatusBar
 
@@ -41,6 +43,7 @@ class PollingScreen(Screen):
         self._timer: Timer | None = None
         self._fetching = False
         self._due = False  # a refresh was wanted while hidden, paused or running
+        self._statics: dict[str, object] = {}  # what each Static updated through update_static shows
 
     # -------------------------------------------------------------- to implement
 
@@ -60,6 +63,13 @@ class PollingScreen(Screen):
 
     def stale_changed(self) -> None:
         """The engine stopped answering (a screen may mark its rows)."""
+
+    def update_static(self, id: str, content: str | Text) -> None:
+        """Static.update lays the screen out again: not for a refresh that changed nothing there."""
+        shown = content if isinstance(content, str) else (content.plain, list(content.spans), content.style)
+        if self._statics.get(id) != shown:
+            self._statics[id] = shown
+            self.query_one(f"#{id}", Static).update(content)
 
     # -------------------------------------------------------------- the cycle
 
@@ -145,3 +155,9 @@ def describe_error(e: Exception) -> str:
     if isinstance(e, (ScheddError, TaskError)):
         return str(e)
     return f"{type(e).__name__}: {e}"
+
+
+def log_info(log: Log, name: str) -> str:
+    """The info line under a followed log: how long it is, and whether it still follows."""
+    return f"{log.line_count} lines of {name} · " + (
+        "following" if log.is_vertical_scroll_end else "scrolled up: End follows again")

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Log, Static
 
-from crabtui.screens.polling import PollingScreen
+from crabtui.screens.polling import PollingScreen, log_info
 from crabtui.snapshots import NODE_STATES, ErrorGroup, SiteRow, TaskSnapshot, error_groups, site_rows, state_counts
 from crabtui.task_status import POSTPROCESSING, compress_ids, countdown, exit_code_meaning, shown_state, to_hms
 from crabtui.widgets import states
@@ -61,7 +61,6 @@ class TaskScreen(PollingScreen):
         self.task_name = name
         self.snapshot: TaskSnapshot | None = None
         self.counts: dict[str, int] = {}  # the snapshot's jobs per shown state
-        self._statics: dict[str, object] = {}  # what each Static shows
         self.automatic = False  # the task splits automatically: its jobs' states are shown as CRAB names them
         self.job_columns = self._job_columns()
         self._job_values = RowValues(self.job_columns, clocked=lambda j: j.state == "cooloff")
@@ -197,7 +196,7 @@ class TaskScreen(PollingScreen):
         second.append(states.state_counts(self.counts, palette))
         second.append(f"  of {len(snapshot.view.jobs)} jobs")
         first.no_wrap = second.no_wrap = True
-        self._update_static("summary", Text("\n").join([first, second]))
+        self.update_static("summary", Text("\n").join([first, second]))
 
     def _show_tree(self) -> None:
         snapshot = self.snapshot
@@ -231,18 +230,10 @@ class TaskScreen(PollingScreen):
             text = table.describe({"jobs": "jobs", "sites": "sites", "errors": "exit codes"}[tab])
         elif tab == "log":
             log = self.query_one(Log)
-            text = f"{log.line_count} lines of RunJobs.dag.dagman.out · " + (
-                "following" if log.is_vertical_scroll_end else "scrolled up: End follows again")
+            text = log_info(log, "RunJobs.dag.dagman.out")
         else:
             text = "condor_q -dag: the task's DAGMan jobs and their node jobs in the queue"
-        self._update_static("info", text)
-
-    def _update_static(self, id: str, content: str | Text) -> None:
-        """Static.update lays the screen out again: not for a refresh that changed nothing there."""
-        shown = content if isinstance(content, str) else (content.plain, list(content.spans), content.style)
-        if self._statics.get(id) != shown:
-            self._statics[id] = shown
-            self.query_one(f"#{id}", Static).update(content)
+        self.update_static("info", text)
 
     def on_live_table_view_changed(self, event: LiveTable.ViewChanged) -> None:
         self._update_info()
