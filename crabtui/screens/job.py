@@ -90,7 +90,7 @@ class JobScreen(PollingScreen):
         job = snapshot.job
         palette = self.app.palette
         if job is None:
-            self.query_one("#summary", Static).update(f"Task {snapshot.task.name} has no job {self.job_id}.")
+            self.update_static("summary", f"Task {snapshot.task.name} has no job {self.job_id}.")
             return
         line = Text(f"Job {job.id}  ", no_wrap=True)
         line.append(states.node_state(shown_state(job, snapshot.automatic), palette))
@@ -99,7 +99,7 @@ class JobScreen(PollingScreen):
             line.append(f"  last exit code {job.exit_code}")
         where = {"queue": "in the queue", "history": "from the history", "": "not submitted yet"}[snapshot.ad_where]
         second = Text(f"ClassAd {where}; files of attempt {snapshot.attempt}", style="dim", no_wrap=True)
-        self.query_one("#summary", Static).update(Text("\n").join([line, second]))
+        self.update_static("summary", Text("\n").join([line, second]))
         table = self.query_one("#attempt-table", LiveTable)
         first = not table.items
         table.set_items({str(i): {**a, "n": i} for i, a in enumerate(job.attempts)})
@@ -145,7 +145,7 @@ class JobScreen(PollingScreen):
             text = "The job's ClassAd (condor_q -l / condor_history -l)"
         else:
             text = paths[tab]
-        self.query_one("#info", Static).update(Text(text, no_wrap=True, overflow="ellipsis"))
+        self.update_static("info", Text(text, no_wrap=True, overflow="ellipsis"))
 
     def on_tabbed_tab_activated(self, event: Tabbed.TabActivated) -> None:
         event.pane.query_one("LiveTable, Log").focus()
