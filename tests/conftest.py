@@ -1,5 +1,6 @@
-"""The real HTCondor test pool for tests marked ``htcondor``.
+"""Fixtures for every test directory: the real HTCondor test pool, and a fixed local time zone.
 
+The pool is for tests marked ``htcondor``.
 ``scripts/htcondor-testpool`` builds (once, cached) and starts a real HTCondor 23.9.6 pool; the
 session fixture below starts it for the first marked test and stops it at the end (unless it
 was running already).  Marked tests
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,3 +69,21 @@ def htcondor_pool():
         htcondor2.reload_config()
         if not already:  # a pool someone else started stays up for them
             subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=300)
+
+
+@pytest.fixture
+def time_zone(monkeypatch):
+    """``time_zone(TZ)`` sets the local time zone for the test; the old one is back after it."""
+    def set_zone(zone: str) -> None:
+        monkeypatch.setenv("TZ", zone)
+        time.tzset()
+
+    yield set_zone
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture
+def utc(time_zone):
+    """Local time is UTC, so that times on screen do not depend on the machine."""
+    time_zone("UTC")

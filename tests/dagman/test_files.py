@@ -37,12 +37,8 @@ T0 = 1700000000  # Tue Nov 14 22:13:20 2023 UTC, Wed Nov 15 00:13:20 2023 in the
 
 
 @pytest.fixture(autouse=True)
-def local_time(monkeypatch):
-    monkeypatch.setenv("TZ", "XYZ-2")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+def local_time(time_zone):
+    time_zone("XYZ-2")
 
 
 # -- metrics: src/condor_dagman/dagman_metrics.cpp, DagmanMetrics::WriteMetricsFile ------------

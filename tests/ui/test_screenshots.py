@@ -7,7 +7,6 @@ import importlib
 import importlib.machinery
 import importlib.util
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -37,15 +36,6 @@ def fixed():
     LocalScheddClient(state).ping()  # the engine answers, with an empty queue
     yield state
     remove_state(state)
-
-
-@pytest.fixture
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 def test_the_screens_are_drawn_from_one_moment_into_files(fixed, utc, tmp_path):

@@ -3,8 +3,6 @@ fixed clock (``pytest --snapshot-update`` records them again after a deliberate 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from crabtui.app import CrabApp
@@ -16,6 +14,8 @@ from ui_tasks import wait_for
 
 LIVE = "231114_211000:alice_crab_lumis"
 
+pytestmark = pytest.mark.usefixtures("utc")  # times on screen do not depend on the machine
+
 
 @pytest.fixture(scope="module")
 def fixed(tmp_path_factory):
@@ -26,15 +26,6 @@ def fixed(tmp_path_factory):
     LocalScheddClient(state).ping()  # the engine answers, with an empty queue
     yield state
     remove_state(state)
-
-
-@pytest.fixture(autouse=True)
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 def app(state, task: str | None = None) -> CrabApp:
