@@ -19,6 +19,11 @@ from engine.dagman.jobstate_log import read_jobstate_log
 from engine.dagman.metrics import read_metrics
 from engine.dagman.node_status import read_node_status
 
+# A node job that runs until the test creates go.<node>.
+GATED = ("executable = /bin/sh\n"
+         "arguments = \"-c 'while [ ! -e go.$(JOB) ]; do sleep 0.2; done'\"\n"
+         "queue\n")
+
 _JOB_ID = re.compile(r"\b(\d+)\.(\d+)(?:\.(\d+))?\b")
 VOLATILE_METRICS = {"client", "version", "start_time", "end_time", "duration", "dagman_id", "parent_dagman_id"}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import htcondor2
 import pytest
 
-from crosscheck import crabtui, dagman_exit, submit
+from crosscheck import GATED, crabtui, dagman_exit, submit
 from engine.schedd.api import JobAction, JobStatus
 from engine.schedd.htcondor import HTCondorSchedd
 from engine.schedd.local.client import LocalScheddClient
@@ -25,19 +25,6 @@ pytestmark = pytest.mark.htcondor
 
 HELD_JOB = ("executable = /bin/sh\narguments = \"-c 'echo hi; exit 7'\"\noutput = out.txt\n"
             "log = job.log\nhold = true\nqueue\n")
-# A node job that runs until the test creates go.<node>.
-GATED = ("executable = /bin/sh\n"
-         "arguments = \"-c 'while [ ! -e go.$(JOB) ]; do sleep 0.2; done'\"\n"
-         "queue\n")
-
-
-@pytest.fixture
-def shared_dir():
-    """A directory the pool's unprivileged job user can write, at the same path inside the pool."""
-    path = Path(tempfile.mkdtemp(prefix="backend-", dir="/tmp"))
-    os.chmod(path, 0o777)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

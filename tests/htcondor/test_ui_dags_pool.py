@@ -5,11 +5,10 @@ halting and removing it from the UI act on the pool."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shutil
 import tempfile
-import time
-from pathlib import Path
 
 import pytest
 
@@ -17,27 +16,14 @@ from crabtui.app import CrabApp
 from crabtui.screens.dag import DagScreen
 from crabtui.screens.dags import DagsScreen
 from crabtui.snapshots import Backend
-from crosscheck import submit
+from crosscheck import GATED, submit
 from engine.dagman.halt import is_halted
 from engine.schedd.api import JobAction
 from engine.schedd.htcondor import HTCondorSchedd
 from engine.state import StateDir
+from ui.ui_tasks import tree_labels, wait_for as wait_for_app
 
 pytestmark = pytest.mark.htcondor
-
-# A node job that runs until the test creates go.<node>.
-GATED = ("executable = /bin/sh\n"
-         "arguments = \"-c 'while [ ! -e go.$(JOB) ]; do sleep 0.2; done'\"\n"
-         "queue\n")
-
-
-@pytest.fixture
-def shared_dir():
-    """A directory the pool's unprivileged job user can write, at the same path inside the pool."""
-    path = Path(tempfile.mkdtemp(prefix="uidag-", dir="/tmp"))
-    os.chmod(path, 0o777)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
@@ -48,23 +34,7 @@ def state():
     shutil.rmtree(path, ignore_errors=True)
 
 
-async def wait_for(pilot, condition, what: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.1)
-
-
-def tree_lines(screen: DagScreen) -> list[str]:
-    lines = []
-
-    def walk(node, depth: int) -> None:
-        for child in node.children:
-            lines.append("  " * depth + str(child.label))
-            walk(child, depth + 1)
-
-    walk(screen.query_one("#dag-tree").root, 0)
-    return lines
+wait_for = functools.partial(wait_for_app, timeout=120)  # the pool is slower than the embedded engine
 
 
 def test_the_dags_screens_watch_and_control_a_dag_on_the_pool(htcondor_pool, shared_dir, state):
@@ -87,9 +57,9 @@ def test_the_dags_screens_watch_and_control_a_dag_on_the_pool(htcondor_pool, sha
         await wait_for(pilot, lambda: isinstance(app.screen, DagScreen) and app.screen.snapshot is not None,
                        "the DAG screen")
         screen = app.screen
-        await wait_for(pilot, lambda: len(tree_lines(screen)) == 2 and " R " in tree_lines(screen)[1],
+        await wait_for(pilot, lambda: len(tree_labels(screen)) == 2 and " R " in tree_labels(screen)[1],
                        "condor_dagman and node A running on the pool")
-        dagman, node = tree_lines(screen)
+        dagman, node = tree_labels(screen)
         assert dagman.startswith(f"{cluster}.0") and "DAGMan g.dag+" in dagman
         assert node.startswith("  ") and node.split()[1:4] == ["A", "R", "running"]
         await wait_for(pilot, lambda: any("Submitting HTCondor Node A" in line

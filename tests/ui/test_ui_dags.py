@@ -20,7 +20,7 @@ from engine.schedd.api import JobStatus
 from engine.schedd.local.client import LocalScheddClient
 from test_ui_views import INTERVAL, drive
 from textual.widgets import Log
-from ui_tasks import cells, crabtui, submit, wait_for, wait_task
+from ui_tasks import cells, crabtui, submit, tree_labels, wait_for, wait_task
 
 # Every node job waits for go.<node> in the DAG's directory.
 GATED_SUB = ("executable = /bin/sh\n"
@@ -65,19 +65,6 @@ async def open_dag(pilot, cluster: int) -> DagScreen:
     await wait_for(pilot, lambda: isinstance(app.screen, DagScreen) and app.screen.snapshot is not None,
                    "the DAG screen")
     return app.screen
-
-
-def tree_labels(screen: DagScreen) -> list[str]:
-    """The tree's lines, each indented by its depth."""
-    lines = []
-
-    def walk(node, depth: int) -> None:
-        for child in node.children:
-            lines.append("  " * depth + str(child.label))
-            walk(child, depth + 1)
-
-    walk(screen.query_one("#dag-tree").root, 0)
-    return lines
 
 
 def summary(screen: DagScreen) -> str:

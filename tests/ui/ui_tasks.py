@@ -42,3 +42,16 @@ async def wait_for(pilot, condition: Callable[[], object], what: str, timeout: f
 def cells(table, key: str) -> list[str]:
     """A row's cells as the user reads them (mark cell first)."""
     return [cell.plain for cell in table.row_cells(key)]
+
+
+def tree_labels(screen) -> list[str]:
+    """The lines of the screen's ``condor_q -dag`` tree, each indented by its depth."""
+    lines = []
+
+    def walk(node, depth: int) -> None:
+        for child in node.children:
+            lines.append("  " * depth + str(child.label))
+            walk(child, depth + 1)
+
+    walk(screen.query_one("#dag-tree").root, 0)
+    return lines
