@@ -53,7 +53,6 @@ is 0, such as 8192, exits 1 so that it cannot pass for success). Everything rand
 from __future__ import annotations
 
 import argparse
-import difflib
 import hashlib
 import json
 import math
@@ -68,6 +67,7 @@ from typing import Any
 from engine.atomic import write_atomically
 from engine.crab import fjr
 from engine.crab.jsonfile import read_json
+from engine.hints import did_you_mean
 
 __all__ = [
     "DEFAULT_BYTES_PER_EVENT", "DEFAULT_EVENTS_PER_SECOND", "DEFAULT_INIT_SECONDS", "MEMORY_EXIT_CODE",
@@ -163,8 +163,7 @@ def _parse_input(document: object) -> JobInput:
         raise ValueError(f"must be a JSON object with a list \"files\", got {_show(document)}")
     for key in document:
         if key not in _INPUT_KEYS:
-            close = difflib.get_close_matches(key, _INPUT_KEYS, n=1)
-            hint = f'did you mean "{close[0]}"? ' if close else ""
+            hint = did_you_mean(key, _INPUT_KEYS)
             raise ValueError(f"{key}: unknown key; {hint}an input holds " + ", ".join(_INPUT_KEYS))
     files = document.get("files")
     if not isinstance(files, list) or not files:

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from engine.crab.jsonfile import read_json
+from engine.hints import did_you_mean
 from engine.state import StateDir
 
 __all__ = [
@@ -300,8 +301,7 @@ def _check_keys(obj: object, field: str, what: str, required: tuple[str, ...], o
     known = required + optional
     for key in obj:
         if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f'did you mean "{close[0]}"? ' if close else ""
+            hint = did_you_mean(key, known)
             raise _Invalid(_join(field, key), f"unknown key; {hint}{what} holds " + ", ".join(known))
     for key in required:
         if key not in obj:

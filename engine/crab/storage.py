@@ -34,6 +34,7 @@ import tomllib
 from dataclasses import dataclass
 
 from engine.crab.stageout import STAGEOUT_CODES, lfn_base
+from engine.hints import did_you_mean
 from engine.state import StateDir
 
 __all__ = ["STORAGE_FILE", "StorageError", "StorageSite", "load_storage", "parse_storage", "shipped_path",
@@ -117,8 +118,7 @@ def parse_storage(text: str, file: str, default_root: str) -> dict[str, StorageS
         where = f"{file}: storage[{number}]"
         for key in table:
             if key not in _KEYS:
-                close = difflib.get_close_matches(key, _KEYS, n=1)
-                hint = f'did you mean "{close[0]}"? ' if close else ""
+                hint = did_you_mean(key, _KEYS)
                 raise StorageError(f"{where}.{key}: unknown key; {hint}a [[storage]] table holds {', '.join(_KEYS)}")
         name = table.get("name")
         if not isinstance(name, str) or not name:

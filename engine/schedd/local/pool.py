@@ -25,7 +25,6 @@ runs at speed 1.0 without site failures.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
@@ -43,6 +42,8 @@ import classad2
 # ClassAd language and looks a name missing from MY up in TARGET; without it, stringListMember(...)
 # evaluates to ERROR and `Memory` in a job's Requirements to UNDEFINED (htcondor 25.14, offline).
 import htcondor2  # noqa: F401
+
+from engine.hints import did_you_mean
 
 __all__ = [
     "DEFAULT_SITE", "FAILURES_ATTRIBUTE", "SPEED_ATTRIBUTE", "Pool", "PoolConfigError", "Site",
@@ -594,8 +595,7 @@ def parse_pool(text: str, file: str) -> Pool:
 def _parse_site(table: Mapping[str, object], where: str) -> Site:
     for key in table:
         if key not in _SITE_KEYS:
-            close = difflib.get_close_matches(key, _SITE_KEYS, n=1)
-            hint = f'did you mean "{close[0]}"? ' if close else ""
+            hint = did_you_mean(key, _SITE_KEYS)
             raise PoolConfigError(f"{where}.{key}: unknown key; {hint}a [[site]] table holds "
                                   + ", ".join(_SITE_KEYS[:-2]) + ", [site.attributes] and [site.expressions]")
     if "name" not in table:
@@ -661,8 +661,7 @@ def _failures(table: Mapping[str, object], where: str) -> tuple[SiteFailure, ...
         at = f"{where}.failures[{number}]"
         for key in entry:
             if key not in _FAILURE_KEYS:
-                close = difflib.get_close_matches(key, _FAILURE_KEYS, n=1)
-                hint = f'did you mean "{close[0]}"? ' if close else ""
+                hint = did_you_mean(key, _FAILURE_KEYS)
                 raise PoolConfigError(f"{at}.{key}: unknown key; {hint}a failure holds probability and "
                                       "one of exitCode and memoryMB")
         if "probability" not in entry:
