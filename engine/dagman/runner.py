@@ -63,7 +63,6 @@ EXIT_OKAY, EXIT_ERROR, EXIT_ABORT, EXIT_RESTART = 0, 1, 2, 3  # dagman_main.h
 JOB_ABORTED = -1002
 SUBMIT_FAILED = -1001
 JOB_SKIPPED = -1004
-_MACRO_TOKEN = re.compile(r"\$")  # DAGMan 23.9.6 rejects any other token starting with $ ($0, a lone $...)
 
 
 class DagStatus(enum.IntEnum):
@@ -210,7 +209,7 @@ class DagMan:
         status_file = graph.dag.node_status_file
         self.status_file = status_file
         self.status_path = os.path.join(self.dag_dir, status_file.file) if status_file else None
-        self.status_written: tuple[float, None] | None = None  # when
+        self.status_written_at: float | None = None  # when the node status file was last written
         self.status_outdated = True  # an event was read since the last dump (DAGMan's _statusFileOutdated)
         self.started = 0.0
         self.out = DagmanOut(os.path.abspath(self.dag_file) + ".dagman.out", clock=clock)
@@ -597,8 +596,8 @@ class DagMan:
         if not force:
             if not self.status_outdated and not self.status_file.always_update:
                 return
-            too_soon = (self.status_file.min_update > 0 and self.status_written is not None
-                        and now - self.status_written[0] < self.status_file.min_update)
+            too_soon = (self.status_file.min_update > 0 and self.status_written_at is not None
+                        and now - self.status_written_at < self.status_file.min_update)
             if too_soon and not closing:
                 return
         # DAGMan counts a node's procs from the events it has read: a job whose SUBMIT event is
@@ -610,7 +609,7 @@ class DagMan:
                  for n in self.nodes.values() if n.graph.kind is not NodeKind.SERVICE]
         write_node_status(self.status_path, dag_files=[os.path.basename(self.dag_file)], nodes=nodes,
                           outcome=outcome, timestamp=int(now), min_update_time=self.status_file.min_update)
-        self.status_written = (now, None)
+        self.status_written_at = now
         self.status_outdated = False
 
     def closing_outcome(self, code: int) -> DagOutcome:
@@ -947,7 +946,7 @@ class DagMan:
             upper = token.upper()
             if upper in macros:
                 out.append(macros[upper])
-            elif _MACRO_TOKEN.match(token):
+            elif token.startswith("$"):  # DAGMan 23.9.6 rejects any other ($0, a lone $...)
                 raise DagFatal(f"unknown macro {token} in the {kind} script of node {node.name}")
             else:
                 out.append(token)
