@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import socket
+import sys
 
 import click
 
@@ -29,6 +30,14 @@ backend_option = click.option(
 
 def backend(ctx: click.Context) -> str:
     return (ctx.find_root().obj or {}).get("backend", "embedded")
+
+
+def embedded_only(ctx: click.Context, message: str) -> None:
+    """Stop with ``ERROR: message`` (what to do instead) if the command, which runs on the
+    embedded engine only, was given --backend htcondor."""
+    if backend(ctx) == "htcondor":
+        click.echo(f"ERROR: {message}", err=True)
+        sys.exit(1)
 
 
 def schedd(ctx: click.Context, autostart: bool = True):

@@ -10,7 +10,7 @@ import time
 
 import click
 
-from crabtui.commands.backend import backend, schedd
+from crabtui.commands.backend import backend, embedded_only, schedd
 from engine.schedd.api import ScheddError
 from engine.schedd.local.submit import parse_arguments
 
@@ -31,10 +31,8 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
     """
     from engine.dagman.main import main as dagman_main
 
-    if backend(ctx) == "htcondor":
-        click.echo("ERROR: dag run runs the embedded DAGMan in the foreground; on an HTCondor pool, "
-                   "`crabtui --backend htcondor dag submit` queues the pool's condor_dagman", err=True)
-        sys.exit(1)
+    embedded_only(ctx, "dag run runs the embedded DAGMan in the foreground; on an HTCondor pool, "
+                       "`crabtui --backend htcondor dag submit` queues the pool's condor_dagman")
     state = ctx.find_root().obj["state_dir"]
     sys.exit(dagman_main([*args, *(["--state-dir", state] if state else [])]))
 

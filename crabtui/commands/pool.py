@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from crabtui.commands.backend import backend, schedd, schedd_title
+from crabtui.commands.backend import backend, embedded_only, schedd, schedd_title
 from engine.schedd.api import JobStatus, ScheddError
 
 
@@ -16,10 +16,8 @@ def pool() -> None:
 
 
 def _embedded_only(ctx: click.Context, what: str) -> None:
-    if backend(ctx) == "htcondor":
-        click.echo(f"ERROR: crabtui {what}s only the embedded pool; an HTCondor pool is run by its "
-                   "administrators (condor_on, condor_off). Leave out --backend htcondor.", err=True)
-        sys.exit(1)
+    embedded_only(ctx, f"crabtui {what}s only the embedded pool; an HTCondor pool is run by its "
+                       "administrators (condor_on, condor_off). Leave out --backend htcondor.")
 
 
 @pool.command()

@@ -15,7 +15,7 @@ from dataclasses import asdict
 
 import click
 
-from crabtui.commands.backend import backend, schedd
+from crabtui.commands.backend import embedded_only, schedd
 
 NUM_AUTOM_JOB_RETRIES = 3  # executions per job and resubmit epoch, as CRAB's TaskWorker ships it
 
@@ -26,9 +26,8 @@ def _fail(message: str) -> None:
 
 
 def _embedded_only(ctx: click.Context) -> None:
-    if backend(ctx) == "htcondor":
-        _fail("CRAB tasks run on the embedded engine only: its task worker submits and follows them. Leave "
-              "out --backend htcondor (and unset CRABTUI_BACKEND) for the task commands.")
+    embedded_only(ctx, "CRAB tasks run on the embedded engine only: its task worker submits and follows them. "
+                       "Leave out --backend htcondor (and unset CRABTUI_BACKEND) for the task commands.")
 
 
 def _db(ctx: click.Context):
