@@ -99,7 +99,7 @@ class Daemon:
 
 async def serve(state: StateDir, *, ready_fd: int | None = None,
                 periodic_interval: float = DEFAULT_PERIODIC_INTERVAL,
-                vacate_time: float = DEFAULT_VACATE_TIME) -> int:
+                vacate_time: float = DEFAULT_VACATE_TIME, job_umask: int = 0o022) -> int:
     lock = open(state.lock, "a")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -107,7 +107,8 @@ async def serve(state: StateDir, *, ready_fd: int | None = None,
         raise AlreadyRunning(f"a schedd is already running for {state.path}") from None
     os.makedirs(state.spool, exist_ok=True)
     pool = load_pool(state.pool_config if os.path.exists(state.pool_config) else None, state.spool)
-    schedd = LocalSchedd(state, pool, periodic_interval=periodic_interval, vacate_time=vacate_time)
+    schedd = LocalSchedd(state, pool, periodic_interval=periodic_interval, vacate_time=vacate_time,
+                         job_umask=job_umask)
     loop = asyncio.get_running_loop()
     schedd.attach(loop)
     daemon = Daemon(schedd)
@@ -154,12 +155,13 @@ def main(argv: list[str] | None = None) -> int:
                         default=float(os.environ.get("CRABTUI_JOB_MAX_VACATE_TIME", DEFAULT_VACATE_TIME)),
                         help="seconds from a job's kill signal to SIGKILL (env CRABTUI_JOB_MAX_VACATE_TIME)")
     args = parser.parse_args(argv)
+    job_umask = os.umask(0o077)  # the daemon's files are private; jobs get the submitter's umask back
     state = state_dir(args.state_dir)
     logging.basicConfig(filename=state.log, level=logging.INFO,
                         format="%(asctime)s %(process)d %(levelname)s %(message)s")
     try:
         asyncio.run(serve(state, ready_fd=args.ready_fd, periodic_interval=args.periodic_interval,
-                          vacate_time=args.vacate_time))
+                          vacate_time=args.vacate_time, job_umask=job_umask))
     except AlreadyRunning as e:
         print(e, file=sys.stderr)
         return 3
