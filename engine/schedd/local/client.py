@@ -22,6 +22,7 @@ from engine.schedd.local import protocol
 from engine.state import StateDir
 
 DAEMON_MODULE = "engine.schedd.local.daemon"
+_RETRIED = {"ping", "query", "query_values", "history", "analyze", "new_cluster", "submit_ads"}
 
 
 class LocalScheddClient:
@@ -111,17 +112,25 @@ class LocalScheddClient:
     # -------------------------------------------------------------- plumbing
 
     def _call(self, op: str, **args) -> Any:
-        if self._sock is None:
-            self._connect(autostart=self.autostart)
-        try:
-            self._sock.sendall(protocol.encode({"op": op, **args}))
-            line = self._reader.readline()
-        except OSError as e:
+        """One request.  A request that can safely be made twice is made again, once, to the
+        schedd that replaces one that died before it answered (a resent ``submit_ads`` returns
+        the first one's result): a schedd crash costs its clients nothing."""
+        request = protocol.encode({"op": op, **args})
+        for attempt in range(2 if op in _RETRIED and self.autostart else 1):
+            if self._sock is None:
+                self._connect(autostart=self.autostart)
+            try:
+                self._sock.sendall(request)
+                line = self._reader.readline()
+            except OSError as e:
+                line, lost = b"", f"lost the connection to the schedd ({e})"
+            else:
+                lost = "the schedd closed the connection"
+            if line:
+                break
             self.close()
-            raise ScheddError(f"lost the connection to the schedd ({e}); see {self.state.log}") from None
-        if not line:
-            self.close()
-            raise ScheddError(f"the schedd closed the connection; see {self.state.log}")
+        else:
+            raise ScheddError(f"{lost}; see {self.state.log}")
         reply = protocol.decode(line)
         if not reply["ok"]:
             raise ScheddError(reply["error"])
