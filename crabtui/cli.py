@@ -38,7 +38,20 @@ from crabtui.commands.task import task
 from crabtui.commands.watch import watch
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
+class _Main(click.Group):
+    """The command group; a state directory that cannot be used stops any command with one line."""
+
+    def invoke(self, ctx: click.Context):
+        from engine.state import StateDirError
+
+        try:
+            return super().invoke(ctx)
+        except StateDirError as e:
+            click.echo(f"ERROR: {e}", err=True)
+            ctx.exit(1)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(__version__, prog_name="crabtui")
 @click.option("--state-dir", envvar="CRABTUI_STATE_DIR", metavar="DIR",
               help="Where the embedded schedd keeps its queue and socket "

@@ -154,7 +154,8 @@ class LocalScheddClient:
     def _start_daemon(self) -> None:
         """Start the daemon detached and wait until it says it serves (or why it could not)."""
         read_fd, write_fd = os.pipe()
-        with open(self.state.log, "ab") as log:
+        log_fd = os.open(self.state.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with open(log_fd, "ab") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", DAEMON_MODULE, "--state-dir", self.state.path, "--ready-fd", str(write_fd),
                  *self.daemon_args],
@@ -163,6 +164,9 @@ class LocalScheddClient:
         os.close(write_fd)
         with os.fdopen(read_fd, "rb") as ready:
             answer = ready.readline()
+        if answer.startswith(b"error "):
+            proc.wait()
+            raise ScheddError(answer[6:].decode("utf-8", "replace").strip())
         if answer != b"ready\n" and proc.wait() != 3:  # 3: another client's daemon won the race
             raise ScheddError(f"the schedd daemon did not start (exit status {proc.returncode}); see {self.state.log}")
 
