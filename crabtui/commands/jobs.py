@@ -56,7 +56,7 @@ def _constraint(ids: tuple[str, ...], constraint: str | None) -> str:
         parts = []
         for spec in ids:
             cluster, _, proc = spec.partition(".")
-            if not cluster.isdigit() or (proc and not proc.isdigit()):
+            if not _JOB_ID.match(spec):
                 _fail(f"{spec!r} is not a job id; give CLUSTER or CLUSTER.PROC")
             parts.append(f"(ClusterId == {cluster}" + (f" && ProcId == {proc})" if proc else ")"))
         clauses.append("(" + " || ".join(parts) + ")")

@@ -19,7 +19,7 @@ import classad2
 
 from engine.schedd.api import ActResult, JobAction, JobSpec, ScheddError, SubmitResult
 from engine.schedd.local import protocol
-from engine.state import StateDir
+from engine.state import StateDir, StateDirError, check_state
 
 DAEMON_MODULE = "engine.schedd.local.daemon"
 _RETRIED = {"ping", "query", "query_values", "history", "analyze", "new_cluster", "submit_ads"}
@@ -137,6 +137,10 @@ class LocalScheddClient:
         return reply["result"]
 
     def _connect(self, autostart: bool) -> None:
+        try:
+            check_state(self.state)  # never a socket, log or queue someone else could have put there
+        except StateDirError as e:
+            raise ScheddError(str(e)) from None
         for attempt in range(2):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
