@@ -79,6 +79,8 @@ def state_dir(explicit: str | None = None) -> StateDir:
     if not path:
         base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
         path = os.path.join(base, "crabtui")
+    if "\0" in path:
+        raise StateDirError(f"{path!r}: a path cannot hold a NUL character; give --state-dir another directory")
     path = os.path.abspath(path)
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
