@@ -85,15 +85,15 @@ def state_dir(explicit: str | None = None) -> StateDir:
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
     except FileExistsError:
-        raise StateDirError(f"{path}: not a directory; give --state-dir a directory (it is created if "
+        raise StateDirError(f"{_shown(path)}: not a directory; give --state-dir a directory (it is created if "
                             "missing)") from None
     except OSError as e:
-        raise StateDirError(f"{path}: cannot create the state directory: {e.strerror}; give --state-dir "
+        raise StateDirError(f"{_shown(path)}: cannot create the state directory: {e.strerror}; give --state-dir "
                             "a directory you can write to") from None
     check_private(path, "state directory")
     if not os.stat(path).st_mode & stat.S_IWUSR or not os.access(path, os.W_OK | os.X_OK):
-        raise StateDirError(f"{path}: the state directory is read-only; make it writable "
-                            f"(chmod u+w {path}) or give --state-dir another one")
+        raise StateDirError(f"{_shown(path)}: the state directory is read-only; make it writable "
+                            f"(chmod u+w {_shown(path)}) or give --state-dir another one")
     return StateDir(path)
 
 
@@ -114,24 +114,29 @@ def check_private(path: str, what: str) -> None:
     try:
         info = os.lstat(path)
     except OSError as e:
-        raise StateDirError(f"{path}: cannot examine the {what}: {e.strerror}") from None
+        raise StateDirError(f"{_shown(path)}: cannot examine the {what}: {e.strerror}") from None
     if stat.S_ISLNK(info.st_mode) and what != "state directory":
-        raise StateDirError(f"{path}: the {what} is a symbolic link; remove it (crabtui recreates it)")
+        raise StateDirError(f"{_shown(path)}: the {what} is a symbolic link; remove it (crabtui recreates it)")
     if stat.S_ISLNK(info.st_mode):
         info = os.stat(path)
     if what == "state directory" and not stat.S_ISDIR(info.st_mode):
-        raise StateDirError(f"{path}: not a directory; give --state-dir a directory (it is created if missing)")
+        raise StateDirError(f"{_shown(path)}: not a directory; give --state-dir a directory (it is created if missing)")
     if info.st_uid != os.getuid():
-        raise StateDirError(f"{path}: bad ownership of the {what}: it belongs to {_user(info.st_uid)}, not to "
+        raise StateDirError(f"{_shown(path)}: bad ownership of the {what}: it belongs to {_user(info.st_uid)}, not to "
                             f"you ({_user(os.getuid())}), and jobs found there would run as you; use a "
                             "directory of your own")
     mode = stat.S_IMODE(info.st_mode)
     if mode & 0o022:
-        raise StateDirError(f"{path}: bad permissions on the {what}: it is {'group' if mode & 0o020 else 'world'}"
+        raise StateDirError(f"{_shown(path)}: bad permissions on the {what}: it is {'group' if mode & 0o020 else 'world'}"
                             f"-writable (mode {mode:04o}), so others could have planted jobs there; check its "
-                            f"content, then: chmod go-w {path}")
+                            f"content, then: chmod go-w {_shown(path)}")
     if mode & 0o077:
         os.chmod(path, mode & 0o700)
+
+
+def _shown(path: str) -> str:
+    """A path for a one-line message: quoted with escapes if it holds a newline or other control."""
+    return path if path.isprintable() else repr(path)
 
 
 def _user(uid: int) -> str:

@@ -47,6 +47,8 @@ class Daemon:
                 await writer.drain()
         except (ConnectionResetError, BrokenPipeError):
             pass
+        except asyncio.CancelledError:
+            pass  # the daemon stops with clients still connected; they see the connection close
         finally:
             writer.close()
 
