@@ -162,7 +162,10 @@ class LocalSchedd:
         self._write_events(rows)
         crash_point(f"{name}:after-log")
         for action in after:
-            action()
+            try:
+                action()
+            except Exception:  # committed already: the next schedd settles what this left undone
+                log.exception("after %s: acting on processes failed", name)
 
     def _after_commit(self, action: Callable[[], None]) -> None:
         self._after.append(action)
@@ -230,7 +233,10 @@ class LocalSchedd:
         for proc in self.running.values():
             if proc.pidfd >= 0:
                 self.loop.remove_reader(proc.pidfd)
-            shadow.ask(proc, "kill")
+            try:
+                shadow.ask(proc, "kill")
+            except OSError as e:
+                log.warning("cannot ask the starter of job %s to stop it: %s", _name(proc.key), e)
         evicted_before = {k for k, ad in self.jobs.items() if ad["JobStatus"] == JobStatus.RUNNING}
         if self.spawner is not None:
             self.loop.remove_reader(self.spawner.fd)

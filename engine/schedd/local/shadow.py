@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import classad2
 
 from engine.schedd.local import starter
-from engine.schedd.local.starter import Exit, Record, read_record  # noqa: F401 (the schedd's names for them)
+from engine.schedd.local.starter import Record, read_record
 from engine.schedd.local.submit import parse_arguments, parse_environment
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"

@@ -48,7 +48,7 @@ import time
 STOP = signal.SIGUSR1  # "read your run's control file"
 STOP_REQUESTS = ("vacate", "remove", "hold", "kill")  # the job's KillSig, RemoveKillSig, HoldKillSig; SIGKILL now
 IDLE_STARTERS = 2  # waiting at any time, so that no fork is between a request and its job's start
-IDLE_TIMEOUT_S = 60.0  # a starter left waiting this long (after a burst) exits
+IDLE_TIMEOUT_S = 60  # a starter left waiting this long (after a burst) exits
 MAX_REQUEST_BYTES = 1 << 17  # a larger request goes through a file in the spool
 
 # What a starter tells the spawner through its pipe.
@@ -184,16 +184,19 @@ def _starter(sock: socket.socket, tell: int, spawner: int) -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(STOP, signal.SIG_IGN)  # a stop request that came too late for its run
         _prctl_call(_PR_SET_CHILD_SUBREAPER, 1)
-        sock.settimeout(IDLE_TIMEOUT_S)
         while True:
             _prctl_call(_PR_SET_PDEATHSIG, signal.SIGKILL)
             if os.getppid() != spawner:
                 return  # the spawner, so the schedd, is gone
+            # A blocking recv wakes one waiting starter per request (a poll would wake them all).
+            signal.signal(signal.SIGALRM, _idle_too_long)
+            signal.alarm(int(IDLE_TIMEOUT_S))
             try:
                 message = sock.recv(MAX_REQUEST_BYTES)
-            except TimeoutError:
+            except _IdleTooLong:
                 os.write(tell, _LEFT)
                 return
+            signal.alarm(0)
             if not message:
                 os.write(tell, _HUNG_UP)
                 return
@@ -228,6 +231,14 @@ def _starter(sock: socket.socket, tell: int, spawner: int) -> None:
         traceback.print_exc()  # to the schedd's log; the schedd sees a starter gone without an exit
     finally:
         os._exit(0)
+
+
+class _IdleTooLong(Exception):
+    pass
+
+
+def _idle_too_long(signum: int, frame) -> None:
+    raise _IdleTooLong()
 
 
 def _create_record(path: str) -> int:
