@@ -361,7 +361,7 @@ class LocalSchedd:
         ad = self.jobs.get(key)
         if ad is not None:
             self._no_starter(ad)
-        self._after_commit(lambda: self._remove_run_files(key, proc.record))
+        self._after_commit(lambda: self._remove_run_files(key, proc))
 
     def _sweep_spool(self) -> None:
         """Remove ad files and records of runs that are over (a crash came before their removal)."""
@@ -650,7 +650,7 @@ class LocalSchedd:
     def _start_failed(self, key: JobId, message: str) -> None:
         """Inside a unit: the starter could not start the job, which is held with its message."""
         proc = self._forget_run(key)
-        self._after_commit(lambda: self._remove_run_files(key, proc.record))
+        self._after_commit(lambda: self._remove_run_files(key, proc))
         ad = self.jobs.get(key)
         if ad is None:
             return
@@ -675,14 +675,18 @@ class LocalSchedd:
         self.pool.release(_name(key))
         return proc
 
-    def _remove_run_files(self, key: JobId, record: str) -> None:
-        ad_file = self._ad_file(key)
-        shadow.remove_files(ad_file, shadow.machine_ad_file(ad_file), record, starter.control_file(record))
+    def _remove_run_files(self, key: JobId, proc: shadow.JobProcess, ads: bool = True) -> None:
+        """A run's files: its record, its stop request if it had one, and the ads (which a starter
+        that saw its job end has removed itself)."""
+        paths = [proc.record] + ([starter.control_file(proc.record)] if proc.stop else [])
+        if ads:
+            paths += [self._ad_file(key), shadow.machine_ad_file(self._ad_file(key))]
+        shadow.remove_files(*paths)
 
     def _collect(self, key: JobId, exit: starter.Exit) -> None:
         """Inside a unit: a run ended, as its starter recorded it."""
         proc = self._forget_run(key)
-        self._after_commit(lambda: self._remove_run_files(key, proc.record))
+        self._after_commit(lambda: self._remove_run_files(key, proc, ads=False))
         ad = self.jobs.get(key)
         if ad is None:
             return

@@ -306,6 +306,12 @@ class Run:
                 break
         end, wall = time.time(), time.monotonic() - clock
         self._reap_the_rest()
+        for path in (self.request["ad_file"], self.request.get("machine_ad_file")):
+            if path:
+                try:
+                    os.unlink(path)  # the job's, not needed once it is gone
+                except OSError:
+                    pass
         signal.signal(STOP, signal.SIG_IGN)
         signal.setitimer(signal.ITIMER_REAL, 0)
         exit = Exit(status, usage.ru_utime, usage.ru_stime, end, wall, self.vacated)
