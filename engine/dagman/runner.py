@@ -94,6 +94,7 @@ class Options:
     state_dir: str | None = None  # the embedded schedd's, for sub-DAG DAGMans (else inherited)
     priority: int = 0  # -priority: the enclosing SUBDAG nodes' priorities, added to every node's
     max_submit_attempts: int = 6  # DAGMAN_MAX_SUBMIT_ATTEMPTS
+    outfile_dir: str | None = None  # -outfile_dir: where DAG.dagman.out goes (else beside the DAG)
 
 
 @dataclass
@@ -212,10 +213,12 @@ class DagMan:
         self.status_written_at: float | None = None  # when the node status file was last written
         self.status_outdated = True  # an event was read since the last dump (DAGMan's _statusFileOutdated)
         self.started = 0.0
-        self.out = DagmanOut(os.path.abspath(self.dag_file) + ".dagman.out", clock=clock)
+        out_dir = self.options.outfile_dir or os.path.dirname(os.path.abspath(self.dag_file))
+        self.out = DagmanOut(os.path.join(out_dir, os.path.basename(self.dag_file) + ".dagman.out"), clock=clock)
         self.out_status: tuple | None = None  # the counts last printed in the status table
         self.ad_written: tuple[float, tuple] | None = None  # when the DAGMan job's ad was updated, and with what
         self.batch_name = f"{os.path.basename(self.dag_file)}+{self.options.dagman_id}"
+        self.batch_id = f"{self.options.dagman_id}.0"  # the top-level DAGMan's, which condor_q -dag ID selects
         self.next_submit_time = 0.0  # after a failed submit, no job is submitted before this time
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0
@@ -499,17 +502,22 @@ class DagMan:
         return node.graph.node.priority + self.options.priority
 
     def set_own_attributes(self) -> None:
-        """The DAGMan job's ad: SET_JOB_ATTR's attributes, and its batch name (``<dag>+<cluster>``
-        unless the user gave one), which its node jobs take too so that condor_q groups them."""
+        """The DAGMan job's ad: SET_JOB_ATTR's attributes, its batch name (``<dag>+<cluster>``
+        unless the user gave one) and batch id (a sub-DAG's is its top DAG's), which its node
+        jobs take too, so that condor_q groups them and ``q -dag ID`` finds them all."""
         if not self.options.dagman_id:
             return
         try:
-            ads = self.schedd.query(f"ClusterId == {self.options.dagman_id}", ["JobBatchName"])
+            ads = self.schedd.query(f"ClusterId == {self.options.dagman_id}", ["JobBatchName", "JobBatchId"])
             attrs = dict(self.graph.dag.set_job_attrs)
             if ads and "JobBatchName" in ads[0]:
                 self.batch_name = str(ads[0]["JobBatchName"])
             elif ads:
                 attrs["JobBatchName"] = classad2.quote(self.batch_name)
+            if ads and "JobBatchId" in ads[0]:
+                self.batch_id = str(ads[0]["JobBatchId"])
+            elif ads:
+                attrs["JobBatchId"] = classad2.quote(self.batch_id)
             if ads and attrs:
                 self.schedd.edit(self.options.dagman_id, attrs)
         except ScheddError as e:
@@ -847,6 +855,7 @@ class DagMan:
             "My.DAGManNodesLog": f'"{self.nodes_log_path}"',
             "My.DAGManNodesMask": f'"{NODES_LOG_EVENTS}"',
             "My.DAGParentNodeNames": f'"{parents}"',
+            "My.JobBatchId": classad2.quote(self.batch_id),
         })
         if "batch_name" not in text.lower():
             append["batch_name"] = self.batch_name

@@ -92,7 +92,7 @@ def dag_tree(table: str) -> list[tuple[str, str]]:
     name_at, status_at = header.index("OWNER/NODENAME"), header.index(" ST ") + 1
     rows = []
     for line in lines:
-        if re.match(r"\d+\.\d+ ", line):
+        if re.match(r" *\d+\.\d+ ", line):
             name = re.match(r" *\|-\S+|\S+", line[name_at:]).group()
             rows.append((name if "|-" in name else "<dagman>", line[status_at:status_at + 2].strip()))
     return rows
