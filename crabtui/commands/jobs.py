@@ -200,7 +200,8 @@ class QueueQuery:
             return self.attributes
         if self.totals:
             return list(queue_format.PROJECTIONS["totals"])
-        return list(queue_format.PROJECTIONS[self.layout])
+        names = list(queue_format.PROJECTIONS[self.layout])
+        return names + [a for a in queue_format.DAG_ATTRIBUTES if a not in names] if self.dag else names
 
     @property
     def layout(self) -> str:

@@ -9,10 +9,12 @@ what to check; no binding exception reaches the user.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import classad2
 import htcondor2
@@ -62,11 +64,23 @@ class HTCondorSchedd:
         with self._errors("querying the queue"):
             return list(self._connect().query(constraint=constraint, projection=list(projection)))
 
-    def query_values(self, constraint: str, projection: Sequence[str]) -> list[JobRow]:
-        """Matching jobs as mappings of the projected attributes that are set, each value
-        evaluated when it is first read: a table of 10,000 jobs reads a few of each."""
-        projection = list(projection)
-        return [JobRow(ad, projection) for ad in self.query(constraint, projection)]
+    def query_values(self, constraint: str, projection: Sequence[str]) -> list[dict[str, Any]]:
+        """Matching jobs as plain mappings of the projected attributes that are set, evaluated.
+        The ads are converted in one pass through the bindings' JSON writer (reading 10,000
+        ads attribute by attribute through the bindings takes several times longer); only an
+        attribute holding an expression (MemoryUsage, say) is evaluated on its own."""
+        ads = self.query(constraint, projection)
+        texts = [ad.printJson() for ad in ads]
+        rows = json.loads("[" + ",".join(texts) + "]")
+        for ad, text, row in zip(ads, texts, rows):
+            if ": null" in text or "\\/Expr(" in text:  # an undefined value, or an expression to evaluate
+                for attr in [a for a, v in row.items() if v is None or (isinstance(v, str) and v.startswith("/Expr("))]:
+                    value = ad.eval(attr) if row[attr] is not None else None
+                    if value is None or isinstance(value, classad2.Value):
+                        del row[attr]
+                    else:
+                        row[attr] = value
+        return rows
 
     def summary(self, constraint: str = "false") -> dict[str, int]:
         """The schedd's summary ad for a constraint: the query's totals and all users', in one
@@ -241,37 +255,6 @@ class HTCondorSchedd:
         if others:
             return f"permission denied (another user's job: owned by {', '.join(others)}, and we are {me})"
         return ""
-
-
-class JobRow(Mapping):
-    """A job ad as a mapping of its projected attributes to their values, each evaluated only
-    when read (an attribute holding an expression, such as MemoryUsage, is evaluated)."""
-
-    __slots__ = ("_ad", "_attrs")
-
-    def __init__(self, ad: classad2.ClassAd, attrs: Sequence[str]) -> None:
-        self._ad, self._attrs = ad, attrs
-
-    def get(self, attr: str, default=None):
-        value = self._ad.get(attr)
-        if isinstance(value, classad2.ExprTree):
-            value = self._ad.eval(attr)
-        return default if value is None or isinstance(value, classad2.Value) else value
-
-    def __getitem__(self, attr: str):
-        value = self.get(attr, _MISSING)
-        if value is _MISSING:
-            raise KeyError(attr)
-        return value
-
-    def __iter__(self):
-        return (attr for attr in self._attrs if self.get(attr, _MISSING) is not _MISSING)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
-_MISSING = object()
 
 
 class PoolSlots:
