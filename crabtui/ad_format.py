@@ -84,9 +84,9 @@ class AutoFormat:
                 self.headings = True
             elif flag == "j":
                 self.job_id = True
-        self.columns = [Column(text, len(text), lambda r: None, left=True, auto=True) for text, _ in self.exprs]
+        self.columns = [Column(text, len(text), left=True, auto=True) for text, _ in self.exprs]
         if self.job_id:
-            self.columns.insert(0, Column(" ID", 3, lambda r: None, left=True, auto=True))
+            self.columns.insert(0, Column(" ID", 3, left=True, auto=True))
 
     @property
     def attributes(self) -> set[str]:
