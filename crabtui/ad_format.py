@@ -108,14 +108,23 @@ class AutoFormat:
             if self.job_id:
                 cluster, proc = ad.get("ClusterId"), ad.get("ProcId")
                 cells.append(f"{cluster:4d}.{proc:<3d}" if self.headings else f"{cluster}.{proc}")
-            cells += [text_of(ad, text, tree, self.style) for text, tree in self.exprs]
+            for text, tree in self.exprs:
+                shown = text_of(ad, text, tree, self.style)
+                # An undefined value is shown as such, neither widening nor padded to its column;
+                # a quoted string (-af:V) widens it only by its text, as condor_q measures it unquoted.
+                if shown in ("undefined", "error") and self._missing(ad, text, tree):
+                    shown = _Bare(shown)
+                elif self.style == "V" and shown.startswith('"'):
+                    shown = _Quoted(shown)
+                cells.append(shown)
             if self.label and not self.headings:
                 names = (["ID"] if self.job_id else []) + [text for text, _ in self.exprs]
                 cells = [f"{name} = {cell}" for name, cell in zip(names, cells)]
             rows.append(cells)
         if self.headings:
             for index, column in enumerate(self.columns):
-                column.width = max([column.width] + [len(cells[index]) for cells in rows])
+                column.width = max([column.width] + [len(cells[index]) - 2 * isinstance(cells[index], _Quoted)
+                                                     for cells in rows if not isinstance(cells[index], _Bare)])
         for cells, depth in zip(rows, nested or ()):
             if depth is not None and len(cells) > 2:
                 prefix = " " * depth + "|-"
@@ -123,8 +132,13 @@ class AutoFormat:
         if not self.headings:
             return "".join(self._join(cells) for cells in rows)
         out = [self._join([c.heading.ljust(c.width) for c in self.columns])]
-        out += [self._join([c.cell(cell) for c, cell in zip(self.columns, cells)]) for cells in rows]
+        out += [self._join([cell if isinstance(cell, _Bare) else c.cell(cell) for c, cell in zip(self.columns, cells)])
+                for cells in rows]
         return "".join(out)
+
+    def _missing(self, ad: classad2.ClassAd, text: str, tree: classad2.ExprTree) -> bool:
+        """Whether the value is undefined (or an error); -af:r prints the expression, never missing."""
+        return self.style != "r" and isinstance(evaluate(ad, text, tree), classad2.Value)
 
     def _join(self, cells: Sequence[str]) -> str:
         parts = []
@@ -135,6 +149,14 @@ class AutoFormat:
             if index < len(cells) - 1:
                 parts.append(self.col_suffix)
         return self.row_prefix + "".join(parts) + "\n"
+
+
+class _Bare(str):
+    """A value condor_q shows as it is: undefined, or an error."""
+
+
+class _Quoted(str):
+    """A string value with the quotes -af:V puts around it."""
 
 
 class PrintfFormat:
