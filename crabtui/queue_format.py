@@ -274,7 +274,7 @@ def layout(mode: str, context: Context) -> Layout:
 
 
 # Attributes each layout reads, so that a query fetches just these (condor_q's projections).
-_IDS = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "Owner")
+_IDS = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "Owner", "ServerTime")  # ServerTime: the header's clock
 _RUN_TIME = ("RemoteUserCpu", "ShadowBday", "JobCurrentStartDate", "RemoteWallClockTime", "LastRemoteWallClockTime")
 PROJECTIONS = {
     "nobatch": _IDS + _RUN_TIME + ("QDate", "JobPrio", "ImageSize", "MemoryUsage", "Cmd", "Args", "Arguments",

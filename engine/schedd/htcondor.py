@@ -72,6 +72,9 @@ class HTCondorSchedd:
         ads = self.query(constraint, projection)
         texts = [ad.printJson() for ad in ads]
         rows = json.loads("[" + ",".join(texts) + "]")
+        if "ServerTime" not in projection:  # the bindings add the schedd's clock to every ad
+            for row in rows:
+                row.pop("ServerTime", None)
         for ad, text, row in zip(ads, texts, rows):
             if ": null" in text or "\\/Expr(" in text:  # an undefined value, or an expression to evaluate
                 for attr in [a for a, v in row.items() if v is None or (isinstance(v, str) and v.startswith("/Expr("))]:
