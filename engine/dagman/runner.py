@@ -29,6 +29,7 @@ import htcondor2
 from engine.dag import GraphNode, NodeKind, ScriptKind, VarsPlacement
 from engine.dag.graph import Graph
 from engine.dag.rescue import RescueNode, next_rescue_path, write_rescue
+from engine.dagman.config import Options
 from engine.dagman.dagman_out import DagmanOut, Deferrals, NodeDump
 from engine.dagman.jobstate_log import JobstateLog, job_tag
 from engine.dagman.metrics import DAGMAN_VERSION, DagMetrics, write_metrics
@@ -75,25 +76,6 @@ class DagStatus(enum.IntEnum):
     RM = 4
     CYCLE = 5
     HALTED = 6
-
-
-@dataclass
-class Options:
-    """condor_submit_dag's options and the DAGMan configuration knobs that matter here."""
-
-    max_jobs: int = 0  # DAGMAN_MAX_JOBS_SUBMITTED, 0 = unlimited
-    max_idle: int = 1000  # DAGMAN_MAX_JOBS_IDLE
-    max_pre: int = 20  # DAGMAN_MAX_PRE_SCRIPTS
-    max_post: int = 20  # DAGMAN_MAX_POST_SCRIPTS
-    max_hold: int = 20  # DAGMAN_MAX_HOLD_SCRIPTS
-    always_run_post: bool = False  # DAGMAN_ALWAYS_RUN_POST
-    scan_interval: float = 1.0  # DAGMAN_USER_LOG_SCAN_INTERVAL (DAGMan's default is 5)
-    dagman_id: int = 0  # the DAGMan job's ClusterId (CONDOR_ID), 0 when run by hand
-    rescue_dag_number: int = 0  # the rescue DAG applied at start-up, for the metrics
-    recovery: bool = False  # rebuild the state of a DAGMan that died from the nodes log
-    state_dir: str | None = None  # the embedded schedd's, for sub-DAG DAGMans (else inherited)
-    priority: int = 0  # -priority: the enclosing SUBDAG nodes' priorities, added to every node's
-    max_submit_attempts: int = 6  # DAGMAN_MAX_SUBMIT_ATTEMPTS
 
 
 @dataclass
