@@ -12,7 +12,6 @@ This module holds the state machine; the files it writes are formatted by their 
 
 from __future__ import annotations
 
-import enum
 import os
 import re
 import select
@@ -20,26 +19,23 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 
 import classad2
 import htcondor2
 
-from engine.dag import GraphNode, NodeKind, ScriptKind, VarsPlacement
+from engine.dag import NodeKind, ScriptKind, VarsPlacement
 from engine.dag.graph import Graph
 from engine.dag.rescue import RescueNode, next_rescue_path, write_rescue
 from engine.dagman.config import Options
 from engine.dagman.dagman_out import DagmanOut, Deferrals, NodeDump
 from engine.dagman.jobstate_log import JobstateLog, job_tag
 from engine.dagman.metrics import DAGMAN_VERSION, DagMetrics, write_metrics
+from engine.dagman.node import BUSY, JOB_ABORTED, JOB_SKIPPED, SUBMIT_FAILED, Census, DagStatus, Node, NodeStates, Script
 from engine.dagman.node_status import (
     DagOutcome,
     NodeInfo,
     NodeState,
-    after_retries_text,
-    job_event_failed_text,
-    job_proc_failed_text,
     SUBMIT_FAILED_TEXT,
     post_script_failed_text,
     pre_script_failed_text,
@@ -61,96 +57,9 @@ INT_MAX = 2147483647
 # (un)suspended, held, released, POST script, grid submits, reconnect failed, cluster submit/remove.
 NODES_LOG_EVENTS = "0,1,2,4,5,7,8,9,10,11,12,13,16,17,24,27,35,36"
 EXIT_OKAY, EXIT_ERROR, EXIT_ABORT, EXIT_RESTART = 0, 1, 2, 3  # dagman_main.h
-JOB_ABORTED = -1002
-SUBMIT_FAILED = -1001
-JOB_SKIPPED = -1004
 
 
-class DagStatus(enum.IntEnum):
-    """DAG_Status / $DAG_STATUS / the metrics' DagStatus (dagman_utils.h)."""
-
-    OK = 0
-    ERROR = 1
-    NODE_FAILED = 2
-    ABORT = 3
-    RM = 4
-    CYCLE = 5
-    HALTED = 6
-
-
-@dataclass
-class Script:
-    kind: ScriptKind
-    popen: subprocess.Popen
-    started: float
-
-
-@dataclass
-class Node:
-    """A node's run-time state; ``graph`` is its declaration, lifted."""
-
-    graph: GraphNode
-    census: Census = field(repr=False, compare=False)
-    _status: NodeState = NodeState.NOT_READY
-    waiting: int = 0  # parents not yet done
-    retries: int = 0
-    retval: int | None = None
-    pre_return: int | None = None
-    cluster: int | None = None
-    procs: int = 0
-    procs_done: int = 0
-    procs_held: int = 0
-    procs_idle: int = 0
-    procs_seen: int = 0  # procs whose SUBMIT event has been read: what DAGMan's own counts start from
-    exit_codes: dict[int, int | None] = field(default_factory=dict)  # proc -> return value, None if aborted
-    script: Script | None = None
-    defer_until: float | None = None
-    error: str = ""
-    seq: int = 0  # jobstate log sequence number of the current attempt
-    last_event_time: int | None = None  # of the node's latest job event, for script lines
-    submit_tries: int = 0  # failed submit attempts of the current try
-
-    def __post_init__(self) -> None:
-        self.census.counts[self._status] += 1
-
-    @property
-    def name(self) -> str:
-        return self.graph.name
-
-    @property
-    def status(self) -> NodeState:
-        return self._status
-
-    @status.setter
-    def status(self, new: NodeState) -> None:
-        self.census.moved(self, self._status, new)
-        self._status = new
-
-
-_BUSY = (NodeState.PRERUN, NodeState.SUBMITTED, NodeState.POSTRUN)
-
-
-class Census:
-    """Nodes per state, and the busy ones (running a script, waiting for one, or with jobs in
-    the queue), kept up to date as nodes change state: a DAGMan cycle then costs what is busy,
-    not what the DAG holds."""
-
-    def __init__(self) -> None:
-        self.counts = {state: 0 for state in NodeState}
-        self.busy: dict[str, Node] = {}
-        self.changes = 0
-
-    def moved(self, node: Node, old: NodeState, new: NodeState) -> None:
-        self.changes += 1
-        self.counts[old] -= 1
-        self.counts[new] += 1
-        if new in _BUSY:
-            self.busy[node.name] = node
-        elif old in _BUSY:
-            del self.busy[node.name]
-
-
-class DagMan:
+class DagMan(NodeStates):
     """One DAGMan run of ``graph``. Call :meth:`run`; it returns DAGMan's exit code."""
 
     def __init__(self, graph: Graph, schedd: Schedd, options: Options, *,
@@ -206,15 +115,6 @@ class DagMan:
         self.jobstate = None
         if graph.dag.jobstate_log:
             self.jobstate = JobstateLog(os.path.join(self.dag_dir, graph.dag.jobstate_log), self._job_tags())
-
-    # ------------------------------------------------------------------ counts
-
-    def count(self, status: NodeState) -> int:
-        return self.census.counts[status]
-
-    @property
-    def failed_count(self) -> int:
-        return self.count(NodeState.ERROR)
 
     # ------------------------------------------------------------------ the run
 
@@ -412,21 +312,6 @@ class DagMan:
                             final=n is self.final, retry=n.graph.retry, unless_exit=n.graph.unless_exit,
                             retries=n.retries, return_value=n.retval) for n in self.nodes.values()]
         write_rescue(self.rescue_path, os.path.basename(self.dag_file), nodes, datetime.fromtimestamp(self.clock()).astimezone())
-
-    def bootstrap(self) -> None:
-        """Mark DONE nodes, count each node's unfinished parents, and queue the ready ones."""
-        for node in self.nodes.values():
-            node.waiting = len(node.graph.parents)
-            if node.graph.done:
-                node.status = NodeState.DONE
-        for node in self.nodes.values():
-            if node.status is NodeState.DONE:
-                for child in node.graph.children:
-                    self.nodes[child].waiting -= 1
-        for node in self.nodes.values():
-            if node.status is NodeState.NOT_READY and node.waiting == 0 and node is not self.final:
-                node.status = NodeState.READY
-                self.ready.append(node)
 
     def recover(self) -> None:
         """Recovery mode: replay the nodes log so that finished nodes stay done, queued jobs are
@@ -670,7 +555,7 @@ class DagMan:
                     still.append(node)
                     continue
                 self.submit(node)
-                if node.status in _BUSY and node.graph.category:
+                if node.status in BUSY and node.graph.category:
                     categories[node.graph.category] = categories.get(node.graph.category, 0) + 1
                 if node.status is NodeState.SUBMITTED:
                     queued += 1
@@ -1146,104 +1031,7 @@ class DagMan:
             code = -int(event.get("TerminatedBySignal", 1))
         self.post_result(node, code, event_time(event))
 
-    def job_finished(self, node: Node, retval: int) -> None:
-        """All procs left the queue (or submission failed): POST decides, or the job's result does."""
-        node.retval = retval
-        node.procs_idle = node.procs_held = 0  # a proc removed while idle or held left the queue too
-        if self.jobstate and retval != SUBMIT_FAILED:
-            self.jobstate.job_success_or_failure(node.name, retval, node.last_event_time)
-        self.by_cluster.pop(node.cluster, None)
-        # A DAG being removed runs no more POST scripts unless it has a FINAL node: DAGMan 23.9
-        # exits as soon as it has removed its jobs, or keeps reading events while FINAL runs.
-        if ScriptKind.POST in node.graph.node.scripts and not (self.removal_started and self.final is None):
-            if self.recovering:  # its result may follow in the log; recover() runs it if not
-                node.status = NodeState.POSTRUN
-                return
-            self.queue_post(node)
-        elif retval == 0:
-            self.node_succeeded(node)
-        else:
-            if retval == SUBMIT_FAILED:
-                node.error = SUBMIT_FAILED_TEXT
-            elif retval == JOB_ABORTED:
-                proc = next((p for p, v in sorted(node.exit_codes.items()) if v is None), 0)
-                node.error = job_event_failed_text("JOB_ABORTED", node.cluster, proc)
-            else:
-                proc = next((p for p, v in sorted(node.exit_codes.items()) if v), 0)
-                node.error = (job_proc_failed_text(node.cluster, proc, status=retval) if retval >= 0
-                              else job_proc_failed_text(node.cluster, proc, signal_number=-retval))
-            self.node_failed(node)
-
     # ------------------------------------------------------------------ outcomes
-
-    def node_succeeded(self, node: Node) -> None:
-        node.status = NodeState.DONE
-        if self.check_abort(node, 0):
-            self.start_final_on_shutdown()
-            return
-        halted = self.halted()
-        for name in node.graph.children:
-            child = self.nodes[name]
-            child.waiting -= 1
-            if child.waiting == 0 and child.status is NodeState.NOT_READY and not halted:
-                child.status = NodeState.READY  # while halted DAGMan leaves it unready; unhalting readies it
-                self.ready.append(child)
-
-    def unblock(self) -> None:
-        """After an unhalt: the nodes whose parents finished while the DAG was halted."""
-        for node in self.nodes.values():
-            if node.status is NodeState.NOT_READY and node.waiting == 0 and node is not self.final:
-                node.status = NodeState.READY
-                self.ready.append(node)
-
-    def node_failed(self, node: Node) -> None:
-        node.status = NodeState.ERROR
-        declared_retry = node.graph.retry
-        if self.check_abort(node, node.retval):  # ABORT-DAG-ON beats RETRY: the retries end here
-            if declared_retry:
-                node.error = after_retries_text(node.error, node.retries)
-            self.futilize(node)
-            self.start_final_on_shutdown()
-            return
-        aborted = node.graph.unless_exit is not None and node.retval == node.graph.unless_exit
-        if (node.retries < declared_retry and not aborted and not self.removed and not self.final_started
-                and node is not self.final):
-            node.retries += 1
-            self.out.retrying_node(node.name, node.retries, declared_retry)
-            if self.jobstate:
-                self.jobstate.restart_node(node.name)
-            node.status = NodeState.READY
-            node.error = ""
-            node.retval = None
-            node.pre_return = None
-            node.submit_tries = 0
-            self.ready.append(node)
-            return
-        if self.dag_status is DagStatus.OK:
-            self.dag_status = DagStatus.NODE_FAILED
-        if declared_retry and not (aborted and node.retries < declared_retry):
-            node.error = after_retries_text(node.error, node.retries)  # not when UNLESS-EXIT stopped them
-        if not aborted:
-            self.futilize(node)
-
-    def futilize(self, node: Node) -> None:
-        """Descendants of a failed node will never run."""
-        pending = list(node.graph.children)
-        while pending:
-            child = self.nodes[pending.pop()]
-            if child.status in (NodeState.NOT_READY, NodeState.READY):
-                child.status = NodeState.FUTILE
-                pending.extend(child.graph.children)
-
-    def check_abort(self, node: Node, value: int | None) -> bool:
-        abort = node.graph.node.abort_dag_on
-        if abort is None or value != abort.exit_value or self.aborting is not None:
-            return False
-        self.aborting = (abort.return_value if abort.return_value is not None else value, node)
-        self.dag_status = DagStatus.OK if abort.return_value == 0 else DagStatus.ABORT
-        self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
-        self.stop_scripts()
-        return True
 
     def shutting_down(self) -> bool:
         """ABORT-DAG-ON fired or the DAGMan job was removed: no new node starts; the FINAL node,
@@ -1327,6 +1115,5 @@ def with_macros(text: str, prepend: dict[str, str], append: dict[str, str]) -> s
         if re.match(r"\s*queue\b", line, re.IGNORECASE):
             return head + "".join(lines[:i]) + tail + "".join(lines[i:])
     return head + text + ("\n" if text and not text.endswith("\n") else "") + tail + "queue\n"
-
 
 
