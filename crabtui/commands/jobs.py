@@ -27,6 +27,7 @@ from engine.schedd.api import JobAction, ScheddError, summarize
 # Click hands these commands their arguments untouched (but for --backend and --help).
 RAW = {"ignore_unknown_options": True, "allow_interspersed_args": True, "help_option_names": ["--help"]}
 _JOB_ID = re.compile(r"(\d+)(?:\.(\d+))?\Z")
+INT_MAX = 2**31 - 1
 
 
 def _fail(message: str) -> None:
@@ -418,8 +419,10 @@ class ActRequest:
         """rm.cpp's procArg: a number is a cluster, ``c.p`` a job, anything else an owner."""
         if re.fullmatch(r"\d+(\.\d*)?|\.\d+", arg):
             cluster, _, proc = arg.partition(".")
-            if not cluster or int(cluster) <= 0:
+            if not cluster or not 0 < int(cluster) <= INT_MAX:  # a cluster id is a C int to the schedd
                 self.errors.append(f"Invalid cluster # from {arg}.")
+            elif proc and int(proc) > INT_MAX:
+                self.errors.append(f"Invalid proc # from {arg}.")
             elif not proc and "." not in arg:
                 self._add_cluster(f"ClusterId == {int(cluster)}", "cluster")
             elif proc:

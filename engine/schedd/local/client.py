@@ -57,8 +57,9 @@ class LocalScheddClient:
 
     def act(self, action: JobAction | str, job_spec: JobSpec, reason: str | None = None) -> ActResult:
         result = self._call("act", action=JobAction(action).value, job_spec=_wire_spec(job_spec), reason=reason)
-        return ActResult(result["changed"], tuple(result["refused"]), bad_status=result["bad_status"],
-                         already_done=result["already_done"], job_ads=result["job_ads"])
+        # A daemon started by an older crabtui answers without the counts: none, then.
+        return ActResult(result["changed"], tuple(result["refused"]), bad_status=result.get("bad_status", 0),
+                         already_done=result.get("already_done", 0), job_ads=result.get("job_ads", -1))
 
     def summary(self, constraint: str = "false") -> dict[str, int]:
         return self._call("summary", constraint=constraint)
