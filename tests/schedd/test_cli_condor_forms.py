@@ -162,6 +162,8 @@ def test_actions_say_what_happened_to_which_job(held):
     assert act("hold", USER, "-reason", "checking") == (0, [f'All jobs of user "{USER}" have been held'], [])
     assert held.job("4.0")["HoldReason"] == "checking"
     assert act("release", "0") == (1, [], ["ERROR: You did not specify any jobs (Invalid cluster # from 0.)"])
+    assert act("rm", "99999999999999999999999") == \
+        (1, [], ["ERROR: You did not specify any jobs (Invalid cluster # from 99999999999999999999999.)"])
     assert act("rm", "-totals", "5") == \
         (0, ["1 Succeeded, 0 Failed, 0 Not Found, 0 Bad Status, 0 Already Done, 0 Permission Denied",
              "All jobs in cluster 5 have been marked for removal"], [])
