@@ -4,7 +4,9 @@ is fuzzed, a bounded number of cases each so that the suite stays fast; ``bench/
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from fuzz_inputs import KINDS, KNOWN, KNOWN_CLI, check_cli, cli_cases
-from schedd.schedd_harness import PERIODIC_ENV, stop_daemon
+from schedd.schedd_harness import PERIODIC_ENV, crabtui_command, stop_daemon
 from engine.state import StateDir
 
 SETTINGS = settings(max_examples=60, derandomize=True, database=None, deadline=None,
@@ -75,3 +77,22 @@ def test_job_ids_and_constraints_on_the_command_line_never_give_a_traceback(daem
     with open(daemon_with_jobs.log) as f:
         log = f.read()
     assert "Traceback" not in log and "internal error" not in log, "the schedd logged no error of its own"
+
+
+def test_a_node_whose_submit_file_is_not_utf8_fails_its_submit_not_dagman(tmp_path):
+    """DAGMan reads a node's submit file as condor_submit does: bad bytes fail that submit,
+    reported with the file and line, and DAGMan goes on (here: the node fails, the DAG exits 1)."""
+    (tmp_path / "a.sub").write_bytes(b"executable = /bin/true\narguments = \xff\nqueue\n")
+    (tmp_path / "u.dag").write_text("JOB A a.sub\n")
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    try:
+        result = subprocess.run([*crabtui_command(), "--state-dir", str(state), "dag", "run", "u.dag"],
+                                cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                                env={**os.environ, "_CONDOR_DAGMAN_MAX_SUBMIT_ATTEMPTS": "1"})
+    finally:
+        stop_daemon(StateDir(str(state)))
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1
+    out = (tmp_path / "u.dag.dagman.out").read_text()
+    assert f"submit attempt 1 of node A failed: {tmp_path}/a.sub:2: not UTF-8 text (byte 0xff)" in out
