@@ -1,6 +1,6 @@
 """Inputs as users (and accidents) write them, generated for fuzzing, and what each reader must do
 with them: return, or refuse with its own one-line error; never another exception, never a hang
-(issue 20, part 4).  tests/test_fuzz.py runs a bounded number of each kind in the suite;
+(issue 20, part 4).  tests/test_bad_input.py runs a bounded number of each kind in the suite;
 bench/fuzz.py runs 10,000 of each and counts.
 
 A kind is a hypothesis strategy and a check: ``check(case, workdir)`` returns "accepted" or
