@@ -139,12 +139,29 @@ class LocalScheddClient:
             if line:
                 break
             self.close()
+            if attempt == 0 and op in _RETRIED and self.autostart:
+                self._wait_for_daemon_exit()
         else:
             raise ScheddError(f"{lost}; see {self.state.log}")
         reply = protocol.decode(line)
         if not reply["ok"]:
             raise ScheddError(reply["error"])
         return reply["result"]
+
+    def _wait_for_daemon_exit(self, timeout: float = 10.0) -> None:
+        """Until the daemon that dropped us has let go of its lock (it is gone, sockets and all),
+        so that the request goes again to the next one, not to the dying one's socket."""
+        deadline = time.monotonic() + timeout
+        with open(self.state.lock, "a") as lock:
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+                    return
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        return  # still held: let the next attempt find out
+                    time.sleep(0.02)
 
     def _connect(self, autostart: bool) -> None:
         try:
