@@ -66,6 +66,7 @@ from typing import Any
 
 from engine.atomic import write_atomically
 from engine.crab import fjr
+from engine.crab.jobad import read_ad, site_speed
 from engine.crab.jsonfile import read_json
 from engine.hints import did_you_mean
 
@@ -421,7 +422,6 @@ def main(argv: list[str] | None = None) -> int:
     if speed is None or site is None:
         machine = os.environ.get("_CONDOR_MACHINE_AD")
         if machine:
-            from engine.crab.wrapper import read_ad, site_speed  # noqa: PLC0415 - the wrapper imports this module
             ad = read_ad(machine)
             speed = site_speed(ad) if speed is None else speed
             site = ad.get("GLIDEIN_CMSSite") if site is None else site

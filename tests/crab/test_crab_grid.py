@@ -19,7 +19,7 @@ from pathlib import Path
 import classad2
 import pytest
 
-from engine.crab import cmsrun, fjr, wrapper
+from engine.crab import cmsrun, fjr, jobad, wrapper
 from engine.crab.config import PlannedFailure
 from engine.crab.grid import grid_path, install_grid
 from engine.schedd.api import JobStatus
@@ -232,9 +232,9 @@ class TestMachineAd:
         assert machine[SPEED_ATTRIBUTE] == 1.5
         assert json.loads(machine[FAILURES_ATTRIBUTE]) == [{"probability": 0.25, "exitCode": 8021}]
         # the wrapper's own reader agrees with classad2
-        mine = wrapper.parse_ad(ad_text)
-        assert mine["glidein_cmssite"] == "T2_CH_CERN" and wrapper.site_speed(mine) == 1.5
-        assert wrapper.site_failures(mine) == [{"probability": 0.25, "exitCode": 8021}]
+        mine = jobad.parse_ad(ad_text)
+        assert mine["glidein_cmssite"] == "T2_CH_CERN" and jobad.site_speed(mine) == 1.5
+        assert jobad.site_failures(mine) == [{"probability": 0.25, "exitCode": 8021}]
         assert not os.path.exists(file_line.strip()), "the machine ad file is removed when the job ends"
 
     def test_the_wrapper_runs_cmsrun_at_the_sites_speed_and_a_planned_hold_holds(self, schedd):
@@ -474,15 +474,15 @@ class TestAdFiles:
         ad = classad2.ClassAd({"S": 'a"b\\c', "I": -3, "R": 1.5, "B": True, "J": json.dumps([{"x": "é"}])})
         ad["E"] = classad2.ExprTree('stringListMember(GLIDEIN_CMSSite, "a;b,c") && { "x" } =!= undefined')
         for text in (str(ad), "S = \"a\\\"b\\c\"\nI = -3\nR = 1.5\nB = true\nJ = \"[{\\\"x\\\": \\\"\\u00e9\\\"}]\""):
-            parsed = wrapper.parse_ad(text)
+            parsed = jobad.parse_ad(text)
             assert parsed["s"] == 'a"b\\c' and parsed["I"] == -3 and parsed["R"] == 1.5 and parsed["B"] is True
             assert json.loads(parsed["J"]) == [{"x": "é"}]
-        expression = wrapper.parse_ad(str(ad))["E"]
-        assert isinstance(expression, wrapper.Expression) and "a;b,c" in expression
+        expression = jobad.parse_ad(str(ad))["E"]
+        assert isinstance(expression, jobad.Expression) and "a;b,c" in expression
 
     def test_not_an_ad(self):
         with pytest.raises(ValueError, match="not an attribute definition"):
-            wrapper.parse_ad("[ A = 1; 3 ]")
+            jobad.parse_ad("[ A = 1; 3 ]")
 
 
 # ------------------------------------------------------------------------------------ the wrapper
