@@ -72,7 +72,7 @@ def plan(n: int) -> list[tuple[int, str | None]]:
 
 def fabricate_job(task_dir: str, job, start: float) -> int:
     """Job ``job``'s attempts as PreJob, the job wrapper and PostJob leave them; returns how many."""
-    from engine.crab import fjr
+    from engine.crab.wn import fjr
     from engine.crab.retry_policy import (JobState, Limits, Params, begin_attempt, choose_sites, decide, record,
                                           save_state, state_path)
     from engine.schedd.local.userlog import UserLog

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from engine.crab import fjr
+from engine.crab.wn import fjr
 from engine.crab.datasets import Dataset
 from engine.crab.splitting import MAX_JOBS_PER_TASK, JobSplit, LumiMask, SplittingError, split
 

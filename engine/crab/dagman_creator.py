@@ -19,11 +19,11 @@ from dataclasses import asdict, dataclass, field
 
 from engine.atomic import write_atomically
 from engine.crab.automatic import AutomaticConfig, stage_of
-from engine.crab.cmsrun import make_input, write_input
+from engine.crab.wn.cmsrun import make_input, write_input
 from engine.crab.datasets import Dataset
 from engine.crab.sites import write_data_sites
 from engine.crab.splitting import JobSplit
-from engine.crab.wrapper import PLANNED_HOLD_CODE, exit_hold_commands
+from engine.crab.wn.wrapper import PLANNED_HOLD_CODE, exit_hold_commands
 
 TASK_FILE = "task.json"
 DAG_FILE = "RunJobs.dag"
@@ -208,7 +208,7 @@ def submit_template(ad: TaskAd) -> str:
     return "\n".join([
         "universe = vanilla",
         f"executable = {ad.python}",
-        'arguments = "-m engine.crab.wrapper"',
+        'arguments = "-m engine.crab.wn.wrapper"',
         *([f'environment = "PYTHONPATH={ad.python_path}"'] if ad.python_path else []),
         "output = job_out.$(count).$(CRAB_Retry).txt",
         "error = job_err.$(count).$(CRAB_Retry).txt",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import classad2
 
-from engine.crab import fjr
+from engine.crab.wn import fjr
 from engine.crab.dagman_creator import DAG_FILE
 from engine.schedd.api import Schedd
 

@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-from engine.crab import fjr
+from engine.crab.wn import fjr
 from engine.crab.dagman_creator import read_task, task_ad
 from engine.crab.prejob import load_job_state
 from engine.crab.retry_policy import (ACTIONS, Decision, JobReturnCode, Limits, decide, record, save_state,

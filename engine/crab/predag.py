@@ -30,11 +30,12 @@ from contextlib import contextmanager
 from engine.atomic import write_atomically
 from engine.crab.automatic import (AutomaticConfig, AutomaticSplittingError, Estimate, missing_lumis,
                                    probe_estimate, processing_split, tail_lumis, tail_split, tail_stages)
-from engine.crab.cmsrun import read_input
+from engine.crab.wn.cmsrun import read_input
 from engine.crab.dagman_creator import (DAG_FILE, NOTHING_TO_SPLIT, format_dag, read_task, stage_node,
                                         subdag_file, task_ad, write_jobs)
 from engine.crab.datasets import Catalogue, Dataset, DatasetError
-from engine.crab import fjr, stages
+from engine.crab import stages
+from engine.crab.wn import fjr
 from engine.crab.retry_policy import JobReturnCode, load_state, state_path
 from engine.crab.stages import stage_jobs
 from engine.crab.splitting import JobSplit, SplittingError

@@ -33,7 +33,7 @@ from engine.crab.dagman_creator import SUBMIT_TEMPLATE, read_task, task_ad
 from engine.crab.resubmit import ResubmitEntry, apply_record, read_record
 from engine.crab.sites import (SiteListError, SiteLists, Thresholds, attempt_sites, load_statistics,
                                previous_failure)
-from engine.crab.wrapper import plan_json
+from engine.crab.wn.wrapper import plan_json
 from engine.crab.retry_policy import (JobReturnCode, JobState, Params, begin_attempt, choose_sites,
                                       cooloff_remaining, load_state, save_state, state_path)
 

@@ -8,7 +8,7 @@ cooling off when its DAG was removed or aborted).  A failed job that ``crab resu
 epoch is unsubmitted until its DAG runs it again.
 
 The figures of ``crab status --long`` come from the framework job reports
-(``jobReport.json.<id>.<crab_retry>``, :func:`engine.crab.fjr.performance`): runtime
+(``jobReport.json.<id>.<crab_retry>``, :func:`engine.crab.wn.fjr.performance`): runtime
 (TotalJobTime, simulated seconds), memory (PeakValueRss, MB), CPU % (TotalJobCPU over runtime and
 cores) and waste (the runtime of the attempts before the latest).  An attempt without a report
 counts its run as the job log timed it, scaled to simulated seconds; a running job its time so
@@ -64,7 +64,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.crab import fjr, stages
+from engine.crab import stages
+from engine.crab.wn import fjr
 from engine.gcpause import gc_paused
 from engine.crab.sites import SiteView, site_view
 from engine.schedd.api import JobStatus, Schedd

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.crab import cmsrun, fjr
+from engine.crab.wn import cmsrun, fjr
 from engine.crab.automatic import (
     AutomaticConfig, AutomaticSplittingError, Estimate, TailStage, events_per_job, missing_lumis, probe_estimate,
     probe_split, processing_split, stage_of, tail_lumis, tail_split, tail_stages,
@@ -301,7 +301,7 @@ def test_cmsrun_out_of_time_reports_the_lumis_it_did_not_process(tmp_path):
     document = cmsrun.make_input([("/store/mc/a.root", [(1, 1, 100), (1, 2, 100), (1, 3, 100)]),
                                   ("/store/mc/b.root", [(2, 7, 100), (2, 8, 100)])])
     cmsrun.write_input(tmp_path / "input.json", document)
-    done = subprocess.run([sys.executable, "-m", "engine.crab.cmsrun", "input.json", "--stop-after", "25",
+    done = subprocess.run([sys.executable, "-m", "engine.crab.wn.cmsrun", "input.json", "--stop-after", "25",
                            "--time-scale", "1000", "--report", "jobReport.json.1"], cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -19,7 +19,7 @@ from pathlib import Path
 import classad2
 import pytest
 
-from engine.crab import cmsrun, fjr, jobad, wrapper
+from engine.crab.wn import cmsrun, fjr, jobad, wrapper
 from engine.crab.config import PlannedFailure
 from engine.crab.grid import grid_path, install_grid
 from engine.schedd.api import JobStatus
@@ -243,7 +243,7 @@ class TestMachineAd:
         plan = [PlannedFailure(job="2", attempt=1, hold_code=13)]
         lines = [
             f"executable = {sys.executable}",
-            'arguments = "-m engine.crab.wrapper"',
+            'arguments = "-m engine.crab.wn.wrapper"',
             f'environment = "PYTHONPATH={ROOT}"',
             'requirements = TARGET.GLIDEIN_CMSSite == "T2_IT_Pisa"',
             f"+CRAB_ReqName = {classad2.quote(TASK)}",
@@ -337,7 +337,7 @@ class TestCmsRun:
         path = job_input(tmp_path)
         (tmp_path / "machine.ad").write_text('[ GLIDEIN_CMSSite = "T1_US_FNAL"; CRABTUI_SiteSpeed = 1.2 ]')
         env = {**os.environ, "PYTHONPATH": str(ROOT), "_CONDOR_MACHINE_AD": str(tmp_path / "machine.ad")}
-        done = subprocess.run([sys.executable, "-m", "engine.crab.cmsrun", str(path), "--time-scale", "200",
+        done = subprocess.run([sys.executable, "-m", "engine.crab.wn.cmsrun", str(path), "--time-scale", "200",
                                "--report", "r.json", "--output-file", "out.root"], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=30)
         assert done.returncode == 0, done.stderr
@@ -496,7 +496,7 @@ def run_wrapper(tmp_path: Path, attrs: dict, machine: dict | None = None) -> sub
     if machine is not None:
         (tmp_path / "machine.ad").write_text(str(classad2.ClassAd(machine)))
         env["_CONDOR_MACHINE_AD"] = str(tmp_path / "machine.ad")
-    return subprocess.run([sys.executable, "-m", "engine.crab.wrapper"], cwd=tmp_path, env=env,
+    return subprocess.run([sys.executable, "-m", "engine.crab.wn.wrapper"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60)
 
 

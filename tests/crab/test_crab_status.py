@@ -13,7 +13,7 @@ import pytest
 from crabtui.task_status import (Options, StatusOptionError, TaskInfo, check_options, compress_ids, countdown,
                                  error_lines, header_lines, parse_jobids, percentage, render, run_summary_lines,
                                  site_lines, sort_lines, summary_lines, table_lines, to_hms)
-from engine.crab import fjr
+from engine.crab.wn import fjr
 from engine.crab import status as crab_status
 from engine.crab.retry_policy import Attempt, JobState, save_state, state_path
 from engine.crab.status import Attempts, JobView, job_state, scheduler_status, task_view

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from crab_tasks import config_text, crabtui, task_status, wait_status
-from engine.crab import fjr
+from engine.crab.wn import fjr
 from engine.crab.retry_policy import JobState, Limits, Params, begin_attempt, decide
 from engine.crab.stageout import ASO_TIMEOUT_S, job_lfn, lfn_base, stage_out, transfer_path
 from engine.crab.storage import StorageError, parse_storage, stageout_ad, storage_site

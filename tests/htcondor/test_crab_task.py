@@ -15,7 +15,7 @@ import pytest
 
 import engine
 from crosscheck import crabtui, dagman_exit, submit
-from engine.crab import fjr
+from engine.crab.wn import fjr
 from engine.crab.automatic import AutomaticConfig, probe_split
 from engine.crab.dagman_creator import TaskAd, write_task
 from engine.crab.datasets import Catalogue

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import os
 
-from engine.crab import fjr, stages
+from engine.crab import stages
+from engine.crab.wn import fjr
 from engine.crab.retry_policy import Attempt, JobState, save_state, state_path
 from engine.crab.sites import record_attempt, write_data_sites
 from engine.crab.taskdb import COMPLETED, SUBMITTED, SUBMIT, Task, TaskDB

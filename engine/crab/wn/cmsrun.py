@@ -1,7 +1,7 @@
 """A simulated cmsRun: processes its lumi sections at a site's speed, really taking the time, and
-writes the framework job report (:mod:`engine.crab.fjr`) a real cmsRun job leaves.
+writes the framework job report (:mod:`engine.crab.wn.fjr`) a real cmsRun job leaves.
 
-Run as ``python3 -m engine.crab.cmsrun INPUT [options]`` (the job wrapper, :mod:`engine.crab.wrapper`,
+Run as ``python3 -m engine.crab.wn.cmsrun INPUT [options]`` (the job wrapper, :mod:`engine.crab.wn.wrapper`,
 does this for every job whose task names no ``JobType.scriptExe``). Standard library only: it runs
 as a job on any execute node.
 
@@ -65,8 +65,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.atomic import write_atomically
-from engine.crab import fjr
-from engine.crab.jobad import read_ad, site_speed
+from engine.crab.wn import fjr
+from engine.crab.wn.jobad import read_ad, site_speed
 from engine.crab.jsonfile import read_json
 from engine.hints import did_you_mean
 
@@ -396,7 +396,7 @@ def run(job: JobInput, settings: Settings, report_path: str | os.PathLike[str], 
 # ------------------------------------------------------------------------------------ command line
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python3 -m engine.crab.cmsrun",
+    p = argparse.ArgumentParser(prog="python3 -m engine.crab.wn.cmsrun",
                                 description="A simulated cmsRun: process the lumis of INPUT and write a job report.")
     p.add_argument("input", help="the job input (JSON: files with their [run, lumi, events])")
     p.add_argument("--report", default=fjr.FJR_NAME, help="where to write the job report (default %(default)s)")

@@ -1,10 +1,10 @@
 """The job wrapper of crabtui's simulated grid: the executable of every CRAB job.
 
-Run as ``python3 -m engine.crab.wrapper`` (what CRAB's ``CMSRunAnalysis.sh`` is on the grid). It
+Run as ``python3 -m engine.crab.wn.wrapper`` (what CRAB's ``CMSRunAnalysis.sh`` is on the grid). It
 reads the job's ClassAd (``_CONDOR_JOB_AD``) and the slot's machine ad (``_CONDOR_MACHINE_AD``,
-written by the embedded starter and by HTCondor's; read by :mod:`engine.crab.jobad`), decides
+written by the embedded starter and by HTCondor's; read by :mod:`engine.crab.wn.jobad`), decides
 whether the simulated grid makes this attempt fail, runs the payload, always leaves a framework
-job report (:mod:`engine.crab.fjr`) and exits with the report's exit code modulo 256. Standard
+job report (:mod:`engine.crab.wn.fjr`) and exits with the report's exit code modulo 256. Standard
 library only: it runs on any execute node, with ``engine`` on ``PYTHONPATH`` (the wrapper passes
 that on to the simulated cmsRun).
 
@@ -18,7 +18,7 @@ crabtui's, set by the task's submit files)::
     NumHolds              how often the schedd has held the job; a released job is not held again
     CRABTUI_Attempt       the attempt (from 1, across retries and resubmissions); default CRAB_Retry + 1
     CRABTUI_TimeScale     simulated seconds per real second, default 1
-    CRABTUI_InputFile     the simulated cmsRun's input (engine.crab.cmsrun), required without a script
+    CRABTUI_InputFile     the simulated cmsRun's input (engine.crab.wn.cmsrun), required without a script
     CRABTUI_StopAfter     simulated seconds after which cmsRun begins no new lumi; absent or <= 0: no limit
     CRABTUI_FailurePlan   JSON string: Debug.failurePlan entries in the config's form,
                           [{"job": "2", "attempt": 1, "exitCode": 8021}, {"job": "4", "attempt": "*", ...}]
@@ -76,8 +76,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.crab import cmsrun, fjr
-from engine.crab.jobad import Ad, Expression, read_ad, site_failures, site_speed
+from engine.crab.wn import cmsrun, fjr
+from engine.crab.wn.jobad import Ad, Expression, read_ad, site_failures, site_speed
 
 __all__ = [
     "HOLD_EXIT_CODE", "PLANNED_HOLD_CODE", "Failure", "WrapperError", "choose_failure", "exit_hold_commands", "main",
@@ -90,7 +90,7 @@ low byte of no exit code in CRAB's retry policy."""
 MISSING_ARGUMENT = 50113  # CRAB's EC_MissingArg
 WRAPPER_ERROR = 10040  # CRAB's EC_CMSRunWrapper
 NO_REPORT = 50115  # CRAB's EC_ReportHandlingErr
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PACKAGE_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))  # where engine/ is
 
 
 class WrapperError(Exception):
@@ -307,7 +307,7 @@ def _status_code(returncode: int) -> int:
 
 
 def _run_cmsrun(job: _Job, site: str | None, speed: float, failure: Failure | None) -> tuple[int, dict | None]:
-    argv = [sys.executable, "-m", "engine.crab.cmsrun", job.input_file, "--report", job.report,
+    argv = [sys.executable, "-m", "engine.crab.wn.cmsrun", job.input_file, "--report", job.report,
             "--speed", repr(speed), "--time-scale", repr(job.time_scale), "--seed", job.seed]
     if site:
         argv += ["--site", site]
@@ -465,7 +465,7 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.wrapper",
+    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.wn.wrapper",
                                      description="Run a CRAB job's payload on crabtui's simulated grid.")
     parser.add_argument("--job-ad", default=os.environ.get("_CONDOR_JOB_AD"),
                         help="the job's ClassAd file (default $_CONDOR_JOB_AD)")
