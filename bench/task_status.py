@@ -73,8 +73,8 @@ def plan(n: int) -> list[tuple[int, str | None]]:
 def fabricate_job(task_dir: str, job, start: float) -> int:
     """Job ``job``'s attempts as PreJob, the job wrapper and PostJob leave them; returns how many."""
     from engine.crab.wn import fjr
-    from engine.crab.retry_policy import (JobState, Limits, Params, begin_attempt, choose_sites, decide, record,
-                                          save_state, state_path)
+    from engine.crab.ap.retry_policy import (JobState, Limits, Params, begin_attempt, choose_sites, decide, record,
+                                             save_state, state_path)
     from engine.schedd.local.userlog import UserLog
 
     rng = random.Random(int(job.id))
@@ -193,7 +193,7 @@ def main() -> None:
         base = [crabtui, "--state-dir", state_dir]
         run(base + ["pool", "start"])
         try:
-            from engine.crab.retry_policy import load_state, save_state, state_path
+            from engine.crab.ap.retry_policy import load_state, save_state, state_path
             from engine.crab.status import RACY_NS, task_view
 
             time.sleep(RACY_NS / 1e9 + 0.1)  # files younger than that are not trusted by the cache

@@ -85,7 +85,7 @@ async def session(state_dir: str, task: str, now: float, size: tuple[int, int], 
     from crabtui.app import CrabApp
     from crabtui.screens.task import TaskScreen
     from crabtui.snapshots import Backend
-    from engine.crab.retry_policy import load_state, save_state, state_path
+    from engine.crab.ap.retry_policy import load_state, save_state, state_path
     from engine.state import StateDir
 
     calls: list[tuple[str, float, float]] = []  # (fetch or show, wall s, CPU s of its thread)

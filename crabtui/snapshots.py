@@ -18,7 +18,7 @@ import classad2
 
 from crabtui.task_status import NO_OUTPUT, RESCHEDULED, shown_state
 from engine.crab import monitor
-from engine.crab.sites import matches
+from engine.crab.ap.sites import matches
 from engine.crab.status import JobView, TaskView, job_sort_key, scheduler_status, task_view
 from engine.crab.taskdb import COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED, Task, TaskDB
 from engine.dagman import halt as dag_halt
@@ -103,7 +103,7 @@ class JobSnapshot:
 @dataclass(frozen=True)
 class SiteRow:
     """One site of the sites table: its jobs now, the attempts that ended there, and whether the
-    task's jobs may go there and why (:mod:`engine.crab.sites`)."""
+    task's jobs may go there and why (:mod:`engine.crab.ap.sites`)."""
 
     site: str
     running: int = 0

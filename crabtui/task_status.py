@@ -10,7 +10,7 @@ syntax and messages.  Where crabtui differs, on purpose:
 * A job cooling off before its next try shows ``cooloff`` and the time left (``cooloff 4:59``)
   where CRAB shows ``toRetry``; the summary line of cooloff jobs ends with the nearest retry.
 * Each exit code of the Error Summary says what the retry policy makes of it: the message of
-  :data:`engine.crab.retry_policy.EXIT_RETRY_POLICY`, the message of the removal codes CRAB
+  :data:`engine.crab.ap.retry_policy.EXIT_RETRY_POLICY`, the message of the removal codes CRAB
   assigns itself, or ``unknown, fatal``.  ``--verboseErrors`` lists the jobs of each message, in
   the ``--jobids`` syntax (``3,7-9``), after CRAB's "for example, job N".
 * The run-job statistics are computed as CRAB means them: minimum memory and runtime over the
@@ -22,7 +22,7 @@ syntax and messages.  Where crabtui differs, on purpose:
 * The ``--summary`` site table lists every site of the task, also those no job ran at, with a
   last column ``Blacklisted`` (no, or why: globally blacklisted, not in whitelist, blacklisted,
   automatic) and a line per site saying why it is or is not blacklisted, with the automatic
-  blacklist's counts and thresholds (:mod:`engine.crab.sites`).  The task's warnings are the
+  blacklist's counts and thresholds (:mod:`engine.crab.ap.sites`).  The task's warnings are the
   site lists' (CRAB's SiteInfoResolver wording), for the lists as they are now.
 * Runtimes are simulated seconds (``Debug.timeScale``), as the job reports give them; the cooloff
   countdown is real time, as long as the user will wait.
@@ -39,7 +39,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from engine.crab.sites import SiteUsability
+from engine.crab.ap.sites import SiteUsability
 from engine.crab.status import AutomaticView, JobView, job_sort_key
 
 SORT_KEYS = ("state", "site", "runtime", "memory", "cpu", "retries", "waste", "exitcode")
@@ -157,8 +157,8 @@ def percentage(value: int, total: int) -> str:
 
 def exit_code_meaning(code: int) -> str:
     """What the retry policy makes of an exit code; a permanent stage-out failure's code says so."""
-    from engine.crab.retry_policy import REMOVE_REASONS, policy_for  # only when jobs failed
-    from engine.crab.stageout import PERMANENT
+    from engine.crab.ap.retry_policy import REMOVE_REASONS, policy_for  # only when jobs failed
+    from engine.crab.ap.stageout import PERMANENT
 
     policy = policy_for(code)
     if policy is not None:

@@ -44,7 +44,7 @@ class StateDir:
 
     @property
     def global_blacklist(self) -> str:
-        """The CRAB server's global site blacklist, CRAB's blacklistedSites.txt (engine.crab.sites)."""
+        """The CRAB server's global site blacklist, CRAB's blacklistedSites.txt (engine.crab.ap.sites)."""
         return os.path.join(self.path, "blacklistedSites.txt")
 
     @property

@@ -52,7 +52,7 @@ def submit(ctx: click.Context, config: str) -> None:
     from engine.crab.config import ConfigError, load_config
     from engine.crab.dagman_creator import TaskAd
     from engine.crab.datasets import Catalogue, DatasetError
-    from engine.crab.sites import SiteListError, SiteLists, read_global_blacklist
+    from engine.crab.ap.sites import SiteListError, SiteLists, read_global_blacklist
     from engine.crab.storage import StorageError, stageout_ad, storage_site
     from engine.crab.taskdb import NEW, SUBMIT, Task, TaskError, task_name
     from engine.crab.worker import write_request

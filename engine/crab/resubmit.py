@@ -19,7 +19,7 @@ must keep epoch 1's parameters on its automatic retries after an epoch 2 that do
 Every value is resolved when the resubmit is carried out: an option the user did not give takes
 the task's original value (CRAB's ``GetResubmitParams_sql``), not a previous resubmit's.
 
-A job's epoch (:class:`engine.crab.retry_policy.JobState` ``epoch``) says which entry governs it:
+A job's epoch (:class:`engine.crab.ap.retry_policy.JobState` ``epoch``) says which entry governs it:
 PreJob applies the newest entry listing the job when it is newer than the job's epoch
 (:func:`apply_record`, idempotent, as AdjustSites' ``resetRRN``), and then takes the memory,
 runtime, site lists and priority of the entry of the job's epoch; epoch 0 means the task's own.
@@ -37,7 +37,7 @@ from typing import Any
 
 from engine.atomic import write_atomically
 from engine.crab.automatic import stage_of
-from engine.crab.retry_policy import JobState, Params, resubmit
+from engine.crab.ap.retry_policy import JobState, Params, resubmit
 
 RECORD_FILE = "resubmit_record.json"
 SCHEMA = "crabtui.resubmit_record/1"
@@ -234,7 +234,7 @@ def next_epoch(entries: list[ResubmitEntry]) -> int:
 
 def apply_record(state: JobState, entries: list[ResubmitEntry]) -> tuple[JobState, ResubmitEntry | None]:
     """PreJob: enter the newest epoch that lists the job, if the job is not in it yet (RRN 0, the
-    entry's memory and runtime; :func:`engine.crab.retry_policy.resubmit`), and return the state
+    entry's memory and runtime; :func:`engine.crab.ap.retry_policy.resubmit`), and return the state
     with the entry that governs it (None: epoch 0, the task's own parameters)."""
     listing = [e for e in entries if state.job_id in e.job_ids]
     if listing and listing[-1].epoch > state.epoch:

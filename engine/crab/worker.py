@@ -34,13 +34,13 @@ from dataclasses import asdict, replace
 from engine.crab.automatic import load_knobs, probe_split
 from engine.crab.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
 from engine.crab.datasets import Catalogue, DatasetError, user_dir
-from engine.crab.predag import is_automatic, task_outcome
-from engine.crab.prejob import load_job_state
+from engine.crab.ap.predag import is_automatic, task_outcome
+from engine.crab.ap.prejob import load_job_state
 from engine.crab.resubmit import (ResubmitRecordError, make_entry, next_epoch, read_record, select_jobs,
                                   write_entry)
-from engine.crab.retry_policy import RetryStateError, save_state, state_path
-from engine.crab.retry_policy import resubmit as enter_epoch
-from engine.crab.sites import clear_statistics
+from engine.crab.ap.retry_policy import RetryStateError, save_state, state_path
+from engine.crab.ap.retry_policy import resubmit as enter_epoch
+from engine.crab.ap.sites import clear_statistics
 from engine.crab.splitting import SplittingError, count_lumis, split
 from engine.crab.status import RACY_NS, job_ids, refresh_cache, task_jobs
 from engine.crab.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,

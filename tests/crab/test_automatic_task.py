@@ -53,7 +53,7 @@ def test_every_lumi_is_processed_exactly_once_across_processing_and_tail_jobs(st
     task_dir = next((Path(state.path) / "tasks").iterdir())
     dag = (task_dir / DAG_FILE).read_text()
     assert "SUBDAG EXTERNAL Job0SubJobs RunJobs0.subdag" in dag
-    assert "PRE Job0SubJobs" in dag and "engine.crab.predag processing 3 0" in dag
+    assert "PRE Job0SubJobs" in dag and "engine.crab.ap.predag processing 3 0" in dag
     processing = (task_dir / subdag_file(0)).read_text()
     assert "SUBDAG EXTERNAL Job1SubJobs RunJobs1.subdag" in processing, "one tail stage for 44 jobs"
     assert "RETRY Job3 0 UNLESS-EXIT 2" in processing

@@ -13,7 +13,7 @@ from pathlib import Path
 import htcondor2
 
 from crab_tasks import config_text, crabtui, task_status, wait_status, wait_until
-from engine.crab import postjob, prejob
+from engine.crab.ap import postjob, prejob
 from engine.crab.wn import fjr
 from engine.crab.dagman_creator import TaskAd, write_task
 from engine.crab.datasets import Catalogue

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 
-from engine.crab import stages
+from engine.crab.ap import stages
 from engine.crab.wn import fjr
-from engine.crab.retry_policy import Attempt, JobState, save_state, state_path
-from engine.crab.sites import record_attempt, write_data_sites
+from engine.crab.ap.retry_policy import Attempt, JobState, save_state, state_path
+from engine.crab.ap.sites import record_attempt, write_data_sites
 from engine.crab.taskdb import COMPLETED, SUBMITTED, SUBMIT, Task, TaskDB
 from engine.state import StateDir
 

@@ -36,7 +36,7 @@ Which failure an attempt gets: the failure plan's entry for (job id, attempt), a
 before ``"*"``; else one draw from the site's failure profile with a generator seeded by (task,
 job id, attempt), so the same attempt fails the same way every time. A plan entry with
 ``exitCode = 0`` forces success (no site failure either), and so does one with ``stageout = N``:
-its failure comes later, in PostJob's stage-out (:mod:`engine.crab.stageout`).
+its failure comes later, in PostJob's stage-out (:mod:`engine.crab.ap.stageout`).
 
 What the caller sees, per kind of failure:
 

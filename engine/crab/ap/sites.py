@@ -12,7 +12,7 @@ them (crab-spec §3: SiteInfoResolver, DagmanCreator, PreJob.redoSites)::
 (:class:`SiteLists`; entries may be wildcards such as ``T2_US_*``).  Then the automatic
 blacklist may take away the site where the job's previous attempt failed (:func:`attempt_sites`),
 and the retry policy's ``change_site`` the site of an 8020/8021 failure
-(:func:`engine.crab.retry_policy.choose_sites`).  The whitelist wins over the blacklist, and the
+(:func:`engine.crab.ap.retry_policy.choose_sites`).  The whitelist wins over the blacklist, and the
 global blacklist over the whitelist; a site in both is reported with CRAB's warnings
 (:meth:`SiteLists.warnings`).
 
@@ -72,7 +72,7 @@ from engine.atomic import write_atomically
 from engine.crab.jsonfile import read_json
 
 if TYPE_CHECKING:
-    from engine.crab.retry_policy import Attempt, JobState
+    from engine.crab.ap.retry_policy import Attempt, JobState
 
 __all__ = [
     "CONFIG_KEYS", "DATA_SITES_FILE", "REASONS", "STATISTICS_FILE", "SiteListError",

@@ -1,4 +1,4 @@
-"""CRAB's PreDAG: ``python3 -m engine.crab.predag processing|tail COMPLETION STAGE TASK_DIR``.
+"""CRAB's PreDAG: ``python3 -m engine.crab.ap.predag processing|tail COMPLETION STAGE TASK_DIR``.
 
 The PRE script of automatic splitting's SUBDAG nodes (:mod:`engine.crab.automatic` has the
 rules).  ``Job0SubJobs`` (``processing <probes> 0``) waits until every probe has finished or
@@ -9,7 +9,7 @@ splits the lumis the finished ones left and every lumi of the failed ones into
 ``RunJobsN.subdag``.  While it waits it exits 4, which the node's ``SCRIPT DEFER 4`` turns into
 "run me again later".
 
-What it decided is kept in ``automatic_splitting/`` (:mod:`engine.crab.stages`); a stage's file
+What it decided is kept in ``automatic_splitting/`` (:mod:`engine.crab.ap.stages`); a stage's file
 is written last, so a PreDAG re-run after a crash or by a rescue DAG changes nothing, and the
 processing ids the tail stages take are updated under a lock, since their PreDAGs run at once.
 
@@ -34,10 +34,10 @@ from engine.crab.wn.cmsrun import read_input
 from engine.crab.dagman_creator import (DAG_FILE, NOTHING_TO_SPLIT, format_dag, read_task, stage_node,
                                         subdag_file, task_ad, write_jobs)
 from engine.crab.datasets import Catalogue, Dataset, DatasetError
-from engine.crab import stages
+from engine.crab.ap import stages
 from engine.crab.wn import fjr
-from engine.crab.retry_policy import JobReturnCode, load_state, state_path
-from engine.crab.stages import stage_jobs
+from engine.crab.ap.retry_policy import JobReturnCode, load_state, state_path
+from engine.crab.ap.stages import stage_jobs
 from engine.crab.splitting import JobSplit, SplittingError
 
 
@@ -180,7 +180,7 @@ class PreDag:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.predag")
+    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.ap.predag")
     parser.add_argument("stage_kind", choices=("processing", "tail"))
     parser.add_argument("completion", type=int, help="jobs of the previous stage that must be done first")
     parser.add_argument("stage", type=int, help="0 for processing, N for tail stage N")

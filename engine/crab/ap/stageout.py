@@ -1,6 +1,6 @@
 """Output stage-out in the POST step: CRAB's ASO transfers on crabtui's simulated grid.
 
-After a successful job, PostJob (:mod:`engine.crab.postjob`) calls :func:`stage_out`, which
+After a successful job, PostJob (:mod:`engine.crab.ap.postjob`) calls :func:`stage_out`, which
 transfers the job's output files (the framework job report's ``steps.cmsRun.output``, written in
 the task directory) to the task's storage site: a directory standing for the site's storage
 element, where a file's LFN ``/store/user/...`` is the path below the directory (see
@@ -51,7 +51,7 @@ from typing import Any
 
 from engine.atomic import copy_atomically, write_atomically
 from engine.crab.jsonfile import read_json
-from engine.crab.retry_policy import Decision, JobState, Limits, decide, policy_for
+from engine.crab.ap.retry_policy import Decision, JobState, Limits, decide, policy_for
 
 __all__ = [
     "ASO_TIMEOUT_S", "DEFAULT_PERMANENT", "PERMANENT", "RECOVERABLE", "STAGEOUT_CODES", "STUCK", "TransferError",
