@@ -60,9 +60,9 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = parser.parse_args()
 
-    from engine.crab.automatic import (AutomaticConfig, Estimate, events_per_job, processing_split, tail_lumis,
-                                       tail_split)
-    from engine.crab.datasets import SYNTHETIC, generate
+    from engine.crab.taskworker.automatic import (AutomaticConfig, Estimate, events_per_job, processing_split,
+                                                  tail_lumis, tail_split)
+    from engine.crab.taskworker.datasets import SYNTHETIC, generate
 
     dataset = generate(SYNTHETIC[DATASET])
     config = AutomaticConfig()

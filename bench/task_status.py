@@ -4,7 +4,7 @@
 
 Set-up (not timed), in a fresh state directory under /tmp:
 
-* the task directory as the task worker leaves it: ``engine.crab.dagman_creator.write_task`` of
+* the task directory as the task worker leaves it: ``engine.crab.taskworker.dagman_creator.write_task`` of
   the shipped dataset /JetMET0/Run2023D-PromptReco-v1/MINIAOD split FileBased, one file per job
   (task.json, RunJobs.dag, Job.submit, every job_input and job_sites file);
 * each job's history as PreJob and PostJob write it, through the real code: ``begin_attempt``,
@@ -16,7 +16,7 @@ Set-up (not timed), in a fresh state directory under /tmp:
 * each job's user log (``job_log.<id>``) as the schedd writes it, through the real writer
   (:mod:`engine.schedd.local.userlog`): submit, execute and end of every attempt, and for every
   25th job an eviction and a second execute in its first attempt (a restart the status counts);
-* the task's row in the task table (``engine.crab.taskdb.TaskDB``), FAILED, its DAGMan gone;
+* the task's row in the task table (``engine.crab.taskworker.taskdb.TaskDB``), FAILED, its DAGMan gone;
 * the embedded daemon, started by ``crabtui --state-dir S pool start`` (and stopped at the end).
 
 Timed, with the ``crabtui`` console script installed next to this interpreter (the one on PATH
@@ -144,10 +144,10 @@ def fabricate(state_dir: str, jobs_wanted: int) -> tuple[str, str, int, int]:
     import getpass
     import json
 
-    from engine.crab.dagman_creator import TaskAd, write_task
-    from engine.crab.datasets import Catalogue
-    from engine.crab.splitting import split
-    from engine.crab.taskdb import FAILED, SUBMIT, Task, TaskDB, task_name
+    from engine.crab.taskworker.dagman_creator import TaskAd, write_task
+    from engine.crab.taskworker.datasets import Catalogue
+    from engine.crab.taskworker.splitting import split
+    from engine.crab.taskworker.taskdb import FAILED, SUBMIT, Task, TaskDB, task_name
     from engine.state import StateDir
 
     state = StateDir(state_dir)

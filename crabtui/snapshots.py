@@ -20,7 +20,8 @@ from crabtui.task_status import NO_OUTPUT, RESCHEDULED, shown_state
 from engine.crab import monitor
 from engine.crab.ap.sites import matches
 from engine.crab.status import JobView, TaskView, job_sort_key, scheduler_status, task_view
-from engine.crab.taskdb import COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED, Task, TaskDB
+from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED,
+                                           Task, TaskDB)
 from engine.dagman import halt as dag_halt
 from engine.schedd.api import ActResult, JobAction, JobStatus, ScheddError
 from engine.state import StateDir

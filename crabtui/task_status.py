@@ -180,9 +180,9 @@ def state_label(job: JobView, now: float) -> str:
 
 @functools.cache
 def _stage_of() -> Callable[[str], str]:
-    """:func:`engine.crab.automatic.stage_of`, imported when an automatic task first needs it: it
+    """:func:`engine.crab.taskworker.automatic.stage_of`, imported when an automatic task first needs it: it
     pulls in the splitting modules, which the status of any other task does without."""
-    from engine.crab.automatic import stage_of
+    from engine.crab.taskworker.automatic import stage_of
 
     return stage_of
 

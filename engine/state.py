@@ -39,7 +39,7 @@ class StateDir:
 
     @property
     def tasks(self) -> str:
-        """CRAB's task table (engine.crab.taskdb)."""
+        """CRAB's task table (engine.crab.taskworker.taskdb)."""
         return os.path.join(self.path, "tasks.sqlite3")
 
     @property

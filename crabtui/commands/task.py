@@ -31,7 +31,7 @@ def _embedded_only(ctx: click.Context) -> None:
 
 
 def _db(ctx: click.Context):
-    from engine.crab.taskdb import TaskDB
+    from engine.crab.taskworker.taskdb import TaskDB
 
     _embedded_only(ctx)
     with schedd(ctx) as client:  # starts the daemon, and with it the task worker
@@ -50,12 +50,12 @@ def task() -> None:
 def submit(ctx: click.Context, config: str) -> None:
     """Submit the task CONFIG describes (CRAB's TOML or crabConfig.py; like crab submit)."""
     from engine.crab.config import ConfigError, load_config
-    from engine.crab.dagman_creator import TaskAd
-    from engine.crab.datasets import Catalogue, DatasetError
+    from engine.crab.taskworker.dagman_creator import TaskAd
+    from engine.crab.taskworker.datasets import Catalogue, DatasetError
     from engine.crab.ap.sites import SiteListError, SiteLists, read_global_blacklist
     from engine.crab.storage import StorageError, stageout_ad, storage_site
-    from engine.crab.taskdb import NEW, SUBMIT, Task, TaskError, task_name
-    from engine.crab.worker import write_request
+    from engine.crab.taskworker.taskdb import NEW, SUBMIT, Task, TaskError, task_name
+    from engine.crab.taskworker.worker import write_request
     from engine.crab.wn.wrapper import plan_json
 
     try:
@@ -129,7 +129,7 @@ def list_tasks(ctx: click.Context, json_output: bool) -> None:
 @click.pass_context
 def kill(ctx: click.Context, name: str) -> None:
     """Kill TASK: its jobs are removed and it ends KILLED (like crab kill)."""
-    from engine.crab.taskdb import KILL, TaskError
+    from engine.crab.taskworker.taskdb import KILL, TaskError
 
     db, _ = _db(ctx)
     try:
@@ -156,7 +156,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
 
     from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render
     from engine.crab.status import processed_lumis, scheduler_status, task_view
-    from engine.crab.taskdb import TaskDB, TaskError
+    from engine.crab.taskworker.taskdb import TaskDB, TaskError
 
     options = Options(long=long_, sort=sort, jobids=jobids, summary=summary, verbose_errors=verbose_errors)
     try:
@@ -216,7 +216,7 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     """
     from engine.crab.resubmit import ResubmitError, request_arguments, select_jobs
     from engine.crab.status import task_view
-    from engine.crab.taskdb import RESUBMIT, RESUBMITTABLE, TaskError
+    from engine.crab.taskworker.taskdb import RESUBMIT, RESUBMITTABLE, TaskError
 
     try:
         arguments = request_arguments(jobids=jobids, sitewhitelist=sitewhitelist, siteblacklist=siteblacklist,

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.atomic import write_atomically
-from engine.crab.automatic import stage_of
+from engine.crab.taskworker.automatic import stage_of
 from engine.crab.ap.retry_policy import JobState, Params, resubmit
 
 RECORD_FILE = "resubmit_record.json"

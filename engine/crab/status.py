@@ -76,8 +76,8 @@ if TYPE_CHECKING:
 STATUS_CACHE = "status_cache.json"
 CACHE_SCHEMA = "crabtui.status_cache/5"
 RACY_NS = 2_000_000_000
-DAG_FILE = "RunJobs.dag"  # engine.crab.dagman_creator.DAG_FILE; not imported: it pulls in the DAG layer
-TASK_FILE = "task.json"  # engine.crab.dagman_creator.TASK_FILE
+DAG_FILE = "RunJobs.dag"  # engine.crab.taskworker.dagman_creator.DAG_FILE; not imported: it pulls in the DAG layer
+TASK_FILE = "task.json"  # engine.crab.taskworker.dagman_creator.TASK_FILE
 
 _QUEUED = {JobStatus.IDLE: "idle", JobStatus.RUNNING: "running", JobStatus.HELD: "held",
            JobStatus.TRANSFERRING_OUTPUT: "transferring", JobStatus.COMPLETED: "transferring",

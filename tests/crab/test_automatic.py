@@ -19,13 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.crab.wn import cmsrun, fjr
-from engine.crab.automatic import (
+from engine.crab.taskworker.automatic import (
     AutomaticConfig, AutomaticSplittingError, Estimate, TailStage, events_per_job, missing_lumis, probe_estimate,
     probe_split, processing_split, stage_of, tail_lumis, tail_split, tail_stages,
 )
-from engine.crab.dagman_creator import job_input
-from engine.crab.datasets import SITES, SYNTHETIC, Block, Dataset, File, Lumis, generate
-from engine.crab.splitting import SplittingError
+from engine.crab.taskworker.dagman_creator import job_input
+from engine.crab.taskworker.datasets import SITES, SYNTHETIC, Block, Dataset, File, Lumis, generate
+from engine.crab.taskworker.splitting import SplittingError
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"

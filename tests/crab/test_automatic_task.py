@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from crab_tasks import config_text, crabtui, wait_status
-from engine.crab.dagman_creator import DAG_FILE, subdag_file
+from engine.crab.taskworker.dagman_creator import DAG_FILE, subdag_file
 
 MUON = "/Muon0/Run2023C-PromptReco-v1/AOD"  # 6,000 lumis: 44 jobs of 180 min at 10 events/s
 

@@ -20,7 +20,7 @@ import sys
 import time
 
 from engine.crab.wn import fjr
-from engine.crab.dagman_creator import read_task, task_ad
+from engine.crab.taskworker.dagman_creator import read_task, task_ad
 from engine.crab.ap.prejob import load_job_state
 from engine.crab.ap.retry_policy import (ACTIONS, Decision, JobReturnCode, Limits, decide, record, save_state,
                                          state_path)

@@ -29,7 +29,7 @@ import sys
 import time
 
 from engine.atomic import write_atomically
-from engine.crab.dagman_creator import SUBMIT_TEMPLATE, read_task, task_ad
+from engine.crab.taskworker.dagman_creator import SUBMIT_TEMPLATE, read_task, task_ad
 from engine.crab.resubmit import ResubmitEntry, apply_record, read_record
 from engine.crab.ap.sites import (SiteListError, SiteLists, Thresholds, attempt_sites, load_statistics,
                                   previous_failure)

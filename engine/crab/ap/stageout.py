@@ -121,8 +121,8 @@ def stage_out(task_dir: str, task: Mapping[str, Any], state: JobState, report: d
     PostJob to exit 4 (DEFER).  ``task`` is the task's ``task.json`` with its ``stageout``.  A
     probe job's outputs are not transferred."""
     # Only here: the configuration and the status import this module for its codes alone.
-    from engine.crab.automatic import stage_of
-    from engine.crab.dagman_creator import POSTJOB_DEFER_S  # the DAG's POST DEFER time (format_dag)
+    from engine.crab.taskworker.automatic import stage_of
+    from engine.crab.taskworker.dagman_creator import POSTJOB_DEFER_S  # the DAG's POST DEFER time (format_dag)
 
     conf = task["stageout"]
     job = state.job_id

@@ -18,7 +18,7 @@ together, with the events per lumi a simulation needs)::
       "initSeconds": 10.0                                 optional: start-up time in seconds (default 10)
     }
 
-:func:`make_input` builds one (from :class:`engine.crab.datasets.File` objects or plain tuples) and
+:func:`make_input` builds one (from :class:`engine.crab.taskworker.datasets.File` objects or plain tuples) and
 :func:`write_input` writes it. Unknown keys are errors; :class:`InputError` names the file and key.
 
 How a run goes, in simulated seconds (every real wait is the simulated time divided by
@@ -30,7 +30,7 @@ How a run goes, in simulated seconds (every real wait is the simulated time divi
 * ``--stop-after S``: once S seconds have passed (start-up included), no new lumi is begun (CMSSW's
   ``maxSecondsUntilRampdown``; a lumi split across files is still read to its end); the run ends
   with exit code 0 and the lumis not begun are listed in the report's ``crabtui.unprocessed``, so
-  that automatic splitting's tail jobs process them (:mod:`engine.crab.automatic`).
+  that automatic splitting's tail jobs process them (:mod:`engine.crab.taskworker.automatic`).
 * ``--fail-exit-code N``: the run fails with N while reading lumi ``floor(fail_at x lumis)``
   (``--fail-at``, default from the seed), after half that lumi's time, or at the stop-after limit
   if that comes first (planned trouble always happens); the lumis before it count as processed,
@@ -211,7 +211,7 @@ def read_input(path: str | os.PathLike[str]) -> JobInput:
 
 def make_input(files: Iterable[Any], *, events_per_second: float | None = None,
                bytes_per_event: int | None = None, init_seconds: float | None = None) -> dict[str, Any]:
-    """An input document for ``files``: :class:`engine.crab.datasets.File` objects (or anything with
+    """An input document for ``files``: :class:`engine.crab.taskworker.datasets.File` objects (or anything with
     ``lfn`` and ``lumis`` of (run, lumi, events)), or ``(lfn, [(run, lumi, events), ...])`` pairs."""
     items = []
     for f in files:

@@ -1,7 +1,7 @@
 """CRAB's TaskWorker on one machine: carries out the task table's pending commands.
 
 A thread of the embedded schedd's daemon (:func:`start`), so tasks move while any client has the
-daemon up.  For SUBMIT it splits the dataset, writes the task's DAG (:mod:`engine.crab.dagman_creator`)
+daemon up.  For SUBMIT it splits the dataset, writes the task's DAG (:mod:`engine.crab.taskworker.dagman_creator`)
 and queues DAGMan; for KILL it removes the DAGMan job, which removes the task's jobs with it.
 It follows each SUBMITTED task: keeps its status cache up to date, so a status (CLI or UI) reads it
 warm, and notices when its DAGMan job has ended, to mark the task COMPLETED or FAILED.  Every
@@ -31,9 +31,9 @@ import threading
 import time
 from dataclasses import asdict, replace
 
-from engine.crab.automatic import load_knobs, probe_split
-from engine.crab.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
-from engine.crab.datasets import Catalogue, DatasetError, user_dir
+from engine.crab.taskworker.automatic import load_knobs, probe_split
+from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
+from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.ap.predag import is_automatic, task_outcome
 from engine.crab.ap.prejob import load_job_state
 from engine.crab.resubmit import (ResubmitRecordError, make_entry, next_epoch, read_record, select_jobs,
@@ -41,10 +41,10 @@ from engine.crab.resubmit import (ResubmitRecordError, make_entry, next_epoch, r
 from engine.crab.ap.retry_policy import RetryStateError, save_state, state_path
 from engine.crab.ap.retry_policy import resubmit as enter_epoch
 from engine.crab.ap.sites import clear_statistics
-from engine.crab.splitting import SplittingError, count_lumis, split
+from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
 from engine.crab.status import RACY_NS, job_ids, refresh_cache, task_jobs
-from engine.crab.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
-                                RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB)
+from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
+                                           RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB)
 from engine.dag import DagError
 from engine.dagman.submit_dag import DagSubmitOptions, format_condor_sub, prepare, write_condor_sub
 from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError

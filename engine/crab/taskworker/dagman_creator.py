@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from engine.atomic import write_atomically
-from engine.crab.automatic import AutomaticConfig, stage_of
+from engine.crab.taskworker.automatic import AutomaticConfig, stage_of
 from engine.crab.wn.cmsrun import make_input, write_input
-from engine.crab.datasets import Dataset
+from engine.crab.taskworker.datasets import Dataset
 from engine.crab.ap.sites import write_data_sites
-from engine.crab.splitting import JobSplit
+from engine.crab.taskworker.splitting import JobSplit
 from engine.crab.wn.wrapper import PLANNED_HOLD_CODE, exit_hold_commands
 
 TASK_FILE = "task.json"
