@@ -24,7 +24,7 @@ may be a wrapper, such as a pyenv shim, which adds its own start-up; it is timed
 information), output read from a pipe:
 
 * cold: the first ``task status --long``, which reads every retry state and report and writes
-  the task's status cache (``status_cache.json``, see :mod:`engine.crab.status`);
+  the task's status cache (``status_cache.json``, see :mod:`engine.crab.client.status`);
 * warm: the same again, best of ``--runs``; the target applies to this number, what a user (or
   the UI, refreshing) sees on every status but the first;
 * one changed: one job's state written anew before each run (as a PostJob does), so the retry
@@ -194,7 +194,7 @@ def main() -> None:
         run(base + ["pool", "start"])
         try:
             from engine.crab.ap.retry_policy import load_state, save_state, state_path
-            from engine.crab.status import RACY_NS, task_view
+            from engine.crab.client.status import RACY_NS, task_view
 
             time.sleep(RACY_NS / 1e9 + 0.1)  # files younger than that are not trusted by the cache
             command = base + ["task", "status", REQUEST, "--long"]

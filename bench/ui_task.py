@@ -261,7 +261,7 @@ def main() -> None:
         measure(args)
         return
 
-    from engine.crab.status import RACY_NS, task_view
+    from engine.crab.client.status import RACY_NS, task_view
 
     with scratch_dir("cbui_", args.keep) as workdir, ExitStack() as stack:
         tasks = {label: prepare(stack, workdir, label, n)

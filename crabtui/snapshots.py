@@ -17,9 +17,9 @@ from typing import Any
 import classad2
 
 from crabtui.task_status import NO_OUTPUT, RESCHEDULED, shown_state
-from engine.crab import monitor
+from engine.crab.client import monitor
 from engine.crab.ap.sites import matches
-from engine.crab.status import JobView, TaskView, job_sort_key, scheduler_status, task_view
+from engine.crab.client.status import JobView, TaskView, job_sort_key, scheduler_status, task_view
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED,
                                            Task, TaskDB)
 from engine.dagman import halt as dag_halt
@@ -403,9 +403,9 @@ class Backend:
             return db.request(name, KILL)
 
     def resubmit(self, name: str, arguments: dict[str, Any]) -> Task:
-        """``crab resubmit`` with the checked arguments of :func:`engine.crab.resubmit.request_arguments`;
+        """``crab resubmit`` with the checked arguments of :func:`engine.crab.client.resubmit.request_arguments`;
         refuses (ResubmitError, TaskError) what ``crabtui task resubmit`` refuses."""
-        from engine.crab.resubmit import ResubmitError, select_jobs
+        from engine.crab.client.resubmit import ResubmitError, select_jobs
 
         with self.db() as db:
             task = db.get(name)

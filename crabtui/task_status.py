@@ -1,6 +1,6 @@
 """``crabtui task status`` laid out as ``crab status`` prints it (CRABClient ``Commands/status.py``, crab-spec §5).
 
-Pure functions: a task's facts and its jobs (:class:`engine.crab.status.JobView`) and the time
+Pure functions: a task's facts and its jobs (:class:`engine.crab.client.status.JobView`) and the time
 ``now`` in, lines out.  What is CRAB's, in CRAB's order and formats: the task header, ``Status on
 the scheduler``, the jobs status summary with its percentages, the Error Summary (with
 ``--verboseErrors`` the messages), the ``--long`` table, the "Summary of run jobs" with its
@@ -29,7 +29,7 @@ syntax and messages.  Where crabtui differs, on purpose:
 * Automatic splitting: CRAB's summaries, relabels (:func:`shown_state`) and preamble, with the
   paths of the task's PreDAG logs (``automatic_splitting/predag.<N>.txt``) where CRAB links its
   webdir, and the throughput lines made from the probes' estimate
-  (:class:`engine.crab.status.AutomaticView`) rather than copied from lines 2, 5 and 6 of the log.
+  (:class:`engine.crab.client.status.AutomaticView`) rather than copied from lines 2, 5 and 6 of the log.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from engine.crab.ap.sites import SiteUsability
-from engine.crab.status import AutomaticView, JobView, job_sort_key
+from engine.crab.client.status import AutomaticView, JobView, job_sort_key
 
 SORT_KEYS = ("state", "site", "runtime", "memory", "cpu", "retries", "waste", "exitcode")
 TEMPORARY_STATUSES = ("WAITING", "NEW", "HOLDING", "QUEUED", "TAPERECALL", "KILLRECALL")  # ServerUtilities
@@ -101,8 +101,8 @@ def check_options(options: Options, automatic: bool = False) -> list[str] | None
 def parse_jobids(text: str, ranges: bool = True) -> list[str]:
     """CRAB's ``validateJobids``: ``1,3-5`` -> ``['1', '3', '4', '5']`` (CRAB's order, no repeats).
     Without ``ranges`` (an automatic task, whose ids have dashes) ``1,3-5`` is jobs 1 and 3-5; the
-    rule is :func:`engine.crab.resubmit.expand_job_ids`, as for ``task resubmit --jobids``."""
-    from engine.crab.resubmit import ResubmitError, expand_job_ids, parse_job_ids
+    rule is :func:`engine.crab.client.resubmit.expand_job_ids`, as for ``task resubmit --jobids``."""
+    from engine.crab.client.resubmit import ResubmitError, expand_job_ids, parse_job_ids
 
     try:
         ids = expand_job_ids(parse_job_ids(text), ranges=ranges)
@@ -551,7 +551,7 @@ def sort_lines(jobs: Sequence[JobView], key: str, now: float, automatic: bool = 
 
 def render(task: TaskInfo, jobs: Sequence[JobView], now: float, options: Options = Options()) -> list[str]:
     """Everything ``crab status`` prints, in its order, for ``jobs`` in CRAB's order (as
-    :func:`engine.crab.status.task_view` gives them); raises :class:`StatusOptionError` for
+    :func:`engine.crab.client.status.task_view` gives them); raises :class:`StatusOptionError` for
     options CRAB refuses, before anything is printed."""
     automatic = task.automatic is not None
     wanted = check_options(options, automatic)

@@ -49,7 +49,7 @@ def task() -> None:
 @click.pass_context
 def submit(ctx: click.Context, config: str) -> None:
     """Submit the task CONFIG describes (CRAB's TOML or crabConfig.py; like crab submit)."""
-    from engine.crab.config import ConfigError, load_config
+    from engine.crab.client.config import ConfigError, load_config
     from engine.crab.taskworker.dagman_creator import TaskAd
     from engine.crab.taskworker.datasets import Catalogue, DatasetError
     from engine.crab.ap.sites import SiteListError, SiteLists, read_global_blacklist
@@ -155,7 +155,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     import gc
 
     from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render
-    from engine.crab.status import processed_lumis, scheduler_status, task_view
+    from engine.crab.client.status import processed_lumis, scheduler_status, task_view
     from engine.crab.taskworker.taskdb import TaskDB, TaskError
 
     options = Options(long=long_, sort=sort, jobids=jobids, summary=summary, verbose_errors=verbose_errors)
@@ -214,8 +214,8 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     Options not given keep the task's original values; the new ones apply to the resubmitted jobs
     only, on their resubmission and on its automatic retries, each with a fresh retry budget.
     """
-    from engine.crab.resubmit import ResubmitError, request_arguments, select_jobs
-    from engine.crab.status import task_view
+    from engine.crab.client.resubmit import ResubmitError, request_arguments, select_jobs
+    from engine.crab.client.status import task_view
     from engine.crab.taskworker.taskdb import RESUBMIT, RESUBMITTABLE, TaskError
 
     try:

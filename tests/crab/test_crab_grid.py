@@ -20,7 +20,7 @@ import classad2
 import pytest
 
 from engine.crab.wn import cmsrun, fjr, jobad, wrapper
-from engine.crab.config import PlannedFailure
+from engine.crab.client.config import PlannedFailure
 from engine.crab.grid import grid_path, install_grid
 from engine.schedd.api import JobStatus
 from engine.schedd.local.pool import FAILURES_ATTRIBUTE, SPEED_ATTRIBUTE, PoolConfigError, load_pool, parse_pool

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from engine.crab.ap.prejob import failed_for_good, load_job_state
-from engine.crab.resubmit import (RECORD_FILE, ResubmitError, ResubmitRecordError, apply_record, make_entry,
-                                  read_record, request_arguments, select_jobs, write_entry)
+from engine.crab.client.resubmit import (RECORD_FILE, ResubmitError, ResubmitRecordError, apply_record, make_entry,
+                                         read_record, request_arguments, select_jobs, write_entry)
 from engine.crab.ap.retry_policy import Attempt, JobState, Params
 from engine.schedd.api import JobAction
 from engine.schedd.local.client import LocalScheddClient

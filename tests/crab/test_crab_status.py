@@ -14,9 +14,9 @@ from crabtui.task_status import (Options, StatusOptionError, TaskInfo, check_opt
                                  error_lines, header_lines, parse_jobids, percentage, render, run_summary_lines,
                                  site_lines, sort_lines, summary_lines, table_lines, to_hms)
 from engine.crab.wn import fjr
-from engine.crab import status as crab_status
+from engine.crab.client import status as crab_status
 from engine.crab.ap.retry_policy import Attempt, JobState, save_state, state_path
-from engine.crab.status import Attempts, JobView, job_state, scheduler_status, task_view
+from engine.crab.client.status import Attempts, JobView, job_state, scheduler_status, task_view
 from engine.schedd.api import JobStatus
 from crab_tasks import config_text, crabtui, wait_status
 

@@ -121,7 +121,7 @@ class Failure:
 
 
 def _entry(item: Any) -> dict[str, Any]:
-    """A plan entry in the config's form, from a dict or an engine.crab.config.PlannedFailure."""
+    """A plan entry in the config's form, from a dict or an engine.crab.client.config.PlannedFailure."""
     if isinstance(item, Mapping):
         return dict(item)
     entry: dict[str, Any] = {"job": item.job, "attempt": "*" if item.attempt is None else item.attempt}

@@ -1,4 +1,4 @@
-"""What a monitor shows of a task beyond ``crab status`` (:mod:`engine.crab.status`): a job's
+"""What a monitor shows of a task beyond ``crab status`` (:mod:`engine.crab.client.status`): a job's
 output files, report and ClassAd, and the DAG's log as it grows.
 
 Cheap enough to call on every refresh: text files are read from their end, at most
