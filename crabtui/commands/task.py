@@ -53,7 +53,7 @@ def submit(ctx: click.Context, config: str) -> None:
     from engine.crab.taskworker.dagman_creator import TaskAd
     from engine.crab.taskworker.datasets import Catalogue, DatasetError
     from engine.crab.ap.sites import SiteListError, SiteLists, read_global_blacklist
-    from engine.crab.storage import StorageError, stageout_ad, storage_site
+    from engine.crab.grid.storage import StorageError, stageout_ad, storage_site
     from engine.crab.taskworker.taskdb import NEW, SUBMIT, Task, TaskError, task_name
     from engine.crab.taskworker.worker import write_request
     from engine.crab.wn.wrapper import plan_json

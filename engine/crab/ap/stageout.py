@@ -4,7 +4,7 @@ After a successful job, PostJob (:mod:`engine.crab.ap.postjob`) calls :func:`sta
 transfers the job's output files (the framework job report's ``steps.cmsRun.output``, written in
 the task directory) to the task's storage site: a directory standing for the site's storage
 element, where a file's LFN ``/store/user/...`` is the path below the directory (see
-:mod:`engine.crab.storage`, which resolves ``Site.storageSite`` into the task's ``stageout``).
+:mod:`engine.crab.grid.storage`, which resolves ``Site.storageSite`` into the task's ``stageout``).
 
 A transfer takes the storage site's latency plus the files' size (as the report gives it) over its
 bandwidth, in simulated seconds, divided by ``Debug.timeScale``.  Until it is due the job's attempt
