@@ -15,7 +15,7 @@ from engine.crab.ap import prejob
 from engine.crab.client.config import ConfigError, load_config
 from engine.crab.taskworker.dagman_creator import TaskAd, write_task
 from engine.crab.taskworker.datasets import Catalogue, user_dir
-from engine.crab.client.resubmit import ResubmitEntry, write_entry
+from engine.crab.ap.resubmit_record import ResubmitEntry, write_entry
 from engine.crab.ap.retry_policy import Attempt, JobState, save_state, state_path
 from engine.crab.ap.sites import (SiteListError, SiteLists, SiteStatisticsError, Statistics, Thresholds, attempt_sites,
                                   automatic_conditions, clear_statistics, load_statistics, previous_failure,

@@ -6,7 +6,7 @@ plus this attempt's lines, as CRAB's ``alter_submit`` does.  While the job cools
 failure it exits 4, which the DAG's ``SCRIPT DEFER 4`` turns into "run me again later", so the
 node shows a countdown instead of a running PRE script.  Exit codes are CRAB's: 0 go, 2 fatal.
 
-After a ``crab resubmit`` it first reads the resubmit record (:mod:`engine.crab.client.resubmit`): a job
+After a ``crab resubmit`` it first reads the resubmit record (:mod:`engine.crab.ap.resubmit_record`): a job
 listed in an epoch newer than its own enters it (RRN 0, the epoch's memory and runtime), and a job
 in a resubmit epoch takes that epoch's site lists and priority, on its automatic retries too.  A
 job that failed for good and was not listed exits 2 without an attempt (the rescue DAG runs every
@@ -30,7 +30,7 @@ import time
 
 from engine.atomic import write_atomically
 from engine.crab.taskworker.dagman_creator import SUBMIT_TEMPLATE, read_task, task_ad
-from engine.crab.client.resubmit import ResubmitEntry, apply_record, read_record
+from engine.crab.ap.resubmit_record import ResubmitEntry, apply_record, read_record
 from engine.crab.ap.sites import (SiteListError, SiteLists, Thresholds, attempt_sites, load_statistics,
                                   previous_failure)
 from engine.crab.wn.wrapper import plan_json

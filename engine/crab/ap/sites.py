@@ -85,7 +85,7 @@ __all__ = [
 STATISTICS_FILE = "site_statistics.json"
 DATA_SITES_FILE = "data_sites.json"  # every site holding data of the task, written with its DAG
 SCHEMA = "crabtui.site_statistics/1"
-RESUBMIT_RECORD = "resubmit_record.json"  # engine.crab.client.resubmit.RECORD_FILE, imported only once there is one
+RESUBMIT_RECORD = "resubmit_record.json"  # engine.crab.ap.resubmit_record.RECORD_FILE, imported only once there is one
 _OUTCOMES = ("succeeded", "failed")
 
 REASONS = {"global": "globally blacklisted", "not_whitelisted": "not in whitelist", "blacklisted": "blacklisted",
@@ -408,7 +408,7 @@ def site_view(task_dir: str, task: Mapping[str, Any]) -> SiteView:
     task = dict(task)
     entries = []
     if os.path.exists(os.path.join(task_dir, RESUBMIT_RECORD)):
-        from engine.crab.client.resubmit import ResubmitRecordError, read_record
+        from engine.crab.ap.resubmit_record import ResubmitRecordError, read_record
 
         try:
             entries = read_record(task_dir)

@@ -11,7 +11,7 @@ crash is finished from where it stands: a DAGMan job already queued for it is ad
 RESUBMIT is CRAB's DagmanResubmitter and AdjustSites in one (:meth:`TaskWorker.resubmit`): the
 jobs to resubmit are the failed ones (within the user's ``--jobids``); the worker fixes the new
 epoch and the ids in the task's arguments, writes the epoch's entry to the resubmit record
-(:mod:`engine.crab.client.resubmit`), clears the automatic site blacklist's statistics, puts each listed
+(:mod:`engine.crab.ap.resubmit_record`), clears the automatic site blacklist's statistics, puts each listed
 job in the new epoch (RRN 0, the new memory and runtime), and runs the DAG again: DAGMan picks
 up the rescue DAG its failed run wrote, so only the nodes not done run, and PreJob gives the
 listed ones the epoch's parameters.  A task whose DAGMan
@@ -36,8 +36,8 @@ from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, t
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.ap.predag import is_automatic, task_outcome
 from engine.crab.ap.prejob import load_job_state
-from engine.crab.client.resubmit import (ResubmitRecordError, make_entry, next_epoch, read_record, select_jobs,
-                                         write_entry)
+from engine.crab.ap.resubmit_record import ResubmitRecordError, next_epoch, read_record, write_entry
+from engine.crab.client.resubmit import make_entry, select_jobs
 from engine.crab.ap.retry_policy import RetryStateError, save_state, state_path
 from engine.crab.ap.retry_policy import resubmit as enter_epoch
 from engine.crab.ap.sites import clear_statistics
