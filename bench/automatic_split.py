@@ -28,8 +28,8 @@ from benchlib import best_of, report, verdict
 
 TARGET_S = 2.0
 DATASET = "/JetMET0/Run2023D-PromptReco-v1/MINIAOD"
-THROUGHPUT = 10.0  # engine.crab.wn.cmsrun.DEFAULT_EVENTS_PER_SECOND
-EVENT_SIZE = 5000  # engine.crab.wn.cmsrun.DEFAULT_BYTES_PER_EVENT
+THROUGHPUT = 10.0  # engine.crab.wn.job_input.DEFAULT_EVENTS_PER_SECOND
+EVENT_SIZE = 5000  # engine.crab.wn.job_input.DEFAULT_BYTES_PER_EVENT
 
 
 def lumis_of(job) -> dict[int, list[int]]:

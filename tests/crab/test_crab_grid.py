@@ -20,6 +20,8 @@ import classad2
 import pytest
 
 from engine.crab.wn import cmsrun, fjr, jobad, wrapper
+from engine.crab.wn.job_input import (DEFAULT_BYTES_PER_EVENT, DEFAULT_EVENTS_PER_SECOND, DEFAULT_INIT_SECONDS, InputError,
+                                      make_input, read_input, write_input)
 from engine.crab.client.config import PlannedFailure
 from engine.crab.grid import grid_path, install_grid
 from engine.schedd.api import JobStatus
@@ -46,10 +48,10 @@ def pool_error(text: str) -> str:
 
 def job_input(tmp_path: Path, **extra) -> Path:
     """Two files, five lumis, 400 events."""
-    document = cmsrun.make_input([("/store/mc/a.root", [(1, 1, 100), (1, 2, 100), (1, 3, 100)]),
-                                  ("/store/mc/b.root", [(2, 7, 50), (2, 8, 50)])], **extra)
+    document = make_input([("/store/mc/a.root", [(1, 1, 100), (1, 2, 100), (1, 3, 100)]),
+                           ("/store/mc/b.root", [(2, 7, 50), (2, 8, 50)])], **extra)
     path = tmp_path / "input.json"
-    cmsrun.write_input(path, document)
+    write_input(path, document)
     return path
 
 
@@ -71,7 +73,7 @@ class FakeClock:
 
 def simulate(tmp_path: Path, settings: cmsrun.Settings, **extra) -> tuple[dict, FakeClock]:
     clock = FakeClock()
-    job = cmsrun.read_input(job_input(tmp_path, **extra))
+    job = read_input(job_input(tmp_path, **extra))
     report = cmsrun.run(job, settings, tmp_path / "jobReport.json", sleep=clock.sleep,
                         monotonic=clock.monotonic, out=io.StringIO())
     return report, clock
@@ -263,7 +265,7 @@ class TestMachineAd:
         report = fjr.read_report(schedd.work / "jobReport.json.1")
         summary = fjr.summarize(report)
         assert summary.site == "T2_IT_Pisa" and summary.exit_code == 0
-        assert summary.throughput == pytest.approx(cmsrun.DEFAULT_EVENTS_PER_SECOND * 0.5)
+        assert summary.throughput == pytest.approx(DEFAULT_EVENTS_PER_SECOND * 0.5)
         assert summary.events == 400 and summary.lumi_count == 5
         held_ad = schedd.wait_status(f"{held.cluster}.0", JobStatus.HELD)
         assert held_ad["HoldReasonCode"] == 3 and held_ad["HoldReasonSubCode"] == 13
@@ -282,7 +284,7 @@ class TestCmsRun:
         assert (s.exit_code, s.site, s.events, s.output_size) == (0, "T2_CH_CERN", 400, 400_000)
         assert s.lumis == {1: [1, 2, 3], 2: [7, 8]} and s.unprocessed == {}
         assert s.throughput == pytest.approx(30.0)
-        wall = cmsrun.DEFAULT_INIT_SECONDS + 400 / 30.0
+        wall = DEFAULT_INIT_SECONDS + 400 / 30.0
         assert s.wall_s == pytest.approx(wall, abs=1e-3)
         assert 0.85 < s.cpu_efficiency < 0.97
         assert 400 <= s.peak_rss_mb <= 900
@@ -306,7 +308,7 @@ class TestCmsRun:
         assert s.exit_code == 0 and report["crabtui"]["stopped_early"] is True
         assert s.lumis == {1: [1, 2]} and s.unprocessed == {1: [3], 2: [7, 8]}
         assert s.events == 200 and s.wall_s == pytest.approx(30.0)
-        assert s.output_size == 200 * cmsrun.DEFAULT_BYTES_PER_EVENT
+        assert s.output_size == 200 * DEFAULT_BYTES_PER_EVENT
 
     def test_an_injected_exit_code_fails_part_way(self, tmp_path):
         report, _ = simulate(tmp_path, cmsrun.Settings(time_scale=SCALE, fail_exit_code=8021, fail_at=0.5))
@@ -363,8 +365,8 @@ class TestCmsRun:
     def test_input_errors(self, tmp_path, document, expected):
         path = tmp_path / "bad.json"
         path.write_text(json.dumps(document))
-        with pytest.raises(cmsrun.InputError) as e:
-            cmsrun.read_input(path)
+        with pytest.raises(InputError) as e:
+            read_input(path)
         assert str(e.value).startswith(f"{path}: {expected}"), str(e.value)
 
 

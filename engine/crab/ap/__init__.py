@@ -14,7 +14,8 @@ engine.crab.ap.prejob|postjob|predag``, in the task's directory, with this sourc
 
 What it may import: the standard library; the HTCondor bindings an access point has
 (``htcondor2``, ``classad2``); its own modules; the worker node's shared formats
-(:mod:`engine.crab.wn.fjr`, :mod:`engine.crab.wn.jobad`) and the user log's module
+(:mod:`engine.crab.wn.fjr`, :mod:`engine.crab.wn.jobad`, :mod:`engine.crab.wn.job_input`) and
+the user log's module
 (:mod:`engine.schedd.local.userlog`); the standard-library-only helpers (:mod:`engine.atomic`,
 :mod:`engine.hints`, :mod:`engine.state`, :mod:`engine.crab.jsonfile`); and the TaskWorker
 code that PreDAG runs again here, as CRAB ships its TaskWorker to the schedd for PreDAG:

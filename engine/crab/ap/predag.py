@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from engine.atomic import write_atomically
 from engine.crab.taskworker.automatic import (AutomaticConfig, AutomaticSplittingError, Estimate, missing_lumis,
                                               probe_estimate, processing_split, tail_lumis, tail_split, tail_stages)
-from engine.crab.wn.cmsrun import read_input
+from engine.crab.wn.job_input import read_input
 from engine.crab.taskworker.dagman_creator import (DAG_FILE, NOTHING_TO_SPLIT, format_dag, read_task, stage_node,
                                                    subdag_file, task_ad, write_jobs)
 from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError

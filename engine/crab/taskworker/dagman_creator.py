@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 
 from engine.atomic import write_atomically
 from engine.crab.taskworker.automatic import AutomaticConfig, stage_of
-from engine.crab.wn.cmsrun import make_input, write_input
+from engine.crab.wn.job_input import make_input, write_input
 from engine.crab.taskworker.datasets import Dataset
 from engine.crab.ap.sites import write_data_sites
 from engine.crab.taskworker.splitting import JobSplit

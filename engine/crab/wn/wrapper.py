@@ -18,7 +18,7 @@ crabtui's, set by the task's submit files)::
     NumHolds              how often the schedd has held the job; a released job is not held again
     CRABTUI_Attempt       the attempt (from 1, across retries and resubmissions); default CRAB_Retry + 1
     CRABTUI_TimeScale     simulated seconds per real second, default 1
-    CRABTUI_InputFile     the simulated cmsRun's input (engine.crab.wn.cmsrun), required without a script
+    CRABTUI_InputFile     the simulated cmsRun's input (engine.crab.wn.job_input), required without a script
     CRABTUI_StopAfter     simulated seconds after which cmsRun begins no new lumi; absent or <= 0: no limit
     CRABTUI_FailurePlan   JSON string: Debug.failurePlan entries in the config's form,
                           [{"job": "2", "attempt": 1, "exitCode": 8021}, {"job": "4", "attempt": "*", ...}]
