@@ -56,7 +56,7 @@ def submit(ctx: click.Context, config: str) -> None:
     from engine.crab.grid.storage import StorageError, stageout_ad, storage_site
     from engine.crab.taskworker.taskdb import NEW, SUBMIT, Task, TaskError, task_name
     from engine.crab.taskworker.worker import write_request
-    from engine.crab.wn.wrapper import plan_json
+    from engine.crab.wn.failure_plan import plan_json
 
     try:
         cfg = load_config(config)

@@ -19,7 +19,7 @@ from pathlib import Path
 import classad2
 import pytest
 
-from engine.crab.wn import cmsrun, fjr, jobad, wrapper
+from engine.crab.wn import cmsrun, failure_plan, fjr, jobad, wrapper
 from engine.crab.wn.job_input import (DEFAULT_BYTES_PER_EVENT, DEFAULT_EVENTS_PER_SECOND, DEFAULT_INIT_SECONDS, InputError,
                                       make_input, read_input, write_input)
 from engine.crab.client.config import PlannedFailure
@@ -252,9 +252,9 @@ class TestMachineAd:
             "+CRAB_Retry = 0",
             f"+CRABTUI_TimeScale = {SCALE}",
             '+CRABTUI_InputFile = "input.json"',
-            f"+CRABTUI_FailurePlan = {classad2.quote(wrapper.plan_json(plan))}",
+            f"+CRABTUI_FailurePlan = {classad2.quote(failure_plan.plan_json(plan))}",
             "request_memory = 2000",
-            *(f"{k} = {v}" for k, v in wrapper.exit_hold_commands(plan).items()),
+            *(f"{k} = {v}" for k, v in failure_plan.exit_hold_commands(plan).items()),
             "log = job.log",
         ]
         submit = "\n".join(lines) + "\n"
@@ -270,7 +270,7 @@ class TestMachineAd:
         held_ad = schedd.wait_status(f"{held.cluster}.0", JobStatus.HELD)
         assert held_ad["HoldReasonCode"] == 3 and held_ad["HoldReasonSubCode"] == 13
         assert held_ad["HoldReason"] == "Held by the crabtui failure plan (hold code 13)"
-        assert fjr.read_report(schedd.work / "jobReport.json.2")["exitCode"] == wrapper.HOLD_EXIT_CODE
+        assert fjr.read_report(schedd.work / "jobReport.json.2")["exitCode"] == failure_plan.HOLD_EXIT_CODE
 
 
 # ------------------------------------------------------------------------------------ cmsRun
@@ -430,7 +430,7 @@ class TestFailureChoice:
         plan = [PlannedFailure(job="2", attempt=1, exit_code=8021), PlannedFailure(job="2", attempt=None, exit_code=1),
                 PlannedFailure(job="5", attempt=1, hold_code=13), PlannedFailure(job="6", attempt=1, memory_mb=3000),
                 PlannedFailure(job="7", attempt=1, exit_code=0)]
-        entries = json.loads(wrapper.plan_json(plan))
+        entries = json.loads(failure_plan.plan_json(plan))
         assert entries[1] == {"job": "2", "attempt": "*", "exitCode": 1}
         assert wrapper.choose_failure(entries, [], TASK, "2", 1) == wrapper.Failure("plan", exit_code=8021)
         assert wrapper.choose_failure(entries, [], TASK, "2", 7) == wrapper.Failure("plan", exit_code=1)
@@ -439,7 +439,7 @@ class TestFailureChoice:
         assert wrapper.choose_failure(plan, [], TASK, "6", 2) is None
         # exitCode 0 forces success even at a site that always fails
         assert wrapper.choose_failure(plan, [{"probability": 1.0, "exitCode": 1}], TASK, "7", 1) is None
-        assert json.loads(wrapper.plan_json(plan, job="2")) == entries[:2]
+        assert json.loads(failure_plan.plan_json(plan, job="2")) == entries[:2]
 
     def test_the_site_profile_is_deterministic_and_has_its_rates(self):
         draws = [wrapper.choose_failure([], PROFILE, TASK, str(job), 1) for job in range(1, 2001)]
@@ -455,10 +455,10 @@ class TestFailureChoice:
     def test_exit_hold_commands_give_the_planned_subcode(self):
         plan = [PlannedFailure(job="5", attempt=1, hold_code=13), PlannedFailure(job="5", attempt=None, hold_code=6),
                 PlannedFailure(job="2", attempt=1, exit_code=1)]
-        commands = wrapper.exit_hold_commands(plan)
+        commands = failure_plan.exit_hold_commands(plan)
 
         def evaluate(name: str, **attrs):
-            ad = classad2.ClassAd({"ExitCode": wrapper.HOLD_EXIT_CODE, **attrs})
+            ad = classad2.ClassAd({"ExitCode": failure_plan.HOLD_EXIT_CODE, **attrs})
             ad["X"] = classad2.ExprTree(commands[name])
             return ad.eval("X")
 
@@ -468,7 +468,7 @@ class TestFailureChoice:
         assert evaluate("on_exit_hold", CRAB_Id="5", CRAB_Retry=0) is True
         assert evaluate("on_exit_hold", CRAB_Id="2", CRAB_Retry=0) is False
         assert evaluate("on_exit_hold_reason", CRAB_Id="5") == "Held by the crabtui failure plan (hold code 13)"
-        assert wrapper.exit_hold_commands([PlannedFailure(job="1", attempt=1, exit_code=1)]) == {}
+        assert failure_plan.exit_hold_commands([PlannedFailure(job="1", attempt=1, exit_code=1)]) == {}
 
 
 class TestAdFiles:
@@ -519,7 +519,7 @@ class TestWrapper:
 
     def test_a_planned_exit_code_for_this_attempt_only(self, tmp_path):
         job_input(tmp_path)
-        plan = wrapper.plan_json([PlannedFailure(job="4", attempt=2, exit_code=8021)])
+        plan = failure_plan.plan_json([PlannedFailure(job="4", attempt=2, exit_code=8021)])
         attrs = {"CRAB_Id": 4, "CRABTUI_InputFile": "input.json", "CRABTUI_FailurePlan": plan}
         assert run_wrapper(tmp_path, attrs, CERN).returncode == 0
         done = run_wrapper(tmp_path, {**attrs, "CRAB_Retry": 1}, CERN)
@@ -542,7 +542,7 @@ class TestWrapper:
 
     def test_memory_over_the_request_ends_like_a_memory_kill(self, tmp_path):
         job_input(tmp_path)
-        plan = wrapper.plan_json([PlannedFailure(job="6", attempt=1, memory_mb=3000)])
+        plan = failure_plan.plan_json([PlannedFailure(job="6", attempt=1, memory_mb=3000)])
         done = run_wrapper(tmp_path, {"CRAB_Id": "6", "CRABTUI_InputFile": "input.json",
                                       "CRABTUI_FailurePlan": plan}, CERN)
         assert done.returncode == -signal.SIGKILL
@@ -550,12 +550,12 @@ class TestWrapper:
         assert s.exit_code == 50660 and s.peak_rss_mb == 3000 and s.site == "T2_CH_CERN"
 
     def test_a_planned_hold_skips_the_payload(self, tmp_path):
-        plan = wrapper.plan_json([PlannedFailure(job="5", attempt=None, hold_code=13)])
+        plan = failure_plan.plan_json([PlannedFailure(job="5", attempt=None, hold_code=13)])
         done = run_wrapper(tmp_path, {"CRAB_Id": "5", "CRABTUI_InputFile": "missing.json",
                                       "CRABTUI_FailurePlan": plan}, CERN)
-        assert done.returncode == wrapper.HOLD_EXIT_CODE
+        assert done.returncode == failure_plan.HOLD_EXIT_CODE
         report = fjr.read_report(tmp_path / "jobReport.json.5")
-        assert report["exitCode"] == wrapper.HOLD_EXIT_CODE and report["crabtui"]["injected"]["hold"] == 13
+        assert report["exitCode"] == failure_plan.HOLD_EXIT_CODE and report["crabtui"]["injected"]["hold"] == 13
 
     def test_a_user_executable(self, tmp_path):
         script = tmp_path / "analyze.sh"
@@ -574,7 +574,7 @@ class TestWrapper:
         assert done.returncode == 3 and fjr.read_report(tmp_path / "jobReport.json.3")["exitCode"] == 3
         # a planned failure replaces a success
         script.write_text("#!/bin/sh\nexit 0\n")
-        plan = wrapper.plan_json([PlannedFailure(job="3", attempt=1, exit_code=8020)])
+        plan = failure_plan.plan_json([PlannedFailure(job="3", attempt=1, exit_code=8020)])
         done = run_wrapper(tmp_path, {**attrs, "CRABTUI_FailurePlan": plan}, CERN)
         assert done.returncode == 8020 % 256
         assert fjr.read_report(tmp_path / "jobReport.json.3")["steps"]["cmsRun"]["errors"][0]["type"] == "FileOpenError"

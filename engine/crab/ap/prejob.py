@@ -33,7 +33,7 @@ from engine.crab.taskworker.dagman_creator import SUBMIT_TEMPLATE, read_task, ta
 from engine.crab.ap.resubmit_record import ResubmitEntry, apply_record, read_record
 from engine.crab.ap.sites import (SiteListError, SiteLists, Thresholds, attempt_sites, load_statistics,
                                   previous_failure)
-from engine.crab.wn.wrapper import plan_json
+from engine.crab.wn.failure_plan import plan_json
 from engine.crab.ap.retry_policy import (JobReturnCode, JobState, Params, begin_attempt, choose_sites,
                                          cooloff_remaining, load_state, save_state, state_path)
 

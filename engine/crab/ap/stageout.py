@@ -185,8 +185,7 @@ def _plan(task_dir: str, task: Mapping[str, Any], job: str, attempt: int, report
 
 def _failure(task: Mapping[str, Any], conf: Mapping[str, Any], job: str, attempt: int) -> tuple[int, str] | None:
     """(exit code, "plan" or "storage site") of the failure this transfer meets, None for none."""
-    from engine.crab.wn.cmsrun import seeded_rng
-    from engine.crab.wn.wrapper import planned_failure
+    from engine.crab.wn.failure_plan import planned_failure, seeded_rng
 
     entry = planned_failure(task.get("failure_plan") or (), job, attempt)
     if entry is not None:

@@ -40,10 +40,8 @@ is 0, such as 8192, exits 1 so that it cannot pass for success). Everything rand
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import random
 import sys
 import time
 from collections.abc import Callable
@@ -52,10 +50,11 @@ from typing import Any
 
 from engine.atomic import write_atomically
 from engine.crab.wn import fjr
+from engine.crab.wn.failure_plan import seeded_rng
 from engine.crab.wn.job_input import InputError, JobInput, read_input
 from engine.crab.wn.jobad import read_ad, site_speed
 
-__all__ = ["MEMORY_EXIT_CODE", "Settings", "exit_status", "main", "run", "seeded_rng"]
+__all__ = ["MEMORY_EXIT_CODE", "Settings", "exit_status", "main", "run"]
 
 MEMORY_EXIT_CODE = 50660
 """CRAB's code for a job killed for using more memory than it requested."""
@@ -84,11 +83,6 @@ class Settings:
 
 
 # ------------------------------------------------------------------------------------ running
-
-def seeded_rng(seed: str) -> random.Random:
-    """A random generator that gives the same numbers for the same text on every machine and run."""
-    return random.Random(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big"))
-
 
 def exit_status(code: int) -> int:
     """The process exit status for an exit code: its low byte, or 1 for a failure whose low byte is 0."""

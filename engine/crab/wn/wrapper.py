@@ -50,12 +50,14 @@ What the caller sees, per kind of failure:
   SIGKILL, so the schedd records ExitBySignal = true, ExitSignal = 9 (DAGMan's $RETURN is -9). The
   schedd's own MemoryUsage stays what was really used; callers read the report.
 * ``hold = C``: the wrapper does not run the payload; it writes a report with exit code
-  :data:`HOLD_EXIT_CODE` and exits with it at once. A job cannot hold itself, so the submit
-  description must carry :func:`exit_hold_commands` of the plan: then the schedd (embedded or real)
+  :data:`~engine.crab.wn.failure_plan.HOLD_EXIT_CODE` and exits with it at once. A job cannot
+  hold itself, so the submit description must carry the plan's
+  :func:`~engine.crab.wn.failure_plan.exit_hold_commands`: then the schedd (embedded or real)
   holds the job with HoldReasonCode 3 (OnExitHold) and HoldReasonSubCode C. Without them, the job
   simply completes with exit code 213. Only the attempt's first execution is held: once the schedd
   (or the user) has released it (``NumHolds`` > 0), it runs its payload, as a job whose stage-in
-  failed once does. A release policy reads the code through :data:`PLANNED_HOLD_CODE`.
+  failed once does. A release policy reads the code through
+  :data:`~engine.crab.wn.failure_plan.PLANNED_HOLD_CODE`.
 
 Problems of the wrapper's own (a bad job ad, an unreadable input) give exit code 50113 (CRAB's
 "missing arguments"); a script that cannot start 10040; a payload that exits 0 without a usable
@@ -72,21 +74,16 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from engine.crab.wn import cmsrun, fjr
+from engine.crab.wn.failure_plan import HOLD_EXIT_CODE, check_plan, planned_failure, seeded_rng
 from engine.crab.wn.jobad import Ad, Expression, read_ad, site_failures, site_speed
 
-__all__ = [
-    "HOLD_EXIT_CODE", "PLANNED_HOLD_CODE", "Failure", "WrapperError", "choose_failure", "exit_hold_commands", "main",
-    "plan_json", "planned_failure",
-]
+__all__ = ["Failure", "WrapperError", "choose_failure", "main", "run_job"]
 
-HOLD_EXIT_CODE = 213
-"""The exit code by which the wrapper asks to be held (see :func:`exit_hold_commands`). It is the
-low byte of no exit code in CRAB's retry policy."""
 MISSING_ARGUMENT = 50113  # CRAB's EC_MissingArg
 WRAPPER_ERROR = 10040  # CRAB's EC_CMSRunWrapper
 NO_REPORT = 50115  # CRAB's EC_ReportHandlingErr
@@ -120,52 +117,6 @@ class Failure:
         return entry
 
 
-def _entry(item: Any) -> dict[str, Any]:
-    """A plan entry in the config's form, from a dict or an engine.crab.client.config.PlannedFailure."""
-    if isinstance(item, Mapping):
-        return dict(item)
-    entry: dict[str, Any] = {"job": item.job, "attempt": "*" if item.attempt is None else item.attempt}
-    for key, attr in (("exitCode", "exit_code"), ("hold", "hold_code"), ("memoryMB", "memory_mb"),
-                      ("stageout", "stageout")):
-        if getattr(item, attr) is not None:
-            entry[key] = getattr(item, attr)
-    return entry
-
-
-def plan_json(plan: Iterable[Any], job: str | None = None) -> str:
-    """The failure plan (``TaskConfig.failure_plan`` or config-form dicts) as the JSON string for
-    ``CRABTUI_FailurePlan``; with ``job``, only that job's entries, to keep job ads small."""
-    entries = [_entry(item) for item in plan]
-    if job is not None:
-        entries = [e for e in entries if str(e.get("job")) == str(job)]
-    return json.dumps(entries, separators=(",", ":"))
-
-
-def _check_plan(entries: object) -> list[dict[str, Any]]:
-    if not isinstance(entries, list):
-        raise ValueError("must be a JSON list of failure plan entries")
-    for i, e in enumerate(entries, start=1):
-        ok = (isinstance(e, dict) and isinstance(e.get("job"), str)
-              and (e.get("attempt") == "*" or (type(e.get("attempt")) is int and e["attempt"] >= 1))
-              and sum(1 for k in ("exitCode", "hold", "memoryMB", "stageout") if type(e.get(k)) is int) == 1)
-        if not ok:
-            raise ValueError(f'entry {i} ({json.dumps(e)[:80]}) is not {{"job": "2", "attempt": 1 or "*", '
-                             f'and one of exitCode, hold, memoryMB, stageout}}')
-    return entries
-
-
-def planned_failure(plan: Iterable[Any], job: str, attempt: int) -> dict[str, Any] | None:
-    """The plan's entry for this attempt of ``job``: an exact attempt before ``"*"``; None if none."""
-    every = None
-    for entry in map(_entry, plan):
-        if str(entry.get("job")) == job:
-            if entry.get("attempt") == attempt:
-                return entry
-            if entry.get("attempt") in ("*", None):
-                every = entry
-    return every
-
-
 def choose_failure(plan: Iterable[Any], profile: list[dict[str, Any]], task: str, job: str,
                    attempt: int) -> Failure | None:
     """The failure of this attempt: the plan's entry if any (``exitCode = 0`` or ``stageout``:
@@ -176,47 +127,13 @@ def choose_failure(plan: Iterable[Any], profile: list[dict[str, Any]], task: str
             return None
         return Failure("plan", exit_code=entry.get("exitCode"), memory_mb=entry.get("memoryMB"),
                        hold=entry.get("hold"))
-    draw = cmsrun.seeded_rng(f"{task}/{job}/{attempt}/site").random()
+    draw = seeded_rng(f"{task}/{job}/{attempt}/site").random()
     total = 0.0
     for item in profile:
         total += float(item["probability"])
         if draw < total:
             return Failure("site", exit_code=item.get("exitCode"), memory_mb=item.get("memoryMB"))
     return None
-
-
-_ATTEMPT = ("ifThenElse(isUndefined(CRABTUI_Attempt), ifThenElse(isUndefined(CRAB_Retry), 1, CRAB_Retry + 1), "
-            "CRABTUI_Attempt)")
-
-
-def exit_hold_commands(plan: Iterable[Any]) -> dict[str, str]:
-    """Submit commands that make the schedd hold a job whose attempt the plan holds (``hold = C``):
-    ``on_exit_hold`` when the wrapper exits with :data:`HOLD_EXIT_CODE`, with HoldReasonSubCode C
-    and a reason naming it. Empty when the plan holds nothing. The attempt is the job ad's
-    CRABTUI_Attempt, else CRAB_Retry + 1, as the wrapper counts it."""
-    holds = [e for e in map(_entry, plan) if e.get("hold") is not None]
-    if not holds:
-        return {}
-    ordered = ([e for e in holds if e.get("attempt") not in ("*", None)]
-               + [e for e in holds if e.get("attempt") in ("*", None)])
-    subcode = "0"
-    for e in reversed(ordered):
-        condition = f'string(CRAB_Id) =?= "{e["job"]}"'
-        if e.get("attempt") not in ("*", None):
-            condition += f" && {_ATTEMPT} =?= {int(e['attempt'])}"
-        subcode = f"ifThenElse({condition}, {int(e['hold'])}, {subcode})"
-    return {
-        "on_exit_hold": f"ExitCode =?= {HOLD_EXIT_CODE} && ({subcode}) > 0",
-        "on_exit_hold_subcode": subcode,
-        "on_exit_hold_reason": f'strcat("Held by the crabtui failure plan (hold code ", string({subcode}), ")")',
-    }
-
-
-PLANNED_HOLD_CODE = (f"ifThenElse(HoldReasonCode =?= 3 && ExitCode =?= {HOLD_EXIT_CODE}, HoldReasonSubCode, "
-                     "HoldReasonCode)")
-"""The code a held job's release policy should test, as a ClassAd expression: HoldReasonCode,
-except for a hold of :func:`exit_hold_commands`, which stands for the grid holding the job with the
-planned code and arrives as HoldReasonCode 3 (OnExitHold) with that code as HoldReasonSubCode."""
 
 
 # ------------------------------------------------------------------------------------ the job
@@ -267,7 +184,7 @@ def _job(ad: Ad) -> _Job:
     plan: list[dict[str, Any]] = []
     if plan_text is not None:
         try:
-            plan = _check_plan(json.loads(plan_text) if isinstance(plan_text, str) else None)
+            plan = check_plan(json.loads(plan_text) if isinstance(plan_text, str) else None)
         except (ValueError, json.JSONDecodeError) as e:
             raise WrapperError(MISSING_ARGUMENT, f"job ad attribute CRABTUI_FailurePlan: {e}") from None
     args_text = ad.get("CRABTUI_ScriptArgs")
