@@ -11,7 +11,9 @@ Where it runs: on any execute node (an embedded slot or a real pool's), under a 
 
 What it may import: the standard library, its own modules, and the standard-library-only
 helpers :mod:`engine.atomic`, :mod:`engine.hints` and :mod:`engine.crab.jsonfile`; nothing of
-the other places.  The files it shares with the other places are read and written by its
-format modules, :mod:`.fjr`, :mod:`.jobad` and :mod:`.job_input`, which the access point and
-the TaskWorker import too; those import no other module of this package.
+the other places.  What it shares with the other places is read and written by its format
+modules, :mod:`.fjr` (the job report), :mod:`.jobad` (the job and machine ads),
+:mod:`.job_input` and :mod:`.failure_plan` (what the job ad's ``CRABTUI_FailurePlan`` holds),
+which the access point and the TaskWorker import too; those import no other module of this
+package (``tests/test_imports.py`` holds it to these rules).
 """
