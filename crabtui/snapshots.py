@@ -17,8 +17,8 @@ from typing import Any
 import classad2
 
 from crabtui.task_status import NO_OUTPUT, RESCHEDULED, shown_state
-from engine.crab.client import monitor
 from engine.crab.ap.sites import matches
+from engine.crab.client import monitor
 from engine.crab.client.status import JobView, TaskView, job_sort_key, scheduler_status, task_view
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED,
                                            Task, TaskDB)

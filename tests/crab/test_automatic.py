@@ -18,8 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.crab.wn import cmsrun, fjr
-from engine.crab.wn.job_input import DEFAULT_BYTES_PER_EVENT, make_input, read_input, write_input
 from engine.crab.taskworker.automatic import (
     AutomaticConfig, AutomaticSplittingError, Estimate, TailStage, events_per_job, missing_lumis, probe_estimate,
     probe_split, processing_split, stage_of, tail_lumis, tail_split, tail_stages,
@@ -27,6 +25,8 @@ from engine.crab.taskworker.automatic import (
 from engine.crab.taskworker.dagman_creator import job_input
 from engine.crab.taskworker.datasets import SITES, SYNTHETIC, Block, Dataset, File, Lumis, generate
 from engine.crab.taskworker.splitting import SplittingError
+from engine.crab.wn import cmsrun, fjr
+from engine.crab.wn.job_input import DEFAULT_BYTES_PER_EVENT, make_input, read_input, write_input
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"

@@ -19,11 +19,11 @@ from pathlib import Path
 import classad2
 import pytest
 
+from engine.crab.client.config import PlannedFailure
+from engine.crab.grid import grid_path, install_grid
 from engine.crab.wn import cmsrun, failure_plan, fjr, jobad, wrapper
 from engine.crab.wn.job_input import (DEFAULT_BYTES_PER_EVENT, DEFAULT_EVENTS_PER_SECOND, DEFAULT_INIT_SECONDS, InputError,
                                       make_input, read_input, write_input)
-from engine.crab.client.config import PlannedFailure
-from engine.crab.grid import grid_path, install_grid
 from engine.schedd.api import JobStatus
 from engine.schedd.local.pool import FAILURES_ATTRIBUTE, SPEED_ATTRIBUTE, PoolConfigError, load_pool, parse_pool
 from engine.state import StateDir

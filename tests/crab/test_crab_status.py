@@ -13,10 +13,10 @@ import pytest
 from crabtui.task_status import (Options, StatusOptionError, TaskInfo, check_options, compress_ids, countdown,
                                  error_lines, header_lines, parse_jobids, percentage, render, run_summary_lines,
                                  site_lines, sort_lines, summary_lines, table_lines, to_hms)
-from engine.crab.wn import fjr
-from engine.crab.client import status as crab_status
 from engine.crab.ap.retry_policy import Attempt, JobState, save_state, state_path
+from engine.crab.client import status as crab_status
 from engine.crab.client.status import Attempts, JobView, job_state, scheduler_status, task_view
+from engine.crab.wn import fjr
 from engine.schedd.api import JobStatus
 from crab_tasks import config_text, crabtui, wait_status
 

@@ -14,10 +14,10 @@ import htcondor2
 
 from crab_tasks import config_text, crabtui, task_status, wait_status, wait_until
 from engine.crab.ap import postjob, prejob
-from engine.crab.wn import fjr
 from engine.crab.taskworker.dagman_creator import TaskAd, write_task
 from engine.crab.taskworker.datasets import Catalogue
 from engine.crab.taskworker.splitting import split
+from engine.crab.wn import fjr
 from engine.schedd.local.client import LocalScheddClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "schedd"))

@@ -19,13 +19,13 @@ import os
 import sys
 import time
 
-from engine.crab.wn import fjr
-from engine.crab.taskworker.dagman_creator import read_task, task_ad
 from engine.crab.ap.prejob import load_job_state
 from engine.crab.ap.retry_policy import (ACTIONS, Decision, JobReturnCode, Limits, decide, record, save_state,
                                          state_path)
 from engine.crab.ap.sites import record_attempt
 from engine.crab.ap.stageout import STAGEOUT_CODES, stage_out
+from engine.crab.taskworker.dagman_creator import read_task, task_ad
+from engine.crab.wn import fjr
 
 
 def job_facts(log_path: str, cluster: int) -> dict:

@@ -28,17 +28,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from engine.atomic import write_atomically
+from engine.crab.ap import stages
+from engine.crab.ap.retry_policy import JobReturnCode, load_state, state_path
+from engine.crab.ap.stages import stage_jobs
 from engine.crab.taskworker.automatic import (AutomaticConfig, AutomaticSplittingError, Estimate, missing_lumis,
                                               probe_estimate, processing_split, tail_lumis, tail_split, tail_stages)
-from engine.crab.wn.job_input import read_input
 from engine.crab.taskworker.dagman_creator import (DAG_FILE, NOTHING_TO_SPLIT, format_dag, read_task, stage_node,
                                                    subdag_file, task_ad, write_jobs)
 from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError
-from engine.crab.ap import stages
-from engine.crab.wn import fjr
-from engine.crab.ap.retry_policy import JobReturnCode, load_state, state_path
-from engine.crab.ap.stages import stage_jobs
 from engine.crab.taskworker.splitting import JobSplit, SplittingError
+from engine.crab.wn import fjr
+from engine.crab.wn.job_input import read_input
 
 
 def node_outcome(task_dir: str, job_id: str) -> str | None:

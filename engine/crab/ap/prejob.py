@@ -29,13 +29,13 @@ import sys
 import time
 
 from engine.atomic import write_atomically
-from engine.crab.taskworker.dagman_creator import SUBMIT_TEMPLATE, read_task, task_ad
 from engine.crab.ap.resubmit_record import ResubmitEntry, apply_record, read_record
-from engine.crab.ap.sites import (SiteListError, SiteLists, Thresholds, attempt_sites, load_statistics,
-                                  previous_failure)
-from engine.crab.wn.failure_plan import plan_json
 from engine.crab.ap.retry_policy import (JobReturnCode, JobState, Params, begin_attempt, choose_sites,
                                          cooloff_remaining, load_state, save_state, state_path)
+from engine.crab.ap.sites import (SiteListError, SiteLists, Thresholds, attempt_sites, load_statistics,
+                                  previous_failure)
+from engine.crab.taskworker.dagman_creator import SUBMIT_TEMPLATE, read_task, task_ad
+from engine.crab.wn.failure_plan import plan_json
 
 
 def load_job_state(task_dir: str, job_id: str) -> JobState:

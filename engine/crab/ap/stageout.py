@@ -50,8 +50,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.atomic import copy_atomically, write_atomically
-from engine.crab.jsonfile import read_json
 from engine.crab.ap.retry_policy import Decision, JobState, Limits, decide, policy_for
+from engine.crab.jsonfile import read_json
 
 __all__ = [
     "ASO_TIMEOUT_S", "DEFAULT_PERMANENT", "PERMANENT", "RECOVERABLE", "STAGEOUT_CODES", "STUCK", "TransferError",

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import classad2
 
-from engine.crab.wn import fjr
 from engine.crab.taskworker.dagman_creator import DAG_FILE
+from engine.crab.wn import fjr
 from engine.schedd.api import Schedd
 
 MAX_TEXT = 64 * 1024

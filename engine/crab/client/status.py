@@ -65,9 +65,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.crab.ap import stages
+from engine.crab.ap.sites import SiteView, site_view
 from engine.crab.wn import fjr
 from engine.gcpause import gc_paused
-from engine.crab.ap.sites import SiteView, site_view
 from engine.schedd.api import JobStatus, Schedd
 
 if TYPE_CHECKING:

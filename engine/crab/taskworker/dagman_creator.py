@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from engine.atomic import write_atomically
-from engine.crab.taskworker.automatic import AutomaticConfig, stage_of
-from engine.crab.wn.job_input import make_input, write_input
-from engine.crab.taskworker.datasets import Dataset
 from engine.crab.ap.sites import write_data_sites
+from engine.crab.taskworker.automatic import AutomaticConfig, stage_of
+from engine.crab.taskworker.datasets import Dataset
 from engine.crab.taskworker.splitting import JobSplit
 from engine.crab.wn.failure_plan import PLANNED_HOLD_CODE, exit_hold_commands
+from engine.crab.wn.job_input import make_input, write_input
 
 TASK_FILE = "task.json"
 DAG_FILE = "RunJobs.dag"

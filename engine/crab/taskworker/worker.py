@@ -31,18 +31,18 @@ import threading
 import time
 from dataclasses import asdict, replace
 
-from engine.crab.taskworker.automatic import load_knobs, probe_split
-from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
-from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.ap.predag import is_automatic, task_outcome
 from engine.crab.ap.prejob import load_job_state
 from engine.crab.ap.resubmit_record import ResubmitRecordError, next_epoch, read_record, write_entry
-from engine.crab.client.resubmit import make_entry, select_jobs
 from engine.crab.ap.retry_policy import RetryStateError, save_state, state_path
 from engine.crab.ap.retry_policy import resubmit as enter_epoch
 from engine.crab.ap.sites import clear_statistics
-from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
+from engine.crab.client.resubmit import make_entry, select_jobs
 from engine.crab.client.status import RACY_NS, job_ids, refresh_cache, task_jobs
+from engine.crab.taskworker.automatic import load_knobs, probe_split
+from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
+from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
+from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
                                            RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB)
 from engine.dag import DagError
