@@ -3,36 +3,20 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from engine.crab import OLD_ENTRY_POINTS
 from engine.crab.ap.prejob import load_job_state
-from engine.crab.grid import install_grid
 from engine.crab.taskworker.dagman_creator import TaskAd, write_task
 from engine.crab.taskworker.datasets import Catalogue
 from engine.crab.taskworker.splitting import split
-from engine.schedd.local.client import LocalScheddClient
-from engine.state import StateDir
-
-MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
+from crab_tasks import MC, crabtui
 
 
-@pytest.fixture
-def grid():
-    state = StateDir(tempfile.mkdtemp(prefix="crabold-", dir="/tmp"))
-    install_grid(state)
-    yield state
-    LocalScheddClient(state).shutdown()
-    shutil.rmtree(state.path, ignore_errors=True)
-
-
-def test_a_dag_written_with_the_old_module_paths_runs_every_job(tmp_path, grid):
+def test_a_dag_written_with_the_old_module_paths_runs_every_job(tmp_path, state):
     dataset = Catalogue(None).load(MC)
     ad = TaskAd(name="221126_100000:alice_crab_old", user="alice", dataset=MC, max_memory_mb=2000,
                 max_runtime_min=1250, num_cores=1, priority=10, site_whitelist=(),
@@ -47,8 +31,7 @@ def test_a_dag_written_with_the_old_module_paths_runs_every_job(tmp_path, grid):
     assert "-m engine.crab.prejob $RETRY 1 ." in (tmp_path / "RunJobs.dag").read_text()
     assert '"-m engine.crab.wrapper"' in (tmp_path / "Job.submit").read_text()
 
-    done = subprocess.run([shutil.which("crabtui"), "--state-dir", grid.path, "dag", "run", "RunJobs.dag"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = crabtui(state, "dag", "run", "RunJobs.dag", cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr
     actions = {job.id: [a.action for a in load_job_state(str(tmp_path), job.id).attempts] for job in jobs}
     assert actions == {job.id: ["retry", "ok"] if job.id == "2" else ["ok"] for job in jobs}
