@@ -176,22 +176,22 @@ def _pool_error():
 
 
 def _load_task(path: str):
-    from engine.crab.config import load_config
+    from engine.crab.client.config import load_config
     return load_config(path)
 
 
 def _task_error():
-    from engine.crab.config import ConfigError
+    from engine.crab.client.config import ConfigError
     return ConfigError
 
 
 def _load_knobs(path: str):
-    from engine.crab.automatic import load_knobs
+    from engine.crab.taskworker.automatic import load_knobs
     return load_knobs(path)
 
 
 def _knobs_error():
-    from engine.crab.automatic import AutomaticSplittingError
+    from engine.crab.taskworker.automatic import AutomaticSplittingError
     return AutomaticSplittingError
 
 

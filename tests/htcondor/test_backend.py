@@ -391,8 +391,8 @@ def held_while_running(htcondor_pool):
 def test_a_job_held_while_running_reads_alike_through_our_readers(held_while_running):
     """The project's own user-log readers (PostJob's job facts, crab status's restart count, the
     event-header scan) give the same answers on both backends' logs."""
-    from engine.crab.joblog import restarts
-    from engine.crab.postjob import job_facts
+    from engine.crab.ap.joblog import restarts
+    from engine.crab.ap.postjob import job_facts
     from engine.schedd.local.userlog import holds_events
 
     T = htcondor2.JobEventType

@@ -149,7 +149,7 @@ async def serve(state: StateDir, *, ready_fd: int | None = None,
         except BrokenPipeError:
             pass  # the client that started us is gone; others will find us serving
         os.close(ready_fd)
-    from engine.crab import worker  # CRAB's task worker runs beside the schedd, as a client of it
+    from engine.crab.taskworker import worker  # CRAB's task worker runs beside the schedd, as a client of it
 
     stop_worker = worker.start(state)
     await daemon.stopping.wait()
