@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from engine.dagman.metrics import read_metrics
 from engine.dagman.node_status import read_node_status
 from engine.dagman.node_status import NodeState as NodeStatus
 from engine.dagman.runner import DagMan, DagStatus, Options
+from installed import CRABTUI
 
 
 def run(path: Path, schedd, rescue: bool = False) -> DagMan:
@@ -150,7 +150,7 @@ def test_metrics_count_the_nodes_done_from_the_rescue_dag_as_succeeded(dag_dir, 
 
 def test_crabtui_dag_run_exits_with_dagmans_code(dag_dir, schedd):
     (dag_dir / "diamond.dag").write_text(DIAMOND + 'VARS D code="2"\n')
-    result = subprocess.run([shutil.which("crabtui"), "--state-dir", schedd.state.path, "dag", "run", "diamond.dag"],
+    result = subprocess.run([CRABTUI, "--state-dir", schedd.state.path, "dag", "run", "diamond.dag"],
                             cwd=dag_dir, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, result.stderr
     assert (dag_dir / "diamond.dag.rescue001").exists()

@@ -3,10 +3,13 @@ kill, resubmit; every one asked first; and what the UI shows when the engine sto
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import select
-import signal
+import struct
+import subprocess
+import termios
 import time
 
 import pytest
@@ -19,6 +22,7 @@ from engine.crab.taskdb import TaskDB
 from engine.dagman.halt import is_halted
 from engine.schedd.api import JobStatus
 from engine.schedd.local.client import LocalScheddClient
+from installed import CRABTUI
 from test_ui_views import INTERVAL, drive, open_task
 from textual.widgets import Input
 from ui_tasks import cells, submit, wait_for, wait_task
@@ -161,34 +165,32 @@ def test_rows_and_status_line_turn_stale_when_the_engine_stops_answering(state, 
 
 
 def test_crabtui_without_a_command_opens_the_ui_and_q_quits(engine):
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: crabtui on a terminal of 80x24
-        os.environ.update(TERM="xterm-256color", COLUMNS="80", LINES="24")
-        os.execvp("crabtui", ["crabtui", "--state-dir", engine.path])
+    """crabtui on a terminal of 80x24 (a pseudo-terminal, started as a process of its own: a forked
+    copy of the test session would go on running the tests if the command could not start)."""
+    main, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    ui = subprocess.Popen([CRABTUI, "--state-dir", engine.path], stdin=terminal, stdout=terminal, stderr=terminal,
+                          start_new_session=True, env={**os.environ, "TERM": "xterm-256color"})
+    os.close(terminal)
     seen = b""
-    deadline = time.monotonic() + 60
-    status = None
     try:
+        deadline = time.monotonic() + 60
         while b"tasks" not in seen or b"live" not in seen:
             assert time.monotonic() < deadline, f"the UI did not show the tasks: {seen[-500:]!r}"
-            if select.select([fd], [], [], 0.5)[0]:
-                seen += os.read(fd, 65536)
-        os.write(fd, b"q")
+            if select.select([main], [], [], 0.5)[0]:
+                seen += os.read(main, 65536)
+        os.write(main, b"q")
         deadline = time.monotonic() + 30
-        while True:
-            done, code = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = code
-                break
+        while ui.poll() is None:
             assert time.monotonic() < deadline, "q did not quit"
-            if select.select([fd], [], [], 0.2)[0]:
+            if select.select([main], [], [], 0.2)[0]:
                 try:
-                    os.read(fd, 65536)
+                    os.read(main, 65536)
                 except OSError:
                     pass
-        assert os.waitstatus_to_exitcode(status) == 0
+        assert ui.returncode == 0
     finally:
-        if status is None:  # still running after a failure: end it
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        os.close(fd)
+        if ui.poll() is None:  # still running after a failure: end it
+            ui.kill()
+            ui.wait()
+        os.close(main)
