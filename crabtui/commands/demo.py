@@ -6,12 +6,11 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import sys
 import tempfile
 
 import click
 
-from crabtui.commands.backend import backend
+from crabtui.commands.backend import backend, fail
 
 DEFAULT_SEED = 1
 
@@ -35,14 +34,14 @@ def demo(ctx: click.Context, no_ui: bool, seed: int, demo_dir: str | None) -> No
     from engine.state import StateDir, state_dir
 
     if backend(ctx) != "embedded":
-        _fail("the demo runs on the embedded engine; leave out --backend htcondor")
+        fail("the demo runs on the embedded engine; leave out --backend htcondor")
     if demo_dir is None:
         demo_dir = tempfile.mkdtemp(prefix="demo-", dir=state_dir(ctx.find_root().obj["state_dir"]).path)
     state = StateDir(os.path.abspath(demo_dir))
     try:
         tasks = prepare(state, seed)
     except (DemoError, OSError) as e:
-        _fail(str(e))
+        fail(str(e))
     with LocalScheddClient(state) as client:
         client.ping()  # the daemon starts with the demo grid, and the task worker with it
     ctx.find_root().obj["state_dir"] = state.path  # `task submit` below submits to the demo's pool
@@ -67,6 +66,3 @@ def demo(ctx: click.Context, no_ui: bool, seed: int, demo_dir: str | None) -> No
                f"them again, `crabtui --state-dir {state.path} pool stop` stops its pool.")
 
 
-def _fail(message: str) -> None:
-    click.echo(f"ERROR: {message}", err=True)
-    sys.exit(1)

@@ -7,22 +7,16 @@ import getpass
 import json
 import os
 import re
-import sys
 import time
 
 import click
 
 from crabtui import queue_format
-from crabtui.commands.backend import schedd, schedd_title
+from crabtui.commands.backend import fail, schedd, schedd_title
 from engine.schedd.api import JobAction, ScheddError
 
 
 _JOB_ID = re.compile(r"[0-9]+(\.[0-9]+)?\Z")
-
-
-def _fail(message: str) -> None:
-    click.echo(f"ERROR: {message}", err=True)
-    sys.exit(1)
 
 
 @click.group()
@@ -39,13 +33,13 @@ def submit(ctx: click.Context, submit_file: str) -> None:
         with open(submit_file, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
-        _fail(f"cannot read submit file {submit_file}: {e.strerror}")
+        fail(f"cannot read submit file {submit_file}: {e.strerror}")
     click.echo("Submitting job(s)" + ".")
     try:
         with schedd(ctx) as client:
             result = client.submit(text, submit_file=submit_file, cwd=os.path.dirname(os.path.abspath(submit_file)))
     except ScheddError as e:
-        _fail(str(e))
+        fail(str(e))
     click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
 
 
@@ -56,7 +50,7 @@ def _constraint(ids: tuple[str, ...], constraint: str | None) -> str:
         for spec in ids:
             cluster, _, proc = spec.partition(".")
             if not cluster.isdigit() or (proc and not proc.isdigit()):
-                _fail(f"{spec!r} is not a job id; give CLUSTER or CLUSTER.PROC")
+                fail(f"{spec!r} is not a job id; give CLUSTER or CLUSTER.PROC")
             parts.append(f"(ClusterId == {cluster}" + (f" && ProcId == {proc})" if proc else ")"))
         clauses.append("(" + " || ".join(parts) + ")")
     if constraint:
@@ -92,7 +86,7 @@ def q(ctx, ids, nobatch, dag, constraint, attrs, analyze, json_output) -> None:
             everyone = ads if query == "true" else client.query_values("true", ["JobStatus", "Owner"])
             analyses = [client.analyze(f"{ad['ClusterId']}.{ad['ProcId']}") for ad in ads] if analyze else []
     except ScheddError as e:
-        _fail(str(e))
+        fail(str(e))
     if json_output:
         click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
         return
@@ -122,7 +116,7 @@ def _act(action: JobAction, past: str, cluster_past: str):
     @click.pass_context
     def command(ctx, ids, reason, constraint, forcex: bool = False) -> None:
         if not ids and not constraint:
-            _fail("give job ids (CLUSTER or CLUSTER.PROC) or -constraint EXPR")
+            fail("give job ids (CLUSTER or CLUSTER.PROC) or -constraint EXPR")
         chosen = JobAction.RemoveX if forcex else action
         try:
             with schedd(ctx) as client:
@@ -131,7 +125,7 @@ def _act(action: JobAction, past: str, cluster_past: str):
                 else:
                     result = client.act(chosen, constraint, reason)
         except ScheddError as e:
-            _fail(str(e))
+            fail(str(e))
         for spec in ids:
             click.echo(f"Job {spec} {past}" if "." in spec else f"All jobs in cluster {spec} have been {cluster_past}")
         if constraint:
@@ -165,7 +159,7 @@ def history(ctx, ids, constraint, match, attrs, json_output) -> None:
         with schedd(ctx) as client:
             ads = client.history(_constraint(ids, constraint), match=match)
     except ScheddError as e:
-        _fail(str(e))
+        fail(str(e))
     if json_output:
         click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
     elif af:

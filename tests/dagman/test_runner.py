@@ -154,6 +154,8 @@ def test_crabtui_dag_run_exits_with_dagmans_code(dag_dir, schedd):
                             cwd=dag_dir, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, result.stderr
     assert (dag_dir / "diamond.dag.rescue001").exists()
+    assert result.stderr == (f"ERROR: diamond.dag: 1 failed node(s) (D); DAGMan exit 1: {dag_dir}/diamond.dag.dagman.out "
+                             "says why; run it again to go on from diamond.dag.rescue001\n")
 
 
 def test_node_status_file_tells_the_outcome_of_every_node(dag_dir, schedd):

@@ -50,4 +50,4 @@ def test_commands_that_need_the_embedded_engine_refuse_the_pool_in_one_line(tmp_
 def test_the_backend_after_the_command_wins_over_the_environment(tmp_path):
     result = CliRunner().invoke(main, ["--state-dir", str(tmp_path), "pool", "status", "--backend", "embedded"],
                                 env={"CRABTUI_BACKEND": "htcondor"})
-    assert result.exit_code == 1 and result.output.startswith("no schedd is running for")
+    assert result.exit_code == 1 and result.output.startswith("ERROR: no schedd is running for")
