@@ -172,8 +172,10 @@ class LineTable(ScrollView, can_focus=True):
         """Show the rows ``keys``, in this order.  The cursor stays at its line (clamped)."""
         self._keys = list(keys)
         self._index = None
-        self._measure(self._keys)
-        self._update_size()
+        if self._measure(self._keys):
+            self._changed()  # a column grew: the header and the lines made before are too narrow
+        else:
+            self._update_size()
         self.move_cursor(row=self.cursor_row)
         self.refresh()
 
