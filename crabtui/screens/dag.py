@@ -102,7 +102,6 @@ class DagScreen(PollingScreen):
         second.append("  ")
         second.append(states.state_counts(dag.counts, palette))
         second.append(f"  {dag.describe_nodes()}")
-        first.no_wrap = second.no_wrap = True
         self.update_static("summary", Text("\n").join([first, second]))
 
     def _show_tree(self) -> None:

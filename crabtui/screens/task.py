@@ -194,7 +194,6 @@ class TaskScreen(PollingScreen):
         second.append("  ")
         second.append(states.state_counts(self.counts, palette))
         second.append(f"  of {len(snapshot.view.jobs)} jobs")
-        first.no_wrap = second.no_wrap = True
         self.update_static("summary", Text("\n").join([first, second]))
 
     def _show_tree(self) -> None:
