@@ -63,7 +63,8 @@ class CrabApp(App):
         """The dark and light themes: truecolor and 256-colour themes turn into the nearest of 16
         colours on a terminal that has only those, which mixed up error and warning and put the
         cursor's white on cyan; the ANSI themes use the terminal's red, yellow and reverse video."""
-        return ANSI_THEMES if self.console.color_system in ("standard", "windows") else THEMES
+        sixteen = self.console.color_system in ("standard", "windows")
+        return ANSI_THEMES if sixteen and not self.no_color else THEMES  # NO_COLOR greys a 24-bit theme
 
     def on_mount(self) -> None:
         if self.theme not in self.themes:

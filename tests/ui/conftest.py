@@ -6,6 +6,7 @@ import shutil
 import tempfile
 
 import pytest
+import textual.constants
 
 from engine.crab.grid import install_grid
 from engine.schedd.local.client import LocalScheddClient
@@ -24,6 +25,13 @@ def new_state() -> StateDir:
 def remove_state(state: StateDir) -> None:
     LocalScheddClient(state).shutdown()
     shutil.rmtree(state.path, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def truecolor(monkeypatch):
+    """The app's terminal has 24-bit colour, whatever TERM the tests run under (with 16 colours it
+    takes the ANSI themes): set ``textual.constants.COLOR_SYSTEM`` otherwise to see another."""
+    monkeypatch.setattr(textual.constants, "COLOR_SYSTEM", "truecolor")
 
 
 @pytest.fixture(scope="module")
