@@ -16,8 +16,7 @@ from rich.style import Style
 from rich.terminal_theme import SVG_EXPORT_THEME
 
 from crabtui.snapshots import Backend
-from engine.schedd.local.client import LocalScheddClient
-from ui_fixed import NOW, build
+from ui_fixed import NOW
 
 LIVE = "231114_211000:alice_crab_lumis"
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "screenshots"
@@ -29,17 +28,6 @@ def load_script():
     sys.modules[loader.name] = module  # its dataclasses look their module up
     loader.exec_module(module)
     return module
-
-
-@pytest.fixture
-def fixed():
-    from conftest import new_state, remove_state
-
-    state = new_state()
-    build(state)
-    LocalScheddClient(state).ping()  # the engine answers, with an empty queue
-    yield state
-    remove_state(state)
 
 
 def test_the_screens_are_drawn_from_one_moment_into_files(fixed, utc, tmp_path):

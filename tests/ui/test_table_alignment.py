@@ -11,24 +11,12 @@ import pytest
 from crabtui.app import CrabApp
 from crabtui.snapshots import Backend
 from crabtui.widgets.live_table import LiveTable
-from engine.schedd.local.client import LocalScheddClient
-from ui_fixed import NOW, build
+from ui_fixed import NOW
 from ui_tasks import wait_for
 
 LIVE = "231114_211000:alice_crab_lumis"
 
 pytestmark = pytest.mark.usefixtures("utc")
-
-
-@pytest.fixture(scope="module")
-def fixed():
-    from conftest import new_state, remove_state
-
-    state = new_state()
-    build(state)
-    LocalScheddClient(state).ping()
-    yield state
-    remove_state(state)
 
 
 def misaligned(table: LiveTable) -> list[str]:

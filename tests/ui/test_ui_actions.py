@@ -3,13 +3,7 @@ kill, resubmit; every one asked first; and what the UI shows when the engine sto
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
-import select
-import struct
-import subprocess
-import termios
 import time
 
 import pytest
@@ -23,6 +17,7 @@ from engine.dagman.halt import is_halted
 from engine.schedd.api import JobStatus
 from engine.schedd.local.client import LocalScheddClient
 from installed import CRABTUI
+from ui_terminal import Terminal
 from test_ui_views import INTERVAL, drive, open_task
 from textual.widgets import Input
 from ui_tasks import cells, submit, wait_for, wait_task
@@ -165,32 +160,6 @@ def test_rows_and_status_line_turn_stale_when_the_engine_stops_answering(state, 
 
 
 def test_crabtui_without_a_command_opens_the_ui_and_q_quits(engine):
-    """crabtui on a terminal of 80x24 (a pseudo-terminal, started as a process of its own: a forked
-    copy of the test session would go on running the tests if the command could not start)."""
-    main, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    ui = subprocess.Popen([CRABTUI, "--state-dir", engine.path], stdin=terminal, stdout=terminal, stderr=terminal,
-                          start_new_session=True, env={**os.environ, "TERM": "xterm-256color"})
-    os.close(terminal)
-    seen = b""
-    try:
-        deadline = time.monotonic() + 60
-        while b"tasks" not in seen or b"live" not in seen:
-            assert time.monotonic() < deadline, f"the UI did not show the tasks: {seen[-500:]!r}"
-            if select.select([main], [], [], 0.5)[0]:
-                seen += os.read(main, 65536)
-        os.write(main, b"q")
-        deadline = time.monotonic() + 30
-        while ui.poll() is None:
-            assert time.monotonic() < deadline, "q did not quit"
-            if select.select([main], [], [], 0.2)[0]:
-                try:
-                    os.read(main, 65536)
-                except OSError:
-                    pass
-        assert ui.returncode == 0
-    finally:
-        if ui.poll() is None:  # still running after a failure: end it
-            ui.kill()
-            ui.wait()
-        os.close(main)
+    with Terminal([CRABTUI, "--state-dir", engine.path], {**os.environ, "TERM": "xterm-256color"}) as terminal:
+        terminal.wait_for(b"tasks", b"live")
+        assert terminal.quit() == 0

@@ -11,24 +11,12 @@ from textual.widgets import Input
 from crabtui.app import CrabApp
 from crabtui.screens.task import TaskScreen
 from crabtui.snapshots import Backend
-from engine.schedd.local.client import LocalScheddClient
-from ui_fixed import NOW, build
+from ui_fixed import NOW
 from ui_tasks import wait_for
 
 LIVE = "231114_211000:alice_crab_lumis"
 
 pytestmark = pytest.mark.usefixtures("utc")  # times on screen do not depend on the machine
-
-
-@pytest.fixture(scope="module")
-def fixed(tmp_path_factory):
-    from conftest import new_state, remove_state
-
-    state = new_state()
-    build(state)
-    LocalScheddClient(state).ping()  # the engine answers, with an empty queue
-    yield state
-    remove_state(state)
 
 
 def app(state, task: str | None = None) -> CrabApp:
