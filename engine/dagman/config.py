@@ -1,5 +1,6 @@
-"""DAGMan's configuration knobs: a per-DAG config file (``CONFIG`` in the DAG or ``-config``),
-then ``_CONDOR_<KNOB>`` environment variables, as HTCondor reads them.
+"""DAGMan's options (:class:`Options`) and where its configuration knobs come from: a per-DAG
+config file (``CONFIG`` in the DAG or ``-config``), then ``_CONDOR_<KNOB>`` environment
+variables, as HTCondor reads them.
 
 Only the knobs that change what this DAGMan does are honoured; any other ``DAGMAN_`` knob is
 accepted and ignored, as a real pool's configuration holds many.  Command-line options override
@@ -10,8 +11,29 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from engine.dag import DagError, Diagnostic, Location
+
+
+@dataclass
+class Options:
+    """condor_submit_dag's options and the DAGMan configuration knobs that matter here."""
+
+    max_jobs: int = 0  # DAGMAN_MAX_JOBS_SUBMITTED, 0 = unlimited
+    max_idle: int = 1000  # DAGMAN_MAX_JOBS_IDLE
+    max_pre: int = 20  # DAGMAN_MAX_PRE_SCRIPTS
+    max_post: int = 20  # DAGMAN_MAX_POST_SCRIPTS
+    max_hold: int = 20  # DAGMAN_MAX_HOLD_SCRIPTS
+    always_run_post: bool = False  # DAGMAN_ALWAYS_RUN_POST
+    scan_interval: float = 1.0  # DAGMAN_USER_LOG_SCAN_INTERVAL (DAGMan's default is 5)
+    dagman_id: int = 0  # the DAGMan job's ClusterId (CONDOR_ID), 0 when run by hand
+    rescue_dag_number: int = 0  # the rescue DAG applied at start-up, for the metrics
+    recovery: bool = False  # rebuild the state of a DAGMan that died from the nodes log
+    state_dir: str | None = None  # the embedded schedd's, for sub-DAG DAGMans (else inherited)
+    priority: int = 0  # -priority: the enclosing SUBDAG nodes' priorities, added to every node's
+    max_submit_attempts: int = 6  # DAGMAN_MAX_SUBMIT_ATTEMPTS
+
 
 # knob -> (Options field, type)
 KNOBS: dict[str, tuple[str, type]] = {

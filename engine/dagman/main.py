@@ -9,10 +9,11 @@ import sys
 
 from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
 from engine.dag.rescue import apply_rescue, read_rescue, rescue_files, rescue_path
-from engine.dagman.config import knob_values
+from engine.dagman.config import Options, knob_values
 from engine.dagman.lockfile import Lock, holder_alive, read_lock, write_lock
+from engine.dagman.node import DagStatus
 from engine.dagman.node_status import NodeState
-from engine.dagman.runner import EXIT_ERROR, EXIT_OKAY, EXIT_RESTART, DagMan, DagStatus, Options
+from engine.dagman.runner import EXIT_ERROR, EXIT_OKAY, EXIT_RESTART, DagMan
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import state_dir
 

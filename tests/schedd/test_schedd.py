@@ -610,7 +610,7 @@ def test_a_running_job_held_or_removed_logs_job_evicted_first_and_the_nodes_log_
     usage table for a job that had a slot, none for a scheduler-universe one), then JOB_HELD or
     JOB_ABORTED.  DAGMan's nodes log gets only the events in the job's DAGManNodesMask (no
     IMAGE_SIZE); the job's own log gets them all."""
-    from engine.dagman.runner import NODES_LOG_EVENTS
+    from engine.dagman.ready_queue import NODES_LOG_EVENTS
 
     hog = schedd.write("hog.py", MEMORY_HOG)
     nodes_log = schedd.work / "dag.nodes.log"

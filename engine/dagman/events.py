@@ -1,0 +1,209 @@
+"""Event handling and recovery: what DAGMan learns from the nodes log, and how it replays it.
+
+DAGMan learns what its node jobs did only by reading ``<dag>.nodes.log`` (submit, execute,
+held, terminated, aborted...), and POST script results and NOOP nodes go through that log too.
+So recovery after a crash is a replay of the log: finished nodes stay done, queued jobs are
+re-attached rather than resubmitted, and a logged script result decides its node as it did
+then.  DAGMan's ``Dag::ProcessLogEvents``, ``ProcessOneEvent`` (dag.cpp) and recovery mode.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+
+import htcondor2
+
+from engine.dagman.dagman_out import DagmanOut
+from engine.dagman.jobstate_log import JobstateLog
+from engine.dagman.node import JOB_ABORTED, Node
+from engine.dagman.node_status import NodeState
+
+INT_MAX = 2147483647
+
+
+class EventReader:
+    """The DagMan's reading of the nodes log, in a normal cycle and in recovery mode.
+
+    Uses the rest of the DagMan for what an event leads to: ``job_finished``,
+    ``node_succeeded`` (the node state machine), ``run_hold_script``, ``queue_post`` and
+    ``post_result`` (the script queue), ``outcome`` and ``update_ad``."""
+
+    nodes: dict[str, Node]
+    by_cluster: dict[int, Node]
+    final: Node | None
+    final_started: bool
+    aborting: tuple[int, Node] | None
+    removal_started: bool
+    recovering: bool
+    events: htcondor2.JobEventLog
+    nodes_log_path: str
+    own_tail: tuple[int, int] | None
+    noop_counter: int
+    seq: int
+    jobs_completed: int
+    status_outdated: bool
+    out: DagmanOut
+    jobstate: JobstateLog | None
+
+    def recover(self) -> None:
+        """Recovery mode: replay the nodes log so that finished nodes stay done, queued jobs are
+        re-attached rather than resubmitted, and POST scripts whose result is not logged run."""
+        self.out.running_in_recovery_mode()
+        if self.jobstate:
+            self.jobstate.recovery_started()
+        self.recovering = True
+        self.update_ad(force=True)
+        try:
+            self.read_events()
+        finally:
+            self.recovering = False
+        for node in self.nodes.values():
+            if node.status is NodeState.POSTRUN and node.script is None:
+                self.queue_post(node)
+        self.out.done_with_recovery_mode()
+        if self.jobstate:
+            self.jobstate.recovery_finished()
+
+    def read_events(self) -> None:
+        if self.own_tail is not None:  # NOOP events this DAGMan wrote and handled: skip them if alone
+            start, end = self.own_tail
+            state, offset = self.events.__getstate__()  # the bindings' pickling hooks: a reader's offset
+            if offset == start and os.path.getsize(self.nodes_log_path) == end:
+                self.events.__setstate__((state, end))
+            self.own_tail = None
+        # -1, not 0: the bindings turn stop_after into a whole-second deadline, and 0 can wait a second.
+        for event in self.events.events(stop_after=-1):
+            self.handle_event(event)
+
+    def handle_event(self, event) -> None:
+        if self.final is None and (self.aborting is not None or self.removal_started):
+            return  # DAGMan has exited (shutting_down(), inlined: this runs for every event)
+        kind = event.type
+        T = htcondor2.JobEventType
+        if self.recovering:
+            if kind == T.SUBMIT:
+                self.reattach(event)
+            elif kind in (T.POST_SCRIPT_TERMINATED, T.PRESKIP):
+                self.replay_script_event(event)
+                return
+        if event.cluster == 0 and event.proc == INT_MAX:
+            node = self.by_cluster.get(-event.get("Subproc", 0))  # a NOOP node's fake id
+        else:
+            node = self.by_cluster.get(event.cluster)
+        if node is None or node.status is not NodeState.SUBMITTED:
+            return
+        node.last_event_time = event_time(event)
+        self.status_outdated = True
+        self.out.event(kind.name, node.name, event.cluster, event.proc, node.last_event_time,
+                       subproc=event.get("Subproc", 0))
+        if self.jobstate:
+            self.jobstate.job_event(node.name, kind.name, event.cluster, event.proc, node.last_event_time)
+        if kind == T.SUBMIT:
+            node.procs_seen += 1
+        elif kind == T.EXECUTE:
+            node.procs_idle = max(0, node.procs_idle - 1)
+        elif kind == T.JOB_EVICTED:
+            node.procs_idle += 1
+        elif kind == T.JOB_HELD:
+            node.procs_held += 1
+            self.run_hold_script(node)
+        elif kind == T.JOB_RELEASED:
+            node.procs_held = max(0, node.procs_held - 1)
+        elif kind in (T.JOB_TERMINATED, T.JOB_ABORTED):
+            if kind == T.JOB_TERMINATED:
+                value = event.get("ReturnValue")
+                if value is None:
+                    value = -int(event.get("TerminatedBySignal", 1))
+            else:
+                value = None
+            node.exit_codes[event.proc] = value
+            node.procs_done += 1
+            if event.cluster > 0:
+                self.jobs_completed += 1
+            if value == 0:
+                self.out.job_proc_completed_successfully(node.name, event.cluster, event.proc)
+            elif value is not None:
+                self.out.job_proc_failed(node.name, event.cluster, event.proc,
+                                         status=value if value > 0 else None,
+                                         signal_number=-value if value < 0 else None)
+            if node.procs_done >= node.procs:
+                failures = [v for _, v in sorted(node.exit_codes.items()) if v != 0]
+                first = failures[0] if failures else 0
+                self.job_finished(node, JOB_ABORTED if first is None else first)
+
+    def reattach(self, event) -> None:
+        """A submit event in recovery: the node's job is in the queue (or was), as DAGMan had it."""
+        notes = event.get("LogNotes") or ""
+        node = self.nodes.get(notes.removeprefix("DAG Node: ")) if notes.startswith("DAG Node: ") else None
+        if node is None:
+            return
+        noop = event.cluster == 0 and event.proc == INT_MAX
+        cluster = -event.get("Subproc", 0) if noop else event.cluster
+        if noop:
+            self.noop_counter = max(self.noop_counter, -cluster)
+        if self.by_cluster.get(cluster) is not node:  # a new attempt; a retry's follows its failure
+            self.seq += 1
+            node.seq = self.seq
+            node.exit_codes = {}
+            node.procs = node.procs_done = node.procs_held = node.procs_idle = node.procs_seen = 0
+            node.status = NodeState.SUBMITTED
+            node.cluster = cluster
+            self.by_cluster[cluster] = node
+            if node is self.final:
+                self.final_started = True
+                self.outcome(rescue=False)  # written before FINAL started, in the run that died
+        node.procs += 1
+        node.procs_idle += 1
+
+    def replay_script_event(self, event) -> None:
+        """POST_SCRIPT_TERMINATED and PRE_SKIP events in recovery: the script's result, logged
+        by the DAGMan that died, decides the node as it did then."""
+        if event.type == htcondor2.JobEventType.PRESKIP:
+            notes = event.get("SkipEventLogNotes") or ""
+            node = self.nodes.get(notes.removeprefix("DAG Node: "))
+            self.noop_counter = max(self.noop_counter, event.get("Subproc", 0))
+            if node is not None and node.status is NodeState.READY:
+                if self.jobstate:
+                    self.jobstate.job_event(node.name, "PRESKIP", 0, INT_MAX, event_time(event))
+                self.node_succeeded(node)
+            return
+        node = self.nodes.get(event.get("DAGNodeName"))
+        if node is None or node.status is not NodeState.POSTRUN:
+            return
+        code = event.get("ReturnValue")
+        if code is None:
+            code = -int(event.get("TerminatedBySignal", 1))
+        self.post_result(node, code, event_time(event))
+
+
+class LoggedEvent:
+    """A NOOP node's event as this DAGMan writes it, handled without reading it back."""
+
+    __slots__ = ("type", "_data")
+    cluster, proc = 0, INT_MAX
+
+    def __init__(self, type: htcondor2.JobEventType, data: dict) -> None:
+        self.type = type
+        self._data = data
+
+    def get(self, key: str, default=None):
+        return self._data.get(key, default)
+
+    def __getitem__(self, key: str):
+        return self._data[key]
+
+
+_event_time_cache = ("", 0)
+
+
+def event_time(event) -> int:
+    """``JobEvent.timestamp`` without its two strptime calls: events of one second share a
+    cached result (a busy DAG reads thousands a second)."""
+    global _event_time_cache
+    text = event["EventTime"]
+    if text != _event_time_cache[0]:
+        # Local time, as the bindings read it (they ignore a trailing Z).
+        _event_time_cache = (text, int(datetime.fromisoformat(text.removesuffix("Z")).timestamp()))
+    return _event_time_cache[1]
+

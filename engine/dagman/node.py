@@ -1,0 +1,255 @@
+"""The node state machine: a node's run-time state, and the moves between DAGMan's node states.
+
+A node goes NOT_READY -> READY (its parents are done) -> PRERUN -> SUBMITTED -> POSTRUN ->
+DONE or ERROR; a failed node with retries left goes back to READY, and the descendants of a
+node that failed for good become FUTILE.  :class:`Census` keeps the count of nodes per state
+and the busy ones, so that a DAGMan cycle costs what is busy, not what the DAG holds.  These
+are DAGMan's ``Dag::ProcessJobProcEnd``, ``TerminateJob`` and ``RestartNode`` (dag.cpp).
+"""
+
+from __future__ import annotations
+
+import enum
+import subprocess
+from dataclasses import dataclass, field
+
+from engine.dag import GraphNode, ScriptKind
+from engine.dagman.dagman_out import DagmanOut
+from engine.dagman.jobstate_log import JobstateLog
+from engine.dagman.node_status import (
+    NodeState,
+    after_retries_text,
+    job_event_failed_text,
+    job_proc_failed_text,
+    SUBMIT_FAILED_TEXT,
+)
+
+JOB_ABORTED = -1002
+SUBMIT_FAILED = -1001
+JOB_SKIPPED = -1004
+
+
+class DagStatus(enum.IntEnum):
+    """DAG_Status / $DAG_STATUS / the metrics' DagStatus (dagman_utils.h)."""
+
+    OK = 0
+    ERROR = 1
+    NODE_FAILED = 2
+    ABORT = 3
+    RM = 4
+    CYCLE = 5
+    HALTED = 6
+
+
+@dataclass
+class Script:
+    kind: ScriptKind
+    popen: subprocess.Popen
+    started: float
+
+
+@dataclass
+class Node:
+    """A node's run-time state; ``graph`` is its declaration, lifted."""
+
+    graph: GraphNode
+    census: Census = field(repr=False, compare=False)
+    _status: NodeState = NodeState.NOT_READY
+    waiting: int = 0  # parents not yet done
+    retries: int = 0
+    retval: int | None = None
+    pre_return: int | None = None
+    cluster: int | None = None
+    procs: int = 0
+    procs_done: int = 0
+    procs_held: int = 0
+    procs_idle: int = 0
+    procs_seen: int = 0  # procs whose SUBMIT event has been read: what DAGMan's own counts start from
+    exit_codes: dict[int, int | None] = field(default_factory=dict)  # proc -> return value, None if aborted
+    script: Script | None = None
+    defer_until: float | None = None
+    error: str = ""
+    seq: int = 0  # jobstate log sequence number of the current attempt
+    last_event_time: int | None = None  # of the node's latest job event, for script lines
+    submit_tries: int = 0  # failed submit attempts of the current try
+
+    def __post_init__(self) -> None:
+        self.census.counts[self._status] += 1
+
+    @property
+    def name(self) -> str:
+        return self.graph.name
+
+    @property
+    def status(self) -> NodeState:
+        return self._status
+
+    @status.setter
+    def status(self, new: NodeState) -> None:
+        self.census.moved(self, self._status, new)
+        self._status = new
+
+
+BUSY = (NodeState.PRERUN, NodeState.SUBMITTED, NodeState.POSTRUN)
+
+
+class Census:
+    """Nodes per state, and the busy ones (running a script, waiting for one, or with jobs in
+    the queue), kept up to date as nodes change state: a DAGMan cycle then costs what is busy,
+    not what the DAG holds."""
+
+    def __init__(self) -> None:
+        self.counts = {state: 0 for state in NodeState}
+        self.busy: dict[str, Node] = {}
+        self.changes = 0
+
+    def moved(self, node: Node, old: NodeState, new: NodeState) -> None:
+        self.changes += 1
+        self.counts[old] -= 1
+        self.counts[new] += 1
+        if new in BUSY:
+            self.busy[node.name] = node
+        elif old in BUSY:
+            del self.busy[node.name]
+
+
+class NodeStates:
+    """The DagMan's node state machine: nodes made ready, succeeded, failed, retried, futile.
+
+    Uses the rest of the DagMan for what follows a move: ``queue_post`` (the script queue),
+    ``remove_jobs``, ``stop_scripts`` and ``start_final_on_shutdown`` (an ABORT-DAG-ON), and
+    ``halted``."""
+
+    census: Census
+    nodes: dict[str, Node]
+    ready: list[Node]
+    final: Node | None
+    final_started: bool
+    by_cluster: dict[int, Node]
+    dag_status: DagStatus
+    aborting: tuple[int, Node] | None
+    removed: bool
+    removal_started: bool
+    recovering: bool
+    out: DagmanOut
+    jobstate: JobstateLog | None
+
+    def count(self, status: NodeState) -> int:
+        return self.census.counts[status]
+
+    @property
+    def failed_count(self) -> int:
+        return self.count(NodeState.ERROR)
+
+    def bootstrap(self) -> None:
+        """Mark DONE nodes, count each node's unfinished parents, and queue the ready ones."""
+        for node in self.nodes.values():
+            node.waiting = len(node.graph.parents)
+            if node.graph.done:
+                node.status = NodeState.DONE
+        for node in self.nodes.values():
+            if node.status is NodeState.DONE:
+                for child in node.graph.children:
+                    self.nodes[child].waiting -= 1
+        for node in self.nodes.values():
+            if node.status is NodeState.NOT_READY and node.waiting == 0 and node is not self.final:
+                node.status = NodeState.READY
+                self.ready.append(node)
+
+    def unblock(self) -> None:
+        """After an unhalt: the nodes whose parents finished while the DAG was halted."""
+        for node in self.nodes.values():
+            if node.status is NodeState.NOT_READY and node.waiting == 0 and node is not self.final:
+                node.status = NodeState.READY
+                self.ready.append(node)
+
+    def node_succeeded(self, node: Node) -> None:
+        node.status = NodeState.DONE
+        if self.check_abort(node, 0):
+            self.start_final_on_shutdown()
+            return
+        halted = self.halted()
+        for name in node.graph.children:
+            child = self.nodes[name]
+            child.waiting -= 1
+            if child.waiting == 0 and child.status is NodeState.NOT_READY and not halted:
+                child.status = NodeState.READY  # while halted DAGMan leaves it unready; unhalting readies it
+                self.ready.append(child)
+
+    def node_failed(self, node: Node) -> None:
+        node.status = NodeState.ERROR
+        declared_retry = node.graph.retry
+        if self.check_abort(node, node.retval):  # ABORT-DAG-ON beats RETRY: the retries end here
+            if declared_retry:
+                node.error = after_retries_text(node.error, node.retries)
+            self.futilize(node)
+            self.start_final_on_shutdown()
+            return
+        aborted = node.graph.unless_exit is not None and node.retval == node.graph.unless_exit
+        if (node.retries < declared_retry and not aborted and not self.removed and not self.final_started
+                and node is not self.final):
+            node.retries += 1
+            self.out.retrying_node(node.name, node.retries, declared_retry)
+            if self.jobstate:
+                self.jobstate.restart_node(node.name)
+            node.status = NodeState.READY
+            node.error = ""
+            node.retval = None
+            node.pre_return = None
+            node.submit_tries = 0
+            self.ready.append(node)
+            return
+        if self.dag_status is DagStatus.OK:
+            self.dag_status = DagStatus.NODE_FAILED
+        if declared_retry and not (aborted and node.retries < declared_retry):
+            node.error = after_retries_text(node.error, node.retries)  # not when UNLESS-EXIT stopped them
+        if not aborted:
+            self.futilize(node)
+
+    def futilize(self, node: Node) -> None:
+        """Descendants of a failed node will never run."""
+        pending = list(node.graph.children)
+        while pending:
+            child = self.nodes[pending.pop()]
+            if child.status in (NodeState.NOT_READY, NodeState.READY):
+                child.status = NodeState.FUTILE
+                pending.extend(child.graph.children)
+
+    def check_abort(self, node: Node, value: int | None) -> bool:
+        abort = node.graph.node.abort_dag_on
+        if abort is None or value != abort.exit_value or self.aborting is not None:
+            return False
+        self.aborting = (abort.return_value if abort.return_value is not None else value, node)
+        self.dag_status = DagStatus.OK if abort.return_value == 0 else DagStatus.ABORT
+        self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+        self.stop_scripts()
+        return True
+
+    def job_finished(self, node: Node, retval: int) -> None:
+        """All procs left the queue (or submission failed): POST decides, or the job's result does."""
+        node.retval = retval
+        node.procs_idle = node.procs_held = 0  # a proc removed while idle or held left the queue too
+        if self.jobstate and retval != SUBMIT_FAILED:
+            self.jobstate.job_success_or_failure(node.name, retval, node.last_event_time)
+        self.by_cluster.pop(node.cluster, None)
+        # A DAG being removed runs no more POST scripts unless it has a FINAL node: DAGMan 23.9
+        # exits as soon as it has removed its jobs, or keeps reading events while FINAL runs.
+        if ScriptKind.POST in node.graph.node.scripts and not (self.removal_started and self.final is None):
+            if self.recovering:  # its result may follow in the log; recover() runs it if not
+                node.status = NodeState.POSTRUN
+                return
+            self.queue_post(node)
+        elif retval == 0:
+            self.node_succeeded(node)
+        else:
+            if retval == SUBMIT_FAILED:
+                node.error = SUBMIT_FAILED_TEXT
+            elif retval == JOB_ABORTED:
+                proc = next((p for p, v in sorted(node.exit_codes.items()) if v is None), 0)
+                node.error = job_event_failed_text("JOB_ABORTED", node.cluster, proc)
+            else:
+                proc = next((p for p, v in sorted(node.exit_codes.items()) if v), 0)
+                node.error = (job_proc_failed_text(node.cluster, proc, status=retval) if retval >= 0
+                              else job_proc_failed_text(node.cluster, proc, signal_number=-retval))
+            self.node_failed(node)
+

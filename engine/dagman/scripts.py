@@ -1,0 +1,260 @@
+"""The script queue: PRE, POST and HOLD scripts, their macros, their limits and their results.
+
+A script starts in its node's directory from an argument list whose whole-token macros
+($JOB, $RETURN, ...) are replaced as DAGMan replaces them; -maxpre and -maxpost hold scripts
+back, and a DEFER status puts one back in the queue for a while.  A POST script's result
+goes through the nodes log (POST_SCRIPT_TERMINATED), as DAGMan learns it.  DAGMan's
+``ScriptQ`` (scriptQ.cpp) and ``Script`` (script.cpp).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from datetime import datetime
+
+from engine.dag import ScriptKind
+from engine.dagman.config import Options
+from engine.dagman.dagman_out import DagmanOut
+from engine.dagman.events import INT_MAX
+from engine.dagman.jobstate_log import JobstateLog
+from engine.dagman.node import JOB_SKIPPED, DagStatus, Node, Script
+from engine.dagman.node_status import NodeState, post_script_failed_text, pre_script_failed_text
+from engine.schedd.local.userlog import PostScriptTerminatedEvent, PreSkipEvent, UserLog
+
+
+class DagFatal(Exception):
+    """A condition DAGMan treats as fatal under DAGMAN_USE_STRICT=1 (exit 1 with a rescue DAG)."""
+
+
+class ScriptQueue:
+    """The DagMan's script queue: scripts started, reaped, deferred, and what their exit means.
+
+    Uses the rest of the DagMan for what a result leads to: ``node_succeeded`` and
+    ``node_failed`` (the node state machine), ``submit`` (the FINAL node's job once its PRE
+    script succeeded), ``count``, ``failed_count``, ``halted`` and ``shutting_down``."""
+
+    options: Options
+    clock: Callable[[], float]
+    dag_dir: str
+    nodes: dict[str, Node]
+    busy: dict[str, Node]
+    ready: list[Node]
+    final: Node | None
+    dag_status: DagStatus
+    hold_scripts: list[subprocess.Popen]
+    recovering: bool
+    noop_counter: int
+    status_outdated: bool
+    nodes_log: UserLog
+    out: DagmanOut
+    jobstate: JobstateLog | None
+
+    def run_script(self, node: Node, kind: ScriptKind) -> None:
+        node.status = NodeState.PRERUN if kind is ScriptKind.PRE else NodeState.POSTRUN
+        self.out.running_script(kind.value, node.name)
+        if self.jobstate:
+            self.jobstate.script_started(node.name, kind.value, node.last_event_time, *self._job_id(node, kind))
+        popen = self.spawn(node, kind)
+        if popen is None:
+            self.script_done(node, kind, 1)
+            return
+        node.script = Script(kind, popen, self.clock())
+
+    def run_hold_script(self, node: Node) -> None:
+        """A node job went on hold: its HOLD script runs, and its result changes nothing."""
+        if ScriptKind.HOLD not in node.graph.node.scripts or self.recovering:
+            return
+        if self.options.max_hold and len(self.hold_scripts) >= self.options.max_hold:
+            return  # DAGMan defers it; a hold that outlives the others is rare enough to skip
+        self.out.running_script(ScriptKind.HOLD.value, node.name)
+        popen = self.spawn(node, ScriptKind.HOLD)
+        if popen is not None:
+            self.hold_scripts.append(popen)
+
+    def spawn(self, node: Node, kind: ScriptKind) -> subprocess.Popen | None:
+        """Start one of the node's scripts in its directory, output to its DEBUG file if any."""
+        script = node.graph.node.scripts[kind]
+        argv = self.script_argv(node, script.argv, kind)
+        cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
+        out = subprocess.DEVNULL
+        if script.debug_file:
+            out = open(os.path.join(cwd, script.debug_file), "ab")
+        try:
+            return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
+                                    stdout=out if script.debug_stream in ("STDOUT", "ALL") else subprocess.DEVNULL,
+                                    stderr=out if script.debug_stream in ("STDERR", "ALL") else subprocess.DEVNULL)
+        except OSError:
+            return None
+        finally:
+            if out is not subprocess.DEVNULL:
+                out.close()
+
+    def print_script_result(self, node: Node, kind: ScriptKind, code: int) -> None:
+        if kind is ScriptKind.PRE:
+            ok, failed, died = (self.out.pre_script_completed_successfully, self.out.pre_script_failed,
+                                self.out.pre_script_died)
+        elif kind is ScriptKind.POST:
+            ok, failed, died = (self.out.post_script_completed_successfully, self.out.post_script_failed,
+                                self.out.post_script_died)
+        else:
+            return
+        if code == 0:
+            ok(node.name)
+        elif code > 0:
+            failed(node.name, code)
+        else:
+            died(node.name, -code)
+
+    def _job_id(self, node: Node, kind: ScriptKind) -> tuple[int | None, int]:
+        """The ``cluster.proc`` a POST line names: a NOOP node's fake id, '-' without a job."""
+        if kind is ScriptKind.PRE or node.cluster is None:
+            return None, 0
+        return (0, INT_MAX) if node.cluster < 0 else (node.cluster, 0)
+
+    def script_argv(self, node: Node, argv: list[str], kind: ScriptKind) -> list[str]:
+        """Replace whole-token macros ($JOB, $RETURN, ...) as DAGMan does; unknown ones are fatal."""
+        macros = {
+            "$JOB": node.name, "$NODE": node.name, "$RETRY": str(node.retries),
+            "$MAX_RETRIES": str(node.graph.retry), "$DAG_STATUS": str(int(self.dag_status)),
+            "$FAILED_COUNT": str(self.failed_count), "$FUTILE_COUNT": str(self.count(NodeState.FUTILE)),
+            "$DONE_COUNT": str(self.count(NodeState.DONE)), "$QUEUED_COUNT": str(self.count(NodeState.SUBMITTED)),
+            "$NODE_COUNT": str(len(self.nodes)), "$DAGID": str(self.options.dagman_id),
+        }
+        if kind is not ScriptKind.PRE:
+            codes = [c for c in node.exit_codes.values() if c is not None]
+            cluster = node.cluster if node.cluster is not None and node.cluster > 0 else 0
+            last_proc = max(node.exit_codes, default=0)
+            job_id = f"{cluster}.{last_proc}"
+            if node.cluster is None:  # no job was submitted (PRE failed, submit failed): DAGMan's unset id
+                cluster, job_id = -1, "-1.-1"
+            macros.update({
+                "$JOBID": job_id, "$CLUSTERID": str(cluster),
+                "$RETURN": str(node.retval if node.retval is not None else -1),
+                "$PRE_SCRIPT_RETURN": str(node.pre_return if node.pre_return is not None else -1),
+                "$JOB_COUNT": str(node.procs), "$SUCCESS": "True" if node.retval == 0 else "False",
+                "$JOB_ABORT_COUNT": str(sum(1 for c in node.exit_codes.values() if c is None)),
+                "$EXIT_CODES": ",".join(str(c) for c in sorted(set(codes))),
+                "$EXIT_CODE_COUNTS": ",".join(f"{c}:{codes.count(c)}" for c in sorted(set(codes))),
+            })  # no $EXIT_CODE_LIST: DAGMan 23.9.6 does not know it (fatal, as any unknown macro)
+        out = []
+        for token in argv:
+            upper = token.upper()
+            if upper in macros:
+                out.append(macros[upper])
+            elif token.startswith("$"):  # DAGMan 23.9.6 rejects any other ($0, a lone $...)
+                raise DagFatal(f"unknown macro {token} in the {kind} script of node {node.name}")
+            else:
+                out.append(token)
+        return out
+
+    def reap_scripts(self) -> None:
+        """Scripts that exited decide their nodes; deferred and waiting scripts start once their
+        time is up and -maxpre/-maxpost allow (DAGMan's ScriptQ), PRE scripts not while halted."""
+        self.hold_scripts = [p for p in self.hold_scripts if p.poll() is None]
+        running = {kind: 0 for kind in ScriptKind}
+        for node in list(self.busy.values()):
+            if node.script is not None:
+                code = node.script.popen.poll()
+                if code is None:
+                    running[node.script.kind] += 1
+                else:
+                    kind = node.script.kind
+                    node.script = None
+                    self.script_done(node, kind, code)
+        limits = {ScriptKind.PRE: self.options.max_pre, ScriptKind.POST: self.options.max_post}
+        halted = self.halted()
+        now = self.clock()
+        for node in list(self.busy.values()):
+            if node.defer_until is None or now < node.defer_until:
+                continue
+            kind = ScriptKind.PRE if node.status is NodeState.PRERUN else ScriptKind.POST
+            if kind is ScriptKind.PRE and halted and node is not self.final:
+                continue
+            if limits[kind] and running[kind] >= limits[kind]:
+                continue
+            node.defer_until = None
+            running[kind] += 1
+            self.run_script(node, kind)
+
+    def queue_post(self, node: Node) -> None:
+        """Run the node's POST script now, or once -maxpost allows."""
+        if self.options.max_post and self.running_scripts(ScriptKind.POST) >= self.options.max_post:
+            node.status = NodeState.POSTRUN
+            node.defer_until = self.clock()
+        else:
+            self.run_script(node, ScriptKind.POST)
+
+    def running_scripts(self, kind: ScriptKind) -> int:
+        return sum(1 for n in self.busy.values() if n.script is not None and n.script.kind is kind)
+
+    def script_done(self, node: Node, kind: ScriptKind, code: int) -> None:
+        if self.final is None and self.shutting_down():
+            return  # DAGMan has exited
+        script = node.graph.node.scripts[kind]
+        if script.defer_status is not None and code == script.defer_status:
+            node.defer_until = self.clock() + (script.defer_time or 0)
+            return  # a deferred script logs no result: it will be STARTED again
+        self.print_script_result(node, kind, code)
+        if kind is ScriptKind.POST:  # DAGMan learns a POST's result from this event in the nodes log
+            now = datetime.fromtimestamp(self.clock()).astimezone()
+            self.nodes_log.write(PostScriptTerminatedEvent(
+                cluster=node.cluster if node.cluster and node.cluster > 0 else 0, proc=0, time=now,
+                dag_node_name=node.name, return_value=code if code >= 0 else None,
+                signal_number=-code if code < 0 else None))
+            self.post_result(node, code, int(now.timestamp()))
+            return
+        if self.jobstate:
+            self.jobstate.script_success_or_failure(node.name, kind.value, code, node.last_event_time)
+        if kind is ScriptKind.PRE:
+            node.pre_return = code
+            if code == 0:
+                if node is self.final:
+                    self.submit(node)
+                else:  # the job waits in the ready queue, behind the throttles
+                    node.status = NodeState.READY
+                    self.ready.append(node)
+            elif node.graph.node.pre_skip is not None and code == node.graph.node.pre_skip:
+                now = datetime.fromtimestamp(self.clock()).astimezone()
+                self.noop_counter += 1
+                self.nodes_log.write(PreSkipEvent(cluster=0, proc=INT_MAX, subproc=self.noop_counter, time=now,
+                                                  dag_node_name=node.name))
+                self.status_outdated = True  # read back as an event by DAGMan
+                if self.jobstate:
+                    self.jobstate.job_event(node.name, "PRESKIP", 0, INT_MAX, int(now.timestamp()))
+                self.node_succeeded(node)
+            elif self.options.always_run_post and ScriptKind.POST in node.graph.node.scripts:
+                node.retval = JOB_SKIPPED
+                self.run_script(node, ScriptKind.POST)
+            else:
+                node.retval = code
+                node.error = pre_script_failed_text(status=code) if code >= 0 else pre_script_failed_text(signal_number=-code)
+                self.node_failed(node)
+
+    def post_result(self, node: Node, code: int, timestamp: int) -> None:
+        """A POST script's exit decides the node, whatever its job did."""
+        self.status_outdated = True  # DAGMan reads it as the POST_SCRIPT_TERMINATED event
+        if self.jobstate:
+            cluster, proc = self._job_id(node, ScriptKind.POST)
+            self.jobstate.job_event(node.name, "POST_SCRIPT_TERMINATED", cluster, proc, timestamp)  # "-" without a job
+            self.jobstate.script_success_or_failure(node.name, "POST", code, node.last_event_time, cluster, proc)
+        job_retval = node.retval if node.retval is not None else 0
+        node.retval = code
+        if code == 0:
+            self.node_succeeded(node)
+        else:
+            node.error = (post_script_failed_text(job_retval, status=code) if code >= 0
+                          else post_script_failed_text(job_retval, signal_number=-code))
+            self.node_failed(node)
+
+    def stop_scripts(self) -> None:
+        """DAGMan's RemoveRunningScripts: running PRE and POST scripts are killed (and, with a
+        FINAL node to wait for, reaped as scripts that died on a signal); waiting ones dropped."""
+        for node in list(self.busy.values()):
+            if node.script is not None:
+                node.script.popen.kill()
+            elif node.defer_until is not None and node is not self.final:
+                node.defer_until = None
+                node.status = NodeState.READY if node.status is NodeState.PRERUN else NodeState.ERROR
+
