@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
+import sys
 import tempfile
 
 import click
@@ -62,7 +64,18 @@ def demo(ctx: click.Context, no_ui: bool, seed: int, demo_dir: str | None) -> No
     from crabtui.snapshots import Backend
 
     run(Backend(state))
-    click.echo(f"The demo's tasks run on in {state.path}; `crabtui --state-dir {state.path}` opens the UI on "
-               f"them again, `crabtui --state-dir {state.path} pool stop` stops its pool.")
+    command = f"{invoked_as()} --state-dir {state.path}"
+    click.echo(f"The demo's tasks run on in {state.path}; `{command}` opens the UI on them again, "
+               f"`{command} pool stop` stops its pool.")
+
+
+def invoked_as() -> str:
+    """``crabtui`` as the user can type it again: its name if PATH finds this one, else its path
+    (``.venv/bin/crabtui`` after the README's first command, with no venv activated)."""
+    path = os.path.abspath(sys.argv[0])
+    if shutil.which("crabtui") == path:
+        return "crabtui"
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
 
 
