@@ -74,7 +74,7 @@ def test_the_png_draws_each_character_in_its_own_cell(fixed, utc, tmp_path, shot
     for y, line in enumerate(lines):
         x = 0
         for segment in line:
-            fg, bg, _ = script._colours(segment.style or Style(), SVG_EXPORT_THEME)
+            fg, bg = script.colours(segment.style or Style(), SVG_EXPORT_THEME)
             for char in segment.text:
                 cells = cell_len(char)
                 # The cell's inside (a glyph may touch its neighbour's edge pixel, as in a terminal).
