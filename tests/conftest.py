@@ -1,5 +1,5 @@
 """Fixtures for every test directory: the real HTCondor test pool, a fixed local time zone, and
-the check that no process the tests started outlives the session.
+the check that no process the tests started outlives the run.
 
 The pool is for tests marked ``htcondor``.
 ``scripts/htcondor-testpool`` builds (once, cached) and starts a real HTCondor 23.9.6 pool; the
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["descendants"]  # no process the tests started outlives the session
+pytest_plugins = ["descendants"]  # no process the tests started outlives the run
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "htcondor-testpool"

@@ -1,9 +1,9 @@
 """A pytest plugin: the run fails when a process the tests started outlives them.
 
-The session makes itself a child subreaper (Linux's PR_SET_CHILD_SUBREAPER): a process whose parent
-exits (a schedd daemon that ``crabtui`` started and left running, a job whose starter died) is
-re-parented to the session instead of to init, so every process the tests started stays a
-descendant of the session and can be found at its end.
+The pytest process makes itself a child subreaper (Linux's PR_SET_CHILD_SUBREAPER): a process
+whose parent exits (a schedd daemon that ``crabtui`` started and left running, a job whose starter
+died) is re-parented to pytest instead of to init, so every process the tests started stays a
+descendant of pytest and can be found at the end of the run.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def pytest_configure(config):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _no_process_outlives_the_session():
+def _no_process_outlives_the_run():
     """Set up first, so torn down last (after every fixture that stops a daemon): a process the
     tests started that is still alive then (an embedded schedd daemon, a job, a DAGMan) fails the
     run, as an error at the last test's teardown, and is killed."""
@@ -89,7 +89,7 @@ def reap_zombies() -> None:
 
 def leftovers(root: int, grace: float = 10.0) -> dict[int, str]:
     """The descendants of ``root`` still alive after ``grace`` seconds (time for a daemon told to stop
-    to exit); they are killed, so that none outlives the session."""
+    to exit); they are killed, so that none outlives the run."""
     deadline = time.monotonic() + grace
     while (alive := descendants(root)) and time.monotonic() < deadline:
         reap_zombies()

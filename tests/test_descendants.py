@@ -1,4 +1,4 @@
-"""The session check: a test session that leaves a process running fails, names it and ends it."""
+"""The end-of-run check: a test run that leaves a process running fails, names it and ends it."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_waits_for_what_it_starts():
 '''
 
 
-def session(tmp_path: Path, text: str) -> subprocess.CompletedProcess:
+def run_tests(tmp_path: Path, text: str) -> subprocess.CompletedProcess:
     (tmp_path / "test_it.py").write_text(text)
     return subprocess.run([PYTHON, "-m", "pytest", "-p", "descendants", "-p", "no:cacheprovider", "-q",
                            "--basetemp", str(tmp_path / "base"), str(tmp_path / "test_it.py")],
@@ -34,15 +34,15 @@ def session(tmp_path: Path, text: str) -> subprocess.CompletedProcess:
                           env={**os.environ, "PYTHONPATH": str(TESTS)})
 
 
-def test_a_process_left_running_fails_the_session_and_is_killed(tmp_path):
-    result = session(tmp_path, ORPHAN)
+def test_a_process_left_running_fails_the_run_and_is_killed(tmp_path):
+    result = run_tests(tmp_path, ORPHAN)
     pid = int((tmp_path / "base" / "orphan.pid").read_text())
     assert result.returncode == 1, result.stdout
     assert f"{pid}: sleep 300" in result.stdout and "1 passed, 1 error" in result.stdout
-    assert not os.path.exists(f"/proc/{pid}")  # killed, and reaped by the session it was left to
+    assert not os.path.exists(f"/proc/{pid}")  # killed, and reaped by the pytest it was left to
 
 
-def test_a_session_that_waits_for_its_processes_passes(tmp_path):
-    result = session(tmp_path, TIDY)
+def test_a_run_that_waits_for_its_processes_passes(tmp_path):
+    result = run_tests(tmp_path, TIDY)
     assert result.returncode == 0, result.stdout
     assert "1 passed" in result.stdout
