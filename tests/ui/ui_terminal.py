@@ -1,6 +1,6 @@
 """crabtui in a real terminal: a pseudo-terminal of a given size, and the bytes the UI writes to it.
 
-The UI runs as a process of its own (never a forked copy of the test session), and the terminal is
+The UI runs as a process of its own (never a forked copy of pytest), and the terminal is
 read while it runs: a UI that cannot write blocks, and would never quit.
 """
 
