@@ -68,6 +68,29 @@ def descendants(root: int) -> dict[int, str]:
     return found
 
 
+def kill_users_of(path: str) -> list[int]:
+    """SIGKILL the descendants of this process that name ``path`` in their command line or
+    environment (a DAGMan or a daemon of a state directory its test is done with, a job whose
+    ad file is there), and collect them; returns their pids."""
+    needle = os.fsencode(path)
+    killed = []
+    for pid in descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline, open(f"/proc/{pid}/environ", "rb") as environ:
+                named = needle in cmdline.read() or needle in environ.read()
+            if named:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        except (OSError, ProcessLookupError):
+            continue
+    for pid in killed:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass  # not a child of ours: its own parent collects it
+    return killed
+
+
 def _command_line(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:

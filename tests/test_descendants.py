@@ -46,3 +46,19 @@ def test_a_run_that_waits_for_its_processes_passes(tmp_path):
     result = run_tests(tmp_path, TIDY)
     assert result.returncode == 0, result.stdout
     assert "1 passed" in result.stdout
+
+
+def test_kill_users_of_ends_the_processes_that_name_a_directory_and_only_those(tmp_path):
+    from descendants import kill_users_of
+
+    mine = tmp_path / "state"
+    by_argument = subprocess.Popen([PYTHON, "-c", "import time; time.sleep(300)", "--state-dir", str(mine)])
+    by_environment = subprocess.Popen(["sleep", "300"], env={**os.environ, "CRABTUI_STATE_DIR": str(mine)})
+    other = subprocess.Popen(["sleep", "300"])
+    try:
+        assert sorted(kill_users_of(str(mine))) == sorted([by_argument.pid, by_environment.pid])
+        assert other.poll() is None
+    finally:
+        for process in (by_argument, by_environment, other):
+            process.kill()
+            process.wait()
