@@ -29,7 +29,7 @@ from crabtui.screens.tasks import TasksScreen
 from crabtui.snapshots import Backend
 from crabtui.widgets.live_table import LiveTable
 from crabtui.widgets.states import Palette
-from engine.crab.taskdb import Task
+from engine.crab.taskworker.taskdb import Task
 
 DEFAULT_INTERVAL = 1.0
 THEMES = ("textual-dark", "textual-light")

@@ -18,7 +18,7 @@ from crabtui.commands.backend import fail
 from crabtui.snapshots import NODE_STATES, Backend, TaskSnapshot, is_done, state_counts
 from crabtui.task_status import countdown
 from crabtui.widgets.states import DEFAULT_PALETTE, progress_bar, task_status
-from engine.crab.taskdb import COMPLETED, TaskError
+from engine.crab.taskworker.taskdb import COMPLETED, TaskError
 from engine.schedd.api import ScheddError
 
 BAR_WIDTH = 30

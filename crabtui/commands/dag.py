@@ -37,7 +37,7 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
     sys.exit(dagman_main([*args, *(["--state-dir", state] if state else [])]))
 
 
-@dag.command()
+@dag.command(context_settings={"token_normalize_func": str.lower})
 @click.argument("dag_file", type=click.Path(dir_okay=False))
 @click.option("-maxjobs", "--maxjobs", type=click.IntRange(0), default=0, help="Most nodes with jobs in the queue.")
 @click.option("-maxidle", "--maxidle", type=click.IntRange(0), default=0, help="Most idle node job procs.")
@@ -45,19 +45,26 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
 @click.option("-maxpost", "--maxpost", type=click.IntRange(0), default=0, help="Most POST scripts at once.")
 @click.option("-force", "-f", "--force", is_flag=True, help="Overwrite an earlier run's files; ignore its rescue DAGs.")
 @click.option("-dorescuefrom", "--dorescuefrom", type=click.IntRange(1), help="Run from rescue DAG number N.")
-@click.option("-AlwaysRunPost", "--always-run-post", "always_run_post", is_flag=True,
+@click.option("-alwaysrunpost", "--always-run-post", "always_run_post", is_flag=True,
               help="Run POST scripts even after a failed PRE script.")
 @click.option("-batch-name", "--batch-name", "batch_name", help="The batch name condor_q shows (default FILE+ID).")
 @click.option("-config", "--config", "config", type=click.Path(exists=True, dir_okay=False),
               help="A DAGMan configuration file (DAGMAN_* knobs).")
+@click.option("-append", "--append", "append", multiple=True, metavar="COMMAND",
+              help="A submit command added to the DAGMan job's .condor.sub (repeatable), e.g. 'My.Tag = \"x\"'.")
+@click.option("-notification", "--notification", type=click.Choice(["never", "always", "complete", "error"]),
+              help="When HTCondor e-mails about the DAGMan job.")
+@click.option("-outfile_dir", "--outfile-dir", "outfile_dir", type=click.Path(exists=True, file_okay=False),
+              help="Write DAG_FILE.dagman.out in this directory.")
 @click.pass_context
 def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre: int, maxpost: int,
            force: bool, dorescuefrom: int | None, always_run_post: bool, batch_name: str | None,
-           config: str | None) -> None:
+           config: str | None, append: tuple[str, ...], notification: str | None, outfile_dir: str | None) -> None:
     """Queue DAGMan for DAG_FILE as a scheduler-universe job (like condor_submit_dag).
 
-    The DAG runs in the embedded schedd after this command returns: follow it with
-    `crabtui q -nobatch -dag`, `crabtui dag status ID`, or its .dagman.out file.
+    Options are condor_submit_dag's, in any case (-MaxJobs is -maxjobs). The DAG runs in the
+    schedd after this command returns: follow it with `crabtui q -nobatch -dag`,
+    `crabtui dag status ID`, or its .dagman.out file.
     """
     from engine.dag import DagError
     from engine.dagman.submit_dag import (DagSubmitOptions, files, format_condor_dagman_sub, format_condor_sub,
@@ -65,7 +72,9 @@ def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre
 
     options = DagSubmitOptions(max_jobs=maxjobs, max_idle=maxidle, max_pre=maxpre, max_post=maxpost, force=force,
                                do_rescue_from=dorescuefrom, always_run_post=always_run_post, batch_name=batch_name,
-                               config=os.path.abspath(config) if config else None)
+                               config=os.path.abspath(config) if config else None, append=append,
+                               notification=notification.capitalize() if notification else None,
+                               outfile_dir=os.path.abspath(outfile_dir) if outfile_dir else None)
     try:
         with schedd(ctx) as client:
             prepare(dag_file, options)
@@ -84,7 +93,7 @@ def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre
         fail(f"{dag_file}: {e}")
     rule = "-" * 71
     click.echo(rule)
-    for label, path in files(dag_file).items():
+    for label, path in files(dag_file, options).items():
         click.echo(f"{label:<51}: {path}")
     click.echo(f"\nSubmitting job(s).\n1 job(s) submitted to cluster {result.cluster}.\n{rule}")
 

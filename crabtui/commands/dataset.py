@@ -9,7 +9,7 @@ import click
 import humanize
 
 from crabtui.commands.backend import fail
-from engine.crab.datasets import Catalogue, Dataset, DatasetError
+from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError
 from engine.state import state_dir
 
 COLUMNS = ("FILES", "LUMIS", "EVENTS", "SIZE", "SITES")
@@ -42,7 +42,7 @@ def dataset() -> None:
     """The input datasets tasks read: shipped synthetic ones and your own.
 
     Add your own as one JSON file per dataset in <state dir>/datasets/; the format is described
-    in the engine.crab.datasets module.
+    in the engine.crab.taskworker.datasets module.
     """
 
 

@@ -1,5 +1,5 @@
 """``crabtui demo``: the embedded pool with a demo grid, two demo tasks on it, and the UI on them
-(:mod:`engine.crab.demo` says what they show)."""
+(:mod:`engine.crab.grid.demo` says what they show)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def demo(ctx: click.Context, no_ui: bool, seed: int, demo_dir: str | None) -> No
     open the UI on them.  The tasks run on after the UI closes: `crabtui --state-dir DIR` opens
     it again."""
     from crabtui.commands.task import submit
-    from engine.crab.demo import DemoError, prepare
+    from engine.crab.grid.demo import DemoError, prepare
     from engine.schedd.local.client import LocalScheddClient
     from engine.state import StateDir, state_dir
 

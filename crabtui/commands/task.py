@@ -25,7 +25,7 @@ def embedded_tasks_only(ctx: click.Context) -> None:
 
 
 def _db(ctx: click.Context):
-    from engine.crab.taskdb import TaskDB
+    from engine.crab.taskworker.taskdb import TaskDB
 
     embedded_tasks_only(ctx)
     with schedd(ctx) as client:  # starts the daemon, and with it the task worker
@@ -43,14 +43,14 @@ def task() -> None:
 @click.pass_context
 def submit(ctx: click.Context, config: str) -> None:
     """Submit the task CONFIG describes (CRAB's TOML or crabConfig.py; like crab submit)."""
-    from engine.crab.config import ConfigError, load_config
-    from engine.crab.dagman_creator import TaskAd
-    from engine.crab.datasets import Catalogue, DatasetError
-    from engine.crab.sites import SiteListError, SiteLists, read_global_blacklist
-    from engine.crab.storage import StorageError, stageout_ad, storage_site
-    from engine.crab.taskdb import NEW, SUBMIT, Task, TaskError, task_name
-    from engine.crab.worker import write_request
-    from engine.crab.wrapper import plan_json
+    from engine.crab.client.config import ConfigError, load_config
+    from engine.crab.taskworker.dagman_creator import TaskAd
+    from engine.crab.taskworker.datasets import Catalogue, DatasetError
+    from engine.crab.ap.sites import SiteListError, SiteLists, read_global_blacklist
+    from engine.crab.grid.storage import StorageError, stageout_ad, storage_site
+    from engine.crab.taskworker.taskdb import NEW, SUBMIT, Task, TaskError, task_name
+    from engine.crab.taskworker.worker import write_request
+    from engine.crab.wn.failure_plan import plan_json
 
     try:
         cfg = load_config(config)
@@ -123,7 +123,7 @@ def list_tasks(ctx: click.Context, json_output: bool) -> None:
 @click.pass_context
 def kill(ctx: click.Context, name: str) -> None:
     """Kill TASK: its jobs are removed and it ends KILLED (like crab kill)."""
-    from engine.crab.taskdb import KILL, TaskError
+    from engine.crab.taskworker.taskdb import KILL, TaskError
 
     db, _ = _db(ctx)
     try:
@@ -149,8 +149,8 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     import gc
 
     from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render
-    from engine.crab.status import processed_lumis, scheduler_status, task_view
-    from engine.crab.taskdb import TaskDB, TaskError
+    from engine.crab.client.status import processed_lumis, scheduler_status, task_view
+    from engine.crab.taskworker.taskdb import TaskDB, TaskError
 
     options = Options(long=long_, sort=sort, jobids=jobids, summary=summary, verbose_errors=verbose_errors)
     try:
@@ -208,9 +208,9 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     Options not given keep the task's original values; the new ones apply to the resubmitted jobs
     only, on their resubmission and on its automatic retries, each with a fresh retry budget.
     """
-    from engine.crab.resubmit import ResubmitError, request_arguments, select_jobs
-    from engine.crab.status import task_view
-    from engine.crab.taskdb import RESUBMIT, RESUBMITTABLE, TaskError
+    from engine.crab.client.resubmit import ResubmitError, request_arguments, select_jobs
+    from engine.crab.client.status import task_view
+    from engine.crab.taskworker.taskdb import RESUBMIT, RESUBMITTABLE, TaskError
 
     try:
         arguments = request_arguments(jobids=jobids, sitewhitelist=sitewhitelist, siteblacklist=siteblacklist,

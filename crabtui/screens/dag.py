@@ -10,13 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Log, Static
 
-from crabtui.screens.dags import dag_state
 from crabtui.screens.polling import PollingScreen, log_info
 from crabtui.snapshots import SCHEDULER_UNIVERSE, DagSnapshot
 from crabtui.widgets import states
 from crabtui.widgets.dag_tree import DagTree
 from crabtui.widgets.key_bar import KeyBar
-from crabtui.widgets.states import Palette
+from crabtui.widgets.states import Palette, dag_state
 from crabtui.widgets.status_bar import StatusBar
 from crabtui.widgets.tabbed import Pane, Tabbed
 from engine.schedd.api import JobStatus

@@ -16,7 +16,7 @@ from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from engine.crab.resubmit import MAX_MEMORY_MB, MAX_RUNTIME_MIN, MIN_MEMORY_MB, MIN_RUNTIME_MIN
+from engine.crab.client.resubmit import MAX_MEMORY_MB, MAX_RUNTIME_MIN, MIN_MEMORY_MB, MIN_RUNTIME_MIN
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -51,7 +51,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
 class ResubmitScreen(ModalScreen[dict[str, Any] | None]):
     """``crab resubmit``'s options for a task; dismissed with the checked request arguments
-    (:func:`engine.crab.resubmit.request_arguments`) or None.  Empty fields keep the task's values."""
+    (:func:`engine.crab.client.resubmit.request_arguments`) or None.  Empty fields keep the task's values."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "submit", "Resubmit")]
     FIELDS = (
@@ -99,7 +99,7 @@ class ResubmitScreen(ModalScreen[dict[str, Any] | None]):
         self.dismiss(None)
 
     def action_submit(self) -> None:
-        from engine.crab.resubmit import ResubmitError, request_arguments
+        from engine.crab.client.resubmit import ResubmitError, request_arguments
 
         values: dict[str, Any] = {}
         for key, _, _ in self.FIELDS:

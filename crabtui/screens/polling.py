@@ -150,7 +150,7 @@ class PollingScreen(Screen):
 
 def describe_error(e: Exception) -> str:
     """An engine error for the status line: the message of errors that explain themselves."""
-    from engine.crab.taskdb import TaskError
+    from engine.crab.taskworker.taskdb import TaskError
     from engine.schedd.api import ScheddError
 
     if isinstance(e, (ScheddError, TaskError)):

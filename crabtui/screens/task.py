@@ -21,7 +21,7 @@ from crabtui.widgets.live_table import Column, LiveTable, RowValues
 from crabtui.widgets.states import Palette
 from crabtui.widgets.status_bar import StatusBar
 from crabtui.widgets.tabbed import Pane, Tabbed
-from engine.crab.status import JobView, job_sort_key
+from engine.crab.client.status import JobView, job_sort_key
 
 LOG_LINES = 5000
 MAX_NAMED = 12  # jobs a dialog lists by name before "and N more"

@@ -33,6 +33,7 @@ class Options:
     state_dir: str | None = None  # the embedded schedd's, for sub-DAG DAGMans (else inherited)
     priority: int = 0  # -priority: the enclosing SUBDAG nodes' priorities, added to every node's
     max_submit_attempts: int = 6  # DAGMAN_MAX_SUBMIT_ATTEMPTS
+    outfile_dir: str | None = None  # -outfile_dir: where DAG.dagman.out goes (else beside the DAG)
 
 
 # knob -> (Options field, type)

@@ -40,6 +40,8 @@ def options_parser() -> argparse.ArgumentParser:
     parser.add_argument("-Lockfile", "--lockfile", help="the lock file (default: DAG.lock)")
     parser.add_argument("-priority", "-Priority", "--priority", type=int, default=0,
                         help="added to every node's priority (a sub-DAG's DAGMan gets its SUBDAG node's)")
+    parser.add_argument("-outfile_dir", "--outfile-dir", dest="outfile_dir", metavar="DIR",
+                        help="write DAG.dagman.out in DIR instead of beside the DAG")
     parser.add_argument("--state-dir", help="the embedded schedd's state directory")
     return parser
 
@@ -82,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
              "max_post": args.maxpost, "max_hold": args.maxhold, "always_run_post": args.always_run_post}
     knobs.update({name: value for name, value in given.items() if value is not None})
     options = Options(**knobs, dagman_id=dagman_id, rescue_dag_number=rescue_number, recovery=recovery,
-                      state_dir=state.path, priority=args.priority)
+                      state_dir=state.path, priority=args.priority, outfile_dir=args.outfile_dir)
     with LocalScheddClient(state) as schedd:
         dagman = DagMan(graph, schedd, options)
         code = dagman.run()

@@ -58,6 +58,7 @@ class ReadyQueue:
     by_cluster: dict[int, Node]
     dag_status: DagStatus
     batch_name: str
+    batch_id: str
     next_submit_time: float
     jobs_submitted: int
     noop_counter: int
@@ -264,6 +265,7 @@ class ReadyQueue:
             "My.DAGManNodesLog": f'"{self.nodes_log_path}"',
             "My.DAGManNodesMask": f'"{NODES_LOG_EVENTS}"',
             "My.DAGParentNodeNames": f'"{parents}"',
+            "My.JobBatchId": f'"{self.batch_id}"',
         })
         if "batch_name" not in text.lower():
             append["batch_name"] = self.batch_name

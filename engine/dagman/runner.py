@@ -93,10 +93,12 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.status_written_at: float | None = None  # when the node status file was last written
         self.status_outdated = True  # an event was read since the last dump (DAGMan's _statusFileOutdated)
         self.started = 0.0
-        self.out = DagmanOut(os.path.abspath(self.dag_file) + ".dagman.out", clock=clock)
+        out_dir = self.options.outfile_dir or os.path.dirname(os.path.abspath(self.dag_file))
+        self.out = DagmanOut(os.path.join(out_dir, os.path.basename(self.dag_file) + ".dagman.out"), clock=clock)
         self.out_status: tuple | None = None  # the counts last printed in the status table
         self.ad_written: tuple[float, tuple] | None = None  # when the DAGMan job's ad was updated, and with what
         self.batch_name = f"{os.path.basename(self.dag_file)}+{self.options.dagman_id}"
+        self.batch_id = f"{self.options.dagman_id}.0"  # the top-level DAGMan's, which condor_q -dag ID selects
         self.next_submit_time = 0.0  # after a failed submit, no job is submitted before this time
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0

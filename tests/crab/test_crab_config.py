@@ -1,4 +1,4 @@
-"""engine.crab.config: CRAB task configurations from TOML and crabConfig.py, and CRAB's refusals."""
+"""engine.crab.client.config: CRAB task configurations from TOML and crabConfig.py, and CRAB's refusals."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from engine.crab.config import ConfigError, PlannedFailure, TaskConfig, load_config
+from engine.crab.client.config import ConfigError, PlannedFailure, TaskConfig, load_config
 
 DROP = object()
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.crab.dagman_creator import TaskAd, write_task
-from engine.crab.datasets import Catalogue
+from engine.crab.ap.prejob import load_job_state
 from engine.crab.grid import install_grid
-from engine.crab.prejob import load_job_state
-from engine.crab.splitting import split
+from engine.crab.taskworker.dagman_creator import TaskAd, write_task
+from engine.crab.taskworker.datasets import Catalogue
+from engine.crab.taskworker.splitting import split
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
 from installed import CRABTUI

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from crabtui.cli import main
-from engine.crab.datasets import (
+from engine.crab.taskworker.datasets import (
     SITES, SYNTHETIC, Catalogue, Dataset, DatasetError, Lumi, UnknownDataset, generate, load_json,
 )
 from engine.state import state_dir

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.crab.datasets import SITES, SYNTHETIC, Block, Dataset, File, Lumis, generate
-from engine.crab.splitting import (
+from engine.crab.taskworker.datasets import SITES, SYNTHETIC, Block, Dataset, File, Lumis, generate
+from engine.crab.taskworker.splitting import (
     ALGORITHMS, MAX_JOBS_PER_TASK, JobSplit, SplittingError, event_aware_starts, split,
 )
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from crab_tasks import config_text, crabtui, task_status, wait_status
-from engine.crab import fjr
-from engine.crab.retry_policy import JobState, Limits, Params, begin_attempt, decide
-from engine.crab.stageout import ASO_TIMEOUT_S, job_lfn, lfn_base, stage_out, transfer_path
-from engine.crab.storage import StorageError, parse_storage, stageout_ad, storage_site
+from engine.crab.ap.retry_policy import JobState, Limits, Params, begin_attempt, decide
+from engine.crab.ap.stageout import ASO_TIMEOUT_S, job_lfn, lfn_base, stage_out, transfer_path
+from engine.crab.grid.storage import StorageError, parse_storage, stageout_ad, storage_site
+from engine.crab.wn import fjr
 from engine.state import StateDir
 
 PRIMARY = "TTbar_TuneCP5_13p6TeV"

@@ -11,7 +11,9 @@ from crabtui.cli import main
 
 def leaves() -> list[tuple[str, ...]]:
     paths = []
-    for name, command in main.commands.items():
+    with click.Context(main) as ctx:
+        commands = {name: main.get_command(ctx, name) for name in main.list_commands(ctx)}
+    for name, command in commands.items():
         if isinstance(command, click.Group):
             paths += [(name, sub) for sub in command.commands]
         else:

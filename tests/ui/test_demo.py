@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from crabtui.commands.demo import DEFAULT_SEED
-from engine.crab.demo import FATAL_CODE, FLAKY_SITE, failure_plans
+from engine.crab.grid.demo import FATAL_CODE, FLAKY_SITE, failure_plans
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
 from ui_tasks import crabtui, wait_task

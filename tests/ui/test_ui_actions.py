@@ -12,7 +12,7 @@ from crabtui.app import CrabApp
 from crabtui.screens.dialogs import ConfirmScreen, ResubmitScreen
 from crabtui.screens.task import TaskScreen
 from crabtui.snapshots import Backend
-from engine.crab.taskdb import TaskDB
+from engine.crab.taskworker.taskdb import TaskDB
 from engine.dagman.halt import is_halted
 from engine.schedd.api import JobStatus
 from engine.schedd.local.client import LocalScheddClient

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import os
 
-from engine.crab import fjr, stages
-from engine.crab.retry_policy import Attempt, JobState, save_state, state_path
-from engine.crab.sites import record_attempt, write_data_sites
-from engine.crab.taskdb import COMPLETED, SUBMITTED, SUBMIT, Task, TaskDB
+from engine.crab.ap import stages
+from engine.crab.ap.retry_policy import Attempt, JobState, save_state, state_path
+from engine.crab.ap.sites import record_attempt, write_data_sites
+from engine.crab.taskworker.taskdb import COMPLETED, SUBMITTED, SUBMIT, Task, TaskDB
+from engine.crab.wn import fjr
 from engine.state import StateDir
 
 NOW = 1_700_000_000.0

@@ -80,12 +80,16 @@ class Daemon:
     def op_query_values(self, constraint: str, projection: list[str]) -> list[list]:
         return self.schedd.query_values(constraint, projection)
 
+    def op_summary(self, constraint: str = "false") -> dict[str, int]:
+        return self.schedd.summary(constraint)
+
     def op_history(self, constraint: str = "true", projection: list[str] = (), match: int = -1) -> list[str]:
         return protocol.ads_to_wire(self.schedd.history(constraint, projection, match))
 
     def op_act(self, action: str, job_spec, reason: str | None = None) -> dict[str, Any]:
         result = self.schedd.act(action, job_spec, reason)
-        return {"changed": result.changed, "refused": list(result.refused)}
+        return {"changed": result.changed, "refused": list(result.refused), "bad_status": result.bad_status,
+                "already_done": result.already_done, "job_ads": result.job_ads}
 
     def op_edit(self, job_spec, attrs: dict[str, str]) -> int:
         return self.schedd.edit(job_spec, attrs)
@@ -129,7 +133,7 @@ async def serve(state: StateDir, *, ready_fd: int | None = None,
         except BrokenPipeError:
             pass  # the client that started us is gone; others will find us serving
         os.close(ready_fd)
-    from engine.crab import worker  # CRAB's task worker runs beside the schedd, as a client of it
+    from engine.crab.taskworker import worker  # CRAB's task worker runs beside the schedd, as a client of it
 
     stop_worker = worker.start(state)
     await daemon.stopping.wait()

@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 
-from engine.crab.datasets import Block, Dataset
+from engine.crab.taskworker.datasets import Block, Dataset
 
 __all__ = ["ALGORITHMS", "MAX_JOBS_PER_TASK", "JobSplit", "SplittingError", "event_aware_starts", "split"]
 

@@ -1,18 +1,18 @@
-"""CRAB's PreJob: ``python3 -m engine.crab.prejob DAG_RETRY JOB_ID TASK_DIR``, a node's PRE script.
+"""CRAB's PreJob: ``python3 -m engine.crab.ap.prejob DAG_RETRY JOB_ID TASK_DIR``, a node's PRE script.
 
-It opens the job's next attempt (:func:`engine.crab.retry_policy.begin_attempt`: RRN + 1, the
+It opens the job's next attempt (:func:`engine.crab.ap.retry_policy.begin_attempt`: RRN + 1, the
 attempt's memory, runtime and sites to avoid) and writes ``Job.<id>.submit``: the task's template
 plus this attempt's lines, as CRAB's ``alter_submit`` does.  While the job cools off after a
 failure it exits 4, which the DAG's ``SCRIPT DEFER 4`` turns into "run me again later", so the
 node shows a countdown instead of a running PRE script.  Exit codes are CRAB's: 0 go, 2 fatal.
 
-After a ``crab resubmit`` it first reads the resubmit record (:mod:`engine.crab.resubmit`): a job
+After a ``crab resubmit`` it first reads the resubmit record (:mod:`engine.crab.ap.resubmit_record`): a job
 listed in an epoch newer than its own enters it (RRN 0, the epoch's memory and runtime), and a job
 in a resubmit epoch takes that epoch's site lists and priority, on its automatic retries too.  A
 job that failed for good and was not listed exits 2 without an attempt (the rescue DAG runs every
 node that is not done; CRAB reruns only the listed ones).
 
-The attempt's ``DESIRED_Sites`` (:mod:`engine.crab.sites`): the job's data sites outside the
+The attempt's ``DESIRED_Sites`` (:mod:`engine.crab.ap.sites`): the job's data sites outside the
 global blacklist, read again at every attempt (it defers while that file cannot be read), within
 the user's lists, without a site the automatic blacklist takes, then without the site a
 ``change_site`` failure avoids.
@@ -29,13 +29,13 @@ import sys
 import time
 
 from engine.atomic import write_atomically
-from engine.crab.dagman_creator import SUBMIT_TEMPLATE, read_task, task_ad
-from engine.crab.resubmit import ResubmitEntry, apply_record, read_record
-from engine.crab.sites import (SiteListError, SiteLists, Thresholds, attempt_sites, load_statistics,
-                               previous_failure)
-from engine.crab.wrapper import plan_json
-from engine.crab.retry_policy import (JobReturnCode, JobState, Params, begin_attempt, choose_sites,
-                                      cooloff_remaining, load_state, save_state, state_path)
+from engine.crab.ap.resubmit_record import ResubmitEntry, apply_record, read_record
+from engine.crab.ap.retry_policy import (JobReturnCode, JobState, Params, begin_attempt, choose_sites,
+                                         cooloff_remaining, load_state, save_state, state_path)
+from engine.crab.ap.sites import (SiteListError, SiteLists, Thresholds, attempt_sites, load_statistics,
+                                  previous_failure)
+from engine.crab.taskworker.dagman_creator import SUBMIT_TEMPLATE, read_task, task_ad
+from engine.crab.wn.failure_plan import plan_json
 
 
 def load_job_state(task_dir: str, job_id: str) -> JobState:
@@ -87,7 +87,7 @@ def attempt_lines(task: dict, state: JobState, sites: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.prejob")
+    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.ap.prejob")
     parser.add_argument("dag_retry", type=int)
     parser.add_argument("job_id")
     parser.add_argument("task_dir")

@@ -1,8 +1,21 @@
-"""crabtui's simulated grid: the pool file :file:`grid.toml` shipped with this package.
+"""The simulated grid: the world a laptop pretends to be, where CRAB's real one has CMS sites.
+
+Its sites and slots are the pool file :file:`grid.toml` shipped with this package (each site a
+speed and a failure profile), its storage elements :mod:`.storage` (:file:`storage.toml`), and
+:mod:`.demo` sets up a state directory that shows all of it in a minute.  The datasets the grid
+holds are the TaskWorker's catalogue's (:mod:`engine.crab.taskworker.datasets`), which generates
+the synthetic ones on demand.
 
 The embedded schedd reads ``<state dir>/pool.toml`` when its daemon starts (and the pool made
 from this machine, site ``T2_XX_Local``, without it). :func:`install_grid` puts the simulated grid
 there; :func:`grid_path` names the shipped file, for ``load_pool`` or to show it.
+
+Where it runs: on the user's machine, where the CLI sets up a state directory; the embedded
+schedd reads the files it installs.  Nothing of it runs on an access point or a worker node:
+what a job needs of the grid reaches it in its machine ad (:mod:`engine.crab.wn.jobad`) and
+what PostJob needs in the task's ``task.json``.
+
+What it may import: anything in ``engine``, never the UI.
 """
 
 from __future__ import annotations

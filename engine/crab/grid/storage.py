@@ -3,7 +3,7 @@
 A storage site is a directory on this machine standing for a CMS site's storage element; a file
 with the LFN ``/store/user/alice/...`` lands at ``<directory>/store/user/alice/...``, the trivial
 lfn-to-pfn rule of a site's storage.  It has a bandwidth and a latency, which time the transfers
-(:mod:`engine.crab.stageout`), and a failure profile.  The sites are read from
+(:mod:`engine.crab.ap.stageout`), and a failure profile.  The sites are read from
 ``<state dir>/storage.toml`` when the user has one, else from the shipped :file:`storage.toml`,
 whose sites are the simulated grid's (:mod:`engine.crab.grid`); a site's default directory is
 ``<state dir>/storage/<name>``, so each state directory has its own storage.  The file::
@@ -33,7 +33,7 @@ import os
 import tomllib
 from dataclasses import dataclass
 
-from engine.crab.stageout import STAGEOUT_CODES, lfn_base
+from engine.crab.ap.stageout import STAGEOUT_CODES, lfn_base
 from engine.hints import did_you_mean
 from engine.state import StateDir
 

@@ -39,9 +39,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from engine.crab import fjr
-from engine.crab.datasets import Dataset
-from engine.crab.splitting import MAX_JOBS_PER_TASK, JobSplit, LumiMask, SplittingError, split
+from engine.crab.taskworker.datasets import Dataset
+from engine.crab.taskworker.splitting import MAX_JOBS_PER_TASK, JobSplit, LumiMask, SplittingError, split
+from engine.crab.wn import fjr
 
 __all__ = [
     "PROBE_STAGE", "AutomaticConfig", "AutomaticSplittingError", "Estimate", "TailStage", "events_per_job",

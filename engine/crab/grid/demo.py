@@ -38,8 +38,8 @@ import random
 import shutil
 from dataclasses import dataclass
 
+from engine.crab.ap.sites import write_global_blacklist
 from engine.crab.grid import install_grid
-from engine.crab.sites import write_global_blacklist
 from engine.state import StateDir
 
 __all__ = ["DEMO_DIR", "DemoError", "DemoTask", "failure_plans", "is_demo", "prepare"]

@@ -1,7 +1,7 @@
 """CRAB's TaskWorker on one machine: carries out the task table's pending commands.
 
 A thread of the embedded schedd's daemon (:func:`start`), so tasks move while any client has the
-daemon up.  For SUBMIT it splits the dataset, writes the task's DAG (:mod:`engine.crab.dagman_creator`)
+daemon up.  For SUBMIT it splits the dataset, writes the task's DAG (:mod:`engine.crab.taskworker.dagman_creator`)
 and queues DAGMan; for KILL it removes the DAGMan job, which removes the task's jobs with it.
 It follows each SUBMITTED task: keeps its status cache up to date, so a status (CLI or UI) reads it
 warm, and notices when its DAGMan job has ended, to mark the task COMPLETED or FAILED.  Every
@@ -11,7 +11,7 @@ crash is finished from where it stands: a DAGMan job already queued for it is ad
 RESUBMIT is CRAB's DagmanResubmitter and AdjustSites in one (:meth:`TaskWorker.resubmit`): the
 jobs to resubmit are the failed ones (within the user's ``--jobids``); the worker fixes the new
 epoch and the ids in the task's arguments, writes the epoch's entry to the resubmit record
-(:mod:`engine.crab.resubmit`), clears the automatic site blacklist's statistics, puts each listed
+(:mod:`engine.crab.ap.resubmit_record`), clears the automatic site blacklist's statistics, puts each listed
 job in the new epoch (RRN 0, the new memory and runtime), and runs the DAG again: DAGMan picks
 up the rescue DAG its failed run wrote, so only the nodes not done run, and PreJob gives the
 listed ones the epoch's parameters.  A task whose DAGMan
@@ -31,20 +31,20 @@ import threading
 import time
 from dataclasses import asdict, replace
 
-from engine.crab.automatic import load_knobs, probe_split
-from engine.crab.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
-from engine.crab.datasets import Catalogue, DatasetError, user_dir
-from engine.crab.predag import is_automatic, task_outcome
-from engine.crab.prejob import load_job_state
-from engine.crab.resubmit import (ResubmitRecordError, make_entry, next_epoch, read_record, select_jobs,
-                                  write_entry)
-from engine.crab.retry_policy import RetryStateError, save_state, state_path
-from engine.crab.retry_policy import resubmit as enter_epoch
-from engine.crab.sites import clear_statistics
-from engine.crab.splitting import SplittingError, count_lumis, split
-from engine.crab.status import RACY_NS, job_ids, refresh_cache, task_jobs
-from engine.crab.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
-                                RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB)
+from engine.crab.ap.predag import is_automatic, task_outcome
+from engine.crab.ap.prejob import load_job_state
+from engine.crab.ap.resubmit_record import ResubmitRecordError, next_epoch, read_record, write_entry
+from engine.crab.ap.retry_policy import RetryStateError, save_state, state_path
+from engine.crab.ap.retry_policy import resubmit as enter_epoch
+from engine.crab.ap.sites import clear_statistics
+from engine.crab.client.resubmit import make_entry, select_jobs
+from engine.crab.client.status import RACY_NS, job_ids, refresh_cache, task_jobs
+from engine.crab.taskworker.automatic import load_knobs, probe_split
+from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
+from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
+from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
+from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
+                                           RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB)
 from engine.dag import DagError
 from engine.dagman.submit_dag import DagSubmitOptions, format_condor_sub, prepare, write_condor_sub
 from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
@@ -197,7 +197,7 @@ class TaskWorker:
             self.db.update(task, status=FAILED, message=f"DAGMan exited {ad.get('ExitCode', 'on removal')}")
 
     def refresh(self, task: Task) -> None:
-        """Bring the task's status cache up to date (:func:`engine.crab.status.refresh_cache`)."""
+        """Bring the task's status cache up to date (:func:`engine.crab.client.status.refresh_cache`)."""
         try:
             refresh_cache(task.task_dir)
         except Exception:  # derived data: a cache that cannot be refreshed must not hold the task up

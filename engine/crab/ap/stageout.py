@@ -1,10 +1,10 @@
 """Output stage-out in the POST step: CRAB's ASO transfers on crabtui's simulated grid.
 
-After a successful job, PostJob (:mod:`engine.crab.postjob`) calls :func:`stage_out`, which
+After a successful job, PostJob (:mod:`engine.crab.ap.postjob`) calls :func:`stage_out`, which
 transfers the job's output files (the framework job report's ``steps.cmsRun.output``, written in
 the task directory) to the task's storage site: a directory standing for the site's storage
 element, where a file's LFN ``/store/user/...`` is the path below the directory (see
-:mod:`engine.crab.storage`, which resolves ``Site.storageSite`` into the task's ``stageout``).
+:mod:`engine.crab.grid.storage`, which resolves ``Site.storageSite`` into the task's ``stageout``).
 
 A transfer takes the storage site's latency plus the files' size (as the report gives it) over its
 bandwidth, in simulated seconds, divided by ``Debug.timeScale``.  Until it is due the job's attempt
@@ -50,8 +50,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.atomic import copy_atomically, write_atomically
+from engine.crab.ap.retry_policy import Decision, JobState, Limits, decide, policy_for
 from engine.crab.jsonfile import read_json
-from engine.crab.retry_policy import Decision, JobState, Limits, decide, policy_for
 
 __all__ = [
     "ASO_TIMEOUT_S", "DEFAULT_PERMANENT", "PERMANENT", "RECOVERABLE", "STAGEOUT_CODES", "STUCK", "TransferError",
@@ -121,8 +121,8 @@ def stage_out(task_dir: str, task: Mapping[str, Any], state: JobState, report: d
     PostJob to exit 4 (DEFER).  ``task`` is the task's ``task.json`` with its ``stageout``.  A
     probe job's outputs are not transferred."""
     # Only here: the configuration and the status import this module for its codes alone.
-    from engine.crab.automatic import stage_of
-    from engine.crab.dagman_creator import POSTJOB_DEFER_S  # the DAG's POST DEFER time (format_dag)
+    from engine.crab.taskworker.automatic import stage_of
+    from engine.crab.taskworker.dagman_creator import POSTJOB_DEFER_S  # the DAG's POST DEFER time (format_dag)
 
     conf = task["stageout"]
     job = state.job_id
@@ -185,8 +185,7 @@ def _plan(task_dir: str, task: Mapping[str, Any], job: str, attempt: int, report
 
 def _failure(task: Mapping[str, Any], conf: Mapping[str, Any], job: str, attempt: int) -> tuple[int, str] | None:
     """(exit code, "plan" or "storage site") of the failure this transfer meets, None for none."""
-    from engine.crab.cmsrun import seeded_rng
-    from engine.crab.wrapper import planned_failure
+    from engine.crab.wn.failure_plan import planned_failure, seeded_rng
 
     entry = planned_failure(task.get("failure_plan") or (), job, attempt)
     if entry is not None:

@@ -12,7 +12,7 @@ them (crab-spec §3: SiteInfoResolver, DagmanCreator, PreJob.redoSites)::
 (:class:`SiteLists`; entries may be wildcards such as ``T2_US_*``).  Then the automatic
 blacklist may take away the site where the job's previous attempt failed (:func:`attempt_sites`),
 and the retry policy's ``change_site`` the site of an 8020/8021 failure
-(:func:`engine.crab.retry_policy.choose_sites`).  The whitelist wins over the blacklist, and the
+(:func:`engine.crab.ap.retry_policy.choose_sites`).  The whitelist wins over the blacklist, and the
 global blacklist over the whitelist; a site in both is reported with CRAB's warnings
 (:meth:`SiteLists.warnings`).
 
@@ -72,7 +72,7 @@ from engine.atomic import write_atomically
 from engine.crab.jsonfile import read_json
 
 if TYPE_CHECKING:
-    from engine.crab.retry_policy import Attempt, JobState
+    from engine.crab.ap.retry_policy import Attempt, JobState
 
 __all__ = [
     "CONFIG_KEYS", "DATA_SITES_FILE", "REASONS", "STATISTICS_FILE", "SiteListError",
@@ -85,7 +85,7 @@ __all__ = [
 STATISTICS_FILE = "site_statistics.json"
 DATA_SITES_FILE = "data_sites.json"  # every site holding data of the task, written with its DAG
 SCHEMA = "crabtui.site_statistics/1"
-RESUBMIT_RECORD = "resubmit_record.json"  # engine.crab.resubmit.RECORD_FILE, imported only once there is one
+RESUBMIT_RECORD = "resubmit_record.json"  # engine.crab.ap.resubmit_record.RECORD_FILE, imported only once there is one
 _OUTCOMES = ("succeeded", "failed")
 
 REASONS = {"global": "globally blacklisted", "not_whitelisted": "not in whitelist", "blacklisted": "blacklisted",
@@ -408,7 +408,7 @@ def site_view(task_dir: str, task: Mapping[str, Any]) -> SiteView:
     task = dict(task)
     entries = []
     if os.path.exists(os.path.join(task_dir, RESUBMIT_RECORD)):
-        from engine.crab.resubmit import ResubmitRecordError, read_record
+        from engine.crab.ap.resubmit_record import ResubmitRecordError, read_record
 
         try:
             entries = read_record(task_dir)

@@ -1,11 +1,11 @@
-"""CRAB's PostJob: ``python3 -m engine.crab.postjob JOBID RETURN DAG_RETRY MAX_RETRIES JOB_ID TASK_DIR``.
+"""CRAB's PostJob: ``python3 -m engine.crab.ap.postjob JOBID RETURN DAG_RETRY MAX_RETRIES JOB_ID TASK_DIR``.
 
-It classifies the attempt that just ended (:func:`engine.crab.retry_policy.decide`, CRAB's
+It classifies the attempt that just ended (:func:`engine.crab.ap.retry_policy.decide`, CRAB's
 RetryJob), records it in the job's retry state and in the task's site statistics (the automatic
-site blacklist's counts, :mod:`engine.crab.sites`), and exits with CRAB's code for DAGMan: 0 done,
+site blacklist's counts, :mod:`engine.crab.ap.sites`), and exits with CRAB's code for DAGMan: 0 done,
 1 retry (after the cooloff PreJob waits out), 2 fatal, 3 abort the DAG.  What it knows of the job
 comes from the job's own event log (its times, a hold or removal) and its framework job report.
-A successful job's outputs are staged out first (:mod:`engine.crab.stageout`, CRAB's ASO): while
+A successful job's outputs are staged out first (:mod:`engine.crab.ap.stageout`, CRAB's ASO): while
 the transfer is pending it exits 4 (DEFER) and the attempt stays open, so the node is
 ``transferring``; the transfer's outcome is then the attempt's.  Like CRAB's, it adds its own exit
 status and message (and a failed stage-out's code) to the report's ``postjob`` section.
@@ -19,13 +19,13 @@ import os
 import sys
 import time
 
-from engine.crab import fjr
-from engine.crab.dagman_creator import read_task, task_ad
-from engine.crab.prejob import load_job_state
-from engine.crab.retry_policy import (ACTIONS, Decision, JobReturnCode, Limits, decide, record, save_state,
-                                      state_path)
-from engine.crab.sites import record_attempt
-from engine.crab.stageout import STAGEOUT_CODES, stage_out
+from engine.crab.ap.prejob import load_job_state
+from engine.crab.ap.retry_policy import (ACTIONS, Decision, JobReturnCode, Limits, decide, record, save_state,
+                                         state_path)
+from engine.crab.ap.sites import record_attempt
+from engine.crab.ap.stageout import STAGEOUT_CODES, stage_out
+from engine.crab.taskworker.dagman_creator import read_task, task_ad
+from engine.crab.wn import fjr
 
 
 def job_facts(log_path: str, cluster: int) -> dict:
@@ -62,7 +62,7 @@ def write_postjob_section(report_path: str, report: dict, decision: Decision) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.postjob")
+    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.ap.postjob")
     parser.add_argument("condor_id", help="DAGMan's $JOBID: cluster.proc")
     parser.add_argument("return_value", type=int, help="DAGMan's $RETURN")
     parser.add_argument("dag_retry", type=int)

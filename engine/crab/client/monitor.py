@@ -1,4 +1,4 @@
-"""What a monitor shows of a task beyond ``crab status`` (:mod:`engine.crab.status`): a job's
+"""What a monitor shows of a task beyond ``crab status`` (:mod:`engine.crab.client.status`): a job's
 output files, report and ClassAd, and the DAG's log as it grows.
 
 Cheap enough to call on every refresh: text files are read from their end, at most
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import classad2
 
-from engine.crab import fjr
-from engine.crab.dagman_creator import DAG_FILE
+from engine.crab.taskworker.dagman_creator import DAG_FILE
+from engine.crab.wn import fjr
 from engine.schedd.api import Schedd
 
 MAX_TEXT = 64 * 1024

@@ -1,6 +1,6 @@
 """The files of automatic splitting's stages, in a task's ``automatic_splitting/`` directory.
 
-PreDAG (:mod:`engine.crab.predag`) writes them, the status and the task worker read them; JSON,
+PreDAG (:mod:`engine.crab.ap.predag`) writes them, the status and the task worker read them; JSON,
 not CRAB's pickles:
 
 * ``stage.<N>.json``: the job ids stage N was split into (0: processing, N: tail stage N),

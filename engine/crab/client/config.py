@@ -55,7 +55,7 @@ Where CRAB leaves room, or crabtui differs, and why:
   default 1) and ``failurePlan`` (see :class:`PlannedFailure`).  For one job, an entry for the
   exact attempt takes precedence over a ``"*"`` entry; two entries for the same job and attempt
   are refused.  List entries in messages are counted from 1.  ``automaticBlacklist`` sets the
-  automatic site blacklist's thresholds (:class:`engine.crab.sites.Thresholds`), a table of
+  automatic site blacklist's thresholds (:class:`engine.crab.ap.sites.Thresholds`), a table of
   ``completedJobs``, ``successfulJobs``, ``siteFailures`` (whole numbers >= 0) and
   ``siteSuccessRate`` (0..1); those not given keep seed 000's 10, 5, 5 and 0.5.
 * ``Site.ignoreGlobalBlacklist`` (CRAB's) lets the task's jobs run at globally blacklisted sites.
@@ -78,8 +78,8 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.crab.sites import CONFIG_KEYS, Thresholds
-from engine.crab.stageout import PERMANENT, RECOVERABLE, STAGEOUT_CODES
+from engine.crab.ap.sites import CONFIG_KEYS, Thresholds
+from engine.crab.ap.stageout import PERMANENT, RECOVERABLE, STAGEOUT_CODES
 
 __all__ = ["ConfigError", "PlannedFailure", "TaskConfig", "load_config", "SPLITTING_ALGORITHMS"]
 
@@ -123,7 +123,7 @@ class PlannedFailure:
     effects is set: the payload exits with ``exit_code``, the job is held with HoldReasonCode
     ``hold_code``, the payload uses ``memory_mb`` of memory (and is killed if over its request),
     or the job succeeds and the stage-out of its outputs fails with exit code ``stageout``
-    (one of :data:`engine.crab.stageout.STAGEOUT_CODES`).
+    (one of :data:`engine.crab.ap.stageout.STAGEOUT_CODES`).
     """
 
     job: str

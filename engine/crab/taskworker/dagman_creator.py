@@ -3,9 +3,9 @@
 The DAG is CRAB's (``DAG_FRAGMENT``): independent nodes ``JobN``, each with PreJob as PRE script
 (deferred with exit 4 while the job cools off), the job, PostJob as POST script (deferred with exit
 4 while its output is staged out), ``RETRY ... UNLESS-EXIT 2`` and ``ABORT-DAG-ON ... 3``.  The
-scripts are ``python3 -m engine.crab.prejob|postjob`` so the same DAG runs on a real HTCondor pool;
+scripts are ``python3 -m engine.crab.ap.prejob|postjob`` so the same DAG runs on a real HTCondor pool;
 everything they share is in the task directory as JSON (:data:`TASK_FILE`, the per-job inputs and
-the retry states of :mod:`engine.crab.retry_policy`).
+the retry states of :mod:`engine.crab.ap.retry_policy`).
 """
 
 from __future__ import annotations
@@ -18,19 +18,19 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from engine.atomic import write_atomically
-from engine.crab.automatic import AutomaticConfig, stage_of
-from engine.crab.cmsrun import make_input, write_input
-from engine.crab.datasets import Dataset
-from engine.crab.sites import write_data_sites
-from engine.crab.splitting import JobSplit
-from engine.crab.wrapper import PLANNED_HOLD_CODE, exit_hold_commands
+from engine.crab.ap.sites import write_data_sites
+from engine.crab.taskworker.automatic import AutomaticConfig, stage_of
+from engine.crab.taskworker.datasets import Dataset
+from engine.crab.taskworker.splitting import JobSplit
+from engine.crab.wn.failure_plan import PLANNED_HOLD_CODE, exit_hold_commands
+from engine.crab.wn.job_input import make_input, write_input
 
 TASK_FILE = "task.json"
 DAG_FILE = "RunJobs.dag"
 SUBMIT_TEMPLATE = "Job.submit"
 # How often a PostJob whose stage-out is pending looks again, in simulated seconds. CRAB waits 30
 # minutes (1800 s) to spare its ASO database; here a look is a file read, and the transfer ends
-# when it is due (engine.crab.stageout sleeps out the last wait), so jobs are not held back.
+# when it is due (engine.crab.ap.stageout sleeps out the last wait), so jobs are not held back.
 POSTJOB_DEFER_S = 60
 COOLOFF_POLL_S = 60  # how often a cooling-off PreJob looks again, in simulated seconds
 PREDAG_DEFER_S = 300  # how often a waiting PreDAG looks again (CRAB's), in simulated seconds
@@ -62,7 +62,7 @@ class TaskAd:
     python: str = sys.executable  # the interpreter of the DAG's scripts and of the job wrapper
     python_path: str = ""  # their PYTHONPATH where the engine is not installed (a real pool's hosts)
     ignore_global_blacklist: bool = False  # Site.ignoreGlobalBlacklist
-    global_blacklist: str | None = None  # the global blacklist file PreJob reads (engine.crab.sites)
+    global_blacklist: str | None = None  # the global blacklist file PreJob reads (engine.crab.ap.sites)
     automatic_blacklist: dict = field(default_factory=dict)  # sites.Thresholds as a dict ({}: seed 000's)
     stageout: dict | None = None  # where and how PostJob stages the outputs out (storage.stageout_ad); None: not
     automatic: dict | None = None  # Automatic splitting: minutes, knobs, probes, catalogue, lumi mask; None: not
@@ -159,8 +159,8 @@ def format_dag(ad: TaskAd, jobs: Sequence[JobSplit]) -> str:
         n = job.id
         lines += [
             f"JOB Job{n} Job.{n}.submit",
-            f"SCRIPT DEFER 4 {cooloff} PRE Job{n} {python} -m engine.crab.prejob $RETRY {n} .",
-            f"SCRIPT DEFER 4 {defer} POST Job{n} {python} -m engine.crab.postjob $JOBID $RETURN $RETRY "
+            f"SCRIPT DEFER 4 {cooloff} PRE Job{n} {python} -m engine.crab.ap.prejob $RETRY {n} .",
+            f"SCRIPT DEFER 4 {defer} POST Job{n} {python} -m engine.crab.ap.postjob $JOBID $RETURN $RETRY "
             f"$MAX_RETRIES {n} .",
             f"RETRY Job{n} {ad.max_retries if ad.max_executions(n) > 1 else 0} UNLESS-EXIT 2",
             f'VARS Job{n} count="{n}"',
@@ -189,7 +189,7 @@ def stage_node(ad: TaskAd, kind: str, completion: int, stage: int) -> str:
     poll = max(1, round(PREDAG_DEFER_S * ad.real))
     return "\n".join([
         f"SUBDAG EXTERNAL {name} {subdag_file(stage)}",
-        f"SCRIPT DEFER 4 {poll} PRE {name} {script_python(ad)} -m engine.crab.predag {kind} {completion} {stage} .",
+        f"SCRIPT DEFER 4 {poll} PRE {name} {script_python(ad)} -m engine.crab.ap.predag {kind} {completion} {stage} .",
         *([f"PRE_SKIP {name} {NOTHING_TO_SPLIT}"] if kind == "tail" else []),
         "", "",
     ])
@@ -208,7 +208,7 @@ def submit_template(ad: TaskAd) -> str:
     return "\n".join([
         "universe = vanilla",
         f"executable = {ad.python}",
-        'arguments = "-m engine.crab.wrapper"',
+        'arguments = "-m engine.crab.wn.wrapper"',
         *([f'environment = "PYTHONPATH={ad.python_path}"'] if ad.python_path else []),
         "output = job_out.$(count).$(CRAB_Retry).txt",
         "error = job_err.$(count).$(CRAB_Retry).txt",

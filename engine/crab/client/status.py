@@ -1,6 +1,6 @@
 """A task's jobs as ``crab status`` shows them: each job's state, retries, sites, attempts and figures.
 
-The state of a job comes from its retry state (:mod:`engine.crab.retry_policy`), which PreJob and
+The state of a job comes from its retry state (:mod:`engine.crab.ap.retry_policy`), which PreJob and
 PostJob keep, and from its job in the queue, as CRAB's ``cache_status`` derives node states from
 the DAG's files and the job ads (crab-spec §1.2): unsubmitted, cooloff, idle, running, held,
 transferring, finished, failed, plus killing (removed, still in the queue) and killed (in flight or
@@ -8,13 +8,13 @@ cooling off when its DAG was removed or aborted).  A failed job that ``crab resu
 epoch is unsubmitted until its DAG runs it again.
 
 The figures of ``crab status --long`` come from the framework job reports
-(``jobReport.json.<id>.<crab_retry>``, :func:`engine.crab.fjr.performance`): runtime
+(``jobReport.json.<id>.<crab_retry>``, :func:`engine.crab.wn.fjr.performance`): runtime
 (TotalJobTime, simulated seconds), memory (PeakValueRss, MB), CPU % (TotalJobCPU over runtime and
 cores) and waste (the runtime of the attempts before the latest).  An attempt without a report
 counts its run as the job log timed it, scaled to simulated seconds; a running job its time so
 far and its ResidentSetSize from the queue.  Restarts (an attempt evicted, held while it ran,
 or lost by its shadow, and run again) are counted from the job's user log, ``job_log.<id>``
-(:mod:`engine.crab.joblog`).
+(:mod:`engine.crab.ap.joblog`).
 
 The status cache
 ----------------
@@ -64,19 +64,20 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.crab import fjr, stages
+from engine.crab.ap import stages
+from engine.crab.ap.sites import SiteView, site_view
+from engine.crab.wn import fjr
 from engine.gcpause import gc_paused
-from engine.crab.sites import SiteView, site_view
 from engine.schedd.api import JobStatus, Schedd
 
 if TYPE_CHECKING:
-    from engine.crab.retry_policy import JobState
+    from engine.crab.ap.retry_policy import JobState
 
 STATUS_CACHE = "status_cache.json"
 CACHE_SCHEMA = "crabtui.status_cache/5"
 RACY_NS = 2_000_000_000
-DAG_FILE = "RunJobs.dag"  # engine.crab.dagman_creator.DAG_FILE; not imported: it pulls in the DAG layer
-TASK_FILE = "task.json"  # engine.crab.dagman_creator.TASK_FILE
+DAG_FILE = "RunJobs.dag"  # engine.crab.taskworker.dagman_creator.DAG_FILE; not imported: it pulls in the DAG layer
+TASK_FILE = "task.json"  # engine.crab.taskworker.dagman_creator.TASK_FILE
 
 _QUEUED = {JobStatus.IDLE: "idle", JobStatus.RUNNING: "running", JobStatus.HELD: "held",
            JobStatus.TRANSFERRING_OUTPUT: "transferring", JobStatus.COMPLETED: "transferring",
@@ -382,7 +383,7 @@ def _executed_site(report: str) -> list[str]:
 
 def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | None) -> list:
     """The cache row of a job: what its state file and its attempts' reports say."""
-    from engine.crab.retry_policy import load_state, state_path  # only here: a warm status needs no state
+    from engine.crab.ap.retry_policy import load_state, state_path  # only here: a warm status needs no state
 
     if stamp is None:
         return _NO_FILE
@@ -423,7 +424,7 @@ def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | 
 def _log_restarts(task_dir: str, job: str, row: list | None) -> tuple[int, int | None]:
     """The job's restarts and the size of its user log, counted again only if the log is not the
     size it had when ``row`` counted them."""
-    from engine.crab.joblog import restarts
+    from engine.crab.ap.joblog import restarts
 
     log = os.path.join(task_dir, f"job_log.{job}")
     try:

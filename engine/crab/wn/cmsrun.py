@@ -1,25 +1,12 @@
 """A simulated cmsRun: processes its lumi sections at a site's speed, really taking the time, and
-writes the framework job report (:mod:`engine.crab.fjr`) a real cmsRun job leaves.
+writes the framework job report (:mod:`engine.crab.wn.fjr`) a real cmsRun job leaves.
 
-Run as ``python3 -m engine.crab.cmsrun INPUT [options]`` (the job wrapper, :mod:`engine.crab.wrapper`,
+Run as ``python3 -m engine.crab.wn.cmsrun INPUT [options]`` (the job wrapper, :mod:`engine.crab.wn.wrapper`,
 does this for every job whose task names no ``JobType.scriptExe``). Standard library only: it runs
 as a job on any execute node.
 
-The input file (JSON; what a real job gets as ``job_input_file_list_N.txt`` and ``job_lumis_N.json``
-together, with the events per lumi a simulation needs)::
-
-    {
-      "files": [                                          at least one file, processed in this order
-        {"lfn": "/store/mc/.../A.root",                   the file's logical name
-         "lumis": [[1, 4, 480], [1, 5, 470]]}             [run, lumi, events], at least one, in order
-      ],
-      "eventsPerSecond": 10.0,                            optional: throughput at site speed 1.0 (default 10)
-      "bytesPerEvent": 5000,                              optional: output bytes per event (default 5000)
-      "initSeconds": 10.0                                 optional: start-up time in seconds (default 10)
-    }
-
-:func:`make_input` builds one (from :class:`engine.crab.datasets.File` objects or plain tuples) and
-:func:`write_input` writes it. Unknown keys are errors; :class:`InputError` names the file and key.
+Its input is a job input file (:mod:`engine.crab.wn.job_input`): the files, each lumi's events,
+and the throughput at speed 1.0.
 
 How a run goes, in simulated seconds (every real wait is the simulated time divided by
 ``--time-scale``; every figure reported is simulated):
@@ -30,7 +17,7 @@ How a run goes, in simulated seconds (every real wait is the simulated time divi
 * ``--stop-after S``: once S seconds have passed (start-up included), no new lumi is begun (CMSSW's
   ``maxSecondsUntilRampdown``; a lumi split across files is still read to its end); the run ends
   with exit code 0 and the lumis not begun are listed in the report's ``crabtui.unprocessed``, so
-  that automatic splitting's tail jobs process them (:mod:`engine.crab.automatic`).
+  that automatic splitting's tail jobs process them (:mod:`engine.crab.taskworker.automatic`).
 * ``--fail-exit-code N``: the run fails with N while reading lumi ``floor(fail_at x lumis)``
   (``--fail-at``, default from the seed), after half that lumi's time, or at the stop-after limit
   if that comes first (planned trouble always happens); the lumis before it count as processed,
@@ -53,34 +40,22 @@ is 0, such as 8192, exits 1 so that it cannot pass for success). Everything rand
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import math
 import os
-import random
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.atomic import write_atomically
-from engine.crab import fjr
-from engine.crab.jsonfile import read_json
-from engine.hints import did_you_mean
+from engine.crab.wn import fjr
+from engine.crab.wn.failure_plan import seeded_rng
+from engine.crab.wn.job_input import InputError, JobInput, read_input
+from engine.crab.wn.jobad import read_ad, site_speed
 
-__all__ = [
-    "DEFAULT_BYTES_PER_EVENT", "DEFAULT_EVENTS_PER_SECOND", "DEFAULT_INIT_SECONDS", "MEMORY_EXIT_CODE",
-    "InputError", "InputFile", "JobInput", "Settings", "exit_status", "main", "make_input", "read_input",
-    "run", "seeded_rng", "write_input",
-]
+__all__ = ["MEMORY_EXIT_CODE", "Settings", "exit_status", "main", "run"]
 
-DEFAULT_EVENTS_PER_SECOND = 10.0
-"""Events per second at speed 1.0: a typical analysis of AOD; a 1,800-event file takes 3 minutes."""
-DEFAULT_BYTES_PER_EVENT = 5000
-"""Output bytes per event: an analysis ntuple."""
-DEFAULT_INIT_SECONDS = 10.0
-"""cmsRun's start-up (configuration, conditions, first file open)."""
 MEMORY_EXIT_CODE = 50660
 """CRAB's code for a job killed for using more memory than it requested."""
 
@@ -89,42 +64,6 @@ ERROR_TYPES = {
     8022: "FatalRootError", 8028: "FallbackFileOpenError", 50660: "MemoryLimitExceeded",
 }
 """The ``errors[].type`` a report gives an exit code (CMSSW's exception categories)."""
-
-_INPUT_KEYS = ("files", "eventsPerSecond", "bytesPerEvent", "initSeconds")
-_FILE_KEYS = ("lfn", "lumis")
-_UINT32 = 2 ** 32
-
-
-class InputError(ValueError):
-    """An input file that cannot be used; the message names the file and the key."""
-
-
-@dataclass(frozen=True, slots=True)
-class InputFile:
-    lfn: str
-    lumis: tuple[tuple[int, int, int], ...]  # (run, lumi, events)
-
-    @property
-    def events(self) -> int:
-        return sum(n for _, _, n in self.lumis)
-
-
-@dataclass(frozen=True, slots=True)
-class JobInput:
-    files: tuple[InputFile, ...]
-    events_per_second: float = DEFAULT_EVENTS_PER_SECOND
-    bytes_per_event: int = DEFAULT_BYTES_PER_EVENT
-    init_seconds: float = DEFAULT_INIT_SECONDS
-
-    def lumis(self) -> dict[int, list[int]]:
-        """run -> sorted lumi numbers the job is given (each once): what its report's processed and
-        unprocessed lumis together must cover."""
-        given: dict[int, set[int]] = {}
-        for f in self.files:
-            for run_number, lumi, _ in f.lumis:
-                given.setdefault(run_number, set()).add(lumi)
-        return {run_number: sorted(given[run_number]) for run_number in sorted(given)}
-
 
 @dataclass(slots=True)
 class Settings:
@@ -143,102 +82,7 @@ class Settings:
     crabtui: dict[str, Any] = field(default_factory=dict)  # extra facts for the report's crabtui section
 
 
-# ------------------------------------------------------------------------------------ input
-
-def _show(value: object) -> str:
-    text = json.dumps(value, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _positive_number(document: dict, key: str, default: float, zero: bool = False) -> float:
-    value = document.get(key, default)
-    low_ok = value >= 0 if zero else value > 0
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not low_ok:
-        raise ValueError(f"{key}: must be a number {'>= 0' if zero else '> 0'}, got {_show(value)}")
-    return value
-
-
-def _parse_input(document: object) -> JobInput:
-    if not isinstance(document, dict):
-        raise ValueError(f"must be a JSON object with a list \"files\", got {_show(document)}")
-    for key in document:
-        if key not in _INPUT_KEYS:
-            hint = did_you_mean(key, _INPUT_KEYS)
-            raise ValueError(f"{key}: unknown key; {hint}an input holds " + ", ".join(_INPUT_KEYS))
-    files = document.get("files")
-    if not isinstance(files, list) or not files:
-        raise ValueError(f"files: must be a non-empty list of files, got {_show(files)}")
-    parsed = []
-    for i, item in enumerate(files, start=1):
-        at = f"files[{i}]"
-        if not isinstance(item, dict):
-            raise ValueError(f"{at}: must be an object with lfn and lumis, got {_show(item)}")
-        for key in item:
-            if key not in _FILE_KEYS:
-                raise ValueError(f"{at}.{key}: unknown key; a file holds lfn and lumis")
-        lfn = item.get("lfn")
-        if not isinstance(lfn, str) or not lfn:
-            raise ValueError(f"{at}.lfn: must be the file's logical name, a non-empty string, got {_show(lfn)}")
-        lumis = item.get("lumis")
-        if not isinstance(lumis, list) or not lumis:
-            raise ValueError(f"{at}.lumis: must be a non-empty list of [run, lumi, events], got {_show(lumis)}")
-        triples = []
-        for j, lumi in enumerate(lumis, start=1):
-            if not (isinstance(lumi, list) and len(lumi) == 3 and all(type(x) is int for x in lumi)
-                    and lumi[0] >= 1 and lumi[1] >= 1 and lumi[2] >= 0 and max(lumi) < _UINT32):
-                raise ValueError(f"{at}.lumis[{j}]: must be [run, lumi, events], whole numbers (run and lumi "
-                                 f"from 1, events from 0), got {_show(lumi)}")
-            triples.append((lumi[0], lumi[1], lumi[2]))
-        parsed.append(InputFile(lfn, tuple(triples)))
-    eps = _positive_number(document, "eventsPerSecond", DEFAULT_EVENTS_PER_SECOND)
-    bpe = document.get("bytesPerEvent", DEFAULT_BYTES_PER_EVENT)
-    if type(bpe) is not int or bpe < 0:
-        raise ValueError(f"bytesPerEvent: must be a whole number >= 0, got {_show(bpe)}")
-    init = _positive_number(document, "initSeconds", DEFAULT_INIT_SECONDS, zero=True)
-    return JobInput(tuple(parsed), float(eps), bpe, float(init))
-
-
-def read_input(path: str | os.PathLike[str]) -> JobInput:
-    """The job input at ``path`` (format in the module docstring); :class:`InputError` if invalid."""
-    name = os.fspath(path)
-    document = read_json(name, InputError, what=" the job input")
-    try:
-        return _parse_input(document)
-    except ValueError as e:
-        raise InputError(f"{name}: {e}") from None
-
-
-def make_input(files: Iterable[Any], *, events_per_second: float | None = None,
-               bytes_per_event: int | None = None, init_seconds: float | None = None) -> dict[str, Any]:
-    """An input document for ``files``: :class:`engine.crab.datasets.File` objects (or anything with
-    ``lfn`` and ``lumis`` of (run, lumi, events)), or ``(lfn, [(run, lumi, events), ...])`` pairs."""
-    items = []
-    for f in files:
-        lfn, lumis = (f.lfn, f.lumis) if hasattr(f, "lfn") else f
-        items.append({"lfn": lfn, "lumis": [[int(r), int(n), int(e)] for r, n, e in lumis]})
-    document: dict[str, Any] = {"files": items}
-    if events_per_second is not None:
-        document["eventsPerSecond"] = events_per_second
-    if bytes_per_event is not None:
-        document["bytesPerEvent"] = bytes_per_event
-    if init_seconds is not None:
-        document["initSeconds"] = init_seconds
-    _parse_input(document)  # refuse to write what cannot be read
-    return document
-
-
-def write_input(path: str | os.PathLike[str], document: dict[str, Any]) -> None:
-    """Write an input document (see :func:`make_input`) at once, one lumi per line."""
-    _parse_input(document)
-    write_atomically(path, json.dumps(document, separators=(",", ":")).replace('{"lfn"', '\n{"lfn"') + "\n")
-
-
 # ------------------------------------------------------------------------------------ running
-
-def seeded_rng(seed: str) -> random.Random:
-    """A random generator that gives the same numbers for the same text on every machine and run."""
-    return random.Random(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big"))
-
 
 def exit_status(code: int) -> int:
     """The process exit status for an exit code: its low byte, or 1 for a failure whose low byte is 0."""
@@ -395,7 +239,7 @@ def run(job: JobInput, settings: Settings, report_path: str | os.PathLike[str], 
 # ------------------------------------------------------------------------------------ command line
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python3 -m engine.crab.cmsrun",
+    p = argparse.ArgumentParser(prog="python3 -m engine.crab.wn.cmsrun",
                                 description="A simulated cmsRun: process the lumis of INPUT and write a job report.")
     p.add_argument("input", help="the job input (JSON: files with their [run, lumi, events])")
     p.add_argument("--report", default=fjr.FJR_NAME, help="where to write the job report (default %(default)s)")
@@ -421,7 +265,6 @@ def main(argv: list[str] | None = None) -> int:
     if speed is None or site is None:
         machine = os.environ.get("_CONDOR_MACHINE_AD")
         if machine:
-            from engine.crab.wrapper import read_ad, site_speed  # noqa: PLC0415 - the wrapper imports this module
             ad = read_ad(machine)
             speed = site_speed(ad) if speed is None else speed
             site = ad.get("GLIDEIN_CMSSite") if site is None else site

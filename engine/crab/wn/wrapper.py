@@ -1,11 +1,12 @@
 """The job wrapper of crabtui's simulated grid: the executable of every CRAB job.
 
-Run as ``python3 -m engine.crab.wrapper`` (what CRAB's ``CMSRunAnalysis.sh`` is on the grid). It
+Run as ``python3 -m engine.crab.wn.wrapper`` (what CRAB's ``CMSRunAnalysis.sh`` is on the grid). It
 reads the job's ClassAd (``_CONDOR_JOB_AD``) and the slot's machine ad (``_CONDOR_MACHINE_AD``,
-written by the embedded starter and by HTCondor's), decides whether the simulated grid makes this
-attempt fail, runs the payload, always leaves a framework job report (:mod:`engine.crab.fjr`) and
-exits with the report's exit code modulo 256. Standard library only: it runs on any execute node,
-with ``engine`` on ``PYTHONPATH`` (the wrapper passes that on to the simulated cmsRun).
+written by the embedded starter and by HTCondor's; read by :mod:`engine.crab.wn.jobad`), decides
+whether the simulated grid makes this attempt fail, runs the payload, always leaves a framework
+job report (:mod:`engine.crab.wn.fjr`) and exits with the report's exit code modulo 256. Standard
+library only: it runs on any execute node, with ``engine`` on ``PYTHONPATH`` (the wrapper passes
+that on to the simulated cmsRun).
 
 The job ad attributes it reads (names in ClassAd case-insensitivity; ``CRABTUI_`` ones are
 crabtui's, set by the task's submit files)::
@@ -17,7 +18,7 @@ crabtui's, set by the task's submit files)::
     NumHolds              how often the schedd has held the job; a released job is not held again
     CRABTUI_Attempt       the attempt (from 1, across retries and resubmissions); default CRAB_Retry + 1
     CRABTUI_TimeScale     simulated seconds per real second, default 1
-    CRABTUI_InputFile     the simulated cmsRun's input (engine.crab.cmsrun), required without a script
+    CRABTUI_InputFile     the simulated cmsRun's input (engine.crab.wn.job_input), required without a script
     CRABTUI_StopAfter     simulated seconds after which cmsRun begins no new lumi; absent or <= 0: no limit
     CRABTUI_FailurePlan   JSON string: Debug.failurePlan entries in the config's form,
                           [{"job": "2", "attempt": 1, "exitCode": 8021}, {"job": "4", "attempt": "*", ...}]
@@ -35,7 +36,7 @@ Which failure an attempt gets: the failure plan's entry for (job id, attempt), a
 before ``"*"``; else one draw from the site's failure profile with a generator seeded by (task,
 job id, attempt), so the same attempt fails the same way every time. A plan entry with
 ``exitCode = 0`` forces success (no site failure either), and so does one with ``stageout = N``:
-its failure comes later, in PostJob's stage-out (:mod:`engine.crab.stageout`).
+its failure comes later, in PostJob's stage-out (:mod:`engine.crab.ap.stageout`).
 
 What the caller sees, per kind of failure:
 
@@ -49,12 +50,14 @@ What the caller sees, per kind of failure:
   SIGKILL, so the schedd records ExitBySignal = true, ExitSignal = 9 (DAGMan's $RETURN is -9). The
   schedd's own MemoryUsage stays what was really used; callers read the report.
 * ``hold = C``: the wrapper does not run the payload; it writes a report with exit code
-  :data:`HOLD_EXIT_CODE` and exits with it at once. A job cannot hold itself, so the submit
-  description must carry :func:`exit_hold_commands` of the plan: then the schedd (embedded or real)
+  :data:`~engine.crab.wn.failure_plan.HOLD_EXIT_CODE` and exits with it at once. A job cannot
+  hold itself, so the submit description must carry the plan's
+  :func:`~engine.crab.wn.failure_plan.exit_hold_commands`: then the schedd (embedded or real)
   holds the job with HoldReasonCode 3 (OnExitHold) and HoldReasonSubCode C. Without them, the job
   simply completes with exit code 213. Only the attempt's first execution is held: once the schedd
   (or the user) has released it (``NumHolds`` > 0), it runs its payload, as a job whose stage-in
-  failed once does. A release policy reads the code through :data:`PLANNED_HOLD_CODE`.
+  failed once does. A release policy reads the code through
+  :data:`~engine.crab.wn.failure_plan.PLANNED_HOLD_CODE`.
 
 Problems of the wrapper's own (a bad job ad, an unreadable input) give exit code 50113 (CRAB's
 "missing arguments"); a script that cannot start 10040; a payload that exits 0 without a usable
@@ -65,32 +68,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import re
 import resource
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.crab import cmsrun, fjr
+from engine.crab.wn import cmsrun, fjr
+from engine.crab.wn.failure_plan import HOLD_EXIT_CODE, check_plan, planned_failure, seeded_rng
+from engine.crab.wn.jobad import Ad, Expression, read_ad, site_failures, site_speed
 
-__all__ = [
-    "HOLD_EXIT_CODE", "PLANNED_HOLD_CODE", "Ad", "Expression", "Failure", "WrapperError", "choose_failure",
-    "exit_hold_commands", "main", "parse_ad", "plan_json", "planned_failure", "read_ad", "site_failures", "site_speed",
-]
+__all__ = ["Failure", "WrapperError", "choose_failure", "main", "run_job"]
 
-HOLD_EXIT_CODE = 213
-"""The exit code by which the wrapper asks to be held (see :func:`exit_hold_commands`). It is the
-low byte of no exit code in CRAB's retry policy."""
 MISSING_ARGUMENT = 50113  # CRAB's EC_MissingArg
 WRAPPER_ERROR = 10040  # CRAB's EC_CMSRunWrapper
 NO_REPORT = 50115  # CRAB's EC_ReportHandlingErr
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PACKAGE_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))  # where engine/ is
 
 
 class WrapperError(Exception):
@@ -99,164 +96,6 @@ class WrapperError(Exception):
     def __init__(self, code: int, message: str):
         super().__init__(message)
         self.code = code
-
-
-# ------------------------------------------------------------------------------------ ClassAd files
-
-class Expression(str):
-    """A ClassAd value that is no literal (an expression, a list, undefined), as its text."""
-
-
-class Ad(dict):
-    """A ClassAd read from a file: attribute names are case-insensitive, as in ClassAds. Literal
-    values are str, int, float and bool; anything else is an :class:`Expression`."""
-
-    def __init__(self, items: Iterable[tuple[str, Any]] = ()):
-        super().__init__()
-        for name, value in items:
-            self[name] = value
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        super().__setitem__(name.lower(), value)
-
-    def __getitem__(self, name: str) -> Any:
-        return super().__getitem__(name.lower())
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and super().__contains__(name.lower())
-
-    def get(self, name: str, default: Any = None) -> Any:
-        return super().get(name.lower(), default)
-
-
-_INT = re.compile(r"[+-]?\d+\Z")
-_REAL = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z")
-_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.]*)\s*=(?!=)\s*(.*)\Z", re.S)
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "\\": "\\", '"': '"', "'": "'", "?": "?"}
-
-
-def _string(body: str, new_syntax: bool) -> str:
-    """The value of a string literal's body: the new syntax has C escapes, the old one only \\"."""
-    if not new_syntax:
-        return body.replace('\\"', '"')
-    out, i = [], 0
-    while i < len(body):
-        c = body[i]
-        if c == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            octal = re.match(r"[0-7]{1,3}", body[i + 1:])
-            if octal:
-                out.append(chr(int(octal.group(), 8)))
-                i += 1 + len(octal.group())
-                continue
-            out.append(_ESCAPES.get(nxt, nxt))
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
-def _value(text: str, new_syntax: bool) -> Any:
-    text = text.strip()
-    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and _one_string(text):
-        return _string(text[1:-1], new_syntax)
-    if _INT.match(text):
-        return int(text)
-    if _REAL.match(text):
-        return float(text)
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    return Expression(text)
-
-
-def _one_string(text: str) -> bool:
-    """Whether ``text`` (starting and ending with a quote) is one string literal, not ``"a" + "b"``."""
-    i = 1
-    while i < len(text) - 1:
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == '"':
-            return False
-        i += 1
-    return True
-
-
-def _statements(body: str) -> list[str]:
-    """The ``;``-separated statements of a new-syntax ad's body, outside strings and brackets."""
-    parts, depth, quote, start, i = [], 0, "", 0, 0
-    while i < len(body):
-        c = body[i]
-        if quote:
-            if c == "\\":
-                i += 2
-                continue
-            if c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == ";" and depth == 0:
-            parts.append(body[start:i])
-            start = i + 1
-        i += 1
-    parts.append(body[start:])
-    return [p for p in parts if p.strip()]
-
-
-def parse_ad(text: str) -> Ad:
-    """A ClassAd in the new syntax (``[ A = 1; B = "x" ]``, as the embedded starter and classad2
-    write it) or the old one (``A = 1`` per line, as condor_starter writes ``.job.ad``)."""
-    stripped = text.strip()
-    ad = Ad()
-    if stripped.startswith("["):
-        if not stripped.endswith("]"):
-            raise ValueError("a ClassAd that starts with [ must end with ]")
-        statements, new_syntax = _statements(stripped[1:-1]), True
-    else:
-        statements = [line for line in stripped.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-        new_syntax = False
-    for statement in statements:
-        match = _NAME.match(statement)
-        if not match:
-            raise ValueError(f"not an attribute definition: {statement.strip()[:80]!r}")
-        ad[match.group(1)] = _value(match.group(2), new_syntax)
-    return ad
-
-
-def read_ad(path: str | os.PathLike[str]) -> Ad:
-    """The ClassAd in the file at ``path`` (either syntax); OSError or ValueError if unreadable."""
-    with open(path, encoding="utf-8") as f:
-        return parse_ad(f.read())
-
-
-def site_speed(machine: Mapping[str, Any]) -> float:
-    """The machine ad's ``CRABTUI_SiteSpeed``; 1.0 when absent or not a positive number."""
-    value = machine.get("CRABTUI_SiteSpeed")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        return 1.0
-    return float(value)
-
-
-def site_failures(machine: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The machine ad's failure profile (``CRABTUI_SiteFailures``); [] when absent. A malformed
-    profile is refused with ValueError rather than quietly ignored."""
-    text = machine.get("CRABTUI_SiteFailures")
-    if text is None:
-        return []
-    try:
-        entries = json.loads(text) if isinstance(text, str) else None
-    except json.JSONDecodeError:
-        entries = None
-    if not isinstance(entries, list) or not all(
-            isinstance(e, dict) and isinstance(e.get("probability"), (int, float))
-            and (type(e.get("exitCode")) is int or type(e.get("memoryMB")) is int) for e in entries):
-        raise ValueError(f"CRABTUI_SiteFailures of the machine ad is not a failure profile: {str(text)[:80]!r}")
-    return entries
 
 
 # ------------------------------------------------------------------------------------ the failure plan
@@ -278,52 +117,6 @@ class Failure:
         return entry
 
 
-def _entry(item: Any) -> dict[str, Any]:
-    """A plan entry in the config's form, from a dict or an engine.crab.config.PlannedFailure."""
-    if isinstance(item, Mapping):
-        return dict(item)
-    entry: dict[str, Any] = {"job": item.job, "attempt": "*" if item.attempt is None else item.attempt}
-    for key, attr in (("exitCode", "exit_code"), ("hold", "hold_code"), ("memoryMB", "memory_mb"),
-                      ("stageout", "stageout")):
-        if getattr(item, attr) is not None:
-            entry[key] = getattr(item, attr)
-    return entry
-
-
-def plan_json(plan: Iterable[Any], job: str | None = None) -> str:
-    """The failure plan (``TaskConfig.failure_plan`` or config-form dicts) as the JSON string for
-    ``CRABTUI_FailurePlan``; with ``job``, only that job's entries, to keep job ads small."""
-    entries = [_entry(item) for item in plan]
-    if job is not None:
-        entries = [e for e in entries if str(e.get("job")) == str(job)]
-    return json.dumps(entries, separators=(",", ":"))
-
-
-def _check_plan(entries: object) -> list[dict[str, Any]]:
-    if not isinstance(entries, list):
-        raise ValueError("must be a JSON list of failure plan entries")
-    for i, e in enumerate(entries, start=1):
-        ok = (isinstance(e, dict) and isinstance(e.get("job"), str)
-              and (e.get("attempt") == "*" or (type(e.get("attempt")) is int and e["attempt"] >= 1))
-              and sum(1 for k in ("exitCode", "hold", "memoryMB", "stageout") if type(e.get(k)) is int) == 1)
-        if not ok:
-            raise ValueError(f'entry {i} ({json.dumps(e)[:80]}) is not {{"job": "2", "attempt": 1 or "*", '
-                             f'and one of exitCode, hold, memoryMB, stageout}}')
-    return entries
-
-
-def planned_failure(plan: Iterable[Any], job: str, attempt: int) -> dict[str, Any] | None:
-    """The plan's entry for this attempt of ``job``: an exact attempt before ``"*"``; None if none."""
-    every = None
-    for entry in map(_entry, plan):
-        if str(entry.get("job")) == job:
-            if entry.get("attempt") == attempt:
-                return entry
-            if entry.get("attempt") in ("*", None):
-                every = entry
-    return every
-
-
 def choose_failure(plan: Iterable[Any], profile: list[dict[str, Any]], task: str, job: str,
                    attempt: int) -> Failure | None:
     """The failure of this attempt: the plan's entry if any (``exitCode = 0`` or ``stageout``:
@@ -334,47 +127,13 @@ def choose_failure(plan: Iterable[Any], profile: list[dict[str, Any]], task: str
             return None
         return Failure("plan", exit_code=entry.get("exitCode"), memory_mb=entry.get("memoryMB"),
                        hold=entry.get("hold"))
-    draw = cmsrun.seeded_rng(f"{task}/{job}/{attempt}/site").random()
+    draw = seeded_rng(f"{task}/{job}/{attempt}/site").random()
     total = 0.0
     for item in profile:
         total += float(item["probability"])
         if draw < total:
             return Failure("site", exit_code=item.get("exitCode"), memory_mb=item.get("memoryMB"))
     return None
-
-
-_ATTEMPT = ("ifThenElse(isUndefined(CRABTUI_Attempt), ifThenElse(isUndefined(CRAB_Retry), 1, CRAB_Retry + 1), "
-            "CRABTUI_Attempt)")
-
-
-def exit_hold_commands(plan: Iterable[Any]) -> dict[str, str]:
-    """Submit commands that make the schedd hold a job whose attempt the plan holds (``hold = C``):
-    ``on_exit_hold`` when the wrapper exits with :data:`HOLD_EXIT_CODE`, with HoldReasonSubCode C
-    and a reason naming it. Empty when the plan holds nothing. The attempt is the job ad's
-    CRABTUI_Attempt, else CRAB_Retry + 1, as the wrapper counts it."""
-    holds = [e for e in map(_entry, plan) if e.get("hold") is not None]
-    if not holds:
-        return {}
-    ordered = ([e for e in holds if e.get("attempt") not in ("*", None)]
-               + [e for e in holds if e.get("attempt") in ("*", None)])
-    subcode = "0"
-    for e in reversed(ordered):
-        condition = f'string(CRAB_Id) =?= "{e["job"]}"'
-        if e.get("attempt") not in ("*", None):
-            condition += f" && {_ATTEMPT} =?= {int(e['attempt'])}"
-        subcode = f"ifThenElse({condition}, {int(e['hold'])}, {subcode})"
-    return {
-        "on_exit_hold": f"ExitCode =?= {HOLD_EXIT_CODE} && ({subcode}) > 0",
-        "on_exit_hold_subcode": subcode,
-        "on_exit_hold_reason": f'strcat("Held by the crabtui failure plan (hold code ", string({subcode}), ")")',
-    }
-
-
-PLANNED_HOLD_CODE = (f"ifThenElse(HoldReasonCode =?= 3 && ExitCode =?= {HOLD_EXIT_CODE}, HoldReasonSubCode, "
-                     "HoldReasonCode)")
-"""The code a held job's release policy should test, as a ClassAd expression: HoldReasonCode,
-except for a hold of :func:`exit_hold_commands`, which stands for the grid holding the job with the
-planned code and arrives as HoldReasonCode 3 (OnExitHold) with that code as HoldReasonSubCode."""
 
 
 # ------------------------------------------------------------------------------------ the job
@@ -425,7 +184,7 @@ def _job(ad: Ad) -> _Job:
     plan: list[dict[str, Any]] = []
     if plan_text is not None:
         try:
-            plan = _check_plan(json.loads(plan_text) if isinstance(plan_text, str) else None)
+            plan = check_plan(json.loads(plan_text) if isinstance(plan_text, str) else None)
         except (ValueError, json.JSONDecodeError) as e:
             raise WrapperError(MISSING_ARGUMENT, f"job ad attribute CRABTUI_FailurePlan: {e}") from None
     args_text = ad.get("CRABTUI_ScriptArgs")
@@ -465,7 +224,7 @@ def _status_code(returncode: int) -> int:
 
 
 def _run_cmsrun(job: _Job, site: str | None, speed: float, failure: Failure | None) -> tuple[int, dict | None]:
-    argv = [sys.executable, "-m", "engine.crab.cmsrun", job.input_file, "--report", job.report,
+    argv = [sys.executable, "-m", "engine.crab.wn.cmsrun", job.input_file, "--report", job.report,
             "--speed", repr(speed), "--time-scale", repr(job.time_scale), "--seed", job.seed]
     if site:
         argv += ["--site", site]
@@ -623,7 +382,7 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.wrapper",
+    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.wn.wrapper",
                                      description="Run a CRAB job's payload on crabtui's simulated grid.")
     parser.add_argument("--job-ad", default=os.environ.get("_CONDOR_JOB_AD"),
                         help="the job's ClassAd file (default $_CONDOR_JOB_AD)")

@@ -1,6 +1,6 @@
-"""CRAB's PreDAG: ``python3 -m engine.crab.predag processing|tail COMPLETION STAGE TASK_DIR``.
+"""CRAB's PreDAG: ``python3 -m engine.crab.ap.predag processing|tail COMPLETION STAGE TASK_DIR``.
 
-The PRE script of automatic splitting's SUBDAG nodes (:mod:`engine.crab.automatic` has the
+The PRE script of automatic splitting's SUBDAG nodes (:mod:`engine.crab.taskworker.automatic` has the
 rules).  ``Job0SubJobs`` (``processing <probes> 0``) waits until every probe has finished or
 failed, estimates the throughput from their reports, splits the whole input into processing jobs
 and writes them, with one SUBDAG node per tail stage, into ``RunJobs0.subdag``.  ``JobNSubJobs``
@@ -9,12 +9,12 @@ splits the lumis the finished ones left and every lumi of the failed ones into
 ``RunJobsN.subdag``.  While it waits it exits 4, which the node's ``SCRIPT DEFER 4`` turns into
 "run me again later".
 
-What it decided is kept in ``automatic_splitting/`` (:mod:`engine.crab.stages`); a stage's file
+What it decided is kept in ``automatic_splitting/`` (:mod:`engine.crab.ap.stages`); a stage's file
 is written last, so a PreDAG re-run after a crash or by a rescue DAG changes nothing, and the
 processing ids the tail stages take are updated under a lock, since their PreDAGs run at once.
 
 Exit codes: 0 the sub-DAG is written, 1 the split failed (no probe gave figures), 4 wait, and
-:data:`~engine.crab.dagman_creator.NOTHING_TO_SPLIT` for a tail stage with nothing left to
+:data:`~engine.crab.taskworker.dagman_creator.NOTHING_TO_SPLIT` for a tail stage with nothing left to
 process, which the DAG's ``PRE_SKIP`` turns into a node done without its sub-DAG.  Standard library only.
 """
 
@@ -28,16 +28,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from engine.atomic import write_atomically
-from engine.crab.automatic import (AutomaticConfig, AutomaticSplittingError, Estimate, missing_lumis,
-                                   probe_estimate, processing_split, tail_lumis, tail_split, tail_stages)
-from engine.crab.cmsrun import read_input
-from engine.crab.dagman_creator import (DAG_FILE, NOTHING_TO_SPLIT, format_dag, read_task, stage_node,
-                                        subdag_file, task_ad, write_jobs)
-from engine.crab.datasets import Catalogue, Dataset, DatasetError
-from engine.crab import fjr, stages
-from engine.crab.retry_policy import JobReturnCode, load_state, state_path
-from engine.crab.stages import stage_jobs
-from engine.crab.splitting import JobSplit, SplittingError
+from engine.crab.ap import stages
+from engine.crab.ap.retry_policy import JobReturnCode, load_state, state_path
+from engine.crab.ap.stages import stage_jobs
+from engine.crab.taskworker.automatic import (AutomaticConfig, AutomaticSplittingError, Estimate, missing_lumis,
+                                              probe_estimate, processing_split, tail_lumis, tail_split, tail_stages)
+from engine.crab.taskworker.dagman_creator import (DAG_FILE, NOTHING_TO_SPLIT, format_dag, read_task, stage_node,
+                                                   subdag_file, task_ad, write_jobs)
+from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError
+from engine.crab.taskworker.splitting import JobSplit, SplittingError
+from engine.crab.wn import fjr
+from engine.crab.wn.job_input import read_input
 
 
 def node_outcome(task_dir: str, job_id: str) -> str | None:
@@ -179,7 +180,7 @@ class PreDag:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.predag")
+    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.ap.predag")
     parser.add_argument("stage_kind", choices=("processing", "tail"))
     parser.add_argument("completion", type=int, help="jobs of the previous stage that must be done first")
     parser.add_argument("stage", type=int, help="0 for processing, N for tail stage N")
