@@ -9,10 +9,9 @@ import shutil
 import subprocess
 import tempfile
 
-import click
 import pytest
 
-from crabtui.cli import main
+from cli_commands import leaves
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
 from installed import CRABTUI
@@ -44,13 +43,6 @@ UNKNOWN = {
     ("rm",): ["999"],
     ("history",): ["999"],
 }
-
-
-def leaves() -> list[tuple[str, ...]]:
-    paths = []
-    for name, command in main.commands.items():
-        paths += [(name, sub) for sub in command.commands] if isinstance(command, click.Group) else [(name,)]
-    return paths
 
 
 def test_every_command_is_checked():

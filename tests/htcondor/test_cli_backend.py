@@ -3,22 +3,10 @@ an HTCondor pool say so in one line.  No pool is needed: these run everywhere.""
 
 from __future__ import annotations
 
-import click
 from click.testing import CliRunner
 
+from cli_commands import leaves
 from crabtui.cli import main
-
-
-def leaves() -> list[tuple[str, ...]]:
-    paths = []
-    with click.Context(main) as ctx:
-        commands = {name: main.get_command(ctx, name) for name in main.list_commands(ctx)}
-    for name, command in commands.items():
-        if isinstance(command, click.Group):
-            paths += [(name, sub) for sub in command.commands]
-        else:
-            paths.append((name,))
-    return paths
 
 
 def test_every_command_takes_backend_after_its_name():
