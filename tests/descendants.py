@@ -73,22 +73,30 @@ def kill_users_of(path: str) -> list[int]:
     environment (a DAGMan or a daemon of a state directory its test is done with, a job whose
     ad file is there), and collect them; returns their pids."""
     needle = os.fsencode(path)
-    killed = []
+    users = []
     for pid in descendants(os.getpid()):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as cmdline, open(f"/proc/{pid}/environ", "rb") as environ:
-                named = needle in cmdline.read() or needle in environ.read()
-            if named:
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-        except (OSError, ProcessLookupError):
+                if needle in cmdline.read() or needle in environ.read():
+                    users.append(pid)
+        except OSError:
             continue
-    for pid in killed:
+    kill(users)
+    return users
+
+
+def kill(pids) -> None:
+    """SIGKILL ``pids``, and collect those that are children of ours."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    for pid in pids:
         try:
             os.waitpid(pid, 0)
         except ChildProcessError:
             pass  # not a child of ours: its own parent collects it
-    return killed
 
 
 def _command_line(pid: int) -> str:
@@ -117,15 +125,6 @@ def leftovers(root: int, grace: float = 10.0) -> dict[int, str]:
     while (alive := descendants(root)) and time.monotonic() < deadline:
         reap_zombies()
         time.sleep(0.1)
-    for pid in alive:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    for pid in alive:
-        try:
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass  # not a child of ours: its own parent collects it
+    kill(alive)
     reap_zombies()
     return alive
