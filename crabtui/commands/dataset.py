@@ -8,6 +8,7 @@ import sys
 import click
 import humanize
 
+from crabtui.commands.backend import fail
 from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError
 from engine.state import state_dir
 
@@ -75,8 +76,7 @@ def show(ctx: click.Context, name: str, json_output: bool) -> None:
     try:
         d = _catalogue(ctx).load(name)
     except DatasetError as e:
-        click.echo(f"ERROR: {e}", err=True)
-        sys.exit(1)
+        fail(str(e))
     runs = d.runs()
     blocks = [_summary(b.name, len(b.files), b.lumis, b.events, b.size, b.sites) for b in d.blocks]
     if json_output:

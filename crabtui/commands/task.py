@@ -9,23 +9,17 @@ from __future__ import annotations
 import getpass
 import json
 import os
-import sys
 import time
 from dataclasses import asdict
 
 import click
 
-from crabtui.commands.backend import embedded_only, schedd
+from crabtui.commands.backend import embedded_only, fail, schedd
 
 NUM_AUTOM_JOB_RETRIES = 3  # executions per job and resubmit epoch, as CRAB's TaskWorker ships it
 
 
-def _fail(message: str) -> None:
-    click.echo(f"ERROR: {message}", err=True)
-    sys.exit(1)
-
-
-def _embedded_only(ctx: click.Context) -> None:
+def embedded_tasks_only(ctx: click.Context) -> None:
     embedded_only(ctx, "CRAB tasks run on the embedded engine only: its task worker submits and follows them. "
                        "Leave out --backend htcondor (and unset CRABTUI_BACKEND) for the task commands.")
 
@@ -33,7 +27,7 @@ def _embedded_only(ctx: click.Context) -> None:
 def _db(ctx: click.Context):
     from engine.crab.taskworker.taskdb import TaskDB
 
-    _embedded_only(ctx)
+    embedded_tasks_only(ctx)
     with schedd(ctx) as client:  # starts the daemon, and with it the task worker
         client.ping()
         return TaskDB(client.state.tasks), client.state
@@ -61,23 +55,23 @@ def submit(ctx: click.Context, config: str) -> None:
     try:
         cfg = load_config(config)
     except ConfigError as e:
-        _fail(str(e))
+        fail(str(e))
     db, state = _db(ctx)
     try:
         dataset = Catalogue.for_state(state).load(cfg.input_dataset)
     except DatasetError as e:
-        _fail(f"{config}: Data.inputDataset: {e}")
+        fail(f"{config}: Data.inputDataset: {e}")
     try:
         lists = SiteLists(cfg.site_whitelist, cfg.site_blacklist, read_global_blacklist(state.global_blacklist),
                           cfg.ignore_global_blacklist)
     except SiteListError as e:
-        _fail(str(e))
+        fail(str(e))
     storage = None
     if cfg.storage_site is not None:
         try:
             storage = storage_site(state, cfg.storage_site)
         except StorageError as e:
-            _fail(f"{config}: Site.storageSite: {e}")
+            fail(f"{config}: Site.storageSite: {e}")
     now = time.time()
     user = getpass.getuser()
     name = task_name(cfg.request_name, user, now)
@@ -98,7 +92,7 @@ def submit(ctx: click.Context, config: str) -> None:
         db.insert(Task(name=name, request_name=cfg.request_name, user=user, status=NEW, command=SUBMIT,
                        config_path=cfg.source, task_dir=task_dir, submitted_at=now, updated_at=now))
     except TaskError as e:
-        _fail(str(e))
+        fail(str(e))
     click.echo(f"Task name: {name}\nProject dir: {task_dir}\n"
                "Success: Your task has been delivered to the task worker; follow it with "
                f"'crabtui task list' or 'crabtui task status {cfg.request_name}'.")
@@ -135,7 +129,7 @@ def kill(ctx: click.Context, name: str) -> None:
     try:
         task = db.request(name, KILL)
     except TaskError as e:
-        _fail(str(e))
+        fail(str(e))
     click.echo(f"Kill request for task {task.name} sent; 'crabtui task list' shows when it is KILLED.")
 
 
@@ -162,16 +156,16 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     try:
         check_options(options)
     except StatusOptionError as e:
-        _fail(str(e))
+        fail(str(e))
     now = time.time()
-    _embedded_only(ctx)
+    embedded_tasks_only(ctx)
     with schedd(ctx) as client:
         client.ping()  # starts the daemon, and with it the task worker
         db = TaskDB(client.state.tasks)
         try:
             task = db.get(name)
         except TaskError as e:
-            _fail(str(e))
+            fail(str(e))
         view = task_view(task.task_dir, client, task.dagman_id, now=now)
     scheduler = scheduler_status(task.status, task.dagman_id, view)
     if json_output:
@@ -193,7 +187,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     try:
         lines = render(info, view.jobs, now, options)
     except StatusOptionError as e:
-        _fail(str(e))
+        fail(str(e))
     click.echo("\n".join(lines))
 
 
@@ -222,13 +216,13 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
         arguments = request_arguments(jobids=jobids, sitewhitelist=sitewhitelist, siteblacklist=siteblacklist,
                                       maxjobruntime=maxjobruntime, maxmemory=maxmemory, priority=priority)
     except ResubmitError as e:
-        _fail(str(e))
+        fail(str(e))
     db, _ = _db(ctx)
     try:
         task = db.get(name)
         if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
             if not os.path.isdir(task.task_dir):
-                _fail("Status information is unavailable, will not proceed with the resubmission. "
+                fail("Status information is unavailable, will not proceed with the resubmission. "
                       "Try again a few seconds later if the task has just been submitted.")
             with schedd(ctx) as client:
                 view = task_view(task.task_dir, client, task.dagman_id)
@@ -236,6 +230,6 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
                         automatic=view.automatic is not None)
         task = db.request(task.name, RESUBMIT, arguments)
     except (TaskError, ResubmitError) as e:
-        _fail(str(e))
+        fail(str(e))
     click.echo(f"Resubmit request for task {task.name} sent; 'crabtui task status {task.request_name}' shows "
                "how the resubmission proceeds.")
