@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from fuzz_inputs import KINDS, KNOWN, KNOWN_CLI, check_cli, cli_cases
-from schedd.schedd_harness import PERIODIC_ENV, crabtui_command, stop_daemon
+from installed import CRABTUI
+from schedd.schedd_harness import PERIODIC_ENV, stop_daemon
 from engine.state import StateDir
 
 SETTINGS = settings(max_examples=60, derandomize=True, database=None, deadline=None,
@@ -87,7 +88,7 @@ def test_a_node_whose_submit_file_is_not_utf8_fails_its_submit_not_dagman(tmp_pa
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
     try:
-        result = subprocess.run([*crabtui_command(), "--state-dir", str(state), "dag", "run", "u.dag"],
+        result = subprocess.run([CRABTUI, "--state-dir", str(state), "dag", "run", "u.dag"],
                                 cwd=tmp_path, capture_output=True, text=True, timeout=120,
                                 env={**os.environ, "_CONDOR_DAGMAN_MAX_SUBMIT_ATTEMPTS": "1"})
     finally:

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from schedd_harness import crabtui_command
+from installed import CRABTUI
 from engine.atomic import write_atomically
 from engine.schedd.local.client import LocalScheddClient
 from engine.schedd.api import ScheddError
@@ -20,7 +20,7 @@ NOBODY = 65534
 
 
 def crabtui(state: str, *args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([*crabtui_command(), "--state-dir", state, *args], capture_output=True, text=True,
+    return subprocess.run([CRABTUI, "--state-dir", state, *args], capture_output=True, text=True,
                           timeout=60, cwd=cwd)
 
 
@@ -101,7 +101,7 @@ def test_dag_submit_gives_dagman_only_the_environment_condor_submit_dag_gives_it
     (schedd.work / "job.sub").write_text("executable = /bin/true\nqueue\n")
     (schedd.work / "d.dag").write_text("JOB A job.sub\n")
     env = {**os.environ, SECRET: "hunter2", "TZ": "UTC"}
-    result = subprocess.run([*crabtui_command(), "--state-dir", schedd.state.path, "dag", "submit", "d.dag"],
+    result = subprocess.run([CRABTUI, "--state-dir", schedd.state.path, "dag", "submit", "d.dag"],
                             capture_output=True, text=True, timeout=60, cwd=schedd.work, env=env)
     assert result.returncode == 0, result.stderr
     (ad,) = schedd.client.query("JobUniverse == 7")
