@@ -119,7 +119,7 @@ def _task(tmp_path: Path, plan: tuple = ()) -> dict:
                          str(tmp_path / "storage"))["T2_CH_CERN"]
     name = "240102_030405:alice_crab_demo"
     return {"name": name, "time_scale": 10.0, "failure_plan": list(plan),
-            "stageout": stageout_ad(site, task_name=name, user="alice", dataset="/Prim/Proc-v1/AOD", request_name="demo")}
+            "stageout": stageout_ad(site, task_name=name, user="alice", primary_dataset="Prim", request_name="demo")}
 
 
 def _job(tmp_path: Path, job: str = "1012") -> tuple[JobState, dict]:
@@ -139,7 +139,7 @@ def test_a_transfer_resumes_after_a_crash_and_never_lands_twice(tmp_path):
     record = json.loads(Path(transfer_path(str(tmp_path), "1012", 0)).read_text())
     assert record["due"] == 1000.0 + (400 + 20) / 10, "simulated seconds divided by the time scale"
     lfn = "/store/user/alice/Prim/crab_demo/240102_030405/0001/output_1012.root"
-    assert record["files"][0]["lfn"] == lfn == job_lfn(lfn_base(task["name"], "alice", "/Prim/Proc-v1/AOD", "demo"),
+    assert record["files"][0]["lfn"] == lfn == job_lfn(lfn_base(task["name"], "alice", "Prim", "demo"),
                                                       "1012", "output_1012.root")
     target = tmp_path / "storage" / "T2_CH_CERN" / lfn.lstrip("/")
     assert not target.exists()

@@ -100,10 +100,10 @@ def storage_site(state: StateDir, name: str) -> StorageSite:
     return described or StorageSite(name, os.path.join(state.path, "storage", name))
 
 
-def stageout_ad(site: StorageSite, *, task_name: str, user: str, dataset: str, request_name: str) -> dict:
+def stageout_ad(site: StorageSite, *, task_name: str, user: str, primary_dataset: str, request_name: str) -> dict:
     """The task's ``stageout`` (TaskAd.stageout): where its outputs go and how the transfers go."""
     return {"site": site.name, "directory": site.directory,
-            "lfn_base": lfn_base(task_name, user, dataset, request_name), "bandwidth": site.bandwidth,
+            "lfn_base": lfn_base(task_name, user, primary_dataset, request_name), "bandwidth": site.bandwidth,
             "latency": site.latency, "failures": [{"probability": p, "exitCode": c} for p, c in site.failures]}
 
 

@@ -63,6 +63,7 @@ class Daemon:
         slots = self.schedd.pool.slots
         return {"pid": os.getpid(), "jobs": len(self.schedd.jobs), "running": len(self.schedd.running),
                 "slots": len(slots), "busy_slots": sum(1 for s in slots if s.busy),
+                "sites": [site.name for site in self.schedd.pool.sites],  # GLIDEIN_CMSSite of the slots
                 "state_dir": self.schedd.state.path}
 
     def op_new_cluster(self) -> int:
