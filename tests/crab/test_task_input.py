@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -20,6 +21,7 @@ from engine.state import StateDir
 
 MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
 GRID = ["T2_XX_Local", "T2_CH_CERN", "T1_US_FNAL", "T2_US_Nebraska", "T2_DE_DESY", "T2_IT_Pisa"]
+POOL = {site: {"cpus": 1, "memory": 8000} for site in GRID}  # as the daemon's ping gives the pool
 
 
 @pytest.mark.parametrize("events, per_job, lumis_per_file", [(1000, 250, 1), (1030, 250, 1), (10_000, 900, 4),
@@ -99,7 +101,7 @@ def state(tmp_path):
     return StateDir(str(tmp_path / "state"))
 
 
-def refused(cfg, state, pool=GRID) -> str:
+def refused(cfg, state, pool=POOL) -> str:
     with pytest.raises(SubmitError) as e:
         submit(cfg, state, TaskDB(state.tasks), pool)
     message = str(e.value)
@@ -123,15 +125,24 @@ def test_lists_that_leave_no_site_holding_the_data_are_refused_in_crabs_words(tm
 
 
 def test_data_only_where_the_pool_has_no_slot_is_refused(tmp_path, state):
-    message = refused(config(tmp_path), state, pool=["T2_US_Purdue"])
-    assert "Found 2 (out of 2) blocks present only at sites the lists allow but the pool has no slot at." in message
-    assert "the pool's sites are T2_US_Purdue" in message
+    message = refused(config(tmp_path), state, pool={"T2_US_Purdue": {"cpus": 8, "memory": 16000}})
+    assert "Found 2 (out of 2) blocks present only at sites the lists allow but where the pool has no slot for " \
+           "jobs of 1 core(s) and 2000 MB." in message
+    assert "the pool's sites are T2_US_Purdue, with slots for jobs of 1 core(s) and 2000 MB at T2_US_Purdue" in message
+
+
+def test_sites_whose_slots_are_too_small_for_the_jobs_do_not_count(tmp_path, state):
+    many = dataclasses.replace(config(tmp_path, name="mt"), num_cores=4)  # the grid's slots have one core
+    message = refused(many, state)
+    assert "no slot for jobs of 4 core(s) and 2000 MB" in message and "at none (pool.toml" in message
+    bigger = {**POOL, "T2_XX_Local": {"cpus": 8, "memory": 16000}}  # every block is at T2_XX_Local
+    assert submit(many, state, TaskDB(state.tasks), bigger).warnings == ()
 
 
 def test_blocks_no_site_can_run_are_skipped_with_crabs_warning(tmp_path, state):
     dataset = Catalogue(None).load(MC)
     only_some = next(s for b in dataset.blocks for s in b.sites if s != "T2_XX_Local")
-    done = submit(config(tmp_path, site=f'whitelist = ["{only_some}"]'), state, TaskDB(state.tasks), GRID)
+    done = submit(config(tmp_path, site=f'whitelist = ["{only_some}"]'), state, TaskDB(state.tasks), POOL)
     kept = [b.name for b in dataset.blocks if only_some in b.sites]
     assert 0 < len(kept) < len(dataset.blocks)
     assert any(w.startswith(f"Some blocks from dataset {MC} were skipped because they are only present at "
@@ -143,10 +154,11 @@ def test_blocks_no_site_can_run_are_skipped_with_crabs_warning(tmp_path, state):
 
 def test_ignore_locality_runs_at_the_whitelisted_sites_of_the_pool(tmp_path, state):
     cfg = config(tmp_path, data="ignoreLocality = true", site='whitelist = ["T2_US_Purdue"]')
-    assert "the pool's sites are T2_CH_CERN, T2_XX_Local" in refused(cfg, state, pool=["T2_XX_Local", "T2_CH_CERN"])
+    assert "the pool's sites are T2_CH_CERN, T2_XX_Local" in refused(
+        cfg, state, pool={"T2_XX_Local": POOL["T2_XX_Local"], "T2_CH_CERN": POOL["T2_CH_CERN"]})
     cfg = config(tmp_path, data="ignoreLocality = true", site='whitelist = ["T2_IT_*"]')
-    done = submit(cfg, state, TaskDB(state.tasks), GRID)
-    assert json.loads(Path(done.task_dir, "request.json").read_text())["input"]["sites"] == GRID
+    done = submit(cfg, state, TaskDB(state.tasks), POOL)
+    assert json.loads(Path(done.task_dir, "request.json").read_text())["input"]["sites"] == sorted(GRID)
 
 
 def test_input_blocks_that_the_dataset_does_not_have_are_refused(tmp_path, state):
@@ -157,7 +169,7 @@ def test_input_blocks_that_the_dataset_does_not_have_are_refused(tmp_path, state
 
 def test_a_stand_in_is_noted_once_and_registered(tmp_path, state):
     name = "/SingleMuon/Run2018D-UL2018_MiniAODv2-v3/MINIAOD"
-    done = submit(config(tmp_path, dataset=name), state, TaskDB(state.tasks), GRID)
+    done = submit(config(tmp_path, dataset=name), state, TaskDB(state.tasks), POOL)
     assert len(done.notes) == 1 and "synthetic stand-in made from its name" in done.notes[0]
     assert stand_ins.registered(str(Path(state.path, "datasets"))) == [name]
     assert json.loads(Path(done.task_dir, "request.json").read_text())["input"]["stand_in"] is True

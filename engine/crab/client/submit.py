@@ -22,6 +22,7 @@ from __future__ import annotations
 import getpass
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from engine.crab.ap.sites import SiteListError, SiteLists, read_global_blacklist
@@ -53,13 +54,18 @@ class Submitted:
     warnings: tuple[str, ...]  # CRAB's warnings: site lists, skipped blocks
 
 
-def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool_sites: list[str], *,
+def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapping[str, int]], *,
            now: float | None = None, user: str | None = None) -> Submitted:
-    """Record the task ``cfg`` describes for the task worker, or raise :class:`SubmitError`."""
+    """Record the task ``cfg`` describes for the task worker, or raise :class:`SubmitError`.
+
+    ``pool`` is each site of the pool with its largest slot's ``cpus`` and ``memory`` (MB); only
+    sites whose slots can hold the task's jobs count as places to run."""
     now = time.time() if now is None else now
     user = user or getpass.getuser()
     source = cfg.source
     catalogue = Catalogue.for_state(state)
+    pool_sites = sorted(site for site, size in pool.items()
+                        if size["cpus"] >= cfg.num_cores and size["memory"] >= cfg.max_memory_mb)
     notes, warnings = [], []
     spec, note = _spec(cfg, catalogue, pool_sites)
     if note:
@@ -80,7 +86,9 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool_sites: list[str], 
         raise SubmitError(str(e)) from None
     found = locality(dataset, lists, pool_sites, cfg.lumi_mask)
     if found.blocks and not found.usable:
-        raise SubmitError(f"{source}: Site.whitelist/Site.blacklist: {refusal(dataset.name, found, lists, pool_sites)}")
+        request = f"{cfg.num_cores} core(s) and {cfg.max_memory_mb} MB"
+        raise SubmitError(f"{source}: Site.whitelist/Site.blacklist: "
+                          f"{refusal(dataset.name, found, lists, pool_sites, request, sorted(pool))}")
     if found.banned or found.outside:
         warnings.append(skipped_warning(dataset.name, found, lists))
         spec = spec.with_blocks(b.name for b in found.usable)

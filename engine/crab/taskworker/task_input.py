@@ -157,14 +157,11 @@ def _lists(lists: SiteLists) -> str:
     return out
 
 
-def _where(found: Locality, pool_sites: Iterable[str]) -> str:
-    sites = sorted({s for b in (*found.banned, *found.outside) for s in b.sites})
-    return f" Its blocks are at {', '.join(sites)}; the pool's sites are {', '.join(sorted(pool_sites))}."
-
-
-def refusal(name: str, found: Locality, lists: SiteLists, pool_sites: Iterable[str]) -> str:
-    """DagmanCreator's refusal of a task none of whose blocks can run anywhere, in one line."""
-    pool_sites = list(pool_sites)
+def refusal(name: str, found: Locality, lists: SiteLists, pool_sites: Iterable[str], request: str,
+            all_sites: Iterable[str]) -> str:
+    """DagmanCreator's refusal of a task none of whose blocks can run anywhere, in one line.
+    ``pool_sites`` are the sites whose slots can hold the task's jobs (``request`` says what they
+    ask for), ``all_sites`` every site of the pool."""
     what = f"dataset {name}" if name else "the task's input"
     message = (f"The CRAB server backend refuses to send jobs to the Grid scheduler. No locations found for {what}. "
                f"(or at least for what passed the lumi-mask and/or run-range selection).")
@@ -173,10 +170,16 @@ def refusal(name: str, found: Locality, lists: SiteLists, pool_sites: Iterable[s
                     f"not-whitelisted sites.")
     if found.outside:
         message += (f" Found {len(found.outside)} (out of {found.blocks}) blocks present only at sites the lists "
-                    f"allow but the pool has no slot at.")
-    hint = f" 'crabtui dataset show {name}' lists the blocks' locations; compare them with your black/white list." \
-        if name else ""
-    return message + _lists(lists) + _where(found, pool_sites) + hint
+                    f"allow but where the pool has no slot for jobs of {request}.")
+    message += _lists(lists)
+    at = sorted({s for b in (*found.banned, *found.outside) for s in b.sites})
+    fit = ", ".join(sorted(pool_sites)) or "none"
+    message += (f" The {'data is' if name else 'jobs may run'} at {', '.join(at) or 'no site'}; the pool's sites are "
+                f"{', '.join(all_sites)}, with slots for jobs of {request} at {fit} (pool.toml in the state "
+                f"directory describes the pool's sites and slots).")
+    if name:
+        message += f" 'crabtui dataset show {name}' lists the blocks' locations; compare them with your black/white list."
+    return message
 
 
 def skipped_warning(name: str, found: Locality, lists: SiteLists) -> str:
