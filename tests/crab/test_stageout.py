@@ -62,6 +62,21 @@ def test_outputs_land_at_the_storage_site_with_crabs_names_and_sizes(tmp_path, s
     assert "Stageout" in table and "finished     \t\t100.0% (4/4)" in table
 
 
+def test_private_mc_outputs_land_under_the_output_primary_dataset_at_a_site_no_file_describes(tmp_path, state):
+    (tmp_path / "gen.toml").write_text(
+        '[General]\nrequestName = "gen"\n[JobType]\npluginName = "PrivateMC"\npsetName = "gen_cfg.py"\n'
+        '[Data]\noutputPrimaryDataset = "MinBias_TuneCP5"\nsplitting = "EventBased"\nunitsPerJob = 300\n'
+        'totalUnits = 1000\n[Site]\nstorageSite = "T3_US_FNALLPC"\n[Debug]\ntimeScale = 500\n')
+    assert crabtui(state, "task", "submit", "gen.toml", cwd=tmp_path).returncode == 0
+    status = wait_status(state, "gen", tmp_path, "COMPLETED")
+    directory = (Path(state.path) / "storage" / "T3_US_FNALLPC" / "store/user" / getpass.getuser() / "MinBias_TuneCP5"
+                 / "crab_gen" / status["name"].split(":")[0] / "0000")
+    assert sorted(p.name for p in directory.iterdir()) == [f"output_{i}.root" for i in range(1, 5)]
+    events = [fjr.summarize(fjr.read_report(Path(status["task_dir"]) / f"jobReport.json.{i}.0")).events
+              for i in range(1, 5)]
+    assert events == [300, 300, 300, 100], "1000 events in jobs of 300"
+
+
 def test_a_recoverable_failure_is_retried_and_a_permanent_one_fails_the_job(tmp_path, state):
     plan = '{job = "2", attempt = 1, stageout = 60307}, {job = "3", attempt = "*", stageout = 60324}'
     (tmp_path / "crab.toml").write_text(config_text("flaky", plan=plan))
