@@ -84,7 +84,8 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
                           cfg.ignore_global_blacklist)
     except SiteListError as e:
         raise SubmitError(str(e)) from None
-    found = locality(dataset, lists, pool_sites, cfg.lumi_mask)
+    mask = None if cfg.job_type == "PrivateMC" else cfg.lumi_mask  # generated lumis: EventBased reads no mask
+    found = locality(dataset, lists, pool_sites, mask)
     if found.blocks and not found.usable:
         request = f"{cfg.num_cores} core(s) and {cfg.max_memory_mb} MB"
         raise SubmitError(f"{source}: Site.whitelist/Site.blacklist: "
@@ -115,7 +116,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
                 global_blacklist=state.global_blacklist, automatic_blacklist=asdict(cfg.automatic_blacklist),
                 stageout=stageout)
     write_request(task_dir, input=spec, splitting=cfg.splitting, units_per_job=cfg.units_per_job,
-                  total_units=cfg.total_units, lumi_mask=cfg.lumi_mask, ad=ad, events_per_lumi=cfg.events_per_lumi)
+                  total_units=cfg.total_units, lumi_mask=mask, ad=ad, events_per_lumi=cfg.events_per_lumi)
     try:
         db.insert(Task(name=name, request_name=cfg.request_name, user=user, status=NEW, command=SUBMIT,
                        config_path=cfg.source, task_dir=task_dir, submitted_at=now, updated_at=now))
