@@ -282,7 +282,7 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "Debug.scheddName": ("str", IGNORED),
     "Debug.collector": ("str", IGNORED),
 }
-_SECTIONS = SECTIONS  # UserUtilities.config()
+
 _UNSUPPORTED = {  # why crabtui cannot run a task that sets these
     "JobType.externalPluginFile": "crabtui runs CRAB's own job types (Analysis and PrivateMC), not a job type "
                                   "plugin's code",
@@ -426,9 +426,9 @@ class _Builder:
 
     def check_names_and_types(self) -> None:
         for section, params in self.raw.items():
-            if section not in _SECTIONS:
-                self.fail(f"Section '{section}' is not known.{_suggest(section, _SECTIONS)} "
-                          f"CRAB's sections are {', '.join(_SECTIONS)}.", section)
+            if section not in SECTIONS:
+                self.fail(f"Section '{section}' is not known.{_suggest(section, SECTIONS)} "
+                          f"CRAB's sections are {', '.join(SECTIONS)}.", section)
             for param, value in params.items():
                 name = f"{section}.{param}"
                 if name in _RENAMED:

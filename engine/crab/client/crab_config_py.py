@@ -11,7 +11,8 @@ loops of multi-crab scripts) do not run; neither do they here.  While it runs:
   module-level one) and ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
 * the file's directory is the working directory and the first entry of ``sys.path``, so helper
   modules and files beside it are found wherever crabtui runs (as when ``crab submit`` runs in
-  the configuration's directory), and the modules imported from there are forgotten afterwards.
+  the configuration's directory); afterwards ``sys.path`` is as it was (with none of the file's
+  own additions) and the modules imported from that directory are forgotten.
 
 Everything is put back afterwards, under a lock, since all of it is process-wide.  Executing the
 file runs the user's code: load configurations in the user's own process (the CLI), not in a
@@ -206,7 +207,7 @@ def run_config(source: str) -> Loaded:
     with _LOCK:
         saved = {name: sys.modules.get(name, _ABSENT) for name in stand_ins}
         before = set(sys.modules)
-        cwd = os.getcwd()
+        cwd, path = os.getcwd(), list(sys.path)
         sys.modules.update(stand_ins)
         sys.path.insert(0, directory)
         try:
@@ -228,7 +229,7 @@ def run_config(source: str) -> Loaded:
                             f"{type(exc).__name__}: {exc}.{_hint(exc)}", line) from None
         finally:
             os.chdir(cwd)
-            sys.path.remove(directory)
+            sys.path[:] = path  # also what the file added
             for name in set(sys.modules) - before:  # the helper modules beside the file
                 if name not in stand_ins and _beside(sys.modules[name], directory):
                     del sys.modules[name]
