@@ -9,6 +9,7 @@ import sys
 import click
 import humanize
 
+from crabtui.commands.backend import fail
 from engine.crab.taskworker import stand_ins
 from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError
 from engine.state import state_dir
@@ -94,8 +95,7 @@ def show(ctx: click.Context, name: str, json_output: bool) -> None:
     try:
         d = stand_ins.load(catalogue, name, stand_in=name in stand_ins.registered(catalogue.directory))
     except DatasetError as e:
-        click.echo(f"ERROR: {e}", err=True)
-        sys.exit(1)
+        fail(str(e))
     runs = d.runs()
     blocks = [_summary(b.name, len(b.files), b.lumis, b.events, b.size, b.sites) for b in d.blocks]
     if json_output:
@@ -126,8 +126,7 @@ def add(ctx: click.Context, name: str, source: str, replace: bool) -> None:
     try:
         target = catalogue.add(name, source, replace=replace)
     except DatasetError as e:
-        click.echo(f"ERROR: {e}", err=True)
-        sys.exit(1)
+        fail(str(e))
     d = catalogue.load(name)
     click.echo(f"Dataset {name} added from {source} as {target}: {d.nfiles} files, {d.lumis} lumis, "
                f"{d.events} events at {', '.join(d.sites)}")

@@ -8,19 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 
 import click
 
-from crabtui.commands.backend import embedded_only, schedd
+from crabtui.commands.backend import embedded_only, fail, schedd
 
-def _fail(message: str) -> None:
-    click.echo(f"ERROR: {message}", err=True)
-    sys.exit(1)
-
-
-def _embedded_only(ctx: click.Context) -> None:
+def embedded_tasks_only(ctx: click.Context) -> None:
     embedded_only(ctx, "CRAB tasks run on the embedded engine only: its task worker submits and follows them. "
                        "Leave out --backend htcondor (and unset CRABTUI_BACKEND) for the task commands.")
 
@@ -28,7 +22,7 @@ def _embedded_only(ctx: click.Context) -> None:
 def _db(ctx: click.Context):
     from engine.crab.taskworker.taskdb import TaskDB
 
-    _embedded_only(ctx)
+    embedded_tasks_only(ctx)
     with schedd(ctx) as client:  # starts the daemon, and with it the task worker
         client.ping()
         return TaskDB(client.state.tasks), client.state
@@ -47,21 +41,20 @@ def submit(ctx: click.Context, config: str) -> None:
     from engine.crab.client.config import ConfigError, load_config
     from engine.crab.client.submit import SubmitError
     from engine.crab.client.submit import submit as submit_task
+    from engine.crab.taskworker.taskdb import TaskDB
 
     try:
         cfg = load_config(config)
     except ConfigError as e:
-        _fail(str(e))
-    from engine.crab.taskworker.taskdb import TaskDB
-
-    _embedded_only(ctx)
+        fail(str(e))
+    embedded_tasks_only(ctx)
     with schedd(ctx) as client:  # starts the daemon, and with it the task worker
-        pool_sites = client.ping()["sites"]  # where the embedded pool has slots
+        pool_sites = client.ping()["sites"]  # where the embedded pool has slots, and how big
         state = client.state
     try:
         done = submit_task(cfg, state, TaskDB(state.tasks), pool_sites)
     except SubmitError as e:
-        _fail(str(e))
+        fail(str(e))
     for note in done.notes:
         click.echo(f"Note: {note}")
     click.echo(f"Task name: {done.name}\nProject dir: {done.task_dir}\n"
@@ -100,7 +93,7 @@ def kill(ctx: click.Context, name: str) -> None:
     try:
         task = db.request(name, KILL)
     except TaskError as e:
-        _fail(str(e))
+        fail(str(e))
     click.echo(f"Kill request for task {task.name} sent; 'crabtui task list' shows when it is KILLED.")
 
 
@@ -127,16 +120,16 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     try:
         check_options(options)
     except StatusOptionError as e:
-        _fail(str(e))
+        fail(str(e))
     now = time.time()
-    _embedded_only(ctx)
+    embedded_tasks_only(ctx)
     with schedd(ctx) as client:
         client.ping()  # starts the daemon, and with it the task worker
         db = TaskDB(client.state.tasks)
         try:
             task = db.get(name)
         except TaskError as e:
-            _fail(str(e))
+            fail(str(e))
         view = task_view(task.task_dir, client, task.dagman_id, now=now)
     scheduler = scheduler_status(task.status, task.dagman_id, view)
     if json_output:
@@ -158,7 +151,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     try:
         lines = render(info, view.jobs, now, options)
     except StatusOptionError as e:
-        _fail(str(e))
+        fail(str(e))
     click.echo("\n".join(lines))
 
 
@@ -187,13 +180,13 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
         arguments = request_arguments(jobids=jobids, sitewhitelist=sitewhitelist, siteblacklist=siteblacklist,
                                       maxjobruntime=maxjobruntime, maxmemory=maxmemory, priority=priority)
     except ResubmitError as e:
-        _fail(str(e))
+        fail(str(e))
     db, _ = _db(ctx)
     try:
         task = db.get(name)
         if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
             if not os.path.isdir(task.task_dir):
-                _fail("Status information is unavailable, will not proceed with the resubmission. "
+                fail("Status information is unavailable, will not proceed with the resubmission. "
                       "Try again a few seconds later if the task has just been submitted.")
             with schedd(ctx) as client:
                 view = task_view(task.task_dir, client, task.dagman_id)
@@ -201,6 +194,6 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
                         automatic=view.automatic is not None)
         task = db.request(task.name, RESUBMIT, arguments)
     except (TaskError, ResubmitError) as e:
-        _fail(str(e))
+        fail(str(e))
     click.echo(f"Resubmit request for task {task.name} sent; 'crabtui task status {task.request_name}' shows "
                "how the resubmission proceeds.")
