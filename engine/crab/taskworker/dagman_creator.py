@@ -26,6 +26,7 @@ from engine.crab.wn.failure_plan import PLANNED_HOLD_CODE, exit_hold_commands
 from engine.crab.wn.job_input import make_input, write_input
 
 TASK_FILE = "task.json"
+JOB_SANDBOX = "CMSRunAnalysis.pyz"  # the job's executable on a pool (engine.crab.taskworker.sandbox writes it)
 DAG_FILE = "RunJobs.dag"
 SUBMIT_TEMPLATE = "Job.submit"
 # How often a PostJob whose stage-out is pending looks again, in simulated seconds. CRAB waits 30
@@ -67,6 +68,7 @@ class TaskAd:
     stageout: dict | None = None  # where and how PostJob stages the outputs out (storage.stageout_ad); None: not
     automatic: dict | None = None  # Automatic splitting: minutes, knobs, probes, catalogue, lumi mask; None: not
     input_lumis: int | None = None  # the lumis the dataset holds within the lumi mask, for the status
+    sandbox: bool = False  # a real pool: the job is the task's JOB_SANDBOX, run with file transfer
 
     def max_executions(self, job_id: str) -> int:
         """CRAB_NumAutomJobRetries of one job: executions per resubmit epoch.  Automatic
@@ -207,9 +209,7 @@ def submit_template(ad: TaskAd) -> str:
     counters, memory, runtime and sites) to make ``Job.N.submit``."""
     return "\n".join([
         "universe = vanilla",
-        f"executable = {ad.python}",
-        'arguments = "-m engine.crab.wn.wrapper"',
-        *([f'environment = "PYTHONPATH={ad.python_path}"'] if ad.python_path else []),
+        *(job_sandbox(ad) if ad.sandbox else job_in_place(ad)),
         "output = job_out.$(count).$(CRAB_Retry).txt",
         "error = job_err.$(count).$(CRAB_Retry).txt",
         "log = job_log.$(count)",
@@ -224,7 +224,7 @@ def submit_template(ad: TaskAd) -> str:
         # the jobs share the task directory, so each writes its output under that name.
         'My.CRABTUI_OutputFile = "output_$(count).root"',
         *(f"{k} = {v}" for k, v in exit_hold_commands(ad.failure_plan).items()),
-        *([f"My.CRABTUI_ScriptExe = {json.dumps(ad.script_exe)}"] if ad.script_exe else []),
+        *([f"My.CRABTUI_ScriptExe = {json.dumps(script_exe(ad))}"] if ad.script_exe else []),
         f"request_cpus = {ad.num_cores}",
         f"priority = {ad.priority}",
         "requirements = stringListMember(TARGET.GLIDEIN_CMSSite, MY.DESIRED_Sites)",
@@ -232,6 +232,26 @@ def submit_template(ad: TaskAd) -> str:
         *ad.extra_jdl,  # last, as CRAB adds it: the user's lines win
         "",
     ])
+
+
+def job_in_place(ad: TaskAd) -> list[str]:
+    """The job as the embedded engine runs it: the wrapper from this source, in the task directory."""
+    return [f"executable = {ad.python}", 'arguments = "-m engine.crab.wn.wrapper"',
+            *([f'environment = "PYTHONPATH={ad.python_path}"'] if ad.python_path else [])]
+
+
+def job_sandbox(ad: TaskAd) -> list[str]:
+    """The job as CRAB sends it to a pool: its sandbox (the wrapper and the simulated cmsRun in
+    one zipapp) is the executable, transferred with the job's input (and the user's script) to a
+    scratch directory of the job's own, whose new files (the job report, the output) come back."""
+    inputs = ["job_input.$(count).json", *([ad.script_exe] if ad.script_exe else [])]
+    return [f"executable = {JOB_SANDBOX}", "should_transfer_files = YES", "when_to_transfer_output = ON_EXIT",
+            f"transfer_input_files = {', '.join(inputs)}"]
+
+
+def script_exe(ad: TaskAd) -> str:
+    """JobType.scriptExe as the job finds it: where it is, or in the job's scratch directory."""
+    return os.path.basename(ad.script_exe) if ad.sandbox else ad.script_exe
 
 
 def job_limits(ad: TaskAd) -> list[str]:

@@ -41,13 +41,15 @@ from engine.crab.client.resubmit import make_entry, select_jobs
 from engine.crab.client.status import RACY_NS, job_ids, refresh_cache, task_jobs
 from engine.crab.taskworker.automatic import load_knobs, probe_split
 from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
+from engine.crab.taskworker.sandbox import AP_ARCHIVE, write_sandboxes
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
 from engine.crab.taskworker.task_input import InputSpec, load_input
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
                                            RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB)
 from engine.dag import DagError
-from engine.dagman.submit_dag import DagSubmitOptions, format_condor_sub, prepare, write_condor_sub
+from engine.dagman.submit_dag import (DagSubmitOptions, format_condor_dagman_sub, format_condor_sub, prepare,
+                                      write_condor_sub)
 from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
 from engine.state import StateDir
 
@@ -73,9 +75,14 @@ def write_request(task_dir: str, *, input: InputSpec, splitting: str, units_per_
 
 
 class TaskWorker:
-    def __init__(self, state: StateDir, schedd: Schedd) -> None:
+    """The worker of the task table of ``state``, submitting to ``schedd``: the embedded one, or
+    with ``dagman`` (the pool's condor_dagman) a real pool's, where the task ships its scripts and
+    its job as archives (:mod:`engine.crab.taskworker.sandbox`)."""
+
+    def __init__(self, state: StateDir, schedd: Schedd, dagman: str | None = None) -> None:
         self.state = state
         self.schedd = schedd
+        self.dagman = dagman
         self.db = TaskDB(state.tasks)
 
     def work_once(self) -> None:
@@ -104,7 +111,7 @@ class TaskWorker:
             self.db.update(task, status=FAILURE_STATUS[command], message=str(e))
 
     def submit(self, task: Task) -> None:
-        queued = self._queued_dagman(task)
+        queued = self._queued_dagman(task, ended=True)
         if queued is not None:  # a worker that died after queueing DAGMan: adopt that job
             self.db.update(task, status=SUBMITTED, dagman_id=queued)
             return
@@ -128,6 +135,9 @@ class TaskWorker:
             jobs = split(dataset, algorithm=request["splitting"], units_per_job=request["units_per_job"],
                          total_units=request["total_units"], lumi_mask=lumi_mask,
                          events_per_lumi=request.get("events_per_lumi"))
+        if self.dagman is not None:  # the pool's python3 runs the scripts and the job from the task's archives
+            ad = replace(ad, sandbox=True, python="python3", python_path=os.path.join(task.task_dir, AP_ARCHIVE))
+            write_sandboxes(task.task_dir)
         write_task(task.task_dir, ad, dataset, jobs)
         self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True),
                        message=f"{len(jobs)} jobs")
@@ -138,11 +148,20 @@ class TaskWorker:
         dag = os.path.join(task.task_dir, DAG_FILE)
         options = DagSubmitOptions(force=force, batch_name=task.name)
         prepare(dag, options)
-        text = write_condor_sub(dag, format_condor_sub(dag, options, self.state.path))
+        if self.dagman is not None:
+            text = format_condor_dagman_sub(dag, options, self.dagman, self.schedd.condor_version)
+        else:
+            text = format_condor_sub(dag, options, self.state.path)
+        write_condor_sub(dag, text)
         return self.schedd.submit(text, submit_file=dag + ".condor.sub", cwd=task.task_dir).cluster
 
-    def _queued_dagman(self, task: Task) -> int | None:
-        queued = self.schedd.query(f'JobUniverse == 7 && Iwd == "{task.task_dir}"', ["ClusterId"])
+    def _queued_dagman(self, task: Task, *, ended: bool = False) -> int | None:
+        """The task's DAGMan job in the queue; with ``ended`` also one that has left it already
+        (a worker that died after queueing it, the DAG having run since)."""
+        where = f'JobUniverse == 7 && Iwd == {json.dumps(task.task_dir)}'
+        queued = self.schedd.query(where, ["ClusterId"])
+        if not queued and ended:
+            queued = self.schedd.history(where, ["ClusterId"], match=1)
         return int(queued[0]["ClusterId"]) if queued else None
 
     def resubmit(self, task: Task) -> None:
