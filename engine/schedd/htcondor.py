@@ -137,6 +137,7 @@ class HTCondorSchedd:
     def sites(self) -> dict[str, dict[str, int]]:
         """Each site of the pool (its slots' GLIDEIN_CMSSite) with its largest slot's ``cpus`` and
         ``memory`` (MB; a partitionable slot's whole), as the embedded daemon's ping gives them."""
+        self._connect()  # an absent configuration or pool says so first
         where = self.pool or htcondor2.param.get("COLLECTOR_HOST", "")
         try:
             ads = htcondor2.Collector(self.pool).query(
