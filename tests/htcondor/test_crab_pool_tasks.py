@@ -1,0 +1,106 @@
+"""CRAB tasks on the real test pool through ``crabtui --backend htcondor task ...``, as a user of an
+access point types them: the TaskWorker's steps carried out by the commands themselves, the DAG's
+scripts run from the task's TaskManager.zip by the pool's condor_dagman, the jobs from their
+sandbox on the pool's slots at its several sites (scripts/htcondor-testpool)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import htcondor2
+import pytest
+
+from pool_user import FLAKY, POOL_SITES, PoolUser, attempts, config
+
+pytestmark = pytest.mark.htcondor
+
+THRESHOLDS = 'automaticBlacklist = {completedJobs = 4, successfulJobs = 2, siteFailures = 2, siteSuccessRate = 0.5}'
+
+
+@pytest.fixture
+def user(htcondor_pool):
+    user = PoolUser(htcondor_pool)
+    yield user
+    schedd = htcondor2.Schedd()
+    schedd.act(htcondor2.JobAction.Remove, f'Iwd =?= "{user.state}" || regexp("^{user.state}/", Iwd)')
+    shutil.rmtree(user.home, ignore_errors=True)
+
+
+def test_the_life_of_a_lumibased_task_on_the_pool(user):
+    """A planned 8021 is retried at another site, a 50115 with 30 % more memory, an 8006 fails
+    for good; the flaky site's failures feed the automatic blacklist; the failed job resubmitted
+    with new memory succeeds and the task ends COMPLETED.  Every job ran from its sandbox in a
+    scratch directory of its own, with no crabtui installed on the worker node."""
+    plan = ('{job = "2", attempt = 1, exitCode = 8021}, {job = "3", attempt = 1, exitCode = 50115}, '
+            '{job = "4", attempt = 1, exitCode = 8006}')
+    name = user.submit("crab.toml", config("life", plan=plan, debug=THRESHOLDS))
+    status = user.wait(name, "FAILED")
+    jobs = {j["id"]: j for j in status["jobs"]}
+    assert len(jobs) == 8 and status["scheduler_status"] == "FAILED"
+
+    two = attempts(jobs["2"])
+    assert two[0][1:] == (8021, "retry") and two[-1][1:] == (0, "ok") and two[1][0] != two[0][0], two
+    three = jobs["3"]["attempts"]
+    assert (three[0]["exit_code"], three[0]["action"]) == (50115, "retry")
+    assert three[1]["request_memory"] == int(three[0]["request_memory"] * 1.3), three
+    assert attempts(jobs["4"]) == [(jobs["4"]["attempts"][0]["site"], 8006, "fatal")]
+    assert jobs["4"]["state"] == "failed"
+    assert all(j["state"] == "finished" for i, j in jobs.items() if i != "4")
+    ran_at = {a["site"] for j in jobs.values() for a in j["attempts"]}
+    assert ran_at <= set(POOL_SITES) and len(ran_at) > 1, ran_at  # real matchmaking across the pool's sites
+
+    # The flaky site's failures (its machine ad's failure profile) and the automatic blacklist.
+    flaky = [(j["id"], n) for j in jobs.values() for n, a in enumerate(j["attempts"]) if a["site"] == FLAKY]
+    failed_there = [a for j in jobs.values() for a in j["attempts"] if a["site"] == FLAKY and a["exit_code"] == 8021]
+    sites = {s["site"]: s for s in status["sites"]}
+    if len(failed_there) >= 2:
+        assert sites[FLAKY]["automatic"] and not sites[FLAKY]["usable"], sites[FLAKY]
+    assert flaky, "no attempt ran at the flaky site"
+
+    # What ran on the worker nodes: the sandbox, from a scratch directory under an execute
+    # directory, not the checkout nor the task directory (bound inside the pool at their paths).
+    task_dir = Path(status["task_dir"])
+    checkout = str(Path(__file__).resolve().parents[2])
+    for job in jobs:
+        report = json.loads((task_dir / f"jobReport.json.{job}.0").read_text())
+        code = report["crabtui"]["code"]
+        assert code.endswith("/CMSRunAnalysis.pyz") and code.startswith("/var/lib/condor/execute"), code
+        assert not code.startswith((checkout, str(task_dir)))
+    submit = (task_dir / "Job.1.submit").read_text()
+    assert "should_transfer_files = YES" in submit and "executable = CMSRunAnalysis.pyz" in submit
+    assert "PYTHONPATH" not in submit and checkout not in submit
+    dag = (task_dir / "RunJobs.dag").read_text()
+    assert f"PYTHONPATH={task_dir}/TaskManager.zip python3 -m engine.crab.ap.prejob" in dag and checkout not in dag
+
+    # crab resubmit of the failed job with new memory: a rescue DAG on the pool.
+    out = user.ok("task", "resubmit", "life", "--maxmemory", "3000")
+    assert "Resubmit request for task" in out
+    status = user.wait(name, "COMPLETED")
+    four = {j["id"]: j for j in status["jobs"]}["4"]
+    assert four["state"] == "finished" and four["attempts"][-1]["request_memory"] == 3000
+    assert attempts(four)[-1][1:] == (0, "ok")
+    assert (task_dir / "RunJobs.dag.rescue001").exists()
+    listed = user.ok("task", "list")
+    assert f"{name}  COMPLETED" in listed
+
+
+def test_a_killed_task_on_the_pool(user):
+    """crab kill: the DAGMan job and its running jobs leave the pool's queue; the task is KILLED
+    and its running jobs killed."""
+    name = user.submit("kill.toml", config("tokill", scale=5, total=40))
+    deadline = time.monotonic() + 120
+    while not any(j["state"] == "running" for j in user.status(name)["jobs"]):
+        assert time.monotonic() < deadline, "no job of the task started running"
+    out = user.ok("task", "kill", "tokill")
+    assert "Kill request for task" in out
+    status = user.status(name)
+    assert status["status"] == "KILLED"
+    assert not htcondor2.Schedd().query(f"ClusterId == {status['dagman_id']} || DAGManJobId == {status['dagman_id']}",
+                                        ["ClusterId"]) or all(
+        j["state"] in ("killing", "killed", "unsubmitted", "finished", "failed") for j in status["jobs"])
+    status = user.wait(name, "KILLED", timeout=120)
+    states = {j["state"] for j in status["jobs"]}
+    assert "running" not in states and "killed" in states, states
