@@ -6,6 +6,7 @@ sandbox on the pool's slots at its several sites (scripts/htcondor-testpool)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import htcondor2
 import pytest
 
+from engine.crab.taskworker.automatic import stage_of
 from pool_user import FLAKY, POOL_SITES, PoolUser, attempts, config
 
 pytestmark = pytest.mark.htcondor
@@ -104,3 +106,30 @@ def test_a_killed_task_on_the_pool(user):
     status = user.wait(name, "KILLED", timeout=120)
     states = {j["state"] for j in status["jobs"]}
     assert "running" not in states and "killed" in states, states
+
+
+def test_an_automatic_task_on_the_pool_processes_every_lumi_once(user):
+    """Automatic splitting through ``task submit``: probes, then PreDAG's processing and tail stages
+    as SUBDAG EXTERNAL nodes of the pool's condor_dagman; a processing job that fails has its lumis
+    redone by a tail job, and every lumi of the input is processed by exactly one successful job."""
+    user.state.mkdir(mode=0o700)
+    os.chown(user.state, user.uid, user.uid)
+    user.write("state/taskworker.toml", "[TaskWorker]\nnumAutomaticProbes = 2\nminAutomaticTailSize = 1\n")
+    plan = '{job = "2", attempt = "*", exitCode = 8021}'
+    name = user.submit("auto.toml", config("auto", splitting="Automatic", units=180, total=0, scale=3600, plan=plan,
+                                           sites=("T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local")))
+    status = user.wait(name, "COMPLETED", timeout=900)
+    task_dir = Path(status["task_dir"])
+    assert "SUBDAG EXTERNAL Job0SubJobs RunJobs0.subdag" in (task_dir / "RunJobs.dag").read_text()
+    assert (task_dir / "RunJobs0.subdag.dagman.out").exists()  # the pool's DAGMan ran the processing stage
+    jobs = {j["id"]: j for j in status["jobs"]}
+    assert jobs["2"]["state"] == "failed" and attempts(jobs["2"])[-1][1] == 8021
+    counts: dict[tuple[str, int], int] = {}
+    stages = {stage_of(job) for job in jobs}
+    assert {"probe", "processing", "tail"} <= stages, stages
+    for job in jobs.values():
+        if stage_of(job["id"]) != "probe" and job["state"] == "finished":
+            for run, lumis in job["processed_lumis"].items():
+                for lumi in lumis:
+                    counts[(run, lumi)] = counts.get((run, lumi), 0) + 1
+    assert len(counts) == status["input_lumis"] and set(counts.values()) == {1}
