@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import htcondor2
 import pytest
 
 from engine.crab.taskworker.automatic import stage_of
+from installed import CRABTUI
 from pool_user import FLAKY, POOL_SITES, PoolUser, attempts, config
 
 pytestmark = pytest.mark.htcondor
@@ -133,3 +135,66 @@ def test_an_automatic_task_on_the_pool_processes_every_lumi_once(user):
                 for lumi in lumis:
                     counts[(run, lumi)] = counts.get((run, lumi), 0) + 1
     assert len(counts) == status["input_lumis"] and set(counts.values()) == {1}
+
+
+EMBEDDED_POOL = """\
+[[site]]
+name = "T2_CH_CERN"
+slots = 2
+memory = 8000
+speed = 1.5
+[[site]]
+name = "T1_US_FNAL"
+slots = 1
+memory = 8000
+speed = 1.2
+[[site]]
+name = "T2_XX_Local"
+slots = 4
+memory = 8000
+"""
+
+
+def test_the_same_task_has_the_same_outcome_on_the_embedded_engine_and_on_the_pool(user, tmp_path):
+    """Cross-check: one config, seed and failure plan on both backends (the embedded pool made of
+    the test pool's sites but the flaky one): each job ends in the same state after the same
+    attempts, with the same exit code and policy decision for each; only sites may differ, where
+    the matchmaker chose freely."""
+    plan = ('{job = "1", attempt = 1, exitCode = 8021}, {job = "3", attempt = 1, exitCode = 50115}, '
+            '{job = "5", attempt = 1, exitCode = 8006}, {job = "6", attempt = 1, exitCode = 134}, '
+            '{job = "6", attempt = 2, exitCode = 8028}')
+    text = config("cross", plan=plan, sites=("T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local"))
+    embedded = tmp_path / "state"
+    embedded.mkdir(mode=0o700)
+    (embedded / "pool.toml").write_text(EMBEDDED_POOL)
+    (tmp_path / "crab.toml").write_text(text)
+
+    def local(*args: str) -> str:
+        done = subprocess.run([CRABTUI, "--state-dir", str(embedded), *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    try:
+        names = {"pool": user.submit("crab.toml", text),
+                 "embedded": local("task", "submit", "crab.toml").split("Task name: ")[1].split("\n")[0]}
+        deadline = time.monotonic() + 600
+        while (mine := json.loads(local("task", "status", names["embedded"], "--json")))["status"] != "FAILED":
+            assert mine["status"] == "SUBMITTED" and time.monotonic() < deadline, mine["status"]
+            time.sleep(1)
+        outcome = {"pool": user.wait(names["pool"], "FAILED"), "embedded": mine}
+    finally:
+        local("pool", "stop")
+
+    def per_job(status: dict) -> dict:
+        return {j["id"]: (j["state"], [(a["exit_code"], a["action"], a["request_memory"]) for a in j["attempts"]])
+                for j in status["jobs"]}
+
+    assert per_job(outcome["pool"]) == per_job(outcome["embedded"])
+    jobs = per_job(outcome["pool"])
+    assert jobs["5"] == ("failed", [(8006, "fatal", 2000)])
+    assert jobs["6"][1][:2] == [(134, "retry", 2000), (8028, "retry", 2000)]
+    assert [e for e, *_ in jobs["3"][1]] == [50115, 0]
+    for backend, status in outcome.items():  # a retry after 8021 moves to another site on both
+        one = {j["id"]: j for j in status["jobs"]}["1"]["attempts"]
+        assert one[0]["site"] != one[1]["site"], (backend, one)
