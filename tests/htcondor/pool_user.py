@@ -35,11 +35,14 @@ class PoolUser:
         os.chown(path, self.uid, self.uid)
         return path
 
-    def run(self, *args: str, backend: str = "htcondor", timeout: float = 300) -> subprocess.CompletedProcess:
+    def run(self, *args: str, backend: str = "htcondor", timeout: float = 300,
+            crash_at: str | None = None) -> subprocess.CompletedProcess:
+        """``crash_at``: the crash point (CRABTUI_CRASH_POINT) where the command kills itself."""
         # setpriv, as su would: the user's process starts crabtui from wherever the tests' own is
         return subprocess.run(["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", CRABTUI,
                                "--state-dir", str(self.state), "--backend", backend, *args], cwd=self.home,
-                              env=self.env, capture_output=True, text=True, timeout=timeout)
+                              env={**self.env, **({"CRABTUI_CRASH_POINT": crash_at} if crash_at else {})},
+                              capture_output=True, text=True, timeout=timeout)
 
     def ok(self, *args: str, **kw) -> str:
         result = self.run(*args, **kw)

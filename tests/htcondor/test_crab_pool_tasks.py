@@ -198,3 +198,32 @@ def test_the_same_task_has_the_same_outcome_on_the_embedded_engine_and_on_the_po
     for backend, status in outcome.items():  # a retry after 8021 moves to another site on both
         one = {j["id"]: j for j in status["jobs"]}["1"]["attempts"]
         assert one[0]["site"] != one[1]["site"], (backend, one)
+
+
+def test_a_task_command_killed_at_any_step_loses_nothing_and_submits_nothing_twice(user):
+    """``kill -9`` of the command carrying a task out on the pool (CRABTUI_CRASH_POINT), after it
+    took the submission up, after it queued DAGMan but before the task table knew, after a
+    resubmission was recorded, and after its rescue DAG was queued: the next command finishes
+    what was left, adopting the DAGMan job already queued, and the task ends COMPLETED with one
+    DAGMan job per submission."""
+    user.write("crab.toml", config("crash", plan='{job = "2", attempt = 1, exitCode = 8006}', total=40))
+    assert user.run("task", "submit", "crab.toml", crash_at="taskworker:submit:queued").returncode == -9
+    assert user.run("task", "list", crash_at="taskworker:dagman-queued").returncode == -9
+    [row] = json.loads(user.ok("task", "list", "--json"))
+    assert row["status"] == "SUBMITTED" and row["dagman_id"] is not None
+    name, task_dir = row["name"], row["task_dir"]
+
+    def dagmans() -> set[int]:
+        where = f'JobUniverse == 7 && Iwd == "{task_dir}"'
+        schedd = htcondor2.Schedd()
+        return {int(ad["ClusterId"]) for ad in [*schedd.query(where, ["ClusterId"]),
+                                                *schedd.history(where, ["ClusterId"])]}
+
+    assert dagmans() == {row["dagman_id"]}
+    user.wait(name, "FAILED")
+    assert user.run("task", "resubmit", "crash", crash_at="taskworker:resubmit:recorded").returncode == -9
+    assert user.run("task", "status", "crash", crash_at="taskworker:dagman-queued").returncode == -9
+    status = user.wait(name, "COMPLETED")
+    assert len(dagmans()) == 2 and status["dagman_id"] in dagmans()
+    two = {j["id"]: j for j in status["jobs"]}["2"]
+    assert attempts(two)[0][1:] == (8006, "fatal") and attempts(two)[-1][1:] == (0, "ok") and len(two["attempts"]) == 2

@@ -51,6 +51,7 @@ from engine.dag import DagError
 from engine.dagman.submit_dag import (DagSubmitOptions, format_condor_dagman_sub, format_condor_sub, prepare,
                                       write_condor_sub)
 from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
+from engine.schedd.local.crashpoint import crash_point
 from engine.state import StateDir
 
 REQUEST_FILE = "request.json"
@@ -98,6 +99,7 @@ class TaskWorker:
     def carry_out(self, task: Task) -> None:
         command = task.command
         task = self.db.update(task, status=QUEUED)
+        crash_point(f"taskworker:{command.lower()}:queued")
         try:
             if command == SUBMIT:
                 self.submit(task)
@@ -153,7 +155,9 @@ class TaskWorker:
         else:
             text = format_condor_sub(dag, options, self.state.path)
         write_condor_sub(dag, text)
-        return self.schedd.submit(text, submit_file=dag + ".condor.sub", cwd=task.task_dir).cluster
+        cluster = self.schedd.submit(text, submit_file=dag + ".condor.sub", cwd=task.task_dir).cluster
+        crash_point("taskworker:dagman-queued")  # queued, not yet in the table: adopted next time
+        return cluster
 
     def _queued_dagman(self, task: Task, *, ended: bool = False) -> int | None:
         """The task's DAGMan job in the queue; with ``ended`` also one that has left it already
@@ -184,6 +188,7 @@ class TaskWorker:
             new = enter_epoch(state, entry.epoch, entry.params)
             if new is not state:  # a job already in the epoch may be running again: leave its file alone
                 save_state(state_path(task.task_dir, job), new)
+        crash_point("taskworker:resubmit:recorded")
         message = _resubmitted(args) + (f". {warning}" if warning else "")
         queued = self._queued_dagman(task)
         if queued is not None and queued == task.dagman_id:
@@ -196,6 +201,7 @@ class TaskWorker:
     def kill(self, task: Task) -> None:
         if task.dagman_id is not None and self.schedd.query(f"ClusterId == {task.dagman_id}", ["JobStatus"]):
             self.schedd.act(JobAction.Remove, str(task.dagman_id), "Killed by the user (crab kill)")
+            crash_point("taskworker:kill:removed")
         self.db.update(task, status=KILLED, message="")
 
     def follow(self, task: Task) -> None:
