@@ -227,3 +227,15 @@ def test_a_task_command_killed_at_any_step_loses_nothing_and_submits_nothing_twi
     assert len(dagmans()) == 2 and status["dagman_id"] in dagmans()
     two = {j["id"]: j for j in status["jobs"]}["2"]
     assert attempts(two)[0][1:] == (8006, "fatal") and attempts(two)[-1][1:] == (0, "ok") and len(two["attempts"]) == 2
+
+
+def test_the_demo_runs_its_two_tasks_on_the_pool(user):
+    """``crabtui demo --backend htcondor``: the demo's tasks go to the pool of CONDOR_CONFIG and end
+    as on the embedded engine: the automatic one COMPLETED, the lumi-based one FAILED with the
+    one job that fails for good."""
+    names = user.ok("demo", "--no-ui", "--state-dir", str(user.home / "demo")).split()
+    user.state = user.home / "demo"
+    assert len(names) == 2 and "automatic" in names[0] and "lumis" in names[1]
+    assert user.wait(names[0], "COMPLETED", timeout=900)["scheduler_status"] == "COMPLETED"
+    lumis = user.wait(names[1], "FAILED", timeout=900)
+    assert [j["state"] for j in lumis["jobs"]].count("failed") == 1
