@@ -239,3 +239,13 @@ def test_the_demo_runs_its_two_tasks_on_the_pool(user):
     assert user.wait(names[0], "COMPLETED", timeout=900)["scheduler_status"] == "COMPLETED"
     lumis = user.wait(names[1], "FAILED", timeout=900)
     assert [j["state"] for j in lumis["jobs"]].count("failed") == 1
+
+
+@pytest.mark.parametrize("splitting, units", [("FileBased", 2), ("EventAwareLumiBased", 20000)])
+def test_file_and_event_aware_splitting_on_the_pool(user, splitting, units):
+    name = user.submit("crab.toml", config(f"split{len(splitting)}", splitting=splitting, units=units, total=-1,
+                                           sites=("T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local")))
+    status = user.wait(name, "COMPLETED")
+    assert len(status["jobs"]) > 1 and all(j["state"] == "finished" for j in status["jobs"])
+    lumis = [(run, lumi) for j in status["jobs"] for run, ls in j["processed_lumis"].items() for lumi in ls]
+    assert len(lumis) == len(set(lumis)) == status["input_lumis"]
