@@ -37,6 +37,7 @@ def test_the_task_screens_follow_a_task_on_the_pool(user):
     plan = '{job = "2", attempt = 1, exitCode = 8021}, {job = "3", attempt = 1, exitCode = 8006}'
     name = user.submit("crab.toml", config("uipool", plan=plan, total=40, scale=40,
                                            sites=("T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local")))
+    doomed = user.submit("doomed.toml", config("doomed", total=40, scale=2, sites=("T2_XX_Local",)))
 
     async def scenario(pilot):
         app = pilot.app
@@ -78,6 +79,17 @@ def test_the_task_screens_follow_a_task_on_the_pool(user):
         await pilot.press("2")
         classad = "\n".join(job.query_one("#classad-text").lines)
         assert 'CRAB_Id = "2"' in classad and "GLIDEIN_CMSSite" in classad  # the pool's ad: matched a site
+
+        await pilot.press("escape", "escape")  # the task list: kill the other task from the keyboard
+        tasks = app.screen.query_one("#tasks")
+        await wait_for(pilot, lambda: doomed in tasks.items, "the running task in the list")
+        tasks.move_cursor(row=tasks.get_row_index(doomed))
+        await pilot.press("K")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: tasks.items[doomed].task.status == "KILLED", "the task killed on the pool")
+        dagman = tasks.items[doomed].task.dagman_id
+        assert not htcondor2.Schedd().query(f"ClusterId == {dagman}", ["JobStatus"]) or \
+            htcondor2.Schedd().query(f"ClusterId == {dagman}", ["JobStatus"])[0]["JobStatus"] == 3
 
     async def main() -> None:
         backend = Backend(StateDir(str(user.state)), "htcondor")
