@@ -249,3 +249,13 @@ def test_file_and_event_aware_splitting_on_the_pool(user, splitting, units):
     assert len(status["jobs"]) > 1 and all(j["state"] == "finished" for j in status["jobs"])
     lumis = [(run, lumi) for j in status["jobs"] for run, ls in j["processed_lumis"].items() for lumi in ls]
     assert len(lumis) == len(set(lumis)) == status["input_lumis"]
+
+
+def test_a_users_script_travels_in_the_jobs_sandbox(user):
+    """JobType.scriptExe: transferred with the job's input, run from its scratch directory."""
+    script = user.write("run.sh", '#!/bin/sh\necho "payload for job $1 in $(pwd)"\n')
+    script.chmod(0o755)
+    text = config("script", total=20, sites=("T2_XX_Local",)).replace('psetName = "pset.py"', 'scriptExe = "run.sh"')
+    status = user.wait(user.submit("crab.toml", text), "COMPLETED")
+    out = (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
+    assert "payload for job 1 in /var/lib/condor/execute" in out, out
