@@ -11,6 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from installed import CRABTUI
 
 MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
@@ -28,6 +30,12 @@ class PoolUser:
         self.state = self.home / "state"
         self.env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(self.home), "USER": "crab",
                     "LOGNAME": "crab", "CONDOR_CONFIG": pool.env["CONDOR_CONFIG"], "LANG": "C.UTF-8"}
+        if (tried := self.run("--version")).returncode != 0:
+            why = (f"the pool's job user (uid {self.uid}) cannot run {CRABTUI}: {tried.stderr.strip()}; put the "
+                   "checkout and its virtual environment where that user can read them")
+            if os.environ.get("CI"):
+                pytest.fail(why, pytrace=False)
+            pytest.skip(why)
 
     def write(self, name: str, text: str) -> Path:
         path = self.home / name
