@@ -13,10 +13,26 @@ import time
 import click
 
 from crabtui.commands.backend import embedded_only, fail, schedd
+from engine.schedd.api import ScheddError
+
 
 def embedded_tasks_only(ctx: click.Context) -> None:
     embedded_only(ctx, "CRAB tasks run on the embedded engine only: its task worker submits and follows them. "
                        "Leave out --backend htcondor (and unset CRABTUI_BACKEND) for the task commands.")
+
+
+def site_slots(client) -> dict[str, dict[str, int]]:
+    """Each site of the embedded pool with its largest slot (``cpus``, ``memory``), as the daemon
+    says; a daemon that does not say runs another crabtui's code, and is named with the way out."""
+    info = client.ping()
+    sites = info.get("sites")
+    if isinstance(sites, dict) and all(isinstance(size, dict) and isinstance(size.get("cpus"), int)
+                                       and isinstance(size.get("memory"), int) for size in sites.values()):
+        return sites
+    raise ScheddError(f"the schedd daemon of {client.state.path} (pid {info.get('pid', '?')}) does not say which "
+                      f"sites and slots its pool has: it runs another version of crabtui. Stop it with 'crabtui "
+                      f"--state-dir {client.state.path} pool stop' (its jobs run again when it restarts) and submit "
+                      f"again.")
 
 
 def _db(ctx: click.Context):
@@ -48,9 +64,12 @@ def submit(ctx: click.Context, config: str) -> None:
     except ConfigError as e:
         fail(str(e))
     embedded_tasks_only(ctx)
-    with schedd(ctx) as client:  # starts the daemon, and with it the task worker
-        pool_sites = client.ping()["sites"]  # where the embedded pool has slots, and how big
-        state = client.state
+    try:
+        with schedd(ctx) as client:  # starts the daemon, and with it the task worker
+            pool_sites = site_slots(client)
+            state = client.state
+    except ScheddError as e:
+        fail(str(e))
     try:
         done = submit_task(cfg, state, TaskDB(state.tasks), pool_sites)
     except SubmitError as e:

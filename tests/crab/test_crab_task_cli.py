@@ -89,3 +89,35 @@ def test_a_users_script_runs_as_the_payload_and_extra_jdl_reaches_the_jobs(tmp_p
     ads = LocalScheddClient(state).history("CRAB_Id =!= undefined", ["CrabtuiExtra", "CRAB_Id"])
     assert len(ads) == 4 and all(ad["CrabtuiExtra"] == 42 for ad in ads)
     assert "payload for job 1" in (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
+
+
+def test_submit_from_a_directory_holding_another_engine_package_uses_crabtuis_own(tmp_path, state):
+    """The daemon that the first command starts imports crabtui's engine, not an ``engine``
+    package in the user's working directory (another checkout, an older one)."""
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "__init__.py").write_text("raise ImportError('not crabtui')\n")
+    (tmp_path / "crab.toml").write_text(config_text("here"))
+    submitted = crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    assert wait_status(state, "here", tmp_path, "SUBMITTED")["dagman_id"]
+
+
+class _OlderDaemon:
+    """What a daemon of an older crabtui answers to ping: no sites (it cannot be started from this
+    checkout, so its answer is written here)."""
+    state = type("State", (), {"path": "/tmp/crabtui-state"})()
+
+    def ping(self):
+        return {"pid": 4242, "jobs": 0, "running": 0, "slots": 2, "busy_slots": 0, "state_dir": self.state.path}
+
+
+def test_a_daemon_that_does_not_say_its_sites_is_named_in_one_line_with_the_way_out():
+    from crabtui.commands.task import site_slots
+    from engine.schedd.api import ScheddError
+
+    try:
+        site_slots(_OlderDaemon())
+    except ScheddError as e:
+        message = str(e)
+    assert "\n" not in message and "(pid 4242)" in message and "runs another version of crabtui" in message
+    assert "'crabtui --state-dir /tmp/crabtui-state pool stop'" in message
