@@ -194,7 +194,9 @@ class Synthetic:
     consecutive files, and the files into ``blocks`` consecutive blocks; piece sizes vary by up to
     ``jitter`` of their mean, so totals are exact. Events per lumi are uniform in
     ``events_per_lumi``; a file's size is its events times ``bytes_per_event``, give or take 10 %.
-    Every block is at ``SITES[0]`` and at a few ``hosts``.
+    Every block is at ``SITES[0]`` and at a few ``hosts``.  The runs follow each other at gaps of
+    1 to 12 run numbers or, with ``last_run``, are ``runs`` numbers drawn from ``first_run`` to
+    ``last_run`` (a data-taking era, of which a dataset holds the runs with its triggers).
     """
 
     name: str
@@ -213,6 +215,7 @@ class Synthetic:
     extra_hosts: tuple[int, int] = (0, 2)
     source: str = "synthetic"
     """The generated dataset's :attr:`Dataset.source`."""
+    last_run: int | None = None
 
     @property
     def mc(self) -> bool:
@@ -262,11 +265,17 @@ def generate(d: Synthetic) -> Dataset:
     """The dataset ``d`` defines; the same on every call."""
     rng = random.Random(d.seed)
     runs, numbers = array("I"), array("I")
-    run = d.first_run
-    for n in _partition(rng, d.lumis, d.runs, d.jitter):
+    sizes = _partition(rng, d.lumis, d.runs, d.jitter)
+    if d.last_run is None:
+        run_numbers, run = [], d.first_run
+        for _ in sizes:
+            run_numbers.append(run)
+            run += rng.randint(1, 12)  # runs too short or without this primary dataset are missing
+    else:
+        run_numbers = sorted(rng.sample(range(d.first_run, d.last_run + 1), d.runs))
+    for run, n in zip(run_numbers, sizes):
         runs.extend(array("I", [run]) * n)
         numbers.extend(array("I", range(1, n + 1)))
-        run += rng.randint(1, 12)  # runs too short or without this primary dataset are missing
     events = _uniform_column(rng, d.lumis, *d.events_per_lumi)
 
     files: list[File] = []
