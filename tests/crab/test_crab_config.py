@@ -6,6 +6,7 @@ import dataclasses
 import datetime
 import functools
 import http.server
+import socket
 import json
 import sys
 import textwrap
@@ -456,6 +457,24 @@ def test_lumi_mask_from_an_address_is_downloaded_as_crab_does_and_ranges_merged(
             f"Failed to load lumi mask {address}/missing.txt (Data.lumiMask): cannot download it (HTTP 404 ")
     refused(write_toml(tmp_path, {"Data.lumiMask": "ftp://example.org/golden.json"}),
             "only http and https addresses can be downloaded")
+
+
+def test_a_lumi_mask_address_that_does_not_answer_is_a_warning_and_the_task_reads_every_lumi(tmp_path):
+    """No network (here: a port nothing listens on): CRAB would stop; the task runs unmasked, and says so."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        address = f"https://127.0.0.1:{free.getsockname()[1]}/CAF/certification/Cert_314472-325175_Collisions18_JSON.txt"
+    cfg = load_config(str(write_toml(tmp_path, {"Data.lumiMask": address})))
+    assert (cfg.lumi_mask, cfg.lumi_mask_file) == (None, None)
+    [warning] = cfg.warnings
+    assert warning.startswith(f"{tmp_path / 'task.toml'}: Data.lumiMask: the lumi mask could not be fetched from "
+                              f"{address} (") and "Connection refused" in warning and "\n" not in warning
+    assert warning.endswith("so the task runs over every lumi of its input. To apply the mask, download it beside the "
+                            "configuration and name the file: config.Data.lumiMask = "
+                            "'Cert_314472-325175_Collisions18_JSON.txt'.")
+    ranged = load_config(str(write_toml(tmp_path, {"Data.lumiMask": address, "Data.runRange": "316190-316191"})))
+    assert ranged.lumi_mask == {316190: [(1, 0xFFFFFFF)], 316191: [(1, 0xFFFFFFF)]}
+    assert "runs over every lumi of its input within Data.runRange." in ranged.warnings[0]
 
 
 def test_run_range_narrows_the_lumi_mask_or_selects_whole_runs(tmp_path):

@@ -86,7 +86,7 @@ from typing import Any
 from engine.crab.ap.sites import CONFIG_KEYS, Thresholds
 from engine.crab.ap.stageout import PERMANENT, RECOVERABLE, STAGEOUT_CODES
 from engine.crab.client.crab_config_py import SECTIONS, LoadError, run_config
-from engine.crab.client.lumi_mask import LumiMask, MaskError, intersect_runs, read_mask
+from engine.crab.client.lumi_mask import LumiMask, MaskError, Unreachable, intersect_runs, read_mask
 
 __all__ = ["ConfigError", "PlannedFailure", "TaskConfig", "load_config", "SPLITTING_ALGORITHMS"]
 
@@ -180,7 +180,7 @@ class TaskConfig:
     units_per_job: int
     total_units: int | float = 0  # <= 0: all; below 1: a share; else a count (events for PrivateMC)
     events_per_lumi: int | None = None  # PrivateMC: Data.unitsPerJob // Data.lumisPerFile
-    lumi_mask_file: str | None = None  # Data.lumiMask: a path, or the address it was downloaded from
+    lumi_mask_file: str | None = None  # Data.lumiMask: a path, or the address it was downloaded from (None: not)
     lumi_mask: LumiMask | None = None  # run -> sorted, merged lumi ranges, within Data.runRange
     run_range: str | None = None
     input_blocks: tuple[str, ...] = ()  # Data.inputBlocks as full block names; (): every block
@@ -197,6 +197,7 @@ class TaskConfig:
     automatic_blacklist: Thresholds = Thresholds()
     # CRAB parameters given that crabtui does not act on
     ignored: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # what the user should know of how the task differs from the file, one line each
 
     def planned_failure(self, job: str, attempt: int) -> PlannedFailure | None:
         """The failure planned for this attempt (from 1) of job ``job``, if any; exact beats "*"."""
@@ -400,6 +401,12 @@ def _suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
     return f" Did you mean {lowered[match[0]]}?" if match else ""
 
 
+def _file_name(address: str) -> str:
+    """The file name an address ends with (``.../Cert_..._JSON.txt``), or a name for it."""
+    name = address.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+    return name if "." in name else "lumi_mask.json"
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -415,6 +422,7 @@ class _Builder:
         self.now = now
         self.multicrab = multicrab
         self.values: dict[str, Any] = {}
+        self.warnings: list[str] = []
 
     def fail(self, message: str, parameter: str | None = None, invalid: bool = True) -> None:
         prefix = "Invalid CRAB configuration: " if invalid else ""
@@ -529,6 +537,7 @@ class _Builder:
             failure_plan=self.failure_plan(),
             automatic_blacklist=self.automatic_blacklist(),
             ignored=ignored,
+            warnings=tuple(self.warnings),
         )
 
     # - General -
@@ -781,6 +790,13 @@ class _Builder:
             where = given if url else self.path(given)
             try:
                 mask = read_mask(where, url=url)
+            except Unreachable as e:  # no network: run, and say so
+                where = None
+                within = " within Data.runRange" if "Data.runRange" in self.values else ""
+                self.warnings.append(
+                    f"{self.source}: {p}: the lumi mask could not be fetched from {given} ({e.reason}), so the "
+                    f"task runs over every lumi of its input{within}. To apply the mask, download it beside the "
+                    f"configuration and name the file: config.Data.lumiMask = '{_file_name(given)}'.")
             except MaskError as e:
                 self.fail(f"Failed to load lumi mask {where} ({p}): {e}.", p, invalid=False)
         run_range = self.values.get("Data.runRange")

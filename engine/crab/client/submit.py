@@ -66,7 +66,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
     catalogue = Catalogue.for_state(state)
     pool_sites = sorted(site for site, size in pool.items()
                         if size["cpus"] >= cfg.num_cores and size["memory"] >= cfg.max_memory_mb)
-    notes, warnings = [], []
+    notes, warnings = [], list(cfg.warnings)
     spec, note = _spec(cfg, catalogue, pool_sites)
     if note:
         notes.append(note)
