@@ -121,14 +121,16 @@ def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config):
 
 
 def test_on_a_bare_machine_a_config_without_site_lists_runs_and_a_whitelist_elsewhere_is_refused(tmp_path):
-    """No pool file: the pool is this machine (T2_XX_Local), where every stand-in is hosted."""
+    """No pool file: the pool is this machine (T2_XX_Local), where every stand-in is hosted, with slots
+    the size of a glidein pilot, where a 4-core job runs."""
     state = StateDir(str(tmp_path / "state"))
     try:
-        for directory in ("ttbar_semilep_mc", "privatemc_minbias_gen"):
+        for directory in ("ttbar_semilep_mc", "privatemc_minbias_gen", "private_nano_4threads"):
             submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=CORPUS / directory)
             assert submitted.returncode == 0, submitted.stderr
             name = re.search(r"^Task name: (\S+)$", submitted.stdout, re.M).group(1)
-            started(state, name, CORPUS / directory)
+            status = started(state, name, CORPUS / directory)
+            assert all(job["site_history"] in ([], ["T2_XX_Local"]) for job in status["jobs"]), status["jobs"]
             kill(state, name, CORPUS / directory)
         refused = crabtui(state, "task", "submit", "crabConfig.py", cwd=CORPUS / "user_input_files")
         assert refused.returncode == 1 and refused.stderr.count("\n") == 1
