@@ -53,6 +53,12 @@ def grid():
     shutil.rmtree(state.path, ignore_errors=True)
 
 
+def test_every_multicrab_script_with_a_main_block_is_run_as_a_script():
+    texts = {c.parent.name: c.read_text() for c in configs()}
+    assert {name for name, text in texts.items()
+            if "if __name__ == '__main__':" in text and "crabCommand" in text} == set(MAIN_BLOCK_TASKS)
+
+
 def test_the_corpus_covers_what_real_analyses_write():
     texts = {path.parent.name: path.read_text() for path in configs()}
     assert len(texts) >= 20
@@ -87,26 +93,18 @@ def kill(state: StateDir, name: str, cwd: Path) -> None:
         time.sleep(0.3)
 
 
-@pytest.mark.parametrize("config", configs(), ids=lambda p: p.parent.name)
-def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config):
-    text = config.read_text()
-    submitted = crabtui(grid, "task", "submit", config.name, cwd=config.parent)
-    assert submitted.returncode == 0, submitted.stderr
-    assert submitted.stderr == "" and "Traceback" not in submitted.stdout
-    name = re.search(r"^Task name: (\S+)$", submitted.stdout, re.M).group(1)
-    notes = [line for line in submitted.stdout.splitlines() if line.startswith("Note: ")]
-    if "inputDataset" in text and "'PrivateMC'" not in text:
-        assert any("the task reads a synthetic stand-in made from its name" in n for n in notes), submitted.stdout
-    warnings = [line for line in submitted.stdout.splitlines() if line.startswith("Warning: ")]
-    if re.search(r"^config\.Data\.lumiMask = 'https://", text, re.M):  # fetched if this machine has network
-        assert load_config(config).lumi_mask is not None or any(
-            "the lumi mask could not be fetched from https://" in w and "runs over every lumi of its input" in w
-            for w in warnings), submitted.stdout
-    if "crabCommand" in text:
-        assert any("is a multi-crab script: crabtui task submit submits its module-level config only" in n
-                   for n in notes), submitted.stdout
+LOADING_SUBMITS = {"multicrab_module_level_py2": 2}
+"""Scripts that call crabCommand('submit') at module level, and how many times."""
+MULTICRAB_ONLY = {"multicrab_process_loop"}
+"""Multi-crab scripts whose module-level config is incomplete: only their __main__ block submits."""
 
-    cfg = load_config(config)  # what the test expects of the task
+
+def task_names(submitted) -> list[str]:
+    return re.findall(r"^Task name: (\S+)$", submitted.stdout, re.M)
+
+
+def check_started(grid: StateDir, config: Path, cfg, name: str) -> None:
+    """One of the task's jobs runs (or has run), where the config says; then the task is killed."""
     status = started(grid, name, config.parent)
     jobs = status["jobs"]
     ran = [job for job in jobs if job["state"] in STARTED]
@@ -118,6 +116,68 @@ def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config):
     if cfg.user_input_files:
         assert len(jobs) == -(-len(cfg.user_input_files) // cfg.units_per_job)
     kill(grid, name, config.parent)
+
+
+@pytest.mark.parametrize("config", [c for c in configs() if c.parent.name not in MULTICRAB_ONLY],
+                         ids=lambda p: p.parent.name)
+def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config):
+    text = config.read_text()
+    submitted = crabtui(grid, "task", "submit", config.name, cwd=config.parent)
+    assert submitted.returncode == 0, submitted.stderr
+    assert submitted.stderr == "" and "Traceback" not in submitted.stdout
+    assert "Failed submitting task" not in submitted.stdout
+    names = task_names(submitted)
+    notes = [line for line in submitted.stdout.splitlines() if line.startswith("Note: ")]
+    warnings = [line for line in submitted.stdout.splitlines() if line.startswith("Warning: ")]
+    if "inputDataset" in text and "'PrivateMC'" not in text:
+        assert any("the task reads a synthetic stand-in made from its name" in n for n in notes), submitted.stdout
+    if re.search(r"^config\.Data\.lumiMask = 'https://", text, re.M):  # fetched if this machine has network
+        assert load_config(config).lumi_mask is not None or any(
+            "the lumi mask could not be fetched from https://" in w and "runs over every lumi of its input" in w
+            for w in warnings), submitted.stdout
+    if config.parent.name in LOADING_SUBMITS:  # crabCommand('submit') as the file loads: those are its tasks
+        calls = LOADING_SUBMITS[config.parent.name]
+        assert len(names) == calls and f"passed {calls} config(s) to crabCommand('submit') as it loaded" in \
+            submitted.stdout
+        assert re.findall(r"^Submitted \S+ as (\S+)$", submitted.stdout, re.M) == names, "crabCommand's return"
+    elif "crabCommand" in text:
+        assert any("is a multi-crab script: crabtui task submit submits its module-level config only" in n
+                   and "--multicrab" in n for n in notes), submitted.stdout
+        assert len(names) == 1
+    else:
+        assert len(names) == 1
+
+    cfg = load_config(config)  # what the test expects of the task
+    for name in names:
+        check_started(grid, config, cfg, name)
+
+
+MAIN_BLOCK_TASKS = {"multicrab_main_block": 2, "multicrab_helper_module": 3, "multicrab_process_loop": 2}
+"""The multi-crab scripts whose __main__ block submits, and how many tasks."""
+
+
+@pytest.mark.parametrize("config", [c for c in configs() if c.parent.name in MAIN_BLOCK_TASKS],
+                         ids=lambda p: p.parent.name)
+def test_multicrab_submits_every_config_the_scripts_main_block_passes_to_crab_command(grid, config):
+    if config.parent.name in MULTICRAB_ONLY:  # as crab submit: the module-level config, and the way out
+        refused = crabtui(grid, "task", "submit", config.name, cwd=config.parent)
+        assert refused.returncode == 1 and refused.stdout == "" and refused.stderr.count("\n") == 1
+        assert f"'crabtui task submit --multicrab {config}' runs that block" in refused.stderr
+    submitted = crabtui(grid, "task", "submit", "--multicrab", config.name, cwd=config.parent)
+    assert submitted.returncode == 0, submitted.stderr
+    assert submitted.stderr == "" and "Traceback" not in submitted.stdout and "Failed submitting" not in submitted.stdout
+    names = task_names(submitted)
+    requests = {name.split("_crab_", 1)[1] for name in names}
+    assert len(names) == len(requests) == MAIN_BLOCK_TASKS[config.parent.name], submitted.stdout
+    assert submitted.stdout.rstrip().endswith(f"{len(names)} task(s) submitted: {', '.join(names)}.")
+    cfg = load_config(config) if config.parent.name not in MULTICRAB_ONLY else None
+    for name in names:
+        status = started(grid, name, config.parent)
+        assert status["jobs"], name
+        if cfg is not None and cfg.site_whitelist:
+            sites = {job["site_history"][-1] for job in status["jobs"] if job["site_history"]}
+            assert all(matches(site, cfg.site_whitelist) for site in sites), sites
+        kill(grid, name, config.parent)
 
 
 def test_on_a_bare_machine_a_config_without_site_lists_runs_and_a_whitelist_elsewhere_is_refused(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -121,3 +122,59 @@ def test_a_daemon_that_does_not_say_its_sites_is_named_in_one_line_with_the_way_
         message = str(e)
     assert "\n" not in message and "(pid 4242)" in message and "runs another version of crabtui" in message
     assert "'crabtui --state-dir /tmp/crabtui-state pool stop'" in message
+
+
+MULTICRAB = """\
+import sys
+from CRABClient.UserUtilities import config
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+from multiprocessing import Process
+
+config = config()
+config.JobType.psetName = 'pset.py'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Site.storageSite = 'T2_XX_Local'
+config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
+config.Debug.timeScale = 500
+
+def submit(cfg):
+    try:
+        crabCommand('submit', config=cfg)
+    except ClientException as cle:
+        print("Failed submitting task: %s" % (cle))
+
+if __name__ == '__main__':
+    for name in sys.argv[1:]:
+        config.General.requestName = name
+        config.Data.inputDataset = 'DATASET'
+        p = Process(target=submit, args=(config,))
+        p.start()
+        p.join()
+"""
+
+
+def test_multicrab_sums_up_what_its_processes_submitted_and_what_was_refused(tmp_path, state):
+    (tmp_path / "multicrab.py").write_text(MULTICRAB.replace("DATASET", MC))
+    none = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", cwd=tmp_path)
+    assert none.returncode == 1 and none.stderr.count("\n") == 1
+    assert "its __main__ block (run as 'python multicrab.py') passed no config to crabCommand('submit')" in none.stderr
+    done = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", "one", "bad/name", "two", cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Traceback" not in done.stdout + done.stderr
+    assert re.findall(r"^Task name: \S+_crab_(\S+)$", done.stdout, re.M) == ["one", "two"]
+    assert "Failed submitting task: " in done.stdout and "requestName parameter ('bad/name')" in done.stdout
+    assert "1 of the 3 config(s) it passed to crabCommand('submit') were not submitted (2 were); the first " \
+           "because: " in done.stderr and "'bad/name'" in done.stderr
+    for name in ("one", "two"):
+        assert wait_status(state, name, tmp_path, "SUBMITTED")["dagman_id"]
+
+
+def test_arguments_for_a_script_need_multicrab_and_multicrab_needs_a_python_file(tmp_path, state):
+    (tmp_path / "crab.toml").write_text(config_text("plain"))
+    extra = crabtui(state, "task", "submit", "crab.toml", "2018", cwd=tmp_path)
+    assert extra.returncode == 1 and extra.stderr == (f"ERROR: {tmp_path / 'crab.toml'}: arguments after the "
+                                                      "configuration (2018) are for a multi-crab script; add "
+                                                      "--multicrab to run it with them.\n")
+    toml = crabtui(state, "task", "submit", "--multicrab", "crab.toml", cwd=tmp_path)
+    assert toml.returncode == 1 and "--multicrab runs a crabConfig.py (*.py) as a script" in toml.stderr

@@ -80,15 +80,17 @@ import math
 import os
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from engine.crab.ap.sites import CONFIG_KEYS, Thresholds
 from engine.crab.ap.stageout import PERMANENT, RECOVERABLE, STAGEOUT_CODES
-from engine.crab.client.crab_config_py import SECTIONS, LoadError, run_config
+from engine.crab.client.crab_config_py import SECTIONS, LoadError, Loaded, SubmitFailed, run_config
 from engine.crab.client.lumi_mask import LumiMask, MaskError, Unreachable, intersect_runs, read_mask
 
-__all__ = ["ConfigError", "PlannedFailure", "TaskConfig", "load_config", "SPLITTING_ALGORITHMS"]
+__all__ = ["ConfigError", "CrabConfigPy", "PlannedFailure", "Submitter", "TaskConfig", "load_config", "run_crab_config",
+           "SPLITTING_ALGORITHMS"]
 
 SPLITTING_ALGORITHMS = ("FileBased", "LumiBased", "EventAwareLumiBased", "Automatic")
 """What ``Data.splitting`` may be for the Analysis job type: its algorithms plus Automatic."""
@@ -340,25 +342,83 @@ def load_config(path: str | os.PathLike[str], *, now: datetime.datetime | None =
     """Read and validate the CRAB configuration at ``path`` (``*.toml`` or ``*.py``).
 
     ``now`` names the task when the config has no General.requestName (default: the local time).
-    Raises :class:`ConfigError` for anything ``crab submit`` would refuse.
+    Raises :class:`ConfigError` for anything ``crab submit`` would refuse.  A crabConfig.py's
+    ``crabCommand('submit', config=X)`` calls check ``X`` and submit nothing (see
+    :func:`run_crab_config`).
     """
+    source = _source(path)
+    if _is_py(source):
+        return run_crab_config(source, now=now).module_config()
+    return _Builder(source, _read_toml(source), now).build()
+
+
+class Submitter(Protocol):
+    """Where a crabConfig.py's ``crabCommand('submit', config=X)`` calls go (:func:`run_crab_config`)."""
+
+    def submit(self, cfg: TaskConfig) -> str:
+        """Submit ``cfg`` and return its task name, or raise
+        :class:`~engine.crab.client.crab_config_py.SubmitFailed` saying why it was not."""
+
+    def refused(self, message: str) -> None:
+        """Note that a configuration passed to crabCommand was refused, with CRAB's message."""
+
+
+@dataclass(frozen=True)
+class CrabConfigPy:
+    """A crabConfig.py that ran (:func:`run_crab_config`)."""
+
+    source: str
+    loaded: Loaded
+    now: datetime.datetime | None
+
+    def module_config(self) -> TaskConfig:
+        """Its module-level ``config``, checked: what ``crab submit`` submits of it."""
+        if self.loaded.sections is None:
+            e = self.loaded.error(self.source)
+            raise ConfigError(str(e), path=self.source) from None
+        return _Builder(self.source, self.loaded.sections, self.now, self.loaded.multicrab).build()
+
+
+def run_crab_config(path: str | os.PathLike[str], submitter: Submitter | None = None, *, main: bool = False,
+                    argv: Sequence[str] = (), now: datetime.datetime | None = None) -> CrabConfigPy:
+    """Run the crabConfig.py at ``path`` as ``crab submit`` imports it (or, with ``main``, as
+    ``python FILE ARGV`` runs it).  Each ``crabCommand('submit', config=X)`` call checks ``X`` as
+    :func:`load_config` checks a file and hands it to ``submitter``; what CRAB would refuse, and
+    what ``submitter`` refuses, reaches the script as CRAB's exceptions.  Without ``submitter``
+    nothing is submitted (the ``uniquerequestname`` crabCommand returns is empty).  Raises
+    :class:`ConfigError` if the file itself fails."""
+    source = _source(path)
+    if not _is_py(source):
+        raise ConfigError(f"{source}: only a crabConfig.py (*.py) runs as a script.", path=source)
+
+    def submit(sections: dict[str, dict[str, Any]]) -> dict[str, str]:
+        try:
+            cfg = _Builder(source, sections, now).build()
+        except ConfigError as e:
+            if submitter:
+                submitter.refused(str(e))
+            raise SubmitFailed(str(e), configuration=True) from None
+        return {"requestname": cfg.request_name, "uniquerequestname": submitter.submit(cfg) if submitter else ""}
+
+    try:
+        loaded = run_config(source, submit, main=main, argv=argv)
+    except LoadError as e:
+        raise ConfigError(str(e), path=source, line=e.line) from None
+    return CrabConfigPy(source, loaded, now)
+
+
+def _is_py(source: str) -> bool:
+    return os.path.splitext(source)[1].lower() == ".py"
+
+
+def _source(path: str | os.PathLike[str]) -> str:
     source = os.path.abspath(os.fspath(path))
     if not os.path.isfile(source):
         raise ConfigError(f"{source}: CRAB configuration file {source} not found.", path=source)
-    suffix = os.path.splitext(source)[1].lower()
-    multicrab = False
-    if suffix == ".toml":
-        raw = _read_toml(source)
-    elif suffix == ".py":
-        try:
-            loaded = run_config(source)
-        except LoadError as e:
-            raise ConfigError(str(e), path=source, line=e.line) from None
-        raw, multicrab = loaded.sections, loaded.multicrab
-    else:
+    if os.path.splitext(source)[1].lower() not in (".py", ".toml"):
         raise ConfigError(f"{source}: unknown kind of CRAB configuration file; name it *.toml (TOML) "
                           f"or *.py (a crabConfig.py).", path=source)
-    return _Builder(source, raw, now, multicrab).build()
+    return source
 
 
 # --- TOML ------------------------------------------------------------------------------------
@@ -426,8 +486,9 @@ class _Builder:
 
     def fail(self, message: str, parameter: str | None = None, invalid: bool = True) -> None:
         prefix = "Invalid CRAB configuration: " if invalid else ""
-        note = (" (This is a multi-crab script: crabtui task submit submits its module-level config, "
-                "without what its __main__ block sets.)" if self.multicrab else "")
+        note = (f" (This is a multi-crab script: crabtui task submit submits its module-level config, without what "
+                f"its __main__ block sets; 'crabtui task submit --multicrab {self.source}' runs that block and "
+                f"submits each config it passes to crabCommand('submit').)" if self.multicrab else "")
         raise ConfigError(f"{self.source}: {prefix}{message}{note}", path=self.source, parameter=parameter)
 
     # - names and types -

@@ -101,7 +101,9 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
             raise SubmitError(f"{source}: Site.storageSite: {e}") from None
     if cfg.multicrab:
         notes.append(f"{source} is a multi-crab script: crabtui task submit submits its module-level config "
-                     f"only ({_what(cfg)}), not what its __main__ block would submit.")
+                     f"only ({_what(cfg)}), not what its __main__ block would submit; 'crabtui task submit "
+                     f"--multicrab {source}' runs that block and submits each config it passes to "
+                     f"crabCommand('submit').")
 
     name = task_name(cfg.request_name, user, now)
     task_dir = state.task_dir(name)
