@@ -3,12 +3,14 @@ and its jobs start.
 
 ``corpus/`` holds one directory per configuration, written for these tests in the forms real
 analyses use (CRABClient's ``config()`` and WMCore's ``Configuration``, ``getUsernameFromCRIC``,
-PrivateMC, ``userInputFiles``, ``scriptExe``, ``pyCfgParams``, lumi masks and run ranges,
-multi-crab scripts whose ``crabCommand`` loop sits in a ``__main__`` block, helper modules and
-files beside them, and every splitting mode), with the psets, scripts and input files they name.
+PrivateMC, ``userInputFiles``, ``scriptExe``, ``pyCfgParams``, certification JSONs beside them or
+at an address, run ranges, ``useParent`` and secondary datasets, multi-threaded jobs, multi-crab
+scripts whose ``crabCommand`` loop sits in a ``__main__`` block or at module level, helper modules
+and files beside them, and every splitting mode), with the psets, scripts and input files they name.
 None of their datasets is in the catalogue and most storage sites are described nowhere: nothing
 is prepared for them.  Each is submitted from its own directory to the simulated grid's pool, as
-its user would type it, and the test waits for one of the task's jobs to run, then kills the task.
+its user would type it, and the test waits for one of each task's jobs to run, then kills the task;
+multi-crab scripts with a ``__main__`` block are also run with ``--multicrab``.
 """
 
 from __future__ import annotations
@@ -66,7 +68,9 @@ def test_the_corpus_covers_what_real_analyses_write():
     for form in ("from WMCore.Configuration import Configuration", "getUsernameFromCRIC", "'PrivateMC'",
                  "userInputFiles", "scriptExe", "pyCfgParams", "lumiMask", "runRange", "crabCommand",
                  "if __name__ == '__main__':", "ignoreLocality", "totalUnits = -1", "totalUnits = 0.1",
-                 "numCores = 8", "extraJDL", "outputPrimaryDataset"):
+                 "numCores = 8", "numCores = 4", "extraJDL", "outputPrimaryDataset", "useParent = True",
+                 "secondaryInputDataset", "from httplib import HTTPException", "p = Process(target=submit",
+                 "lumiMask = 'https://cms-service-dqmdc.web.cern.ch/", "lumiMask = 'golden.json'"):
         assert form in every, form
     splittings = {m for text in texts.values() for m in re.findall(r"splitting = '(\w+)'", text)}
     assert splittings == {"FileBased", "LumiBased", "EventAwareLumiBased", "Automatic", "EventBased"}
@@ -202,12 +206,14 @@ def test_on_a_bare_machine_a_config_without_site_lists_runs_and_a_whitelist_else
 
 
 REFUSED = {  # what real configurations set that cannot run here, and the reason given
-    "config.Data.useParent = True": "Data.useParent (True) cannot be simulated: its jobs would also read each input "
-                                    "file's parent files, and the dataset catalogue knows no parentage.",
-    "config.Data.secondaryInputDataset = '/TTbar/Fall17-v1/GEN-SIM-RAW'":
-        "Data.secondaryInputDataset ('/TTbar/Fall17-v1/GEN-SIM-RAW') cannot be simulated",
+    "config.Data.useParent = True\nconfig.Data.inputDataset = '/ZeroBias/Run2023C-v1/RAW'":
+        "Data.useParent: The CRAB3 server backend refuses to submit jobs to the Grid scheduler because you specified "
+        "useParents=True but some your files have no parents. Example: /store/data/Run2023C/ZeroBias/RAW/v1/",
+    "config.Data.useParent = True\nconfig.Data.secondaryInputDataset = '/TTbar/Fall17-v1/GEN-SIM-RAW'":
+        "Parameters Data.useParent and Data.secondaryInputDataset cannot be used together",
     "config.Site.requireAccelerator = True": "Site.requireAccelerator (True) cannot be simulated: its jobs must run on "
-                                             "GPU slots, and no site of the simulated grid has one.",
+                                             "GPU slots (request_GPUs), and the embedded pool's slots advertise no "
+                                             "GPUs.",
     "config.JobType.pluginName = 'CopyCat'": "JobType.pluginName ('CopyCat') cannot be simulated: the CopyCat job type "
                                              "starts from a task of a CRAB server",
     "config.Data.outputPrimaryDataset = 'MyTTbar'": "Analysis job type with input dataset does not accept an output "

@@ -355,11 +355,16 @@ def test_splitting_names(tmp_path):
     ({"Data.runRange": "316200-316187"}, ["316200-316187 has its first run after its last"], "Data.runRange"),
     ({"Data.lumiMask": DROP, "Data.runRange": "1-60000"}, ["Data.runRange includes 60000 runs. When Data.lumiMask "
                                                            "is not specified"], "Data.runRange"),
-    ({"Data.useParent": True}, ["Parameter Data.useParent (True) cannot be simulated: its jobs would also read each "
-                                "input file's parent files, and the dataset catalogue knows no parentage."],
+    ({"Data.useParent": True, "Data.secondaryInputDataset": "/TTbar/Run2024-v1/GEN-SIM-RAW"},
+     ["Parameters Data.useParent and Data.secondaryInputDataset cannot be used together"], "Data.useParent"),
+    ({"Data.useParent": True, "Data.inputDataset": DROP, "Data.userInputFiles": ["/store/user/me/a.root"],
+      "Data.publication": False},
+     ["Parameter Data.useParent reads the parents of Data.inputDataset's files; user input files have none."],
      "Data.useParent"),
-    ({"Site.requireAccelerator": True}, ["cannot be simulated: its jobs must run on GPU slots"],
-     "Site.requireAccelerator"),
+    ({"Data.secondaryInputDataset": "RAW"}, ["Parameter Data.secondaryInputDataset ('RAW') is not a CMS dataset name"],
+     "Data.secondaryInputDataset"),
+    ({"Site.requireAccelerator": True}, ["cannot be simulated: its jobs must run on GPU slots (request_GPUs), and the "
+                                         "embedded pool's slots advertise no GPUs"], "Site.requireAccelerator"),
     ({"Data.outputPrimaryDataset": "MyOutput"}, ["Analysis job type with input dataset does not accept an output "
                                                  "primary dataset name"], "Data.outputPrimaryDataset"),
     ({"Data.ignoreLocality": True, "Site.whitelist": DROP}, ["when ignoreLocality is set a valid site white list must "
@@ -374,6 +379,17 @@ def test_memory_cap_grows_with_cores_and_wildcards_are_accepted(tmp_path):
     cfg = load_config(str(write_toml(tmp_path, {"JobType.numCores": 4, "JobType.maxMemoryMB": 10000,
                                                 "Site.blacklist": ["T2_US_*", "T1_*", "T3*"]})))
     assert (cfg.num_cores, cfg.max_memory_mb, cfg.site_blacklist) == (4, 10000, ("T2_US_*", "T1_*", "T3*"))
+
+
+def test_use_parent_and_a_secondary_dataset_are_kept_and_privatemc_ignores_use_parent(tmp_path):
+    assert load_config(str(write_toml(tmp_path, {"Data.useParent": True}))).use_parent
+    secondary = load_config(str(write_toml(tmp_path, {"Data.secondaryInputDataset": "/TTbar/Run2024-v1/GEN-SIM-RAW"})))
+    assert (secondary.use_parent, secondary.secondary_dataset) == (False, "/TTbar/Run2024-v1/GEN-SIM-RAW")
+    mc = load_config(str(write_toml(tmp_path, {"JobType.pluginName": "PrivateMC", "Data.inputDataset": DROP,
+                                               "Data.splitting": "EventBased", "Data.totalUnits": 1000,
+                                               "Data.lumiMask": DROP, "Data.publication": False,
+                                               "Data.useParent": True})))
+    assert not mc.use_parent and mc.ignored["Data.useParent"] is True
 
 
 def test_unsupported_parameters_at_their_default_are_accepted(tmp_path):

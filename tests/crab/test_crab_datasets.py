@@ -142,6 +142,10 @@ def test_user_dataset_is_listed_and_loaded(tmp_path: Path) -> None:
     (lambda d: d["blocks"][0]["files"][1].update(events=6), "mine.json: blocks[1].files[2].events: 6 is not the sum"),
     (lambda d: d["blocks"][0]["files"][1].update(lfn="/tmp/b.root"), "mine.json: blocks[1].files[2].lfn: must be "
                                                                       "a logical file name under /store/"),
+    (lambda d: d["blocks"][0]["files"][1].update(parents=["a.root"]), "mine.json: blocks[1].files[2].parents[1]: must "
+                                                                       "be a logical file name under /store/"),
+    (lambda d: d["blocks"][0]["files"][1].update(parents=[]), "mine.json: blocks[1].files[2].parents: must be a "
+                                                              "non-empty list of parent files' LFNs"),
     (lambda d: d["blocks"][1]["files"][0].update(lfn="/store/user/me/a.root"),
      "mine.json: blocks[2].files[1].lfn: /store/user/me/a.root is already a file of this dataset"),
     (lambda d: d["blocks"][0]["files"][0]["lumis"].append([1, 2, 3]),

@@ -20,9 +20,12 @@ Where CRAB leaves room, or crabtui differs, and why:
   effect on a simulated grid (``General.workArea``, ``Data.publication``, ``Data.outLFNDirBase``,
   ``JobType.outputFiles``, ``Data.partialDataset``: every block of the catalogue is on disk, ...)
   are type-checked and kept in :attr:`TaskConfig.ignored`.  The few that crabtui cannot simulate
-  (``Data.useParent``, ``Data.secondaryInputDataset``: the catalogue knows no parentage;
-  ``Site.requireAccelerator``: the pool has no GPUs; ``Debug.oneEventMode``; other job types)
-  are refused when set to anything but CRAB's default, each with the reason.
+  (``Site.requireAccelerator``: the pool's slots have no GPUs; ``Debug.oneEventMode``;
+  ``JobType.externalPluginFile`` and the CopyCat and Recover job types) are refused when set to
+  anything but CRAB's default, each with the reason.
+* ``Data.useParent`` gives each job its input files' parents, ``Data.secondaryInputDataset`` the
+  secondary dataset's files holding the same lumis (:mod:`engine.crab.taskworker.parents`); as in
+  CRAB they cannot go together, and need ``Data.inputDataset`` (PrivateMC ignores useParent).
 * Job types: ``Analysis`` (CRAB's default) reads ``Data.inputDataset`` or ``Data.userInputFiles``
   (which CRAB splits FileBased only, and runs at the whitelisted sites); ``PrivateMC`` generates
   ``Data.totalUnits`` events in jobs of ``Data.unitsPerJob`` (``EventBased`` splitting only),
@@ -187,6 +190,8 @@ class TaskConfig:
     run_range: str | None = None
     input_blocks: tuple[str, ...] = ()  # Data.inputBlocks as full block names; (): every block
     ignore_locality: bool = False
+    use_parent: bool = False  # Data.useParent: the jobs read their input files' parents too
+    secondary_dataset: str | None = None  # Data.secondaryInputDataset: its files holding the input's lumis too
     # Site
     storage_site: str | None = None
     site_whitelist: tuple[str, ...] = ()
@@ -262,8 +267,8 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "Data.outputDatasetTag": ("str", IGNORED),
     "Data.outputPrimaryDataset": ("str", USED),
     "Data.userInputFiles": ("strlist", USED),
-    "Data.useParent": ("bool", UNSUPPORTED),
-    "Data.secondaryInputDataset": ("str", UNSUPPORTED),
+    "Data.useParent": ("bool", USED),
+    "Data.secondaryInputDataset": ("str", USED),
     "Data.ignoreLocality": ("bool", USED),
     "Data.partialDataset": ("bool", IGNORED),  # every block of the catalogue is on disk
     "Data.inputBlocks": ("strlist", USED),
@@ -289,11 +294,8 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
 _UNSUPPORTED = {  # why crabtui cannot run a task that sets these
     "JobType.externalPluginFile": "crabtui runs CRAB's own job types (Analysis and PrivateMC), not a job type "
                                   "plugin's code",
-    "Data.useParent": "its jobs would also read each input file's parent files, and the dataset catalogue knows "
-                      "no parentage",
-    "Data.secondaryInputDataset": "its jobs would also read the secondary dataset's files that hold the same "
-                                  "lumis, and the dataset catalogue knows no such pairing",
-    "Site.requireAccelerator": "its jobs must run on GPU slots, and no site of the simulated grid has one",
+    "Site.requireAccelerator": "its jobs must run on GPU slots (request_GPUs), and the embedded pool's slots "
+                               "advertise no GPUs",
     "Debug.oneEventMode": "crabtui's payload does not run in CRAB's one-event debugging mode",
 }
 
@@ -558,6 +560,8 @@ class _Builder:
             ignored["Data.lumisPerFile"] = v["Data.lumisPerFile"]
         if dataset is not None and job_type == "PrivateMC":
             ignored["Data.inputDataset"] = dataset  # CRAB's PrivateMC generates its events and reads no input
+        if job_type == "PrivateMC" and v.get("Data.useParent"):
+            ignored["Data.useParent"] = True  # no input, no parents
         pset, script = self.job_type()
         cores = v.get("JobType.numCores", 1)
         whitelist = self.sites("Site.whitelist")
@@ -589,6 +593,8 @@ class _Builder:
             run_range=v.get("Data.runRange"),
             input_blocks=self.input_blocks(dataset),
             ignore_locality=self.ignore_locality(),
+            use_parent=self.use_parent(job_type, dataset),
+            secondary_dataset=self.secondary_dataset(job_type, dataset),
             storage_site=self.storage_site(),
             site_whitelist=whitelist,
             site_blacklist=blacklist,
@@ -829,6 +835,32 @@ class _Builder:
             self.fail("Parameter Data.inputBlocks names blocks of Data.inputDataset, which is not set.",
                       "Data.inputBlocks")
         return tuple(b if "#" in b else f"{dataset}#{b}" for b in blocks)
+
+    def use_parent(self, job_type: str, dataset: str | None) -> bool:
+        p = "Data.useParent"
+        if not self.values.get(p, False) or job_type == "PrivateMC":  # PrivateMC reads no input: nothing to
+            return False                                                # read the parents of, as CRAB's ignores it
+        if "Data.secondaryInputDataset" in self.values:
+            self.fail("Parameters Data.useParent and Data.secondaryInputDataset cannot be used together: the "
+                      "first reads the input files' parents, the second a dataset's files with the same lumis. "
+                      "Keep one.", p)
+        if dataset is None:
+            self.fail(f"Parameter {p} reads the parents of Data.inputDataset's files; user input files have none. "
+                      f"Set Data.inputDataset, or remove {p}.", p)
+        return True
+
+    def secondary_dataset(self, job_type: str, dataset: str | None) -> str | None:
+        p = "Data.secondaryInputDataset"
+        secondary = self.values.get(p)
+        if secondary is None:
+            return None
+        if not _RX_DATASET.fullmatch(secondary):
+            self.fail(f"Parameter {p} ({secondary!r}) is not a CMS dataset name. Write it as "
+                      f"/Primary/Processed/TIER, e.g. '/TTbar/Run2024-v1/GEN-SIM-RAW'.", p)
+        if dataset is None or job_type == "PrivateMC":
+            self.fail(f"Parameter {p} pairs Data.inputDataset's files with the secondary dataset's files holding "
+                      f"the same lumis; it needs Data.inputDataset (and the Analysis job type).", p)
+        return secondary
 
     def ignore_locality(self) -> bool:
         if not self.values.get("Data.ignoreLocality", False):

@@ -31,6 +31,7 @@ from engine.crab.grid.storage import StorageError, stageout_ad, storage_site
 from engine.crab.taskworker import stand_ins
 from engine.crab.taskworker.dagman_creator import TaskAd
 from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError, UnknownDataset
+from engine.crab.taskworker.parents import why_none, without_parents
 from engine.crab.taskworker.task_input import InputSpec, load_input, locality, refusal, skipped_warning
 from engine.crab.taskworker.taskdb import NEW, SUBMIT, Task, TaskDB, TaskError, task_name
 from engine.crab.taskworker.worker import write_request
@@ -70,10 +71,19 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
     spec, note = _spec(cfg, catalogue, pool_sites)
     if note:
         notes.append(note)
+    if cfg.secondary_dataset:
+        notes += _secondary_note(cfg, catalogue)
     try:
         dataset = load_input(spec, catalogue)
     except DatasetError as e:
         raise SubmitError(f"{source}: Data.inputDataset: {e}") from None
+    if spec.use_parent or spec.secondary:
+        orphan = without_parents(dataset)
+        if orphan is not None:  # CRAB's TaskWorker refuses it (DBSDataDiscovery)
+            parameter = "Data.useParent" if spec.use_parent else "Data.secondaryInputDataset"
+            raise SubmitError(f"{source}: {parameter}: The CRAB3 server backend refuses to submit jobs to the Grid "
+                              f"scheduler because you specified useParents=True but some your files have no "
+                              f"parents. Example: {orphan.lfn} ({why_none(dataset, spec.secondary)}).")
     if cfg.input_blocks:
         dataset, note = _input_blocks(cfg, dataset)
         spec = spec.with_blocks(b.name for b in dataset.blocks)
@@ -140,6 +150,7 @@ def _spec(cfg: TaskConfig, catalogue: Catalogue, pool_sites: list[str]) -> tuple
         return InputSpec(user_files=cfg.user_input_files, sites=pool, processing_sites=pool), None
     name = cfg.input_dataset
     sites = pool if cfg.ignore_locality else None
+    pairing = {"use_parent": cfg.use_parent, "secondary": cfg.secondary_dataset}
     try:
         catalogue.load(name)
     except UnknownDataset as e:
@@ -149,10 +160,24 @@ def _spec(cfg: TaskConfig, catalogue: Catalogue, pool_sites: list[str]) -> tuple
                 f"synthetic stand-in made from its name: {d.nfiles} files, {d.lumis} lumis, {d.events} events at "
                 f"{', '.join(d.sites)}. To read a real description instead: crabtui dataset add {name} --from "
                 f"FILE (the JSON format is in the README).")
-        return InputSpec(dataset=name, stand_in=True, sites=sites, processing_sites=pool), note
+        return InputSpec(dataset=name, stand_in=True, sites=sites, processing_sites=pool, **pairing), note
     except DatasetError as e:
         raise SubmitError(f"{cfg.source}: Data.inputDataset: {e}") from None
-    return InputSpec(dataset=name, sites=sites, processing_sites=pool), None
+    return InputSpec(dataset=name, sites=sites, processing_sites=pool, **pairing), None
+
+
+def _secondary_note(cfg: TaskConfig, catalogue: Catalogue) -> list[str]:
+    """What the user should know of a secondary dataset the catalogue does not know."""
+    name = cfg.secondary_dataset
+    try:
+        catalogue.load(name)
+    except UnknownDataset:
+        return [f"{cfg.source}: Data.secondaryInputDataset {name} is not in the dataset catalogue; each input file "
+                f"is paired with files made up to hold its lumis, under {stand_ins.definition(name).lfn_base}/. To "
+                f"pair it with a real description instead: crabtui dataset add {name} --from FILE."]
+    except DatasetError as e:
+        raise SubmitError(f"{cfg.source}: Data.secondaryInputDataset: {e}") from None
+    return []
 
 
 def _input_blocks(cfg: TaskConfig, dataset: Dataset) -> tuple[Dataset, str | None]:

@@ -137,14 +137,15 @@ def write_jobs(task_dir: str, dataset: Dataset, jobs: Sequence[JobSplit]) -> Non
 
 
 def job_input(job: JobSplit, by_lfn: dict) -> dict:
-    """The simulated cmsRun's input: the job's files with only the lumis it must process."""
+    """The simulated cmsRun's input: the job's files with only the lumis it must process, and
+    their parents (Data.useParent; CRAB's ``{"lfn": ..., "parents": [...]}``)."""
     wanted = {(run, lumi) for run, ranges in job.lumi_mask().items() for first, last in ranges
               for lumi in range(first, last + 1)}
     files = []
     for lfn in job.files:
         lumis = [(r, n, e) for r, n, e in by_lfn[lfn].lumis if (r, n) in wanted]
         if lumis:
-            files.append((lfn, lumis))
+            files.append((lfn, lumis, by_lfn[lfn].parents))
     return make_input(files)
 
 

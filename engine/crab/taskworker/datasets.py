@@ -24,7 +24,8 @@ Two sources feed the :class:`Catalogue`:
                 "lfn": "/store/user/me/f1.root",                under /store/, unique in the dataset
                 "size": 2500000000,                             bytes
                 "events": 960,                                  optional; if given, the lumis' sum
-                "lumis": [[1, 1, 480], [1, 2, 480]]             [run, lumi, events], at least one
+                "lumis": [[1, 1, 480], [1, 2, 480]],            [run, lumi, events], at least one
+                "parents": ["/store/user/me/aod/f1.root"]       optional; what it was made from (Data.useParent)
               }
             ]
           }
@@ -121,6 +122,7 @@ class File:
     size: int
     events: int
     lumis: Lumis
+    parents: tuple[str, ...] = ()  # the files it was made from (DBS's parentage), for Data.useParent
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,7 +391,7 @@ def _dataset(document: object, source: str) -> Dataset:
         files: list[File] = []
         for n, file in enumerate(_list(block, "files", at, "files"), start=1):
             where = f"{at}.files[{n}]"
-            file = _check_keys(file, where, "a file", ("lfn", "size", "lumis"), ("events",))
+            file = _check_keys(file, where, "a file", ("lfn", "size", "lumis"), ("events", "parents"))
             lfn = file["lfn"]
             if not isinstance(lfn, str) or not lfn.startswith("/store/"):
                 raise _Invalid(f"{where}.lfn", f"must be a logical file name under /store/, got {_show(lfn)}")
@@ -401,7 +403,12 @@ def _dataset(document: object, source: str) -> Dataset:
             events = sum(lumis.events)
             if "events" in file and _count(file, "events", where) != events:
                 raise _Invalid(f"{where}.events", f"{file['events']} is not the sum of the lumis' events, {events}")
-            files.append(File(lfn, size, events, lumis))
+            parents = tuple(_list(file, "parents", where, "parent files' LFNs")) if "parents" in file else ()
+            for p, parent in enumerate(parents, start=1):
+                if not isinstance(parent, str) or not parent.startswith("/store/"):
+                    raise _Invalid(f"{where}.parents[{p}]", f"must be a logical file name under /store/, got "
+                                                            f"{_show(parent)}")
+            files.append(File(lfn, size, events, lumis, parents))
         blocks.append(Block(block_name, tuple(sorted(set(sites))), tuple(files)))
     return Dataset(name, tuple(blocks), source)
 

@@ -35,7 +35,7 @@ import re
 from engine.atomic import write_atomically
 from engine.crab.taskworker.datasets import SITES, Catalogue, Dataset, Synthetic, UnknownDataset, generate
 
-__all__ = ["STAND_INS_FILE", "definition", "load", "register", "registered"]
+__all__ = ["STAND_INS_FILE", "definition", "load", "lumis_per_file", "register", "registered"]
 
 STAND_INS_FILE = "stand-ins.txt"
 STAND_IN = "stand-in"
@@ -83,6 +83,12 @@ ERAS: dict[int, dict[str, tuple[int, int]]] = {
 _YEARS = {2025: (391_000, 398_900)}  # a year of which no era is listed: its runs, roughly
 _TIER1 = ("T1_US_FNAL",)
 _TIER2 = tuple(s for s in SITES[1:] if s.startswith("T2_"))
+
+
+def lumis_per_file(tier: str) -> int:
+    """How many lumis a stand-in's file of ``tier`` holds, on average."""
+    low, high = _TIERS.get(tier.upper(), _OTHER_TIER)[2]
+    return (low + high) // 2
 
 
 def _rng(name: str) -> random.Random:
