@@ -82,7 +82,6 @@ import difflib
 import math
 import os
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -91,6 +90,7 @@ from engine.crab.ap.sites import CONFIG_KEYS, Thresholds
 from engine.crab.ap.stageout import PERMANENT, RECOVERABLE, STAGEOUT_CODES
 from engine.crab.client.crab_config_py import SECTIONS, LoadError, Loaded, SubmitFailed, run_config
 from engine.crab.client.lumi_mask import LumiMask, MaskError, Unreachable, intersect_runs, read_mask
+from engine.tomlfile import TomlError, read_toml
 
 __all__ = ["ConfigError", "CrabConfigPy", "PlannedFailure", "Submitter", "TaskConfig", "load_config", "run_crab_config",
            "SPLITTING_ALGORITHMS"]
@@ -427,16 +427,11 @@ def _source(path: str | os.PathLike[str]) -> str:
 
 def _read_toml(source: str) -> dict[str, dict[str, Any]]:
     try:
-        with open(source, "rb") as f:
-            data = tomllib.load(f)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"at line (\d+), column (\d+)", str(exc))
-        line = int(m.group(1)) if m else None
-        where = f"{source}:{line}" if line else source
-        raise ConfigError(f"{where}: invalid TOML: {exc}. Fix the syntax there "
-                          f"(sections are [General], [JobType], [Data], [Site], [Debug]).",
-                          path=source, line=line) from None
-    except (OSError, UnicodeDecodeError) as exc:
+        data = read_toml(source)
+    except TomlError as exc:
+        raise ConfigError(f"{exc}. Fix it there (sections are [General], [JobType], [Data], [Site], [Debug]).",
+                          path=source, line=exc.line) from None
+    except OSError as exc:
         raise ConfigError(f"{source}: cannot read the CRAB configuration: {exc}.", path=source) from None
     raw: dict[str, dict[str, Any]] = {}
     for key, value in data.items():
