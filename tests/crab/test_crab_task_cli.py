@@ -92,6 +92,41 @@ def test_a_users_script_runs_as_the_payload_and_extra_jdl_reaches_the_jobs(tmp_p
     assert "payload for job 1" in (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
 
 
+def test_a_script_runs_beside_its_pset_and_input_files_as_shipped_at_submit(tmp_path, state):
+    """CRAB's sandbox: a NanoAOD-tools style script runs ``python3 crab_script.py`` from its working
+    directory, where PSet.py and JobType.inputFiles are (one from another directory, a directory
+    whole); what it ships is what was there at submit."""
+    (tmp_path / "crab").mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "haddnano.py").write_text("print('haddnano')\n")
+    (tmp_path / "crab" / "data").mkdir()
+    (tmp_path / "crab" / "data" / "keep_and_drop.txt").write_text("keep Muon_*\n")
+    (tmp_path / "crab" / "PSet.py").write_text("# fake PSet\n")
+    (tmp_path / "crab" / "skim_cfg.py").write_text("# the pset CRAB ships as PSet.py\n")
+    (tmp_path / "crab" / "crab_script.py").write_text(
+        "import os, sys\n"
+        "print('job', sys.argv[1], 'sees', ' '.join(sorted(os.listdir('.'))))\n"
+        "print('pset', open('PSet.py').read().strip(), 'keep', open('data/keep_and_drop.txt').read().strip())\n")
+    (tmp_path / "crab" / "crab_script.sh").write_text("#!/bin/sh\nexec python3 crab_script.py $1\n")
+    (tmp_path / "crab" / "crab_script.sh").chmod(0o755)
+    config = (config_text("sandbox").replace('psetName = "pset.py"', 'psetName = "skim_cfg.py"\nscriptExe = "crab_script.sh"\n'
+                                             'inputFiles = ["crab_script.py", "../scripts/*.py", "data"]'))
+    (tmp_path / "crab" / "crab.toml").write_text(config)
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path / "crab").returncode == 0
+    (tmp_path / "crab" / "crab_script.py").write_text("raise SystemExit(3)\n")  # after submit: not the task's
+    status = wait_status(state, "sandbox", tmp_path, "COMPLETED")
+    out = (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
+    assert "job 1 sees PSet.py crab_script.py crab_script.sh data haddnano.py" in out
+    assert "pset # the pset CRAB ships as PSet.py keep keep Muon_*" in out
+    assert not list(Path(status["task_dir"]).glob("scratch.*")), "each attempt's scratch directory goes with it"
+    missing = config.replace('"data"]', '"data", "weights/*.xml"]')
+    (tmp_path / "crab" / "crab.toml").write_text(missing.replace('"sandbox"', '"nosandbox"'))
+    refused = crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path / "crab")
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1
+    assert "The input file 'weights/*.xml' taken from parameter config.JobType.inputFiles cannot be found" in \
+        refused.stderr
+
+
 def test_submit_from_a_directory_holding_another_engine_package_uses_crabtuis_own(tmp_path, state):
     """The daemon that the first command starts imports crabtui's engine, not an ``engine``
     package in the user's working directory (another checkout, an older one)."""

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from engine.crab.ap.sites import SiteListError, SiteLists, read_global_blacklist
 from engine.crab.client.config import TaskConfig
+from engine.crab.client.sandbox import SandboxError, write_sandbox
 from engine.crab.grid.storage import StorageError, stageout_ad, storage_site
 from engine.crab.taskworker import stand_ins
 from engine.crab.taskworker.dagman_creator import TaskAd
@@ -119,11 +121,16 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
     task_dir = state.task_dir(name)
     stageout = (stageout_ad(storage, task_name=name, user=user, primary_dataset=cfg.primary_dataset,
                             request_name=cfg.request_name) if storage is not None and cfg.transfer_outputs else None)
+    try:
+        sandbox = write_sandbox(task_dir, cfg)
+    except SandboxError as e:
+        raise SubmitError(f"{source}: {e}") from None
     ad = TaskAd(name=name, user=user, dataset=cfg.input_dataset or "", max_memory_mb=cfg.max_memory_mb,
                 max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
                 site_whitelist=cfg.site_whitelist, site_blacklist=cfg.site_blacklist, storage_site=cfg.storage_site,
                 time_scale=cfg.time_scale, max_retries=NUM_AUTOM_JOB_RETRIES,
-                failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), script_exe=cfg.script_exe,
+                failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), sandbox=sandbox,
+                script_exe=os.path.basename(cfg.script_exe) if sandbox else cfg.script_exe,
                 extra_jdl=cfg.extra_jdl, ignore_global_blacklist=cfg.ignore_global_blacklist,
                 global_blacklist=state.global_blacklist, automatic_blacklist=asdict(cfg.automatic_blacklist),
                 stageout=stageout)

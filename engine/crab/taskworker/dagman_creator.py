@@ -58,6 +58,7 @@ class TaskAd:
     max_retries: int  # CRAB_NumAutomJobRetries
     failure_plan: tuple[dict, ...] = ()  # Debug.failurePlan entries in the config's form
     script_exe: str | None = None  # JobType.scriptExe: the wrapper runs it instead of cmsRun
+    sandbox: str | None = None  # the script's sandbox directory (engine.crab.client.sandbox); script_exe is in it
     extra_jdl: tuple[str, ...] = ()  # Debug.extraJDL: submit lines added to every job, as CRAB adds them
     python: str = sys.executable  # the interpreter of the DAG's scripts and of the job wrapper
     python_path: str = ""  # their PYTHONPATH where the engine is not installed (a real pool's hosts)
@@ -226,6 +227,7 @@ def submit_template(ad: TaskAd) -> str:
         'My.CRABTUI_OutputFile = "output_$(count).root"',
         *(f"{k} = {v}" for k, v in exit_hold_commands(ad.failure_plan).items()),
         *([f"My.CRABTUI_ScriptExe = {json.dumps(ad.script_exe)}"] if ad.script_exe else []),
+        *([f"My.CRABTUI_Sandbox = {json.dumps(ad.sandbox)}"] if ad.sandbox else []),
         f"request_cpus = {ad.num_cores}",
         f"priority = {ad.priority}",
         "requirements = stringListMember(TARGET.GLIDEIN_CMSSite, MY.DESIRED_Sites)",
