@@ -9,7 +9,8 @@ scripts whose ``crabCommand`` loop sits in a ``__main__`` block or at module lev
 and files beside them, and every splitting mode), with the psets, scripts and input files they name.
 None of their datasets is in the catalogue and most storage sites are described nowhere: nothing
 is prepared for them.  Each is submitted from its own directory to the simulated grid's pool, as
-its user would type it, and the test waits for one of each task's jobs to run, then kills the task;
+its user would type it, and the test waits for one of each task's jobs to run (of a task with a
+script, to finish: the script finds PSet.py and its input files where it runs), then kills the task;
 multi-crab scripts with a ``__main__`` block are also run with ``--multicrab``.
 """
 
@@ -70,7 +71,9 @@ def test_the_corpus_covers_what_real_analyses_write():
                  "if __name__ == '__main__':", "ignoreLocality", "totalUnits = -1", "totalUnits = 0.1",
                  "numCores = 8", "numCores = 4", "extraJDL", "outputPrimaryDataset", "useParent = True",
                  "secondaryInputDataset", "from httplib import HTTPException", "p = Process(target=submit",
-                 "lumiMask = 'https://cms-service-dqmdc.web.cern.ch/", "lumiMask = 'golden.json'"):
+                 "lumiMask = 'https://cms-service-dqmdc.web.cern.ch/", "lumiMask = 'golden.json'",
+                 "inputDBS = 'phys03'", "whitelist = ['T2_US_*'", "blacklist = ['T2_US_Vanderbilt', 'T3_*']",
+                 "'scripts/haddnano.py'", "% i for i in range(1, 41)]", "lumisPerFile = 2"):
         assert form in every, form
     splittings = {m for text in texts.values() for m in re.findall(r"splitting = '(\w+)'", text)}
     assert splittings == {"FileBased", "LumiBased", "EventAwareLumiBased", "Automatic", "EventBased"}
@@ -86,6 +89,14 @@ def started(state: StateDir, name: str, cwd: Path, timeout: float = 120) -> dict
         if any(job["state"] in STARTED for job in status["jobs"]):
             return status
         assert time.monotonic() < deadline, f"no job of {name} started: {status['message']}"
+        time.sleep(0.3)
+
+
+def finished(state: StateDir, name: str, cwd: Path, timeout: float = 120) -> None:
+    """One of the task's jobs has finished, its script having succeeded."""
+    deadline = time.monotonic() + timeout
+    while not any(job["state"] == "finished" for job in task_status(state, name, cwd)["jobs"]):
+        assert time.monotonic() < deadline, f"no job of {name} finished"
         time.sleep(0.3)
 
 
@@ -119,6 +130,8 @@ def check_started(grid: StateDir, config: Path, cfg, name: str) -> None:
         assert len(jobs) == cfg.total_units // cfg.units_per_job
     if cfg.user_input_files:
         assert len(jobs) == -(-len(cfg.user_input_files) // cfg.units_per_job)
+    if cfg.script_exe:  # the script finds its sandbox (PSet.py, JobType.inputFiles) where it runs
+        finished(grid, name, config.parent)
     kill(grid, name, config.parent)
 
 
@@ -225,6 +238,13 @@ REFUSED = {  # what real configurations set that cannot run here, and the reason
         "no slot for jobs of 16 core(s) and 30000 MB",
     "config.Data.inputBlocks = ['9c3a2c4e-0d4f-4c43-9e58-5b1f3f1c2a77']": "Data.inputBlocks: none of its 1 block(s) is "
                                                                          "a block of dataset",
+    "config.JobType.sendPythonFolder = True": "Parameter JobType.sendPythonFolder has been deprecated. Please remove "
+                                              "it. Reason: Now pythonFolder is always added to sandbox.",
+    "config.JobType.pluginName = 'PrivateMC'\nconfig.Data.unitsPerJob = 1000\nconfig.JobType.eventsPerLumi = 250":
+        "Reason: Use Data.lumisPerFile instead. With Data.unitsPerJob = 1000, Data.lumisPerFile = 4 makes lumis of 250 "
+        "events.",
+    "config.JobType.inputFiles = ['btag_sf_2018.csv']": "The input file 'btag_sf_2018.csv' taken from parameter "
+                                                        "config.JobType.inputFiles cannot be found",
     "import yaml_settings_of_this_analysis": "No module named 'yaml_settings_of_this_analysis'. Make the module "
                                             "yaml_settings_of_this_analysis importable where crabtui runs.",
 }

@@ -48,7 +48,9 @@ Where CRAB leaves room, or crabtui differs, and why:
   crabtui alias) must be given; both together are allowed, as in CRAB, where the script runs
   instead of cmsRun with the pset at hand.  CRAB always requires psetName; crabtui does not, since
   its payload is a simulated cmsRun or the script, and never reads the pset.  The script must
-  exist (CRAB's check); the pset need not.
+  exist (CRAB's check); the pset need not.  Every ``JobType.inputFiles`` entry (a file, directory
+  or glob pattern) must match, as CRABClient's UserTarball requires; a script's sandbox
+  (:mod:`engine.crab.client.sandbox`) ships them.
 * Relative paths (psetName, scriptExe, lumiMask) are resolved against the config file's directory,
   not the current directory as in CRAB, so a task loads the same from anywhere.
 * ``General.requestName`` may be omitted: CRAB then names the task after the time of submission
@@ -79,6 +81,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import glob
 import math
 import os
 import re
@@ -173,6 +176,7 @@ class TaskConfig:
     pset_name: str | None = None
     script_exe: str | None = None
     script_args: tuple[str, ...] = ()
+    input_files: tuple[str, ...] = ()  # JobType.inputFiles' matches, absolute: the script's sandbox ships them
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
     max_job_runtime_min: int = DEFAULT_MAX_JOB_RUNTIME_MIN
     num_cores: int = 1
@@ -243,7 +247,7 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "JobType.numCores": ("int", USED),
     "JobType.priority": ("int", USED),
     "JobType.outputFiles": ("strlist", IGNORED),
-    "JobType.inputFiles": ("strlist", IGNORED),
+    "JobType.inputFiles": ("strlist", USED),
     "JobType.pyCfgParams": ("strlist", IGNORED),
     "JobType.allowUndistributedCMSSW": ("bool", IGNORED),
     "JobType.sendVenvFolder": ("bool", IGNORED),
@@ -504,7 +508,7 @@ class _Builder:
                               f"configuration file accordingly.", name)
                 if name in _DEPRECATED:
                     self.fail(f"Parameter {name} has been deprecated. Please remove it. "
-                              f"Reason: {_DEPRECATED[name]}.", name)
+                              f"Reason: {_DEPRECATED[name]}.{self.lumis_per_file_hint(name, value)}", name)
                 if name not in _PARAMETERS:
                     same = [p for p in _PARAMETERS if p.split(".")[1].lower() == param.lower()]
                     hint = f" Did you mean {same[0]}?" if same else _suggest(name, list(_PARAMETERS))
@@ -513,6 +517,17 @@ class _Builder:
                 if value is None or value == "" or value == [] or value == ():
                     continue  # CRAB reads these as unset
                 self.values[name] = self.check_type(name, value)
+
+    def lumis_per_file_hint(self, name: str, value: Any) -> str:
+        """For JobType.eventsPerLumi of a PrivateMC task, the Data.lumisPerFile that gives jobs of
+        Data.unitsPerJob events as many events per lumi (CRAB's client sets eventsPerLumi = unitsPerJob // lumisPerFile)."""
+        units = self.raw.get("Data", {}).get("unitsPerJob")
+        private_mc = self.raw.get("JobType", {}).get("pluginName") == "PrivateMC"
+        if name != "JobType.eventsPerLumi" or not private_mc or not all(type(n) is int and n > 0 for n in (value, units)):
+            return ""
+        lumis = max(1, units // value)
+        return (f" With Data.unitsPerJob = {units}, Data.lumisPerFile = {lumis} makes lumis of "
+                f"{units // lumis} events.")
 
     def check_type(self, name: str, value: Any) -> Any:
         kind = _PARAMETERS[name][0]
@@ -572,6 +587,7 @@ class _Builder:
             pset_name=pset,
             script_exe=script,
             script_args=self.jdl_like("JobType.scriptArgs"),
+            input_files=self.input_files(),
             max_memory_mb=v.get("JobType.maxMemoryMB", DEFAULT_MAX_MEMORY_MB),
             max_job_runtime_min=v.get("JobType.maxJobRuntimeMin", DEFAULT_MAX_JOB_RUNTIME_MIN),
             num_cores=cores,
@@ -661,6 +677,19 @@ class _Builder:
                 self.fail(f"Parameter {p} ({v[p]} minutes) must be between {MIN_RUNTIME_MIN} and "
                           f"{MAX_RUNTIME_MIN} minutes.", p)
         return (self.path(pset) if pset is not None else None), script
+
+    def input_files(self) -> tuple[str, ...]:
+        """JobType.inputFiles, each a file, a directory or a glob pattern that must match, as
+        CRABClient's UserTarball requires."""
+        found: list[str] = []
+        for pattern in self.values.get("JobType.inputFiles", ()):
+            matches = sorted(glob.glob(self.path(pattern)))
+            if not matches:
+                self.fail(f"The input file '{pattern}' taken from parameter config.JobType.inputFiles cannot be "
+                          f"found (relative paths are read from the configuration file's directory).",
+                          "JobType.inputFiles", invalid=False)
+            found += [m for m in matches if m not in found]
+        return tuple(found)
 
     def path(self, value: str) -> str:
         return os.path.normpath(os.path.join(self.base, os.path.expanduser(value)))

@@ -187,6 +187,10 @@ def refusal(name: str, found: Locality, lists: SiteLists, pool_sites: Iterable[s
     message += (f" The {'data is' if name else 'jobs may run'} at {', '.join(at) or 'no site'}; the pool's sites are "
                 f"{', '.join(all_sites)}, with slots for jobs of {request} at {fit} (pool.toml in the state "
                 f"directory describes the pool's sites and slots).")
+    small = [s for s in lists.available(all_sites) if s not in set(pool_sites)]
+    if small:  # what the lists allow, but whose slots cannot hold the jobs: the request is the obstacle
+        message += (f" The lists allow {', '.join(small)}, whose slots cannot hold jobs of {request}: ask for less "
+                    f"(JobType.numCores, JobType.maxMemoryMB) to run there.")
     if name:
         message += f" 'crabtui dataset show {name}' lists the blocks' locations; compare them with your black/white list."
     return message
