@@ -234,6 +234,9 @@ REFUSED = {  # what real configurations set that cannot run here, and the reason
     "config.Data.splitting = 'EventBased'": "EventBased splitting generates events: it needs JobType.pluginName = "
                                             "'PrivateMC'.",
     "config.Site.whitelist = ['T2_US_Purdue']": "User whitelist is ['T2_US_Purdue'].",
+    "config.Data.ignoreLocality = True\nconfig.Site.whitelist = ['T2_US_*']\nconfig.JobType.numCores = 2":
+        "The lists allow T2_US_Nebraska, whose slots cannot hold jobs of 2 core(s) and 2500 MB: ask for less "
+        "(JobType.numCores, JobType.maxMemoryMB) to run there.",
     "config.JobType.numCores = 16\nconfig.JobType.maxMemoryMB = 30000":
         "no slot for jobs of 16 core(s) and 30000 MB",
     "config.Data.inputBlocks = ['9c3a2c4e-0d4f-4c43-9e58-5b1f3f1c2a77']": "Data.inputBlocks: none of its 1 block(s) is "
