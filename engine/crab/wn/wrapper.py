@@ -218,7 +218,8 @@ def _job(ad: Ad) -> _Job:
                 input_file=strings["CRABTUI_InputFile"], stop_after=stop_after if stop_after and stop_after > 0 else None,
                 plan=plan, script=strings["CRABTUI_ScriptExe"], script_args=script_args,
                 report=strings["CRABTUI_JobReport"] or f"{fjr.FJR_NAME}.{job_id}",
-                output_file=strings["CRABTUI_OutputFile"], sandbox=strings["CRABTUI_Sandbox"], held_before=_number(ad, "NumHolds", 0) > 0)
+                output_file=strings["CRABTUI_OutputFile"], sandbox=strings["CRABTUI_Sandbox"],
+                held_before=_number(ad, "NumHolds", 0) > 0)
 
 
 def _say(message: str) -> None:
