@@ -26,7 +26,7 @@ from crabtui.screens.help import HelpScreen
 from crabtui.screens.polling import PollingScreen, describe_error
 from crabtui.screens.task import TaskScreen
 from crabtui.screens.tasks import TasksScreen
-from crabtui.snapshots import Backend
+from crabtui.snapshots import DEFAULT_ENDED_FOR, Backend
 from crabtui.widgets.live_table import LiveTable
 from crabtui.widgets.states import Palette
 from engine.crab.taskworker.taskdb import Task
@@ -48,9 +48,11 @@ class CrabApp(App):
     ]
 
     def __init__(self, backend: Backend, *, interval: float = DEFAULT_INTERVAL,
-                 clock: Callable[[], float] = time.time, task: str | None = None) -> None:
+                 clock: Callable[[], float] = time.time, task: str | None = None,
+                 ended_for: float | None = DEFAULT_ENDED_FOR) -> None:
         super().__init__()
         self.backend = backend
+        self.ended_for = ended_for  # how long the DAG list keeps DAGs that left the queue (None: not at all)
         self.interval = interval
         self.clock = clock
         self.first_task = task
@@ -188,17 +190,19 @@ def binding_ids() -> set[str]:
     from crabtui.screens.dag import DagScreen
     from crabtui.screens.dags import DagsScreen
     from crabtui.screens.job import JobScreen
-
     from crabtui.screens.listing import ListScreen
+    from crabtui.screens.node import NodeScreen
+    from crabtui.widgets.log_view import LogView
 
-    return {b.id for cls in (CrabApp, TasksScreen, TaskScreen, JobScreen, DagsScreen, DagScreen, ListScreen,
-                             PollingScreen, LiveTable)
+    return {b.id for cls in (CrabApp, TasksScreen, TaskScreen, JobScreen, DagsScreen, DagScreen, NodeScreen,
+                             ListScreen, PollingScreen, LiveTable, LogView)
             for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 
 
-def run(backend: Backend, *, interval: float = DEFAULT_INTERVAL, task: str | None = None) -> None:
+def run(backend: Backend, *, interval: float = DEFAULT_INTERVAL, task: str | None = None,
+        ended_for: float | None = DEFAULT_ENDED_FOR) -> None:
     """Open the UI, with the user's keymap (KeymapError names what is wrong in it)."""
     keymap = load_keymap(keymap_path(), binding_ids())
-    app = CrabApp(backend, interval=interval, task=task)
+    app = CrabApp(backend, interval=interval, task=task, ended_for=ended_for)
     app.set_keymap(keymap)
     app.run()

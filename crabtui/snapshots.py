@@ -22,7 +22,13 @@ from engine.crab.client import monitor
 from engine.crab.client.status import JobView, TaskView, job_sort_key, scheduler_status, task_view
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED,
                                            Task, TaskDB)
+from crabtui.dag_view import (DAG_PROJECTION, NODE_JOB_PROJECTION, SCHEDULER_UNIVERSE, TOP_LEVEL_DAGMAN, DagSnapshot,
+                              DagsSnapshot, NodeSnapshot, NodeTable, dag_file_of, dagman_out_of, node_at,
+                              node_snapshot, queued_by_node, summarize, unreadable)
+from crabtui.dag_view import halt as halt_dag_file
+from crabtui.dag_view import unhalt as unhalt_dag_file
 from engine.dagman import halt as dag_halt
+from engine.dagman.progress import DagWatcher
 from engine.schedd.api import ActResult, JobAction, JobStatus, ScheddError
 from engine.state import StateDir
 
@@ -37,18 +43,10 @@ QUEUE_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "DAGManJo
                     "MATCH_GLIDEIN_CMSSite", "HoldReason", "JobBatchName", "DAG_Status", "DAG_NodesTotal",
                     "DAG_NodesDone", "DAG_NodesFailed", "DAG_NodesQueued", "DAG_NodesReady", "DAG_NodesPrerun",
                     "DAG_NodesPostrun", "DAG_NodesUnready", "DAG_JobsHeld")
-SCHEDULER_UNIVERSE = 7
-TOP_LEVEL_DAGMAN = f"JobUniverse == {SCHEDULER_UNIVERSE} && DAGManJobId =?= undefined"
-"""The DAGMan jobs a user submitted (sub-DAGs' DAGMan jobs carry their parent's DAGManJobId)."""
-DAG_NODE_COUNTS = ("done", "failed", "futile", "queued", "prerun", "postrun", "ready", "unready")
-"""DAGMan's ``DAG_Nodes<Count>`` attributes, lower-cased, in the order the UI names them."""
-DAG_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "Iwd", "Arguments", "Args", "JobBatchName",
-                  "QDate", "EnteredCurrentStatus", "JobStartDate", "HoldReason", "RemoveReason", "ExitCode",
-                  "ExitBySignal", "DAG_Status", "DAG_InRecovery", "DAG_NodesTotal",
-                  *(f"DAG_Nodes{c.title()}" for c in DAG_NODE_COUNTS), "DAG_JobsIdle", "DAG_JobsRunning",
-                  "DAG_JobsHeld")
-DAG_STATUS_WORDS = {1: "error", 2: "node failed", 3: "aborting", 4: "removing", 5: "cycle", 6: "halted"}
-"""DAG_Status values other than 0 (running normally), as ``htcondor dag status`` reads them."""
+DEFAULT_ENDED_FOR = 24 * 3600.0
+"""How long the DAG list keeps a DAG that has left the queue (``--ended-for``)."""
+HISTORY_EVERY = 30.0  # seconds between reads of the history for ended DAGs
+MAX_ENDED_DAGS = 500  # the most ended DAGs the list shows
 
 
 @dataclass(frozen=True)
@@ -130,101 +128,6 @@ class ErrorGroup:
     retrying: list[str] = field(default_factory=list)  # jobs cooling off before their next try
 
 
-@dataclass(frozen=True)
-class DagSummary:
-    """One DAGMan job and the DAG it runs, from its ad (as DAGMan last published its counts)."""
-
-    id: int  # the DAGMan job's ClusterId
-    dag_file: str  # absolute: the job's Iwd and its -Dag argument
-    job_status: int  # the DAGMan job's JobStatus
-    dag_status: int | None  # DAGMan's DAG_Status (None until DAGMan first updates its ad)
-    nodes: dict[str, int]  # DAG_NODE_COUNTS name -> nodes (those DAGMan reported)
-    total: int  # DAG_NodesTotal (0 until DAGMan reports it)
-    jobs: dict[str, int]  # "idle", "running", "held" -> the DAG's node jobs in the queue (DAG_Jobs*)
-    submitted_at: float  # QDate
-    hold_reason: str
-    halted: bool  # the DAG's halt file exists (DAG_Status says 6 only once DAGMan has seen it)
-    in_recovery: bool
-    batch_name: str
-    in_queue: bool = True  # False: the ad is the history's (the DAGMan job has left the queue)
-    exit_code: int | None = None  # DAGMan's exit code, once it has exited
-
-    @property
-    def state(self) -> str:
-        """One word for the DAG: idle, running, recovering, halted, held, removing, aborting,
-        completed, failed or removed."""
-        status = self.job_status
-        if status == JobStatus.HELD:
-            return "held"
-        if status == JobStatus.REMOVED:
-            return "removing" if self.in_queue else "removed"
-        if status == JobStatus.COMPLETED:
-            return "completed" if self.exit_code == 0 else "failed"
-        if status == JobStatus.IDLE:
-            return "idle"
-        if self.dag_status in (3, 4):
-            return DAG_STATUS_WORDS[self.dag_status]
-        if self.halted or self.dag_status == 6:
-            return "halted"
-        if self.in_recovery:
-            return "recovering"
-        return "running"
-
-    @property
-    def done(self) -> int:
-        return self.nodes.get("done", 0)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        """The nodes per node state as the UI shows states (:data:`NODE_STATES`, for the progress
-        bar and the counts): done nodes are finished, failed and futile ones failed, queued ones
-        held, running or idle as the DAG's jobs are, nodes running a PRE or POST script running,
-        and nodes waiting (ready or for their parents) unsubmitted."""
-        nodes = self.nodes
-        queued = nodes.get("queued", 0)
-        held = min(self.jobs.get("held", 0), queued)
-        running = min(self.jobs.get("running", 0), queued - held)
-        counts = {"finished": nodes.get("done", 0), "failed": nodes.get("failed", 0) + nodes.get("futile", 0),
-                  "held": held, "running": running + nodes.get("prerun", 0) + nodes.get("postrun", 0),
-                  "idle": queued - held - running,
-                  "unsubmitted": nodes.get("ready", 0) + nodes.get("unready", 0)}
-        return {state: n for state, n in counts.items() if n}
-
-    def describe_nodes(self) -> str:
-        """``2/5 done, 1 queued, 1 ready, 1 failed``: DAGMan's own counts."""
-        if not self.total:
-            return "no node counts yet"
-        words = [f"{self.done}/{self.total} done"]
-        words += [f"{self.nodes[c]} {c}" for c in DAG_NODE_COUNTS[1:] if self.nodes.get(c)]
-        if self.jobs.get("held"):
-            words.append(f"{self.jobs['held']} job(s) held")
-        return ", ".join(words)
-
-
-@dataclass(frozen=True)
-class DagsSnapshot:
-    dags: list[DagSummary]
-    at: float
-
-
-@dataclass(frozen=True)
-class DagSnapshot:
-    """One DAG: its DAGMan job's ad, the ``condor_q -dag`` tree under it, and its log's new lines."""
-
-    id: int
-    dag: DagSummary | None  # None: no such DAGMan job in the queue or its history
-    ad: dict[str, Any]  # the DAGMan job's ad (DAG_PROJECTION)
-    where: str  # "queue", "history" or ""
-    queue: list[dict[str, Any]]  # dag_jobs: the DAGMan job first, then its node jobs and sub-DAGs
-    halted: bool
-    log_lines: list[str]  # dagman.out lines since the previous snapshot
-    at: float
-
-    @property
-    def dagman_job(self) -> str:
-        return f"{self.id}.0"
-
-
 class Backend:
     """The engine the UI watches: a state directory's task table and its schedd (the embedded
     one, or with ``backend="htcondor"`` the pool of CONDOR_CONFIG)."""
@@ -235,6 +138,10 @@ class Backend:
         self._followers: dict[str, monitor.LogFollower] = {}
         self._dag_followers: dict[int, monitor.LogFollower] = {}
         self._ended: dict[int, list[dict[str, Any]]] = {}  # DAGMan jobs' ads found in the history
+        self._watchers: dict[str, DagWatcher] = {}  # by dagman.out
+        self._node_tables: dict[int, NodeTable] = {}
+        self._history: _History | None = None
+        self._owner_name: str | None = None
 
     # -------------------------------------------------------------- connections
 
@@ -303,28 +210,74 @@ class Backend:
         return TaskSnapshot(task, view, scheduler_status(task.status, task.dagman_id, view), queue, node_jobs,
                             dag_halt.is_halted(monitor.dag_file(task.task_dir)), follower.read(), now)
 
-    def dags(self, now: float) -> DagsSnapshot:
-        """The DAGs in the queue that users submitted (``crabtui dag submit``, condor_submit_dag),
-        leaving out the DAGs of CRAB tasks, which are shown as tasks."""
+    def dags(self, now: float, ended_for: float | None = DEFAULT_ENDED_FOR) -> DagsSnapshot:
+        """The DAGs users submitted (``crabtui dag submit``, condor_submit_dag): those in the
+        queue, and those that left it less than ``ended_for`` seconds ago (None: none), from the
+        history; the DAGs of CRAB tasks are left out (they are shown as tasks)."""
         with self.schedd() as schedd:
-            ads = schedd.query_values(TOP_LEVEL_DAGMAN, DAG_PROJECTION)
-        if ads:
-            with self.db() as db:
-                tasks = db.tasks()
-            task_dagmans = {t.dagman_id for t in tasks if t.dagman_id is not None}
-            task_dirs = {os.path.normpath(t.task_dir) for t in tasks}
-            ads = [ad for ad in ads if ad["ClusterId"] not in task_dagmans
-                   and os.path.normpath(str(ad.get("Iwd", ""))) not in task_dirs]
-        dags = [summary for summary in map(dag_summary, ads) if summary is not None]
-        return DagsSnapshot(sorted(dags, key=lambda d: d.id), now)
+            ads = [(ad, True) for ad in schedd.query_values(TOP_LEVEL_DAGMAN, DAG_PROJECTION)]
+            owner = self._owner(schedd)
+            queued = {ad["ClusterId"] for ad, _ in ads}
+            ads += [(ad, False) for ad in self._ended_dags(schedd, now, ended_for, queued)]
+            if ads:
+                with self.db() as db:
+                    tasks = db.tasks()
+                task_dagmans = {t.dagman_id for t in tasks if t.dagman_id is not None}
+                task_dirs = {os.path.normpath(t.task_dir) for t in tasks}
+                ads = [(ad, q) for ad, q in ads if ad["ClusterId"] not in task_dagmans
+                       and os.path.normpath(str(ad.get("Iwd", ""))) not in task_dirs]
+            ids = [ad["ClusterId"] for ad, q in ads if q]
+            jobs = schedd.query_values(f"member(DAGManJobId, {{{', '.join(map(str, ids))}}})",
+                                       NODE_JOB_PROJECTION) if ids else []
+        by_dag: dict[int, list[dict[str, Any]]] = {}
+        for job in jobs:
+            by_dag.setdefault(int(job["DAGManJobId"]), []).append(job)
+        dags = []
+        for ad, in_queue in ads:
+            dag_file = dag_file_of(ad)
+            if dag_file is None:
+                continue
+            progress = self._watcher(dag_file, dagman_out_of(ad, dag_file)).read()
+            summary = summarize(ad, in_queue, progress, queued_by_node(by_dag.get(ad["ClusterId"], ())))
+            if summary is not None:
+                dags.append(summary)
+        return DagsSnapshot(sorted(dags, key=lambda d: (d.ended, d.id)), owner, now)
+
+    def _owner(self, schedd: Any) -> str:
+        if self._owner_name is None:
+            self._owner_name = schedd.owner()
+        return self._owner_name
+
+    def _ended_dags(self, schedd: Any, now: float, ended_for: float | None, queued: set[int]) -> list[dict[str, Any]]:
+        """DAGMan jobs that left the queue within ``ended_for`` seconds, from the history: read
+        again when a DAG leaves the queue, when the period changes, and at least every
+        :data:`HISTORY_EVERY` seconds (a job in the history never changes)."""
+        if ended_for is None:
+            return []
+        cache = self._history
+        left = cache is not None and bool(cache.queued - queued)
+        if cache is None or left or cache.ended_for != ended_for or now - cache.at >= HISTORY_EVERY or now < cache.at:
+            ads = _plain(schedd.history(f"{TOP_LEVEL_DAGMAN} && EnteredCurrentStatus >= {int(now - ended_for)}",
+                                        DAG_PROJECTION, match=MAX_ENDED_DAGS))
+            cache = self._history = _History(now, ended_for, ads, set(queued))
+        else:
+            cache.queued = set(queued)
+        return [ad for ad in cache.ads if ad["ClusterId"] not in queued]
+
+    def _watcher(self, dag_file: str, out_file: str) -> DagWatcher:
+        watcher = self._watchers.get(out_file)
+        if watcher is None or watcher.dag_file != dag_file:
+            watcher = self._watchers[out_file] = DagWatcher(dag_file, out_file)
+        return watcher
 
     def dag(self, cluster: int, now: float) -> DagSnapshot:
-        """DAGMan job ``cluster``: from the queue, or once it has left, from the history."""
+        """DAGMan job ``cluster``: from the queue, or once it has left, from the history; its
+        nodes and their jobs in the queue, and its dagman.out's new lines."""
         where = "queue"
         with self.schedd() as schedd:
             found = schedd.query_values(f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}",
                                         DAG_PROJECTION)
-            queue = dag_jobs(schedd, cluster) if found else []
+            queue = dag_jobs(schedd, cluster, NODE_JOB_PROJECTION) if found else []
             if not found:
                 found = self._ended.get(cluster) or _plain(schedd.history(
                     f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION, match=1))
@@ -332,14 +285,35 @@ class Backend:
         ad = found[0] if found else {}
         if where == "history":
             self._ended[cluster] = found  # a job in the history never changes
-        summary = dag_summary(ad, where == "queue") if ad else None
-        lines: list[str] = []
-        if summary is not None:
-            follower = self._dag_followers.get(cluster)
-            if follower is None:
-                follower = self._dag_followers[cluster] = monitor.LogFollower(summary.dag_file + ".dagman.out")
-            lines = follower.read()
-        return DagSnapshot(cluster, summary, ad, where, queue, summary is not None and summary.halted, lines, now)
+        dag_file = dag_file_of(ad) if ad else None
+        if dag_file is None:
+            return DagSnapshot(cluster, None, ad, where, queue, {}, [], "", now)
+        out_file = dagman_out_of(ad, dag_file)
+        progress = self._watcher(dag_file, out_file).read()
+        own = queued_by_node(job for job in queue if job.get("DAGManJobId") == cluster)
+        summary = summarize(ad, where == "queue", progress, own)
+        table = self._node_tables.setdefault(cluster, NodeTable())
+        rows = table.rows(progress, queue, now, cluster)
+        follower = self._dag_followers.get(cluster)
+        if follower is None:
+            follower = self._dag_followers[cluster] = monitor.LogFollower(out_file)
+        lines = follower.read()
+        return DagSnapshot(cluster, summary, ad, where, queue, rows, lines, unreadable(out_file), now,
+                           summary is not None and summary.halted)
+
+    def node(self, cluster: int, path: str, now: float) -> NodeSnapshot:
+        """Node ``path`` (a node table key) of DAG ``cluster``, for its drilldown."""
+        snapshot_ad = self._ended.get(cluster)
+        with self.schedd() as schedd:
+            found = snapshot_ad or schedd.query_values(
+                f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION) or _plain(
+                schedd.history(f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION,
+                               match=1))
+            dag_file = dag_file_of(found[0]) if found else None
+            progress = self._watcher(dag_file, dagman_out_of(found[0], dag_file)).read() if dag_file else None
+            node = node_at(progress, path) if progress is not None else None
+            ad, where = _job_ad(schedd, node.job if node is not None else None)
+        return node_snapshot(cluster, path, node, ad, where, now)
 
     def forget_dag_log(self, cluster: int) -> None:
         """The next snapshot of DAG ``cluster`` starts its log's lines from the end again."""
@@ -381,13 +355,13 @@ class Backend:
         with self.schedd() as schedd:
             return schedd.act(JobAction.Remove, list(job_ids), "removed from crabtui")
 
-    def halt_dag(self, dag_file: str) -> bool:
-        """Halt a DAG by its file (False: it was halted already)."""
-        return dag_halt.halt(dag_file)
+    def halt_dag(self, dag_file: str, dag_id: int) -> bool:
+        """Halt a DAG by its file (False: it was halted already); HaltError if it cannot be written here."""
+        return halt_dag_file(dag_file, dag_id)
 
-    def unhalt_dag(self, dag_file: str) -> bool:
+    def unhalt_dag(self, dag_file: str, dag_id: int) -> bool:
         """Resume a halted DAG (False: it was not halted)."""
-        return dag_halt.unhalt(dag_file)
+        return unhalt_dag_file(dag_file, dag_id)
 
     def halt(self, name: str) -> bool:
         with self.db() as db:
@@ -431,59 +405,45 @@ def state_counts(jobs: Sequence[JobView], automatic: bool = False) -> dict[str, 
     return counts
 
 
-def dag_jobs(schedd: Any, dagman_id: int | None) -> list[dict[str, Any]]:
+def dag_jobs(schedd: Any, dagman_id: int | None, projection: Sequence[str] = QUEUE_PROJECTION) -> list[dict[str, Any]]:
     """A DAGMan job and everything under it in the queue (node jobs, sub-DAGs and theirs), as
     ``condor_q -dag`` finds them: one query per DAG level."""
     if dagman_id is None:
         return []
-    found = schedd.query_values(f"ClusterId == {dagman_id} || DAGManJobId == {dagman_id}", QUEUE_PROJECTION)
+    found = schedd.query_values(f"ClusterId == {dagman_id} || DAGManJobId == {dagman_id}", projection)
     seen = {dagman_id}
     subdags = [ad["ClusterId"] for ad in found
                if ad.get("JobUniverse") == SCHEDULER_UNIVERSE and ad["ClusterId"] not in seen]
     while subdags:
         seen.update(subdags)
-        more = schedd.query_values(" || ".join(f"DAGManJobId == {d}" for d in subdags), QUEUE_PROJECTION)
+        more = schedd.query_values(" || ".join(f"DAGManJobId == {d}" for d in subdags), projection)
         found += more
         subdags = [ad["ClusterId"] for ad in more
                    if ad.get("JobUniverse") == SCHEDULER_UNIVERSE and ad["ClusterId"] not in seen]
     return sorted(found, key=lambda ad: (ad.get("JobUniverse") != SCHEDULER_UNIVERSE, ad["ClusterId"], ad["ProcId"]))
 
 
-def dag_file_of(ad: dict[str, Any]) -> str | None:
-    """The DAG file a DAGMan job runs, as ``crabtui dag halt ID`` finds it: its ``-Dag``
-    argument (condor_submit_dag's and ``crabtui dag submit``'s) in its Iwd, else the file its
-    default batch name (``FILE+ID``) names; None if it runs none."""
-    from engine.schedd.local.submit import parse_arguments
+@dataclass
+class _History:
+    """The ended DAGs last read from the history, and when."""
 
-    if ad.get("Arguments"):
-        argv = parse_arguments(f'"{ad["Arguments"]}"')  # the ad holds the new syntax without its quotes
-    else:
-        argv = str(ad.get("Args") or "").split()
-    flags = [a.lower() for a in argv[:-1]]
-    if "-dag" in flags:
-        name = argv[flags.index("-dag") + 1]
-    else:
-        batch, plus, cluster = str(ad.get("JobBatchName") or "").rpartition("+")
-        if not plus or cluster != str(ad.get("ClusterId")):
-            return None
-        name = batch
-    return os.path.join(str(ad.get("Iwd") or ""), name)
+    at: float
+    ended_for: float
+    ads: list[dict[str, Any]]
+    queued: set[int]  # the DAGs in the queue then: one that leaves it is read again at once
 
 
-def dag_summary(ad: dict[str, Any], in_queue: bool = True) -> DagSummary | None:
-    """A DAGMan job's ad (DAG_PROJECTION) as a :class:`DagSummary`; None if it runs no DAG."""
-    dag_file = dag_file_of(ad)
-    if dag_file is None:
-        return None
-    nodes = {c: int(ad[f"DAG_Nodes{c.title()}"]) for c in DAG_NODE_COUNTS
-             if ad.get(f"DAG_Nodes{c.title()}") is not None}
-    jobs = {w: int(ad.get(f"DAG_Jobs{w.title()}") or 0) for w in ("idle", "running", "held")}
-    return DagSummary(int(ad["ClusterId"]), dag_file, int(ad.get("JobStatus") or JobStatus.IDLE),
-                      None if ad.get("DAG_Status") is None else int(ad["DAG_Status"]), nodes,
-                      int(ad.get("DAG_NodesTotal") or 0), jobs, float(ad.get("QDate") or 0),
-                      str(ad.get("HoldReason") or ""), dag_halt.is_halted(dag_file), bool(ad.get("DAG_InRecovery")),
-                      str(ad.get("JobBatchName") or ""), in_queue,
-                      None if ad.get("ExitCode") is None else int(ad["ExitCode"]))
+def _job_ad(schedd: Any, job: str | None) -> tuple[classad2.ClassAd | None, str]:
+    """Job ``cluster.proc``'s ClassAd and where it was found: ``queue``, ``history`` or ""."""
+    if not job or job.startswith(("0.", "-")):
+        return None, ""
+    cluster, _, proc = job.partition(".")
+    constraint = f"ClusterId == {int(cluster)} && ProcId == {int(proc or 0)}"
+    found = schedd.query(constraint)
+    if found:
+        return found[0], "queue"
+    done = schedd.history(constraint, match=1)
+    return (done[0], "history") if done else (None, "")
 
 
 def _plain(ads: Sequence[Any]) -> list[dict[str, Any]]:
@@ -524,14 +484,6 @@ def error_groups(jobs: Sequence[JobView]) -> list[ErrorGroup]:
         group = groups.setdefault(j.exit_code, ErrorGroup(j.exit_code))
         (group.failed if j.state == "failed" else group.retrying).append(j.id)
     return sorted(groups.values(), key=lambda g: (-len(g.failed) - len(g.retrying), g.exit_code))
-
-
-def run_time(ad: dict[str, Any], now: float) -> float:
-    """A queued job's run time as condor_q shows it: earlier runs plus the current one."""
-    seconds = float(ad.get("RemoteWallClockTime") or 0)
-    if ad.get("JobStatus") == JobStatus.RUNNING and ad.get("JobCurrentStartDate"):
-        seconds += max(0.0, now - ad["JobCurrentStartDate"])
-    return seconds
 
 
 def is_done(task: Task) -> bool:

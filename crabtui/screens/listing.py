@@ -82,10 +82,15 @@ class ListScreen(PollingScreen):
 
     def show(self, snapshot: Any) -> None:
         self.stale = False
-        rows = self.rows(snapshot)
-        self.table.set_items(rows)
-        if not rows:
-            self.query_one("#info", Static).update(self.EMPTY)
+        self.table.set_items(self.rows(snapshot))
+        self.update_info()
+
+    def info_text(self) -> str:
+        """The line under the table: what it shows, or why it is empty."""
+        return self.table.describe(self.NOUN) if self.table.items else self.EMPTY
+
+    def update_info(self) -> None:
+        self.update_static("info", self.info_text())
 
     def stale_changed(self) -> None:
         self.stale = True
@@ -98,8 +103,7 @@ class ListScreen(PollingScreen):
         self.table.set_palette(palette)
 
     def on_live_table_view_changed(self, event: LiveTable.ViewChanged) -> None:
-        if event.table.items:
-            self.query_one("#info", Static).update(event.table.describe(self.NOUN))
+        self.update_info()
 
     def on_line_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()

@@ -8,16 +8,17 @@ from typing import NamedTuple
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Log, Static
+from textual.widgets import Static
 
-from crabtui.screens.polling import PollingScreen, log_info
+from crabtui.screens.polling import PollingScreen
+from crabtui.dag_view import QueueRow, queue_rows, run_time
 from crabtui.snapshots import NODE_STATES, ErrorGroup, SiteRow, TaskSnapshot, error_groups, site_rows, state_counts
 from crabtui.task_status import POSTPROCESSING, compress_ids, countdown, exit_code_meaning, shown_state, to_hms
 from crabtui.widgets import states
-from crabtui.widgets.dag_tree import DagTree
 from crabtui.widgets.filter_bar import FilterBar
 from crabtui.widgets.key_bar import KeyBar
 from crabtui.widgets.live_table import Column, LiveTable, RowValues
+from crabtui.widgets.log_view import LogView
 from crabtui.widgets.states import Palette
 from crabtui.widgets.status_bar import StatusBar
 from crabtui.widgets.tabbed import Pane, Tabbed
@@ -71,13 +72,13 @@ class TaskScreen(PollingScreen):
             with Pane("Jobs", id="jobs"):
                 yield LiveTable(self.job_columns, fixed_columns=2, id="job-table")
             with Pane("DAG", id="dag"):
-                yield DagTree(id="dag-tree")
+                yield LiveTable(queue_columns(self), fixed_columns=1, id="queue-table")
             with Pane("Sites", id="sites"):
                 yield LiveTable(self._site_columns(), id="site-table")
             with Pane("Errors", id="errors"):
                 yield LiveTable(self._error_columns(), id="error-table")
             with Pane("Log", id="log"):
-                yield Log(max_lines=LOG_LINES, id="dagman-out")
+                yield LogView(max_lines=LOG_LINES, id="dagman-out")
         yield Static("", id="info")
         yield FilterBar()
         yield KeyBar()
@@ -175,7 +176,7 @@ class TaskScreen(PollingScreen):
             self.query_one("#site-table", LiveTable).set_items(fetched.sites)
             self.query_one("#error-table", LiveTable).set_items(fetched.errors)
             if snapshot.log_lines:
-                self.query_one(Log).write_lines(snapshot.log_lines)
+                self.query_one(LogView).write_lines(snapshot.log_lines)
             self._update_info()
 
     def _show_summary(self) -> None:
@@ -197,38 +198,44 @@ class TaskScreen(PollingScreen):
         self.update_static("summary", Text("\n").join([first, second]))
 
     def _show_tree(self) -> None:
-        snapshot = self.snapshot
-        if snapshot.task.dagman_id is None:
-            empty = "The task has no DAG on the scheduler yet."
-        else:
-            empty = f"DAGMan job {snapshot.task.dagman_id} is not in the queue: the DAG has ended."
-        self.query_one(DagTree).update_queue(snapshot.queue, snapshot.at, self.app.palette, empty)
+        self.query_one("#queue-table", LiveTable).set_items(queue_rows(self.snapshot.queue))
+
+    def _queue_empty(self) -> str:
+        """Why the ``condor_q -dag`` table is empty."""
+        task = self.snapshot.task
+        if task.dagman_id is None:
+            return "The task has no DAG on the scheduler yet."
+        return f"DAGMan job {task.dagman_id} is not in the queue: the DAG has ended."
 
     def tick(self) -> None:
         self.query_one("#job-table", LiveTable).tick()
+        self.query_one("#queue-table", LiveTable).tick()
 
     def set_palette(self, palette: Palette) -> None:
         for table in self.query(LiveTable):
             table.set_palette(palette)
         if self.snapshot is not None:
             self._show_summary()
-            self._show_tree()
 
     # -------------------------------------------------------------- the info line
 
     def _active_table(self) -> LiveTable | None:
         tab = self.query_one(Tabbed).active
-        tables = {"jobs": "#job-table", "sites": "#site-table", "errors": "#error-table"}
+        tables = {"jobs": "#job-table", "dag": "#queue-table", "sites": "#site-table", "errors": "#error-table"}
         return self.query_one(tables[tab], LiveTable) if tab in tables else None
 
     def _update_info(self) -> None:
         table = self._active_table()
         tab = self.query_one(Tabbed).active
         if table is not None:
-            text = table.describe({"jobs": "jobs", "sites": "sites", "errors": "exit codes"}[tab])
+            text = table.describe({"jobs": "jobs", "dag": "jobs in the queue", "sites": "sites",
+                                   "errors": "exit codes"}[tab])
+            if tab == "dag" and not table.items and self.snapshot is not None:
+                text = self._queue_empty()
         elif tab == "log":
-            log = self.query_one(Log)
-            text = log_info(log, "RunJobs.dag.dagman.out")
+            text = self.query_one(LogView).describe("RunJobs.dag.dagman.out")
+        elif self.snapshot is not None and not self.snapshot.queue:
+            text = self._queue_empty()
         else:
             text = "condor_q -dag: the task's DAGMan jobs and their node jobs in the queue"
         self.update_static("info", text)
@@ -238,7 +245,7 @@ class TaskScreen(PollingScreen):
 
     def on_tabbed_tab_activated(self, event: Tabbed.TabActivated) -> None:
         table = self._active_table()
-        (table or event.pane.query_one("DagTree, Log")).focus()
+        (table or event.pane.query_one("LiveTable, LogView")).focus()
         self._update_info()
 
     # -------------------------------------------------------------- actions
@@ -363,6 +370,30 @@ class TaskScreen(PollingScreen):
             table.filter = ""
             return
         self.app.pop_screen()
+
+
+def queue_columns(screen: TaskScreen) -> list[Column]:
+    """``condor_q -dag``'s columns: ID, the node indented under its DAGMan job, ST, run time, and
+    the DAGMan job's node counts or a job's site or hold reason."""
+    def render_name(value: str, row: QueueRow, palette: Palette) -> Text:
+        text = Text("  " * row.depth, no_wrap=True, end="")
+        text.append(("DAGMan " if row.is_dagman else "") + value, style="bold" if row.is_dagman else "")
+        return text
+
+    def render_state(value: str, row: QueueRow, palette: Palette) -> Text:
+        return states.dag_node_state(value, palette)
+
+    def render_time(value: float, row: QueueRow, palette: Palette) -> Text:
+        return Text(to_hms(value), end="")
+
+    return [
+        Column("id", "ID", lambda r: r.key, width=10, right=True),
+        Column("node", "Node", lambda r: r.name, render_name, width=24),
+        Column("state", "State", lambda r: r.word, render_state, width=14),
+        Column("runtime", "Run time", lambda r: run_time(r.ad, screen.app.clock()), render_time, width=8,
+               right=True, live=True),
+        Column("what", "Counts, site or hold reason", lambda r: r.describe()),
+    ]
 
 
 def _state_order(value: str) -> int:
