@@ -50,7 +50,8 @@ def fresh_ad(ad: classad2.ClassAd) -> classad2.ClassAd:
     dag_file = dag_file_of(values)
     if dag_file is None:
         return ad
-    fresh = classad2.ClassAd(ad)
+    fresh = classad2.ClassAd()
+    fresh.update(ad)
     progress = DagWatcher(dag_file, dagman_out_of(values, dag_file)).read()
     if not progress.read_error and progress.started_at is not None and progress.nodes:
         counts = progress.counts

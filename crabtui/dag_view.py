@@ -69,6 +69,7 @@ class DagSummary:
     unreadable: str = ""  # why dagman.out cannot be read from here ("" if it can)
     removing: bool = False  # condor_rm reached DAGMan, which is removing its jobs
     aborting: bool = False  # ABORT-DAG-ON
+    rescue: str | None = None  # the rescue DAG this run wrote (absolute)
 
     @property
     def state(self) -> str:
@@ -281,8 +282,10 @@ def summarize(ad: Mapping[str, Any], in_queue: bool, progress: DagProgress | Non
         {c: n for c, n in nodes.items() if n}, total, source, as_of, float(ad.get("QDate") or 0),
         str(ad.get("HoldReason") or ""), halted and in_queue, halt_unknown, bool(ad.get("DAG_InRecovery")),
         str(ad.get("JobBatchName") or ""), progress.out_file if progress is not None else dag_file + ".dagman.out",
-        in_queue, exit_code, ended_at, progress.read_error if progress is not None else "",
-        bool(fresh and progress.removing and not progress.ended), bool(fresh and progress.aborting and not progress.ended))
+        in_queue, exit_code, ended_at,
+        (unreadable(progress.out_file) or progress.read_error) if progress is not None and progress.read_error else "",
+        bool(fresh and progress.removing and not progress.ended), bool(fresh and progress.aborting and not progress.ended),
+        os.path.join(os.path.dirname(dag_file), progress.rescue_written) if fresh and progress.rescue_written else None)
 
 
 def _progress_counts(progress: DagProgress, node_jobs: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, int]:

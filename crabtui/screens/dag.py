@@ -120,8 +120,10 @@ class DagScreen(PollingScreen):
         if dag.job_status == JobStatus.HELD and dag.hold_reason:
             first.append(f"  {dag.hold_reason}", style=palette.style("warning"))
         elif not dag.in_queue:
-            first.append("  left the queue" + ("" if dag.exit_code is None else f", exit code {dag.exit_code}"),
-                         style="dim")
+            ended = "  left the queue" + ("" if dag.exit_code is None else f", exit code {dag.exit_code}")
+            if dag.rescue:
+                ended += f", rescue DAG {shown_path(dag.rescue)}"
+            first.append(ended, style="dim")
         second = states.progress_bar(dag.counts, dag.total, BAR_WIDTH, palette)
         second.append("  ")
         second.append(states.dag_node_counts(dag.nodes, palette))

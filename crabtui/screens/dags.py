@@ -95,6 +95,8 @@ class DagsScreen(ListScreen):
         if not self.table.items:
             if snapshot.dags:
                 return f"None of your DAGs here; {len(snapshot.dags)} of other users (u shows them)."
+            if self.app.ended_for is None:
+                return "No DAGs in the queue; ended ones are left out of the list (e keeps them)."
             return self.EMPTY
         text = self.table.describe(self.NOUN)
         per_user: dict[str, list[DagSummary]] = {}
@@ -107,7 +109,7 @@ class DagsScreen(ListScreen):
             users.append(f"{owner} {len(dags) - ended}" + (f"+{ended} ended" if ended else ""))
         who = "all users" if self.all_users else f"{snapshot.owner}'s (u: all users)"
         period = self.app.ended_for
-        ended = f"ended ones for {_period(period)}" if period is not None else "no ended ones"
+        ended = f"ended ones for {_period(period)}" if period is not None else "ended ones left out (e keeps them)"
         return " · ".join([text, who, ended] + (["per user: " + ", ".join(users)] if users else []))
 
     # -------------------------------------------------------------- actions
