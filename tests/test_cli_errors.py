@@ -26,6 +26,7 @@ UNKNOWN = {
     ("dag", "check"): ["nope.dag"],
     ("dataset", "list"): [],
     ("dataset", "show"): ["/No/Such/AODSIM"],
+    ("dataset", "add"): ["/No/Such/AODSIM", "--from", "nope.json"],
     ("demo",): ["--no-ui", "--state-dir", "{taken}"],
     ("pool", "start"): [],
     ("pool", "stop"): [],
