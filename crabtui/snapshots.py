@@ -64,6 +64,7 @@ class TaskSummary:
 class TasksSnapshot:
     tasks: list[TaskSummary]
     at: float
+    owner: str = ""  # who the schedd knows us as
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,8 @@ class Backend:
                 counts = state_counts(view.jobs, view.automatic is not None)
                 summaries.append(TaskSummary(task, counts, len(view.jobs),
                                              scheduler_status(task.status, task.dagman_id, view)))
-        return TasksSnapshot(summaries, now)
+            owner = self._owner(schedd)
+        return TasksSnapshot(summaries, now, owner)
 
     def task(self, name: str, now: float) -> TaskSnapshot:
         with self.db() as db:

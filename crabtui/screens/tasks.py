@@ -1,4 +1,5 @@
-"""The first screen: every task with its status, a progress bar, its jobs per state and its age."""
+"""The first screen: every task with its owner, status, a progress bar, its jobs per state and its
+age; ``u`` shows only the user's own tasks, and the line under the table counts them per user."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class TasksScreen(ListScreen):
         Binding("enter", "open_task", "Open", id="open-task", tooltip="Open the task: its jobs, DAG, sites, errors and log"),
         Binding("K", "kill", "Kill", id="kill", tooltip="Kill the task(s): remove their DAGs and jobs (crab kill)"),
         Binding("R", "resubmit", "Resubmit", id="resubmit", tooltip="Resubmit the task's failed jobs (crab resubmit)"),
+        Binding("u", "toggle_users", "Mine", id="users", tooltip="Show only your own tasks, or every user's"),
         Binding("d", "dags", "DAGs", id="dags",
                 tooltip="The DAGs submitted with dag submit (not tasks): watch and control them"),
         Binding("c", "copy('name')", "Copy name", id="copy-name", show=False, tooltip="Copy the task's name"),
@@ -29,6 +31,8 @@ class TasksScreen(ListScreen):
     def __init__(self) -> None:
         super().__init__()
         self.started = False
+        self.mine_only = False
+        self.snapshot: TasksSnapshot | None = None
 
     def columns(self) -> list[Column]:
         return [
@@ -39,6 +43,7 @@ class TasksScreen(ListScreen):
                    width=BAR_WIDTH + 7),
             Column("jobs", "Jobs", lambda s: " ".join(f"{k}:{n}" for k, n in s.counts.items()),
                    lambda v, s, p: state_counts(s.counts, p), width=18),
+            Column("owner", "Owner", lambda s: s.task.user, width=8),
             self.age_column(lambda s: s.task.submitted_at),
             Column("message", "Message", lambda s: s.error or s.task.message),
         ]
@@ -50,8 +55,33 @@ class TasksScreen(ListScreen):
             self.started = True
         return backend.tasks(now)
 
+    def show(self, snapshot: TasksSnapshot) -> None:
+        self.snapshot = snapshot
+        super().show(snapshot)
+
     def rows(self, snapshot: TasksSnapshot) -> dict[str, TaskSummary]:
-        return {s.task.name: s for s in snapshot.tasks}
+        return {s.task.name: s for s in snapshot.tasks if not self.mine_only or s.task.user == snapshot.owner}
+
+    def info_text(self) -> str:
+        """The table's summary, and the tasks per user (also those not shown)."""
+        text = super().info_text()
+        snapshot = self.snapshot
+        if snapshot is None or not snapshot.tasks:
+            return text
+        if not self.table.items:
+            return f"None of your tasks here; {len(snapshot.tasks)} of other users (u shows them)."
+        users: dict[str, int] = {}
+        for s in snapshot.tasks:
+            users[s.task.user] = users.get(s.task.user, 0) + 1
+        who = f"{snapshot.owner}'s only (u: all)" if self.mine_only else "all users' (u: yours only)"
+        per_user = ", ".join(f"{user} {n}" for user, n in sorted(users.items()))
+        return f"{text} · {who} · per user: {per_user}"
+
+    def action_toggle_users(self) -> None:
+        self.mine_only = not self.mine_only
+        if self.snapshot is not None:
+            self.table.set_items(self.rows(self.snapshot))
+            self.update_info()
 
     # -------------------------------------------------------------- actions
 
