@@ -169,15 +169,15 @@ class CrabApp(App):
 
         self.confirm(question, text, "Kill", kill)
 
-    def resubmit(self, task: Task, failed: str, jobids: str = "") -> None:
-        """CRAB's resubmit form for ``task``; ``failed`` names its failed jobs, ``jobids`` fills in
-        the job ids field."""
+    def resubmit(self, task: Task, failed: str, jobids: str = "", blacklist: str = "") -> None:
+        """CRAB's resubmit form for ``task``; ``failed`` names its failed jobs, ``jobids`` and
+        ``blacklist`` fill in the job ids and the site blacklist."""
         def submitted(arguments: dict[str, Any] | None) -> None:
             if arguments is not None:
                 self.act("Resubmit", self.backend.resubmit, task.name, arguments,
                          done=lambda t: f"Resubmit request for {t.request_name} sent.")
 
-        self.push_screen(ResubmitScreen(task.request_name, failed, jobids), submitted)
+        self.push_screen(ResubmitScreen(task.request_name, failed, jobids, blacklist), submitted)
 
     def copy(self, text: str) -> None:
         """To the clipboard of the terminal (OSC 52), and say what was copied."""

@@ -45,6 +45,8 @@ QUEUE_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "DAGManJo
                     "DAG_NodesPostrun", "DAG_NodesUnready", "DAG_JobsHeld")
 DEFAULT_ENDED_FOR = 24 * 3600.0
 """How long the DAG list keeps a DAG that has left the queue (``--ended-for``)."""
+ANALYSES = 20  # idle jobs analysed a refresh at most (-better-analyze), the others when their turn comes
+ANALYSIS_TTL = 60.0  # seconds an idle job's analysis is kept
 HISTORY_EVERY = 30.0  # seconds between reads of the history for ended DAGs
 MAX_ENDED_DAGS = 500  # the most ended DAGs the list shows
 
@@ -58,6 +60,7 @@ class TaskSummary:
     total: int
     scheduler_status: str | None
     error: str = ""  # why the task's jobs could not be read ("" if they were)
+    probing: bool = False  # an automatic task with only its probes: how many jobs it has is not known yet
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ class TaskSnapshot:
     halted: bool
     log_lines: list[str]  # dagman.out lines since the previous snapshot
     at: float
+    reasons: dict[str, str] = field(default_factory=dict)  # CRAB job id -> why it is held or idle
+    summary: list[str] | None = None  # crab status' summaries (None: not asked for)
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ class JobSnapshot:
     user_log: str | None  # the job's HTCondor user log, every attempt's events
     at: float
     automatic: bool = False  # the task splits automatically (the job's state is shown as CRAB names it)
+    why: str = ""  # a held job's hold reason, an idle one's -better-analyze; "" for others
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,7 @@ class Backend:
         self._node_tables: dict[int, NodeTable] = {}
         self._history: _History | None = None
         self._owner_name: str | None = None
+        self._analyses: dict[str, tuple[float, str]] = {}  # idle job -> (when, why_idle of its analysis)
 
     # -------------------------------------------------------------- connections
 
@@ -193,24 +200,56 @@ class Backend:
                 except Exception as e:  # one task whose files cannot be read must not hide the others
                     summaries.append(TaskSummary(task, {}, 0, None, f"{task.task_dir}: {type(e).__name__}: {e}"))
                     continue
-                counts = state_counts(view.jobs, view.automatic is not None)
+                automatic = view.automatic is not None
+                counts = state_counts(view.jobs, automatic)
                 summaries.append(TaskSummary(task, counts, len(view.jobs),
-                                             scheduler_status(task.status, task.dagman_id, view)))
+                                             scheduler_status(task.status, task.dagman_id, view),
+                                             probing=automatic and only_probes(view.jobs)))
             owner = self._owner(schedd)
         return TasksSnapshot(summaries, now, owner)
 
-    def task(self, name: str, now: float) -> TaskSnapshot:
+    def task(self, name: str, now: float, summary: bool = False) -> TaskSnapshot:
+        """Task ``name``; with ``summary``, also what ``crab status`` prints of it (its summaries)."""
         with self.db() as db:
             task = db.get(name)
         with self.schedd() as schedd:
             view = task_view(task.task_dir, schedd, task.dagman_id, now=now)
             queue = dag_jobs(schedd, task.dagman_id)
+            reasons = self._reasons(schedd, queue, now)
         follower = self._followers.get(task.name)
         if follower is None:
             follower = self._followers[task.name] = monitor.LogFollower(monitor.dagman_out(task.task_dir))
         node_jobs = {str(ad["CRAB_Id"]): f"{ad['ClusterId']}.{ad['ProcId']}" for ad in queue if "CRAB_Id" in ad}
-        return TaskSnapshot(task, view, scheduler_status(task.status, task.dagman_id, view), queue, node_jobs,
-                            dag_halt.is_halted(monitor.dag_file(task.task_dir)), follower.read(), now)
+        scheduler = scheduler_status(task.status, task.dagman_id, view)
+        return TaskSnapshot(task, view, scheduler, queue, node_jobs,
+                            dag_halt.is_halted(monitor.dag_file(task.task_dir)), follower.read(), now, reasons,
+                            status_summary(task, view, scheduler, now) if summary else None)
+
+    def _reasons(self, schedd: Any, queue: Sequence[dict[str, Any]], now: float) -> dict[str, str]:
+        """Why the task's jobs in the queue wait: a held job's hold reason, an idle one's
+        matchmaking as ``-better-analyze`` sums it up (at most :data:`ANALYSES` new analyses a
+        refresh, each kept for :data:`ANALYSIS_TTL` seconds)."""
+        reasons: dict[str, str] = {}
+        fresh = 0
+        for ad in queue:
+            job = ad.get("CRAB_Id")
+            if job is None:
+                continue
+            status = ad.get("JobStatus")
+            condor_id = f"{ad['ClusterId']}.{ad['ProcId']}"
+            if status == JobStatus.HELD:
+                reasons[str(job)] = f"held: {ad.get('HoldReason') or 'no reason given'}"
+            elif status == JobStatus.IDLE:
+                cached = self._analyses.get(condor_id)
+                if (cached is None or now - cached[0] > ANALYSIS_TTL) and fresh < ANALYSES:
+                    fresh += 1
+                    try:
+                        cached = self._analyses[condor_id] = (now, why_idle(schedd.analyze(condor_id)))
+                    except ScheddError:
+                        continue
+                if cached is not None:
+                    reasons[str(job)] = cached[1]
+        return reasons
 
     def dags(self, now: float, ended_for: float | None = DEFAULT_ENDED_FOR) -> DagsSnapshot:
         """The DAGs users submitted (``crabtui dag submit``, condor_submit_dag): those in the
@@ -333,6 +372,7 @@ class Backend:
         with self.schedd() as schedd:
             view = task_view(task.task_dir, schedd, task.dagman_id, ids=[job_id], now=now)
             ad, where = monitor.job_ad(schedd, task.name, job_id)
+            why = _why(schedd, ad) if where == "queue" else ""
         job = view.jobs[0] if view.jobs else None
         if attempt is None:
             attempt = max(0, len(job.attempts) - 1) if job is not None else 0
@@ -341,7 +381,7 @@ class Backend:
         return JobSnapshot(task, job, ad.printOld() if ad is not None else "", where, condor_id, attempt, files,
                            monitor.read_tail(files.stdout), monitor.read_tail(files.stderr),
                            monitor.report_text(files.report), monitor.read_tail(files.user_log), now,
-                           automatic=view.automatic is not None)
+                           automatic=view.automatic is not None, why=why)
 
     # -------------------------------------------------------------- acting
 
@@ -407,6 +447,13 @@ def state_counts(jobs: Sequence[JobView], automatic: bool = False) -> dict[str, 
     return counts
 
 
+def only_probes(jobs: Sequence[JobView]) -> bool:
+    """An automatic task's jobs are its probes only: its processing stage does not exist yet."""
+    from crabtui.task_status import job_stage
+
+    return bool(jobs) and all(job_stage(j.id) == "probe" for j in jobs)
+
+
 def dag_jobs(schedd: Any, dagman_id: int | None, projection: Sequence[str] = QUEUE_PROJECTION) -> list[dict[str, Any]]:
     """A DAGMan job and everything under it in the queue (node jobs, sub-DAGs and theirs), as
     ``condor_q -dag`` finds them: one query per DAG level."""
@@ -433,6 +480,71 @@ class _History:
     ended_for: float
     ads: list[dict[str, Any]]
     queued: set[int]  # the DAGs in the queue then: one that leaves it is read again at once
+
+
+def _why(schedd: Any, ad: Any) -> str:
+    """Why a job in the queue waits: held, its hold reason; idle, its ``-better-analyze``."""
+    status = ad.get("JobStatus")
+    if status == JobStatus.HELD:
+        return (f"Held since {_clock(ad.get('EnteredCurrentStatus'))}: {ad.get('HoldReason') or 'no reason given'}"
+                f"\n(HoldReasonCode {ad.get('HoldReasonCode', '?')}, subcode {ad.get('HoldReasonSubCode', '?')})")
+    if status == JobStatus.IDLE:
+        try:
+            return schedd.analyze(f"{ad['ClusterId']}.{ad['ProcId']}")
+        except ScheddError as e:
+            return f"Cannot analyse the job's matchmaking: {e}"
+    return ""
+
+
+def _clock(t: Any) -> str:
+    import time
+
+    return time.strftime("%m/%d %H:%M:%S", time.localtime(float(t))) if t else "?"
+
+
+def why_idle(analysis: str) -> str:
+    """``-better-analyze``'s text in a few words: whether the job can run, waits for a busy slot,
+    or matches no slot, and then the condition of its Requirements that no slot meets (or what
+    else keeps the slots away)."""
+    lines = [line.strip() for line in analysis.splitlines() if line.strip()]
+    verdict = lines[0].split(": ", 1)[-1] if lines else ""  # condor_q's "12.0: " before it, if any
+    if "matches none of the" in verdict:
+        clause = next((line for line in lines if line.endswith("<- matches no slot")), None)
+        if clause is not None:
+            condition = clause.removesuffix("<- matches no slot").split(None, 2)[-1].strip()
+            return f"matches no slot: {condition}"
+        counted = [line for line in lines if line[:1].isdigit() and not line.startswith("0 ")]
+        return "matches no slot: " + (counted[0].split(None, 1)[1] if counted else "see the Why tab")
+    if "all busy" in verdict:
+        return "idle: " + verdict.split(" matches ", 1)[-1].rstrip(".").replace(": it waits for one", "; waits for one")
+    if "can run now" in verdict:
+        return "idle: " + verdict.split(" can run now ", 1)[-1].rstrip(".").replace("on ", "can run on ", 1)
+    return verdict
+
+
+def status_summary(task: Task, view: TaskView, scheduler: str | None, now: float) -> list[str]:
+    """What ``crab status`` prints without ``--long``'s table: the header and warnings, the jobs
+    per state with percentages (an automatic task's per stage: probe, main, tail), the errors by
+    exit code, and the summary of run jobs with its warnings."""
+    from crabtui.task_status import (TaskInfo, automatic_summary_lines, error_lines, header_lines,
+                                     run_summary_lines, summary_lines)
+
+    info = TaskInfo(name=task.name, task_dir=task.task_dir, status=task.status, command=task.command,
+                    message=task.message, scheduler_status=scheduler, num_cores=view.num_cores,
+                    max_memory_mb=view.max_memory_mb, max_runtime_min=view.max_runtime_min,
+                    warnings=view.sites.warnings if view.sites else (), automatic=view.automatic)
+    lines = header_lines(info)
+    if scheduler is None:
+        return lines
+    automatic = view.automatic is not None
+    if automatic:
+        lines += automatic_summary_lines(view.jobs, now, view.automatic, long=True)
+    else:
+        lines += summary_lines(view.jobs, now)
+    lines += error_lines(view.jobs, tails_only=automatic)
+    lines += run_summary_lines(view.jobs, num_cores=view.num_cores, max_memory_mb=view.max_memory_mb,
+                               max_runtime_min=view.max_runtime_min, automatic=automatic)
+    return lines
 
 
 def _job_ad(schedd: Any, job: str | None) -> tuple[classad2.ClassAd | None, str]:

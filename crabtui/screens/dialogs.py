@@ -67,11 +67,11 @@ class ResubmitScreen(ModalScreen[dict[str, Any] | None]):
         ("priority", "Priority", "> 0"),
     )
 
-    def __init__(self, task: str, failed: str, jobids: str = "") -> None:
+    def __init__(self, task: str, failed: str, jobids: str = "", blacklist: str = "") -> None:
         super().__init__(classes="dialog")
         self.task_name = task
         self.failed = failed  # the failed jobs, as the form names them
-        self.jobids = jobids
+        self.filled = {"jobids": jobids, "siteblacklist": blacklist}
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog", can_focus=False):
@@ -81,7 +81,7 @@ class ResubmitScreen(ModalScreen[dict[str, Any] | None]):
             with Grid(id="form"):
                 for key, label, placeholder in self.FIELDS:
                     yield Label(label)
-                    yield Input(self.jobids if key == "jobids" else "", placeholder=placeholder, id=key, compact=True,
+                    yield Input(self.filled.get(key, ""), placeholder=placeholder, id=key, compact=True,
                                 type="integer" if key in ("maxjobruntime", "maxmemory", "priority") else "text")
             yield Static("", id="error", markup=False)
             with Horizontal(id="buttons"):

@@ -89,12 +89,14 @@ class PollingScreen(Screen):
 
     def on_screen_resume(self) -> None:
         self.status_bar.paused = self.app.paused
+        self.status_bar.covered = False
         if self._due:
             self.refresh_now()
 
     def on_screen_suspend(self) -> None:
         self._stop_timer()
         self._due = True
+        self.status_bar.covered = True
 
     def set_paused(self, paused: bool) -> None:
         """The app's pause was toggled."""

@@ -3,12 +3,13 @@ age; ``u`` shows only the user's own tasks, and the line under the table counts 
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.binding import Binding
 
 from crabtui.screens.listing import ListScreen
 from crabtui.snapshots import TasksSnapshot, TaskSummary
-from crabtui.widgets.live_table import Column
-from crabtui.widgets.states import progress_bar, state_counts, task_status
+from crabtui.widgets.live_table import Column, plural
+from crabtui.widgets.states import DONE_STATES, Palette, progress_bar, state_counts, task_status
 
 BAR_WIDTH = 10
 
@@ -39,8 +40,7 @@ class TasksScreen(ListScreen):
             self.stale_column(lambda s: s.error),
             Column("task", "Task", lambda s: s.task.request_name),
             Column("status", "Status", lambda s: s.task.status, lambda v, s, p: task_status(v, p), width=16),
-            Column("progress", "Progress", _progress, lambda v, s, p: progress_bar(s.counts, s.total, BAR_WIDTH, p),
-                   width=BAR_WIDTH + 7),
+            Column("progress", "Progress", _progress, _render_progress, width=BAR_WIDTH + 7),
             Column("jobs", "Jobs", lambda s: " ".join(f"{k}:{n}" for k, n in s.counts.items()),
                    lambda v, s, p: state_counts(s.counts, p), width=18),
             Column("owner", "Owner", lambda s: s.task.user, width=8),
@@ -114,7 +114,7 @@ class TasksScreen(ListScreen):
         current = self.current()
         if current is not None:
             failed = current.counts.get("failed", 0)
-            self.app.resubmit(current.task, f"{failed} failed job(s)" if failed else "none")
+            self.app.resubmit(current.task, plural(failed, "jobs") if failed else "none")
 
     def action_copy(self, what: str) -> None:
         current = self.current()
@@ -123,6 +123,15 @@ class TasksScreen(ListScreen):
 
     def action_clear(self) -> None:
         self.clear()
+
+
+def _render_progress(value: tuple, s: TaskSummary, palette: Palette) -> Text:
+    """The bar, or while an automatic task has only its probes, that it is probing (how many
+    jobs it will have is not known: a bar of its probes would read as the whole task)."""
+    if s.probing:
+        ended = sum(s.counts.get(state, 0) for state in DONE_STATES)
+        return Text(f"probing {ended}/{s.total}", style=palette.style("primary"), end="")
+    return progress_bar(s.counts, s.total, BAR_WIDTH, palette)
 
 
 def _progress(s: TaskSummary) -> tuple:
