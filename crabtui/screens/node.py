@@ -16,10 +16,11 @@ from crabtui.widgets import states
 from crabtui.widgets.filter_bar import FilterBar
 from crabtui.widgets.key_bar import KeyBar
 from crabtui.widgets.log_view import LogView
+from crabtui.widgets.states import shown_path
 from crabtui.widgets.status_bar import StatusBar
 from crabtui.widgets.tabbed import Pane, Tabbed
 
-TABS = (("node", "Node"), ("classad", "ClassAd"), ("stdout", "Stdout"), ("stderr", "Stderr"), ("log", "User log"),
+TABS = (("node", "Node"), ("classad", "ClassAd"), ("stdout", "Out"), ("stderr", "Err"), ("log", "Log"),
         ("pre", "PRE"), ("post", "POST"), ("dagman.out", "dagman.out"))
 FOLLOWED = ("stdout", "stderr", "log", "pre", "post", "dagman.out")  # text that grows at its end
 
@@ -101,8 +102,9 @@ class NodeScreen(PollingScreen):
                  f"Job:         {node.job or '-'}" + (f" ({self.snapshot.ad_where})" if self.snapshot.ad_where else ""),
                  f"Exit code:   {'-' if node.exit_code is None else node.exit_code}",
                  f"Parents:     {' '.join(node.parents) or '-'}",
-                 f"Directory:   {node.directory or '-'}",
-                 f"{'Sub-DAG' if node.subdag else 'Submit file'}: {node.submit_file or '-'}"]
+                 f"Directory:   {shown_path(node.directory) if node.directory else '-'}",
+                 f"{'Sub-DAG' if node.subdag else 'Submit file'}: "
+                 f"{shown_path(node.submit_file) if node.submit_file else '-'}"]
         for kind, script in node.scripts.items():
             lines.append(f"{kind} script:  {script.command}" + (f"  (output: {script.output})" if script.output else ""))
         if self.snapshot.hold_reason:

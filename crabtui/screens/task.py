@@ -3,6 +3,7 @@ by exit code and its DAG's log, live; and the actions on them."""
 
 from __future__ import annotations
 
+import os
 import time
 from typing import NamedTuple
 
@@ -244,7 +245,7 @@ class TaskScreen(PollingScreen):
             text = "no job done yet" if pace.left else "every job done"
         else:
             eta = "done" if not pace.left else f"~{short_duration(pace.eta_s)} left" if pace.eta_s else ""
-            text = f"{pace.per_minute:.1f} jobs/min · {pace.left} to go · {eta}"
+            text = f"{pace.per_minute:.1f} jobs/min, {pace.left} to go, {eta}"
         self.update_static("pace", text)
         self.query_one("#running-trend", Sparkline).data = list(pace.running) or [0]
         self.query_one("#done-trend", Sparkline).data = list(pace.done) or [0]
@@ -309,7 +310,7 @@ class TaskScreen(PollingScreen):
             if tab == "dag" and not table.items and self.snapshot is not None:
                 text = self._queue_empty()
         elif tab == "log":
-            text = self.query_one("#dagman-out", LogView).describe("RunJobs.dag.dagman.out")
+            text = self._log_info()
         elif tab == "summary-tab":
             text = "crab status: the jobs per state, the errors by exit code, the summary of run jobs"
         elif self.snapshot is not None and not self.snapshot.queue:
@@ -317,6 +318,18 @@ class TaskScreen(PollingScreen):
         else:
             text = "condor_q -dag: the task's DAGMan jobs and their node jobs in the queue"
         self.update_static("info", text)
+
+    def _log_info(self) -> str:
+        log = self.query_one("#dagman-out", LogView)
+        if not log.line_count and self.snapshot is not None:
+            from crabtui.dag_view import unreadable
+            from engine.crab.client.monitor import dagman_out
+
+            path = dagman_out(self.snapshot.task.task_dir)
+            why = unreadable(path)
+            if why or not os.path.exists(path):
+                return why or "RunJobs.dag.dagman.out does not exist yet: the task's DAGMan has not started"
+        return log.describe("RunJobs.dag.dagman.out")
 
     def on_live_table_view_changed(self, event: LiveTable.ViewChanged) -> None:
         self._update_info()

@@ -362,6 +362,8 @@ class LiveTable(LineTable):
             parts.append(f"sorted by {label} {'▼' if self.sort_reverse else '▲'}")
         if self.marked:
             parts.append(f"{len(self.marked)} marked")
+        if self.virtual_size.width > self.size.width > 0:
+            parts.append("← → more columns")
         return " · ".join(parts)
 
     # -------------------------------------------------------------- the diff

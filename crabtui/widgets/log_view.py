@@ -69,6 +69,8 @@ class LogView(Log):
         if self.find_text:
             text += (f" · {self.find_text!r} at line {self.match_line + 1} (n / N)" if self.match_line is not None
                      else f" · no line holds {self.find_text!r}")
+        if self.virtual_size.width > self.size.width > 0:
+            text += " · ← → long lines"
         return text
 
     # -------------------------------------------------------------- search (FilterBar's find)
