@@ -246,7 +246,7 @@ class TaskScreen(PollingScreen):
         else:
             eta = "done" if not pace.left else f"~{short_duration(pace.eta_s)} left" if pace.eta_s else ""
             text = f"{pace.per_minute:.1f} jobs/min, {pace.left} to go, {eta}"
-        self.update_static("pace", text)
+        self.update_static("pace", text, layout=True)  # its width follows its text
         self.query_one("#running-trend", Sparkline).data = list(pace.running) or [0]
         self.query_one("#done-trend", Sparkline).data = list(pace.done) or [0]
 

@@ -53,13 +53,15 @@ class FilterBar(Horizontal):
         field = self.input
         field.placeholder = PLACEHOLDERS[mode]
         self._from_row = table.cursor_row
-        self._show_error("")
         field.value = table.filter if mode == "filter" else table.find_text
         self.screen.query_one(self.covers).display = False
         self.display = True
         field.focus()
 
     def _show_error(self, error: str) -> None:
+        """Only a change of the error touches its line: an update lays the screen out again."""
+        if error == self.error:
+            return
         self.error = error
         line = self.query_one(".filter-error", Static)
         line.update(error)
@@ -94,6 +96,7 @@ class FilterBar(Horizontal):
                 table.find_text = ""
                 table.move_cursor(row=self._from_row)
             table.focus()
+        self._show_error("")
         self.display = False
         self.screen.query_one(self.covers).display = True
         self.table = None
