@@ -189,12 +189,13 @@ def binding_ids() -> set[str]:
     """The ids of every binding a keymap file may remap."""
     from crabtui.screens.dag import DagScreen
     from crabtui.screens.dags import DagsScreen
+    from crabtui.screens.held import HeldScreen
     from crabtui.screens.job import JobScreen
     from crabtui.screens.listing import ListScreen
     from crabtui.screens.node import NodeScreen
     from crabtui.widgets.log_view import LogView
 
-    return {b.id for cls in (CrabApp, TasksScreen, TaskScreen, JobScreen, DagsScreen, DagScreen, NodeScreen,
+    return {b.id for cls in (CrabApp, TasksScreen, TaskScreen, JobScreen, DagsScreen, DagScreen, NodeScreen, HeldScreen,
                              ListScreen, PollingScreen, LiveTable, LogView)
             for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 

@@ -27,6 +27,7 @@ from crabtui.dag_view import (DAG_PROJECTION, NODE_JOB_PROJECTION, SCHEDULER_UNI
                               node_snapshot, queued_by_node, summarize, unreadable)
 from crabtui.dag_view import halt as halt_dag_file
 from crabtui.dag_view import unhalt as unhalt_dag_file
+from crabtui.held_view import HELD_CONSTRAINT, HELD_PROJECTION, HeldSnapshot, held_jobs
 from engine.dagman import halt as dag_halt
 from engine.dagman.progress import DagWatcher
 from engine.schedd.api import ActResult, JobAction, JobStatus, ScheddError
@@ -250,6 +251,13 @@ class Backend:
                 if cached is not None:
                     reasons[str(job)] = cached[1]
         return reasons
+
+    def held(self, now: float) -> HeldSnapshot:
+        """Every held job of the schedd (every user's: the screen chooses), grouped by reason."""
+        with self.schedd() as schedd:
+            ads = schedd.query_values(HELD_CONSTRAINT, HELD_PROJECTION)
+            owner = self._owner(schedd)
+        return HeldSnapshot(held_jobs(ads), owner, now)
 
     def dags(self, now: float, ended_for: float | None = DEFAULT_ENDED_FOR) -> DagsSnapshot:
         """The DAGs users submitted (``crabtui dag submit``, condor_submit_dag): those in the

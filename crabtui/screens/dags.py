@@ -38,6 +38,8 @@ class DagsScreen(ListScreen):
         Binding("u", "toggle_users", "All users", id="users", tooltip="Show every user's DAGs, or only your own"),
         Binding("e", "ended_period", "Ended", id="ended",
                 tooltip="How long ended DAGs stay in the list: 1 hour, 1 day, 1 week, or not at all"),
+        Binding("o", "held", "Held jobs", id="held-jobs",
+                tooltip="The held jobs, grouped by hold reason: release or remove them"),
         Binding("c", "copy('id')", "Copy id", id="copy-id", show=False, tooltip="Copy the DAGMan job's id"),
         Binding("C", "copy('file')", "Copy file", id="copy-file", show=False, tooltip="Copy the DAG file's path"),
         Binding("escape", "back", "Back", id="back",
@@ -121,6 +123,11 @@ class DagsScreen(ListScreen):
         current = self.current()
         if current is not None:
             self.app.push_screen(DagScreen(current.id))
+
+    def action_held(self) -> None:
+        from crabtui.screens.held import HeldScreen
+
+        self.app.push_screen(HeldScreen())
 
     def action_toggle_users(self) -> None:
         self.all_users = not self.all_users

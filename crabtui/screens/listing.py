@@ -75,9 +75,9 @@ class ListScreen(PollingScreen):
         return Column("stale", "!", lambda item: "⚠" if self.stale or also(item) else "",
                       lambda value, item, palette: Text(value, style=palette.style("error"), end=""), width=1)
 
-    def age_column(self, submitted_at: Any) -> Column:
-        """How long ago ``submitted_at(item)`` was, as ``3m``."""
-        return Column("age", "Age", lambda item: shown_age(self.app.clock() - submitted_at(item)),
+    def age_column(self, since: Any, key: str = "age", label: str = "Age") -> Column:
+        """How long ago ``since(item)`` was, as ``3m``."""
+        return Column(key, label, lambda item: shown_age(self.app.clock() - since(item)),
                       lambda value, item, palette: Text(short_duration(value), end=""), width=4, live=True, right=True)
 
     def show(self, snapshot: Any) -> None:

@@ -22,6 +22,8 @@ class TasksScreen(ListScreen):
         Binding("u", "toggle_users", "Mine", id="users", tooltip="Show only your own tasks, or every user's"),
         Binding("d", "dags", "DAGs", id="dags",
                 tooltip="The DAGs submitted with dag submit (not tasks): watch and control them"),
+        Binding("o", "held", "Held jobs", id="held-jobs",
+                tooltip="The held jobs, grouped by hold reason: release or remove them"),
         Binding("c", "copy('name')", "Copy name", id="copy-name", show=False, tooltip="Copy the task's name"),
         Binding("C", "copy('dir')", "Copy dir", id="copy-dir", show=False, tooltip="Copy the task's directory"),
         Binding("escape", "clear", "Clear", id="clear", show=False, tooltip="Clear the marks, then the filter"),
@@ -99,6 +101,11 @@ class TasksScreen(ListScreen):
         from crabtui.screens.dags import DagsScreen
 
         self.app.push_screen(DagsScreen())
+
+    def action_held(self) -> None:
+        from crabtui.screens.held import HeldScreen
+
+        self.app.push_screen(HeldScreen())
 
     def action_kill(self) -> None:
         chosen = [self.table.items[k] for k in self.table.selection()]

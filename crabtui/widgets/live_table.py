@@ -337,8 +337,13 @@ class LiveTable(LineTable):
         self.post_message(self.ViewChanged(self))
 
     def action_mark_all(self) -> None:
-        self.marked.update(self._shown)
-        self._paint_mark(*self._shown)
+        self.mark(self._shown)
+
+    def mark(self, keys: Iterable[str]) -> None:
+        """Mark these rows (those shown are painted)."""
+        keys = set(keys) & self.items.keys()
+        self.marked.update(keys)
+        self._paint_mark(*(keys & self._shown.keys()))
         self.post_message(self.ViewChanged(self))
 
     def clear_marks(self) -> bool:
