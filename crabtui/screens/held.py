@@ -16,6 +16,7 @@ from crabtui.widgets.live_table import Column, plural
 
 MAX_NAMED = 12  # jobs a dialog lists before "and N more"
 CAUSES_SHOWN = 3  # reasons the info line counts
+REASON_WIDTH = 40
 
 
 class HeldScreen(ListScreen):
@@ -44,8 +45,8 @@ class HeldScreen(ListScreen):
             Column("owner", "Owner", lambda j: j.owner, width=8),
             self.age_column(lambda j: j.since, "held", "Held"),
             Column("code", "Code", lambda j: "" if j.code is None else str(j.code), width=4, right=True),
-            Column("of", "Of", lambda j: j.of, width=22),
-            Column("reason", "Reason", lambda j: j.reason),
+            Column("reason", "Reason", lambda j: j.reason, width=REASON_WIDTH),  # first: it is what 80 columns show
+            Column("of", "Of", lambda j: j.of),
         ]
 
     def fetch(self, now: float) -> HeldSnapshot:
