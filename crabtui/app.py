@@ -179,6 +179,12 @@ class CrabApp(App):
 
         self.push_screen(ResubmitScreen(task.request_name, failed, jobids, blacklist), submitted)
 
+    def open_dag(self, cluster: int) -> None:
+        """The screen of DAG ``cluster`` (a node's sub-DAG opens it from the node's screen)."""
+        from crabtui.screens.dag import DagScreen
+
+        self.push_screen(DagScreen(cluster))
+
     def copy(self, text: str) -> None:
         """To the clipboard of the terminal (OSC 52), and say what was copied."""
         self.copy_to_clipboard(text)

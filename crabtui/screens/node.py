@@ -161,10 +161,8 @@ class NodeScreen(PollingScreen):
         return True
 
     def action_open_subdag(self) -> None:
-        from crabtui.screens.dag import DagScreen
-
         if self.snapshot is not None and self.snapshot.subdag_id is not None:
-            self.app.push_screen(DagScreen(self.snapshot.subdag_id))
+            self.app.open_dag(self.snapshot.subdag_id)  # the app's: the DAG screen opens this one
 
     def action_back(self) -> None:
         self.app.pop_screen()
