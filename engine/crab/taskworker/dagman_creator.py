@@ -59,6 +59,7 @@ class TaskAd:
     max_retries: int  # CRAB_NumAutomJobRetries
     failure_plan: tuple[dict, ...] = ()  # Debug.failurePlan entries in the config's form
     script_exe: str | None = None  # JobType.scriptExe: the wrapper runs it instead of cmsRun
+    sandbox: str | None = None  # the script's sandbox directory (engine.crab.client.sandbox); script_exe is in it
     extra_jdl: tuple[str, ...] = ()  # Debug.extraJDL: submit lines added to every job, as CRAB adds them
     python: str = sys.executable  # the interpreter of the DAG's scripts and of the job wrapper
     python_path: str = ""  # their PYTHONPATH where the engine is not installed (a real pool's hosts)
@@ -68,7 +69,7 @@ class TaskAd:
     stageout: dict | None = None  # where and how PostJob stages the outputs out (storage.stageout_ad); None: not
     automatic: dict | None = None  # Automatic splitting: minutes, knobs, probes, catalogue, lumi mask; None: not
     input_lumis: int | None = None  # the lumis the dataset holds within the lumi mask, for the status
-    sandbox: bool = False  # a real pool: the job is the task's JOB_SANDBOX, run with file transfer
+    file_transfer: bool = False  # a real pool: the job is the task's JOB_SANDBOX, run with file transfer
 
     def max_executions(self, job_id: str) -> int:
         """CRAB_NumAutomJobRetries of one job: executions per resubmit epoch.  Automatic
@@ -139,14 +140,15 @@ def write_jobs(task_dir: str, dataset: Dataset, jobs: Sequence[JobSplit]) -> Non
 
 
 def job_input(job: JobSplit, by_lfn: dict) -> dict:
-    """The simulated cmsRun's input: the job's files with only the lumis it must process."""
+    """The simulated cmsRun's input: the job's files with only the lumis it must process, and
+    their parents (Data.useParent; CRAB's ``{"lfn": ..., "parents": [...]}``)."""
     wanted = {(run, lumi) for run, ranges in job.lumi_mask().items() for first, last in ranges
               for lumi in range(first, last + 1)}
     files = []
     for lfn in job.files:
         lumis = [(r, n, e) for r, n, e in by_lfn[lfn].lumis if (r, n) in wanted]
         if lumis:
-            files.append((lfn, lumis))
+            files.append((lfn, lumis, by_lfn[lfn].parents))
     return make_input(files)
 
 
@@ -209,7 +211,7 @@ def submit_template(ad: TaskAd) -> str:
     counters, memory, runtime and sites) to make ``Job.N.submit``."""
     return "\n".join([
         "universe = vanilla",
-        *(job_sandbox(ad) if ad.sandbox else job_in_place(ad)),
+        *(job_sandbox(ad) if ad.file_transfer else job_in_place(ad)),
         "output = job_out.$(count).$(CRAB_Retry).txt",
         "error = job_err.$(count).$(CRAB_Retry).txt",
         "log = job_log.$(count)",
@@ -224,7 +226,8 @@ def submit_template(ad: TaskAd) -> str:
         # the jobs share the task directory, so each writes its output under that name.
         'My.CRABTUI_OutputFile = "output_$(count).root"',
         *(f"{k} = {v}" for k, v in exit_hold_commands(ad.failure_plan).items()),
-        *([f"My.CRABTUI_ScriptExe = {json.dumps(script_exe(ad))}"] if ad.script_exe else []),
+        *([f"My.CRABTUI_ScriptExe = {json.dumps(ad.script_exe)}"] if ad.script_exe else []),
+        *([f"My.CRABTUI_Sandbox = {json.dumps(ad.sandbox)}"] if ad.sandbox else []),
         f"request_cpus = {ad.num_cores}",
         f"priority = {ad.priority}",
         "requirements = stringListMember(TARGET.GLIDEIN_CMSSite, MY.DESIRED_Sites)",
@@ -243,15 +246,12 @@ def job_in_place(ad: TaskAd) -> list[str]:
 def job_sandbox(ad: TaskAd) -> list[str]:
     """The job as CRAB sends it to a pool: its sandbox (the wrapper and the simulated cmsRun in
     one zipapp) is the executable, transferred with the job's input (and the user's script) to a
-    scratch directory of the job's own, whose new files (the job report, the output) come back."""
-    inputs = ["job_input.$(count).json", *([ad.script_exe] if ad.script_exe else [])]
+    scratch directory of the job's own, whose new files (the job report, the output) come back.
+    The user's script travels in the script's sandbox directory, which the wrapper unpacks there."""
+    inputs = ["job_input.$(count).json", *([ad.sandbox] if ad.sandbox else [])]
     return [f"executable = {JOB_SANDBOX}", "should_transfer_files = YES", "when_to_transfer_output = ON_EXIT",
             f"transfer_input_files = {', '.join(inputs)}"]
 
-
-def script_exe(ad: TaskAd) -> str:
-    """JobType.scriptExe as the job finds it: where it is, or in the job's scratch directory."""
-    return os.path.basename(ad.script_exe) if ad.sandbox else ad.script_exe
 
 
 def job_limits(ad: TaskAd) -> list[str]:

@@ -138,7 +138,7 @@ class TaskWorker:
                          total_units=request["total_units"], lumi_mask=lumi_mask,
                          events_per_lumi=request.get("events_per_lumi"))
         if self.dagman is not None:  # the pool's python3 runs the scripts and the job from the task's archives
-            ad = replace(ad, sandbox=True, python="python3", python_path=os.path.join(task.task_dir, AP_ARCHIVE))
+            ad = replace(ad, file_transfer=True, python="python3", python_path=os.path.join(task.task_dir, AP_ARCHIVE))
             write_sandboxes(task.task_dir)
         write_task(task.task_dir, ad, dataset, jobs)
         self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True),
