@@ -170,12 +170,26 @@ def _parse(description: SubmitDescription) -> htcondor2.Submit:
     queues = [n for n, line in enumerate(text.splitlines(), 1) if re.match(r"\s*queue\b", line, re.IGNORECASE)]
     if len(queues) > 1:
         raise SubmitError(f"{where}:{queues[1]}: only one queue statement per submit description is supported")
-    if description.prepend:
-        text = "".join(f"{k} = {v}\n" for k, v in description.prepend.items()) + text
+    prepend = description.prepend or {}
+    # A prepended macro must exist while the text is read (``if defined``), yet its value must
+    # stay a value: a line holds a text-safe stand-in, replaced by the value unless the text
+    # set the macro itself (condor_submit -a and DAGMan set values, never submit text).
+    stand_ins = {key: _text_safe(value) for key, value in prepend.items()}
+    text = "".join(f"{key} = {stand_in}\n" for key, stand_in in stand_ins.items()) + text
     try:
-        return htcondor2.Submit(text)
+        submit = htcondor2.Submit(text)
     except Exception as e:  # htcondor2 raises ValueError or HTCondorException with terse text
         raise SubmitError(f"{where}: the submit language parser refused this description: {e}") from None
+    for key, value in prepend.items():
+        if submit.get(key) == stand_ins[key] != value:
+            submit[key] = value
+    return submit
+
+
+def _text_safe(value: str) -> str:
+    """What a ``key = value`` line can hold of ``value``: one line, no blanks around it (the
+    parser trims them), no trailing backslash (a continuation)."""
+    return " ".join(value.splitlines()).strip().rstrip("\\").strip()
 
 
 def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd: str):
