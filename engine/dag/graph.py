@@ -104,14 +104,29 @@ class Graph:
         return Diagnostic(location, "cycle in the DAG: " + " -> ".join(shown))
 
 
-def build_graph(dag: Dag) -> Graph:
-    """Lift ``dag`` and its splices into one flat graph (references are assumed checked).
+def build_graph(dag: Dag, *, join_nodes: bool = True) -> Graph:
+    """Lift ``dag`` and its splices into one flat graph (references are assumed checked);
+    ``join_nodes`` False is DAGMAN_USE_JOIN_NODES = False (every parent gets every child).
 
-    Raises :class:`DagError` only if a node's name is taken by a join node DAGMan would add.
+    Raises :class:`DagError` if a file says REJECT, which DAGMan refuses to run wherever it is
+    (a splice included), or if a node's name is taken by a join node DAGMan would add.
     """
+    rejected = _rejected(dag)
+    if rejected:
+        raise DagError([Diagnostic(location, "REJECT: DAGMan refuses to run a DAG with a REJECT line (it marks "
+                                   "the rescue DAG of a DAG that failed to parse); remove the line")
+                        for location in rejected], dag.warnings)
     with gc_paused():
-        nodes, max_jobs = _lift(dag, itertools.count(1))
+        nodes, max_jobs = _lift(dag, itertools.count(1), join_nodes)
     return Graph(dag, nodes, max_jobs)
+
+
+def _rejected(dag: Dag) -> list[Location]:
+    """Where ``dag`` and the files it splices say REJECT."""
+    found = [dag.reject_location or Location(dag.file)] if dag.reject else []
+    for splice in dag.splices.values():
+        found += _rejected(splice.dag)
+    return found
 
 
 def load_graph(dag: Dag) -> Graph:
@@ -124,10 +139,10 @@ def load_graph(dag: Dag) -> Graph:
     return graph
 
 
-def _lift(dag: Dag, join_numbers) -> tuple[dict[str, GraphNode], dict[str, int]]:
+def _lift(dag: Dag, join_numbers, join_nodes: bool) -> tuple[dict[str, GraphNode], dict[str, int]]:
     lifted = []
     for splice in dag.splices.values():
-        sub_nodes, sub_max = _lift(splice.dag, join_numbers)
+        sub_nodes, sub_max = _lift(splice.dag, join_numbers, join_nodes)
         lifted.append((splice, _rename(sub_nodes, splice.name, splice.dir), sub_max))
 
     nodes = {name: _graph_node(node) for name, node in dag.nodes.items()}
@@ -146,7 +161,7 @@ def _lift(dag: Dag, join_numbers) -> tuple[dict[str, GraphNode], dict[str, int]]
     for dep in dag.dependencies:
         parents = _expand(dep.parents, ends, terminal=True)
         children = _expand(dep.children, ends, terminal=False)
-        if len(parents) > 1 and len(children) > 1:
+        if join_nodes and len(parents) > 1 and len(children) > 1:
             name = f"{JOIN_NODE_PREFIX}{next(join_numbers)}"
             if name in nodes:
                 raise DagError([Diagnostic(dep.location, f"DAGMan names the join node of this PARENT line {name}, "

@@ -794,7 +794,7 @@ class _Scope:
         name = tokens[0]
         if name.upper() == ALL_NODES:
             raise _LineError("SAVE_POINT_FILE does not accept ALL_NODES; name one node")
-        file = _unquote(tokens[1]) if len(tokens) == 2 else f"{name}-{os.path.basename(self.dag.file)}.save"
+        file = _unquote(tokens[1]) if len(tokens) == 2 else f"{name}-{os.path.basename(self.file)}.save"
         self._on_node(name, self._apply_save_point, file, all_nodes=False)
 
     @staticmethod
@@ -937,8 +937,9 @@ class _Scope:
     def _reject(self, rest: str) -> None:
         if rest:
             raise _LineError("REJECT takes no arguments")
-        self._warn("REJECT: DAGMan will refuse to run this DAG")
         self.dag.reject = True
+        if self.dag.reject_location is None:
+            self.dag.reject_location = self._here()
 
     def _include(self, rest: str) -> None:
         tokens = _split(rest)
