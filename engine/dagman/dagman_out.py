@@ -205,6 +205,31 @@ class DagmanOut:
     def submitting_node(self, node: str) -> None:
         self.line(f"Submitting HTCondor Node {node} job(s)...")
 
+    def submitting_from(self, node: str, submit_file: str | None) -> None:
+        """dagman_submit.cpp ``direct_condor_submit``; None for an inline description."""
+        if submit_file is None:
+            self.line(f"Submitting node {node} from inline description using direct job submission")
+        else:
+            self.line(f"Submitting node {node} from file {submit_file} using direct job submission")
+
+    def cannot_open_submit_file(self, submit_file: str, error: OSError) -> None:
+        code = error.errno or 0
+        self.line(f"ERROR: submit attempt failed, errno={code} {os.strerror(code)}")
+        self.line(f"could not open submit file : {submit_file} - can't open file {submit_file}: {os.strerror(code)}")
+
+    def submit_dag_failed(self, dag_file: str, node: str) -> None:
+        """A SUBDAG node whose ``condor_submit_dag -no_submit`` failed (its DAG file is missing)."""
+        self.line(f"ERROR: condor_submit_dag -no_submit failed on DAG file {dag_file}.")
+        self.line(f"ERROR: condor_submit_dag -no_submit failed for node {node}.")
+
+    def submit_try_failed(self, tries: int, attempts: int, delay: int) -> None:
+        self.line(f"Job submit try {tries}/{attempts} failed, will try again in >= {delay} "
+                  f"second{'' if delay == 1 else 's'}.")
+
+    def submit_cycle_too_long(self, elapsed: int, interval: float) -> None:
+        self.line(f"Warning: Submit cycle elapsed time ({elapsed} s) has exceeded log scan interval "
+                  f"({int(interval)} s); bailing out of submit loop")
+
     def assigned_id(self, cluster: int, proc: int, subproc: int = 0) -> None:
         self.line(f"\tassigned HTCondor ID ({cluster}.{proc}.{subproc})")
 
@@ -248,6 +273,20 @@ class DagmanOut:
     def running_script(self, script: str, node: str) -> None:
         """``script`` is PRE, POST or HOLD: ``Running PRE script of Node A...``."""
         self.line(f"Running {script} script of Node {node}...")
+
+    def cannot_access_executable(self, executable: str, error: int) -> None:
+        """DaemonCore's ``Create_Process``: the executable does not exist or cannot be run."""
+        self.line(f'Create_Process: Cannot access specified executable "{executable}": '
+                  f"errno = {error} ({os.strerror(error)})")
+
+    def child_failed_before_exec(self, executable: str, error: int) -> None:
+        """DaemonCore's ``Create_Process``: exec failed in the child (a bad ``#!`` line, say)."""
+        self.line(f"Create_Process({executable}): child failed with errno {error} "
+                  f"({os.strerror(error)}) before exec()")
+
+    def failed_to_execute(self, script: str, node: str) -> None:
+        """scriptQ.cpp ``ScriptQ::Run``; the script then counts as having exited 1."""
+        self.line(f"Error: Failed to execute {script} for Node {node}")
 
     def pre_script_completed_successfully(self, node: str) -> None:
         self.line(f"PRE Script of node {node} completed successfully.")
@@ -342,6 +381,9 @@ class DagmanOut:
 
     def writing_rescue_dag(self, path: str) -> None:
         self.line(f"Writing Rescue DAG to {path}...")
+
+    def writing_save_file(self, path: str) -> None:
+        self.line(f"Writing Save File to {path}...")
 
     def removing_submitted_jobs(self) -> None:
         self.line("Removing submitted jobs...")

@@ -10,6 +10,7 @@ are DAGMan's ``Dag::ProcessJobProcEnd``, ``TerminateJob`` and ``RestartNode`` (d
 from __future__ import annotations
 
 import enum
+import os
 import subprocess
 from dataclasses import dataclass, field
 
@@ -72,6 +73,7 @@ class Node:
     seq: int = 0  # jobstate log sequence number of the current attempt
     last_event_time: int | None = None  # of the node's latest job event, for script lines
     submit_tries: int = 0  # failed submit attempts of the current try
+    restarting: bool = False  # started again by its RETRY (DAGMan's StartNode isRetry)
 
     def __post_init__(self) -> None:
         self.census.counts[self._status] += 1
@@ -79,6 +81,11 @@ class Node:
     @property
     def name(self) -> str:
         return self.graph.name
+
+    def directory(self, dag_dir: str) -> str:
+        """Where DAGMan runs the node's scripts and reads its submit file: the DAG's directory,
+        or its DIR (a splice's DIR included) taken from there."""
+        return os.path.join(dag_dir, self.graph.dir) if self.graph.dir else dag_dir
 
     @property
     def status(self) -> NodeState:
@@ -197,6 +204,7 @@ class NodeStates:
             node.retval = None
             node.pre_return = None
             node.submit_tries = 0
+            node.restarting = True
             self.ready.append(node)
             return
         if self.dag_status is DagStatus.OK:

@@ -18,7 +18,7 @@ import classad2
 from engine.dag import NodeKind, ScriptKind
 from engine.dag.graph import Graph
 from engine.dag.model import NodeStatusFile
-from engine.dag.rescue import RescueNode, next_rescue_path, write_rescue
+from engine.dag.rescue import FullRescue, RescueNode, next_rescue_path, save_file_path, write_rescue
 from engine.dagman.config import Options
 from engine.dagman.dagman_out import DagmanOut, Deferrals, NodeDump
 from engine.dagman.jobstate_log import job_tag
@@ -155,14 +155,41 @@ class OutputFiles:
         self.status_outdated = False
 
     def write_rescue(self) -> None:
-        """One rescue file per run: the FINAL node's failure rewrites the same file."""
+        """One rescue file per run: the FINAL node's failure rewrites the same file; none at all
+        with DAGMAN_MAX_RESCUE_NUM = 0."""
+        if not self.options.max_rescue_num:
+            return
         if self.rescue_path is None:
-            self.rescue_path = next_rescue_path(self.dag_file)
+            self.rescue_path = next_rescue_path(self.dag_file, self.options.max_rescue_num)
         self.out.writing_rescue_dag(self.rescue_path)
-        nodes = [RescueNode(n.name, done=n.status is NodeState.DONE, failed=n.status is NodeState.ERROR,
-                            final=n is self.final, retry=n.graph.retry, unless_exit=n.graph.unless_exit,
-                            retries=n.retries, return_value=n.retval) for n in self.nodes.values()]
-        write_rescue(self.rescue_path, os.path.basename(self.dag_file), nodes, datetime.fromtimestamp(self.clock()).astimezone())
+        write_rescue(self.rescue_path, os.path.basename(self.dag_file), self._rescue_nodes(),
+                     datetime.fromtimestamp(self.clock()).astimezone(),
+                     reset_retries=self.options.reset_retries_upon_rescue,
+                     full=None if self.options.write_partial_rescue else FullRescue(self.graph))
+
+    def write_save_point(self, node: Node) -> None:
+        """SAVE_POINT_FILE: as the node starts (not when it is retried), the DAG's progress so far
+        in the partial rescue format (``Dag::WriteSavePoint``); a previous file becomes ``.old``."""
+        save_file = node.graph.node.save_point_file
+        if save_file is None:
+            return
+        path = save_file_path(self.dag_file, save_file)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            if os.path.exists(path):
+                os.replace(path, path + ".old")
+        except OSError as e:
+            self.out.line(f"Error: Failed to create save file dir ({os.path.dirname(path)}): "
+                          f"Errno {e.errno} ({e.strerror})")
+            return
+        self.out.writing_save_file(path)
+        write_rescue(path, os.path.basename(self.dag_file), self._rescue_nodes(),
+                     datetime.fromtimestamp(self.clock()).astimezone(), save_point=node.name)
+
+    def _rescue_nodes(self) -> list[RescueNode]:
+        return [RescueNode(n.name, done=n.status is NodeState.DONE, failed=n.status is NodeState.ERROR,
+                           final=n is self.final, retry=n.graph.retry, unless_exit=n.graph.unless_exit,
+                           retries=n.retries, return_value=n.retval) for n in self.nodes.values()]
 
     @staticmethod
     def dump(node: Node, node_id: int) -> NodeDump:
@@ -205,7 +232,7 @@ class OutputFiles:
             declared = node.graph.node
             text = declared.inline_submit or self.graph.dag.submit_descriptions.get(declared.submit)
             if text is None and not declared.noop and declared.kind is not NodeKind.SUBDAG:
-                cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
+                cwd = node.directory(self.dag_dir)
                 try:
                     with open(os.path.join(cwd, declared.submit), encoding="utf-8") as f:
                         text = f.read()

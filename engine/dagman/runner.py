@@ -41,7 +41,7 @@ from engine.dagman.metrics import DAGMAN_VERSION
 from engine.dagman.node import Census, DagStatus, Node, NodeStates
 from engine.dagman.node_status import DagOutcome, NodeState
 from engine.dagman.outputs import OutputFiles
-from engine.dagman.ready_queue import ReadyQueue
+from engine.dagman.ready_queue import ReadyQ, ReadyQueue
 from engine.dagman.scripts import DagFatal, ScriptQueue
 from engine.schedd.api import JobAction, Schedd, ScheddError
 from engine.schedd.local.userlog import UserLog
@@ -63,7 +63,6 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.census = Census()
         self.nodes = {name: Node(g, self.census) for name, g in graph.nodes.items()}
         self.busy = self.census.busy
-        self.prioritized = any(n.graph.node.priority for n in self.nodes.values())
         self.final = next((n for n in self.nodes.values() if n.graph.kind is NodeKind.FINAL), None)
         self.by_cluster: dict[int, Node] = {}
         self.nodes_log_path = os.path.abspath(self.dag_file) + ".nodes.log"
@@ -71,7 +70,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             open(self.nodes_log_path, "w").close()
         self.nodes_log = UserLog(self.nodes_log_path)
         self.events = htcondor2.JobEventLog(self.nodes_log_path)
-        self.ready: list[Node] = []
+        self.ready: list[Node] = []  # nodes whose parents are done, to start (Dag::StartNode)
+        self.queue = ReadyQ()  # nodes whose jobs wait to be submitted (DAGMan's ready queue)
         self.dag_status = DagStatus.OK
         self.final_started = False
         self.recovering = False
@@ -98,6 +98,10 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.ad_written: tuple[float, tuple] | None = None  # when the DAGMan job's ad was updated, and with what
         self.batch_name = f"{os.path.basename(self.dag_file)}+{self.options.dagman_id}"
         self.next_submit_time = 0.0  # after a failed submit, no job is submitted before this time
+        self.next_submit_delay = 1  # ... and the delay after the next failure, doubling
+        self.submit_window_end = 0.0  # DAGMAN_MAX_SUBMITS_PER_INTERVAL counts submits per scan interval
+        self.window_submits = 0
+        self.max_jobs_deferred = self.max_idle_deferred = self.category_deferred = 0
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0
         self.hold_scripts: list[subprocess.Popen] = []
@@ -272,11 +276,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.was_halted = halted
         self.read_events()
         self.reap_scripts()
-        if self.aborting is None and not self.removed:
-            self.start_ready()
-        elif self.final_started and any(n is self.final for n in self.ready):  # its submit failed: try again
-            self.ready = [self.final]
-            self.start_ready()
+        if self.aborting is None and not self.removed or self.final_started:
+            self.start_ready()  # once FINAL started (after an abort too) the queue holds FINAL only
         going = not self.finished()
         if going:
             self.print_status()
@@ -309,7 +310,9 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                    for n in self.busy.values())
         if busy:
             return False
-        if self.ready and self.aborting is None and not self.removed and not halted:
+        if (self.ready or self.queue) and self.aborting is None and not self.removed and not halted:
+            return False
+        if self.final_started and self.final in self.queue:  # its submit failed: tried again
             return False
         if self.final is not None and not self.final_started:
             self.outcome()

@@ -9,6 +9,7 @@ goes through the nodes log (POST_SCRIPT_TERMINATED), as DAGMan learns it.  DAGMa
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 from collections.abc import Callable
@@ -24,6 +25,23 @@ from engine.dagman.node_status import NodeState, post_script_failed_text, pre_sc
 from engine.schedd.local.userlog import PostScriptTerminatedEvent, PreSkipEvent, UserLog
 
 
+def _cannot_execute(path: str) -> int | None:
+    """The errno of DaemonCore's ``access(executable, F_OK | X_OK)`` check, None if it passes."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.errno
+    return None if os.access(path, os.X_OK) else errno.EACCES
+
+
+def _strerror(path: str) -> str:
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.strerror
+    return os.strerror(errno.ENOTDIR)
+
+
 class DagFatal(Exception):
     """A condition DAGMan treats as fatal under DAGMAN_USE_STRICT=1 (exit 1 with a rescue DAG)."""
 
@@ -32,15 +50,14 @@ class ScriptQueue:
     """The DagMan's script queue: scripts started, reaped, deferred, and what their exit means.
 
     Uses the rest of the DagMan for what a result leads to: ``node_succeeded`` and
-    ``node_failed`` (the node state machine), ``submit`` (the FINAL node's job once its PRE
-    script succeeded), ``count``, ``failed_count``, ``halted`` and ``shutting_down``."""
+    ``node_failed`` (the node state machine), ``enqueue`` (the ready queue, once a PRE script
+    succeeded), ``count``, ``failed_count``, ``halted`` and ``shutting_down``."""
 
     options: Options
     clock: Callable[[], float]
     dag_dir: str
     nodes: dict[str, Node]
     busy: dict[str, Node]
-    ready: list[Node]
     final: Node | None
     dag_status: DagStatus
     hold_scripts: list[subprocess.Popen]
@@ -57,8 +74,9 @@ class ScriptQueue:
         if self.jobstate:
             self.jobstate.script_started(node.name, kind.value, node.last_event_time, *self._job_id(node, kind))
         popen = self.spawn(node, kind)
-        if popen is None:
-            self.script_done(node, kind, 1)
+        if popen is None:  # ScriptQ::Run: a script that cannot start is reaped as exit 1, never deferred
+            self.out.failed_to_execute(kind.value, node.name)
+            self.script_result(node, kind, 1)
             return
         node.script = Script(kind, popen, self.clock())
 
@@ -70,22 +88,37 @@ class ScriptQueue:
             return  # DAGMan defers it; a hold that outlives the others is rare enough to skip
         self.out.running_script(ScriptKind.HOLD.value, node.name)
         popen = self.spawn(node, ScriptKind.HOLD)
-        if popen is not None:
+        if popen is None:
+            self.out.failed_to_execute(ScriptKind.HOLD.value, node.name)
+        else:
             self.hold_scripts.append(popen)
 
     def spawn(self, node: Node, kind: ScriptKind) -> subprocess.Popen | None:
-        """Start one of the node's scripts in its directory, output to its DEBUG file if any."""
+        """Start one of the node's scripts as DAGMan does (``Script::BackgroundRun``): in the
+        node's directory, the executable named as written and taken from there (never from
+        PATH), output to its DEBUG file if any.  None, with DaemonCore's reason in dagman.out,
+        if it cannot start."""
         script = node.graph.node.scripts[kind]
         argv = self.script_argv(node, script.argv, kind)
-        cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
+        cwd = node.directory(self.dag_dir)
+        if not os.path.isdir(cwd):
+            self.out.line(f"Could not change to node directory {node.graph.dir}: "
+                          f"Unable to chdir to {node.graph.dir}: {_strerror(cwd)}")
+            return None
+        executable = os.path.join(cwd, argv[0])
+        problem = _cannot_execute(executable)
+        if problem is not None:
+            self.out.cannot_access_executable(argv[0], problem)
+            return None
         out = subprocess.DEVNULL
         if script.debug_file:
             out = open(os.path.join(cwd, script.debug_file), "ab")
         try:
-            return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
+            return subprocess.Popen(argv, executable=executable, cwd=cwd, stdin=subprocess.DEVNULL,
                                     stdout=out if script.debug_stream in ("STDOUT", "ALL") else subprocess.DEVNULL,
                                     stderr=out if script.debug_stream in ("STDERR", "ALL") else subprocess.DEVNULL)
-        except OSError:
+        except OSError as e:  # the exec itself failed: a bad interpreter line, not a binary
+            self.out.child_failed_before_exec(argv[0], e.errno or 0)
             return None
         finally:
             if out is not subprocess.DEVNULL:
@@ -190,12 +223,19 @@ class ScriptQueue:
         return sum(1 for n in self.busy.values() if n.script is not None and n.script.kind is kind)
 
     def script_done(self, node: Node, kind: ScriptKind, code: int) -> None:
+        """A script exited: run it again later if its DEFER status says so, else its result counts."""
         if self.final is None and self.shutting_down():
             return  # DAGMan has exited
         script = node.graph.node.scripts[kind]
         if script.defer_status is not None and code == script.defer_status:
             node.defer_until = self.clock() + (script.defer_time or 0)
             return  # a deferred script logs no result: it will be STARTED again
+        self.script_result(node, kind, code)
+
+    def script_result(self, node: Node, kind: ScriptKind, code: int) -> None:
+        """``ScriptQ::ReapScript``: the script's exit code decides, as the PRE or POST reaper says."""
+        if self.final is None and self.shutting_down():
+            return
         self.print_script_result(node, kind, code)
         if kind is ScriptKind.POST:  # DAGMan learns a POST's result from this event in the nodes log
             now = datetime.fromtimestamp(self.clock()).astimezone()
@@ -210,11 +250,8 @@ class ScriptQueue:
         if kind is ScriptKind.PRE:
             node.pre_return = code
             if code == 0:
-                if node is self.final:
-                    self.submit(node)
-                else:  # the job waits in the ready queue, behind the throttles
-                    node.status = NodeState.READY
-                    self.ready.append(node)
+                node.status = NodeState.READY  # the job waits in the ready queue, behind the throttles
+                self.enqueue(node, self.options.submit_depth_first)
             elif node.graph.node.pre_skip is not None and code == node.graph.node.pre_skip:
                 now = datetime.fromtimestamp(self.clock()).astimezone()
                 self.noop_counter += 1
