@@ -305,8 +305,8 @@ class _Scope:
     def _error_at(self, location: Location, message: str) -> None:
         self.context.errors.append(Diagnostic(location, message))
 
-    def _warn(self, message: str, location: Location | None = None) -> None:
-        self.context.warnings.append(Diagnostic(location or self.applying or self._here(), message))
+    def _warn(self, message: str, location: Location | None = None, strict: int = 0) -> None:
+        self.context.warnings.append(Diagnostic(location or self.applying or self._here(), message, strict))
 
     # ---------------------------------------------------------------- node declarations
 
@@ -728,7 +728,7 @@ class _Scope:
             key = lower.get(name) or lower.setdefault(name, name.lower())
             for var in node_vars:
                 if var.name is name or (lower.get(var.name) or lower.setdefault(var.name, var.name.lower())) == key:
-                    self._warn(f"VARS {name} is defined again for node {node.name}; the last value wins")
+                    self._warn(f"VARS {name} is defined again for node {node.name}; the last value wins", strict=3)
                     break
         last = self.values.get(name)
         if last == value:
@@ -746,7 +746,7 @@ class _Scope:
     def _apply_priority(self, node: Node, priority: int) -> None:
         _refuse_special(node, "PRIORITY")
         if node.priority and node.priority != priority:
-            self._warn(f"PRIORITY {priority} of node {node.name} overrides {node.priority}")
+            self._warn(f"PRIORITY {priority} of node {node.name} overrides {node.priority}", strict=2)
         node.priority = priority
 
     def _category(self, rest: str) -> None:
@@ -918,7 +918,8 @@ class _Scope:
         if self._in_splice("NODE_STATUS_FILE"):
             return
         if self.dag.node_status_file is not None:
-            self._warn(f"NODE_STATUS_FILE {status.file} is ignored: {self.dag.node_status_file.file} was given first")
+            self._warn(f"NODE_STATUS_FILE {status.file} is ignored: {self.dag.node_status_file.file} was given first",
+                       strict=3)
             return
         self.dag.node_status_file = status
 
@@ -930,7 +931,7 @@ class _Scope:
         if self._in_splice("JOBSTATE_LOG"):
             return
         if self.dag.jobstate_log is not None:
-            self._warn(f"JOBSTATE_LOG {file} is ignored: {self.dag.jobstate_log} was given first")
+            self._warn(f"JOBSTATE_LOG {file} is ignored: {self.dag.jobstate_log} was given first", strict=3)
             return
         self.dag.jobstate_log = file
 

@@ -141,8 +141,8 @@ class FullRescue:
     def header(self) -> list[str]:
         dag = self.graph.dag
         lines = []
-        if dag.config:
-            lines += [f"CONFIG {dag.config}", ""]
+        if dag.config:  # absolute, as condor_submit_dag hands it to DAGMan
+            lines += [f"CONFIG {os.path.join(os.path.dirname(os.path.abspath(dag.file)), dag.config)}", ""]
         if dag.node_status_file:
             lines += [f"NODE_STATUS_FILE {dag.node_status_file.file}", ""]
         if dag.jobstate_log:
@@ -213,6 +213,7 @@ def read_rescue(path: str) -> Rescue:
             lines = f.read().splitlines()
     except OSError as e:
         raise DagError([Diagnostic(Location(path), f"cannot read rescue DAG: {e.strerror or e}")]) from None
+    full = any(line.startswith("# Rescue DAG version:") and line.endswith("(full)") for line in lines[:6])
     for lineno, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line or line.startswith(("#", "//")):
@@ -227,6 +228,10 @@ def read_rescue(path: str) -> Rescue:
                 len(tokens) == 3 or (tokens[3].upper().replace("_", "-") == "UNLESS-EXIT" and _int(tokens[4]) is not None)):
             unless_exit = _int(tokens[4]) if len(tokens) == 5 else None
             rescue.retry[tokens[1]] = (_int(tokens[2]), unless_exit or None)
+        elif full:
+            raise DagError([Diagnostic(Location(path, lineno), "a full rescue DAG (DAGMAN_WRITE_PARTIAL_RESCUE = "
+                                       "False) cannot be run on top of its DAG, as DAGMan runs a rescue DAG; "
+                                       "submit it as the DAG file itself, or rename it")])
         else:
             errors.append(Diagnostic(Location(path, lineno),
                                      "a partial rescue DAG holds only 'DONE <node>' and 'RETRY <node> <count> [UNLESS-EXIT <code>]' lines"))

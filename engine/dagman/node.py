@@ -14,7 +14,8 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 
-from engine.dag import GraphNode, ScriptKind
+from engine.dag import GraphNode, NodeKind, ScriptKind
+from engine.dagman.config import Options
 from engine.dagman.dagman_out import DagmanOut
 from engine.dagman.jobstate_log import JobstateLog
 from engine.dagman.node_status import (
@@ -28,6 +29,11 @@ from engine.dagman.node_status import (
 JOB_ABORTED = -1002
 SUBMIT_FAILED = -1001
 JOB_SKIPPED = -1004
+
+
+class DagFatal(Exception):
+    """What DAGMan's ``main_shutdown_rescue`` ends: a fatal warning under DAGMAN_USE_STRICT, a
+    bad event (exit 1 with a rescue DAG).  The reason is in dagman.out already."""
 
 
 class DagStatus(enum.IntEnum):
@@ -74,6 +80,7 @@ class Node:
     last_event_time: int | None = None  # of the node's latest job event, for script lines
     submit_tries: int = 0  # failed submit attempts of the current try
     restarting: bool = False  # started again by its RETRY (DAGMan's StartNode isRetry)
+    hold_on_submit: bool = False  # DAGMAN_PUT_FAILED_JOBS_ON_HOLD: its jobs are submitted on hold
 
     def __post_init__(self) -> None:
         self.census.counts[self._status] += 1
@@ -128,11 +135,13 @@ class NodeStates:
     ``halted``."""
 
     census: Census
+    options: Options
     nodes: dict[str, Node]
     ready: list[Node]
     final: Node | None
     final_started: bool
     by_cluster: dict[int, Node]
+    ended_clusters: dict[int, Node]
     dag_status: DagStatus
     aborting: tuple[int, Node] | None
     removed: bool
@@ -183,7 +192,8 @@ class NodeStates:
                 child.status = NodeState.READY  # while halted DAGMan leaves it unready; unhalting readies it
                 self.ready.append(child)
 
-    def node_failed(self, node: Node) -> None:
+    def node_failed(self, node: Node, job_failed: bool = False) -> None:
+        """``job_failed``: the node's job failed and no POST script ran (DAGMAN_PUT_FAILED_JOBS_ON_HOLD)."""
         node.status = NodeState.ERROR
         declared_retry = node.graph.retry
         if self.check_abort(node, node.retval):  # ABORT-DAG-ON beats RETRY: the retries end here
@@ -193,8 +203,13 @@ class NodeStates:
             self.start_final_on_shutdown()
             return
         aborted = node.graph.unless_exit is not None and node.retval == node.graph.unless_exit
-        if (node.retries < declared_retry and not aborted and not self.removed and not self.final_started
-                and node is not self.final):
+        retry = node.retries < declared_retry and not aborted
+        if (not retry and job_failed and self.options.put_failed_jobs_on_hold
+                and node.graph.node.kind is not NodeKind.SERVICE):
+            # ProcessJobProcEnd: one more try, submitted on hold for the user to release
+            node.graph.retry = declared_retry = declared_retry + 1
+            node.hold_on_submit = retry = True
+        if retry and not self.removed and not self.final_started and node is not self.final:
             node.retries += 1
             self.out.retrying_node(node.name, node.retries, declared_retry)
             if self.jobstate:
@@ -239,7 +254,8 @@ class NodeStates:
         node.procs_idle = node.procs_held = 0  # a proc removed while idle or held left the queue too
         if self.jobstate and retval != SUBMIT_FAILED:
             self.jobstate.job_success_or_failure(node.name, retval, node.last_event_time)
-        self.by_cluster.pop(node.cluster, None)
+        if self.by_cluster.pop(node.cluster, None) is not None and node.cluster > 0:
+            self.ended_clusters[node.cluster] = node
         # A DAG being removed runs no more POST scripts unless it has a FINAL node: DAGMan 23.9
         # exits as soon as it has removed its jobs, or keeps reading events while FINAL runs.
         if ScriptKind.POST in node.graph.node.scripts and not (self.removal_started and self.final is None):
@@ -259,5 +275,5 @@ class NodeStates:
                 proc = next((p for p, v in sorted(node.exit_codes.items()) if v), 0)
                 node.error = (job_proc_failed_text(node.cluster, proc, status=retval) if retval >= 0
                               else job_proc_failed_text(node.cluster, proc, signal_number=-retval))
-            self.node_failed(node)
+            self.node_failed(node, job_failed=retval != SUBMIT_FAILED)
 

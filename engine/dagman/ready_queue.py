@@ -243,7 +243,8 @@ class ReadyQueue:
             self.fake_noop(node)
             return
         cwd = node.directory(self.dag_dir)
-        if declared.kind is NodeKind.SUBDAG and not os.path.isfile(os.path.join(cwd, declared.submit)):
+        if (declared.kind is NodeKind.SUBDAG and self.options.generate_subdag_submits
+                and not os.path.isfile(os.path.join(cwd, declared.submit))):
             self.out.submit_dag_failed(declared.submit, node.name)  # condor_submit_dag -no_submit failed
             self.submit_failed(node)
             return
@@ -251,7 +252,7 @@ class ReadyQueue:
         try:
             text, path, prepend, append = self.submit_description(node, cwd)
         except OSError as e:  # the submit file cannot be read
-            self.out.cannot_open_submit_file(declared.submit, e)
+            self.out.cannot_open_submit_file(os.path.basename(e.filename or declared.submit), e)
             self.submit_failed(node)
             return
         self.out.submitting_from(node.name, declared.submit if declared.inline_submit is None
@@ -353,8 +354,12 @@ class ReadyQueue:
         if declared.kind is NodeKind.SUBDAG:  # a nested DAGMan, with its own files and rescue DAGs
             path = os.path.join(cwd, declared.submit) + ".condor.sub"
             sub_dag = os.path.join(cwd, declared.submit)
-            options = DagSubmitOptions(priority=self.priority(node))  # its nodes add it to their own
-            text = write_condor_sub(sub_dag, format_condor_sub(sub_dag, options, self.options.state_dir))
+            if self.options.generate_subdag_submits:  # else the .condor.sub written beforehand is used
+                options = DagSubmitOptions(priority=self.priority(node))  # its nodes add it to their own
+                text = write_condor_sub(sub_dag, format_condor_sub(sub_dag, options, self.options.state_dir))
+            else:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
         elif declared.inline_submit is not None:
             text, path, inline = declared.inline_submit, f"{self.dag_file} (node {node.name})", True
         elif declared.submit in self.graph.dag.submit_descriptions:
@@ -376,8 +381,14 @@ class ReadyQueue:
             prepend["My.DAGManNodeRetry"] = str(node.retries)
         if self.priority(node):
             prepend["priority"] = str(self.priority(node))
+        if node.hold_on_submit:
+            prepend["hold"] = "true"
         if options.hold_claim_time and node.graph.children:
             prepend["keep_claim_idle"] = str(options.hold_claim_time)
+        if options.record_machine_attrs:
+            attrs = options.record_machine_attrs.replace(",", " ").split()
+            prepend["job_ad_information_attrs"] = ",".join([f"MachineAttr{a}0" for a in attrs] + ["DAGNodeName"])
+            prepend["job_machine_attrs"] = options.record_machine_attrs
         append = {
             "dag_node_name": node.name,
             "submit_event_notes": f"DAG Node: {node.name}",

@@ -42,8 +42,9 @@ def _strerror(path: str) -> str:
     return os.strerror(errno.ENOTDIR)
 
 
-class DagFatal(Exception):
-    """A condition DAGMan treats as fatal under DAGMAN_USE_STRICT=1 (exit 1 with a rescue DAG)."""
+# The macros of POST (and HOLD) scripts only (script.cpp ``checkIsPre``).
+POST_MACROS = frozenset({"$JOBID", "$CLUSTERID", "$JOB_COUNT", "$SUCCESS", "$RETURN", "$EXIT_CODES",
+                         "$EXIT_CODE_COUNTS", "$PRE_SCRIPT_RETURN", "$JOB_ABORT_COUNT"})
 
 
 class ScriptQueue:
@@ -51,7 +52,7 @@ class ScriptQueue:
 
     Uses the rest of the DagMan for what a result leads to: ``node_succeeded`` and
     ``node_failed`` (the node state machine), ``enqueue`` (the ready queue, once a PRE script
-    succeeded), ``count``, ``failed_count``, ``halted`` and ``shutting_down``."""
+    succeeded), ``strict_warning``, ``count``, ``failed_count``, ``halted`` and ``shutting_down``."""
 
     options: Options
     clock: Callable[[], float]
@@ -147,7 +148,8 @@ class ScriptQueue:
         return (0, INT_MAX) if node.cluster < 0 else (node.cluster, 0)
 
     def script_argv(self, node: Node, argv: list[str], kind: ScriptKind) -> list[str]:
-        """Replace whole-token macros ($JOB, $RETURN, ...) as DAGMan does; unknown ones are fatal."""
+        """Replace whole-token macros ($JOB, $RETURN, ...) as DAGMan does; an unknown one, or a
+        POST macro in a PRE script, is a DAGMAN_USE_STRICT level 1 warning (fatal by default)."""
         macros = {
             "$JOB": node.name, "$NODE": node.name, "$RETRY": str(node.retries),
             "$MAX_RETRIES": str(node.graph.retry), "$DAG_STATUS": str(int(self.dag_status)),
@@ -176,10 +178,12 @@ class ScriptQueue:
             upper = token.upper()
             if upper in macros:
                 out.append(macros[upper])
-            elif token.startswith("$"):  # DAGMan 23.9.6 rejects any other ($0, a lone $...)
-                raise DagFatal(f"unknown macro {token} in the {kind} script of node {node.name}")
-            else:
-                out.append(token)
+                continue
+            if kind is ScriptKind.PRE and upper in POST_MACROS:
+                self.strict_warning(f"Warning: {upper} macro should not be used as a PRE script argument!", 1)
+            elif token.startswith("$"):  # any other ($0, a lone $...), as DAGMan 23.9.6 sees it
+                self.strict_warning(f"Warning: unrecognized macro {token} in node {node.name} {kind} script arguments", 1)
+            out.append(token)  # passed as written when DAGMAN_USE_STRICT lets it through
         return out
 
     def reap_scripts(self) -> None:
