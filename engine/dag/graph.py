@@ -145,7 +145,24 @@ def build_graph(dag: Dag, *, join_nodes: bool = True) -> Graph:
                         for location in rejected], dag.warnings)
     with gc_paused():
         nodes, max_jobs = _lift(dag, itertools.count(1), join_nodes)
+        _in_node_order(nodes)
     return Graph(dag, nodes, max_jobs)
+
+
+def _in_node_order(nodes: dict[str, GraphNode]) -> None:
+    """DAGMan keeps a node's parents and children in node order, not in the order PARENT lines
+    name them: children become ready in that order (seen on the test pool)."""
+    index = None
+    for node in nodes.values():
+        if len(node.children) > 1 or len(node.parents) > 1:
+            if index is None:
+                index = {name: i for i, name in enumerate(nodes)}
+            if len(node.children) > 1:
+                node.children.sort(key=index.__getitem__)
+            if len(node.parents) > 1:
+                order = sorted(range(len(node.parents)), key=lambda i: index[node.parents[i]])
+                node.parents = [node.parents[i] for i in order]
+                node.parent_sources = [node.parent_sources[i] for i in order]
 
 
 def _rejected(dag: Dag) -> list[Location]:

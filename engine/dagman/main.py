@@ -96,7 +96,13 @@ def main(argv: list[str] | None = None) -> int:
             os.unlink(dag_file + ".halt")
     write_lock(lock_path, Lock(os.getpid(), dagman_id, options.rescue_dag_number))
     with LocalScheddClient(state) as schedd:
-        code = DagMan(graph, schedd, options).run()
+        try:
+            dagman = DagMan(graph, schedd, options)
+        except OSError as e:  # the nodes log (DAGMAN_DEFAULT_NODE_LOG) cannot be written
+            print(f"ERROR: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
+            os.unlink(lock_path)
+            return EXIT_ERROR
+        code = dagman.run()
     if code != EXIT_RESTART:  # a graceful stop keeps the lock, so the restart recovers
         os.unlink(lock_path)
     return code
