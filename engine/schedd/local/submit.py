@@ -235,6 +235,8 @@ def _check_commands(submit: htcondor2.Submit, where: str) -> None:
 
 
 def _expand(submit: htcondor2.Submit, key: str, where: str) -> str:
+    if not submit.get(key):  # set empty (``log =``, DAGMan's DAGMAN_SUPPRESS_JOB_LOGS): the bindings cannot expand it
+        return ""
     try:
         return submit.expand(key)
     except KeyError:
