@@ -154,6 +154,8 @@ class _Scope:
         self.frames: list[_Frame] = []
         self.root_frame: _Frame | None = None
         self.seq = 0
+        self.includes_read = 0  # INCLUDE files read to their end: DAGMan lifts the splices then
+        self.connect_context: list[tuple[int, int, int]] = []  # per CONNECT: includes read, PARENT and CONNECT lines before
         self.file = dag.file
         self.lineno = 0
         self.lines: Iterator[tuple[int, str]] = iter(())
@@ -360,6 +362,8 @@ class _Scope:
             if node is None:
                 if not w.splice_ok:
                     self._error_at(w.location, f"{name} is a splice, not a node")
+                elif w.args[0]:
+                    self._error_at(w.location, _forgotten_splice(name))
             elif w.apply is not None:
                 self.applying = w.location
                 try:
@@ -387,8 +391,13 @@ class _Scope:
 
     def _reference(self, name: str) -> None:
         """Check that a PARENT/CHILD name is a node or splice of this DAG, now or later."""
-        if name not in self.dag.nodes and name not in self.dag.splices:
-            self.waiting.setdefault(name, []).append(self._waiting(None, (), splice_ok=True))
+        if name in self.dag.nodes:
+            return
+        if name in self.dag.splices:
+            if self.includes_read:
+                raise _LineError(_forgotten_splice(name))
+            return
+        self.waiting.setdefault(name, []).append(self._waiting(None, (self.includes_read,), splice_ok=True))
 
     def _waiting(self, apply, args, splice_ok: bool = False) -> _Waiting:
         return _Waiting(self.seq, frozenset(f.id for f in self.frames), self._here(), apply, args, splice_ok)
@@ -410,27 +419,56 @@ class _Scope:
             for name in dep.parents + dep.children:
                 if name in special:
                     self._error_at(dep.location, f"{special[name]} node {name} cannot have parents or children")
-        for connect in dag.connects:
-            self._check_connect(connect)
+        for connect, context in zip(dag.connects, self.connect_context):
+            self._check_connect(connect, *context)
         if self.root_frame is not None and self.root_frame.includes:
             included = list(self.root_frame.included_nodes())
             skip = set(included)
             order = [name for name in dag.nodes if name not in skip] + included
             dag.nodes = {name: dag.nodes[name] for name in order}
 
-    def _check_connect(self, connect: Connect) -> None:
+    def _check_connect(self, connect: Connect, includes_read: int, parents_before: int, connects_before: int) -> None:
+        """DAGMan's checks of a CONNECT line (``parse_connect``, ``Dag::ConnectSplices``)."""
         for name in (connect.parent, connect.child):
             if name not in self.dag.splices:
                 self._error_at(connect.location, f"CONNECT names {name}, which is not a splice of this DAG")
                 return
+            if includes_read:
+                self._error_at(connect.location, f"Splice {name} not found! DAGMan 23.9.6 forgets splice names "
+                               "once an INCLUDE line above has been read; put the CONNECT line above the INCLUDE")
+                return
         outs = self.dag.splices[connect.parent].dag.pins_out
         ins = self.dag.splices[connect.child].dag.pins_in
+        if not outs or not ins:  # DAGMan's own words
+            self._error_at(connect.location, f"parent splice {connect.parent} has 0 pin_outs" if not outs
+                           else f"child splice {connect.child} has 0 pin_ins")
+            return
         for pins, splice, what in ((outs, connect.parent, "PIN_OUT"), (ins, connect.child, "PIN_IN")):
             if sorted(pins) != list(range(1, len(pins) + 1)):
                 self._error_at(connect.location, f"splice {splice} must number its {what} pins 1..N without gaps, but has {sorted(pins)}")
                 return
         if len(outs) != len(ins):
             self._error_at(connect.location, f"splice {connect.parent} has {len(outs)} PIN_OUT pins but splice {connect.child} has {len(ins)} PIN_IN pins")
+            return
+        orphan = self._orphan(connect.child, parents_before, connects_before)
+        if orphan is not None:
+            self._error_at(connect.location, f"child splice node {orphan} has no parents after making pin "
+                           "connections; add pin_in or parent")
+
+    def _orphan(self, child: str, parents_before: int, connects_before: int) -> str | None:
+        """The first node of splice ``child`` left without a parent once this CONNECT is made:
+        none inside the splice, no PIN_IN of it, and no PARENT or CONNECT line above naming it."""
+        if any(child in dep.children for dep in self.dag.dependencies[:parents_before]) or any(
+                c.child == child for c in self.dag.connects[:connects_before]):
+            return None  # the splice's initial nodes have parents already
+        from engine.dag.graph import build_graph  # the splice as DAGMan has lifted it by now
+        splice = self.dag.splices[child].dag
+        pinned = {f"{child}+{name}" for names in splice.pins_in.values() for name in names}
+        for node in build_graph(splice).nodes.values():
+            name = f"{child}+{node.name}"
+            if not node.parents and name not in pinned:
+                return name
+        return None
 
     # ---------------------------------------------------------------- node commands
 
@@ -824,6 +862,7 @@ class _Scope:
         tokens = rest.split()
         if len(tokens) != 2:
             raise _LineError("CONNECT needs two splice names: CONNECT <parent splice> <child splice>")
+        self.connect_context.append((self.includes_read, len(self.dag.dependencies), len(self.dag.connects)))
         self.dag.connects.append(Connect(tokens[0], tokens[1], self._here()))
 
     def _maxjobs(self, rest: str) -> None:
@@ -948,6 +987,12 @@ class _Scope:
             raise _LineError("INCLUDE needs exactly one file: INCLUDE <file>")
         path = os.path.join(self.base_dir, _unquote(tokens[0]))
         self.read_file(path, path, at=self._here())
+        self.includes_read += 1
+
+
+def _forgotten_splice(name: str) -> str:
+    return (f"Unknown Job {name}: DAGMan 23.9.6 forgets splice names once an INCLUDE line above has been "
+            "read (it lifts the splices then); put this line above the INCLUDE")
 
 
 def _in_file_order(diagnostics: list[Diagnostic], file_order: dict[str, int]) -> list[Diagnostic]:
