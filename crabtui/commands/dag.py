@@ -27,7 +27,8 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Run a DAG in the foreground, like condor_dagman -f, with jobs on the embedded schedd.
 
     Takes condor_submit_dag's options: -maxjobs N, -maxidle N, -maxpre N, -maxpost N, -force,
-    -dorescuefrom N, -config FILE, -AlwaysRunPost (run with --help for all). Exits with DAGMan's exit code.
+    -dorescuefrom N, -load_save FILE, -config FILE, -AlwaysRunPost (run with --help for all).
+    Exits with DAGMan's exit code.
     """
     from engine.dagman.main import main as dagman_main
 
@@ -50,10 +51,12 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
 @click.option("-batch-name", "--batch-name", "batch_name", help="The batch name condor_q shows (default FILE+ID).")
 @click.option("-config", "--config", "config", type=click.Path(exists=True, dir_okay=False),
               help="A DAGMan configuration file (DAGMAN_* knobs).")
+@click.option("-load_save", "--load-save", "load_save", metavar="FILE",
+              help="Run from a SAVE_POINT_FILE (a bare name is looked for in save_files/).")
 @click.pass_context
 def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre: int, maxpost: int,
            force: bool, dorescuefrom: int | None, always_run_post: bool, batch_name: str | None,
-           config: str | None) -> None:
+           config: str | None, load_save: str | None) -> None:
     """Queue DAGMan for DAG_FILE as a scheduler-universe job (like condor_submit_dag).
 
     The DAG runs in the embedded schedd after this command returns: follow it with
@@ -65,7 +68,7 @@ def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre
 
     options = DagSubmitOptions(max_jobs=maxjobs, max_idle=maxidle, max_pre=maxpre, max_post=maxpost, force=force,
                                do_rescue_from=dorescuefrom, always_run_post=always_run_post, batch_name=batch_name,
-                               config=os.path.abspath(config) if config else None)
+                               config=os.path.abspath(config) if config else None, load_save=load_save)
     try:
         with schedd(ctx) as client:
             prepare(dag_file, options)
