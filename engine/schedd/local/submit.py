@@ -235,12 +235,13 @@ def _check_commands(submit: htcondor2.Submit, where: str) -> None:
 
 
 def _expand(submit: htcondor2.Submit, key: str, where: str) -> str:
-    if not submit.get(key):  # set empty (``log =``, DAGMan's DAGMAN_SUPPRESS_JOB_LOGS): the bindings cannot expand it
-        return ""
+    """The value with its macros expanded; an undefined or empty macro expands to nothing, as
+    in condor_submit (the bindings raise KeyError whenever the result is empty: ``log =``,
+    DAGMAN_SUPPRESS_JOB_LOGS, a VARS value "")."""
     try:
         return submit.expand(key)
     except KeyError:
-        raise SubmitError(f"{where}: {key}: uses a macro that is not defined") from None
+        return ""
 
 
 def _get(submit: htcondor2.Submit, keys: dict[str, str], where: str, *names: str) -> str | None:
@@ -354,6 +355,9 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str
         value = get(key)
         if value is not None:
             ad[attr] = value
+    description = _expand(submit, keys["description"], where) if "description" in keys else ""
+    if description:  # copied as it is, blanks included (condor_submit's f_as_string)
+        ad["JobDescription"] = description
     retries = get("max_retries")
     if retries is not None:
         if not retries.isdigit():
