@@ -166,9 +166,12 @@ class FullRescue:
                 lines.append(f"SCRIPT {defer}{kind.value} {name} {script.command}")
             if kind is ScriptKind.PRE and declared.pre_skip is not None:
                 lines.append(f"PRE_SKIP {name} {declared.pre_skip}")
-        if declared.vars:
-            pairs = "".join(f' {var.name}="{var.value.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
-                            for var in declared.vars)
+        if declared.vars:  # a name given twice keeps its first place and its last value, as DAGMan's AddVar
+            values: dict[str, tuple[str, str]] = {}
+            for var in declared.vars:
+                values[var.name.lower()] = (values.get(var.name.lower(), (var.name,))[0], var.value)
+            pairs = "".join(f' {key}="{value.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
+                            for key, value in values.values())
             lines.append(f"VARS {name}{pairs}")
         if declared.abort_dag_on is not None:
             abort = declared.abort_dag_on

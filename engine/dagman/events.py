@@ -134,6 +134,12 @@ class EventReader:
                 value = None
             node.exit_codes[event.proc] = value
             node.procs_done += 1
+            if value != 0 and node.first_failure is None:
+                node.first_failure = (event.proc, value)
+                if node.procs_done < node.procs and not self.recovering:  # once one proc fails, the cluster goes
+                    node.successful = False
+                    self.remove_node_jobs(node, f"Node Error: DAG node {node.name} ({event.cluster}.{event.proc}.0) " + (
+                        "got ULOG_JOB_ABORTED event." if value is None else f"failed with signal {max(0, -value)}."))
             if event.cluster > 0:
                 self.jobs_completed += 1
             if value == 0:
@@ -143,8 +149,7 @@ class EventReader:
                                          status=value if value > 0 else None,
                                          signal_number=-value if value < 0 else None)
             if node.procs_done >= node.procs:
-                failures = [v for _, v in sorted(node.exit_codes.items()) if v != 0]
-                first = failures[0] if failures else 0
+                first = node.first_failure[1] if node.first_failure else 0
                 self.job_finished(node, JOB_ABORTED if first is None else first)
 
     def sane(self, event, kind) -> bool:
@@ -199,6 +204,7 @@ class EventReader:
             node.seq = self.seq
             node.exit_codes = {}
             node.procs = node.procs_done = node.procs_held = node.procs_idle = node.procs_seen = 0
+            node.successful, node.first_failure = True, None
             node.status = NodeState.SUBMITTED
             node.cluster = cluster
             self.by_cluster[cluster] = node

@@ -81,6 +81,11 @@ class Node:
     submit_tries: int = 0  # failed submit attempts of the current try
     restarting: bool = False  # started again by its RETRY (DAGMan's StartNode isRetry)
     hold_on_submit: bool = False  # DAGMAN_PUT_FAILED_JOBS_ON_HOLD: its jobs are submitted on hold
+    job_skipped: bool = False  # its PRE failed and DAGMAN_ALWAYS_RUN_POST runs its POST: $RETURN is -1004
+    # $SUCCESS, as 23.9.6 keeps it (Job::isSuccessful): false only once a proc failed while others
+    # were still queued, or the PRE failed; a node whose last proc failed still says True.
+    successful: bool = True
+    first_failure: tuple[int, int | None] | None = None  # (proc, value) of the attempt's first failed proc
 
     def __post_init__(self) -> None:
         self.census.counts[self._status] += 1
@@ -219,6 +224,7 @@ class NodeStates:
             node.retval = None
             node.pre_return = None
             node.submit_tries = 0
+            node.job_skipped = False
             node.restarting = True
             self.ready.append(node)
             return
@@ -269,10 +275,10 @@ class NodeStates:
             if retval == SUBMIT_FAILED:
                 node.error = SUBMIT_FAILED_TEXT
             elif retval == JOB_ABORTED:
-                proc = next((p for p, v in sorted(node.exit_codes.items()) if v is None), 0)
+                proc = node.first_failure[0] if node.first_failure else 0
                 node.error = job_event_failed_text("JOB_ABORTED", node.cluster, proc)
             else:
-                proc = next((p for p, v in sorted(node.exit_codes.items()) if v), 0)
+                proc = node.first_failure[0] if node.first_failure else 0
                 node.error = (job_proc_failed_text(node.cluster, proc, status=retval) if retval >= 0
                               else job_proc_failed_text(node.cluster, proc, signal_number=-retval))
             self.node_failed(node, job_failed=retval != SUBMIT_FAILED)

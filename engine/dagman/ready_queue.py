@@ -218,6 +218,9 @@ class ReadyQueue:
     def start_final(self) -> None:
         """``Dag::StartFinalNode``: the ready queue is emptied, and the FINAL node starts."""
         self.final_started = True
+        for node in [*self.ready, *self.queue]:  # DAGMan sets what its ready queue held back to unready
+            if node.status is NodeState.READY:
+                node.status = NodeState.NOT_READY
         self.ready = []
         self.queue.clear()
         node = self.final
@@ -234,6 +237,7 @@ class ReadyQueue:
         node.seq = self.seq
         node.exit_codes = {}
         node.procs = node.procs_done = node.procs_held = node.procs_idle = node.procs_seen = 0
+        node.successful, node.first_failure = True, None
         if self.jobstate:
             self.jobstate.number(node.name)
         if self.options.submit_delay:

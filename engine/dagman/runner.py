@@ -312,6 +312,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.read_events()
         self.report_pending()
         self.reap_scripts()
+        self.check_halt()  # DAGMan looks for the halt file as it starts submitting, after the scripts' results
         if self.aborting is None and not self.removed or self.final_started:
             self.start_ready()  # once FINAL started (after an abort too) the queue holds FINAL only
         going = not self.finished()

@@ -166,9 +166,9 @@ class ScriptQueue:
                 cluster, job_id = -1, "-1.-1"
             macros.update({
                 "$JOBID": job_id, "$CLUSTERID": str(cluster),
-                "$RETURN": str(node.retval if node.retval is not None else -1),
+                "$RETURN": str(JOB_SKIPPED if node.job_skipped else node.retval if node.retval is not None else -1),
                 "$PRE_SCRIPT_RETURN": str(node.pre_return if node.pre_return is not None else -1),
-                "$JOB_COUNT": str(node.procs), "$SUCCESS": "True" if node.retval == 0 else "False",
+                "$JOB_COUNT": str(node.procs), "$SUCCESS": "True" if node.successful else "False",
                 "$JOB_ABORT_COUNT": str(sum(1 for c in node.exit_codes.values() if c is None)),
                 "$EXIT_CODES": ",".join(str(c) for c in sorted(set(codes))),
                 "$EXIT_CODE_COUNTS": ",".join(f"{c}:{codes.count(c)}" for c in sorted(set(codes))),
@@ -266,7 +266,9 @@ class ScriptQueue:
                     self.jobstate.job_event(node.name, "PRESKIP", 0, INT_MAX, int(now.timestamp()))
                 self.node_succeeded(node)
             elif self.options.always_run_post and ScriptKind.POST in node.graph.node.scripts:
-                node.retval = JOB_SKIPPED
+                node.retval = code  # the node's value stays the PRE's; its POST sees $RETURN -1004
+                node.job_skipped = True
+                node.successful = False
                 self.run_script(node, ScriptKind.POST)
             else:
                 node.retval = code
