@@ -1,11 +1,13 @@
 """The ready queue and its throttles, and the submission of a ready node's job.
 
 A node whose parents are done starts its PRE script at once (held back by -maxpre only); its
-job then waits in the ready queue, in priority order, until -maxjobs, -maxidle, its
-CATEGORY's MAXJOBS and the delay after a failed submit let it go.  DAGMan's
-``Dag::StartNode`` and ``SubmitReadyJobs`` (dag.cpp), ``ThrottleByCategory`` and
-``condor_submit`` with DAGMan's macros (dagman_submit.cpp).  A NOOP node's job never reaches
-the schedd: its submit and terminate events are written to the nodes log, as DAGMan fakes them.
+job then waits in DAGMan's ready queue (highest priority first, then the order the knobs
+DAGMAN_SUBMIT_DEPTH_FIRST, RETRY_NODE_FIRST and RETRY_SUBMIT_FIRST give) until -maxjobs,
+-maxidle, its CATEGORY's MAXJOBS, DAGMAN_MAX_SUBMITS_PER_INTERVAL and the delay after a failed
+submit let it go.  DAGMan's ``Dag::StartNode`` and ``SubmitReadyJobs`` (dag.cpp),
+``ThrottleByCategory`` and the submit with DAGMan's macros (dagman_submit.cpp ``init_vars``),
+passed as values.  A NOOP node's job never reaches the schedd: its submit and terminate events
+are written to the nodes log, as DAGMan fakes them.
 """
 
 from __future__ import annotations
