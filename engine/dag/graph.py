@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from engine.dag.errors import DagError, Diagnostic, Location
@@ -144,25 +145,24 @@ def build_graph(dag: Dag, *, join_nodes: bool = True) -> Graph:
                                    "the rescue DAG of a DAG that failed to parse); remove the line")
                         for location in rejected], dag.warnings)
     with gc_paused():
-        nodes, max_jobs = _lift(dag, itertools.count(1), join_nodes)
-        _in_node_order(nodes)
+        several: dict[int, GraphNode] = {}
+        nodes, max_jobs = _lift(dag, itertools.count(1), join_nodes, several)
+        if several:
+            _in_node_order(nodes, several.values())
     return Graph(dag, nodes, max_jobs)
 
 
-def _in_node_order(nodes: dict[str, GraphNode]) -> None:
+def _in_node_order(nodes: dict[str, GraphNode], several: Iterable[GraphNode]) -> None:
     """DAGMan keeps a node's parents and children in node order, not in the order PARENT lines
     name them: children become ready in that order (seen on the test pool)."""
-    index = None
-    for node in nodes.values():
-        if len(node.children) > 1 or len(node.parents) > 1:
-            if index is None:
-                index = {name: i for i, name in enumerate(nodes)}
-            if len(node.children) > 1:
-                node.children.sort(key=index.__getitem__)
-            if len(node.parents) > 1:
-                order = sorted(range(len(node.parents)), key=lambda i: index[node.parents[i]])
-                node.parents = [node.parents[i] for i in order]
-                node.parent_sources = [node.parent_sources[i] for i in order]
+    index = {name: i for i, name in enumerate(nodes)}
+    for node in several:
+        if len(node.children) > 1:
+            node.children.sort(key=index.__getitem__)
+        if len(node.parents) > 1:
+            order = sorted(range(len(node.parents)), key=lambda i: index[node.parents[i]])
+            node.parents = [node.parents[i] for i in order]
+            node.parent_sources = [node.parent_sources[i] for i in order]
 
 
 def _rejected(dag: Dag) -> list[Location]:
@@ -183,10 +183,11 @@ def load_graph(dag: Dag) -> Graph:
     return graph
 
 
-def _lift(dag: Dag, join_numbers, join_nodes: bool) -> tuple[dict[str, GraphNode], dict[str, int]]:
+def _lift(dag: Dag, join_numbers, join_nodes: bool,
+          several: dict[int, GraphNode]) -> tuple[dict[str, GraphNode], dict[str, int]]:
     lifted = []
     for splice in dag.splices.values():
-        sub_nodes, sub_max = _lift(splice.dag, join_numbers, join_nodes)
+        sub_nodes, sub_max = _lift(splice.dag, join_numbers, join_nodes, several)
         lifted.append((splice, _rename(sub_nodes, splice.name, splice.dir), sub_max))
 
     nodes = {name: _graph_node(node) for name, node in dag.nodes.items()}
@@ -215,11 +216,11 @@ def _lift(dag: Dag, join_numbers, join_nodes: bool) -> tuple[dict[str, GraphNode
             joins[name] = join
             nodes[name] = join
             for parent in parents:
-                _connect(nodes, edges, parent, name, dep.location)
+                _connect(nodes, edges, parent, name, dep.location, several)
             parents = [name]
         for parent in parents:
             for child in children:
-                _connect(nodes, edges, parent, child, dep.location)
+                _connect(nodes, edges, parent, child, dep.location, several)
 
     for connect in dag.connects:
         outs = dag.splices[connect.parent].dag.pins_out
@@ -227,7 +228,8 @@ def _lift(dag: Dag, join_numbers, join_nodes: bool) -> tuple[dict[str, GraphNode
         for pin in sorted(outs):
             for parent in outs[pin]:
                 for child in ins.get(pin, ()):
-                    _connect(nodes, edges, f"{connect.parent}+{parent}", f"{connect.child}+{child}", connect.location)
+                    _connect(nodes, edges, f"{connect.parent}+{parent}", f"{connect.child}+{child}", connect.location,
+                             several)
 
     if not lifted and not joins:
         return nodes, max_jobs
@@ -275,8 +277,9 @@ def _expand(names: tuple[str, ...], ends, terminal: bool) -> list[str]:
 
 
 def _connect(nodes: dict[str, GraphNode], edges: dict[str, set[str]], parent: str, child: str,
-             source: Location) -> None:
-    """Add the edge once; a set of parents is kept only for children with many of them."""
+             source: Location, several: dict[int, GraphNode]) -> None:
+    """Add the edge once; a set of parents is kept only for children with many of them.
+    ``several`` collects the nodes given a second parent or child (their lists get sorted)."""
     child_node = nodes[child]
     parents = child_node.parents
     if len(parents) < 16:
@@ -292,11 +295,13 @@ def _connect(nodes: dict[str, GraphNode], edges: dict[str, set[str]], parent: st
     parent_node = nodes[parent]
     if parent_node.children:
         parent_node.children.append(child)
+        several[id(parent_node)] = parent_node
     else:
         parent_node.children = [child]
     if parents:
         parents.append(parent)
         child_node.parent_sources.append(source)
+        several[id(child_node)] = child_node
     else:
         child_node.parents = [parent]
         child_node.parent_sources = [source]

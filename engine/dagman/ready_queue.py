@@ -160,30 +160,25 @@ class ReadyQueue:
     def submit_ready(self) -> None:
         """``Dag::SubmitReadyJobs``: submit from the ready queue until it is empty or -maxjobs,
         -maxidle, DAGMAN_MAX_SUBMITS_PER_INTERVAL or a failed submit stops the cycle; a node held
-        back by its CATEGORY's MAXJOBS goes back in front of the queue."""
+        back by its CATEGORY's MAXJOBS goes back in front of the queue.  A NOOP node's submit
+        costs nothing and reads no clock: a chain of them is one long cycle."""
         options = self.options
-        now = self.clock()
-        if self.next_submit_time and now < self.next_submit_time:
+        if self.next_submit_time and self.clock() < self.next_submit_time:
             return
-        if now >= self.submit_window_end:
-            self.submit_window_end, self.window_submits = now + options.scan_interval, 0
-        queued = self.count(NodeState.SUBMITTED)
-        idle = sum(n.procs_idle for n in self.busy.values()) if options.max_idle else 0
+        max_jobs, max_idle = options.max_jobs, options.max_idle
+        queued = self.count(NodeState.SUBMITTED) if max_jobs else 0
+        idle = sum(n.procs_idle for n in self.busy.values()) if max_idle and self.busy else 0
         limits = self.graph.max_jobs
         categories = self._category_counts() if limits else {}
         deferred = []
         queue = self.queue
+        started = None  # when this cycle's first real submit began
         while queue:
-            if self.window_submits >= options.max_submits_per_interval:
-                break
-            if options.max_jobs and queued >= options.max_jobs:
+            if max_jobs and queued >= max_jobs:
                 self.max_jobs_deferred += len(queue)
                 break
-            if options.max_idle and idle >= options.max_idle:
+            if max_idle and idle >= max_idle:
                 self.max_idle_deferred += len(queue)
-                break
-            if not options.aggressive_submit and int(self.clock() - now) > options.scan_interval:
-                self.out.submit_cycle_too_long(int(self.clock() - now), options.scan_interval)
                 break
             node = queue.pop()
             if node.status is not NodeState.READY:  # queued twice (recovery replays a retry), submitted once
@@ -195,6 +190,10 @@ class ReadyQueue:
                     deferred.append(node)
                     self.category_deferred += 1
                     continue
+            if not node.graph.node.noop and not self.may_submit(node, started):
+                break
+            if started is None:
+                started = self.clock()
             self.submit(node)
             if node.status is NodeState.READY:  # the submit failed: the cycle ends here
                 break
@@ -206,6 +205,21 @@ class ReadyQueue:
                     categories[category] = categories.get(category, 0) + 1
         for node in deferred:
             self.enqueue(node, True)
+
+    def may_submit(self, node: Node, started: float | None) -> bool:
+        """Whether a job may be submitted now: not past DAGMAN_MAX_SUBMITS_PER_INTERVAL in this
+        scan interval, and (unless DAGMAN_AGGRESSIVE_SUBMIT) not in a cycle that has already
+        outlasted it.  If not, the node goes back in front of the queue."""
+        options = self.options
+        now = self.clock()
+        if now >= self.submit_window_end:
+            self.submit_window_end, self.window_submits = now + options.scan_interval, 0
+        if started is not None and not options.aggressive_submit and int(now - started) > options.scan_interval:
+            self.out.submit_cycle_too_long(int(now - started), options.scan_interval)
+        elif self.window_submits < options.max_submits_per_interval:
+            return True
+        self.enqueue(node, True)
+        return False
 
     def _category_counts(self) -> dict[str, int]:
         """Nodes with jobs in the queue, per category (a node running its PRE or POST script
