@@ -28,8 +28,8 @@ from benchlib import best_of, report, verdict
 
 TARGET_S = 2.0
 DATASET = "/JetMET0/Run2023D-PromptReco-v1/MINIAOD"
-THROUGHPUT = 10.0  # engine.crab.cmsrun.DEFAULT_EVENTS_PER_SECOND
-EVENT_SIZE = 5000  # engine.crab.cmsrun.DEFAULT_BYTES_PER_EVENT
+THROUGHPUT = 10.0  # engine.crab.wn.job_input.DEFAULT_EVENTS_PER_SECOND
+EVENT_SIZE = 5000  # engine.crab.wn.job_input.DEFAULT_BYTES_PER_EVENT
 
 
 def lumis_of(job) -> dict[int, list[int]]:
@@ -60,9 +60,9 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = parser.parse_args()
 
-    from engine.crab.automatic import (AutomaticConfig, Estimate, events_per_job, processing_split, tail_lumis,
-                                       tail_split)
-    from engine.crab.datasets import SYNTHETIC, generate
+    from engine.crab.taskworker.automatic import (AutomaticConfig, Estimate, events_per_job, processing_split,
+                                                  tail_lumis, tail_split)
+    from engine.crab.taskworker.datasets import SYNTHETIC, generate
 
     dataset = generate(SYNTHETIC[DATASET])
     config = AutomaticConfig()

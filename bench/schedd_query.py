@@ -27,8 +27,9 @@ seconds drift), each best of 5:
   attribute), on an open connection, and split into the request answered by the daemon
   (sent, evaluated and serialised there, received and JSON-decoded here: a list of ad
   texts) and the parsing of those texts into ``classad2.ClassAd`` here;
-* in this process, the formatting of the ads: ``queue_format.batch_table`` + ``totals``
-  and ``queue_format.job_table`` + ``totals``, as ``crabtui q`` calls them.
+* in this process, the formatting of the rows ``crabtui q`` asks for (``client.query_values``
+  with the layout's projection): ``queue_format.batch_table`` and ``queue_format.job_table``,
+  each with ``totals``, as ``crabtui q`` calls them.
 
 Target: ``crabtui q`` and ``crabtui q -nobatch`` each under 0.5 s.
 """
@@ -118,10 +119,14 @@ def main() -> None:
         raw, texts = best_of(RUNS, lambda: client._call("query", constraint="true", projection=[]))
         parse, _ = best_of(RUNS, lambda: protocol.ads_from_wire(texts))
         reply_mb = len(protocol.encode({"ok": True, "result": texts})) / 1e6
-        texts = None  # free the replies before the formatting is timed
-        user, now = getpass.getuser(), time.time()
-        fmt_batch, _ = best_of(RUNS, lambda: (queue_format.batch_table(ads), queue_format.totals(ads, ads, user)))
-        fmt_nobatch, _ = best_of(RUNS, lambda: (queue_format.job_table(ads, now), queue_format.totals(ads, ads, user)))
+        texts = ads = None  # free the replies before the formatting is timed
+        user, context = getpass.getuser(), queue_format.Context(now=time.time())
+        summary = client.summary(f'Owner == "{user}"')
+        batch_rows = client.query_values("true", queue_format.PROJECTIONS["batch"])
+        nobatch_rows = client.query_values("true", queue_format.PROJECTIONS["nobatch"])
+        fmt_batch, _ = best_of(RUNS, lambda: (queue_format.batch_table(batch_rows), queue_format.totals(summary, user)))
+        fmt_nobatch, _ = best_of(RUNS, lambda: (queue_format.job_table(nobatch_rows, "nobatch", context),
+                                                queue_format.totals(summary, user)))
         daemon_pid = client.ping()["pid"]
 
     result = {

@@ -4,7 +4,7 @@
 
 Set-up (not timed), in a fresh state directory under /tmp:
 
-* the task directory as the task worker leaves it: ``engine.crab.dagman_creator.write_task`` of
+* the task directory as the task worker leaves it: ``engine.crab.taskworker.dagman_creator.write_task`` of
   the shipped dataset /JetMET0/Run2023D-PromptReco-v1/MINIAOD split FileBased, one file per job
   (task.json, RunJobs.dag, Job.submit, every job_input and job_sites file);
 * each job's history as PreJob and PostJob write it, through the real code: ``begin_attempt``,
@@ -16,7 +16,7 @@ Set-up (not timed), in a fresh state directory under /tmp:
 * each job's user log (``job_log.<id>``) as the schedd writes it, through the real writer
   (:mod:`engine.schedd.local.userlog`): submit, execute and end of every attempt, and for every
   25th job an eviction and a second execute in its first attempt (a restart the status counts);
-* the task's row in the task table (``engine.crab.taskdb.TaskDB``), FAILED, its DAGMan gone;
+* the task's row in the task table (``engine.crab.taskworker.taskdb.TaskDB``), FAILED, its DAGMan gone;
 * the embedded daemon, started by ``crabtui --state-dir S pool start`` (and stopped at the end).
 
 Timed, with the ``crabtui`` console script installed next to this interpreter (the one on PATH
@@ -24,7 +24,7 @@ may be a wrapper, such as a pyenv shim, which adds its own start-up; it is timed
 information), output read from a pipe:
 
 * cold: the first ``task status --long``, which reads every retry state and report and writes
-  the task's status cache (``status_cache.json``, see :mod:`engine.crab.status`);
+  the task's status cache (``status_cache.json``, see :mod:`engine.crab.client.status`);
 * warm: the same again, best of ``--runs``; the target applies to this number, what a user (or
   the UI, refreshing) sees on every status but the first;
 * one changed: one job's state written anew before each run (as a PostJob does), so the retry
@@ -72,9 +72,9 @@ def plan(n: int) -> list[tuple[int, str | None]]:
 
 def fabricate_job(task_dir: str, job, start: float) -> int:
     """Job ``job``'s attempts as PreJob, the job wrapper and PostJob leave them; returns how many."""
-    from engine.crab import fjr
-    from engine.crab.retry_policy import (JobState, Limits, Params, begin_attempt, choose_sites, decide, record,
-                                          save_state, state_path)
+    from engine.crab.wn import fjr
+    from engine.crab.ap.retry_policy import (JobState, Limits, Params, begin_attempt, choose_sites, decide, record,
+                                             save_state, state_path)
     from engine.schedd.local.userlog import UserLog
 
     rng = random.Random(int(job.id))
@@ -144,10 +144,10 @@ def fabricate(state_dir: str, jobs_wanted: int) -> tuple[str, str, int, int]:
     import getpass
     import json
 
-    from engine.crab.dagman_creator import TaskAd, write_task
-    from engine.crab.datasets import Catalogue
-    from engine.crab.splitting import split
-    from engine.crab.taskdb import FAILED, SUBMIT, Task, TaskDB, task_name
+    from engine.crab.taskworker.dagman_creator import TaskAd, write_task
+    from engine.crab.taskworker.datasets import Catalogue
+    from engine.crab.taskworker.splitting import split
+    from engine.crab.taskworker.taskdb import FAILED, SUBMIT, Task, TaskDB, task_name
     from engine.state import StateDir
 
     state = StateDir(state_dir)
@@ -193,8 +193,8 @@ def main() -> None:
         base = [crabtui, "--state-dir", state_dir]
         run(base + ["pool", "start"])
         try:
-            from engine.crab.retry_policy import load_state, save_state, state_path
-            from engine.crab.status import RACY_NS, task_view
+            from engine.crab.ap.retry_policy import load_state, save_state, state_path
+            from engine.crab.client.status import RACY_NS, task_view
 
             time.sleep(RACY_NS / 1e9 + 0.1)  # files younger than that are not trusted by the cache
             command = base + ["task", "status", REQUEST, "--long"]

@@ -85,7 +85,7 @@ async def session(state_dir: str, task: str, now: float, size: tuple[int, int], 
     from crabtui.app import CrabApp
     from crabtui.screens.task import TaskScreen
     from crabtui.snapshots import Backend
-    from engine.crab.retry_policy import load_state, save_state, state_path
+    from engine.crab.ap.retry_policy import load_state, save_state, state_path
     from engine.state import StateDir
 
     calls: list[tuple[str, float, float]] = []  # (fetch or show, wall s, CPU s of its thread)
@@ -261,7 +261,7 @@ def main() -> None:
         measure(args)
         return
 
-    from engine.crab.status import RACY_NS, task_view
+    from engine.crab.client.status import RACY_NS, task_view
 
     with scratch_dir("cbui_", args.keep) as workdir, ExitStack() as stack:
         tasks = {label: prepare(stack, workdir, label, n)

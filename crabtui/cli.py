@@ -29,16 +29,37 @@ _load_bindings_quietly()
 
 from crabtui import __version__  # noqa: E402  (after the bindings, see above)
 from crabtui.commands.backend import BACKENDS, backend_option
-from crabtui.commands.dag import dag
-from crabtui.commands.dataset import dataset
-from crabtui.commands.demo import demo
-from crabtui.commands.jobs import JOB_COMMANDS, job
-from crabtui.commands.pool import pool
-from crabtui.commands.task import task
-from crabtui.commands.watch import watch
+
+# Each command's module is imported when the command runs (``crabtui q`` does not pay for the
+# CRAB layer's imports); every command takes --backend after its name too.
+COMMANDS = {
+    "dag": "crabtui.commands.dag:dag", "dataset": "crabtui.commands.dataset:dataset",
+    "demo": "crabtui.commands.demo:demo", "pool": "crabtui.commands.pool:pool", "task": "crabtui.commands.task:task",
+    "job": "crabtui.commands.jobs:job", "watch": "crabtui.commands.watch:watch", "q": "crabtui.commands.jobs:q",
+    "hold": "crabtui.commands.jobs:hold", "release": "crabtui.commands.jobs:release", "rm": "crabtui.commands.jobs:rm",
+    "history": "crabtui.commands.jobs:history",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
+class LazyGroup(click.Group):
+    """A group whose commands are imported by name when used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        if name not in self.commands:
+            module, _, attr = COMMANDS[name].partition(":")
+            command = getattr(importlib.import_module(module), attr)
+            for leaf in command.commands.values() if isinstance(command, click.Group) else (command,):
+                backend_option(leaf)
+            self.commands[name] = command
+        return self.commands[name]
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(__version__, prog_name="crabtui")
 @click.option("--state-dir", envvar="CRABTUI_STATE_DIR", metavar="DIR",
               help="Where the embedded schedd keeps its queue and socket "
@@ -57,18 +78,3 @@ def main(ctx: click.Context, state_dir: str | None, backend: str) -> None:
         from engine.state import state_dir as find_state_dir
 
         run(Backend(find_state_dir(state_dir), backend))
-
-
-main.add_command(dag)
-main.add_command(dataset)
-main.add_command(demo)
-main.add_command(pool)
-main.add_command(task)
-main.add_command(job)
-main.add_command(watch)
-for command in JOB_COMMANDS:
-    main.add_command(command)
-# Every command takes --backend after its name too (the schedd-less ones ignore it).
-for command in main.commands.values():
-    for leaf in command.commands.values() if isinstance(command, click.Group) else (command,):
-        backend_option(leaf)

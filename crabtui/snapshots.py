@@ -17,10 +17,11 @@ from typing import Any
 import classad2
 
 from crabtui.task_status import NO_OUTPUT, RESCHEDULED, shown_state
-from engine.crab import monitor
-from engine.crab.sites import matches
-from engine.crab.status import JobView, TaskView, job_sort_key, scheduler_status, task_view
-from engine.crab.taskdb import COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED, Task, TaskDB
+from engine.crab.ap.sites import matches
+from engine.crab.client import monitor
+from engine.crab.client.status import JobView, TaskView, job_sort_key, scheduler_status, task_view
+from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED,
+                                           Task, TaskDB)
 from engine.dagman import halt as dag_halt
 from engine.schedd.api import ActResult, JobAction, JobStatus, ScheddError
 from engine.state import StateDir
@@ -103,7 +104,7 @@ class JobSnapshot:
 @dataclass(frozen=True)
 class SiteRow:
     """One site of the sites table: its jobs now, the attempts that ended there, and whether the
-    task's jobs may go there and why (:mod:`engine.crab.sites`)."""
+    task's jobs may go there and why (:mod:`engine.crab.ap.sites`)."""
 
     site: str
     running: int = 0
@@ -402,9 +403,9 @@ class Backend:
             return db.request(name, KILL)
 
     def resubmit(self, name: str, arguments: dict[str, Any]) -> Task:
-        """``crab resubmit`` with the checked arguments of :func:`engine.crab.resubmit.request_arguments`;
+        """``crab resubmit`` with the checked arguments of :func:`engine.crab.client.resubmit.request_arguments`;
         refuses (ResubmitError, TaskError) what ``crabtui task resubmit`` refuses."""
-        from engine.crab.resubmit import ResubmitError, select_jobs
+        from engine.crab.client.resubmit import ResubmitError, select_jobs
 
         with self.db() as db:
             task = db.get(name)

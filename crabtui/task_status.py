@@ -1,6 +1,6 @@
 """``crabtui task status`` laid out as ``crab status`` prints it (CRABClient ``Commands/status.py``, crab-spec §5).
 
-Pure functions: a task's facts and its jobs (:class:`engine.crab.status.JobView`) and the time
+Pure functions: a task's facts and its jobs (:class:`engine.crab.client.status.JobView`) and the time
 ``now`` in, lines out.  What is CRAB's, in CRAB's order and formats: the task header, ``Status on
 the scheduler``, the jobs status summary with its percentages, the Error Summary (with
 ``--verboseErrors`` the messages), the ``--long`` table, the "Summary of run jobs" with its
@@ -10,7 +10,7 @@ syntax and messages.  Where crabtui differs, on purpose:
 * A job cooling off before its next try shows ``cooloff`` and the time left (``cooloff 4:59``)
   where CRAB shows ``toRetry``; the summary line of cooloff jobs ends with the nearest retry.
 * Each exit code of the Error Summary says what the retry policy makes of it: the message of
-  :data:`engine.crab.retry_policy.EXIT_RETRY_POLICY`, the message of the removal codes CRAB
+  :data:`engine.crab.ap.retry_policy.EXIT_RETRY_POLICY`, the message of the removal codes CRAB
   assigns itself, or ``unknown, fatal``.  ``--verboseErrors`` lists the jobs of each message, in
   the ``--jobids`` syntax (``3,7-9``), after CRAB's "for example, job N".
 * The run-job statistics are computed as CRAB means them: minimum memory and runtime over the
@@ -22,14 +22,14 @@ syntax and messages.  Where crabtui differs, on purpose:
 * The ``--summary`` site table lists every site of the task, also those no job ran at, with a
   last column ``Blacklisted`` (no, or why: globally blacklisted, not in whitelist, blacklisted,
   automatic) and a line per site saying why it is or is not blacklisted, with the automatic
-  blacklist's counts and thresholds (:mod:`engine.crab.sites`).  The task's warnings are the
+  blacklist's counts and thresholds (:mod:`engine.crab.ap.sites`).  The task's warnings are the
   site lists' (CRAB's SiteInfoResolver wording), for the lists as they are now.
 * Runtimes are simulated seconds (``Debug.timeScale``), as the job reports give them; the cooloff
   countdown is real time, as long as the user will wait.
 * Automatic splitting: CRAB's summaries, relabels (:func:`shown_state`) and preamble, with the
   paths of the task's PreDAG logs (``automatic_splitting/predag.<N>.txt``) where CRAB links its
   webdir, and the throughput lines made from the probes' estimate
-  (:class:`engine.crab.status.AutomaticView`) rather than copied from lines 2, 5 and 6 of the log.
+  (:class:`engine.crab.client.status.AutomaticView`) rather than copied from lines 2, 5 and 6 of the log.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from engine.crab.sites import SiteUsability
-from engine.crab.status import AutomaticView, JobView, job_sort_key
+from engine.crab.ap.sites import SiteUsability
+from engine.crab.client.status import AutomaticView, JobView, job_sort_key
 
 SORT_KEYS = ("state", "site", "runtime", "memory", "cpu", "retries", "waste", "exitcode")
 TEMPORARY_STATUSES = ("WAITING", "NEW", "HOLDING", "QUEUED", "TAPERECALL", "KILLRECALL")  # ServerUtilities
@@ -101,8 +101,8 @@ def check_options(options: Options, automatic: bool = False) -> list[str] | None
 def parse_jobids(text: str, ranges: bool = True) -> list[str]:
     """CRAB's ``validateJobids``: ``1,3-5`` -> ``['1', '3', '4', '5']`` (CRAB's order, no repeats).
     Without ``ranges`` (an automatic task, whose ids have dashes) ``1,3-5`` is jobs 1 and 3-5; the
-    rule is :func:`engine.crab.resubmit.expand_job_ids`, as for ``task resubmit --jobids``."""
-    from engine.crab.resubmit import ResubmitError, expand_job_ids, parse_job_ids
+    rule is :func:`engine.crab.client.resubmit.expand_job_ids`, as for ``task resubmit --jobids``."""
+    from engine.crab.client.resubmit import ResubmitError, expand_job_ids, parse_job_ids
 
     try:
         ids = expand_job_ids(parse_job_ids(text), ranges=ranges)
@@ -157,8 +157,8 @@ def percentage(value: int, total: int) -> str:
 
 def exit_code_meaning(code: int) -> str:
     """What the retry policy makes of an exit code; a permanent stage-out failure's code says so."""
-    from engine.crab.retry_policy import REMOVE_REASONS, policy_for  # only when jobs failed
-    from engine.crab.stageout import PERMANENT
+    from engine.crab.ap.retry_policy import REMOVE_REASONS, policy_for  # only when jobs failed
+    from engine.crab.ap.stageout import PERMANENT
 
     policy = policy_for(code)
     if policy is not None:
@@ -180,9 +180,9 @@ def state_label(job: JobView, now: float) -> str:
 
 @functools.cache
 def _stage_of() -> Callable[[str], str]:
-    """:func:`engine.crab.automatic.stage_of`, imported when an automatic task first needs it: it
+    """:func:`engine.crab.taskworker.automatic.stage_of`, imported when an automatic task first needs it: it
     pulls in the splitting modules, which the status of any other task does without."""
-    from engine.crab.automatic import stage_of
+    from engine.crab.taskworker.automatic import stage_of
 
     return stage_of
 
@@ -551,7 +551,7 @@ def sort_lines(jobs: Sequence[JobView], key: str, now: float, automatic: bool = 
 
 def render(task: TaskInfo, jobs: Sequence[JobView], now: float, options: Options = Options()) -> list[str]:
     """Everything ``crab status`` prints, in its order, for ``jobs`` in CRAB's order (as
-    :func:`engine.crab.status.task_view` gives them); raises :class:`StatusOptionError` for
+    :func:`engine.crab.client.status.task_view` gives them); raises :class:`StatusOptionError` for
     options CRAB refuses, before anything is printed."""
     automatic = task.automatic is not None
     wanted = check_options(options, automatic)

@@ -39,12 +39,12 @@ class StateDir:
 
     @property
     def tasks(self) -> str:
-        """CRAB's task table (engine.crab.taskdb)."""
+        """CRAB's task table (engine.crab.taskworker.taskdb)."""
         return os.path.join(self.path, "tasks.sqlite3")
 
     @property
     def global_blacklist(self) -> str:
-        """The CRAB server's global site blacklist, CRAB's blacklistedSites.txt (engine.crab.sites)."""
+        """The CRAB server's global site blacklist, CRAB's blacklistedSites.txt (engine.crab.ap.sites)."""
         return os.path.join(self.path, "blacklistedSites.txt")
 
     @property

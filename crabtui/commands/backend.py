@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import socket
 import sys
+from typing import NoReturn
 
 import click
 
+from engine.schedd.api import ScheddError
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import state_dir
 
@@ -32,25 +34,41 @@ def backend(ctx: click.Context) -> str:
     return (ctx.find_root().obj or {}).get("backend", "embedded")
 
 
+def fail(message: str) -> NoReturn:
+    """Exit 1 with ``ERROR: message`` on stderr: one line saying what went wrong and what to do."""
+    click.echo(f"ERROR: {message}", err=True)
+    sys.exit(1)
+
+
 def embedded_only(ctx: click.Context, message: str) -> None:
     """Stop with ``ERROR: message`` (what to do instead) if the command, which runs on the
     embedded engine only, was given --backend htcondor."""
     if backend(ctx) == "htcondor":
-        click.echo(f"ERROR: {message}", err=True)
-        sys.exit(1)
+        fail(message)
 
 
-def schedd(ctx: click.Context, autostart: bool = True):
-    """The schedd of the chosen backend; the embedded one of the state directory on the command line."""
+def schedd(ctx: click.Context, autostart: bool = True, name: str | None = None, pool: str | None = None):
+    """The schedd of the chosen backend; the embedded one of the state directory on the command
+    line.  ``name`` and ``pool`` are condor_q's -name and -pool: on the embedded engine the only
+    schedd is its own, and there is no pool to ask."""
     if backend(ctx) == "htcondor":
         from engine.schedd.htcondor import HTCondorSchedd  # the bindings load slowly
 
-        return HTCondorSchedd()
+        return HTCondorSchedd(name, pool)
+    if pool is not None:
+        raise ScheddError(f"-pool {pool}: the embedded engine has no pool of schedds; "
+                          "use --backend htcondor to ask an HTCondor pool")
+    if name is not None and name != EMBEDDED_NAME:
+        raise ScheddError(f"-name {name}: the embedded engine's only schedd is {EMBEDDED_NAME}; "
+                          "use --backend htcondor for an HTCondor pool's schedds")
     return LocalScheddClient(state_dir(ctx.find_root().obj["state_dir"]), autostart=autostart)
+
+
+EMBEDDED_NAME = f"crabtui@{socket.gethostname()}"
 
 
 def schedd_title(client) -> tuple[str, str]:
     """The name and address condor_q's header shows for the schedd."""
     if isinstance(client, LocalScheddClient):
-        return f"crabtui@{socket.gethostname()}", client.state.socket
-    return client.name or socket.gethostname(), client.address.strip("<>")  # the header adds them
+        return EMBEDDED_NAME, f"<{client.state.socket}>"
+    return client.title

@@ -10,7 +10,7 @@ import time
 
 import click
 
-from crabtui.commands.backend import backend, embedded_only, schedd
+from crabtui.commands.backend import backend, embedded_only, fail, schedd
 from engine.schedd.api import ScheddError
 from engine.schedd.local.submit import parse_arguments
 
@@ -38,7 +38,7 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
     sys.exit(dagman_main([*args, *(["--state-dir", state] if state else [])]))
 
 
-@dag.command()
+@dag.command(context_settings={"token_normalize_func": str.lower})
 @click.argument("dag_file", type=click.Path(dir_okay=False))
 @click.option("-maxjobs", "--maxjobs", type=click.IntRange(0), default=0, help="Most nodes with jobs in the queue.")
 @click.option("-maxidle", "--maxidle", type=click.IntRange(0), default=0, help="Most idle node job procs.")
@@ -46,21 +46,29 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
 @click.option("-maxpost", "--maxpost", type=click.IntRange(0), default=0, help="Most POST scripts at once.")
 @click.option("-force", "-f", "--force", is_flag=True, help="Overwrite an earlier run's files; ignore its rescue DAGs.")
 @click.option("-dorescuefrom", "--dorescuefrom", type=click.IntRange(1), help="Run from rescue DAG number N.")
-@click.option("-AlwaysRunPost", "--always-run-post", "always_run_post", is_flag=True,
+@click.option("-alwaysrunpost", "--always-run-post", "always_run_post", is_flag=True,
               help="Run POST scripts even after a failed PRE script.")
 @click.option("-batch-name", "--batch-name", "batch_name", help="The batch name condor_q shows (default FILE+ID).")
 @click.option("-config", "--config", "config", type=click.Path(exists=True, dir_okay=False),
               help="A DAGMan configuration file (DAGMAN_* knobs).")
+@click.option("-append", "--append", "append", multiple=True, metavar="COMMAND",
+              help="A submit command added to the DAGMan job's .condor.sub (repeatable), e.g. 'My.Tag = \"x\"'.")
+@click.option("-notification", "--notification", type=click.Choice(["never", "always", "complete", "error"]),
+              help="When HTCondor e-mails about the DAGMan job.")
+@click.option("-outfile_dir", "--outfile-dir", "outfile_dir", type=click.Path(exists=True, file_okay=False),
+              help="Write DAG_FILE.dagman.out in this directory.")
 @click.option("-load_save", "--load-save", "load_save", metavar="FILE",
               help="Run from a SAVE_POINT_FILE (a bare name is looked for in save_files/).")
 @click.pass_context
 def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre: int, maxpost: int,
            force: bool, dorescuefrom: int | None, always_run_post: bool, batch_name: str | None,
-           config: str | None, load_save: str | None) -> None:
+           config: str | None, append: tuple[str, ...], notification: str | None, outfile_dir: str | None,
+           load_save: str | None) -> None:
     """Queue DAGMan for DAG_FILE as a scheduler-universe job (like condor_submit_dag).
 
-    The DAG runs in the embedded schedd after this command returns: follow it with
-    `crabtui q -nobatch -dag`, `crabtui dag status ID`, or its .dagman.out file.
+    Options are condor_submit_dag's, in any case (-MaxJobs is -maxjobs). The DAG runs in the
+    schedd after this command returns: follow it with `crabtui q -nobatch -dag`,
+    `crabtui dag status ID`, or its .dagman.out file.
     """
     from engine.dag import DagError
     from engine.dagman.submit_dag import (DagSubmitOptions, files, format_condor_dagman_sub, format_condor_sub,
@@ -68,7 +76,9 @@ def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre
 
     options = DagSubmitOptions(max_jobs=maxjobs, max_idle=maxidle, max_pre=maxpre, max_post=maxpost, force=force,
                                do_rescue_from=dorescuefrom, always_run_post=always_run_post, batch_name=batch_name,
-                               config=os.path.abspath(config) if config else None, load_save=load_save)
+                               config=os.path.abspath(config) if config else None, append=append,
+                               notification=notification.capitalize() if notification else None,
+                               outfile_dir=os.path.abspath(outfile_dir) if outfile_dir else None, load_save=load_save)
     try:
         with schedd(ctx) as client:
             prepare(dag_file, options)
@@ -84,11 +94,10 @@ def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre
             click.echo(f"ERROR: {error}", err=True)
         sys.exit(1)
     except (OSError, ScheddError) as e:
-        click.echo(f"ERROR: {dag_file}: {e}", err=True)
-        sys.exit(1)
+        fail(f"{dag_file}: {e}")
     rule = "-" * 71
     click.echo(rule)
-    for label, path in files(dag_file).items():
+    for label, path in files(dag_file, options).items():
         click.echo(f"{label:<51}: {path}")
     click.echo(f"\nSubmitting job(s).\n1 job(s) submitted to cluster {result.cluster}.\n{rule}")
 
@@ -117,8 +126,7 @@ def unhalt(ctx: click.Context, dag: str) -> None:
 
     dag_file = _dag_file(ctx, dag)
     if not unhalt_dag(dag_file):
-        click.echo(f"ERROR: the DAG is not halted: there is no {halt_file(dag_file)}", err=True)
-        sys.exit(1)
+        fail(f"the DAG is not halted: there is no {halt_file(dag_file)}")
     click.echo(f"Resumed the DAG (removed {halt_file(dag_file)}).")
 
 
@@ -146,11 +154,9 @@ def _dagman_ad(ctx: click.Context, dagman_id: int):
             if not ads:
                 ads = client.history(f"ClusterId == {dagman_id} && JobUniverse == 7", match=1)
     except ScheddError as e:
-        click.echo(f"ERROR: {e}", err=True)
-        sys.exit(1)
+        fail(str(e))
     if not ads or "DAG_NodesTotal" not in ads[0] and "-Dag" not in str(ads[0].get("Arguments", "")):
-        click.echo(f"ERROR: there is no DAGMan job {dagman_id} in the queue or its history", err=True)
-        sys.exit(1)
+        fail(f"there is no DAGMan job {dagman_id} in the queue or its history")
     return ads[0]
 
 
@@ -158,8 +164,7 @@ def _dag_file(ctx: click.Context, dag: str) -> str:
     """A DAG file given by name, or the one DAGMan job ``dag`` runs."""
     if not dag.isdigit():
         if not os.path.isfile(dag):
-            click.echo(f"ERROR: {dag}: no such DAG file (give a DAG file or a DAGMan job id)", err=True)
-            sys.exit(1)
+            fail(f"{dag}: no such DAG file (give a DAG file or a DAGMan job id)")
         return dag
     ad = _dagman_ad(ctx, int(dag))
     argv = parse_arguments(str(ad.get("Arguments", "")))

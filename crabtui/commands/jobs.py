@@ -1,28 +1,33 @@
 """Job commands modelled on HTCondor's tools: ``job submit`` (condor_submit), ``q`` (condor_q),
-``hold``, ``release``, ``rm`` and ``history``."""
+``hold``, ``release``, ``rm`` (condor_hold, condor_release, condor_rm) and ``history``
+(condor_history).
+
+``q``, ``hold``, ``release``, ``rm`` and ``history`` read their command lines as HTCondor's
+tools do (see :mod:`crabtui.condor_args`), print what those print, and exit as they exit.
+"""
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
 import re
+import shutil
+import socket
 import sys
 import time
 
 import click
 
 from crabtui import queue_format
-from crabtui.commands.backend import schedd, schedd_title
-from engine.schedd.api import JobAction, ScheddError
+from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, long_form
+from crabtui.commands.backend import backend, fail, schedd, schedd_title
+from crabtui.condor_args import ArgumentError, Option, Parsed, parse
+from engine.schedd.api import JobAction, ScheddError, summarize
 
-
-_JOB_ID = re.compile(r"[0-9]+(\.[0-9]+)?\Z")
-
-
-def _fail(message: str) -> None:
-    click.echo(f"ERROR: {message}", err=True)
-    sys.exit(1)
+# Click hands these commands their arguments untouched (but for --backend and --help).
+RAW = {"ignore_unknown_options": True, "allow_interspersed_args": True, "help_option_names": ["--help"]}
+_JOB_ID = re.compile(r"(\d+)(?:\.(\d+))?\Z")
+INT_MAX = 2**31 - 1
 
 
 @click.group()
@@ -39,141 +44,546 @@ def submit(ctx: click.Context, submit_file: str) -> None:
         with open(submit_file, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
-        _fail(f"cannot read submit file {submit_file}: {e.strerror}")
+        fail(f"cannot read submit file {submit_file}: {e.strerror}")
     click.echo("Submitting job(s)" + ".")
     try:
         with schedd(ctx) as client:
             result = client.submit(text, submit_file=submit_file, cwd=os.path.dirname(os.path.abspath(submit_file)))
     except ScheddError as e:
-        _fail(str(e))
+        fail(str(e))
     click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
 
 
-def _constraint(ids: tuple[str, ...], constraint: str | None) -> str:
-    clauses = []
-    if ids:
-        parts = []
-        for spec in ids:
-            cluster, _, proc = spec.partition(".")
-            if not cluster.isdigit() or (proc and not proc.isdigit()):
-                _fail(f"{spec!r} is not a job id; give CLUSTER or CLUSTER.PROC")
-            parts.append(f"(ClusterId == {cluster}" + (f" && ProcId == {proc})" if proc else ")"))
-        clauses.append("(" + " || ".join(parts) + ")")
-    if constraint:
-        clauses.append(f"({constraint})")
-    return " && ".join(clauses) or "true"
+# ---------------------------------------------------------------------------------------- q
+
+# condor_q's options in the order condor_q tries them (queue.cpp), so that a prefix means what
+# it means there; those crabtui does not implement are refused by name.
+Q_OPTIONS = [
+    Option("wide", 1, colon=True), Option("long", 1, colon=True), Option("json", 2), Option("pool", 1, values=1),
+    Option("name", 1, values=1), Option("constraint", 1, values=1), Option("attributes", 2, values=1),
+    Option("format", 1, values=2), Option("autoformat", 5, colon=True), Option("af", 2, colon=True),
+    Option("global", 1), Option("allusers", 2), Option("all-users", 2), Option("help", 1),
+    Option("better-analyze", 2, colon=True), Option("better-analyse", 2, colon=True),
+    Option("analyze", 2, colon=True), Option("analyse", 2, colon=True), Option("run", 1),
+    Option("hold", 2, colon=True), Option("held", 2, colon=True), Option("idle", 3), Option("currentrun", 3),
+    Option("cumulative-time", 3), Option("dag", 2), Option("batch", 2, colon=True), Option("nobatch", 3),
+    Option("totals", 3),
+]
+Q_UNSUPPORTED = (
+    Option("xml", 3), Option("limit", 3), Option("direct", 1), Option("submitter", 1), Option("slotconstraint", 5),
+    Option("mconstraint", 2), Option("machine", 2), Option("address", 1), Option("autocluster", 2, colon=True),
+    Option("group-by", 2, colon=True), Option("factory", 4, colon=True), Option("jobset", 5, colon=True),
+    Option("aaf", 3, colon=True), Option("print-format", 2, colon=True), Option("schedd-constraint", 5),
+    Option("reverse-analyze", 3, colon=True), Option("unmatchable", 5, colon=True), Option("dry-run", 3, colon=True),
+    Option("verbose", 4), Option("hold-codes", 6, colon=True), Option("holdcodes", 5, colon=True),
+    Option("cputime", 2), Option("grid", 2, colon=True), Option("debug", 3, colon=True), Option("io", 2),
+    Option("progress", 3, colon=True), Option("expert", 1), Option("jobads", 1, colon=True), Option("userlog", 1),
+    Option("slotads", 1, colon=True), Option("userprios", 5, colon=True), Option("nouserprios", 7, colon=True),
+    Option("version", 1), Option("profile", 4, colon=True), Option("stream-results", 2),
+)
+_ALIASES = {"all-users": "allusers", "held": "hold", "better-analyse": "better-analyze", "analyze": "better-analyze",
+            "analyse": "better-analyze", "autoformat": "af"}
 
 
-def _split_af(ids: tuple[str, ...], attrs: str | None) -> tuple[tuple[str, ...], list[str]]:
-    """condor_q reads attribute names after -af until the next option: words that are not job ids."""
-    if attrs is None:
-        return ids, []
-    names = attrs.replace(",", " ").split() + [w for w in ids if not _JOB_ID.match(w)]
-    return tuple(w for w in ids if _JOB_ID.match(w)), names
+class QueueQuery:
+    """condor_q's command line: which jobs, and how to show them."""
+
+    def __init__(self, argv: list[str]):
+        self.ids: list[tuple[int, int]] = []
+        self.owners: list[str] = []
+        self.constraints: list[str] = []
+        self.status: str | None = None  # run, hold or idle
+        self.allusers = self.nobatch = self.batch = self.dag = self.totals = self.help = False
+        self.long = self.json = self.analyze = self.global_ = False
+        self.attributes: list[str] = []
+        self.wide: int | None = None  # None: not given; 0: -wide; N: -wide:N
+        self.current_run = True
+        self.name = self.pool = None
+        self.autoformat: AutoFormat | None = None
+        self.formats: list[tuple[str, str]] = []
+        for item in parse(argv, Q_OPTIONS, "q", greedy=("af", "autoformat"), unsupported=Q_UNSUPPORTED):
+            self._take(item)
+        if self.batch and (self.autoformat or self.formats):
+            raise ArgumentError("-batch conflicts with -format and -af")
+
+    def _take(self, item: Parsed) -> None:
+        name = _ALIASES.get(item.name, item.name)
+        if name is None:
+            found = _JOB_ID.match(item.arg)
+            if found:
+                self.ids.append((int(found[1]), int(found[2]) if found[2] is not None else -1))
+            else:
+                self.owners.append(item.arg)
+        elif name in ("run", "hold", "idle"):
+            if self.status not in (None, name):
+                raise ArgumentError("-run and -hold/held or -idle are incompatible")
+            self.status = name
+        elif name == "af":
+            if not item.values:
+                raise ArgumentError(f"{item.arg} requires at least one attribute or expression after it")
+            self.autoformat = AutoFormat(item.values, item.options or "")
+        elif name == "format":
+            self.formats.append((item.values[0], item.values[1]))
+        elif name == "constraint":
+            self.constraints.append(item.values[0])
+        elif name == "attributes":
+            self.attributes += [a for a in re.split(r"[,\s]+", item.values[0]) if a]
+        elif name == "wide":
+            self.wide = int(item.options) if item.options and item.options.isdigit() else 0
+        elif name in ("name", "pool"):
+            setattr(self, name, item.values[0])
+        elif name == "cumulative-time":
+            self.current_run = False
+        elif name == "currentrun":
+            self.current_run = True
+        elif name == "global":
+            self.global_ = True
+        elif name == "better-analyze":
+            self.analyze = True
+        else:
+            setattr(self, name.replace("-", "_"), True)
+
+    @property
+    def custom(self) -> bool:
+        return bool(self.autoformat or self.formats)
+
+    @property
+    def my_jobs(self) -> bool:
+        """condor_q shows only the user's own jobs unless told jobs, owners or -allusers."""
+        return not (self.ids or self.owners or self.allusers)
+
+    @property
+    def batched(self) -> bool:
+        """condor_q's default is one line per batch, except for -nobatch, -run, -idle, -hold
+        and the custom formats."""
+        if self.batch:
+            return True
+        return not (self.nobatch or self.custom or self.status or self.long or self.json or self.analyze
+                    or self.totals)
+
+    @property
+    def partial(self) -> bool:
+        """Whether the query may choose only some jobs of a cluster (then DONE is not counted)."""
+        return bool(self.constraints or self.status or any(proc >= 0 for _, proc in self.ids))
+
+    def constraint(self, me: str | None) -> str:
+        """The query as condor_q builds it: the ANDed filters, then the ORed jobs and owners
+        (with, in the batch and DAG views, the jobs of the DAGs a cluster id names)."""
+        ands = [f"({c})" for c in self.constraints]
+        ands += {"run": ["(JobStatus == 2 || JobStatus == 6 || JobStatus == 7)"], "hold": ["(JobStatus == 5)"],
+                 "idle": ["(JobStatus == 1)"], None: []}[self.status]
+        ors = [f'(Owner == {json.dumps(owner)})' for owner in self.owners]
+        for cluster, proc in self.ids:
+            if proc >= 0:
+                ors.append(f"(ClusterId == {cluster} && ProcId == {proc})")
+            else:
+                ors.append(f"(ClusterId == {cluster})")
+            if (self.dag or self.batched) and proc < 1:
+                ors += [f"(DAGManJobId == {cluster})", f'(int(split(JobBatchId, ".")[0]) == {cluster})']
+        if me is not None:
+            ands.append(f"(Owner == {json.dumps(me)})")
+        parts = [f"( {' && '.join(ands)} )"] if ands else []
+        parts += [f"( {' || '.join(ors)} )"] if ors else []
+        return " && ".join(parts) or "true"
+
+    def projection(self) -> list[str]:
+        if self.autoformat or self.formats:
+            names = set()
+            for fmt in filter(None, [self.autoformat, self.formats and PrintfFormat(self.formats)]):
+                names |= fmt.attributes
+            return sorted(names)  # as condor_q's: without DAGManJobId, -dag has no tree to show
+        if self.long or self.json:
+            return self.attributes
+        if self.totals:
+            return list(queue_format.PROJECTIONS["totals"])
+        names = list(queue_format.PROJECTIONS[self.layout])
+        return names + [a for a in queue_format.DAG_ATTRIBUTES if a not in names] if self.dag else names
+
+    @property
+    def layout(self) -> str:
+        if self.status == "hold":
+            return "hold"
+        if self.batched:
+            return "batch"
+        return self.status or "nobatch"
 
 
-@click.command("q")
-@click.argument("ids", nargs=-1)
-@click.option("-nobatch", "--nobatch", "nobatch", is_flag=True, help="One line per job instead of per batch.")
-@click.option("-dag", "--dag", "dag", is_flag=True, help="With -nobatch, show node jobs under their DAGMan job.")
-@click.option("-constraint", "--constraint", "constraint", metavar="EXPR", help="Only jobs matching a ClassAd expression.")
-@click.option("-af", "--af", "attrs", metavar="ATTRS", help="Print these attributes (comma or space separated).")
-@click.option("-better-analyze", "--better-analyze", "analyze", is_flag=True, help="Explain why idle jobs do not run.")
-@click.option("--json", "json_output", is_flag=True, help="Print the job ads as JSON.")
+@click.command("q", context_settings=RAW)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def q(ctx, ids, nobatch, dag, constraint, attrs, analyze, json_output) -> None:
-    """Show the job queue (like condor_q)."""
-    ids, af = _split_af(ids, attrs)
-    query = _constraint(ids, constraint)
+def q(ctx: click.Context, args: tuple[str, ...]) -> None:
+    """Show the job queue, as condor_q does, with condor_q's options.
+
+    \b
+    Jobs: [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -allusers -run -hold -idle
+    Views: (one line per batch) -nobatch -dag -totals -wide[:N] -currentrun -cumulative-time
+    Ads: -long[:...] -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR
+    Where: -name SCHEDD -pool COLLECTOR -global
+    Why idle: -better-analyze
+    """
     try:
-        with schedd(ctx) as client:
-            tables = not (json_output or af or analyze)
-            ads = client.query_values(query, queue_format.TABLE_ATTRIBUTES) if tables else client.query(query)
-            everyone = ads if query == "true" else client.query_values("true", ["JobStatus", "Owner"])
-            analyses = [client.analyze(f"{ad['ClusterId']}.{ad['ProcId']}") for ad in ads] if analyze else []
+        query = QueueQuery(list(args))
+    except (ArgumentError, FormatError) as e:
+        fail(str(e))
+    if query.help:
+        click.echo(ctx.get_help())
+        return
+    try:
+        if query.global_ and backend(ctx) == "htcondor":
+            from engine.schedd.htcondor import HTCondorSchedd
+
+            clients = HTCondorSchedd.all(query.pool)
+        else:
+            clients = [schedd(ctx, name=query.name, pool=query.pool)]
+        for client in clients:
+            with client:
+                _show_queue(client, query)
     except ScheddError as e:
-        _fail(str(e))
-    if json_output:
-        click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
-        return
-    if af:
-        for line in queue_format.autoformat(ads, af):
-            click.echo(line)
-        return
-    if analyze:
-        for ad, text in zip(ads, analyses):
-            click.echo(f"\n{ad['ClusterId']}.{ad['ProcId']}: {text}")
-        return
-    now = time.time()
-    click.echo("\n" + queue_format.header(*schedd_title(client), now))
-    table = queue_format.job_table(ads, now, dag=dag) if nobatch else queue_format.batch_table(ads)
-    for line in table:
-        click.echo(line)
-    click.echo()
-    for line in queue_format.totals(ads, everyone, getpass.getuser()):
-        click.echo(line)
+        fail(str(e))
+    except FormatError as e:
+        fail(str(e))
 
 
-def _act(action: JobAction, past: str, cluster_past: str):
-    """A condor_hold-like command; messages as HTCondor's tools print them."""
-    @click.argument("ids", nargs=-1)
-    @click.option("-reason", "--reason", "reason", help="Why; recorded in the job ad and its event log.")
-    @click.option("-constraint", "--constraint", "constraint", metavar="EXPR", help="Act on jobs matching an expression.")
+def _show_queue(client, query: QueueQuery) -> None:
+    """One schedd's part of ``q``: fetch, then print in the chosen form."""
+    me = client.owner() if query.my_jobs else None
+    constraint = query.constraint(me)
+    if query.analyze:
+        for row in queue_format.sort_rows(client.query_values(constraint, ["ClusterId", "ProcId"])):
+            job = "{}.{}".format(*queue_format.job_id(row))
+            click.echo(f"\n{job}: {client.analyze(job)}")
+        return
+    if query.long or query.json or query.custom:
+        nodes = queue_format.print_order(queue_format.link(client.query(constraint, query.projection()),
+                                                           dag=query.dag, batch=False), query.dag)
+        ads = [node.row for node in nodes]
+        if query.json:
+            click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
+        elif query.long:
+            _write(long_form(ads, query.attributes))
+        else:
+            # condor_q -dag indents the third column of a node job's line, whatever it holds.
+            nested = [node.generation if node.dag_parent else None for node in nodes] if query.dag else None
+            text = query.autoformat.text(ads, nested) if query.autoformat else ""
+            _write(text + (PrintfFormat(query.formats).text(ads) if query.formats else ""))
+        return
+    if query.totals:
+        rows = []
+        summary = client.summary(constraint)
+    else:
+        rows = client.query_values(constraint, query.projection())
+        summary = summarize(((r.get("JobStatus"), r.get("JobUniverse")) for r in rows), ())
+    everyone = client.summary(f"Owner == {json.dumps(me)}" if me is not None else "false")
+    summary.update({k: v for k, v in everyone.items() if k.startswith("Allusers")})
+    if me is not None:
+        summary.update({"My" + k: v for k, v in everyone.items() if not k.startswith("Allusers")})
+    if query.global_ and not rows and not summary.get("Jobs"):
+        return  # condor_q -global shows only the schedds with jobs to show
+    name, address = schedd_title(client)
+    now = next((r.get("ServerTime") for r in rows[:1] if r.get("ServerTime")), None) or time.time()
+    max_width = _max_width(query.wide)
+    lines = ["", "", queue_format.header(name, address, now)]
+    if query.totals:
+        lines += queue_format.totals(summary, me) + [""]
+    else:
+        if query.layout == "batch":
+            lines += queue_format.batch_table(rows, dag=query.dag, partial=query.partial, max_width=max_width,
+                                              show_hold=query.global_)
+        else:
+            context = queue_format.Context(now=now, dag=query.dag, schedd_host=_host(address),
+                                           current_run=query.current_run)
+            lines += queue_format.job_table(rows, query.layout, context, max_width)
+        if query.layout not in ("run", "idle"):
+            lines += [""] + queue_format.totals(summary, me) + [""]
+    _write("\n".join(lines) + "\n")
+
+
+def _max_width(wide: int | None) -> int:
+    """condor_q cuts lines to the terminal's width, or -wide:N's N, less one; -wide and a pipe
+    do not cut."""
+    if wide:
+        return wide - 1
+    if wide is None and sys.stdout.isatty():
+        return shutil.get_terminal_size().columns - 1
+    return 0
+
+
+def _host(address: str) -> str:
+    """The host name of a schedd's address (HOST(S) of scheduler and local universe jobs)."""
+    found = re.match(r"<([0-9.]+):", address)
+    if not found:
+        return socket.gethostname()
+    try:
+        return socket.gethostbyaddr(found[1])[0]
+    except OSError:
+        return found[1]
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------------------- hold, release, rm
+
+ACT_OPTIONS = [
+    Option("totals", 3), Option("constraint", 1, values=1), Option("all", 1), Option("reason", 1, values=1),
+    Option("forcex", 1), Option("name", 1, values=1), Option("pool", 1, values=1), Option("help", 1),
+]
+ACT_UNSUPPORTED = (Option("debug", 1, colon=True), Option("long", 1), Option("addr", 2), Option("subcode", 1),
+                   Option("transfer", 2), Option("fast", 2), Option("version", 1))
+
+# Each tool's words: the action, its past tense in messages, and its default reason.
+_WORDS = {JobAction.Hold: ("hold", "held"), JobAction.Release: ("release", "released"),
+          JobAction.Remove: ("remove", "marked for removal"),
+          JobAction.RemoveX: ("remove", "removed locally (remote state unknown)")}
+_FAILED_ONE = {
+    "not_found": "Job {} not found",
+    "permission_denied": "Permission denied to {verb} job {}",
+    "bad_status": {JobAction.Release: "Job {} not held to be released",
+                   JobAction.RemoveX: "Job {} not in `X' state to be forcibly removed"},
+    "already_done": {JobAction.Hold: "Job {} already held", JobAction.Remove: "Job {} already marked for removal",
+                     JobAction.RemoveX: "Job {} already marked for forced removal"},
+}
+
+
+def _act(action: JobAction, tool: str, doc: str):
+    """condor_hold, condor_release or condor_rm (rm.cpp): jobs by id are acted on one by one
+    and each gets its line; clusters, owners, -constraint and -all together make one
+    constraint whose result is one line.  The exit status is 1 when something failed."""
+
+    @click.command(tool, context_settings=RAW, help=doc)
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
     @click.pass_context
-    def command(ctx, ids, reason, constraint, forcex: bool = False) -> None:
-        if not ids and not constraint:
-            _fail("give job ids (CLUSTER or CLUSTER.PROC) or -constraint EXPR")
-        chosen = JobAction.RemoveX if forcex else action
+    def command(ctx: click.Context, args: tuple[str, ...]) -> None:
         try:
-            with schedd(ctx) as client:
-                if ids:
-                    result = client.act(chosen, list(ids), reason)
-                else:
-                    result = client.act(chosen, constraint, reason)
+            request = ActRequest(list(args), action, tool)
+        except ArgumentError as e:
+            fail(str(e))
+        if request.help:
+            click.echo(ctx.get_help())
+            return
+        try:
+            with schedd(ctx, name=request.name, pool=request.pool) as client:
+                failed = request.run(client)
         except ScheddError as e:
-            _fail(str(e))
-        for spec in ids:
-            click.echo(f"Job {spec} {past}" if "." in spec else f"All jobs in cluster {spec} have been {cluster_past}")
-        if constraint:
-            click.echo(f"All jobs matching constraint ({constraint}) have been {cluster_past}")
-            for refusal in result.refused:
-                click.echo(f"  left alone: {refusal}")
+            fail(str(e))
+        sys.exit(1 if failed else 0)
+
     return command
 
 
-hold = click.command("hold", help="Hold jobs: running ones are stopped and keep their place (like condor_hold).")(
-    _act(JobAction.Hold, "held", "held"))
-release = click.command("release", help="Release held jobs back to idle (like condor_release).")(
-    _act(JobAction.Release, "released", "released"))
-rm = click.command("rm", help="Remove jobs from the queue; running ones are killed (like condor_rm).")(
-    click.option("-forcex", "--forcex", "forcex", is_flag=True,
-                 help="Kill at once and forget jobs already being removed (a DAGMan still running FINAL).")(
-        _act(JobAction.Remove, "marked for removal", "marked for removal")))
+class ActRequest:
+    """condor_hold/release/rm's command line and what it asks the schedd."""
+
+    def __init__(self, argv: list[str], action: JobAction, tool: str):
+        self.action, self.tool = action, tool
+        self.job_ids: list[str] = []
+        self.clusters: list[str] = []  # the tool's "cluster and user" constraint, built in order
+        self.cluster_kind: str | None = None  # cluster, user, or complex when several
+        self.constraint: str | None = None
+        self.constraint_kind: str | None = None
+        self.reason = self.name = self.pool = None
+        self.help = self.totals = False
+        self.errors: list[str] = []
+        options = [o for o in ACT_OPTIONS if o.name != "forcex" or action is JobAction.Remove]
+        for item in parse(argv, options, tool, unsupported=ACT_UNSUPPORTED):
+            self._take(item)
+        if not self.help and not self.constraint and not self.clusters and not self.job_ids:
+            raise ArgumentError("You did not specify any jobs" + (f" ({'; '.join(self.errors)})" if self.errors else
+                                                                 ": give CLUSTER, CLUSTER.PROC, OWNER, -constraint "
+                                                                 "EXPR or -all"))
+
+    def _take(self, item: Parsed) -> None:
+        if item.name is None:
+            self._job_or_user(item.arg)
+        elif item.name == "constraint":
+            self._add_constraint(item.values[0], "simple")
+        elif item.name == "all":
+            if self.constraint or self.clusters:
+                raise ArgumentError(f"condor_{self.tool}: can't mix -all with other constraints")
+            self._add_constraint("ClusterId >= 0", "all")
+        elif item.name == "forcex":
+            self.action = JobAction.RemoveX
+        elif item.name in ("reason", "name", "pool"):
+            setattr(self, item.name, item.values[0])
+        else:
+            setattr(self, item.name, True)
+
+    def _job_or_user(self, arg: str) -> None:
+        """rm.cpp's procArg: a number is a cluster, ``c.p`` a job, anything else an owner."""
+        if re.fullmatch(r"\d+(\.\d*)?|\.\d+", arg):
+            cluster, _, proc = arg.partition(".")
+            if not cluster or not 0 < int(cluster) <= INT_MAX:  # a cluster id is a C int to the schedd
+                self.errors.append(f"Invalid cluster # from {arg}.")
+            elif proc and int(proc) > INT_MAX:
+                self.errors.append(f"Invalid proc # from {arg}.")
+            elif not proc and "." not in arg:
+                self._add_cluster(f"ClusterId == {int(cluster)}", "cluster")
+            elif proc:
+                self.job_ids.append(f"{int(cluster)}.{int(proc)}")
+            else:
+                self.errors.append(f'Warning: unrecognized "{arg}" skipped.')
+        else:
+            self._add_cluster(f"Owner == {json.dumps(arg)}", "user")
+
+    def _add_cluster(self, clause: str, kind: str) -> None:
+        self.clusters.append(clause)
+        self.cluster_kind = kind if len(self.clusters) == 1 else "complex"
+
+    def _add_constraint(self, clause: str, kind: str) -> None:
+        """rm.cpp's addConstraint: a second clause wraps both in parentheses."""
+        if self.constraint is None or self.constraint_kind == "all":
+            self.constraint, self.constraint_kind = clause, kind
+        elif self.constraint_kind == "complex":
+            self.constraint += f" && ({clause})"
+        else:
+            self.constraint, self.constraint_kind = f"({self.constraint}) && ({clause})", "complex"
+
+    def run(self, client) -> bool:
+        """Do it and print what the tool prints; whether anything failed."""
+        failed = bool(self.errors)
+        for line in self.errors:
+            click.echo(line, err=True)
+        verb, past = _WORDS[self.action]
+        reason = self.reason or ("via condor_rm -forcex" if self.action is JobAction.RemoveX else f"via condor_{self.tool}")
+        if self.job_ids:
+            if self.constraint:
+                click.echo("Warning, -constraint is ignored for fully qualified job ids", err=True)
+            results = [(job, client.act(self.action, _job_constraint(job), reason)) for job in self.job_ids]
+            if not any(result.changed for _, result in results):
+                failed = True
+            for job, result in results:
+                if result.changed:
+                    click.echo(f"Job {job} {past}")
+                else:
+                    click.echo(_failed_one(self.action, job, verb, result), err=True)
+        if self.clusters:
+            self._add_constraint(" || ".join(self.clusters), self.cluster_kind)
+        if not self.constraint:
+            return failed
+        where = {"user": " of user " + self.constraint.partition(" == ")[2],
+                 "cluster": " in cluster " + self.constraint.partition(" == ")[2],
+                 "all": ""}.get(self.constraint_kind, f" matching constraint ({self.constraint})")
+        result = client.act(self.action, self.constraint, reason)
+        if self.totals:
+            click.echo(f"{result.changed} Succeeded, 0 Failed, {result.not_found} Not Found, {result.bad_status} Bad "
+                       f"Status, {result.already_done} Already Done, {result.permission_denied} Permission Denied")
+        if result.changed:
+            click.echo(f"All jobs{where} have been {past}")
+            return failed
+        if result.job_ads == 0:
+            click.echo(f"condor_{self.tool}: There are no jobs in the queue", err=True)
+            return failed
+        click.echo(f"Couldn't find/{verb} all jobs{where}", err=True)
+        return True
 
 
-@click.command()
-@click.argument("ids", nargs=-1)
-@click.option("-constraint", "--constraint", "constraint", metavar="EXPR")
-@click.option("-match", "--match", "match", type=int, default=-1, help="At most this many jobs.")
-@click.option("-af", "--af", "attrs", metavar="ATTRS")
-@click.option("--json", "json_output", is_flag=True)
+def _job_constraint(job: str) -> str:
+    cluster, _, proc = job.partition(".")
+    return f"ClusterId == {cluster} && ProcId == {proc}"
+
+
+def _failed_one(action: JobAction, job: str, verb: str, result) -> str:
+    """The tool's line for a job by id that was not acted on (dc_schedd.cpp's result strings)."""
+    for kind in ("permission_denied", "bad_status", "already_done"):
+        if getattr(result, kind):
+            text = _FAILED_ONE[kind]
+            text = text.get(action, "Invalid result for job {}") if isinstance(text, dict) else text
+            return text.format(job, verb=verb)
+    return _FAILED_ONE["not_found"].format(job)
+
+
+hold = _act(JobAction.Hold, "hold", "Hold jobs: running ones are stopped and keep their place (like condor_hold).\n\n"
+            "\b\nCLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -name SCHEDD -pool COLLECTOR")
+release = _act(JobAction.Release, "release", "Release held jobs back to idle (like condor_release).\n\n\b\n"
+               "CLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -name SCHEDD -pool COLLECTOR")
+rm = _act(JobAction.Remove, "rm", "Remove jobs from the queue; running ones are killed (like condor_rm).\n\n\b\n"
+          "CLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -forcex -name SCHEDD "
+          "-pool COLLECTOR\n-forcex: forget jobs already being removed (a DAGMan still running FINAL).")
+
+
+# ---------------------------------------------------------------------------------------- history
+
+HISTORY_OPTIONS = [
+    Option("long", 1), Option("json", 4), Option("wide", 1, colon=True), Option("match", 1, values=1),
+    Option("limit", 3, values=1), Option("attributes", 2, values=1), Option("help", 1), Option("format", 1, values=2),
+    Option("constraint", 1, values=1), Option("name", 1, values=1), Option("pool", 1, values=1),
+    Option("autoformat", 5, colon=True), Option("af", 2, colon=True),
+]
+HISTORY_UNSUPPORTED = (Option("xml", 3), Option("jsonl", 5), Option("backwards", 1), Option("forwards", 4),
+                       Option("file", 2), Option("userlog", 1), Option("since", 4), Option("completedsince", 3))
+
+
+@click.command(context_settings=RAW)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def history(ctx, ids, constraint, match, attrs, json_output) -> None:
-    """Show jobs that left the queue, newest first (like condor_history)."""
-    ids, af = _split_af(ids, attrs)
+def history(ctx: click.Context, args: tuple[str, ...]) -> None:
+    """Show jobs that left the queue, newest first, as condor_history does.
+
+    \b
+    [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -match N (-limit N)
+    -long -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR -name SCHEDD -pool COLLECTOR
+    """
+    ors, ands, match, attributes = [], [], -1, []
+    autoformat, formats, long_ = None, [], False
+    show_json = show_help = False
+    name = pool = None
     try:
-        with schedd(ctx) as client:
-            ads = client.history(_constraint(ids, constraint), match=match)
-    except ScheddError as e:
-        _fail(str(e))
-    if json_output:
-        click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
-    elif af:
-        for line in queue_format.autoformat(ads, af):
-            click.echo(line)
+        for item in parse(list(args), HISTORY_OPTIONS, "history", greedy=("af", "autoformat"),
+                          unsupported=HISTORY_UNSUPPORTED):
+            if item.name is None:
+                found = _JOB_ID.match(item.arg)
+                if found and found[2] is not None:
+                    ors.append(f"(ClusterId == {found[1]} && ProcId == {found[2]})")
+                elif found:
+                    ors.append(f"(ClusterId == {found[1]})")
+                else:
+                    ors.append(f"(Owner == {json.dumps(item.arg)})")
+            elif item.name == "constraint":
+                ands.append(f"({item.values[0]})")
+            elif item.name in ("match", "limit"):
+                if not item.values[0].isdigit():
+                    raise ArgumentError(f"{item.arg} {item.values[0]}: give a number of jobs")
+                match = int(item.values[0])
+            elif item.name in ("af", "autoformat"):
+                autoformat = AutoFormat(item.values, item.options or "")
+            elif item.name == "format":
+                formats.append((item.values[0], item.values[1]))
+            elif item.name == "attributes":
+                attributes += [a for a in re.split(r"[,\s]+", item.values[0]) if a]
+            elif item.name in ("name", "pool"):
+                name, pool = (item.values[0], pool) if item.name == "name" else (name, item.values[0])
+            else:
+                long_ = long_ or item.name == "long"
+                show_json = show_json or item.name == "json"
+                show_help = show_help or item.name == "help"
+    except (ArgumentError, FormatError) as e:
+        fail(str(e))
+    if show_help:
+        click.echo(ctx.get_help())
+        return
+    constraint = " && ".join(ands + ([f"({' || '.join(ors)})"] if ors else [])) or "true"
+    if autoformat or formats:
+        projection = sorted(set().union(*(f.attributes for f in filter(None, [autoformat, formats and
+                                                                           PrintfFormat(formats)]))))
+    elif long_ or show_json:
+        projection = attributes
     else:
-        for line in queue_format.history_table(ads):
-            click.echo(line)
+        projection = list(queue_format.HISTORY_PROJECTION)
+    try:
+        with schedd(ctx, name=name, pool=pool) as client:
+            ads = client.history(constraint, projection, match=match)
+    except ScheddError as e:
+        fail(str(e))
+    if show_json:
+        click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
+    elif long_:
+        _write(long_form(ads, attributes))
+    elif autoformat or formats:
+        _write((autoformat.text(ads) if autoformat else "") + (PrintfFormat(formats).text(ads) if formats else ""))
+    else:
+        _write("".join(line + "\n" for line in queue_format.history_table(ads)))
 
 
 JOB_COMMANDS = (q, hold, release, rm, history)

@@ -10,13 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Log, Static
 
-from crabtui.screens.dags import dag_state
 from crabtui.screens.polling import PollingScreen, log_info
 from crabtui.snapshots import SCHEDULER_UNIVERSE, DagSnapshot
 from crabtui.widgets import states
 from crabtui.widgets.dag_tree import DagTree
 from crabtui.widgets.key_bar import KeyBar
-from crabtui.widgets.states import Palette
+from crabtui.widgets.states import Palette, dag_state
 from crabtui.widgets.status_bar import StatusBar
 from crabtui.widgets.tabbed import Pane, Tabbed
 from engine.schedd.api import JobStatus
@@ -38,8 +37,6 @@ class DagScreen(PollingScreen):
         Binding("c", "copy('id')", "Copy id", id="copy-id", show=False, tooltip="Copy the job id under the cursor"),
         Binding("C", "copy('file')", "Copy file", id="copy-file", show=False, tooltip="Copy the DAG file's path"),
         Binding("escape", "back", "Back", id="back", tooltip="Go back to the DAGs"),
-        *(Binding(str(i), f"tab('{tab}')", tab.title(), show=False, tooltip=f"Show the {tab} tab")
-          for i, tab in enumerate(("dag", "log"), start=1)),
     ]
 
     def __init__(self, cluster: int) -> None:
@@ -104,7 +101,6 @@ class DagScreen(PollingScreen):
         second.append("  ")
         second.append(states.state_counts(dag.counts, palette))
         second.append(f"  {dag.describe_nodes()}")
-        first.no_wrap = second.no_wrap = True
         self.update_static("summary", Text("\n").join([first, second]))
 
     def _show_tree(self) -> None:
@@ -138,9 +134,6 @@ class DagScreen(PollingScreen):
         if action == "copy" and self.snapshot is None:
             return None
         return True
-
-    def action_tab(self, tab: str) -> None:
-        self.query_one(Tabbed).active = tab
 
     def _target(self) -> dict[str, Any] | None:
         """The job the cursor is on in the tree, else the DAGMan job."""

@@ -7,25 +7,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 
+from crabtui.screens.dag import DagScreen
 from crabtui.screens.listing import ListScreen
 from crabtui.snapshots import DagsSnapshot, DagSummary
 from crabtui.widgets.live_table import Column
-from crabtui.widgets.states import Palette, progress_bar, state_counts
+from crabtui.widgets.states import Palette, dag_state, progress_bar, state_counts
 
 BAR_WIDTH = 8
-# a DAG's state (DagSummary.state) -> (glyph, colour role): a glyph and a word, never colour alone
-DAG_LOOK = {
-    "idle": ("○", "plain"), "running": ("▶", "primary"), "recovering": ("↻", "primary"),
-    "halted": ("⏸", "warning"), "held": ("‖", "warning"), "removing": ("✗", "error"),
-    "aborting": ("✖", "error"),
-    "completed": ("✔", "success"), "failed": ("✖", "error"), "removed": ("✗", "error"),
-}
-
-
-def dag_state(state: str, palette: Palette) -> Text:
-    """``▶ running``, ``⏸ halted``."""
-    glyph, role = DAG_LOOK.get(state, ("?", "plain"))
-    return Text(f"{glyph} {state}", style=palette.style(role), no_wrap=True, end="")
 
 
 class DagsScreen(ListScreen):
@@ -63,7 +51,6 @@ class DagsScreen(ListScreen):
         self.action_open_dag()
 
     def action_open_dag(self) -> None:
-        from crabtui.screens.dag import DagScreen
 
         current = self.current()
         if current is not None:

@@ -78,6 +78,7 @@ class PollingScreen(Screen):
         return self.query_one(StatusBar)
 
     def on_mount(self) -> None:
+        self.set_palette(self.app.palette)  # the tables start with the default one
         self.status_bar.paused = self.app.paused
         self.set_interval(1, self._tick)
         self.refresh_now()
@@ -149,7 +150,7 @@ class PollingScreen(Screen):
 
 def describe_error(e: Exception) -> str:
     """An engine error for the status line: the message of errors that explain themselves."""
-    from engine.crab.taskdb import TaskError
+    from engine.crab.taskworker.taskdb import TaskError
     from engine.schedd.api import ScheddError
 
     if isinstance(e, (ScheddError, TaskError)):

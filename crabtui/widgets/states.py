@@ -1,6 +1,6 @@
-"""How states look: a glyph and a word for every node state and task status, coloured from the
-current theme, so that no meaning rests on colour alone (condor_watch_q's rule), and the progress
-bar with condor_watch_q's glyphs."""
+"""How states look: a glyph and a word for every node state, task status and DAG state, coloured
+from the current theme, so that no meaning rests on colour alone (condor_watch_q's rule), and the
+progress bar with condor_watch_q's glyphs."""
 
 from __future__ import annotations
 
@@ -33,6 +33,13 @@ TASK_LOOK = {
     "COMPLETED": ("✔", "success"), "FAILED": ("✖", "error"), "KILLED": ("✗", "error"),
     "SUBMITFAILED": ("✖", "error"), "KILLFAILED": ("✖", "error"), "RESUBMITFAILED": ("✖", "error"),
 }
+# a DAG's state (DagSummary.state) -> (glyph, colour role)
+DAG_LOOK = {
+    "idle": ("○", "plain"), "running": ("▶", "primary"), "recovering": ("↻", "primary"),
+    "halted": ("⏸", "warning"), "held": ("‖", "warning"), "removing": ("✗", "error"),
+    "aborting": ("✖", "error"),
+    "completed": ("✔", "success"), "failed": ("✖", "error"), "removed": ("✗", "error"),
+}
 # condor_watch_q's progress bar glyphs, extended to CRAB's states; the order the bar is drawn in.
 BAR_GLYPHS = (("finished", "#"), (NO_OUTPUT, "#"), (RESCHEDULED, "~"), ("transferring", ">"), ("running", "="),
               ("idle", "-"), ("cooloff", "-"), ("held", "!"), ("failed", "x"), ("killing", "x"), ("killed", "x"),
@@ -46,12 +53,19 @@ failed processing jobs are done too: the tail jobs, counted as they are made, re
 
 @dataclass(frozen=True)
 class Palette:
-    """Rich styles for the colour roles, taken from a theme's variables."""
+    """Rich styles for the colour roles, taken from a theme's variables (an ANSI theme's are the
+    terminal's own red, yellow, green and blue).  Without colour (NO_COLOR) the roles that need
+    attention keep it through weight alone, at full contrast: warnings bold, errors bold and
+    reversed; the others are plain, told apart by their glyphs."""
 
     styles: Mapping[str, str]
 
     @classmethod
-    def from_variables(cls, variables: Mapping[str, str]) -> Palette:
+    def from_variables(cls, variables: Mapping[str, str], *, no_color: bool = False) -> Palette:
+        if no_color:
+            return cls({"plain": "", "muted": "", "primary": "", "success": "", "warning": "bold",
+                        "error": "bold reverse"})
+
         def colour(name: str, fallback: str) -> str:
             value = variables.get(name, "")
             return value if value.startswith("#") and len(value) == 7 else fallback
@@ -76,6 +90,12 @@ def node_state(state: str, palette: Palette, suffix: str = "") -> Text:
 def task_status(status: str, palette: Palette) -> Text:
     glyph, role = TASK_LOOK.get(status, ("?", "plain"))
     return Text(f"{glyph} {status}", style=palette.style(role), no_wrap=True, end="")
+
+
+def dag_state(state: str, palette: Palette) -> Text:
+    """``▶ running``, ``⏸ halted``."""
+    glyph, role = DAG_LOOK.get(state, ("?", "plain"))
+    return Text(f"{glyph} {state}", style=palette.style(role), no_wrap=True, end="")
 
 
 def progress_bar(counts: Mapping[str, int], total: int, width: int, palette: Palette) -> Text:

@@ -74,6 +74,7 @@ class Options:
     use_join_nodes: bool = True  # DAGMAN_USE_JOIN_NODES
     queue_update_interval: int = 1  # DAGMAN_QUEUE_UPDATE_INTERVAL (DAGMan's default is 300: ours keeps q current)
     save_file: str | None = None  # -load_save: the save point file to start from
+    outfile_dir: str | None = None  # -outfile_dir: where DAG.dagman.out goes (else beside the DAG)
 
 
 class Knob(NamedTuple):

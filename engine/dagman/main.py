@@ -12,7 +12,9 @@ from engine.dag.rescue import (MAX_RESCUE_NUM, apply_rescue, read_rescue, rescue
                                save_file_path)
 from engine.dagman.config import Options, knob_values
 from engine.dagman.lockfile import Lock, holder_alive, read_lock, write_lock
-from engine.dagman.runner import EXIT_ERROR, EXIT_RESTART, DagMan
+from engine.dagman.node import DagStatus
+from engine.dagman.node_status import NodeState
+from engine.dagman.runner import EXIT_ERROR, EXIT_OKAY, EXIT_RESTART, DagMan
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import state_dir
 
@@ -42,6 +44,8 @@ def options_parser() -> argparse.ArgumentParser:
                              "default DAGMAN_DEFAULT_PRIORITY")
     parser.add_argument("-load_save", "--load-save", dest="load_save", metavar="FILE",
                         help="run from a SAVE_POINT_FILE (a bare name is looked for in save_files/)")
+    parser.add_argument("-outfile_dir", "--outfile-dir", dest="outfile_dir", metavar="DIR",
+                        help="write DAG.dagman.out in DIR instead of beside the DAG")
     parser.add_argument("--state-dir", help="the embedded schedd's state directory")
     return parser
 
@@ -63,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         given = {"max_jobs": args.maxjobs, "max_idle": args.maxidle, "max_pre": args.maxpre,
                  "max_post": args.maxpost, "max_hold": args.maxhold, "always_run_post": args.always_run_post,
                  "priority": args.priority, "auto_rescue": None if args.autorescue is None else args.autorescue == 1,
-                 "save_file": args.load_save}
+                 "save_file": args.load_save, "outfile_dir": args.outfile_dir}
         knobs.update({name: value for name, value in given.items() if value is not None})
         options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path)
         lock = read_lock(lock_path)
@@ -105,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         code = dagman.run()
     if code != EXIT_RESTART:  # a graceful stop keeps the lock, so the restart recovers
         os.unlink(lock_path)
+    if code != EXIT_OKAY:
+        print(f"ERROR: {ending(dagman, code)}", file=sys.stderr)
     return code
 
 
@@ -114,6 +120,24 @@ def adjust_for_max_idle(options: Options, knobs: dict[str, object]) -> None:
     that one cycle's submits cannot overshoot the idle limit."""
     if options.max_idle != Options.max_idle and "max_submits_per_interval" not in knobs:
         options.max_submits_per_interval = min(options.max_submits_per_interval, max(1, options.max_idle // 10))
+
+
+ENDINGS = {DagStatus.ERROR: "stopped on an error", DagStatus.ABORT: "was aborted (ABORT-DAG-ON)",
+           DagStatus.RM: "was removed", DagStatus.CYCLE: "has a cycle", DagStatus.HALTED: "was halted"}
+
+
+def ending(dagman: DagMan, code: int) -> str:
+    """One line for a run that did not succeed: how it ended, where to read why, how to go on."""
+    if code == EXIT_RESTART:
+        return (f"{dagman.dag_file}: DAGMan stopped; DAGMan exit {code}: {dagman.out.path} says why; "
+                "it recovers where it was when it runs again")
+    failed = [n.graph.name for n in dagman.nodes.values() if n.status is NodeState.ERROR]
+    how = (f"{len(failed)} failed node(s) ({', '.join(failed[:3])}{', ...' if len(failed) > 3 else ''})"
+           if failed else ENDINGS.get(dagman.dag_status, "did not succeed"))
+    line = f"{dagman.dag_file}: {how}; DAGMan exit {code}: {dagman.out.path} says why"
+    if dagman.rescue_path:
+        line += f"; run it again to go on from {os.path.basename(dagman.rescue_path)}"
+    return line
 
 
 def config_file(in_dag: str | None, option: str | None, dag_file: str) -> str | None:

@@ -53,6 +53,7 @@ class OutputFiles:
     out_status: tuple | None
     ad_written: tuple[float, tuple] | None
     batch_name: str
+    batch_id: str
     jobs_submitted: int
     jobs_completed: int
     max_jobs_deferred: int
@@ -60,17 +61,22 @@ class OutputFiles:
     category_deferred: int
 
     def set_own_attributes(self) -> None:
-        """The DAGMan job's ad: SET_JOB_ATTR's attributes, and its batch name (``<dag>+<cluster>``
-        unless the user gave one), which its node jobs take too so that condor_q groups them."""
+        """The DAGMan job's ad: SET_JOB_ATTR's attributes, its batch name (``<dag>+<cluster>``
+        unless the user gave one) and batch id (a sub-DAG's is its top DAG's), which its node
+        jobs take too, so that condor_q groups them and ``q -dag ID`` finds them all."""
         if not self.options.dagman_id:
             return
         try:
-            ads = self.schedd.query(f"ClusterId == {self.options.dagman_id}", ["JobBatchName"])
+            ads = self.schedd.query(f"ClusterId == {self.options.dagman_id}", ["JobBatchName", "JobBatchId"])
             attrs = dict(self.graph.dag.set_job_attrs)
             if ads and "JobBatchName" in ads[0]:
                 self.batch_name = str(ads[0]["JobBatchName"])
             elif ads:
                 attrs["JobBatchName"] = classad2.quote(self.batch_name)
+            if ads and "JobBatchId" in ads[0]:
+                self.batch_id = str(ads[0]["JobBatchId"])
+            elif ads:
+                attrs["JobBatchId"] = classad2.quote(self.batch_id)
             if ads and attrs:
                 self.schedd.edit(self.options.dagman_id, attrs)
         except ScheddError as e:

@@ -95,6 +95,7 @@ class ReadyQueue:
     dag_status: DagStatus
     batch_name: str
     queue: ReadyQ
+    batch_id: str
     next_submit_time: float
     next_submit_delay: int
     submit_window_end: float
@@ -397,6 +398,7 @@ class ReadyQueue:
         prepend["My.DAGParentNodeNames"] = f'"{parents}"'
         if "batch_name" not in text.lower():
             prepend["batch_name"] = self.batch_name
+        prepend["My.JobBatchId"] = f'"{self.batch_id}"'  # the top-level DAGMan's, which condor_q -dag ID selects
         if options.node_record_retry and node.retries > 0:
             prepend["My.DAGManNodeRetry"] = str(node.retries)
         if self.priority(node):

@@ -100,10 +100,13 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.events_seen = 0  # node job events read
         self.pending_check = (0, 0.0)  # (events seen, when) at the last new event, for DAGMAN_PENDING_REPORT_INTERVAL
         self.pending_reported = 0.0
-        self.out = DagmanOut(os.path.abspath(self.dag_file) + ".dagman.out", clock=clock, verbosity=options.verbosity)
+        out_dir = self.options.outfile_dir or os.path.dirname(os.path.abspath(self.dag_file))
+        self.out = DagmanOut(os.path.join(out_dir, os.path.basename(self.dag_file) + ".dagman.out"), clock=clock,
+                             verbosity=options.verbosity)
         self.out_status: tuple | None = None  # the counts last printed in the status table
         self.ad_written: tuple[float, tuple] | None = None  # when the DAGMan job's ad was updated, and with what
         self.batch_name = f"{os.path.basename(self.dag_file)}+{self.options.dagman_id}"
+        self.batch_id = f"{self.options.dagman_id}.0"  # the top-level DAGMan's, which condor_q -dag ID selects
         self.next_submit_time = 0.0  # after a failed submit, no job is submitted before this time
         self.next_submit_delay = 1  # ... and the delay after the next failure, doubling
         self.submit_window_end = 0.0  # DAGMAN_MAX_SUBMITS_PER_INTERVAL counts submits per scan interval

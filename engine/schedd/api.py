@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum, IntEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 import classad2
 
@@ -65,10 +65,40 @@ class SubmitResult:
 
 @dataclass(frozen=True, slots=True)
 class ActResult:
-    """How many jobs an action changed, and why the others were left alone."""
+    """How many jobs an action changed, and why the others were left alone: as text, and
+    counted as the schedd's action result ad counts them (TotalNotFound, TotalBadStatus,
+    TotalAlreadyDone, TotalPermissionDenied; TotalJobAds is every job in the queue)."""
 
     changed: int
     refused: tuple[str, ...] = ()
+    not_found: int = 0
+    bad_status: int = 0
+    already_done: int = 0
+    permission_denied: int = 0
+    job_ads: int = 0
+
+
+SUMMARY_STATES = {JobStatus.IDLE: "Idle", JobStatus.RUNNING: "Running", JobStatus.REMOVED: "Removed",
+                  JobStatus.COMPLETED: "Completed", JobStatus.HELD: "Held", JobStatus.SUSPENDED: "Suspended"}
+"""The counters of a schedd's summary ad, by job status (TRANSFERRING_OUTPUT counts as Running)."""
+
+
+def summarize(jobs: Iterable[tuple[int, int]], everyone: Iterable[tuple[int, int]]) -> dict[str, int]:
+    """A schedd's query summary ad from (JobStatus, JobUniverse) pairs: ``Jobs``, ``Idle``... for
+    the query's jobs and ``AllusersJobs``... for the whole queue, scheduler universe jobs (DAGMan)
+    apart, as the schedd counts them for condor_q's totals."""
+    summary: dict[str, int] = {}
+    for prefix, pairs in (("", jobs), ("Allusers", everyone)):
+        counts = dict.fromkeys(("Jobs", *SUMMARY_STATES.values()), 0)
+        for status, universe in pairs:
+            if universe == 7:
+                continue
+            name = SUMMARY_STATES.get(JobStatus.RUNNING if status == JobStatus.TRANSFERRING_OUTPUT else status)
+            counts["Jobs"] += 1
+            if name:
+                counts[name] += 1
+        summary.update({prefix + k: v for k, v in counts.items()})
+    return summary
 
 
 JobSpec = str | int | Sequence[str]
@@ -90,8 +120,19 @@ class Schedd(Protocol):
     def query(self, constraint: str = "true", projection: Sequence[str] = ()) -> list[classad2.ClassAd]:
         """Jobs in the queue matching a ClassAd constraint, with only ``projection`` if given."""
 
+    def query_values(self, constraint: str, projection: Sequence[str]) -> list[Mapping[str, Any]]:
+        """Matching jobs as mappings of the projected attributes that are set, evaluated."""
+
+    def summary(self, constraint: str = "false") -> dict[str, int]:
+        """The queue's totals in one moment, as the schedd's summary ad gives them: see
+        :func:`summarize`."""
+
+    def owner(self) -> str:
+        """Who the schedd knows us as: the Owner of the jobs we submit."""
+
     def act(self, action: JobAction, job_spec: JobSpec, reason: str | None = None) -> ActResult:
-        """Hold, release or remove jobs."""
+        """Hold, release or remove jobs.  Jobs named by id that cannot take the action are an
+        error; for a constraint the result counts them."""
 
     def edit(self, job_spec: JobSpec, attr: str | Mapping[str, str], value: str | None = None) -> int:
         """Set ``attr`` to the ClassAd expression ``value``, or each attribute of a mapping to its

@@ -18,14 +18,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.crab import cmsrun, fjr
-from engine.crab.automatic import (
+from engine.crab.taskworker.automatic import (
     AutomaticConfig, AutomaticSplittingError, Estimate, TailStage, events_per_job, missing_lumis, probe_estimate,
     probe_split, processing_split, stage_of, tail_lumis, tail_split, tail_stages,
 )
-from engine.crab.dagman_creator import job_input
-from engine.crab.datasets import SITES, SYNTHETIC, Block, Dataset, File, Lumis, generate
-from engine.crab.splitting import SplittingError
+from engine.crab.taskworker.dagman_creator import job_input
+from engine.crab.taskworker.datasets import SITES, SYNTHETIC, Block, Dataset, File, Lumis, generate
+from engine.crab.taskworker.splitting import SplittingError
+from engine.crab.wn import cmsrun, fjr
+from engine.crab.wn.job_input import DEFAULT_BYTES_PER_EVENT, make_input, read_input, write_input
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
@@ -290,7 +291,7 @@ def test_every_lumi_is_processed_once_by_a_successful_job(blocks, units, tail_si
 
 def run_cmsrun(tmp_path: Path, name: str, document: dict, *args: str) -> fjr.Summary:
     """The simulated cmsRun on ``document``, in this process through its command line."""
-    cmsrun.write_input(tmp_path / f"{name}.json", document)
+    write_input(tmp_path / f"{name}.json", document)
     cmsrun.main([str(tmp_path / f"{name}.json"), "--report", str(tmp_path / f"{name}.report"),
                  "--time-scale", str(SCALE), "--seed", name, *args])
     return fjr.summarize(fjr.read_report(tmp_path / f"{name}.report"))
@@ -298,10 +299,10 @@ def run_cmsrun(tmp_path: Path, name: str, document: dict, *args: str) -> fjr.Sum
 
 def test_cmsrun_out_of_time_reports_the_lumis_it_did_not_process(tmp_path):
     """A real process: 10 s start-up, 10 s per 100-event lumi, no new lumi after 25 s."""
-    document = cmsrun.make_input([("/store/mc/a.root", [(1, 1, 100), (1, 2, 100), (1, 3, 100)]),
-                                  ("/store/mc/b.root", [(2, 7, 100), (2, 8, 100)])])
-    cmsrun.write_input(tmp_path / "input.json", document)
-    done = subprocess.run([sys.executable, "-m", "engine.crab.cmsrun", "input.json", "--stop-after", "25",
+    document = make_input([("/store/mc/a.root", [(1, 1, 100), (1, 2, 100), (1, 3, 100)]),
+                           ("/store/mc/b.root", [(2, 7, 100), (2, 8, 100)])])
+    write_input(tmp_path / "input.json", document)
+    done = subprocess.run([sys.executable, "-m", "engine.crab.wn.cmsrun", "input.json", "--stop-after", "25",
                            "--time-scale", "1000", "--report", "jobReport.json.1"], cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -310,15 +311,15 @@ def test_cmsrun_out_of_time_reports_the_lumis_it_did_not_process(tmp_path):
     assert report["crabtui"]["unprocessed"] == {"1": [3], "2": [7, 8]}
     s = fjr.summarize(report)
     assert s.exit_code == 0 and s.lumis == {1: [1, 2]} and s.unprocessed == {1: [3], 2: [7, 8]}
-    given = cmsrun.read_input(tmp_path / "input.json").lumis()
+    given = read_input(tmp_path / "input.json").lumis()
     assert given == {1: [1, 2, 3], 2: [7, 8]}
     assert missing_lumis(given, s) == s.unprocessed
 
 
 def test_cmsrun_finishes_a_lumi_split_across_files_once_begun(tmp_path):
     """Lumi (1, 3) is in both files: begun in the first, it is read in the second after the stop."""
-    document = cmsrun.make_input([("/store/mc/a.root", [(1, 2, 100), (1, 3, 100)]),
-                                  ("/store/mc/b.root", [(1, 3, 50), (1, 4, 100)])])
+    document = make_input([("/store/mc/a.root", [(1, 2, 100), (1, 3, 100)]),
+                           ("/store/mc/b.root", [(1, 3, 50), (1, 4, 100)])])
     s = run_cmsrun(tmp_path, "split", document, "--stop-after", "25")
     assert s.lumis == {1: [2, 3]} and s.unprocessed == {1: [4]} and s.events == 250
 
@@ -342,7 +343,7 @@ def test_the_whole_chain_with_the_simulated_cmsrun(tmp_path, mc):
         reports[probe.id] = tmp_path / f"job.{probe.id}.report"
     e = probe_estimate(reports)
     assert e.probes == ("0-2", "0-3", "0-4", "0-5") and e.throughput == pytest.approx(10.0)
-    assert e.event_size == cmsrun.DEFAULT_BYTES_PER_EVENT + 1
+    assert e.event_size == DEFAULT_BYTES_PER_EVENT + 1
 
     jobs = processing_split(mc, config, minutes, e)
     assert len(jobs) >= 6 and all(j.events <= 4500 for j in jobs)
@@ -354,7 +355,7 @@ def test_the_whole_chain_with_the_simulated_cmsrun(tmp_path, mc):
         if k == 2:
             args += ["--fail-exit-code", "8021", "--fail-at", "0.5"]
         s = run_cmsrun(tmp_path, f"job.{job.id}", job_input(job, by_lfn), *args)
-        given = cmsrun.read_input(tmp_path / f"job.{job.id}.json").lumis()
+        given = read_input(tmp_path / f"job.{job.id}.json").lumis()
         if s.exit_code:
             failed[job.id] = given
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from crabtui.task_status import (AUTOMATIC_FAQ, Options, TaskInfo, automatic_summary_lines, error_lines,
                                  parse_jobids, render, run_summary_lines, shown_state, sort_lines, table_lines)
-from engine.crab.status import AutomaticView, JobView, TaskView, scheduler_status
+from engine.crab.client.status import AutomaticView, JobView, TaskView, scheduler_status
 
 NOW = 1_700_000_000.0
 LOG = "/tasks/x/automatic_splitting/predag.0.txt"

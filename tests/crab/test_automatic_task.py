@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from crab_tasks import config_text, crabtui, wait_status
-from engine.crab.dagman_creator import DAG_FILE, subdag_file
+from engine.crab.taskworker.dagman_creator import DAG_FILE, subdag_file
 
 MUON = "/Muon0/Run2023C-PromptReco-v1/AOD"  # 6,000 lumis: 44 jobs of 180 min at 10 events/s
 
@@ -53,7 +53,7 @@ def test_every_lumi_is_processed_exactly_once_across_processing_and_tail_jobs(st
     task_dir = next((Path(state.path) / "tasks").iterdir())
     dag = (task_dir / DAG_FILE).read_text()
     assert "SUBDAG EXTERNAL Job0SubJobs RunJobs0.subdag" in dag
-    assert "PRE Job0SubJobs" in dag and "engine.crab.predag processing 3 0" in dag
+    assert "PRE Job0SubJobs" in dag and "engine.crab.ap.predag processing 3 0" in dag
     processing = (task_dir / subdag_file(0)).read_text()
     assert "SUBDAG EXTERNAL Job1SubJobs RunJobs1.subdag" in processing, "one tail stage for 44 jobs"
     assert "RETRY Job3 0 UNLESS-EXIT 2" in processing

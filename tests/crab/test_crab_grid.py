@@ -19,9 +19,11 @@ from pathlib import Path
 import classad2
 import pytest
 
-from engine.crab import cmsrun, fjr, wrapper
-from engine.crab.config import PlannedFailure
+from engine.crab.client.config import PlannedFailure
 from engine.crab.grid import grid_path, install_grid
+from engine.crab.wn import cmsrun, failure_plan, fjr, jobad, wrapper
+from engine.crab.wn.job_input import (DEFAULT_BYTES_PER_EVENT, DEFAULT_EVENTS_PER_SECOND, DEFAULT_INIT_SECONDS, InputError,
+                                      make_input, read_input, write_input)
 from engine.schedd.api import JobStatus
 from engine.schedd.local.pool import FAILURES_ATTRIBUTE, SPEED_ATTRIBUTE, PoolConfigError, load_pool, parse_pool
 from engine.state import StateDir
@@ -46,10 +48,10 @@ def pool_error(text: str) -> str:
 
 def job_input(tmp_path: Path, **extra) -> Path:
     """Two files, five lumis, 400 events."""
-    document = cmsrun.make_input([("/store/mc/a.root", [(1, 1, 100), (1, 2, 100), (1, 3, 100)]),
-                                  ("/store/mc/b.root", [(2, 7, 50), (2, 8, 50)])], **extra)
+    document = make_input([("/store/mc/a.root", [(1, 1, 100), (1, 2, 100), (1, 3, 100)]),
+                           ("/store/mc/b.root", [(2, 7, 50), (2, 8, 50)])], **extra)
     path = tmp_path / "input.json"
-    cmsrun.write_input(path, document)
+    write_input(path, document)
     return path
 
 
@@ -71,7 +73,7 @@ class FakeClock:
 
 def simulate(tmp_path: Path, settings: cmsrun.Settings, **extra) -> tuple[dict, FakeClock]:
     clock = FakeClock()
-    job = cmsrun.read_input(job_input(tmp_path, **extra))
+    job = read_input(job_input(tmp_path, **extra))
     report = cmsrun.run(job, settings, tmp_path / "jobReport.json", sleep=clock.sleep,
                         monotonic=clock.monotonic, out=io.StringIO())
     return report, clock
@@ -232,9 +234,9 @@ class TestMachineAd:
         assert machine[SPEED_ATTRIBUTE] == 1.5
         assert json.loads(machine[FAILURES_ATTRIBUTE]) == [{"probability": 0.25, "exitCode": 8021}]
         # the wrapper's own reader agrees with classad2
-        mine = wrapper.parse_ad(ad_text)
-        assert mine["glidein_cmssite"] == "T2_CH_CERN" and wrapper.site_speed(mine) == 1.5
-        assert wrapper.site_failures(mine) == [{"probability": 0.25, "exitCode": 8021}]
+        mine = jobad.parse_ad(ad_text)
+        assert mine["glidein_cmssite"] == "T2_CH_CERN" and jobad.site_speed(mine) == 1.5
+        assert jobad.site_failures(mine) == [{"probability": 0.25, "exitCode": 8021}]
         assert not os.path.exists(file_line.strip()), "the machine ad file is removed when the job ends"
 
     def test_the_wrapper_runs_cmsrun_at_the_sites_speed_and_a_planned_hold_holds(self, schedd):
@@ -243,16 +245,16 @@ class TestMachineAd:
         plan = [PlannedFailure(job="2", attempt=1, hold_code=13)]
         lines = [
             f"executable = {sys.executable}",
-            'arguments = "-m engine.crab.wrapper"',
+            'arguments = "-m engine.crab.wn.wrapper"',
             f'environment = "PYTHONPATH={ROOT}"',
             'requirements = TARGET.GLIDEIN_CMSSite == "T2_IT_Pisa"',
             f"+CRAB_ReqName = {classad2.quote(TASK)}",
             "+CRAB_Retry = 0",
             f"+CRABTUI_TimeScale = {SCALE}",
             '+CRABTUI_InputFile = "input.json"',
-            f"+CRABTUI_FailurePlan = {classad2.quote(wrapper.plan_json(plan))}",
+            f"+CRABTUI_FailurePlan = {classad2.quote(failure_plan.plan_json(plan))}",
             "request_memory = 2000",
-            *(f"{k} = {v}" for k, v in wrapper.exit_hold_commands(plan).items()),
+            *(f"{k} = {v}" for k, v in failure_plan.exit_hold_commands(plan).items()),
             "log = job.log",
         ]
         submit = "\n".join(lines) + "\n"
@@ -263,12 +265,12 @@ class TestMachineAd:
         report = fjr.read_report(schedd.work / "jobReport.json.1")
         summary = fjr.summarize(report)
         assert summary.site == "T2_IT_Pisa" and summary.exit_code == 0
-        assert summary.throughput == pytest.approx(cmsrun.DEFAULT_EVENTS_PER_SECOND * 0.5)
+        assert summary.throughput == pytest.approx(DEFAULT_EVENTS_PER_SECOND * 0.5)
         assert summary.events == 400 and summary.lumi_count == 5
         held_ad = schedd.wait_status(f"{held.cluster}.0", JobStatus.HELD)
         assert held_ad["HoldReasonCode"] == 3 and held_ad["HoldReasonSubCode"] == 13
         assert held_ad["HoldReason"] == "Held by the crabtui failure plan (hold code 13)"
-        assert fjr.read_report(schedd.work / "jobReport.json.2")["exitCode"] == wrapper.HOLD_EXIT_CODE
+        assert fjr.read_report(schedd.work / "jobReport.json.2")["exitCode"] == failure_plan.HOLD_EXIT_CODE
 
 
 # ------------------------------------------------------------------------------------ cmsRun
@@ -282,7 +284,7 @@ class TestCmsRun:
         assert (s.exit_code, s.site, s.events, s.output_size) == (0, "T2_CH_CERN", 400, 400_000)
         assert s.lumis == {1: [1, 2, 3], 2: [7, 8]} and s.unprocessed == {}
         assert s.throughput == pytest.approx(30.0)
-        wall = cmsrun.DEFAULT_INIT_SECONDS + 400 / 30.0
+        wall = DEFAULT_INIT_SECONDS + 400 / 30.0
         assert s.wall_s == pytest.approx(wall, abs=1e-3)
         assert 0.85 < s.cpu_efficiency < 0.97
         assert 400 <= s.peak_rss_mb <= 900
@@ -306,7 +308,7 @@ class TestCmsRun:
         assert s.exit_code == 0 and report["crabtui"]["stopped_early"] is True
         assert s.lumis == {1: [1, 2]} and s.unprocessed == {1: [3], 2: [7, 8]}
         assert s.events == 200 and s.wall_s == pytest.approx(30.0)
-        assert s.output_size == 200 * cmsrun.DEFAULT_BYTES_PER_EVENT
+        assert s.output_size == 200 * DEFAULT_BYTES_PER_EVENT
 
     def test_an_injected_exit_code_fails_part_way(self, tmp_path):
         report, _ = simulate(tmp_path, cmsrun.Settings(time_scale=SCALE, fail_exit_code=8021, fail_at=0.5))
@@ -337,7 +339,7 @@ class TestCmsRun:
         path = job_input(tmp_path)
         (tmp_path / "machine.ad").write_text('[ GLIDEIN_CMSSite = "T1_US_FNAL"; CRABTUI_SiteSpeed = 1.2 ]')
         env = {**os.environ, "PYTHONPATH": str(ROOT), "_CONDOR_MACHINE_AD": str(tmp_path / "machine.ad")}
-        done = subprocess.run([sys.executable, "-m", "engine.crab.cmsrun", str(path), "--time-scale", "200",
+        done = subprocess.run([sys.executable, "-m", "engine.crab.wn.cmsrun", str(path), "--time-scale", "200",
                                "--report", "r.json", "--output-file", "out.root"], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=30)
         assert done.returncode == 0, done.stderr
@@ -363,8 +365,8 @@ class TestCmsRun:
     def test_input_errors(self, tmp_path, document, expected):
         path = tmp_path / "bad.json"
         path.write_text(json.dumps(document))
-        with pytest.raises(cmsrun.InputError) as e:
-            cmsrun.read_input(path)
+        with pytest.raises(InputError) as e:
+            read_input(path)
         assert str(e.value).startswith(f"{path}: {expected}"), str(e.value)
 
 
@@ -428,7 +430,7 @@ class TestFailureChoice:
         plan = [PlannedFailure(job="2", attempt=1, exit_code=8021), PlannedFailure(job="2", attempt=None, exit_code=1),
                 PlannedFailure(job="5", attempt=1, hold_code=13), PlannedFailure(job="6", attempt=1, memory_mb=3000),
                 PlannedFailure(job="7", attempt=1, exit_code=0)]
-        entries = json.loads(wrapper.plan_json(plan))
+        entries = json.loads(failure_plan.plan_json(plan))
         assert entries[1] == {"job": "2", "attempt": "*", "exitCode": 1}
         assert wrapper.choose_failure(entries, [], TASK, "2", 1) == wrapper.Failure("plan", exit_code=8021)
         assert wrapper.choose_failure(entries, [], TASK, "2", 7) == wrapper.Failure("plan", exit_code=1)
@@ -437,7 +439,7 @@ class TestFailureChoice:
         assert wrapper.choose_failure(plan, [], TASK, "6", 2) is None
         # exitCode 0 forces success even at a site that always fails
         assert wrapper.choose_failure(plan, [{"probability": 1.0, "exitCode": 1}], TASK, "7", 1) is None
-        assert json.loads(wrapper.plan_json(plan, job="2")) == entries[:2]
+        assert json.loads(failure_plan.plan_json(plan, job="2")) == entries[:2]
 
     def test_the_site_profile_is_deterministic_and_has_its_rates(self):
         draws = [wrapper.choose_failure([], PROFILE, TASK, str(job), 1) for job in range(1, 2001)]
@@ -453,10 +455,10 @@ class TestFailureChoice:
     def test_exit_hold_commands_give_the_planned_subcode(self):
         plan = [PlannedFailure(job="5", attempt=1, hold_code=13), PlannedFailure(job="5", attempt=None, hold_code=6),
                 PlannedFailure(job="2", attempt=1, exit_code=1)]
-        commands = wrapper.exit_hold_commands(plan)
+        commands = failure_plan.exit_hold_commands(plan)
 
         def evaluate(name: str, **attrs):
-            ad = classad2.ClassAd({"ExitCode": wrapper.HOLD_EXIT_CODE, **attrs})
+            ad = classad2.ClassAd({"ExitCode": failure_plan.HOLD_EXIT_CODE, **attrs})
             ad["X"] = classad2.ExprTree(commands[name])
             return ad.eval("X")
 
@@ -466,7 +468,7 @@ class TestFailureChoice:
         assert evaluate("on_exit_hold", CRAB_Id="5", CRAB_Retry=0) is True
         assert evaluate("on_exit_hold", CRAB_Id="2", CRAB_Retry=0) is False
         assert evaluate("on_exit_hold_reason", CRAB_Id="5") == "Held by the crabtui failure plan (hold code 13)"
-        assert wrapper.exit_hold_commands([PlannedFailure(job="1", attempt=1, exit_code=1)]) == {}
+        assert failure_plan.exit_hold_commands([PlannedFailure(job="1", attempt=1, exit_code=1)]) == {}
 
 
 class TestAdFiles:
@@ -474,15 +476,15 @@ class TestAdFiles:
         ad = classad2.ClassAd({"S": 'a"b\\c', "I": -3, "R": 1.5, "B": True, "J": json.dumps([{"x": "é"}])})
         ad["E"] = classad2.ExprTree('stringListMember(GLIDEIN_CMSSite, "a;b,c") && { "x" } =!= undefined')
         for text in (str(ad), "S = \"a\\\"b\\c\"\nI = -3\nR = 1.5\nB = true\nJ = \"[{\\\"x\\\": \\\"\\u00e9\\\"}]\""):
-            parsed = wrapper.parse_ad(text)
+            parsed = jobad.parse_ad(text)
             assert parsed["s"] == 'a"b\\c' and parsed["I"] == -3 and parsed["R"] == 1.5 and parsed["B"] is True
             assert json.loads(parsed["J"]) == [{"x": "é"}]
-        expression = wrapper.parse_ad(str(ad))["E"]
-        assert isinstance(expression, wrapper.Expression) and "a;b,c" in expression
+        expression = jobad.parse_ad(str(ad))["E"]
+        assert isinstance(expression, jobad.Expression) and "a;b,c" in expression
 
     def test_not_an_ad(self):
         with pytest.raises(ValueError, match="not an attribute definition"):
-            wrapper.parse_ad("[ A = 1; 3 ]")
+            jobad.parse_ad("[ A = 1; 3 ]")
 
 
 # ------------------------------------------------------------------------------------ the wrapper
@@ -496,7 +498,7 @@ def run_wrapper(tmp_path: Path, attrs: dict, machine: dict | None = None) -> sub
     if machine is not None:
         (tmp_path / "machine.ad").write_text(str(classad2.ClassAd(machine)))
         env["_CONDOR_MACHINE_AD"] = str(tmp_path / "machine.ad")
-    return subprocess.run([sys.executable, "-m", "engine.crab.wrapper"], cwd=tmp_path, env=env,
+    return subprocess.run([sys.executable, "-m", "engine.crab.wn.wrapper"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -517,7 +519,7 @@ class TestWrapper:
 
     def test_a_planned_exit_code_for_this_attempt_only(self, tmp_path):
         job_input(tmp_path)
-        plan = wrapper.plan_json([PlannedFailure(job="4", attempt=2, exit_code=8021)])
+        plan = failure_plan.plan_json([PlannedFailure(job="4", attempt=2, exit_code=8021)])
         attrs = {"CRAB_Id": 4, "CRABTUI_InputFile": "input.json", "CRABTUI_FailurePlan": plan}
         assert run_wrapper(tmp_path, attrs, CERN).returncode == 0
         done = run_wrapper(tmp_path, {**attrs, "CRAB_Retry": 1}, CERN)
@@ -540,7 +542,7 @@ class TestWrapper:
 
     def test_memory_over_the_request_ends_like_a_memory_kill(self, tmp_path):
         job_input(tmp_path)
-        plan = wrapper.plan_json([PlannedFailure(job="6", attempt=1, memory_mb=3000)])
+        plan = failure_plan.plan_json([PlannedFailure(job="6", attempt=1, memory_mb=3000)])
         done = run_wrapper(tmp_path, {"CRAB_Id": "6", "CRABTUI_InputFile": "input.json",
                                       "CRABTUI_FailurePlan": plan}, CERN)
         assert done.returncode == -signal.SIGKILL
@@ -548,12 +550,12 @@ class TestWrapper:
         assert s.exit_code == 50660 and s.peak_rss_mb == 3000 and s.site == "T2_CH_CERN"
 
     def test_a_planned_hold_skips_the_payload(self, tmp_path):
-        plan = wrapper.plan_json([PlannedFailure(job="5", attempt=None, hold_code=13)])
+        plan = failure_plan.plan_json([PlannedFailure(job="5", attempt=None, hold_code=13)])
         done = run_wrapper(tmp_path, {"CRAB_Id": "5", "CRABTUI_InputFile": "missing.json",
                                       "CRABTUI_FailurePlan": plan}, CERN)
-        assert done.returncode == wrapper.HOLD_EXIT_CODE
+        assert done.returncode == failure_plan.HOLD_EXIT_CODE
         report = fjr.read_report(tmp_path / "jobReport.json.5")
-        assert report["exitCode"] == wrapper.HOLD_EXIT_CODE and report["crabtui"]["injected"]["hold"] == 13
+        assert report["exitCode"] == failure_plan.HOLD_EXIT_CODE and report["crabtui"]["injected"]["hold"] == 13
 
     def test_a_user_executable(self, tmp_path):
         script = tmp_path / "analyze.sh"
@@ -572,7 +574,7 @@ class TestWrapper:
         assert done.returncode == 3 and fjr.read_report(tmp_path / "jobReport.json.3")["exitCode"] == 3
         # a planned failure replaces a success
         script.write_text("#!/bin/sh\nexit 0\n")
-        plan = wrapper.plan_json([PlannedFailure(job="3", attempt=1, exit_code=8020)])
+        plan = failure_plan.plan_json([PlannedFailure(job="3", attempt=1, exit_code=8020)])
         done = run_wrapper(tmp_path, {**attrs, "CRABTUI_FailurePlan": plan}, CERN)
         assert done.returncode == 8020 % 256
         assert fjr.read_report(tmp_path / "jobReport.json.3")["steps"]["cmsRun"]["errors"][0]["type"] == "FileOpenError"

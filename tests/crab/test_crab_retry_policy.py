@@ -1,4 +1,4 @@
-"""engine.crab.retry_policy: CRAB's exit-code table, never-resubmit guards, counters and state file."""
+"""engine.crab.ap.retry_policy: CRAB's exit-code table, never-resubmit guards, counters and state file."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from engine.crab import retry_policy as rp
-from engine.crab.retry_policy import (
+from engine.crab.ap import retry_policy as rp
+from engine.crab.ap.retry_policy import (
     EXIT_RETRY_POLICY, Attempt, JobState, Limits, Params, RetryStateError, begin_attempt,
     check_abort_dag, choose_sites, cooloff_remaining, decide, load_state, policy_for, record, resubmit,
     save_state, state_path,

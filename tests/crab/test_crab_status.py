@@ -13,10 +13,10 @@ import pytest
 from crabtui.task_status import (Options, StatusOptionError, TaskInfo, check_options, compress_ids, countdown,
                                  error_lines, header_lines, parse_jobids, percentage, render, run_summary_lines,
                                  site_lines, sort_lines, summary_lines, table_lines, to_hms)
-from engine.crab import fjr
-from engine.crab import status as crab_status
-from engine.crab.retry_policy import Attempt, JobState, save_state, state_path
-from engine.crab.status import Attempts, JobView, job_state, scheduler_status, task_view
+from engine.crab.ap.retry_policy import Attempt, JobState, save_state, state_path
+from engine.crab.client import status as crab_status
+from engine.crab.client.status import Attempts, JobView, job_state, scheduler_status, task_view
+from engine.crab.wn import fjr
 from engine.schedd.api import JobStatus
 from crab_tasks import config_text, crabtui, wait_status
 
@@ -304,7 +304,7 @@ def test_task_view_with_the_queue_and_after_the_dag(tmp_path):
 
 
 def test_the_status_cache_reads_only_what_changed(tmp_path, monkeypatch):
-    from engine.crab import retry_policy
+    from engine.crab.ap import retry_policy
 
     make_task(tmp_path)
     monkeypatch.setattr(crab_status, "RACY_NS", 0)  # trust stamps at once (the test waits past the granularity)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.crab.taskdb import (COMPLETED, KILL, KILLED, NEW, QUEUED, RESUBMIT, SUBMIT, SUBMITFAILED, SUBMITTED,
-                                Task, TaskDB, TaskError, task_name)
+from engine.crab.taskworker.taskdb import (COMPLETED, KILL, KILLED, NEW, QUEUED, RESUBMIT, SUBMIT, SUBMITFAILED,
+                                           SUBMITTED, Task, TaskDB, TaskError, task_name)
 
 T0 = 1_790_000_000.0
 

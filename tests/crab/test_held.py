@@ -13,8 +13,8 @@ import htcondor2
 import pytest
 
 from crab_tasks import config_text, crabtui, task_status, wait_status, wait_until
-from engine.crab.dagman_creator import HELD_REMOVE_S, RELEASE_AFTER_S, TaskAd, job_limits
-from engine.crab.joblog import restarts
+from engine.crab.ap.joblog import restarts
+from engine.crab.taskworker.dagman_creator import HELD_REMOVE_S, RELEASE_AFTER_S, TaskAd, job_limits
 from engine.schedd.local.userlog import (ExecuteEvent, JobAbortedEvent, JobEvictedEvent, JobHeldEvent,
                                          JobReleasedEvent, JobTerminatedEvent, SubmitEvent, UserLog)
 

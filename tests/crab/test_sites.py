@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from engine.crab import prejob
-from engine.crab.config import ConfigError, load_config
-from engine.crab.dagman_creator import TaskAd, write_task
-from engine.crab.datasets import Catalogue, user_dir
-from engine.crab.resubmit import ResubmitEntry, write_entry
-from engine.crab.retry_policy import Attempt, JobState, save_state, state_path
-from engine.crab.sites import (SiteListError, SiteLists, SiteStatisticsError, Statistics, Thresholds, attempt_sites,
-                               automatic_conditions, clear_statistics, load_statistics, previous_failure,
-                               read_global_blacklist, record_attempt, site_view, write_data_sites)
-from engine.crab.splitting import split
+from engine.crab.ap import prejob
+from engine.crab.ap.resubmit_record import ResubmitEntry, write_entry
+from engine.crab.ap.retry_policy import Attempt, JobState, save_state, state_path
+from engine.crab.ap.sites import (SiteListError, SiteLists, SiteStatisticsError, Statistics, Thresholds, attempt_sites,
+                                  automatic_conditions, clear_statistics, load_statistics, previous_failure,
+                                  read_global_blacklist, record_attempt, site_view, write_data_sites)
+from engine.crab.client.config import ConfigError, load_config
+from engine.crab.taskworker.dagman_creator import TaskAd, write_task
+from engine.crab.taskworker.datasets import Catalogue, user_dir
+from engine.crab.taskworker.splitting import split
 from crab_tasks import config_text, crabtui, task_status, wait_status
 
 CERN, FNAL, LOCAL, PISA = "T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local", "T2_IT_Pisa"

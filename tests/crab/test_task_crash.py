@@ -13,10 +13,11 @@ from pathlib import Path
 import htcondor2
 
 from crab_tasks import config_text, crabtui, task_status, wait_status, wait_until
-from engine.crab import fjr, postjob, prejob
-from engine.crab.dagman_creator import TaskAd, write_task
-from engine.crab.datasets import Catalogue
-from engine.crab.splitting import split
+from engine.crab.ap import postjob, prejob
+from engine.crab.taskworker.dagman_creator import TaskAd, write_task
+from engine.crab.taskworker.datasets import Catalogue
+from engine.crab.taskworker.splitting import split
+from engine.crab.wn import fjr
 from engine.schedd.local.client import LocalScheddClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "schedd"))

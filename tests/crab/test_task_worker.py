@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 from crab_tasks import config_text, crabtui, task_row, wait_until
-from engine.crab import joblog, status
-from engine.crab.taskdb import task_name
+from engine.crab.ap import joblog
+from engine.crab.client import status
+from engine.crab.taskworker.taskdb import task_name
 from engine.schedd.api import JobAction
 from engine.schedd.local.client import LocalScheddClient
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 
 from dagman_waits import wait_until
 from engine.dag.rescue import rescue_files
+from installed import CRABTUI
 
 # Every job appends "<node>" to runs.txt in its DAG's directory and waits for go.<node> there.
 GATED_SUB = ("executable = /bin/sh\n"
@@ -28,7 +28,7 @@ def gated(dag_dir):
 
 
 def crabtui(schedd, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([shutil.which("crabtui"), "--state-dir", schedd.state.path, *args],
+    return subprocess.run([CRABTUI, "--state-dir", schedd.state.path, *args],
                           cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
@@ -65,9 +65,9 @@ def test_submitted_dag_runs_in_the_schedd_and_q_dag_shows_nodes_under_dagman(gat
     cluster = int(re.search(r"1 job\(s\) submitted to cluster (\d+)\.", result.stdout).group(1))
     wait_until(lambda: runs(gated) == ["A"], "node A to start")
     table = crabtui(schedd, "q", "-nobatch", "-dag", cwd=gated).stdout.splitlines()
-    rows = [line for line in table if re.match(r"\d+\.\d+ ", line)]
-    assert rows[0].startswith(f"{cluster}.0 ") and " R " in rows[0] and "engine.dagman" in rows[0]
-    assert re.match(rf"{cluster + 1}\.0 +\|-A ", rows[1]), "the node job is indented under its DAGMan"
+    rows = [line for line in table if re.match(r" *\d+\.\d+ ", line)]
+    assert rows[0].lstrip().startswith(f"{cluster}.0 ") and " R " in rows[0] and "engine.dagman" in rows[0]
+    assert re.match(rf" *{cluster + 1}\.0 +\|-A ", rows[1]), "the node job is indented under its DAGMan"
     ad = schedd.query(f"ClusterId == {cluster}", ["JobUniverse", "JobBatchName", "RemoveKillSig"])[0]
     assert (ad["JobUniverse"], ad["JobBatchName"], ad["RemoveKillSig"]) == (7, f"d.dag+{cluster}", "SIGUSR1")
     node = schedd.query(f"DAGManJobId == {cluster}", ["JobBatchName", "DAGNodeName"])[0]
@@ -198,7 +198,7 @@ def test_sub_dag_runs_as_a_nested_dagman_with_its_own_rescue_dag(gated, schedd):
     wait_until(lambda: runs(sub) == ["X", "Y"], "the sub-DAG's node Y to start")
     table = crabtui(schedd, "q", "-nobatch", "-dag", cwd=gated).stdout.splitlines()
     column = next(line for line in table if "OWNER/NODENAME" in line).index("OWNER/NODENAME")
-    names = [re.match(r" *\|-\S+|\S+", line[column:]).group() for line in table if re.match(r"\d+\.\d+ ", line)]
+    names = [re.match(r" *\|-\S+|\S+", line[column:]).group() for line in table if re.match(r" *\d+\.\d+ ", line)]
     assert names[1:] == [" |-S", "  |-Y"], "the sub-DAG's DAGMan under its node, its node under it"
     release(sub, "Y")
     ad = finished(schedd, cluster)

@@ -15,16 +15,16 @@ import pytest
 
 import engine
 from crosscheck import crabtui, dagman_exit, submit
-from engine.crab import fjr
-from engine.crab.automatic import AutomaticConfig, probe_split
-from engine.crab.dagman_creator import TaskAd, write_task
-from engine.crab.datasets import Catalogue
+from engine.crab.ap.joblog import restarts
+from engine.crab.ap.predag import task_outcome
+from engine.crab.ap.prejob import load_job_state
+from engine.crab.ap.stages import stage_jobs
 from engine.crab.grid import install_grid
-from engine.crab.joblog import restarts
-from engine.crab.predag import task_outcome
-from engine.crab.prejob import load_job_state
-from engine.crab.splitting import count_lumis, split
-from engine.crab.stages import stage_jobs
+from engine.crab.taskworker.automatic import AutomaticConfig, probe_split
+from engine.crab.taskworker.dagman_creator import TaskAd, write_task
+from engine.crab.taskworker.datasets import Catalogue
+from engine.crab.taskworker.splitting import count_lumis, split
+from engine.crab.wn import fjr
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
 

@@ -14,7 +14,7 @@ from crabtui.screens.dag import DagScreen
 from crabtui.screens.dags import DagsScreen
 from crabtui.screens.dialogs import ConfirmScreen
 from crabtui.snapshots import Backend
-from engine.crab.taskdb import TaskDB
+from engine.crab.taskworker.taskdb import TaskDB
 from engine.dagman.halt import is_halted
 from engine.schedd.api import JobStatus
 from engine.schedd.local.client import LocalScheddClient

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from crab.crab_tasks import config_text, crabtui
-from engine.crab.taskdb import TaskDB
+from engine.crab.taskworker.taskdb import TaskDB
 from engine.state import StateDir
 
 

@@ -7,6 +7,7 @@ builds the job ads here (relative paths and ``getenv`` are the submitter's), and
 from __future__ import annotations
 
 import fcntl
+import getpass
 import os
 import socket
 import subprocess
@@ -57,7 +58,16 @@ class LocalScheddClient:
 
     def act(self, action: JobAction | str, job_spec: JobSpec, reason: str | None = None) -> ActResult:
         result = self._call("act", action=JobAction(action).value, job_spec=_wire_spec(job_spec), reason=reason)
-        return ActResult(result["changed"], tuple(result["refused"]))
+        # A daemon started by an older crabtui answers without the counts: none, then.
+        return ActResult(result["changed"], tuple(result["refused"]), bad_status=result.get("bad_status", 0),
+                         already_done=result.get("already_done", 0), job_ads=result.get("job_ads", -1))
+
+    def summary(self, constraint: str = "false") -> dict[str, int]:
+        return self._call("summary", constraint=constraint)
+
+    def owner(self) -> str:
+        """The embedded schedd runs jobs as the user who runs it: us."""
+        return getpass.getuser()
 
     def edit(self, job_spec: JobSpec, attr: str | Mapping[str, str], value: str | None = None) -> int:
         attrs = {attr: value} if isinstance(attr, str) else dict(attr)

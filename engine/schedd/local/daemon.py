@@ -63,7 +63,16 @@ class Daemon:
         slots = self.schedd.pool.slots
         return {"pid": os.getpid(), "jobs": len(self.schedd.jobs), "running": len(self.schedd.running),
                 "slots": len(slots), "busy_slots": sum(1 for s in slots if s.busy),
+                "sites": self.site_slots(),
                 "state_dir": self.schedd.state.path}
+
+    def site_slots(self) -> dict[str, dict[str, int]]:
+        """Each site (the slots' GLIDEIN_CMSSite) with its largest slot: what a job there may request."""
+        sites: dict[str, dict[str, int]] = {}
+        for site in self.schedd.pool.sites:
+            size = sites.setdefault(site.name, {"cpus": 0, "memory": 0})
+            size["cpus"], size["memory"] = max(size["cpus"], site.cpus), max(size["memory"], site.memory)
+        return sites
 
     def op_new_cluster(self) -> int:
         return self.schedd.new_cluster()
@@ -80,12 +89,16 @@ class Daemon:
     def op_query_values(self, constraint: str, projection: list[str]) -> list[list]:
         return self.schedd.query_values(constraint, projection)
 
+    def op_summary(self, constraint: str = "false") -> dict[str, int]:
+        return self.schedd.summary(constraint)
+
     def op_history(self, constraint: str = "true", projection: list[str] = (), match: int = -1) -> list[str]:
         return protocol.ads_to_wire(self.schedd.history(constraint, projection, match))
 
     def op_act(self, action: str, job_spec, reason: str | None = None) -> dict[str, Any]:
         result = self.schedd.act(action, job_spec, reason)
-        return {"changed": result.changed, "refused": list(result.refused)}
+        return {"changed": result.changed, "refused": list(result.refused), "bad_status": result.bad_status,
+                "already_done": result.already_done, "job_ads": result.job_ads}
 
     def op_edit(self, job_spec, attrs: dict[str, str]) -> int:
         return self.schedd.edit(job_spec, attrs)
@@ -129,7 +142,7 @@ async def serve(state: StateDir, *, ready_fd: int | None = None,
         except BrokenPipeError:
             pass  # the client that started us is gone; others will find us serving
         os.close(ready_fd)
-    from engine.crab import worker  # CRAB's task worker runs beside the schedd, as a client of it
+    from engine.crab.taskworker import worker  # CRAB's task worker runs beside the schedd, as a client of it
 
     stop_worker = worker.start(state)
     await daemon.stopping.wait()

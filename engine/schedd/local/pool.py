@@ -14,7 +14,7 @@ The pool is described in TOML (see :func:`parse_pool` for the format) or, withou
 machine: one slot per CPU at the site :data:`DEFAULT_SITE`.
 
 Besides HTCondor's, every slot ad carries two attributes of crabtui's simulated grid, which the job
-wrapper (``engine.crab.wrapper``) reads from the machine ad file the starter writes
+wrapper (``engine.crab.wn.wrapper``) reads from the machine ad file the starter writes
 (``_CONDOR_MACHINE_AD``): :data:`SPEED_ATTRIBUTE` (``CRABTUI_SiteSpeed``, a real: the site's CPU
 speed relative to 1.0, by which the simulated cmsRun multiplies its throughput) and
 :data:`FAILURES_ATTRIBUTE` (``CRABTUI_SiteFailures``, a string holding the site's failure profile as

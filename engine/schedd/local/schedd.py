@@ -21,6 +21,7 @@ import resource
 import signal
 import socket
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 
@@ -36,6 +37,7 @@ from engine.schedd.api import (
     JobStatus,
     ScheddError,
     SubmitResult,
+    summarize,
 )
 from engine.schedd.local import starter
 from engine.schedd.local.jobqueue import JobQueue, job_id
@@ -194,6 +196,11 @@ class LocalSchedd:
             rows.append(row)
         return rows
 
+    def summary(self, constraint: str = "false") -> dict[str, int]:
+        """The query's and the whole queue's totals, from one moment of the queue."""
+        return summarize(((ad["JobStatus"], ad["JobUniverse"]) for _, ad in self._matching(constraint)),
+                         ((ad["JobStatus"], ad["JobUniverse"]) for ad in self.jobs.values()))
+
     def history(self, constraint: str = "true", projection: Sequence[str] = (), match: int = -1) -> list[classad2.ClassAd]:
         expr = _constraint(constraint)
         out = []
@@ -228,13 +235,14 @@ class LocalSchedd:
         action = JobAction(action)
         keys = self._resolve(job_spec)
         explicit = not _is_constraint(job_spec)
-        allowed, refused = [], []
+        allowed, refused, kinds = [], [], Counter()
         for key in keys:
             problem = self._refusal(action, self.jobs[key])
             if problem is None:
                 allowed.append(key)
             else:
-                refused.append(f"{key[0]}.{key[1]}: {problem}")
+                kinds[problem[0]] += 1
+                refused.append(f"{key[0]}.{key[1]}: {problem[1]}")
         if refused and explicit:
             raise ScheddError("; ".join(refused) + "; nothing was changed")
         ads = [self.jobs[k] for k in allowed]
@@ -245,7 +253,8 @@ class LocalSchedd:
         else:
             self._remove(ads, reason or "via condor_rm (by user " + _user() + ")", force=action is JobAction.RemoveX)
         self.schedule()
-        return ActResult(len(allowed), tuple(refused))
+        return ActResult(len(allowed), tuple(refused), bad_status=kinds["bad_status"],
+                         already_done=kinds["already_done"], job_ads=len(self.jobs))
 
     # ------------------------------------------------------------------ scheduling
 
@@ -371,6 +380,7 @@ class LocalSchedd:
     def _account(self, ad: classad2.ClassAd, wall: float, usage: resource.struct_rusage,
                  proc: starter.JobProcess) -> None:
         ad["RemoteWallClockTime"] = float(ad.get("RemoteWallClockTime", 0.0)) + wall
+        ad["LastRemoteWallClockTime"] = float(wall)  # the last run's: condor_q's RUN_TIME of an idle or held job
         ad["RemoteUserCpu"] = float(ad.get("RemoteUserCpu", 0.0)) + usage.ru_utime
         ad["RemoteSysCpu"] = float(ad.get("RemoteSysCpu", 0.0)) + usage.ru_stime
         # Only our own samples: a forked child's ru_maxrss counts the parent's pages before exec.
@@ -657,14 +667,16 @@ class LocalSchedd:
         return f"job {name} is not in the queue"
 
     @staticmethod
-    def _refusal(action: JobAction, ad: classad2.ClassAd) -> str | None:
+    def _refusal(action: JobAction, ad: classad2.ClassAd) -> tuple[str, str] | None:
+        """Why a job cannot take the action, as (the schedd's result kind, a sentence)."""
         status = JobStatus(ad["JobStatus"])
         if action is JobAction.Hold and status in (JobStatus.HELD, JobStatus.REMOVED):
-            return f"cannot hold a job that is {status.name.lower()}"
+            kind = "already_done" if status == JobStatus.HELD else "bad_status"
+            return kind, f"cannot hold a job that is {status.name.lower()}"
         if action is JobAction.Release and status != JobStatus.HELD:
-            return f"is not held (it is {status.name.lower()})"
+            return "bad_status", f"is not held (it is {status.name.lower()})"
         if action is JobAction.Remove and status == JobStatus.REMOVED:
-            return "is already being removed; use RemoveX (rm -forcex) to force it out"
+            return "already_done", "is already being removed; use RemoveX (rm -forcex) to force it out"
         return None
 
     def _log(self, ad: classad2.ClassAd, event_type: type[Event], **fields) -> None:

@@ -308,6 +308,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str
     ad["JobUniverse"] = UNIVERSES[universe_name]
     ad["Iwd"] = iwd
     ad["Cmd"] = cmd
+    ad["ImageSize"] = 0  # KiB, until the job is measured; a job submitted through htcondor2 starts at 0 too
     arguments = get("arguments", "args")
     if arguments is not None:
         ad["Arguments"] = format_arguments(parse_arguments(arguments))

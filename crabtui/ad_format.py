@@ -1,0 +1,227 @@
+"""Job ads printed as condor_q and condor_history print them for ``-af``, ``-format`` and
+``-long``: each expression evaluated with classad2 against the job's ad, and values written in
+the old ClassAd syntax HTCondor's tools use (``{ 1,"a" }``, ``1.5E-07``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+import classad2
+
+from crabtui.queue_format import Column
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "a": "\a", "f": "\f", "v": "\v", '"': '"', "'": "'"}
+_PRINTF = re.compile(r"%(?P<spec>[-+ #0]*\d*(?:\.\d+)?)(?P<type>[diouxXcfeEgGsvVr])")
+
+
+class FormatError(ValueError):
+    """An expression or format the tool would refuse; the message names it."""
+
+
+def unparse(value) -> str:
+    """A value in the old ClassAd syntax, as HTCondor's tools print it."""
+    scratch = classad2.ClassAd()
+    scratch["v"] = value
+    return scratch.printOld()[4:].rstrip("\n")
+
+
+def expression(text: str) -> classad2.ExprTree:
+    try:
+        return classad2.ExprTree(text)
+    except Exception:
+        raise FormatError(f"{text!r} is not a ClassAd expression (an attribute name, or one like "
+                          "'RemoteUserCpu/60')") from None
+
+
+def evaluate(ad: classad2.ClassAd, text: str, tree: classad2.ExprTree):
+    """The expression's value in the ad (an attribute name is looked up directly)."""
+    if text in ad:
+        return ad.eval(text)
+    return tree.eval(scope=ad)
+
+
+def text_of(ad: classad2.ClassAd, text: str, tree: classad2.ExprTree, style: str) -> str:
+    """``v``: strings as they are, other values unparsed; ``V``: strings quoted too; ``r``: the
+    attribute's expression unevaluated (or the expression itself)."""
+    if style == "r":
+        if text in ad:
+            return unparse(ad.lookup(text))
+        return "undefined" if re.fullmatch(r"[A-Za-z_][\w.]*", text) else repr(tree)
+    found = evaluate(ad, text, tree)
+    if isinstance(found, str) and style == "v":
+        return found
+    return unparse(found)
+
+
+class AutoFormat:
+    """``-af[:options] EXPR...``: one line per job (``j`` id first, ``h`` headings, ``l``
+    labels, ``V`` quoted strings, ``r`` raw expressions, ``t`` tabs, ``,`` commas, ``n`` one
+    value per line, ``g`` a blank line between jobs)."""
+
+    def __init__(self, exprs: Sequence[str], options: str = ""):
+        self.exprs = [(text, expression(text)) for text in exprs]
+        self.row_prefix, self.col_prefix, self.col_suffix = "", " ", ""
+        self.label = self.headings = self.job_id = False
+        self.style = "v"
+        for flag in options:
+            if flag == ",":
+                self.col_suffix = ","
+            elif flag == "n":
+                self.col_suffix = "\n"
+            elif flag == "g":
+                self.col_prefix, self.row_prefix = "", "\n"
+            elif flag == "t":
+                self.col_prefix = "\t"
+            elif flag == "l":
+                self.label = True
+            elif flag == "V" and self.style != "r":
+                self.style = "V"
+            elif flag in "ro":
+                self.style = "r"
+            elif flag == "h":
+                self.headings = True
+            elif flag == "j":
+                self.job_id = True
+        self.columns = [Column(text, len(text), left=True, auto=True) for text, _ in self.exprs]
+        if self.job_id:
+            self.columns.insert(0, Column(" ID", 3, left=True, auto=True))
+
+    @property
+    def attributes(self) -> set[str]:
+        """The attributes the expressions read (for a query's projection)."""
+        scratch = classad2.ClassAd()
+        names = {"ClusterId", "ProcId"}
+        for _, tree in self.exprs:
+            names.update(n for n in scratch.externalRefs(tree) if n)
+        return names
+
+    def text(self, ads: Iterable[classad2.ClassAd], nested: Sequence[int | None] | None = None) -> str:
+        """The lines for the jobs; with headings, the columns are as wide as their widest value
+        (condor_q renders every job before it prints the heading line).  ``nested`` gives, with
+        condor_q -dag, each DAG node job's depth under DAGMan jobs: its third column is indented
+        as the DAG view indents node names."""
+        rows = []
+        for ad in ads:
+            cells = []
+            if self.job_id:
+                cluster, proc = ad.get("ClusterId"), ad.get("ProcId")
+                cells.append(f"{cluster:4d}.{proc:<3d}" if self.headings else f"{cluster}.{proc}")
+            for text, tree in self.exprs:
+                shown = text_of(ad, text, tree, self.style)
+                # An undefined value is shown as such, neither widening nor padded to its column;
+                # a quoted string (-af:V) widens it only by its text, as condor_q measures it unquoted.
+                if shown in ("undefined", "error") and self._missing(ad, text, tree):
+                    shown = _Bare(shown)
+                elif self.style == "V" and shown.startswith('"'):
+                    shown = _Quoted(shown)
+                cells.append(shown)
+            if self.label and not self.headings:
+                names = (["ID"] if self.job_id else []) + [text for text, _ in self.exprs]
+                cells = [f"{name} = {cell}" for name, cell in zip(names, cells)]
+            rows.append(cells)
+        if self.headings:
+            for index, column in enumerate(self.columns):
+                column.width = max([column.width] + [len(cells[index]) - 2 * isinstance(cells[index], _Quoted)
+                                                     for cells in rows if not isinstance(cells[index], _Bare)])
+        for cells, depth in zip(rows, nested or ()):
+            if depth is not None and len(cells) > 2:
+                prefix = " " * depth + "|-"
+                cells[2] = prefix + cells[2][:max(0, 14 - len(prefix))]
+        if not self.headings:
+            return "".join(self._join(cells) for cells in rows)
+        out = [self._join([c.heading.ljust(c.width) for c in self.columns])]
+        out += [self._join([cell if isinstance(cell, _Bare) else c.cell(cell) for c, cell in zip(self.columns, cells)])
+                for cells in rows]
+        return "".join(out)
+
+    def _missing(self, ad: classad2.ClassAd, text: str, tree: classad2.ExprTree) -> bool:
+        """Whether the value is undefined (or an error); -af:r prints the expression, never missing."""
+        return self.style != "r" and isinstance(evaluate(ad, text, tree), classad2.Value)
+
+    def _join(self, cells: Sequence[str]) -> str:
+        parts = []
+        for index, cell in enumerate(cells):
+            if index:
+                parts.append(self.col_prefix)
+            parts.append(cell)
+            if index < len(cells) - 1:
+                parts.append(self.col_suffix)
+        return self.row_prefix + "".join(parts) + "\n"
+
+
+class _Bare(str):
+    """A value condor_q shows as it is: undefined, or an error."""
+
+
+class _Quoted(str):
+    """A string value with the quotes -af:V puts around it."""
+
+
+class PrintfFormat:
+    """``-format FMT EXPR`` pairs: each job prints each format with the expression's value;
+    a format whose value does not suit its conversion prints nothing (``%d`` of a string, ``%s``
+    of an undefined value), ``%v`` prints any value, and text without a conversion always prints."""
+
+    def __init__(self, pairs: Sequence[tuple[str, str]]):
+        self.pairs = []
+        for fmt, text in pairs:
+            self.pairs.append((_unescape(fmt), text, expression(text)))
+
+    @property
+    def attributes(self) -> set[str]:
+        scratch = classad2.ClassAd()
+        names = {"ClusterId", "ProcId"}
+        for _, _, tree in self.pairs:
+            names.update(n for n in scratch.externalRefs(tree) if n)
+        return names
+
+    def text(self, ads: Iterable[classad2.ClassAd]) -> str:
+        out = []
+        for ad in ads:
+            for fmt, text, tree in self.pairs:
+                out.append(_printf(fmt, ad, text, tree))
+        return "".join(out)
+
+
+def _printf(fmt: str, ad: classad2.ClassAd, text: str, tree: classad2.ExprTree) -> str:
+    match = _PRINTF.search(fmt)
+    if match is None:
+        return fmt
+    kind, spec = match["type"], match["spec"]
+    head, tail = fmt[:match.start()], fmt[match.end():]
+    if kind in "vVr":
+        shown = text_of(ad, text, tree, {"v": "v", "V": "V", "r": "r"}[kind])
+        return head + f"%{spec}s" % shown + tail
+    found = evaluate(ad, text, tree)
+    if isinstance(found, classad2.Value):
+        return ""
+    if kind in "diouxXc":
+        if not isinstance(found, (int, float)):
+            return ""
+        return head + f"%{spec}{kind}" % int(found) + tail
+    if kind in "feEgG":
+        if not isinstance(found, (int, float)):
+            return ""
+        return head + f"%{spec}{kind}" % float(found) + tail
+    return head + f"%{spec}s" % (found if isinstance(found, str) else unparse(found)) + tail
+
+
+def _unescape(fmt: str) -> str:
+    """The backslash escapes condor's -format reads (``\\n``, ``\\t``...)."""
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m[1], "\\" + m[1]), fmt)
+
+
+def long_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = ()) -> str:
+    """``-long``: every attribute (or only ``attributes``) as ``Name = value``, sorted by name,
+    a blank line after each job."""
+    wanted = {a.lower() for a in attributes}
+    out = []
+    for ad in ads:
+        lines = [line for line in ad.printOld().splitlines() if line]
+        if wanted:
+            lines = [line for line in lines if line.partition(" = ")[0].lower() in wanted]
+        lines.sort(key=lambda line: line.partition(" = ")[0].lower())
+        out.append("\n".join(lines) + "\n\n")
+    return "".join(out)

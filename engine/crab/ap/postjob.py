@@ -1,0 +1,107 @@
+"""CRAB's PostJob: ``python3 -m engine.crab.ap.postjob JOBID RETURN DAG_RETRY MAX_RETRIES JOB_ID TASK_DIR``.
+
+It classifies the attempt that just ended (:func:`engine.crab.ap.retry_policy.decide`, CRAB's
+RetryJob), records it in the job's retry state and in the task's site statistics (the automatic
+site blacklist's counts, :mod:`engine.crab.ap.sites`), and exits with CRAB's code for DAGMan: 0 done,
+1 retry (after the cooloff PreJob waits out), 2 fatal, 3 abort the DAG.  What it knows of the job
+comes from the job's own event log (its times, a hold or removal) and its framework job report.
+A successful job's outputs are staged out first (:mod:`engine.crab.ap.stageout`, CRAB's ASO): while
+the transfer is pending it exits 4 (DEFER) and the attempt stays open, so the node is
+``transferring``; the transfer's outcome is then the attempt's.  Like CRAB's, it adds its own exit
+status and message (and a failed stage-out's code) to the report's ``postjob`` section.
+Standard library plus htcondor2's event-log reader, which real HTCondor's DAG hosts have too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from engine.crab.ap.prejob import load_job_state
+from engine.crab.ap.retry_policy import (ACTIONS, Decision, JobReturnCode, Limits, decide, record, save_state,
+                                         state_path)
+from engine.crab.ap.sites import record_attempt
+from engine.crab.ap.stageout import STAGEOUT_CODES, stage_out
+from engine.crab.taskworker.dagman_creator import read_task, task_ad
+from engine.crab.wn import fjr
+
+
+def job_facts(log_path: str, cluster: int) -> dict:
+    """The finished job's ClassAd facts RetryJob reads, from its user log: run times, and the
+    hold or removal that ended it."""
+    import htcondor2  # only here: PreJob and the tests of the policy need no bindings
+
+    facts: dict = {}
+    if not os.path.exists(log_path):
+        return facts
+    T = htcondor2.JobEventType
+    for event in htcondor2.JobEventLog(log_path).events(stop_after=0):
+        if event.cluster != cluster:
+            continue
+        if event.type == T.EXECUTE:
+            facts["JobCurrentStartDate"] = event.timestamp
+        elif event.type == T.JOB_HELD:
+            facts["HoldReason"] = event.get("HoldReason", "")
+        elif event.type in (T.JOB_TERMINATED, T.JOB_ABORTED):
+            facts["CompletionDate"] = event.timestamp
+            if event.type == T.JOB_ABORTED:
+                facts["RemoveReason"] = event.get("Reason", "")
+    return facts
+
+
+def write_postjob_section(report_path: str, report: dict, decision: Decision) -> None:
+    """CRAB's ``job_fjr['postjob']``: PostJob's exit status and message, and ``ASOExitCode`` when
+    the stage-out failed, in the job's report (CRAB's job_fjr.<id>.<retry>.json is a copy of the
+    report; here the report is kept per retry already)."""
+    section = {"exitCode": decision.status, "exitMsg": "" if decision.action == "ok" else decision.reason}
+    if report["exitCode"] == 0 and decision.exit_code in STAGEOUT_CODES:
+        section["ASOExitCode"] = decision.exit_code
+    fjr.write_report(report_path, {**report, "postjob": section})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.ap.postjob")
+    parser.add_argument("condor_id", help="DAGMan's $JOBID: cluster.proc")
+    parser.add_argument("return_value", type=int, help="DAGMan's $RETURN")
+    parser.add_argument("dag_retry", type=int)
+    parser.add_argument("max_retries", type=int)
+    parser.add_argument("job_id")
+    parser.add_argument("task_dir")
+    args = parser.parse_args(argv)
+    task = read_task(args.task_dir)
+    state = load_job_state(args.task_dir, args.job_id)
+    last = state.attempts[-1] if state.attempts else None
+    if state.open_attempt is None and last is not None and last.dag_retry == args.dag_retry:
+        # A DAGMan that died after this PostJob recorded the attempt, but before it logged the
+        # POST script's end, runs it again in recovery: answer as the first run did.
+        print(f"job {args.job_id}: attempt {last.crab_retry} is recorded already: {last.action}")
+        return int(ACTIONS[last.action])
+    report_path = os.path.join(args.task_dir, f"jobReport.json.{args.job_id}.{state.crab_retry}")
+    try:
+        report = fjr.read_report(report_path)
+    except (OSError, fjr.FJRError):
+        report = None
+    cluster = int(args.condor_id.split(".")[0] or 0)
+    facts = job_facts(os.path.join(args.task_dir, f"job_log.{args.job_id}"), cluster)
+    limits = Limits(max_retries=task_ad(task).max_executions(args.job_id), time_scale=task["time_scale"])
+    decision = run = decide(args.return_value, report, state, limits, time.time(), job_ad=facts)
+    if decision.action == "ok" and report is not None and task.get("stageout"):
+        decision = stage_out(args.task_dir, task, state, report, decision, limits=limits, job_ad=facts)
+        if decision is None:
+            print(f"job {args.job_id}: its outputs are being transferred to {task['stageout']['site']}: "
+                  "DEFERRING. PostJob will run again")
+            return JobReturnCode.DEFER
+    if report is not None:
+        write_postjob_section(report_path, report, decision)
+    # First: counting it twice changes nothing.  The job's own outcome counts at its site, as CRAB's
+    # RetryJob counts it before ASO: a failed stage-out is the storage site's, not the job's site's.
+    record_attempt(args.task_dir, args.job_id, run.attempt)
+    save_state(state_path(args.task_dir, args.job_id), record(state, decision))
+    print(f"job {args.job_id}: {decision.action}: {decision.reason}")
+    return decision.status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

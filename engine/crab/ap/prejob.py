@@ -1,0 +1,133 @@
+"""CRAB's PreJob: ``python3 -m engine.crab.ap.prejob DAG_RETRY JOB_ID TASK_DIR``, a node's PRE script.
+
+It opens the job's next attempt (:func:`engine.crab.ap.retry_policy.begin_attempt`: RRN + 1, the
+attempt's memory, runtime and sites to avoid) and writes ``Job.<id>.submit``: the task's template
+plus this attempt's lines, as CRAB's ``alter_submit`` does.  While the job cools off after a
+failure it exits 4, which the DAG's ``SCRIPT DEFER 4`` turns into "run me again later", so the
+node shows a countdown instead of a running PRE script.  Exit codes are CRAB's: 0 go, 2 fatal.
+
+After a ``crab resubmit`` it first reads the resubmit record (:mod:`engine.crab.ap.resubmit_record`): a job
+listed in an epoch newer than its own enters it (RRN 0, the epoch's memory and runtime), and a job
+in a resubmit epoch takes that epoch's site lists and priority, on its automatic retries too.  A
+job that failed for good and was not listed exits 2 without an attempt (the rescue DAG runs every
+node that is not done; CRAB reruns only the listed ones).
+
+The attempt's ``DESIRED_Sites`` (:mod:`engine.crab.ap.sites`): the job's data sites outside the
+global blacklist, read again at every attempt (it defers while that file cannot be read), within
+the user's lists, without a site the automatic blacklist takes, then without the site a
+``change_site`` failure avoids.
+
+Standard library only: it runs wherever DAGMan runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from engine.atomic import write_atomically
+from engine.crab.ap.resubmit_record import ResubmitEntry, apply_record, read_record
+from engine.crab.ap.retry_policy import (JobReturnCode, JobState, Params, begin_attempt, choose_sites,
+                                         cooloff_remaining, load_state, save_state, state_path)
+from engine.crab.ap.sites import (SiteListError, SiteLists, Thresholds, attempt_sites, load_statistics,
+                                  previous_failure)
+from engine.crab.taskworker.dagman_creator import SUBMIT_TEMPLATE, read_task, task_ad
+from engine.crab.wn.failure_plan import plan_json
+
+
+def load_job_state(task_dir: str, job_id: str) -> JobState:
+    path = state_path(task_dir, job_id)
+    return load_state(path) if os.path.exists(path) else JobState(job_id)
+
+
+def failed_for_good(state: JobState) -> str:
+    """Why the job must not run again ("" if it may): its last attempt failed for good and no
+    resubmit has listed it since.  A rescue DAG runs every node that is not done, but ``crab
+    resubmit`` reruns only the jobs it lists; the others fail again at once, their state untouched."""
+    last = state.attempts[-1] if state.attempts else None
+    if last is None or last.action not in ("fatal", "abort_dag") or state.epoch > last.epoch:
+        return ""
+    return (f"failed for good after attempt {last.crab_retry} ({last.reason or last.action}); not listed by a "
+            f"resubmit, so it does not run again")
+
+
+def job_task(task: dict, entry: ResubmitEntry | None) -> dict:
+    """The task's values as they apply to one job: those of the resubmit that listed it last (the
+    entry of its epoch; the memory and runtime then also come with its state), else the task's."""
+    if entry is None:
+        return task
+    return {**task, "max_memory_mb": entry.memory_mb, "max_runtime_min": entry.runtime_min,
+            "site_whitelist": list(entry.site_whitelist), "site_blacklist": list(entry.site_blacklist),
+            "priority": entry.priority}
+
+
+def attempt_lines(task: dict, state: JobState, sites: list[str]) -> list[str]:
+    """The lines ``alter_submit`` adds for one attempt."""
+    attempt = state.attempts[-1]
+    desired = ",".join(sorted(sites))
+    return [
+        f"CRAB_Retry = {state.crab_retry}",
+        f"My.CRAB_Retry = {state.crab_retry}",
+        f"My.CRAB_RRN = {attempt.rrn}",
+        f"My.CRABTUI_Attempt = {len(state.attempts)}",
+        f"request_memory = {attempt.request_memory_mb}",
+        f"My.MaxWallTimeMinsRun = {attempt.max_runtime_min}",
+        f"My.EstimatedWallTimeMins = {attempt.max_runtime_min}",
+        f'My.DESIRED_Sites = "{desired}"',
+        "My.CRAB_SiteBlacklist = {" + ", ".join(f'"{s}"' for s in task["site_blacklist"]) + "}",
+        "My.CRAB_SiteWhitelist = {" + ", ".join(f'"{s}"' for s in task["site_whitelist"]) + "}",
+        f"My.PostJobPrio2 = {state.crab_retry}",
+        # A ClassAd string literal escapes as JSON does: the plan's JSON, quoted again.
+        f"My.CRABTUI_FailurePlan = {json.dumps(plan_json(task['failure_plan'], job=state.job_id))}",
+        *task_ad(task).stage_lines(state.job_id),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m engine.crab.ap.prejob")
+    parser.add_argument("dag_retry", type=int)
+    parser.add_argument("job_id")
+    parser.add_argument("task_dir")
+    args = parser.parse_args(argv)
+    task = read_task(args.task_dir)
+    state, entry = apply_record(load_job_state(args.task_dir, args.job_id), read_record(args.task_dir))
+    ended = failed_for_good(state)
+    if ended:
+        print(f"job {args.job_id}: {ended}", file=sys.stderr)
+        return JobReturnCode.FATAL_ERROR
+    task = job_task(task, entry)
+    if cooloff_remaining(state, time.time()) > 0:
+        return JobReturnCode.DEFER
+    try:
+        lists = SiteLists.of_task(task)  # the global blacklist as it is now, at every attempt
+    except SiteListError as e:
+        print(f"job {args.job_id}: {e}; waiting until it can be read", file=sys.stderr)
+        return JobReturnCode.DEFER
+    state = begin_attempt(state, dag_retry=args.dag_retry,
+                          task_params=Params(task["max_memory_mb"],
+                                             task_ad(task).runtime_min(args.job_id, task["max_runtime_min"])))
+    with open(os.path.join(args.task_dir, f"job_sites.{args.job_id}.json"), encoding="utf-8") as f:
+        candidates, automatic = attempt_sites(lists.available(json.load(f)), previous_failure(state),
+                                              load_statistics(args.task_dir),
+                                              Thresholds.from_json(task.get("automatic_blacklist")))
+    if automatic:
+        print(f"job {args.job_id}: {automatic}")
+    sites = choose_sites(candidates, state.attempts[-1].avoid_sites)
+    save_state(state_path(args.task_dir, args.job_id), state)
+    if not sites:
+        print(f"job {args.job_id}: Can not submit since DESIRED_Sites list is empty: no site holds its data "
+              "outside the global blacklist and within the user's white/blacklists", file=sys.stderr)
+        return JobReturnCode.FATAL_ERROR
+    with open(os.path.join(args.task_dir, SUBMIT_TEMPLATE), encoding="utf-8") as f:
+        template = f.read()
+    write_atomically(os.path.join(args.task_dir, f"Job.{args.job_id}.submit"),
+                     "\n".join(attempt_lines(task, state, sites)) + "\n" + template
+                     + f"priority = {task['priority']}\nqueue\n")
+    return JobReturnCode.OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,887 @@
+"""Load a CRAB task configuration as ``crab submit`` would accept it, from TOML or ``crabConfig.py``.
+
+Both forms use CRAB's section and parameter names (``General.requestName``, ``Data.unitsPerJob``,
+...), so a user's existing ``crabConfig.py`` loads unchanged and a TOML file reads the same way.
+:func:`load_config` returns a frozen :class:`TaskConfig`; anything CRAB would refuse raises
+:class:`ConfigError`, whose message is one line that starts with the file name and keeps CRAB's
+wording ("Invalid CRAB configuration: Parameter Data.unitsPerJob must be > 0, not 0.") followed by
+what to change.  Sources: CRABClient ``ClientMapping.py`` (names, types, defaults, renamed and
+deprecated parameters), ``Commands/SubCommand.py`` and ``Commands/submit.py`` (client checks),
+``JobType/Analysis.py`` and ``JobType/PrivateMC.py`` (job types, splitting names, input data),
+CRABServer ``Regexps.py`` (site, request name, extraJDL, user file syntax), ``RESTUserWorkflow``
+(the primary dataset), ``TaskWorker/Actions/Splitter.py`` (totalUnits) and
+``DagmanSubmitter.checkMemoryWalltime`` (memory cap).  A ``crabConfig.py`` is run by
+:mod:`engine.crab.client.crab_config_py`; the lumi mask and run range are read by
+:mod:`engine.crab.client.lumi_mask`.
+
+Where CRAB leaves room, or crabtui differs, and why:
+
+* Every parameter CRAB knows is accepted (a real ``crabConfig.py`` must load).  Those with no
+  effect on a simulated grid (``General.workArea``, ``Data.publication``, ``Data.outLFNDirBase``,
+  ``JobType.outputFiles``, ``Data.partialDataset``: every block of the catalogue is on disk, ...)
+  are type-checked and kept in :attr:`TaskConfig.ignored`.  The few that crabtui cannot simulate
+  (``Data.useParent``, ``Data.secondaryInputDataset``: the catalogue knows no parentage;
+  ``Site.requireAccelerator``: the pool has no GPUs; ``Debug.oneEventMode``; other job types)
+  are refused when set to anything but CRAB's default, each with the reason.
+* Job types: ``Analysis`` (CRAB's default) reads ``Data.inputDataset`` or ``Data.userInputFiles``
+  (which CRAB splits FileBased only, and runs at the whitelisted sites); ``PrivateMC`` generates
+  ``Data.totalUnits`` events in jobs of ``Data.unitsPerJob`` (``EventBased`` splitting only),
+  ``Data.lumisPerFile`` lumis a job (default 1), as CRAB's client turns it into events per lumi.
+* ``Data.splitting`` defaults to ``Automatic``, as in CRAB (ClientMapping and the client's checks
+  read a missing value as Automatic), with CRAB's rules: unitsPerJob 180..2700 minutes, default
+  480; no ``JobType.maxJobRuntimeMin``.  Other algorithms need ``Data.unitsPerJob``.
+* ``Data.totalUnits`` is a number, as the client's type check lets a float through: 0 or below
+  means everything; a fraction below 1 is that share of the dataset's files, lumis or events
+  (CRAB's Splitter rounds half up; where that rounds to 0, which CRAB would read as "all",
+  crabtui takes 1); from 1 up, its whole part.  Automatic splitting ignores it, as CRAB does.
+* ``Data.outputPrimaryDataset`` names the output's primary dataset in the output LFN; as in CRAB
+  it is refused beside ``Data.inputDataset`` (whose primary dataset names the output), and
+  without it a task without input is ``CRAB_PrivateMC`` or ``CRAB_UserFiles``.
+* ``Data.ignoreLocality`` runs the jobs at the whitelisted sites of the pool whether they hold
+  the data or not; CRAB requires ``Site.whitelist`` with it.  ``Data.runRange`` narrows the lumi
+  mask to those runs (or selects whole runs without one), as CRAB's client does.
+  ``Data.inputBlocks`` keeps those blocks of the dataset.
+* ``JobType.psetName`` or ``JobType.scriptExe`` (the issue's ``JobType.executable`` is accepted as a
+  crabtui alias) must be given; both together are allowed, as in CRAB, where the script runs
+  instead of cmsRun with the pset at hand.  CRAB always requires psetName; crabtui does not, since
+  its payload is a simulated cmsRun or the script, and never reads the pset.  The script must
+  exist (CRAB's check); the pset need not.
+* Relative paths (psetName, scriptExe, lumiMask) are resolved against the config file's directory,
+  not the current directory as in CRAB, so a task loads the same from anywhere.
+* ``General.requestName`` may be omitted: CRAB then names the task after the time of submission
+  (its project directory is ``crab_YYYYMMDD_HHMMSS``), and so does this loader, with
+  ``request_name = "YYYYMMDD_HHMMSS"``.  Allowed characters are those of CRABServer's RX_TASKNAME
+  (letters, digits, ``-``, ``_``, ``:``), at most 100 (the client's limit).
+* Whether ``Data.inputDataset`` is in the catalogue is for the caller to see; one it does not know
+  is read as a synthetic stand-in (:mod:`engine.crab.taskworker.stand_ins`).
+* ``Site.storageSite`` is required, as in CRAB, unless ``General.transferOutputs`` and
+  ``General.transferLogs`` are both false; it gets no default, so the file stays valid for real
+  CRAB.  Any CMS site name is a storage site (:mod:`engine.crab.grid.storage`).
+* ``JobType.maxMemoryMB`` is 30..max(3000, numCores x 2500) MB: CRAB's submit-time cap, and the
+  lower limit of ``crab resubmit --maxmemory``.  ``JobType.maxJobRuntimeMin`` is 60..20160 minutes,
+  the ``crab resubmit --maxjobruntime`` range (CRAB's client has no submit-time range; its task
+  worker lowers values above 2750 to 2750 with a warning, which is the task worker's business).
+* Empty or ``None`` values count as absent, as CRAB's ``getattr(..., None)`` reads them.
+* crabtui's own ``Debug`` parameters: ``timeScale`` (simulated seconds per real second, > 0,
+  default 1) and ``failurePlan`` (see :class:`PlannedFailure`).  For one job, an entry for the
+  exact attempt takes precedence over a ``"*"`` entry; two entries for the same job and attempt
+  are refused.  List entries in messages are counted from 1.  ``automaticBlacklist`` sets the
+  automatic site blacklist's thresholds (:class:`engine.crab.ap.sites.Thresholds`), a table of
+  ``completedJobs``, ``successfulJobs``, ``siteFailures`` (whole numbers >= 0) and
+  ``siteSuccessRate`` (0..1); those not given keep seed 000's 10, 5, 5 and 0.5.
+* ``Site.ignoreGlobalBlacklist`` (CRAB's) lets the task's jobs run at globally blacklisted sites.
+"""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+import math
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.crab.ap.sites import CONFIG_KEYS, Thresholds
+from engine.crab.ap.stageout import PERMANENT, RECOVERABLE, STAGEOUT_CODES
+from engine.crab.client.crab_config_py import SECTIONS, LoadError, run_config
+from engine.crab.client.lumi_mask import LumiMask, MaskError, intersect_runs, read_mask
+
+__all__ = ["ConfigError", "PlannedFailure", "TaskConfig", "load_config", "SPLITTING_ALGORITHMS"]
+
+SPLITTING_ALGORITHMS = ("FileBased", "LumiBased", "EventAwareLumiBased", "Automatic")
+"""What ``Data.splitting`` may be for the Analysis job type: its algorithms plus Automatic."""
+MC_SPLITTING = ("EventBased",)
+"""What ``Data.splitting`` may be for the PrivateMC job type."""
+JOB_TYPES = ("Analysis", "PrivateMC")
+
+DEFAULT_MAX_MEMORY_MB = 2000  # ClientMapping 'maxmemory'
+DEFAULT_MAX_JOB_RUNTIME_MIN = 1250  # ClientMapping 'maxjobruntime'
+DEFAULT_PRIORITY = 10  # ClientMapping 'priority'
+DEFAULT_AUTOMATIC_UNITS = 480  # ClientMapping 'algoargs': minutes per job for Automatic
+MIN_MEMORY_MB = 30  # crab resubmit --maxmemory
+MAX_MEMORY_SINGLE_CORE = 3000  # CRABServer ServerUtilities
+MAX_MEMORY_PER_CORE = 2500
+MIN_RUNTIME_MIN, MAX_RUNTIME_MIN = 60, 20160  # crab resubmit --maxjobruntime
+AUTOMATIC_UNITS_RANGE = (180, 2700)  # CRABClient submit.py
+REQUEST_NAME_LIMIT = 100  # CRABClient submit.py
+MAX_LUMIS_PER_FILE = 1000  # CRABClient PrivateMC.py
+MAX_JOBS_PER_TASK = 10_000  # CRABServer TaskWorker maxJobsPerTask (also taskworker.splitting's)
+_UNITS = {"FileBased": "files", "LumiBased": "lumi sections", "EventAwareLumiBased": "events",
+          "EventBased": "events"}
+_NO_INPUT_PRIMARY = {"PrivateMC": "CRAB_PrivateMC", "Analysis": "CRAB_UserFiles"}  # CRABServer RESTUserWorkflow
+
+
+class ConfigError(Exception):
+    """A configuration ``crab submit`` would refuse.
+
+    ``str(error)`` is the whole message, starting with the file (``FILE:LINE:`` where a line is
+    known).  ``path``, ``parameter`` ("Section.name") and ``line`` let a UI point at the problem.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, parameter: str | None = None,
+                 line: int | None = None):
+        super().__init__(message)
+        self.path = path
+        self.parameter = parameter
+        self.line = line
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedFailure:
+    """One ``Debug.failurePlan`` entry: what the simulated grid does to one attempt of one job.
+
+    ``attempt`` counts every execution of the job id from 1, across automatic retries and
+    resubmissions; ``None`` (``"*"`` in the config) means every attempt.  Exactly one of the
+    effects is set: the payload exits with ``exit_code``, the job is held with HoldReasonCode
+    ``hold_code``, the payload uses ``memory_mb`` of memory (and is killed if over its request),
+    or the job succeeds and the stage-out of its outputs fails with exit code ``stageout``
+    (one of :data:`engine.crab.ap.stageout.STAGEOUT_CODES`).
+    """
+
+    job: str
+    attempt: int | None
+    exit_code: int | None = None
+    hold_code: int | None = None
+    memory_mb: int | None = None
+    stageout: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskConfig:
+    """A validated CRAB task configuration, one field per parameter crabtui acts on.
+
+    Fields are grouped by CRAB section; defaults are CRAB's (ClientMapping.py).  Paths are
+    absolute.  ``ignored`` maps "Section.name" to the value of each CRAB parameter that was set
+    but has no effect in crabtui.
+    """
+
+    source: str  # the configuration file, absolute
+    multicrab: bool = False  # a multi-crab script (it uses crabCommand): its module-level config is this
+    # General
+    request_name: str
+    transfer_outputs: bool = True
+    transfer_logs: bool = False
+    # JobType
+    job_type: str = "Analysis"  # or "PrivateMC"
+    pset_name: str | None = None
+    script_exe: str | None = None
+    script_args: tuple[str, ...] = ()
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
+    max_job_runtime_min: int = DEFAULT_MAX_JOB_RUNTIME_MIN
+    num_cores: int = 1
+    priority: int = DEFAULT_PRIORITY
+    # Data
+    input_dataset: str | None = None  # None: PrivateMC, or user input files
+    user_input_files: tuple[str, ...] = ()  # Data.userInputFiles, duplicates dropped
+    primary_dataset: str  # of the output LFN: the input dataset's, Data.outputPrimaryDataset, or CRAB's default
+    splitting: str
+    units_per_job: int
+    total_units: int | float = 0  # <= 0: all; below 1: a share; else a count (events for PrivateMC)
+    events_per_lumi: int | None = None  # PrivateMC: Data.unitsPerJob // Data.lumisPerFile
+    lumi_mask_file: str | None = None  # Data.lumiMask: a path, or the address it was downloaded from
+    lumi_mask: LumiMask | None = None  # run -> sorted, merged lumi ranges, within Data.runRange
+    run_range: str | None = None
+    input_blocks: tuple[str, ...] = ()  # Data.inputBlocks as full block names; (): every block
+    ignore_locality: bool = False
+    # Site
+    storage_site: str | None = None
+    site_whitelist: tuple[str, ...] = ()
+    site_blacklist: tuple[str, ...] = ()
+    ignore_global_blacklist: bool = False
+    # Debug
+    extra_jdl: tuple[str, ...] = ()
+    time_scale: float = 1.0  # simulated seconds per real second
+    failure_plan: tuple[PlannedFailure, ...] = ()
+    automatic_blacklist: Thresholds = Thresholds()
+    # CRAB parameters given that crabtui does not act on
+    ignored: dict[str, Any] = field(default_factory=dict)
+
+    def planned_failure(self, job: str, attempt: int) -> PlannedFailure | None:
+        """The failure planned for this attempt (from 1) of job ``job``, if any; exact beats "*"."""
+        every = None
+        for entry in self.failure_plan:
+            if entry.job == job:
+                if entry.attempt == attempt:
+                    return entry
+                if entry.attempt is None:
+                    every = entry
+        return every
+
+
+# --- the parameters -------------------------------------------------------------------------
+# kind: how a value is checked; use: USED (a TaskConfig field), IGNORED (kept in `ignored`),
+# UNSUPPORTED (refused unless it has CRAB's default value, i.e. is false or empty).
+USED, IGNORED, UNSUPPORTED = "used", "ignored", "unsupported"
+
+_PARAMETERS: dict[str, tuple[str, str]] = {
+    "General.requestName": ("str", USED),
+    "General.transferOutputs": ("bool", USED),
+    "General.transferLogs": ("bool", USED),
+    "General.activity": ("str", IGNORED),
+    "General.failureLimit": ("int", IGNORED),
+    "General.workArea": ("str", IGNORED),
+    "General.instance": ("str", IGNORED),
+    "General.restHost": ("str", IGNORED),
+    "General.dbInstance": ("str", IGNORED),
+    "JobType.pluginName": ("str", USED),
+    "JobType.psetName": ("str", USED),
+    "JobType.scriptExe": ("str", USED),
+    "JobType.executable": ("str", USED),  # crabtui's alias of scriptExe (the issue's name)
+    "JobType.scriptArgs": ("strlist", USED),
+    "JobType.maxMemoryMB": ("int", USED),
+    "JobType.maxJobRuntimeMin": ("int", USED),
+    "JobType.numCores": ("int", USED),
+    "JobType.priority": ("int", USED),
+    "JobType.outputFiles": ("strlist", IGNORED),
+    "JobType.inputFiles": ("strlist", IGNORED),
+    "JobType.pyCfgParams": ("strlist", IGNORED),
+    "JobType.allowUndistributedCMSSW": ("bool", IGNORED),
+    "JobType.sendVenvFolder": ("bool", IGNORED),
+    "JobType.sendExternalFolder": ("bool", IGNORED),
+    "JobType.disableAutomaticOutputCollection": ("bool", IGNORED),
+    "JobType.externalPluginFile": ("str", UNSUPPORTED),
+    "JobType.generator": ("str", IGNORED),  # the payload reads no LHE file
+    "JobType.copyCatTaskname": ("str", IGNORED),  # read by the CopyCat job type only
+    "JobType.copyCatInstance": ("str", IGNORED),
+    "JobType.copyCatWorkdir": ("str", IGNORED),
+    "Data.inputDataset": ("str", USED),
+    "Data.splitting": ("str", USED),
+    "Data.unitsPerJob": ("int", USED),
+    "Data.totalUnits": ("number", USED),
+    "Data.lumiMask": ("str", USED),
+    "Data.allowNonValidInputDataset": ("bool", IGNORED),
+    "Data.inputDBS": ("str", IGNORED),
+    "Data.outLFNDirBase": ("str", IGNORED),
+    "Data.publication": ("bool", IGNORED),
+    "Data.publishDBS": ("str", IGNORED),
+    "Data.outputDatasetTag": ("str", IGNORED),
+    "Data.outputPrimaryDataset": ("str", USED),
+    "Data.userInputFiles": ("strlist", USED),
+    "Data.useParent": ("bool", UNSUPPORTED),
+    "Data.secondaryInputDataset": ("str", UNSUPPORTED),
+    "Data.ignoreLocality": ("bool", USED),
+    "Data.partialDataset": ("bool", IGNORED),  # every block of the catalogue is on disk
+    "Data.inputBlocks": ("strlist", USED),
+    "Data.runRange": ("str", USED),
+    "Data.lumisPerFile": ("int", USED),  # PrivateMC; the Analysis job type ignores it
+    "Site.storageSite": ("str", USED),
+    "Site.whitelist": ("strlist", USED),
+    "Site.blacklist": ("strlist", USED),
+    "Site.ignoreGlobalBlacklist": ("bool", USED),
+    "Site.requireAccelerator": ("bool", UNSUPPORTED),
+    "Site.acceleratorParams": ("dict", IGNORED),  # read only with requireAccelerator
+    "User.voRole": ("str", IGNORED),
+    "User.voGroup": ("str", IGNORED),
+    "Debug.extraJDL": ("strlist", USED),
+    "Debug.timeScale": ("number", USED),  # crabtui
+    "Debug.failurePlan": ("tablelist", USED),  # crabtui
+    "Debug.automaticBlacklist": ("dict", USED),  # crabtui
+    "Debug.oneEventMode": ("bool", UNSUPPORTED),
+    "Debug.scheddName": ("str", IGNORED),
+    "Debug.collector": ("str", IGNORED),
+}
+
+_UNSUPPORTED = {  # why crabtui cannot run a task that sets these
+    "JobType.externalPluginFile": "crabtui runs CRAB's own job types (Analysis and PrivateMC), not a job type "
+                                  "plugin's code",
+    "Data.useParent": "its jobs would also read each input file's parent files, and the dataset catalogue knows "
+                      "no parentage",
+    "Data.secondaryInputDataset": "its jobs would also read the secondary dataset's files that hold the same "
+                                  "lumis, and the dataset catalogue knows no such pairing",
+    "Site.requireAccelerator": "its jobs must run on GPU slots, and no site of the simulated grid has one",
+    "Debug.oneEventMode": "crabtui's payload does not run in CRAB's one-event debugging mode",
+}
+
+_RENAMED = {  # ClientMapping.renamedParams: old -> (new, since)
+    "General.transferOutput": ("General.transferOutputs", None),
+    "General.saveLogs": ("General.transferLogs", None),
+    "Data.outlfn": ("Data.outLFNDirBase", "v3.3.16"),
+    "Data.outLFN": ("Data.outLFNDirBase", "v3.3.16"),
+    "Data.dbsUrl": ("Data.inputDBS", None),
+    "Data.publishDbsUrl": ("Data.publishDBS", None),
+    "Data.userInputFile": ("Data.userInputFiles", None),
+    "JobType.numcores": ("JobType.numCores", None),
+    "JobType.maxmemory": ("JobType.maxMemoryMB", None),
+    "JobType.maxjobruntime": ("JobType.maxJobRuntimeMin", None),
+    "JobType.allowNonProductionCMSSW": ("JobType.allowUndistributedCMSSW", "v3.3.16"),
+    "Data.secondaryDataset": ("Data.secondaryInputDataset", "v3.3.1511"),
+    "Data.primaryDataset": ("Data.outputPrimaryDataset", "v3.3.1511"),
+    "Data.publishDataName": ("Data.outputDatasetTag", "v3.3.1511"),
+}
+_DEPRECATED = {  # ClientMapping.deprecatedParams
+    "JobType.sendPythonFolder": "Now pythonFolder is always added to sandbox",
+    "JobType.eventsPerLumi": "Use Data.lumisPerFile instead",
+}
+
+_KIND_NAMES = {"str": "string", "int": "integer", "bool": "boolean", "strlist": "list of strings",
+               "dict": "dictionary", "number": "number", "tablelist": "list of tables"}
+_KIND_EXAMPLES = {"str": "a quoted string", "int": "a whole number without quotes, e.g. 10",
+                  "bool": "true or false (True or False in Python)",
+                  "strlist": 'a list of quoted strings, e.g. ["T2_CH_CERN"]',
+                  "dict": "a table of keys and values", "number": "a number without quotes, e.g. 60",
+                  "tablelist": 'a list of tables, e.g. [{job = "2", attempt = 1, exitCode = 8021}]'}
+
+# CRABServer Regexps.py
+_RX_TASKNAME_CHARS = re.compile(r"[a-zA-Z0-9\-_:]+")
+_RX_CMSSITE = re.compile(r"(?=.{0,255}$)T[0-3](_[A-Z]{2}((_[A-Za-z0-9]+)|_?\*$)+|_?\*)")
+_RX_CMSSITE_EXACT = re.compile(r"T[0-3]_[A-Z]{2}(_[A-Za-z0-9]+)+")  # crab resubmit's, no wildcard
+_RX_DATASET = re.compile(r"(/[a-zA-Z0-9.\-_]{1,100}){3}")  # RX_BLOCK without the '#block' part
+_RX_USERFILE = re.compile(r"(?=.{0,255}$)([a-zA-Z0-9\-._:?/=]+)")
+_RX_PRIMARY_DATASET = re.compile(r"[a-zA-Z][a-zA-Z0-9\-_]*")  # WMCore Lexicon's, as RESTUserWorkflow checks it
+_RX_SCRIPTARGS = re.compile(r'[+a-zA-Z0-9\-.,_:?/"]+ ?= ?[a-zA-Z0-9\-=.,_:?/"()]+')
+_RX_JOBID = re.compile(r"\d+(-\d+)?")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def load_config(path: str | os.PathLike[str], *, now: datetime.datetime | None = None) -> TaskConfig:
+    """Read and validate the CRAB configuration at ``path`` (``*.toml`` or ``*.py``).
+
+    ``now`` names the task when the config has no General.requestName (default: the local time).
+    Raises :class:`ConfigError` for anything ``crab submit`` would refuse.
+    """
+    source = os.path.abspath(os.fspath(path))
+    if not os.path.isfile(source):
+        raise ConfigError(f"{source}: CRAB configuration file {source} not found.", path=source)
+    suffix = os.path.splitext(source)[1].lower()
+    multicrab = False
+    if suffix == ".toml":
+        raw = _read_toml(source)
+    elif suffix == ".py":
+        try:
+            loaded = run_config(source)
+        except LoadError as e:
+            raise ConfigError(str(e), path=source, line=e.line) from None
+        raw, multicrab = loaded.sections, loaded.multicrab
+    else:
+        raise ConfigError(f"{source}: unknown kind of CRAB configuration file; name it *.toml (TOML) "
+                          f"or *.py (a crabConfig.py).", path=source)
+    return _Builder(source, raw, now, multicrab).build()
+
+
+# --- TOML ------------------------------------------------------------------------------------
+
+def _read_toml(source: str) -> dict[str, dict[str, Any]]:
+    try:
+        with open(source, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"at line (\d+), column (\d+)", str(exc))
+        line = int(m.group(1)) if m else None
+        where = f"{source}:{line}" if line else source
+        raise ConfigError(f"{where}: invalid TOML: {exc}. Fix the syntax there "
+                          f"(sections are [General], [JobType], [Data], [Site], [Debug]).",
+                          path=source, line=line) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{source}: cannot read the CRAB configuration: {exc}.", path=source) from None
+    raw: dict[str, dict[str, Any]] = {}
+    for key, value in data.items():
+        if not isinstance(value, dict):
+            homes = [p.split(".")[0] for p in _PARAMETERS if p.split(".")[1] == key]
+            hint = f" under [{homes[0]}]" if homes else " under its section, e.g. [General]"
+            raise ConfigError(f"{source}: Invalid CRAB configuration: Parameter {key} is outside any "
+                              f"section; put it{hint}.", path=source, parameter=key)
+        raw[key] = value
+    return raw
+
+
+# --- validation --------------------------------------------------------------------------------
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    """ " Did you mean X?" for the closest choice (ignoring case), or ""."""
+    lowered = {c.lower(): c for c in choices}
+    match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    return f" Did you mean {lowered[match[0]]}?" if match else ""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class _Builder:
+    """Validates the sections read from either form and builds the TaskConfig."""
+
+    def __init__(self, source: str, raw: dict[str, dict[str, Any]], now: datetime.datetime | None,
+                 multicrab: bool = False):
+        self.source = source
+        self.base = os.path.dirname(source)
+        self.raw = raw
+        self.now = now
+        self.multicrab = multicrab
+        self.values: dict[str, Any] = {}
+
+    def fail(self, message: str, parameter: str | None = None, invalid: bool = True) -> None:
+        prefix = "Invalid CRAB configuration: " if invalid else ""
+        note = (" (This is a multi-crab script: crabtui task submit submits its module-level config, "
+                "without what its __main__ block sets.)" if self.multicrab else "")
+        raise ConfigError(f"{self.source}: {prefix}{message}{note}", path=self.source, parameter=parameter)
+
+    # - names and types -
+
+    def check_names_and_types(self) -> None:
+        for section, params in self.raw.items():
+            if section not in SECTIONS:
+                self.fail(f"Section '{section}' is not known.{_suggest(section, SECTIONS)} "
+                          f"CRAB's sections are {', '.join(SECTIONS)}.", section)
+            for param, value in params.items():
+                name = f"{section}.{param}"
+                if name in _RENAMED:
+                    new, since = _RENAMED[name]
+                    since = f" starting from CRAB {since}" if since else ""
+                    self.fail(f"Parameter {name} has been renamed to {new}{since}; please change your "
+                              f"configuration file accordingly.", name)
+                if name in _DEPRECATED:
+                    self.fail(f"Parameter {name} has been deprecated. Please remove it. "
+                              f"Reason: {_DEPRECATED[name]}.", name)
+                if name not in _PARAMETERS:
+                    same = [p for p in _PARAMETERS if p.split(".")[1].lower() == param.lower()]
+                    hint = f" Did you mean {same[0]}?" if same else _suggest(name, list(_PARAMETERS))
+                    self.fail(f"Parameter {name} is not known.{hint or ' Check its spelling against the CRAB configuration documentation.'}",
+                              name)
+                if value is None or value == "" or value == [] or value == ():
+                    continue  # CRAB reads these as unset
+                self.values[name] = self.check_type(name, value)
+
+    def check_type(self, name: str, value: Any) -> Any:
+        kind = _PARAMETERS[name][0]
+        ok = {"str": isinstance(value, str), "int": _is_int(value), "bool": isinstance(value, bool),
+              "strlist": isinstance(value, (list, tuple)), "dict": isinstance(value, dict),
+              "number": (_is_int(value) or isinstance(value, float)),
+              "tablelist": isinstance(value, (list, tuple))}[kind]
+        if ok and kind == "number" and not math.isfinite(value):
+            ok = False
+        if not ok:
+            self.fail(f"Parameter {name} requires a value of type {_KIND_NAMES[kind]} (while a value "
+                      f"of type {type(value).__name__} was given: {_short(value)}). "
+                      f"Give it {_KIND_EXAMPLES[kind]}.", name)
+        if kind == "strlist":
+            for i, item in enumerate(value, 1):
+                if not isinstance(item, str):
+                    self.fail(f"Parameter {name} has to be a list of strings; entry {i} is "
+                              f"{_short(item)}. Quote it.", name)
+            return tuple(value)
+        if kind == "tablelist":
+            return tuple(value)
+        return value
+
+    # - the whole -
+
+    def build(self) -> TaskConfig:
+        self.check_names_and_types()
+        v = self.values
+        for name, (_, use) in _PARAMETERS.items():
+            if use == UNSUPPORTED and v.get(name):
+                self.fail(f"Parameter {name} ({_short(v[name])}) cannot be simulated: {_UNSUPPORTED[name]}.",
+                          name, invalid=False)
+        ignored = {name: value for name, value in v.items() if _PARAMETERS[name][1] == IGNORED}
+
+        request_name = self.request_name()
+        job_type = self.plugin()
+        splitting, units = self.splitting(job_type)
+        dataset, files = self.input_data(job_type, splitting)
+        if job_type == "Analysis" and "Data.lumisPerFile" in v:
+            ignored["Data.lumisPerFile"] = v["Data.lumisPerFile"]
+        if dataset is not None and job_type == "PrivateMC":
+            ignored["Data.inputDataset"] = dataset  # CRAB's PrivateMC generates its events and reads no input
+        pset, script = self.job_type()
+        cores = v.get("JobType.numCores", 1)
+        whitelist = self.sites("Site.whitelist")
+        blacklist = self.sites("Site.blacklist")
+        lumi_file, lumi_mask = self.lumi_mask()
+        return TaskConfig(
+            source=self.source,
+            multicrab=self.multicrab,
+            request_name=request_name,
+            transfer_outputs=v.get("General.transferOutputs", True),
+            transfer_logs=v.get("General.transferLogs", False),
+            job_type=job_type,
+            pset_name=pset,
+            script_exe=script,
+            script_args=self.jdl_like("JobType.scriptArgs"),
+            max_memory_mb=v.get("JobType.maxMemoryMB", DEFAULT_MAX_MEMORY_MB),
+            max_job_runtime_min=v.get("JobType.maxJobRuntimeMin", DEFAULT_MAX_JOB_RUNTIME_MIN),
+            num_cores=cores,
+            priority=v.get("JobType.priority", DEFAULT_PRIORITY),
+            input_dataset=dataset if job_type == "Analysis" else None,
+            user_input_files=files,
+            primary_dataset=self.primary_dataset(job_type, dataset),
+            splitting=splitting,
+            units_per_job=units,
+            total_units=self.total_units(job_type, units),
+            events_per_lumi=self.events_per_lumi(units) if job_type == "PrivateMC" else None,
+            lumi_mask_file=lumi_file,
+            lumi_mask=lumi_mask,
+            run_range=v.get("Data.runRange"),
+            input_blocks=self.input_blocks(dataset),
+            ignore_locality=self.ignore_locality(),
+            storage_site=self.storage_site(),
+            site_whitelist=whitelist,
+            site_blacklist=blacklist,
+            ignore_global_blacklist=v.get("Site.ignoreGlobalBlacklist", False),
+            extra_jdl=self.jdl_like("Debug.extraJDL"),
+            time_scale=self.time_scale(),
+            failure_plan=self.failure_plan(),
+            automatic_blacklist=self.automatic_blacklist(),
+            ignored=ignored,
+        )
+
+    # - General -
+
+    def request_name(self) -> str:
+        name = self.values.get("General.requestName")
+        if name is None:  # CRAB: crab_<YYYYMMDD_HHMMSS>
+            return (self.now or datetime.datetime.now()).strftime("%Y%m%d_%H%M%S")
+        p = "General.requestName"
+        if "/" in name:
+            self.fail(f"The '/' character is not accepted in the requestName parameter ({name!r}). If "
+                      f"your intention was to specify the location of your task, please use the "
+                      f"General.workArea parameter.", p, invalid=False)
+        if len(name) > REQUEST_NAME_LIMIT:
+            self.fail(f"Parameter {p} should not be longer than {REQUEST_NAME_LIMIT} characters "
+                      f"({len(name)} given). Shorten it.", p)
+        if not _RX_TASKNAME_CHARS.fullmatch(name):
+            bad = sorted({c for c in name if not _RX_TASKNAME_CHARS.fullmatch(c)})
+            self.fail(f"Parameter {p} ({name!r}) contains characters CRAB does not accept: "
+                      f"{''.join(bad)!r}. Use only letters, digits, '-', '_' and ':'.", p)
+        return name
+
+    # - JobType -
+
+    def job_type(self) -> tuple[str | None, str | None]:
+        v = self.values
+        if "JobType.scriptExe" in v and "JobType.executable" in v:
+            self.fail("Only one of JobType.scriptExe or JobType.executable parameters can be specified "
+                      "(executable is crabtui's other name for scriptExe); remove one.",
+                      "JobType.executable")
+        script_param = "JobType.executable" if "JobType.executable" in v else "JobType.scriptExe"
+        script = v.get(script_param)
+        if script is not None:
+            script = self.path(script)
+            if not os.path.isfile(script):
+                self.fail(f"Cannot find the file {script} specified in the {script_param} configuration "
+                          f"parameter. Give a path to an existing script (relative paths are read from "
+                          f"the configuration file's directory).", script_param, invalid=False)
+        pset = v.get("JobType.psetName")
+        if pset is None and script is None:
+            self.fail("Parameter JobType.psetName not specified. Set JobType.psetName (the simulated "
+                      "cmsRun runs) or JobType.scriptExe (your script runs).", "JobType.psetName")
+        for name, low in (("JobType.numCores", 1), ("JobType.priority", 1)):
+            if name in v and v[name] < low:
+                self.fail(f"Parameter {name} must be >= {low}, not {v[name]}.", name)
+        cores = v.get("JobType.numCores", 1)
+        memory = v.get("JobType.maxMemoryMB", DEFAULT_MAX_MEMORY_MB)
+        top = max(MAX_MEMORY_SINGLE_CORE, cores * MAX_MEMORY_PER_CORE)
+        if memory > top:
+            self.fail(f"Task requests {memory} MB of memory, above the allowed maximum of {top} for a "
+                      f"{cores} core(s) job. Lower JobType.maxMemoryMB to {top} or less, or raise "
+                      f"JobType.numCores.", "JobType.maxMemoryMB", invalid=False)
+        if memory < MIN_MEMORY_MB:
+            self.fail(f"Parameter JobType.maxMemoryMB ({memory} MB) must be between {MIN_MEMORY_MB} "
+                      f"and {top} MB.", "JobType.maxMemoryMB")
+        p = "JobType.maxJobRuntimeMin"
+        if p in v:
+            if not MIN_RUNTIME_MIN <= v[p] <= MAX_RUNTIME_MIN:
+                self.fail(f"Parameter {p} ({v[p]} minutes) must be between {MIN_RUNTIME_MIN} and "
+                          f"{MAX_RUNTIME_MIN} minutes.", p)
+        return (self.path(pset) if pset is not None else None), script
+
+    def path(self, value: str) -> str:
+        return os.path.normpath(os.path.join(self.base, os.path.expanduser(value)))
+
+    def jdl_like(self, name: str) -> tuple[str, ...]:
+        """extraJDL and scriptArgs: 'name=value' entries, as CRABServer's RX_SCRIPTARGS accepts."""
+        items = self.values.get(name, ())
+        for i, item in enumerate(items, 1):
+            if not _RX_SCRIPTARGS.fullmatch(item):
+                self.fail(f"Parameter {name} entry {i} ({item!r}) is not of the form 'name=value' that "
+                          f"CRAB accepts (pattern {_RX_SCRIPTARGS.pattern}). Write it like '+Foo=1'.",
+                          name)
+        return items
+
+    # - Data -
+
+    def plugin(self) -> str:
+        """JobType.pluginName: Analysis (CRAB's default) or PrivateMC, in any case, as CRAB reads it."""
+        p = "JobType.pluginName"
+        plugin = self.values.get(p, "Analysis")
+        for known in JOB_TYPES:
+            if plugin.upper() == known.upper():
+                return known
+        if plugin.upper() in ("COPYCAT", "RECOVER"):
+            self.fail(f"Parameter {p} ({plugin!r}) cannot be simulated: the {plugin} job type starts from a task "
+                      f"of a CRAB server, which crabtui does not have. crabtui runs the Analysis and PrivateMC "
+                      f"job types.", p, invalid=False)
+        self.fail(f"Parameter {p} has an invalid value ({plugin!r}).{_suggest(plugin, JOB_TYPES)} Allowed values "
+                  f"are: {', '.join(JOB_TYPES)} (crabtui runs these of CRAB's job types).", p)
+
+    def input_data(self, job_type: str, splitting: str) -> tuple[str | None, tuple[str, ...]]:
+        """Data.inputDataset and Data.userInputFiles, as CRAB's job type plugins check them."""
+        v = self.values
+        p = "Data.inputDataset"
+        dataset = v.get(p)
+        if dataset is not None and not _RX_DATASET.fullmatch(dataset):
+            self.fail(f"Parameter {p} ({dataset!r}) is not a CMS dataset name. Write it as "
+                      f"/Primary/Processed/TIER, e.g. '/TTbar/Run2024-v1/AODSIM'.", p)
+        u = "Data.userInputFiles"
+        files = v.get(u, ())
+        if job_type == "PrivateMC":
+            if files:
+                self.fail(f"Parameter {u} cannot go with JobType.pluginName = 'PrivateMC', which generates its "
+                          f"events and reads no input file; for the Analysis job type, leave out "
+                          f"JobType.pluginName.", u)
+            return dataset, ()
+        if dataset is None and not files:
+            self.fail("Analysis job type requires an input dataset or a set of user input files to run on. "
+                      "Suggestion: To specify an input dataset use the parameter Data.inputDataset. To specify "
+                      "a set of user input files use the parameter Data.userInputFiles. (To generate events, "
+                      "set JobType.pluginName = 'PrivateMC'.)", p)
+        if dataset is not None:
+            if "Data.outputPrimaryDataset" in v:
+                self.fail("Analysis job type with input dataset does not accept an output primary dataset name "
+                          "to be specified, because the later will be extracted from the first. Suggestion: "
+                          "Remove the parameter Data.outputPrimaryDataset (the output is named after the input "
+                          "dataset's primary dataset either way).", "Data.outputPrimaryDataset")
+            return dataset, ()  # CRAB's TaskWorker reads the dataset, not the files, when both are given
+        if splitting != "FileBased":
+            self.fail("Analysis job type with user input files only supports file-based splitting. Suggestion: "
+                      "Set Data.splitting = 'FileBased'.", "Data.splitting")
+        if not v.get("Site.whitelist"):
+            self.fail("when a userInputFiles list is indicated without an inputDataset a valid site white list "
+                      "must be specified using the Site.whitelist parameter (the sites where the files are "
+                      "read).", "Site.whitelist")
+        unique: list[str] = []
+        for i, name in enumerate(f.strip() for f in files):
+            if name and name not in unique:
+                if not _RX_USERFILE.fullmatch(name):
+                    self.fail(f"Incorrect 'Data.userInputFiles' parameter: entry {i + 1} ({name!r}) does not "
+                              f"match the allowed regexp for each filename: '{_RX_USERFILE.pattern}'.", u,
+                              invalid=False)
+                unique.append(name)
+        if not unique:
+            self.fail(f"No files specified to process: every entry of {u} is empty.", u, invalid=False)
+        return None, tuple(unique)
+
+    def primary_dataset(self, job_type: str, dataset: str | None) -> str:
+        """The output's primary dataset, as CRABServer's RESTUserWorkflow chooses it."""
+        v = self.values
+        p = "Data.outputPrimaryDataset"
+        if dataset is not None:
+            return dataset.split("/")[1]
+        name = v.get(p)
+        if name is None:
+            if v.get("Data.publication", True):  # CRAB needs a name to publish the output under
+                what = ("MC generation job type requires this parameter for publication" if job_type == "PrivateMC"
+                        else "Analysis job type without input dataset requires this parameter for publication")
+                self.fail(f"Parameter {p} not specified. {what} (or set Data.publication = False).", p)
+            return _NO_INPUT_PRIMARY[job_type]
+        if len(name) > 99 or not _RX_PRIMARY_DATASET.fullmatch(name):
+            self.fail(f"Invalid 'primarydataset' parameter ({name!r}, {p}). The parameter should not have more "
+                      f"than 99 characters and should match the regular expression "
+                      f"{_RX_PRIMARY_DATASET.pattern}.", p, invalid=False)
+        return name
+
+    def splitting(self, job_type: str) -> tuple[str, int]:
+        v = self.values
+        p = "Data.splitting"
+        algo = v.get(p, "Automatic")  # CRAB's default: ClientMapping, and the client's checks
+        if job_type == "PrivateMC":
+            if algo not in MC_SPLITTING:
+                self.fail(f"Parameter {p} has an invalid value ({algo!r}). MC generation job type only supports "
+                          f"the following splitting algorithms: {', '.join(MC_SPLITTING)}"
+                          f"{' (Automatic is the default when Data.splitting is not given)' if p not in v else ''}.",
+                          p)
+        elif algo not in SPLITTING_ALGORITHMS:
+            hint = (" EventBased splitting generates events: it needs JobType.pluginName = 'PrivateMC'."
+                    if algo == "EventBased" else _suggest(algo, SPLITTING_ALGORITHMS))
+            self.fail(f"Parameter {p} has an invalid value ({algo!r}).{hint} Analysis job type only supports the "
+                      f"following splitting algorithms: {', '.join(SPLITTING_ALGORITHMS)}.", p)
+        if algo == "Automatic" and "JobType.maxJobRuntimeMin" in v:
+            self.fail(f"The 'maxJobRuntimeMin' parameter is not compatible with the 'Automatic' splitting mode"
+                      f"{' (default)' if p not in v else ''}. Remove it (Data.unitsPerJob sets the job length), "
+                      f"or choose another Data.splitting.", "JobType.maxJobRuntimeMin", invalid=False)
+        u = "Data.unitsPerJob"
+        units = v.get(u)
+        if units is None:
+            if algo != "Automatic":
+                self.fail(f"Parameter {u} is mandatory for '{algo}' splitting mode. Set it to the number "
+                          f"of {_UNITS[algo]} per job.", u)
+            units = DEFAULT_AUTOMATIC_UNITS
+        if units <= 0:
+            self.fail(f"Parameter {u} must be > 0, not {units}.", u)
+        low, high = AUTOMATIC_UNITS_RANGE
+        if algo == "Automatic" and not low <= units <= high:
+            self.fail(f"In case of Automatic splitting, the {u} parameter must be in the [{low}, {high}] "
+                      f"minutes range. You asked for {units} minutes.", u)
+        return algo, units
+
+    def total_units(self, job_type: str, units: int) -> int | float:
+        p = "Data.totalUnits"
+        total = self.values.get(p)
+        if job_type != "PrivateMC":
+            return 0 if total is None or total <= 0 else total
+        if total is None:
+            self.fail(f"Parameter {p} not specified. MC generation job type requires this parameter to know how "
+                      f"many events to generate.", p)
+        if int(total) <= 0:
+            self.fail(f"Parameter {p} has an invalid value ({total}). It must be a natural number.", p)
+        jobs = -(-int(total) // units)
+        if jobs > MAX_JOBS_PER_TASK:
+            self.fail(f"Your task would generate {jobs} jobs. The maximum number of jobs in each task is "
+                      f"{MAX_JOBS_PER_TASK}. Raise Data.unitsPerJob or lower {p}.", p, invalid=False)
+        return int(total)
+
+    def events_per_lumi(self, units: int) -> int:
+        """PrivateMC: events per lumi from Data.lumisPerFile (default 1), as CRAB's client derives it."""
+        p = "Data.lumisPerFile"
+        lumis = self.values.get(p, 1)
+        if lumis <= 0:
+            self.fail(f"Parameter {p} must be > 0, not {lumis}.", p)
+        per_lumi = units // lumis
+        if per_lumi <= 0:
+            self.fail(f"Parameter {p} ({lumis}) is larger than Data.unitsPerJob ({units}): a lumi would hold no "
+                      f"event (events_per_lumi must be positive).", p)
+        if math.ceil(units / per_lumi) > MAX_LUMIS_PER_FILE:
+            self.fail(f"Given your input parameters, each output file will contain around "
+                      f"{math.ceil(units / per_lumi)} lumis. Please modify your configuration so that the output "
+                      f"files contain at most {MAX_LUMIS_PER_FILE} lumis.", p, invalid=False)
+        return per_lumi
+
+    def input_blocks(self, dataset: str | None) -> tuple[str, ...]:
+        """Data.inputBlocks as full block names (a bare id gets the dataset's name, as CRAB's client does)."""
+        blocks = self.values.get("Data.inputBlocks", ())
+        if blocks and dataset is None:
+            self.fail("Parameter Data.inputBlocks names blocks of Data.inputDataset, which is not set.",
+                      "Data.inputBlocks")
+        return tuple(b if "#" in b else f"{dataset}#{b}" for b in blocks)
+
+    def ignore_locality(self) -> bool:
+        if not self.values.get("Data.ignoreLocality", False):
+            return False
+        if not self.values.get("Site.whitelist"):
+            self.fail("when ignoreLocality is set a valid site white list must be specified using the "
+                      "Site.whitelist parameter.", "Site.whitelist")
+        return True
+
+    def lumi_mask(self) -> tuple[str | None, LumiMask | None]:
+        """Data.lumiMask (a file, or an address to download it from) within Data.runRange."""
+        p = "Data.lumiMask"
+        given = self.values.get(p)
+        where, mask = None, None
+        if given is not None:
+            url = bool(_URL.match(given))
+            if url and not given.lower().startswith(("http://", "https://")):
+                self.fail(f"Failed to load lumi mask {given} ({p}): only http and https addresses can be "
+                          f"downloaded. Download it and give its path.", p, invalid=False)
+            where = given if url else self.path(given)
+            try:
+                mask = read_mask(where, url=url)
+            except MaskError as e:
+                self.fail(f"Failed to load lumi mask {where} ({p}): {e}.", p, invalid=False)
+        run_range = self.values.get("Data.runRange")
+        if run_range is not None:
+            try:
+                mask = intersect_runs(mask, run_range)
+            except MaskError as e:
+                self.fail(str(e), "Data.runRange", invalid=False)
+        return where, mask
+
+    # - Site -
+
+    def sites(self, name: str) -> tuple[str, ...]:
+        items = self.values.get(name, ())
+        for i, site in enumerate(items, 1):
+            if not _RX_CMSSITE.fullmatch(site):
+                self.fail(f"Parameter {name} entry {i} ({site!r}) is not a CMS site name. Write names like "
+                          f"'T2_CH_CERN', or patterns like 'T2_US_*'.", name)
+        return items
+
+    def storage_site(self) -> str | None:
+        v = self.values
+        p = "Site.storageSite"
+        site = v.get(p)
+        if site is None:
+            if v.get("General.transferOutputs", True) or v.get("General.transferLogs", False):
+                self.fail(f"Parameter {p} is missing. Set it to the site that receives the outputs "
+                          f"(the embedded pool's is 'T2_XX_Local'), or set General.transferOutputs and "
+                          f"General.transferLogs to false.", p)
+            return None
+        if not _RX_CMSSITE_EXACT.fullmatch(site):
+            self.fail(f"Parameter {p} ({site!r}) is not a CMS site name. Write one site like "
+                      f"'T2_CH_CERN' (no wildcards).", p)
+        return site
+
+    # - Debug -
+
+    def time_scale(self) -> float:
+        scale = self.values.get("Debug.timeScale", 1)
+        if scale <= 0:
+            self.fail(f"Parameter Debug.timeScale must be > 0, not {scale}. It is how many simulated "
+                      f"seconds pass per real second; 1 is real time.", "Debug.timeScale")
+        return float(scale)
+
+    def automatic_blacklist(self) -> Thresholds:
+        p = "Debug.automaticBlacklist"
+        values = {}
+        for key, value in self.values.get(p, {}).items():
+            if key not in CONFIG_KEYS:
+                self.fail(f"Parameter {p}: key {key!r} is not known.{_suggest(key, list(CONFIG_KEYS))} The keys "
+                          f"are {', '.join(CONFIG_KEYS)}.", p)
+            if key == "siteSuccessRate":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                    self.fail(f"Parameter {p}: siteSuccessRate must be a number from 0 to 1, such as 0.5 "
+                              f"(got {_short(value)}).", p)
+                value = float(value)
+            elif not (_is_int(value) and value >= 0):
+                self.fail(f"Parameter {p}: {key} must be a whole number >= 0 (got {_short(value)}).", p)
+            values[CONFIG_KEYS[key]] = value
+        return Thresholds(**values)
+
+    def failure_plan(self) -> tuple[PlannedFailure, ...]:
+        p = "Debug.failurePlan"
+        plan: list[PlannedFailure] = []
+        seen: dict[tuple[str, int | None], int] = {}
+        keys = ("job", "attempt", "exitCode", "hold", "memoryMB", "stageout")
+        effects = ("exitCode", "hold", "memoryMB", "stageout")
+        for i, entry in enumerate(self.values.get(p, ()), 1):
+            def bad(reason: str) -> None:
+                self.fail(f"Parameter {p} entry {i} ({_short(entry)}): {reason}.", p)
+
+            if not isinstance(entry, dict):
+                bad('it is not a table; write {job = "2", attempt = 1, exitCode = 8021}')
+            for key in entry:
+                if key not in keys:
+                    bad(f"key {key!r} is not known.{_suggest(key, keys)} The keys are {', '.join(keys)}")
+            job = entry.get("job")
+            if not (isinstance(job, str) and _RX_JOBID.fullmatch(job)):
+                bad(f'"job" must be a job id as a string, such as "2" (got {_short(job)})')
+            attempt = entry.get("attempt")
+            if attempt == "*":
+                attempt = None
+            elif not (_is_int(attempt) and attempt >= 1):
+                bad(f'"attempt" must be a whole number >= 1 or "*" for every attempt (got {_short(attempt)})')
+            given = [k for k in effects if k in entry]
+            if len(given) != 1:
+                bad(f"give exactly one of exitCode, hold, memoryMB and stageout (got {', '.join(given) or 'none'})")
+            value = entry[given[0]]
+            low = 0 if given[0] == "exitCode" else 1
+            if not (_is_int(value) and value >= low):
+                bad(f"{given[0]} must be a whole number >= {low} (got {_short(value)})")
+            if given[0] == "stageout" and value not in STAGEOUT_CODES:
+                bad(f"stageout must be one of CRAB's stage-out exit codes: {', '.join(map(str, RECOVERABLE))} "
+                    f"(recoverable), {', '.join(map(str, PERMANENT))} (permanent; 60317 hangs until the ASO "
+                    f"timeout) (got {value})")
+            if (job, attempt) in seen:
+                which = "every attempt" if attempt is None else f"attempt {attempt}"
+                bad(f"entry {seen[(job, attempt)]} already plans {which} of job {job}; keep one")
+            seen[(job, attempt)] = i
+            plan.append(PlannedFailure(job=job, attempt=attempt,
+                                       exit_code=entry.get("exitCode"), hold_code=entry.get("hold"),
+                                       memory_mb=entry.get("memoryMB"), stageout=entry.get("stageout")))
+        return tuple(plan)
+

@@ -1,0 +1,247 @@
+"""CRAB's TaskWorker on one machine: carries out the task table's pending commands.
+
+A thread of the embedded schedd's daemon (:func:`start`), so tasks move while any client has the
+daemon up.  For SUBMIT it splits the dataset, writes the task's DAG (:mod:`engine.crab.taskworker.dagman_creator`)
+and queues DAGMan; for KILL it removes the DAGMan job, which removes the task's jobs with it.
+It follows each SUBMITTED task: keeps its status cache up to date, so a status (CLI or UI) reads it
+warm, and notices when its DAGMan job has ended, to mark the task COMPLETED or FAILED.  Every
+step is written to the table before the next is taken, and a task found half done (QUEUED) after a
+crash is finished from where it stands: a DAGMan job already queued for it is adopted, not doubled.
+
+RESUBMIT is CRAB's DagmanResubmitter and AdjustSites in one (:meth:`TaskWorker.resubmit`): the
+jobs to resubmit are the failed ones (within the user's ``--jobids``); the worker fixes the new
+epoch and the ids in the task's arguments, writes the epoch's entry to the resubmit record
+(:mod:`engine.crab.ap.resubmit_record`), clears the automatic site blacklist's statistics, puts each listed
+job in the new epoch (RRN 0, the new memory and runtime), and runs the DAG again: DAGMan picks
+up the rescue DAG its failed run wrote, so only the nodes not done run, and PreJob gives the
+listed ones the epoch's parameters.  A task whose DAGMan
+still runs (SUBMITTED with failed jobs while others run) is not disturbed: DAGMan will not run a
+failed node again in that run, so the worker waits for it to end (``waiting_for`` in the task's
+arguments) and then submits the rescue DAG, instead of marking the task FAILED.  CRAB instead
+holds and releases the running DAGMan after editing its node log so that it retries the nodes at
+once; the jobs run the same attempts either way, only later here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import asdict, replace
+
+from engine.crab.ap.predag import is_automatic, task_outcome
+from engine.crab.ap.prejob import load_job_state
+from engine.crab.ap.resubmit_record import ResubmitRecordError, next_epoch, read_record, write_entry
+from engine.crab.ap.retry_policy import RetryStateError, save_state, state_path
+from engine.crab.ap.retry_policy import resubmit as enter_epoch
+from engine.crab.ap.sites import clear_statistics
+from engine.crab.client.resubmit import make_entry, select_jobs
+from engine.crab.client.status import RACY_NS, job_ids, refresh_cache, task_jobs
+from engine.crab.taskworker.automatic import load_knobs, probe_split
+from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
+from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
+from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
+from engine.crab.taskworker.task_input import InputSpec, load_input
+from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
+                                           RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB)
+from engine.dag import DagError
+from engine.dagman.submit_dag import DagSubmitOptions, format_condor_sub, prepare, write_condor_sub
+from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
+from engine.state import StateDir
+
+REQUEST_FILE = "request.json"
+# The status cache trusts a state file only once it is RACY_NS old: an ended task's cache is kept
+# up to date that long (and a few rounds more), so the last jobs' rows are trusted too.
+CACHE_SETTLE_S = RACY_NS / 1e9 + 3
+log = logging.getLogger(__name__)
+
+
+def write_request(task_dir: str, *, input: InputSpec, splitting: str, units_per_job: int, total_units: float,
+                  lumi_mask: dict[int, list[tuple[int, int]]] | None, ad: TaskAd,
+                  events_per_lumi: int | None = None) -> None:
+    """What ``task submit`` hands the worker: the checked configuration, as JSON (the worker never
+    runs the user's crabConfig.py)."""
+    os.makedirs(task_dir, exist_ok=True)
+    request = {"input": input.as_json(), "splitting": splitting, "units_per_job": units_per_job,
+               "total_units": total_units, "events_per_lumi": events_per_lumi,
+               "lumi_mask": None if lumi_mask is None else {str(r): ranges for r, ranges in lumi_mask.items()},
+               "ad": asdict(ad)}
+    with open(os.path.join(task_dir, REQUEST_FILE), "w", encoding="utf-8") as f:
+        json.dump(request, f, indent=1)
+
+
+class TaskWorker:
+    def __init__(self, state: StateDir, schedd: Schedd) -> None:
+        self.state = state
+        self.schedd = schedd
+        self.db = TaskDB(state.tasks)
+
+    def work_once(self) -> None:
+        for task in self.db.pending():
+            self.carry_out(task)
+        now = time.time()
+        for task in self.db.tasks():
+            if task.status == SUBMITTED and task.dagman_id is not None:
+                self.follow(task)
+            elif task.status in (COMPLETED, FAILED, KILLED) and now - task.updated_at < CACHE_SETTLE_S:
+                self.refresh(task)
+
+    def carry_out(self, task: Task) -> None:
+        command = task.command
+        task = self.db.update(task, status=QUEUED)
+        try:
+            if command == SUBMIT:
+                self.submit(task)
+            elif command == KILL:
+                self.kill(task)
+            elif command == RESUBMIT:
+                self.resubmit(task)
+        except (OSError, ValueError, KeyError, DagError, DatasetError, SplittingError, ScheddError,
+                RetryStateError, ResubmitRecordError) as e:
+            log.info("task %s: %s failed: %s", task.name, command, e)
+            self.db.update(task, status=FAILURE_STATUS[command], message=str(e))
+
+    def submit(self, task: Task) -> None:
+        queued = self._queued_dagman(task)
+        if queued is not None:  # a worker that died after queueing DAGMan: adopt that job
+            self.db.update(task, status=SUBMITTED, dagman_id=queued)
+            return
+        with open(os.path.join(task.task_dir, REQUEST_FILE), encoding="utf-8") as f:
+            request = json.load(f)
+        spec = InputSpec.from_json(request["input"]) if "input" in request else InputSpec(dataset=request["dataset"])
+        dataset = load_input(spec, Catalogue.for_state(self.state))
+        if not dataset.blocks:
+            raise ValueError("no block of the input is left to read: the site lists leave none where the pool runs")
+        mask = request["lumi_mask"]
+        lumi_mask = None if mask is None else {int(r): [tuple(x) for x in v] for r, v in mask.items()}
+        ad = replace(task_ad(request["ad"]), input_lumis=count_lumis(dataset, lumi_mask))
+        if request["splitting"] == "Automatic":  # the probes first; PreDAG splits the rest
+            knobs = load_knobs(self.state.taskworker_config)
+            knobs.check_runtime(request["units_per_job"])
+            jobs = probe_split(dataset, knobs, seed=task.name, lumi_mask=lumi_mask)
+            ad = replace(ad, automatic={"minutes": request["units_per_job"], "config": knobs.crab(),
+                                        "probes": [job.id for job in jobs], "lumi_mask": mask,
+                                        "catalogue": user_dir(self.state), "input": spec.as_json()})
+        else:
+            jobs = split(dataset, algorithm=request["splitting"], units_per_job=request["units_per_job"],
+                         total_units=request["total_units"], lumi_mask=lumi_mask,
+                         events_per_lumi=request.get("events_per_lumi"))
+        write_task(task.task_dir, ad, dataset, jobs)
+        self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True),
+                       message=f"{len(jobs)} jobs")
+
+    def _queue_dag(self, task: Task, *, force: bool) -> int:
+        """condor_submit_dag of the task's DAG; without ``force`` DAGMan starts from the newest
+        rescue DAG (prepare refuses a DAG that has none).  Returns DAGMan's ClusterId."""
+        dag = os.path.join(task.task_dir, DAG_FILE)
+        options = DagSubmitOptions(force=force, batch_name=task.name)
+        prepare(dag, options)
+        text = write_condor_sub(dag, format_condor_sub(dag, options, self.state.path))
+        return self.schedd.submit(text, submit_file=dag + ".condor.sub", cwd=task.task_dir).cluster
+
+    def _queued_dagman(self, task: Task) -> int | None:
+        queued = self.schedd.query(f'JobUniverse == 7 && Iwd == "{task.task_dir}"', ["ClusterId"])
+        return int(queued[0]["ClusterId"]) if queued else None
+
+    def resubmit(self, task: Task) -> None:
+        """crab resubmit: see the module's description.  Each step can be taken again after a crash."""
+        args = task.arguments
+        ad = read_task(task.task_dir)
+        if "epoch" not in args:
+            jobs = task_jobs(task.task_dir, job_ids(task.task_dir), self.schedd, task.dagman_id)
+            ids = select_jobs({j.id: j.state for j in jobs}, args.get("resubmit_jobids"),
+                              automatic=ad.get("automatic") is not None)
+            epoch = next_epoch(read_record(task.task_dir))
+            make_entry(ad, args, epoch=epoch, job_ids=ids, now=time.time())  # refuse before recording
+            task = self.db.update(task, arguments={**args, "epoch": epoch, "job_ids": ids})
+            args = task.arguments
+        entry, warning = make_entry(ad, args, epoch=args["epoch"], job_ids=args["job_ids"], now=time.time())
+        write_entry(task.task_dir, entry)
+        clear_statistics(task.task_dir, entry.epoch)  # AdjustSites' clearAutomaticBlacklist
+        for job in entry.job_ids:
+            state = load_job_state(task.task_dir, job)
+            new = enter_epoch(state, entry.epoch, entry.params)
+            if new is not state:  # a job already in the epoch may be running again: leave its file alone
+                save_state(state_path(task.task_dir, job), new)
+        message = _resubmitted(args) + (f". {warning}" if warning else "")
+        queued = self._queued_dagman(task)
+        if queued is not None and queued == task.dagman_id:
+            self.db.update(task, status=SUBMITTED, arguments={**args, "waiting_for": queued},
+                           message=f"{message}; they run when the task's running DAG has ended")
+            return
+        cluster = queued if queued is not None else self._queue_dag(task, force=False)
+        self.db.update(task, status=SUBMITTED, dagman_id=cluster, message=message)
+
+    def kill(self, task: Task) -> None:
+        if task.dagman_id is not None and self.schedd.query(f"ClusterId == {task.dagman_id}", ["JobStatus"]):
+            self.schedd.act(JobAction.Remove, str(task.dagman_id), "Killed by the user (crab kill)")
+        self.db.update(task, status=KILLED, message="")
+
+    def follow(self, task: Task) -> None:
+        """A SUBMITTED task whose DAGMan has left the queue is COMPLETED (exit 0) or FAILED.  Its
+        status cache is brought up to date on the way, after the look at the queue (once DAGMan
+        has left, every PostJob has recorded its job), so whoever asks for the status finds it warm."""
+        running = self.schedd.query(f"ClusterId == {task.dagman_id}", ["JobStatus"])
+        self.refresh(task)
+        if running:
+            return
+        done = self.schedd.history(f"ClusterId == {task.dagman_id}", ["ExitCode", "JobStatus"], match=1)
+        if not done:
+            return
+        ad = done[0]
+        if task.command == RESUBMIT and task.arguments.get("waiting_for") == task.dagman_id:
+            self._rerun_after_wait(task)
+            return
+        if is_automatic(task.task_dir):  # probes and processing jobs may fail; the tails decide
+            why = task_outcome(task.task_dir)
+            self.db.update(task, status=FAILED if why else COMPLETED, message=why)
+        elif ad.get("JobStatus") == JobStatus.COMPLETED and ad.get("ExitCode") == 0:
+            self.db.update(task, status=COMPLETED, message="")
+        else:
+            self.db.update(task, status=FAILED, message=f"DAGMan exited {ad.get('ExitCode', 'on removal')}")
+
+    def refresh(self, task: Task) -> None:
+        """Bring the task's status cache up to date (:func:`engine.crab.client.status.refresh_cache`)."""
+        try:
+            refresh_cache(task.task_dir)
+        except Exception:  # derived data: a cache that cannot be refreshed must not hold the task up
+            log.exception("task %s: cannot bring the status cache up to date", task.name)
+
+    def _rerun_after_wait(self, task: Task) -> None:
+        """The DAGMan a resubmit waited for has ended: run its rescue DAG for the resubmitted jobs."""
+        args = {k: v for k, v in task.arguments.items() if k != "waiting_for"}
+        try:
+            cluster = self._queued_dagman(task) or self._queue_dag(task, force=False)
+        except (OSError, DagError, ScheddError) as e:
+            log.info("task %s: resubmit failed: %s", task.name, e)
+            self.db.update(task, status=RESUBMITFAILED, arguments=args, message=str(e))
+            return
+        self.db.update(task, dagman_id=cluster, arguments=args, message=_resubmitted(args))
+
+
+def _resubmitted(args: dict) -> str:
+    return f"resubmitted job(s) {','.join(args['job_ids'])} (epoch {args['epoch']})"
+
+
+def start(state: StateDir, interval: float = 1.0) -> threading.Event:
+    """Run a worker in a daemon thread until the returned event is set."""
+    from engine.schedd.local.client import LocalScheddClient
+
+    stop = threading.Event()
+
+    def loop() -> None:
+        worker = None
+        with LocalScheddClient(state, autostart=False) as schedd:
+            while not stop.wait(interval):
+                # Whatever goes wrong in one round (the task table locked by a command opening it at
+                # the same moment, a schedd call failing), the next round tries again: a worker
+                # thread that died would leave every task NEW without a word.
+                try:
+                    worker = worker or TaskWorker(state, schedd)
+                    worker.work_once()
+                except Exception:
+                    log.exception("task worker: this round failed; trying again")
+    threading.Thread(target=loop, name="crab-task-worker", daemon=True).start()
+    return stop

@@ -1,0 +1,222 @@
+"""``crabtui --backend htcondor q / hold / release / rm`` against the pool's own condor_q,
+condor_hold, condor_release and condor_rm (HTCondor 23.9.6, run inside the pool's tree as its
+job user): the same command line gives the same lines, in the same order, and the same exit
+status.
+
+The pool is shared: the tests act on jobs they submitted (held, so they take no slot), select
+them by cluster id, and compare outputs that include every user's totals only when the queue
+did not change around the comparison (condor_q before and after crabtui print the same).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import htcondor2
+import pytest
+
+from crosscheck import crabtui
+from engine.schedd.htcondor import HTCondorSchedd
+
+pytestmark = pytest.mark.htcondor
+
+HELD = {"executable": "/bin/sleep", "arguments": "300", "hold": "true", "initialdir": "/tmp"}
+_CLOCK = re.compile(r"@ \d\d/\d\d/\d\d \d\d:\d\d:\d\d$")
+_DURATION = re.compile(r"\d+\+\d\d:\d\d:\d\d")
+
+
+def pool_tool(pool, tool: str, *args: str) -> subprocess.CompletedProcess:
+    """One of the pool's own tools, as its job user inside its tree, with its own configuration."""
+    env = pool.env
+    return subprocess.run(["env", "-i", "PATH=/usr/bin:/bin", "LANG=C.UTF-8", "TZ=UTC",
+                           shutil.which("chroot") or "/usr/sbin/chroot", f"--userspec={env['CRABTUI_TESTPOOL_USER']}",
+                           env["CRABTUI_TESTPOOL_ROOT"], tool, *args], capture_output=True, text=True, timeout=120)
+
+
+def ours(tool: str, *args: str, cwd: Path = Path("/tmp")) -> subprocess.CompletedProcess:
+    return crabtui("--backend", "htcondor", tool, *args, cwd=cwd, env={"TZ": "UTC"})
+
+
+def steady(text: str) -> str:
+    """Output without what moves by itself: the header's clock, and running jobs' RUN_TIME."""
+    lines = []
+    for line in text.splitlines():
+        line = _CLOCK.sub("@", line)
+        if re.search(r" [R>] ", line):
+            line = _DURATION.sub("T", line)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def same_as_condor_q(pool, args: list[str], attempts: int = 6) -> None:
+    """crabtui q ARGS prints what condor_q ARGS prints, taken between two condor_q runs that
+    agree (so that the queue, other users' jobs included, was the same for all three)."""
+    for _ in range(attempts):
+        before = pool_tool(pool, "condor_q", *args)
+        mine = ours("q", *args)
+        after = pool_tool(pool, "condor_q", *args)
+        if steady(before.stdout) == steady(after.stdout) and before.returncode == after.returncode:
+            assert mine.returncode == before.returncode, (args, mine.stderr)
+            assert steady(mine.stdout) == steady(before.stdout), args
+            return
+        time.sleep(1)
+    raise AssertionError(f"the queue kept changing under condor_q {' '.join(args)}")
+
+
+@pytest.fixture(scope="module")
+def jobs(htcondor_pool):
+    """Held jobs of this module: P (3 procs, a batch name), Q (2 procs, priority 12, arguments with
+    spaces) and a DAG D whose node jobs are held: A (2 procs), a sub-DAG S (X, and a node whose
+    name is too long for the DAG view's column) and Z after them."""
+    schedd = htcondor2.Schedd()
+    tag = f"ct{os.getpid()}"
+    p = schedd.submit(htcondor2.Submit({**HELD, "batch_name": tag}), count=3).cluster()
+    q = schedd.submit(htcondor2.Submit({**HELD, "executable": "/bin/echo", "arguments": '"a b  c"', "priority": "12"}),
+                      count=2).cluster()
+    work = Path(f"/tmp/{tag}")
+    work.mkdir()
+    os.chmod(work, 0o777)
+    held = "executable = /bin/sleep\narguments = 300\nhold = true\n"
+    for name, text in (("held.sub", held + "queue\n"), ("held2.sub", held + "queue 2\n"),
+                       ("inner.dag", "JOB X held.sub\nJOB VeryLongNodeNameForTheColumn held.sub\n"),
+                       ("top.dag", "JOB A held2.sub\nSUBDAG EXTERNAL S inner.dag\nJOB Z held.sub\nPARENT A S CHILD Z\n")):
+        (work / name).write_text(text)
+        os.chmod(work / name, 0o666)
+    submitted = ours("dag", "submit", "top.dag", cwd=work)
+    assert submitted.returncode == 0, submitted.stderr
+    d = int(re.search(r"submitted to cluster (\d+)\.", submitted.stdout).group(1))
+    deadline = time.monotonic() + 120
+    while len(schedd.query(f'int(split(JobBatchId, ".")[0]) == {d}', ["ClusterId"])) < 6:  # D, A x2, S, X, long
+        assert time.monotonic() < deadline, "the DAG's jobs did not all appear"
+        time.sleep(0.5)
+    yield {"P": str(p), "Q": str(q), "D": str(d)}
+    schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {p} || ClusterId == {q} || ClusterId == {d}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+Q_ARGS = [
+    ["{P}", "{Q}"], ["-nobatch", "{P}", "{Q}"], ["-nob", "{Q}", "-cons", "ProcId == 1"], ["--nobatch", "{P}"],
+    ["-hold", "{P}", "{Q}"], ["-ho", "{Q}"], ["-totals", "{P}", "{Q}"], ["-idle", "{P}"], ["-run", "{D}"],
+    ["-wide:60", "-nobatch", "{Q}"], ["-wide", "{P}"],
+    ["-constraint", "ClusterId == {P} || ClusterId == {Q}"],
+    ["-nobatch", "-constraint", "ClusterId == {P}"], ["-allusers", "-constraint", "ClusterId == {Q}"],
+    ["{D}"], ["-dag", "{D}"], ["-nobatch", "{D}"], ["-nobatch", "-dag", "{D}"],
+    ["-dag", "-nobatch", "-constraint", "ClusterId == {D} || DAGManJobId == {D}"],
+    ["{P}", "-af", "RemoteUserCpu/60", 'strcat(Owner, "x")', "NoSuch", "ProcId * 2"],
+    ["{P}", "{Q}", "-af:jh", "Owner", "JobPrio", "Args"], ["{Q}", "-af:l", "ProcId", "Owner"],
+    ["{Q}", "-af:t,", "ProcId", "Owner"], ["{Q}", "-af:r", "Args", "JobPrio == 12"], ["{Q}", "-af:V", "Owner", "NoSuch"],
+    ["{Q}", "-af:lrng", "ProcId", "Cmd"], ["-dag", "{D}", "-af", "ClusterId", "JobBatchId", "DAGNodeName", "DAGManJobId"],
+    ["{Q}", "-format", "%d.", "ClusterId", "-format", "%-4d|", "ProcId", "-format", "%s\\n", "Owner",
+     "-format", "[%d]", "Owner"],
+    ["{P}", "-long"], ["{P}", "-l", "-attributes", "Owner,ProcId,JobBatchName"],
+]
+
+
+@pytest.mark.parametrize("template", Q_ARGS, ids=lambda t: " ".join(t))
+def test_q_prints_what_condor_q_prints(htcondor_pool, jobs, template):
+    same_as_condor_q(htcondor_pool, [arg.format(**jobs) for arg in template])
+
+
+def test_the_default_query_is_the_users_own_jobs(htcondor_pool, jobs):
+    """Without jobs, owners or -allusers, condor_q shows the jobs of the user the schedd knows
+    (the pool's job user, not the local login) and adds that user's totals."""
+    same_as_condor_q(htcondor_pool, ["-totals"])
+    text = ours("q", "-totals").stdout
+    assert re.search(r"^Total for crab: \d+ jobs;", text, re.M), text
+    same_as_condor_q(htcondor_pool, ["-af", "ClusterId", "-constraint", f"ClusterId == {jobs['Q']}"])
+
+
+ACTIONS = [
+    ("condor_hold", ["{C}.0"]), ("condor_release", ["{C}"]), ("condor_release", ["{C}.0", "{C}.7"]),
+    ("condor_release", ["-constraint", "ClusterId == 999999"]), ("condor_release", ["{C}.1", "99999"]),
+    ("condor_rm", ["{C}.0", "-constraint", "ClusterId == 999999"]), ("condor_hold", ["{C}", "-constraint", "ProcId == 0"]),
+    ("condor_release", ["-constraint", "ClusterId == {C} && ProcId == 1"]), ("condor_rm", ["-totals", "{C}"]),
+    ("condor_release", ["nobody"]), ("condor_rm", ["{C}.1", "{C}"]), ("condor_release", ["-reason", "checked", "{C}.1"]),
+]
+
+
+@pytest.mark.parametrize("tool,template", ACTIONS, ids=lambda a: " ".join(a) if isinstance(a, list) else a)
+def test_actions_print_and_exit_as_condors_tools(htcondor_pool, tool, template):
+    """The same action on two identical clusters, one through the pool's tool and one through
+    crabtui: the same lines on stdout and stderr, the same exit status, the same jobs changed."""
+    schedd = htcondor2.Schedd()
+    submit = htcondor2.Submit({**HELD, "batch_name": "ct-act"})
+    theirs_c, ours_c = schedd.submit(submit, count=2).cluster(), schedd.submit(submit, count=2).cluster()
+    try:
+        theirs = pool_tool(htcondor_pool, tool, *[a.format(C=theirs_c) for a in template])
+        mine = ours(tool.removeprefix("condor_"), *[a.format(C=ours_c) for a in template])
+
+        def lines(text: str, cluster: int) -> list[str]:
+            return [re.sub(rf"\b{cluster}\b", "C", line) for line in text.splitlines() if line.strip()]
+
+        assert (mine.returncode, lines(mine.stdout, ours_c), lines(mine.stderr, ours_c)) == \
+            (theirs.returncode, lines(theirs.stdout, theirs_c), lines(theirs.stderr, theirs_c))
+        states = {c: [(ad["ProcId"], ad["JobStatus"]) for ad in sorted(
+            schedd.query(f"ClusterId == {c}", ["ProcId", "JobStatus"]), key=lambda ad: ad["ProcId"])]
+            for c in (theirs_c, ours_c)}
+        assert states[ours_c] == states[theirs_c]
+    finally:
+        schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {theirs_c} || ClusterId == {ours_c}")
+
+
+def test_bad_command_lines_are_one_line_errors(htcondor_pool, jobs):
+    for tool, args in (("q", ["-zzz"]), ("q", ["-xml"]), ("q", ["-run", "-hold"]), ("hold", []),
+                       ("rm", ["-xyz", jobs["P"]]), ("q", ["-name", "nosuch"]), ("q", ["-af", "Owner =="])):
+        result = ours(tool, *args)
+        assert result.returncode == 1 and result.stdout == "", (tool, args)
+        assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("ERROR: "), (tool, args, result.stderr)
+        assert "Traceback" not in result.stderr
+
+
+def test_name_pool_and_global(htcondor_pool, jobs):
+    collector = htcondor_pool.env["CRABTUI_TESTPOOL_COLLECTOR"]
+    for args in (["-pool", collector, "-nobatch", jobs["Q"]], ["-global", jobs["P"]]):
+        same_as_condor_q(htcondor_pool, args)
+    # condor_q -name wants a name it can resolve as a host ("vm" is not, in the pool's tree);
+    # crabtui takes the name the collector knows the schedd by.
+    name = HTCondorSchedd().title[0]
+    assert ours("q", "-name", name, jobs["Q"], "-af", "ProcId").stdout == "0\n1\n"
+
+
+def test_better_analyze_reads_the_pools_slot_ads(htcondor_pool):
+    schedd = htcondor2.Schedd()
+    cluster = schedd.submit(htcondor2.Submit({**HELD, "hold": "false", "request_memory": "100 TB"})).cluster()
+    try:
+        text = ours("q", "-better-analyze", str(cluster)).stdout
+        slots = len(htcondor2.Collector().query(htcondor2.AdType.Startd, projection=["Name"]))
+        assert f"{cluster}.0: Job {cluster}.0 matches none of the {slots} slots of the pool." in text
+        assert re.search(r"RequestMemory = 104857600 MB; 0 of \d+ slots have enough Memory", text), text
+        assert "Sites: T2_XX_Local" in text
+    finally:
+        schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {cluster}")
+
+
+def test_dag_submit_tags_the_dagman_job_as_condor_submit_dag_does(htcondor_pool, shared_dir):
+    (shared_dir / "held.sub").write_text("executable = /bin/sleep\narguments = 300\nhold = true\nqueue\n")
+    (shared_dir / "d.dag").write_text("JOB A held.sub\n")
+    outdir = shared_dir / "logs"
+    outdir.mkdir()
+    os.chmod(outdir, 0o777)
+    batch = f"tagged{os.getpid()}"
+    result = ours("dag", "submit", "-Append", 'My.CrabtuiTag = "run7"', "-batch-name", batch, "-Notification",
+                  "Complete", "-outfile_dir", str(outdir), "d.dag", cwd=shared_dir)
+    assert result.returncode == 0, result.stderr
+    dagman = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+    schedd = htcondor2.Schedd()
+    try:
+        ad = schedd.query(f"ClusterId == {dagman}", ["CrabtuiTag", "JobBatchName", "JobNotification"])[0]
+        assert (ad["CrabtuiTag"], ad["JobBatchName"], ad["JobNotification"]) == ("run7", batch, 2)
+        deadline = time.monotonic() + 120
+        while not schedd.query(f"DAGManJobId == {dagman}", ["JobBatchName"]):
+            assert time.monotonic() < deadline, "node A was not submitted"
+            time.sleep(0.5)
+        assert schedd.query(f"DAGManJobId == {dagman}", ["JobBatchName"])[0]["JobBatchName"] == batch
+        assert (outdir / "d.dag.dagman.out").exists() and not (shared_dir / "d.dag.dagman.out").exists()
+        same_as_condor_q(htcondor_pool, ["-constraint", f'JobBatchName == "{batch}"', "-af", "ClusterId", "JobBatchName"])
+    finally:
+        schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {dagman}")

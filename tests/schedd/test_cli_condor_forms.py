@@ -1,0 +1,235 @@
+"""``q``, ``hold``, ``release``, ``rm`` and ``dag submit`` on the embedded engine, typed as
+HTCondor users type condor_q, condor_hold, condor_release, condor_rm and condor_submit_dag:
+their options, their layouts, their messages and exit codes.  tests/htcondor/test_condor_tools.py
+runs the same commands against the real tools on the test pool."""
+
+from __future__ import annotations
+
+import getpass
+import re
+import socket
+
+import pytest
+
+from schedd_harness import wait_for
+from crabtui import queue_format
+from engine.schedd.api import JobStatus
+
+USER = getpass.getuser()
+HELD = "executable = /bin/sleep\narguments = 300\nhold = true\n"
+
+
+def out_lines(result) -> list[str]:
+    assert result.returncode == 0, result.stderr
+    return [line for line in result.stdout.splitlines() if line.strip()]
+
+
+def job_ids(result) -> list[str]:
+    """The job ids a -nobatch or -dag table lists, in its order."""
+    return [line.split()[0] for line in out_lines(result) if re.match(r" *\d+\.\d+ ", line)]
+
+
+@pytest.fixture
+def held(schedd):
+    """Eleven held clusters (ids past 9 sort wrongly as text), cluster 3 with three procs."""
+    for cluster in range(1, 12):
+        count = 3 if cluster == 3 else 1
+        extra = "batch_name = three\n" if cluster == 3 else ""
+        assert schedd.submit(HELD + extra + f"queue {count}\n", name=f"c{cluster}.sub").cluster == cluster
+    return schedd
+
+
+def test_q_lists_jobs_in_job_id_order(held):
+    expected = ["1.0", "2.0", "3.0", "3.1", "3.2"] + [f"{c}.0" for c in range(4, 12)]
+    assert job_ids(held.cli("q", "-nobatch")) == expected
+    assert out_lines(held.cli("q", "-af:j", "Owner"))[:6] == [f"{job} {USER}" for job in expected[:6]]
+    batch = out_lines(held.cli("q"))
+    assert [line.split()[1] for line in batch[2:-3]] == ["ID:", "ID:", "three", "ID:", "ID:", "ID:", "ID:", "ID:",
+                                                       "ID:", "ID:", "ID:"]
+    assert batch[4].split()[-1] == "3.0-2", "one line for the batch, its job id range last"
+
+
+def test_single_dash_options_are_read_as_condor_q_reads_them(held):
+    full = held.cli("q", "-nobatch", "-constraint", "ClusterId == 3").stdout
+    for spelling in (["-nob", "-cons", "ClusterId == 3"], ["--nobatch", "--constraint", "ClusterId == 3"],
+                     ["-nobatch", "-c", "ClusterId == 3"]):
+        again = held.cli("q", *spelling)
+        assert again.returncode == 0 and _timeless(again.stdout) == _timeless(full), spelling
+    assert "HELD_SINCE  HOLD_REASON" in held.cli("q", "-ho", "3").stdout, "-ho is -hold"
+    assert "Usage:" in held.cli("q", "-h").stdout, "-h is -help, as in condor_q"
+    for argv, message in ((["-nobat"], None), (["--nob"], "unrecognized argument --nob"),
+                          (["-xml"], "does not support condor_q's -xml"), (["-zzz"], "unrecognized argument -zzz"),
+                          (["-af"], "-af requires at least one attribute"), (["-run", "-hold"], "incompatible")):
+        result = held.cli("q", *argv)
+        if message is None:
+            assert result.returncode == 0, result.stderr
+            continue
+        assert result.returncode == 1 and result.stdout == "", argv
+        assert result.stderr.count("\n") == 1 and message in result.stderr, (argv, result.stderr)
+
+
+def _timeless(text: str) -> str:
+    return re.sub(r"@ [\d/]+ [\d:]+", "@", text)
+
+
+def test_restrictions_as_condor_q_has_them(held):
+    assert job_ids(held.cli("q", "-nobatch", "3.1", "11")) == ["3.1", "11.0"]
+    assert job_ids(held.cli("q", "-nobatch", USER, "-constraint", "ClusterId > 9")) == ["10.0", "11.0"]
+    assert job_ids(held.cli("q", "-nobatch", "nobody")) == []
+    held.cli("release", "2")
+    wait_for(lambda: held.job("2.0")["JobStatus"] in (JobStatus.IDLE, JobStatus.RUNNING), "2.0 released")
+    assert job_ids(held.cli("q", "-hold", "-allusers"))[:2] == ["1.0", "3.0"]
+    assert "2.0" not in job_ids(held.cli("q", "-hold"))
+    idle_or_run = job_ids(held.cli("q", "-idle")) + job_ids(held.cli("q", "-run"))
+    assert idle_or_run == ["2.0"]
+
+
+def test_layouts_of_run_hold_idle_and_totals(held):
+    hold = out_lines(held.cli("q", "-hold", "1"))
+    assert hold[1] == " ID      OWNER          HELD_SINCE  HOLD_REASON"
+    assert re.fullmatch(rf"   1\.0   {USER:<14} [ \d/:]{{11}} submitted on hold at user's request", hold[2])
+    assert hold[-2].startswith("Total for query: 1 jobs;"), "jobs named: no line for the user's own"
+    idle = out_lines(held.cli("q", "-idle", "-allusers"))
+    assert idle[1] == " ID      OWNER          UNIVERSE  CPUS MEMORY STARTS LAST_HOST" and len(idle) == 2, \
+        "-idle has no totals"
+    run = out_lines(held.cli("q", "-run"))
+    assert run[1] == " ID      OWNER            SUBMITTED     RUN_TIME HOST(S)" and len(run) == 2
+    totals = out_lines(held.cli("q", "-totals"))
+    assert len(totals) == 4 and totals[0].startswith("-- Schedd: ")
+    assert totals[1] == "Total for query: 13 jobs; 0 completed, 0 removed, 0 idle, 0 running, 13 held, 0 suspended "
+    assert totals[2] == f"Total for {USER}: 13 jobs; 0 completed, 0 removed, 0 idle, 0 running, 13 held, 0 suspended "
+    cut = held.cli("q", "-nobatch", "-wide:40", "1").stdout.splitlines()
+    assert cut[3] == " ID      OWNER            SUBMITTED     RU"[:39] and len(cut[4]) == 39
+
+
+def test_af_evaluates_expressions_with_condor_qs_options(held):
+    assert out_lines(held.cli("q", "1", "-af", "RemoteUserCpu/60", 'strcat(Owner, "x")', "NoSuch", "ProcId + 1")) == \
+        [f"0.0 {USER}x undefined 1"]
+    assert out_lines(held.cli("q", "3.1", "-af:jV", "Owner", "JobPrio")) == [f'3.1 "{USER}" 0']
+    assert out_lines(held.cli("q", "3.1", "-af:l", "Owner", "ProcId")) == [f"Owner = {USER} ProcId = 1"]
+    assert out_lines(held.cli("q", "3.1", "-af:t,", "Owner", "ProcId")) == [f"{USER},\t1"]
+    assert out_lines(held.cli("q", "3.1", "-af:r", "Cmd", "ProcId == 1")) == ['"/bin/sleep" ProcId == 1']
+    assert held.cli("q", "3.1", "-af:lrng", "ProcId", "Owner").stdout == f'\nProcId = 1\nOwner = "{USER}"\n'
+    headed = held.cli("q", "3", "-af:jh", "ProcId", "Owner").stdout.splitlines()
+    owner_width = max(5, len(USER))
+    assert headed[0] == f"{' ID':<8} ProcId {'Owner':<{owner_width}}"
+    assert headed[1:] == [f"   3.{p}   {p:<6} {USER:<{owner_width}}" for p in range(3)]
+    printed = held.cli("q", "3", "-format", "%d.", "ClusterId", "-format", "%d|", "ProcId", "-format", "%s\\n",
+                       "Owner", "-format", "[%d]", "Owner").stdout
+    assert printed == "".join(f"3.{p}|{USER}\n" for p in range(3)), "%d of a string prints nothing"
+    bad = held.cli("q", "-af", "Owner ==")
+    assert bad.returncode == 1 and "'Owner ==' is not a ClassAd expression" in bad.stderr
+
+
+def test_long_and_attributes(held):
+    text = held.cli("q", "3.2", "-long").stdout
+    names = [line.split(" = ")[0] for line in text.strip().splitlines()]
+    assert names == sorted(names, key=str.lower) and "ClusterId" in names and text.endswith("\n\n")
+    assert held.cli("q", "3.2", "-l", "-attributes", "ProcId,Owner").stdout == f'Owner = "{USER}"\nProcId = 2\n\n'
+
+
+def test_run_time_is_the_current_run_and_size_is_memory_usage():
+    """condor_q's RUN_TIME counts from the current run's start (the shadow's birthday), not all
+    runs; SIZE is MemoryUsage in MB, ImageSize only when there is none."""
+    now = 1_800_000_000
+    running = {"ClusterId": 5, "ProcId": 0, "Owner": "u", "QDate": now - 100, "JobStatus": 2, "JobPrio": 0,
+               "RemoteUserCpu": 0.0, "RemoteWallClockTime": 26.0, "ShadowBday": now - 3, "MemoryUsage": 5,
+               "ImageSize": 100_000, "Cmd": "/bin/sleep", "Arguments": "60"}
+    held_again = {**running, "ProcId": 1, "JobStatus": 5, "LastRemoteWallClockTime": 7.0, "MemoryUsage": None}
+    lines = queue_format.job_table([held_again, running], "nobatch", queue_format.Context(now=now))
+    assert lines[1].split()[4:8] == ["0+00:00:03", "R", "0", "5.0"] and lines[1].endswith("sleep 60")
+    assert lines[2].split()[4:8] == ["0+00:00:07", "H", "0", "97.7"]
+    cumulative = queue_format.job_table([running], "nobatch", queue_format.Context(now=now, current_run=False))
+    assert cumulative[1].split()[4] == "0+00:00:29"
+
+
+def test_actions_say_what_happened_to_which_job(held):
+    def act(*args: str):
+        result = held.cli(*args)
+        return result.returncode, result.stdout.splitlines(), result.stderr.splitlines()
+
+    assert act("hold", "1.0") == (1, [], ["Job 1.0 already held"])
+    assert act("release", "-constraint", "ClusterId == 999999") == \
+        (1, [], ["Couldn't find/release all jobs matching constraint (ClusterId == 999999)"])
+    assert act("release", "3.1", "99999") == (1, ["Job 3.1 released"], ["Couldn't find/release all jobs in cluster 99999"])
+    assert act("release", "3.1") == (1, [], ["Job 3.1 not held to be released"])
+    assert act("rm", "3.9") == (1, [], ["Job 3.9 not found"])
+    assert act("rm", "3.2", "-constraint", "ClusterId == 999999") == \
+        (1, ["Job 3.2 marked for removal"], ["Warning, -constraint is ignored for fully qualified job ids",
+                                             "Couldn't find/remove all jobs matching constraint (ClusterId == 999999)"])
+    assert act("release", "4", "-constraint", "ProcId == 0") == \
+        (0, ["All jobs matching constraint ((ProcId == 0) && (ClusterId == 4)) have been released"], [])
+    assert act("hold", USER, "-reason", "checking") == (0, [f'All jobs of user "{USER}" have been held'], [])
+    assert held.job("4.0")["HoldReason"] == "checking"
+    assert act("release", "0") == (1, [], ["ERROR: You did not specify any jobs (Invalid cluster # from 0.)"])
+    assert act("rm", "99999999999999999999999") == \
+        (1, [], ["ERROR: You did not specify any jobs (Invalid cluster # from 99999999999999999999999.)"])
+    assert act("rm", "-totals", "5") == \
+        (0, ["1 Succeeded, 0 Failed, 0 Not Found, 0 Bad Status, 0 Already Done, 0 Permission Denied",
+             "All jobs in cluster 5 have been marked for removal"], [])
+    assert act("hold", "-forcex", "6")[0] == 1, "-forcex is condor_rm's"
+    wait_for(lambda: held.job("5.0") is None, "5.0 to leave the queue")
+
+
+def test_dag_view_lists_sub_dags_and_nodes_under_their_dagman(schedd):
+    """``q -nobatch -dag ID`` shows the DAGMan job with its node jobs and its sub-DAG's (found by
+    JobBatchId, which DAGMan gives them all), a multi-proc node's later procs after the tree;
+    the batch line folds the sub-DAG's jobs in; the totals leave DAGMan jobs out."""
+    schedd.write("held.sub", HELD + "queue\n")
+    schedd.write("held2.sub", HELD + "queue 2\n")
+    schedd.write("inner.dag", "JOB X held.sub\n")
+    schedd.write("top.dag", "JOB A held2.sub\nSUBDAG EXTERNAL S inner.dag\nJOB B held.sub\nPARENT A S CHILD B\n")
+    result = schedd.cli("dag", "submit", "top.dag")
+    dagman = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+
+    def tree() -> list[tuple[str, str]]:
+        table = out_lines(schedd.cli("q", "-nobatch", "-dag", str(dagman)))
+        column = table[1].index("OWNER/NODENAME")
+        return [(line.split()[0], line[column:column + 17].rstrip()) for line in table if re.match(r" *\d+\.\d+ ", line)]
+
+    wait_for(lambda: len(tree()) == 5, "the DAG's jobs to be queued")
+    names = [name for _, name in tree()]
+    assert names == [USER, " |-A", " |-S", "  |-X", " |-A"], tree()
+    ids = [job for job, _ in tree()]
+    assert ids[1].endswith(".0") and ids[4] == ids[1][:-1] + "1", "A's second proc after the whole tree"
+    assert job_ids(schedd.cli("q", "-nobatch", str(dagman))) == [f"{dagman}.0"], "without -dag, only the job named"
+    batch = out_lines(schedd.cli("q", str(dagman)))
+    assert batch[1].split() == ["OWNER", "BATCH_NAME", "SUBMITTED", "DONE", "RUN", "IDLE", "HOLD", "TOTAL", "JOB_IDS"]
+    last = max(int(job.split(".")[0]) for job in ids)
+    # Three held of four nodes (the top DAG's A, S and B, and the sub-DAG's X), and the jobs' id range.
+    assert re.fullmatch(rf"{USER} +top\.dag\+{dagman} +[\d/ :]+ +_ +_ +_ +3 +4 {ids[1]} \.\.\. {last}\.0",
+                        batch[2]), batch[2]
+    assert batch[-2].startswith("Total for query: 3 jobs; ") and " 3 held," in batch[-2], "DAGMan jobs not counted"
+    assert schedd.cli("rm", str(dagman)).returncode == 0
+
+
+def test_dag_submit_takes_condor_submit_dags_tagging_options(schedd, tmp_path):
+    schedd.write("held.sub", HELD + "queue\n")
+    schedd.write("d.dag", "JOB A held.sub\n")
+    outdir = tmp_path / "logs"
+    outdir.mkdir()
+    result = schedd.cli("dag", "submit", "-APPEND", 'My.CrabtuiTag = "run7"', "-append", "My.CrabtuiRound = 2",
+                        "-Batch-Name", "tagged", "-notification", "Complete", "-outfile_dir", str(outdir),
+                        "-MaxJobs", "3", "d.dag")
+    assert result.returncode == 0, result.stderr
+    assert f"Log of DAGMan debugging messages                   : {outdir}/d.dag.dagman.out" in result.stdout
+    dagman = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+    ad = schedd.client.query(f"ClusterId == {dagman}", ["CrabtuiTag", "CrabtuiRound", "JobBatchName"])[0]
+    assert (ad["CrabtuiTag"], ad["CrabtuiRound"], ad["JobBatchName"]) == ("run7", 2, "tagged")
+    sub = (schedd.work / "d.dag.condor.sub").read_text()
+    assert "notification\t= Complete\n" in sub and sub.endswith('My.CrabtuiTag = "run7"\nMy.CrabtuiRound = 2\nqueue\n')
+    wait_for(lambda: (outdir / "d.dag.dagman.out").exists(), "dagman.out in -outfile_dir")
+    assert not (schedd.work / "d.dag.dagman.out").exists()
+    node = wait_for(lambda: schedd.client.query(f"DAGManJobId == {dagman}", ["JobBatchName", "JobBatchId"]), "node A")
+    assert (node[0]["JobBatchName"], node[0]["JobBatchId"]) == ("tagged", f"{dagman}.0")
+    assert out_lines(schedd.cli("q", "-af", "JobBatchName", "-constraint", 'JobBatchName == "tagged"')) == \
+        ["tagged", "tagged"]
+    assert schedd.cli("rm", str(dagman)).returncode == 0
+
+
+def test_name_and_pool_on_the_embedded_engine(held):
+    assert held.cli("q", "-name", f"crabtui@{socket.gethostname()}", "1", "-af", "ProcId").stdout == "0\n"
+    for argv in (["-name", "elsewhere"], ["-pool", "cm.example.org"]):
+        result = held.cli("q", *argv)
+        assert result.returncode == 1 and result.stderr.count("\n") == 1 and "--backend htcondor" in result.stderr
+    assert held.cli("q", "-global", "1", "-af", "ProcId").stdout == "0\n"
