@@ -185,6 +185,10 @@ CASES: dict[str, Case] = {
                    '}\nVARS B who="vars"\nVARS A who="vars"\nJOB C own.sub\nVARS C who="vars"\n',
                    {"own.sub": "executable = /bin/sh\narguments = rec.sh $(JOB) $(who)\nwho = file\nqueue\n",
                     "rec.sh": 'echo "$@" >> runs.txt\n'}),
+    "append_vars": Case('CONFIG x.config\nJOB C own.sub\nVARS C who="vars"\nJOB D own.sub\nVARS D PREPEND who="vars"\n',
+                        {**config("DAGMAN_DEFAULT_APPEND_VARS = True"),
+                         "own.sub": "executable = /bin/sh\narguments = rec.sh $(JOB) $(who)\nwho = file\nqueue\n",
+                         "rec.sh": 'echo "$@" >> runs.txt\n'}),
     "vars_values": Case('JOB A v.sub\nVARS A v="\\\\"\nJOB B v.sub\nVARS B v="  lead and trail  "\n'
                         'JOB C v.sub\nVARS C v="q\\"uote\\\\\\"x"\nJOB D v.sub\nVARS D v="a $(JOB) b"\n'
                         'JOB E v.sub\nVARS E v="#hash"\n', {"v.sub": VARS_SUB}, job_ads=("JobDescription",)),
