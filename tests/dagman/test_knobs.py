@@ -148,8 +148,9 @@ def test_maxidle_lowers_the_submits_per_interval_as_dagman_guesses(knobs, schedd
 def test_submit_delay_waits_before_each_submit_and_aggressive_submit_keeps_submitting(knobs, schedd):
     config = "DAGMAN_SUBMIT_DELAY = 2\nDAGMAN_USER_LOG_SCAN_INTERVAL = 1\n"
     assert dagman(knobs, schedd, "JOB A job.sub\nJOB B job.sub\n", config) == 0
-    assert "Warning: Submit cycle elapsed time (2 s) has exceeded log scan interval (1 s); bailing out of submit loop" \
-        in out(knobs)
+    assert any(line.startswith("Warning: Submit cycle elapsed time (") and line.endswith(
+        "s) has exceeded log scan interval (1 s); bailing out of submit loop") for line in out(knobs)), \
+        "A's submit waited 2 s (more on a busy machine): B waits for the next cycle"
     (knobs / "runs.txt").unlink()
     assert dagman(knobs, schedd, "JOB A job.sub\nJOB B job.sub\n", config + "DAGMAN_AGGRESSIVE_SUBMIT = True\n") == 0
     assert not any("bailing out" in line for line in out(knobs)[-60:])
