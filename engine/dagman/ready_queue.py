@@ -23,7 +23,7 @@ import htcondor2
 from engine.dag import NodeKind, ScriptKind, VarsPlacement
 from engine.dag.graph import Graph
 from engine.dagman.config import Options
-from engine.dagman.dagman_out import DagmanOut
+from engine.dagman.dagman_out import QUIET, DagmanOut
 from engine.dagman.events import INT_MAX, LoggedEvent
 from engine.dagman.jobstate_log import JobstateLog
 from engine.dagman.node import SUBMIT_FAILED, DagStatus, Node
@@ -276,6 +276,10 @@ class ReadyQueue:
             self.out.cannot_open_submit_file(os.path.basename(e.filename or declared.submit), e)
             self.submit_failed(node)
             return
+        except ScheddError as e:  # a submit file that is not one (not UTF-8 text, too large)
+            self.out.line(f"ERROR: {e}", QUIET)
+            self.submit_failed(node)
+            return
         self.out.submitting_from(node.name, declared.submit if declared.inline_submit is None
                                  and declared.submit not in self.graph.dag.submit_descriptions else None)
         try:
@@ -387,9 +391,11 @@ class ReadyQueue:
             text, path = self.graph.dag.submit_descriptions[declared.submit], f"{self.dag_file} ({declared.submit})"
             inline = True
         else:
+            from engine.schedd.local.submit import read_submit_file  # htcondor2 loads slowly: when needed
+
             path = os.path.join(cwd, declared.submit)
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            open(path, "rb").close()  # one that cannot be read fails with DAGMan's own messages (OSError)
+            text = read_submit_file(path)  # SubmitError (a bad file) fails the submit, as condor_submit's would
         options = self.options
         prepend = {"JOB": node.name, "RETRY": str(node.retries), "DAG_STATUS": str(int(self.dag_status)),
                    "FAILED_COUNT": str(self.failed_count)}

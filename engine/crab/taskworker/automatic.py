@@ -186,15 +186,16 @@ def load_knobs(path: str) -> AutomaticConfig:
 
     CRAB's defaults when the file does not exist.  AutomaticSplittingError names the file and the
     knob that is wrong."""
-    import tomllib  # here only: the DAG's scripts read the knobs from the task, not from this file
+    from engine.tomlfile import TomlError, read_toml  # here only: the DAG's scripts read the task, not this file
 
     try:
-        with open(path, "rb") as f:
-            document = tomllib.load(f)
+        document = read_toml(path)
     except FileNotFoundError:
         return AutomaticConfig()
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise AutomaticSplittingError(f"{path}: {e}") from None
+    except OSError as e:
+        raise AutomaticSplittingError(f"{path}: cannot read it: {e.strerror}") from None
+    except TomlError as e:
+        raise AutomaticSplittingError(str(e)) from None
     unknown = set(document) - {"TaskWorker"}
     if unknown:
         raise AutomaticSplittingError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; the knobs go under "
