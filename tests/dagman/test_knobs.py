@@ -443,3 +443,11 @@ def test_suppress_job_logs_keeps_node_jobs_from_writing_their_own_logs(knobs, sc
     assert not (knobs / "own.log").exists()
     assert dagman(knobs, schedd, "JOB A logged.sub\n") == 0
     assert (knobs / "own.log").exists()
+
+
+@pytest.mark.parametrize("suppress, notification", [("True", 0), ("False", 2)])
+def test_suppress_notification_overrides_the_submit_files_notification(knobs, schedd, suppress, notification):
+    (knobs / "mail.sub").write_text("executable = /bin/true\nnotification = Complete\nqueue\n")
+    assert dagman(knobs, schedd, "JOB A mail.sub\n", f"DAGMAN_SUPPRESS_NOTIFICATION = {suppress}\n") == 0
+    assert schedd.history('DAGNodeName == "A"', ["JobNotification"])[0]["JobNotification"] == notification
+

@@ -29,6 +29,8 @@ DEFAULT_REQUEST_DISK_KB = 1024
 MAX_JOBS_PER_SUBMISSION = 20_000  # HTCondor's default for the knob of that name
 MAX_SUBMIT_FILE_BYTES = 16 << 20
 _INT32 = 2**31 - 1
+# notification's values and the JobNotification each sets (condor_submit 23.9.6); NEVER by default.
+_NOTIFICATIONS = {"never": 0, "always": 1, "complete": 2, "error": 3, "start": 4}
 
 # Commands whose value is a ClassAd expression, and the job attribute each sets.
 _EXPRESSIONS = {
@@ -57,7 +59,7 @@ _STRINGS = {
     "hold_kill_sig": "HoldKillSig",
 }
 # Commands understood and handled explicitly below, or accepted with no effect on one machine
-# (file transfer and notification settings; the embedded schedd shares the submitter's files).
+# (file transfer settings, as the embedded schedd shares the submitter's files; no mail is sent).
 _HANDLED = {
     "executable", "arguments", "args", "environment", "env", "getenv", "input", "output", "error",
     "log", "initialdir", "initial_dir", "universe", "request_cpus", "request_memory", "request_disk",
@@ -372,6 +374,11 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str
     disk = get("request_disk")
     ad["RequestDisk"] = _size(disk, where, "request_disk", 1024) if disk else DEFAULT_REQUEST_DISK_KB
     ad["JobPrio"] = _integer(get("priority") or "0", where, "priority", "a priority, higher runs first", -_INT32)
+    notification = (get("notification") or "never").strip().lower()
+    if notification not in _NOTIFICATIONS:
+        raise SubmitError(f"{where}: notification: must be 'Never', 'Always', 'Complete', 'Start', or 'Error', "
+                          f"not {notification!r}")
+    ad["JobNotification"] = _NOTIFICATIONS[notification]
     ad["Requirements"] = classad2.ExprTree("true")
     ad["Rank"] = 0.0
     ad["OnExitRemove"] = True
