@@ -104,14 +104,21 @@ def main(argv: list[str] | None = None) -> int:
             dagman = DagMan(graph, schedd, options)
         except OSError as e:  # the nodes log (DAGMAN_DEFAULT_NODE_LOG) cannot be written
             print(f"ERROR: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
-            os.unlink(lock_path)
+            remove_lock(lock_path)
             return EXIT_ERROR
         code = dagman.run()
     if code != EXIT_RESTART:  # a graceful stop keeps the lock, so the restart recovers
-        os.unlink(lock_path)
+        remove_lock(lock_path)
     if code != EXIT_OKAY:
         print(f"ERROR: {ending(dagman, code)}", file=sys.stderr)
     return code
+
+
+def remove_lock(path: str) -> None:
+    """Remove the lock at exit; a second DAGMan on the DAG (DAGMAN_ABORT_DUPLICATES = False) may
+    have removed it first, which is no error, as in DAGMan."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def adjust_for_max_idle(options: Options, knobs: dict[str, object]) -> None:

@@ -451,3 +451,25 @@ def test_suppress_notification_overrides_the_submit_files_notification(knobs, sc
     assert dagman(knobs, schedd, "JOB A mail.sub\n", f"DAGMAN_SUPPRESS_NOTIFICATION = {suppress}\n") == 0
     assert schedd.history('DAGNodeName == "A"', ["JobNotification"])[0]["JobNotification"] == notification
 
+
+def test_abort_duplicates_false_lets_a_second_dagman_recover_a_running_dag(knobs, schedd):
+    """Two DAGMans on one DAG: the second, not refused, recovers from the nodes log and submits
+    nothing again; both see the one job finish."""
+    import subprocess
+    import sys
+
+    dag = 'JOB B gated.sub\nVARS B code="0"\n'
+    (knobs / "x.config").write_text("DAGMAN_ABORT_DUPLICATES = False\n")
+    (knobs / "x.dag").write_text("CONFIG x.config\n" + dag)
+    first = subprocess.Popen([sys.executable, "-m", "engine.dagman", "--state-dir", schedd.state.path, "x.dag"],
+                             cwd=knobs, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        until(lambda: "B" in runs(knobs) and (knobs / "x.dag.lock").exists(), "B to start")
+        assert dagman(knobs, schedd, dag, "DAGMAN_ABORT_DUPLICATES = False\n") == 0
+        _, err = first.communicate(timeout=60)
+    finally:
+        first.kill()
+        first.wait()
+    assert first.returncode == 0, err
+    assert "Running in RECOVERY mode... " + ">" * 30 in out(knobs)
+    assert runs(knobs) == ["B"] and len(schedd.history('DAGNodeName == "B"', ["ClusterId"])) == 1
