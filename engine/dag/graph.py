@@ -159,8 +159,9 @@ def _in_node_order(nodes: dict[str, GraphNode], several: Iterable[GraphNode]) ->
     for node in several:
         if len(node.children) > 1:
             node.children.sort(key=index.__getitem__)
-        if len(node.parents) > 1:
-            order = sorted(range(len(node.parents)), key=lambda i: index[node.parents[i]])
+        keys = list(map(index.__getitem__, node.parents))
+        if len(keys) > 1 and any(a > b for a, b in zip(keys, itertools.islice(keys, 1, None))):
+            order = sorted(range(len(keys)), key=keys.__getitem__)
             node.parents = [node.parents[i] for i in order]
             node.parent_sources = [node.parent_sources[i] for i in order]
 
@@ -293,15 +294,18 @@ def _connect(nodes: dict[str, GraphNode], edges: dict[str, set[str]], parent: st
             return
         known.add(parent)
     parent_node = nodes[parent]
-    if parent_node.children:
-        parent_node.children.append(child)
-        several[id(parent_node)] = parent_node
+    children = parent_node.children
+    if children:
+        children.append(child)
+        if len(children) == 2:
+            several[id(parent_node)] = parent_node
     else:
         parent_node.children = [child]
     if parents:
         parents.append(parent)
         child_node.parent_sources.append(source)
-        several[id(child_node)] = child_node
+        if len(parents) == 2:
+            several[id(child_node)] = child_node
     else:
         child_node.parents = [parent]
         child_node.parent_sources = [source]
