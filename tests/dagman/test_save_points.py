@@ -3,9 +3,10 @@ and with what content DAGMan 23.9.6 wrote the save files of this DAG on the test
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
+
+from installed import CRABTUI
 
 DAG = ("JOB A job.sub\nJOB B job.sub\nJOB C job.sub\nJOB D job.sub\nRETRY B 2\n"
        "PARENT A CHILD B\nPARENT B CHILD C\nPARENT C CHILD D\n"
@@ -13,7 +14,7 @@ DAG = ("JOB A job.sub\nJOB B job.sub\nJOB C job.sub\nJOB D job.sub\nRETRY B 2\n"
 
 
 def dag_run(dag_dir: Path, schedd, *args: str) -> int:
-    return subprocess.run([shutil.which("crabtui"), "--state-dir", schedd.state.path, "dag", "run", *args, "x.dag"],
+    return subprocess.run([CRABTUI, "--state-dir", schedd.state.path, "dag", "run", *args, "x.dag"],
                           cwd=dag_dir, capture_output=True, text=True, timeout=120).returncode
 
 
@@ -59,7 +60,7 @@ def test_a_retried_node_writes_no_second_save_file(dag_dir, schedd):
 
 def test_load_save_of_a_missing_file_is_a_clear_error(dag_dir, schedd):
     (dag_dir / "x.dag").write_text(DAG)
-    result = subprocess.run([shutil.which("crabtui"), "--state-dir", schedd.state.path, "dag", "run", "-load_save",
+    result = subprocess.run([CRABTUI, "--state-dir", schedd.state.path, "dag", "run", "-load_save",
                              "nothere.save", "x.dag"], cwd=dag_dir, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "save_files/nothere.save" in result.stderr
