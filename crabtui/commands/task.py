@@ -17,8 +17,6 @@ import click
 
 from crabtui.commands.backend import embedded_only, schedd
 
-NUM_AUTOM_JOB_RETRIES = 3  # executions per job and resubmit epoch, as CRAB's TaskWorker ships it
-
 
 def _fail(message: str) -> None:
     click.echo(f"ERROR: {message}", err=True)
@@ -87,7 +85,7 @@ def submit(ctx: click.Context, config: str) -> None:
     ad = TaskAd(name=name, user=user, dataset=cfg.input_dataset, max_memory_mb=cfg.max_memory_mb,
                 max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
                 site_whitelist=cfg.site_whitelist, site_blacklist=cfg.site_blacklist, storage_site=cfg.storage_site,
-                time_scale=cfg.time_scale, max_retries=NUM_AUTOM_JOB_RETRIES,
+                time_scale=cfg.time_scale,
                 failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), script_exe=cfg.script_exe,
                 extra_jdl=cfg.extra_jdl, ignore_global_blacklist=cfg.ignore_global_blacklist,
                 global_blacklist=state.global_blacklist, automatic_blacklist=asdict(cfg.automatic_blacklist),

@@ -81,7 +81,8 @@ from engine.atomic import write_atomically
 
 __all__ = [
     "ACTIONS", "DEFAULT_DELAY_S", "EXIT_RETRY_POLICY", "HELD_REMOVE_REASON",
-    "MAX_JOB_RUNTIME_AUTOMATIC_RESUBMIT", "MAX_MEMORY_AUTOMATIC_RESUBMIT", "REMOVE_REASONS", "SCHEMA",
+    "MAX_JOB_RUNTIME_AUTOMATIC_RESUBMIT", "MAX_MEMORY_AUTOMATIC_RESUBMIT", "NUM_AUTOM_JOB_RETRIES", "REMOVE_REASONS",
+    "SCHEMA",
     "Attempt", "Decision", "JobReturnCode", "JobState", "Limits", "Params", "RetryPolicy",
     "RetryStateError", "begin_attempt", "check_abort_dag", "choose_sites", "cooloff_remaining",
     "decide", "load_state", "policy_for", "record", "resubmit", "save_state", "state_path",
@@ -105,6 +106,8 @@ ACTIONS = {"ok": JobReturnCode.OK, "retry": JobReturnCode.RECOVERABLE_ERROR,
 
 MAX_MEMORY_AUTOMATIC_RESUBMIT = 7500  # MB, CRABServer ServerUtilities
 MAX_JOB_RUNTIME_AUTOMATIC_RESUBMIT = 47 * 60  # minutes, CRABServer ServerUtilities
+NUM_AUTOM_JOB_RETRIES = 10
+"""CRAB_NumAutomJobRetries: executions of a job per submit or resubmit (seeds 000 and 003)."""
 DEFAULT_DELAY_S = 900
 """Retry delay of every table entry, and of recoverable failures the table does not name."""
 
@@ -174,7 +177,7 @@ class Limits:
     the attempt's own max runtime and memory request when those are larger.
     """
 
-    max_retries: int = 10  # CRAB_NumAutomJobRetries: executions per epoch
+    max_retries: int = NUM_AUTOM_JOB_RETRIES  # CRAB_NumAutomJobRetries: executions per epoch
     max_attempt_wall_s: float = 24 * 3600
     max_total_wall_s: float = 36 * 3600  # all attempts of the current epoch
     max_memory_mb: int = 2048
@@ -357,8 +360,9 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
         fake_code, msg = guard
         return close("fatal", fake_code, f"{policy.msg} {msg}")
     if attempt.rrn >= limits.max_retries:
-        return close("fatal", code, f"{policy.msg} Job could be retried, but the maximum allowed number "
-                     f"of retries ({limits.max_retries}) was hit.")
+        return close("fatal", code, f"{policy.msg} This is job retry number {attempt.rrn}. The maximum allowed "
+                     f"number of retries is {limits.max_retries}. The retry handler indicated this was a recoverable "
+                     "error, but the maximum number of retries was already hit. DAGMan will not retry.")
     delay = max(policy.delay, limits.cooloff_step_s * (attempt.dag_retry + 1)) / limits.time_scale
     return close("retry", code, policy.msg, delay=delay, cooloff_until=now + delay,
                  next=_next_params(attempt, policy))

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from engine.atomic import write_atomically
+from engine.crab.ap.retry_policy import NUM_AUTOM_JOB_RETRIES
 from engine.crab.ap.sites import write_data_sites
 from engine.crab.taskworker.automatic import AutomaticConfig, stage_of
 from engine.crab.taskworker.datasets import Dataset
@@ -55,7 +56,7 @@ class TaskAd:
     site_blacklist: tuple[str, ...]
     storage_site: str | None
     time_scale: float
-    max_retries: int  # CRAB_NumAutomJobRetries
+    max_retries: int = NUM_AUTOM_JOB_RETRIES  # CRAB_NumAutomJobRetries: the task worker's numAutomJobRetries
     failure_plan: tuple[dict, ...] = ()  # Debug.failurePlan entries in the config's form
     script_exe: str | None = None  # JobType.scriptExe: the wrapper runs it instead of cmsRun
     extra_jdl: tuple[str, ...] = ()  # Debug.extraJDL: submit lines added to every job, as CRAB adds them

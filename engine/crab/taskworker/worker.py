@@ -39,7 +39,8 @@ from engine.crab.ap.retry_policy import resubmit as enter_epoch
 from engine.crab.ap.sites import clear_statistics
 from engine.crab.client.resubmit import make_entry, select_jobs
 from engine.crab.client.status import RACY_NS, job_ids, refresh_cache, task_jobs
-from engine.crab.taskworker.automatic import load_knobs, probe_split
+from engine.crab.taskworker.automatic import probe_split
+from engine.crab.taskworker.config import load_config
 from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
@@ -111,9 +112,11 @@ class TaskWorker:
         dataset = Catalogue.for_state(self.state).load(request["dataset"])
         mask = request["lumi_mask"]
         lumi_mask = None if mask is None else {int(r): [tuple(x) for x in v] for r, v in mask.items()}
-        ad = replace(task_ad(request["ad"]), input_lumis=count_lumis(dataset, lumi_mask))
+        config = load_config(self.state.taskworker_config)
+        ad = replace(task_ad(request["ad"]), input_lumis=count_lumis(dataset, lumi_mask),
+                     max_retries=config.num_autom_job_retries)
         if request["splitting"] == "Automatic":  # the probes first; PreDAG splits the rest
-            knobs = load_knobs(self.state.taskworker_config)
+            knobs = config.automatic
             knobs.check_runtime(request["units_per_job"])
             jobs = probe_split(dataset, knobs, seed=task.name, lumi_mask=lumi_mask)
             ad = replace(ad, automatic={"minutes": request["units_per_job"], "config": knobs.crab(),
