@@ -62,6 +62,14 @@ What the caller sees, per kind of failure:
 Problems of the wrapper's own (a bad job ad, an unreadable input) give exit code 50113 (CRAB's
 "missing arguments"); a script that cannot start 10040; a payload that exits 0 without a usable
 report 50115 (CRAB's "no FJR"); a payload killed by signal S 128 + S (137 for SIGKILL).
+
+A job that fails takes at least :data:`MIN_FAILED_RUNTIME_S` (20 simulated minutes, seed 000:
+"the CRAB3 wrapper forces the minimum job runtime to be at least 20 minutes; this prevents a
+single worker node from failing too many jobs"): the wrapper sleeps out the rest before it exits,
+as CRAB's ``CMSRunAnalysis.py`` (``mintime``) did for failing jobs, unless ``CRAB3_RUNTIME_DEBUG``
+is set in its environment, as there.  A job that succeeds, is held by the plan, or is killed for
+its memory (HTCondor kills it, so no wrapper code runs) ends at once; so does one whose job ad
+cannot be read, since its clock is unknown.
 """
 
 from __future__ import annotations
@@ -87,6 +95,7 @@ __all__ = ["Failure", "WrapperError", "choose_failure", "main", "run_job"]
 MISSING_ARGUMENT = 50113  # CRAB's EC_MissingArg
 WRAPPER_ERROR = 10040  # CRAB's EC_CMSRunWrapper
 NO_REPORT = 50115  # CRAB's EC_ReportHandlingErr
+MIN_FAILED_RUNTIME_S = 20 * 60  # seed 000; simulated seconds
 _PACKAGE_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))  # where engine/ is
 
 
@@ -306,12 +315,24 @@ def _apply_to_script(report: dict, job: _Job, failure: Failure | None) -> dict:
     return report
 
 
+def _sleep_out_failure(start: float, time_scale: float | None) -> None:
+    """Seed 000's minimum runtime of a failed job: sleep until it has run 20 simulated minutes."""
+    if time_scale is None or "CRAB3_RUNTIME_DEBUG" in os.environ:
+        return
+    remaining = MIN_FAILED_RUNTIME_S / time_scale - (time.time() - start)
+    if remaining > 0:
+        _say(f"Job runtime is less than 20 minutes. Sleeping {remaining * time_scale:.0f} simulated seconds "
+             f"({remaining:.3g} s)")
+        time.sleep(remaining)
+
+
 def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
     """Everything the wrapper does; returns the exit status (the caller may kill itself instead)."""
     start = time.time()
     report_path = fjr.FJR_NAME
     site: str | None = None
     extra: dict[str, Any] = {}
+    time_scale: float | None = None  # known once the job ad is read
     try:
         try:
             ad = read_ad(job_ad_path)
@@ -319,6 +340,7 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
             raise WrapperError(MISSING_ARGUMENT, f"cannot read the job ad {job_ad_path}: {e}") from None
         job = _job(ad)
         report_path = job.report
+        time_scale = job.time_scale
         machine = Ad()
         if machine_ad_path:
             try:
@@ -373,11 +395,14 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
         _say(f"failed: {e}")
         report = fjr.minimal_report(e.code, str(e), site, start=start, crabtui=extra or None)
         fjr.write_report(report_path, report)
+        _sleep_out_failure(start, time_scale)
         return cmsrun.exit_status(e.code)
     code = report["exitCode"]
     _say(f"finished with exit code {code}; report in {job.report}")
     if code == cmsrun.MEMORY_EXIT_CODE:
         return -signal.SIGKILL
+    if code:
+        _sleep_out_failure(start, time_scale)
     return cmsrun.exit_status(code)
 
 
