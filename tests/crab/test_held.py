@@ -134,6 +134,22 @@ def test_periodic_remove_after_7_minutes_held_or_over_memory():
     assert evaluate(remove, **running) is False, "not measured yet"
 
 
+def test_periodic_remove_over_the_attempts_max_wall_time_on_the_tasks_clock():
+    """CRAB removes a job that runs longer than MaxWallTimeMinsRun (PreJob's, per attempt) with
+    the reason RetryJob turns into 50664; at 60 simulated seconds a real second, 60 minutes are 60 s."""
+    limits = policy(task_ad(scale=60))
+    remove, reason = limits["PeriodicRemove"], limits["PeriodicRemoveReason"]
+    now = int(time.time())
+    over = {"JobStatus": 2, "EnteredCurrentStatus": now - 62, "MaxWallTimeMinsRun": 60, "RequestMemory": 2000,
+            "MemoryUsage": 500}
+    assert evaluate(remove, **over) is True
+    assert evaluate(reason, **over) == "Removed due to wall clock limit"
+    assert evaluate(remove, **{**over, "EnteredCurrentStatus": now - 58}) is False
+    assert evaluate(remove, **{**over, "MaxWallTimeMinsRun": 78}) is False, "a 60403 boost gives the retry more time"
+    assert evaluate(remove, **{**over, "JobStatus": 1}) is False, "only a running job"
+    assert evaluate(reason, **{**over, "MemoryUsage": 2001}) == "Removed due to memory use"
+
+
 # --- restarts from the user log ---------------------------------------------------------------------
 
 def test_restarts_count_evictions_and_holds_of_a_running_job_as_crab_status_does(tmp_path):

@@ -237,7 +237,9 @@ def submit_template(ad: TaskAd) -> str:
 
 def job_limits(ad: TaskAd) -> list[str]:
     """CRAB's condor-side limits (``DagmanCreator.makeJobSubmit``, crab-spec §2.6) on the task's
-    scaled clock: removal over memory or after 7 minutes held (a reason RetryJob reads), and the
+    scaled clock: removal over memory, over the attempt's ``MaxWallTimeMinsRun`` (the task's
+    ``JobType.maxJobRuntimeMin``, a resubmit's ``--maxjobruntime`` or a 60403 boost, which PreJob
+    writes per attempt), or after 7 minutes held, each with the reason RetryJob reads; and the
     automatic release of seed 000.
 
     CRAB releases holds with codes 28, 30, 13 and 6 at once; the seed adds "at most once every 5
@@ -250,11 +252,13 @@ def job_limits(ad: TaskAd) -> list[str]:
     the ExitCode it tests in a held job's ad."""
     code = PLANNED_HOLD_CODE if exit_hold_commands(ad.failure_plan) else "HoldReasonCode"
     codes = ", ".join(map(str, RELEASE_HOLD_CODES))
+    memory = "MemoryUsage =!= undefined && MemoryUsage > RequestMemory"
+    wall = f"MaxWallTimeMinsRun =!= undefined && MaxWallTimeMinsRun * {_scaled(60, ad)} < time() - EnteredCurrentStatus"
     return [
         f"periodic_remove = (JobStatus =?= 5 && time() - EnteredCurrentStatus > {_scaled(HELD_REMOVE_S, ad)})"
-        " || (JobStatus =?= 2 && MemoryUsage =!= undefined && MemoryUsage > RequestMemory)",
+        f" || (JobStatus =?= 2 && ({memory} || {wall}))",
         'My.PeriodicRemoveReason = ifThenElse(JobStatus =?= 5, "Removed due to job being held", '
-        '"Removed due to memory use")',
+        f'ifThenElse({memory}, "Removed due to memory use", "Removed due to wall clock limit"))',
         f"periodic_release = time() - EnteredCurrentStatus > {_scaled(RELEASE_AFTER_S, ad)} "
         f"&& member({code}, {{{codes}}})",
     ]
