@@ -30,6 +30,7 @@ def wait_until(what, predicate, timeout: float = 90):
 
 
 def test_failed_job_is_resubmitted_with_new_memory_in_a_new_epoch(tmp_path, state):
+    Path(state.taskworker_config).write_text("[TaskWorker]\nnumAutomJobRetries = 3\n")
     (tmp_path / "crab.toml").write_text(config_text("resub", scale=2000, plan=JOB3_FAILS_THREE_TIMES))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "resub", tmp_path, "FAILED")

@@ -71,8 +71,9 @@ class TaskAd:
 
     def max_executions(self, job_id: str) -> int:
         """CRAB_NumAutomJobRetries of one job: executions per resubmit epoch.  Automatic
-        splitting's probes and processing jobs run once (a failed one's lumis go to the tails)."""
-        if self.automatic is not None and stage_of(job_id) != "tail":
+        splitting's processing jobs run once (a failed one's lumis go to the tails, crab-spec §4);
+        probes and tails have the task's budget, as CRAB's DagmanCreator gives them."""
+        if self.automatic is not None and stage_of(job_id) == "processing":
             return 1
         return self.max_retries
 
