@@ -39,7 +39,9 @@ Where crabtui departs from CRAB's code (crab-spec §2) or chooses between the se
   always.  A boost never lowers a request: CRAB's ``min(x * 1.3, cap)`` would cut a 10,000 MB
   (4-core) request to 7500 MB.  Parameters given to ``crab resubmit`` replace boosted values.
 * ``change_site`` avoids only the site of the failed attempt, and only while another candidate
-  remains (:func:`choose_sites`); as in CRAB it is no blacklist.
+  remains that the task's pool has (:func:`choose_sites`); as in CRAB it is no blacklist.  CRAB
+  counts any other site of the job; a site with no slot in the pool would leave the job idle for
+  ever.
 * Codes not in the table are fatal (CRAB's "neutral" default falls through to FatalError).
   CRAB's handlers for 8020/8021/8022/8028, 134 and 8001 read the job's stdout only to refine the
   message or report a corrupt file; the code stays recoverable, so the table's message stands.
@@ -412,11 +414,16 @@ def resubmit(state: JobState, epoch: int, params: Params | None = None) -> JobSt
     return dataclasses.replace(state, rrn=0, epoch=epoch, cooloff_until=None, next=params)
 
 
-def choose_sites(candidates: Iterable[str], avoid: Iterable[str]) -> list[str]:
+def choose_sites(candidates: Iterable[str], avoid: Iterable[str], pool: Iterable[str] | None = None) -> list[str]:
     """The sorted sites an attempt may run at: ``candidates`` without ``avoid``, unless that
-    leaves none (CRAB drops the failed site only if another remains)."""
-    pool = set(candidates)
-    return sorted(pool - set(avoid)) or sorted(pool)
+    leaves no site the pool has (CRAB drops the failed site only if another available site
+    remains; ``pool`` is the sites the task's pool has, None if unknown: every site counts)."""
+    sites = set(candidates)
+    rest = sites - set(avoid)
+    if pool is not None:
+        rest_in_pool = rest & set(pool)
+        return sorted(rest) if rest_in_pool else sorted(sites)
+    return sorted(rest) or sorted(sites)
 
 
 # --- helpers ----------------------------------------------------------------------------------

@@ -68,6 +68,7 @@ class TaskAd:
     stageout: dict | None = None  # where and how PostJob stages the outputs out (storage.stageout_ad); None: not
     automatic: dict | None = None  # Automatic splitting: minutes, knobs, probes, catalogue, lumi mask; None: not
     input_lumis: int | None = None  # the lumis the dataset holds within the lumi mask, for the status
+    pool_sites: tuple[str, ...] | None = None  # the sites the task's pool has (None: unknown), for PreJob
 
     def max_executions(self, job_id: str) -> int:
         """CRAB_NumAutomJobRetries of one job: executions per resubmit epoch.  Automatic
@@ -201,7 +202,8 @@ def task_ad(data: dict) -> TaskAd:
     """The TaskAd that ``task.json`` (or a task request) holds: JSON lists back to tuples."""
     return TaskAd(**{**data, "site_whitelist": tuple(data["site_whitelist"]),
                      "site_blacklist": tuple(data["site_blacklist"]), "failure_plan": tuple(data["failure_plan"]),
-                     "extra_jdl": tuple(data.get("extra_jdl", ()))})
+                     "extra_jdl": tuple(data.get("extra_jdl", ())),
+                     "pool_sites": None if data.get("pool_sites") is None else tuple(data["pool_sites"])})
 
 
 def submit_template(ad: TaskAd) -> str:

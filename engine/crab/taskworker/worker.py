@@ -49,6 +49,7 @@ from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KI
 from engine.dag import DagError
 from engine.dagman.submit_dag import DagSubmitOptions, format_condor_sub, prepare, write_condor_sub
 from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
+from engine.schedd.local.pool import load_pool
 from engine.state import StateDir
 
 REQUEST_FILE = "request.json"
@@ -114,7 +115,7 @@ class TaskWorker:
         lumi_mask = None if mask is None else {int(r): [tuple(x) for x in v] for r, v in mask.items()}
         config = load_config(self.state.taskworker_config)
         ad = replace(task_ad(request["ad"]), input_lumis=count_lumis(dataset, lumi_mask),
-                     max_retries=config.num_autom_job_retries)
+                     max_retries=config.num_autom_job_retries, pool_sites=pool_sites(self.state))
         if request["splitting"] == "Automatic":  # the probes first; PreDAG splits the rest
             knobs = config.automatic
             knobs.check_runtime(request["units_per_job"])
@@ -216,6 +217,13 @@ class TaskWorker:
             self.db.update(task, status=RESUBMITFAILED, arguments=args, message=str(e))
             return
         self.db.update(task, dagman_id=cluster, arguments=args, message=_resubmitted(args))
+
+
+def pool_sites(state: StateDir) -> tuple[str, ...]:
+    """The sites of the embedded schedd's pool (its ``pool.toml``, or this machine's one site):
+    where a task's jobs can run, which PreJob keeps a job's only remaining sites to."""
+    path = state.pool_config if os.path.exists(state.pool_config) else None
+    return tuple(sorted({site.name for site in load_pool(path, state.spool).sites}))
 
 
 def _resubmitted(args: dict) -> str:
