@@ -45,7 +45,7 @@ from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, t
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
-                                           RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB)
+                                           RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB, kill_refusal)
 from engine.dag import DagError
 from engine.dagman.submit_dag import DagSubmitOptions, format_condor_sub, prepare, write_condor_sub
 from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
@@ -173,8 +173,16 @@ class TaskWorker:
         self.db.update(task, status=SUBMITTED, dagman_id=cluster, message=message)
 
     def kill(self, task: Task) -> None:
-        if task.dagman_id is not None and self.schedd.query(f"ClusterId == {task.dagman_id}", ["JobStatus"]):
-            self.schedd.act(JobAction.Remove, str(task.dagman_id), "Killed by the user (crab kill)")
+        """CRAB's DagmanKiller: remove the DAGMan job, which takes the node jobs with it.  A DAG that
+        completed after the user asked (before this worker noticed) is not killed: the task is
+        COMPLETED, as a kill of a finished task is refused."""
+        if task.dagman_id is not None:
+            if self.schedd.query(f"ClusterId == {task.dagman_id}", ["JobStatus"]):
+                self.schedd.act(JobAction.Remove, str(task.dagman_id), "Killed by the user (crab kill)")
+            elif self._outcome(task)[0] == COMPLETED:
+                self.db.update(task, status=COMPLETED, message="")
+                log.info("task %s: not killed: %s", task.name, kill_refusal(replace(task, status=COMPLETED)))
+                return
         self.db.update(task, status=KILLED, message="")
 
     def follow(self, task: Task) -> None:
@@ -185,20 +193,27 @@ class TaskWorker:
         self.refresh(task)
         if running:
             return
+        if task.command == RESUBMIT and task.arguments.get("waiting_for") == task.dagman_id:
+            if self._outcome(task) is not None:
+                self._rerun_after_wait(task)
+            return
+        outcome = self._outcome(task)
+        if outcome is not None:
+            self.db.update(task, status=outcome[0], message=outcome[1])
+
+    def _outcome(self, task: Task) -> tuple[str, str] | None:
+        """COMPLETED or FAILED and why, for a task whose DAGMan has left the queue (None: the
+        history does not have it yet)."""
         done = self.schedd.history(f"ClusterId == {task.dagman_id}", ["ExitCode", "JobStatus"], match=1)
         if not done:
-            return
+            return None
         ad = done[0]
-        if task.command == RESUBMIT and task.arguments.get("waiting_for") == task.dagman_id:
-            self._rerun_after_wait(task)
-            return
         if is_automatic(task.task_dir):  # probes and processing jobs may fail; the tails decide
             why = task_outcome(task.task_dir)
-            self.db.update(task, status=FAILED if why else COMPLETED, message=why)
-        elif ad.get("JobStatus") == JobStatus.COMPLETED and ad.get("ExitCode") == 0:
-            self.db.update(task, status=COMPLETED, message="")
-        else:
-            self.db.update(task, status=FAILED, message=f"DAGMan exited {ad.get('ExitCode', 'on removal')}")
+            return (FAILED if why else COMPLETED), why
+        if ad.get("JobStatus") == JobStatus.COMPLETED and ad.get("ExitCode") == 0:
+            return COMPLETED, ""
+        return FAILED, f"DAGMan exited {ad.get('ExitCode', 'on removal')}"
 
     def refresh(self, task: Task) -> None:
         """Bring the task's status cache up to date (:func:`engine.crab.client.status.refresh_cache`)."""
