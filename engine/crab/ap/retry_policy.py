@@ -82,7 +82,7 @@ from typing import Any
 from engine.atomic import write_atomically
 
 __all__ = [
-    "ACTIONS", "DEFAULT_DELAY_S", "EXIT_RETRY_POLICY", "HELD_REMOVE_REASON",
+    "ACTIONS", "DEFAULT_DELAY_S", "EXIT_RETRY_POLICY", "HELD_REMOVE_REASON", "LIMIT_MEANINGS",
     "MAX_JOB_RUNTIME_AUTOMATIC_RESUBMIT", "MAX_MEMORY_AUTOMATIC_RESUBMIT", "NUM_AUTOM_JOB_RETRIES", "REMOVE_REASONS",
     "SCHEMA",
     "Attempt", "Decision", "JobReturnCode", "JobState", "Limits", "Params", "RetryPolicy",
@@ -124,13 +124,20 @@ class RetryPolicy:
     memory_factor: float | None = None  # next RequestMemory x this, up to 7500 MB
     runtime_factor: float | None = None  # next max runtime x this, up to 47 h
     change_site: bool = False  # avoid the failed attempt's site next time
+    meaning: str = ""  # what the code means without the retry ``msg`` promises ("": ``msg`` says only that)
+
+    @property
+    def what(self) -> str:
+        """What the code means, for a job that failed with it whether or not it was retried."""
+        return self.meaning or self.msg
 
 
 _STAGEOUT_ERROR = "Error during attempted file stageout."
 _TABLE = {  # CRABServer RetryJob.EXIT_RETRY_POLICY (ee725156); every entry is recoverable
     1: RetryPolicy("Job failed w/o messages; likely a worker node issue."),
     50513: RetryPolicy("Job did not find functioning CMSSW on worker node."),
-    50115: RetryPolicy("Job did not produce a FJR; will retry.", memory_factor=1.3),
+    50115: RetryPolicy("Job did not produce a FJR; will retry.", memory_factor=1.3,
+                       meaning="Job did not produce a FJR."),
     137: RetryPolicy("SIGKILL; likely an unrelated batch system kill."),
     10034: RetryPolicy("Required application version not found at the site."),
     10040: RetryPolicy("Site Error: failed to generate cmsRun cfg file at runtime."),
@@ -169,6 +176,16 @@ REMOVE_REASONS = (  # PeriodicRemoveReason prefix -> CRAB's fake FJR code and me
      "Not retrying job due to excessive idle time (job automatically killed on the grid scheduler)"),
 )
 """Removals by the grid job's ``periodic_remove`` (crab-spec §2.6) that are never retried."""
+
+LIMIT_MEANINGS = {
+    50660: "Excessive memory use: removed on the worker node, or not retried after using more than allowed.",
+    50664: "Wall clock time over the limit: removed on the worker node, or not retried after running longer "
+           "than allowed.",
+    50662: "Excessive disk usage: removed on the worker node.",
+    50665: "Excessive idle time: removed from the grid scheduler.",
+}
+"""What CRAB's own codes for a limit mean, whichever enforced it: a removal (:data:`REMOVE_REASONS`)
+or a never-resubmit guard (24 h, 36 h, 2 GB)."""
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ class TaskAd:
     automatic: dict | None = None  # Automatic splitting: minutes, knobs, probes, catalogue, lumi mask; None: not
     input_lumis: int | None = None  # the lumis the dataset holds within the lumi mask, for the status
     pool_sites: tuple[str, ...] | None = None  # the sites the task's pool has (None: unknown), for PreJob
+    publication: bool = True  # Data.publication, for the status's publication line (crabtui publishes nothing)
 
     def max_executions(self, job_id: str) -> int:
         """CRAB_NumAutomJobRetries of one job: executions per resubmit epoch.  Automatic
