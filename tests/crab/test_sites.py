@@ -309,11 +309,12 @@ def sites_of(status: dict) -> dict[str, dict]:
 
 def test_a_failing_site_is_blacklisted_automatically_and_resubmit_clears_its_counts(tmp_path, state):
     bad_grid(state, 8)
+    Path(state.taskworker_config).write_text("[TaskWorker]\nnumAutomJobRetries = 3\n")
     # Every job starts at T2_CH_CERN; jobs 1-3 are made to succeed there, the others fail: 8 completed,
     # 3 successful, 5 failed at a 3/8 success rate crosses every threshold once the first attempts end.
     plan = ", ".join([f'{{job = "{j}", attempt = 1, exitCode = 0}}' for j in "123"]
                      + ['{job = "8", attempt = "*", exitCode = 1}'])
-    (tmp_path / "crab.toml").write_text(config_text("auto", scale=100, plan=plan, dataset=DATASET, units=1,
+    (tmp_path / "crab.toml").write_text(config_text("auto", scale=1000, plan=plan, dataset=DATASET, units=1,
                                                     site="", debug=THRESHOLDS))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "auto", tmp_path, "FAILED", timeout=180)
