@@ -277,7 +277,7 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
     scale = float(task.get("time_scale") or 1.0)
     cores = int(task.get("num_cores") or 1)
     queue: dict[str, Any] = {}
-    dag_queued = False
+    dag_queued = removed = False
     if schedd is not None and dagman_id is not None:
         # A nested DAGMan's jobs (automatic splitting's stages) have its id as DAGManJobId: the
         # task's name, which every grid job carries, finds them all.
@@ -286,9 +286,11 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
                                _PROJECTION):
             if ad.get("ClusterId") == dagman_id:
                 dag_queued = True
+                removed = ad.get("JobStatus") == JobStatus.REMOVED
             elif "CRAB_Id" in ad:
                 queue[str(ad["CRAB_Id"])] = ad
-    dag_active = dag_queued or dagman_id is None
+    # A DAGMan being removed (crab kill) still runs, but its jobs in flight are being killed with it.
+    dag_active = (dag_queued and not removed) or dagman_id is None
     rows, all_ids = _rows(task_dir, scale, CACHE_WRITE_EVERY_S)
     made = _VIEWS.pop(task_dir, None) or {}
     if len(_VIEWS) >= _PARSED_MAX:
