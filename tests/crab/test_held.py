@@ -173,3 +173,18 @@ def test_restarts_count_evictions_and_holds_of_a_running_job_as_crab_status_does
                   ExecuteEvent(**again, execute_host="<127.0.0.1:0>"),
                   JobTerminatedEvent(**again, return_value=0))
     assert restarts(str(log)) == 3
+
+
+def test_the_release_after_5_minutes_keeps_to_the_tasks_clock(tmp_path, state, monkeypatch):
+    """A schedd that looks at its periodic policy every 30 s (as slow as HTCondor's, nearly) still
+    releases a job of a task at 300 simulated seconds a second within a simulated minute of its 5
+    minutes held: the job asks for its policy every 60 simulated seconds (0.2 s here)."""
+    monkeypatch.setenv("CRABTUI_PERIODIC_EXPR_INTERVAL", "30")
+    (tmp_path / "crab.toml").write_text(config_text("onclock", scale=300, plan='{job = "1", attempt = 1, hold = 13}'))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    status = wait_status(state, "onclock", tmp_path, "COMPLETED", timeout=60)
+    (first,) = events_by_cluster(Path(status["task_dir"]) / "job_log.1")
+    held = next(e for e in first if e.type == ET.JOB_HELD)
+    released = next(e for e in first if e.type == ET.JOB_RELEASED)
+    # Whole-second event times: 1 s of 5 minutes, at most 0.2 s more, and the rounding.
+    assert RELEASE_AFTER_S / 300 <= released.timestamp - held.timestamp <= RELEASE_AFTER_S / 300 + 2

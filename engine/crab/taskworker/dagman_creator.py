@@ -39,6 +39,7 @@ NOTHING_TO_SPLIT = 5  # PreDAG's exit for a tail stage left with nothing to proc
 RELEASE_HOLD_CODES = (28, 30, 13, 6)  # CRAB's periodic_release: glexec (28, 30), stage-in (13), start (6)
 RELEASE_AFTER_S = 5 * 60  # seed 000: such a job "can be released at most once every 5 minutes"
 HELD_REMOVE_S = 7 * 60  # CRAB's periodic_remove of a job held longer than 7 minutes
+PERIODIC_EXPR_INTERVAL_S = 60  # HTCondor's default: how often the periodic policy is evaluated
 
 
 @dataclass(frozen=True)
@@ -223,6 +224,9 @@ def submit_template(ad: TaskAd) -> str:
         'My.CRAB_Id = "$(count)"',
         f"My.CRAB_NumAutomJobRetries = {ad.max_retries}",
         f"My.CRABTUI_TimeScale = {ad.time_scale}",
+        # The embedded schedd evaluates the job's periodic policy every 60 simulated seconds,
+        # HTCondor's PERIODIC_EXPR_INTERVAL, on the task's clock (a real pool keeps its own).
+        f"My.CRABTUI_PeriodicExprInterval = {_scaled(PERIODIC_EXPR_INTERVAL_S, ad)}",
         'My.CRABTUI_InputFile = "job_input.$(count).json"',
         'My.CRABTUI_JobReport = "jobReport.json.$(count).$(CRAB_Retry)"',
         # CRAB's remote name of cmsRun's output.root (CRAB_localOutputFiles "output.root=output_N.root"):
