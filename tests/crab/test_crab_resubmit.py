@@ -240,3 +240,11 @@ def test_adjust_sites_edits_retry_counts_and_post_results_in_place(tmp_path):
     posts = [(e["DAGNodeName"], e["ReturnValue"]) for e in htcondor2.JobEventLog(str(log)).events(stop_after=0)
              if e.type == htcondor2.JobEventType.POST_SCRIPT_TERMINATED]
     assert posts == [("Job1", 1), ("Job12", 2), ("Job2", 0)]
+
+
+def test_each_job_is_retried_by_the_dagman_of_its_stage():
+    from engine.crab.taskworker.resubmitter import dag_of
+
+    assert [dag_of(job, automatic=False) for job in ("1", "17")] == ["RunJobs.dag"] * 2
+    assert [dag_of(job, automatic=True) for job in ("0-2", "4", "1-3", "3-12")] == [
+        "RunJobs.dag", "RunJobs0.subdag", "RunJobs1.subdag", "RunJobs3.subdag"]
