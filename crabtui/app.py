@@ -33,6 +33,7 @@ from engine.crab.taskworker.taskdb import Task
 
 DEFAULT_INTERVAL = 1.0
 THEMES = ("textual-dark", "textual-light")
+ANSI_THEMES = ("ansi-dark", "ansi-light")  # a terminal of 16 colours (TERM=xterm): its own colours, exactly
 FULL_COLLECTION_EVERY = 1000  # middle-generation collections between full ones (Python's default: 10)
 
 
@@ -57,8 +58,18 @@ class CrabApp(App):
         self.palette = Palette.from_variables({})
         self._gc_thresholds: tuple[int, int, int] | None = None
 
+    @property
+    def themes(self) -> tuple[str, str]:
+        """The dark and light themes: truecolor and 256-colour themes turn into the nearest of 16
+        colours on a terminal that has only those, which mixed up error and warning and put the
+        cursor's white on cyan; the ANSI themes use the terminal's red, yellow and reverse video."""
+        sixteen = self.console.color_system in ("standard", "windows")
+        return ANSI_THEMES if sixteen and not self.no_color else THEMES  # NO_COLOR greys a 24-bit theme
+
     def on_mount(self) -> None:
-        self.palette = Palette.from_variables(self.theme_variables)
+        if self.theme not in self.themes:
+            self.theme = self.themes[0]
+        self.palette = Palette.from_variables(self.theme_variables, no_color=self.no_color)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.push_screen(TasksScreen())
         if self.first_task is not None:
@@ -80,7 +91,7 @@ class CrabApp(App):
             gc.set_threshold(*self._gc_thresholds)
 
     def _theme_changed(self, theme: Theme) -> None:
-        self.palette = Palette.from_variables(self.theme_variables)
+        self.palette = Palette.from_variables(self.theme_variables, no_color=self.no_color)
         for screen in self._polling_screens():
             screen.set_palette(self.palette)
         for bar in self.screen.query("StatusBar"):
@@ -97,7 +108,7 @@ class CrabApp(App):
             screen.set_paused(self.paused)
 
     def action_toggle_theme(self) -> None:
-        self.theme = THEMES[1] if self.current_theme.dark else THEMES[0]
+        self.theme = self.themes[1] if self.current_theme.dark else self.themes[0]
 
     def action_help(self) -> None:
         if isinstance(self.screen, PollingScreen):

@@ -8,14 +8,13 @@ asked again; the command does not give up on it.  Exit status 0 when the task en
 
 from __future__ import annotations
 
-import sys
 import time
 
-import click
 from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from crabtui.commands.backend import fail
 from crabtui.snapshots import NODE_STATES, Backend, TaskSnapshot, is_done, state_counts
 from crabtui.task_status import countdown
 from crabtui.widgets.states import DEFAULT_PALETTE, progress_bar, task_status
@@ -55,7 +54,7 @@ def follow(engine: Backend, name: str, interval: float) -> None:
     try:
         engine.start()
     except ScheddError as e:
-        raise click.ClickException(str(e)) from None
+        fail(str(e))
     last = ""
     live = Live(console=console, auto_refresh=False, transient=False) if console.is_terminal else None
     if live is not None:
@@ -67,7 +66,7 @@ def follow(engine: Backend, name: str, interval: float) -> None:
                 snapshot = engine.task(name, now)
                 line = progress_line(snapshot, now, countdowns=live is not None)
             except TaskError as e:
-                raise click.ClickException(str(e)) from None
+                fail(str(e))
             except ScheddError as e:
                 snapshot = None
                 line = Text(f"{name}: the engine is not answering ({e}); asking again", style="yellow")
@@ -82,4 +81,6 @@ def follow(engine: Backend, name: str, interval: float) -> None:
     finally:
         if live is not None:
             live.stop()
-    sys.exit(0 if snapshot.task.status == COMPLETED else 1)
+    if snapshot.task.status != COMPLETED:
+        fail(f"task {name} ended {snapshot.task.status}: `crabtui task status {name} --long` says why, "
+             f"`crabtui task resubmit {name}` runs its failed jobs again")

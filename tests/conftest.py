@@ -1,4 +1,5 @@
-"""Fixtures for every test directory: the real HTCondor test pool, and a fixed local time zone.
+"""Fixtures for every test directory: the real HTCondor test pool, a fixed local time zone, and
+the check that no process the tests started outlives the run.
 
 The pool is for tests marked ``htcondor``.
 ``scripts/htcondor-testpool`` builds (once, cached) and starts a real HTCondor 23.9.6 pool; the
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+pytest_plugins = ["descendants"]  # no process the tests started outlives the run
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "htcondor-testpool"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 import sys
+from typing import NoReturn
 
 import click
 
@@ -33,12 +34,17 @@ def backend(ctx: click.Context) -> str:
     return (ctx.find_root().obj or {}).get("backend", "embedded")
 
 
+def fail(message: str) -> NoReturn:
+    """Exit 1 with ``ERROR: message`` on stderr: one line saying what went wrong and what to do."""
+    click.echo(f"ERROR: {message}", err=True)
+    sys.exit(1)
+
+
 def embedded_only(ctx: click.Context, message: str) -> None:
     """Stop with ``ERROR: message`` (what to do instead) if the command, which runs on the
     embedded engine only, was given --backend htcondor."""
     if backend(ctx) == "htcondor":
-        click.echo(f"ERROR: {message}", err=True)
-        sys.exit(1)
+        fail(message)
 
 
 def schedd(ctx: click.Context, autostart: bool = True, name: str | None = None, pool: str | None = None):

@@ -10,7 +10,7 @@ import time
 
 import click
 
-from crabtui.commands.backend import backend, embedded_only, schedd
+from crabtui.commands.backend import backend, embedded_only, fail, schedd
 from engine.schedd.api import ScheddError
 from engine.schedd.local.submit import parse_arguments
 
@@ -90,8 +90,7 @@ def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre
             click.echo(f"ERROR: {error}", err=True)
         sys.exit(1)
     except (OSError, ScheddError) as e:
-        click.echo(f"ERROR: {dag_file}: {e}", err=True)
-        sys.exit(1)
+        fail(f"{dag_file}: {e}")
     rule = "-" * 71
     click.echo(rule)
     for label, path in files(dag_file, options).items():
@@ -123,8 +122,7 @@ def unhalt(ctx: click.Context, dag: str) -> None:
 
     dag_file = _dag_file(ctx, dag)
     if not unhalt_dag(dag_file):
-        click.echo(f"ERROR: the DAG is not halted: there is no {halt_file(dag_file)}", err=True)
-        sys.exit(1)
+        fail(f"the DAG is not halted: there is no {halt_file(dag_file)}")
     click.echo(f"Resumed the DAG (removed {halt_file(dag_file)}).")
 
 
@@ -152,11 +150,9 @@ def _dagman_ad(ctx: click.Context, dagman_id: int):
             if not ads:
                 ads = client.history(f"ClusterId == {dagman_id} && JobUniverse == 7", match=1)
     except ScheddError as e:
-        click.echo(f"ERROR: {e}", err=True)
-        sys.exit(1)
+        fail(str(e))
     if not ads or "DAG_NodesTotal" not in ads[0] and "-Dag" not in str(ads[0].get("Arguments", "")):
-        click.echo(f"ERROR: there is no DAGMan job {dagman_id} in the queue or its history", err=True)
-        sys.exit(1)
+        fail(f"there is no DAGMan job {dagman_id} in the queue or its history")
     return ads[0]
 
 
@@ -164,8 +160,7 @@ def _dag_file(ctx: click.Context, dag: str) -> str:
     """A DAG file given by name, or the one DAGMan job ``dag`` runs."""
     if not dag.isdigit():
         if not os.path.isfile(dag):
-            click.echo(f"ERROR: {dag}: no such DAG file (give a DAG file or a DAGMan job id)", err=True)
-            sys.exit(1)
+            fail(f"{dag}: no such DAG file (give a DAG file or a DAGMan job id)")
         return dag
     ad = _dagman_ad(ctx, int(dag))
     argv = parse_arguments(str(ad.get("Arguments", "")))

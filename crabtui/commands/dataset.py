@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
 import humanize
 
+from crabtui.commands.backend import fail
+from engine.crab.taskworker import stand_ins
 from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError
 from engine.state import state_dir
 
-COLUMNS = ("FILES", "LUMIS", "EVENTS", "SIZE", "SITES")
+COLUMNS = ("FILES", "LUMIS", "EVENTS", "SIZE", "SOURCE", "SITES")
 
 
 def _catalogue(ctx: click.Context) -> Catalogue:
@@ -23,25 +26,36 @@ def _summary(name: str, files: int, lumis: int, events: int, size: int, sites) -
 
 
 def _dataset_summary(d: Dataset) -> dict:
-    return _summary(d.name, d.nfiles, d.lumis, d.events, d.size, d.sites) | {"source": d.source}
+    return _summary(d.name, d.nfiles, d.lumis, d.events, d.size, d.sites) | {"source": d.source,
+                                                                              "synthetic": d.synthetic}
+
+
+def _source(r: dict) -> str:
+    """Where a dataset comes from, in a word: synthetic ones say so."""
+    if r["source"] == stand_ins.STAND_IN:
+        return "synthetic stand-in"
+    return r["source"] if r.get("synthetic") else os.path.basename(r["source"])
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[str, dict]]) -> None:
     """Columns as condor_q prints them: the label left-aligned, numbers right-aligned, sites last."""
     cells = [header] + [(label, str(r["files"]), str(r["lumis"]), str(r["events"]),
-                         humanize.naturalsize(r["size"]), ", ".join(r["sites"])) for label, r in rows]
+                         humanize.naturalsize(r["size"]), *((_source(r),) if "source" in r else ()),
+                         ", ".join(r["sites"])) for label, r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header) - 1)]
     for row in cells:
-        padded = [row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:-1], widths[1:])), row[-1]]
+        padded = [row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:5], widths[1:5])),
+                  *(c.ljust(w) for c, w in zip(row[5:-1], widths[5:])), row[-1]]
         click.echo("  ".join(padded).rstrip())
 
 
 @click.group()
 def dataset() -> None:
-    """The input datasets tasks read: shipped synthetic ones and your own.
+    """The input datasets tasks read: shipped synthetic ones, your own, and stand-ins.
 
-    Add your own as one JSON file per dataset in <state dir>/datasets/; the format is described
-    in the engine.crab.taskworker.datasets module.
+    A task whose input dataset is in neither reads a synthetic stand-in made from its name.
+    Describe a dataset yourself with 'crabtui dataset add NAME --from FILE' (the JSON format is
+    in the README, under "Datasets").
     """
 
 
@@ -49,13 +63,18 @@ def dataset() -> None:
 @click.option("--json", "json_output", is_flag=True, help="Print a JSON list, one object per dataset.")
 @click.pass_context
 def list_datasets(ctx: click.Context, json_output: bool) -> None:
-    """List the datasets: files, lumis, events, size and sites of each.
+    """List the datasets: files, lumis, events, size, source and sites of each.
 
-    An invalid dataset file is reported on stderr, the other datasets are listed, and the exit
-    status is 1.
+    SOURCE is "synthetic" for the shipped datasets, "synthetic stand-in" for those made up for
+    tasks whose input the catalogue did not know, else your file.  An invalid dataset file is
+    reported on stderr, the other datasets are listed, and the exit status is 1.
     """
     catalogue = _catalogue(ctx)
-    rows = [_dataset_summary(catalogue.load(name)) for name in catalogue.names()]
+    known = catalogue.names()
+    standing_in = [n for n in stand_ins.registered(catalogue.directory) if n not in known]
+    rows = [_dataset_summary(catalogue.load(name)) for name in known]
+    rows += [_dataset_summary(stand_ins.load(catalogue, name, stand_in=True)) for name in standing_in]
+    rows.sort(key=lambda r: r["name"])
     if json_output:
         click.echo(json.dumps(rows, indent=2))
     else:
@@ -72,11 +91,11 @@ def list_datasets(ctx: click.Context, json_output: bool) -> None:
 @click.pass_context
 def show(ctx: click.Context, name: str, json_output: bool) -> None:
     """Show dataset NAME: its totals, runs and blocks with their sites."""
+    catalogue = _catalogue(ctx)
     try:
-        d = _catalogue(ctx).load(name)
+        d = stand_ins.load(catalogue, name, stand_in=name in stand_ins.registered(catalogue.directory))
     except DatasetError as e:
-        click.echo(f"ERROR: {e}", err=True)
-        sys.exit(1)
+        fail(str(e))
     runs = d.runs()
     blocks = [_summary(b.name, len(b.files), b.lumis, b.events, b.size, b.sites) for b in d.blocks]
     if json_output:
@@ -84,8 +103,30 @@ def show(ctx: click.Context, name: str, json_output: bool) -> None:
                                                     "blocks": blocks}, indent=2))
         return
     run_range = f"run {runs[0]}" if len(runs) == 1 else f"{len(runs)} runs {runs[0]}-{runs[-1]}"
-    click.echo(f"{d.name}  ({d.source})")
+    click.echo(f"{d.name}  ({'synthetic stand-in' if d.source == stand_ins.STAND_IN else d.source})")
     click.echo(f"  {d.nfiles} files, {d.lumis} lumis in {run_range}, {d.events} events, "
                f"{humanize.naturalsize(d.size)}")
     click.echo(f"  sites: {', '.join(d.sites)}")
-    _table(("BLOCK", *COLUMNS), [("#" + b["name"].partition("#")[2], b) for b in blocks])
+    _table(("BLOCK", *(c for c in COLUMNS if c != "SOURCE")), [("#" + b["name"].partition("#")[2], b) for b in blocks])
+
+
+@dataset.command()
+@click.argument("name")
+@click.option("--from", "source", required=True, type=click.Path(dir_okay=False),
+              help="The dataset's description, a JSON file (the format is in the README).")
+@click.option("--replace", is_flag=True, help="Replace your earlier description of NAME.")
+@click.pass_context
+def add(ctx: click.Context, name: str, source: str, replace: bool) -> None:
+    """Describe dataset NAME with the JSON file FILE, in place of its synthetic stand-in.
+
+    The file is checked and copied into <state dir>/datasets/; tasks submitted from then on read
+    it.  Tasks already split keep the input they were given.
+    """
+    catalogue = _catalogue(ctx)
+    try:
+        target = catalogue.add(name, source, replace=replace)
+    except DatasetError as e:
+        fail(str(e))
+    d = catalogue.load(name)
+    click.echo(f"Dataset {name} added from {source} as {target}: {d.nfiles} files, {d.lumis} lumis, "
+               f"{d.events} events at {', '.join(d.sites)}")

@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import sys
 import tempfile
 
 import click
 
-from crabtui.commands.backend import backend
+from crabtui.commands.backend import backend, fail
 
 DEFAULT_SEED = 1
 
@@ -35,14 +36,14 @@ def demo(ctx: click.Context, no_ui: bool, seed: int, demo_dir: str | None) -> No
     from engine.state import StateDir, state_dir
 
     if backend(ctx) != "embedded":
-        _fail("the demo runs on the embedded engine; leave out --backend htcondor")
+        fail("the demo runs on the embedded engine; leave out --backend htcondor")
     if demo_dir is None:
         demo_dir = tempfile.mkdtemp(prefix="demo-", dir=state_dir(ctx.find_root().obj["state_dir"]).path)
     state = StateDir(os.path.abspath(demo_dir))
     try:
         tasks = prepare(state, seed)
     except (DemoError, OSError) as e:
-        _fail(str(e))
+        fail(str(e))
     with LocalScheddClient(state) as client:
         client.ping()  # the daemon starts with the demo grid, and the task worker with it
     ctx.find_root().obj["state_dir"] = state.path  # `task submit` below submits to the demo's pool
@@ -63,10 +64,18 @@ def demo(ctx: click.Context, no_ui: bool, seed: int, demo_dir: str | None) -> No
     from crabtui.snapshots import Backend
 
     run(Backend(state))
-    click.echo(f"The demo's tasks run on in {state.path}; `crabtui --state-dir {state.path}` opens the UI on "
-               f"them again, `crabtui --state-dir {state.path} pool stop` stops its pool.")
+    command = f"{invoked_as()} --state-dir {state.path}"
+    click.echo(f"The demo's tasks run on in {state.path}; `{command}` opens the UI on them again, "
+               f"`{command} pool stop` stops its pool.")
 
 
-def _fail(message: str) -> None:
-    click.echo(f"ERROR: {message}", err=True)
-    sys.exit(1)
+def invoked_as() -> str:
+    """``crabtui`` as the user can type it again: its name if PATH finds this one, else its path
+    (``.venv/bin/crabtui`` after the README's first command, with no venv activated)."""
+    path = os.path.abspath(sys.argv[0])
+    if shutil.which("crabtui") == path:
+        return "crabtui"
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+

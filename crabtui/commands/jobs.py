@@ -20,7 +20,7 @@ import click
 
 from crabtui import queue_format
 from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, long_form
-from crabtui.commands.backend import backend, schedd, schedd_title
+from crabtui.commands.backend import backend, fail, schedd, schedd_title
 from crabtui.condor_args import ArgumentError, Option, Parsed, parse
 from engine.schedd.api import JobAction, ScheddError, summarize
 
@@ -28,11 +28,6 @@ from engine.schedd.api import JobAction, ScheddError, summarize
 RAW = {"ignore_unknown_options": True, "allow_interspersed_args": True, "help_option_names": ["--help"]}
 _JOB_ID = re.compile(r"(\d+)(?:\.(\d+))?\Z")
 INT_MAX = 2**31 - 1
-
-
-def _fail(message: str) -> None:
-    click.echo(f"ERROR: {message}", err=True)
-    sys.exit(1)
 
 
 @click.group()
@@ -49,13 +44,13 @@ def submit(ctx: click.Context, submit_file: str) -> None:
         with open(submit_file, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
-        _fail(f"cannot read submit file {submit_file}: {e.strerror}")
+        fail(f"cannot read submit file {submit_file}: {e.strerror}")
     click.echo("Submitting job(s)" + ".")
     try:
         with schedd(ctx) as client:
             result = client.submit(text, submit_file=submit_file, cwd=os.path.dirname(os.path.abspath(submit_file)))
     except ScheddError as e:
-        _fail(str(e))
+        fail(str(e))
     click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
 
 
@@ -229,7 +224,7 @@ def q(ctx: click.Context, args: tuple[str, ...]) -> None:
     try:
         query = QueueQuery(list(args))
     except (ArgumentError, FormatError) as e:
-        _fail(str(e))
+        fail(str(e))
     if query.help:
         click.echo(ctx.get_help())
         return
@@ -244,9 +239,9 @@ def q(ctx: click.Context, args: tuple[str, ...]) -> None:
             with client:
                 _show_queue(client, query)
     except ScheddError as e:
-        _fail(str(e))
+        fail(str(e))
     except FormatError as e:
-        _fail(str(e))
+        fail(str(e))
 
 
 def _show_queue(client, query: QueueQuery) -> None:
@@ -364,7 +359,7 @@ def _act(action: JobAction, tool: str, doc: str):
         try:
             request = ActRequest(list(args), action, tool)
         except ArgumentError as e:
-            _fail(str(e))
+            fail(str(e))
         if request.help:
             click.echo(ctx.get_help())
             return
@@ -372,7 +367,7 @@ def _act(action: JobAction, tool: str, doc: str):
             with schedd(ctx, name=request.name, pool=request.pool) as client:
                 failed = request.run(client)
         except ScheddError as e:
-            _fail(str(e))
+            fail(str(e))
         sys.exit(1 if failed else 0)
 
     return command
@@ -564,7 +559,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 show_json = show_json or item.name == "json"
                 show_help = show_help or item.name == "help"
     except (ArgumentError, FormatError) as e:
-        _fail(str(e))
+        fail(str(e))
     if show_help:
         click.echo(ctx.get_help())
         return
@@ -580,7 +575,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         with schedd(ctx, name=name, pool=pool) as client:
             ads = client.history(constraint, projection, match=match)
     except ScheddError as e:
-        _fail(str(e))
+        fail(str(e))
     if show_json:
         click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
     elif long_:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 
 import click
 
-from crabtui.commands.backend import backend, embedded_only, schedd, schedd_title
+from crabtui.commands.backend import backend, embedded_only, fail, schedd, schedd_title
 from engine.schedd.api import JobStatus, ScheddError
 
 
@@ -57,8 +56,7 @@ def status(ctx: click.Context) -> None:
                 name, address = schedd_title(client)
                 version = client.condor_version
         except ScheddError as e:
-            click.echo(f"ERROR: {e}", err=True)
-            sys.exit(1)
+            fail(str(e))
         running = sum(1 for job in jobs if job.get("JobStatus") == JobStatus.RUNNING)
         click.echo(f"HTCondor schedd {name} at {address} ({version.strip('$ ')})")
         click.echo(f"  jobs: {len(jobs)} in the queue, {running} running")
@@ -67,8 +65,7 @@ def status(ctx: click.Context) -> None:
         try:
             info = client.ping()
         except ScheddError as e:
-            click.echo(str(e))
-            sys.exit(1)
+            fail(str(e))
     click.echo(f"schedd running (pid {info['pid']}), state in {info['state_dir']}")
     click.echo(f"  jobs: {info['jobs']} in the queue, {info['running']} running")
     click.echo(f"  slots: {info['busy_slots']} busy of {info['slots']}")

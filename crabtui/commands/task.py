@@ -6,24 +6,15 @@ embedded schedd carries it out, as CRAB's REST server and TaskWorker share the w
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
-import sys
 import time
-from dataclasses import asdict
 
 import click
 
-from crabtui.commands.backend import embedded_only, schedd
+from crabtui.commands.backend import embedded_only, fail, schedd
 
-
-def _fail(message: str) -> None:
-    click.echo(f"ERROR: {message}", err=True)
-    sys.exit(1)
-
-
-def _embedded_only(ctx: click.Context) -> None:
+def embedded_tasks_only(ctx: click.Context) -> None:
     embedded_only(ctx, "CRAB tasks run on the embedded engine only: its task worker submits and follows them. "
                        "Leave out --backend htcondor (and unset CRABTUI_BACKEND) for the task commands.")
 
@@ -31,7 +22,7 @@ def _embedded_only(ctx: click.Context) -> None:
 def _db(ctx: click.Context):
     from engine.crab.taskworker.taskdb import TaskDB
 
-    _embedded_only(ctx)
+    embedded_tasks_only(ctx)
     with schedd(ctx) as client:  # starts the daemon, and with it the task worker
         client.ping()
         return TaskDB(client.state.tasks), client.state
@@ -48,59 +39,28 @@ def task() -> None:
 def submit(ctx: click.Context, config: str) -> None:
     """Submit the task CONFIG describes (CRAB's TOML or crabConfig.py; like crab submit)."""
     from engine.crab.client.config import ConfigError, load_config
-    from engine.crab.taskworker.dagman_creator import TaskAd
-    from engine.crab.taskworker.datasets import Catalogue, DatasetError
-    from engine.crab.ap.sites import SiteListError, SiteLists, read_global_blacklist
-    from engine.crab.grid.storage import StorageError, stageout_ad, storage_site
-    from engine.crab.taskworker.taskdb import NEW, SUBMIT, Task, TaskError, task_name
-    from engine.crab.taskworker.worker import write_request
-    from engine.crab.wn.failure_plan import plan_json
+    from engine.crab.client.submit import SubmitError
+    from engine.crab.client.submit import submit as submit_task
+    from engine.crab.taskworker.taskdb import TaskDB
 
     try:
         cfg = load_config(config)
     except ConfigError as e:
-        _fail(str(e))
-    db, state = _db(ctx)
+        fail(str(e))
+    embedded_tasks_only(ctx)
+    with schedd(ctx) as client:  # starts the daemon, and with it the task worker
+        pool_sites = client.ping()["sites"]  # where the embedded pool has slots, and how big
+        state = client.state
     try:
-        dataset = Catalogue.for_state(state).load(cfg.input_dataset)
-    except DatasetError as e:
-        _fail(f"{config}: Data.inputDataset: {e}")
-    try:
-        lists = SiteLists(cfg.site_whitelist, cfg.site_blacklist, read_global_blacklist(state.global_blacklist),
-                          cfg.ignore_global_blacklist)
-    except SiteListError as e:
-        _fail(str(e))
-    storage = None
-    if cfg.storage_site is not None:
-        try:
-            storage = storage_site(state, cfg.storage_site)
-        except StorageError as e:
-            _fail(f"{config}: Site.storageSite: {e}")
-    now = time.time()
-    user = getpass.getuser()
-    name = task_name(cfg.request_name, user, now)
-    task_dir = state.task_dir(name)
-    stageout = (stageout_ad(storage, task_name=name, user=user, dataset=cfg.input_dataset,
-                            request_name=cfg.request_name) if storage is not None and cfg.transfer_outputs else None)
-    ad = TaskAd(name=name, user=user, dataset=cfg.input_dataset, max_memory_mb=cfg.max_memory_mb,
-                max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
-                site_whitelist=cfg.site_whitelist, site_blacklist=cfg.site_blacklist, storage_site=cfg.storage_site,
-                time_scale=cfg.time_scale,
-                failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), script_exe=cfg.script_exe,
-                extra_jdl=cfg.extra_jdl, ignore_global_blacklist=cfg.ignore_global_blacklist,
-                global_blacklist=state.global_blacklist, automatic_blacklist=asdict(cfg.automatic_blacklist),
-                stageout=stageout, publication=bool(cfg.ignored.get("Data.publication", True)))
-    write_request(task_dir, dataset=cfg.input_dataset, splitting=cfg.splitting, units_per_job=cfg.units_per_job,
-                  total_units=cfg.total_units, lumi_mask=cfg.lumi_mask, ad=ad)
-    try:
-        db.insert(Task(name=name, request_name=cfg.request_name, user=user, status=NEW, command=SUBMIT,
-                       config_path=cfg.source, task_dir=task_dir, submitted_at=now, updated_at=now))
-    except TaskError as e:
-        _fail(str(e))
-    click.echo(f"Task name: {name}\nProject dir: {task_dir}\n"
+        done = submit_task(cfg, state, TaskDB(state.tasks), pool_sites)
+    except SubmitError as e:
+        fail(str(e))
+    for note in done.notes:
+        click.echo(f"Note: {note}")
+    click.echo(f"Task name: {done.name}\nProject dir: {done.task_dir}\n"
                "Success: Your task has been delivered to the task worker; follow it with "
                f"'crabtui task list' or 'crabtui task status {cfg.request_name}'.")
-    for warning in lists.warnings(dataset.sites):
+    for warning in done.warnings:
         click.echo(f"Warning: {warning}")
 
 
@@ -133,7 +93,7 @@ def kill(ctx: click.Context, name: str) -> None:
     try:
         task = db.request(name, KILL)
     except TaskError as e:
-        _fail(str(e))
+        fail(str(e))
     click.echo(f"Kill request for task {task.name} sent; 'crabtui task list' shows when it is KILLED.")
 
 
@@ -160,16 +120,16 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     try:
         check_options(options)
     except StatusOptionError as e:
-        _fail(str(e))
+        fail(str(e))
     now = time.time()
-    _embedded_only(ctx)
+    embedded_tasks_only(ctx)
     with schedd(ctx) as client:
         client.ping()  # starts the daemon, and with it the task worker
         db = TaskDB(client.state.tasks)
         try:
             task = db.get(name)
         except TaskError as e:
-            _fail(str(e))
+            fail(str(e))
         view = task_view(task.task_dir, client, task.dagman_id, now=now)
     scheduler = scheduler_status(task.status, task.dagman_id, view)
     if json_output:
@@ -198,7 +158,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     try:
         lines = render(info, view.jobs, now, options)
     except StatusOptionError as e:
-        _fail(str(e))
+        fail(str(e))
     click.echo("\n".join(lines))
 
 
@@ -227,13 +187,13 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
         arguments = request_arguments(jobids=jobids, sitewhitelist=sitewhitelist, siteblacklist=siteblacklist,
                                       maxjobruntime=maxjobruntime, maxmemory=maxmemory, priority=priority)
     except ResubmitError as e:
-        _fail(str(e))
+        fail(str(e))
     db, _ = _db(ctx)
     try:
         task = db.get(name)
         if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
             if not os.path.isdir(task.task_dir):
-                _fail("Status information is unavailable, will not proceed with the resubmission. "
+                fail("Status information is unavailable, will not proceed with the resubmission. "
                       "Try again a few seconds later if the task has just been submitted.")
             with schedd(ctx) as client:
                 view = task_view(task.task_dir, client, task.dagman_id)
@@ -241,6 +201,6 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
                         automatic=view.automatic is not None)
         task = db.request(task.name, RESUBMIT, arguments)
     except (TaskError, ResubmitError) as e:
-        _fail(str(e))
+        fail(str(e))
     click.echo(f"Resubmit request for task {task.name} sent; 'crabtui task status {task.request_name}' shows "
                "how the resubmission proceeds.")

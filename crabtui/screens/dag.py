@@ -37,8 +37,6 @@ class DagScreen(PollingScreen):
         Binding("c", "copy('id')", "Copy id", id="copy-id", show=False, tooltip="Copy the job id under the cursor"),
         Binding("C", "copy('file')", "Copy file", id="copy-file", show=False, tooltip="Copy the DAG file's path"),
         Binding("escape", "back", "Back", id="back", tooltip="Go back to the DAGs"),
-        *(Binding(str(i), f"tab('{tab}')", tab.title(), show=False, tooltip=f"Show the {tab} tab")
-          for i, tab in enumerate(("dag", "log"), start=1)),
     ]
 
     def __init__(self, cluster: int) -> None:
@@ -103,7 +101,6 @@ class DagScreen(PollingScreen):
         second.append("  ")
         second.append(states.state_counts(dag.counts, palette))
         second.append(f"  {dag.describe_nodes()}")
-        first.no_wrap = second.no_wrap = True
         self.update_static("summary", Text("\n").join([first, second]))
 
     def _show_tree(self) -> None:
@@ -137,9 +134,6 @@ class DagScreen(PollingScreen):
         if action == "copy" and self.snapshot is None:
             return None
         return True
-
-    def action_tab(self, tab: str) -> None:
-        self.query_one(Tabbed).active = tab
 
     def _target(self) -> dict[str, Any] | None:
         """The job the cursor is on in the tree, else the DAGMan job."""

@@ -2,7 +2,8 @@
 
 The confirmation names what it touches and what will happen, and ``No`` has the focus: Enter or
 Escape leave everything as it was; only ``y`` or the Yes button go ahead (k9s users asked for
-Cancel as the default after deleting by accident).
+Cancel as the default after deleting by accident).  Both fit a terminal of 80x24 (one-line fields
+and buttons), and scroll, with the focus, where they do not.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Horizontal, Vertical
+from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
@@ -30,12 +31,12 @@ class ConfirmScreen(ModalScreen[bool]):
         self.yes = yes
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        with VerticalScroll(id="dialog", can_focus=False):
             yield Label(self.question, id="question")
             yield Static(self.details, id="details", markup=False)
             with Horizontal(id="buttons"):
-                yield Button("No", id="no", variant="primary")
-                yield Button(self.yes, id="yes", variant="error")
+                yield Button("No", id="no", variant="primary", compact=True)
+                yield Button(self.yes, id="yes", variant="error", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -69,19 +70,19 @@ class ResubmitScreen(ModalScreen[dict[str, Any] | None]):
         self.jobids = jobids
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        with VerticalScroll(id="dialog", can_focus=False):
             yield Label(f"Resubmit failed jobs of {self.task_name}", id="question")
             yield Static(f"Failed jobs now: {self.failed}. Only failed jobs can be resubmitted; each gets a fresh "
                          "retry budget. Options left empty keep the task's values.", id="details", markup=False)
             with Grid(id="form"):
                 for key, label, placeholder in self.FIELDS:
                     yield Label(label)
-                    yield Input(self.jobids if key == "jobids" else "", placeholder=placeholder, id=key,
+                    yield Input(self.jobids if key == "jobids" else "", placeholder=placeholder, id=key, compact=True,
                                 type="integer" if key in ("maxjobruntime", "maxmemory", "priority") else "text")
             yield Static("", id="error", markup=False)
             with Horizontal(id="buttons"):
-                yield Button("Cancel", id="no", variant="primary")
-                yield Button("Resubmit", id="yes", variant="warning")
+                yield Button("Cancel", id="no", variant="primary", compact=True)
+                yield Button("Resubmit", id="yes", variant="warning", compact=True)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -14,8 +14,10 @@ from textual.widgets import Label, Static
 from crabtui.keymap import keymap_path
 from crabtui.screens.polling import PollingScreen
 from crabtui.task_status import NO_OUTPUT, RESCHEDULED
+from crabtui.widgets.key_bar import IMPORTANCE
 from crabtui.widgets.live_table import LiveTable
 from crabtui.widgets.states import BAR_LEGEND, NODE_LOOK
+from crabtui.widgets.tabbed import Tabbed
 
 
 class HelpScreen(ModalScreen[None]):
@@ -31,18 +33,30 @@ class HelpScreen(ModalScreen[None]):
         keys.add_column(style="bold", no_wrap=True)
         keys.add_column()
         keys.add_column(style="dim", no_wrap=True)  # the id a keymap file remaps it by
-        ours = {(b.action, b.description, b.tooltip) for cls in (type(self.under), type(self.app), LiveTable)
+        ours = {(b.action, b.description, b.tooltip) for cls in (type(self.under), type(self.app), LiveTable, Tabbed)
                 for klass in cls.__mro__ if klass.__module__.startswith("crabtui.")
                 for b in vars(klass).get("BINDINGS", ())}
         seen = set()
+        tabs, rows = [], []  # rows: (binding id, key, what it does)
         for active in self.under.active_bindings.values():
             binding = active.binding
             what = (binding.action, binding.description, binding.tooltip)
             if what not in ours or what in seen:
                 continue
             seen.add(what)
-            self.key_rows.append((self.app.get_key_display(binding), binding.tooltip or binding.description))
-            keys.add_row(*self.key_rows[-1], binding.id or "")
+            if binding.action.startswith("show_tab("):
+                tabs.append(self.app.get_key_display(binding))
+            else:
+                rows.append((binding.id or "", self.app.get_key_display(binding), binding.tooltip or binding.description))
+        rank = {name: i for i, name in enumerate(IMPORTANCE)}
+        rows.sort(key=lambda row: rank.get(row[0], len(rank)))  # as the key bar orders them
+        if tabs:
+            rows.append(("", f"{tabs[0]}-{tabs[-1]}", "Show the tab whose label has that digit"))
+        command_palette = Binding(self.app.COMMAND_PALETTE_BINDING, "command_palette")
+        rows.append(("", self.app.get_key_display(command_palette), "The command palette: every action here, by name"))
+        for binding_id, key, what in rows:
+            self.key_rows.append((key, what))
+            keys.add_row(key, what, binding_id)
         legend = Table.grid(padding=(0, 2))
         legend.add_column(no_wrap=True)
         legend.add_column()

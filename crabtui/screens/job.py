@@ -32,8 +32,6 @@ class JobScreen(PollingScreen):
         Binding("escape", "back", "Back", id="back", tooltip="Back to the task"),
         Binding("c", "copy('id')", "Copy id", id="copy-id", tooltip="Copy the HTCondor job id (cluster.proc)"),
         Binding("C", "copy('path')", "Copy path", id="copy-path", tooltip="Copy the path of the file shown"),
-        *(Binding(str(i), f"tab('{tab}')", tab.title(), show=False, tooltip=f"Show the {tab} tab")
-          for i, tab in enumerate(("attempts",) + TEXT_TABS, start=1)),
     ]
 
     def __init__(self, task: str, job_id: str) -> None:
@@ -163,9 +161,6 @@ class JobScreen(PollingScreen):
             self.refresh_now(even_if_paused=True)
 
     # -------------------------------------------------------------- actions
-
-    def action_tab(self, tab: str) -> None:
-        self.query_one(Tabbed).active = tab
 
     def action_back(self) -> None:
         self.app.pop_screen()

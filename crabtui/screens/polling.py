@@ -78,6 +78,7 @@ class PollingScreen(Screen):
         return self.query_one(StatusBar)
 
     def on_mount(self) -> None:
+        self.set_palette(self.app.palette)  # the tables start with the default one
         self.status_bar.paused = self.app.paused
         self.set_interval(1, self._tick)
         self.refresh_now()

@@ -42,7 +42,8 @@ class TaskRows(NamedTuple):
 
 class TaskScreen(PollingScreen):
     BINDINGS = [
-        Binding("enter", "open_job", "Job", id="open-job", tooltip="Open the job: its attempts, ClassAd, output and report"),
+        Binding("enter", "open", "Open", id="open-job",
+                tooltip="Open the job: its attempts, ClassAd, output and report (on Errors: the jobs with that exit code)"),
         Binding("h", "hold", "Hold", id="hold", tooltip="Hold the marked jobs (or the one under the cursor)"),
         Binding("r", "release", "Release", id="release", tooltip="Release the marked held jobs"),
         Binding("H", "halt", "Halt/unhalt", id="halt", tooltip="Halt the DAG (no new jobs start), or resume it"),
@@ -53,8 +54,6 @@ class TaskScreen(PollingScreen):
         Binding("c", "copy('id')", "Copy id", id="copy-id", show=False, tooltip="Copy the job id(s)"),
         Binding("C", "copy('dir')", "Copy dir", id="copy-dir", show=False, tooltip="Copy the task's directory"),
         Binding("escape", "back", "Back", id="back", tooltip="Clear the marks, then the filter, then go back to the tasks"),
-        *(Binding(str(i), f"tab('{tab}')", tab.title(), show=False, tooltip=f"Show the {tab} tab")
-          for i, tab in enumerate(("jobs", "dag", "sites", "errors", "log"), start=1)),
     ]
 
     def __init__(self, name: str) -> None:
@@ -196,7 +195,6 @@ class TaskScreen(PollingScreen):
         second.append("  ")
         second.append(states.state_counts(self.counts, palette))
         second.append(f"  of {len(snapshot.view.jobs)} jobs")
-        first.no_wrap = second.no_wrap = True
         self.update_static("summary", Text("\n").join([first, second]))
 
     def _show_tree(self) -> None:
@@ -251,27 +249,26 @@ class TaskScreen(PollingScreen):
         return self.query_one("#job-table", LiveTable)
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in ("hold", "release", "halt", "kill", "resubmit", "open_job", "copy") and self.snapshot is None:
+        if action in ("hold", "release", "halt", "kill", "resubmit", "open", "copy") and self.snapshot is None:
             return None  # greyed out until the task has been read
+        if action == "open" and self.query_one(Tabbed).active not in ("jobs", "errors"):
+            return None  # nothing to open on this tab
         return True
-
-    def action_tab(self, tab: str) -> None:
-        self.query_one(Tabbed).active = tab
 
     def on_line_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()
-        if event.table.id == "job-table":
-            self.action_open_job()
-        elif event.table.id == "error-table":  # the jobs with this exit code
-            self.action_tab("jobs")
-            self.jobs_table.filter = f"exit:={event.row_key}"
+        self.action_open()
 
-    def action_open_job(self) -> None:
+    def action_open(self) -> None:
+        """The job under the cursor; on the Errors tab, the jobs that failed with the exit code there."""
         from crabtui.screens.job import JobScreen
 
-        key = self.jobs_table.cursor_key
-        if self.query_one(Tabbed).active == "jobs" and key is not None:
-            self.app.push_screen(JobScreen(self.snapshot.task.name, key))
+        tab = self.query_one(Tabbed).active
+        if tab == "jobs" and self.jobs_table.cursor_key is not None:
+            self.app.push_screen(JobScreen(self.snapshot.task.name, self.jobs_table.cursor_key))
+        elif tab == "errors" and (code := self.query_one("#error-table", LiveTable).cursor_key) is not None:
+            self.query_one(Tabbed).active = "jobs"
+            self.jobs_table.filter = f"exit:={code}"
 
     def _selected_jobs(self) -> list[JobView]:
         table = self.jobs_table

@@ -1,9 +1,12 @@
-"""The bottom line: the keys of what has the focus and of its screen, as Textual's Footer shows them.
+"""The bottom line: the keys of what has the focus and of its screen, most important first, and
+``? more`` at the right end for the rest (the help screen lists every key).
 
 Footer makes a widget for every key and makes them all again whenever the bindings change, which
 is at every change of focus or tab: on the task screen that was 20-30 ms a key press.  This is
-one widget that draws the same keys as one line of text.  A click on a key presses it, a key
-that cannot be used now is dimmed, and the command palette's key sits at the right end.
+one widget that draws the keys as one line of text.  At 80 columns not every key fits, so keys
+are drawn in :data:`IMPORTANCE` order, as many as fit whole: how to open, go back and quit, then
+the search, then the actions.  A click on a key presses it, and a key that cannot be used now is
+dimmed.
 """
 
 from __future__ import annotations
@@ -11,8 +14,14 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.widget import Widget
+
+# Binding ids, most important first; shown keys without an id, or not listed, come after them.
+IMPORTANCE = ("open-task", "open-job", "open-dag", "back", "quit", "filter", "find", "kill", "remove-dag",
+              "resubmit", "hold", "release", "halt", "dags", "mark", "sort", "copy-id", "copy-path", "pause")
+HELP = "help"  # the binding drawn last, as "more"
 
 
 class KeyBar(Widget):
@@ -49,33 +58,44 @@ class KeyBar(Widget):
     def _bindings_changed(self, screen: Screen) -> None:
         self.refresh()
 
+    def shown(self) -> tuple[list[tuple[Binding, bool]], tuple[Binding, bool] | None]:
+        """The keys to show, most important first, and the help key (drawn as ``more``)."""
+        keys, actions, help_key = [], set(), None
+        for _, binding, enabled, _ in self.screen.active_bindings.values():
+            if binding.id == HELP:
+                help_key = (binding, enabled)
+            elif binding.show and binding.action not in actions:
+                actions.add(binding.action)
+                keys.append((binding, enabled))
+        rank = {name: i for i, name in enumerate(IMPORTANCE)}
+        keys.sort(key=lambda key: rank.get(key[0].id, len(rank)))  # stable: unlisted keys keep their order
+        return keys, help_key
+
     def render(self) -> Text:
-        key_style = self.get_component_rich_style("key-bar--key")
-        description_style = self.get_component_rich_style("key-bar--description")
-        app = self.app
-        active = self.screen.active_bindings
-        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        styles = (self.get_component_rich_style("key-bar--key"), self.get_component_rich_style("key-bar--description"))
+        keys, help_key = self.shown()
+        more = self._key(*help_key, "more", styles) if help_key else Text()
+        room = self.size.width - more.cell_len
+        text = Text(no_wrap=True, end="")
         spots = []
-        actions = set()
-        for _, binding, enabled, _ in active.values():
-            if not binding.show or binding.action in actions:
-                continue
-            actions.add(binding.action)
-            start = text.cell_len
-            text.append_text(_key(app.get_key_display(binding), binding.description, enabled, key_style,
-                                  description_style))
-            spots.append((start, text.cell_len, binding.key, enabled))
-        palette = active.get(app.COMMAND_PALETTE_BINDING) if app.ENABLE_COMMAND_PALETTE else None
-        if palette is not None:
-            _, binding, enabled, _ = palette
-            right = _key(app.get_key_display(binding), binding.description, enabled, key_style, description_style)
-            start = max(0, self.size.width - right.cell_len)
-            text.truncate(max(0, start - 1), overflow="ellipsis", pad=True)
-            text.append(" ")
-            text.append_text(right)
-            spots.append((start, text.cell_len, binding.key, enabled))
+        for binding, enabled in keys:
+            key = self._key(binding, enabled, binding.description, styles)
+            if text.cell_len + key.cell_len > room:
+                break
+            spots.append((text.cell_len, text.cell_len + key.cell_len, binding.key, enabled))
+            text.append_text(key)
+        if help_key:
+            text.pad_right(room - text.cell_len)
+            spots.append((room, self.size.width, help_key[0].key, help_key[1]))
+            text.append_text(more)
         self._spots = spots
         return text
+
+    def _key(self, binding: Binding, enabled: bool, description: str, styles: tuple[Style, Style]) -> Text:
+        """`` h Hold``: the key and what it does, dimmed if it cannot be used now."""
+        dim = Style(dim=True) if not enabled else Style()
+        return Text.assemble((f" {self.app.get_key_display(binding)} ", styles[0] + dim),
+                             (f"{description} ", styles[1] + dim))
 
     def on_click(self, event: events.Click) -> None:
         for start, end, key, enabled in self._spots:
@@ -85,9 +105,3 @@ class KeyBar(Widget):
                 else:
                     self.app.bell()
                 return
-
-
-def _key(display: str, description: str, enabled: bool, key_style: Style, description_style: Style) -> Text:
-    """`` h Hold``: the key and what it does, dimmed if it cannot be used now."""
-    dim = Style(dim=True) if not enabled else Style()
-    return Text.assemble((f" {display} ", key_style + dim), (f"{description} ", description_style + dim))

@@ -10,7 +10,9 @@ a subclass says what a row's cells are (:meth:`LineTable.row_cells`).
 
 It looks and behaves as DataTable with a row cursor: a header that stays on top (a click on it
 sorts), zebra stripes, fixed columns that stay when the table scrolls sideways, the cursor keys,
-Enter or a click on the cursor's row to select it, and the same component classes' colours.
+a click on the cursor's row to select it, and the same component classes' colours.  Enter is
+left to the screen, whose binding says what it does there (a table's own would hide it from the
+key bar).
 """
 
 from __future__ import annotations
@@ -92,7 +94,6 @@ class LineTable(ScrollView, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("enter", "select_cursor", "Select", show=False),
         Binding("up", "cursor_up", "Cursor up", show=False),
         Binding("down", "cursor_down", "Cursor down", show=False),
         Binding("right", "scroll_right", "Scroll right", show=False),
@@ -115,7 +116,7 @@ class LineTable(ScrollView, can_focus=True):
             return self.table
 
     class RowSelected(RowHighlighted):
-        """Enter, or a click on the cursor's row."""
+        """A click on the cursor's row."""
 
     class HeaderSelected(Message):
         """A click on the header of the column ``column_key``."""
@@ -172,8 +173,10 @@ class LineTable(ScrollView, can_focus=True):
         """Show the rows ``keys``, in this order.  The cursor stays at its line (clamped)."""
         self._keys = list(keys)
         self._index = None
-        self._measure(self._keys)
-        self._update_size()
+        if self._measure(self._keys):
+            self._changed()  # a column grew: the header and the lines made before are too narrow
+        else:
+            self._update_size()
         self.move_cursor(row=self.cursor_row)
         self.refresh()
 
@@ -282,7 +285,7 @@ class LineTable(ScrollView, can_focus=True):
     def action_last_row(self) -> None:
         self.move_cursor(row=len(self._keys) - 1)
 
-    def action_select_cursor(self) -> None:
+    def select_cursor(self) -> None:
         if self._keys:
             self.post_message(self.RowSelected(self, self.cursor_row, self._keys[self.cursor_row]))
 
@@ -299,7 +302,7 @@ class LineTable(ScrollView, can_focus=True):
         if row >= len(self._keys):
             return
         if row == self.cursor_row:
-            self.action_select_cursor()
+            self.select_cursor()
         else:
             self.move_cursor(row=row)
 

@@ -123,7 +123,7 @@ class LiveTable(LineTable):
     """See the module's description.  Keys are strings; items any objects the columns understand."""
 
     BINDINGS = [
-        Binding("space", "toggle_mark", "Mark", tooltip="Mark or unmark the row for a bulk action"),
+        Binding("space", "toggle_mark", "Mark", id="mark", tooltip="Mark or unmark the row for a bulk action"),
         Binding("ctrl+a", "mark_all", "Mark all", show=False, tooltip="Mark every row the filter shows"),
         Binding("s", "sort_next", "Sort", id="sort", tooltip="Sort by the next column"),
         Binding("S", "sort_reverse", "Reverse", id="sort-reverse", show=False, tooltip="Reverse the sort order"),

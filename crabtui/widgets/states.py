@@ -53,12 +53,19 @@ failed processing jobs are done too: the tail jobs, counted as they are made, re
 
 @dataclass(frozen=True)
 class Palette:
-    """Rich styles for the colour roles, taken from a theme's variables."""
+    """Rich styles for the colour roles, taken from a theme's variables (an ANSI theme's are the
+    terminal's own red, yellow, green and blue).  Without colour (NO_COLOR) the roles that need
+    attention keep it through weight alone, at full contrast: warnings bold, errors bold and
+    reversed; the others are plain, told apart by their glyphs."""
 
     styles: Mapping[str, str]
 
     @classmethod
-    def from_variables(cls, variables: Mapping[str, str]) -> Palette:
+    def from_variables(cls, variables: Mapping[str, str], *, no_color: bool = False) -> Palette:
+        if no_color:
+            return cls({"plain": "", "muted": "", "primary": "", "success": "", "warning": "bold",
+                        "error": "bold reverse"})
+
         def colour(name: str, fallback: str) -> str:
             value = variables.get(name, "")
             return value if value.startswith("#") and len(value) == 7 else fallback

@@ -4,7 +4,8 @@ Textual's TabbedContent makes a widget per tab and an underline that slides unde
 one: a switch restyles every tab through CSS and animates the underline, which on the task
 screen was a third of the 50 ms a key may take.  :class:`Tabbed` keeps its use (``with
 Tabbed(initial=...)`` around :class:`Pane`\\ s, ``active``, a ``TabActivated`` message) with one
-line of labels (a click on one switches to it) over a ContentSwitcher.
+line of labels (a click on one switches to it) over a ContentSwitcher.  The digit keys switch
+tabs too, in the order of the panes, and each label shows its digit.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Container
 from textual.message import Message
 from textual.reactive import reactive
@@ -69,7 +71,7 @@ class TabBar(Widget):
         self._spots = []
         for tab, title in self.tabs:
             start = text.cell_len
-            text.append(f" {title} ", style=active if tab == self.active else inactive)
+            text.append(f" {len(self._spots) + 1} {title} ", style=active if tab == self.active else inactive)
             self._spots.append((start, text.cell_len, tab))
             text.append(" ")
         return text
@@ -91,6 +93,8 @@ class Tabbed(Widget):
     Tabbed { height: 1fr; }
     Tabbed > ContentSwitcher { height: 1fr; }
     """
+    BINDINGS = [Binding(str(n), f"show_tab({n})", f"Tab {n}", show=False, tooltip=f"Show the tab labelled {n}")
+                for n in range(1, 10)]
 
     class TabActivated(Message):
         def __init__(self, tabbed: Tabbed, pane: Pane) -> None:
@@ -120,6 +124,12 @@ class Tabbed(Widget):
     @active.setter
     def active(self, tab: str) -> None:
         self.query_one(TabBar).active = tab
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        return action != "show_tab" or parameters[0] <= len(self._panes)
+
+    def action_show_tab(self, n: int) -> None:
+        self.active = self._panes[n - 1].id
 
     def on_tab_bar_changed(self, event: TabBar.Changed) -> None:
         event.stop()

@@ -11,7 +11,9 @@ from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
 from engine.dag.rescue import apply_rescue, read_rescue, rescue_files, rescue_path
 from engine.dagman.config import Options, knob_values
 from engine.dagman.lockfile import Lock, holder_alive, read_lock, write_lock
-from engine.dagman.runner import EXIT_ERROR, EXIT_RESTART, DagMan
+from engine.dagman.node import DagStatus
+from engine.dagman.node_status import NodeState
+from engine.dagman.runner import EXIT_ERROR, EXIT_OKAY, EXIT_RESTART, DagMan
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import state_dir
 
@@ -84,10 +86,31 @@ def main(argv: list[str] | None = None) -> int:
     options = Options(**knobs, dagman_id=dagman_id, rescue_dag_number=rescue_number, recovery=recovery,
                       state_dir=state.path, priority=args.priority, outfile_dir=args.outfile_dir)
     with LocalScheddClient(state) as schedd:
-        code = DagMan(graph, schedd, options).run()
+        dagman = DagMan(graph, schedd, options)
+        code = dagman.run()
     if code != EXIT_RESTART:  # a graceful stop keeps the lock, so the restart recovers
         os.unlink(lock_path)
+    if code != EXIT_OKAY:
+        print(f"ERROR: {ending(dagman, code)}", file=sys.stderr)
     return code
+
+
+ENDINGS = {DagStatus.ERROR: "stopped on an error", DagStatus.ABORT: "was aborted (ABORT-DAG-ON)",
+           DagStatus.RM: "was removed", DagStatus.CYCLE: "has a cycle", DagStatus.HALTED: "was halted"}
+
+
+def ending(dagman: DagMan, code: int) -> str:
+    """One line for a run that did not succeed: how it ended, where to read why, how to go on."""
+    if code == EXIT_RESTART:
+        return (f"{dagman.dag_file}: DAGMan stopped; DAGMan exit {code}: {dagman.out.path} says why; "
+                "it recovers where it was when it runs again")
+    failed = [n.graph.name for n in dagman.nodes.values() if n.status is NodeState.ERROR]
+    how = (f"{len(failed)} failed node(s) ({', '.join(failed[:3])}{', ...' if len(failed) > 3 else ''})"
+           if failed else ENDINGS.get(dagman.dag_status, "did not succeed"))
+    line = f"{dagman.dag_file}: {how}; DAGMan exit {code}: {dagman.out.path} says why"
+    if dagman.rescue_path:
+        line += f"; run it again to go on from {os.path.basename(dagman.rescue_path)}"
+    return line
 
 
 def config_file(in_dag: str | None, option: str | None, dag_file: str) -> str | None:

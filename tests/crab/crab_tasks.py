@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
 from engine.state import StateDir
+from installed import CRABTUI
 
 MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
 CONFIG = """\
@@ -39,7 +39,7 @@ def config_text(name: str, *, scale: float = 500, plan: str = "", dataset: str =
 
 
 def crabtui(state: StateDir, *args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([shutil.which("crabtui"), "--state-dir", state.path, *args], cwd=cwd,
+    return subprocess.run([CRABTUI, "--state-dir", state.path, *args], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout)
 
 

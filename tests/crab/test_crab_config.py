@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
+import http.server
 import json
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -149,7 +152,8 @@ def test_toml_loads_every_field(tmp_path):
         request_name="ttbar_2024",
         pset_name=str(tmp_path / "pset.py"),
         max_memory_mb=2500, max_job_runtime_min=1315, num_cores=1,
-        input_dataset="/TTbar/Run2024-v1/AODSIM", splitting="FileBased", units_per_job=10, total_units=100,
+        input_dataset="/TTbar/Run2024-v1/AODSIM", primary_dataset="TTbar", splitting="FileBased", units_per_job=10,
+        total_units=100,
         lumi_mask_file=str(tmp_path / "golden.json"),
         lumi_mask={316187: [(1, 37), (40, 90)], 316200: [(5, 5)]},
         storage_site="T2_XX_Local", site_whitelist=("T2_CH_CERN",), site_blacklist=("T2_US_*",),
@@ -291,8 +295,8 @@ def test_list_of_strings_entries(tmp_path):
 # --- missing and invalid values ------------------------------------------------------------------
 
 @pytest.mark.parametrize("key, fragments", [
-    ("Data.inputDataset", ["requires an input dataset", "Set Data.inputDataset"]),
-    ("Data.splitting", ["Parameter Data.splitting not specified", "FileBased, LumiBased"]),
+    ("Data.inputDataset", ["requires an input dataset or a set of user input files", "Data.userInputFiles",
+                           "JobType.pluginName = 'PrivateMC'"]),
     ("Data.unitsPerJob", ["Parameter Data.unitsPerJob is mandatory for 'FileBased' splitting mode",
                           "number of files per job"]),
 ])
@@ -313,8 +317,6 @@ def test_splitting_names(tmp_path):
 @pytest.mark.parametrize("changes, fragments, parameter", [
     ({"Data.unitsPerJob": 0}, ["Parameter Data.unitsPerJob must be > 0, not 0."], "Data.unitsPerJob"),
     ({"Data.unitsPerJob": -3}, ["must be > 0, not -3"], "Data.unitsPerJob"),
-    ({"Data.totalUnits": -1}, ["Parameter Data.totalUnits must be >= 0, not -1", "whole dataset"],
-     "Data.totalUnits"),
     ({"General.requestName": "a/b"}, ["The '/' character is not accepted in the requestName parameter",
                                       "General.workArea"], "General.requestName"),
     ({"General.requestName": "x" * 101}, ["Parameter General.requestName should not be longer than 100 characters"],
@@ -329,8 +331,10 @@ def test_splitting_names(tmp_path):
      "JobType.maxJobRuntimeMin"),
     ({"JobType.maxJobRuntimeMin": 20161}, ["must be between 60 and 20160 minutes"], "JobType.maxJobRuntimeMin"),
     ({"JobType.numCores": 0}, ["Parameter JobType.numCores must be >= 1, not 0"], "JobType.numCores"),
-    ({"JobType.pluginName": "PrivateMC"}, ["JobType.pluginName has an invalid value ('PrivateMC')", "Analysis"],
-     "JobType.pluginName"),
+    ({"JobType.pluginName": "Analysys"}, ["JobType.pluginName has an invalid value ('Analysys'). Did you mean "
+                                          "Analysis?", "Analysis, PrivateMC"], "JobType.pluginName"),
+    ({"JobType.pluginName": "Recover"}, ["JobType.pluginName ('Recover') cannot be simulated: the Recover job type "
+                                         "starts from a task of a CRAB server"], "JobType.pluginName"),
     ({"Data.inputDataset": "TTbar/AODSIM"}, ["Data.inputDataset ('TTbar/AODSIM') is not a CMS dataset name",
                                             "/Primary/Processed/TIER"], "Data.inputDataset"),
     ({"Site.whitelist": ["T2_CH_CERN", "CERN"]}, ["Parameter Site.whitelist entry 2 ('CERN') is not a CMS site name",
@@ -340,8 +344,23 @@ def test_splitting_names(tmp_path):
     ({"Debug.extraJDL": ["Foo"]}, ["Parameter Debug.extraJDL entry 1 ('Foo') is not of the form 'name=value'"],
      "Debug.extraJDL"),
     ({"Debug.timeScale": 0}, ["Parameter Debug.timeScale must be > 0, not 0", "1 is real time"], "Debug.timeScale"),
-    ({"Data.runRange": "1-10"}, ["Parameter Data.runRange ('1-10') is a CRAB parameter that crabtui does not implement",
-                                 "remove it"], "Data.runRange"),
+    ({"Data.runRange": "1-10"}, ["The intersection between the lumi mask and the run range is null."],
+     "Data.runRange"),
+    ({"Data.runRange": "316187, 316200"}, ["Parameter Data.runRange should be a comma separated list of integers or "
+                                           "(inclusive) ranges. Example: '12345,99900-99910'"], "Data.runRange"),
+    ({"Data.runRange": "316200-316187"}, ["316200-316187 has its first run after its last"], "Data.runRange"),
+    ({"Data.lumiMask": DROP, "Data.runRange": "1-60000"}, ["Data.runRange includes 60000 runs. When Data.lumiMask "
+                                                           "is not specified"], "Data.runRange"),
+    ({"Data.useParent": True}, ["Parameter Data.useParent (True) cannot be simulated: its jobs would also read each "
+                                "input file's parent files, and the dataset catalogue knows no parentage."],
+     "Data.useParent"),
+    ({"Site.requireAccelerator": True}, ["cannot be simulated: its jobs must run on GPU slots"],
+     "Site.requireAccelerator"),
+    ({"Data.outputPrimaryDataset": "MyOutput"}, ["Analysis job type with input dataset does not accept an output "
+                                                 "primary dataset name"], "Data.outputPrimaryDataset"),
+    ({"Data.ignoreLocality": True, "Site.whitelist": DROP}, ["when ignoreLocality is set a valid site white list must "
+                                                             "be specified using the Site.whitelist parameter"],
+     "Site.whitelist"),
 ])
 def test_invalid_values(tmp_path, changes, fragments, parameter):
     refused(write_toml(tmp_path, changes), *fragments, parameter=parameter)
@@ -394,11 +413,11 @@ def test_failure_plan_duplicates_and_precedence(tmp_path):
 # --- lumi mask -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("content, fragment", [
-    (None, "no such file"),
+    (None, "no such file."),
     ("{not json", "not valid JSON"),
-    ("[[1, 2]]", "it is not a JSON object"),
-    ("{}", "it selects no runs"),
-    ('{"run1": [[1, 2]]}', "'run1' is not a run number"),
+    ("[[1, 2]]", "it is not a JSON object; a lumi mask is a JSON object mapping run numbers"),
+    ("{}", "it selects no runs; a lumi mask is"),
+    ('{"run1": [[1, 2]]}', "'run1' is not a run number; a lumi mask is"),
     ('{"1": []}', "run 1: [] is not a non-empty list"),
     ('{"1": [[5, 2]]}', "run 1: [5, 2] is not a [first, last] lumi range"),
     ('{"1": [[0, 2]]}', "1 <= first <= last"),
@@ -408,17 +427,42 @@ def test_lumi_mask_refusals(tmp_path, content, fragment):
     if content is not None:
         (tmp_path / "masks").mkdir()
         (tmp_path / "masks" / "mine.json").write_text(content)
-    refused(path, f"Failed to load lumi mask {tmp_path / 'masks' / 'mine.json'} (Data.lumiMask)", fragment,
-            "A lumi mask is a JSON object", parameter="Data.lumiMask")
+    message = refused(path, f"Failed to load lumi mask {tmp_path / 'masks' / 'mine.json'} (Data.lumiMask)", fragment,
+                      parameter="Data.lumiMask")
+    assert "\n" not in message
 
 
-def test_lumi_mask_url_refused_and_ranges_merged(tmp_path):
-    refused(write_toml(tmp_path, {"Data.lumiMask": "https://cms-service-dqmdc.web.cern.ch/golden.json"}),
-            "local files only", "Download it")
-    (tmp_path / "m.json").write_text('{"10": [[5, 9], [1, 3], [4, 4], [20, 30], [25, 26]], "2": [[1, 1]]}')
-    cfg = load_config(str(write_toml(tmp_path, {"Data.lumiMask": "m.json"})))
+@pytest.fixture
+def web(tmp_path):
+    """An HTTP server on this machine serving ``tmp_path/web``, as a certification page serves lumi masks."""
+    root = tmp_path / "web"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_lumi_mask_from_an_address_is_downloaded_as_crab_does_and_ranges_merged(tmp_path, web):
+    root, address = web
+    (root / "Cert_Collisions18_JSON.txt").write_text('{"10": [[5, 9], [1, 3], [4, 4], [20, 30], [25, 26]], '
+                                                     '"2": [[1, 1]]}')
+    cfg = load_config(str(write_toml(tmp_path, {"Data.lumiMask": f"{address}/Cert_Collisions18_JSON.txt"})))
     assert cfg.lumi_mask == {2: [(1, 1)], 10: [(1, 9), (20, 30)]}
-    assert list(cfg.lumi_mask) == [2, 10]
+    assert list(cfg.lumi_mask) == [2, 10] and cfg.lumi_mask_file == f"{address}/Cert_Collisions18_JSON.txt"
+    refused(write_toml(tmp_path, {"Data.lumiMask": f"{address}/missing.txt"}),
+            f"Failed to load lumi mask {address}/missing.txt (Data.lumiMask): cannot download it (HTTP 404 ")
+    refused(write_toml(tmp_path, {"Data.lumiMask": "ftp://example.org/golden.json"}),
+            "only http and https addresses can be downloaded")
+
+
+def test_run_range_narrows_the_lumi_mask_or_selects_whole_runs(tmp_path):
+    cfg = load_config(str(write_toml(tmp_path, {"Data.runRange": "316190-316300"})))
+    assert (cfg.run_range, cfg.lumi_mask) == ("316190-316300", {316200: [(5, 5)]})
+    whole = load_config(str(write_toml(tmp_path, {"Data.lumiMask": DROP, "Data.runRange": "7-8,10"})))
+    assert whole.lumi_mask == {7: [(1, 0xFFFFFFF)], 8: [(1, 0xFFFFFFF)], 10: [(1, 0xFFFFFFF)]}
 
 
 # --- the files themselves --------------------------------------------------------------------------
@@ -442,7 +486,8 @@ def test_python_errors_name_file_and_line(tmp_path):
     message = refused(py, "NameError: name 'units' is not defined")
     assert message.startswith(f"{py}:4: ")
     py.write_text("from CRABClient.UserUtilities import getLumiListInValidFiles\n")
-    assert refused(py, "ImportError", "Only CRABClient.UserUtilities").startswith(f"{py}:1: ")
+    assert refused(py, "ImportError", "Of CRAB's modules, crabtui provides CRABClient.UserUtilities").startswith(
+        f"{py}:1: ")
     py.write_text("from WMCore.Configuration import Configuration\nconfig = Configuration()\nconfig.Data = 3\n")
     assert refused(py, "Can only add ConfigSection objects to Configuration").startswith(f"{py}:3: ")
     py.write_text("cfg = 1\n")
@@ -469,3 +514,150 @@ def test_python_config_module_name_is_not_main(tmp_path):
     py = tmp_path / "crabConfig.py"
     py.write_text(textwrap.dedent(CRAB_CONFIG_PY))
     assert load_config(str(py)).request_name == "ttbar_2024"  # the __main__ block did not raise
+
+
+# --- CRAB's defaults and the parameters once refused ------------------------------------------------
+
+def test_splitting_defaults_to_automatic_as_crab(tmp_path):
+    cfg = load_config(str(write_toml(tmp_path, {"Data.splitting": DROP, "Data.unitsPerJob": DROP,
+                                                "JobType.maxJobRuntimeMin": DROP})))
+    assert (cfg.splitting, cfg.units_per_job) == ("Automatic", 480)
+    refused(write_toml(tmp_path, {"Data.splitting": DROP}),
+            "'maxJobRuntimeMin' parameter is not compatible with the 'Automatic' splitting mode")
+
+
+@pytest.mark.parametrize("given, kept", [(-1, 0), (0, 0), (0.25, 0.25), (100, 100), (12.7, 12.7)])
+def test_total_units_takes_what_crab_takes(tmp_path, given, kept):
+    assert load_config(str(write_toml(tmp_path, {"Data.totalUnits": given}))).total_units == kept
+
+
+def test_private_mc_generates_events_in_event_based_jobs(tmp_path):
+    base = {"JobType.pluginName": "PrivateMC", "Data.inputDataset": DROP, "Data.lumiMask": DROP,
+            "Data.splitting": "EventBased", "Data.unitsPerJob": 500, "Data.totalUnits": 10000,
+            "Data.publication": False}
+    cfg = load_config(str(write_toml(tmp_path, base)))
+    assert (cfg.job_type, cfg.input_dataset, cfg.splitting, cfg.units_per_job, cfg.total_units) == (
+        "PrivateMC", None, "EventBased", 500, 10000)
+    assert (cfg.events_per_lumi, cfg.primary_dataset) == (500, "CRAB_PrivateMC")
+    cfg = load_config(str(write_toml(tmp_path, {**base, "Data.lumisPerFile": 4, "Data.publication": DROP,
+                                                "Data.outputPrimaryDataset": "MyGluino_M1500"})))
+    assert (cfg.events_per_lumi, cfg.primary_dataset) == (125, "MyGluino_M1500")
+    refused(write_toml(tmp_path, {**base, "Data.splitting": DROP}),
+            "Parameter Data.splitting has an invalid value ('Automatic'). MC generation job type only supports the "
+            "following splitting algorithms: EventBased (Automatic is the default", parameter="Data.splitting")
+    refused(write_toml(tmp_path, {**base, "Data.totalUnits": DROP}),
+            "Parameter Data.totalUnits not specified. MC generation job type requires this parameter")
+    refused(write_toml(tmp_path, {**base, "Data.totalUnits": 0}), "Data.totalUnits has an invalid value (0)")
+    refused(write_toml(tmp_path, {**base, "Data.totalUnits": 10_000_000, "Data.unitsPerJob": 100}),
+            "Your task would generate 100000 jobs. The maximum number of jobs in each task is 10000")
+    refused(write_toml(tmp_path, {**base, "Data.lumisPerFile": 600}), "a lumi would hold no event")
+    refused(write_toml(tmp_path, {**base, "Data.publication": DROP}),
+            "Parameter Data.outputPrimaryDataset not specified. MC generation job type requires this parameter "
+            "for publication")
+    refused(write_toml(tmp_path, {**base, "Data.outputPrimaryDataset": "1bad name"}),
+            "Invalid 'primarydataset' parameter ('1bad name', Data.outputPrimaryDataset)")
+    refused(write_toml(tmp_path, {"Data.splitting": "EventBased"}),
+            "EventBased splitting generates events: it needs JobType.pluginName = 'PrivateMC'.")
+
+
+def test_user_input_files_are_read_file_based_at_the_whitelisted_sites(tmp_path):
+    files = ["/store/user/me/ntuple_1.root", "root://eoscms.cern.ch//eos/cms/store/user/me/ntuple_2.root",
+             "/store/user/me/ntuple_1.root", " "]
+    base = {"Data.inputDataset": DROP, "Data.lumiMask": DROP, "Data.userInputFiles": files,
+            "Data.outputPrimaryDataset": "MyNtuples"}
+    cfg = load_config(str(write_toml(tmp_path, base)))
+    assert (cfg.input_dataset, cfg.user_input_files, cfg.primary_dataset) == (None, tuple(files[:2]), "MyNtuples")
+    assert load_config(str(write_toml(tmp_path, {**base, "Data.outputPrimaryDataset": DROP, "Data.publication": False}))
+                       ).primary_dataset == "CRAB_UserFiles"
+    refused(write_toml(tmp_path, {**base, "Data.splitting": "LumiBased"}),
+            "Analysis job type with user input files only supports file-based splitting. Suggestion: Set "
+            "Data.splitting = 'FileBased'.")
+    refused(write_toml(tmp_path, {**base, "Site.whitelist": DROP}),
+            "when a userInputFiles list is indicated without an inputDataset a valid site white list must be "
+            "specified using the Site.whitelist parameter")
+    refused(write_toml(tmp_path, {**base, "Data.userInputFiles": ["/store/user/me/a file.root"]}),
+            "Incorrect 'Data.userInputFiles' parameter: entry 1 ('/store/user/me/a file.root')")
+
+
+def test_ignore_locality_and_input_blocks(tmp_path):
+    cfg = load_config(str(write_toml(tmp_path, {"Data.ignoreLocality": True, "Data.partialDataset": True,
+                                                "Data.inputBlocks": ["0b9bd8f4-1f3c-4c9a-a1b6-26a33e2e5e11",
+                                                                     "/TTbar/Run2024-v1/AODSIM#other"]})))
+    assert cfg.ignore_locality and cfg.input_blocks == ("/TTbar/Run2024-v1/AODSIM#0b9bd8f4-1f3c-4c9a-a1b6-26a33e2e5e11",
+                                                        "/TTbar/Run2024-v1/AODSIM#other")
+    assert cfg.ignored == {"Data.partialDataset": True}
+
+
+# --- the crabConfig.py loader ---------------------------------------------------------------------
+
+def test_helper_modules_and_files_beside_the_config_are_found_from_anywhere(tmp_path, monkeypatch):
+    write_toml(tmp_path)
+    (tmp_path / "samples.py").write_text("DATASET = '/TTbar/Run2024-v1/AODSIM'\n")
+    (tmp_path / "sites.txt").write_text("T2_CH_CERN\n")
+    py = tmp_path / "crabConfig.py"
+    py.write_text(CRAB_CONFIG_PY.replace("config.Data.inputDataset = '/TTbar/Run2024-v1/AODSIM'",
+                                         "from samples import DATASET\nconfig.Data.inputDataset = DATASET")
+                  .replace("config.Site.whitelist = ['T2_CH_CERN']",
+                           "config.Site.whitelist = [l.strip() for l in open('sites.txt')]"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    cfg = load_config(str(py))
+    assert (cfg.input_dataset, cfg.site_whitelist) == ("/TTbar/Run2024-v1/AODSIM", ("T2_CH_CERN",))
+    assert "samples" not in sys.modules and str(tmp_path) not in sys.path and str(elsewhere) == str(
+        __import__("os").getcwd())
+
+
+MULTICRAB = """\
+from CRABClient.UserUtilities import config
+from CRABClient.ClientExceptions import ClientException
+from http.client import HTTPException
+config = config()
+config.General.workArea = 'crab_projects'
+config.JobType.psetName = 'pset.py'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 2
+config.Site.storageSite = 'T2_XX_Local'
+{module_level}
+if __name__ == '__main__':
+    from CRABAPI.RawCommand import crabCommand
+    for name, dataset in [('a', '/A/B-v1/AOD'), ('b', '/C/D-v1/AOD')]:
+        config.General.requestName = name
+        config.Data.inputDataset = dataset
+        try:
+            crabCommand('submit', config=config)
+        except (HTTPException, ClientException) as e:
+            print(e)
+"""
+
+
+def test_a_multicrab_script_loads_its_module_level_config(tmp_path):
+    py = tmp_path / "multicrab.py"
+    py.write_text(MULTICRAB.format(module_level="config.Data.inputDataset = '/A/B-v1/AOD'"))
+    cfg = load_config(str(py))
+    assert cfg.multicrab and cfg.input_dataset == "/A/B-v1/AOD"
+    py.write_text(MULTICRAB.format(module_level=""))
+    refused(py, "requires an input dataset", "This is a multi-crab script: crabtui task submit submits its "
+                                             "module-level config, without what its __main__ block sets.")
+    py.write_text(MULTICRAB.format(module_level="from CRABAPI.RawCommand import crabCommand\n"
+                                                "crabCommand('submit', config=config)"))
+    refused(py, "ClientException: crabCommand('submit') cannot run while crabtui reads the configuration")
+    assert not load_config(str(write_toml(tmp_path))).multicrab
+
+
+@pytest.mark.parametrize("code, fragments, absent", [
+    ("import yaml_of_nowhere\n", ["ModuleNotFoundError: No module named 'yaml_of_nowhere'",
+                                  "Make the module yaml_of_nowhere importable where crabtui runs."], "CRABClient"),
+    ("open('list_of_files.txt')\n", ["FileNotFoundError", "list_of_files.txt"], "CRABClient"),
+    ("import FWCore.ParameterSet.Config as cms\n", ["FWCore is part of CMSSW, which crabtui does not need"],
+     "CRABClient"),
+    ("from CRABClient.UserUtilities import getLumiListInValidFiles\n",
+     ["cannot import name 'getLumiListInValidFiles'", "Of CRAB's modules, crabtui provides"], None),
+])
+def test_the_loaders_hint_is_given_only_where_it_is_true(tmp_path, code, fragments, absent):
+    py = tmp_path / "crabConfig.py"
+    py.write_text("from CRABClient.UserUtilities import config\nconfig = config()\n" + code)
+    message = refused(py, *fragments)
+    assert message.startswith(f"{py}:3: ") and "\n" not in message
+    if absent:
+        assert absent not in message.split("Error while loading CRAB configuration")[1].replace(str(py), "")

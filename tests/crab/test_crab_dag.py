@@ -17,6 +17,7 @@ from engine.crab.taskworker.datasets import Catalogue
 from engine.crab.taskworker.splitting import split
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
+from installed import CRABTUI
 
 MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
 
@@ -39,7 +40,7 @@ def run_task(task_dir: Path, state: StateDir, plan: tuple[dict, ...], **ad) -> i
                     max_retries=3, failure_plan=plan)
     settings.update(ad)
     write_task(str(task_dir), TaskAd(**settings), dataset, jobs)
-    return subprocess.run([shutil.which("crabtui"), "--state-dir", state.path, "dag", "run", "RunJobs.dag"],
+    return subprocess.run([CRABTUI, "--state-dir", state.path, "dag", "run", "RunJobs.dag"],
                           cwd=task_dir, capture_output=True, timeout=300).returncode
 
 

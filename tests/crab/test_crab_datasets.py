@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from crabtui.cli import main
+from engine.crab.taskworker import stand_ins
 from engine.crab.taskworker.datasets import (
     SITES, SYNTHETIC, Catalogue, Dataset, DatasetError, Lumi, UnknownDataset, generate, load_json,
 )
@@ -213,11 +215,11 @@ def test_dataset_list_text(tmp_path: Path) -> None:
     result = run("--state-dir", str(tmp_path), "dataset", "list")
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["DATASET", "FILES", "LUMIS", "EVENTS", "SIZE", "SITES"]
-    rows = {line.split()[0]: line.split(None, 6) for line in lines[1:]}
+    assert lines[0].split() == ["DATASET", "FILES", "LUMIS", "EVENTS", "SIZE", "SOURCE", "SITES"]
+    rows = {line.split()[0]: re.split(r"\s{2,}", line.strip()) for line in lines[1:]}
     assert list(rows) == [BIG, DATA, MINE, MC]
-    assert rows[MINE] == [MINE, "3", "5", "39", "6.0", "kB", "T1_US_FNAL, T2_CH_CERN, T2_XX_Local"]
-    assert rows[BIG][1:3] == ["10000", "1000000"] and rows[BIG][5] == "TB"
+    assert rows[MINE] == [MINE, "3", "5", "39", "6.0 kB", "mine.json", "T1_US_FNAL, T2_CH_CERN, T2_XX_Local"]
+    assert rows[BIG][1:3] == ["10000", "1000000"] and rows[BIG][4].endswith("TB") and rows[BIG][5] == "synthetic"
 
 
 def test_dataset_list_json(tmp_path: Path) -> None:
@@ -228,8 +230,9 @@ def test_dataset_list_json(tmp_path: Path) -> None:
     assert list(listed) == [BIG, DATA, MINE, MC]
     assert listed[MINE] == {"name": MINE, "files": 3, "lumis": 5, "events": 39, "size": 6000,
                             "sites": ["T1_US_FNAL", "T2_CH_CERN", "T2_XX_Local"],
-                            "source": str(tmp_path / "datasets" / "mine.json")}
-    assert (listed[MC]["files"], listed[MC]["lumis"], listed[MC]["source"]) == (20, 80, "synthetic")
+                            "source": str(tmp_path / "datasets" / "mine.json"), "synthetic": False}
+    assert (listed[MC]["files"], listed[MC]["lumis"], listed[MC]["source"], listed[MC]["synthetic"]) == (
+        20, 80, "synthetic", True)
 
 
 def test_dataset_show(tmp_path: Path) -> None:
@@ -261,3 +264,82 @@ def test_state_dir_from_the_environment(tmp_path: Path, monkeypatch: pytest.Monk
     result = run("dataset", "show", MINE)
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines()[0] == f"{MINE}  ({tmp_path / 'datasets' / 'mine.json'})"
+
+
+# -- synthetic stand-ins ----------------------------------------------------------------------------
+
+SINGLE_MUON = "/SingleMuon/Run2018D-UL2018_MiniAODv2-v3/MINIAOD"
+TT_MC = "/TTToSemiLeptonic_TuneCP5_13TeV-powheg-pythia8/RunIISummer20UL18MiniAODv2-106X_upgrade2018_realistic_v16_L1v1-v2/MINIAODSIM"
+NANO = "/Muon/Run2022F-PromptNanoAODv10_v1-v2/NANOAOD"
+RAW = "/ZeroBias/Run2023C-v1/RAW"
+
+
+def shape(d: Dataset) -> tuple:
+    return (d.nfiles, [b.name for b in d.blocks], [b.sites for b in d.blocks],
+            [(f.lfn, f.size, f.events, list(f.lumis)) for f in d.files])
+
+
+def test_a_stand_in_is_the_same_every_time_and_different_for_another_name() -> None:
+    first, again = (generate(stand_ins.definition(SINGLE_MUON)) for _ in range(2))
+    assert shape(first) == shape(again) and first.source == "stand-in" and first.synthetic
+    other = generate(stand_ins.definition(SINGLE_MUON.replace("-v3", "-v2")))
+    assert shape(other) != shape(first)
+
+
+def test_a_stand_in_resembles_what_its_name_says() -> None:
+    data, mc, nano, raw = (generate(stand_ins.definition(n)) for n in (SINGLE_MUON, TT_MC, NANO, RAW))
+    runs = data.runs()
+    assert 314_400 <= runs[0] and runs[-1] <= 325_200 and len(runs) > 1, "2018 collision runs"
+    assert all(f.lfn.startswith("/store/data/Run2018D/SingleMuon/MINIAOD/UL2018_MiniAODv2-v3/000/")
+               for f in data.files)
+    assert mc.runs() == [1] and all(f.lfn.startswith("/store/mc/RunIISummer20UL18MiniAODv2/TTToSemiLeptonic_")
+                                    for f in mc.files)
+    for d in (data, mc, raw):  # CMS writes files of a few GB, whatever the tier
+        assert 0.5e9 < d.size / d.nfiles < 5e9
+    per_file = {d.name: d.lumis / d.nfiles for d in (data, nano, raw)}
+    assert per_file[RAW] < per_file[SINGLE_MUON] < per_file[NANO], "RAW files hold few lumis, NANOAOD many"
+    assert all("T2_XX_Local" in b.sites and len(b.sites) >= 2 for d in (data, mc) for b in d.blocks)
+    assert "T1_US_FNAL" not in {s for b in mc.blocks for s in b.sites}, "MC is at Tier-2s"
+    assert stand_ins.is_mc(TT_MC) and not stand_ins.is_mc(SINGLE_MUON) and stand_ins.is_mc("/QCD/Camp-v1/GEN-SIM")
+
+
+def test_the_catalogues_own_dataset_wins_over_the_stand_in(tmp_path: Path) -> None:
+    catalogue = Catalogue(str(tmp_path / "datasets"))
+    with pytest.raises(UnknownDataset):
+        stand_ins.load(catalogue, MINE, stand_in=False)
+    assert stand_ins.load(catalogue, MINE, stand_in=True).source == "stand-in"
+    write(tmp_path, "mine.json", user_dataset())
+    assert stand_ins.load(Catalogue(str(tmp_path / "datasets")), MINE, stand_in=True).nfiles == 3
+
+
+def test_dataset_list_marks_stand_ins_and_add_replaces_one(tmp_path: Path) -> None:
+    stand_ins.register(str(tmp_path / "datasets"), MINE)
+    stand_ins.register(str(tmp_path / "datasets"), SINGLE_MUON)
+    listed = {d["name"]: d for d in json.loads(run("--state-dir", str(tmp_path), "dataset", "list", "--json").stdout)}
+    assert (listed[MINE]["source"], listed[MINE]["synthetic"]) == ("stand-in", True)
+    text = run("--state-dir", str(tmp_path), "dataset", "list").stdout
+    assert re.search(rf"^{re.escape(SINGLE_MUON)} .*  synthetic stand-in  T", text, re.M)
+
+    (tmp_path / "mine.json").write_text(json.dumps(user_dataset()))
+    added = run("--state-dir", str(tmp_path), "dataset", "add", MINE, "--from", str(tmp_path / "mine.json"))
+    assert added.exit_code == 0, added.stderr
+    assert "3 files, 5 lumis, 39 events" in added.stdout
+    listed = {d["name"]: d for d in json.loads(run("--state-dir", str(tmp_path), "dataset", "list", "--json").stdout)}
+    assert listed[MINE]["synthetic"] is False and listed[MINE]["files"] == 3
+    assert listed[SINGLE_MUON]["source"] == "stand-in"
+    again = run("--state-dir", str(tmp_path), "dataset", "add", MINE, "--from", str(tmp_path / "mine.json"))
+    assert again.exit_code == 1 and "add --replace to replace it" in again.stderr
+    assert run("--state-dir", str(tmp_path), "dataset", "add", MINE, "--replace", "--from",
+               str(tmp_path / "mine.json")).exit_code == 0
+
+
+@pytest.mark.parametrize(("name", "document", "message"), [
+    (MINE, user_dataset(MINE.replace("My", "Your")), 'name: the file describes "/YourPrimary/'),
+    (MC, user_dataset(MC), "is a shipped dataset; give yours another name"),
+    (MINE, {"name": MINE, "blocks": []}, "blocks: must be a non-empty list of blocks"),
+])
+def test_dataset_add_refuses_what_cannot_stand_for_the_name(tmp_path: Path, name, document, message) -> None:
+    (tmp_path / "d.json").write_text(json.dumps(document))
+    result = run("--state-dir", str(tmp_path), "dataset", "add", name, "--from", str(tmp_path / "d.json"))
+    assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "datasets").exists() or not list((tmp_path / "datasets").glob("*.json"))

@@ -393,15 +393,29 @@ def test_units_per_job_must_be_positive(mc, units):
         event_aware_starts([1, 2], units)
 
 
-def test_negative_total_units_is_refused(mc):
-    with pytest.raises(SplittingError, match="Data.totalUnits must be >= 0, not -1"):
-        split(mc, algorithm=LB, units_per_job=1, total_units=-1)
+@pytest.mark.parametrize("algorithm", [FB, LB, EA])
+def test_negative_total_units_mean_everything_as_in_crab(mc, algorithm):
+    assert split(mc, algorithm=algorithm, units_per_job=3, total_units=-1) == split(mc, algorithm=algorithm,
+                                                                                  units_per_job=3)
 
 
-@pytest.mark.parametrize("algorithm", ["Automatic", "EventBased", "filebased"])
+@pytest.mark.parametrize("algorithm, unit", [(FB, "nfiles"), (LB, "lumis"), (EA, "events")])
+def test_a_fraction_of_total_units_is_that_share_of_the_dataset_rounded_half_up(mc, algorithm, unit):
+    """CRAB's Splitter: int(fraction x units + 0.5) files, lumis or events; at least one unit."""
+    units = getattr(mc, unit)
+    whole = int(0.3 * units + 0.5)
+    assert split(mc, algorithm=algorithm, units_per_job=1, total_units=0.3) == \
+        split(mc, algorithm=algorithm, units_per_job=1, total_units=whole)
+    assert split(mc, algorithm=algorithm, units_per_job=1, total_units=1e-9) == \
+        split(mc, algorithm=algorithm, units_per_job=1, total_units=1)
+    assert split(mc, algorithm=algorithm, units_per_job=1, total_units=7.9) == \
+        split(mc, algorithm=algorithm, units_per_job=1, total_units=7)
+
+
+@pytest.mark.parametrize("algorithm", ["Automatic", "filebased"])
 def test_unknown_algorithm_is_refused(mc, algorithm):
     with pytest.raises(SplittingError, match=f"unknown splitting algorithm '{algorithm}'; split knows "
-                                             "FileBased, LumiBased, EventAwareLumiBased"):
+                                             "FileBased, LumiBased, EventAwareLumiBased and EventBased"):
         split(mc, algorithm=algorithm, units_per_job=1)
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
-from crab_tasks import config_text, crabtui, wait_status
+from crab_tasks import MC, config_text, crabtui, task_status, wait_status, wait_until
 from engine.schedd.local.client import LocalScheddClient
 
 JOB2_MOVES = '{job = "2", attempt = 1, exitCode = 8021}'
@@ -54,14 +55,27 @@ def test_kill_removes_the_tasks_jobs(tmp_path, state):
     assert again.returncode == 1 and "You cannot kill a task if it is in the KILLED status" in again.stderr
 
 
-def test_bad_configuration_and_unknown_dataset_are_refused(tmp_path, state):
+def test_a_bad_configuration_is_refused_and_an_unknown_dataset_reads_its_stand_in(tmp_path, state):
     (tmp_path / "bad.toml").write_text(config_text("x").replace("unitsPerJob = 5", "unitsPerJob = 0"))
     bad = crabtui(state, "task", "submit", "bad.toml", cwd=tmp_path)
     assert bad.returncode == 1 and "bad.toml" in bad.stderr and "unitsPerJob" in bad.stderr
-    (tmp_path / "nodata.toml").write_text(config_text("y").replace("/TTbar_", "/TTbarr_"))
-    nodata = crabtui(state, "task", "submit", "nodata.toml", cwd=tmp_path)
-    assert nodata.returncode == 1 and "Data.inputDataset" in nodata.stderr and "did you mean" in nodata.stderr
-    assert "TASK" in crabtui(state, "task", "list", cwd=tmp_path).stdout
+    typo = MC.replace("/TTbar_", "/TTbarr_")
+    (tmp_path / "nodata.toml").write_text(config_text("y", dataset=typo))
+    standing_in = crabtui(state, "task", "submit", "nodata.toml", cwd=tmp_path)
+    assert standing_in.returncode == 0, standing_in.stderr
+    notes = [line for line in standing_in.stdout.splitlines() if line.startswith("Note: ")]
+    assert len(notes) == 1 and f"Data.inputDataset {typo} is not in the dataset catalogue (did you mean '{MC}'?)" \
+        in notes[0] and f"crabtui dataset add {typo} --from FILE" in notes[0]
+    listed = {d["name"]: d for d in json.loads(crabtui(state, "dataset", "list", "--json", cwd=tmp_path).stdout)}
+    assert listed[typo]["source"] == "stand-in"
+    status = wait_until("a job of the stand-in's task to run", lambda: _running(state, tmp_path, "y"))
+    assert status["status"] == "SUBMITTED"
+    assert crabtui(state, "task", "kill", "y", cwd=tmp_path).returncode == 0
+
+
+def _running(state, cwd, name):
+    status = task_status(state, name, cwd)
+    return status if any(j["state"] in ("running", "transferring", "finished") for j in status["jobs"]) else None
 
 
 def test_task_commands_on_the_htcondor_backend_say_tasks_need_the_embedded_engine(tmp_path, state):

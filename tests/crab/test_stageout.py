@@ -15,7 +15,7 @@ import pytest
 from crab_tasks import config_text, crabtui, task_status, wait_status
 from engine.crab.ap.retry_policy import JobState, Limits, Params, begin_attempt, decide
 from engine.crab.ap.stageout import ASO_TIMEOUT_S, job_lfn, lfn_base, stage_out, transfer_path
-from engine.crab.grid.storage import StorageError, parse_storage, stageout_ad, storage_site
+from engine.crab.grid.storage import DEFAULT_BANDWIDTH, StorageError, parse_storage, stageout_ad, storage_site
 from engine.crab.wn import fjr
 from engine.state import StateDir
 
@@ -46,12 +46,6 @@ def stageout_column(text: str) -> dict[str, int]:
 # --- on the embedded schedd -------------------------------------------------------------------
 
 def test_outputs_land_at_the_storage_site_with_crabs_names_and_sizes(tmp_path, state):
-    (tmp_path / "typo.toml").write_text(config_text("typo").replace('"T2_XX_Local"', '"T2_CH_CERM"'))
-    refused = crabtui(state, "task", "submit", "typo.toml", cwd=tmp_path)
-    assert refused.returncode == 1
-    assert ("Site.storageSite: A site name T2_CH_CERM that user specified is not in the list of known CMS Storage "
-            "nodes. Did you mean T2_CH_CERN?") in refused.stderr
-
     (tmp_path / "crab.toml").write_text(config_text("landing"))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "landing", tmp_path, "COMPLETED")
@@ -66,6 +60,21 @@ def test_outputs_land_at_the_storage_site_with_crabs_names_and_sizes(tmp_path, s
         assert report["postjob"] == {"exitCode": 0, "exitMsg": ""}, "PostJob's section of the job report"
     table = crabtui(state, "task", "status", "landing", "--summary", cwd=tmp_path).stdout
     assert "Stageout" in table and "finished     \t\t100.0% (4/4)" in table
+
+
+def test_private_mc_outputs_land_under_the_output_primary_dataset_at_a_site_no_file_describes(tmp_path, state):
+    (tmp_path / "gen.toml").write_text(
+        '[General]\nrequestName = "gen"\n[JobType]\npluginName = "PrivateMC"\npsetName = "gen_cfg.py"\n'
+        '[Data]\noutputPrimaryDataset = "MinBias_TuneCP5"\nsplitting = "EventBased"\nunitsPerJob = 300\n'
+        'totalUnits = 1000\n[Site]\nstorageSite = "T3_US_FNALLPC"\n[Debug]\ntimeScale = 500\n')
+    assert crabtui(state, "task", "submit", "gen.toml", cwd=tmp_path).returncode == 0
+    status = wait_status(state, "gen", tmp_path, "COMPLETED")
+    directory = (Path(state.path) / "storage" / "T3_US_FNALLPC" / "store/user" / getpass.getuser() / "MinBias_TuneCP5"
+                 / "crab_gen" / status["name"].split(":")[0] / "0000")
+    assert sorted(p.name for p in directory.iterdir()) == [f"output_{i}.root" for i in range(1, 5)]
+    events = [fjr.summarize(fjr.read_report(Path(status["task_dir"]) / f"jobReport.json.{i}.0")).events
+              for i in range(1, 5)]
+    assert events == [300, 300, 300, 100], "1000 events in jobs of 300"
 
 
 def test_a_recoverable_failure_is_retried_and_a_permanent_one_fails_the_job(tmp_path, state):
@@ -125,7 +134,7 @@ def _task(tmp_path: Path, plan: tuple = ()) -> dict:
                          str(tmp_path / "storage"))["T2_CH_CERN"]
     name = "240102_030405:alice_crab_demo"
     return {"name": name, "time_scale": 10.0, "failure_plan": list(plan),
-            "stageout": stageout_ad(site, task_name=name, user="alice", dataset="/Prim/Proc-v1/AOD", request_name="demo")}
+            "stageout": stageout_ad(site, task_name=name, user="alice", primary_dataset="Prim", request_name="demo")}
 
 
 def _job(tmp_path: Path, job: str = "1012") -> tuple[JobState, dict]:
@@ -145,7 +154,7 @@ def test_a_transfer_resumes_after_a_crash_and_never_lands_twice(tmp_path):
     record = json.loads(Path(transfer_path(str(tmp_path), "1012", 0)).read_text())
     assert record["due"] == 1000.0 + (400 + 20) / 10, "simulated seconds divided by the time scale"
     lfn = "/store/user/alice/Prim/crab_demo/240102_030405/0001/output_1012.root"
-    assert record["files"][0]["lfn"] == lfn == job_lfn(lfn_base(task["name"], "alice", "/Prim/Proc-v1/AOD", "demo"),
+    assert record["files"][0]["lfn"] == lfn == job_lfn(lfn_base(task["name"], "alice", "Prim", "demo"),
                                                       "1012", "output_1012.root")
     target = tmp_path / "storage" / "T2_CH_CERN" / lfn.lstrip("/")
     assert not target.exists()
@@ -191,17 +200,20 @@ def test_a_recoverable_code_gets_the_retry_policys_decision(tmp_path):
 
 # --- the storage sites -------------------------------------------------------------------------
 
-def test_storage_sites_file_and_crabs_message_for_an_unknown_site(tmp_path):
+def test_any_cms_site_is_a_storage_site_and_the_users_file_adds_or_redescribes_sites(tmp_path):
     state = StateDir(str(tmp_path))
     shipped = storage_site(state, "T2_IT_Pisa")
     assert shipped.directory == str(tmp_path / "storage" / "T2_IT_Pisa") and shipped.failures == ((0.02, 60323),)
-    with pytest.raises(StorageError, match="A site name T2_XX_Nowhere that user specified is not in the list of "
-                                           "known CMS Storage nodes"):
-        storage_site(state, "T2_XX_Nowhere")
-    (tmp_path / "storage.toml").write_text('[[storage]]\nname = "T3_XX_Mine"\ndirectory = "here"\n')
+    anywhere = storage_site(state, "T3_US_FNALLPC")  # described nowhere: the defaults
+    assert (anywhere.directory, anywhere.bandwidth, anywhere.latency, anywhere.failures) == (
+        str(tmp_path / "storage" / "T3_US_FNALLPC"), DEFAULT_BANDWIDTH, 0.0, ())
+    with pytest.raises(StorageError, match="'T2_US_\\*' is not a CMS site name"):
+        storage_site(state, "T2_US_*")
+    (tmp_path / "storage.toml").write_text('[[storage]]\nname = "T3_XX_Mine"\ndirectory = "here"\n'
+                                           '[[storage]]\nname = "T2_IT_Pisa"\nbandwidth = 5\n')
     assert storage_site(state, "T3_XX_Mine").directory == str(tmp_path / "here"), "relative to the file"
-    with pytest.raises(StorageError, match="T2_IT_Pisa"):
-        storage_site(state, "T2_IT_Pisa")
+    assert storage_site(state, "T2_IT_Pisa").bandwidth == 5 and storage_site(state, "T2_IT_Pisa").failures == ()
+    assert storage_site(state, "T1_US_FNAL").bandwidth == 80, "shipped sites the file does not name stay"
     for text, message in [
         ('[[storage]]\nname = "A"\nbandwith = 5\n', r's.toml: storage\[1\].bandwith: unknown key; did you mean "bandwidth"'),
         ('[[storage]]\nname = "A"\nbandwidth = 0\n', r"storage\[1\].bandwidth: must be a positive number"),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from crabtui.cli import main
+from installed import CRABTUI
 
 DATA = Path(__file__).parent / "data"
 DIAMOND = DATA / "diamond.dag"
@@ -176,12 +176,10 @@ def test_check_lone_continuation_line_is_reported_not_a_traceback(tmp_path: Path
 
 
 def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
-    exe = shutil.which("crabtui")
-    assert exe, "the crabtui console script is not on PATH; install the project with pip install -e ."
-    ok = subprocess.run([exe, "dag", "check", str(DIAMOND)], capture_output=True, text=True, timeout=60)
+    ok = subprocess.run([CRABTUI, "dag", "check", str(DIAMOND)], capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout == f"{DIAMOND}: 4 nodes, 4 edges, 0 sub-DAGs, 0 splices, no FINAL node\n"
-    missing = subprocess.run([exe, "dag", "check", str(tmp_path / "nope.dag")], capture_output=True, text=True,
+    missing = subprocess.run([CRABTUI, "dag", "check", str(tmp_path / "nope.dag")], capture_output=True, text=True,
                              timeout=60)
     assert missing.returncode == 1
     assert missing.stdout == ""

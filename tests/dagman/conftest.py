@@ -1,4 +1,4 @@
-"""Each DAGMan test gets its own embedded schedd, stopped afterwards."""
+"""Each DAGMan test gets its own embedded schedd, stopped afterwards with everything that uses it."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import tempfile
 
 import pytest
 
+from descendants import kill_users_of
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
 
@@ -21,6 +22,11 @@ def schedd():
         yield client
     finally:
         client.shutdown()
+        # Nothing may start a daemon again in a directory about to go, as a client does on demand:
+        # not a thread of the test (its client no longer starts one), nor a DAGMan or a daemon that
+        # one of the test's processes started meanwhile (killed).
+        client.autostart = False
+        kill_users_of(path)
         shutil.rmtree(path, ignore_errors=True)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 
 from dagman_waits import wait_until
 from engine.dag.rescue import rescue_files
+from installed import CRABTUI
 
 # Every job appends "<node>" to runs.txt in its DAG's directory and waits for go.<node> there.
 GATED_SUB = ("executable = /bin/sh\n"
@@ -28,7 +28,7 @@ def gated(dag_dir):
 
 
 def crabtui(schedd, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([shutil.which("crabtui"), "--state-dir", schedd.state.path, *args],
+    return subprocess.run([CRABTUI, "--state-dir", schedd.state.path, *args],
                           cwd=cwd, capture_output=True, text=True, timeout=120)
 
 

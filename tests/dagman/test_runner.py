@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from engine.dagman.metrics import read_metrics
 from engine.dagman.node_status import read_node_status
 from engine.dagman.node_status import NodeState as NodeStatus
 from engine.dagman.runner import DagMan, DagStatus, Options
+from installed import CRABTUI
 
 
 def run(path: Path, schedd, rescue: bool = False) -> DagMan:
@@ -150,10 +150,12 @@ def test_metrics_count_the_nodes_done_from_the_rescue_dag_as_succeeded(dag_dir, 
 
 def test_crabtui_dag_run_exits_with_dagmans_code(dag_dir, schedd):
     (dag_dir / "diamond.dag").write_text(DIAMOND + 'VARS D code="2"\n')
-    result = subprocess.run([shutil.which("crabtui"), "--state-dir", schedd.state.path, "dag", "run", "diamond.dag"],
+    result = subprocess.run([CRABTUI, "--state-dir", schedd.state.path, "dag", "run", "diamond.dag"],
                             cwd=dag_dir, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, result.stderr
     assert (dag_dir / "diamond.dag.rescue001").exists()
+    assert result.stderr == (f"ERROR: diamond.dag: 1 failed node(s) (D); DAGMan exit 1: {dag_dir}/diamond.dag.dagman.out "
+                             "says why; run it again to go on from diamond.dag.rescue001\n")
 
 
 def test_node_status_file_tells_the_outcome_of_every_node(dag_dir, schedd):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import htcondor2
 from engine.dagman.jobstate_log import read_jobstate_log
 from engine.dagman.metrics import read_metrics
 from engine.dagman.node_status import read_node_status
+from installed import CRABTUI
 
 # A node job that runs until the test creates go.<node>.
 GATED = ("executable = /bin/sh\n"
@@ -29,7 +29,7 @@ VOLATILE_METRICS = {"client", "version", "start_time", "end_time", "duration", "
 
 
 def crabtui(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([shutil.which("crabtui"), *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+    return subprocess.run([CRABTUI, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
                           env={**os.environ, **(env or {})})
 
 

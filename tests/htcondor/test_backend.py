@@ -110,23 +110,26 @@ def test_q_dag_hold_release_and_rm_behave_alike(htcondor_pool, shared_dir, embed
         return dag_tree(crabtui(*args, "q", "-nobatch", "-dag", "-constraint",
                                 f"ClusterId == {cluster} || DAGManJobId == {cluster}", cwd=shared_dir).stdout)
 
-    wait_for(lambda: table() == [("<dagman>", "R"), (" |-A", "R")], table)
-    mine = f'DAGManJobId == {cluster} && DAGNodeName == "A"'  # the pool may run other DAGs' nodes named A
-    node = HTCondorSchedd().query(mine, ["ClusterId"]) if backend == "htcondor" else \
-        LocalScheddClient(embedded_state).query(mine, ["ClusterId"])
-    a = str(node[0]["ClusterId"])
-    held = crabtui(*args, "hold", a, cwd=shared_dir)
-    assert held.returncode == 0 and held.stdout.strip() == f"All jobs in cluster {a} have been held"
-    wait_for(lambda: table() == [("<dagman>", "R"), (" |-A", "H")], table)
-    assert crabtui(*args, "release", a, cwd=shared_dir).returncode == 0
-    wait_for(lambda: table() in ([("<dagman>", "R"), (" |-A", "I")], [("<dagman>", "R"), (" |-A", "R")]), table)
-    removed = crabtui(*args, "rm", str(cluster), cwd=shared_dir)
-    assert removed.stdout.strip() == f"All jobs in cluster {cluster} have been marked for removal"
-    assert dagman_exit(dag) == -1, "a removed DAGMan job's log ends with its abort"
-    out = (shared_dir / "g.dag.dagman.out").read_text().splitlines()
-    assert "Received SIGUSR1" in "\n".join(out) and out[-1].endswith("EXITING WITH STATUS 2"), out[-15:]
-    wait_for(lambda: table() == [], table)
-    assert (shared_dir / "g.dag.rescue001").exists()
+    try:
+        wait_for(lambda: table() == [("<dagman>", "R"), (" |-A", "R")], table)
+        mine = f'DAGNodeName == "A" && DAGManJobId == {cluster}'  # the pool runs other DAGs' nodes named A too
+        node = HTCondorSchedd().query(mine, ["ClusterId"]) if backend == "htcondor" else \
+            LocalScheddClient(embedded_state).query(mine, ["ClusterId"])
+        a = str(node[0]["ClusterId"])
+        held = crabtui(*args, "hold", a, cwd=shared_dir)
+        assert held.returncode == 0 and held.stdout.strip() == f"All jobs in cluster {a} have been held"
+        wait_for(lambda: table() == [("<dagman>", "R"), (" |-A", "H")], table)
+        assert crabtui(*args, "release", a, cwd=shared_dir).returncode == 0
+        wait_for(lambda: table() in ([("<dagman>", "R"), (" |-A", "I")], [("<dagman>", "R"), (" |-A", "R")]), table)
+        removed = crabtui(*args, "rm", str(cluster), cwd=shared_dir)
+        assert removed.stdout.strip() == f"All jobs in cluster {cluster} have been marked for removal"
+        assert dagman_exit(dag) == -1, "a removed DAGMan job's log ends with its abort"
+        out = (shared_dir / "g.dag.dagman.out").read_text().splitlines()
+        assert "Received SIGUSR1" in "\n".join(out) and out[-1].endswith("EXITING WITH STATUS 2"), out[-15:]
+        wait_for(lambda: table() == [], table)
+        assert (shared_dir / "g.dag.rescue001").exists()
+    finally:  # a failure must not leave a held node job on the shared pool for the next run to pick up
+        crabtui(*args, "rm", str(cluster), cwd=shared_dir)
 
 
 def wait_for(predicate, describe, timeout: float = 90) -> None:

@@ -3,22 +3,10 @@ an HTCondor pool say so in one line.  No pool is needed: these run everywhere.""
 
 from __future__ import annotations
 
-import click
 from click.testing import CliRunner
 
+from cli_commands import leaves
 from crabtui.cli import main
-
-
-def leaves() -> list[tuple[str, ...]]:
-    paths = []
-    with click.Context(main) as ctx:
-        commands = {name: main.get_command(ctx, name) for name in main.list_commands(ctx)}
-    for name, command in commands.items():
-        if isinstance(command, click.Group):
-            paths += [(name, sub) for sub in command.commands]
-        else:
-            paths.append((name,))
-    return paths
 
 
 def test_every_command_takes_backend_after_its_name():
@@ -52,4 +40,4 @@ def test_commands_that_need_the_embedded_engine_refuse_the_pool_in_one_line(tmp_
 def test_the_backend_after_the_command_wins_over_the_environment(tmp_path):
     result = CliRunner().invoke(main, ["--state-dir", str(tmp_path), "pool", "status", "--backend", "embedded"],
                                 env={"CRABTUI_BACKEND": "htcondor"})
-    assert result.exit_code == 1 and result.output.startswith("no schedd is running for")
+    assert result.exit_code == 1 and result.output.startswith("ERROR: no schedd is running for")

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -22,6 +20,7 @@ import htcondor2
 from engine.schedd.api import JobStatus, ScheddError, SubmitResult
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
+from installed import CRABTUI
 
 SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes with the terminating NUL
 WAIT = 15.0  # the longest any single wait may take before the test fails
@@ -170,13 +169,6 @@ def stop_daemon(state: StateDir, timeout: float = 20.0) -> None:
     client.close()
 
 
-def crabtui_command() -> list[str]:
-    exe = shutil.which("crabtui")
-    if exe:
-        return [exe]
-    return [sys.executable, "-c", "import sys; from crabtui.cli import main; sys.exit(main())"]
-
-
 class Harness:
     """One state directory, its daemon and a work directory for submit files and job outputs."""
 
@@ -225,7 +217,7 @@ class Harness:
     def cli(self, *args: str, cwd: str | os.PathLike[str] | None = None,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         """Run the real ``crabtui`` command with this state directory."""
-        return subprocess.run([*crabtui_command(), "--state-dir", self.state.path, *args],
+        return subprocess.run([CRABTUI, "--state-dir", self.state.path, *args],
                               cwd=cwd or self.work, capture_output=True, text=True, timeout=60,
                               env={**os.environ, **(env or {})})
 

@@ -16,7 +16,6 @@ from htcondor2 import JobEventType as ET
 
 from schedd_harness import (
     EventReader,
-    crabtui_command,
     process_alive,
     process_gone,
     read_events,
@@ -26,6 +25,7 @@ from schedd_harness import (
 from engine.schedd.api import JobAction, JobStatus, ScheddError
 from engine.schedd.local.client import LocalScheddClient
 from engine.schedd.local.pool import Site
+from installed import CRABTUI
 
 SHOW = """\
 #!/bin/sh
@@ -522,7 +522,7 @@ class TestDaemon:
         assert schedd.fresh_client().ping()["pid"] == pid
 
     def test_clients_starting_at_once_share_one_daemon(self, schedd):
-        clients = [subprocess.Popen([*crabtui_command(), "--state-dir", schedd.state.path, "q", "-af", "ClusterId"],
+        clients = [subprocess.Popen([CRABTUI, "--state-dir", schedd.state.path, "q", "-af", "ClusterId"],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                    for _ in range(6)]
         results = [(c.wait(timeout=60), c.stderr.read()) for c in clients]

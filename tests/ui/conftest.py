@@ -6,10 +6,12 @@ import shutil
 import tempfile
 
 import pytest
+import textual.constants
 
 from engine.crab.grid import install_grid
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
+from ui_fixed import build
 from ui_tasks import submit, wait_task
 
 FAILING_PLAN = '{job = "2", attempt = 1, exitCode = 8021}, {job = "4", attempt = "*", exitCode = 99}'
@@ -26,6 +28,13 @@ def remove_state(state: StateDir) -> None:
     shutil.rmtree(state.path, ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def truecolor(monkeypatch):
+    """The app's terminal has 24-bit colour, whatever TERM the tests run under (with 16 colours it
+    takes the ANSI themes): set ``textual.constants.COLOR_SYSTEM`` otherwise to see another."""
+    monkeypatch.setattr(textual.constants, "COLOR_SYSTEM", "truecolor")
+
+
 @pytest.fixture(scope="module")
 def engine():
     """One embedded engine for a module's tests; each test submits the tasks it changes."""
@@ -38,6 +47,17 @@ def engine():
 def state():
     """An engine of the test's own (for a test that stops it)."""
     state = new_state()
+    yield state
+    remove_state(state)
+
+
+@pytest.fixture(scope="module")
+def fixed():
+    """The tasks of :func:`ui_fixed.build`, fixed in their files, with an engine that answers
+    (its queue empty): what the UI shows of them does not move."""
+    state = new_state()
+    build(state)
+    LocalScheddClient(state).ping()
     yield state
     remove_state(state)
 

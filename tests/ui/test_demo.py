@@ -70,3 +70,19 @@ def test_the_demo_keeps_out_of_a_directory_with_other_work(empty, tmp_path):
     assert result.returncode == 1
     assert f"ERROR: {empty.path} is not empty and not a demo's state directory" in result.stderr
     assert not (Path(empty.path) / "demo").exists() and not Path(empty.socket).exists()
+
+
+def test_the_demo_names_crabtui_as_the_user_can_type_it_again(monkeypatch, tmp_path):
+    """After the README's first command no venv is activated: the closing line names
+    ``.venv/bin/crabtui``, not a ``crabtui`` that PATH does not find."""
+    from crabtui.commands.demo import invoked_as
+    from installed import BIN, CRABTUI
+
+    monkeypatch.setattr("sys.argv", [CRABTUI, "demo"])
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.chdir(Path(BIN).parent.parent)
+    assert invoked_as() == str(Path(CRABTUI).relative_to(Path(BIN).parent.parent))
+    monkeypatch.chdir(tmp_path)
+    assert invoked_as() == CRABTUI
+    monkeypatch.setenv("PATH", f"{BIN}:/usr/bin:/bin")
+    assert invoked_as() == "crabtui"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 
 import pytest
 
 from crabtui.keymap import KeymapError, load_keymap
+from installed import CRABTUI
 
 IDS = ("hold", "kill", "quit")
 
@@ -42,7 +42,7 @@ def test_mistakes_name_the_file_and_the_key(tmp_path, text, message):
 def test_a_bad_keymap_stops_crabtui_with_its_message_not_a_traceback(tmp_path):
     path = tmp_path / "keymap.toml"
     path.write_text('[keys]\nhodl = "x"\n')
-    result = subprocess.run([shutil.which("crabtui"), "--state-dir", str(tmp_path / "state")], capture_output=True,
+    result = subprocess.run([CRABTUI, "--state-dir", str(tmp_path / "state")], capture_output=True,
                             text=True, timeout=60, env={**os.environ, "CRABTUI_KEYMAP": str(path)})
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert f"{path}: keys.hodl: no binding has this id" in result.stderr and "hold" in result.stderr

@@ -1,8 +1,9 @@
 """The screenshot script's drawing: screens drawn from the engine as it was at one moment, with
-the clock stopped then, as SVG (and PNG where cairosvg works)."""
+the clock stopped then, as SVG and as PNG whose every character sits in its own cell."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.machinery
 import importlib.util
@@ -10,10 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
+from rich.style import Style
+from rich.terminal_theme import SVG_EXPORT_THEME
 
 from crabtui.snapshots import Backend
-from engine.schedd.local.client import LocalScheddClient
-from ui_fixed import NOW, build
+from ui_fixed import NOW
 
 LIVE = "231114_211000:alice_crab_lumis"
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "screenshots"
@@ -25,17 +28,6 @@ def load_script():
     sys.modules[loader.name] = module  # its dataclasses look their module up
     loader.exec_module(module)
     return module
-
-
-@pytest.fixture
-def fixed():
-    from conftest import new_state, remove_state
-
-    state = new_state()
-    build(state)
-    LocalScheddClient(state).ping()  # the engine answers, with an empty queue
-    yield state
-    remove_state(state)
 
 
 def test_the_screens_are_drawn_from_one_moment_into_files(fixed, utc, tmp_path):
@@ -58,16 +50,45 @@ def test_the_screens_are_drawn_from_one_moment_into_files(fixed, utc, tmp_path):
     assert "T1_US_FNAL" in words["job"] and "8021" in words["job"]  # job 2's two attempts
     assert "Kill lumis?" in words["confirm"]
     pngs = [p for p in written if p.endswith(".png")]
-    assert len(pngs) == (5 if _cairosvg_works() else 0)
+    assert [Path(p).stem for p in pngs] == list(svgs)
     assert all(Path(p).read_bytes().startswith(b"\x89PNG") for p in pngs)
 
     index = Path(script.write_index(shots, str(tmp_path))).read_text()
     assert "![jobs](jobs.svg)" in index and "![confirm](confirm.svg)" in index
 
 
-def _cairosvg_works() -> bool:
-    try:
-        importlib.import_module("cairosvg")
-    except (ImportError, OSError):  # OSError: cairosvg without the cairo library
-        return False
-    return True
+@pytest.mark.parametrize("shot", [dict(name="job", task=LIVE, job="2"), dict(name="sites", task=LIVE, keys=("3",))])
+def test_the_png_draws_each_character_in_its_own_cell(fixed, utc, tmp_path, shot):
+    """Column by column, as in a terminal: a cell holding a character has ink in it (its glyph
+    starts there), and a blank cell has none (no glyph from a neighbour runs into it), whatever
+    the glyphs' own widths: a proportional font, or a fallback glyph wider than a cell, fails."""
+    script = load_script()
+    frozen = script.Frozen(Backend(fixed), NOW, tasks=[LIVE], jobs=[(LIVE, "2")])
+    lines = asyncio.run(script._draw(script.Shot(clock=NOW, backend=frozen, **shot), str(tmp_path / "shot.svg"),
+                                     (100, 30)))
+    terminal = script.Terminal()
+    image = terminal.draw(lines)
+    width, height = terminal.cell
+    assert image.size == (100 * width, 30 * height)
+    inked = blank = 0
+    for y, line in enumerate(lines):
+        x = 0
+        for segment in line:
+            fg, bg = script.colours(segment.style or Style(), SVG_EXPORT_THEME)
+            for char in segment.text:
+                cells = cell_len(char)
+                # The cell's inside (a glyph may touch its neighbour's edge pixel, as in a terminal).
+                inside = image.crop((x * width + 1, y * height, (x + cells) * width - 1, (y + 1) * height))
+                ink = inside.getcolors(1 << 16) != [(inside.width * inside.height, bg)]
+                if char == " ":
+                    assert not ink, f"line {y}, column {x}: ink in a blank cell of {_plain(line)!r}"
+                    blank += 1
+                elif fg != bg and not char.isspace():
+                    assert ink, f"line {y}, column {x}: no ink for {char!r} of {_plain(line)!r}"
+                    inked += 1
+                x += cells
+    assert inked > 300 and blank > 300
+
+
+def _plain(line) -> str:
+    return "".join(segment.text for segment in line)

@@ -4,9 +4,6 @@ kill, resubmit; every one asked first; and what the UI shows when the engine sto
 from __future__ import annotations
 
 import os
-import pty
-import select
-import signal
 import time
 
 import pytest
@@ -19,6 +16,8 @@ from engine.crab.taskworker.taskdb import TaskDB
 from engine.dagman.halt import is_halted
 from engine.schedd.api import JobStatus
 from engine.schedd.local.client import LocalScheddClient
+from installed import CRABTUI
+from ui_terminal import Terminal
 from test_ui_views import INTERVAL, drive, open_task
 from textual.widgets import Input
 from ui_tasks import cells, submit, wait_for, wait_task
@@ -189,34 +188,6 @@ def test_rows_and_status_line_turn_stale_when_the_engine_stops_answering(state, 
 
 
 def test_crabtui_without_a_command_opens_the_ui_and_q_quits(engine):
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: crabtui on a terminal of 80x24
-        os.environ.update(TERM="xterm-256color", COLUMNS="80", LINES="24")
-        os.execvp("crabtui", ["crabtui", "--state-dir", engine.path])
-    seen = b""
-    deadline = time.monotonic() + 60
-    status = None
-    try:
-        while b"tasks" not in seen or b"live" not in seen:
-            assert time.monotonic() < deadline, f"the UI did not show the tasks: {seen[-500:]!r}"
-            if select.select([fd], [], [], 0.5)[0]:
-                seen += os.read(fd, 65536)
-        os.write(fd, b"q")
-        deadline = time.monotonic() + 30
-        while True:
-            done, code = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = code
-                break
-            assert time.monotonic() < deadline, "q did not quit"
-            if select.select([fd], [], [], 0.2)[0]:
-                try:
-                    os.read(fd, 65536)
-                except OSError:
-                    pass
-        assert os.waitstatus_to_exitcode(status) == 0
-    finally:
-        if status is None:  # still running after a failure: end it
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        os.close(fd)
+    with Terminal([CRABTUI, "--state-dir", engine.path], {**os.environ, "TERM": "xterm-256color"}) as terminal:
+        terminal.wait_for(b"tasks", b"live")
+        assert terminal.quit() == 0

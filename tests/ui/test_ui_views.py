@@ -191,7 +191,8 @@ def test_help_lists_the_screens_keys_and_the_palette_has_its_actions(engine, fai
 
 def test_watch_prints_the_progress_until_the_task_ends(engine, failed_task, tmp_path):
     result = crabtui(engine, "watch", failed_task, "--interval", "0.2", cwd=tmp_path)
-    assert result.returncode == 1, result.stderr  # the task ended FAILED
+    assert result.returncode == 1, result.stderr  # the task ended FAILED, and says what to do
+    assert result.stderr.startswith(f"ERROR: task {failed_task} ended FAILED: `crabtui task status {failed_task} --long`")
     assert "looked  ✖ FAILED  [" in result.stdout and "finished 3, failed 1 of 4" in result.stdout
     missing = crabtui(engine, "watch", "nosuch", cwd=tmp_path)
     assert missing.returncode == 1 and "there is no task 'nosuch'" in missing.stderr

@@ -53,7 +53,8 @@ def task_dir(state: StateDir, name: str) -> str:
 
 
 def build(state: StateDir) -> None:
-    """Two tasks: ``ttbar`` completed; ``lumis`` with jobs finished, cooling off, failed, unsubmitted."""
+    """Two tasks: ``ttbar`` completed; ``lumis`` with jobs finished, cooling off, failed, unsubmitted,
+    and the long message of a resubmit."""
     db = TaskDB(state.tasks)
     done = "231114_200000:alice_crab_ttbar"
     path = task_dir(state, done)
@@ -76,7 +77,7 @@ def build(state: StateDir) -> None:
         with open(os.path.join(path, f"job_input.{job}.json"), "w") as f:
             f.write("{}")
     db.insert(Task(live, "lumis", "alice", SUBMITTED, SUBMIT, "lumis.toml", path, NOW - 1800, NOW - 1700,
-                   message="8 jobs"))
+                   message="resubmitted job(s) 4 (epoch 1); they run when the task's running DAG has ended"))
     db.close()
 
 

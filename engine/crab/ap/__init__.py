@@ -19,6 +19,7 @@ What it may import: the standard library; the HTCondor bindings an access point 
 the standard-library-only helpers (:mod:`engine.atomic`, :mod:`engine.hints`, :mod:`engine.state`,
 :mod:`engine.crab.jsonfile`); and the TaskWorker code PreDAG runs again here, as CRAB ships its
 TaskWorker to the schedd for PreDAG: :mod:`engine.crab.taskworker.dagman_creator` (the task's
-files, which PreJob and PostJob read too), ``splitting``, ``automatic`` and ``datasets``.  What
+files, which PreJob and PostJob read too), ``splitting``, ``automatic``, ``datasets``, ``stand_ins``
+and ``task_input``.  What
 those import in turn keeps to the same rules (``tests/test_imports.py``).
 """

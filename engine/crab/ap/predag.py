@@ -37,6 +37,7 @@ from engine.crab.taskworker.dagman_creator import (DAG_FILE, NOTHING_TO_SPLIT, f
                                                    subdag_file, task_ad, write_jobs)
 from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError
 from engine.crab.taskworker.splitting import JobSplit, SplittingError
+from engine.crab.taskworker.task_input import InputSpec, load_input
 from engine.crab.wn import fjr
 from engine.crab.wn.job_input import read_input
 
@@ -100,7 +101,9 @@ class PreDag:
         stages.log(self.task_dir, self.stage, message)
 
     def dataset(self):
-        return Catalogue(self.auto["catalogue"]).load(self.ad.dataset)
+        """The task's input as the task worker read it (tasks split before InputSpec name the dataset)."""
+        spec = InputSpec.from_json(self.auto["input"]) if "input" in self.auto else InputSpec(dataset=self.ad.dataset)
+        return load_input(spec, Catalogue(self.auto["catalogue"]))
 
     def done(self, ids: list[str]) -> dict[str, str]:
         outcomes = {job: node_outcome(self.task_dir, job) for job in ids}

@@ -91,13 +91,13 @@ def code_meaning(code: int) -> str | None:
 
 # --- where files go -------------------------------------------------------------------------
 
-def lfn_base(task_name: str, user: str, dataset: str, request_name: str) -> str:
+def lfn_base(task_name: str, user: str, primary_dataset: str, request_name: str) -> str:
     """The task's output directory as CRAB names it (DagmanCreator ``makeLFNPrefixes`` with the
     default ``Data.outLFNDirBase`` and ``Data.outputDatasetTag``):
-    ``/store/user/<user>/<primary dataset>/crab_<requestName>/<YYMMDD_HHMMSS>``."""
+    ``/store/user/<user>/<primary dataset>/crab_<requestName>/<YYMMDD_HHMMSS>``; the primary
+    dataset is the input dataset's, or ``Data.outputPrimaryDataset``."""
     timestamp = task_name.split(":", 1)[0]
-    primary = dataset.split("/")[1]
-    return f"/store/user/{user}/{primary}/crab_{request_name}/{timestamp}"
+    return f"/store/user/{user}/{primary_dataset}/crab_{request_name}/{timestamp}"
 
 
 def job_lfn(base: str, job_id: str, name: str) -> str:

@@ -3,26 +3,44 @@
 Both forms use CRAB's section and parameter names (``General.requestName``, ``Data.unitsPerJob``,
 ...), so a user's existing ``crabConfig.py`` loads unchanged and a TOML file reads the same way.
 :func:`load_config` returns a frozen :class:`TaskConfig`; anything CRAB would refuse raises
-:class:`ConfigError`, whose message starts with the file name and keeps CRAB's wording
-("Invalid CRAB configuration: Parameter Data.unitsPerJob must be > 0, not 0.") followed by what
-to change.  Sources: CRABClient ``ClientMapping.py`` (names, types, defaults, renamed and
+:class:`ConfigError`, whose message is one line that starts with the file name and keeps CRAB's
+wording ("Invalid CRAB configuration: Parameter Data.unitsPerJob must be > 0, not 0.") followed by
+what to change.  Sources: CRABClient ``ClientMapping.py`` (names, types, defaults, renamed and
 deprecated parameters), ``Commands/SubCommand.py`` and ``Commands/submit.py`` (client checks),
-``JobType/Analysis.py`` (psetName, splitting names, input data), CRABServer ``Regexps.py`` (site,
-request name, extraJDL syntax) and ``DagmanSubmitter.checkMemoryWalltime`` (memory cap).
-
-A ``crabConfig.py`` is executed, as ``crab submit`` does, with fake ``CRABClient.UserUtilities``
-and ``WMCore.Configuration`` modules present in ``sys.modules`` only while it runs, so no CMS
-software is needed.  Executing it runs the user's code: load configs in the user's own process
-(the CLI), not in a shared daemon.
+``JobType/Analysis.py`` and ``JobType/PrivateMC.py`` (job types, splitting names, input data),
+CRABServer ``Regexps.py`` (site, request name, extraJDL, user file syntax), ``RESTUserWorkflow``
+(the primary dataset), ``TaskWorker/Actions/Splitter.py`` (totalUnits) and
+``DagmanSubmitter.checkMemoryWalltime`` (memory cap).  A ``crabConfig.py`` is run by
+:mod:`engine.crab.client.crab_config_py`; the lumi mask and run range are read by
+:mod:`engine.crab.client.lumi_mask`.
 
 Where CRAB leaves room, or crabtui differs, and why:
 
 * Every parameter CRAB knows is accepted (a real ``crabConfig.py`` must load).  Those with no
   effect on a simulated grid (``General.workArea``, ``Data.publication``, ``Data.outLFNDirBase``,
-  ``JobType.outputFiles``, ...) are type-checked and kept in :attr:`TaskConfig.ignored`, so the
-  caller can say they were ignored.  Those that would change which data a task reads or how it
-  runs (``Data.userInputFiles``, ``Data.runRange``, ``Site.requireAccelerator``, ...) are refused
-  when set to anything but CRAB's default: crabtui would otherwise run a different task than CRAB.
+  ``JobType.outputFiles``, ``Data.partialDataset``: every block of the catalogue is on disk, ...)
+  are type-checked and kept in :attr:`TaskConfig.ignored`.  The few that crabtui cannot simulate
+  (``Data.useParent``, ``Data.secondaryInputDataset``: the catalogue knows no parentage;
+  ``Site.requireAccelerator``: the pool has no GPUs; ``Debug.oneEventMode``; other job types)
+  are refused when set to anything but CRAB's default, each with the reason.
+* Job types: ``Analysis`` (CRAB's default) reads ``Data.inputDataset`` or ``Data.userInputFiles``
+  (which CRAB splits FileBased only, and runs at the whitelisted sites); ``PrivateMC`` generates
+  ``Data.totalUnits`` events in jobs of ``Data.unitsPerJob`` (``EventBased`` splitting only),
+  ``Data.lumisPerFile`` lumis a job (default 1), as CRAB's client turns it into events per lumi.
+* ``Data.splitting`` defaults to ``Automatic``, as in CRAB (ClientMapping and the client's checks
+  read a missing value as Automatic), with CRAB's rules: unitsPerJob 180..2700 minutes, default
+  480; no ``JobType.maxJobRuntimeMin``.  Other algorithms need ``Data.unitsPerJob``.
+* ``Data.totalUnits`` is a number, as the client's type check lets a float through: 0 or below
+  means everything; a fraction below 1 is that share of the dataset's files, lumis or events
+  (CRAB's Splitter rounds half up; where that rounds to 0, which CRAB would read as "all",
+  crabtui takes 1); from 1 up, its whole part.  Automatic splitting ignores it, as CRAB does.
+* ``Data.outputPrimaryDataset`` names the output's primary dataset in the output LFN; as in CRAB
+  it is refused beside ``Data.inputDataset`` (whose primary dataset names the output), and
+  without it a task without input is ``CRAB_PrivateMC`` or ``CRAB_UserFiles``.
+* ``Data.ignoreLocality`` runs the jobs at the whitelisted sites of the pool whether they hold
+  the data or not; CRAB requires ``Site.whitelist`` with it.  ``Data.runRange`` narrows the lumi
+  mask to those runs (or selects whole runs without one), as CRAB's client does.
+  ``Data.inputBlocks`` keeps those blocks of the dataset.
 * ``JobType.psetName`` or ``JobType.scriptExe`` (the issue's ``JobType.executable`` is accepted as a
   crabtui alias) must be given; both together are allowed, as in CRAB, where the script runs
   instead of cmsRun with the pset at hand.  CRAB always requires psetName; crabtui does not, since
@@ -34,23 +52,16 @@ Where CRAB leaves room, or crabtui differs, and why:
   (its project directory is ``crab_YYYYMMDD_HHMMSS``), and so does this loader, with
   ``request_name = "YYYYMMDD_HHMMSS"``.  Allowed characters are those of CRABServer's RX_TASKNAME
   (letters, digits, ``-``, ``_``, ``:``), at most 100 (the client's limit).
-* ``Data.splitting`` is required, although CRAB defaults it to ``Automatic``: crabtui's Automatic
-  splitting is the next issue's work, so silently choosing it would be a surprise.  Automatic is
-  accepted when named, with CRAB's rules (unitsPerJob 180..2700 minutes, default 480; no
-  ``JobType.maxJobRuntimeMin``).  ``EventBased`` is refused, as for CRAB's Analysis job type.
-* ``Data.inputDataset`` is required: crabtui reads datasets from its catalogue and supports no
-  ``Data.userInputFiles``.  Whether the dataset exists is for the caller to check (catalogue).
+* Whether ``Data.inputDataset`` is in the catalogue is for the caller to see; one it does not know
+  is read as a synthetic stand-in (:mod:`engine.crab.taskworker.stand_ins`).
 * ``Site.storageSite`` is required, as in CRAB, unless ``General.transferOutputs`` and
   ``General.transferLogs`` are both false; it gets no default, so the file stays valid for real
-  CRAB.  The embedded pool's own site is ``T2_XX_Local``.
+  CRAB.  Any CMS site name is a storage site (:mod:`engine.crab.grid.storage`).
 * ``JobType.maxMemoryMB`` is 30..max(3000, numCores x 2500) MB: CRAB's submit-time cap, and the
   lower limit of ``crab resubmit --maxmemory``.  ``JobType.maxJobRuntimeMin`` is 60..20160 minutes,
   the ``crab resubmit --maxjobruntime`` range (CRAB's client has no submit-time range; its task
   worker lowers values above 2750 to 2750 with a warning, which is the task worker's business).
-* ``Data.totalUnits`` must be an integer >= 0 (0: everything).  CRAB also accepts a float.
 * Empty or ``None`` values count as absent, as CRAB's ``getattr(..., None)`` reads them.
-* ``Data.lumiMask`` must be a local JSON file (no URL) holding a non-empty object; its ranges are
-  sorted and merged, as LumiList does.
 * crabtui's own ``Debug`` parameters: ``timeScale`` (simulated seconds per real second, > 0,
   default 1) and ``failurePlan`` (see :class:`PlannedFailure`).  For one job, an entry for the
   exact attempt takes precedence over a ``"*"`` entry; two entries for the same job and attempt
@@ -65,26 +76,25 @@ from __future__ import annotations
 
 import datetime
 import difflib
-import getpass
-import json
 import math
 import os
 import re
-import runpy
-import sys
-import threading
 import tomllib
-import types
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.crab.ap.sites import CONFIG_KEYS, Thresholds
 from engine.crab.ap.stageout import PERMANENT, RECOVERABLE, STAGEOUT_CODES
+from engine.crab.client.crab_config_py import SECTIONS, LoadError, run_config
+from engine.crab.client.lumi_mask import LumiMask, MaskError, intersect_runs, read_mask
 
 __all__ = ["ConfigError", "PlannedFailure", "TaskConfig", "load_config", "SPLITTING_ALGORITHMS"]
 
 SPLITTING_ALGORITHMS = ("FileBased", "LumiBased", "EventAwareLumiBased", "Automatic")
-"""What ``Data.splitting`` may be: CRAB's Analysis job type's algorithms plus Automatic."""
+"""What ``Data.splitting`` may be for the Analysis job type: its algorithms plus Automatic."""
+MC_SPLITTING = ("EventBased",)
+"""What ``Data.splitting`` may be for the PrivateMC job type."""
+JOB_TYPES = ("Analysis", "PrivateMC")
 
 DEFAULT_MAX_MEMORY_MB = 2000  # ClientMapping 'maxmemory'
 DEFAULT_MAX_JOB_RUNTIME_MIN = 1250  # ClientMapping 'maxjobruntime'
@@ -96,7 +106,11 @@ MAX_MEMORY_PER_CORE = 2500
 MIN_RUNTIME_MIN, MAX_RUNTIME_MIN = 60, 20160  # crab resubmit --maxjobruntime
 AUTOMATIC_UNITS_RANGE = (180, 2700)  # CRABClient submit.py
 REQUEST_NAME_LIMIT = 100  # CRABClient submit.py
-_UNITS = {"FileBased": "files", "LumiBased": "lumi sections", "EventAwareLumiBased": "events"}
+MAX_LUMIS_PER_FILE = 1000  # CRABClient PrivateMC.py
+MAX_JOBS_PER_TASK = 10_000  # CRABServer TaskWorker maxJobsPerTask (also taskworker.splitting's)
+_UNITS = {"FileBased": "files", "LumiBased": "lumi sections", "EventAwareLumiBased": "events",
+          "EventBased": "events"}
+_NO_INPUT_PRIMARY = {"PrivateMC": "CRAB_PrivateMC", "Analysis": "CRAB_UserFiles"}  # CRABServer RESTUserWorkflow
 
 
 class ConfigError(Exception):
@@ -144,11 +158,13 @@ class TaskConfig:
     """
 
     source: str  # the configuration file, absolute
+    multicrab: bool = False  # a multi-crab script (it uses crabCommand): its module-level config is this
     # General
     request_name: str
     transfer_outputs: bool = True
     transfer_logs: bool = False
     # JobType
+    job_type: str = "Analysis"  # or "PrivateMC"
     pset_name: str | None = None
     script_exe: str | None = None
     script_args: tuple[str, ...] = ()
@@ -157,12 +173,18 @@ class TaskConfig:
     num_cores: int = 1
     priority: int = DEFAULT_PRIORITY
     # Data
-    input_dataset: str
+    input_dataset: str | None = None  # None: PrivateMC, or user input files
+    user_input_files: tuple[str, ...] = ()  # Data.userInputFiles, duplicates dropped
+    primary_dataset: str  # of the output LFN: the input dataset's, Data.outputPrimaryDataset, or CRAB's default
     splitting: str
     units_per_job: int
-    total_units: int = 0  # 0: all
-    lumi_mask_file: str | None = None
-    lumi_mask: dict[int, list[tuple[int, int]]] | None = None  # run -> sorted, merged lumi ranges
+    total_units: int | float = 0  # <= 0: all; below 1: a share; else a count (events for PrivateMC)
+    events_per_lumi: int | None = None  # PrivateMC: Data.unitsPerJob // Data.lumisPerFile
+    lumi_mask_file: str | None = None  # Data.lumiMask: a path, or the address it was downloaded from
+    lumi_mask: LumiMask | None = None  # run -> sorted, merged lumi ranges, within Data.runRange
+    run_range: str | None = None
+    input_blocks: tuple[str, ...] = ()  # Data.inputBlocks as full block names; (): every block
+    ignore_locality: bool = False
     # Site
     storage_site: str | None = None
     site_whitelist: tuple[str, ...] = ()
@@ -220,14 +242,14 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "JobType.sendExternalFolder": ("bool", IGNORED),
     "JobType.disableAutomaticOutputCollection": ("bool", IGNORED),
     "JobType.externalPluginFile": ("str", UNSUPPORTED),
-    "JobType.generator": ("str", UNSUPPORTED),
-    "JobType.copyCatTaskname": ("str", UNSUPPORTED),
+    "JobType.generator": ("str", IGNORED),  # the payload reads no LHE file
+    "JobType.copyCatTaskname": ("str", IGNORED),  # read by the CopyCat job type only
     "JobType.copyCatInstance": ("str", IGNORED),
-    "JobType.copyCatWorkdir": ("str", UNSUPPORTED),
+    "JobType.copyCatWorkdir": ("str", IGNORED),
     "Data.inputDataset": ("str", USED),
     "Data.splitting": ("str", USED),
     "Data.unitsPerJob": ("int", USED),
-    "Data.totalUnits": ("int", USED),
+    "Data.totalUnits": ("number", USED),
     "Data.lumiMask": ("str", USED),
     "Data.allowNonValidInputDataset": ("bool", IGNORED),
     "Data.inputDBS": ("str", IGNORED),
@@ -235,21 +257,21 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "Data.publication": ("bool", IGNORED),
     "Data.publishDBS": ("str", IGNORED),
     "Data.outputDatasetTag": ("str", IGNORED),
-    "Data.outputPrimaryDataset": ("str", UNSUPPORTED),
-    "Data.userInputFiles": ("strlist", UNSUPPORTED),
+    "Data.outputPrimaryDataset": ("str", USED),
+    "Data.userInputFiles": ("strlist", USED),
     "Data.useParent": ("bool", UNSUPPORTED),
     "Data.secondaryInputDataset": ("str", UNSUPPORTED),
-    "Data.ignoreLocality": ("bool", UNSUPPORTED),
-    "Data.partialDataset": ("bool", UNSUPPORTED),
-    "Data.inputBlocks": ("strlist", UNSUPPORTED),
-    "Data.runRange": ("str", UNSUPPORTED),
-    "Data.lumisPerFile": ("int", UNSUPPORTED),
+    "Data.ignoreLocality": ("bool", USED),
+    "Data.partialDataset": ("bool", IGNORED),  # every block of the catalogue is on disk
+    "Data.inputBlocks": ("strlist", USED),
+    "Data.runRange": ("str", USED),
+    "Data.lumisPerFile": ("int", USED),  # PrivateMC; the Analysis job type ignores it
     "Site.storageSite": ("str", USED),
     "Site.whitelist": ("strlist", USED),
     "Site.blacklist": ("strlist", USED),
     "Site.ignoreGlobalBlacklist": ("bool", USED),
     "Site.requireAccelerator": ("bool", UNSUPPORTED),
-    "Site.acceleratorParams": ("dict", UNSUPPORTED),
+    "Site.acceleratorParams": ("dict", IGNORED),  # read only with requireAccelerator
     "User.voRole": ("str", IGNORED),
     "User.voGroup": ("str", IGNORED),
     "Debug.extraJDL": ("strlist", USED),
@@ -260,7 +282,17 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "Debug.scheddName": ("str", IGNORED),
     "Debug.collector": ("str", IGNORED),
 }
-_SECTIONS = ("General", "JobType", "Data", "Site", "User", "Debug")  # UserUtilities.config()
+
+_UNSUPPORTED = {  # why crabtui cannot run a task that sets these
+    "JobType.externalPluginFile": "crabtui runs CRAB's own job types (Analysis and PrivateMC), not a job type "
+                                  "plugin's code",
+    "Data.useParent": "its jobs would also read each input file's parent files, and the dataset catalogue knows "
+                      "no parentage",
+    "Data.secondaryInputDataset": "its jobs would also read the secondary dataset's files that hold the same "
+                                  "lumis, and the dataset catalogue knows no such pairing",
+    "Site.requireAccelerator": "its jobs must run on GPU slots, and no site of the simulated grid has one",
+    "Debug.oneEventMode": "crabtui's payload does not run in CRAB's one-event debugging mode",
+}
 
 _RENAMED = {  # ClientMapping.renamedParams: old -> (new, since)
     "General.transferOutput": ("General.transferOutputs", None),
@@ -296,6 +328,8 @@ _RX_TASKNAME_CHARS = re.compile(r"[a-zA-Z0-9\-_:]+")
 _RX_CMSSITE = re.compile(r"(?=.{0,255}$)T[0-3](_[A-Z]{2}((_[A-Za-z0-9]+)|_?\*$)+|_?\*)")
 _RX_CMSSITE_EXACT = re.compile(r"T[0-3]_[A-Z]{2}(_[A-Za-z0-9]+)+")  # crab resubmit's, no wildcard
 _RX_DATASET = re.compile(r"(/[a-zA-Z0-9.\-_]{1,100}){3}")  # RX_BLOCK without the '#block' part
+_RX_USERFILE = re.compile(r"(?=.{0,255}$)([a-zA-Z0-9\-._:?/=]+)")
+_RX_PRIMARY_DATASET = re.compile(r"[a-zA-Z][a-zA-Z0-9\-_]*")  # WMCore Lexicon's, as RESTUserWorkflow checks it
 _RX_SCRIPTARGS = re.compile(r'[+a-zA-Z0-9\-.,_:?/"]+ ?= ?[a-zA-Z0-9\-=.,_:?/"()]+')
 _RX_JOBID = re.compile(r"\d+(-\d+)?")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
@@ -311,14 +345,19 @@ def load_config(path: str | os.PathLike[str], *, now: datetime.datetime | None =
     if not os.path.isfile(source):
         raise ConfigError(f"{source}: CRAB configuration file {source} not found.", path=source)
     suffix = os.path.splitext(source)[1].lower()
+    multicrab = False
     if suffix == ".toml":
         raw = _read_toml(source)
     elif suffix == ".py":
-        raw = _read_python(source)
+        try:
+            loaded = run_config(source)
+        except LoadError as e:
+            raise ConfigError(str(e), path=source, line=e.line) from None
+        raw, multicrab = loaded.sections, loaded.multicrab
     else:
         raise ConfigError(f"{source}: unknown kind of CRAB configuration file; name it *.toml (TOML) "
                           f"or *.py (a crabConfig.py).", path=source)
-    return _Builder(source, raw, now).build()
+    return _Builder(source, raw, now, multicrab).build()
 
 
 # --- TOML ------------------------------------------------------------------------------------
@@ -347,136 +386,6 @@ def _read_toml(source: str) -> dict[str, dict[str, Any]]:
     return raw
 
 
-# --- crabConfig.py ---------------------------------------------------------------------------
-
-class ConfigSection:
-    """WMCore's ConfigSection, as far as a crabConfig.py uses it: parameters set as attributes."""
-
-    def __init__(self, name: str | None = None):
-        object.__setattr__(self, "_internal_name", name)
-        object.__setattr__(self, "_internal_parameters", {})
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name.startswith("_internal"):
-            object.__setattr__(self, name, value)
-            return
-        self._internal_parameters[name] = value
-        object.__setattr__(self, name, value)
-
-    def __delattr__(self, name: str) -> None:
-        self._internal_parameters.pop(name, None)
-        object.__delattr__(self, name)
-
-    def section_(self, name: str) -> ConfigSection:
-        if name not in self._internal_parameters:
-            setattr(self, name, ConfigSection(name))
-        return getattr(self, name)
-
-    def listSections_(self) -> list[str]:  # noqa: N802 (WMCore's name)
-        return list(self._internal_parameters)
-
-    def dictionary_(self) -> dict[str, Any]:
-        return dict(self._internal_parameters)
-
-
-class Configuration:
-    """WMCore's Configuration: a set of named sections created with ``section_``."""
-
-    def __init__(self) -> None:
-        object.__setattr__(self, "_internal_sections", [])
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if not isinstance(value, ConfigSection):
-            raise AttributeError(f"Can only add ConfigSection objects to Configuration; use "
-                                 f"config.section_({name!r}) and set parameters in it")
-        if name not in self._internal_sections:
-            self._internal_sections.append(name)
-        object.__setattr__(self, name, value)
-
-    def section_(self, name: str) -> ConfigSection:
-        if name not in self._internal_sections:
-            setattr(self, name, ConfigSection(name))
-        return getattr(self, name)
-
-    def listSections_(self) -> list[str]:  # noqa: N802 (WMCore's name)
-        return list(self._internal_sections)
-
-
-def _crab_config() -> Configuration:
-    """CRABClient.UserUtilities.config(): a Configuration with every section CRAB recognizes."""
-    config = Configuration()
-    for name in _SECTIONS:
-        config.section_(name)
-    return config
-
-
-def _username(*_args: Any, **_kwargs: Any) -> str:
-    """getUsername / getUsernameFromCRIC: the local user stands in for the CMS user name."""
-    return getpass.getuser()
-
-
-def _fake_modules() -> dict[str, types.ModuleType]:
-    crab = types.ModuleType("CRABClient")
-    crab.__path__ = []
-    utils = types.ModuleType("CRABClient.UserUtilities")
-    utils.config = _crab_config
-    utils.getUsername = utils.getUsernameFromCRIC = utils.getUsernameFromSiteDB = _username
-    crab.UserUtilities = utils
-    wmcore = types.ModuleType("WMCore")
-    wmcore.__path__ = []
-    wmconfig = types.ModuleType("WMCore.Configuration")
-    wmconfig.Configuration = Configuration
-    wmconfig.ConfigSection = ConfigSection
-    wmcore.Configuration = wmconfig
-    return {"CRABClient": crab, "CRABClient.UserUtilities": utils,
-            "WMCore": wmcore, "WMCore.Configuration": wmconfig}
-
-
-_MODULES_LOCK = threading.Lock()  # sys.modules is process-wide: one crabConfig.py at a time
-_ABSENT = object()
-
-
-def _read_python(source: str) -> dict[str, dict[str, Any]]:
-    fakes = _fake_modules()
-    with _MODULES_LOCK:
-        saved = {name: sys.modules.get(name, _ABSENT) for name in fakes}
-        sys.modules.update(fakes)
-        try:
-            # CRAB imports the file as a module named after it, so `if __name__ == "__main__"` blocks
-            # (multi-submission scripts) do not run; neither do they here.
-            namespace = runpy.run_path(source, run_name=os.path.splitext(os.path.basename(source))[0])
-        except SyntaxError as exc:
-            where = f"{exc.filename or source}:{exc.lineno}" if exc.lineno else source
-            raise ConfigError(f"{where}: Error while loading CRAB configuration {source}: "
-                              f"SyntaxError: {exc.msg}. Fix the Python syntax there.",
-                              path=source, line=exc.lineno) from None
-        except (Exception, SystemExit) as exc:  # the file's own code failed: report where
-            line = None
-            tb = exc.__traceback__
-            while tb is not None:
-                if tb.tb_frame.f_code.co_filename == source:
-                    line = tb.tb_lineno
-                tb = tb.tb_next
-            where = f"{source}:{line}" if line else source
-            raise ConfigError(f"{where}: Error while loading CRAB configuration {source}: "
-                              f"{type(exc).__name__}: {exc}. Only CRABClient.UserUtilities (config, "
-                              f"getUsername) and WMCore.Configuration (Configuration) are available "
-                              f"to a crabConfig.py here.", path=source, line=line) from None
-        finally:
-            for name, module in saved.items():
-                if module is _ABSENT:
-                    sys.modules.pop(name, None)
-                else:
-                    sys.modules[name] = module
-    config = namespace.get("config")
-    if not isinstance(config, Configuration):
-        what = "defines no 'config'" if config is None else f"sets 'config' to a {type(config).__name__}"
-        raise ConfigError(f"{source}: Unable to load Configuration object from file {source}: it {what}. "
-                          f"Start it with 'from CRABClient.UserUtilities import config' and "
-                          f"'config = config()'.", path=source)
-    return {name: getattr(config, name).dictionary_() for name in config.listSections_()}
-
-
 # --- validation --------------------------------------------------------------------------------
 
 def _short(value: Any) -> str:
@@ -498,24 +407,28 @@ def _is_int(value: Any) -> bool:
 class _Builder:
     """Validates the sections read from either form and builds the TaskConfig."""
 
-    def __init__(self, source: str, raw: dict[str, dict[str, Any]], now: datetime.datetime | None):
+    def __init__(self, source: str, raw: dict[str, dict[str, Any]], now: datetime.datetime | None,
+                 multicrab: bool = False):
         self.source = source
         self.base = os.path.dirname(source)
         self.raw = raw
         self.now = now
+        self.multicrab = multicrab
         self.values: dict[str, Any] = {}
 
     def fail(self, message: str, parameter: str | None = None, invalid: bool = True) -> None:
         prefix = "Invalid CRAB configuration: " if invalid else ""
-        raise ConfigError(f"{self.source}: {prefix}{message}", path=self.source, parameter=parameter)
+        note = (" (This is a multi-crab script: crabtui task submit submits its module-level config, "
+                "without what its __main__ block sets.)" if self.multicrab else "")
+        raise ConfigError(f"{self.source}: {prefix}{message}{note}", path=self.source, parameter=parameter)
 
     # - names and types -
 
     def check_names_and_types(self) -> None:
         for section, params in self.raw.items():
-            if section not in _SECTIONS:
-                self.fail(f"Section '{section}' is not known.{_suggest(section, _SECTIONS)} "
-                          f"CRAB's sections are {', '.join(_SECTIONS)}.", section)
+            if section not in SECTIONS:
+                self.fail(f"Section '{section}' is not known.{_suggest(section, SECTIONS)} "
+                          f"CRAB's sections are {', '.join(SECTIONS)}.", section)
             for param, value in params.items():
                 name = f"{section}.{param}"
                 if name in _RENAMED:
@@ -564,23 +477,30 @@ class _Builder:
         v = self.values
         for name, (_, use) in _PARAMETERS.items():
             if use == UNSUPPORTED and v.get(name):
-                self.fail(f"Parameter {name} ({_short(v[name])}) is a CRAB parameter that crabtui does "
-                          f"not implement; remove it (crabtui would run a different task than CRAB).",
-                          name)
+                self.fail(f"Parameter {name} ({_short(v[name])}) cannot be simulated: {_UNSUPPORTED[name]}.",
+                          name, invalid=False)
         ignored = {name: value for name, value in v.items() if _PARAMETERS[name][1] == IGNORED}
 
         request_name = self.request_name()
-        splitting, units = self.splitting()
-        pset, script = self.job_type(splitting)
+        job_type = self.plugin()
+        splitting, units = self.splitting(job_type)
+        dataset, files = self.input_data(job_type, splitting)
+        if job_type == "Analysis" and "Data.lumisPerFile" in v:
+            ignored["Data.lumisPerFile"] = v["Data.lumisPerFile"]
+        if dataset is not None and job_type == "PrivateMC":
+            ignored["Data.inputDataset"] = dataset  # CRAB's PrivateMC generates its events and reads no input
+        pset, script = self.job_type()
         cores = v.get("JobType.numCores", 1)
         whitelist = self.sites("Site.whitelist")
         blacklist = self.sites("Site.blacklist")
         lumi_file, lumi_mask = self.lumi_mask()
         return TaskConfig(
             source=self.source,
+            multicrab=self.multicrab,
             request_name=request_name,
             transfer_outputs=v.get("General.transferOutputs", True),
             transfer_logs=v.get("General.transferLogs", False),
+            job_type=job_type,
             pset_name=pset,
             script_exe=script,
             script_args=self.jdl_like("JobType.scriptArgs"),
@@ -588,12 +508,18 @@ class _Builder:
             max_job_runtime_min=v.get("JobType.maxJobRuntimeMin", DEFAULT_MAX_JOB_RUNTIME_MIN),
             num_cores=cores,
             priority=v.get("JobType.priority", DEFAULT_PRIORITY),
-            input_dataset=self.input_dataset(),
+            input_dataset=dataset if job_type == "Analysis" else None,
+            user_input_files=files,
+            primary_dataset=self.primary_dataset(job_type, dataset),
             splitting=splitting,
             units_per_job=units,
-            total_units=self.total_units(),
+            total_units=self.total_units(job_type, units),
+            events_per_lumi=self.events_per_lumi(units) if job_type == "PrivateMC" else None,
             lumi_mask_file=lumi_file,
             lumi_mask=lumi_mask,
+            run_range=v.get("Data.runRange"),
+            input_blocks=self.input_blocks(dataset),
+            ignore_locality=self.ignore_locality(),
             storage_site=self.storage_site(),
             site_whitelist=whitelist,
             site_blacklist=blacklist,
@@ -627,13 +553,8 @@ class _Builder:
 
     # - JobType -
 
-    def job_type(self, splitting: str) -> tuple[str | None, str | None]:
+    def job_type(self) -> tuple[str | None, str | None]:
         v = self.values
-        plugin = v.get("JobType.pluginName", "Analysis")
-        if plugin.upper() != "ANALYSIS":
-            self.fail(f"Parameter JobType.pluginName has an invalid value ({plugin!r}). crabtui supports "
-                      f"only the Analysis job type; remove the parameter or set it to 'Analysis'.",
-                      "JobType.pluginName")
         if "JobType.scriptExe" in v and "JobType.executable" in v:
             self.fail("Only one of JobType.scriptExe or JobType.executable parameters can be specified "
                       "(executable is crabtui's other name for scriptExe); remove one.",
@@ -665,10 +586,6 @@ class _Builder:
                       f"and {top} MB.", "JobType.maxMemoryMB")
         p = "JobType.maxJobRuntimeMin"
         if p in v:
-            if splitting == "Automatic":
-                self.fail("The 'maxJobRuntimeMin' parameter is not compatible with the 'Automatic' "
-                          "splitting mode. Remove it (Data.unitsPerJob sets the job length).", p,
-                          invalid=False)
             if not MIN_RUNTIME_MIN <= v[p] <= MAX_RUNTIME_MIN:
                 self.fail(f"Parameter {p} ({v[p]} minutes) must be between {MIN_RUNTIME_MIN} and "
                           f"{MAX_RUNTIME_MIN} minutes.", p)
@@ -689,27 +606,105 @@ class _Builder:
 
     # - Data -
 
-    def input_dataset(self) -> str:
+    def plugin(self) -> str:
+        """JobType.pluginName: Analysis (CRAB's default) or PrivateMC, in any case, as CRAB reads it."""
+        p = "JobType.pluginName"
+        plugin = self.values.get(p, "Analysis")
+        for known in JOB_TYPES:
+            if plugin.upper() == known.upper():
+                return known
+        if plugin.upper() in ("COPYCAT", "RECOVER"):
+            self.fail(f"Parameter {p} ({plugin!r}) cannot be simulated: the {plugin} job type starts from a task "
+                      f"of a CRAB server, which crabtui does not have. crabtui runs the Analysis and PrivateMC "
+                      f"job types.", p, invalid=False)
+        self.fail(f"Parameter {p} has an invalid value ({plugin!r}).{_suggest(plugin, JOB_TYPES)} Allowed values "
+                  f"are: {', '.join(JOB_TYPES)} (crabtui runs these of CRAB's job types).", p)
+
+    def input_data(self, job_type: str, splitting: str) -> tuple[str | None, tuple[str, ...]]:
+        """Data.inputDataset and Data.userInputFiles, as CRAB's job type plugins check them."""
+        v = self.values
         p = "Data.inputDataset"
-        dataset = self.values.get(p)
-        if dataset is None:
-            self.fail("Analysis job type requires an input dataset to run on. Set Data.inputDataset "
-                      "to a dataset name (crabtui dataset list shows them).", p)
-        if not _RX_DATASET.fullmatch(dataset):
+        dataset = v.get(p)
+        if dataset is not None and not _RX_DATASET.fullmatch(dataset):
             self.fail(f"Parameter {p} ({dataset!r}) is not a CMS dataset name. Write it as "
                       f"/Primary/Processed/TIER, e.g. '/TTbar/Run2024-v1/AODSIM'.", p)
-        return dataset
+        u = "Data.userInputFiles"
+        files = v.get(u, ())
+        if job_type == "PrivateMC":
+            if files:
+                self.fail(f"Parameter {u} cannot go with JobType.pluginName = 'PrivateMC', which generates its "
+                          f"events and reads no input file; for the Analysis job type, leave out "
+                          f"JobType.pluginName.", u)
+            return dataset, ()
+        if dataset is None and not files:
+            self.fail("Analysis job type requires an input dataset or a set of user input files to run on. "
+                      "Suggestion: To specify an input dataset use the parameter Data.inputDataset. To specify "
+                      "a set of user input files use the parameter Data.userInputFiles. (To generate events, "
+                      "set JobType.pluginName = 'PrivateMC'.)", p)
+        if dataset is not None:
+            if "Data.outputPrimaryDataset" in v:
+                self.fail("Analysis job type with input dataset does not accept an output primary dataset name "
+                          "to be specified, because the later will be extracted from the first. Suggestion: "
+                          "Remove the parameter Data.outputPrimaryDataset (the output is named after the input "
+                          "dataset's primary dataset either way).", "Data.outputPrimaryDataset")
+            return dataset, ()  # CRAB's TaskWorker reads the dataset, not the files, when both are given
+        if splitting != "FileBased":
+            self.fail("Analysis job type with user input files only supports file-based splitting. Suggestion: "
+                      "Set Data.splitting = 'FileBased'.", "Data.splitting")
+        if not v.get("Site.whitelist"):
+            self.fail("when a userInputFiles list is indicated without an inputDataset a valid site white list "
+                      "must be specified using the Site.whitelist parameter (the sites where the files are "
+                      "read).", "Site.whitelist")
+        unique: list[str] = []
+        for i, name in enumerate(f.strip() for f in files):
+            if name and name not in unique:
+                if not _RX_USERFILE.fullmatch(name):
+                    self.fail(f"Incorrect 'Data.userInputFiles' parameter: entry {i + 1} ({name!r}) does not "
+                              f"match the allowed regexp for each filename: '{_RX_USERFILE.pattern}'.", u,
+                              invalid=False)
+                unique.append(name)
+        if not unique:
+            self.fail(f"No files specified to process: every entry of {u} is empty.", u, invalid=False)
+        return None, tuple(unique)
 
-    def splitting(self) -> tuple[str, int]:
+    def primary_dataset(self, job_type: str, dataset: str | None) -> str:
+        """The output's primary dataset, as CRABServer's RESTUserWorkflow chooses it."""
+        v = self.values
+        p = "Data.outputPrimaryDataset"
+        if dataset is not None:
+            return dataset.split("/")[1]
+        name = v.get(p)
+        if name is None:
+            if v.get("Data.publication", True):  # CRAB needs a name to publish the output under
+                what = ("MC generation job type requires this parameter for publication" if job_type == "PrivateMC"
+                        else "Analysis job type without input dataset requires this parameter for publication")
+                self.fail(f"Parameter {p} not specified. {what} (or set Data.publication = False).", p)
+            return _NO_INPUT_PRIMARY[job_type]
+        if len(name) > 99 or not _RX_PRIMARY_DATASET.fullmatch(name):
+            self.fail(f"Invalid 'primarydataset' parameter ({name!r}, {p}). The parameter should not have more "
+                      f"than 99 characters and should match the regular expression "
+                      f"{_RX_PRIMARY_DATASET.pattern}.", p, invalid=False)
+        return name
+
+    def splitting(self, job_type: str) -> tuple[str, int]:
         v = self.values
         p = "Data.splitting"
-        algo = v.get(p)
-        if algo is None:
-            self.fail(f"Parameter {p} not specified. Set it to one of {', '.join(SPLITTING_ALGORITHMS)}.", p)
-        if algo not in SPLITTING_ALGORITHMS:
-            self.fail(f"Parameter {p} has an invalid value ({algo!r}).{_suggest(algo, SPLITTING_ALGORITHMS)} "
-                      f"Analysis job type only supports the following splitting algorithms: "
-                      f"{', '.join(SPLITTING_ALGORITHMS)}.", p)
+        algo = v.get(p, "Automatic")  # CRAB's default: ClientMapping, and the client's checks
+        if job_type == "PrivateMC":
+            if algo not in MC_SPLITTING:
+                self.fail(f"Parameter {p} has an invalid value ({algo!r}). MC generation job type only supports "
+                          f"the following splitting algorithms: {', '.join(MC_SPLITTING)}"
+                          f"{' (Automatic is the default when Data.splitting is not given)' if p not in v else ''}.",
+                          p)
+        elif algo not in SPLITTING_ALGORITHMS:
+            hint = (" EventBased splitting generates events: it needs JobType.pluginName = 'PrivateMC'."
+                    if algo == "EventBased" else _suggest(algo, SPLITTING_ALGORITHMS))
+            self.fail(f"Parameter {p} has an invalid value ({algo!r}).{hint} Analysis job type only supports the "
+                      f"following splitting algorithms: {', '.join(SPLITTING_ALGORITHMS)}.", p)
+        if algo == "Automatic" and "JobType.maxJobRuntimeMin" in v:
+            self.fail(f"The 'maxJobRuntimeMin' parameter is not compatible with the 'Automatic' splitting mode"
+                      f"{' (default)' if p not in v else ''}. Remove it (Data.unitsPerJob sets the job length), "
+                      f"or choose another Data.splitting.", "JobType.maxJobRuntimeMin", invalid=False)
         u = "Data.unitsPerJob"
         units = v.get(u)
         if units is None:
@@ -725,59 +720,76 @@ class _Builder:
                       f"minutes range. You asked for {units} minutes.", u)
         return algo, units
 
-    def total_units(self) -> int:
-        total = self.values.get("Data.totalUnits", 0)
-        if total < 0:
-            self.fail(f"Parameter Data.totalUnits must be >= 0, not {total}. Use 0 (or leave it out) "
-                      f"to process the whole dataset.", "Data.totalUnits")
-        return total
+    def total_units(self, job_type: str, units: int) -> int | float:
+        p = "Data.totalUnits"
+        total = self.values.get(p)
+        if job_type != "PrivateMC":
+            return 0 if total is None or total <= 0 else total
+        if total is None:
+            self.fail(f"Parameter {p} not specified. MC generation job type requires this parameter to know how "
+                      f"many events to generate.", p)
+        if int(total) <= 0:
+            self.fail(f"Parameter {p} has an invalid value ({total}). It must be a natural number.", p)
+        jobs = -(-int(total) // units)
+        if jobs > MAX_JOBS_PER_TASK:
+            self.fail(f"Your task would generate {jobs} jobs. The maximum number of jobs in each task is "
+                      f"{MAX_JOBS_PER_TASK}. Raise Data.unitsPerJob or lower {p}.", p, invalid=False)
+        return int(total)
 
-    def lumi_mask(self) -> tuple[str | None, dict[int, list[tuple[int, int]]] | None]:
+    def events_per_lumi(self, units: int) -> int:
+        """PrivateMC: events per lumi from Data.lumisPerFile (default 1), as CRAB's client derives it."""
+        p = "Data.lumisPerFile"
+        lumis = self.values.get(p, 1)
+        if lumis <= 0:
+            self.fail(f"Parameter {p} must be > 0, not {lumis}.", p)
+        per_lumi = units // lumis
+        if per_lumi <= 0:
+            self.fail(f"Parameter {p} ({lumis}) is larger than Data.unitsPerJob ({units}): a lumi would hold no "
+                      f"event (events_per_lumi must be positive).", p)
+        if math.ceil(units / per_lumi) > MAX_LUMIS_PER_FILE:
+            self.fail(f"Given your input parameters, each output file will contain around "
+                      f"{math.ceil(units / per_lumi)} lumis. Please modify your configuration so that the output "
+                      f"files contain at most {MAX_LUMIS_PER_FILE} lumis.", p, invalid=False)
+        return per_lumi
+
+    def input_blocks(self, dataset: str | None) -> tuple[str, ...]:
+        """Data.inputBlocks as full block names (a bare id gets the dataset's name, as CRAB's client does)."""
+        blocks = self.values.get("Data.inputBlocks", ())
+        if blocks and dataset is None:
+            self.fail("Parameter Data.inputBlocks names blocks of Data.inputDataset, which is not set.",
+                      "Data.inputBlocks")
+        return tuple(b if "#" in b else f"{dataset}#{b}" for b in blocks)
+
+    def ignore_locality(self) -> bool:
+        if not self.values.get("Data.ignoreLocality", False):
+            return False
+        if not self.values.get("Site.whitelist"):
+            self.fail("when ignoreLocality is set a valid site white list must be specified using the "
+                      "Site.whitelist parameter.", "Site.whitelist")
+        return True
+
+    def lumi_mask(self) -> tuple[str | None, LumiMask | None]:
+        """Data.lumiMask (a file, or an address to download it from) within Data.runRange."""
         p = "Data.lumiMask"
         given = self.values.get(p)
-        if given is None:
-            return None, None
-        if _URL.match(given):
-            self.fail(f"Failed to load lumi mask {given} ({p}): crabtui reads lumi masks from local files "
-                      f"only. Download it and give its path.", p, invalid=False)
-        path = self.path(given)
-
-        def bad(reason: str) -> None:
-            self.fail(f"Failed to load lumi mask {path} ({p}): {reason}. A lumi mask is a JSON object "
-                      f'mapping run numbers to [first, last] lumi ranges, e.g. {{"316187": [[1, 37], '
-                      f"[40, 90]]}}.", p, invalid=False)
-
-        if not os.path.isfile(path):
-            bad("no such file")
-        try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            bad(f"not valid JSON ({exc})")
-        if not isinstance(data, dict) or not data:
-            bad("it is not a JSON object with at least one run" if not isinstance(data, dict)
-                else "it selects no runs")
-        mask: dict[int, list[tuple[int, int]]] = {}
-        for run_text, ranges in data.items():
-            if not (run_text.isascii() and run_text.isdigit() and int(run_text) > 0):
-                bad(f"{run_text!r} is not a run number")
-            if not isinstance(ranges, list) or not ranges:
-                bad(f"run {run_text}: {_short(ranges)} is not a non-empty list of [first, last] ranges")
-            pairs = []
-            for r in ranges:
-                if not (isinstance(r, list) and len(r) == 2 and all(_is_int(x) for x in r)
-                        and 1 <= r[0] <= r[1]):
-                    bad(f"run {run_text}: {_short(r)} is not a [first, last] lumi range with "
-                        f"1 <= first <= last")
-                pairs.append((r[0], r[1]))
-            merged: list[tuple[int, int]] = []
-            for first, last in sorted(pairs):
-                if merged and first <= merged[-1][1] + 1:
-                    merged[-1] = (merged[-1][0], max(merged[-1][1], last))
-                else:
-                    merged.append((first, last))
-            mask[int(run_text)] = merged
-        return path, dict(sorted(mask.items()))
+        where, mask = None, None
+        if given is not None:
+            url = bool(_URL.match(given))
+            if url and not given.lower().startswith(("http://", "https://")):
+                self.fail(f"Failed to load lumi mask {given} ({p}): only http and https addresses can be "
+                          f"downloaded. Download it and give its path.", p, invalid=False)
+            where = given if url else self.path(given)
+            try:
+                mask = read_mask(where, url=url)
+            except MaskError as e:
+                self.fail(f"Failed to load lumi mask {where} ({p}): {e}.", p, invalid=False)
+        run_range = self.values.get("Data.runRange")
+        if run_range is not None:
+            try:
+                mask = intersect_runs(mask, run_range)
+            except MaskError as e:
+                self.fail(str(e), "Data.runRange", invalid=False)
+        return where, mask
 
     # - Site -
 

@@ -3,10 +3,14 @@
 A storage site is a directory on this machine standing for a CMS site's storage element; a file
 with the LFN ``/store/user/alice/...`` lands at ``<directory>/store/user/alice/...``, the trivial
 lfn-to-pfn rule of a site's storage.  It has a bandwidth and a latency, which time the transfers
-(:mod:`engine.crab.ap.stageout`), and a failure profile.  The sites are read from
-``<state dir>/storage.toml`` when the user has one, else from the shipped :file:`storage.toml`,
-whose sites are the simulated grid's (:mod:`engine.crab.grid`); a site's default directory is
-``<state dir>/storage/<name>``, so each state directory has its own storage.  The file::
+(:mod:`engine.crab.ap.stageout`), and a failure profile.
+
+Any CMS site name is a storage site, as any site with storage is one for CRAB: one that no file
+describes transfers at :data:`DEFAULT_BANDWIDTH`, with no latency and no failures, into
+``<state dir>/storage/<name>``, so each state directory has its own storage.  The shipped
+:file:`storage.toml` describes the simulated grid's sites (:mod:`engine.crab.grid`), and
+``<state dir>/storage.toml`` adds sites or describes shipped ones again (its table wins).  The
+file::
 
     [[storage]]
     name = "T2_CH_CERN"        # required: the CMS site name Site.storageSite gives
@@ -19,17 +23,16 @@ Storage sites are kept apart from the pool's sites (``pool.toml``): a CMS storag
 processing site, and the schedd has no business with storage.  :func:`stageout_ad` resolves
 ``Site.storageSite`` at submit time into the ``stageout`` the task's ``task.json`` carries, so that
 PostJob needs neither this module nor the state directory (it runs on a real submit host too).
-An unknown site is refused with the task worker's message: "A site name X that user specified is
-not in the list of known CMS Storage nodes".  Bad files raise :class:`StorageError` naming the file
-and the key, as ``storage.toml: storage[2].bandwidth: ...`` (sites counted from 1).
+Bad files raise :class:`StorageError` naming the file and the key, as
+``storage.toml: storage[2].bandwidth: ...`` (sites counted from 1).
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 
@@ -37,13 +40,14 @@ from engine.crab.ap.stageout import STAGEOUT_CODES, lfn_base
 from engine.hints import did_you_mean
 from engine.state import StateDir
 
-__all__ = ["STORAGE_FILE", "StorageError", "StorageSite", "load_storage", "parse_storage", "shipped_path",
-           "stageout_ad", "storage_file", "storage_site"]
+__all__ = ["DEFAULT_BANDWIDTH", "STORAGE_FILE", "StorageError", "StorageSite", "load_storage", "parse_storage",
+           "shipped_path", "stageout_ad", "storage_file", "storage_site"]
 
 STORAGE_FILE = "storage.toml"
 DEFAULT_BANDWIDTH = 100.0  # MB/s
 _KEYS = ("name", "bandwidth", "latency", "failures", "directory")
 _FAILURE_EXAMPLE = "failures = [{probability = 0.1, exitCode = 60311}]"
+_CMS_SITE = re.compile(r"T[0-3]_[A-Z]{2}(_[A-Za-z0-9]+)+")  # CRABServer's RX_CMSSITE without wildcards
 
 
 class StorageError(ValueError):
@@ -65,37 +69,41 @@ def shipped_path() -> str:
 
 
 def storage_file(state: StateDir) -> str:
-    """``<state dir>/storage.toml`` if the user wrote one, else the shipped file."""
-    own = os.path.join(state.path, STORAGE_FILE)
-    return own if os.path.exists(own) else shipped_path()
+    """``<state dir>/storage.toml``, the user's storage sites (it need not exist)."""
+    return os.path.join(state.path, STORAGE_FILE)
 
 
 def load_storage(state: StateDir) -> dict[str, StorageSite]:
-    """The storage sites of ``state``, by name."""
-    path = storage_file(state)
+    """The described storage sites of ``state``, by name: the shipped ones, then the user's."""
+    root = os.path.join(state.path, "storage")
+    sites = _read(shipped_path(), root)
+    own = storage_file(state)
+    if os.path.exists(own):
+        sites.update(_read(own, root))
+    return sites
+
+
+def _read(path: str, root: str) -> dict[str, StorageSite]:
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except (OSError, UnicodeDecodeError) as e:
         raise StorageError(f"{path}: cannot read the storage sites: {e}") from None
-    return parse_storage(text, path, os.path.join(state.path, "storage"))
+    return parse_storage(text, path, root)
 
 
 def storage_site(state: StateDir, name: str) -> StorageSite:
-    """The storage site ``name``; :class:`StorageError` in CRAB's words if there is none."""
-    sites = load_storage(state)
-    if name not in sites:
-        close = difflib.get_close_matches(name, list(sites), n=1)
-        hint = f" Did you mean {close[0]}?" if close else ""
-        raise StorageError(f"A site name {name} that user specified is not in the list of known CMS Storage nodes."
-                           f"{hint} The storage sites are {', '.join(sorted(sites))} ({storage_file(state)}).")
-    return sites[name]
+    """The storage site ``name``: as a storage file describes it, else with the defaults."""
+    if not _CMS_SITE.fullmatch(name):
+        raise StorageError(f"{name!r} is not a CMS site name; a storage site is named like 'T2_CH_CERN'")
+    described = load_storage(state).get(name)
+    return described or StorageSite(name, os.path.join(state.path, "storage", name))
 
 
-def stageout_ad(site: StorageSite, *, task_name: str, user: str, dataset: str, request_name: str) -> dict:
+def stageout_ad(site: StorageSite, *, task_name: str, user: str, primary_dataset: str, request_name: str) -> dict:
     """The task's ``stageout`` (TaskAd.stageout): where its outputs go and how the transfers go."""
     return {"site": site.name, "directory": site.directory,
-            "lfn_base": lfn_base(task_name, user, dataset, request_name), "bandwidth": site.bandwidth,
+            "lfn_base": lfn_base(task_name, user, primary_dataset, request_name), "bandwidth": site.bandwidth,
             "latency": site.latency, "failures": [{"probability": p, "exitCode": c} for p, c in site.failures]}
 
 

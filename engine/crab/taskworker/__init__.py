@@ -12,7 +12,8 @@ when the task's DAG goes to a real HTCondor pool.
 
 What it may import: anything in ``engine`` (the Schedd API, DAGMan's submit description, the
 access point's and the worker node's modules), never the UI.  PreDAG runs ``dagman_creator``,
-``splitting``, ``automatic`` and ``datasets`` again on the access point (and PreJob and PostJob
-read the task's files with ``dagman_creator``), so these four keep to the access point's rules
-(:mod:`engine.crab.ap`): the standard library and what the access point may import.
+``splitting``, ``automatic``, ``datasets``, ``stand_ins`` and ``task_input`` again on the access
+point (and PreJob and PostJob read the task's files with ``dagman_creator``), so these keep to the
+access point's rules (:mod:`engine.crab.ap`): the standard library and what the access point may
+import.
 """

@@ -10,7 +10,8 @@ Two sources feed the :class:`Catalogue`:
   compact definition and a fixed seed, so the repository carries no big files. Every block is at
   ``T2_XX_Local`` (the embedded pool's default site, so any shipped dataset runs out of the box)
   and at up to two more sites, so that site white- and blacklists have something to act on.
-* The user's datasets: one JSON file per dataset, ``<state dir>/datasets/*.json``::
+* The user's datasets: one JSON file per dataset, ``<state dir>/datasets/*.json``
+  (``crabtui dataset add NAME --from FILE`` checks one and puts it there, :meth:`Catalogue.add`)::
 
       {
         "name": "/MyPrimary/MyProcessed-v1/USER",
@@ -36,6 +37,9 @@ Two sources feed the :class:`Catalogue`:
   :class:`DatasetError` naming the file and the field (``mine.json: blocks[1].files[3].size: ...``,
   list items counted from 1, as in the pool file) and leaves the other datasets listed.
 
+A name neither source knows may still be read as a synthetic stand-in
+(:mod:`engine.crab.taskworker.stand_ins`), which this catalogue's datasets always replace.
+
 Lumis are stored per file as three parallel ``array('I')`` columns (:class:`Lumis`), 12 bytes a
 lumi instead of a tuple's ~100, so the million-lumi dataset loads in a fraction of a second and
 under 20 MB. The module is standard library only, so scripts DAGMan runs may import it.
@@ -55,6 +59,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from engine.atomic import write_atomically
 from engine.crab.jsonfile import read_json
 from engine.hints import did_you_mean
 from engine.state import StateDir
@@ -142,7 +147,13 @@ class Dataset:
     name: str
     blocks: tuple[Block, ...]
     source: str
-    """``synthetic`` for a shipped dataset, else the path of the user's JSON file."""
+    """``synthetic`` for a shipped dataset, ``stand-in`` for a synthetic stand-in
+    (:mod:`engine.crab.taskworker.stand_ins`), else the path of the user's JSON file."""
+
+    @property
+    def synthetic(self) -> bool:
+        """Whether it was generated (shipped, or a stand-in) rather than described by the user."""
+        return self.source in ("synthetic", "stand-in")
 
     @property
     def files(self) -> Iterator[File]:
@@ -183,6 +194,7 @@ class Synthetic:
     consecutive files, and the files into ``blocks`` consecutive blocks; piece sizes vary by up to
     ``jitter`` of their mean, so totals are exact. Events per lumi are uniform in
     ``events_per_lumi``; a file's size is its events times ``bytes_per_event``, give or take 10 %.
+    Every block is at ``SITES[0]`` and at a few ``hosts``.
     """
 
     name: str
@@ -196,6 +208,11 @@ class Synthetic:
     bytes_per_event: int
     lfn_base: str
     jitter: float = 0.25
+    hosts: tuple[str, ...] = SITES[1:]
+    """Where blocks are besides ``SITES[0]``: ``extra_hosts`` (low, high) of these, drawn per block."""
+    extra_hosts: tuple[int, int] = (0, 2)
+    source: str = "synthetic"
+    """The generated dataset's :attr:`Dataset.source`."""
 
     @property
     def mc(self) -> bool:
@@ -271,10 +288,10 @@ def generate(d: Synthetic) -> Dataset:
     blocks: list[Block] = []
     start = 0
     for n in _partition(rng, d.files, d.blocks, d.jitter):
-        sites = (SITES[0], *rng.sample(SITES[1:], rng.randint(0, 2)))
+        sites = (SITES[0], *rng.sample(d.hosts, rng.randint(*d.extra_hosts)))
         blocks.append(Block(f"{d.name}#{_uuid(rng)}", tuple(sorted(sites)), tuple(files[start:start + n])))
         start += n
-    return Dataset(d.name, tuple(blocks), "synthetic")
+    return Dataset(d.name, tuple(blocks), d.source)
 
 
 # -- the user's datasets ----------------------------------------------------------------------------
@@ -456,6 +473,30 @@ class Catalogue:
         if found is None:
             raise UnknownDataset(name, self.suggest(name))
         return found
+
+    def add(self, name: str, path: str, *, replace: bool = False) -> str:
+        """Put the dataset file ``path`` (the JSON format above) in the user's directory as the
+        description of ``name`` and return where it went; DatasetError if it is invalid, names
+        another dataset or a shipped one, or ``name`` has a file already (unless ``replace``)."""
+        dataset = load_json(path)
+        if dataset.name != name:
+            raise DatasetError(f'{path}: name: the file describes "{dataset.name}", not "{name}"')
+        if name in SYNTHETIC:
+            raise DatasetError(f'"{name}" is a shipped dataset; give yours another name')
+        if self.directory is None:
+            raise DatasetError("this catalogue has no directory for your datasets")
+        current = self._scan().get(name)
+        known = current.source if isinstance(current, Dataset) else None
+        if known and not replace:
+            raise DatasetError(f'"{name}" is described already by {known}; add --replace to replace it')
+        target = known or os.path.join(self.directory, name.strip("/").replace("/", "__") + ".json")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        os.makedirs(self.directory, exist_ok=True)
+        write_atomically(target, text)
+        self._user = None  # read the directory again on next use
+        self._errors = []
+        return target
 
     def suggest(self, name: str) -> list[str]:
         """Up to three known names containing ``name`` (ignoring case), else the most similar.

@@ -7,6 +7,13 @@ CRAB's TaskWorker hands the dataset to WMCore's job splitting with ``Data.splitt
 * ``LumiBased``: ``unitsPerJob`` lumi sections a job; ``totalUnits`` caps the lumis.
 * ``EventAwareLumiBased``: about ``unitsPerJob`` events a job, in whole lumis; ``totalUnits`` caps
   the events (the lumi that reaches the cap is the last one taken, as in WMCore).
+* ``EventBased`` (PrivateMC): ``unitsPerJob`` events a job from the generated ``MCFakeFile``
+  (:mod:`engine.crab.taskworker.task_input`), ``ceil(unitsPerJob / events per lumi)`` of its lumis a
+  job, which is how WMCore's EventBased numbers a generated job's lumis.
+
+``totalUnits`` as CRAB's Splitter reads it: 0 or below means all; a fraction below 1 is that share
+of the dataset's files, lumis or events, rounded half up (at least 1: CRAB's rounding to 0 would
+mean "all"); from 1 up, its whole part.
 
 Rules, as WMCore applies them with CRAB's arguments (``splitOnRun`` and
 ``halt_job_on_file_boundaries`` off, ``applyLumiCorrection`` on):
@@ -35,6 +42,7 @@ bisection, and Python loops run per job or per span of consecutive lumis, not pe
 
 from __future__ import annotations
 
+import math
 import operator
 from array import array
 from bisect import bisect_left, bisect_right
@@ -47,7 +55,8 @@ from engine.crab.taskworker.datasets import Block, Dataset
 __all__ = ["ALGORITHMS", "MAX_JOBS_PER_TASK", "JobSplit", "SplittingError", "event_aware_starts", "split"]
 
 ALGORITHMS = ("FileBased", "LumiBased", "EventAwareLumiBased")
-"""What :func:`split` knows; Automatic is built from FileBased probes and EventAwareLumiBased."""
+"""What :func:`split` knows of a dataset, besides EventBased for generated events; Automatic is
+built from FileBased probes and EventAwareLumiBased."""
 
 MAX_JOBS_PER_TASK = 10_000  # CRABServer TaskWorker config maxJobsPerTask
 
@@ -302,22 +311,26 @@ def _no_lumi(dataset: Dataset, mask: dict[int, list[tuple[int, int]]] | None) ->
     return SplittingError(message + ". Check Data.lumiMask.")
 
 
-def split(dataset: Dataset, *, algorithm: str, units_per_job: int, total_units: int = 0,
+def split(dataset: Dataset, *, algorithm: str, units_per_job: int, total_units: float = 0,
           lumi_mask: LumiMask | None = None, max_jobs: int = MAX_JOBS_PER_TASK,
-          id_prefix: str = "") -> list[JobSplit]:
+          id_prefix: str = "", events_per_lumi: int | None = None) -> list[JobSplit]:
     """The jobs ``algorithm`` cuts ``dataset`` into (rules in the module docstring).
 
-    ``total_units`` 0 means all; ``lumi_mask`` None means every lumi. Raises SplittingError when
-    the mask selects nothing, the arguments are invalid, or there would be more than ``max_jobs``
-    jobs (CRAB's limit per task).
+    ``total_units`` 0 (or below) means all; ``lumi_mask`` None means every lumi; ``events_per_lumi``
+    is EventBased's. Raises SplittingError when the mask selects nothing, the arguments are
+    invalid, or there would be more than ``max_jobs`` jobs (CRAB's limit per task).
     """
-    if algorithm not in ALGORITHMS:
+    if algorithm not in (*ALGORITHMS, "EventBased"):
         raise SplittingError(f"unknown splitting algorithm {algorithm!r}; split knows "
-                             f"{', '.join(ALGORITHMS)} (Automatic is built on them)")
+                             f"{', '.join(ALGORITHMS)} and EventBased (Automatic is built on them)")
     if units_per_job <= 0:
         raise SplittingError(f"Data.unitsPerJob must be > 0, not {units_per_job}")
-    if total_units < 0:
-        raise SplittingError(f"Data.totalUnits must be >= 0, not {total_units}")
+    if algorithm == "EventBased":  # the generated file's lumis already hold each job's events
+        if not events_per_lumi or events_per_lumi <= 0:
+            raise SplittingError(f"EventBased splitting needs events per lumi > 0, not {events_per_lumi}")
+        return split(dataset, algorithm="LumiBased", units_per_job=math.ceil(units_per_job / events_per_lumi),
+                     max_jobs=max_jobs, id_prefix=id_prefix)
+    total_units = _total(dataset, algorithm, total_units)
 
     mask = None if lumi_mask is None else _normalise(lumi_mask)
     selections = [_Selection(block) for block in dataset.blocks]
@@ -343,6 +356,21 @@ def split(dataset: Dataset, *, algorithm: str, units_per_job: int, total_units: 
     for selection, job_starts in zip(selections, starts):
         _make_jobs(selection, job_starts, id_prefix, jobs)
     return jobs
+
+
+def _total(dataset: Dataset, algorithm: str, total_units: float) -> int:
+    """``Data.totalUnits`` as a count of the algorithm's units (0: all), as CRAB's Splitter reads it."""
+    if total_units <= 0:
+        return 0
+    if total_units >= 1:
+        return int(total_units)
+    if algorithm == "FileBased":
+        units = dataset.nfiles
+    elif algorithm == "LumiBased":
+        units = dataset.lumis
+    else:
+        units = dataset.events
+    return max(1, int(total_units * units + 0.5))
 
 
 def _make_jobs(selection: _Selection, starts: list[int], id_prefix: str, jobs: list[JobSplit]) -> None:

@@ -43,12 +43,12 @@ from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, t
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.taskworker.resubmitter import enter_epoch, retry_in_running_dags, running_dagmans
 from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
+from engine.crab.taskworker.task_input import InputSpec, load_input
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
                                            RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB, kill_refusal)
 from engine.dag import DagError
 from engine.dagman.submit_dag import DagSubmitOptions, format_condor_sub, prepare, write_condor_sub
 from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
-from engine.schedd.local.pool import load_pool
 from engine.state import StateDir
 
 REQUEST_FILE = "request.json"
@@ -58,13 +58,14 @@ CACHE_SETTLE_S = RACY_NS / 1e9 + 3
 log = logging.getLogger(__name__)
 
 
-def write_request(task_dir: str, *, dataset: str, splitting: str, units_per_job: int, total_units: int,
-                  lumi_mask: dict[int, list[tuple[int, int]]] | None, ad: TaskAd) -> None:
+def write_request(task_dir: str, *, input: InputSpec, splitting: str, units_per_job: int, total_units: float,
+                  lumi_mask: dict[int, list[tuple[int, int]]] | None, ad: TaskAd,
+                  events_per_lumi: int | None = None) -> None:
     """What ``task submit`` hands the worker: the checked configuration, as JSON (the worker never
     runs the user's crabConfig.py)."""
     os.makedirs(task_dir, exist_ok=True)
-    request = {"dataset": dataset, "splitting": splitting, "units_per_job": units_per_job,
-               "total_units": total_units,
+    request = {"input": input.as_json(), "splitting": splitting, "units_per_job": units_per_job,
+               "total_units": total_units, "events_per_lumi": events_per_lumi,
                "lumi_mask": None if lumi_mask is None else {str(r): ranges for r, ranges in lumi_mask.items()},
                "ad": asdict(ad)}
     with open(os.path.join(task_dir, REQUEST_FILE), "w", encoding="utf-8") as f:
@@ -109,22 +110,26 @@ class TaskWorker:
             return
         with open(os.path.join(task.task_dir, REQUEST_FILE), encoding="utf-8") as f:
             request = json.load(f)
-        dataset = Catalogue.for_state(self.state).load(request["dataset"])
+        spec = InputSpec.from_json(request["input"]) if "input" in request else InputSpec(dataset=request["dataset"])
+        dataset = load_input(spec, Catalogue.for_state(self.state))
+        if not dataset.blocks:
+            raise ValueError("no block of the input is left to read: the site lists leave none where the pool runs")
         mask = request["lumi_mask"]
         lumi_mask = None if mask is None else {int(r): [tuple(x) for x in v] for r, v in mask.items()}
         config = load_config(self.state.taskworker_config)
         ad = replace(task_ad(request["ad"]), input_lumis=count_lumis(dataset, lumi_mask),
-                     max_retries=config.num_autom_job_retries, pool_sites=pool_sites(self.state))
+                     max_retries=config.num_autom_job_retries)
         if request["splitting"] == "Automatic":  # the probes first; PreDAG splits the rest
             knobs = config.automatic
             knobs.check_runtime(request["units_per_job"])
             jobs = probe_split(dataset, knobs, seed=task.name, lumi_mask=lumi_mask)
             ad = replace(ad, automatic={"minutes": request["units_per_job"], "config": knobs.crab(),
                                         "probes": [job.id for job in jobs], "lumi_mask": mask,
-                                        "catalogue": user_dir(self.state)})
+                                        "catalogue": user_dir(self.state), "input": spec.as_json()})
         else:
             jobs = split(dataset, algorithm=request["splitting"], units_per_job=request["units_per_job"],
-                         total_units=request["total_units"], lumi_mask=lumi_mask)
+                         total_units=request["total_units"], lumi_mask=lumi_mask,
+                         events_per_lumi=request.get("events_per_lumi"))
         write_task(task.task_dir, ad, dataset, jobs)
         self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True),
                        message=f"{len(jobs)} jobs")
@@ -228,13 +233,6 @@ class TaskWorker:
             self.db.update(task, status=RESUBMITFAILED, arguments=args, message=str(e))
             return
         self.db.update(task, dagman_id=cluster, arguments=args, message=_resubmitted(args))
-
-
-def pool_sites(state: StateDir) -> tuple[str, ...]:
-    """The sites of the embedded schedd's pool (its ``pool.toml``, or this machine's one site):
-    where a task's jobs can run, which PreJob keeps a job's only remaining sites to."""
-    path = state.pool_config if os.path.exists(state.pool_config) else None
-    return tuple(sorted({site.name for site in load_pool(path, state.spool).sites}))
 
 
 def _resubmitted(args: dict) -> str:

@@ -63,7 +63,16 @@ class Daemon:
         slots = self.schedd.pool.slots
         return {"pid": os.getpid(), "jobs": len(self.schedd.jobs), "running": len(self.schedd.running),
                 "slots": len(slots), "busy_slots": sum(1 for s in slots if s.busy),
+                "sites": self.site_slots(),
                 "state_dir": self.schedd.state.path}
+
+    def site_slots(self) -> dict[str, dict[str, int]]:
+        """Each site (the slots' GLIDEIN_CMSSite) with its largest slot: what a job there may request."""
+        sites: dict[str, dict[str, int]] = {}
+        for site in self.schedd.pool.sites:
+            size = sites.setdefault(site.name, {"cpus": 0, "memory": 0})
+            size["cpus"], size["memory"] = max(size["cpus"], site.cpus), max(size["memory"], site.memory)
+        return sites
 
     def op_new_cluster(self) -> int:
         return self.schedd.new_cluster()

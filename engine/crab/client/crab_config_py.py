@@ -1,0 +1,252 @@
+"""Running a ``crabConfig.py`` as ``crab submit`` does, with no CMS software installed.
+
+CRAB imports the file as a module named after it, so ``if __name__ == '__main__'`` blocks (the
+loops of multi-crab scripts) do not run; neither do they here.  While it runs:
+
+* stand-ins of the CRAB modules a configuration imports are in ``sys.modules``:
+  ``CRABClient.UserUtilities`` (``config``, ``getUsername``, ``getUsernameFromCRIC``,
+  ``getUsernameFromSiteDB``: the local user stands in for the CMS user name),
+  ``CRABClient.ClientExceptions`` (CRAB's exception classes), ``CRABAPI.RawCommand``
+  (``crabCommand``, which refuses to run: ``task submit`` submits one configuration, the
+  module-level one) and ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
+* the file's directory is the working directory and the first entry of ``sys.path``, so helper
+  modules and files beside it are found wherever crabtui runs (as when ``crab submit`` runs in
+  the configuration's directory); afterwards ``sys.path`` is as it was (with none of the file's
+  own additions) and the modules imported from that directory are forgotten.
+
+Everything is put back afterwards, under a lock, since all of it is process-wide.  Executing the
+file runs the user's code: load configurations in the user's own process (the CLI), not in a
+shared daemon.  Errors raise :class:`LoadError`: one line with the file's line where known, and a
+hint only where one is true (a missing CRAB module is one this loader does not stand in for; a
+missing CMSSW module is not installed here).
+"""
+
+from __future__ import annotations
+
+import ast
+import getpass
+import os
+import runpy
+import sys
+import threading
+import types
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ConfigSection", "Configuration", "LoadError", "Loaded", "run_config"]
+
+SECTIONS = ("General", "JobType", "Data", "Site", "User", "Debug")
+"""The sections ``CRABClient.UserUtilities.config()`` creates."""
+_CRAB_MODULES = ("CRABClient", "CRABAPI", "WMCore")
+_CMSSW_MODULES = ("FWCore", "Configuration", "PhysicsTools", "RecoJets", "HLTrigger", "SimGeneral",
+                  "IOMC", "CondCore", "JetMETCorrections", "RecoEgamma", "RecoMuon", "DataFormats")
+_STAND_INS = ("CRABClient.UserUtilities (config, getUsername, getUsernameFromCRIC), CRABClient.ClientExceptions, "
+              "CRABAPI.RawCommand (crabCommand) and WMCore.Configuration (Configuration)")
+
+
+class LoadError(Exception):
+    """The file could not be run; ``line`` is the line of the file where it failed, if known."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.line = line
+
+
+@dataclass(frozen=True)
+class Loaded:
+    sections: dict[str, dict[str, Any]]
+    """The module-level ``config``'s parameters, by section."""
+    multicrab: bool
+    """Whether the file uses ``crabCommand`` (a multi-crab script), of which only the
+    module-level ``config`` is submitted."""
+
+
+class ConfigSection:
+    """WMCore's ConfigSection, as far as a crabConfig.py uses it: parameters set as attributes."""
+
+    def __init__(self, name: str | None = None):
+        object.__setattr__(self, "_internal_name", name)
+        object.__setattr__(self, "_internal_parameters", {})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_internal"):
+            object.__setattr__(self, name, value)
+            return
+        self._internal_parameters[name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._internal_parameters.pop(name, None)
+        object.__delattr__(self, name)
+
+    def section_(self, name: str) -> ConfigSection:
+        if name not in self._internal_parameters:
+            setattr(self, name, ConfigSection(name))
+        return getattr(self, name)
+
+    def listSections_(self) -> list[str]:  # noqa: N802 (WMCore's name)
+        return list(self._internal_parameters)
+
+    def dictionary_(self) -> dict[str, Any]:
+        return dict(self._internal_parameters)
+
+
+class Configuration:
+    """WMCore's Configuration: a set of named sections created with ``section_``."""
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_internal_sections", [])
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not isinstance(value, ConfigSection):
+            raise AttributeError(f"Can only add ConfigSection objects to Configuration; use "
+                                 f"config.section_({name!r}) and set parameters in it")
+        if name not in self._internal_sections:
+            self._internal_sections.append(name)
+        object.__setattr__(self, name, value)
+
+    def section_(self, name: str) -> ConfigSection:
+        if name not in self._internal_sections:
+            setattr(self, name, ConfigSection(name))
+        return getattr(self, name)
+
+    def listSections_(self) -> list[str]:  # noqa: N802 (WMCore's name)
+        return list(self._internal_sections)
+
+
+def _crab_config() -> Configuration:
+    """CRABClient.UserUtilities.config(): a Configuration with every section CRAB recognizes."""
+    config = Configuration()
+    for name in SECTIONS:
+        config.section_(name)
+    return config
+
+
+def _username(*_args: Any, **_kwargs: Any) -> str:
+    """getUsername / getUsernameFromCRIC: the local user stands in for the CMS user name."""
+    return getpass.getuser()
+
+
+class ClientException(Exception):
+    """CRABClient.ClientExceptions.ClientException, the base of CRAB's client errors."""
+
+
+_EXCEPTIONS = ("TaskNotFoundException", "CachefileNotFoundException", "ConfigException", "InputFileNotFoundException",
+               "ConfigurationException", "RESTCommunicationException", "ProxyCreationException",
+               "EnvironmentException", "UsernameException", "ProxyException", "UnknownOptionException",
+               "SandboxTooBigException", "CommandFailedException", "RESTInterfaceException", "RucioClientException")
+
+
+def _crab_command(command: str, *_args: Any, **_kwargs: Any) -> Any:
+    """CRABAPI.RawCommand.crabCommand, called while the file loads (outside a __main__ block)."""
+    raise ClientException(f"crabCommand({command!r}) cannot run while crabtui reads the configuration: "
+                          f"crabtui task submit submits the module-level config only, once")
+
+
+def _module(name: str, **attributes: Any) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__dict__.update(attributes)
+    return module
+
+
+def _stand_in_modules() -> dict[str, types.ModuleType]:
+    exceptions = _module("CRABClient.ClientExceptions", ClientException=ClientException)
+    for name in _EXCEPTIONS:
+        setattr(exceptions, name, type(name, (ClientException,), {"__module__": exceptions.__name__}))
+    exceptions.MissingOptionException = type("MissingOptionException", (exceptions.ConfigurationException,),
+                                             {"__module__": exceptions.__name__})
+    utils = _module("CRABClient.UserUtilities", config=_crab_config, getUsername=_username,
+                    getUsernameFromCRIC=_username, getUsernameFromSiteDB=_username)
+    raw = _module("CRABAPI.RawCommand", crabCommand=_crab_command)
+    wmconfig = _module("WMCore.Configuration", Configuration=Configuration, ConfigSection=ConfigSection)
+    modules = {"CRABClient": _module("CRABClient", __path__=[], UserUtilities=utils, ClientExceptions=exceptions),
+               "CRABClient.UserUtilities": utils, "CRABClient.ClientExceptions": exceptions,
+               "CRABAPI": _module("CRABAPI", __path__=[], RawCommand=raw), "CRABAPI.RawCommand": raw,
+               "WMCore": _module("WMCore", __path__=[], Configuration=wmconfig), "WMCore.Configuration": wmconfig}
+    return modules
+
+
+def uses_crab_command(text: str) -> bool:
+    """Whether the file's code names crabCommand or imports CRABAPI anywhere (a multi-crab script)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "crabCommand":
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "CRABAPI":
+            return True
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "CRABAPI" for a in node.names):
+            return True
+    return False
+
+
+def _hint(exc: BaseException) -> str:
+    """What to do about a failure, where this loader knows something true to say."""
+    if not isinstance(exc, ImportError) or not exc.name:
+        return ""
+    top = exc.name.split(".")[0]
+    if top in _CRAB_MODULES:
+        return f" Of CRAB's modules, crabtui provides {_STAND_INS}."
+    if top in _CMSSW_MODULES:
+        return f" {top} is part of CMSSW, which crabtui does not need and does not provide."
+    return f" Make the module {exc.name} importable where crabtui runs."
+
+
+_LOCK = threading.Lock()  # sys.modules, sys.path and the working directory are process-wide
+_ABSENT = object()
+
+
+def run_config(source: str) -> Loaded:
+    """Run the crabConfig.py ``source`` (an absolute path) and return its ``config``'s sections."""
+    directory = os.path.dirname(source)
+    with open(source, encoding="utf-8", errors="replace") as f:
+        multicrab = uses_crab_command(f.read())
+    stand_ins = _stand_in_modules()
+    with _LOCK:
+        saved = {name: sys.modules.get(name, _ABSENT) for name in stand_ins}
+        before = set(sys.modules)
+        cwd, path = os.getcwd(), list(sys.path)
+        sys.modules.update(stand_ins)
+        sys.path.insert(0, directory)
+        try:
+            os.chdir(directory)
+            namespace = runpy.run_path(source, run_name=os.path.splitext(os.path.basename(source))[0])
+        except SyntaxError as exc:
+            where = f"{exc.filename or source}:{exc.lineno}" if exc.lineno else source
+            raise LoadError(f"{where}: Error while loading CRAB configuration {source}: SyntaxError: {exc.msg}. "
+                            f"Fix the Python syntax there.", exc.lineno) from None
+        except (Exception, SystemExit) as exc:  # the file's own code failed: report where
+            line = None
+            tb = exc.__traceback__
+            while tb is not None:
+                if tb.tb_frame.f_code.co_filename == source:
+                    line = tb.tb_lineno
+                tb = tb.tb_next
+            where = f"{source}:{line}" if line else source
+            raise LoadError(f"{where}: Error while loading CRAB configuration {source}: "
+                            f"{type(exc).__name__}: {exc}.{_hint(exc)}", line) from None
+        finally:
+            os.chdir(cwd)
+            sys.path[:] = path  # also what the file added
+            for name in set(sys.modules) - before:  # the helper modules beside the file
+                if name not in stand_ins and _beside(sys.modules[name], directory):
+                    del sys.modules[name]
+            for name, module in saved.items():
+                if module is _ABSENT:
+                    sys.modules.pop(name, None)
+                else:
+                    sys.modules[name] = module
+    config = namespace.get("config")
+    if not isinstance(config, Configuration):
+        what = "defines no 'config'" if config is None else f"sets 'config' to a {type(config).__name__}"
+        raise LoadError(f"{source}: Unable to load Configuration object from file {source}: it {what} at "
+                        f"module level. Start it with 'from CRABClient.UserUtilities import config' and "
+                        f"'config = config()'.")
+    return Loaded({name: getattr(config, name).dictionary_() for name in config.listSections_()}, multicrab)
+
+
+def _beside(module: types.ModuleType | None, directory: str) -> bool:
+    path = getattr(module, "__file__", None)
+    return bool(path) and os.path.abspath(path).startswith(directory + os.sep)

@@ -1,0 +1,177 @@
+"""``crab submit`` on the user's machine: a checked configuration becomes a task request.
+
+:func:`submit` does what CRAB's client and the start of its TaskWorker check before a task is
+accepted, and refuses what could not run, each time with one line that says why:
+
+* the input (:mod:`engine.crab.taskworker.task_input`): the catalogue's dataset, or a synthetic
+  stand-in for a name the catalogue does not know (said once, in a note that tells how to replace
+  it); the user's files; or PrivateMC's generated events.  ``Data.ignoreLocality``, user files and
+  PrivateMC run at any site of the pool, which the caller passes (the embedded schedd's sites);
+* ``Data.inputBlocks`` that are not blocks of the dataset;
+* the site lists against where the data is and where the pool has slots: blocks that could run
+  nowhere are skipped with DagmanCreator's warning, and a task with no block left is refused with
+  its message (CRAB refuses it at submission, rather than sending jobs that can never start);
+* the storage site (:mod:`engine.crab.grid.storage`: any CMS site name).
+
+The request (:func:`engine.crab.taskworker.worker.write_request`) and the task's row in the task
+table are written last, so a refused task leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+from engine.crab.ap.sites import SiteListError, SiteLists, read_global_blacklist
+from engine.crab.client.config import TaskConfig
+from engine.crab.grid.storage import StorageError, stageout_ad, storage_site
+from engine.crab.taskworker import stand_ins
+from engine.crab.taskworker.dagman_creator import TaskAd
+from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError, UnknownDataset
+from engine.crab.taskworker.task_input import InputSpec, load_input, locality, refusal, skipped_warning
+from engine.crab.taskworker.taskdb import NEW, SUBMIT, Task, TaskDB, TaskError, task_name
+from engine.crab.taskworker.worker import write_request
+from engine.crab.wn.failure_plan import plan_json
+from engine.state import StateDir
+
+__all__ = ["SubmitError", "Submitted", "submit"]
+
+
+class SubmitError(Exception):
+    """A task that cannot be submitted; the message is one line, naming the file and parameter."""
+
+
+@dataclass(frozen=True)
+class Submitted:
+    name: str
+    task_dir: str
+    notes: tuple[str, ...]  # what the user should know: a stand-in, a multi-crab script
+    warnings: tuple[str, ...]  # CRAB's warnings: site lists, skipped blocks
+
+
+def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapping[str, int]], *,
+           now: float | None = None, user: str | None = None) -> Submitted:
+    """Record the task ``cfg`` describes for the task worker, or raise :class:`SubmitError`.
+
+    ``pool`` is each site of the pool with its largest slot's ``cpus`` and ``memory`` (MB); only
+    sites whose slots can hold the task's jobs count as places to run."""
+    now = time.time() if now is None else now
+    user = user or getpass.getuser()
+    source = cfg.source
+    catalogue = Catalogue.for_state(state)
+    pool_sites = sorted(site for site, size in pool.items()
+                        if size["cpus"] >= cfg.num_cores and size["memory"] >= cfg.max_memory_mb)
+    notes, warnings = [], []
+    spec, note = _spec(cfg, catalogue, pool_sites)
+    if note:
+        notes.append(note)
+    try:
+        dataset = load_input(spec, catalogue)
+    except DatasetError as e:
+        raise SubmitError(f"{source}: Data.inputDataset: {e}") from None
+    if cfg.input_blocks:
+        dataset, note = _input_blocks(cfg, dataset)
+        spec = spec.with_blocks(b.name for b in dataset.blocks)
+        if note:
+            warnings.append(note)
+    try:
+        lists = SiteLists(cfg.site_whitelist, cfg.site_blacklist, read_global_blacklist(state.global_blacklist),
+                          cfg.ignore_global_blacklist)
+    except SiteListError as e:
+        raise SubmitError(str(e)) from None
+    mask = None if cfg.job_type == "PrivateMC" else cfg.lumi_mask  # generated lumis: EventBased reads no mask
+    found = locality(dataset, lists, pool_sites, mask)
+    if found.blocks and not found.usable:
+        request = f"{cfg.num_cores} core(s) and {cfg.max_memory_mb} MB"
+        raise SubmitError(f"{source}: Site.whitelist/Site.blacklist: "
+                          f"{refusal(dataset.name, found, lists, pool_sites, request, sorted(pool))}")
+    if found.banned or found.outside:
+        warnings.append(skipped_warning(dataset.name, found, lists))
+        spec = spec.with_blocks(b.name for b in found.usable)
+    storage = None
+    if cfg.storage_site is not None:
+        try:
+            storage = storage_site(state, cfg.storage_site)
+        except StorageError as e:
+            raise SubmitError(f"{source}: Site.storageSite: {e}") from None
+    if cfg.multicrab:
+        notes.append(f"{source} is a multi-crab script: crabtui task submit submits its module-level config "
+                     f"only ({_what(cfg)}), not what its __main__ block would submit.")
+
+    name = task_name(cfg.request_name, user, now)
+    task_dir = state.task_dir(name)
+    stageout = (stageout_ad(storage, task_name=name, user=user, primary_dataset=cfg.primary_dataset,
+                            request_name=cfg.request_name) if storage is not None and cfg.transfer_outputs else None)
+    ad = TaskAd(name=name, user=user, dataset=cfg.input_dataset or "", max_memory_mb=cfg.max_memory_mb,
+                max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
+                site_whitelist=cfg.site_whitelist, site_blacklist=cfg.site_blacklist, storage_site=cfg.storage_site,
+                time_scale=cfg.time_scale,  # the retry budget is the task worker's (numAutomJobRetries)
+                failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), script_exe=cfg.script_exe,
+                extra_jdl=cfg.extra_jdl, ignore_global_blacklist=cfg.ignore_global_blacklist,
+                global_blacklist=state.global_blacklist, automatic_blacklist=asdict(cfg.automatic_blacklist),
+                stageout=stageout, pool_sites=tuple(pool_sites),
+                publication=bool(cfg.ignored.get("Data.publication", True)))
+    write_request(task_dir, input=spec, splitting=cfg.splitting, units_per_job=cfg.units_per_job,
+                  total_units=cfg.total_units, lumi_mask=mask, ad=ad, events_per_lumi=cfg.events_per_lumi)
+    try:
+        db.insert(Task(name=name, request_name=cfg.request_name, user=user, status=NEW, command=SUBMIT,
+                       config_path=cfg.source, task_dir=task_dir, submitted_at=now, updated_at=now))
+    except TaskError as e:
+        raise SubmitError(str(e)) from None
+    if spec.stand_in:
+        stand_ins.register(catalogue.directory, cfg.input_dataset)
+    warnings += lists.warnings(dataset.sites)
+    return Submitted(name, task_dir, tuple(notes), tuple(warnings))
+
+
+def _spec(cfg: TaskConfig, catalogue: Catalogue, pool_sites: list[str]) -> tuple[InputSpec, str | None]:
+    """Where the task's input comes from, and the note a stand-in deserves."""
+    pool = tuple(pool_sites)
+    if cfg.job_type == "PrivateMC":
+        return InputSpec(events=int(cfg.total_units), events_per_job=cfg.units_per_job,
+                         events_per_lumi=cfg.events_per_lumi, sites=pool, processing_sites=pool), None
+    if cfg.user_input_files:
+        return InputSpec(user_files=cfg.user_input_files, sites=pool, processing_sites=pool), None
+    name = cfg.input_dataset
+    sites = pool if cfg.ignore_locality else None
+    try:
+        catalogue.load(name)
+    except UnknownDataset as e:
+        d = stand_ins.load(catalogue, name, stand_in=True)
+        close = f" (did you mean {' or '.join(repr(s) for s in e.suggestions)}?)" if e.suggestions else ""
+        note = (f"{cfg.source}: Data.inputDataset {name} is not in the dataset catalogue{close}; the task reads a "
+                f"synthetic stand-in made from its name: {d.nfiles} files, {d.lumis} lumis, {d.events} events at "
+                f"{', '.join(d.sites)}. To read a real description instead: crabtui dataset add {name} --from "
+                f"FILE (the JSON format is in the README).")
+        return InputSpec(dataset=name, stand_in=True, sites=sites, processing_sites=pool), note
+    except DatasetError as e:
+        raise SubmitError(f"{cfg.source}: Data.inputDataset: {e}") from None
+    return InputSpec(dataset=name, sites=sites, processing_sites=pool), None
+
+
+def _input_blocks(cfg: TaskConfig, dataset: Dataset) -> tuple[Dataset, str | None]:
+    """The dataset's blocks ``Data.inputBlocks`` names; refused if it names none of them."""
+    wanted = set(cfg.input_blocks)
+    kept = tuple(b for b in dataset.blocks if b.name in wanted)
+    unknown = sorted(wanted - {b.name for b in kept})
+    what = "a synthetic stand-in" if dataset.source == stand_ins.STAND_IN else "the catalogue's"
+    if not kept:
+        raise SubmitError(f"{cfg.source}: Data.inputBlocks: none of its {len(wanted)} block(s) is a block of dataset "
+                          f"{dataset.name} ({what}, with {len(dataset.blocks)} blocks: 'crabtui dataset show "
+                          f"{dataset.name}' lists them).")
+    note = (f"Data.inputBlocks: {len(unknown)} of its blocks are not blocks of dataset {dataset.name} ({what}) and "
+            f"are left out: {', '.join(unknown[:3])}{' ...' if len(unknown) > 3 else ''}." if unknown else None)
+    return Dataset(dataset.name, kept, dataset.source), note
+
+
+def _what(cfg: TaskConfig) -> str:
+    if cfg.job_type == "PrivateMC":
+        source = f"{cfg.total_units} generated events"
+    elif cfg.user_input_files:
+        source = f"{len(cfg.user_input_files)} user input files"
+    else:
+        source = cfg.input_dataset
+    return f"requestName {cfg.request_name}, {source}"

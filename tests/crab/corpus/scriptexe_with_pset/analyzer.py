@@ -1,0 +1,1 @@
+# the analyzer the script runs

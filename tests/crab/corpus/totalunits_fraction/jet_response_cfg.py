@@ -1,0 +1,1 @@
+import FWCore.ParameterSet.Config as cms

@@ -1,0 +1,175 @@
+"""What a task reads (engine.crab.taskworker.task_input) and what submit refuses before any job is sent."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from engine.crab.ap.sites import SiteLists, write_global_blacklist
+from engine.crab.client.config import load_config
+from engine.crab.client.submit import SubmitError, submit
+from engine.crab.taskworker import stand_ins
+from engine.crab.taskworker.datasets import Catalogue
+from engine.crab.taskworker.splitting import split
+from engine.crab.taskworker.task_input import InputSpec, load_input, locality
+from engine.crab.taskworker.taskdb import TaskDB
+from engine.state import StateDir
+
+MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
+GRID = ["T2_XX_Local", "T2_CH_CERN", "T1_US_FNAL", "T2_US_Nebraska", "T2_DE_DESY", "T2_IT_Pisa"]
+POOL = {site: {"cpus": 1, "memory": 8000} for site in GRID}  # as the daemon's ping gives the pool
+
+
+@pytest.mark.parametrize("events, per_job, lumis_per_file", [(1000, 250, 1), (1030, 250, 1), (10_000, 900, 4),
+                                                             (7, 10, 3)])
+def test_private_mc_jobs_are_wmcores_event_based_jobs(events, per_job, lumis_per_file):
+    """Each job gets unitsPerJob events (the last the rest) in ceil(events / events per lumi) lumis of
+    events-per-lumi events, numbered on from the previous job's, as WMCore's EventBased makes them."""
+    per_lumi = per_job // lumis_per_file
+    spec = InputSpec(events=events, events_per_job=per_job, events_per_lumi=per_lumi, sites=tuple(GRID))
+    dataset = load_input(spec, Catalogue(None))
+    assert [f.lfn for f in dataset.files] == ["MCFakeFile"] and dataset.events == events
+    assert dataset.sites == sorted(s for s in GRID if not s.startswith("T1_")), "MakeFakeFileSet: no Tier-1"
+    jobs = split(dataset, algorithm="EventBased", units_per_job=per_job, events_per_lumi=per_lumi)
+    assert len(jobs) == math.ceil(events / per_job)
+    lumi = 1
+    for n, job in enumerate(jobs):
+        in_job = min(per_job, events - n * per_job)
+        lumis = math.ceil(in_job / per_lumi)
+        assert (job.events, job.lumi_mask()) == (in_job, {1: [(lumi, lumi + lumis - 1)]})
+        lumi += lumis
+
+
+def test_user_files_are_one_lumi_and_one_event_each_at_the_given_sites():
+    files = ("/store/user/me/a.root", "root://xrootd.example.org//store/user/me/b.root")
+    dataset = load_input(InputSpec(user_files=files, sites=("T2_CH_CERN", "T2_XX_Local")), Catalogue(None))
+    assert [(f.lfn, list(f.lumis)) for f in dataset.files] == [(files[0], [(1, 1, 1)]), (files[1], [(1, 2, 1)])]
+    assert dataset.sites == ["T2_CH_CERN", "T2_XX_Local"]
+    assert [j.files for j in split(dataset, algorithm="FileBased", units_per_job=1)] == [(files[0],), (files[1],)]
+
+
+def test_ignore_locality_and_blocks_narrow_the_dataset():
+    whole = Catalogue(None).load(MC)
+    first = whole.blocks[0].name
+    dataset = load_input(InputSpec(dataset=MC, blocks=(first,), sites=("T2_IT_Pisa",)), Catalogue(None))
+    assert [b.name for b in dataset.blocks] == [first] and dataset.sites == ["T2_IT_Pisa"]
+
+
+def test_locality_sorts_blocks_by_where_their_jobs_could_run():
+    dataset = Catalogue(None).load(MC)  # every block at T2_XX_Local and up to two more sites
+    everywhere = locality(dataset, SiteLists(), GRID)
+    assert len(everywhere.usable) == len(dataset.blocks) and not everywhere.banned
+    off_pool = locality(dataset, SiteLists(), ["T2_US_Purdue"])
+    assert len(off_pool.outside) == len(dataset.blocks) and not off_pool.usable
+    banned = locality(dataset, SiteLists(whitelist=("T3_US_FNALLPC",)), GRID)
+    assert len(banned.banned) == len(dataset.blocks)
+    masked = locality(Catalogue(None).load("/Muon0/Run2023C-PromptReco-v1/AOD"), SiteLists(), GRID, {367100: [(1, 2)]})
+    assert masked.blocks == 1, "only the blocks with a lumi the mask selects count"
+
+
+# --- submit ---------------------------------------------------------------------------------------
+
+CONFIG = """\
+[General]
+requestName = "{name}"
+[JobType]
+psetName = "pset.py"
+[Data]
+inputDataset = "{dataset}"
+splitting = "FileBased"
+unitsPerJob = 5
+{data}
+[Site]
+storageSite = "T2_XX_Local"
+{site}
+"""
+
+
+def config(tmp_path: Path, name: str = "t", dataset: str = MC, data: str = "", site: str = ""):
+    path = tmp_path / f"{name}.toml"
+    path.write_text(CONFIG.format(name=name, dataset=dataset, data=data, site=site))
+    return load_config(path)
+
+
+@pytest.fixture
+def state(tmp_path):
+    (tmp_path / "state").mkdir()
+    return StateDir(str(tmp_path / "state"))
+
+
+def refused(cfg, state, pool=POOL) -> str:
+    with pytest.raises(SubmitError) as e:
+        submit(cfg, state, TaskDB(state.tasks), pool)
+    message = str(e.value)
+    assert "\n" not in message and message.startswith(cfg.source)
+    assert not Path(state.path, "tasks").exists() or not list(Path(state.path, "tasks").iterdir()), "nothing left"
+    return message
+
+
+def test_lists_that_leave_no_site_holding_the_data_are_refused_in_crabs_words(tmp_path, state):
+    message = refused(config(tmp_path, site='whitelist = ["T2_US_Purdue"]'), state)
+    assert "Site.whitelist/Site.blacklist: The CRAB server backend refuses to send jobs to the Grid scheduler. No " \
+           f"locations found for dataset {MC}. (or at least for what passed the lumi-mask and/or run-range " \
+           "selection). Found 2 (out of 2) blocks present only at blacklisted not-whitelisted sites. User whitelist " \
+           "is ['T2_US_Purdue']." in message
+    assert f"'crabtui dataset show {MC}' lists the blocks' locations" in message
+    every_site = sorted({s for b in Catalogue(None).load(MC).blocks for s in b.sites})
+    message = refused(config(tmp_path, site=f"blacklist = {json.dumps(every_site)}"), state)
+    assert "present only at blacklisted not-whitelisted sites" in message and "User blacklist is [" in message
+    write_global_blacklist(state.global_blacklist, every_site)
+    assert f"Global blacklist is {every_site}" in refused(config(tmp_path), state)
+
+
+def test_data_only_where_the_pool_has_no_slot_is_refused(tmp_path, state):
+    message = refused(config(tmp_path), state, pool={"T2_US_Purdue": {"cpus": 8, "memory": 16000}})
+    assert "Found 2 (out of 2) blocks present only at sites the lists allow but where the pool has no slot for " \
+           "jobs of 1 core(s) and 2000 MB." in message
+    assert "the pool's sites are T2_US_Purdue, with slots for jobs of 1 core(s) and 2000 MB at T2_US_Purdue" in message
+
+
+def test_sites_whose_slots_are_too_small_for_the_jobs_do_not_count(tmp_path, state):
+    many = dataclasses.replace(config(tmp_path, name="mt"), num_cores=4)  # the grid's slots have one core
+    message = refused(many, state)
+    assert "no slot for jobs of 4 core(s) and 2000 MB" in message and "at none (pool.toml" in message
+    bigger = {**POOL, "T2_XX_Local": {"cpus": 8, "memory": 16000}}  # every block is at T2_XX_Local
+    assert submit(many, state, TaskDB(state.tasks), bigger).warnings == ()
+
+
+def test_blocks_no_site_can_run_are_skipped_with_crabs_warning(tmp_path, state):
+    dataset = Catalogue(None).load(MC)
+    only_some = next(s for b in dataset.blocks for s in b.sites if s != "T2_XX_Local")
+    done = submit(config(tmp_path, site=f'whitelist = ["{only_some}"]'), state, TaskDB(state.tasks), POOL)
+    kept = [b.name for b in dataset.blocks if only_some in b.sites]
+    assert 0 < len(kept) < len(dataset.blocks)
+    assert any(w.startswith(f"Some blocks from dataset {MC} were skipped because they are only present at "
+                            "blacklisted, not-whitelisted sites.") and f"{len(dataset.blocks) - len(kept)} (out of "
+               f"{len(dataset.blocks)}) blocks" in w for w in done.warnings)
+    request = json.loads(Path(done.task_dir, "request.json").read_text())
+    assert request["input"]["blocks"] == kept
+
+
+def test_ignore_locality_runs_at_the_whitelisted_sites_of_the_pool(tmp_path, state):
+    cfg = config(tmp_path, data="ignoreLocality = true", site='whitelist = ["T2_US_Purdue"]')
+    assert "the pool's sites are T2_CH_CERN, T2_XX_Local" in refused(
+        cfg, state, pool={"T2_XX_Local": POOL["T2_XX_Local"], "T2_CH_CERN": POOL["T2_CH_CERN"]})
+    cfg = config(tmp_path, data="ignoreLocality = true", site='whitelist = ["T2_IT_*"]')
+    done = submit(cfg, state, TaskDB(state.tasks), POOL)
+    assert json.loads(Path(done.task_dir, "request.json").read_text())["input"]["sites"] == sorted(GRID)
+
+
+def test_input_blocks_that_the_dataset_does_not_have_are_refused(tmp_path, state):
+    cfg = config(tmp_path, data='inputBlocks = ["0b9bd8f4-1f3c-4c9a-a1b6-26a33e2e5e11"]')
+    assert f"Data.inputBlocks: none of its 1 block(s) is a block of dataset {MC} (the catalogue's, with 2 blocks" \
+        in refused(cfg, state)
+
+
+def test_a_stand_in_is_noted_once_and_registered(tmp_path, state):
+    name = "/SingleMuon/Run2018D-UL2018_MiniAODv2-v3/MINIAOD"
+    done = submit(config(tmp_path, dataset=name), state, TaskDB(state.tasks), POOL)
+    assert len(done.notes) == 1 and "synthetic stand-in made from its name" in done.notes[0]
+    assert stand_ins.registered(str(Path(state.path, "datasets"))) == [name]
+    assert json.loads(Path(done.task_dir, "request.json").read_text())["input"]["stand_in"] is True
