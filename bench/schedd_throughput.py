@@ -17,9 +17,10 @@ the same moment, and is the number the target applies to):
   events; then ``query()`` must find no job of the cluster left.  Daemon start-up is not
   timed.  With ``--runs R`` the cluster is submitted R times, one after the other to the
   same daemon, and the fastest run is kept (the baselines are best of 3).  Also reported: how
-  long the ``submit()`` call itself took, and the CPU time the daemon, its jobs and this
-  client used meanwhile (from /proc), which shows whether the single-threaded daemon is the
-  bottleneck (its CPU milliseconds per job also drift less than wall time on a busy machine);
+  long the ``submit()`` call itself took, and the CPU time the daemon, its starters and their
+  jobs, and this client used meanwhile (from /proc), which shows whether the single-threaded
+  daemon is the bottleneck (its CPU milliseconds per job also drift less than wall time on a
+  busy machine);
 * baseline, same concurrency: plain ``subprocess.Popen(["/bin/true"])`` for the same number
   of processes, with as many running at a time as the daemon has slots (a new one starts as
   soon as one exits; exits are noticed through a pidfd per process, as the schedd notices
@@ -38,7 +39,7 @@ measured all the same.  ``--submit-chunk K`` sends the ads K per request from th
 The daemon is stopped (``client.shutdown()``) at the end, also on error or Ctrl-C, and the
 state directory removed unless ``--keep``.
 
-Target: ratio at most 3x.
+Target: ratio at most 2x (issue 22).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ import time
 
 from benchlib import best_of, embedded_schedd, report, scratch_dir, verdict
 
-RATIO_TARGET = 3.0
+RATIO_TARGET = 2.0
 TRUE = "/bin/true"
 FALLBACK_CHUNK = 50  # ads per request when one request of every ad is refused
 TIMEOUT_S = 1800.0  # give up waiting for the schedd after this long
@@ -107,11 +108,30 @@ def submit_in_chunks(client, description: str, submit_file: str, cwd: str, chunk
 
 
 def cpu_times(pid: int) -> tuple[float, float]:
-    """(CPU seconds of the process itself, CPU seconds of its reaped children) from /proc."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rpartition(")")[2].split()
-    utime, stime, cutime, cstime = (int(x) / _TICKS for x in fields[11:15])
-    return utime + stime, cutime + cstime
+    """(CPU seconds of the daemon itself, CPU seconds of the starters and their jobs), from /proc:
+    the starters are the daemon's descendants (forked by its spawner), and each one's reaped
+    children are its jobs."""
+    def times(p: int) -> list[float]:
+        with open(f"/proc/{p}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return [int(x) / _TICKS for x in fields[11:15]] + [int(fields[1])]  # utime stime cutime cstime ppid
+
+    own = times(pid)
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parents[int(entry)] = times(int(entry))
+            except (OSError, IndexError):
+                continue
+    below = 0.0
+    for p, t in parents.items():
+        ancestor = int(t[4])
+        while ancestor > 1 and ancestor != pid:
+            ancestor = int(parents[ancestor][4]) if ancestor in parents else 0
+        if ancestor == pid:
+            below += sum(t[:4])
+    return own[0] + own[1], below + own[2] + own[3]
 
 
 def run_schedd(client, workdir: str, n: int, daemon_pid: int, chunk: int) -> dict:
@@ -267,7 +287,7 @@ def print_report(r: dict) -> None:
     print(f"schedd:      {r['schedd_s']:7.3f} s  {r['schedd_jobs_per_s']:7.1f} jobs/s  from submit to {n} JOB_TERMINATED "
           f"({how}: {r['schedd_submit_call_s']:.3f} s)" + (f", best of {r['schedd_runs']}" if r["schedd_runs"] > 1 else ""))
     print(f"             CPU meanwhile: daemon {r['schedd_daemon_cpu_s']:.2f} s "
-          f"({1000 * r['schedd_daemon_cpu_s'] / n:.2f} ms/job), its jobs {r['schedd_jobs_cpu_s']:.2f} s, "
+          f"({1000 * r['schedd_daemon_cpu_s'] / n:.2f} ms/job), its starters and jobs {r['schedd_jobs_cpu_s']:.2f} s, "
           f"this client {r['schedd_client_cpu_s']:.2f} s")
     print(f"ratio:       {r['ratio']:.2f}x schedd / subprocess at {slots} at a time  (target <= {RATIO_TARGET:g}x)  "
           f"{verdict(r['ratio_pass'])}")

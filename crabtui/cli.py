@@ -42,7 +42,17 @@ COMMANDS = {
 
 
 class LazyGroup(click.Group):
-    """A group whose commands are imported by name when used."""
+    """A group whose commands are imported by name when used; a state directory that cannot be
+    used stops any of them with one line."""
+
+    def invoke(self, ctx: click.Context):
+        from engine.state import StateDirError
+
+        try:
+            return super().invoke(ctx)
+        except StateDirError as e:
+            click.echo(f"ERROR: {e}", err=True)
+            ctx.exit(1)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)

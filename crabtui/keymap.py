@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Iterable
 
 import click
+
+from engine.tomlfile import TomlError, read_toml
 
 ENV_VAR = "CRABTUI_KEYMAP"
 _KEYS = re.compile(r"^[^\s,]+(,[^\s,]+)*$")
@@ -41,12 +42,13 @@ def keymap_path() -> str:
 def load_keymap(path: str, binding_ids: Iterable[str]) -> dict[str, str]:
     """Binding id -> keys from ``path`` ({} if there is no such file)."""
     try:
-        with open(path, "rb") as f:
-            document = tomllib.load(f)
+        document = read_toml(path)
     except FileNotFoundError:
         return {}
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise KeymapError(f"{path}: {e}") from None
+    except OSError as e:
+        raise KeymapError(f"{path}: cannot read the keymap: {e.strerror}") from None
+    except TomlError as e:
+        raise KeymapError(str(e)) from None
     known = sorted(set(binding_ids))
     extra = set(document) - {"keys"}
     if extra:
@@ -58,6 +60,6 @@ def load_keymap(path: str, binding_ids: Iterable[str]) -> dict[str, str]:
         if name not in known:
             raise KeymapError(f"{path}: keys.{name}: no binding has this id; the ids are {', '.join(known)}")
         if not isinstance(value, str) or not _KEYS.match(value):
-            raise KeymapError(f"{path}: keys.{name}: {value!r} is not a key string; write keys as Textual "
+            raise KeymapError(f"{path}: keys.{name}: {repr(value)[:40]} is not a key string; write keys as Textual "
                               f"does, such as \"ctrl+h\" or \"K,ctrl+k\"")
     return dict(keys)

@@ -1,11 +1,22 @@
-"""Where crabtui keeps its state: ``$XDG_STATE_HOME/crabtui`` unless told otherwise."""
+"""Where crabtui keeps its state: ``$XDG_STATE_HOME/crabtui`` unless told otherwise.
+
+The state directory holds the jobs the schedd will run as you, so it must be yours alone: like
+ssh with ``~/.ssh``, crabtui refuses one (or a database, socket or spool in it) that another user
+owns or could write to, saying what to fix, and makes what it creates private (0700, 0600).
+"""
 
 from __future__ import annotations
 
 import os
+import pwd
+import stat
 from dataclasses import dataclass
 
 ENV_VAR = "CRABTUI_STATE_DIR"
+
+
+class StateDirError(Exception):
+    """A state directory crabtui cannot use; the message names it and what to do."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +70,77 @@ class StateDir:
 
 
 def state_dir(explicit: str | None = None) -> StateDir:
-    """``--state-dir``, else ``$CRABTUI_STATE_DIR``, else ``$XDG_STATE_HOME/crabtui`` (XDG's default)."""
+    """``--state-dir``, else ``$CRABTUI_STATE_DIR``, else ``$XDG_STATE_HOME/crabtui`` (XDG's
+    default): created private if missing, checked (:func:`check_private`) if not."""
+    if explicit is not None and not explicit.strip():
+        raise StateDirError("--state-dir is empty; give a directory, or leave the option out for "
+                            "$XDG_STATE_HOME/crabtui")
     path = explicit or os.environ.get(ENV_VAR)
     if not path:
         base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
         path = os.path.join(base, "crabtui")
+    if "\0" in path:
+        raise StateDirError(f"{path!r}: a path cannot hold a NUL character; give --state-dir another directory")
     path = os.path.abspath(path)
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except FileExistsError:
+        raise StateDirError(f"{_shown(path)}: not a directory; give --state-dir a directory (it is created if "
+                            "missing)") from None
+    except OSError as e:
+        raise StateDirError(f"{_shown(path)}: cannot create the state directory: {e.strerror}; give --state-dir "
+                            "a directory you can write to") from None
+    check_private(path, "state directory")
+    if not os.stat(path).st_mode & stat.S_IWUSR or not os.access(path, os.W_OK | os.X_OK):
+        raise StateDirError(f"{_shown(path)}: the state directory is read-only; make it writable "
+                            f"(chmod u+w {_shown(path)}) or give --state-dir another one")
     return StateDir(path)
+
+
+def check_state(state: StateDir) -> None:
+    """What the schedd daemon checks before it trusts a state directory: the directory, then
+    its database, socket, lock, log and spool, whichever exist."""
+    check_private(state.path, "state directory")
+    for path, what in ((state.db, "job queue"), (state.db + "-wal", "job queue's log"),
+                       (state.db + "-shm", "job queue's index"), (state.socket, "schedd socket"),
+                       (state.lock, "schedd lock"), (state.log, "schedd log"), (state.spool, "spool directory")):
+        if os.path.lexists(path):
+            check_private(path, what)
+
+
+def check_private(path: str, what: str) -> None:
+    """Refuse ``path`` unless it is ours and nobody else can write to it, with a message that
+    says what to fix; take away the read access of others (0700 for a directory, 0600 else)."""
+    try:
+        info = os.lstat(path)
+    except OSError as e:
+        raise StateDirError(f"{_shown(path)}: cannot examine the {what}: {e.strerror}") from None
+    if stat.S_ISLNK(info.st_mode) and what != "state directory":
+        raise StateDirError(f"{_shown(path)}: the {what} is a symbolic link; remove it (crabtui recreates it)")
+    if stat.S_ISLNK(info.st_mode):
+        info = os.stat(path)
+    if what == "state directory" and not stat.S_ISDIR(info.st_mode):
+        raise StateDirError(f"{_shown(path)}: not a directory; give --state-dir a directory (it is created if missing)")
+    if info.st_uid != os.getuid():
+        raise StateDirError(f"{_shown(path)}: bad ownership of the {what}: it belongs to {_user(info.st_uid)}, not to "
+                            f"you ({_user(os.getuid())}), and jobs found there would run as you; use a "
+                            "directory of your own")
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o022:
+        raise StateDirError(f"{_shown(path)}: bad permissions on the {what}: it is {'group' if mode & 0o020 else 'world'}"
+                            f"-writable (mode {mode:04o}), so others could have planted jobs there; check its "
+                            f"content, then: chmod go-w {_shown(path)}")
+    if mode & 0o077:
+        os.chmod(path, mode & 0o700)
+
+
+def _shown(path: str) -> str:
+    """A path for a one-line message: quoted with escapes if it holds a newline or other control."""
+    return path if path.isprintable() else repr(path)
+
+
+def _user(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"

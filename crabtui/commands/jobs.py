@@ -40,11 +40,12 @@ def job() -> None:
 @click.pass_context
 def submit(ctx: click.Context, submit_file: str) -> None:
     """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit)."""
+    from engine.schedd.local.submit import read_submit_file
+
     try:
-        with open(submit_file, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        fail(f"cannot read submit file {submit_file}: {e.strerror}")
+        text = read_submit_file(submit_file)
+    except ScheddError as e:
+        fail(str(e))
     click.echo("Submitting job(s)" + ".")
     try:
         with schedd(ctx) as client:

@@ -19,6 +19,7 @@ import io
 import operator
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -59,6 +60,15 @@ _RETURN = ("RETURN", "return", "Return")
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _FIRST_GROUP = operator.itemgetter(1)
 _SPECIAL_KINDS = (NodeKind.FINAL, NodeKind.SERVICE, NodeKind.PROVISIONER)
+
+
+MAX_NESTING = 64
+"""INCLUDE and SPLICE files open at once, one inside the other."""
+
+MAX_FILE_BYTES = 512 << 20
+"""The size of each DAG file read (a DAG of a million nodes takes about 100 MB)."""
+
+MAX_INT = 2**31 - 1
 
 
 class _LineError(Exception):
@@ -198,17 +208,31 @@ class _Scope:
     # ---------------------------------------------------------------- reading lines
 
     def read_file(self, path: str, display: str, at: Location | None) -> None:
-        """Read ``path`` (shown as ``display``) in place; ``at`` is the line that named it."""
+        """Read ``path`` (shown as ``display``) in place; ``at`` is the line that named it.  Only a
+        regular file of at most :data:`MAX_FILE_BYTES`, nested at most :data:`MAX_NESTING` deep, is
+        read: a FIFO would hang the parse and /dev/zero fill the memory."""
+        where = at or Location(display)
         real = os.path.realpath(path)
         if real in self.context.open_files:
-            self._error_at(at or Location(display), f"recursive INCLUDE or SPLICE: {display} is already being read")
+            self._error_at(where, f"recursive INCLUDE or SPLICE: {display} is already being read")
+            return
+        if len(self.context.open_files) >= MAX_NESTING:
+            self._error_at(where, f"INCLUDE and SPLICE nested more than {MAX_NESTING} files deep; "
+                                  "flatten the DAG files")
             return
         try:
-            stream = open(path, encoding="utf-8", errors="surrogateescape")
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError as e:
-            where = at or Location(display)
             self._error_at(where, f"cannot read DAG file {display}: {e.strerror or e}")
             return
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            os.close(fd)
+            problem = ("is not a regular file" if not stat.S_ISREG(info.st_mode)
+                       else f"is larger than {MAX_FILE_BYTES >> 20} MB")
+            self._error_at(where, f"cannot read DAG file {display}: it {problem}")
+            return
+        stream = open(fd, encoding="utf-8", errors="surrogateescape")
         self.context.open_files.append(real)
         try:
             with stream:
@@ -1004,7 +1028,8 @@ def _next_token(text: str) -> tuple[str, str]:
 
 
 def _is_count(token: str) -> bool:
-    return token.isdigit() and token.isascii()
+    """A whole number in ASCII digits that fits DAGMan's int (larger ones are refused as no number)."""
+    return token.isdigit() and token.isascii() and len(token) <= 10 and int(token) <= MAX_INT
 
 
 def _unescape(value: str) -> str:
@@ -1017,12 +1042,13 @@ def _unescape(value: str) -> str:
 
 
 def _integer(token: str, what: str) -> int:
-    if token.isdigit() and token.isascii():
-        return int(token)
     if not token:
         raise _LineError(f"{what} is missing")
     if not _INT.match(token):
-        raise _LineError(f"{what} must be an integer, not {token!r}")
+        raise _LineError(f"{what} must be an integer, not {token[:40]!r}")
+    if len(token.lstrip("+-")) > 10 or not -MAX_INT - 1 <= int(token) <= MAX_INT:
+        raise _LineError(f"{what} {token[:20]}{'...' if len(token) > 20 else ''} is out of range: DAGMan's "
+                         f"integers go from {-MAX_INT - 1} to {MAX_INT}")
     return int(token)
 
 

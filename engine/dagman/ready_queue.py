@@ -243,9 +243,10 @@ class ReadyQueue:
         elif declared.submit in self.graph.dag.submit_descriptions:
             text, path = self.graph.dag.submit_descriptions[declared.submit], f"{self.dag_file} ({declared.submit})"
         else:
+            from engine.schedd.local.submit import read_submit_file  # htcondor2 loads slowly: when needed
+
             path = os.path.join(cwd, declared.submit)
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            text = read_submit_file(path)  # SubmitError (a bad file) fails the submit, as condor_submit's would
         prepend = {"JOB": node.name, "RETRY": str(node.retries), "DAG_STATUS": str(int(self.dag_status)),
                    "FAILED_COUNT": str(self.failed_count)}
         parents = ",".join(node.graph.parents)

@@ -28,6 +28,10 @@ _OVERWRITTEN = (".condor.sub", ".dagman.log", ".lib.out", ".lib.err")
 
 ON_EXIT_REMOVE = "(ExitSignal =?= 11 || (ExitCode =!= UNDEFINED && ExitCode >=0 && ExitCode <= 2))"
 
+# The variables condor_submit_dag 23.9.6 lets the DAGMan job import (its .condor.sub's getenv).
+DAGMAN_GETENV = ("CONDOR_CONFIG,_CONDOR_*,PATH,PYTHONPATH,PERL*,PEGASUS_*,TZ,HOME,USER,LANG,LC_ALL,"
+                 "BEARER_TOKEN,BEARER_TOKEN_FILE,XDG_RUNTIME_DIR")
+
 
 @dataclass(frozen=True)
 class DagSubmitOptions:
@@ -87,10 +91,11 @@ def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
 
 
 def format_condor_sub(dag_file: str, options: DagSubmitOptions, state_dir: str | None) -> str:
-    """``<dag>.condor.sub``, with paths relative to the DAG's directory (the job's Iwd); without
-    ``state_dir`` DAGMan finds its schedd through the environment it inherits (getenv)."""
+    """``<dag>.condor.sub``, with paths relative to the DAG's directory (the job's Iwd).  DAGMan
+    gets only the environment condor_submit_dag gives it (:data:`DAGMAN_GETENV`), not the
+    submitter's secrets; ``state_dir`` tells it its schedd."""
     name = os.path.basename(dag_file)
-    return _dagman_job(name, "crabtui dag submit", sys.executable, "True", dagman_arguments(name, options),
+    return _dagman_job(name, "crabtui dag submit", sys.executable, DAGMAN_GETENV, dagman_arguments(name, options),
                        [f"CRABTUI_STATE_DIR={state_dir}"] if state_dir else [], options)
 
 

@@ -473,7 +473,7 @@ def test_toml_syntax_error_names_line_and_column(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_config(str(bad))
     assert str(info.value).startswith(f"{bad}:4: invalid TOML:")
-    assert "line 4, column" in str(info.value) and info.value.line == 4
+    assert "(column 12)" in str(info.value) and info.value.line == 4
 
 
 def test_python_errors_name_file_and_line(tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 
 import classad2
@@ -298,7 +299,7 @@ def test_node_status_strings_are_classad_escaped(tmp_path):
     assert (node["Node"], node["StatusDetails"]) == (odd, 'say "hi"\n')
 
 
-def test_node_status_write_is_atomic_through_dot_tmp(tmp_path, monkeypatch):
+def test_node_status_write_is_atomic_through_a_temporary_file(tmp_path, monkeypatch):
     path = tmp_path / "x.status"
     renames = []
     real_replace = os.replace
@@ -312,7 +313,8 @@ def test_node_status_write_is_atomic_through_dot_tmp(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "replace", replace)
     write_node_status(path, **RUNNING_DIAMOND)
-    assert renames == [("x.status.tmp", "x.status")]
+    ((temporary, final),) = renames
+    assert re.fullmatch(r"\.x\.status\.[0-9a-f]{16}\.tmp", temporary) and final == "x.status", renames
     assert os.listdir(tmp_path) == ["x.status"]
     dag, a, b, c, d, end = read_node_status(path)
     assert (dag["Type"], dag["NodesTotal"], dag["NodesDone"]) == ("DagStatus", 4, 1)

@@ -250,7 +250,7 @@ class TestConfigErrors:
     def test_file_that_is_not_utf8(self, tmp_path):
         path = tmp_path / "pool.toml"
         path.write_bytes(b'[[site]]\nname = "T2_\xff"\n')
-        with pytest.raises(PoolConfigError, match=rf"^{path}: not UTF-8 text"):
+        with pytest.raises(PoolConfigError, match=rf"^{path}:2: not UTF-8 text \(byte 0xff\)"):
             load_pool(path, tmp_path)
 
     def test_errors_name_the_real_path(self, tmp_path):

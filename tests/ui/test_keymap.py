@@ -29,7 +29,7 @@ def test_keys_are_mapped_by_binding_id(tmp_path):
     ('[keys]\nhold = "ctrl + h"\n', r"keys.hold: 'ctrl \+ h' is not a key string"),
     ('[keys]\nhold = 3\n', r"keys.hold: 3 is not a key string"),
     ('[key]\nhold = "x"\n', r"unknown table\(s\) key; put the keys under \[keys\]"),
-    ('[keys\n', r"keymap.toml: "),
+    ('[keys\n', r"keymap.toml:1: invalid TOML: "),
 ])
 def test_mistakes_name_the_file_and_the_key(tmp_path, text, message):
     path = tmp_path / "keymap.toml"

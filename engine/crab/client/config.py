@@ -79,7 +79,6 @@ import difflib
 import math
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +86,7 @@ from engine.crab.ap.sites import CONFIG_KEYS, Thresholds
 from engine.crab.ap.stageout import PERMANENT, RECOVERABLE, STAGEOUT_CODES
 from engine.crab.client.crab_config_py import SECTIONS, LoadError, run_config
 from engine.crab.client.lumi_mask import LumiMask, MaskError, intersect_runs, read_mask
+from engine.tomlfile import TomlError, read_toml
 
 __all__ = ["ConfigError", "PlannedFailure", "TaskConfig", "load_config", "SPLITTING_ALGORITHMS"]
 
@@ -364,16 +364,11 @@ def load_config(path: str | os.PathLike[str], *, now: datetime.datetime | None =
 
 def _read_toml(source: str) -> dict[str, dict[str, Any]]:
     try:
-        with open(source, "rb") as f:
-            data = tomllib.load(f)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"at line (\d+), column (\d+)", str(exc))
-        line = int(m.group(1)) if m else None
-        where = f"{source}:{line}" if line else source
-        raise ConfigError(f"{where}: invalid TOML: {exc}. Fix the syntax there "
-                          f"(sections are [General], [JobType], [Data], [Site], [Debug]).",
-                          path=source, line=line) from None
-    except (OSError, UnicodeDecodeError) as exc:
+        data = read_toml(source)
+    except TomlError as exc:
+        raise ConfigError(f"{exc}. Fix it there (sections are [General], [JobType], [Data], [Site], [Debug]).",
+                          path=source, line=exc.line) from None
+    except OSError as exc:
         raise ConfigError(f"{source}: cannot read the CRAB configuration: {exc}.", path=source) from None
     raw: dict[str, dict[str, Any]] = {}
     for key, value in data.items():

@@ -33,11 +33,11 @@ import json
 import math
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 
 from engine.crab.ap.stageout import STAGEOUT_CODES, lfn_base
 from engine.hints import did_you_mean
+from engine.tomlfile import TomlError, parse_toml
 from engine.state import StateDir
 
 __all__ = ["DEFAULT_BANDWIDTH", "STORAGE_FILE", "StorageError", "StorageSite", "load_storage", "parse_storage",
@@ -111,9 +111,9 @@ def parse_storage(text: str, file: str, default_root: str) -> dict[str, StorageS
     """The storage sites in ``text``, the TOML content of ``file``; a site without ``directory``
     is ``<default_root>/<name>``."""
     try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise StorageError(f"{file}: invalid TOML: {e}") from None
+        document = parse_toml(text, file)
+    except TomlError as e:
+        raise StorageError(str(e)) from None
     for key in document:
         if key != "storage":
             raise StorageError(f"{file}: {key}: unknown key; the file holds only [[storage]] tables")

@@ -55,15 +55,16 @@ class TaskWorkerConfig:
 def load_config(path: str) -> TaskWorkerConfig:
     """The configuration in ``path``; the defaults when the file does not exist.
     :class:`TaskWorkerConfigError` names the file and what is wrong."""
-    import tomllib  # here only: the DAG's scripts read what they need from the task, not from this file
+    from engine.tomlfile import TomlError, read_toml  # here only: the DAG's scripts read the task, not this file
 
     try:
-        with open(path, "rb") as f:
-            document = tomllib.load(f)
+        document = read_toml(path)
     except FileNotFoundError:
         return TaskWorkerConfig()
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise TaskWorkerConfigError(f"{path}: {e}") from None
+    except OSError as e:
+        raise TaskWorkerConfigError(f"{path}: cannot read it: {e.strerror}") from None
+    except TomlError as e:
+        raise TaskWorkerConfigError(str(e)) from None
     unknown = set(document) - {"TaskWorker"}
     if unknown:
         raise TaskWorkerConfigError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; the knobs go under "

@@ -20,9 +20,10 @@ import classad2
 
 from engine.schedd.api import ActResult, JobAction, JobSpec, ScheddError, SubmitResult
 from engine.schedd.local import protocol
-from engine.state import StateDir
+from engine.state import StateDir, StateDirError, check_state
 
 DAEMON_MODULE = "engine.schedd.local.daemon"
+_RETRIED = {"ping", "query", "query_values", "history", "analyze", "new_cluster", "submit_ads"}
 
 
 class LocalScheddClient:
@@ -121,23 +122,52 @@ class LocalScheddClient:
     # -------------------------------------------------------------- plumbing
 
     def _call(self, op: str, **args) -> Any:
-        if self._sock is None:
-            self._connect(autostart=self.autostart)
-        try:
-            self._sock.sendall(protocol.encode({"op": op, **args}))
-            line = self._reader.readline()
-        except OSError as e:
+        """One request.  A request that can safely be made twice is made again, once, to the
+        schedd that replaces one that died before it answered (a resent ``submit_ads`` returns
+        the first one's result): a schedd crash costs its clients nothing."""
+        request = protocol.encode({"op": op, **args})
+        for attempt in range(2 if op in _RETRIED and self.autostart else 1):
+            if self._sock is None:
+                self._connect(autostart=self.autostart)
+            try:
+                self._sock.sendall(request)
+                line = self._reader.readline()
+            except OSError as e:
+                line, lost = b"", f"lost the connection to the schedd ({e})"
+            else:
+                lost = "the schedd closed the connection"
+            if line:
+                break
             self.close()
-            raise ScheddError(f"lost the connection to the schedd ({e}); see {self.state.log}") from None
-        if not line:
-            self.close()
-            raise ScheddError(f"the schedd closed the connection; see {self.state.log}")
+            if attempt == 0 and op in _RETRIED and self.autostart:
+                self._wait_for_daemon_exit()
+        else:
+            raise ScheddError(f"{lost}; see {self.state.log}")
         reply = protocol.decode(line)
         if not reply["ok"]:
             raise ScheddError(reply["error"])
         return reply["result"]
 
+    def _wait_for_daemon_exit(self, timeout: float = 10.0) -> None:
+        """Until the daemon that dropped us has let go of its lock (it is gone, sockets and all),
+        so that the request goes again to the next one, not to the dying one's socket."""
+        deadline = time.monotonic() + timeout
+        with open(self.state.lock, "a") as lock:
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+                    return
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        return  # still held: let the next attempt find out
+                    time.sleep(0.02)
+
     def _connect(self, autostart: bool) -> None:
+        try:
+            check_state(self.state)  # never a socket, log or queue someone else could have put there
+        except StateDirError as e:
+            raise ScheddError(str(e)) from None
         for attempt in range(2):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
@@ -155,7 +185,8 @@ class LocalScheddClient:
     def _start_daemon(self) -> None:
         """Start the daemon detached and wait until it says it serves (or why it could not)."""
         read_fd, write_fd = os.pipe()
-        with open(self.state.log, "ab") as log:
+        log_fd = os.open(self.state.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with open(log_fd, "ab") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", DAEMON_MODULE, "--state-dir", self.state.path, "--ready-fd", str(write_fd),
                  *self.daemon_args],
@@ -164,6 +195,9 @@ class LocalScheddClient:
         os.close(write_fd)
         with os.fdopen(read_fd, "rb") as ready:
             answer = ready.readline()
+        if answer.startswith(b"error "):
+            proc.wait()
+            raise ScheddError(answer[6:].decode("utf-8", "replace").strip())
         if answer != b"ready\n" and proc.wait() != 3:  # 3: another client's daemon won the race
             raise ScheddError(f"the schedd daemon did not start (exit status {proc.returncode}); see {self.state.log}")
 

@@ -13,14 +13,15 @@ import fcntl
 import logging
 import os
 import signal
+import sqlite3
 import sys
 from typing import Any
 
 from engine.schedd.api import ScheddError, SubmitResult
 from engine.schedd.local import protocol
-from engine.schedd.local.pool import load_pool
+from engine.schedd.local.pool import PoolConfigError, load_pool
 from engine.schedd.local.schedd import DEFAULT_PERIODIC_INTERVAL, DEFAULT_VACATE_TIME, LocalSchedd
-from engine.state import StateDir, state_dir
+from engine.state import StateDir, StateDirError, check_state, state_dir
 
 log = logging.getLogger("crabtui.schedd")
 MAX_REQUEST_BYTES = 1 << 30
@@ -28,6 +29,10 @@ MAX_REQUEST_BYTES = 1 << 30
 
 class AlreadyRunning(Exception):
     pass
+
+
+class CannotServe(Exception):
+    """What keeps the daemon from starting, in one line for the client that started it."""
 
 
 class Daemon:
@@ -42,6 +47,8 @@ class Daemon:
                 await writer.drain()
         except (ConnectionResetError, BrokenPipeError):
             pass
+        except asyncio.CancelledError:
+            pass  # the daemon stops with clients still connected; they see the connection close
         finally:
             writer.close()
 
@@ -112,15 +119,24 @@ class Daemon:
 
 async def serve(state: StateDir, *, ready_fd: int | None = None,
                 periodic_interval: float = DEFAULT_PERIODIC_INTERVAL,
-                vacate_time: float = DEFAULT_VACATE_TIME) -> int:
+                vacate_time: float = DEFAULT_VACATE_TIME, job_umask: int = 0o022) -> int:
     lock = open(state.lock, "a")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         raise AlreadyRunning(f"a schedd is already running for {state.path}") from None
     os.makedirs(state.spool, exist_ok=True)
-    pool = load_pool(state.pool_config if os.path.exists(state.pool_config) else None, state.spool)
-    schedd = LocalSchedd(state, pool, periodic_interval=periodic_interval, vacate_time=vacate_time)
+    try:
+        check_state(state)
+        pool = load_pool(state.pool_config if os.path.exists(state.pool_config) else None, state.spool)
+    except (StateDirError, PoolConfigError) as e:
+        raise CannotServe(str(e)) from None
+    try:
+        schedd = LocalSchedd(state, pool, periodic_interval=periodic_interval, vacate_time=vacate_time,
+                             job_umask=job_umask)
+    except sqlite3.DatabaseError as e:
+        raise CannotServe(f"{state.db}: cannot open the job queue ({e}); move it away to start with "
+                          "an empty queue") from None
     loop = asyncio.get_running_loop()
     schedd.attach(loop)
     daemon = Daemon(schedd)
@@ -167,16 +183,34 @@ def main(argv: list[str] | None = None) -> int:
                         default=float(os.environ.get("CRABTUI_JOB_MAX_VACATE_TIME", DEFAULT_VACATE_TIME)),
                         help="seconds from a job's kill signal to SIGKILL (env CRABTUI_JOB_MAX_VACATE_TIME)")
     args = parser.parse_args(argv)
-    state = state_dir(args.state_dir)
+    job_umask = os.umask(0o077)  # the daemon's files are private; jobs get the submitter's umask back
+    try:
+        state = state_dir(args.state_dir)
+    except StateDirError as e:
+        return _refuse(str(e), args.ready_fd)
     logging.basicConfig(filename=state.log, level=logging.INFO,
                         format="%(asctime)s %(process)d %(levelname)s %(message)s")
     try:
         asyncio.run(serve(state, ready_fd=args.ready_fd, periodic_interval=args.periodic_interval,
-                          vacate_time=args.vacate_time))
+                          vacate_time=args.vacate_time, job_umask=job_umask))
     except AlreadyRunning as e:
         print(e, file=sys.stderr)
         return 3
+    except CannotServe as e:
+        log.error("cannot start: %s", e)
+        return _refuse(str(e), args.ready_fd)
     return 0
+
+
+def _refuse(message: str, ready_fd: int | None) -> int:
+    """Tell why the daemon does not start: to the client that started it, else to stderr."""
+    print(message, file=sys.stderr)
+    if ready_fd is not None:
+        try:
+            os.write(ready_fd, b"error " + " ".join(message.split()).encode("utf-8", "replace") + b"\n")
+        except OSError:
+            pass
+    return 2
 
 
 if __name__ == "__main__":

@@ -4,6 +4,10 @@ job_queue.log.
 WAL mode with ``synchronous=NORMAL``: a committed transaction survives a crash of any process
 (``kill -9`` included), which is the promise every transition makes before it is acted on.
 Ads are stored in the new-ClassAd text format and parsed back with classad2.
+
+The outbox holds the user-log events a transaction causes, committed with it and written to the
+logs after it: a schedd that dies in between leaves them there, and the next one writes those
+the logs lack, so that a log never shows what the queue does not hold, nor misses what it does.
 """
 
 from __future__ import annotations
@@ -30,7 +34,17 @@ CREATE TABLE IF NOT EXISTS history (
 );
 CREATE INDEX IF NOT EXISTS history_by_job ON history (cluster, proc);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER PRIMARY KEY,  -- the order the events happened in
+    path TEXT NOT NULL,       -- the user log they go to
+    cluster INTEGER NOT NULL,
+    proc INTEGER NOT NULL,
+    event TEXT NOT NULL       -- as written to the log
+);
 """
+
+OutboxRow = tuple[int, str, tuple[int, int], str]
+"""An event waiting for its log: (seq, log path, job id, text)."""
 
 
 def job_id(ad: classad2.ClassAd) -> tuple[int, int]:
@@ -46,6 +60,7 @@ class JobQueue:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
+        self._next_seq = (self.db.execute("SELECT MAX(seq) FROM outbox").fetchone()[0] or 0) + 1
 
     def close(self) -> None:
         self.db.close()
@@ -53,13 +68,41 @@ class JobQueue:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Group changes so they are durable together, before the caller acts on them."""
-        self.db.execute("BEGIN IMMEDIATE")
+        self.begin()
         try:
             yield
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self.rollback()
             raise
+        self.commit()
+
+    def begin(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
         self.db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        self.db.execute("ROLLBACK")
+
+    def add_events(self, events: Iterable[tuple[str, tuple[int, int], str]]) -> list[OutboxRow]:
+        """Inside a transaction: queue (log path, job id, text) events for their logs."""
+        rows = []
+        for path, key, text in events:
+            rows.append((self._next_seq, path, key, text))
+            self._next_seq += 1
+        self.db.executemany("INSERT INTO outbox (seq, path, cluster, proc, event) VALUES (?, ?, ?, ?, ?)",
+                            [(seq, path, *key, text) for seq, path, key, text in rows])
+        return rows
+
+    def forget_events(self, seqs: Iterable[int]) -> None:
+        """Inside a transaction: drop events that are in their logs."""
+        self.db.executemany("DELETE FROM outbox WHERE seq = ?", [(seq,) for seq in seqs])
+
+    def outbox(self) -> list[OutboxRow]:
+        """Events committed and perhaps not yet in their logs, oldest first."""
+        return [(seq, path, (cluster, proc), text) for seq, path, cluster, proc, text in
+                self.db.execute("SELECT seq, path, cluster, proc, event FROM outbox ORDER BY seq")]
 
     def new_cluster(self) -> int:
         with self.transaction():
@@ -91,6 +134,11 @@ class JobQueue:
         rows = self.db.execute("SELECT ad FROM history ORDER BY seq DESC LIMIT ?", (limit,))
         for (text,) in rows:
             yield classad2.ClassAd(text)
+
+    def has_left(self, cluster: int, proc: int) -> bool:
+        """Whether job ``cluster.proc`` is in the history."""
+        return self.db.execute("SELECT 1 FROM history WHERE cluster = ? AND proc = ? LIMIT 1",
+                               (cluster, proc)).fetchone() is not None
 
     def in_history(self, cluster: int, proc: int | None = None) -> list[classad2.ClassAd]:
         if proc is None:

@@ -31,7 +31,6 @@ import os
 import platform
 import re
 import shutil
-import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -44,6 +43,7 @@ import classad2
 import htcondor2  # noqa: F401
 
 from engine.hints import did_you_mean
+from engine.tomlfile import TomlError, parse_toml, read_toml
 
 __all__ = [
     "DEFAULT_SITE", "FAILURES_ATTRIBUTE", "SPEED_ATTRIBUTE", "Pool", "PoolConfigError", "Site",
@@ -65,6 +65,9 @@ DEFAULT_MEMORY_MB = 2000
 DEFAULT_DISK_KB = 20_000_000
 """Disk of a configured slot when the pool file does not say: the 20 GB beyond which CRAB's
 ``periodic_remove`` removes a job, so that any job CRAB would let run fits."""
+
+MAX_SLOTS = 4096
+"""Slots in a pool file, all sites together: each runs a job on this one machine."""
 
 SPEED_ATTRIBUTE = "CRABTUI_SiteSpeed"
 """The slot attribute holding the site's relative CPU speed (a real; the site key ``speed``)."""
@@ -111,7 +114,6 @@ _FAILURE_KEYS = ("probability", "exitCode", "memoryMB")
 _FAILURE_EXAMPLE = "failures = [{probability = 0.1, exitCode = 8021}, {probability = 0.05, memoryMB = 3000}]"
 _ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SITE_NAME = re.compile(r"[A-Za-z0-9_-]+\Z")
-_TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\Z")
 
 
 class PoolConfigError(ValueError):
@@ -505,13 +507,11 @@ def load_pool(path: str | os.PathLike[str] | None, execute_dir: str | os.PathLik
         return default_pool(execute_dir)
     file = os.fspath(path)
     try:
-        with open(file, encoding="utf-8") as f:
-            text = f.read()
+        return _pool(read_toml(file), file)
     except OSError as e:
         raise PoolConfigError(f"{file}: cannot read the pool file: {e.strerror}") from None
-    except UnicodeDecodeError as e:
-        raise PoolConfigError(f"{file}: not UTF-8 text ({e.reason} at byte {e.start}); TOML files are UTF-8") from None
-    return parse_pool(text, file)
+    except TomlError as e:
+        raise PoolConfigError(str(e)) from None
 
 
 def default_pool(execute_dir: str | os.PathLike[str]) -> Pool:
@@ -561,15 +561,13 @@ def parse_pool(text: str, file: str) -> Pool:
     ``pool.toml: site[2].memory: ...``, sites counted from 1; unknown keys are errors.
     """
     try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        message = str(e)
-        position = _TOML_POSITION.search(message)
-        if position is None:
-            raise PoolConfigError(f"{file}: invalid TOML: {message}") from None
-        line, column = position.groups()
-        raise PoolConfigError(f"{file}:{line}: invalid TOML: {message[:position.start()]} (column {column})") from None
+        document = parse_toml(text, file)
+    except TomlError as e:
+        raise PoolConfigError(str(e)) from None
+    return _pool(document, file)
 
+
+def _pool(document: dict, file: str) -> Pool:
     for key in document:
         if key != "site":
             raise PoolConfigError(f"{file}: {key}: unknown key; the file holds only [[site]] tables")
@@ -583,6 +581,9 @@ def parse_pool(text: str, file: str) -> Pool:
     sites: list[Site] = []
     for number, table in enumerate(tables, start=1):
         site = _parse_site(table, f"{file}: site[{number}]")
+        if sum(other.slots for other in sites) + site.slots > MAX_SLOTS:
+            raise PoolConfigError(f"{file}: site[{number}].slots: the sites have more than {MAX_SLOTS} slots in "
+                                  "all; a pool has at most that many")
         for other_number, other in enumerate(sites, start=1):
             if other.name.lower() == site.name.lower():
                 raise PoolConfigError(
@@ -605,6 +606,9 @@ def _parse_site(table: Mapping[str, object], where: str) -> Site:
         raise PoolConfigError(f'{where}.name: must be a site name of letters, digits, "_" and "-" '
                               f"(it goes into comma-separated site lists), got {_show(name)}")
     slots = _positive(table, "slots", where, "", 1)
+    if slots > MAX_SLOTS:
+        raise PoolConfigError(f"{where}.slots: {slots} slots; a pool has at most {MAX_SLOTS} (each is a "
+                              "process that can run at once on this machine)")
     cpus = _positive(table, "cpus", where, "", 1)
     memory = _positive(table, "memory", where, " (MB)", DEFAULT_MEMORY_MB)
     disk = _positive(table, "disk", where, " (KB)", DEFAULT_DISK_KB)
@@ -630,6 +634,8 @@ def _parse_site(table: Mapping[str, object], where: str) -> Site:
                 raise PoolConfigError(f"{key}: the same ClassAd attribute as {seen[attr.lower()]} "
                                       "(attribute names ignore case); keep one")
             seen[attr.lower()] = f"{section}.{attr}"
+            if isinstance(value, str) and "\0" in value:
+                raise PoolConfigError(f"{key}: holds a NUL character (\\u0000); ClassAd strings cannot")
             if section == "attributes":
                 if not isinstance(value, (str, int, float, bool)):
                     raise PoolConfigError(f"{key}: must be a string, number or boolean, got {_show(value)}; "
@@ -716,7 +722,7 @@ def _check_expression(text: str, key: str) -> None:
     keep ``true`` of ``true; Foo = 1``; inside parentheses the rest is a syntax error."""
     try:
         classad2.ExprTree(f"({text})")
-    except classad2.ClassAdException:
+    except (classad2.ClassAdException, ValueError):
         raise PoolConfigError(f"{key}: not a ClassAd expression: {_show(text)}") from None
 
 

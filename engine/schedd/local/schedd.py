@@ -1,28 +1,41 @@
 """The embedded schedd: HTCondor's job model and controls, running jobs on this machine.
 
-It keeps every job ad in memory and in :class:`~engine.schedd.local.jobqueue.JobQueue`, and
-commits each transition before acting on it, so a crash loses nothing.  Vanilla jobs run when
-matchmaking finds them a slot of the pool; local and scheduler universe jobs (DAGMan) run at
-once, on the submit side, as HTCondor runs them.  Policy follows HTCondor: ``OnExitHold`` and
-``OnExitRemove`` when a job exits, ``PeriodicHold``/``PeriodicRelease``/``PeriodicRemove`` on a
-timer, with the job's ``MemoryUsage`` measured while it runs.  Events go to the job's
-``UserLog`` and to ``DAGManNodesLog`` when DAGMan set one.
+It keeps every job ad in memory and in :class:`~engine.schedd.local.jobqueue.JobQueue`.  Every
+change is a unit of work: its ads and the user-log events it causes are committed together, then
+the events go to the logs, then processes are acted on.  So a job starts only after its state is
+committed, no event is logged before the state behind it, and a crash in between leaves events in
+the queue's outbox for the next schedd to write where the logs lack them.  The commits of one
+scheduling pass (the exits the starters reported, the jobs they free slots for) are one
+transaction.
 
-The process side needs an asyncio loop (``attach``): exits are noticed through a pidfd per job.
+Jobs run under starters (:mod:`engine.schedd.local.starter`), one small process per job, forked by
+a spawner rather than by this large process.  A starter records its job's exit before it reports
+it, so a schedd that restarts reconnects to the starters still running and collects the exits
+recorded while it was down; only a job whose starter is gone too is evicted and run again, as
+HTCondor does.  Vanilla jobs run when matchmaking finds them a slot of the pool; local and
+scheduler universe jobs (DAGMan) run at once, on the submit side.  Policy follows HTCondor:
+``OnExitHold`` and ``OnExitRemove`` when a job exits, ``PeriodicHold``/``PeriodicRelease``/
+``PeriodicRemove`` on a timer, with the job's ``MemoryUsage`` measured while it runs.  Events go
+to the job's ``UserLog`` and to ``DAGManNodesLog`` when DAGMan set one.
+
+The process side needs an asyncio loop (``attach``): starters' news arrive on the spawner's pipe.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import getpass
+import logging
 import math
 import os
-import resource
-import signal
+import re
+import select
 import socket
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 
 import classad2
@@ -39,8 +52,9 @@ from engine.schedd.api import (
     SubmitResult,
     summarize,
 )
-from engine.schedd.local import starter
-from engine.schedd.local.jobqueue import JobQueue, job_id
+from engine.schedd.local import shadow, starter
+from engine.schedd.local.crashpoint import crash_point
+from engine.schedd.local.jobqueue import JobQueue, OutboxRow, job_id
 from engine.schedd.local.pool import Pool, analyze
 from engine.schedd.local.submit import SubmitDescription, build_job_ads
 from engine.schedd.local.userlog import (
@@ -54,9 +68,13 @@ from engine.schedd.local.userlog import (
     JobTerminatedEvent,
     Rusage,
     SubmitEvent,
-    UserLog,
+    append_events,
+    events_by_job,
+    format_event,
 )
 from engine.state import StateDir
+
+log = logging.getLogger("crabtui.schedd")
 
 JobId = tuple[int, int]
 UNIVERSE_SCHEDULER = 7
@@ -68,7 +86,11 @@ DEFAULT_PERIODIC_INTERVAL = 5.0  # seconds; HTCondor's PERIODIC_EXPR_INTERVAL is
 JOB_PERIODIC_INTERVAL = "CRABTUI_PeriodicExprInterval"
 MIN_PERIODIC_INTERVAL = 0.2
 DEFAULT_VACATE_TIME = 10.0  # seconds from the kill signal to SIGKILL (JobMaxVacateTime)
+SHUTDOWN_WAIT_S = 10.0  # how long a stopping schedd waits for its starters to end their jobs
+MAX_JOB_ID = 2**31 - 1  # cluster and proc ids are ClassAd integers HTCondor keeps in an int
 _PROTECTED = {"clusterid", "procid", "jobstatus", "mytype", "owner", "qdate"}
+_JOB_ID = re.compile(r"([0-9]+)(?:\.([0-9]+))?\Z")
+_RETRY_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EIO)  # a log write that may work later
 
 
 class LocalSchedd:
@@ -76,89 +98,296 @@ class LocalSchedd:
 
     def __init__(self, state: StateDir, pool: Pool, *, clock: Callable[[], float] = time.time,
                  periodic_interval: float = DEFAULT_PERIODIC_INTERVAL,
-                 vacate_time: float = DEFAULT_VACATE_TIME):
+                 vacate_time: float = DEFAULT_VACATE_TIME, job_umask: int = 0o022):
         self.state = state
         self.pool = pool
         self.clock = clock
         self.periodic_interval = periodic_interval
         self.vacate_time = vacate_time
+        self.job_umask = job_umask  # the submitter's: the daemon's own is 077
         self.queue = JobQueue(state.db)
         self.jobs: dict[JobId, classad2.ClassAd] = {job_id(ad): ad for ad in self.queue.load()}
         self.texts: dict[JobId, str] = {}  # each job's ad as text, kept from its last save, for queries
-        self.running: dict[JobId, starter.JobProcess] = {}
+        self.running: dict[JobId, shadow.JobProcess] = {}  # every run whose starter may live
         self.host = f"<127.0.0.1:0?addrs=127.0.0.1-0&alias={socket.gethostname()}>"
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.spawner: shadow.Spawner | None = None
         self._idle_order: list[JobId] | None = None  # idle jobs that need a slot, best first; None: rebuild
         self._slotless: list[JobId] = []  # idle scheduler and local universe jobs
         self._timer: asyncio.TimerHandle | None = None
         self._fast_timer: asyncio.TimerHandle | None = None
         self._intervals: dict[JobId, float | None] = {}  # each job's own periodic interval, once looked at
         self._schedule_pending = False
+        self._stopping = False
         # Running jobs held or removed whose processes have not exited yet: the held event's fields
         # ({} for a removal), logged after JOB_EVICTED once the job is gone, as HTCondor logs them.
         self._vacating: dict[JobId, dict] = {}
+        # The open unit of work: how deeply nested, its name (for crash points), the events it
+        # logs and what it does once committed; and the outbox rows already in their logs.
+        self._depth = 0
+        self._unit_name = ""
+        self._events: list[tuple[str, JobId, str]] = []
+        self._after: list[Callable[[], None]] = []
+        self._written: list[int] = []
+        self._backlog: dict[str, list[OutboxRow]] = {}  # events a full disk kept from their log
+        self._machine_ads: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ units of work
+
+    @contextmanager
+    def _unit(self, name: str) -> Iterator[None]:
+        """One transaction for everything done inside (units nest): commit, then write the events
+        it logged, then act on processes.  A failed commit leaves memory ahead of the queue: the
+        daemon dies, and the next one starts from what was committed, as after any crash."""
+        if self._depth == 0:
+            self._unit_name = name
+            self.queue.begin()
+            if self._written:
+                self.queue.forget_events(self._written)
+                self._written = []
+        self._depth += 1
+        try:
+            yield
+        except BaseException:
+            self._depth -= 1
+            if self._depth == 0:
+                self.queue.rollback()
+                self._events, self._after = [], []
+            raise
+        self._depth -= 1
+        if self._depth:
+            return
+        events, after = self._events, self._after
+        self._events, self._after = [], []
+        name = self._unit_name
+        try:
+            rows = self.queue.add_events(events)
+            crash_point(f"{name}:before-commit")
+            self.queue.commit()
+        except Exception:
+            log.exception("cannot commit the job queue (%s); the schedd stops and recovers on its next start", name)
+            os._exit(75)
+        crash_point(f"{name}:after-commit")
+        self._write_events(rows)
+        crash_point(f"{name}:after-log")
+        for action in after:
+            try:
+                action()
+            except Exception:  # committed already: the next schedd settles what this left undone
+                log.exception("after %s: acting on processes failed", name)
+
+    def _after_commit(self, action: Callable[[], None]) -> None:
+        self._after.append(action)
+
+    def _write_events(self, rows: list[OutboxRow]) -> None:
+        """Append committed events to their logs, each log's in one write.  A log a full disk
+        refuses keeps its events back, in order, until a later try succeeds; other failures (a
+        log whose directory is gone) lose the event, as a log that became unwritable must not stop
+        the schedd."""
+        by_path: dict[str, list[OutboxRow]] = {}
+        for row in rows:
+            by_path.setdefault(row[1], []).append(row)
+        for path, path_rows in by_path.items():
+            if path in self._backlog:
+                self._backlog[path].extend(path_rows)
+                continue
+            try:
+                append_events(path, "".join(row[3] for row in path_rows))
+            except OSError as e:
+                if e.errno in _RETRY_ERRNOS:
+                    self._backlog[path] = list(path_rows)
+                    continue
+                log.warning("cannot write to user log %s: %s", path, e)
+            self._written.extend(row[0] for row in path_rows)
+
+    def _retry_backlog(self) -> None:
+        backlog, self._backlog = self._backlog, {}
+        for rows in backlog.values():
+            self._write_events(rows)
+
+    def _log(self, ad: classad2.ClassAd, event_type: type[Event], when: float | None = None, **fields) -> None:
+        """Inside a unit: the event for the job's ``UserLog`` (every event) and ``DAGManNodesLog``
+        (only the event numbers in ``DAGManNodesMask``, when DAGMan set one: no IMAGE_SIZE, for one),
+        written once the unit is committed."""
+        paths = [ad.get("UserLog")]
+        if _in_mask(ad.get("DAGManNodesMask"), event_type.type):
+            paths.append(ad.get("DAGManNodesLog"))
+        paths = [p for p in dict.fromkeys(paths) if p and isinstance(p, str)]
+        if not paths:
+            return
+        event = event_type(cluster=ad["ClusterId"], proc=ad["ProcId"],
+                           time=datetime.fromtimestamp(self.clock() if when is None else when).astimezone(), **fields)
+        text = format_event(event)
+        key = job_id(ad)
+        self._events.extend((path, key, text) for path in paths)
 
     # ------------------------------------------------------------------ lifecycle
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Start work on ``loop``: recover from a previous crash, then schedule and poll."""
+        """Start work on ``loop``: recover from a previous crash, start the spawner, schedule, poll."""
         self.loop = loop
         self.recover()
+        self.spawner = shadow.Spawner(self.state.log, self.state.spool)
+        loop.add_reader(self.spawner.fd, self._notified)
+        loop.add_reader(self.spawner.pidfd, _spawner_died)
         self.schedule()
         self._timer = loop.call_later(self.periodic_interval, self._periodic_tick)
         self._fast_timer = loop.call_later(MIN_PERIODIC_INTERVAL, self._fast_tick)
 
     def shutdown(self) -> int:
-        """Stop: running jobs are evicted back to idle, as a schedd that goes down evicts them."""
+        """Stop: running jobs are killed by their starters and evicted back to idle, as a schedd
+        that goes down evicts them; jobs that ended on their own meanwhile are collected as such."""
+        self._stopping = True
         for timer in (self._timer, self._fast_timer):
             if timer:
                 timer.cancel()
-        evicted = list(self.running)
-        for key in evicted:
-            proc = self.running.pop(key)
-            self.loop.remove_reader(proc.pidfd)
-            os.close(proc.pidfd)
-            starter.signal_job(proc, signal.SIGKILL)
-            proc.popen.wait()
-            self.pool.release(_name(key))
-        stopped = [self.jobs[k] for k in evicted if k in self._vacating]
-        if stopped:
-            self._stopped(stopped)
-        evicted = [k for k in evicted if k in self.jobs and self.jobs[k]["JobStatus"] == JobStatus.RUNNING]
-        if evicted:
-            self._evict([self.jobs[k] for k in evicted], "The schedd shut down; the job will run again.")
+        for proc in self.running.values():
+            if proc.pidfd >= 0:
+                self.loop.remove_reader(proc.pidfd)
+            try:
+                shadow.ask(proc, "kill")
+            except OSError as e:
+                log.warning("cannot ask the starter of job %s to stop it: %s", _name(proc.key), e)
+        evicted_before = {k for k, ad in self.jobs.items() if ad["JobStatus"] == JobStatus.RUNNING}
+        if self.spawner is not None:
+            self.loop.remove_reader(self.spawner.fd)
+            self.loop.remove_reader(self.spawner.pidfd)
+            deadline = time.monotonic() + SHUTDOWN_WAIT_S
+            while self.running and (left := deadline - time.monotonic()) > 0:
+                fds = [self.spawner.fd] + [p.pidfd for p in self.running.values() if p.pidfd >= 0]
+                ready, _, _ = select.select(fds, [], [], left)
+                if self.spawner.fd in ready:
+                    self._notified()
+                for key, proc in list(self.running.items()):
+                    if proc.pidfd in ready:
+                        self._reconnected_exit(key)
+            self.spawner.close()
+        if self.running:
+            log.warning("%d job(s) still running at shutdown; the next schedd reconnects to them", len(self.running))
+        evicted = [k for k in evicted_before if k in self.jobs and self.jobs[k]["JobStatus"] == JobStatus.IDLE]
         self.queue.close()
         return len(evicted)
 
     def recover(self) -> None:
-        """Jobs left Running by a schedd that died lost their shadow: back to idle, as HTCondor does."""
-        lost = [ad for ad in self.jobs.values() if ad["JobStatus"] in (JobStatus.RUNNING, JobStatus.TRANSFERRING_OUTPUT)]
-        for ad in lost:
-            for pid in starter.orphans(self._ad_file(job_id(ad))):
-                try:
-                    os.killpg(os.getpgid(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        if lost:
-            self._evict(lost, "The job's schedd went away while the job ran; the job will run again.")
-        # Held or removed while running, and the schedd died before the job's exit: JobPid, saved
-        # with the hold or removal, says so. Its processes go, and its events are logged now.
-        stopping = [ad for ad in self.jobs.values()
-                    if ad["JobStatus"] in (JobStatus.HELD, JobStatus.REMOVED) and "JobPid" in ad]
-        for ad in stopping:
-            for pid in starter.orphans(self._ad_file(job_id(ad))):
-                try:
-                    os.killpg(os.getpgid(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            self._vacating[job_id(ad)] = _held_fields(ad) if ad["JobStatus"] == JobStatus.HELD else {}
-        if stopping:
-            self._stopped(stopping)
-        removed = [ad for ad in self.jobs.values() if ad["JobStatus"] == JobStatus.REMOVED]
-        if removed:
-            with self.queue.transaction():
-                for ad in removed:
-                    self._leave_queue(ad)
+        """Settle what a schedd that died left: first the events it committed without writing
+        them, then every run it had started.  A run whose starter recorded an exit is collected
+        (terminated exactly once, with its real exit code and times), a live starter is watched
+        again, and only a run whose starter is gone too is evicted (or, if it never started,
+        quietly put back to idle)."""
+        self._write_outbox()
+        with self._unit("recover"):
+            for key, ad in list(self.jobs.items()):
+                if "ShadowBday" in ad:  # a run was on: committed with its start, gone with its end
+                    record = shadow.settled_record(self._record_file(key, ad.get("JobRunCount", 0)))
+                    if record is not None:
+                        self._resume(ad, record)
+                        continue
+                self._no_starter(ad)
+            removed = [ad for key, ad in self.jobs.items()
+                       if ad["JobStatus"] == JobStatus.REMOVED and key not in self.running]
+            for ad in removed:
+                self._leave_queue(ad)
+        self._sweep_spool()
+
+    def _write_outbox(self) -> None:
+        """Write the committed events a crash kept from their logs: of each job's events waiting
+        for a log, those after the last one the log already ends that job's events with."""
+        rows = self.queue.outbox()
+        if not rows:
+            return
+        by_path: dict[str, list[OutboxRow]] = {}
+        for row in rows:
+            by_path.setdefault(row[1], []).append(row)
+        missing: list[OutboxRow] = []
+        for path, path_rows in by_path.items():
+            logged = events_by_job(path)
+            by_job: dict[JobId, list[OutboxRow]] = {}
+            for row in path_rows:
+                by_job.setdefault(row[2], []).append(row)
+            for key, job_rows in by_job.items():
+                have = logged.get(key, [])
+                done = _logged_prefix(have, [row[3] for row in job_rows])
+                self._written.extend(row[0] for row in job_rows[:done])
+                missing.extend(job_rows[done:])
+        missing.sort()
+        self._write_events(missing)
+
+    def _no_starter(self, ad: classad2.ClassAd) -> None:
+        """A job whose run has no record: its starter was never forked (the schedd died between
+        the commit and the spawn), or its record went with its machine (a reboot)."""
+        status = ad["JobStatus"]
+        if "ShadowBday" not in ad and status not in (JobStatus.RUNNING, JobStatus.TRANSFERRING_OUTPUT):
+            return
+        key = job_id(ad)
+        ran = "JobPid" in ad
+        if ran:
+            shadow.kill_orphans(self._ad_file(key))
+        self._run_over(ad)
+        if status in (JobStatus.HELD, JobStatus.REMOVED):
+            held = _held_fields(ad) if status == JobStatus.HELD else {}
+            self._vacating.pop(key, None)
+            if ran:
+                self._log(ad, JobEvictedEvent)
+            if held:
+                self._log(ad, JobHeldEvent, **held)
+            if status == JobStatus.REMOVED:
+                self._leave_queue(ad)
+            else:
+                self._save([ad])
+        elif ran:
+            self._evict([ad], "The job's starter went away while the job ran; the job will run again.")
+        else:
+            _enter(ad, JobStatus.IDLE, int(self.clock()))
+            self._save([ad])
+            self._idle_order = None
+
+    def _resume(self, ad: classad2.ClassAd, record: starter.Record) -> None:
+        """A job whose current run has a record: what it says happened is applied, as if the
+        starter's news had reached this schedd."""
+        key = job_id(ad)
+        proc = shadow.JobProcess(key, self._record_file(key, ad["JobRunCount"]))
+        self.running[key] = proc
+        host = ad.get("RemoteHost")
+        if ad["JobUniverse"] not in SLOTLESS_UNIVERSES and isinstance(host, str):
+            try:
+                self.pool.claim(self.pool.slot(host), _name(key))
+            except (KeyError, ValueError):
+                pass  # the pool changed; the slot is not ours to claim
+        if ad["JobStatus"] in (JobStatus.HELD, JobStatus.REMOVED):
+            self._vacating[key] = _held_fields(ad) if ad["JobStatus"] == JobStatus.HELD else {}
+        proc.starter_pid, proc.job_pid, proc.started = record.starter_pid, record.job_pid, record.start_time
+        if record.alive and record.starter_pid is not None and shadow.reconnect(proc):
+            self._started(key, record.starter_pid, record.job_pid, record.start_time)
+            self.loop.add_reader(proc.pidfd, self._reconnected_exit, key)
+            status = ad["JobStatus"]
+            if status in (JobStatus.HELD, JobStatus.REMOVED):  # its stop may not have reached the starter
+                self._stop(ad, "hold" if status == JobStatus.HELD else "remove")
+        else:  # ended, also between the first look and the reconnection
+            self._settle(key, starter.read_record(proc.record))
+
+    def _lost(self, key: JobId) -> None:
+        """A run whose starter died without recording an exit (killed, or the machine rebooted):
+        what is left of the job is killed, and the job runs again."""
+        proc = self._forget_run(key)
+        ad = self.jobs.get(key)
+        if ad is not None:
+            self._no_starter(ad)
+        self._after_commit(lambda: self._remove_run_files(key, proc))
+
+    def _sweep_spool(self) -> None:
+        """Remove ad files and records of runs that are over (a crash came before their removal)."""
+        keep = set()
+        for key, proc in self.running.items():
+            keep.update({proc.record, starter.control_file(proc.record), self._ad_file(key),
+                         shadow.machine_ad_file(self._ad_file(key))})
+        try:
+            names = os.listdir(self.state.spool)
+        except OSError:
+            return
+        for name in names:
+            path = os.path.join(self.state.spool, name)
+            if path not in keep and name.endswith((".starter", ".starter.stop", ".job.ad", ".machine.ad", ".request")):
+                shadow.remove_files(path)
 
     # ------------------------------------------------------------------ the Schedd API
 
@@ -174,18 +403,23 @@ class LocalSchedd:
         return self.submit_ads(cluster, ads)
 
     def submit_ads(self, cluster: int, ads: Sequence[classad2.ClassAd]) -> SubmitResult:
-        """Queue the ads a submitter built for ``cluster`` (see :meth:`new_cluster`)."""
+        """Queue the ads a submitter built for ``cluster`` (see :meth:`new_cluster`).  Sending
+        the same ads again (a client whose schedd died before it answered) queues nothing twice:
+        the answer is the first one's."""
         if not ads:
             raise ScheddError("the submit description queues no jobs")
         for ad in ads:
             if ad["ClusterId"] != cluster:
                 raise ScheddError(f"job ad for cluster {ad['ClusterId']} submitted as cluster {cluster}")
-        with self.queue.transaction():
+        first = job_id(ads[0])
+        if first in self.jobs or self.queue.has_left(*first):
+            return SubmitResult(cluster, ads[0]["ProcId"], len(ads))
+        with self._unit("submit"):
             self._save(ads)
-        for ad in ads:
-            self.jobs[job_id(ad)] = ad
-            # A job submitted on hold gets no held event: HTCondor logs only the submit.
-            self._log(ad, SubmitEvent, submit_host=self.host, log_notes=ad.get("SubmitEventNotes", ""))
+            for ad in ads:
+                self.jobs[job_id(ad)] = ad
+                # A job submitted on hold gets no held event: HTCondor logs only the submit.
+                self._log(ad, SubmitEvent, submit_host=self.host, log_notes=ad.get("SubmitEventNotes", ""))
         self._idle_order = None
         self._schedule_soon()  # after the reply: a submitter (DAGMan) need not wait for the forks
         asked = [interval for ad in ads if (interval := _float(ad.get(JOB_PERIODIC_INTERVAL))) is not None]
@@ -238,12 +472,12 @@ class LocalSchedd:
                 raise ScheddError(f"{name} cannot be edited; it is maintained by the schedd")
         exprs = {name: _constraint(text, what="value") for name, text in attrs.items()}
         keys = self._resolve(job_spec)
-        with self.queue.transaction():
+        with self._unit("edit"):
             for key in keys:
                 self.jobs[key].update(exprs)
             self._save(self.jobs[k] for k in keys)
-        self._idle_order = None
-        self.schedule()
+            self._idle_order = None
+            self.schedule()
         return len(keys)
 
     def act(self, action: JobAction | str, job_spec: JobSpec, reason: str | None = None) -> ActResult:
@@ -261,15 +495,17 @@ class LocalSchedd:
         if refused and explicit:
             raise ScheddError("; ".join(refused) + "; nothing was changed")
         ads = [self.jobs[k] for k in allowed]
-        if action is JobAction.Hold:
-            self._hold(ads, reason or "via condor_hold (by user " + _user() + ")", HOLD_CODE_USER, 0)
-        elif action is JobAction.Release:
-            self._release(ads, reason or "via condor_release (by user " + _user() + ")")
-        else:
-            self._remove(ads, reason or "via condor_rm (by user " + _user() + ")", force=action is JobAction.RemoveX)
-        self.schedule()
+        with self._unit(action.name.lower() if action is not JobAction.RemoveX else "remove"):
+            if action is JobAction.Hold:
+                self._hold(ads, reason or "via condor_hold (by user " + _user() + ")", HOLD_CODE_USER, 0)
+            elif action is JobAction.Release:
+                self._release(ads, reason or "via condor_release (by user " + _user() + ")")
+            else:
+                self._remove(ads, reason or "via condor_rm (by user " + _user() + ")", force=action is JobAction.RemoveX)
+            self.schedule()
         return ActResult(len(allowed), tuple(refused), bad_status=kinds["bad_status"],
                          already_done=kinds["already_done"], job_ads=len(self.jobs))
+
 
     # ------------------------------------------------------------------ scheduling
 
@@ -285,7 +521,7 @@ class LocalSchedd:
 
     def schedule(self) -> None:
         """Start every idle job that can start: slotless universes at once, others on a matching slot."""
-        if self.loop is None:
+        if self.spawner is None or self._stopping:
             return
         if self._idle_order is None:
             idle = [k for k, ad in self.jobs.items() if ad["JobStatus"] == JobStatus.IDLE]
@@ -321,91 +557,200 @@ class LocalSchedd:
     def _ad_file(self, key: JobId) -> str:
         return os.path.join(self.state.spool, f"{_name(key)}.job.ad")
 
+    def _record_file(self, key: JobId, run: int) -> str:
+        """The starter's record of the job's ``run``-th run (its JobRunCount)."""
+        return os.path.join(self.state.spool, f"{_name(key)}.{run}.starter")
+
     def _is_idle(self, key: JobId) -> bool:
         ad = self.jobs.get(key)
         return ad is not None and ad["JobStatus"] == JobStatus.IDLE and key not in self.running
 
     def _start(self, starts: list[tuple[JobId, object]]) -> None:
+        """Commit the jobs as running, then ask the spawner for their starters."""
         now = int(self.clock())
-        with self.queue.transaction():
+        with self._unit("start"):
             for key, slot in starts:
                 ad = self.jobs[key]
-                ad["JobStatus"] = int(JobStatus.RUNNING)
-                ad["EnteredCurrentStatus"] = now
-                ad["NumJobStarts"] = ad.get("NumJobStarts", 0) + 1
+                _enter(ad, JobStatus.RUNNING, now)
                 ad["JobRunCount"] = ad.get("JobRunCount", 0) + 1
+                ad["ShadowBday"] = now
                 ad["JobCurrentStartDate"] = now
-                if "JobStartDate" not in ad:
-                    ad["JobStartDate"] = now
                 if slot is not None:
                     ad["RemoteHost"] = slot.name
                     site = slot.ad.get("GLIDEIN_CMSSite")
                     if site is not None:
                         ad["MATCH_GLIDEIN_CMSSite"] = site
+                self.running[key] = shadow.JobProcess(key, self._record_file(key, ad["JobRunCount"]))
             self._save(self.jobs[k] for k, _ in starts)
-        failed = []
+            self._after_commit(lambda: self._spawn(starts))
+
+    def _spawn(self, starts: list[tuple[JobId, object]]) -> None:
+        requests = []
         for key, slot in starts:
-            ad = self.jobs[key]
-            try:
-                proc = starter.start(ad, self._ad_file(key), slot.ad if slot is not None else None)
-            except OSError as e:
-                failed.append((key, f"Error from starter: Failed to execute '{ad['Cmd']}': {e.strerror or e}"))
+            proc = self.running.get(key)
+            ad = self.jobs.get(key)
+            if proc is None or ad is None:
                 continue
-            proc.pidfd = os.pidfd_open(proc.pid)
-            self.running[key] = proc
-            self.loop.add_reader(proc.pidfd, self._reap, key)
-            # Shown to queries, not committed: recovery finds orphans by their environment instead.
-            ad["JobPid"] = proc.pid
-            self.texts.pop(key, None)
-            props = {"CondorScratchDir": ad["Iwd"], "Cpus": ad.get("RequestCpus", 1), "Disk": ad.get("RequestDisk", 0),
-                     "GPUs": 0, "Memory": ad.get("RequestMemory", 0)} if slot else {}
-            self._log(ad, ExecuteEvent, execute_host=self.host, slot_name=slot.name if slot else "", props=props)
-        if failed:
-            for key, _ in failed:
-                self.pool.release(_name(key))
-            for key, message in failed:
-                self._hold([self.jobs[key]], message, HOLD_CODE_START_FAILED, 2)
+            machine_ad = None
+            if slot is not None:
+                machine_ad = self._machine_ads.get(slot.name)
+                if machine_ad is None:
+                    machine_ad = self._machine_ads[slot.name] = str(slot.ad)
+            grace = None if ad["JobUniverse"] == UNIVERSE_SCHEDULER else self.vacate_time
+            text = self.texts.get(key) or str(ad)
+            requests.append(shadow.request(ad, text, proc.record, self._ad_file(key), machine_ad,
+                                           self.job_umask, grace))
+        if requests:
+            try:
+                self.spawner.spawn(requests)
+            except BrokenPipeError:
+                _spawner_died()
 
-    def _reap(self, key: JobId) -> None:
-        proc = self.running.pop(key)
-        self.loop.remove_reader(proc.pidfd)
-        os.close(proc.pidfd)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.popen.returncode = os.waitstatus_to_exitcode(status)
-        self.pool.release(_name(key))
+    # ------------------------------------------------------------------ what the starters report
+
+    def _notified(self) -> None:
+        """The starters' news (started, failed, exited), settled in one unit with the starts that
+        the freed slots allow."""
+        lines = self.spawner.read()
+        if not lines:
+            return
+        name = "exit" if any(kind == "exited" for kind, _, _ in lines) else "started"
+        with self._unit(name):
+            for kind, name, rest in lines:
+                key = _parse_key(name)
+                if key not in self.running:
+                    continue
+                record = starter.Record()
+                try:
+                    starter.apply_line(record, kind, rest)
+                except ValueError:
+                    log.error("cannot read a starter's news %r", f"{kind} {name} {rest}")
+                    continue
+                if kind == "started":
+                    self._started(key, record.starter_pid, record.job_pid, record.start_time)
+                elif kind == "failed":
+                    self._start_failed(key, record.failed)
+                elif kind == "exited":
+                    self._collect(key, record.exit)
+            self.schedule()
+
+    def _reconnected_exit(self, key: JobId) -> None:
+        """A starter reconnected to after a restart has ended: its record says how."""
+        with self._unit("exit"):
+            self._settle(key, starter.read_record(self.running[key].record))
+            self.schedule()
+
+    def _settle(self, key: JobId, record: starter.Record | None) -> None:
+        """Inside a unit: a run whose starter has ended, as its record tells."""
+        if record is not None and record.failed is not None:
+            self._start_failed(key, record.failed)
+        elif record is not None and record.exit is not None:
+            if record.starter_pid is not None:
+                self._started(key, record.starter_pid, record.job_pid, record.start_time)
+            self._collect(key, record.exit)
+        else:
+            self._lost(key)
+
+    def _started(self, key: JobId, starter_pid: int, job_pid: int, start: float) -> None:
+        """Inside a unit: the job runs (JOB_EXECUTE), with its pid committed."""
+        proc = self.running[key]
+        proc.starter_pid, proc.job_pid, proc.started = starter_pid, job_pid, start
+        if proc.stop is not None:  # asked before the starter was known
+            request = proc.stop
+            self._after_commit(lambda: shadow.ask(proc, request))
         ad = self.jobs.get(key)
-        wall = time.monotonic() - proc.started
-        if ad is not None:
-            self._account(ad, wall, usage, proc)
-            if key in self._vacating:
-                self._vacated(ad, Rusage(usage.ru_utime, usage.ru_stime), wall, usage.ru_utime + usage.ru_stime)
-            if ad["JobStatus"] == JobStatus.REMOVED:
-                with self.queue.transaction():
-                    self._leave_queue(ad)
-            elif ad["JobStatus"] == JobStatus.RUNNING:
-                self._exited(ad, status, usage, wall)
-            else:  # held (or held and released) while it ran: keep the usage it accumulated
-                with self.queue.transaction():
-                    self._save([ad])
-                if ad["JobStatus"] == JobStatus.IDLE:
-                    self._idle_order = None  # it can run again now
-        starter.remove_ad_files(self._ad_file(key))
-        self.schedule()
+        if ad is None or ad.get("JobPid") == job_pid:  # removed with -forcex; or known before a restart
+            return
+        ad["JobPid"] = job_pid
+        ad["NumJobStarts"] = ad.get("NumJobStarts", 0) + 1
+        if "JobStartDate" not in ad:
+            ad["JobStartDate"] = int(start)
+        slot = ad.get("RemoteHost", "") if ad["JobUniverse"] not in SLOTLESS_UNIVERSES else ""
+        props = {"CondorScratchDir": ad["Iwd"], "Cpus": ad.get("RequestCpus", 1), "Disk": ad.get("RequestDisk", 0),
+                 "GPUs": 0, "Memory": ad.get("RequestMemory", 0)} if slot else {}
+        self._log(ad, ExecuteEvent, when=start, execute_host=self.host, slot_name=slot, props=props)
+        self._save([ad])
 
-    def _account(self, ad: classad2.ClassAd, wall: float, usage: resource.struct_rusage,
-                 proc: starter.JobProcess) -> None:
-        ad["RemoteWallClockTime"] = float(ad.get("RemoteWallClockTime", 0.0)) + wall
-        ad["LastRemoteWallClockTime"] = float(wall)  # the last run's: condor_q's RUN_TIME of an idle or held job
-        ad["RemoteUserCpu"] = float(ad.get("RemoteUserCpu", 0.0)) + usage.ru_utime
-        ad["RemoteSysCpu"] = float(ad.get("RemoteSysCpu", 0.0)) + usage.ru_stime
+    def _start_failed(self, key: JobId, message: str) -> None:
+        """Inside a unit: the starter could not start the job, which is held with its message."""
+        proc = self._forget_run(key)
+        self._after_commit(lambda: self._remove_run_files(key, proc))
+        ad = self.jobs.get(key)
+        if ad is None:
+            return
+        self._run_over(ad)
+        status = ad["JobStatus"]
+        held = self._vacating.pop(key, None)
+        if status == JobStatus.RUNNING:
+            self._hold([ad], message, HOLD_CODE_START_FAILED, 2)
+        elif status == JobStatus.REMOVED:
+            self._leave_queue(ad)
+        else:
+            if held:
+                self._log(ad, JobHeldEvent, **held)
+            self._save([ad])
+
+    def _forget_run(self, key: JobId) -> shadow.JobProcess:
+        """The run is over: stop watching its starter, free its slot."""
+        proc = self.running.pop(key)
+        if proc.pidfd >= 0:
+            self.loop.remove_reader(proc.pidfd)
+            os.close(proc.pidfd)
+        self.pool.release(_name(key))
+        return proc
+
+    def _remove_run_files(self, key: JobId, proc: shadow.JobProcess, ads: bool = True) -> None:
+        """A run's files: its record, its stop request if it had one, and the ads (which a starter
+        that saw its job end has removed itself)."""
+        paths = [proc.record] + ([starter.control_file(proc.record)] if proc.stop else [])
+        if ads:
+            paths += [self._ad_file(key), shadow.machine_ad_file(self._ad_file(key))]
+        shadow.remove_files(*paths)
+
+    def _collect(self, key: JobId, exit: starter.Exit) -> None:
+        """Inside a unit: a run ended, as its starter recorded it."""
+        proc = self._forget_run(key)
+        self._after_commit(lambda: self._remove_run_files(key, proc, ads=False))
+        ad = self.jobs.get(key)
+        if ad is None:
+            return
+        cpu = exit.user_cpu + exit.system_cpu
+        self._account(ad, exit, proc)
+        if key in self._vacating:
+            self._vacated(ad, Rusage(exit.user_cpu, exit.system_cpu), exit.wall, cpu, exit.end_time)
+        if ad["JobStatus"] == JobStatus.REMOVED:
+            self._leave_queue(ad)
+        elif ad["JobStatus"] == JobStatus.RUNNING:
+            if self._stopping and exit.vacated:
+                self._evict([ad], "The schedd shut down; the job will run again.")
+            else:
+                self._exited(ad, exit)
+        else:  # held (or held and released) while it ran: keep the usage it accumulated
+            self._save([ad])
+            if ad["JobStatus"] == JobStatus.IDLE:
+                self._idle_order = None  # it can run again now
+
+    def _run_over(self, ad: classad2.ClassAd) -> None:
+        """The job's run is over: no shadow, no process (committed with the change it comes with)."""
+        ad.pop("ShadowBday", None)
+        ad.pop("JobPid", None)
+
+    def _account(self, ad: classad2.ClassAd, exit: starter.Exit, proc: shadow.JobProcess) -> None:
+        ad["RemoteWallClockTime"] = float(ad.get("RemoteWallClockTime", 0.0)) + exit.wall
+        ad["LastRemoteWallClockTime"] = float(exit.wall)  # the last run's: condor_q's RUN_TIME of an idle or held job
+        ad["RemoteUserCpu"] = float(ad.get("RemoteUserCpu", 0.0)) + exit.user_cpu
+        ad["RemoteSysCpu"] = float(ad.get("RemoteSysCpu", 0.0)) + exit.system_cpu
         # Only our own samples: a forked child's ru_maxrss counts the parent's pages before exec.
         if proc.peak_rss_kb:
             ad["ResidentSetSize"] = proc.peak_rss_kb
             ad["MemoryUsage"] = math.ceil(proc.peak_rss_kb / 1024)
-        ad.pop("JobPid", None)
+        self._run_over(ad)
 
-    def _exited(self, ad: classad2.ClassAd, status: int, usage, wall: float) -> None:
-        now = int(self.clock())
+    def _exited(self, ad: classad2.ClassAd, exit: starter.Exit) -> None:
+        """The job ended of its own accord: OnExitHold, else OnExitRemove decides, as the schedd's
+        policy does; the times are the starter's, also for an exit collected after a restart."""
+        status = exit.status
+        now = int(exit.end_time)
         signalled = os.WIFSIGNALED(status)
         ad["ExitBySignal"] = signalled
         if signalled:
@@ -415,7 +760,7 @@ class LocalSchedd:
             ad["ExitCode"] = os.WEXITSTATUS(status)
         ad["NumJobCompletions"] = ad.get("NumJobCompletions", 0) + 1
         ad["LastJobStatus"] = int(JobStatus.RUNNING)
-        run_usage = Rusage(usage.ru_utime, usage.ru_stime)
+        run_usage = Rusage(exit.user_cpu, exit.system_cpu)
         total_usage = Rusage(float(ad["RemoteUserCpu"]), float(ad["RemoteSysCpu"]))
         if _eval(ad, "OnExitHold") is True:
             reason = _reason(ad, "OnExitHoldReason", f"The job attribute OnExitHold expression '{ad['OnExitHold']}' evaluated to TRUE")
@@ -424,42 +769,41 @@ class LocalSchedd:
         leave = _eval(ad, "OnExitRemove")
         if leave is True or not isinstance(leave, bool):
             ad["CompletionDate"] = now
-            self._log(ad, JobTerminatedEvent,
+            self._log(ad, JobTerminatedEvent, when=exit.end_time,
                       return_value=None if signalled else ad["ExitCode"],
                       signal_number=ad["ExitSignal"] if signalled else None,
                       run_remote_usage=run_usage, total_remote_usage=total_usage,
-                      usage=_usage(ad, wall, usage.ru_utime + usage.ru_stime),
+                      usage=_usage(ad, exit.wall, exit.user_cpu + exit.system_cpu),
                       exited_at=datetime.fromtimestamp(now).astimezone())
             ad["JobStatus"] = int(JobStatus.COMPLETED)
             ad["EnteredCurrentStatus"] = now
-            with self.queue.transaction():
-                self._leave_queue(ad)
+            self._leave_queue(ad)
         else:
             self._evict([ad], "The job exited, and its OnExitRemove expression is false: it will run again.",
                         requeued=(None if signalled else ad["ExitCode"], ad["ExitSignal"] if signalled else None))
 
-    # ------------------------------------------------------------------ transitions
+    # ------------------------------------------------------------------ transitions (inside a unit)
 
     def _hold(self, ads: list[classad2.ClassAd], reason: str, code: int, subcode: int) -> None:
         now = int(self.clock())
-        with self.queue.transaction():
+        with self._unit("hold"):
             for ad in ads:
                 _enter(ad, JobStatus.HELD, now)
                 ad["HoldReason"] = reason
                 ad["HoldReasonCode"] = code
                 ad["HoldReasonSubCode"] = subcode
                 ad["NumHolds"] = ad.get("NumHolds", 0) + 1
+                key = job_id(ad)
+                if key in self.running:  # logged once the job is gone, after its JOB_EVICTED
+                    self._vacating[key] = _held_fields(ad)
+                    self._stop(ad, "hold")
+                else:
+                    self._log(ad, JobHeldEvent, **_held_fields(ad))
             self._save(ads)
-        for ad in ads:
-            if job_id(ad) in self.running:  # logged once the job is gone, after its JOB_EVICTED
-                self._vacating[job_id(ad)] = _held_fields(ad)
-                self._stop(ad, ad.get("HoldKillSig"))
-            else:
-                self._log(ad, JobHeldEvent, **_held_fields(ad))
 
     def _release(self, ads: list[classad2.ClassAd], reason: str) -> None:
         now = int(self.clock())
-        with self.queue.transaction():
+        with self._unit("release"):
             for ad in ads:
                 _enter(ad, JobStatus.IDLE, now)
                 ad["LastHoldReason"] = ad.get("HoldReason", "")
@@ -467,30 +811,30 @@ class LocalSchedd:
                 for attr in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode"):
                     ad.pop(attr, None)
                 ad["ReleaseReason"] = reason
+                if job_id(ad) in self._vacating:  # released before its process exited: its hold comes first
+                    self._vacated(ad)
+                self._log(ad, JobReleasedEvent, reason=reason)
             self._save(ads)
-        for ad in ads:
-            if job_id(ad) in self._vacating:  # released before its process exited: its hold comes first
-                self._vacated(ad)
-            self._log(ad, JobReleasedEvent, reason=reason)
         self._idle_order = None
 
     def _remove(self, ads: list[classad2.ClassAd], reason: str, force: bool = False) -> None:
         now = int(self.clock())
         ads = self._with_dependents(ads)
-        with self.queue.transaction():
+        with self._unit("remove"):
             for ad in ads:
                 if ad["JobStatus"] != JobStatus.REMOVED:
                     _enter(ad, JobStatus.REMOVED, now)
                 ad["EnteredCurrentStatus"] = now
                 ad["RemoveReason"] = reason
-                if job_id(ad) not in self.running or force:
-                    self._vacating.pop(job_id(ad), None)
+                key = job_id(ad)
+                if key in self.running:
+                    self._stop(ad, "kill" if force else "remove")
+                if key not in self.running or force:
+                    self._vacating.pop(key, None)
                     self._leave_queue(ad)
                 else:
-                    self._vacating.setdefault(job_id(ad), {})  # JOB_EVICTED comes before JOB_ABORTED
+                    self._vacating.setdefault(key, {})  # JOB_EVICTED comes before JOB_ABORTED
                     self._save([ad])
-        for ad in ads:
-            self._stop(ad, ad.get("RemoveKillSig"), force=force)
 
     def _with_dependents(self, ads: list[classad2.ClassAd]) -> list[classad2.ClassAd]:
         """Add the jobs a removed job takes with it (``OtherJobRemoveRequirements``, as DAGMan sets)."""
@@ -512,43 +856,29 @@ class LocalSchedd:
                requeued: tuple[int | None, int | None] | None = None) -> None:
         """Back to idle; ``requeued`` is (return value, signal) when the job exited and OnExitRemove kept it."""
         now = int(self.clock())
-        with self.queue.transaction():
-            for ad in ads:
-                _enter(ad, JobStatus.IDLE, now)
-                ad.pop("JobPid", None)
-            self._save(ads)
         extra = {}
         if requeued is not None:
             extra = {"terminated_and_requeued": True, "return_value": requeued[0], "signal_number": requeued[1]}
-        for ad in ads:
-            self._log(ad, JobEvictedEvent, reason=reason, **extra)
+        with self._unit("evict"):
+            for ad in ads:
+                _enter(ad, JobStatus.IDLE, now)
+                self._run_over(ad)
+                self._log(ad, JobEvictedEvent, reason=reason, **extra)
+            self._save(ads)
         self._idle_order = None
 
     def _vacated(self, ad: classad2.ClassAd, run_usage: Rusage = Rusage(), wall: float = 0.0,
-                 cpu: float = 0.0) -> None:
+                 cpu: float = 0.0, when: float | None = None) -> None:
         """A job held or removed while it ran has stopped: JOB_EVICTED, as HTCondor's shadow logs
         it (a usage table only for a job that had a slot), then the held event its hold waited for."""
         held = self._vacating.pop(job_id(ad))
         usage = _usage(ad, wall, cpu) if ad["JobUniverse"] not in SLOTLESS_UNIVERSES else None
-        self._log(ad, JobEvictedEvent, run_remote_usage=run_usage, usage=usage)
+        self._log(ad, JobEvictedEvent, when=when, run_remote_usage=run_usage, usage=usage)
         if held:
-            self._log(ad, JobHeldEvent, **held)
-
-    def _stopped(self, ads: list[classad2.ClassAd]) -> None:
-        """Held or removed jobs whose processes were killed without being reaped (shutdown,
-        recovery): their events, and no process left."""
-        for ad in ads:
-            ad.pop("JobPid", None)
-            self._vacated(ad)
-        with self.queue.transaction():
-            for ad in ads:
-                if ad["JobStatus"] == JobStatus.REMOVED:
-                    self._leave_queue(ad)
-                else:
-                    self._save([ad])
+            self._log(ad, JobHeldEvent, when=when, **held)
 
     def _leave_queue(self, ad: classad2.ClassAd) -> None:
-        """Inside a transaction: a completed or removed job moves to the history."""
+        """Inside a unit: a completed or removed job moves to the history."""
         key = job_id(ad)
         now = int(self.clock())
         if ad["JobStatus"] == JobStatus.REMOVED:
@@ -558,25 +888,19 @@ class LocalSchedd:
         del self.jobs[key]
         self.texts.pop(key, None)
 
-    def _stop(self, ad: classad2.ClassAd, kill_sig, force: bool = False) -> None:
-        """Signal a running job's processes, then SIGKILL them after the vacate time; a
-        scheduler-universe job (DAGMan, which still runs its FINAL node) is left to exit."""
+    def _stop(self, ad: classad2.ClassAd, request: str) -> None:
+        """Once the unit is committed, ask the job's starter to stop it: its kill signal, then
+        SIGKILL after the vacate time (the starter keeps that time, also across a schedd restart);
+        a scheduler-universe job (DAGMan, which still runs its FINAL node) is left to exit."""
         proc = self.running.get(job_id(ad))
-        if proc is None:
-            return
-        first = signal.SIGKILL if force else starter.signal_number(kill_sig or ad.get("KillSig"), signal.SIGTERM)
-        starter.signal_job(proc, first)
-        if first != signal.SIGKILL and ad["JobUniverse"] != UNIVERSE_SCHEDULER:
-            self.loop.call_later(self.vacate_time, self._kill_if_running, job_id(ad), proc)
-
-    def _kill_if_running(self, key: JobId, proc: starter.JobProcess) -> None:
-        if self.running.get(key) is proc:
-            starter.signal_job(proc, signal.SIGKILL)
+        if proc is not None:
+            self._after_commit(lambda: shadow.ask(proc, request))
 
     # ------------------------------------------------------------------ periodic policy
 
     def _periodic_tick(self) -> None:
         try:
+            self._retry_backlog()
             self.periodic()
         finally:
             self._timer = self.loop.call_later(self.periodic_interval, self._periodic_tick)
@@ -614,50 +938,50 @@ class LocalSchedd:
         Scheduler-universe jobs (DAGMan) are not measured: HTCondor runs them without a starter,
         so it never updates their image size or logs an IMAGE_SIZE event for them."""
         jobs = self.jobs if only is None else only
-        changed = []
-        for key, proc in list(self.running.items()):
-            ad = jobs.get(key)
-            if ad is None or ad["JobUniverse"] == UNIVERSE_SCHEDULER:
-                continue
-            rss, vsize = starter.memory_kb(proc.pid)
-            if rss > proc.peak_rss_kb:
-                proc.peak_rss_kb = rss
-                ad["ResidentSetSize"] = rss
-                ad["MemoryUsage"] = math.ceil(rss / 1024)
-                ad["ImageSize"] = max(vsize, _int(ad.get("ImageSize")))
-                changed.append(ad)
-                self._log(ad, JobImageSizeEvent, image_size=ad["ImageSize"], memory_usage=ad["MemoryUsage"],
-                          resident_set_size=rss)
-        if changed:
-            with self.queue.transaction():
+        with self._unit("periodic"):
+            changed = []
+            for key, proc in list(self.running.items()):
+                ad = jobs.get(key)
+                if ad is None or ad["JobUniverse"] == UNIVERSE_SCHEDULER or proc.job_pid is None:
+                    continue
+                rss, vsize = shadow.memory_kb(proc.job_pid)
+                if rss > proc.peak_rss_kb:
+                    proc.peak_rss_kb = rss
+                    ad["ResidentSetSize"] = rss
+                    ad["MemoryUsage"] = math.ceil(rss / 1024)
+                    ad["ImageSize"] = max(vsize, _int(ad.get("ImageSize")))
+                    changed.append(ad)
+                    self._log(ad, JobImageSizeEvent, image_size=ad["ImageSize"], memory_usage=ad["MemoryUsage"],
+                              resident_set_size=rss)
+            if changed:
                 self._save(changed)
-        remove, hold, release = [], [], []
-        for ad in list(jobs.values()):
-            status = ad["JobStatus"]
-            if status == JobStatus.REMOVED:
-                continue
-            if status not in (JobStatus.HELD, JobStatus.COMPLETED) and _eval(ad, "PeriodicHold") is True:
-                hold.append(ad)
-            elif (status == JobStatus.HELD and ad.get("HoldReasonCode") != HOLD_CODE_USER
-                  and _eval(ad, "PeriodicRelease") is True):
-                release.append(ad)
-            elif _eval(ad, "PeriodicRemove") is True:
-                remove.append(ad)
-        for ad in remove:
-            default = f"The job attribute PeriodicRemove expression '{ad['PeriodicRemove']}' evaluated to TRUE"
-            self._remove([ad], _reason(ad, "PeriodicRemoveReason", default))
-        for ad in hold:
-            reason = _reason(ad, "PeriodicHoldReason", f"The job attribute PeriodicHold expression '{ad['PeriodicHold']}' evaluated to TRUE")
-            self._hold([ad], reason, HOLD_CODE_JOB_POLICY, _int(_eval(ad, "PeriodicHoldSubCode")))
-        if release:
-            self._release(release, "The job attribute PeriodicRelease expression evaluated to TRUE")
-        if remove or hold or release:
-            self.schedule()
+            remove, hold, release = [], [], []
+            for ad in list(jobs.values()):
+                status = ad["JobStatus"]
+                if status == JobStatus.REMOVED:
+                    continue
+                if status not in (JobStatus.HELD, JobStatus.COMPLETED) and _eval(ad, "PeriodicHold") is True:
+                    hold.append(ad)
+                elif (status == JobStatus.HELD and ad.get("HoldReasonCode") != HOLD_CODE_USER
+                      and _eval(ad, "PeriodicRelease") is True):
+                    release.append(ad)
+                elif _eval(ad, "PeriodicRemove") is True:
+                    remove.append(ad)
+            for ad in remove:
+                default = f"The job attribute PeriodicRemove expression '{ad['PeriodicRemove']}' evaluated to TRUE"
+                self._remove([ad], _reason(ad, "PeriodicRemoveReason", default))
+            for ad in hold:
+                reason = _reason(ad, "PeriodicHoldReason", f"The job attribute PeriodicHold expression '{ad['PeriodicHold']}' evaluated to TRUE")
+                self._hold([ad], reason, HOLD_CODE_JOB_POLICY, _int(_eval(ad, "PeriodicHoldSubCode")))
+            if release:
+                self._release(release, "The job attribute PeriodicRelease expression evaluated to TRUE")
+            if remove or hold or release:
+                self.schedule()
 
     # ------------------------------------------------------------------ helpers
 
     def _save(self, ads: Iterable[classad2.ClassAd]) -> None:
-        """Inside a transaction: persist changed ads, keeping their text for queries."""
+        """Inside a unit: persist changed ads, keeping their text for queries."""
         self.texts.update(self.queue.put(ads))
 
     def query_texts(self, constraint: str = "true") -> list[str]:
@@ -683,9 +1007,12 @@ class LocalSchedd:
         keys: list[JobId] = []
         for spec in specs:
             text = str(spec).strip()
-            cluster, _, proc = text.partition(".")
-            if not cluster.isdigit() or (proc and not proc.isdigit()):
-                raise ScheddError(f"{text!r} is not a job id; give CLUSTER or CLUSTER.PROC")
+            match = _JOB_ID.match(text)
+            if not match:
+                raise ScheddError(f"{text!r} is not a job id; give CLUSTER or CLUSTER.PROC, in digits 0-9")
+            cluster, proc = match.groups()
+            if len(cluster) > 10 or int(cluster) > MAX_JOB_ID or (proc and (len(proc) > 10 or int(proc) > MAX_JOB_ID)):
+                raise ScheddError(f"{text!r} is not a job id: ids go up to {MAX_JOB_ID}")
             if proc:
                 key = (int(cluster), int(proc))
                 if key not in self.jobs:
@@ -718,25 +1045,6 @@ class LocalSchedd:
         if action is JobAction.Remove and status == JobStatus.REMOVED:
             return "already_done", "is already being removed; use RemoveX (rm -forcex) to force it out"
         return None
-
-    def _log(self, ad: classad2.ClassAd, event_type: type[Event], **fields) -> None:
-        """The event to the job's ``UserLog`` (every event) and to ``DAGManNodesLog`` (only the
-        event numbers in ``DAGManNodesMask``, when DAGMan set one: no IMAGE_SIZE, for one)."""
-        paths = [ad.get("UserLog")]
-        if _in_mask(ad.get("DAGManNodesMask"), event_type.type):
-            paths.append(ad.get("DAGManNodesLog"))
-        paths = [p for p in dict.fromkeys(paths) if p]
-        if not paths:
-            return
-        event = event_type(cluster=ad["ClusterId"], proc=ad["ProcId"],
-                           time=datetime.fromtimestamp(self.clock()).astimezone(), **fields)
-        for path in paths:
-            # Opened for each event, as HTCondor does: the user may move or delete the log meanwhile.
-            try:
-                with UserLog(path) as log:
-                    log.write(event)
-            except OSError:
-                pass  # a log that became unwritable must not stop the schedd
 
 
 def _in_mask(mask, event_type: int) -> bool:
@@ -773,6 +1081,8 @@ def _constraint(text: str, what: str = "constraint") -> classad2.ExprTree:
 
 
 def _is_constraint(job_spec: JobSpec) -> bool:
+    """A string that is not a job id (in any digits: a bad id is refused as one, not parsed as
+    a ClassAd expression)."""
     if isinstance(job_spec, int) or not isinstance(job_spec, str):
         return False
     return not job_spec.replace(".", "").strip().isdigit()
@@ -825,3 +1135,28 @@ def _int(value) -> int:
 def _user() -> str:
     return getpass.getuser()
 
+
+
+def _parse_key(text: str) -> JobId | None:
+    cluster, _, proc = text.partition(".")
+    try:
+        return int(cluster), int(proc)
+    except ValueError:
+        return None
+
+
+def _logged_prefix(logged: list[str], pending: list[str]) -> int:
+    """How many of a job's ``pending`` events (oldest first) its log already holds: events are
+    written in order, so those written are a prefix of ``pending`` that ends the job's
+    ``logged`` events."""
+    for count in range(len(pending), 0, -1):
+        if logged[-count:] == pending[:count]:
+            return count
+    return 0
+
+
+def _spawner_died() -> None:
+    """The spawner is gone (killed): the schedd dies too, and its next start recovers every run
+    from the starters' records, as after any crash."""
+    log.error("the starters' spawner died; the schedd stops and recovers on its next start")
+    os._exit(75)

@@ -1,145 +1,455 @@
-"""Run a job's process the way HTCondor's starter does, on this machine.
+"""The embedded condor_starter: a small process that owns a running job instead of the schedd.
 
-The job runs in its own session and process group (so hold and remove reach every process it
-started), from an argument list (never a shell string), in its initial directory, with its
-environment and its input, output and error files.  ``_CONDOR_JOB_AD`` names a file holding the
-job's ClassAd and, for a job that runs on a slot, ``_CONDOR_MACHINE_AD`` one holding the slot's
-machine ad (GLIDEIN_CMSSite and the rest), as on a real execute node. Both files are in the new
-ClassAd syntax (``[ Name = value; ... ]``), which classad2 and HTCondor's tools read.
+HTCondor's schedd does not own a running job: a starter does, so a schedd restart reconnects to
+running jobs and collects the ones that finished meanwhile instead of running them again.  This
+file holds both programs of that split, standard library only, so that they start fast:
+
+* the spawner, ``python -I -S starter.py SCHEDD_PID SOCKET_FD``, which the schedd daemon starts
+  once.  It keeps starters forked ahead of need (a small process forks far faster than the daemon,
+  and no fork is then between a request and its job's start) and dies with the daemon
+  (``PR_SET_PDEATHSIG``); a starter running a job does not.
+* the starters, waiting on the socket the schedd shares with all of them (``SOCK_SEQPACKET``: each
+  request, one JSON object, goes to exactly one starter).  A starter supervises one job at a time:
+  it creates and locks the run's record file, writes the job and machine ads, starts the job in
+  its own session and process group from an argument list (never a shell string), waits for it as
+  the child subreaper of everything the job starts, kills what the job leaves behind, records the
+  exit status, CPU usage and times, and only then tells the schedd (a message on the socket).  It
+  then waits for the next request, warm; one whose schedd is gone exits instead.
+
+To stop a job, the schedd writes the request (``hold``, ``remove``, ``vacate`` or ``kill``) to the
+run's control file and sends the starter SIGUSR1: the job's kill signal, then SIGKILL after the
+grace time (JobMaxVacateTime), a timer the starter keeps across a schedd restart.  A stale signal
+finds no control file for the run at hand and is ignored.
+
+The record file (``spool/<cluster>.<proc>.<run>.starter``) is locked (``flock``) by its starter
+for as long as some process of the job lives.  A new schedd therefore knows, from the file alone,
+whether a run started (a ``started`` line), finished (an ``exited`` line), and whether its job's
+processes may still run (the lock is held).  Its lines, which the notifications repeat after the
+job id::
+
+    started STARTER_PID JOB_PID START_TIME
+    exited WAIT_STATUS USER_CPU SYSTEM_CPU END_TIME WALL_SECONDS VACATED
+    failed MESSAGE
+
+The record is written with single ``write`` calls before the schedd hears of it; like the job
+queue (SQLite in WAL mode, ``synchronous=NORMAL``), it survives the crash of any process.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import signal
-import subprocess
+import socket
+import sys
 import time
-from dataclasses import dataclass, field
 
-import classad2
+STOP = signal.SIGUSR1  # "read your run's control file"
+STOP_REQUESTS = ("vacate", "remove", "hold", "kill")  # the job's KillSig, RemoveKillSig, HoldKillSig; SIGKILL now
+IDLE_STARTERS = 2  # waiting at any time, so that no fork is between a request and its job's start
+IDLE_TIMEOUT_S = 60  # a starter left waiting this long (after a burst) exits
+MAX_REQUEST_BYTES = 1 << 17  # a larger request goes through a file in the spool
 
-from engine.schedd.local.submit import parse_arguments, parse_environment
-
-DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
-_PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
-
-
-@dataclass(slots=True)
-class JobProcess:
-    """A running job: its process, when it started, and the largest memory seen so far."""
-
-    popen: subprocess.Popen
-    started: float  # time.monotonic()
-    pidfd: int = -1  # readable once the process exits; the schedd's event loop watches it
-    peak_rss_kb: int = 0
-    signals: list[int] = field(default_factory=list)
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
+# What a starter tells the spawner through its pipe.
+_TAKEN, _WAITING, _LEFT, _HUNG_UP = b"t", b"w", b"l", b"h"
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+_prctl = None
 
 
-def machine_ad_file(ad_file: str) -> str:
-    """Where :func:`start` writes the machine ad of the job whose ad is in ``ad_file``."""
-    base = ad_file[:-len(".job.ad")] if ad_file.endswith(".job.ad") else ad_file
-    return base + ".machine.ad"
+# ------------------------------------------------------------------------------------ the record
+
+class Record:
+    """What a run's record file says: whether it started, how it ended, and whether its starter
+    still holds the file (some process of the job may live)."""
+
+    __slots__ = ("starter_pid", "job_pid", "start_time", "exit", "failed", "alive")
+
+    def __init__(self) -> None:
+        self.starter_pid: int | None = None
+        self.job_pid: int | None = None
+        self.start_time: float | None = None
+        self.exit: Exit | None = None
+        self.failed: str | None = None
+        self.alive = False
 
 
-def remove_ad_files(ad_file: str) -> None:
-    """Remove the job ad file and the machine ad file of a job that has ended (either may be absent)."""
-    for path in (ad_file, machine_ad_file(ad_file)):
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
+class Exit:
+    """A job's end as its starter saw it: the wait status, CPU seconds, when it ended, how long it
+    ran, and whether the schedd had asked the starter to stop it before it ended."""
+
+    __slots__ = ("status", "user_cpu", "system_cpu", "end_time", "wall", "vacated")
+
+    def __init__(self, status: int, user_cpu: float, system_cpu: float, end_time: float, wall: float,
+                 vacated: bool) -> None:
+        self.status = status
+        self.user_cpu = user_cpu
+        self.system_cpu = system_cpu
+        self.end_time = end_time
+        self.wall = wall
+        self.vacated = vacated
+
+    def fields(self) -> str:
+        return (f"{self.status} {self.user_cpu!r} {self.system_cpu!r} {self.end_time!r} {self.wall!r} "
+                f"{int(self.vacated)}")
+
+    @classmethod
+    def parse(cls, fields: list[str]) -> Exit:
+        status, user, system, end, wall, vacated = fields
+        return cls(int(status), float(user), float(system), float(end), float(wall), vacated == "1")
 
 
-def start(ad: classad2.ClassAd, ad_file: str, machine_ad: classad2.ClassAd | None = None) -> JobProcess:
-    """Start the job of ``ad``, writing its ad to ``ad_file`` for ``_CONDOR_JOB_AD`` and, when it
-    runs on a slot, the slot's ``machine_ad`` to :func:`machine_ad_file` for ``_CONDOR_MACHINE_AD``
-    (scheduler and local universe jobs have no slot, and no machine ad). Raises OSError.
+def apply_line(record: Record, kind: str, rest: str) -> None:
+    """Fold one record line (or notification, without its job id) into ``record``; ValueError
+    for a line that is not one."""
+    if kind == "started":
+        starter, job, start = rest.split()
+        record.starter_pid, record.job_pid, record.start_time = int(starter), int(job), float(start)
+    elif kind == "exited":
+        record.exit = Exit.parse(rest.split())
+    elif kind == "failed":
+        record.failed = rest
+    else:
+        raise ValueError(f"not a starter's line: {kind} {rest}")
 
-    The job runs in its initial directory, which is also its scratch directory: the embedded
-    schedd shares the submitter's file system, as ``should_transfer_files = NO`` does.
-    """
-    argv = [ad["Cmd"], *parse_arguments(f'"{ad.get("Arguments", "")}"')]
-    env = parse_environment(f'"{ad["Environment"]}"') if "Environment" in ad else {}
-    env.setdefault("PATH", DEFAULT_PATH)
-    with open(ad_file, "w", encoding="utf-8") as f:
-        f.write(str(ad))
-    env["_CONDOR_JOB_AD"] = ad_file
-    if machine_ad is not None:
-        machine_file = machine_ad_file(ad_file)
-        with open(machine_file, "w", encoding="utf-8") as f:
-            f.write(str(machine_ad))
-        env["_CONDOR_MACHINE_AD"] = machine_file
-    env["_CONDOR_SCRATCH_DIR"] = ad["Iwd"]
-    env["_CONDOR_JOB_IWD"] = ad["Iwd"]
-    env["CONDOR_ID"] = f"{ad['ClusterId']}.{ad['ProcId']}"  # how condor_dagman learns its own job id
-    stdin = open(ad["In"], "rb")
+
+def read_record(path: str) -> Record | None:
+    """The record at ``path``, None if there is none; ``alive`` tells whether its starter holds it."""
     try:
-        stdout = open(ad["Out"], "wb")
-        stderr = stdout if ad["Err"] == ad["Out"] else open(ad["Err"], "wb")
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        record = Record()
         try:
-            popen = subprocess.Popen(argv, cwd=ad["Iwd"], env=env, stdin=stdin, stdout=stdout, stderr=stderr,
-                                     start_new_session=True, close_fds=True)
-        finally:
-            stdout.close()
-            if stderr is not stdout:
-                stderr.close()
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            record.alive = True
+        text = b""
+        while chunk := os.read(fd, 65536):
+            text += chunk
     finally:
-        stdin.close()
-    return JobProcess(popen, time.monotonic())
-
-
-def orphans(ad_file: str) -> list[int]:
-    """Processes still running a job whose schedd died: those whose environment names its ad file."""
-    marker = f"_CONDOR_JOB_AD={ad_file}\0".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as f:
-                    if marker in f.read():
-                        found.append(int(entry))
-            except OSError:
-                continue
-    return found
-
-
-def signal_job(job: JobProcess, signum: int) -> None:
-    """Send a signal to the job's whole process group."""
-    job.signals.append(signum)
-    try:
-        os.killpg(job.pid, signum)
-    except ProcessLookupError:
-        pass
-
-
-def signal_number(name: str | None, default: int) -> int:
-    """A submit file's kill signal (``SIGUSR1``, ``USR1`` or ``10``) as a number."""
-    if not name:
-        return default
-    name = name.strip().upper()
-    if name.isdigit():
-        return int(name)
-    return int(getattr(signal, name if name.startswith("SIG") else "SIG" + name, default))
-
-
-def memory_kb(pid: int) -> tuple[int, int]:
-    """Resident and virtual memory of a process and all its descendants, in KB (0, 0 once gone)."""
-    rss = vsize = 0
-    pending = [pid]
-    while pending:
-        current = pending.pop()
+        os.close(fd)
+    for line in text.decode("utf-8", "replace").splitlines():
+        kind, _, rest = line.partition(" ")
         try:
-            with open(f"/proc/{current}/statm") as f:
-                size, resident = f.read().split()[:2]
-            vsize += int(size) * _PAGE_KB
-            rss += int(resident) * _PAGE_KB
-            for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/children") as f:
-                    pending.extend(int(c) for c in f.read().split())
-        except (FileNotFoundError, ProcessLookupError, ValueError):
-            continue
-    return rss, vsize
+            apply_line(record, kind, rest)
+        except ValueError:
+            continue  # a line cut short by a full disk: as if it were not there
+    return record
+
+
+def control_file(record: str) -> str:
+    """Where the schedd writes a stop request for the run whose record is ``record``."""
+    return record + ".stop"
+
+
+# ------------------------------------------------------------------------------------ the spawner
+
+def main(argv: list[str]) -> int:
+    """The spawner: keep :data:`IDLE_STARTERS` starters waiting for requests on the socket the
+    schedd gave us (``argv[2]``, a file descriptor)."""
+    schedd, sock = int(argv[1]), socket.socket(fileno=int(argv[2]))
+    _prctl_call(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != schedd:
+        return 0  # the schedd died before we could ask to die with it
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # starters are reaped by the kernel
+    news, tell = os.pipe()
+    import gc
+    gc.freeze()  # what the starters share with the spawner stays shared after the fork
+    waiting = 0
+    while True:
+        while waiting < IDLE_STARTERS:
+            try:
+                pid = os.fork()
+            except OSError:
+                time.sleep(0.1)  # out of processes for now: the requests wait in the socket
+                continue
+            if pid == 0:
+                os.close(news)
+                _starter(sock, tell, os.getppid())
+            waiting += 1
+        said = os.read(news, 4096)
+        if _HUNG_UP in said:
+            return 0
+        waiting += said.count(_WAITING) - said.count(_TAKEN) - said.count(_LEFT)
+
+
+def _starter(sock: socket.socket, tell: int, spawner: int) -> None:
+    """A starter: one run after another, until the schedd hangs up or it is left idle; never
+    returns.  While it waits it dies with the spawner, so that a schedd that died and the one that
+    replaces it agree whether a run began: a record exists exactly for the runs that go on."""
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(STOP, signal.SIG_IGN)  # a stop request that came too late for its run
+        _prctl_call(_PR_SET_CHILD_SUBREAPER, 1)
+        while True:
+            _prctl_call(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != spawner:
+                return  # the spawner, so the schedd, is gone
+            # A blocking recv wakes one waiting starter per request (a poll would wake them all).
+            signal.signal(signal.SIGALRM, _idle_too_long)
+            signal.alarm(int(IDLE_TIMEOUT_S))
+            try:
+                message = sock.recv(MAX_REQUEST_BYTES)
+            except _IdleTooLong:
+                os.write(tell, _LEFT)
+                return
+            signal.alarm(0)
+            if not message:
+                os.write(tell, _HUNG_UP)
+                return
+            os.write(tell, _TAKEN)
+            request = json.loads(message)
+            if "spooled" in request:  # too large for one message: the schedd wrote it to a file
+                spooled = request["spooled"]
+                with open(spooled, "rb") as f:
+                    request = json.loads(f.read())
+                os.unlink(spooled)
+            try:
+                fd = _create_record(request["record"])
+            except OSError as e:
+                _notify(sock, f"failed {request['key']} Error from starter: cannot create "
+                              f"{request['record']}: {e.strerror}")
+                continue
+            _prctl_call(_PR_SET_PDEATHSIG, 0)
+            if os.getppid() != spawner:
+                return  # the spawner died first: the record stays empty, as for a run never started
+            try:
+                Run(request, fd, sock).run()
+            finally:
+                os.close(fd)  # the job's processes are gone: its record is free
+            if os.getppid() != spawner:
+                return  # the schedd that asked for the run is gone: no more runs for this starter
+            try:
+                os.write(tell, _WAITING)
+            except BrokenPipeError:
+                return
+    except BaseException:
+        import traceback
+        traceback.print_exc()  # to the schedd's log; the schedd sees a starter gone without an exit
+    finally:
+        os._exit(0)
+
+
+class _IdleTooLong(Exception):
+    pass
+
+
+def _idle_too_long(signum: int, frame) -> None:
+    raise _IdleTooLong()
+
+
+def _create_record(path: str) -> int:
+    """Create and lock the run's record file, never following a link; one left by a crash goes."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        os.unlink(path)
+        fd = os.open(path, flags, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _notify(sock: socket.socket, line: str) -> None:
+    """Tell the schedd, if it still listens (one message a line)."""
+    try:
+        sock.send(line.encode("utf-8", "replace"))
+    except OSError:
+        pass  # the schedd is gone; a new one reads the record
+
+
+def _prctl_call(option: int, value: int) -> None:
+    global _prctl
+    if _prctl is None:
+        import ctypes
+        _prctl = ctypes.CDLL(None, use_errno=True).prctl
+    _prctl(option, value, 0, 0, 0)
+
+
+# ------------------------------------------------------------------------------------ one run
+
+class StartError(Exception):
+    """The job could not be started; the message is the hold reason, as HTCondor's starter words it."""
+
+
+class Run:
+    """One job under a starter, from its start until every process of it is gone and its exit
+    is recorded."""
+
+    def __init__(self, request: dict, record_fd: int, sock: socket.socket):
+        self.request = request
+        self.key = request["key"]
+        self.control = control_file(request["record"])
+        self.record_fd = record_fd
+        self.sock = sock
+        self.job = 0
+        self.vacated = False
+        self.armed = False
+
+    def run(self) -> None:
+        try:
+            self.job = self._spawn()
+        except StartError as e:
+            self._record("failed", str(e))
+            return
+        start, clock = time.time(), time.monotonic()
+        self._record("started", f"{os.getpid()} {self.job} {start!r}")
+        signal.signal(signal.SIGALRM, self._grace_over)
+        signal.signal(STOP, self._stop_requested)
+        self._stop_requested(STOP, None)  # a request made before the schedd knew whom to signal
+        while True:
+            pid, status, usage = os.wait4(-1, 0)
+            if pid == self.job:
+                break
+        end, wall = time.time(), time.monotonic() - clock
+        self._reap_the_rest()
+        for path in (self.request["ad_file"], self.request.get("machine_ad_file")):
+            if path:
+                try:
+                    os.unlink(path)  # the job's, not needed once it is gone
+                except OSError:
+                    pass
+        signal.signal(STOP, signal.SIG_IGN)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        exit = Exit(status, usage.ru_utime, usage.ru_stime, end, wall, self.vacated)
+        self._record("exited", exit.fields())
+
+    def _spawn(self) -> int:
+        """Write the ads, open the job's files and start it; StartError says what failed."""
+        r = self.request
+        for path, text in ((r["ad_file"], r["job_ad"]), (r.get("machine_ad_file"), r.get("machine_ad"))):
+            if path:
+                try:
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                    with open(fd, "w", encoding="utf-8") as f:
+                        f.write(text)
+                except OSError as e:
+                    raise StartError(f"Error from starter: cannot write '{path}': {e.strerror}") from None
+        os.umask(r["umask"])
+        try:
+            os.chdir(r["cwd"])
+        except OSError as e:
+            raise StartError(f"Error from starter: cannot enter the job's initial directory "
+                             f"'{r['cwd']}': {e.strerror}") from None
+        fds: list[int] = []
+        try:
+            for what, path, flags in (("input", r["stdin"], os.O_RDONLY),
+                                      ("output", r["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                                      ("error", r["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+                if what == "error" and path == r["stdout"]:
+                    fds.append(fds[1])  # output and error to one file, opened once
+                    continue
+                try:
+                    fds.append(os.open(path, flags | os.O_CLOEXEC, 0o666))
+                except OSError as e:
+                    raise StartError(f"Error from starter: cannot open the job's {what} file "
+                                     f"'{path}': {e.strerror}") from None
+            argv = r["argv"]
+            try:
+                return os.posix_spawn(_which(argv[0], r["env"].get("PATH", "")), argv, r["env"],
+                                      file_actions=[(os.POSIX_SPAWN_DUP2, fd, n) for n, fd in enumerate(fds)],
+                                      setsid=True, setsigmask=(),
+                                      setsigdef=(signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD, STOP))
+            except OSError as e:
+                raise StartError(f"Error from starter: Failed to execute '{argv[0]}': {e.strerror}") from None
+        finally:
+            for fd in set(fds):
+                os.close(fd)
+
+    def _record(self, kind: str, rest: str) -> None:
+        """The line to the record, then to the schedd.  A full disk is waited out: the starter
+        keeps its lock (the schedd sees it alive) until the line is written."""
+        data = f"{kind} {rest}\n".encode("utf-8", "replace")
+        while True:
+            try:
+                os.write(self.record_fd, data)
+                break
+            except OSError:
+                time.sleep(1)
+        _notify(self.sock, f"{kind} {self.key} {rest}")
+
+    def _stop_requested(self, signum: int, frame) -> None:
+        """The schedd asks the job to stop: its kill signal now, SIGKILL after the grace time."""
+        try:
+            with open(self.control, encoding="ascii") as f:
+                request = f.read().strip()
+        except (OSError, ValueError):
+            return
+        if request not in STOP_REQUESTS:
+            return
+        self.vacated = True
+        if request == "kill":
+            self._kill_everything()
+            return
+        try:
+            os.killpg(self.job, self.request["kill_signals"][request])
+        except ProcessLookupError:
+            pass
+        grace = self.request["grace"]
+        if grace is not None and not self.armed:
+            self.armed = True
+            signal.setitimer(signal.ITIMER_REAL, max(grace, 0.001))
+
+    def _grace_over(self, signum: int, frame) -> None:
+        self._kill_everything()
+
+    def _kill_everything(self) -> None:
+        """SIGKILL the job's process group and every process left to us (the subreaper)."""
+        try:
+            os.killpg(self.job, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        for pid in _children():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def _reap_the_rest(self) -> None:
+        """The job has exited: what it left behind is killed, as HTCondor's starter kills a job's
+        process family, and reaped, so that no process of the job outlives its run."""
+        try:
+            os.killpg(self.job, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                self._kill_everything()
+                try:
+                    os.waitpid(-1, 0)
+                except ChildProcessError:
+                    return
+
+
+def _children() -> list[int]:
+    """This process's children (orphans of the job included, as their subreaper)."""
+    pids = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids.extend(int(p) for p in f.read().split())
+    except OSError:
+        pass
+    return pids
+
+
+def _which(command: str, path: str) -> str:
+    """The program to run: a name without a slash is looked up in the job's PATH, as Popen does."""
+    if "/" in command:
+        return command
+    for directory in path.split(os.pathsep):
+        candidate = os.path.join(directory or ".", command)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return command  # posix_spawn then fails with "No such file or directory"
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

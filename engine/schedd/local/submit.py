@@ -11,6 +11,7 @@ Errors name the submit file and the command, and nothing is queued: :class:`Subm
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import getpass
 import os
 import re
@@ -25,6 +26,9 @@ from engine.schedd.api import HOLD_CODE_SUBMITTED_ON_HOLD, JobStatus, ScheddErro
 UNIVERSES = {"vanilla": 5, "scheduler": 7, "local": 12}
 DEFAULT_REQUEST_MEMORY_MB = 128  # HTCondor's JOB_DEFAULT_REQUESTMEMORY
 DEFAULT_REQUEST_DISK_KB = 1024
+MAX_JOBS_PER_SUBMISSION = 20_000  # HTCondor's default for the knob of that name
+MAX_SUBMIT_FILE_BYTES = 16 << 20
+_INT32 = 2**31 - 1
 
 # Commands whose value is a ClassAd expression, and the job attribute each sets.
 _EXPRESSIONS = {
@@ -91,13 +95,35 @@ class SubmitDescription:
     append: Mapping[str, str] | None = None  # macros set after it (VARS APPEND)
 
 
+def read_submit_file(path: str) -> str:
+    """A submit file's text; SubmitError names the file and what is wrong with it."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_SUBMIT_FILE_BYTES + 1)
+    except OSError as e:
+        raise SubmitError(f"cannot read submit file {path}: {e.strerror}") from None
+    if len(data) > MAX_SUBMIT_FILE_BYTES:
+        raise SubmitError(f"{path}: larger than {MAX_SUBMIT_FILE_BYTES >> 20} MB; is it a submit file?")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise SubmitError(f"{path}:{line}: not UTF-8 text (byte 0x{data[e.start]:02x}); "
+                          "save the submit file as UTF-8") from None
+
+
 def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 0,
                   itemdata: Iterable[Mapping[str, str]] | None = None, now: int,
                   environ: Mapping[str, str] | None = None) -> list[classad2.ClassAd]:
-    """The job ads of one cluster, procs numbered from 0, with every macro expanded."""
+    """The job ads of one cluster, procs numbered from 0, with every macro expanded; at most
+    :data:`MAX_JOBS_PER_SUBMISSION` of them."""
     where = description.file
     submit = _parse(description)
     count, items = _queue_args(submit, where, count, itemdata, description.cwd)
+    if count * len(items) > MAX_JOBS_PER_SUBMISSION:
+        raise SubmitError(f"{where}: queue: {count * len(items)} jobs in one submission; at most "
+                          f"{MAX_JOBS_PER_SUBMISSION} are queued at once (HTCondor's MAX_JOBS_PER_SUBMISSION): "
+                          "split them into several submissions")
     if description.append:
         for key, value in description.append.items():
             submit[key] = value
@@ -184,7 +210,12 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
     if count_macro and submit.get(count_macro.group(1)) is not None:  # queue $(n): condor_submit expands it
         qargs = submit.expand(count_macro.group(1))
     match = re.match(r"\s*([0-9]+)?", qargs)
-    queue_count = int(match.group(1)) if match.group(1) else 1
+    queue_count = 1
+    if match.group(1):
+        if len(match.group(1)) > 9:
+            raise SubmitError(f"{where}: queue {match.group(1)[:20]}...: at most {MAX_JOBS_PER_SUBMISSION} jobs "
+                              "are queued at once (HTCondor's MAX_JOBS_PER_SUBMISSION)")
+        queue_count = int(match.group(1))
     if count:
         queue_count = count
     if itemdata is not None:
@@ -235,6 +266,14 @@ def _get(submit: htcondor2.Submit, keys: dict[str, str], where: str, *names: str
             value = _expand(submit, actual, where).strip()
             return value or None
     return None
+
+
+def _integer(value: str, where: str, key: str, what: str, low: int) -> int:
+    """A command's whole-number value, from ``low`` to 2**31-1; SubmitError otherwise."""
+    if re.fullmatch(r"[+-]?[0-9]{1,10}", value) and low <= int(value) <= _INT32:
+        return int(value)
+    bounds = f"from {low} to {_INT32}" if low else f"up to {_INT32}"
+    raise SubmitError(f"{where}: {key}: expected a whole number ({what}), {bounds}, got {value[:40]!r}")
 
 
 def _expression(value: str, where: str, key: str) -> classad2.ExprTree:
@@ -295,10 +334,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str
     arguments = get("arguments", "args")
     if arguments is not None:
         ad["Arguments"] = format_arguments(parse_arguments(arguments))
-    env = {}
-    getenv = get("getenv")
-    if getenv is not None and getenv.lower() in ("true", "yes", "1", "*"):
-        env.update(environ)
+    env = _getenv(get("getenv"), environ)
     environment = get("environment", "env")
     if environment is not None:
         try:
@@ -313,12 +349,12 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str
     if log is not None:
         _check_writable(log, where)
         ad["UserLog"] = log
-    ad["RequestCpus"] = int(get("request_cpus") or 1)
+    ad["RequestCpus"] = _integer(get("request_cpus") or "1", where, "request_cpus", "a number of CPUs", 1)
     memory = get("request_memory")
     ad["RequestMemory"] = _size(memory, where, "request_memory", 1024**2) if memory else DEFAULT_REQUEST_MEMORY_MB
     disk = get("request_disk")
     ad["RequestDisk"] = _size(disk, where, "request_disk", 1024) if disk else DEFAULT_REQUEST_DISK_KB
-    ad["JobPrio"] = int(get("priority") or 0)
+    ad["JobPrio"] = _integer(get("priority") or "0", where, "priority", "a priority, higher runs first", -_INT32)
     ad["Requirements"] = classad2.ExprTree("true")
     ad["Rank"] = 0.0
     ad["OnExitRemove"] = True
@@ -341,10 +377,9 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str
             ad[attr] = value
     retries = get("max_retries")
     if retries is not None:
-        if not retries.isdigit():
-            raise SubmitError(f"{where}: max_retries: expected a whole number, got {retries!r}")
-        ad["JobMaxRetries"] = int(retries)
-        ad["SuccessExitCode"] = int(get("success_exit_code") or 0)
+        ad["JobMaxRetries"] = _integer(retries, where, "max_retries", "a number of retries", 0)
+        ad["SuccessExitCode"] = _integer(get("success_exit_code") or "0", where, "success_exit_code",
+                                         "an exit code", -_INT32)
         # submit_utils.cpp SetJobRetries: the user's on_exit_remove still ends the retries.
         user = get("on_exit_remove")
         ad["OnExitRemove"] = _expression(
@@ -362,6 +397,22 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str
         ad["HoldReasonCode"] = HOLD_CODE_SUBMITTED_ON_HOLD
         ad["HoldReasonSubCode"] = 0
     return ad
+
+
+def _getenv(value: str | None, environ: Mapping[str, str]) -> dict[str, str]:
+    """The submitter's variables ``getenv`` imports: all (true), none (false), or those of a
+    list of names, where ``*`` matches any characters and ``!NAME`` leaves variables out, as
+    condor_submit reads it (condor_submit_dag's list, for one)."""
+    if value is None or value.lower() in ("false", "no", "0"):
+        return {}
+    if value.lower() in ("true", "yes", "1"):
+        return dict(environ)
+    patterns = [p for p in re.split(r"[\s,]+", value) if p]
+    wanted = [p for p in patterns if not p.startswith("!")]
+    unwanted = [p[1:] for p in patterns if p.startswith("!")]
+    return {name: text for name, text in environ.items()
+            if any(fnmatch.fnmatchcase(name, p) for p in wanted)
+            and not any(fnmatch.fnmatchcase(name, p) for p in unwanted)}
 
 
 def _check_writable(path: str, where: str) -> None:

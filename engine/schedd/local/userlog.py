@@ -10,6 +10,7 @@ there; fields are that file's members in Python spelling.  Readers parse logs wi
 
 from __future__ import annotations
 
+import errno
 import functools
 import math
 import os
@@ -327,6 +328,44 @@ class UserLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def append_events(path: str, text: str) -> None:
+    """Append events already formatted (:func:`format_event`) in one write, opening the log for
+    it, as the schedd does for each batch (the user may move or delete the log meanwhile).  A
+    write cut short by a full disk is taken back, so that the log holds no half event, and raises."""
+    data = text.encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o664)
+    try:
+        before = os.fstat(fd).st_size
+        written = os.write(fd, data)
+        if written != len(data):
+            if os.fstat(fd).st_size == before + written:
+                os.ftruncate(fd, before)
+            raise OSError(errno.ENOSPC, f"short write to user log {path}")
+    finally:
+        os.close(fd)
+
+
+_EVENT_HEADER = re.compile(r"\d{3} \((\d+)\.(\d+)\.\d+\) ")
+
+
+def events_by_job(path: str) -> dict[tuple[int, int], list[str]]:
+    """Each job's events in the log at ``path`` as the text :func:`format_event` makes, in the
+    order they were written ({} when there is no log): how a schedd restarted after a crash tells
+    which committed events reached the log."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        return {}
+    out: dict[tuple[int, int], list[str]] = {}
+    for block in text.split("...\n"):
+        block = block.lstrip("\n")
+        header = _EVENT_HEADER.match(block)
+        if header:
+            out.setdefault((int(header.group(1)), int(header.group(2))), []).append(block + "...\n")
+    return out
 
 
 def holds_events(path: str | os.PathLike[str], types: Iterable[JobEventType]) -> bool:

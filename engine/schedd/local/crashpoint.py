@@ -1,0 +1,21 @@
+"""Named points where the schedd can be made to die, for the tests that prove every one is safe.
+
+``CRABTUI_CRASH_POINT=exit:after-commit`` in the daemon's environment makes it kill itself with
+SIGKILL the first time it reaches that point: a real crash of a real daemon, at a moment no timing
+could hit reliably.  Each unit of work (``submit``, ``start``, ``started``, ``exit``, ``hold``,
+``release``, ``remove``, ...) passes ``<unit>:before-commit``, ``<unit>:after-commit`` (committed,
+its events not yet in the logs) and ``<unit>:after-log`` (logged, its processes not yet acted on).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+ENV_VAR = "CRABTUI_CRASH_POINT"
+_POINT = os.environ.get(ENV_VAR) or None
+
+
+def crash_point(name: str) -> None:
+    if name == _POINT:
+        os.kill(os.getpid(), signal.SIGKILL)
