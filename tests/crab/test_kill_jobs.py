@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+from engine.crab.wn import fjr
+
 from crab_tasks import config_text, crabtui, task_status, wait_until
 
 
@@ -62,3 +64,6 @@ def test_a_killed_jobs_payload_that_ignores_sigterm_shows_killing_until_sigkill_
     assert row[2] == one["site_history"][-1] and row[3] != "0:00:00", row
     report = Path(status["task_dir"]) / "jobReport.json.1.0"
     assert '"exitMsg": "Job was killed with signal 15"' in report.read_text()
+    # The report stops at SIGTERM; the job ran 3 s more (600 simulated s each) until its SIGKILL,
+    # and its runtime counts them, as the job log times them (to the second).
+    assert one["runtime_s"] >= fjr.performance(str(report))[0] + 2 * 600, one["runtime_s"]

@@ -12,7 +12,8 @@ The figures of ``crab status --long`` come from the framework job reports
 (TotalJobTime, simulated seconds), memory (PeakValueRss, MB), CPU % (TotalJobCPU over runtime and
 cores) and waste (the runtime of the attempts before the latest).  An attempt without a report
 counts its run as the job log timed it, scaled to simulated seconds; a running job its time so
-far and its ResidentSetSize from the queue.  Restarts (an attempt evicted, held while it ran,
+far and its ResidentSetSize from the queue; a killed job at least the wall time its job log gives
+its last run, to the end of its processes.  Restarts (an attempt evicted, held while it ran,
 or lost by its shadow, and run again) are counted from the job's user log, ``job_log.<id>``
 (:mod:`engine.crab.ap.joblog`).
 
@@ -392,6 +393,12 @@ def _in_flight(task_dir: str, job: str, row: list, ad: Any, now: float, scale: f
             runtime, cpu, memory = figures
             cpu_pct = cpu / (runtime * cores) * 100 if cpu is not None and runtime else None
             sites += _executed_site(report)
+        if state == "killed":  # its report stops at the kill signal; it ran until its processes were gone
+            from engine.crab.ap.joblog import last_run
+
+            run = last_run(os.path.join(task_dir, f"job_log.{job}"))
+            if run is not None:
+                runtime = max(runtime, (run[1] - run[0]) * scale)
     else:
         state = row[_STATE]
     return JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(sites), row[_EXIT], Attempts(row[_ATTEMPTS]),
