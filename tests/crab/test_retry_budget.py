@@ -11,10 +11,13 @@ from crab_tasks import config_text, crabtui, wait_status
 from engine.crab.taskworker.config import TaskWorkerConfig, TaskWorkerConfigError, load_config
 
 JOB3_ALWAYS_FAILS = '{job = "3", attempt = "*", exitCode = 8001}'  # Other CMS Exception: recoverable
+# 2000 simulated seconds a second: a failed attempt's 20 minutes and the 900 s cooloff take under a
+# second each, and the runtime limit (1250 minutes) 37 s, which no attempt nears on a busy machine.
+SCALE = 2000
 
 
 def test_a_job_failing_recoverably_runs_ten_times_then_fails_for_good(tmp_path, state):
-    (tmp_path / "crab.toml").write_text(config_text("budget", scale=20000, plan=JOB3_ALWAYS_FAILS))
+    (tmp_path / "crab.toml").write_text(config_text("budget", scale=SCALE, plan=JOB3_ALWAYS_FAILS))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "budget", tmp_path, "FAILED", timeout=180)
     three = next(j for j in status["jobs"] if j["id"] == "3")
@@ -32,7 +35,7 @@ def test_a_job_failing_recoverably_runs_ten_times_then_fails_for_good(tmp_path, 
 
 def test_the_budget_is_the_task_workers_num_autom_job_retries(tmp_path, state):
     Path(state.taskworker_config).write_text("[TaskWorker]\nnumAutomJobRetries = 2\n")
-    (tmp_path / "crab.toml").write_text(config_text("two", scale=20000, plan=JOB3_ALWAYS_FAILS))
+    (tmp_path / "crab.toml").write_text(config_text("two", scale=SCALE, plan=JOB3_ALWAYS_FAILS))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "two", tmp_path, "FAILED", timeout=120)
     three = next(j for j in status["jobs"] if j["id"] == "3")
