@@ -1,6 +1,7 @@
 """Benchmark: the Textual UI on a task of 10,000 jobs, driven headless, as a user would use it.
 
     python3 bench/ui_task.py [--jobs 10000] [--baseline-jobs 100] [--runs 3] [--size 160x50] [--json] [--keep]
+                             [--table line|fastdatatable]
 
 Set-up (not timed): for the task and for a baseline task of ``--baseline-jobs``, a state directory
 under /tmp holding a finished task as bench/task_status.py fabricates it (its ``fabricate``: the
@@ -35,6 +36,9 @@ rather than at Textual's next 60 Hz frame, so a latency is the work, not the fra
 Each number is the best of ``--runs`` (the least disturbed by a noisy machine); a group of keys
 (the sort columns, the filter letters) counts its slowest key.  The baseline task's numbers,
 from the same runs, give the ratio of what grows with the task.
+
+``--table fastdatatable`` runs the same with the tables on textual-fastdatatable's DataTable instead of
+crabtui's LineTable (bench/fastdatatable_table.py; needs ``pip install textual-fastdatatable``).
 
 Targets (issue 8): first paint < 1 s, one refresh < 50 ms of CPU (checked on the UI thread, which
 input waits for, and on all threads, which adds the engine's read of the task), key to screen
@@ -75,9 +79,15 @@ KEYS = [  # (group, label, key)
 
 # -------------------------------------------------------------- one run, in its own process
 
-async def session(state_dir: str, task: str, now: float, size: tuple[int, int], jobs: int) -> dict:
+async def session(state_dir: str, task: str, now: float, size: tuple[int, int], jobs: int,
+                  table: str = "line") -> dict:
     import resource
     import unicodedata
+
+    if table == "fastdatatable":
+        from fastdatatable_table import install
+
+        install()
 
     from textual import app as textual_app
     from textual import events
@@ -180,7 +190,7 @@ async def session(state_dir: str, task: str, now: float, size: tuple[int, int], 
 
 def measure(args: argparse.Namespace) -> None:
     width, height = (int(n) for n in args.size.split("x"))
-    result = asyncio.run(session(args.measure, args.task, args.now, (width, height), args.jobs))
+    result = asyncio.run(session(args.measure, args.task, args.now, (width, height), args.jobs, args.table))
     print(json.dumps(result))
 
 
@@ -200,11 +210,11 @@ def prepare(stack: ExitStack, workdir: str, label: str, jobs: int) -> dict:
             "setup_s": setup}
 
 
-def run_once(task: dict, now: float, size: str, cold: bool = False) -> dict:
+def run_once(task: dict, now: float, size: str, cold: bool = False, table: str = "line") -> dict:
     if cold:
         os.remove(os.path.join(task["task_dir"], "status_cache.json"))
     done = subprocess.run([sys.executable, __file__, "--measure", task["state_dir"], "--task", task["name"],
-                           "--now", repr(now), "--jobs", str(task["jobs"]), "--size", size],
+                           "--now", repr(now), "--jobs", str(task["jobs"]), "--size", size, "--table", table],
                           capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"the run on {task['jobs']} jobs failed:\n{done.stderr}")
@@ -253,6 +263,8 @@ def main() -> None:
     parser.add_argument("--size", default="160x50", help="terminal size, WIDTHxHEIGHT")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the state directories")
+    parser.add_argument("--table", choices=("line", "fastdatatable"), default="line",
+                        help="the tables' widget: crabtui's LineTable, or textual-fastdatatable's DataTable")
     parser.add_argument("--measure", metavar="STATE_DIR", help=argparse.SUPPRESS)
     parser.add_argument("--task", help=argparse.SUPPRESS)
     parser.add_argument("--now", type=float, help=argparse.SUPPRESS)
@@ -273,15 +285,15 @@ def main() -> None:
         runs = {label: [] for label in tasks}
         for _ in range(args.runs):
             for label, task in tasks.items():
-                runs[label].append(run_once(task, now, args.size))
-        cold = run_once(tasks["task"], now, args.size, cold=True)
+                runs[label].append(run_once(task, now, args.size, table=args.table))
+        cold = run_once(tasks["task"], now, args.size, cold=True, table=args.table)
 
     big, base = best(runs["task"]), best(runs["baseline"])
     key_s = max(wall for _, wall, _ in big["keys"].values())
     result = {
         "jobs": tasks["task"]["jobs"], "attempts": tasks["task"]["attempts"],
         "baseline_jobs": tasks["baseline"]["jobs"], "setup_s": round(tasks["task"]["setup_s"], 1),
-        "size": args.size, "runs": args.runs, "python_loop_s": python_loop(), "task": big, "baseline": base,
+        "size": args.size, "runs": args.runs, "table": args.table, "python_loop_s": python_loop(), "task": big, "baseline": base,
         "cold_first_paint_s": cold["first_paint_s"], "cold_first_fetch_s": cold["first_fetch_s"],
         "targets": TARGETS,
         "pass": {"first_paint": big["first_paint_s"] < TARGETS["first_paint_s"],
@@ -306,7 +318,7 @@ def print_report(r: dict) -> None:
         print(f"{title:44}{both}{tail}")
 
     print(f"task: {r['jobs']:,} jobs, {r['attempts']:,} attempts, fabricated in {r['setup_s']:.1f} s (not timed); "
-          f"baseline: {r['baseline_jobs']:,} jobs; terminal {r['size']}; best of {r['runs']} runs; "
+          f"baseline: {r['baseline_jobs']:,} jobs; terminal {r['size']}; tables: {r['table']}; best of {r['runs']} runs; "
           f"this machine adds 10M numbers in a Python loop in {r['python_loop_s']:.2f} s")
     print(f"{'':44}{'task':>10}  {'baseline':>10}  ratio  target")
     row("first paint (app start to rows on screen)", big["first_paint_s"], base["first_paint_s"],

@@ -26,7 +26,7 @@ from crabtui.screens.help import HelpScreen
 from crabtui.screens.polling import PollingScreen, describe_error
 from crabtui.screens.task import TaskScreen
 from crabtui.screens.tasks import TasksScreen
-from crabtui.snapshots import Backend
+from crabtui.snapshots import DEFAULT_ENDED_FOR, Backend
 from crabtui.widgets.live_table import LiveTable
 from crabtui.widgets.states import Palette
 from engine.crab.taskworker.taskdb import Task
@@ -48,9 +48,11 @@ class CrabApp(App):
     ]
 
     def __init__(self, backend: Backend, *, interval: float = DEFAULT_INTERVAL,
-                 clock: Callable[[], float] = time.time, task: str | None = None) -> None:
+                 clock: Callable[[], float] = time.time, task: str | None = None,
+                 ended_for: float | None = DEFAULT_ENDED_FOR) -> None:
         super().__init__()
         self.backend = backend
+        self.ended_for = ended_for  # how long the DAG list keeps DAGs that left the queue (None: not at all)
         self.interval = interval
         self.clock = clock
         self.first_task = task
@@ -167,15 +169,21 @@ class CrabApp(App):
 
         self.confirm(question, text, "Kill", kill)
 
-    def resubmit(self, task: Task, failed: str, jobids: str = "") -> None:
-        """CRAB's resubmit form for ``task``; ``failed`` names its failed jobs, ``jobids`` fills in
-        the job ids field."""
+    def resubmit(self, task: Task, failed: str, jobids: str = "", blacklist: str = "") -> None:
+        """CRAB's resubmit form for ``task``; ``failed`` names its failed jobs, ``jobids`` and
+        ``blacklist`` fill in the job ids and the site blacklist."""
         def submitted(arguments: dict[str, Any] | None) -> None:
             if arguments is not None:
                 self.act("Resubmit", self.backend.resubmit, task.name, arguments,
                          done=lambda t: f"Resubmit request for {t.request_name} sent.")
 
-        self.push_screen(ResubmitScreen(task.request_name, failed, jobids), submitted)
+        self.push_screen(ResubmitScreen(task.request_name, failed, jobids, blacklist), submitted)
+
+    def open_dag(self, cluster: int) -> None:
+        """The screen of DAG ``cluster`` (a node's sub-DAG opens it from the node's screen)."""
+        from crabtui.screens.dag import DagScreen
+
+        self.push_screen(DagScreen(cluster))
 
     def copy(self, text: str) -> None:
         """To the clipboard of the terminal (OSC 52), and say what was copied."""
@@ -187,18 +195,21 @@ def binding_ids() -> set[str]:
     """The ids of every binding a keymap file may remap."""
     from crabtui.screens.dag import DagScreen
     from crabtui.screens.dags import DagsScreen
+    from crabtui.screens.held import HeldScreen
     from crabtui.screens.job import JobScreen
-
     from crabtui.screens.listing import ListScreen
+    from crabtui.screens.node import NodeScreen
+    from crabtui.widgets.log_view import LogView
 
-    return {b.id for cls in (CrabApp, TasksScreen, TaskScreen, JobScreen, DagsScreen, DagScreen, ListScreen,
-                             PollingScreen, LiveTable)
+    return {b.id for cls in (CrabApp, TasksScreen, TaskScreen, JobScreen, DagsScreen, DagScreen, NodeScreen, HeldScreen,
+                             ListScreen, PollingScreen, LiveTable, LogView)
             for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 
 
-def run(backend: Backend, *, interval: float = DEFAULT_INTERVAL, task: str | None = None) -> None:
+def run(backend: Backend, *, interval: float = DEFAULT_INTERVAL, task: str | None = None,
+        ended_for: float | None = DEFAULT_ENDED_FOR) -> None:
     """Open the UI, with the user's keymap (KeymapError names what is wrong in it)."""
     keymap = load_keymap(keymap_path(), binding_ids())
-    app = CrabApp(backend, interval=interval, task=task)
+    app = CrabApp(backend, interval=interval, task=task, ended_for=ended_for)
     app.set_keymap(keymap)
     app.run()

@@ -76,8 +76,12 @@ class LazyGroup(click.Group):
                    "[default: $XDG_STATE_HOME/crabtui; env CRABTUI_STATE_DIR].")
 @click.option("--backend", type=click.Choice(BACKENDS), envvar="CRABTUI_BACKEND", default="embedded",
               show_default=True, help="The embedded schedd, or the HTCondor pool of CONDOR_CONFIG [env CRABTUI_BACKEND].")
+@click.option("--ended-for", "ended_for", envvar="CRABTUI_ENDED_FOR", default="1d", metavar="DURATION",
+              callback=lambda ctx, param, value: _duration(value), show_default=True,
+              help="How long the UI's DAG list keeps DAGs that left the queue: 30m, 12h, 7d, or 0 for none "
+                   "[env CRABTUI_ENDED_FOR].")
 @click.pass_context
-def main(ctx: click.Context, state_dir: str | None, backend: str) -> None:
+def main(ctx: click.Context, state_dir: str | None, backend: str, ended_for: float | None) -> None:
     """Watch and steer CRAB3-style grid tasks and HTCondor DAGs.
 
     Without a command, opens the terminal UI on the tasks of the state directory."""
@@ -87,4 +91,21 @@ def main(ctx: click.Context, state_dir: str | None, backend: str) -> None:
         from crabtui.snapshots import Backend
         from engine.state import state_dir as find_state_dir
 
-        run(Backend(find_state_dir(state_dir), backend))
+        run(Backend(find_state_dir(state_dir), backend), ended_for=ended_for)
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def _duration(text: str) -> float | None:
+    """``90``, ``30m``, ``12h``, ``7d``, ``2w`` in seconds; 0 is None (not at all)."""
+    value = text.strip().lower()
+    unit = _UNITS.get(value[-1:], None) if value else None
+    number = value[:-1] if unit else value
+    try:
+        seconds = float(number) * (unit or 1)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is no duration: write a number of seconds, or 30m, 12h, 7d") from None
+    if seconds < 0:
+        raise click.BadParameter(f"{text!r} is negative")
+    return seconds or None

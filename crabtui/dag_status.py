@@ -39,6 +39,33 @@ def _count(n: int, past: bool = False) -> str:
     return f"{n:3d} {verb}"
 
 
+def fresh_ad(ad: classad2.ClassAd) -> classad2.ClassAd:
+    """The DAGMan job's ad with what is fresher than it: the node counts and DAG status of its
+    dagman.out (when this machine can read it), and DAG status 6 while its halt file exists."""
+    from crabtui.dag_view import dag_file_of, dagman_out_of
+    from engine.dagman.halt import is_halted
+    from engine.dagman.progress import DagWatcher
+
+    values = {k: ad.eval(k) for k in ad.keys()}
+    dag_file = dag_file_of(values)
+    if dag_file is None:
+        return ad
+    fresh = classad2.ClassAd()
+    fresh.update(ad)
+    progress = DagWatcher(dag_file, dagman_out_of(values, dag_file)).read()
+    if not progress.read_error and progress.started_at is not None and progress.nodes:
+        counts = progress.counts
+        for word, attr in (("done", "Done"), ("pre", "Prerun"), ("queued", "Queued"), ("post", "Postrun"),
+                           ("ready", "Ready"), ("unready", "Unready"), ("failed", "Failed"), ("futile", "Futile")):
+            fresh[f"DAG_Nodes{attr}"] = counts.get(word, 0)
+        fresh["DAG_NodesTotal"] = progress.total
+        if progress.dag_status is not None:
+            fresh["DAG_Status"] = progress.dag_status
+    if ad.get("JobStatus") == JobStatus.RUNNING and is_halted(dag_file):
+        fresh["DAG_Status"] = 6
+    return fresh
+
+
 def format_dag_status(ad: classad2.ClassAd, now: float, width: int = 50) -> str:
     cluster = ad["ClusterId"]
     dag_file = str(ad.get("JobBatchName", "UNKNOWN+1")).rsplit("+", 1)[0]

@@ -22,7 +22,14 @@ from engine.crab.client import monitor
 from engine.crab.client.status import JobView, TaskView, job_sort_key, scheduler_status, task_view
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED,
                                            Task, TaskDB)
+from crabtui.dag_view import (DAG_PROJECTION, NODE_JOB_PROJECTION, SCHEDULER_UNIVERSE, TOP_LEVEL_DAGMAN, DagSnapshot,
+                              DagsSnapshot, NodeSnapshot, NodeTable, dag_file_of, dagman_out_of, node_at,
+                              node_snapshot, queued_by_node, summarize, unreadable)
+from crabtui.dag_view import halt as halt_dag_file
+from crabtui.dag_view import unhalt as unhalt_dag_file
+from crabtui.held_view import HELD_CONSTRAINT, HELD_PROJECTION, HeldSnapshot, held_jobs
 from engine.dagman import halt as dag_halt
+from engine.dagman.progress import DagWatcher
 from engine.schedd.api import ActResult, JobAction, JobStatus, ScheddError
 from engine.state import StateDir
 
@@ -37,18 +44,12 @@ QUEUE_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "DAGManJo
                     "MATCH_GLIDEIN_CMSSite", "HoldReason", "JobBatchName", "DAG_Status", "DAG_NodesTotal",
                     "DAG_NodesDone", "DAG_NodesFailed", "DAG_NodesQueued", "DAG_NodesReady", "DAG_NodesPrerun",
                     "DAG_NodesPostrun", "DAG_NodesUnready", "DAG_JobsHeld")
-SCHEDULER_UNIVERSE = 7
-TOP_LEVEL_DAGMAN = f"JobUniverse == {SCHEDULER_UNIVERSE} && DAGManJobId =?= undefined"
-"""The DAGMan jobs a user submitted (sub-DAGs' DAGMan jobs carry their parent's DAGManJobId)."""
-DAG_NODE_COUNTS = ("done", "failed", "futile", "queued", "prerun", "postrun", "ready", "unready")
-"""DAGMan's ``DAG_Nodes<Count>`` attributes, lower-cased, in the order the UI names them."""
-DAG_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "Iwd", "Arguments", "Args", "JobBatchName",
-                  "QDate", "EnteredCurrentStatus", "JobStartDate", "HoldReason", "RemoveReason", "ExitCode",
-                  "ExitBySignal", "DAG_Status", "DAG_InRecovery", "DAG_NodesTotal",
-                  *(f"DAG_Nodes{c.title()}" for c in DAG_NODE_COUNTS), "DAG_JobsIdle", "DAG_JobsRunning",
-                  "DAG_JobsHeld")
-DAG_STATUS_WORDS = {1: "error", 2: "node failed", 3: "aborting", 4: "removing", 5: "cycle", 6: "halted"}
-"""DAG_Status values other than 0 (running normally), as ``htcondor dag status`` reads them."""
+DEFAULT_ENDED_FOR = 24 * 3600.0
+"""How long the DAG list keeps a DAG that has left the queue (``--ended-for``)."""
+ANALYSES = 20  # idle jobs analysed a refresh at most (-better-analyze), the others when their turn comes
+ANALYSIS_TTL = 60.0  # seconds an idle job's analysis is kept
+HISTORY_EVERY = 30.0  # seconds between reads of the history for ended DAGs
+MAX_ENDED_DAGS = 500  # the most ended DAGs the list shows
 
 
 @dataclass(frozen=True)
@@ -60,12 +61,14 @@ class TaskSummary:
     total: int
     scheduler_status: str | None
     error: str = ""  # why the task's jobs could not be read ("" if they were)
+    probing: bool = False  # an automatic task with only its probes: how many jobs it has is not known yet
 
 
 @dataclass(frozen=True)
 class TasksSnapshot:
     tasks: list[TaskSummary]
     at: float
+    owner: str = ""  # who the schedd knows us as
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class TaskSnapshot:
     halted: bool
     log_lines: list[str]  # dagman.out lines since the previous snapshot
     at: float
+    reasons: dict[str, str] = field(default_factory=dict)  # CRAB job id -> why it is held or idle
+    summary: list[str] | None = None  # crab status' summaries (None: not asked for)
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,7 @@ class JobSnapshot:
     user_log: str | None  # the job's HTCondor user log, every attempt's events
     at: float
     automatic: bool = False  # the task splits automatically (the job's state is shown as CRAB names it)
+    why: str = ""  # a held job's hold reason, an idle one's -better-analyze; "" for others
 
 
 @dataclass(frozen=True)
@@ -130,101 +136,6 @@ class ErrorGroup:
     retrying: list[str] = field(default_factory=list)  # jobs cooling off before their next try
 
 
-@dataclass(frozen=True)
-class DagSummary:
-    """One DAGMan job and the DAG it runs, from its ad (as DAGMan last published its counts)."""
-
-    id: int  # the DAGMan job's ClusterId
-    dag_file: str  # absolute: the job's Iwd and its -Dag argument
-    job_status: int  # the DAGMan job's JobStatus
-    dag_status: int | None  # DAGMan's DAG_Status (None until DAGMan first updates its ad)
-    nodes: dict[str, int]  # DAG_NODE_COUNTS name -> nodes (those DAGMan reported)
-    total: int  # DAG_NodesTotal (0 until DAGMan reports it)
-    jobs: dict[str, int]  # "idle", "running", "held" -> the DAG's node jobs in the queue (DAG_Jobs*)
-    submitted_at: float  # QDate
-    hold_reason: str
-    halted: bool  # the DAG's halt file exists (DAG_Status says 6 only once DAGMan has seen it)
-    in_recovery: bool
-    batch_name: str
-    in_queue: bool = True  # False: the ad is the history's (the DAGMan job has left the queue)
-    exit_code: int | None = None  # DAGMan's exit code, once it has exited
-
-    @property
-    def state(self) -> str:
-        """One word for the DAG: idle, running, recovering, halted, held, removing, aborting,
-        completed, failed or removed."""
-        status = self.job_status
-        if status == JobStatus.HELD:
-            return "held"
-        if status == JobStatus.REMOVED:
-            return "removing" if self.in_queue else "removed"
-        if status == JobStatus.COMPLETED:
-            return "completed" if self.exit_code == 0 else "failed"
-        if status == JobStatus.IDLE:
-            return "idle"
-        if self.dag_status in (3, 4):
-            return DAG_STATUS_WORDS[self.dag_status]
-        if self.halted or self.dag_status == 6:
-            return "halted"
-        if self.in_recovery:
-            return "recovering"
-        return "running"
-
-    @property
-    def done(self) -> int:
-        return self.nodes.get("done", 0)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        """The nodes per node state as the UI shows states (:data:`NODE_STATES`, for the progress
-        bar and the counts): done nodes are finished, failed and futile ones failed, queued ones
-        held, running or idle as the DAG's jobs are, nodes running a PRE or POST script running,
-        and nodes waiting (ready or for their parents) unsubmitted."""
-        nodes = self.nodes
-        queued = nodes.get("queued", 0)
-        held = min(self.jobs.get("held", 0), queued)
-        running = min(self.jobs.get("running", 0), queued - held)
-        counts = {"finished": nodes.get("done", 0), "failed": nodes.get("failed", 0) + nodes.get("futile", 0),
-                  "held": held, "running": running + nodes.get("prerun", 0) + nodes.get("postrun", 0),
-                  "idle": queued - held - running,
-                  "unsubmitted": nodes.get("ready", 0) + nodes.get("unready", 0)}
-        return {state: n for state, n in counts.items() if n}
-
-    def describe_nodes(self) -> str:
-        """``2/5 done, 1 queued, 1 ready, 1 failed``: DAGMan's own counts."""
-        if not self.total:
-            return "no node counts yet"
-        words = [f"{self.done}/{self.total} done"]
-        words += [f"{self.nodes[c]} {c}" for c in DAG_NODE_COUNTS[1:] if self.nodes.get(c)]
-        if self.jobs.get("held"):
-            words.append(f"{self.jobs['held']} job(s) held")
-        return ", ".join(words)
-
-
-@dataclass(frozen=True)
-class DagsSnapshot:
-    dags: list[DagSummary]
-    at: float
-
-
-@dataclass(frozen=True)
-class DagSnapshot:
-    """One DAG: its DAGMan job's ad, the ``condor_q -dag`` tree under it, and its log's new lines."""
-
-    id: int
-    dag: DagSummary | None  # None: no such DAGMan job in the queue or its history
-    ad: dict[str, Any]  # the DAGMan job's ad (DAG_PROJECTION)
-    where: str  # "queue", "history" or ""
-    queue: list[dict[str, Any]]  # dag_jobs: the DAGMan job first, then its node jobs and sub-DAGs
-    halted: bool
-    log_lines: list[str]  # dagman.out lines since the previous snapshot
-    at: float
-
-    @property
-    def dagman_job(self) -> str:
-        return f"{self.id}.0"
-
-
 class Backend:
     """The engine the UI watches: a state directory's task table and its schedd (the embedded
     one, or with ``backend="htcondor"`` the pool of CONDOR_CONFIG)."""
@@ -235,6 +146,11 @@ class Backend:
         self._followers: dict[str, monitor.LogFollower] = {}
         self._dag_followers: dict[int, monitor.LogFollower] = {}
         self._ended: dict[int, list[dict[str, Any]]] = {}  # DAGMan jobs' ads found in the history
+        self._watchers: dict[str, DagWatcher] = {}  # by dagman.out
+        self._node_tables: dict[int, NodeTable] = {}
+        self._history: _History | None = None
+        self._owner_name: str | None = None
+        self._analyses: dict[str, tuple[float, str]] = {}  # idle job -> (when, why_idle of its analysis)
 
     # -------------------------------------------------------------- connections
 
@@ -285,46 +201,132 @@ class Backend:
                 except Exception as e:  # one task whose files cannot be read must not hide the others
                     summaries.append(TaskSummary(task, {}, 0, None, f"{task.task_dir}: {type(e).__name__}: {e}"))
                     continue
-                counts = state_counts(view.jobs, view.automatic is not None)
+                automatic = view.automatic is not None
+                counts = state_counts(view.jobs, automatic)
                 summaries.append(TaskSummary(task, counts, len(view.jobs),
-                                             scheduler_status(task.status, task.dagman_id, view)))
-        return TasksSnapshot(summaries, now)
+                                             scheduler_status(task.status, task.dagman_id, view),
+                                             probing=automatic and only_probes(view.jobs)))
+            owner = self._owner(schedd)
+        return TasksSnapshot(summaries, now, owner)
 
-    def task(self, name: str, now: float) -> TaskSnapshot:
+    def task(self, name: str, now: float, summary: bool = False) -> TaskSnapshot:
+        """Task ``name``; with ``summary``, also what ``crab status`` prints of it (its summaries)."""
         with self.db() as db:
             task = db.get(name)
         with self.schedd() as schedd:
             view = task_view(task.task_dir, schedd, task.dagman_id, now=now)
             queue = dag_jobs(schedd, task.dagman_id)
+            reasons = self._reasons(schedd, queue, now)
         follower = self._followers.get(task.name)
         if follower is None:
             follower = self._followers[task.name] = monitor.LogFollower(monitor.dagman_out(task.task_dir))
         node_jobs = {str(ad["CRAB_Id"]): f"{ad['ClusterId']}.{ad['ProcId']}" for ad in queue if "CRAB_Id" in ad}
-        return TaskSnapshot(task, view, scheduler_status(task.status, task.dagman_id, view), queue, node_jobs,
-                            dag_halt.is_halted(monitor.dag_file(task.task_dir)), follower.read(), now)
+        scheduler = scheduler_status(task.status, task.dagman_id, view)
+        return TaskSnapshot(task, view, scheduler, queue, node_jobs,
+                            dag_halt.is_halted(monitor.dag_file(task.task_dir)), follower.read(), now, reasons,
+                            status_summary(task, view, scheduler, now) if summary else None)
 
-    def dags(self, now: float) -> DagsSnapshot:
-        """The DAGs in the queue that users submitted (``crabtui dag submit``, condor_submit_dag),
-        leaving out the DAGs of CRAB tasks, which are shown as tasks."""
+    def _reasons(self, schedd: Any, queue: Sequence[dict[str, Any]], now: float) -> dict[str, str]:
+        """Why the task's jobs in the queue wait: a held job's hold reason, an idle one's
+        matchmaking as ``-better-analyze`` sums it up (at most :data:`ANALYSES` new analyses a
+        refresh, each kept for :data:`ANALYSIS_TTL` seconds)."""
+        reasons: dict[str, str] = {}
+        fresh = 0
+        for ad in queue:
+            job = ad.get("CRAB_Id")
+            if job is None:
+                continue
+            status = ad.get("JobStatus")
+            condor_id = f"{ad['ClusterId']}.{ad['ProcId']}"
+            if status == JobStatus.HELD:
+                reasons[str(job)] = f"held: {ad.get('HoldReason') or 'no reason given'}"
+            elif status == JobStatus.IDLE:
+                cached = self._analyses.get(condor_id)
+                if (cached is None or now - cached[0] > ANALYSIS_TTL) and fresh < ANALYSES:
+                    fresh += 1
+                    try:
+                        cached = self._analyses[condor_id] = (now, why_idle(schedd.analyze(condor_id)))
+                    except ScheddError:
+                        continue
+                if cached is not None:
+                    reasons[str(job)] = cached[1]
+        return reasons
+
+    def held(self, now: float) -> HeldSnapshot:
+        """Every held job of the schedd (every user's: the screen chooses), grouped by reason."""
         with self.schedd() as schedd:
-            ads = schedd.query_values(TOP_LEVEL_DAGMAN, DAG_PROJECTION)
-        if ads:
-            with self.db() as db:
-                tasks = db.tasks()
-            task_dagmans = {t.dagman_id for t in tasks if t.dagman_id is not None}
-            task_dirs = {os.path.normpath(t.task_dir) for t in tasks}
-            ads = [ad for ad in ads if ad["ClusterId"] not in task_dagmans
-                   and os.path.normpath(str(ad.get("Iwd", ""))) not in task_dirs]
-        dags = [summary for summary in map(dag_summary, ads) if summary is not None]
-        return DagsSnapshot(sorted(dags, key=lambda d: d.id), now)
+            ads = schedd.query_values(HELD_CONSTRAINT, HELD_PROJECTION)
+            owner = self._owner(schedd)
+        return HeldSnapshot(held_jobs(ads), owner, now)
+
+    def dags(self, now: float, ended_for: float | None = DEFAULT_ENDED_FOR) -> DagsSnapshot:
+        """The DAGs users submitted (``crabtui dag submit``, condor_submit_dag): those in the
+        queue, and those that left it less than ``ended_for`` seconds ago (None: none), from the
+        history; the DAGs of CRAB tasks are left out (they are shown as tasks)."""
+        with self.schedd() as schedd:
+            ads = [(ad, True) for ad in schedd.query_values(TOP_LEVEL_DAGMAN, DAG_PROJECTION)]
+            owner = self._owner(schedd)
+            queued = {ad["ClusterId"] for ad, _ in ads}
+            ads += [(ad, False) for ad in self._ended_dags(schedd, now, ended_for, queued)]
+            if ads:
+                with self.db() as db:
+                    tasks = db.tasks()
+                task_dagmans = {t.dagman_id for t in tasks if t.dagman_id is not None}
+                task_dirs = {os.path.normpath(t.task_dir) for t in tasks}
+                ads = [(ad, q) for ad, q in ads if ad["ClusterId"] not in task_dagmans
+                       and os.path.normpath(str(ad.get("Iwd", ""))) not in task_dirs]
+            ids = [ad["ClusterId"] for ad, q in ads if q]
+            jobs = schedd.query_values(f"member(DAGManJobId, {{{', '.join(map(str, ids))}}})",
+                                       NODE_JOB_PROJECTION) if ids else []
+        by_dag: dict[int, list[dict[str, Any]]] = {}
+        for job in jobs:
+            by_dag.setdefault(int(job["DAGManJobId"]), []).append(job)
+        dags = []
+        for ad, in_queue in ads:
+            dag_file = dag_file_of(ad)
+            if dag_file is None:
+                continue
+            progress = self._watcher(dag_file, dagman_out_of(ad, dag_file)).read()
+            summary = summarize(ad, in_queue, progress, queued_by_node(by_dag.get(ad["ClusterId"], ())))
+            if summary is not None:
+                dags.append(summary)
+        return DagsSnapshot(sorted(dags, key=lambda d: (d.ended, d.id)), owner, now)
+
+    def _owner(self, schedd: Any) -> str:
+        if self._owner_name is None:
+            self._owner_name = schedd.owner()
+        return self._owner_name
+
+    def _ended_dags(self, schedd: Any, now: float, ended_for: float | None, queued: set[int]) -> list[dict[str, Any]]:
+        """DAGMan jobs that left the queue within ``ended_for`` seconds, from the history: read
+        again when a DAG leaves the queue, when the period changes, and at least every
+        :data:`HISTORY_EVERY` seconds (a job in the history never changes)."""
+        if ended_for is None:
+            return []
+        cache = self._history
+        left = cache is not None and bool(cache.queued - queued)
+        if cache is None or left or cache.ended_for != ended_for or now - cache.at >= HISTORY_EVERY or now < cache.at:
+            ads = _plain(schedd.history(f"{TOP_LEVEL_DAGMAN} && EnteredCurrentStatus >= {int(now - ended_for)}",
+                                        DAG_PROJECTION, match=MAX_ENDED_DAGS))
+            cache = self._history = _History(now, ended_for, ads, set(queued))
+        else:
+            cache.queued = set(queued)
+        return [ad for ad in cache.ads if ad["ClusterId"] not in queued]
+
+    def _watcher(self, dag_file: str, out_file: str) -> DagWatcher:
+        watcher = self._watchers.get(out_file)
+        if watcher is None or watcher.dag_file != dag_file:
+            watcher = self._watchers[out_file] = DagWatcher(dag_file, out_file)
+        return watcher
 
     def dag(self, cluster: int, now: float) -> DagSnapshot:
-        """DAGMan job ``cluster``: from the queue, or once it has left, from the history."""
+        """DAGMan job ``cluster``: from the queue, or once it has left, from the history; its
+        nodes and their jobs in the queue, and its dagman.out's new lines."""
         where = "queue"
         with self.schedd() as schedd:
             found = schedd.query_values(f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}",
                                         DAG_PROJECTION)
-            queue = dag_jobs(schedd, cluster) if found else []
+            queue = dag_jobs(schedd, cluster, NODE_JOB_PROJECTION) if found else []
             if not found:
                 found = self._ended.get(cluster) or _plain(schedd.history(
                     f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION, match=1))
@@ -332,14 +334,35 @@ class Backend:
         ad = found[0] if found else {}
         if where == "history":
             self._ended[cluster] = found  # a job in the history never changes
-        summary = dag_summary(ad, where == "queue") if ad else None
-        lines: list[str] = []
-        if summary is not None:
-            follower = self._dag_followers.get(cluster)
-            if follower is None:
-                follower = self._dag_followers[cluster] = monitor.LogFollower(summary.dag_file + ".dagman.out")
-            lines = follower.read()
-        return DagSnapshot(cluster, summary, ad, where, queue, summary is not None and summary.halted, lines, now)
+        dag_file = dag_file_of(ad) if ad else None
+        if dag_file is None:
+            return DagSnapshot(cluster, None, ad, where, queue, {}, [], "", now)
+        out_file = dagman_out_of(ad, dag_file)
+        progress = self._watcher(dag_file, out_file).read()
+        own = queued_by_node(job for job in queue if job.get("DAGManJobId") == cluster)
+        summary = summarize(ad, where == "queue", progress, own)
+        table = self._node_tables.setdefault(cluster, NodeTable())
+        rows = table.rows(progress, queue, now, cluster)
+        follower = self._dag_followers.get(cluster)
+        if follower is None:
+            follower = self._dag_followers[cluster] = monitor.LogFollower(out_file)
+        lines = follower.read()
+        return DagSnapshot(cluster, summary, ad, where, queue, rows, lines, unreadable(out_file), now,
+                           summary is not None and summary.halted)
+
+    def node(self, cluster: int, path: str, now: float) -> NodeSnapshot:
+        """Node ``path`` (a node table key) of DAG ``cluster``, for its drilldown."""
+        snapshot_ad = self._ended.get(cluster)
+        with self.schedd() as schedd:
+            found = snapshot_ad or schedd.query_values(
+                f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION) or _plain(
+                schedd.history(f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION,
+                               match=1))
+            dag_file = dag_file_of(found[0]) if found else None
+            progress = self._watcher(dag_file, dagman_out_of(found[0], dag_file)).read() if dag_file else None
+            node = node_at(progress, path) if progress is not None else None
+            ad, where = _job_ad(schedd, node.job if node is not None else None)
+        return node_snapshot(cluster, path, node, ad, where, now)
 
     def forget_dag_log(self, cluster: int) -> None:
         """The next snapshot of DAG ``cluster`` starts its log's lines from the end again."""
@@ -357,6 +380,7 @@ class Backend:
         with self.schedd() as schedd:
             view = task_view(task.task_dir, schedd, task.dagman_id, ids=[job_id], now=now)
             ad, where = monitor.job_ad(schedd, task.name, job_id)
+            why = _why(schedd, ad) if where == "queue" else ""
         job = view.jobs[0] if view.jobs else None
         if attempt is None:
             attempt = max(0, len(job.attempts) - 1) if job is not None else 0
@@ -365,7 +389,7 @@ class Backend:
         return JobSnapshot(task, job, ad.printOld() if ad is not None else "", where, condor_id, attempt, files,
                            monitor.read_tail(files.stdout), monitor.read_tail(files.stderr),
                            monitor.report_text(files.report), monitor.read_tail(files.user_log), now,
-                           automatic=view.automatic is not None)
+                           automatic=view.automatic is not None, why=why)
 
     # -------------------------------------------------------------- acting
 
@@ -381,13 +405,13 @@ class Backend:
         with self.schedd() as schedd:
             return schedd.act(JobAction.Remove, list(job_ids), "removed from crabtui")
 
-    def halt_dag(self, dag_file: str) -> bool:
-        """Halt a DAG by its file (False: it was halted already)."""
-        return dag_halt.halt(dag_file)
+    def halt_dag(self, dag_file: str, dag_id: int) -> bool:
+        """Halt a DAG by its file (False: it was halted already); HaltError if it cannot be written here."""
+        return halt_dag_file(dag_file, dag_id)
 
-    def unhalt_dag(self, dag_file: str) -> bool:
+    def unhalt_dag(self, dag_file: str, dag_id: int) -> bool:
         """Resume a halted DAG (False: it was not halted)."""
-        return dag_halt.unhalt(dag_file)
+        return unhalt_dag_file(dag_file, dag_id)
 
     def halt(self, name: str) -> bool:
         with self.db() as db:
@@ -431,59 +455,117 @@ def state_counts(jobs: Sequence[JobView], automatic: bool = False) -> dict[str, 
     return counts
 
 
-def dag_jobs(schedd: Any, dagman_id: int | None) -> list[dict[str, Any]]:
+def only_probes(jobs: Sequence[JobView]) -> bool:
+    """An automatic task's jobs are its probes only: its processing stage does not exist yet."""
+    from crabtui.task_status import job_stage
+
+    return bool(jobs) and all(job_stage(j.id) == "probe" for j in jobs)
+
+
+def dag_jobs(schedd: Any, dagman_id: int | None, projection: Sequence[str] = QUEUE_PROJECTION) -> list[dict[str, Any]]:
     """A DAGMan job and everything under it in the queue (node jobs, sub-DAGs and theirs), as
     ``condor_q -dag`` finds them: one query per DAG level."""
     if dagman_id is None:
         return []
-    found = schedd.query_values(f"ClusterId == {dagman_id} || DAGManJobId == {dagman_id}", QUEUE_PROJECTION)
+    found = schedd.query_values(f"ClusterId == {dagman_id} || DAGManJobId == {dagman_id}", projection)
     seen = {dagman_id}
     subdags = [ad["ClusterId"] for ad in found
                if ad.get("JobUniverse") == SCHEDULER_UNIVERSE and ad["ClusterId"] not in seen]
     while subdags:
         seen.update(subdags)
-        more = schedd.query_values(" || ".join(f"DAGManJobId == {d}" for d in subdags), QUEUE_PROJECTION)
+        more = schedd.query_values(" || ".join(f"DAGManJobId == {d}" for d in subdags), projection)
         found += more
         subdags = [ad["ClusterId"] for ad in more
                    if ad.get("JobUniverse") == SCHEDULER_UNIVERSE and ad["ClusterId"] not in seen]
     return sorted(found, key=lambda ad: (ad.get("JobUniverse") != SCHEDULER_UNIVERSE, ad["ClusterId"], ad["ProcId"]))
 
 
-def dag_file_of(ad: dict[str, Any]) -> str | None:
-    """The DAG file a DAGMan job runs, as ``crabtui dag halt ID`` finds it: its ``-Dag``
-    argument (condor_submit_dag's and ``crabtui dag submit``'s) in its Iwd, else the file its
-    default batch name (``FILE+ID``) names; None if it runs none."""
-    from engine.schedd.local.submit import parse_arguments
+@dataclass
+class _History:
+    """The ended DAGs last read from the history, and when."""
 
-    if ad.get("Arguments"):
-        argv = parse_arguments(f'"{ad["Arguments"]}"')  # the ad holds the new syntax without its quotes
+    at: float
+    ended_for: float
+    ads: list[dict[str, Any]]
+    queued: set[int]  # the DAGs in the queue then: one that leaves it is read again at once
+
+
+def _why(schedd: Any, ad: Any) -> str:
+    """Why a job in the queue waits: held, its hold reason; idle, its ``-better-analyze``."""
+    status = ad.get("JobStatus")
+    if status == JobStatus.HELD:
+        return (f"Held since {_clock(ad.get('EnteredCurrentStatus'))}: {ad.get('HoldReason') or 'no reason given'}"
+                f"\n(HoldReasonCode {ad.get('HoldReasonCode', '?')}, subcode {ad.get('HoldReasonSubCode', '?')})")
+    if status == JobStatus.IDLE:
+        try:
+            return schedd.analyze(f"{ad['ClusterId']}.{ad['ProcId']}")
+        except ScheddError as e:
+            return f"Cannot analyse the job's matchmaking: {e}"
+    return ""
+
+
+def _clock(t: Any) -> str:
+    import time
+
+    return time.strftime("%m/%d %H:%M:%S", time.localtime(float(t))) if t else "?"
+
+
+def why_idle(analysis: str) -> str:
+    """``-better-analyze``'s text in a few words: whether the job can run, waits for a busy slot,
+    or matches no slot, and then the condition of its Requirements that no slot meets (or what
+    else keeps the slots away)."""
+    lines = [line.strip() for line in analysis.splitlines() if line.strip()]
+    verdict = lines[0].split(": ", 1)[-1] if lines else ""  # condor_q's "12.0: " before it, if any
+    if "matches none of the" in verdict:
+        clause = next((line for line in lines if line.endswith("<- matches no slot")), None)
+        if clause is not None:
+            condition = clause.removesuffix("<- matches no slot").split(None, 2)[-1].strip()
+            return f"matches no slot: {condition}"
+        counted = [line for line in lines if line[:1].isdigit() and not line.startswith("0 ")]
+        return "matches no slot: " + (counted[0].split(None, 1)[1] if counted else "see the Why tab")
+    if "all busy" in verdict:
+        return "idle: " + verdict.split(" matches ", 1)[-1].rstrip(".").replace(": it waits for one", "; waits for one")
+    if "can run now" in verdict:
+        return "idle: " + verdict.split(" can run now ", 1)[-1].rstrip(".").replace("on ", "can run on ", 1)
+    return verdict
+
+
+def status_summary(task: Task, view: TaskView, scheduler: str | None, now: float) -> list[str]:
+    """What ``crab status`` prints without ``--long``'s table: the header and warnings, the jobs
+    per state with percentages (an automatic task's per stage: probe, main, tail), the errors by
+    exit code, and the summary of run jobs with its warnings."""
+    from crabtui.task_status import (TaskInfo, automatic_summary_lines, error_lines, header_lines,
+                                     run_summary_lines, summary_lines)
+
+    info = TaskInfo(name=task.name, task_dir=task.task_dir, status=task.status, command=task.command,
+                    message=task.message, scheduler_status=scheduler, num_cores=view.num_cores,
+                    max_memory_mb=view.max_memory_mb, max_runtime_min=view.max_runtime_min,
+                    warnings=view.sites.warnings if view.sites else (), automatic=view.automatic)
+    lines = header_lines(info)
+    if scheduler is None:
+        return lines
+    automatic = view.automatic is not None
+    if automatic:
+        lines += automatic_summary_lines(view.jobs, now, view.automatic, long=True)
     else:
-        argv = str(ad.get("Args") or "").split()
-    flags = [a.lower() for a in argv[:-1]]
-    if "-dag" in flags:
-        name = argv[flags.index("-dag") + 1]
-    else:
-        batch, plus, cluster = str(ad.get("JobBatchName") or "").rpartition("+")
-        if not plus or cluster != str(ad.get("ClusterId")):
-            return None
-        name = batch
-    return os.path.join(str(ad.get("Iwd") or ""), name)
+        lines += summary_lines(view.jobs, now)
+    lines += error_lines(view.jobs, tails_only=automatic)
+    lines += run_summary_lines(view.jobs, num_cores=view.num_cores, max_memory_mb=view.max_memory_mb,
+                               max_runtime_min=view.max_runtime_min, automatic=automatic)
+    return lines
 
 
-def dag_summary(ad: dict[str, Any], in_queue: bool = True) -> DagSummary | None:
-    """A DAGMan job's ad (DAG_PROJECTION) as a :class:`DagSummary`; None if it runs no DAG."""
-    dag_file = dag_file_of(ad)
-    if dag_file is None:
-        return None
-    nodes = {c: int(ad[f"DAG_Nodes{c.title()}"]) for c in DAG_NODE_COUNTS
-             if ad.get(f"DAG_Nodes{c.title()}") is not None}
-    jobs = {w: int(ad.get(f"DAG_Jobs{w.title()}") or 0) for w in ("idle", "running", "held")}
-    return DagSummary(int(ad["ClusterId"]), dag_file, int(ad.get("JobStatus") or JobStatus.IDLE),
-                      None if ad.get("DAG_Status") is None else int(ad["DAG_Status"]), nodes,
-                      int(ad.get("DAG_NodesTotal") or 0), jobs, float(ad.get("QDate") or 0),
-                      str(ad.get("HoldReason") or ""), dag_halt.is_halted(dag_file), bool(ad.get("DAG_InRecovery")),
-                      str(ad.get("JobBatchName") or ""), in_queue,
-                      None if ad.get("ExitCode") is None else int(ad["ExitCode"]))
+def _job_ad(schedd: Any, job: str | None) -> tuple[classad2.ClassAd | None, str]:
+    """Job ``cluster.proc``'s ClassAd and where it was found: ``queue``, ``history`` or ""."""
+    if not job or job.startswith(("0.", "-")):
+        return None, ""
+    cluster, _, proc = job.partition(".")
+    constraint = f"ClusterId == {int(cluster)} && ProcId == {int(proc or 0)}"
+    found = schedd.query(constraint)
+    if found:
+        return found[0], "queue"
+    done = schedd.history(constraint, match=1)
+    return (done[0], "history") if done else (None, "")
 
 
 def _plain(ads: Sequence[Any]) -> list[dict[str, Any]]:
@@ -524,14 +606,6 @@ def error_groups(jobs: Sequence[JobView]) -> list[ErrorGroup]:
         group = groups.setdefault(j.exit_code, ErrorGroup(j.exit_code))
         (group.failed if j.state == "failed" else group.retrying).append(j.id)
     return sorted(groups.values(), key=lambda g: (-len(g.failed) - len(g.retrying), g.exit_code))
-
-
-def run_time(ad: dict[str, Any], now: float) -> float:
-    """A queued job's run time as condor_q shows it: earlier runs plus the current one."""
-    seconds = float(ad.get("RemoteWallClockTime") or 0)
-    if ad.get("JobStatus") == JobStatus.RUNNING and ad.get("JobCurrentStartDate"):
-        seconds += max(0.0, now - ad["JobCurrentStartDate"])
-    return seconds
 
 
 def is_done(task: Task) -> bool:

@@ -18,21 +18,40 @@ from crabtui.commands.backend import fail
 from crabtui.snapshots import NODE_STATES, Backend, TaskSnapshot, is_done, state_counts
 from crabtui.task_status import countdown
 from crabtui.widgets.states import DEFAULT_PALETTE, progress_bar, task_status
+from crabtui.widgets.states import state_counts as glyph_counts
 from engine.crab.taskworker.taskdb import COMPLETED, TaskError
 from engine.schedd.api import ScheddError
 
 BAR_WIDTH = 30
+SHORT_BAR = 10
 
 
-def progress_line(snapshot: TaskSnapshot, now: float, countdowns: bool = True) -> Text:
+def progress_line(snapshot: TaskSnapshot, now: float, countdowns: bool = True, width: int | None = None) -> Text:
     """``ttbar  ▶ SUBMITTED  [###==-    ]  30%  finished 3, running 2, cooloff 1 (next retry 0:42) of 10``;
-    without ``countdowns`` the line changes only when the jobs do."""
+    without ``countdowns`` the line changes only when the jobs do.  Wider than ``width`` (a
+    terminal's), it takes a shorter bar and glyphs for the states (``✔3 ▶2 ◷1 of 10``), and what
+    still does not fit goes on to the next line rather than being cut."""
+    line = _line(snapshot, now, countdowns, BAR_WIDTH, words=True)
+    if width is not None and line.cell_len > width:
+        line = _line(snapshot, now, countdowns, SHORT_BAR, words=False)
+        line.no_wrap = False
+    return line
+
+
+def _line(snapshot: TaskSnapshot, now: float, countdowns: bool, bar: int, words: bool) -> Text:
     jobs = snapshot.view.jobs
     counts = state_counts(jobs, snapshot.view.automatic is not None)
     line = Text(f"{snapshot.task.request_name}  ", no_wrap=True)
     line.append(task_status(snapshot.task.status, DEFAULT_PALETTE))
     line.append("  ")
-    line.append(progress_bar(counts, len(jobs), BAR_WIDTH, DEFAULT_PALETTE))
+    line.append(progress_bar(counts, len(jobs), bar, DEFAULT_PALETTE))
+    if not words:
+        line.append("  ")
+        line.append(glyph_counts(counts, DEFAULT_PALETTE))
+        line.append(f" of {len(jobs)}" if jobs else "no jobs yet")
+        if snapshot.halted:
+            line.append("  HALTED")
+        return line
     parts = []
     for state in NODE_STATES:
         if counts.get(state):
@@ -64,7 +83,8 @@ def follow(engine: Backend, name: str, interval: float) -> None:
             now = time.time()
             try:
                 snapshot = engine.task(name, now)
-                line = progress_line(snapshot, now, countdowns=live is not None)
+                line = progress_line(snapshot, now, countdowns=live is not None,
+                                     width=console.width if live is not None else None)
             except TaskError as e:
                 fail(str(e))
             except ScheddError as e:

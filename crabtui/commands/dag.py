@@ -108,7 +108,11 @@ def halt(ctx: click.Context, dag: str) -> None:
     from engine.dagman.halt import halt as halt_dag
 
     dag_file = _dag_file(ctx, dag)
-    halt_dag(dag_file)
+    try:
+        halt_dag(dag_file)
+    except OSError as e:
+        fail(f"cannot write {halt_file(dag_file)} from this machine ({e.strerror or e}): halt the DAG where its "
+             f"directory is, or hold its DAGMan job instead (`crabtui hold {dag}`), which also stops new nodes")
     click.echo(f"Halted the DAG ({halt_file(dag_file)}); `crabtui dag unhalt {dag}` resumes it until it has drained.")
 
 
@@ -121,6 +125,9 @@ def unhalt(ctx: click.Context, dag: str) -> None:
     from engine.dagman.halt import unhalt as unhalt_dag
 
     dag_file = _dag_file(ctx, dag)
+    if not os.path.isdir(os.path.dirname(os.path.abspath(dag_file))):
+        fail(f"cannot remove {halt_file(dag_file)} from this machine: its directory is not here; unhalt the DAG "
+             "where its directory is")
     if not unhalt_dag(dag_file):
         fail(f"the DAG is not halted: there is no {halt_file(dag_file)}")
     click.echo(f"Resumed the DAG (removed {halt_file(dag_file)}).")
@@ -130,11 +137,12 @@ def unhalt(ctx: click.Context, dag: str) -> None:
 @click.argument("dagman_id", metavar="ID", type=int)
 @click.pass_context
 def status(ctx: click.Context, dagman_id: int) -> None:
-    """Progress of the DAG run by DAGMan job ID (like htcondor dag status)."""
-    from crabtui.dag_status import format_dag_status
+    """Progress of the DAG run by DAGMan job ID (like htcondor dag status), with node counts
+    from its dagman.out where this machine can read it (DAGMan updates its ad every 5 minutes)."""
+    from crabtui.dag_status import format_dag_status, fresh_ad
 
     ad = _dagman_ad(ctx, dagman_id)
-    click.echo(format_dag_status(ad, time.time(), width=shutil.get_terminal_size().columns // 2))
+    click.echo(format_dag_status(fresh_ad(ad), time.time(), width=shutil.get_terminal_size().columns // 2))
 
 
 def condor_dagman() -> str:

@@ -2,7 +2,8 @@
 
 The confirmation names what it touches and what will happen, and ``No`` has the focus: Enter or
 Escape leave everything as it was; only ``y`` or the Yes button go ahead (k9s users asked for
-Cancel as the default after deleting by accident).  Both fit a terminal of 80x24 (one-line fields
+Cancel as the default after deleting by accident).  The buttons show their keys, and the arrow
+keys move between them.  Both fit a terminal of 80x24 (one-line fields
 and buttons), and scroll, with the focus, where they do not.
 """
 
@@ -22,7 +23,9 @@ from engine.crab.client.resubmit import MAX_MEMORY_MB, MAX_RUNTIME_MIN, MIN_MEMO
 class ConfirmScreen(ModalScreen[bool]):
     """Asks ``question``; ``details`` lists what the action touches."""
 
-    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No"),
+                Binding("left,up,shift+tab", "app.focus_previous", "Previous button", show=False),
+                Binding("right,down,tab", "app.focus_next", "Next button", show=False)]
 
     def __init__(self, question: str, details: str, *, yes: str = "Yes") -> None:
         super().__init__(classes="dialog")
@@ -35,8 +38,8 @@ class ConfirmScreen(ModalScreen[bool]):
             yield Label(self.question, id="question")
             yield Static(self.details, id="details", markup=False)
             with Horizontal(id="buttons"):
-                yield Button("No", id="no", variant="primary", compact=True)
-                yield Button(self.yes, id="yes", variant="error", compact=True)
+                yield Button("No (n)", id="no", variant="primary", compact=True)
+                yield Button(f"{self.yes} (y)", id="yes", variant="error", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -54,6 +57,7 @@ class ResubmitScreen(ModalScreen[dict[str, Any] | None]):
     (:func:`engine.crab.client.resubmit.request_arguments`) or None.  Empty fields keep the task's values."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "submit", "Resubmit")]
+    # the arrow keys stay with the text fields (the cursor in a value); tab moves between fields and buttons
     FIELDS = (
         ("jobids", "Job ids", "every failed job, or e.g. 1,3-5"),
         ("sitewhitelist", "Site whitelist", "comma list, '' for none"),
@@ -63,26 +67,26 @@ class ResubmitScreen(ModalScreen[dict[str, Any] | None]):
         ("priority", "Priority", "> 0"),
     )
 
-    def __init__(self, task: str, failed: str, jobids: str = "") -> None:
+    def __init__(self, task: str, failed: str, jobids: str = "", blacklist: str = "") -> None:
         super().__init__(classes="dialog")
         self.task_name = task
         self.failed = failed  # the failed jobs, as the form names them
-        self.jobids = jobids
+        self.filled = {"jobids": jobids, "siteblacklist": blacklist}
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog", can_focus=False):
             yield Label(f"Resubmit failed jobs of {self.task_name}", id="question")
-            yield Static(f"Failed jobs now: {self.failed}. Only failed jobs can be resubmitted; each gets a fresh "
+            yield Static(f"Failed now: {self.failed}. Only failed jobs can be resubmitted; each gets a fresh "
                          "retry budget. Options left empty keep the task's values.", id="details", markup=False)
             with Grid(id="form"):
                 for key, label, placeholder in self.FIELDS:
                     yield Label(label)
-                    yield Input(self.jobids if key == "jobids" else "", placeholder=placeholder, id=key, compact=True,
+                    yield Input(self.filled.get(key, ""), placeholder=placeholder, id=key, compact=True,
                                 type="integer" if key in ("maxjobruntime", "maxmemory", "priority") else "text")
             yield Static("", id="error", markup=False)
             with Horizontal(id="buttons"):
-                yield Button("Cancel", id="no", variant="primary", compact=True)
-                yield Button("Resubmit", id="yes", variant="warning", compact=True)
+                yield Button("Cancel (esc)", id="no", variant="primary", compact=True)
+                yield Button("Resubmit (ctrl+s)", id="yes", variant="warning", compact=True)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -15,7 +15,7 @@ from crabtui.keymap import keymap_path
 from crabtui.screens.polling import PollingScreen
 from crabtui.task_status import NO_OUTPUT, RESCHEDULED
 from crabtui.widgets.key_bar import IMPORTANCE
-from crabtui.widgets.live_table import LiveTable
+from crabtui.widgets.live_table import LiveTable, field_names
 from crabtui.widgets.states import BAR_LEGEND, NODE_LOOK
 from crabtui.widgets.tabbed import Tabbed
 
@@ -70,10 +70,22 @@ class HelpScreen(ModalScreen[None]):
             yield Static(legend)
             yield Label("Progress bars", classes="heading")
             yield Static(BAR_LEGEND, markup=False)
-            yield Static("Filter with /: text matches any column, column:text one column (state:fail), "
-                         "!text keeps the rows that do not match. Escape clears it.", markup=False)
+            yield Static("Filter with / and find with f: text matches any column, field:text only that "
+                         "field (state:fail), field:=text it exactly, !text keeps the rows that do not match; "
+                         "quote text with a colon (\"12:30\"). Escape clears it.", markup=False)
+            for name, fields in self._fields():
+                yield Static(f"Fields of {name}: {', '.join(fields)}", markup=False)
             yield Static(f"Keys are remapped by the ids of the third column in {keymap_path()}, "
                          'under [keys], such as: hold = "ctrl+h"', markup=False)
+
+    def _fields(self) -> list[tuple[str, list[str]]]:
+        """Each table of the screen underneath and the field names its filter knows."""
+        tables = []
+        for table in self.under.query(LiveTable):
+            pane = next((a for a in table.ancestors if getattr(a, "title", None) and a.id), None)
+            name = f"the {pane.title} tab" if pane is not None else "the table"
+            tables.append((name, field_names(table.table_columns)))
+        return tables
 
     def action_dismiss_help(self) -> None:
         self.dismiss(None)

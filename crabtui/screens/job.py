@@ -9,21 +9,24 @@ import time
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Log, Static
+from textual.widgets import Static
 
 from crabtui.screens.polling import PollingScreen
 from crabtui.snapshots import JobSnapshot
 from crabtui.task_status import shown_state, to_hms
 from crabtui.widgets import states
+from crabtui.widgets.filter_bar import FilterBar
 from crabtui.widgets.key_bar import KeyBar
 from crabtui.widgets.live_table import Column, LiveTable
+from crabtui.widgets.log_view import LogView
 from crabtui.widgets.states import Palette
 from crabtui.widgets.status_bar import StatusBar
 from crabtui.widgets.tabbed import Pane, Tabbed
 
 ACTION_LOOK = {"ok": ("✔ ok", "success"), "retry": ("⟳ retry", "warning"), "fatal": ("✖ fatal", "error"),
                "abort_dag": ("✖ abort DAG", "error"), None: ("▶ open", "primary")}
-TEXT_TABS = ("classad", "stdout", "stderr", "report", "events")
+TEXT_TABS = ("classad", "stdout", "stderr", "report", "events", "why")
+TITLES = ("ClassAd", "Stdout", "Stderr", "Job report", "User log", "Why")
 FOLLOWED = ("stdout", "stderr", "events")  # text that grows at its end: shown from there
 
 
@@ -48,10 +51,11 @@ class JobScreen(PollingScreen):
         with Tabbed(initial="attempts"):
             with Pane("Attempts", id="attempts"):
                 yield LiveTable(self._columns(), id="attempt-table")
-            for tab, title in zip(TEXT_TABS, ("ClassAd", "Stdout", "Stderr", "Job report", "User log")):
+            for tab, title in zip(TEXT_TABS, TITLES):
                 with Pane(title, id=tab):
-                    yield Log(id=f"{tab}-text", auto_scroll=tab in FOLLOWED)
+                    yield LogView(id=f"{tab}-text", follow=tab in FOLLOWED)
         yield Static("", id="info")
+        yield FilterBar()
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -105,14 +109,15 @@ class JobScreen(PollingScreen):
             table.move_cursor(row=table.row_count - 1)  # the latest attempt, whose files are shown
         self._set_text("classad", snapshot.ad_text or "No HTCondor job has run for this job yet.")
         missing = f"(no file yet: {{}} of attempt {snapshot.attempt})"
-        self._set_text("stdout", snapshot.stdout if snapshot.stdout is not None else
-                       missing.format(snapshot.files.stdout))
-        self._set_text("stderr", snapshot.stderr if snapshot.stderr is not None else
-                       missing.format(snapshot.files.stderr))
+        empty = f"(empty: attempt {snapshot.attempt} wrote nothing to {{}} so far)"
+        for tab, text, path in (("stdout", snapshot.stdout, snapshot.files.stdout),
+                                ("stderr", snapshot.stderr, snapshot.files.stderr)):
+            self._set_text(tab, missing.format(path) if text is None else text or empty.format(path))
         self._set_text("report", snapshot.report if snapshot.report is not None else
                        missing.format(snapshot.files.report))
         self._set_text("events", snapshot.user_log if snapshot.user_log is not None else
                        f"(no user log yet: {snapshot.files.user_log})")
+        self._set_text("why", snapshot.why or _why_not_waiting(job.state))
         self._update_info()
 
     def _set_text(self, tab: str, text: str) -> None:
@@ -120,7 +125,7 @@ class JobScreen(PollingScreen):
         if self._texts.get(tab) == text:
             return
         self._texts[tab] = text
-        log = self.query_one(f"#{tab}-text", Log)
+        log = self.query_one(f"#{tab}-text", LogView)
         log.clear()
         log.write(text)
         if tab not in FOLLOWED:
@@ -141,12 +146,14 @@ class JobScreen(PollingScreen):
             text = "Move the cursor to an attempt to see its stdout, stderr and report"
         elif tab == "classad":
             text = "The job's ClassAd (condor_q -l / condor_history -l)"
+        elif tab == "why":
+            text = "Why the job waits: its hold reason, or its matchmaking (condor_q -better-analyze)"
         else:
-            text = paths[tab]
+            text = self.query_one(f"#{tab}-text", LogView).describe(paths[tab])
         self.update_static("info", Text(text, no_wrap=True, overflow="ellipsis"))
 
     def on_tabbed_tab_activated(self, event: Tabbed.TabActivated) -> None:
-        event.pane.query_one("LiveTable, Log").focus()
+        event.pane.query_one("LiveTable, LogView").focus()
         self._update_info()
 
     def on_line_table_row_highlighted(self, event: LiveTable.RowHighlighted) -> None:
@@ -177,6 +184,11 @@ class JobScreen(PollingScreen):
     def _paths(self) -> dict[str, str]:
         files = self.snapshot.files
         return {"stdout": files.stdout, "stderr": files.stderr, "report": files.report, "events": files.user_log}
+
+
+def _why_not_waiting(state: str) -> str:
+    return (f"The job is {state}: it waits for nothing in the queue (a held job would show its hold "
+            "reason here, an idle one why it does or does not match a slot).")
 
 
 def _clock(value: float | None, item: object, palette: Palette) -> Text:

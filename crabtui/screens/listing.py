@@ -75,17 +75,22 @@ class ListScreen(PollingScreen):
         return Column("stale", "!", lambda item: "⚠" if self.stale or also(item) else "",
                       lambda value, item, palette: Text(value, style=palette.style("error"), end=""), width=1)
 
-    def age_column(self, submitted_at: Any) -> Column:
-        """How long ago ``submitted_at(item)`` was, as ``3m``."""
-        return Column("age", "Age", lambda item: shown_age(self.app.clock() - submitted_at(item)),
+    def age_column(self, since: Any, key: str = "age", label: str = "Age") -> Column:
+        """How long ago ``since(item)`` was, as ``3m``."""
+        return Column(key, label, lambda item: shown_age(self.app.clock() - since(item)),
                       lambda value, item, palette: Text(short_duration(value), end=""), width=4, live=True, right=True)
 
     def show(self, snapshot: Any) -> None:
         self.stale = False
-        rows = self.rows(snapshot)
-        self.table.set_items(rows)
-        if not rows:
-            self.query_one("#info", Static).update(self.EMPTY)
+        self.table.set_items(self.rows(snapshot))
+        self.update_info()
+
+    def info_text(self) -> str:
+        """The line under the table: what it shows, or why it is empty."""
+        return self.table.describe(self.NOUN) if self.table.items else self.EMPTY
+
+    def update_info(self) -> None:
+        self.update_static("info", self.info_text())
 
     def stale_changed(self) -> None:
         self.stale = True
@@ -98,8 +103,7 @@ class ListScreen(PollingScreen):
         self.table.set_palette(palette)
 
     def on_live_table_view_changed(self, event: LiveTable.ViewChanged) -> None:
-        if event.table.items:
-            self.query_one("#info", Static).update(event.table.describe(self.NOUN))
+        self.update_info()
 
     def on_line_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()

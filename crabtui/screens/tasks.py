@@ -1,13 +1,15 @@
-"""The first screen: every task with its status, a progress bar, its jobs per state and its age."""
+"""The first screen: every task with its owner, status, a progress bar, its jobs per state and its
+age; ``u`` shows only the user's own tasks, and the line under the table counts them per user."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.binding import Binding
 
 from crabtui.screens.listing import ListScreen
 from crabtui.snapshots import TasksSnapshot, TaskSummary
-from crabtui.widgets.live_table import Column
-from crabtui.widgets.states import progress_bar, state_counts, task_status
+from crabtui.widgets.live_table import Column, plural
+from crabtui.widgets.states import DONE_STATES, Palette, progress_bar, state_counts, task_status
 from engine.crab.taskworker.taskdb import killable
 
 BAR_WIDTH = 10
@@ -18,8 +20,11 @@ class TasksScreen(ListScreen):
         Binding("enter", "open_task", "Open", id="open-task", tooltip="Open the task: its jobs, DAG, sites, errors and log"),
         Binding("K", "kill", "Kill", id="kill", tooltip="Kill the task(s): remove their DAGs and jobs (crab kill)"),
         Binding("R", "resubmit", "Resubmit", id="resubmit", tooltip="Resubmit the task's failed jobs (crab resubmit)"),
+        Binding("u", "toggle_users", "Mine", id="users", tooltip="Show only your own tasks, or every user's"),
         Binding("d", "dags", "DAGs", id="dags",
                 tooltip="The DAGs submitted with dag submit (not tasks): watch and control them"),
+        Binding("o", "held", "Held jobs", id="held-jobs",
+                tooltip="The held jobs, grouped by hold reason: release or remove them"),
         Binding("c", "copy('name')", "Copy name", id="copy-name", show=False, tooltip="Copy the task's name"),
         Binding("C", "copy('dir')", "Copy dir", id="copy-dir", show=False, tooltip="Copy the task's directory"),
         Binding("escape", "clear", "Clear", id="clear", show=False, tooltip="Clear the marks, then the filter"),
@@ -30,16 +35,18 @@ class TasksScreen(ListScreen):
     def __init__(self) -> None:
         super().__init__()
         self.started = False
+        self.mine_only = False
+        self.snapshot: TasksSnapshot | None = None
 
     def columns(self) -> list[Column]:
         return [
             self.stale_column(lambda s: s.error),
             Column("task", "Task", lambda s: s.task.request_name),
             Column("status", "Status", lambda s: s.task.status, lambda v, s, p: task_status(v, p), width=16),
-            Column("progress", "Progress", _progress, lambda v, s, p: progress_bar(s.counts, s.total, BAR_WIDTH, p),
-                   width=BAR_WIDTH + 7),
+            Column("progress", "Progress", _progress, _render_progress, width=BAR_WIDTH + 7),
             Column("jobs", "Jobs", lambda s: " ".join(f"{k}:{n}" for k, n in s.counts.items()),
                    lambda v, s, p: state_counts(s.counts, p), width=18),
+            Column("owner", "Owner", lambda s: s.task.user, width=8),
             self.age_column(lambda s: s.task.submitted_at),
             Column("message", "Message", lambda s: s.error or s.task.message),
         ]
@@ -51,8 +58,33 @@ class TasksScreen(ListScreen):
             self.started = True
         return backend.tasks(now)
 
+    def show(self, snapshot: TasksSnapshot) -> None:
+        self.snapshot = snapshot
+        super().show(snapshot)
+
     def rows(self, snapshot: TasksSnapshot) -> dict[str, TaskSummary]:
-        return {s.task.name: s for s in snapshot.tasks}
+        return {s.task.name: s for s in snapshot.tasks if not self.mine_only or s.task.user == snapshot.owner}
+
+    def info_text(self) -> str:
+        """The table's summary, and the tasks per user (also those not shown)."""
+        text = super().info_text()
+        snapshot = self.snapshot
+        if snapshot is None or not snapshot.tasks:
+            return text
+        if not self.table.items:
+            return f"None of your tasks here; {len(snapshot.tasks)} of other users (u shows them)."
+        users: dict[str, int] = {}
+        for s in snapshot.tasks:
+            users[s.task.user] = users.get(s.task.user, 0) + 1
+        who = f"{snapshot.owner}'s only (u: all)" if self.mine_only else "all users' (u: yours only)"
+        per_user = ", ".join(f"{user} {n}" for user, n in sorted(users.items()))
+        return f"{text} · {who} · per user: {per_user}"
+
+    def action_toggle_users(self) -> None:
+        self.mine_only = not self.mine_only
+        if self.snapshot is not None:
+            self.table.set_items(self.rows(self.snapshot))
+            self.update_info()
 
     # -------------------------------------------------------------- actions
 
@@ -70,6 +102,11 @@ class TasksScreen(ListScreen):
         from crabtui.screens.dags import DagsScreen
 
         self.app.push_screen(DagsScreen())
+
+    def action_held(self) -> None:
+        from crabtui.screens.held import HeldScreen
+
+        self.app.push_screen(HeldScreen())
 
     def action_kill(self) -> None:
         chosen = [self.table.items[k] for k in self.table.selection()]
@@ -94,7 +131,7 @@ class TasksScreen(ListScreen):
         current = self.current()
         if current is not None:
             failed = current.counts.get("failed", 0)
-            self.app.resubmit(current.task, f"{failed} failed job(s)" if failed else "none")
+            self.app.resubmit(current.task, plural(failed, "jobs") if failed else "none")
 
     def action_copy(self, what: str) -> None:
         current = self.current()
@@ -103,6 +140,15 @@ class TasksScreen(ListScreen):
 
     def action_clear(self) -> None:
         self.clear()
+
+
+def _render_progress(value: tuple, s: TaskSummary, palette: Palette) -> Text:
+    """The bar, or while an automatic task has only its probes, that it is probing (how many
+    jobs it will have is not known: a bar of its probes would read as the whole task)."""
+    if s.probing:
+        ended = sum(s.counts.get(state, 0) for state in DONE_STATES)
+        return Text(f"probing {ended}/{s.total}", style=palette.style("primary"), end="")
+    return progress_bar(s.counts, s.total, BAR_WIDTH, palette)
 
 
 def _progress(s: TaskSummary) -> tuple:

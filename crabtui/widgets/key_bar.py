@@ -19,8 +19,9 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 # Binding ids, most important first; shown keys without an id, or not listed, come after them.
-IMPORTANCE = ("open-task", "open-job", "open-dag", "back", "quit", "filter", "find", "kill", "remove-dag",
-              "resubmit", "hold", "release", "halt", "dags", "mark", "sort", "copy-id", "copy-path", "pause")
+IMPORTANCE = ("open-task", "open-job", "open-dag", "open-node", "open-subdag", "back", "quit", "filter", "find",
+              "search", "kill", "remove-dag", "resubmit", "kill-jobs", "blacklist", "hold", "release", "halt", "dags",
+              "users", "ended", "mark", "sort", "copy-id", "copy-path", "pause")
 HELP = "help"  # the binding drawn last, as "more"
 
 

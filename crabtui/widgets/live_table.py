@@ -80,11 +80,16 @@ class RowValues:
         return values
 
 
+class FilterError(ValueError):
+    """A filter that names no column: the message says which fields there are."""
+
+
 @dataclass(frozen=True)
 class Filter:
-    """``/`` filter text: a substring of any column (case-insensitive); ``column:text`` looks in
-    the column whose label starts with ``column``, ``column:=text`` wants it exactly; a leading
-    ``!`` keeps the rows that do not match."""
+    """``/`` filter text: a substring of any column (case-insensitive); ``field:text`` looks only
+    in the column whose key is ``field`` (``state:fail``, ``site:CERN``), ``field:=text`` wants it
+    exactly; a leading ``!`` keeps the rows that do not match.  A ``field:`` that names no column
+    is a :class:`FilterError` (put the text in quotes to look for a colon: ``"12:30"``)."""
 
     text: str
 
@@ -95,13 +100,18 @@ class Filter:
         if not text:
             return None
         invert = text.startswith("!")
-        text = text[1:] if invert else text
+        text = text[1:].strip() if invert else text
         index = None
-        name, sep, rest = text.partition(":")
-        if sep:
-            matches = [i for i, c in enumerate(columns) if c.label.lower().startswith(name.lower().strip())]
-            if matches:
-                index, text = matches[0], rest
+        if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'":
+            text = text[1:-1]
+        else:
+            name, sep, rest = text.partition(":")
+            if sep:
+                field = name.strip().lower()
+                index = next((i for i, c in enumerate(columns) if c.key == field), None)
+                if index is None:
+                    raise FilterError(f"no field {field!r}: the fields are " + ", ".join(field_names(columns)))
+                text = rest
         exact = index is not None and text.startswith("=")
         needle = text[exact:].strip().lower()
         if index is None:
@@ -111,6 +121,23 @@ class Filter:
         if exact:
             return lambda keys, texts: [k for k in keys if (texts[k].split("\0")[index] == needle) != invert]
         return lambda keys, texts: [k for k in keys if (needle in texts[k].split("\0")[index]) != invert]
+
+
+def field_names(columns: Iterable[Column]) -> list[str]:
+    """The ``field:`` names of a table's filter: its columns' keys."""
+    return [c.key for c in columns if not c.key.startswith("_")]
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 job``, ``2 jobs``, ``1 exit code``, ``1 job in the queue``: ``noun`` given in the plural;
+    its head word (the last, or the one before ``in``/``of``) loses its s for one."""
+    if n != 1:
+        return f"{n} {noun}"
+    words = noun.split(" ")
+    head = next((i - 1 for i, w in enumerate(words) if i and w in ("in", "of", "on", "at")), len(words) - 1)
+    if words[head].endswith("s"):
+        words[head] = words[head][:-1]
+    return "1 " + " ".join(words)
 
 
 def row_text(values: tuple) -> str:
@@ -233,8 +260,10 @@ class LiveTable(LineTable):
 
     @filter.setter
     def filter(self, text: str) -> None:
-        self._filter = Filter(text)
-        self._select = self._filter.compile(self.table_columns)
+        """FilterError (the filter stays as it was) for a field that is no column."""
+        wanted = Filter(text)
+        self._select = wanted.compile(self.table_columns)
+        self._filter = wanted
         self._sync(force_event=True)
 
     def sort_by(self, column: str | None, reverse: bool = False) -> None:
@@ -251,8 +280,8 @@ class LiveTable(LineTable):
         """Move the cursor to the first row on show that matches ``text`` (the filter's syntax),
         from line ``start`` (default: the cursor's) on, or back, wrapping around; no row is
         hidden.  False if none matches.  ``n`` and ``N`` look for the next and previous."""
-        self.find_text = text
         select = Filter(text).compile(self.table_columns)
+        self.find_text = text
         if select is None or not self._shown:
             return False
         shown = list(self._shown)
@@ -308,8 +337,13 @@ class LiveTable(LineTable):
         self.post_message(self.ViewChanged(self))
 
     def action_mark_all(self) -> None:
-        self.marked.update(self._shown)
-        self._paint_mark(*self._shown)
+        self.mark(self._shown)
+
+    def mark(self, keys: Iterable[str]) -> None:
+        """Mark these rows (those shown are painted)."""
+        keys = set(keys) & self.items.keys()
+        self.marked.update(keys)
+        self._paint_mark(*(keys & self._shown.keys()))
         self.post_message(self.ViewChanged(self))
 
     def clear_marks(self) -> bool:
@@ -322,8 +356,10 @@ class LiveTable(LineTable):
         return True
 
     def describe(self, noun: str) -> str:
-        """``4 of 12 jobs · filter 'fail' · sorted by State ▼ · 2 marked``."""
-        parts = [f"{len(self._shown)} of {len(self.items)} {noun}" if self._select else f"{len(self.items)} {noun}"]
+        """``4 of 12 jobs · filter 'fail' · sorted by State ▼ · 2 marked``; ``noun`` is plural (``jobs``,
+        ``exit codes``, ``jobs in the queue``): its first word loses its s for one."""
+        parts = [f"{len(self._shown)} of {plural(len(self.items), noun)}" if self._select
+                 else plural(len(self.items), noun)]
         if self._select:
             parts.append(f"filter {self.filter!r}")
         if self.sort_column is not None:
@@ -331,6 +367,8 @@ class LiveTable(LineTable):
             parts.append(f"sorted by {label} {'▼' if self.sort_reverse else '▲'}")
         if self.marked:
             parts.append(f"{len(self.marked)} marked")
+        if self.virtual_size.width > self.size.width > 0:
+            parts.append("← → more columns")
         return " · ".join(parts)
 
     # -------------------------------------------------------------- the diff

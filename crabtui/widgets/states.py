@@ -40,6 +40,15 @@ DAG_LOOK = {
     "aborting": ("✖", "error"),
     "completed": ("✔", "success"), "failed": ("✖", "error"), "removed": ("✗", "error"),
 }
+# a DAG node's state (DAGMan's, its queued nodes split by their jobs: crabtui.dag_view.DAG_COUNTS),
+# and a node job's JobStatus word -> (glyph, colour role); htcondor dag status's glyphs where it has them
+DAG_NODE_LOOK = {
+    "done": ("✔", "success"), "failed": ("✖", "error"), "futile": ("⊘", "error"), "held": ("‖", "warning"),
+    "running": ("▶", "primary"), "idle": ("○", "plain"), "pre": ("◔", "primary"), "post": ("◕", "primary"),
+    "ready": ("»", "plain"), "unready": ("·", "muted"), "queued": ("○", "plain"),
+    "transferring": ("⇅", "primary"), "suspended": ("‖", "warning"), "removed": ("✗", "error"),
+    "completed": ("✔", "success"),
+}
 # condor_watch_q's progress bar glyphs, extended to CRAB's states; the order the bar is drawn in.
 BAR_GLYPHS = (("finished", "#"), (NO_OUTPUT, "#"), (RESCHEDULED, "~"), ("transferring", ">"), ("running", "="),
               ("idle", "-"), ("cooloff", "-"), ("held", "!"), ("failed", "x"), ("killing", "x"), ("killed", "x"),
@@ -98,6 +107,24 @@ def dag_state(state: str, palette: Palette) -> Text:
     return Text(f"{glyph} {state}", style=palette.style(role), no_wrap=True, end="")
 
 
+def dag_node_state(state: str, palette: Palette) -> Text:
+    """``» ready``, ``⊘ futile``: a DAG node's state (or its job's) as a glyph and a word."""
+    glyph, role = DAG_NODE_LOOK.get(state, ("?", "plain"))
+    return Text(f"{glyph} {state}", style=palette.style(role), no_wrap=True, end="")
+
+
+def dag_node_counts(counts: Mapping[str, int], palette: Palette) -> Text:
+    """``✔3 ▶1 ·2``: a DAG's nodes in each state there are, in DAG_NODE_LOOK's order."""
+    text = Text(no_wrap=True, end="")
+    for state, (glyph, role) in DAG_NODE_LOOK.items():
+        n = counts.get(state, 0)
+        if n:
+            if text:
+                text.append(" ")
+            text.append(f"{glyph}{n}", style=palette.style(role))
+    return text
+
+
 def progress_bar(counts: Mapping[str, int], total: int, width: int, palette: Palette) -> Text:
     """``[###==--  ] 42%``: each state's share of ``width`` cells, and the share of done jobs."""
     text = Text("[", no_wrap=True, end="")
@@ -142,3 +169,20 @@ def short_duration(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def shown_path(path: str) -> str:
+    """A path as short as it reads unambiguously: relative to the directory crabtui was started
+    in when it is below it (``./run/d.dag``), else with ``~`` for the home directory."""
+    import os
+
+    try:
+        here = os.getcwd()
+    except OSError:
+        here = "/"
+    if here != "/" and (path == here or path.startswith(here + os.sep)):
+        return "." + path[len(here):]
+    home = os.path.expanduser("~")
+    if home not in ("/", "") and path.startswith(home + os.sep):
+        return "~" + path[len(home):]
+    return path

@@ -3,6 +3,8 @@
 Stale means the engine stopped answering (the last refresh failed, say so and why) or has not
 answered for a while: the age turns amber at 3 refresh intervals, red at 10.  Paused is the
 user's own freeze (``p``), shown until it is lifted (htop users could not tell they had paused).
+A screen under a dialog does not refresh, and says so rather than "live".  A message too long
+for the line loses its middle, not its end, which says what to do.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ class StatusBar(Static):
     updated_at: reactive[float | None] = reactive(None)
     error: reactive[str] = reactive("")
     paused: reactive[bool] = reactive(False)
+    covered: reactive[bool] = reactive(False)  # a dialog is open over the screen: it does not refresh
 
     def on_mount(self) -> None:
         self.set_interval(1, self.refresh)
@@ -29,11 +32,17 @@ class StatusBar(Static):
     def render(self) -> Text:
         palette = self.app.palette
         text = Text(self.crumbs, no_wrap=True, overflow="ellipsis", end="")
+        room = max(0, self.size.width - min(len(self.crumbs), 16) - 1)
         if self.paused:
             marker = Text(" ⏸ PAUSED (p resumes) ", style=f"reverse {palette.style('warning')}")
+        elif self.covered:
+            marker = Text(" ‖ not refreshing under the dialog ", style="dim")
         elif self.error:
             age = f" {int(self._age())}s" if self.updated_at is not None else ""
-            marker = Text(f" ⚠ STALE{age}: {self.error} ", style=f"reverse {palette.style('error')}")
+            head, error = f" ⚠ STALE{age}: ", f"{self.error} "
+            if len(head) + len(error) > room:  # keep the end: what to do
+                error = "…" + error[len(head) + len(error) - room + 1:]
+            marker = Text(head + error, style=f"reverse {palette.style('error')}")
         elif self.updated_at is None:
             marker = Text(" … loading ")
         else:
@@ -41,6 +50,6 @@ class StatusBar(Static):
             role = ("error" if age > STALE_INTERVALS * self.app.interval else
                     "warning" if age > SLOW_INTERVALS * self.app.interval else "success")
             marker = Text(f" ● live · {int(age)}s ago ", style=palette.style(role))
-        marker.truncate(max(0, self.size.width - 12), overflow="ellipsis")  # the place stays readable
+        marker.truncate(room, overflow="ellipsis")  # where you are stays readable
         text.truncate(max(0, self.size.width - marker.cell_len), overflow="ellipsis", pad=True)
         return text + marker

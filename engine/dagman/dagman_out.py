@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -348,3 +349,197 @@ class DagmanOut:
 
     def wrote_metrics_file(self, path: str) -> None:
         self.line(f"Wrote metrics file {path}.")
+
+
+# -- reading: what a monitor takes from the lines above -----------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class OutRecord:
+    """One line of dagman.out that tells of the DAG or a node.
+
+    ``what`` names the message (the writer's method, as DAGMan prints it); ``node`` is the node
+    it is about ("" for the DAG's own lines); ``values`` its numbers and texts:
+
+    ``starting_up``; ``recovery`` (True entering, False leaving); ``status`` (dag_status, total,
+    done, pre, queued, post, ready, unready, failed, futile); ``held_procs`` (n);
+    ``submitting``; ``assigned`` (job); ``event`` (event name, job); ``proc_ok`` (job);
+    ``proc_failed`` (job, "status" or "signal", n); ``job_completed``; ``script`` (PRE, POST or
+    HOLD); ``pre_ok``; ``pre_failed`` (n); ``pre_died`` (signal); ``pre_skip`` (value);
+    ``post_ok``; ``post_failed`` (n); ``post_died`` (signal); ``retrying`` (retry, of);
+    ``submit_failed`` (tries); ``shortcutting``; ``failed_node`` (return value, error text:
+    the end-of-run list of failed nodes); ``abort_value`` (source); ``halted_exit``;
+    ``removing``; ``rescue_written`` (path); ``rescue_used`` (path); ``exiting`` (status).
+    Jobs are ``cluster.proc``.
+    """
+
+    time: float
+    what: str
+    node: str = ""
+    values: tuple = ()
+
+
+_HEADER_LEN = len("11/26/26 15:30:01 ")
+_JOB = r"\((-?\d+)\.(-?\d+)\.-?\d+\)"
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [(what, re.compile(pattern)) for what, pattern in (
+    ("event", rf"Event: ULOG_(\w+) for HTCondor Node (\S+) {_JOB}"),
+    ("status", r"DAG status: (\d+) \("),
+    ("submitting", r"Submitting HTCondor Node (\S+) job\(s\)\.\.\.$"),
+    ("assigned", rf"\tassigned HTCondor ID {_JOB}"),
+    ("proc_ok", rf"Node (\S+) job proc {_JOB} completed successfully\.$"),
+    ("proc_failed", rf"Node (\S+) job proc {_JOB} failed with (status|signal) (-?\d+)\.$"),
+    ("job_completed", r"Node (\S+) job completed$"),
+    ("script", r"Running (PRE|POST|HOLD) script of Node (\S+)\.\.\.$"),
+    ("pre_ok", r"PRE Script of node (\S+) completed successfully\.$"),
+    ("pre_failed", r"PRE Script of Job (\S+) failed with status (-?\d+)$"),
+    ("pre_died", r"PRE Script of node (\S+) died on signal (\d+)"),
+    ("pre_skip", r"PRE_SKIP return value (-?\d+) indicates we are done \(successfully\) with node (\S+)$"),
+    ("post_ok", r"POST Script of node (\S+) completed successfully\.$"),
+    ("post_failed", r"POST Script of node (\S+) failed with status (-?\d+)$"),
+    ("post_died", r"POST Script of node (\S+) died on signal (\d+)$"),
+    ("retrying", r"Retrying node (\S+) \(retry #(\d+) of (\d+)\)\.\.\.$"),
+    ("held_procs", r"(\d+) job proc\(s\) currently held$"),
+    ("submit_failed", r"Job submit failed after (\d+) tr"),
+    ("shortcutting", r"Shortcutting node (\S+) retries because of submit failure"),
+    ("starting_up", r"\*\* \S+ \(CONDOR_DAGMAN\) STARTING UP$"),
+    ("exiting", r"\*\*\*\* \S+ \(condor_DAGMAN\) pid \d+ EXITING WITH STATUS (-?\d+)$"),
+    ("recovery", r"(Running in RECOVERY mode|\.\.\.done with RECOVERY mode)"),
+    ("abort_value", r"Aborting DAG because we got the ABORT exit value from a (.+)$"),
+    ("halted_exit", r"Exiting because DAG is halted"),
+    ("removing", r"Received SIGUSR1$"),
+    ("rescue_written", r"Writing Rescue DAG to (.+)\.\.\.$"),
+    ("rescue_used", r"USING RESCUE DAG (.+)$"),
+)]
+# The cheap test a line passes before its patterns are tried: most lines of a busy DAG's log
+# (status tables, idle proc counts, DAGMan's statistics) tell of no node.
+_FIRST_WORDS = ("Event", "DAG", "Submit", "\tassi", "Node", "Runni", "PRE", "POST", "Retry", "Job s", "Short",
+                "** ", "**** ", "...do", "Abort", "Exiti", "Recei", "Writi", "USING")
+_COUNTS = re.compile(r"\s*(\d+)" * 8 + r"\s*$")
+_DUMP = re.compile(r"\s*(Node Name|Node return val|Error|Node Status): ?(.*)$")
+
+
+class DagmanOutReader:
+    """The records of a dagman.out as it grows: each :meth:`read` gives those of the lines
+    written since the last one (only whole lines).  A file replaced or cut short is read again
+    from its top.  ``OSError`` (the file cannot be read from here) is left to the caller."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._inode: int | None = None
+        self._offset = 0
+        self._partial = b""
+        self._pending: tuple[str, float] | None = None  # a status table being read: its "Of N" line
+        self._status: tuple[int, float] | None = None  # the DAG status of the table being read
+        self._dump: dict[str, str] | None = None  # a failed node's dump being read
+        self._times: tuple[str, float] = ("", 0.0)
+        self.restarted = False  # the last read began again from the top (a new file)
+        self.last_line_at: float | None = None  # the time in the header of the newest line
+
+    def read(self) -> list[OutRecord]:
+        with open(self.path, "rb") as f:
+            st = os.fstat(f.fileno())
+            self.restarted = st.st_ino != self._inode or st.st_size < self._offset
+            if self.restarted:
+                self._inode, self._offset, self._partial = st.st_ino, 0, b""
+                self._pending = self._status = self._dump = None
+            f.seek(self._offset)
+            data = f.read()
+        self._offset += len(data)
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        records: list[OutRecord] = []
+        for raw in lines:
+            self._line(raw.decode("utf-8", errors="replace"), records)
+        return records
+
+    def _time(self, header: str) -> float:
+        if header != self._times[0]:
+            try:
+                self._times = (header, time.mktime(time.strptime(header, "%m/%d/%y %H:%M:%S")))
+            except ValueError:
+                return self._times[1]
+        return self._times[1]
+
+    def _line(self, line: str, records: list[OutRecord]) -> None:
+        if len(line) < _HEADER_LEN or line[2] != "/" or line[17] != " ":
+            return
+        t = self._time(line[:17])
+        self.last_line_at = t
+        text = line[_HEADER_LEN:]
+        if self._pending is not None:  # "Of N nodes total:", two heading lines, then the counts
+            self._table(text, t, records)
+            return
+        if self._dump is not None:
+            self._dump_line(text, t, records)
+            return
+        if text.startswith("Of ") and text.endswith(" nodes total:") and self._status is not None:
+            self._pending = (text, 0)
+            return
+        if text == "ERROR: the following job(s) failed:":
+            self._dump = {}
+            return
+        if not text.startswith(_FIRST_WORDS):
+            return
+        for what, pattern in _PATTERNS:
+            m = pattern.match(text)
+            if m:
+                self._record(what, m.groups(), t, records)
+                return
+
+    def _table(self, text: str, t: float, records: list[OutRecord]) -> None:
+        first, seen = self._pending
+        if seen < 2:
+            self._pending = (first, seen + 1)
+            return
+        self._pending = None
+        m = _COUNTS.match(text)
+        status, self._status = self._status, None
+        if m and status is not None:
+            total = int(first.split()[1])
+            records.append(OutRecord(t, "status", "", (status[0], total, *map(int, m.groups()))))
+
+    def _dump_line(self, text: str, t: float, records: list[OutRecord]) -> None:
+        dump = self._dump
+        if text.startswith("----------------------") or text.startswith("---------------------------------------"):
+            if dump.get("Node Name"):
+                value = dump.get("Node return val", "")
+                records.append(OutRecord(t, "failed_node", dump["Node Name"],
+                                         (int(value) if value.lstrip("-").isdigit() else None, dump.get("Error", ""))))
+            self._dump = None if "<END>" in text else {}
+            return
+        m = _DUMP.match(text)
+        if m:
+            dump[m.group(1)] = m.group(2).strip()
+
+    def _record(self, what: str, groups: tuple, t: float, records: list[OutRecord]) -> None:
+        def job(cluster: str, proc: str) -> str:
+            return f"{cluster}.{proc}"
+
+        if what == "status":
+            self._status = (int(groups[0]), t)
+            return
+        if what == "event":
+            name, node, cluster, proc = groups
+            records.append(OutRecord(t, what, node, (name, job(cluster, proc))))
+        elif what == "assigned":
+            records.append(OutRecord(t, what, "", (job(*groups),)))
+        elif what == "proc_ok":
+            records.append(OutRecord(t, what, groups[0], (job(groups[1], groups[2]),)))
+        elif what == "proc_failed":
+            records.append(OutRecord(t, what, groups[0], (job(groups[1], groups[2]), groups[3], int(groups[4]))))
+        elif what == "script":
+            records.append(OutRecord(t, what, groups[1], (groups[0],)))
+        elif what == "pre_skip":
+            records.append(OutRecord(t, what, groups[1], (int(groups[0]),)))
+        elif what in ("pre_failed", "pre_died", "post_failed", "post_died"):
+            records.append(OutRecord(t, what, groups[0], (int(groups[1]),)))
+        elif what == "retrying":
+            records.append(OutRecord(t, what, groups[0], (int(groups[1]), int(groups[2]))))
+        elif what in ("held_procs", "submit_failed", "exiting"):
+            records.append(OutRecord(t, what, "", (int(groups[0]),)))
+        elif what == "recovery":
+            records.append(OutRecord(t, what, "", (groups[0].startswith("Running"),)))
+        elif what in ("abort_value", "rescue_written", "rescue_used"):
+            records.append(OutRecord(t, what, "", (groups[0],)))
+        elif what in ("submitting", "job_completed", "pre_ok", "post_ok", "shortcutting"):
+            records.append(OutRecord(t, what, groups[0]))
+        else:  # starting_up, halted_exit, removing
+            records.append(OutRecord(t, what))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -38,9 +39,10 @@ def config_text(name: str, *, scale: float = 500, plan: str = "", dataset: str =
                          site=site, debug=debug)
 
 
-def crabtui(state: StateDir, *args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([CRABTUI, "--state-dir", state.path, *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+def crabtui(state: StateDir, *args: str, cwd: Path, timeout: float = 120,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([CRABTUI, "--state-dir", state.path, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **env} if env else None)
 
 
 def task_status(state: StateDir, name: str, cwd: Path) -> dict:

@@ -2,30 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-
 import pytest
 import textual.constants
 
-from engine.crab.grid import install_grid
 from engine.schedd.local.client import LocalScheddClient
-from engine.state import StateDir
 from ui_fixed import build
-from ui_tasks import submit, wait_task
+from ui_tasks import new_state, remove_state, submit, wait_task
 
 FAILING_PLAN = '{job = "2", attempt = 1, exitCode = 8021}, {job = "4", attempt = "*", exitCode = 99}'
-
-
-def new_state() -> StateDir:
-    state = StateDir(tempfile.mkdtemp(prefix="crabui-", dir="/tmp"))  # short: a socket path fits
-    install_grid(state)
-    return state
-
-
-def remove_state(state: StateDir) -> None:
-    LocalScheddClient(state).shutdown()
-    shutil.rmtree(state.path, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

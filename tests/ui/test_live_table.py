@@ -147,3 +147,30 @@ def test_the_key_bar_shows_the_most_important_keys_that_fit_then_more_and_a_clic
             assert app.query_one(KeyBar).render().plain == " q Quit ".ljust(24 - len(" ? more ")) + " ? more "
 
     asyncio.run(main())
+
+
+def test_a_field_query_looks_in_its_field_only_and_an_unknown_field_is_an_error():
+    from crabtui.widgets.live_table import FilterError, plural
+
+    async def scenario(pilot, table):
+        table.set_items({"1": {"id": "1", "state": "failed", "memory": 1000},
+                         "2": {"id": "2", "state": "finished", "memory": 1000},
+                         "3": {"id": "3", "state": "running", "memory": 2001}})
+        table.filter = "!state:finished"
+        assert table.shown_keys() == ["1", "3"], "a field query reads its field only"
+        table.filter = "memory:1000"
+        assert table.shown_keys() == ["1", "2"]
+        try:
+            table.filter = "mem:1000"
+        except FilterError as e:
+            assert str(e) == "no field 'mem': the fields are job, state, memory"
+        else:
+            raise AssertionError("an unknown field is an error")
+        assert table.filter == "memory:1000" and table.shown_keys() == ["1", "2"], "the filter stays as it was"
+        table.filter = '"2:"'
+        assert table.shown_keys() == [], "quoted: the text itself, colon and all"
+        assert table.describe("jobs") == "0 of 3 jobs · filter '\"2:\"'"
+        assert (plural(1, "jobs"), plural(1, "exit codes"), plural(1, "jobs in the queue")) == (
+            "1 job", "1 exit code", "1 job in the queue")
+
+    drive(scenario)

@@ -13,13 +13,11 @@ from crabtui.screens.task import TaskScreen
 from crabtui.snapshots import Backend
 from engine.schedd.local.client import LocalScheddClient
 from ui_fixed import NOW, build_automatic
-from ui_tasks import cells, crabtui, wait_for
+from ui_tasks import cells, crabtui, new_state, remove_state, wait_for
 
 
 @pytest.fixture(scope="module")
 def automatic(tmp_path_factory):
-    from conftest import new_state, remove_state
-
     state = new_state()
     name = build_automatic(state)
     LocalScheddClient(state).ping()  # the engine answers, with an empty queue

@@ -1,42 +1,51 @@
 """DAGs a user submits with ``crabtui dag submit``, watched and controlled in the UI on a real
-embedded engine: the DAGs list (without the CRAB tasks' DAGs), a DAG's tree and log, hold and
-release of a node job and of DAGMan, halt and unhalt, and removal, each asked first."""
+embedded engine: the DAG list (fresh counts and where they come from, ended DAGs kept from the
+history, owners, bulk actions), a DAG's node view and log, a node's drilldown, hold and release
+of a node job and of DAGMan, halt and unhalt, and removal, each asked first."""
 
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
 
 from crabtui.app import CrabApp
-from crabtui.screens.dag import DagScreen
+from crabtui.screens.dag import DAG_ROW, DagScreen
 from crabtui.screens.dags import DagsScreen
 from crabtui.screens.dialogs import ConfirmScreen
+from crabtui.screens.node import NodeScreen
 from crabtui.snapshots import Backend
 from engine.crab.taskworker.taskdb import TaskDB
 from engine.dagman.halt import is_halted
 from engine.schedd.api import JobStatus
 from engine.schedd.local.client import LocalScheddClient
 from test_ui_views import INTERVAL, drive
-from textual.widgets import Log
-from ui_tasks import cells, crabtui, submit, tree_labels, wait_for, wait_task
+from ui_tasks import cells, crabtui, submit, wait_for, wait_task
 
-# Every node job waits for go.<node> in the DAG's directory.
+# Every node job says who it is and waits for go.<node> in the DAG's directory, then exits $(code).
 GATED_SUB = ("executable = /bin/sh\n"
-             "arguments = \"-c 'while [ ! -e go.$(JOB) ]; do sleep 0.1; done'\"\n"
+             "arguments = \"-c 'echo out of $(JOB); echo err of $(JOB) >&2; "
+             "while [ ! -e go.$(JOB) ]; do sleep 0.1; done; exit $(code)'\"\n"
+             "output = $(JOB).out\nerror = $(JOB).err\nlog = $(JOB).log\n"
              "queue\n")
-DAG = "JOB A job.sub\nJOB B job.sub\nJOB C job.sub\nPARENT A CHILD B\n"
+DAG = ('JOB A job.sub\nJOB B job.sub\nJOB C job.sub\nVARS ALL_NODES code="0"\nPARENT A CHILD B\n')
 
 
-def submit_dag(state, directory: Path) -> tuple[int, Path]:
+def submit_dag(state, directory: Path, text: str = DAG, env: dict[str, str] | None = None) -> tuple[int, Path]:
     """``crabtui dag submit d.dag`` in ``directory``; DAGMan's ClusterId and the DAG file."""
     (directory / "job.sub").write_text(GATED_SUB)
     dag = directory / "d.dag"
-    dag.write_text(DAG)
-    result = crabtui(state, "dag", "submit", "d.dag", cwd=directory)
+    dag.write_text(text)
+    result = crabtui(state, "dag", "submit", "d.dag", cwd=directory, env=env)
     assert result.returncode == 0, result.stderr
     return int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1)), dag
+
+
+def go(directory: Path, *nodes: str) -> None:
+    for node in nodes:
+        (directory / f"go.{node}").touch()
 
 
 def notices(app) -> list[str]:
@@ -56,7 +65,7 @@ async def open_dags(pilot) -> DagsScreen:
 
 
 async def open_dag(pilot, cluster: int) -> DagScreen:
-    dags = await open_dags(pilot)
+    dags = pilot.app.screen if isinstance(pilot.app.screen, DagsScreen) else await open_dags(pilot)
     table = dags.table
     await wait_for(pilot, lambda: str(cluster) in table.items, "the DAG in the list")
     table.move_cursor(row=table.get_row_index(str(cluster)))
@@ -67,8 +76,24 @@ async def open_dag(pilot, cluster: int) -> DagScreen:
     return app.screen
 
 
-def summary(screen: DagScreen) -> str:
+def summary(screen) -> str:
     return screen.query_one("#summary").render().plain
+
+
+def info(screen) -> str:
+    return screen.query_one("#info").render().plain
+
+
+def rows(screen: DagScreen) -> dict[str, list[str]]:
+    """The node table's rows by key: their cells as the user reads them (the mark cell left out)."""
+    table = screen.table
+    return {key: [c.strip() for c in cells(table, key)[1:]] for key in table.shown_keys()}
+
+
+def lines(screen: DagScreen) -> list[str]:
+    """The node table as drawn: its header, then its rows."""
+    table = screen.table
+    return [strip.text for strip in (table.render_line(y) for y in range(min(table.size.height, table.row_count + 1)))]
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +104,7 @@ def running_task(engine, tmp_path_factory) -> str:
     return name
 
 
-def test_the_dags_list_shows_a_submitted_dag_and_its_screen_the_tree_and_log(engine, running_task, tmp_path):
+def test_the_dag_list_counts_nodes_from_dagman_out_not_from_a_stale_ad(engine, running_task, tmp_path):
     cluster, dag = submit_dag(engine, tmp_path)
     task_dagman = TaskDB(engine.tasks).get(running_task).dagman_id
 
@@ -88,74 +113,228 @@ def test_the_dags_list_shows_a_submitted_dag_and_its_screen_the_tree_and_log(eng
         tasks = app.screen
         assert "d DAGs" in tasks.query_one("KeyBar").render().plain, "the task list offers d"
         assert "DAGs" in [c.title for c in app.get_system_commands(tasks)], "and so does the command palette"
-        await pilot.press("question_mark")
-        assert ("d", "The DAGs submitted with dag submit (not tasks): watch and control them") in app.screen.key_rows
-        await pilot.press("escape")
         dags = await open_dags(pilot)
         table = dags.table
-        await wait_for(pilot, lambda: str(cluster) in table.items and table.items[str(cluster)].total == 3,
-                       "the DAG with its node counts")
-        await wait_for(pilot, lambda: table.items[str(cluster)].counts.get("running") == 2, "A and C running")
-        _, stale, ident, status, progress, nodes, age, path = cells(table, str(cluster))
+        await wait_for(pilot, lambda: str(cluster) in table.items and table.items[str(cluster)].nodes.get(
+            "running") == 2, "A and C running")
+        # DAGMan refreshes its ad every 5 minutes on a pool: an ad that says otherwise is not believed
+        with LocalScheddClient(engine) as schedd:
+            schedd.edit(f"{cluster}.0", {"DAG_NodesDone": "3", "DAG_NodesQueued": "0", "DAG_NodesUnready": "0"})
+        await pilot.pause(INTERVAL * 3)
+        _, stale, ident, owner, status, progress, nodes, source, age, path = cells(table, str(cluster))
         assert (stale, ident.strip(), status) == ("", str(cluster), "▶ running")
-        assert progress == "[=====   ]   0%" and nodes.strip() == "0/3 ·1 ▶2"
-        assert path == f"d.dag  {tmp_path}/"
-        assert age.strip().endswith("s")
+        assert owner.strip() == table.items[str(cluster)].owner != ""
+        assert progress == "[=====   ]   0%" and nodes.strip() == "0/3 ▶2 ·1"
+        assert re.fullmatch(r"out \d+s", source.strip()), "the counts' source and age"
+        assert path.startswith("d.dag  ") and path.endswith("/")
         assert str(task_dagman) not in table.items, "a CRAB task's DAG is shown as a task, not here"
         assert "● live" in dags.status_bar.render().plain
+        assert "1 DAG ·" in info(dags), "one DAG, not '1 DAGs'"
 
-        table.move_cursor(row=table.get_row_index(str(cluster)))
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, DagScreen) and app.screen.snapshot is not None,
-                       "the DAG screen")
-        screen = app.screen
-        assert f"DAGMan job {cluster}  {dag}" in summary(screen) and "0/3 done, 2 queued, 1 unready" in summary(screen)
-        await wait_for(pilot, lambda: len(tree_labels(screen)) == 3, "DAGMan and its two node jobs")
-        dagman, *nodes = tree_labels(screen)
-        assert dagman.startswith(f"{cluster}.0") and "DAGMan d.dag+" in dagman and "0/3 done" in dagman
-        assert [n.split()[1:4] for n in nodes] == [["A", "R", "running"], ["C", "R", "running"]]
-        assert all(n.startswith("  ") for n in nodes), "the node jobs hang under their DAGMan"
+        go(tmp_path, "A")
+        await wait_for(pilot, lambda: table.items[str(cluster)].done == 1, "A done, without DAGMan's ad")
+        assert cells(table, str(cluster))[6].strip() == "1/3 ✔1 ▶2"
 
-        await pilot.press("2")
-        log = screen.query_one(Log)
-        await wait_for(pilot, lambda: any("Submitting HTCondor Node A" in line for line in log.lines), "dagman.out")
-        assert "lines of " + str(dag) + ".dagman.out" in screen.query_one("#info").render().plain
-
-        (tmp_path / "go.A").touch()  # A finishes, B starts: the screen follows
-        await wait_for(pilot, lambda: "1/3 done" in summary(screen), "node A done")
-        await wait_for(pilot, lambda: any("Node A job completed" in line or "ULOG_JOB_TERMINATED for HTCondor Node A"
-                                          in line for line in log.lines), "A's end in the log")
-        await pilot.press("1")
-        await wait_for(pilot, lambda: any(" B " in n for n in tree_labels(screen)), "node B in the tree")
-        for node in "BC":
-            (tmp_path / f"go.{node}").touch()
-        await wait_for(pilot, lambda: "DAGMan job" in " ".join(tree_labels(screen)) and "has ended" in
-                       " ".join(tree_labels(screen)), "the DAG ended", timeout=90)
-        await wait_for(pilot, lambda: "✔ completed" in summary(screen), "the DAG completed")
-        assert "left the queue, exit code 0" in summary(screen)
+        screen = await open_dag(pilot, cluster)
+        assert f"DAGMan job {cluster} of " in summary(screen) and str(dag.name) in summary(screen)
+        assert "1/3 done" in summary(screen) and re.search(r"dagman\.out \d+s ago, queue now", summary(screen))
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 
 
-def test_halt_unhalt_and_remove_are_asked_first(engine, tmp_path):
+def test_the_node_view_shows_every_node_with_its_state_and_why_and_opens_a_node(engine, tmp_path):
+    (tmp_path / "pre.sh").write_text("#!/bin/sh\necho PRE of $1 ran\n")
+    (tmp_path / "pre.sh").chmod(0o755)
+    (tmp_path / "sub.dag").write_text('JOB S1 job.sub\nVARS S1 code="0"\n')
+    cluster, dag = submit_dag(engine, tmp_path, 'JOB A job.sub\nVARS A code="0"\n'
+                                                'SCRIPT DEBUG pre.out ALL PRE A ./pre.sh $JOB\n'
+                                                'JOB B job.sub\nVARS B code="3"\nRETRY B 1\n'
+                                                'JOB C job.sub\nVARS C code="0"\nJOB D job.sub\nVARS D code="0"\n'
+                                                'SUBDAG EXTERNAL SD sub.dag\n'
+                                                'PARENT A CHILD B SD\nPARENT B CHILD D\n')
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: rows(screen).get("A", ["", ""])[1] == "▶ running", "A running")
+        shown = rows(screen)
+        assert list(shown)[:3] == [DAG_ROW, "A", f"A#{shown['A'][2]}"], "the DAG, then A with its job under it"
+        assert shown["B"][1:2] == ["· unready"] and shown["B"][-1] == "waiting for A"
+        assert shown["SD"][1] == "· unready" and shown["C"][1] == "▶ running"
+        assert shown["D"][-1] == "waiting for B"
+        header, *_ = lines(screen)
+        assert header.split() == ["Node", "State", "Job", "Retry", "Exit", "Since", "Why"]
+
+        go(tmp_path, "A", "B", "C", "S1")
+        await wait_for(pilot, lambda: rows(screen).get("D", ["", ""])[1] == "⊘ futile", "B failed for good, D futile")
+        shown = rows(screen)
+        assert shown["B"][1] == "✖ failed" and shown["B"][3:5] == ["1/1", "3"]
+        assert re.fullmatch(r"Job proc \(\d+\.0\.0\) failed with status 3 \(after 1 node retries\)", shown["B"][-1])
+        assert shown["D"][-1] == "parent B failed"
+        await wait_for(pilot, lambda: "SD/S1" in rows(screen), "the sub-DAG's node under SD")
+        drawn = {line.split()[0]: line for line in lines(screen)[2:]}
+        columns = {name: line.index(state) for name, line in drawn.items()
+                   for state in ("✔", "✖", "⊘", "▶", "·", "»") if state in line}
+        assert len(set(columns.values())) == 1, f"the State column starts at one place at every depth: {columns}"
+
+        screen.table.move_cursor(row=screen.table.get_row_index("A"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen) and app.screen.snapshot is not None,
+                       "node A's drilldown")
+        node = app.screen
+        assert "Node A  ✔ done" in summary(node) and "exit code 0" in summary(node)
+        for tab, wanted in (("2", 'DAGNodeName = "A"'), ("3", "out of A"), ("4", "err of A"),
+                            ("5", "Job terminated"), ("6", "PRE of A ran")):
+            await pilot.press(tab)
+            shown_text = "\n".join(node.query_one(f"#{node.query_one('Tabbed').active}-text").lines)
+            assert wanted in shown_text, (tab, shown_text)
+        await pilot.press("7")
+        assert "the node has no POST script" in "\n".join(node.query_one("#post-text").lines)
+        await pilot.press("escape")
+
+        screen.table.move_cursor(row=screen.table.get_row_index("SD"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen) and app.screen.snapshot is not None,
+                       "node SD's drilldown")
+        await pilot.press("8")
+        sub_out = app.screen.query_one("#dagman-out-text")
+        await wait_for(pilot, lambda: any("Node S1" in line for line in sub_out.lines), "the sub-DAG's dagman.out")
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, DagScreen) and app.screen.snapshot is not None
+                       and app.screen.cluster != cluster, "the sub-DAG's own screen")
+        assert "S1" in rows(app.screen)
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_ended_dags_stay_in_the_list_and_open(engine, tmp_path):
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "bad").mkdir()
+    ok, _ = submit_dag(engine, tmp_path / "ok")
+    bad, bad_dag = submit_dag(engine, tmp_path / "bad", DAG + 'VARS B code="2"\n')
+    go(tmp_path / "ok", "A", "B", "C")
+    go(tmp_path / "bad", "A", "B", "C")
+
+    async def scenario(pilot):
+        app = pilot.app
+        dags = await open_dags(pilot)
+        table = dags.table
+        await wait_for(pilot, lambda: all(str(c) in table.items and table.items[str(c)].ended for c in (ok, bad)),
+                       "both DAGs ended, still listed", timeout=90)
+        assert cells(table, str(ok))[4] == "✔ completed" and cells(table, str(bad))[4] == "✖ failed"
+        assert cells(table, str(bad))[6].strip() == "2/3 ✔2 ✖1"
+        assert "ended ones for 1 day" in info(dags)
+        screen = await open_dag(pilot, bad)
+        assert "✖ failed" in summary(screen) and "exit code 1" in summary(screen)
+        assert f"rescue DAG {bad_dag}.rescue001" in summary(screen).replace("./", str(Path.cwd()) + "/")
+        assert rows(screen)["B"][1] == "✖ failed" and "failed with status 2" in rows(screen)["B"][-1]
+        await pilot.press("escape")
+        await pilot.press("e")  # one week
+        await pilot.press("e")  # not at all
+        await wait_for(pilot, lambda: str(ok) not in table.items and str(bad) not in table.items,
+                       "the ended DAGs left out")
+        assert "Ended DAGs are left out of the list." in notices(app) and "left out" in info(dags)
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+    async def later(pilot):  # two days on, ended DAGs kept for one day are gone
+        dags = await open_dags(pilot)
+        await wait_for(pilot, lambda: dags.status_bar.updated_at is not None, "the list read")
+        assert str(ok) not in dags.table.items and str(bad) not in dags.table.items
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL, clock=lambda: time.time() + 2 * 86400), later)
+
+
+def test_owners_a_toggle_for_all_users_and_totals_per_user(engine, tmp_path, monkeypatch):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "theirs").mkdir()
+    mine, _ = submit_dag(engine, tmp_path / "mine")
+    theirs, _ = submit_dag(engine, tmp_path / "theirs", env={"USER": "bob", "LOGNAME": "bob"})
+
+    async def scenario(pilot):
+        dags = await open_dags(pilot)
+        table = dags.table
+        await wait_for(pilot, lambda: str(mine) in table.items, "my DAG")
+        assert str(theirs) not in table.items, "only my DAGs, as condor_q shows them"
+        assert "u: all users" in info(dags) and "bob 1" in info(dags)
+        await pilot.press("u")
+        await wait_for(pilot, lambda: str(theirs) in table.items, "every user's DAGs")
+        assert cells(table, str(theirs))[3].strip() == "bob"
+        await pilot.press("slash", *"owner:bob", "enter")
+        assert table.shown_keys() == [str(theirs)]
+        await pilot.press("slash", "ctrl+u", *"ownr:bob")
+        assert "no field 'ownr': the fields are" in dags.query_one(".filter-error").render().plain
+        await pilot.press("escape")
+
+    try:
+        drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+    finally:
+        for d in ("mine", "theirs"):
+            go(tmp_path / d, "A", "B", "C")
+
+
+def test_marked_dags_are_held_released_and_removed_together(engine, tmp_path):
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    one, _ = submit_dag(engine, tmp_path / "one")
+    two, _ = submit_dag(engine, tmp_path / "two")
+
+    async def scenario(pilot):
+        app = pilot.app
+        dags = await open_dags(pilot)
+        table = dags.table
+        await wait_for(pilot, lambda: {str(one), str(two)} <= set(table.items), "both DAGs")
+        for cluster in (one, two):
+            table.move_cursor(row=table.get_row_index(str(cluster)))
+            await pilot.press("space")
+        await pilot.press("h")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.question == "Hold 2 DAGs?"
+        assert f"DAG {one} of" in dialog.details and f"DAG {two} of" in dialog.details
+        buttons = [str(b.label) for b in dialog.query("Button")]
+        assert buttons == ["No (n)", "Hold (y)"], "the dialog shows its keys"
+        assert dialog.focused.id == "no"
+        await pilot.press("right")
+        assert dialog.focused.id == "yes", "the arrow keys reach the buttons"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: job_status(engine, one) == job_status(engine, two) == JobStatus.HELD,
+                       "both DAGMan jobs held")
+        await wait_for(pilot, lambda: cells(table, str(one))[4] == "‖ held" == cells(table, str(two))[4],
+                       "both shown held")
+        await pilot.press("r", "y")
+        await wait_for(pilot, lambda: job_status(engine, one) == job_status(engine, two) == JobStatus.RUNNING,
+                       "both released")
+        await pilot.press("K")
+        assert app.screen.question == "Remove 2 DAGs?"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: job_status(engine, one) is None and job_status(engine, two) is None,
+                       "both removed", timeout=90)
+        await wait_for(pilot, lambda: cells(table, str(one))[4] == "✗ removed", "shown removed, from the history")
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_halt_unhalt_and_remove_are_asked_first_and_a_removed_dag_queues_nothing(engine, tmp_path):
     cluster, dag = submit_dag(engine, tmp_path)
 
     async def scenario(pilot):
         app = pilot.app
         screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: rows(screen).get("A", ["", ""])[1] == "▶ running", "A running")
         await pilot.press("H")
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen) and dialog.focused.id == "no"
         assert dialog.question == f"Halt DAG {cluster}?" and str(dag) in dialog.details
-        assert "rescue DAG" in dialog.details
+        assert "rescue DAG" in dialog.details and "cannot be seen" not in dialog.details
         await pilot.press("y")
         await wait_for(pilot, lambda: screen.snapshot.halted, "the DAG halted")
         assert is_halted(str(dag)) and "HALTED" in summary(screen) and "⏸ halted" in summary(screen)
         assert f"Halted DAG {cluster}." in notices(app)
+        status = crabtui(engine, "dag", "status", str(cluster), cwd=tmp_path)
+        assert "has been halted" in status.stdout and "DAG has been halted." in status.stdout, status.stdout
         await pilot.press("H")  # resuming needs no confirmation
         await wait_for(pilot, lambda: not screen.snapshot.halted, "the DAG resumed")
         assert not is_halted(str(dag)) and f"Resumed DAG {cluster}." in notices(app)
-        assert "HALTED" not in summary(screen)
 
         await pilot.press("K")
         dialog = app.screen
@@ -164,20 +343,16 @@ def test_halt_unhalt_and_remove_are_asked_first(engine, tmp_path):
         assert f"DAGMan job {cluster} running {dag}" in dialog.details and "2 node job(s)" in dialog.details
         await pilot.press("enter")  # No has the focus
         assert app.screen is screen and job_status(engine, cluster) == JobStatus.RUNNING
-        await pilot.press("K")
-        await pilot.press("y")
+        await pilot.press("K", "y")
         await wait_for(pilot, lambda: screen.snapshot.where == "history", "DAGMan gone from the queue", timeout=90)
-        assert "✗ removed" in summary(screen) and "has ended" in tree_labels(screen)[0]
+        assert "✗ removed" in summary(screen)
+        assert not screen.snapshot.dag.nodes.keys() & {"running", "idle", "held", "pre", "post"}, \
+            f"nothing is queued after a removal: {screen.snapshot.dag.nodes}"
+        assert all(r[1] != "▶ running" for r in rows(screen).values())
         assert any(n.startswith(f"Removed DAG {cluster}") for n in notices(app))
         assert (tmp_path / "d.dag.rescue001").exists(), "DAGMan wrote a rescue DAG"
         await pilot.press("H")  # nothing left to act on: the keys are greyed out
         assert app.screen is screen
-
-        await pilot.press("escape")
-        dags = app.screen
-        assert isinstance(dags, DagsScreen)
-        await wait_for(pilot, lambda: dags.status_bar.updated_at is not None and str(cluster) not in dags.table.items,
-                       "the DAG gone from the list")
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 
@@ -188,25 +363,24 @@ def test_hold_and_release_a_node_job_then_dagman_itself(engine, tmp_path):
     async def scenario(pilot):
         app = pilot.app
         screen = await open_dag(pilot, cluster)
-        tree = screen.query_one("#dag-tree")
-        await wait_for(pilot, lambda: len(tree_labels(screen)) == 3, "DAGMan and its two node jobs")
-        dagman_node = tree.root.children[0]
-        node_a = next(n for n in dagman_node.children if " A " in str(n.label))
-        a_cluster = int(node_a.data.split(".")[0])
-        tree.move_cursor(node_a)
+        await wait_for(pilot, lambda: rows(screen).get("A", ["", ""])[1] == "▶ running", "A running")
+        table = screen.table
+        a_job = rows(screen)["A"][2]
+        table.move_cursor(row=table.get_row_index("A"))
         await pilot.press("h")
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen) and dialog.focused.id == "no"
-        assert dialog.question == f"Hold {a_cluster}.0?" and "of node A (running)" in dialog.details
+        assert dialog.question == f"Hold {a_job}?" and "of node A (running)" in dialog.details
         await pilot.press("y")
-        await wait_for(pilot, lambda: "H held" in str(node_a.label), "node A held in the tree")
-        assert job_status(engine, a_cluster) == JobStatus.HELD and f"Held {a_cluster}.0." in notices(app)
+        await wait_for(pilot, lambda: rows(screen)["A"][1] == "‖ held", "node A held")
+        assert rows(screen)["A"][-1].startswith("held: "), "why: the hold reason"
+        assert job_status(engine, int(a_job.split(".")[0])) == JobStatus.HELD and f"Held {a_job}." in notices(app)
         await pilot.press("r")
         assert isinstance(app.screen, ConfirmScreen) and "back to idle" in app.screen.details
         await pilot.press("y")
-        await wait_for(pilot, lambda: job_status(engine, a_cluster) != JobStatus.HELD, "node A released")
+        await wait_for(pilot, lambda: rows(screen)["A"][1] != "‖ held", "node A released")
 
-        tree.move_cursor(dagman_node)  # on DAGMan: a graceful stop, and a restart in recovery mode
+        table.move_cursor(row=table.get_row_index(DAG_ROW))  # on DAGMan: a graceful stop, a recovery restart
         await pilot.press("h")
         assert isinstance(app.screen, ConfirmScreen) and "DAGMan stops gracefully" in app.screen.details
         await pilot.press("y")
@@ -218,9 +392,40 @@ def test_hold_and_release_a_node_job_then_dagman_itself(engine, tmp_path):
         await wait_for(pilot, lambda: screen.snapshot.dag.job_status == JobStatus.RUNNING, "DAGMan running again")
         out = Path(f"{dag}.dagman.out")
         await wait_for(pilot, lambda: "Running in RECOVERY mode" in out.read_text(), "DAGMan recovering")
-        for node in "ABC":
-            (tmp_path / f"go.{node}").touch()
+        go(tmp_path, "A", "B", "C")
         await wait_for(pilot, lambda: screen.snapshot.where == "history", "the DAG finished", timeout=90)
         assert screen.snapshot.dag.state == "completed"
+        assert {r[1] for key, r in rows(screen).items() if key != DAG_ROW} == {"✔ done"}
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_a_dag_whose_directory_is_not_here_is_halted_plainly_or_held(engine, tmp_path):
+    """As on a pool whose DAG directories this machine does not see: the DAGMan job's Iwd names a
+    directory that does not exist here."""
+    cluster, dag = submit_dag(engine, tmp_path)
+    with LocalScheddClient(engine) as schedd:
+        schedd.edit(f"{cluster}.0", {"Iwd": '"/nonexistent/elsewhere"'})
+    halted = crabtui(engine, "dag", "halt", str(cluster), cwd=tmp_path)
+    assert halted.returncode == 1 and "Traceback" not in halted.stderr
+    assert halted.stderr.startswith("ERROR: cannot write /nonexistent/elsewhere/d.dag.halt from this machine")
+    assert f"crabtui hold {cluster}" in halted.stderr and len(halted.stderr.splitlines()) == 1
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: screen.snapshot.dag.total == 3, "the counts from DAGMan's ad")
+        assert "DAGMan's job ad" in summary(screen) and "cannot be read from this machine" in summary(screen)
+        await pilot.press("2")
+        assert "/nonexistent/elsewhere/d.dag.dagman.out cannot be read from this machine" in info(screen)
+        await pilot.press("1", "H")
+        assert "Hold its DAGMan job instead" in app.screen.details
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any("cannot write /nonexistent/elsewhere/d.dag.halt" in n for n in notices(app)),
+                       "the halt refused, plainly")
+        assert not any("FileNotFoundError" in n for n in notices(app))
+
+    try:
+        drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+    finally:
+        go(tmp_path, "A", "B", "C")

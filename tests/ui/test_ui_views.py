@@ -39,11 +39,13 @@ def test_the_task_list_shows_status_progress_and_counts(engine, failed_task):
     async def scenario(pilot):
         tasks = pilot.app.screen.query_one("#tasks")
         await wait_for(pilot, lambda: failed_task in tasks.items, "the task")
-        _, stale, request, status, progress, jobs, age, message = cells(tasks, failed_task)
-        assert (stale, request, status) == ("", "looked", "✖ FAILED")
+        _, stale, request, status, progress, jobs, owner, age, message = cells(tasks, failed_task)
+        assert (stale, request, status, owner.strip()) == ("", "looked", "✖ FAILED", tasks.items[failed_task].task.user)
         assert progress == "[########xx]  75%" and jobs == "✔3 ✖1"
         assert age.strip().endswith(("s", "m")) and "DAGMan exited" in message
         assert "● live" in pilot.app.screen.status_bar.render().plain
+        info = pilot.app.screen.query_one("#info").render().plain
+        assert "all users' (u: yours only)" in info and f"per user: {owner.strip()} " in info
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 
@@ -81,8 +83,8 @@ def test_the_task_screen_has_jobs_sites_errors_and_log(engine, failed_task):
         assert any("EXITING WITH STATUS 1" in line for line in log.lines)
 
         await pilot.press("2")
-        tree = screen.query_one("#dag-tree")
-        assert "not in the queue: the DAG has ended" in str(tree.root.children[0].label)
+        assert screen.query_one("#queue-table").row_count == 0
+        assert "not in the queue: the DAG has ended" in screen.query_one("#info").render().plain
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 
@@ -196,3 +198,20 @@ def test_watch_prints_the_progress_until_the_task_ends(engine, failed_task, tmp_
     assert "looked  ✖ FAILED  [" in result.stdout and "finished 3, failed 1 of 4" in result.stdout
     missing = crabtui(engine, "watch", "nosuch", cwd=tmp_path)
     assert missing.returncode == 1 and "there is no task 'nosuch'" in missing.stderr
+
+
+def test_the_task_list_keeps_only_your_own_tasks_on_u(fixed, monkeypatch):
+    monkeypatch.setenv("LOGNAME", "carol")  # who the embedded schedd knows us as: not alice, who owns them
+
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        tasks = screen.query_one("#tasks")
+        await wait_for(pilot, lambda: tasks.row_count == 2, "alice's two tasks")
+        assert {cells(tasks, key)[6].strip() for key in tasks.items} == {"alice"}
+        await pilot.press("u")
+        assert tasks.row_count == 0
+        assert screen.query_one("#info").render().plain == "None of your tasks here; 2 of other users (u shows them)."
+        await pilot.press("u")
+        assert tasks.row_count == 2
+
+    drive(CrabApp(Backend(fixed), interval=INTERVAL), scenario)

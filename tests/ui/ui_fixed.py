@@ -99,3 +99,24 @@ def build_automatic(state: StateDir) -> str:
                    dagman_id=9999))
     db.close()
     return name
+
+
+def build_probing(state: StateDir) -> str:
+    """``probe``, an automatic task that has only its probes so far: 0-1 finished, 0-2 waiting to
+    retry, 0-3 not run yet; returns its name."""
+    name = "231114_230000:alice_crab_probe"
+    path = task_dir(state, name)
+    with open(os.path.join(path, "task.json")) as f:
+        task = json.load(f)
+    with open(os.path.join(path, "task.json"), "w") as f:
+        json.dump({**task, "automatic": {"minutes": 180}}, f)
+    write_job(path, "0-1", attempt(0, "T2_CH_CERN", 0, "ok", OK, start=NOW - 600, seconds=60))
+    write_job(path, "0-2", attempt(0, "T2_CH_CERN", 8021, "retry", READ, start=NOW - 600, seconds=30),
+              cooloff_until=NOW + 100)
+    with open(os.path.join(path, "job_input.0-3.json"), "w") as f:
+        f.write("{}")
+    db = TaskDB(state.tasks)
+    db.insert(Task(name, "probe", "alice", SUBMITTED, SUBMIT, "probe.toml", path, NOW - 700, NOW - 600,
+                   dagman_id=9998))
+    db.close()
+    return name

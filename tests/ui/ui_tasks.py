@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from crab.crab_tasks import config_text, crabtui
+from engine.crab.grid import install_grid
 from engine.crab.taskworker.taskdb import TaskDB
+from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
+
+
+def new_state() -> StateDir:
+    """A state directory with the simulated grid (its daemon starts on first use)."""
+    state = StateDir(tempfile.mkdtemp(prefix="crabui-", dir="/tmp"))  # short: a socket path fits
+    install_grid(state)
+    return state
+
+
+def remove_state(state: StateDir) -> None:
+    LocalScheddClient(state).shutdown()
+    shutil.rmtree(state.path, ignore_errors=True)
 
 
 def submit(state: StateDir, directory: Path, name: str, *, scale: float, plan: str = "") -> str:

@@ -55,7 +55,7 @@ from engine.crab.jsonfile import read_json
 
 __all__ = [
     "ASO_TIMEOUT_S", "DEFAULT_PERMANENT", "PERMANENT", "RECOVERABLE", "STAGEOUT_CODES", "STUCK", "TransferError",
-    "code_meaning", "job_lfn", "lfn_base", "stage_out", "transfer_path",
+    "code_meaning", "job_lfn", "lfn_base", "stage_out", "staged_outputs", "transfer_path",
 ]
 
 RECOVERABLE = (60307, 60311, 60403)
@@ -109,6 +109,17 @@ def job_lfn(base: str, job_id: str, name: str) -> str:
 
 def transfer_path(task_dir: str, job_id: str, crab_retry: int) -> str:
     return os.path.join(task_dir, TRANSFER_DIR, f"job.{job_id}.{crab_retry}.json")
+
+
+def staged_outputs(task_dir: str, job_id: str, crab_retry: int) -> list[str]:
+    """Where attempt ``crab_retry`` of the job put its outputs at the storage site (the files of
+    its transfer record; none before its transfer began, or if its record cannot be read)."""
+    path = transfer_path(task_dir, job_id, crab_retry)
+    try:
+        record = _load(path)
+    except (OSError, TransferError):
+        return []
+    return [f["pfn"] for f in record["files"]]
 
 
 # --- the transfer ---------------------------------------------------------------------------

@@ -1,0 +1,133 @@
+"""A log that follows its end, with search (toolong's way of reading a growing file).
+
+It follows the end while it is scrolled there; scrolled up, it stays where the reader is and
+counts the lines written since (``12 new lines``), and End follows again.  ``/`` (or ``f``)
+finds text: the first line from the top of the view that holds it, case-insensitive, is
+brought into view and drawn reversed; ``n`` and ``N`` go to the next and previous one,
+wrapping around.  The search line is the screen's :class:`crabtui.widgets.filter_bar.FilterBar`
+in its find mode, which asks this widget what it asks a table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.style import Style
+from textual.binding import Binding
+from textual.strip import Strip
+from textual.widgets import Log
+
+
+class LogView(Log):
+    BINDINGS = [
+        Binding("slash,f", "search", "Search", id="search", tooltip="Search the log: the next line that holds the text"),
+        Binding("n", "find_next", "Next match", id="find-next", show=False, tooltip="The next line that matches"),
+        Binding("N", "find_previous", "Previous match", id="find-previous", show=False,
+                tooltip="The previous line that matches"),
+        Binding("end", "follow", "Follow", id="follow", show=False, tooltip="Go to the end and follow it"),
+    ]
+
+    def __init__(self, *, max_lines: int | None = None, id: str | None = None, follow: bool = True) -> None:
+        super().__init__(max_lines=max_lines, id=id, auto_scroll=follow)
+        self.pending = 0  # lines written while scrolled up
+        self.find_text = ""
+        self.match_line: int | None = None
+
+    # -------------------------------------------------------------- following
+
+    def write_lines(self, lines: Iterable[str], scroll_end: bool | None = None) -> LogView:
+        lines = list(lines)
+        following = self.is_vertical_scroll_end
+        super().write_lines(lines, scroll_end)
+        if not following and self.auto_scroll:
+            self.pending += sum(len(line.splitlines()) or 1 for line in lines)
+        return self
+
+    def clear(self) -> LogView:
+        self.pending, self.match_line = 0, None
+        return super().clear()
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if self.is_vertical_scroll_end:
+            self.pending = 0
+
+    def action_follow(self) -> None:
+        self.scroll_end(animate=False)
+        self.pending = 0
+
+    def describe(self, name: str) -> str:
+        """``120 lines of x.dagman.out · following``, or scrolled up with the new lines counted."""
+        text = f"{self.line_count} line{'s' if self.line_count != 1 else ''} of {name} · "
+        if not self.auto_scroll:
+            text = text[:-3]
+        elif self.is_vertical_scroll_end:
+            text += "following"
+        else:
+            text += "scrolled up" + (f", {self.pending} new line{'s' if self.pending != 1 else ''}"
+                                     if self.pending else "") + ": End follows again"
+        if self.find_text:
+            text += (f" · {self.find_text!r} at line {self.match_line + 1} (n / N)" if self.match_line is not None
+                     else f" · no line holds {self.find_text!r}")
+        if self.virtual_size.width > self.size.width > 0:
+            text += " · ← → long lines"
+        return text
+
+    # -------------------------------------------------------------- search (FilterBar's find)
+
+    @property
+    def cursor_row(self) -> int:
+        return self.match_line if self.match_line is not None else int(self.scroll_offset.y)
+
+    @property
+    def filter(self) -> str:
+        return ""
+
+    def move_cursor(self, *, row: int) -> None:
+        """Back to where a search started (Escape)."""
+        self.match_line = None
+        self.scroll_to(y=row, animate=False)
+        self.refresh()
+
+    def action_search(self) -> None:
+        from crabtui.widgets.filter_bar import FilterBar
+
+        self.screen.query_one(FilterBar).open(self, "find")
+
+    def find(self, text: str, *, start: int | None = None, backward: bool = False) -> bool:
+        """Show the first line from ``start`` (default: the top of the view) on, or back, that
+        holds ``text``, wrapping around; False if none does."""
+        self.find_text = text
+        needle = text.strip().lower()
+        lines = self.lines
+        if not needle or not lines:
+            self.match_line = None
+            self.refresh()
+            return False
+        count = len(lines)
+        first = self.cursor_row if start is None else start
+        order = (range(first, first - count, -1) if backward else range(first, first + count))
+        for i in order:
+            row = i % count
+            if needle in lines[row].lower():
+                self.match_line = row
+                self.scroll_to(y=max(0, row - self.size.height // 3), animate=False)
+                self.refresh()
+                return True
+        self.match_line = None
+        self.refresh()
+        return False
+
+    def action_find_next(self) -> None:
+        if self.find_text and not self.find(self.find_text, start=self.cursor_row + 1):
+            self.app.notify(f"No line holds {self.find_text!r}.", severity="warning")
+
+    def action_find_previous(self) -> None:
+        if self.find_text and not self.find(self.find_text, start=self.cursor_row - 1, backward=True):
+            self.app.notify(f"No line holds {self.find_text!r}.", severity="warning")
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        if self.match_line is not None and int(self.scroll_offset.y) + y == self.match_line:
+            strip = strip.apply_style(Style(reverse=True))
+        return strip

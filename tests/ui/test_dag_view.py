@@ -1,0 +1,57 @@
+"""Where a DAG's counts come from (:mod:`crabtui.dag_view`): dagman.out of the current run, split by
+the queue; else DAGMan's ad, saying how old it is and why dagman.out was not used."""
+
+from __future__ import annotations
+
+from engine.dagman.node_status import NodeState
+from engine.dagman.progress import DagProgress, NodeProgress
+
+from crabtui.dag_view import FROM_AD, FROM_DAGMAN_OUT, queue_rows, summarize
+
+AD = {"ClusterId": 12, "ProcId": 0, "JobStatus": 2, "Owner": "alice", "Iwd": "/home/alice/run",
+      "Arguments": "-p 0 -f -l . -Lockfile d.dag.lock -Dag d.dag", "QDate": 1000, "DAG_Status": 0,
+      "DAG_NodesTotal": 4, "DAG_NodesDone": 0, "DAG_NodesQueued": 0, "DAG_NodesPrerun": 1, "DAG_NodesUnready": 3,
+      "DAG_AdUpdateTime": 1001}
+QUEUED = {"B": [{"JobStatus": 5, "DAGNodeName": "B"}], "C": [{"JobStatus": 2, "DAGNodeName": "C"}]}
+
+
+def progress(**kw) -> DagProgress:
+    nodes = (NodeProgress("A", NodeState.DONE), NodeProgress("B", NodeState.SUBMITTED),
+             NodeProgress("C", NodeState.SUBMITTED), NodeProgress("D", NodeState.SUBMITTED))
+    return DagProgress("/home/alice/run/d.dag", "/home/alice/run/d.dag.dagman.out", nodes=nodes,
+                       last_line_at=1290.0, started_at=1001.0, **kw)
+
+
+def test_counts_come_from_dagman_out_split_by_what_the_queue_says_now():
+    dag = summarize(AD, True, progress(), QUEUED)
+    assert (dag.source, dag.as_of, dag.total) == (FROM_DAGMAN_OUT, 1290.0, 4)
+    assert dag.nodes == {"done": 1, "held": 1, "running": 1, "idle": 1}, "D's job is not in the queue yet: idle"
+    assert dag.describe_source(1300) == "dagman.out 10s ago, queue now"
+    assert dag.owner == "alice" and dag.dag_file == "/home/alice/run/d.dag"
+
+
+def test_the_ad_is_used_only_when_dagman_out_cannot_be_read_and_says_how_old_it_is():
+    dag = summarize(AD, True, progress(read_error="/home/alice/run/d.dag.dagman.out: No such file or directory"),
+                    QUEUED)
+    assert (dag.source, dag.as_of) == (FROM_AD, 1001.0)
+    assert dag.nodes == {"pre": 1, "unready": 3}, "DAGMan's own (stale) counts, nothing queued in them"
+    assert dag.describe_source(1301).startswith("DAGMan's job ad 5m ago (refreshed every 5 min: ")
+    assert "cannot be read from this machine" in dag.unreadable
+
+
+def test_a_dagman_out_of_an_earlier_run_is_not_this_dags():
+    earlier = DagProgress("/home/alice/run/d.dag", "/home/alice/run/d.dag.dagman.out",
+                          nodes=(NodeProgress("A", NodeState.DONE),), started_at=500.0)
+    assert summarize(AD, True, earlier, {}).source == FROM_AD
+
+
+def test_the_queue_table_puts_each_job_under_its_dagman():
+    queue = [{"ClusterId": 1, "ProcId": 0, "JobUniverse": 7, "JobBatchName": "RunJobs.dag+1"},
+             {"ClusterId": 3, "ProcId": 0, "JobUniverse": 7, "DAGManJobId": 1, "DAGNodeName": "Job0SubJobs"},
+             {"ClusterId": 2, "ProcId": 0, "JobUniverse": 5, "DAGManJobId": 1, "DAGNodeName": "Job1", "JobStatus": 5,
+              "HoldReason": "via condor_hold"},
+             {"ClusterId": 4, "ProcId": 0, "JobUniverse": 5, "DAGManJobId": 3, "DAGNodeName": "Job1-1"}]
+    rows = queue_rows(queue)
+    assert [(k, r.depth, r.name) for k, r in rows.items()] == [
+        ("1.0", 0, "RunJobs.dag+1"), ("3.0", 1, "Job0SubJobs"), ("4.0", 2, "Job1-1"), ("2.0", 1, "Job1")]
+    assert rows["2.0"].word == "held" and rows["2.0"].describe() == "via condor_hold"

@@ -1,0 +1,260 @@
+"""What a CRAB user needs on the task screen: why a job waits (its hold reason, a job that matches
+no slot), crab status' summaries, actions on marked jobs (kill, resubmit with their ids, a site
+blacklisted from the Sites tab, their output and log paths), the task's pace, searching its logs,
+field filters, an automatic task that is still probing, and the smaller things users tripped on."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+
+import pytest
+from textual.app import App
+
+from crabtui.app import CrabApp
+from crabtui.screens.dialogs import ConfirmScreen, ResubmitScreen
+from crabtui.screens.help import HelpScreen
+from crabtui.screens.job import JobScreen
+from crabtui.screens.task import TaskScreen
+from crabtui.snapshots import Backend
+from crabtui.watch import progress_line
+from crabtui.widgets.log_view import LogView
+from crabtui.widgets.status_bar import StatusBar
+from engine.crab.taskworker.taskdb import TaskDB
+from test_ui_views import INTERVAL, drive, open_task
+from ui_fixed import NOW, build_probing
+from ui_tasks import cells, wait_for, wait_task
+
+NOWHERE = 'extraJDL = ["+DESIRED_Sites = \\"T2_XX_Nowhere\\""]'  # its jobs match no slot of the grid
+
+
+def notices(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def info(screen) -> str:
+    return screen.query_one("#info").render().plain
+
+
+@pytest.fixture(scope="module")
+def stuck_task(engine, tmp_path_factory) -> str:
+    """A task whose jobs ask for a site no slot has: they stay idle."""
+    from crab.crab_tasks import config_text, crabtui
+
+    directory = tmp_path_factory.mktemp("stuck")
+    (directory / "crab.toml").write_text(config_text("stuck", scale=500, debug=NOWHERE))
+    result = crabtui(engine, "task", "submit", "crab.toml", cwd=directory)
+    assert result.returncode == 0, result.stderr
+    name = result.stdout.split("Task name: ")[1].split("\n")[0]
+    wait_task(engine, name, "SUBMITTED")
+    return name
+
+
+def test_why_a_job_waits_and_actions_on_marked_jobs(engine, stuck_task):
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, stuck_task)
+        jobs = screen.jobs_table
+        await wait_for(pilot, lambda: jobs.row_count == 4 and all(
+            cells(jobs, k)[11].startswith("matches no slot") for k in jobs.items), "every job idle, and why")
+        assert cells(jobs, "1")[11] == "matches no slot: stringListMember(TARGET.GLIDEIN_CMSSite,MY.DESIRED_Sites)"
+
+        jobs.move_cursor(row=jobs.get_row_index("1"))
+        await pilot.press("h", "y")
+        await wait_for(pilot, lambda: cells(jobs, "1")[11] == "held: held from crabtui", "job 1 held, and why")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.snapshot is not None,
+                       "job 1's drilldown")
+        await pilot.press("7")
+        assert "Held since" in "\n".join(app.screen.query_one("#why-text").lines)
+        assert "held from crabtui" in "\n".join(app.screen.query_one("#why-text").lines)
+        await pilot.press("escape")
+        jobs.move_cursor(row=jobs.get_row_index("2"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.snapshot is not None,
+                       "job 2's drilldown")
+        await pilot.press("7")
+        why = "\n".join(app.screen.query_one("#why-text").lines)
+        assert "matches none of the" in why and "<- matches no slot" in why, "condor_q -better-analyze's text"
+        await pilot.press("escape")
+
+        for job in ("2", "3"):  # kill two jobs, not the task
+            jobs.move_cursor(row=jobs.get_row_index(job))
+            await pilot.press("space")
+        await pilot.press("x")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.question == "Kill 2 jobs?"
+        assert "job 2 (" in dialog.details and "job 3 (" in dialog.details and "Resubmit them with R" in dialog.details
+        await pilot.press("y")
+        await wait_for(pilot, lambda: jobs.items["2"].state == "failed" and jobs.items["3"].state == "failed",
+                       "jobs 2 and 3 failed for good", timeout=90)
+        assert jobs.items["4"].state == "idle", "the others go on"
+        assert TaskDB(engine.tasks).get(stuck_task).status == "SUBMITTED"
+
+        await pilot.press("l")  # their logs' paths, as crab getlog
+        copied = [n for n in notices(app) if "job_out.2." in n]
+        assert copied and "job_out.3." in copied[-1] and "job_log.2" in copied[-1]
+
+        await pilot.press("3")  # Sites: CERN into the next resubmit's blacklist
+        sites = screen.query_one("#site-table")
+        await wait_for(pilot, lambda: "T2_CH_CERN" in sites.items, "the sites")
+        sites.move_cursor(row=sites.get_row_index("T2_CH_CERN"))
+        await pilot.press("b")
+        assert cells(sites, "T2_CH_CERN")[6] == "⊘ at next resubmit"
+        await pilot.press("1", "R")
+        form = app.screen
+        assert isinstance(form, ResubmitScreen)
+        assert form.query_one("#jobids").value == "2-3", "the marked failed jobs filled in"
+        assert form.query_one("#siteblacklist").value == "T2_CH_CERN,T2_DE_DESY,T2_US_Nebraska"
+        assert "Failed now: jobs 2-3." in str(form.query_one("#details").render())
+        await pilot.press("escape")
+
+    try:
+        drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+    finally:
+        from crab.crab_tasks import crabtui
+
+        crabtui(engine, "task", "kill", "stuck", cwd=engine.path)
+
+
+def test_the_summary_tab_pace_and_log_search(engine, failed_task):
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, failed_task)
+        await pilot.press("6")
+        summary = screen.query_one("#summary-text")
+        await wait_for(pilot, lambda: summary.line_count > 5, "crab status' summaries")
+        text = "\n".join(summary.lines)
+        assert re.search(r"Jobs status: +failed +25\.0% \(1/4\)", text), text
+        assert "finished" in text and "75.0% (3/4)" in text
+        assert "Error Summary:" in text and "exit code 99" in text
+        assert "Summary of run jobs:" in text and " * Memory: " in text and " * CPU eff: " in text
+        await wait_for(pilot, lambda: screen.query_one("#pace").render().plain, "the task's pace")
+        pace = screen.query_one("#pace").render().plain
+        assert "jobs/min" in pace and "0 to go" in pace
+        assert len(screen.query_one("#done-trend").data) == 24 and screen.query_one("#done-trend").data[-1] == 4
+
+        await pilot.press("5")
+        log = screen.query_one("#dagman-out", LogView)
+        await wait_for(pilot, lambda: log.line_count, "dagman.out")
+        await pilot.press("slash", *"EXITING", "enter")
+        assert log.match_line is not None and "EXITING" in log.lines[log.match_line]
+        assert f"'EXITING' at line {log.match_line + 1} (n / N)" in info(screen)
+        first = log.match_line
+        await pilot.press("slash", "ctrl+u", *"Node Job", "enter")
+        second = log.match_line
+        await pilot.press("n")
+        assert log.match_line != second and "node job" in log.lines[log.match_line].lower()
+        await pilot.press("N")
+        assert log.match_line == second and first is not None
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_fields_filter_only_their_column_and_the_help_lists_them(engine, failed_task):
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, failed_task)
+        jobs = screen.jobs_table
+        await wait_for(pilot, lambda: jobs.row_count == 4, "four jobs")
+        await pilot.press("slash", *"site:T2_XX", "enter")
+        assert 0 < jobs.row_count < 4 and all(jobs.items[k].site.startswith("T2_XX") for k in jobs.shown_keys())
+        await pilot.press("escape", "slash", *"most:T2")
+        error = screen.query_one(".filter-error").render().plain
+        assert error.startswith("no field 'most': the fields are job, state, site, exit,")
+        await pilot.press("enter")  # refused: the filter line stays open with its error
+        assert screen.query_one("FilterBar").display
+        await pilot.press("escape")
+        assert jobs.row_count == 4
+        await pilot.press("question_mark")
+        help_text = " ".join(str(s.render()) for s in app.screen.query("Static"))
+        assert isinstance(app.screen, HelpScreen)
+        assert "Fields of the Jobs tab: job, state, site, exit, runtime, memory, cpu, retries, restarts, waste, why" \
+            in help_text
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_an_automatic_task_still_probing_says_so(fixed):
+    name = build_probing(fixed)
+
+    async def scenario(pilot):
+        tasks = pilot.app.screen.query_one("#tasks")
+        await wait_for(pilot, lambda: name in tasks.items, "the probing task")
+        assert cells(tasks, name)[4].strip() == "probing 1/3", "no percentage of a task whose size is unknown"
+        tasks.move_cursor(row=tasks.get_row_index(name))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, TaskScreen) and pilot.app.screen.snapshot,
+                       "the task screen")
+        second = pilot.app.screen.query_one("#summary").render().plain.splitlines()[1]
+        assert second.startswith("probing  ") and "of 3 probes: the processing jobs are made once they end" in second
+        assert "%" not in second
+
+    drive(CrabApp(Backend(fixed), clock=lambda: NOW, interval=INTERVAL), scenario)
+
+
+def test_smaller_things(fixed, tmp_path):
+    live = "231114_211000:alice_crab_lumis"
+    stderr = os.path.join(fixed.task_dir(live), "job_err.4.1.txt")
+    open(stderr, "w").close()
+
+    async def scenario(pilot):
+        app = pilot.app
+        await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.snapshot, "the task")
+        screen = app.screen
+        jobs = screen.jobs_table
+        await wait_for(pilot, lambda: jobs.row_count == 8, "eight jobs")
+        assert cells(jobs, "5")[2].strip() == "◷ cooloff due", "a deadline passed: due, not 0:00"
+        assert cells(jobs, "3")[2].strip().startswith("◷ cooloff 3:"), "one not yet passed counts down"
+        await pilot.press("4")
+        assert info(screen) == "2 exit codes"
+        await pilot.press("1", "K")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "not refreshing under the dialog" in screen.status_bar.render().plain
+        await pilot.press("n")
+        await wait_for(pilot, lambda: "● live" in screen.status_bar.render().plain, "live again")
+        jobs.move_cursor(row=jobs.get_row_index("4"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.snapshot is not None, "job 4")
+        await pilot.press("4")
+        assert app.screen.query_one("#stderr-text").lines == [
+            f"(empty: attempt 1 wrote nothing to {stderr} so far)"]
+
+    try:
+        drive(CrabApp(Backend(fixed), clock=lambda: NOW + 50, interval=INTERVAL, task=live), scenario)
+    finally:
+        os.unlink(stderr)
+
+
+def test_the_stale_banner_keeps_its_hint_and_watch_fits_80_columns(fixed):
+    hint = "start it with 'crabtui pool start'"
+    error = f"the embedded schedd of {'/very/long/state/dir' * 8} is not running: {hint}"
+
+    class BarApp(App):
+        palette = CrabApp.palette if hasattr(CrabApp, "palette") else None
+        interval = 1.0
+
+        def clock(self) -> float:
+            return NOW
+
+        def compose(self):
+            yield StatusBar()
+
+    async def main():
+        from crabtui.widgets.states import DEFAULT_PALETTE
+
+        app = BarApp()
+        app.palette = DEFAULT_PALETTE
+        async with app.run_test(size=(160, 5)) as pilot:
+            bar = app.query_one(StatusBar)
+            bar.crumbs, bar.error, bar.updated_at = "crabtui › tasks", error, NOW - 5
+            await pilot.pause()
+            text = bar.render().plain
+            assert text.rstrip().endswith(hint) and "…" in text and len(text) <= 160
+
+    asyncio.run(main())
+    snapshot = Backend(fixed).task("lumis", NOW)
+    line = progress_line(snapshot, NOW, width=80)
+    assert line.cell_len <= 80 or not line.no_wrap, "a line longer than the terminal wraps, it is not cut"
+    assert "of 8" in line.plain and "◷2" in line.plain
