@@ -248,7 +248,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     """The task's status and its jobs' states, laid out as crab status prints them."""
     import gc
 
-    from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render
+    from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render, server_status
     from engine.crab.client.status import processed_lumis, scheduler_status, task_view
     from engine.crab.taskworker.taskdb import TaskError
 
@@ -266,10 +266,17 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
         view = task_view(task.task_dir, client, task.dagman_id, now=now)
     scheduler = scheduler_status(task.status, task.dagman_id, view)
     if json_output:
+        per_status: dict[str, int] = {}
+        for j in view.jobs:
+            per_status[j.state] = per_status.get(j.state, 0) + 1
         click.echo(json.dumps({"name": task.name, "status": task.status, "command": task.command,
                                "dagman_id": task.dagman_id, "message": task.message,
                                "scheduler_status": scheduler, "task_dir": task.task_dir,
                                "input_lumis": view.input_lumis,
+                               # the keys of the dictionary crab status returns to scripts
+                               "dbStatus": server_status(task.status, scheduler), "dagStatus": scheduler or "",
+                               "jobsPerStatus": per_status, "jobList": [[j.state, j.id] for j in view.jobs],
+                               "publicationEnabled": view.publication,
                                "jobs": [{**j.as_json(), "processed_lumis": processed_lumis(task.task_dir, j)}
                                         for j in view.jobs],
                                "sites": [s.as_json() for s in view.sites.sites] if view.sites else [],
@@ -280,7 +287,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
                     message=task.message, scheduler_status=scheduler, num_cores=view.num_cores,
                     max_memory_mb=view.max_memory_mb, max_runtime_min=view.max_runtime_min,
                     warnings=view.sites.warnings if view.sites else (), sites=view.sites.sites if view.sites else (),
-                    automatic=view.automatic)
+                    automatic=view.automatic, publication=view.publication)
     try:
         lines = render(info, view.jobs, now, options)
     except StatusOptionError as e:

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import classad2
@@ -489,11 +490,11 @@ class TestAdFiles:
 
 # ------------------------------------------------------------------------------------ the wrapper
 
-def run_wrapper(tmp_path: Path, attrs: dict, machine: dict | None = None) -> subprocess.CompletedProcess:
+def run_wrapper(tmp_path: Path, attrs: dict, machine: dict | None = None, **env_vars: str) -> subprocess.CompletedProcess:
     ad = classad2.ClassAd({"CRAB_ReqName": TASK, "CRAB_Retry": 0, "RequestMemory": 2000,
                            "CRABTUI_TimeScale": SCALE, **attrs})
     (tmp_path / "job.ad").write_text(str(ad))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "_CONDOR_JOB_AD": str(tmp_path / "job.ad")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "_CONDOR_JOB_AD": str(tmp_path / "job.ad"), **env_vars}
     env.pop("_CONDOR_MACHINE_AD", None)
     if machine is not None:
         (tmp_path / "machine.ad").write_text(str(classad2.ClassAd(machine)))
@@ -548,6 +549,26 @@ class TestWrapper:
         assert done.returncode == -signal.SIGKILL
         s = fjr.summarize(fjr.read_report(tmp_path / "jobReport.json.6"))
         assert s.exit_code == 50660 and s.peak_rss_mb == 3000 and s.site == "T2_CH_CERN"
+
+    def test_a_failed_job_runs_at_least_20_simulated_minutes(self, tmp_path):
+        """Seed 000: the wrapper sleeps a failed job out to 20 minutes (1.2 s at 1000 simulated
+        seconds a real second); a job that succeeds ends at once, and CRAB3_RUNTIME_DEBUG skips it."""
+        job_input(tmp_path)
+        plan = failure_plan.plan_json([PlannedFailure(job="4", attempt=1, exit_code=8001)])
+        failing = {"CRAB_Id": "4", "CRABTUI_InputFile": "input.json", "CRABTUI_FailurePlan": plan}
+
+        def timed(attrs: dict, **env: str) -> tuple[int, float]:
+            started = time.monotonic()
+            done = run_wrapper(tmp_path, attrs, CERN, **env)
+            return done.returncode, time.monotonic() - started
+
+        code, seconds = timed(failing)
+        assert code == 8001 % 256 and seconds >= 20 * 60 / SCALE
+        assert "Job runtime is less than 20 minutes" in (run_wrapper(tmp_path, failing, CERN).stdout)
+        code, quick = timed(failing, CRAB3_RUNTIME_DEBUG="1")
+        assert code == 8001 % 256 and quick < 20 * 60 / SCALE
+        code, fine = timed({"CRAB_Id": "4", "CRABTUI_InputFile": "input.json"})
+        assert code == 0 and fine < 20 * 60 / SCALE
 
     def test_a_planned_hold_skips_the_payload(self, tmp_path):
         plan = failure_plan.plan_json([PlannedFailure(job="5", attempt=None, hold_code=13)])

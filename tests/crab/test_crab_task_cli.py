@@ -30,6 +30,12 @@ def test_a_task_is_submitted_runs_its_retries_and_completes(tmp_path, state):
     long = crabtui(state, "task", "status", "ttbar", "--long", cwd=tmp_path).stdout
     assert "Jobs status:                    finished     \t\t100.0% (4/4)" in long
 
+    refused = crabtui(state, "task", "kill", "ttbar", cwd=tmp_path)  # CRAB refuses to kill a finished task
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("ERROR: You cannot kill a task if it is in the COMPLETED status")
+    after = wait_status(state, "ttbar", tmp_path, "COMPLETED")
+    assert (after["status"], after["scheduler_status"], after["command"]) == ("COMPLETED", "COMPLETED", "SUBMIT")
+
 
 def test_kill_removes_the_tasks_jobs(tmp_path, state):
     (tmp_path / "crab.toml").write_text(config_text("slow", scale=0.5))
@@ -47,7 +53,7 @@ def test_kill_removes_the_tasks_jobs(tmp_path, state):
         assert time.monotonic() < deadline, "jobs left after the kill"
         time.sleep(0.2)
     again = crabtui(state, "task", "kill", "slow", cwd=tmp_path)
-    assert again.returncode == 1 and "is KILLED: it can be killed only when" in again.stderr
+    assert again.returncode == 1 and "You cannot kill a task if it is in the KILLED status" in again.stderr
 
 
 def test_a_bad_configuration_is_refused_and_an_unknown_dataset_reads_its_stand_in(tmp_path, state):

@@ -40,9 +40,7 @@ from engine.crab.taskworker.worker import write_request
 from engine.crab.wn.failure_plan import plan_json
 from engine.state import StateDir
 
-__all__ = ["NUM_AUTOM_JOB_RETRIES", "SubmitError", "Submitted", "submit"]
-
-NUM_AUTOM_JOB_RETRIES = 3  # executions per job and resubmit epoch, as CRAB's TaskWorker ships it
+__all__ = ["SubmitError", "Submitted", "submit"]
 
 
 class SubmitError(Exception):
@@ -128,12 +126,13 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
     ad = TaskAd(name=name, user=user, dataset=cfg.input_dataset or "", max_memory_mb=cfg.max_memory_mb,
                 max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
                 site_whitelist=cfg.site_whitelist, site_blacklist=cfg.site_blacklist, storage_site=cfg.storage_site,
-                time_scale=cfg.time_scale, max_retries=NUM_AUTOM_JOB_RETRIES,
+                time_scale=cfg.time_scale,  # the retry budget is the task worker's (numAutomJobRetries)
                 failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), sandbox=sandbox,
                 script_exe=os.path.basename(cfg.script_exe) if sandbox else cfg.script_exe,
                 extra_jdl=cfg.extra_jdl, ignore_global_blacklist=cfg.ignore_global_blacklist,
                 global_blacklist=state.global_blacklist, automatic_blacklist=asdict(cfg.automatic_blacklist),
-                stageout=stageout)
+                stageout=stageout, pool_sites=tuple(pool_sites),
+                publication=bool(cfg.ignored.get("Data.publication", True)))
     write_request(task_dir, input=spec, splitting=cfg.splitting, units_per_job=cfg.units_per_job,
                   total_units=cfg.total_units, lumi_mask=mask, ad=ad, events_per_lumi=cfg.events_per_lumi)
     try:

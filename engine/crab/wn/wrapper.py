@@ -70,6 +70,21 @@ tell that a worker node read nothing of crabtui's checkout.
 Problems of the wrapper's own (a bad job ad, an unreadable input) give exit code 50113 (CRAB's
 "missing arguments"); a script that cannot start 10040; a payload that exits 0 without a usable
 report 50115 (CRAB's "no FJR"); a payload killed by signal S 128 + S (137 for SIGKILL).
+
+A job that HTCondor stops (SIGTERM: removed with its task, held, evicted) ends as CRAB's wrapper
+ends it (``CMSRunAnalysis.sighandler``): exit code 50669, "Job was killed with signal 15".  The
+report says so at once, with the site and the time run so far, in case HTCondor's SIGKILL follows
+its grace time; the wrapper then waits for its payload, which received the signal too (one
+process group), so that a payload that winds down gets the grace time, and one that ignores the
+signal runs until the SIGKILL (the job shows ``killing`` meanwhile).
+
+A job that fails takes at least :data:`MIN_FAILED_RUNTIME_S` (20 simulated minutes, seed 000:
+"the CRAB3 wrapper forces the minimum job runtime to be at least 20 minutes; this prevents a
+single worker node from failing too many jobs"): the wrapper sleeps out the rest before it exits,
+as CRAB's ``CMSRunAnalysis.py`` (``mintime``) did for failing jobs, unless ``CRAB3_RUNTIME_DEBUG``
+is set in its environment, as there.  A job that succeeds, is held by the plan, or is killed for
+its memory (HTCondor kills it, so no wrapper code runs) ends at once; so does one whose job ad
+cannot be read, since its clock is unknown.
 """
 
 from __future__ import annotations
@@ -96,6 +111,8 @@ __all__ = ["Failure", "WrapperError", "choose_failure", "main", "run_job"]
 MISSING_ARGUMENT = 50113  # CRAB's EC_MissingArg
 WRAPPER_ERROR = 10040  # CRAB's EC_CMSRunWrapper
 NO_REPORT = 50115  # CRAB's EC_ReportHandlingErr
+KILLED_BY_SIGNAL = 50669  # CRAB's wrapper exits with it on SIGTERM
+MIN_FAILED_RUNTIME_S = 20 * 60  # seed 000; simulated seconds
 # The interpreter for cmsRun: this one, which Python cannot name when a job's ``#!/usr/bin/env
 # python3`` found it without a PATH (HTCondor gives a job none of its own); then env's default path.
 _PYTHON = sys.executable or shutil.which("python3", path=os.environ.get("PATH") or os.defpath) or "python3"
@@ -348,12 +365,49 @@ def _apply_to_script(report: dict, job: _Job, failure: Failure | None) -> dict:
     return report
 
 
+def _sleep_out_failure(start: float, time_scale: float | None) -> None:
+    """Seed 000's minimum runtime of a failed job: sleep until it has run 20 simulated minutes."""
+    if time_scale is None or "CRAB3_RUNTIME_DEBUG" in os.environ:
+        return
+    remaining = MIN_FAILED_RUNTIME_S / time_scale - (time.time() - start)
+    if remaining > 0:
+        _say(f"Job runtime is less than 20 minutes. Sleeping {remaining * time_scale:.0f} simulated seconds "
+             f"({remaining:.3g} s)")
+        time.sleep(remaining)
+
+
+class _Termination:
+    """The wrapper's SIGTERM handler (see the module's description).  Before the payload has ended
+    it writes the 50669 report and lets the payload be waited for; after, the report is the
+    payload's, and the wrapper exits at once with its status (no more sleeping out a failure)."""
+
+    def __init__(self, job: _Job, site: str | None, start: float, extra: dict[str, Any]) -> None:
+        self.job, self.site, self.start, self.extra = job, site, start, extra
+        self.received = False
+        self.exit_status: int | None = None  # set once the payload's report is written
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.exit_status is not None:
+            raise SystemExit(self.exit_status)
+        if self.received:
+            return
+        self.received = True
+        now = time.time()
+        message = f"Job was killed with signal {signum}"
+        _say(f"{message}; waiting for the payload to end")
+        fjr.write_report(self.job.report, fjr.build_report(
+            exit_code=KILLED_BY_SIGNAL, exit_msg=message, site=self.site, start=self.start, stop=now, inputs=[],
+            errors=[{"type": "WrapperKilled", "details": message, "exitCode": KILLED_BY_SIGNAL}],
+            cpu={"TotalJobTime": (now - self.start) * self.job.time_scale}, crabtui=self.extra))
+
+
 def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
     """Everything the wrapper does; returns the exit status (the caller may kill itself instead)."""
     start = time.time()
     report_path = fjr.FJR_NAME
     site: str | None = None
     extra: dict[str, Any] = {}
+    time_scale: float | None = None  # known once the job ad is read
     try:
         try:
             ad = read_ad(job_ad_path)
@@ -361,6 +415,7 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
             raise WrapperError(MISSING_ARGUMENT, f"cannot read the job ad {job_ad_path}: {e}") from None
         job = _job(ad)
         report_path = job.report
+        time_scale = job.time_scale
         machine = Ad()
         if machine_ad_path:
             try:
@@ -387,6 +442,8 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
             os.unlink(job.report)  # a report left by an earlier attempt is not this one's
         except FileNotFoundError:
             pass
+        terminated = _Termination(job, site, start, extra)
+        signal.signal(signal.SIGTERM, terminated)
         if failure is not None and failure.hold is not None:
             report = fjr.minimal_report(HOLD_EXIT_CODE, f"The crabtui failure plan holds this attempt (hold code "
                                         f"{failure.hold}); the payload did not run", site, error_type="Held",
@@ -400,6 +457,9 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
                 report = _apply_to_script(report, job, failure)
         else:
             code, report = _run_cmsrun(job, site, speed, failure)
+        if terminated.received:  # its report is written; the payload has ended
+            _say(f"the payload has ended (exit code {code}) after the wrapper was killed")
+            return cmsrun.exit_status(KILLED_BY_SIGNAL)
         if report is None:
             if code == 0:
                 code = NO_REPORT
@@ -411,15 +471,21 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
             report["executed_site"] = site
         report["crabtui"] = {**(report.get("crabtui") or {}), **extra}
         fjr.write_report(job.report, report)
+        terminated.exit_status = cmsrun.exit_status(report["exitCode"])
+        if terminated.received:  # while the report was written: it stands
+            return terminated.exit_status
     except WrapperError as e:
         _say(f"failed: {e}")
         report = fjr.minimal_report(e.code, str(e), site, start=start, crabtui=extra or None)
         fjr.write_report(report_path, report)
+        _sleep_out_failure(start, time_scale)
         return cmsrun.exit_status(e.code)
     code = report["exitCode"]
     _say(f"finished with exit code {code}; report in {job.report}")
     if code == cmsrun.MEMORY_EXIT_CODE:
         return -signal.SIGKILL
+    if code:
+        _sleep_out_failure(start, time_scale)
     return cmsrun.exit_status(code)
 
 
