@@ -18,7 +18,7 @@ from crabtui.snapshots import Backend
 from engine.state import StateDir
 from textual.widgets import Log
 from pool_user import PoolUser, config
-from ui.ui_tasks import cells, tree_labels, wait_for as wait_for_app
+from ui.ui_tasks import cells, wait_for as wait_for_app
 
 pytestmark = pytest.mark.htcondor
 
@@ -49,9 +49,10 @@ def test_the_task_screens_follow_a_task_on_the_pool(user):
                        "the task screen")
         screen = app.screen
         await pilot.press("2")
-        await wait_for(pilot, lambda: any(" R " in line for line in tree_labels(screen)[1:]),
+        queue = screen.query_one("#queue-table")
+        await wait_for(pilot, lambda: any(r.is_dagman for r in queue.items.values())
+                       and any(r.word == "running" and not r.is_dagman for r in queue.items.values()),
                        "a job running under the task's DAGMan in the pool's queue")
-        assert "DAGMan" in tree_labels(screen)[0]
         await wait_for(pilot, lambda: screen.snapshot.task.status == "FAILED", "the task FAILED")
         await pilot.press("1")
         jobs = screen.query_one("#job-table")
