@@ -39,11 +39,12 @@ class LocalScheddClient:
     # -------------------------------------------------------------- the Schedd API
 
     def submit(self, description: str, *, count: int = 0, itemdata: Iterable[dict[str, str]] | None = None,
-               submit_file: str | None = None, cwd: str | None = None) -> SubmitResult:
+               submit_file: str | None = None, cwd: str | None = None,
+               prepend: Mapping[str, str] | None = None, append: Mapping[str, str] | None = None) -> SubmitResult:
         from engine.schedd.local.submit import SubmitDescription, build_job_ads  # htcondor2 loads slowly
 
         cwd = os.path.abspath(cwd or os.getcwd())
-        desc = SubmitDescription(description, submit_file or "<submit description>", cwd)
+        desc = SubmitDescription(description, submit_file or "<submit description>", cwd, prepend, append)
         cluster = self._call("new_cluster")
         ads = build_job_ads(desc, cluster, count=count, itemdata=itemdata, now=int(time.time()))
         return SubmitResult(*self._call("submit_ads", cluster=cluster, ads=protocol.ads_to_wire(ads)))
