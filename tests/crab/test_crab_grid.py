@@ -591,6 +591,29 @@ class TestWrapper:
         assert report["exitMsg"] == "mine" and fjr.summarize(report).wall_s == 42
         assert report["executed_site"] == "T2_CH_CERN"
 
+    def test_a_script_runs_in_a_copy_of_the_sandbox_and_its_listed_outputs_stay(self, tmp_path, monkeypatch):
+        """The attempt's scratch directory holds the sandbox; the script's own files there are its
+        own; a report listing an output written there is pointed at it, and the directory stays."""
+        sandbox = tmp_path / "sandbox"
+        sandbox.mkdir()
+        (sandbox / "weights.txt").write_text("w=1\n")
+        mine = fjr.build_report(exit_code=0, exit_msg="mine", site=None, start=1, stop=2, inputs=[],
+                                outputs=[{"pfn": "tree.root", "events": 3, "size": 4, "lumis": {}}])
+        (sandbox / "own.py").write_text(
+            f"#!{sys.executable}\nimport json, os\nassert open('weights.txt').read() == 'w=1\\n'\n"
+            f"open('weights.txt', 'w').write('changed by job ' + os.environ['CRAB_Id'])\n"
+            f"open('tree.root', 'w').write('tree')\n"
+            f"if os.environ.get('LIST'): json.dump({mine!r}, open(os.environ['CRABTUI_JOB_REPORT'], 'w'))\n")
+        (sandbox / "own.py").chmod(0o755)
+        attrs = {"CRAB_Id": "8", "CRABTUI_ScriptExe": "own.py", "CRABTUI_Sandbox": "sandbox"}
+        assert run_wrapper(tmp_path, attrs, CERN).returncode == 0
+        assert (sandbox / "weights.txt").read_text() == "w=1\n", "the sandbox is the task's, not the job's"
+        assert not (tmp_path / "scratch.8.1").exists() and not (tmp_path / "tree.root").exists()
+        monkeypatch.setenv("LIST", "1")  # now the script lists tree.root in its own report
+        assert run_wrapper(tmp_path, {**attrs, "CRABTUI_Attempt": 2}, CERN).returncode == 0
+        [output] = fjr.read_report(tmp_path / "jobReport.json.8")["steps"]["cmsRun"]["output"]["output"]
+        assert output["pfn"] == "scratch.8.2/tree.root" and (tmp_path / output["pfn"]).read_text() == "tree"
+
     def test_problems_still_leave_a_report(self, tmp_path):
         done = run_wrapper(tmp_path, {"CRABTUI_InputFile": "input.json"}, CERN)  # no CRAB_Id
         assert done.returncode == 50113 % 256

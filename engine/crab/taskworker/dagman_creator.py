@@ -58,6 +58,7 @@ class TaskAd:
     max_retries: int  # CRAB_NumAutomJobRetries
     failure_plan: tuple[dict, ...] = ()  # Debug.failurePlan entries in the config's form
     script_exe: str | None = None  # JobType.scriptExe: the wrapper runs it instead of cmsRun
+    sandbox: str | None = None  # the script's sandbox directory (engine.crab.client.sandbox); script_exe is in it
     extra_jdl: tuple[str, ...] = ()  # Debug.extraJDL: submit lines added to every job, as CRAB adds them
     python: str = sys.executable  # the interpreter of the DAG's scripts and of the job wrapper
     python_path: str = ""  # their PYTHONPATH where the engine is not installed (a real pool's hosts)
@@ -137,14 +138,15 @@ def write_jobs(task_dir: str, dataset: Dataset, jobs: Sequence[JobSplit]) -> Non
 
 
 def job_input(job: JobSplit, by_lfn: dict) -> dict:
-    """The simulated cmsRun's input: the job's files with only the lumis it must process."""
+    """The simulated cmsRun's input: the job's files with only the lumis it must process, and
+    their parents (Data.useParent; CRAB's ``{"lfn": ..., "parents": [...]}``)."""
     wanted = {(run, lumi) for run, ranges in job.lumi_mask().items() for first, last in ranges
               for lumi in range(first, last + 1)}
     files = []
     for lfn in job.files:
         lumis = [(r, n, e) for r, n, e in by_lfn[lfn].lumis if (r, n) in wanted]
         if lumis:
-            files.append((lfn, lumis))
+            files.append((lfn, lumis, by_lfn[lfn].parents))
     return make_input(files)
 
 
@@ -225,6 +227,7 @@ def submit_template(ad: TaskAd) -> str:
         'My.CRABTUI_OutputFile = "output_$(count).root"',
         *(f"{k} = {v}" for k, v in exit_hold_commands(ad.failure_plan).items()),
         *([f"My.CRABTUI_ScriptExe = {json.dumps(ad.script_exe)}"] if ad.script_exe else []),
+        *([f"My.CRABTUI_Sandbox = {json.dumps(ad.sandbox)}"] if ad.sandbox else []),
         f"request_cpus = {ad.num_cores}",
         f"priority = {ad.priority}",
         "requirements = stringListMember(TARGET.GLIDEIN_CMSSite, MY.DESIRED_Sites)",

@@ -25,6 +25,10 @@ crabtui's, set by the task's submit files)::
                           (this job's entries or the whole plan; see plan_json)
     CRABTUI_ScriptExe     the user's executable (JobType.scriptExe) instead of the simulated cmsRun
     CRABTUI_ScriptArgs    JSON string: a list of its arguments (JobType.scriptArgs), after the job id
+    CRABTUI_Sandbox       the task's sandbox directory (engine.crab.client.sandbox): the script, PSet.py and
+                          JobType.inputFiles, copied into a scratch directory ``scratch.<id>.<attempt>``
+                          where the script runs (CRABTUI_ScriptExe is then its name there), as CRAB's job
+                          unpacks its sandbox in the glidein's working directory
     CRABTUI_JobReport     where to write the report; default jobReport.json.<CRAB_Id> in the job's directory
     CRABTUI_OutputFile    where the simulated cmsRun writes its (placeholder) output file on success
 
@@ -70,6 +74,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -153,6 +158,7 @@ class _Job:
     script_args: list[str]
     report: str
     output_file: str | None
+    sandbox: str | None = None
     held_before: bool = False  # the schedd held this job already (and released it)
 
     @property
@@ -198,7 +204,8 @@ def _job(ad: Ad) -> _Job:
             raise WrapperError(MISSING_ARGUMENT, f"job ad attribute CRABTUI_ScriptArgs must be a JSON list of "
                                                  f"strings, got {args_text!r}")
     strings = {}
-    for name in ("CRAB_ReqName", "CRABTUI_InputFile", "CRABTUI_ScriptExe", "CRABTUI_JobReport", "CRABTUI_OutputFile"):
+    for name in ("CRAB_ReqName", "CRABTUI_InputFile", "CRABTUI_ScriptExe", "CRABTUI_JobReport", "CRABTUI_OutputFile",
+                 "CRABTUI_Sandbox"):
         value = ad.get(name)
         if value is not None and not isinstance(value, str):
             raise WrapperError(MISSING_ARGUMENT, f"job ad attribute {name} must be a string, got {value!r}")
@@ -211,7 +218,8 @@ def _job(ad: Ad) -> _Job:
                 input_file=strings["CRABTUI_InputFile"], stop_after=stop_after if stop_after and stop_after > 0 else None,
                 plan=plan, script=strings["CRABTUI_ScriptExe"], script_args=script_args,
                 report=strings["CRABTUI_JobReport"] or f"{fjr.FJR_NAME}.{job_id}",
-                output_file=strings["CRABTUI_OutputFile"], held_before=_number(ad, "NumHolds", 0) > 0)
+                output_file=strings["CRABTUI_OutputFile"], sandbox=strings["CRABTUI_Sandbox"],
+                held_before=_number(ad, "NumHolds", 0) > 0)
 
 
 def _say(message: str) -> None:
@@ -249,8 +257,32 @@ def _run_cmsrun(job: _Job, site: str | None, speed: float, failure: Failure | No
         return _status_code(returncode), None
 
 
+def _scratch(job: _Job) -> str:
+    """A fresh copy of the task's sandbox for this attempt, where the script runs: it finds PSet.py
+    and its input files beside it, and what it writes there is its own."""
+    scratch = os.path.abspath(f"scratch.{job.job_id}.{job.attempt}")
+    shutil.rmtree(scratch, ignore_errors=True)  # an execution of this attempt the schedd restarted
+    try:
+        shutil.copytree(job.sandbox, scratch, symlinks=True)
+    except OSError as e:
+        raise WrapperError(WRAPPER_ERROR, f"cannot unpack the task's sandbox {os.path.abspath(job.sandbox)}: "
+                                          f"{e.strerror or e}") from None
+    return scratch
+
+
+def _kept_outputs(report: dict, scratch: str) -> bool:
+    """Point the output files a script's own report lists in its scratch directory at their place
+    from the task directory (where PostJob reads them); whether it lists any."""
+    items = [item for files in report["steps"]["cmsRun"]["output"].values() for item in files]
+    for item in items:
+        if item.get("pfn") and not os.path.isabs(item["pfn"]):
+            item["pfn"] = os.path.join(os.path.basename(scratch), item["pfn"])
+    return bool(items)
+
+
 def _run_script(job: _Job, site: str | None, failure: Failure | None) -> tuple[int, dict | None]:
-    script = os.path.abspath(job.script)
+    scratch = _scratch(job) if job.sandbox else None
+    script = os.path.join(scratch, job.script) if scratch else os.path.abspath(job.script)
     argv = [script, job.job_id, *job.script_args]
     env = dict(os.environ)
     env.update({"CRAB_Id": job.job_id, "CRAB_Retry": str(job.retry), "CRABTUI_JOB_REPORT": os.path.abspath(job.report)})
@@ -260,16 +292,19 @@ def _run_script(job: _Job, site: str | None, failure: Failure | None) -> tuple[i
     start, wall0 = time.time(), time.monotonic()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
-        returncode = subprocess.run(argv, env=env).returncode
+        returncode = subprocess.run(argv, env=env, cwd=scratch).returncode
     except OSError as e:
         raise WrapperError(WRAPPER_ERROR, f"cannot run the user's executable {script}: {e.strerror or e}") from None
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     code = _status_code(returncode)
     try:
         report = fjr.read_report(job.report)  # the script wrote its own
-        return code, report
     except fjr.FJRError:
-        pass
+        report = None
+    if scratch and not (report is not None and _kept_outputs(report, scratch)):
+        shutil.rmtree(scratch, ignore_errors=True)  # the glidein's working directory goes with the job
+    if report is not None:
+        return code, report
     wall = (time.monotonic() - wall0) * job.time_scale
     cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * job.time_scale
     msg = "OK" if code == 0 else f"The user's executable exited with code {code}"
