@@ -114,6 +114,8 @@ class ScriptQueue:
         out = subprocess.DEVNULL
         if script.debug_file:
             out = open(os.path.join(cwd, script.debug_file), "ab")
+        if "/" in argv[0]:  # exec'd as written, from cwd, so that its $0 is what DAGMan's is
+            executable = argv[0]
         try:
             return subprocess.Popen(argv, executable=executable, cwd=cwd, stdin=subprocess.DEVNULL,
                                     stdout=out if script.debug_stream in ("STDOUT", "ALL") else subprocess.DEVNULL,
