@@ -109,7 +109,7 @@ def run_dagman(dagman, start: float, timeout: float, progress: Callable[[], int]
 
     def sample() -> None:
         nonlocal stalled_at
-        moved = start
+        moved = time.perf_counter()  # a stall counts from the run, not from the parse before it
         while not sampling.wait(SAMPLE_S):
             now, count = time.perf_counter(), progress()
             if count != samples[-1][1]:

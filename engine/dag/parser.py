@@ -498,9 +498,17 @@ class _Scope:
 
     def _job(self, rest: str) -> None:
         words = rest.split()
-        if len(words) == 2 and words[1][0] not in "{@\"'" and not words[1].endswith(SUBDAG_SUBMIT_SUFFIX):
-            self._declare(Node(words[0], NodeKind.JOB, words[1]))
-            return
+        # The common forms, ``JOB name file`` with NOOP or DONE or neither, without the tokenizer.
+        if 2 <= len(words) <= 3 and words[1][0] not in "{@\"'" and not words[1].endswith(SUBDAG_SUBMIT_SUFFIX):
+            flag = words[2].upper() if len(words) == 3 else None
+            if flag is None or flag == "NOOP" or flag == "DONE":
+                node = Node(words[0], NodeKind.JOB, words[1])
+                if flag == "NOOP":
+                    node.noop = True
+                elif flag == "DONE":
+                    node.done = True
+                self._declare(node)
+                return
         self._node_line(rest, NodeKind.JOB, "JOB <name> <submit file> [DIR <dir>] [NOOP] [DONE]")
 
     def _final(self, rest: str) -> None:
@@ -666,8 +674,14 @@ class _Scope:
         node.scripts[script.kind] = script
 
     def _parent(self, rest: str) -> None:
-        syntax = "PARENT <p1> [p2 ...] CHILD <c1> [c2 ...]"
         tokens = rest.split()
+        if len(tokens) == 3 and tokens[1].upper() == "CHILD":  # ``PARENT a CHILD b``, two declared nodes
+            nodes = self.dag.nodes
+            parent, child = nodes.get(tokens[0]), nodes.get(tokens[2])
+            if parent is not None and child is not None:
+                self.dag.dependencies.append(Dependency((parent.name,), (child.name,), Location(self.file, self.lineno)))
+                return
+        syntax = "PARENT <p1> [p2 ...] CHILD <c1> [c2 ...]"
         split = next((i for i, t in enumerate(tokens) if t.upper() == "CHILD"), None)
         if split is None:
             raise _LineError(f"PARENT line has no CHILD: {syntax}")

@@ -21,6 +21,7 @@ from engine.dag.model import NodeStatusFile
 from engine.dag.rescue import FullRescue, RescueNode, next_rescue_path, save_file_path, write_rescue
 from engine.dagman.config import Options
 from engine.dagman.dagman_out import QUIET, DagmanOut, Deferrals, NodeDump
+from engine.dagman.dot import format_dot, write_dot
 from engine.dagman.jobstate_log import job_tag
 from engine.dagman.metrics import DagMetrics, GraphMetrics, write_metrics
 from engine.dagman.node import DagStatus, Node
@@ -61,14 +62,14 @@ class OutputFiles:
     category_deferred: int
 
     def set_own_attributes(self) -> None:
-        """The DAGMan job's ad: SET_JOB_ATTR's attributes, its batch name (``<dag>+<cluster>``
-        unless the user gave one) and batch id (a sub-DAG's is its top DAG's), which its node
-        jobs take too, so that condor_q groups them and ``q -dag ID`` finds them all."""
+        """The DAGMan job's batch name (``<dag>+<cluster>`` unless the user gave one) and batch id
+        (a sub-DAG's is its top DAG's), which its node jobs take too, so that condor_q groups
+        them and ``q -dag ID`` finds them all.  SET_JOB_ATTR is in its submit description."""
         if not self.options.dagman_id:
             return
         try:
             ads = self.schedd.query(f"ClusterId == {self.options.dagman_id}", ["JobBatchName", "JobBatchId"])
-            attrs = dict(self.graph.dag.set_job_attrs)
+            attrs = {}
             if ads and "JobBatchName" in ads[0]:
                 self.batch_name = str(ads[0]["JobBatchName"])
             elif ads:
@@ -131,6 +132,22 @@ class OutputFiles:
                         post=counts[NodeState.POSTRUN], ready=counts[NodeState.READY],
                         unready=counts[NodeState.NOT_READY], failed=counts[NodeState.ERROR],
                         futile=counts[NodeState.FUTILE], held_procs=held)
+        if self.graph.dag.dot is not None and self.graph.dag.dot.update:
+            self.dump_dot()
+
+    def dump_dot(self) -> None:
+        """The DOT file: once the DAG is parsed, and with UPDATE after each changed node table.
+        SERVICE nodes are left out, as DAGMan keeps them out of its node list."""
+        dot = self.graph.dag.dot
+        if dot is None:
+            return
+        nodes = [(n.name, n.status, n.graph.children) for n in self.nodes.values()
+                 if n.graph.kind is not NodeKind.SERVICE]
+        try:
+            write_dot(os.path.join(self.dag_dir, dot.file),
+                      format_dot(nodes, self.clock(), dot.include, self.dag_dir), dot.overwrite is not False)
+        except OSError as e:
+            self.out.line(f"Can't create dot file '{dot.file}.temp': {e.strerror}")
 
     def deferrals(self) -> Deferrals:
         return Deferrals(max_jobs_deferred=self.max_jobs_deferred, max_jobs=self.options.max_jobs,

@@ -145,6 +145,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                 if warning.strict:
                     self.strict_warning(f"Warning: {warning}", warning.strict, NORMAL)
             measured = True
+            self.dump_dot()
             self.check_categories()
             self.check_halt()
             self.set_own_attributes()

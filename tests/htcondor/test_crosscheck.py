@@ -68,6 +68,9 @@ class Case:
     status: bool = True  # JOBSTATE_LOG and NODE_STATUS_FILE added and compared
     status_file_timed: bool = False  # its node status file's last dump depends on timing (README)
     jobstate_timed: bool = False  # its jobstate lines interleave as timing has it: compared sorted
+    dagman_ad: tuple[str, ...] = ()  # the DAGMan job's own attributes compared
+    submit_env: dict[str, str] = field(default_factory=dict)  # the submitter's environment (ENV GET)
+    dot: str | None = None  # its DOT file: the first and the last dump compared
 
 
 def remove_once_b_runs(dag: Path, backend: str, state: str) -> None:
@@ -123,6 +126,13 @@ FULL_DAG = ('JOB A job.sub\nJOB B job.sub DIR sub NOOP\nJOB C job.sub\nRETRY C 2
             'PRE_SKIP C 9\nABORT-DAG-ON A 5 RETURN 2\nPRIORITY C 4\nCATEGORY C cat\nMAXJOBS cat 3\n'
             'JOB D job.sub\nPARENT A CHILD B C\nPARENT C CHILD D\nSUBDAG EXTERNAL S s.dag DIR sub\n'
             'PARENT A B CHILD S D\n')
+
+
+# What DAGMan's environment gives the scripts it runs (ENV), and what it gives node jobs.
+ENV_SCRIPT = '#!/bin/sh\necho "$1 FOO=$FOO BAZ=$BAZ TAG=$CRABTUI_XC_TAG" >> scripts.txt\n'
+ENV_JOB = "executable = /bin/sh\narguments = \"-c 'echo $(JOB) FOO=$FOO TAG=$CRABTUI_XC_TAG >> runs.txt'\"\nqueue\n"
+DIAMOND = ('JOB A job.sub\nJOB B job.sub\nJOB C job.sub\nJOB D job.sub\nVARS ALL_NODES code="0"\nVARS B code="1"\n'
+           "PARENT A CHILD B C\nPARENT B C CHILD D\n")
 
 
 def config(*knobs: str) -> dict[str, str]:
@@ -228,6 +238,14 @@ CASES: dict[str, Case] = {
     "bad_event": Case('CONFIG x.config\nJOB A ok.sub\nJOB B gate.sub\nPARENT A CHILD B\n',
                       config("DAGMAN_ALLOW_EVENTS = 0"), while_running=duplicate_terminate_of_a,
                       dagman_out=("ERROR: aborting DAG because of bad event",), status_file_timed=True),
+    # SET_JOB_ATTR and ENV as the manual writes them: condor_submit_dag puts them in the DAGMan job.
+    "dagman_job": Case('SET_JOB_ATTR MyTag = "crab"\nSET_JOB_ATTR Answer = 42\nENV GET CRABTUI_XC_TAG\n'
+                       'ENV SET FOO=bar;BAZ="a b"\nJOB A env.sub\nSCRIPT PRE A env.sh pre\nSCRIPT POST A env.sh post\n',
+                       {"env.sub": ENV_JOB, "env.sh": (ENV_SCRIPT, X)}, submit_env={"CRABTUI_XC_TAG": "xc42"},
+                       dagman_ad=("MyTag", "Answer")),
+    "dot_update": Case(DIAMOND + "DOT graph.dot UPDATE INCLUDE header.dot\n",
+                       {"header.dot": "    size=\"4,4\";\n    node [color=blue];\n"}, dot="graph.dot"),
+    "dot_numbered": Case(DIAMOND + "DOT numbered.dot UPDATE DONT-OVERWRITE\n", dot="numbered.dot"),
 }
 REMOVED = "remove"
 CLUSTERS: dict[Path, int] = {}
@@ -264,8 +282,8 @@ def both_runs(htcondor_pool):
             os.chmod(root / side, 0o777)
         for name, case in CASES.items():
             real, mine = lay_out(root / "real", name), lay_out(root / "embedded", name)
-            CLUSTERS[real] = submit(real, ["--backend", "htcondor"], None, *case.options)
-            CLUSTERS[mine] = submit(mine, ["--backend", "embedded"], embedded_env, *case.options)
+            CLUSTERS[real] = submit(real, ["--backend", "htcondor"], case.submit_env, *case.options)
+            CLUSTERS[mine] = submit(mine, ["--backend", "embedded"], {**embedded_env, **case.submit_env}, *case.options)
             runs[name] = (real, mine)
         for name, case in CASES.items():
             if case.while_running:
@@ -350,6 +368,35 @@ def test_node_job_ads_agree(both_runs, name):
             ads = schedd.history(f"DAGManJobId == {CLUSTERS[dag]}", ["DAGNodeName", *attrs])
             seen.append(sorted(repr((ad["DAGNodeName"], *(ad.get(a) for a in attrs))) for ad in ads))
     assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize("name", [n for n, case in CASES.items() if case.dagman_ad])
+def test_dagman_job_ads_agree(both_runs, name):
+    """SET_JOB_ATTR's attributes, as condor_q -l shows them on the DAGMan job."""
+    runs, state = both_runs
+    real, mine, _ = runs[name]
+    attrs = CASES[name].dagman_ad
+    with LocalScheddClient(state) as local:
+        seen = [[tuple(ad.get(a) for a in attrs) for ad in schedd.history(f"ClusterId == {CLUSTERS[dag]}", list(attrs))]
+                for schedd, dag in ((HTCondorSchedd(), real), (local, mine))]
+    assert seen[1] == seen[0] and None not in seen[0][0]
+
+
+@pytest.mark.parametrize("name", [n for n, case in CASES.items() if case.dot])
+def test_dot_files_agree(both_runs, name):
+    """The DOT file at the DAG's start and at its end, the time in its label set aside.  With
+    DONT-OVERWRITE how many dumps come between depends on timing; the first and last do not."""
+    real, mine, _ = run_of(both_runs, name)
+    dot = CASES[name].dot
+    assert dot_dumps(mine.parent, dot) == dot_dumps(real.parent, dot)
+
+
+def dot_dumps(directory: Path, dot: str) -> list[list[str]]:
+    paths = [directory / dot] if (directory / dot).exists() else sorted(
+        directory.glob(f"{dot}.*[0-9]"), key=lambda p: int(p.suffix[1:]))
+    assert paths, f"no {dot} in {directory}"
+    return [[re.sub(r"status at .*\";", "status at T\";", line) for line in path.read_text().splitlines()]
+            for path in dict.fromkeys([paths[0], paths[-1]])]
 
 
 def test_save_point_files_agree(both_runs):
