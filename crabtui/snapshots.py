@@ -27,7 +27,7 @@ from crabtui.dag_view import (DAG_PROJECTION, NODE_JOB_PROJECTION, SCHEDULER_UNI
                               node_snapshot, queued_by_node, summarize, unreadable)
 from crabtui.dag_view import halt as halt_dag_file
 from crabtui.dag_view import unhalt as unhalt_dag_file
-from crabtui.dag_logs import DagQueue
+from crabtui.dag_logs import DISCOVER_EVERY, DagQueue
 from crabtui.held_view import HELD_CONSTRAINT, HELD_PROJECTION, HeldSnapshot, held_jobs
 from engine.dagman import halt as dag_halt
 from engine.dagman.progress import DagWatcher
@@ -139,9 +139,10 @@ class ErrorGroup:
 
 class Backend:
     """The engine the UI watches: a state directory's task table and its schedd (the embedded
-    one, or with ``backend="htcondor"`` the pool of CONDOR_CONFIG)."""
+    one, or with ``backend="htcondor"`` the pool of CONDOR_CONFIG).  ``discover_every``: seconds
+    between queries for the DAGMan jobs while the DAG list follows their logs."""
 
-    def __init__(self, state: StateDir, backend: str = "embedded") -> None:
+    def __init__(self, state: StateDir, backend: str = "embedded", discover_every: float = DISCOVER_EVERY) -> None:
         self.state = state
         self.backend = backend
         self._followers: dict[str, monitor.LogFollower] = {}
@@ -150,7 +151,7 @@ class Backend:
         self._watchers: dict[str, DagWatcher] = {}  # by dagman.out
         self._node_tables: dict[int, NodeTable] = {}
         self._history: _History | None = None
-        self._dag_queue = DagQueue()
+        self._dag_queue = DagQueue(discover_every)
         self._task_cache: tuple[float, set[int], list[Task]] | None = None
         self._owner_name: str | None = None
         self._analyses: dict[str, tuple[float, str]] = {}  # idle job -> (when, why_idle of its analysis)
