@@ -39,8 +39,10 @@ class DagQueue:
         self._listed: list[int] = []  # the DAGMan jobs of the last query of :meth:`dagmans`
         self._asked_at: float | None = None
         self._left = False  # a DAGMan job of the list left the queue since
+        self.discoveries = 0  # queries of the DAGMan jobs so far
         self._nodes: dict[int, QueueFollower] = {}  # by DAGMan job: its nodes log
         self._seeded_at: dict[int, float] = {}
+        self._lists: dict[int, tuple[int, list[dict[str, Any]]]] = {}  # node jobs by DAG, as last listed
 
     # -------------------------------------------------------------- the DAGMan jobs
 
@@ -54,6 +56,7 @@ class DagQueue:
             marks = {cluster: f.mark() for cluster, f in self._dagmans.items()}
             ads = schedd.query_values(constraint, projection)
             self._asked_at, self._left = now, False
+            self.discoveries += 1
             for ad in ads:
                 self.follow_dagman(ad, marks.get(int(ad["ClusterId"])))
             self._listed = [int(ad["ClusterId"]) for ad in ads]
@@ -98,22 +101,23 @@ class DagQueue:
 
     # -------------------------------------------------------------- the node jobs
 
-    def node_jobs(self, schedd: Any, dags: Mapping[int, str], projection: Sequence[str],
-                  now: float) -> dict[int, list[dict[str, Any]]]:
+    def node_jobs(self, schedd: Any, dags: Mapping[int, str], projection: Sequence[str], now: float,
+                  seed: bool = True) -> dict[int, list[dict[str, Any]]]:
         """The node jobs in the queue of each DAG of ``dags`` (DAGMan job -> DAG file), from its
         nodes log; those of DAGs not followed yet, or whose log cannot be followed, from one
-        query for all of them (the latter at most every ``discover_every`` seconds)."""
+        query for all of them (the latter at most every ``discover_every`` seconds), unless not
+        ``seed``: then they have none until a later call."""
         to_seed = []
         for cluster, dag_file in dags.items():
             follower = self._nodes.get(cluster)
             if follower is None or follower.path != nodes_log(dag_file):
-                self._nodes[cluster] = QueueFollower(nodes_log(dag_file), {"DAGManJobId": cluster})
-                to_seed.append(cluster)
-                continue
+                follower = self._nodes[cluster] = QueueFollower(nodes_log(dag_file), {"DAGManJobId": cluster})
+                self._seeded_at.pop(cluster, None)
             follower.read()
-            if follower.stale and not 0 <= now - self._seeded_at.get(cluster, now) < self.discover_every:
+            seeded_at = self._seeded_at.get(cluster)
+            if seeded_at is None or (follower.stale and not 0 <= now - seeded_at < self.discover_every):
                 to_seed.append(cluster)
-        if to_seed:
+        if to_seed and seed:
             marks = {cluster: self._nodes[cluster].mark() for cluster in to_seed}
             constraint = (f"DAGManJobId == {to_seed[0]}" if len(to_seed) == 1 else
                           f"member(DAGManJobId, {{{', '.join(map(str, to_seed))}}})")
@@ -124,10 +128,22 @@ class DagQueue:
                 self._nodes[cluster].seed(by_dag[cluster], marks[cluster])
                 self._nodes[cluster].read()
                 self._seeded_at[cluster] = now
-        return {cluster: list(self._nodes[cluster].jobs.values()) for cluster in dags}
+        return {cluster: self._listed_jobs(cluster) for cluster in dags}
+
+    def _listed_jobs(self, cluster: int) -> list[dict[str, Any]]:
+        follower = self._nodes[cluster]
+        cached = self._lists.get(cluster)
+        if cached is None or cached[0] != follower.version:
+            cached = self._lists[cluster] = (follower.version, list(follower.jobs.values()))
+        return cached[1]
+
+    def version(self, cluster: int) -> tuple[int, int]:
+        """Changes with what :meth:`dagman` and :meth:`node_jobs` give for a DAGMan job."""
+        dagman, nodes = self._dagmans.get(cluster), self._nodes.get(cluster)
+        return (dagman.version if dagman is not None else -1, nodes.version if nodes is not None else -1)
 
     def forget(self, keep: set[int]) -> None:
         """Stop following the DAGs whose DAGMan job is not in ``keep``."""
-        for followed in (self._nodes, self._seeded_at, self._dagmans, self._ads):
+        for followed in (self._nodes, self._seeded_at, self._lists, self._dagmans, self._ads):
             for cluster in [c for c in followed if c not in keep]:
                 del followed[cluster]

@@ -157,6 +157,7 @@ class DagsSnapshot:
     dags: list[DagSummary]
     owner: str  # who the schedd knows us as
     at: float
+    pending: int = 0  # DAGs whose files are not read yet (their counts are their ads' until then)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ Nothing here imports textual.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from engine.crab.client.status import JobView, TaskView, job_sort_key, scheduler
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED,
                                            Task, TaskDB)
 from crabtui.dag_view import (DAG_PROJECTION, NODE_JOB_PROJECTION, SCHEDULER_UNIVERSE, TOP_LEVEL_DAGMAN, DagSnapshot,
-                              DagsSnapshot, NodeSnapshot, NodeTable, dag_file_of, dagman_out_of, node_at,
+                              DagsSnapshot, DagSummary, NodeSnapshot, NodeTable, dag_file_of, dagman_out_of, node_at,
                               node_snapshot, queued_by_node, summarize, unreadable)
 from crabtui.dag_view import halt as halt_dag_file
 from crabtui.dag_view import unhalt as unhalt_dag_file
@@ -51,6 +52,9 @@ ANALYSES = 20  # idle jobs analysed a refresh at most (-better-analyze), the oth
 ANALYSIS_TTL = 60.0  # seconds an idle job's analysis is kept
 HISTORY_EVERY = 30.0  # seconds between reads of the history for ended DAGs
 MAX_ENDED_DAGS = 500  # the most ended DAGs the list shows
+FIRST_READS_BUDGET = 0.3
+"""Seconds a refresh of the DAG list spends reading DAGs' files for the first time: a list of
+hundreds of DAGs shows at once, their counts coming in over the next refreshes."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,7 @@ class Backend:
         self._node_tables: dict[int, NodeTable] = {}
         self._history: _History | None = None
         self._dag_queue = DagQueue(discover_every)
+        self._summaries: dict[tuple[int, bool], tuple[tuple, DagSummary | None]] = {}  # by (DAG, in the queue)
         self._task_cache: tuple[float, set[int], list[Task]] | None = None
         self._owner_name: str | None = None
         self._analyses: dict[str, tuple[float, str]] = {}  # idle job -> (when, why_idle of its analysis)
@@ -282,17 +287,33 @@ class Backend:
             files = {ad["ClusterId"]: dag_file_of(ad) for ad, q in ads if q}
             files = {cluster: dag_file for cluster, dag_file in files.items() if dag_file is not None}
             self._dag_queue.forget(set(files))
-            by_dag = self._dag_queue.node_jobs(schedd, files, NODE_JOB_PROJECTION, now)
-        dags = []
+            # The first refresh shows the list without the node jobs' query, the next one asks.
+            by_dag = self._dag_queue.node_jobs(schedd, files, NODE_JOB_PROJECTION, now, seed=bool(self._summaries))
+        dags, pending = [], 0
+        deadline = time.monotonic() + FIRST_READS_BUDGET
+        summaries: dict[tuple[int, bool], tuple[tuple, DagSummary | None]] = {}
         for ad, in_queue in ads:
             dag_file = dag_file_of(ad)
             if dag_file is None:
                 continue
-            progress = self._watcher(dag_file, dagman_out_of(ad, dag_file)).read()
-            summary = summarize(ad, in_queue, progress, queued_by_node(by_dag.get(ad["ClusterId"], ())))
-            if summary is not None:
-                dags.append(summary)
-        return DagsSnapshot(sorted(dags, key=lambda d: (d.ended, d.id)), owner, now)
+            out_file = dagman_out_of(ad, dag_file)
+            if out_file not in self._watchers and time.monotonic() > deadline:
+                pending += 1  # its files are read at a later refresh; until then, DAGMan's ad says
+                progress = None
+            else:
+                progress = self._watcher(dag_file, out_file).read()
+            cluster = ad["ClusterId"]
+            key = (id(progress), self._dag_queue.version(cluster), self._dag_queue.discoveries,
+                   id(ad) if not in_queue else 0, dag_halt.is_halted(dag_file))
+            cached = self._summaries.get((cluster, in_queue))
+            if cached is None or cached[0] != key:
+                jobs = queued_by_node(by_dag.get(cluster, ())) if in_queue else {}
+                cached = (key, summarize(ad, in_queue, progress, jobs))
+            summaries[(cluster, in_queue)] = cached
+            if cached[1] is not None:
+                dags.append(cached[1])
+        self._summaries = summaries
+        return DagsSnapshot(sorted(dags, key=lambda d: (d.ended, d.id)), owner, now, pending)
 
     def _tasks_of_dags(self, now: float, dagmans: set[int]) -> list[Task]:
         """The CRAB tasks, whose DAGs the DAG list leaves out: read again when a DAGMan job not

@@ -84,6 +84,8 @@ class DagsScreen(ListScreen):
     def show(self, snapshot: DagsSnapshot) -> None:
         self.snapshot = snapshot
         super().show(snapshot)
+        if snapshot.pending:
+            self._due = True  # the next refresh reads more of the DAGs' files, at once
 
     def rows(self, snapshot: DagsSnapshot) -> dict[str, DagSummary]:
         return {str(d.id): d for d in snapshot.dags if self.all_users or d.owner == snapshot.owner}
@@ -101,6 +103,8 @@ class DagsScreen(ListScreen):
                 return "No DAGs in the queue; ended ones are left out of the list (e keeps them)."
             return self.EMPTY
         text = self.table.describe(self.NOUN)
+        if snapshot.pending:
+            text += f" · reading the files of {snapshot.pending} DAGs"
         per_user: dict[str, list[DagSummary]] = {}
         for d in snapshot.dags:
             per_user.setdefault(d.owner, []).append(d)

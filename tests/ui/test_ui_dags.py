@@ -452,8 +452,8 @@ def held_and_released(state, job: str, hold: bool) -> None:
         schedd.act("Hold" if hold else "Release", [job], "held by the test" if hold else None)
 
 
-def test_the_dag_list_follows_its_dags_logs_instead_of_querying_the_queue(engine, tmp_path, monkeypatch):
-    cluster, _ = submit_dag(engine, tmp_path)
+def test_the_dag_list_follows_its_dags_logs_instead_of_querying_the_queue(state, tmp_path, monkeypatch):
+    cluster, _ = submit_dag(state, tmp_path)
     queries = Queries(monkeypatch)
 
     async def scenario(pilot):
@@ -463,16 +463,16 @@ def test_the_dag_list_follows_its_dags_logs_instead_of_querying_the_queue(engine
             "running") == 2, "A and C running")
         node_queries = [c for c in queries.constraints if c.startswith(("DAGManJobId ==", "member(DAGManJobId"))]
         assert len(node_queries) == 1, f"the node jobs were asked for once: {queries.constraints}"
-        with LocalScheddClient(engine) as schedd:
+        with LocalScheddClient(state) as schedd:
             (c,) = schedd.query_values(f'DAGManJobId == {cluster} && DAGNodeName == "C"', ["ClusterId", "ProcId"])
         job_c = f"{c['ClusterId']}.{c['ProcId']}"
         asked = len(queries.constraints)
 
-        held_and_released(engine, job_c, hold=True)
+        held_and_released(state, job_c, hold=True)
         await wait_for(pilot, lambda: table.items[str(cluster)].nodes == {"running": 1, "held": 1, "unready": 1},
                        "C held, from the nodes log")
         assert cells(table, str(cluster))[6].strip() == "0/3 ‖1 ▶1 ·1"
-        held_and_released(engine, job_c, hold=False)
+        held_and_released(state, job_c, hold=False)
         await wait_for(pilot, lambda: table.items[str(cluster)].nodes.get("held", 0) == 0, "C released")
         go(tmp_path, "A")
         await wait_for(pilot, lambda: table.items[str(cluster)].done == 1 and table.items[str(cluster)].nodes.get(
@@ -480,11 +480,11 @@ def test_the_dag_list_follows_its_dags_logs_instead_of_querying_the_queue(engine
         assert queries.constraints[asked:] == [], "no query: the logs told it all"
         go(tmp_path, "B", "C")
 
-    drive(CrabApp(Backend(engine, discover_every=3600), interval=INTERVAL), scenario)
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
 
 
-def test_a_dag_screen_follows_its_logs_instead_of_querying_the_queue(engine, tmp_path, monkeypatch):
-    cluster, _ = submit_dag(engine, tmp_path)
+def test_a_dag_screen_follows_its_logs_instead_of_querying_the_queue(state, tmp_path, monkeypatch):
+    cluster, _ = submit_dag(state, tmp_path)
     queries = Queries(monkeypatch)
 
     async def scenario(pilot):
@@ -493,12 +493,12 @@ def test_a_dag_screen_follows_its_logs_instead_of_querying_the_queue(engine, tmp
         asked = len(queries.constraints)
         job_a = rows(screen)["A"][2]
 
-        held_and_released(engine, job_a, hold=True)
+        held_and_released(state, job_a, hold=True)
         await wait_for(pilot, lambda: rows(screen)["A"][1] == "‖ held", "A's job held, from the nodes log")
         assert rows(screen)["A"][-1] == "held: held by the test", "why: the hold reason, from the held event"
         assert rows(screen)[f"A#{job_a}"][1] == "‖ held"
         assert "‖1 ▶1 ·1  0/3 done" in summary(screen), "the counts above the table too"
-        held_and_released(engine, job_a, hold=False)
+        held_and_released(state, job_a, hold=False)
         await wait_for(pilot, lambda: rows(screen)["A"][1] in ("▶ running", "· idle"), "A's job released")
         go(tmp_path, "A")
         await wait_for(pilot, lambda: rows(screen)["A"][1] == "✔ done", "A done")
@@ -508,4 +508,4 @@ def test_a_dag_screen_follows_its_logs_instead_of_querying_the_queue(engine, tmp
         assert queries.constraints[asked:] == [], "no query: the logs told it all"
         go(tmp_path, "B", "C")
 
-    drive(CrabApp(Backend(engine, discover_every=3600), interval=INTERVAL), scenario)
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)

@@ -502,6 +502,7 @@ class QueueFollower:
         self.path = path
         self.attrs = dict(attrs or {})
         self.jobs: dict[tuple[int, int], dict[str, Value]] = {}
+        self.version = 0  # counts the changes to ``jobs``
         self.stale = True
         self._events = None
         self._inode: int | None = None
@@ -521,6 +522,7 @@ class QueueFollower:
         self._inode, self._offset = mark
         self._events = None
         self.stale = False
+        self.version += 1
 
     def read(self) -> bool:
         """Apply the events written since the last read; whether any job changed."""
@@ -549,6 +551,7 @@ class QueueFollower:
             changed = False
             for event in self._events.events(stop_after=-1):  # -1: 0 may wait a whole second
                 changed |= self._apply(event)
+            self.version += changed
             self._offset = self._events.__getstate__()[1]
         except (OSError, HTCondorException):
             self.stale = True
