@@ -19,8 +19,9 @@ from typing import Any
 
 from engine.schedd.local.userlog import QueueFollower
 
-DISCOVER_EVERY = 10.0
-"""Seconds between two queries of the DAGMan jobs while their logs are followed."""
+DISCOVER_EVERY = 30.0
+"""Seconds between two queries of the DAGMan jobs while their logs are followed (ctrl+r asks at
+once), as often as the list reads the history for DAGs that ended."""
 
 
 def nodes_log(dag_file: str) -> str:

@@ -268,13 +268,14 @@ class Backend:
             owner = self._owner(schedd)
         return HeldSnapshot(held_jobs(ads), owner, now)
 
-    def dags(self, now: float, ended_for: float | None = DEFAULT_ENDED_FOR) -> DagsSnapshot:
+    def dags(self, now: float, ended_for: float | None = DEFAULT_ENDED_FOR, ask: bool = False) -> DagsSnapshot:
         """The DAGs users submitted (``crabtui dag submit``, condor_submit_dag): those in the
         queue, and those that left it less than ``ended_for`` seconds ago (None: none), from the
         history; the DAGs of CRAB tasks are left out (they are shown as tasks).  Their jobs in
-        the queue are followed through their logs (:mod:`crabtui.dag_logs`), not queried anew."""
+        the queue are followed through their logs (:mod:`crabtui.dag_logs`), not queried anew
+        unless ``ask``."""
         with self.schedd() as schedd:
-            queued = self._dag_queue.dagmans(schedd, TOP_LEVEL_DAGMAN, DAG_PROJECTION, now)
+            queued = self._dag_queue.dagmans(schedd, TOP_LEVEL_DAGMAN, DAG_PROJECTION, now, force=ask)
             owner = self._owner(schedd)
             ids = {ad["ClusterId"] for ad in queued}
             ads = [(ad, True) for ad in queued] + [(ad, False) for ad in self._ended_dags(schedd, now, ended_for, ids)]

@@ -52,6 +52,7 @@ class DagsScreen(ListScreen):
         super().__init__()
         self.all_users = False
         self.snapshot: DagsSnapshot | None = None
+        self._ask = False  # the next refresh queries the DAGMan jobs (ctrl+r)
 
     def columns(self) -> list[Column]:
         return [
@@ -79,7 +80,14 @@ class DagsScreen(ListScreen):
         return Text(value, style=palette.style("warning") if stale else "dim", end="")
 
     def fetch(self, now: float) -> DagsSnapshot:
-        return self.app.backend.dags(now, self.app.ended_for)
+        ask, self._ask = self._ask, False
+        return self.app.backend.dags(now, self.app.ended_for, ask=ask)
+
+    def action_refresh_now(self) -> None:
+        """ctrl+r: the DAGMan jobs asked of the schedd now, rather than at the next of its
+        periodic queries (the DAGs' logs tell the rest as it happens)."""
+        self._ask = True
+        super().action_refresh_now()
 
     def show(self, snapshot: DagsSnapshot) -> None:
         self.snapshot = snapshot
