@@ -5,7 +5,8 @@ must be HTCondor's own: each event here reproduces the ``formatHeader``/``format
 class in HTCondor's src/condor_utils/condor_event.cpp (v23.9.6), with the default format options
 (``USERLOG_FORMAT_DEFAULT`` = ISO_DATE: local time, no sub-seconds, no zone). Classes are named as
 there; fields are that file's members in Python spelling.  Readers parse logs with HTCondor's
-``JobEventLog``; :func:`holds_events` only tells, from the event headers, whether one is worth it.
+``JobEventLog``; :func:`holds_events` only tells, from the event headers, whether one is worth it,
+and :class:`QueueFollower` follows the jobs of a log for monitors, through ``JobEventLog`` too.
 """
 
 from __future__ import annotations
