@@ -18,7 +18,16 @@ syntax and messages.  Where crabtui differs, on purpose:
   running jobs), and the CPU average is total CPU over total runtime of the jobs with a known CPU
   time.  Ties in ``--sort`` listings go by job id in CRAB's order, not as strings.
 * No Dashboard or Task URL lines (there is no server); ``CRAB project directory`` is the task
-  directory.  Commands named in messages are crabtui's.  No publication section.
+  directory.  Commands named in messages are crabtui's.  The publication line is CRAB's when
+  ``Data.publication`` is off; crabtui publishes nothing, so with it on the line says that.
+* ``Status on the CRAB server`` says SUBMITTED for a task whose DAG has ended, as CRAB's task table
+  does; only ``Status on the scheduler`` says COMPLETED or FAILED (the task list shows the task
+  table's crabtui status, COMPLETED or FAILED).
+* The Error Summary says what each code means for jobs that failed for good
+  (:func:`final_meaning`): no "will retry", and a limit's code (50664, 50660) says which limit
+  without saying who enforced it (a removal on the worker node, or a never-resubmit guard).
+* Automatic splitting: the probes' summary is printed once, with probes that ended as
+  ``no output`` (CRAB prints it twice with ``--long``, and relabels only there).
 * The ``--summary`` site table lists every site of the task, also those no job ran at, with a
   last column ``Blacklisted`` (no, or why: globally blacklisted, not in whitelist, blacklisted,
   automatic) and a line per site saying why it is or is not blacklisted, with the automatic
@@ -73,6 +82,7 @@ class TaskInfo:
     max_memory_mb: int | None = None
     max_runtime_min: int | None = None
     warnings: tuple[str, ...] = ()  # CRAB's task warnings (the site lists')
+    publication: bool | None = None  # Data.publication (None: not recorded, no publication line)
     sites: tuple[SiteUsability, ...] = ()  # every site of the task and why it is or is not blacklisted
     automatic: AutomaticView | None = None  # automatic splitting's stages (None: another splitting)
 
@@ -155,6 +165,18 @@ def percentage(value: int, total: int) -> str:
     return f"{value * 100 / total:5.1f}% ({value:{n}d}/{total:{n}d})"
 
 
+def final_meaning(code: int) -> str:
+    """What an exit code means for jobs that failed with it for good (the Error Summary's): the
+    retry policy's description without the retry it promises, a limit's code (50664, 50660, ...)
+    without saying which of the removal or the never-resubmit guard enforced it."""
+    from engine.crab.ap.retry_policy import LIMIT_MEANINGS, policy_for  # only when jobs failed
+
+    if code in LIMIT_MEANINGS:
+        return LIMIT_MEANINGS[code]
+    policy = policy_for(code)
+    return policy.what if policy is not None else exit_code_meaning(code)
+
+
 def exit_code_meaning(code: int) -> str:
     """What the retry policy makes of an exit code; a permanent stage-out failure's code says so."""
     from engine.crab.ap.retry_policy import REMOVE_REASONS, policy_for  # only when jobs failed
@@ -209,15 +231,22 @@ def shown_state(job: JobView, automatic: bool) -> str:
 
 # --- the parts --------------------------------------------------------------------------------
 
+def server_status(status: str, scheduler_status: str | None) -> str:
+    """The task's status as CRAB's task table has it: a task whose DAG has ended stays SUBMITTED
+    there; COMPLETED and FAILED are the scheduler's to say."""
+    return "SUBMITTED" if status in ("COMPLETED", "FAILED") and scheduler_status is not None else status
+
+
 def header_lines(task: TaskInfo) -> list[str]:
     """``printTaskInfo`` and ``Status on the scheduler``."""
     status = task.status
     if "FAILED" not in status and status in TEMPORARY_STATUSES and task.command:
         status = f"{status} on command {task.command}"
+    status = server_status(status, task.scheduler_status)
     lines = [f"CRAB project directory:\t\t{task.task_dir}", f"Task name:\t\t\t{task.name}",
              f"Status on the CRAB server:\t{status}"]
     if task.message:
-        if "FAILED" in task.status:
+        if "FAILED" in status:
             lines.append("Failure message from server:\t" + task.message.replace("\n", "\n\t\t\t\t"))
         else:
             lines.append("Message:\t\t\t" + task.message.replace("\n", "\n\t\t\t\t"))
@@ -259,6 +288,16 @@ def _summary(kind: str, counts: dict[str, int], deadlines: list[float], now: flo
     return lines
 
 
+def publication_lines(task: TaskInfo) -> list[str]:
+    """``printPublication``: CRAB's line when publication is off; crabtui publishes no output
+    dataset, so with it on the line says so instead of waiting for publication information."""
+    if task.publication is None:
+        return []
+    if not task.publication:
+        return ["", "No publication information (publication has been disabled in the CRAB configuration file)"]
+    return ["", "No publication information (crabtui publishes no output dataset: Data.publication has no effect)"]
+
+
 def summary_lines(jobs: Sequence[JobView], now: float) -> list[str]:
     """``printOverview`` of a task without automatic splitting: one line per state."""
     return _summary("Jobs", *_count(jobs), now) if jobs else []
@@ -267,23 +306,23 @@ def summary_lines(jobs: Sequence[JobView], now: float) -> list[str]:
 def automatic_summary_lines(jobs: Sequence[JobView], now: float, automatic: AutomaticView,
                             long: bool = False) -> list[str]:
     """``printOverview`` of an automatic task: the preamble with the PreDAG logs, the probes'
-    summary and throughput estimate, then with ``long`` a summary per stage (probes and failed
-    processing jobs relabelled as the table shows them), without it one of the processing jobs
-    with the tail jobs counted in and the failed ones left out (they are the tails' work), or,
-    while there are no tail jobs, counted as ``rescheduled as tail jobs``."""
+    summary (ended probes as ``no output``, as the table shows them) and throughput estimate, then
+    with ``long`` a summary of the processing and of the tail jobs (failed processing jobs
+    relabelled as the table shows them), without it one of the processing jobs with the tail jobs
+    counted in and the failed ones left out (they are the tails' work), or, while there are no
+    tail jobs, counted as ``rescheduled as tail jobs``."""
     by_stage: dict[str, list[JobView]] = {"probe": [], "processing": [], "tail": []}
     for j in jobs:
         by_stage[job_stage(j.id)].append(j)
     probes, probe_deadlines = _count(by_stage["probe"])
     main, main_deadlines = _count(by_stage["processing"])
     tails, tail_deadlines = _count(by_stage["tail"])
+    _relabel(probes, "failed", NO_OUTPUT)  # an ended probe only measured: no output, whatever the mode
+    _relabel(probes, "finished", NO_OUTPUT)
     if long:
         if probes:
-            _relabel(probes, "failed", NO_OUTPUT)
-            _relabel(probes, "finished", NO_OUTPUT)
             _relabel(main, "failed", RESCHEDULED_AS_TAILS)
-        parts = [("Probe jobs", probes, probe_deadlines), ("Main jobs", main, main_deadlines),
-                 ("Tail jobs", tails, tail_deadlines)]
+        parts = [("Main jobs", main, main_deadlines), ("Tail jobs", tails, tail_deadlines)]
     else:
         if probes and tails:
             main.pop("failed", None)
@@ -349,7 +388,7 @@ def error_lines(jobs: Sequence[JobView], *, verbose: bool = False, sort: str | N
         if code == POSTPROCESSING:
             text += f"\n\n{count:>{width}} jobs failed in postprocessing step{colon}"
         else:
-            text += f"\n\n{count:>{width}} jobs failed with exit code {code} ({exit_code_meaning(code)}){colon}"
+            text += f"\n\n{count:>{width}} jobs failed with exit code {code} ({final_meaning(code)}){colon}"
         if not verbose:
             continue
         by_msg = list(messages[code].items())
@@ -564,6 +603,7 @@ def render(task: TaskInfo, jobs: Sequence[JobView], now: float, options: Options
         lines += automatic_summary_lines(jobs, now, task.automatic, options.long)
     else:
         lines += summary_lines(jobs, now)
+    lines += publication_lines(task)
     lines += error_lines(jobs, verbose=options.verbose_errors, sort=options.sort,
                          tails_only=automatic and not options.long)
     limits = {"num_cores": task.num_cores, "max_memory_mb": task.max_memory_mb,

@@ -186,13 +186,13 @@ def _task_error():
 
 
 def _load_knobs(path: str):
-    from engine.crab.taskworker.automatic import load_knobs
-    return load_knobs(path)
+    from engine.crab.taskworker.config import load_config
+    return load_config(path)
 
 
 def _knobs_error():
-    from engine.crab.taskworker.automatic import AutomaticSplittingError
-    return AutomaticSplittingError
+    from engine.crab.taskworker.config import TaskWorkerConfigError
+    return TaskWorkerConfigError
 
 
 def _load_keymap(path: str):
@@ -219,7 +219,7 @@ TOML_KINDS = [
              _load_task, _task_error),
     TomlKind("taskworker", "[TaskWorker]\nminAutomaticRuntimeMins = 30\nnumAutomaticProbes = 5\n"
                            "automaticTailRuntimeFraction = 0.2\nminAutomaticTailTriggers = [50, 80, 100]\n",
-             ["minAutomaticRuntimeMins", "numAutomaticProbes", "automaticTailRuntimeMinimumMins",
+             ["numAutomJobRetries", "minAutomaticRuntimeMins", "numAutomaticProbes", "automaticTailRuntimeMinimumMins",
               "automaticTailRuntimeFraction", "minAutomaticTailTriggers", "maxJobsPerTask", "[TaskWorker]"],
              _load_knobs, _knobs_error),
     TomlKind("keymap", '[keys]\nhold = "ctrl+h"\nkill = "K,ctrl+k"\n', ["hold", "release", "kill", "quit", "nothing"],

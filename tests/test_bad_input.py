@@ -96,4 +96,5 @@ def test_a_node_whose_submit_file_is_not_utf8_fails_its_submit_not_dagman(tmp_pa
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 1
     out = (tmp_path / "u.dag.dagman.out").read_text()
-    assert f"submit attempt 1 of node A failed: {tmp_path}/a.sub:2: not UTF-8 text (byte 0xff)" in out
+    assert f"ERROR: {tmp_path}/a.sub:2: not UTF-8 text (byte 0xff)" in out  # DAGMan's lines for a failed submit
+    assert "Job submit failed after 1 try." in out

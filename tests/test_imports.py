@@ -153,7 +153,7 @@ WN_FORMATS = frozenset(f"{CRAB}.wn.{m}" for m in ("fjr", "jobad", "job_input", "
 USER_LOG = "engine.schedd.local.userlog"
 # The TaskWorker code PreDAG runs again on the access point, as CRAB ships its TaskWorker to the schedd.
 SHIPPED_TASKWORKER = frozenset(f"{CRAB}.taskworker.{m}" for m in ("dagman_creator", "splitting", "automatic",
-                                                                   "datasets", "stand_ins", "task_input"))
+                                                                   "datasets", "stand_ins", "parents", "task_input"))
 
 
 def packages_of(names: set[str]) -> set[str]:

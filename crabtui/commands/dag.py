@@ -27,7 +27,8 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Run a DAG in the foreground, like condor_dagman -f, with jobs on the embedded schedd.
 
     Takes condor_submit_dag's options: -maxjobs N, -maxidle N, -maxpre N, -maxpost N, -force,
-    -dorescuefrom N, -config FILE, -AlwaysRunPost (run with --help for all). Exits with DAGMan's exit code.
+    -dorescuefrom N, -load_save FILE, -config FILE, -AlwaysRunPost (run with --help for all).
+    Exits with DAGMan's exit code.
     """
     from engine.dagman.main import main as dagman_main
 
@@ -56,10 +57,13 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
               help="When HTCondor e-mails about the DAGMan job.")
 @click.option("-outfile_dir", "--outfile-dir", "outfile_dir", type=click.Path(exists=True, file_okay=False),
               help="Write DAG_FILE.dagman.out in this directory.")
+@click.option("-load_save", "--load-save", "load_save", metavar="FILE",
+              help="Run from a SAVE_POINT_FILE (a bare name is looked for in save_files/).")
 @click.pass_context
 def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre: int, maxpost: int,
            force: bool, dorescuefrom: int | None, always_run_post: bool, batch_name: str | None,
-           config: str | None, append: tuple[str, ...], notification: str | None, outfile_dir: str | None) -> None:
+           config: str | None, append: tuple[str, ...], notification: str | None, outfile_dir: str | None,
+           load_save: str | None) -> None:
     """Queue DAGMan for DAG_FILE as a scheduler-universe job (like condor_submit_dag).
 
     Options are condor_submit_dag's, in any case (-MaxJobs is -maxjobs). The DAG runs in the
@@ -74,7 +78,7 @@ def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre
                                do_rescue_from=dorescuefrom, always_run_post=always_run_post, batch_name=batch_name,
                                config=os.path.abspath(config) if config else None, append=append,
                                notification=notification.capitalize() if notification else None,
-                               outfile_dir=os.path.abspath(outfile_dir) if outfile_dir else None)
+                               outfile_dir=os.path.abspath(outfile_dir) if outfile_dir else None, load_save=load_save)
     try:
         with schedd(ctx) as client:
             prepare(dag_file, options)

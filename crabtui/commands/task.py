@@ -13,10 +13,26 @@ import time
 import click
 
 from crabtui.commands.backend import embedded_only, fail, schedd
+from engine.schedd.api import ScheddError
+
 
 def embedded_tasks_only(ctx: click.Context) -> None:
     embedded_only(ctx, "CRAB tasks run on the embedded engine only: its task worker submits and follows them. "
                        "Leave out --backend htcondor (and unset CRABTUI_BACKEND) for the task commands.")
+
+
+def site_slots(client) -> dict[str, dict[str, int]]:
+    """Each site of the embedded pool with its largest slot (``cpus``, ``memory``), as the daemon
+    says; a daemon that does not say runs another crabtui's code, and is named with the way out."""
+    info = client.ping()
+    sites = info.get("sites")
+    if isinstance(sites, dict) and all(isinstance(size, dict) and isinstance(size.get("cpus"), int)
+                                       and isinstance(size.get("memory"), int) for size in sites.values()):
+        return sites
+    raise ScheddError(f"the schedd daemon of {client.state.path} (pid {info.get('pid', '?')}) does not say which "
+                      f"sites and slots its pool has: it runs another version of crabtui. Stop it with 'crabtui "
+                      f"--state-dir {client.state.path} pool stop' (its jobs run again when it restarts) and submit "
+                      f"again.")
 
 
 def _db(ctx: click.Context):
@@ -33,35 +49,125 @@ def task() -> None:
     """Submit, follow and kill CRAB3 tasks."""
 
 
-@task.command()
+@task.command(context_settings={"ignore_unknown_options": True})
 @click.argument("config", type=click.Path(dir_okay=False))
+@click.argument("script_args", metavar="[ARGS]...", nargs=-1, type=click.UNPROCESSED)
+@click.option("--multicrab", is_flag=True,
+              help="Run CONFIG as a script, as 'python CONFIG ARGS' does, and submit every config it passes to "
+                   "crabCommand('submit') (also from the processes it starts).")
 @click.pass_context
-def submit(ctx: click.Context, config: str) -> None:
-    """Submit the task CONFIG describes (CRAB's TOML or crabConfig.py; like crab submit)."""
-    from engine.crab.client.config import ConfigError, load_config
-    from engine.crab.client.submit import SubmitError
-    from engine.crab.client.submit import submit as submit_task
-    from engine.crab.taskworker.taskdb import TaskDB
+def submit(ctx: click.Context, config: str, script_args: tuple[str, ...], multicrab: bool) -> None:
+    """Submit the task CONFIG describes (CRAB's TOML or crabConfig.py; like crab submit).
 
-    try:
-        cfg = load_config(config)
-    except ConfigError as e:
-        fail(str(e))
+    A crabConfig.py that calls crabCommand('submit', config=X) as it loads submits each X; with
+    --multicrab its __main__ block runs too (put ARGS after -- if they look like crabtui's options).
+    """
+    from engine.crab.client.config import ConfigError, load_config, run_crab_config
+    from engine.crab.client.crab_config_py import SubmitFailed
+
+    path = os.path.abspath(config)
+    if script_args and not multicrab:
+        fail(f"{path}: arguments after the configuration ({' '.join(script_args)}) are for a multi-crab script; "
+             f"add --multicrab to run it with them.")
+    python = os.path.splitext(path)[1].lower() == ".py"
+    if multicrab and not python:
+        fail(f"{path}: --multicrab runs a crabConfig.py (*.py) as a script; submit a TOML file without it.")
     embedded_tasks_only(ctx)
-    with schedd(ctx) as client:  # starts the daemon, and with it the task worker
-        pool_sites = client.ping()["sites"]  # where the embedded pool has slots, and how big
-        state = client.state
-    try:
-        done = submit_task(cfg, state, TaskDB(state.tasks), pool_sites)
-    except SubmitError as e:
-        fail(str(e))
-    for note in done.notes:
-        click.echo(f"Note: {note}")
-    click.echo(f"Task name: {done.name}\nProject dir: {done.task_dir}\n"
-               "Success: Your task has been delivered to the task worker; follow it with "
-               f"'crabtui task list' or 'crabtui task status {cfg.request_name}'.")
-    for warning in done.warnings:
-        click.echo(f"Warning: {warning}")
+    with _Submitter(ctx) as submitter:
+        try:
+            if not python:
+                submitter.submit(load_config(path))
+                return
+            ran = run_crab_config(path, submitter, main=multicrab, argv=script_args)
+        except ConfigError as e:
+            fail(str(e) + submitter.so_far())
+        except SubmitFailed as e:
+            fail(str(e))
+        tasks, refused = submitter.results()
+        if not multicrab and not tasks and not refused:  # crab submit: the module-level config
+            try:
+                submitter.submit(ran.module_config())
+            except (ConfigError, SubmitFailed) as e:
+                fail(str(e))
+            return
+    calls = len(tasks) + len(refused)
+    if not multicrab:
+        click.echo(f"Note: {path} passed {calls} config(s) to crabCommand('submit') as it loaded: those are its "
+                   f"tasks; its module-level config is not submitted again.")
+    if not calls:
+        fail(f"{path}: its __main__ block (run as 'python {os.path.basename(path)}"
+             f"{''.join(' ' + a for a in script_args)}') passed no config to crabCommand('submit'), so nothing was "
+             f"submitted.")
+    if refused:
+        fail(f"{path}: {len(refused)} of the {calls} config(s) it passed to crabCommand('submit') were not submitted"
+             f"{f' ({len(tasks)} were)' if tasks else ''}; the first because: {refused[0]}")
+    click.echo(f"{path}: {len(tasks)} task(s) submitted: {', '.join(tasks)}.")
+
+
+class _Submitter:
+    """Submits configurations as ``task submit`` does, each on its own connection to the daemon (a
+    multi-crab script may call crabCommand in a process it forked), and keeps what came of each in
+    a file every such process appends to, so that the command can sum them up."""
+
+    def __init__(self, ctx: click.Context):
+        import tempfile
+
+        from engine.state import state_dir
+
+        self.state = state_dir(ctx.find_root().obj["state_dir"])  # resolved before the script changes directory
+        self.ctx = ctx
+        fd, self.record = tempfile.mkstemp(prefix="submitted-", dir=self.state.path)
+        os.close(fd)
+
+    def __enter__(self) -> _Submitter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        os.unlink(self.record)
+
+    def submit(self, cfg) -> str:
+        from engine.crab.client.crab_config_py import SubmitFailed
+        from engine.crab.client.submit import SubmitError
+        from engine.crab.client.submit import submit as submit_task
+        from engine.crab.taskworker.taskdb import TaskDB
+
+        try:
+            with schedd(self.ctx) as client:  # starts the daemon, and with it the task worker
+                pool_sites = site_slots(client)
+            done = submit_task(cfg, self.state, TaskDB(self.state.tasks), pool_sites)
+        except (SubmitError, ScheddError) as e:
+            self.refused(str(e))
+            raise SubmitFailed(str(e)) from None
+        for note in done.notes:
+            click.echo(f"Note: {note}")
+        click.echo(f"Task name: {done.name}\nProject dir: {done.task_dir}\n"
+                   "Success: Your task has been delivered to the task worker; follow it with "
+                   f"'crabtui task list' or 'crabtui task status {cfg.request_name}'.")
+        for warning in done.warnings:
+            click.echo(f"Warning: {warning}")
+        self._append({"task": done.name})
+        return done.name
+
+    def refused(self, message: str) -> None:
+        self._append({"refused": message})
+
+    def _append(self, entry: dict) -> None:
+        fd = os.open(self.record, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, (json.dumps(entry) + "\n").encode())
+        finally:
+            os.close(fd)
+
+    def results(self) -> tuple[list[str], list[str]]:
+        """The tasks submitted and the reasons of the refusals, in order."""
+        with open(self.record, encoding="utf-8") as f:
+            entries = [json.loads(line) for line in f if line.strip()]
+        return [e["task"] for e in entries if "task" in e], [e["refused"] for e in entries if "refused" in e]
+
+    def so_far(self) -> str:
+        """What was submitted before an error, so that the error line says it is not lost."""
+        tasks, _ = self.results()
+        return f" (Submitted before that: {', '.join(tasks)}.)" if tasks else ""
 
 
 @task.command("list")
@@ -112,7 +218,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     """The task's status and its jobs' states, laid out as crab status prints them."""
     import gc
 
-    from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render
+    from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render, server_status
     from engine.crab.client.status import processed_lumis, scheduler_status, task_view
     from engine.crab.taskworker.taskdb import TaskDB, TaskError
 
@@ -133,10 +239,17 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
         view = task_view(task.task_dir, client, task.dagman_id, now=now)
     scheduler = scheduler_status(task.status, task.dagman_id, view)
     if json_output:
+        per_status: dict[str, int] = {}
+        for j in view.jobs:
+            per_status[j.state] = per_status.get(j.state, 0) + 1
         click.echo(json.dumps({"name": task.name, "status": task.status, "command": task.command,
                                "dagman_id": task.dagman_id, "message": task.message,
                                "scheduler_status": scheduler, "task_dir": task.task_dir,
                                "input_lumis": view.input_lumis,
+                               # the keys of the dictionary crab status returns to scripts
+                               "dbStatus": server_status(task.status, scheduler), "dagStatus": scheduler or "",
+                               "jobsPerStatus": per_status, "jobList": [[j.state, j.id] for j in view.jobs],
+                               "publicationEnabled": view.publication,
                                "jobs": [{**j.as_json(), "processed_lumis": processed_lumis(task.task_dir, j)}
                                         for j in view.jobs],
                                "sites": [s.as_json() for s in view.sites.sites] if view.sites else [],
@@ -147,7 +260,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
                     message=task.message, scheduler_status=scheduler, num_cores=view.num_cores,
                     max_memory_mb=view.max_memory_mb, max_runtime_min=view.max_runtime_min,
                     warnings=view.sites.warnings if view.sites else (), sites=view.sites.sites if view.sites else (),
-                    automatic=view.automatic)
+                    automatic=view.automatic, publication=view.publication)
     try:
         lines = render(info, view.jobs, now, options)
     except StatusOptionError as e:

@@ -28,6 +28,7 @@ from crabtui.widgets.states import Palette, short_duration
 from crabtui.widgets.status_bar import StatusBar
 from crabtui.widgets.tabbed import Pane, Tabbed
 from engine.crab.client.status import JobView, job_sort_key
+from engine.crab.taskworker.taskdb import kill_refusal, killable
 
 LOG_LINES = 5000
 TREND_EVERY = 5.0  # seconds between two makings of the task's pace (it reads every attempt)
@@ -432,6 +433,9 @@ class TaskScreen(PollingScreen):
 
     def action_kill(self) -> None:
         snapshot = self.snapshot
+        if not killable(snapshot.task):
+            self.app.notify(f"Nothing to kill: {kill_refusal(snapshot.task)}.", severity="warning")
+            return
         queued = [ad for ad in snapshot.queue if "CRAB_Id" in ad]
         details = [f"DAGMan job {snapshot.task.dagman_id} and its {len(queued)} node job(s) in the queue"
                    if snapshot.task.dagman_id is not None else "The task has no DAG yet"]

@@ -10,6 +10,7 @@ from crabtui.screens.listing import ListScreen
 from crabtui.snapshots import TasksSnapshot, TaskSummary
 from crabtui.widgets.live_table import Column, plural
 from crabtui.widgets.states import DONE_STATES, Palette, progress_bar, state_counts, task_status
+from engine.crab.taskworker.taskdb import killable
 
 BAR_WIDTH = 10
 
@@ -109,13 +110,22 @@ class TasksScreen(ListScreen):
 
     def action_kill(self) -> None:
         chosen = [self.table.items[k] for k in self.table.selection()]
-        if chosen:
-            lines = []
-            for s in chosen:
-                queued = sum(s.counts.get(state, 0) for state in ("idle", "running", "transferring", "held"))
-                dag = f"DAGMan job {s.task.dagman_id}" if s.task.dagman_id is not None else "no DAG yet"
-                lines.append(f"{s.task.request_name}: {dag}, {queued} job(s) queued or running")
-            self.app.confirm_kill([s.task for s in chosen], "\n".join(lines))
+        if not chosen:
+            return
+        targets = [s for s in chosen if killable(s.task)]
+        left = [f"{s.task.request_name} ({s.task.status})" for s in chosen if not killable(s.task)]
+        if not targets:
+            self.app.notify(f"Nothing to kill: a task that has finished, or is killed, cannot be killed "
+                            f"({', '.join(left)}).", severity="warning")
+            return
+        lines = []
+        for s in targets:
+            queued = sum(s.counts.get(state, 0) for state in ("idle", "running", "transferring", "held"))
+            dag = f"DAGMan job {s.task.dagman_id}" if s.task.dagman_id is not None else "no DAG yet"
+            lines.append(f"{s.task.request_name}: {dag}, {queued} job(s) queued or running")
+        if left:
+            lines.append(f"Left alone: {', '.join(left)}")
+        self.app.confirm_kill([s.task for s in targets], "\n".join(lines))
 
     def action_resubmit(self) -> None:
         current = self.current()

@@ -23,6 +23,7 @@ class Location(NamedTuple):
 class Diagnostic:
     location: Location
     message: str
+    strict: int = 0  # a warning DAGMan makes fatal when DAGMAN_USE_STRICT is this or higher (0: never)
 
     def __str__(self) -> str:
         return f"{self.location}: {self.message}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from engine.dag.errors import DagError, Diagnostic, Location
@@ -64,6 +65,33 @@ class Graph:
     def edge_count(self) -> int:
         return sum(len(n.children) for n in self.nodes.values())
 
+    def dfs_shape(self) -> tuple[int, int]:
+        """DAGMAN_REPORT_GRAPH_METRICS' height and width, measured as 23.9.6's ``Dag::DFSVisit``
+        does: depth-first from each node without parents, in node order, a node's depth being the
+        one it is first reached at.  Its width is not a node count: ``MAX(width, widths[d] += 1)``
+        is a macro that evaluates the increment again when it wins (seen on the test pool: two
+        independent nodes have width 6)."""
+        height = width = 0
+        widths: dict[int, int] = {}
+        visited: set[str] = set()
+        for root, node in self.nodes.items():
+            if node.parents or root in visited:
+                continue
+            stack = [(root, 0)]
+            while stack:
+                name, depth = stack.pop()
+                if name in visited:
+                    continue
+                visited.add(name)
+                height = max(height, depth)
+                level = widths.get(depth, 0) + 2
+                if width <= level:
+                    level += 1
+                    width = level
+                widths[depth] = level
+                stack.extend((child, depth + 1) for child in reversed(self.nodes[name].children))
+        return height, width
+
     def find_cycle(self) -> list[str] | None:
         """Return the nodes of one cycle, first node repeated at the end, or None."""
         indegree = {name: len(n.parents) for name, n in self.nodes.items()}
@@ -104,14 +132,46 @@ class Graph:
         return Diagnostic(location, "cycle in the DAG: " + " -> ".join(shown))
 
 
-def build_graph(dag: Dag) -> Graph:
-    """Lift ``dag`` and its splices into one flat graph (references are assumed checked).
+def build_graph(dag: Dag, *, join_nodes: bool = True) -> Graph:
+    """Lift ``dag`` and its splices into one flat graph (references are assumed checked);
+    ``join_nodes`` False is DAGMAN_USE_JOIN_NODES = False (every parent gets every child).
 
-    Raises :class:`DagError` only if a node's name is taken by a join node DAGMan would add.
+    Raises :class:`DagError` if a file says REJECT, which DAGMan refuses to run wherever it is
+    (a splice included), or if a node's name is taken by a join node DAGMan would add.
     """
+    rejected = _rejected(dag)
+    if rejected:
+        raise DagError([Diagnostic(location, "REJECT: DAGMan refuses to run a DAG with a REJECT line (it marks "
+                                   "the rescue DAG of a DAG that failed to parse); remove the line")
+                        for location in rejected], dag.warnings)
     with gc_paused():
-        nodes, max_jobs = _lift(dag, itertools.count(1))
+        several: dict[int, GraphNode] = {}
+        nodes, max_jobs = _lift(dag, itertools.count(1), join_nodes, several)
+        if several:
+            _in_node_order(nodes, several.values())
     return Graph(dag, nodes, max_jobs)
+
+
+def _in_node_order(nodes: dict[str, GraphNode], several: Iterable[GraphNode]) -> None:
+    """DAGMan keeps a node's parents and children in node order, not in the order PARENT lines
+    name them: children become ready in that order (seen on the test pool)."""
+    index = {name: i for i, name in enumerate(nodes)}
+    for node in several:
+        if len(node.children) > 1:
+            node.children.sort(key=index.__getitem__)
+        keys = list(map(index.__getitem__, node.parents))
+        if len(keys) > 1 and any(a > b for a, b in zip(keys, itertools.islice(keys, 1, None))):
+            order = sorted(range(len(keys)), key=keys.__getitem__)
+            node.parents = [node.parents[i] for i in order]
+            node.parent_sources = [node.parent_sources[i] for i in order]
+
+
+def _rejected(dag: Dag) -> list[Location]:
+    """Where ``dag`` and the files it splices say REJECT."""
+    found = [dag.reject_location or Location(dag.file)] if dag.reject else []
+    for splice in dag.splices.values():
+        found += _rejected(splice.dag)
+    return found
 
 
 def load_graph(dag: Dag) -> Graph:
@@ -124,10 +184,11 @@ def load_graph(dag: Dag) -> Graph:
     return graph
 
 
-def _lift(dag: Dag, join_numbers) -> tuple[dict[str, GraphNode], dict[str, int]]:
+def _lift(dag: Dag, join_numbers, join_nodes: bool,
+          several: dict[int, GraphNode]) -> tuple[dict[str, GraphNode], dict[str, int]]:
     lifted = []
     for splice in dag.splices.values():
-        sub_nodes, sub_max = _lift(splice.dag, join_numbers)
+        sub_nodes, sub_max = _lift(splice.dag, join_numbers, join_nodes, several)
         lifted.append((splice, _rename(sub_nodes, splice.name, splice.dir), sub_max))
 
     nodes = {name: _graph_node(node) for name, node in dag.nodes.items()}
@@ -146,7 +207,7 @@ def _lift(dag: Dag, join_numbers) -> tuple[dict[str, GraphNode], dict[str, int]]
     for dep in dag.dependencies:
         parents = _expand(dep.parents, ends, terminal=True)
         children = _expand(dep.children, ends, terminal=False)
-        if len(parents) > 1 and len(children) > 1:
+        if join_nodes and len(parents) > 1 and len(children) > 1:
             name = f"{JOIN_NODE_PREFIX}{next(join_numbers)}"
             if name in nodes:
                 raise DagError([Diagnostic(dep.location, f"DAGMan names the join node of this PARENT line {name}, "
@@ -156,11 +217,11 @@ def _lift(dag: Dag, join_numbers) -> tuple[dict[str, GraphNode], dict[str, int]]
             joins[name] = join
             nodes[name] = join
             for parent in parents:
-                _connect(nodes, edges, parent, name, dep.location)
+                _connect(nodes, edges, parent, name, dep.location, several)
             parents = [name]
         for parent in parents:
             for child in children:
-                _connect(nodes, edges, parent, child, dep.location)
+                _connect(nodes, edges, parent, child, dep.location, several)
 
     for connect in dag.connects:
         outs = dag.splices[connect.parent].dag.pins_out
@@ -168,7 +229,8 @@ def _lift(dag: Dag, join_numbers) -> tuple[dict[str, GraphNode], dict[str, int]]
         for pin in sorted(outs):
             for parent in outs[pin]:
                 for child in ins.get(pin, ()):
-                    _connect(nodes, edges, f"{connect.parent}+{parent}", f"{connect.child}+{child}", connect.location)
+                    _connect(nodes, edges, f"{connect.parent}+{parent}", f"{connect.child}+{child}", connect.location,
+                             several)
 
     if not lifted and not joins:
         return nodes, max_jobs
@@ -216,8 +278,9 @@ def _expand(names: tuple[str, ...], ends, terminal: bool) -> list[str]:
 
 
 def _connect(nodes: dict[str, GraphNode], edges: dict[str, set[str]], parent: str, child: str,
-             source: Location) -> None:
-    """Add the edge once; a set of parents is kept only for children with many of them."""
+             source: Location, several: dict[int, GraphNode]) -> None:
+    """Add the edge once; a set of parents is kept only for children with many of them.
+    ``several`` collects the nodes given a second parent or child (their lists get sorted)."""
     child_node = nodes[child]
     parents = child_node.parents
     if len(parents) < 16:
@@ -231,13 +294,18 @@ def _connect(nodes: dict[str, GraphNode], edges: dict[str, set[str]], parent: st
             return
         known.add(parent)
     parent_node = nodes[parent]
-    if parent_node.children:
-        parent_node.children.append(child)
+    children = parent_node.children
+    if children:
+        children.append(child)
+        if len(children) == 2:
+            several[id(parent_node)] = parent_node
     else:
         parent_node.children = [child]
     if parents:
         parents.append(parent)
         child_node.parent_sources.append(source)
+        if len(parents) == 2:
+            several[id(child_node)] = child_node
     else:
         child_node.parents = [parent]
         child_node.parent_sources = [source]

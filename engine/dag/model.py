@@ -166,6 +166,7 @@ class Dag:
     node_status_file: NodeStatusFile | None = None
     jobstate_log: str | None = None
     reject: bool = False
+    reject_location: Location | None = field(default=None, compare=False, repr=False)
     warnings: list[Diagnostic] = field(default_factory=list, compare=False, repr=False)
 
     @property

@@ -164,6 +164,8 @@ class _Scope:
         self.frames: list[_Frame] = []
         self.root_frame: _Frame | None = None
         self.seq = 0
+        self.includes_read = 0  # INCLUDE files read to their end: DAGMan lifts the splices then
+        self.connect_context: list[tuple[int, int, int]] = []  # per CONNECT: includes read, PARENT and CONNECT lines before
         self.file = dag.file
         self.lineno = 0
         self.lines: Iterator[tuple[int, str]] = iter(())
@@ -329,8 +331,8 @@ class _Scope:
     def _error_at(self, location: Location, message: str) -> None:
         self.context.errors.append(Diagnostic(location, message))
 
-    def _warn(self, message: str, location: Location | None = None) -> None:
-        self.context.warnings.append(Diagnostic(location or self.applying or self._here(), message))
+    def _warn(self, message: str, location: Location | None = None, strict: int = 0) -> None:
+        self.context.warnings.append(Diagnostic(location or self.applying or self._here(), message, strict))
 
     # ---------------------------------------------------------------- node declarations
 
@@ -384,6 +386,8 @@ class _Scope:
             if node is None:
                 if not w.splice_ok:
                     self._error_at(w.location, f"{name} is a splice, not a node")
+                elif w.args[0]:
+                    self._error_at(w.location, _forgotten_splice(name))
             elif w.apply is not None:
                 self.applying = w.location
                 try:
@@ -411,8 +415,13 @@ class _Scope:
 
     def _reference(self, name: str) -> None:
         """Check that a PARENT/CHILD name is a node or splice of this DAG, now or later."""
-        if name not in self.dag.nodes and name not in self.dag.splices:
-            self.waiting.setdefault(name, []).append(self._waiting(None, (), splice_ok=True))
+        if name in self.dag.nodes:
+            return
+        if name in self.dag.splices:
+            if self.includes_read:
+                raise _LineError(_forgotten_splice(name))
+            return
+        self.waiting.setdefault(name, []).append(self._waiting(None, (self.includes_read,), splice_ok=True))
 
     def _waiting(self, apply, args, splice_ok: bool = False) -> _Waiting:
         return _Waiting(self.seq, frozenset(f.id for f in self.frames), self._here(), apply, args, splice_ok)
@@ -434,27 +443,56 @@ class _Scope:
             for name in dep.parents + dep.children:
                 if name in special:
                     self._error_at(dep.location, f"{special[name]} node {name} cannot have parents or children")
-        for connect in dag.connects:
-            self._check_connect(connect)
+        for connect, context in zip(dag.connects, self.connect_context):
+            self._check_connect(connect, *context)
         if self.root_frame is not None and self.root_frame.includes:
             included = list(self.root_frame.included_nodes())
             skip = set(included)
             order = [name for name in dag.nodes if name not in skip] + included
             dag.nodes = {name: dag.nodes[name] for name in order}
 
-    def _check_connect(self, connect: Connect) -> None:
+    def _check_connect(self, connect: Connect, includes_read: int, parents_before: int, connects_before: int) -> None:
+        """DAGMan's checks of a CONNECT line (``parse_connect``, ``Dag::ConnectSplices``)."""
         for name in (connect.parent, connect.child):
             if name not in self.dag.splices:
                 self._error_at(connect.location, f"CONNECT names {name}, which is not a splice of this DAG")
                 return
+            if includes_read:
+                self._error_at(connect.location, f"Splice {name} not found! DAGMan 23.9.6 forgets splice names "
+                               "once an INCLUDE line above has been read; put the CONNECT line above the INCLUDE")
+                return
         outs = self.dag.splices[connect.parent].dag.pins_out
         ins = self.dag.splices[connect.child].dag.pins_in
+        if not outs or not ins:  # DAGMan's own words
+            self._error_at(connect.location, f"parent splice {connect.parent} has 0 pin_outs" if not outs
+                           else f"child splice {connect.child} has 0 pin_ins")
+            return
         for pins, splice, what in ((outs, connect.parent, "PIN_OUT"), (ins, connect.child, "PIN_IN")):
             if sorted(pins) != list(range(1, len(pins) + 1)):
                 self._error_at(connect.location, f"splice {splice} must number its {what} pins 1..N without gaps, but has {sorted(pins)}")
                 return
         if len(outs) != len(ins):
             self._error_at(connect.location, f"splice {connect.parent} has {len(outs)} PIN_OUT pins but splice {connect.child} has {len(ins)} PIN_IN pins")
+            return
+        orphan = self._orphan(connect.child, parents_before, connects_before)
+        if orphan is not None:
+            self._error_at(connect.location, f"child splice node {orphan} has no parents after making pin "
+                           "connections; add pin_in or parent")
+
+    def _orphan(self, child: str, parents_before: int, connects_before: int) -> str | None:
+        """The first node of splice ``child`` left without a parent once this CONNECT is made:
+        none inside the splice, no PIN_IN of it, and no PARENT or CONNECT line above naming it."""
+        if any(child in dep.children for dep in self.dag.dependencies[:parents_before]) or any(
+                c.child == child for c in self.dag.connects[:connects_before]):
+            return None  # the splice's initial nodes have parents already
+        from engine.dag.graph import build_graph  # the splice as DAGMan has lifted it by now
+        splice = self.dag.splices[child].dag
+        pinned = {f"{child}+{name}" for names in splice.pins_in.values() for name in names}
+        for node in build_graph(splice).nodes.values():
+            name = f"{child}+{node.name}"
+            if not node.parents and name not in pinned:
+                return name
+        return None
 
     # ---------------------------------------------------------------- node commands
 
@@ -752,7 +790,7 @@ class _Scope:
             key = lower.get(name) or lower.setdefault(name, name.lower())
             for var in node_vars:
                 if var.name is name or (lower.get(var.name) or lower.setdefault(var.name, var.name.lower())) == key:
-                    self._warn(f"VARS {name} is defined again for node {node.name}; the last value wins")
+                    self._warn(f"VARS {name} is defined again for node {node.name}; the last value wins", strict=3)
                     break
         last = self.values.get(name)
         if last == value:
@@ -770,7 +808,7 @@ class _Scope:
     def _apply_priority(self, node: Node, priority: int) -> None:
         _refuse_special(node, "PRIORITY")
         if node.priority and node.priority != priority:
-            self._warn(f"PRIORITY {priority} of node {node.name} overrides {node.priority}")
+            self._warn(f"PRIORITY {priority} of node {node.name} overrides {node.priority}", strict=2)
         node.priority = priority
 
     def _category(self, rest: str) -> None:
@@ -818,7 +856,7 @@ class _Scope:
         name = tokens[0]
         if name.upper() == ALL_NODES:
             raise _LineError("SAVE_POINT_FILE does not accept ALL_NODES; name one node")
-        file = _unquote(tokens[1]) if len(tokens) == 2 else f"{name}-{os.path.basename(self.dag.file)}.save"
+        file = _unquote(tokens[1]) if len(tokens) == 2 else f"{name}-{os.path.basename(self.file)}.save"
         self._on_node(name, self._apply_save_point, file, all_nodes=False)
 
     @staticmethod
@@ -848,6 +886,7 @@ class _Scope:
         tokens = rest.split()
         if len(tokens) != 2:
             raise _LineError("CONNECT needs two splice names: CONNECT <parent splice> <child splice>")
+        self.connect_context.append((self.includes_read, len(self.dag.dependencies), len(self.dag.connects)))
         self.dag.connects.append(Connect(tokens[0], tokens[1], self._here()))
 
     def _maxjobs(self, rest: str) -> None:
@@ -942,7 +981,8 @@ class _Scope:
         if self._in_splice("NODE_STATUS_FILE"):
             return
         if self.dag.node_status_file is not None:
-            self._warn(f"NODE_STATUS_FILE {status.file} is ignored: {self.dag.node_status_file.file} was given first")
+            self._warn(f"NODE_STATUS_FILE {status.file} is ignored: {self.dag.node_status_file.file} was given first",
+                       strict=3)
             return
         self.dag.node_status_file = status
 
@@ -954,15 +994,16 @@ class _Scope:
         if self._in_splice("JOBSTATE_LOG"):
             return
         if self.dag.jobstate_log is not None:
-            self._warn(f"JOBSTATE_LOG {file} is ignored: {self.dag.jobstate_log} was given first")
+            self._warn(f"JOBSTATE_LOG {file} is ignored: {self.dag.jobstate_log} was given first", strict=3)
             return
         self.dag.jobstate_log = file
 
     def _reject(self, rest: str) -> None:
         if rest:
             raise _LineError("REJECT takes no arguments")
-        self._warn("REJECT: DAGMan will refuse to run this DAG")
         self.dag.reject = True
+        if self.dag.reject_location is None:
+            self.dag.reject_location = self._here()
 
     def _include(self, rest: str) -> None:
         tokens = _split(rest)
@@ -970,6 +1011,12 @@ class _Scope:
             raise _LineError("INCLUDE needs exactly one file: INCLUDE <file>")
         path = os.path.join(self.base_dir, _unquote(tokens[0]))
         self.read_file(path, path, at=self._here())
+        self.includes_read += 1
+
+
+def _forgotten_splice(name: str) -> str:
+    return (f"Unknown Job {name}: DAGMan 23.9.6 forgets splice names once an INCLUDE line above has been "
+            "read (it lifts the splices then); put this line above the INCLUDE")
 
 
 def _in_file_order(diagnostics: list[Diagnostic], file_order: dict[str, int]) -> list[Diagnostic]:

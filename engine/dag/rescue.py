@@ -1,10 +1,12 @@
-"""Rescue DAGs: DAGMan's partial rescue file, its ``X.dag.rescueNNN`` names, and applying one.
+"""Rescue DAGs and save point files: DAGMan's partial rescue file, its ``X.dag.rescueNNN``
+names, the SAVE_POINT_FILE written in the same format, the full rescue DAG, and applying one.
 
 A partial rescue DAG holds only DONE and RETRY lines; DAGMan reads it on top of the original
 DAG, so a node marked DONE is never run again while the DAG's structure comes from the
 original file.  The format is the one real DAGMan 23.9.6 writes (version 2.0.1): RETRY lines
 carry the declared count, as ``DAGMAN_RESET_RETRIES_UPON_RESCUE`` (true by default) asks,
-and the FINAL node is never written as DONE.
+and the FINAL node is never written as DONE.  A save point file is the same partial file,
+written as its node starts, and read back by ``-load_save``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from datetime import datetime, timezone
 from engine.atomic import write_atomically
 from engine.dag.errors import DagError, Diagnostic, Location
 from engine.dag.graph import Graph
-from engine.dag.model import NodeKind
+from engine.dag.model import NodeKind, ScriptKind
 
 RESCUE_DAG_VERSION = "2.0.1"
 MAX_RESCUE_NUM = 100  # DAGMAN_MAX_RESCUE_NUM
@@ -80,16 +82,25 @@ def next_rescue_path(dag_file: str, max_rescue: int = MAX_RESCUE_NUM) -> str:
     return rescue_path(dag_file, min(number, max_rescue))
 
 
-def format_rescue(dag_file: str, nodes: Iterable[RescueNode], created: datetime) -> str:
-    """The text DAGMan writes; ``nodes`` in DAGMan's node order, FINAL and join nodes included."""
+def format_rescue(dag_file: str, nodes: Iterable[RescueNode], created: datetime, *,
+                  reset_retries: bool = True, save_point: str | None = None,
+                  full: FullRescue | None = None) -> str:
+    """The text DAGMan writes (``Dag::WriteRescue``); ``nodes`` in DAGMan's node order, FINAL and
+    join nodes included.  ``reset_retries`` is DAGMAN_RESET_RETRIES_UPON_RESCUE: RETRY lines
+    give the declared count, else the retries left.  A save point file (``save_point`` names the
+    node whose start wrote it) has its own first line and always the declared count.  ``full``
+    (DAGMAN_WRITE_PARTIAL_RESCUE = False) makes it a whole DAG file."""
     nodes = list(nodes)
     created = created.astimezone(timezone.utc)
     failed = [n.name for n in nodes if n.failed]
-    lines = [
-        "# Rescue DAG file, created after running",
-        f"#   the {dag_file} DAG file",
+    if save_point is not None:
+        lines = [f"# Save file written at Start Node {save_point}"]
+        reset_retries = True
+    else:
+        lines = ["# Rescue DAG file, created after running", f"#   the {dag_file} DAG file"]
+    lines += [
         f"# Created {created.month}/{created.day}/{created.year} {created:%H:%M:%S} UTC",
-        f"# Rescue DAG version: {RESCUE_DAG_VERSION} (partial)",
+        f"# Rescue DAG version: {RESCUE_DAG_VERSION} ({'full' if full else 'partial'})",
         "#",
         f"# Total number of Nodes: {len(nodes)}",
         f"# Nodes premarked DONE: {sum(n.done for n in nodes)}",
@@ -97,23 +108,103 @@ def format_rescue(dag_file: str, nodes: Iterable[RescueNode], created: datetime)
         "#   " + "".join(f"{name}," for name in failed) + "<ENDLIST>",
         "",
     ]
+    if full is not None:
+        lines += full.header()
     for n in nodes:
+        if full is not None:
+            lines += full.node_lines(n.name)
         if n.done and not n.final:
             lines.append(f"DONE {n.name}")
         if n.retry > 0:
             if n.failed and n.retries < n.retry and n.unless_exit is not None and n.return_value == n.unless_exit:
                 lines.append(f"# {n.retries} of {n.retry} retries performed; remaining attempts aborted "
                              f"after node returned {n.return_value}")
-            line = f"RETRY {n.name} {n.retry}"
+            elif not reset_retries:
+                lines.append(f"# {n.retries} of {n.retry} retries already performed; {n.retry - n.retries} remaining")
+            line = f"RETRY {n.name} {n.retry if reset_retries else n.retry - n.retries}"
             if n.unless_exit is not None:
                 line += f" UNLESS-EXIT {n.unless_exit}"
             lines.append(line)
+    if full is not None:
+        lines += full.footer()
     return "\n".join(lines) + "\n"
 
 
-def write_rescue(path: str, dag_file: str, nodes: Iterable[RescueNode], created: datetime) -> None:
+@dataclass(slots=True)
+class FullRescue:
+    """What a full rescue DAG adds to a partial one: the DAG itself, as ``WriteNodeToRescue``
+    and ``WriteRescue`` print it (23.9.6, where full rescue DAGs are deprecated but written when
+    DAGMAN_WRITE_PARTIAL_RESCUE is False)."""
+
+    graph: Graph
+
+    def header(self) -> list[str]:
+        dag = self.graph.dag
+        lines = []
+        if dag.config:  # absolute, as condor_submit_dag hands it to DAGMan
+            lines += [f"CONFIG {os.path.join(os.path.dirname(os.path.abspath(dag.file)), dag.config)}", ""]
+        if dag.node_status_file:
+            lines += [f"NODE_STATUS_FILE {dag.node_status_file.file}", ""]
+        if dag.jobstate_log:
+            lines += [f"JOBSTATE_LOG {dag.jobstate_log}", ""]
+        return lines
+
+    def node_lines(self, name: str) -> list[str]:
+        node = self.graph.nodes[name]
+        declared = node.node
+        keyword = {NodeKind.FINAL: "FINAL", NodeKind.SUBDAG: "SUBDAG EXTERNAL"}.get(declared.kind, "JOB")
+        job = f"{keyword} {name} {declared.submit or declared.name} "
+        if node.dir:
+            job += f"DIR {node.dir} "
+        if declared.noop:
+            job += "NOOP "
+        lines = ["", job]
+        for kind in (ScriptKind.PRE, ScriptKind.POST):
+            script = declared.scripts.get(kind)
+            if script is not None:
+                defer = f"DEFER {script.defer_status} {script.defer_time or 0} " if script.defer_status is not None else ""
+                lines.append(f"SCRIPT {defer}{kind.value} {name} {script.command}")
+            if kind is ScriptKind.PRE and declared.pre_skip is not None:
+                lines.append(f"PRE_SKIP {name} {declared.pre_skip}")
+        if declared.vars:  # a name given twice keeps its first place and its last value, as DAGMan's AddVar
+            values: dict[str, tuple[str, str]] = {}
+            for var in declared.vars:
+                values[var.name.lower()] = (values.get(var.name.lower(), (var.name,))[0], var.value)
+            pairs = "".join(f' {key}="{value.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
+                            for key, value in values.values())
+            lines.append(f"VARS {name}{pairs}")
+        if declared.abort_dag_on is not None:
+            abort = declared.abort_dag_on
+            lines.append(f"ABORT-DAG-ON {name} {abort.exit_value}"
+                         + (f" RETURN {abort.return_value}" if abort.return_value is not None else ""))
+        if declared.priority:
+            lines.append(f"PRIORITY {name} {declared.priority}")
+        if node.category:
+            lines.append(f"CATEGORY {name} {node.category}")
+        return lines
+
+    def footer(self) -> list[str]:
+        lines = [""]
+        for name, node in self.graph.nodes.items():
+            if node.children:
+                lines.append(f"PARENT {name} CHILD " + "".join(f" {child}" for child in node.children))
+        lines += [f"MAXJOBS {category} {limit}" for category, limit in sorted(self.graph.max_jobs.items())]
+        return lines
+
+
+def write_rescue(path: str, dag_file: str, nodes: Iterable[RescueNode], created: datetime, **how) -> None:
     """Write atomically, so a crash never leaves half a rescue DAG for the next run to trust."""
-    write_atomically(path, format_rescue(dag_file, nodes, created))
+    write_atomically(path, format_rescue(dag_file, nodes, created, **how))
+
+
+def save_file_path(dag_file: str, save_file: str) -> str:
+    """Where DAGMan writes and reads a SAVE_POINT_FILE (``ResolveSaveFile``): a bare file name
+    goes in ``save_files/`` beside the DAG file; a path (``./name`` too) is taken from the DAG's
+    directory, where DAGMan runs."""
+    base = os.path.dirname(os.path.abspath(dag_file))
+    if os.path.basename(save_file) == save_file:
+        return os.path.join(base, "save_files", save_file)
+    return os.path.join(base, save_file)
 
 
 def read_rescue(path: str) -> Rescue:
@@ -125,6 +216,7 @@ def read_rescue(path: str) -> Rescue:
             lines = f.read().splitlines()
     except OSError as e:
         raise DagError([Diagnostic(Location(path), f"cannot read rescue DAG: {e.strerror or e}")]) from None
+    full = any(line.startswith("# Rescue DAG version:") and line.endswith("(full)") for line in lines[:6])
     for lineno, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line or line.startswith(("#", "//")):
@@ -139,6 +231,10 @@ def read_rescue(path: str) -> Rescue:
                 len(tokens) == 3 or (tokens[3].upper().replace("_", "-") == "UNLESS-EXIT" and _int(tokens[4]) is not None)):
             unless_exit = _int(tokens[4]) if len(tokens) == 5 else None
             rescue.retry[tokens[1]] = (_int(tokens[2]), unless_exit or None)
+        elif full:
+            raise DagError([Diagnostic(Location(path, lineno), "a full rescue DAG (DAGMAN_WRITE_PARTIAL_RESCUE = "
+                                       "False) cannot be run on top of its DAG, as DAGMan runs a rescue DAG; "
+                                       "submit it as the DAG file itself, or rename it")])
         else:
             errors.append(Diagnostic(Location(path, lineno),
                                      "a partial rescue DAG holds only 'DONE <node>' and 'RETRY <node> <count> [UNLESS-EXIT <code>]' lines"))

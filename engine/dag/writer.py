@@ -7,6 +7,10 @@ rewritten: a SPLICE line names its file, as the original did.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+
+from engine.atomic import write_atomically
 from engine.dag.model import Dag, Node, NodeKind, Script, ScriptKind
 
 _NEEDS_QUOTES = frozenset(" \t\"'\\")
@@ -65,6 +69,27 @@ def format_dag(dag: Dag) -> str:
 def write_dag(dag: Dag, path: str) -> None:
     with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
         f.write(format_dag(dag))
+
+
+_RETRY_LINE = re.compile(r"^([ \t]*RETRY[ \t]+)(\S+)([ \t]+)(\d+)", re.IGNORECASE | re.MULTILINE)
+
+
+def set_retries(path: str, counts: Mapping[str, int]) -> bool:
+    """Give the nodes of ``counts`` those RETRY counts in the DAG file (or partial rescue DAG) at
+    ``path``, as CRAB's AdjustSites raises them for a resubmission; every other byte stays.  The
+    file is replaced whole.  Returns whether anything changed (doing it again changes nothing)."""
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        text = f.read()
+
+    def count(m: re.Match) -> str:
+        wanted = counts.get(m.group(2))
+        return m.group(0) if wanted is None else f"{m.group(1)}{m.group(2)}{m.group(3)}{wanted}"
+
+    edited = _RETRY_LINE.sub(count, text)
+    if edited == text:
+        return False
+    write_atomically(path, edited)
+    return True
 
 
 def _write_node(node: Node, w) -> None:

@@ -27,6 +27,8 @@ DAG_STATUS_NAMES = (  # dag.cpp DAG_STATUS_NAMES, indexed by DAG_Status
     "DAG_STATUS_RM", "DAG_STATUS_CYCLE", "DAG_STATUS_HALTED",
 )
 _END_OF_LIST = "---------------------------------------\t<END>"
+# debug.h's levels, as DAGMAN_VERBOSITY compares them (ALWAYS: dprintf D_ALWAYS, printed at any verbosity)
+ALWAYS, QUIET, NORMAL, VERBOSE = 0, 1, 2, 3
 
 
 def event_time(t: float) -> str:
@@ -86,11 +88,13 @@ class DagmanOut:
     """Appends to one dagman.out, flushing each line.
 
     ``name`` is DAGMan's argv[0] as the banner shows it (``condor_scheduniv_exec.<id>`` when
-    the schedd starts it); ``clock`` gives the header times, for tests.
+    the schedd starts it); ``clock`` gives the header times, for tests; ``verbosity`` is
+    DAGMAN_VERBOSITY.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, pid: int | None = None,
-                 name: str = "condor_dagman", clock: Callable[[], float] = time.time) -> None:
+                 name: str = "condor_dagman", clock: Callable[[], float] = time.time, verbosity: int = VERBOSE) -> None:
+        self.verbosity = verbosity
         self.path = os.fspath(path)
         self.pid = os.getpid() if pid is None else pid
         self.name = name
@@ -112,8 +116,11 @@ class DagmanOut:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def line(self, text: str) -> None:
-        """One dprintf call: the header, then ``text`` and a newline."""
+    def line(self, text: str, level: int = NORMAL) -> None:
+        """One dprintf call: the header, then ``text`` and a newline; left out when ``level`` is
+        above DAGMAN_VERBOSITY (``debug_printf``; ``ALWAYS`` is dprintf's D_ALWAYS)."""
+        if level > self.verbosity:
+            return
         now = int(self._clock())
         if now != self._header_time:
             self._header_time, self._header = now, time.strftime("%m/%d/%y %H:%M:%S ", time.localtime(now))
@@ -130,31 +137,38 @@ class DagmanOut:
         """The DaemonCore banner; ``version`` and ``platform`` are the full ``$CondorVersion: ...
         $`` and ``$CondorPlatform: ... $`` strings."""
         stars = "*" * 54
-        self.line(stars)
-        self.line(f"** {self.name} (CONDOR_DAGMAN) STARTING UP")
+        self.line(stars, ALWAYS)
+        self.line(f"** {self.name} (CONDOR_DAGMAN) STARTING UP", ALWAYS)
         if exe_path:
-            self.line(f"** {exe_path}")
-        self.line("** SubsystemInfo: name=DAGMAN type=DAGMAN(9) class=CLIENT(2)")
-        self.line("** Configuration: subsystem:DAGMAN local:<NONE> class:CLIENT")
-        self.line(f"** {version}")
-        self.line(f"** {platform}")
-        self.line(f"** PID = {self.pid} RealUID = {os.getuid() if uid is None else uid}")
+            self.line(f"** {exe_path}", ALWAYS)
+        self.line("** SubsystemInfo: name=DAGMAN type=DAGMAN(9) class=CLIENT(2)", ALWAYS)
+        self.line("** Configuration: subsystem:DAGMAN local:<NONE> class:CLIENT", ALWAYS)
+        self.line(f"** {version}", ALWAYS)
+        self.line(f"** {platform}", ALWAYS)
+        self.line(f"** PID = {self.pid} RealUID = {os.getuid() if uid is None else uid}", ALWAYS)
         if self._last_touched is None:
-            self.line(f"** Log last touched time unavailable ({os.strerror(errno.ENOENT)})")
+            self.line(f"** Log last touched time unavailable ({os.strerror(errno.ENOENT)})", ALWAYS)
         else:
             t = time.localtime(self._last_touched)
             self.line(f"** Log last touched {t.tm_mon}/{t.tm_mday} "
-                      f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}")
-        self.line(stars)
+                      f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}", ALWAYS)
+        self.line(stars, ALWAYS)
 
     def setting(self, knob: str, value: object) -> None:
         """dagman_main.cpp ``Dagman::Config``: ``DAGMAN_MAX_JOBS_IDLE setting: 1000``."""
-        shown = ("True" if value else "False") if isinstance(value, bool) else value
-        self.line(f"{knob} setting: {shown}")
+        if isinstance(value, bool):
+            shown = "True" if value else "False"
+        else:
+            shown = int(value) if isinstance(value, float) and value.is_integer() else value
+        name = "allow_events (DAGMAN_ALLOW_EVENTS)" if knob == "DAGMAN_ALLOW_EVENTS" else knob
+        self.line(f"{name} setting: {shown}")
+
+    def default_node_log(self, path: str) -> None:
+        self.line(f"Default node log file is: <{path}>")
 
     def exiting_with_status(self, status: int) -> None:
         """The last line DAGMan writes (daemon_core_main.cpp ``DC_Exit``)."""
-        self.line(f"**** {self.name} (condor_DAGMAN) pid {self.pid} EXITING WITH STATUS {status}")
+        self.line(f"**** {self.name} (condor_DAGMAN) pid {self.pid} EXITING WITH STATUS {status}", ALWAYS)
 
     # -- recovery (dag.cpp Dag::Bootstrap) ----------------------------------------------------
 
@@ -170,13 +184,13 @@ class DagmanOut:
                post: int, ready: int, unready: int, failed: int, futile: int,
                held_procs: int, deferrals: Deferrals | None = None) -> None:
         """``DAG status: ...``, the ``Of N nodes total:`` table and the held-proc count."""
-        self.line(f"DAG status: {dag_status} ({DAG_STATUS_NAMES[dag_status]})")
-        self.line(f"Of {total} nodes total:")
-        self.line(" Done     Pre   Queued    Post   Ready   Un-Ready   Failed   Futile")
-        self.line("  ===     ===      ===     ===     ===        ===      ===      ===")
+        self.line(f"DAG status: {dag_status} ({DAG_STATUS_NAMES[dag_status]})", VERBOSE)
+        self.line(f"Of {total} nodes total:", VERBOSE)
+        self.line(" Done     Pre   Queued    Post   Ready   Un-Ready   Failed   Futile", VERBOSE)
+        self.line("  ===     ===      ===     ===     ===        ===      ===      ===", VERBOSE)
         self.line(f"{done:5d}   {pre:5d}    {queued:5d}   {post:5d}   {ready:5d}      "
-                  f"{unready:5d}    {failed:5d}    {futile:5d}")
-        self.line(f"{held_procs} job proc(s) currently held")
+                  f"{unready:5d}    {failed:5d}    {futile:5d}", VERBOSE)
+        self.line(f"{held_procs} job proc(s) currently held", VERBOSE)
         if deferrals is not None:
             self.deferrals(deferrals, force=False)
 
@@ -206,15 +220,40 @@ class DagmanOut:
     def submitting_node(self, node: str) -> None:
         self.line(f"Submitting HTCondor Node {node} job(s)...")
 
+    def submitting_from(self, node: str, submit_file: str | None) -> None:
+        """dagman_submit.cpp ``direct_condor_submit``; None for an inline description."""
+        if submit_file is None:
+            self.line(f"Submitting node {node} from inline description using direct job submission")
+        else:
+            self.line(f"Submitting node {node} from file {submit_file} using direct job submission")
+
+    def cannot_open_submit_file(self, submit_file: str, error: OSError) -> None:
+        code = error.errno or 0
+        self.line(f"ERROR: submit attempt failed, errno={code} {os.strerror(code)}", QUIET)
+        self.line(f"could not open submit file : {submit_file} - can't open file {submit_file}: {os.strerror(code)}", QUIET)
+
+    def submit_dag_failed(self, dag_file: str, node: str) -> None:
+        """A SUBDAG node whose ``condor_submit_dag -no_submit`` failed (its DAG file is missing)."""
+        self.line(f"ERROR: condor_submit_dag -no_submit failed on DAG file {dag_file}.", QUIET)
+        self.line(f"ERROR: condor_submit_dag -no_submit failed for node {node}.", QUIET)
+
+    def submit_try_failed(self, tries: int, attempts: int, delay: int) -> None:
+        self.line(f"Job submit try {tries}/{attempts} failed, will try again in >= {delay} "
+                  f"second{'' if delay == 1 else 's'}.")
+
+    def submit_cycle_too_long(self, elapsed: int, interval: float) -> None:
+        self.line(f"Warning: Submit cycle elapsed time ({elapsed} s) has exceeded log scan interval "
+                  f"({int(interval)} s); bailing out of submit loop", QUIET)
+
     def assigned_id(self, cluster: int, proc: int, subproc: int = 0) -> None:
-        self.line(f"\tassigned HTCondor ID ({cluster}.{proc}.{subproc})")
+        self.line(f"\tassigned HTCondor ID ({cluster}.{proc}.{subproc})", VERBOSE)
 
     def just_submitted(self, count: int) -> None:
         """dagman_main.cpp ``condor_event_timer``, after a submit cycle."""
-        self.line(f"Just submitted {count} job{'' if count == 1 else 's'} this cycle...")
+        self.line(f"Just submitted {count} job{'' if count == 1 else 's'} this cycle...", VERBOSE)
 
     def submit_failed_after(self, tries: int) -> None:
-        self.line(f"Job submit failed after {tries} tr{'y' if tries == 1 else 'ies'}.")
+        self.line(f"Job submit failed after {tries} tr{'y' if tries == 1 else 'ies'}.", QUIET)
 
     def shortcutting_retries(self, node: str) -> None:
         self.line(f"Shortcutting node {node} retries because of submit failure(s)")
@@ -226,10 +265,10 @@ class DagmanOut:
         """``event`` as ``JobEventType.name``: ``Event: ULOG_SUBMIT for HTCondor Node A ...``."""
         self.line(f"Event: ULOG_{event.removeprefix('ULOG_')} for HTCondor Node {node} "
                   f"({cluster}.{proc}.{subproc}) {{{event_time(timestamp)}}}"
-                  f"{' [recovery mode]' if recovery else ''}")
+                  f"{' [recovery mode]' if recovery else ''}", VERBOSE)
 
     def number_of_idle_job_procs(self, count: int) -> None:
-        self.line(f"Number of idle job procs: {count}")
+        self.line(f"Number of idle job procs: {count}", VERBOSE)
 
     def job_proc_completed_successfully(self, node: str, cluster: int, proc: int,
                                         subproc: int = 0) -> None:
@@ -238,7 +277,7 @@ class DagmanOut:
     def job_proc_failed(self, node: str, cluster: int, proc: int, *, status: int | None = None,
                         signal_number: int | None = None, subproc: int = 0) -> None:
         how = f"status {status}" if signal_number is None else f"signal {signal_number}"
-        self.line(f"Node {node} job proc ({cluster}.{proc}.{subproc}) failed with {how}.")
+        self.line(f"Node {node} job proc ({cluster}.{proc}.{subproc}) failed with {how}.", QUIET)
 
     def node_job_completed(self, node: str) -> None:
         """All the node's procs have left the queue."""
@@ -250,15 +289,29 @@ class DagmanOut:
         """``script`` is PRE, POST or HOLD: ``Running PRE script of Node A...``."""
         self.line(f"Running {script} script of Node {node}...")
 
+    def cannot_access_executable(self, executable: str, error: int) -> None:
+        """DaemonCore's ``Create_Process``: the executable does not exist or cannot be run."""
+        self.line(f'Create_Process: Cannot access specified executable "{executable}": '
+                  f"errno = {error} ({os.strerror(error)})")
+
+    def child_failed_before_exec(self, executable: str, error: int) -> None:
+        """DaemonCore's ``Create_Process``: exec failed in the child (a bad ``#!`` line, say)."""
+        self.line(f"Create_Process({executable}): child failed with errno {error} "
+                  f"({os.strerror(error)}) before exec()", ALWAYS)
+
+    def failed_to_execute(self, script: str, node: str) -> None:
+        """scriptQ.cpp ``ScriptQ::Run``; the script then counts as having exited 1."""
+        self.line(f"Error: Failed to execute {script} for Node {node}")
+
     def pre_script_completed_successfully(self, node: str) -> None:
         self.line(f"PRE Script of node {node} completed successfully.")
 
     def pre_script_failed(self, node: str, status: int) -> None:
-        self.line(f"PRE Script of Job {node} failed with status {status}")  # "Job" sic
+        self.line(f"PRE Script of Job {node} failed with status {status}", QUIET)  # "Job" sic
 
     def pre_script_died(self, node: str, signal_number: int) -> None:
         self.line(f"PRE Script of node {node} died on signal {signal_number} "
-                  f"({signal.strsignal(signal_number)})")
+                  f"({signal.strsignal(signal_number)})", QUIET)
 
     def pre_skip(self, node: str, value: int) -> None:
         self.line(f"PRE_SKIP return value {value} indicates we are done (successfully) "
@@ -269,14 +322,14 @@ class DagmanOut:
 
     def post_script_failed(self, node: str, status: int) -> None:
         self.line(f"POST Script of node {node} failed with status {status}")
-        self.line(f"POST for Node {node} returned {status}")
+        self.line(f"POST for Node {node} returned {status}", QUIET)
 
     def post_script_died(self, node: str, signal_number: int) -> None:
         self.line(f"POST Script of node {node} died on signal {signal_number}")
 
     def retrying_node(self, node: str, retry: int, retry_max: int) -> None:
         """dag.cpp ``RestartNode``; ``retry`` counts from 1."""
-        self.line(f"Retrying node {node} (retry #{retry} of {retry_max})...")
+        self.line(f"Retrying node {node} (retry #{retry} of {retry_max})...", VERBOSE)
 
     # -- the end (dagman_main.cpp condor_event_timer, main_shutdown_rescue; dag.cpp) ---------
 
@@ -289,60 +342,74 @@ class DagmanOut:
 
         (25.x says "Node(s)"; 23.9.6 says "job(s)".)
         """
-        self.line("ERROR: the following job(s) failed:")
+        self.line("ERROR: the following job(s) failed:", QUIET)
         for node in nodes:
             self.node_dump(node)
-        self.line(_END_OF_LIST)
+        self.line(_END_OF_LIST, QUIET)
 
     def node_dump(self, n: NodeDump) -> None:
         """``Job::Dump``; the state name keeps DAGMan's padding to 16 characters."""
-        self.line("---------------------- Job ----------------------")
-        self.line(f"      Node Name: {n.name}")
-        self.line(f"           Noop: {'true' if n.noop else 'false'}")
-        self.line(f"         NodeID: {n.node_id}")
-        self.line(f"    Node Status: STATUS_{n.status.name:<9}")
-        self.line(f"Node return val: {n.retval}")
+        self.line("---------------------- Job ----------------------", QUIET)
+        self.line(f"      Node Name: {n.name}", QUIET)
+        self.line(f"           Noop: {'true' if n.noop else 'false'}", QUIET)
+        self.line(f"         NodeID: {n.node_id}", QUIET)
+        self.line(f"    Node Status: STATUS_{n.status.name:<9}", QUIET)
+        self.line(f"Node return val: {n.retval}", QUIET)
         if n.status == NodeState.ERROR:
-            self.line(f"          Error: {n.error_text}")
-        self.line(f"Job Submit File: {n.submit_file}")
+            self.line(f"          Error: {n.error_text}", QUIET)
+        self.line(f"Job Submit File: {n.submit_file}", QUIET)
         if n.pre_script is not None:
-            self.line(f"     PRE Script: {n.pre_script}")
+            self.line(f"     PRE Script: {n.pre_script}", QUIET)
         if n.post_script is not None:
-            self.line(f"    POST Script: {n.post_script}")
+            self.line(f"    POST Script: {n.post_script}", QUIET)
         if n.hold_script is not None:
-            self.line(f"    HOLD Script: {n.hold_script}")
+            self.line(f"    HOLD Script: {n.hold_script}", QUIET)
         if n.retry_max > 0:
-            self.line(f"          Retry: {n.retry_max}")
+            self.line(f"          Retry: {n.retry_max}", QUIET)
         if n.condor_id is None:
-            self.line(" HTCondor Job ID: [not yet submitted]")
+            self.line(" HTCondor Job ID: [not yet submitted]", QUIET)
         else:
             c, p, s = n.condor_id
-            self.line(f" HTCondor Job ID: ({c}.{p}.{s})")
+            self.line(f" HTCondor Job ID: ({c}.{p}.{s})", QUIET)
         self.line(f"PARENTS: {_names(n.parents)} WAITING: {int(n.waiting)} "
-                  f"CHILDREN: {_names(n.children)}")
+                  f"CHILDREN: {_names(n.children)}", QUIET)
 
     def aborting_dag_on_abort_value(self, source: str) -> None:
         """ABORT-DAG-ON hit; ``source`` is "job", "PRE script" or "POST script"."""
-        self.line(f"Aborting DAG because we got the ABORT exit value from a {source}")
+        self.line(f"Aborting DAG because we got the ABORT exit value from a {source}", QUIET)
 
     def exiting_because_halted(self) -> None:
-        self.line("Exiting because DAG is halted and no jobs or scripts are running")
+        self.line("Exiting because DAG is halted and no jobs or scripts are running", QUIET)
 
     def checking_for_cycle(self) -> None:
-        self.line("ERROR: DAG finished but not all nodes are complete -- checking for a cycle...")
+        self.line("ERROR: DAG finished but not all nodes are complete -- checking for a cycle...", QUIET)
 
     def cycle_exists(self) -> None:
-        self.line("... ERROR: a cycle exists in the dag, please check input")
+        self.line("... ERROR: a cycle exists in the dag, please check input", QUIET)
 
     def received_sigusr1(self) -> None:
         """condor_rm of the DAGMan job."""
-        self.line("Received SIGUSR1")
+        self.line("Received SIGUSR1", QUIET)
 
     def aborting_dag(self) -> None:
-        self.line("Aborting DAG...")
+        self.line("Aborting DAG...", QUIET)
+
+    def pending_nodes(self, seconds: int, nodes: Sequence[tuple[str, int, NodeState]]) -> None:
+        """``Dag::PrintPendingNodes``: (name, cluster or -1, state) of the nodes in PRE, queued or POST."""
+        self.line(f"{seconds} seconds since last log event")
+        self.line("Pending DAG nodes:", ALWAYS)
+        for name, cluster, state in nodes:
+            self.line(f"  Node {name}, HTCondor ID {cluster}, status STATUS_{state.name}", ALWAYS)
+
+    def max_job_holds_reached(self, cluster: int, node: str, limit: int) -> None:
+        self.line(f"Total hold count for job {cluster} (node {node})has reached DAGMAN_MAX_JOB_HOLDS ({limit}); "
+                  "all job proc(s) for this node will now be removed", VERBOSE)
 
     def writing_rescue_dag(self, path: str) -> None:
         self.line(f"Writing Rescue DAG to {path}...")
+
+    def writing_save_file(self, path: str) -> None:
+        self.line(f"Writing Save File to {path}...")
 
     def removing_submitted_jobs(self) -> None:
         self.line("Removing submitted jobs...")

@@ -14,9 +14,11 @@ from datetime import datetime
 
 import htcondor2
 
-from engine.dagman.dagman_out import DagmanOut
+from engine.dagman.check_events import EventChecker, Verdict
+from engine.dagman.config import Options
+from engine.dagman.dagman_out import QUIET, DagmanOut
 from engine.dagman.jobstate_log import JobstateLog
-from engine.dagman.node import JOB_ABORTED, Node
+from engine.dagman.node import JOB_ABORTED, DagFatal, Node
 from engine.dagman.node_status import NodeState
 
 INT_MAX = 2147483647
@@ -25,12 +27,15 @@ INT_MAX = 2147483647
 class EventReader:
     """The DagMan's reading of the nodes log, in a normal cycle and in recovery mode.
 
-    Uses the rest of the DagMan for what an event leads to: ``job_finished``,
+    Uses the rest of the DagMan for what an event leads to: ``job_finished``, ``remove_node_jobs``,
     ``node_succeeded`` (the node state machine), ``run_hold_script``, ``queue_post`` and
     ``post_result`` (the script queue), ``outcome`` and ``update_ad``."""
 
+    options: Options
     nodes: dict[str, Node]
     by_cluster: dict[int, Node]
+    ended_clusters: dict[int, Node]
+    checker: EventChecker
     final: Node | None
     final_started: bool
     aborting: tuple[int, Node] | None
@@ -43,6 +48,7 @@ class EventReader:
     seq: int
     jobs_completed: int
     status_outdated: bool
+    events_seen: int
     out: DagmanOut
     jobstate: JobstateLog | None
 
@@ -89,12 +95,17 @@ class EventReader:
                 return
         if event.cluster == 0 and event.proc == INT_MAX:
             node = self.by_cluster.get(-event.get("Subproc", 0))  # a NOOP node's fake id
-        else:
-            node = self.by_cluster.get(event.cluster)
+        else:  # a real job's event, checked as DAGMan checks it (NOOP events are ours, and sane)
+            node = self.by_cluster.get(event.cluster) or self.ended_clusters.get(event.cluster)
+            if node is None and kind == T.SUBMIT:
+                node = self.scary_submit(event)
+            if node is None or not self.sane(event, kind):
+                return
         if node is None or node.status is not NodeState.SUBMITTED:
             return
         node.last_event_time = event_time(event)
         self.status_outdated = True
+        self.events_seen += 1
         self.out.event(kind.name, node.name, event.cluster, event.proc, node.last_event_time,
                        subproc=event.get("Subproc", 0))
         if self.jobstate:
@@ -107,6 +118,10 @@ class EventReader:
             node.procs_idle += 1
         elif kind == T.JOB_HELD:
             node.procs_held += 1
+            limit = self.options.max_job_holds
+            if limit and node.procs_held >= limit and not self.recovering:  # Dag::ProcessHeldEvent
+                self.out.max_job_holds_reached(event.cluster, node.name, limit)
+                self.remove_node_jobs(node, "DAG Limit: Max number of held jobs was reached.")
             self.run_hold_script(node)
         elif kind == T.JOB_RELEASED:
             node.procs_held = max(0, node.procs_held - 1)
@@ -119,6 +134,12 @@ class EventReader:
                 value = None
             node.exit_codes[event.proc] = value
             node.procs_done += 1
+            if value != 0 and node.first_failure is None:
+                node.first_failure = (event.proc, value)
+                if node.procs_done < node.procs and not self.recovering:  # once one proc fails, the cluster goes
+                    node.successful = False
+                    self.remove_node_jobs(node, f"Node Error: DAG node {node.name} ({event.cluster}.{event.proc}.0) " + (
+                        "got ULOG_JOB_ABORTED event." if value is None else f"failed with signal {max(0, -value)}."))
             if event.cluster > 0:
                 self.jobs_completed += 1
             if value == 0:
@@ -128,9 +149,45 @@ class EventReader:
                                          status=value if value > 0 else None,
                                          signal_number=-value if value < 0 else None)
             if node.procs_done >= node.procs:
-                failures = [v for _, v in sorted(node.exit_codes.items()) if v != 0]
-                first = failures[0] if failures else 0
+                first = node.first_failure[1] if node.first_failure else 0
                 self.job_finished(node, JOB_ABORTED if first is None else first)
+
+    def sane(self, event, kind) -> bool:
+        """``Dag::EventSanityCheck``: a bad event DAGMAN_ALLOW_EVENTS tolerates is logged and
+        skipped; one it does not aborts the DAG."""
+        verdict, message = self.checker.check(kind, event.cluster, event.proc, event.get("Subproc", 0))
+        if verdict is Verdict.OKAY:
+            return True
+        self.out.line(message)
+        if verdict is Verdict.WARNING:
+            self.out.line("BAD EVENT is warning only")
+            return True
+        if verdict is Verdict.BAD_EVENT:
+            self.out.line(f"Continuing with DAG in spite of bad event ({message}) because of allow_events setting")
+            return False
+        self.out.line(f"ERROR: aborting DAG because of bad event ({message})", QUIET)
+        raise DagFatal(message)
+
+    def scary_submit(self, event) -> Node | None:
+        """A submit event naming a queued node under another job id than its submit returned
+        (``SanityCheckSubmitEvent``): fatal unless DAGMAN_ABORT_ON_SCARY_SUBMIT is false, in which
+        case the log is trusted and the node's job is the one it names."""
+        notes = event.get("LogNotes") or ""
+        node = self.nodes.get(notes.removeprefix("DAG Node: ")) if notes.startswith("DAG Node: ") else None
+        if node is None or node.status is not NodeState.SUBMITTED or node.cluster is None or node.cluster <= 0:
+            return None
+        message = (f"ERROR: node {node.name}: job ID in userlog submit event ({event.cluster}.{event.proc}.0) "
+                   f"doesn't match ID reported earlier by submit command ({node.cluster}.0.0)!")
+        if self.options.abort_on_scary_submit:
+            self.out.line(f"{message}  Aborting DAG; set DAGMAN_ABORT_ON_SCARY_SUBMIT to false if you are "
+                          "*sure* this shouldn't cause an abort.", QUIET)
+            raise DagFatal(message)
+        self.out.line(f"{message}  Trusting the userlog for now (because of DAGMAN_ABORT_ON_SCARY_SUBMIT "
+                      "setting), but this is scary!", QUIET)
+        self.by_cluster.pop(node.cluster, None)
+        node.cluster = event.cluster
+        self.by_cluster[event.cluster] = node
+        return node
 
     def reattach(self, event) -> None:
         """A submit event in recovery: the node's job is in the queue (or was), as DAGMan had it."""
@@ -147,6 +204,7 @@ class EventReader:
             node.seq = self.seq
             node.exit_codes = {}
             node.procs = node.procs_done = node.procs_held = node.procs_idle = node.procs_seen = 0
+            node.successful, node.first_failure = True, None
             node.status = NodeState.SUBMITTED
             node.cluster = cluster
             self.by_cluster[cluster] = node

@@ -8,7 +8,8 @@ import os
 import sys
 
 from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
-from engine.dag.rescue import apply_rescue, read_rescue, rescue_files, rescue_path
+from engine.dag.rescue import (MAX_RESCUE_NUM, apply_rescue, read_rescue, rescue_files, rescue_path,
+                               save_file_path)
 from engine.dagman.config import Options, knob_values
 from engine.dagman.lockfile import Lock, holder_alive, read_lock, write_lock
 from engine.dagman.node import DagStatus
@@ -31,15 +32,18 @@ def options_parser() -> argparse.ArgumentParser:
     parser.add_argument("-force", "--force", action="store_true", help="ignore existing rescue DAGs (renamed .old)")
     parser.add_argument("-dorescuefrom", "-DoRescueFrom", "--dorescuefrom", type=int, metavar="N",
                         help="run from rescue DAG number N")
-    parser.add_argument("-AutoRescue", "--autorescue", type=int, choices=(0, 1), default=1,
-                        help="1: run from the newest rescue DAG, if any (default)")
+    parser.add_argument("-AutoRescue", "--autorescue", type=int, choices=(0, 1),
+                        help="1: run from the newest rescue DAG, if any (default DAGMAN_AUTO_RESCUE, True)")
     parser.add_argument("-AlwaysRunPost", "--always-run-post", action="store_true", dest="always_run_post",
                         default=None)
     parser.add_argument("-DoRecovery", "--do-recovery", action="store_true", dest="do_recovery",
                         help="rebuild the state from the nodes log even without a lock file")
     parser.add_argument("-Lockfile", "--lockfile", help="the lock file (default: DAG.lock)")
-    parser.add_argument("-priority", "-Priority", "--priority", type=int, default=0,
-                        help="added to every node's priority (a sub-DAG's DAGMan gets its SUBDAG node's)")
+    parser.add_argument("-priority", "-Priority", "--priority", type=int,
+                        help="added to every node's priority (a sub-DAG's DAGMan gets its SUBDAG node's); "
+                             "default DAGMAN_DEFAULT_PRIORITY")
+    parser.add_argument("-load_save", "--load-save", dest="load_save", metavar="FILE",
+                        help="run from a SAVE_POINT_FILE (a bare name is looked for in save_files/)")
     parser.add_argument("-outfile_dir", "--outfile-dir", dest="outfile_dir", metavar="DIR",
                         help="write DAG.dagman.out in DIR instead of beside the DAG")
     parser.add_argument("--state-dir", help="the embedded schedd's state directory")
@@ -52,47 +56,77 @@ def main(argv: list[str] | None = None) -> int:
     dag_file = args.dag_option or args.dag
     if not dag_file:
         parser.error("name the DAG file")
+    if args.load_save and (args.dorescuefrom or args.do_recovery):
+        parser.error("-load_save cannot be combined with -dorescuefrom or -DoRecovery")
     lock_path = args.lockfile or dag_file + ".lock"
-    lock = read_lock(lock_path)
-    if lock is not None and holder_alive(lock, dag_file):
-        print(f"ERROR: {lock_path}: DAGMan (pid {lock.pid}) is still running {dag_file}; "
-              f"remove that DAGMan first (or wait for it to exit)", file=sys.stderr)
-        return EXIT_ERROR
-    recovery = lock is not None or args.do_recovery
     dagman_id = int(os.environ.get("CONDOR_ID", "0").split(".")[0] or 0)
+    state = state_dir(args.state_dir)
     try:
-        graph = build_graph(parse_file(dag_file))
-        if recovery and lock is not None:  # the rescue DAG the run that died started from
-            rescue_number = lock.rescue_dag_number
-            rescue = rescue_path(dag_file, rescue_number) if rescue_number else None
+        dag = parse_file(dag_file)
+        knobs = knob_values(config_file(dag.config, args.config, dag_file))
+        given = {"max_jobs": args.maxjobs, "max_idle": args.maxidle, "max_pre": args.maxpre,
+                 "max_post": args.maxpost, "max_hold": args.maxhold, "always_run_post": args.always_run_post,
+                 "priority": args.priority, "auto_rescue": None if args.autorescue is None else args.autorescue == 1,
+                 "save_file": args.load_save, "outfile_dir": args.outfile_dir}
+        knobs.update({name: value for name, value in given.items() if value is not None})
+        options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path)
+        lock = read_lock(lock_path)
+        if lock is not None and options.abort_duplicates and holder_alive(lock, dag_file):
+            print(f"ERROR: {lock_path}: DAGMan (pid {lock.pid}) is still running {dag_file}; "
+                  f"remove that DAGMan first (or wait for it to exit)", file=sys.stderr)
+            return EXIT_ERROR
+        options.recovery = lock is not None or args.do_recovery
+        graph = build_graph(dag, join_nodes=options.use_join_nodes)
+        if options.recovery and lock is not None:  # the rescue DAG the run that died started from
+            options.rescue_dag_number = lock.rescue_dag_number
+            rescue = rescue_path(dag_file, lock.rescue_dag_number) if lock.rescue_dag_number else None
         else:
-            rescue = choose_rescue(dag_file, args.force, args.dorescuefrom, args.autorescue == 1)
-            rescue_number = int(rescue.rsplit("rescue", 1)[1]) if rescue else 0
-        if rescue is not None:
+            rescue = choose_rescue(dag_file, args.force, args.dorescuefrom, options.auto_rescue, options.max_rescue_num)
+            options.rescue_dag_number = int(rescue.rsplit("rescue", 1)[1]) if rescue else 0
+        if options.save_file:  # loaded instead of any rescue DAG (again by the restart of a held DAGMan)
+            apply_rescue(graph, read_rescue(save_file_path(dag_file, options.save_file)))
+        elif rescue is not None:
             apply_rescue(graph, read_rescue(rescue))
-        knobs = knob_values(config_file(graph.dag.config, args.config, dag_file))
+        if options.startup_cycle_detect and graph.find_cycle() is not None:
+            print(f"ERROR: {dag_file}: a cycle exists in the dag, please check input", file=sys.stderr)
+            return EXIT_ERROR
     except DagError as e:
         for error in e.errors:
             print(f"ERROR: {error}", file=sys.stderr)
         return EXIT_ERROR
-    if not recovery:  # condor_submit_dag deletes a stale halt file
+    adjust_for_max_idle(options, knobs)
+    if not options.recovery:  # condor_submit_dag deletes a stale halt file
         with contextlib.suppress(FileNotFoundError):
             os.unlink(dag_file + ".halt")
-    write_lock(lock_path, Lock(os.getpid(), dagman_id, rescue_number))
-    state = state_dir(args.state_dir)
-    given = {"max_jobs": args.maxjobs, "max_idle": args.maxidle, "max_pre": args.maxpre,
-             "max_post": args.maxpost, "max_hold": args.maxhold, "always_run_post": args.always_run_post}
-    knobs.update({name: value for name, value in given.items() if value is not None})
-    options = Options(**knobs, dagman_id=dagman_id, rescue_dag_number=rescue_number, recovery=recovery,
-                      state_dir=state.path, priority=args.priority, outfile_dir=args.outfile_dir)
+    write_lock(lock_path, Lock(os.getpid(), dagman_id, options.rescue_dag_number))
     with LocalScheddClient(state) as schedd:
-        dagman = DagMan(graph, schedd, options)
+        try:
+            dagman = DagMan(graph, schedd, options)
+        except OSError as e:  # the nodes log (DAGMAN_DEFAULT_NODE_LOG) cannot be written
+            print(f"ERROR: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
+            remove_lock(lock_path)
+            return EXIT_ERROR
         code = dagman.run()
     if code != EXIT_RESTART:  # a graceful stop keeps the lock, so the restart recovers
-        os.unlink(lock_path)
+        remove_lock(lock_path)
     if code != EXIT_OKAY:
         print(f"ERROR: {ending(dagman, code)}", file=sys.stderr)
     return code
+
+
+def remove_lock(path: str) -> None:
+    """Remove the lock at exit; a second DAGMan on the DAG (DAGMAN_ABORT_DUPLICATES = False) may
+    have removed it first, which is no error, as in DAGMan."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def adjust_for_max_idle(options: Options, knobs: dict[str, object]) -> None:
+    """DAGMan's guess (dagman_main.cpp, 23.9.6): with -maxidle changed from 1000, a
+    DAGMAN_MAX_SUBMITS_PER_INTERVAL left at its default becomes maxidle / 10 (at least 1), so
+    that one cycle's submits cannot overshoot the idle limit."""
+    if options.max_idle != Options.max_idle and "max_submits_per_interval" not in knobs:
+        options.max_submits_per_interval = min(options.max_submits_per_interval, max(1, options.max_idle // 10))
 
 
 ENDINGS = {DagStatus.ERROR: "stopped on an error", DagStatus.ABORT: "was aborted (ABORT-DAG-ON)",
@@ -122,12 +156,14 @@ def config_file(in_dag: str | None, option: str | None, dag_file: str) -> str | 
     return from_dag or option
 
 
-def choose_rescue(dag_file: str, force: bool, number: int | None, auto: bool = True) -> str | None:
+def choose_rescue(dag_file: str, force: bool, number: int | None, auto: bool = True,
+                  max_rescue: int = MAX_RESCUE_NUM) -> str | None:
     """The rescue DAG to apply: none with -force (old ones renamed .old), N with -dorescuefrom N
-    (newer ones renamed .old), else the newest, as DAGMan's AutoRescue picks it."""
-    existing = rescue_files(dag_file)
+    (newer ones renamed .old), else the newest up to DAGMAN_MAX_RESCUE_NUM, as DAGMan's
+    AutoRescue picks it."""
+    existing = [(n, path) for n, path in rescue_files(dag_file) if n <= max_rescue]
     if force:
-        for _, path in existing:
+        for _, path in rescue_files(dag_file):
             os.replace(path, path + ".old")
         return None
     if number is not None:

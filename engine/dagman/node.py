@@ -10,10 +10,12 @@ are DAGMan's ``Dag::ProcessJobProcEnd``, ``TerminateJob`` and ``RestartNode`` (d
 from __future__ import annotations
 
 import enum
+import os
 import subprocess
 from dataclasses import dataclass, field
 
-from engine.dag import GraphNode, ScriptKind
+from engine.dag import GraphNode, NodeKind, ScriptKind
+from engine.dagman.config import Options
 from engine.dagman.dagman_out import DagmanOut
 from engine.dagman.jobstate_log import JobstateLog
 from engine.dagman.node_status import (
@@ -27,6 +29,11 @@ from engine.dagman.node_status import (
 JOB_ABORTED = -1002
 SUBMIT_FAILED = -1001
 JOB_SKIPPED = -1004
+
+
+class DagFatal(Exception):
+    """What DAGMan's ``main_shutdown_rescue`` ends: a fatal warning under DAGMAN_USE_STRICT, a
+    bad event (exit 1 with a rescue DAG).  The reason is in dagman.out already."""
 
 
 class DagStatus(enum.IntEnum):
@@ -72,6 +79,13 @@ class Node:
     seq: int = 0  # jobstate log sequence number of the current attempt
     last_event_time: int | None = None  # of the node's latest job event, for script lines
     submit_tries: int = 0  # failed submit attempts of the current try
+    restarting: bool = False  # started again by its RETRY (DAGMan's StartNode isRetry)
+    hold_on_submit: bool = False  # DAGMAN_PUT_FAILED_JOBS_ON_HOLD: its jobs are submitted on hold
+    job_skipped: bool = False  # its PRE failed and DAGMAN_ALWAYS_RUN_POST runs its POST: $RETURN is -1004
+    # $SUCCESS, as 23.9.6 keeps it (Job::isSuccessful): false only once a proc failed while others
+    # were still queued, or the PRE failed; a node whose last proc failed still says True.
+    successful: bool = True
+    first_failure: tuple[int, int | None] | None = None  # (proc, value) of the attempt's first failed proc
 
     def __post_init__(self) -> None:
         self.census.counts[self._status] += 1
@@ -79,6 +93,11 @@ class Node:
     @property
     def name(self) -> str:
         return self.graph.name
+
+    def directory(self, dag_dir: str) -> str:
+        """Where DAGMan runs the node's scripts and reads its submit file: the DAG's directory,
+        or its DIR (a splice's DIR included) taken from there."""
+        return os.path.join(dag_dir, self.graph.dir) if self.graph.dir else dag_dir
 
     @property
     def status(self) -> NodeState:
@@ -121,11 +140,13 @@ class NodeStates:
     ``halted``."""
 
     census: Census
+    options: Options
     nodes: dict[str, Node]
     ready: list[Node]
     final: Node | None
     final_started: bool
     by_cluster: dict[int, Node]
+    ended_clusters: dict[int, Node]
     dag_status: DagStatus
     aborting: tuple[int, Node] | None
     removed: bool
@@ -176,7 +197,8 @@ class NodeStates:
                 child.status = NodeState.READY  # while halted DAGMan leaves it unready; unhalting readies it
                 self.ready.append(child)
 
-    def node_failed(self, node: Node) -> None:
+    def node_failed(self, node: Node, job_failed: bool = False) -> None:
+        """``job_failed``: the node's job failed and no POST script ran (DAGMAN_PUT_FAILED_JOBS_ON_HOLD)."""
         node.status = NodeState.ERROR
         declared_retry = node.graph.retry
         if self.check_abort(node, node.retval):  # ABORT-DAG-ON beats RETRY: the retries end here
@@ -186,8 +208,13 @@ class NodeStates:
             self.start_final_on_shutdown()
             return
         aborted = node.graph.unless_exit is not None and node.retval == node.graph.unless_exit
-        if (node.retries < declared_retry and not aborted and not self.removed and not self.final_started
-                and node is not self.final):
+        retry = node.retries < declared_retry and not aborted
+        if (not retry and job_failed and self.options.put_failed_jobs_on_hold
+                and node.graph.node.kind is not NodeKind.SERVICE):
+            # ProcessJobProcEnd: one more try, submitted on hold for the user to release
+            node.graph.retry = declared_retry = declared_retry + 1
+            node.hold_on_submit = retry = True
+        if retry and not self.removed and not self.final_started and node is not self.final:
             node.retries += 1
             self.out.retrying_node(node.name, node.retries, declared_retry)
             if self.jobstate:
@@ -197,6 +224,8 @@ class NodeStates:
             node.retval = None
             node.pre_return = None
             node.submit_tries = 0
+            node.job_skipped = False
+            node.restarting = True
             self.ready.append(node)
             return
         if self.dag_status is DagStatus.OK:
@@ -231,7 +260,8 @@ class NodeStates:
         node.procs_idle = node.procs_held = 0  # a proc removed while idle or held left the queue too
         if self.jobstate and retval != SUBMIT_FAILED:
             self.jobstate.job_success_or_failure(node.name, retval, node.last_event_time)
-        self.by_cluster.pop(node.cluster, None)
+        if self.by_cluster.pop(node.cluster, None) is not None and node.cluster > 0:
+            self.ended_clusters[node.cluster] = node
         # A DAG being removed runs no more POST scripts unless it has a FINAL node: DAGMan 23.9
         # exits as soon as it has removed its jobs, or keeps reading events while FINAL runs.
         if ScriptKind.POST in node.graph.node.scripts and not (self.removal_started and self.final is None):
@@ -245,11 +275,11 @@ class NodeStates:
             if retval == SUBMIT_FAILED:
                 node.error = SUBMIT_FAILED_TEXT
             elif retval == JOB_ABORTED:
-                proc = next((p for p, v in sorted(node.exit_codes.items()) if v is None), 0)
+                proc = node.first_failure[0] if node.first_failure else 0
                 node.error = job_event_failed_text("JOB_ABORTED", node.cluster, proc)
             else:
-                proc = next((p for p, v in sorted(node.exit_codes.items()) if v), 0)
+                proc = node.first_failure[0] if node.first_failure else 0
                 node.error = (job_proc_failed_text(node.cluster, proc, status=retval) if retval >= 0
                               else job_proc_failed_text(node.cluster, proc, signal_number=-retval))
-            self.node_failed(node)
+            self.node_failed(node, job_failed=retval != SUBMIT_FAILED)
 

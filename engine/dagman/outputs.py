@@ -18,11 +18,11 @@ import classad2
 from engine.dag import NodeKind, ScriptKind
 from engine.dag.graph import Graph
 from engine.dag.model import NodeStatusFile
-from engine.dag.rescue import RescueNode, next_rescue_path, write_rescue
+from engine.dag.rescue import FullRescue, RescueNode, next_rescue_path, save_file_path, write_rescue
 from engine.dagman.config import Options
-from engine.dagman.dagman_out import DagmanOut, Deferrals, NodeDump
+from engine.dagman.dagman_out import QUIET, DagmanOut, Deferrals, NodeDump
 from engine.dagman.jobstate_log import job_tag
-from engine.dagman.metrics import DagMetrics, write_metrics
+from engine.dagman.metrics import DagMetrics, GraphMetrics, write_metrics
 from engine.dagman.node import DagStatus, Node
 from engine.dagman.node_status import DagOutcome, NodeInfo, NodeState, write_node_status
 from engine.schedd.api import Schedd, ScheddError
@@ -56,6 +56,9 @@ class OutputFiles:
     batch_id: str
     jobs_submitted: int
     jobs_completed: int
+    max_jobs_deferred: int
+    max_idle_deferred: int
+    category_deferred: int
 
     def set_own_attributes(self) -> None:
         """The DAGMan job's ad: SET_JOB_ATTR's attributes, its batch name (``<dag>+<cluster>``
@@ -81,7 +84,8 @@ class OutputFiles:
 
     def update_ad(self, force: bool = False) -> None:
         """The DAGMan job's own ad: DAG_Status and node and job counts, which ``q`` and
-        ``dag status`` show; at most once a second unless forced, and only after a change."""
+        ``dag status`` show; at most every DAGMAN_QUEUE_UPDATE_INTERVAL unless forced, and only
+        after a change."""
         if not self.options.dagman_id:
             return
         counts = {state: self.count(state) for state in NodeState}
@@ -105,7 +109,7 @@ class OutputFiles:
         snapshot = tuple(values.values())
         if not force and self.ad_written is not None:
             last, before = self.ad_written
-            if snapshot == before or now - last < 1:
+            if snapshot == before or now - last < self.options.queue_update_interval:
                 return
         values["DAG_AdUpdateTime"] = int(now)
         try:
@@ -129,8 +133,10 @@ class OutputFiles:
                         futile=counts[NodeState.FUTILE], held_procs=held)
 
     def deferrals(self) -> Deferrals:
-        return Deferrals(max_jobs=self.options.max_jobs, max_idle=self.options.max_idle,
-                         max_pre=self.options.max_pre, max_post=self.options.max_post)
+        return Deferrals(max_jobs_deferred=self.max_jobs_deferred, max_jobs=self.options.max_jobs,
+                         max_idle_deferred=self.max_idle_deferred, max_idle=self.options.max_idle,
+                         category_deferred=self.category_deferred,
+                         max_pre=self.options.max_pre, max_post=self.options.max_post, max_hold=self.options.max_hold)
 
     def update_status_file(self, outcome: DagOutcome, force: bool = False, closing: bool = False) -> None:
         """NODE_STATUS_FILE, as DAGMan's DumpNodeStatus decides: only once an event has been read
@@ -161,14 +167,42 @@ class OutputFiles:
         self.status_outdated = False
 
     def write_rescue(self) -> None:
-        """One rescue file per run: the FINAL node's failure rewrites the same file."""
+        """One rescue file per run: the FINAL node's failure rewrites the same file; none at all
+        with DAGMAN_MAX_RESCUE_NUM = 0."""
+        if not self.options.max_rescue_num:
+            self.out.line("No rescue DAG written because DAGMAN_MAX_RESCUE_NUM is 0", QUIET)
+            return
         if self.rescue_path is None:
-            self.rescue_path = next_rescue_path(self.dag_file)
+            self.rescue_path = next_rescue_path(self.dag_file, self.options.max_rescue_num)
         self.out.writing_rescue_dag(self.rescue_path)
-        nodes = [RescueNode(n.name, done=n.status is NodeState.DONE, failed=n.status is NodeState.ERROR,
-                            final=n is self.final, retry=n.graph.retry, unless_exit=n.graph.unless_exit,
-                            retries=n.retries, return_value=n.retval) for n in self.nodes.values()]
-        write_rescue(self.rescue_path, os.path.basename(self.dag_file), nodes, datetime.fromtimestamp(self.clock()).astimezone())
+        write_rescue(self.rescue_path, os.path.basename(self.dag_file), self._rescue_nodes(),
+                     datetime.fromtimestamp(self.clock()).astimezone(),
+                     reset_retries=self.options.reset_retries_upon_rescue,
+                     full=None if self.options.write_partial_rescue else FullRescue(self.graph))
+
+    def write_save_point(self, node: Node) -> None:
+        """SAVE_POINT_FILE: as the node starts (not when it is retried), the DAG's progress so far
+        in the partial rescue format (``Dag::WriteSavePoint``); a previous file becomes ``.old``."""
+        save_file = node.graph.node.save_point_file
+        if save_file is None:
+            return
+        path = save_file_path(self.dag_file, save_file)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            if os.path.exists(path):
+                os.replace(path, path + ".old")
+        except OSError as e:
+            self.out.line(f"Error: Failed to create save file dir ({os.path.dirname(path)}): "
+                          f"Errno {e.errno} ({e.strerror})")
+            return
+        self.out.writing_save_file(save_file if os.path.basename(save_file) != save_file else path)
+        write_rescue(path, os.path.basename(self.dag_file), self._rescue_nodes(),
+                     datetime.fromtimestamp(self.clock()).astimezone(), save_point=node.name)
+
+    def _rescue_nodes(self) -> list[RescueNode]:
+        return [RescueNode(n.name, done=n.status is NodeState.DONE, failed=n.status is NodeState.ERROR,
+                           final=n is self.final, retry=n.graph.retry, unless_exit=n.graph.unless_exit,
+                           retries=n.retries, return_value=n.retval) for n in self.nodes.values()]
 
     @staticmethod
     def dump(node: Node, node_id: int) -> NodeDump:
@@ -198,11 +232,15 @@ class OutputFiles:
 
         jobs, jobs_failed, jobs_succeeded = counts(False)
         dag_jobs, dag_failed, dag_succeeded = counts(True)
+        graph = None
+        if self.options.report_graph_metrics:  # DAGMan measures no shape of a DAG with a cycle
+            height, width = (0, 0) if self.dag_status is DagStatus.CYCLE else self.graph.dfs_shape()
+            graph = GraphMetrics(height, width, self.graph.edge_count, len(self.graph.nodes))
         write_metrics(self.dag_file + ".metrics", DagMetrics(
             start_time=started, end_time=self.clock(), exitcode=code, dag_status=int(self.dag_status),
             dagman_id=self.options.dagman_id or None, rescue_dag_number=self.options.rescue_dag_number,
             jobs=jobs, jobs_failed=jobs_failed, jobs_succeeded=jobs_succeeded,
-            dag_jobs=dag_jobs, dag_jobs_failed=dag_failed, dag_jobs_succeeded=dag_succeeded))
+            dag_jobs=dag_jobs, dag_jobs_failed=dag_failed, dag_jobs_succeeded=dag_succeeded, graph=graph))
 
     def _job_tags(self) -> dict[str, str]:
         """Each node's JOBSTATE_LOG tag, read from its submit file as DAGMan reads it."""
@@ -211,7 +249,7 @@ class OutputFiles:
             declared = node.graph.node
             text = declared.inline_submit or self.graph.dag.submit_descriptions.get(declared.submit)
             if text is None and not declared.noop and declared.kind is not NodeKind.SUBDAG:
-                cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
+                cwd = node.directory(self.dag_dir)
                 try:
                     with open(os.path.join(cwd, declared.submit), encoding="utf-8") as f:
                         text = f.read()

@@ -22,6 +22,7 @@ and the exit code.
 
 from __future__ import annotations
 
+import getpass
 import os
 import select
 import signal
@@ -33,16 +34,17 @@ import htcondor2
 
 from engine.dag import NodeKind
 from engine.dag.graph import Graph
-from engine.dagman.config import Options
-from engine.dagman.dagman_out import DagmanOut
+from engine.dagman.config import KNOBS, SETTINGS_ORDER, Options
+from engine.dagman.check_events import EventChecker
+from engine.dagman.dagman_out import NORMAL, QUIET, DagmanOut
 from engine.dagman.events import EventReader
 from engine.dagman.jobstate_log import JobstateLog
 from engine.dagman.metrics import DAGMAN_VERSION
-from engine.dagman.node import Census, DagStatus, Node, NodeStates
+from engine.dagman.node import BUSY, Census, DagFatal, DagStatus, Node, NodeStates
 from engine.dagman.node_status import DagOutcome, NodeState
 from engine.dagman.outputs import OutputFiles
-from engine.dagman.ready_queue import ReadyQueue
-from engine.dagman.scripts import DagFatal, ScriptQueue
+from engine.dagman.ready_queue import ReadyQ, ReadyQueue
+from engine.dagman.scripts import ScriptQueue
 from engine.schedd.api import JobAction, Schedd, ScheddError
 from engine.schedd.local.userlog import UserLog
 
@@ -63,15 +65,17 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.census = Census()
         self.nodes = {name: Node(g, self.census) for name, g in graph.nodes.items()}
         self.busy = self.census.busy
-        self.prioritized = any(n.graph.node.priority for n in self.nodes.values())
         self.final = next((n for n in self.nodes.values() if n.graph.kind is NodeKind.FINAL), None)
         self.by_cluster: dict[int, Node] = {}
-        self.nodes_log_path = os.path.abspath(self.dag_file) + ".nodes.log"
+        self.ended_clusters: dict[int, Node] = {}  # jobs that left the queue, for the event check
+        self.checker = EventChecker(options.allow_events)
+        self.nodes_log_path = self.default_node_log()
         if not options.recovery:  # a new run starts a new nodes log; recovery replays it
             open(self.nodes_log_path, "w").close()
         self.nodes_log = UserLog(self.nodes_log_path)
         self.events = htcondor2.JobEventLog(self.nodes_log_path)
-        self.ready: list[Node] = []
+        self.ready: list[Node] = []  # nodes whose parents are done, to start (Dag::StartNode)
+        self.queue = ReadyQ()  # nodes whose jobs wait to be submitted (DAGMan's ready queue)
         self.dag_status = DagStatus.OK
         self.final_started = False
         self.recovering = False
@@ -93,13 +97,21 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.status_written_at: float | None = None  # when the node status file was last written
         self.status_outdated = True  # an event was read since the last dump (DAGMan's _statusFileOutdated)
         self.started = 0.0
+        self.events_seen = 0  # node job events read
+        self.pending_check = (0, 0.0)  # (events seen, when) at the last new event, for DAGMAN_PENDING_REPORT_INTERVAL
+        self.pending_reported = 0.0
         out_dir = self.options.outfile_dir or os.path.dirname(os.path.abspath(self.dag_file))
-        self.out = DagmanOut(os.path.join(out_dir, os.path.basename(self.dag_file) + ".dagman.out"), clock=clock)
+        self.out = DagmanOut(os.path.join(out_dir, os.path.basename(self.dag_file) + ".dagman.out"), clock=clock,
+                             verbosity=options.verbosity)
         self.out_status: tuple | None = None  # the counts last printed in the status table
         self.ad_written: tuple[float, tuple] | None = None  # when the DAGMan job's ad was updated, and with what
         self.batch_name = f"{os.path.basename(self.dag_file)}+{self.options.dagman_id}"
         self.batch_id = f"{self.options.dagman_id}.0"  # the top-level DAGMan's, which condor_q -dag ID selects
         self.next_submit_time = 0.0  # after a failed submit, no job is submitted before this time
+        self.next_submit_delay = 1  # ... and the delay after the next failure, doubling
+        self.submit_window_end = 0.0  # DAGMAN_MAX_SUBMITS_PER_INTERVAL counts submits per scan interval
+        self.window_submits = 0
+        self.max_jobs_deferred = self.max_idle_deferred = self.category_deferred = 0
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0
         self.hold_scripts: list[subprocess.Popen] = []
@@ -116,19 +128,24 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         started = self.started = self.clock()
         self.out.starting_up(version=f"$CondorVersion: {DAGMAN_VERSION} crabtui $",
                              platform=f"$CondorPlatform: {os.uname().machine}_{os.uname().sysname} $")
-        for knob, value in (("DAGMAN_MAX_JOBS_SUBMITTED", self.options.max_jobs),
-                            ("DAGMAN_MAX_JOBS_IDLE", self.options.max_idle),
-                            ("DAGMAN_MAX_PRE_SCRIPTS", self.options.max_pre),
-                            ("DAGMAN_MAX_POST_SCRIPTS", self.options.max_post),
-                            ("DAGMAN_ALWAYS_RUN_POST", self.options.always_run_post)):
-            self.out.setting(knob, value)
+        for knob in SETTINGS_ORDER:
+            self.out.setting(knob, getattr(self.options, KNOBS[knob].field))
+        self.out.default_node_log(self.nodes_log_path)
+        if self.options.save_file:
+            self.out.line(f"Loading saved progress from {self.options.save_file} for DAG.", QUIET)
         if self.jobstate:
             if self.options.recovery:
                 self.jobstate.initialize_recovery()
             elif self.options.rescue_dag_number:
                 self.jobstate.initialize_rescue()
             self.jobstate.dagman_started(self.options.dagman_id, 0)
+        measured = False  # DAGMan makes its metrics once the DAG is parsed: a fatal parse warning writes none
         try:
+            for warning in self.graph.dag.warnings:  # DAGMan prints them as it parses
+                if warning.strict:
+                    self.strict_warning(f"Warning: {warning}", warning.strict, NORMAL)
+            measured = True
+            self.check_categories()
             self.check_halt()
             self.set_own_attributes()
             self.bootstrap()
@@ -142,9 +159,10 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             code = self.conclude()
         except DagFatal as e:  # main_shutdown_rescue: rescue DAG, node jobs removed, scripts killed
             self.fatal = str(e)
-            self.out.line(f"ERROR: {self.fatal}")
+            self.out.aborting_dag()
             self.dag_status = DagStatus.ERROR
             self.write_rescue()
+            self.out.removing_submitted_jobs()
             self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
             self.stop_scripts()
             code = EXIT_ERROR
@@ -158,8 +176,9 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             else:  # work is still in flight: DAGMan's last dump obeys the interval and shows it running
                 self.update_status_file(DagOutcome.RUNNING)
             self.update_ad(force=True)
-            self.write_metrics(started, code)
-            self.out.wrote_metrics_file(self.dag_file + ".metrics")
+            if measured:
+                self.write_metrics(started, code)
+                self.out.wrote_metrics_file(self.dag_file + ".metrics")
             if self.jobstate:
                 self.jobstate.dagman_finished(code)
             self.out.exiting_with_status(code)
@@ -171,6 +190,26 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self.nodes_log.close()
+
+    def check_categories(self) -> None:
+        """``Dag::CheckThrottleCats``: a MAXJOBS category no node is in, or a category with no
+        MAXJOBS, is a DAGMAN_USE_STRICT level 2 warning."""
+        limits = self.graph.max_jobs
+        assigned = {n.graph.category for n in self.nodes.values() if n.graph.category}
+        for category in sorted(assigned | set(limits)):
+            if category not in assigned:
+                self.strict_warning(f"Warning: category {category} has no assigned nodes, so the throttle "
+                                    f"setting ({limits[category]}) will have no effect", 2, NORMAL)
+            if category not in limits:
+                self.strict_warning(f"Warning: category {category} has no throttle value set", 2, NORMAL)
+
+    def strict_warning(self, text: str, level: int, verbosity: int = QUIET) -> None:
+        """``check_warning_strictness``: a warning of DAGMAN_USE_STRICT ``level`` (1 severe .. 3
+        minor) ends the DAG, with a rescue DAG, when the setting is that high or higher."""
+        self.out.line(text, verbosity)
+        if self.options.use_strict >= level:
+            self.out.line("ERROR: Warning is fatal error because of DAGMAN_USE_STRICT setting", QUIET)
+            raise DagFatal(text)
 
     def _on_signal(self, signum, frame) -> None:
         """Only flags: the main loop acts on them, between calls to the schedd."""
@@ -187,8 +226,9 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.out.received_sigusr1()
         self.out.aborting_dag()
         self.write_rescue()
-        self.out.removing_submitted_jobs()
-        self.remove_jobs("DAG Removed: User removed scheduler job from queue.")
+        if self.options.remove_node_jobs:  # the schedd removes them anyway (OtherJobRemoveRequirements)
+            self.out.removing_submitted_jobs()
+            self.remove_jobs("DAG Removed: User removed scheduler job from queue.")
         self.stop_scripts()
         self.start_final_on_shutdown()
 
@@ -273,12 +313,11 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.unblock()
         self.was_halted = halted
         self.read_events()
+        self.report_pending()
         self.reap_scripts()
-        if self.aborting is None and not self.removed:
-            self.start_ready()
-        elif self.final_started and any(n is self.final for n in self.ready):  # its submit failed: try again
-            self.ready = [self.final]
-            self.start_ready()
+        self.check_halt()  # DAGMan looks for the halt file as it starts submitting, after the scripts' results
+        if self.aborting is None and not self.removed or self.final_started:
+            self.start_ready()  # once FINAL started (after an abort too) the queue holds FINAL only
         going = not self.finished()
         if going:
             self.print_status()
@@ -289,6 +328,30 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.out.flush()
         self.progressed = self.census.changes != changes
         return going
+
+    def default_node_log(self) -> str:
+        """DAGMAN_DEFAULT_NODE_LOG with its @(...) macros resolved (``ResolveDefaultLog``), absolute."""
+        dag = os.path.abspath(self.dag_file)
+        path = self.options.default_node_log
+        for macro, value in (("@(DAG_DIR)", os.path.dirname(dag)), ("@(DAG_FILE)", os.path.basename(dag)),
+                             ("@(CLUSTER)", str(self.options.dagman_id)), ("@(OWNER)", getpass.getuser()),
+                             ("@(NODE_NAME)", os.environ.get("DAG_NODE_NAME", ""))):
+            path = path.replace(macro, value)
+        return os.path.join(os.path.dirname(dag), path)
+
+    def report_pending(self) -> None:
+        """DAGMAN_PENDING_REPORT_INTERVAL: after that long with no new event (and since the last
+        report), dagman.out lists the nodes DAGMan waits for (``Dag::GetCondorLogStatus``)."""
+        now = self.clock()
+        seen, since = self.pending_check
+        if seen != self.events_seen or not since:
+            self.pending_check = seen, since = self.events_seen, now
+        interval = self.options.pending_report_interval
+        if now - since >= interval and now - self.pending_reported >= interval:
+            self.pending_reported = now
+            self.out.pending_nodes(int(now - since),
+                                   [(n.name, n.cluster if n.cluster is not None and n.cluster > 0 else -1, n.status)
+                                    for n in self.nodes.values() if n.status in BUSY])
 
     def closing_outcome(self, code: int) -> DagOutcome:
         if self.removed and self.final is None:  # with a FINAL node, its result decides
@@ -311,7 +374,9 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                    for n in self.busy.values())
         if busy:
             return False
-        if self.ready and self.aborting is None and not self.removed and not halted:
+        if (self.ready or self.queue) and self.aborting is None and not self.removed and not halted:
+            return False
+        if self.final_started and self.final in self.queue:  # its submit failed: tried again
             return False
         if self.final is not None and not self.final_started:
             self.outcome()
@@ -344,6 +409,14 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         if self.final is not None and not self.final_started:
             self.outcome()
             self.start_final()
+
+    def remove_node_jobs(self, node: Node, reason: str) -> None:
+        """condor_rm of one node's cluster (DAGMan's RemoveBatchJob); its procs are then aborted."""
+        if node.cluster is not None and node.cluster > 0:
+            try:
+                self.schedd.act(JobAction.Remove, node.cluster, reason)
+            except ScheddError:
+                pass
 
     def remove_jobs(self, reason: str) -> None:
         if self.by_cluster and self.options.dagman_id:

@@ -9,6 +9,7 @@ goes through the nodes log (POST_SCRIPT_TERMINATED), as DAGMan learns it.  DAGMa
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 from collections.abc import Callable
@@ -24,23 +25,40 @@ from engine.dagman.node_status import NodeState, post_script_failed_text, pre_sc
 from engine.schedd.local.userlog import PostScriptTerminatedEvent, PreSkipEvent, UserLog
 
 
-class DagFatal(Exception):
-    """A condition DAGMan treats as fatal under DAGMAN_USE_STRICT=1 (exit 1 with a rescue DAG)."""
+def _cannot_execute(path: str) -> int | None:
+    """The errno of DaemonCore's ``access(executable, F_OK | X_OK)`` check, None if it passes."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.errno
+    return None if os.access(path, os.X_OK) else errno.EACCES
+
+
+def _strerror(path: str) -> str:
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.strerror
+    return os.strerror(errno.ENOTDIR)
+
+
+# The macros of POST (and HOLD) scripts only (script.cpp ``checkIsPre``).
+POST_MACROS = frozenset({"$JOBID", "$CLUSTERID", "$JOB_COUNT", "$SUCCESS", "$RETURN", "$EXIT_CODES",
+                         "$EXIT_CODE_COUNTS", "$PRE_SCRIPT_RETURN", "$JOB_ABORT_COUNT"})
 
 
 class ScriptQueue:
     """The DagMan's script queue: scripts started, reaped, deferred, and what their exit means.
 
     Uses the rest of the DagMan for what a result leads to: ``node_succeeded`` and
-    ``node_failed`` (the node state machine), ``submit`` (the FINAL node's job once its PRE
-    script succeeded), ``count``, ``failed_count``, ``halted`` and ``shutting_down``."""
+    ``node_failed`` (the node state machine), ``enqueue`` (the ready queue, once a PRE script
+    succeeded), ``strict_warning``, ``count``, ``failed_count``, ``halted`` and ``shutting_down``."""
 
     options: Options
     clock: Callable[[], float]
     dag_dir: str
     nodes: dict[str, Node]
     busy: dict[str, Node]
-    ready: list[Node]
     final: Node | None
     dag_status: DagStatus
     hold_scripts: list[subprocess.Popen]
@@ -57,8 +75,9 @@ class ScriptQueue:
         if self.jobstate:
             self.jobstate.script_started(node.name, kind.value, node.last_event_time, *self._job_id(node, kind))
         popen = self.spawn(node, kind)
-        if popen is None:
-            self.script_done(node, kind, 1)
+        if popen is None:  # ScriptQ::Run: a script that cannot start is reaped as exit 1, never deferred
+            self.out.failed_to_execute(kind.value, node.name)
+            self.script_result(node, kind, 1)
             return
         node.script = Script(kind, popen, self.clock())
 
@@ -70,22 +89,39 @@ class ScriptQueue:
             return  # DAGMan defers it; a hold that outlives the others is rare enough to skip
         self.out.running_script(ScriptKind.HOLD.value, node.name)
         popen = self.spawn(node, ScriptKind.HOLD)
-        if popen is not None:
+        if popen is None:
+            self.out.failed_to_execute(ScriptKind.HOLD.value, node.name)
+        else:
             self.hold_scripts.append(popen)
 
     def spawn(self, node: Node, kind: ScriptKind) -> subprocess.Popen | None:
-        """Start one of the node's scripts in its directory, output to its DEBUG file if any."""
+        """Start one of the node's scripts as DAGMan does (``Script::BackgroundRun``): in the
+        node's directory, the executable named as written and taken from there (never from
+        PATH), output to its DEBUG file if any.  None, with DaemonCore's reason in dagman.out,
+        if it cannot start."""
         script = node.graph.node.scripts[kind]
         argv = self.script_argv(node, script.argv, kind)
-        cwd = os.path.join(self.dag_dir, node.graph.dir) if node.graph.dir else self.dag_dir
+        cwd = node.directory(self.dag_dir)
+        if not os.path.isdir(cwd):
+            self.out.line(f"Could not change to node directory {node.graph.dir}: "
+                          f"Unable to chdir to {node.graph.dir}: {_strerror(cwd)}")
+            return None
+        executable = os.path.join(cwd, argv[0])
+        problem = _cannot_execute(executable)
+        if problem is not None:
+            self.out.cannot_access_executable(argv[0], problem)
+            return None
         out = subprocess.DEVNULL
         if script.debug_file:
             out = open(os.path.join(cwd, script.debug_file), "ab")
+        if "/" in argv[0]:  # exec'd as written, from cwd, so that its $0 is what DAGMan's is
+            executable = argv[0]
         try:
-            return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
+            return subprocess.Popen(argv, executable=executable, cwd=cwd, stdin=subprocess.DEVNULL,
                                     stdout=out if script.debug_stream in ("STDOUT", "ALL") else subprocess.DEVNULL,
                                     stderr=out if script.debug_stream in ("STDERR", "ALL") else subprocess.DEVNULL)
-        except OSError:
+        except OSError as e:  # the exec itself failed: a bad interpreter line, not a binary
+            self.out.child_failed_before_exec(argv[0], e.errno or 0)
             return None
         finally:
             if out is not subprocess.DEVNULL:
@@ -114,7 +150,8 @@ class ScriptQueue:
         return (0, INT_MAX) if node.cluster < 0 else (node.cluster, 0)
 
     def script_argv(self, node: Node, argv: list[str], kind: ScriptKind) -> list[str]:
-        """Replace whole-token macros ($JOB, $RETURN, ...) as DAGMan does; unknown ones are fatal."""
+        """Replace whole-token macros ($JOB, $RETURN, ...) as DAGMan does; an unknown one, or a
+        POST macro in a PRE script, is a DAGMAN_USE_STRICT level 1 warning (fatal by default)."""
         macros = {
             "$JOB": node.name, "$NODE": node.name, "$RETRY": str(node.retries),
             "$MAX_RETRIES": str(node.graph.retry), "$DAG_STATUS": str(int(self.dag_status)),
@@ -131,9 +168,9 @@ class ScriptQueue:
                 cluster, job_id = -1, "-1.-1"
             macros.update({
                 "$JOBID": job_id, "$CLUSTERID": str(cluster),
-                "$RETURN": str(node.retval if node.retval is not None else -1),
+                "$RETURN": str(JOB_SKIPPED if node.job_skipped else node.retval if node.retval is not None else -1),
                 "$PRE_SCRIPT_RETURN": str(node.pre_return if node.pre_return is not None else -1),
-                "$JOB_COUNT": str(node.procs), "$SUCCESS": "True" if node.retval == 0 else "False",
+                "$JOB_COUNT": str(node.procs), "$SUCCESS": "True" if node.successful else "False",
                 "$JOB_ABORT_COUNT": str(sum(1 for c in node.exit_codes.values() if c is None)),
                 "$EXIT_CODES": ",".join(str(c) for c in sorted(set(codes))),
                 "$EXIT_CODE_COUNTS": ",".join(f"{c}:{codes.count(c)}" for c in sorted(set(codes))),
@@ -143,10 +180,12 @@ class ScriptQueue:
             upper = token.upper()
             if upper in macros:
                 out.append(macros[upper])
-            elif token.startswith("$"):  # DAGMan 23.9.6 rejects any other ($0, a lone $...)
-                raise DagFatal(f"unknown macro {token} in the {kind} script of node {node.name}")
-            else:
-                out.append(token)
+                continue
+            if kind is ScriptKind.PRE and upper in POST_MACROS:
+                self.strict_warning(f"Warning: {upper} macro should not be used as a PRE script argument!", 1)
+            elif token.startswith("$"):  # any other ($0, a lone $...), as DAGMan 23.9.6 sees it
+                self.strict_warning(f"Warning: unrecognized macro {token} in node {node.name} {kind} script arguments", 1)
+            out.append(token)  # passed as written when DAGMAN_USE_STRICT lets it through
         return out
 
     def reap_scripts(self) -> None:
@@ -190,12 +229,19 @@ class ScriptQueue:
         return sum(1 for n in self.busy.values() if n.script is not None and n.script.kind is kind)
 
     def script_done(self, node: Node, kind: ScriptKind, code: int) -> None:
+        """A script exited: run it again later if its DEFER status says so, else its result counts."""
         if self.final is None and self.shutting_down():
             return  # DAGMan has exited
         script = node.graph.node.scripts[kind]
         if script.defer_status is not None and code == script.defer_status:
             node.defer_until = self.clock() + (script.defer_time or 0)
             return  # a deferred script logs no result: it will be STARTED again
+        self.script_result(node, kind, code)
+
+    def script_result(self, node: Node, kind: ScriptKind, code: int) -> None:
+        """``ScriptQ::ReapScript``: the script's exit code decides, as the PRE or POST reaper says."""
+        if self.final is None and self.shutting_down():
+            return
         self.print_script_result(node, kind, code)
         if kind is ScriptKind.POST:  # DAGMan learns a POST's result from this event in the nodes log
             now = datetime.fromtimestamp(self.clock()).astimezone()
@@ -210,11 +256,8 @@ class ScriptQueue:
         if kind is ScriptKind.PRE:
             node.pre_return = code
             if code == 0:
-                if node is self.final:
-                    self.submit(node)
-                else:  # the job waits in the ready queue, behind the throttles
-                    node.status = NodeState.READY
-                    self.ready.append(node)
+                node.status = NodeState.READY  # the job waits in the ready queue, behind the throttles
+                self.enqueue(node, self.options.submit_depth_first)
             elif node.graph.node.pre_skip is not None and code == node.graph.node.pre_skip:
                 now = datetime.fromtimestamp(self.clock()).astimezone()
                 self.noop_counter += 1
@@ -225,7 +268,9 @@ class ScriptQueue:
                     self.jobstate.job_event(node.name, "PRESKIP", 0, INT_MAX, int(now.timestamp()))
                 self.node_succeeded(node)
             elif self.options.always_run_post and ScriptKind.POST in node.graph.node.scripts:
-                node.retval = JOB_SKIPPED
+                node.retval = code  # the node's value stays the PRE's; its POST sees $RETURN -1004
+                node.job_skipped = True
+                node.successful = False
                 self.run_script(node, ScriptKind.POST)
             else:
                 node.retval = code

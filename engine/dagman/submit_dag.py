@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import classad2
 
 from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
-from engine.dag.rescue import rescue_files, rescue_path
+from engine.dag.rescue import rescue_files, rescue_path, save_file_path
 from engine.dagman.lockfile import holder_alive, read_lock
 from engine.schedd.local.submit import format_arguments
 
@@ -47,6 +47,7 @@ class DagSubmitOptions:
     batch_name: str | None = None
     config: str | None = None  # a DAGMan config file, relative to the DAG's directory or absolute
     priority: int = 0  # added to every node's priority (a sub-DAG gets its SUBDAG node's)
+    load_save: str | None = None  # -load_save: a SAVE_POINT_FILE to start from
     append: tuple[str, ...] = ()  # -append: submit commands added to <dag>.condor.sub
     notification: str | None = None  # -notification: the DAGMan job's (and its nodes') e-mail setting
     outfile_dir: str | None = None  # -outfile_dir: where <dag>.dagman.out goes
@@ -85,6 +86,8 @@ def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
         argv += ["-config", options.config]
     if options.priority:
         argv += ["-priority", str(options.priority)]
+    if options.load_save:
+        argv += ["-load_save", options.load_save]
     if options.outfile_dir:
         argv += ["-outfile_dir", options.outfile_dir]
     return argv + ["-Dag", dag_file]
@@ -152,6 +155,12 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> None:
         if not os.path.exists(rescue_path(dag_file, options.do_rescue_from)):
             raise _error(rescue_path(dag_file, options.do_rescue_from),
                          f"-dorescuefrom {options.do_rescue_from}: there is no such rescue DAG")
+    elif options.load_save:  # condor_submit_dag: a save file reruns over the earlier run's files
+        if options.do_rescue_from is not None:
+            raise _error(dag_file, "-load_save and -dorescuefrom cannot be used together: DAGMan starts from one of them")
+        path = save_file_path(dag_file, options.load_save)
+        if not os.path.exists(path):
+            raise _error(path, f"-load_save {options.load_save}: there is no such save file")
     elif not rescues:
         for path in (dag_file + suffix for suffix in _OVERWRITTEN):
             if os.path.exists(path):
@@ -186,6 +195,8 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
         argv.append("-AlwaysRunPost")
     if options.priority:
         argv += ["-Priority", str(options.priority)]
+    if options.load_save:
+        argv += ["-load_save", options.load_save]
     if options.outfile_dir:
         argv += ["-outfile_dir", options.outfile_dir]
     environment = [f"_CONDOR_DAGMAN_LOG={dagman_out(name, options)}", "_CONDOR_MAX_DAGMAN_LOG=0"]

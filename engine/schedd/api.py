@@ -109,8 +109,13 @@ class Schedd(Protocol):
     """What crabtui needs from a schedd. Both backends raise :class:`ScheddError`."""
 
     def submit(self, description: str, *, count: int = 0, itemdata: Iterable[dict[str, str]] | None = None,
-               submit_file: str | None = None, cwd: str | None = None) -> SubmitResult:
-        """Queue the jobs of a submit description (HTCondor's submit language)."""
+               submit_file: str | None = None, cwd: str | None = None,
+               prepend: Mapping[str, str] | None = None, append: Mapping[str, str] | None = None) -> SubmitResult:
+        """Queue the jobs of a submit description (HTCondor's submit language).
+
+        ``prepend`` and ``append`` are macros set as values, never parsed as submit text, before
+        the description is read (it may override them) or after it (before its queue
+        statement), as ``condor_submit -a`` and DAGMan's VARS set them."""
 
     def query(self, constraint: str = "true", projection: Sequence[str] = ()) -> list[classad2.ClassAd]:
         """Jobs in the queue matching a ClassAd constraint, with only ``projection`` if given."""

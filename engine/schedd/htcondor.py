@@ -47,12 +47,17 @@ class HTCondorSchedd:
     # -------------------------------------------------------------- the Schedd API
 
     def submit(self, description: str, *, count: int = 0, itemdata: Iterable[dict[str, str]] | None = None,
-               submit_file: str | None = None, cwd: str | None = None) -> SubmitResult:
+               submit_file: str | None = None, cwd: str | None = None,
+               prepend: Mapping[str, str] | None = None, append: Mapping[str, str] | None = None) -> SubmitResult:
         where = submit_file or "<submit description>"
         try:
             submit = htcondor2.Submit(description)
         except Exception as e:  # the bindings raise plain exceptions for parse errors
             raise ScheddError(f"{where}: {_message(e)}") from None
+        for key, value in {**(prepend or {}), **(append or {})}.items():
+            if key in (prepend or {}) and submit.get(key) is not None:
+                continue  # the description sets it itself, after a prepended value
+            submit[key] = value
         if cwd and not submit.get("initialdir") and not submit.get("initial_dir"):
             submit["initialdir"] = os.path.abspath(cwd)  # relative paths are the submitter's
         with self._errors(f"submitting {where}", "WRITE"):

@@ -38,7 +38,6 @@ def test_long_summary_has_probe_main_and_tail_jobs():
     assert automatic_summary_lines(stages(), NOW, AUTO, long=True) == PREAMBLE + DETAILS + [
         "", "Probe Jobs status:              no output    \t\t100.0% (3/3)",
         *THROUGHPUT,
-        "", "Probe jobs status:              no output    \t\t100.0% (3/3)",
         "", "Main jobs status:               finished     \t\t 25.0% (1/4)",
         "\t\t\t\tidle         \t\t 25.0% (1/4)",
         "\t\t\t\trescheduled as tail jobs\t\t 25.0% (1/4)",
@@ -50,8 +49,7 @@ def test_long_summary_has_probe_main_and_tail_jobs():
 
 def test_short_summary_merges_the_tails_and_drops_the_failed_main_jobs():
     assert automatic_summary_lines(stages(), NOW, AUTO) == PREAMBLE + DETAILS + [
-        "", "Probe Jobs status:              failed       \t\t 33.3% (1/3)",
-        "\t\t\t\tfinished     \t\t 66.7% (2/3)",
+        "", "Probe Jobs status:              no output    \t\t100.0% (3/3)",
         *THROUGHPUT,
         "", "Jobs status:                    cooloff      \t\t 16.7% (1/6)\t(next retry in 4:59)",
         "\t\t\t\tfailed       \t\t 16.7% (1/6)",
@@ -70,8 +68,8 @@ def test_before_the_tails_failed_main_jobs_are_rescheduled_and_before_the_split_
     probing = [job("0-1", "finished", 900.0), job("0-2", "running"), job("0-3", "idle")]
     waiting = AutomaticView(minutes=180, throughput=None, event_size=None, probes=(), log=LOG)
     assert automatic_summary_lines(probing, NOW, waiting) == PREAMBLE + [f"Probe stage log:\t\t{LOG}"] + DETAILS + [
-        "", "Probe Jobs status:              finished     \t\t 33.3% (1/3)",
-        "\t\t\t\tidle         \t\t 33.3% (1/3)",
+        "", "Probe Jobs status:              idle         \t\t 33.3% (1/3)",
+        "\t\t\t\tno output    \t\t 33.3% (1/3)",
         "\t\t\t\trunning      \t\t 33.3% (1/3)",
         "Estimated application throughput from probe jobs is not available yet"]
 
@@ -114,12 +112,13 @@ def test_run_summary_leaves_out_the_probes_and_warns_of_nothing():
 def test_render_puts_the_parts_in_crabs_order_and_takes_tail_ids_in_jobids():
     info = TaskInfo("t", "/tasks/x", "SUBMITTED", scheduler_status="RUNNING", max_runtime_min=1250, automatic=AUTO)
     short = render(info, stages(), NOW)
-    assert short[4:7] == PREAMBLE and "Probe Jobs status:              failed       \t\t 33.3% (1/3)" in short
-    starts = [short.index(line) for line in ("Probe Jobs status:              failed       \t\t 33.3% (1/3)",
+    assert short[4:7] == PREAMBLE and "Probe Jobs status:              no output    \t\t100.0% (3/3)" in short
+    starts = [short.index(line) for line in ("Probe Jobs status:              no output    \t\t100.0% (3/3)",
                                               THROUGHPUT[0], "Error Summary: (use crabtui task status "
                                               "--verboseErrors for details about the errors)", "Summary of run jobs:")]
     assert starts == sorted(starts) and not [line for line in short if line.startswith("Warning")]
     long = render(info, stages(), NOW, Options(long=True, jobids="0-2,1-2,2"))
+    assert sum(line.lower().startswith("probe jobs status:") for line in long) == 1, "the probes' summary once"
     table = long[long.index("Extended Job Status Table:") + 3:]
     assert [line.split()[:3] for line in table[:3]] == [["0-2", "no", "output"], ["2", "rescheduled", "T2_CH_CERN"],
                                                          ["1-2", "failed", "T2_CH_CERN"]]

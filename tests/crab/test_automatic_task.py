@@ -12,6 +12,9 @@ from crab_tasks import config_text, crabtui, wait_status
 from engine.crab.taskworker.dagman_creator import DAG_FILE, subdag_file
 
 MUON = "/Muon0/Run2023C-PromptReco-v1/AOD"  # 6,000 lumis: 44 jobs of 180 min at 10 events/s
+# A task of three stages takes a minute on an idle machine and over four on a busy one; the
+# bound only says when to give up.
+TASK_TIMEOUT = 600
 
 
 def submit(state, tmp_path: Path, name: str, *, plan: str = "", knobs: str = "numAutomaticProbes = 3") -> None:
@@ -33,14 +36,14 @@ def processed_once(status: dict) -> Counter:
 
 
 def test_every_lumi_is_processed_exactly_once_across_processing_and_tail_jobs(state, tmp_path):
-    # Probe 0-1 fails (the estimate comes from the others); processing job 3 fails (no retry: its
-    # lumis go to the tail stage); the slow site leaves lumis of its jobs for the tail too.
+    # Probe 0-1 fails once and is retried, as CRAB retries probes; processing job 3 fails (no retry:
+    # its lumis go to the tail stage); the slow site leaves lumis of its jobs for the tail too.
     submit(state, tmp_path, "auto", plan='{job = "0-1", attempt = 1, exitCode = 1}, '
                                           '{job = "3", attempt = "*", exitCode = 8021}')
-    status = wait_status(state, "auto", tmp_path, "COMPLETED", timeout=240)
+    status = wait_status(state, "auto", tmp_path, "COMPLETED", timeout=TASK_TIMEOUT)
     jobs = {job["id"]: job for job in status["jobs"]}
     assert [j for j in jobs if j.startswith("0-")] == ["0-1", "0-2", "0-3"]
-    assert jobs["0-1"]["state"] == "failed" and jobs["0-1"]["exit_code"] == 1
+    assert jobs["0-1"]["state"] == "finished" and [a["exit_code"] for a in jobs["0-1"]["attempts"]] == [1, 0]
     assert jobs["3"]["state"] == "failed" and len(jobs["3"]["attempts"]) == 1, "processing jobs get no retry"
     tails = [j for j in jobs if "-" in j and not j.startswith("0-")]
     assert tails and all(jobs[j]["state"] == "finished" for j in tails)
@@ -59,16 +62,19 @@ def test_every_lumi_is_processed_exactly_once_across_processing_and_tail_jobs(st
     assert "RETRY Job3 0 UNLESS-EXIT 2" in processing
     assert f"JOB Job{tails[0]} Job.{tails[0]}.submit" in (task_dir / subdag_file(1)).read_text()
     estimate = json.loads((task_dir / "automatic_splitting" / "estimate.json").read_text())
-    assert estimate["probes"] == ["0-2", "0-3"] and estimate["throughput"] > 0
+    assert estimate["probes"] == ["0-1", "0-2", "0-3"] and estimate["throughput"] > 0
+    assert "RETRY Job0-1 10 UNLESS-EXIT 2" in dag, "probes have the task's retries"
 
 
 def test_no_probe_succeeding_fails_the_task_with_crabs_message(state, tmp_path):
-    submit(state, tmp_path, "noprobe", plan='{job = "0-1", attempt = "*", exitCode = 1}, '
-                                             '{job = "0-2", attempt = "*", exitCode = 1}',
+    # 8006 is in no retry policy: each probe fails for good at once, with a report saying so.
+    submit(state, tmp_path, "noprobe", plan='{job = "0-1", attempt = "*", exitCode = 8006}, '
+                                             '{job = "0-2", attempt = "*", exitCode = 8006}',
            knobs="numAutomaticProbes = 2")
     status = wait_status(state, "noprobe", tmp_path, "FAILED", timeout=120)
     listed = json.loads(crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout)
-    assert "Splitting failed because all probe jobs failed" in listed[0]["message"]
+    assert ("Splitting failed because all probe jobs failed or anyhow failed to provide estimates "
+            "(0-1: failed with exit code 8006; 0-2: failed with exit code 8006)") in listed[0]["message"]
     assert [j["id"] for j in status["jobs"]] == ["0-1", "0-2"], "no processing job was made"
 
 
@@ -83,7 +89,7 @@ def test_only_tail_jobs_can_be_resubmitted(state, tmp_path):
     submit(state, tmp_path, "resub", plan='{job = "0-1", attempt = 1, exitCode = 1}, '
                                            '{job = "3", attempt = "*", exitCode = 8021}, '
                                            '{job = "1-1", attempt = 1, exitCode = 7}')
-    status = wait_status(state, "resub", tmp_path, "FAILED", timeout=240)
+    status = wait_status(state, "resub", tmp_path, "FAILED", timeout=TASK_TIMEOUT)
     assert {j["id"]: j["state"] for j in status["jobs"]}["1-1"] == "failed"
     for wanted, refused in (("3", "3: processing job, not resubmittable"),
                             ("0-1", "0-1: probe job, not resubmittable")):
@@ -92,9 +98,9 @@ def test_only_tail_jobs_can_be_resubmitted(state, tmp_path):
 
     result = crabtui(state, "task", "resubmit", "resub", cwd=tmp_path)  # the failed tail job only
     assert result.returncode == 0, result.stderr
-    status = wait_status(state, "resub", tmp_path, "COMPLETED", timeout=240)
+    status = wait_status(state, "resub", tmp_path, "COMPLETED", timeout=TASK_TIMEOUT)
     jobs = {j["id"]: j for j in status["jobs"]}
     assert [a["exit_code"] for a in jobs["1-1"]["attempts"]] == [7, 0]
-    assert len(jobs["3"]["attempts"]) == 1 and len(jobs["0-1"]["attempts"]) == 1, "not run again"
+    assert len(jobs["3"]["attempts"]) == 1 and len(jobs["0-1"]["attempts"]) == 2, "not run again"
     counts = processed_once(status)
     assert len(counts) == 6000 and set(counts.values()) == {1}

@@ -3,12 +3,15 @@ and its jobs start.
 
 ``corpus/`` holds one directory per configuration, written for these tests in the forms real
 analyses use (CRABClient's ``config()`` and WMCore's ``Configuration``, ``getUsernameFromCRIC``,
-PrivateMC, ``userInputFiles``, ``scriptExe``, ``pyCfgParams``, lumi masks and run ranges,
-multi-crab scripts whose ``crabCommand`` loop sits in a ``__main__`` block, helper modules and
-files beside them, and every splitting mode), with the psets, scripts and input files they name.
+PrivateMC, ``userInputFiles``, ``scriptExe``, ``pyCfgParams``, certification JSONs beside them or
+at an address, run ranges, ``useParent`` and secondary datasets, multi-threaded jobs, multi-crab
+scripts whose ``crabCommand`` loop sits in a ``__main__`` block or at module level, helper modules
+and files beside them, and every splitting mode), with the psets, scripts and input files they name.
 None of their datasets is in the catalogue and most storage sites are described nowhere: nothing
 is prepared for them.  Each is submitted from its own directory to the simulated grid's pool, as
-its user would type it, and the test waits for one of the task's jobs to run, then kills the task.
+its user would type it, and the test waits for one of each task's jobs to run (of a task with a
+script, to finish: the script finds PSet.py and its input files where it runs), then kills the task;
+multi-crab scripts with a ``__main__`` block are also run with ``--multicrab``.
 """
 
 from __future__ import annotations
@@ -53,6 +56,12 @@ def grid():
     shutil.rmtree(state.path, ignore_errors=True)
 
 
+def test_every_multicrab_script_with_a_main_block_is_run_as_a_script():
+    texts = {c.parent.name: c.read_text() for c in configs()}
+    assert {name for name, text in texts.items()
+            if "if __name__ == '__main__':" in text and "crabCommand" in text} == set(MAIN_BLOCK_TASKS)
+
+
 def test_the_corpus_covers_what_real_analyses_write():
     texts = {path.parent.name: path.read_text() for path in configs()}
     assert len(texts) >= 20
@@ -60,7 +69,11 @@ def test_the_corpus_covers_what_real_analyses_write():
     for form in ("from WMCore.Configuration import Configuration", "getUsernameFromCRIC", "'PrivateMC'",
                  "userInputFiles", "scriptExe", "pyCfgParams", "lumiMask", "runRange", "crabCommand",
                  "if __name__ == '__main__':", "ignoreLocality", "totalUnits = -1", "totalUnits = 0.1",
-                 "numCores = 8", "extraJDL", "outputPrimaryDataset"):
+                 "numCores = 8", "numCores = 4", "extraJDL", "outputPrimaryDataset", "useParent = True",
+                 "secondaryInputDataset", "from httplib import HTTPException", "p = Process(target=submit",
+                 "lumiMask = 'https://cms-service-dqmdc.web.cern.ch/", "lumiMask = 'golden.json'",
+                 "inputDBS = 'phys03'", "whitelist = ['T2_US_*'", "blacklist = ['T2_US_Vanderbilt', 'T3_*']",
+                 "'scripts/haddnano.py'", "% i for i in range(1, 41)]", "lumisPerFile = 2"):
         assert form in every, form
     splittings = {m for text in texts.values() for m in re.findall(r"splitting = '(\w+)'", text)}
     assert splittings == {"FileBased", "LumiBased", "EventAwareLumiBased", "Automatic", "EventBased"}
@@ -79,29 +92,39 @@ def started(state: StateDir, name: str, cwd: Path, timeout: float = 120) -> dict
         time.sleep(0.3)
 
 
-def kill(state: StateDir, name: str, cwd: Path) -> None:
-    assert crabtui(state, "task", "kill", name, cwd=cwd).returncode == 0
-    deadline = time.monotonic() + 60
-    while task_status(state, name, cwd)["status"] != "KILLED":
-        assert time.monotonic() < deadline, f"{name} was not killed"
+def finished(state: StateDir, name: str, cwd: Path, timeout: float = 120) -> None:
+    """One of the task's jobs has finished, its script having succeeded."""
+    deadline = time.monotonic() + timeout
+    while not any(job["state"] == "finished" for job in task_status(state, name, cwd)["jobs"]):
+        assert time.monotonic() < deadline, f"no job of {name} finished"
         time.sleep(0.3)
 
 
-@pytest.mark.parametrize("config", configs(), ids=lambda p: p.parent.name)
-def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config):
-    text = config.read_text()
-    submitted = crabtui(grid, "task", "submit", config.name, cwd=config.parent)
-    assert submitted.returncode == 0, submitted.stderr
-    assert submitted.stderr == "" and "Traceback" not in submitted.stdout
-    name = re.search(r"^Task name: (\S+)$", submitted.stdout, re.M).group(1)
-    notes = [line for line in submitted.stdout.splitlines() if line.startswith("Note: ")]
-    if "inputDataset" in text and "'PrivateMC'" not in text:
-        assert any("the task reads a synthetic stand-in made from its name" in n for n in notes), submitted.stdout
-    if "crabCommand" in text:
-        assert any("is a multi-crab script: crabtui task submit submits its module-level config only" in n
-                   for n in notes), submitted.stdout
+def kill(state: StateDir, name: str, cwd: Path) -> None:
+    """Kill the task; one whose last jobs finish before the task worker takes the kill up is
+    COMPLETED instead, as CRAB refuses to kill a finished task."""
+    killed = crabtui(state, "task", "kill", name, cwd=cwd)
+    assert killed.returncode == 0 or "You cannot kill a task if it is in the COMPLETED status" in killed.stderr
+    deadline = time.monotonic() + 60
+    while (status := task_status(state, name, cwd))["status"] not in ("KILLED", "COMPLETED"):
+        assert time.monotonic() < deadline, f"{name} was not killed"
+        time.sleep(0.3)
+    if status["status"] == "COMPLETED":
+        assert all(job["state"] == "finished" for job in status["jobs"]), status["jobs"]
 
-    cfg = load_config(config)  # what the test expects of the task
+
+LOADING_SUBMITS = {"multicrab_module_level_py2": 2}
+"""Scripts that call crabCommand('submit') at module level, and how many times."""
+MULTICRAB_ONLY = {"multicrab_process_loop"}
+"""Multi-crab scripts whose module-level config is incomplete: only their __main__ block submits."""
+
+
+def task_names(submitted) -> list[str]:
+    return re.findall(r"^Task name: (\S+)$", submitted.stdout, re.M)
+
+
+def check_started(grid: StateDir, config: Path, cfg, name: str) -> None:
+    """One of the task's jobs runs (or has run), where the config says; then the task is killed."""
     status = started(grid, name, config.parent)
     jobs = status["jobs"]
     ran = [job for job in jobs if job["state"] in STARTED]
@@ -112,18 +135,84 @@ def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config):
         assert len(jobs) == cfg.total_units // cfg.units_per_job
     if cfg.user_input_files:
         assert len(jobs) == -(-len(cfg.user_input_files) // cfg.units_per_job)
+    if cfg.script_exe:  # the script finds its sandbox (PSet.py, JobType.inputFiles) where it runs
+        finished(grid, name, config.parent)
     kill(grid, name, config.parent)
 
 
+@pytest.mark.parametrize("config", [c for c in configs() if c.parent.name not in MULTICRAB_ONLY],
+                         ids=lambda p: p.parent.name)
+def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config):
+    text = config.read_text()
+    submitted = crabtui(grid, "task", "submit", config.name, cwd=config.parent)
+    assert submitted.returncode == 0, submitted.stderr
+    assert submitted.stderr == "" and "Traceback" not in submitted.stdout
+    assert "Failed submitting task" not in submitted.stdout
+    names = task_names(submitted)
+    notes = [line for line in submitted.stdout.splitlines() if line.startswith("Note: ")]
+    warnings = [line for line in submitted.stdout.splitlines() if line.startswith("Warning: ")]
+    if "inputDataset" in text and "'PrivateMC'" not in text:
+        assert any("the task reads a synthetic stand-in made from its name" in n for n in notes), submitted.stdout
+    if re.search(r"^config\.Data\.lumiMask = 'https://", text, re.M):  # fetched if this machine has network
+        assert load_config(config).lumi_mask is not None or any(
+            "the lumi mask could not be fetched from https://" in w and "runs over every lumi of its input" in w
+            for w in warnings), submitted.stdout
+    if config.parent.name in LOADING_SUBMITS:  # crabCommand('submit') as the file loads: those are its tasks
+        calls = LOADING_SUBMITS[config.parent.name]
+        assert len(names) == calls and f"passed {calls} config(s) to crabCommand('submit') as it loaded" in \
+            submitted.stdout
+        assert re.findall(r"^Submitted \S+ as (\S+)$", submitted.stdout, re.M) == names, "crabCommand's return"
+    elif "crabCommand" in text:
+        assert any("is a multi-crab script: crabtui task submit submits its module-level config only" in n
+                   and "--multicrab" in n for n in notes), submitted.stdout
+        assert len(names) == 1
+    else:
+        assert len(names) == 1
+
+    cfg = load_config(config)  # what the test expects of the task
+    for name in names:
+        check_started(grid, config, cfg, name)
+
+
+MAIN_BLOCK_TASKS = {"multicrab_main_block": 2, "multicrab_helper_module": 3, "multicrab_process_loop": 2}
+"""The multi-crab scripts whose __main__ block submits, and how many tasks."""
+
+
+@pytest.mark.parametrize("config", [c for c in configs() if c.parent.name in MAIN_BLOCK_TASKS],
+                         ids=lambda p: p.parent.name)
+def test_multicrab_submits_every_config_the_scripts_main_block_passes_to_crab_command(grid, config):
+    if config.parent.name in MULTICRAB_ONLY:  # as crab submit: the module-level config, and the way out
+        refused = crabtui(grid, "task", "submit", config.name, cwd=config.parent)
+        assert refused.returncode == 1 and refused.stdout == "" and refused.stderr.count("\n") == 1
+        assert f"'crabtui task submit --multicrab {config}' runs that block" in refused.stderr
+    submitted = crabtui(grid, "task", "submit", "--multicrab", config.name, cwd=config.parent)
+    assert submitted.returncode == 0, submitted.stderr
+    assert submitted.stderr == "" and "Traceback" not in submitted.stdout and "Failed submitting" not in submitted.stdout
+    names = task_names(submitted)
+    requests = {name.split("_crab_", 1)[1] for name in names}
+    assert len(names) == len(requests) == MAIN_BLOCK_TASKS[config.parent.name], submitted.stdout
+    assert submitted.stdout.rstrip().endswith(f"{len(names)} task(s) submitted: {', '.join(names)}.")
+    cfg = load_config(config) if config.parent.name not in MULTICRAB_ONLY else None
+    for name in names:
+        status = started(grid, name, config.parent)
+        assert status["jobs"], name
+        if cfg is not None and cfg.site_whitelist:
+            sites = {job["site_history"][-1] for job in status["jobs"] if job["site_history"]}
+            assert all(matches(site, cfg.site_whitelist) for site in sites), sites
+        kill(grid, name, config.parent)
+
+
 def test_on_a_bare_machine_a_config_without_site_lists_runs_and_a_whitelist_elsewhere_is_refused(tmp_path):
-    """No pool file: the pool is this machine (T2_XX_Local), where every stand-in is hosted."""
+    """No pool file: the pool is this machine (T2_XX_Local), where every stand-in is hosted, with slots
+    the size of a glidein pilot, where a 4-core job runs."""
     state = StateDir(str(tmp_path / "state"))
     try:
-        for directory in ("ttbar_semilep_mc", "privatemc_minbias_gen"):
+        for directory in ("ttbar_semilep_mc", "privatemc_minbias_gen", "private_nano_4threads"):
             submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=CORPUS / directory)
             assert submitted.returncode == 0, submitted.stderr
             name = re.search(r"^Task name: (\S+)$", submitted.stdout, re.M).group(1)
-            started(state, name, CORPUS / directory)
+            status = started(state, name, CORPUS / directory)
+            assert all(job["site_history"] in ([], ["T2_XX_Local"]) for job in status["jobs"]), status["jobs"]
             kill(state, name, CORPUS / directory)
         refused = crabtui(state, "task", "submit", "crabConfig.py", cwd=CORPUS / "user_input_files")
         assert refused.returncode == 1 and refused.stderr.count("\n") == 1
@@ -135,12 +224,14 @@ def test_on_a_bare_machine_a_config_without_site_lists_runs_and_a_whitelist_else
 
 
 REFUSED = {  # what real configurations set that cannot run here, and the reason given
-    "config.Data.useParent = True": "Data.useParent (True) cannot be simulated: its jobs would also read each input "
-                                    "file's parent files, and the dataset catalogue knows no parentage.",
-    "config.Data.secondaryInputDataset = '/TTbar/Fall17-v1/GEN-SIM-RAW'":
-        "Data.secondaryInputDataset ('/TTbar/Fall17-v1/GEN-SIM-RAW') cannot be simulated",
+    "config.Data.useParent = True\nconfig.Data.inputDataset = '/ZeroBias/Run2023C-v1/RAW'":
+        "Data.useParent: The CRAB3 server backend refuses to submit jobs to the Grid scheduler because you specified "
+        "useParents=True but some your files have no parents. Example: /store/data/Run2023C/ZeroBias/RAW/v1/",
+    "config.Data.useParent = True\nconfig.Data.secondaryInputDataset = '/TTbar/Fall17-v1/GEN-SIM-RAW'":
+        "Parameters Data.useParent and Data.secondaryInputDataset cannot be used together",
     "config.Site.requireAccelerator = True": "Site.requireAccelerator (True) cannot be simulated: its jobs must run on "
-                                             "GPU slots, and no site of the simulated grid has one.",
+                                             "GPU slots (request_GPUs), and the embedded pool's slots advertise no "
+                                             "GPUs.",
     "config.JobType.pluginName = 'CopyCat'": "JobType.pluginName ('CopyCat') cannot be simulated: the CopyCat job type "
                                              "starts from a task of a CRAB server",
     "config.Data.outputPrimaryDataset = 'MyTTbar'": "Analysis job type with input dataset does not accept an output "
@@ -148,11 +239,20 @@ REFUSED = {  # what real configurations set that cannot run here, and the reason
     "config.Data.splitting = 'EventBased'": "EventBased splitting generates events: it needs JobType.pluginName = "
                                             "'PrivateMC'.",
     "config.Site.whitelist = ['T2_US_Purdue']": "User whitelist is ['T2_US_Purdue'].",
+    "config.Data.ignoreLocality = True\nconfig.Site.whitelist = ['T2_US_*']\nconfig.JobType.numCores = 2":
+        "The lists allow T2_US_Nebraska, whose slots cannot hold jobs of 2 core(s) and 2500 MB: ask for less "
+        "(JobType.numCores, JobType.maxMemoryMB) to run there.",
     "config.JobType.numCores = 16\nconfig.JobType.maxMemoryMB = 30000":
         "no slot for jobs of 16 core(s) and 30000 MB",
     "config.Data.inputBlocks = ['9c3a2c4e-0d4f-4c43-9e58-5b1f3f1c2a77']": "Data.inputBlocks: none of its 1 block(s) is "
                                                                          "a block of dataset",
-    "config.Data.lumiMask = 'https://127.0.0.1:9/Cert_Collisions18_JSON.txt'": "cannot download it (",
+    "config.JobType.sendPythonFolder = True": "Parameter JobType.sendPythonFolder has been deprecated. Please remove "
+                                              "it. Reason: Now pythonFolder is always added to sandbox.",
+    "config.JobType.pluginName = 'PrivateMC'\nconfig.Data.unitsPerJob = 1000\nconfig.JobType.eventsPerLumi = 250":
+        "Reason: Use Data.lumisPerFile instead. With Data.unitsPerJob = 1000, Data.lumisPerFile = 4 makes lumis of 250 "
+        "events.",
+    "config.JobType.inputFiles = ['btag_sf_2018.csv']": "The input file 'btag_sf_2018.csv' taken from parameter "
+                                                        "config.JobType.inputFiles cannot be found",
     "import yaml_settings_of_this_analysis": "No module named 'yaml_settings_of_this_analysis'. Make the module "
                                             "yaml_settings_of_this_analysis importable where crabtui runs.",
 }

@@ -5,7 +5,10 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import http.client
 import http.server
+import multiprocessing
+import socket
 import json
 import sys
 import textwrap
@@ -13,7 +16,8 @@ import threading
 
 import pytest
 
-from engine.crab.client.config import ConfigError, PlannedFailure, TaskConfig, load_config
+from engine.crab.client.config import ConfigError, PlannedFailure, TaskConfig, load_config, run_crab_config
+from engine.crab.client.crab_config_py import SubmitFailed
 
 DROP = object()
 
@@ -351,11 +355,16 @@ def test_splitting_names(tmp_path):
     ({"Data.runRange": "316200-316187"}, ["316200-316187 has its first run after its last"], "Data.runRange"),
     ({"Data.lumiMask": DROP, "Data.runRange": "1-60000"}, ["Data.runRange includes 60000 runs. When Data.lumiMask "
                                                            "is not specified"], "Data.runRange"),
-    ({"Data.useParent": True}, ["Parameter Data.useParent (True) cannot be simulated: its jobs would also read each "
-                                "input file's parent files, and the dataset catalogue knows no parentage."],
+    ({"Data.useParent": True, "Data.secondaryInputDataset": "/TTbar/Run2024-v1/GEN-SIM-RAW"},
+     ["Parameters Data.useParent and Data.secondaryInputDataset cannot be used together"], "Data.useParent"),
+    ({"Data.useParent": True, "Data.inputDataset": DROP, "Data.userInputFiles": ["/store/user/me/a.root"],
+      "Data.publication": False},
+     ["Parameter Data.useParent reads the parents of Data.inputDataset's files; user input files have none."],
      "Data.useParent"),
-    ({"Site.requireAccelerator": True}, ["cannot be simulated: its jobs must run on GPU slots"],
-     "Site.requireAccelerator"),
+    ({"Data.secondaryInputDataset": "RAW"}, ["Parameter Data.secondaryInputDataset ('RAW') is not a CMS dataset name"],
+     "Data.secondaryInputDataset"),
+    ({"Site.requireAccelerator": True}, ["cannot be simulated: its jobs must run on GPU slots (request_GPUs), and the "
+                                         "embedded pool's slots advertise no GPUs"], "Site.requireAccelerator"),
     ({"Data.outputPrimaryDataset": "MyOutput"}, ["Analysis job type with input dataset does not accept an output "
                                                  "primary dataset name"], "Data.outputPrimaryDataset"),
     ({"Data.ignoreLocality": True, "Site.whitelist": DROP}, ["when ignoreLocality is set a valid site white list must "
@@ -370,6 +379,17 @@ def test_memory_cap_grows_with_cores_and_wildcards_are_accepted(tmp_path):
     cfg = load_config(str(write_toml(tmp_path, {"JobType.numCores": 4, "JobType.maxMemoryMB": 10000,
                                                 "Site.blacklist": ["T2_US_*", "T1_*", "T3*"]})))
     assert (cfg.num_cores, cfg.max_memory_mb, cfg.site_blacklist) == (4, 10000, ("T2_US_*", "T1_*", "T3*"))
+
+
+def test_use_parent_and_a_secondary_dataset_are_kept_and_privatemc_ignores_use_parent(tmp_path):
+    assert load_config(str(write_toml(tmp_path, {"Data.useParent": True}))).use_parent
+    secondary = load_config(str(write_toml(tmp_path, {"Data.secondaryInputDataset": "/TTbar/Run2024-v1/GEN-SIM-RAW"})))
+    assert (secondary.use_parent, secondary.secondary_dataset) == (False, "/TTbar/Run2024-v1/GEN-SIM-RAW")
+    mc = load_config(str(write_toml(tmp_path, {"JobType.pluginName": "PrivateMC", "Data.inputDataset": DROP,
+                                               "Data.splitting": "EventBased", "Data.totalUnits": 1000,
+                                               "Data.lumiMask": DROP, "Data.publication": False,
+                                               "Data.useParent": True})))
+    assert not mc.use_parent and mc.ignored["Data.useParent"] is True
 
 
 def test_unsupported_parameters_at_their_default_are_accepted(tmp_path):
@@ -456,6 +476,24 @@ def test_lumi_mask_from_an_address_is_downloaded_as_crab_does_and_ranges_merged(
             f"Failed to load lumi mask {address}/missing.txt (Data.lumiMask): cannot download it (HTTP 404 ")
     refused(write_toml(tmp_path, {"Data.lumiMask": "ftp://example.org/golden.json"}),
             "only http and https addresses can be downloaded")
+
+
+def test_a_lumi_mask_address_that_does_not_answer_is_a_warning_and_the_task_reads_every_lumi(tmp_path):
+    """No network (here: a port nothing listens on): CRAB would stop; the task runs unmasked, and says so."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        address = f"https://127.0.0.1:{free.getsockname()[1]}/CAF/certification/Cert_314472-325175_Collisions18_JSON.txt"
+    cfg = load_config(str(write_toml(tmp_path, {"Data.lumiMask": address})))
+    assert (cfg.lumi_mask, cfg.lumi_mask_file) == (None, None)
+    [warning] = cfg.warnings
+    assert warning.startswith(f"{tmp_path / 'task.toml'}: Data.lumiMask: the lumi mask could not be fetched from "
+                              f"{address} (") and "Connection refused" in warning and "\n" not in warning
+    assert warning.endswith("so the task runs over every lumi of its input. To apply the mask, download it beside the "
+                            "configuration and name the file: config.Data.lumiMask = "
+                            "'Cert_314472-325175_Collisions18_JSON.txt'.")
+    ranged = load_config(str(write_toml(tmp_path, {"Data.lumiMask": address, "Data.runRange": "316190-316191"})))
+    assert ranged.lumi_mask == {316190: [(1, 0xFFFFFFF)], 316191: [(1, 0xFFFFFFF)]}
+    assert "runs over every lumi of its input within Data.runRange." in ranged.warnings[0]
 
 
 def test_run_range_narrows_the_lumi_mask_or_selects_whole_runs(tmp_path):
@@ -638,11 +676,112 @@ def test_a_multicrab_script_loads_its_module_level_config(tmp_path):
     assert cfg.multicrab and cfg.input_dataset == "/A/B-v1/AOD"
     py.write_text(MULTICRAB.format(module_level=""))
     refused(py, "requires an input dataset", "This is a multi-crab script: crabtui task submit submits its "
-                                             "module-level config, without what its __main__ block sets.")
-    py.write_text(MULTICRAB.format(module_level="from CRABAPI.RawCommand import crabCommand\n"
-                                                "crabCommand('submit', config=config)"))
-    refused(py, "ClientException: crabCommand('submit') cannot run while crabtui reads the configuration")
+            "module-level config, without what its __main__ block sets; "
+            f"'crabtui task submit --multicrab {py}' runs that block and submits each config it passes to "
+            "crabCommand('submit').)")
     assert not load_config(str(write_toml(tmp_path))).multicrab
+
+
+class Recorder:
+    """A Submitter that keeps what it is given, and names tasks as the CLI would."""
+
+    def __init__(self, refuse: str | None = None):
+        self.submitted, self.refusals, self.refuse = [], [], refuse
+
+    def submit(self, cfg):
+        if cfg.request_name == self.refuse:
+            self.refused(f"a task named {cfg.request_name} exists already")
+            raise SubmitFailed(f"a task named {cfg.request_name} exists already")
+        self.submitted.append(cfg)
+        return f"250101_000000:me_crab_{cfg.request_name}"
+
+    def refused(self, message):
+        self.refusals.append(message)
+
+
+MODULE_LEVEL_SUBMIT = """\
+from CRABClient.UserUtilities import config
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+from httplib import HTTPException
+config = config()
+config.JobType.psetName = 'pset.py'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 2
+config.Site.storageSite = 'T2_XX_Local'
+for name, dataset in [('a', '/A/B-v1/AOD'), ('b', '/C/D-v1/AOD'), ('c', 'not a dataset')]:
+    config.General.requestName = name
+    config.Data.inputDataset = dataset
+    try:
+        print(crabCommand('submit', config=config))
+    except HTTPException as hte:
+        print("Failed submitting task: %s" % (hte.headers))
+    except ClientException as cle:
+        print("Failed submitting task: %s: %s" % (type(cle).__name__, cle))
+"""
+
+
+def test_module_level_crab_command_submit_hands_each_config_over_as_it_was_and_returns_crabs_answer(tmp_path, capsys):
+    py = tmp_path / "multicrab.py"
+    py.write_text(MODULE_LEVEL_SUBMIT)
+    recorder = Recorder(refuse="b")
+    run_crab_config(py, recorder)
+    assert [(c.request_name, c.input_dataset) for c in recorder.submitted] == [("a", "/A/B-v1/AOD")]
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "{'requestname': 'a', 'uniquerequestname': '250101_000000:me_crab_a'}"
+    assert out[1] == "Failed submitting task: ClientException: a task named b exists already"
+    assert out[2].startswith(f"Failed submitting task: ConfigurationException: {py}: Invalid CRAB configuration: "
+                             f"Parameter Data.inputDataset ('not a dataset') is not a CMS dataset name.")
+    assert len(recorder.refusals) == 2 and "Data.inputDataset ('not a dataset')" in recorder.refusals[1]
+    assert "httplib" not in sys.modules
+
+
+def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything_back(tmp_path):
+    py = tmp_path / "multicrab.py"
+    py.write_text(MULTICRAB.format(module_level="import sys\nconfig.General.requestName = sys.argv[1]"))
+    argv, method = list(sys.argv), multiprocessing.get_start_method(allow_none=True)
+    recorder = Recorder()
+    run_crab_config(py, recorder, main=True, argv=["first"])
+    assert [(c.request_name, c.input_dataset) for c in recorder.submitted] == [("a", "/A/B-v1/AOD"),
+                                                                                ("b", "/C/D-v1/AOD")]
+    assert sys.argv == argv and multiprocessing.get_start_method(allow_none=True) == method
+    imported = Recorder()
+    run_crab_config(py, imported)  # as crab submit imports it: no __main__ block, nothing submitted
+    assert imported.submitted == imported.refusals == []
+    py.write_text(MULTICRAB.format(module_level="") + "    raise SystemExit(0)\n")
+    run_crab_config(py, Recorder(), main=True)  # a script's sys.exit(0) is its normal end
+    py.write_text(MULTICRAB.format(module_level="") + "    raise SystemExit(2)\n")
+    with pytest.raises(ConfigError) as info:
+        run_crab_config(py, Recorder(), main=True)
+    last = len(py.read_text().splitlines())
+    assert str(info.value) == f"{py}:{last}: Error while loading CRAB configuration {py}: it called sys.exit(2)."
+
+
+@pytest.mark.parametrize("code, line, fragments", [
+    ('print "submitting", config.General.requestName\n', 3,
+     ["SyntaxError: Missing parentheses in call to 'print'. Did you mean print(...)? This is Python 2; crabtui runs "
+      "configurations with Python 3, as CRAB's client does."]),
+    ("for i in xrange(3):\n    pass\n", 3,
+     ["NameError: name 'xrange' is not defined", "xrange is Python 2's; crabtui runs configurations with Python 3, "
+      "as CRAB's client does: use range."]),
+    ("import urllib2\n", 3, ["No module named 'urllib2'", "urllib2 is Python 2's; crabtui runs configurations with "
+                                                           "Python 3, as CRAB's client does: import urllib.request."]),
+    ("for k, v in {}.iteritems():\n    pass\n", 3, ["AttributeError", "use items()"]),
+])
+def test_python_2_leftovers_are_one_line_naming_the_file_and_line(tmp_path, code, line, fragments):
+    py = tmp_path / "crabConfig.py"
+    py.write_text("from CRABClient.UserUtilities import config\nconfig = config()\n" + code)
+    message = refused(py, *fragments)
+    assert message.startswith(f"{py}:{line}: Error while loading CRAB configuration {py}: ") and "\n" not in message
+
+
+def test_httplib_is_python_3s_http_client_while_a_config_runs(tmp_path):
+    write_toml(tmp_path)  # and golden.json beside it
+    py = tmp_path / "crabConfig.py"
+    py.write_text(CRAB_CONFIG_PY + "from httplib import HTTPException\nimport http.client\n"
+                  "assert HTTPException is http.client.HTTPException\n")
+    assert load_config(py).request_name
+    assert "httplib" not in sys.modules
 
 
 @pytest.mark.parametrize("code, fragments, absent", [

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from crabtui.cli import main
+from engine.crab.client.lumi_mask import read_mask
 from engine.crab.taskworker import stand_ins
 from engine.crab.taskworker.datasets import (
     SITES, SYNTHETIC, Catalogue, Dataset, DatasetError, Lumi, UnknownDataset, generate, load_json,
@@ -141,6 +142,10 @@ def test_user_dataset_is_listed_and_loaded(tmp_path: Path) -> None:
     (lambda d: d["blocks"][0]["files"][1].update(events=6), "mine.json: blocks[1].files[2].events: 6 is not the sum"),
     (lambda d: d["blocks"][0]["files"][1].update(lfn="/tmp/b.root"), "mine.json: blocks[1].files[2].lfn: must be "
                                                                       "a logical file name under /store/"),
+    (lambda d: d["blocks"][0]["files"][1].update(parents=["a.root"]), "mine.json: blocks[1].files[2].parents[1]: must "
+                                                                       "be a logical file name under /store/"),
+    (lambda d: d["blocks"][0]["files"][1].update(parents=[]), "mine.json: blocks[1].files[2].parents: must be a "
+                                                              "non-empty list of parent files' LFNs"),
     (lambda d: d["blocks"][1]["files"][0].update(lfn="/store/user/me/a.root"),
      "mine.json: blocks[2].files[1].lfn: /store/user/me/a.root is already a file of this dataset"),
     (lambda d: d["blocks"][0]["files"][0]["lumis"].append([1, 2, 3]),
@@ -289,7 +294,7 @@ def test_a_stand_in_is_the_same_every_time_and_different_for_another_name() -> N
 def test_a_stand_in_resembles_what_its_name_says() -> None:
     data, mc, nano, raw = (generate(stand_ins.definition(n)) for n in (SINGLE_MUON, TT_MC, NANO, RAW))
     runs = data.runs()
-    assert 314_400 <= runs[0] and runs[-1] <= 325_200 and len(runs) > 1, "2018 collision runs"
+    assert 320_394 <= runs[0] and runs[-1] <= 325_273 and len(runs) > 1000, "Run2018D's runs, one in 2 to 4"
     assert all(f.lfn.startswith("/store/data/Run2018D/SingleMuon/MINIAOD/UL2018_MiniAODv2-v3/000/")
                for f in data.files)
     assert mc.runs() == [1] and all(f.lfn.startswith("/store/mc/RunIISummer20UL18MiniAODv2/TTToSemiLeptonic_")
@@ -301,6 +306,25 @@ def test_a_stand_in_resembles_what_its_name_says() -> None:
     assert all("T2_XX_Local" in b.sites and len(b.sites) >= 2 for d in (data, mc) for b in d.blocks)
     assert "T1_US_FNAL" not in {s for b in mc.blocks for s in b.sites}, "MC is at Tier-2s"
     assert stand_ins.is_mc(TT_MC) and not stand_ins.is_mc(SINGLE_MUON) and stand_ins.is_mc("/QCD/Camp-v1/GEN-SIM")
+
+
+GOLDEN_2018 = (Path(__file__).parent / "corpus" / "singlemuon_2018_golden_json"
+               / "Cert_314472-325175_13TeV_Legacy2018_Collisions18_JSON.txt")
+
+
+def test_a_data_stand_in_holds_runs_of_its_era_and_a_certification_json_of_the_year_selects_some() -> None:
+    golden = read_mask(str(GOLDEN_2018), url=False)
+    for year, eras in stand_ins.ERAS.items():
+        for letter, (first, last) in eras.items():
+            d = generate(stand_ins.definition(f"/SingleMuon/Run{year}{letter}-UL{year}_MiniAODv2-v1/MINIAOD"))
+            runs = d.runs()
+            assert first <= runs[0] and runs[-1] <= last and len(runs) >= (last - first + 1) // 4, (year, letter)
+            if year == 2018:
+                selected = {run for f in d.files for run, lumi in zip(f.lumis.runs, f.lumis.numbers)
+                            if any(low <= lumi <= high for low, high in golden.get(run, ()))}
+                assert len(selected) >= 5, f"Run2018{letter}: the golden JSON selects lumis of {len(selected)} runs"
+    year_only = generate(stand_ins.definition("/SingleMuon/Run2018-v1/RAW")).runs()
+    assert 315_252 <= year_only[0] and year_only[-1] <= 325_273 and year_only[-1] > 320_394, "a year spans its eras"
 
 
 def test_the_catalogues_own_dataset_wins_over_the_stand_in(tmp_path: Path) -> None:

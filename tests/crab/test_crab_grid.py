@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import classad2
@@ -489,11 +490,11 @@ class TestAdFiles:
 
 # ------------------------------------------------------------------------------------ the wrapper
 
-def run_wrapper(tmp_path: Path, attrs: dict, machine: dict | None = None) -> subprocess.CompletedProcess:
+def run_wrapper(tmp_path: Path, attrs: dict, machine: dict | None = None, **env_vars: str) -> subprocess.CompletedProcess:
     ad = classad2.ClassAd({"CRAB_ReqName": TASK, "CRAB_Retry": 0, "RequestMemory": 2000,
                            "CRABTUI_TimeScale": SCALE, **attrs})
     (tmp_path / "job.ad").write_text(str(ad))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "_CONDOR_JOB_AD": str(tmp_path / "job.ad")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "_CONDOR_JOB_AD": str(tmp_path / "job.ad"), **env_vars}
     env.pop("_CONDOR_MACHINE_AD", None)
     if machine is not None:
         (tmp_path / "machine.ad").write_text(str(classad2.ClassAd(machine)))
@@ -549,6 +550,26 @@ class TestWrapper:
         s = fjr.summarize(fjr.read_report(tmp_path / "jobReport.json.6"))
         assert s.exit_code == 50660 and s.peak_rss_mb == 3000 and s.site == "T2_CH_CERN"
 
+    def test_a_failed_job_runs_at_least_20_simulated_minutes(self, tmp_path):
+        """Seed 000: the wrapper sleeps a failed job out to 20 minutes (1.2 s at 1000 simulated
+        seconds a real second); a job that succeeds ends at once, and CRAB3_RUNTIME_DEBUG skips it."""
+        job_input(tmp_path)
+        plan = failure_plan.plan_json([PlannedFailure(job="4", attempt=1, exit_code=8001)])
+        failing = {"CRAB_Id": "4", "CRABTUI_InputFile": "input.json", "CRABTUI_FailurePlan": plan}
+
+        def timed(attrs: dict, **env: str) -> tuple[int, float]:
+            started = time.monotonic()
+            done = run_wrapper(tmp_path, attrs, CERN, **env)
+            return done.returncode, time.monotonic() - started
+
+        code, seconds = timed(failing)
+        assert code == 8001 % 256 and seconds >= 20 * 60 / SCALE
+        assert "Job runtime is less than 20 minutes" in (run_wrapper(tmp_path, failing, CERN).stdout)
+        code, quick = timed(failing, CRAB3_RUNTIME_DEBUG="1")
+        assert code == 8001 % 256 and quick < 20 * 60 / SCALE
+        code, fine = timed({"CRAB_Id": "4", "CRABTUI_InputFile": "input.json"})
+        assert code == 0 and fine < 20 * 60 / SCALE
+
     def test_a_planned_hold_skips_the_payload(self, tmp_path):
         plan = failure_plan.plan_json([PlannedFailure(job="5", attempt=None, hold_code=13)])
         done = run_wrapper(tmp_path, {"CRAB_Id": "5", "CRABTUI_InputFile": "missing.json",
@@ -590,6 +611,29 @@ class TestWrapper:
         report = fjr.read_report(tmp_path / "jobReport.json.8")
         assert report["exitMsg"] == "mine" and fjr.summarize(report).wall_s == 42
         assert report["executed_site"] == "T2_CH_CERN"
+
+    def test_a_script_runs_in_a_copy_of_the_sandbox_and_its_listed_outputs_stay(self, tmp_path, monkeypatch):
+        """The attempt's scratch directory holds the sandbox; the script's own files there are its
+        own; a report listing an output written there is pointed at it, and the directory stays."""
+        sandbox = tmp_path / "sandbox"
+        sandbox.mkdir()
+        (sandbox / "weights.txt").write_text("w=1\n")
+        mine = fjr.build_report(exit_code=0, exit_msg="mine", site=None, start=1, stop=2, inputs=[],
+                                outputs=[{"pfn": "tree.root", "events": 3, "size": 4, "lumis": {}}])
+        (sandbox / "own.py").write_text(
+            f"#!{sys.executable}\nimport json, os\nassert open('weights.txt').read() == 'w=1\\n'\n"
+            f"open('weights.txt', 'w').write('changed by job ' + os.environ['CRAB_Id'])\n"
+            f"open('tree.root', 'w').write('tree')\n"
+            f"if os.environ.get('LIST'): json.dump({mine!r}, open(os.environ['CRABTUI_JOB_REPORT'], 'w'))\n")
+        (sandbox / "own.py").chmod(0o755)
+        attrs = {"CRAB_Id": "8", "CRABTUI_ScriptExe": "own.py", "CRABTUI_Sandbox": "sandbox"}
+        assert run_wrapper(tmp_path, attrs, CERN).returncode == 0
+        assert (sandbox / "weights.txt").read_text() == "w=1\n", "the sandbox is the task's, not the job's"
+        assert not (tmp_path / "scratch.8.1").exists() and not (tmp_path / "tree.root").exists()
+        monkeypatch.setenv("LIST", "1")  # now the script lists tree.root in its own report
+        assert run_wrapper(tmp_path, {**attrs, "CRABTUI_Attempt": 2}, CERN).returncode == 0
+        [output] = fjr.read_report(tmp_path / "jobReport.json.8")["steps"]["cmsRun"]["output"]["output"]
+        assert output["pfn"] == "scratch.8.2/tree.root" and (tmp_path / output["pfn"]).read_text() == "tree"
 
     def test_problems_still_leave_a_report(self, tmp_path):
         done = run_wrapper(tmp_path, {"CRABTUI_InputFile": "input.json"}, CERN)  # no CRAB_Id

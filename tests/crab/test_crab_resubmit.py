@@ -30,6 +30,7 @@ def wait_until(what, predicate, timeout: float = 90):
 
 
 def test_failed_job_is_resubmitted_with_new_memory_in_a_new_epoch(tmp_path, state):
+    Path(state.taskworker_config).write_text("[TaskWorker]\nnumAutomJobRetries = 3\n")
     (tmp_path / "crab.toml").write_text(config_text("resub", scale=2000, plan=JOB3_FAILS_THREE_TIMES))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "resub", tmp_path, "FAILED")
@@ -89,38 +90,50 @@ def test_a_killed_task_cannot_be_resubmitted(tmp_path, state):
     assert refused.returncode == 1 and "is KILLED" in refused.stderr and "cannot be resubmitted" in refused.stderr
 
 
-def test_a_resubmit_while_the_dag_runs_waits_for_it_and_reruns_only_the_listed_jobs(tmp_path, state):
-    plan = '{job = "3", attempt = 1, exitCode = 7}, {job = "1", attempt = 1, hold = 99}'
-    # Job 1 stays held until the test removes it: the user's extraJDL replaces CRAB's periodic_remove,
-    # which would remove it after 7 minutes held (0.2 s at this scale).
-    (tmp_path / "crab.toml").write_text(config_text("busy", scale=2000, plan=plan)
-                                        .replace("[Debug]\n", '[Debug]\nextraJDL = ["periodic_remove = false"]\n'))
+def test_a_resubmit_while_the_dag_runs_reruns_the_job_at_once_and_leaves_the_running_ones_alone(tmp_path, state):
+    """CRAB's live resubmit: DAGMan is held and released after its state says the failed node is to
+    be retried, so job 3 runs again while job 1 (which waits for a file the test writes) runs on,
+    in the same job, undisturbed; the task then completes under the same DAGMan."""
+    release = tmp_path / "release"
+    (tmp_path / "run.sh").write_text(f'#!/bin/sh\nif [ "$1" = 1 ]; then while [ ! -e {release} ]; do sleep 0.1; done; fi\n')
+    (tmp_path / "run.sh").chmod(0o755)
+    (tmp_path / "crab.toml").write_text(config_text("busy", scale=2000, plan='{job = "3", attempt = 1, exitCode = 7}')
+                                        .replace('psetName = "pset.py"', 'scriptExe = "run.sh"'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
 
     def states() -> dict | None:
         status = task_status(state, "busy", tmp_path)
         jobs = {j["id"]: j["state"] for j in status["jobs"]}
-        return status if (jobs.get("3"), jobs.get("1")) == ("failed", "held") else None
+        return status if (jobs.get("3"), jobs.get("1")) == ("failed", "running") else None
 
-    status = wait_until("job 3 failed while job 1 is held", states)
-    assert status["status"] == "SUBMITTED"
-    assert crabtui(state, "task", "resubmit", "busy", cwd=tmp_path).returncode == 0
-    waiting = wait_until("the resubmit to wait for the running DAG",
-                         lambda: "they run when" in (s := task_status(state, "busy", tmp_path))["message"] and s)
-    assert (waiting["status"], waiting["dagman_id"]) == ("SUBMITTED", status["dagman_id"])
-    task_dir = Path(json.loads(crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout)[0]["task_dir"])
-    assert load_job_state(str(task_dir), "3").epoch == 1 and load_job_state(str(task_dir), "1").epoch == 0
-
-    # Job 1 fails for good too (a held job's report says 213, a code no policy retries), after the
-    # resubmit: the rescue DAG runs job 3 again, but not job 1, which no resubmit listed.
+    status = wait_until("job 3 failed while job 1 runs", states)
     with LocalScheddClient(state) as schedd:
-        schedd.act(JobAction.Remove, f"DAGManJobId == {status['dagman_id']} && JobStatus == 5", "removed by the test")
-    final = wait_status(state, "busy", tmp_path, "FAILED")
-    assert final["dagman_id"] != status["dagman_id"], "the rescue DAG ran under a new DAGMan"
+        (running,) = schedd.query('CRAB_Id == "1"', ["ClusterId", "JobStatus"])
+    assert crabtui(state, "task", "resubmit", "busy", "--jobids", "3", cwd=tmp_path).returncode == 0
+
+    def rerun() -> dict | None:
+        now = task_status(state, "busy", tmp_path)
+        three = next(j for j in now["jobs"] if j["id"] == "3")
+        return now if [a["exit_code"] for a in three["attempts"]] == [7, 0] else None
+
+    after = wait_until("job 3 to run again while job 1 still runs", rerun, timeout=60)
+    assert (after["status"], after["dagman_id"]) == ("SUBMITTED", status["dagman_id"]), "the same DAGMan"
+    one = next(j for j in after["jobs"] if j["id"] == "1")
+    assert one["state"] == "running" and one["restarts"] == 0 and len(one["attempts"]) == 1
+    with LocalScheddClient(state) as schedd:
+        assert schedd.query('CRAB_Id == "1"', ["ClusterId", "JobStatus"])[0]["ClusterId"] == running["ClusterId"]
+    task_dir = Path(after["task_dir"])
+    state3 = load_job_state(str(task_dir), "3")
+    assert [(a.rrn, a.epoch) for a in state3.attempts] == [(1, 0), (1, 1)], "a fresh budget in epoch 1"
+    assert "RETRY Job3 11 UNLESS-EXIT 2" in (task_dir / "RunJobs.dag").read_text(), "retries so far + 1 + 10"
+    assert "Running in RECOVERY mode" in (task_dir / "RunJobs.dag.dagman.out").read_text()
+
+    release.write_text("")
+    final = wait_status(state, "busy", tmp_path, "COMPLETED")
+    assert final["dagman_id"] == status["dagman_id"]
     jobs = {j["id"]: j for j in final["jobs"]}
-    assert [a["exit_code"] for a in jobs["3"]["attempts"]] == [7, 0] and jobs["3"]["state"] == "finished"
-    assert jobs["1"]["state"] == "failed" and len(jobs["1"]["attempts"]) == 1
-    assert [len(jobs[i]["attempts"]) for i in ("2", "4")] == [1, 1]
+    assert all(j["state"] == "finished" for j in jobs.values())
+    assert (len(jobs["1"]["attempts"]), jobs["1"]["restarts"]) == (1, 0)
 
 
 # --- the pieces, without an engine ------------------------------------------------------------
@@ -193,3 +206,45 @@ def test_the_record_puts_listed_jobs_in_a_new_epoch_and_leaves_the_others(tmp_pa
     (tmp_path / RECORD_FILE).write_text('{"schema": "crabtui.resubmit_record/1", "epochs": [{"epoch": 0}]}')
     with pytest.raises(ResubmitRecordError, match="epochs\\[0\\]"):
         read_record(str(tmp_path))
+
+
+def test_adjust_sites_edits_retry_counts_and_post_results_in_place(tmp_path):
+    from datetime import datetime
+
+    import htcondor2
+
+    from engine.dag.writer import set_retries
+    from engine.schedd.local.userlog import (ExecuteEvent, PostScriptTerminatedEvent, SubmitEvent, UserLog,
+                                             change_post_results)
+
+    dag = tmp_path / "RunJobs.dag"
+    dag.write_text("JOB Job1 Job.1.submit\nRETRY Job1 10 UNLESS-EXIT 2\nJOB Job12 Job.12.submit\n"
+                   "retry Job12 10 UNLESS-EXIT 2\n# RETRY Job1 3\n")
+    assert set_retries(str(dag), {"Job1": 14, "Job3": 99})
+    assert dag.read_text() == ("JOB Job1 Job.1.submit\nRETRY Job1 14 UNLESS-EXIT 2\nJOB Job12 Job.12.submit\n"
+                               "retry Job12 10 UNLESS-EXIT 2\n# RETRY Job1 3\n")
+    assert not set_retries(str(dag), {"Job1": 14}), "doing it again changes nothing"
+
+    log = tmp_path / "RunJobs.dag.nodes.log"
+    t = datetime(2026, 1, 1, 12, 0).astimezone()
+    with UserLog(str(log)) as out:
+        out.write(SubmitEvent(cluster=5, proc=0, time=t, submit_host="<127.0.0.1:0>", log_notes="DAG Node: Job1"),
+                  PostScriptTerminatedEvent(cluster=5, proc=0, time=t, dag_node_name="Job1", return_value=2),
+                  PostScriptTerminatedEvent(cluster=6, proc=0, time=t, dag_node_name="Job12", return_value=2),
+                  PostScriptTerminatedEvent(cluster=7, proc=0, time=t, dag_node_name="Job2", return_value=0))
+    size = log.stat().st_size
+    assert change_post_results(str(log), ["Job1", "Job2"], 2, 1) == ["Job1"]
+    with UserLog(str(log)) as out:  # the schedd goes on appending
+        out.write(ExecuteEvent(cluster=8, proc=0, time=t, execute_host="<127.0.0.1:0>"))
+    assert change_post_results(str(log), ["Job1"], 2, 1) == [] and log.stat().st_size > size
+    posts = [(e["DAGNodeName"], e["ReturnValue"]) for e in htcondor2.JobEventLog(str(log)).events(stop_after=0)
+             if e.type == htcondor2.JobEventType.POST_SCRIPT_TERMINATED]
+    assert posts == [("Job1", 1), ("Job12", 2), ("Job2", 0)]
+
+
+def test_each_job_is_retried_by_the_dagman_of_its_stage():
+    from engine.crab.taskworker.resubmitter import dag_of
+
+    assert [dag_of(job, automatic=False) for job in ("1", "17")] == ["RunJobs.dag"] * 2
+    assert [dag_of(job, automatic=True) for job in ("0-2", "4", "1-3", "3-12")] == [
+        "RunJobs.dag", "RunJobs0.subdag", "RunJobs1.subdag", "RunJobs3.subdag"]

@@ -195,7 +195,9 @@ def test_retry_limit_counts_executions_per_epoch():
         if decision.action == "retry":
             state = opened(state, dag_retry=dag_retry)
     assert actions == [(1, "retry"), (2, "retry"), (3, "fatal")]
-    assert decision.reason.endswith("maximum allowed number of retries (3) was hit.")
+    assert decision.reason.endswith("This is job retry number 3. The maximum allowed number of retries is 3. The "
+                                    "retry handler indicated this was a recoverable error, but the maximum number "
+                                    "of retries was already hit. DAGMan will not retry.")
     assert decision.exit_code == 8021 and decision.status == 2
     assert run(opened(), 8021, Limits(max_retries=0))[0].action == "fatal"  # Automatic's processing stage
 

@@ -109,7 +109,8 @@ def test_error_summary_groups_by_exit_code_with_the_policys_meaning():
     text = "\n".join(error_lines(more))
     assert text.index("exit code 99") < text.index("exit code 50660") < text.index("exit code 8021")  # CRAB's ties
     assert " 4 jobs failed with exit code 99 (unknown, fatal)" in text
-    assert "exit code 50660 (Job killed by HTCondor due to excessive memory use. Will not retry it.)" in text
+    assert "exit code 50660 (Excessive memory use: removed on the worker node, or not retried after using more " \
+           "than allowed.)" in text
     assert "Could not find exit code details for 1 jobs." in text
     by_code = "\n".join(error_lines(more, sort="exitcode"))
     assert by_code.index("exit code 99 ") < by_code.index("exit code 8021") < by_code.index("exit code 50660")
@@ -198,15 +199,40 @@ def test_header_and_the_order_of_the_parts():
         "The task has not been submitted to the Grid scheduler yet. Not printing job information."]
     assert render(info, [], NOW) == header_lines(info)
     failed = TaskInfo("t", "/d", "FAILED", message="DAGMan exited 1", scheduler_status="FAILED",
-                      max_memory_mb=2500, max_runtime_min=1250)
+                      max_memory_mb=2500, max_runtime_min=1250, publication=False)
     lines = render(failed, twelve(), NOW, Options(long=True, summary=True))
-    assert lines[3:5] == ["Failure message from server:\tDAGMan exited 1", "Status on the scheduler:\tFAILED"]
+    # Only the scheduler says the DAG failed; CRAB's task table keeps a submitted task SUBMITTED.
+    assert lines[2:5] == ["Status on the CRAB server:\tSUBMITTED", "Message:\t\t\tDAGMan exited 1",
+                          "Status on the scheduler:\tFAILED"]
+    publication = lines.index("No publication information (publication has been disabled in the CRAB "
+                              "configuration file)")
+    assert lines[publication - 1] == ""
     starts = [next(i for i, line in enumerate(lines) if line.startswith(p)) for p in (
-        "Jobs status:", "Error Summary:", "Site Summary Table", "Extended Job Status Table:", "Summary of run jobs:")]
+        "Jobs status:", "No publication information", "Error Summary:", "Site Summary Table",
+        "Extended Job Status Table:", "Summary of run jobs:")]
     assert starts == sorted(starts)
     assert sum(line.startswith("Summary of run jobs:") for line in lines) == 1
     short = render(failed, twelve(), NOW)
     assert "Summary of run jobs:" in short and "Extended Job Status Table:" not in short
+    published = render(TaskInfo("t", "/d", "COMPLETED", scheduler_status="COMPLETED", publication=True), [], NOW)
+    assert published[2] == "Status on the CRAB server:\tSUBMITTED" and published[-2:] == [
+        "", "No publication information (crabtui publishes no output dataset: Data.publication has no effect)"]
+    assert header_lines(TaskInfo("t", "/d", "KILLFAILED", scheduler_status="RUNNING"))[2] == \
+        "Status on the CRAB server:\tKILLFAILED"
+
+
+def test_the_error_summary_says_what_a_code_means_for_jobs_that_failed_for_good():
+    """No "will retry" for a job that will not be, and a 50664 of the 24 h guard is not said to be a
+    removal on the worker node."""
+    no_fjr = job("1", "failed", attempt("A", 50115, 60, "fatal", "Job did not produce a FJR; will retry. This is "
+                                                                  "job retry number 10. ..."))
+    long_run = job("2", "failed", attempt("A", 50664, 90000, "fatal", "Other CMS Exception. Not retrying a long "
+                                                                      "running job (job ran for 25.0 hours)."))
+    text = "\n".join(error_lines([no_fjr, long_run]))
+    assert "will retry" not in text and "killed on the worker node" not in text
+    assert "\n1 jobs failed with exit code 50115 (Job did not produce a FJR.)" in text
+    assert ("\n1 jobs failed with exit code 50664 (Wall clock time over the limit: removed on the worker node, or "
+            "not retried after running longer than allowed.)") in text
 
 
 # --- the views ------------------------------------------------------------------------------
@@ -375,11 +401,21 @@ def test_status_command_prints_crabs_layout(tmp_path, state):
     assert [jobs[i]["state"] for i in "1234"] == ["finished", "finished", "finished", "failed"]
     assert jobs["2"]["retries"] == 1 and jobs["2"]["waste_s"] > 0 and jobs["1"]["runtime_s"] > 0
     assert jobs["4"]["exit_code"] == 99 and jobs["4"]["error"].startswith("Job wrapper finished with exit code 99.")
+    # CRAB's status_cache fields, for scripts written against crab status, and the RRN design's counters
+    two = jobs["2"]
+    assert (two["State"], two["Retries"], two["Restarts"], two["RecordedSite"]) == ("finished", 1, 0, True)
+    assert two["SiteHistory"] == two["site_history"] and len(two["WallDurations"]) == 2
+    assert all(w > 0 for w in two["WallDurations"]) and len(two["ResidentSetSize"]) == 2
+    assert (two["rrn"], two["epoch"], two["crab_retry"]) == (2, 0, 2)
+    assert jobs["4"]["Error"][:2] == [99, jobs["4"]["error"]] and "Error" not in jobs["1"]
+    assert (status["dbStatus"], status["dagStatus"]) == ("SUBMITTED", "FAILED")
+    assert status["jobsPerStatus"] == {"finished": 3, "failed": 1} and ["failed", "4"] in status["jobList"]
     result = crabtui(state, "task", "status", "layout", "--long", "--summary", "--verboseErrors", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[:2] == [f"CRAB project directory:\t\t{status['task_dir']}", f"Task name:\t\t\t{status['name']}"]
-    assert "Status on the CRAB server:\tFAILED" in lines and "Status on the scheduler:\tFAILED" in lines
+    assert "Status on the CRAB server:\tSUBMITTED" in lines and "Status on the scheduler:\tFAILED" in lines
+    assert "No publication information (crabtui publishes no output dataset: Data.publication has no effect)" in lines
     assert "Jobs status:                    failed       \t\t 25.0% (1/4)" in lines
     assert "\t\t\t\tfinished     \t\t 75.0% (3/4)" in lines
     assert "1 jobs failed with exit code 99 (unknown, fatal):" in lines

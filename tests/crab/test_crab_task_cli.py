@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -29,6 +30,12 @@ def test_a_task_is_submitted_runs_its_retries_and_completes(tmp_path, state):
     long = crabtui(state, "task", "status", "ttbar", "--long", cwd=tmp_path).stdout
     assert "Jobs status:                    finished     \t\t100.0% (4/4)" in long
 
+    refused = crabtui(state, "task", "kill", "ttbar", cwd=tmp_path)  # CRAB refuses to kill a finished task
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("ERROR: You cannot kill a task if it is in the COMPLETED status")
+    after = wait_status(state, "ttbar", tmp_path, "COMPLETED")
+    assert (after["status"], after["scheduler_status"], after["command"]) == ("COMPLETED", "COMPLETED", "SUBMIT")
+
 
 def test_kill_removes_the_tasks_jobs(tmp_path, state):
     (tmp_path / "crab.toml").write_text(config_text("slow", scale=0.5))
@@ -46,7 +53,7 @@ def test_kill_removes_the_tasks_jobs(tmp_path, state):
         assert time.monotonic() < deadline, "jobs left after the kill"
         time.sleep(0.2)
     again = crabtui(state, "task", "kill", "slow", cwd=tmp_path)
-    assert again.returncode == 1 and "is KILLED: it can be killed only when" in again.stderr
+    assert again.returncode == 1 and "You cannot kill a task if it is in the KILLED status" in again.stderr
 
 
 def test_a_bad_configuration_is_refused_and_an_unknown_dataset_reads_its_stand_in(tmp_path, state):
@@ -89,3 +96,126 @@ def test_a_users_script_runs_as_the_payload_and_extra_jdl_reaches_the_jobs(tmp_p
     ads = LocalScheddClient(state).history("CRAB_Id =!= undefined", ["CrabtuiExtra", "CRAB_Id"])
     assert len(ads) == 4 and all(ad["CrabtuiExtra"] == 42 for ad in ads)
     assert "payload for job 1" in (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
+
+
+def test_a_script_runs_beside_its_pset_and_input_files_as_shipped_at_submit(tmp_path, state):
+    """CRAB's sandbox: a NanoAOD-tools style script runs ``python3 crab_script.py`` from its working
+    directory, where PSet.py and JobType.inputFiles are (one from another directory, a directory
+    whole); what it ships is what was there at submit."""
+    (tmp_path / "crab").mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "haddnano.py").write_text("print('haddnano')\n")
+    (tmp_path / "crab" / "data").mkdir()
+    (tmp_path / "crab" / "data" / "keep_and_drop.txt").write_text("keep Muon_*\n")
+    (tmp_path / "crab" / "PSet.py").write_text("# fake PSet\n")
+    (tmp_path / "crab" / "skim_cfg.py").write_text("# the pset CRAB ships as PSet.py\n")
+    (tmp_path / "crab" / "crab_script.py").write_text(
+        "import os, sys\n"
+        "print('job', sys.argv[1], 'sees', ' '.join(sorted(os.listdir('.'))))\n"
+        "print('pset', open('PSet.py').read().strip(), 'keep', open('data/keep_and_drop.txt').read().strip())\n")
+    (tmp_path / "crab" / "crab_script.sh").write_text("#!/bin/sh\nexec python3 crab_script.py $1\n")
+    (tmp_path / "crab" / "crab_script.sh").chmod(0o755)
+    config = (config_text("sandbox").replace('psetName = "pset.py"', 'psetName = "skim_cfg.py"\nscriptExe = "crab_script.sh"\n'
+                                             'inputFiles = ["crab_script.py", "../scripts/*.py", "data"]'))
+    (tmp_path / "crab" / "crab.toml").write_text(config)
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path / "crab").returncode == 0
+    (tmp_path / "crab" / "crab_script.py").write_text("raise SystemExit(3)\n")  # after submit: not the task's
+    status = wait_status(state, "sandbox", tmp_path, "COMPLETED")
+    out = (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
+    assert "job 1 sees PSet.py crab_script.py crab_script.sh data haddnano.py" in out
+    assert "pset # the pset CRAB ships as PSet.py keep keep Muon_*" in out
+    assert not list(Path(status["task_dir"]).glob("scratch.*")), "each attempt's scratch directory goes with it"
+    missing = config.replace('"data"]', '"data", "weights/*.xml"]')
+    (tmp_path / "crab" / "crab.toml").write_text(missing.replace('"sandbox"', '"nosandbox"'))
+    refused = crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path / "crab")
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1
+    assert "The input file 'weights/*.xml' taken from parameter config.JobType.inputFiles cannot be found" in \
+        refused.stderr
+
+
+def test_submit_from_a_directory_holding_another_engine_package_uses_crabtuis_own(tmp_path, state):
+    """The daemon that the first command starts imports crabtui's engine, not an ``engine``
+    package in the user's working directory (another checkout, an older one)."""
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "__init__.py").write_text("raise ImportError('not crabtui')\n")
+    (tmp_path / "crab.toml").write_text(config_text("here"))
+    submitted = crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    assert wait_status(state, "here", tmp_path, "SUBMITTED")["dagman_id"]
+
+
+class _OlderDaemon:
+    """What a daemon of an older crabtui answers to ping: no sites (it cannot be started from this
+    checkout, so its answer is written here)."""
+    state = type("State", (), {"path": "/tmp/crabtui-state"})()
+
+    def ping(self):
+        return {"pid": 4242, "jobs": 0, "running": 0, "slots": 2, "busy_slots": 0, "state_dir": self.state.path}
+
+
+def test_a_daemon_that_does_not_say_its_sites_is_named_in_one_line_with_the_way_out():
+    from crabtui.commands.task import site_slots
+    from engine.schedd.api import ScheddError
+
+    try:
+        site_slots(_OlderDaemon())
+    except ScheddError as e:
+        message = str(e)
+    assert "\n" not in message and "(pid 4242)" in message and "runs another version of crabtui" in message
+    assert "'crabtui --state-dir /tmp/crabtui-state pool stop'" in message
+
+
+MULTICRAB = """\
+import sys
+from CRABClient.UserUtilities import config
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+from multiprocessing import Process
+
+config = config()
+config.JobType.psetName = 'pset.py'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Site.storageSite = 'T2_XX_Local'
+config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
+config.Debug.timeScale = 500
+
+def submit(cfg):
+    try:
+        crabCommand('submit', config=cfg)
+    except ClientException as cle:
+        print("Failed submitting task: %s" % (cle))
+
+if __name__ == '__main__':
+    for name in sys.argv[1:]:
+        config.General.requestName = name
+        config.Data.inputDataset = 'DATASET'
+        p = Process(target=submit, args=(config,))
+        p.start()
+        p.join()
+"""
+
+
+def test_multicrab_sums_up_what_its_processes_submitted_and_what_was_refused(tmp_path, state):
+    (tmp_path / "multicrab.py").write_text(MULTICRAB.replace("DATASET", MC))
+    none = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", cwd=tmp_path)
+    assert none.returncode == 1 and none.stderr.count("\n") == 1
+    assert "its __main__ block (run as 'python multicrab.py') passed no config to crabCommand('submit')" in none.stderr
+    done = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", "one", "bad/name", "two", cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Traceback" not in done.stdout + done.stderr
+    assert re.findall(r"^Task name: \S+_crab_(\S+)$", done.stdout, re.M) == ["one", "two"]
+    assert "Failed submitting task: " in done.stdout and "requestName parameter ('bad/name')" in done.stdout
+    assert "1 of the 3 config(s) it passed to crabCommand('submit') were not submitted (2 were); the first " \
+           "because: " in done.stderr and "'bad/name'" in done.stderr
+    for name in ("one", "two"):
+        assert wait_status(state, name, tmp_path, "SUBMITTED")["dagman_id"]
+
+
+def test_arguments_for_a_script_need_multicrab_and_multicrab_needs_a_python_file(tmp_path, state):
+    (tmp_path / "crab.toml").write_text(config_text("plain"))
+    extra = crabtui(state, "task", "submit", "crab.toml", "2018", cwd=tmp_path)
+    assert extra.returncode == 1 and extra.stderr == (f"ERROR: {tmp_path / 'crab.toml'}: arguments after the "
+                                                      "configuration (2018) are for a multi-crab script; add "
+                                                      "--multicrab to run it with them.\n")
+    toml = crabtui(state, "task", "submit", "--multicrab", "crab.toml", cwd=tmp_path)
+    assert toml.returncode == 1 and "--multicrab runs a crabConfig.py (*.py) as a script" in toml.stderr

@@ -62,9 +62,13 @@ def test_kill_and_resubmit_follow_crabs_rules(db):
     task = new_task("a")
     db.insert(task)
     db.update(task, status=QUEUED)
-    with pytest.raises(TaskError, match="is QUEUED: it can be killed only when"):
+    with pytest.raises(TaskError, match=r"^You cannot kill a task if it is in the QUEUED status \(.*: it can be "
+                                        "killed only when"):
         db.request("a", KILL)
     db.update(db.get("a"), status=COMPLETED)
+    with pytest.raises(TaskError, match="^You cannot kill a task if it is in the COMPLETED status"):
+        db.request("a", KILL)  # a finished task is refused, as CRAB's server refused it
+    assert db.get("a").status == COMPLETED
     resubmit = db.request("a", RESUBMIT, {"jobids": "1,3-5", "maxmemory": 3000})
     assert (resubmit.status, resubmit.command, resubmit.arguments) == (NEW, RESUBMIT, {"jobids": "1,3-5",
                                                                                        "maxmemory": 3000})

@@ -134,6 +134,22 @@ def test_periodic_remove_after_7_minutes_held_or_over_memory():
     assert evaluate(remove, **running) is False, "not measured yet"
 
 
+def test_periodic_remove_over_the_attempts_max_wall_time_on_the_tasks_clock():
+    """CRAB removes a job that runs longer than MaxWallTimeMinsRun (PreJob's, per attempt) with
+    the reason RetryJob turns into 50664; at 60 simulated seconds a real second, 60 minutes are 60 s."""
+    limits = policy(task_ad(scale=60))
+    remove, reason = limits["PeriodicRemove"], limits["PeriodicRemoveReason"]
+    now = int(time.time())
+    over = {"JobStatus": 2, "EnteredCurrentStatus": now - 62, "MaxWallTimeMinsRun": 60, "RequestMemory": 2000,
+            "MemoryUsage": 500}
+    assert evaluate(remove, **over) is True
+    assert evaluate(reason, **over) == "Removed due to wall clock limit"
+    assert evaluate(remove, **{**over, "EnteredCurrentStatus": now - 58}) is False
+    assert evaluate(remove, **{**over, "MaxWallTimeMinsRun": 78}) is False, "a 60403 boost gives the retry more time"
+    assert evaluate(remove, **{**over, "JobStatus": 1}) is False, "only a running job"
+    assert evaluate(reason, **{**over, "MemoryUsage": 2001}) == "Removed due to memory use"
+
+
 # --- restarts from the user log ---------------------------------------------------------------------
 
 def test_restarts_count_evictions_and_holds_of_a_running_job_as_crab_status_does(tmp_path):
@@ -157,3 +173,18 @@ def test_restarts_count_evictions_and_holds_of_a_running_job_as_crab_status_does
                   ExecuteEvent(**again, execute_host="<127.0.0.1:0>"),
                   JobTerminatedEvent(**again, return_value=0))
     assert restarts(str(log)) == 3
+
+
+def test_the_release_after_5_minutes_keeps_to_the_tasks_clock(tmp_path, state, monkeypatch):
+    """A schedd that looks at its periodic policy every 30 s (as slow as HTCondor's, nearly) still
+    releases a job of a task at 300 simulated seconds a second within a simulated minute of its 5
+    minutes held: the job asks for its policy every 60 simulated seconds (0.2 s here)."""
+    monkeypatch.setenv("CRABTUI_PERIODIC_EXPR_INTERVAL", "30")
+    (tmp_path / "crab.toml").write_text(config_text("onclock", scale=300, plan='{job = "1", attempt = 1, hold = 13}'))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    status = wait_status(state, "onclock", tmp_path, "COMPLETED", timeout=60)
+    (first,) = events_by_cluster(Path(status["task_dir"]) / "job_log.1")
+    held = next(e for e in first if e.type == ET.JOB_HELD)
+    released = next(e for e in first if e.type == ET.JOB_RELEASED)
+    # Whole-second event times: 1 s of 5 minutes, at most 0.2 s more, and the rounding.
+    assert RELEASE_AFTER_S / 300 <= released.timestamp - held.timestamp <= RELEASE_AFTER_S / 300 + 2

@@ -309,11 +309,12 @@ def sites_of(status: dict) -> dict[str, dict]:
 
 def test_a_failing_site_is_blacklisted_automatically_and_resubmit_clears_its_counts(tmp_path, state):
     bad_grid(state, 8)
+    Path(state.taskworker_config).write_text("[TaskWorker]\nnumAutomJobRetries = 3\n")
     # Every job starts at T2_CH_CERN; jobs 1-3 are made to succeed there, the others fail: 8 completed,
     # 3 successful, 5 failed at a 3/8 success rate crosses every threshold once the first attempts end.
     plan = ", ".join([f'{{job = "{j}", attempt = 1, exitCode = 0}}' for j in "123"]
                      + ['{job = "8", attempt = "*", exitCode = 1}'])
-    (tmp_path / "crab.toml").write_text(config_text("auto", scale=100, plan=plan, dataset=DATASET, units=1,
+    (tmp_path / "crab.toml").write_text(config_text("auto", scale=1000, plan=plan, dataset=DATASET, units=1,
                                                     site="", debug=THRESHOLDS))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "auto", tmp_path, "FAILED", timeout=180)
@@ -360,3 +361,45 @@ def test_the_global_blacklist_keeps_jobs_away_and_the_whitelist_cannot_bring_the
     text = crabtui(state, "task", "status", "banned", cwd=tmp_path).stdout
     assert f"Warning:\t\t\t{warning}" in text
     assert task_status(state, "banned", tmp_path)["sites"] == status["sites"]
+
+
+# --- a site to avoid, on a pool that has no other ---------------------------------------------------
+
+@pytest.fixture
+def one_site_state():
+    """A state directory with no pool file: the embedded pool is this machine, one site (T2_XX_Local)."""
+    import shutil
+    import tempfile
+
+    from engine.schedd.local.client import LocalScheddClient
+    from engine.state import StateDir
+
+    state = StateDir(tempfile.mkdtemp(prefix="crabone-", dir="/tmp"))
+    yield state
+    LocalScheddClient(state).shutdown()
+    shutil.rmtree(state.path, ignore_errors=True)
+
+
+def test_an_8021_retry_keeps_the_only_site_the_pool_has(tmp_path, one_site_state):
+    """The MC dataset is at T2_XX_Local, T2_CH_CERN and T2_DE_DESY; the default pool has only the
+    first.  The retry of an 8021 (FileReadError: try another site) stays there, since no other
+    available site remains, instead of waiting for ever for a site the pool does not have."""
+    (tmp_path / "crab.toml").write_text(config_text("onesite", scale=2000, site="",
+                                                    plan='{job = "2", attempt = 1, exitCode = 8021}'))
+    assert crabtui(one_site_state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    status = wait_status(one_site_state, "onesite", tmp_path, "COMPLETED", timeout=60)
+    two = next(j for j in status["jobs"] if j["id"] == "2")
+    assert [(a["site"], a["exit_code"]) for a in two["attempts"]] == [(LOCAL, 8021), (LOCAL, 0)]
+    assert json.loads((Path(status["task_dir"]) / "task.json").read_text())["pool_sites"] == [LOCAL]
+
+
+def test_another_site_is_chosen_only_if_the_pool_has_it():
+    from engine.crab.ap.retry_policy import choose_sites
+
+    assert choose_sites([LOCAL, CERN], [LOCAL]) == [CERN], "CRAB's rule, when the pool is not known"
+    assert choose_sites([LOCAL, CERN], [LOCAL], pool=[LOCAL]) == [CERN, LOCAL]
+    assert choose_sites([LOCAL, CERN, FNAL], [LOCAL], pool=[LOCAL, FNAL]) == [FNAL, CERN]
+    stats = Statistics(completed=20, successful=10, by_site={CERN: (0, 10)})
+    assert attempt_sites([LOCAL, CERN], CERN, stats, Thresholds())[0] == [LOCAL]
+    assert attempt_sites([LOCAL, CERN], CERN, stats, Thresholds(), pool=[CERN])[0] == [LOCAL, CERN], \
+        "the automatic blacklist keeps a failing site that is the pool's only one"

@@ -62,6 +62,9 @@ def test_a_kill_the_schedd_refuses_is_killfailed_and_can_be_tried_again(tmp_path
     schedd = LocalScheddClient(state)
     dagman_pid = wait_until("DAGMan to run", lambda: [ad.get("JobPid") for ad in schedd.query(
         f"ClusterId == {dagman_id}", ["JobPid"])][0])
+    # Started up: its signal handlers are set (a removal's SIGUSR1 before that would end it at once).
+    out = Path(wait_task(state, "stuck", tmp_path, "SUBMITTED")["task_dir"]) / "RunJobs.dag.dagman.out"
+    wait_until("DAGMan to start up", lambda: out.exists() and "STARTING UP" in out.read_text())
     # DAGMan hangs (stopped), and someone removes its job: it stays in the queue, being removed,
     # until DAGMan handles the removal's signal; meanwhile the schedd refuses to remove it again.
     os.kill(dagman_pid, signal.SIGSTOP)

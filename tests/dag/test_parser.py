@@ -1043,11 +1043,9 @@ def test_jobstate_log_needs_one_file(line):
     check(the_error(line), DAG, 1, "JOBSTATE_LOG")
 
 
-def test_reject():
+def test_reject_is_kept_with_its_line_for_the_graph_to_refuse():
     dag = parse("JOB A a", "REJECT")
-    assert dag.reject is True
-    [(line, message)] = warnings_at(dag)
-    assert line == 2 and "REJECT" in message
+    assert dag.reject is True and dag.reject_location.line == 2
     assert parse("JOB A a").reject is False
 
 

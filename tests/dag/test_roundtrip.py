@@ -409,9 +409,9 @@ def test_roundtrip_with_splices_connect_and_includes(tmp_path) -> None:
     (tmp_path / "sd" / "out.dag").write_text("JOB X x.sub\nJOB Y y.sub\nPIN_OUT X 1\nPIN_OUT Y 2\n")
     (tmp_path / "in.dag").write_text("JOB P p.sub\nJOB Q q.sub\nPIN_IN P 1\nPIN_IN Q 2\nCATEGORY P c\nMAXJOBS c 3\n")
     (tmp_path / "inc.dag").write_text("JOB I i.sub\nPARENT I CHILD S\n")
-    (tmp_path / "top.dag").write_text(
-        "INCLUDE inc.dag\nJOB A a.sub\nSPLICE S out.dag DIR sd\nSPLICE T \"in.dag\"\nCONNECT S T\n"
-        "PARENT A CHILD S\nPARENT T CHILD A\n")
+    (tmp_path / "top.dag").write_text(  # INCLUDE below the lines naming splices, which DAGMan needs
+        "JOB A a.sub\nSPLICE S out.dag DIR sd\nSPLICE T \"in.dag\"\nCONNECT S T\n"
+        "PARENT A CHILD S\nPARENT T CHILD A\nINCLUDE inc.dag\n")
     original = parse_file(str(tmp_path / "top.dag"))
     written = format_dag(original)
     assert "INCLUDE" not in written

@@ -33,8 +33,8 @@ def crabtui(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproc
                           env={**os.environ, **(env or {})})
 
 
-def submit(dag: Path, backend_args: list[str], env: dict[str, str] | None = None) -> int:
-    result = crabtui(*backend_args, "dag", "submit", dag.name, cwd=dag.parent, env=env)
+def submit(dag: Path, backend_args: list[str], env: dict[str, str] | None = None, *options: str) -> int:
+    result = crabtui(*backend_args, "dag", "submit", *options, dag.name, cwd=dag.parent, env=env)
     assert result.returncode == 0, result.stderr
     return int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
 
@@ -72,24 +72,60 @@ def metrics(dag: Path) -> dict:
 
 
 def rescue(dag: Path, number: int = 1) -> list[str]:
-    path = Path(f"{dag}.rescue{number:03d}")
+    """A rescue DAG (``dag`` a DAG file, or the rescue or save file itself) without its creation
+    time, and with the DAG's directory written ``<dir>`` (a full rescue DAG's CONFIG line)."""
+    path = dag if ".rescue" in dag.name or dag.name.endswith(".save") else Path(f"{dag}.rescue{number:03d}")
     if not path.exists():
         return []
-    return [line for line in path.read_text().splitlines() if not line.startswith("# Created ")]
+    return [line.replace(str(dag.parent), "<dir>") for line in path.read_text().splitlines()
+            if not line.startswith("# Created ")]
 
 
-def jobstate(path: Path) -> dict[str, list[str]]:
-    """Each node's lines in order (nodes run concurrently, so only per-node order is fixed)."""
+def files_under(directory: Path, part: str) -> list[str]:
+    """Relative paths of the files under ``directory`` whose name holds ``part`` (not .old ones)."""
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob(f"*{part}*")
+                  if p.is_file() and not p.name.endswith(".old"))
+
+
+_IDS_IN_SCRIPTS = re.compile(r"\b(JOBID|CLUSTERID|DAGID)=\d+")
+
+
+def scripts_and_runs(directory: Path, ordered: bool = False) -> dict[str, list[str]]:
+    """What every runs.txt and scripts.txt under ``directory`` says (sorted: nodes run
+    concurrently, unless ``ordered``), with the job ids scripts print set aside."""
+    seen = {}
+    for path in sorted(directory.rglob("*.txt")):
+        if path.name in ("runs.txt", "scripts.txt"):
+            lines = [_IDS_IN_SCRIPTS.sub(r"\1=ID", line) for line in path.read_text().splitlines()]
+            seen[str(path.relative_to(directory))] = lines if ordered else sorted(lines)
+    return seen
+
+
+def dagman_out(dag: Path, prefixes: tuple[str, ...]) -> list[str]:
+    """dagman.out's lines that start with one of ``prefixes`` (after the time), in order,
+    cluster ids renumbered in order of appearance."""
     ids = Ids()
+    lines = Path(f"{dag}.dagman.out").read_text().splitlines()
+    return [re.sub(r"HTCondor ID (\d+)", lambda m: "HTCondor ID " + ids(m.group(1) + ".0")[:-2], ids(line[18:]))
+            for line in lines if line[18:].startswith(prefixes)]
+
+
+def jobstate(path: Path, timed: bool = False) -> dict[str, list[str]]:
+    """Each node's lines in order (nodes run concurrently, so only per-node order is fixed), its
+    clusters numbered in their order within the node.  ``timed``: the node's lines sorted and
+    without sequence numbers, for DAGs whose interleaving depends on timing (procs of one cluster,
+    independent nodes racing)."""
+    ids: dict[str, Ids] = {}
     lines: dict[str, list[str]] = {}
     for line in read_jobstate_log(path):
         condor_id = line.condor_id
         if line.node == "INTERNAL":
             condor_id = "" if line.event == "DAGMAN_STARTED" else condor_id
         elif _JOB_ID.fullmatch(condor_id):
-            condor_id = ids(condor_id)
-        lines.setdefault(line.node, []).append(f"{line.event} {condor_id} {line.job_tag} {line.seq}".rstrip())
-    return lines
+            condor_id = ids.setdefault(line.node, Ids())(condor_id)
+        seq = "" if timed else line.seq
+        lines.setdefault(line.node, []).append(f"{line.event} {condor_id} {line.job_tag} {seq}".rstrip())
+    return {node: sorted(entries) for node, entries in lines.items()} if timed else lines
 
 
 def node_status(path: Path) -> list[dict]:

@@ -4,10 +4,12 @@ embedded DAGMan: both end with the same attempts per job."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import htcondor2
@@ -19,12 +21,15 @@ from engine.crab.ap.joblog import restarts
 from engine.crab.ap.predag import task_outcome
 from engine.crab.ap.prejob import load_job_state
 from engine.crab.ap.stages import stage_jobs
+from engine.crab.client.resubmit import make_entry, request_arguments
 from engine.crab.grid import install_grid
 from engine.crab.taskworker.automatic import AutomaticConfig, probe_split
 from engine.crab.taskworker.dagman_creator import TaskAd, write_task
 from engine.crab.taskworker.datasets import Catalogue
+from engine.crab.taskworker.resubmitter import enter_epoch, retry_in_running_dags, running_dagmans
 from engine.crab.taskworker.splitting import count_lumis, split
 from engine.crab.wn import fjr
+from engine.schedd.htcondor import HTCondorSchedd
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
 
@@ -39,11 +44,18 @@ PLAN = ({"job": "2", "attempt": 1, "exitCode": 1}, {"job": "3", "attempt": 1, "e
 def write(task_dir: Path, plan: tuple[dict, ...] = PLAN, **ad) -> list[str]:
     dataset = Catalogue(None).load(MC)
     jobs = split(dataset, algorithm="FileBased", units_per_job=5, total_units=20)
-    write_task(str(task_dir), TaskAd(
-        name="221126_100000:crab_crab_pool", user="crab", dataset=MC, max_memory_mb=1000, max_runtime_min=60,
-        num_cores=1, priority=10, site_whitelist=("T2_XX_Local",), site_blacklist=(), storage_site=None,
-        time_scale=500.0, max_retries=3, failure_plan=plan, **ad), dataset, jobs)
+    settings = dict(name="221126_100000:crab_crab_pool", user="crab", dataset=MC, max_memory_mb=1000,
+                    max_runtime_min=60, num_cores=1, priority=10, site_whitelist=("T2_XX_Local",), site_blacklist=(),
+                    storage_site=None, time_scale=500.0, max_retries=3, failure_plan=plan)
+    write_task(str(task_dir), TaskAd(**{**settings, **ad}), dataset, jobs)
     return [job.id for job in jobs]
+
+
+def wait_until(what: str, predicate, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.5)
 
 
 def outcome(task_dir: Path, jobs: list[str]) -> dict[str, list[tuple]]:
@@ -125,6 +137,52 @@ def test_held_jobs_are_released_or_removed_alike_on_real_htcondor_and_the_embedd
                 if e.type in (htcondor2.JobEventType.JOB_HELD, htcondor2.JobEventType.JOB_RELEASED)]
         assert [(e.type, e.get("HoldReasonCode"), e.get("HoldReasonSubCode")) for e in held] == [
             (htcondor2.JobEventType.JOB_HELD, 3, 13), (htcondor2.JobEventType.JOB_RELEASED, None, None)], task_dir
+
+
+def test_a_resubmit_reruns_a_failed_job_of_a_running_task_at_once_on_real_dagman(htcondor_pool, pool_task_dir):
+    """CRAB's live resubmit against the pool's condor_dagman, through the Schedd API and the task's
+    files only: job 3 fails for good while job 1 runs (until the test writes a file); the resubmit
+    holds and releases DAGMan, which recovers from its edited nodes log and runs job 3 again at once,
+    while job 1 goes on running in its same job."""
+    go = pool_task_dir / "go.1"
+    script = pool_task_dir / "payload.sh"
+    script.write_text(f'#!/bin/sh\nif [ "$1" = 1 ]; then while [ ! -e {go} ]; do sleep 0.2; done; fi\n')
+    script.chmod(0o755)
+    write(pool_task_dir, plan=({"job": "3", "attempt": 1, "exitCode": 7},), python="/usr/bin/python3",
+          python_path=PROJECT, script_exe=str(script), max_runtime_min=2750)  # job 1 waits for minutes
+    subprocess.run(["chown", "-R", f"{htcondor_pool.uid}:{htcondor_pool.uid}", str(pool_task_dir)], check=True)
+    dag = pool_task_dir / "RunJobs.dag"
+    dagman = submit(dag, ["--backend", "htcondor"])
+    schedd = HTCondorSchedd()
+
+    def running(job: str) -> list:
+        return schedd.query(f'CRAB_Id == "{job}" && JobStatus == 2', ["ClusterId"])
+
+    def failed_while_one_runs() -> bool:
+        attempts = load_job_state(str(pool_task_dir), "3").attempts
+        return bool(attempts and attempts[-1].action == "fatal" and running("1"))
+
+    wait_until("job 3 to fail for good while job 1 runs", failed_while_one_runs, timeout=240)
+    (one,) = running("1")
+    task = json.loads((pool_task_dir / "task.json").read_text())
+    entry, _ = make_entry(task, request_arguments(jobids="3"), epoch=1, job_ids=["3"], now=time.time())
+    enter_epoch(str(pool_task_dir), entry)
+    subprocess.run(["chown", "-R", f"{htcondor_pool.uid}:{htcondor_pool.uid}", str(pool_task_dir)], check=True)
+    assert running_dagmans(schedd, str(pool_task_dir)) == {"RunJobs.dag": dagman}
+    assert retry_in_running_dags(schedd, str(pool_task_dir), ["3"]) == [], "the DAG runs: nothing left for a rescue"
+
+    def rerun() -> bool:
+        return [a.exit_code for a in load_job_state(str(pool_task_dir), "3").attempts] == [7, 0]
+
+    wait_until("job 3 to run again while job 1 runs", rerun, timeout=240)
+    assert [ad["ClusterId"] for ad in running("1")] == [one["ClusterId"]], "job 1 runs on, in the same job"
+    assert "Running in RECOVERY mode" in (pool_task_dir / "RunJobs.dag.dagman.out").read_text()
+    go.write_text("")
+    assert dagman_exit(dag, timeout=300) == 0, (pool_task_dir / "RunJobs.dag.dagman.out").read_text()[-3000:]
+    assert [(a.rrn, a.epoch, a.exit_code) for a in load_job_state(str(pool_task_dir), "3").attempts] == [
+        (1, 0, 7), (1, 1, 0)]
+    assert [a.exit_code for a in load_job_state(str(pool_task_dir), "1").attempts] == [0]
+    assert restarts(str(pool_task_dir / "job_log.1")) == 0
 
 
 def test_an_automatic_task_processes_every_lumi_once_on_real_dagman(htcondor_pool, pool_task_dir):

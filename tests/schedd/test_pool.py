@@ -286,14 +286,20 @@ class TestDefaultPool:
         monkeypatch.setattr(pool_module.shutil, "disk_usage", lambda path: usage(0, 0, 400000 * 1024))
         return meminfo
 
-    def test_one_slot_per_cpu_with_a_share_of_memory_and_disk(self, machine, tmp_path):
+    def test_one_slot_per_cpu_the_size_of_a_glidein_pilot_with_a_share_of_disk(self, machine, tmp_path):
         pool = default_pool(tmp_path)
         assert [site.name for site in pool.sites] == ["T2_XX_Local"]
         assert [s.name for s in pool.slots] == [f"slot{i}@t2-xx-local.crabtui.local" for i in (1, 2, 3, 4)]
         for i, slot in enumerate(pool.slots, start=1):
             assert slot.ad["SlotID"] == i
-            assert (slot.ad["Cpus"], slot.ad["Memory"], slot.ad["Disk"]) == (1, 2000, 100000)
+            assert (slot.ad["Cpus"], slot.ad["Memory"], slot.ad["Disk"]) == (8, 20000, 100000)
             assert slot.ad["GLIDEIN_CMSSite"] == "T2_XX_Local"
+
+    def test_a_multi_threaded_crab_job_fits_a_slot_and_one_bigger_than_a_pilot_does_not(self, machine, tmp_path):
+        slots = default_pool(tmp_path).slots
+        assert all(matches(job(RequestCpus=8, RequestMemory=20000), s.ad) for s in slots)
+        assert not any(matches(job(RequestCpus=9, RequestMemory=2000), s.ad) for s in slots)
+        assert not any(matches(job(RequestCpus=4, RequestMemory=20001), s.ad) for s in slots)
 
     def test_slots_carry_a_neutral_site_profile(self, machine, tmp_path):
         """The simulated grid's attributes are there with their defaults: speed 1, no failures."""
@@ -301,15 +307,18 @@ class TestDefaultPool:
             assert slot.ad[pool_module.SPEED_ATTRIBUTE] == 1.0
             assert slot.ad[pool_module.FAILURES_ATTRIBUTE] == "[]"
 
-    def test_without_meminfo_a_slot_gets_the_default_memory(self, machine, tmp_path):
-        machine.unlink()
-        assert {s.ad["Memory"] for s in default_pool(tmp_path).slots} == {DEFAULT_MEMORY_MB}
+    def test_a_cpus_share_of_memory_larger_than_a_pilots_is_advertised(self, machine, tmp_path):
+        machine.write_text("MemTotal:  131072000 kB\n")  # 128000 MB, 32000 a CPU
+        assert {s.ad["Memory"] for s in default_pool(tmp_path).slots} == {32000}
+        machine.unlink()  # not Linux: a pilot's memory
+        assert {s.ad["Memory"] for s in default_pool(tmp_path).slots} == {20000}
 
     def test_unknown_cpu_count_is_one_slot(self, machine, tmp_path, monkeypatch):
         monkeypatch.setattr(pool_module.os, "cpu_count", lambda: None)
+        machine.write_text("MemTotal:  40960000 kB\n")
         pool = default_pool(tmp_path)
         assert len(pool.slots) == 1
-        assert pool.slots[0].ad["Memory"] == 8000
+        assert pool.slots[0].ad["Memory"] == 40000
 
     def test_real_machine(self, tmp_path):
         pool = default_pool(tmp_path)

@@ -170,6 +170,14 @@ queue
         ad["NumJobCompletions"] = 6
         assert ad.eval("OnExitRemove") is True, "and so does running out of retries"
 
+    @pytest.mark.parametrize("line, value", [("", 0), ("notification = Never", 0), ("notification = Always", 1),
+                                             ("notification = Complete", 2), ("notification = error", 3),
+                                             ("notification = START", 4)])
+    def test_notification_sets_job_notification_as_the_pool_does(self, tmp_path, line, value):
+        """The values the test pool's condor_submit (23.9.6) gave; NEVER when it is not set."""
+        (ad,) = build(f"executable = /bin/true\n{line}\nqueue\n", tmp_path)
+        assert ad["JobNotification"] == value
+
 
 # ------------------------------------------------------------------------------------ bad input
 
@@ -186,6 +194,7 @@ BAD = {
     "unwritable-log": ("executable = /bin/true\n{log}", "log", ["a-file/job.log"]),
     "bad-request-memory": ("executable = /bin/true\nrequest_memory = lots", "request_memory", ["lots"]),
     "unsupported-universe": ("universe = grid\nexecutable = /bin/true", "universe", ["grid"]),
+    "bad-notification": ("executable = /bin/true\nnotification = sometimes", "notification", ["Complete", "sometimes"]),
 }
 
 

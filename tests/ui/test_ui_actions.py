@@ -112,6 +112,34 @@ def test_kill_from_the_task_list_names_the_task_and_kills_it(engine, tmp_path):
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 
 
+def test_bulk_kill_leaves_a_finished_task_alone_and_says_so(engine, tmp_path):
+    done = submit(engine, tmp_path, "finished", scale=5000)
+    wait_task(engine, done, "COMPLETED")
+    doomed = submit(engine, tmp_path, "doomedtoo", scale=1)
+    wait_task(engine, doomed, "SUBMITTED")
+
+    async def scenario(pilot):
+        app = pilot.app
+        tasks = app.screen.query_one("#tasks")
+        await wait_for(pilot, lambda: {done, doomed} <= set(tasks.items), "both tasks")
+        tasks.move_cursor(row=tasks.get_row_index(done))
+        await pilot.press("K")  # the finished task alone: nothing to ask
+        assert app.screen.query_one("#tasks") is tasks and "Nothing to kill" in notices(app)[-1]
+        assert "finished (COMPLETED)" in notices(app)[-1]
+        await pilot.press("space")
+        tasks.move_cursor(row=tasks.get_row_index(doomed))
+        await pilot.press("space", "K")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.question == "Kill doomedtoo?"
+        assert doomed in dialog.details and done not in dialog.details
+        assert "Left alone: finished (COMPLETED)" in dialog.details
+        await pilot.press("y")
+        await wait_for(pilot, lambda: tasks.items[doomed].task.status == "KILLED", "the task killed", timeout=90)
+        assert TaskDB(engine.tasks).get(done).status == "COMPLETED"
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
 def test_resubmit_form_checks_crabs_options_and_resubmits_the_marked_failed_job(engine, tmp_path):
     name = submit(engine, tmp_path, "again", scale=500, plan='{job = "4", attempt = "*", exitCode = 99}')
     wait_task(engine, name, "FAILED")

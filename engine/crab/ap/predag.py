@@ -121,8 +121,7 @@ class PreDag:
         if len(done) < completion:
             self.log(f"waiting for the probes: {len(done)} of {completion} done")
             return JobReturnCode.DEFER
-        estimate = probe_estimate({job: report_path(self.task_dir, job) if done[job] == "finished" else None
-                                   for job in probes})
+        estimate = probe_estimate({job: report_path(self.task_dir, job) for job in probes})
         dataset = self.dataset()
         mask = self.auto.get("lumi_mask")
         jobs = processing_split(dataset, self.config, self.minutes, estimate,

@@ -15,7 +15,8 @@ node that is not done; CRAB reruns only the listed ones).
 The attempt's ``DESIRED_Sites`` (:mod:`engine.crab.ap.sites`): the job's data sites outside the
 global blacklist, read again at every attempt (it defers while that file cannot be read), within
 the user's lists, without a site the automatic blacklist takes, then without the site a
-``change_site`` failure avoids.
+``change_site`` failure avoids; neither takes a site away unless another remains that the task's
+pool has (``pool_sites`` in ``task.json``).
 
 Standard library only: it runs wherever DAGMan runs.
 """
@@ -110,12 +111,13 @@ def main(argv: list[str] | None = None) -> int:
                           task_params=Params(task["max_memory_mb"],
                                              task_ad(task).runtime_min(args.job_id, task["max_runtime_min"])))
     with open(os.path.join(args.task_dir, f"job_sites.{args.job_id}.json"), encoding="utf-8") as f:
+        pool = task.get("pool_sites")
         candidates, automatic = attempt_sites(lists.available(json.load(f)), previous_failure(state),
                                               load_statistics(args.task_dir),
-                                              Thresholds.from_json(task.get("automatic_blacklist")))
+                                              Thresholds.from_json(task.get("automatic_blacklist")), pool)
     if automatic:
         print(f"job {args.job_id}: {automatic}")
-    sites = choose_sites(candidates, state.attempts[-1].avoid_sites)
+    sites = choose_sites(candidates, state.attempts[-1].avoid_sites, pool)
     save_state(state_path(args.task_dir, args.job_id), state)
     if not sites:
         print(f"job {args.job_id}: Can not submit since DESIRED_Sites list is empty: no site holds its data "

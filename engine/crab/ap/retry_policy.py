@@ -39,7 +39,9 @@ Where crabtui departs from CRAB's code (crab-spec §2) or chooses between the se
   always.  A boost never lowers a request: CRAB's ``min(x * 1.3, cap)`` would cut a 10,000 MB
   (4-core) request to 7500 MB.  Parameters given to ``crab resubmit`` replace boosted values.
 * ``change_site`` avoids only the site of the failed attempt, and only while another candidate
-  remains (:func:`choose_sites`); as in CRAB it is no blacklist.
+  remains that the task's pool has (:func:`choose_sites`); as in CRAB it is no blacklist.  CRAB
+  counts any other site of the job; a site with no slot in the pool would leave the job idle for
+  ever.
 * Codes not in the table are fatal (CRAB's "neutral" default falls through to FatalError).
   CRAB's handlers for 8020/8021/8022/8028, 134 and 8001 read the job's stdout only to refine the
   message or report a corrupt file; the code stays recoverable, so the table's message stands.
@@ -80,8 +82,9 @@ from typing import Any
 from engine.atomic import write_atomically
 
 __all__ = [
-    "ACTIONS", "DEFAULT_DELAY_S", "EXIT_RETRY_POLICY", "HELD_REMOVE_REASON",
-    "MAX_JOB_RUNTIME_AUTOMATIC_RESUBMIT", "MAX_MEMORY_AUTOMATIC_RESUBMIT", "REMOVE_REASONS", "SCHEMA",
+    "ACTIONS", "DEFAULT_DELAY_S", "EXIT_RETRY_POLICY", "HELD_REMOVE_REASON", "LIMIT_MEANINGS",
+    "MAX_JOB_RUNTIME_AUTOMATIC_RESUBMIT", "MAX_MEMORY_AUTOMATIC_RESUBMIT", "NUM_AUTOM_JOB_RETRIES", "REMOVE_REASONS",
+    "SCHEMA",
     "Attempt", "Decision", "JobReturnCode", "JobState", "Limits", "Params", "RetryPolicy",
     "RetryStateError", "begin_attempt", "check_abort_dag", "choose_sites", "cooloff_remaining",
     "decide", "load_state", "policy_for", "record", "resubmit", "save_state", "state_path",
@@ -105,6 +108,8 @@ ACTIONS = {"ok": JobReturnCode.OK, "retry": JobReturnCode.RECOVERABLE_ERROR,
 
 MAX_MEMORY_AUTOMATIC_RESUBMIT = 7500  # MB, CRABServer ServerUtilities
 MAX_JOB_RUNTIME_AUTOMATIC_RESUBMIT = 47 * 60  # minutes, CRABServer ServerUtilities
+NUM_AUTOM_JOB_RETRIES = 10
+"""CRAB_NumAutomJobRetries: executions of a job per submit or resubmit (seeds 000 and 003)."""
 DEFAULT_DELAY_S = 900
 """Retry delay of every table entry, and of recoverable failures the table does not name."""
 
@@ -119,13 +124,20 @@ class RetryPolicy:
     memory_factor: float | None = None  # next RequestMemory x this, up to 7500 MB
     runtime_factor: float | None = None  # next max runtime x this, up to 47 h
     change_site: bool = False  # avoid the failed attempt's site next time
+    meaning: str = ""  # what the code means without the retry ``msg`` promises ("": ``msg`` says only that)
+
+    @property
+    def what(self) -> str:
+        """What the code means, for a job that failed with it whether or not it was retried."""
+        return self.meaning or self.msg
 
 
 _STAGEOUT_ERROR = "Error during attempted file stageout."
 _TABLE = {  # CRABServer RetryJob.EXIT_RETRY_POLICY (ee725156); every entry is recoverable
     1: RetryPolicy("Job failed w/o messages; likely a worker node issue."),
     50513: RetryPolicy("Job did not find functioning CMSSW on worker node."),
-    50115: RetryPolicy("Job did not produce a FJR; will retry.", memory_factor=1.3),
+    50115: RetryPolicy("Job did not produce a FJR; will retry.", memory_factor=1.3,
+                       meaning="Job did not produce a FJR."),
     137: RetryPolicy("SIGKILL; likely an unrelated batch system kill."),
     10034: RetryPolicy("Required application version not found at the site."),
     10040: RetryPolicy("Site Error: failed to generate cmsRun cfg file at runtime."),
@@ -165,6 +177,16 @@ REMOVE_REASONS = (  # PeriodicRemoveReason prefix -> CRAB's fake FJR code and me
 )
 """Removals by the grid job's ``periodic_remove`` (crab-spec §2.6) that are never retried."""
 
+LIMIT_MEANINGS = {
+    50660: "Excessive memory use: removed on the worker node, or not retried after using more than allowed.",
+    50664: "Wall clock time over the limit: removed on the worker node, or not retried after running longer "
+           "than allowed.",
+    50662: "Excessive disk usage: removed on the worker node.",
+    50665: "Excessive idle time: removed from the grid scheduler.",
+}
+"""What CRAB's own codes for a limit mean, whichever enforced it: a removal (:data:`REMOVE_REASONS`)
+or a never-resubmit guard (24 h, 36 h, 2 GB)."""
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -174,7 +196,7 @@ class Limits:
     the attempt's own max runtime and memory request when those are larger.
     """
 
-    max_retries: int = 10  # CRAB_NumAutomJobRetries: executions per epoch
+    max_retries: int = NUM_AUTOM_JOB_RETRIES  # CRAB_NumAutomJobRetries: executions per epoch
     max_attempt_wall_s: float = 24 * 3600
     max_total_wall_s: float = 36 * 3600  # all attempts of the current epoch
     max_memory_mb: int = 2048
@@ -357,8 +379,9 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
         fake_code, msg = guard
         return close("fatal", fake_code, f"{policy.msg} {msg}")
     if attempt.rrn >= limits.max_retries:
-        return close("fatal", code, f"{policy.msg} Job could be retried, but the maximum allowed number "
-                     f"of retries ({limits.max_retries}) was hit.")
+        return close("fatal", code, f"{policy.msg} This is job retry number {attempt.rrn}. The maximum allowed "
+                     f"number of retries is {limits.max_retries}. The retry handler indicated this was a recoverable "
+                     "error, but the maximum number of retries was already hit. DAGMan will not retry.")
     delay = max(policy.delay, limits.cooloff_step_s * (attempt.dag_retry + 1)) / limits.time_scale
     return close("retry", code, policy.msg, delay=delay, cooloff_until=now + delay,
                  next=_next_params(attempt, policy))
@@ -408,11 +431,16 @@ def resubmit(state: JobState, epoch: int, params: Params | None = None) -> JobSt
     return dataclasses.replace(state, rrn=0, epoch=epoch, cooloff_until=None, next=params)
 
 
-def choose_sites(candidates: Iterable[str], avoid: Iterable[str]) -> list[str]:
+def choose_sites(candidates: Iterable[str], avoid: Iterable[str], pool: Iterable[str] | None = None) -> list[str]:
     """The sorted sites an attempt may run at: ``candidates`` without ``avoid``, unless that
-    leaves none (CRAB drops the failed site only if another remains)."""
-    pool = set(candidates)
-    return sorted(pool - set(avoid)) or sorted(pool)
+    leaves no site the pool has (CRAB drops the failed site only if another available site
+    remains; ``pool`` is the sites the task's pool has, None if unknown: every site counts)."""
+    sites = set(candidates)
+    rest = sites - set(avoid)
+    if pool is not None:
+        rest_in_pool = rest & set(pool)
+        return sorted(rest) if rest_in_pool else sorted(sites)
+    return sorted(rest) or sorted(sites)
 
 
 # --- helpers ----------------------------------------------------------------------------------

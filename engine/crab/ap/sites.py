@@ -237,10 +237,13 @@ def previous_failure(state: JobState) -> str | None:
 
 
 def attempt_sites(candidates: Sequence[str], failed_at: str | None, stats: Statistics,
-                  limits: Thresholds) -> tuple[list[str], str]:
+                  limits: Thresholds, pool: Iterable[str] | None = None) -> tuple[list[str], str]:
     """The sites an attempt may run at after the automatic blacklist, and why it took one away
-    ("" if it did not): the site of the previous failure goes when every condition holds."""
-    if failed_at is None or failed_at not in candidates or not any(s != failed_at for s in candidates):
+    ("" if it did not): the site of the previous failure goes when every condition holds, the
+    last being that another site remains which the task's pool has (``pool``; None: unknown,
+    any other site counts)."""
+    others = [s for s in candidates if s != failed_at and (pool is None or s in pool)]
+    if failed_at is None or failed_at not in candidates or not others:
         return list(candidates), ""
     conditions = automatic_conditions(failed_at, stats, limits)
     if not all(c["met"] for c in conditions.values()):

@@ -20,9 +20,12 @@ Where CRAB leaves room, or crabtui differs, and why:
   effect on a simulated grid (``General.workArea``, ``Data.publication``, ``Data.outLFNDirBase``,
   ``JobType.outputFiles``, ``Data.partialDataset``: every block of the catalogue is on disk, ...)
   are type-checked and kept in :attr:`TaskConfig.ignored`.  The few that crabtui cannot simulate
-  (``Data.useParent``, ``Data.secondaryInputDataset``: the catalogue knows no parentage;
-  ``Site.requireAccelerator``: the pool has no GPUs; ``Debug.oneEventMode``; other job types)
-  are refused when set to anything but CRAB's default, each with the reason.
+  (``Site.requireAccelerator``: the pool's slots have no GPUs; ``Debug.oneEventMode``;
+  ``JobType.externalPluginFile`` and the CopyCat and Recover job types) are refused when set to
+  anything but CRAB's default, each with the reason.
+* ``Data.useParent`` gives each job its input files' parents, ``Data.secondaryInputDataset`` the
+  secondary dataset's files holding the same lumis (:mod:`engine.crab.taskworker.parents`); as in
+  CRAB they cannot go together, and need ``Data.inputDataset`` (PrivateMC ignores useParent).
 * Job types: ``Analysis`` (CRAB's default) reads ``Data.inputDataset`` or ``Data.userInputFiles``
   (which CRAB splits FileBased only, and runs at the whitelisted sites); ``PrivateMC`` generates
   ``Data.totalUnits`` events in jobs of ``Data.unitsPerJob`` (``EventBased`` splitting only),
@@ -45,7 +48,9 @@ Where CRAB leaves room, or crabtui differs, and why:
   crabtui alias) must be given; both together are allowed, as in CRAB, where the script runs
   instead of cmsRun with the pset at hand.  CRAB always requires psetName; crabtui does not, since
   its payload is a simulated cmsRun or the script, and never reads the pset.  The script must
-  exist (CRAB's check); the pset need not.
+  exist (CRAB's check); the pset need not.  Every ``JobType.inputFiles`` entry (a file, directory
+  or glob pattern) must match, as CRABClient's UserTarball requires; a script's sandbox
+  (:mod:`engine.crab.client.sandbox`) ships them.
 * Relative paths (psetName, scriptExe, lumiMask) are resolved against the config file's directory,
   not the current directory as in CRAB, so a task loads the same from anywhere.
 * ``General.requestName`` may be omitted: CRAB then names the task after the time of submission
@@ -76,19 +81,22 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import glob
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from engine.crab.ap.sites import CONFIG_KEYS, Thresholds
 from engine.crab.ap.stageout import PERMANENT, RECOVERABLE, STAGEOUT_CODES
-from engine.crab.client.crab_config_py import SECTIONS, LoadError, run_config
-from engine.crab.client.lumi_mask import LumiMask, MaskError, intersect_runs, read_mask
+from engine.crab.client.crab_config_py import SECTIONS, LoadError, Loaded, SubmitFailed, run_config
+from engine.crab.client.lumi_mask import LumiMask, MaskError, Unreachable, intersect_runs, read_mask
 from engine.tomlfile import TomlError, read_toml
 
-__all__ = ["ConfigError", "PlannedFailure", "TaskConfig", "load_config", "SPLITTING_ALGORITHMS"]
+__all__ = ["ConfigError", "CrabConfigPy", "PlannedFailure", "Submitter", "TaskConfig", "load_config", "run_crab_config",
+           "SPLITTING_ALGORITHMS"]
 
 SPLITTING_ALGORITHMS = ("FileBased", "LumiBased", "EventAwareLumiBased", "Automatic")
 """What ``Data.splitting`` may be for the Analysis job type: its algorithms plus Automatic."""
@@ -168,6 +176,7 @@ class TaskConfig:
     pset_name: str | None = None
     script_exe: str | None = None
     script_args: tuple[str, ...] = ()
+    input_files: tuple[str, ...] = ()  # JobType.inputFiles' matches, absolute: the script's sandbox ships them
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
     max_job_runtime_min: int = DEFAULT_MAX_JOB_RUNTIME_MIN
     num_cores: int = 1
@@ -180,11 +189,13 @@ class TaskConfig:
     units_per_job: int
     total_units: int | float = 0  # <= 0: all; below 1: a share; else a count (events for PrivateMC)
     events_per_lumi: int | None = None  # PrivateMC: Data.unitsPerJob // Data.lumisPerFile
-    lumi_mask_file: str | None = None  # Data.lumiMask: a path, or the address it was downloaded from
+    lumi_mask_file: str | None = None  # Data.lumiMask: a path, or the address it was downloaded from (None: not)
     lumi_mask: LumiMask | None = None  # run -> sorted, merged lumi ranges, within Data.runRange
     run_range: str | None = None
     input_blocks: tuple[str, ...] = ()  # Data.inputBlocks as full block names; (): every block
     ignore_locality: bool = False
+    use_parent: bool = False  # Data.useParent: the jobs read their input files' parents too
+    secondary_dataset: str | None = None  # Data.secondaryInputDataset: its files holding the input's lumis too
     # Site
     storage_site: str | None = None
     site_whitelist: tuple[str, ...] = ()
@@ -197,6 +208,7 @@ class TaskConfig:
     automatic_blacklist: Thresholds = Thresholds()
     # CRAB parameters given that crabtui does not act on
     ignored: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # what the user should know of how the task differs from the file, one line each
 
     def planned_failure(self, job: str, attempt: int) -> PlannedFailure | None:
         """The failure planned for this attempt (from 1) of job ``job``, if any; exact beats "*"."""
@@ -235,7 +247,7 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "JobType.numCores": ("int", USED),
     "JobType.priority": ("int", USED),
     "JobType.outputFiles": ("strlist", IGNORED),
-    "JobType.inputFiles": ("strlist", IGNORED),
+    "JobType.inputFiles": ("strlist", USED),
     "JobType.pyCfgParams": ("strlist", IGNORED),
     "JobType.allowUndistributedCMSSW": ("bool", IGNORED),
     "JobType.sendVenvFolder": ("bool", IGNORED),
@@ -259,8 +271,8 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "Data.outputDatasetTag": ("str", IGNORED),
     "Data.outputPrimaryDataset": ("str", USED),
     "Data.userInputFiles": ("strlist", USED),
-    "Data.useParent": ("bool", UNSUPPORTED),
-    "Data.secondaryInputDataset": ("str", UNSUPPORTED),
+    "Data.useParent": ("bool", USED),
+    "Data.secondaryInputDataset": ("str", USED),
     "Data.ignoreLocality": ("bool", USED),
     "Data.partialDataset": ("bool", IGNORED),  # every block of the catalogue is on disk
     "Data.inputBlocks": ("strlist", USED),
@@ -286,11 +298,8 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
 _UNSUPPORTED = {  # why crabtui cannot run a task that sets these
     "JobType.externalPluginFile": "crabtui runs CRAB's own job types (Analysis and PrivateMC), not a job type "
                                   "plugin's code",
-    "Data.useParent": "its jobs would also read each input file's parent files, and the dataset catalogue knows "
-                      "no parentage",
-    "Data.secondaryInputDataset": "its jobs would also read the secondary dataset's files that hold the same "
-                                  "lumis, and the dataset catalogue knows no such pairing",
-    "Site.requireAccelerator": "its jobs must run on GPU slots, and no site of the simulated grid has one",
+    "Site.requireAccelerator": "its jobs must run on GPU slots (request_GPUs), and the embedded pool's slots "
+                               "advertise no GPUs",
     "Debug.oneEventMode": "crabtui's payload does not run in CRAB's one-event debugging mode",
 }
 
@@ -339,25 +348,83 @@ def load_config(path: str | os.PathLike[str], *, now: datetime.datetime | None =
     """Read and validate the CRAB configuration at ``path`` (``*.toml`` or ``*.py``).
 
     ``now`` names the task when the config has no General.requestName (default: the local time).
-    Raises :class:`ConfigError` for anything ``crab submit`` would refuse.
+    Raises :class:`ConfigError` for anything ``crab submit`` would refuse.  A crabConfig.py's
+    ``crabCommand('submit', config=X)`` calls check ``X`` and submit nothing (see
+    :func:`run_crab_config`).
     """
+    source = _source(path)
+    if _is_py(source):
+        return run_crab_config(source, now=now).module_config()
+    return _Builder(source, _read_toml(source), now).build()
+
+
+class Submitter(Protocol):
+    """Where a crabConfig.py's ``crabCommand('submit', config=X)`` calls go (:func:`run_crab_config`)."""
+
+    def submit(self, cfg: TaskConfig) -> str:
+        """Submit ``cfg`` and return its task name, or raise
+        :class:`~engine.crab.client.crab_config_py.SubmitFailed` saying why it was not."""
+
+    def refused(self, message: str) -> None:
+        """Note that a configuration passed to crabCommand was refused, with CRAB's message."""
+
+
+@dataclass(frozen=True)
+class CrabConfigPy:
+    """A crabConfig.py that ran (:func:`run_crab_config`)."""
+
+    source: str
+    loaded: Loaded
+    now: datetime.datetime | None
+
+    def module_config(self) -> TaskConfig:
+        """Its module-level ``config``, checked: what ``crab submit`` submits of it."""
+        if self.loaded.sections is None:
+            e = self.loaded.error(self.source)
+            raise ConfigError(str(e), path=self.source) from None
+        return _Builder(self.source, self.loaded.sections, self.now, self.loaded.multicrab).build()
+
+
+def run_crab_config(path: str | os.PathLike[str], submitter: Submitter | None = None, *, main: bool = False,
+                    argv: Sequence[str] = (), now: datetime.datetime | None = None) -> CrabConfigPy:
+    """Run the crabConfig.py at ``path`` as ``crab submit`` imports it (or, with ``main``, as
+    ``python FILE ARGV`` runs it).  Each ``crabCommand('submit', config=X)`` call checks ``X`` as
+    :func:`load_config` checks a file and hands it to ``submitter``; what CRAB would refuse, and
+    what ``submitter`` refuses, reaches the script as CRAB's exceptions.  Without ``submitter``
+    nothing is submitted (the ``uniquerequestname`` crabCommand returns is empty).  Raises
+    :class:`ConfigError` if the file itself fails."""
+    source = _source(path)
+    if not _is_py(source):
+        raise ConfigError(f"{source}: only a crabConfig.py (*.py) runs as a script.", path=source)
+
+    def submit(sections: dict[str, dict[str, Any]]) -> dict[str, str]:
+        try:
+            cfg = _Builder(source, sections, now).build()
+        except ConfigError as e:
+            if submitter:
+                submitter.refused(str(e))
+            raise SubmitFailed(str(e), configuration=True) from None
+        return {"requestname": cfg.request_name, "uniquerequestname": submitter.submit(cfg) if submitter else ""}
+
+    try:
+        loaded = run_config(source, submit, main=main, argv=argv)
+    except LoadError as e:
+        raise ConfigError(str(e), path=source, line=e.line) from None
+    return CrabConfigPy(source, loaded, now)
+
+
+def _is_py(source: str) -> bool:
+    return os.path.splitext(source)[1].lower() == ".py"
+
+
+def _source(path: str | os.PathLike[str]) -> str:
     source = os.path.abspath(os.fspath(path))
     if not os.path.isfile(source):
         raise ConfigError(f"{source}: CRAB configuration file {source} not found.", path=source)
-    suffix = os.path.splitext(source)[1].lower()
-    multicrab = False
-    if suffix == ".toml":
-        raw = _read_toml(source)
-    elif suffix == ".py":
-        try:
-            loaded = run_config(source)
-        except LoadError as e:
-            raise ConfigError(str(e), path=source, line=e.line) from None
-        raw, multicrab = loaded.sections, loaded.multicrab
-    else:
+    if os.path.splitext(source)[1].lower() not in (".py", ".toml"):
         raise ConfigError(f"{source}: unknown kind of CRAB configuration file; name it *.toml (TOML) "
                           f"or *.py (a crabConfig.py).", path=source)
-    return _Builder(source, raw, now, multicrab).build()
+    return source
 
 
 # --- TOML ------------------------------------------------------------------------------------
@@ -395,6 +462,12 @@ def _suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
     return f" Did you mean {lowered[match[0]]}?" if match else ""
 
 
+def _file_name(address: str) -> str:
+    """The file name an address ends with (``.../Cert_..._JSON.txt``), or a name for it."""
+    name = address.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+    return name if "." in name else "lumi_mask.json"
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -410,11 +483,13 @@ class _Builder:
         self.now = now
         self.multicrab = multicrab
         self.values: dict[str, Any] = {}
+        self.warnings: list[str] = []
 
     def fail(self, message: str, parameter: str | None = None, invalid: bool = True) -> None:
         prefix = "Invalid CRAB configuration: " if invalid else ""
-        note = (" (This is a multi-crab script: crabtui task submit submits its module-level config, "
-                "without what its __main__ block sets.)" if self.multicrab else "")
+        note = (f" (This is a multi-crab script: crabtui task submit submits its module-level config, without what "
+                f"its __main__ block sets; 'crabtui task submit --multicrab {self.source}' runs that block and "
+                f"submits each config it passes to crabCommand('submit').)" if self.multicrab else "")
         raise ConfigError(f"{self.source}: {prefix}{message}{note}", path=self.source, parameter=parameter)
 
     # - names and types -
@@ -433,7 +508,7 @@ class _Builder:
                               f"configuration file accordingly.", name)
                 if name in _DEPRECATED:
                     self.fail(f"Parameter {name} has been deprecated. Please remove it. "
-                              f"Reason: {_DEPRECATED[name]}.", name)
+                              f"Reason: {_DEPRECATED[name]}.{self.lumis_per_file_hint(name, value)}", name)
                 if name not in _PARAMETERS:
                     same = [p for p in _PARAMETERS if p.split(".")[1].lower() == param.lower()]
                     hint = f" Did you mean {same[0]}?" if same else _suggest(name, list(_PARAMETERS))
@@ -442,6 +517,17 @@ class _Builder:
                 if value is None or value == "" or value == [] or value == ():
                     continue  # CRAB reads these as unset
                 self.values[name] = self.check_type(name, value)
+
+    def lumis_per_file_hint(self, name: str, value: Any) -> str:
+        """For JobType.eventsPerLumi of a PrivateMC task, the Data.lumisPerFile that gives jobs of
+        Data.unitsPerJob events as many events per lumi (CRAB's client sets eventsPerLumi = unitsPerJob // lumisPerFile)."""
+        units = self.raw.get("Data", {}).get("unitsPerJob")
+        private_mc = self.raw.get("JobType", {}).get("pluginName") == "PrivateMC"
+        if name != "JobType.eventsPerLumi" or not private_mc or not all(type(n) is int and n > 0 for n in (value, units)):
+            return ""
+        lumis = max(1, units // value)
+        return (f" With Data.unitsPerJob = {units}, Data.lumisPerFile = {lumis} makes lumis of "
+                f"{units // lumis} events.")
 
     def check_type(self, name: str, value: Any) -> Any:
         kind = _PARAMETERS[name][0]
@@ -484,6 +570,8 @@ class _Builder:
             ignored["Data.lumisPerFile"] = v["Data.lumisPerFile"]
         if dataset is not None and job_type == "PrivateMC":
             ignored["Data.inputDataset"] = dataset  # CRAB's PrivateMC generates its events and reads no input
+        if job_type == "PrivateMC" and v.get("Data.useParent"):
+            ignored["Data.useParent"] = True  # no input, no parents
         pset, script = self.job_type()
         cores = v.get("JobType.numCores", 1)
         whitelist = self.sites("Site.whitelist")
@@ -499,6 +587,7 @@ class _Builder:
             pset_name=pset,
             script_exe=script,
             script_args=self.jdl_like("JobType.scriptArgs"),
+            input_files=self.input_files(),
             max_memory_mb=v.get("JobType.maxMemoryMB", DEFAULT_MAX_MEMORY_MB),
             max_job_runtime_min=v.get("JobType.maxJobRuntimeMin", DEFAULT_MAX_JOB_RUNTIME_MIN),
             num_cores=cores,
@@ -515,6 +604,8 @@ class _Builder:
             run_range=v.get("Data.runRange"),
             input_blocks=self.input_blocks(dataset),
             ignore_locality=self.ignore_locality(),
+            use_parent=self.use_parent(job_type, dataset),
+            secondary_dataset=self.secondary_dataset(job_type, dataset),
             storage_site=self.storage_site(),
             site_whitelist=whitelist,
             site_blacklist=blacklist,
@@ -524,6 +615,7 @@ class _Builder:
             failure_plan=self.failure_plan(),
             automatic_blacklist=self.automatic_blacklist(),
             ignored=ignored,
+            warnings=tuple(self.warnings),
         )
 
     # - General -
@@ -585,6 +677,19 @@ class _Builder:
                 self.fail(f"Parameter {p} ({v[p]} minutes) must be between {MIN_RUNTIME_MIN} and "
                           f"{MAX_RUNTIME_MIN} minutes.", p)
         return (self.path(pset) if pset is not None else None), script
+
+    def input_files(self) -> tuple[str, ...]:
+        """JobType.inputFiles, each a file, a directory or a glob pattern that must match, as
+        CRABClient's UserTarball requires."""
+        found: list[str] = []
+        for pattern in self.values.get("JobType.inputFiles", ()):
+            matches = sorted(glob.glob(self.path(pattern)))
+            if not matches:
+                self.fail(f"The input file '{pattern}' taken from parameter config.JobType.inputFiles cannot be "
+                          f"found (relative paths are read from the configuration file's directory).",
+                          "JobType.inputFiles", invalid=False)
+            found += [m for m in matches if m not in found]
+        return tuple(found)
 
     def path(self, value: str) -> str:
         return os.path.normpath(os.path.join(self.base, os.path.expanduser(value)))
@@ -755,6 +860,32 @@ class _Builder:
                       "Data.inputBlocks")
         return tuple(b if "#" in b else f"{dataset}#{b}" for b in blocks)
 
+    def use_parent(self, job_type: str, dataset: str | None) -> bool:
+        p = "Data.useParent"
+        if not self.values.get(p, False) or job_type == "PrivateMC":  # PrivateMC reads no input: nothing to
+            return False                                                # read the parents of, as CRAB's ignores it
+        if "Data.secondaryInputDataset" in self.values:
+            self.fail("Parameters Data.useParent and Data.secondaryInputDataset cannot be used together: the "
+                      "first reads the input files' parents, the second a dataset's files with the same lumis. "
+                      "Keep one.", p)
+        if dataset is None:
+            self.fail(f"Parameter {p} reads the parents of Data.inputDataset's files; user input files have none. "
+                      f"Set Data.inputDataset, or remove {p}.", p)
+        return True
+
+    def secondary_dataset(self, job_type: str, dataset: str | None) -> str | None:
+        p = "Data.secondaryInputDataset"
+        secondary = self.values.get(p)
+        if secondary is None:
+            return None
+        if not _RX_DATASET.fullmatch(secondary):
+            self.fail(f"Parameter {p} ({secondary!r}) is not a CMS dataset name. Write it as "
+                      f"/Primary/Processed/TIER, e.g. '/TTbar/Run2024-v1/GEN-SIM-RAW'.", p)
+        if dataset is None or job_type == "PrivateMC":
+            self.fail(f"Parameter {p} pairs Data.inputDataset's files with the secondary dataset's files holding "
+                      f"the same lumis; it needs Data.inputDataset (and the Analysis job type).", p)
+        return secondary
+
     def ignore_locality(self) -> bool:
         if not self.values.get("Data.ignoreLocality", False):
             return False
@@ -776,6 +907,13 @@ class _Builder:
             where = given if url else self.path(given)
             try:
                 mask = read_mask(where, url=url)
+            except Unreachable as e:  # no network: run, and say so
+                where = None
+                within = " within Data.runRange" if "Data.runRange" in self.values else ""
+                self.warnings.append(
+                    f"{self.source}: {p}: the lumi mask could not be fetched from {given} ({e.reason}), so the "
+                    f"task runs over every lumi of its input{within}. To apply the mask, download it beside the "
+                    f"configuration and name the file: config.Data.lumiMask = '{_file_name(given)}'.")
             except MaskError as e:
                 self.fail(f"Failed to load lumi mask {where} ({p}): {e}.", p, invalid=False)
         run_range = self.values.get("Data.runRange")

@@ -1,14 +1,22 @@
 """Running a ``crabConfig.py`` as ``crab submit`` does, with no CMS software installed.
 
 CRAB imports the file as a module named after it, so ``if __name__ == '__main__'`` blocks (the
-loops of multi-crab scripts) do not run; neither do they here.  While it runs:
+loops of multi-crab scripts) do not run; neither do they here, unless the caller runs the file as
+a script (``main``: ``python multicrab.py ARGS`` with ``ARGS`` in ``sys.argv``, and
+``multiprocessing`` forking, so that a ``Process`` started there inherits the stand-ins).  While
+it runs:
 
 * stand-ins of the CRAB modules a configuration imports are in ``sys.modules``:
   ``CRABClient.UserUtilities`` (``config``, ``getUsername``, ``getUsernameFromCRIC``,
   ``getUsernameFromSiteDB``: the local user stands in for the CMS user name),
   ``CRABClient.ClientExceptions`` (CRAB's exception classes), ``CRABAPI.RawCommand``
-  (``crabCommand``, which refuses to run: ``task submit`` submits one configuration, the
-  module-level one) and ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
+  (``crabCommand``: ``crabCommand('submit', config=X)`` hands a copy of ``X``'s sections, as
+  they are at the call, to the caller's ``submit`` and returns what it returns, CRAB's
+  ``{'requestname': ..., 'uniquerequestname': ...}``; a :class:`SubmitFailed` it raises reaches
+  the script as CRAB's ``ConfigurationException`` or ``ClientException``; other commands raise
+  ``ClientException``) and ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
+* ``httplib``, Python 2's name of ``http.client``, which multi-crab scripts written for Python 2
+  import for ``HTTPException`` (the only Python 2 name stood in for: the others' APIs changed);
 * the file's directory is the working directory and the first entry of ``sys.path``, so helper
   modules and files beside it are found wherever crabtui runs (as when ``crab submit`` runs in
   the configuration's directory); afterwards ``sys.path`` is as it was (with none of the file's
@@ -18,22 +26,26 @@ Everything is put back afterwards, under a lock, since all of it is process-wide
 file runs the user's code: load configurations in the user's own process (the CLI), not in a
 shared daemon.  Errors raise :class:`LoadError`: one line with the file's line where known, and a
 hint only where one is true (a missing CRAB module is one this loader does not stand in for; a
-missing CMSSW module is not installed here).
+missing CMSSW module is not installed here; Python 2 code is not Python 3).
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import getpass
+import http.client
+import multiprocessing
 import os
 import runpy
 import sys
 import threading
 import types
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ConfigSection", "Configuration", "LoadError", "Loaded", "run_config"]
+__all__ = ["ConfigSection", "Configuration", "LoadError", "Loaded", "SubmitFailed", "run_config"]
 
 SECTIONS = ("General", "JobType", "Data", "Site", "User", "Debug")
 """The sections ``CRABClient.UserUtilities.config()`` creates."""
@@ -42,6 +54,12 @@ _CMSSW_MODULES = ("FWCore", "Configuration", "PhysicsTools", "RecoJets", "HLTrig
                   "IOMC", "CondCore", "JetMETCorrections", "RecoEgamma", "RecoMuon", "DataFormats")
 _STAND_INS = ("CRABClient.UserUtilities (config, getUsername, getUsernameFromCRIC), CRABClient.ClientExceptions, "
               "CRABAPI.RawCommand (crabCommand) and WMCore.Configuration (Configuration)")
+_PYTHON3_NAMES = {  # Python 2 names a configuration may still use, and what Python 3 calls them
+    "urllib2": "urllib.request", "commands": "subprocess", "ConfigParser": "configparser", "cPickle": "pickle",
+    "StringIO": "io", "Queue": "queue", "urlparse": "urllib.parse", "xrange": "range", "raw_input": "input",
+    "basestring": "str", "unicode": "str", "iteritems": "items()", "itervalues": "values()", "iterkeys": "keys()",
+    "has_key": "the in operator", "execfile": "exec(open(...).read())",
+}
 
 
 class LoadError(Exception):
@@ -52,13 +70,35 @@ class LoadError(Exception):
         self.line = line
 
 
+class SubmitFailed(Exception):
+    """Raised by a ``submit`` hook: the configuration was not submitted.  The script sees CRAB's
+    ``ConfigurationException`` if ``configuration`` (CRAB would refuse the configuration itself),
+    else ``ClientException``, with the same message."""
+
+    def __init__(self, message: str, *, configuration: bool = False):
+        super().__init__(message)
+        self.configuration = configuration
+
+
+Sections = dict[str, dict[str, Any]]
+Submit = Callable[[Sections], dict[str, str]]
+
+
 @dataclass(frozen=True)
 class Loaded:
-    sections: dict[str, dict[str, Any]]
-    """The module-level ``config``'s parameters, by section."""
+    sections: Sections | None
+    """The module-level ``config``'s parameters, by section; None if the file defines no
+    ``config`` (a script that submits through ``crabCommand`` only)."""
     multicrab: bool
-    """Whether the file uses ``crabCommand`` (a multi-crab script), of which only the
-    module-level ``config`` is submitted."""
+    """Whether the file uses ``crabCommand`` (a multi-crab script)."""
+    missing: str = ""
+    """Without sections: how the file lacks a ``config`` ("defines no 'config'")."""
+
+    def error(self, source: str) -> LoadError:
+        """The error for a file without a module-level ``config`` that submits none."""
+        return LoadError(f"{source}: Unable to load Configuration object from file {source}: it {self.missing} at "
+                         f"module level. Start it with 'from CRABClient.UserUtilities import config' and "
+                         f"'config = config()'.")
 
 
 class ConfigSection:
@@ -137,10 +177,31 @@ _EXCEPTIONS = ("TaskNotFoundException", "CachefileNotFoundException", "ConfigExc
                "SandboxTooBigException", "CommandFailedException", "RESTInterfaceException", "RucioClientException")
 
 
-def _crab_command(command: str, *_args: Any, **_kwargs: Any) -> Any:
-    """CRABAPI.RawCommand.crabCommand, called while the file loads (outside a __main__ block)."""
-    raise ClientException(f"crabCommand({command!r}) cannot run while crabtui reads the configuration: "
-                          f"crabtui task submit submits the module-level config only, once")
+class _Exceptions(types.ModuleType):
+    ConfigurationException: type[ClientException]
+
+
+def _crab_command(submit: Submit, exceptions: _Exceptions) -> Callable[..., Any]:
+    def crabCommand(command: str, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (CRAB's name)
+        """CRABAPI.RawCommand.crabCommand: ``submit`` hands the configuration to crabtui's submission."""
+        if command != "submit":
+            raise ClientException(f"crabCommand({command!r}): crabtui runs crabCommand('submit') only; for the "
+                                  f"others use its own commands (crabtui task status|kill|resubmit TASK)")
+        config = kwargs.get("config")
+        if not isinstance(config, Configuration):
+            raise exceptions.ConfigurationException(
+                f"crabCommand('submit') needs config=<a Configuration object>, as from "
+                f"CRABClient.UserUtilities.config(); it was given {type(config).__name__}")
+        if kwargs.get("dryrun") or "--dryrun" in args:
+            raise ClientException("crabCommand('submit', dryrun=True): crabtui has no dry run; submit without it "
+                                  "(crabtui task kill TASK removes the task)")
+        sections = {name: copy.deepcopy(getattr(config, name).dictionary_()) for name in config.listSections_()}
+        try:
+            return submit(sections)
+        except SubmitFailed as e:
+            raise (exceptions.ConfigurationException if e.configuration else ClientException)(str(e)) from None
+
+    return crabCommand
 
 
 def _module(name: str, **attributes: Any) -> types.ModuleType:
@@ -149,7 +210,7 @@ def _module(name: str, **attributes: Any) -> types.ModuleType:
     return module
 
 
-def _stand_in_modules() -> dict[str, types.ModuleType]:
+def _stand_in_modules(submit: Submit) -> dict[str, types.ModuleType]:
     exceptions = _module("CRABClient.ClientExceptions", ClientException=ClientException)
     for name in _EXCEPTIONS:
         setattr(exceptions, name, type(name, (ClientException,), {"__module__": exceptions.__name__}))
@@ -157,12 +218,13 @@ def _stand_in_modules() -> dict[str, types.ModuleType]:
                                              {"__module__": exceptions.__name__})
     utils = _module("CRABClient.UserUtilities", config=_crab_config, getUsername=_username,
                     getUsernameFromCRIC=_username, getUsernameFromSiteDB=_username)
-    raw = _module("CRABAPI.RawCommand", crabCommand=_crab_command)
+    raw = _module("CRABAPI.RawCommand", crabCommand=_crab_command(submit, exceptions))
     wmconfig = _module("WMCore.Configuration", Configuration=Configuration, ConfigSection=ConfigSection)
     modules = {"CRABClient": _module("CRABClient", __path__=[], UserUtilities=utils, ClientExceptions=exceptions),
                "CRABClient.UserUtilities": utils, "CRABClient.ClientExceptions": exceptions,
                "CRABAPI": _module("CRABAPI", __path__=[], RawCommand=raw), "CRABAPI.RawCommand": raw,
-               "WMCore": _module("WMCore", __path__=[], Configuration=wmconfig), "WMCore.Configuration": wmconfig}
+               "WMCore": _module("WMCore", __path__=[], Configuration=wmconfig), "WMCore.Configuration": wmconfig,
+               "httplib": http.client}
     return modules
 
 
@@ -184,9 +246,15 @@ def uses_crab_command(text: str) -> bool:
 
 def _hint(exc: BaseException) -> str:
     """What to do about a failure, where this loader knows something true to say."""
+    name = getattr(exc, "name", None)
+    python3 = "crabtui runs configurations with Python 3, as CRAB's client does:"
+    if isinstance(exc, (NameError, AttributeError)) and name in _PYTHON3_NAMES:
+        return f" {name} is Python 2's; {python3} use {_PYTHON3_NAMES[name]}."
     if not isinstance(exc, ImportError) or not exc.name:
         return ""
     top = exc.name.split(".")[0]
+    if top in _PYTHON3_NAMES:
+        return f" {top} is Python 2's; {python3} import {_PYTHON3_NAMES[top]}."
     if top in _CRAB_MODULES:
         return f" Of CRAB's modules, crabtui provides {_STAND_INS}."
     if top in _CMSSW_MODULES:
@@ -198,38 +266,53 @@ _LOCK = threading.Lock()  # sys.modules, sys.path and the working directory are 
 _ABSENT = object()
 
 
-def run_config(source: str) -> Loaded:
-    """Run the crabConfig.py ``source`` (an absolute path) and return its ``config``'s sections."""
+def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequence[str] = ()) -> Loaded:
+    """Run the crabConfig.py ``source`` (an absolute path) and return its ``config``'s sections.
+
+    ``crabCommand('submit', config=X)`` calls ``submit`` with ``X``'s sections.  ``main`` runs the
+    file as a script, with ``argv`` as its arguments (module docstring)."""
     directory = os.path.dirname(source)
     with open(source, encoding="utf-8", errors="replace") as f:
         multicrab = uses_crab_command(f.read())
-    stand_ins = _stand_in_modules()
+    stand_ins = _stand_in_modules(submit)
     with _LOCK:
         saved = {name: sys.modules.get(name, _ABSENT) for name in stand_ins}
         before = set(sys.modules)
-        cwd, path = os.getcwd(), list(sys.path)
+        cwd, path, args = os.getcwd(), list(sys.path), list(sys.argv)
+        start_method = multiprocessing.get_start_method(allow_none=True)
         sys.modules.update(stand_ins)
         sys.path.insert(0, directory)
         try:
             os.chdir(directory)
-            namespace = runpy.run_path(source, run_name=os.path.splitext(os.path.basename(source))[0])
+            if main:
+                sys.argv[:] = [source, *argv]
+                multiprocessing.set_start_method("fork", force=True)  # children inherit the stand-ins
+            namespace = runpy.run_path(source, run_name="__main__" if main else
+                                       os.path.splitext(os.path.basename(source))[0])
         except SyntaxError as exc:
             where = f"{exc.filename or source}:{exc.lineno}" if exc.lineno else source
-            raise LoadError(f"{where}: Error while loading CRAB configuration {source}: SyntaxError: {exc.msg}. "
-                            f"Fix the Python syntax there.", exc.lineno) from None
-        except (Exception, SystemExit) as exc:  # the file's own code failed: report where
-            line = None
-            tb = exc.__traceback__
-            while tb is not None:
-                if tb.tb_frame.f_code.co_filename == source:
-                    line = tb.tb_lineno
-                tb = tb.tb_next
+            msg = exc.msg if exc.msg.endswith((".", "?")) else f"{exc.msg}."
+            hint = (" This is Python 2; crabtui runs configurations with Python 3, as CRAB's client does."
+                    if exc.msg.startswith("Missing parentheses in call to") else " Fix the Python syntax there.")
+            raise LoadError(f"{where}: Error while loading CRAB configuration {source}: SyntaxError: {msg}{hint}",
+                            exc.lineno) from None
+        except SystemExit as exc:
+            if not main or exc.code not in (None, 0):  # a script's sys.exit() is its normal end
+                line = _line(exc, source)
+                where = f"{source}:{line}" if line else source
+                raise LoadError(f"{where}: Error while loading CRAB configuration {source}: it called "
+                                f"sys.exit({'' if exc.code is None else repr(exc.code)}).", line) from None
+            namespace = {}
+        except Exception as exc:  # the file's own code failed: report where
+            line = _line(exc, source)
             where = f"{source}:{line}" if line else source
             raise LoadError(f"{where}: Error while loading CRAB configuration {source}: "
                             f"{type(exc).__name__}: {exc}.{_hint(exc)}", line) from None
         finally:
             os.chdir(cwd)
             sys.path[:] = path  # also what the file added
+            sys.argv[:] = args
+            multiprocessing.set_start_method(start_method, force=True)
             for name in set(sys.modules) - before:  # the helper modules beside the file
                 if name not in stand_ins and _beside(sys.modules[name], directory):
                     del sys.modules[name]
@@ -241,10 +324,19 @@ def run_config(source: str) -> Loaded:
     config = namespace.get("config")
     if not isinstance(config, Configuration):
         what = "defines no 'config'" if config is None else f"sets 'config' to a {type(config).__name__}"
-        raise LoadError(f"{source}: Unable to load Configuration object from file {source}: it {what} at "
-                        f"module level. Start it with 'from CRABClient.UserUtilities import config' and "
-                        f"'config = config()'.")
+        return Loaded(None, multicrab, what)
     return Loaded({name: getattr(config, name).dictionary_() for name in config.listSections_()}, multicrab)
+
+
+def _line(exc: BaseException, source: str) -> int | None:
+    """The line of ``source`` that the exception last passed through."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == source:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
 
 
 def _beside(module: types.ModuleType | None, directory: str) -> bool:

@@ -2,9 +2,11 @@
 
 A lumi mask is the CMS lumi JSON (``{"316187": [[1, 37], [40, 90]]}``): a local file (relative to
 the configuration's directory) or an ``http(s)`` address, which is downloaded as CRAB's LumiList
-does.  Its ranges are sorted and merged.  ``Data.runRange`` (``"316000-316100,316200"``, CRAB's
-syntax) narrows the mask to those runs; without a mask it selects those runs whole (at most 50,000
-runs, CRAB's limit).  An empty intersection is refused, as CRAB refuses it.
+does; an address that does not answer (no network) raises :class:`Unreachable`, which the loader
+turns into a warning.  Its ranges are sorted and merged.  ``Data.runRange``
+(``"316000-316100,316200"``, CRAB's syntax) narrows the mask to those runs; without a mask it
+selects those runs whole (at most 50,000 runs, CRAB's limit).  An empty intersection is refused,
+as CRAB refuses it.
 
 Every function raises :class:`MaskError` with a message that says what is wrong; the loader
 (:mod:`engine.crab.client.config`) puts the file and the parameter in front.
@@ -18,7 +20,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-__all__ = ["ALL_LUMIS", "MaskError", "LumiMask", "intersect_runs", "parse_mask", "read_mask", "run_list"]
+__all__ = ["ALL_LUMIS", "MaskError", "LumiMask", "Unreachable", "intersect_runs", "parse_mask", "read_mask",
+           "run_list"]
 
 LumiMask = dict[int, list[tuple[int, int]]]
 """run -> sorted, merged inclusive lumi ranges."""
@@ -34,6 +37,15 @@ class MaskError(ValueError):
     """A lumi mask or run range that cannot be used."""
 
 
+class Unreachable(MaskError):
+    """An address no answer came from (no network, no such host, refused, timed out): the mask
+    may be right, but it cannot be known here.  ``reason`` says why, as the network said it."""
+
+    def __init__(self, reason: object):
+        super().__init__(f"cannot download it ({reason})")
+        self.reason = str(reason)
+
+
 def read_mask(where: str, *, url: bool) -> LumiMask:
     """The lumi mask in the file (or at the address, if ``url``) ``where``."""
     try:
@@ -47,9 +59,13 @@ def read_mask(where: str, *, url: bool) -> LumiMask:
         raise MaskError("no such file") from None
     except urllib.error.HTTPError as e:
         raise MaskError(f"cannot download it (HTTP {e.code} {e.reason})") from None
-    except (urllib.error.URLError, OSError, UnicodeDecodeError, ValueError) as e:
+    except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", None) or e
-        raise MaskError(f"cannot {'download' if url else 'read'} it ({reason})") from None
+        if url:
+            raise Unreachable(reason) from None
+        raise MaskError(f"cannot read it ({reason})") from None
+    except (UnicodeDecodeError, ValueError) as e:
+        raise MaskError(f"cannot {'download' if url else 'read'} it ({e})") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:

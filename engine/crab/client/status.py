@@ -10,9 +10,11 @@ epoch is unsubmitted until its DAG runs it again.
 The figures of ``crab status --long`` come from the framework job reports
 (``jobReport.json.<id>.<crab_retry>``, :func:`engine.crab.wn.fjr.performance`): runtime
 (TotalJobTime, simulated seconds), memory (PeakValueRss, MB), CPU % (TotalJobCPU over runtime and
-cores) and waste (the runtime of the attempts before the latest).  An attempt without a report
-counts its run as the job log timed it, scaled to simulated seconds; a running job its time so
-far and its ResidentSetSize from the queue.  Restarts (an attempt evicted, held while it ran,
+cores) and waste (the runtime of the attempts before the latest).  An attempt without a report,
+or removed by its periodic_remove (50660, 50662, 50664), counts its run as the job log timed it
+(at least), scaled to simulated seconds; a running job its time so
+far and its ResidentSetSize from the queue; a killed job at least the wall time its job log gives
+its last run, to the end of its processes.  Restarts (an attempt evicted, held while it ran,
 or lost by its shadow, and run again) are counted from the job's user log, ``job_log.<id>``
 (:mod:`engine.crab.ap.joblog`).
 
@@ -24,19 +26,20 @@ here whoever asks for the status brings it up to date: the CLI, the UI or the ta
 derived data only: deleting it loses nothing.  This module is the one place that reads and writes
 it::
 
-    {"schema": "crabtui.status_cache/5",
+    {"schema": "crabtui.status_cache/7",
      "dag": [ino, mtime_ns, size, stages_mtime_ns],   RunJobs.dag, and automatic splitting's
                                       stage directory (0: none), when "ids" were listed (null: not trusted)
      "ids": ["1", "2", ...],          the task's job ids, in CRAB's order
      "states": mtime_ns,               of the retry_state directory (null: not trusted)
      "jobs": {"1": [stamp, state, retries, cooloff_until, exit_code, error, open_retry, sites, walls,
-                    runtime_s, memory_mb, cpu_s, waste_s, "[[attempt values], ...]", restarts, log_size],
+                    runtime_s, memory_mb, cpu_s, waste_s, "[[attempt values], ...]", restarts, log_size,
+                    rrn, epoch, crab_retry],
               ...}}
 
 ``stamp`` is ``[ino, mtime_ns, size]`` of ``retry_state/job.<id>.json`` (null: no such file);
 ``state`` the job's state as its files say it (null while an attempt is open: the queue decides);
 ``walls`` the runtime of each attempt in ``sites``; runtime, memory and CPU seconds are the latest
-closed attempt's.  The attempts (values in :data:`ATTEMPT_KEYS` order) stay JSON text, parsed only
+closed attempt's; ``rrn``, ``epoch`` and ``crab_retry`` the job state's counters.  The attempts (values in :data:`ATTEMPT_KEYS` order) stay JSON text, parsed only
 when someone looks at them (:class:`Attempts`): that halves the time to read the cache of 10,000
 jobs.
 
@@ -74,7 +77,7 @@ if TYPE_CHECKING:
     from engine.crab.ap.retry_policy import JobState
 
 STATUS_CACHE = "status_cache.json"
-CACHE_SCHEMA = "crabtui.status_cache/5"
+CACHE_SCHEMA = "crabtui.status_cache/7"
 RACY_NS = 2_000_000_000
 DAG_FILE = "RunJobs.dag"  # engine.crab.taskworker.dagman_creator.DAG_FILE; not imported: it pulls in the DAG layer
 TASK_FILE = "task.json"  # engine.crab.taskworker.dagman_creator.TASK_FILE
@@ -85,8 +88,8 @@ _QUEUED = {JobStatus.IDLE: "idle", JobStatus.RUNNING: "running", JobStatus.HELD:
 _PROJECTION = ["ClusterId", "CRAB_Id", "JobStatus", "MATCH_GLIDEIN_CMSSite", "JobCurrentStartDate",
                "ResidentSetSize"]
 (_STAMP, _STATE, _RETRIES, _COOLOFF, _EXIT, _ERROR, _OPEN, _SITES, _WALLS, _RUNTIME, _MEMORY, _CPU, _WASTE,
- _ATTEMPTS, _RESTARTS, _LOG) = range(16)
-_NO_FILE = [None, "unsubmitted", 0, None, None, None, None, [], [], None, None, None, 0.0, "[]", 0, None]
+ _ATTEMPTS, _RESTARTS, _LOG, _RRN, _EPOCH, _CRAB_RETRY) = range(19)
+_NO_FILE = [None, "unsubmitted", 0, None, None, None, None, [], [], None, None, None, 0.0, "[]", 0, None, 0, 0, 0]
 ATTEMPT_KEYS = ("site", "exit_code", "request_memory", "max_runtime", "start", "end", "action", "reason",
                 "runtime_s", "cpu_s", "memory_mb")
 
@@ -143,6 +146,9 @@ class JobView:
     cpu_pct: float | None = None  # the latest attempt's CPU time / (runtime x cores), in %
     waste_s: float = 0.0  # the runtime of the attempts before the latest
     error: str | None = None  # PostJob's reason for its decision on the last closed attempt (CRAB's Error[1])
+    rrn: int = 0  # executions in the current resubmit epoch (seed 003)
+    epoch: int = 0  # the resubmit epoch the job is in (0: never resubmitted)
+    crab_retry: int = 0  # attempts PostJob has closed (the <id>.<crab_retry> of the job's files)
 
     @property
     def site(self) -> str:
@@ -150,11 +156,33 @@ class JobView:
         return self.site_history[-1] if self.site_history else ""
 
     def as_json(self) -> dict:
+        """The job in crabtui's words, then in CRAB's (:meth:`status_cache`), for scripts of either."""
         return {"id": self.id, "state": self.state, "retries": self.retries, "restarts": self.restarts,
                 "site_history": list(self.site_history), "exit_code": self.exit_code,
                 "cooloff_until": self.cooloff_until, "attempts": list(self.attempts),
                 "runtime_s": self.runtime_s, "memory_mb": self.memory_mb, "cpu_pct": self.cpu_pct,
-                "waste_s": self.waste_s, "error": self.error}
+                "waste_s": self.waste_s, "error": self.error, **self.status_cache()}
+
+    def status_cache(self) -> dict:
+        """The job as CRAB's ``status_cache`` node (what ``crab status --json`` prints per job, with
+        CRAB's names), plus the counters of the RRN design: ``State``; ``Retries``, ``Restarts``;
+        ``SiteHistory``, ``WallDurations`` (seconds) and ``ResidentSetSize`` (KB), one entry per
+        attempt that reached a site, the running one included; ``RecordedSite`` (the latest
+        attempt's site is known); ``Error`` ([exit code, message, {}]) once an attempt has failed;
+        ``rrn``, ``epoch`` and ``crab_retry``."""
+        ran = [a for a in self.attempts if a.get("site")]
+        walls = [a.get("runtime_s") or 0.0 for a in ran]
+        memory = [round((a.get("memory_mb") or 0) * 1024) for a in ran]
+        if len(self.site_history) > len(ran):  # in the queue at a site, or its report not read yet
+            walls.append(self.runtime_s or 0.0)
+            memory.append(round((self.memory_mb or 0) * 1024))
+        node = {"State": self.state, "Retries": self.retries, "Restarts": self.restarts,
+                "SiteHistory": list(self.site_history), "WallDurations": walls, "ResidentSetSize": memory,
+                "RecordedSite": bool(self.site_history) and len(self.site_history) >= len(self.attempts),
+                "rrn": self.rrn, "epoch": self.epoch, "crab_retry": self.crab_retry}
+        if self.exit_code:
+            node["Error"] = [self.exit_code, self.error or "", {}]
+        return node
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +197,7 @@ class TaskView:
     sites: SiteView | None = None  # every site of the task and why it is or is not blacklisted
     input_lumis: int | None = None  # what the dataset holds within the lumi mask (None: not known yet)
     automatic: AutomaticView | None = None  # automatic splitting's stages (None: another splitting)
+    publication: bool | None = None  # Data.publication (None: the task does not say)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +279,7 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
     scale = float(task.get("time_scale") or 1.0)
     cores = int(task.get("num_cores") or 1)
     queue: dict[str, Any] = {}
-    dag_queued = False
+    dag_queued = removed = False
     if schedd is not None and dagman_id is not None:
         # A nested DAGMan's jobs (automatic splitting's stages) have its id as DAGManJobId: the
         # task's name, which every grid job carries, finds them all.
@@ -259,9 +288,11 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
                                _PROJECTION):
             if ad.get("ClusterId") == dagman_id:
                 dag_queued = True
+                removed = ad.get("JobStatus") == JobStatus.REMOVED
             elif "CRAB_Id" in ad:
                 queue[str(ad["CRAB_Id"])] = ad
-    dag_active = dag_queued or dagman_id is None
+    # A DAGMan being removed (crab kill) still runs, but its jobs in flight are being killed with it.
+    dag_active = (dag_queued and not removed) or dagman_id is None
     rows, all_ids = _rows(task_dir, scale, CACHE_WRITE_EVERY_S)
     made = _VIEWS.pop(task_dir, None) or {}
     if len(_VIEWS) >= _PARSED_MAX:
@@ -284,14 +315,14 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
                 view = JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(row[_SITES]), row[_EXIT],
                                Attempts(row[_ATTEMPTS]), row[_RESTARTS], runtime, row[_MEMORY],
                                cpu / (runtime * cores) * 100 if cpu is not None and runtime else None,
-                               row[_WASTE], row[_ERROR])
+                               row[_WASTE], row[_ERROR], row[_RRN], row[_EPOCH], row[_CRAB_RETRY])
             views[job] = (row, dag_active, view)
             append(view)
         else:
             append(_in_flight(task_dir, job, row, ad, now, scale, cores, dag_active))
     return TaskView(jobs, dag_queued, cores, task.get("max_memory_mb"), task.get("max_runtime_min"),
                     site_view(task_dir, task) if task else None, task.get("input_lumis"),
-                    _automatic_view(task_dir, task.get("automatic")))
+                    _automatic_view(task_dir, task.get("automatic")), task.get("publication"))
 
 
 def _automatic_view(task_dir: str, automatic: dict | None) -> AutomaticView | None:
@@ -363,10 +394,17 @@ def _in_flight(task_dir: str, job: str, row: list, ad: Any, now: float, scale: f
             runtime, cpu, memory = figures
             cpu_pct = cpu / (runtime * cores) * 100 if cpu is not None and runtime else None
             sites += _executed_site(report)
+        if state == "killed":  # its report stops at the kill signal; it ran until its processes were gone
+            from engine.crab.ap.joblog import last_run
+
+            run = last_run(os.path.join(task_dir, f"job_log.{job}"))
+            if run is not None:
+                runtime = max(runtime, (run[1] - run[0]) * scale)
     else:
         state = row[_STATE]
     return JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(sites), row[_EXIT], Attempts(row[_ATTEMPTS]),
-                   row[_RESTARTS], runtime, memory, cpu_pct, waste, row[_ERROR])
+                   row[_RESTARTS], runtime, memory, cpu_pct, waste, row[_ERROR], row[_RRN], row[_EPOCH],
+                   row[_CRAB_RETRY])
 
 
 def _executed_site(report: str) -> list[str]:
@@ -401,8 +439,10 @@ def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | 
                 figures = fjr.performance(os.path.join(task_dir, f"{fjr.FJR_NAME}.{job}.{a.crab_retry}"))
                 if figures is not None:
                     item.update(runtime_s=figures[0], cpu_s=figures[1], memory_mb=figures[2])
-                if item["runtime_s"] is None and a.start_time is not None and a.end_time is not None:
-                    item["runtime_s"] = max(0.0, a.end_time - a.start_time) * scale
+                if a.start_time is not None and a.end_time is not None:
+                    wall = max(0.0, a.end_time - a.start_time) * scale
+                    if item["runtime_s"] is None or a.exit_code in _REMOVED_ON_THE_NODE:
+                        item["runtime_s"] = max(item["runtime_s"] or 0.0, wall)
         attempts.append(item)
     open_attempt = state.open_attempt
     closed = attempts[:-1] if open_attempt else attempts
@@ -418,7 +458,12 @@ def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | 
             None if open_attempt or not last else last["cpu_s"],
             sum(a["runtime_s"] or 0.0 for a in earlier),
             json.dumps([[a[k] for k in ATTEMPT_KEYS] for a in attempts], separators=(",", ":")),
-            *_log_restarts(task_dir, job, old)]
+            *_log_restarts(task_dir, job, old), state.rrn, state.epoch, state.crab_retry]
+
+
+# Attempts HTCondor's periodic_remove ended (retry_policy.REMOVE_REASONS): their report stops at the
+# kill signal, while the job ran on until its processes were gone, as the job log times it.
+_REMOVED_ON_THE_NODE = frozenset({50660, 50662, 50664})
 
 
 def _log_restarts(task_dir: str, job: str, row: list | None) -> tuple[int, int | None]:
@@ -493,7 +538,7 @@ def _rows(task_dir: str, scale: float, write_every: float = 0.0) -> tuple[dict[s
         if row[_OPEN] is not None:  # an attempt in flight: its log may have grown since
             counted = _log_restarts(task_dir, job, row)
             if counted != (row[_RESTARTS], row[_LOG]):
-                rows[job] = [*row[:_RESTARTS], *counted]
+                rows[job] = [*row[:_RESTARTS], *counted, *row[_LOG + 1:]]
                 changed = True
     racy = time.time_ns() - RACY_NS
     dag = dag if dag is not None and max(dag[1], dag[3]) < racy else None

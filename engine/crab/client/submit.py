@@ -21,25 +21,26 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from engine.crab.ap.sites import SiteListError, SiteLists, read_global_blacklist
 from engine.crab.client.config import TaskConfig
+from engine.crab.client.sandbox import SandboxError, write_sandbox
 from engine.crab.grid.storage import StorageError, stageout_ad, storage_site
 from engine.crab.taskworker import stand_ins
 from engine.crab.taskworker.dagman_creator import TaskAd
 from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError, UnknownDataset
+from engine.crab.taskworker.parents import why_none, without_parents
 from engine.crab.taskworker.task_input import InputSpec, load_input, locality, refusal, skipped_warning
 from engine.crab.taskworker.taskdb import NEW, SUBMIT, Task, TaskDB, TaskError, task_name
 from engine.crab.taskworker.worker import write_request
 from engine.crab.wn.failure_plan import plan_json
 from engine.state import StateDir
 
-__all__ = ["NUM_AUTOM_JOB_RETRIES", "SubmitError", "Submitted", "submit"]
-
-NUM_AUTOM_JOB_RETRIES = 3  # executions per job and resubmit epoch, as CRAB's TaskWorker ships it
+__all__ = ["SubmitError", "Submitted", "submit"]
 
 
 class SubmitError(Exception):
@@ -66,14 +67,23 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
     catalogue = Catalogue.for_state(state)
     pool_sites = sorted(site for site, size in pool.items()
                         if size["cpus"] >= cfg.num_cores and size["memory"] >= cfg.max_memory_mb)
-    notes, warnings = [], []
+    notes, warnings = [], list(cfg.warnings)
     spec, note = _spec(cfg, catalogue, pool_sites)
     if note:
         notes.append(note)
+    if cfg.secondary_dataset:
+        notes += _secondary_note(cfg, catalogue)
     try:
         dataset = load_input(spec, catalogue)
     except DatasetError as e:
         raise SubmitError(f"{source}: Data.inputDataset: {e}") from None
+    if spec.use_parent or spec.secondary:
+        orphan = without_parents(dataset)
+        if orphan is not None:  # CRAB's TaskWorker refuses it (DBSDataDiscovery)
+            parameter = "Data.useParent" if spec.use_parent else "Data.secondaryInputDataset"
+            raise SubmitError(f"{source}: {parameter}: The CRAB3 server backend refuses to submit jobs to the Grid "
+                              f"scheduler because you specified useParents=True but some your files have no "
+                              f"parents. Example: {orphan.lfn} ({why_none(dataset, spec.secondary)}).")
     if cfg.input_blocks:
         dataset, note = _input_blocks(cfg, dataset)
         spec = spec.with_blocks(b.name for b in dataset.blocks)
@@ -101,20 +111,28 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
             raise SubmitError(f"{source}: Site.storageSite: {e}") from None
     if cfg.multicrab:
         notes.append(f"{source} is a multi-crab script: crabtui task submit submits its module-level config "
-                     f"only ({_what(cfg)}), not what its __main__ block would submit.")
+                     f"only ({_what(cfg)}), not what its __main__ block would submit; 'crabtui task submit "
+                     f"--multicrab {source}' runs that block and submits each config it passes to "
+                     f"crabCommand('submit').")
 
     name = task_name(cfg.request_name, user, now)
     task_dir = state.task_dir(name)
     stageout = (stageout_ad(storage, task_name=name, user=user, primary_dataset=cfg.primary_dataset,
                             request_name=cfg.request_name) if storage is not None and cfg.transfer_outputs else None)
+    try:
+        sandbox = write_sandbox(task_dir, cfg)
+    except SandboxError as e:
+        raise SubmitError(f"{source}: {e}") from None
     ad = TaskAd(name=name, user=user, dataset=cfg.input_dataset or "", max_memory_mb=cfg.max_memory_mb,
                 max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
                 site_whitelist=cfg.site_whitelist, site_blacklist=cfg.site_blacklist, storage_site=cfg.storage_site,
-                time_scale=cfg.time_scale, max_retries=NUM_AUTOM_JOB_RETRIES,
-                failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), script_exe=cfg.script_exe,
+                time_scale=cfg.time_scale,  # the retry budget is the task worker's (numAutomJobRetries)
+                failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), sandbox=sandbox,
+                script_exe=os.path.basename(cfg.script_exe) if sandbox else cfg.script_exe,
                 extra_jdl=cfg.extra_jdl, ignore_global_blacklist=cfg.ignore_global_blacklist,
                 global_blacklist=state.global_blacklist, automatic_blacklist=asdict(cfg.automatic_blacklist),
-                stageout=stageout)
+                stageout=stageout, pool_sites=tuple(pool_sites),
+                publication=bool(cfg.ignored.get("Data.publication", True)))
     write_request(task_dir, input=spec, splitting=cfg.splitting, units_per_job=cfg.units_per_job,
                   total_units=cfg.total_units, lumi_mask=mask, ad=ad, events_per_lumi=cfg.events_per_lumi)
     try:
@@ -138,6 +156,7 @@ def _spec(cfg: TaskConfig, catalogue: Catalogue, pool_sites: list[str]) -> tuple
         return InputSpec(user_files=cfg.user_input_files, sites=pool, processing_sites=pool), None
     name = cfg.input_dataset
     sites = pool if cfg.ignore_locality else None
+    pairing = {"use_parent": cfg.use_parent, "secondary": cfg.secondary_dataset}
     try:
         catalogue.load(name)
     except UnknownDataset as e:
@@ -147,10 +166,24 @@ def _spec(cfg: TaskConfig, catalogue: Catalogue, pool_sites: list[str]) -> tuple
                 f"synthetic stand-in made from its name: {d.nfiles} files, {d.lumis} lumis, {d.events} events at "
                 f"{', '.join(d.sites)}. To read a real description instead: crabtui dataset add {name} --from "
                 f"FILE (the JSON format is in the README).")
-        return InputSpec(dataset=name, stand_in=True, sites=sites, processing_sites=pool), note
+        return InputSpec(dataset=name, stand_in=True, sites=sites, processing_sites=pool, **pairing), note
     except DatasetError as e:
         raise SubmitError(f"{cfg.source}: Data.inputDataset: {e}") from None
-    return InputSpec(dataset=name, sites=sites, processing_sites=pool), None
+    return InputSpec(dataset=name, sites=sites, processing_sites=pool, **pairing), None
+
+
+def _secondary_note(cfg: TaskConfig, catalogue: Catalogue) -> list[str]:
+    """What the user should know of a secondary dataset the catalogue does not know."""
+    name = cfg.secondary_dataset
+    try:
+        catalogue.load(name)
+    except UnknownDataset:
+        return [f"{cfg.source}: Data.secondaryInputDataset {name} is not in the dataset catalogue; each input file "
+                f"is paired with files made up to hold its lumis, under {stand_ins.definition(name).lfn_base}/. To "
+                f"pair it with a real description instead: crabtui dataset add {name} --from FILE."]
+    except DatasetError as e:
+        raise SubmitError(f"{cfg.source}: Data.secondaryInputDataset: {e}") from None
+    return []
 
 
 def _input_blocks(cfg: TaskConfig, dataset: Dataset) -> tuple[Dataset, str | None]:

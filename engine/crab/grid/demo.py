@@ -13,9 +13,9 @@
   ``automatic``
       Automatic splitting of three runs of ``/Muon0/...`` (a lumi mask, :file:`demo_lumimask.json`:
       2,044 lumis, 1.1 M events) into 180-minute jobs, at 3600 simulated seconds a real second:
-      three probes (one fails), 10 to 15 processing jobs (one fails and its lumis go to a tail
+      three probes (one fails once, and is retried), 10 to 15 processing jobs (one fails and its lumis go to a tail
       job, as do the lumis that slower sites leave), tail stages.  It keeps off the flaky site
-      (``Site.blacklist``): probes and processing jobs get no retries.  Ends COMPLETED.
+      (``Site.blacklist``): processing jobs get no retries.  Ends COMPLETED.
   ``lumis``
       LumiBased splitting of ``/TTbar/...`` (5 lumis a job, 16 jobs) at 100 simulated seconds a
       real second, so that a retry's 900 s cooloff lasts 9 real seconds and the UI counts it

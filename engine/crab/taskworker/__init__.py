@@ -5,7 +5,9 @@ As CRAB's TaskWorker does for the CRAB server, it carries out the task table's c
 (:mod:`.datasets`, what DBS and Rucio answer), splits it into jobs (:mod:`.splitting`; automatic
 splitting's probes, processing jobs and tails in :mod:`.automatic`), writes the task's DAG, job
 submit template and job inputs (:mod:`.dagman_creator`, CRAB's DagmanCreator) and submits the
-DAG through the Schedd API; it kills and resubmits tasks too.
+DAG through the Schedd API, with the knobs of its configuration (:mod:`.config`,
+``taskworker.toml``); it kills and resubmits tasks too (:mod:`.resubmitter`, CRAB's
+DagmanResubmitter and AdjustSites, which makes a running DAGMan retry the resubmitted nodes).
 
 Where it runs: in the embedded schedd's daemon (a thread of it), on the user's machine, also
 when the task's DAG goes to a real HTCondor pool.

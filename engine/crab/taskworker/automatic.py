@@ -44,8 +44,8 @@ from engine.crab.taskworker.splitting import MAX_JOBS_PER_TASK, JobSplit, LumiMa
 from engine.crab.wn import fjr
 
 __all__ = [
-    "PROBE_STAGE", "AutomaticConfig", "AutomaticSplittingError", "Estimate", "TailStage", "events_per_job",
-    "load_knobs", "missing_lumis", "probe_estimate", "probe_figures", "probe_split", "processing_split", "stage_of",
+    "KNOBS", "PROBE_STAGE", "AutomaticConfig", "AutomaticSplittingError", "Estimate", "TailStage", "events_per_job",
+    "missing_lumis", "probe_estimate", "probe_figures", "probe_split", "processing_split", "stage_of",
     "tail_lumis", "tail_split", "tail_stages",
 ]
 
@@ -68,6 +68,11 @@ _CRAB_NAMES = {
     "runtime_margin": "automaticRuntimeMargin",  # a literal 0.75 in CRAB's PreDAG
     "max_jobs_per_task": "maxJobsPerTask",
 }
+
+
+KNOBS = tuple(_CRAB_NAMES.values())
+"""The knobs' names in CRAB's TaskWorker configuration (``<state dir>/taskworker.toml``,
+:mod:`engine.crab.taskworker.config`)."""
 
 
 class AutomaticSplittingError(SplittingError):
@@ -174,36 +179,6 @@ def stage_of(job_id: str) -> str:
     if not dash:
         return "processing"
     return "probe" if head == str(PROBE_STAGE) else "tail"
-
-
-def load_knobs(path: str) -> AutomaticConfig:
-    """The knobs of the task worker's configuration file (``<state dir>/taskworker.toml``), CRAB's
-    TaskWorker configuration in TOML::
-
-        [TaskWorker]
-        numAutomaticProbes = 3
-        minAutomaticRuntimeMins = 30
-
-    CRAB's defaults when the file does not exist.  AutomaticSplittingError names the file and the
-    knob that is wrong."""
-    from engine.tomlfile import TomlError, read_toml  # here only: the DAG's scripts read the task, not this file
-
-    try:
-        document = read_toml(path)
-    except FileNotFoundError:
-        return AutomaticConfig()
-    except OSError as e:
-        raise AutomaticSplittingError(f"{path}: cannot read it: {e.strerror}") from None
-    except TomlError as e:
-        raise AutomaticSplittingError(str(e)) from None
-    unknown = set(document) - {"TaskWorker"}
-    if unknown:
-        raise AutomaticSplittingError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; the knobs go under "
-                                      f"[TaskWorker]")
-    try:
-        return AutomaticConfig.from_crab(document.get("TaskWorker", {}))
-    except ValueError as e:
-        raise AutomaticSplittingError(f"{path}: TaskWorker.{e}") from None
 
 
 # ------------------------------------------------------------------------------------ probes

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from engine.atomic import write_atomically
+from engine.crab.ap.retry_policy import NUM_AUTOM_JOB_RETRIES
 from engine.crab.ap.sites import write_data_sites
 from engine.crab.taskworker.automatic import AutomaticConfig, stage_of
 from engine.crab.taskworker.datasets import Dataset
@@ -38,6 +39,7 @@ NOTHING_TO_SPLIT = 5  # PreDAG's exit for a tail stage left with nothing to proc
 RELEASE_HOLD_CODES = (28, 30, 13, 6)  # CRAB's periodic_release: glexec (28, 30), stage-in (13), start (6)
 RELEASE_AFTER_S = 5 * 60  # seed 000: such a job "can be released at most once every 5 minutes"
 HELD_REMOVE_S = 7 * 60  # CRAB's periodic_remove of a job held longer than 7 minutes
+PERIODIC_EXPR_INTERVAL_S = 60  # HTCondor's default: how often the periodic policy is evaluated
 
 
 @dataclass(frozen=True)
@@ -55,9 +57,10 @@ class TaskAd:
     site_blacklist: tuple[str, ...]
     storage_site: str | None
     time_scale: float
-    max_retries: int  # CRAB_NumAutomJobRetries
+    max_retries: int = NUM_AUTOM_JOB_RETRIES  # CRAB_NumAutomJobRetries: the task worker's numAutomJobRetries
     failure_plan: tuple[dict, ...] = ()  # Debug.failurePlan entries in the config's form
     script_exe: str | None = None  # JobType.scriptExe: the wrapper runs it instead of cmsRun
+    sandbox: str | None = None  # the script's sandbox directory (engine.crab.client.sandbox); script_exe is in it
     extra_jdl: tuple[str, ...] = ()  # Debug.extraJDL: submit lines added to every job, as CRAB adds them
     python: str = sys.executable  # the interpreter of the DAG's scripts and of the job wrapper
     python_path: str = ""  # their PYTHONPATH where the engine is not installed (a real pool's hosts)
@@ -67,11 +70,14 @@ class TaskAd:
     stageout: dict | None = None  # where and how PostJob stages the outputs out (storage.stageout_ad); None: not
     automatic: dict | None = None  # Automatic splitting: minutes, knobs, probes, catalogue, lumi mask; None: not
     input_lumis: int | None = None  # the lumis the dataset holds within the lumi mask, for the status
+    pool_sites: tuple[str, ...] | None = None  # the sites the task's pool has (None: unknown), for PreJob
+    publication: bool = True  # Data.publication, for the status's publication line (crabtui publishes nothing)
 
     def max_executions(self, job_id: str) -> int:
         """CRAB_NumAutomJobRetries of one job: executions per resubmit epoch.  Automatic
-        splitting's probes and processing jobs run once (a failed one's lumis go to the tails)."""
-        if self.automatic is not None and stage_of(job_id) != "tail":
+        splitting's processing jobs run once (a failed one's lumis go to the tails, crab-spec §4);
+        probes and tails have the task's budget, as CRAB's DagmanCreator gives them."""
+        if self.automatic is not None and stage_of(job_id) == "processing":
             return 1
         return self.max_retries
 
@@ -137,14 +143,15 @@ def write_jobs(task_dir: str, dataset: Dataset, jobs: Sequence[JobSplit]) -> Non
 
 
 def job_input(job: JobSplit, by_lfn: dict) -> dict:
-    """The simulated cmsRun's input: the job's files with only the lumis it must process."""
+    """The simulated cmsRun's input: the job's files with only the lumis it must process, and
+    their parents (Data.useParent; CRAB's ``{"lfn": ..., "parents": [...]}``)."""
     wanted = {(run, lumi) for run, ranges in job.lumi_mask().items() for first, last in ranges
               for lumi in range(first, last + 1)}
     files = []
     for lfn in job.files:
         lumis = [(r, n, e) for r, n, e in by_lfn[lfn].lumis if (r, n) in wanted]
         if lumis:
-            files.append((lfn, lumis))
+            files.append((lfn, lumis, by_lfn[lfn].parents))
     return make_input(files)
 
 
@@ -199,7 +206,8 @@ def task_ad(data: dict) -> TaskAd:
     """The TaskAd that ``task.json`` (or a task request) holds: JSON lists back to tuples."""
     return TaskAd(**{**data, "site_whitelist": tuple(data["site_whitelist"]),
                      "site_blacklist": tuple(data["site_blacklist"]), "failure_plan": tuple(data["failure_plan"]),
-                     "extra_jdl": tuple(data.get("extra_jdl", ()))})
+                     "extra_jdl": tuple(data.get("extra_jdl", ())),
+                     "pool_sites": None if data.get("pool_sites") is None else tuple(data["pool_sites"])})
 
 
 def submit_template(ad: TaskAd) -> str:
@@ -218,6 +226,9 @@ def submit_template(ad: TaskAd) -> str:
         'My.CRAB_Id = "$(count)"',
         f"My.CRAB_NumAutomJobRetries = {ad.max_retries}",
         f"My.CRABTUI_TimeScale = {ad.time_scale}",
+        # The embedded schedd evaluates the job's periodic policy every 60 simulated seconds,
+        # HTCondor's PERIODIC_EXPR_INTERVAL, on the task's clock (a real pool keeps its own).
+        f"My.CRABTUI_PeriodicExprInterval = {_scaled(PERIODIC_EXPR_INTERVAL_S, ad)}",
         'My.CRABTUI_InputFile = "job_input.$(count).json"',
         'My.CRABTUI_JobReport = "jobReport.json.$(count).$(CRAB_Retry)"',
         # CRAB's remote name of cmsRun's output.root (CRAB_localOutputFiles "output.root=output_N.root"):
@@ -225,6 +236,7 @@ def submit_template(ad: TaskAd) -> str:
         'My.CRABTUI_OutputFile = "output_$(count).root"',
         *(f"{k} = {v}" for k, v in exit_hold_commands(ad.failure_plan).items()),
         *([f"My.CRABTUI_ScriptExe = {json.dumps(ad.script_exe)}"] if ad.script_exe else []),
+        *([f"My.CRABTUI_Sandbox = {json.dumps(ad.sandbox)}"] if ad.sandbox else []),
         f"request_cpus = {ad.num_cores}",
         f"priority = {ad.priority}",
         "requirements = stringListMember(TARGET.GLIDEIN_CMSSite, MY.DESIRED_Sites)",
@@ -236,7 +248,9 @@ def submit_template(ad: TaskAd) -> str:
 
 def job_limits(ad: TaskAd) -> list[str]:
     """CRAB's condor-side limits (``DagmanCreator.makeJobSubmit``, crab-spec §2.6) on the task's
-    scaled clock: removal over memory or after 7 minutes held (a reason RetryJob reads), and the
+    scaled clock: removal over memory, over the attempt's ``MaxWallTimeMinsRun`` (the task's
+    ``JobType.maxJobRuntimeMin``, a resubmit's ``--maxjobruntime`` or a 60403 boost, which PreJob
+    writes per attempt), or after 7 minutes held, each with the reason RetryJob reads; and the
     automatic release of seed 000.
 
     CRAB releases holds with codes 28, 30, 13 and 6 at once; the seed adds "at most once every 5
@@ -249,11 +263,13 @@ def job_limits(ad: TaskAd) -> list[str]:
     the ExitCode it tests in a held job's ad."""
     code = PLANNED_HOLD_CODE if exit_hold_commands(ad.failure_plan) else "HoldReasonCode"
     codes = ", ".join(map(str, RELEASE_HOLD_CODES))
+    memory = "MemoryUsage =!= undefined && MemoryUsage > RequestMemory"
+    wall = f"MaxWallTimeMinsRun =!= undefined && MaxWallTimeMinsRun * {_scaled(60, ad)} < time() - EnteredCurrentStatus"
     return [
         f"periodic_remove = (JobStatus =?= 5 && time() - EnteredCurrentStatus > {_scaled(HELD_REMOVE_S, ad)})"
-        " || (JobStatus =?= 2 && MemoryUsage =!= undefined && MemoryUsage > RequestMemory)",
+        f" || (JobStatus =?= 2 && ({memory} || {wall}))",
         'My.PeriodicRemoveReason = ifThenElse(JobStatus =?= 5, "Removed due to job being held", '
-        '"Removed due to memory use")',
+        f'ifThenElse({memory}, "Removed due to memory use", "Removed due to wall clock limit"))',
         f"periodic_release = time() - EnteredCurrentStatus > {_scaled(RELEASE_AFTER_S, ad)} "
         f"&& member({code}, {{{codes}}})",
     ]

@@ -24,7 +24,8 @@ Two sources feed the :class:`Catalogue`:
                 "lfn": "/store/user/me/f1.root",                under /store/, unique in the dataset
                 "size": 2500000000,                             bytes
                 "events": 960,                                  optional; if given, the lumis' sum
-                "lumis": [[1, 1, 480], [1, 2, 480]]             [run, lumi, events], at least one
+                "lumis": [[1, 1, 480], [1, 2, 480]],            [run, lumi, events], at least one
+                "parents": ["/store/user/me/aod/f1.root"]       optional; what it was made from (Data.useParent)
               }
             ]
           }
@@ -121,6 +122,7 @@ class File:
     size: int
     events: int
     lumis: Lumis
+    parents: tuple[str, ...] = ()  # the files it was made from (DBS's parentage), for Data.useParent
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +196,9 @@ class Synthetic:
     consecutive files, and the files into ``blocks`` consecutive blocks; piece sizes vary by up to
     ``jitter`` of their mean, so totals are exact. Events per lumi are uniform in
     ``events_per_lumi``; a file's size is its events times ``bytes_per_event``, give or take 10 %.
-    Every block is at ``SITES[0]`` and at a few ``hosts``.
+    Every block is at ``SITES[0]`` and at a few ``hosts``.  The runs follow each other at gaps of
+    1 to 12 run numbers or, with ``last_run``, are ``runs`` numbers drawn from ``first_run`` to
+    ``last_run`` (a data-taking era, of which a dataset holds the runs with its triggers).
     """
 
     name: str
@@ -213,6 +217,7 @@ class Synthetic:
     extra_hosts: tuple[int, int] = (0, 2)
     source: str = "synthetic"
     """The generated dataset's :attr:`Dataset.source`."""
+    last_run: int | None = None
 
     @property
     def mc(self) -> bool:
@@ -262,11 +267,17 @@ def generate(d: Synthetic) -> Dataset:
     """The dataset ``d`` defines; the same on every call."""
     rng = random.Random(d.seed)
     runs, numbers = array("I"), array("I")
-    run = d.first_run
-    for n in _partition(rng, d.lumis, d.runs, d.jitter):
+    sizes = _partition(rng, d.lumis, d.runs, d.jitter)
+    if d.last_run is None:
+        run_numbers, run = [], d.first_run
+        for _ in sizes:
+            run_numbers.append(run)
+            run += rng.randint(1, 12)  # runs too short or without this primary dataset are missing
+    else:
+        run_numbers = sorted(rng.sample(range(d.first_run, d.last_run + 1), d.runs))
+    for run, n in zip(run_numbers, sizes):
         runs.extend(array("I", [run]) * n)
         numbers.extend(array("I", range(1, n + 1)))
-        run += rng.randint(1, 12)  # runs too short or without this primary dataset are missing
     events = _uniform_column(rng, d.lumis, *d.events_per_lumi)
 
     files: list[File] = []
@@ -380,7 +391,7 @@ def _dataset(document: object, source: str) -> Dataset:
         files: list[File] = []
         for n, file in enumerate(_list(block, "files", at, "files"), start=1):
             where = f"{at}.files[{n}]"
-            file = _check_keys(file, where, "a file", ("lfn", "size", "lumis"), ("events",))
+            file = _check_keys(file, where, "a file", ("lfn", "size", "lumis"), ("events", "parents"))
             lfn = file["lfn"]
             if not isinstance(lfn, str) or not lfn.startswith("/store/"):
                 raise _Invalid(f"{where}.lfn", f"must be a logical file name under /store/, got {_show(lfn)}")
@@ -392,7 +403,12 @@ def _dataset(document: object, source: str) -> Dataset:
             events = sum(lumis.events)
             if "events" in file and _count(file, "events", where) != events:
                 raise _Invalid(f"{where}.events", f"{file['events']} is not the sum of the lumis' events, {events}")
-            files.append(File(lfn, size, events, lumis))
+            parents = tuple(_list(file, "parents", where, "parent files' LFNs")) if "parents" in file else ()
+            for p, parent in enumerate(parents, start=1):
+                if not isinstance(parent, str) or not parent.startswith("/store/"):
+                    raise _Invalid(f"{where}.parents[{p}]", f"must be a logical file name under /store/, got "
+                                                            f"{_show(parent)}")
+            files.append(File(lfn, size, events, lumis, parents))
         blocks.append(Block(block_name, tuple(sorted(set(sites))), tuple(files)))
     return Dataset(name, tuple(blocks), source)
 

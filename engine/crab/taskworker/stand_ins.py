@@ -10,8 +10,11 @@ of the name).  It resembles what the name says:
   lumis, a NANOAOD file a thousand);
 * MC (a ``*SIM`` tier, GEN, LHE, or a campaign name such as ``RunIISummer20UL18...``) is run 1
   with lumis of 200-800 events under ``/store/mc/<campaign>/``; data (``Run2018D-...``) holds runs
-  of that year and era, with 100-1000 events a lumi, under ``/store/data/<era>/`` with the run
-  number in the path;
+  of that era, with 100-1000 events a lumi, under ``/store/data/<era>/`` with the run number in
+  the path.  The runs are drawn from the era's real run range (:data:`ERAS`; a year without an
+  era letter, or an era not listed, spans its year), one run number in 2 to 4, each with at least
+  a lumi or two: so a certification JSON of that era (``Cert_..._Collisions18_JSON.txt``), which
+  lists some of the era's runs, selects lumis of the stand-in, as it would of the real dataset;
 * each block is at a few of the simulated grid's sites (data tiers mostly at the Tier-1, MC at
   Tier-2s), and at ``T2_XX_Local``, the embedded pool's own site, so it runs on a laptop as it is.
 
@@ -32,7 +35,7 @@ import re
 from engine.atomic import write_atomically
 from engine.crab.taskworker.datasets import SITES, Catalogue, Dataset, Synthetic, UnknownDataset, generate
 
-__all__ = ["STAND_INS_FILE", "definition", "load", "register", "registered"]
+__all__ = ["STAND_INS_FILE", "definition", "load", "lumis_per_file", "register", "registered"]
 
 STAND_INS_FILE = "stand-ins.txt"
 STAND_IN = "stand-in"
@@ -60,13 +63,32 @@ _MC_TIERS = ("GEN", "LHE")
 _MC_CAMPAIGN = re.compile(r"RunII|Run3[A-Z]|realistic|mcRun|Summer|Fall|Winter|Spring|Autumn|Phase2")
 _DATA_ERA = re.compile(r"(Run(20\d\d)([A-Z]?))")
 _YEAR = re.compile(r"20\d\d")
-# The runs of each year's collisions, roughly, as (first, last); eras A, B, ... follow each other.
-_RUNS = {2010: (136_000, 149_500), 2011: (160_400, 180_300), 2012: (190_400, 208_700),
-         2015: (246_900, 260_700), 2016: (272_000, 284_100), 2017: (294_900, 306_500),
-         2018: (314_400, 325_200), 2022: (352_300, 362_800), 2023: (365_700, 370_800),
-         2024: (378_900, 387_000), 2025: (391_000, 398_900)}
+ERAS: dict[int, dict[str, tuple[int, int]]] = {
+    2010: {"A": (136_035, 144_114), "B": (146_240, 149_711)},
+    2011: {"A": (160_404, 173_692), "B": (175_832, 180_252)},
+    2012: {"A": (190_456, 193_621), "B": (193_833, 196_531), "C": (198_022, 203_742), "D": (203_777, 208_686)},
+    2015: {"B": (251_027, 252_126), "C": (253_659, 256_464), "D": (256_630, 260_627)},
+    2016: {"B": (272_007, 275_376), "C": (275_657, 276_283), "D": (276_315, 276_811), "E": (276_831, 277_420),
+           "F": (277_772, 278_808), "G": (278_820, 280_385), "H": (280_919, 284_044)},
+    2017: {"B": (297_046, 299_329), "C": (299_368, 302_029), "D": (302_030, 303_434), "E": (303_824, 304_797),
+           "F": (305_040, 306_462), "G": (306_546, 306_826), "H": (306_896, 307_082)},
+    2018: {"A": (315_252, 316_995), "B": (316_998, 319_312), "C": (319_313, 320_393), "D": (320_394, 325_273)},
+    2022: {"B": (355_094, 355_769), "C": (355_862, 357_482), "D": (357_538, 357_900), "E": (359_022, 360_331),
+           "F": (360_390, 362_167), "G": (362_433, 362_760)},
+    2023: {"B": (366_403, 367_079), "C": (367_080, 369_802), "D": (369_803, 370_790)},
+    2024: {"B": (378_971, 379_411), "C": (379_412, 380_252), "D": (380_253, 380_947), "E": (380_948, 381_383),
+           "F": (381_384, 383_779), "G": (383_780, 385_813), "H": (385_814, 386_408), "I": (386_409, 386_951)},
+}
+"""The first and last run of CMS's collision eras (``Run2018A`` ... ``Run2024I``), by year and letter."""
+_YEARS = {2025: (391_000, 398_900)}  # a year of which no era is listed: its runs, roughly
 _TIER1 = ("T1_US_FNAL",)
 _TIER2 = tuple(s for s in SITES[1:] if s.startswith("T2_"))
+
+
+def lumis_per_file(tier: str) -> int:
+    """How many lumis a stand-in's file of ``tier`` holds, on average."""
+    low, high = _TIERS.get(tier.upper(), _OTHER_TIER)[2]
+    return (low + high) // 2
 
 
 def _rng(name: str) -> random.Random:
@@ -89,10 +111,11 @@ def definition(name: str) -> Synthetic:
     key = tier.upper()
     bytes_per_event, files_range, lumis_range = _TIERS.get(key.removesuffix("SIM"), _TIERS.get(key, _OTHER_TIER))
     files = rng.randint(*files_range)
-    lumis = files * rng.randint(*lumis_range)
-    blocks = max(1, files // rng.randint(5, 40))
+    per_file = rng.randint(*lumis_range)
+    lumis = files * per_file
     mc = is_mc(name)
     head, _, rest = processed.partition("-")
+    last_run = None
     if mc:
         events, runs, first_run = (200, 800), 1, 1
         bytes_per_event = bytes_per_event * 6 // 5
@@ -100,12 +123,12 @@ def definition(name: str) -> Synthetic:
         hosts, extra = _TIER2, (1, 3)
     else:
         era = _DATA_ERA.search(processed)
-        year_text = era.group(2) if era else (_YEAR.search(processed) or _YEAR.search("2018")).group(0)
-        low, high = _RUNS.get(int(year_text), _RUNS[2018])
-        letter = era.group(3) if era and era.group(3) else "A"
-        first_run = low + (ord(letter) - ord("A")) % 8 * (high - low) // 8 + rng.randint(0, 200)
+        first_run, last_run = run_range(processed)
         events = (100, 1000)
-        runs = max(1, min(lumis // rng.randint(80, 400), (high - first_run) // 12))
+        runs = max(1, (last_run - first_run + 1) // rng.randint(2, 4))
+        if lumis < 2 * runs:  # a lumi or two a run at least: more files of the tier's size
+            lumis = 2 * runs
+            files = -(-lumis // per_file)
         if era and processed.startswith(era.group(1)):
             lfn_base = f"/store/data/{era.group(1)}/{primary}/{tier}/{processed[len(era.group(1)) + 1:] or 'v1'}"
         else:
@@ -113,9 +136,23 @@ def definition(name: str) -> Synthetic:
         hosts, extra = (_TIER1 + _TIER2, (1, 3)) if key in ("RAW", "RECO", "FEVT", "AOD") else (_TIER2 + _TIER1, (1, 3))
     if key == "USER":
         lfn_base = f"/store/user/{head}/{primary}/{processed}"
+    blocks = max(1, files // rng.randint(5, 40))
     return Synthetic(name, seed=rng.getrandbits(63), files=files, blocks=blocks, lumis=lumis, runs=runs,
                      first_run=first_run, events_per_lumi=events, bytes_per_event=bytes_per_event,
-                     lfn_base=lfn_base, hosts=hosts, extra_hosts=extra, source=STAND_IN)
+                     lfn_base=lfn_base, hosts=hosts, extra_hosts=extra, source=STAND_IN, last_run=last_run)
+
+
+def run_range(processed: str) -> tuple[int, int]:
+    """The first and last run of the era a data dataset's processed name (``Run2018A-...``) names:
+    the era's (:data:`ERAS`), else its year's, else 2018's."""
+    era = _DATA_ERA.search(processed)
+    year = int(era.group(2) if era else (_YEAR.search(processed) or _YEAR.search("2018")).group(0))
+    eras = ERAS.get(year)
+    if eras is None:
+        return _YEARS.get(year) or (min(e[0] for e in ERAS[2018].values()), max(e[1] for e in ERAS[2018].values()))
+    if era and era.group(3) in eras:
+        return eras[era.group(3)]
+    return min(first for first, _ in eras.values()), max(last for _, last in eras.values())
 
 
 def load(catalogue: Catalogue, name: str, *, stand_in: bool) -> Dataset:

@@ -16,7 +16,10 @@ task worker and in PreDAG (which splits automatic splitting's later stages on th
   job ``ceil(events per job / events per lumi)`` lumis of ``events per lumi`` events, its last
   lumi the rest;
 * ``blocks`` keeps only those blocks (``Data.inputBlocks``, and the blocks the site lists leave);
-  ``sites`` puts every block at those sites (``Data.ignoreLocality``: any site of the pool).
+  ``sites`` puts every block at those sites (``Data.ignoreLocality``: any site of the pool);
+  ``use_parent`` gives the dataset's files their parents (``Data.useParent``), ``secondary``
+  pairs them with that dataset's files holding their lumis (``Data.secondaryInputDataset``;
+  :mod:`engine.crab.taskworker.parents`).
 
 :func:`locality` is DagmanCreator's check of where each block can run: the block's sites, minus
 the global blacklist, within the whitelist, minus the blacklist (:class:`engine.crab.ap.sites.SiteLists`),
@@ -37,6 +40,7 @@ from typing import Any
 from engine.crab.ap.sites import SiteLists
 from engine.crab.taskworker import stand_ins
 from engine.crab.taskworker.datasets import Block, Catalogue, Dataset, File, Lumis
+from engine.crab.taskworker.parents import with_parents, with_secondary
 
 __all__ = ["InputSpec", "Locality", "load_input", "locality", "refusal", "skipped_warning"]
 
@@ -57,6 +61,8 @@ class InputSpec:
     blocks: tuple[str, ...] | None = None  # only these blocks; None: every block
     sites: tuple[str, ...] | None = None  # every block at these sites instead of its own; None: its own
     processing_sites: tuple[str, ...] = field(default=())  # the pool's sites when the task was submitted
+    use_parent: bool = False  # Data.useParent: each file with its parents
+    secondary: str | None = None  # Data.secondaryInputDataset: each file with that dataset's files of its lumis
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,6 +85,10 @@ def load_input(spec: InputSpec, catalogue: Catalogue) -> Dataset:
         dataset = _user_files(spec.user_files, spec.sites or ())
     else:
         dataset = stand_ins.load(catalogue, spec.dataset, stand_in=spec.stand_in)
+        if spec.use_parent:
+            dataset = with_parents(dataset)
+        if spec.secondary:
+            dataset = with_secondary(dataset, spec.secondary, catalogue)
         if spec.sites is not None:
             dataset = Dataset(dataset.name, tuple(Block(b.name, spec.sites, b.files) for b in dataset.blocks),
                               dataset.source)
@@ -177,6 +187,10 @@ def refusal(name: str, found: Locality, lists: SiteLists, pool_sites: Iterable[s
     message += (f" The {'data is' if name else 'jobs may run'} at {', '.join(at) or 'no site'}; the pool's sites are "
                 f"{', '.join(all_sites)}, with slots for jobs of {request} at {fit} (pool.toml in the state "
                 f"directory describes the pool's sites and slots).")
+    small = [s for s in lists.available(all_sites) if s not in set(pool_sites)]
+    if small:  # what the lists allow, but whose slots cannot hold the jobs: the request is the obstacle
+        message += (f" The lists allow {', '.join(small)}, whose slots cannot hold jobs of {request}: ask for less "
+                    f"(JobType.numCores, JobType.maxMemoryMB) to run there.")
     if name:
         message += f" 'crabtui dataset show {name}' lists the blocks' locations; compare them with your black/white list."
     return message

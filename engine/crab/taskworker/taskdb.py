@@ -22,8 +22,9 @@ FAILED, COMPLETED, KILLED, KILLFAILED, RESUBMITFAILED = "FAILED", "COMPLETED", "
 STATUSES = (NEW, QUEUED, SUBMITTED, SUBMITFAILED, FAILED, COMPLETED, KILLED, KILLFAILED, RESUBMITFAILED)
 # tm_task_command
 SUBMIT, KILL, RESUBMIT = "SUBMIT", "KILL", "RESUBMIT"
-# Where a command is accepted (DataWorkflow.py); KILLED is no longer resubmittable (CRAB d6cc4abd).
-KILLABLE = (SUBMITTED, KILLFAILED, RESUBMITFAILED, FAILED, COMPLETED)
+# Where a command is accepted (DataWorkflow.py); KILLED is no longer resubmittable (CRAB d6cc4abd).  A task
+# whose DAG has finished is refused a kill, as CRAB's server refused one in its COMPLETED status.
+KILLABLE = (SUBMITTED, KILLFAILED, RESUBMITFAILED, FAILED)
 RESUBMITTABLE = (SUBMITTED, KILLFAILED, RESUBMITFAILED, FAILED, COMPLETED)
 # The status a failed action leaves (MasterWorker.STATE_ACTIONS_MAP).
 FAILURE_STATUS = {SUBMIT: SUBMITFAILED, KILL: KILLFAILED, RESUBMIT: RESUBMITFAILED}
@@ -47,6 +48,19 @@ class Task:
     dagman_id: int | None = None
     message: str = ""  # why the last action failed, for task list and status
     arguments: dict = field(default_factory=dict)  # the pending command's options (resubmit's)
+
+
+def killable(task: Task) -> bool:
+    """Whether ``crab kill`` is accepted for the task: one submitted and not finished, or one whose
+    submission the worker has not taken up yet."""
+    return task.status in KILLABLE or (task.status == NEW and task.command == SUBMIT)
+
+
+def kill_refusal(task: Task) -> str:
+    """Why a kill of ``task`` is refused, in the CRAB server's words."""
+    why = {COMPLETED: "every job of it has finished; there is nothing left to kill",
+           KILLED: "it is killed already"}.get(task.status, "it can be killed only when it is " + ", ".join(KILLABLE))
+    return f"You cannot kill a task if it is in the {task.status} status ({task.name}: {why})"
 
 
 def task_name(request_name: str, user: str, when: float) -> str:
@@ -114,11 +128,10 @@ class TaskDB:
         with self._transaction():
             task = self.get(name)
             if command == KILL:
-                if task.status == NEW and task.command == SUBMIT:
+                if not killable(task):
+                    raise TaskError(kill_refusal(task))
+                if task.status == NEW:
                     return self.update(task, status=KILLED, command=KILL, message="killed before it was submitted")
-                if task.status not in KILLABLE:
-                    raise TaskError(f"task {task.name} is {task.status}: it can be killed only when it is "
-                                    + ", ".join(KILLABLE))
             elif command == RESUBMIT:
                 if task.status == SUBMITFAILED:  # CRAB submits such a task anew
                     return self.update(task, status=NEW, command=SUBMIT, message="", arguments=arguments or {})

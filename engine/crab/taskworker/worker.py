@@ -8,18 +8,19 @@ warm, and notices when its DAGMan job has ended, to mark the task COMPLETED or F
 step is written to the table before the next is taken, and a task found half done (QUEUED) after a
 crash is finished from where it stands: a DAGMan job already queued for it is adopted, not doubled.
 
-RESUBMIT is CRAB's DagmanResubmitter and AdjustSites in one (:meth:`TaskWorker.resubmit`): the
-jobs to resubmit are the failed ones (within the user's ``--jobids``); the worker fixes the new
-epoch and the ids in the task's arguments, writes the epoch's entry to the resubmit record
-(:mod:`engine.crab.ap.resubmit_record`), clears the automatic site blacklist's statistics, puts each listed
-job in the new epoch (RRN 0, the new memory and runtime), and runs the DAG again: DAGMan picks
-up the rescue DAG its failed run wrote, so only the nodes not done run, and PreJob gives the
-listed ones the epoch's parameters.  A task whose DAGMan
-still runs (SUBMITTED with failed jobs while others run) is not disturbed: DAGMan will not run a
-failed node again in that run, so the worker waits for it to end (``waiting_for`` in the task's
-arguments) and then submits the rescue DAG, instead of marking the task FAILED.  CRAB instead
-holds and releases the running DAGMan after editing its node log so that it retries the nodes at
-once; the jobs run the same attempts either way, only later here.
+RESUBMIT is CRAB's DagmanResubmitter and AdjustSites in one (:meth:`TaskWorker.resubmit`,
+:mod:`engine.crab.taskworker.resubmitter`): the jobs to resubmit are the failed ones (within the
+user's ``--jobids``); the worker fixes the new epoch and the ids in the task's arguments, writes
+the epoch's entry to the resubmit record (:mod:`engine.crab.ap.resubmit_record`), clears the
+automatic site blacklist's statistics and puts each listed job in the new epoch (RRN 0, the new
+memory and runtime).  A DAG that still runs (SUBMITTED, failed jobs while others run) is made to
+retry the listed nodes at once, as CRAB does: their RETRY counts raised, their POST results made
+recoverable in the nodes log, and the DAGMan job held and released, so that it recovers from its
+log; the other jobs run on undisturbed.  A DAG that has ended runs again from the rescue DAG it
+wrote: only the nodes not done run, and PreJob gives the listed ones the epoch's parameters (and
+refuses the failed ones no resubmit listed).  An automatic task's tail stage whose sub-DAG has
+ended while the task's DAG still runs waits for that to end (``waiting_for`` in the task's
+arguments), and is then rerun from the rescue DAGs.
 """
 
 from __future__ import annotations
@@ -32,20 +33,19 @@ import time
 from dataclasses import asdict, replace
 
 from engine.crab.ap.predag import is_automatic, task_outcome
-from engine.crab.ap.prejob import load_job_state
-from engine.crab.ap.resubmit_record import ResubmitRecordError, next_epoch, read_record, write_entry
-from engine.crab.ap.retry_policy import RetryStateError, save_state, state_path
-from engine.crab.ap.retry_policy import resubmit as enter_epoch
-from engine.crab.ap.sites import clear_statistics
+from engine.crab.ap.resubmit_record import ResubmitRecordError, next_epoch, read_record
+from engine.crab.ap.retry_policy import RetryStateError
 from engine.crab.client.resubmit import make_entry, select_jobs
 from engine.crab.client.status import RACY_NS, job_ids, refresh_cache, task_jobs
-from engine.crab.taskworker.automatic import load_knobs, probe_split
+from engine.crab.taskworker.automatic import probe_split
+from engine.crab.taskworker.config import load_config
 from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
+from engine.crab.taskworker.resubmitter import enter_epoch, retry_in_running_dags, running_dagmans
 from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
 from engine.crab.taskworker.task_input import InputSpec, load_input
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
-                                           RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB)
+                                           RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB, kill_refusal)
 from engine.dag import DagError
 from engine.dagman.submit_dag import DagSubmitOptions, format_condor_sub, prepare, write_condor_sub
 from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
@@ -116,9 +116,11 @@ class TaskWorker:
             raise ValueError("no block of the input is left to read: the site lists leave none where the pool runs")
         mask = request["lumi_mask"]
         lumi_mask = None if mask is None else {int(r): [tuple(x) for x in v] for r, v in mask.items()}
-        ad = replace(task_ad(request["ad"]), input_lumis=count_lumis(dataset, lumi_mask))
+        config = load_config(self.state.taskworker_config)
+        ad = replace(task_ad(request["ad"]), input_lumis=count_lumis(dataset, lumi_mask),
+                     max_retries=config.num_autom_job_retries)
         if request["splitting"] == "Automatic":  # the probes first; PreDAG splits the rest
-            knobs = load_knobs(self.state.taskworker_config)
+            knobs = config.automatic
             knobs.check_runtime(request["units_per_job"])
             jobs = probe_split(dataset, knobs, seed=task.name, lumi_mask=lumi_mask)
             ad = replace(ad, automatic={"minutes": request["units_per_job"], "config": knobs.crab(),
@@ -142,8 +144,8 @@ class TaskWorker:
         return self.schedd.submit(text, submit_file=dag + ".condor.sub", cwd=task.task_dir).cluster
 
     def _queued_dagman(self, task: Task) -> int | None:
-        queued = self.schedd.query(f'JobUniverse == 7 && Iwd == "{task.task_dir}"', ["ClusterId"])
-        return int(queued[0]["ClusterId"]) if queued else None
+        """The task's own DAGMan job in the queue (not a sub-DAG's), if any."""
+        return running_dagmans(self.schedd, task.task_dir).get(DAG_FILE)
 
     def resubmit(self, task: Task) -> None:
         """crab resubmit: see the module's description.  Each step can be taken again after a crash."""
@@ -158,25 +160,30 @@ class TaskWorker:
             task = self.db.update(task, arguments={**args, "epoch": epoch, "job_ids": ids})
             args = task.arguments
         entry, warning = make_entry(ad, args, epoch=args["epoch"], job_ids=args["job_ids"], now=time.time())
-        write_entry(task.task_dir, entry)
-        clear_statistics(task.task_dir, entry.epoch)  # AdjustSites' clearAutomaticBlacklist
-        for job in entry.job_ids:
-            state = load_job_state(task.task_dir, job)
-            new = enter_epoch(state, entry.epoch, entry.params)
-            if new is not state:  # a job already in the epoch may be running again: leave its file alone
-                save_state(state_path(task.task_dir, job), new)
+        enter_epoch(task.task_dir, entry)
         message = _resubmitted(args) + (f". {warning}" if warning else "")
+        left = retry_in_running_dags(self.schedd, task.task_dir, entry.job_ids)
         queued = self._queued_dagman(task)
-        if queued is not None and queued == task.dagman_id:
+        if left and queued is not None and queued == task.dagman_id:  # a tail stage's DAG ended, not the task's
             self.db.update(task, status=SUBMITTED, arguments={**args, "waiting_for": queued},
                            message=f"{message}; they run when the task's running DAG has ended")
             return
-        cluster = queued if queued is not None else self._queue_dag(task, force=False)
-        self.db.update(task, status=SUBMITTED, dagman_id=cluster, message=message)
+        if left and queued is None:
+            queued = self._queue_dag(task, force=False)
+        self.db.update(task, status=SUBMITTED, dagman_id=queued if queued is not None else task.dagman_id,
+                       message=message)
 
     def kill(self, task: Task) -> None:
-        if task.dagman_id is not None and self.schedd.query(f"ClusterId == {task.dagman_id}", ["JobStatus"]):
-            self.schedd.act(JobAction.Remove, str(task.dagman_id), "Killed by the user (crab kill)")
+        """CRAB's DagmanKiller: remove the DAGMan job, which takes the node jobs with it.  A DAG that
+        completed after the user asked (before this worker noticed) is not killed: the task is
+        COMPLETED, as a kill of a finished task is refused."""
+        if task.dagman_id is not None:
+            if self.schedd.query(f"ClusterId == {task.dagman_id}", ["JobStatus"]):
+                self.schedd.act(JobAction.Remove, str(task.dagman_id), "Killed by the user (crab kill)")
+            elif self._outcome(task)[0] == COMPLETED:
+                self.db.update(task, status=COMPLETED, message="")
+                log.info("task %s: not killed: %s", task.name, kill_refusal(replace(task, status=COMPLETED)))
+                return
         self.db.update(task, status=KILLED, message="")
 
     def follow(self, task: Task) -> None:
@@ -187,20 +194,27 @@ class TaskWorker:
         self.refresh(task)
         if running:
             return
+        if task.command == RESUBMIT and task.arguments.get("waiting_for") == task.dagman_id:
+            if self._outcome(task) is not None:
+                self._rerun_after_wait(task)
+            return
+        outcome = self._outcome(task)
+        if outcome is not None:
+            self.db.update(task, status=outcome[0], message=outcome[1])
+
+    def _outcome(self, task: Task) -> tuple[str, str] | None:
+        """COMPLETED or FAILED and why, for a task whose DAGMan has left the queue (None: the
+        history does not have it yet)."""
         done = self.schedd.history(f"ClusterId == {task.dagman_id}", ["ExitCode", "JobStatus"], match=1)
         if not done:
-            return
+            return None
         ad = done[0]
-        if task.command == RESUBMIT and task.arguments.get("waiting_for") == task.dagman_id:
-            self._rerun_after_wait(task)
-            return
         if is_automatic(task.task_dir):  # probes and processing jobs may fail; the tails decide
             why = task_outcome(task.task_dir)
-            self.db.update(task, status=FAILED if why else COMPLETED, message=why)
-        elif ad.get("JobStatus") == JobStatus.COMPLETED and ad.get("ExitCode") == 0:
-            self.db.update(task, status=COMPLETED, message="")
-        else:
-            self.db.update(task, status=FAILED, message=f"DAGMan exited {ad.get('ExitCode', 'on removal')}")
+            return (FAILED if why else COMPLETED), why
+        if ad.get("JobStatus") == JobStatus.COMPLETED and ad.get("ExitCode") == 0:
+            return COMPLETED, ""
+        return FAILED, f"DAGMan exited {ad.get('ExitCode', 'on removal')}"
 
     def refresh(self, task: Task) -> None:
         """Bring the task's status cache up to date (:func:`engine.crab.client.status.refresh_cache`)."""

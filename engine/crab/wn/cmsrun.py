@@ -145,6 +145,11 @@ def run(job: JobInput, settings: Settings, report_path: str | os.PathLike[str], 
     events = 0
     opened: set[str] = set()
     begun: set[tuple[int, int]] = set()  # a lumi split across files is finished once begun
+    # Data.useParent: each lumi's events are read from one parent of its file too, the parents
+    # taking the file's lumis in turn, as cmsRun reads the secondary files holding an event
+    secondary_of = {(f.lfn, r, lumi): f.parents[k * len(f.parents) // len(f.lumis)]
+                    for f in job.files if f.parents for k, (r, lumi, _) in enumerate(f.lumis)}
+    secondary: dict[str, dict[str, Any]] = {}
     index = 0
     for index, (f, (run_number, lumi, n)) in enumerate(lumis):
         stopping = (settings.stop_after is not None and clock.simulated >= settings.stop_after
@@ -189,6 +194,13 @@ def run(job: JobInput, settings: Settings, report_path: str | os.PathLike[str], 
         processed[f.lfn].setdefault(run_number, []).append(lumi)
         events_by_file[f.lfn] += n
         events += n
+        parent = secondary_of.get((f.lfn, run_number, lumi))
+        if parent is not None:
+            if parent not in secondary:
+                secondary[parent] = {"lfn": parent, "events": 0, "lumis": {}, "input_type": "secondaryFiles"}
+                print(f"%MSG-i crabtui: opened secondary file {parent}", file=out, flush=True)
+            secondary[parent]["events"] += n
+            secondary[parent]["lumis"].setdefault(run_number, []).append(lumi)
     else:
         index = len(lumis)
     for _, (run_number, lumi, _) in lumis[index:]:
@@ -216,6 +228,7 @@ def run(job: JobInput, settings: Settings, report_path: str | os.PathLike[str], 
                 "simulated": "output of crabtui's simulated cmsRun", "events": events, "size": output_size,
                 "runs": fjr.runs_json(all_lumis)}) + "\n")
     inputs = [{"lfn": lfn, "events": events_by_file[lfn], "lumis": processed[lfn]} for lfn in processed]
+    inputs += secondary.values()
     errors = [{"type": error_type, "details": exit_msg, "exitCode": exit_code}] if exit_code else []
     crabtui = {"simulated": True, "site_speed": settings.speed, "time_scale": settings.time_scale,
                "stopped_early": stopped_early, "real_wall_s": round(monotonic() - clock.real_start, 3),

@@ -17,7 +17,7 @@ and ``RetryJob.py``)::
           "input": {"source": [                                       files read, with the lumis processed
             {"lfn": "/store/...", "pfn": "root://...", "input_source_class": "PoolSource",
              "input_type": "primaryFiles", "module_label": "source", "catalog": "", "guid": "",
-             "events": 1380, "runs": {"1": [4, 5, 6]}}
+             "events": 1380, "runs": {"1": [4, 5, 6]}}              "secondaryFiles": a parent read too
           ]},
           "output": {"output": [                                      output module -> files (success only)
             {"module_label": "output", "output_module_class": "PoolOutputModule", "lfn": "",
@@ -102,13 +102,15 @@ def build_report(*, exit_code: int, exit_msg: str, site: str | None, start: floa
                  memory: dict[str, float] | None = None, storage: dict[str, float] | None = None,
                  job_exit_code: int | None = None, crabtui: dict[str, Any] | None = None,
                  unprocessed: dict[int, list[int]] | None = None) -> dict[str, Any]:
-    """A complete report. ``inputs`` are ``{"lfn", "pfn", "events", "lumis": {run: [lumi]}}``;
+    """A complete report. ``inputs`` are ``{"lfn", "pfn", "events", "lumis": {run: [lumi]}}`` (and
+    ``"input_type": "secondaryFiles"`` for a parent file read beside its child, Data.useParent);
     ``outputs`` ``{"pfn", "lfn", "events", "size", "lumis"}`` (module "output"); ``cpu``,
     ``memory`` and ``storage`` map CMSSW's performance names to numbers; ``unprocessed`` the
     lumis the job was given and did not process (``crabtui.unprocessed``, sorted, each once)."""
     source = [{
         "lfn": item["lfn"], "pfn": item.get("pfn", item["lfn"]), "input_source_class": "PoolSource",
-        "input_type": "primaryFiles", "module_label": "source", "catalog": "", "guid": item.get("guid", ""),
+        "input_type": item.get("input_type", "primaryFiles"), "module_label": "source", "catalog": "",
+        "guid": item.get("guid", ""),
         "events": int(item["events"]), "runs": runs_json(item["lumis"]),
     } for item in inputs]
     files = [{
@@ -343,6 +345,8 @@ def summarize(report: dict[str, Any]) -> Summary:
     lumis: dict[int, set[int]] = {}
     events = 0
     for item in step["input"].get("source", []):
+        if item.get("input_type", "primaryFiles") != "primaryFiles":
+            continue  # a parent file (secondaryFiles): the same events, read beside the input's, as PostJob counts
         events += item["events"]
         for run, numbers in _runs(item.get("runs", {}), "").items():
             lumis.setdefault(run, set()).update(numbers)

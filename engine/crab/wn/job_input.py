@@ -6,7 +6,8 @@ together, with the events per lumi a simulation needs)::
     {
       "files": [                                          at least one file, processed in this order
         {"lfn": "/store/mc/.../A.root",                   the file's logical name
-         "lumis": [[1, 4, 480], [1, 5, 470]]}             [run, lumi, events], at least one, in order
+         "lumis": [[1, 4, 480], [1, 5, 470]],             [run, lumi, events], at least one, in order
+         "parents": ["/store/mc/.../P.root"]}             optional: its parents, read too (Data.useParent)
       ],
       "eventsPerSecond": 10.0,                            optional: throughput at site speed 1.0 (default 10)
       "bytesPerEvent": 5000,                              optional: output bytes per event (default 5000)
@@ -42,7 +43,7 @@ DEFAULT_BYTES_PER_EVENT = 5000
 DEFAULT_INIT_SECONDS = 10.0
 """cmsRun's start-up (configuration, conditions, first file open)."""
 _INPUT_KEYS = ("files", "eventsPerSecond", "bytesPerEvent", "initSeconds")
-_FILE_KEYS = ("lfn", "lumis")
+_FILE_KEYS = ("lfn", "lumis", "parents")
 _UINT32 = 2 ** 32
 
 
@@ -54,6 +55,7 @@ class InputError(ValueError):
 class InputFile:
     lfn: str
     lumis: tuple[tuple[int, int, int], ...]  # (run, lumi, events)
+    parents: tuple[str, ...] = ()  # the parent files cmsRun reads as secondary files
 
     @property
     def events(self) -> int:
@@ -107,7 +109,7 @@ def _parse_input(document: object) -> JobInput:
             raise ValueError(f"{at}: must be an object with lfn and lumis, got {_show(item)}")
         for key in item:
             if key not in _FILE_KEYS:
-                raise ValueError(f"{at}.{key}: unknown key; a file holds lfn and lumis")
+                raise ValueError(f"{at}.{key}: unknown key; a file holds lfn, lumis and parents")
         lfn = item.get("lfn")
         if not isinstance(lfn, str) or not lfn:
             raise ValueError(f"{at}.lfn: must be the file's logical name, a non-empty string, got {_show(lfn)}")
@@ -121,7 +123,10 @@ def _parse_input(document: object) -> JobInput:
                 raise ValueError(f"{at}.lumis[{j}]: must be [run, lumi, events], whole numbers (run and lumi "
                                  f"from 1, events from 0), got {_show(lumi)}")
             triples.append((lumi[0], lumi[1], lumi[2]))
-        parsed.append(InputFile(lfn, tuple(triples)))
+        parents = item.get("parents", [])
+        if not isinstance(parents, list) or not all(isinstance(p, str) and p for p in parents):
+            raise ValueError(f"{at}.parents: must be a list of logical file names, got {_show(parents)}")
+        parsed.append(InputFile(lfn, tuple(triples), tuple(parents)))
     eps = _positive_number(document, "eventsPerSecond", DEFAULT_EVENTS_PER_SECOND)
     bpe = document.get("bytesPerEvent", DEFAULT_BYTES_PER_EVENT)
     if type(bpe) is not int or bpe < 0:
@@ -143,11 +148,15 @@ def read_input(path: str | os.PathLike[str]) -> JobInput:
 def make_input(files: Iterable[Any], *, events_per_second: float | None = None,
                bytes_per_event: int | None = None, init_seconds: float | None = None) -> dict[str, Any]:
     """An input document for ``files``: :class:`engine.crab.taskworker.datasets.File` objects (or anything with
-    ``lfn`` and ``lumis`` of (run, lumi, events)), or ``(lfn, [(run, lumi, events), ...])`` pairs."""
+    ``lfn`` and ``lumis`` of (run, lumi, events), and maybe ``parents``), or ``(lfn, [(run, lumi, events), ...])``
+    pairs, or ``(lfn, lumis, parents)``."""
     items = []
     for f in files:
-        lfn, lumis = (f.lfn, f.lumis) if hasattr(f, "lfn") else f
-        items.append({"lfn": lfn, "lumis": [[int(r), int(n), int(e)] for r, n, e in lumis]})
+        lfn, lumis, *rest = (f.lfn, f.lumis, getattr(f, "parents", ())) if hasattr(f, "lfn") else f
+        item: dict[str, Any] = {"lfn": lfn, "lumis": [[int(r), int(n), int(e)] for r, n, e in lumis]}
+        if rest and rest[0]:
+            item["parents"] = list(rest[0])
+        items.append(item)
     document: dict[str, Any] = {"files": items}
     if events_per_second is not None:
         document["eventsPerSecond"] = events_per_second

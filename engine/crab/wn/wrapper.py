@@ -25,6 +25,10 @@ crabtui's, set by the task's submit files)::
                           (this job's entries or the whole plan; see plan_json)
     CRABTUI_ScriptExe     the user's executable (JobType.scriptExe) instead of the simulated cmsRun
     CRABTUI_ScriptArgs    JSON string: a list of its arguments (JobType.scriptArgs), after the job id
+    CRABTUI_Sandbox       the task's sandbox directory (engine.crab.client.sandbox): the script, PSet.py and
+                          JobType.inputFiles, copied into a scratch directory ``scratch.<id>.<attempt>``
+                          where the script runs (CRABTUI_ScriptExe is then its name there), as CRAB's job
+                          unpacks its sandbox in the glidein's working directory
     CRABTUI_JobReport     where to write the report; default jobReport.json.<CRAB_Id> in the job's directory
     CRABTUI_OutputFile    where the simulated cmsRun writes its (placeholder) output file on success
 
@@ -62,6 +66,21 @@ What the caller sees, per kind of failure:
 Problems of the wrapper's own (a bad job ad, an unreadable input) give exit code 50113 (CRAB's
 "missing arguments"); a script that cannot start 10040; a payload that exits 0 without a usable
 report 50115 (CRAB's "no FJR"); a payload killed by signal S 128 + S (137 for SIGKILL).
+
+A job that HTCondor stops (SIGTERM: removed with its task, held, evicted) ends as CRAB's wrapper
+ends it (``CMSRunAnalysis.sighandler``): exit code 50669, "Job was killed with signal 15".  The
+report says so at once, with the site and the time run so far, in case HTCondor's SIGKILL follows
+its grace time; the wrapper then waits for its payload, which received the signal too (one
+process group), so that a payload that winds down gets the grace time, and one that ignores the
+signal runs until the SIGKILL (the job shows ``killing`` meanwhile).
+
+A job that fails takes at least :data:`MIN_FAILED_RUNTIME_S` (20 simulated minutes, seed 000:
+"the CRAB3 wrapper forces the minimum job runtime to be at least 20 minutes; this prevents a
+single worker node from failing too many jobs"): the wrapper sleeps out the rest before it exits,
+as CRAB's ``CMSRunAnalysis.py`` (``mintime``) did for failing jobs, unless ``CRAB3_RUNTIME_DEBUG``
+is set in its environment, as there.  A job that succeeds, is held by the plan, or is killed for
+its memory (HTCondor kills it, so no wrapper code runs) ends at once; so does one whose job ad
+cannot be read, since its clock is unknown.
 """
 
 from __future__ import annotations
@@ -70,6 +89,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -87,6 +107,8 @@ __all__ = ["Failure", "WrapperError", "choose_failure", "main", "run_job"]
 MISSING_ARGUMENT = 50113  # CRAB's EC_MissingArg
 WRAPPER_ERROR = 10040  # CRAB's EC_CMSRunWrapper
 NO_REPORT = 50115  # CRAB's EC_ReportHandlingErr
+KILLED_BY_SIGNAL = 50669  # CRAB's wrapper exits with it on SIGTERM
+MIN_FAILED_RUNTIME_S = 20 * 60  # seed 000; simulated seconds
 _PACKAGE_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))  # where engine/ is
 
 
@@ -153,6 +175,7 @@ class _Job:
     script_args: list[str]
     report: str
     output_file: str | None
+    sandbox: str | None = None
     held_before: bool = False  # the schedd held this job already (and released it)
 
     @property
@@ -198,7 +221,8 @@ def _job(ad: Ad) -> _Job:
             raise WrapperError(MISSING_ARGUMENT, f"job ad attribute CRABTUI_ScriptArgs must be a JSON list of "
                                                  f"strings, got {args_text!r}")
     strings = {}
-    for name in ("CRAB_ReqName", "CRABTUI_InputFile", "CRABTUI_ScriptExe", "CRABTUI_JobReport", "CRABTUI_OutputFile"):
+    for name in ("CRAB_ReqName", "CRABTUI_InputFile", "CRABTUI_ScriptExe", "CRABTUI_JobReport", "CRABTUI_OutputFile",
+                 "CRABTUI_Sandbox"):
         value = ad.get(name)
         if value is not None and not isinstance(value, str):
             raise WrapperError(MISSING_ARGUMENT, f"job ad attribute {name} must be a string, got {value!r}")
@@ -211,7 +235,8 @@ def _job(ad: Ad) -> _Job:
                 input_file=strings["CRABTUI_InputFile"], stop_after=stop_after if stop_after and stop_after > 0 else None,
                 plan=plan, script=strings["CRABTUI_ScriptExe"], script_args=script_args,
                 report=strings["CRABTUI_JobReport"] or f"{fjr.FJR_NAME}.{job_id}",
-                output_file=strings["CRABTUI_OutputFile"], held_before=_number(ad, "NumHolds", 0) > 0)
+                output_file=strings["CRABTUI_OutputFile"], sandbox=strings["CRABTUI_Sandbox"],
+                held_before=_number(ad, "NumHolds", 0) > 0)
 
 
 def _say(message: str) -> None:
@@ -249,8 +274,32 @@ def _run_cmsrun(job: _Job, site: str | None, speed: float, failure: Failure | No
         return _status_code(returncode), None
 
 
+def _scratch(job: _Job) -> str:
+    """A fresh copy of the task's sandbox for this attempt, where the script runs: it finds PSet.py
+    and its input files beside it, and what it writes there is its own."""
+    scratch = os.path.abspath(f"scratch.{job.job_id}.{job.attempt}")
+    shutil.rmtree(scratch, ignore_errors=True)  # an execution of this attempt the schedd restarted
+    try:
+        shutil.copytree(job.sandbox, scratch, symlinks=True)
+    except OSError as e:
+        raise WrapperError(WRAPPER_ERROR, f"cannot unpack the task's sandbox {os.path.abspath(job.sandbox)}: "
+                                          f"{e.strerror or e}") from None
+    return scratch
+
+
+def _kept_outputs(report: dict, scratch: str) -> bool:
+    """Point the output files a script's own report lists in its scratch directory at their place
+    from the task directory (where PostJob reads them); whether it lists any."""
+    items = [item for files in report["steps"]["cmsRun"]["output"].values() for item in files]
+    for item in items:
+        if item.get("pfn") and not os.path.isabs(item["pfn"]):
+            item["pfn"] = os.path.join(os.path.basename(scratch), item["pfn"])
+    return bool(items)
+
+
 def _run_script(job: _Job, site: str | None, failure: Failure | None) -> tuple[int, dict | None]:
-    script = os.path.abspath(job.script)
+    scratch = _scratch(job) if job.sandbox else None
+    script = os.path.join(scratch, job.script) if scratch else os.path.abspath(job.script)
     argv = [script, job.job_id, *job.script_args]
     env = dict(os.environ)
     env.update({"CRAB_Id": job.job_id, "CRAB_Retry": str(job.retry), "CRABTUI_JOB_REPORT": os.path.abspath(job.report)})
@@ -260,16 +309,19 @@ def _run_script(job: _Job, site: str | None, failure: Failure | None) -> tuple[i
     start, wall0 = time.time(), time.monotonic()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
-        returncode = subprocess.run(argv, env=env).returncode
+        returncode = subprocess.run(argv, env=env, cwd=scratch).returncode
     except OSError as e:
         raise WrapperError(WRAPPER_ERROR, f"cannot run the user's executable {script}: {e.strerror or e}") from None
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     code = _status_code(returncode)
     try:
         report = fjr.read_report(job.report)  # the script wrote its own
-        return code, report
     except fjr.FJRError:
-        pass
+        report = None
+    if scratch and not (report is not None and _kept_outputs(report, scratch)):
+        shutil.rmtree(scratch, ignore_errors=True)  # the glidein's working directory goes with the job
+    if report is not None:
+        return code, report
     wall = (time.monotonic() - wall0) * job.time_scale
     cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * job.time_scale
     msg = "OK" if code == 0 else f"The user's executable exited with code {code}"
@@ -306,12 +358,49 @@ def _apply_to_script(report: dict, job: _Job, failure: Failure | None) -> dict:
     return report
 
 
+def _sleep_out_failure(start: float, time_scale: float | None) -> None:
+    """Seed 000's minimum runtime of a failed job: sleep until it has run 20 simulated minutes."""
+    if time_scale is None or "CRAB3_RUNTIME_DEBUG" in os.environ:
+        return
+    remaining = MIN_FAILED_RUNTIME_S / time_scale - (time.time() - start)
+    if remaining > 0:
+        _say(f"Job runtime is less than 20 minutes. Sleeping {remaining * time_scale:.0f} simulated seconds "
+             f"({remaining:.3g} s)")
+        time.sleep(remaining)
+
+
+class _Termination:
+    """The wrapper's SIGTERM handler (see the module's description).  Before the payload has ended
+    it writes the 50669 report and lets the payload be waited for; after, the report is the
+    payload's, and the wrapper exits at once with its status (no more sleeping out a failure)."""
+
+    def __init__(self, job: _Job, site: str | None, start: float, extra: dict[str, Any]) -> None:
+        self.job, self.site, self.start, self.extra = job, site, start, extra
+        self.received = False
+        self.exit_status: int | None = None  # set once the payload's report is written
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.exit_status is not None:
+            raise SystemExit(self.exit_status)
+        if self.received:
+            return
+        self.received = True
+        now = time.time()
+        message = f"Job was killed with signal {signum}"
+        _say(f"{message}; waiting for the payload to end")
+        fjr.write_report(self.job.report, fjr.build_report(
+            exit_code=KILLED_BY_SIGNAL, exit_msg=message, site=self.site, start=self.start, stop=now, inputs=[],
+            errors=[{"type": "WrapperKilled", "details": message, "exitCode": KILLED_BY_SIGNAL}],
+            cpu={"TotalJobTime": (now - self.start) * self.job.time_scale}, crabtui=self.extra))
+
+
 def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
     """Everything the wrapper does; returns the exit status (the caller may kill itself instead)."""
     start = time.time()
     report_path = fjr.FJR_NAME
     site: str | None = None
     extra: dict[str, Any] = {}
+    time_scale: float | None = None  # known once the job ad is read
     try:
         try:
             ad = read_ad(job_ad_path)
@@ -319,6 +408,7 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
             raise WrapperError(MISSING_ARGUMENT, f"cannot read the job ad {job_ad_path}: {e}") from None
         job = _job(ad)
         report_path = job.report
+        time_scale = job.time_scale
         machine = Ad()
         if machine_ad_path:
             try:
@@ -345,6 +435,8 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
             os.unlink(job.report)  # a report left by an earlier attempt is not this one's
         except FileNotFoundError:
             pass
+        terminated = _Termination(job, site, start, extra)
+        signal.signal(signal.SIGTERM, terminated)
         if failure is not None and failure.hold is not None:
             report = fjr.minimal_report(HOLD_EXIT_CODE, f"The crabtui failure plan holds this attempt (hold code "
                                         f"{failure.hold}); the payload did not run", site, error_type="Held",
@@ -358,6 +450,9 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
                 report = _apply_to_script(report, job, failure)
         else:
             code, report = _run_cmsrun(job, site, speed, failure)
+        if terminated.received:  # its report is written; the payload has ended
+            _say(f"the payload has ended (exit code {code}) after the wrapper was killed")
+            return cmsrun.exit_status(KILLED_BY_SIGNAL)
         if report is None:
             if code == 0:
                 code = NO_REPORT
@@ -369,15 +464,21 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
             report["executed_site"] = site
         report["crabtui"] = {**(report.get("crabtui") or {}), **extra}
         fjr.write_report(job.report, report)
+        terminated.exit_status = cmsrun.exit_status(report["exitCode"])
+        if terminated.received:  # while the report was written: it stands
+            return terminated.exit_status
     except WrapperError as e:
         _say(f"failed: {e}")
         report = fjr.minimal_report(e.code, str(e), site, start=start, crabtui=extra or None)
         fjr.write_report(report_path, report)
+        _sleep_out_failure(start, time_scale)
         return cmsrun.exit_status(e.code)
     code = report["exitCode"]
     _say(f"finished with exit code {code}; report in {job.report}")
     if code == cmsrun.MEMORY_EXIT_CODE:
         return -signal.SIGKILL
+    if code:
+        _sleep_out_failure(start, time_scale)
     return cmsrun.exit_status(code)
 
 

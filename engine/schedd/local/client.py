@@ -39,11 +39,12 @@ class LocalScheddClient:
     # -------------------------------------------------------------- the Schedd API
 
     def submit(self, description: str, *, count: int = 0, itemdata: Iterable[dict[str, str]] | None = None,
-               submit_file: str | None = None, cwd: str | None = None) -> SubmitResult:
+               submit_file: str | None = None, cwd: str | None = None,
+               prepend: Mapping[str, str] | None = None, append: Mapping[str, str] | None = None) -> SubmitResult:
         from engine.schedd.local.submit import SubmitDescription, build_job_ads  # htcondor2 loads slowly
 
         cwd = os.path.abspath(cwd or os.getcwd())
-        desc = SubmitDescription(description, submit_file or "<submit description>", cwd)
+        desc = SubmitDescription(description, submit_file or "<submit description>", cwd, prepend, append)
         cluster = self._call("new_cluster")
         ads = build_job_ads(desc, cluster, count=count, itemdata=itemdata, now=int(time.time()))
         return SubmitResult(*self._call("submit_ads", cluster=cluster, ads=protocol.ads_to_wire(ads)))
@@ -183,13 +184,17 @@ class LocalScheddClient:
             return
 
     def _start_daemon(self) -> None:
-        """Start the daemon detached and wait until it says it serves (or why it could not)."""
+        """Start the daemon detached and wait until it says it serves (or why it could not).
+
+        ``-P``: ``python -m`` would put the working directory first on ``sys.path``, and the daemon
+        would import any ``engine`` package found there (another crabtui checkout, an older one)
+        instead of this one, which PYTHONPATH names."""
         read_fd, write_fd = os.pipe()
         log_fd = os.open(self.state.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with open(log_fd, "ab") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", DAEMON_MODULE, "--state-dir", self.state.path, "--ready-fd", str(write_fd),
-                 *self.daemon_args],
+                [sys.executable, "-P", "-m", DAEMON_MODULE, "--state-dir", self.state.path,
+                 "--ready-fd", str(write_fd), *self.daemon_args],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(write_fd,), start_new_session=True,
                 env={**os.environ, "PYTHONPATH": _project_root() + os.pathsep + os.environ.get("PYTHONPATH", "")})
         os.close(write_fd)

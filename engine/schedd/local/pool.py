@@ -11,7 +11,7 @@ TARGET = slot, and the slot's Requirements (``START && WithinResourceLimits``, a
 publishes it) is true with MY = slot and TARGET = job. The job's Rank orders the slots it matches.
 
 The pool is described in TOML (see :func:`parse_pool` for the format) or, without a file, is this
-machine: one slot per CPU at the site :data:`DEFAULT_SITE`.
+machine: one slot per CPU at the site :data:`DEFAULT_SITE`, each the size of a CMS glidein pilot.
 
 Besides HTCondor's, every slot ad carries two attributes of crabtui's simulated grid, which the job
 wrapper (``engine.crab.wn.wrapper``) reads from the machine ad file the starter writes
@@ -46,8 +46,8 @@ from engine.hints import did_you_mean
 from engine.tomlfile import TomlError, parse_toml, read_toml
 
 __all__ = [
-    "DEFAULT_SITE", "FAILURES_ATTRIBUTE", "SPEED_ATTRIBUTE", "Pool", "PoolConfigError", "Site",
-    "SiteFailure", "Slot", "analyze", "conjuncts", "default_pool", "load_pool", "matches", "parse_pool",
+    "DEFAULT_SITE", "FAILURES_ATTRIBUTE", "GLIDEIN_CPUS", "GLIDEIN_MEMORY_MB", "SPEED_ATTRIBUTE", "Pool",
+    "PoolConfigError", "Site", "SiteFailure", "Slot", "analyze", "conjuncts", "default_pool", "load_pool", "matches", "parse_pool",
 ]
 
 DEFAULT_SITE = "T2_XX_Local"
@@ -61,6 +61,14 @@ for a real site in a user's whitelist or blacklist; and T2 is the tier where CRA
 DEFAULT_MEMORY_MB = 2000
 """Memory of a slot when neither the pool file nor /proc/meminfo says: CRAB's default job memory
 (``maxMemoryMB``), so that a default CRAB job fits."""
+
+GLIDEIN_CPUS = 8
+GLIDEIN_MEMORY_MB = 20_000
+"""What each slot of :func:`default_pool` advertises at least: the 8 cores of a CMS glidein pilot,
+and CRAB's largest memory request for 8 cores (2500 MB a core), so that a multi-threaded CRAB job
+(``JobType.numCores`` up to 8) runs on any laptop. A job takes one slot whatever it requests: as
+many jobs run at a time as the machine has CPUs, and a job's threads are its own business (the
+simulated cmsRun uses one)."""
 
 DEFAULT_DISK_KB = 20_000_000
 """Disk of a configured slot when the pool file does not say: the 20 GB beyond which CRAB's
@@ -515,10 +523,13 @@ def load_pool(path: str | os.PathLike[str] | None, execute_dir: str | os.PathLik
 
 
 def default_pool(execute_dir: str | os.PathLike[str]) -> Pool:
-    """This machine as one site, :data:`DEFAULT_SITE`, as a startd divides a machine into static
-    slots: one slot per CPU, each with 1 CPU and an equal share of memory and of the free disk."""
+    """This machine as one site, :data:`DEFAULT_SITE`, divided as a startd divides a machine into
+    static slots: one slot per CPU, each with an equal share of the free disk.  Each slot advertises
+    what a CMS glidein pilot offers a job (:data:`GLIDEIN_CPUS`, :data:`GLIDEIN_MEMORY_MB`), or the
+    CPU's share of memory where that is larger."""
     slots, memory, disk = _machine_share(execute_dir)
-    return Pool([Site(DEFAULT_SITE, slots=slots, cpus=1, memory=memory, disk=disk)])
+    return Pool([Site(DEFAULT_SITE, slots=slots, cpus=GLIDEIN_CPUS, memory=max(memory, GLIDEIN_MEMORY_MB),
+                      disk=disk)])
 
 
 def _machine_share(execute_dir: str | os.PathLike[str]) -> tuple[int, int, int]:

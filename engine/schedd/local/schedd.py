@@ -80,6 +80,11 @@ JobId = tuple[int, int]
 UNIVERSE_SCHEDULER = 7
 SLOTLESS_UNIVERSES = (UNIVERSE_SCHEDULER, 12)  # scheduler and local universe jobs run on the submit side
 DEFAULT_PERIODIC_INTERVAL = 5.0  # seconds; HTCondor's PERIODIC_EXPR_INTERVAL is 60
+# A job's own PERIODIC_EXPR_INTERVAL, in seconds (a job on a scaled clock, such as a CRAB job of the
+# simulated grid, asks for 60 of its simulated seconds); honoured while it runs or is held, down to
+# MIN_PERIODIC_INTERVAL.
+JOB_PERIODIC_INTERVAL = "CRABTUI_PeriodicExprInterval"
+MIN_PERIODIC_INTERVAL = 0.2
 DEFAULT_VACATE_TIME = 10.0  # seconds from the kill signal to SIGKILL (JobMaxVacateTime)
 SHUTDOWN_WAIT_S = 10.0  # how long a stopping schedd waits for its starters to end their jobs
 MAX_JOB_ID = 2**31 - 1  # cluster and proc ids are ClassAd integers HTCondor keeps in an int
@@ -110,6 +115,8 @@ class LocalSchedd:
         self._idle_order: list[JobId] | None = None  # idle jobs that need a slot, best first; None: rebuild
         self._slotless: list[JobId] = []  # idle scheduler and local universe jobs
         self._timer: asyncio.TimerHandle | None = None
+        self._fast_timer: asyncio.TimerHandle | None = None
+        self._intervals: dict[JobId, float | None] = {}  # each job's own periodic interval, once looked at
         self._schedule_pending = False
         self._stopping = False
         # Running jobs held or removed whose processes have not exited yet: the held event's fields
@@ -225,13 +232,15 @@ class LocalSchedd:
         loop.add_reader(self.spawner.pidfd, _spawner_died)
         self.schedule()
         self._timer = loop.call_later(self.periodic_interval, self._periodic_tick)
+        self._fast_timer = loop.call_later(MIN_PERIODIC_INTERVAL, self._fast_tick)
 
     def shutdown(self) -> int:
         """Stop: running jobs are killed by their starters and evicted back to idle, as a schedd
         that goes down evicts them; jobs that ended on their own meanwhile are collected as such."""
         self._stopping = True
-        if self._timer:
-            self._timer.cancel()
+        for timer in (self._timer, self._fast_timer):
+            if timer:
+                timer.cancel()
         for proc in self.running.values():
             if proc.pidfd >= 0:
                 self.loop.remove_reader(proc.pidfd)
@@ -413,6 +422,12 @@ class LocalSchedd:
                 self._log(ad, SubmitEvent, submit_host=self.host, log_notes=ad.get("SubmitEventNotes", ""))
         self._idle_order = None
         self._schedule_soon()  # after the reply: a submitter (DAGMan) need not wait for the forks
+        asked = [interval for ad in ads if (interval := _float(ad.get(JOB_PERIODIC_INTERVAL))) is not None]
+        if asked and self._fast_timer is not None and self.loop is not None:
+            due = self.loop.time() + max(min(asked), MIN_PERIODIC_INTERVAL)
+            if due < self._fast_timer.when():  # the policy ticks as often as the new jobs ask, from now on
+                self._fast_timer.cancel()
+                self._fast_timer = self.loop.call_at(due, self._fast_tick)
         return SubmitResult(cluster, ads[0]["ProcId"], len(ads))
 
     def query(self, constraint: str = "true", projection: Sequence[str] = ()) -> list[classad2.ClassAd]:
@@ -890,18 +905,43 @@ class LocalSchedd:
         finally:
             self._timer = self.loop.call_later(self.periodic_interval, self._periodic_tick)
 
-    def periodic(self) -> None:
+    def _fast_tick(self) -> None:
+        """The periodic policy of the running and held jobs that ask for a shorter interval than the
+        schedd's (:data:`JOB_PERIODIC_INTERVAL`), as often as the most pressed job in the queue
+        asks: the release of a job held 5 simulated minutes comes within a simulated minute,
+        whatever the task's time scale."""
+        delay = self.periodic_interval
+        try:
+            if len(self._intervals) > 2 * len(self.jobs) + 100:  # forget the jobs that have left
+                self._intervals = {key: self._intervals[key] for key in self.jobs if key in self._intervals}
+            fast = {}
+            for key, ad in self.jobs.items():
+                interval = self._intervals.get(key, 0.0)
+                if interval == 0.0:  # not looked at yet: the attribute is the job's from its submission
+                    interval = self._intervals[key] = _float(ad.get(JOB_PERIODIC_INTERVAL))
+                if interval is not None and interval < self.periodic_interval:
+                    delay = min(delay, max(interval, MIN_PERIODIC_INTERVAL))
+                    if ad["JobStatus"] in (JobStatus.RUNNING, JobStatus.HELD):
+                        fast[key] = ad
+            if fast:
+                self.periodic(fast)
+        finally:
+            self._fast_timer = self.loop.call_later(delay, self._fast_tick)
+
+    def periodic(self, only: dict[JobId, classad2.ClassAd] | None = None) -> None:
         """Measure running jobs' memory, then apply the periodic policy as HTCondor's
         ``UserPolicy::AnalyzePolicy`` does: PeriodicHold (a job neither held nor completed), then
         PeriodicRelease (a held job, unless a user held it), then PeriodicRemove; the first that
         is true acts.  A removal's reason is the job's PeriodicRemoveReason where it has one.
+        ``only``: these jobs, not every job.
 
         Scheduler-universe jobs (DAGMan) are not measured: HTCondor runs them without a starter,
         so it never updates their image size or logs an IMAGE_SIZE event for them."""
+        jobs = self.jobs if only is None else only
         with self._unit("periodic"):
             changed = []
             for key, proc in list(self.running.items()):
-                ad = self.jobs.get(key)
+                ad = jobs.get(key)
                 if ad is None or ad["JobUniverse"] == UNIVERSE_SCHEDULER or proc.job_pid is None:
                     continue
                 rss, vsize = shadow.memory_kb(proc.job_pid)
@@ -916,7 +956,7 @@ class LocalSchedd:
             if changed:
                 self._save(changed)
             remove, hold, release = [], [], []
-            for ad in list(self.jobs.values()):
+            for ad in list(jobs.values()):
                 status = ad["JobStatus"]
                 if status == JobStatus.REMOVED:
                     continue
@@ -1079,6 +1119,13 @@ def _reason(ad: classad2.ClassAd, attr: str, default: str) -> str:
     AssignJobExpr), else ``default``."""
     value = _eval(ad, attr)
     return value if isinstance(value, str) and value else default
+
+
+def _float(value) -> float | None:
+    """A positive number of an ad, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        return None
+    return float(value)
 
 
 def _int(value) -> int:

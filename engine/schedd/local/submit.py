@@ -29,6 +29,8 @@ DEFAULT_REQUEST_DISK_KB = 1024
 MAX_JOBS_PER_SUBMISSION = 20_000  # HTCondor's default for the knob of that name
 MAX_SUBMIT_FILE_BYTES = 16 << 20
 _INT32 = 2**31 - 1
+# notification's values and the JobNotification each sets (condor_submit 23.9.6); NEVER by default.
+_NOTIFICATIONS = {"never": 0, "always": 1, "complete": 2, "error": 3, "start": 4}
 
 # Commands whose value is a ClassAd expression, and the job attribute each sets.
 _EXPRESSIONS = {
@@ -57,7 +59,7 @@ _STRINGS = {
     "hold_kill_sig": "HoldKillSig",
 }
 # Commands understood and handled explicitly below, or accepted with no effect on one machine
-# (file transfer and notification settings; the embedded schedd shares the submitter's files).
+# (file transfer settings, as the embedded schedd shares the submitter's files; no mail is sent).
 _HANDLED = {
     "executable", "arguments", "args", "environment", "env", "getenv", "input", "output", "error",
     "log", "initialdir", "initial_dir", "universe", "request_cpus", "request_memory", "request_disk",
@@ -196,12 +198,26 @@ def _parse(description: SubmitDescription) -> htcondor2.Submit:
     queues = [n for n, line in enumerate(text.splitlines(), 1) if re.match(r"\s*queue\b", line, re.IGNORECASE)]
     if len(queues) > 1:
         raise SubmitError(f"{where}:{queues[1]}: only one queue statement per submit description is supported")
-    if description.prepend:
-        text = "".join(f"{k} = {v}\n" for k, v in description.prepend.items()) + text
+    prepend = description.prepend or {}
+    # A prepended macro must exist while the text is read (``if defined``), yet its value must
+    # stay a value: a line holds a text-safe stand-in, replaced by the value unless the text
+    # set the macro itself (condor_submit -a and DAGMan set values, never submit text).
+    stand_ins = {key: _text_safe(value) for key, value in prepend.items()}
+    text = "".join(f"{key} = {stand_in}\n" for key, stand_in in stand_ins.items()) + text
     try:
-        return htcondor2.Submit(text)
+        submit = htcondor2.Submit(text)
     except Exception as e:  # htcondor2 raises ValueError or HTCondorException with terse text
         raise SubmitError(f"{where}: the submit language parser refused this description: {e}") from None
+    for key, value in prepend.items():
+        if submit.get(key) == stand_ins[key] != value:
+            submit[key] = value
+    return submit
+
+
+def _text_safe(value: str) -> str:
+    """What a ``key = value`` line can hold of ``value``: one line, no blanks around it (the
+    parser trims them), no trailing backslash (a continuation)."""
+    return " ".join(value.splitlines()).strip().rstrip("\\").strip()
 
 
 def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd: str):
@@ -252,10 +268,13 @@ def _check_commands(submit: htcondor2.Submit, where: str) -> None:
 
 
 def _expand(submit: htcondor2.Submit, key: str, where: str) -> str:
+    """The value with its macros expanded; an undefined or empty macro expands to nothing, as
+    in condor_submit (the bindings raise KeyError whenever the result is empty: ``log =``,
+    DAGMAN_SUPPRESS_JOB_LOGS, a VARS value "")."""
     try:
         return submit.expand(key)
     except KeyError:
-        raise SubmitError(f"{where}: {key}: uses a macro that is not defined") from None
+        return ""
 
 
 def _get(submit: htcondor2.Submit, keys: dict[str, str], where: str, *names: str) -> str | None:
@@ -355,6 +374,11 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str
     disk = get("request_disk")
     ad["RequestDisk"] = _size(disk, where, "request_disk", 1024) if disk else DEFAULT_REQUEST_DISK_KB
     ad["JobPrio"] = _integer(get("priority") or "0", where, "priority", "a priority, higher runs first", -_INT32)
+    notification = (get("notification") or "never").strip().lower()
+    if notification not in _NOTIFICATIONS:
+        raise SubmitError(f"{where}: notification: must be 'Never', 'Always', 'Complete', 'Start', or 'Error', "
+                          f"not {notification!r}")
+    ad["JobNotification"] = _NOTIFICATIONS[notification]
     ad["Requirements"] = classad2.ExprTree("true")
     ad["Rank"] = 0.0
     ad["OnExitRemove"] = True
@@ -375,6 +399,9 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str
         value = get(key)
         if value is not None:
             ad[attr] = value
+    description = _expand(submit, keys["description"], where) if "description" in keys else ""
+    if description:  # copied as it is, blanks included (condor_submit's f_as_string)
+        ad["JobDescription"] = description
     retries = get("max_retries")
     if retries is not None:
         ad["JobMaxRetries"] = _integer(retries, where, "max_retries", "a number of retries", 0)

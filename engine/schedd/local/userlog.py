@@ -382,6 +382,32 @@ def holds_events(path: str | os.PathLike[str], types: Iterable[JobEventType]) ->
         return False
 
 
+_POST_RESULT = re.compile(rb"^016 \([^\n]*\) [^\n]* POST Script terminated\.\n"
+                          rb"\t\(1\) Normal termination \(return value (\d+)\)\n"
+                          rb"    DAG Node: ([^\n]+)\n", re.MULTILINE)
+
+
+def change_post_results(path: str | os.PathLike[str], nodes: Iterable[str], old: int, new: int) -> list[str]:
+    """Turn the POST_SCRIPT_TERMINATED events of ``nodes`` whose return value is ``old`` into
+    ``new`` (one digit each, as CRAB's AdjustSites turns a fatal 2 into a recoverable 1 for a
+    DAGMan that recovers from this log).  Each digit is written in place, so the events others
+    append meanwhile stay; doing it again changes nothing.  Returns the nodes changed."""
+    if not (0 <= old <= 9 and 0 <= new <= 9):
+        raise ValueError("POST return values are changed one digit for one digit")
+    wanted = set(nodes)
+    with open(path, "r+b") as f:
+        data = f.read()
+        changed = []
+        for m in _POST_RESULT.finditer(data):
+            node = m.group(2).decode(errors="surrogateescape")
+            if node in wanted and m.group(1) == b"%d" % old:
+                os.pwrite(f.fileno(), b"%d" % new, m.start(1))
+                changed.append(node)
+        if changed:
+            os.fsync(f.fileno())
+    return changed
+
+
 def _check_exit(return_value: int | None, signal_number: int | None) -> None:
     if (return_value is None) == (signal_number is None):
         raise ValueError("give exactly one of return_value and signal_number")

@@ -1,5 +1,4 @@
 #!/bin/sh
-# what NanoAOD-tools' crab_script.sh does, without CMSSW: the job id, then run the post-processor
+# what NanoAOD-tools' crab_script.sh does: CRAB passes the job number, the post-processor runs here
 echo "crab_script.sh: job $1"
-echo "python3 crab_script.py $1" > /dev/null
-exit 0
+python3 crab_script.py $1

@@ -1,5 +1,6 @@
 #!/bin/sh
-# CRAB passes the job number first, then scriptArgs
+# CRAB passes the job number first, then scriptArgs; the sandbox holds PSet.py and the input files
 job=$1; shift
 echo "HToBB analysis, job $job, arguments: $*"
+test -f PSet.py && test -f analyzer.py && test -f bdt_v7.xml || { echo "sandbox incomplete" >&2; exit 1; }
 exit 0

@@ -1,0 +1,2 @@
+# hadd for NanoAOD trees
+print("haddnano")

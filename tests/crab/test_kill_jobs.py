@@ -1,0 +1,69 @@
+"""Killing a task's running jobs as HTCondor and CRAB do: SIGTERM to the job, ``killing`` while its
+processes live, SIGKILL after the grace time, then ``killed``, with the site and runtime it had;
+and the wrapper's own end on SIGTERM (CRAB's 50669)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from engine.crab.wn import fjr
+
+from crab_tasks import config_text, crabtui, task_status, wait_until
+
+
+def processes_with(marker: str) -> list[int]:
+    """The pids of the processes whose command line holds ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if marker.encode() in f.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_killed_jobs_payload_that_ignores_sigterm_shows_killing_until_sigkill_ends_it(tmp_path, state, monkeypatch):
+    monkeypatch.setenv("CRABTUI_JOB_MAX_VACATE_TIME", "3")  # the grace from SIGTERM to SIGKILL, for the daemon
+    marker = f"stubborn-{os.getpid()}"
+    # Job 1's payload ignores SIGTERM (as its child sleep does: an ignored signal stays ignored across exec).
+    (tmp_path / "run.sh").write_text(f"#!/bin/sh\nif [ \"$1\" = 1 ]; then trap '' TERM; exec sh -c 'sleep 3600' {marker}; fi\n")
+    (tmp_path / "run.sh").chmod(0o755)
+    (tmp_path / "crab.toml").write_text(config_text("stubborn", scale=600).replace('psetName = "pset.py"',
+                                                                                    'scriptExe = "run.sh"'))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+
+    def one_running() -> bool:
+        jobs = {j["id"]: j["state"] for j in task_status(state, "stubborn", tmp_path)["jobs"]}
+        return jobs.get("1") == "running" and processes_with(marker)
+
+    wait_until("job 1's payload to run", one_running)
+    time.sleep(1)  # a runtime the status can show
+    assert crabtui(state, "task", "kill", "stubborn", cwd=tmp_path).returncode == 0
+    seen = []
+
+    def killed() -> bool:
+        state_1 = next(j for j in task_status(state, "stubborn", tmp_path)["jobs"] if j["id"] == "1")["state"]
+        if not seen or seen[-1][0] != state_1:
+            seen.append((state_1, bool(processes_with(marker))))
+        return state_1 == "killed"
+
+    wait_until("job 1 killed", killed, timeout=60)
+    assert ("killing", True) in seen, f"killing while its processes live: {seen}"
+    assert not processes_with(marker), "SIGKILL ended the payload that ignored SIGTERM"
+    status = task_status(state, "stubborn", tmp_path)
+    assert status["status"] == "KILLED"
+    one = next(j for j in status["jobs"] if j["id"] == "1")
+    assert one["site_history"] and one["runtime_s"] and one["runtime_s"] >= 600
+    long = crabtui(state, "task", "status", "stubborn", "--long", cwd=tmp_path).stdout.splitlines()
+    row = next(line.split() for line in long if line.split()[:2] == ["1", "killed"])
+    assert row[2] == one["site_history"][-1] and row[3] != "0:00:00", row
+    report = Path(status["task_dir"]) / "jobReport.json.1.0"
+    assert '"exitMsg": "Job was killed with signal 15"' in report.read_text()
+    # The report stops at SIGTERM; the job ran 3 s more (600 simulated s each) until its SIGKILL,
+    # and its runtime counts them, as the job log times them (to the second).
+    assert one["runtime_s"] >= fjr.performance(str(report))[0] + 2 * 600, one["runtime_s"]

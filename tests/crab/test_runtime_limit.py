@@ -1,0 +1,39 @@
+"""``JobType.maxJobRuntimeMin`` enforced where CRAB enforces it: the job's ``periodic_remove``
+removes an attempt that runs longer than its ``MaxWallTimeMinsRun``, RetryJob makes that exit code
+50664, fatal, and ``crab resubmit --maxjobruntime`` gives the job the time it needs."""
+
+from __future__ import annotations
+
+from crab_tasks import config_text, crabtui, wait_status
+
+SCALE = 3600  # one simulated hour a real second
+# The user's executable: job 2 runs three simulated hours, the others a few minutes.
+SCRIPT = '#!/bin/sh\nif [ "$1" = 2 ]; then sleep 3; else sleep 0.1; fi\n'
+
+
+def test_a_job_over_max_job_runtime_is_removed_and_fails_with_50664(tmp_path, state, monkeypatch):
+    monkeypatch.setenv("CRABTUI_PERIODIC_EXPR_INTERVAL", "0.2")  # read by the daemon the CLI starts
+    (tmp_path / "run.sh").write_text(SCRIPT)
+    (tmp_path / "run.sh").chmod(0o755)
+    (tmp_path / "crab.toml").write_text(config_text("walltime", scale=SCALE).replace(
+        'psetName = "pset.py"', 'scriptExe = "run.sh"\nmaxJobRuntimeMin = 60'))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    status = wait_status(state, "walltime", tmp_path, "FAILED")
+    jobs = {j["id"]: j for j in status["jobs"]}
+    assert [jobs[i]["state"] for i in ("1", "3", "4")] == ["finished"] * 3
+    (attempt,) = jobs["2"]["attempts"]
+    assert (jobs["2"]["state"], jobs["2"]["exit_code"], attempt["action"]) == ("failed", 50664, "fatal")
+    assert attempt["reason"] == ("Not retrying job due to wall clock limit (job automatically killed on the "
+                                 "worker node)")
+    assert 3600 <= attempt["runtime_s"] < 3 * 3600, "removed after its hour, before the script's three"
+
+    text = crabtui(state, "task", "status", "walltime", "--long", cwd=tmp_path).stdout
+    assert "1 jobs failed with exit code 50664" in text
+    row = next(line.split() for line in text.splitlines() if line.split()[:2] == ["2", "failed"])
+    assert row[-1] == "50664"
+
+    resubmitted = crabtui(state, "task", "resubmit", "walltime", "--maxjobruntime", "240", cwd=tmp_path)
+    assert resubmitted.returncode == 0, resubmitted.stderr
+    status = wait_status(state, "walltime", tmp_path, "COMPLETED")
+    two = next(j for j in status["jobs"] if j["id"] == "2")
+    assert [(a["exit_code"], a["max_runtime"]) for a in two["attempts"]] == [(50664, 60), (0, 240)]

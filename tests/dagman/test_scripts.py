@@ -1,0 +1,177 @@
+"""Scripts and files named as the DAGMan manual and tutorial name them: ``SCRIPT PRE A pre.sh A 77``,
+``sub/pre.sh``, absolute paths, nodes with DIR, splices with DIR and SUBDAG EXTERNAL.  DAGMan
+23.9.6 runs a script from the node's directory and never looks it up on PATH; a script that
+cannot start is logged with DaemonCore's reason and counts as having exited 1 (seen on the test
+pool, and in tests/htcondor/test_crosscheck.py)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from engine.dag import build_graph, parse_file
+from engine.dagman.jobstate_log import read_jobstate_log
+from engine.dagman.node_status import NodeState
+from engine.dagman.runner import DagMan, Options
+
+
+def run(path: Path, schedd, **options) -> DagMan:
+    dagman = DagMan(build_graph(parse_file(str(path))), schedd, Options(scan_interval=0.05, **options))
+    dagman.exit_code = dagman.run()
+    return dagman
+
+
+def script(path: Path, body: str | None = None, executable: bool = True) -> None:
+    """A shell script that appends its name and arguments to scripts.txt in its working directory."""
+    body = body or f'echo "{path.name} $*" >> scripts.txt\n'
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n" + body)
+    if executable:
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def dagman_out(dag: Path) -> list[str]:
+    """dagman.out without DAGMan's ``MM/DD/YY HH:MM:SS `` prefix."""
+    return [line[18:] for line in lines(Path(f"{dag}.dagman.out"))]
+
+
+def test_the_tutorials_pre_and_post_scripts_run_from_the_dag_directory(dag_dir, schedd):
+    script(dag_dir / "pre.sh")
+    script(dag_dir / "post.sh")
+    dag = dag_dir / "tutorial.dag"
+    dag.write_text('JOB A job.sub\nVARS A code="0"\nSCRIPT PRE A pre.sh A 77\nSCRIPT POST A post.sh A $RETURN\n')
+    dagman = run(dag, schedd)
+    assert dagman.exit_code == 0
+    assert lines(dag_dir / "scripts.txt") == ["pre.sh A 77", "post.sh A 0"]
+    assert lines(dag_dir / "runs.txt") == ["A 0"]
+
+
+def test_relative_absolute_and_dir_scripts_are_found_from_the_nodes_directory(dag_dir, schedd):
+    script(dag_dir / "sub" / "pre.sh")
+    script(dag_dir / "abs.sh")
+    (dag_dir / "nd").mkdir()
+    (dag_dir / "nd" / "job.sub").write_text((dag_dir / "job.sub").read_text())
+    script(dag_dir / "nd" / "only_here.sh")
+    script(dag_dir / "nd" / "sub" / "pre.sh")
+    script(dag_dir / "top.sh")  # not in nd/: a DIR node's "top.sh" is nd/top.sh, which does not exist
+    dag = dag_dir / "dirs.dag"
+    dag.write_text('JOB A job.sub\nSCRIPT PRE A sub/pre.sh A\n'
+                   f'JOB B job.sub\nSCRIPT PRE B {dag_dir / "abs.sh"} B\n'
+                   'JOB C job.sub DIR nd\nSCRIPT PRE C only_here.sh C\n'
+                   'JOB D job.sub DIR nd\nSCRIPT PRE D sub/pre.sh D\n'
+                   'JOB E job.sub DIR nd\nSCRIPT PRE E top.sh E\n'
+                   'VARS ALL_NODES code="0"\n')
+    dagman = run(dag, schedd)
+    assert sorted(lines(dag_dir / "scripts.txt")) == ["abs.sh B", "pre.sh A"]
+    assert sorted(lines(dag_dir / "nd" / "scripts.txt")) == ["only_here.sh C", "pre.sh D"]
+    assert sorted(lines(dag_dir / "nd" / "runs.txt")) == ["C 0", "D 0"], "a DIR node's job runs in its DIR"
+    assert dagman.nodes["E"].status is NodeState.ERROR
+    assert 'Create_Process: Cannot access specified executable "top.sh": errno = 2 (No such file or directory)' \
+        in dagman_out(dag)
+    assert dagman.exit_code == 1
+
+
+def test_a_script_is_never_looked_up_on_path(dag_dir, schedd):
+    dag = dag_dir / "path.dag"
+    dag.write_text('JOB A job.sub\nVARS A code="0"\nSCRIPT PRE A sh -c true\n')
+    dagman = run(dag, schedd)
+    assert dagman.nodes["A"].status is NodeState.ERROR, "DAGMan 23.9.6 runs 'sh' from the node's directory"
+    assert 'Create_Process: Cannot access specified executable "sh": errno = 2 (No such file or directory)' \
+        in dagman_out(dag)
+    assert lines(dag_dir / "runs.txt") == []
+
+
+def test_scripts_that_cannot_start_fail_their_node_with_the_reason_in_dagman_out(dag_dir, schedd):
+    script(dag_dir / "noexec.sh", executable=False)
+    (dag_dir / "badinterp.sh").write_text("#!/no/such/interpreter\nexit 0\n")
+    (dag_dir / "badinterp.sh").chmod(0o755)
+    dag = dag_dir / "broken.dag"
+    # DEFER 1 would re-run a script that exits 1; one that cannot start is never deferred.
+    dag.write_text('JOB F job.sub\nSCRIPT DEFER 1 3600 PRE F missing.sh F\n'
+                   'JOB G job.sub\nSCRIPT PRE G noexec.sh G\n'
+                   'JOB H job.sub\nSCRIPT PRE H badinterp.sh H\n'
+                   'JOB I job.sub\nSCRIPT POST I missing.sh I\n'
+                   'VARS ALL_NODES code="0"\nJOBSTATE_LOG js.log\n')
+    dagman = run(dag, schedd)
+    out = dagman_out(dag)
+    assert dagman.exit_code == 1
+    for node, reason in (("F", 'Create_Process: Cannot access specified executable "missing.sh": '
+                               "errno = 2 (No such file or directory)"),
+                         ("G", 'Create_Process: Cannot access specified executable "noexec.sh": '
+                               "errno = 13 (Permission denied)"),
+                         ("H", "Create_Process(badinterp.sh): child failed with errno 2 "
+                               "(No such file or directory) before exec()")):
+        at = out.index(f"Running PRE script of Node {node}...")
+        assert out[at + 1:at + 4] == [reason, f"Error: Failed to execute PRE for Node {node}",
+                                      f"PRE Script of Job {node} failed with status 1"]
+        assert dagman.nodes[node].error == "PRE Script failed with status 1"
+    assert "Error: Failed to execute POST for Node I" in out
+    assert dagman.nodes["I"].error == "Job failed due to DAGMAN error 0 and POST Script failed with status 1"
+    assert lines(dag_dir / "runs.txt") == ["I 0"], "no PRE-failed node ran its job"
+    events = [(line.node, line.event) for line in read_jobstate_log(dag_dir / "js.log")]
+    assert events.count(("F", "PRE_SCRIPT_STARTED")) == 1 and ("F", "PRE_SCRIPT_FAILURE") in events
+    assert ("I", "POST_SCRIPT_TERMINATED") in events and ("I", "POST_SCRIPT_FAILURE") in events
+
+
+def test_pre_skip_with_a_script_named_as_the_tutorial_names_it(dag_dir, schedd):
+    script(dag_dir / "A.pre", body="exit 3\n")
+    dag = dag_dir / "skip.dag"
+    dag.write_text('JOB A job.sub\nSCRIPT PRE A A.pre\nPRE_SKIP A 3\nJOB B job.sub\nPARENT A CHILD B\n'
+                   'VARS ALL_NODES code="0"\n')
+    dagman = run(dag, schedd)
+    assert dagman.exit_code == 0
+    assert lines(dag_dir / "runs.txt") == ["B 0"], "A's job and POST are skipped, A is done"
+
+
+def test_splice_dir_finds_its_dag_submit_files_and_scripts_in_that_directory(dag_dir, schedd):
+    (dag_dir / "s1" / "s2").mkdir(parents=True)
+    for d in ("s1", "s1/s2"):
+        (dag_dir / d / "job.sub").write_text((dag_dir / "job.sub").read_text())
+        script(dag_dir / d / "pre.sh")
+    (dag_dir / "s1" / "outer.dag").write_text('JOB X job.sub\nSCRIPT PRE X pre.sh X\nVARS X code="0"\n'
+                                              "SPLICE IN inner.dag DIR s2\nPARENT X CHILD IN\n")
+    (dag_dir / "s1" / "s2" / "inner.dag").write_text('JOB Y job.sub\nSCRIPT PRE Y pre.sh Y\nVARS Y code="0"\n')
+    dag = dag_dir / "spliced.dag"
+    dag.write_text("SPLICE S outer.dag DIR s1\n")
+    dagman = run(dag, schedd)
+    assert dagman.exit_code == 0
+    assert lines(dag_dir / "s1" / "scripts.txt") == ["pre.sh X"]
+    assert lines(dag_dir / "s1" / "s2" / "scripts.txt") == ["pre.sh Y"]
+    assert lines(dag_dir / "s1" / "s2" / "runs.txt") == ["S+IN+Y 0"]
+
+
+def test_subdag_external_with_dir_runs_its_dag_from_that_directory(dag_dir, schedd):
+    (dag_dir / "sd").mkdir()
+    (dag_dir / "sd" / "job.sub").write_text((dag_dir / "job.sub").read_text())
+    script(dag_dir / "sd" / "pre.sh")
+    (dag_dir / "sd" / "inner.dag").write_text('JOB X job.sub\nSCRIPT PRE X pre.sh X\nVARS X code="0"\n')
+    dag = dag_dir / "outer.dag"
+    dag.write_text("SUBDAG EXTERNAL S inner.dag DIR sd\n")
+    dagman = run(dag, schedd, state_dir=schedd.state.path)
+    assert dagman.exit_code == 0
+    assert lines(dag_dir / "sd" / "scripts.txt") == ["pre.sh X"]
+    assert (dag_dir / "sd" / "inner.dag.dagman.out").exists(), "the sub-DAG's files are written beside it"
+
+
+def test_missing_submit_and_subdag_files_are_submit_failures_as_dagman_reports_them(dag_dir, schedd):
+    (dag_dir / "nd").mkdir()
+    dag = dag_dir / "top.dag"
+    dag.write_text("JOB N missing.sub DIR nd\nSUBDAG EXTERNAL M missing.dag\nJOBSTATE_LOG js.log\n")
+    dagman = run(dag, schedd, max_submit_attempts=2)
+    out = dagman_out(dag)
+    assert dagman.exit_code == 1
+    assert "ERROR: submit attempt failed, errno=2 No such file or directory" in out
+    assert "could not open submit file : missing.sub - can't open file missing.sub: No such file or directory" in out
+    assert "ERROR: condor_submit_dag -no_submit failed for node M." in out
+    for node in ("N", "M"):
+        assert dagman.nodes[node].error == "Job submit failed"
+        assert f"Shortcutting node {node} retries because of submit failure(s)" in out
+    events = [(line.node, line.event) for line in read_jobstate_log(dag_dir / "js.log")]
+    assert events.count(("N", "SUBMIT_FAILURE")) == 2 and events.count(("M", "SUBMIT_FAILURE")) == 2
+    assert not os.path.exists(dag_dir / "missing.dag.condor.sub")

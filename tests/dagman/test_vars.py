@@ -1,0 +1,84 @@
+"""VARS values reach the job as values, as ``condor_submit -a`` passes them, never as submit text:
+a value ending in a backslash, or with blanks around it, cannot change another submit command.
+The job reads the value back from its own ClassAd (``description = $(v)`` makes it the job's
+JobDescription, copied as it is, or none for an empty value; on the test pool DAGMan 23.9.6 gave a job ``\\``, ``  lead and
+trail  `` and ``q"uote\\"x`` exactly)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.dag import build_graph, parse_file
+from engine.dagman.runner import DagMan, Options
+
+# The job: writes its JobDescription, read from the job ad the starter gives it, to out.<node>.
+READER = """\
+import os, sys, classad2
+ad = classad2.parseOne(open(os.environ["_CONDOR_JOB_AD"]).read())
+open("out." + sys.argv[1], "w", encoding="utf-8", newline="").write(ad.get("JobDescription", ""))
+"""
+SUBMIT = f"""\
+executable = {sys.executable}
+arguments = reader.py $(JOB)
+description = $(v)
+queue
+"""
+
+
+def quoted(value: str) -> str:
+    """A VARS value as the manual writes one: double-quoted, ``\\`` and ``"`` escaped."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def seen_by_jobs(dag_dir: Path, schedd, values: list[str]) -> list[str]:
+    (dag_dir / "reader.py").write_text(READER)
+    (dag_dir / "v.sub").write_text(SUBMIT)
+    names = [f"N{i}" for i in range(len(values))]
+    dag = dag_dir / "vars.dag"
+    dag.write_text("".join(f"JOB {n} v.sub\nVARS {n} v={quoted(v)}\n" for n, v in zip(names, values)),
+                   encoding="utf-8")
+    dagman = DagMan(build_graph(parse_file(str(dag))), schedd, Options(scan_interval=0.05))
+    assert dagman.run() == 0, (dag_dir / "vars.dag.dagman.out").read_text()[-2000:]
+    seen = [(dag_dir / f"out.{n}").read_text(encoding="utf-8") for n in names]
+    for n in names:
+        (dag_dir / f"out.{n}").unlink()
+    return seen
+
+
+def test_the_issues_values_reach_the_job_as_they_are(dag_dir, schedd):
+    values = ["\\", "  lead and trail  ", 'q"uote\\"x', "#hash", "x = y", "queue 5"]
+    assert seen_by_jobs(dag_dir, schedd, values) == values
+
+
+def test_a_trailing_backslash_no_longer_swallows_the_next_submit_line(dag_dir, schedd):
+    """The issue's DAG: with the value written into the submit text, ``e = \\`` continued onto
+    ``queue`` and the job failed with "executable: no executable given"."""
+    (dag_dir / "e.sub").write_text("executable = /bin/sh\narguments = \"-c 'echo ran >> runs.txt'\"\nqueue\n")
+    dag = dag_dir / "e.dag"
+    dag.write_text('JOB A e.sub\nVARS A e="\\\\"\n')
+    assert DagMan(build_graph(parse_file(str(dag))), schedd, Options(scan_interval=0.05)).run() == 0
+    assert (dag_dir / "runs.txt").read_text() == "ran\n"
+
+
+# Any text a DAG file can hold in a quoted value: no line breaks, no NUL, and no "$" (DAGMan
+# expands $(...) in values, as the manual says: $(JOB) is the node's name).
+VALUES = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r\x00$"), max_size=40)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(VALUES, min_size=1, max_size=4))
+def test_any_value_the_parser_accepts_reaches_the_job_exactly(dag_dir, schedd, values):
+    parsed = [node.node.vars[0].value for node in build_graph(parse_file_text(dag_dir, values)).nodes.values()]
+    assert parsed == values, "the parser reads back what was written"
+    assert seen_by_jobs(dag_dir, schedd, values) == values
+
+
+def parse_file_text(dag_dir: Path, values: list[str]):
+    path = dag_dir / "check.dag"
+    path.write_text("".join(f"JOB N{i} v.sub\nVARS N{i} v={quoted(v)}\n" for i, v in enumerate(values)),
+                    encoding="utf-8")
+    return parse_file(str(path))
