@@ -140,7 +140,7 @@ def engine(backend: str, workdir: str):
             pid = client.ping()["pid"]
             client.submit("executable = /bin/sleep\narguments = 100000\nqueue\n", cwd=workdir)  # the busy slot
             crabtui = os.path.join(os.path.dirname(sys.executable), "crabtui")
-            yield client, pid, state, [crabtui, "--state-dir", state, "q"]
+            yield client, pid, state, [crabtui, "--state-dir", state, "q", "-nobatch"]
         finally:
             client.shutdown()
         return
@@ -155,7 +155,7 @@ def engine(backend: str, workdir: str):
 
     root = penv["CRABTUI_TESTPOOL_ROOT"]
     condor_q = ["env", "-i", "PATH=/usr/bin:/bin", "LANG=C.UTF-8", shutil.which("chroot") or "/usr/sbin/chroot",
-                f"--userspec={penv['CRABTUI_TESTPOOL_USER']}", root, "condor_q"]
+                f"--userspec={penv['CRABTUI_TESTPOOL_USER']}", root, "condor_q", "-nobatch"]
     client = HTCondorSchedd()
     ours: list[int] = []
     try:
@@ -288,9 +288,12 @@ async def session(args: argparse.Namespace) -> dict:
         result["first_paint_s"] = app.shown[DagsScreen] - start
         result["first_fetch_s"], result["first_queries_s"] = walls[0], queries[1]
         dags = app.screen
-        await until(lambda: dags.table.row_count == args.dags, f"{args.dags} DAGs")
+        with open(os.path.join(args.measure, "dagmans.json")) as f:
+            ours = [str(cluster) for cluster in json.load(f)]  # a shared pool's queue holds others' too
+        await until(lambda: all(key in dags.table.items for key in ours), f"{args.dags} DAGs")
         result["rows"] = dags.table.row_count
-        first = dags.table.items[dags.table.cursor_key]
+        dags.table.move_cursor(row=dags.table.get_row_index(ours[0]))
+        first = dags.table.items[ours[0]]
         if args.window:  # the schedd's load while the list refreshes every second
             cpu, asked, t0 = daemon_cpu(args.pid), queries[0], time.perf_counter()
             await asyncio.sleep(args.window / 2)
@@ -415,6 +418,8 @@ def main() -> None:
     with scratch_dir("cbuidags_", args.keep) as workdir, ExitStack() as stack:
         schedd, pid, state, condor_q = stack.enter_context(engine(args.backend, workdir))
         setup = fabricate(schedd, workdir, args.dags, args.jobs, args.backend)
+        with open(os.path.join(state, "dagmans.json"), "w") as f:
+            json.dump(setup["dagmans"], f)
         setup.update(pid=pid, state=state, hold_log=os.path.join(workdir, "dags", "d000", "d.dag.nodes.log"))
         runs = [run_once(setup, args, run) for run in range(args.runs)]
         cpu, start = daemon_cpu(pid), time.perf_counter()
