@@ -12,7 +12,7 @@ how old it is.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ AD_COUNTS = ("done", "failed", "futile", "queued", "prerun", "postrun", "ready",
 DAG_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "Owner", "Iwd", "Arguments", "Args",
                   "Environment", "Env", "JobBatchName", "QDate", "EnteredCurrentStatus", "JobStartDate",
                   "CompletionDate", "HoldReason", "RemoveReason", "ExitCode", "ExitBySignal", "DAG_Status",
-                  "DAG_InRecovery", "DAG_AdUpdateTime", "DAG_NodesTotal",
+                  "DAG_InRecovery", "DAG_AdUpdateTime", "UserLog", "DAG_NodesTotal",
                   *(f"DAG_Nodes{c.title()}" for c in AD_COUNTS), "DAG_JobsIdle", "DAG_JobsRunning", "DAG_JobsHeld")
 NODE_JOB_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "DAGManJobId", "DAGNodeName", "Owner",
                        "HoldReason", "EnteredCurrentStatus", "JobCurrentStartDate", "RemoteWallClockTime",
@@ -157,6 +157,7 @@ class DagsSnapshot:
     dags: list[DagSummary]
     owner: str  # who the schedd knows us as
     at: float
+    pending: int = 0  # DAGs whose files are not read yet (their counts are their ads' until then)
 
 
 @dataclass(frozen=True)
@@ -350,19 +351,17 @@ class NodeTable:
     def __init__(self) -> None:
         self._subdags: dict[str, DagWatcher] = {}
 
-    def rows(self, progress: DagProgress, queue: Sequence[Mapping[str, Any]], now: float,
+    def rows(self, progress: DagProgress, jobs_of: Callable[[int, str], Sequence[Mapping[str, Any]]], now: float,
              dag_id: int | None) -> dict[str, NodeRow]:
-        by_dagman: dict[int, list[Mapping[str, Any]]] = {}
-        for ad in queue:
-            if ad.get("DAGManJobId") is not None:
-                by_dagman.setdefault(int(ad["DAGManJobId"]), []).append(ad)
+        """``jobs_of(dagman_id, dag_file)``: the jobs in the queue of the DAG (or sub-DAG) that
+        DAGMan job runs."""
         rows: dict[str, NodeRow] = {}
-        self._add(rows, progress, by_dagman, dag_id, "", 0, now)
+        self._add(rows, progress, jobs_of, dag_id, "", 0, now)
         return rows
 
-    def _add(self, rows: dict[str, NodeRow], progress: DagProgress, by_dagman: Mapping[int, list],
-             dag_id: int | None, prefix: str, depth: int, now: float) -> None:
-        jobs = queued_by_node(by_dagman.get(dag_id, ())) if dag_id is not None else {}
+    def _add(self, rows: dict[str, NodeRow], progress: DagProgress, jobs_of: Callable, dag_id: int | None,
+             prefix: str, depth: int, now: float) -> None:
+        jobs = queued_by_node(jobs_of(dag_id, progress.dag_file)) if dag_id is not None else {}
         for node in progress.nodes:
             key = prefix + node.name
             queued = jobs.get(node.name, [])
@@ -372,15 +371,14 @@ class NodeTable:
             if held and not why:
                 why = f"held: {held[0].get('HoldReason') or 'no reason given'}"
             rows[key] = NodeRow(key, depth, node.name, word, node, node.job or "", why=why, dag=dag_id)
-            for ad in sorted(queued, key=lambda ad: (ad["ClusterId"], ad["ProcId"])):
-                if ad.get("JobUniverse") == SCHEDULER_UNIVERSE:
-                    continue  # a sub-DAG's DAGMan: its nodes follow
-                job = f"{ad['ClusterId']}.{ad['ProcId']}"
-                status = int(ad.get("JobStatus") or JobStatus.IDLE)
-                rows[f"{key}#{job}"] = NodeRow(
-                    f"{key}#{job}", depth + 1, job, JOB_WORDS.get(status, "idle"), None, job, run_time(ad, now),
-                    str(ad.get("MATCH_GLIDEIN_CMSSite") or ""),
-                    str(ad.get("HoldReason") or "") if status == JobStatus.HELD else "", dag_id)
+            if node.kind != "subdag":  # a SUBDAG node's job is the sub-DAG's DAGMan: its nodes follow
+                for ad in sorted(queued, key=lambda ad: (ad["ClusterId"], ad["ProcId"])):
+                    job = f"{ad['ClusterId']}.{ad['ProcId']}"
+                    status = int(ad.get("JobStatus") or JobStatus.IDLE)
+                    rows[f"{key}#{job}"] = NodeRow(
+                        f"{key}#{job}", depth + 1, job, JOB_WORDS.get(status, "idle"), None, job, run_time(ad, now),
+                        str(ad.get("MATCH_GLIDEIN_CMSSite") or ""),
+                        str(ad.get("HoldReason") or "") if status == JobStatus.HELD else "", dag_id)
             if node.kind == "subdag" and node.since is not None and depth < MAX_SUBDAG_DEPTH and node.subdag:
                 watcher = self._subdags.get(node.subdag)
                 if watcher is None:
@@ -388,7 +386,7 @@ class NodeTable:
                 sub = watcher.read()
                 if not sub.read_error and sub.started_at is not None and sub.started_at >= node.since - 1:
                     sub_id = _cluster(node.job)
-                    self._add(rows, sub, by_dagman, sub_id, key + "/", depth + 1, now)
+                    self._add(rows, sub, jobs_of, sub_id, key + "/", depth + 1, now)
 
 
 JOB_WORDS = {JobStatus.IDLE: "idle", JobStatus.RUNNING: "running", JobStatus.REMOVED: "removed",

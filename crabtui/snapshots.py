@@ -9,6 +9,7 @@ Nothing here imports textual.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,10 +24,11 @@ from engine.crab.client.status import JobView, TaskView, job_sort_key, scheduler
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED,
                                            Task, TaskDB)
 from crabtui.dag_view import (DAG_PROJECTION, NODE_JOB_PROJECTION, SCHEDULER_UNIVERSE, TOP_LEVEL_DAGMAN, DagSnapshot,
-                              DagsSnapshot, NodeSnapshot, NodeTable, dag_file_of, dagman_out_of, node_at,
+                              DagsSnapshot, DagSummary, NodeSnapshot, NodeTable, dag_file_of, dagman_out_of, node_at,
                               node_snapshot, queued_by_node, summarize, unreadable)
 from crabtui.dag_view import halt as halt_dag_file
 from crabtui.dag_view import unhalt as unhalt_dag_file
+from crabtui.dag_logs import DISCOVER_EVERY, DagQueue
 from crabtui.held_view import HELD_CONSTRAINT, HELD_PROJECTION, HeldSnapshot, held_jobs
 from engine.dagman import halt as dag_halt
 from engine.dagman.progress import DagWatcher
@@ -50,6 +52,9 @@ ANALYSES = 20  # idle jobs analysed a refresh at most (-better-analyze), the oth
 ANALYSIS_TTL = 60.0  # seconds an idle job's analysis is kept
 HISTORY_EVERY = 30.0  # seconds between reads of the history for ended DAGs
 MAX_ENDED_DAGS = 500  # the most ended DAGs the list shows
+FIRST_READS_BUDGET = 0.3
+"""Seconds a refresh of the DAG list spends reading DAGs' files for the first time: a list of
+hundreds of DAGs shows at once, their counts coming in over the next refreshes."""
 
 
 @dataclass(frozen=True)
@@ -138,9 +143,10 @@ class ErrorGroup:
 
 class Backend:
     """The engine the UI watches: a state directory's task table and its schedd (the embedded
-    one, or with ``backend="htcondor"`` the pool of CONDOR_CONFIG)."""
+    one, or with ``backend="htcondor"`` the pool of CONDOR_CONFIG).  ``discover_every``: seconds
+    between queries for the DAGMan jobs while the DAG list follows their logs."""
 
-    def __init__(self, state: StateDir, backend: str = "embedded") -> None:
+    def __init__(self, state: StateDir, backend: str = "embedded", discover_every: float = DISCOVER_EVERY) -> None:
         self.state = state
         self.backend = backend
         self._followers: dict[str, monitor.LogFollower] = {}
@@ -149,6 +155,9 @@ class Backend:
         self._watchers: dict[str, DagWatcher] = {}  # by dagman.out
         self._node_tables: dict[int, NodeTable] = {}
         self._history: _History | None = None
+        self._dag_queue = DagQueue(discover_every)
+        self._summaries: dict[tuple[int, bool], tuple[tuple, DagSummary | None]] = {}  # by (DAG, in the queue)
+        self._task_cache: tuple[float, set[int], list[Task]] | None = None
         self._owner_name: str | None = None
         self._analyses: dict[str, tuple[float, str]] = {}  # idle job -> (when, why_idle of its analysis)
 
@@ -270,38 +279,62 @@ class Backend:
             owner = self._owner(schedd)
         return HeldSnapshot(held_jobs(ads), owner, now)
 
-    def dags(self, now: float, ended_for: float | None = DEFAULT_ENDED_FOR) -> DagsSnapshot:
+    def dags(self, now: float, ended_for: float | None = DEFAULT_ENDED_FOR, ask: bool = False) -> DagsSnapshot:
         """The DAGs users submitted (``crabtui dag submit``, condor_submit_dag): those in the
         queue, and those that left it less than ``ended_for`` seconds ago (None: none), from the
-        history; the DAGs of CRAB tasks are left out (they are shown as tasks)."""
+        history; the DAGs of CRAB tasks are left out (they are shown as tasks).  Their jobs in
+        the queue are followed through their logs (:mod:`crabtui.dag_logs`), not queried anew
+        unless ``ask``."""
         with self.schedd() as schedd:
-            ads = [(ad, True) for ad in schedd.query_values(TOP_LEVEL_DAGMAN, DAG_PROJECTION)]
+            queued = self._dag_queue.dagmans(schedd, TOP_LEVEL_DAGMAN, DAG_PROJECTION, now, force=ask)
             owner = self._owner(schedd)
-            queued = {ad["ClusterId"] for ad, _ in ads}
-            ads += [(ad, False) for ad in self._ended_dags(schedd, now, ended_for, queued)]
+            ids = {ad["ClusterId"] for ad in queued}
+            ads = [(ad, True) for ad in queued] + [(ad, False) for ad in self._ended_dags(schedd, now, ended_for, ids)]
             if ads:
-                with self.db() as db:
-                    tasks = db.tasks()
+                tasks = self._tasks_of_dags(now, {ad["ClusterId"] for ad, _ in ads})
                 task_dagmans = {t.dagman_id for t in tasks if t.dagman_id is not None}
                 task_dirs = {os.path.normpath(t.task_dir) for t in tasks}
                 ads = [(ad, q) for ad, q in ads if ad["ClusterId"] not in task_dagmans
                        and os.path.normpath(str(ad.get("Iwd", ""))) not in task_dirs]
-            ids = [ad["ClusterId"] for ad, q in ads if q]
-            jobs = schedd.query_values(f"member(DAGManJobId, {{{', '.join(map(str, ids))}}})",
-                                       NODE_JOB_PROJECTION) if ids else []
-        by_dag: dict[int, list[dict[str, Any]]] = {}
-        for job in jobs:
-            by_dag.setdefault(int(job["DAGManJobId"]), []).append(job)
-        dags = []
+            files = {ad["ClusterId"]: dag_file_of(ad) for ad, q in ads if q}
+            files = {cluster: dag_file for cluster, dag_file in files.items() if dag_file is not None}
+            self._dag_queue.forget(set(files))
+            # The first refresh shows the list without the node jobs' query, the next one asks.
+            by_dag = self._dag_queue.node_jobs(schedd, files, NODE_JOB_PROJECTION, now, seed=bool(self._summaries))
+        dags, pending = [], 0
+        deadline = time.monotonic() + FIRST_READS_BUDGET
+        summaries: dict[tuple[int, bool], tuple[tuple, DagSummary | None]] = {}
         for ad, in_queue in ads:
             dag_file = dag_file_of(ad)
             if dag_file is None:
                 continue
-            progress = self._watcher(dag_file, dagman_out_of(ad, dag_file)).read()
-            summary = summarize(ad, in_queue, progress, queued_by_node(by_dag.get(ad["ClusterId"], ())))
-            if summary is not None:
-                dags.append(summary)
-        return DagsSnapshot(sorted(dags, key=lambda d: (d.ended, d.id)), owner, now)
+            out_file = dagman_out_of(ad, dag_file)
+            if out_file not in self._watchers and time.monotonic() > deadline:
+                pending += 1  # its files are read at a later refresh; until then, DAGMan's ad says
+                progress = None
+            else:
+                progress = self._watcher(dag_file, out_file).read()
+            cluster = ad["ClusterId"]
+            key = (id(progress), self._dag_queue.version(cluster), self._dag_queue.discoveries,
+                   id(ad) if not in_queue else 0, dag_halt.is_halted(dag_file))
+            cached = self._summaries.get((cluster, in_queue))
+            if cached is None or cached[0] != key:
+                jobs = queued_by_node(by_dag.get(cluster, ())) if in_queue else {}
+                cached = (key, summarize(ad, in_queue, progress, jobs))
+            summaries[(cluster, in_queue)] = cached
+            if cached[1] is not None:
+                dags.append(cached[1])
+        self._summaries = summaries
+        return DagsSnapshot(sorted(dags, key=lambda d: (d.ended, d.id)), owner, now, pending)
+
+    def _tasks_of_dags(self, now: float, dagmans: set[int]) -> list[Task]:
+        """The CRAB tasks, whose DAGs the DAG list leaves out: read again when a DAGMan job not
+        seen before is in the list, and at least every :data:`HISTORY_EVERY` seconds."""
+        cached = self._task_cache
+        if cached is None or not dagmans <= cached[1] or not 0 <= now - cached[0] < HISTORY_EVERY:
+            with self.db() as db:
+                cached = self._task_cache = (now, set(dagmans), db.tasks())
+        return cached[2]
 
     def _owner(self, schedd: Any) -> str:
         if self._owner_name is None:
@@ -332,28 +365,43 @@ class Backend:
 
     def dag(self, cluster: int, now: float) -> DagSnapshot:
         """DAGMan job ``cluster``: from the queue, or once it has left, from the history; its
-        nodes and their jobs in the queue, and its dagman.out's new lines."""
-        where = "queue"
+        nodes and their jobs in the queue (followed through their logs, :mod:`crabtui.dag_logs`),
+        and its dagman.out's new lines."""
+        where, queue = "queue", []
+        dag_queue = self._dag_queue
         with self.schedd() as schedd:
-            found = schedd.query_values(f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}",
-                                        DAG_PROJECTION)
-            queue = dag_jobs(schedd, cluster, NODE_JOB_PROJECTION) if found else []
-            if not found:
+            ad = dag_queue.dagman(cluster)
+            if ad is None and cluster not in self._ended:
+                found = schedd.query_values(f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}",
+                                            DAG_PROJECTION)
+                if found:
+                    dag_queue.follow_dagman(found[0])
+                    ad = dag_queue.dagman(cluster)
+            if ad is None:
                 found = self._ended.get(cluster) or _plain(schedd.history(
                     f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION, match=1))
                 where = "history" if found else ""
-        ad = found[0] if found else {}
-        if where == "history":
-            self._ended[cluster] = found  # a job in the history never changes
-        dag_file = dag_file_of(ad) if ad else None
-        if dag_file is None:
-            return DagSnapshot(cluster, None, ad, where, queue, {}, [], "", now)
-        out_file = dagman_out_of(ad, dag_file)
-        progress = self._watcher(dag_file, out_file).read()
+                if found:
+                    self._ended[cluster] = found  # a job in the history never changes
+                ad = found[0] if found else {}
+            dag_file = dag_file_of(ad) if ad else None
+            if dag_file is None:
+                return DagSnapshot(cluster, None, ad, where, [ad] if where == "queue" and ad else [], {}, [], "", now)
+            out_file = dagman_out_of(ad, dag_file)
+            progress = self._watcher(dag_file, out_file).read()
+            if where == "queue":
+                queue.append(ad)
+
+            def jobs_of(dagman: int, dag_file: str) -> list[dict[str, Any]]:
+                if where != "queue":
+                    return []
+                jobs = dag_queue.node_jobs(schedd, {dagman: dag_file}, NODE_JOB_PROJECTION, now)[dagman]
+                queue.extend(jobs)
+                return jobs
+
+            rows = self._node_tables.setdefault(cluster, NodeTable()).rows(progress, jobs_of, now, cluster)
         own = queued_by_node(job for job in queue if job.get("DAGManJobId") == cluster)
         summary = summarize(ad, where == "queue", progress, own)
-        table = self._node_tables.setdefault(cluster, NodeTable())
-        rows = table.rows(progress, queue, now, cluster)
         follower = self._dag_followers.get(cluster)
         if follower is None:
             follower = self._dag_followers[cluster] = monitor.LogFollower(out_file)

@@ -52,6 +52,7 @@ class DagsScreen(ListScreen):
         super().__init__()
         self.all_users = False
         self.snapshot: DagsSnapshot | None = None
+        self._ask = False  # the next refresh queries the DAGMan jobs (ctrl+r)
 
     def columns(self) -> list[Column]:
         return [
@@ -79,11 +80,20 @@ class DagsScreen(ListScreen):
         return Text(value, style=palette.style("warning") if stale else "dim", end="")
 
     def fetch(self, now: float) -> DagsSnapshot:
-        return self.app.backend.dags(now, self.app.ended_for)
+        ask, self._ask = self._ask, False
+        return self.app.backend.dags(now, self.app.ended_for, ask=ask)
+
+    def action_refresh_now(self) -> None:
+        """ctrl+r: the DAGMan jobs asked of the schedd now, rather than at the next of its
+        periodic queries (the DAGs' logs tell the rest as it happens)."""
+        self._ask = True
+        super().action_refresh_now()
 
     def show(self, snapshot: DagsSnapshot) -> None:
         self.snapshot = snapshot
         super().show(snapshot)
+        if snapshot.pending:
+            self._due = True  # the next refresh reads more of the DAGs' files, at once
 
     def rows(self, snapshot: DagsSnapshot) -> dict[str, DagSummary]:
         return {str(d.id): d for d in snapshot.dags if self.all_users or d.owner == snapshot.owner}
@@ -101,6 +111,8 @@ class DagsScreen(ListScreen):
                 return "No DAGs in the queue; ended ones are left out of the list (e keeps them)."
             return self.EMPTY
         text = self.table.describe(self.NOUN)
+        if snapshot.pending:
+            text += f" · reading the files of {snapshot.pending} DAGs"
         per_user: dict[str, list[DagSummary]] = {}
         for d in snapshot.dags:
             per_user.setdefault(d.owner, []).append(d)

@@ -23,6 +23,7 @@ from engine.schedd.local.userlog import (
     JobTerminatedEvent,
     PostScriptTerminatedEvent,
     PreSkipEvent,
+    QueueFollower,
     Rusage,
     SubmitEvent,
     UserLog,
@@ -328,3 +329,41 @@ def test_invalid_events_are_refused():
         JobTerminatedEvent(**JOB)
     with pytest.raises(ValueError, match="exactly one"):
         PostScriptTerminatedEvent(**JOB, dag_node_name="A", return_value=0, signal_number=9)
+
+
+def test_queue_follower_brings_a_query_up_to_date_from_the_log(tmp_path):
+    path = str(tmp_path / "d.dag.nodes.log")
+    ids = {"time": T, "proc": 0}
+    with UserLog(path) as log:
+        log.write(SubmitEvent(cluster=12, submit_host=SCHEDD, log_notes="DAG Node: A", **ids),
+                  SubmitEvent(cluster=13, submit_host=SCHEDD, log_notes="DAG Node: B", **ids))
+    follower = QueueFollower(path, {"DAGManJobId": 11})
+    mark = follower.mark()
+    # what a query said after those events: 13.0 was submitted on hold, which no event tells
+    follower.seed([{"ClusterId": 12, "ProcId": 0, "JobStatus": 1},
+                   {"ClusterId": 13, "ProcId": 0, "JobStatus": 5, "HoldReason": "submitted on hold"}], mark)
+    assert follower.read() is False and follower.jobs[(13, 0)]["JobStatus"] == 5
+    version = follower.version
+    with UserLog(path) as log:
+        log.write(ExecuteEvent(cluster=12, execute_host=STARTD, **ids),
+                  JobReleasedEvent(cluster=13, **ids),
+                  SubmitEvent(cluster=14, submit_host=SCHEDD, log_notes="DAG Node: C", **ids),
+                  JobHeldEvent(cluster=14, reason="too much memory", code=34, **ids),
+                  JobTerminatedEvent(cluster=12, return_value=0, **ids))
+    assert follower.read() is True and follower.version > version
+    assert sorted(follower.jobs) == [(13, 0), (14, 0)], "12.0 left the queue"
+    assert follower.jobs[(13, 0)]["JobStatus"] == 1
+    assert {k: follower.jobs[(14, 0)][k] for k in ("JobStatus", "HoldReason", "DAGNodeName", "DAGManJobId")} == {
+        "JobStatus": 5, "HoldReason": "too much memory", "DAGNodeName": "C", "DAGManJobId": 11}
+    assert not follower.stale
+    open(path, "w").close()  # a new run of DAGMan empties its nodes log: what was seeded is of another run
+    assert follower.read() is False and follower.stale
+
+
+def test_queue_follower_of_a_log_not_written_yet_or_not_here(tmp_path):
+    waiting = QueueFollower(str(tmp_path / "new.log"))
+    waiting.seed([], waiting.mark())
+    assert waiting.read() is False and not waiting.stale, "no job has written to it yet"
+    elsewhere = QueueFollower(str(tmp_path / "not-here" / "x.log"))
+    elsewhere.seed([], elsewhere.mark())
+    assert elsewhere.read() is False and elsewhere.stale, "its directory is not on this machine: ask the schedd"

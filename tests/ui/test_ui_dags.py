@@ -429,3 +429,83 @@ def test_a_dag_whose_directory_is_not_here_is_halted_plainly_or_held(engine, tmp
         drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
     finally:
         go(tmp_path, "A", "B", "C")
+
+
+class Queries:
+    """Every query the embedded schedd's clients make, by constraint."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.constraints: list[str] = []
+        for name in ("query", "query_values", "history"):
+            method = getattr(LocalScheddClient, name)
+
+            def counted(client, constraint="true", *args, _method=method, **kwargs):
+                self.constraints.append(str(constraint))
+                return _method(client, constraint, *args, **kwargs)
+
+            monkeypatch.setattr(LocalScheddClient, name, counted)
+
+
+def held_and_released(state, job: str, hold: bool) -> None:
+    """Hold or release a job through the schedd, as another user's command would (not the UI)."""
+    with LocalScheddClient(state) as schedd:
+        schedd.act("Hold" if hold else "Release", [job], "held by the test" if hold else None)
+
+
+def test_the_dag_list_follows_its_dags_logs_instead_of_querying_the_queue(state, tmp_path, monkeypatch):
+    cluster, _ = submit_dag(state, tmp_path)
+    queries = Queries(monkeypatch)
+
+    async def scenario(pilot):
+        dags = await open_dags(pilot)
+        table = dags.table
+        await wait_for(pilot, lambda: str(cluster) in table.items and table.items[str(cluster)].nodes.get(
+            "running") == 2, "A and C running")
+        node_queries = [c for c in queries.constraints if c.startswith(("DAGManJobId ==", "member(DAGManJobId"))]
+        assert len(node_queries) == 1, f"the node jobs were asked for once: {queries.constraints}"
+        with LocalScheddClient(state) as schedd:
+            (c,) = schedd.query_values(f'DAGManJobId == {cluster} && DAGNodeName == "C"', ["ClusterId", "ProcId"])
+        job_c = f"{c['ClusterId']}.{c['ProcId']}"
+        asked = len(queries.constraints)
+
+        held_and_released(state, job_c, hold=True)
+        await wait_for(pilot, lambda: table.items[str(cluster)].nodes == {"running": 1, "held": 1, "unready": 1},
+                       "C held, from the nodes log")
+        assert cells(table, str(cluster))[6].strip() == "0/3 ‖1 ▶1 ·1"
+        held_and_released(state, job_c, hold=False)
+        await wait_for(pilot, lambda: table.items[str(cluster)].nodes.get("held", 0) == 0, "C released")
+        go(tmp_path, "A")
+        await wait_for(pilot, lambda: table.items[str(cluster)].done == 1 and table.items[str(cluster)].nodes.get(
+            "running", 0) + table.items[str(cluster)].nodes.get("idle", 0) == 2, "A done, B queued")
+        assert queries.constraints[asked:] == [], "no query: the logs told it all"
+        go(tmp_path, "B", "C")
+
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
+
+
+def test_a_dag_screen_follows_its_logs_instead_of_querying_the_queue(state, tmp_path, monkeypatch):
+    cluster, _ = submit_dag(state, tmp_path)
+    queries = Queries(monkeypatch)
+
+    async def scenario(pilot):
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: rows(screen).get("A", ["", ""])[1] == "▶ running", "A running")
+        asked = len(queries.constraints)
+        job_a = rows(screen)["A"][2]
+
+        held_and_released(state, job_a, hold=True)
+        await wait_for(pilot, lambda: rows(screen)["A"][1] == "‖ held", "A's job held, from the nodes log")
+        assert rows(screen)["A"][-1] == "held: held by the test", "why: the hold reason, from the held event"
+        assert rows(screen)[f"A#{job_a}"][1] == "‖ held"
+        assert "‖1 ▶1 ·1  0/3 done" in summary(screen), "the counts above the table too"
+        held_and_released(state, job_a, hold=False)
+        await wait_for(pilot, lambda: rows(screen)["A"][1] in ("▶ running", "· idle"), "A's job released")
+        go(tmp_path, "A")
+        await wait_for(pilot, lambda: rows(screen)["A"][1] == "✔ done", "A done")
+        await wait_for(pilot, lambda: rows(screen)["B"][1] in ("▶ running", "· idle") and any(
+            key.startswith("B#") for key in rows(screen)), "B's job in the queue, under B")
+        assert f"A#{job_a}" not in rows(screen), "A's job has left the queue"
+        assert queries.constraints[asked:] == [], "no query: the logs told it all"
+        go(tmp_path, "B", "C")
+
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)

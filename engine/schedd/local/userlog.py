@@ -5,7 +5,8 @@ must be HTCondor's own: each event here reproduces the ``formatHeader``/``format
 class in HTCondor's src/condor_utils/condor_event.cpp (v23.9.6), with the default format options
 (``USERLOG_FORMAT_DEFAULT`` = ISO_DATE: local time, no sub-seconds, no zone). Classes are named as
 there; fields are that file's members in Python spelling.  Readers parse logs with HTCondor's
-``JobEventLog``; :func:`holds_events` only tells, from the event headers, whether one is worth it.
+``JobEventLog``; :func:`holds_events` only tells, from the event headers, whether one is worth it,
+and :class:`QueueFollower` follows the jobs of a log for monitors, through ``JobEventLog`` too.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from datetime import datetime, timezone
 from typing import ClassVar, NamedTuple
 
 import classad2
-from htcondor2 import JobEventType
+from htcondor2 import HTCondorException, JobEventLog, JobEventType
 
 Value = int | float | str
 """A ClassAd literal as the events carry them: machine resources, usage figures, paths."""
@@ -509,3 +510,115 @@ def _usage_table(usage: Mapping[str, Value]) -> str:
             f"{allocated:>{alloc}} {assigned}\n"
         )
     return out
+
+
+class QueueFollower:
+    """The jobs that write to one user log, as they stand in the queue now: a query's answer
+    brought up to date by the events written since, as condor_watch_q follows jobs by their logs
+    instead of asking the schedd again.  Monitors use it to spare a busy schedd a query a second.
+
+    Take :meth:`mark` before the query and give its answer to :meth:`seed`: a schedd commits a
+    change before it logs it, so the events before the mark are in the answer, and those after
+    it are applied over it (twice is harmless: each event sets the status it tells of).  Each
+    :meth:`read` applies what was written since, read with HTCondor's ``JobEventLog``.  A log
+    cut short or replaced (a new DAGMan run empties its nodes log), or one that cannot be read,
+    sets :attr:`stale`: seed it again from a query.  Jobs first seen in a SUBMIT event get
+    ``attrs`` and, from DAGMan's ``DAG Node: X`` notes, DAGNodeName."""
+
+    def __init__(self, path: str, attrs: Mapping[str, Value] | None = None) -> None:
+        self.path = path
+        self.attrs = dict(attrs or {})
+        self.jobs: dict[tuple[int, int], dict[str, Value]] = {}
+        self.version = 0  # counts the changes to ``jobs``
+        self.stale = True
+        self._events = None
+        self._inode: int | None = None
+        self._offset = 0
+
+    def mark(self) -> tuple[int | None, int]:
+        """Where the log ends now (its inode and size; None, 0 if there is none yet)."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None, 0
+        return st.st_ino, st.st_size
+
+    def seed(self, ads: Iterable[Mapping[str, Value]], mark: tuple[int | None, int]) -> None:
+        """The jobs as a query found them after ``mark``; the events after it follow."""
+        self.jobs = {(int(ad["ClusterId"]), int(ad["ProcId"])): dict(ad) for ad in ads}
+        self._inode, self._offset = mark
+        self._events = None
+        self.stale = False
+        self.version += 1
+
+    def read(self) -> bool:
+        """Apply the events written since the last read; whether any job changed."""
+        if self.stale:
+            return False
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            if self._inode is None and os.path.isdir(os.path.dirname(self.path) or "."):
+                return False  # no job has written to it yet
+            self.stale = True  # gone, or its directory is not on this machine
+            return False
+        except OSError:
+            self.stale = True
+            return False
+        if self._inode is not None and (st.st_ino != self._inode or st.st_size < self._offset):
+            self.stale = True  # replaced or emptied: what was seeded is of another run
+            return False
+        if st.st_size == self._offset:
+            return False
+        try:
+            if self._events is None:
+                self._events = JobEventLog(self.path)
+                state, _ = self._events.__getstate__()  # the bindings' pickling hooks: a reader's offset
+                self._events.__setstate__((state, self._offset))
+            changed = False
+            for event in self._events.events(stop_after=-1):  # -1: 0 may wait a whole second
+                changed |= self._apply(event)
+            self.version += changed
+            self._offset = self._events.__getstate__()[1]
+        except (OSError, HTCondorException):
+            self.stale = True
+            return False
+        self._inode = st.st_ino
+        return changed
+
+    def _apply(self, event) -> bool:
+        T = JobEventType
+        key, kind, now = (event.cluster, event.proc), event.type, event.timestamp
+        job = self.jobs.get(key)
+        if kind == T.SUBMIT:
+            if job is not None or event.cluster <= 0:
+                return False  # seen already, or a NOOP node's made-up job
+            job = self.jobs[key] = {**self.attrs, "ClusterId": event.cluster, "ProcId": event.proc,
+                                    "JobStatus": 1, "QDate": now, "EnteredCurrentStatus": now}
+            notes = event.get("LogNotes") or ""
+            if notes.startswith("DAG Node: "):
+                job["DAGNodeName"] = notes.removeprefix("DAG Node: ")
+            return True
+        if job is None:
+            return False
+        if kind in (T.JOB_TERMINATED, T.JOB_ABORTED):
+            del self.jobs[key]  # it leaves the queue
+            return True
+        status = _STATUS_AFTER.get(kind)
+        if status is None:
+            return False
+        if kind == T.EXECUTE:
+            job["JobCurrentStartDate"] = now
+        elif kind == T.JOB_EVICTED and job.get("JobCurrentStartDate"):
+            job["RemoteWallClockTime"] = float(job.get("RemoteWallClockTime") or 0) + now - job["JobCurrentStartDate"]
+        if kind == T.JOB_HELD:
+            job["HoldReason"] = event.get("HoldReason") or ""
+        job["JobStatus"], job["EnteredCurrentStatus"] = status, now
+        return True
+
+
+_STATUS_AFTER = {JobEventType.EXECUTE: 2, JobEventType.JOB_EVICTED: 1, JobEventType.JOB_HELD: 5,
+                 JobEventType.JOB_RELEASED: 1, JobEventType.JOB_SUSPENDED: 7, JobEventType.JOB_UNSUSPENDED: 2,
+                 JobEventType.SHADOW_EXCEPTION: 1}
+"""The JobStatus an event leaves its job in (condor_watch_q's table); TERMINATED and ABORTED
+take the job out of the queue."""
