@@ -187,12 +187,22 @@ class Backend:
 
     # -------------------------------------------------------------- reading
 
+    def work(self, schedd: Any) -> None:
+        """On a pool, carry out the task table's pending commands (a kill or resubmit asked from
+        the UI among them) and follow its tasks, as every task command does there; on the embedded
+        engine its daemon's task worker does that."""
+        if self.backend == "htcondor":
+            from engine.crab.taskworker.pool import work
+
+            work(self.state, schedd)
+
     def tasks(self, now: float) -> TasksSnapshot:
-        with self.db() as db:
-            tasks = db.tasks()
         summaries = []
         with self.schedd() as schedd:
             schedd.query("ClusterId == -1", ["ClusterId"])  # one cheap call: a silent schedd fails the snapshot
+            self.work(schedd)
+            with self.db() as db:
+                tasks = db.tasks()
             for task in tasks:
                 try:
                     view = task_view(task.task_dir, schedd, task.dagman_id, now=now)
@@ -211,9 +221,10 @@ class Backend:
 
     def task(self, name: str, now: float, summary: bool = False) -> TaskSnapshot:
         """Task ``name``; with ``summary``, also what ``crab status`` prints of it (its summaries)."""
-        with self.db() as db:
-            task = db.get(name)
         with self.schedd() as schedd:
+            self.work(schedd)
+            with self.db() as db:
+                task = db.get(name)
             view = task_view(task.task_dir, schedd, task.dagman_id, now=now)
             queue = dag_jobs(schedd, task.dagman_id)
             reasons = self._reasons(schedd, queue, now)

@@ -71,8 +71,8 @@ def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre
     `crabtui dag status ID`, or its .dagman.out file.
     """
     from engine.dag import DagError
-    from engine.dagman.submit_dag import (DagSubmitOptions, files, format_condor_dagman_sub, format_condor_sub,
-                                          prepare, write_condor_sub)
+    from engine.dagman.submit_dag import (DagSubmitOptions, condor_dagman, files, format_condor_dagman_sub,
+                                          format_condor_sub, prepare, write_condor_sub)
 
     options = DagSubmitOptions(max_jobs=maxjobs, max_idle=maxidle, max_pre=maxpre, max_post=maxpost, force=force,
                                do_rescue_from=dorescuefrom, always_run_post=always_run_post, batch_name=batch_name,
@@ -147,11 +147,6 @@ def status(ctx: click.Context, dagman_id: int) -> None:
 
     ad = _dagman_ad(ctx, dagman_id)
     click.echo(format_dag_status(fresh_ad(ad), time.time(), width=shutil.get_terminal_size().columns // 2))
-
-
-def condor_dagman() -> str:
-    """The pool's condor_dagman: next to the user's HTCondor tools, else where packages put it."""
-    return shutil.which("condor_dagman") or "/usr/bin/condor_dagman"
 
 
 def _dagman_ad(ctx: click.Context, dagman_id: int):

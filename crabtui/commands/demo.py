@@ -29,14 +29,12 @@ def demo(ctx: click.Context, no_ui: bool, seed: int, demo_dir: str | None) -> No
     """Start the embedded pool on a demo grid (one flaky site), submit two demo tasks on a scaled
     clock (automatic splitting; lumi-based with retries, cooloffs and the automatic blacklist) and
     open the UI on them.  The tasks run on after the UI closes: `crabtui --state-dir DIR` opens
-    it again."""
+    it again.  With --backend htcondor the tasks go to the pool of CONDOR_CONFIG, at its sites."""
     from crabtui.commands.task import submit
     from engine.crab.grid.demo import DemoError, prepare
     from engine.schedd.local.client import LocalScheddClient
     from engine.state import StateDir, state_dir
 
-    if backend(ctx) != "embedded":
-        fail("the demo runs on the embedded engine; leave out --backend htcondor")
     if demo_dir is None:
         demo_dir = tempfile.mkdtemp(prefix="demo-", dir=state_dir(ctx.find_root().obj["state_dir"]).path)
     state = StateDir(os.path.abspath(demo_dir))
@@ -44,8 +42,10 @@ def demo(ctx: click.Context, no_ui: bool, seed: int, demo_dir: str | None) -> No
         tasks = prepare(state, seed)
     except (DemoError, OSError) as e:
         fail(str(e))
-    with LocalScheddClient(state) as client:
-        client.ping()  # the daemon starts with the demo grid, and the task worker with it
+    on_pool = backend(ctx) == "htcondor"
+    if not on_pool:
+        with LocalScheddClient(state) as client:
+            client.ping()  # the daemon starts with the demo grid, and the task worker with it
     ctx.find_root().obj["state_dir"] = state.path  # `task submit` below submits to the demo's pool
     names = []
     for task in tasks:
@@ -63,10 +63,10 @@ def demo(ctx: click.Context, no_ui: bool, seed: int, demo_dir: str | None) -> No
     from crabtui.app import run
     from crabtui.snapshots import Backend
 
-    run(Backend(state))
-    command = f"{invoked_as()} --state-dir {state.path}"
-    click.echo(f"The demo's tasks run on in {state.path}; `{command}` opens the UI on them again, "
-               f"`{command} pool stop` stops its pool.")
+    run(Backend(state, backend(ctx)))
+    command = f"{invoked_as()} --state-dir {state.path}" + (" --backend htcondor" if on_pool else "")
+    click.echo(f"The demo's tasks run on in {state.path}; `{command}` opens the UI on them again"
+               + ("." if on_pool else f", `{command} pool stop` stops its pool."))
 
 
 def invoked_as() -> str:

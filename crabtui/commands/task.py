@@ -1,7 +1,9 @@
-"""``crabtui task``: CRAB3 tasks on the embedded engine (crab submit, crab kill, crab tasks).
+"""``crabtui task``: CRAB3 tasks (crab submit, crab status, crab kill, crab resubmit, crab tasks).
 
-The commands only record what the user wants in the task table; the task worker beside the
-embedded schedd carries it out, as CRAB's REST server and TaskWorker share the work.
+On the embedded engine the commands only record what the user wants in the task table; the task
+worker beside the embedded schedd carries it out, as CRAB's REST server and TaskWorker share the
+work.  On a pool (``--backend htcondor``) each command carries the table's pending commands out
+itself, against the pool's schedd, before it answers (:mod:`engine.crab.taskworker.pool`).
 """
 
 from __future__ import annotations
@@ -9,16 +11,13 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
-from crabtui.commands.backend import embedded_only, fail, schedd
+from crabtui.commands.backend import backend, fail, schedd
 from engine.schedd.api import ScheddError
-
-
-def embedded_tasks_only(ctx: click.Context) -> None:
-    embedded_only(ctx, "CRAB tasks run on the embedded engine only: its task worker submits and follows them. "
-                       "Leave out --backend htcondor (and unset CRABTUI_BACKEND) for the task commands.")
 
 
 def site_slots(client) -> dict[str, dict[str, int]]:
@@ -35,13 +34,39 @@ def site_slots(client) -> dict[str, dict[str, int]]:
                       f"again.")
 
 
-def _db(ctx: click.Context):
+@contextmanager
+def _tasks(ctx: click.Context) -> Iterator[tuple]:
+    """The task table, its state directory and the schedd of the tasks.  The embedded schedd is
+    started (and with it the task worker); on a pool the table's pending commands are carried
+    out first."""
+    from engine.crab.taskworker.pool import work as work_on_pool
     from engine.crab.taskworker.taskdb import TaskDB
+    from engine.state import state_dir
 
-    embedded_tasks_only(ctx)
-    with schedd(ctx) as client:  # starts the daemon, and with it the task worker
-        client.ping()
-        return TaskDB(client.state.tasks), client.state
+    try:
+        with schedd(ctx) as client:
+            if backend(ctx) == "htcondor":
+                state = state_dir(ctx.find_root().obj["state_dir"])
+                work_on_pool(state, client)
+            else:
+                client.ping()
+                state = client.state
+            db = TaskDB(state.tasks)
+            try:
+                yield db, state, client
+            finally:
+                db.close()
+    except ScheddError as e:
+        fail(str(e))
+
+
+def _carry_out(ctx: click.Context, state, client) -> None:
+    """On a pool, carry out at once what the command recorded (the embedded worker does it within
+    a second)."""
+    from engine.crab.taskworker.pool import work as work_on_pool
+
+    if backend(ctx) == "htcondor":
+        work_on_pool(state, client)
 
 
 @click.group()
@@ -72,7 +97,6 @@ def submit(ctx: click.Context, config: str, script_args: tuple[str, ...], multic
     python = os.path.splitext(path)[1].lower() == ".py"
     if multicrab and not python:
         fail(f"{path}: --multicrab runs a crabConfig.py (*.py) as a script; submit a TOML file without it.")
-    embedded_tasks_only(ctx)
     with _Submitter(ctx) as submitter:
         try:
             if not python:
@@ -132,9 +156,14 @@ class _Submitter:
         from engine.crab.taskworker.taskdb import TaskDB
 
         try:
-            with schedd(self.ctx) as client:  # starts the daemon, and with it the task worker
-                pool_sites = site_slots(client)
-            done = submit_task(cfg, self.state, TaskDB(self.state.tasks), pool_sites)
+            with schedd(self.ctx) as client:  # the embedded one starts its daemon, and the task worker with it
+                db = TaskDB(self.state.tasks)
+                try:
+                    sites = client.sites() if backend(self.ctx) == "htcondor" else site_slots(client)
+                    done = submit_task(cfg, self.state, db, sites)
+                finally:
+                    db.close()
+                _carry_out(self.ctx, self.state, client)
         except (SubmitError, ScheddError) as e:
             self.refused(str(e))
             raise SubmitFailed(str(e)) from None
@@ -175,8 +204,8 @@ class _Submitter:
 @click.pass_context
 def list_tasks(ctx: click.Context, json_output: bool) -> None:
     """Every task with its status (like crab tasks)."""
-    db, _ = _db(ctx)
-    tasks = db.tasks()
+    with _tasks(ctx) as (db, _, _):
+        tasks = db.tasks()
     if json_output:
         click.echo(json.dumps([{"name": t.name, "request_name": t.request_name, "status": t.status,
                                 "command": t.command, "dagman_id": t.dagman_id, "submitted_at": t.submitted_at,
@@ -195,11 +224,12 @@ def kill(ctx: click.Context, name: str) -> None:
     """Kill TASK: its jobs are removed and it ends KILLED (like crab kill)."""
     from engine.crab.taskworker.taskdb import KILL, TaskError
 
-    db, _ = _db(ctx)
-    try:
-        task = db.request(name, KILL)
-    except TaskError as e:
-        fail(str(e))
+    with _tasks(ctx) as (db, state, client):
+        try:
+            task = db.request(name, KILL)
+        except TaskError as e:
+            fail(str(e))
+        _carry_out(ctx, state, client)
     click.echo(f"Kill request for task {task.name} sent; 'crabtui task list' shows when it is KILLED.")
 
 
@@ -220,7 +250,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
 
     from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render, server_status
     from engine.crab.client.status import processed_lumis, scheduler_status, task_view
-    from engine.crab.taskworker.taskdb import TaskDB, TaskError
+    from engine.crab.taskworker.taskdb import TaskError
 
     options = Options(long=long_, sort=sort, jobids=jobids, summary=summary, verbose_errors=verbose_errors)
     try:
@@ -228,10 +258,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     except StatusOptionError as e:
         fail(str(e))
     now = time.time()
-    embedded_tasks_only(ctx)
-    with schedd(ctx) as client:
-        client.ping()  # starts the daemon, and with it the task worker
-        db = TaskDB(client.state.tasks)
+    with _tasks(ctx) as (db, _, client):
         try:
             task = db.get(name)
         except TaskError as e:
@@ -294,19 +321,19 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
                                       maxjobruntime=maxjobruntime, maxmemory=maxmemory, priority=priority)
     except ResubmitError as e:
         fail(str(e))
-    db, _ = _db(ctx)
-    try:
-        task = db.get(name)
-        if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
-            if not os.path.isdir(task.task_dir):
-                fail("Status information is unavailable, will not proceed with the resubmission. "
-                      "Try again a few seconds later if the task has just been submitted.")
-            with schedd(ctx) as client:
+    with _tasks(ctx) as (db, state, client):
+        try:
+            task = db.get(name)
+            if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
+                if not os.path.isdir(task.task_dir):
+                    fail("Status information is unavailable, will not proceed with the resubmission. "
+                          "Try again a few seconds later if the task has just been submitted.")
                 view = task_view(task.task_dir, client, task.dagman_id)
-            select_jobs({j.id: j.state for j in view.jobs}, arguments["resubmit_jobids"],
-                        automatic=view.automatic is not None)
-        task = db.request(task.name, RESUBMIT, arguments)
-    except (TaskError, ResubmitError) as e:
-        fail(str(e))
+                select_jobs({j.id: j.state for j in view.jobs}, arguments["resubmit_jobids"],
+                            automatic=view.automatic is not None)
+            task = db.request(task.name, RESUBMIT, arguments)
+        except (TaskError, ResubmitError) as e:
+            fail(str(e))
+        _carry_out(ctx, state, client)
     click.echo(f"Resubmit request for task {task.name} sent; 'crabtui task status {task.request_name}' shows "
                "how the resubmission proceeds.")

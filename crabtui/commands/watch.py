@@ -16,9 +16,7 @@ from engine.state import state_dir
 @click.pass_context
 def watch(ctx: click.Context, name: str, interval: float) -> None:
     """Follow TASK's progress until it ends, like condor_watch_q; exits 0 if it COMPLETED."""
-    from crabtui.commands.task import embedded_tasks_only
     from crabtui.snapshots import Backend
     from crabtui.watch import follow
 
-    embedded_tasks_only(ctx)
     follow(Backend(state_dir(ctx.find_root().obj["state_dir"]), backend(ctx)), name, interval)

@@ -11,6 +11,7 @@ that runs their parent DAG.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 
@@ -182,6 +183,11 @@ def write_condor_sub(dag_file: str, text: str) -> str:
     with open(dag_file + ".condor.sub", "w", encoding="utf-8") as f:
         f.write(text)
     return text
+
+
+def condor_dagman() -> str:
+    """The pool's condor_dagman: next to the user's HTCondor tools, else where packages put it."""
+    return shutil.which("condor_dagman") or "/usr/bin/condor_dagman"
 
 
 def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: str, csd_version: str) -> str:

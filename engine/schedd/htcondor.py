@@ -139,6 +139,24 @@ class HTCondorSchedd:
         with self._errors("reading the history"):
             return list(self._connect().history(constraint=constraint, projection=list(projection), match=match))
 
+    def sites(self) -> dict[str, dict[str, int]]:
+        """Each site of the pool (its slots' GLIDEIN_CMSSite) with its largest slot's ``cpus`` and
+        ``memory`` (MB; a partitionable slot's whole), as the embedded daemon's ping gives them."""
+        self._connect()  # an absent configuration or pool says so first
+        where = self.pool or htcondor2.param.get("COLLECTOR_HOST", "")
+        try:
+            ads = htcondor2.Collector(self.pool).query(
+                htcondor2.AdType.Startd, "GLIDEIN_CMSSite =!= undefined",
+                ["GLIDEIN_CMSSite", "Cpus", "Memory", "TotalSlotCpus", "TotalSlotMemory"])
+        except Exception as e:
+            raise ScheddError(f"cannot read the slot ads of the collector {where}: {_message(e)}") from None
+        sites: dict[str, dict[str, int]] = {}
+        for ad in ads:
+            size = sites.setdefault(str(ad["GLIDEIN_CMSSite"]), {"cpus": 0, "memory": 0})
+            size["cpus"] = max(size["cpus"], int(ad.get("TotalSlotCpus", ad.get("Cpus", 0))))
+            size["memory"] = max(size["memory"], int(ad.get("TotalSlotMemory", ad.get("Memory", 0))))
+        return sites
+
     def analyze(self, job: str) -> str:
         """Why an idle job does (not) run, worked out with classad2 against the pool's slot ads,
         as the embedded schedd explains it (see engine.schedd.local.pool.analyze)."""

@@ -79,10 +79,15 @@ def _running(state, cwd, name):
     return status if any(j["state"] in ("running", "transferring", "finished") for j in status["jobs"]) else None
 
 
-def test_task_commands_on_the_htcondor_backend_say_tasks_need_the_embedded_engine(tmp_path, state):
-    result = crabtui(state, "--backend", "htcondor", "task", "list", cwd=tmp_path)
-    assert result.returncode == 1
-    assert "CRAB tasks run on the embedded engine only" in result.stderr and "Traceback" not in result.stderr
+def test_a_task_submitted_to_a_pool_that_does_not_answer_is_refused_in_one_line(tmp_path, state, monkeypatch):
+    monkeypatch.setenv("CONDOR_CONFIG", str(tmp_path / "no_such_config"))
+    (tmp_path / "crab.toml").write_text(config_text("nopool"))
+    result = crabtui(state, "--backend", "htcondor", "task", "submit", "crab.toml", cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("ERROR: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "CONDOR_CONFIG" in result.stderr and "Traceback" not in result.stderr
+    listed = crabtui(state, "--backend", "htcondor", "task", "list", cwd=tmp_path)
+    assert listed.returncode == 0 and "nopool" not in listed.stdout  # nothing recorded
 
 
 def test_a_users_script_runs_as_the_payload_and_extra_jdl_reaches_the_jobs(tmp_path, state):

@@ -25,9 +25,6 @@ def test_commands_that_need_the_embedded_engine_refuse_the_pool_in_one_line(tmp_
     for args, env in ((["pool", "start", "--backend", "htcondor"], {}),
                       (["--backend", "htcondor", "pool", "stop"], {}),
                       (["pool", "start"], {"CRABTUI_BACKEND": "htcondor"}),
-                      (["task", "status", "x", "--backend", "htcondor"], {}),
-                      (["task", "list"], {"CRABTUI_BACKEND": "htcondor"}),
-                      (["demo", "--no-ui", "--backend", "htcondor"], {}),
                       (["dag", "run", "--backend", "htcondor", "x.dag"], {})):
         result = runner.invoke(main, ["--state-dir", str(tmp_path), *args], env=env)
         assert result.exit_code == 1, (args, result.output)
@@ -35,6 +32,17 @@ def test_commands_that_need_the_embedded_engine_refuse_the_pool_in_one_line(tmp_
         lines = result.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("ERROR: ") and "embedded" in lines[0], (args, result.output)
     assert not list(tmp_path.iterdir()), "no embedded daemon was started"
+
+
+def test_tasks_and_the_demo_on_a_pool_that_is_not_there_say_so_in_one_line(tmp_path):
+    runner = CliRunner()
+    env = {"CONDOR_CONFIG": str(tmp_path / "missing.config")}
+    for args, says in ((["demo", "--no-ui", "--backend", "htcondor"], "CONDOR_CONFIG"),
+                       (["--backend", "htcondor", "task", "status", "x"], "there is no task 'x'")):
+        result = runner.invoke(main, ["--state-dir", str(tmp_path), *args], env=env)
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (args, result.output)
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ERROR: ") and says in lines[0], (args, result.output)
 
 
 def test_the_backend_after_the_command_wins_over_the_environment(tmp_path):

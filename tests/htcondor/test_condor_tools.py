@@ -188,10 +188,12 @@ def test_better_analyze_reads_the_pools_slot_ads(htcondor_pool):
     cluster = schedd.submit(htcondor2.Submit({**HELD, "hold": "false", "request_memory": "100 TB"})).cluster()
     try:
         text = ours("q", "-better-analyze", str(cluster)).stdout
-        slots = len(htcondor2.Collector().query(htcondor2.AdType.Startd, projection=["Name"]))
-        assert f"{cluster}.0: Job {cluster}.0 matches none of the {slots} slots of the pool." in text
+        ads = htcondor2.Collector().query(htcondor2.AdType.Startd, projection=["Name", "GLIDEIN_CMSSite"])
+        assert f"{cluster}.0: Job {cluster}.0 matches none of the {len(ads)} slots of the pool." in text
         assert re.search(r"RequestMemory = 104857600 MB; 0 of \d+ slots have enough Memory", text), text
-        assert "Sites: T2_XX_Local" in text
+        sites = sorted({str(ad["GLIDEIN_CMSSite"]) for ad in ads})  # the test pool's, T2_XX_Local among them
+        listed = re.search(r"^Sites: (.*)$", text, re.M).group(1)
+        assert "T2_XX_Local" in sites and [s.split(" (")[0] for s in listed.split(", ")] == sites, text
     finally:
         schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {cluster}")
 

@@ -27,6 +27,7 @@ from engine.crab.wn.failure_plan import PLANNED_HOLD_CODE, exit_hold_commands
 from engine.crab.wn.job_input import make_input, write_input
 
 TASK_FILE = "task.json"
+JOB_SANDBOX = "CMSRunAnalysis.pyz"  # the job's executable on a pool (engine.crab.taskworker.sandbox writes it)
 DAG_FILE = "RunJobs.dag"
 SUBMIT_TEMPLATE = "Job.submit"
 # How often a PostJob whose stage-out is pending looks again, in simulated seconds. CRAB waits 30
@@ -70,6 +71,7 @@ class TaskAd:
     stageout: dict | None = None  # where and how PostJob stages the outputs out (storage.stageout_ad); None: not
     automatic: dict | None = None  # Automatic splitting: minutes, knobs, probes, catalogue, lumi mask; None: not
     input_lumis: int | None = None  # the lumis the dataset holds within the lumi mask, for the status
+    file_transfer: bool = False  # a real pool: the job is the task's JOB_SANDBOX, run with file transfer
     pool_sites: tuple[str, ...] | None = None  # the sites the task's pool has (None: unknown), for PreJob
     publication: bool = True  # Data.publication, for the status's publication line (crabtui publishes nothing)
 
@@ -215,9 +217,7 @@ def submit_template(ad: TaskAd) -> str:
     counters, memory, runtime and sites) to make ``Job.N.submit``."""
     return "\n".join([
         "universe = vanilla",
-        f"executable = {ad.python}",
-        'arguments = "-m engine.crab.wn.wrapper"',
-        *([f'environment = "PYTHONPATH={ad.python_path}"'] if ad.python_path else []),
+        *(job_sandbox(ad) if ad.file_transfer else job_in_place(ad)),
         "output = job_out.$(count).$(CRAB_Retry).txt",
         "error = job_err.$(count).$(CRAB_Retry).txt",
         "log = job_log.$(count)",
@@ -244,6 +244,23 @@ def submit_template(ad: TaskAd) -> str:
         *ad.extra_jdl,  # last, as CRAB adds it: the user's lines win
         "",
     ])
+
+
+def job_in_place(ad: TaskAd) -> list[str]:
+    """The job as the embedded engine runs it: the wrapper from this source, in the task directory."""
+    return [f"executable = {ad.python}", 'arguments = "-m engine.crab.wn.wrapper"',
+            *([f'environment = "PYTHONPATH={ad.python_path}"'] if ad.python_path else [])]
+
+
+def job_sandbox(ad: TaskAd) -> list[str]:
+    """The job as CRAB sends it to a pool: its sandbox (the wrapper and the simulated cmsRun in
+    one zipapp) is the executable, transferred with the job's input (and the user's script) to a
+    scratch directory of the job's own, whose new files (the job report, the output) come back.
+    The user's script travels in the script's sandbox directory, which the wrapper unpacks there."""
+    inputs = ["job_input.$(count).json", *([ad.sandbox] if ad.sandbox else [])]
+    return [f"executable = {JOB_SANDBOX}", "should_transfer_files = YES", "when_to_transfer_output = ON_EXIT",
+            f"transfer_input_files = {', '.join(inputs)}"]
+
 
 
 def job_limits(ad: TaskAd) -> list[str]:

@@ -40,6 +40,7 @@ from engine.crab.client.status import RACY_NS, job_ids, refresh_cache, task_jobs
 from engine.crab.taskworker.automatic import probe_split
 from engine.crab.taskworker.config import load_config
 from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
+from engine.crab.taskworker.sandbox import AP_ARCHIVE, write_sandboxes
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.taskworker.resubmitter import enter_epoch, retry_in_running_dags, running_dagmans
 from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
@@ -47,8 +48,10 @@ from engine.crab.taskworker.task_input import InputSpec, load_input
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
                                            RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB, kill_refusal)
 from engine.dag import DagError
-from engine.dagman.submit_dag import DagSubmitOptions, format_condor_sub, prepare, write_condor_sub
+from engine.dagman.submit_dag import (DagSubmitOptions, format_condor_dagman_sub, format_condor_sub, prepare,
+                                      write_condor_sub)
 from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
+from engine.schedd.local.crashpoint import crash_point
 from engine.state import StateDir
 
 REQUEST_FILE = "request.json"
@@ -73,9 +76,14 @@ def write_request(task_dir: str, *, input: InputSpec, splitting: str, units_per_
 
 
 class TaskWorker:
-    def __init__(self, state: StateDir, schedd: Schedd) -> None:
+    """The worker of the task table of ``state``, submitting to ``schedd``: the embedded one, or
+    with ``dagman`` (the pool's condor_dagman) a real pool's, where the task ships its scripts and
+    its job as archives (:mod:`engine.crab.taskworker.sandbox`)."""
+
+    def __init__(self, state: StateDir, schedd: Schedd, dagman: str | None = None) -> None:
         self.state = state
         self.schedd = schedd
+        self.dagman = dagman
         self.db = TaskDB(state.tasks)
 
     def work_once(self) -> None:
@@ -91,6 +99,7 @@ class TaskWorker:
     def carry_out(self, task: Task) -> None:
         command = task.command
         task = self.db.update(task, status=QUEUED)
+        crash_point(f"taskworker:{command.lower()}:queued")
         try:
             if command == SUBMIT:
                 self.submit(task)
@@ -104,7 +113,7 @@ class TaskWorker:
             self.db.update(task, status=FAILURE_STATUS[command], message=str(e))
 
     def submit(self, task: Task) -> None:
-        queued = self._queued_dagman(task)
+        queued = self._queued_dagman(task, ended=True)
         if queued is not None:  # a worker that died after queueing DAGMan: adopt that job
             self.db.update(task, status=SUBMITTED, dagman_id=queued)
             return
@@ -130,6 +139,9 @@ class TaskWorker:
             jobs = split(dataset, algorithm=request["splitting"], units_per_job=request["units_per_job"],
                          total_units=request["total_units"], lumi_mask=lumi_mask,
                          events_per_lumi=request.get("events_per_lumi"))
+        if self.dagman is not None:  # the pool's python3 runs the scripts and the job from the task's archives
+            ad = replace(ad, file_transfer=True, python="python3", python_path=os.path.join(task.task_dir, AP_ARCHIVE))
+            write_sandboxes(task.task_dir)
         write_task(task.task_dir, ad, dataset, jobs)
         self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True),
                        message=f"{len(jobs)} jobs")
@@ -140,12 +152,24 @@ class TaskWorker:
         dag = os.path.join(task.task_dir, DAG_FILE)
         options = DagSubmitOptions(force=force, batch_name=task.name)
         prepare(dag, options)
-        text = write_condor_sub(dag, format_condor_sub(dag, options, self.state.path))
-        return self.schedd.submit(text, submit_file=dag + ".condor.sub", cwd=task.task_dir).cluster
+        if self.dagman is not None:
+            text = format_condor_dagman_sub(dag, options, self.dagman, self.schedd.condor_version)
+        else:
+            text = format_condor_sub(dag, options, self.state.path)
+        write_condor_sub(dag, text)
+        cluster = self.schedd.submit(text, submit_file=dag + ".condor.sub", cwd=task.task_dir).cluster
+        crash_point("taskworker:dagman-queued")  # queued, not yet in the table: adopted next time
+        return cluster
 
-    def _queued_dagman(self, task: Task) -> int | None:
-        """The task's own DAGMan job in the queue (not a sub-DAG's), if any."""
-        return running_dagmans(self.schedd, task.task_dir).get(DAG_FILE)
+    def _queued_dagman(self, task: Task, *, ended: bool = False) -> int | None:
+        """The task's own DAGMan job in the queue (not a sub-DAG's), if any; with ``ended`` also one
+        that has left it already (a worker that died after queueing it, the DAG having run since)."""
+        queued = running_dagmans(self.schedd, task.task_dir).get(DAG_FILE)
+        if queued is None and ended:
+            done = self.schedd.history(f"JobUniverse == 7 && Iwd == {json.dumps(task.task_dir)} && "
+                                       "DAGNodeName =?= undefined", ["ClusterId"], match=1)
+            queued = int(done[0]["ClusterId"]) if done else None
+        return queued
 
     def resubmit(self, task: Task) -> None:
         """crab resubmit: see the module's description.  Each step can be taken again after a crash."""
@@ -161,6 +185,7 @@ class TaskWorker:
             args = task.arguments
         entry, warning = make_entry(ad, args, epoch=args["epoch"], job_ids=args["job_ids"], now=time.time())
         enter_epoch(task.task_dir, entry)
+        crash_point("taskworker:resubmit:recorded")
         message = _resubmitted(args) + (f". {warning}" if warning else "")
         left = retry_in_running_dags(self.schedd, task.task_dir, entry.job_ids)
         queued = self._queued_dagman(task)
@@ -180,6 +205,7 @@ class TaskWorker:
         if task.dagman_id is not None:
             if self.schedd.query(f"ClusterId == {task.dagman_id}", ["JobStatus"]):
                 self.schedd.act(JobAction.Remove, str(task.dagman_id), "Killed by the user (crab kill)")
+                crash_point("taskworker:kill:removed")
             elif self._outcome(task)[0] == COMPLETED:
                 self.db.update(task, status=COMPLETED, message="")
                 log.info("task %s: not killed: %s", task.name, kill_refusal(replace(task, status=COMPLETED)))

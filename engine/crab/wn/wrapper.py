@@ -63,6 +63,10 @@ What the caller sees, per kind of failure:
   failed once does. A release policy reads the code through
   :data:`~engine.crab.wn.failure_plan.PLANNED_HOLD_CODE`.
 
+The report's ``crabtui`` section says where the wrapper's code came from (``code``: the directory
+holding ``engine``, or on a pool the job's sandbox archive in its scratch directory), so a test can
+tell that a worker node read nothing of crabtui's checkout.
+
 Problems of the wrapper's own (a bad job ad, an unreadable input) give exit code 50113 (CRAB's
 "missing arguments"); a script that cannot start 10040; a payload that exits 0 without a usable
 report 50115 (CRAB's "no FJR"); a payload killed by signal S 128 + S (137 for SIGKILL).
@@ -109,6 +113,9 @@ WRAPPER_ERROR = 10040  # CRAB's EC_CMSRunWrapper
 NO_REPORT = 50115  # CRAB's EC_ReportHandlingErr
 KILLED_BY_SIGNAL = 50669  # CRAB's wrapper exits with it on SIGTERM
 MIN_FAILED_RUNTIME_S = 20 * 60  # seed 000; simulated seconds
+# The interpreter for cmsRun: this one, which Python cannot name when a job's ``#!/usr/bin/env
+# python3`` found it without a PATH (HTCondor gives a job none of its own); then env's default path.
+_PYTHON = sys.executable or shutil.which("python3", path=os.environ.get("PATH") or os.defpath) or "python3"
 _PACKAGE_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))  # where engine/ is
 
 
@@ -249,7 +256,7 @@ def _status_code(returncode: int) -> int:
 
 
 def _run_cmsrun(job: _Job, site: str | None, speed: float, failure: Failure | None) -> tuple[int, dict | None]:
-    argv = [sys.executable, "-m", "engine.crab.wn.cmsrun", job.input_file, "--report", job.report,
+    argv = [_PYTHON, "-m", "engine.crab.wn.cmsrun", job.input_file, "--report", job.report,
             "--speed", repr(speed), "--time-scale", repr(job.time_scale), "--seed", job.seed]
     if site:
         argv += ["--site", site]
@@ -428,7 +435,7 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
         extra = {"job": job.job_id, "attempt": job.attempt, "crab_retry": job.retry,
                  "request_memory_mb": job.request_memory, "site_speed": speed, "time_scale": job.time_scale,
                  "injected": failure.as_json() if failure else None,
-                 "payload": job.script or "cmsRun"}
+                 "payload": job.script or "cmsRun", "code": _PACKAGE_ROOT}
         _say(f"job {job.job_id} attempt {job.attempt} at {site or 'an unknown site'} (speed {speed:g})"
              + (f"; the simulated grid injects {failure.as_json()}" if failure else ""))
         try:

@@ -5,6 +5,9 @@ SIGKILL the first time it reaches that point: a real crash of a real daemon, at 
 could hit reliably.  Each unit of work (``submit``, ``start``, ``started``, ``exit``, ``hold``,
 ``release``, ``remove``, ...) passes ``<unit>:before-commit``, ``<unit>:after-commit`` (committed,
 its events not yet in the logs) and ``<unit>:after-log`` (logged, its processes not yet acted on).
+The TaskWorker passes ``taskworker:<command>:queued`` (a command taken up), ``taskworker:dagman-queued``
+(DAGMan submitted, the task table not yet told), ``taskworker:kill:removed`` and
+``taskworker:resubmit:recorded``: a task command on a pool dies there itself.
 """
 
 from __future__ import annotations

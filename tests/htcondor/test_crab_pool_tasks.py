@@ -1,0 +1,263 @@
+"""CRAB tasks on the real test pool through ``crabtui --backend htcondor task ...``, as a user of an
+access point types them: the TaskWorker's steps carried out by the commands themselves, the DAG's
+scripts run from the task's TaskManager.zip by the pool's condor_dagman, the jobs from their
+sandbox on the pool's slots at its several sites (scripts/htcondor-testpool)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import htcondor2
+import pytest
+
+from engine.crab.taskworker.automatic import stage_of
+from installed import CRABTUI
+from pool_user import FLAKY, POOL_SITES, PoolUser, attempts, config
+
+pytestmark = pytest.mark.htcondor
+
+THRESHOLDS = 'automaticBlacklist = {completedJobs = 4, successfulJobs = 2, siteFailures = 2, siteSuccessRate = 0.5}'
+
+
+@pytest.fixture
+def user(htcondor_pool):
+    user = PoolUser(htcondor_pool)
+    yield user
+    schedd = htcondor2.Schedd()
+    schedd.act(htcondor2.JobAction.Remove, f'Iwd =?= "{user.state}" || regexp("^{user.state}/", Iwd)')
+    shutil.rmtree(user.home, ignore_errors=True)
+
+
+def test_the_life_of_a_lumibased_task_on_the_pool(user):
+    """A planned 8021 is retried at another site, a 50115 with 30 % more memory, an 8006 fails
+    for good; the flaky site's failures feed the automatic blacklist; the failed job resubmitted
+    with new memory succeeds and the task ends COMPLETED.  Every job ran from its sandbox in a
+    scratch directory of its own, with no crabtui installed on the worker node."""
+    plan = ('{job = "2", attempt = 1, exitCode = 8021}, {job = "3", attempt = 1, exitCode = 50115}, '
+            '{job = "4", attempt = 1, exitCode = 8006}')
+    name = user.submit("crab.toml", config("life", plan=plan, debug=THRESHOLDS))
+    status = user.wait(name, "FAILED")
+    jobs = {j["id"]: j for j in status["jobs"]}
+    assert len(jobs) == 8 and status["scheduler_status"] == "FAILED"
+
+    two = attempts(jobs["2"])
+    assert two[0][1:] == (8021, "retry") and two[-1][1:] == (0, "ok") and two[1][0] != two[0][0], two
+    three = jobs["3"]["attempts"]
+    assert (three[0]["exit_code"], three[0]["action"]) == (50115, "retry")
+    assert three[1]["request_memory"] == int(three[0]["request_memory"] * 1.3), three
+    assert attempts(jobs["4"]) == [(jobs["4"]["attempts"][0]["site"], 8006, "fatal")]
+    assert jobs["4"]["state"] == "failed"
+    assert all(j["state"] == "finished" for i, j in jobs.items() if i != "4")
+    ran_at = {a["site"] for j in jobs.values() for a in j["attempts"]}
+    assert ran_at <= set(POOL_SITES) and len(ran_at) > 1, ran_at  # real matchmaking across the pool's sites
+
+    # The flaky site's failures (its machine ad's failure profile) and the automatic blacklist.
+    flaky = [(j["id"], n) for j in jobs.values() for n, a in enumerate(j["attempts"]) if a["site"] == FLAKY]
+    failed_there = [a for j in jobs.values() for a in j["attempts"] if a["site"] == FLAKY and a["exit_code"] == 8021]
+    sites = {s["site"]: s for s in status["sites"]}
+    if len(failed_there) >= 2:
+        assert sites[FLAKY]["automatic"] and not sites[FLAKY]["usable"], sites[FLAKY]
+    assert flaky, "no attempt ran at the flaky site"
+
+    # What ran on the worker nodes: the sandbox, from a scratch directory under an execute
+    # directory, not the checkout nor the task directory (bound inside the pool at their paths).
+    task_dir = Path(status["task_dir"])
+    checkout = str(Path(__file__).resolve().parents[2])
+    for job in jobs:
+        report = json.loads((task_dir / f"jobReport.json.{job}.0").read_text())
+        code = report["crabtui"]["code"]
+        assert code.endswith("/CMSRunAnalysis.pyz") and code.startswith("/var/lib/condor/execute"), code
+        assert not code.startswith((checkout, str(task_dir)))
+    submit = (task_dir / "Job.1.submit").read_text()
+    assert "should_transfer_files = YES" in submit and "executable = CMSRunAnalysis.pyz" in submit
+    assert "PYTHONPATH" not in submit and checkout not in submit
+    dag = (task_dir / "RunJobs.dag").read_text()
+    assert f"PYTHONPATH={task_dir}/TaskManager.zip python3 -m engine.crab.ap.prejob" in dag and checkout not in dag
+
+    # crab resubmit of the failed job with new memory: a rescue DAG on the pool.
+    out = user.ok("task", "resubmit", "life", "--maxmemory", "3000")
+    assert "Resubmit request for task" in out
+    status = user.wait(name, "COMPLETED")
+    four = {j["id"]: j for j in status["jobs"]}["4"]
+    assert four["state"] == "finished" and four["attempts"][-1]["request_memory"] == 3000
+    assert attempts(four)[-1][1:] == (0, "ok")
+    assert (task_dir / "RunJobs.dag.rescue001").exists()
+    listed = user.ok("task", "list")
+    assert f"{name}  COMPLETED" in listed
+
+
+def test_a_killed_task_on_the_pool(user):
+    """crab kill: the DAGMan job and its running jobs leave the pool's queue; the task is KILLED
+    and its running jobs killed."""
+    name = user.submit("kill.toml", config("tokill", scale=5, total=40))
+    deadline = time.monotonic() + 120
+    while not any(j["state"] == "running" for j in user.status(name)["jobs"]):
+        assert time.monotonic() < deadline, "no job of the task started running"
+    out = user.ok("task", "kill", "tokill")
+    assert "Kill request for task" in out
+    status = user.status(name)
+    assert status["status"] == "KILLED"
+    states = {j["state"] for j in status["jobs"]}
+    assert "running" not in states and states & {"killing", "killed"}, states
+    deadline = time.monotonic() + 120
+    while "killing" in (states := {j["state"] for j in user.status(name)["jobs"]}):  # until the pool let them go
+        assert time.monotonic() < deadline, "jobs stayed killing"
+    assert "running" not in states and "killed" in states, states
+    assert not htcondor2.Schedd().query(f"ClusterId == {status['dagman_id']} || DAGManJobId == {status['dagman_id']}",
+                                        ["ClusterId"])
+
+
+def test_an_automatic_task_on_the_pool_processes_every_lumi_once(user):
+    """Automatic splitting through ``task submit``: probes, then PreDAG's processing and tail stages
+    as SUBDAG EXTERNAL nodes of the pool's condor_dagman; a processing job that fails has its lumis
+    redone by a tail job, and every lumi of the input is processed by exactly one successful job."""
+    user.state.mkdir(mode=0o700)
+    os.chown(user.state, user.uid, user.uid)
+    user.write("state/taskworker.toml", "[TaskWorker]\nnumAutomaticProbes = 2\nminAutomaticTailSize = 1\n")
+    plan = '{job = "2", attempt = "*", exitCode = 8021}'
+    name = user.submit("auto.toml", config("auto", splitting="Automatic", units=180, total=0, scale=3600, plan=plan,
+                                           sites=("T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local")))
+    status = user.wait(name, "COMPLETED", timeout=900)
+    task_dir = Path(status["task_dir"])
+    assert "SUBDAG EXTERNAL Job0SubJobs RunJobs0.subdag" in (task_dir / "RunJobs.dag").read_text()
+    assert (task_dir / "RunJobs0.subdag.dagman.out").exists()  # the pool's DAGMan ran the processing stage
+    jobs = {j["id"]: j for j in status["jobs"]}
+    assert jobs["2"]["state"] == "failed" and attempts(jobs["2"])[-1][1] == 8021
+    counts: dict[tuple[str, int], int] = {}
+    stages = {stage_of(job) for job in jobs}
+    assert {"probe", "processing", "tail"} <= stages, stages
+    for job in jobs.values():
+        if stage_of(job["id"]) != "probe" and job["state"] == "finished":
+            for run, lumis in job["processed_lumis"].items():
+                for lumi in lumis:
+                    counts[(run, lumi)] = counts.get((run, lumi), 0) + 1
+    assert len(counts) == status["input_lumis"] and set(counts.values()) == {1}
+
+
+EMBEDDED_POOL = """\
+[[site]]
+name = "T2_CH_CERN"
+slots = 2
+memory = 8000
+speed = 1.5
+[[site]]
+name = "T1_US_FNAL"
+slots = 1
+memory = 8000
+speed = 1.2
+[[site]]
+name = "T2_XX_Local"
+slots = 4
+memory = 8000
+"""
+
+
+def test_the_same_task_has_the_same_outcome_on_the_embedded_engine_and_on_the_pool(user, tmp_path):
+    """Cross-check: one config, seed and failure plan on both backends (the embedded pool made of
+    the test pool's sites but the flaky one): each job ends in the same state after the same
+    attempts, with the same exit code and policy decision for each; only sites may differ, where
+    the matchmaker chose freely."""
+    plan = ('{job = "1", attempt = 1, exitCode = 8021}, {job = "3", attempt = 1, exitCode = 50115}, '
+            '{job = "5", attempt = 1, exitCode = 8006}, {job = "6", attempt = 1, exitCode = 134}, '
+            '{job = "6", attempt = 2, exitCode = 8028}')
+    text = config("cross", plan=plan, sites=("T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local"))
+    embedded = tmp_path / "state"
+    embedded.mkdir(mode=0o700)
+    (embedded / "pool.toml").write_text(EMBEDDED_POOL)
+    (tmp_path / "crab.toml").write_text(text)
+
+    def local(*args: str) -> str:
+        done = subprocess.run([CRABTUI, "--state-dir", str(embedded), *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    try:
+        names = {"pool": user.submit("crab.toml", text),
+                 "embedded": local("task", "submit", "crab.toml").split("Task name: ")[1].split("\n")[0]}
+        deadline = time.monotonic() + 600
+        while (mine := json.loads(local("task", "status", names["embedded"], "--json")))["status"] != "FAILED":
+            assert mine["status"] in ("NEW", "QUEUED", "SUBMITTED") and time.monotonic() < deadline, mine["status"]
+            time.sleep(1)
+        outcome = {"pool": user.wait(names["pool"], "FAILED"), "embedded": mine}
+    finally:
+        local("pool", "stop")
+
+    def per_job(status: dict) -> dict:
+        return {j["id"]: (j["state"], [(a["exit_code"], a["action"], a["request_memory"]) for a in j["attempts"]])
+                for j in status["jobs"]}
+
+    assert per_job(outcome["pool"]) == per_job(outcome["embedded"])
+    jobs = per_job(outcome["pool"])
+    assert jobs["5"] == ("failed", [(8006, "fatal", 2000)])
+    assert jobs["6"][1][:2] == [(134, "retry", 2000), (8028, "retry", 2000)]
+    assert [e for e, *_ in jobs["3"][1]] == [50115, 0]
+    for backend, status in outcome.items():  # a retry after 8021 moves to another site on both
+        one = {j["id"]: j for j in status["jobs"]}["1"]["attempts"]
+        assert one[0]["site"] != one[1]["site"], (backend, one)
+
+
+def test_a_task_command_killed_at_any_step_loses_nothing_and_submits_nothing_twice(user):
+    """``kill -9`` of the command carrying a task out on the pool (CRABTUI_CRASH_POINT), after it
+    took the submission up, after it queued DAGMan but before the task table knew, after a
+    resubmission was recorded, and after its rescue DAG was queued: the next command finishes
+    what was left, adopting the DAGMan job already queued, and the task ends COMPLETED with one
+    DAGMan job per submission."""
+    user.write("crab.toml", config("crash", plan='{job = "2", attempt = 1, exitCode = 8006}', total=40))
+    assert user.run("task", "submit", "crab.toml", crash_at="taskworker:submit:queued").returncode == -9
+    assert user.run("task", "list", crash_at="taskworker:dagman-queued").returncode == -9
+    [row] = json.loads(user.ok("task", "list", "--json"))
+    assert row["status"] == "SUBMITTED" and row["dagman_id"] is not None
+    name, task_dir = row["name"], row["task_dir"]
+
+    def dagmans() -> set[int]:
+        where = f'JobUniverse == 7 && Iwd == "{task_dir}"'
+        schedd = htcondor2.Schedd()
+        return {int(ad["ClusterId"]) for ad in [*schedd.query(where, ["ClusterId"]),
+                                                *schedd.history(where, ["ClusterId"])]}
+
+    assert dagmans() == {row["dagman_id"]}
+    user.wait(name, "FAILED")
+    assert user.run("task", "resubmit", "crash", crash_at="taskworker:resubmit:recorded").returncode == -9
+    assert user.run("task", "status", "crash", crash_at="taskworker:dagman-queued").returncode == -9
+    status = user.wait(name, "COMPLETED")
+    assert len(dagmans()) == 2 and status["dagman_id"] in dagmans()
+    two = {j["id"]: j for j in status["jobs"]}["2"]
+    assert attempts(two)[0][1:] == (8006, "fatal") and attempts(two)[-1][1:] == (0, "ok") and len(two["attempts"]) == 2
+
+
+def test_the_demo_runs_its_two_tasks_on_the_pool(user):
+    """``crabtui demo --backend htcondor``: the demo's tasks go to the pool of CONDOR_CONFIG and end
+    as on the embedded engine: the automatic one COMPLETED, the lumi-based one FAILED with the
+    one job that fails for good."""
+    names = user.ok("demo", "--no-ui", "--state-dir", str(user.home / "demo")).split()
+    user.state = user.home / "demo"
+    assert len(names) == 2 and "automatic" in names[0] and "lumis" in names[1]
+    assert user.wait(names[0], "COMPLETED", timeout=900)["scheduler_status"] == "COMPLETED"
+    lumis = user.wait(names[1], "FAILED", timeout=900)
+    assert [j["state"] for j in lumis["jobs"]].count("failed") == 1
+
+
+@pytest.mark.parametrize("splitting, units", [("FileBased", 2), ("EventAwareLumiBased", 20000)])
+def test_file_and_event_aware_splitting_on_the_pool(user, splitting, units):
+    name = user.submit("crab.toml", config(f"split{len(splitting)}", splitting=splitting, units=units, total=-1,
+                                           sites=("T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local")))
+    status = user.wait(name, "COMPLETED")
+    assert len(status["jobs"]) > 1 and all(j["state"] == "finished" for j in status["jobs"])
+    lumis = [(run, lumi) for j in status["jobs"] for run, ls in j["processed_lumis"].items() for lumi in ls]
+    assert len(lumis) == len(set(lumis)) == status["input_lumis"]
+
+
+def test_a_users_script_travels_in_the_jobs_sandbox(user):
+    """JobType.scriptExe: transferred with the job's input, run from its scratch directory."""
+    script = user.write("run.sh", '#!/bin/sh\necho "payload for job $1 in $(pwd)"\n')
+    script.chmod(0o755)
+    text = config("script", total=20, sites=("T2_XX_Local",)).replace('psetName = "pset.py"', 'scriptExe = "run.sh"')
+    status = user.wait(user.submit("crab.toml", text), "COMPLETED")
+    out = (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
+    assert "payload for job 1 in /var/lib/condor/execute" in out, out
