@@ -37,7 +37,7 @@ COMMANDS = {
     "demo": "crabtui.commands.demo:demo", "pool": "crabtui.commands.pool:pool", "task": "crabtui.commands.task:task",
     "job": "crabtui.commands.jobs:job", "watch": "crabtui.commands.watch:watch", "q": "crabtui.commands.jobs:q",
     "hold": "crabtui.commands.jobs:hold", "release": "crabtui.commands.jobs:release", "rm": "crabtui.commands.jobs:rm",
-    "history": "crabtui.commands.jobs:history",
+    "history": "crabtui.commands.jobs:history", "qedit": "crabtui.commands.qedit:qedit",
 }
 
 

@@ -172,7 +172,8 @@ class NodeStates:
             if node.status is NodeState.DONE:
                 for child in node.graph.children:
                     self.nodes[child].waiting -= 1
-        for node in self.nodes.values():
+        first = {NodeKind.SERVICE: 0, NodeKind.PROVISIONER: 1}  # submitted first, in this order (seen on the pool)
+        for node in sorted(self.nodes.values(), key=lambda n: first.get(n.graph.kind, 2)):
             if node.status is NodeState.NOT_READY and node.waiting == 0 and node is not self.final:
                 node.status = NodeState.READY
                 self.ready.append(node)

@@ -248,6 +248,10 @@ class OutputFiles:
             return len(nodes), sum(1 for n in nodes if n.status is NodeState.ERROR), done
 
         jobs, jobs_failed, jobs_succeeded = counts(False)
+        # SERVICE nodes are not among the jobs, but 23.9.6 counts one whose job it submitted as
+        # succeeded, though the DAG's end removes that job (seen on the pool)
+        jobs_succeeded += sum(1 for n in self.nodes.values()
+                              if n.graph.kind is NodeKind.SERVICE and n.cluster is not None and n.cluster > 0)
         dag_jobs, dag_failed, dag_succeeded = counts(True)
         graph = None
         if self.options.report_graph_metrics:  # DAGMan measures no shape of a DAG with a cycle

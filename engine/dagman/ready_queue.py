@@ -124,6 +124,35 @@ class ReadyQueue:
             self.ready.clear()
         elif self.halted():
             return
+        held = self.held_for_provisioner()
+        try:
+            self._start_ready()
+        finally:
+            self.ready[:0] = held
+
+    def held_for_provisioner(self) -> list[Node]:
+        """Until the PROVISIONER node's job sets ``ProvisionerState = 2`` in its own ad (or the
+        node is over), only it and the SERVICE nodes start: the others are taken out of the ready
+        list for this cycle.  DAGMan asks the schedd for that attribute once a scan interval."""
+        if not self.provisioned:
+            node = self.provisioner
+            now = self.clock()
+            if node.status in (NodeState.DONE, NodeState.ERROR, NodeState.FUTILE):
+                self.provisioned = True
+            elif node.cluster is not None and node.cluster > 0 and now >= self.provisioner_checked + 1:
+                self.provisioner_checked = now
+                try:
+                    ads = self.schedd.query(f"ClusterId == {node.cluster}", ["ProvisionerState"])
+                except ScheddError:
+                    ads = []
+                self.provisioned = any(ad.get("ProvisionerState") == 2 for ad in ads)
+        if self.provisioned:
+            return []
+        held = [n for n in self.ready if n.graph.kind not in (NodeKind.PROVISIONER, NodeKind.SERVICE)]
+        self.ready = [n for n in self.ready if n.graph.kind in (NodeKind.PROVISIONER, NodeKind.SERVICE)]
+        return held
+
+    def _start_ready(self) -> None:
         pre = self.running_scripts(ScriptKind.PRE)
         while True:
             while self.ready:

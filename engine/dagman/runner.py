@@ -66,6 +66,10 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.nodes = {name: Node(g, self.census) for name, g in graph.nodes.items()}
         self.busy = self.census.busy
         self.final = next((n for n in self.nodes.values() if n.graph.kind is NodeKind.FINAL), None)
+        self.provisioner = next((n for n in self.nodes.values() if n.graph.kind is NodeKind.PROVISIONER), None)
+        self.services = [n for n in self.nodes.values() if n.graph.kind is NodeKind.SERVICE]
+        self.provisioned = self.provisioner is None  # the other nodes wait for ProvisionerState 2
+        self.provisioner_checked = 0.0
         self.by_cluster: dict[int, Node] = {}
         self.ended_clusters: dict[int, Node] = {}  # jobs that left the queue, for the event check
         self.checker = EventChecker(options.allow_events)
@@ -158,6 +162,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                 if self.held:
                     return self.stop_gracefully()
             code = self.conclude()
+            self.remove_services()
         except DagFatal as e:  # main_shutdown_rescue: rescue DAG, node jobs removed, scripts killed
             self.fatal = str(e)
             self.out.aborting_dag()
@@ -281,7 +286,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
     def outcome(self, rescue: bool = True) -> None:
         """Before FINAL starts or the run ends: the DAG's status, and a rescue DAG unless it succeeded."""
         unfinished = any(n.status not in (NodeState.DONE, NodeState.ERROR, NodeState.FUTILE)
-                         for n in self.nodes.values() if n is not self.final)
+                         for n in self.nodes.values() if n is not self.final and n.graph.kind is not NodeKind.SERVICE)
         if self.removed:
             self.dag_status = DagStatus.RM
         elif self.aborting is not None:
@@ -372,7 +377,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         halted = self.halted()
         busy = any(n.status in (NodeState.SUBMITTED, NodeState.POSTRUN)
                    or (n.status is NodeState.PRERUN and (n.script is not None or not halted or n is self.final))
-                   for n in self.busy.values())
+                   for n in self.busy.values() if n.graph.kind is not NodeKind.SERVICE)
         if busy:
             return False
         if (self.ready or self.queue) and self.aborting is None and not self.removed and not halted:
@@ -418,6 +423,12 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                 self.schedd.act(JobAction.Remove, node.cluster, reason)
             except ScheddError:
                 pass
+
+    def remove_services(self) -> None:
+        """The DAG's end does not wait for SERVICE nodes: their jobs still queued are removed."""
+        for node in self.services:
+            if node.status in BUSY:
+                self.remove_node_jobs(node, "DAG is exiting: SERVICE node jobs are removed.")
 
     def remove_jobs(self, reason: str) -> None:
         if self.by_cluster and self.options.dagman_id:

@@ -135,6 +135,16 @@ DIAMOND = ('JOB A job.sub\nJOB B job.sub\nJOB C job.sub\nJOB D job.sub\nVARS ALL
            "PARENT A CHILD B C\nPARENT B C CHILD D\n")
 
 
+# PROVISIONER and SERVICE as the manual writes them: the provisioner sets ProvisionerState = 2 on
+# its own ad with condor_qedit; the service runs until the DAG's end removes it (or a minute passes).
+PROVISIONER_FILES = {
+    "provisioner.sub": "executable = /bin/sh\narguments = \"provisioner.sh $(Cluster)\"\nqueue\n",
+    "provisioner.sh": ("echo provisioner >> runs.txt\nsleep 2\necho provisioned >> runs.txt\n"
+                       "condor_qedit $1 ProvisionerState 2\nsleep 2\n", X),
+    "service.sub": "executable = /bin/sh\narguments = service.sh\nqueue\n",
+    "service.sh": ("echo service >> scripts.txt\ni=0\nwhile [ $i -lt 300 ]; do sleep 0.2; i=$((i+1)); done\n", X)}
+
+
 def config(*knobs: str) -> dict[str, str]:
     return {"x.config": "".join(f"{knob}\n" for knob in knobs)}
 
@@ -246,6 +256,9 @@ CASES: dict[str, Case] = {
     "dot_update": Case(DIAMOND + "DOT graph.dot UPDATE INCLUDE header.dot\n",
                        {"header.dot": "    size=\"4,4\";\n    node [color=blue];\n"}, dot="graph.dot"),
     "dot_numbered": Case(DIAMOND + "DOT numbered.dot UPDATE DONT-OVERWRITE\n", dot="numbered.dot"),
+    "provisioner": Case('PROVISIONER prov provisioner.sub\nSERVICE srv service.sub\nJOB A job.sub\nJOB B job.sub\n'
+                        'VARS ALL_NODES code="0"\nPARENT A CHILD B\n', PROVISIONER_FILES, ordered=True,
+                        jobstate_timed=True),
 }
 REMOVED = "remove"
 CLUSTERS: dict[Path, int] = {}

@@ -52,7 +52,7 @@ from engine.schedd.api import (
     SubmitResult,
     summarize,
 )
-from engine.schedd.local import shadow, starter
+from engine.schedd.local import job_tools, shadow, starter
 from engine.schedd.local.crashpoint import crash_point
 from engine.schedd.local.jobqueue import JobQueue, OutboxRow, job_id
 from engine.schedd.local.pool import Pool, analyze
@@ -100,6 +100,7 @@ class LocalSchedd:
                  periodic_interval: float = DEFAULT_PERIODIC_INTERVAL,
                  vacate_time: float = DEFAULT_VACATE_TIME, job_umask: int = 0o022):
         self.state = state
+        self.job_tools: str | None = None  # the directory of condor_qedit, for the jobs' PATH
         self.pool = pool
         self.clock = clock
         self.periodic_interval = periodic_interval
@@ -228,6 +229,7 @@ class LocalSchedd:
         self.loop = loop
         self.recover()
         self.spawner = shadow.Spawner(self.state.log, self.state.spool)
+        self.job_tools = job_tools.install(self.state.path)
         loop.add_reader(self.spawner.fd, self._notified)
         loop.add_reader(self.spawner.pidfd, _spawner_died)
         self.schedule()
@@ -599,7 +601,7 @@ class LocalSchedd:
             grace = None if ad["JobUniverse"] == UNIVERSE_SCHEDULER else self.vacate_time
             text = self.texts.get(key) or str(ad)
             requests.append(shadow.request(ad, text, proc.record, self._ad_file(key), machine_ad,
-                                           self.job_umask, grace))
+                                           self.job_umask, grace, self.job_tools))
         if requests:
             try:
                 self.spawner.spawn(requests)

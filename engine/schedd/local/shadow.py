@@ -120,12 +120,15 @@ class Spawner:
 
 
 def request(ad: classad2.ClassAd, ad_text: str, record: str, ad_file: str, machine_ad: str | None,
-            umask: int, grace: float | None) -> dict:
+            umask: int, grace: float | None, tools: str | None = None) -> dict:
     """What the starter needs to run the job of ``ad`` (its text ``ad_text`` as committed when it
-    was set running), writing its ad to ``ad_file`` and, on a slot, ``machine_ad`` beside it."""
+    was set running), writing its ad to ``ad_file`` and, on a slot, ``machine_ad`` beside it; the
+    HTCondor tools of ``tools`` come last on its PATH, so that a PATH of the job's own wins."""
     argv = [ad["Cmd"], *parse_arguments(f'"{ad.get("Arguments", "")}"')]
     env = parse_environment(f'"{ad["Environment"]}"') if "Environment" in ad else {}
     env.setdefault("PATH", DEFAULT_PATH)
+    if tools:
+        env["PATH"] = f"{env['PATH']}:{tools}" if env["PATH"] else tools
     env["_CONDOR_JOB_AD"] = ad_file
     machine_file = None
     if machine_ad is not None:

@@ -1,0 +1,61 @@
+"""SERVICE and PROVISIONER nodes as the DAGMan manual writes them: the provisioner's job tells
+DAGMan it is ready by setting ``ProvisionerState = 2`` on its own ad with ``condor_qedit``."""
+
+from __future__ import annotations
+
+import subprocess
+
+from engine.dag import build_graph, parse_file
+from engine.dagman.metrics import read_metrics
+from engine.dagman.runner import DagMan, Options
+from installed import CRABTUI
+
+PROVISIONER_SUB = "executable = /bin/sh\narguments = \"provisioner.sh $(Cluster)\"\nqueue\n"
+# The sleep gives a node that did not wait the time to start before the provisioner is ready.
+PROVISIONER_SH = ("echo provisioner >> runs.txt\nsleep 1\necho provisioned >> runs.txt\n"
+                  "condor_qedit $1 ProvisionerState 2\n")
+# A service that would run for ever: the DAG's end removes it.
+SERVICE_SUB = ("executable = /bin/sh\narguments = \"-c 'echo service >> runs.txt; "
+               "while [ ! -e never ]; do sleep 0.2; done'\"\nqueue\n")
+
+
+def run(path, schedd) -> tuple[DagMan, int]:
+    dagman = DagMan(build_graph(parse_file(str(path))), schedd, Options(scan_interval=0.05))
+    return dagman, dagman.run()
+
+
+def test_nodes_wait_until_the_provisioner_job_sets_provisioner_state_2(dag_dir, schedd):
+    (dag_dir / "provisioner.sub").write_text(PROVISIONER_SUB)
+    (dag_dir / "provisioner.sh").write_text(PROVISIONER_SH)
+    (dag_dir / "p.dag").write_text('JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code="0"\nPARENT A CHILD B\n'
+                                   "PROVISIONER prov provisioner.sub\n")
+    dagman, code = run(dag_dir / "p.dag", schedd)
+    assert code == 0
+    assert (dag_dir / "runs.txt").read_text().split() == ["provisioner", "provisioned", "A", "0", "B", "0"]
+    assert read_metrics(str(dag_dir / "p.dag.metrics"))["jobs_succeeded"] == 3  # the provisioner is a node
+
+
+def test_the_dag_ends_without_waiting_for_a_service_node_and_removes_its_job(dag_dir, schedd):
+    (dag_dir / "service.sub").write_text(SERVICE_SUB)
+    (dag_dir / "s.dag").write_text('SERVICE srv service.sub\nJOB A job.sub\nVARS A code="0"\n')
+    dagman, code = run(dag_dir / "s.dag", schedd)
+    assert code == 0
+    service = dagman.nodes["srv"].cluster
+    assert service < dagman.nodes["A"].cluster  # submitted first
+    ads = [*schedd.query(f"ClusterId == {service}", ["JobStatus"]),
+           *schedd.history(f"ClusterId == {service}", ["JobStatus"])]
+    assert [ad["JobStatus"] for ad in ads] == [3]  # removed, whether or not it has left the queue yet
+    metrics = read_metrics(str(dag_dir / "s.dag.metrics"))
+    assert (metrics["jobs"], metrics["jobs_succeeded"]) == (1, 2)  # as 23.9.6 counts them
+
+
+def test_qedit_sets_an_attribute_of_a_queued_job(dag_dir, schedd):
+    (dag_dir / "held.sub").write_text("executable = /bin/true\nhold = true\nqueue\n")
+    env = {"CRABTUI_STATE_DIR": schedd.state.path, "PATH": "/usr/bin:/bin"}
+    submitted = subprocess.run([CRABTUI, "job", "submit", "held.sub"], env=env, capture_output=True, text=True)
+    cluster = submitted.stdout.split()[-1].rstrip(".")
+    edited = subprocess.run([CRABTUI, "qedit", cluster, "Flavour", '"mint"'], env=env, capture_output=True, text=True)
+    assert edited.stdout == 'Set attribute "Flavour" for 1 matching jobs.\n', edited.stderr
+    assert [ad["Flavour"] for ad in schedd.query(f"ClusterId == {cluster}", ["Flavour"])] == ["mint"]
+    missing = subprocess.run([CRABTUI, "qedit", cluster, "Flavour"], env=env, capture_output=True, text=True)
+    assert missing.returncode == 1 and "ATTR VALUE pairs" in missing.stderr
