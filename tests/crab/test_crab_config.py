@@ -736,7 +736,7 @@ def test_module_level_crab_command_submit_hands_each_config_over_as_it_was_and_r
     assert "httplib" not in sys.modules
 
 
-def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything_back(tmp_path):
+def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything_back(tmp_path, monkeypatch):
     py = tmp_path / "multicrab.py"
     py.write_text(MULTICRAB.format(module_level="import sys\nconfig.General.requestName = sys.argv[1]"))
     argv, method = list(sys.argv), multiprocessing.get_start_method(allow_none=True)
@@ -746,7 +746,9 @@ def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything
                                                                                 ("b", "/C/D-v1/AOD")]
     assert sys.argv == argv and multiprocessing.get_start_method(allow_none=True) == method
     imported = Recorder()
-    run_crab_config(py, imported)  # as crab submit imports it: no __main__ block, nothing submitted
+    # as `crabtui task submit multicrab.py` imports it (its sys.argv, not pytest's): no __main__ block, nothing submitted
+    monkeypatch.setattr(sys, "argv", ["crabtui", "task", "submit", str(py)])
+    run_crab_config(py, imported)
     assert imported.submitted == imported.refusals == []
     py.write_text(MULTICRAB.format(module_level="") + "    raise SystemExit(0)\n")
     run_crab_config(py, Recorder(), main=True)  # a script's sys.exit(0) is its normal end

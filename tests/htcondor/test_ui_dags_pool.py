@@ -189,6 +189,9 @@ def test_marked_dags_on_the_pool_are_held_and_released_together(htcondor_pool, s
         assert isinstance(app.screen, ConfirmScreen) and app.screen.question == "Hold 2 DAGs?"
         await pilot.press("right", "enter")  # the arrow reaches Yes
         await wait_for(pilot, lambda: statuses() == {JobStatus.HELD}, "both condor_dagman jobs held")
+        # as a user would: release once the list shows them held (it learns so from their logs)
+        await wait_for(pilot, lambda: all(table.items[str(c)].job_status == JobStatus.HELD for c in clusters),
+                       "the list to show both DAGs held")
         await pilot.press("r", "y")
         await wait_for(pilot, lambda: statuses() <= {JobStatus.RUNNING, JobStatus.IDLE}, "both released")
 
