@@ -52,7 +52,7 @@ import time
 from contextlib import ExitStack, contextmanager
 
 from benchlib import report, scratch_dir, verdict
-from ui_task import python_loop
+from ui_task import app_until, app_updated, python_loop
 
 TARGETS = {"first_paint_s": 2.0, "refresh_cpu_s": 0.05, "rss_mb": 500.0}
 REFRESHES = 5
@@ -248,19 +248,11 @@ async def session(args: argparse.Namespace) -> dict:
             if type(screen) not in self.shown and table is not None and table.row_count:
                 self.shown[type(screen)] = time.perf_counter()
 
-    async def until(condition, what: str, timeout: float = 600) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if app._exception is not None or time.monotonic() > deadline:
-                raise SystemExit(f"timed out waiting for {what}")
-            await asyncio.sleep(0.002)
+    def until(condition, what: str):  # app and pilot are bound further down
+        return app_until(app, condition, what, timeout=600)
 
-    async def updated() -> None:
-        while True:
-            await pilot._wait_for_screen()
-            if not any(node._message_queue.qsize() for node in (app, *app.screen.walk_children(with_self=True))):
-                break
-        app.screen._on_timer_update()
+    def updated():
+        return app_updated(app, pilot)
 
     async def refresh() -> dict:
         screen = app.screen

@@ -124,20 +124,11 @@ async def session(state_dir: str, task: str, now: float, size: tuple[int, int], 
             if self.first_rows_at is None and isinstance(screen, TaskScreen) and screen.jobs_table.row_count:
                 self.first_rows_at = time.perf_counter()
 
-    async def until(condition, what: str, timeout: float = 300) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if app._exception is not None or time.monotonic() > deadline:
-                raise SystemExit(f"timed out waiting for {what}")
-            await asyncio.sleep(0.002)
+    def until(condition, what: str):  # app and pilot are bound further down
+        return app_until(app, condition, what, timeout=300)
 
-    async def updated() -> None:
-        """Every message handled (also those the handlers posted), then the screen updated."""
-        while True:
-            await pilot._wait_for_screen()
-            if not any(node._message_queue.qsize() for node in (app, *app.screen.walk_children(with_self=True))):
-                break
-        app.screen._on_timer_update()
+    def updated():
+        return app_updated(app, pilot)
 
     def key_event(key: str) -> events.Key:  # as Pilot.press makes it, without its waits for idle
         try:
@@ -242,6 +233,24 @@ def best(runs: list[dict]) -> dict:
         "rss_mb": max(r["rss_mb"] for r in runs),
         "rows_after_keys": runs[-1]["rows_after_keys"],
     }
+
+
+async def app_until(app, condition, what: str, *, timeout: float) -> None:
+    """Let ``app`` run until ``condition()`` holds; end the benchmark if the app failed or time ran out."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if app._exception is not None or time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        await asyncio.sleep(0.002)
+
+
+async def app_updated(app, pilot) -> None:
+    """Every message handled (also those the handlers posted), then the screen updated."""
+    while True:
+        await pilot._wait_for_screen()
+        if not any(node._message_queue.qsize() for node in (app, *app.screen.walk_children(with_self=True))):
+            break
+    app.screen._on_timer_update()
 
 
 def python_loop() -> float:
