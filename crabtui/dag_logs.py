@@ -7,7 +7,8 @@ and each DAG's nodes log (``<dag>.nodes.log``, which every node job writes to) w
 do; both are followed with :class:`engine.schedd.local.userlog.QueueFollower`, over one query's
 answer.  The schedd is asked again only for what the logs do not tell: the DAGMan jobs every
 :data:`DISCOVER_EVERY` seconds (new DAGs, and DAGMan's ad, which DAGMan itself refreshes only every
-5 minutes) or as soon as one leaves the queue (the history has it then), and a DAG's node jobs when
+5 minutes) or as soon as one leaves the queue (the history has it then), a shown DAGMan job whose own
+log cannot be followed from here every :data:`BLIND_EVERY` seconds, and a DAG's node jobs when
 its nodes log cannot be followed from here (a DAG on a pool whose directory this machine does not
 see, or a new run of DAGMan that emptied its log), then at most every :data:`DISCOVER_EVERY` seconds.
 """
@@ -22,6 +23,9 @@ from engine.schedd.local.userlog import QueueFollower
 DISCOVER_EVERY = 30.0
 """Seconds between two queries of the DAGMan jobs while their logs are followed (ctrl+r asks at
 once), as often as the list reads the history for DAGs that ended."""
+BLIND_EVERY = 5.0
+"""Seconds between two queries of a shown DAGMan job whose ad is all there is to go by: its own
+log, or its dagman.out, cannot be read from here (DAGMan's default DAGMAN_USER_LOG_SCAN_INTERVAL)."""
 
 
 def nodes_log(dag_file: str) -> str:
@@ -33,9 +37,11 @@ class DagQueue:
     """The DAGMan jobs and the node jobs of the DAGs shown, as the queue holds them now.
     ``discover_every``: how old the last query of the DAGMan jobs may get."""
 
-    def __init__(self, discover_every: float = DISCOVER_EVERY) -> None:
+    def __init__(self, discover_every: float = DISCOVER_EVERY, blind_every: float = BLIND_EVERY) -> None:
         self.discover_every = discover_every
+        self.blind_every = blind_every
         self._ads: dict[int, dict[str, Any]] = {}  # DAGMan jobs as last queried, by ClusterId
+        self._ad_asked_at: dict[int, float] = {}
         self._dagmans: dict[int, QueueFollower] = {}  # their own logs
         self._listed: list[int] = []  # the DAGMan jobs of the last query of :meth:`dagmans`
         self._asked_at: float | None = None
@@ -59,7 +65,7 @@ class DagQueue:
             self._asked_at, self._left = now, False
             self.discoveries += 1
             for ad in ads:
-                self.follow_dagman(ad, marks.get(int(ad["ClusterId"])))
+                self.follow_dagman(ad, now, marks.get(int(ad["ClusterId"])))
             self._listed = [int(ad["ClusterId"]) for ad in ads]
         shown = []
         for cluster in self._listed:
@@ -70,12 +76,13 @@ class DagQueue:
                 shown.append(ad)
         return shown
 
-    def follow_dagman(self, ad: Mapping[str, Any], mark: tuple[int | None, int] | None = None) -> None:
-        """Follow a DAGMan job from its ad on, through its own log from ``mark`` (from its start
-        if None: one job's log is short, and the last event in it tells the job's status, or
-        leaves the ad's when none does, as for a job submitted on hold)."""
+    def follow_dagman(self, ad: Mapping[str, Any], now: float, mark: tuple[int | None, int] | None = None) -> None:
+        """Follow a DAGMan job from its ad (as queried at ``now``) on, through its own log from
+        ``mark`` (from its start if None: one job's log is short, and the last event in it tells
+        the job's status, or leaves the ad's when none does, as for a job submitted on hold)."""
         cluster = int(ad["ClusterId"])
         self._ads[cluster] = dict(ad)
+        self._ad_asked_at[cluster] = now
         log = ad.get("UserLog")
         if not log:
             self._dagmans.pop(cluster, None)
@@ -97,8 +104,19 @@ class DagQueue:
             return ad
         now = follower.jobs.get((cluster, 0))
         if now is None:
-            del self._ads[cluster], self._dagmans[cluster]
+            del self._ads[cluster], self._dagmans[cluster], self._ad_asked_at[cluster]
         return now
+
+    def blind(self, cluster: int, now: float, counts_from_ad: bool = False) -> bool:
+        """Whether a shown DAGMan job's ad should be queried again: the last query is
+        ``blind_every`` old, and its status comes from the ad alone (its log cannot be followed
+        from here: none, or in a directory this machine does not see) or DAGMan's node counts do
+        (``counts_from_ad``: its dagman.out cannot be read from here)."""
+        follower = self._dagmans.get(cluster)
+        if not counts_from_ad and follower is not None and not follower.stale:
+            return False
+        asked = self._ad_asked_at.get(cluster)
+        return asked is None or not 0 <= now - asked < self.blind_every
 
     # -------------------------------------------------------------- the node jobs
 
@@ -145,6 +163,6 @@ class DagQueue:
 
     def forget(self, keep: set[int]) -> None:
         """Stop following the DAGs whose DAGMan job is not in ``keep``."""
-        for followed in (self._nodes, self._seeded_at, self._lists, self._dagmans, self._ads):
+        for followed in (self._nodes, self._seeded_at, self._lists, self._dagmans, self._ads, self._ad_asked_at):
             for cluster in [c for c in followed if c not in keep]:
                 del followed[cluster]

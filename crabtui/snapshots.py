@@ -23,9 +23,9 @@ from engine.crab.client import monitor
 from engine.crab.client.status import JobView, TaskView, job_sort_key, scheduler_status, task_view
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED,
                                            Task, TaskDB)
-from crabtui.dag_view import (DAG_PROJECTION, NODE_JOB_PROJECTION, SCHEDULER_UNIVERSE, TOP_LEVEL_DAGMAN, DagSnapshot,
-                              DagsSnapshot, DagSummary, NodeSnapshot, NodeTable, dag_file_of, dagman_out_of, node_at,
-                              node_snapshot, queued_by_node, summarize, unreadable)
+from crabtui.dag_view import (DAG_PROJECTION, FROM_AD, NODE_JOB_PROJECTION, SCHEDULER_UNIVERSE, TOP_LEVEL_DAGMAN,
+                              DagSnapshot, DagsSnapshot, DagSummary, NodeSnapshot, NodeTable, dag_file_of,
+                              dagman_out_of, node_at, node_snapshot, queued_by_node, summarize, unreadable)
 from crabtui.dag_view import halt as halt_dag_file
 from crabtui.dag_view import unhalt as unhalt_dag_file
 from crabtui.dag_logs import DISCOVER_EVERY, DagQueue
@@ -152,6 +152,7 @@ class Backend:
         self._followers: dict[str, monitor.LogFollower] = {}
         self._dag_followers: dict[int, monitor.LogFollower] = {}
         self._ended: dict[int, list[dict[str, Any]]] = {}  # DAGMan jobs' ads found in the history
+        self._counted_from_ad: set[int] = set()  # DAGs shown with DAGMan's counts from its ad
         self._watchers: dict[str, DagWatcher] = {}  # by dagman.out
         self._node_tables: dict[int, NodeTable] = {}
         self._history: _History | None = None
@@ -370,12 +371,14 @@ class Backend:
         where, queue = "queue", []
         dag_queue = self._dag_queue
         with self.schedd() as schedd:
-            ad = dag_queue.dagman(cluster)
-            if ad is None and cluster not in self._ended:
+            ad = None if cluster in self._ended else dag_queue.dagman(cluster)
+            if cluster not in self._ended and (
+                    ad is None or dag_queue.blind(cluster, now, cluster in self._counted_from_ad)):
                 found = schedd.query_values(f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}",
                                             DAG_PROJECTION)
+                ad = None
                 if found:
-                    dag_queue.follow_dagman(found[0])
+                    dag_queue.follow_dagman(found[0], now)
                     ad = dag_queue.dagman(cluster)
             if ad is None:
                 found = self._ended.get(cluster) or _plain(schedd.history(
@@ -402,6 +405,10 @@ class Backend:
             rows = self._node_tables.setdefault(cluster, NodeTable()).rows(progress, jobs_of, now, cluster)
         own = queued_by_node(job for job in queue if job.get("DAGManJobId") == cluster)
         summary = summarize(ad, where == "queue", progress, own)
+        if summary is not None and summary.source == FROM_AD:
+            self._counted_from_ad.add(cluster)
+        else:
+            self._counted_from_ad.discard(cluster)
         follower = self._dag_followers.get(cluster)
         if follower is None:
             follower = self._dag_followers[cluster] = monitor.LogFollower(out_file)

@@ -82,14 +82,27 @@ def test_the_corpus_covers_what_real_analyses_write():
 
 def started(state: StateDir, name: str, cwd: Path, timeout: float = 120) -> dict:
     """The task's status once one of its jobs runs (or has run)."""
+    return next(each_started(state, [name], cwd, timeout))[1]
+
+
+def each_started(state: StateDir, names: list[str], cwd: Path, timeout: float = 180):
+    """Yield (name, status) for each task as soon as one of its jobs runs (or has run), in the order
+    they start: tasks submitted together share the slots, and a sibling whose jobs took them first
+    must be killed (by the caller, once yielded) before the others can start."""
     deadline = time.monotonic() + timeout
-    while True:
-        status = task_status(state, name, cwd)
-        assert status["status"] in ("NEW", "QUEUED", "SUBMITTED"), status["message"]
-        if any(job["state"] in STARTED for job in status["jobs"]):
-            return status
-        assert time.monotonic() < deadline, f"no job of {name} started: {status['message']}"
-        time.sleep(0.3)
+    waiting = list(names)
+    while waiting:
+        for name in list(waiting):
+            status = task_status(state, name, cwd)
+            assert status["status"] in ("NEW", "QUEUED", "SUBMITTED"), status["message"]
+            if any(job["state"] in STARTED for job in status["jobs"]):
+                waiting.remove(name)
+                yield name, status
+                deadline = time.monotonic() + timeout  # the next has as long, once this one is killed
+        if waiting:
+            assert time.monotonic() < deadline, f"no job of {waiting} started: {status['message']}, " \
+                f"jobs {sorted({job['state'] for job in status['jobs']})}"
+            time.sleep(0.3)
 
 
 def finished(state: StateDir, name: str, cwd: Path, timeout: float = 120) -> None:
@@ -123,9 +136,8 @@ def task_names(submitted) -> list[str]:
     return re.findall(r"^Task name: (\S+)$", submitted.stdout, re.M)
 
 
-def check_started(grid: StateDir, config: Path, cfg, name: str) -> None:
+def check_started(grid: StateDir, config: Path, cfg, name: str, status: dict) -> None:
     """One of the task's jobs runs (or has run), where the config says; then the task is killed."""
-    status = started(grid, name, config.parent)
     jobs = status["jobs"]
     ran = [job for job in jobs if job["state"] in STARTED]
     if cfg.site_whitelist:  # the jobs run at whitelisted sites only, ignoreLocality or not
@@ -170,8 +182,8 @@ def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config):
         assert len(names) == 1
 
     cfg = load_config(config)  # what the test expects of the task
-    for name in names:
-        check_started(grid, config, cfg, name)
+    for name, status in each_started(grid, names, config.parent):
+        check_started(grid, config, cfg, name, status)
 
 
 MAIN_BLOCK_TASKS = {"multicrab_main_block": 2, "multicrab_helper_module": 3, "multicrab_process_loop": 2}
@@ -193,8 +205,7 @@ def test_multicrab_submits_every_config_the_scripts_main_block_passes_to_crab_co
     assert len(names) == len(requests) == MAIN_BLOCK_TASKS[config.parent.name], submitted.stdout
     assert submitted.stdout.rstrip().endswith(f"{len(names)} task(s) submitted: {', '.join(names)}.")
     cfg = load_config(config) if config.parent.name not in MULTICRAB_ONLY else None
-    for name in names:
-        status = started(grid, name, config.parent)
+    for name, status in each_started(grid, names, config.parent):
         assert status["jobs"], name
         if cfg is not None and cfg.site_whitelist:
             sites = {job["site_history"][-1] for job in status["jobs"] if job["site_history"]}

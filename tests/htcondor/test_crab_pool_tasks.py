@@ -17,7 +17,7 @@ import pytest
 
 from engine.crab.taskworker.automatic import stage_of
 from installed import CRABTUI
-from pool_user import FLAKY, POOL_SITES, PoolUser, attempts, config
+from pool_user import FLAKY, POOL_SITES, STEADY_SITES, PoolUser, attempts, config
 
 pytestmark = pytest.mark.htcondor
 
@@ -121,7 +121,7 @@ def test_an_automatic_task_on_the_pool_processes_every_lumi_once(user):
     user.write("state/taskworker.toml", "[TaskWorker]\nnumAutomaticProbes = 2\nminAutomaticTailSize = 1\n")
     plan = '{job = "2", attempt = "*", exitCode = 8021}'
     name = user.submit("auto.toml", config("auto", splitting="Automatic", units=180, total=0, scale=3600, plan=plan,
-                                           sites=("T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local")))
+                                           sites=STEADY_SITES))
     status = user.wait(name, "COMPLETED", timeout=900)
     task_dir = Path(status["task_dir"])
     assert "SUBDAG EXTERNAL Job0SubJobs RunJobs0.subdag" in (task_dir / "RunJobs.dag").read_text()
@@ -165,7 +165,7 @@ def test_the_same_task_has_the_same_outcome_on_the_embedded_engine_and_on_the_po
     plan = ('{job = "1", attempt = 1, exitCode = 8021}, {job = "3", attempt = 1, exitCode = 50115}, '
             '{job = "5", attempt = 1, exitCode = 8006}, {job = "6", attempt = 1, exitCode = 134}, '
             '{job = "6", attempt = 2, exitCode = 8028}')
-    text = config("cross", plan=plan, sites=("T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local"))
+    text = config("cross", plan=plan, sites=STEADY_SITES)
     embedded = tmp_path / "state"
     embedded.mkdir(mode=0o700)
     (embedded / "pool.toml").write_text(EMBEDDED_POOL)
@@ -208,7 +208,8 @@ def test_a_task_command_killed_at_any_step_loses_nothing_and_submits_nothing_twi
     resubmission was recorded, and after its rescue DAG was queued: the next command finishes
     what was left, adopting the DAGMan job already queued, and the task ends COMPLETED with one
     DAGMan job per submission."""
-    user.write("crab.toml", config("crash", plan='{job = "2", attempt = 1, exitCode = 8006}', total=40))
+    user.write("crab.toml", config("crash", plan='{job = "2", attempt = 1, exitCode = 8006}', total=40,
+                                          sites=STEADY_SITES))
     assert user.run("task", "submit", "crab.toml", crash_at="taskworker:submit:queued").returncode == -9
     assert user.run("task", "list", crash_at="taskworker:dagman-queued").returncode == -9
     [row] = json.loads(user.ok("task", "list", "--json"))
@@ -246,7 +247,7 @@ def test_the_demo_runs_its_two_tasks_on_the_pool(user):
 @pytest.mark.parametrize("splitting, units", [("FileBased", 2), ("EventAwareLumiBased", 20000)])
 def test_file_and_event_aware_splitting_on_the_pool(user, splitting, units):
     name = user.submit("crab.toml", config(f"split{len(splitting)}", splitting=splitting, units=units, total=-1,
-                                           sites=("T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local")))
+                                           sites=STEADY_SITES))
     status = user.wait(name, "COMPLETED")
     assert len(status["jobs"]) > 1 and all(j["state"] == "finished" for j in status["jobs"])
     lumis = [(run, lumi) for j in status["jobs"] for run, ls in j["processed_lumis"].items() for lumi in ls]

@@ -17,7 +17,7 @@ from crabtui.screens.task import TaskScreen
 from crabtui.snapshots import Backend
 from engine.state import StateDir
 from textual.widgets import Log
-from pool_user import PoolUser, config
+from pool_user import STEADY_SITES, PoolUser, config
 from ui.ui_tasks import cells, wait_for as wait_for_app
 
 pytestmark = pytest.mark.htcondor
@@ -36,7 +36,7 @@ def user(htcondor_pool):
 def test_the_task_screens_follow_a_task_on_the_pool(user):
     plan = '{job = "2", attempt = 1, exitCode = 8021}, {job = "3", attempt = 1, exitCode = 8006}'
     name = user.submit("crab.toml", config("uipool", plan=plan, total=40, scale=40,
-                                           sites=("T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local")))
+                                           sites=STEADY_SITES))
     doomed = user.submit("doomed.toml", config("doomed", total=40, scale=2, sites=("T2_XX_Local",)))
 
     async def scenario(pilot):

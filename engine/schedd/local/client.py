@@ -203,8 +203,31 @@ class LocalScheddClient:
         if answer.startswith(b"error "):
             proc.wait()
             raise ScheddError(answer[6:].decode("utf-8", "replace").strip())
-        if answer != b"ready\n" and proc.wait() != 3:  # 3: another client's daemon won the race
+        if answer == b"ready\n":
+            return
+        if proc.wait() != 3:
             raise ScheddError(f"the schedd daemon did not start (exit status {proc.returncode}); see {self.state.log}")
+        self._wait_for_daemon_serving()  # 3: another client's daemon won the race, and may still be starting
+
+    def _wait_for_daemon_serving(self, timeout: float = 120.0) -> None:
+        """Until the daemon holding the lock listens on its socket, or no daemon holds the lock (it
+        failed to start: the next connection attempt says so).  A daemon recovering a large queue
+        holds the lock for a while before it serves."""
+        deadline = time.monotonic() + timeout
+        with open(self.state.lock, "a") as lock:
+            while time.monotonic() < deadline:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                    try:
+                        sock.connect(self.state.socket)
+                        return
+                    except (FileNotFoundError, ConnectionRefusedError):
+                        pass
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+                    return
+                except BlockingIOError:
+                    time.sleep(0.02)
 
 
 def _wire_spec(job_spec: JobSpec):
