@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from installed import CRABTUI
+from installed import CRABTUI, PYTHON
 
 MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
 POOL_SITES = ("T2_CH_CERN", "T1_US_FNAL", "T2_IT_Pisa", "T2_XX_Local")  # scripts/htcondor-testpool's
@@ -53,6 +53,12 @@ class PoolUser:
                                "--state-dir", str(self.state), "--backend", backend, *args], cwd=self.home,
                               env={**self.env, **({"CRABTUI_CRASH_POINT": crash_at} if crash_at else {})},
                               capture_output=True, text=True, timeout=timeout)
+
+    def python(self, script: Path, *args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
+        """``script`` run by the tests' Python as the user, from its home: a UI driven headless as the user drives it."""
+        return subprocess.run(["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", PYTHON,
+                               str(script), *args], cwd=self.home, env=self.env, capture_output=True, text=True,
+                              timeout=timeout)
 
     def ok(self, *args: str, **kw) -> str:
         result = self.run(*args, **kw)
