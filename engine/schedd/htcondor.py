@@ -111,7 +111,10 @@ class HTCondorSchedd:
     def act(self, action: JobAction | str, job_spec: JobSpec, reason: str | None = None) -> ActResult:
         action = JobAction(action)
         with self._errors(f"{action.value.lower()} of {_describe(job_spec)}", "WRITE"):
-            result = self._connect().act(getattr(htcondor2.JobAction, action.value), _spec(job_spec), reason)
+            # htcondor2 (25.x) drops a reason given as a plain string; as (reason, code) it reaches the
+            # schedd, and a hold's reason is then the job's HoldReason, as condor_hold -reason gives it
+            result = self._connect().act(getattr(htcondor2.JobAction, action.value), _spec(job_spec),
+                                         None if reason is None else (reason, None))
         refused = []
         counts = {}
         for attr, key, why in (("TotalPermissionDenied", "permission_denied", "permission denied (another user's job)"),
