@@ -404,10 +404,12 @@ def test_a_job_held_while_running_reads_alike_through_our_readers(held_while_run
         facts = job_facts(str(log), cluster)
         found[backend] = (restarts(str(log)), sorted(facts), holds_events(log, {T.JOB_HELD}),
                           holds_events(log, {T.JOB_ABORTED}))
-    # (The HoldReason itself differs: the bindings' reason does not reach the 23.9.6 schedd, whose
-    # held event says "Reason unspecified"; see the README.)
     assert found["embedded"] == found["htcondor"] == \
         (1, ["CompletionDate", "HoldReason", "JobCurrentStartDate"], True, False)
+    held = {backend: [e.get("HoldReason") for e in htcondor2.JobEventLog(str(log)).events(stop_after=0)
+                      if e.type == T.JOB_HELD] for backend, (log, _) in held_while_running.items()}
+    assert [reason.startswith("checking the readers") for reasons in held.values() for reason in reasons] == \
+        [True, True], held  # the reason given reaches both schedds
 
 
 def test_a_job_held_while_running_logs_the_same_events(held_while_running):
