@@ -74,7 +74,10 @@ async def scenario(pilot, name: str, seen: dict) -> None:
     seen["hold_question"] = app.screen.question if isinstance(app.screen, ConfirmScreen) else None
     await pilot.press("y")
     await wait_for(pilot, lambda: jobs.items["1"].state == "held", "job 1 held in the UI")
-    seen["held"] = {"cell": cells(jobs, "1")[2], "job": held, "queue": queued(dagman, "1"), "notices": notices()}
+    await wait_for(pilot, lambda: cells(jobs, "1")[-1] != "", "job 1's hold reason in the UI")
+    seen["held"] = {"cell": cells(jobs, "1")[2], "why": cells(jobs, "1")[-1], "job": held, "queue": queued(dagman, "1"),
+                    "reason": htcondor2.Schedd().query(f"ClusterId == {held.split('.')[0]}", ["HoldReason"])[0]
+                    .get("HoldReason"), "notices": notices()}
     await pilot.press("r")
     seen["release_question"] = app.screen.question if isinstance(app.screen, ConfirmScreen) else None
     await pilot.press("y")

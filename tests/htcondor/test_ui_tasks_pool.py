@@ -130,6 +130,7 @@ def test_hold_release_halt_and_resubmit_from_the_keyboard_as_the_pools_user(user
     held = seen["held"]
     assert held["cell"] == "‖ held" and "Held 1 job(s)." in held["notices"]
     assert held["queue"] == [{"cluster": int(held["job"].split(".")[0]), "status": 5}]  # condor_q: H
+    assert held["reason"].startswith("held from crabtui") and "held from crabtui" in held["why"], held
     assert seen["release_question"] == "Release 1 job(s) of uiact?"
     released = seen["released"]
     assert released["queue"][0]["status"] in (1, 2) and released["cell"] != "‖ held"  # condor_q: I or R
