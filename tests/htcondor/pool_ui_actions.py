@@ -4,8 +4,8 @@ writes are that user's, as the pool's condor_dagman (which runs as that user) ne
 
 ``python pool_ui_actions.py STATE_DIR TASK OUT``: drives ``CrabApp`` headless on ``--backend
 htcondor`` through hold, release, halt, unhalt and resubmit of TASK (whose job 2 fails once with
-8021 and job 3 for good with 8006), and writes what the user saw, and what
-the pool's queue said at that moment, to OUT as JSON; a wait that timed out is its ``error``."""
+8021 and job 3 for good with 8006), and writes what the user saw, and what the pool's queue said
+at that moment, to OUT as JSON; a wait that timed out is its ``error``."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ from crabtui.snapshots import Backend
 from engine.state import StateDir
 
 TIMEOUT = 300  # seconds for one step on a loaded pool
-IN_QUEUE = (1, 2, 5)  # idle, running, held
 
 
 async def wait_for(pilot, condition, what: str) -> None:

@@ -1,6 +1,7 @@
 """The UI's task screens, and ``crabtui watch``, on a CRAB task running on the real test pool: one
 headless pass through the task list, the task's jobs, its ``condor_q -dag`` tree from the pool's
-queue, sites, errors and dagman.out, and a job's drilldown with its ClassAd from the pool."""
+queue, sites, errors and dagman.out, and a job's drilldown with its ClassAd from the pool; and the
+task screen's hold, release, halt and resubmit keys, the UI run as the pool's user."""
 
 from __future__ import annotations
 
