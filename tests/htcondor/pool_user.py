@@ -55,7 +55,7 @@ class PoolUser:
                               capture_output=True, text=True, timeout=timeout)
 
     def python(self, script: Path, *args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
-        """``script`` run by the tests' Python as the user, from its home: a UI driven headless as the user drives it."""
+        """``script`` run by the tests' Python as the user, from its home: the UI driven headless as that user."""
         return subprocess.run(["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", PYTHON,
                                str(script), *args], cwd=self.home, env=self.env, capture_output=True, text=True,
                               timeout=timeout)
