@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
+from dagman_waits import wait_until
 from engine.dag import build_graph, parse_file
 from engine.dagman.metrics import read_metrics
 from engine.dagman.runner import DagMan, Options
@@ -42,9 +43,9 @@ def test_the_dag_ends_without_waiting_for_a_service_node_and_removes_its_job(dag
     assert code == 0
     service = dagman.nodes["srv"].cluster
     assert service < dagman.nodes["A"].cluster  # submitted first
-    ads = [*schedd.query(f"ClusterId == {service}", ["JobStatus"]),
-           *schedd.history(f"ClusterId == {service}", ["JobStatus"])]
-    assert [ad["JobStatus"] for ad in ads] == [3]  # removed, whether or not it has left the queue yet
+    wait_until(lambda: schedd.history(f"ClusterId == {service}", ["JobStatus"]), "the service job to leave the queue")
+    assert [ad["JobStatus"] for ad in schedd.history(f"ClusterId == {service}", ["JobStatus"])] == [3]  # removed
+    assert not schedd.query(f"ClusterId == {service}", ["JobStatus"])
     metrics = read_metrics(str(dag_dir / "s.dag.metrics"))
     assert (metrics["jobs"], metrics["jobs_succeeded"]) == (1, 2)  # as 23.9.6 counts them
 
