@@ -125,25 +125,37 @@ def fabricate(schedd, workdir: str, dags: int, jobs: int, backend: str) -> dict:
 @contextmanager
 def engine(backend: str, workdir: str):
     """A schedd with its daemon's pid, the state directory the UI is opened on, and the
-    environment of ``condor_q``; the pool's jobs this run queued are removed at the end."""
+    environment of ``condor_q``; the pool's jobs this run queued are removed at the end, and an
+    embedded daemon on the state directory (the app's, with either backend) is shut down before
+    the directory goes."""
+    from engine.schedd.local.client import LocalScheddClient
     from engine.state import StateDir
 
     state = os.path.join(workdir, "state")
     os.makedirs(state, mode=0o700)
-    if backend == "embedded":
-        from engine.schedd.local.client import LocalScheddClient
+    try:
+        if backend == "embedded":
+            yield from _embedded(state, workdir)
+        else:
+            yield from _pool(state)
+    finally:
+        LocalScheddClient(StateDir(state)).shutdown()
 
-        with open(os.path.join(state, "pool.toml"), "w", encoding="utf-8") as f:
-            f.write('[[site]]\nname = "T2_XX_Local"\nslots = 1\nmemory = 2000\n')
-        client = LocalScheddClient(StateDir(state))
-        try:
-            pid = client.ping()["pid"]
-            client.submit("executable = /bin/sleep\narguments = 100000\nqueue\n", cwd=workdir)  # the busy slot
-            crabtui = os.path.join(os.path.dirname(sys.executable), "crabtui")
-            yield client, pid, state, [crabtui, "--state-dir", state, "q", "-nobatch"]
-        finally:
-            client.shutdown()
-        return
+
+def _embedded(state: str, workdir: str):
+    from engine.schedd.local.client import LocalScheddClient
+    from engine.state import StateDir
+
+    with open(os.path.join(state, "pool.toml"), "w", encoding="utf-8") as f:
+        f.write('[[site]]\nname = "T2_XX_Local"\nslots = 1\nmemory = 2000\n')
+    client = LocalScheddClient(StateDir(state))
+    pid = client.ping()["pid"]
+    client.submit("executable = /bin/sleep\narguments = 100000\nqueue\n", cwd=workdir)  # the busy slot
+    crabtui = os.path.join(os.path.dirname(sys.executable), "crabtui")
+    yield client, pid, state, [crabtui, "--state-dir", state, "q", "-nobatch"]
+
+
+def _pool(state: str):
     from backends_dag import TESTPOOL, pool_env
 
     if subprocess.run([TESTPOOL, "status"], capture_output=True).returncode != 0:

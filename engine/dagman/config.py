@@ -41,6 +41,9 @@ class Options:
     # the ready queue and submission
     submit_depth_first: bool = False  # DAGMAN_SUBMIT_DEPTH_FIRST
     max_submits_per_interval: int = 100  # DAGMAN_MAX_SUBMITS_PER_INTERVAL
+    # Counted per scan interval, as DAGMan's timer-driven cycles count them, once either knob is
+    # set (or -maxidle lowered it); else per cycle, and a cycle stopped by it is followed at once.
+    paced_submits: bool = False
     aggressive_submit: bool = False  # DAGMAN_AGGRESSIVE_SUBMIT
     submit_delay: int = 0  # DAGMAN_SUBMIT_DELAY, seconds before each submit
     retry_submit_first: bool = True  # DAGMAN_RETRY_SUBMIT_FIRST

@@ -95,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ERROR: {error}", file=sys.stderr)
         return EXIT_ERROR
     adjust_for_max_idle(options, knobs)
+    options.paced_submits = ("scan_interval" in knobs or "max_submits_per_interval" in knobs
+                             or options.max_submits_per_interval != Options.max_submits_per_interval)
     if not options.recovery:  # condor_submit_dag deletes a stale halt file
         with contextlib.suppress(FileNotFoundError):
             os.unlink(dag_file + ".halt")

@@ -191,10 +191,16 @@ class ReadyQueue:
         """``Dag::SubmitReadyJobs``: submit from the ready queue until it is empty or -maxjobs,
         -maxidle, DAGMAN_MAX_SUBMITS_PER_INTERVAL or a failed submit stops the cycle; a node held
         back by its CATEGORY's MAXJOBS goes back in front of the queue.  A NOOP node's submit
-        costs nothing and reads no clock: a chain of them is one long cycle."""
+        costs nothing and reads no clock: a chain of them is one long cycle.
+
+        Unless :attr:`Options.paced_submits`, DAGMAN_MAX_SUBMITS_PER_INTERVAL counts the submits
+        of this cycle, not of the scan interval: the local schedd has queued and logged each job
+        by the time its submit returns, and a cycle that submitted is followed at once."""
         options = self.options
         if self.next_submit_time and self.clock() < self.next_submit_time:
             return
+        if not options.paced_submits:
+            self.window_submits = 0
         max_jobs, max_idle = options.max_jobs, options.max_idle
         queued = self.count(NodeState.SUBMITTED) if max_jobs else 0
         idle = sum(n.procs_idle for n in self.busy.values()) if max_idle and self.busy else 0
@@ -238,8 +244,9 @@ class ReadyQueue:
 
     def may_submit(self, node: Node, started: float | None) -> bool:
         """Whether a job may be submitted now: not past DAGMAN_MAX_SUBMITS_PER_INTERVAL in this
-        scan interval, and (unless DAGMAN_AGGRESSIVE_SUBMIT) not in a cycle that has already
-        outlasted it.  If not, the node goes back in front of the queue."""
+        scan interval (or cycle, see :meth:`submit_ready`), and (unless DAGMAN_AGGRESSIVE_SUBMIT)
+        not in a cycle that has already outlasted the scan interval.  If not, the node goes back
+        in front of the queue."""
         options = self.options
         now = self.clock()
         if now >= self.submit_window_end:

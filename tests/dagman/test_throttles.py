@@ -95,6 +95,22 @@ def test_maxjobs_unset_puts_every_ready_node_in_the_queue_at_once(dag_dir, sched
     assert queued_at_once(dag) == 6
 
 
+def test_max_submits_per_interval_at_its_default_counts_a_cycle_and_the_next_follows_at_once(dag_dir, schedd):
+    """With neither DAGMAN_MAX_SUBMITS_PER_INTERVAL nor DAGMAN_USER_LOG_SCAN_INTERVAL set, a cycle
+    that submitted its limit is followed at once: 5 jobs, 2 a cycle, in an hour's scan interval."""
+    (dag_dir / "short.sub").write_text(SHORT_SUB)
+    dag = dag_dir / "five.dag"
+    dag.write_text("".join(f"JOB N{i} short.sub\n" for i in range(5)))
+    dagman = DagMan(build_graph(parse_file(str(dag))), schedd, Options(scan_interval=3600, max_submits_per_interval=2))
+    hold = threading.Timer(60, setattr, (dagman, "held", True))  # condor_hold stops DAGMan at its next cycle
+    hold.start()
+    try:
+        assert dagman.run() == 0, "paced by the scan interval, the third job would wait an hour"
+    finally:
+        hold.cancel()
+    assert sorted(lines(dag_dir / "runs.txt")) == [f"N{i}" for i in range(5)]
+
+
 def test_category_maxjobs_throttles_its_nodes_only(dag_dir, schedd):
     (dag_dir / "short.sub").write_text(SHORT_SUB)
     dag = dag_dir / "cat.dag"
