@@ -102,21 +102,20 @@ def process_gone(pid: int) -> bool:
     reap it counts). The leader of a threaded process turns zombie before its other threads have
     died, and only then are its files (a listening socket) closed."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
         threads = os.listdir(f"/proc/{pid}/task")
-    except (FileNotFoundError, ProcessLookupError, IndexError):
+    except (FileNotFoundError, ProcessLookupError):
         return True
-    if state not in ("Z", "X"):
-        return False
-    for tid in threads:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
-                    return False
-        except FileNotFoundError:
-            continue
-    return True
+    return all(_task_state(f"/proc/{pid}/task/{tid}/stat") in (None, "Z", "X") for tid in threads)
+
+
+def _task_state(stat: str) -> str | None:
+    """The state letter in a /proc stat file, or None once the task is gone (its directory vanishes,
+    or a read races its exit and the kernel says ESRCH)."""
+    try:
+        with open(stat) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
 
 
 def process_alive(pid: int) -> bool:
