@@ -105,7 +105,7 @@ class TaskScreen(PollingScreen):
             with Pane("Log", id="log"):
                 yield LogView(max_lines=LOG_LINES, id="dagman-out")
             with Pane("Summary", id="summary-tab"):
-                yield LogView(id="summary-text", follow=False)
+                yield LogView(id="summary-text", follow=False, wrap=True)
         yield Static("", id="info")
         yield FilterBar()
         yield KeyBar()
@@ -232,11 +232,7 @@ class TaskScreen(PollingScreen):
         text = "\n".join(lines).expandtabs(8)
         if text != self._status_text:
             self._status_text = text
-            log = self.query_one("#summary-text", LogView)
-            top = log.scroll_offset.y
-            log.clear()
-            log.write(text)
-            log.scroll_to(y=top, animate=False)
+            self.query_one("#summary-text", LogView).show_text(text)
 
     _status_text = ""
 

@@ -6,10 +6,15 @@ finds text: the first line from the top of the view that holds it, case-insensit
 brought into view and drawn reversed; ``n`` and ``N`` go to the next and previous one,
 wrapping around.  The search line is the screen's :class:`crabtui.widgets.filter_bar.FilterBar`
 in its find mode, which asks this widget what it asks a table.
+
+A text shown whole (``show_text``, such as ``crab status``' summaries) is wrapped to the view's
+width when ``wrap`` is set, as a terminal wraps it, and wrapped again when the view is resized;
+a log's lines are not, and scroll sideways instead (their columns stay aligned).
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable
 
 from rich.style import Style
@@ -27,11 +32,30 @@ class LogView(Log):
         Binding("end", "follow", "Follow", id="follow", show=False, tooltip="Go to the end and follow it"),
     ]
 
-    def __init__(self, *, max_lines: int | None = None, id: str | None = None, follow: bool = True) -> None:
+    def __init__(self, *, max_lines: int | None = None, id: str | None = None, follow: bool = True,
+                 wrap: bool = False) -> None:
         super().__init__(max_lines=max_lines, id=id, auto_scroll=follow)
         self.pending = 0  # lines written while scrolled up
         self.find_text = ""
         self.match_line: int | None = None
+        self.wrap = wrap
+        self._text = ""  # what show_text shows
+        self._wrapped_at = 0  # the width it was wrapped to
+
+    # -------------------------------------------------------------- a text shown whole
+
+    def show_text(self, text: str) -> None:
+        """Replace what is shown by ``text``, keeping the reader's place."""
+        self._text = text
+        self._wrapped_at = self.scrollable_content_region.width
+        top = self.scroll_offset.y
+        self.clear()
+        self.write_lines(wrapped(text, self._wrapped_at) if self.wrap else text.splitlines())
+        self.scroll_to(y=top, animate=False)
+
+    def on_resize(self) -> None:
+        if self.wrap and self._text and self.scrollable_content_region.width != self._wrapped_at:
+            self.show_text(self._text)
 
     # -------------------------------------------------------------- following
 
@@ -131,3 +155,20 @@ class LogView(Log):
         if self.match_line is not None and int(self.scroll_offset.y) + y == self.match_line:
             strip = strip.apply_style(Style(reverse=True))
         return strip
+
+
+def wrapped(text: str, width: int) -> list[str]:
+    """``text``'s lines, each longer than ``width`` broken at spaces (at ``width`` if a word is
+    longer; a path is not broken at its hyphens), its continuation indented as far as the line
+    itself and two more; nothing when the view has no width yet (it is wrapped once it has)."""
+    if width <= 0:
+        return []
+    lines = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            lines.append(line)
+            continue
+        indent = " " * min(len(line) - len(line.lstrip(" ")) + 2, width // 2)
+        lines.extend(textwrap.wrap(line, width, subsequent_indent=indent, replace_whitespace=False,
+                                   break_on_hyphens=False))
+    return lines

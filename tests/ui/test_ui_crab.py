@@ -152,6 +152,32 @@ def test_the_summary_tab_pace_and_log_search(engine, failed_task):
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 
 
+def test_the_summary_tab_wraps_long_lines_to_a_narrow_terminal(engine, failed_task):
+    warning = ("Warning: the max jobs runtime is less than 30% of the task requested value (1250 min), please "
+               "consider to request a lower value for failed jobs (allowed through crabtui task resubmit)")
+
+    def shown(summary) -> tuple[list[str], str]:
+        lines = list(summary.lines)
+        assert all(len(line) <= summary.scrollable_content_region.width for line in lines), lines
+        return lines, " ".join(line.strip() for line in lines)
+
+    async def scenario(pilot):
+        screen = await open_task(pilot, failed_task)
+        await pilot.press("6")
+        summary = screen.query_one("#summary-text")
+        await wait_for(pilot, lambda: summary.line_count > 5, "crab status' summaries")
+        lines, text = shown(summary)
+        assert warning in text, "CRAB's warning is all there, wrapped"
+        assert any(line.strip().startswith(f"{engine.path}/tasks/") for line in lines), "the path unbroken"
+        narrow = len(lines)
+        await pilot.resize_terminal(160, 40)
+        await wait_for(pilot, lambda: summary.line_count < narrow, "the summary wrapped again, wider")
+        lines, text = shown(summary)
+        assert warning in text and any(line.startswith("Warning: ") and len(line) > 80 for line in lines)
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(80, 24))
+
+
 def test_fields_filter_only_their_column_and_the_help_lists_them(engine, failed_task):
     async def scenario(pilot):
         app = pilot.app
