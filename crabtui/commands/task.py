@@ -171,7 +171,7 @@ class _Submitter:
             click.echo(f"Note: {note}")
         click.echo(f"Task name: {done.name}\nProject dir: {done.task_dir}\n"
                    "Success: Your task has been delivered to the task worker; follow it with "
-                   f"'crabtui task list' or 'crabtui task status {cfg.request_name}'.")
+                   f"'crabtui task list' or 'crabtui task status {done.handle}'.")
         for warning in done.warnings:
             click.echo(f"Warning: {warning}")
         self._append({"task": done.name})

@@ -224,3 +224,36 @@ def test_arguments_for_a_script_need_multicrab_and_multicrab_needs_a_python_file
                                                       "--multicrab to run it with them.\n")
     toml = crabtui(state, "task", "submit", "--multicrab", "crab.toml", cwd=tmp_path)
     assert toml.returncode == 1 and "--multicrab runs a crabConfig.py (*.py) as a script" in toml.stderr
+
+
+AGAIN = """\
+from CRABClient.UserUtilities import config
+
+config = config()
+config.General.requestName = 'ttbar_again'
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = 'DATASET'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Site.storageSite = 'T2_XX_Local'
+config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
+config.Debug.timeScale = 500
+"""
+
+
+def test_a_config_submitted_twice_makes_two_tasks_named_apart(tmp_path, state):
+    (tmp_path / "crabConfig.py").write_text(AGAIN.replace("DATASET", MC))
+    first = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    time.sleep(1 - time.time() % 1)  # task names carry the second of their submission
+    second = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    names = [out.stdout.split("Task name: ")[1].split("\n")[0] for out in (first, second)]
+    assert f"'crabtui task status ttbar_again'" in first.stdout
+    assert (f"Note: requestName ttbar_again is also that of {names[0]}: task commands take this task by its full "
+            f"name, {names[1]}.") in second.stdout
+    assert f"'crabtui task status {names[1]}'" in second.stdout
+    ambiguous = crabtui(state, "task", "status", "ttbar_again", cwd=tmp_path)
+    assert ambiguous.returncode == 1 and f"({', '.join(sorted(names))}); give the full task name" in ambiguous.stderr
+    for name in names:
+        assert task_status(state, name, tmp_path)["name"] == name

@@ -173,3 +173,21 @@ def test_a_stand_in_is_noted_once_and_registered(tmp_path, state):
     assert len(done.notes) == 1 and "synthetic stand-in made from its name" in done.notes[0]
     assert stand_ins.registered(str(Path(state.path, "datasets"))) == [name]
     assert json.loads(Path(done.task_dir, "request.json").read_text())["input"]["stand_in"] is True
+
+
+def test_a_request_name_used_again_names_the_task_in_full_and_never_touches_the_first(tmp_path, state):
+    first = submit(config(tmp_path, name="again"), state, TaskDB(state.tasks), POOL, now=1_800_000_000)
+    request = Path(first.task_dir, "request.json").read_bytes()
+    assert first.handle == "again" and first.notes == ()
+
+    same_second = config(tmp_path, name="again", dataset="/Muon0/Run2023C-PromptReco-v1/AOD")
+    with pytest.raises(SubmitError) as e:
+        submit(same_second, state, TaskDB(state.tasks), POOL, now=1_800_000_000.5)
+    assert str(e.value) == (f"{same_second.source}: General.requestName: task {first.name} was submitted this same "
+                            "second; submit again in a second, or change General.requestName.")
+    assert Path(first.task_dir, "request.json").read_bytes() == request, "the first task's request is its own"
+
+    second = submit(same_second, state, TaskDB(state.tasks), POOL, now=1_800_000_001)
+    assert second.name != first.name and second.handle == second.name
+    assert second.notes == (f"requestName again is also that of {first.name}: task commands take this task by "
+                            f"its full name, {second.name}.",)

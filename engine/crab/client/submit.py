@@ -22,6 +22,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import shutil
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -53,6 +54,7 @@ class Submitted:
     task_dir: str
     notes: tuple[str, ...]  # what the user should know: a stand-in, a multi-crab script
     warnings: tuple[str, ...]  # CRAB's warnings: site lists, skipped blocks
+    handle: str  # what task commands take for it: its request name while no other task has it
 
 
 def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapping[str, int]], *,
@@ -117,11 +119,22 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
 
     name = task_name(cfg.request_name, user, now)
     task_dir = state.task_dir(name)
+    try:  # claimed before anything is written in it: a task of the same name keeps its own files
+        os.makedirs(os.path.dirname(task_dir), exist_ok=True)
+        os.mkdir(task_dir)
+    except FileExistsError:
+        raise SubmitError(f"{source}: General.requestName: task {name} was submitted this same second; "
+                          f"submit again in a second, or change General.requestName.") from None
+    namesakes = sorted(t.name for t in db.tasks() if t.request_name == cfg.request_name and t.name != name)
+    if namesakes:  # CRAB refuses it for its project directory crab_<requestName>; here each task has its own
+        notes.append(f"requestName {cfg.request_name} is also that of {', '.join(namesakes)}: task commands "
+                     f"take this task by its full name, {name}.")
     stageout = (stageout_ad(storage, task_name=name, user=user, primary_dataset=cfg.primary_dataset,
                             request_name=cfg.request_name) if storage is not None and cfg.transfer_outputs else None)
     try:
         sandbox = write_sandbox(task_dir, cfg)
     except SandboxError as e:
+        shutil.rmtree(task_dir, ignore_errors=True)
         raise SubmitError(f"{source}: {e}") from None
     ad = TaskAd(name=name, user=user, dataset=cfg.input_dataset or "", max_memory_mb=cfg.max_memory_mb,
                 max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
@@ -143,7 +156,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
     if spec.stand_in:
         stand_ins.register(catalogue.directory, cfg.input_dataset)
     warnings += lists.warnings(dataset.sites)
-    return Submitted(name, task_dir, tuple(notes), tuple(warnings))
+    return Submitted(name, task_dir, tuple(notes), tuple(warnings), name if namesakes else cfg.request_name)
 
 
 def _spec(cfg: TaskConfig, catalogue: Catalogue, pool_sites: list[str]) -> tuple[InputSpec, str | None]:
