@@ -18,12 +18,11 @@ import pytest
 
 from crabtui.app import CrabApp
 from crabtui.screens.job import JobScreen
-from crabtui.screens.task import TaskScreen
 from crabtui.snapshots import Backend
 from engine.state import StateDir
 from textual.widgets import Log
 from pool_user import STEADY_SITES, PoolUser, config
-from ui.ui_tasks import cells, wait_for as wait_for_app
+from ui.ui_tasks import cells, open_task, wait_for as wait_for_app
 
 pytestmark = pytest.mark.htcondor
 
@@ -46,13 +45,7 @@ def test_the_task_screens_follow_a_task_on_the_pool(user):
 
     async def scenario(pilot):
         app = pilot.app
-        tasks = app.screen.query_one("#tasks")
-        await wait_for(pilot, lambda: name in tasks.items, "the task in the task list")
-        tasks.move_cursor(row=tasks.get_row_index(name))
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.snapshot is not None,
-                       "the task screen")
-        screen = app.screen
+        screen = await open_task(pilot, name, timeout=300)
         await pilot.press("2")
         queue = screen.query_one("#queue-table")
         await wait_for(pilot, lambda: any(r.is_dagman for r in queue.items.values())

@@ -18,9 +18,9 @@ from engine.schedd.api import JobStatus
 from engine.schedd.local.client import LocalScheddClient
 from installed import CRABTUI
 from ui_terminal import Terminal
-from test_ui_views import INTERVAL, drive, open_task
+from test_ui_views import INTERVAL, drive
 from textual.widgets import Input
-from ui_tasks import cells, submit, wait_for, wait_task
+from ui_tasks import cells, open_task, submit, wait_for, wait_task
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,10 @@ import pytest
 
 from crabtui.app import CrabApp
 from crabtui.screens.job import JobScreen
-from crabtui.screens.task import TaskScreen
 from crabtui.snapshots import Backend
 from engine.schedd.local.client import LocalScheddClient
 from ui_fixed import NOW, build_automatic
-from ui_tasks import cells, crabtui, new_state, remove_state, wait_for
+from ui_tasks import cells, crabtui, new_state, open_task, remove_state, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +33,7 @@ def test_probes_show_no_output_and_failed_processing_jobs_rescheduled(automatic)
         await wait_for(pilot, lambda: name in tasks.items, "the task")
         progress, jobs = cells(tasks, name)[4:6]
         assert progress == "[########~~] 100%" and jobs == "✔2 ∅2 ↻1"  # nothing left to do
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.snapshot is not None,
-                       "the task screen")
+        await open_task(pilot, name)
         table = app.screen.query_one("#job-table")
         await wait_for(pilot, lambda: table.row_count == 5, "five jobs")
         assert {key: cells(table, key)[2] for key in ("0-1", "0-2", "1", "2", "1-1")} == {

@@ -22,9 +22,9 @@ from crabtui.watch import progress_line
 from crabtui.widgets.log_view import LogView
 from crabtui.widgets.status_bar import StatusBar
 from engine.crab.taskworker.taskdb import TaskDB
-from test_ui_views import INTERVAL, drive, open_task
+from test_ui_views import INTERVAL, drive
 from ui_fixed import NOW, build_probing
-from ui_tasks import cells, wait_for, wait_task
+from ui_tasks import cells, open_task, wait_for, wait_task
 
 NOWHERE = 'extraJDL = ["+DESIRED_Sites = \\"T2_XX_Nowhere\\""]'  # its jobs match no slot of the grid
 
@@ -183,10 +183,7 @@ def test_an_automatic_task_still_probing_says_so(fixed):
         tasks = pilot.app.screen.query_one("#tasks")
         await wait_for(pilot, lambda: name in tasks.items, "the probing task")
         assert cells(tasks, name)[4].strip() == "probing 1/3", "no percentage of a task whose size is unknown"
-        tasks.move_cursor(row=tasks.get_row_index(name))
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, TaskScreen) and pilot.app.screen.snapshot,
-                       "the task screen")
+        await open_task(pilot, name)
         second = pilot.app.screen.query_one("#summary").render().plain.splitlines()[1]
         assert second.startswith("probing  ") and "of 3 probes: the processing jobs are made once they end" in second
         assert "%" not in second

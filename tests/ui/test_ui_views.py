@@ -11,7 +11,7 @@ from crabtui.screens.task import TaskScreen
 from crabtui.snapshots import Backend
 from crabtui.widgets.tabbed import TabBar, Tabbed
 from textual.widgets import Log
-from ui_tasks import cells, crabtui, wait_for
+from ui_tasks import cells, crabtui, open_task, wait_for
 
 INTERVAL = 0.2
 
@@ -22,17 +22,6 @@ def drive(app: CrabApp, scenario, size=(120, 30)) -> None:
             await scenario(pilot)
 
     asyncio.run(main())
-
-
-async def open_task(pilot, name: str) -> TaskScreen:
-    app = pilot.app
-    tasks = app.screen.query_one("#tasks")
-    await wait_for(pilot, lambda: name in tasks.items, "the task in the task list")
-    tasks.move_cursor(row=tasks.get_row_index(name))
-    await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.snapshot is not None,
-                   "the task screen")
-    return app.screen
 
 
 def test_the_task_list_shows_status_progress_and_counts(engine, failed_task):

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from crab.crab_tasks import config_text, crabtui
+from crabtui.screens.task import TaskScreen
 from engine.crab.grid import install_grid
 from engine.crab.taskworker.taskdb import TaskDB
 from engine.schedd.local.client import LocalScheddClient
@@ -53,6 +54,19 @@ async def wait_for(pilot, condition: Callable[[], object], what: str, timeout: f
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         await pilot.pause(0.05)
+
+
+async def open_task(pilot, name: str, timeout: float = 60) -> TaskScreen:
+    """Open task ``name`` from the task list as a user does (cursor to its row, Enter); returns its screen
+    once it shows the task."""
+    app = pilot.app
+    tasks = app.screen.query_one("#tasks")
+    await wait_for(pilot, lambda: name in tasks.items, "the task in the task list", timeout)
+    tasks.move_cursor(row=tasks.get_row_index(name))
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.snapshot is not None,
+                   "the task screen", timeout)
+    return app.screen
 
 
 def cells(table, key: str) -> list[str]:
