@@ -320,6 +320,17 @@ class TestCmsRun:
         assert report["steps"]["cmsRun"]["output"] == {}
         assert cmsrun.exit_status(8021) == 85 and cmsrun.exit_status(8192) == 1
 
+    @pytest.mark.parametrize("fail_at", [0.5, 0.9], ids=["at-the-limit", "past-the-limit"])
+    def test_an_injected_exit_code_happens_when_the_stop_after_limit_comes_first(self, tmp_path, fail_at):
+        # After 25 s no new lumi is begun: lumi (1, 3), the third, is the first not begun. Trouble
+        # planned for it (0.5 x 5 lumis) or for a later one still happens, at that lumi: a planned
+        # failure (a probe's failure plan) is never a success.
+        report, _ = simulate(tmp_path, cmsrun.Settings(time_scale=SCALE, stop_after=25, fail_exit_code=8021,
+                                                       fail_at=fail_at))
+        s = fjr.summarize(report)
+        assert s.exit_code == 8021 and report["steps"]["cmsRun"]["output"] == {}
+        assert s.lumis == {1: [1, 2]} and s.unprocessed == {1: [3], 2: [7, 8]}
+
     def test_memory_trouble_over_the_request_kills_under_it_does_not(self, tmp_path):
         over, _ = simulate(tmp_path, cmsrun.Settings(time_scale=SCALE, fail_memory_mb=3000, memory_limit_mb=2000))
         s = fjr.summarize(over)

@@ -154,8 +154,10 @@ def run(job: JobInput, settings: Settings, report_path: str | os.PathLike[str], 
     for index, (f, (run_number, lumi, n)) in enumerate(lumis):
         stopping = (settings.stop_after is not None and clock.simulated >= settings.stop_after
                     and (run_number, lumi) not in begun)
-        if stopping and fail_index is not None and index < fail_index:
-            fail_index = index  # the run would stop before its planned trouble: the trouble comes first
+        if stopping and fail_index is not None and index <= fail_index:
+            # The run would stop at or before the lumi of its planned trouble: the trouble comes
+            # first, at this lumi, so that a planned failure never turns into a success.
+            fail_index = index
             stopping = False
         if stopping:
             if not stopped_early:
