@@ -90,6 +90,10 @@ class TestCommands:
         assert parse_arguments(f'"{new["Arguments"]}"') == ["one", "two words", '"q"', "it's"]
         assert parse_arguments(f'"{old["Arguments"]}"') == ["one", "two", "three"]
 
+    def test_old_syntax_takes_escaped_double_quotes(self, tmp_path):
+        (ad,) = build('executable = /bin/echo\narguments = say \\"hello\\" twice\nqueue\n', tmp_path)
+        assert parse_arguments(f'"{ad["Arguments"]}"') == ["say", '"hello"', "twice"]
+
     def test_environment_both_syntaxes(self, tmp_path):
         (new,) = build("""executable = /bin/true\nenvironment = "A=1 B='x y'"\nqueue\n""", tmp_path)
         (old,) = build("executable = /bin/true\nenvironment = A=1;B=x y\nqueue\n", tmp_path)
@@ -195,6 +199,12 @@ BAD = {
     "bad-request-memory": ("executable = /bin/true\nrequest_memory = lots", "request_memory", ["lots"]),
     "unsupported-universe": ("universe = grid\nexecutable = /bin/true", "universe", ["grid"]),
     "bad-notification": ("executable = /bin/true\nnotification = sometimes", "notification", ["Complete", "sometimes"]),
+    # condor_submit refuses a bare double quote in the old syntax (ArgList's V1 parsing) rather
+    # than give the job the arguments '"exit' '3"'
+    "old-syntax-double-quote": ('executable = /bin/sh\narguments = -c "exit 3"', "arguments",
+                                [":2:", '"exit 3"', "double quotes (new syntax)", "arguments = \"-c 'exit 3'\""]),
+    "new-syntax-trailing-text": ('executable = /bin/sh\narguments = "-c" "exit 3"', "arguments",
+                                 [":2:", "after the closing double quote"]),
 }
 
 

@@ -132,6 +132,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     _check_commands(submit, where)
     environ = os.environ if environ is None else environ
     keys = {key.lower(): key for key in submit.keys()}
+    lines = _command_lines(description.text)
     owner = getpass.getuser()
     ads = []
     proc = 0
@@ -142,7 +143,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
             for key, value in (("ClusterId", cluster), ("Cluster", cluster), ("ProcId", proc),
                                ("Process", proc), ("Step", step)):
                 submit[key] = str(value)
-            ads.append(_job_ad(submit, keys, where, description.cwd, cluster, proc, now, environ, owner))
+            ads.append(_job_ad(submit, keys, where, lines, description.cwd, cluster, proc, now, environ, owner))
             proc += 1
     for ad in ads:
         ad["TotalSubmitProcs"] = len(ads)
@@ -150,11 +151,25 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
 
 
 def parse_arguments(value: str) -> list[str]:
-    """Split an ``arguments`` value: HTCondor's new syntax when double-quoted, else the old one."""
-    value = value.strip()
-    if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
-        return _split_new_syntax(value[1:-1])
-    return value.split()
+    """Split an ``arguments`` value as condor_submit does (ArgList): the new syntax when it starts
+    with a double quote, which must close the value; else the old one, blank-separated, where a
+    double quote is written \\" and a bare one is refused (ValueError): the job would otherwise
+    get stray quotes in its arguments."""
+    text = value.lstrip()
+    if text.startswith('"'):
+        end = _closing_quote(text)
+        if end is None:
+            raise ValueError(f"unterminated double quote in {value.strip()!r}")
+        if text[end + 1:].strip():
+            raise ValueError(f"characters after the closing double quote: {text[end:].strip()!r}; "
+                             'a double quote inside the new syntax is written twice ("")')
+        return _split_new_syntax(text[1:end])
+    bare = re.search(r'(?<!\\)"', text)
+    if bare:
+        raise ValueError(f"illegal unescaped double quote in the old syntax: {text[bare.start():].strip()!r}; "
+                         "write the whole value in double quotes (new syntax), e.g. "
+                         "arguments = \"-c 'exit 3'\", or escape the quote as \\\"")
+    return text.replace('\\"', '"').split()
 
 
 def format_arguments(argv: list[str]) -> str:
@@ -212,6 +227,26 @@ def _parse(description: SubmitDescription) -> htcondor2.Submit:
         if submit.get(key) == stand_ins[key] != value:
             submit[key] = value
     return submit
+
+
+def _command_lines(text: str) -> dict[str, int]:
+    """The line of the text that last sets each command (lower case), for messages."""
+    lines = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if re.match(r"\s*queue\b", line, re.IGNORECASE):
+            break
+        match = re.match(r"\s*([A-Za-z_+.][\w.+-]*)\s*[=:]", line)
+        if match:
+            lines[match.group(1).lower()] = lineno
+    return lines
+
+
+def _at(where: str, lines: Mapping[str, int], *names: str) -> str:
+    """``file:line`` of the first of the commands ``names`` the text sets, else the file."""
+    for name in names:
+        if name in lines:
+            return f"{where}:{lines[name]}"
+    return where
 
 
 def _text_safe(value: str) -> str:
@@ -317,8 +352,8 @@ def _path(value: str | None, iwd: str, default: str | None = None) -> str | None
     return value if os.path.isabs(value) else os.path.normpath(os.path.join(iwd, value))
 
 
-def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str, cluster: int, proc: int,
-            now: int, environ: Mapping[str, str], owner: str) -> classad2.ClassAd:
+def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: Mapping[str, int], cwd: str,
+            cluster: int, proc: int, now: int, environ: Mapping[str, str], owner: str) -> classad2.ClassAd:
     def get(*names: str) -> str | None:
         return _get(submit, keys, where, *names)
 
@@ -352,7 +387,10 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str
     ad["ImageSize"] = 0  # KiB, until the job is measured; a job submitted through htcondor2 starts at 0 too
     arguments = get("arguments", "args")
     if arguments is not None:
-        ad["Arguments"] = format_arguments(parse_arguments(arguments))
+        try:
+            ad["Arguments"] = format_arguments(parse_arguments(arguments))
+        except ValueError as e:
+            raise SubmitError(f"{_at(where, lines, 'arguments', 'args')}: arguments: {e}") from None
     env = _getenv(get("getenv"), environ)
     environment = get("environment", "env")
     if environment is not None:
@@ -451,6 +489,19 @@ def _check_writable(path: str, where: str) -> None:
     if not ok:
         raise SubmitError(f"{where}: log: cannot write the job event log {path}; "
                           "check that its directory exists and is writable")
+
+
+def _closing_quote(text: str) -> int | None:
+    """The index of the double quote that closes ``text`` (which starts with one); ``""`` is a
+    literal quote.  None if none does."""
+    i = 1
+    while i < len(text):
+        if text[i] == '"':
+            if text[i + 1:i + 2] != '"':
+                return i
+            i += 1
+        i += 1
+    return None
 
 
 def _split_new_syntax(text: str) -> list[str]:
