@@ -35,7 +35,7 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
     embedded_only(ctx, "dag run runs the embedded DAGMan in the foreground; on an HTCondor pool, "
                        "`crabtui --backend htcondor dag submit` queues the pool's condor_dagman")
     state = ctx.find_root().obj["state_dir"]
-    sys.exit(dagman_main([*args, *(["--state-dir", state] if state else [])]))
+    sys.exit(dagman_main([*args, *(["--state-dir", state] if state else [])], prog=ctx.command_path))
 
 
 @dag.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})

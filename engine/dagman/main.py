@@ -20,8 +20,15 @@ from engine.schedd.local.client import LocalScheddClient
 from engine.state import state_dir
 
 
-def options_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m engine.dagman", description="Run a DAG file as condor_dagman does.")
+class OneLineParser(argparse.ArgumentParser):
+    """A command line refused in one line, exit status 1, as condor_dagman refuses one."""
+
+    def error(self, message: str):
+        self.exit(1, f"ERROR: {message}; see '{self.prog} --help'\n")
+
+
+def options_parser(prog: str = "python -m engine.dagman") -> argparse.ArgumentParser:
+    parser = OneLineParser(prog=prog, description="Run a DAG file as condor_dagman does.")
     parser.add_argument("dag", nargs="?", help="the DAG file")
     parser.add_argument("-Dag", "--dag", dest="dag_option", metavar="DAG", help="the DAG file (as condor_dagman takes it)")
     parser.add_argument("-maxjobs", "--maxjobs", type=int, help="most nodes with jobs in the queue (0: no limit)")
@@ -53,8 +60,8 @@ def options_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = options_parser()
+def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -> int:
+    parser = options_parser(prog)
     args = parser.parse_args(argv)
     dag_file = args.dag_option or args.dag
     if not dag_file:
