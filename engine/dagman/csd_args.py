@@ -40,7 +40,8 @@ FLAGS = sorted([
     Flag("-AlwaysRunPost"),
     Flag("-Append", "a submit command for the DAGMan job, e.g. 'My.Tag = \"x\"'"),
     Flag("-AutoRescue", "0 or 1", integer=True,
-         refused="set DAGMAN_AUTO_RESCUE = False in the DAG's CONFIG file to ignore rescue DAGs, or use -force"),
+         refused="it always runs the newest rescue DAG, as condor_submit_dag does by default; -force runs "
+                 "the DAG from the start instead"),
     Flag("-Batch-Name", "the batch name condor_q shows"),
     Flag("-Config", "a DAGMan configuration file"),
     Flag("-CsdVersion", "a version", refused="condor_submit_dag writes it itself; leave it out"),
