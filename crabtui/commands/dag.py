@@ -183,6 +183,7 @@ def halt(ctx: click.Context, dag: str) -> None:
     from engine.dagman.halt import halt as halt_dag
 
     dag_file = _dag_file(ctx, dag)
+    _no_dagman(dag_file, "nothing to halt")
     try:
         halt_dag(dag_file)
     except OSError as e:
@@ -198,11 +199,16 @@ def unhalt(ctx: click.Context, dag: str) -> None:
     """Resume a halted DAG that has not finished draining."""
     from engine.dagman.halt import halt_file
     from engine.dagman.halt import unhalt as unhalt_dag
+    from engine.dagman.progress import DagWatcher
 
     dag_file = _dag_file(ctx, dag)
     if not os.path.isdir(os.path.dirname(os.path.abspath(dag_file))):
         fail(f"cannot remove {halt_file(dag_file)} from this machine: its directory is not here; unhalt the DAG "
              "where its directory is")
+    rescue = f"`crabtui dag submit {dag_file}` runs its rescue DAG"
+    _no_dagman(dag_file, rescue)
+    if DagWatcher(dag_file).read().halted_exit:
+        fail(f"DAGMan has already stopped {dag_file} for its halt and is exiting; once it has, {rescue}")
     if not unhalt_dag(dag_file):
         fail(f"the DAG is not halted: there is no {halt_file(dag_file)}")
     click.echo(f"Resumed the DAG (removed {halt_file(dag_file)}).")
@@ -232,6 +238,15 @@ def _dagman_ad(ctx: click.Context, dagman_id: int):
     if not ads or "DAG_NodesTotal" not in ads[0] and "-Dag" not in str(ads[0].get("Arguments", "")):
         fail(f"there is no DAGMan job {dagman_id} in the queue or its history")
     return ads[0]
+
+
+def _no_dagman(dag_file: str, then: str) -> None:
+    """Stop (exit 1, nothing changed) if no DAGMan runs ``dag_file``: it has ended, or never ran.
+    Where its directory cannot be seen from here, that cannot be told; the file's writing says."""
+    from engine.dagman.halt import dagman_running
+
+    if os.path.isdir(os.path.dirname(os.path.abspath(dag_file))) and not dagman_running(dag_file):
+        fail(f"no DAGMan is running {dag_file} (it has ended, or has not started): {then}")
 
 
 def _dag_file(ctx: click.Context, dag: str) -> str:
