@@ -22,7 +22,6 @@ from __future__ import annotations
 import getpass
 import json
 import os
-import shutil
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -119,13 +118,10 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
 
     name = task_name(cfg.request_name, user, now)
     task_dir = state.task_dir(name)
-    try:  # claimed before anything is written in it: a task of the same name keeps its own files
-        os.makedirs(os.path.dirname(task_dir), exist_ok=True)
-        os.mkdir(task_dir)
-    except FileExistsError:
+    namesakes = sorted(t.name for t in db.tasks() if t.request_name == cfg.request_name)
+    if name in namesakes:  # before anything is written: the directory is that task's
         raise SubmitError(f"{source}: General.requestName: task {name} was submitted this same second; "
-                          f"submit again in a second, or change General.requestName.") from None
-    namesakes = sorted(t.name for t in db.tasks() if t.request_name == cfg.request_name and t.name != name)
+                          f"submit again in a second, or change General.requestName.")
     if namesakes:  # CRAB refuses it for its project directory crab_<requestName>; here each task has its own
         notes.append(f"requestName {cfg.request_name} is also that of {', '.join(namesakes)}: task commands "
                      f"take this task by its full name, {name}.")
@@ -134,7 +130,6 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
     try:
         sandbox = write_sandbox(task_dir, cfg)
     except SandboxError as e:
-        shutil.rmtree(task_dir, ignore_errors=True)
         raise SubmitError(f"{source}: {e}") from None
     ad = TaskAd(name=name, user=user, dataset=cfg.input_dataset or "", max_memory_mb=cfg.max_memory_mb,
                 max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
