@@ -169,11 +169,11 @@ class _Submitter:
             raise SubmitFailed(str(e)) from None
         for note in done.notes:
             click.echo(f"Note: {note}")
+        for warning in done.warnings:  # before Success, as crab submit logs them while it checks
+            click.echo(f"Warning: {warning}")
         click.echo(f"Task name: {done.name}\nProject dir: {done.task_dir}\n"
                    "Success: Your task has been delivered to the task worker; follow it with "
                    f"'crabtui task list' or 'crabtui task status {done.handle}'.")
-        for warning in done.warnings:
-            click.echo(f"Warning: {warning}")
         self._append({"task": done.name})
         return done.name
 

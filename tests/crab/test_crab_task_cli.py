@@ -296,3 +296,35 @@ def test_script_args_reach_the_script_after_the_job_number_each_as_one_argument(
     submit = htcondor2.Submit((Path(status["task_dir"]) / "Job.submit").read_text())
     assert json.loads(classad2.ExprTree(submit["My.CRABTUI_ScriptArgs"]).eval()) == \
         ["isData=1", "era=2023C", "cut = pt_20", "sel=a=b", "files=/store/x.root,/store/y.root"]
+
+
+UNREACHABLE_MASK = """\
+from CRABClient.UserUtilities import config
+config = config()
+config.General.requestName = 'golden'
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = 'DATASET'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Data.lumiMask = 'ADDRESS'
+config.Site.storageSite = 'T2_XX_Local'
+config.Debug.timeScale = 500
+"""
+
+
+def test_submit_prints_its_warnings_before_success_as_crab_submit_does(tmp_path, state):
+    """An unreachable lumi mask is a warning; like every warning of crab submit, it comes before
+    the Success line that ends the command's output."""
+    import socket
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        address = f"https://127.0.0.1:{free.getsockname()[1]}/Cert_Collisions2023_366442_370790_Golden.json"
+    (tmp_path / "crabConfig.py").write_text(UNREACHABLE_MASK.replace("DATASET", MC).replace("ADDRESS", address))
+    submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    lines = submitted.stdout.splitlines()
+    warning = next(i for i, line in enumerate(lines) if line.startswith("Warning: ") and "lumi mask" in line)
+    success = next(i for i, line in enumerate(lines) if line.startswith("Success: "))
+    assert warning < success and success == len(lines) - 1, submitted.stdout
+    assert crabtui(state, "task", "kill", "golden", cwd=tmp_path).returncode == 0
