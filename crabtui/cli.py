@@ -41,9 +41,38 @@ COMMANDS = {
 }
 
 
+class OneLineUsageError(click.ClickException):
+    """A command line crabtui refuses, said in one line, with exit status 1 as HTCondor's tools
+    exit on a usage error."""
+
+    exit_code = 1
+
+    def show(self, file=None) -> None:
+        click.echo(f"ERROR: {self.message}", err=True)
+
+
+def one_line(error: click.UsageError) -> OneLineUsageError:
+    """Click's usage error as one line: the field, what is wrong, and where the help is."""
+    message = error.format_message().rstrip(".")
+    param = getattr(error, "param", None)
+    if isinstance(error, click.BadParameter) and not isinstance(error, click.MissingParameter) and param:
+        names = [n for n in getattr(param, "opts", ()) if n.startswith("-")]
+        message = f"{names[0] if names else param.human_readable_name}: {error.message.rstrip('.')}"
+    where = error.ctx.command_path if error.ctx is not None else "crabtui"
+    return OneLineUsageError(f"{message}; see '{where} --help'")
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported by name when used; a state directory that cannot be
-    used stops any of them with one line."""
+    used stops any of them with one line, and so does a command line click refuses."""
+
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as e:
+            raise one_line(e) from None
 
     def invoke(self, ctx: click.Context):
         from engine.state import StateDirError
@@ -53,6 +82,10 @@ class LazyGroup(click.Group):
         except StateDirError as e:
             click.echo(f"ERROR: {e}", err=True)
             ctx.exit(1)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as e:
+            raise one_line(e) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)

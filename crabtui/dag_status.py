@@ -20,6 +20,17 @@ STATUS_SENTENCES = {
     5: "has detected a cycle.",
     6: "has been halted.",
 }
+ENDED_SENTENCES = {
+    0: "completed successfully.",
+    1: "ended on an error.",
+    2: "ended with at least one node failed.",
+    3: "was aborted by a DAG abort value.",
+    4: "was removed.",
+    5: "ended on a cycle.",
+    6: "ended halted; submitting it again runs its rescue DAG.",
+}
+"""How a DAG whose DAGMan has left the queue ended, by DAG_Status: htcondor dag status says
+"running normally" of every DAG that succeeded."""
 _JOB_STATES = {1: "idle", 2: "running", 3: "removed from the queue", 5: "held", 6: "transferring output",
                7: "suspended"}
 
@@ -102,11 +113,11 @@ def format_dag_status(ad: classad2.ClassAd, now: float, width: int = 50) -> str:
                 lines.append(f"\t    {_count(n, past=True)} {what}")
     total = get("DAG_NodesTotal")
     if total:
-        lines += _node_lines(ad, get, total, width)
+        lines += _node_lines(ad, get, total, width, ended=status in (JobStatus.COMPLETED, JobStatus.REMOVED))
     return "\n".join(lines)
 
 
-def _node_lines(ad, get, total: int, width: int) -> list[str]:
+def _node_lines(ad, get, total: int, width: int, ended: bool) -> list[str]:
     done, pre, queued, post = get("DAG_NodesDone"), get("DAG_NodesPrerun"), get("DAG_NodesQueued"), get("DAG_NodesPostrun")
     ready, unready, futile, failed = get("DAG_NodesReady"), get("DAG_NodesUnready"), get("DAG_NodesFutile"), get("DAG_NodesFailed")
     running = pre + queued + post
@@ -132,7 +143,10 @@ def _node_lines(ad, get, total: int, width: int) -> list[str]:
     parts[largest] += max(bar_width - sum(parts.values()), 0)
     bar = "".join(key[0] * n for key, n in parts.items())
     possible = (1 - (futile + failed) / total) * 100
-    only = f" Only {possible:.2f}% of the DAG can complete." if possible < 100 else ""
-    lines.append(f"DAG {STATUS_SENTENCES.get(get('DAG_Status'), 'is in an unknown state.')}{only}")
+    if ended:
+        lines.append(f"DAG {ENDED_SENTENCES.get(get('DAG_Status'), 'ended in an unknown state.')}")
+    else:
+        only = f" Only {possible:.2f}% of the DAG can complete." if possible < 100 else ""
+        lines.append(f"DAG {STATUS_SENTENCES.get(get('DAG_Status'), 'is in an unknown state.')}{only}")
     lines.append(f"[{bar}] DAG is {done / total * 100:.2f}% complete.")
     return lines

@@ -98,3 +98,27 @@ def test_a_node_whose_submit_file_is_not_utf8_fails_its_submit_not_dagman(tmp_pa
     out = (tmp_path / "u.dag.dagman.out").read_text()
     assert f"ERROR: {tmp_path}/a.sub:2: not UTF-8 text (byte 0xff)" in out  # DAGMan's lines for a failed submit
     assert "Job submit failed after 1 try." in out
+
+
+def test_node_submit_files_condor_submit_refuses_fail_their_submits_in_dagman_out(tmp_path):
+    """A node whose submit file condor_submit refuses (a bare double quote in old-syntax arguments,
+    an input file that is not there) fails its submit with the refusal in dagman.out, as DAGMan
+    logs condor_submit's error: its job never runs with mangled arguments or without its input."""
+    (tmp_path / "quote.sub").write_text('executable = /bin/sh\narguments = -c "exit 3"\nqueue\n')
+    (tmp_path / "input.sub").write_text("executable = /bin/true\ntransfer_input_files = nosuch.dat\nqueue\n")
+    (tmp_path / "u.dag").write_text("JOB A quote.sub\nJOB B input.sub\n")
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    try:
+        result = subprocess.run([CRABTUI, "--state-dir", str(state), "dag", "run", "u.dag"],
+                                cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                                env={**os.environ, "_CONDOR_DAGMAN_MAX_SUBMIT_ATTEMPTS": "1"})
+    finally:
+        stop_daemon(StateDir(str(state)))
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1
+    out = (tmp_path / "u.dag.dagman.out").read_text()
+    assert f"ERROR: {tmp_path}/quote.sub:2: arguments: illegal unescaped double quote" in out
+    assert (f'ERROR: {tmp_path}/input.sub:2: transfer_input_files: Can\'t open "{tmp_path}/nosuch.dat"  '
+            "with flags 00 (No such file or directory)") in out
+    assert out.count("Job submit failed after 1 try.") == 2

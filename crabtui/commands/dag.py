@@ -35,60 +35,73 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
     embedded_only(ctx, "dag run runs the embedded DAGMan in the foreground; on an HTCondor pool, "
                        "`crabtui --backend htcondor dag submit` queues the pool's condor_dagman")
     state = ctx.find_root().obj["state_dir"]
-    sys.exit(dagman_main([*args, *(["--state-dir", state] if state else [])]))
+    sys.exit(dagman_main([*args, *(["--state-dir", state] if state else [])], prog=ctx.command_path))
 
 
-@dag.command(context_settings={"token_normalize_func": str.lower})
-@click.argument("dag_file", type=click.Path(dir_okay=False))
-@click.option("-maxjobs", "--maxjobs", type=click.IntRange(0), default=0, help="Most nodes with jobs in the queue.")
-@click.option("-maxidle", "--maxidle", type=click.IntRange(0), default=0, help="Most idle node job procs.")
-@click.option("-maxpre", "--maxpre", type=click.IntRange(0), default=0, help="Most PRE scripts at once.")
-@click.option("-maxpost", "--maxpost", type=click.IntRange(0), default=0, help="Most POST scripts at once.")
-@click.option("-force", "-f", "--force", is_flag=True, help="Overwrite an earlier run's files; ignore its rescue DAGs.")
-@click.option("-dorescuefrom", "--dorescuefrom", type=click.IntRange(1), help="Run from rescue DAG number N.")
-@click.option("-alwaysrunpost", "--always-run-post", "always_run_post", is_flag=True,
-              help="Run POST scripts even after a failed PRE script.")
-@click.option("-batch-name", "--batch-name", "batch_name", help="The batch name condor_q shows (default FILE+ID).")
-@click.option("-config", "--config", "config", type=click.Path(exists=True, dir_okay=False),
-              help="A DAGMan configuration file (DAGMAN_* knobs).")
-@click.option("-append", "--append", "append", multiple=True, metavar="COMMAND",
-              help="A submit command added to the DAGMan job's .condor.sub (repeatable), e.g. 'My.Tag = \"x\"'.")
-@click.option("-notification", "--notification", type=click.Choice(["never", "always", "complete", "error"]),
-              help="When HTCondor e-mails about the DAGMan job.")
-@click.option("-outfile_dir", "--outfile-dir", "outfile_dir", type=click.Path(exists=True, file_okay=False),
-              help="Write DAG_FILE.dagman.out in this directory.")
-@click.option("-load_save", "--load-save", "load_save", metavar="FILE",
-              help="Run from a SAVE_POINT_FILE (a bare name is looked for in save_files/).")
+@dag.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre: int, maxpost: int,
-           force: bool, dorescuefrom: int | None, always_run_post: bool, batch_name: str | None,
-           config: str | None, append: tuple[str, ...], notification: str | None, outfile_dir: str | None,
-           load_save: str | None) -> None:
+def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Queue DAGMan for DAG_FILE as a scheduler-universe job (like condor_submit_dag).
 
-    Options are condor_submit_dag's, in any case (-MaxJobs is -maxjobs). The DAG runs in the
-    schedd after this command returns: follow it with `crabtui q -nobatch -dag`,
-    `crabtui dag status ID`, or its .dagman.out file.
+    \b
+    crabtui dag submit [OPTIONS] DAG_FILE
+    Options are condor_submit_dag's, shortened and in any case as it takes them (-maxj 2 is
+    -maxjobs 2, -no_s is -no_submit); --NAME in full works too:
+      -maxjobs N  -maxidle N  -maxpre N  -maxpost N  -maxhold N   DAGMan's throttles
+      -force (-f)          overwrite an earlier run's files; ignore its rescue DAGs
+      -update_submit       overwrite an earlier run's DAG_FILE.condor.sub only
+      -dorescuefrom N      run from rescue DAG number N
+      -load_save FILE      run from a SAVE_POINT_FILE (a bare name is looked for in save_files/)
+      -config FILE         a DAGMan configuration file (DAGMAN_* knobs)
+      -AlwaysRunPost       run POST scripts even after a failed PRE script
+      -priority N          added to every node job's priority
+      -batch-name NAME     the batch name condor_q shows (default FILE+ID)
+      -append COMMAND      a submit command added to DAG_FILE.condor.sub (repeatable)
+      -insert_sub_file F   the submit commands of file F added to DAG_FILE.condor.sub
+      -notification WHEN   never, always, complete or error: the DAGMan job's e-mail
+      -outfile_dir DIR     write DAG_FILE.dagman.out in DIR
+      -no_submit           write DAG_FILE.condor.sub but queue nothing
+      -debug LEVEL         DAGMan's verbosity in DAG_FILE.dagman.out, 0 to 7
+      -dagman PATH         (--backend htcondor) the pool's condor_dagman to run
+      -usedagdir, -no_recurse, -do_recurse, -suppress_notification, -verbose and
+      -AllowVersionMismatch are taken and change nothing here: the DAG always runs in its own
+      directory, and sub-DAG files are written when their nodes are submitted.
+    The rest of condor_submit_dag's options are refused, saying what to do instead.
+
+    The DAG runs in the schedd after this command returns: follow it with
+    `crabtui q -nobatch -dag`, `crabtui dag status ID`, or its .dagman.out file.
     """
     from engine.dag import DagError
-    from engine.dagman.submit_dag import (DagSubmitOptions, condor_dagman, files, format_condor_dagman_sub,
-                                          format_condor_sub, prepare, write_condor_sub)
+    from engine.dagman.csd_args import ArgumentError, parse, wants_help, wants_version
+    from engine.dagman.submit_dag import (condor_dagman, files, format_condor_dagman_sub, format_condor_sub,
+                                          prepare, write_condor_sub)
 
-    options = DagSubmitOptions(max_jobs=maxjobs, max_idle=maxidle, max_pre=maxpre, max_post=maxpost, force=force,
-                               do_rescue_from=dorescuefrom, always_run_post=always_run_post, batch_name=batch_name,
-                               config=os.path.abspath(config) if config else None, append=append,
-                               notification=notification.capitalize() if notification else None,
-                               outfile_dir=os.path.abspath(outfile_dir) if outfile_dir else None, load_save=load_save)
+    if any(wants_help(word) for word in args):
+        click.echo(ctx.get_help())
+        ctx.exit(0)
+    if any(wants_version(word) for word in args):
+        from crabtui import __version__
+        click.echo(f"crabtui {__version__}")
+        ctx.exit(0)
+    try:
+        given = parse(list(args))
+        dag_file = _one_dag_file(given, list(args))
+        options = _submit_options(given, backend(ctx))
+    except ArgumentError as e:
+        fail(str(e))
     try:
         with schedd(ctx) as client:
             prepare(dag_file, options)
             if backend(ctx) == "htcondor":
-                text = format_condor_dagman_sub(dag_file, options, condor_dagman(), client.condor_version)
+                text = format_condor_dagman_sub(dag_file, options, given.last("-DAGMan") or condor_dagman(),
+                                                client.condor_version)
             else:
                 text = format_condor_sub(dag_file, options, client.state.path)
             write_condor_sub(dag_file, text)
-            result = client.submit(text, submit_file=dag_file + ".condor.sub",
-                                   cwd=os.path.dirname(os.path.abspath(dag_file)))
+            if not given.has("-no_submit"):
+                result = client.submit(text, submit_file=dag_file + ".condor.sub",
+                                       cwd=os.path.dirname(os.path.abspath(dag_file)))
     except DagError as e:
         for error in e.errors:
             click.echo(f"ERROR: {error}", err=True)
@@ -99,7 +112,65 @@ def submit(ctx: click.Context, dag_file: str, maxjobs: int, maxidle: int, maxpre
     click.echo(rule)
     for label, path in files(dag_file, options).items():
         click.echo(f"{label:<51}: {path}")
+    if given.has("-no_submit"):
+        click.echo(f"-no_submit given, not submitting DAG to HTCondor.  You can do this with:\n"
+                   f"crabtui job submit {dag_file}.condor.sub\n{rule}")
+        return
     click.echo(f"\nSubmitting job(s).\n1 job(s) submitted to cluster {result.cluster}.\n{rule}")
+
+
+def _one_dag_file(given, argv: list[str]) -> str:
+    """The one DAG file crabtui runs; several, or none, are refused saying what to do."""
+    from engine.dagman.csd_args import ArgumentError, find_flag
+
+    if not given.dag_files:
+        raise ArgumentError("name the DAG file to submit: crabtui dag submit [OPTIONS] DAG_FILE")
+    if len(given.dag_files) > 1:
+        first = given.dag_files[0]
+        hint = "submit each on its own, or join them in one DAG with SUBDAG EXTERNAL or SPLICE"
+        before = argv[argv.index(first) - 1] if argv.index(first) else ""
+        flag = find_flag(before) if before.startswith("-") else None
+        if flag is not None and flag.value is None:  # e.g. -a 'My.X = 1': -a is -AllowVersionMismatch
+            hint = (f"{before} is {flag.name}, which takes no value, so {first!r} was read as a DAG file; "
+                    "for a submit command write -append COMMAND (at least -ap)")
+        raise ArgumentError(f"{' '.join(given.dag_files)}: crabtui dag submit runs one DAG file; {hint}")
+    return given.dag_files[0]
+
+
+def _submit_options(given, backend_name: str):
+    """condor_submit_dag's options as :class:`DagSubmitOptions`; the directory and files they
+    name must exist."""
+    from engine.dagman.csd_args import ArgumentError
+    from engine.dagman.submit_dag import DagSubmitOptions, read_insert_sub_file
+
+    if given.has("-DAGMan") and backend_name != "htcondor":
+        raise ArgumentError(f"{given.typed['-DAGMan']}: the embedded engine runs its own DAGMan; "
+                            "-dagman chooses the condor_dagman of an HTCondor pool (--backend htcondor)")
+    outfile_dir, config = given.last("-outfile_dir"), given.last("-Config")
+    if outfile_dir and not os.path.isdir(outfile_dir):
+        raise ArgumentError(f"{given.typed['-outfile_dir']} {outfile_dir}: there is no such directory; "
+                            "create it first or name an existing one")
+    if config and not os.path.isfile(config):
+        raise ArgumentError(f"{given.typed['-Config']} {config}: there is no such file; name the DAGMan config file")
+    inserted = given.last("-insert_sub_file")
+    try:
+        lines = read_insert_sub_file(inserted) if inserted else ()
+    except OSError as e:
+        raise ArgumentError(f"{given.typed['-insert_sub_file']} {inserted}: cannot read it ({e.strerror}); "
+                            "name a file of submit commands") from None
+    notification = given.last("-Notification")
+    rescue = given.last("-DoRescueFrom")
+    return DagSubmitOptions(
+        max_jobs=given.number("-MaxJobs"), max_idle=given.number("-MaxIdle"), max_pre=given.number("-MaxPre"),
+        max_post=given.number("-MaxPost"), max_hold=given.number("-MaxHold"),
+        force=given.has("-Force") or given.has("-f"), do_rescue_from=int(rescue) if rescue and int(rescue) else None,
+        always_run_post=given.has("-AlwaysRunPost"), batch_name=given.last("-Batch-Name"),
+        config=os.path.abspath(config) if config else None, priority=given.number("-Priority"),
+        append=(*lines, *given.values.get("-Append", ())),
+        notification=notification.capitalize() if notification else None,
+        outfile_dir=os.path.abspath(outfile_dir) if outfile_dir else None, load_save=given.last("-load_save"),
+        update_submit=given.has("-update_submit"),
+        debug=int(given.last("-Debug")) if given.has("-Debug") else None)
 
 
 @dag.command()
@@ -112,6 +183,7 @@ def halt(ctx: click.Context, dag: str) -> None:
     from engine.dagman.halt import halt as halt_dag
 
     dag_file = _dag_file(ctx, dag)
+    _no_dagman(dag_file, "nothing to halt")
     try:
         halt_dag(dag_file)
     except OSError as e:
@@ -127,11 +199,16 @@ def unhalt(ctx: click.Context, dag: str) -> None:
     """Resume a halted DAG that has not finished draining."""
     from engine.dagman.halt import halt_file
     from engine.dagman.halt import unhalt as unhalt_dag
+    from engine.dagman.progress import DagWatcher
 
     dag_file = _dag_file(ctx, dag)
     if not os.path.isdir(os.path.dirname(os.path.abspath(dag_file))):
         fail(f"cannot remove {halt_file(dag_file)} from this machine: its directory is not here; unhalt the DAG "
              "where its directory is")
+    rescue = f"`crabtui dag submit {dag_file}` runs its rescue DAG"
+    _no_dagman(dag_file, rescue)
+    if DagWatcher(dag_file).read().halted_exit:
+        fail(f"DAGMan has already stopped {dag_file} for its halt and is exiting; once it has, {rescue}")
     if not unhalt_dag(dag_file):
         fail(f"the DAG is not halted: there is no {halt_file(dag_file)}")
     click.echo(f"Resumed the DAG (removed {halt_file(dag_file)}).")
@@ -163,6 +240,15 @@ def _dagman_ad(ctx: click.Context, dagman_id: int):
     return ads[0]
 
 
+def _no_dagman(dag_file: str, then: str) -> None:
+    """Stop (exit 1, nothing changed) if no DAGMan runs ``dag_file``: it has ended, or never ran.
+    Where its directory cannot be seen from here, that cannot be told; the file's writing says."""
+    from engine.dagman.halt import dagman_running
+
+    if os.path.isdir(os.path.dirname(os.path.abspath(dag_file))) and not dagman_running(dag_file):
+        fail(f"no DAGMan is running {dag_file} (it has ended, or has not started): {then}")
+
+
 def _dag_file(ctx: click.Context, dag: str) -> str:
     """A DAG file given by name, or the one DAGMan job ``dag`` runs."""
     if not dag.isdigit():
@@ -179,16 +265,18 @@ def _dag_file(ctx: click.Context, dag: str) -> str:
 @click.argument("dag_file", type=click.Path(dir_okay=False))
 @click.option("--json", "json_output", is_flag=True, help="Print the parsed model and lifted graph as JSON.")
 def check(dag_file: str, json_output: bool) -> None:
-    """Check DAG_FILE as DAGMan would read it.
+    """Check DAG_FILE as DAGMan would read it, with its CONFIG file's DAGMAN_* values.
 
     A valid DAG prints a one-line summary and exits 0; otherwise every problem is printed on
     stderr as FILE:LINE: message, and the exit status is 1.
     """
     from engine.dag import DagError, load_graph, parse_file
     from engine.dag.summary import as_json, summary_line
+    from engine.dagman.config import config_file, knob_values
 
     try:
         graph = load_graph(parse_file(dag_file))
+        knob_values(config_file(graph.dag.config, None, dag_file))
     except DagError as e:
         for warning in e.warnings:
             click.echo(f"{warning.location}: warning: {warning.message}", err=True)

@@ -28,6 +28,7 @@ ACTION_LOOK = {"ok": ("✔ ok", "success"), "retry": ("⟳ retry", "warning"), "
 TEXT_TABS = ("classad", "stdout", "stderr", "report", "events", "why")
 TITLES = ("ClassAd", "Stdout", "Stderr", "Job report", "User log", "Why")
 FOLLOWED = ("stdout", "stderr", "events")  # text that grows at its end: shown from there
+WRAPPED = ("why",)  # prose: wrapped to the view, as a terminal wraps it
 
 
 class JobScreen(PollingScreen):
@@ -53,7 +54,7 @@ class JobScreen(PollingScreen):
                 yield LiveTable(self._columns(), id="attempt-table")
             for tab, title in zip(TEXT_TABS, TITLES):
                 with Pane(title, id=tab):
-                    yield LogView(id=f"{tab}-text", follow=tab in FOLLOWED)
+                    yield LogView(id=f"{tab}-text", follow=tab in FOLLOWED, wrap=tab in WRAPPED)
         yield Static("", id="info")
         yield FilterBar()
         yield KeyBar()
@@ -126,8 +127,7 @@ class JobScreen(PollingScreen):
             return
         self._texts[tab] = text
         log = self.query_one(f"#{tab}-text", LogView)
-        log.clear()
-        log.write(text)
+        log.show_text(text)
         if tab not in FOLLOWED:
             log.scroll_home(animate=False)
 

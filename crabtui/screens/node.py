@@ -23,6 +23,7 @@ from crabtui.widgets.tabbed import Pane, Tabbed
 TABS = (("node", "Node"), ("classad", "ClassAd"), ("stdout", "Out"), ("stderr", "Err"), ("log", "Log"),
         ("pre", "PRE"), ("post", "POST"), ("dagman.out", "dagman.out"))
 FOLLOWED = ("stdout", "stderr", "log", "pre", "post", "dagman.out")  # text that grows at its end
+WRAPPED = ("node",)  # prose: wrapped to the view, as a terminal wraps it
 
 
 class NodeScreen(PollingScreen):
@@ -46,7 +47,7 @@ class NodeScreen(PollingScreen):
         with Tabbed(initial="node"):
             for tab, title in TABS:
                 with Pane(title, id=_pane_id(tab)):
-                    yield LogView(id=f"{_pane_id(tab)}-text", follow=tab in FOLLOWED)
+                    yield LogView(id=f"{_pane_id(tab)}-text", follow=tab in FOLLOWED, wrap=tab in WRAPPED)
         yield Static("", id="info")
         yield FilterBar()
         yield KeyBar()
@@ -121,8 +122,7 @@ class NodeScreen(PollingScreen):
         if before is not None and tab in FOLLOWED and before.endswith("\n") and text.startswith(before):
             log.write_lines(text[len(before):].splitlines())  # the file grew: the reader stays where it is
             return
-        log.clear()
-        log.write(text)
+        log.show_text(text)
         if tab not in FOLLOWED:
             log.scroll_home(animate=False)
 

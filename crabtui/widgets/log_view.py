@@ -45,13 +45,15 @@ class LogView(Log):
     # -------------------------------------------------------------- a text shown whole
 
     def show_text(self, text: str) -> None:
-        """Replace what is shown by ``text``, keeping the reader's place."""
+        """Replace what is shown by ``text``, keeping the reader's place (a log that follows its end
+        follows the new end)."""
         self._text = text
         self._wrapped_at = self.scrollable_content_region.width
         top = self.scroll_offset.y
         self.clear()
         self.write_lines(wrapped(text, self._wrapped_at) if self.wrap else text.splitlines())
-        self.scroll_to(y=top, animate=False)
+        if not self.auto_scroll:
+            self.scroll_to(y=top, animate=False)
 
     def on_resize(self) -> None:
         if self.wrap and self._text and self.scrollable_content_region.width != self._wrapped_at:
@@ -160,9 +162,9 @@ class LogView(Log):
 def wrapped(text: str, width: int) -> list[str]:
     """``text``'s lines, each longer than ``width`` broken at spaces (at ``width`` if a word is
     longer; a path is not broken at its hyphens), its continuation indented as far as the line
-    itself and two more; nothing when the view has no width yet (it is wrapped once it has)."""
+    itself and two more; as they are while the view has no width yet (it is wrapped once it has)."""
     if width <= 0:
-        return []
+        return text.splitlines()
     lines = []
     for line in text.splitlines():
         if len(line) <= width:

@@ -219,3 +219,16 @@ def _value(knob: str, spec: Knob, text: str, where: Location) -> object:
         else:
             expected = "a whole number"
         raise DagError([Diagnostic(where, f"{knob} = {text!r}: expected {expected}")]) from None
+
+
+def config_file(in_dag: str | None, option: str | None, dag_file: str) -> str | None:
+    """The DAG's CONFIG file, relative to the DAG's directory, or -config's; both must agree,
+    and the DAG's must exist."""
+    from_dag = os.path.join(os.path.dirname(dag_file), in_dag) if in_dag else None
+    if from_dag and option and os.path.abspath(from_dag) != os.path.abspath(option):
+        raise DagError([Diagnostic(Location(dag_file), f"CONFIG {in_dag} and -config {option} name different "
+                                   "files; DAGMan takes one config file: drop one of them")])
+    if from_dag and not os.path.isfile(from_dag):
+        raise DagError([Diagnostic(Location(dag_file), f"CONFIG {in_dag}: there is no such file {from_dag}; "
+                                   "name the DAGMan config file relative to the DAG file's directory")])
+    return from_dag or option

@@ -14,6 +14,7 @@ from datetime import datetime
 
 import htcondor2
 
+from engine.dag import ScriptKind
 from engine.dagman.check_events import EventChecker, Verdict
 from engine.dagman.config import Options
 from engine.dagman.dagman_out import QUIET, DagmanOut
@@ -28,8 +29,8 @@ class EventReader:
     """The DagMan's reading of the nodes log, in a normal cycle and in recovery mode.
 
     Uses the rest of the DagMan for what an event leads to: ``job_finished``, ``remove_node_jobs``,
-    ``node_succeeded`` (the node state machine), ``run_hold_script``, ``queue_post`` and
-    ``post_result`` (the script queue), ``outcome`` and ``update_ad``."""
+    ``node_succeeded`` (the node state machine), ``run_hold_script``, ``queue_post``,
+    ``print_script_result`` and ``post_result`` (the script queue), ``outcome`` and ``update_ad``."""
 
     options: Options
     nodes: dict[str, Node]
@@ -107,7 +108,7 @@ class EventReader:
         self.status_outdated = True
         self.events_seen += 1
         self.out.event(kind.name, node.name, event.cluster, event.proc, node.last_event_time,
-                       subproc=event.get("Subproc", 0))
+                       subproc=event.get("Subproc", 0), recovery=self.recovering)
         if self.jobstate:
             self.jobstate.job_event(node.name, kind.name, event.cluster, event.proc, node.last_event_time)
         if kind == T.SUBMIT:
@@ -232,7 +233,13 @@ class EventReader:
         code = event.get("ReturnValue")
         if code is None:
             code = -int(event.get("TerminatedBySignal", 1))
-        self.post_result(node, code, event_time(event))
+        when = event_time(event)
+        # Logged as DAGMan's ProcessPostTermEvent logs it, so that a monitor replaying dagman.out
+        # sees the node end here too, and not still in its POST script.
+        self.out.event(event.type.name, node.name, event.cluster, event.proc, when,
+                       subproc=event.get("Subproc", 0), recovery=True)
+        self.print_script_result(node, ScriptKind.POST, code)
+        self.post_result(node, code, when)
 
 
 class LoggedEvent:

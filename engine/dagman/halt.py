@@ -11,10 +11,17 @@ from __future__ import annotations
 import os
 
 HALT_SUFFIX = ".halt"
+LOCK_SUFFIX = ".lock"  # condor_submit_dag's -Lockfile: there while a DAGMan runs the DAG, or will recover it
 
 
 def halt_file(dag_file: str) -> str:
     return dag_file + HALT_SUFFIX
+
+
+def dagman_running(dag_file: str) -> bool:
+    """Whether a DAGMan runs the DAG, or will again in recovery (its job held): its lock file is
+    there.  A halt file with no DAGMan halts nothing, and the next run deletes it."""
+    return os.path.exists(dag_file + LOCK_SUFFIX)
 
 
 def is_halted(dag_file: str) -> bool:

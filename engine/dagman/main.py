@@ -10,7 +10,8 @@ import sys
 from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
 from engine.dag.rescue import (MAX_RESCUE_NUM, apply_rescue, read_rescue, rescue_files, rescue_path,
                                save_file_path)
-from engine.dagman.config import Options, knob_values
+from engine.dagman.config import Options, config_file, knob_values
+from engine.dagman.dagman_out import ALWAYS, DagmanOut
 from engine.dagman.lockfile import Lock, holder_alive, read_lock, write_lock
 from engine.dagman.node import DagStatus
 from engine.dagman.node_status import NodeState
@@ -19,8 +20,15 @@ from engine.schedd.local.client import LocalScheddClient
 from engine.state import state_dir
 
 
-def options_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m engine.dagman", description="Run a DAG file as condor_dagman does.")
+class OneLineParser(argparse.ArgumentParser):
+    """A command line refused in one line, exit status 1, as condor_dagman refuses one."""
+
+    def error(self, message: str):
+        self.exit(1, f"ERROR: {message}; see '{self.prog} --help'\n")
+
+
+def options_parser(prog: str = "python -m engine.dagman") -> argparse.ArgumentParser:
+    parser = OneLineParser(prog=prog, description="Run a DAG file as condor_dagman does.")
     parser.add_argument("dag", nargs="?", help="the DAG file")
     parser.add_argument("-Dag", "--dag", dest="dag_option", metavar="DAG", help="the DAG file (as condor_dagman takes it)")
     parser.add_argument("-maxjobs", "--maxjobs", type=int, help="most nodes with jobs in the queue (0: no limit)")
@@ -46,12 +54,14 @@ def options_parser() -> argparse.ArgumentParser:
                         help="run from a SAVE_POINT_FILE (a bare name is looked for in save_files/)")
     parser.add_argument("-outfile_dir", "--outfile-dir", dest="outfile_dir", metavar="DIR",
                         help="write DAG.dagman.out in DIR instead of beside the DAG")
+    parser.add_argument("-debug", "--debug", type=int, metavar="LEVEL",
+                        help="DAGMan's verbosity, 0 to 7 (default DAGMAN_VERBOSITY, 3)")
     parser.add_argument("--state-dir", help="the embedded schedd's state directory")
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = options_parser()
+def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -> int:
+    parser = options_parser(prog)
     args = parser.parse_args(argv)
     dag_file = args.dag_option or args.dag
     if not dag_file:
@@ -67,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         given = {"max_jobs": args.maxjobs, "max_idle": args.maxidle, "max_pre": args.maxpre,
                  "max_post": args.maxpost, "max_hold": args.maxhold, "always_run_post": args.always_run_post,
                  "priority": args.priority, "auto_rescue": None if args.autorescue is None else args.autorescue == 1,
-                 "save_file": args.load_save, "outfile_dir": args.outfile_dir}
+                 "save_file": args.load_save, "outfile_dir": args.outfile_dir,
+                 "verbosity": args.debug}
         knobs.update({name: value for name, value in given.items() if value is not None})
         options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path)
         lock = read_lock(lock_path)
@@ -93,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     except DagError as e:
         for error in e.errors:
             print(f"ERROR: {error}", file=sys.stderr)
+        log_startup_errors(dag_file, args.outfile_dir, e.errors)
         return EXIT_ERROR
     adjust_for_max_idle(options, knobs)
     options.paced_submits = ("scan_interval" in knobs or "max_submits_per_interval" in knobs
@@ -114,6 +126,16 @@ def main(argv: list[str] | None = None) -> int:
     if code != EXIT_OKAY:
         print(f"ERROR: {ending(dagman, code)}", file=sys.stderr)
     return code
+
+
+def log_startup_errors(dag_file: str, outfile_dir: str | None, errors: list) -> None:
+    """A DAG or CONFIG file DAGMan cannot start on: the errors go to dagman.out too, the file
+    people and ``crabtui dag status`` read first, not only to the job's .lib.err."""
+    path = os.path.join(outfile_dir or os.path.dirname(dag_file), os.path.basename(dag_file) + ".dagman.out")
+    with contextlib.suppress(OSError), DagmanOut(path) as out:
+        for error in errors:
+            out.line(f"ERROR: {error}", ALWAYS)
+        out.exiting_with_status(EXIT_ERROR)
 
 
 def remove_lock(path: str) -> None:
@@ -147,15 +169,6 @@ def ending(dagman: DagMan, code: int) -> str:
     if dagman.rescue_path:
         line += f"; run it again to go on from {os.path.basename(dagman.rescue_path)}"
     return line
-
-
-def config_file(in_dag: str | None, option: str | None, dag_file: str) -> str | None:
-    """The DAG's CONFIG file, relative to the DAG's directory, or -config's; both must agree."""
-    from_dag = os.path.join(os.path.dirname(dag_file), in_dag) if in_dag else None
-    if from_dag and option and os.path.abspath(from_dag) != os.path.abspath(option):
-        raise DagError([Diagnostic(Location(dag_file), f"CONFIG {in_dag} and -config {option} name different "
-                                   "files; DAGMan takes one config file: drop one of them")])
-    return from_dag or option
 
 
 def choose_rescue(dag_file: str, force: bool, number: int | None, auto: bool = True,

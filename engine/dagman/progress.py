@@ -31,6 +31,7 @@ STATE_WORDS = {NodeState.NOT_READY: "unready", NodeState.READY: "ready", NodeSta
                NodeState.ERROR: "failed", NodeState.FUTILE: "futile"}
 """One word per node state, in the order of dagman.out's table (Done, Pre, Queued, Post, Ready,
 Un-Ready, Failed, Futile)."""
+EXIT_RESTART = 3  # dagman_main.h: DAGMan stopped (its job held or evicted) and recovers when it runs again
 ACTIVE = (NodeState.PRERUN, NodeState.SUBMITTED, NodeState.POSTRUN)
 MAX_NAMED = 3  # parents a "why" names before "and N more"
 
@@ -340,7 +341,9 @@ class DagWatcher:
         elif what == "exiting":
             run.exit_status = r.values[0]
             for name, node in self._nodes.items():
-                if node.state in ACTIVE:  # as DAGMan's last node status file reports them
+                # As DAGMan's last node status file reports them; but after a graceful stop (its
+                # job held) the node jobs stay in the queue and the restart recovers them.
+                if node.state in ACTIVE and run.exit_status != EXIT_RESTART:
                     node.why = f"was {STATE_WORDS[node.state]} when DAGMan exited"
                     node.state, node.running = NodeState.ERROR, False
         elif what == "removing":

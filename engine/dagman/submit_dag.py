@@ -19,12 +19,14 @@ import classad2
 
 from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
 from engine.dag.rescue import rescue_files, rescue_path, save_file_path
+from engine.dagman.config import config_file, knob_values
 from engine.dagman.lockfile import holder_alive, read_lock
 from engine.schedd.local.submit import format_arguments
 
 # condor_submit_dag's default on_exit_remove: a DAGMan that crashed (signal 11 aside) or was
 # killed is queued again by the schedd, and comes back in recovery mode.
-# The files of a previous run that -force deletes and that stop a submit without it.
+# The files of a previous run that -force deletes and that stop a submit without it (the
+# first one may be overwritten with -update_submit).
 _OVERWRITTEN = (".condor.sub", ".dagman.log", ".lib.out", ".lib.err")
 
 ON_EXIT_REMOVE = "(ExitSignal =?= 11 || (ExitCode =!= UNDEFINED && ExitCode >=0 && ExitCode <= 2))"
@@ -42,6 +44,7 @@ class DagSubmitOptions:
     max_idle: int = 0
     max_pre: int = 0
     max_post: int = 0
+    max_hold: int = 0
     force: bool = False
     do_rescue_from: int | None = None
     always_run_post: bool = False
@@ -52,6 +55,8 @@ class DagSubmitOptions:
     append: tuple[str, ...] = ()  # -append: submit commands added to <dag>.condor.sub
     notification: str | None = None  # -notification: the DAGMan job's (and its nodes') e-mail setting
     outfile_dir: str | None = None  # -outfile_dir: where <dag>.dagman.out goes
+    debug: int | None = None  # -debug: DAGMan's verbosity (DAGMAN_VERBOSITY)
+    update_submit: bool = False  # -update_submit: an earlier run's <dag>.condor.sub may be overwritten
 
 
 def dagman_out(dag_file: str, options: DagSubmitOptions) -> str:
@@ -76,7 +81,8 @@ def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
     """condor_dagman's command line for the job (after the interpreter)."""
     argv = ["-m", "engine.dagman", "-Lockfile", dag_file + ".lock", "-AutoRescue", "1"]
     for flag, value in (("-maxjobs", options.max_jobs), ("-maxidle", options.max_idle),
-                        ("-maxpre", options.max_pre), ("-maxpost", options.max_post)):
+                        ("-maxpre", options.max_pre), ("-maxpost", options.max_post),
+                        ("-maxhold", options.max_hold)):
         if value:
             argv += [flag, str(value)]
     if options.do_rescue_from is not None:
@@ -91,6 +97,8 @@ def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
         argv += ["-load_save", options.load_save]
     if options.outfile_dir:
         argv += ["-outfile_dir", options.outfile_dir]
+    if options.debug is not None:
+        argv += ["-debug", str(options.debug)]
     return argv + ["-Dag", dag_file]
 
 
@@ -142,11 +150,14 @@ def _dagman_job(name: str, generator: str, executable: str, getenv: str, argv: l
 
 
 def prepare(dag_file: str, options: DagSubmitOptions) -> None:
-    """condor_submit_dag's checks before it writes ``<dag>.condor.sub``: the DAG parses, no
+    """condor_submit_dag's checks before it writes ``<dag>.condor.sub``: the DAG parses, its
+    CONFIG file (or -config's) is readable and its DAGMAN_* values are ones DAGMan takes, no
     DAGMan runs it, -force clears an earlier run's files, and without -force (or a rescue DAG
     to run) they are not overwritten.  Raises :class:`DagError` naming the file and what to do.
     """
-    build_graph(parse_file(dag_file))
+    dag = parse_file(dag_file)
+    build_graph(dag)
+    knob_values(config_file(dag.config, options.config, dag_file))
     lock = read_lock(dag_file + ".lock")
     if lock is not None and holder_alive(lock, dag_file):
         raise _error(dag_file + ".lock", f"DAGMan (pid {lock.pid}) is still running {dag_file}; "
@@ -169,12 +180,19 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> None:
         if not os.path.exists(path):
             raise _error(path, f"-load_save {options.load_save}: there is no such save file")
     elif not rescues:
-        for path in (dag_file + suffix for suffix in _OVERWRITTEN):
+        for path in (dag_file + suffix for suffix in (_OVERWRITTEN[1:] if options.update_submit else _OVERWRITTEN)):
             if os.path.exists(path):
                 raise _error(path, "already exists: some files needed by DAGMan exist from an earlier run; "
                              "rename them, or use -force to overwrite them")
     if os.path.exists(dag_file + ".halt"):
         os.unlink(dag_file + ".halt")
+
+
+def read_insert_sub_file(path: str) -> tuple[str, ...]:
+    """-insert_sub_file's submit commands, added to ``<dag>.condor.sub`` before -append's;
+    blank lines and ``#`` comments left out."""
+    with open(path, encoding="utf-8") as f:
+        return tuple(line.strip() for line in f if line.strip() and not line.lstrip().startswith("#"))
 
 
 def write_condor_sub(dag_file: str, text: str) -> str:
@@ -200,7 +218,8 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
             "-DoRescueFrom", str(options.do_rescue_from or 0), "-Dag", name, *notification,
             "-CsdVersion", csd_version, "-Dagman", dagman]
     for flag, value in (("-MaxJobs", options.max_jobs), ("-MaxIdle", options.max_idle),
-                        ("-MaxPre", options.max_pre), ("-MaxPost", options.max_post)):
+                        ("-MaxPre", options.max_pre), ("-MaxPost", options.max_post),
+                        ("-MaxHold", options.max_hold)):
         if value:
             argv += [flag, str(value)]
     if options.always_run_post:
@@ -211,6 +230,8 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
         argv += ["-load_save", options.load_save]
     if options.outfile_dir:
         argv += ["-outfile_dir", options.outfile_dir]
+    if options.debug is not None:
+        argv += ["-Debug", str(options.debug)]
     dag = parse_file(dag_file)  # condor_submit_dag reads CONFIG, SET_JOB_ATTR and ENV lines
     environment = [*dag.env_set, f"_CONDOR_DAGMAN_LOG={dagman_out(name, options)}", "_CONDOR_MAX_DAGMAN_LOG=0"]
     config = options.config

@@ -504,11 +504,11 @@ class TestAdFiles:
 def run_wrapper(tmp_path: Path, attrs: dict, machine: dict | None = None, **env_vars: str) -> subprocess.CompletedProcess:
     ad = classad2.ClassAd({"CRAB_ReqName": TASK, "CRAB_Retry": 0, "RequestMemory": 2000,
                            "CRABTUI_TimeScale": SCALE, **attrs})
-    (tmp_path / "job.ad").write_text(str(ad))
+    (tmp_path / "job.ad").write_text(ad.printOld())  # as condor_starter writes .job.ad
     env = {**os.environ, "PYTHONPATH": str(ROOT), "_CONDOR_JOB_AD": str(tmp_path / "job.ad"), **env_vars}
     env.pop("_CONDOR_MACHINE_AD", None)
     if machine is not None:
-        (tmp_path / "machine.ad").write_text(str(classad2.ClassAd(machine)))
+        (tmp_path / "machine.ad").write_text(classad2.ClassAd(machine).printOld())
         env["_CONDOR_MACHINE_AD"] = str(tmp_path / "machine.ad")
     return subprocess.run([sys.executable, "-m", "engine.crab.wn.wrapper"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60)

@@ -162,8 +162,9 @@ def test_check_missing_file(tmp_path: Path) -> None:
 
 def test_check_without_a_file_is_a_usage_error() -> None:
     result = run("dag", "check")
-    assert result.exit_code == 2
-    assert "Missing argument" in result.stderr
+    assert result.exit_code == 1, "a usage error exits 1, as condor_submit_dag's does"
+    [line] = result.stderr.splitlines()
+    assert line.startswith("ERROR: Missing argument 'DAG_FILE'; see '") and line.endswith(" dag check --help'")
 
 
 def test_check_lone_continuation_line_is_reported_not_a_traceback(tmp_path: Path) -> None:

@@ -157,6 +157,65 @@ def test_hold_stops_dagman_and_release_recovers_without_rerunning_anything(gated
     assert "Running in RECOVERY mode" in (gated / "d.dag.dagman.out").read_text()
 
 
+def test_post_scripts_before_a_hold_still_count_done_after_the_release(gated, schedd):
+    """DAGMan's recovery reads A's POST result back from the nodes log; `dag status` (which replays
+    dagman.out) counts A done, B running on while DAGMan is held, and nothing failed at the end."""
+    (gated / "ok.sh").write_text("#!/bin/sh\nexit 0\n")
+    (gated / "ok.sh").chmod(0o755)
+    (gated / "r.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\n"
+                                 "SCRIPT POST A ok.sh\nPARENT A CHILD B\n")
+    release(gated, "A")
+    cluster = submit(schedd, "r.dag", gated)
+    wait_until(lambda: runs(gated) == ["A", "B"], "node B to start, after A's POST script")
+
+    def status() -> str:
+        return crabtui(schedd, "dag", "status", str(cluster), cwd=gated).stdout
+
+    assert crabtui(schedd, "hold", str(cluster), cwd=gated).returncode == 0
+    wait_until(lambda: exit_line(gated / "r.dag").endswith("EXITING WITH STATUS 3"), "DAGMan to stop")
+    held = status()
+    assert "\t[#]   1 has completed." in held and "\t[=]   1 is running: 1 job." in held, held
+    assert "failed" not in held and "Only" not in held, "B's job runs on while DAGMan is held"
+    assert crabtui(schedd, "release", str(cluster), cwd=gated).returncode == 0
+    out = gated / "r.dag.dagman.out"
+    wait_until(lambda: "...done with RECOVERY mode" in out.read_text(), "DAGMan to recover")
+    recovered = status()
+    assert "\t[#]   1 has completed." in recovered and "\t[=]   1 is running: 1 job." in recovered, recovered
+    assert "post-script" not in recovered
+    assert re.search(r"Event: ULOG_POST_SCRIPT_TERMINATED for HTCondor Node A \(\d+\.0\.0\) \{[^}]+\} "
+                     r"\[recovery mode\]\n.* POST Script of node A completed successfully\.\n", out.read_text())
+    release(gated, "B")
+    assert finished(schedd, cluster)["ExitCode"] == 0
+    ended = status()
+    assert "\t[#]   2 have completed." in ended and "failed" not in ended, ended
+    assert "DAG completed successfully." in ended and "running normally" not in ended
+
+
+def test_halt_and_unhalt_of_a_dag_no_dagman_runs_change_nothing(gated, schedd):
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
+    release(gated, "A", "B")
+    cluster = submit(schedd, "d.dag", gated)
+    assert finished(schedd, cluster)["ExitCode"] == 0
+    for target in ("d.dag", str(cluster)):
+        halted = crabtui(schedd, "dag", "halt", target, cwd=gated)
+        assert halted.returncode == 1 and "no DAGMan is running" in halted.stderr, halted
+        assert len(halted.stderr.splitlines()) == 1 and not (gated / "d.dag.halt").exists()
+
+    (gated / "h.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
+    (gated / "go.A").unlink()
+    (gated / "runs.txt").unlink()
+    cluster = submit(schedd, "h.dag", gated)
+    wait_until(lambda: runs(gated) == ["A"], "node A to start")
+    assert crabtui(schedd, "dag", "halt", "h.dag", cwd=gated).returncode == 0
+    release(gated, "A")
+    assert finished(schedd, cluster)["ExitCode"] == 1
+    assert "Exiting because DAG is halted" in (gated / "h.dag.dagman.out").read_text()
+    resumed = crabtui(schedd, "dag", "unhalt", "h.dag", cwd=gated)
+    assert resumed.returncode == 1 and len(resumed.stderr.splitlines()) == 1, resumed
+    assert "no DAGMan is running" in resumed.stderr and "rescue DAG" in resumed.stderr
+    assert "Resumed" not in resumed.stdout
+
+
 def test_halt_drains_runs_final_and_unhalt_before_the_drain_resumes(gated, schedd):
     (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
     cluster = submit(schedd, "d.dag", gated)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import getpass
 import os
+import re
 import signal
 import stat
 import subprocess
 import sys
 
+import classad2
 import pytest
 from htcondor2 import JobEventType as ET
 
@@ -133,6 +135,33 @@ class TestRunToCompletion:
         terminated = events[-1]
         assert terminated["TerminatedNormally"] is True
         assert terminated["ReturnValue"] == 3
+
+    def test_job_and_machine_ad_files_are_old_syntax_one_attribute_a_line(self, schedd):
+        """As condor_starter writes .job.ad and .machine.ad: job scripts grep them."""
+        script = schedd.write("ads.sh", """\
+            #!/bin/sh
+            grep '^ClusterId = ' "$_CONDOR_JOB_AD"
+            grep '^Arguments = ' "$_CONDOR_JOB_AD"
+            cp "$_CONDOR_JOB_AD" job.ad
+            cp "$_CONDOR_MACHINE_AD" machine.ad
+            """.replace("            ", ""), executable=True)
+        result = schedd.submit(f"""
+            executable = {script}
+            arguments = "-c 'exit 3'"
+            +Note = "say \\"hi\\""
+            output = out.txt
+            queue
+            """)
+        schedd.wait_history(f"{result.cluster}.0")
+        assert (schedd.work / "out.txt").read_text() == f"ClusterId = {result.cluster}\nArguments = \"-c 'exit 3'\"\n"
+        for name in ("job.ad", "machine.ad"):
+            text = (schedd.work / name).read_text()
+            assert all(re.match(r"[A-Za-z_][\w.]* = \S", line) for line in text.splitlines()), text
+        job = classad2.parseOne((schedd.work / "job.ad").read_text())
+        assert (job["ClusterId"], job["ProcId"], job["Cmd"]) == (result.cluster, 0, str(script))
+        assert (job["Arguments"], job["Note"]) == ("-c 'exit 3'", 'say "hi"')
+        machine = classad2.parseOne((schedd.work / "machine.ad").read_text())
+        assert machine["MyType"] == "Machine" and machine["Cpus"] >= 1
 
     def test_old_syntax_arguments_and_environment_and_getenv(self, schedd, monkeypatch):
         monkeypatch.setenv("CRABTUI_TEST_MARK", "from-the-submitter")

@@ -90,6 +90,23 @@ class TestCommands:
         assert parse_arguments(f'"{new["Arguments"]}"') == ["one", "two words", '"q"', "it's"]
         assert parse_arguments(f'"{old["Arguments"]}"') == ["one", "two", "three"]
 
+    def test_old_syntax_takes_escaped_double_quotes(self, tmp_path):
+        (ad,) = build('executable = /bin/echo\narguments = say \\"hello\\" twice\nqueue\n', tmp_path)
+        assert parse_arguments(f'"{ad["Arguments"]}"') == ["say", '"hello"', "twice"]
+
+    def test_transfer_input_files_that_exist_urls_and_directories_are_accepted(self, tmp_path):
+        (tmp_path / "run" / "data").mkdir(parents=True)
+        (tmp_path / "run" / "in.dat").write_text("x")
+        (tmp_path / "abs.dat").write_text("x")
+        build(f"""executable = /bin/true
+            initialdir = run
+            transfer_input_files = in.dat, data, data/, {tmp_path}/abs.dat, http://example.org/a.dat, \\
+                osdf:///ospool/ap20/data/b.dat, file:///nonexistent/c.dat
+            queue
+            """, tmp_path)
+        build("executable = /bin/true\ntransfer_input_files = nosuch.dat\nskip_filechecks = true\nqueue\n",
+              tmp_path)
+
     def test_environment_both_syntaxes(self, tmp_path):
         (new,) = build("""executable = /bin/true\nenvironment = "A=1 B='x y'"\nqueue\n""", tmp_path)
         (old,) = build("executable = /bin/true\nenvironment = A=1;B=x y\nqueue\n", tmp_path)
@@ -195,11 +212,20 @@ BAD = {
     "bad-request-memory": ("executable = /bin/true\nrequest_memory = lots", "request_memory", ["lots"]),
     "unsupported-universe": ("universe = grid\nexecutable = /bin/true", "universe", ["grid"]),
     "bad-notification": ("executable = /bin/true\nnotification = sometimes", "notification", ["Complete", "sometimes"]),
+    # condor_submit refuses a bare double quote in the old syntax (ArgList's V1 parsing) rather
+    # than give the job the arguments '"exit' '3"'
+    "old-syntax-double-quote": ('executable = /bin/sh\narguments = -c "exit 3"', "arguments",
+                                [":2:", '"exit 3"', "double quotes (new syntax)", "arguments = \"-c 'exit 3'\""]),
+    "new-syntax-trailing-text": ('executable = /bin/sh\narguments = "-c" "exit 3"', "arguments",
+                                 [":2:", "after the closing double quote"]),
+    "missing-input-file": ("executable = /bin/true\n\ntransfer_input_files = in.dat, nosuch.dat",
+                           "transfer_input_files", [":3:", "nosuch.dat", "No such file or directory"]),
 }
 
 
 def _bad_text(name: str, tmp_path: Path) -> str:
     lines = BAD[name][0]
+    (tmp_path / "in.dat").write_text("an input file that exists\n")
     if "{log}" in lines:
         lines = lines.replace("{log}", _bad_log_parent(tmp_path))
     return lines + "\nqueue\n"

@@ -39,11 +39,12 @@ def info(screen) -> str:
 
 @pytest.fixture(scope="module")
 def stuck_task(engine, tmp_path_factory) -> str:
-    """A task whose jobs ask for a site no slot has: they stay idle."""
+    """A task whose jobs ask for a site no slot has: they stay idle.  Its clock runs 5 times real
+    time, so that CRAB's removal of a job held for 7 minutes comes after the test has looked at one."""
     from crab.crab_tasks import config_text, crabtui
 
     directory = tmp_path_factory.mktemp("stuck")
-    (directory / "crab.toml").write_text(config_text("stuck", scale=500, debug=NOWHERE))
+    (directory / "crab.toml").write_text(config_text("stuck", scale=5, debug=NOWHERE))
     result = crabtui(engine, "task", "submit", "crab.toml", cwd=directory)
     assert result.returncode == 0, result.stderr
     name = result.stdout.split("Task name: ")[1].split("\n")[0]

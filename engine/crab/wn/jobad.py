@@ -122,8 +122,8 @@ def _statements(body: str) -> list[str]:
 
 
 def parse_ad(text: str) -> Ad:
-    """A ClassAd in the new syntax (``[ A = 1; B = "x" ]``, as the embedded starter and classad2
-    write it) or the old one (``A = 1`` per line, as condor_starter writes ``.job.ad``)."""
+    """A ClassAd in the old syntax (``A = 1`` a line, as condor_starter and the embedded starter
+    write ``.job.ad``) or the new one (``[ A = 1; B = "x" ]``, as classad2 prints an ad)."""
     stripped = text.strip()
     ad = Ad()
     if stripped.startswith("["):

@@ -597,10 +597,9 @@ class LocalSchedd:
             if slot is not None:
                 machine_ad = self._machine_ads.get(slot.name)
                 if machine_ad is None:
-                    machine_ad = self._machine_ads[slot.name] = str(slot.ad)
+                    machine_ad = self._machine_ads[slot.name] = shadow.ad_file_text(slot.ad)
             grace = None if ad["JobUniverse"] == UNIVERSE_SCHEDULER else self.vacate_time
-            text = self.texts.get(key) or str(ad)
-            requests.append(shadow.request(ad, text, proc.record, self._ad_file(key), machine_ad,
+            requests.append(shadow.request(ad, proc.record, self._ad_file(key), machine_ad,
                                            self.job_umask, grace, self.job_tools))
         if requests:
             try:

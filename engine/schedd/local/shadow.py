@@ -6,8 +6,9 @@ The job runs from an argument list in its initial directory (its scratch directo
 embedded schedd shares the submitter's file system, as ``should_transfer_files = NO`` does), with
 its environment and its input, output and error files.  ``_CONDOR_JOB_AD`` names a file holding
 the job's ClassAd and, for a job that runs on a slot, ``_CONDOR_MACHINE_AD`` one holding the
-slot's machine ad (GLIDEIN_CMSSite and the rest), as on a real execute node; both in the new
-ClassAd syntax (``[ Name = value; ... ]``), which classad2 and HTCondor's tools read.
+slot's machine ad (GLIDEIN_CMSSite and the rest), as on a real execute node; both in the old
+ClassAd syntax, one ``Name = value`` a line, as condor_starter writes ``.job.ad`` and
+``.machine.ad``: job scripts grep them (``grep ^ClusterId $_CONDOR_JOB_AD``).
 """
 
 from __future__ import annotations
@@ -119,10 +120,10 @@ class Spawner:
         os.close(self.pidfd)
 
 
-def request(ad: classad2.ClassAd, ad_text: str, record: str, ad_file: str, machine_ad: str | None,
+def request(ad: classad2.ClassAd, record: str, ad_file: str, machine_ad: str | None,
             umask: int, grace: float | None, tools: str | None = None) -> dict:
-    """What the starter needs to run the job of ``ad`` (its text ``ad_text`` as committed when it
-    was set running), writing its ad to ``ad_file`` and, on a slot, ``machine_ad`` beside it; the
+    """What the starter needs to run the job of ``ad`` (as committed when it was set running),
+    writing it to ``ad_file`` and, on a slot, ``machine_ad`` (:func:`ad_file_text`) beside it; the
     HTCondor tools of ``tools`` come last on its PATH, so that a PATH of the job's own wins."""
     argv = [ad["Cmd"], *parse_arguments(f'"{ad.get("Arguments", "")}"')]
     env = parse_environment(f'"{ad["Environment"]}"') if "Environment" in ad else {}
@@ -141,11 +142,17 @@ def request(ad: classad2.ClassAd, ad_text: str, record: str, ad_file: str, machi
     return {
         "key": f"{ad['ClusterId']}.{ad['ProcId']}", "record": record, "argv": argv, "env": env,
         "cwd": ad["Iwd"], "stdin": ad["In"], "stdout": ad["Out"], "stderr": ad["Err"],
-        "ad_file": ad_file, "job_ad": ad_text, "machine_ad_file": machine_file, "machine_ad": machine_ad,
+        "ad_file": ad_file, "job_ad": ad_file_text(ad), "machine_ad_file": machine_file, "machine_ad": machine_ad,
         "umask": umask, "grace": grace,
         "kill_signals": {"vacate": kill, "remove": signal_number(ad.get("RemoveKillSig"), kill),
                          "hold": signal_number(ad.get("HoldKillSig"), kill)},
     }
+
+
+def ad_file_text(ad: classad2.ClassAd) -> str:
+    """An ad as condor_starter writes the job's and the machine's ad files (``fPrintAd``): the old
+    ClassAd syntax, one ``Name = value`` a line, which classad2.parseOne reads back."""
+    return ad.printOld()
 
 
 def machine_ad_file(ad_file: str) -> str:

@@ -78,6 +78,7 @@ _HANDLED = {
 _LINE_FORMS = re.compile(
     r"\s*(?:$|#|[A-Za-z_+.][\w.+-]*\s*(?:=|:)|queue\b|if\b|elif\b|else\b|endif\b|include\b|use\b"
     r"|error\b|warning\b|@)", re.IGNORECASE)
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://.")  # a URL as HTCondor's IsUrl sees one
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 _SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)B?\s*\Z", re.IGNORECASE)
 
@@ -132,6 +133,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     _check_commands(submit, where)
     environ = os.environ if environ is None else environ
     keys = {key.lower(): key for key in submit.keys()}
+    lines = _command_lines(description.text)
     owner = getpass.getuser()
     ads = []
     proc = 0
@@ -142,7 +144,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
             for key, value in (("ClusterId", cluster), ("Cluster", cluster), ("ProcId", proc),
                                ("Process", proc), ("Step", step)):
                 submit[key] = str(value)
-            ads.append(_job_ad(submit, keys, where, description.cwd, cluster, proc, now, environ, owner))
+            ads.append(_job_ad(submit, keys, where, lines, description.cwd, cluster, proc, now, environ, owner))
             proc += 1
     for ad in ads:
         ad["TotalSubmitProcs"] = len(ads)
@@ -150,11 +152,25 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
 
 
 def parse_arguments(value: str) -> list[str]:
-    """Split an ``arguments`` value: HTCondor's new syntax when double-quoted, else the old one."""
-    value = value.strip()
-    if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
-        return _split_new_syntax(value[1:-1])
-    return value.split()
+    """Split an ``arguments`` value as condor_submit does (ArgList): the new syntax when it starts
+    with a double quote, which must close the value; else the old one, blank-separated, where a
+    double quote is written \\" and a bare one is refused (ValueError): the job would otherwise
+    get stray quotes in its arguments."""
+    text = value.lstrip()
+    if text.startswith('"'):
+        end = _closing_quote(text)
+        if end is None:
+            raise ValueError(f"unterminated double quote in {value.strip()!r}")
+        if text[end + 1:].strip():
+            raise ValueError(f"characters after the closing double quote: {text[end:].strip()!r}; "
+                             'a double quote inside the new syntax is written twice ("")')
+        return _split_new_syntax(text[1:end])
+    bare = re.search(r'(?<!\\)"', text)
+    if bare:
+        raise ValueError(f"illegal unescaped double quote in the old syntax: {text[bare.start():].strip()!r}; "
+                         "write the whole value in double quotes (new syntax), e.g. "
+                         "arguments = \"-c 'exit 3'\", or escape the quote as \\\"")
+    return text.replace('\\"', '"').split()
 
 
 def format_arguments(argv: list[str]) -> str:
@@ -212,6 +228,26 @@ def _parse(description: SubmitDescription) -> htcondor2.Submit:
         if submit.get(key) == stand_ins[key] != value:
             submit[key] = value
     return submit
+
+
+def _command_lines(text: str) -> dict[str, int]:
+    """The line of the text that last sets each command (lower case), for messages."""
+    lines = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if re.match(r"\s*queue\b", line, re.IGNORECASE):
+            break
+        match = re.match(r"\s*([A-Za-z_+.][\w.+-]*)\s*[=:]", line)
+        if match:
+            lines[match.group(1).lower()] = lineno
+    return lines
+
+
+def _at(where: str, lines: Mapping[str, int], *names: str) -> str:
+    """``file:line`` of the first of the commands ``names`` the text sets, else the file."""
+    for name in names:
+        if name in lines:
+            return f"{where}:{lines[name]}"
+    return where
 
 
 def _text_safe(value: str) -> str:
@@ -317,8 +353,8 @@ def _path(value: str | None, iwd: str, default: str | None = None) -> str | None
     return value if os.path.isabs(value) else os.path.normpath(os.path.join(iwd, value))
 
 
-def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str, cluster: int, proc: int,
-            now: int, environ: Mapping[str, str], owner: str) -> classad2.ClassAd:
+def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: Mapping[str, int], cwd: str,
+            cluster: int, proc: int, now: int, environ: Mapping[str, str], owner: str) -> classad2.ClassAd:
     def get(*names: str) -> str | None:
         return _get(submit, keys, where, *names)
 
@@ -352,7 +388,10 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str
     ad["ImageSize"] = 0  # KiB, until the job is measured; a job submitted through htcondor2 starts at 0 too
     arguments = get("arguments", "args")
     if arguments is not None:
-        ad["Arguments"] = format_arguments(parse_arguments(arguments))
+        try:
+            ad["Arguments"] = format_arguments(parse_arguments(arguments))
+        except ValueError as e:
+            raise SubmitError(f"{_at(where, lines, 'arguments', 'args')}: arguments: {e}") from None
     env = _getenv(get("getenv"), environ)
     environment = get("environment", "env")
     if environment is not None:
@@ -362,6 +401,8 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, cwd: str
             raise SubmitError(f"{where}: environment: {e}") from None
     if env:
         ad["Environment"] = format_arguments([f"{k}={v}" for k, v in env.items()])
+    if (get("skip_filechecks") or "false").lower() not in ("true", "yes", "1"):
+        _check_input_files(get("transfer_input_files"), iwd, _at(where, lines, "transfer_input_files"))
     for key, attr in (("input", "In"), ("output", "Out"), ("error", "Err")):
         ad[attr] = _path(get(key), iwd, "/dev/null")
     log = _path(get("log"), iwd)
@@ -442,6 +483,26 @@ def _getenv(value: str | None, environ: Mapping[str, str]) -> dict[str, str]:
             and not any(fnmatch.fnmatchcase(name, p) for p in unwanted)}
 
 
+def _check_input_files(value: str | None, iwd: str, where: str) -> None:
+    """Refuse a ``transfer_input_files`` entry that cannot be opened for reading, as condor_submit
+    does (its check_open), before the job runs without it; relative names are from ``iwd``.
+    URLs are fetched by plugins at run time, and a directory is transferred whole: neither is
+    checked."""
+    for name in (value or "").strip('"').split(","):
+        name = name.strip()
+        if not name or _URL.match(name) or "$$(" in name:
+            continue
+        path = _path(name, iwd)
+        try:
+            os.close(os.open(path, os.O_RDONLY))
+        except OSError as e:
+            if os.path.isdir(path):
+                continue
+            raise SubmitError(f"{where}: transfer_input_files: Can't open \"{path}\"  with flags 00 "
+                              f"({os.strerror(e.errno)}); correct the name (relative names are from the "
+                              f"initial directory {iwd}) or remove it from the list") from None
+
+
 def _check_writable(path: str, where: str) -> None:
     directory = os.path.dirname(path) or "."
     if os.path.exists(path):
@@ -451,6 +512,19 @@ def _check_writable(path: str, where: str) -> None:
     if not ok:
         raise SubmitError(f"{where}: log: cannot write the job event log {path}; "
                           "check that its directory exists and is writable")
+
+
+def _closing_quote(text: str) -> int | None:
+    """The index of the double quote that closes ``text`` (which starts with one); ``""`` is a
+    literal quote.  None if none does."""
+    i = 1
+    while i < len(text):
+        if text[i] == '"':
+            if text[i + 1:i + 2] != '"':
+                return i
+            i += 1
+        i += 1
+    return None
 
 
 def _split_new_syntax(text: str) -> list[str]:

@@ -1,0 +1,113 @@
+"""``crabtui dag submit`` typed as condor_submit_dag is typed: its options shortened as 23.9.6
+reads them, the ones crabtui does not do refused in one line, and a DAG whose CONFIG file
+DAGMan would refuse refused before anything is queued."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from engine.dagman.csd_args import find_flag
+from test_dag_submit import crabtui, finished, gated, release, runs  # noqa: F401  (gated: a fixture)
+
+DAG = "# diamond, as the DAGMan tutorial writes it\nJOB A job.sub\nVARS A code=\"0\"\n"
+
+
+def one_error_line(result, prefix: str = "ERROR: ") -> str:
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    assert lines[0].startswith(prefix) and "Usage:" not in result.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(("typed", "flag"), [
+    ("-maxj", "-MaxJobs"), ("-maxi", "-MaxIdle"), ("-maxpr", "-MaxPre"), ("-maxpo", "-MaxPost"),
+    ("-MAXP", "-MaxPost"), ("-m", "-MaxHold"), ("-no_s", "-no_submit"), ("-not", "-Notification"),
+    ("-no", "-no_recurse"), ("-a", "-AllowVersionMismatch"), ("-ap", "-Append"), ("-f", "-f"),
+    ("-fo", "-Force"), ("-d", "-Dag"), ("-de", "-Debug"), ("-u", "-update_submit"), ("-us", "-UseDagDir"),
+    ("-o", "-outfile_dir"), ("-c", "-Config"), ("-b", "-Batch-Name"), ("--maxjobs", "-MaxJobs"),
+])
+def test_shortened_options_mean_what_they_mean_to_condor_submit_dag(typed, flag):
+    assert find_flag(typed).name == flag
+
+
+def test_no_such_option_as_typed():
+    assert find_flag("-zz") is None and find_flag("--maxj") is None, "two dashes want the full name"
+
+
+def test_options_typed_short_are_used(gated, schedd):
+    (gated / "d.dag").write_text(DAG)
+    release(gated, "A")
+    result = crabtui(schedd, "dag", "submit", "-maxj", "1", "-maxi", "5", "-ap", "My.Foo = 1", "-usedagdir",
+                     "-debug", "5", "d.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    sub = (gated / "d.dag.condor.sub").read_text()
+    assert "-maxjobs 1 -maxidle 5" in sub and "My.Foo = 1" in sub
+    cluster = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+    ad = finished(schedd, cluster)
+    assert ad["ExitCode"] == 0 and ad["Foo"] == 1
+    out = (gated / "d.dag.dagman.out").read_text()
+    assert "DAGMAN_MAX_JOBS_SUBMITTED setting: 1" in out and "DAGMAN_VERBOSITY setting: 5" in out
+
+
+def test_no_submit_writes_the_submit_file_and_queues_nothing(gated, schedd):
+    (gated / "d.dag").write_text(DAG)
+    result = crabtui(schedd, "dag", "submit", "-no_submit", "d.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    assert "not submitting" in result.stdout and "submitted to cluster" not in result.stdout
+    assert (gated / "d.dag.condor.sub").exists() and schedd.query("true") == []
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["-maxjobs", "x", "d.dag"], "ERROR: -maxjobs: 'x' is not a number; give the most node jobs to have queued at once"),
+    (["-notification", "sometimes", "d.dag"], "ERROR: -notification: 'sometimes' is no notification setting"),
+    (["-outfile_dir", "nodir", "d.dag"], "ERROR: -outfile_dir nodir: there is no such directory"),
+    (["-zz", "d.dag"], "ERROR: -zz: no such condor_submit_dag option"),
+    (["-remote", "cms-schedd", "d.dag"], "ERROR: -remote: crabtui does not support this condor_submit_dag option"),
+    (["-maxj"], "ERROR: -maxj (-MaxJobs): give a number after it"),
+    ([], "ERROR: name the DAG file to submit"),
+    (["-a", "My.Foo = 1", "d.dag"], "-a is -AllowVersionMismatch, which takes no value"),
+])
+def test_bad_command_lines_get_one_line(gated, schedd, argv, said):
+    (gated / "d.dag").write_text(DAG)
+    assert said in one_error_line(crabtui(schedd, "dag", "submit", *argv, cwd=gated))
+    assert not (gated / "d.dag.condor.sub").exists() and schedd.query("true") == []
+
+
+@pytest.mark.parametrize("argv", [["dag", "status", "fail.dag"], ["dag", "status", "abc"], ["dag", "check"],
+                                  ["q", "--no-such"], ["--backend", "nope", "q"], ["task", "status"],
+                                  ["dag", "run", "-maxjobs", "x", "d.dag"], ["dag", "run", "-zz", "d.dag"]])
+def test_click_usage_errors_are_one_line_with_the_help_to_read(gated, schedd, argv):
+    line = one_error_line(crabtui(schedd, *argv, cwd=gated))
+    assert re.search(r"; see 'crabtui( \w+)* --help'$", line) or "'crabtui q --help'" in line, line
+
+
+@pytest.mark.parametrize(("config", "said"), [
+    ("DAGMAN_MAX_JOBS_SUBMITTED = lots\n", "lots.config:1: DAGMAN_MAX_JOBS_SUBMITTED = 'lots': expected a number"),
+    ("# per-DAG config\nDAGMAN_ALWAYS_RUN_POST = maybe\n", "lots.config:2: DAGMAN_ALWAYS_RUN_POST = 'maybe': "
+                                                           "expected True or False"),
+    (None, "d.dag: CONFIG lots.config: there is no such file"),
+])
+def test_a_config_dagman_refuses_is_refused_by_check_and_submit(gated, schedd, config, said):
+    (gated / "d.dag").write_text("CONFIG lots.config\n" + DAG)
+    if config is not None:
+        (gated / "lots.config").write_text(config)
+    assert one_error_line(crabtui(schedd, "dag", "check", "d.dag", cwd=gated), prefix="").startswith(said)
+    assert said in one_error_line(crabtui(schedd, "dag", "submit", "d.dag", cwd=gated))
+    assert not (gated / "d.dag.condor.sub").exists() and schedd.query("true") == []
+
+
+def test_dagman_stopped_by_its_config_says_why_in_dagman_out(gated, schedd):
+    """The config went bad between submit and start: DAGMan's error reaches dagman.out."""
+    (gated / "d.dag").write_text("CONFIG d.config\n" + DAG)
+    (gated / "d.config").write_text("DAGMAN_MAX_JOBS_SUBMITTED = 2\n")
+    assert crabtui(schedd, "dag", "submit", "-no_submit", "d.dag", cwd=gated).returncode == 0
+    (gated / "d.config").write_text("DAGMAN_MAX_JOBS_SUBMITTED = lots\n")
+    result = crabtui(schedd, "job", "submit", "d.dag.condor.sub", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    cluster = int(re.search(r"cluster (\d+)", result.stdout).group(1))
+    assert finished(schedd, cluster)["ExitCode"] == 1
+    out = (gated / "d.dag.dagman.out").read_text()
+    assert "ERROR: d.config:1: DAGMAN_MAX_JOBS_SUBMITTED = 'lots': expected a number" in out
+    assert runs(gated) == []
