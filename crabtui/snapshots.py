@@ -495,7 +495,7 @@ class Backend:
     def resubmit(self, name: str, arguments: dict[str, Any]) -> Task:
         """``crab resubmit`` with the checked arguments of :func:`engine.crab.client.resubmit.request_arguments`;
         refuses (ResubmitError, TaskError) what ``crabtui task resubmit`` refuses."""
-        from engine.crab.client.resubmit import ResubmitError, select_jobs
+        from engine.crab.client.resubmit import ResubmitError, jobs_to_resubmit
 
         with self.db() as db:
             task = db.get(name)
@@ -505,8 +505,8 @@ class Backend:
                                         "resubmission. Try again a few seconds later.")
                 with self.schedd() as schedd:
                     view = task_view(task.task_dir, schedd, task.dagman_id)
-                select_jobs({j.id: j.state for j in view.jobs}, arguments["resubmit_jobids"],
-                            automatic=view.automatic is not None)
+                jobs_to_resubmit(task.task_dir, {j.id: j.state for j in view.jobs}, arguments,
+                                 automatic=view.automatic is not None)
             return db.request(task.name, RESUBMIT, arguments)
 
 

@@ -57,14 +57,17 @@ def demo(ctx: click.Context, no_ui: bool, seed: int, demo_dir: str | None) -> No
         for line in text.splitlines():
             if line.startswith("Warning:"):
                 click.echo(line, err=True)
+    command = f"{invoked_as()} --state-dir {state.path}" + (" --backend htcondor" if on_pool else "")
     if no_ui:
         click.echo("\n".join(names))
+        # stderr: stdout stays the task names, for scripts
+        click.echo(f"The demo's tasks run in {state.path}; `{command} task list` lists them, `{command}` opens "
+                   f"the UI on them" + ("." if on_pool else f", `{command} pool stop` stops its pool."), err=True)
         return
     from crabtui.app import run
     from crabtui.snapshots import Backend
 
     run(Backend(state, backend(ctx)))
-    command = f"{invoked_as()} --state-dir {state.path}" + (" --backend htcondor" if on_pool else "")
     click.echo(f"The demo's tasks run on in {state.path}; `{command}` opens the UI on them again"
                + ("." if on_pool else f", `{command} pool stop` stops its pool."))
 

@@ -169,11 +169,11 @@ class _Submitter:
             raise SubmitFailed(str(e)) from None
         for note in done.notes:
             click.echo(f"Note: {note}")
+        for warning in done.warnings:  # before Success, as crab submit logs them while it checks
+            click.echo(f"Warning: {warning}")
         click.echo(f"Task name: {done.name}\nProject dir: {done.task_dir}\n"
                    "Success: Your task has been delivered to the task worker; follow it with "
                    f"'crabtui task list' or 'crabtui task status {done.handle}'.")
-        for warning in done.warnings:
-            click.echo(f"Warning: {warning}")
         self._append({"task": done.name})
         return done.name
 
@@ -312,7 +312,7 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     Options not given keep the task's original values; the new ones apply to the resubmitted jobs
     only, on their resubmission and on its automatic retries, each with a fresh retry budget.
     """
-    from engine.crab.client.resubmit import ResubmitError, request_arguments, select_jobs
+    from engine.crab.client.resubmit import ResubmitError, jobs_to_resubmit, request_arguments
     from engine.crab.client.status import task_view
     from engine.crab.taskworker.taskdb import RESUBMIT, RESUBMITTABLE, TaskError
 
@@ -329,8 +329,8 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
                     fail("Status information is unavailable, will not proceed with the resubmission. "
                           "Try again a few seconds later if the task has just been submitted.")
                 view = task_view(task.task_dir, client, task.dagman_id)
-                select_jobs({j.id: j.state for j in view.jobs}, arguments["resubmit_jobids"],
-                            automatic=view.automatic is not None)
+                jobs_to_resubmit(task.task_dir, {j.id: j.state for j in view.jobs}, arguments,
+                                 automatic=view.automatic is not None)
             task = db.request(task.name, RESUBMIT, arguments)
         except (TaskError, ResubmitError) as e:
             fail(str(e))

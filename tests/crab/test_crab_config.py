@@ -802,3 +802,26 @@ def test_the_loaders_hint_is_given_only_where_it_is_true(tmp_path, code, fragmen
     assert message.startswith(f"{py}:3: ") and "\n" not in message
     if absent:
         assert absent not in message.split("Error while loading CRAB configuration")[1].replace(str(py), "")
+
+
+def test_the_readmes_failure_plan_example_is_accepted_as_written(tmp_path):
+    """The README's Debug.failurePlan example, pasted into a crabConfig.py, plans what it says."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = re.search(r"```python\n(config\.Debug\.failurePlan = .*?)```", readme, re.S).group(1)
+    (tmp_path / "pset.py").write_text("# pset\n")
+    (tmp_path / "crabConfig.py").write_text(
+        "from CRABClient.UserUtilities import config\nconfig = config()\nconfig.JobType.psetName = 'pset.py'\n"
+        "config.Data.inputDataset = '/TTbar/Run2024-v1/AODSIM'\nconfig.Data.splitting = 'FileBased'\n"
+        "config.Data.unitsPerJob = 10\nconfig.Site.storageSite = 'T2_XX_Local'\n" + block)
+    plan = load_config(str(tmp_path / "crabConfig.py")).failure_plan
+    assert plan == (PlannedFailure(job="2", attempt=1, exit_code=8021),
+                    PlannedFailure(job="4", attempt=None, memory_mb=3000),
+                    PlannedFailure(job="5", attempt=1, hold_code=13))
+    toml = re.search(r"In TOML: `(failurePlan = [^`]+)`", readme).group(1)
+    (tmp_path / "task.toml").write_text(f'[JobType]\npsetName = "pset.py"\n[Data]\ninputDataset = "/TTbar/Run2024-v1/AODSIM"\n'
+                                        f'splitting = "FileBased"\nunitsPerJob = 10\n[Site]\nstorageSite = "T2_XX_Local"\n'
+                                        f'[Debug]\n{toml}\n')
+    assert load_config(str(tmp_path / "task.toml")).failure_plan == (PlannedFailure(job="2", attempt=1, exit_code=8021),)

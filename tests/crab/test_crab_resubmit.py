@@ -78,7 +78,8 @@ def test_failed_job_is_resubmitted_with_new_memory_in_a_new_epoch(tmp_path, stat
     assert submit.rstrip().endswith("priority = 12\nqueue")
 
     nothing = crabtui(state, "task", "resubmit", "resub", cwd=tmp_path)
-    assert nothing.returncode == 1 and "Found no jobs to resubmit" in nothing.stderr
+    assert nothing.returncode == 1  # CRAB's server takes no resubmit of a task all of whose jobs finished
+    assert nothing.stderr.startswith("ERROR: You cannot resubmit jobs if the task is in status COMPLETED. (")
 
 
 def test_a_killed_task_cannot_be_resubmitted(tmp_path, state):
@@ -87,7 +88,8 @@ def test_a_killed_task_cannot_be_resubmitted(tmp_path, state):
     assert crabtui(state, "task", "kill", "gone", cwd=tmp_path).returncode == 0
     wait_status(state, "gone", tmp_path, "KILLED")
     refused = crabtui(state, "task", "resubmit", "gone", cwd=tmp_path)
-    assert refused.returncode == 1 and "is KILLED" in refused.stderr and "cannot be resubmitted" in refused.stderr
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1
+    assert refused.stderr.startswith("ERROR: You cannot resubmit jobs if the task is in status KILLED. (")
 
 
 def test_a_resubmit_while_the_dag_runs_reruns_the_job_at_once_and_leaves_the_running_ones_alone(tmp_path, state):
@@ -248,3 +250,56 @@ def test_each_job_is_retried_by_the_dagman_of_its_stage():
     assert [dag_of(job, automatic=False) for job in ("1", "17")] == ["RunJobs.dag"] * 2
     assert [dag_of(job, automatic=True) for job in ("0-2", "4", "1-3", "3-12")] == [
         "RunJobs.dag", "RunJobs0.subdag", "RunJobs1.subdag", "RunJobs3.subdag"]
+
+
+NOWHERE = """\
+from CRABClient.UserUtilities import config
+config = config()
+config.General.requestName = 'nowhere'
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = 'DATASET'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Site.storageSite = 'T2_XX_Local'
+config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
+config.Debug.timeScale = 100
+config.Debug.failurePlan = [{'job': '2', 'attempt': 1, 'exitCode': 8021}]
+"""
+
+
+def test_a_job_prejob_finds_nowhere_to_run_is_failed_and_a_resubmit_leaving_it_nowhere_is_refused(tmp_path, state):
+    """PreJob's "Can not submit since DESIRED_Sites list is empty" (here: the global blacklist took
+    the sites of job 2's data while it cooled off) leaves the job failed with that message, not
+    killed, and resubmittable; a resubmit whose --sitewhitelist leaves no site of the pool is
+    refused by the command in one line, changing nothing."""
+    from crab_tasks import MC
+
+    (tmp_path / "crabConfig.py").write_text(NOWHERE.replace("DATASET", MC))
+    assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
+    status = wait_until("job 2 to cool off", lambda: (s := task_status(state, "nowhere", tmp_path)) and
+                        any(j["id"] == "2" and j["state"] == "cooloff" for j in s["jobs"]) and s)
+    blacklist = Path(state.global_blacklist)
+    before = blacklist.read_text() if blacklist.exists() else None
+    data_sites = json.loads((Path(status["task_dir"]) / "job_sites.2.json").read_text())
+    blacklist.write_text(json.dumps(sorted(set(json.loads(before or "[]")) | set(data_sites))))
+    failed = wait_status(state, "nowhere", tmp_path, "FAILED")
+    two = {j["id"]: j for j in failed["jobs"]}["2"]
+    assert two["state"] == "failed" and two["error"].startswith("Can not submit since DESIRED_Sites list is empty")
+    long = crabtui(state, "task", "status", "nowhere", "--verboseErrors", cwd=tmp_path).stdout
+    assert "Can not submit since DESIRED_Sites list is empty" in long and "killed" not in long
+    if before is None:
+        blacklist.unlink()
+    else:
+        blacklist.write_text(before)
+
+    refused = crabtui(state, "task", "resubmit", "nowhere", "--sitewhitelist", "T2_XX_Foo_Bar,T3_*", cwd=tmp_path)
+    assert refused.returncode == 1 and refused.stdout == "" and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith("ERROR: Can not resubmit jobs 2: with --sitewhitelist T2_XX_Foo_Bar,T3_* their "
+                                     "DESIRED_Sites list would be empty")
+    after = task_status(state, "nowhere", tmp_path)
+    assert (after["status"], {j["id"]: j["state"] for j in after["jobs"]}["2"]) == ("FAILED", "failed")
+    assert read_record(after["task_dir"]) == []
+
+    assert crabtui(state, "task", "resubmit", "nowhere", cwd=tmp_path).returncode == 0
+    done = wait_status(state, "nowhere", tmp_path, "COMPLETED")
+    assert all(j["state"] == "finished" for j in done["jobs"])

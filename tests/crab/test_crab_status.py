@@ -436,3 +436,40 @@ def test_status_command_prints_crabs_layout(tmp_path, state):
         in bad.stderr
     assert "can only be used in combination with --long or --sort" in \
         crabtui(state, "task", "status", "layout", "--jobids=1", cwd=tmp_path).stderr
+
+
+FAILED_WALL = """\
+from CRABClient.UserUtilities import config
+config = config()
+config.General.requestName = 'wall'
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = 'DATASET'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Site.storageSite = 'T2_XX_Local'
+config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
+config.Debug.timeScale = 200
+config.Debug.failurePlan = [{'job': '2', 'attempt': 1, 'exitCode': 8021}, {'job': '3', 'attempt': 1, 'exitCode': 7}]
+"""
+
+
+def test_a_failed_attempt_counts_the_wall_time_its_job_ran_as_crab_does(tmp_path, state):
+    """A failed job's wrapper runs at least 20 minutes (it sleeps out what its payload left):
+    Runtime, WallDurations and Waste count that wall time, not the payload's runtime alone."""
+    from crab_tasks import MC
+
+    (tmp_path / "crabConfig.py").write_text(FAILED_WALL.replace("DATASET", MC))
+    assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
+    status = wait_status(state, "wall", tmp_path, "FAILED")
+    jobs = {j["id"]: j for j in status["jobs"]}
+    assert (jobs["2"]["state"], jobs["3"]["state"]) == ("finished", "failed")
+    assert jobs["2"]["WallDurations"][0] >= 20 * 60 and jobs["2"]["waste_s"] >= 20 * 60
+    assert jobs["2"]["WallDurations"][1] < 20 * 60, "a successful attempt keeps its payload's runtime"
+    assert jobs["3"]["runtime_s"] >= 20 * 60 and jobs["3"]["WallDurations"][0] >= 20 * 60
+    lines = crabtui(state, "task", "status", "wall", "--long", cwd=tmp_path).stdout.splitlines()
+    header = lines.index("Extended Job Status Table:") + 2
+    two, three = lines[header + 2].split(), lines[header + 3].split()
+    assert two[:2] == ["2", "finished"] and two[-2] >= "0:20:00", two  # Waste
+    assert three[:2] == ["3", "failed"] and three[3] >= "0:20:00", three  # Runtime
+    waste = next(line for line in lines if line.startswith(" * Waste: "))
+    assert waste.split()[2] >= "0:20:00", waste

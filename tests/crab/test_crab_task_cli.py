@@ -7,6 +7,9 @@ import re
 import time
 from pathlib import Path
 
+import classad2
+import htcondor2
+
 from crab_tasks import MC, config_text, crabtui, task_status, wait_status, wait_until
 from engine.schedd.local.client import LocalScheddClient
 
@@ -257,3 +260,71 @@ def test_a_config_submitted_twice_makes_two_tasks_named_apart(tmp_path, state):
     assert ambiguous.returncode == 1 and f"({', '.join(sorted(names))}); give the full task name" in ambiguous.stderr
     for name in names:
         assert task_status(state, name, tmp_path)["name"] == name
+
+
+SCRIPT_ARGS = """\
+from CRABClient.UserUtilities import config
+config = config()
+config.General.requestName = 'nano_args'
+config.JobType.psetName = 'PSet.py'
+config.JobType.scriptExe = 'crab_script.sh'
+config.JobType.scriptArgs = ['isData=1', 'era=2023C', 'cut = pt_20', 'sel=a=b', 'files=/store/x.root,/store/y.root']
+config.Data.inputDataset = 'DATASET'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Site.storageSite = 'T2_XX_Local'
+config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
+config.Debug.timeScale = 500
+"""
+
+
+def test_script_args_reach_the_script_after_the_job_number_each_as_one_argument(tmp_path, state):
+    """JobType.scriptArgs: CRAB runs ``scriptExe jobNumber arg...``; each entry arrives whole,
+    spaces and '=' in it included."""
+    (tmp_path / "PSet.py").write_text("# fake PSet\n")
+    (tmp_path / "crab_script.sh").write_text('#!/bin/sh\nfor a in "$@"; do echo "arg[$a]"; done\n')
+    (tmp_path / "crab_script.sh").chmod(0o755)
+    (tmp_path / "crabConfig.py").write_text(SCRIPT_ARGS.replace("DATASET", MC))
+    submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    status = wait_status(state, "nano_args", tmp_path, "COMPLETED")
+    for job in ("1", "4"):
+        out = (Path(status["task_dir"]) / f"job_out.{job}.0.txt").read_text()
+        seen = [line[4:-1] for line in out.splitlines() if line.startswith("arg[")]
+        assert seen == [job, "isData=1", "era=2023C", "cut = pt_20", "sel=a=b", "files=/store/x.root,/store/y.root"]
+    # the same submit line as condor_submit reads it, for a pool's jobs
+    submit = htcondor2.Submit((Path(status["task_dir"]) / "Job.submit").read_text())
+    assert json.loads(classad2.ExprTree(submit["My.CRABTUI_ScriptArgs"]).eval()) == \
+        ["isData=1", "era=2023C", "cut = pt_20", "sel=a=b", "files=/store/x.root,/store/y.root"]
+
+
+UNREACHABLE_MASK = """\
+from CRABClient.UserUtilities import config
+config = config()
+config.General.requestName = 'golden'
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = 'DATASET'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Data.lumiMask = 'ADDRESS'
+config.Site.storageSite = 'T2_XX_Local'
+config.Debug.timeScale = 500
+"""
+
+
+def test_submit_prints_its_warnings_before_success_as_crab_submit_does(tmp_path, state):
+    """An unreachable lumi mask is a warning; like every warning of crab submit, it comes before
+    the Success line that ends the command's output."""
+    import socket
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        address = f"https://127.0.0.1:{free.getsockname()[1]}/Cert_Collisions2023_366442_370790_Golden.json"
+    (tmp_path / "crabConfig.py").write_text(UNREACHABLE_MASK.replace("DATASET", MC).replace("ADDRESS", address))
+    submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    lines = submitted.stdout.splitlines()
+    warning = next(i for i, line in enumerate(lines) if line.startswith("Warning: ") and "lumi mask" in line)
+    success = next(i for i, line in enumerate(lines) if line.startswith("Success: "))
+    assert warning < success and success == len(lines) - 1, submitted.stdout
+    assert crabtui(state, "task", "kill", "golden", cwd=tmp_path).returncode == 0

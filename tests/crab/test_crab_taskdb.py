@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.crab.taskworker.taskdb import (COMPLETED, KILL, KILLED, NEW, QUEUED, RESUBMIT, SUBMIT, SUBMITFAILED,
+from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, KILL, KILLED, NEW, QUEUED, RESUBMIT, SUBMIT, SUBMITFAILED,
                                            SUBMITTED, Task, TaskDB, TaskError, task_name)
 
 T0 = 1_790_000_000.0
@@ -69,11 +69,14 @@ def test_kill_and_resubmit_follow_crabs_rules(db):
     with pytest.raises(TaskError, match="^You cannot kill a task if it is in the COMPLETED status"):
         db.request("a", KILL)  # a finished task is refused, as CRAB's server refused it
     assert db.get("a").status == COMPLETED
+    with pytest.raises(TaskError, match=r"^You cannot resubmit jobs if the task is in status COMPLETED\. "):
+        db.request("a", RESUBMIT)  # not one of CRAB's resubmittable statuses: every job has finished
+    db.update(db.get("a"), status=FAILED)
     resubmit = db.request("a", RESUBMIT, {"jobids": "1,3-5", "maxmemory": 3000})
     assert (resubmit.status, resubmit.command, resubmit.arguments) == (NEW, RESUBMIT, {"jobids": "1,3-5",
                                                                                        "maxmemory": 3000})
     db.update(db.get("a"), status=KILLED)
-    with pytest.raises(TaskError, match="a killed task cannot be resubmitted"):
+    with pytest.raises(TaskError, match=r"^You cannot resubmit jobs if the task is in status KILLED\. "):
         db.request("a", RESUBMIT)
 
 

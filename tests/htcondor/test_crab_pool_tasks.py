@@ -256,9 +256,12 @@ def test_file_and_event_aware_splitting_on_the_pool(user, splitting, units):
 
 def test_a_users_script_travels_in_the_jobs_sandbox(user):
     """JobType.scriptExe: transferred with the job's input, run from its scratch directory."""
-    script = user.write("run.sh", '#!/bin/sh\necho "payload for job $1 in $(pwd)"\n')
+    script = user.write("run.sh", '#!/bin/sh\necho "payload for job $1 in $(pwd)"\nfor a in "$@"; do echo "arg[$a]"; done\n')
     script.chmod(0o755)
-    text = config("script", total=20, sites=("T2_XX_Local",)).replace('psetName = "pset.py"', 'scriptExe = "run.sh"')
+    text = config("script", total=20, sites=("T2_XX_Local",)).replace(
+        'psetName = "pset.py"', 'scriptExe = "run.sh"\nscriptArgs = ["isData=1", "cut = pt_20", "sel=a=b"]')
     status = user.wait(user.submit("crab.toml", text), "COMPLETED")
     out = (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
     assert "payload for job 1 in /var/lib/condor/execute" in out, out
+    assert [line for line in out.splitlines() if line.startswith("arg[")] == \
+        ["arg[1]", "arg[isData=1]", "arg[cut = pt_20]", "arg[sel=a=b]"], out

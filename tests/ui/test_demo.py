@@ -15,6 +15,7 @@ from crabtui.commands.demo import DEFAULT_SEED
 from engine.crab.grid.demo import FATAL_CODE, FLAKY_SITE, failure_plans
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
+from installed import CRABTUI
 from ui_tasks import crabtui, wait_task
 
 
@@ -86,3 +87,25 @@ def test_the_demo_names_crabtui_as_the_user_can_type_it_again(monkeypatch, tmp_p
     assert invoked_as() == CRABTUI
     monkeypatch.setenv("PATH", f"{BIN}:/usr/bin:/bin")
     assert invoked_as() == "crabtui"
+
+
+def test_the_demo_without_ui_says_where_it_runs_and_the_command_to_look_at_it(empty, tmp_path):
+    """``crabtui --state-dir X demo --no-ui`` puts the demo in a directory of its own under X: it
+    says which, and the command it prints lists the demo's tasks."""
+    import re
+    import shlex
+    import subprocess
+
+    result = crabtui(empty, "demo", "--no-ui", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    names = result.stdout.split()
+    found = re.search(r"The demo's tasks run in (\S+); `([^`]+) task list` lists them", result.stderr)
+    assert found, result.stderr
+    demo = StateDir(found.group(1))
+    try:
+        assert Path(demo.path).parent == Path(empty.path) and found.group(2).endswith(f"--state-dir {demo.path}")
+        listed = subprocess.run([*shlex.split(found.group(2)), "task", "list"], cwd=tmp_path, capture_output=True,
+                                text=True, timeout=60, env={"PATH": str(Path(CRABTUI).parent) + ":/usr/bin:/bin"})
+        assert listed.returncode == 0 and all(name in listed.stdout for name in names), listed.stdout + listed.stderr
+    finally:
+        LocalScheddClient(demo, autostart=False).shutdown()

@@ -28,11 +28,12 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 
 from engine.atomic import write_atomically
 from engine.crab.ap.resubmit_record import ResubmitEntry, apply_record, read_record
-from engine.crab.ap.retry_policy import (JobReturnCode, JobState, Params, begin_attempt, choose_sites,
-                                         cooloff_remaining, load_state, save_state, state_path)
+from engine.crab.ap.retry_policy import (PRE_SKIPPED, Decision, JobReturnCode, JobState, Params, begin_attempt,
+                                         choose_sites, cooloff_remaining, load_state, record, save_state, state_path)
 from engine.crab.ap.sites import (SiteListError, SiteLists, Thresholds, attempt_sites, load_statistics,
                                   previous_failure)
 from engine.crab.taskworker.dagman_creator import SUBMIT_TEMPLATE, read_task, task_ad
@@ -87,6 +88,22 @@ def attempt_lines(task: dict, state: JobState, sites: list[str]) -> list[str]:
     ]
 
 
+def no_sites_reason(task: dict) -> str:
+    """CRAB's PreJob message for an attempt with nowhere to run, and what the user can do."""
+    lists = "".join(f" {what} is {task[key]}." for what, key in (("Site whitelist", "site_whitelist"),
+                                                                 ("Site blacklist", "site_blacklist")) if task[key])
+    return ("Can not submit since DESIRED_Sites list is empty: no site of the pool holds the job's data outside the "
+            f"global blacklist and within the site lists.{lists} Resubmit it with other --sitewhitelist/--siteblacklist.")
+
+
+def refusal(state: JobState, reason: str) -> Decision:
+    """The open attempt closed as failed for good without running: DAGMan fails the node whose PRE
+    script fails, and skips its job (:data:`PRE_SKIPPED`), so the job is ``failed`` and can be
+    resubmitted, not left in flight."""
+    attempt = replace(state.attempts[-1], exit_code=PRE_SKIPPED, action="fatal", reason=reason)
+    return Decision("fatal", reason, PRE_SKIPPED, attempt)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m engine.crab.ap.prejob")
     parser.add_argument("dag_retry", type=int)
@@ -118,11 +135,13 @@ def main(argv: list[str] | None = None) -> int:
     if automatic:
         print(f"job {args.job_id}: {automatic}")
     sites = choose_sites(candidates, state.attempts[-1].avoid_sites, pool)
-    save_state(state_path(args.task_dir, args.job_id), state)
     if not sites:
-        print(f"job {args.job_id}: Can not submit since DESIRED_Sites list is empty: no site holds its data "
-              "outside the global blacklist and within the user's white/blacklists", file=sys.stderr)
+        reason = no_sites_reason(task)
+        state = record(state, refusal(state, reason))
+        save_state(state_path(args.task_dir, args.job_id), state)
+        print(f"job {args.job_id}: {reason}", file=sys.stderr)
         return JobReturnCode.FATAL_ERROR
+    save_state(state_path(args.task_dir, args.job_id), state)
     with open(os.path.join(args.task_dir, SUBMIT_TEMPLATE), encoding="utf-8") as f:
         template = f.read()
     write_atomically(os.path.join(args.task_dir, f"Job.{args.job_id}.submit"),

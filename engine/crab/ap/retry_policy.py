@@ -83,7 +83,8 @@ from engine.atomic import write_atomically
 
 __all__ = [
     "ACTIONS", "DEFAULT_DELAY_S", "EXIT_RETRY_POLICY", "HELD_REMOVE_REASON", "LIMIT_MEANINGS",
-    "MAX_JOB_RUNTIME_AUTOMATIC_RESUBMIT", "MAX_MEMORY_AUTOMATIC_RESUBMIT", "NUM_AUTOM_JOB_RETRIES", "REMOVE_REASONS",
+    "MAX_JOB_RUNTIME_AUTOMATIC_RESUBMIT", "MAX_MEMORY_AUTOMATIC_RESUBMIT", "NUM_AUTOM_JOB_RETRIES", "PRE_SKIPPED",
+    "REMOVE_REASONS",
     "SCHEMA",
     "Attempt", "Decision", "JobReturnCode", "JobState", "Limits", "Params", "RetryPolicy",
     "RetryStateError", "begin_attempt", "check_abort_dag", "choose_sites", "cooloff_remaining",
@@ -177,15 +178,17 @@ REMOVE_REASONS = (  # PeriodicRemoveReason prefix -> CRAB's fake FJR code and me
 )
 """Removals by the grid job's ``periodic_remove`` (crab-spec §2.6) that are never retried."""
 
+PRE_SKIPPED = -1004  # DAGMan's $RETURN for a job its PRE script skipped: PreJob refused the attempt
 LIMIT_MEANINGS = {
     50660: "Excessive memory use: removed on the worker node, or not retried after using more than allowed.",
     50664: "Wall clock time over the limit: removed on the worker node, or not retried after running longer "
            "than allowed.",
     50662: "Excessive disk usage: removed on the worker node.",
     50665: "Excessive idle time: removed from the grid scheduler.",
+    PRE_SKIPPED: "Not submitted: PreJob found no site to run the job at (DAGMan's code for a job its PRE script skipped).",
 }
 """What CRAB's own codes for a limit mean, whichever enforced it: a removal (:data:`REMOVE_REASONS`)
-or a never-resubmit guard (24 h, 36 h, 2 GB)."""
+or a never-resubmit guard (24 h, 36 h, 2 GB); and :data:`PRE_SKIPPED`."""
 
 
 @dataclass(frozen=True)

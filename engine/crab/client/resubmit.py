@@ -7,12 +7,16 @@ the task's original value (CRAB's ``GetResubmitParams_sql``), not a previous res
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.crab.ap.resubmit_record import ResubmitEntry
+from engine.crab.ap.sites import SiteListError, SiteLists, read_global_blacklist
 from engine.crab.taskworker.automatic import stage_of
+from engine.crab.taskworker.dagman_creator import read_task
 
 MIN_MEMORY_MB, MAX_MEMORY_MB = 30, 30 * 1024  # CRABClient resubmit --maxmemory
 MIN_RUNTIME_MIN, MAX_RUNTIME_MIN = 60, 336 * 60  # CRABClient resubmit --maxjobruntime
@@ -112,6 +116,47 @@ def select_jobs(states: Mapping[str, str], wanted: Iterable[str] | None, *, auto
         raise ResubmitError(f"Not possible to resubmit the following jobs: {','.join(refused)} ({why}). "
                             f"Only jobs in status failed can be resubmitted.")
     return wanted
+
+
+def jobs_to_resubmit(task_dir: str, states: Mapping[str, str], arguments: Mapping[str, Any], *,
+                     automatic: bool = False) -> list[str]:
+    """What the command checks before it sends a resubmit: the jobs it takes (:func:`select_jobs`)
+    and that its site lists leave them somewhere to run (:func:`check_sites`)."""
+    ids = select_jobs(states, arguments["resubmit_jobids"], automatic=automatic)
+    check_sites(task_dir, read_task(task_dir), arguments, ids)
+    return ids
+
+
+def check_sites(task_dir: str, task: Mapping[str, Any], arguments: Mapping[str, Any], job_ids: Iterable[str]) -> None:
+    """Refuse a resubmit whose site lists leave a resubmitted job no site of the pool to run at,
+    as ``task submit`` refuses lists that leave a block none (``task_input.locality``): PreJob
+    would find its DESIRED_Sites empty and the job would fail at once.  ``task`` is ``task.json``,
+    ``arguments`` those of :func:`request_arguments` (a list not given keeps the task's)."""
+    try:
+        banned = read_global_blacklist(task.get("global_blacklist"))
+    except SiteListError:
+        banned = ()  # PreJob waits until it can read it; the lists alone are judged here
+    lists = SiteLists(*(tuple(task[key] if arguments.get(key) is None else arguments[key])
+                        for key in ("site_whitelist", "site_blacklist")),
+                      banned, bool(task.get("ignore_global_blacklist")))
+    pool = task.get("pool_sites")
+    stranded, where = [], set()
+    for job in job_ids:
+        try:
+            with open(os.path.join(task_dir, f"job_sites.{job}.json"), encoding="utf-8") as f:
+                sites = json.load(f)
+        except (OSError, ValueError):
+            continue  # PreJob judges a job whose sites are not known here
+        if not any(pool is None or s in pool for s in lists.available(sites)):
+            stranded.append(job)
+            where.update(sites)
+    if stranded:
+        given = " and ".join(f"--{key.replace('_', '')} {','.join(arguments[key]) or repr('')}"
+                             for key in ("site_whitelist", "site_blacklist") if arguments.get(key) is not None)
+        pool_text = f"; the pool's sites are {', '.join(sorted(pool))}" if pool is not None else ""
+        raise ResubmitError(f"Can not resubmit jobs {','.join(stranded)}: with {given or 'the task site lists'} their "
+                            f"DESIRED_Sites list would be empty: no site left where they can run (their jobs may run "
+                            f"at {', '.join(sorted(where))}{pool_text}). Choose sites among those.")
 
 
 def make_entry(task: Mapping[str, Any], arguments: Mapping[str, Any], *, epoch: int, job_ids: Iterable[str],

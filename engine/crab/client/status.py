@@ -11,8 +11,12 @@ The figures of ``crab status --long`` come from the framework job reports
 (``jobReport.json.<id>.<crab_retry>``, :func:`engine.crab.wn.fjr.performance`): runtime
 (TotalJobTime, simulated seconds), memory (PeakValueRss, MB), CPU % (TotalJobCPU over runtime and
 cores) and waste (the runtime of the attempts before the latest).  An attempt without a report,
-or removed by its periodic_remove (50660, 50662, 50664), counts its run as the job log timed it
-(at least), scaled to simulated seconds; a running job its time so
+or that failed, counts its run as the job log timed it (at least), scaled to simulated seconds,
+as CRAB's WallDurations do: a failed job's wrapper sleeps out the 20-minute minimum runtime after
+its payload, and a removed job's report stops at the kill signal while the job ran on until its
+processes were gone.  A successful attempt keeps its report's runtime: its wall time adds only
+the wrapper's seconds, which the log's whole-second stamps time no better than a scaled clock's
+second; a running job its time so
 far and its ResidentSetSize from the queue; a killed job at least the wall time its job log gives
 its last run, to the end of its processes.  Restarts (an attempt evicted, held while it ran,
 or lost by its shadow, and run again) are counted from the job's user log, ``job_log.<id>``
@@ -26,7 +30,7 @@ here whoever asks for the status brings it up to date: the CLI, the UI or the ta
 derived data only: deleting it loses nothing.  This module is the one place that reads and writes
 it::
 
-    {"schema": "crabtui.status_cache/7",
+    {"schema": "crabtui.status_cache/8",
      "dag": [ino, mtime_ns, size, stages_mtime_ns],   RunJobs.dag, and automatic splitting's
                                       stage directory (0: none), when "ids" were listed (null: not trusted)
      "ids": ["1", "2", ...],          the task's job ids, in CRAB's order
@@ -77,7 +81,7 @@ if TYPE_CHECKING:
     from engine.crab.ap.retry_policy import JobState
 
 STATUS_CACHE = "status_cache.json"
-CACHE_SCHEMA = "crabtui.status_cache/7"
+CACHE_SCHEMA = "crabtui.status_cache/8"
 RACY_NS = 2_000_000_000
 DAG_FILE = "RunJobs.dag"  # engine.crab.taskworker.dagman_creator.DAG_FILE; not imported: it pulls in the DAG layer
 TASK_FILE = "task.json"  # engine.crab.taskworker.dagman_creator.TASK_FILE
@@ -441,7 +445,7 @@ def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | 
                     item.update(runtime_s=figures[0], cpu_s=figures[1], memory_mb=figures[2])
                 if a.start_time is not None and a.end_time is not None:
                     wall = max(0.0, a.end_time - a.start_time) * scale
-                    if item["runtime_s"] is None or a.exit_code in _REMOVED_ON_THE_NODE:
+                    if item["runtime_s"] is None or a.action != "ok":
                         item["runtime_s"] = max(item["runtime_s"] or 0.0, wall)
         attempts.append(item)
     open_attempt = state.open_attempt
@@ -459,11 +463,6 @@ def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | 
             sum(a["runtime_s"] or 0.0 for a in earlier),
             json.dumps([[a[k] for k in ATTEMPT_KEYS] for a in attempts], separators=(",", ":")),
             *_log_restarts(task_dir, job, old), state.rrn, state.epoch, state.crab_retry]
-
-
-# Attempts HTCondor's periodic_remove ended (retry_policy.REMOVE_REASONS): their report stops at the
-# kill signal, while the job ran on until its processes were gone, as the job log times it.
-_REMOVED_ON_THE_NODE = frozenset({50660, 50662, 50664})
 
 
 def _log_restarts(task_dir: str, job: str, row: list | None) -> tuple[int, int | None]:

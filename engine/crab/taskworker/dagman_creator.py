@@ -61,6 +61,7 @@ class TaskAd:
     max_retries: int = NUM_AUTOM_JOB_RETRIES  # CRAB_NumAutomJobRetries: the task worker's numAutomJobRetries
     failure_plan: tuple[dict, ...] = ()  # Debug.failurePlan entries in the config's form
     script_exe: str | None = None  # JobType.scriptExe: the wrapper runs it instead of cmsRun
+    script_args: tuple[str, ...] = ()  # JobType.scriptArgs: the script's arguments after the job id
     sandbox: str | None = None  # the script's sandbox directory (engine.crab.client.sandbox); script_exe is in it
     extra_jdl: tuple[str, ...] = ()  # Debug.extraJDL: submit lines added to every job, as CRAB adds them
     python: str = sys.executable  # the interpreter of the DAG's scripts and of the job wrapper
@@ -209,6 +210,7 @@ def task_ad(data: dict) -> TaskAd:
     return TaskAd(**{**data, "site_whitelist": tuple(data["site_whitelist"]),
                      "site_blacklist": tuple(data["site_blacklist"]), "failure_plan": tuple(data["failure_plan"]),
                      "extra_jdl": tuple(data.get("extra_jdl", ())),
+                     "script_args": tuple(data.get("script_args", ())),
                      "pool_sites": None if data.get("pool_sites") is None else tuple(data["pool_sites"])})
 
 
@@ -236,6 +238,10 @@ def submit_template(ad: TaskAd) -> str:
         'My.CRABTUI_OutputFile = "output_$(count).root"',
         *(f"{k} = {v}" for k, v in exit_hold_commands(ad.failure_plan).items()),
         *([f"My.CRABTUI_ScriptExe = {json.dumps(ad.script_exe)}"] if ad.script_exe else []),
+        # JobType.scriptArgs as CRAB's job carries them (its scriptArgs argument): a JSON list, here
+        # inside a ClassAd string, which the wrapper passes to the script after the job id.
+        *([f"My.CRABTUI_ScriptArgs = {json.dumps(json.dumps(list(ad.script_args)))}"]
+          if ad.script_exe and ad.script_args else []),
         *([f"My.CRABTUI_Sandbox = {json.dumps(ad.sandbox)}"] if ad.sandbox else []),
         f"request_cpus = {ad.num_cores}",
         f"priority = {ad.priority}",

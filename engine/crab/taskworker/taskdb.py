@@ -23,9 +23,10 @@ STATUSES = (NEW, QUEUED, SUBMITTED, SUBMITFAILED, FAILED, COMPLETED, KILLED, KIL
 # tm_task_command
 SUBMIT, KILL, RESUBMIT = "SUBMIT", "KILL", "RESUBMIT"
 # Where a command is accepted (DataWorkflow.py); KILLED is no longer resubmittable (CRAB d6cc4abd).  A task
-# whose DAG has finished is refused a kill, as CRAB's server refused one in its COMPLETED status.
+# whose DAG has finished is refused a kill, as CRAB's server refused one in its COMPLETED status, and a
+# resubmit: every job of it has finished (CRAB's resubmit2 takes SUBMITTED, KILLFAILED, RESUBMITFAILED, FAILED).
 KILLABLE = (SUBMITTED, KILLFAILED, RESUBMITFAILED, FAILED)
-RESUBMITTABLE = (SUBMITTED, KILLFAILED, RESUBMITFAILED, FAILED, COMPLETED)
+RESUBMITTABLE = (SUBMITTED, KILLFAILED, RESUBMITFAILED, FAILED)
 # The status a failed action leaves (MasterWorker.STATE_ACTIONS_MAP).
 FAILURE_STATUS = {SUBMIT: SUBMITFAILED, KILL: KILLFAILED, RESUBMIT: RESUBMITFAILED}
 
@@ -61,6 +62,14 @@ def kill_refusal(task: Task) -> str:
     why = {COMPLETED: "every job of it has finished; there is nothing left to kill",
            KILLED: "it is killed already"}.get(task.status, "it can be killed only when it is " + ", ".join(KILLABLE))
     return f"You cannot kill a task if it is in the {task.status} status ({task.name}: {why})"
+
+
+def resubmit_refusal(task: Task) -> str:
+    """Why a resubmit of ``task`` is refused, in the CRAB server's words, and what the user can do."""
+    what = {KILLED: "a kill is final; submit the configuration again as a new task for what is left",
+            COMPLETED: "every job of it has finished; there is nothing to resubmit"}.get(
+        task.status, "a task can be resubmitted when it is " + ", ".join(RESUBMITTABLE))
+    return f"You cannot resubmit jobs if the task is in status {task.status}. ({task.name}: {what})"
 
 
 def task_name(request_name: str, user: str, when: float) -> str:
@@ -136,9 +145,7 @@ class TaskDB:
                 if task.status == SUBMITFAILED:  # CRAB submits such a task anew
                     return self.update(task, status=NEW, command=SUBMIT, message="", arguments=arguments or {})
                 if task.status not in RESUBMITTABLE:
-                    hint = " (a killed task cannot be resubmitted; submit it again)" if task.status == KILLED else ""
-                    raise TaskError(f"task {task.name} is {task.status}: it can be resubmitted only when it is "
-                                    + ", ".join(RESUBMITTABLE) + hint)
+                    raise TaskError(resubmit_refusal(task))
             else:
                 raise ValueError(command)
             return self.update(task, status=NEW, command=command, message="", arguments=arguments or {})
