@@ -39,6 +39,27 @@ def config_text(name: str, *, scale: float = 500, plan: str = "", dataset: str =
                          site=site, debug=debug)
 
 
+CRAB_CONFIG_PY = """\
+from CRABClient.UserUtilities import config
+
+config = config()
+config.General.requestName = '{name}'
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = '{dataset}'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Site.storageSite = 'T2_XX_Local'
+config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
+config.Debug.timeScale = {scale}
+"""
+
+
+def crab_config_py(name: str, *, scale: float, dataset: str = MC, more: str = "") -> str:
+    """The same four jobs as ``config_text``, as a crabConfig.py written the way analyses write it;
+    ``more``: lines appended (``config.Data.lumiMask = ...``, ``config.Debug.failurePlan = [...]``)."""
+    return CRAB_CONFIG_PY.format(name=name, dataset=dataset, scale=scale) + more
+
+
 def crabtui(state: StateDir, *args: str, cwd: Path, timeout: float = 120,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([CRABTUI, "--state-dir", state.path, *args], cwd=cwd, capture_output=True, text=True,

@@ -16,7 +16,7 @@ from engine.crab.ap.retry_policy import Attempt, JobState, Params
 from engine.crab.client.resubmit import ResubmitError, make_entry, request_arguments, select_jobs
 from engine.schedd.api import JobAction
 from engine.schedd.local.client import LocalScheddClient
-from crab_tasks import config_text, crabtui, task_status, wait_status
+from crab_tasks import config_text, crab_config_py, crabtui, task_status, wait_status
 
 JOB3_FAILS_THREE_TIMES = ", ".join(f'{{job = "3", attempt = {n}, exitCode = 1}}' for n in (1, 2, 3))
 
@@ -252,29 +252,13 @@ def test_each_job_is_retried_by_the_dagman_of_its_stage():
         "RunJobs.dag", "RunJobs0.subdag", "RunJobs1.subdag", "RunJobs3.subdag"]
 
 
-NOWHERE = """\
-from CRABClient.UserUtilities import config
-config = config()
-config.General.requestName = 'nowhere'
-config.JobType.psetName = 'pset.py'
-config.Data.inputDataset = 'DATASET'
-config.Data.splitting = 'FileBased'
-config.Data.unitsPerJob = 5
-config.Site.storageSite = 'T2_XX_Local'
-config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
-config.Debug.timeScale = 100
-config.Debug.failurePlan = [{'job': '2', 'attempt': 1, 'exitCode': 8021}]
-"""
-
-
 def test_a_job_prejob_finds_nowhere_to_run_is_failed_and_a_resubmit_leaving_it_nowhere_is_refused(tmp_path, state):
     """PreJob's "Can not submit since DESIRED_Sites list is empty" (here: the global blacklist took
     the sites of job 2's data while it cooled off) leaves the job failed with that message, not
     killed, and resubmittable; a resubmit whose --sitewhitelist leaves no site of the pool is
     refused by the command in one line, changing nothing."""
-    from crab_tasks import MC
-
-    (tmp_path / "crabConfig.py").write_text(NOWHERE.replace("DATASET", MC))
+    (tmp_path / "crabConfig.py").write_text(crab_config_py(
+        "nowhere", scale=100, more="config.Debug.failurePlan = [{'job': '2', 'attempt': 1, 'exitCode': 8021}]\n"))
     assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
     status = wait_until("job 2 to cool off", lambda: (s := task_status(state, "nowhere", tmp_path)) and
                         any(j["id"] == "2" and j["state"] == "cooloff" for j in s["jobs"]) and s)

@@ -18,7 +18,7 @@ from engine.crab.client import status as crab_status
 from engine.crab.client.status import Attempts, JobView, job_state, scheduler_status, task_view
 from engine.crab.wn import fjr
 from engine.schedd.api import JobStatus
-from crab_tasks import config_text, crabtui, wait_status
+from crab_tasks import config_text, crab_config_py, crabtui, wait_status
 
 NOW = 1_700_000_000.0
 OK = "Job and stageout wrappers finished successfully (exit code 0)."
@@ -438,27 +438,12 @@ def test_status_command_prints_crabs_layout(tmp_path, state):
         crabtui(state, "task", "status", "layout", "--jobids=1", cwd=tmp_path).stderr
 
 
-FAILED_WALL = """\
-from CRABClient.UserUtilities import config
-config = config()
-config.General.requestName = 'wall'
-config.JobType.psetName = 'pset.py'
-config.Data.inputDataset = 'DATASET'
-config.Data.splitting = 'FileBased'
-config.Data.unitsPerJob = 5
-config.Site.storageSite = 'T2_XX_Local'
-config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
-config.Debug.timeScale = 200
-config.Debug.failurePlan = [{'job': '2', 'attempt': 1, 'exitCode': 8021}, {'job': '3', 'attempt': 1, 'exitCode': 7}]
-"""
-
-
 def test_a_failed_attempt_counts_the_wall_time_its_job_ran_as_crab_does(tmp_path, state):
     """A failed job's wrapper runs at least 20 minutes (it sleeps out what its payload left):
     Runtime, WallDurations and Waste count that wall time, not the payload's runtime alone."""
-    from crab_tasks import MC
-
-    (tmp_path / "crabConfig.py").write_text(FAILED_WALL.replace("DATASET", MC))
+    (tmp_path / "crabConfig.py").write_text(crab_config_py(
+        "wall", scale=200, more="config.Debug.failurePlan = [{'job': '2', 'attempt': 1, 'exitCode': 8021}, "
+                                "{'job': '3', 'attempt': 1, 'exitCode': 7}]\n"))
     assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
     status = wait_status(state, "wall", tmp_path, "FAILED")
     jobs = {j["id"]: j for j in status["jobs"]}

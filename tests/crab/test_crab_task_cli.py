@@ -10,7 +10,7 @@ from pathlib import Path
 import classad2
 import htcondor2
 
-from crab_tasks import MC, config_text, crabtui, task_status, wait_status, wait_until
+from crab_tasks import MC, config_text, crab_config_py, crabtui, task_status, wait_status, wait_until
 from engine.schedd.local.client import LocalScheddClient
 
 JOB2_MOVES = '{job = "2", attempt = 1, exitCode = 8021}'
@@ -229,23 +229,8 @@ def test_arguments_for_a_script_need_multicrab_and_multicrab_needs_a_python_file
     assert toml.returncode == 1 and "--multicrab runs a crabConfig.py (*.py) as a script" in toml.stderr
 
 
-AGAIN = """\
-from CRABClient.UserUtilities import config
-
-config = config()
-config.General.requestName = 'ttbar_again'
-config.JobType.psetName = 'pset.py'
-config.Data.inputDataset = 'DATASET'
-config.Data.splitting = 'FileBased'
-config.Data.unitsPerJob = 5
-config.Site.storageSite = 'T2_XX_Local'
-config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
-config.Debug.timeScale = 500
-"""
-
-
 def test_a_config_submitted_twice_makes_two_tasks_named_apart(tmp_path, state):
-    (tmp_path / "crabConfig.py").write_text(AGAIN.replace("DATASET", MC))
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("ttbar_again", scale=500))
     first = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     time.sleep(1 - time.time() % 1)  # task names carry the second of their submission
@@ -298,20 +283,6 @@ def test_script_args_reach_the_script_after_the_job_number_each_as_one_argument(
         ["isData=1", "era=2023C", "cut = pt_20", "sel=a=b", "files=/store/x.root,/store/y.root"]
 
 
-UNREACHABLE_MASK = """\
-from CRABClient.UserUtilities import config
-config = config()
-config.General.requestName = 'golden'
-config.JobType.psetName = 'pset.py'
-config.Data.inputDataset = 'DATASET'
-config.Data.splitting = 'FileBased'
-config.Data.unitsPerJob = 5
-config.Data.lumiMask = 'ADDRESS'
-config.Site.storageSite = 'T2_XX_Local'
-config.Debug.timeScale = 500
-"""
-
-
 def test_submit_prints_its_warnings_before_success_as_crab_submit_does(tmp_path, state):
     """An unreachable lumi mask is a warning; like every warning of crab submit, it comes before
     the Success line that ends the command's output."""
@@ -320,7 +291,7 @@ def test_submit_prints_its_warnings_before_success_as_crab_submit_does(tmp_path,
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         address = f"https://127.0.0.1:{free.getsockname()[1]}/Cert_Collisions2023_366442_370790_Golden.json"
-    (tmp_path / "crabConfig.py").write_text(UNREACHABLE_MASK.replace("DATASET", MC).replace("ADDRESS", address))
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("golden", scale=500, more=f"config.Data.lumiMask = '{address}'\n"))
     submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
     assert submitted.returncode == 0, submitted.stderr
     lines = submitted.stdout.splitlines()
