@@ -69,9 +69,18 @@ def _carry_out(ctx: click.Context, state, client) -> None:
         work_on_pool(state, client)
 
 
-@click.group()
+class CrabCommands(click.Group):
+    """The task commands, also under the short names crab gives them (``crab sub``, ``crab st``)."""
+
+    SHORT_NAMES = {"sub": "submit", "st": "status"}
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return super().get_command(ctx, self.SHORT_NAMES.get(name, name))
+
+
+@click.group(cls=CrabCommands)
 def task() -> None:
-    """Submit, follow and kill CRAB3 tasks."""
+    """Submit, follow and kill CRAB3 tasks (crab's short names sub and st work too)."""
 
 
 @task.command(context_settings={"ignore_unknown_options": True})

@@ -229,12 +229,12 @@ def test_arguments_for_a_script_need_multicrab_and_multicrab_needs_a_python_file
     assert toml.returncode == 1 and "--multicrab runs a crabConfig.py (*.py) as a script" in toml.stderr
 
 
-def test_a_config_submitted_twice_makes_two_tasks_named_apart(tmp_path, state):
+def test_a_config_submitted_twice_makes_two_tasks_named_apart_and_crabs_short_names_work(tmp_path, state):
     (tmp_path / "crabConfig.py").write_text(crab_config_py("ttbar_again", scale=500))
     first = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     time.sleep(1 - time.time() % 1)  # task names carry the second of their submission
-    second = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
+    second = crabtui(state, "task", "sub", "crabConfig.py", cwd=tmp_path)  # crab's short name
     assert second.returncode == 0, second.stderr
     names = [out.stdout.split("Task name: ")[1].split("\n")[0] for out in (first, second)]
     assert f"'crabtui task status ttbar_again'" in first.stdout
@@ -245,6 +245,8 @@ def test_a_config_submitted_twice_makes_two_tasks_named_apart(tmp_path, state):
     assert ambiguous.returncode == 1 and f"({', '.join(sorted(names))}); give the full task name" in ambiguous.stderr
     for name in names:
         assert task_status(state, name, tmp_path)["name"] == name
+    short = crabtui(state, "task", "st", names[1], cwd=tmp_path)
+    assert short.returncode == 0 and f"Task name:\t\t\t{names[1]}\n" in short.stdout
 
 
 SCRIPT_ARGS = """\
