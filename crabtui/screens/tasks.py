@@ -3,6 +3,8 @@ age; ``u`` shows only the user's own tasks, and the line under the table counts 
 
 from __future__ import annotations
 
+from collections import Counter
+
 from rich.text import Text
 from textual.binding import Binding
 
@@ -41,7 +43,7 @@ class TasksScreen(ListScreen):
     def columns(self) -> list[Column]:
         return [
             self.stale_column(lambda s: s.error),
-            Column("task", "Task", lambda s: s.task.request_name),
+            Column("task", "Task", self._task_label),
             Column("status", "Status", lambda s: s.task.status, lambda v, s, p: task_status(v, p), width=16),
             Column("progress", "Progress", _progress, _render_progress, width=BAR_WIDTH + 7),
             Column("jobs", "Jobs", lambda s: " ".join(f"{k}:{n}" for k, n in s.counts.items()),
@@ -63,7 +65,17 @@ class TasksScreen(ListScreen):
         super().show(snapshot)
 
     def rows(self, snapshot: TasksSnapshot) -> dict[str, TaskSummary]:
+        uses = Counter(s.task.request_name for s in snapshot.tasks)
+        self._shared_names = {name for name, n in uses.items() if n > 1}
         return {s.task.name: s for s in snapshot.tasks if not self.mine_only or s.task.user == snapshot.owner}
+
+    _shared_names: set[str] = set()
+
+    def _task_label(self, s: TaskSummary) -> str:
+        """The task's request name, and its submit time where another task has that request name
+        too (task commands then take its full name, which that makes)."""
+        name = s.task.request_name
+        return f"{name} {s.task.name.split(':')[0]}" if name in self._shared_names else name
 
     def info_text(self) -> str:
         """The table's summary, and the tasks per user (also those not shown)."""

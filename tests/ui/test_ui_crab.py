@@ -21,9 +21,9 @@ from crabtui.snapshots import Backend
 from crabtui.watch import progress_line
 from crabtui.widgets.log_view import LogView
 from crabtui.widgets.status_bar import StatusBar
-from engine.crab.taskworker.taskdb import TaskDB
+from engine.crab.taskworker.taskdb import SUBMIT, SUBMITTED, Task, TaskDB
 from test_ui_views import INTERVAL, drive
-from ui_fixed import NOW, build_probing
+from ui_fixed import NOW, build_probing, task_dir
 from ui_tasks import cells, open_task, wait_for, wait_task
 
 NOWHERE = 'extraJDL = ["+DESIRED_Sites = \\"T2_XX_Nowhere\\""]'  # its jobs match no slot of the grid
@@ -214,6 +214,22 @@ def test_an_automatic_task_still_probing_says_so(fixed):
         second = pilot.app.screen.query_one("#summary").render().plain.splitlines()[1]
         assert second.startswith("probing  ") and "of 3 probes: the processing jobs are made once they end" in second
         assert "%" not in second
+
+    drive(CrabApp(Backend(fixed), clock=lambda: NOW, interval=INTERVAL), scenario)
+
+
+def test_tasks_of_one_request_name_are_told_apart_by_their_submit_time(fixed):
+    again = "231114_213000:alice_crab_ttbar"  # ttbar submitted again
+    db = TaskDB(fixed.tasks)
+    db.insert(Task(again, "ttbar", "alice", SUBMITTED, SUBMIT, "ttbar.toml", task_dir(fixed, again), NOW - 600, NOW - 500))
+    db.close()
+
+    async def scenario(pilot):
+        tasks = pilot.app.screen.query_one("#tasks")
+        await wait_for(pilot, lambda: again in tasks.items, "the second ttbar")
+        wanted = {"231114_200000:alice_crab_ttbar": "ttbar 231114_200000", again: "ttbar 231114_213000",
+                  "231114_211000:alice_crab_lumis": "lumis"}
+        assert {key: cells(tasks, key)[2].strip() for key in wanted} == wanted
 
     drive(CrabApp(Backend(fixed), clock=lambda: NOW, interval=INTERVAL), scenario)
 
