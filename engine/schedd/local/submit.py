@@ -121,6 +121,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     """The job ads of one cluster, procs numbered from 0, with every macro expanded; at most
     :data:`MAX_JOBS_PER_SUBMISSION` of them."""
     where = description.file
+    lines = _command_lines(description.text, where)
     submit = _parse(description)
     count, items = _queue_args(submit, where, count, itemdata, description.cwd)
     if count * len(items) > MAX_JOBS_PER_SUBMISSION:
@@ -133,7 +134,6 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     _check_commands(submit, where)
     environ = os.environ if environ is None else environ
     keys = {key.lower(): key for key in submit.keys()}
-    lines = _command_lines(description.text)
     owner = getpass.getuser()
     ads = []
     proc = 0
@@ -205,12 +205,6 @@ def parse_environment(value: str) -> dict[str, str]:
 def _parse(description: SubmitDescription) -> htcondor2.Submit:
     where = description.file
     text = description.text
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if re.match(r"\s*queue\b", line, re.IGNORECASE):
-            break  # what follows is the queue statement's item list, if any
-        if not _LINE_FORMS.match(line):
-            raise SubmitError(f"{where}:{lineno}: not a submit command: {line.strip()!r}; "
-                              "expected 'name = value' or a queue statement")
     queues = [n for n, line in enumerate(text.splitlines(), 1) if re.match(r"\s*queue\b", line, re.IGNORECASE)]
     if len(queues) > 1:
         raise SubmitError(f"{where}:{queues[1]}: only one queue statement per submit description is supported")
@@ -230,12 +224,16 @@ def _parse(description: SubmitDescription) -> htcondor2.Submit:
     return submit
 
 
-def _command_lines(text: str) -> dict[str, int]:
-    """The line of the text that last sets each command (lower case), for messages."""
+def _command_lines(text: str, where: str) -> dict[str, int]:
+    """The line of the text that last sets each command (lower case), for messages; a line that
+    is no submit command is refused, naming it."""
     lines = {}
     for lineno, line in enumerate(text.splitlines(), 1):
         if re.match(r"\s*queue\b", line, re.IGNORECASE):
-            break
+            break  # what follows is the queue statement's item list, if any
+        if not _LINE_FORMS.match(line):
+            raise SubmitError(f"{where}:{lineno}: not a submit command: {line.strip()!r}; "
+                              "expected 'name = value' or a queue statement")
         match = re.match(r"\s*([A-Za-z_+.][\w.+-]*)\s*[=:]", line)
         if match:
             lines[match.group(1).lower()] = lineno
