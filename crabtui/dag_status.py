@@ -142,10 +142,10 @@ def _node_lines(ad, get, total: int, width: int, ended: bool) -> list[str]:
     largest = max(parts, key=lambda k: parts[k])
     parts[largest] += max(bar_width - sum(parts.values()), 0)
     bar = "".join(key[0] * n for key, n in parts.items())
-    possible = (1 - (futile + failed) / total) * 100
     if ended:
         lines.append(f"DAG {ENDED_SENTENCES.get(get('DAG_Status'), 'ended in an unknown state.')}")
     else:
+        possible = (1 - (futile + failed) / total) * 100
         only = f" Only {possible:.2f}% of the DAG can complete." if possible < 100 else ""
         lines.append(f"DAG {STATUS_SENTENCES.get(get('DAG_Status'), 'is in an unknown state.')}{only}")
     lines.append(f"[{bar}] DAG is {done / total * 100:.2f}% complete.")

@@ -31,6 +31,13 @@ _END_OF_LIST = "---------------------------------------\t<END>"
 ALWAYS, QUIET, NORMAL, VERBOSE = 0, 1, 2, 3
 
 
+def dagman_out_path(dag_file: str, outfile_dir: str | None = None) -> str:
+    """``<dag>.dagman.out``: beside the DAG file, or in -outfile_dir's directory."""
+    if outfile_dir:
+        return os.path.join(outfile_dir, os.path.basename(dag_file) + ".dagman.out")
+    return dag_file + ".dagman.out"
+
+
 def event_time(t: float) -> str:
     """An event's own time as DAGMan prints it in braces (debug.cpp ``time_to_str``)."""
     return time.strftime("%m/%d/%y %H:%M:%S", time.localtime(t))

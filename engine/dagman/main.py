@@ -11,7 +11,7 @@ from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
 from engine.dag.rescue import (MAX_RESCUE_NUM, apply_rescue, read_rescue, rescue_files, rescue_path,
                                save_file_path)
 from engine.dagman.config import Options, config_file, knob_values
-from engine.dagman.dagman_out import ALWAYS, DagmanOut
+from engine.dagman.dagman_out import ALWAYS, DagmanOut, dagman_out_path
 from engine.dagman.lockfile import Lock, holder_alive, read_lock, write_lock
 from engine.dagman.node import DagStatus
 from engine.dagman.node_status import NodeState
@@ -131,8 +131,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
 def log_startup_errors(dag_file: str, outfile_dir: str | None, errors: list) -> None:
     """A DAG or CONFIG file DAGMan cannot start on: the errors go to dagman.out too, the file
     people and ``crabtui dag status`` read first, not only to the job's .lib.err."""
-    path = os.path.join(outfile_dir or os.path.dirname(dag_file), os.path.basename(dag_file) + ".dagman.out")
-    with contextlib.suppress(OSError), DagmanOut(path) as out:
+    with contextlib.suppress(OSError), DagmanOut(dagman_out_path(dag_file, outfile_dir)) as out:
         for error in errors:
             out.line(f"ERROR: {error}", ALWAYS)
         out.exiting_with_status(EXIT_ERROR)

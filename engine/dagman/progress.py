@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from engine.dag import DagError, Graph, NodeKind, ScriptKind, load_graph, parse_file
 from engine.dag.rescue import read_rescue, rescue_files
-from engine.dagman.dagman_out import DagmanOutReader, OutRecord
+from engine.dagman.dagman_out import DagmanOutReader, OutRecord, dagman_out_path
 from engine.dagman.node_status import (NodeState, SUBMIT_FAILED_TEXT, after_retries_text, job_proc_failed_text,
                                        post_script_failed_text, pre_script_failed_text)
 
@@ -132,7 +132,7 @@ class DagWatcher:
 
     def __init__(self, dag_file: str, out_file: str | None = None) -> None:
         self.dag_file = dag_file
-        self.out_file = out_file or dag_file + ".dagman.out"
+        self.out_file = out_file or dagman_out_path(dag_file)
         self._reader = DagmanOutReader(self.out_file)
         self._graph: Graph | None = None
         self._graph_key: tuple[int, int] | None = None

@@ -20,6 +20,7 @@ import classad2
 from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
 from engine.dag.rescue import rescue_files, rescue_path, save_file_path
 from engine.dagman.config import config_file, knob_values
+from engine.dagman.dagman_out import dagman_out_path
 from engine.dagman.lockfile import holder_alive, read_lock
 from engine.schedd.local.submit import format_arguments
 
@@ -61,9 +62,7 @@ class DagSubmitOptions:
 
 def dagman_out(dag_file: str, options: DagSubmitOptions) -> str:
     """``<dag>.dagman.out``: beside the DAG, or in -outfile_dir."""
-    if options.outfile_dir:
-        return os.path.join(options.outfile_dir, os.path.basename(dag_file) + ".dagman.out")
-    return dag_file + ".dagman.out"
+    return dagman_out_path(dag_file, options.outfile_dir)
 
 
 def files(dag_file: str, options: DagSubmitOptions | None = None) -> dict[str, str]:
