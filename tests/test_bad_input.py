@@ -80,11 +80,9 @@ def test_job_ids_and_constraints_on_the_command_line_never_give_a_traceback(daem
     assert "Traceback" not in log and "internal error" not in log, "the schedd logged no error of its own"
 
 
-def test_a_node_whose_submit_file_is_not_utf8_fails_its_submit_not_dagman(tmp_path):
-    """DAGMan reads a node's submit file as condor_submit does: bad bytes fail that submit,
-    reported with the file and line, and DAGMan goes on (here: the node fails, the DAG exits 1)."""
-    (tmp_path / "a.sub").write_bytes(b"executable = /bin/true\narguments = \xff\nqueue\n")
-    (tmp_path / "u.dag").write_text("JOB A a.sub\n")
+def failing_dag_run(tmp_path) -> str:
+    """``crabtui dag run u.dag`` in ``tmp_path``, one submit attempt a node, which must fail the
+    DAG (exit 1) without a traceback; its dagman.out."""
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
     try:
@@ -95,7 +93,15 @@ def test_a_node_whose_submit_file_is_not_utf8_fails_its_submit_not_dagman(tmp_pa
         stop_daemon(StateDir(str(state)))
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 1
-    out = (tmp_path / "u.dag.dagman.out").read_text()
+    return (tmp_path / "u.dag.dagman.out").read_text()
+
+
+def test_a_node_whose_submit_file_is_not_utf8_fails_its_submit_not_dagman(tmp_path):
+    """DAGMan reads a node's submit file as condor_submit does: bad bytes fail that submit,
+    reported with the file and line, and DAGMan goes on (here: the node fails, the DAG exits 1)."""
+    (tmp_path / "a.sub").write_bytes(b"executable = /bin/true\narguments = \xff\nqueue\n")
+    (tmp_path / "u.dag").write_text("JOB A a.sub\n")
+    out = failing_dag_run(tmp_path)
     assert f"ERROR: {tmp_path}/a.sub:2: not UTF-8 text (byte 0xff)" in out  # DAGMan's lines for a failed submit
     assert "Job submit failed after 1 try." in out
 
@@ -107,17 +113,7 @@ def test_node_submit_files_condor_submit_refuses_fail_their_submits_in_dagman_ou
     (tmp_path / "quote.sub").write_text('executable = /bin/sh\narguments = -c "exit 3"\nqueue\n')
     (tmp_path / "input.sub").write_text("executable = /bin/true\ntransfer_input_files = nosuch.dat\nqueue\n")
     (tmp_path / "u.dag").write_text("JOB A quote.sub\nJOB B input.sub\n")
-    state = tmp_path / "state"
-    state.mkdir(mode=0o700)
-    try:
-        result = subprocess.run([CRABTUI, "--state-dir", str(state), "dag", "run", "u.dag"],
-                                cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                                env={**os.environ, "_CONDOR_DAGMAN_MAX_SUBMIT_ATTEMPTS": "1"})
-    finally:
-        stop_daemon(StateDir(str(state)))
-    assert "Traceback" not in result.stderr, result.stderr
-    assert result.returncode == 1
-    out = (tmp_path / "u.dag.dagman.out").read_text()
+    out = failing_dag_run(tmp_path)
     assert f"ERROR: {tmp_path}/quote.sub:2: arguments: illegal unescaped double quote" in out
     assert (f'ERROR: {tmp_path}/input.sub:2: transfer_input_files: Can\'t open "{tmp_path}/nosuch.dat"  '
             "with flags 00 (No such file or directory)") in out
