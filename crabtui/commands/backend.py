@@ -13,7 +13,6 @@ from typing import NoReturn
 import click
 
 from engine.schedd.api import ScheddError
-from engine.schedd.local.client import LocalScheddClient
 from engine.state import state_dir
 
 BACKENDS = ("embedded", "htcondor")
@@ -50,7 +49,7 @@ def embedded_only(ctx: click.Context, message: str) -> None:
 def schedd(ctx: click.Context, autostart: bool = True, name: str | None = None, pool: str | None = None):
     """The schedd of the chosen backend; the embedded one of the state directory on the command
     line.  ``name`` and ``pool`` are condor_q's -name and -pool: on the embedded engine the only
-    schedd is its own, and there is no pool to ask."""
+    schedd is its own, and there is no pool to ask.  Only the chosen backend's client is imported."""
     if backend(ctx) == "htcondor":
         from engine.schedd.htcondor import HTCondorSchedd  # the bindings load slowly
 
@@ -58,6 +57,8 @@ def schedd(ctx: click.Context, autostart: bool = True, name: str | None = None, 
     if pool is not None:
         raise ScheddError(f"-pool {pool}: the embedded engine has no pool of schedds; "
                           "use --backend htcondor to ask an HTCondor pool")
+    from engine.schedd.local.client import LocalScheddClient
+
     if name is not None and name != EMBEDDED_NAME:
         raise ScheddError(f"-name {name}: the embedded engine's only schedd is {EMBEDDED_NAME}; "
                           "use --backend htcondor for an HTCondor pool's schedds")
@@ -68,7 +69,9 @@ EMBEDDED_NAME = f"crabtui@{socket.gethostname()}"
 
 
 def schedd_title(client) -> tuple[str, str]:
-    """The name and address condor_q's header shows for the schedd."""
-    if isinstance(client, LocalScheddClient):
-        return EMBEDDED_NAME, f"<{client.state.socket}>"
+    """The name and address condor_q's header shows for the schedd (the embedded one's address
+    is its socket, in its state directory)."""
+    state = getattr(client, "state", None)
+    if state is not None:
+        return EMBEDDED_NAME, f"<{state.socket}>"
     return client.title

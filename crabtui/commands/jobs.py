@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import sys
 import time
@@ -291,8 +290,9 @@ def _show_queue(client, query: QueueQuery) -> None:
             lines += queue_format.batch_table(rows, dag=query.dag, partial=query.partial, max_width=max_width,
                                               show_hold=query.global_)
         else:
-            context = queue_format.Context(now=now, dag=query.dag, schedd_host=_host(address),
-                                           current_run=query.current_run)
+            context = queue_format.Context(now=now, dag=query.dag, current_run=query.current_run)
+            if query.layout == "run":  # HOST(S) of scheduler universe jobs: a name lookup only -run needs
+                context.schedd_host = _host(address)
             lines += queue_format.job_table(rows, query.layout, context, max_width)
         if query.layout not in ("run", "idle"):
             lines += [""] + queue_format.totals(summary, me) + [""]
@@ -305,6 +305,8 @@ def _max_width(wide: int | None) -> int:
     if wide:
         return wide - 1
     if wide is None and sys.stdout.isatty():
+        import shutil  # for a terminal only: a pipe is not cut
+
         return shutil.get_terminal_size().columns - 1
     return 0
 

@@ -7,6 +7,7 @@ expressions, actions are named as in ``htcondor2.JobAction``.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum, IntEnum
@@ -90,13 +91,13 @@ def summarize(jobs: Iterable[tuple[int, int]], everyone: Iterable[tuple[int, int
     summary: dict[str, int] = {}
     for prefix, pairs in (("", jobs), ("Allusers", everyone)):
         counts = dict.fromkeys(("Jobs", *SUMMARY_STATES.values()), 0)
-        for status, universe in pairs:
+        for (status, universe), n in Counter(pairs).items():  # a few distinct pairs, however long the queue
             if universe == 7:
                 continue
             name = SUMMARY_STATES.get(JobStatus.RUNNING if status == JobStatus.TRANSFERRING_OUTPUT else status)
-            counts["Jobs"] += 1
+            counts["Jobs"] += n
             if name:
-                counts[name] += 1
+                counts[name] += n
         summary.update({prefix + k: v for k, v in counts.items()})
     return summary
 
