@@ -275,7 +275,8 @@ def layout(mode: str, context: Context) -> Layout:
 
 # Attributes each layout reads, so that a query fetches just these (condor_q's projections).
 _IDS = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "Owner", "ServerTime")  # ServerTime: the header's clock
-_RUN_TIME = ("RemoteUserCpu", "ShadowBday", "JobCurrentStartDate", "RemoteWallClockTime", "LastRemoteWallClockTime")
+_RUN_TIME = ("RemoteUserCpu", "ShadowBday", "JobCurrentStartDate", "LastRemoteWallClockTime")
+CUMULATIVE_TIME = "RemoteWallClockTime"  # RUN_TIME's with -cumulative-time, fetched only then (a float for every job)
 PROJECTIONS = {
     "nobatch": _IDS + _RUN_TIME + ("QDate", "JobPrio", "ImageSize", "MemoryUsage", "Cmd", "Args", "Arguments",
                                    "JobDescription", "MATCH_EXP_JobDescription", "TransferringInput",

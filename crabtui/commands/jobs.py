@@ -197,6 +197,8 @@ class QueueQuery:
         if self.totals:
             return list(queue_format.PROJECTIONS["totals"])
         names = list(queue_format.PROJECTIONS[self.layout])
+        if not self.current_run and self.layout in ("nobatch", "run"):
+            names.append(queue_format.CUMULATIVE_TIME)
         return names + [a for a in queue_format.DAG_ATTRIBUTES if a not in names] if self.dag else names
 
     @property

@@ -102,6 +102,7 @@ def jobs(htcondor_pool):
 Q_ARGS = [
     ["{P}", "{Q}"], ["-nobatch", "{P}", "{Q}"], ["-nob", "{Q}", "-cons", "ProcId == 1"], ["--nobatch", "{P}"],
     ["-hold", "{P}", "{Q}"], ["-ho", "{Q}"], ["-totals", "{P}", "{Q}"], ["-idle", "{P}"], ["-run", "{D}"],
+    ["-run", "-cumulative-time", "{D}"], ["-nobatch", "-cumulative-time", "{P}", "{D}"],
     ["-wide:60", "-nobatch", "{Q}"], ["-wide", "{P}"],
     ["-constraint", "ClusterId == {P} || ClusterId == {Q}"],
     ["-nobatch", "-constraint", "ClusterId == {P}"], ["-allusers", "-constraint", "ClusterId == {Q}"],

@@ -102,6 +102,15 @@ def test_layouts_of_run_hold_idle_and_totals(held):
     assert cut[3] == " ID      OWNER            SUBMITTED     RU"[:39] and len(cut[4]) == 39
 
 
+def test_cumulative_time_counts_every_run_of_a_held_job(held):
+    """-nobatch's RUN_TIME of a held job is its last run's; -cumulative-time's all runs' (the
+    attribute behind it is fetched only for that option)."""
+    assert held.cli("qedit", "1", "RemoteWallClockTime", "90061.0", "LastRemoteWallClockTime", "61.0").returncode == 0
+    assert out_lines(held.cli("q", "-nobatch", "1"))[2].split()[4] == "0+00:01:01"
+    assert out_lines(held.cli("q", "-nobatch", "-cumulative-time", "1"))[2].split()[4] == "1+01:01:01"
+    assert out_lines(held.cli("q", "-nobatch", "-cumulative-time", "-currentrun", "1"))[2].split()[4] == "0+00:01:01"
+
+
 def test_af_evaluates_expressions_with_condor_qs_options(held):
     assert out_lines(held.cli("q", "1", "-af", "RemoteUserCpu/60", 'strcat(Owner, "x")', "NoSuch", "ProcId + 1")) == \
         [f"0.0 {USER}x undefined 1"]
