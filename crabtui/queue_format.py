@@ -11,9 +11,10 @@ multi-proc node's later procs under ``-dag``) follow HTCondor 23.9's condor_q.  
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -80,11 +81,26 @@ def job_time(row: Row, now: float, current_run: bool = True) -> float:
 
 def memory_mb(row: Row) -> float | None:
     """condor_q's SIZE: MemoryUsage (MB), or ImageSize (KB) when the job has no MemoryUsage."""
-    usage = _number(row.get("MemoryUsage"))
+    return _megabytes(row.get("MemoryUsage"), row.get("ImageSize"))
+
+
+def _megabytes(memory_usage, image_size) -> float | None:
+    usage = _number(memory_usage)
     if usage is not None:
         return float(int(usage))
-    image = _number(row.get("ImageSize"))
+    image = _number(image_size)
     return int(image) / 1024.0 if image is not None else None
+
+
+def largest_size(rows: Sequence[Row]) -> float | None:
+    """The largest SIZE of the jobs (condor_q widens the column to it), worked out once for each
+    distinct (MemoryUsage, ImageSize): jobs of a cluster mostly share theirs."""
+    pairs: Iterable = [(r.get("MemoryUsage"), r.get("ImageSize")) for r in rows]
+    try:
+        pairs = set(pairs)
+    except TypeError:  # a ClassAd list as a value: job by job
+        pass
+    return max((size for size in itertools.starmap(_megabytes, pairs) if size is not None), default=None)
 
 
 def status_code(row: Row) -> str | None:
@@ -429,8 +445,8 @@ def _nobatch_lines(rows: Sequence[Row], context: Context) -> list[str]:
     if max_cluster >= 9999 or max_proc >= 999 or longest > 14:
         cluster_w = max(4, min(9, len(str(max_cluster))))
         proc_w = max(3, min(9, len(str(max_proc))))
-        sizes = [s for s in map(memory_mb, rows) if s is not None]
-        size_w = max(4, len(f"{max(sizes):.1f}")) if sizes else 4
+        largest = largest_size(rows)
+        size_w = 4 if largest is None else max(4, len(f"{largest:.1f}"))
     now, current_run = context.now, context.current_run
     lines = [f"{' ID':<{cluster_w + 1}}{' ':<{proc_w}} {'OWNER':<14} {'  SUBMITTED':<11} {'    RUN_TIME':<12} ST PRI "
              f"{'SIZE':<{size_w}} CMD"]
@@ -486,9 +502,9 @@ def _fix_widths(columns: list[Column], nodes: Sequence[Node], longest_name: int)
         for node in nodes:
             node.cells[1] = f"{node.proc:<{proc_width}d}"
     size = next((c for c in columns if c.heading == "SIZE"), None)
-    sizes = [s for s in (memory_mb(n.row) for n in nodes) if s is not None] if size else []
-    if sizes:
-        size.width = max(size.width, len(f"{max(sizes):.1f}"))
+    largest = largest_size([n.row for n in nodes]) if size else None
+    if largest is not None:
+        size.width = max(size.width, len(f"{largest:.1f}"))
     return columns[NAME_COLUMN].width
 
 

@@ -242,3 +242,31 @@ def test_name_and_pool_on_the_embedded_engine(held):
         result = held.cli("q", *argv)
         assert result.returncode == 1 and result.stderr.count("\n") == 1 and "--backend htcondor" in result.stderr
     assert held.cli("q", "-global", "1", "-af", "ProcId").stdout == "0\n"
+
+
+def test_nobatch_lines_of_a_large_queue_are_the_general_layouts():
+    """The whole-queue -nobatch view makes the rest of a line once for the jobs that agree in it;
+    lines of jobs that differ in any shown value differ as the general layout has them, PRI
+    widens from the job with the longer priority on, and ids past 999 widen the id columns."""
+    now = 1_800_000_000
+    proc = {"ClusterId": 12345, "Owner": "alice", "QDate": now - 100, "JobStatus": 5, "JobPrio": 0,
+            "RemoteUserCpu": 0.0, "ImageSize": 45, "Cmd": "/bin/sleep", "Args": "300"}
+    rows = [{**proc, "ProcId": p} for p in range(1200)]
+    rows[3] = {**rows[3], "JobStatus": 2, "ShadowBday": now - 61, "MemoryUsage": 123456}
+    rows[4] = {**rows[3], "ProcId": 4, "ShadowBday": now - 122}
+    rows[500] = {**rows[500], "JobPrio": 10000}  # PRI is WIDTH AUTO: wider from here on, not before
+    rows[700] = {**rows[700], "JobDescription": "probe"}
+    rows[800] = {**rows[800], "TransferringOutput": True}
+    rows[600] = {**rows[600], "MemoryUsage": 2}
+    rows[900] = {**rows[900], "Arguments": "60 s"}  # before Args, as condor_q reads them
+    rows[1000] = {**rows[1000], "Owner": None}
+    context = queue_format.Context(now=now)
+    fast = queue_format.job_table(rows, "nobatch", context)
+    general = [line.rstrip() for line in queue_format.job_table(rows, "nobatch", context, max_width=1000)]
+    assert fast == general
+    assert fast[1].startswith("12345.0    alice ") and fast[4].split()[4:8] == ["0+00:01:01", "R", "0", "123456.0"]
+    assert fast[5].split()[4] == "0+00:02:02"
+    assert fast[500].split()[6] == "0" and fast[501].split()[6] == "10000" and fast[502].split()[5:7] == ["H", "0"]
+    assert fast[701].endswith("(probe)") and fast[801].split()[5] == ">" and fast[802].split()[5] == "H"
+    assert fast[601].split()[7] == "2.0" and fast[602].split()[7] == "0.0"
+    assert fast[901].endswith("sleep 60 s") and fast[1001].split()[1] == "??"
