@@ -129,6 +129,11 @@ class LocalSchedd:
         self._unit_name = ""
         self._events: list[tuple[str, JobId, str]] = []
         self._after: list[Callable[[], None]] = []
+        # The unit's changes to the queue, written when it commits: the ads it changed (by job,
+        # so that an ad changed twice, or changed and then retired, is written once) and the
+        # jobs it moved to the history, as (cluster, proc, when, ad text).
+        self._changed: dict[JobId, classad2.ClassAd] = {}
+        self._retired: list[tuple[int, int, int, str]] = []
         self._written: list[int] = []
         self._backlog: dict[str, list[OutboxRow]] = {}  # events a full disk kept from their log
         self._machine_ads: dict[str, str] = {}
@@ -154,6 +159,7 @@ class LocalSchedd:
             if self._depth == 0:
                 self.queue.rollback()
                 self._events, self._after = [], []
+                self._changed, self._retired = {}, []
             raise
         self._depth -= 1
         if self._depth:
@@ -161,7 +167,11 @@ class LocalSchedd:
         events, after = self._events, self._after
         self._events, self._after = [], []
         name = self._unit_name
+        changed, retired = self._changed, self._retired
+        self._changed, self._retired = {}, []
         try:
+            self.texts.update(self.queue.put(ad for key, ad in changed.items() if key in self.jobs))
+            self.queue.retire(retired)
             rows = self.queue.add_events(events)
             crash_point(f"{name}:before-commit")
             self.queue.commit()
@@ -885,7 +895,7 @@ class LocalSchedd:
         if ad["JobStatus"] == JobStatus.REMOVED:
             self._log(ad, JobAbortedEvent, reason=ad.get("RemoveReason", ""))
         ad["JobFinishedHookDone"] = now
-        self.queue.retire(ad, now)
+        self._retired.append((*key, now, str(ad)))
         del self.jobs[key]
         self.texts.pop(key, None)
 
@@ -982,8 +992,9 @@ class LocalSchedd:
     # ------------------------------------------------------------------ helpers
 
     def _save(self, ads: Iterable[classad2.ClassAd]) -> None:
-        """Inside a unit: persist changed ads, keeping their text for queries."""
-        self.texts.update(self.queue.put(ads))
+        """Inside a unit: persist changed ads (when it commits), keeping their text for queries."""
+        for ad in ads:
+            self._changed[job_id(ad)] = ad
 
     def query_texts(self, constraint: str = "true") -> list[str]:
         """Matching jobs as ClassAd text, what the daemon sends: no ad is printed twice."""
