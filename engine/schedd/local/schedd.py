@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import getpass
 import logging
 import math
@@ -137,6 +138,7 @@ class LocalSchedd:
         self._written: list[int] = []
         self._backlog: dict[str, list[OutboxRow]] = {}  # events a full disk kept from their log
         self._machine_ads: dict[str, str] = {}
+        self._logs: dict[JobId, tuple[str | None, str | None, frozenset[int] | None]] = {}  # see _event_logs
 
     # ------------------------------------------------------------------ units of work
 
@@ -220,16 +222,19 @@ class LocalSchedd:
         """Inside a unit: the event for the job's ``UserLog`` (every event) and ``DAGManNodesLog``
         (only the event numbers in ``DAGManNodesMask``, when DAGMan set one: no IMAGE_SIZE, for one),
         written once the unit is committed."""
-        paths = [ad.get("UserLog")]
-        if _in_mask(ad.get("DAGManNodesMask"), event_type.type):
-            paths.append(ad.get("DAGManNodesLog"))
-        paths = [p for p in dict.fromkeys(paths) if p and isinstance(p, str)]
+        key = job_id(ad)
+        logs = self._logs.get(key)
+        if logs is None:
+            logs = self._logs[key] = _event_logs(ad)
+        user_log, nodes_log, mask = logs
+        paths = [user_log] if user_log else []
+        if nodes_log and nodes_log != user_log and (mask is None or event_type.type in mask):
+            paths.append(nodes_log)
         if not paths:
             return
-        event = event_type(cluster=ad["ClusterId"], proc=ad["ProcId"],
-                           time=datetime.fromtimestamp(self.clock() if when is None else when).astimezone(), **fields)
+        event = event_type(cluster=key[0], proc=key[1], time=_moment(int(self.clock() if when is None else when)),
+                           **fields)
         text = format_event(event)
-        key = job_id(ad)
         self._events.extend((path, key, text) for path in paths)
 
     # ------------------------------------------------------------------ lifecycle
@@ -487,6 +492,7 @@ class LocalSchedd:
         with self._unit("edit"):
             for key in keys:
                 self.jobs[key].update(exprs)
+                self._logs.pop(key, None)
             self._save(self.jobs[k] for k in keys)
             self._idle_order = None
             self.schedule()
@@ -898,6 +904,7 @@ class LocalSchedd:
         self._retired.append((*key, now, str(ad)))
         del self.jobs[key]
         self.texts.pop(key, None)
+        self._logs.pop(key, None)
 
     def _stop(self, ad: classad2.ClassAd, request: str) -> None:
         """Once the unit is committed, ask the job's starter to stop it: its kill signal, then
@@ -1059,13 +1066,22 @@ class LocalSchedd:
         return None
 
 
-def _in_mask(mask, event_type: int) -> bool:
-    """Whether a job's DAGManNodesMask (event numbers, comma separated, as condor_dagman sets it)
-    lets ``event_type`` into the nodes log; no mask lets every event in."""
-    if mask is None:
-        return True
-    numbers = {int(n) for n in str(mask).replace(",", " ").split() if n.isdigit()}
-    return int(event_type) in numbers
+def _event_logs(ad: classad2.ClassAd) -> tuple[str | None, str | None, frozenset[int] | None]:
+    """Where a job's events go: its UserLog, DAGMan's nodes log, and the event numbers its
+    DAGManNodesMask (comma separated, as condor_dagman sets it) lets into the nodes log (None:
+    every event).  Kept per job, since every event asks, until an edit changes the job."""
+    user_log, nodes_log, mask = ad.get("UserLog"), ad.get("DAGManNodesLog"), ad.get("DAGManNodesMask")
+    if mask is not None:
+        mask = frozenset(int(n) for n in str(mask).replace(",", " ").split() if n.isdigit())
+    return (user_log if user_log and isinstance(user_log, str) else None,
+            nodes_log if nodes_log and isinstance(nodes_log, str) else None, mask)
+
+
+@functools.lru_cache(maxsize=64)
+def _moment(when: int) -> datetime:
+    """An event's time, in local time: events show whole seconds, and a busy schedd logs many
+    in the same one."""
+    return datetime.fromtimestamp(when).astimezone()
 
 
 def _held_fields(ad: classad2.ClassAd) -> dict:

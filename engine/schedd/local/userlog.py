@@ -473,16 +473,18 @@ _UNITS = {
 def _usage_table(usage: Mapping[str, Value]) -> str:
     """formatUsageAd: the Partitionable Resources table of a usage ad, kept for the usage ads
     that recur (every short job of a cluster has the same), since each terminated event has one."""
-    return _usage_table_of(tuple((attr, type(value), value) for attr, value in usage.items()))
+    return _usage_table_of(tuple(usage.items()), tuple(map(type, usage.values())))
 
 
 @functools.lru_cache(maxsize=256)
-def _usage_table_of(items: tuple[tuple[str, type, Value], ...]) -> str:
+def _usage_table_of(items: tuple[tuple[str, Value], ...], types: tuple[type, ...]) -> str:
+    """:func:`_usage_table` of the usage ad's items (``types``, their values' types, keeps 1,
+    1.0 and True apart in the cache)."""
     # Columns: 0 usage, 1 request, 2 allocated, 3 assigned. Rows are keyed without regard to case,
     # as HTCondor's UsageMap is, and sorted the same way.
     rows: dict[str, tuple[str, list[str]]] = {}
     fractional = [False] * 4
-    for attr, _, value in items:
+    for attr, value in items:
         if attr.startswith("Request"):
             name, column = attr[len("Request") :], 1
         elif attr.startswith("Assigned"):
