@@ -5,6 +5,7 @@ prints it (HTCondor's htcondor_cli/dagman.py), without its slips: durations unde
 from __future__ import annotations
 
 import math
+import os
 from datetime import datetime
 
 import classad2
@@ -50,9 +51,10 @@ def _count(n: int, past: bool = False) -> str:
     return f"{n:3d} {verb}"
 
 
-def fresh_ad(ad: classad2.ClassAd) -> classad2.ClassAd:
+def fresh_ad(ad: classad2.ClassAd) -> tuple[classad2.ClassAd, str]:
     """The DAGMan job's ad with what is fresher than it: the node counts and DAG status of its
-    dagman.out (when this machine can read it), and DAG status 6 while its halt file exists."""
+    dagman.out (when this machine can read it), and DAG status 6 while its halt file exists;
+    and, for a DAGMan that exited before any node, the error its dagman.out gives ("" if none)."""
     from crabtui.dag_view import dag_file_of, dagman_out_of
     from engine.dagman.halt import is_halted
     from engine.dagman.progress import DagWatcher
@@ -60,7 +62,7 @@ def fresh_ad(ad: classad2.ClassAd) -> classad2.ClassAd:
     values = {k: ad.eval(k) for k in ad.keys()}
     dag_file = dag_file_of(values)
     if dag_file is None:
-        return ad
+        return ad, ""
     fresh = classad2.ClassAd()
     fresh.update(ad)
     progress = DagWatcher(dag_file, dagman_out_of(values, dag_file)).read()
@@ -74,12 +76,20 @@ def fresh_ad(ad: classad2.ClassAd) -> classad2.ClassAd:
             fresh["DAG_Status"] = progress.dag_status
     if ad.get("JobStatus") == JobStatus.RUNNING and is_halted(dag_file):
         fresh["DAG_Status"] = 6
-    return fresh
+    start_error = progress.error if progress.ended and not progress.nodes else ""
+    return fresh, start_error
 
 
-def format_dag_status(ad: classad2.ClassAd, now: float, width: int = 50) -> str:
+def format_dag_status(ad: classad2.ClassAd, now: float, width: int = 50, start_error: str = "") -> str:
+    """``start_error``: why DAGMan could not start the DAG, for a DAGMan job that ended before
+    its first node (htcondor dag status says only "completed" and its date)."""
+    from crabtui.dag_view import dag_file_of
+
     cluster = ad["ClusterId"]
-    dag_file = str(ad.get("JobBatchName", "UNKNOWN+1")).rsplit("+", 1)[0]
+    if "JobBatchName" in ad:
+        dag_file = str(ad["JobBatchName"]).rsplit("+", 1)[0]
+    else:  # DAGMan names its batch once it has read the DAG: not a DAG it could not start
+        dag_file = os.path.basename(dag_file_of({k: ad.eval(k) for k in ad.keys()}) or "UNKNOWN")
 
     def get(attr: str) -> int:
         return int(ad.get(attr, 0) or 0)
@@ -96,6 +106,10 @@ def format_dag_status(ad: classad2.ClassAd, now: float, width: int = 50) -> str:
     elif status is JobStatus.COMPLETED:
         when = datetime.fromtimestamp(get("EnteredCurrentStatus")).strftime("%Y-%m-%d %H:%M:%S")
         lines.append(f"DAG {cluster} [{dag_file}] completed {when}")
+        code = get("ExitCode")
+        if not get("DAG_NodesTotal") and code:
+            lines.append(f"DAGMan exited with status {code} before running any node"
+                         + (f": {start_error}" if start_error else "; its dagman.out says why"))
     else:
         lines.append(f"DAG {cluster} [{dag_file}] has been {_JOB_STATES.get(int(status), 'idle')} for "
                      f"{duration(now - get('EnteredCurrentStatus'))}")

@@ -222,8 +222,9 @@ def status(ctx: click.Context, dagman_id: int) -> None:
     from its dagman.out where this machine can read it (DAGMan updates its ad every 5 minutes)."""
     from crabtui.dag_status import format_dag_status, fresh_ad
 
-    ad = _dagman_ad(ctx, dagman_id)
-    click.echo(format_dag_status(fresh_ad(ad), time.time(), width=shutil.get_terminal_size().columns // 2))
+    ad, start_error = fresh_ad(_dagman_ad(ctx, dagman_id))
+    click.echo(format_dag_status(ad, time.time(), width=shutil.get_terminal_size().columns // 2,
+                                 start_error=start_error))
 
 
 def _dagman_ad(ctx: click.Context, dagman_id: int):

@@ -442,7 +442,8 @@ class OutRecord:
     ``post_ok``; ``post_failed`` (n); ``post_died`` (signal); ``retrying`` (retry, of);
     ``submit_failed`` (tries); ``shortcutting``; ``failed_node`` (return value, error text:
     the end-of-run list of failed nodes); ``abort_value`` (source); ``halted_exit``;
-    ``removing``; ``rescue_written`` (path); ``rescue_used`` (path); ``exiting`` (status).
+    ``removing``; ``rescue_written`` (path); ``rescue_used`` (path); ``error`` (text: any other
+    ``ERROR:`` line, such as why DAGMan could not start); ``exiting`` (status).
     Jobs are ``cluster.proc``.
     """
 
@@ -482,11 +483,12 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [(what, re.compile(pattern)) for 
     ("removing", r"Received SIGUSR1$"),
     ("rescue_written", r"Writing Rescue DAG to (.+)\.\.\.$"),
     ("rescue_used", r"USING RESCUE DAG (.+)$"),
+    ("error", r"ERROR: (.+)$"),
 )]
 # The cheap test a line passes before its patterns are tried: most lines of a busy DAG's log
 # (status tables, idle proc counts, DAGMan's statistics) tell of no node.
 _FIRST_WORDS = ("Event", "DAG", "Submit", "\tassi", "Node", "Runni", "PRE", "POST", "Retry", "Job s", "Short",
-                "** ", "**** ", "...do", "Abort", "Exiti", "Recei", "Writi", "USING")
+                "** ", "**** ", "...do", "Abort", "Exiti", "Recei", "Writi", "USING", "ERROR: ")
 _COUNTS = re.compile(r"\s*(\d+)" * 8 + r"\s*$")
 _DUMP = re.compile(r"\s*(Node Name|Node return val|Error|Node Status): ?(.*)$")
 
@@ -611,7 +613,7 @@ class DagmanOutReader:
             records.append(OutRecord(t, what, "", (int(groups[0]),)))
         elif what == "recovery":
             records.append(OutRecord(t, what, "", (groups[0].startswith("Running"),)))
-        elif what in ("abort_value", "rescue_written", "rescue_used"):
+        elif what in ("abort_value", "rescue_written", "rescue_used", "error"):
             records.append(OutRecord(t, what, "", (groups[0],)))
         elif what in ("submitting", "job_completed", "pre_ok", "post_ok", "shortcutting"):
             records.append(OutRecord(t, what, groups[0]))

@@ -90,6 +90,7 @@ class DagProgress:
     last_line_at: float | None = None  # the time of dagman.out's newest line
     started_at: float | None = None  # when this run of DAGMan started (None: no run yet)
     exit_status: int | None = None  # DAGMan's exit status, once it has exited
+    error: str = ""  # the last ERROR line of this run (before any node: why DAGMan could not start)
     recovering: bool = False
     removing: bool = False  # condor_rm reached DAGMan
     aborting: str = ""  # ABORT-DAG-ON: what gave the abort value
@@ -338,6 +339,8 @@ class DagWatcher:
                 self._node(run.submitting).why = SUBMIT_FAILED_TEXT
         elif what == "recovery":
             run.recovering = r.values[0]
+        elif what == "error":
+            run.error = r.values[0]
         elif what == "exiting":
             run.exit_status = r.values[0]
             for name, node in self._nodes.items():
@@ -394,7 +397,7 @@ class DagWatcher:
             counts = dict(zip(("done", "pre", "queued", "post", "ready", "unready", "failed", "futile"), numbers))
         return DagProgress(self.dag_file, self.out_file, tuple(shown), {w: n for w, n in counts.items() if n},
                            run.dag_status, run.held_procs, self._reader.last_line_at, run.started_at,
-                           run.exit_status, run.recovering, run.removing, run.aborting, run.halted_exit,
+                           run.exit_status, run.error, run.recovering, run.removing, run.aborting, run.halted_exit,
                            run.rescue_used, run.rescue_written, dag_error=self._dag_error)
 
 
@@ -415,6 +418,7 @@ class _Run:
     aborting: str = ""
     halted_exit: bool = False
     exit_status: int | None = None
+    error: str = ""
 
 
 def _done_in(rescue: str) -> frozenset[str]:

@@ -100,6 +100,22 @@ def test_submit_reports_dag_errors_with_file_and_line(gated, schedd):
     assert not (gated / "bad.dag.condor.sub").exists() and schedd.query() == []
 
 
+def test_status_of_a_dag_dagman_could_not_start_names_the_dag_and_the_error(gated, schedd):
+    """The DAG changed between `dag submit -no_submit` and the submit of its .condor.sub: DAGMan
+    exits at start-up, before it names its batch; dag status still names the DAG, and says why."""
+    (gated / "d.dag").write_text("JOB A job.sub\nVARS A code=\"0\"\n")
+    assert crabtui(schedd, "dag", "submit", "-no_submit", "d.dag", cwd=gated).returncode == 0
+    with open(gated / "d.dag", "a") as dag:
+        dag.write("PARENT A CHILD B\n")
+    result = crabtui(schedd, "job", "submit", "d.dag.condor.sub", cwd=gated)
+    cluster = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+    assert finished(schedd, cluster)["ExitCode"] == 1
+    status = crabtui(schedd, "dag", "status", str(cluster), cwd=gated)
+    assert status.returncode == 0 and runs(gated) == []
+    assert status.stdout.splitlines()[0].startswith(f"DAG {cluster} [d.dag] completed ")
+    assert status.stdout.splitlines()[1] == "DAGMan exited with status 1 before running any node: d.dag:3: undefined node B"
+
+
 def test_rm_of_the_dagman_job_removes_its_nodes_writes_a_rescue_dag_and_runs_final(gated, schedd):
     (gated / "f.sh").write_text('echo "final $1" >> runs.txt\n')
     (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n"

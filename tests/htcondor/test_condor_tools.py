@@ -165,9 +165,37 @@ def test_actions_print_and_exit_as_condors_tools(htcondor_pool, tool, template):
         schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {theirs_c} || ClusterId == {ours_c}")
 
 
+QEDITS = [
+    ["{C}", "JobPrio=5"], ["{C}.0", "{C}.1", "Flavour", '"mint"', "Size", "-7"], ["-jobids", "{C}.1", "Pear = 1"],
+    ["-constraint", "ProcId == 1", "-jobids", "{C}", "Lemon", "true"], ["-owner", "crab", "-jobids", "{C}.0", "Q=1"],
+    ["crab", "-constraint", "ClusterId == {C}", "Note", '"a b"'],
+]
+
+
+@pytest.mark.parametrize("template", QEDITS, ids=" ".join)
+def test_qedit_sets_what_condor_qedit_sets(htcondor_pool, template):
+    """condor_qedit's command line forms (job ids, owner, -jobids, -owner, -constraint; ATTR VALUE
+    and ATTR=VALUE) on two identical clusters: the same lines, exit status and attributes."""
+    schedd = htcondor2.Schedd()
+    submit = htcondor2.Submit({**HELD, "batch_name": "ct-qedit"})
+    theirs_c, ours_c = schedd.submit(submit, count=2).cluster(), schedd.submit(submit, count=2).cluster()
+    attrs = ["ProcId", "JobPrio", "Flavour", "Size", "Pear", "Lemon", "Q", "Note"]
+    try:
+        theirs = pool_tool(htcondor_pool, "condor_qedit", *[a.format(C=theirs_c) for a in template])
+        mine = ours("qedit", *[a.format(C=ours_c) for a in template])
+        assert (mine.returncode, mine.stdout, mine.stderr) == (theirs.returncode, theirs.stdout, theirs.stderr)
+        edited = {c: sorted(tuple(ad.get(a) for a in attrs) for ad in schedd.query(f"ClusterId == {c}", attrs))
+                  for c in (theirs_c, ours_c)}
+        assert edited[ours_c] == edited[theirs_c]
+    finally:
+        schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {theirs_c} || ClusterId == {ours_c}")
+
+
 def test_bad_command_lines_are_one_line_errors(htcondor_pool, jobs):
     for tool, args in (("q", ["-zzz"]), ("q", ["-xml"]), ("q", ["-run", "-hold"]), ("hold", []),
-                       ("rm", ["-xyz", jobs["P"]]), ("q", ["-name", "nosuch"]), ("q", ["-af", "Owner =="])):
+                       ("rm", ["-xyz", jobs["P"]]), ("q", ["-name", "nosuch"]), ("q", ["-af", "Owner =="]),
+                       ("qedit", [jobs["P"], "JobPrio"]), ("qedit", ["-jobids", jobs["P"], "1x=2"]),
+                       ("qedit", [jobs["P"], "Note", "a b"]), ("qedit", ["-name", "nosuch", jobs["P"], "X=1"])):
         result = ours(tool, *args)
         assert result.returncode == 1 and result.stdout == "", (tool, args)
         assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("ERROR: "), (tool, args, result.stderr)

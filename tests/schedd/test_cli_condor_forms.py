@@ -1,5 +1,5 @@
-"""``q``, ``hold``, ``release``, ``rm`` and ``dag submit`` on the embedded engine, typed as
-HTCondor users type condor_q, condor_hold, condor_release, condor_rm and condor_submit_dag:
+"""``q``, ``hold``, ``release``, ``rm``, ``qedit`` and ``dag submit`` on the embedded engine, typed as
+HTCondor users type condor_q, condor_hold, condor_release, condor_rm, condor_qedit and condor_submit_dag:
 their options, their layouts, their messages and exit codes.  tests/htcondor/test_condor_tools.py
 runs the same commands against the real tools on the test pool."""
 
@@ -233,3 +233,33 @@ def test_name_and_pool_on_the_embedded_engine(held):
         result = held.cli("q", *argv)
         assert result.returncode == 1 and result.stderr.count("\n") == 1 and "--backend htcondor" in result.stderr
     assert held.cli("q", "-global", "1", "-af", "ProcId").stdout == "0\n"
+
+
+def test_qedit_takes_condor_qedits_command_line(held):
+    def edit(*args: str) -> tuple[int, list[str], list[str]]:
+        result = held.cli("qedit", *args)
+        return result.returncode, result.stdout.splitlines(), result.stderr.splitlines()
+
+    def values(attr: str) -> dict[str, object]:
+        return {f"{ad['ClusterId']}.{ad['ProcId']}": ad.get(attr) for ad in held.client.query("true", ["ClusterId", "ProcId", attr])
+                if attr in ad}
+
+    assert edit("3", "JobPrio=5") == (0, ['Set attribute "JobPrio" for 3 matching jobs.'], [])
+    assert edit("1", "2.0", "3.1", "Flavour", '"mint"', "Size", "-7")[1] == \
+        ['Set attribute "Flavour" for 3 matching jobs.', 'Set attribute "Size" for 3 matching jobs.']
+    assert values("Flavour") == {"1.0": "mint", "2.0": "mint", "3.1": "mint"} and values("Size")["3.1"] == -7
+    assert edit("-constraint", "ProcId == 2", "-jobids", "3,4", "Lemon", "true")[1] == \
+        ['Set attribute "Lemon" for 1 matching jobs.']
+    assert values("Lemon") == {"3.2": True}
+    assert edit(USER, "-constraint", "ClusterId > 10", "Late = 1")[0] == 0 and values("Late") == {"11.0": 1}
+    (held.work / "edits.ad").write_text('Note = "from a file"\nJobPrio = 9\n')
+    assert edit("-owner", USER, "-jobids", "5.0", "-edits", "edits.ad")[0] == 0
+    assert (values("Note"), values("JobPrio")["5.0"]) == ({"5.0": "from a file"}, 9)
+    for bad, words in ((["3", "JobPrio"], "JobPrio has no value"), (["3", "Note", "a b"], "'a b' is not a ClassAd"),
+                       (["-jobids", "3.x", "A=1"], "'3.x' is not a job id"), (["3"], "no attributes given"),
+                       (["-edits", "nowhere.ad", "3"], "nowhere.ad"), (["3", "ClusterId=4"], "ClusterId cannot be"),
+                       (["-forward", "3", "A=1"], "-forward"), (["-pool", "cm.example.org", "3", "A=1"], "--backend"),
+                       (["99", "A=1"], "no matching jobs")):
+        code, out, err = edit(*bad)
+        assert (code, out, len(err)) == (1, [], 1) and words in err[0], (bad, err)
+    assert values("JobPrio")["3.0"] == 5, "a refused edit changes nothing"
