@@ -13,7 +13,7 @@ the logs lack, so that a log never shows what the queue does not hold, nor misse
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 import classad2
@@ -91,8 +91,9 @@ class JobQueue:
         for path, key, text in events:
             rows.append((self._next_seq, path, key, text))
             self._next_seq += 1
-        self.db.executemany("INSERT INTO outbox (seq, path, cluster, proc, event) VALUES (?, ?, ?, ?, ?)",
-                            [(seq, path, *key, text) for seq, path, key, text in rows])
+        if rows:
+            self.db.executemany("INSERT INTO outbox (seq, path, cluster, proc, event) VALUES (?, ?, ?, ?, ?)",
+                                [(seq, path, *key, text) for seq, path, key, text in rows])
         return rows
 
     def forget_events(self, seqs: Iterable[int]) -> None:
@@ -118,16 +119,18 @@ class JobQueue:
     def put(self, ads: Iterable[classad2.ClassAd]) -> dict[tuple[int, int], str]:
         """Write ads (inside a transaction when several changes belong together); returns their text."""
         texts = {job_id(ad): str(ad) for ad in ads}
-        self.db.executemany("INSERT OR REPLACE INTO jobs (cluster, proc, ad) VALUES (?, ?, ?)",
-                            [(*key, text) for key, text in texts.items()])
+        if texts:
+            self.db.executemany("INSERT OR REPLACE INTO jobs (cluster, proc, ad) VALUES (?, ?, ?)",
+                                [(*key, text) for key, text in texts.items()])
         return texts
 
-    def retire(self, ad: classad2.ClassAd, when: int) -> None:
-        """Move a job that left the queue (completed or removed) to the history."""
-        cluster, proc = job_id(ad)
-        self.db.execute("DELETE FROM jobs WHERE cluster = ? AND proc = ?", (cluster, proc))
-        self.db.execute("INSERT INTO history (cluster, proc, left_queue, ad) VALUES (?, ?, ?, ?)",
-                        (cluster, proc, when, str(ad)))
+    def retire(self, jobs: Sequence[tuple[int, int, int, str]]) -> None:
+        """Inside a transaction: move jobs that left the queue (completed or removed) to the
+        history, in the order they left, given as (cluster, proc, when it left, ad text)."""
+        if not jobs:
+            return
+        self.db.executemany("DELETE FROM jobs WHERE cluster = ? AND proc = ?", [job[:2] for job in jobs])
+        self.db.executemany("INSERT INTO history (cluster, proc, left_queue, ad) VALUES (?, ?, ?, ?)", jobs)
 
     def history(self, limit: int = -1) -> Iterator[classad2.ClassAd]:
         """Jobs that left the queue, newest first."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import getpass
 import logging
 import math
@@ -129,9 +130,15 @@ class LocalSchedd:
         self._unit_name = ""
         self._events: list[tuple[str, JobId, str]] = []
         self._after: list[Callable[[], None]] = []
+        # The unit's changes to the queue, written when it commits: the ads it changed (by job,
+        # so that an ad changed twice, or changed and then retired, is written once) and the
+        # jobs it moved to the history, as (cluster, proc, when, ad text).
+        self._changed: dict[JobId, classad2.ClassAd] = {}
+        self._retired: list[tuple[int, int, int, str]] = []
         self._written: list[int] = []
         self._backlog: dict[str, list[OutboxRow]] = {}  # events a full disk kept from their log
         self._machine_ads: dict[str, str] = {}
+        self._logs: dict[JobId, tuple[str | None, str | None, frozenset[int] | None]] = {}  # see _event_logs
 
     # ------------------------------------------------------------------ units of work
 
@@ -154,6 +161,7 @@ class LocalSchedd:
             if self._depth == 0:
                 self.queue.rollback()
                 self._events, self._after = [], []
+                self._changed, self._retired = {}, []
             raise
         self._depth -= 1
         if self._depth:
@@ -161,7 +169,11 @@ class LocalSchedd:
         events, after = self._events, self._after
         self._events, self._after = [], []
         name = self._unit_name
+        changed, retired = self._changed, self._retired
+        self._changed, self._retired = {}, []
         try:
+            self.texts.update(self.queue.put(ad for key, ad in changed.items() if key in self.jobs))
+            self.queue.retire(retired)
             rows = self.queue.add_events(events)
             crash_point(f"{name}:before-commit")
             self.queue.commit()
@@ -210,16 +222,19 @@ class LocalSchedd:
         """Inside a unit: the event for the job's ``UserLog`` (every event) and ``DAGManNodesLog``
         (only the event numbers in ``DAGManNodesMask``, when DAGMan set one: no IMAGE_SIZE, for one),
         written once the unit is committed."""
-        paths = [ad.get("UserLog")]
-        if _in_mask(ad.get("DAGManNodesMask"), event_type.type):
-            paths.append(ad.get("DAGManNodesLog"))
-        paths = [p for p in dict.fromkeys(paths) if p and isinstance(p, str)]
+        key = job_id(ad)
+        logs = self._logs.get(key)
+        if logs is None:
+            logs = self._logs[key] = _event_logs(ad)
+        user_log, nodes_log, mask = logs
+        paths = [user_log] if user_log else []
+        if nodes_log and nodes_log != user_log and (mask is None or event_type.type in mask):
+            paths.append(nodes_log)
         if not paths:
             return
-        event = event_type(cluster=ad["ClusterId"], proc=ad["ProcId"],
-                           time=datetime.fromtimestamp(self.clock() if when is None else when).astimezone(), **fields)
+        event = event_type(cluster=key[0], proc=key[1], time=_moment(int(self.clock() if when is None else when)),
+                           **fields)
         text = format_event(event)
-        key = job_id(ad)
         self._events.extend((path, key, text) for path in paths)
 
     # ------------------------------------------------------------------ lifecycle
@@ -477,6 +492,7 @@ class LocalSchedd:
         with self._unit("edit"):
             for key in keys:
                 self.jobs[key].update(exprs)
+                self._logs.pop(key, None)
             self._save(self.jobs[k] for k in keys)
             self._idle_order = None
             self.schedule()
@@ -885,9 +901,10 @@ class LocalSchedd:
         if ad["JobStatus"] == JobStatus.REMOVED:
             self._log(ad, JobAbortedEvent, reason=ad.get("RemoveReason", ""))
         ad["JobFinishedHookDone"] = now
-        self.queue.retire(ad, now)
+        self._retired.append((*key, now, str(ad)))
         del self.jobs[key]
         self.texts.pop(key, None)
+        self._logs.pop(key, None)
 
     def _stop(self, ad: classad2.ClassAd, request: str) -> None:
         """Once the unit is committed, ask the job's starter to stop it: its kill signal, then
@@ -982,8 +999,9 @@ class LocalSchedd:
     # ------------------------------------------------------------------ helpers
 
     def _save(self, ads: Iterable[classad2.ClassAd]) -> None:
-        """Inside a unit: persist changed ads, keeping their text for queries."""
-        self.texts.update(self.queue.put(ads))
+        """Inside a unit: persist changed ads (when it commits), keeping their text for queries."""
+        for ad in ads:
+            self._changed[job_id(ad)] = ad
 
     def query_texts(self, constraint: str = "true") -> list[str]:
         """Matching jobs as ClassAd text, what the daemon sends: no ad is printed twice."""
@@ -1048,13 +1066,22 @@ class LocalSchedd:
         return None
 
 
-def _in_mask(mask, event_type: int) -> bool:
-    """Whether a job's DAGManNodesMask (event numbers, comma separated, as condor_dagman sets it)
-    lets ``event_type`` into the nodes log; no mask lets every event in."""
-    if mask is None:
-        return True
-    numbers = {int(n) for n in str(mask).replace(",", " ").split() if n.isdigit()}
-    return int(event_type) in numbers
+def _event_logs(ad: classad2.ClassAd) -> tuple[str | None, str | None, frozenset[int] | None]:
+    """Where a job's events go: its UserLog, DAGMan's nodes log, and the event numbers its
+    DAGManNodesMask (comma separated, as condor_dagman sets it) lets into the nodes log (None:
+    every event).  Kept per job, since every event asks, until an edit changes the job."""
+    user_log, nodes_log, mask = ad.get("UserLog"), ad.get("DAGManNodesLog"), ad.get("DAGManNodesMask")
+    if mask is not None:
+        mask = frozenset(int(n) for n in str(mask).replace(",", " ").split() if n.isdigit())
+    return (user_log if user_log and isinstance(user_log, str) else None,
+            nodes_log if nodes_log and isinstance(nodes_log, str) else None, mask)
+
+
+@functools.lru_cache(maxsize=64)
+def _moment(when: int) -> datetime:
+    """An event's time, in local time: events show whole seconds, and a busy schedd logs many
+    in the same one."""
+    return datetime.fromtimestamp(when).astimezone()
 
 
 def _held_fields(ad: classad2.ClassAd) -> dict:

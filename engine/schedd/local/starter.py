@@ -180,16 +180,20 @@ def _starter(sock: socket.socket, tell: int, spawner: int) -> None:
     """A starter: one run after another, until the schedd hangs up or it is left idle; never
     returns.  While it waits it dies with the spawner, so that a schedd that died and the one that
     replaces it agree whether a run began: a record exists exactly for the runs that go on."""
+    global _waiting
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(STOP, signal.SIG_IGN)  # a stop request that came too late for its run
+        # Installed once: they act on the run at hand (_run), if any; a stop request that comes
+        # too late for its run finds none.
+        signal.signal(STOP, _on_stop)
+        signal.signal(signal.SIGALRM, _on_alarm)
         _prctl_call(_PR_SET_CHILD_SUBREAPER, 1)
         while True:
             _prctl_call(_PR_SET_PDEATHSIG, signal.SIGKILL)
             if os.getppid() != spawner:
                 return  # the spawner, so the schedd, is gone
             # A blocking recv wakes one waiting starter per request (a poll would wake them all).
-            signal.signal(signal.SIGALRM, _idle_too_long)
+            _waiting = True
             signal.alarm(int(IDLE_TIMEOUT_S))
             try:
                 message = sock.recv(MAX_REQUEST_BYTES)
@@ -197,6 +201,7 @@ def _starter(sock: socket.socket, tell: int, spawner: int) -> None:
                 os.write(tell, _LEFT)
                 return
             signal.alarm(0)
+            _waiting = False
             if not message:
                 os.write(tell, _HUNG_UP)
                 return
@@ -237,8 +242,22 @@ class _IdleTooLong(Exception):
     pass
 
 
-def _idle_too_long(signum: int, frame) -> None:
-    raise _IdleTooLong()
+_run: Run | None = None  # the run this starter supervises now, for the signal handlers
+_waiting = False  # whether it waits for a request, for as long as IDLE_TIMEOUT_S
+
+
+def _on_stop(signum: int, frame) -> None:
+    if _run is not None:
+        _run._stop_requested(signum, frame)
+
+
+def _on_alarm(signum: int, frame) -> None:
+    """The grace time of the run at hand is over, or the starter waited too long for a request
+    (a late alarm of a run that is over does nothing)."""
+    if _run is not None:
+        _run._grace_over(signum, frame)
+    elif _waiting:
+        raise _IdleTooLong()
 
 
 def _create_record(path: str) -> int:
@@ -290,6 +309,7 @@ class Run:
         self.armed = False
 
     def run(self) -> None:
+        global _run
         try:
             self.job = self._spawn()
         except StartError as e:
@@ -297,8 +317,7 @@ class Run:
             return
         start, clock = time.time(), time.monotonic()
         self._record("started", f"{os.getpid()} {self.job} {start!r}")
-        signal.signal(signal.SIGALRM, self._grace_over)
-        signal.signal(STOP, self._stop_requested)
+        _run = self
         self._stop_requested(STOP, None)  # a request made before the schedd knew whom to signal
         while True:
             pid, status, usage = os.wait4(-1, 0)
@@ -312,7 +331,7 @@ class Run:
                     os.unlink(path)  # the job's, not needed once it is gone
                 except OSError:
                     pass
-        signal.signal(STOP, signal.SIG_IGN)
+        _run = None
         signal.setitimer(signal.ITIMER_REAL, 0)
         exit = Exit(status, usage.ru_utime, usage.ru_stime, end, wall, self.vacated)
         self._record("exited", exit.fields())
@@ -323,9 +342,7 @@ class Run:
         for path, text in ((r["ad_file"], r["job_ad"]), (r.get("machine_ad_file"), r.get("machine_ad"))):
             if path:
                 try:
-                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-                    with open(fd, "w", encoding="utf-8") as f:
-                        f.write(text)
+                    _write_file(path, text.encode("utf-8"))
                 except OSError as e:
                     raise StartError(f"Error from starter: cannot write '{path}': {e.strerror}") from None
         os.umask(r["umask"])
@@ -426,6 +443,16 @@ class Run:
                     os.waitpid(-1, 0)
                 except ChildProcessError:
                     return
+
+
+def _write_file(path: str, data: bytes) -> None:
+    """Create ``path`` (never following a link) holding ``data``."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
 
 
 def _children() -> list[int]:

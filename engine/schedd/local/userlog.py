@@ -447,6 +447,15 @@ def _utc(when: datetime) -> str:
 
 def _unparse(value: Value) -> str:
     """A literal as HTCondor prints ad attributes in events (old ClassAd syntax)."""
+    if type(value) is int:  # the common case, printed as Python prints it
+        return str(value)
+    return _unparse_literal(type(value), value)
+
+
+@functools.lru_cache(maxsize=256)
+def _unparse_literal(kind: type, value: Value) -> str:
+    """:func:`_unparse` through classad2, kept for the few values events repeat (a DAG's
+    scratch directory, CPU usage figures); ``kind`` keeps 1, 1.0 and True apart."""
     return classad2.ClassAd({"x": value}).printOld().removeprefix("x = ").rstrip("\n")
 
 
@@ -462,12 +471,20 @@ _UNITS = {
 
 
 def _usage_table(usage: Mapping[str, Value]) -> str:
-    """formatUsageAd: the Partitionable Resources table of a usage ad."""
+    """formatUsageAd: the Partitionable Resources table of a usage ad, kept for the usage ads
+    that recur (every short job of a cluster has the same), since each terminated event has one."""
+    return _usage_table_of(tuple(usage.items()), tuple(map(type, usage.values())))
+
+
+@functools.lru_cache(maxsize=256)
+def _usage_table_of(items: tuple[tuple[str, Value], ...], types: tuple[type, ...]) -> str:
+    """:func:`_usage_table` of the usage ad's items (``types``, their values' types, keeps 1,
+    1.0 and True apart in the cache)."""
     # Columns: 0 usage, 1 request, 2 allocated, 3 assigned. Rows are keyed without regard to case,
     # as HTCondor's UsageMap is, and sorted the same way.
     rows: dict[str, tuple[str, list[str]]] = {}
     fractional = [False] * 4
-    for attr, value in usage.items():
+    for attr, value in items:
         if attr.startswith("Request"):
             name, column = attr[len("Request") :], 1
         elif attr.startswith("Assigned"):
