@@ -164,6 +164,41 @@ def test_user_logs_of_both_backends_read_alike(htcondor_pool, shared_dir, embedd
     assert mine[-1]["TerminatedNormally"] is real[-1]["TerminatedNormally"] is True
 
 
+DOLLAR_DOLLAR = {
+    "expanded": 'executable = /bin/echo\narguments = "$$(OpSys) $$(NoSuch:dflt) $$([toLower(OpSys)])"\n'
+                "output = out.txt\nlog = job.log\nqueue\n",
+    "held": 'executable = /bin/echo\narguments = "in $$(pwd)"\nlog = job.log\nqueue\n',
+}
+
+
+@pytest.mark.parametrize("case", sorted(DOLLAR_DOLLAR))
+def test_dollar_dollar_expands_and_holds_alike(htcondor_pool, shared_dir, embedded_state, case):
+    """A submit file's $$() on both: the same output and MATCH_ attributes once the job has run,
+    or the same hold for a reference no slot can fill."""
+    seen = {}
+    attrs = ["JobStatus", "HoldReason", "HoldReasonCode", "HoldReasonSubCode", "MATCH_OpSys", "MATCH_NoSuch",
+             "MATCH_EXP_Arguments", "Arguments"]
+    for backend in ("htcondor", "embedded"):
+        directory = shared_dir / backend
+        directory.mkdir()
+        os.chmod(directory, 0o777)
+        client = HTCondorSchedd() if backend == "htcondor" else LocalScheddClient(embedded_state)
+        cluster = client.submit(DOLLAR_DOLLAR[case], cwd=str(directory)).cluster
+        where = f"ClusterId == {cluster}"
+        if case == "held":
+            wait_for(lambda: [a for a in client.query(where, ["JobStatus"]) if a["JobStatus"] == JobStatus.HELD],
+                     lambda: client.query(where, attrs))
+            ad = client.query(where, attrs)[0]
+            client.act(JobAction.Remove, where)
+        else:
+            terminated(directory / "job.log")
+            wait_for(lambda: client.history(where, ["ClusterId"], match=1), lambda: client.query(where, attrs))
+            ad = client.history(where, attrs, match=1)[0]
+            assert (directory / "out.txt").read_text() == "LINUX dflt linux\n", backend
+        seen[backend] = {a: ad.get(a) for a in attrs if a != "JobStatus"}
+    assert seen["embedded"] == seen["htcondor"]
+
+
 def one_error_line(result) -> str:
     """A failed command's stderr: exactly one ``ERROR:`` line, no traceback."""
     assert result.returncode == 1, (result.stdout, result.stderr)

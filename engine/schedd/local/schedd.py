@@ -53,7 +53,7 @@ from engine.schedd.api import (
     SubmitResult,
     summarize,
 )
-from engine.schedd.local import job_tools, shadow, starter
+from engine.schedd.local import dollar_dollar, job_tools, shadow, starter
 from engine.schedd.local.crashpoint import crash_point
 from engine.schedd.local.jobqueue import JobQueue, OutboxRow, job_id
 from engine.schedd.local.pool import Pool, analyze
@@ -548,6 +548,7 @@ class LocalSchedd:
             self._idle_order = [k for k in idle if self.jobs[k]["JobUniverse"] not in SLOTLESS_UNIVERSES]
         starts: list[tuple[JobId, object]] = [(k, None) for k in self._slotless if self._is_idle(k)]
         self._slotless = []
+        matches: dict[JobId, dict] = {}  # the $$() of jobs that have some, expanded for their slots
         free = len(self.pool.free_slots())
         if free:
             order, remaining = self._idle_order, []
@@ -565,12 +566,18 @@ class LocalSchedd:
                 if slot is None:
                     remaining.append(key)
                     continue
+                try:
+                    if "$$(" in (str(ad) if key in self._changed else self.texts.get(key) or str(ad)):
+                        matches[key] = dollar_dollar.expand(ad, slot.ad)
+                except dollar_dollar.CannotExpand as e:
+                    self._hold([ad], str(e), 0, 0)  # as the schedd holds it, with no hold code
+                    continue
                 self.pool.claim(slot, _name(key))
                 starts.append((key, slot))
                 free -= 1
             self._idle_order = remaining
         if starts:
-            self._start(starts)
+            self._start(starts, matches)
 
     def _ad_file(self, key: JobId) -> str:
         return os.path.join(self.state.spool, f"{_name(key)}.job.ad")
@@ -583,8 +590,9 @@ class LocalSchedd:
         ad = self.jobs.get(key)
         return ad is not None and ad["JobStatus"] == JobStatus.IDLE and key not in self.running
 
-    def _start(self, starts: list[tuple[JobId, object]]) -> None:
-        """Commit the jobs as running, then ask the spawner for their starters."""
+    def _start(self, starts: list[tuple[JobId, object]], matches: dict[JobId, dict]) -> None:
+        """Commit the jobs as running (with the MATCH_ attributes of their $$(), in ``matches``),
+        then ask the spawner for their starters."""
         now = int(self.clock())
         with self._unit("start"):
             for key, slot in starts:
@@ -598,17 +606,20 @@ class LocalSchedd:
                     site = slot.ad.get("GLIDEIN_CMSSite")
                     if site is not None:
                         ad["MATCH_GLIDEIN_CMSSite"] = site
+                ad.update(matches.get(key, {}))
                 self.running[key] = shadow.JobProcess(key, self._record_file(key, ad["JobRunCount"]))
             self._save(self.jobs[k] for k, _ in starts)
-            self._after_commit(lambda: self._spawn(starts))
+            self._after_commit(lambda: self._spawn(starts, matches))
 
-    def _spawn(self, starts: list[tuple[JobId, object]]) -> None:
+    def _spawn(self, starts: list[tuple[JobId, object]], matches: dict[JobId, dict]) -> None:
         requests = []
         for key, slot in starts:
             proc = self.running.get(key)
             ad = self.jobs.get(key)
             if proc is None or ad is None:
                 continue
+            if key in matches:  # the job runs with its $$() expanded; its ad keeps them
+                ad = dollar_dollar.expanded(ad, matches[key])
             machine_ad = None
             if slot is not None:
                 machine_ad = self._machine_ads.get(slot.name)

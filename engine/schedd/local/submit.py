@@ -367,7 +367,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     if executable is None:
         raise SubmitError(f"{where}: executable: no executable given")
     cmd = _path(executable, os.path.abspath(cwd))  # condor_submit: from the submit directory, not initialdir
-    if not os.path.isfile(cmd) or not os.access(cmd, os.X_OK):
+    if "$$(" not in cmd and (not os.path.isfile(cmd) or not os.access(cmd, os.X_OK)):  # $$(): the slot names it
         problem = "does not exist" if not os.path.exists(cmd) else "is not an executable file"
         raise SubmitError(f"{where}: executable: {cmd} {problem}")
 
