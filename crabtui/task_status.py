@@ -31,8 +31,9 @@ syntax and messages.  Where crabtui differs, on purpose:
 * The ``--summary`` site table lists every site of the task, also those no job ran at, with a
   last column ``Blacklisted`` (no, or why: globally blacklisted, not in whitelist, blacklisted,
   automatic) and a line per site saying why it is or is not blacklisted, with the automatic
-  blacklist's counts and thresholds (:mod:`engine.crab.ap.sites`).  The task's warnings are the
-  site lists' (CRAB's SiteInfoResolver wording), for the lists as they are now.
+  blacklist's counts and thresholds (:mod:`engine.crab.ap.sites`).  The task's warnings are those
+  its submission found (skipped blocks), then the site lists' (CRAB's SiteInfoResolver wording),
+  for the lists as they are now.
 * Runtimes are simulated seconds (``Debug.timeScale``), as the job reports give them; the cooloff
   countdown is real time, as long as the user will wait.
 * Automatic splitting: CRAB's summaries, relabels (:func:`shown_state`) and preamble, with the
@@ -81,7 +82,7 @@ class TaskInfo:
     num_cores: int = 1
     max_memory_mb: int | None = None
     max_runtime_min: int | None = None
-    warnings: tuple[str, ...] = ()  # CRAB's task warnings (the site lists')
+    warnings: tuple[str, ...] = ()  # CRAB's task warnings (the submission's, the site lists')
     publication: bool | None = None  # Data.publication (None: not recorded, no publication line)
     sites: tuple[SiteUsability, ...] = ()  # every site of the task and why it is or is not blacklisted
     automatic: AutomaticView | None = None  # automatic splitting's stages (None: another splitting)

@@ -301,3 +301,39 @@ def test_submit_prints_its_warnings_before_success_as_crab_submit_does(tmp_path,
     success = next(i for i, line in enumerate(lines) if line.startswith("Success: "))
     assert warning < success and success == len(lines) - 1, submitted.stdout
     assert crabtui(state, "task", "kill", "golden", cwd=tmp_path).returncode == 0
+
+
+WHITELIST_ONE_SITE = """\
+from CRABClient.UserUtilities import config, getUsername
+config = config()
+
+config.General.requestName = 'ttbar_cern_only'
+config.General.transferLogs = False
+config.JobType.pluginName = 'Analysis'
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = 'DATASET'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Data.outLFNDirBase = '/store/user/%s/ttbar' % (getUsername())
+config.Site.storageSite = 'T2_XX_Local'
+config.Site.whitelist = ['T2_CH_*']
+config.Debug.timeScale = 500
+"""
+
+
+def test_blocks_skipped_at_submit_stay_among_the_warnings_task_status_prints(tmp_path, state):
+    """CRAB's TaskWorker uploads "Some blocks ... were skipped" to the task, so crab status shows
+    it as long as the task lives, not only the submit that found it."""
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crabConfig.py").write_text(WHITELIST_ONE_SITE.replace("DATASET", MC))
+    submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    skipped = f"Some blocks from dataset {MC} were skipped because they are only present at blacklisted, "
+    assert f"Warning: {skipped}" in submitted.stdout
+    wait_status(state, "ttbar_cern_only", tmp_path, "SUBMITTED")
+    printed = crabtui(state, "task", "status", "ttbar_cern_only", cwd=tmp_path)
+    assert printed.returncode == 0, printed.stderr
+    warnings = [line for line in printed.stdout.splitlines() if line.startswith("Warning:\t\t\t")]
+    assert len(warnings) == 1 and warnings[0].startswith(f"Warning:\t\t\t{skipped}"), printed.stdout
+    assert "1 (out of 2) blocks are only present at blacklisted" in warnings[0]
+    assert crabtui(state, "task", "kill", "ttbar_cern_only", cwd=tmp_path).returncode == 0

@@ -202,6 +202,12 @@ class TaskView:
     input_lumis: int | None = None  # what the dataset holds within the lumi mask (None: not known yet)
     automatic: AutomaticView | None = None  # automatic splitting's stages (None: another splitting)
     publication: bool | None = None  # Data.publication (None: the task does not say)
+    submit_warnings: tuple[str, ...] = ()  # the task's warnings from its submission (skipped blocks, ...)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The task's warnings as crab status prints them: the submission's, then the site lists'."""
+        return self.submit_warnings + (self.sites.warnings if self.sites else ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,7 +332,8 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
             append(_in_flight(task_dir, job, row, ad, now, scale, cores, dag_active))
     return TaskView(jobs, dag_queued, cores, task.get("max_memory_mb"), task.get("max_runtime_min"),
                     site_view(task_dir, task) if task else None, task.get("input_lumis"),
-                    _automatic_view(task_dir, task.get("automatic")), task.get("publication"))
+                    _automatic_view(task_dir, task.get("automatic")), task.get("publication"),
+                    tuple(task.get("warnings", ())))
 
 
 def _automatic_view(task_dir: str, automatic: dict | None) -> AutomaticView | None:

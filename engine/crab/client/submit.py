@@ -69,6 +69,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
     pool_sites = sorted(site for site, size in pool.items()
                         if size["cpus"] >= cfg.num_cores and size["memory"] >= cfg.max_memory_mb)
     notes, warnings = [], list(cfg.warnings)
+    uploaded = []  # what CRAB's TaskWorker uploads as task warnings, which crab status shows later
     spec, note = _spec(cfg, catalogue, pool_sites)
     if note:
         notes.append(note)
@@ -89,7 +90,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
         dataset, note = _input_blocks(cfg, dataset)
         spec = spec.with_blocks(b.name for b in dataset.blocks)
         if note:
-            warnings.append(note)
+            uploaded.append(note)
     try:
         lists = SiteLists(cfg.site_whitelist, cfg.site_blacklist, read_global_blacklist(state.global_blacklist),
                           cfg.ignore_global_blacklist)
@@ -102,7 +103,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
         raise SubmitError(f"{source}: Site.whitelist/Site.blacklist: "
                           f"{refusal(dataset.name, found, lists, pool_sites, request, sorted(pool))}")
     if found.banned or found.outside:
-        warnings.append(skipped_warning(dataset.name, found, lists))
+        uploaded.append(skipped_warning(dataset.name, found, lists))
         spec = spec.with_blocks(b.name for b in found.usable)
     storage = None
     if cfg.storage_site is not None:
@@ -141,7 +142,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
                 extra_jdl=cfg.extra_jdl, ignore_global_blacklist=cfg.ignore_global_blacklist,
                 global_blacklist=state.global_blacklist, automatic_blacklist=asdict(cfg.automatic_blacklist),
                 stageout=stageout, pool_sites=tuple(pool_sites),
-                publication=bool(cfg.ignored.get("Data.publication", True)))
+                publication=bool(cfg.ignored.get("Data.publication", True)), warnings=tuple(uploaded))
     write_request(task_dir, input=spec, splitting=cfg.splitting, units_per_job=cfg.units_per_job,
                   total_units=cfg.total_units, lumi_mask=mask, ad=ad, events_per_lumi=cfg.events_per_lumi)
     try:
@@ -151,7 +152,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
         raise SubmitError(str(e)) from None
     if spec.stand_in:
         stand_ins.register(catalogue.directory, cfg.input_dataset)
-    warnings += lists.warnings(dataset.sites)
+    warnings += uploaded + lists.warnings(dataset.sites)
     return Submitted(name, task_dir, tuple(notes), tuple(warnings), name if namesakes else cfg.request_name)
 
 

@@ -75,6 +75,7 @@ class TaskAd:
     file_transfer: bool = False  # a real pool: the job is the task's JOB_SANDBOX, run with file transfer
     pool_sites: tuple[str, ...] | None = None  # the sites the task's pool has (None: unknown), for PreJob
     publication: bool = True  # Data.publication, for the status's publication line (crabtui publishes nothing)
+    warnings: tuple[str, ...] = ()  # found at submit (skipped blocks, Data.inputBlocks), shown by task status
 
     def max_executions(self, job_id: str) -> int:
         """CRAB_NumAutomJobRetries of one job: executions per resubmit epoch.  Automatic
@@ -211,6 +212,7 @@ def task_ad(data: dict) -> TaskAd:
                      "site_blacklist": tuple(data["site_blacklist"]), "failure_plan": tuple(data["failure_plan"]),
                      "extra_jdl": tuple(data.get("extra_jdl", ())),
                      "script_args": tuple(data.get("script_args", ())),
+                     "warnings": tuple(data.get("warnings", ())),
                      "pool_sites": None if data.get("pool_sites") is None else tuple(data["pool_sites"])})
 
 
