@@ -682,6 +682,44 @@ def test_a_multicrab_script_loads_its_module_level_config(tmp_path):
     assert not load_config(str(write_toml(tmp_path))).multicrab
 
 
+MULTICRAB_IN_MAIN = """\
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+from http.client import HTTPException
+
+def submit(config):
+    try:
+        crabCommand('submit', config=config)
+    except HTTPException as hte:
+        print("Failed submitting task: %s" % (hte.headers))
+    except ClientException as cle:
+        print("Failed submitting task: %s" % (cle))
+
+if __name__ == '__main__':
+    from CRABClient.UserUtilities import config
+    config = config()
+    config.JobType.psetName = 'nano_cfg.py'
+    config.Data.splitting = 'FileBased'
+    config.Data.unitsPerJob = 2
+    config.Site.storageSite = 'T2_US_Nebraska'
+    for name, dataset in [('TTToSemiLeptonic', '/TTToSemiLeptonic_TuneCP5_13TeV-powheg-pythia8/'
+                                                'RunIISummer20UL17NanoAODv9-106X_mc2017_realistic_v9-v1/NANOAODSIM')]:
+        config.General.requestName = name
+        config.Data.inputDataset = dataset
+        submit(config)
+"""
+
+
+def test_a_multicrab_script_whose_config_is_made_in_its_main_block_is_pointed_to_multicrab(tmp_path):
+    """CRAB's own multi-crab example builds its config under ``if __name__ == '__main__':``; given
+    to ``task submit`` without ``--multicrab``, the one line says how to run it."""
+    py = tmp_path / "multicrab_2017.py"
+    py.write_text(MULTICRAB_IN_MAIN)
+    message = refused(py, "Unable to load Configuration object from file", "defines no 'config' at module level",
+                      f"'crabtui task submit --multicrab {py}' runs its __main__ block")
+    assert "\n" not in message and "config = config()" not in message
+
+
 class Recorder:
     """A Submitter that keeps what it is given, and names tasks as the CLI would."""
 

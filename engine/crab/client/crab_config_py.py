@@ -95,10 +95,14 @@ class Loaded:
     """Without sections: how the file lacks a ``config`` ("defines no 'config'")."""
 
     def error(self, source: str) -> LoadError:
-        """The error for a file without a module-level ``config`` that submits none."""
+        """The error for a file without a module-level ``config`` that submits none.  A multi-crab
+        script (its configs made and submitted in its ``__main__`` block) is pointed to ``--multicrab``."""
+        what = (f"it is a multi-crab script: 'crabtui task submit --multicrab {source}' runs its __main__ "
+                f"block as python does and submits each config it passes to crabCommand('submit')."
+                if self.multicrab else
+                "Start it with 'from CRABClient.UserUtilities import config' and 'config = config()'.")
         return LoadError(f"{source}: Unable to load Configuration object from file {source}: it {self.missing} at "
-                         f"module level. Start it with 'from CRABClient.UserUtilities import config' and "
-                         f"'config = config()'.")
+                         f"module level; {what}")
 
 
 class ConfigSection:
