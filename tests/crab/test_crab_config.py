@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import getpass
 import http.client
 import http.server
 import multiprocessing
@@ -863,3 +864,40 @@ def test_the_readmes_failure_plan_example_is_accepted_as_written(tmp_path):
                                         f'splitting = "FileBased"\nunitsPerJob = 10\n[Site]\nstorageSite = "T2_XX_Local"\n'
                                         f'[Debug]\n{toml}\n')
     assert load_config(str(tmp_path / "task.toml")).failure_plan == (PlannedFailure(job="2", attempt=1, exit_code=8021),)
+
+
+OUT_LFN_TYPO = """\
+from WMCore.Configuration import Configuration
+from CRABClient.UserUtilities import getUsernameFromSiteDB
+
+config = Configuration()
+config.section_("General")
+config.General.requestName = 'DisplacedMuons_2018C'
+config.section_("JobType")
+config.JobType.psetName = 'pset.py'
+config.section_("Data")
+config.Data.inputDataset = '/DoubleMuon/Run2018C-UL2018_MiniAODv2-v1/MINIAOD'
+config.Data.splitting = 'LumiBased'
+config.Data.unitsPerJob = 40
+config.Data.outLFNDirBase = 'LFN'
+config.section_("Site")
+config.Site.storageSite = 'T2_US_Nebraska'
+"""
+
+
+def test_an_output_lfn_outside_the_user_group_and_local_areas_is_refused_in_crab_servers_words(tmp_path):
+    """crab submit fails at the server (checkOutLFN) for a typo in the area; any user or group
+    name passes, since the local login is not the CERN account a config names."""
+    py = tmp_path / "crabConfig.py"
+    user = getpass.getuser()
+    for lfn, value in (("'/store/usr/%s/displaced' % getUsernameFromSiteDB()", f"/store/usr/{user}/displaced"),
+                       ("'/store/group/'", "/store/group/"), ("'store/user/jdoe/'", "store/user/jdoe/")):
+        py.write_text(OUT_LFN_TYPO.replace("'LFN'", lfn))
+        message = refused(py, "The parameter Data.outLFNDirBase in the CRAB configuration file must start with "
+                          "either '/store/user/<username>/' or '/store/group/<groupname>/'",
+                          parameter="Data.outLFNDirBase")
+        assert "\n" not in message and message.endswith(f"; it is {value!r}.")
+    for lfn in ("'/store/user/%s/displaced' % getUsernameFromSiteDB()", "'/store/user/jdoe'",
+                "'/store/group/phys_exotica/displaced/'", "'/store/local/scratch/'"):
+        py.write_text(OUT_LFN_TYPO.replace("'LFN'", lfn))
+        assert load_config(str(py)).ignored["Data.outLFNDirBase"].startswith("/store/")

@@ -19,7 +19,8 @@ Where CRAB leaves room, or crabtui differs, and why:
 * Every parameter CRAB knows is accepted (a real ``crabConfig.py`` must load).  Those with no
   effect on a simulated grid (``General.workArea``, ``Data.publication``, ``Data.outLFNDirBase``,
   ``JobType.outputFiles``, ``Data.partialDataset``: every block of the catalogue is on disk, ...)
-  are type-checked and kept in :attr:`TaskConfig.ignored`.  The few that crabtui cannot simulate
+  are type-checked and kept in :attr:`TaskConfig.ignored`; ``Data.outLFNDirBase`` must also be
+  under ``/store/user/``, ``/store/group/`` or ``/store/local/``, as CRAB's server requires.  The few that crabtui cannot simulate
   (``Site.requireAccelerator``: the pool's slots have no GPUs; ``Debug.oneEventMode``;
   ``JobType.externalPluginFile`` and the CopyCat and Recover job types) are refused when set to
   anything but CRAB's default, each with the reason.
@@ -336,6 +337,8 @@ _KIND_EXAMPLES = {"str": "a quoted string", "int": "a whole number without quote
 _RX_TASKNAME_CHARS = re.compile(r"[a-zA-Z0-9\-_:]+")
 _RX_CMSSITE = re.compile(r"(?=.{0,255}$)T[0-3](_[A-Z]{2}((_[A-Za-z0-9]+)|_?\*$)+|_?\*)")
 _RX_CMSSITE_EXACT = re.compile(r"T[0-3]_[A-Z]{2}(_[A-Za-z0-9]+)+")  # crab resubmit's, no wildcard
+# ServerUtilities.checkOutLFN's prefixes, each followed by a user, group or area name
+_RX_OUT_LFN = re.compile(r"/store/(test/rucio/(int/)?user|user|group|local)/[^/]+(/|$)")
 _RX_DATASET = re.compile(r"(/[a-zA-Z0-9.\-_]{1,100}){3}")  # RX_BLOCK without the '#block' part
 _RX_USERFILE = re.compile(r"(?=.{0,255}$)([a-zA-Z0-9\-._:?/=]+)")
 _RX_PRIMARY_DATASET = re.compile(r"[a-zA-Z][a-zA-Z0-9\-_]*")  # WMCore Lexicon's, as RESTUserWorkflow checks it
@@ -577,6 +580,7 @@ class _Builder:
         whitelist = self.sites("Site.whitelist")
         blacklist = self.sites("Site.blacklist")
         lumi_file, lumi_mask = self.lumi_mask()
+        self.check_out_lfn()
         return TaskConfig(
             source=self.source,
             multicrab=self.multicrab,
@@ -893,6 +897,18 @@ class _Builder:
             self.fail("when ignoreLocality is set a valid site white list must be specified using the "
                       "Site.whitelist parameter.", "Site.whitelist")
         return True
+
+    def check_out_lfn(self) -> None:
+        """CRAB's server refuses an output LFN outside the user, group and local areas
+        (ServerUtilities.checkOutLFN).  The user name in it is not compared with anything: here the
+        user is the local login, and a real config names its CERN account."""
+        lfn = self.values.get("Data.outLFNDirBase")
+        if lfn is not None and not _RX_OUT_LFN.match(lfn):
+            self.fail(f"The parameter Data.outLFNDirBase in the CRAB configuration file must start with either "
+                      f"'/store/user/<username>/' or '/store/group/<groupname>/' (or '/store/local/<something>/' "
+                      f"if publication is off), where username is your username as registered in CMS services "
+                      f"(i.e. the username of your CERN primary account); it is {lfn!r}.",
+                      "Data.outLFNDirBase", invalid=False)
 
     def lumi_mask(self) -> tuple[str | None, LumiMask | None]:
         """Data.lumiMask (a file, or an address to download it from) within Data.runRange."""
