@@ -29,6 +29,8 @@ def start(ctx: click.Context) -> None:
         info = client.ping()
     verb = "is already running" if already else "started"
     click.echo(f"schedd {verb} (pid {info['pid']}): {info['slots']} slots, state in {info['state_dir']}")
+    if changed := client.pool_file_changed(info):
+        click.echo(f"  note: {changed}")
 
 
 @pool.command()
@@ -69,3 +71,5 @@ def status(ctx: click.Context) -> None:
     click.echo(f"schedd running (pid {info['pid']}), state in {info['state_dir']}")
     click.echo(f"  jobs: {info['jobs']} in the queue, {info['running']} running")
     click.echo(f"  slots: {info['busy_slots']} busy of {info['slots']}")
+    if changed := client.pool_file_changed(info):
+        click.echo(f"  note: {changed}")

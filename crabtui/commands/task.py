@@ -169,6 +169,8 @@ class _Submitter:
                 db = TaskDB(self.state.tasks)
                 try:
                     sites = client.sites() if backend(self.ctx) == "htcondor" else site_slots(client)
+                    if backend(self.ctx) != "htcondor" and (changed := client.pool_file_changed(client.ping())):
+                        click.echo(f"Note: {changed}")
                     done = submit_task(cfg, self.state, db, sites)
                 finally:
                     db.close()

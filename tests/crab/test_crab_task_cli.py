@@ -337,3 +337,25 @@ def test_blocks_skipped_at_submit_stay_among_the_warnings_task_status_prints(tmp
     assert len(warnings) == 1 and warnings[0].startswith(f"Warning:\t\t\t{skipped}"), printed.stdout
     assert "1 (out of 2) blocks are only present at blacklisted" in warnings[0]
     assert crabtui(state, "task", "kill", "ttbar_cern_only", cwd=tmp_path).returncode == 0
+
+
+def test_a_pool_file_edited_while_the_schedd_runs_is_noted_at_submit(tmp_path, state):
+    """The user adds a site to pool.toml after the first submit started the schedd: the next
+    submit says that the daemon still runs the pool it read, and how to restart it."""
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("before_edit", scale=500))
+    first = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
+    assert first.returncode == 0 and "pool.toml" not in first.stdout, first.stdout + first.stderr
+    with open(state.pool_config, "a", encoding="utf-8") as f:
+        f.write('\n[[site]]\nname = "T2_US_Purdue"\nslots = 2\ncpus = 8\nmemory = 16000\n')
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("after_edit", scale=500))
+    second = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    notes = [line for line in second.stdout.splitlines() if "pool.toml" in line]
+    assert notes == [f"Note: {state.pool_config} changed after the schedd daemon (pid "
+                     f"{LocalScheddClient(state).ping()['pid']}) read it, and it still runs the sites and slots it "
+                     f"read then; 'crabtui --state-dir {state.path} pool stop' (its running jobs run again) makes "
+                     f"the next command start it with the file as it is now."]
+    for name in ("before_edit", "after_edit"):
+        wait_status(state, name, tmp_path, "SUBMITTED")
+        assert crabtui(state, "task", "kill", name, cwd=tmp_path).returncode == 0

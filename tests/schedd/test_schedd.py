@@ -11,6 +11,7 @@ import signal
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import classad2
 import pytest
@@ -534,6 +535,26 @@ class TestDaemon:
         wait_for(lambda: process_gone(pid), "the daemon to exit", 10)
         assert not os.path.exists(schedd.state.socket)
         assert schedd.cli("pool", "status").returncode != 0
+
+    def test_a_pool_file_written_after_the_daemon_started_is_said_with_the_way_out(self, schedd):
+        """The daemon reads pool.toml when it starts, as a startd reads its configuration; a file
+        written later changes nothing until a restart, and pool status and start say so."""
+        stopped = schedd.cli("pool", "status")
+        assert f"start it with 'crabtui --state-dir {schedd.state.path} pool start'" in stopped.stderr
+        assert schedd.cli("pool", "start").returncode == 0
+        assert "note:" not in schedd.cli("pool", "status").stdout
+        Path(schedd.state.pool_config).write_text(TWO_SITES_OF_THREE)
+        for command in ("status", "start"):
+            said = schedd.cli("pool", command)
+            assert said.returncode == 0, said.stderr
+            (note,) = [line for line in said.stdout.splitlines() if line.startswith("  note: ")]
+            assert note == (f"  note: {schedd.state.pool_config} changed after the schedd daemon (pid "
+                            f"{schedd.daemon_pid()}) read it, and it still runs the sites and slots it read then; "
+                            f"'crabtui --state-dir {schedd.state.path} pool stop' (its running jobs run again) "
+                            f"makes the next command start it with the file as it is now.")
+        assert schedd.cli("pool", "stop").returncode == 0
+        restarted = schedd.cli("pool", "start")
+        assert "4 slots" in restarted.stdout and "note:" not in restarted.stdout
 
     def test_a_client_starts_the_daemon_on_demand(self, schedd):
         with pytest.raises(ScheddError, match="no schedd is running"):

@@ -86,6 +86,19 @@ class LocalScheddClient:
     def ping(self) -> dict[str, Any]:
         return self._call("ping")
 
+    def pool_file_changed(self, info: Mapping[str, Any]) -> str | None:
+        """What to say when ``pool.toml`` was written, changed or removed after the daemon that
+        answered ``info`` (its ping) read its pool, which it keeps until it restarts."""
+        if "pool_file" not in info:  # a daemon of an older crabtui: it does not say
+            return None
+        from engine.schedd.local.pool import pool_file_stamp
+
+        if pool_file_stamp(self.state.pool_config) == info["pool_file"]:
+            return None
+        return (f"{self.state.pool_config} changed after the schedd daemon (pid {info.get('pid', '?')}) read it, "
+                f"and it still runs the sites and slots it read then; 'crabtui --state-dir {self.state.path} pool "
+                f"stop' (its running jobs run again) makes the next command start it with the file as it is now.")
+
     def running(self) -> bool:
         """Whether a daemon answers, without starting one."""
         try:
@@ -176,7 +189,8 @@ class LocalScheddClient:
             except (FileNotFoundError, ConnectionRefusedError):
                 sock.close()
                 if not autostart or attempt:
-                    raise ScheddError(f"no schedd is running for {self.state.path}; start it with 'crabtui pool start'") from None
+                    raise ScheddError(f"no schedd is running for {self.state.path}; start it with 'crabtui --state-dir "
+                                      f"{self.state.path} pool start'") from None
                 self._start_daemon()
                 continue
             self._sock = sock

@@ -19,7 +19,7 @@ from typing import Any
 
 from engine.schedd.api import ScheddError, SubmitResult
 from engine.schedd.local import protocol
-from engine.schedd.local.pool import PoolConfigError, load_pool
+from engine.schedd.local.pool import PoolConfigError, load_pool, pool_file_stamp
 from engine.schedd.local.schedd import DEFAULT_PERIODIC_INTERVAL, DEFAULT_VACATE_TIME, LocalSchedd
 from engine.state import StateDir, StateDirError, check_state, state_dir
 
@@ -36,8 +36,9 @@ class CannotServe(Exception):
 
 
 class Daemon:
-    def __init__(self, schedd: LocalSchedd):
+    def __init__(self, schedd: LocalSchedd, pool_file: int | None = None):
         self.schedd = schedd
+        self.pool_file = pool_file  # the stamp of the pool.toml it read (None: there was none)
         self.stopping = asyncio.Event()
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -70,7 +71,7 @@ class Daemon:
         slots = self.schedd.pool.slots
         return {"pid": os.getpid(), "jobs": len(self.schedd.jobs), "running": len(self.schedd.running),
                 "slots": len(slots), "busy_slots": sum(1 for s in slots if s.busy),
-                "sites": self.site_slots(),
+                "sites": self.site_slots(), "pool_file": self.pool_file,
                 "state_dir": self.schedd.state.path}
 
     def site_slots(self) -> dict[str, dict[str, int]]:
@@ -128,6 +129,7 @@ async def serve(state: StateDir, *, ready_fd: int | None = None,
     os.makedirs(state.spool, exist_ok=True)
     try:
         check_state(state)
+        pool_file = pool_file_stamp(state.pool_config)
         pool = load_pool(state.pool_config if os.path.exists(state.pool_config) else None, state.spool)
     except (StateDirError, PoolConfigError) as e:
         raise CannotServe(str(e)) from None
@@ -139,7 +141,7 @@ async def serve(state: StateDir, *, ready_fd: int | None = None,
                           "an empty queue") from None
     loop = asyncio.get_running_loop()
     schedd.attach(loop)
-    daemon = Daemon(schedd)
+    daemon = Daemon(schedd, pool_file)
     if os.path.exists(state.socket):
         os.unlink(state.socket)  # left by a daemon that died; we hold the lock
     old_umask = os.umask(0o177)

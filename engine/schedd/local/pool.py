@@ -48,6 +48,7 @@ from engine.tomlfile import TomlError, parse_toml, read_toml
 __all__ = [
     "DEFAULT_SITE", "FAILURES_ATTRIBUTE", "GLIDEIN_CPUS", "GLIDEIN_MEMORY_MB", "SPEED_ATTRIBUTE", "Pool",
     "PoolConfigError", "Site", "SiteFailure", "Slot", "analyze", "conjuncts", "default_pool", "load_pool", "matches", "parse_pool",
+    "pool_file_stamp",
 ]
 
 DEFAULT_SITE = "T2_XX_Local"
@@ -520,6 +521,15 @@ def load_pool(path: str | os.PathLike[str] | None, execute_dir: str | os.PathLik
         raise PoolConfigError(f"{file}: cannot read the pool file: {e.strerror}") from None
     except TomlError as e:
         raise PoolConfigError(str(e)) from None
+
+
+def pool_file_stamp(path: str | os.PathLike[str]) -> int | None:
+    """The pool file's modification time (ns), None if there is none: a daemon keeps the stamp of
+    the file it read, so that a later edit, which it does not read, can be told to the user."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return None
 
 
 def default_pool(execute_dir: str | os.PathLike[str]) -> Pool:
