@@ -173,11 +173,12 @@ class CrabApp(App):
         """CRAB's resubmit form for ``task``; ``failed`` names its failed jobs, ``jobids`` and
         ``blacklist`` fill in the job ids and the site blacklist."""
         def submitted(arguments: dict[str, Any] | None) -> None:
-            if arguments is not None:
-                self.act("Resubmit", self.backend.resubmit, task.name, arguments,
-                         done=lambda t: f"Resubmit request for {t.request_name} sent.")
+            if arguments is not None:  # the form sent it, and it was accepted
+                self.notify(f"Resubmit request for {task.request_name} sent.", title="Resubmit")
+                self._refresh_screen()
 
-        self.push_screen(ResubmitScreen(task.request_name, failed, jobids, blacklist), submitted)
+        self.push_screen(ResubmitScreen(task.request_name, failed, jobids, blacklist,
+                                        send=partial(self.backend.resubmit, task.name)), submitted)
 
     def open_dag(self, cluster: int) -> None:
         """The screen of DAG ``cluster`` (a node's sub-DAG opens it from the node's screen)."""

@@ -4,11 +4,14 @@ The confirmation names what it touches and what will happen, and ``No`` has the 
 Escape leave everything as it was; only ``y`` or the Yes button go ahead (k9s users asked for
 Cancel as the default after deleting by accident).  The buttons show their keys, and the arrow
 keys move between them.  Both fit a terminal of 80x24 (one-line fields
-and buttons), and scroll, with the focus, where they do not.
+and buttons), and scroll, with the focus, where they do not.  The resubmit form closes only once
+its request is accepted: a refusal is shown under the fields, which keep what was typed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from textual.app import ComposeResult
@@ -54,7 +57,10 @@ class ConfirmScreen(ModalScreen[bool]):
 
 class ResubmitScreen(ModalScreen[dict[str, Any] | None]):
     """``crab resubmit``'s options for a task; dismissed with the checked request arguments
-    (:func:`engine.crab.client.resubmit.request_arguments`) or None.  Empty fields keep the task's values."""
+    (:func:`engine.crab.client.resubmit.request_arguments`) or None.  Empty fields keep the task's values.
+    With ``send``, the form sends the request itself (in a thread) and is dismissed only once it
+    is accepted: a refusal (no failed job of those ids, no site left) is shown under the fields,
+    which keep what the user typed."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "submit", "Resubmit")]
     # the arrow keys stay with the text fields (the cursor in a value); tab moves between fields and buttons
@@ -67,11 +73,14 @@ class ResubmitScreen(ModalScreen[dict[str, Any] | None]):
         ("priority", "Priority", "> 0"),
     )
 
-    def __init__(self, task: str, failed: str, jobids: str = "", blacklist: str = "") -> None:
+    def __init__(self, task: str, failed: str, jobids: str = "", blacklist: str = "",
+                 send: Callable[[dict[str, Any]], Any] | None = None) -> None:
         super().__init__(classes="dialog")
         self.task_name = task
         self.failed = failed  # the failed jobs, as the form names them
         self.filled = {"jobids": jobids, "siteblacklist": blacklist}
+        self.send = send
+        self.sending = False
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog", can_focus=False):
@@ -93,14 +102,15 @@ class ResubmitScreen(ModalScreen[dict[str, Any] | None]):
         if event.button.id == "yes":
             self.action_submit()
         else:
-            self.dismiss(None)
+            self.action_cancel()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self.action_submit()
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        if not self.sending:  # a request on its way cannot be called back
+            self.dismiss(None)
 
     def action_submit(self) -> None:
         from engine.crab.client.resubmit import ResubmitError, request_arguments
@@ -117,4 +127,23 @@ class ResubmitScreen(ModalScreen[dict[str, Any] | None]):
         except (ResubmitError, ValueError) as e:
             self.query_one("#error", Static).update(str(e))
             return
-        self.dismiss(arguments)
+        if self.send is None:
+            self.dismiss(arguments)
+        elif not self.sending:
+            self.sending = True
+            self.query_one("#error", Static).update("Sending the resubmit request...")
+            self.run_worker(partial(self._send, arguments), thread=True, group="resubmit", exit_on_error=False)
+
+    def _send(self, arguments: dict[str, Any]) -> None:
+        from crabtui.screens.polling import describe_error
+
+        try:
+            self.send(arguments)
+        except Exception as e:  # every refusal the engine explains, shown as it says it
+            self.app.call_from_thread(self._refused, describe_error(e))
+            return
+        self.app.call_from_thread(self.dismiss, arguments)
+
+    def _refused(self, message: str) -> None:
+        self.sending = False
+        self.query_one("#error", Static).update(message)

@@ -155,10 +155,11 @@ class PollingScreen(Screen):
 def describe_error(e: Exception) -> str:
     """An engine error for the status line: the message of errors that explain themselves."""
     from crabtui.dag_view import HaltError
+    from engine.crab.client.resubmit import ResubmitError
     from engine.crab.taskworker.taskdb import TaskError
     from engine.schedd.api import ScheddError
 
-    if isinstance(e, (ScheddError, TaskError, HaltError)):
+    if isinstance(e, (ScheddError, TaskError, HaltError, ResubmitError)):
         return str(e)
     return f"{type(e).__name__}: {e}"
 

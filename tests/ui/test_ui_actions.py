@@ -156,8 +156,15 @@ def test_resubmit_form_checks_crabs_options_and_resubmits_the_marked_failed_job(
         await pilot.press("ctrl+s")
         assert app.screen is form and "must be between 30 and 30720 MB" in str(form.query_one("#error").render())
         form.query_one("#maxmemory", Input).value = "3000"
+        form.query_one("#jobids", Input).value = "1,4"  # job 1 finished: the engine refuses, the form stays
         await pilot.press("ctrl+s")
-        assert isinstance(app.screen, TaskScreen)
+        await wait_for(pilot, lambda: "Not possible to resubmit the following jobs: 1 (1: finished)" in
+                       str(form.query_one("#error").render()), "the refusal under the fields")
+        assert app.screen is form and form.query_one("#maxmemory", Input).value == "3000"
+        assert not str(form.query_one("#error").render()).startswith("ResubmitError")
+        form.query_one("#jobids", Input).value = "4"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen), "the form to close once accepted")
         await wait_for(pilot, lambda: any("Resubmit request for again sent" in n for n in notices(app)),
                        "the resubmit request")
 
