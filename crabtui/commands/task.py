@@ -8,6 +8,7 @@ itself, against the pool's schedd, before it answers (:mod:`engine.crab.taskwork
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -32,6 +33,33 @@ def site_slots(client) -> dict[str, dict[str, int]]:
                       f"sites and slots its pool has: it runs another version of crabtui. Stop it with 'crabtui "
                       f"--state-dir {client.state.path} pool stop' (its jobs run again when it restarts) and submit "
                       f"again.")
+
+
+def task_argument(command):
+    """TASK as crab's commands take it: positional or ``--task``, the task's full name or its
+    requestName, or crab's project directory (``-d/--dir crab_projects/crab_<requestName>``, or a
+    positional path), which names the task of that requestName.  The project directory need not
+    exist: crabtui keeps each task under its state directory, not in General.workArea."""
+
+    @functools.wraps(command)
+    def run(*args, name: str | None, project_dir: str | None, task_name: str | None, **kwargs):
+        given = [n for n in (name, project_dir, task_name) if n is not None]
+        if len(given) != 1:
+            fail("give one task: TASK (its name or requestName), -d/--dir crab_projects/crab_<requestName> "
+                 "(crab's project directory) or --task NAME" + ("; got more than one" if given else ""))
+        if project_dir is not None or "/" in given[0]:
+            directory = os.path.basename(given[0].rstrip("/"))
+            if not directory.startswith("crab_") or directory == "crab_":
+                fail(f"{given[0]}: crab's project directory of a task is named crab_<requestName> "
+                     "(General.workArea/crab_<General.requestName>); give that, or the task's name")
+            given[0] = directory[len("crab_"):]
+        return command(*args, name=given[0], **kwargs)
+
+    run = click.option("--task", "task_name", metavar="NAME", help="The task's full name (as crab's --task).")(run)
+    run = click.option("-d", "--dir", "project_dir", metavar="DIR",
+                       help="crab's project directory, crab_projects/crab_<requestName>: the task of that "
+                            "requestName.")(run)
+    return click.argument("name", metavar="[TASK]", required=False)(run)
 
 
 @contextmanager
@@ -229,7 +257,7 @@ def list_tasks(ctx: click.Context, json_output: bool) -> None:
 
 
 @task.command()
-@click.argument("name", metavar="TASK")
+@task_argument
 @click.pass_context
 def kill(ctx: click.Context, name: str) -> None:
     """Kill TASK: its jobs are removed and it ends KILLED (like crab kill)."""
@@ -245,7 +273,7 @@ def kill(ctx: click.Context, name: str) -> None:
 
 
 @task.command()
-@click.argument("name", metavar="TASK")
+@task_argument
 @click.option("--long", "long_", is_flag=True, help="One line per job: CRAB's extended job status table.")
 @click.option("--sort", metavar="KEY",
               help="Also list the jobs by state, site, runtime, memory, cpu, retries, waste or exitcode.")
@@ -307,7 +335,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
 
 
 @task.command()
-@click.argument("name", metavar="TASK")
+@task_argument
 @click.option("--jobids", metavar="IDS", help="The failed jobs to resubmit, e.g. 1,3-5 (default: every failed job).")
 @click.option("--sitewhitelist", metavar="SITES", help="Sites the resubmitted jobs may run at (comma list; '' for none).")
 @click.option("--siteblacklist", metavar="SITES", help="Sites the resubmitted jobs must avoid (comma list; '' for none).")

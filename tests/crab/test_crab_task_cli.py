@@ -359,3 +359,26 @@ def test_a_pool_file_edited_while_the_schedd_runs_is_noted_at_submit(tmp_path, s
     for name in ("before_edit", "after_edit"):
         wait_status(state, name, tmp_path, "SUBMITTED")
         assert crabtui(state, "task", "kill", name, cwd=tmp_path).returncode == 0
+
+
+def test_task_commands_take_crabs_project_directory_as_crab_users_type_it(tmp_path, state):
+    """crab status -d crab_projects/crab_<requestName> (or the directory alone, or --task) is how
+    CRAB users name a task; the directory is General.workArea's, which crabtui does not create."""
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("dimuon", scale=500,
+                                                           more="config.General.workArea = 'crab_projects'\n"))
+    submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    name = wait_status(state, "dimuon", tmp_path, "SUBMITTED")["name"]
+    for spelling in (["-d", "crab_projects/crab_dimuon"], ["--dir=crab_projects/crab_dimuon/"],
+                     ["crab_projects/crab_dimuon"], ["--task", name]):
+        shown = crabtui(state, "task", "status", *spelling, cwd=tmp_path)
+        assert shown.returncode == 0 and f"Task name:\t\t\t{name}\n" in shown.stdout, (spelling, shown.stderr)
+    wrong = crabtui(state, "task", "status", "-d", "crab_projects/dimuon", cwd=tmp_path)
+    assert wrong.returncode == 1 and wrong.stderr == (
+        "ERROR: crab_projects/dimuon: crab's project directory of a task is named crab_<requestName> "
+        "(General.workArea/crab_<General.requestName>); give that, or the task's name\n")
+    none = crabtui(state, "task", "status", cwd=tmp_path)
+    assert none.returncode == 1 and "-d/--dir crab_projects/crab_<requestName>" in none.stderr
+    killed = crabtui(state, "task", "kill", "-d", "crab_projects/crab_dimuon", cwd=tmp_path)
+    assert killed.returncode == 0 and name in killed.stdout, killed.stderr
