@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +34,10 @@ def site_slots(client) -> dict[str, dict[str, int]]:
                       f"sites and slots its pool has: it runs another version of crabtui. Stop it with 'crabtui "
                       f"--state-dir {client.state.path} pool stop' (its jobs run again when it restarts) and submit "
                       f"again.")
+
+
+DEFAULT_CONFIG = "crabConfig.py"  # what crab submit reads when no configuration is given
+_RX_PARAMETER_VALUE = re.compile(r"[A-Za-z]+\.[A-Za-z]+=")  # crab submit's Section.parameter=value arguments
 
 
 def task_argument(command):
@@ -112,23 +117,38 @@ def task() -> None:
 
 
 @task.command(context_settings={"ignore_unknown_options": True})
-@click.argument("config", type=click.Path(dir_okay=False))
+@click.argument("config", metavar="[CONFIG]", required=False, type=click.Path(dir_okay=False))
 @click.argument("script_args", metavar="[ARGS]...", nargs=-1, type=click.UNPROCESSED)
+@click.option("-c", "--config", "config_option", metavar="FILE", type=click.Path(dir_okay=False),
+              help="CONFIG, as crab submit -c takes it.")
 @click.option("--multicrab", is_flag=True,
               help="Run CONFIG as a script, as 'python CONFIG ARGS' does, and submit every config it passes to "
                    "crabCommand('submit') (also from the processes it starts).")
 @click.pass_context
-def submit(ctx: click.Context, config: str, script_args: tuple[str, ...], multicrab: bool) -> None:
+def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...], config_option: str | None,
+           multicrab: bool) -> None:
     """Submit the task CONFIG describes (CRAB's TOML or crabConfig.py; like crab submit).
 
-    A crabConfig.py that calls crabCommand('submit', config=X) as it loads submits each X; with
+    CONFIG is crabConfig.py in the current directory if not given, as for crab submit.  A
+    crabConfig.py that calls crabCommand('submit', config=X) as it loads submits each X; with
     --multicrab its __main__ block runs too (put ARGS after -- if they look like crabtui's options).
     """
     from engine.crab.client.config import ConfigError, load_config, run_crab_config
     from engine.crab.client.crab_config_py import SubmitFailed
 
+    if config_option is not None:  # crab submit -c FILE: what follows is the script's
+        script_args = (config, *script_args) if config is not None else script_args
+        config = config_option
+    if config is None:
+        config = DEFAULT_CONFIG
+        if not os.path.exists(config):
+            fail(f"no configuration given, and there is no {DEFAULT_CONFIG} (crab submit's default) in "
+                 f"{os.getcwd()}; give the file: crabtui task submit FILE (or -c FILE).")
     path = os.path.abspath(config)
     if script_args and not multicrab:
+        if all(_RX_PARAMETER_VALUE.match(a) for a in script_args):
+            fail(f"{path}: crabtui does not set parameters from the command line as crab submit does "
+                 f"({' '.join(script_args)}); set them in the configuration file.")
         fail(f"{path}: arguments after the configuration ({' '.join(script_args)}) are for a multi-crab script; "
              f"add --multicrab to run it with them.")
     python = os.path.splitext(path)[1].lower() == ".py"

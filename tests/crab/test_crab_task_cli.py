@@ -382,3 +382,25 @@ def test_task_commands_take_crabs_project_directory_as_crab_users_type_it(tmp_pa
     assert none.returncode == 1 and "-d/--dir crab_projects/crab_<requestName>" in none.stderr
     killed = crabtui(state, "task", "kill", "-d", "crab_projects/crab_dimuon", cwd=tmp_path)
     assert killed.returncode == 0 and name in killed.stdout, killed.stderr
+
+
+def test_submit_takes_the_configuration_as_crab_submit_does(tmp_path, state):
+    """crab submit -c FILE, --config=FILE, or nothing (crabConfig.py in the current directory);
+    parameters on the command line (General.requestName=x) are said to be unsupported."""
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crab_zmumu.py").write_text(crab_config_py("zmumu_c", scale=500))
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("zmumu_default", scale=500))
+    for args, name in ((["-c", "crab_zmumu.py"], "zmumu_c"), ([], "zmumu_default")):
+        done = crabtui(state, "task", "submit", *args, cwd=tmp_path)
+        assert done.returncode == 0 and f"crab_{name}" in done.stdout, (args, done.stderr)
+        assert crabtui(state, "task", "kill", name, cwd=tmp_path).returncode == 0
+    override = crabtui(state, "task", "submit", "--config=crab_zmumu.py", "General.requestName=zmumu_x",
+                       "Data.unitsPerJob=2", cwd=tmp_path)
+    assert override.returncode == 1 and override.stderr == (
+        f"ERROR: {tmp_path / 'crab_zmumu.py'}: crabtui does not set parameters from the command line as crab "
+        "submit does (General.requestName=zmumu_x Data.unitsPerJob=2); set them in the configuration file.\n")
+    (tmp_path / "crabConfig.py").unlink()
+    none = crabtui(state, "task", "submit", cwd=tmp_path)
+    assert none.returncode == 1 and none.stderr == (
+        f"ERROR: no configuration given, and there is no crabConfig.py (crab submit's default) in {tmp_path}; "
+        "give the file: crabtui task submit FILE (or -c FILE).\n")
