@@ -278,14 +278,15 @@ def list_tasks(ctx: click.Context, json_output: bool) -> None:
 
 @task.command()
 @task_argument
+@click.option("--killwarning", metavar="TEXT", help="A warning that task status shows from then on, as crab kill's.")
 @click.pass_context
-def kill(ctx: click.Context, name: str) -> None:
+def kill(ctx: click.Context, name: str, killwarning: str | None) -> None:
     """Kill TASK: its jobs are removed and it ends KILLED (like crab kill)."""
     from engine.crab.taskworker.taskdb import KILL, TaskError
 
     with _tasks(ctx) as (db, state, client):
         try:
-            task = db.request(name, KILL)
+            task = db.request(name, KILL, {"killwarning": killwarning} if killwarning else None)
         except TaskError as e:
             fail(str(e))
         _carry_out(ctx, state, client)
@@ -345,7 +346,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     info = TaskInfo(name=task.name, task_dir=task.task_dir, status=task.status, command=task.command,
                     message=task.message, scheduler_status=scheduler, num_cores=view.num_cores,
                     max_memory_mb=view.max_memory_mb, max_runtime_min=view.max_runtime_min,
-                    warnings=view.warnings, sites=view.sites.sites if view.sites else (),
+                    warnings=view.warnings + ((task.kill_warning,) if task.kill_warning else ()), sites=view.sites.sites if view.sites else (),
                     automatic=view.automatic, publication=view.publication)
     try:
         lines = render(info, view.jobs, now, options)

@@ -380,8 +380,12 @@ def test_task_commands_take_crabs_project_directory_as_crab_users_type_it(tmp_pa
         "(General.workArea/crab_<General.requestName>); give that, or the task's name\n")
     none = crabtui(state, "task", "status", cwd=tmp_path)
     assert none.returncode == 1 and "-d/--dir crab_projects/crab_<requestName>" in none.stderr
-    killed = crabtui(state, "task", "kill", "-d", "crab_projects/crab_dimuon", cwd=tmp_path)
+    killed = crabtui(state, "task", "kill", "-d", "crab_projects/crab_dimuon", "--killwarning",
+                     "wrong JEC tag, resubmitting as dimuon_v2", cwd=tmp_path)
     assert killed.returncode == 0 and name in killed.stdout, killed.stderr
+    wait_status(state, "dimuon", tmp_path, "KILLED")
+    shown = crabtui(state, "task", "status", "dimuon", cwd=tmp_path).stdout  # crab kill's warning, as CRAB adds it
+    assert "\nWarning:\t\t\twrong JEC tag, resubmitting as dimuon_v2\nStatus on the scheduler:" in shown, shown
 
 
 def test_submit_takes_the_configuration_as_crab_submit_does(tmp_path, state):

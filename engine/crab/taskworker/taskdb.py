@@ -48,7 +48,12 @@ class Task:
     updated_at: float
     dagman_id: int | None = None
     message: str = ""  # why the last action failed, for task list and status
-    arguments: dict = field(default_factory=dict)  # the pending command's options (resubmit's)
+    arguments: dict = field(default_factory=dict)  # the pending command's options (resubmit's, kill's)
+
+    @property
+    def kill_warning(self) -> str | None:
+        """crab kill --killwarning's text, which CRAB adds to the task's warnings."""
+        return self.arguments.get("killwarning") if self.command == KILL else None
 
 
 def killable(task: Task) -> bool:
@@ -140,7 +145,8 @@ class TaskDB:
                 if not killable(task):
                     raise TaskError(kill_refusal(task))
                 if task.status == NEW:
-                    return self.update(task, status=KILLED, command=KILL, message="killed before it was submitted")
+                    return self.update(task, status=KILLED, command=KILL, message="killed before it was submitted",
+                                       arguments=arguments or {})
             elif command == RESUBMIT:
                 if task.status == SUBMITFAILED:  # CRAB submits such a task anew
                     return self.update(task, status=NEW, command=SUBMIT, message="", arguments=arguments or {})
