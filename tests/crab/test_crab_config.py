@@ -775,6 +775,41 @@ def test_module_level_crab_command_submit_hands_each_config_over_as_it_was_and_r
     assert "httplib" not in sys.modules
 
 
+MUTED_MULTICRAB = """\
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.UserUtilities import config, setConsoleLogLevel, getConsoleLogLevel
+from CRABClient.ClientUtilities import LOGLEVEL_MUTE
+from CRABClient.ClientExceptions import ClientException
+
+setConsoleLogLevel(LOGLEVEL_MUTE)
+config = config()
+config.JobType.psetName = 'pset.py'
+config.Data.splitting = 'LumiBased'
+config.Data.unitsPerJob = 50
+config.Site.storageSite = 'T2_XX_Local'
+for era in ('B', 'C'):
+    config.General.requestName = 'SingleMuon_2017' + era
+    config.Data.inputDataset = '/SingleMuon/Run2017%s-UL2017_MiniAODv2-v1/MINIAOD' % era
+    try:
+        res = crabCommand('submit', config=config)
+    except ClientException as cle:
+        print("Failed submitting task: %s" % (cle))
+print('console log level', getConsoleLogLevel() == LOGLEVEL_MUTE)
+"""
+
+
+def test_a_multicrab_script_muting_crabs_console_log_runs(tmp_path, capsys):
+    """The CRAB client library API's way to quiet crabCommand (setConsoleLogLevel(LOGLEVEL_MUTE))
+    is there to call; crabtui's own output does not go through CRAB's log."""
+    py = tmp_path / "multicrab_2017.py"
+    py.write_text(MUTED_MULTICRAB)
+    recorder = Recorder()
+    run_crab_config(py, recorder)
+    assert [c.request_name for c in recorder.submitted] == ["SingleMuon_2017B", "SingleMuon_2017C"]
+    assert capsys.readouterr().out.splitlines()[-1] == "console log level True"
+    assert "CRABClient.ClientUtilities" not in sys.modules
+
+
 def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything_back(tmp_path, monkeypatch):
     py = tmp_path / "multicrab.py"
     py.write_text(MULTICRAB.format(module_level="import sys\nconfig.General.requestName = sys.argv[1]"))

@@ -8,7 +8,9 @@ it runs:
 
 * stand-ins of the CRAB modules a configuration imports are in ``sys.modules``:
   ``CRABClient.UserUtilities`` (``config``, ``getUsername``, ``getUsernameFromCRIC``,
-  ``getUsernameFromSiteDB``: the local user stands in for the CMS user name),
+  ``getUsernameFromSiteDB``: the local user stands in for the CMS user name;
+  ``setConsoleLogLevel``, ``getConsoleLogLevel`` and ``CRABClient.ClientUtilities.LOGLEVEL_MUTE``,
+  with which multi-crab scripts quiet CRAB's console log: there is none to quiet here),
   ``CRABClient.ClientExceptions`` (CRAB's exception classes), ``CRABAPI.RawCommand``
   (``crabCommand``: ``crabCommand('submit', config=X)`` hands a copy of ``X``'s sections, as
   they are at the call, to the caller's ``submit`` and returns what it returns, CRAB's
@@ -35,6 +37,7 @@ import ast
 import copy
 import getpass
 import http.client
+import logging
 import multiprocessing
 import os
 import runpy
@@ -52,8 +55,10 @@ SECTIONS = ("General", "JobType", "Data", "Site", "User", "Debug")
 _CRAB_MODULES = ("CRABClient", "CRABAPI", "WMCore")
 _CMSSW_MODULES = ("FWCore", "Configuration", "PhysicsTools", "RecoJets", "HLTrigger", "SimGeneral",
                   "IOMC", "CondCore", "JetMETCorrections", "RecoEgamma", "RecoMuon", "DataFormats")
-_STAND_INS = ("CRABClient.UserUtilities (config, getUsername, getUsernameFromCRIC), CRABClient.ClientExceptions, "
+_STAND_INS = ("CRABClient.UserUtilities (config, getUsername, getUsernameFromCRIC, setConsoleLogLevel, "
+              "getConsoleLogLevel), CRABClient.ClientUtilities (LOGLEVEL_MUTE), CRABClient.ClientExceptions, "
               "CRABAPI.RawCommand (crabCommand) and WMCore.Configuration (Configuration)")
+LOGLEVEL_MUTE = logging.CRITICAL + 10  # CRABClient.ClientUtilities': above every level, so nothing is logged
 _PYTHON3_NAMES = {  # Python 2 names a configuration may still use, and what Python 3 calls them
     "urllib2": "urllib.request", "commands": "subprocess", "ConfigParser": "configparser", "cPickle": "pickle",
     "StringIO": "io", "Queue": "queue", "urlparse": "urllib.parse", "xrange": "range", "raw_input": "input",
@@ -220,12 +225,21 @@ def _stand_in_modules(submit: Submit) -> dict[str, types.ModuleType]:
         setattr(exceptions, name, type(name, (ClientException,), {"__module__": exceptions.__name__}))
     exceptions.MissingOptionException = type("MissingOptionException", (exceptions.ConfigurationException,),
                                              {"__module__": exceptions.__name__})
+    level = [logging.INFO]  # CRAB's console log level; crabtui's own output does not go through it
+
+    def set_console_log_level(lvl: int) -> None:
+        level[0] = lvl
+
     utils = _module("CRABClient.UserUtilities", config=_crab_config, getUsername=_username,
-                    getUsernameFromCRIC=_username, getUsernameFromSiteDB=_username)
+                    getUsernameFromCRIC=_username, getUsernameFromSiteDB=_username,
+                    setConsoleLogLevel=set_console_log_level, getConsoleLogLevel=lambda: level[0])
+    client_utils = _module("CRABClient.ClientUtilities", LOGLEVEL_MUTE=LOGLEVEL_MUTE)
     raw = _module("CRABAPI.RawCommand", crabCommand=_crab_command(submit, exceptions))
     wmconfig = _module("WMCore.Configuration", Configuration=Configuration, ConfigSection=ConfigSection)
-    modules = {"CRABClient": _module("CRABClient", __path__=[], UserUtilities=utils, ClientExceptions=exceptions),
+    modules = {"CRABClient": _module("CRABClient", __path__=[], UserUtilities=utils, ClientExceptions=exceptions,
+                                     ClientUtilities=client_utils),
                "CRABClient.UserUtilities": utils, "CRABClient.ClientExceptions": exceptions,
+               "CRABClient.ClientUtilities": client_utils,
                "CRABAPI": _module("CRABAPI", __path__=[], RawCommand=raw), "CRABAPI.RawCommand": raw,
                "WMCore": _module("WMCore", __path__=[], Configuration=wmconfig), "WMCore.Configuration": wmconfig,
                "httplib": http.client}
