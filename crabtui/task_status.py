@@ -102,7 +102,7 @@ class Options:
 def check_options(options: Options, automatic: bool = False) -> list[str] | None:
     """CRAB's ``validateOptions``; returns the ``--jobids`` asked for (None: all)."""
     if options.sort is not None and options.sort not in SORT_KEYS:
-        raise StatusOptionError(f"Error: Only the following values are accepted for --sort option: {list(SORT_KEYS)}")
+        raise StatusOptionError(f"Only the following values are accepted for --sort option: {list(SORT_KEYS)}")
     ids = parse_jobids(options.jobids, ranges=not automatic) if options.jobids else None
     if ids and not (options.long or options.sort):
         raise StatusOptionError("Parameter --jobids can only be used in combination with --long or --sort options.")

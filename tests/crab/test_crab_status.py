@@ -180,7 +180,9 @@ def test_jobids_syntax_and_errors():
     with pytest.raises(StatusOptionError, match="^Parameter --jobids can only be used in combination with --long"):
         check_options(Options(jobids="1"))
     assert check_options(Options(jobids="2-3", sort="cpu")) == ["2", "3"]
-    with pytest.raises(StatusOptionError, match=r"accepted for --sort option: \['state', 'site', 'runtime'"):
+    # the CLI says "ERROR: " before it: CRAB's own "Error: " prefix would say it twice
+    with pytest.raises(StatusOptionError, match=r"^Only the following values are accepted for --sort option: "
+                                                r"\['state', 'site', 'runtime'"):
         check_options(Options(sort="name"))
     info = TaskInfo("t", "/d", "SUBMITTED", scheduler_status="RUNNING")
     with pytest.raises(StatusOptionError, match=r"^The following jobids were not found in the task: \['13', '14'\]$"):
