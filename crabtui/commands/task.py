@@ -145,19 +145,20 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
             fail(f"no configuration given, and there is no {DEFAULT_CONFIG} (crab submit's default) in "
                  f"{os.getcwd()}; give the file: crabtui task submit FILE (or -c FILE).")
     path = os.path.abspath(config)
+    overrides: tuple[str, ...] = ()
     if script_args and not multicrab:
-        if all(_RX_PARAMETER_VALUE.match(a) for a in script_args):
-            fail(f"{path}: crabtui does not set parameters from the command line as crab submit does "
-                 f"({' '.join(script_args)}); set them in the configuration file.")
-        fail(f"{path}: arguments after the configuration ({' '.join(script_args)}) are for a multi-crab script; "
-             f"add --multicrab to run it with them.")
+        if not all(_RX_PARAMETER_VALUE.match(a) for a in script_args):
+            fail(f"{path}: arguments after the configuration ({' '.join(script_args)}) are for a multi-crab "
+                 f"script; add --multicrab to run it with them (crab's parameters are written "
+                 f"Section.parameter=value).")
+        overrides, script_args = script_args, ()  # crab submit's parameters, set over the file's
     python = os.path.splitext(path)[1].lower() == ".py"
     if multicrab and not python:
         fail(f"{path}: --multicrab runs a crabConfig.py (*.py) as a script; submit a TOML file without it.")
     with _Submitter(ctx) as submitter:
         try:
             if not python:
-                submitter.submit(load_config(path))
+                submitter.submit(load_config(path, overrides=overrides))
                 return
             ran = run_crab_config(path, submitter, main=multicrab, argv=script_args)
         except ConfigError as e:
@@ -167,14 +168,15 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
         tasks, refused = submitter.results()
         if not multicrab and not tasks and not refused:  # crab submit: the module-level config
             try:
-                submitter.submit(ran.module_config())
+                submitter.submit(ran.module_config(overrides))
             except (ConfigError, SubmitFailed) as e:
                 fail(str(e))
             return
     calls = len(tasks) + len(refused)
     if not multicrab:
         click.echo(f"Note: {path} passed {calls} config(s) to crabCommand('submit') as it loaded: those are its "
-                   f"tasks; its module-level config is not submitted again.")
+                   f"tasks; its module-level config is not submitted again"
+                   + (f", and the command line's {' '.join(overrides)} set nothing." if overrides else "."))
     if not calls:
         fail(f"{path}: its __main__ block (run as 'python {os.path.basename(path)}"
              f"{''.join(' ' + a for a in script_args)}') passed no config to crabCommand('submit'), so nothing was "

@@ -389,8 +389,8 @@ def test_task_commands_take_crabs_project_directory_as_crab_users_type_it(tmp_pa
 
 
 def test_submit_takes_the_configuration_as_crab_submit_does(tmp_path, state):
-    """crab submit -c FILE, --config=FILE, or nothing (crabConfig.py in the current directory);
-    parameters on the command line (General.requestName=x) are said to be unsupported."""
+    """crab submit -c FILE, --config=FILE, or nothing (crabConfig.py in the current directory),
+    and parameters after it (General.requestName=x) set over the file's, as crab's client sets them."""
     (tmp_path / "pset.py").write_text("# fake PSet\n")
     (tmp_path / "crab_zmumu.py").write_text(crab_config_py("zmumu_c", scale=500))
     (tmp_path / "crabConfig.py").write_text(crab_config_py("zmumu_default", scale=500))
@@ -399,10 +399,16 @@ def test_submit_takes_the_configuration_as_crab_submit_does(tmp_path, state):
         assert done.returncode == 0 and f"crab_{name}" in done.stdout, (args, done.stderr)
         assert crabtui(state, "task", "kill", name, cwd=tmp_path).returncode == 0
     override = crabtui(state, "task", "submit", "--config=crab_zmumu.py", "General.requestName=zmumu_x",
-                       "Data.unitsPerJob=2", cwd=tmp_path)
-    assert override.returncode == 1 and override.stderr == (
-        f"ERROR: {tmp_path / 'crab_zmumu.py'}: crabtui does not set parameters from the command line as crab "
-        "submit does (General.requestName=zmumu_x Data.unitsPerJob=2); set them in the configuration file.\n")
+                       "Data.unitsPerJob=2", "Site.blacklist=['T2_US_Nebraska', 'T2_DE_DESY', 'T2_IT_Pisa']",
+                       cwd=tmp_path)
+    assert override.returncode == 0 and "crab_zmumu_x" in override.stdout, override.stderr
+    status = wait_status(state, "zmumu_x", tmp_path, "SUBMITTED")
+    assert len(status["jobs"]) == 10, "20 files, 2 a job"
+    assert crabtui(state, "task", "kill", "zmumu_x", cwd=tmp_path).returncode == 0
+    bad = crabtui(state, "task", "submit", "crab_zmumu.py", "Data.unitsPerJob=two", cwd=tmp_path)
+    assert bad.returncode == 1 and bad.stderr == (
+        f"ERROR: {tmp_path / 'crab_zmumu.py'}: Data.unitsPerJob=two (on the command line): Data.unitsPerJob takes a "
+        "Python literal, such as 10, True or ['T2_CH_CERN']; quote the argument for the shell.\n")
     (tmp_path / "crabConfig.py").unlink()
     none = crabtui(state, "task", "submit", cwd=tmp_path)
     assert none.returncode == 1 and none.stderr == (

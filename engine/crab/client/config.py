@@ -80,6 +80,7 @@ Where CRAB leaves room, or crabtui differs, and why:
 
 from __future__ import annotations
 
+import ast
 import datetime
 import difflib
 import glob
@@ -347,18 +348,42 @@ _RX_JOBID = re.compile(r"\d+(-\d+)?")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
-def load_config(path: str | os.PathLike[str], *, now: datetime.datetime | None = None) -> TaskConfig:
+def load_config(path: str | os.PathLike[str], *, now: datetime.datetime | None = None,
+                overrides: Sequence[str] = ()) -> TaskConfig:
     """Read and validate the CRAB configuration at ``path`` (``*.toml`` or ``*.py``).
 
-    ``now`` names the task when the config has no General.requestName (default: the local time).
+    ``now`` names the task when the config has no General.requestName (default: the local time);
+    ``overrides`` are crab submit's ``Section.parameter=value`` arguments (:func:`with_overrides`).
     Raises :class:`ConfigError` for anything ``crab submit`` would refuse.  A crabConfig.py's
     ``crabCommand('submit', config=X)`` calls check ``X`` and submit nothing (see
     :func:`run_crab_config`).
     """
     source = _source(path)
     if _is_py(source):
-        return run_crab_config(source, now=now).module_config()
-    return _Builder(source, _read_toml(source), now).build()
+        return run_crab_config(source, now=now).module_config(overrides)
+    return _Builder(source, with_overrides(source, _read_toml(source), overrides), now).build()
+
+
+def with_overrides(source: str, sections: dict[str, dict[str, Any]],
+                   overrides: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``sections`` with crab submit's ``Section.parameter=value`` arguments set over the file's
+    values, as CRAB's client sets them: a string parameter takes the text as it is, any other its
+    Python literal (``10``, ``True``, ``['T2_CH_CERN']``)."""
+    merged = {name: dict(parameters) for name, parameters in sections.items()}
+    for item in overrides:
+        name, _, text = item.partition("=")
+        section, _, parameter = name.partition(".")
+        if _PARAMETERS.get(name, ("str",))[0] == "str":
+            value: Any = text
+        else:
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                raise ConfigError(f"{source}: {item} (on the command line): {name} takes a Python literal, such "
+                                  f"as 10, True or ['T2_CH_CERN']; quote the argument for the shell.",
+                                  path=source, parameter=name) from None
+        merged.setdefault(section, {})[parameter] = value
+    return merged
 
 
 class Submitter(Protocol):
@@ -380,12 +405,14 @@ class CrabConfigPy:
     loaded: Loaded
     now: datetime.datetime | None
 
-    def module_config(self) -> TaskConfig:
-        """Its module-level ``config``, checked: what ``crab submit`` submits of it."""
+    def module_config(self, overrides: Sequence[str] = ()) -> TaskConfig:
+        """Its module-level ``config``, checked: what ``crab submit`` submits of it, with the
+        command line's ``Section.parameter=value`` ``overrides``."""
         if self.loaded.sections is None:
             e = self.loaded.error(self.source)
             raise ConfigError(str(e), path=self.source) from None
-        return _Builder(self.source, self.loaded.sections, self.now, self.loaded.multicrab).build()
+        sections = with_overrides(self.source, self.loaded.sections, overrides)
+        return _Builder(self.source, sections, self.now, self.loaded.multicrab).build()
 
 
 def run_crab_config(path: str | os.PathLike[str], submitter: Submitter | None = None, *, main: bool = False,
