@@ -224,7 +224,8 @@ def test_arguments_for_a_script_need_multicrab_and_multicrab_needs_a_python_file
     extra = crabtui(state, "task", "submit", "crab.toml", "2018", cwd=tmp_path)
     assert extra.returncode == 1 and extra.stderr == (f"ERROR: {tmp_path / 'crab.toml'}: arguments after the "
                                                       "configuration (2018) are for a multi-crab script; add "
-                                                      "--multicrab to run it with them.\n")
+                                                      "--multicrab to run it with them (crab's parameters are "
+                                                      "written Section.parameter=value).\n")
     toml = crabtui(state, "task", "submit", "--multicrab", "crab.toml", cwd=tmp_path)
     assert toml.returncode == 1 and "--multicrab runs a crabConfig.py (*.py) as a script" in toml.stderr
 
