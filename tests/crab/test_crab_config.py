@@ -936,3 +936,38 @@ def test_an_output_lfn_outside_the_user_group_and_local_areas_is_refused_in_crab
                 "'/store/group/phys_exotica/displaced/'", "'/store/local/scratch/'"):
         py.write_text(OUT_LFN_TYPO.replace("'LFN'", lfn))
         assert load_config(str(py)).ignored["Data.outLFNDirBase"].startswith("/store/")
+
+
+PRINTS_ITS_CONFIG = """\
+from WMCore.Configuration import Configuration
+config = Configuration()
+config.section_("General")
+config.General.requestName = 'HToZZ_2018'
+config.section_("JobType")
+config.JobType.psetName = 'pset.py'
+config.JobType.pyCfgParams = ['isMC=1']
+config.section_("Data")
+config.Data.inputDataset = '/GluGluHToZZTo4L_M125_TuneCP5_13TeV_powheg2_JHUGenV7011_pythia8/RunIISummer20UL18MiniAODv2-106X_upgrade2018_realistic_v16_L1v1-v2/MINIAODSIM'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Data.publication = False
+config.section_("Site")
+config.Site.storageSite = 'T2_CH_CERN'
+print(config)
+"""
+
+
+def test_print_config_shows_the_python_that_makes_it_as_wmcores_configuration_does(tmp_path, capsys):
+    """Analyses print their config at the end of crabConfig.py to see what crab submit sends."""
+    py = tmp_path / "crabConfig.py"
+    py.write_text(PRINTS_ITS_CONFIG)
+    cfg = load_config(str(py))
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[:5] == ["from WMCore.Configuration import Configuration", "config = Configuration()",
+                                        "config.section_('General')", "config.General.requestName = 'HToZZ_2018'",
+                                        "config.section_('JobType')"]
+    assert "config.JobType.pyCfgParams = ['isMC=1']\n" in printed and "config.Data.publication = False\n" in printed
+    again = tmp_path / "printed" / "crabConfig.py"  # what it prints is itself a configuration
+    again.parent.mkdir()
+    again.write_text(printed)
+    assert load_config(str(again)) == dataclasses.replace(cfg, source=str(again), pset_name=str(again.parent / "pset.py"))

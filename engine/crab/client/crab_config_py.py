@@ -139,6 +139,13 @@ class ConfigSection:
     def dictionary_(self) -> dict[str, Any]:
         return dict(self._internal_parameters)
 
+    def pythonise_(self) -> list[str]:
+        """The section as Python assignments (``General.requestName = 'x'``), as WMCore writes it."""
+        return [f"{self._internal_name}.{name} = {value!r}" for name, value in self._internal_parameters.items()]
+
+    def __str__(self) -> str:
+        return "".join(f"{line}\n" for line in self.pythonise_())
+
 
 class Configuration:
     """WMCore's Configuration: a set of named sections created with ``section_``."""
@@ -161,6 +168,17 @@ class Configuration:
 
     def listSections_(self) -> list[str]:  # noqa: N802 (WMCore's name)
         return list(self._internal_sections)
+
+    def pythonise_(self) -> str:
+        """The configuration as the Python that makes it, which ``print(config)`` shows, as WMCore's does."""
+        lines = ["from WMCore.Configuration import Configuration", "config = Configuration()"]
+        for name in self._internal_sections:
+            lines.append(f"config.section_({name!r})")
+            lines += [f"config.{name}.{key} = {value!r}" for key, value in getattr(self, name).dictionary_().items()]
+        return "".join(f"{line}\n" for line in lines)
+
+    def __str__(self) -> str:
+        return self.pythonise_()
 
 
 def _crab_config() -> Configuration:
