@@ -60,6 +60,15 @@ class TestQueueStatements:
         assert arguments(ads) == [f"{CLUSTER}.0.0 red", f"{CLUSTER}.1.1 red",
                                   f"{CLUSTER}.2.0 green", f"{CLUSTER}.3.1 green"]
 
+    def test_item_index_and_row_number_the_items(self, tmp_path):  # as condor_submit 23.9.6 -dry-run shows
+        for name in ("a.dat", "b.dat"):
+            (tmp_path / name).write_text("")
+        ads = build("executable = /bin/echo\narguments = $(Item) $(Process) $(ItemIndex) $(Step) r=$(Row)\n"
+                    "queue 2 matching files *.dat\n", tmp_path)
+        assert arguments(ads) == ["a.dat 0 0 0 r=0", "a.dat 1 0 1 r=0", "b.dat 2 1 0 r=1", "b.dat 3 1 1 r=1"]
+        (plain,) = build("executable = /bin/echo\narguments = $(ItemIndex) $(Row)\nqueue\n", tmp_path)
+        assert arguments([plain]) == ["0 0"]
+
     def test_queue_from_inline_list(self, tmp_path):
         ads = build(self.SUB + "queue x, y from (\n  red 1\n  green 2\n)\n", tmp_path)
         assert arguments(ads) == [f"{CLUSTER}.0.0 red 1", f"{CLUSTER}.1.0 green 2"]

@@ -137,12 +137,13 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     owner = getpass.getuser()
     ads = []
     proc = 0
-    for item in items:
+    for index, item in enumerate(items):
         for step in range(count):
             for key, value in item.items():
                 submit[key] = value
+            # condor_submit numbers the items too: $(ItemIndex), and $(Row) for the same
             for key, value in (("ClusterId", cluster), ("Cluster", cluster), ("ProcId", proc),
-                               ("Process", proc), ("Step", step)):
+                               ("Process", proc), ("Step", step), ("ItemIndex", index), ("Row", index)):
                 submit[key] = str(value)
             ads.append(_job_ad(submit, keys, where, lines, description.cwd, cluster, proc, now, environ, owner))
             proc += 1
