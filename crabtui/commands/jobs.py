@@ -29,6 +29,14 @@ _JOB_ID = re.compile(r"(\d+)(?:\.(\d+))?\Z")
 INT_MAX = 2**31 - 1
 
 
+# condor_submit 23.9.6's words, on stderr, for a file with several queue statements
+MULTI_QUEUE_WARNING = """\
+Warning: Use of multiple queue statements in a single submit file is deprecated.
+         This functionality will be removed in the V24 feature series. To see
+         how multiple queue statements can be converted into one visit:
+https://htcondor.readthedocs.io/en/latest/auto-redirect.html?category=example&tag=convert-multi-queue-statements"""
+
+
 @click.group()
 def job() -> None:
     """Submit jobs to the schedd."""
@@ -39,13 +47,15 @@ def job() -> None:
 @click.pass_context
 def submit(ctx: click.Context, submit_file: str) -> None:
     """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit)."""
-    from engine.schedd.local.submit import read_submit_file
+    from engine.schedd.local.submit import queue_statements, read_submit_file
 
     try:
         text = read_submit_file(submit_file)
     except ScheddError as e:
         fail(str(e))
     click.echo("Submitting job(s)" + ".")
+    if len(queue_statements(text)) > 1:
+        click.echo(MULTI_QUEUE_WARNING, err=True)
     try:
         with schedd(ctx) as client:
             result = client.submit(text, submit_file=submit_file, cwd=os.path.dirname(os.path.abspath(submit_file)))

@@ -44,6 +44,17 @@ def submit_cli(schedd, name: str, text: str) -> int:
     return int(match.group(2))
 
 
+def test_submit_queues_every_queue_statement_in_one_cluster_and_warns_as_condor_submit(schedd):
+    path = schedd.write("multi.sub", "executable = /bin/echo\narguments = one $(Process)\noutput = mu.$(Process)\n"
+                        "queue\narguments = two $(Process)\nqueue 2\n")
+    result = schedd.cli("job", "submit", str(path))
+    assert result.returncode == 0, result.stderr
+    assert lines(result.stdout)[-1] == "3 job(s) submitted to cluster 1."
+    assert lines(result.stderr)[0] == "Warning: Use of multiple queue statements in a single submit file is deprecated."
+    schedd.wait_history("1.2")
+    assert [(schedd.work / f"mu.{p}").read_text() for p in range(3)] == ["one 0\n", "two 1\n", "two 2\n"]
+
+
 @pytest.fixture
 def queue(schedd):
     """Clusters 1 (stuck, batch 'mybatch'), 2 (proc 0 done, proc 1 running) and, if asked, 3 (held)."""

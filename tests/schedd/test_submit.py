@@ -69,6 +69,18 @@ class TestQueueStatements:
         (plain,) = build("executable = /bin/echo\narguments = $(ItemIndex) $(Row)\nqueue\n", tmp_path)
         assert arguments([plain]) == ["0 0"]
 
+    def test_several_queue_statements_continue_the_procs(self, tmp_path):  # as condor_submit 23.9.6 -dry-run
+        ads = build("executable = /bin/echo\narguments = one $(Process)\noutput = mu.$(Process)\nqueue\n"
+                    "arguments = two $(Process) $(Step) $(x)\nqueue 2\n"
+                    "arguments = three $(Process) $(x)\nqueue x from (\n  red\n  green\n)\n", tmp_path)
+        assert arguments(ads) == ["one 0", "two 1 0", "two 2 1", "three 3 red", "three 4 green"]
+        assert [ad["Out"] for ad in ads] == [str(tmp_path / f"mu.{p}") for p in range(5)]
+        assert all(ad["TotalSubmitProcs"] == 5 for ad in ads)
+
+    def test_a_bad_command_between_queue_statements_is_named_by_its_line(self, tmp_path):
+        with pytest.raises(SubmitError, match=r"job\.sub:4: not a submit command"):
+            build("executable = /bin/echo\nqueue\narguments = two\nthis is not a command\nqueue\n", tmp_path)
+
     def test_queue_from_inline_list(self, tmp_path):
         ads = build(self.SUB + "queue x, y from (\n  red 1\n  green 2\n)\n", tmp_path)
         assert arguments(ads) == [f"{CLUSTER}.0.0 red 1", f"{CLUSTER}.1.0 green 2"]

@@ -10,6 +10,7 @@ Errors name the submit file and the command, and nothing is queued: :class:`Subm
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import fnmatch
 import getpass
@@ -121,35 +122,64 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     """The job ads of one cluster, procs numbered from 0, with every macro expanded; at most
     :data:`MAX_JOBS_PER_SUBMISSION` of them."""
     where = description.file
-    lines = _command_lines(description.text, where)
-    submit = _parse(description)
-    count, items = _queue_args(submit, where, count, itemdata, description.cwd)
-    if count * len(items) > MAX_JOBS_PER_SUBMISSION:
-        raise SubmitError(f"{where}: queue: {count * len(items)} jobs in one submission; at most "
-                          f"{MAX_JOBS_PER_SUBMISSION} are queued at once (HTCondor's MAX_JOBS_PER_SUBMISSION): "
-                          "split them into several submissions")
-    if description.append:
-        for key, value in description.append.items():
-            submit[key] = value
-    _check_commands(submit, where)
     environ = os.environ if environ is None else environ
-    keys = {key.lower(): key for key in submit.keys()}
     owner = getpass.getuser()
-    ads = []
-    proc = 0
-    for index, item in enumerate(items):
-        for step in range(count):
-            for key, value in item.items():
+    ads: list[classad2.ClassAd] = []
+    for text in queue_statements(description.text):
+        statement = dataclasses.replace(description, text=text)
+        lines = _command_lines(text, where)
+        submit = _parse(statement)
+        n, items = _queue_args(submit, where, count, itemdata, description.cwd)
+        if len(ads) + n * len(items) > MAX_JOBS_PER_SUBMISSION:
+            raise SubmitError(f"{where}: queue: {len(ads) + n * len(items)} jobs in one submission; at most "
+                              f"{MAX_JOBS_PER_SUBMISSION} are queued at once (HTCondor's "
+                              "MAX_JOBS_PER_SUBMISSION): split them into several submissions")
+        if description.append:
+            for key, value in description.append.items():
                 submit[key] = value
-            # condor_submit numbers the items too: $(ItemIndex), and $(Row) for the same
-            for key, value in (("ClusterId", cluster), ("Cluster", cluster), ("ProcId", proc),
-                               ("Process", proc), ("Step", step), ("ItemIndex", index), ("Row", index)):
-                submit[key] = str(value)
-            ads.append(_job_ad(submit, keys, where, lines, description.cwd, cluster, proc, now, environ, owner))
-            proc += 1
+        _check_commands(submit, where)
+        keys = {key.lower(): key for key in submit.keys()}
+        for index, item in enumerate(items):
+            for step in range(n):
+                for key, value in item.items():
+                    submit[key] = value
+                proc = len(ads)
+                # condor_submit numbers the items too: $(ItemIndex), and $(Row) for the same
+                for key, value in (("ClusterId", cluster), ("Cluster", cluster), ("ProcId", proc),
+                                   ("Process", proc), ("Step", step), ("ItemIndex", index), ("Row", index)):
+                    submit[key] = str(value)
+                ads.append(_job_ad(submit, keys, where, lines, description.cwd, cluster, proc, now, environ, owner))
     for ad in ads:
         ad["TotalSubmitProcs"] = len(ads)
     return ads
+
+
+def queue_statements(text: str) -> list[str]:
+    """One text per queue statement, for a description with several (deprecated in 23.9.6, still
+    read): each holds every command above its statement, as condor_submit's macro table does
+    when it reaches it, with the earlier statements blanked so that line numbers stay."""
+    lines = text.splitlines(keepends=True)
+    spans = []  # (first, last) line index of each queue statement with its inline item list
+    n = 0
+    while n < len(lines):
+        line = lines[n]
+        if re.match(r"\s*queue\b", line, re.IGNORECASE):
+            first = n
+            if re.search(r"\(\s*$", line):  # queue ... from ( ... ): the items run to a ')' line
+                while n + 1 < len(lines) and not re.match(r"\s*\)", lines[n]):
+                    n += 1
+            spans.append((first, n))
+        n += 1
+    if len(spans) < 2:
+        return [text]
+    texts = []
+    for k, (first, last) in enumerate(spans):
+        kept = list(lines[:last + 1])
+        for before_first, before_last in spans[:k]:
+            for m in range(before_first, before_last + 1):
+                kept[m] = "\n"
+        texts.append("".join(kept))
+    return texts
 
 
 def parse_arguments(value: str) -> list[str]:
@@ -206,9 +236,6 @@ def parse_environment(value: str) -> dict[str, str]:
 def _parse(description: SubmitDescription) -> htcondor2.Submit:
     where = description.file
     text = description.text
-    queues = [n for n, line in enumerate(text.splitlines(), 1) if re.match(r"\s*queue\b", line, re.IGNORECASE)]
-    if len(queues) > 1:
-        raise SubmitError(f"{where}:{queues[1]}: only one queue statement per submit description is supported")
     prepend = description.prepend or {}
     # A prepended macro must exist while the text is read (``if defined``), yet its value must
     # stay a value: a line holds a text-safe stand-in, replaced by the value unless the text
