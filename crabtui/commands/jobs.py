@@ -524,10 +524,9 @@ HISTORY_OPTIONS = [
     Option("long", 1), Option("json", 4), Option("wide", 1, colon=True), Option("match", 1, values=1),
     Option("limit", 3, values=1), Option("attributes", 2, values=1), Option("help", 1), Option("format", 1, values=2),
     Option("constraint", 1, values=1), Option("name", 1, values=1), Option("pool", 1, values=1),
-    Option("autoformat", 5, colon=True), Option("af", 2, colon=True),
+    Option("autoformat", 5, colon=True), Option("af", 2, colon=True), Option("backwards", 1), Option("forwards", 4),
 ]
-HISTORY_UNSUPPORTED = (Option("xml", 3), Option("jsonl", 5), Option("backwards", 1), Option("forwards", 4),
-                       Option("file", 2), Option("userlog", 1), Option("since", 4), Option("completedsince", 3))
+HISTORY_UNSUPPORTED = (Option("xml", 3), Option("jsonl", 5), Option("file", 2), Option("userlog", 1), Option("since", 4), Option("completedsince", 3))
 
 
 @click.command(context_settings=RAW)
@@ -537,11 +536,11 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Show jobs that left the queue, newest first, as condor_history does.
 
     \b
-    [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -match N (-limit N)
+    [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -match N (-limit N) -backwards -forwards
     -long -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR -name SCHEDD -pool COLLECTOR
     """
     ors, ands, match, attributes = [], [], -1, []
-    autoformat, formats, long_ = None, [], False
+    autoformat, formats, long_, forwards = None, [], False, False
     show_json = show_help = False
     name = pool = None
     try:
@@ -569,6 +568,8 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 attributes += [a for a in re.split(r"[,\s]+", item.values[0]) if a]
             elif item.name in ("name", "pool"):
                 name, pool = (item.values[0], pool) if item.name == "name" else (name, item.values[0])
+            elif item.name in ("backwards", "forwards"):  # the last one given wins, as in condor_history
+                forwards = item.name == "forwards"
             else:
                 long_ = long_ or item.name == "long"
                 show_json = show_json or item.name == "json"
@@ -588,7 +589,11 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         projection = list(queue_format.HISTORY_PROJECTION)
     try:
         with schedd(ctx, name=name, pool=pool) as client:
-            ads = client.history(constraint, projection, match=match)
+            if forwards:  # the history read from its oldest job: the first N to leave the queue
+                ads = client.history(constraint, projection, match=-1)[::-1]
+                ads = ads[:match] if match >= 0 else ads
+            else:
+                ads = client.history(constraint, projection, match=match)
     except ScheddError as e:
         fail(str(e))
     if show_json:

@@ -194,6 +194,9 @@ def test_history_lists_newest_first(queue):
     ids = [row.split()[0] for row in lines(queue.cli("history").stdout)[1:]]
     assert ids == ["1.0", "1.1", "2.0"]
     assert lines(queue.cli("history", "-match", "1").stdout)[1].split()[0] == "1.0"
+    # -backwards is the default; -forwards reads from the oldest, as condor_history 23.9.6 does
+    assert lines(queue.cli("history", "-backwards", "-af:j", "ProcId").stdout) == ["1.0 0", "1.1 1", "2.0 0"]
+    assert lines(queue.cli("history", "-forw", "-limit", "2", "-af:j", "ProcId").stdout) == ["2.0 0", "1.1 1"]
 
 
 def test_hold_release_rm(queue):
