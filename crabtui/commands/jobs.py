@@ -47,7 +47,7 @@ def job() -> None:
 @click.pass_context
 def submit(ctx: click.Context, submit_file: str) -> None:
     """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit)."""
-    from engine.schedd.local.submit import queue_statements, read_submit_file
+    from engine.schedd.local.submit import NoJobsQueued, queue_statements, read_submit_file
 
     try:
         text = read_submit_file(submit_file)
@@ -59,6 +59,9 @@ def submit(ctx: click.Context, submit_file: str) -> None:
     try:
         with schedd(ctx) as client:
             result = client.submit(text, submit_file=submit_file, cwd=os.path.dirname(os.path.abspath(submit_file)))
+    except NoJobsQueued as e:  # condor_submit 23.9.6 warns and succeeds
+        click.echo(f"WARNING: {e}", err=True)
+        return
     except ScheddError as e:
         fail(str(e))
     click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")

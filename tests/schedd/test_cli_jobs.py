@@ -55,6 +55,14 @@ def test_submit_queues_every_queue_statement_in_one_cluster_and_warns_as_condor_
     assert [(schedd.work / f"mu.{p}").read_text() for p in range(3)] == ["one 0\n", "two 1\n", "two 2\n"]
 
 
+def test_submit_of_queue_0_warns_and_succeeds_as_condor_submit(schedd):
+    path = schedd.write("none.sub", "executable = /bin/true\nqueue 0\n")
+    result = schedd.cli("job", "submit", str(path))
+    assert result.returncode == 0, result.stderr
+    assert lines(result.stderr) == [f'WARNING: "{path}" has only empty "queue" commands -- no jobs queued']
+    assert "submitted to cluster" not in result.stdout and schedd.client.query("true") == []
+
+
 @pytest.fixture
 def queue(schedd):
     """Clusters 1 (stuck, batch 'mybatch'), 2 (proc 0 done, proc 1 running) and, if asked, 3 (held)."""

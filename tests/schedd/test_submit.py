@@ -16,6 +16,7 @@ import pytest
 
 from engine.schedd.api import JobAction, JobStatus, ScheddError
 from engine.schedd.local.submit import (
+    NoJobsQueued,
     SubmitDescription,
     SubmitError,
     build_job_ads,
@@ -68,6 +69,12 @@ class TestQueueStatements:
         assert arguments(ads) == ["a.dat 0 0 0 r=0", "a.dat 1 0 1 r=0", "b.dat 2 1 0 r=1", "b.dat 3 1 1 r=1"]
         (plain,) = build("executable = /bin/echo\narguments = $(ItemIndex) $(Row)\nqueue\n", tmp_path)
         assert arguments([plain]) == ["0 0"]
+
+    def test_queue_0_and_an_empty_item_list_queue_nothing_naming_the_file(self, tmp_path):
+        (tmp_path / "empty.txt").write_text("")
+        for queue in ("queue 0", "queue x from empty.txt"):
+            with pytest.raises(NoJobsQueued, match=r'^".*job\.sub" has only empty "queue" commands'):
+                build(f"executable = /bin/true\n{queue}\n", tmp_path)
 
     def test_several_queue_statements_continue_the_procs(self, tmp_path):  # as condor_submit 23.9.6 -dry-run
         ads = build("executable = /bin/echo\narguments = one $(Process)\noutput = mu.$(Process)\nqueue\n"

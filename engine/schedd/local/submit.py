@@ -88,6 +88,11 @@ class SubmitError(ScheddError):
     """A submit description that cannot be queued; names the file and the command at fault."""
 
 
+class NoJobsQueued(SubmitError):
+    """Every queue statement queues nothing (``queue 0``, an empty item list): condor_submit
+    warns and exits 0; to a program that wanted jobs it is an error."""
+
+
 @dataclass(slots=True)
 class SubmitDescription:
     """Submit language text and where it came from (for messages and relative paths)."""
@@ -149,6 +154,8 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                                    ("Process", proc), ("Step", step), ("ItemIndex", index), ("Row", index)):
                     submit[key] = str(value)
                 ads.append(_job_ad(submit, keys, where, lines, description.cwd, cluster, proc, now, environ, owner))
+    if not ads:
+        raise NoJobsQueued(f'"{where}" has only empty "queue" commands -- no jobs queued')
     for ad in ads:
         ad["TotalSubmitProcs"] = len(ads)
     return ads
@@ -303,7 +310,7 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
         try:
             os.chdir(cwd)
             items = submit.itemdata()
-            items = list(items) if items is not None else [{}]
+            items = list(items) if items is not None else []  # an empty list or file: no jobs
         except Exception as e:
             raise SubmitError(f"{where}: cannot expand 'queue {qargs}': {e}") from None
         finally:
