@@ -112,6 +112,14 @@ class TestQueueStatements:
 
 
 class TestCommands:
+    def test_an_include_that_cannot_be_opened_is_named_with_its_line(self, tmp_path, monkeypatch):
+        monkeypatch.chdir(tmp_path)  # condor_submit reads an include from the directory it runs in
+        (tmp_path / "common.inc").write_text("extra = included\n")
+        (ad,) = build("executable = /bin/echo\ninclude : common.inc\narguments = $(extra)\nqueue\n", tmp_path)
+        assert ad["Arguments"] == "included"
+        with pytest.raises(SubmitError, match=r"job\.sub:2: include: can't open file nope\.inc: No such file"):
+            build("executable = /bin/true\ninclude : nope.inc\nqueue\n", tmp_path)
+
     def test_arguments_both_syntaxes(self, tmp_path):
         (new,) = build("""executable = /bin/echo\narguments = "one 'two words' ""q"" 'it''s'"\nqueue\n""", tmp_path)
         (old,) = build("executable = /bin/echo\narguments = one  two\tthree\nqueue\n", tmp_path)

@@ -252,11 +252,28 @@ def _parse(description: SubmitDescription) -> htcondor2.Submit:
     try:
         submit = htcondor2.Submit(text)
     except Exception as e:  # htcondor2 raises ValueError or HTCondorException with terse text
-        raise SubmitError(f"{where}: the submit language parser refused this description: {e}") from None
+        raise SubmitError(_include_error(description.text, where)
+                          or f"{where}: the submit language parser refused this description: {e}") from None
     for key, value in prepend.items():
         if submit.get(key) == stand_ins[key] != value:
             submit[key] = value
     return submit
+
+
+def _include_error(text: str, where: str) -> str | None:
+    """What condor_submit says of an ``include : FILE`` it cannot open (the bindings say only
+    "parse_up_to_q_line() failed"); FILE is relative to the directory submitted from, as there."""
+    for lineno, line in enumerate(text.splitlines(), 1):
+        match = re.match(r"\s*include\s*:?\s*(\S.*?)\s*$", line, re.IGNORECASE)
+        if not match or match.group(1).endswith("|"):  # include command : CMD | runs a command
+            continue
+        try:
+            with open(match.group(1), "rb"):
+                pass
+        except OSError as e:
+            return (f"{where}:{lineno}: include: can't open file {match.group(1)}: {e.strerror}; a relative name is "
+                    f"read from the directory you submit from ({os.getcwd()}), so give the path from there")
+    return None
 
 
 def _command_lines(text: str, where: str) -> dict[str, int]:
