@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.dagman import halt as dag_halt
+from engine.dagman.dagman_out import dagman_out_path
 from engine.dagman.node_status import NodeState
 from engine.dagman.progress import DagProgress, DagWatcher, NodeProgress
 from engine.schedd.api import JobStatus
@@ -229,7 +230,7 @@ def dagman_out_of(ad: Mapping[str, Any], dag_file: str) -> str:
         name, _, value = word.partition("=")
         if name == "_CONDOR_DAGMAN_LOG" and value:
             return os.path.join(str(ad.get("Iwd") or os.path.dirname(dag_file)), value.strip("'\""))
-    return dag_file + ".dagman.out"
+    return dagman_out_path(dag_file)
 
 
 def queued_by_node(jobs: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:

@@ -164,10 +164,12 @@ def test_user_logs_of_both_backends_read_alike(htcondor_pool, shared_dir, embedd
     assert mine[-1]["TerminatedNormally"] is real[-1]["TerminatedNormally"] is True
 
 
-DOLLAR_DOLLAR = {
-    "expanded": 'executable = /bin/echo\narguments = "$$(OpSys) $$(NoSuch:dflt) $$([toLower(OpSys)])"\n'
-                "output = out.txt\nlog = job.log\nqueue\n",
-    "held": 'executable = /bin/echo\narguments = "in $$(pwd)"\nlog = job.log\nqueue\n',
+DOLLAR_DOLLAR = {  # old-syntax arguments land in Args, new-syntax ones in Arguments
+    "old": "executable = /bin/echo\narguments = $$(OpSys) $$(NoSuch:dflt) $$([toLower(OpSys)])\n"
+           "output = out.txt\nlog = job.log\nqueue\n",
+    "new": 'executable = /bin/echo\narguments = "$$(OpSys) $$(NoSuch:dflt) $$([toLower(OpSys)])"\n'
+           "output = out.txt\nlog = job.log\nqueue\n",
+    "held": "executable = /bin/echo\narguments = in $$(pwd)\nlog = job.log\nqueue\n",
 }
 
 
@@ -177,7 +179,7 @@ def test_dollar_dollar_expands_and_holds_alike(htcondor_pool, shared_dir, embedd
     or the same hold for a reference no slot can fill."""
     seen = {}
     attrs = ["JobStatus", "HoldReason", "HoldReasonCode", "HoldReasonSubCode", "MATCH_OpSys", "MATCH_NoSuch",
-             "MATCH_EXP_Arguments", "Arguments"]
+             "MATCH_EXP_Args", "MATCH_EXP_Arguments", "Args", "Arguments"]
     for backend in ("htcondor", "embedded"):
         directory = shared_dir / backend
         directory.mkdir()

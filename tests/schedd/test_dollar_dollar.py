@@ -26,17 +26,17 @@ def test_the_job_runs_with_its_slots_values_and_keeps_its_dollar_dollar(schedd):
         """, executable=True)
     result = schedd.submit("""
         executable = render.$$(OpSys).$$(Arch)
-        arguments = "-j $$(Cpus) --memory $$([Memory * 9 / 10]) --site $$(GLIDEIN_CMSSite:none) --disk $$(NoSuch:unknown)"
+        arguments = -j $$(Cpus) --memory $$([Memory * 9 / 10]) --site $$(GLIDEIN_CMSSite:none) --disk $$(NoSuch:unknown)
         queue
         """)
     ad = schedd.wait_history(f"{result.cluster}.0")
     assert ad["ExitCode"] == 0
     assert (schedd.work / "rendered.txt").read_text() == \
         f"{schedd.work}/render.LINUX.X86_64 -j 2 --memory 900 --site T2_XX_Small --disk unknown\n"
-    assert ad["Cmd"].endswith("/render.$$(OpSys).$$(Arch)") and ad["Arguments"].startswith("-j $$(Cpus)")
+    assert ad["Cmd"].endswith("/render.$$(OpSys).$$(Arch)") and ad["Args"].startswith("-j $$(Cpus)")
     assert (ad["MATCH_OpSys"], ad["MATCH_Arch"], ad["MATCH_Cpus"], ad["MATCH_GLIDEIN_CMSSite"], ad["MATCH_NoSuch"]) == \
         ("LINUX", "X86_64", 2, "T2_XX_Small", "unknown")
-    assert ad["MATCH_EXP_Arguments"] == "-j 2 --memory 900 --site T2_XX_Small --disk unknown"
+    assert ad["MATCH_EXP_Args"] == "-j 2 --memory 900 --site T2_XX_Small --disk unknown"
 
 
 def test_a_reference_the_slot_cannot_fill_holds_the_job(schedd):

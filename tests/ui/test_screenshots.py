@@ -92,3 +92,18 @@ def test_the_png_draws_each_character_in_its_own_cell(fixed, utc, tmp_path, shot
 
 def _plain(line) -> str:
     return "".join(segment.text for segment in line)
+
+
+def test_the_frozen_backend_answers_every_call_the_screens_make():
+    """The script's frozen backend stands in for Backend: each method it overrides takes what
+    Backend's takes (a DAG list's ``ask`` it lacked once stopped the script at that screen)."""
+    import inspect
+
+    frozen = load_script().Frozen
+    overridden = [name for name, member in vars(frozen).items()
+                  if inspect.isfunction(member) and not name.startswith("_") and hasattr(Backend, name)]
+    assert {"tasks", "task", "dags", "dag", "node", "job"} <= set(overridden)
+    for name in overridden:
+        theirs = inspect.signature(getattr(Backend, name)).parameters
+        ours = inspect.signature(getattr(frozen, name)).parameters
+        assert list(ours) == list(theirs), name

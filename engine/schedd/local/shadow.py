@@ -125,7 +125,10 @@ def request(ad: classad2.ClassAd, record: str, ad_file: str, machine_ad: str | N
     """What the starter needs to run the job of ``ad`` (as committed when it was set running),
     writing it to ``ad_file`` and, on a slot, ``machine_ad`` (:func:`ad_file_text`) beside it; the
     HTCondor tools of ``tools`` come last on its PATH, so that a PATH of the job's own wins."""
-    argv = [ad["Cmd"], *parse_arguments(f'"{ad.get("Arguments", "")}"')]
+    if "Arguments" in ad:  # the new syntax, stored without its enclosing double quotes
+        argv = [ad["Cmd"], *parse_arguments(f'"{ad["Arguments"]}"')]
+    else:  # the old syntax, blank-separated, its quotes unescaped as condor_submit stores them
+        argv = [ad["Cmd"], *str(ad.get("Args") or "").split()]
     env = parse_environment(f'"{ad["Environment"]}"') if "Environment" in ad else {}
     env.setdefault("PATH", DEFAULT_PATH)
     if tools:

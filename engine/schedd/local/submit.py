@@ -439,9 +439,13 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     arguments = get("arguments", "args")
     if arguments is not None:
         try:
-            ad["Arguments"] = format_arguments(parse_arguments(arguments))
+            argv = parse_arguments(arguments)
         except ValueError as e:
             raise SubmitError(f"{_at(where, lines, 'arguments', 'args')}: arguments: {e}") from None
+        if arguments.lstrip().startswith('"'):
+            ad["Arguments"] = format_arguments(argv)
+        else:  # the old syntax stays old, in Args, as condor_submit keeps it
+            ad["Args"] = " ".join(argv)
     env = _getenv(get("getenv"), environ)
     environment = get("environment", "env")
     if environment is not None:
