@@ -117,7 +117,7 @@ class TestCommands:
         monkeypatch.chdir(tmp_path)  # condor_submit reads an include from the directory it runs in
         (tmp_path / "common.inc").write_text("extra = included\n")
         (ad,) = build("executable = /bin/echo\ninclude : common.inc\narguments = $(extra)\nqueue\n", tmp_path)
-        assert ad["Arguments"] == "included"
+        assert arguments([ad]) == ["included"]
         with pytest.raises(SubmitError, match=r"job\.sub:2: include: can't open file nope\.inc: No such file"):
             build("executable = /bin/true\ninclude : nope.inc\nqueue\n", tmp_path)
 
