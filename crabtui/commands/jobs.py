@@ -42,13 +42,52 @@ def job() -> None:
     """Submit jobs to the schedd."""
 
 
-@job.command("submit")
-@click.argument("submit_file", type=click.Path(dir_okay=False))
+# condor_submit's options crabtui reads, in its order; the others are refused by name.
+SUBMIT_OPTIONS = [Option("append", 1, values=1), Option("batch-name", 1, values=1)]
+SUBMIT_UNSUPPORTED = (
+    Option("verbose", 1), Option("terse", 3), Option("debug", 2, colon=True), Option("spool", 1),
+    Option("file", 2, values=1), Option("factory", 2), Option("dry-run", 3, values=1), Option("maxjobs", 3, values=1),
+    Option("single-cluster", 3), Option("address", 2, values=1), Option("remote", 1, values=1),
+    Option("name", 1, values=1), Option("queue", 1, values=1), Option("pool", 2, values=1), Option("disable", 2),
+    Option("unused", 2), Option("dump", 2, values=1), Option("interactive", 1), Option("capabilities", 2),
+)
+
+
+@job.command("submit", context_settings=RAW)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def submit(ctx: click.Context, submit_file: str) -> None:
-    """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit)."""
+def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
+    """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit).
+
+    \b
+    [-append COMMAND]... [-batch-name NAME] [NAME=VALUE]... SUBMIT_FILE
+    -append (-a): a submit command that overrides the file's; NAME=VALUE: a macro set before the
+    file is read.
+    """
     from engine.schedd.local.submit import NoJobsQueued, queue_statements, read_submit_file
 
+    files, prepend, append = [], {}, {}
+    try:
+        for item in parse(list(args), SUBMIT_OPTIONS, "job submit", unsupported=SUBMIT_UNSUPPORTED,
+                          condor_tool="condor_submit"):
+            if item.name is None and "=" in item.arg:
+                name, _, value = item.arg.partition("=")
+                prepend[name.strip()] = value.strip()
+            elif item.name is None:
+                files.append(item.arg)
+            else:
+                name, _, value = (item.values[0].partition("=") if item.name == "append"
+                                  else ("batch_name", "=", item.values[0]))
+                if not _ or not name.strip():
+                    raise ArgumentError(f"{item.arg} {item.values[0]!r}: give a submit command, "
+                                        "as in -append 'request_memory = 2 GB'")
+                append[name.strip()] = value.strip()
+        if len(files) != 1:
+            raise ArgumentError("name one submit file: crabtui job submit [-append COMMAND]... SUBMIT_FILE"
+                                if not files else f"{files[1]}: one submit file at a time; submit each on its own")
+    except ArgumentError as e:
+        fail(str(e))
+    submit_file = files[0]
     try:
         text = read_submit_file(submit_file)
     except ScheddError as e:
@@ -58,7 +97,8 @@ def submit(ctx: click.Context, submit_file: str) -> None:
         click.echo(MULTI_QUEUE_WARNING, err=True)
     try:
         with schedd(ctx) as client:
-            result = client.submit(text, submit_file=submit_file, cwd=os.path.dirname(os.path.abspath(submit_file)))
+            result = client.submit(text, submit_file=submit_file, cwd=os.path.dirname(os.path.abspath(submit_file)),
+                                   prepend=prepend or None, append=append or None)
     except NoJobsQueued as e:  # condor_submit 23.9.6 warns and succeeds
         click.echo(f"WARNING: {e}", err=True)
         return

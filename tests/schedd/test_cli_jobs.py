@@ -55,6 +55,19 @@ def test_submit_queues_every_queue_statement_in_one_cluster_and_warns_as_condor_
     assert [(schedd.work / f"mu.{p}").read_text() for p in range(3)] == ["one 0\n", "two 1\n", "two 2\n"]
 
 
+def test_submit_takes_condor_submits_append_batch_name_and_macros(schedd):
+    path = schedd.write("opts.sub", "executable = /bin/echo\narguments = $(word)\nrequest_memory = 100\n"
+                        "output = opts.out\nqueue\n")
+    result = schedd.cli("job", "submit", "-a", "request_memory = 7", "-b", "mybatch", "word=hello", str(path))
+    assert result.returncode == 0, result.stderr
+    ad = schedd.wait_history("1.0")
+    assert (ad["RequestMemory"], ad["JobBatchName"]) == (7, "mybatch")
+    assert (schedd.work / "opts.out").read_text() == "hello\n"
+    refused = schedd.cli("job", "submit", "-terse", str(path))
+    assert refused.returncode == 1 and lines(refused.stderr) == \
+        ["ERROR: -terse: crabtui job submit does not support condor_submit's -terse"]
+
+
 def test_submit_of_queue_0_warns_and_succeeds_as_condor_submit(schedd):
     path = schedd.write("none.sub", "executable = /bin/true\nqueue 0\n")
     result = schedd.cli("job", "submit", str(path))
