@@ -63,11 +63,11 @@ class Parsed:
 
 
 def parse(argv: list[str], table: list[Option], tool: str, *, greedy: tuple[str, ...] = (),
-          unsupported: tuple[Option, ...] = ()) -> list[Parsed]:
+          unsupported: tuple[Option, ...] = (), condor_tool: str | None = None) -> list[Parsed]:
     """Read ``argv`` against ``table`` (in the tool's order).  Options named in ``greedy`` take
     every following argument that does not start with ``-`` (as ``-af`` does), and a lone ``-``
-    ends that list.  An option of the real tool that crabtui does not implement, and an unknown
-    option, are :class:`ArgumentError`."""
+    ends that list.  An option of the real tool (``condor_tool``, else condor_TOOL) that crabtui
+    does not implement, and an unknown option, are :class:`ArgumentError`."""
     out: list[Parsed] = []
     i = 0
     while i < len(argv):
@@ -80,7 +80,7 @@ def parse(argv: list[str], table: list[Option], tool: str, *, greedy: tuple[str,
         if option is None:
             other, _ = _match(arg, list(unsupported))
             if other is not None:
-                raise ArgumentError(f"{arg}: crabtui {tool} does not support condor_{tool}'s -{other.name}")
+                raise ArgumentError(f"{arg}: crabtui {tool} does not support {condor_tool or 'condor_' + tool}'s -{other.name}")
             raise ArgumentError(f"unrecognized argument {arg}; 'crabtui {tool} --help' lists the options")
         values: list[str] = []
         if option.name in greedy:

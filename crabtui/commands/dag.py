@@ -92,7 +92,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         fail(str(e))
     try:
         with schedd(ctx) as client:
-            prepare(dag_file, options)
+            rescue = prepare(dag_file, options)
             if backend(ctx) == "htcondor":
                 text = format_condor_dagman_sub(dag_file, options, given.last("-DAGMan") or condor_dagman(),
                                                 client.condor_version)
@@ -109,6 +109,8 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     except (OSError, ScheddError) as e:
         fail(f"{dag_file}: {e}")
     rule = "-" * 71
+    if rescue is not None:
+        click.echo(f"Running rescue DAG {rescue}")
     click.echo(rule)
     for label, path in files(dag_file, options).items():
         click.echo(f"{label:<51}: {path}")

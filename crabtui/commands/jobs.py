@@ -29,26 +29,79 @@ _JOB_ID = re.compile(r"(\d+)(?:\.(\d+))?\Z")
 INT_MAX = 2**31 - 1
 
 
+# condor_submit 23.9.6's words, on stderr, for a file with several queue statements
+MULTI_QUEUE_WARNING = """\
+Warning: Use of multiple queue statements in a single submit file is deprecated.
+         This functionality will be removed in the V24 feature series. To see
+         how multiple queue statements can be converted into one visit:
+https://htcondor.readthedocs.io/en/latest/auto-redirect.html?category=example&tag=convert-multi-queue-statements"""
+
+
 @click.group()
 def job() -> None:
     """Submit jobs to the schedd."""
 
 
-@job.command("submit")
-@click.argument("submit_file", type=click.Path(dir_okay=False))
-@click.pass_context
-def submit(ctx: click.Context, submit_file: str) -> None:
-    """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit)."""
-    from engine.schedd.local.submit import read_submit_file
+# condor_submit's options crabtui reads, in its order; the others are refused by name.
+SUBMIT_OPTIONS = [Option("append", 1, values=1), Option("batch-name", 1, values=1)]
+SUBMIT_UNSUPPORTED = (
+    Option("verbose", 1), Option("terse", 3), Option("debug", 2, colon=True), Option("spool", 1),
+    Option("file", 2, values=1), Option("factory", 2), Option("dry-run", 3, values=1), Option("maxjobs", 3, values=1),
+    Option("single-cluster", 3), Option("address", 2, values=1), Option("remote", 1, values=1),
+    Option("name", 1, values=1), Option("queue", 1, values=1), Option("pool", 2, values=1), Option("disable", 2),
+    Option("unused", 2), Option("dump", 2, values=1), Option("interactive", 1), Option("capabilities", 2),
+)
 
+
+@job.command("submit", context_settings=RAW)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
+    """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit).
+
+    \b
+    [-append COMMAND]... [-batch-name NAME] [NAME=VALUE]... SUBMIT_FILE
+    -append (-a): a submit command that overrides the file's; NAME=VALUE: a macro set before the
+    file is read.
+    """
+    from engine.schedd.local.submit import NoJobsQueued, queue_statements, read_submit_file
+
+    files, prepend, append = [], {}, {}
+    try:
+        for item in parse(list(args), SUBMIT_OPTIONS, "job submit", unsupported=SUBMIT_UNSUPPORTED,
+                          condor_tool="condor_submit"):
+            if item.name is None and "=" in item.arg:
+                name, _, value = item.arg.partition("=")
+                prepend[name.strip()] = value.strip()
+            elif item.name is None:
+                files.append(item.arg)
+            else:
+                name, _, value = (item.values[0].partition("=") if item.name == "append"
+                                  else ("batch_name", "=", item.values[0]))
+                if not _ or not name.strip():
+                    raise ArgumentError(f"{item.arg} {item.values[0]!r}: give a submit command, "
+                                        "as in -append 'request_memory = 2 GB'")
+                append[name.strip()] = value.strip()
+        if len(files) != 1:
+            raise ArgumentError("name one submit file: crabtui job submit [-append COMMAND]... SUBMIT_FILE"
+                                if not files else f"{files[1]}: one submit file at a time; submit each on its own")
+    except ArgumentError as e:
+        fail(str(e))
+    submit_file = files[0]
     try:
         text = read_submit_file(submit_file)
     except ScheddError as e:
         fail(str(e))
     click.echo("Submitting job(s)" + ".")
+    if len(queue_statements(text)) > 1:
+        click.echo(MULTI_QUEUE_WARNING, err=True)
     try:
         with schedd(ctx) as client:
-            result = client.submit(text, submit_file=submit_file, cwd=os.path.dirname(os.path.abspath(submit_file)))
+            result = client.submit(text, submit_file=submit_file, cwd=os.path.dirname(os.path.abspath(submit_file)),
+                                   prepend=prepend or None, append=append or None)
+    except NoJobsQueued as e:  # condor_submit 23.9.6 warns and succeeds
+        click.echo(f"WARNING: {e}", err=True)
+        return
     except ScheddError as e:
         fail(str(e))
     click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
@@ -514,10 +567,9 @@ HISTORY_OPTIONS = [
     Option("long", 1), Option("json", 4), Option("wide", 1, colon=True), Option("match", 1, values=1),
     Option("limit", 3, values=1), Option("attributes", 2, values=1), Option("help", 1), Option("format", 1, values=2),
     Option("constraint", 1, values=1), Option("name", 1, values=1), Option("pool", 1, values=1),
-    Option("autoformat", 5, colon=True), Option("af", 2, colon=True),
+    Option("autoformat", 5, colon=True), Option("af", 2, colon=True), Option("backwards", 1), Option("forwards", 4),
 ]
-HISTORY_UNSUPPORTED = (Option("xml", 3), Option("jsonl", 5), Option("backwards", 1), Option("forwards", 4),
-                       Option("file", 2), Option("userlog", 1), Option("since", 4), Option("completedsince", 3))
+HISTORY_UNSUPPORTED = (Option("xml", 3), Option("jsonl", 5), Option("file", 2), Option("userlog", 1), Option("since", 4), Option("completedsince", 3))
 
 
 @click.command(context_settings=RAW)
@@ -527,11 +579,11 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Show jobs that left the queue, newest first, as condor_history does.
 
     \b
-    [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -match N (-limit N)
+    [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -match N (-limit N) -backwards -forwards
     -long -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR -name SCHEDD -pool COLLECTOR
     """
     ors, ands, match, attributes = [], [], -1, []
-    autoformat, formats, long_ = None, [], False
+    autoformat, formats, long_, forwards = None, [], False, False
     show_json = show_help = False
     name = pool = None
     try:
@@ -559,6 +611,8 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 attributes += [a for a in re.split(r"[,\s]+", item.values[0]) if a]
             elif item.name in ("name", "pool"):
                 name, pool = (item.values[0], pool) if item.name == "name" else (name, item.values[0])
+            elif item.name in ("backwards", "forwards"):  # the last one given wins, as in condor_history
+                forwards = item.name == "forwards"
             else:
                 long_ = long_ or item.name == "long"
                 show_json = show_json or item.name == "json"
@@ -578,7 +632,11 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         projection = list(queue_format.HISTORY_PROJECTION)
     try:
         with schedd(ctx, name=name, pool=pool) as client:
-            ads = client.history(constraint, projection, match=match)
+            if forwards:  # the history read from its oldest job: the first N to leave the queue
+                ads = client.history(constraint, projection, match=-1)[::-1]
+                ads = ads[:match] if match >= 0 else ads
+            else:
+                ads = client.history(constraint, projection, match=match)
     except ScheddError as e:
         fail(str(e))
     if show_json:

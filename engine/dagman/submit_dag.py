@@ -148,15 +148,17 @@ def _dagman_job(name: str, generator: str, executable: str, getenv: str, argv: l
     return "\n".join(lines) + "\nqueue\n"
 
 
-def prepare(dag_file: str, options: DagSubmitOptions) -> None:
+def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
     """condor_submit_dag's checks before it writes ``<dag>.condor.sub``: the DAG parses, its
     CONFIG file (or -config's) is readable and its DAGMAN_* values are ones DAGMan takes, no
     DAGMan runs it, -force clears an earlier run's files, and without -force (or a rescue DAG
     to run) they are not overwritten.  Raises :class:`DagError` naming the file and what to do.
+    Returns the number of the rescue DAG DAGMan will pick up by itself, which condor_submit_dag
+    announces ("Running rescue DAG 1"), or None.
     """
     dag = parse_file(dag_file)
     build_graph(dag)
-    knob_values(config_file(dag.config, options.config, dag_file))
+    knobs = knob_values(config_file(dag.config, options.config, dag_file))
     lock = read_lock(dag_file + ".lock")
     if lock is not None and holder_alive(lock, dag_file):
         raise _error(dag_file + ".lock", f"DAGMan (pid {lock.pid}) is still running {dag_file}; "
@@ -185,6 +187,9 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> None:
                              "rename them, or use -force to overwrite them")
     if os.path.exists(dag_file + ".halt"):
         os.unlink(dag_file + ".halt")
+    if rescues and not options.force and options.do_rescue_from is None and knobs.get("auto_rescue", True):
+        return rescues[-1][0]
+    return None
 
 
 def read_insert_sub_file(path: str) -> tuple[str, ...]:

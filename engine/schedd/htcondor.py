@@ -20,6 +20,7 @@ import classad2
 import htcondor2
 
 from engine.schedd.api import ActResult, JobAction, JobSpec, ScheddError, SubmitResult
+from engine.schedd.local.submit import queue_statements
 
 class HTCondorSchedd:
     """One HTCondor schedd; the connection is made on first use.  ``name`` picks a schedd of
@@ -50,6 +51,10 @@ class HTCondorSchedd:
                submit_file: str | None = None, cwd: str | None = None,
                prepend: Mapping[str, str] | None = None, append: Mapping[str, str] | None = None) -> SubmitResult:
         where = submit_file or "<submit description>"
+        if len(queue_statements(description)) > 1:  # the bindings would queue the first one's jobs only
+            raise ScheddError(f"{where}: several queue statements: the htcondor2 bindings queue only the "
+                              "first one's jobs; write one 'queue ... from (...)' statement (condor_submit "
+                              "23.9.6 deprecates several)")
         try:
             submit = htcondor2.Submit(description)
         except Exception as e:  # the bindings raise plain exceptions for parse errors

@@ -59,6 +59,17 @@ def test_no_submit_writes_the_submit_file_and_queues_nothing(gated, schedd):
     assert (gated / "d.dag.condor.sub").exists() and schedd.query("true") == []
 
 
+def test_a_rescue_dag_to_pick_up_is_announced_as_condor_submit_dag_does(gated, schedd):
+    (gated / "d.dag").write_text(DAG)
+    for name in ("d.dag.condor.sub", "d.dag.dagman.out", "d.dag.rescue001", "d.dag.rescue002"):
+        (gated / name).write_text("# an earlier run's\n")
+    result = crabtui(schedd, "dag", "submit", "-no_submit", "d.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[:2] == ["Running rescue DAG 2", "-" * 71]
+    forced = crabtui(schedd, "dag", "submit", "-no_submit", "-force", "d.dag", cwd=gated)
+    assert forced.returncode == 0 and "Running rescue DAG" not in forced.stdout, forced.stderr
+
+
 @pytest.mark.parametrize(("argv", "said"), [
     (["-maxjobs", "x", "d.dag"], "ERROR: -maxjobs: 'x' is not a number; give the most node jobs to have queued at once"),
     (["-notification", "sometimes", "d.dag"], "ERROR: -notification: 'sometimes' is no notification setting"),

@@ -16,7 +16,7 @@ import htcondor2
 import pytest
 
 from crosscheck import GATED, crabtui, dagman_exit, submit
-from engine.schedd.api import JobAction, JobStatus
+from engine.schedd.api import JobAction, JobStatus, ScheddError
 from engine.schedd.htcondor import HTCondorSchedd
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
@@ -456,3 +456,11 @@ def test_a_job_held_while_running_logs_the_same_events(held_while_running):
     events = {backend: [e.type for e in htcondor2.JobEventLog(str(log)).events(stop_after=0) if e.type != T.IMAGE_SIZE]
               for backend, (log, _) in held_while_running.items()}
     assert events["embedded"] == events["htcondor"]
+
+
+def test_several_queue_statements_are_refused_rather_than_cut_to_the_first():
+    """The embedded schedd queues every statement as condor_submit does; the bindings would
+    silently queue only the first statement's jobs, so that backend says so, and queues nothing."""
+    text = "executable = /bin/echo\narguments = one\nqueue\narguments = two\nqueue 2\n"
+    with pytest.raises(ScheddError, match=r"^multi\.sub: several queue statements: .*'queue \.\.\. from"):
+        HTCondorSchedd().submit(text, submit_file="multi.sub")

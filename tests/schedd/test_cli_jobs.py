@@ -44,6 +44,38 @@ def submit_cli(schedd, name: str, text: str) -> int:
     return int(match.group(2))
 
 
+def test_submit_queues_every_queue_statement_in_one_cluster_and_warns_as_condor_submit(schedd):
+    path = schedd.write("multi.sub", "executable = /bin/echo\narguments = one $(Process)\noutput = mu.$(Process)\n"
+                        "queue\narguments = two $(Process)\nqueue 2\n")
+    result = schedd.cli("job", "submit", str(path))
+    assert result.returncode == 0, result.stderr
+    assert lines(result.stdout)[-1] == "3 job(s) submitted to cluster 1."
+    assert lines(result.stderr)[0] == "Warning: Use of multiple queue statements in a single submit file is deprecated."
+    schedd.wait_history("1.2")
+    assert [(schedd.work / f"mu.{p}").read_text() for p in range(3)] == ["one 0\n", "two 1\n", "two 2\n"]
+
+
+def test_submit_takes_condor_submits_append_batch_name_and_macros(schedd):
+    path = schedd.write("opts.sub", "executable = /bin/echo\narguments = $(word)\nrequest_memory = 100\n"
+                        "output = opts.out\nqueue\n")
+    result = schedd.cli("job", "submit", "-a", "request_memory = 7", "-b", "mybatch", "word=hello", str(path))
+    assert result.returncode == 0, result.stderr
+    ad = schedd.wait_history("1.0")
+    assert (ad["RequestMemory"], ad["JobBatchName"]) == (7, "mybatch")
+    assert (schedd.work / "opts.out").read_text() == "hello\n"
+    refused = schedd.cli("job", "submit", "-terse", str(path))
+    assert refused.returncode == 1 and lines(refused.stderr) == \
+        ["ERROR: -terse: crabtui job submit does not support condor_submit's -terse"]
+
+
+def test_submit_of_queue_0_warns_and_succeeds_as_condor_submit(schedd):
+    path = schedd.write("none.sub", "executable = /bin/true\nqueue 0\n")
+    result = schedd.cli("job", "submit", str(path))
+    assert result.returncode == 0, result.stderr
+    assert lines(result.stderr) == [f'WARNING: "{path}" has only empty "queue" commands -- no jobs queued']
+    assert "submitted to cluster" not in result.stdout and schedd.client.query("true") == []
+
+
 @pytest.fixture
 def queue(schedd):
     """Clusters 1 (stuck, batch 'mybatch'), 2 (proc 0 done, proc 1 running) and, if asked, 3 (held)."""
@@ -183,6 +215,9 @@ def test_history_lists_newest_first(queue):
     ids = [row.split()[0] for row in lines(queue.cli("history").stdout)[1:]]
     assert ids == ["1.0", "1.1", "2.0"]
     assert lines(queue.cli("history", "-match", "1").stdout)[1].split()[0] == "1.0"
+    # -backwards is the default; -forwards reads from the oldest, as condor_history 23.9.6 does
+    assert lines(queue.cli("history", "-backwards", "-af:j", "ProcId").stdout) == ["1.0 0", "1.1 1", "2.0 0"]
+    assert lines(queue.cli("history", "-forw", "-limit", "2", "-af:j", "ProcId").stdout) == ["2.0 0", "1.1 1"]
 
 
 def test_hold_release_rm(queue):

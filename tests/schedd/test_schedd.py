@@ -226,6 +226,19 @@ class TestRunToCompletion:
 # ------------------------------------------------------------------------------------ hold, release, remove
 
 class TestHoldReleaseRemove:
+    def test_an_output_or_input_that_cannot_be_opened_holds_with_htcondors_codes(self, schedd):
+        """As 23.9.6 on the pool: UnableToOpenOutput (7) or UnableToOpenInput (8), the errno as
+        the subcode, so that a periodic_release keyed on the code sees what HTCondor's would."""
+        out = schedd.submit("executable = /bin/true\noutput = /nonexistent/dir/out\nlog = job.log\nqueue\n")
+        ad = schedd.wait_status(f"{out.cluster}.0", JobStatus.HELD)
+        assert (ad["HoldReasonCode"], ad["HoldReasonSubCode"]) == (7, 2)
+        assert ad["HoldReason"].endswith(": Failed to open '/nonexistent/dir/out' as standard output: "
+                                         "No such file or directory (errno 2)")
+        in_ = schedd.submit("executable = /bin/true\ninput = missing.txt\nskip_filechecks = true\nqueue\n")
+        ad = schedd.wait_status(f"{in_.cluster}.0", JobStatus.HELD)
+        assert (ad["HoldReasonCode"], ad["HoldReasonSubCode"]) == (8, 2)
+        assert "as standard input: No such file or directory (errno 2)" in ad["HoldReason"]
+
     def test_hold_true_submits_held_and_release_runs_it(self, schedd):
         result = schedd.submit("""
             executable = /bin/true

@@ -16,6 +16,7 @@ import pytest
 
 from engine.schedd.api import JobAction, JobStatus, ScheddError
 from engine.schedd.local.submit import (
+    NoJobsQueued,
     SubmitDescription,
     SubmitError,
     build_job_ads,
@@ -61,6 +62,33 @@ class TestQueueStatements:
         assert arguments(ads) == [f"{CLUSTER}.0.0 red", f"{CLUSTER}.1.1 red",
                                   f"{CLUSTER}.2.0 green", f"{CLUSTER}.3.1 green"]
 
+    def test_item_index_and_row_number_the_items(self, tmp_path):  # as condor_submit 23.9.6 -dry-run shows
+        for name in ("a.dat", "b.dat"):
+            (tmp_path / name).write_text("")
+        ads = build("executable = /bin/echo\narguments = $(Item) $(Process) $(ItemIndex) $(Step) r=$(Row)\n"
+                    "queue 2 matching files *.dat\n", tmp_path)
+        assert arguments(ads) == ["a.dat 0 0 0 r=0", "a.dat 1 0 1 r=0", "b.dat 2 1 0 r=1", "b.dat 3 1 1 r=1"]
+        (plain,) = build("executable = /bin/echo\narguments = $(ItemIndex) $(Row)\nqueue\n", tmp_path)
+        assert arguments([plain]) == ["0 0"]
+
+    def test_queue_0_and_an_empty_item_list_queue_nothing_naming_the_file(self, tmp_path):
+        (tmp_path / "empty.txt").write_text("")
+        for queue in ("queue 0", "queue x from empty.txt"):
+            with pytest.raises(NoJobsQueued, match=r'^".*job\.sub" has only empty "queue" commands'):
+                build(f"executable = /bin/true\n{queue}\n", tmp_path)
+
+    def test_several_queue_statements_continue_the_procs(self, tmp_path):  # as condor_submit 23.9.6 -dry-run
+        ads = build("executable = /bin/echo\narguments = one $(Process)\noutput = mu.$(Process)\nqueue\n"
+                    "arguments = two $(Process) $(Step) $(x)\nqueue 2\n"
+                    "arguments = three $(Process) $(x)\nqueue x from (\n  red\n  green\n)\n", tmp_path)
+        assert arguments(ads) == ["one 0", "two 1 0", "two 2 1", "three 3 red", "three 4 green"]
+        assert [ad["Out"] for ad in ads] == [str(tmp_path / f"mu.{p}") for p in range(5)]
+        assert all(ad["TotalSubmitProcs"] == 5 for ad in ads)
+
+    def test_a_bad_command_between_queue_statements_is_named_by_its_line(self, tmp_path):
+        with pytest.raises(SubmitError, match=r"job\.sub:4: not a submit command"):
+            build("executable = /bin/echo\nqueue\narguments = two\nthis is not a command\nqueue\n", tmp_path)
+
     def test_queue_from_inline_list(self, tmp_path):
         ads = build(self.SUB + "queue x, y from (\n  red 1\n  green 2\n)\n", tmp_path)
         assert arguments(ads) == [f"{CLUSTER}.0.0 red 1", f"{CLUSTER}.1.0 green 2"]
@@ -85,6 +113,14 @@ class TestQueueStatements:
 
 
 class TestCommands:
+    def test_an_include_that_cannot_be_opened_is_named_with_its_line(self, tmp_path, monkeypatch):
+        monkeypatch.chdir(tmp_path)  # condor_submit reads an include from the directory it runs in
+        (tmp_path / "common.inc").write_text("extra = included\n")
+        (ad,) = build("executable = /bin/echo\ninclude : common.inc\narguments = $(extra)\nqueue\n", tmp_path)
+        assert arguments([ad]) == ["included"]
+        with pytest.raises(SubmitError, match=r"job\.sub:2: include: can't open file nope\.inc: No such file"):
+            build("executable = /bin/true\ninclude : nope.inc\nqueue\n", tmp_path)
+
     def test_arguments_both_syntaxes(self, tmp_path):
         (new,) = build("""executable = /bin/echo\narguments = "one 'two words' ""q"" 'it''s'"\nqueue\n""", tmp_path)
         (old,) = build("executable = /bin/echo\narguments = one  two\tthree\nqueue\n", tmp_path)

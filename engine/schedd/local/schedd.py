@@ -43,7 +43,6 @@ import classad2
 
 from engine.schedd.api import (
     HOLD_CODE_JOB_POLICY,
-    HOLD_CODE_START_FAILED,
     HOLD_CODE_USER,
     ActResult,
     JobAction,
@@ -657,7 +656,7 @@ class LocalSchedd:
                 if kind == "started":
                     self._started(key, record.starter_pid, record.job_pid, record.start_time)
                 elif kind == "failed":
-                    self._start_failed(key, record.failed)
+                    self._start_failed(key, record.failed, record.hold_code)
                 elif kind == "exited":
                     self._collect(key, record.exit)
             self.schedule()
@@ -671,7 +670,7 @@ class LocalSchedd:
     def _settle(self, key: JobId, record: starter.Record | None) -> None:
         """Inside a unit: a run whose starter has ended, as its record tells."""
         if record is not None and record.failed is not None:
-            self._start_failed(key, record.failed)
+            self._start_failed(key, record.failed, record.hold_code)
         elif record is not None and record.exit is not None:
             if record.starter_pid is not None:
                 self._started(key, record.starter_pid, record.job_pid, record.start_time)
@@ -699,7 +698,7 @@ class LocalSchedd:
         self._log(ad, ExecuteEvent, when=start, execute_host=self.host, slot_name=slot, props=props)
         self._save([ad])
 
-    def _start_failed(self, key: JobId, message: str) -> None:
+    def _start_failed(self, key: JobId, message: str, hold_code: tuple[int, int]) -> None:
         """Inside a unit: the starter could not start the job, which is held with its message."""
         proc = self._forget_run(key)
         self._after_commit(lambda: self._remove_run_files(key, proc))
@@ -710,7 +709,7 @@ class LocalSchedd:
         status = ad["JobStatus"]
         held = self._vacating.pop(key, None)
         if status == JobStatus.RUNNING:
-            self._hold([ad], message, HOLD_CODE_START_FAILED, 2)
+            self._hold([ad], message, *hold_code)
         elif status == JobStatus.REMOVED:
             self._leave_queue(ad)
         else:

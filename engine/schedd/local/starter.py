@@ -29,7 +29,7 @@ job id::
 
     started STARTER_PID JOB_PID START_TIME
     exited WAIT_STATUS USER_CPU SYSTEM_CPU END_TIME WALL_SECONDS VACATED
-    failed MESSAGE
+    failed HOLD_REASON_CODE HOLD_REASON_SUBCODE MESSAGE
 
 The record is written with single ``write`` calls before the schedd hears of it; like the job
 queue (SQLite in WAL mode, ``synchronous=NORMAL``), it survives the crash of any process.
@@ -40,6 +40,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import signal
 import socket
 import sys
@@ -50,6 +51,11 @@ STOP_REQUESTS = ("vacate", "remove", "hold", "kill")  # the job's KillSig, Remov
 IDLE_STARTERS = 2  # waiting at any time, so that no fork is between a request and its job's start
 IDLE_TIMEOUT_S = 60  # a starter left waiting this long (after a burst) exits
 MAX_REQUEST_BYTES = 1 << 17  # a larger request goes through a file in the spool
+# HTCondor's HoldReasonCodes for a job that could not start (the subcode is the errno)
+HOLD_CODE_START_FAILED = 6  # FailedToCreateProcess
+HOLD_CODE_OPEN_OUTPUT = 7  # UnableToOpenOutput
+HOLD_CODE_OPEN_INPUT = 8  # UnableToOpenInput
+HOLD_CODE_IWD = 14  # IwdError
 
 # What a starter tells the spawner through its pipe.
 _TAKEN, _WAITING, _LEFT, _HUNG_UP = b"t", b"w", b"l", b"h"
@@ -64,7 +70,7 @@ class Record:
     """What a run's record file says: whether it started, how it ended, and whether its starter
     still holds the file (some process of the job may live)."""
 
-    __slots__ = ("starter_pid", "job_pid", "start_time", "exit", "failed", "alive")
+    __slots__ = ("starter_pid", "job_pid", "start_time", "exit", "failed", "hold_code", "alive")
 
     def __init__(self) -> None:
         self.starter_pid: int | None = None
@@ -72,6 +78,7 @@ class Record:
         self.start_time: float | None = None
         self.exit: Exit | None = None
         self.failed: str | None = None
+        self.hold_code = (HOLD_CODE_START_FAILED, 0)  # the HoldReasonCode and subcode of a failed start
         self.alive = False
 
 
@@ -108,8 +115,10 @@ def apply_line(record: Record, kind: str, rest: str) -> None:
         record.starter_pid, record.job_pid, record.start_time = int(starter), int(job), float(start)
     elif kind == "exited":
         record.exit = Exit.parse(rest.split())
-    elif kind == "failed":
-        record.failed = rest
+    elif kind == "failed":  # "CODE SUBCODE reason"; a record of an older starter holds the reason only
+        coded = re.match(r"(\d+) (\d+) (.*)\Z", rest, re.DOTALL)
+        record.failed = coded[3] if coded else rest
+        record.hold_code = (int(coded[1]), int(coded[2])) if coded else (HOLD_CODE_START_FAILED, 2)
     else:
         raise ValueError(f"not a starter's line: {kind} {rest}")
 
@@ -291,7 +300,12 @@ def _prctl_call(option: int, value: int) -> None:
 # ------------------------------------------------------------------------------------ one run
 
 class StartError(Exception):
-    """The job could not be started; the message is the hold reason, as HTCondor's starter words it."""
+    """The job could not be started; the message is the hold reason, as HTCondor's starter words
+    it, and ``code`` and ``subcode`` its HoldReasonCode and HoldReasonSubCode (an errno)."""
+
+    def __init__(self, message: str, code: int = HOLD_CODE_START_FAILED, subcode: int = 0) -> None:
+        super().__init__(message)
+        self.code, self.subcode = code, subcode
 
 
 class Run:
@@ -313,7 +327,7 @@ class Run:
         try:
             self.job = self._spawn()
         except StartError as e:
-            self._record("failed", str(e))
+            self._record("failed", f"{e.code} {e.subcode} {e}")
             return
         start, clock = time.time(), time.monotonic()
         self._record("started", f"{os.getpid()} {self.job} {start!r}")
@@ -344,26 +358,28 @@ class Run:
                 try:
                     _write_file(path, text.encode("utf-8"))
                 except OSError as e:
-                    raise StartError(f"Error from starter: cannot write '{path}': {e.strerror}") from None
+                    raise StartError(f"Error from starter: cannot write '{path}': {e.strerror}", subcode=e.errno) from None
         os.umask(r["umask"])
         try:
             os.chdir(r["cwd"])
         except OSError as e:
             raise StartError(f"Error from starter: cannot enter the job's initial directory "
-                             f"'{r['cwd']}': {e.strerror}") from None
+                             f"'{r['cwd']}': {e.strerror}", HOLD_CODE_IWD, e.errno) from None
         fds: list[int] = []
         try:
-            for what, path, flags in (("input", r["stdin"], os.O_RDONLY),
-                                      ("output", r["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
-                                      ("error", r["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+            for what, path, flags, code in (
+                    ("input", r["stdin"], os.O_RDONLY, HOLD_CODE_OPEN_INPUT),
+                    ("output", r["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, HOLD_CODE_OPEN_OUTPUT),
+                    ("error", r["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, HOLD_CODE_OPEN_OUTPUT)):
                 if what == "error" and path == r["stdout"]:
                     fds.append(fds[1])  # output and error to one file, opened once
                     continue
                 try:
                     fds.append(os.open(path, flags | os.O_CLOEXEC, 0o666))
                 except OSError as e:
-                    raise StartError(f"Error from starter: cannot open the job's {what} file "
-                                     f"'{path}': {e.strerror}") from None
+                    # as 23.9.6's starter words it, with the errno as the subcode
+                    raise StartError(f"Error from starter: Failed to open '{path}' as standard {what}: "
+                                     f"{e.strerror} (errno {e.errno})", code, e.errno) from None
             argv = r["argv"]
             try:
                 return os.posix_spawn(_which(argv[0], r["env"].get("PATH", "")), argv, r["env"],
@@ -371,7 +387,8 @@ class Run:
                                       setsid=True, setsigmask=(),
                                       setsigdef=(signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD, STOP))
             except OSError as e:
-                raise StartError(f"Error from starter: Failed to execute '{argv[0]}': {e.strerror}") from None
+                raise StartError(f"Error from starter: Failed to execute '{argv[0]}': {e.strerror}",
+                                 subcode=e.errno) from None
         finally:
             for fd in set(fds):
                 os.close(fd)

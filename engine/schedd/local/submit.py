@@ -10,6 +10,7 @@ Errors name the submit file and the command, and nothing is queued: :class:`Subm
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import fnmatch
 import getpass
@@ -87,6 +88,11 @@ class SubmitError(ScheddError):
     """A submit description that cannot be queued; names the file and the command at fault."""
 
 
+class NoJobsQueued(SubmitError):
+    """Every queue statement queues nothing (``queue 0``, an empty item list): condor_submit
+    warns and exits 0; to a program that wanted jobs it is an error."""
+
+
 @dataclass(slots=True)
 class SubmitDescription:
     """Submit language text and where it came from (for messages and relative paths)."""
@@ -121,34 +127,66 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     """The job ads of one cluster, procs numbered from 0, with every macro expanded; at most
     :data:`MAX_JOBS_PER_SUBMISSION` of them."""
     where = description.file
-    lines = _command_lines(description.text, where)
-    submit = _parse(description)
-    count, items = _queue_args(submit, where, count, itemdata, description.cwd)
-    if count * len(items) > MAX_JOBS_PER_SUBMISSION:
-        raise SubmitError(f"{where}: queue: {count * len(items)} jobs in one submission; at most "
-                          f"{MAX_JOBS_PER_SUBMISSION} are queued at once (HTCondor's MAX_JOBS_PER_SUBMISSION): "
-                          "split them into several submissions")
-    if description.append:
-        for key, value in description.append.items():
-            submit[key] = value
-    _check_commands(submit, where)
     environ = os.environ if environ is None else environ
-    keys = {key.lower(): key for key in submit.keys()}
     owner = getpass.getuser()
-    ads = []
-    proc = 0
-    for item in items:
-        for step in range(count):
-            for key, value in item.items():
+    ads: list[classad2.ClassAd] = []
+    for text in queue_statements(description.text):
+        statement = dataclasses.replace(description, text=text)
+        lines = _command_lines(text, where)
+        submit = _parse(statement)
+        n, items = _queue_args(submit, where, count, itemdata, description.cwd)
+        if len(ads) + n * len(items) > MAX_JOBS_PER_SUBMISSION:
+            raise SubmitError(f"{where}: queue: {len(ads) + n * len(items)} jobs in one submission; at most "
+                              f"{MAX_JOBS_PER_SUBMISSION} are queued at once (HTCondor's "
+                              "MAX_JOBS_PER_SUBMISSION): split them into several submissions")
+        if description.append:
+            for key, value in description.append.items():
                 submit[key] = value
-            for key, value in (("ClusterId", cluster), ("Cluster", cluster), ("ProcId", proc),
-                               ("Process", proc), ("Step", step)):
-                submit[key] = str(value)
-            ads.append(_job_ad(submit, keys, where, lines, description.cwd, cluster, proc, now, environ, owner))
-            proc += 1
+        _check_commands(submit, where)
+        keys = {key.lower(): key for key in submit.keys()}
+        for index, item in enumerate(items):
+            for step in range(n):
+                for key, value in item.items():
+                    submit[key] = value
+                proc = len(ads)
+                # condor_submit numbers the items too: $(ItemIndex), and $(Row) for the same
+                for key, value in (("ClusterId", cluster), ("Cluster", cluster), ("ProcId", proc),
+                                   ("Process", proc), ("Step", step), ("ItemIndex", index), ("Row", index)):
+                    submit[key] = str(value)
+                ads.append(_job_ad(submit, keys, where, lines, description.cwd, cluster, proc, now, environ, owner))
+    if not ads:
+        raise NoJobsQueued(f'"{where}" has only empty "queue" commands -- no jobs queued')
     for ad in ads:
         ad["TotalSubmitProcs"] = len(ads)
     return ads
+
+
+def queue_statements(text: str) -> list[str]:
+    """One text per queue statement, for a description with several (deprecated in 23.9.6, still
+    read): each holds every command above its statement, as condor_submit's macro table does
+    when it reaches it, with the earlier statements blanked so that line numbers stay."""
+    lines = text.splitlines(keepends=True)
+    spans = []  # (first, last) line index of each queue statement with its inline item list
+    n = 0
+    while n < len(lines):
+        line = lines[n]
+        if re.match(r"\s*queue\b", line, re.IGNORECASE):
+            first = n
+            if re.search(r"\(\s*$", line):  # queue ... from ( ... ): the items run to a ')' line
+                while n + 1 < len(lines) and not re.match(r"\s*\)", lines[n]):
+                    n += 1
+            spans.append((first, n))
+        n += 1
+    if len(spans) < 2:
+        return [text]
+    texts = []
+    for k, (first, last) in enumerate(spans):
+        kept = list(lines[:last + 1])
+        for before_first, before_last in spans[:k]:
+            for m in range(before_first, before_last + 1):
+                kept[m] = "\n"
+        texts.append("".join(kept))
+    return texts
 
 
 def parse_arguments(value: str) -> list[str]:
@@ -205,9 +243,6 @@ def parse_environment(value: str) -> dict[str, str]:
 def _parse(description: SubmitDescription) -> htcondor2.Submit:
     where = description.file
     text = description.text
-    queues = [n for n, line in enumerate(text.splitlines(), 1) if re.match(r"\s*queue\b", line, re.IGNORECASE)]
-    if len(queues) > 1:
-        raise SubmitError(f"{where}:{queues[1]}: only one queue statement per submit description is supported")
     prepend = description.prepend or {}
     # A prepended macro must exist while the text is read (``if defined``), yet its value must
     # stay a value: a line holds a text-safe stand-in, replaced by the value unless the text
@@ -217,11 +252,28 @@ def _parse(description: SubmitDescription) -> htcondor2.Submit:
     try:
         submit = htcondor2.Submit(text)
     except Exception as e:  # htcondor2 raises ValueError or HTCondorException with terse text
-        raise SubmitError(f"{where}: the submit language parser refused this description: {e}") from None
+        raise SubmitError(_include_error(description.text, where)
+                          or f"{where}: the submit language parser refused this description: {e}") from None
     for key, value in prepend.items():
         if submit.get(key) == stand_ins[key] != value:
             submit[key] = value
     return submit
+
+
+def _include_error(text: str, where: str) -> str | None:
+    """What condor_submit says of an ``include : FILE`` it cannot open (the bindings say only
+    "parse_up_to_q_line() failed"); FILE is relative to the directory submitted from, as there."""
+    for lineno, line in enumerate(text.splitlines(), 1):
+        match = re.match(r"\s*include\s*:?\s*(\S.*?)\s*$", line, re.IGNORECASE)
+        if not match or match.group(1).endswith("|"):  # include command : CMD | runs a command
+            continue
+        try:
+            with open(match.group(1), "rb"):
+                pass
+        except OSError as e:
+            return (f"{where}:{lineno}: include: can't open file {match.group(1)}: {e.strerror}; a relative name is "
+                    f"read from the directory you submit from ({os.getcwd()}), so give the path from there")
+    return None
 
 
 def _command_lines(text: str, where: str) -> dict[str, int]:
@@ -275,7 +327,7 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
         try:
             os.chdir(cwd)
             items = submit.itemdata()
-            items = list(items) if items is not None else [{}]
+            items = list(items) if items is not None else []  # an empty list or file: no jobs
         except Exception as e:
             raise SubmitError(f"{where}: cannot expand 'queue {qargs}': {e}") from None
         finally:
