@@ -51,7 +51,8 @@ def task_argument(command):
         given = [n for n in (name, project_dir, task_name) if n is not None]
         if len(given) != 1:
             fail("give one task: TASK (its name or requestName), -d/--dir crab_projects/crab_<requestName> "
-                 "(crab's project directory) or --task NAME" + ("; got more than one" if given else ""))
+                 "(crab's project directory) or --task NAME" + ("; got more than one" if given else "")
+                 + f"; see '{click.get_current_context().command_path} --help'")
         if project_dir is not None or "/" in given[0]:
             directory = os.path.basename(given[0].rstrip("/"))
             if not directory.startswith("crab_") or directory == "crab_":
