@@ -360,7 +360,7 @@ def test_random_datasets_split_as_the_reference(blocks, algorithm, units, total,
         total *= 10
     expected = reference(dataset, algorithm, units, total, mask)
     if not expected:
-        with pytest.raises(SplittingError, match="the lumi mask selects no lumi of /Hand/Made-v1/USER"):
+        with pytest.raises(SplittingError, match="Data.lumiMask and Data.runRange select no lumi of /Hand/Made-v1/USER"):
             split(dataset, algorithm=algorithm, units_per_job=units, total_units=total, lumi_mask=mask)
         return
     jobs = split(dataset, algorithm=algorithm, units_per_job=units, total_units=total, lumi_mask=mask)
@@ -375,13 +375,13 @@ def test_random_datasets_split_as_the_reference(blocks, algorithm, units, total,
 # -- errors ---------------------------------------------------------------------------------------
 
 def test_a_mask_that_selects_nothing_is_refused(data):
-    with pytest.raises(SplittingError, match=f"^the lumi mask selects no lumi of {DATA}: its runs are 1-2, "
-                                             r"the dataset's 367100-\d+, 0 run\(s\) in common\. Check Data.lumiMask"):
+    with pytest.raises(SplittingError, match=f"^Data.lumiMask and Data.runRange select no lumi of {DATA}: their runs are 1-2, "
+                                             r"the dataset's 367100-\d+, 0 run\(s\) in common\. Check Data.lumiMask and Data.runRange\.$"):
         split(data, algorithm=LB, units_per_job=10, lumi_mask={1: [(1, 100)], 2: [(1, 1)]})
     run = data.runs()[0]
     with pytest.raises(SplittingError, match="1 run\\(s\\) in common but none of their lumis"):
         split(data, algorithm=LB, units_per_job=10, lumi_mask={run: [(100_000, 100_001)]})
-    with pytest.raises(SplittingError, match=f"^the lumi mask selects no lumi of {DATA}. Check"):
+    with pytest.raises(SplittingError, match=f"^Data.lumiMask and Data.runRange select no lumi of {DATA}. Check"):
         split(data, algorithm=FB, units_per_job=1, lumi_mask={})
 
 

@@ -11,7 +11,7 @@ import signal
 import time
 from pathlib import Path
 
-from crab_tasks import config_text, crabtui, task_row, wait_until
+from crab_tasks import config_text, crab_config_py, crabtui, task_row, wait_until
 from engine.crab.ap import joblog
 from engine.crab.client import status
 from engine.crab.taskworker.taskdb import task_name
@@ -30,9 +30,17 @@ def test_a_lumi_mask_that_selects_nothing_fails_the_submit(tmp_path, state):
     (tmp_path / "crab.toml").write_text(config_text("nolumi").replace("[Site]", 'lumiMask = "mask.json"\n[Site]'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     row = wait_task(state, "nolumi", tmp_path, "SUBMITFAILED")
-    assert row["dagman_id"] is None and "Check Data.lumiMask" in row["message"]
+    assert row["dagman_id"] is None and "Check Data.lumiMask and Data.runRange" in row["message"]
     shown = crabtui(state, "task", "status", "nolumi", cwd=tmp_path)
     assert shown.returncode == 0 and "SUBMITFAILED" in shown.stdout
+
+
+def test_a_run_range_outside_the_dataset_fails_the_submit_naming_run_range(tmp_path, state):
+    """No Data.lumiMask at all: the message must not send the user to a parameter they never set alone."""
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("norun", scale=500, more="config.Data.runRange = '2-5'\n"))
+    assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
+    row = wait_task(state, "norun", tmp_path, "SUBMITFAILED")
+    assert "Data.runRange select no lumi of" in row["message"] and "their runs are 2-5" in row["message"]
 
 
 def test_a_dag_that_cannot_be_queued_fails_the_submit_and_a_resubmit_submits_it_anew(tmp_path, state):

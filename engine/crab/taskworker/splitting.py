@@ -302,13 +302,13 @@ def _no_lumi(dataset: Dataset, mask: dict[int, list[tuple[int, int]]] | None) ->
     (as CRAB's diagnoseRunMatch tells)."""
     if mask is None:
         return SplittingError(f"the dataset {dataset.name} has no lumi to split")
-    message = f"the lumi mask selects no lumi of {dataset.name}"
+    message = f"Data.lumiMask and Data.runRange select no lumi of {dataset.name}"  # either makes the mask
     runs = dataset.runs()
     if mask and runs:
         common = len(set(runs) & set(mask))
-        message += (f": its runs are {min(mask)}-{max(mask)}, the dataset's {runs[0]}-{runs[-1]}, "
+        message += (f": their runs are {min(mask)}-{max(mask)}, the dataset's {runs[0]}-{runs[-1]}, "
                     f"{common} run(s) in common{' but none of their lumis' if common else ''}")
-    return SplittingError(message + ". Check Data.lumiMask.")
+    return SplittingError(message + ". Check Data.lumiMask and Data.runRange.")
 
 
 def split(dataset: Dataset, *, algorithm: str, units_per_job: int, total_units: float = 0,
