@@ -232,8 +232,8 @@ class TestHoldReleaseRemove:
         out = schedd.submit("executable = /bin/true\noutput = /nonexistent/dir/out\nlog = job.log\nqueue\n")
         ad = schedd.wait_status(f"{out.cluster}.0", JobStatus.HELD)
         assert (ad["HoldReasonCode"], ad["HoldReasonSubCode"]) == (7, 2)
-        assert ad["HoldReason"].endswith(": Failed to open '/nonexistent/dir/out' as standard output: "
-                                         "No such file or directory (errno 2)")
+        assert ad["HoldReason"] == (f"Error from {ad['RemoteHost']}: Failed to open '/nonexistent/dir/out' as standard "
+                                    "output: No such file or directory (errno 2)"), "the slot named, as HTCondor names it"
         in_ = schedd.submit("executable = /bin/true\ninput = missing.txt\nskip_filechecks = true\nqueue\n")
         ad = schedd.wait_status(f"{in_.cluster}.0", JobStatus.HELD)
         assert (ad["HoldReasonCode"], ad["HoldReasonSubCode"]) == (8, 2)

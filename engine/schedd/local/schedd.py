@@ -626,7 +626,7 @@ class LocalSchedd:
                     machine_ad = self._machine_ads[slot.name] = shadow.ad_file_text(slot.ad)
             grace = None if ad["JobUniverse"] == UNIVERSE_SCHEDULER else self.vacate_time
             requests.append(shadow.request(ad, proc.record, self._ad_file(key), machine_ad,
-                                           self.job_umask, grace, self.job_tools))
+                                           self.job_umask, grace, self.job_tools, slot.name if slot else None))
         if requests:
             try:
                 self.spawner.spawn(requests)

@@ -121,10 +121,12 @@ class Spawner:
 
 
 def request(ad: classad2.ClassAd, record: str, ad_file: str, machine_ad: str | None,
-            umask: int, grace: float | None, tools: str | None = None) -> dict:
+            umask: int, grace: float | None, tools: str | None = None, slot: str | None = None) -> dict:
     """What the starter needs to run the job of ``ad`` (as committed when it was set running),
     writing it to ``ad_file`` and, on a slot, ``machine_ad`` (:func:`ad_file_text`) beside it; the
-    HTCondor tools of ``tools`` come last on its PATH, so that a PATH of the job's own wins."""
+    HTCondor tools of ``tools`` come last on its PATH, so that a PATH of the job's own wins.
+    ``slot``: the slot's name, which begins the hold reasons of a start that fails, as HTCondor's
+    ("Error from slot1@host: ...")."""
     if "Arguments" in ad:  # the new syntax, stored without its enclosing double quotes
         argv = [ad["Cmd"], *parse_arguments(f'"{ad["Arguments"]}"')]
     else:  # the old syntax, blank-separated, its quotes unescaped as condor_submit stores them
@@ -146,7 +148,7 @@ def request(ad: classad2.ClassAd, record: str, ad_file: str, machine_ad: str | N
         "key": f"{ad['ClusterId']}.{ad['ProcId']}", "record": record, "argv": argv, "env": env,
         "cwd": ad["Iwd"], "stdin": ad["In"], "stdout": ad["Out"], "stderr": ad["Err"],
         "ad_file": ad_file, "job_ad": ad_file_text(ad), "machine_ad_file": machine_file, "machine_ad": machine_ad,
-        "umask": umask, "grace": grace,
+        "umask": umask, "grace": grace, "error_from": slot or "starter",
         "kill_signals": {"vacate": kill, "remove": signal_number(ad.get("RemoveKillSig"), kill),
                          "hold": signal_number(ad.get("HoldKillSig"), kill)},
     }

@@ -224,7 +224,7 @@ def _starter(sock: socket.socket, tell: int, spawner: int) -> None:
             try:
                 fd = _create_record(request["record"])
             except OSError as e:
-                _notify(sock, f"failed {request['key']} Error from starter: cannot create "
+                _notify(sock, f"failed {request['key']} {_error_from(request)}: cannot create "
                               f"{request['record']}: {e.strerror}")
                 continue
             _prctl_call(_PR_SET_PDEATHSIG, 0)
@@ -353,17 +353,18 @@ class Run:
     def _spawn(self) -> int:
         """Write the ads, open the job's files and start it; StartError says what failed."""
         r = self.request
+        error_from = _error_from(r)
         for path, text in ((r["ad_file"], r["job_ad"]), (r.get("machine_ad_file"), r.get("machine_ad"))):
             if path:
                 try:
                     _write_file(path, text.encode("utf-8"))
                 except OSError as e:
-                    raise StartError(f"Error from starter: cannot write '{path}': {e.strerror}", subcode=e.errno) from None
+                    raise StartError(f"{error_from}: cannot write '{path}': {e.strerror}", subcode=e.errno) from None
         os.umask(r["umask"])
         try:
             os.chdir(r["cwd"])
         except OSError as e:
-            raise StartError(f"Error from starter: cannot enter the job's initial directory "
+            raise StartError(f"{error_from}: cannot enter the job's initial directory "
                              f"'{r['cwd']}': {e.strerror}", HOLD_CODE_IWD, e.errno) from None
         fds: list[int] = []
         try:
@@ -378,7 +379,7 @@ class Run:
                     fds.append(os.open(path, flags | os.O_CLOEXEC, 0o666))
                 except OSError as e:
                     # as 23.9.6's starter words it, with the errno as the subcode
-                    raise StartError(f"Error from starter: Failed to open '{path}' as standard {what}: "
+                    raise StartError(f"{error_from}: Failed to open '{path}' as standard {what}: "
                                      f"{e.strerror} (errno {e.errno})", code, e.errno) from None
             argv = r["argv"]
             try:
@@ -387,7 +388,7 @@ class Run:
                                       setsid=True, setsigmask=(),
                                       setsigdef=(signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD, STOP))
             except OSError as e:
-                raise StartError(f"Error from starter: Failed to execute '{argv[0]}': {e.strerror}",
+                raise StartError(f"{error_from}: Failed to execute '{argv[0]}': {e.strerror}",
                                  subcode=e.errno) from None
         finally:
             for fd in set(fds):
@@ -460,6 +461,12 @@ class Run:
                     os.waitpid(-1, 0)
                 except ChildProcessError:
                     return
+
+
+def _error_from(request: dict) -> str:
+    """How a hold reason of a start that fails begins: HTCondor names the slot ("Error from
+    slot1@host"); a job with no slot (scheduler universe), or a request of an older schedd, says starter."""
+    return f"Error from {request.get('error_from', 'starter')}"
 
 
 def _write_file(path: str, data: bytes) -> None:
