@@ -130,6 +130,7 @@ Q_UNSUPPORTED = (
     Option("reverse-analyze", 3, colon=True), Option("unmatchable", 5, colon=True), Option("dry-run", 3, colon=True),
     Option("verbose", 4), Option("hold-codes", 6, colon=True), Option("holdcodes", 5, colon=True),
     Option("cputime", 2), Option("grid", 2, colon=True), Option("debug", 3, colon=True), Option("io", 2),
+    Option("goodput", 2),
     Option("progress", 3, colon=True), Option("expert", 1), Option("jobads", 1, colon=True), Option("userlog", 1),
     Option("slotads", 1, colon=True), Option("userprios", 5, colon=True), Option("nouserprios", 7, colon=True),
     Option("version", 1), Option("profile", 4, colon=True), Option("stream-results", 2),
