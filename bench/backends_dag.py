@@ -44,7 +44,7 @@ import subprocess
 import sys
 import time
 
-from benchlib import report, scratch_dir, write_dag
+from benchlib import crabtui_scripts, report, scratch_dir, write_dag
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTPOOL = os.path.join(REPO, "scripts", "htcondor-testpool")
@@ -73,7 +73,7 @@ def write_open_dag(dagdir: str, n: int) -> str:
 
 
 def crabtui(args: list[str], env: dict, cwd: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run(["crabtui", *args], env=env, cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run([crabtui_scripts()[0], *args], env=env, cwd=cwd, capture_output=True, text=True)
     if check and proc.returncode != 0:
         raise RuntimeError(f"crabtui {' '.join(args)} exited with {proc.returncode}: "
                            f"{(proc.stderr or proc.stdout).strip()}")
