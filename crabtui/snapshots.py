@@ -606,7 +606,7 @@ def status_summary(task: Task, view: TaskView, scheduler: str | None, now: float
     info = TaskInfo(name=task.name, task_dir=task.task_dir, status=task.status, command=task.command,
                     message=task.message, scheduler_status=scheduler, num_cores=view.num_cores,
                     max_memory_mb=view.max_memory_mb, max_runtime_min=view.max_runtime_min,
-                    warnings=view.warnings + ((task.kill_warning,) if task.kill_warning else ()), automatic=view.automatic)
+                    warnings=view.warnings + task.kill_warnings, automatic=view.automatic)
     lines = header_lines(info)
     if scheduler is None:
         return lines

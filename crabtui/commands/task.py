@@ -349,7 +349,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     info = TaskInfo(name=task.name, task_dir=task.task_dir, status=task.status, command=task.command,
                     message=task.message, scheduler_status=scheduler, num_cores=view.num_cores,
                     max_memory_mb=view.max_memory_mb, max_runtime_min=view.max_runtime_min,
-                    warnings=view.warnings + ((task.kill_warning,) if task.kill_warning else ()), sites=view.sites.sites if view.sites else (),
+                    warnings=view.warnings + task.kill_warnings, sites=view.sites.sites if view.sites else (),
                     automatic=view.automatic, publication=view.publication)
     try:
         lines = render(info, view.jobs, now, options)

@@ -51,9 +51,10 @@ class Task:
     arguments: dict = field(default_factory=dict)  # the pending command's options (resubmit's, kill's)
 
     @property
-    def kill_warning(self) -> str | None:
-        """crab kill --killwarning's text, which CRAB adds to the task's warnings."""
-        return self.arguments.get("killwarning") if self.command == KILL else None
+    def kill_warnings(self) -> tuple[str, ...]:
+        """crab kill --killwarning's text, if it was given, which CRAB adds to the task's warnings."""
+        text = self.arguments.get("killwarning") if self.command == KILL else None
+        return (text,) if text else ()
 
 
 def killable(task: Task) -> bool:
