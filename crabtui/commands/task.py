@@ -22,10 +22,10 @@ from crabtui.commands.backend import backend, fail, schedd
 from engine.schedd.api import ScheddError
 
 
-def site_slots(client) -> dict[str, dict[str, int]]:
+def site_slots(client, info: dict) -> dict[str, dict[str, int]]:
     """Each site of the embedded pool with its largest slot (``cpus``, ``memory``), as the daemon
-    says; a daemon that does not say runs another crabtui's code, and is named with the way out."""
-    info = client.ping()
+    says in ``info`` (its ping); a daemon that does not say runs another crabtui's code, and is
+    named with the way out."""
     sites = info.get("sites")
     if isinstance(sites, dict) and all(isinstance(size, dict) and isinstance(size.get("cpus"), int)
                                        and isinstance(size.get("memory"), int) for size in sites.values()):
@@ -219,9 +219,13 @@ class _Submitter:
             with schedd(self.ctx) as client:  # the embedded one starts its daemon, and the task worker with it
                 db = TaskDB(self.state.tasks)
                 try:
-                    sites = client.sites() if backend(self.ctx) == "htcondor" else site_slots(client)
-                    if backend(self.ctx) != "htcondor" and (changed := client.pool_file_changed(client.ping())):
-                        click.echo(f"Note: {changed}")
+                    if backend(self.ctx) == "htcondor":
+                        sites = client.sites()
+                    else:
+                        info = client.ping()  # one answer for the sites and the pool file it read
+                        sites = site_slots(client, info)
+                        if changed := client.pool_file_changed(info):
+                            click.echo(f"Note: {changed}")
                     done = submit_task(cfg, self.state, db, sites)
                 finally:
                     db.close()

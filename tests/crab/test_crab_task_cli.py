@@ -166,7 +166,8 @@ def test_a_daemon_that_does_not_say_its_sites_is_named_in_one_line_with_the_way_
     from engine.schedd.api import ScheddError
 
     try:
-        site_slots(_OlderDaemon())
+        daemon = _OlderDaemon()
+        site_slots(daemon, daemon.ping())
     except ScheddError as e:
         message = str(e)
     assert "\n" not in message and "(pid 4242)" in message and "runs another version of crabtui" in message
