@@ -9,7 +9,11 @@ tried in the tool's own order, so a short prefix means what it means to the tool
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+
+JOB_ID = re.compile(r"(\d+)(?:\.(\d+))?\Z")  # CLUSTER or CLUSTER.PROC, as the tools take a job id
 
 
 class ArgumentError(Exception):

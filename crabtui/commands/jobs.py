@@ -20,12 +20,11 @@ import click
 from crabtui import queue_format
 from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, long_form
 from crabtui.commands.backend import backend, fail, schedd, schedd_title
-from crabtui.condor_args import ArgumentError, Option, Parsed, parse
+from crabtui.condor_args import JOB_ID, ArgumentError, Option, Parsed, parse
 from engine.schedd.api import JobAction, ScheddError, summarize
 
 # Click hands these commands their arguments untouched (but for --backend and --help).
 RAW = {"ignore_unknown_options": True, "allow_interspersed_args": True, "help_option_names": ["--help"]}
-_JOB_ID = re.compile(r"(\d+)(?:\.(\d+))?\Z")
 INT_MAX = 2**31 - 1
 
 
@@ -163,7 +162,7 @@ class QueueQuery:
     def _take(self, item: Parsed) -> None:
         name = _ALIASES.get(item.name, item.name)
         if name is None:
-            found = _JOB_ID.match(item.arg)
+            found = JOB_ID.match(item.arg)
             if found:
                 self.ids.append((int(found[1]), int(found[2]) if found[2] is not None else -1))
             else:
@@ -591,7 +590,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         for item in parse(list(args), HISTORY_OPTIONS, "history", greedy=("af", "autoformat"),
                           unsupported=HISTORY_UNSUPPORTED):
             if item.name is None:
-                found = _JOB_ID.match(item.arg)
+                found = JOB_ID.match(item.arg)
                 if found and found[2] is not None:
                     ors.append(f"(ClusterId == {found[1]} && ProcId == {found[2]})")
                 elif found:

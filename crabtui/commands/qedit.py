@@ -16,11 +16,11 @@ import classad2
 import click
 
 from crabtui.commands.backend import fail, schedd
-from crabtui.condor_args import is_dash_arg_colon_prefix, is_dash_arg_prefix
+from crabtui.condor_args import JOB_ID, is_dash_arg_colon_prefix, is_dash_arg_prefix
 from engine.schedd.api import ScheddError
 
 RAW = {"ignore_unknown_options": True, "allow_interspersed_args": False, "help_option_names": []}
-_JOB_ID = re.compile(r"(\d+)(?:\.(\d+))?")
+_UNSUPPORTED = (("forward", 1), ("dry-run", 3))  # condor_qedit's options crabtui refuses by name
 _ATTR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _EDITS_FORMS = {"auto": classad2.ParserType.Auto, "long": classad2.ParserType.Old, "xml": classad2.ParserType.XML,
                 "json": classad2.ParserType.JSON, "new": classad2.ParserType.New}
@@ -90,8 +90,8 @@ def parse_qedit(argv: list[str]) -> Qedit | None:
             if i >= len(argv) or argv[i].startswith("-"):
                 raise QeditError(f"{arg} requires a file name after it")
             q.edits.update(_read_edits(argv[i], edits[1]))
-        elif is_dash_arg_prefix(arg, "forward", 1) or is_dash_arg_prefix(arg, "dry-run", 3):
-            raise QeditError(f"{arg}: crabtui qedit does not support condor_qedit's -{arg.lstrip('-')}; "
+        elif unsupported := next((name for name, least in _UNSUPPORTED if is_dash_arg_prefix(arg, name, least)), None):
+            raise QeditError(f"{arg}: crabtui qedit does not support condor_qedit's -{unsupported}; "
                              "leave it out to set the attributes in the queue")
         elif arg.startswith("-") and len(arg) > 1:
             raise QeditError(f"{arg} is not an option crabtui qedit takes; see 'crabtui qedit -help'")
@@ -128,7 +128,7 @@ def parse_qedit(argv: list[str]) -> Qedit | None:
 def _job_ids(text: str) -> list[tuple[int, int | None]]:
     ids = []
     for word in text.replace(",", " ").split():
-        m = _JOB_ID.fullmatch(word)
+        m = JOB_ID.match(word)
         if m is None:
             raise QeditError(f"{word!r} is not a job id: write CLUSTER or CLUSTER.PROC")
         ids.append((int(m.group(1)), None if m.group(2) is None else int(m.group(2))))
