@@ -566,7 +566,7 @@ class LocalSchedd:
                     remaining.append(key)
                     continue
                 try:
-                    if "$$(" in (str(ad) if key in self._changed else self.texts.get(key) or str(ad)):
+                    if self._has_dollar_dollar(key, ad):
                         matches[key] = dollar_dollar.expand(ad, slot.ad)
                 except dollar_dollar.CannotExpand as e:
                     self._hold([ad], str(e), 0, 0)  # as the schedd holds it, with no hold code
@@ -577,6 +577,12 @@ class LocalSchedd:
             self._idle_order = remaining
         if starts:
             self._start(starts, matches)
+
+    def _has_dollar_dollar(self, key: JobId, ad: classad2.ClassAd) -> bool:
+        """Whether the job's ad holds a ``$$()``, read in the text kept for queries (a job start
+        is a hot path; the ad's own text only when this unit changed it, and the kept text is old)."""
+        text = self.texts.get(key) if key not in self._changed else None
+        return "$$(" in (text if text is not None else str(ad))
 
     def _ad_file(self, key: JobId) -> str:
         return os.path.join(self.state.spool, f"{_name(key)}.job.ad")
