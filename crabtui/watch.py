@@ -67,8 +67,9 @@ def _line(snapshot: TaskSnapshot, now: float, countdowns: bool, bar: int, words:
     return line
 
 
-def follow(engine: Backend, name: str, interval: float) -> None:
-    """Print TASK's progress until it ends; exit 0 if it COMPLETED, 1 otherwise."""
+def follow(engine: Backend, name: str, interval: float, crabtui: str = "crabtui") -> None:
+    """Print TASK's progress until it ends; exit 0 if it COMPLETED, 1 otherwise, naming the
+    commands (``crabtui`` with this one's state directory and backend) that say why."""
     console = Console(highlight=False)
     try:
         engine.start()
@@ -102,5 +103,5 @@ def follow(engine: Backend, name: str, interval: float) -> None:
         if live is not None:
             live.stop()
     if snapshot.task.status != COMPLETED:
-        fail(f"task {name} ended {snapshot.task.status}: `crabtui task status {name} --long` says why, "
-             f"`crabtui task resubmit {name}` runs its failed jobs again")
+        fail(f"task {name} ended {snapshot.task.status}: `{crabtui} task status {name} --long` says why, "
+             f"`{crabtui} task resubmit {name}` runs its failed jobs again")

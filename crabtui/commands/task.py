@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 import click
 
-from crabtui.commands.backend import backend, fail, schedd
+from crabtui.commands.backend import again, backend, fail, schedd
 from engine.schedd.api import ScheddError
 
 
@@ -239,7 +239,7 @@ class _Submitter:
             click.echo(f"Warning: {warning}")
         click.echo(f"Task name: {done.name}\nProject dir: {done.task_dir}\n"
                    "Success: Your task has been delivered to the task worker; follow it with "
-                   f"'crabtui task list' or 'crabtui task status {done.handle}'.")
+                   f"'{again(self.ctx)} task list' or '{again(self.ctx)} task status {done.handle}'.")
         self._append({"task": done.name})
         return done.name
 
@@ -297,7 +297,7 @@ def kill(ctx: click.Context, name: str, killwarning: str | None) -> None:
         except TaskError as e:
             fail(str(e))
         _carry_out(ctx, state, client)
-    click.echo(f"Kill request for task {task.name} sent; 'crabtui task list' shows when it is KILLED.")
+    click.echo(f"Kill request for task {task.name} sent; '{again(ctx)} task list' shows when it is KILLED.")
 
 
 @task.command()
@@ -402,5 +402,5 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
         except (TaskError, ResubmitError) as e:
             fail(str(e))
         _carry_out(ctx, state, client)
-    click.echo(f"Resubmit request for task {task.name} sent; 'crabtui task status {task.request_name}' shows "
+    click.echo(f"Resubmit request for task {task.name} sent; '{again(ctx)} task status {task.request_name}' shows "
                "how the resubmission proceeds.")

@@ -232,6 +232,26 @@ def test_halt_and_unhalt_of_a_dag_no_dagman_runs_change_nothing(gated, schedd):
     assert "Resumed" not in resumed.stdout
 
 
+def test_halt_by_job_id_names_the_state_dir_and_refuses_a_dagman_job_that_left_the_queue(gated, schedd):
+    """The unhalt command the halt prints looks at the same state directory; a DAGMan job held
+    (which keeps its lock file) and then removed runs no DAG, so there is nothing to halt."""
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
+    cluster = submit(schedd, "d.dag", gated)
+    wait_until(lambda: runs(gated) == ["A"], "node A to start")
+    halted = crabtui(schedd, "dag", "halt", str(cluster), cwd=gated)
+    assert f"`crabtui --state-dir {schedd.state.path} dag unhalt {cluster}` resumes it" in halted.stdout, halted
+    assert crabtui(schedd, "dag", "unhalt", str(cluster), cwd=gated).returncode == 0
+    assert crabtui(schedd, "hold", str(cluster), cwd=gated).returncode == 0
+    assert crabtui(schedd, "rm", str(cluster), cwd=gated).returncode == 0
+    finished(schedd, cluster)
+    assert (gated / "d.dag.lock").exists()
+    for command in ("halt", "unhalt"):
+        refused = crabtui(schedd, "dag", command, str(cluster), cwd=gated)
+        assert refused.returncode == 1 and len(refused.stderr.splitlines()) == 1, refused
+        assert f"its DAGMan job {cluster} has left the queue (removed)" in refused.stderr
+    assert not (gated / "d.dag.halt").exists()
+
+
 def test_halt_drains_runs_final_and_unhalt_before_the_drain_resumes(gated, schedd):
     (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
     cluster = submit(schedd, "d.dag", gated)
