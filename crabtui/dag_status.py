@@ -157,7 +157,10 @@ def _node_lines(ad, get, total: int, width: int, ended: bool) -> list[str]:
     parts[largest] += max(bar_width - sum(parts.values()), 0)
     bar = "".join(key[0] * n for key, n in parts.items())
     if ended:
-        lines.append(f"DAG {ENDED_SENTENCES.get(get('DAG_Status'), 'ended in an unknown state.')}")
+        dag_status = get("DAG_Status")
+        if dag_status == 0 and ad.get("JobStatus") == JobStatus.REMOVED:
+            dag_status = 4  # DAGMan had stopped (its job held) before the removal: its last word was OK
+        lines.append(f"DAG {ENDED_SENTENCES.get(dag_status, 'ended in an unknown state.')}")
     else:
         possible = (1 - (futile + failed) / total) * 100
         only = f" Only {possible:.2f}% of the DAG can complete." if possible < 100 else ""
