@@ -42,7 +42,7 @@ def job() -> None:
 
 
 # condor_submit's options crabtui reads, in its order; the others are refused by name.
-SUBMIT_OPTIONS = [Option("append", 1, values=1), Option("batch-name", 1, values=1)]
+SUBMIT_OPTIONS = [Option("append", 1, values=1), Option("batch-name", 1, values=1), Option("help", 1)]
 SUBMIT_UNSUPPORTED = (
     Option("verbose", 1), Option("terse", 3), Option("debug", 2, colon=True), Option("spool", 1),
     Option("file", 2, values=1), Option("factory", 2), Option("dry-run", 3, values=1), Option("maxjobs", 3, values=1),
@@ -69,6 +69,9 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     try:
         for item in parse(list(args), SUBMIT_OPTIONS, "job submit", unsupported=SUBMIT_UNSUPPORTED,
                           condor_tool="condor_submit"):
+            if item.name == "help":  # condor_submit's -help, from -h
+                click.echo(ctx.get_help())
+                return
             if item.name is None and "=" in item.arg:
                 name, _, value = item.arg.partition("=")
                 prepend[name.strip()] = value.strip()
