@@ -252,6 +252,24 @@ def test_halt_by_job_id_names_the_state_dir_and_refuses_a_dagman_job_that_left_t
     assert not (gated / "d.dag.halt").exists()
 
 
+def test_a_dagman_released_in_recovery_counts_the_jobs_it_submitted_before(gated, schedd):
+    """`dag status` read "DAG has submitted 0 job(s), of which: 1 has completed." after a hold and
+    release: recovery replayed the completed job but not its submission."""
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
+    release(gated, "A")
+    cluster = submit(schedd, "d.dag", gated)
+    wait_until(lambda: runs(gated) == ["A", "B"], "node B to start")
+    assert crabtui(schedd, "hold", str(cluster), cwd=gated).returncode == 0
+    assert crabtui(schedd, "release", str(cluster), cwd=gated).returncode == 0
+    wait_until(lambda: "...done with RECOVERY mode" in (gated / "d.dag.dagman.out").read_text(), "recovery")
+    wait_until(lambda: (schedd.query(f"ClusterId == {cluster}", ["DAG_JobsCompleted"]) or [{}])[0]
+               .get("DAG_JobsCompleted") == 1, "the ad after recovery")
+    (ad,) = schedd.query(f"ClusterId == {cluster}", ["DAG_JobsSubmitted", "DAG_JobsCompleted"])
+    assert (ad["DAG_JobsSubmitted"], ad["DAG_JobsCompleted"]) == (2, 1)
+    release(gated, "B")
+    assert finished(schedd, cluster)["ExitCode"] == 0
+
+
 def test_halt_drains_runs_final_and_unhalt_before_the_drain_resumes(gated, schedd):
     (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
     cluster = submit(schedd, "d.dag", gated)
