@@ -66,7 +66,10 @@ def fresh_ad(ad: classad2.ClassAd) -> tuple[classad2.ClassAd, str]:
     fresh = classad2.ClassAd()
     fresh.update(ad)
     progress = DagWatcher(dag_file, dagman_out_of(values, dag_file)).read()
-    if not progress.read_error and progress.started_at is not None and progress.nodes:
+    # a dagman.out whose last run began before this job was queued is an earlier DAGMan's (its
+    # file's times are whole seconds)
+    earlier = progress.started_at is not None and progress.started_at < values.get("QDate", 0) - 1
+    if not progress.read_error and progress.started_at is not None and progress.nodes and not earlier:
         counts = progress.counts
         for word, attr in (("done", "Done"), ("pre", "Prerun"), ("queued", "Queued"), ("post", "Postrun"),
                            ("ready", "Ready"), ("unready", "Unready"), ("failed", "Failed"), ("futile", "Futile")):
@@ -76,7 +79,7 @@ def fresh_ad(ad: classad2.ClassAd) -> tuple[classad2.ClassAd, str]:
             fresh["DAG_Status"] = progress.dag_status
     if ad.get("JobStatus") == JobStatus.RUNNING and is_halted(dag_file):
         fresh["DAG_Status"] = 6
-    start_error = progress.error if progress.ended and not progress.nodes else ""
+    start_error = progress.error if progress.ended and not progress.nodes and not earlier else ""
     return fresh, start_error
 
 

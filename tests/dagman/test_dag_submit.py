@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -268,6 +269,20 @@ def test_a_dagman_released_in_recovery_counts_the_jobs_it_submitted_before(gated
     assert (ad["DAG_JobsSubmitted"], ad["DAG_JobsCompleted"]) == (2, 1)
     release(gated, "B")
     assert finished(schedd, cluster)["ExitCode"] == 0
+
+
+def test_dag_status_of_a_dagman_not_yet_started_ignores_the_last_runs_dagman_out(gated, schedd):
+    (gated / "d.dag").write_text("JOB A job.sub\nVARS A code=\"0\"\n")
+    release(gated, "A")
+    first = submit(schedd, "d.dag", gated)
+    assert finished(schedd, first)["ExitCode"] == 0
+    time.sleep(2.1)  # the next job is queued over a second after the run's dagman.out began (whole seconds)
+    again = submit(schedd, "d.dag", gated, "-f", "-append", "hold = true")  # held at submit: DAGMan never starts
+    status = crabtui(schedd, "dag", "status", str(again), cwd=gated)
+    assert status.returncode == 0, status.stderr
+    assert status.stdout.startswith(f"DAG {again} [d.dag] has been held for ")
+    assert "has completed" not in status.stdout and "DAG contains" not in status.stdout, status.stdout
+    assert crabtui(schedd, "rm", str(again), cwd=gated).returncode == 0
 
 
 def test_halt_drains_runs_final_and_unhalt_before_the_drain_resumes(gated, schedd):
