@@ -114,7 +114,7 @@ class CrabCommands(click.Group):
 
 @click.group(cls=CrabCommands)
 def task() -> None:
-    """Submit, follow and kill CRAB3 tasks (crab's short names sub and st work too)."""
+    """Submit, list, follow, resubmit and kill CRAB3 tasks, as crab does (its short names sub and st work too)."""
 
 
 @task.command(context_settings={"ignore_unknown_options": True})

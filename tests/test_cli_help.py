@@ -1,0 +1,26 @@
+"""Every command's help, as a user reads it: it opens, it names the --backend every command
+takes, and a group's summary names what its commands do."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from cli_commands import leaves
+from crabtui.cli import main
+
+
+@pytest.mark.parametrize("path", leaves(), ids=" ".join)
+def test_every_commands_help_opens_and_names_the_backend_option(path):
+    result = CliRunner().invoke(main, [*path, "--help"], prog_name="crabtui")
+    assert result.exit_code == 0, result.output
+    if path != ("dag", "run"):  # its help is DAGMan's own; the command refuses --backend htcondor
+        assert result.output.startswith(f"Usage: crabtui {' '.join(path)} ") and "--backend" in result.output
+
+
+def test_the_task_groups_summary_names_each_of_its_commands():
+    summary = CliRunner().invoke(main, ["--help"]).output.split("\n  task ", 1)[1].split("\n")[0]
+    help_text = CliRunner().invoke(main, ["task", "--help"]).output
+    assert summary.startswith("Submit, list, follow, resubmit and kill CRAB3 tasks")
+    for verb in ("Submit", "list", "resubmit", "kill"):
+        assert verb in help_text.split("Options:")[0]
