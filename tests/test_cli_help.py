@@ -21,6 +21,6 @@ def test_every_commands_help_opens_and_names_the_backend_option(path):
 def test_the_task_groups_summary_names_each_of_its_commands():
     summary = CliRunner().invoke(main, ["--help"]).output.split("\n  task ", 1)[1].split("\n")[0]
     help_text = CliRunner().invoke(main, ["task", "--help"]).output
-    assert summary.startswith("Submit, list, follow, resubmit and kill CRAB3 tasks")
+    assert summary.strip().startswith("Submit, list, follow, resubmit and kill CRAB3 tasks")
     for verb in ("Submit", "list", "resubmit", "kill"):
         assert verb in help_text.split("Options:")[0]
