@@ -24,3 +24,11 @@ def test_the_task_groups_summary_names_each_of_its_commands():
     assert summary.strip().startswith("Submit, list, follow, resubmit and kill CRAB3 tasks")
     for verb in ("Submit", "list", "resubmit", "kill"):
         assert verb in help_text.split("Options:")[0]
+
+
+@pytest.mark.parametrize("tool", ["hold", "release", "rm"])
+def test_hold_release_and_rm_list_the_options_they_take(tool):
+    """condor_hold's -totals is taken (the README lists it): the help names it too."""
+    text = CliRunner().invoke(main, [tool, "--help"], prog_name="crabtui").output
+    for option in ("-constraint EXPR", "-all", "-reason TEXT", "-totals", "-name SCHEDD", "-pool COLLECTOR"):
+        assert option in text, option

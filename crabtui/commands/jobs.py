@@ -556,11 +556,11 @@ def _failed_one(action: JobAction, job: str, verb: str, result) -> str:
 
 
 hold = _act(JobAction.Hold, "hold", "Hold jobs: running ones are stopped and keep their place (like condor_hold).\n\n"
-            "\b\nCLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -name SCHEDD -pool COLLECTOR")
+            "\b\nCLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -totals -name SCHEDD -pool COLLECTOR")
 release = _act(JobAction.Release, "release", "Release held jobs back to idle (like condor_release).\n\n\b\n"
-               "CLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -name SCHEDD -pool COLLECTOR")
+               "CLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -totals -name SCHEDD -pool COLLECTOR")
 rm = _act(JobAction.Remove, "rm", "Remove jobs from the queue; running ones are killed (like condor_rm).\n\n\b\n"
-          "CLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -forcex -name SCHEDD "
+          "CLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -totals -forcex -name SCHEDD "
           "-pool COLLECTOR\n-forcex: forget jobs already being removed (a DAGMan still running FINAL).")
 
 
