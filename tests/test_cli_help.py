@@ -16,6 +16,7 @@ def test_every_commands_help_opens_and_names_the_backend_option(path):
     assert result.exit_code == 0, result.output
     if path != ("dag", "run"):  # its help is DAGMan's own; the command refuses --backend htcondor
         assert result.output.startswith(f"Usage: crabtui {' '.join(path)} ") and "--backend" in result.output
+        assert "--help" in result.output, "the help says how it was opened"
 
 
 def test_the_task_groups_summary_names_each_of_its_commands():

@@ -67,7 +67,8 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
       -usedagdir, -no_recurse, -do_recurse, -suppress_notification, -verbose and
       -AllowVersionMismatch are taken and change nothing here: the DAG always runs in its own
       directory, and sub-DAG files are written when their nodes are submitted.
-    The rest of condor_submit_dag's options are refused, saying what to do instead.
+    -help (-h, --help) shows this text; the rest of condor_submit_dag's options are refused, saying
+    what to do instead.
 
     The DAG runs in the schedd after this command returns: follow it with
     `crabtui q -nobatch -dag`, `crabtui dag status ID`, or its .dagman.out file.
