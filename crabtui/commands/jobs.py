@@ -534,7 +534,7 @@ class ActRequest:
             click.echo(f"All jobs{where} have been {past}")
             return failed
         if result.job_ads == 0:
-            click.echo(f"condor_{self.tool}: There are no jobs in the queue", err=True)
+            click.echo(f"condor_{self.tool}:0:There are no jobs in the queue", err=True)  # 23.9.6, its ":0:" too
             return failed
         click.echo(f"Couldn't find/{verb} all jobs{where}", err=True)
         return True

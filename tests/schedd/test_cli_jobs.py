@@ -266,3 +266,7 @@ def test_hold_release_rm_messages_are_condors(queue):
     assert queue.cli("release", "1").stdout == "All jobs in cluster 1 have been released\n"
     assert queue.cli("rm", "2.1").stdout == "Job 2.1 marked for removal\n"
     assert queue.cli("rm", "1").stdout == "All jobs in cluster 1 have been marked for removal\n"
+    for tool in ("hold", "release", "rm"):  # nothing matches: condor_hold 23.9.6's line on the test pool, exit 0
+        nothing = queue.cli(tool, "99999")
+        assert (nothing.returncode, nothing.stdout) == (0, "")
+        assert nothing.stderr == f"condor_{tool}:0:There are no jobs in the queue\n"
