@@ -40,7 +40,10 @@ def scratch_dir(prefix: str, keep: bool) -> Iterator[str]:
 def embedded_schedd(workdir: str, name: str = "s"):
     """A client of a fresh embedded schedd with its own state directory ``workdir/name``, so that
     no other run's jobs share it.  Its daemon starts at the client's first call (start-up time is
-    the caller's to leave out) and is stopped on exit, also on error, so none is left running."""
+    the caller's to leave out) and is stopped on exit, also on error or Ctrl-C, so none is left
+    running: a daemon the benchmark killed last is started again first, to take back the jobs its
+    starters still run (they outlive it) and evict them as it stops."""
+    from engine.schedd.api import ScheddError
     from engine.schedd.local.client import LocalScheddClient
     from engine.state import StateDir
 
@@ -50,6 +53,10 @@ def embedded_schedd(workdir: str, name: str = "s"):
     try:
         yield client
     finally:
+        try:
+            client.ping()
+        except ScheddError:
+            pass  # it cannot start again: there is nothing to take back
         client.shutdown()
 
 
