@@ -36,6 +36,13 @@ def scratch_dir(prefix: str, keep: bool) -> Iterator[str]:
             shutil.rmtree(path, ignore_errors=True)
 
 
+def announce(doc: str) -> None:
+    """Say on stderr, before any work, what the benchmark measures: its figures come only at the
+    end, minutes later for some (stdout keeps them alone, for --json)."""
+    first = " ".join(doc.split("\n\n")[0].split()).removeprefix("Benchmark: ").replace("``", "`")
+    print(f"{os.path.basename(sys.argv[0])}: {first} Its figures come when it ends.", file=sys.stderr, flush=True)
+
+
 @contextlib.contextmanager
 def embedded_schedd(workdir: str, name: str = "s"):
     """A client of a fresh embedded schedd with its own state directory ``workdir/name``, so that

@@ -41,3 +41,15 @@ def test_a_job_whose_daemon_was_killed_is_gone_once_the_benchmark_ends(tmp_path)
         time.sleep(0.2)
         assert alive(job_pid), "a starter keeps its job running when the daemon dies"
     wait_until(lambda: not alive(job_pid), "the job to be evicted")
+
+
+def test_a_benchmark_says_what_it_measures_on_stderr_before_its_figures(capsys, monkeypatch):
+    from benchlib import announce
+
+    monkeypatch.setattr(sys, "argv", ["/x/bench/crash_dag.py"])
+    announce("""Benchmark: a DAG survives ``kill -9``s
+    of the schedd.
+
+    Details that stay in the file.""")
+    out, err = capsys.readouterr()
+    assert out == "" and err == "crash_dag.py: a DAG survives `kill -9`s of the schedd. Its figures come when it ends.\n"
