@@ -62,10 +62,10 @@ class NodeScreen(PollingScreen):
         return self.app.backend.node(self.dag, self.path, now)
 
     def show(self, snapshot: NodeSnapshot) -> None:
-        first = self.snapshot is None
+        before = self.snapshot
         self.snapshot = snapshot
-        if first:
-            self.refresh_bindings()
+        if before is None or before.subdag_id != snapshot.subdag_id:
+            self.refresh_bindings()  # d appears once a SUBDAG node's DAGMan job exists
         self._show_summary()
         self._set_text("node", self._node_text())
         self._set_text("classad", snapshot.ad_text or "No HTCondor job of this node in the queue or its history.")
@@ -155,7 +155,7 @@ class NodeScreen(PollingScreen):
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "open_subdag":
-            return None if self.snapshot is None or self.snapshot.subdag_id is None else True
+            return self.snapshot is not None and self.snapshot.subdag_id is not None  # shown on a SUBDAG node only
         if action == "copy" and self.snapshot is None:
             return None
         return True

@@ -183,6 +183,9 @@ def test_the_node_view_shows_every_node_with_its_state_and_why_and_opens_a_node(
                        "node A's drilldown")
         node = app.screen
         assert "Node A  ✔ done" in summary(node) and "exit code 0" in summary(node)
+        assert "Sub-DAG" not in node.query_one("KeyBar").render().plain, "A runs no sub-DAG: no d"
+        await pilot.press("d")
+        assert app.screen is node, "and d does nothing there"
         for tab, wanted in (("2", 'DAGNodeName = "A"'), ("3", "out of A"), ("4", "err of A"),
                             ("5", "Job terminated"), ("6", "PRE of A ran")):
             await pilot.press(tab)
@@ -196,6 +199,7 @@ def test_the_node_view_shows_every_node_with_its_state_and_why_and_opens_a_node(
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen) and app.screen.snapshot is not None,
                        "node SD's drilldown")
+        assert "d Sub-DAG" in app.screen.query_one("KeyBar").render().plain, "SD runs one: d opens it"
         await pilot.press("8")
         sub_out = app.screen.query_one("#dagman-out-text")
         await wait_for(pilot, lambda: any("Node S1" in line for line in sub_out.lines), "the sub-DAG's dagman.out")
