@@ -21,6 +21,7 @@ from engine.dagman.dagman_out import dagman_out_path
 from engine.dagman.node_status import NodeState
 from engine.dagman.progress import DagProgress, DagWatcher, NodeProgress
 from engine.schedd.api import JobStatus
+from engine.schedd.local.userlog import node_events
 
 SCHEDULER_UNIVERSE = 7
 TOP_LEVEL_DAGMAN = f"JobUniverse == {SCHEDULER_UNIVERSE} && DAGManJobId =?= undefined"
@@ -500,11 +501,16 @@ def node_snapshot(dag: int, path: str, node: NodeProgress | None, ad: Any, where
         if why:
             texts[tab], notes[tab] = None, why
             continue
-        texts[tab] = read_tail(file)
+        if tab == "log":  # a log the submit file shares between nodes: this node's jobs' events only
+            job = _cluster(node.job) if node is not None else None
+            texts[tab] = node_events(file, node.name if node is not None else path,
+                                     [job] if job is not None else [], after=dag)
+        else:
+            texts[tab] = read_tail(file)
         if texts[tab] is None:
             notes[tab] = f"{file} does not exist (yet)"
         elif not texts[tab]:
-            notes[tab] = f"{file} is empty"
+            notes[tab] = f"{file} holds no event of this node's job yet" if tab == "log" else f"{file} is empty"
     held = ad is not None and ad.get("JobStatus") == JobStatus.HELD
     return NodeSnapshot(dag, path, node, ad.printOld() if ad is not None else "", where,
                         str(ad.get("HoldReason") or "") if held else "", files, texts, notes,

@@ -1,7 +1,8 @@
 """One node of a DAG: what DAGMan says of it (state, retries, exit code, why, its parents, its
-submit file and scripts), its job's ClassAd and hold reason, the job's stdout, stderr and user
-log, its PRE and POST scripts' output, and for a SUBDAG node the sub-DAG's own dagman.out (and
-``d`` opens the sub-DAG's screen).  Each file tab says why it is empty or missing."""
+submit file and scripts), its job's ClassAd and hold reason, the job's stdout and stderr, its
+jobs' events from their user log (which nodes may share), its PRE and POST scripts' output, and
+for a SUBDAG node the sub-DAG's own dagman.out (and ``d`` opens the sub-DAG's screen).  Each
+file tab says why it is empty or missing."""
 
 from __future__ import annotations
 
@@ -132,7 +133,9 @@ class NodeScreen(PollingScreen):
             return
         tab = _tab_of(self.query_one(Tabbed).active)
         log = self.query_one(f"#{_pane_id(tab)}-text", LogView)
-        if tab in snapshot.files:
+        if tab == "log" and tab in snapshot.files:
+            text = log.describe(f"{snapshot.files[tab]} (this node's jobs' events)")
+        elif tab in snapshot.files:
             text = log.describe(snapshot.files[tab])
         elif tab == "classad":
             text = "The job's ClassAd (condor_q -l / condor_history -l)" + (

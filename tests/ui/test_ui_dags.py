@@ -211,6 +211,35 @@ def test_the_node_view_shows_every_node_with_its_state_and_why_and_opens_a_node(
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 
 
+def test_a_nodes_log_tab_shows_only_its_own_jobs_events(engine, tmp_path):
+    """The DAGMan tutorial's submit file: one ``log = job.log`` for every node."""
+    cluster, _ = submit_dag(engine, tmp_path, 'JOB A job.sub\nVARS A code="0"\n'
+                                              'JOB B job.sub\nVARS B code="3"\nRETRY B 1\nPARENT A CHILD B\n')
+    (tmp_path / "job.sub").write_text(GATED_SUB.replace("log = $(JOB).log", "log = job.log"))
+    go(tmp_path, "A", "B")
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: rows(screen).get("B", ["", ""])[1] == "✖ failed", "B failed after its retry")
+        screen.table.move_cursor(row=screen.table.get_row_index("B"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen) and app.screen.snapshot is not None,
+                       "node B's drilldown")
+        node = app.screen
+        await pilot.press("5")
+        log = "\n".join(node.query_one("#log-text").lines)
+        submitted = re.findall(r"^000 \((\d+)\.000\.000\) .*\n    DAG Node: (\S+)", log, re.MULTILINE)
+        assert [name for _, name in submitted] == ["B", "B"], f"B's two tries, no other node's job: {log}"
+        assert set(re.findall(r"^\d{3} \((\d+)\.", log, re.MULTILINE)) == {c for c, _ in submitted}
+        assert len(re.findall(r"^005 \(", log, re.MULTILINE)) == 2, "each try's end"
+        assert "job.log (this node's jobs' events)" in info(node)
+        shared = (tmp_path / "job.log").read_text()
+        assert "DAG Node: A" in shared, "the file itself holds A's events too"
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
 def test_ended_dags_stay_in_the_list_and_open(engine, tmp_path):
     (tmp_path / "ok").mkdir()
     (tmp_path / "bad").mkdir()
