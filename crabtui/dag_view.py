@@ -351,7 +351,7 @@ class NodeTable:
     watcher per sub-DAG, so each refresh reads only what their dagman.out gained."""
 
     def __init__(self) -> None:
-        self._subdags: dict[str, DagWatcher] = {}
+        self._subdags: dict[tuple[str, int | None], DagWatcher] = {}
 
     def rows(self, progress: DagProgress, jobs_of: Callable[[int, str], Sequence[Mapping[str, Any]]], now: float,
              dag_id: int | None) -> dict[str, NodeRow]:
@@ -382,12 +382,12 @@ class NodeTable:
                         str(ad.get("MATCH_GLIDEIN_CMSSite") or ""),
                         str(ad.get("HoldReason") or "") if status == JobStatus.HELD else "", dag_id)
             if node.kind == "subdag" and node.since is not None and depth < MAX_SUBDAG_DEPTH and node.subdag:
-                watcher = self._subdags.get(node.subdag)
+                sub_id = _cluster(node.job)
+                watcher = self._subdags.get((node.subdag, sub_id))
                 if watcher is None:
-                    watcher = self._subdags[node.subdag] = DagWatcher(node.subdag)
+                    watcher = self._subdags[(node.subdag, sub_id)] = DagWatcher(node.subdag, dagman_id=sub_id)
                 sub = watcher.read()
                 if not sub.read_error and sub.started_at is not None and sub.started_at >= node.since - 1:
-                    sub_id = _cluster(node.job)
                     self._add(rows, sub, jobs_of, sub_id, key + "/", depth + 1, now)
 
 
@@ -421,7 +421,7 @@ def node_at(progress: DagProgress, path: str) -> NodeProgress | None:
         return node
     if not node.subdag:
         return None
-    return node_at(DagWatcher(node.subdag).read(), rest)
+    return node_at(DagWatcher(node.subdag, dagman_id=_cluster(node.job)).read(), rest)
 
 
 class HaltError(Exception):

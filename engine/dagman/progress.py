@@ -129,12 +129,21 @@ class _Node:
 class DagWatcher:
     """Follows one DAG: ``read()`` replays what DAGMan wrote since the last call and gives the
     :class:`DagProgress`.  The DAG file is read once (again if it changes).  ``out_file``:
-    where its dagman.out is (condor_submit_dag's -outfile_dir), by default beside the DAG."""
+    where its dagman.out is (condor_submit_dag's -outfile_dir), by default beside the DAG.
 
-    def __init__(self, dag_file: str, out_file: str | None = None) -> None:
+    Every run of a DAG file appends to one dagman.out.  ``dagman_id`` (a DAGMan job's ClusterId)
+    keeps to that job's run, which its start banner names: a later run's lines are left out, so
+    a DAG that has left the queue keeps its own counts; an earlier run's are left out too.  Runs
+    whose banner names no job (DAGMan run by hand) are followed as any run."""
+
+    def __init__(self, dag_file: str, out_file: str | None = None, dagman_id: int | None = None) -> None:
         self.dag_file = dag_file
         self.out_file = out_file or dagman_out_path(dag_file)
+        self.dagman_id = dagman_id
         self._reader = DagmanOutReader(self.out_file)
+        self._own_seen = False  # the banner of dagman_id's run has been read
+        self._other_run = False  # the lines being read are another DAGMan job's run
+        self._own_last_line: float | None = None  # the time of the last line of dagman_id's run
         self._graph: Graph | None = None
         self._graph_key: tuple[int, int] | None = None
         self._dag_error = ""
@@ -153,8 +162,18 @@ class DagWatcher:
                                dag_error=self._dag_error)
         if self._reader.restarted:
             self._reset(None)
+            self._own_seen = self._other_run = False
         for record in records:
-            self._apply(record)
+            if record.what == "starting_up" and self.dagman_id is not None:
+                self._other_run = record.values[0] not in (None, self.dagman_id)
+                self._own_seen |= record.values[0] == self.dagman_id
+                if self._other_run:
+                    if not self._own_seen:
+                        self._reset(None)  # an earlier run's: as at the start, until its own banner
+                    continue
+            if not self._other_run:
+                self._apply(record)
+                self._own_last_line = record.time
         if records or self._changed or self._last is None:
             self._last = self._progress()
             self._changed = False
@@ -396,7 +415,8 @@ class DagWatcher:
             total, *numbers = run.table
             counts = dict(zip(("done", "pre", "queued", "post", "ready", "unready", "failed", "futile"), numbers))
         return DagProgress(self.dag_file, self.out_file, tuple(shown), {w: n for w, n in counts.items() if n},
-                           run.dag_status, run.held_procs, self._reader.last_line_at, run.started_at,
+                           run.dag_status, run.held_procs,
+                           self._own_last_line if self._other_run else self._reader.last_line_at, run.started_at,
                            run.exit_status, run.error, run.recovering, run.removing, run.aborting, run.halted_exit,
                            run.rescue_used, run.rescue_written, dag_error=self._dag_error)
 

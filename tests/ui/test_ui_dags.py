@@ -278,6 +278,33 @@ def test_ended_dags_stay_in_the_list_and_open(engine, tmp_path):
     drive(CrabApp(Backend(engine), interval=INTERVAL, clock=lambda: time.time() + 2 * 86400), later)
 
 
+def test_an_ended_run_keeps_its_own_counts_when_its_dag_file_runs_again(engine, tmp_path):
+    """Both runs append to one d.dag.dagman.out: each row counts its own run's nodes."""
+    first, dag = submit_dag(engine, tmp_path, DAG + 'VARS B code="2"\n')
+    go(tmp_path, "A", "B", "C")
+
+    async def scenario(pilot):
+        dags = await open_dags(pilot)
+        table = dags.table
+        await wait_for(pilot, lambda: str(first) in table.items and table.items[str(first)].ended, "run 1 failed",
+                       timeout=90)
+        (tmp_path / "go.B").unlink()  # the rescue run's B waits
+        result = crabtui(engine, "dag", "submit", "d.dag", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        second = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+        await wait_for(pilot, lambda: str(second) in table.items and table.items[str(second)].nodes.get("running"),
+                       "run 2's B running")
+        assert cells(table, str(second))[6].strip() == "2/3 ✔2 ▶1"
+        await pilot.pause(INTERVAL * 3)
+        assert cells(table, str(first))[4] == "✖ failed"
+        assert cells(table, str(first))[6].strip() == "2/3 ✔2 ✖1", "run 1's counts, not run 2's"
+        screen = await open_dag(pilot, first)
+        assert rows(screen)["B"][1] == "✖ failed" and "failed with status 2" in rows(screen)["B"][-1]
+        go(tmp_path, "B")
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
 def test_owners_a_toggle_for_all_users_and_totals_per_user(engine, tmp_path, monkeypatch):
     (tmp_path / "mine").mkdir()
     (tmp_path / "theirs").mkdir()
