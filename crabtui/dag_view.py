@@ -198,6 +198,7 @@ class NodeSnapshot:
     notes: dict[str, str]  # tab -> why there is no file for it
     subdag_id: int | None  # a SUBDAG node's DAGMan job
     at: float
+    word: str = ""  # its state as the DAG's node table words it: a queued node's job's (held, running, idle)
 
 
 # -------------------------------------------------------------- from ads
@@ -512,9 +513,12 @@ def node_snapshot(dag: int, path: str, node: NodeProgress | None, ad: Any, where
         elif not texts[tab]:
             notes[tab] = f"{file} holds no event of this node's job yet" if tab == "log" else f"{file} is empty"
     held = ad is not None and ad.get("JobStatus") == JobStatus.HELD
+    word = node.word if node is not None else ""
+    if node is not None and node.state is NodeState.SUBMITTED:
+        word = queued_word(node, [ad] if ad is not None and where == "queue" else [])
     return NodeSnapshot(dag, path, node, ad.printOld() if ad is not None else "", where,
                         str(ad.get("HoldReason") or "") if held else "", files, texts, notes,
-                        _cluster(node.job) if node is not None and node.subdag else None, now)
+                        _cluster(node.job) if node is not None and node.subdag else None, now, word)
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ class NodeScreen(PollingScreen):
             self.update_static("summary", f"DAG {self.dag} has no node {self.path} (or its DAG file cannot be read).")
             return
         line = Text(f"Node {self.path}  ", no_wrap=True)
-        line.append_text(states.dag_node_state(node.word, palette))
+        line.append_text(states.dag_node_state(snapshot.word, palette))  # as the DAG's node table says
         if node.retry_max or node.retries:
             line.append(f"  retries {node.retries}/{node.retry_max}")
         if node.job:
@@ -91,7 +91,7 @@ class NodeScreen(PollingScreen):
             line.append(f"  exit code {node.exit_code}")
         why = snapshot.hold_reason and f"held: {snapshot.hold_reason}" or node.why
         second = Text(why or "", style=palette.style("warning" if snapshot.hold_reason else
-                                                     "error" if node.word in ("failed", "futile") else ""),
+                                                     "error" if snapshot.word in ("failed", "futile") else ""),
                       no_wrap=True, overflow="ellipsis")
         self.update_static("summary", Text("\n").join([line, second]))
 
@@ -99,7 +99,7 @@ class NodeScreen(PollingScreen):
         node = self.snapshot.node
         if node is None:
             return "No such node."
-        lines = [f"Node:        {node.name} ({node.kind})", f"State:       {node.word}" + (f": {node.why}" if node.why else ""),
+        lines = [f"Node:        {node.name} ({node.kind})", f"State:       {self.snapshot.word}" + (f": {node.why}" if node.why else ""),
                  f"Retries:     {node.retries} of {node.retry_max}",
                  f"Job:         {node.job or '-'}" + (f" ({self.snapshot.ad_where})" if self.snapshot.ad_where else ""),
                  f"Exit code:   {'-' if node.exit_code is None else node.exit_code}",

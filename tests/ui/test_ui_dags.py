@@ -435,6 +435,12 @@ def test_hold_and_release_a_node_job_then_dagman_itself(engine, tmp_path):
         await wait_for(pilot, lambda: rows(screen)["A"][1] == "‖ held", "node A held")
         assert rows(screen)["A"][-1].startswith("held: "), "why: the hold reason"
         assert job_status(engine, int(a_job.split(".")[0])) == JobStatus.HELD and f"Held {a_job}." in notices(app)
+        await pilot.press("enter")  # the node's own screen says held too, as the table does
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen) and app.screen.snapshot is not None,
+                       "node A's drilldown")
+        assert summary(app.screen).startswith(f"Node A  ‖ held  job {a_job}")
+        assert "State:       held" in "\n".join(app.screen.query_one("#node-text").lines)
+        await pilot.press("escape")
         await pilot.press("r")
         assert isinstance(app.screen, ConfirmScreen) and "back to idle" in app.screen.details
         await pilot.press("y")
