@@ -72,7 +72,9 @@ class TabBar(Widget):
         inactive = self.get_component_rich_style("tab-bar--inactive")
         labels = [(tab, f" {n} {title} ") for n, (tab, title) in enumerate(self.tabs, 1)]
         first = self._first_shown(labels)
-        text = Text(MORE_LEFT if first else "", style=inactive, no_wrap=True, overflow="ellipsis", end="")
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        if first:
+            text.append(MORE_LEFT, style=inactive)
         self._spots = []
         for tab, label in labels[first:]:
             start = text.cell_len
