@@ -315,7 +315,7 @@ class Backend:
                 pending += 1  # its files are read at a later refresh; until then, DAGMan's ad says
                 progress = None
             else:
-                progress = self._watcher(dag_file, out_file, cluster).read()
+                progress = self._watcher(dag_file, out_file, cluster).read(left_queue=not in_queue)
             key = (id(progress), self._dag_queue.version(cluster), self._dag_queue.discoveries,
                    id(ad) if not in_queue else 0, dag_halt.is_halted(dag_file))
             cached = self._summaries.get((cluster, in_queue))
@@ -392,7 +392,7 @@ class Backend:
             if dag_file is None:
                 return DagSnapshot(cluster, None, ad, where, [ad] if where == "queue" and ad else [], {}, [], "", now)
             out_file = dagman_out_of(ad, dag_file)
-            progress = self._watcher(dag_file, out_file, cluster).read()
+            progress = self._watcher(dag_file, out_file, cluster).read(left_queue=where != "queue")
             if where == "queue":
                 queue.append(ad)
 
@@ -421,12 +421,14 @@ class Backend:
         """Node ``path`` (a node table key) of DAG ``cluster``, for its drilldown."""
         snapshot_ad = self._ended.get(cluster)
         with self.schedd() as schedd:
-            found = snapshot_ad or schedd.query_values(
-                f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION) or _plain(
+            queued = None if snapshot_ad else schedd.query_values(
+                f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION)
+            found = snapshot_ad or queued or _plain(
                 schedd.history(f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION,
                                match=1))
             dag_file = dag_file_of(found[0]) if found else None
-            progress = self._watcher(dag_file, dagman_out_of(found[0], dag_file), cluster).read() if dag_file else None
+            progress = self._watcher(dag_file, dagman_out_of(found[0], dag_file), cluster).read(
+                left_queue=not queued) if dag_file else None
             node = node_at(progress, path) if progress is not None else None
             ad, where = _job_ad(schedd, node.job if node is not None else None)
         return node_snapshot(cluster, path, node, ad, where, now)

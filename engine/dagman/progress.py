@@ -152,8 +152,12 @@ class DagWatcher:
         self._run = _Run()
         self._last: DagProgress | None = None
         self._changed = True
+        self._left = False  # the DAGMan job has left the queue
 
-    def read(self) -> DagProgress:
+    def read(self, left_queue: bool = False) -> DagProgress:
+        """``left_queue``: the DAGMan job is no longer in the queue (removed, or gone while held),
+        so the nodes its run left active will not be recovered: they read as DAGMan's exit
+        leaves them, failed, even if that run stopped to be restarted (held, then removed)."""
         self._load_graph()
         try:
             records = self._reader.read()
@@ -174,7 +178,8 @@ class DagWatcher:
             if not self._other_run:
                 self._apply(record)
                 self._own_last_line = record.time
-        if records or self._changed or self._last is None:
+        if records or self._changed or self._last is None or left_queue != self._left:
+            self._left = left_queue
             self._last = self._progress()
             self._changed = False
         return self._last
@@ -366,7 +371,7 @@ class DagWatcher:
                 # As DAGMan's last node status file reports them; but after a graceful stop (its
                 # job held) the node jobs stay in the queue and the restart recovers them.
                 if node.state in ACTIVE and run.exit_status != EXIT_RESTART:
-                    node.why = f"was {STATE_WORDS[node.state]} when DAGMan exited"
+                    node.why = _stopped_text(node.state)
                     node.state, node.running = NodeState.ERROR, False
         elif what == "removing":
             run.removing = True
@@ -398,15 +403,17 @@ class DagWatcher:
             node = self._nodes[name]
             gnode = graph.nodes.get(name) if graph is not None else None
             parents = tuple(gnode.parents) if gnode is not None else ()
-            state, why = node.state, node.why
-            if state in (NodeState.NOT_READY, NodeState.READY) and gnode is not None:
+            state, why, running, held = node.state, node.why, node.running, node.held
+            if state in ACTIVE and self._left and run.exit_status in (None, EXIT_RESTART):
+                state, why, running, held = NodeState.ERROR, _stopped_text(state), False, False
+            elif state in (NodeState.NOT_READY, NodeState.READY) and gnode is not None:
                 state, why = _waiting(node, gnode, parents, states)
             elif state is NodeState.ERROR and node.retries and why and not why.endswith("retries)"):
                 why = after_retries_text(why, node.retries)
             states[name] = state
             shown.append(NodeProgress(
                 name, state, _kind(gnode), node.retries, gnode.retry if gnode is not None else 0, node.job,
-                node.held, node.running, node.exit_code, why, node.since, parents,
+                held, running, node.exit_code, why, node.since, parents,
                 *(_where(self.dag_file, gnode) if gnode is not None else ("", None, {}))))
         counts = {word: 0 for word in STATE_WORDS.values()}
         for state in states.values():
@@ -439,6 +446,10 @@ class _Run:
     halted_exit: bool = False
     exit_status: int | None = None
     error: str = ""
+
+
+def _stopped_text(state: NodeState) -> str:
+    return f"was {STATE_WORDS[state]} when DAGMan exited"
 
 
 def _done_in(rescue: str) -> frozenset[str]:

@@ -417,6 +417,33 @@ def test_halt_unhalt_and_remove_are_asked_first_and_a_removed_dag_queues_nothing
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 
 
+def test_a_dag_held_then_removed_leaves_no_node_running(engine, tmp_path):
+    """Held, DAGMan stops to be restarted (exit 3) and leaves its nodes queued; removed, it never is."""
+    cluster, dag = submit_dag(engine, tmp_path)
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: rows(screen).get("A", ["", ""])[1] == "▶ running", "A running")
+        screen.table.move_cursor(row=screen.table.get_row_index(DAG_ROW))
+        await pilot.press("h", "y")
+        await wait_for(pilot, lambda: screen.snapshot.dag.state == "held", "DAGMan held")
+        await wait_for(pilot, lambda: "EXITING WITH STATUS 3" in Path(f"{dag}.dagman.out").read_text(),
+                       "DAGMan stopped to be restarted")
+        await pilot.press("K", "y")
+        await wait_for(pilot, lambda: screen.snapshot.where == "history", "DAGMan gone from the queue", timeout=90)
+        assert "✗ removed" in summary(screen)
+        await wait_for(pilot, lambda: rows(screen).get("A", ["", ""])[1] == "✖ failed", "A stopped for good")
+        assert rows(screen)["A"][-1] == "was queued when DAGMan exited"
+        assert not screen.snapshot.dag.nodes.keys() & {"running", "idle", "held"}, screen.snapshot.dag.nodes
+        await pilot.press("escape")
+        table = app.screen.table
+        await wait_for(pilot, lambda: str(cluster) in table.items and table.items[str(cluster)].ended, "the row")
+        assert "▶" not in cells(table, str(cluster))[6], "the list's row has no node running either"
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
 def test_hold_and_release_a_node_job_then_dagman_itself(engine, tmp_path):
     cluster, dag = submit_dag(engine, tmp_path)
 
