@@ -488,6 +488,7 @@ def test_hold_and_release_a_node_job_then_dagman_itself(engine, tmp_path):
         go(tmp_path, "A", "B", "C")
         await wait_for(pilot, lambda: screen.snapshot.where == "history", "the DAG finished", timeout=90)
         assert screen.snapshot.dag.state == "completed"
+        assert rows(screen)[DAG_ROW][1] == "✔ completed", "the DAG's state in full, not cut short"
         assert {r[1] for key, r in rows(screen).items() if key != DAG_ROW} == {"✔ done"}
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
