@@ -124,13 +124,14 @@ class DagSummary:
         return ", ".join(words)
 
     def describe_source(self, now: float) -> str:
-        """``dagman.out 3s ago``: where the counts come from and how old they are."""
+        """``dagman.out 3s ago, queue now``: where the counts come from and how old they are (and,
+        while the DAG is in the queue, its queued nodes split by what their jobs do now)."""
         if not self.total:
             return ""
         age = "" if self.as_of is None else f" {_ago(now - self.as_of)}"
         if self.source == FROM_AD:
             return f"{FROM_AD}{age} (refreshed every 5 min: {self.unreadable or 'dagman.out not read'})"
-        return f"{FROM_DAGMAN_OUT}{age}, queue now"
+        return f"{FROM_DAGMAN_OUT}{age}" + (", queue now" if self.in_queue else "")  # its jobs' states: now
 
 
 @dataclass(frozen=True)

@@ -259,6 +259,7 @@ def test_ended_dags_stay_in_the_list_and_open(engine, tmp_path):
         assert "ended ones for 1 day" in info(dags)
         screen = await open_dag(pilot, bad)
         assert "✖ failed" in summary(screen) and "exit code 1" in summary(screen)
+        assert re.search(r"dagman\.out \S+ ago$", summary(screen)), "no 'queue now' for a DAG gone from it"
         assert f"rescue DAG {bad_dag}.rescue001" in summary(screen).replace("./", str(Path.cwd()) + "/")
         assert rows(screen)["B"][1] == "✖ failed" and "failed with status 2" in rows(screen)["B"][-1]
         await pilot.press("escape")
