@@ -230,3 +230,17 @@ def test_a_task_whose_jobs_have_not_started_draws_flat_trends(state):
             assert drawn and set(drawn) == {"▁"}, (trend, drawn)
 
     drive(CrabApp(Backend(state), interval=INTERVAL, clock=lambda: NOW), scenario)
+
+
+def test_a_task_ended_long_ago_draws_its_jobs_done_over_its_life(fixed):
+    """ttbar's three jobs ran two hours before the clock: the done sparkline still rises to them."""
+    async def scenario(pilot):
+        screen = await open_task(pilot, "231114_200000:alice_crab_ttbar")
+        await wait_for(pilot, lambda: screen.query_one("#pace").render().plain == "every job done", "the pace")
+        await pilot.pause()
+        done = screen.query_one("#done-trend")
+        assert (done.data[0], done.data[-1]) == (0, 3), done.data
+        drawn = done.render_line(0).text
+        assert drawn[0] == "▁" and drawn[-1] == "█", drawn
+
+    drive(CrabApp(Backend(fixed), interval=INTERVAL, clock=lambda: NOW), scenario)
