@@ -497,6 +497,8 @@ def node_snapshot(dag: int, path: str, node: NodeProgress | None, ad: Any, where
                           f"write SCRIPT DEBUG FILE ALL {kind} ... in the DAG to keep it")
     if node is not None and node.subdag:
         files["dagman.out"] = node.subdag + ".dagman.out"
+    else:
+        notes["dagman.out"] = "the node runs no sub-DAG: its DAG's own dagman.out is on the DAG's Log tab"
     texts = {}
     for tab, file in files.items():
         why = unreadable(file)

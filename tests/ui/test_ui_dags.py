@@ -193,6 +193,9 @@ def test_the_node_view_shows_every_node_with_its_state_and_why_and_opens_a_node(
             assert wanted in shown_text, (tab, shown_text)
         await pilot.press("7")
         assert "the node has no POST script" in "\n".join(node.query_one("#post-text").lines)
+        await pilot.press("8")
+        assert "(the node runs no sub-DAG: its DAG's own dagman.out is on the DAG's Log tab)" in \
+            node.query_one("#dagman-out-text").lines
         await pilot.press("escape")
 
         screen.table.move_cursor(row=screen.table.get_row_index("SD"))
