@@ -65,7 +65,8 @@ def fresh_ad(ad: classad2.ClassAd) -> tuple[classad2.ClassAd, str]:
         return ad, ""
     fresh = classad2.ClassAd()
     fresh.update(ad)
-    progress = DagWatcher(dag_file, dagman_out_of(values, dag_file)).read()
+    progress = DagWatcher(dag_file, dagman_out_of(values, dag_file), values.get("ClusterId")).read(
+        left_queue=values.get("JobStatus") in (JobStatus.REMOVED, JobStatus.COMPLETED))
     # a dagman.out whose last run began before this job was queued is an earlier DAGMan's (its
     # file's times are whole seconds)
     earlier = progress.started_at is not None and progress.started_at < values.get("QDate", 0) - 1
