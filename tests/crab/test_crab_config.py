@@ -971,3 +971,26 @@ def test_print_config_shows_the_python_that_makes_it_as_wmcores_configuration_do
     again.parent.mkdir()
     again.write_text(printed)
     assert load_config(str(again)) == dataclasses.replace(cfg, source=str(again), pset_name=str(again.parent / "pset.py"))
+
+
+@pytest.mark.parametrize("lines, fragments", [
+    ("config.General.instance = 'k8s'\n",
+     ['Invalid value "k8s" for configuration.General.instance; valid values are prod, preprod, test2, test11, '
+      'test12, test14, other.']),
+    ("config.General.instance = 'Prod'\n", ['Invalid value "Prod"', "Did you mean prod?"]),
+    ("config.General.instance = 'other'\nconfig.General.restHost = 'cmsweb-test5.cern.ch'\n",
+     ["General.instance = 'other' needs General.restHost and General.dbInstance"]),
+])
+def test_general_instance_is_one_of_crabs(tmp_path, lines, fragments):
+    """crab submit refuses an instance it does not know before anything else; the ones it knows
+    (an analysis's 'prod', a developer's 'preprod' or 'other' server) load, and change nothing."""
+    write_toml(tmp_path)
+    py = tmp_path / "crabConfig.py"
+    py.write_text(CRAB_CONFIG_PY + lines)
+    line = refused(py, *fragments, parameter="General.instance")
+    assert "\n" not in line
+    for good in ("config.General.instance = 'prod'\n", "config.General.instance = 'preprod'\n",
+                 "config.General.instance = 'other'\nconfig.General.restHost = 'cmsweb-test5.cern.ch'\n"
+                 "config.General.dbInstance = 'dev'\n"):
+        py.write_text(CRAB_CONFIG_PY + good)
+        assert load_config(str(py)).ignored["General.instance"] in ("prod", "preprod", "other")

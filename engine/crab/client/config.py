@@ -20,7 +20,8 @@ Where CRAB leaves room, or crabtui differs, and why:
   effect on a simulated grid (``General.workArea``, ``Data.publication``, ``Data.outLFNDirBase``,
   ``JobType.outputFiles``, ``Data.partialDataset``: every block of the catalogue is on disk, ...)
   are type-checked and kept in :attr:`TaskConfig.ignored`; ``Data.outLFNDirBase`` must also be
-  under ``/store/user/``, ``/store/group/`` or ``/store/local/``, as CRAB's server requires.  The few that crabtui cannot simulate
+  under ``/store/user/``, ``/store/group/`` or ``/store/local/``, as CRAB's server requires, and
+  ``General.instance`` one of CRAB's instances, as its client requires.  The few that crabtui cannot simulate
   (``Site.requireAccelerator``: the pool's slots have no GPUs; ``Debug.oneEventMode``;
   ``JobType.externalPluginFile`` and the CopyCat and Recover job types) are refused when set to
   anything but CRAB's default, each with the reason.
@@ -116,6 +117,7 @@ MAX_MEMORY_PER_CORE = 2500
 MIN_RUNTIME_MIN, MAX_RUNTIME_MIN = 60, 20160  # crab resubmit --maxjobruntime
 AUTOMATIC_UNITS_RANGE = (180, 2700)  # CRABClient submit.py
 REQUEST_NAME_LIMIT = 100  # CRABClient submit.py
+SERVICE_INSTANCES = ("prod", "preprod", "test2", "test11", "test12", "test14", "other")  # ServerUtilities.py
 MAX_LUMIS_PER_FILE = 1000  # CRABClient PrivateMC.py
 MAX_JOBS_PER_TASK = 10_000  # CRABServer TaskWorker maxJobsPerTask (also taskworker.splitting's)
 _UNITS = {"FileBased": "files", "LumiBased": "lumi sections", "EventAwareLumiBased": "events",
@@ -236,7 +238,7 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "General.activity": ("str", IGNORED),
     "General.failureLimit": ("int", IGNORED),
     "General.workArea": ("str", IGNORED),
-    "General.instance": ("str", IGNORED),
+    "General.instance": ("str", IGNORED),  # checked against CRAB's instances
     "General.restHost": ("str", IGNORED),
     "General.dbInstance": ("str", IGNORED),
     "JobType.pluginName": ("str", USED),
@@ -593,6 +595,7 @@ class _Builder:
         ignored = {name: value for name, value in v.items() if _PARAMETERS[name][1] == IGNORED}
 
         request_name = self.request_name()
+        self.instance()
         job_type = self.plugin()
         splitting, units = self.splitting(job_type)
         dataset, files = self.input_data(job_type, splitting)
@@ -668,6 +671,19 @@ class _Builder:
             self.fail(f"Parameter {p} ({name!r}) contains characters CRAB does not accept: "
                       f"{''.join(bad)!r}. Use only letters, digits, '-', '_' and ':'.", p)
         return name
+
+    def instance(self) -> None:
+        """General.instance names the CRAB server: one of CRAB's (none is contacted here), as
+        ``crab submit`` refuses any other before it reads the rest (SubCommand.serverInstance)."""
+        p = "General.instance"
+        name = self.values.get(p)
+        if name is not None and name not in SERVICE_INSTANCES:
+            self.fail(f"Invalid value \"{name}\" for configuration.{p}; valid values are "
+                      f"{', '.join(SERVICE_INSTANCES)}.{_suggest(name, SERVICE_INSTANCES)} 'prod' is CRAB's default; "
+                      f"crabtui contacts no CRAB server, so any valid value runs the same.", p, invalid=False)
+        if name == "other" and not (self.values.get("General.restHost") and self.values.get("General.dbInstance")):
+            self.fail(f"{p} = 'other' needs General.restHost and General.dbInstance (the CRAB server to "
+                      f"use); set both, or use instance 'prod'.", p, invalid=False)
 
     # - JobType -
 
