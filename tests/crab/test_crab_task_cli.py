@@ -416,3 +416,29 @@ def test_submit_takes_the_configuration_as_crab_submit_does(tmp_path, state):
     assert none.returncode == 1 and none.stderr == (
         f"ERROR: no configuration given, and there is no crabConfig.py (crab submit's default) in {tmp_path}; "
         "give the file: crabtui task submit FILE (or -c FILE).\n")
+
+
+def test_crabs_common_options_are_taken_as_crab_users_paste_them(tmp_path, state):
+    """crab's commands all take --proxy, and --instance (the CRAB server): a command line copied from
+    a crab session or a script works, an instance CRAB does not know is refused in one line, and
+    crab resubmit --publication says why there is nothing to resubmit."""
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("wjets", scale=500))
+    submitted = crabtui(state, "task", "submit", "--proxy", "/tmp/x509up_u1000", "--instance=prod", "-c",
+                        "crabConfig.py", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    name = wait_status(state, "wjets", tmp_path, "SUBMITTED")["name"]
+    shown = crabtui(state, "task", "status", "-d", "crab_projects/crab_wjets", "--instance", "prod", "--proxy",
+                    "/tmp/x509up_u1000", "--long", cwd=tmp_path)
+    assert shown.returncode == 0 and f"Task name:\t\t\t{name}\n" in shown.stdout, shown.stderr
+    for command in (["status", "wjets"], ["kill", "wjets"], ["resubmit", "wjets"], ["submit", "crabConfig.py"]):
+        wrong = crabtui(state, "task", *command, "--instance", "k8s", cwd=tmp_path)
+        assert wrong.returncode == 1 and wrong.stderr.startswith(
+            'ERROR: Invalid value "k8s" for --instance; valid values are prod, preprod, test2, test11, test12, '
+            'test14, other') and wrong.stderr.count("\n") == 1, (command, wrong.stderr)
+    publication = crabtui(state, "task", "resubmit", "wjets", "--publication", cwd=tmp_path)
+    assert publication.returncode == 1 and publication.stderr.startswith(
+        "ERROR: --publication resubmits a task's failed publications, and crabtui publishes no output dataset")
+    killed = crabtui(state, "task", "kill", "--task", name, "--proxy=/tmp/x509up_u1000", cwd=tmp_path)
+    assert killed.returncode == 0, killed.stderr
+    wait_status(state, "wjets", tmp_path, "KILLED")
