@@ -442,3 +442,57 @@ def test_crabs_common_options_are_taken_as_crab_users_paste_them(tmp_path, state
     killed = crabtui(state, "task", "kill", "--task", name, "--proxy=/tmp/x509up_u1000", cwd=tmp_path)
     assert killed.returncode == 0, killed.stderr
     wait_status(state, "wjets", tmp_path, "KILLED")
+
+
+SCRIPT_WITH_OUTPUTS = """\
+from CRABClient.UserUtilities import config
+config = config()
+
+config.General.requestName = 'nanoskim'
+config.General.transferOutputs = True
+
+config.JobType.pluginName = 'Analysis'
+config.JobType.psetName = 'PSet.py'
+config.JobType.scriptExe = 'crab_script.sh'
+config.JobType.disableAutomaticOutputCollection = True
+config.JobType.outputFiles = ['tree.root', 'hists.root']
+
+config.Data.inputDataset = '{dataset}'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Data.publication = False
+
+config.Site.storageSite = 'T2_XX_Local'
+config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
+config.Debug.timeScale = 500
+"""
+
+
+def test_a_scripts_output_files_are_staged_out_and_a_missing_one_fails_its_job(tmp_path, state):
+    """JobType.outputFiles of a script are what its job must write: each is renamed <name>_<job>.root,
+    as CRAB's job renames it, and staged out to the storage site; a job whose script exits 0 without
+    writing one fails with cmscp's 60302 ("Output file hists.root does not exist.")."""
+    (tmp_path / "PSet.py").write_text("# fake PSet\n")
+    (tmp_path / "crab_script.sh").write_text(
+        '#!/bin/sh\necho tree > tree.root\n[ "$1" = 2 ] || echo hists > hists.root\n')
+    (tmp_path / "crab_script.sh").chmod(0o755)
+    (tmp_path / "crabConfig.py").write_text(SCRIPT_WITH_OUTPUTS.format(dataset=MC))
+    submitted = crabtui(state, "task", "submit", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    done = wait_until("every job to end", lambda: (s := task_status(state, "nanoskim", tmp_path))["jobs"]
+                      and all(j["state"] in ("finished", "failed") for j in s["jobs"]) and s)
+    jobs = {j["id"]: j for j in done["jobs"]}
+    assert sorted(jobs) == ["1", "2", "3", "4"]
+    assert {i: j["state"] for i, j in jobs.items()} == {"1": "finished", "2": "failed", "3": "finished",
+                                                        "4": "finished"}
+    assert jobs["2"]["attempts"][-1]["exit_code"] == 60302
+    stored = sorted(p.name for p in Path(state.path, "storage", "T2_XX_Local").rglob("*.root"))
+    assert stored == sorted(f"{stem}_{n}.root" for stem in ("tree", "hists") for n in (1, 3, 4))
+    shown = crabtui(state, "task", "status", "nanoskim", "--verboseErrors", cwd=tmp_path).stdout
+    assert "Output file hists.root does not exist." in shown, shown
+    bad = SCRIPT_WITH_OUTPUTS.format(dataset=MC).replace("'hists.root'", "'out/*.root'")
+    (tmp_path / "crabConfig.py").write_text(bad)
+    refused = crabtui(state, "task", "submit", cwd=tmp_path)
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and (
+        "Incorrect 'JobType.outputFiles' parameter. Allowed regexp for each filename: "
+        "'^(?=.{0,255}$)([a-zA-Z0-9\\-\\._]+)$' (entry 2, 'out/*.root'" in refused.stderr), refused.stderr
