@@ -529,6 +529,12 @@ def test_python_errors_name_file_and_line(tmp_path):
         f"{py}:1: ")
     py.write_text("from WMCore.Configuration import Configuration\nconfig = Configuration()\nconfig.Data = 3\n")
     assert refused(py, "Can only add ConfigSection objects to Configuration").startswith(f"{py}:3: ")
+    py.write_text("from WMCore.Configuration import Configuration\nconfig = Configuration()\n"
+                  "config.section_('General')\nconfig.General.requestName = 'zmumu'\n"
+                  "config.JobType.psetName = 'pset.py'\n")  # the JobType section never made
+    assert refused(py, "AttributeError: 'Configuration' object has no attribute 'JobType'. WMCore's Configuration "
+                       "has a section only once it is made: add config.section_('JobType') before its "
+                       "parameters.").startswith(f"{py}:5: ")
     py.write_text("cfg = 1\n")
     refused(py, "Unable to load Configuration object from file", "defines no 'config'",
             "config = config()")

@@ -286,6 +286,9 @@ def _hint(exc: BaseException) -> str:
     python3 = "crabtui runs configurations with Python 3, as CRAB's client does:"
     if isinstance(exc, (NameError, AttributeError)) and name in _PYTHON3_NAMES:
         return f" {name} is Python 2's; {python3} use {_PYTHON3_NAMES[name]}."
+    if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), Configuration):
+        return (f" WMCore's Configuration has a section only once it is made: add config.section_({name!r}) "
+                f"before its parameters.")
     if not isinstance(exc, ImportError) or not exc.name:
         return ""
     top = exc.name.split(".")[0]
