@@ -159,7 +159,9 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
     from engine.crab.client.config import ConfigError, load_config, run_crab_config
     from engine.crab.client.crab_config_py import SubmitFailed
 
-    if config_option is not None:  # crab submit -c FILE: what follows is the script's
+    if config_option is not None and multicrab and _scripts_own_c(config, config_option):
+        script_args = ("-c", config_option, *script_args)  # CRAB's multicrab example: -c/--crabCmd CMD
+    elif config_option is not None:  # crab submit -c FILE: what follows is the script's
         script_args = (config, *script_args) if config is not None else script_args
         config = config_option
     if config is None:
@@ -208,6 +210,14 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
         fail(f"{path}: {len(refused)} of the {calls} config(s) it passed to crabCommand('submit') were not submitted"
              f"{f' ({len(tasks)} were)' if tasks else ''}; the first because: {refused[0]}")
     click.echo(f"{path}: {len(tasks)} task(s) submitted: {', '.join(tasks)}.")
+
+
+def _scripts_own_c(config: str | None, value: str) -> bool:
+    """Whether ``-c VALUE`` after ``--multicrab SCRIPT.py`` is the script's own option (CRAB's
+    multicrab example reads ``-c/--crabCmd submit``), not crab submit's ``-c FILE``: SCRIPT.py is
+    a file and VALUE names no Python file."""
+    return (config is not None and os.path.splitext(config)[1].lower() == ".py" and os.path.isfile(config)
+            and not (os.path.splitext(value)[1].lower() == ".py" and os.path.isfile(value)))
 
 
 class _Submitter:

@@ -496,3 +496,64 @@ def test_a_scripts_output_files_are_staged_out_and_a_missing_one_fails_its_job(t
     assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and (
         "Incorrect 'JobType.outputFiles' parameter. Allowed regexp for each filename: "
         "'^(?=.{0,255}$)([a-zA-Z0-9\\-\\._]+)$' (entry 2, 'out/*.root'" in refused.stderr), refused.stderr
+
+
+MULTICRAB_CRABCMD = """\
+from optparse import OptionParser
+
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+from CRABClient.UserUtilities import config
+
+
+def getOptions():
+    parser = OptionParser(usage="Usage: %prog --crabCmd CMD [--workArea WAD]")
+    parser.add_option('-c', '--crabCmd', dest='crabCmd', default='')
+    parser.add_option('-w', '--workArea', dest='workArea', default='crab_projects')
+    (options, arguments) = parser.parse_args()
+    return options
+
+
+def main():
+    options = getOptions()
+    if options.crabCmd != 'submit':
+        print('nothing to do for crab %s in %s' % (options.crabCmd, options.workArea))
+        return
+    for sample in ('DYJets', 'WJets'):
+        cfg = config()
+        cfg.General.requestName = sample
+        cfg.General.workArea = options.workArea
+        cfg.JobType.psetName = 'pset.py'
+        cfg.Data.inputDataset = '{dataset}'
+        cfg.Data.splitting = 'FileBased'
+        cfg.Data.unitsPerJob = 5
+        cfg.Site.storageSite = 'T2_XX_Local'
+        cfg.Debug.timeScale = 500
+        try:
+            crabCommand('submit', config=cfg)
+        except ClientException as e:
+            print('failed: %s' % e)
+
+
+if __name__ == '__main__':
+    main()
+"""
+
+
+def test_a_multicrab_scripts_own_dash_c_is_its_own(tmp_path, state):
+    """CRAB's multicrab example reads -c/--crabCmd: 'python multicrab.py -c submit -w crab_2018' is how
+    users run it, so after --multicrab SCRIPT.py a -c that names no Python file is the script's, not
+    crab submit's -c FILE; -c SCRIPT.py still names the script."""
+    (tmp_path / "multicrab.py").write_text(MULTICRAB_CRABCMD.format(dataset=MC))
+    status = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", "-c", "status", "-w", "crab_2018",
+                     cwd=tmp_path)
+    assert status.returncode == 1 and "nothing to do for crab status in crab_2018" in status.stdout, status.stderr
+    assert "its __main__ block (run as 'python multicrab.py -c status -w crab_2018') passed no config" in status.stderr
+    done = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", "-c", "submit", "-w", "crab_2018",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert re.findall(r"^Task name: \S+_crab_(\S+)$", done.stdout, re.M) == ["DYJets", "WJets"]
+    named = crabtui(state, "task", "submit", "--multicrab", "-c", "multicrab.py", "--crabCmd", "status", cwd=tmp_path)
+    assert named.returncode == 1 and "nothing to do for crab status in crab_projects" in named.stdout, named.stderr
+    for name in ("DYJets", "WJets"):
+        assert wait_status(state, name, tmp_path, "SUBMITTED")["dagman_id"]
