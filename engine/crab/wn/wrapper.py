@@ -314,13 +314,16 @@ def _kept_outputs(report: dict, scratch: str) -> bool:
     return bool(items)
 
 
-def _additional_outputs(job: _Job, scratch: str | None) -> tuple[list[dict], str | None]:
+def _additional_outputs(job: _Job, scratch: str | None, report: dict | None) -> tuple[list[dict], str | None]:
     """The script's JobType.outputFiles, each renamed ``<name>_<job id><ext>`` where it wrote it, as
     CRAB's job renames its outputs for stage-out (``hist.root`` is ``hist_3.root``), with its path
-    from the task directory; or cmscp's message for the first one it did not write."""
+    from the task directory; or cmscp's message for the first one it did not write.  Those its own
+    ``report`` lists already are left as it lists them."""
     where = scratch or os.getcwd()
+    listed = {os.path.basename(str(item.get("pfn") or "")) for files in
+              (report["steps"]["cmsRun"]["output"].values() if report else ()) for item in files}
     outputs = []
-    for name in job.output_files:
+    for name in (n for n in job.output_files if n not in listed):
         path = os.path.join(where, name)
         if not os.path.isfile(path):
             return [], f"Output file {name} does not exist."
@@ -348,20 +351,21 @@ def _run_script(job: _Job, site: str | None, failure: Failure | None) -> tuple[i
         raise WrapperError(WRAPPER_ERROR, f"cannot run the user's executable {script}: {e.strerror or e}") from None
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     code = _status_code(returncode)
-    outputs, missing = _additional_outputs(job, scratch) if code == 0 else ([], None)
     try:
         report = fjr.read_report(job.report)  # the script wrote its own
     except fjr.FJRError:
         report = None
+    outputs, missing = _additional_outputs(job, scratch, report) if code == 0 else ([], None)
     if missing:
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
         _say(f"ERROR: {missing}")
         return OUTPUT_MISSING, fjr.minimal_report(OUTPUT_MISSING, missing, site, error_type="StageOutFailure",
                                                   start=start)
-    if report is not None:
+    listed = bool(scratch and report is not None and _kept_outputs(report, scratch))
+    if report is not None:  # its own report, and the outputs it did not list
         report["steps"]["cmsRun"]["output"].setdefault("output", []).extend(fjr.output_file(o) for o in outputs)
-    if scratch and not outputs and not (report is not None and _kept_outputs(report, scratch)):
+    if scratch and not outputs and not listed:
         shutil.rmtree(scratch, ignore_errors=True)  # the glidein's working directory goes with the job
     if report is not None:
         return code, report
