@@ -515,7 +515,7 @@ def test_toml_syntax_error_names_line_and_column(tmp_path):
     assert "(column 12)" in str(info.value) and info.value.line == 4
 
 
-def test_python_errors_name_file_and_line(tmp_path):
+def test_python_errors_name_file_and_line(tmp_path, monkeypatch):
     py = tmp_path / "crabConfig.py"
     py.write_text("from CRABClient.UserUtilities import config\nconfig = config()\nconfig.Data.splitting = 'FileBased'\n"
                   "config.Data.unitsPerJob = (\n")
@@ -535,6 +535,11 @@ def test_python_errors_name_file_and_line(tmp_path):
     assert refused(py, "AttributeError: 'Configuration' object has no attribute 'JobType'. WMCore's Configuration "
                        "has a section only once it is made: add config.section_('JobType') before its "
                        "parameters.").startswith(f"{py}:5: ")
+    py.write_text("import os\nfrom CRABClient.UserUtilities import config\nconfig = config()\n"
+                  "config.JobType.psetName = os.environ['CMSSW_BASE'] + '/src/Analysis/test/ntuple_cfg.py'\n")
+    monkeypatch.delenv("CMSSW_BASE", raising=False)  # crabtui runs outside a CMSSW area
+    assert refused(py, "KeyError: 'CMSSW_BASE'. CMSSW_BASE is set by cmsenv in a CMSSW area, which crabtui does "
+                       "not need: export it before submitting").startswith(f"{py}:4: ")
     py.write_text("cfg = 1\n")
     refused(py, "Unable to load Configuration object from file", "defines no 'config'",
             "config = config()")
