@@ -557,3 +557,30 @@ def test_a_multicrab_scripts_own_dash_c_is_its_own(tmp_path, state):
     assert named.returncode == 1 and "nothing to do for crab status in crab_projects" in named.stdout, named.stderr
     for name in ("DYJets", "WJets"):
         assert wait_status(state, name, tmp_path, "SUBMITTED")["dagman_id"]
+
+
+def test_a_submitfailed_task_resubmitted_after_its_input_changed_is_checked_for_locations_again(tmp_path, state):
+    """crab resubmit of a SUBMITFAILED task submits it anew, and the task worker checks where its
+    blocks can run as DagmanCreator does: a user dataset replaced since, now only at a site the pool
+    does not have, is refused with CRAB's "No locations found" instead of jobs failing one by one."""
+    name = "/DoubleMuon/someone-Skim2018A-v1/USER"
+    block = {"name": f"{name}#1", "sites": ["T2_XX_Local"],
+             "files": [{"lfn": "/store/user/someone/skim/f1.root", "size": 1000000, "lumis": [[1, 1, 50]]}]}
+    (tmp_path / "v1.json").write_text(json.dumps({"name": name, "blocks": [block]}))
+    assert crabtui(state, "dataset", "add", name, "--from", "v1.json", cwd=tmp_path).returncode == 0
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "golden.json").write_text('{"315257": [[1, 10]]}')
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("dimuon_skim", scale=500, dataset=name,
+                                                           more="config.Data.lumiMask = 'golden.json'\n"))
+    assert crabtui(state, "task", "submit", cwd=tmp_path).returncode == 0
+    failed = wait_status(state, "dimuon_skim", tmp_path, "SUBMITFAILED")
+    assert "select no lumi" in failed["message"], failed["message"]
+    moved = {**block, "sites": ["T2_FR_GRIF"], "files": [{**block["files"][0], "lumis": [[315257, 1, 50]]}]}
+    (tmp_path / "v2.json").write_text(json.dumps({"name": name, "blocks": [moved]}))
+    assert crabtui(state, "dataset", "add", name, "--from", "v2.json", "--replace", cwd=tmp_path).returncode == 0
+    resubmitted = crabtui(state, "task", "resubmit", "dimuon_skim", cwd=tmp_path)
+    assert resubmitted.returncode == 0, resubmitted.stderr
+    again = wait_until("the resubmission to fail", lambda: (s := task_status(state, "dimuon_skim", tmp_path))
+                       ["status"] == "SUBMITFAILED" and s["message"] != failed["message"] and s)
+    assert f"No locations found for dataset {name}." in again["message"], again["message"]
+    assert "The data is at T2_FR_GRIF; the pool's sites are " in again["message"], again["message"]
