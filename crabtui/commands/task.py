@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 import click
 
-from crabtui.commands.backend import backend, fail, schedd
+from crabtui.commands.backend import again, backend, fail, schedd
 from engine.schedd.api import ScheddError
 
 
@@ -135,7 +135,7 @@ class CrabCommands(click.Group):
 
 @click.group(cls=CrabCommands)
 def task() -> None:
-    """Submit, follow and kill CRAB3 tasks (crab's short names sub and st work too)."""
+    """Submit, list, follow, resubmit and kill CRAB3 tasks, as crab does (its short names sub and st work too)."""
 
 
 @task.command(context_settings={"ignore_unknown_options": True})
@@ -271,7 +271,7 @@ class _Submitter:
             click.echo(f"Warning: {warning}")
         click.echo(f"Task name: {done.name}\nProject dir: {done.task_dir}\n"
                    "Success: Your task has been delivered to the task worker; follow it with "
-                   f"'crabtui task list' or 'crabtui task status {done.handle}'.")
+                   f"'{again(self.ctx)} task list' or '{again(self.ctx)} task status {done.handle}'.")
         self._append({"task": done.name})
         return done.name
 
@@ -330,7 +330,7 @@ def kill(ctx: click.Context, name: str, killwarning: str | None) -> None:
         except TaskError as e:
             fail(str(e))
         _carry_out(ctx, state, client)
-    click.echo(f"Kill request for task {task.name} sent; 'crabtui task list' shows when it is KILLED.")
+    click.echo(f"Kill request for task {task.name} sent; '{again(ctx)} task list' shows when it is KILLED.")
 
 
 @task.command()
@@ -442,5 +442,5 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
         except (TaskError, ResubmitError) as e:
             fail(str(e))
         _carry_out(ctx, state, client)
-    click.echo(f"Resubmit request for task {task.name} sent; 'crabtui task status {task.request_name}' shows "
+    click.echo(f"Resubmit request for task {task.name} sent; '{again(ctx)} task status {task.request_name}' shows "
                "how the resubmission proceeds.")

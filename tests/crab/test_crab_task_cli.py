@@ -239,10 +239,10 @@ def test_a_config_submitted_twice_makes_two_tasks_named_apart_and_crabs_short_na
     second = crabtui(state, "task", "sub", "crabConfig.py", cwd=tmp_path)  # crab's short name
     assert second.returncode == 0, second.stderr
     names = [out.stdout.split("Task name: ")[1].split("\n")[0] for out in (first, second)]
-    assert f"'crabtui task status ttbar_again'" in first.stdout
+    assert f"'crabtui --state-dir {state.path} task status ttbar_again'" in first.stdout  # as it can be typed
     assert (f"Note: requestName ttbar_again is also that of {names[0]}: task commands take this task by its full "
             f"name, {names[1]}.") in second.stdout
-    assert f"'crabtui task status {names[1]}'" in second.stdout
+    assert f"'crabtui --state-dir {state.path} task status {names[1]}'" in second.stdout
     ambiguous = crabtui(state, "task", "status", "ttbar_again", cwd=tmp_path)
     assert ambiguous.returncode == 1 and f"({', '.join(sorted(names))}); give the full task name" in ambiguous.stderr
     for name in names:
