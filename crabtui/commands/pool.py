@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-
 import click
 
 from crabtui.commands.backend import backend, embedded_only, fail, schedd, schedd_title
 from engine.schedd.api import JobStatus, ScheddError
+from engine.state import state_dir
 
 
 @click.group()
@@ -20,10 +20,15 @@ def _embedded_only(ctx: click.Context, what: str) -> None:
 
 
 @pool.command()
+@click.option("--grid", is_flag=True,
+              help="First write the simulated grid's sites (T2_CH_CERN, T1_US_FNAL, T2_US_Nebraska, ...) as the "
+                   "state directory's pool.toml, for CRAB configurations that name real sites.")
 @click.pass_context
-def start(ctx: click.Context) -> None:
+def start(ctx: click.Context, grid: bool) -> None:
     """Start the schedd daemon in the background (client commands also start it on demand)."""
     _embedded_only(ctx, "start")
+    if grid:
+        _install_grid(ctx)
     with schedd(ctx) as client:
         already = client.running()
         info = client.ping()
@@ -31,6 +36,21 @@ def start(ctx: click.Context) -> None:
     click.echo(f"schedd {verb} (pid {info['pid']}): {info['slots']} slots, state in {info['state_dir']}")
     if changed := client.pool_file_changed(info):
         click.echo(f"  note: {changed}")
+
+
+def _install_grid(ctx: click.Context) -> None:
+    """The simulated grid as the pool file, unless the user wrote one of their own."""
+    from engine.crab.grid import grid_path, install_grid
+
+    state = state_dir(ctx.find_root().obj["state_dir"])
+    try:
+        with open(state.pool_config, "rb") as mine, open(grid_path(), "rb") as shipped:
+            if mine.read() == shipped.read():
+                return
+        fail(f"{state.pool_config} exists already and describes another pool; move it away to start "
+             "on the simulated grid, or leave out --grid to keep it")
+    except FileNotFoundError:
+        click.echo(f"pool: the simulated grid's sites written to {install_grid(state)}")
 
 
 @pool.command()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import htcondor2
 
 from crab_tasks import MC, config_text, crab_config_py, crabtui, task_status, wait_status, wait_until
 from engine.schedd.local.client import LocalScheddClient
+from engine.state import StateDir
 
 JOB2_MOVES = '{job = "2", attempt = 1, exitCode = 8021}'
 
@@ -584,3 +587,55 @@ def test_a_submitfailed_task_resubmitted_after_its_input_changed_is_checked_for_
                        ["status"] == "SUBMITFAILED" and s["message"] != failed["message"] and s)
     assert f"No locations found for dataset {name}." in again["message"], again["message"]
     assert "The data is at T2_FR_GRIF; the pool's sites are " in again["message"], again["message"]
+
+
+DY_CONFIG = """\
+from CRABClient.UserUtilities import config
+config = config()
+config.General.requestName = 'DYJets_2022'
+config.General.workArea = 'crab_projects'
+config.JobType.pluginName = 'Analysis'
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = '/DYJetsToLL_M-50_TuneCP5_13p6TeV-madgraphMLM-pythia8/Run3Summer22NanoAODv12-130X_mcRun3_2022_realistic_v5-v2/NANOAODSIM'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 1
+config.Data.outLFNDirBase = '/store/user/jdoe/'
+config.Site.storageSite = 'T3_US_FNALLPC'
+config.Site.whitelist = ['T2_US_*']
+"""
+
+
+def test_a_config_whitelisting_real_sites_runs_once_the_pool_has_the_simulated_grid(tmp_path):
+    """A fresh state directory's pool is this machine, T2_XX_Local, which a real analysis's
+    whitelist leaves out: the refusal says how to get the simulated grid's CMS sites, and
+    `pool start --grid` gives them, without overwriting a pool file of the user's own."""
+    fresh = StateDir(tempfile.mkdtemp(prefix="crabgrid-", dir="/tmp"))
+    try:
+        (tmp_path / "crabConfig.py").write_text(DY_CONFIG)
+        (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('A')\n")
+        refused = crabtui(fresh, "task", "submit", cwd=tmp_path)
+        assert refused.returncode == 1 and len(refused.stderr.splitlines()) == 1
+        assert "the pool's sites are T2_XX_Local" in refused.stderr
+        assert "'crabtui pool stop', then 'crabtui pool start --grid', put the simulated grid's CMS sites" \
+            in refused.stderr
+        assert crabtui(fresh, "pool", "stop", cwd=tmp_path).returncode == 0
+
+        started = crabtui(fresh, "pool", "start", "--grid", cwd=tmp_path)
+        assert started.returncode == 0, started.stderr
+        assert started.stdout.splitlines()[0] == f"pool: the simulated grid's sites written to {fresh.pool_config}"
+        again = crabtui(fresh, "pool", "start", "--grid", cwd=tmp_path)
+        assert again.returncode == 0 and "already running" in again.stdout and "written" not in again.stdout
+        submitted = crabtui(fresh, "task", "submit", cwd=tmp_path)
+        assert submitted.returncode == 0, submitted.stderr
+        assert "Success: Your task has been delivered" in submitted.stdout
+
+        mine = "[[site]]\nname = \"T2_US_Purdue\"\nslots = 2\n"
+        Path(fresh.pool_config).write_text(mine)
+        kept = crabtui(fresh, "pool", "start", "--grid", cwd=tmp_path)
+        assert kept.returncode == 1
+        assert kept.stderr == (f"ERROR: {fresh.pool_config} exists already and describes another pool; move it "
+                               "away to start on the simulated grid, or leave out --grid to keep it\n")
+        assert Path(fresh.pool_config).read_text() == mine
+    finally:
+        LocalScheddClient(fresh).shutdown()
+        shutil.rmtree(fresh.path, ignore_errors=True)

@@ -192,7 +192,8 @@ def refusal(name: str, found: Locality, lists: SiteLists, pool_sites: Iterable[s
     fit = ", ".join(sorted(pool_sites)) or "none"
     message += (f" The {'data is' if name else 'jobs may run'} at {', '.join(at) or 'no site'}; the pool's sites are "
                 f"{', '.join(all_sites)}, with slots for jobs of {request} at {fit} (pool.toml in the state "
-                f"directory describes the pool's sites and slots).")
+                f"directory describes the pool's sites and slots; 'crabtui pool stop', then 'crabtui "
+                f"pool start --grid', put the simulated grid's CMS sites there).")
     small = [s for s in lists.available(all_sites) if s not in set(pool_sites)]
     if small:  # what the lists allow, but whose slots cannot hold the jobs: the request is the obstacle
         message += (f" The lists allow {', '.join(small)}, whose slots cannot hold jobs of {request}: ask for less "
