@@ -44,15 +44,19 @@ def task_argument(command):
     """TASK as crab's commands take it: positional or ``--task``, the task's full name or its
     requestName, or crab's project directory (``-d/--dir crab_projects/crab_<requestName>``, or a
     positional path), which names the task of that requestName.  The project directory need not
-    exist: crabtui keeps each task under its state directory, not in General.workArea."""
+    exist: crabtui keeps each task under its state directory, not in General.workArea.  No task at
+    all is the last one submitted or named in the state directory, as crab uses the project
+    directory of its last command (:func:`_named`)."""
 
     @functools.wraps(command)
     def run(*args, name: str | None, project_dir: str | None, task_name: str | None, **kwargs):
         given = [n for n in (name, project_dir, task_name) if n is not None]
+        if not given:
+            return command(*args, name=None, **kwargs)  # the last task: resolved by _named
         if len(given) != 1:
             fail("give one task: TASK (its name or requestName), -d/--dir crab_projects/crab_<requestName> "
-                 "(crab's project directory) or --task NAME" + ("; got more than one" if given else "")
-                 + f"; see '{click.get_current_context().command_path} --help'")
+                 "(crab's project directory) or --task NAME; got more than one"
+                 f"; see '{click.get_current_context().command_path} --help'")
         if project_dir is not None or "/" in given[0]:
             directory = os.path.basename(given[0].rstrip("/"))
             if not directory.startswith("crab_") or directory == "crab_":
@@ -122,6 +126,34 @@ def _carry_out(ctx: click.Context, state, client) -> None:
 
     if backend(ctx) == "htcondor":
         work_on_pool(state, client)
+
+
+def _named(ctx: click.Context, db, state, name: str | None, *, quiet: bool = False):
+    """The task ``name`` names, or with no name the last one submitted or named in this state
+    directory, said as crab says it ("Will use CRAB project directory ..."; on stderr if
+    ``quiet``, when stdout is JSON); it becomes the last task."""
+    from engine.crab.client.last_task import recall, remember
+    from engine.crab.taskworker.taskdb import TaskError
+
+    if name is None:
+        name = recall(state)
+        if name is None:
+            fail("give one task: TASK (its name or requestName), -d/--dir crab_projects/crab_<requestName> "
+                 f"(crab's project directory) or --task NAME; no task was submitted or named in {state.path} yet "
+                 f"for the command to use, as crab uses its last project directory; see '{again(ctx)} task list'")
+        try:
+            task = db.get(name)
+        except TaskError:
+            fail(f"the last task submitted or named in {state.path}, {name}, is no longer there; give one "
+                 f"task: TASK, -d/--dir or --task NAME (see '{again(ctx)} task list')")
+        click.echo(f"Will use CRAB project directory {task.task_dir} (task {task.name})", err=quiet)
+    else:
+        try:
+            task = db.get(name)
+        except TaskError as e:
+            fail(str(e))
+    remember(state, task.name)
+    return task
 
 
 class CrabCommands(click.Group):
@@ -243,6 +275,7 @@ class _Submitter:
 
     def submit(self, cfg) -> str:
         from engine.crab.client.crab_config_py import SubmitFailed
+        from engine.crab.client.last_task import remember
         from engine.crab.client.submit import SubmitError
         from engine.crab.client.submit import submit as submit_task
         from engine.crab.taskworker.taskdb import TaskDB
@@ -272,6 +305,7 @@ class _Submitter:
         click.echo(f"Task name: {done.name}\nProject dir: {done.task_dir}\n"
                    "Success: Your task has been delivered to the task worker; follow it with "
                    f"'{again(self.ctx)} task list' or '{again(self.ctx)} task status {done.handle}'.")
+        remember(self.state, done.name)
         self._append({"task": done.name})
         return done.name
 
@@ -325,6 +359,7 @@ def kill(ctx: click.Context, name: str, killwarning: str | None) -> None:
     from engine.crab.taskworker.taskdb import KILL, TaskError
 
     with _tasks(ctx) as (db, state, client):
+        name = _named(ctx, db, state, name).name
         try:
             task = db.request(name, KILL, {"killwarning": killwarning} if killwarning else None)
         except TaskError as e:
@@ -351,7 +386,6 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
 
     from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render, server_status
     from engine.crab.client.status import processed_lumis, scheduler_status, task_view
-    from engine.crab.taskworker.taskdb import TaskError
 
     options = Options(long=long_, sort=sort, jobids=jobids, summary=summary, verbose_errors=verbose_errors)
     try:
@@ -359,11 +393,8 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     except StatusOptionError as e:
         fail(str(e))
     now = time.time()
-    with _tasks(ctx) as (db, _, client):
-        try:
-            task = db.get(name)
-        except TaskError as e:
-            fail(str(e))
+    with _tasks(ctx) as (db, state, client):
+        task = _named(ctx, db, state, name, quiet=json_output)
         view = task_view(task.task_dir, client, task.dagman_id, now=now)
     scheduler = scheduler_status(task.status, task.dagman_id, view)
     if json_output:
@@ -429,8 +460,8 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     except ResubmitError as e:
         fail(str(e))
     with _tasks(ctx) as (db, state, client):
+        task = _named(ctx, db, state, name)
         try:
-            task = db.get(name)
             if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
                 if not os.path.isdir(task.task_dir):
                     fail("Status information is unavailable, will not proceed with the resubmission. "

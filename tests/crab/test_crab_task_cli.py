@@ -383,8 +383,8 @@ def test_task_commands_take_crabs_project_directory_as_crab_users_type_it(tmp_pa
     assert wrong.returncode == 1 and wrong.stderr == (
         "ERROR: crab_projects/dimuon: crab's project directory of a task is named crab_<requestName> "
         "(General.workArea/crab_<General.requestName>); give that, or the task's name\n")
-    none = crabtui(state, "task", "status", cwd=tmp_path)
-    assert none.returncode == 1 and "-d/--dir crab_projects/crab_<requestName>" in none.stderr
+    both = crabtui(state, "task", "status", "dimuon", "--task", name, cwd=tmp_path)
+    assert both.returncode == 1 and "got more than one" in both.stderr
     killed = crabtui(state, "task", "kill", "-d", "crab_projects/crab_dimuon", "--killwarning",
                      "wrong JEC tag, resubmitting as dimuon_v2", cwd=tmp_path)
     assert killed.returncode == 0 and name in killed.stdout, killed.stderr
