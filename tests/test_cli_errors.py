@@ -36,6 +36,7 @@ UNKNOWN = {
     ("task", "kill"): ["nope"],
     ("task", "status"): ["nope"],
     ("task", "resubmit"): ["nope"],
+    ("task", "report"): ["nope"],
     ("job", "submit"): ["nope.sub"],
     ("watch",): ["nope"],
     ("q",): ["999"],

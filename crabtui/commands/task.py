@@ -159,7 +159,7 @@ def _named(ctx: click.Context, db, state, name: str | None, *, quiet: bool = Fal
 class CrabCommands(click.Group):
     """The task commands, also under the short names crab gives them (``crab sub``, ``crab st``)."""
 
-    SHORT_NAMES = {"sub": "submit", "st": "status"}
+    SHORT_NAMES = {"sub": "submit", "st": "status", "rep": "report"}
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         return super().get_command(ctx, self.SHORT_NAMES.get(name, name))
@@ -167,7 +167,8 @@ class CrabCommands(click.Group):
 
 @click.group(cls=CrabCommands)
 def task() -> None:
-    """Submit, list, follow, resubmit and kill CRAB3 tasks, as crab does (its short names sub and st work too)."""
+    """Submit, list, follow, resubmit and kill CRAB3 tasks, and report what they processed, as crab does (its
+    short names sub, st and rep work too)."""
 
 
 @task.command(context_settings={"ignore_unknown_options": True})
@@ -475,3 +476,46 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
         _carry_out(ctx, state, client)
     click.echo(f"Resubmit request for task {task.name} sent; '{again(ctx)} task status {task.request_name}' shows "
                "how the resubmission proceeds.")
+
+
+@task.command()
+@task_argument
+@crab_options
+@click.option("--outputdir", metavar="DIR", help="Where to write the lumi files (default: the task's results/).")
+@click.option("--recovery", type=click.Choice(["notFinished", "notPublished", "failed"]), default="notFinished",
+              show_default=True, help="Which lumis are left to process: those not finished, or those of failed jobs.")
+@click.pass_context
+def report(ctx: click.Context, name: str, outputdir: str | None, recovery: str) -> None:
+    """What TASK's finished jobs read and wrote, and its lumi files (like crab report).
+
+    processedLumis.json, notFinishedLumis.json (or failedLumis.json with --recovery failed),
+    lumisToProcess.json, inputDatasetLumis.json, ... go to the task's results/ directory, or
+    --outputdir; a notFinishedLumis.json is the lumi mask of a recovery task.
+    """
+    from engine.crab.client.report import RESULTS, input_dataset_lumis, make_report, report_lines, write_report
+    from engine.crab.client.status import task_view
+    from engine.crab.taskworker.datasets import Catalogue
+
+    if recovery == "notPublished":
+        fail("The option --recovery=notPublished has been specified (which instructs to determine the not processed "
+             "lumis based on published datasets), but crabtui publishes no output dataset; use --recovery "
+             "notFinished or failed")
+    with _tasks(ctx) as (db, state, client):
+        task = _named(ctx, db, state, name)
+        if not os.path.isdir(task.task_dir) or not os.listdir(task.task_dir):
+            fail("Status information is unavailable, will not proceed with the report. Try again a few minutes "
+                 "later if the task has just been submitted.")
+        view = task_view(task.task_dir, client, task.dagman_id)
+    if recovery == "failed" and view.automatic is not None:
+        fail("The option --recovery=failed has been specified but it is not compatible with automatic splitting")
+    if not any(j.state == "finished" for j in view.jobs):
+        fail("Cannot get all the needed information for the report. Maybe no job has completed yet ? "
+             f"('{again(ctx)} task status {task.request_name}' shows the jobs)")
+    made = make_report(task.task_dir, view.jobs, recovery=recovery,
+                       input_lumis=input_dataset_lumis(task.task_dir, Catalogue.for_state(state)))
+    directory = os.path.abspath(outputdir) if outputdir else os.path.join(task.task_dir, RESULTS)
+    try:
+        write_report(made, directory)
+    except OSError as e:
+        fail(f"{directory}: cannot write the report files there ({e.strerror}); give another --outputdir")
+    click.echo("\n".join(report_lines(made, directory, recovery)))

@@ -20,8 +20,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-__all__ = ["ALL_LUMIS", "MaskError", "LumiMask", "Unreachable", "intersect_runs", "parse_mask", "read_mask",
-           "run_list"]
+__all__ = ["ALL_LUMIS", "MaskError", "LumiMask", "Unreachable", "compact", "intersect_runs", "parse_mask",
+           "read_mask", "run_list"]
 
 LumiMask = dict[int, list[tuple[int, int]]]
 """run -> sorted, merged inclusive lumi ranges."""
@@ -145,3 +145,19 @@ def _merge(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def compact(lumis: dict[int, set[int] | list[int]]) -> dict[str, list[list[int]]]:
+    """``{run: lumis}`` as the CMS lumi JSON writes it (LumiList's compact list): runs as sorted
+    strings, each with its sorted, merged ``[first, last]`` ranges; a run without lumis is left out."""
+    out: dict[str, list[list[int]]] = {}
+    for run in sorted(lumis):
+        ranges: list[list[int]] = []
+        for lumi in sorted(set(lumis[run])):
+            if ranges and lumi == ranges[-1][1] + 1:
+                ranges[-1][1] = lumi
+            else:
+                ranges.append([lumi, lumi])
+        if ranges:
+            out[str(run)] = ranges
+    return out

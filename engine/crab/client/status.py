@@ -344,16 +344,22 @@ def _automatic_view(task_dir: str, automatic: dict | None) -> AutomaticView | No
                          tuple(estimate.get("probes", ())), stages.log_path(task_dir, 0))
 
 
+def latest_report(task_dir: str, job: JobView) -> dict | None:
+    """The framework job report of the job's latest attempt (None if it left none, or a bad one).
+    Read on demand (``task status --json``, ``task report``), not kept in the cache."""
+    if not job.attempts:
+        return None
+    try:
+        return fjr.read_report(os.path.join(task_dir, f"{fjr.FJR_NAME}.{job.id}.{len(job.attempts) - 1}"))
+    except (OSError, fjr.FJRError):
+        return None
+
+
 def processed_lumis(task_dir: str, job: JobView) -> dict[str, list[int]]:
     """run -> lumis the job's latest attempt processed, as its framework job report lists them
-    ({} without a report).  Read on demand (``task status --json``), not kept in the cache."""
-    if not job.attempts:
-        return {}
-    try:
-        report = fjr.read_report(os.path.join(task_dir, f"jobReport.json.{job.id}.{len(job.attempts) - 1}"))
-    except (OSError, fjr.FJRError):
-        return {}
-    return fjr.runs_json(fjr.summarize(report).lumis)
+    ({} without a report)."""
+    report = latest_report(task_dir, job)
+    return fjr.runs_json(fjr.summarize(report).lumis) if report is not None else {}
 
 
 def scheduler_status(task_status: str, dagman_id: int | None, view: TaskView) -> str | None:
