@@ -639,3 +639,22 @@ def test_a_config_whitelisting_real_sites_runs_once_the_pool_has_the_simulated_g
     finally:
         LocalScheddClient(fresh).shutdown()
         shutil.rmtree(fresh.path, ignore_errors=True)
+
+
+def test_output_files_given_as_a_plain_string_is_that_one_file_with_a_warning(tmp_path, state):
+    """JobType.outputFiles = 'Rivet.yoda', as Rivet analyses write it: crab submit accepts a string
+    (it iterates it); the job's one file is staged out, and submit says to write a list."""
+    (tmp_path / "PSet.py").write_text("# fake PSet\n")
+    (tmp_path / "crab_script.sh").write_text("#!/bin/sh\necho histos > Rivet.yoda\necho tree > tree.root\n"
+                                             "echo hists > hists.root\n")
+    (tmp_path / "crab_script.sh").chmod(0o755)
+    config = SCRIPT_WITH_OUTPUTS.format(dataset=MC).replace("['tree.root', 'hists.root']", "'Rivet.yoda'")
+    (tmp_path / "crabConfig.py").write_text(config.replace("'nanoskim'", "'rivet'"))
+    submitted = crabtui(state, "task", "submit", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    assert (f"Warning: {tmp_path / 'crabConfig.py'}: JobType.outputFiles = 'Rivet.yoda' is a string, not a list"
+            in submitted.stdout), submitted.stdout
+    assert "Write JobType.outputFiles = ['Rivet.yoda']." in submitted.stdout
+    wait_status(state, "rivet", tmp_path, "COMPLETED")  # a file per character would fail every job (60302)
+    stored = sorted(p.name for p in Path(state.path, "storage", "T2_XX_Local").rglob("*"))
+    assert [n for n in stored if "Rivet" in n] == [f"Rivet_{n}.yoda" for n in (1, 2, 3, 4)]

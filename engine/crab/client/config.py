@@ -119,6 +119,7 @@ MAX_MEMORY_PER_CORE = 2500
 MIN_RUNTIME_MIN, MAX_RUNTIME_MIN = 60, 20160  # crab resubmit --maxjobruntime
 AUTOMATIC_UNITS_RANGE = (180, 2700)  # CRABClient submit.py
 REQUEST_NAME_LIMIT = 100  # CRABClient submit.py
+_ONE_FILE_STRINGS = {"JobType.outputFiles"}  # a plain string CRAB's client iterates (Analysis.py) instead of refusing
 SERVICE_INSTANCES = ("prod", "preprod", "test2", "test11", "test12", "test14", "other")  # ServerUtilities.py
 MAX_LUMIS_PER_FILE = 1000  # CRABClient PrivateMC.py
 MAX_JOBS_PER_TASK = 10_000  # CRABServer TaskWorker maxJobsPerTask (also taskworker.splitting's)
@@ -568,7 +569,7 @@ class _Builder:
     def check_type(self, name: str, value: Any) -> Any:
         kind = _PARAMETERS[name][0]
         ok = {"str": isinstance(value, str), "int": _is_int(value), "bool": isinstance(value, bool),
-              "strlist": isinstance(value, (list, tuple)), "dict": isinstance(value, dict),
+              "strlist": isinstance(value, (list, tuple)) or (isinstance(value, str) and name in _ONE_FILE_STRINGS), "dict": isinstance(value, dict),
               "number": (_is_int(value) or isinstance(value, float)),
               "tablelist": isinstance(value, (list, tuple))}[kind]
         if ok and kind == "number" and not math.isfinite(value):
@@ -577,6 +578,12 @@ class _Builder:
             self.fail(f"Parameter {name} requires a value of type {_KIND_NAMES[kind]} (while a value "
                       f"of type {type(value).__name__} was given: {_short(value)}). "
                       f"Give it {_KIND_EXAMPLES[kind]}.", name)
+        if kind == "strlist" and isinstance(value, str) and name in _ONE_FILE_STRINGS:
+            self.warnings.append(
+                f"{self.source}: {name} = {value!r} is a string, not a list: CRAB's client takes it as the list of "
+                f"its characters, collecting a file per character, and crabtui as the one file {value!r}. "
+                f"Write {name} = [{value!r}].")
+            return (value,)
         if kind == "strlist":
             for i, item in enumerate(value, 1):
                 if not isinstance(item, str):
