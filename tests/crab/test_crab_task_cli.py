@@ -658,3 +658,40 @@ def test_output_files_given_as_a_plain_string_is_that_one_file_with_a_warning(tm
     wait_status(state, "rivet", tmp_path, "COMPLETED")  # a file per character would fail every job (60302)
     stored = sorted(p.name for p in Path(state.path, "storage", "T2_XX_Local").rglob("*"))
     assert [n for n in stored if "Rivet" in n] == [f"Rivet_{n}.yoda" for n in (1, 2, 3, 4)]
+
+
+MULTICRAB_INSTANCE = """\
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+from CRABClient.UserUtilities import config
+
+config = config()
+config.General.workArea = 'crab_projects'
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = '{dataset}'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Site.storageSite = 'T2_XX_Local'
+config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
+
+if __name__ == '__main__':
+    for name, instance in (('on_k8s', 'k8s'), ('on_preprod', 'preprod')):
+        config.General.requestName = name
+        try:
+            crabCommand('submit', config=config, instance=instance)
+        except ClientException as e:
+            print("Failed submitting task: %s" % e)
+"""
+
+
+def test_crab_command_checks_its_instance_as_general_instance_is_checked(tmp_path, state):
+    """crabCommand('submit', config=..., instance=X) is crab's --instance: over General.instance,
+    and refused as crab refuses an instance it does not know."""
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "multicrab.py").write_text(MULTICRAB_INSTANCE.format(dataset=MC))
+    done = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert 'Failed submitting task: ' in done.stdout and 'Invalid value "k8s" for configuration.General.instance' \
+        in done.stdout, done.stdout
+    assert re.findall(r"^Task name: \S+_crab_(\S+)$", done.stdout, re.M) == ["on_preprod"]
+    assert "1 of the 2 config(s) it passed to crabCommand('submit') were not submitted (1 were)" in done.stderr

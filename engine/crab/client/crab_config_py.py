@@ -225,6 +225,8 @@ def _crab_command(submit: Submit, exceptions: _Exceptions) -> Callable[..., Any]
             raise ClientException("crabCommand('submit', dryrun=True): crabtui has no dry run; submit without it "
                                   "(crabtui task kill TASK removes the task)")
         sections = {name: copy.deepcopy(getattr(config, name).dictionary_()) for name in config.listSections_()}
+        if kwargs.get("instance") is not None:  # crab's --instance, over General.instance and checked as it is
+            sections.setdefault("General", {})["instance"] = kwargs["instance"]
         try:
             return submit(sections)
         except SubmitFailed as e:
