@@ -223,6 +223,8 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
             fail(str(e) + submitter.so_far())
         except SubmitFailed as e:
             fail(str(e))
+        except KeyboardInterrupt:  # crab says 'Keyboard Interrupted' and exits 1
+            fail(f"Keyboard Interrupted while {path} ran.{submitter.so_far()}")
         tasks, refused = submitter.results()
         if not multicrab and not tasks and not refused:  # crab submit: the module-level config
             try:

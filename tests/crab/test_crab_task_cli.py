@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -15,6 +17,7 @@ import htcondor2
 from crab_tasks import MC, config_text, crab_config_py, crabtui, task_status, wait_status, wait_until
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
+from installed import CRABTUI
 
 JOB2_MOVES = '{job = "2", attempt = 1, exitCode = 8021}'
 
@@ -695,3 +698,41 @@ def test_crab_command_checks_its_instance_as_general_instance_is_checked(tmp_pat
         in done.stdout, done.stdout
     assert re.findall(r"^Task name: \S+_crab_(\S+)$", done.stdout, re.M) == ["on_preprod"]
     assert "1 of the 2 config(s) it passed to crabCommand('submit') were not submitted (1 were)" in done.stderr
+
+
+MULTICRAB_SLOW = """\
+import os
+import time
+
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.UserUtilities import config
+
+config = config()
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = '{dataset}'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Site.storageSite = 'T2_XX_Local'
+config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
+
+for era in ('2022', '2023'):
+    config.General.requestName = 'dy_' + era
+    crabCommand('submit', config=config)
+    open('submitted_' + era, 'w').close()
+    time.sleep(600)  # the user hits Ctrl-C here
+"""
+
+
+def test_ctrl_c_while_a_configuration_runs_says_keyboard_interrupted_and_what_was_submitted(tmp_path, state):
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crabConfig.py").write_text(MULTICRAB_SLOW.format(dataset=MC))
+    process = subprocess.Popen([CRABTUI, "--state-dir", state.path, "task", "submit"], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_until("the first task to be submitted", lambda: (tmp_path / "submitted_2022").exists())
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 1 and err.count("\n") == 1 and "Aborted" not in err, err
+    name = re.findall(r"^Task name: (\S+)$", out, re.M)[0]
+    assert err == (f"ERROR: Keyboard Interrupted while {tmp_path / 'crabConfig.py'} ran. "
+                   f"(Submitted before that: {name}.)\n")
+    assert wait_status(state, "dy_2022", tmp_path, "SUBMITTED")["name"] == name  # nothing done is lost
