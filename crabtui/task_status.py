@@ -95,6 +95,7 @@ class Options:
     jobids: str | None = None
     summary: bool = False
     verbose_errors: bool = False
+    again: str = "crabtui"  # how the hints spell the next command: with this one's --state-dir and --backend
 
 
 # --- options --------------------------------------------------------------------------------
@@ -361,7 +362,7 @@ def throughput_lines(automatic: AutomaticView, completed: int) -> list[str]:
 
 
 def error_lines(jobs: Sequence[JobView], *, verbose: bool = False, sort: str | None = None,
-                tails_only: bool = False) -> list[str]:
+                tails_only: bool = False, again: str = "crabtui") -> list[str]:
     """``printErrors``: the failed jobs grouped by exit code, then by message; ``tails_only``: of
     an automatic task only the tail jobs (a failed probe or processing job is no one's to fix)."""
     failed = [j for j in jobs if j.state == "failed" and not (tails_only and job_stage(j.id) != "tail")]
@@ -382,7 +383,7 @@ def error_lines(jobs: Sequence[JobView], *, verbose: bool = False, sort: str | N
     width = len(str(len(jobs)))
     text = "\nError Summary:"
     if not verbose:
-        text += " (use crabtui task status --verboseErrors for details about the errors)"
+        text += f" (use {again} task status --verboseErrors for details about the errors)"
     colon = ":" if verbose else ""
     for code in codes:
         count = counts[code]
@@ -406,7 +407,7 @@ def error_lines(jobs: Sequence[JobView], *, verbose: bool = False, sort: str | N
         if count > shown:
             rest = [job for _, i in ranked[3:] for job in by_msg[i][1]]
             text += (f"\n\n\tFor the error messages of the other {count - shown} jobs ({compress_ids(rest)}), "
-                     "please have a look at 'crabtui task status --json'.")
+                     f"please have a look at '{again} task status --json'.")
     if unknown:
         text += f"\n\nCould not find exit code details for {unknown} jobs."
     text += ("\n\nHave a look at https://twiki.cern.ch/twiki/bin/viewauth/CMSPublic/JobExitCodes for a "
@@ -606,7 +607,7 @@ def render(task: TaskInfo, jobs: Sequence[JobView], now: float, options: Options
         lines += summary_lines(jobs, now)
     lines += publication_lines(task)
     lines += error_lines(jobs, verbose=options.verbose_errors, sort=options.sort,
-                         tails_only=automatic and not options.long)
+                         tails_only=automatic and not options.long, again=options.again)
     limits = {"num_cores": task.num_cores, "max_memory_mb": task.max_memory_mb,
               "max_runtime_min": task.max_runtime_min, "automatic": automatic}
     if not options.long and not options.sort:

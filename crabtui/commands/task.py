@@ -390,7 +390,8 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render, server_status
     from engine.crab.client.status import processed_lumis, scheduler_status, task_view
 
-    options = Options(long=long_, sort=sort, jobids=jobids, summary=summary, verbose_errors=verbose_errors)
+    options = Options(long=long_, sort=sort, jobids=jobids, summary=summary, verbose_errors=verbose_errors,
+                      again=again(ctx))
     try:
         check_options(options)
     except StatusOptionError as e:

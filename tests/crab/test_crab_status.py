@@ -433,6 +433,9 @@ def test_status_command_prints_crabs_layout(tmp_path, state):
     only = crabtui(state, "task", "status", "layout", "--jobids=2-3", "--sort=exitcode", cwd=tmp_path)
     assert only.returncode == 0 and "Extended Job Status Table:" not in only.stdout
     assert "0                    2, 3" in only.stdout.splitlines()
+    # the follow-up hint can be typed as it is: with the --state-dir this command was given
+    assert (f"Error Summary: (use crabtui --state-dir {state.path} task status --verboseErrors for details about "
+            "the errors)") in only.stdout.splitlines()
     bad = crabtui(state, "task", "status", "layout", "--long", "--jobids=3-9", cwd=tmp_path)
     assert bad.returncode == 1 and "The following jobids were not found in the task: ['5', '6', '7', '8', '9']" \
         in bad.stderr
