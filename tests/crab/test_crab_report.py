@@ -86,3 +86,36 @@ def test_report_before_any_job_finished_says_so_in_crabs_words(tmp_path, state):
     assert not (Path(state.task_dir(json.loads(crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout)[0]["name"]))
                 / "results").exists()
     assert crabtui(state, "task", "kill", cwd=tmp_path).returncode == 0
+
+
+SPLIT_LUMI = {"name": "/SingleMuon/me-skim-v1/USER", "blocks": [{"sites": ["T2_XX_Local"], "files": [
+    {"lfn": "/store/user/me/skim_1.root", "size": 1_000_000, "lumis": [[316187, 1, 50], [316187, 2, 20]]},
+    {"lfn": "/store/user/me/skim_2.root", "size": 1_000_000, "lumis": [[316187, 2, 30], [316187, 3, 50]]},
+    {"lfn": "/store/user/me/skim_3.root", "size": 1_000_000, "lumis": [[316187, 4, 50]]}]}]}
+
+
+def test_a_lumi_split_across_files_is_reported_as_crab_reports_duplicates(tmp_path, state):
+    """Lumi 2 is in two files of the dataset: FileBased jobs of one file each both process it, and
+    crab report names it in inputDatasetDuplicateLumis.json and outputFilesDuplicateLumis.json."""
+    (tmp_path / "skim.json").write_text(json.dumps(SPLIT_LUMI))
+    added = crabtui(state, "dataset", "add", SPLIT_LUMI["name"], "--from", "skim.json", cwd=tmp_path)
+    assert added.returncode == 0, added.stderr
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crabConfig.py").write_text(
+        CONFIG.replace("/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM", SPLIT_LUMI["name"])
+        .replace("unitsPerJob = 5", "unitsPerJob = 1").replace("config.Debug.failurePlan", "# config.Debug.failurePlan")
+        .replace("config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']\n", ""))
+    assert crabtui(state, "task", "submit", cwd=tmp_path).returncode == 0
+    status = wait_status(state, "zmm_report", tmp_path, "COMPLETED")
+    shown = crabtui(state, "task", "report", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "  Number of files processed: 3\n  Number of events read: 200\n" in shown.stdout
+    assert ("  Warning: Duplicate lumis in output files written to outputFilesDuplicateLumis.json" in shown.stdout
+            and "'notFinished' lumis" not in shown.stdout)
+    assert ("  Input dataset duplicate lumis (from DBS, at task submission time) written to "
+            "inputDatasetDuplicateLumis.json") in shown.stdout
+    results = Path(status["task_dir"]) / "results"
+    assert json.loads((results / "processedLumis.json").read_text()) == {"316187": [[1, 4]]}
+    assert json.loads((results / "inputDatasetDuplicateLumis.json").read_text()) == {"316187": [[2, 2]]}
+    assert json.loads((results / "outputFilesDuplicateLumis.json").read_text()) == {"316187": [[2, 2]]}
+    assert not (results / "notFinishedLumis.json").exists()

@@ -41,9 +41,10 @@ class Report:
 
 
 def make_report(task_dir: str, jobs: Sequence[JobView], *, recovery: str = "notFinished",
-                input_lumis: dict[int, list[int]] | None = None) -> Report:
-    """The report of a task's ``jobs`` (as ``task_view`` sees them); ``input_lumis``: run -> lumis
-    of the task's input dataset (None: it has none, PrivateMC or user files)."""
+                input_lumis: tuple[dict[int, list[int]], dict[int, list[int]]] | None = None) -> Report:
+    """The report of a task's ``jobs`` (as ``task_view`` sees them); ``input_lumis``: the lumis
+    of the task's input dataset and those split across its files (:func:`input_dataset_lumis`;
+    None: it has none, PrivateMC or user files)."""
     to_process: dict[int, set[int]] = {}
     per_job: dict[str, tuple[dict[int, list[int]], list[str]]] = {}
     for job in jobs:
@@ -105,8 +106,10 @@ def make_report(task_dir: str, jobs: Sequence[JobView], *, recovery: str = "notF
                         ("failedFiles.json", sorted(failed_files))):
         if files:
             report.file_lists[name] = files
-    if input_lumis:
-        report.extra_files["inputDatasetLumis.json"] = compact(input_lumis)
+    if input_lumis and input_lumis[0]:
+        report.extra_files["inputDatasetLumis.json"] = compact(input_lumis[0])
+    if input_lumis and input_lumis[1]:
+        report.extra_files["inputDatasetDuplicateLumis.json"] = compact(input_lumis[1])
     if to_process:
         report.extra_files["lumisToProcess.json"] = compact(to_process)
     return report
@@ -147,14 +150,17 @@ def report_lines(report: Report, directory: str, recovery: str) -> list[str]:
         lines.append("Additional report lumi files:")
     if "inputDatasetLumis.json" in report.extra_files:
         lines.append("  Input dataset lumis (from DBS, at task submission time) written to inputDatasetLumis.json")
+    if "inputDatasetDuplicateLumis.json" in report.extra_files:
+        lines.append("  Input dataset duplicate lumis (from DBS, at task submission time) written to "
+                     "inputDatasetDuplicateLumis.json")
     if "lumisToProcess.json" in report.extra_files:
         lines.append("  Lumis to process written to lumisToProcess.json")
     return lines
 
 
-def input_dataset_lumis(task_dir: str, catalogue) -> dict[int, list[int]] | None:
-    """run -> lumis of the task's ``Data.inputDataset``, as the task worker read it (None for a
-    task without one, or whose request is gone)."""
+def input_dataset_lumis(task_dir: str, catalogue) -> tuple[dict[int, list[int]], dict[int, list[int]]] | None:
+    """run -> lumis of the task's ``Data.inputDataset``, as the task worker read it, and those of
+    its lumis split across files (None for a task without one, or whose request is gone)."""
     from engine.crab.taskworker.datasets import DatasetError
     from engine.crab.taskworker.task_input import InputSpec, load_input
     from engine.crab.taskworker.worker import REQUEST_FILE
@@ -169,7 +175,11 @@ def input_dataset_lumis(task_dir: str, catalogue) -> dict[int, list[int]] | None
     except (OSError, ValueError, KeyError, DatasetError):
         return None
     lumis: dict[int, set[int]] = {}
+    split: dict[int, set[int]] = {}
     for f in dataset.files:
         for run, lumi, _ in f.lumis:
-            lumis.setdefault(run, set()).add(lumi)
-    return {run: sorted(numbers) for run, numbers in lumis.items()}
+            if lumi in lumis.setdefault(run, set()):
+                split.setdefault(run, set()).add(lumi)
+            lumis[run].add(lumi)
+    return ({run: sorted(numbers) for run, numbers in lumis.items()},
+            {run: sorted(numbers) for run, numbers in split.items()})
