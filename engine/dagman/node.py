@@ -88,7 +88,7 @@ class Node:
     first_failure: tuple[int, int | None] | None = None  # (proc, value) of the attempt's first failed proc
 
     def __post_init__(self) -> None:
-        self.census.counts[self._status] += 1
+        self.census.arrived(self)
 
     @property
     def name(self) -> str:
@@ -115,17 +115,25 @@ BUSY = (NodeState.PRERUN, NodeState.SUBMITTED, NodeState.POSTRUN)
 class Census:
     """Nodes per state, and the busy ones (running a script, waiting for one, or with jobs in
     the queue), kept up to date as nodes change state: a DAGMan cycle then costs what is busy,
-    not what the DAG holds."""
+    not what the DAG holds.  SERVICE nodes are busy but not counted: DAGMan keeps them out of
+    its node list, so its tables, totals, throttles and script macros leave them out."""
 
     def __init__(self) -> None:
         self.counts = {state: 0 for state in NodeState}
+        self.total = 0
         self.busy: dict[str, Node] = {}
         self.changes = 0
 
+    def arrived(self, node: Node) -> None:
+        if node.graph.kind is not NodeKind.SERVICE:
+            self.total += 1
+            self.counts[node.status] += 1
+
     def moved(self, node: Node, old: NodeState, new: NodeState) -> None:
         self.changes += 1
-        self.counts[old] -= 1
-        self.counts[new] += 1
+        if node.graph.kind is not NodeKind.SERVICE:
+            self.counts[old] -= 1
+            self.counts[new] += 1
         if new in BUSY:
             self.busy[node.name] = node
         elif old in BUSY:

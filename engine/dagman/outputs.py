@@ -24,7 +24,7 @@ from engine.dagman.dagman_out import QUIET, DagmanOut, Deferrals, NodeDump
 from engine.dagman.dot import format_dot, write_dot
 from engine.dagman.jobstate_log import job_tag
 from engine.dagman.metrics import DagMetrics, GraphMetrics, write_metrics
-from engine.dagman.node import DagStatus, Node
+from engine.dagman.node import Census, DagStatus, Node
 from engine.dagman.node_status import DagOutcome, NodeInfo, NodeState, write_node_status
 from engine.schedd.api import Schedd, ScheddError
 
@@ -41,6 +41,7 @@ class OutputFiles:
     dag_file: str
     dag_dir: str
     nodes: dict[str, Node]
+    census: Census
     busy: dict[str, Node]
     final: Node | None
     dag_status: DagStatus
@@ -96,7 +97,7 @@ class OutputFiles:
         held = sum(n.procs_held for n in self.busy.values())
         values = {
             "DAG_Status": int(self.dag_status), "DAG_InRecovery": int(self.recovering),
-            "DAG_NodesTotal": len(self.nodes), "DAG_NodesDone": counts[NodeState.DONE],
+            "DAG_NodesTotal": self.census.total, "DAG_NodesDone": counts[NodeState.DONE],
             "DAG_NodesPrerun": counts[NodeState.PRERUN], "DAG_NodesQueued": counts[NodeState.SUBMITTED],
             "DAG_NodesPostrun": counts[NodeState.POSTRUN], "DAG_NodesReady": counts[NodeState.READY],
             "DAG_NodesFailed": counts[NodeState.ERROR], "DAG_NodesUnready": counts[NodeState.NOT_READY],
@@ -127,7 +128,7 @@ class OutputFiles:
         if snapshot == self.out_status and not force:
             return
         self.out_status = snapshot
-        self.out.status(dag_status=int(self.dag_status), total=len(self.nodes), done=counts[NodeState.DONE],
+        self.out.status(dag_status=int(self.dag_status), total=self.census.total, done=counts[NodeState.DONE],
                         pre=counts[NodeState.PRERUN], queued=counts[NodeState.SUBMITTED],
                         post=counts[NodeState.POSTRUN], ready=counts[NodeState.READY],
                         unready=counts[NodeState.NOT_READY], failed=counts[NodeState.ERROR],
@@ -217,9 +218,11 @@ class OutputFiles:
                      datetime.fromtimestamp(self.clock()).astimezone(), save_point=node.name)
 
     def _rescue_nodes(self) -> list[RescueNode]:
+        """DAGMan's node list, which SERVICE nodes are not in."""
         return [RescueNode(n.name, done=n.status is NodeState.DONE, failed=n.status is NodeState.ERROR,
                            final=n is self.final, retry=n.graph.retry, unless_exit=n.graph.unless_exit,
-                           retries=n.retries, return_value=n.retval) for n in self.nodes.values()]
+                           retries=n.retries, return_value=n.retval)
+                for n in self.nodes.values() if n.graph.kind is not NodeKind.SERVICE]
 
     @staticmethod
     def dump(node: Node, node_id: int) -> NodeDump:

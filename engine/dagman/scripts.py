@@ -20,7 +20,7 @@ from engine.dagman.config import Options
 from engine.dagman.dagman_out import DagmanOut
 from engine.dagman.events import INT_MAX
 from engine.dagman.jobstate_log import JobstateLog
-from engine.dagman.node import JOB_SKIPPED, DagStatus, Node, Script
+from engine.dagman.node import JOB_SKIPPED, Census, DagStatus, Node, Script
 from engine.dagman.node_status import NodeState, post_script_failed_text, pre_script_failed_text
 from engine.schedd.local.userlog import PostScriptTerminatedEvent, PreSkipEvent, UserLog
 
@@ -58,6 +58,7 @@ class ScriptQueue:
     clock: Callable[[], float]
     dag_dir: str
     nodes: dict[str, Node]
+    census: Census
     busy: dict[str, Node]
     final: Node | None
     dag_status: DagStatus
@@ -157,7 +158,7 @@ class ScriptQueue:
             "$MAX_RETRIES": str(node.graph.retry), "$DAG_STATUS": str(int(self.dag_status)),
             "$FAILED_COUNT": str(self.failed_count), "$FUTILE_COUNT": str(self.count(NodeState.FUTILE)),
             "$DONE_COUNT": str(self.count(NodeState.DONE)), "$QUEUED_COUNT": str(self.count(NodeState.SUBMITTED)),
-            "$NODE_COUNT": str(len(self.nodes)), "$DAGID": str(self.options.dagman_id),
+            "$NODE_COUNT": str(self.census.total), "$DAGID": str(self.options.dagman_id),
         }
         if kind is not ScriptKind.PRE:
             codes = [c for c in node.exit_codes.values() if c is not None]

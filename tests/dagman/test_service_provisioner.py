@@ -60,3 +60,31 @@ def test_qedit_sets_an_attribute_of_a_queued_job(dag_dir, schedd):
     assert [ad["Flavour"] for ad in schedd.query(f"ClusterId == {cluster}", ["Flavour"])] == ["mint"]
     missing = subprocess.run([CRABTUI, "qedit", cluster, "Flavour"], env=env, capture_output=True, text=True)
     assert missing.returncode == 1 and "ATTR VALUE pairs" in missing.stderr
+
+
+def test_a_service_node_is_outside_the_node_counts_totals_and_rescue_dag(dag_dir, schedd):
+    """DAGMan keeps SERVICE nodes out of its node list (seen on the pool: "Of 2 nodes total" for
+    this DAG, and its rescue DAG's "Total number of Nodes: 2")."""
+    (dag_dir / "service.sub").write_text(SERVICE_SUB)
+    (dag_dir / "echo.sh").write_text('#!/bin/sh\necho "$@" >> scripts.txt\n')
+    (dag_dir / "echo.sh").chmod(0o755)
+    (dag_dir / "s.dag").write_text(
+        "# a service beside a failing node\n"
+        "SERVICE srv service.sub\n"
+        "JOB A job.sub\n"
+        'VARS A code="5"\n'
+        "JOB B job.sub\n"
+        'VARS B code="0"\n'
+        "SCRIPT POST B echo.sh $NODE_COUNT $DONE_COUNT $QUEUED_COUNT\n"
+        "PARENT B CHILD A\n")
+    dagman, code = run(dag_dir / "s.dag", schedd)
+    assert code == 1
+    assert (dag_dir / "scripts.txt").read_text() == "2 0 0\n"
+    out = (dag_dir / "s.dag.dagman.out").read_text()
+    lines = out.splitlines()
+    totals = {line[18:] for line in lines if line.endswith(" nodes total:")}
+    assert totals == {"Of 2 nodes total:"}
+    last = max(i for i, line in enumerate(lines) if line.endswith(" nodes total:"))
+    assert lines[last + 3].split()[2:] == ["1", "0", "0", "0", "0", "0", "1", "0"]  # the service's job not queued
+    rescue = (dag_dir / "s.dag.rescue001").read_text()
+    assert "# Total number of Nodes: 2\n" in rescue and "srv" not in rescue
