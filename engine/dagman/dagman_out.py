@@ -401,6 +401,9 @@ class DagmanOut:
     def aborting_dag(self) -> None:
         self.line("Aborting DAG...", QUIET)
 
+    def starting_final_node(self) -> None:
+        self.line("Starting final node...", QUIET)
+
     def pending_nodes(self, seconds: int, nodes: Sequence[tuple[str, int, NodeState]]) -> None:
         """``Dag::PrintPendingNodes``: (name, cluster or -1, state) of the nodes in PRE, queued or POST."""
         self.line(f"{seconds} seconds since last log event")
@@ -420,6 +423,10 @@ class DagmanOut:
 
     def removing_submitted_jobs(self) -> None:
         self.line("Removing submitted jobs...")
+
+    def removing_all_jobs(self) -> None:
+        """``Dagman::RemoveRunningJobs``: the condor_rm of every job of the DAG."""
+        self.line("Removing any/all submitted HTCondor jobs...")
 
     def wrote_metrics_file(self, path: str) -> None:
         self.line(f"Wrote metrics file {path}.")

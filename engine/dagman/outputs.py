@@ -42,6 +42,7 @@ class OutputFiles:
     dag_dir: str
     nodes: dict[str, Node]
     census: Census
+    services: list[Node]
     busy: dict[str, Node]
     final: Node | None
     dag_status: DagStatus
@@ -251,10 +252,11 @@ class OutputFiles:
             return len(nodes), sum(1 for n in nodes if n.status is NodeState.ERROR), done
 
         jobs, jobs_failed, jobs_succeeded = counts(False)
-        # SERVICE nodes are not among the jobs, but 23.9.6 counts one whose job it submitted as
-        # succeeded, though the DAG's end removes that job (seen on the pool)
-        jobs_succeeded += sum(1 for n in self.nodes.values()
-                              if n.graph.kind is NodeKind.SERVICE and n.cluster is not None and n.cluster > 0)
+        # SERVICE nodes are not among the jobs, but 23.9.6 counts one the DAG's end removed as
+        # succeeded, and one whose removal by a failing DAG it read (while FINAL ran) as failed
+        for node in self.services:
+            jobs_succeeded += node.status is NodeState.DONE
+            jobs_failed += node.status is NodeState.ERROR
         dag_jobs, dag_failed, dag_succeeded = counts(True)
         graph = None
         if self.options.report_graph_metrics:  # DAGMan measures no shape of a DAG with a cycle

@@ -271,6 +271,7 @@ class ReadyQueue:
     def start_final(self) -> None:
         """``Dag::StartFinalNode``: the ready queue is emptied, and the FINAL node starts."""
         self.final_started = True
+        self.out.starting_final_node()
         for node in [*self.ready, *self.queue]:  # DAGMan sets what its ready queue held back to unready
             if node.status is NodeState.READY:
                 node.status = NodeState.NOT_READY

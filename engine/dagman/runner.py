@@ -91,6 +91,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.aborting: tuple[int, Node] | None = None
         self.removed = False  # condor_rm of the DAGMan job (SIGUSR1)
         self.removal_started = False
+        self.jobs_removed = False  # every job of the DAG removed (a failure, an abort, condor_rm)
         self.held = False  # condor_hold of the DAGMan job (SIGTERM)
         self.concluded = False
         self.fatal: str | None = None
@@ -173,7 +174,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             code = EXIT_ERROR
         try:
             self.print_status(force=True)
-            if code == EXIT_OKAY and not self.failed_count:
+            final_done = self.final is not None and self.final.status is NodeState.DONE
+            if code == EXIT_OKAY and (final_done or not self.failed_count and self.aborting is None):
                 self.out.all_jobs_completed(self.deferrals())
             if self.fatal is None:
                 outcome = self.closing_outcome(code)
@@ -269,7 +271,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         if self.final is not None and self.final_started:
             if self.final.status is NodeState.DONE:
                 return EXIT_OKAY
-            self.write_rescue()
+            self.print_failed_nodes()
+            self.shutdown_rescue()
             return EXIT_ERROR
         if self.removed:
             return EXIT_ABORT
@@ -300,11 +303,25 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.out.checking_for_cycle()
             self.out.cycle_exists()
         if self.dag_status is not DagStatus.OK and rescue:
-            if self.failed_count:
-                self.out.jobs_failed([self.dump(n, i) for i, n in enumerate(self.nodes.values())
-                                      if n.status is NodeState.ERROR])
+            if self.failed_count or self.dag_status is DagStatus.HALTED:  # a halted DAG's list may be empty
+                self.print_failed_nodes()
             if not self.removal_started:  # a removed DAG's rescue is the one written as it was removed
-                self.write_rescue()
+                self.shutdown_rescue()
+
+    def print_failed_nodes(self) -> None:
+        self.out.jobs_failed([self.dump(n, i) for i, n in enumerate(self.nodes.values())
+                              if n.status is NodeState.ERROR])
+
+    def shutdown_rescue(self) -> None:
+        """``main_shutdown_rescue`` for a DAG that failed (a node, a cycle, a halt, an abort):
+        a rescue DAG, then every job of the DAG removed, a SERVICE node's too, before FINAL
+        starts (seen on the pool: FINAL then reads the service job's abort)."""
+        self.out.aborting_dag()
+        self.write_rescue()
+        self.out.removing_submitted_jobs()
+        if self.aborting is None:  # ABORT-DAG-ON removed them as it fired
+            self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+        self.out.deferrals(self.deferrals(), force=True)
 
     def step(self) -> bool:
         """One cycle: read events, reap scripts, start work. False once the DAG is finished;
@@ -424,12 +441,19 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                 pass
 
     def remove_services(self) -> None:
-        """The DAG's end does not wait for SERVICE nodes: their jobs still queued are removed."""
+        """The DAG's end does not wait for SERVICE nodes: their jobs still queued are removed,
+        and the nodes are done (``Dag::RemoveServiceNodes``), unless the DAG's jobs were all
+        removed already (it failed, was aborted or removed), which leaves them as they were."""
+        if self.jobs_removed:
+            return
         for node in self.services:
             if node.status in BUSY:
                 self.remove_node_jobs(node, "DAG is exiting: SERVICE node jobs are removed.")
+                node.status = NodeState.DONE
 
     def remove_jobs(self, reason: str) -> None:
+        self.jobs_removed = True
+        self.out.removing_all_jobs()
         if self.by_cluster and self.options.dagman_id:
             try:
                 self.schedd.act(JobAction.Remove, f"DAGManJobId == {self.options.dagman_id}", reason)
