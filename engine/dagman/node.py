@@ -144,7 +144,7 @@ class NodeStates:
     """The DagMan's node state machine: nodes made ready, succeeded, failed, retried, futile.
 
     Uses the rest of the DagMan for what follows a move: ``queue_post`` (the script queue),
-    ``remove_jobs``, ``stop_scripts`` and ``start_final_on_shutdown`` (an ABORT-DAG-ON), and
+    ``shutdown_rescue``, ``stop_scripts`` and ``start_final_on_shutdown`` (an ABORT-DAG-ON), and
     ``halted``."""
 
     census: Census
@@ -193,9 +193,10 @@ class NodeStates:
                 node.status = NodeState.READY
                 self.ready.append(node)
 
-    def node_succeeded(self, node: Node) -> None:
+    def node_succeeded(self, node: Node, source: str = "job") -> None:
+        """``source``: what decided, for ABORT-DAG-ON's line ("job", "PRE script", "POST script")."""
         node.status = NodeState.DONE
-        if self.check_abort(node, 0):
+        if self.check_abort(node, 0, source):
             self.start_final_on_shutdown()
             return
         halted = self.halted()
@@ -206,11 +207,12 @@ class NodeStates:
                 child.status = NodeState.READY  # while halted DAGMan leaves it unready; unhalting readies it
                 self.ready.append(child)
 
-    def node_failed(self, node: Node, job_failed: bool = False) -> None:
-        """``job_failed``: the node's job failed and no POST script ran (DAGMAN_PUT_FAILED_JOBS_ON_HOLD)."""
+    def node_failed(self, node: Node, job_failed: bool = False, source: str = "job") -> None:
+        """``job_failed``: the node's job failed and no POST script ran (DAGMAN_PUT_FAILED_JOBS_ON_HOLD);
+        ``source`` as for :meth:`node_succeeded`."""
         node.status = NodeState.ERROR
         declared_retry = node.graph.retry
-        if self.check_abort(node, node.retval):  # ABORT-DAG-ON beats RETRY: the retries end here
+        if self.check_abort(node, node.retval, source):  # ABORT-DAG-ON beats RETRY: the retries end here
             if declared_retry:
                 node.error = after_retries_text(node.error, node.retries)
             self.futilize(node)
@@ -253,13 +255,16 @@ class NodeStates:
                 child.status = NodeState.FUTILE
                 pending.extend(child.graph.children)
 
-    def check_abort(self, node: Node, value: int | None) -> bool:
+    def check_abort(self, node: Node, value: int | None, source: str) -> bool:
+        """``Dag::CheckForDagAbort``: ABORT-DAG-ON's value from ``source`` ("job", "PRE script",
+        "POST script") ends the DAG at once (main_shutdown_rescue: no rescue DAG for RETURN 0)."""
         abort = node.graph.node.abort_dag_on
         if abort is None or value != abort.exit_value or self.aborting is not None:
             return False
         self.aborting = (abort.return_value if abort.return_value is not None else value, node)
         self.dag_status = DagStatus.OK if abort.return_value == 0 else DagStatus.ABORT
-        self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+        self.out.aborting_dag_on_abort_value(source)
+        self.shutdown_rescue(rescue=self.aborting[0] != 0)
         self.stop_scripts()
         return True
 

@@ -302,7 +302,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.dag_status = DagStatus.CYCLE
             self.out.checking_for_cycle()
             self.out.cycle_exists()
-        if self.dag_status is not DagStatus.OK and rescue:
+        if self.dag_status is not DagStatus.OK and rescue and self.aborting is None:  # an abort did it as it fired
             if self.failed_count or self.dag_status is DagStatus.HALTED:  # a halted DAG's list may be empty
                 self.print_failed_nodes()
             if not self.removal_started:  # a removed DAG's rescue is the one written as it was removed
@@ -312,15 +312,15 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.out.jobs_failed([self.dump(n, i) for i, n in enumerate(self.nodes.values())
                               if n.status is NodeState.ERROR])
 
-    def shutdown_rescue(self) -> None:
+    def shutdown_rescue(self, rescue: bool = True) -> None:
         """``main_shutdown_rescue`` for a DAG that failed (a node, a cycle, a halt, an abort):
         a rescue DAG, then every job of the DAG removed, a SERVICE node's too, before FINAL
         starts (seen on the pool: FINAL then reads the service job's abort)."""
         self.out.aborting_dag()
-        self.write_rescue()
+        if rescue:
+            self.write_rescue()
         self.out.removing_submitted_jobs()
-        if self.aborting is None:  # ABORT-DAG-ON removed them as it fired
-            self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+        self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
         self.out.deferrals(self.deferrals(), force=True)
 
     def step(self) -> bool:

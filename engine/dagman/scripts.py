@@ -267,7 +267,7 @@ class ScriptQueue:
                 self.status_outdated = True  # read back as an event by DAGMan
                 if self.jobstate:
                     self.jobstate.job_event(node.name, "PRESKIP", 0, INT_MAX, int(now.timestamp()))
-                self.node_succeeded(node)
+                self.node_succeeded(node, "PRE script")
             elif self.options.always_run_post and ScriptKind.POST in node.graph.node.scripts:
                 node.retval = code  # the node's value stays the PRE's; its POST sees $RETURN -1004
                 node.job_skipped = True
@@ -276,7 +276,7 @@ class ScriptQueue:
             else:
                 node.retval = code
                 node.error = pre_script_failed_text(status=code) if code >= 0 else pre_script_failed_text(signal_number=-code)
-                self.node_failed(node)
+                self.node_failed(node, source="PRE script")
 
     def post_result(self, node: Node, code: int, timestamp: int) -> None:
         """A POST script's exit decides the node, whatever its job did."""
@@ -288,11 +288,11 @@ class ScriptQueue:
         job_retval = node.retval if node.retval is not None else 0
         node.retval = code
         if code == 0:
-            self.node_succeeded(node)
+            self.node_succeeded(node, "POST script")
         else:
             node.error = (post_script_failed_text(job_retval, status=code) if code >= 0
                           else post_script_failed_text(job_retval, signal_number=-code))
-            self.node_failed(node)
+            self.node_failed(node, source="POST script")
 
     def stop_scripts(self) -> None:
         """DAGMan's RemoveRunningScripts: running PRE and POST scripts are killed (and, with a

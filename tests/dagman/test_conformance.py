@@ -9,6 +9,7 @@ from engine.dag import build_graph, parse_file
 from engine.dagman.jobstate_log import read_jobstate_log
 from engine.dagman.metrics import read_metrics
 from engine.dagman.node_status import read_node_status
+from engine.dagman.progress import DagWatcher
 from engine.dagman.runner import DagMan, Options
 
 FILES = "JOBSTATE_LOG js.log\nNODE_STATUS_FILE ns.txt\n"
@@ -169,3 +170,20 @@ def test_a_failure_no_event_reports_leaves_the_last_status_dump_standing(dag_dir
     ads = node_ads(dag_dir)
     assert (ads["DagStatus"]["DagStatus"], ads["A"]["NodeStatus"], ads["B"]["NodeStatus"]) == (3, 5, 2)
     assert rescue_header(dag_dir) == ["#   B,<ENDLIST>", "DONE A"]
+
+
+def test_abort_dag_on_says_what_gave_the_abort_value_as_the_dag_screen_reads_it(dag_dir, schedd):
+    """23.9.6 (seen on the pool) writes "Aborting DAG because we got the ABORT exit value from a
+    POST script", then "Aborting DAG...", and no rescue DAG for RETURN 0; the DAG screen's
+    reader takes what aborted it from that line."""
+    (dag_dir / "three.sh").write_text("exit 3\n")
+    code = run(dag_dir, schedd, "# ABORT-DAG-ON as the manual writes it\n"
+               'JOB A job.sub\nVARS A code="0"\nSCRIPT POST A /bin/sh three.sh\n'
+               "ABORT-DAG-ON A 3 RETURN 0\nJOB B job.sub\nPARENT A CHILD B\n")
+    assert code == 0
+    said = [line[18:] for line in (dag_dir / "x.dag.dagman.out").read_text().splitlines()]
+    first = said.index("Aborting DAG because we got the ABORT exit value from a POST script")
+    assert said[first + 1:first + 4] == ["Aborting DAG...", "Removing submitted jobs...",
+                                         "Removing any/all submitted HTCondor jobs..."]
+    assert not (dag_dir / "x.dag.rescue001").exists()
+    assert DagWatcher(str(dag_dir / "x.dag")).read().aborting == "POST script"
