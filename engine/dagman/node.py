@@ -196,16 +196,15 @@ class NodeStates:
     def node_succeeded(self, node: Node, source: str = "job") -> None:
         """``source``: what decided, for ABORT-DAG-ON's line ("job", "PRE script", "POST script")."""
         node.status = NodeState.DONE
-        if self.check_abort(node, 0, source):
-            self.start_final_on_shutdown()
-            return
         halted = self.halted()
-        for name in node.graph.children:
+        for name in node.graph.children:  # before ABORT-DAG-ON: an abort on success leaves them ready
             child = self.nodes[name]
             child.waiting -= 1
             if child.waiting == 0 and child.status is NodeState.NOT_READY and not halted:
                 child.status = NodeState.READY  # while halted DAGMan leaves it unready; unhalting readies it
                 self.ready.append(child)
+        if self.check_abort(node, 0, source):
+            self.start_final_on_shutdown()
 
     def node_failed(self, node: Node, job_failed: bool = False, source: str = "job") -> None:
         """``job_failed``: the node's job failed and no POST script ran (DAGMAN_PUT_FAILED_JOBS_ON_HOLD);

@@ -380,9 +380,11 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             return DagOutcome.REMOVED
         if self.dag_status is DagStatus.CYCLE:
             return DagOutcome.CYCLE
+        if self.dag_status is DagStatus.ABORT and (code != EXIT_OKAY or self.final is None):
+            return DagOutcome.ABORTED  # ABORT-DAG-ON A 0 too, which exits 0; a FINAL node's success decides
         if code == EXIT_OKAY:
             return DagOutcome.SUCCESS
-        return DagOutcome.ABORTED if self.dag_status is DagStatus.ABORT else DagOutcome.FAILED
+        return DagOutcome.FAILED
 
     def finished(self) -> bool:
         if self.shutting_down() and self.final is None:

@@ -187,3 +187,13 @@ def test_abort_dag_on_says_what_gave_the_abort_value_as_the_dag_screen_reads_it(
                                          "Removing any/all submitted HTCondor jobs..."]
     assert not (dag_dir / "x.dag.rescue001").exists()
     assert DagWatcher(str(dag_dir / "x.dag")).read().aborting == "POST script"
+
+
+def test_abort_dag_on_a_successful_value_leaves_the_children_ready_and_the_dag_aborted(dag_dir, schedd):
+    """ABORT-DAG-ON A 0 without RETURN: A's success makes B ready, then aborts the DAG, which
+    exits 0 with no rescue DAG; its node status file says aborted (seen on the pool)."""
+    code = run(dag_dir, schedd, 'JOB A job.sub\nVARS A code="0"\nABORT-DAG-ON A 0\nJOB B job.sub\nPARENT A CHILD B\n')
+    assert code == 0
+    ads = node_ads(dag_dir)
+    assert ads["DagStatus"]["DagStatus"] == 6 and ads["B"]["NodeStatus"] == 1
+    assert not (dag_dir / "x.dag.rescue001").exists()
