@@ -135,6 +135,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         for knob in SETTINGS_ORDER:
             self.out.setting(knob, getattr(self.options, KNOBS[knob].field))
         self.out.default_node_log(self.nodes_log_path)
+        for note in self.options.rescue_notes:
+            self.out.line(note, QUIET)
         if self.options.save_file:
             self.out.line(f"Loading saved progress from {self.options.save_file} for DAG.", QUIET)
         if self.jobstate:
