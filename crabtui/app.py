@@ -29,7 +29,7 @@ from crabtui.screens.tasks import TasksScreen
 from crabtui.snapshots import DEFAULT_ENDED_FOR, Backend
 from crabtui.widgets.live_table import LiveTable
 from crabtui.widgets.states import Palette
-from engine.crab.taskworker.taskdb import Task
+from engine.crab.taskworker.taskdb import RESUBMITTABLE, Task, resubmit_refusal
 
 DEFAULT_INTERVAL = 1.0
 THEMES = ("textual-dark", "textual-light")
@@ -171,7 +171,12 @@ class CrabApp(App):
 
     def resubmit(self, task: Task, failed: str, jobids: str = "", blacklist: str = "") -> None:
         """CRAB's resubmit form for ``task``; ``failed`` names its failed jobs, ``jobids`` and
-        ``blacklist`` fill in the job ids and the site blacklist."""
+        ``blacklist`` fill in the job ids and the site blacklist.  A task CRAB would refuse (killed,
+        completed) is refused at once, in one line, as K refuses a kill, not after the form."""
+        if task.status not in RESUBMITTABLE:
+            self.notify(f"Nothing to resubmit: {resubmit_refusal(task)}", severity="warning")
+            return
+
         def submitted(arguments: dict[str, Any] | None) -> None:
             if arguments is not None:  # the form sent it, and it was accepted
                 self.notify(f"Resubmit request for {task.request_name} sent.", title="Resubmit")

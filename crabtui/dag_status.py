@@ -65,7 +65,8 @@ def fresh_ad(ad: classad2.ClassAd) -> tuple[classad2.ClassAd, str]:
         return ad, ""
     fresh = classad2.ClassAd()
     fresh.update(ad)
-    progress = DagWatcher(dag_file, dagman_out_of(values, dag_file)).read()
+    progress = DagWatcher(dag_file, dagman_out_of(values, dag_file), values.get("ClusterId")).read(
+        left_queue=values.get("JobStatus") in (JobStatus.REMOVED, JobStatus.COMPLETED))
     if not progress.read_error and progress.started_at is not None and progress.nodes:
         counts = progress.counts
         for word, attr in (("done", "Done"), ("pre", "Prerun"), ("queued", "Queued"), ("post", "Postrun"),

@@ -21,6 +21,7 @@ from engine.dagman.dagman_out import dagman_out_path
 from engine.dagman.node_status import NodeState
 from engine.dagman.progress import DagProgress, DagWatcher, NodeProgress
 from engine.schedd.api import JobStatus
+from engine.schedd.local.userlog import node_events
 
 SCHEDULER_UNIVERSE = 7
 TOP_LEVEL_DAGMAN = f"JobUniverse == {SCHEDULER_UNIVERSE} && DAGManJobId =?= undefined"
@@ -123,13 +124,14 @@ class DagSummary:
         return ", ".join(words)
 
     def describe_source(self, now: float) -> str:
-        """``dagman.out 3s ago``: where the counts come from and how old they are."""
+        """``dagman.out 3s ago, queue now``: where the counts come from and how old they are (and,
+        while the DAG is in the queue, its queued nodes split by what their jobs do now)."""
         if not self.total:
             return ""
         age = "" if self.as_of is None else f" {_ago(now - self.as_of)}"
         if self.source == FROM_AD:
             return f"{FROM_AD}{age} (refreshed every 5 min: {self.unreadable or 'dagman.out not read'})"
-        return f"{FROM_DAGMAN_OUT}{age}, queue now"
+        return f"{FROM_DAGMAN_OUT}{age}" + (", queue now" if self.in_queue else "")  # its jobs' states: now
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,7 @@ class NodeSnapshot:
     notes: dict[str, str]  # tab -> why there is no file for it
     subdag_id: int | None  # a SUBDAG node's DAGMan job
     at: float
+    word: str = ""  # its state as the DAG's node table words it: a queued node's job's (held, running, idle)
 
 
 # -------------------------------------------------------------- from ads
@@ -350,7 +353,7 @@ class NodeTable:
     watcher per sub-DAG, so each refresh reads only what their dagman.out gained."""
 
     def __init__(self) -> None:
-        self._subdags: dict[str, DagWatcher] = {}
+        self._subdags: dict[tuple[str, int | None], DagWatcher] = {}
 
     def rows(self, progress: DagProgress, jobs_of: Callable[[int, str], Sequence[Mapping[str, Any]]], now: float,
              dag_id: int | None) -> dict[str, NodeRow]:
@@ -381,12 +384,12 @@ class NodeTable:
                         str(ad.get("MATCH_GLIDEIN_CMSSite") or ""),
                         str(ad.get("HoldReason") or "") if status == JobStatus.HELD else "", dag_id)
             if node.kind == "subdag" and node.since is not None and depth < MAX_SUBDAG_DEPTH and node.subdag:
-                watcher = self._subdags.get(node.subdag)
+                sub_id = _cluster(node.job)
+                watcher = self._subdags.get((node.subdag, sub_id))
                 if watcher is None:
-                    watcher = self._subdags[node.subdag] = DagWatcher(node.subdag)
+                    watcher = self._subdags[(node.subdag, sub_id)] = DagWatcher(node.subdag, dagman_id=sub_id)
                 sub = watcher.read()
                 if not sub.read_error and sub.started_at is not None and sub.started_at >= node.since - 1:
-                    sub_id = _cluster(node.job)
                     self._add(rows, sub, jobs_of, sub_id, key + "/", depth + 1, now)
 
 
@@ -420,7 +423,7 @@ def node_at(progress: DagProgress, path: str) -> NodeProgress | None:
         return node
     if not node.subdag:
         return None
-    return node_at(DagWatcher(node.subdag).read(), rest)
+    return node_at(DagWatcher(node.subdag, dagman_id=_cluster(node.job)).read(), rest)
 
 
 class HaltError(Exception):
@@ -494,21 +497,31 @@ def node_snapshot(dag: int, path: str, node: NodeProgress | None, ad: Any, where
                           f"write SCRIPT DEBUG FILE ALL {kind} ... in the DAG to keep it")
     if node is not None and node.subdag:
         files["dagman.out"] = node.subdag + ".dagman.out"
+    else:
+        notes["dagman.out"] = "the node runs no sub-DAG: its DAG's own dagman.out is on the DAG's Log tab"
     texts = {}
     for tab, file in files.items():
         why = unreadable(file)
         if why:
             texts[tab], notes[tab] = None, why
             continue
-        texts[tab] = read_tail(file)
+        if tab == "log":  # a log the submit file shares between nodes: this node's jobs' events only
+            job = _cluster(node.job) if node is not None else None
+            texts[tab] = node_events(file, node.name if node is not None else path,
+                                     [job] if job is not None else [], after=dag)
+        else:
+            texts[tab] = read_tail(file)
         if texts[tab] is None:
             notes[tab] = f"{file} does not exist (yet)"
         elif not texts[tab]:
-            notes[tab] = f"{file} is empty"
+            notes[tab] = f"{file} holds no event of this node's job yet" if tab == "log" else f"{file} is empty"
     held = ad is not None and ad.get("JobStatus") == JobStatus.HELD
+    word = node.word if node is not None else ""
+    if node is not None and node.state is NodeState.SUBMITTED:
+        word = queued_word(node, [ad] if ad is not None and where == "queue" else [])
     return NodeSnapshot(dag, path, node, ad.printOld() if ad is not None else "", where,
                         str(ad.get("HoldReason") or "") if held else "", files, texts, notes,
-                        _cluster(node.job) if node is not None and node.subdag else None, now)
+                        _cluster(node.job) if node is not None and node.subdag else None, now, word)
 
 
 @dataclass(frozen=True)

@@ -153,7 +153,7 @@ class Backend:
         self._dag_followers: dict[int, monitor.LogFollower] = {}
         self._ended: dict[int, list[dict[str, Any]]] = {}  # DAGMan jobs' ads found in the history
         self._counted_from_ad: set[int] = set()  # DAGs shown with DAGMan's counts from its ad
-        self._watchers: dict[str, DagWatcher] = {}  # by dagman.out
+        self._watchers: dict[tuple[str, int], DagWatcher] = {}  # by dagman.out and DAGMan job (its run)
         self._node_tables: dict[int, NodeTable] = {}
         self._history: _History | None = None
         self._dag_queue = DagQueue(discover_every)
@@ -310,12 +310,12 @@ class Backend:
             if dag_file is None:
                 continue
             out_file = dagman_out_of(ad, dag_file)
-            if out_file not in self._watchers and time.monotonic() > deadline:
+            cluster = ad["ClusterId"]
+            if (out_file, cluster) not in self._watchers and time.monotonic() > deadline:
                 pending += 1  # its files are read at a later refresh; until then, DAGMan's ad says
                 progress = None
             else:
-                progress = self._watcher(dag_file, out_file).read()
-            cluster = ad["ClusterId"]
+                progress = self._watcher(dag_file, out_file, cluster).read(left_queue=not in_queue)
             key = (id(progress), self._dag_queue.version(cluster), self._dag_queue.discoveries,
                    id(ad) if not in_queue else 0, dag_halt.is_halted(dag_file))
             cached = self._summaries.get((cluster, in_queue))
@@ -358,10 +358,11 @@ class Backend:
             cache.queued = set(queued)
         return [ad for ad in cache.ads if ad["ClusterId"] not in queued]
 
-    def _watcher(self, dag_file: str, out_file: str) -> DagWatcher:
-        watcher = self._watchers.get(out_file)
+    def _watcher(self, dag_file: str, out_file: str, cluster: int) -> DagWatcher:
+        """DAGMan job ``cluster``'s run of ``dag_file``, whose dagman.out other runs share."""
+        watcher = self._watchers.get((out_file, cluster))
         if watcher is None or watcher.dag_file != dag_file:
-            watcher = self._watchers[out_file] = DagWatcher(dag_file, out_file)
+            watcher = self._watchers[(out_file, cluster)] = DagWatcher(dag_file, out_file, cluster)
         return watcher
 
     def dag(self, cluster: int, now: float) -> DagSnapshot:
@@ -391,7 +392,7 @@ class Backend:
             if dag_file is None:
                 return DagSnapshot(cluster, None, ad, where, [ad] if where == "queue" and ad else [], {}, [], "", now)
             out_file = dagman_out_of(ad, dag_file)
-            progress = self._watcher(dag_file, out_file).read()
+            progress = self._watcher(dag_file, out_file, cluster).read(left_queue=where != "queue")
             if where == "queue":
                 queue.append(ad)
 
@@ -420,12 +421,14 @@ class Backend:
         """Node ``path`` (a node table key) of DAG ``cluster``, for its drilldown."""
         snapshot_ad = self._ended.get(cluster)
         with self.schedd() as schedd:
-            found = snapshot_ad or schedd.query_values(
-                f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION) or _plain(
+            queued = None if snapshot_ad else schedd.query_values(
+                f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION)
+            found = snapshot_ad or queued or _plain(
                 schedd.history(f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION,
                                match=1))
             dag_file = dag_file_of(found[0]) if found else None
-            progress = self._watcher(dag_file, dagman_out_of(found[0], dag_file)).read() if dag_file else None
+            progress = self._watcher(dag_file, dagman_out_of(found[0], dag_file), cluster).read(
+                left_queue=not queued) if dag_file else None
             node = node_at(progress, path) if progress is not None else None
             ad, where = _job_ad(schedd, node.job if node is not None else None)
         return node_snapshot(cluster, path, node, ad, where, now)

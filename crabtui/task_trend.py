@@ -46,7 +46,10 @@ def trend(jobs: Sequence[JobView], now: float, buckets: int = BUCKETS) -> Trend:
     left = sum(1 for j in jobs if j.state not in ENDED)
     if not spans:
         return Trend((), (), None, None, left)
-    step = max(1.0, (now - first) / buckets)
+    # Over the task's life: up to now while a job is left, else up to its last job's end (a task
+    # looked at long after it ended would otherwise draw all of its life in the first bucket).
+    until = now if left else max(end for _, end in spans)
+    step = max(1.0, (until - first) / buckets)
     edges = [first + step * (i + 1) for i in range(buckets)]
     running = tuple(sum(1 for start, end in spans if start <= t < end) for t in edges)
     done_at.sort()

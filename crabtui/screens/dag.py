@@ -401,7 +401,7 @@ def node_columns(screen: DagScreen) -> list[Column]:
 
     return [
         Column("node", "Node", name, render_name, width=NODE_WIDTH),
-        Column("state", "State", state, render_state, width=10),
+        Column("state", "State", state, render_state, width=11),
         Column("job", "Job", job, width=9, right=True),
         Column("retries", "Retry", retries, width=5, right=True),
         Column("exit", "Exit", exit_code, width=4, right=True),

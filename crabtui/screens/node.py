@@ -1,7 +1,8 @@
 """One node of a DAG: what DAGMan says of it (state, retries, exit code, why, its parents, its
-submit file and scripts), its job's ClassAd and hold reason, the job's stdout, stderr and user
-log, its PRE and POST scripts' output, and for a SUBDAG node the sub-DAG's own dagman.out (and
-``d`` opens the sub-DAG's screen).  Each file tab says why it is empty or missing."""
+submit file and scripts), its job's ClassAd and hold reason, the job's stdout and stderr, its
+jobs' events from their user log (which nodes may share), its PRE and POST scripts' output, and
+for a SUBDAG node the sub-DAG's own dagman.out (and ``d`` opens the sub-DAG's screen).  Each
+file tab says why it is empty or missing."""
 
 from __future__ import annotations
 
@@ -62,10 +63,10 @@ class NodeScreen(PollingScreen):
         return self.app.backend.node(self.dag, self.path, now)
 
     def show(self, snapshot: NodeSnapshot) -> None:
-        first = self.snapshot is None
+        before = self.snapshot
         self.snapshot = snapshot
-        if first:
-            self.refresh_bindings()
+        if before is None or before.subdag_id != snapshot.subdag_id:
+            self.refresh_bindings()  # d appears once a SUBDAG node's DAGMan job exists
         self._show_summary()
         self._set_text("node", self._node_text())
         self._set_text("classad", snapshot.ad_text or "No HTCondor job of this node in the queue or its history.")
@@ -81,7 +82,7 @@ class NodeScreen(PollingScreen):
             self.update_static("summary", f"DAG {self.dag} has no node {self.path} (or its DAG file cannot be read).")
             return
         line = Text(f"Node {self.path}  ", no_wrap=True)
-        line.append_text(states.dag_node_state(node.word, palette))
+        line.append_text(states.dag_node_state(snapshot.word, palette))  # as the DAG's node table says
         if node.retry_max or node.retries:
             line.append(f"  retries {node.retries}/{node.retry_max}")
         if node.job:
@@ -90,7 +91,7 @@ class NodeScreen(PollingScreen):
             line.append(f"  exit code {node.exit_code}")
         why = snapshot.hold_reason and f"held: {snapshot.hold_reason}" or node.why
         second = Text(why or "", style=palette.style("warning" if snapshot.hold_reason else
-                                                     "error" if node.word in ("failed", "futile") else ""),
+                                                     "error" if snapshot.word in ("failed", "futile") else ""),
                       no_wrap=True, overflow="ellipsis")
         self.update_static("summary", Text("\n").join([line, second]))
 
@@ -98,7 +99,7 @@ class NodeScreen(PollingScreen):
         node = self.snapshot.node
         if node is None:
             return "No such node."
-        lines = [f"Node:        {node.name} ({node.kind})", f"State:       {node.word}" + (f": {node.why}" if node.why else ""),
+        lines = [f"Node:        {node.name} ({node.kind})", f"State:       {self.snapshot.word}" + (f": {node.why}" if node.why else ""),
                  f"Retries:     {node.retries} of {node.retry_max}",
                  f"Job:         {node.job or '-'}" + (f" ({self.snapshot.ad_where})" if self.snapshot.ad_where else ""),
                  f"Exit code:   {'-' if node.exit_code is None else node.exit_code}",
@@ -132,7 +133,9 @@ class NodeScreen(PollingScreen):
             return
         tab = _tab_of(self.query_one(Tabbed).active)
         log = self.query_one(f"#{_pane_id(tab)}-text", LogView)
-        if tab in snapshot.files:
+        if tab == "log" and tab in snapshot.files:
+            text = log.describe(f"{snapshot.files[tab]} (this node's jobs' events)")
+        elif tab in snapshot.files:
             text = log.describe(snapshot.files[tab])
         elif tab == "classad":
             text = "The job's ClassAd (condor_q -l / condor_history -l)" + (
@@ -155,7 +158,7 @@ class NodeScreen(PollingScreen):
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "open_subdag":
-            return None if self.snapshot is None or self.snapshot.subdag_id is None else True
+            return self.snapshot is not None and self.snapshot.subdag_id is not None  # shown on a SUBDAG node only
         if action == "copy" and self.snapshot is None:
             return None
         return True

@@ -244,8 +244,9 @@ class TaskScreen(PollingScreen):
             eta = "done" if not pace.left else f"~{short_duration(pace.eta_s)} left" if pace.eta_s else ""
             text = f"{pace.per_minute:.1f} jobs/min, {pace.left} to go, {eta}"
         self.update_static("pace", text, layout=True)  # its width follows its text
-        self.query_one("#running-trend", Sparkline).data = list(pace.running) or [0]
-        self.query_one("#done-trend", Sparkline).data = list(pace.done) or [0]
+        # No attempt started yet: no data, which Sparkline draws as a low line (one value is a full bar).
+        self.query_one("#running-trend", Sparkline).data = list(pace.running)
+        self.query_one("#done-trend", Sparkline).data = list(pace.done)
 
     def _show_summary(self) -> None:
         snapshot, palette = self.snapshot, self.app.palette

@@ -31,8 +31,11 @@ class Pane(Container):
         self.title = title
 
 
+MORE_LEFT = "‹ "  # drawn first when labels before the shown ones are left out
+
+
 class TabBar(Widget):
-    """The labels, the active one marked; a click on a label makes it active."""
+    """The labels, the active one marked and always shown; a click on a label makes it active."""
 
     COMPONENT_CLASSES = {"tab-bar--active", "tab-bar--inactive"}
 
@@ -67,14 +70,28 @@ class TabBar(Widget):
     def render(self) -> Text:
         active = self.get_component_rich_style("tab-bar--active")
         inactive = self.get_component_rich_style("tab-bar--inactive")
+        labels = [(tab, f" {n} {title} ") for n, (tab, title) in enumerate(self.tabs, 1)]
+        first = self._first_shown(labels)
         text = Text(no_wrap=True, overflow="ellipsis", end="")
+        if first:
+            text.append(MORE_LEFT, style=inactive)
         self._spots = []
-        for tab, title in self.tabs:
+        for tab, label in labels[first:]:
             start = text.cell_len
-            text.append(f" {len(self._spots) + 1} {title} ", style=active if tab == self.active else inactive)
+            text.append(label, style=active if tab == self.active else inactive)
             self._spots.append((start, text.cell_len, tab))
             text.append(" ")
         return text
+
+    def _first_shown(self, labels: list[tuple[str, str]]) -> int:
+        """The first label drawn: 0, unless the active one would not fit in a narrow terminal
+        (the job screen's seven tabs at 80 columns); then the labels before it are left out."""
+        last = next((i for i, (tab, _) in enumerate(labels) if tab == self.active), 0)
+        first = 0
+        while first < last and (len(MORE_LEFT) if first else 0) + sum(
+                len(label) + 1 for _, label in labels[first:last + 1]) - 1 > self.size.width:
+            first += 1
+        return first
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)

@@ -441,7 +441,7 @@ class OutRecord:
     ``what`` names the message (the writer's method, as DAGMan prints it); ``node`` is the node
     it is about ("" for the DAG's own lines); ``values`` its numbers and texts:
 
-    ``starting_up``; ``recovery`` (True entering, False leaving); ``status`` (dag_status, total,
+    ``starting_up`` (the DAGMan job's ClusterId, None if the banner does not say); ``recovery`` (True entering, False leaving); ``status`` (dag_status, total,
     done, pre, queued, post, ready, unready, failed, futile); ``held_procs`` (n);
     ``submitting``; ``assigned`` (job); ``event`` (event name, job); ``proc_ok`` (job);
     ``proc_failed`` (job, "status" or "signal", n); ``job_completed``; ``script`` (PRE, POST or
@@ -458,6 +458,23 @@ class OutRecord:
     what: str
     node: str = ""
     values: tuple = ()
+
+
+_SCHEDUNIV_EXEC = re.compile(r"condor_scheduniv_exec\.(\d+)\.\d+")
+
+
+def banner_name(dagman_id: int) -> str:
+    """DAGMan's argv[0] as its banner shows it: the schedd's name for the scheduler-universe job
+    it starts (``condor_scheduniv_exec.<cluster>.<proc>``), which tells each run of a DAG apart
+    in the one dagman.out they share; ``condor_dagman`` when run by hand (``dagman_id`` 0)."""
+    return f"condor_scheduniv_exec.{dagman_id}.0" if dagman_id else "condor_dagman"
+
+
+def dagman_id_of(name: str) -> int | None:
+    """The DAGMan job a banner's name says started this run: a schedd runs a scheduler-universe
+    job as ``condor_scheduniv_exec.<cluster>.<proc>``; None for DAGMan run by hand."""
+    m = _SCHEDUNIV_EXEC.fullmatch(name)
+    return int(m.group(1)) if m else None
 
 
 _HEADER_LEN = len("11/26/26 15:30:01 ")
@@ -482,7 +499,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [(what, re.compile(pattern)) for 
     ("held_procs", r"(\d+) job proc\(s\) currently held$"),
     ("submit_failed", r"Job submit failed after (\d+) tr"),
     ("shortcutting", r"Shortcutting node (\S+) retries because of submit failure"),
-    ("starting_up", r"\*\* \S+ \(CONDOR_DAGMAN\) STARTING UP$"),
+    ("starting_up", r"\*\* (\S+) \(CONDOR_DAGMAN\) STARTING UP$"),
     ("exiting", r"\*\*\*\* \S+ \(condor_DAGMAN\) pid \d+ EXITING WITH STATUS (-?\d+)$"),
     ("recovery", r"(Running in RECOVERY mode|\.\.\.done with RECOVERY mode)"),
     ("abort_value", r"Aborting DAG because we got the ABORT exit value from a (.+)$"),
@@ -624,5 +641,7 @@ class DagmanOutReader:
             records.append(OutRecord(t, what, "", (groups[0],)))
         elif what in ("submitting", "job_completed", "pre_ok", "post_ok", "shortcutting"):
             records.append(OutRecord(t, what, groups[0]))
-        else:  # starting_up, halted_exit, removing
+        elif what == "starting_up":
+            records.append(OutRecord(t, what, "", (dagman_id_of(groups[0]),)))
+        else:  # halted_exit, removing
             records.append(OutRecord(t, what))

@@ -129,12 +129,21 @@ class _Node:
 class DagWatcher:
     """Follows one DAG: ``read()`` replays what DAGMan wrote since the last call and gives the
     :class:`DagProgress`.  The DAG file is read once (again if it changes).  ``out_file``:
-    where its dagman.out is (condor_submit_dag's -outfile_dir), by default beside the DAG."""
+    where its dagman.out is (condor_submit_dag's -outfile_dir), by default beside the DAG.
 
-    def __init__(self, dag_file: str, out_file: str | None = None) -> None:
+    Every run of a DAG file appends to one dagman.out.  ``dagman_id`` (a DAGMan job's ClusterId)
+    keeps to that job's run, which its start banner names: a later run's lines are left out, so
+    a DAG that has left the queue keeps its own counts; an earlier run's are left out too.  Runs
+    whose banner names no job (DAGMan run by hand) are followed as any run."""
+
+    def __init__(self, dag_file: str, out_file: str | None = None, dagman_id: int | None = None) -> None:
         self.dag_file = dag_file
         self.out_file = out_file or dagman_out_path(dag_file)
+        self.dagman_id = dagman_id
         self._reader = DagmanOutReader(self.out_file)
+        self._own_seen = False  # the banner of dagman_id's run has been read
+        self._other_run = False  # the lines being read are another DAGMan job's run
+        self._own_last_line: float | None = None  # the time of the last line of dagman_id's run
         self._graph: Graph | None = None
         self._graph_key: tuple[int, int] | None = None
         self._dag_error = ""
@@ -143,8 +152,12 @@ class DagWatcher:
         self._run = _Run()
         self._last: DagProgress | None = None
         self._changed = True
+        self._left = False  # the DAGMan job has left the queue
 
-    def read(self) -> DagProgress:
+    def read(self, left_queue: bool = False) -> DagProgress:
+        """``left_queue``: the DAGMan job is no longer in the queue (removed, or gone while held),
+        so the nodes its run left active will not be recovered: they read as DAGMan's exit
+        leaves them, failed, even if that run stopped to be restarted (held, then removed)."""
         self._load_graph()
         try:
             records = self._reader.read()
@@ -153,9 +166,20 @@ class DagWatcher:
                                dag_error=self._dag_error)
         if self._reader.restarted:
             self._reset(None)
+            self._own_seen = self._other_run = False
         for record in records:
-            self._apply(record)
-        if records or self._changed or self._last is None:
+            if record.what == "starting_up" and self.dagman_id is not None:
+                self._other_run = record.values[0] not in (None, self.dagman_id)
+                self._own_seen |= record.values[0] == self.dagman_id
+                if self._other_run:
+                    if not self._own_seen:
+                        self._reset(None)  # an earlier run's: as at the start, until its own banner
+                    continue
+            if not self._other_run:
+                self._apply(record)
+                self._own_last_line = record.time
+        if records or self._changed or self._last is None or left_queue != self._left:
+            self._left = left_queue
             self._last = self._progress()
             self._changed = False
         return self._last
@@ -347,7 +371,7 @@ class DagWatcher:
                 # As DAGMan's last node status file reports them; but after a graceful stop (its
                 # job held) the node jobs stay in the queue and the restart recovers them.
                 if node.state in ACTIVE and run.exit_status != EXIT_RESTART:
-                    node.why = f"was {STATE_WORDS[node.state]} when DAGMan exited"
+                    node.why = _stopped_text(node.state)
                     node.state, node.running = NodeState.ERROR, False
         elif what == "removing":
             run.removing = True
@@ -379,15 +403,17 @@ class DagWatcher:
             node = self._nodes[name]
             gnode = graph.nodes.get(name) if graph is not None else None
             parents = tuple(gnode.parents) if gnode is not None else ()
-            state, why = node.state, node.why
-            if state in (NodeState.NOT_READY, NodeState.READY) and gnode is not None:
+            state, why, running, held = node.state, node.why, node.running, node.held
+            if state in ACTIVE and self._left and run.exit_status in (None, EXIT_RESTART):
+                state, why, running, held = NodeState.ERROR, _stopped_text(state), False, False
+            elif state in (NodeState.NOT_READY, NodeState.READY) and gnode is not None:
                 state, why = _waiting(node, gnode, parents, states)
             elif state is NodeState.ERROR and node.retries and why and not why.endswith("retries)"):
                 why = after_retries_text(why, node.retries)
             states[name] = state
             shown.append(NodeProgress(
                 name, state, _kind(gnode), node.retries, gnode.retry if gnode is not None else 0, node.job,
-                node.held, node.running, node.exit_code, why, node.since, parents,
+                held, running, node.exit_code, why, node.since, parents,
                 *(_where(self.dag_file, gnode) if gnode is not None else ("", None, {}))))
         counts = {word: 0 for word in STATE_WORDS.values()}
         for state in states.values():
@@ -396,7 +422,8 @@ class DagWatcher:
             total, *numbers = run.table
             counts = dict(zip(("done", "pre", "queued", "post", "ready", "unready", "failed", "futile"), numbers))
         return DagProgress(self.dag_file, self.out_file, tuple(shown), {w: n for w, n in counts.items() if n},
-                           run.dag_status, run.held_procs, self._reader.last_line_at, run.started_at,
+                           run.dag_status, run.held_procs,
+                           self._own_last_line if self._other_run else self._reader.last_line_at, run.started_at,
                            run.exit_status, run.error, run.recovering, run.removing, run.aborting, run.halted_exit,
                            run.rescue_used, run.rescue_written, dag_error=self._dag_error)
 
@@ -419,6 +446,10 @@ class _Run:
     halted_exit: bool = False
     exit_status: int | None = None
     error: str = ""
+
+
+def _stopped_text(state: NodeState) -> str:
+    return f"was {STATE_WORDS[state]} when DAGMan exited"
 
 
 def _done_in(rescue: str) -> frozenset[str]:

@@ -36,7 +36,7 @@ from engine.dag import NodeKind
 from engine.dag.graph import Graph
 from engine.dagman.config import KNOBS, SETTINGS_ORDER, Options
 from engine.dagman.check_events import EventChecker
-from engine.dagman.dagman_out import NORMAL, QUIET, DagmanOut, dagman_out_path
+from engine.dagman.dagman_out import NORMAL, QUIET, DagmanOut, banner_name, dagman_out_path
 from engine.dagman.events import EventReader
 from engine.dagman.jobstate_log import JobstateLog
 from engine.dagman.metrics import DAGMAN_VERSION
@@ -106,7 +106,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.pending_check = (0, 0.0)  # (events seen, when) at the last new event, for DAGMAN_PENDING_REPORT_INTERVAL
         self.pending_reported = 0.0
         self.out = DagmanOut(dagman_out_path(os.path.abspath(self.dag_file), self.options.outfile_dir),
-                             clock=clock, verbosity=options.verbosity)
+                             clock=clock, verbosity=options.verbosity, name=banner_name(options.dagman_id))
         self.out_status: tuple | None = None  # the counts last printed in the status table
         self.ad_written: tuple[float, tuple] | None = None  # when the DAGMan job's ad was updated, and with what
         self.batch_name = f"{os.path.basename(self.dag_file)}+{self.options.dagman_id}"

@@ -131,3 +131,31 @@ def test_dagman_out_is_read_as_it_grows_whole_lines_only(tmp_path):
         ("proc_failed", "B", ("1613.0", "status", 3)), ("status", "", (0, 6, 3, 0, 1, 1, 0, 1, 0, 0))]
     assert reader.read() == []
     assert reader.last_line_at == time.mktime(time.strptime("11/26/26 15:31:14", "%m/%d/%y %H:%M:%S"))
+
+
+def test_each_runs_banner_names_the_dagman_job_that_wrote_it(tmp_path):
+    """A schedd runs DAGMan as condor_scheduniv_exec.<cluster>.<proc> (real HTCondor 23.9.6's
+    banner); a DAGMan run by hand names no job."""
+    out = tmp_path / "x.dag.dagman.out"
+    out.write_text("11/27/26 03:39:58 ** condor_scheduniv_exec.154.0 (CONDOR_DAGMAN) STARTING UP\n"
+                   "11/27/26 03:40:30 ** condor_dagman (CONDOR_DAGMAN) STARTING UP\n")
+    assert [(r.what, r.values) for r in DagmanOutReader(str(out)).read()] == [
+        ("starting_up", (154,)), ("starting_up", (None,))]
+
+
+def test_a_watcher_of_one_dagman_job_keeps_to_its_run(tmp_path):
+    (tmp_path / "x.dag").write_text("JOB A a.sub\nJOB B b.sub\n")
+    out = tmp_path / "x.dag.dagman.out"
+    banner = "11/27/26 0{}:00:00 ** condor_scheduniv_exec.{}.0 (CONDOR_DAGMAN) STARTING UP\n"
+    run = ("11/27/26 0{0}:00:01 Submitting HTCondor Node {1} job(s)...\n"
+           "11/27/26 0{0}:00:01 \tassigned HTCondor ID ({2}.0.0)\n"
+           "11/27/26 0{0}:00:02 Event: ULOG_EXECUTE for HTCondor Node {1} ({2}.0.0) {{11/27/26 0{0}:00:02}}\n")
+    out.write_text(banner.format(1, 7) + run.format(1, "A", 8))
+    second = DagWatcher(str(tmp_path / "x.dag"), dagman_id=9)
+    first = DagWatcher(str(tmp_path / "x.dag"), dagman_id=7)
+    assert [n.running for n in first.read().nodes] == [True, False]
+    with out.open("a") as f:
+        f.write(banner.format(2, 9) + run.format(2, "B", 10))
+    assert [(n.running, n.job) for n in first.read().nodes] == [(True, "8.0"), (False, None)], "run 7's, as it was"
+    assert first.read().last_line_at == time.mktime(time.strptime("11/27/26 01:00:02", "%m/%d/%y %H:%M:%S"))
+    assert [(n.running, n.job) for n in second.read().nodes] == [(False, None), (True, "10.0")], "run 9's only"

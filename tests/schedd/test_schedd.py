@@ -7,6 +7,7 @@ from __future__ import annotations
 import getpass
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -577,6 +578,31 @@ class TestDaemon:
         assert process_alive(info["pid"])
         assert info["state_dir"] == schedd.state.path
         assert LocalScheddClient(schedd.state, autostart=False).running()
+
+    def test_a_daemon_whose_state_directory_is_removed_stops_and_evicts_its_jobs(self, schedd):
+        """``rm -rf`` of the state directory leaves a daemon that no command can reach again: it
+        stops within seconds and its running jobs are killed and logged as evicted, rather than
+        running on with deleted files; the next command starts afresh in the new directory."""
+        result = schedd.submit("""
+            executable = /bin/sleep
+            arguments = 300
+            log = job.log
+            queue 2
+            """)
+        jobs = [f"{result.cluster}.{proc}" for proc in range(2)]
+        pids = [schedd.wait_running(job)["JobPid"] for job in jobs]
+        daemon = schedd.daemon_pid()
+        schedd.close_client()
+
+        shutil.rmtree(schedd.state.path)
+        wait_for(lambda: process_gone(daemon) and all(process_gone(pid) for pid in pids),
+                 "the daemon and its jobs to stop", 30)
+        events = read_events(schedd.work / "job.log")
+        for job in jobs:
+            assert types_for(events, job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED]
+        os.mkdir(schedd.state.path, 0o700)
+        assert schedd.client.query() == []
+        assert schedd.daemon_pid() != daemon
 
     def test_two_daemons_cannot_serve_one_state_dir(self, schedd):
         pid = schedd.client.ping()["pid"]

@@ -28,6 +28,7 @@ from engine.schedd.local.userlog import (
     SubmitEvent,
     UserLog,
     format_event,
+    node_events,
 )
 
 # A fixed local wall-clock time: the header shows local time, so this reads the same in any TZ.
@@ -367,3 +368,22 @@ def test_queue_follower_of_a_log_not_written_yet_or_not_here(tmp_path):
     elsewhere = QueueFollower(str(tmp_path / "not-here" / "x.log"))
     elsewhere.seed([], elsewhere.mark())
     assert elsewhere.read() is False and elsewhere.stale, "its directory is not on this machine: ask the schedd"
+
+
+def test_node_events_are_one_nodes_jobs_in_a_shared_log(tmp_path):
+    """A submit file's ``log = job.log`` that every node of a DAG shares: node B's two tries,
+    by the clusters DAGMan's notes name, after its DAGMan job's; A's job and an earlier run's left out."""
+    path = tmp_path / "job.log"
+    with UserLog(path) as log:
+        log.write(SubmitEvent(cluster=3, proc=0, time=T, submit_host=SCHEDD, log_notes="DAG Node: B"))  # a run before
+        log.write(SubmitEvent(cluster=11, proc=0, time=T, submit_host=SCHEDD, log_notes="DAG Node: A"))
+        log.write(SubmitEvent(cluster=12, proc=0, time=T, submit_host=SCHEDD, log_notes="DAG Node: B"))
+        log.write(JobTerminatedEvent(cluster=11, proc=0, time=T, return_value=0))
+        log.write(JobTerminatedEvent(cluster=12, proc=0, time=T, return_value=3))
+        log.write(SubmitEvent(cluster=13, proc=0, time=T, submit_host=SCHEDD, log_notes="DAG Node: B"))
+        log.write(JobHeldEvent(cluster=13, proc=0, time=T, reason="held", code=1))
+    text = node_events(str(path), "B", after=10)
+    assert [line[:17] for line in text.splitlines() if line[:3].isdigit()] == [
+        "000 (012.000.000)", "005 (012.000.000)", "000 (013.000.000)", "012 (013.000.000)"]
+    assert node_events(str(path), "A", [11], after=10).count("...\n") == 2
+    assert node_events(str(path), "C", after=10) == "" and node_events(str(tmp_path / "none.log"), "B") is None

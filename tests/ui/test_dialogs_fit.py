@@ -40,3 +40,31 @@ def test_tab_reaches_every_control_and_shows_it(fixed, utc, size, key, wanted):
             assert reached == wanted
 
     asyncio.run(main())
+
+
+def test_the_active_tab_is_shown_on_a_narrow_terminal(fixed, utc):
+    """A job's seven tabs do not fit in 80 columns: the one a digit key opens is shown, and the
+    labels before it are left out, with a mark saying so."""
+    from crabtui.screens.job import JobScreen
+    from crabtui.widgets.tabbed import TabBar
+
+    async def main() -> None:
+        app = CrabApp(Backend(fixed), clock=lambda: NOW, task=LIVE)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: getattr(app.screen, "snapshot", None), "the task screen")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.snapshot, "a job")
+            bar = app.screen.query_one(TabBar)
+            assert bar.render().plain.startswith(" 1 Attempts ")
+            await pilot.press("7")
+            await pilot.pause()
+            drawn = bar.render().plain
+            assert drawn.startswith("‹ ") and drawn.rstrip().endswith(" 7 Why"), drawn
+            assert len(drawn.rstrip()) <= bar.size.width
+            await pilot.click(TabBar, offset=(drawn.index("User log") + 2, 0))  # a click still hits its label
+            assert app.screen.query_one("Tabbed").active == "events"
+            await pilot.press("1")
+            await pilot.pause()
+            assert bar.render().plain.startswith(" 1 Attempts ")
+
+    asyncio.run(main())

@@ -108,6 +108,10 @@ def test_kill_from_the_task_list_names_the_task_and_kills_it(engine, tmp_path):
         await pilot.press("y")
         await wait_for(pilot, lambda: tasks.items[name].task.status == "KILLED", "the task killed", timeout=90)
         assert cells(tasks, name)[3] == "✗ KILLED"
+        await pilot.press("R")  # a kill is final: refused in one line, before any form
+        assert not isinstance(app.screen, ResubmitScreen)
+        assert notices(app)[-1].startswith("Nothing to resubmit: You cannot resubmit jobs if the task is in "
+                                           "status KILLED.") and "\n" not in notices(app)[-1]
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 

@@ -183,6 +183,9 @@ def test_the_node_view_shows_every_node_with_its_state_and_why_and_opens_a_node(
                        "node A's drilldown")
         node = app.screen
         assert "Node A  ✔ done" in summary(node) and "exit code 0" in summary(node)
+        assert "Sub-DAG" not in node.query_one("KeyBar").render().plain, "A runs no sub-DAG: no d"
+        await pilot.press("d")
+        assert app.screen is node, "and d does nothing there"
         for tab, wanted in (("2", 'DAGNodeName = "A"'), ("3", "out of A"), ("4", "err of A"),
                             ("5", "Job terminated"), ("6", "PRE of A ran")):
             await pilot.press(tab)
@@ -190,12 +193,16 @@ def test_the_node_view_shows_every_node_with_its_state_and_why_and_opens_a_node(
             assert wanted in shown_text, (tab, shown_text)
         await pilot.press("7")
         assert "the node has no POST script" in "\n".join(node.query_one("#post-text").lines)
+        await pilot.press("8")
+        assert "(the node runs no sub-DAG: its DAG's own dagman.out is on the DAG's Log tab)" in \
+            node.query_one("#dagman-out-text").lines
         await pilot.press("escape")
 
         screen.table.move_cursor(row=screen.table.get_row_index("SD"))
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen) and app.screen.snapshot is not None,
                        "node SD's drilldown")
+        assert "d Sub-DAG" in app.screen.query_one("KeyBar").render().plain, "SD runs one: d opens it"
         await pilot.press("8")
         sub_out = app.screen.query_one("#dagman-out-text")
         await wait_for(pilot, lambda: any("Node S1" in line for line in sub_out.lines), "the sub-DAG's dagman.out")
@@ -203,6 +210,35 @@ def test_the_node_view_shows_every_node_with_its_state_and_why_and_opens_a_node(
         await wait_for(pilot, lambda: isinstance(app.screen, DagScreen) and app.screen.snapshot is not None
                        and app.screen.cluster != cluster, "the sub-DAG's own screen")
         assert "S1" in rows(app.screen)
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_a_nodes_log_tab_shows_only_its_own_jobs_events(engine, tmp_path):
+    """The DAGMan tutorial's submit file: one ``log = job.log`` for every node."""
+    cluster, _ = submit_dag(engine, tmp_path, 'JOB A job.sub\nVARS A code="0"\n'
+                                              'JOB B job.sub\nVARS B code="3"\nRETRY B 1\nPARENT A CHILD B\n')
+    (tmp_path / "job.sub").write_text(GATED_SUB.replace("log = $(JOB).log", "log = job.log"))
+    go(tmp_path, "A", "B")
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: rows(screen).get("B", ["", ""])[1] == "✖ failed", "B failed after its retry")
+        screen.table.move_cursor(row=screen.table.get_row_index("B"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen) and app.screen.snapshot is not None,
+                       "node B's drilldown")
+        node = app.screen
+        await pilot.press("5")
+        log = "\n".join(node.query_one("#log-text").lines)
+        submitted = re.findall(r"^000 \((\d+)\.000\.000\) .*\n    DAG Node: (\S+)", log, re.MULTILINE)
+        assert [name for _, name in submitted] == ["B", "B"], f"B's two tries, no other node's job: {log}"
+        assert set(re.findall(r"^\d{3} \((\d+)\.", log, re.MULTILINE)) == {c for c, _ in submitted}
+        assert len(re.findall(r"^005 \(", log, re.MULTILINE)) == 2, "each try's end"
+        assert "job.log (this node's jobs' events)" in info(node)
+        shared = (tmp_path / "job.log").read_text()
+        assert "DAG Node: A" in shared, "the file itself holds A's events too"
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 
@@ -226,6 +262,7 @@ def test_ended_dags_stay_in_the_list_and_open(engine, tmp_path):
         assert "ended ones for 1 day" in info(dags)
         screen = await open_dag(pilot, bad)
         assert "✖ failed" in summary(screen) and "exit code 1" in summary(screen)
+        assert re.search(r"dagman\.out \S+ ago$", summary(screen)), "no 'queue now' for a DAG gone from it"
         assert f"rescue DAG {bad_dag}.rescue001" in summary(screen).replace("./", str(Path.cwd()) + "/")
         assert rows(screen)["B"][1] == "✖ failed" and "failed with status 2" in rows(screen)["B"][-1]
         await pilot.press("escape")
@@ -243,6 +280,33 @@ def test_ended_dags_stay_in_the_list_and_open(engine, tmp_path):
         assert str(ok) not in dags.table.items and str(bad) not in dags.table.items
 
     drive(CrabApp(Backend(engine), interval=INTERVAL, clock=lambda: time.time() + 2 * 86400), later)
+
+
+def test_an_ended_run_keeps_its_own_counts_when_its_dag_file_runs_again(engine, tmp_path):
+    """Both runs append to one d.dag.dagman.out: each row counts its own run's nodes."""
+    first, dag = submit_dag(engine, tmp_path, DAG + 'VARS B code="2"\n')
+    go(tmp_path, "A", "B", "C")
+
+    async def scenario(pilot):
+        dags = await open_dags(pilot)
+        table = dags.table
+        await wait_for(pilot, lambda: str(first) in table.items and table.items[str(first)].ended, "run 1 failed",
+                       timeout=90)
+        (tmp_path / "go.B").unlink()  # the rescue run's B waits
+        result = crabtui(engine, "dag", "submit", "d.dag", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        second = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+        await wait_for(pilot, lambda: str(second) in table.items and table.items[str(second)].nodes.get("running"),
+                       "run 2's B running")
+        assert cells(table, str(second))[6].strip() == "2/3 ✔2 ▶1"
+        await pilot.pause(INTERVAL * 3)
+        assert cells(table, str(first))[4] == "✖ failed"
+        assert cells(table, str(first))[6].strip() == "2/3 ✔2 ✖1", "run 1's counts, not run 2's"
+        screen = await open_dag(pilot, first)
+        assert rows(screen)["B"][1] == "✖ failed" and "failed with status 2" in rows(screen)["B"][-1]
+        go(tmp_path, "B")
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 
 
 def test_owners_a_toggle_for_all_users_and_totals_per_user(engine, tmp_path, monkeypatch):
@@ -357,6 +421,33 @@ def test_halt_unhalt_and_remove_are_asked_first_and_a_removed_dag_queues_nothing
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 
 
+def test_a_dag_held_then_removed_leaves_no_node_running(engine, tmp_path):
+    """Held, DAGMan stops to be restarted (exit 3) and leaves its nodes queued; removed, it never is."""
+    cluster, dag = submit_dag(engine, tmp_path)
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: rows(screen).get("A", ["", ""])[1] == "▶ running", "A running")
+        screen.table.move_cursor(row=screen.table.get_row_index(DAG_ROW))
+        await pilot.press("h", "y")
+        await wait_for(pilot, lambda: screen.snapshot.dag.state == "held", "DAGMan held")
+        await wait_for(pilot, lambda: "EXITING WITH STATUS 3" in Path(f"{dag}.dagman.out").read_text(),
+                       "DAGMan stopped to be restarted")
+        await pilot.press("K", "y")
+        await wait_for(pilot, lambda: screen.snapshot.where == "history", "DAGMan gone from the queue", timeout=90)
+        assert "✗ removed" in summary(screen)
+        await wait_for(pilot, lambda: rows(screen).get("A", ["", ""])[1] == "✖ failed", "A stopped for good")
+        assert rows(screen)["A"][-1] == "was queued when DAGMan exited"
+        assert not screen.snapshot.dag.nodes.keys() & {"running", "idle", "held"}, screen.snapshot.dag.nodes
+        await pilot.press("escape")
+        table = app.screen.table
+        await wait_for(pilot, lambda: str(cluster) in table.items and table.items[str(cluster)].ended, "the row")
+        assert "▶" not in cells(table, str(cluster))[6], "the list's row has no node running either"
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
 def test_hold_and_release_a_node_job_then_dagman_itself(engine, tmp_path):
     cluster, dag = submit_dag(engine, tmp_path)
 
@@ -375,6 +466,12 @@ def test_hold_and_release_a_node_job_then_dagman_itself(engine, tmp_path):
         await wait_for(pilot, lambda: rows(screen)["A"][1] == "‖ held", "node A held")
         assert rows(screen)["A"][-1].startswith("held: "), "why: the hold reason"
         assert job_status(engine, int(a_job.split(".")[0])) == JobStatus.HELD and f"Held {a_job}." in notices(app)
+        await pilot.press("enter")  # the node's own screen says held too, as the table does
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen) and app.screen.snapshot is not None,
+                       "node A's drilldown")
+        assert summary(app.screen).startswith(f"Node A  ‖ held  job {a_job}")
+        assert "State:       held" in "\n".join(app.screen.query_one("#node-text").lines)
+        await pilot.press("escape")
         await pilot.press("r")
         assert isinstance(app.screen, ConfirmScreen) and "back to idle" in app.screen.details
         await pilot.press("y")
@@ -395,6 +492,7 @@ def test_hold_and_release_a_node_job_then_dagman_itself(engine, tmp_path):
         go(tmp_path, "A", "B", "C")
         await wait_for(pilot, lambda: screen.snapshot.where == "history", "the DAG finished", timeout=90)
         assert screen.snapshot.dag.state == "completed"
+        assert rows(screen)[DAG_ROW][1] == "✔ completed", "the DAG's state in full, not cut short"
         assert {r[1] for key, r in rows(screen).items() if key != DAG_ROW} == {"✔ done"}
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)

@@ -10,7 +10,10 @@ from crabtui.screens.job import JobScreen
 from crabtui.screens.task import TaskScreen
 from crabtui.snapshots import Backend
 from crabtui.widgets.tabbed import TabBar, Tabbed
+from engine.crab.taskworker.taskdb import SUBMIT, SUBMITTED, Task, TaskDB
+from engine.schedd.local.client import LocalScheddClient
 from textual.widgets import Log
+from ui_fixed import NOW, task_dir
 from ui_tasks import cells, crabtui, open_task, wait_for
 
 INTERVAL = 0.2
@@ -204,3 +207,40 @@ def test_the_task_list_keeps_only_your_own_tasks_on_u(fixed, monkeypatch):
         assert tasks.row_count == 2
 
     drive(CrabApp(Backend(fixed), interval=INTERVAL), scenario)
+
+
+def test_a_task_whose_jobs_have_not_started_draws_flat_trends(state):
+    """Nothing ran yet: the running and done sparklines lie flat, not as full bars."""
+    name = "231114_233000:alice_crab_fresh"
+    path = task_dir(state, name)
+    for job in "123":
+        with open(f"{path}/job_input.{job}.json", "w") as f:
+            f.write("{}")
+    db = TaskDB(state.tasks)
+    db.insert(Task(name, "fresh", "alice", SUBMITTED, SUBMIT, "fresh.toml", path, NOW - 60, NOW - 50))
+    db.close()
+    LocalScheddClient(state).ping()
+
+    async def scenario(pilot):
+        screen = await open_task(pilot, name)
+        await wait_for(pilot, lambda: screen.query_one("#pace").render().plain == "no job done yet", "the pace")
+        await pilot.pause()
+        for trend in ("#running-trend", "#done-trend"):
+            drawn = screen.query_one(trend).render_line(0).text
+            assert drawn and set(drawn) == {"▁"}, (trend, drawn)
+
+    drive(CrabApp(Backend(state), interval=INTERVAL, clock=lambda: NOW), scenario)
+
+
+def test_a_task_ended_long_ago_draws_its_jobs_done_over_its_life(fixed):
+    """ttbar's three jobs ran two hours before the clock: the done sparkline still rises to them."""
+    async def scenario(pilot):
+        screen = await open_task(pilot, "231114_200000:alice_crab_ttbar")
+        await wait_for(pilot, lambda: screen.query_one("#pace").render().plain == "every job done", "the pace")
+        await pilot.pause()
+        done = screen.query_one("#done-trend")
+        assert (done.data[0], done.data[-1]) == (0, 3), done.data
+        drawn = done.render_line(0).text
+        assert drawn[0] == "▁" and drawn[-1] == "█", drawn
+
+    drive(CrabApp(Backend(fixed), interval=INTERVAL, clock=lambda: NOW), scenario)

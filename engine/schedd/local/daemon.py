@@ -2,7 +2,8 @@
 
 It listens on a Unix socket in the state directory (mode 0600, never TCP) and serves the
 Schedd API to any number of clients; :mod:`engine.schedd.local.client` starts it on demand.
-One daemon per state directory, guarded by a lock file.  SIGTERM stops it cleanly.
+One daemon per state directory, guarded by a lock file.  SIGTERM stops it cleanly, and so does
+removing the state directory: nothing could reach the daemon again, so it must not run on alone.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from engine.state import StateDir, StateDirError, check_state, state_dir
 
 log = logging.getLogger("crabtui.schedd")
 MAX_REQUEST_BYTES = 1 << 30
+STATE_CHECK_INTERVAL = 2.0  # seconds between checks that the state directory is still ours
 
 
 class AlreadyRunning(Exception):
@@ -151,6 +153,7 @@ async def serve(state: StateDir, *, ready_fd: int | None = None,
     finally:
         os.umask(old_umask)
     os.chmod(state.socket, 0o600)
+    socket_id = _file_id(state.socket)
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, daemon.stopping.set)
     log.info("schedd %d serving %s with %d slots", os.getpid(), state.socket, len(pool.slots))
@@ -163,14 +166,38 @@ async def serve(state: StateDir, *, ready_fd: int | None = None,
     from engine.crab.taskworker import worker  # CRAB's task worker runs beside the schedd, as a client of it
 
     stop_worker = worker.start(state)
-    await daemon.stopping.wait()
+    await _watch_state(state, _file_id(lock), daemon.stopping)
     stop_worker.set()
     server.close()
-    os.unlink(state.socket)
+    if _file_id(state.socket) == socket_id:  # not a socket a later daemon bound in a new directory
+        os.unlink(state.socket)
     evicted = schedd.shutdown()
     log.info("schedd %d stopped; %d running job(s) evicted", os.getpid(), evicted)
     lock.close()
     return evicted
+
+
+def _file_id(file) -> tuple[int, int] | None:
+    """The (device, inode) of a path or open file; None when the path is gone."""
+    try:
+        st = os.fstat(file.fileno()) if hasattr(file, "fileno") else os.stat(file)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+async def _watch_state(state: StateDir, lock_id: tuple[int, int] | None, stopping: asyncio.Event) -> None:
+    """Wait until asked to stop, or until the lock file we hold is no longer the one at its path:
+    the state directory was removed (or replaced), so no client can reach this daemon again and a
+    new one may start there.  Its jobs are then evicted as at any shutdown, not left running."""
+    while True:
+        try:
+            await asyncio.wait_for(stopping.wait(), STATE_CHECK_INTERVAL)
+            return
+        except TimeoutError:
+            if _file_id(state.lock) != lock_id:
+                log.warning("state directory %s was removed; stopping", state.path)
+                return
 
 
 def main(argv: list[str] | None = None) -> int:

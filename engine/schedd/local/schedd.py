@@ -262,8 +262,10 @@ class LocalSchedd:
                 self.loop.remove_reader(proc.pidfd)
             try:
                 shadow.ask(proc, "kill")
-            except OSError as e:
-                log.warning("cannot ask the starter of job %s to stop it: %s", _name(proc.key), e)
+            except OSError as e:  # the spool is gone with the state directory: kill the job ourselves
+                log.warning("cannot ask the starter of job %s to stop it (%s); killing its processes",
+                            _name(proc.key), e)
+                shadow.kill_job(proc)
         evicted_before = {k for k, ad in self.jobs.items() if ad["JobStatus"] == JobStatus.RUNNING}
         if self.spawner is not None:
             self.loop.remove_reader(self.spawner.fd)
@@ -754,7 +756,7 @@ class LocalSchedd:
         if ad["JobStatus"] == JobStatus.REMOVED:
             self._leave_queue(ad)
         elif ad["JobStatus"] == JobStatus.RUNNING:
-            if self._stopping and exit.vacated:
+            if self._stopping and (exit.vacated or proc.killed):
                 self._evict([ad], "The schedd shut down; the job will run again.")
             else:
                 self._exited(ad, exit)

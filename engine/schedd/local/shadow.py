@@ -40,7 +40,8 @@ _WAIT_FOR_STARTED_S = 5.0  # a live starter's record gets its started line withi
 class JobProcess:
     """One run of a job: its record file and, once the starter said so, the starter's and the
     job's pids.  ``pidfd`` watches a starter reconnected to after a restart (-1 otherwise: the
-    spawner's socket brings the others' news); ``stop`` is the last stop request made of it."""
+    spawner's socket brings the others' news); ``stop`` is the last stop request made of it, and
+    ``killed`` says the schedd killed the job itself, its starter out of reach."""
 
     key: tuple[int, int]
     record: str
@@ -51,6 +52,7 @@ class JobProcess:
     peak_rss_kb: int = 0
     stop: str | None = None
     signals: list[str] = field(default_factory=list)
+    killed: bool = False
 
 
 class Spawner:
@@ -223,6 +225,17 @@ def ask(proc: JobProcess, request: str) -> None:
             os.kill(proc.starter_pid, starter.STOP)
     except ProcessLookupError:
         pass
+
+
+def kill_job(proc: JobProcess) -> None:
+    """SIGKILL the job's process group, for when its starter cannot be asked to (its control file
+    cannot be written); the starter then reports the exit, which counts as an eviction."""
+    proc.killed = True
+    if proc.job_pid is not None:
+        try:
+            os.killpg(proc.job_pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def orphans(ad_file: str) -> list[int]:

@@ -369,6 +369,31 @@ def events_by_job(path: str) -> dict[tuple[int, int], list[str]]:
     return out
 
 
+def node_events(path: str, node: str, jobs: Iterable[int] = (), after: int = 0) -> str | None:
+    """The events of one DAG node's jobs in the log at ``path`` (a shared ``log = job.log`` holds
+    every node's), in the order they were written: of the clusters ``jobs``, and of each cluster
+    above ``after`` (its DAGMan job's) that the log says ran node ``node`` (DAGMan's ``DAG Node:``
+    note on its submit event, on each retry's).  None if there is no log."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        return None
+    clusters, note = set(jobs), f"\n    DAG Node: {node}\n"
+    kept = []
+    for block in text.split("...\n"):
+        block = block.lstrip("\n")
+        header = _EVENT_HEADER.match(block)
+        if header is None:
+            continue
+        cluster = int(header.group(1))
+        if cluster not in clusters and cluster > after and block.startswith("000 ") and note in block:
+            clusters.add(cluster)
+        if cluster in clusters:
+            kept.append(block + "...\n")
+    return "".join(kept)
+
+
 def holds_events(path: str | os.PathLike[str], types: Iterable[JobEventType]) -> bool:
     """Whether the log at ``path`` holds an event of one of ``types``: a scan of its text for their
     headers (``NNN (`` at the start of a line, as :func:`format_event` begins one), far cheaper than
