@@ -62,6 +62,7 @@ class OutputFiles:
     max_jobs_deferred: int
     max_idle_deferred: int
     category_deferred: int
+    scripts_deferred: dict[ScriptKind, int]
 
     def set_own_attributes(self) -> None:
         """The DAGMan job's batch name (``<dag>+<cluster>`` unless the user gave one) and batch id
@@ -155,6 +156,8 @@ class OutputFiles:
         return Deferrals(max_jobs_deferred=self.max_jobs_deferred, max_jobs=self.options.max_jobs,
                          max_idle_deferred=self.max_idle_deferred, max_idle=self.options.max_idle,
                          category_deferred=self.category_deferred,
+                         pre_deferred=self.scripts_deferred[ScriptKind.PRE],
+                         post_deferred=self.scripts_deferred[ScriptKind.POST],
                          max_pre=self.options.max_pre, max_post=self.options.max_post, max_hold=self.options.max_hold)
 
     def update_status_file(self, outcome: DagOutcome, force: bool = False, closing: bool = False) -> None:

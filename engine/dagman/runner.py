@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 import htcondor2
 
-from engine.dag import NodeKind
+from engine.dag import NodeKind, ScriptKind
 from engine.dag.graph import Graph
 from engine.dagman.config import KNOBS, SETTINGS_ORDER, Options
 from engine.dagman.check_events import EventChecker
@@ -116,6 +116,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.submit_window_end = 0.0  # DAGMAN_MAX_SUBMITS_PER_INTERVAL counts submits per scan interval
         self.window_submits = 0
         self.max_jobs_deferred = self.max_idle_deferred = self.category_deferred = 0
+        self.scripts_deferred = {ScriptKind.PRE: 0, ScriptKind.POST: 0}  # ScriptQ's deferral counts
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0
         self.hold_scripts: list[subprocess.Popen] = []

@@ -59,6 +59,7 @@ class ScriptQueue:
     dag_dir: str
     nodes: dict[str, Node]
     census: Census
+    scripts_deferred: dict[ScriptKind, int]
     busy: dict[str, Node]
     final: Node | None
     dag_status: DagStatus
@@ -223,6 +224,7 @@ class ScriptQueue:
         if self.options.max_post and self.running_scripts(ScriptKind.POST) >= self.options.max_post:
             node.status = NodeState.POSTRUN
             node.defer_until = self.clock()
+            self.scripts_deferred[ScriptKind.POST] += 1
         else:
             self.run_script(node, ScriptKind.POST)
 
@@ -236,6 +238,7 @@ class ScriptQueue:
         script = node.graph.node.scripts[kind]
         if script.defer_status is not None and code == script.defer_status:
             node.defer_until = self.clock() + (script.defer_time or 0)
+            self.scripts_deferred[kind] += 1
             return  # a deferred script logs no result: it will be STARTED again
         self.script_result(node, kind, code)
 
