@@ -385,6 +385,11 @@ class DagmanOut:
         """ABORT-DAG-ON hit; ``source`` is "job", "PRE script" or "POST script"."""
         self.line(f"Aborting DAG because we got the ABORT exit value from a {source}", QUIET)
 
+    def aborting_retries(self, node: str, value: int | None, final_running: bool) -> None:
+        """A node with retries left that UNLESS-EXIT (or a running FINAL node) keeps from its next try."""
+        why = "because final node is running " if final_running else ""
+        self.line(f"Aborting further retries of node {node} {why}(last attempt returned {value})")
+
     def exiting_because_halted(self) -> None:
         self.line("Exiting because DAG is halted and no jobs or scripts are running", QUIET)
 

@@ -224,6 +224,8 @@ class NodeStates:
             # ProcessJobProcEnd: one more try, submitted on hold for the user to release
             node.graph.retry = declared_retry = declared_retry + 1
             node.hold_on_submit = retry = True
+        if node.retries < declared_retry and not self.removed and (aborted or self.final_started and node is not self.final):
+            self.out.aborting_retries(node.name, node.retval, self.final_started)  # Dag::RestartNode
         if retry and not self.removed and not self.final_started and node is not self.final:
             node.retries += 1
             self.out.retrying_node(node.name, node.retries, declared_retry)

@@ -197,3 +197,10 @@ def test_abort_dag_on_a_successful_value_leaves_the_children_ready_and_the_dag_a
     ads = node_ads(dag_dir)
     assert ads["DagStatus"]["DagStatus"] == 6 and ads["B"]["NodeStatus"] == 1
     assert not (dag_dir / "x.dag.rescue001").exists()
+
+
+def test_unless_exit_says_it_aborts_the_retries_in_dagman_out(dag_dir, schedd):
+    """As 23.9.6 logs it (seen on the pool): "Aborting further retries of node A (last attempt returned 42)"."""
+    assert run(dag_dir, schedd, 'JOB A job.sub\nVARS A code="42"\nRETRY A 3 UNLESS-EXIT 42\n') == 1
+    said = [line[18:] for line in (dag_dir / "x.dag.dagman.out").read_text().splitlines()]
+    assert said.count("Aborting further retries of node A (last attempt returned 42)") == 1
