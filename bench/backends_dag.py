@@ -44,7 +44,7 @@ import subprocess
 import sys
 import time
 
-from benchlib import crabtui_scripts, report, scratch_dir, write_dag
+from benchlib import announce, crabtui_scripts, report, scratch_dir, write_dag
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTPOOL = os.path.join(REPO, "scripts", "htcondor-testpool")
@@ -209,6 +209,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (its path is printed)")
     args = parser.parse_args()
+    announce(__doc__)
     n = args.nodes
 
     embedded = real = None

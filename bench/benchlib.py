@@ -36,11 +36,21 @@ def scratch_dir(prefix: str, keep: bool) -> Iterator[str]:
             shutil.rmtree(path, ignore_errors=True)
 
 
+def announce(doc: str) -> None:
+    """Say on stderr, before any work, what the benchmark measures: its figures come only at the
+    end, minutes later for some (stdout keeps them alone, for --json)."""
+    first = " ".join(doc.split("\n\n")[0].split()).removeprefix("Benchmark: ").replace("``", "`")
+    print(f"{os.path.basename(sys.argv[0])}: {first} Its figures come when it ends.", file=sys.stderr, flush=True)
+
+
 @contextlib.contextmanager
 def embedded_schedd(workdir: str, name: str = "s"):
     """A client of a fresh embedded schedd with its own state directory ``workdir/name``, so that
     no other run's jobs share it.  Its daemon starts at the client's first call (start-up time is
-    the caller's to leave out) and is stopped on exit, also on error, so none is left running."""
+    the caller's to leave out) and is stopped on exit, also on error or Ctrl-C, so none is left
+    running: a daemon the benchmark killed last is started again first, to take back the jobs its
+    starters still run (they outlive it) and evict them as it stops."""
+    from engine.schedd.api import ScheddError
     from engine.schedd.local.client import LocalScheddClient
     from engine.state import StateDir
 
@@ -50,6 +60,10 @@ def embedded_schedd(workdir: str, name: str = "s"):
     try:
         yield client
     finally:
+        try:
+            client.ping()
+        except ScheddError:
+            pass  # it cannot start again: there is nothing to take back
         client.shutdown()
 
 

@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 
-from benchlib import crabtui_scripts, embedded_schedd, report, scratch_dir, verdict
+from benchlib import announce, crabtui_scripts, embedded_schedd, report, scratch_dir, verdict
 
 NODE_JOB = """#!/bin/sh
 sleep "$2"
@@ -125,6 +125,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
     args = parser.parse_args()
+    announce(__doc__)
     result = run(args)
     report(result, args.json, print_report)
     sys.exit(0 if result["pass"] else 1)

@@ -43,8 +43,8 @@ import os
 import sys
 import time
 
-from benchlib import (add_dagman_arguments, dagman_options, embedded_schedd, report, run_dagman, scratch_dir,
-                      verdict, write_dag)
+from benchlib import (add_dagman_arguments, announce, dagman_options, embedded_schedd, report, run_dagman,
+                      scratch_dir, verdict, write_dag)
 from schedd_throughput import cpu_times, daemon_log_error, run_schedd
 
 RATIO_TARGET = 2.0
@@ -98,6 +98,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (its path is printed)")
     args = parser.parse_args()
+    announce(__doc__)
     n = args.nodes
 
     options = dagman_options(args)

@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from benchlib import report, verdict  # noqa: E402
+from benchlib import announce, report, verdict  # noqa: E402
 
 MEMORY_CAP = 4 << 30
 
@@ -94,6 +94,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds after which a case is a hang")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = parser.parse_args()
+    announce(__doc__)
 
     import fuzz_inputs
     from schedd.schedd_harness import stop_daemon

@@ -51,7 +51,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
-from benchlib import best_of, crabtui_scripts, report, scratch_dir, verdict
+from benchlib import announce, best_of, crabtui_scripts, report, scratch_dir, verdict
 
 TARGET_S = 0.5
 DATASET = "/JetMET0/Run2023D-PromptReco-v1/MINIAOD"
@@ -187,6 +187,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the state directory")
     parser.add_argument("--pool", action="store_true", help="also time it on the pool of CONDOR_CONFIG")
     args = parser.parse_args()
+    announce(__doc__)
 
     crabtui, wrapper = crabtui_scripts()
 

@@ -51,7 +51,7 @@ import threading
 import time
 from contextlib import ExitStack, contextmanager
 
-from benchlib import report, scratch_dir, verdict
+from benchlib import announce, report, scratch_dir, verdict
 from ui_task import app_until, app_updated, python_loop
 
 TARGETS = {"first_paint_s": 2.0, "refresh_cpu_s": 0.05, "rss_mb": 500.0}
@@ -414,6 +414,7 @@ def main() -> None:
     for hidden in ("--measure", "--pid", "--hold", "--hold-log"):
         parser.add_argument(hidden, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    announce(__doc__)
     if args.measure:
         args.pid = int(args.pid)
         measure(args)

@@ -57,7 +57,7 @@ import sys
 import time
 from contextlib import ExitStack
 
-from benchlib import best_of, embedded_schedd, report, scratch_dir, verdict
+from benchlib import announce, best_of, embedded_schedd, report, scratch_dir, verdict
 
 TARGETS = {"first_paint_s": 1.0, "refresh_cpu_s": 0.05, "key_s": 0.05, "rss_mb": 250.0}
 REFRESHES = 5
@@ -278,6 +278,7 @@ def main() -> None:
     parser.add_argument("--task", help=argparse.SUPPRESS)
     parser.add_argument("--now", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    announce(__doc__)
     if args.measure:
         measure(args)
         return

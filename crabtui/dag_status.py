@@ -67,7 +67,10 @@ def fresh_ad(ad: classad2.ClassAd) -> tuple[classad2.ClassAd, str]:
     fresh.update(ad)
     progress = DagWatcher(dag_file, dagman_out_of(values, dag_file), values.get("ClusterId")).read(
         left_queue=values.get("JobStatus") in (JobStatus.REMOVED, JobStatus.COMPLETED))
-    if not progress.read_error and progress.started_at is not None and progress.nodes:
+    # a dagman.out whose last run began before this job was queued is an earlier DAGMan's (its
+    # file's times are whole seconds)
+    earlier = progress.started_at is not None and progress.started_at < values.get("QDate", 0) - 1
+    if not progress.read_error and progress.started_at is not None and progress.nodes and not earlier:
         counts = progress.counts
         for word, attr in (("done", "Done"), ("pre", "Prerun"), ("queued", "Queued"), ("post", "Postrun"),
                            ("ready", "Ready"), ("unready", "Unready"), ("failed", "Failed"), ("futile", "Futile")):
@@ -77,7 +80,7 @@ def fresh_ad(ad: classad2.ClassAd) -> tuple[classad2.ClassAd, str]:
             fresh["DAG_Status"] = progress.dag_status
     if ad.get("JobStatus") == JobStatus.RUNNING and is_halted(dag_file):
         fresh["DAG_Status"] = 6
-    start_error = progress.error if progress.ended and not progress.nodes else ""
+    start_error = progress.error if progress.ended and not progress.nodes and not earlier else ""
     return fresh, start_error
 
 
@@ -158,7 +161,10 @@ def _node_lines(ad, get, total: int, width: int, ended: bool) -> list[str]:
     parts[largest] += max(bar_width - sum(parts.values()), 0)
     bar = "".join(key[0] * n for key, n in parts.items())
     if ended:
-        lines.append(f"DAG {ENDED_SENTENCES.get(get('DAG_Status'), 'ended in an unknown state.')}")
+        dag_status = get("DAG_Status")
+        if dag_status == 0 and ad.get("JobStatus") == JobStatus.REMOVED:
+            dag_status = 4  # DAGMan had stopped (its job held) before the removal: its last word was OK
+        lines.append(f"DAG {ENDED_SENTENCES.get(dag_status, 'ended in an unknown state.')}")
     else:
         possible = (1 - (futile + failed) / total) * 100
         only = f" Only {possible:.2f}% of the DAG can complete." if possible < 100 else ""

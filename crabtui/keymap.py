@@ -27,7 +27,11 @@ _KEYS = re.compile(r"^[^\s,]+(,[^\s,]+)*$")
 
 class KeymapError(click.ClickException):
     """The keymap file is wrong; the message names the file and the key (click prints it, without
-    a traceback, wherever the UI is opened from the command line)."""
+    a traceback, wherever the UI is opened from the command line), as ``ERROR: ...`` as every
+    command's failure reads."""
+
+    def show(self, file=None) -> None:
+        click.echo(f"ERROR: {self.message}", err=True)
 
 
 def keymap_path() -> str:

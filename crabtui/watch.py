@@ -19,11 +19,15 @@ from crabtui.snapshots import NODE_STATES, Backend, TaskSnapshot, is_done, state
 from crabtui.task_status import countdown
 from crabtui.widgets.states import DEFAULT_PALETTE, progress_bar, task_status
 from crabtui.widgets.states import state_counts as glyph_counts
-from engine.crab.taskworker.taskdb import COMPLETED, TaskError
+from engine.crab.taskworker.taskdb import COMPLETED, FAILED, KILLFAILED, RESUBMITFAILED, TaskError
 from engine.schedd.api import ScheddError
 
 BAR_WIDTH = 30
 SHORT_BAR = 10
+
+
+RESUBMITTABLE = (FAILED, KILLFAILED, RESUBMITFAILED)
+"""The ends of a task ``task resubmit`` takes, as CRAB's server does (not KILLED, SUBMITFAILED)."""
 
 
 def progress_line(snapshot: TaskSnapshot, now: float, countdowns: bool = True, width: int | None = None) -> Text:
@@ -67,8 +71,9 @@ def _line(snapshot: TaskSnapshot, now: float, countdowns: bool, bar: int, words:
     return line
 
 
-def follow(engine: Backend, name: str, interval: float) -> None:
-    """Print TASK's progress until it ends; exit 0 if it COMPLETED, 1 otherwise."""
+def follow(engine: Backend, name: str, interval: float, crabtui: str = "crabtui") -> None:
+    """Print TASK's progress until it ends; exit 0 if it COMPLETED, 1 otherwise, naming the
+    commands (``crabtui`` with this one's state directory and backend) that say why."""
     console = Console(highlight=False)
     try:
         engine.start()
@@ -102,5 +107,6 @@ def follow(engine: Backend, name: str, interval: float) -> None:
         if live is not None:
             live.stop()
     if snapshot.task.status != COMPLETED:
-        fail(f"task {name} ended {snapshot.task.status}: `crabtui task status {name} --long` says why, "
-             f"`crabtui task resubmit {name}` runs its failed jobs again")
+        resubmit = (f", `{crabtui} task resubmit {name}` runs its failed jobs again"
+                    if snapshot.task.status in RESUBMITTABLE else "")
+        fail(f"task {name} ended {snapshot.task.status}: `{crabtui} task status {name} --long` says why{resubmit}")

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 import socket
 import sys
 from typing import NoReturn
@@ -31,6 +33,20 @@ backend_option = click.option(
 
 def backend(ctx: click.Context) -> str:
     return (ctx.find_root().obj or {}).get("backend", "embedded")
+
+
+def again(ctx: click.Context) -> str:
+    """``crabtui`` with the state directory and backend this command was given on its command
+    line, for the commands a message tells the user to type next: without them the next command
+    would look at another schedd.  What the environment sets, the next command gets too."""
+    words = ["crabtui"]
+    root = ctx.find_root()
+    given = (root.obj or {}).get("state_dir")
+    if given and given != os.environ.get("CRABTUI_STATE_DIR"):
+        words += ["--state-dir", shlex.quote(given)]
+    if backend(ctx) != os.environ.get("CRABTUI_BACKEND", "embedded"):
+        words += ["--backend", backend(ctx)]
+    return " ".join(words)
 
 
 def fail(message: str) -> NoReturn:

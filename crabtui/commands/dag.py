@@ -10,8 +10,8 @@ import time
 
 import click
 
-from crabtui.commands.backend import backend, embedded_only, fail, schedd
-from engine.schedd.api import ScheddError
+from crabtui.commands.backend import again, backend, embedded_only, fail, schedd
+from engine.schedd.api import JobStatus, ScheddError
 from engine.schedd.local.submit import parse_arguments
 
 
@@ -67,7 +67,8 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
       -usedagdir, -no_recurse, -do_recurse, -suppress_notification, -verbose and
       -AllowVersionMismatch are taken and change nothing here: the DAG always runs in its own
       directory, and sub-DAG files are written when their nodes are submitted.
-    The rest of condor_submit_dag's options are refused, saying what to do instead.
+    -help (-h, --help) shows this text; the rest of condor_submit_dag's options are refused, saying
+    what to do instead.
 
     The DAG runs in the schedd after this command returns: follow it with
     `crabtui q -nobatch -dag`, `crabtui dag status ID`, or its .dagman.out file.
@@ -184,14 +185,14 @@ def halt(ctx: click.Context, dag: str) -> None:
     from engine.dagman.halt import halt_file
     from engine.dagman.halt import halt as halt_dag
 
-    dag_file = _dag_file(ctx, dag)
+    dag_file = _dag_file(ctx, dag, "nothing to halt")
     _no_dagman(dag_file, "nothing to halt")
     try:
         halt_dag(dag_file)
     except OSError as e:
         fail(f"cannot write {halt_file(dag_file)} from this machine ({e.strerror or e}): halt the DAG where its "
-             f"directory is, or hold its DAGMan job instead (`crabtui hold {dag}`), which also stops new nodes")
-    click.echo(f"Halted the DAG ({halt_file(dag_file)}); `crabtui dag unhalt {dag}` resumes it until it has drained.")
+             f"directory is, or hold its DAGMan job instead (`{again(ctx)} hold {dag}`), which also stops new nodes")
+    click.echo(f"Halted the DAG ({halt_file(dag_file)}); `{again(ctx)} dag unhalt {dag}` resumes it until it has drained.")
 
 
 @dag.command()
@@ -203,11 +204,11 @@ def unhalt(ctx: click.Context, dag: str) -> None:
     from engine.dagman.halt import unhalt as unhalt_dag
     from engine.dagman.progress import DagWatcher
 
-    dag_file = _dag_file(ctx, dag)
+    dag_file = _dag_file(ctx, dag, "nothing to unhalt")
     if not os.path.isdir(os.path.dirname(os.path.abspath(dag_file))):
         fail(f"cannot remove {halt_file(dag_file)} from this machine: its directory is not here; unhalt the DAG "
              "where its directory is")
-    rescue = f"`crabtui dag submit {dag_file}` runs its rescue DAG"
+    rescue = f"`{again(ctx)} dag submit {dag_file}` runs its rescue DAG"
     _no_dagman(dag_file, rescue)
     if DagWatcher(dag_file).read().halted_exit:
         fail(f"DAGMan has already stopped {dag_file} for its halt and is exiting; once it has, {rescue}")
@@ -252,8 +253,10 @@ def _no_dagman(dag_file: str, then: str) -> None:
         fail(f"no DAGMan is running {dag_file} (it has ended, or has not started): {then}")
 
 
-def _dag_file(ctx: click.Context, dag: str) -> str:
-    """A DAG file given by name, or the one DAGMan job ``dag`` runs."""
+def _dag_file(ctx: click.Context, dag: str, then: str) -> str:
+    """A DAG file given by name, or the one DAGMan job ``dag`` runs; stop (exit 1, saying
+    ``then``) if that job has left the queue, whose lock file a DAGMan held and then removed
+    leaves behind."""
     if not dag.isdigit():
         if not os.path.isfile(dag):
             fail(f"{dag}: no such DAG file (give a DAG file or a DAGMan job id)")
@@ -261,7 +264,11 @@ def _dag_file(ctx: click.Context, dag: str) -> str:
     ad = _dagman_ad(ctx, int(dag))
     argv = parse_arguments(str(ad.get("Arguments", "")))
     name = argv[argv.index("-Dag") + 1] if "-Dag" in argv[:-1] else argv[-1]
-    return os.path.join(str(ad["Iwd"]), name)
+    dag_file = os.path.join(str(ad["Iwd"]), name)
+    if ad.get("JobStatus") in (JobStatus.REMOVED, JobStatus.COMPLETED):
+        fail(f"no DAGMan is running {dag_file}: its DAGMan job {dag} has left the queue "
+             f"({JobStatus(ad['JobStatus']).name.lower()}); {then}")
+    return dag_file
 
 
 @dag.command()

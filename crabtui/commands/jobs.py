@@ -42,7 +42,7 @@ def job() -> None:
 
 
 # condor_submit's options crabtui reads, in its order; the others are refused by name.
-SUBMIT_OPTIONS = [Option("append", 1, values=1), Option("batch-name", 1, values=1)]
+SUBMIT_OPTIONS = [Option("append", 1, values=1), Option("batch-name", 1, values=1), Option("help", 1)]
 SUBMIT_UNSUPPORTED = (
     Option("verbose", 1), Option("terse", 3), Option("debug", 2, colon=True), Option("spool", 1),
     Option("file", 2, values=1), Option("factory", 2), Option("dry-run", 3, values=1), Option("maxjobs", 3, values=1),
@@ -69,6 +69,9 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     try:
         for item in parse(list(args), SUBMIT_OPTIONS, "job submit", unsupported=SUBMIT_UNSUPPORTED,
                           condor_tool="condor_submit"):
+            if item.name == "help":  # condor_submit's -help, from -h
+                click.echo(ctx.get_help())
+                return
             if item.name is None and "=" in item.arg:
                 name, _, value = item.arg.partition("=")
                 prepend[name.strip()] = value.strip()
@@ -531,7 +534,7 @@ class ActRequest:
             click.echo(f"All jobs{where} have been {past}")
             return failed
         if result.job_ads == 0:
-            click.echo(f"condor_{self.tool}: There are no jobs in the queue", err=True)
+            click.echo(f"condor_{self.tool}:0:There are no jobs in the queue", err=True)  # 23.9.6, its ":0:" too
             return failed
         click.echo(f"Couldn't find/{verb} all jobs{where}", err=True)
         return True
@@ -553,11 +556,11 @@ def _failed_one(action: JobAction, job: str, verb: str, result) -> str:
 
 
 hold = _act(JobAction.Hold, "hold", "Hold jobs: running ones are stopped and keep their place (like condor_hold).\n\n"
-            "\b\nCLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -name SCHEDD -pool COLLECTOR")
+            "\b\nCLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -totals -name SCHEDD -pool COLLECTOR")
 release = _act(JobAction.Release, "release", "Release held jobs back to idle (like condor_release).\n\n\b\n"
-               "CLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -name SCHEDD -pool COLLECTOR")
+               "CLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -totals -name SCHEDD -pool COLLECTOR")
 rm = _act(JobAction.Remove, "rm", "Remove jobs from the queue; running ones are killed (like condor_rm).\n\n\b\n"
-          "CLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -forcex -name SCHEDD "
+          "CLUSTER | CLUSTER.PROC | OWNER ... -constraint EXPR -all -reason TEXT -totals -forcex -name SCHEDD "
           "-pool COLLECTOR\n-forcex: forget jobs already being removed (a DAGMan still running FINAL).")
 
 

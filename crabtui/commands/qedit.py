@@ -171,7 +171,8 @@ def qedit(ctx: click.Context, args: tuple[str, ...]) -> None:
     \b
     [-name SCHEDD] [-pool COLLECTOR] {CLUSTER[.PROC] ... | OWNER | -jobids IDS | -owner OWNER | -constraint EXPR}
     {ATTR VALUE | ATTR=VALUE | -edits[:auto|long|xml|json|new] FILE} ...
-    Several restrictions must all match; -jobids and the ids after the first take any of their jobs."""
+    Several restrictions must all match; -jobids and the ids after the first take any of their jobs.
+    -help (-h, --help) shows this text."""
     try:
         q = parse_qedit(list(args))
     except QeditError as e:

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 import click
 
-from crabtui.commands.backend import backend, fail, schedd
+from crabtui.commands.backend import again, backend, fail, schedd
 from engine.schedd.api import ScheddError
 
 
@@ -68,6 +68,27 @@ def task_argument(command):
     return click.argument("name", metavar="[TASK]", required=False)(run)
 
 
+def crab_options(command):
+    """crab's options common to its commands (CRABOptParser.addCommonOptions): ``--instance``, the
+    CRAB server (one of CRAB's, checked as crab checks it; there is no server here), and
+    ``--proxy``, the grid proxy (there is no grid credential here): a crab command line pasted as it
+    is works, and they change nothing."""
+
+    @functools.wraps(command)
+    def run(*args, instance: str | None, proxy: str | None, **kwargs):
+        from engine.crab.client.config import SERVICE_INSTANCES
+
+        if instance is not None and instance not in SERVICE_INSTANCES:
+            fail(f'Invalid value "{instance}" for --instance; valid values are {", ".join(SERVICE_INSTANCES)} '
+                 f"('prod' is crab's default; crabtui contacts no CRAB server, so any valid value does the same)")
+        return command(*args, **kwargs)
+
+    run = click.option("--proxy", metavar="FILE",
+                       help="crab's grid proxy: accepted, and unused (no grid credential here).")(run)
+    return click.option("--instance", metavar="NAME",
+                        help="crab's CRAB server instance (prod, preprod, ...): checked, and unused.")(run)
+
+
 @contextmanager
 def _tasks(ctx: click.Context) -> Iterator[tuple]:
     """The task table, its state directory and the schedd of the tasks.  The embedded schedd is
@@ -114,7 +135,7 @@ class CrabCommands(click.Group):
 
 @click.group(cls=CrabCommands)
 def task() -> None:
-    """Submit, follow and kill CRAB3 tasks (crab's short names sub and st work too)."""
+    """Submit, list, follow, resubmit and kill CRAB3 tasks, as crab does (its short names sub and st work too)."""
 
 
 @task.command(context_settings={"ignore_unknown_options": True})
@@ -125,6 +146,7 @@ def task() -> None:
 @click.option("--multicrab", is_flag=True,
               help="Run CONFIG as a script, as 'python CONFIG ARGS' does, and submit every config it passes to "
                    "crabCommand('submit') (also from the processes it starts).")
+@crab_options
 @click.pass_context
 def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...], config_option: str | None,
            multicrab: bool) -> None:
@@ -137,7 +159,9 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
     from engine.crab.client.config import ConfigError, load_config, run_crab_config
     from engine.crab.client.crab_config_py import SubmitFailed
 
-    if config_option is not None:  # crab submit -c FILE: what follows is the script's
+    if config_option is not None and multicrab and _scripts_own_c(config, config_option):
+        script_args = ("-c", config_option, *script_args)  # CRAB's multicrab example: -c/--crabCmd CMD
+    elif config_option is not None:  # crab submit -c FILE: what follows is the script's
         script_args = (config, *script_args) if config is not None else script_args
         config = config_option
     if config is None:
@@ -186,6 +210,14 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
         fail(f"{path}: {len(refused)} of the {calls} config(s) it passed to crabCommand('submit') were not submitted"
              f"{f' ({len(tasks)} were)' if tasks else ''}; the first because: {refused[0]}")
     click.echo(f"{path}: {len(tasks)} task(s) submitted: {', '.join(tasks)}.")
+
+
+def _scripts_own_c(config: str | None, value: str) -> bool:
+    """Whether ``-c VALUE`` after ``--multicrab SCRIPT.py`` is the script's own option (CRAB's
+    multicrab example reads ``-c/--crabCmd submit``), not crab submit's ``-c FILE``: SCRIPT.py is
+    a file and VALUE names no Python file."""
+    return (config is not None and os.path.splitext(config)[1].lower() == ".py" and os.path.isfile(config)
+            and not (os.path.splitext(value)[1].lower() == ".py" and os.path.isfile(value)))
 
 
 class _Submitter:
@@ -239,7 +271,7 @@ class _Submitter:
             click.echo(f"Warning: {warning}")
         click.echo(f"Task name: {done.name}\nProject dir: {done.task_dir}\n"
                    "Success: Your task has been delivered to the task worker; follow it with "
-                   f"'crabtui task list' or 'crabtui task status {done.handle}'.")
+                   f"'{again(self.ctx)} task list' or '{again(self.ctx)} task status {done.handle}'.")
         self._append({"task": done.name})
         return done.name
 
@@ -285,6 +317,7 @@ def list_tasks(ctx: click.Context, json_output: bool) -> None:
 
 @task.command()
 @task_argument
+@crab_options
 @click.option("--killwarning", metavar="TEXT", help="A warning that task status shows from then on, as crab kill's.")
 @click.pass_context
 def kill(ctx: click.Context, name: str, killwarning: str | None) -> None:
@@ -297,11 +330,12 @@ def kill(ctx: click.Context, name: str, killwarning: str | None) -> None:
         except TaskError as e:
             fail(str(e))
         _carry_out(ctx, state, client)
-    click.echo(f"Kill request for task {task.name} sent; 'crabtui task list' shows when it is KILLED.")
+    click.echo(f"Kill request for task {task.name} sent; '{again(ctx)} task list' shows when it is KILLED.")
 
 
 @task.command()
 @task_argument
+@crab_options
 @click.option("--long", "long_", is_flag=True, help="One line per job: CRAB's extended job status table.")
 @click.option("--sort", metavar="KEY",
               help="Also list the jobs by state, site, runtime, memory, cpu, retries, waste or exitcode.")
@@ -364,16 +398,19 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
 
 @task.command()
 @task_argument
+@crab_options
 @click.option("--jobids", metavar="IDS", help="The failed jobs to resubmit, e.g. 1,3-5 (default: every failed job).")
 @click.option("--sitewhitelist", metavar="SITES", help="Sites the resubmitted jobs may run at (comma list; '' for none).")
 @click.option("--siteblacklist", metavar="SITES", help="Sites the resubmitted jobs must avoid (comma list; '' for none).")
 @click.option("--maxjobruntime", type=int, metavar="MIN", help="Max runtime of the resubmitted jobs, 60..20160 minutes.")
 @click.option("--maxmemory", type=int, metavar="MB", help="Memory of the resubmitted jobs, 30..30720 MB.")
 @click.option("--priority", type=int, metavar="N", help="Priority of the resubmitted jobs (> 0).")
+@click.option("--publication", is_flag=True, help="crab's resubmission of failed publications: refused, crabtui "
+                                                   "publishes nothing.")
 @click.pass_context
 def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: str | None,
              siteblacklist: str | None, maxjobruntime: int | None, maxmemory: int | None,
-             priority: int | None) -> None:
+             priority: int | None, publication: bool) -> None:
     """Resubmit TASK's failed jobs, with new parameters if given (like crab resubmit).
 
     Options not given keep the task's original values; the new ones apply to the resubmitted jobs
@@ -383,6 +420,9 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     from engine.crab.client.status import task_view
     from engine.crab.taskworker.taskdb import RESUBMIT, RESUBMITTABLE, TaskError
 
+    if publication:
+        fail("--publication resubmits a task's failed publications, and crabtui publishes no output dataset "
+             "(Data.publication has no effect), so there is none; resubmit failed jobs without --publication")
     try:
         arguments = request_arguments(jobids=jobids, sitewhitelist=sitewhitelist, siteblacklist=siteblacklist,
                                       maxjobruntime=maxjobruntime, maxmemory=maxmemory, priority=priority)
@@ -402,5 +442,5 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
         except (TaskError, ResubmitError) as e:
             fail(str(e))
         _carry_out(ctx, state, client)
-    click.echo(f"Resubmit request for task {task.name} sent; 'crabtui task status {task.request_name}' shows "
+    click.echo(f"Resubmit request for task {task.name} sent; '{again(ctx)} task status {task.request_name}' shows "
                "how the resubmission proceeds.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from crabtui.commands.backend import backend
+from crabtui.commands.backend import again, backend
 from engine.state import state_dir
 
 
@@ -19,4 +19,4 @@ def watch(ctx: click.Context, name: str, interval: float) -> None:
     from crabtui.snapshots import Backend
     from crabtui.watch import follow
 
-    follow(Backend(state_dir(ctx.find_root().obj["state_dir"]), backend(ctx)), name, interval)
+    follow(Backend(state_dir(ctx.find_root().obj["state_dir"]), backend(ctx)), name, interval, again(ctx))

@@ -213,6 +213,8 @@ class EventReader:
                 self.final_started = True
                 self.outcome(rescue=False)  # written before FINAL started, in the run that died
         node.procs += 1
+        if not noop:  # as the completed jobs replayed are counted: the ad's submitted count covers them
+            self.jobs_submitted += 1
         node.procs_idle += 1
 
     def replay_script_event(self, event) -> None:

@@ -43,7 +43,7 @@ def options_parser(prog: str = "python -m engine.dagman") -> argparse.ArgumentPa
     parser.add_argument("-AutoRescue", "--autorescue", type=int, choices=(0, 1),
                         help="1: run from the newest rescue DAG, if any (default DAGMAN_AUTO_RESCUE, True)")
     parser.add_argument("-AlwaysRunPost", "--always-run-post", action="store_true", dest="always_run_post",
-                        default=None)
+                        default=None, help="run POST scripts even after a failed PRE script")
     parser.add_argument("-DoRecovery", "--do-recovery", action="store_true", dest="do_recovery",
                         help="rebuild the state from the nodes log even without a lock file")
     parser.add_argument("-Lockfile", "--lockfile", help="the lock file (default: DAG.lock)")

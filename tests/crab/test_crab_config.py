@@ -515,7 +515,7 @@ def test_toml_syntax_error_names_line_and_column(tmp_path):
     assert "(column 12)" in str(info.value) and info.value.line == 4
 
 
-def test_python_errors_name_file_and_line(tmp_path):
+def test_python_errors_name_file_and_line(tmp_path, monkeypatch):
     py = tmp_path / "crabConfig.py"
     py.write_text("from CRABClient.UserUtilities import config\nconfig = config()\nconfig.Data.splitting = 'FileBased'\n"
                   "config.Data.unitsPerJob = (\n")
@@ -529,6 +529,17 @@ def test_python_errors_name_file_and_line(tmp_path):
         f"{py}:1: ")
     py.write_text("from WMCore.Configuration import Configuration\nconfig = Configuration()\nconfig.Data = 3\n")
     assert refused(py, "Can only add ConfigSection objects to Configuration").startswith(f"{py}:3: ")
+    py.write_text("from WMCore.Configuration import Configuration\nconfig = Configuration()\n"
+                  "config.section_('General')\nconfig.General.requestName = 'zmumu'\n"
+                  "config.JobType.psetName = 'pset.py'\n")  # the JobType section never made
+    assert refused(py, "AttributeError: 'Configuration' object has no attribute 'JobType'. WMCore's Configuration "
+                       "has a section only once it is made: add config.section_('JobType') before its "
+                       "parameters.").startswith(f"{py}:5: ")
+    py.write_text("import os\nfrom CRABClient.UserUtilities import config\nconfig = config()\n"
+                  "config.JobType.psetName = os.environ['CMSSW_BASE'] + '/src/Analysis/test/ntuple_cfg.py'\n")
+    monkeypatch.delenv("CMSSW_BASE", raising=False)  # crabtui runs outside a CMSSW area
+    assert refused(py, "KeyError: 'CMSSW_BASE'. CMSSW_BASE is set by cmsenv in a CMSSW area, which crabtui does "
+                       "not need: export it before submitting").startswith(f"{py}:4: ")
     py.write_text("cfg = 1\n")
     refused(py, "Unable to load Configuration object from file", "defines no 'config'",
             "config = config()")
@@ -971,3 +982,26 @@ def test_print_config_shows_the_python_that_makes_it_as_wmcores_configuration_do
     again.parent.mkdir()
     again.write_text(printed)
     assert load_config(str(again)) == dataclasses.replace(cfg, source=str(again), pset_name=str(again.parent / "pset.py"))
+
+
+@pytest.mark.parametrize("lines, fragments", [
+    ("config.General.instance = 'k8s'\n",
+     ['Invalid value "k8s" for configuration.General.instance; valid values are prod, preprod, test2, test11, '
+      'test12, test14, other.']),
+    ("config.General.instance = 'Prod'\n", ['Invalid value "Prod"', "Did you mean prod?"]),
+    ("config.General.instance = 'other'\nconfig.General.restHost = 'cmsweb-test5.cern.ch'\n",
+     ["General.instance = 'other' needs General.restHost and General.dbInstance"]),
+])
+def test_general_instance_is_one_of_crabs(tmp_path, lines, fragments):
+    """crab submit refuses an instance it does not know before anything else; the ones it knows
+    (an analysis's 'prod', a developer's 'preprod' or 'other' server) load, and change nothing."""
+    write_toml(tmp_path)
+    py = tmp_path / "crabConfig.py"
+    py.write_text(CRAB_CONFIG_PY + lines)
+    line = refused(py, *fragments, parameter="General.instance")
+    assert "\n" not in line
+    for good in ("config.General.instance = 'prod'\n", "config.General.instance = 'preprod'\n",
+                 "config.General.instance = 'other'\nconfig.General.restHost = 'cmsweb-test5.cern.ch'\n"
+                 "config.General.dbInstance = 'dev'\n"):
+        py.write_text(CRAB_CONFIG_PY + good)
+        assert load_config(str(py)).ignored["General.instance"] in ("prod", "preprod", "other")

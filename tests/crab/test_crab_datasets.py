@@ -11,7 +11,9 @@ from click.testing import CliRunner
 
 from crabtui.cli import main
 from engine.crab.client.lumi_mask import read_mask
+from engine.crab.client.config import load_config
 from engine.crab.taskworker import stand_ins
+from engine.crab.taskworker.splitting import split
 from engine.crab.taskworker.datasets import (
     SITES, SYNTHETIC, Catalogue, Dataset, DatasetError, Lumi, UnknownDataset, generate, load_json,
 )
@@ -367,3 +369,52 @@ def test_dataset_add_refuses_what_cannot_stand_for_the_name(tmp_path: Path, name
     result = run("--state-dir", str(tmp_path), "dataset", "add", name, "--from", str(tmp_path / "d.json"))
     assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1
     assert not (tmp_path / "datasets").exists() or not list((tmp_path / "datasets").glob("*.json"))
+
+
+HI_FOREST = """\
+from WMCore.Configuration import Configuration
+config = Configuration()
+
+config.section_("General")
+config.General.requestName = "{name}"
+config.section_("JobType")
+config.JobType.pluginName = "Analysis"
+config.JobType.psetName = "runForestAOD_pponAA_DATA_103X.py"
+config.section_("Data")
+config.Data.inputDataset = "{dataset}"
+config.Data.lumiMask = "{mask}"
+config.Data.runRange = "{runs}"
+config.Data.splitting = "FileBased"
+config.Data.unitsPerJob = 2
+config.Data.totalUnits = -1
+config.Data.outLFNDirBase = "/store/user/someone/HIRun2018PbPb/"
+config.section_("Site")
+config.Site.storageSite = "T2_US_MIT"
+"""
+
+
+@pytest.mark.parametrize("dataset, mask, runs", [
+    ("/HIHardProbes/HIRun2018A-04Apr2019-v1/AOD", "Cert_326381-327564_HI_PromptReco_Collisions18_JSON.txt",
+     "327401-327564"),
+    ("/PAHighMultiplicity0/someone-RecoSkim2016_Pbp_V0Cascade_v1-97be9aa52ea60cba5455e64649c12464/USER",
+     "Cert_285479-285832_HI8TeV_PromptReco_pPb_Collisions16_JSON_NoL1T.txt", "285479-285832"),
+    ("/PAMinimumBias1/PARun2016C-PromptReco-v1/AOD", "Cert_285479-285832_HI8TeV_PromptReco_pPb_Collisions16_JSON_NoL1T.txt",
+     "285479-285832"),
+])
+def test_a_heavy_ion_config_with_its_certification_json_selects_lumis_of_the_stand_in(tmp_path: Path, dataset, mask,
+                                                                                        runs) -> None:
+    """A heavy-ion analysis's config (HIRun2018A, a pPb skim of 2016) with the certification JSON of its
+    runs beside it gets jobs: the stand-in holds runs of the heavy-ion era, not of the pp era whose
+    letter or year it shares, where the JSON and run range select nothing."""
+    first, last = map(int, runs.split("-"))
+    certified = {str(run): [[1, 40]] for run in range(first, last + 1, 3)}
+    (tmp_path / mask).write_text(json.dumps(certified))
+    path = tmp_path / "crabConfig.py"
+    path.write_text(HI_FOREST.format(name="HIForest", dataset=dataset, mask=mask, runs=runs))
+    cfg = load_config(path)
+    d = generate(stand_ins.definition(dataset))
+    assert first - 2000 < d.runs()[0] and d.runs()[-1] < last + 2000, "the heavy-ion era's runs"
+    jobs = split(d, algorithm="FileBased", units_per_job=2, lumi_mask=cfg.lumi_mask)
+    assert len(jobs) >= 5 and all(first <= run <= last for job in jobs for run in job.lumi_mask())
+    pp = generate(stand_ins.definition("/SingleMuon/Run2018A-17Sep2018-v2/MINIAOD")).runs()
+    assert pp[-1] <= 316_995, "a pp era keeps its own runs"

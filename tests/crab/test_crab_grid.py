@@ -646,6 +646,25 @@ class TestWrapper:
         [output] = fjr.read_report(tmp_path / "jobReport.json.8")["steps"]["cmsRun"]["output"]["output"]
         assert output["pfn"] == "scratch.8.2/tree.root" and (tmp_path / output["pfn"]).read_text() == "tree"
 
+    def test_output_files_join_what_a_scripts_own_report_lists(self, tmp_path):
+        """JobType.outputFiles (CRAB_AdditionalOutputFiles) that the script's own report lists stay as
+        it lists them; the others are renamed <name>_<job id> and added beside them."""
+        sandbox = tmp_path / "sandbox"
+        sandbox.mkdir()
+        mine = fjr.build_report(exit_code=0, exit_msg="mine", site=None, start=1, stop=2, inputs=[],
+                                outputs=[{"pfn": "tree.root", "events": 3, "size": 4, "lumis": {}}])
+        (sandbox / "own.py").write_text(
+            f"#!{sys.executable}\nimport json, os\nopen('tree.root', 'w').write('tree')\n"
+            f"open('hists.root', 'w').write('hists')\n"
+            f"json.dump({mine!r}, open(os.environ['CRABTUI_JOB_REPORT'], 'w'))\n")
+        (sandbox / "own.py").chmod(0o755)
+        attrs = {"CRAB_Id": "8", "CRABTUI_ScriptExe": "own.py", "CRABTUI_Sandbox": "sandbox",
+                 "CRAB_AdditionalOutputFiles": json.dumps(["tree.root", "hists.root"])}
+        assert run_wrapper(tmp_path, attrs, CERN).returncode == 0
+        outputs = fjr.read_report(tmp_path / "jobReport.json.8")["steps"]["cmsRun"]["output"]["output"]
+        assert [o["pfn"] for o in outputs] == ["scratch.8.1/tree.root", "scratch.8.1/hists_8.root"]
+        assert [(tmp_path / o["pfn"]).read_text() for o in outputs] == ["tree", "hists"]
+
     def test_problems_still_leave_a_report(self, tmp_path):
         done = run_wrapper(tmp_path, {"CRABTUI_InputFile": "input.json"}, CERN)  # no CRAB_Id
         assert done.returncode == 50113 % 256

@@ -239,10 +239,10 @@ def test_a_config_submitted_twice_makes_two_tasks_named_apart_and_crabs_short_na
     second = crabtui(state, "task", "sub", "crabConfig.py", cwd=tmp_path)  # crab's short name
     assert second.returncode == 0, second.stderr
     names = [out.stdout.split("Task name: ")[1].split("\n")[0] for out in (first, second)]
-    assert f"'crabtui task status ttbar_again'" in first.stdout
+    assert f"'crabtui --state-dir {state.path} task status ttbar_again'" in first.stdout  # as it can be typed
     assert (f"Note: requestName ttbar_again is also that of {names[0]}: task commands take this task by its full "
             f"name, {names[1]}.") in second.stdout
-    assert f"'crabtui task status {names[1]}'" in second.stdout
+    assert f"'crabtui --state-dir {state.path} task status {names[1]}'" in second.stdout
     ambiguous = crabtui(state, "task", "status", "ttbar_again", cwd=tmp_path)
     assert ambiguous.returncode == 1 and f"({', '.join(sorted(names))}); give the full task name" in ambiguous.stderr
     for name in names:
@@ -416,3 +416,171 @@ def test_submit_takes_the_configuration_as_crab_submit_does(tmp_path, state):
     assert none.returncode == 1 and none.stderr == (
         f"ERROR: no configuration given, and there is no crabConfig.py (crab submit's default) in {tmp_path}; "
         "give the file: crabtui task submit FILE (or -c FILE).\n")
+
+
+def test_crabs_common_options_are_taken_as_crab_users_paste_them(tmp_path, state):
+    """crab's commands all take --proxy, and --instance (the CRAB server): a command line copied from
+    a crab session or a script works, an instance CRAB does not know is refused in one line, and
+    crab resubmit --publication says why there is nothing to resubmit."""
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("wjets", scale=500))
+    submitted = crabtui(state, "task", "submit", "--proxy", "/tmp/x509up_u1000", "--instance=prod", "-c",
+                        "crabConfig.py", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    name = wait_status(state, "wjets", tmp_path, "SUBMITTED")["name"]
+    shown = crabtui(state, "task", "status", "-d", "crab_projects/crab_wjets", "--instance", "prod", "--proxy",
+                    "/tmp/x509up_u1000", "--long", cwd=tmp_path)
+    assert shown.returncode == 0 and f"Task name:\t\t\t{name}\n" in shown.stdout, shown.stderr
+    for command in (["status", "wjets"], ["kill", "wjets"], ["resubmit", "wjets"], ["submit", "crabConfig.py"]):
+        wrong = crabtui(state, "task", *command, "--instance", "k8s", cwd=tmp_path)
+        assert wrong.returncode == 1 and wrong.stderr.startswith(
+            'ERROR: Invalid value "k8s" for --instance; valid values are prod, preprod, test2, test11, test12, '
+            'test14, other') and wrong.stderr.count("\n") == 1, (command, wrong.stderr)
+    publication = crabtui(state, "task", "resubmit", "wjets", "--publication", cwd=tmp_path)
+    assert publication.returncode == 1 and publication.stderr.startswith(
+        "ERROR: --publication resubmits a task's failed publications, and crabtui publishes no output dataset")
+    killed = crabtui(state, "task", "kill", "--task", name, "--proxy=/tmp/x509up_u1000", cwd=tmp_path)
+    assert killed.returncode == 0, killed.stderr
+    wait_status(state, "wjets", tmp_path, "KILLED")
+
+
+SCRIPT_WITH_OUTPUTS = """\
+from CRABClient.UserUtilities import config
+config = config()
+
+config.General.requestName = 'nanoskim'
+config.General.transferOutputs = True
+
+config.JobType.pluginName = 'Analysis'
+config.JobType.psetName = 'PSet.py'
+config.JobType.scriptExe = 'crab_script.sh'
+config.JobType.disableAutomaticOutputCollection = True
+config.JobType.outputFiles = ['tree.root', 'hists.root']
+
+config.Data.inputDataset = '{dataset}'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Data.publication = False
+
+config.Site.storageSite = 'T2_XX_Local'
+config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']
+config.Debug.timeScale = 500
+"""
+
+
+def test_a_scripts_output_files_are_staged_out_and_a_missing_one_fails_its_job(tmp_path, state):
+    """JobType.outputFiles of a script are what its job must write: each is renamed <name>_<job>.root,
+    as CRAB's job renames it, and staged out to the storage site; a job whose script exits 0 without
+    writing one fails with cmscp's 60302 ("Output file hists.root does not exist.")."""
+    (tmp_path / "PSet.py").write_text("# fake PSet\n")
+    (tmp_path / "crab_script.sh").write_text(
+        '#!/bin/sh\necho tree > tree.root\n[ "$1" = 2 ] || echo hists > hists.root\n')
+    (tmp_path / "crab_script.sh").chmod(0o755)
+    (tmp_path / "crabConfig.py").write_text(SCRIPT_WITH_OUTPUTS.format(dataset=MC))
+    submitted = crabtui(state, "task", "submit", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    done = wait_until("every job to end", lambda: (s := task_status(state, "nanoskim", tmp_path))["jobs"]
+                      and all(j["state"] in ("finished", "failed") for j in s["jobs"]) and s)
+    jobs = {j["id"]: j for j in done["jobs"]}
+    assert sorted(jobs) == ["1", "2", "3", "4"]
+    assert {i: j["state"] for i, j in jobs.items()} == {"1": "finished", "2": "failed", "3": "finished",
+                                                        "4": "finished"}
+    assert jobs["2"]["attempts"][-1]["exit_code"] == 60302
+    stored = sorted(p.name for p in Path(state.path, "storage", "T2_XX_Local").rglob("*.root"))
+    assert stored == sorted(f"{stem}_{n}.root" for stem in ("tree", "hists") for n in (1, 3, 4))
+    shown = crabtui(state, "task", "status", "nanoskim", "--verboseErrors", cwd=tmp_path).stdout
+    assert "Output file hists.root does not exist." in shown, shown
+    bad = SCRIPT_WITH_OUTPUTS.format(dataset=MC).replace("'hists.root'", "'out/*.root'")
+    (tmp_path / "crabConfig.py").write_text(bad)
+    refused = crabtui(state, "task", "submit", cwd=tmp_path)
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and (
+        "Incorrect 'JobType.outputFiles' parameter. Allowed regexp for each filename: "
+        "'^(?=.{0,255}$)([a-zA-Z0-9\\-\\._]+)$' (entry 2, 'out/*.root'" in refused.stderr), refused.stderr
+
+
+MULTICRAB_CRABCMD = """\
+from optparse import OptionParser
+
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+from CRABClient.UserUtilities import config
+
+
+def getOptions():
+    parser = OptionParser(usage="Usage: %prog --crabCmd CMD [--workArea WAD]")
+    parser.add_option('-c', '--crabCmd', dest='crabCmd', default='')
+    parser.add_option('-w', '--workArea', dest='workArea', default='crab_projects')
+    (options, arguments) = parser.parse_args()
+    return options
+
+
+def main():
+    options = getOptions()
+    if options.crabCmd != 'submit':
+        print('nothing to do for crab %s in %s' % (options.crabCmd, options.workArea))
+        return
+    for sample in ('DYJets', 'WJets'):
+        cfg = config()
+        cfg.General.requestName = sample
+        cfg.General.workArea = options.workArea
+        cfg.JobType.psetName = 'pset.py'
+        cfg.Data.inputDataset = '{dataset}'
+        cfg.Data.splitting = 'FileBased'
+        cfg.Data.unitsPerJob = 5
+        cfg.Site.storageSite = 'T2_XX_Local'
+        cfg.Debug.timeScale = 500
+        try:
+            crabCommand('submit', config=cfg)
+        except ClientException as e:
+            print('failed: %s' % e)
+
+
+if __name__ == '__main__':
+    main()
+"""
+
+
+def test_a_multicrab_scripts_own_dash_c_is_its_own(tmp_path, state):
+    """CRAB's multicrab example reads -c/--crabCmd: 'python multicrab.py -c submit -w crab_2018' is how
+    users run it, so after --multicrab SCRIPT.py a -c that names no Python file is the script's, not
+    crab submit's -c FILE; -c SCRIPT.py still names the script."""
+    (tmp_path / "multicrab.py").write_text(MULTICRAB_CRABCMD.format(dataset=MC))
+    status = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", "-c", "status", "-w", "crab_2018",
+                     cwd=tmp_path)
+    assert status.returncode == 1 and "nothing to do for crab status in crab_2018" in status.stdout, status.stderr
+    assert "its __main__ block (run as 'python multicrab.py -c status -w crab_2018') passed no config" in status.stderr
+    done = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", "-c", "submit", "-w", "crab_2018",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert re.findall(r"^Task name: \S+_crab_(\S+)$", done.stdout, re.M) == ["DYJets", "WJets"]
+    named = crabtui(state, "task", "submit", "--multicrab", "-c", "multicrab.py", "--crabCmd", "status", cwd=tmp_path)
+    assert named.returncode == 1 and "nothing to do for crab status in crab_projects" in named.stdout, named.stderr
+    for name in ("DYJets", "WJets"):
+        assert wait_status(state, name, tmp_path, "SUBMITTED")["dagman_id"]
+
+
+def test_a_submitfailed_task_resubmitted_after_its_input_changed_is_checked_for_locations_again(tmp_path, state):
+    """crab resubmit of a SUBMITFAILED task submits it anew, and the task worker checks where its
+    blocks can run as DagmanCreator does: a user dataset replaced since, now only at a site the pool
+    does not have, is refused with CRAB's "No locations found" instead of jobs failing one by one."""
+    name = "/DoubleMuon/someone-Skim2018A-v1/USER"
+    block = {"name": f"{name}#1", "sites": ["T2_XX_Local"],
+             "files": [{"lfn": "/store/user/someone/skim/f1.root", "size": 1000000, "lumis": [[1, 1, 50]]}]}
+    (tmp_path / "v1.json").write_text(json.dumps({"name": name, "blocks": [block]}))
+    assert crabtui(state, "dataset", "add", name, "--from", "v1.json", cwd=tmp_path).returncode == 0
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "golden.json").write_text('{"315257": [[1, 10]]}')
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("dimuon_skim", scale=500, dataset=name,
+                                                           more="config.Data.lumiMask = 'golden.json'\n"))
+    assert crabtui(state, "task", "submit", cwd=tmp_path).returncode == 0
+    failed = wait_status(state, "dimuon_skim", tmp_path, "SUBMITFAILED")
+    assert "select no lumi" in failed["message"], failed["message"]
+    moved = {**block, "sites": ["T2_FR_GRIF"], "files": [{**block["files"][0], "lumis": [[315257, 1, 50]]}]}
+    (tmp_path / "v2.json").write_text(json.dumps({"name": name, "blocks": [moved]}))
+    assert crabtui(state, "dataset", "add", name, "--from", "v2.json", "--replace", cwd=tmp_path).returncode == 0
+    resubmitted = crabtui(state, "task", "resubmit", "dimuon_skim", cwd=tmp_path)
+    assert resubmitted.returncode == 0, resubmitted.stderr
+    again = wait_until("the resubmission to fail", lambda: (s := task_status(state, "dimuon_skim", tmp_path))
+                       ["status"] == "SUBMITFAILED" and s["message"] != failed["message"] and s)
+    assert f"No locations found for dataset {name}." in again["message"], again["message"]
+    assert "The data is at T2_FR_GRIF; the pool's sites are " in again["message"], again["message"]

@@ -62,8 +62,9 @@ def test_kill_and_resubmit_follow_crabs_rules(db):
     task = new_task("a")
     db.insert(task)
     db.update(task, status=QUEUED)
-    with pytest.raises(TaskError, match=r"^You cannot kill a task if it is in the QUEUED status \(.*: it can be "
-                                        "killed only when"):
+    with pytest.raises(TaskError, match=r"^You cannot kill a task if it is in the QUEUED status \(.*: the task "
+                                        r"worker is submitting it to the scheduler; kill it once 'crabtui task "
+                                        r"list' shows it SUBMITTED, in a few seconds\)$"):
         db.request("a", KILL)
     db.update(db.get("a"), status=COMPLETED)
     with pytest.raises(TaskError, match="^You cannot kill a task if it is in the COMPLETED status"):

@@ -124,6 +124,46 @@ def test_lists_that_leave_no_site_holding_the_data_are_refused_in_crabs_words(tm
     assert f"Global blacklist is {every_site}" in refused(config(tmp_path), state)
 
 
+USER_FILES_WILDCARD = """\
+from WMCore.Configuration import Configuration
+config = Configuration()
+
+config.section_("General")
+config.General.requestName = "PbPbMC2018_dijetHistograms"
+config.section_("JobType")
+config.JobType.pluginName = "Analysis"
+config.JobType.psetName = "PSet.py"
+config.section_("Data")
+config.Data.userInputFiles = open("forest_files.txt").readlines()
+config.Data.splitting = "FileBased"
+config.Data.unitsPerJob = 5
+config.Data.outputPrimaryDataset = "diJetPbPbMCHistograms"
+config.section_("Site")
+config.Site.whitelist = {whitelist}
+config.Site.storageSite = "T2_XX_Local"
+"""
+
+
+@pytest.mark.parametrize("whitelist, expanded", [(["T2_ZZ_*"], True), (["T3_KR_*", "T2_ZZ_*"], True),
+                                                 (["T2_US_*"], False)])
+def test_a_whitelist_pattern_that_matches_no_site_is_named_in_crabs_words(tmp_path, state, whitelist, expanded):
+    """A wildcard of Site.whitelist that no site crabtui knows matches gets CRAB's "Cannot expand site
+    ... to anything", naming the pattern and the sites there are; one that matches a site of the grid
+    (T2_US_Nebraska) but none of the pool keeps the usual refusal."""
+    (tmp_path / "forest_files.txt").write_text("".join(f"/store/user/someone/HiForestAOD_{i}.root\n"
+                                                       for i in range(12)))
+    path = tmp_path / "crabConfig.py"
+    path.write_text(USER_FILES_WILDCARD.format(whitelist=whitelist))
+    message = refused(load_config(path), state, pool={"T2_XX_Local": {"cpus": 8, "memory": 20000}})
+    assert "No locations found for the task's input." in message
+    if expanded:
+        assert f"Site.whitelist/Site.blacklist: Cannot expand site {whitelist[0]} to anything: no site of the pool " \
+               f"or the simulated grid, nor any holding the input, matches Site.whitelist's " \
+               f"{', '.join(repr(p) for p in whitelist)} (the sites are T1_US_FNAL, T2_CH_CERN, " in message
+    else:
+        assert "Cannot expand" not in message
+
+
 def test_data_only_where_the_pool_has_no_slot_is_refused(tmp_path, state):
     message = refused(config(tmp_path), state, pool={"T2_US_Purdue": {"cpus": 8, "memory": 16000}})
     assert "Found 2 (out of 2) blocks present only at sites the lists allow but where the pool has no slot for " \

@@ -186,3 +186,9 @@ def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
     assert missing.stdout == ""
     assert "Traceback" not in missing.stderr
     assert missing.stderr.startswith(f"{tmp_path / 'nope.dag'}: ")
+
+
+def test_every_option_of_dag_run_says_what_it_does() -> None:
+    from engine.dagman.main import options_parser
+
+    assert [a.option_strings for a in options_parser()._actions if not a.help] == []

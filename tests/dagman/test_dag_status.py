@@ -51,5 +51,15 @@ def test_held_dagman_shows_its_hold_reason_and_halt_is_named():
     assert "DAG has been halted." in halted
 
 
+def test_a_dagman_job_removed_while_held_reads_removed_not_successful():
+    """A held DAGMan stops with DAG status 0 and writes nothing more when its job is removed
+    (seen on the test pool): the DAG did not complete."""
+    text = format_dag_status(dagman_ad(JobStatus=3, EnteredCurrentStatus=1000), now=1004)
+    assert text.splitlines()[0] == "DAG 1024 [diamond.dag] has been removed from the queue for 00:00:04"
+    assert "DAG was removed." in text and "successfully" not in text
+    assert "DAG completed successfully." in format_dag_status(dagman_ad(JobStatus=4, DAG_NodesDone=4, DAG_NodesQueued=0,
+                                                                        DAG_NodesUnready=0), now=1004)
+
+
 def test_durations():
     assert (duration(49), duration(86400 * 2 + 5)) == ("00:00:49", "2 days and 00:00:05")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -231,6 +232,58 @@ def test_halt_and_unhalt_of_a_dag_no_dagman_runs_change_nothing(gated, schedd):
     assert resumed.returncode == 1 and len(resumed.stderr.splitlines()) == 1, resumed
     assert "no DAGMan is running" in resumed.stderr and "rescue DAG" in resumed.stderr
     assert "Resumed" not in resumed.stdout
+
+
+def test_halt_by_job_id_names_the_state_dir_and_refuses_a_dagman_job_that_left_the_queue(gated, schedd):
+    """The unhalt command the halt prints looks at the same state directory; a DAGMan job held
+    (which keeps its lock file) and then removed runs no DAG, so there is nothing to halt."""
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
+    cluster = submit(schedd, "d.dag", gated)
+    wait_until(lambda: runs(gated) == ["A"], "node A to start")
+    halted = crabtui(schedd, "dag", "halt", str(cluster), cwd=gated)
+    assert f"`crabtui --state-dir {schedd.state.path} dag unhalt {cluster}` resumes it" in halted.stdout, halted
+    assert crabtui(schedd, "dag", "unhalt", str(cluster), cwd=gated).returncode == 0
+    assert crabtui(schedd, "hold", str(cluster), cwd=gated).returncode == 0
+    assert crabtui(schedd, "rm", str(cluster), cwd=gated).returncode == 0
+    finished(schedd, cluster)
+    assert (gated / "d.dag.lock").exists()
+    for command in ("halt", "unhalt"):
+        refused = crabtui(schedd, "dag", command, str(cluster), cwd=gated)
+        assert refused.returncode == 1 and len(refused.stderr.splitlines()) == 1, refused
+        assert f"its DAGMan job {cluster} has left the queue (removed)" in refused.stderr
+    assert not (gated / "d.dag.halt").exists()
+
+
+def test_a_dagman_released_in_recovery_counts_the_jobs_it_submitted_before(gated, schedd):
+    """`dag status` read "DAG has submitted 0 job(s), of which: 1 has completed." after a hold and
+    release: recovery replayed the completed job but not its submission."""
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
+    release(gated, "A")
+    cluster = submit(schedd, "d.dag", gated)
+    wait_until(lambda: runs(gated) == ["A", "B"], "node B to start")
+    assert crabtui(schedd, "hold", str(cluster), cwd=gated).returncode == 0
+    assert crabtui(schedd, "release", str(cluster), cwd=gated).returncode == 0
+    wait_until(lambda: "...done with RECOVERY mode" in (gated / "d.dag.dagman.out").read_text(), "recovery")
+    wait_until(lambda: (schedd.query(f"ClusterId == {cluster}", ["DAG_JobsCompleted"]) or [{}])[0]
+               .get("DAG_JobsCompleted") == 1, "the ad after recovery")
+    (ad,) = schedd.query(f"ClusterId == {cluster}", ["DAG_JobsSubmitted", "DAG_JobsCompleted"])
+    assert (ad["DAG_JobsSubmitted"], ad["DAG_JobsCompleted"]) == (2, 1)
+    release(gated, "B")
+    assert finished(schedd, cluster)["ExitCode"] == 0
+
+
+def test_dag_status_of_a_dagman_not_yet_started_ignores_the_last_runs_dagman_out(gated, schedd):
+    (gated / "d.dag").write_text("JOB A job.sub\nVARS A code=\"0\"\n")
+    release(gated, "A")
+    first = submit(schedd, "d.dag", gated)
+    assert finished(schedd, first)["ExitCode"] == 0
+    time.sleep(2.1)  # the next job is queued over a second after the run's dagman.out began (whole seconds)
+    again = submit(schedd, "d.dag", gated, "-f", "-append", "hold = true")  # held at submit: DAGMan never starts
+    status = crabtui(schedd, "dag", "status", str(again), cwd=gated)
+    assert status.returncode == 0, status.stderr
+    assert status.stdout.startswith(f"DAG {again} [d.dag] has been held for ")
+    assert "has completed" not in status.stdout and "DAG contains" not in status.stdout, status.stdout
+    assert crabtui(schedd, "rm", str(again), cwd=gated).returncode == 0
 
 
 def test_halt_drains_runs_final_and_unhalt_before_the_drain_resumes(gated, schedd):

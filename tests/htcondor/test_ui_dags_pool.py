@@ -251,7 +251,8 @@ def test_a_dag_whose_directory_this_machine_cannot_see_is_read_from_its_ad_and_n
         halted = crabtui("--backend", "htcondor", "dag", "halt", str(cluster), cwd=Path("/tmp"))
         assert halted.returncode == 1 and "Traceback" not in halted.stderr
         assert halted.stderr.startswith(f"ERROR: cannot write {inside}/far.dag.halt from this machine")
-        assert f"crabtui hold {cluster}" in halted.stderr and len(halted.stderr.splitlines()) == 1
+        assert f"(`crabtui --backend htcondor hold {cluster}`)" in halted.stderr
+        assert len(halted.stderr.splitlines()) == 1
 
         async def scenario(pilot):
             app = pilot.app

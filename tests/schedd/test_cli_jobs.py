@@ -68,6 +68,14 @@ def test_submit_takes_condor_submits_append_batch_name_and_macros(schedd):
         ["ERROR: -terse: crabtui job submit does not support condor_submit's -terse"]
 
 
+def test_submit_help_is_condor_submits_h_and_help_and_queues_nothing(schedd):
+    path = schedd.write("help.sub", "executable = /bin/true\nqueue\n")
+    for flag in ("-h", "-help", "--help"):
+        shown = schedd.cli("job", "submit", flag, str(path))
+        assert shown.returncode == 0 and shown.stdout.startswith("Usage: crabtui job submit"), (flag, shown.stderr)
+    assert schedd.client.query("true") == []
+
+
 def test_submit_of_queue_0_warns_and_succeeds_as_condor_submit(schedd):
     path = schedd.write("none.sub", "executable = /bin/true\nqueue 0\n")
     result = schedd.cli("job", "submit", str(path))
@@ -258,3 +266,7 @@ def test_hold_release_rm_messages_are_condors(queue):
     assert queue.cli("release", "1").stdout == "All jobs in cluster 1 have been released\n"
     assert queue.cli("rm", "2.1").stdout == "Job 2.1 marked for removal\n"
     assert queue.cli("rm", "1").stdout == "All jobs in cluster 1 have been marked for removal\n"
+    for tool in ("hold", "release", "rm"):  # nothing matches: condor_hold 23.9.6's line on the test pool, exit 0
+        nothing = queue.cli(tool, "99999")
+        assert (nothing.returncode, nothing.stdout) == (0, "")
+        assert nothing.stderr == f"condor_{tool}:0:There are no jobs in the queue\n"

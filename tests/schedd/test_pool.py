@@ -571,6 +571,12 @@ class TestAnalyze:
         assert "    2 are rejected by your job's Requirements\n" in text
         assert "    3 are able to run your job\n" in text
 
+    def test_a_held_job_is_said_to_be_held_with_its_reason_before_what_it_would_match(self, three_sites):
+        held = job("TARGET.Speed >= 2", JobStatus=5, HoldReason="submitted on hold at user's request")
+        assert analyze(held, three_sites).startswith(
+            "Job 7.0 is held, and is matched only once released (hold reason: submitted on hold at user's "
+            "request). Released, it can run now on 3 of the 5 slots of the pool.\n")
+
     def test_clause_counts_include_busy_slots(self, three_sites):
         for slot, job_id in zip(three_sites.slots, ("1.0", "1.1", "1.2", "1.3", "1.4")):
             three_sites.claim(slot, job_id)

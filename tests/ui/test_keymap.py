@@ -45,7 +45,8 @@ def test_a_bad_keymap_stops_crabtui_with_its_message_not_a_traceback(tmp_path):
     result = subprocess.run([CRABTUI, "--state-dir", str(tmp_path / "state")], capture_output=True,
                             text=True, timeout=60, env={**os.environ, "CRABTUI_KEYMAP": str(path)})
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert f"{path}: keys.hodl: no binding has this id" in result.stderr and "hold" in result.stderr
+    assert result.stderr.startswith(f"ERROR: {path}: keys.hodl: no binding has this id") and "hold" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
 
 
 def test_a_remapped_key_acts_and_the_old_one_does_not(tmp_path):

@@ -14,7 +14,7 @@ from engine.crab.taskworker.taskdb import SUBMIT, SUBMITTED, Task, TaskDB
 from engine.schedd.local.client import LocalScheddClient
 from textual.widgets import Log
 from ui_fixed import NOW, task_dir
-from ui_tasks import cells, crabtui, open_task, wait_for
+from ui_tasks import cells, crabtui, open_task, submit, wait_for, wait_task
 
 INTERVAL = 0.2
 
@@ -186,10 +186,23 @@ def test_help_lists_the_screens_keys_and_the_palette_has_its_actions(engine, fai
 def test_watch_prints_the_progress_until_the_task_ends(engine, failed_task, tmp_path):
     result = crabtui(engine, "watch", failed_task, "--interval", "0.2", cwd=tmp_path)
     assert result.returncode == 1, result.stderr  # the task ended FAILED, and says what to do
-    assert result.stderr.startswith(f"ERROR: task {failed_task} ended FAILED: `crabtui task status {failed_task} --long`")
+    assert result.stderr == (f"ERROR: task {failed_task} ended FAILED: `crabtui --state-dir {engine.path} task status "
+                             f"{failed_task} --long` says why, `crabtui --state-dir {engine.path} task resubmit "
+                             f"{failed_task}` runs its failed jobs again\n")
     assert "looked  ✖ FAILED  [" in result.stdout and "finished 3, failed 1 of 4" in result.stdout
     missing = crabtui(engine, "watch", "nosuch", cwd=tmp_path)
     assert missing.returncode == 1 and "there is no task 'nosuch'" in missing.stderr
+
+
+def test_watch_of_a_killed_task_does_not_offer_a_resubmit_it_would_refuse(engine, tmp_path):
+    name = submit(engine, tmp_path, "stopped", scale=500)
+    wait_task(engine, name, "SUBMITTED")  # a task being submitted (QUEUED) cannot be killed yet, as in CRAB
+    killed = crabtui(engine, "task", "kill", name, cwd=tmp_path)
+    assert killed.returncode == 0, killed.stderr
+    wait_task(engine, name, "KILLED")
+    result = crabtui(engine, "watch", name, "--interval", "0.2", cwd=tmp_path)
+    assert result.returncode == 1 and result.stderr == (
+        f"ERROR: task {name} ended KILLED: `crabtui --state-dir {engine.path} task status {name} --long` says why\n")
 
 
 def test_the_task_list_keeps_only_your_own_tasks_on_u(fixed, monkeypatch):

@@ -18,9 +18,11 @@ Where CRAB leaves room, or crabtui differs, and why:
 
 * Every parameter CRAB knows is accepted (a real ``crabConfig.py`` must load).  Those with no
   effect on a simulated grid (``General.workArea``, ``Data.publication``, ``Data.outLFNDirBase``,
-  ``JobType.outputFiles``, ``Data.partialDataset``: every block of the catalogue is on disk, ...)
+  ``JobType.outputFiles`` without a script, ``Data.partialDataset``: every block of the catalogue is
+  on disk, ...)
   are type-checked and kept in :attr:`TaskConfig.ignored`; ``Data.outLFNDirBase`` must also be
-  under ``/store/user/``, ``/store/group/`` or ``/store/local/``, as CRAB's server requires.  The few that crabtui cannot simulate
+  under ``/store/user/``, ``/store/group/`` or ``/store/local/``, as CRAB's server requires, and
+  ``General.instance`` one of CRAB's instances, as its client requires.  The few that crabtui cannot simulate
   (``Site.requireAccelerator``: the pool's slots have no GPUs; ``Debug.oneEventMode``;
   ``JobType.externalPluginFile`` and the CopyCat and Recover job types) are refused when set to
   anything but CRAB's default, each with the reason.
@@ -49,7 +51,8 @@ Where CRAB leaves room, or crabtui differs, and why:
   crabtui alias) must be given; both together are allowed, as in CRAB, where the script runs
   instead of cmsRun with the pset at hand.  CRAB always requires psetName; crabtui does not, since
   its payload is a simulated cmsRun or the script, and never reads the pset.  The script must
-  exist (CRAB's check); the pset need not.  Every ``JobType.inputFiles`` entry (a file, directory
+  exist (CRAB's check); the pset need not.  A script's ``JobType.outputFiles`` (file names, as
+  CRAB's server checks them) are what its job must write and what is staged out.  Every ``JobType.inputFiles`` entry (a file, directory
   or glob pattern) must match, as CRABClient's UserTarball requires; a script's sandbox
   (:mod:`engine.crab.client.sandbox`) ships them.
 * Relative paths (psetName, scriptExe, lumiMask) are resolved against the config file's directory,
@@ -116,6 +119,7 @@ MAX_MEMORY_PER_CORE = 2500
 MIN_RUNTIME_MIN, MAX_RUNTIME_MIN = 60, 20160  # crab resubmit --maxjobruntime
 AUTOMATIC_UNITS_RANGE = (180, 2700)  # CRABClient submit.py
 REQUEST_NAME_LIMIT = 100  # CRABClient submit.py
+SERVICE_INSTANCES = ("prod", "preprod", "test2", "test11", "test12", "test14", "other")  # ServerUtilities.py
 MAX_LUMIS_PER_FILE = 1000  # CRABClient PrivateMC.py
 MAX_JOBS_PER_TASK = 10_000  # CRABServer TaskWorker maxJobsPerTask (also taskworker.splitting's)
 _UNITS = {"FileBased": "files", "LumiBased": "lumi sections", "EventAwareLumiBased": "events",
@@ -179,6 +183,7 @@ class TaskConfig:
     script_exe: str | None = None
     script_args: tuple[str, ...] = ()
     input_files: tuple[str, ...] = ()  # JobType.inputFiles' matches, absolute: the script's sandbox ships them
+    output_files: tuple[str, ...] = ()  # JobType.outputFiles: a script's files to stage out (file names)
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
     max_job_runtime_min: int = DEFAULT_MAX_JOB_RUNTIME_MIN
     num_cores: int = 1
@@ -236,7 +241,7 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "General.activity": ("str", IGNORED),
     "General.failureLimit": ("int", IGNORED),
     "General.workArea": ("str", IGNORED),
-    "General.instance": ("str", IGNORED),
+    "General.instance": ("str", IGNORED),  # checked against CRAB's instances
     "General.restHost": ("str", IGNORED),
     "General.dbInstance": ("str", IGNORED),
     "JobType.pluginName": ("str", USED),
@@ -248,7 +253,7 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "JobType.maxJobRuntimeMin": ("int", USED),
     "JobType.numCores": ("int", USED),
     "JobType.priority": ("int", USED),
-    "JobType.outputFiles": ("strlist", IGNORED),
+    "JobType.outputFiles": ("strlist", USED),  # staged for a script; the simulated cmsRun writes its own
     "JobType.inputFiles": ("strlist", USED),
     "JobType.pyCfgParams": ("strlist", IGNORED),
     "JobType.allowUndistributedCMSSW": ("bool", IGNORED),
@@ -345,6 +350,7 @@ _RX_USERFILE = re.compile(r"(?=.{0,255}$)([a-zA-Z0-9\-._:?/=]+)")
 _RX_PRIMARY_DATASET = re.compile(r"[a-zA-Z][a-zA-Z0-9\-_]*")  # WMCore Lexicon's, as RESTUserWorkflow checks it
 _RX_SCRIPTARGS = re.compile(r'[+a-zA-Z0-9\-.,_:?/"]+ ?= ?[a-zA-Z0-9\-=.,_:?/"()]+')
 _RX_JOBID = re.compile(r"\d+(-\d+)?")
+_RX_ADDFILE = re.compile(r"^(?=.{0,255}$)([a-zA-Z0-9\-\._]+)$")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
@@ -593,6 +599,7 @@ class _Builder:
         ignored = {name: value for name, value in v.items() if _PARAMETERS[name][1] == IGNORED}
 
         request_name = self.request_name()
+        self.instance()
         job_type = self.plugin()
         splitting, units = self.splitting(job_type)
         dataset, files = self.input_data(job_type, splitting)
@@ -603,6 +610,9 @@ class _Builder:
         if job_type == "PrivateMC" and v.get("Data.useParent"):
             ignored["Data.useParent"] = True  # no input, no parents
         pset, script = self.job_type()
+        output_files = self.output_files()
+        if script is None and output_files:
+            ignored["JobType.outputFiles"] = output_files  # the simulated cmsRun writes only its own output
         cores = v.get("JobType.numCores", 1)
         whitelist = self.sites("Site.whitelist")
         blacklist = self.sites("Site.blacklist")
@@ -619,6 +629,7 @@ class _Builder:
             script_exe=script,
             script_args=self.jdl_like("JobType.scriptArgs"),
             input_files=self.input_files(),
+            output_files=output_files if script is not None else (),
             max_memory_mb=v.get("JobType.maxMemoryMB", DEFAULT_MAX_MEMORY_MB),
             max_job_runtime_min=v.get("JobType.maxJobRuntimeMin", DEFAULT_MAX_JOB_RUNTIME_MIN),
             num_cores=cores,
@@ -668,6 +679,32 @@ class _Builder:
             self.fail(f"Parameter {p} ({name!r}) contains characters CRAB does not accept: "
                       f"{''.join(bad)!r}. Use only letters, digits, '-', '_' and ':'.", p)
         return name
+
+    def output_files(self) -> tuple[str, ...]:
+        """JobType.outputFiles, as CRAB's server checks each name (RX_ADDFILE: a file name, no
+        directory or pattern).  A script's job must write them; the simulated cmsRun writes only its
+        own output file, so without a script they are checked and ignored."""
+        p = "JobType.outputFiles"
+        names = self.values.get(p, ())
+        for i, name in enumerate(names, 1):
+            if not _RX_ADDFILE.fullmatch(name):
+                self.fail(f"Incorrect 'JobType.outputFiles' parameter. Allowed regexp for each filename: "
+                          f"'{_RX_ADDFILE.pattern}' (entry {i}, {name!r}, is not: name a file the job writes in "
+                          f"its working directory, without a directory or wildcard).", p, invalid=False)
+        return tuple(dict.fromkeys(names))
+
+    def instance(self) -> None:
+        """General.instance names the CRAB server: one of CRAB's (none is contacted here), as
+        ``crab submit`` refuses any other before it reads the rest (SubCommand.serverInstance)."""
+        p = "General.instance"
+        name = self.values.get(p)
+        if name is not None and name not in SERVICE_INSTANCES:
+            self.fail(f"Invalid value \"{name}\" for configuration.{p}; valid values are "
+                      f"{', '.join(SERVICE_INSTANCES)}.{_suggest(name, SERVICE_INSTANCES)} 'prod' is CRAB's default; "
+                      f"crabtui contacts no CRAB server, so any valid value runs the same.", p, invalid=False)
+        if name == "other" and not (self.values.get("General.restHost") and self.values.get("General.dbInstance")):
+            self.fail(f"{p} = 'other' needs General.restHost and General.dbInstance (the CRAB server to "
+                      f"use); set both, or use instance 'prod'.", p, invalid=False)
 
     # - JobType -
 

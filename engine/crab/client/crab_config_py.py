@@ -55,6 +55,8 @@ SECTIONS = ("General", "JobType", "Data", "Site", "User", "Debug")
 _CRAB_MODULES = ("CRABClient", "CRABAPI", "WMCore")
 _CMSSW_MODULES = ("FWCore", "Configuration", "PhysicsTools", "RecoJets", "HLTrigger", "SimGeneral",
                   "IOMC", "CondCore", "JetMETCorrections", "RecoEgamma", "RecoMuon", "DataFormats")
+_CMSENV = ("CMSSW_BASE", "CMSSW_VERSION", "CMSSW_RELEASE_BASE", "SCRAM_ARCH", "LOCALRT")
+"""What cmsenv sets in a CMSSW area, and configurations read from os.environ."""
 _STAND_INS = ("CRABClient.UserUtilities (config, getUsername, getUsernameFromCRIC, setConsoleLogLevel, "
               "getConsoleLogLevel), CRABClient.ClientUtilities (LOGLEVEL_MUTE), CRABClient.ClientExceptions, "
               "CRABAPI.RawCommand (crabCommand) and WMCore.Configuration (Configuration)")
@@ -286,6 +288,13 @@ def _hint(exc: BaseException) -> str:
     python3 = "crabtui runs configurations with Python 3, as CRAB's client does:"
     if isinstance(exc, (NameError, AttributeError)) and name in _PYTHON3_NAMES:
         return f" {name} is Python 2's; {python3} use {_PYTHON3_NAMES[name]}."
+    if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), Configuration):
+        return (f" WMCore's Configuration has a section only once it is made: add config.section_({name!r}) "
+                f"before its parameters.")
+    if isinstance(exc, KeyError) and exc.args and exc.args[0] in _CMSENV:
+        return (f" {exc.args[0]} is set by cmsenv in a CMSSW area, which crabtui does not need: export it "
+                f"before submitting (CMSSW_BASE: the directory of the release area the configuration's paths "
+                f"start from), or run crabtui where cmsenv was run.")
     if not isinstance(exc, ImportError) or not exc.name:
         return ""
     top = exc.name.split(".")[0]

@@ -138,7 +138,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
                 time_scale=cfg.time_scale,  # the retry budget is the task worker's (numAutomJobRetries)
                 failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), sandbox=sandbox,
                 script_exe=os.path.basename(cfg.script_exe) if sandbox else cfg.script_exe,
-                script_args=cfg.script_args,
+                script_args=cfg.script_args, output_files=cfg.output_files,
                 extra_jdl=cfg.extra_jdl, ignore_global_blacklist=cfg.ignore_global_blacklist,
                 global_blacklist=state.global_blacklist, automatic_blacklist=asdict(cfg.automatic_blacklist),
                 stageout=stageout, pool_sites=tuple(pool_sites),

@@ -62,6 +62,7 @@ class TaskAd:
     failure_plan: tuple[dict, ...] = ()  # Debug.failurePlan entries in the config's form
     script_exe: str | None = None  # JobType.scriptExe: the wrapper runs it instead of cmsRun
     script_args: tuple[str, ...] = ()  # JobType.scriptArgs: the script's arguments after the job id
+    output_files: tuple[str, ...] = ()  # JobType.outputFiles: what the script must write, staged out
     sandbox: str | None = None  # the script's sandbox directory (engine.crab.client.sandbox); script_exe is in it
     extra_jdl: tuple[str, ...] = ()  # Debug.extraJDL: submit lines added to every job, as CRAB adds them
     python: str = sys.executable  # the interpreter of the DAG's scripts and of the job wrapper
@@ -212,6 +213,7 @@ def task_ad(data: dict) -> TaskAd:
                      "site_blacklist": tuple(data["site_blacklist"]), "failure_plan": tuple(data["failure_plan"]),
                      "extra_jdl": tuple(data.get("extra_jdl", ())),
                      "script_args": tuple(data.get("script_args", ())),
+                     "output_files": tuple(data.get("output_files", ())),
                      "warnings": tuple(data.get("warnings", ())),
                      "pool_sites": None if data.get("pool_sites") is None else tuple(data["pool_sites"])})
 
@@ -245,6 +247,10 @@ def submit_template(ad: TaskAd) -> str:
         *([f"My.CRABTUI_ScriptArgs = {json.dumps(json.dumps(list(ad.script_args)))}"]
           if ad.script_exe and ad.script_args else []),
         *([f"My.CRABTUI_Sandbox = {json.dumps(ad.sandbox)}"] if ad.sandbox else []),
+        # JobType.outputFiles, as CRAB's job ad names them (CRAB_AdditionalOutputFiles), here a JSON list
+        # in a ClassAd string: the wrapper fails the job (60302) if the script did not write one.
+        *([f"My.CRAB_AdditionalOutputFiles = {json.dumps(json.dumps(list(ad.output_files)))}"]
+          if ad.script_exe and ad.output_files else []),
         f"request_cpus = {ad.num_cores}",
         f"priority = {ad.priority}",
         "requirements = stringListMember(TARGET.GLIDEIN_CMSSite, MY.DESIRED_Sites)",

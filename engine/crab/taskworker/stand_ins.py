@@ -11,8 +11,9 @@ of the name).  It resembles what the name says:
 * MC (a ``*SIM`` tier, GEN, LHE, or a campaign name such as ``RunIISummer20UL18...``) is run 1
   with lumis of 200-800 events under ``/store/mc/<campaign>/``; data (``Run2018D-...``) holds runs
   of that era, with 100-1000 events a lumi, under ``/store/data/<era>/`` with the run number in
-  the path.  The runs are drawn from the era's real run range (:data:`ERAS`; a year without an
-  era letter, or an era not listed, spans its year), one run number in 2 to 4, each with at least
+  the path.  The runs are drawn from the era's real run range (:data:`ERAS`, and :data:`HEAVY_ION_ERAS` for
+  ``HIRun2018A``, ``PARun2016C``...; a year without an era letter, or an era not listed, spans its
+  year's pp runs, or its heavy-ion runs for heavy-ion data), one run number in 2 to 4, each with at least
   a lumi or two: so a certification JSON of that era (``Cert_..._Collisions18_JSON.txt``), which
   lists some of the era's runs, selects lumis of the stand-in, as it would of the real dataset;
 * each block is at a few of the simulated grid's sites (data tiers mostly at the Tier-1, MC at
@@ -61,7 +62,7 @@ _TIERS = {
 _OTHER_TIER = (300_000, (20, 200), (3, 30))
 _MC_TIERS = ("GEN", "LHE")
 _MC_CAMPAIGN = re.compile(r"RunII|Run3[A-Z]|realistic|mcRun|Summer|Fall|Winter|Spring|Autumn|Phase2")
-_DATA_ERA = re.compile(r"(Run(20\d\d)([A-Z]?))")
+_DATA_ERA = re.compile(r"((?:HI|PA|XeXe)?Run(20\d\d)([A-Z]?))")
 _YEAR = re.compile(r"20\d\d")
 ERAS: dict[int, dict[str, tuple[int, int]]] = {
     2010: {"A": (136_035, 144_114), "B": (146_240, 149_711)},
@@ -77,9 +78,22 @@ ERAS: dict[int, dict[str, tuple[int, int]]] = {
            "F": (360_390, 362_167), "G": (362_433, 362_760)},
     2023: {"B": (366_403, 367_079), "C": (367_080, 369_802), "D": (369_803, 370_790)},
     2024: {"B": (378_971, 379_411), "C": (379_412, 380_252), "D": (380_253, 380_947), "E": (380_948, 381_383),
-           "F": (381_384, 383_779), "G": (383_780, 385_813), "H": (385_814, 386_408), "I": (386_409, 386_951)},
+           "F": (381_384, 383_779), "G": (383_780, 385_813), "H": (385_814, 386_408), "I": (386_409, 386_951),
+           "J": (387_474, 387_721)},  # J: the pp reference run
 }
-"""The first and last run of CMS's collision eras (``Run2018A`` ... ``Run2024I``), by year and letter."""
+"""The first and last run of CMS's collision eras (``Run2018A`` ... ``Run2024J``), by year and letter."""
+HEAVY_ION_ERAS: dict[str, tuple[int, int]] = {
+    "HIRun2010": (150_431, 153_368), "HIRun2011": (181_530, 183_126), "HIRun2013": (209_948, 211_631),
+    "HIRun2015": (262_548, 263_797), "PARun2016B": (285_090, 285_383), "PARun2016C": (285_410, 285_832),
+    "PARun2016D": (285_952, 286_520), "XeXeRun2017": (304_899, 304_907), "HIRun2018": (326_381, 327_564),
+    "HIRun2018A": (326_381, 327_564), "HIRun2022A": (362_293, 362_323), "HIRun2023A": (374_288, 375_823),
+    "HIRun2024A": (387_853, 388_784), "HIRun2024B": (387_853, 388_784),
+}
+"""Heavy-ion and proton-lead eras (``HIRun2018A``, ``PARun2016C``): their runs, from the certification
+JSONs' names where CMS names its runs so (``Cert_326381-327564_HI_..._Collisions18_JSON.txt``).  Their
+runs are not in the pp era of the same letter, so each is looked up under its whole name."""
+_HEAVY_ION = re.compile(r"(^|/)(HI|PA)[A-Z]|PbPb|pPb|Pbp|XeXe")
+"""Names of heavy-ion data: ``/HIHardProbes/...``, ``/PAHighMultiplicity0/...``, ``..._Pbp_...``."""
 _YEARS = {2025: (391_000, 398_900)}  # a year of which no era is listed: its runs, roughly
 _TIER1 = ("T1_US_FNAL",)
 _TIER2 = tuple(s for s in SITES[1:] if s.startswith("T2_"))
@@ -123,7 +137,7 @@ def definition(name: str) -> Synthetic:
         hosts, extra = _TIER2, (1, 3)
     else:
         era = _DATA_ERA.search(processed)
-        first_run, last_run = run_range(processed)
+        first_run, last_run = run_range(processed, primary)
         events = (100, 1000)
         runs = max(1, (last_run - first_run + 1) // rng.randint(2, 4))
         if lumis < 2 * runs:  # a lumi or two a run at least: more files of the tier's size
@@ -142,17 +156,23 @@ def definition(name: str) -> Synthetic:
                      lfn_base=lfn_base, hosts=hosts, extra_hosts=extra, source=STAND_IN, last_run=last_run)
 
 
-def run_range(processed: str) -> tuple[int, int]:
-    """The first and last run of the era a data dataset's processed name (``Run2018A-...``) names:
-    the era's (:data:`ERAS`), else its year's, else 2018's."""
+def run_range(processed: str, primary: str = "") -> tuple[int, int]:
+    """The first and last run of the era a data dataset's processed name (``Run2018A-...``,
+    ``HIRun2018A-...``) names: the era's (:data:`ERAS`, :data:`HEAVY_ION_ERAS`), else its year's, else
+    2018's.  A year's runs are its heavy-ion eras' when the names are of heavy-ion data (a ``HI`` or
+    ``PA`` primary dataset, ``PbPb``, ``pPb``...), else its pp eras'."""
     era = _DATA_ERA.search(processed)
     year = int(era.group(2) if era else (_YEAR.search(processed) or _YEAR.search("2018")).group(0))
-    eras = ERAS.get(year)
-    if eras is None:
-        return _YEARS.get(year) or (min(e[0] for e in ERAS[2018].values()), max(e[1] for e in ERAS[2018].values()))
-    if era and era.group(3) in eras:
+    if era and era.group(1) in HEAVY_ION_ERAS:
+        return HEAVY_ION_ERAS[era.group(1)]
+    eras = ERAS.get(year, {})
+    if era and era.group(1) == f"Run{year}{era.group(3)}" and era.group(3) in eras:
         return eras[era.group(3)]
-    return min(first for first, _ in eras.values()), max(last for _, last in eras.values())
+    heavy_ion = [r for name, r in HEAVY_ION_ERAS.items() if f"Run{year}" in name]
+    ranges = heavy_ion if heavy_ion and _HEAVY_ION.search(f"{primary}/{processed}") else list(eras.values())
+    if not ranges:
+        return _YEARS.get(year) or (min(e[0] for e in ERAS[2018].values()), max(e[1] for e in ERAS[2018].values()))
+    return min(first for first, _ in ranges), max(last for _, last in ranges)
 
 
 def load(catalogue: Catalogue, name: str, *, stand_in: bool) -> Dataset:

@@ -37,9 +37,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from engine.crab.ap.sites import SiteLists
+from engine.crab.ap.sites import SiteLists, matches
 from engine.crab.taskworker import stand_ins
-from engine.crab.taskworker.datasets import Block, Catalogue, Dataset, File, Lumis
+from engine.crab.taskworker.datasets import SITES, Block, Catalogue, Dataset, File, Lumis
 from engine.crab.taskworker.parents import with_parents, with_secondary
 
 __all__ = ["InputSpec", "Locality", "load_input", "locality", "refusal", "skipped_warning"]
@@ -175,6 +175,12 @@ def refusal(name: str, found: Locality, lists: SiteLists, pool_sites: Iterable[s
     what = f"dataset {name}" if name else "the task's input"
     message = (f"The CRAB server backend refuses to send jobs to the Grid scheduler. No locations found for {what}. "
                f"(or at least for what passed the lumi-mask and/or run-range selection).")
+    known = {*all_sites, *SITES, *(s for b in (*found.usable, *found.banned, *found.outside) for s in b.sites)}
+    lost = [p for p in lists.whitelist if "*" in p and not any(matches(site, (p,)) for site in known)]
+    if lost:  # what CRAB says of a pattern no CMS site matches, before it looks for locations
+        message = (f"Cannot expand site {lost[0]} to anything: no site of the pool or the simulated grid, nor any "
+                   f"holding the input, matches Site.whitelist's {', '.join(repr(p) for p in lost)} (the sites are "
+                   f"{', '.join(sorted(known))}). {message}")
     if found.banned:
         message += (f" Found {len(found.banned)} (out of {found.blocks}) blocks present only at blacklisted "
                     f"not-whitelisted sites.")

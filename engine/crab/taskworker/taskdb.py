@@ -66,7 +66,10 @@ def killable(task: Task) -> bool:
 def kill_refusal(task: Task) -> str:
     """Why a kill of ``task`` is refused, in the CRAB server's words."""
     why = {COMPLETED: "every job of it has finished; there is nothing left to kill",
-           KILLED: "it is killed already"}.get(task.status, "it can be killed only when it is " + ", ".join(KILLABLE))
+           KILLED: "it is killed already",
+           QUEUED: "the task worker is submitting it to the scheduler; kill it once 'crabtui task list' shows it "
+                   "SUBMITTED, in a few seconds"}.get(task.status,
+                                                     "it can be killed only when it is " + ", ".join(KILLABLE))
     return f"You cannot kill a task if it is in the {task.status} status ({task.name}: {why})"
 
 

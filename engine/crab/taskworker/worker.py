@@ -33,6 +33,7 @@ import time
 from dataclasses import asdict, replace
 
 from engine.crab.ap.predag import is_automatic, task_outcome
+from engine.crab.ap.sites import SiteLists
 from engine.crab.ap.resubmit_record import ResubmitRecordError, next_epoch, read_record
 from engine.crab.ap.retry_policy import RetryStateError
 from engine.crab.client.resubmit import make_entry, select_jobs
@@ -44,7 +45,7 @@ from engine.crab.taskworker.sandbox import AP_ARCHIVE, write_sandboxes
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.taskworker.resubmitter import enter_epoch, retry_in_running_dags, running_dagmans
 from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
-from engine.crab.taskworker.task_input import InputSpec, load_input
+from engine.crab.taskworker.task_input import InputSpec, load_input, locality, refusal
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
                                            RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB, kill_refusal)
 from engine.dag import DagError
@@ -125,6 +126,7 @@ class TaskWorker:
             raise ValueError("no block of the input is left to read: the site lists leave none where the pool runs")
         mask = request["lumi_mask"]
         lumi_mask = None if mask is None else {int(r): [tuple(x) for x in v] for r, v in mask.items()}
+        self._check_locality(request["ad"], dataset, lumi_mask)
         config = load_config(self.state.taskworker_config)
         ad = replace(task_ad(request["ad"]), input_lumis=count_lumis(dataset, lumi_mask),
                      max_retries=config.num_autom_job_retries)
@@ -145,6 +147,20 @@ class TaskWorker:
         write_task(task.task_dir, ad, dataset, jobs)
         self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True),
                        message=f"{len(jobs)} jobs")
+
+    @staticmethod
+    def _check_locality(ad: dict, dataset, lumi_mask) -> None:
+        """DagmanCreator's refusal of an input none of whose blocks (with a lumi in the mask) can run
+        at a site of the pool.  ``task submit`` checks it first; this sees what changed since, as the
+        resubmission of a SUBMITFAILED task does (a user dataset replaced, another global blacklist)."""
+        pool = ad.get("pool_sites")
+        if pool is None:
+            return
+        lists = SiteLists.of_task(ad)
+        found = locality(dataset, lists, pool, lumi_mask)
+        if found.blocks and not found.usable:
+            request = f"{ad['num_cores']} core(s) and {ad['max_memory_mb']} MB"
+            raise ValueError(refusal(ad.get("dataset") or "", found, lists, pool, request, sorted(pool)))
 
     def _queue_dag(self, task: Task, *, force: bool) -> int:
         """condor_submit_dag of the task's DAG; without ``force`` DAGMan starts from the newest

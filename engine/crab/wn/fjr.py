@@ -96,6 +96,14 @@ def runs_json(lumis: dict[int, list[int]]) -> dict[str, list[int]]:
     return {str(run): list(numbers) for run, numbers in sorted(lumis.items())}
 
 
+def output_file(item: dict[str, Any]) -> dict[str, Any]:
+    """One output file of the report's ``steps.cmsRun.output``, from ``{"pfn", "size", "events",
+    "lumis"}`` (and optionally ``"lfn"``, ``"guid"``)."""
+    return {"module_label": "output", "output_module_class": "PoolOutputModule", "lfn": item.get("lfn", ""),
+            "pfn": item["pfn"], "events": int(item["events"]), "size": int(item["size"]),
+            "runs": runs_json(item["lumis"]), "checksums": {}, "guid": item.get("guid", "")}
+
+
 def build_report(*, exit_code: int, exit_msg: str, site: str | None, start: float, stop: float,
                  inputs: list[dict[str, Any]], outputs: list[dict[str, Any]] | None = None,
                  errors: list[dict[str, Any]] | None = None, cpu: dict[str, float] | None = None,
@@ -113,11 +121,7 @@ def build_report(*, exit_code: int, exit_msg: str, site: str | None, start: floa
         "guid": item.get("guid", ""),
         "events": int(item["events"]), "runs": runs_json(item["lumis"]),
     } for item in inputs]
-    files = [{
-        "module_label": "output", "output_module_class": "PoolOutputModule", "lfn": item.get("lfn", ""),
-        "pfn": item["pfn"], "events": int(item["events"]), "size": int(item["size"]),
-        "runs": runs_json(item["lumis"]), "checksums": {}, "guid": item.get("guid", ""),
-    } for item in outputs or []]
+    files = [output_file(item) for item in outputs or []]
     report: dict[str, Any] = {
         "exitCode": int(exit_code),
         "exitMsg": exit_msg,

@@ -29,6 +29,9 @@ crabtui's, set by the task's submit files)::
                           JobType.inputFiles, copied into a scratch directory ``scratch.<id>.<attempt>``
                           where the script runs (CRABTUI_ScriptExe is then its name there), as CRAB's job
                           unpacks its sandbox in the glidein's working directory
+    CRAB_AdditionalOutputFiles  JSON string: the file names the script must write (JobType.outputFiles),
+                          renamed <name>_<CRAB_Id><ext> and listed in the report's outputs for stage-out;
+                          a successful script that did not write one fails with 60302, as cmscp fails it
     CRABTUI_JobReport     where to write the report; default jobReport.json.<CRAB_Id> in the job's directory
     CRABTUI_OutputFile    where the simulated cmsRun writes its (placeholder) output file on success
 
@@ -111,6 +114,7 @@ __all__ = ["Failure", "WrapperError", "choose_failure", "main", "run_job"]
 MISSING_ARGUMENT = 50113  # CRAB's EC_MissingArg
 WRAPPER_ERROR = 10040  # CRAB's EC_CMSRunWrapper
 NO_REPORT = 50115  # CRAB's EC_ReportHandlingErr
+OUTPUT_MISSING = 60302  # cmscp's code for an output file the job did not write
 KILLED_BY_SIGNAL = 50669  # CRAB's wrapper exits with it on SIGTERM
 MIN_FAILED_RUNTIME_S = 20 * 60  # seed 000; simulated seconds
 # The interpreter for cmsRun: this one, which Python cannot name when a job's ``#!/usr/bin/env
@@ -180,6 +184,7 @@ class _Job:
     plan: list[dict[str, Any]]
     script: str | None
     script_args: list[str]
+    output_files: list[str]  # JobType.outputFiles: what the script must write
     report: str
     output_file: str | None
     sandbox: str | None = None
@@ -197,6 +202,20 @@ def _number(ad: Ad, name: str, default: float | None) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise WrapperError(MISSING_ARGUMENT, f"job ad attribute {name} must be a number, got {value!r}")
     return float(value)
+
+
+def _string_list(ad: Ad, name: str) -> list[str]:
+    """A job ad attribute holding a JSON list of strings in a ClassAd string; [] when not set."""
+    text = ad.get(name)
+    if text is None:
+        return []
+    try:
+        items = json.loads(text) if isinstance(text, str) else None
+    except json.JSONDecodeError:
+        items = None
+    if not isinstance(items, list) or not all(isinstance(a, str) for a in items):
+        raise WrapperError(MISSING_ARGUMENT, f"job ad attribute {name} must be a JSON list of strings, got {text!r}")
+    return items
 
 
 def _job(ad: Ad) -> _Job:
@@ -217,16 +236,6 @@ def _job(ad: Ad) -> _Job:
             plan = check_plan(json.loads(plan_text) if isinstance(plan_text, str) else None)
         except (ValueError, json.JSONDecodeError) as e:
             raise WrapperError(MISSING_ARGUMENT, f"job ad attribute CRABTUI_FailurePlan: {e}") from None
-    args_text = ad.get("CRABTUI_ScriptArgs")
-    script_args: list[str] = []
-    if args_text is not None:
-        try:
-            script_args = json.loads(args_text) if isinstance(args_text, str) else None
-        except json.JSONDecodeError:
-            script_args = None
-        if not isinstance(script_args, list) or not all(isinstance(a, str) for a in script_args):
-            raise WrapperError(MISSING_ARGUMENT, f"job ad attribute CRABTUI_ScriptArgs must be a JSON list of "
-                                                 f"strings, got {args_text!r}")
     strings = {}
     for name in ("CRAB_ReqName", "CRABTUI_InputFile", "CRABTUI_ScriptExe", "CRABTUI_JobReport", "CRABTUI_OutputFile",
                  "CRABTUI_Sandbox"):
@@ -240,7 +249,8 @@ def _job(ad: Ad) -> _Job:
     return _Job(job_id=job_id, retry=retry, attempt=attempt, task=strings["CRAB_ReqName"] or "",
                 request_memory=_number(ad, "RequestMemory", None), time_scale=scale,
                 input_file=strings["CRABTUI_InputFile"], stop_after=stop_after if stop_after and stop_after > 0 else None,
-                plan=plan, script=strings["CRABTUI_ScriptExe"], script_args=script_args,
+                plan=plan, script=strings["CRABTUI_ScriptExe"], script_args=_string_list(ad, "CRABTUI_ScriptArgs"),
+                output_files=_string_list(ad, "CRAB_AdditionalOutputFiles"),
                 report=strings["CRABTUI_JobReport"] or f"{fjr.FJR_NAME}.{job_id}",
                 output_file=strings["CRABTUI_OutputFile"], sandbox=strings["CRABTUI_Sandbox"],
                 held_before=_number(ad, "NumHolds", 0) > 0)
@@ -304,6 +314,26 @@ def _kept_outputs(report: dict, scratch: str) -> bool:
     return bool(items)
 
 
+def _additional_outputs(job: _Job, scratch: str | None, report: dict | None) -> tuple[list[dict], str | None]:
+    """The script's JobType.outputFiles, each renamed ``<name>_<job id><ext>`` where it wrote it, as
+    CRAB's job renames its outputs for stage-out (``hist.root`` is ``hist_3.root``), with its path
+    from the task directory; or cmscp's message for the first one it did not write.  Those its own
+    ``report`` lists already are left as it lists them."""
+    where = scratch or os.getcwd()
+    listed = {os.path.basename(str(item.get("pfn") or "")) for files in
+              (report["steps"]["cmsRun"]["output"].values() if report else ()) for item in files}
+    outputs = []
+    for name in (n for n in job.output_files if n not in listed):
+        path = os.path.join(where, name)
+        if not os.path.isfile(path):
+            return [], f"Output file {name} does not exist."
+        stem, ext = os.path.splitext(name)
+        remote = os.path.join(where, f"{stem}_{job.job_id}{ext}")
+        os.replace(path, remote)
+        outputs.append({"pfn": os.path.relpath(remote), "size": os.path.getsize(remote), "events": 0, "lumis": {}})
+    return outputs, None
+
+
 def _run_script(job: _Job, site: str | None, failure: Failure | None) -> tuple[int, dict | None]:
     scratch = _scratch(job) if job.sandbox else None
     script = os.path.join(scratch, job.script) if scratch else os.path.abspath(job.script)
@@ -325,7 +355,17 @@ def _run_script(job: _Job, site: str | None, failure: Failure | None) -> tuple[i
         report = fjr.read_report(job.report)  # the script wrote its own
     except fjr.FJRError:
         report = None
-    if scratch and not (report is not None and _kept_outputs(report, scratch)):
+    outputs, missing = _additional_outputs(job, scratch, report) if code == 0 else ([], None)
+    if missing:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+        _say(f"ERROR: {missing}")
+        return OUTPUT_MISSING, fjr.minimal_report(OUTPUT_MISSING, missing, site, error_type="StageOutFailure",
+                                                  start=start)
+    listed = bool(scratch and report is not None and _kept_outputs(report, scratch))
+    if report is not None:  # its own report, and the outputs it did not list
+        report["steps"]["cmsRun"]["output"].setdefault("output", []).extend(fjr.output_file(o) for o in outputs)
+    if scratch and not outputs and not listed:
         shutil.rmtree(scratch, ignore_errors=True)  # the glidein's working directory goes with the job
     if report is not None:
         return code, report
@@ -334,7 +374,7 @@ def _run_script(job: _Job, site: str | None, failure: Failure | None) -> tuple[i
     msg = "OK" if code == 0 else f"The user's executable exited with code {code}"
     report = fjr.build_report(
         exit_code=code, exit_msg=msg, site=site, start=start, stop=time.time(), inputs=[],
-        errors=[{"type": "ExecutableFailure", "details": msg, "exitCode": code}] if code else [],
+        outputs=outputs, errors=[{"type": "ExecutableFailure", "details": msg, "exitCode": code}] if code else [],
         cpu={"TotalJobTime": wall, "TotalJobCPU": cpu},
         memory={"PeakValueRss": after.ru_maxrss / 1024},
         crabtui={"simulated": False, "time_scale": job.time_scale})

@@ -416,6 +416,9 @@ def analyze(job_ad: classad2.ClassAd, pool: Pool) -> str:
         verdict = f"{job.capitalize()} matches {busy} of the {total} slots of the pool, all busy: it waits for one."
     else:
         verdict = f"{job.capitalize()} matches none of the {total} slots of the pool."
+    if job_ad.get("JobStatus") == 5:  # held: condor_q says so first, with the hold reason
+        verdict = (f"{job.capitalize()} is held, and is matched only once released (hold reason: "
+                   f"{job_ad.get('HoldReason', 'none given')}). Released, it {verdict.split(' ', 2)[2]}")
     lines = [verdict, ""]
     lines += _requirements_section(job_ad, job, slots)
     lines += _requests_section(job_ad, job, total, fits)

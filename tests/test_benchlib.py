@@ -1,0 +1,55 @@
+"""The benchmarks' embedded schedd leaves nothing running, even when the benchmark killed its
+daemon last (``bench/crash_dag.py`` does, 50 times) and is then stopped."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+
+from benchlib import embedded_schedd  # noqa: E402
+
+
+def wait_until(condition, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout:g} s for {what}"
+        time.sleep(0.05)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_job_whose_daemon_was_killed_is_gone_once_the_benchmark_ends(tmp_path):
+    with embedded_schedd(str(tmp_path)) as client:
+        cluster = client.submit("executable = /bin/sleep\narguments = 300\nqueue\n", cwd=str(tmp_path)).cluster
+        wait_until(lambda: "JobPid" in (client.query(f"ClusterId == {cluster}", ["JobPid"]) or [{}])[0],
+                   "the job to start")
+        job_pid = client.query(f"ClusterId == {cluster}", ["JobPid"])[0]["JobPid"]
+        os.kill(client.ping()["pid"], signal.SIGKILL)
+        client.close()
+        time.sleep(0.2)
+        assert alive(job_pid), "a starter keeps its job running when the daemon dies"
+    wait_until(lambda: not alive(job_pid), "the job to be evicted")
+
+
+def test_a_benchmark_says_what_it_measures_on_stderr_before_its_figures(capsys, monkeypatch):
+    from benchlib import announce
+
+    monkeypatch.setattr(sys, "argv", ["/x/bench/crash_dag.py"])
+    announce("""Benchmark: a DAG survives ``kill -9``s
+    of the schedd.
+
+    Details that stay in the file.""")
+    out, err = capsys.readouterr()
+    assert out == "" and err == "crash_dag.py: a DAG survives `kill -9`s of the schedd. Its figures come when it ends.\n"
