@@ -42,14 +42,28 @@ def job() -> None:
 
 
 # condor_submit's options crabtui reads, in its order; the others are refused by name.
-SUBMIT_OPTIONS = [Option("append", 1, values=1), Option("batch-name", 1, values=1), Option("help", 1)]
+SUBMIT_OPTIONS = [Option("append", 1, values=1), Option("batch-name", 1, values=1), Option("help", 1),
+                  Option("terse", 3), Option("dry-run", 3, values=1)]
 SUBMIT_UNSUPPORTED = (
-    Option("verbose", 1), Option("terse", 3), Option("debug", 2, colon=True), Option("spool", 1),
-    Option("file", 2, values=1), Option("factory", 2), Option("dry-run", 3, values=1), Option("maxjobs", 3, values=1),
+    Option("verbose", 1), Option("debug", 2, colon=True), Option("spool", 1),
+    Option("file", 2, values=1), Option("factory", 2), Option("maxjobs", 3, values=1),
     Option("single-cluster", 3), Option("address", 2, values=1), Option("remote", 1, values=1),
-    Option("name", 1, values=1), Option("queue", 1, values=1), Option("pool", 2, values=1), Option("disable", 2),
+    Option("name", 1, values=1), Option("pool", 2, values=1), Option("disable", 2),
     Option("unused", 2), Option("dump", 2, values=1), Option("interactive", 1), Option("capabilities", 2),
 )
+DRY_RUN_CLUSTER = 1  # condor_submit -dry-run asks no schedd for a cluster id
+
+
+def _split_queue(argv: list[str]) -> tuple[list[str], str | None]:
+    """condor_submit's ``-queue``/``-q`` takes the rest of the command line as a queue statement."""
+    for n, arg in enumerate(argv):
+        if arg.startswith("-") and "queue".startswith(arg[1:]) and len(arg) > 1:
+            rest = argv[n + 1:]
+            if not rest or rest[0].startswith("-"):
+                raise ArgumentError(f"{arg} requires at least one argument (the queue statement, as in "
+                                    f"{arg} 3 or {arg} in a b c)")
+            return argv[:n], " ".join(rest)
+    return argv, None
 
 
 @job.command("submit", context_settings=RAW)
@@ -59,20 +73,29 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit).
 
     \b
-    [-append COMMAND]... [-batch-name NAME] [NAME=VALUE]... SUBMIT_FILE
+    [-append COMMAND]... [-batch-name NAME] [-terse] [-dry-run OUTFILE|-] [NAME=VALUE]... SUBMIT_FILE
+        [-queue QUEUE_ARGS...]
     -append (-a): a submit command that overrides the file's; NAME=VALUE: a macro set before the
-    file is read.
+    file is read; -terse: print the queued job ids as FIRST - LAST; -dry-run: write the job ads
+    to OUTFILE (- for standard output) and queue nothing; -queue (-q, last): the queue statement
+    of a file that has none, as in -queue 3 or -queue in a b c.
     """
     from engine.schedd.local.submit import NoJobsQueued, queue_statements, read_submit_file
 
     files, prepend, append = [], {}, {}
+    terse, dry_run = False, None
     try:
-        for item in parse(list(args), SUBMIT_OPTIONS, "job submit", unsupported=SUBMIT_UNSUPPORTED,
+        argv, queue_args = _split_queue(list(args))
+        for item in parse(argv, SUBMIT_OPTIONS, "job submit", unsupported=SUBMIT_UNSUPPORTED,
                           condor_tool="condor_submit"):
             if item.name == "help":  # condor_submit's -help, from -h
                 click.echo(ctx.get_help())
                 return
-            if item.name is None and "=" in item.arg:
+            if item.name == "terse":
+                terse = True
+            elif item.name == "dry-run":
+                dry_run = item.values[0]
+            elif item.name is None and "=" in item.arg:
                 name, _, value = item.arg.partition("=")
                 prepend[name.strip()] = value.strip()
             elif item.name is None:
@@ -94,7 +117,16 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         text = read_submit_file(submit_file)
     except ScheddError as e:
         fail(str(e))
-    click.echo("Submitting job(s)" + ".")
+    if queue_args is not None:
+        if re.search(r"^\s*queue\b", text, re.IGNORECASE | re.MULTILINE):
+            fail(f"{submit_file}: -queue argument conflicts with queue statement in submit file; "
+                 "remove one of them")
+        text = text.rstrip("\n") + f"\nqueue {queue_args}\n"
+    if dry_run is not None:
+        _dry_run(ctx, text, submit_file, dry_run, terse, prepend, append)
+        return
+    if not terse:
+        click.echo("Submitting job(s)" + ".")
     if len(queue_statements(text)) > 1:
         click.echo(MULTI_QUEUE_WARNING, err=True)
     try:
@@ -106,7 +138,69 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         return
     except ScheddError as e:
         fail(str(e))
-    click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
+    if terse:
+        last = result.first_proc + result.num_procs - 1
+        click.echo(f"{result.cluster}.{result.first_proc} - {result.cluster}.{last}")
+    else:
+        click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
+
+
+def _dry_run(ctx: click.Context, text: str, submit_file: str, out: str, terse: bool, prepend: dict, append: dict):
+    """condor_submit -dry-run: the ads crabtui's submit reader builds, written as condor_submit
+    writes them (the cluster ad, then each proc's differences, each ended by a '.'), nothing
+    queued.  The htcondor2 bindings cannot build a pool's ads without queueing them."""
+    from engine.schedd.local.submit import NoJobsQueued, SubmitDescription, build_job_ads
+
+    if backend(ctx) == "htcondor":
+        fail("-dry-run: the htcondor2 bindings cannot build job ads without queueing them; run the pool's "
+             "condor_submit -dry-run, or drop --backend htcondor to see crabtui's own ads")
+    description = SubmitDescription(text, submit_file, os.path.dirname(os.path.abspath(submit_file)),
+                                    prepend or None, append or None)
+    if not terse:
+        click.echo("Dry-Run job(s)", nl=False)  # ended by the ads' first blank line, or by one dot a job
+    try:
+        ads = build_job_ads(description, DRY_RUN_CLUSTER, now=int(time.time()))
+    except NoJobsQueued as e:
+        click.echo("")
+        click.echo(f"WARNING: {e}", err=True)
+        return
+    except ScheddError as e:
+        click.echo("")
+        fail(str(e))
+    written = _dry_run_text(ads)
+    if out == "-":
+        _write(written)
+    else:
+        try:
+            with open(out, "w") as f:
+                f.write(written)
+        except OSError as e:
+            fail(f"-dry-run {out}: cannot write it ({e.strerror})")
+        if not terse:
+            click.echo("." * len(ads))
+    if terse:
+        click.echo(f"{DRY_RUN_CLUSTER}.0 - {DRY_RUN_CLUSTER}.{len(ads) - 1}")
+    else:
+        click.echo(f"{len(ads)} job(s) dry-run to cluster {DRY_RUN_CLUSTER}.")
+
+
+def _dry_run_text(ads) -> str:
+    """The first proc's ad as the cluster ad (ClusterId first), then per proc its ProcId,
+    JobStatus and what differs from the cluster ad, as condor_submit -dry-run prints them."""
+    per_proc = ("ProcId", "JobStatus")
+
+    def value(ad, key: str) -> str:
+        return str(ad.lookup(key))
+
+    first = ads[0]
+    cluster = {key: value(first, key) for key in first.keys() if key not in per_proc}
+    lines = ["", f"ClusterId={cluster.pop('ClusterId')}"] + [f"{k}={v}" for k, v in cluster.items()]
+    for ad in ads:
+        lines += [f"{key}={value(ad, key)}" for key in per_proc if key in ad]
+        lines += [f"{key}={value(ad, key)}" for key in ad.keys()
+                  if key not in per_proc and key != "ClusterId" and cluster.get(key) != value(ad, key)]
+        lines.append(".")
+    return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------------------------------- q

@@ -252,3 +252,50 @@ def test_dag_submit_tags_the_dagman_job_as_condor_submit_dag_does(htcondor_pool,
         same_as_condor_q(htcondor_pool, ["-constraint", f'JobBatchName == "{batch}"', "-af", "ClusterId", "JobBatchName"])
     finally:
         schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {dagman}")
+
+
+ITEMS = "executable = /bin/sleep\narguments = $(item)\nhold = true\ninitialdir = /tmp\n"
+
+
+@pytest.fixture
+def submit_dir():
+    work = Path(f"/tmp/cs{os.getpid()}")
+    work.mkdir()
+    os.chmod(work, 0o777)
+    (work / "items.sub").write_text(ITEMS)
+    os.chmod(work / "items.sub", 0o666)
+    yield work
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def test_submit_dry_run_prints_the_procs_as_condor_submit_does(htcondor_pool, submit_dir):
+    """The ads themselves differ (the pool's schedd adds its own), the layout does not: the cluster
+    ad, then each proc's ProcId, JobStatus and differences, a '.' after each, and the last line."""
+    args = ["-dry-run", "-", "items.sub", "-queue", "in", "a", "b"]
+    theirs = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit {' '.join(args)}")
+    mine = crabtui("job", "submit", *args, cwd=submit_dir)
+    assert mine.returncode == theirs.returncode == 0, (theirs.stderr, mine.stderr)
+    procs = [text.splitlines()[text.splitlines().index("ProcId=0"):] for text in (theirs.stdout, mine.stdout)]
+    assert procs[0] == procs[1]
+    assert [text.splitlines()[:2] for text in (theirs.stdout, mine.stdout)] == [["Dry-Run job(s)", "ClusterId=1"]] * 2
+    terse = [pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -terse -dry-run /dev/null "
+                                                  "items.sub -q 3"),
+             crabtui("job", "submit", "-terse", "-dry-run", "/dev/null", "items.sub", "-q", "3", cwd=submit_dir)]
+    assert [(t.returncode, t.stdout) for t in terse] == [(0, "1.0 - 1.2\n")] * 2
+
+
+def test_submit_queue_and_terse_queue_what_condor_submit_queues(htcondor_pool, submit_dir):
+    schedd = htcondor2.Schedd()
+    theirs = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -terse items.sub -queue in x y")
+    mine = ours("job", "submit", "-terse", "items.sub", "-queue", "in", "x", "y", cwd=submit_dir)
+    clusters = [int(re.fullmatch(r"(\d+)\.0 - \1\.1\n", r.stdout).group(1)) for r in (theirs, mine)]
+    try:
+        args = [[ad["Args"] for ad in sorted(schedd.query(f"ClusterId == {c}", ["ProcId", "Args"]),
+                                             key=lambda ad: ad["ProcId"])] for c in clusters]
+        assert args == [["x", "y"]] * 2
+        empty = [pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit items.sub -queue"),
+                 ours("job", "submit", "items.sub", "-queue", cwd=submit_dir)]
+        assert [r.returncode for r in empty] == [1, 1]
+        assert all("-queue requires at least one argument" in r.stderr for r in empty)
+    finally:
+        schedd.act(htcondor2.JobAction.Remove, " || ".join(f"ClusterId == {c}" for c in clusters))

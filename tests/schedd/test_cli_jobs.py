@@ -63,9 +63,62 @@ def test_submit_takes_condor_submits_append_batch_name_and_macros(schedd):
     ad = schedd.wait_history("1.0")
     assert (ad["RequestMemory"], ad["JobBatchName"]) == (7, "mybatch")
     assert (schedd.work / "opts.out").read_text() == "hello\n"
-    refused = schedd.cli("job", "submit", "-terse", str(path))
+    refused = schedd.cli("job", "submit", "-spool", str(path))
     assert refused.returncode == 1 and lines(refused.stderr) == \
-        ["ERROR: -terse: crabtui job submit does not support condor_submit's -terse"]
+        ["ERROR: -spool: crabtui job submit does not support condor_submit's -spool"]
+
+
+ITEMS = "executable = /bin/echo\narguments = $(item)\nhold = true\n"
+
+
+def test_submit_dry_run_to_stdout_prints_the_ads_as_condor_submit_and_queues_nothing(schedd):
+    schedd.write("items.sub", ITEMS)
+    result = schedd.cli("job", "submit", "-dry-run", "-", "items.sub", "-queue", "in", "a", "b")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.splitlines()
+    # condor_submit 23.9.6: the cluster ad, then each proc's ProcId, JobStatus and differences
+    assert out[:2] == ["Dry-Run job(s)", "ClusterId=1"] and 'Args="a"' in out and 'Cmd="/bin/echo"' in out
+    assert out[out.index("ProcId=0"):] == ["ProcId=0", "JobStatus=5", ".", "ProcId=1", "JobStatus=5", 'Args="b"', ".",
+                                           "2 job(s) dry-run to cluster 1."]
+    assert schedd.client.query("true") == []
+
+
+def test_submit_dry_run_to_a_file_prints_a_dot_a_job_and_terse_prints_the_range(schedd):
+    schedd.write("items.sub", ITEMS + "queue 3\n")
+    result = schedd.cli("job", "submit", "-dry-run", "ads.txt", "items.sub")
+    assert (result.returncode, result.stdout) == (0, "Dry-Run job(s)...\n3 job(s) dry-run to cluster 1.\n")
+    written = (schedd.work / "ads.txt").read_text().splitlines()
+    assert written[:2] == ["", "ClusterId=1"] and written.count(".") == 3
+    terse = schedd.cli("job", "submit", "-terse", "-dry-run", "ads.txt", "items.sub")
+    assert (terse.returncode, terse.stdout) == (0, "1.0 - 1.2\n")
+    bad = schedd.cli("job", "submit", "-dry-run", "nodir/ads.txt", "items.sub")
+    assert bad.returncode == 1 and lines(bad.stderr)[-1].startswith("ERROR: -dry-run nodir/ads.txt: cannot write it")
+    assert schedd.client.query("true") == []
+
+
+def test_submit_queue_from_the_command_line_and_terse_ids(schedd):
+    schedd.write("items.sub", ITEMS)
+    result = schedd.cli("job", "submit", "-terse", "items.sub", "-queue", "in", "x", "y", "z")
+    assert (result.returncode, result.stdout) == (0, "1.0 - 1.2\n"), result.stderr
+    ads = sorted(schedd.client.query("ClusterId == 1"), key=lambda ad: ad["ProcId"])
+    assert [ad["Args"] for ad in ads] == ["x", "y", "z"]
+    counted = schedd.cli("job", "submit", "items.sub", "-q", "2")
+    assert lines(counted.stdout)[-1] == "2 job(s) submitted to cluster 2."
+
+
+def test_submit_queue_refusals_name_the_option(schedd):
+    schedd.write("items.sub", ITEMS)
+    schedd.write("queued.sub", ITEMS + "queue\n")
+    for args, message in [
+            (["items.sub", "-queue"], "ERROR: -queue requires at least one argument"),
+            (["items.sub", "-q", "-3"], "ERROR: -q requires at least one argument"),
+            (["queued.sub", "-queue", "2"], "ERROR: queued.sub: -queue argument conflicts with queue statement in "
+                                            "submit file"),
+            (["-dry-run"], "ERROR: -dry-run requires a value after it")]:
+        result = schedd.cli("job", "submit", *args)
+        assert result.returncode == 1 and len(lines(result.stderr)) == 1, (args, result.stderr)
+        assert lines(result.stderr)[0].startswith(message), args
+    assert schedd.client.query("true") == []
 
 
 def test_submit_help_is_condor_submits_h_and_help_and_queues_nothing(schedd):
