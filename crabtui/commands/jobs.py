@@ -216,10 +216,10 @@ Q_OPTIONS = [
     Option("analyze", 2, colon=True), Option("analyse", 2, colon=True), Option("run", 1),
     Option("hold", 2, colon=True), Option("held", 2, colon=True), Option("idle", 3), Option("currentrun", 3),
     Option("cumulative-time", 3), Option("dag", 2), Option("batch", 2, colon=True), Option("nobatch", 3),
-    Option("totals", 3),
+    Option("totals", 3), Option("limit", 3, values=1), Option("submitter", 1, values=1),
 ]
 Q_UNSUPPORTED = (
-    Option("xml", 3), Option("limit", 3), Option("direct", 1), Option("submitter", 1), Option("slotconstraint", 5),
+    Option("xml", 3), Option("direct", 1), Option("slotconstraint", 5),
     Option("mconstraint", 2), Option("machine", 2), Option("address", 1), Option("autocluster", 2, colon=True),
     Option("group-by", 2, colon=True), Option("factory", 4, colon=True), Option("jobset", 5, colon=True),
     Option("aaf", 3, colon=True), Option("print-format", 2, colon=True), Option("schedd-constraint", 5),
@@ -248,7 +248,8 @@ class QueueQuery:
         self.attributes: list[str] = []
         self.wide: int | None = None  # None: not given; 0: -wide; N: -wide:N
         self.current_run = True
-        self.name = self.pool = None
+        self.name = self.pool = self.submitter = None
+        self.limit: int | None = None
         self.autoformat: AutoFormat | None = None
         self.formats: list[tuple[str, str]] = []
         for item in parse(argv, Q_OPTIONS, "q", greedy=("af", "autoformat"), unsupported=Q_UNSUPPORTED):
@@ -282,6 +283,14 @@ class QueueQuery:
             self.wide = int(item.options) if item.options and item.options.isdigit() else 0
         elif name in ("name", "pool"):
             setattr(self, name, item.values[0])
+        elif name == "limit":  # condor_q 23.9.6's words
+            if not re.fullmatch(r"-?\d+", item.values[0]):
+                raise ArgumentError(f"Unable to convert ({item.values[0]}) to a number for -limit.")
+            if int(item.values[0]) < 1:
+                raise ArgumentError(f"{int(item.values[0])} is not a valid for -limit.")
+            self.limit = int(item.values[0])
+        elif name == "submitter":
+            self.submitter = item.values[0]
         elif name == "cumulative-time":
             self.current_run = False
         elif name == "currentrun":
@@ -300,7 +309,7 @@ class QueueQuery:
     @property
     def my_jobs(self) -> bool:
         """condor_q shows only the user's own jobs unless told jobs, owners or -allusers."""
-        return not (self.ids or self.owners or self.allusers)
+        return not (self.ids or self.owners or self.allusers or self.submitter)
 
     @property
     def batched(self) -> bool:
@@ -322,7 +331,9 @@ class QueueQuery:
         ands = [f"({c})" for c in self.constraints]
         ands += {"run": ["(JobStatus == 2 || JobStatus == 6 || JobStatus == 7)"], "hold": ["(JobStatus == 5)"],
                  "idle": ["(JobStatus == 1)"], None: []}[self.status]
-        ors = [f'(Owner == {json.dumps(owner)})' for owner in self.owners]
+        # -submitter is one more owner, ORed with the jobs and owners given (23.9.6 on the pool)
+        owners = self.owners + ([self.submitter] if self.submitter is not None else [])
+        ors = [f'(Owner == {json.dumps(owner)})' for owner in owners]
         for cluster, proc in self.ids:
             if proc >= 0:
                 ors.append(f"(ClusterId == {cluster} && ProcId == {proc})")
@@ -370,7 +381,8 @@ def q(ctx: click.Context, args: tuple[str, ...]) -> None:
     Jobs: [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -allusers -run -hold -idle
     Views: (one line per batch) -nobatch -dag -totals -wide[:N] -currentrun -cumulative-time
     Ads: -long[:...] -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR
-    Where: -name SCHEDD -pool COLLECTOR -global
+    Where: -name SCHEDD -pool COLLECTOR -global -submitter USER
+    How many: -limit N (the first N jobs the schedd returns)
     Why idle: -better-analyze
     """
     try:
@@ -381,22 +393,45 @@ def q(ctx: click.Context, args: tuple[str, ...]) -> None:
         click.echo(ctx.get_help())
         return
     try:
-        if query.global_ and backend(ctx) == "htcondor":
+        if query.submitter is not None:
+            clients = _submitter_schedds(ctx, query)
+        elif query.global_ and backend(ctx) == "htcondor":
             from engine.schedd.htcondor import HTCondorSchedd
 
-            clients = HTCondorSchedd.all(query.pool)
+            clients = [(None, client) for client in HTCondorSchedd.all(query.pool)]
         else:
-            clients = [schedd(ctx, name=query.name, pool=query.pool)]
-        for client in clients:
+            clients = [(None, schedd(ctx, name=query.name, pool=query.pool))]
+        for submitter, client in clients:
             with client:
-                _show_queue(client, query)
+                _show_queue(client, query, submitter)
     except ScheddError as e:
         fail(str(e))
     except FormatError as e:
         fail(str(e))
 
 
-def _show_queue(client, query: QueueQuery) -> None:
+def _submitter_schedds(ctx: click.Context, query: QueueQuery) -> list:
+    """condor_q -submitter: the schedds where the submitter has jobs (the collector's submitter
+    ads; the embedded schedd's own queue), or condor_q's error when there is none."""
+    if backend(ctx) == "htcondor":
+        from engine.schedd.htcondor import HTCondorSchedd
+
+        found = HTCondorSchedd.submitters(query.submitter, query.pool)
+    else:
+        client = schedd(ctx, name=query.name, pool=query.pool)
+        owners = {row.get("Owner") for row in client.query_values("true", ["Owner"])}
+        domain = socket.gethostname()
+        name = query.submitter.partition("@")[0]
+        found = [(f"{name}@{domain}", client)] if name in owners and query.submitter in (name, f"{name}@{domain}") \
+            else []
+        if not found:
+            client.close()
+    if not found:
+        raise ScheddError("Collector has no record of schedd/submitter")
+    return found
+
+
+def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None:
     """One schedd's part of ``q``: fetch, then print in the chosen form."""
     me = client.owner() if query.my_jobs else None
     constraint = query.constraint(me)
@@ -406,7 +441,7 @@ def _show_queue(client, query: QueueQuery) -> None:
             click.echo(f"\n{job}: {client.analyze(job)}")
         return
     if query.long or query.json or query.custom:
-        nodes = queue_format.print_order(queue_format.link(client.query(constraint, query.projection()),
+        nodes = queue_format.print_order(queue_format.link(client.query(constraint, query.projection())[:query.limit],
                                                            dag=query.dag, batch=False), query.dag)
         ads = [node.row for node in nodes]
         if query.json:
@@ -423,7 +458,7 @@ def _show_queue(client, query: QueueQuery) -> None:
         rows = []
         summary = client.summary(constraint)
     else:
-        rows = client.query_values(constraint, query.projection())
+        rows = client.query_values(constraint, query.projection())[:query.limit]
         summary = summarize(((r.get("JobStatus"), r.get("JobUniverse")) for r in rows), ())
     everyone = client.summary(f"Owner == {json.dumps(me)}" if me is not None else "false")
     summary.update({k: v for k, v in everyone.items() if k.startswith("Allusers")})
@@ -434,7 +469,7 @@ def _show_queue(client, query: QueueQuery) -> None:
     name, address = schedd_title(client)
     now = next((r.get("ServerTime") for r in rows[:1] if r.get("ServerTime")), None) or time.time()
     max_width = _max_width(query.wide)
-    lines = ["", "", queue_format.header(name, address, now)]
+    lines = ["", "", queue_format.header(name, address, now, submitter)]
     if query.totals:
         lines += queue_format.totals(summary, me) + [""]
     else:

@@ -115,6 +115,9 @@ Q_ARGS = [
     ["{Q}", "-format", "%d.", "ClusterId", "-format", "%-4d|", "ProcId", "-format", "%s\\n", "Owner",
      "-format", "[%d]", "Owner"],
     ["{P}", "-long"], ["{P}", "-l", "-attributes", "Owner,ProcId,JobBatchName"],
+    ["-limit", "2", "-nobatch", "{P}", "{Q}"], ["-lim", "1", "{Q}", "-af", "ClusterId", "ProcId"],
+    ["-submitter", "crab", "-nobatch", "-constraint", "ClusterId == {P}"],
+    ["-submitter", "crab", "-constraint", "ClusterId == {Q}", "-af", "ProcId", "Owner"],
 ]
 
 
@@ -201,6 +204,13 @@ def test_bad_command_lines_are_one_line_errors(htcondor_pool, jobs):
         assert result.returncode == 1 and result.stdout == "", (tool, args)
         assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("ERROR: "), (tool, args, result.stderr)
         assert "Traceback" not in result.stderr
+
+
+def test_bad_limit_and_unknown_submitter_fail_as_condor_q(htcondor_pool):
+    for args in (["-limit", "x"], ["-limit", "0"], ["-submitter", "nosuchuser"]):
+        theirs, mine = pool_tool(htcondor_pool, "condor_q", *args), ours("q", *args)
+        assert (mine.returncode, mine.stdout) == (theirs.returncode, "") == (1, ""), args
+        assert mine.stderr.removeprefix("ERROR: ") == theirs.stderr.removeprefix("Error: "), args
 
 
 def test_name_pool_and_global(htcondor_pool, jobs):

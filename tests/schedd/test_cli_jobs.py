@@ -7,6 +7,7 @@ from __future__ import annotations
 import getpass
 import json
 import re
+import socket
 
 import pytest
 from htcondor2 import JobEventType as ET
@@ -219,6 +220,36 @@ def test_q_constraint_and_job_ids_select_jobs(queue):
     bad = queue.cli("q", "-constraint", "JobStatus ==")
     assert bad.returncode != 0
     assert "JobStatus ==" in bad.stderr
+
+
+def test_q_limit_shows_the_first_n_jobs_as_condor_q(queue):
+    limited = queue.cli("q", "-limit", "2", "-nobatch")
+    assert limited.returncode == 0, limited.stderr
+    out = lines(limited.stdout)
+    assert [row.split()[0] for row in out[2:4]] == ["1.0", "1.1"]
+    assert out[4].startswith("Total for query: 2 jobs; 0 completed, 0 removed, 2 idle, 0 running, 0 held")
+    assert queue.cli("q", "-lim", "1", "-af", "ClusterId", "ProcId").stdout == "1 0\n"
+    for value, message in (("x", "ERROR: Unable to convert (x) to a number for -limit."),
+                           ("0", "ERROR: 0 is not a valid for -limit."), ("-3", "ERROR: -3 is not a valid for -limit.")):
+        bad = queue.cli("q", "-limit", value)
+        assert (bad.returncode, bad.stdout, bad.stderr) == (1, "", message + "\n")
+
+
+def test_q_submitter_shows_that_users_jobs_under_a_submitter_header(queue):
+    host = socket.gethostname()
+    for name in (USER, f"{USER}@{host}"):
+        shown = queue.cli("q", "-submitter", name, "-nobatch")
+        assert shown.returncode == 0, shown.stderr
+        out = lines(shown.stdout)
+        assert re.fullmatch(rf"-- Submitter: {USER}@{re.escape(host)} : <.*> : crabtui@{re.escape(host)} @ .*", out[0])
+        # the collector's submitter name finds the schedd, but its jobs' Owner is the user alone:
+        # condor_q 23.9.6 -submitter crab@vm shows none of crab's jobs
+        assert [row.split()[0] for row in out[2:-2]] == (["1.0", "1.1", "1.2", "2.1"] if name == USER else [])
+        assert "Total for all users: 4 jobs" in shown.stdout and f"Total for {USER}" not in shown.stdout
+    unknown = queue.cli("q", "-submitter", "nobody")
+    assert (unknown.returncode, unknown.stdout, unknown.stderr) == \
+        (1, "", "ERROR: Collector has no record of schedd/submitter\n")
+    assert queue.cli("q", "-submitter").stderr == "ERROR: -submitter requires a value after it\n"
 
 
 def test_q_autoformat(queue):
