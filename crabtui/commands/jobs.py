@@ -15,6 +15,7 @@ import socket
 import sys
 import time
 
+import classad2
 import click
 
 from crabtui import queue_format
@@ -700,8 +701,36 @@ HISTORY_OPTIONS = [
     Option("limit", 3, values=1), Option("attributes", 2, values=1), Option("help", 1), Option("format", 1, values=2),
     Option("constraint", 1, values=1), Option("name", 1, values=1), Option("pool", 1, values=1),
     Option("autoformat", 5, colon=True), Option("af", 2, colon=True), Option("backwards", 1), Option("forwards", 4),
+    Option("since", 4, values=1), Option("file", 2, values=1),
 ]
-HISTORY_UNSUPPORTED = (Option("xml", 3), Option("jsonl", 5), Option("file", 2), Option("userlog", 1), Option("since", 4), Option("completedsince", 3))
+HISTORY_UNSUPPORTED = (Option("xml", 3), Option("jsonl", 5), Option("userlog", 1), Option("completedsince", 3))
+
+
+def _since(value: str) -> classad2.ExprTree:
+    """condor_history -since: a job id (stop at that job) or an expression (stop at the first
+    job it is true for)."""
+    found = JOB_ID.fullmatch(value)
+    if found:
+        text = (f"ClusterId == {found[1]} && ProcId == {found[2]}" if found[2] is not None
+                else f"ClusterId == {found[1]}")
+        return classad2.ExprTree(text)
+    try:
+        return classad2.ExprTree(value)
+    except Exception:
+        raise ArgumentError(f"invalid -since constraint: {value}: constraint must be a job-id, or expression.") \
+            from None
+
+
+def _is_true(expr: classad2.ExprTree, ad: classad2.ClassAd) -> bool:
+    try:
+        return expr.eval(ad) is True
+    except Exception:  # an expression that cannot be evaluated selects nothing, as in a query
+        return False
+
+
+def _project(ad: classad2.ClassAd, names: list[str]) -> classad2.ClassAd:
+    wanted = {n.lower() for n in names}
+    return classad2.ClassAd({k: ad.lookup(k) for k in ad.keys() if k.lower() in wanted})
 
 
 @click.command(context_settings=RAW)
@@ -712,12 +741,15 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
 
     \b
     [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -match N (-limit N) -backwards -forwards
-    -long -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR -name SCHEDD -pool COLLECTOR
+    -since JOBID|EXPR -long -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR
+    -name SCHEDD -pool COLLECTOR -file HISTORY_FILE
+    -since: stop at that job (or the first job EXPR is true for), newest first; -file: read an
+    HTCondor history file (the schedd's HISTORY) instead of asking the schedd.
     """
     ors, ands, match, attributes = [], [], -1, []
     autoformat, formats, long_, forwards = None, [], False, False
     show_json = show_help = False
-    name = pool = None
+    name = pool = since = history_file = None
     try:
         for item in parse(list(args), HISTORY_OPTIONS, "history", greedy=("af", "autoformat"),
                           unsupported=HISTORY_UNSUPPORTED):
@@ -745,6 +777,10 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 name, pool = (item.values[0], pool) if item.name == "name" else (name, item.values[0])
             elif item.name in ("backwards", "forwards"):  # the last one given wins, as in condor_history
                 forwards = item.name == "forwards"
+            elif item.name == "since":
+                since = _since(item.values[0])
+            elif item.name == "file":
+                history_file = item.values[0]
             else:
                 long_ = long_ or item.name == "long"
                 show_json = show_json or item.name == "json"
@@ -763,12 +799,18 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     else:
         projection = list(queue_format.HISTORY_PROJECTION)
     try:
-        with schedd(ctx, name=name, pool=pool) as client:
-            if forwards:  # the history read from its oldest job: the first N to leave the queue
-                ads = client.history(constraint, projection, match=-1)[::-1]
-                ads = ads[:match] if match >= 0 else ads
-            else:
-                ads = client.history(constraint, projection, match=match)
+        if since is not None or history_file is not None:
+            ads = _scan(ctx, name, pool, history_file, constraint, since)
+            ads = [_project(ad, projection) for ad in ads] if projection else ads
+            ads = (ads[::-1] if forwards else ads)
+            ads = ads[:match] if match >= 0 else ads
+        else:
+            with schedd(ctx, name=name, pool=pool) as client:
+                if forwards:  # the history read from its oldest job: the first N to leave the queue
+                    ads = client.history(constraint, projection, match=-1)[::-1]
+                    ads = ads[:match] if match >= 0 else ads
+                else:
+                    ads = client.history(constraint, projection, match=match)
     except ScheddError as e:
         fail(str(e))
     if show_json:
@@ -779,6 +821,30 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         _write((autoformat.text(ads) if autoformat else "") + (PrintfFormat(formats).text(ads) if formats else ""))
     else:
         _write("".join(line + "\n" for line in queue_format.history_table(ads)))
+
+
+def _scan(ctx: click.Context, name, pool, history_file: str | None, constraint: str,
+          since: classad2.ExprTree | None) -> list[classad2.ClassAd]:
+    """The jobs condor_history reads, newest first, up to (not with) the -since job: every job
+    is looked at for -since, the constraint only chooses which are shown."""
+    if history_file is not None:
+        from engine.schedd.history_file import read_history_file
+
+        ads = read_history_file(history_file)
+    else:
+        with schedd(ctx, name=name, pool=pool) as client:
+            ads = client.history("true", [], match=-1)
+    try:
+        chosen = classad2.ExprTree(constraint)
+    except Exception:
+        raise ScheddError(f"-constraint {constraint}: not a ClassAd expression") from None
+    shown = []
+    for ad in ads:
+        if since is not None and _is_true(since, ad):
+            break
+        if _is_true(chosen, ad):
+            shown.append(ad)
+    return shown
 
 
 JOB_COMMANDS = (q, hold, release, rm, history)

@@ -309,3 +309,44 @@ def test_submit_queue_and_terse_queue_what_condor_submit_queues(htcondor_pool, s
         assert all("-queue requires at least one argument" in r.stderr for r in empty)
     finally:
         schedd.act(htcondor2.JobAction.Remove, " || ".join(f"ClusterId == {c}" for c in clusters))
+
+
+@pytest.fixture(scope="module")
+def left_queue(htcondor_pool):
+    """A cluster of three held jobs removed from the queue, once all three are in the history."""
+    schedd = htcondor2.Schedd()
+    cluster = schedd.submit(htcondor2.Submit(HELD), count=3).cluster()
+    schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {cluster}")
+    deadline = time.monotonic() + 120
+    while len(schedd.history(f"ClusterId == {cluster}", ["ProcId"])) < 3:
+        assert time.monotonic() < deadline, "the removed jobs did not reach the history"
+        time.sleep(0.5)
+    return str(cluster)
+
+
+HISTORY_ARGS = [
+    ["-since", "{C}.1", "-constraint", "ClusterId == {C}", "-af:j", "Owner", "JobStatus"],
+    ["-since", "ClusterId == {C} && ProcId == 0", "-constraint", "ClusterId == {C}", "-af:j", "Owner"],
+    ["-since", "{C}.2", "{C}", "-af:j", "ProcId"],
+    ["-file", "{H}", "{C}", "-af:j", "Owner", "JobStatus", "Cmd"],
+    ["-file", "{H}", "-forwards", "-limit", "2", "-af:j", "Owner"],
+    ["-file", "{H}", "-since", "{C}.1", "{C}", "-af:j", "ProcId"],
+    ["-file", "{H}", "{C}.2", "-long", "-attributes", "ClusterId,ProcId,Owner,Cmd"],
+    ["-since", "foo =="], ["-file", "/nonexistent/history"],
+]
+
+
+@pytest.mark.parametrize("template", HISTORY_ARGS, ids=lambda t: " ".join(t))
+def test_history_since_and_file_print_what_condor_history_prints(htcondor_pool, left_queue, template):
+    """-file reads the pool's own history file: the pool's tool by its path inside the tree,
+    crabtui by its path on this machine."""
+    inside = "/var/spool/condor/history"
+    theirs = pool_tool(htcondor_pool, "condor_history", *[a.format(C=left_queue, H=inside) for a in template])
+    outside = htcondor_pool.env["CRABTUI_TESTPOOL_ROOT"] + inside
+    mine = ours("history", *[a.format(C=left_queue, H=outside) for a in template])
+    assert mine.returncode == theirs.returncode, (mine.stderr, theirs.stderr)
+    if theirs.returncode == 0:
+        assert mine.stdout == theirs.stdout
+    else:
+        assert len(mine.stderr.splitlines()) == 1 and "Traceback" not in mine.stderr
+        assert theirs.stderr.splitlines()[0].removeprefix("Error: ") in mine.stderr.replace(outside, inside)

@@ -312,6 +312,69 @@ def test_history_lists_newest_first(queue):
     assert lines(queue.cli("history", "-forw", "-limit", "2", "-af:j", "ProcId").stdout) == ["2.0 0", "1.1 1"]
 
 
+def test_history_since_stops_at_a_job_or_an_expression_as_condor_history(queue):
+    queue.client.act("Remove", "1")
+    queue.wait_history("1.2")
+    every = [row.split()[0] for row in lines(queue.cli("history").stdout)[1:]]
+    assert sorted(every) == ["1.0", "1.1", "1.2", "2.0"] and every[-1] == "2.0"
+    newer = every[:every.index("1.1")]
+    assert [row.split()[0] for row in lines(queue.cli("history", "-since", "1.1").stdout)[1:]] == newer
+    # the -since job stops the scan even when the other restrictions leave it out
+    assert lines(queue.cli("history", "-since", "2.0", "-af:j", "ProcId", "-constraint", "ProcId == 0").stdout) == \
+        (["1.0 0"] if "1.0" in every[:3] else [])
+    assert lines(queue.cli("history", "-since", "ClusterId == 2", "-forwards", "-af:j", "ProcId").stdout) == \
+        [f"{job} {job[2]}" for job in every[:3][::-1]]
+    assert lines(queue.cli("history", "-since", "2", "-limit", "1", "-af:j", "ProcId").stdout) == \
+        [f"{every[0]} {every[0][2]}"]
+    for value in ("foo ==", "1.x"):
+        bad = queue.cli("history", "-since", value)
+        assert (bad.returncode, bad.stdout, bad.stderr) == \
+            (1, "", f"ERROR: invalid -since constraint: {value}: constraint must be a job-id, or expression.\n")
+
+
+# Two jobs as a 23.9.6 schedd writes them in its HISTORY file: each ad, then its '***' banner;
+# the lines after the last banner are a job still being written.
+HISTORY_FILE = """\
+ClusterId = 7
+ProcId = 0
+Owner = "alice"
+Cmd = "/bin/true"
+QDate = 1700000000
+CompletionDate = 1700000060
+RemoteWallClockTime = 60.0
+JobStatus = 4
+ExitCode = 0
+*** Offset = 0 ClusterId = 7 ProcId = 0 Owner = "alice" CompletionDate = 1700000060
+ClusterId = 8
+ProcId = 1
+Owner = "bob"
+Cmd = "/bin/false"
+QDate = 1700000100
+CompletionDate = 1700000200
+RemoteWallClockTime = 100.0
+JobStatus = 4
+ExitCode = 1
+*** Offset = 200 ClusterId = 8 ProcId = 1 Owner = "bob" CompletionDate = 1700000200
+ClusterId = 9
+ProcId = 0
+"""
+
+
+def test_history_file_reads_an_htcondor_history_file_newest_first(schedd):
+    path = schedd.write("history", HISTORY_FILE)
+    assert lines(schedd.cli("history", "-file", str(path), "-af", "ClusterId", "ProcId", "Owner", "ExitCode").stdout) \
+        == ["8 1 bob 1", "7 0 alice 0"]
+    table = lines(schedd.cli("history", "-file", "history", "alice").stdout)
+    assert table[0].startswith(" ID     OWNER") and table[1].split()[:2] == ["7.0", "alice"] and len(table) == 2
+    assert lines(schedd.cli("history", "-fi", "history", "-forwards", "-limit", "1", "-af", "ClusterId").stdout) == ["7"]
+    assert lines(schedd.cli("history", "-file", "history", "-since", "7.0", "-af", "ClusterId").stdout) == ["8"]
+    assert json.loads(schedd.cli("history", "-file", "history", "-json", "-attributes", "ExitCode", "8").stdout) == \
+        [{"ExitCode": 1}]
+    missing = schedd.cli("history", "-file", "nosuch")
+    assert (missing.returncode, missing.stderr) == \
+        (1, "ERROR: Error opening history file nosuch: No such file or directory\n")
+
+
 def test_hold_release_rm(queue):
     hold = queue.cli("hold", "2.1", "-reason", "looking at it")
     assert hold.returncode == 0, hold.stderr
