@@ -701,9 +701,9 @@ HISTORY_OPTIONS = [
     Option("limit", 3, values=1), Option("attributes", 2, values=1), Option("help", 1), Option("format", 1, values=2),
     Option("constraint", 1, values=1), Option("name", 1, values=1), Option("pool", 1, values=1),
     Option("autoformat", 5, colon=True), Option("af", 2, colon=True), Option("backwards", 1), Option("forwards", 4),
-    Option("since", 4, values=1), Option("file", 2, values=1),
+    Option("since", 4, values=1), Option("file", 2, values=1), Option("userlog", 1, values=1),
 ]
-HISTORY_UNSUPPORTED = (Option("xml", 3), Option("jsonl", 5), Option("userlog", 1), Option("completedsince", 3))
+HISTORY_UNSUPPORTED = (Option("xml", 3), Option("jsonl", 5), Option("completedsince", 3))
 
 
 def _since(value: str) -> classad2.ExprTree:
@@ -742,14 +742,15 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     \b
     [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -match N (-limit N) -backwards -forwards
     -since JOBID|EXPR -long -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR
-    -name SCHEDD -pool COLLECTOR -file HISTORY_FILE
+    -name SCHEDD -pool COLLECTOR -file HISTORY_FILE -userlog USER_LOG
     -since: stop at that job (or the first job EXPR is true for), newest first; -file: read an
-    HTCondor history file (the schedd's HISTORY) instead of asking the schedd.
+    HTCondor history file (the schedd's HISTORY) instead of asking the schedd; -userlog: the jobs
+    of a job event log that terminated or were aborted, in their order of submission.
     """
     ors, ands, match, attributes = [], [], -1, []
     autoformat, formats, long_, forwards = None, [], False, False
     show_json = show_help = False
-    name = pool = since = history_file = None
+    name = pool = since = history_file = userlog = None
     try:
         for item in parse(list(args), HISTORY_OPTIONS, "history", greedy=("af", "autoformat"),
                           unsupported=HISTORY_UNSUPPORTED):
@@ -781,6 +782,8 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 since = _since(item.values[0])
             elif item.name == "file":
                 history_file = item.values[0]
+            elif item.name == "userlog":
+                userlog = item.values[0]
             else:
                 long_ = long_ or item.name == "long"
                 show_json = show_json or item.name == "json"
@@ -799,7 +802,10 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     else:
         projection = list(queue_format.HISTORY_PROJECTION)
     try:
-        if since is not None or history_file is not None:
+        if userlog is not None:  # 23.9.6 lists them as submitted, whatever -limit, -since or -forwards say
+            ads = _from_userlog(userlog, constraint)
+            ads = [_project(ad, projection) for ad in ads] if projection else ads
+        elif since is not None or history_file is not None:
             ads = _scan(ctx, name, pool, history_file, constraint, since)
             ads = [_project(ad, projection) for ad in ads] if projection else ads
             ads = (ads[::-1] if forwards else ads)
@@ -821,6 +827,23 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         _write((autoformat.text(ads) if autoformat else "") + (PrintfFormat(formats).text(ads) if formats else ""))
     else:
         _write("".join(line + "\n" for line in queue_format.history_table(ads)))
+
+
+def _from_userlog(path: str, constraint: str) -> list[classad2.ClassAd]:
+    """condor_history -userlog: the ads of a log's terminated and aborted jobs that match."""
+    import getpass
+
+    from engine.schedd.local.userlog import history_ads
+
+    try:
+        chosen = classad2.ExprTree(constraint)
+    except Exception:
+        raise ScheddError(f"-constraint {constraint}: not a ClassAd expression") from None
+    try:
+        ads = history_ads(path, getpass.getuser())
+    except OSError as e:
+        raise ScheddError(str(e)) from None
+    return [ad for ad in ads if _is_true(chosen, ad)]
 
 
 def _scan(ctx: click.Context, name, pool, history_file: str | None, constraint: str,

@@ -350,3 +350,33 @@ def test_history_since_and_file_print_what_condor_history_prints(htcondor_pool, 
     else:
         assert len(mine.stderr.splitlines()) == 1 and "Traceback" not in mine.stderr
         assert theirs.stderr.splitlines()[0].removeprefix("Error: ") in mine.stderr.replace(outside, inside)
+
+
+def test_history_userlog_makes_the_ads_condor_history_makes(htcondor_pool, submit_dir):
+    """A log with a job that ran and exited 3 and one removed while held: condor_history -userlog
+    and crabtui history -userlog print the same ads, but for each reader's login as Owner and the
+    moment of reading as ServerTime."""
+    log = submit_dir / "jobs.log"
+    (submit_dir / "ran.sub").write_text(f"executable = /bin/sh\narguments = \"-c 'exit 3'\"\nlog = {log}\nqueue\n")
+    (submit_dir / "held.sub").write_text(f"executable = /bin/true\nhold = true\nlog = {log}\nqueue\n")
+    ran = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -terse ran.sub && "
+                                               "condor_submit -terse held.sub")
+    clusters = re.findall(r"^(\d+)\.0 - ", ran.stdout, re.MULTILINE)
+    assert len(clusters) == 2, ran.stderr
+    htcondor2.Schedd().act(htcondor2.JobAction.Remove, f"ClusterId == {clusters[1]}")
+    reader, ended, deadline = htcondor2.JobEventLog(str(log)), set(), time.monotonic() + 120
+    while ended != {int(c) for c in clusters}:
+        assert time.monotonic() < deadline, f"jobs {clusters} did not end"
+        ended |= {e.cluster for e in reader.events(stop_after=1)
+                  if e.type in (htcondor2.JobEventType.JOB_TERMINATED, htcondor2.JobEventType.JOB_ABORTED)}
+
+    def steady_ads(text: str) -> list[str]:
+        return [line for line in text.splitlines() if not line.startswith(("Owner = ", "ServerTime = "))]
+
+    for args in (["-long"], ["-af:j", "JobStatus", "ExitCode", "RemoveReason"], [clusters[0], "-limit", "1", "-af",
+                                                                                 "ClusterId"]):
+        theirs = pool_tool(htcondor_pool, "condor_history", "-userlog", str(log), *args)
+        mine = ours("history", "-userlog", str(log), *args)
+        assert mine.returncode == theirs.returncode == 0, (mine.stderr, theirs.stderr)
+        assert steady_ads(mine.stdout) == steady_ads(theirs.stdout), args
+    assert 'Owner = "crab"' in pool_tool(htcondor_pool, "condor_history", "-userlog", str(log), "-long").stdout

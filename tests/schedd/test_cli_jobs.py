@@ -375,6 +375,30 @@ def test_history_file_reads_an_htcondor_history_file_newest_first(schedd):
         (1, "ERROR: Error opening history file nosuch: No such file or directory\n")
 
 
+def test_history_userlog_reads_the_terminated_and_aborted_jobs_of_a_user_log(schedd):
+    schedd.write_pool(POOL)
+    schedd.write("exits.sub", "executable = /bin/sh\narguments = \"-c 'exit 3'\"\nlog = jobs.log\nqueue\n")
+    schedd.write("held.sub", "executable = /bin/true\nhold = true\nlog = jobs.log\nqueue\n")
+    assert schedd.cli("job", "submit", "exits.sub").returncode == 0
+    schedd.wait_history("1.0")
+    assert schedd.cli("job", "submit", "held.sub").returncode == 0
+    assert schedd.cli("rm", "2").returncode == 0
+    schedd.wait_history("2.0")
+    shown = schedd.cli("history", "-userlog", "jobs.log", "-af:j", "Owner", "JobStatus", "LastJobStatus", "ExitCode",
+                       "NumJobStarts", "RemoveReason", "UserLog")
+    assert lines(shown.stdout) == [f"1.0 {USER} 4 2 3 1 undefined jobs.log",
+                                   f"2.0 {USER} 3 1 undefined 0 via condor_rm jobs.log"]
+    # as submitted, whatever -limit, -since or -forwards say (23.9.6); restrictions choose
+    assert lines(schedd.cli("history", "-userlog", "jobs.log", "-limit", "1", "-since", "2.0", "-af",
+                            "ClusterId").stdout) == ["1", "2"]
+    assert lines(schedd.cli("history", "-userlog", "jobs.log", "2", "-af", "ClusterId").stdout) == ["2"]
+    table = lines(schedd.cli("history", "-userlog", "jobs.log", "-constraint", "ExitCode == 3").stdout)
+    assert len(table) == 2 and table[1].split()[:2] == ["1.0", USER], table
+    assert " C " in table[1] and table[1].rstrip().endswith(" ???"), table  # a log does not name the command
+    missing = schedd.cli("history", "-userlog", "nosuch.log")
+    assert (missing.returncode, missing.stderr) == (1, "ERROR: Can't open userlog nosuch.log\n")
+
+
 def test_hold_release_rm(queue):
     hold = queue.cli("hold", "2.1", "-reason", "looking at it")
     assert hold.returncode == 0, hold.stderr
