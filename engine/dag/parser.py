@@ -435,8 +435,12 @@ class _Scope:
                     self._error_at(w.location, f"{name} is declared only by an INCLUDE below this line; DAGMan reads INCLUDE files in place, so move the INCLUDE above it")
                 elif name.upper() == ALL_NODES:
                     self._error_at(w.location, "ALL_NODES cannot be used here")
+                elif "+" in name:
+                    self._error_at(w.location, f"undefined node {name}: a splice's nodes cannot be named outside "
+                                               "it (DAGMan says \"Unknown Job\"); put this line in the spliced file")
                 else:
-                    self._error_at(w.location, f"undefined node {name}")
+                    self._error_at(w.location, f"undefined node {name}: declare it with JOB (or FINAL, SUBDAG "
+                                               "EXTERNAL, SERVICE) in this DAG, or fix the name")
         self.waiting.clear()
         special = {n.name: n.kind for n in dag.nodes.values() if n.kind in _SPECIAL_KINDS}
         for dep in dag.dependencies:

@@ -34,6 +34,7 @@ class Options:
     scan_interval: float = 1.0  # DAGMAN_USER_LOG_SCAN_INTERVAL (DAGMan's default is 5)
     dagman_id: int = 0  # the DAGMan job's ClusterId (CONDOR_ID), 0 when run by hand
     rescue_dag_number: int = 0  # the rescue DAG applied at start-up, for the metrics
+    rescue_notes: tuple[str, ...] = ()  # dagman.out's lines on the rescue DAGs renamed and the one run
     recovery: bool = False  # rebuild the state of a DAGMan that died from the nodes log
     state_dir: str | None = None  # the embedded schedd's, for sub-DAG DAGMans (else inherited)
     priority: int = 0  # -priority or DAGMAN_DEFAULT_PRIORITY, added to every node's priority

@@ -385,6 +385,11 @@ class DagmanOut:
         """ABORT-DAG-ON hit; ``source`` is "job", "PRE script" or "POST script"."""
         self.line(f"Aborting DAG because we got the ABORT exit value from a {source}", QUIET)
 
+    def aborting_retries(self, node: str, value: int | None, final_running: bool) -> None:
+        """A node with retries left that UNLESS-EXIT (or a running FINAL node) keeps from its next try."""
+        why = "because final node is running " if final_running else ""
+        self.line(f"Aborting further retries of node {node} {why}(last attempt returned {value})")
+
     def exiting_because_halted(self) -> None:
         self.line("Exiting because DAG is halted and no jobs or scripts are running", QUIET)
 
@@ -400,6 +405,9 @@ class DagmanOut:
 
     def aborting_dag(self) -> None:
         self.line("Aborting DAG...", QUIET)
+
+    def starting_final_node(self) -> None:
+        self.line("Starting final node...", QUIET)
 
     def pending_nodes(self, seconds: int, nodes: Sequence[tuple[str, int, NodeState]]) -> None:
         """``Dag::PrintPendingNodes``: (name, cluster or -1, state) of the nodes in PRE, queued or POST."""
@@ -420,6 +428,10 @@ class DagmanOut:
 
     def removing_submitted_jobs(self) -> None:
         self.line("Removing submitted jobs...")
+
+    def removing_all_jobs(self) -> None:
+        """``Dagman::RemoveRunningJobs``: the condor_rm of every job of the DAG."""
+        self.line("Removing any/all submitted HTCondor jobs...")
 
     def wrote_metrics_file(self, path: str) -> None:
         self.line(f"Wrote metrics file {path}.")

@@ -227,7 +227,7 @@ class EventReader:
             if node is not None and node.status is NodeState.READY:
                 if self.jobstate:
                     self.jobstate.job_event(node.name, "PRESKIP", 0, INT_MAX, event_time(event))
-                self.node_succeeded(node)
+                self.node_succeeded(node, "PRE script")
             return
         node = self.nodes.get(event.get("DAGNodeName"))
         if node is None or node.status is not NodeState.POSTRUN:

@@ -91,8 +91,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
         if options.recovery and lock is not None:  # the rescue DAG the run that died started from
             options.rescue_dag_number = lock.rescue_dag_number
             rescue = rescue_path(dag_file, lock.rescue_dag_number) if lock.rescue_dag_number else None
+            if rescue is not None:
+                options.rescue_notes = _using(rescue, f"Found rescue DAG number {lock.rescue_dag_number}")
         else:
-            rescue = choose_rescue(dag_file, args.force, args.dorescuefrom, options.auto_rescue, options.max_rescue_num)
+            rescue, options.rescue_notes = choose_rescue(dag_file, args.force, args.dorescuefrom, options.auto_rescue,
+                                                         options.max_rescue_num)
             options.rescue_dag_number = int(rescue.rsplit("rescue", 1)[1]) if rescue else 0
         if options.save_file:  # loaded instead of any rescue DAG (again by the restart of a held DAGMan)
             apply_rescue(graph, read_rescue(save_file_path(dag_file, options.save_file)))
@@ -171,21 +174,32 @@ def ending(dagman: DagMan, code: int) -> str:
 
 
 def choose_rescue(dag_file: str, force: bool, number: int | None, auto: bool = True,
-                  max_rescue: int = MAX_RESCUE_NUM) -> str | None:
+                  max_rescue: int = MAX_RESCUE_NUM) -> tuple[str | None, tuple[str, ...]]:
     """The rescue DAG to apply: none with -force (old ones renamed .old), N with -dorescuefrom N
     (newer ones renamed .old), else the newest up to DAGMAN_MAX_RESCUE_NUM, as DAGMan's
-    AutoRescue picks it."""
+    AutoRescue picks it; and what DAGMan says of it in dagman.out (its ``USING RESCUE DAG``
+    line tells monitors which rescue DAG the run started from)."""
     existing = [(n, path) for n, path in rescue_files(dag_file) if n <= max_rescue]
     if force:
         for _, path in rescue_files(dag_file):
             os.replace(path, path + ".old")
-        return None
+        return None, ()
     if number is not None:
         chosen = rescue_path(dag_file, number)
         if not os.path.exists(chosen):
             raise DagError([Diagnostic(Location(chosen), f"-dorescuefrom {number}: there is no rescue DAG {chosen}")])
+        notes = [f"Renaming rescue DAGs newer than number {number}"]
         for n, path in existing:
             if n > number:
+                notes.append(f"Renaming {path}")
                 os.replace(path, path + ".old")
-        return chosen
-    return existing[-1][1] if existing and auto else None
+        return chosen, (*notes, *_using(chosen, f"Rescue DAG number {number} specified"))
+    if not existing or not auto:
+        return None, ()
+    number, chosen = existing[-1]
+    return chosen, _using(chosen, f"Found rescue DAG number {number}")
+
+
+def _using(rescue: str, why: str) -> tuple[str, ...]:
+    return (f"{why}; running {rescue} in combination with normal DAG file",
+            "~" * 54, f"USING RESCUE DAG {rescue}")

@@ -88,7 +88,7 @@ class Node:
     first_failure: tuple[int, int | None] | None = None  # (proc, value) of the attempt's first failed proc
 
     def __post_init__(self) -> None:
-        self.census.counts[self._status] += 1
+        self.census.arrived(self)
 
     @property
     def name(self) -> str:
@@ -115,17 +115,25 @@ BUSY = (NodeState.PRERUN, NodeState.SUBMITTED, NodeState.POSTRUN)
 class Census:
     """Nodes per state, and the busy ones (running a script, waiting for one, or with jobs in
     the queue), kept up to date as nodes change state: a DAGMan cycle then costs what is busy,
-    not what the DAG holds."""
+    not what the DAG holds.  SERVICE nodes are busy but not counted: DAGMan keeps them out of
+    its node list, so its tables, totals, throttles and script macros leave them out."""
 
     def __init__(self) -> None:
         self.counts = {state: 0 for state in NodeState}
+        self.total = 0
         self.busy: dict[str, Node] = {}
         self.changes = 0
 
+    def arrived(self, node: Node) -> None:
+        if node.graph.kind is not NodeKind.SERVICE:
+            self.total += 1
+            self.counts[node.status] += 1
+
     def moved(self, node: Node, old: NodeState, new: NodeState) -> None:
         self.changes += 1
-        self.counts[old] -= 1
-        self.counts[new] += 1
+        if node.graph.kind is not NodeKind.SERVICE:
+            self.counts[old] -= 1
+            self.counts[new] += 1
         if new in BUSY:
             self.busy[node.name] = node
         elif old in BUSY:
@@ -136,7 +144,7 @@ class NodeStates:
     """The DagMan's node state machine: nodes made ready, succeeded, failed, retried, futile.
 
     Uses the rest of the DagMan for what follows a move: ``queue_post`` (the script queue),
-    ``remove_jobs``, ``stop_scripts`` and ``start_final_on_shutdown`` (an ABORT-DAG-ON), and
+    ``shutdown_rescue``, ``stop_scripts`` and ``start_final_on_shutdown`` (an ABORT-DAG-ON), and
     ``halted``."""
 
     census: Census
@@ -185,24 +193,25 @@ class NodeStates:
                 node.status = NodeState.READY
                 self.ready.append(node)
 
-    def node_succeeded(self, node: Node) -> None:
+    def node_succeeded(self, node: Node, source: str = "job") -> None:
+        """``source``: what decided, for ABORT-DAG-ON's line ("job", "PRE script", "POST script")."""
         node.status = NodeState.DONE
-        if self.check_abort(node, 0):
-            self.start_final_on_shutdown()
-            return
         halted = self.halted()
-        for name in node.graph.children:
+        for name in node.graph.children:  # before ABORT-DAG-ON: an abort on success leaves them ready
             child = self.nodes[name]
             child.waiting -= 1
             if child.waiting == 0 and child.status is NodeState.NOT_READY and not halted:
                 child.status = NodeState.READY  # while halted DAGMan leaves it unready; unhalting readies it
                 self.ready.append(child)
+        if self.check_abort(node, 0, source):
+            self.start_final_on_shutdown()
 
-    def node_failed(self, node: Node, job_failed: bool = False) -> None:
-        """``job_failed``: the node's job failed and no POST script ran (DAGMAN_PUT_FAILED_JOBS_ON_HOLD)."""
+    def node_failed(self, node: Node, job_failed: bool = False, source: str = "job") -> None:
+        """``job_failed``: the node's job failed and no POST script ran (DAGMAN_PUT_FAILED_JOBS_ON_HOLD);
+        ``source`` as for :meth:`node_succeeded`."""
         node.status = NodeState.ERROR
         declared_retry = node.graph.retry
-        if self.check_abort(node, node.retval):  # ABORT-DAG-ON beats RETRY: the retries end here
+        if self.check_abort(node, node.retval, source):  # ABORT-DAG-ON beats RETRY: the retries end here
             if declared_retry:
                 node.error = after_retries_text(node.error, node.retries)
             self.futilize(node)
@@ -215,6 +224,8 @@ class NodeStates:
             # ProcessJobProcEnd: one more try, submitted on hold for the user to release
             node.graph.retry = declared_retry = declared_retry + 1
             node.hold_on_submit = retry = True
+        if node.retries < declared_retry and not self.removed and (aborted or self.final_started and node is not self.final):
+            self.out.aborting_retries(node.name, node.retval, self.final_started)  # Dag::RestartNode
         if retry and not self.removed and not self.final_started and node is not self.final:
             node.retries += 1
             self.out.retrying_node(node.name, node.retries, declared_retry)
@@ -245,13 +256,16 @@ class NodeStates:
                 child.status = NodeState.FUTILE
                 pending.extend(child.graph.children)
 
-    def check_abort(self, node: Node, value: int | None) -> bool:
+    def check_abort(self, node: Node, value: int | None, source: str) -> bool:
+        """``Dag::CheckForDagAbort``: ABORT-DAG-ON's value from ``source`` ("job", "PRE script",
+        "POST script") ends the DAG at once (main_shutdown_rescue: no rescue DAG for RETURN 0)."""
         abort = node.graph.node.abort_dag_on
         if abort is None or value != abort.exit_value or self.aborting is not None:
             return False
         self.aborting = (abort.return_value if abort.return_value is not None else value, node)
         self.dag_status = DagStatus.OK if abort.return_value == 0 else DagStatus.ABORT
-        self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+        self.out.aborting_dag_on_abort_value(source)
+        self.shutdown_rescue(rescue=self.aborting[0] != 0)
         self.stop_scripts()
         return True
 

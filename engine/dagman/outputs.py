@@ -24,7 +24,7 @@ from engine.dagman.dagman_out import QUIET, DagmanOut, Deferrals, NodeDump
 from engine.dagman.dot import format_dot, write_dot
 from engine.dagman.jobstate_log import job_tag
 from engine.dagman.metrics import DagMetrics, GraphMetrics, write_metrics
-from engine.dagman.node import DagStatus, Node
+from engine.dagman.node import Census, DagStatus, Node
 from engine.dagman.node_status import DagOutcome, NodeInfo, NodeState, write_node_status
 from engine.schedd.api import Schedd, ScheddError
 
@@ -41,6 +41,8 @@ class OutputFiles:
     dag_file: str
     dag_dir: str
     nodes: dict[str, Node]
+    census: Census
+    services: list[Node]
     busy: dict[str, Node]
     final: Node | None
     dag_status: DagStatus
@@ -60,6 +62,7 @@ class OutputFiles:
     max_jobs_deferred: int
     max_idle_deferred: int
     category_deferred: int
+    scripts_deferred: dict[ScriptKind, int]
 
     def set_own_attributes(self) -> None:
         """The DAGMan job's batch name (``<dag>+<cluster>`` unless the user gave one) and batch id
@@ -96,7 +99,7 @@ class OutputFiles:
         held = sum(n.procs_held for n in self.busy.values())
         values = {
             "DAG_Status": int(self.dag_status), "DAG_InRecovery": int(self.recovering),
-            "DAG_NodesTotal": len(self.nodes), "DAG_NodesDone": counts[NodeState.DONE],
+            "DAG_NodesTotal": self.census.total, "DAG_NodesDone": counts[NodeState.DONE],
             "DAG_NodesPrerun": counts[NodeState.PRERUN], "DAG_NodesQueued": counts[NodeState.SUBMITTED],
             "DAG_NodesPostrun": counts[NodeState.POSTRUN], "DAG_NodesReady": counts[NodeState.READY],
             "DAG_NodesFailed": counts[NodeState.ERROR], "DAG_NodesUnready": counts[NodeState.NOT_READY],
@@ -127,7 +130,7 @@ class OutputFiles:
         if snapshot == self.out_status and not force:
             return
         self.out_status = snapshot
-        self.out.status(dag_status=int(self.dag_status), total=len(self.nodes), done=counts[NodeState.DONE],
+        self.out.status(dag_status=int(self.dag_status), total=self.census.total, done=counts[NodeState.DONE],
                         pre=counts[NodeState.PRERUN], queued=counts[NodeState.SUBMITTED],
                         post=counts[NodeState.POSTRUN], ready=counts[NodeState.READY],
                         unready=counts[NodeState.NOT_READY], failed=counts[NodeState.ERROR],
@@ -153,6 +156,8 @@ class OutputFiles:
         return Deferrals(max_jobs_deferred=self.max_jobs_deferred, max_jobs=self.options.max_jobs,
                          max_idle_deferred=self.max_idle_deferred, max_idle=self.options.max_idle,
                          category_deferred=self.category_deferred,
+                         pre_deferred=self.scripts_deferred[ScriptKind.PRE],
+                         post_deferred=self.scripts_deferred[ScriptKind.POST],
                          max_pre=self.options.max_pre, max_post=self.options.max_post, max_hold=self.options.max_hold)
 
     def update_status_file(self, outcome: DagOutcome, force: bool = False, closing: bool = False) -> None:
@@ -217,9 +222,11 @@ class OutputFiles:
                      datetime.fromtimestamp(self.clock()).astimezone(), save_point=node.name)
 
     def _rescue_nodes(self) -> list[RescueNode]:
+        """DAGMan's node list, which SERVICE nodes are not in."""
         return [RescueNode(n.name, done=n.status is NodeState.DONE, failed=n.status is NodeState.ERROR,
                            final=n is self.final, retry=n.graph.retry, unless_exit=n.graph.unless_exit,
-                           retries=n.retries, return_value=n.retval) for n in self.nodes.values()]
+                           retries=n.retries, return_value=n.retval)
+                for n in self.nodes.values() if n.graph.kind is not NodeKind.SERVICE]
 
     @staticmethod
     def dump(node: Node, node_id: int) -> NodeDump:
@@ -248,10 +255,11 @@ class OutputFiles:
             return len(nodes), sum(1 for n in nodes if n.status is NodeState.ERROR), done
 
         jobs, jobs_failed, jobs_succeeded = counts(False)
-        # SERVICE nodes are not among the jobs, but 23.9.6 counts one whose job it submitted as
-        # succeeded, though the DAG's end removes that job (seen on the pool)
-        jobs_succeeded += sum(1 for n in self.nodes.values()
-                              if n.graph.kind is NodeKind.SERVICE and n.cluster is not None and n.cluster > 0)
+        # SERVICE nodes are not among the jobs, but 23.9.6 counts one the DAG's end removed as
+        # succeeded, and one whose removal by a failing DAG it read (while FINAL ran) as failed
+        for node in self.services:
+            jobs_succeeded += node.status is NodeState.DONE
+            jobs_failed += node.status is NodeState.ERROR
         dag_jobs, dag_failed, dag_succeeded = counts(True)
         graph = None
         if self.options.report_graph_metrics:  # DAGMan measures no shape of a DAG with a cycle

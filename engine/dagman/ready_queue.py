@@ -103,6 +103,7 @@ class ReadyQueue:
     max_jobs_deferred: int
     max_idle_deferred: int
     category_deferred: int
+    scripts_deferred: dict[ScriptKind, int]
     status_outdated: bool
     jobs_submitted: int
     noop_counter: int
@@ -177,6 +178,7 @@ class ReadyQueue:
             if self.options.max_pre and pre >= self.options.max_pre:
                 node.status = NodeState.PRERUN  # waits in the script queue (reap_scripts)
                 node.defer_until = self.clock()
+                self.scripts_deferred[ScriptKind.PRE] += 1
                 return pre
             self.run_script(node, ScriptKind.PRE)
             return pre + 1
@@ -271,6 +273,7 @@ class ReadyQueue:
     def start_final(self) -> None:
         """``Dag::StartFinalNode``: the ready queue is emptied, and the FINAL node starts."""
         self.final_started = True
+        self.out.starting_final_node()
         for node in [*self.ready, *self.queue]:  # DAGMan sets what its ready queue held back to unready
             if node.status is NodeState.READY:
                 node.status = NodeState.NOT_READY

@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 import htcondor2
 
-from engine.dag import NodeKind
+from engine.dag import NodeKind, ScriptKind
 from engine.dag.graph import Graph
 from engine.dagman.config import KNOBS, SETTINGS_ORDER, Options
 from engine.dagman.check_events import EventChecker
@@ -91,6 +91,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.aborting: tuple[int, Node] | None = None
         self.removed = False  # condor_rm of the DAGMan job (SIGUSR1)
         self.removal_started = False
+        self.jobs_removed = False  # every job of the DAG removed (a failure, an abort, condor_rm)
         self.held = False  # condor_hold of the DAGMan job (SIGTERM)
         self.concluded = False
         self.fatal: str | None = None
@@ -115,6 +116,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.submit_window_end = 0.0  # DAGMAN_MAX_SUBMITS_PER_INTERVAL counts submits per scan interval
         self.window_submits = 0
         self.max_jobs_deferred = self.max_idle_deferred = self.category_deferred = 0
+        self.scripts_deferred = {ScriptKind.PRE: 0, ScriptKind.POST: 0}  # ScriptQ's deferral counts
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0
         self.hold_scripts: list[subprocess.Popen] = []
@@ -134,6 +136,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         for knob in SETTINGS_ORDER:
             self.out.setting(knob, getattr(self.options, KNOBS[knob].field))
         self.out.default_node_log(self.nodes_log_path)
+        for note in self.options.rescue_notes:
+            self.out.line(note, QUIET)
         if self.options.save_file:
             self.out.line(f"Loading saved progress from {self.options.save_file} for DAG.", QUIET)
         if self.jobstate:
@@ -173,7 +177,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             code = EXIT_ERROR
         try:
             self.print_status(force=True)
-            if code == EXIT_OKAY and not self.failed_count:
+            final_done = self.final is not None and self.final.status is NodeState.DONE
+            if code == EXIT_OKAY and (final_done or not self.failed_count and self.aborting is None):
                 self.out.all_jobs_completed(self.deferrals())
             if self.fatal is None:
                 outcome = self.closing_outcome(code)
@@ -269,7 +274,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         if self.final is not None and self.final_started:
             if self.final.status is NodeState.DONE:
                 return EXIT_OKAY
-            self.write_rescue()
+            self.print_failed_nodes()
+            self.shutdown_rescue()
             return EXIT_ERROR
         if self.removed:
             return EXIT_ABORT
@@ -299,12 +305,26 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.dag_status = DagStatus.CYCLE
             self.out.checking_for_cycle()
             self.out.cycle_exists()
-        if self.dag_status is not DagStatus.OK and rescue:
-            if self.failed_count:
-                self.out.jobs_failed([self.dump(n, i) for i, n in enumerate(self.nodes.values())
-                                      if n.status is NodeState.ERROR])
+        if self.dag_status is not DagStatus.OK and rescue and self.aborting is None:  # an abort did it as it fired
+            if self.failed_count or self.dag_status is DagStatus.HALTED:  # a halted DAG's list may be empty
+                self.print_failed_nodes()
             if not self.removal_started:  # a removed DAG's rescue is the one written as it was removed
-                self.write_rescue()
+                self.shutdown_rescue()
+
+    def print_failed_nodes(self) -> None:
+        self.out.jobs_failed([self.dump(n, i) for i, n in enumerate(self.nodes.values())
+                              if n.status is NodeState.ERROR])
+
+    def shutdown_rescue(self, rescue: bool = True) -> None:
+        """``main_shutdown_rescue`` for a DAG that failed (a node, a cycle, a halt, an abort):
+        a rescue DAG, then every job of the DAG removed, a SERVICE node's too, before FINAL
+        starts (seen on the pool: FINAL then reads the service job's abort)."""
+        self.out.aborting_dag()
+        if rescue:
+            self.write_rescue()
+        self.out.removing_submitted_jobs()
+        self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+        self.out.deferrals(self.deferrals(), force=True)
 
     def step(self) -> bool:
         """One cycle: read events, reap scripts, start work. False once the DAG is finished;
@@ -363,9 +383,11 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             return DagOutcome.REMOVED
         if self.dag_status is DagStatus.CYCLE:
             return DagOutcome.CYCLE
+        if self.dag_status is DagStatus.ABORT and (code != EXIT_OKAY or self.final is None):
+            return DagOutcome.ABORTED  # ABORT-DAG-ON A 0 too, which exits 0; a FINAL node's success decides
         if code == EXIT_OKAY:
             return DagOutcome.SUCCESS
-        return DagOutcome.ABORTED if self.dag_status is DagStatus.ABORT else DagOutcome.FAILED
+        return DagOutcome.FAILED
 
     def finished(self) -> bool:
         if self.shutting_down() and self.final is None:
@@ -424,12 +446,19 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                 pass
 
     def remove_services(self) -> None:
-        """The DAG's end does not wait for SERVICE nodes: their jobs still queued are removed."""
+        """The DAG's end does not wait for SERVICE nodes: their jobs still queued are removed,
+        and the nodes are done (``Dag::RemoveServiceNodes``), unless the DAG's jobs were all
+        removed already (it failed, was aborted or removed), which leaves them as they were."""
+        if self.jobs_removed:
+            return
         for node in self.services:
             if node.status in BUSY:
                 self.remove_node_jobs(node, "DAG is exiting: SERVICE node jobs are removed.")
+                node.status = NodeState.DONE
 
     def remove_jobs(self, reason: str) -> None:
+        self.jobs_removed = True
+        self.out.removing_all_jobs()
         if self.by_cluster and self.options.dagman_id:
             try:
                 self.schedd.act(JobAction.Remove, f"DAGManJobId == {self.options.dagman_id}", reason)

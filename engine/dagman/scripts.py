@@ -20,7 +20,7 @@ from engine.dagman.config import Options
 from engine.dagman.dagman_out import DagmanOut
 from engine.dagman.events import INT_MAX
 from engine.dagman.jobstate_log import JobstateLog
-from engine.dagman.node import JOB_SKIPPED, DagStatus, Node, Script
+from engine.dagman.node import JOB_SKIPPED, Census, DagStatus, Node, Script
 from engine.dagman.node_status import NodeState, post_script_failed_text, pre_script_failed_text
 from engine.schedd.local.userlog import PostScriptTerminatedEvent, PreSkipEvent, UserLog
 
@@ -58,6 +58,8 @@ class ScriptQueue:
     clock: Callable[[], float]
     dag_dir: str
     nodes: dict[str, Node]
+    census: Census
+    scripts_deferred: dict[ScriptKind, int]
     busy: dict[str, Node]
     final: Node | None
     dag_status: DagStatus
@@ -157,7 +159,7 @@ class ScriptQueue:
             "$MAX_RETRIES": str(node.graph.retry), "$DAG_STATUS": str(int(self.dag_status)),
             "$FAILED_COUNT": str(self.failed_count), "$FUTILE_COUNT": str(self.count(NodeState.FUTILE)),
             "$DONE_COUNT": str(self.count(NodeState.DONE)), "$QUEUED_COUNT": str(self.count(NodeState.SUBMITTED)),
-            "$NODE_COUNT": str(len(self.nodes)), "$DAGID": str(self.options.dagman_id),
+            "$NODE_COUNT": str(self.census.total), "$DAGID": str(self.options.dagman_id),
         }
         if kind is not ScriptKind.PRE:
             codes = [c for c in node.exit_codes.values() if c is not None]
@@ -222,6 +224,7 @@ class ScriptQueue:
         if self.options.max_post and self.running_scripts(ScriptKind.POST) >= self.options.max_post:
             node.status = NodeState.POSTRUN
             node.defer_until = self.clock()
+            self.scripts_deferred[ScriptKind.POST] += 1
         else:
             self.run_script(node, ScriptKind.POST)
 
@@ -235,6 +238,7 @@ class ScriptQueue:
         script = node.graph.node.scripts[kind]
         if script.defer_status is not None and code == script.defer_status:
             node.defer_until = self.clock() + (script.defer_time or 0)
+            self.scripts_deferred[kind] += 1
             return  # a deferred script logs no result: it will be STARTED again
         self.script_result(node, kind, code)
 
@@ -266,7 +270,7 @@ class ScriptQueue:
                 self.status_outdated = True  # read back as an event by DAGMan
                 if self.jobstate:
                     self.jobstate.job_event(node.name, "PRESKIP", 0, INT_MAX, int(now.timestamp()))
-                self.node_succeeded(node)
+                self.node_succeeded(node, "PRE script")
             elif self.options.always_run_post and ScriptKind.POST in node.graph.node.scripts:
                 node.retval = code  # the node's value stays the PRE's; its POST sees $RETURN -1004
                 node.job_skipped = True
@@ -275,7 +279,7 @@ class ScriptQueue:
             else:
                 node.retval = code
                 node.error = pre_script_failed_text(status=code) if code >= 0 else pre_script_failed_text(signal_number=-code)
-                self.node_failed(node)
+                self.node_failed(node, source="PRE script")
 
     def post_result(self, node: Node, code: int, timestamp: int) -> None:
         """A POST script's exit decides the node, whatever its job did."""
@@ -287,11 +291,11 @@ class ScriptQueue:
         job_retval = node.retval if node.retval is not None else 0
         node.retval = code
         if code == 0:
-            self.node_succeeded(node)
+            self.node_succeeded(node, "POST script")
         else:
             node.error = (post_script_failed_text(job_retval, status=code) if code >= 0
                           else post_script_failed_text(job_retval, signal_number=-code))
-            self.node_failed(node)
+            self.node_failed(node, source="POST script")
 
     def stop_scripts(self) -> None:
         """DAGMan's RemoveRunningScripts: running PRE and POST scripts are killed (and, with a

@@ -1472,3 +1472,14 @@ def test_commands_that_do_not_take_all_nodes(line):
 
 def test_all_nodes_command_errors_are_reported_once_at_their_line():
     check(the_error("JOB A a", "JOB B b", "RETRY ALL_NODES -1"), DAG, 3, "negative")
+
+
+def test_a_spliced_node_named_outside_its_splice_says_where_the_line_belongs(tmp_path):
+    """DAGMan 23.9.6 fails with "Unknown Job S1+P" (seen on the pool); the line belongs in the spliced file."""
+    (tmp_path / "d1").mkdir()
+    (tmp_path / "d1" / "one.dag").write_text("JOB P ok.sub\n")
+    dag = tmp_path / "top.dag"
+    dag.write_text("SPLICE S1 one.dag DIR d1\nCATEGORY S1+P cat\nMAXJOBS cat 1\n")
+    with pytest.raises(DagError) as e:
+        parse_file(str(dag))
+    check(e.value.errors[0], dag, 2, "undefined node S1+P", "put this line in the spliced file")

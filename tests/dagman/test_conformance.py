@@ -9,6 +9,7 @@ from engine.dag import build_graph, parse_file
 from engine.dagman.jobstate_log import read_jobstate_log
 from engine.dagman.metrics import read_metrics
 from engine.dagman.node_status import read_node_status
+from engine.dagman.progress import DagWatcher
 from engine.dagman.runner import DagMan, Options
 
 FILES = "JOBSTATE_LOG js.log\nNODE_STATUS_FILE ns.txt\n"
@@ -169,3 +170,37 @@ def test_a_failure_no_event_reports_leaves_the_last_status_dump_standing(dag_dir
     ads = node_ads(dag_dir)
     assert (ads["DagStatus"]["DagStatus"], ads["A"]["NodeStatus"], ads["B"]["NodeStatus"]) == (3, 5, 2)
     assert rescue_header(dag_dir) == ["#   B,<ENDLIST>", "DONE A"]
+
+
+def test_abort_dag_on_says_what_gave_the_abort_value_as_the_dag_screen_reads_it(dag_dir, schedd):
+    """23.9.6 (seen on the pool) writes "Aborting DAG because we got the ABORT exit value from a
+    POST script", then "Aborting DAG...", and no rescue DAG for RETURN 0; the DAG screen's
+    reader takes what aborted it from that line."""
+    (dag_dir / "three.sh").write_text("exit 3\n")
+    code = run(dag_dir, schedd, "# ABORT-DAG-ON as the manual writes it\n"
+               'JOB A job.sub\nVARS A code="0"\nSCRIPT POST A /bin/sh three.sh\n'
+               "ABORT-DAG-ON A 3 RETURN 0\nJOB B job.sub\nPARENT A CHILD B\n")
+    assert code == 0
+    said = [line[18:] for line in (dag_dir / "x.dag.dagman.out").read_text().splitlines()]
+    first = said.index("Aborting DAG because we got the ABORT exit value from a POST script")
+    assert said[first + 1:first + 4] == ["Aborting DAG...", "Removing submitted jobs...",
+                                         "Removing any/all submitted HTCondor jobs..."]
+    assert not (dag_dir / "x.dag.rescue001").exists()
+    assert DagWatcher(str(dag_dir / "x.dag")).read().aborting == "POST script"
+
+
+def test_abort_dag_on_a_successful_value_leaves_the_children_ready_and_the_dag_aborted(dag_dir, schedd):
+    """ABORT-DAG-ON A 0 without RETURN: A's success makes B ready, then aborts the DAG, which
+    exits 0 with no rescue DAG; its node status file says aborted (seen on the pool)."""
+    code = run(dag_dir, schedd, 'JOB A job.sub\nVARS A code="0"\nABORT-DAG-ON A 0\nJOB B job.sub\nPARENT A CHILD B\n')
+    assert code == 0
+    ads = node_ads(dag_dir)
+    assert ads["DagStatus"]["DagStatus"] == 6 and ads["B"]["NodeStatus"] == 1
+    assert not (dag_dir / "x.dag.rescue001").exists()
+
+
+def test_unless_exit_says_it_aborts_the_retries_in_dagman_out(dag_dir, schedd):
+    """As 23.9.6 logs it (seen on the pool): "Aborting further retries of node A (last attempt returned 42)"."""
+    assert run(dag_dir, schedd, 'JOB A job.sub\nVARS A code="42"\nRETRY A 3 UNLESS-EXIT 42\n') == 1
+    said = [line[18:] for line in (dag_dir / "x.dag.dagman.out").read_text().splitlines()]
+    assert said.count("Aborting further retries of node A (last attempt returned 42)") == 1

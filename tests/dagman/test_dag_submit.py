@@ -114,7 +114,8 @@ def test_status_of_a_dag_dagman_could_not_start_names_the_dag_and_the_error(gate
     status = crabtui(schedd, "dag", "status", str(cluster), cwd=gated)
     assert status.returncode == 0 and runs(gated) == []
     assert status.stdout.splitlines()[0].startswith(f"DAG {cluster} [d.dag] completed ")
-    assert status.stdout.splitlines()[1] == "DAGMan exited with status 1 before running any node: d.dag:3: undefined node B"
+    assert status.stdout.splitlines()[1] == ("DAGMan exited with status 1 before running any node: d.dag:3: undefined node B: "
+                                          "declare it with JOB (or FINAL, SUBDAG EXTERNAL, SERVICE) in this DAG, or fix the name")
 
 
 def test_rm_of_the_dagman_job_removes_its_nodes_writes_a_rescue_dag_and_runs_final(gated, schedd):

@@ -10,6 +10,7 @@ from engine.dag.rescue import apply_rescue, read_rescue, rescue_files
 from engine.dagman.metrics import read_metrics
 from engine.dagman.node_status import read_node_status
 from engine.dagman.node_status import NodeState as NodeStatus
+from engine.dagman.progress import DagWatcher
 from engine.dagman.runner import DagMan, DagStatus, Options
 from installed import CRABTUI
 
@@ -203,3 +204,31 @@ def test_dagman_out_tells_the_run_and_ends_with_the_exit_status(dag_dir, schedd)
     assert any(b.startswith("Writing Rescue DAG to ") for b in bodies)
     assert "Of 4 nodes total:" in bodies
     assert bodies[-1].endswith("EXITING WITH STATUS 1")
+
+
+def test_the_rescue_dag_a_run_starts_from_is_named_in_dagman_out_as_23_9_names_it(dag_dir, schedd):
+    """condor_dagman says which rescue DAG it runs (seen on the pool), and the DAG screen's
+    reader takes it from the ``USING RESCUE DAG`` line: picked up by itself, or -DoRescueFrom N,
+    which first renames the newer ones."""
+    (dag_dir / "r.dag").write_text("# the manual's chain\nJOB A job.sub\nJOB B job.sub\nJOB C job.sub\n"
+                                   'VARS ALL_NODES code="0"\nPARENT A CHILD B\nPARENT B CHILD C\n')
+    (dag_dir / "r.dag.rescue001").write_text("DONE A\n")
+    (dag_dir / "r.dag.rescue002").write_text("DONE A\nDONE B\n")
+
+    def dag_run(*options: str) -> list[str]:
+        result = subprocess.run([CRABTUI, "--state-dir", schedd.state.path, "dag", "run", *options, "r.dag"],
+                                cwd=dag_dir, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        out = (dag_dir / "r.dag.dagman.out").read_text().splitlines()
+        return [line[18:] for line in out if line[18:].startswith(("Renaming", "Found", "Rescue DAG", "~", "USING"))]
+
+    assert dag_run("-DoRescueFrom", "1") == [
+        "Renaming rescue DAGs newer than number 1", "Renaming r.dag.rescue002",
+        "Rescue DAG number 1 specified; running r.dag.rescue001 in combination with normal DAG file",
+        "~" * 54, "USING RESCUE DAG r.dag.rescue001"]
+    assert [line.split()[0] for line in runs(dag_dir)] == ["B", "C"]
+    assert DagWatcher(str(dag_dir / "r.dag")).read().rescue_used == str(dag_dir / "r.dag.rescue001")
+    (dag_dir / "r.dag.rescue002").write_text("DONE A\nDONE B\n")
+    (dag_dir / "r.dag.dagman.out").unlink()  # DAGMan appends to it run after run
+    assert dag_run() == ["Found rescue DAG number 2; running r.dag.rescue002 in combination with normal DAG file",
+                         "~" * 54, "USING RESCUE DAG r.dag.rescue002"]

@@ -8,6 +8,7 @@ import subprocess
 from dagman_waits import wait_until
 from engine.dag import build_graph, parse_file
 from engine.dagman.metrics import read_metrics
+from engine.dagman.progress import DagWatcher
 from engine.dagman.runner import DagMan, Options
 from installed import CRABTUI
 
@@ -60,3 +61,62 @@ def test_qedit_sets_an_attribute_of_a_queued_job(dag_dir, schedd):
     assert [ad["Flavour"] for ad in schedd.query(f"ClusterId == {cluster}", ["Flavour"])] == ["mint"]
     missing = subprocess.run([CRABTUI, "qedit", cluster, "Flavour"], env=env, capture_output=True, text=True)
     assert missing.returncode == 1 and "ATTR VALUE pairs" in missing.stderr
+
+
+def test_a_service_node_is_outside_the_node_counts_totals_and_rescue_dag(dag_dir, schedd):
+    """DAGMan keeps SERVICE nodes out of its node list (seen on the pool: "Of 2 nodes total" for
+    this DAG, and its rescue DAG's "Total number of Nodes: 2")."""
+    (dag_dir / "service.sub").write_text(SERVICE_SUB)
+    (dag_dir / "echo.sh").write_text('#!/bin/sh\necho "$@" >> scripts.txt\n')
+    (dag_dir / "echo.sh").chmod(0o755)
+    (dag_dir / "s.dag").write_text(
+        "# a service beside a failing node\n"
+        "SERVICE srv service.sub\n"
+        "JOB A job.sub\n"
+        'VARS A code="5"\n'
+        "JOB B job.sub\n"
+        'VARS B code="0"\n'
+        "SCRIPT POST B echo.sh $NODE_COUNT $DONE_COUNT $QUEUED_COUNT\n"
+        "PARENT B CHILD A\n")
+    dagman, code = run(dag_dir / "s.dag", schedd)
+    assert code == 1
+    assert (dag_dir / "scripts.txt").read_text() == "2 0 0\n"
+    out = (dag_dir / "s.dag.dagman.out").read_text()
+    lines = out.splitlines()
+    totals = {line[18:] for line in lines if line.endswith(" nodes total:")}
+    assert totals == {"Of 2 nodes total:"}
+    last = max(i for i, line in enumerate(lines) if line.endswith(" nodes total:"))
+    assert lines[last + 3].split()[2:] == ["1", "0", "0", "0", "0", "0", "1", "0"]  # the service's job not queued
+    rescue = (dag_dir / "s.dag.rescue001").read_text()
+    assert "# Total number of Nodes: 2\n" in rescue and "srv" not in rescue
+    progress = DagWatcher(str(dag_dir / "s.dag"), str(dag_dir / "s.dag.dagman.out")).read()
+    assert [node.name for node in progress.nodes if node.kind == "service"] == ["srv"]
+    assert progress.counts == {"done": 1, "failed": 1}, "the counts dag status and the UI show are DAGMan's"
+
+
+def test_a_failing_dag_removes_its_service_job_before_final_and_final_reads_its_abort(dag_dir, schedd):
+    """As 23.9.6 (seen on the pool): DAGMan's main_shutdown_rescue writes the rescue DAG and removes
+    every job of the DAG, the service's too, then starts FINAL, which sees the service job aborted:
+    the service counts as a failed job, and FINAL's success still ends the DAG with 0."""
+    (dag_dir / "service.sub").write_text(SERVICE_SUB)
+    (dag_dir / "f.dag").write_text(
+        "SERVICE srv service.sub\n"
+        "JOB A job.sub\n"
+        'VARS A code="5"\n'
+        "JOB B job.sub\n"
+        "PARENT A CHILD B\n"
+        "FINAL F job.sub\n"
+        'VARS F code="0"\n'
+        "JOBSTATE_LOG js.log\n")
+    dagman, code = run(dag_dir / "f.dag", schedd)
+    assert code == 0
+    srv = [line.split()[2] for line in (dag_dir / "js.log").read_text().splitlines() if " srv " in line]
+    assert srv[0] == "SUBMIT" and srv[-2:] == ["JOB_ABORTED", "JOB_FAILURE"]
+    metrics = read_metrics(str(dag_dir / "f.dag.metrics"))
+    assert (metrics["jobs"], metrics["jobs_failed"], metrics["jobs_succeeded"]) == (3, 2, 1)
+    said = [line[18:].replace(f"{dag_dir}/", "") for line in (dag_dir / "f.dag.dagman.out").read_text().splitlines()]
+    ending = [text for text in said if text.startswith(("ERROR: the following", "Aborting DAG", "Writing Rescue",
+                                                        "Removing", "Starting final", "All jobs"))]
+    assert ending == ["ERROR: the following job(s) failed:", "Aborting DAG...", "Writing Rescue DAG to f.dag.rescue001...",
+                      "Removing submitted jobs...", "Removing any/all submitted HTCondor jobs...",
+                      "Starting final node...", "All jobs Completed!"]

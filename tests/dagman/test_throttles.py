@@ -358,3 +358,16 @@ def test_halt_keeps_a_deferred_pre_script_from_running_again(dag_dir, schedd):
     assert lines(dag_dir / "runs.txt") == [], "no node job starts while halted"
     assert (dagman.exit_code, dagman.dag_status) == (1, DagStatus.HALTED)
     assert len(rescue_files(str(dag))) == 1
+
+
+def test_maxpre_deferrals_are_counted_in_dagman_out_as_23_9_counts_them(dag_dir, schedd):
+    """Three PRE scripts under -maxpre 1: two wait, and the closing note says so (seen on the pool:
+    "Note: 2 total PRE script deferrals because of -MaxPre limit (1) or DEFER")."""
+    (dag_dir / "pre.sh").write_text("#!/bin/sh\nsleep 0.2\n")
+    (dag_dir / "pre.sh").chmod(0o755)
+    dag = dag_dir / "m.dag"
+    dag.write_text('JOB A job.sub\nJOB B job.sub\nJOB C job.sub\nVARS ALL_NODES code="0"\n'
+                   "SCRIPT PRE A pre.sh A\nSCRIPT PRE B pre.sh B\nSCRIPT PRE C pre.sh C\n")
+    assert run(dag, schedd, max_pre=1).exit_code == 0
+    notes = [line for line in lines(Path(f"{dag}.dagman.out")) if "PRE script deferrals" in line]
+    assert notes[-1][18:] == "Note: 2 total PRE script deferrals because of -MaxPre limit (1) or DEFER"

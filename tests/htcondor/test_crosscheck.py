@@ -258,6 +258,15 @@ CASES: dict[str, Case] = {
     "dot_update": Case(DIAMOND + "DOT graph.dot UPDATE INCLUDE header.dot\n",
                        {"header.dot": "    size=\"4,4\";\n    node [color=blue];\n"}, dot="graph.dot"),
     "dot_numbered": Case(DIAMOND + "DOT numbered.dot UPDATE DONT-OVERWRITE\n", dot="numbered.dot"),
+    # ABORT-DAG-ON on a success value: the child is left ready, the DAG exits 0 as aborted.
+    "abort_on_success": Case('JOB A job.sub\nVARS A code="0"\nABORT-DAG-ON A 0\nJOB B job.sub\nPARENT A CHILD B\n',
+                             dagman_out=("Aborting DAG", "Writing Rescue", "Removing", "All jobs")),
+    # A failing DAG removes its service job with the others before FINAL, which reads its abort.
+    "service_final": Case('SERVICE srv service.sub\nJOB A job.sub\nVARS A code="5"\nJOB B job.sub\nPARENT A CHILD B\n'
+                          'FINAL F job.sub\nVARS F code="0"\nSCRIPT PRE F /bin/sh echo.sh final $DAG_STATUS $NODE_COUNT\n',
+                          PROVISIONER_FILES, jobstate_timed=True,
+                          dagman_out=("ERROR: the following", "Aborting DAG", "Writing Rescue", "Removing",
+                                      "Starting final", "All jobs")),
     "provisioner": Case('PROVISIONER prov provisioner.sub\nSERVICE srv service.sub\nJOB A job.sub\nJOB B job.sub\n'
                         'VARS ALL_NODES code="0"\nPARENT A CHILD B\n', PROVISIONER_FILES, ordered=True,
                         jobstate_timed=True),
