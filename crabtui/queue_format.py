@@ -635,8 +635,11 @@ def summarize_address(address: str) -> str:
     return head + "?..." if sep else address
 
 
-def header(schedd_name: str, address: str, when: float) -> str:
+def header(schedd_name: str, address: str, when: float, submitter: str | None = None) -> str:
+    """condor_q's line above a schedd's jobs; ``condor_q -submitter`` names the submitter first."""
     stamp = time.strftime("%m/%d/%y %H:%M:%S", time.localtime(when))
+    if submitter is not None:
+        return f"-- Submitter: {submitter} : {summarize_address(address)} : {schedd_name} @ {stamp}"
     return f"-- Schedd: {schedd_name} : {summarize_address(address)} @ {stamp}"
 
 

@@ -15,6 +15,7 @@ import socket
 import sys
 import time
 
+import classad2
 import click
 
 from crabtui import queue_format
@@ -42,14 +43,28 @@ def job() -> None:
 
 
 # condor_submit's options crabtui reads, in its order; the others are refused by name.
-SUBMIT_OPTIONS = [Option("append", 1, values=1), Option("batch-name", 1, values=1), Option("help", 1)]
+SUBMIT_OPTIONS = [Option("append", 1, values=1), Option("batch-name", 1, values=1), Option("help", 1),
+                  Option("terse", 3), Option("dry-run", 3, values=1)]
 SUBMIT_UNSUPPORTED = (
-    Option("verbose", 1), Option("terse", 3), Option("debug", 2, colon=True), Option("spool", 1),
-    Option("file", 2, values=1), Option("factory", 2), Option("dry-run", 3, values=1), Option("maxjobs", 3, values=1),
+    Option("verbose", 1), Option("debug", 2, colon=True), Option("spool", 1),
+    Option("file", 2, values=1), Option("factory", 2), Option("maxjobs", 3, values=1),
     Option("single-cluster", 3), Option("address", 2, values=1), Option("remote", 1, values=1),
-    Option("name", 1, values=1), Option("queue", 1, values=1), Option("pool", 2, values=1), Option("disable", 2),
+    Option("name", 1, values=1), Option("pool", 2, values=1), Option("disable", 2),
     Option("unused", 2), Option("dump", 2, values=1), Option("interactive", 1), Option("capabilities", 2),
 )
+DRY_RUN_CLUSTER = 1  # condor_submit -dry-run asks no schedd for a cluster id
+
+
+def _split_queue(argv: list[str]) -> tuple[list[str], str | None]:
+    """condor_submit's ``-queue``/``-q`` takes the rest of the command line as a queue statement."""
+    for n, arg in enumerate(argv):
+        if arg.startswith("-") and "queue".startswith(arg[1:]) and len(arg) > 1:
+            rest = argv[n + 1:]
+            if not rest or rest[0].startswith("-"):
+                raise ArgumentError(f"{arg} requires at least one argument (the queue statement, as in "
+                                    f"{arg} 3 or {arg} in a b c)")
+            return argv[:n], " ".join(rest)
+    return argv, None
 
 
 @job.command("submit", context_settings=RAW)
@@ -59,20 +74,29 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit).
 
     \b
-    [-append COMMAND]... [-batch-name NAME] [NAME=VALUE]... SUBMIT_FILE
+    [-append COMMAND]... [-batch-name NAME] [-terse] [-dry-run OUTFILE|-] [NAME=VALUE]... SUBMIT_FILE
+        [-queue QUEUE_ARGS...]
     -append (-a): a submit command that overrides the file's; NAME=VALUE: a macro set before the
-    file is read.
+    file is read; -terse: print the queued job ids as FIRST - LAST; -dry-run: write the job ads
+    to OUTFILE (- for standard output) and queue nothing; -queue (-q, last): the queue statement
+    of a file that has none, as in -queue 3 or -queue in a b c.
     """
     from engine.schedd.local.submit import NoJobsQueued, queue_statements, read_submit_file
 
     files, prepend, append = [], {}, {}
+    terse, dry_run = False, None
     try:
-        for item in parse(list(args), SUBMIT_OPTIONS, "job submit", unsupported=SUBMIT_UNSUPPORTED,
+        argv, queue_args = _split_queue(list(args))
+        for item in parse(argv, SUBMIT_OPTIONS, "job submit", unsupported=SUBMIT_UNSUPPORTED,
                           condor_tool="condor_submit"):
             if item.name == "help":  # condor_submit's -help, from -h
                 click.echo(ctx.get_help())
                 return
-            if item.name is None and "=" in item.arg:
+            if item.name == "terse":
+                terse = True
+            elif item.name == "dry-run":
+                dry_run = item.values[0]
+            elif item.name is None and "=" in item.arg:
                 name, _, value = item.arg.partition("=")
                 prepend[name.strip()] = value.strip()
             elif item.name is None:
@@ -94,7 +118,16 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         text = read_submit_file(submit_file)
     except ScheddError as e:
         fail(str(e))
-    click.echo("Submitting job(s)" + ".")
+    if queue_args is not None:
+        if re.search(r"^\s*queue\b", text, re.IGNORECASE | re.MULTILINE):
+            fail(f"{submit_file}: -queue argument conflicts with queue statement in submit file; "
+                 "remove one of them")
+        text = text.rstrip("\n") + f"\nqueue {queue_args}\n"
+    if dry_run is not None:
+        _dry_run(ctx, text, submit_file, dry_run, terse, prepend, append)
+        return
+    if not terse:
+        click.echo("Submitting job(s)" + ".")
     if len(queue_statements(text)) > 1:
         click.echo(MULTI_QUEUE_WARNING, err=True)
     try:
@@ -106,7 +139,69 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         return
     except ScheddError as e:
         fail(str(e))
-    click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
+    if terse:
+        last = result.first_proc + result.num_procs - 1
+        click.echo(f"{result.cluster}.{result.first_proc} - {result.cluster}.{last}")
+    else:
+        click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
+
+
+def _dry_run(ctx: click.Context, text: str, submit_file: str, out: str, terse: bool, prepend: dict, append: dict):
+    """condor_submit -dry-run: the ads crabtui's submit reader builds, written as condor_submit
+    writes them (the cluster ad, then each proc's differences, each ended by a '.'), nothing
+    queued.  The htcondor2 bindings cannot build a pool's ads without queueing them."""
+    from engine.schedd.local.submit import NoJobsQueued, SubmitDescription, build_job_ads
+
+    if backend(ctx) == "htcondor":
+        fail("-dry-run: the htcondor2 bindings cannot build job ads without queueing them; run the pool's "
+             "condor_submit -dry-run, or drop --backend htcondor to see crabtui's own ads")
+    description = SubmitDescription(text, submit_file, os.path.dirname(os.path.abspath(submit_file)),
+                                    prepend or None, append or None)
+    if not terse:
+        click.echo("Dry-Run job(s)", nl=False)  # ended by the ads' first blank line, or by one dot a job
+    try:
+        ads = build_job_ads(description, DRY_RUN_CLUSTER, now=int(time.time()))
+    except NoJobsQueued as e:
+        click.echo("")
+        click.echo(f"WARNING: {e}", err=True)
+        return
+    except ScheddError as e:
+        click.echo("")
+        fail(str(e))
+    written = _dry_run_text(ads)
+    if out == "-":
+        _write(written)
+    else:
+        try:
+            with open(out, "w") as f:
+                f.write(written)
+        except OSError as e:
+            fail(f"-dry-run {out}: cannot write it ({e.strerror})")
+        if not terse:
+            click.echo("." * len(ads))
+    if terse:
+        click.echo(f"{DRY_RUN_CLUSTER}.0 - {DRY_RUN_CLUSTER}.{len(ads) - 1}")
+    else:
+        click.echo(f"{len(ads)} job(s) dry-run to cluster {DRY_RUN_CLUSTER}.")
+
+
+def _dry_run_text(ads) -> str:
+    """The first proc's ad as the cluster ad (ClusterId first), then per proc its ProcId,
+    JobStatus and what differs from the cluster ad, as condor_submit -dry-run prints them."""
+    per_proc = ("ProcId", "JobStatus")
+
+    def value(ad, key: str) -> str:
+        return str(ad.lookup(key))
+
+    first = ads[0]
+    cluster = {key: value(first, key) for key in first.keys() if key not in per_proc}
+    lines = ["", f"ClusterId={cluster.pop('ClusterId')}"] + [f"{k}={v}" for k, v in cluster.items()]
+    for ad in ads:
+        lines += [f"{key}={value(ad, key)}" for key in per_proc if key in ad]
+        lines += [f"{key}={value(ad, key)}" for key in ad.keys()
+                  if key not in per_proc and key != "ClusterId" and cluster.get(key) != value(ad, key)]
+        lines.append(".")
+    return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------------------------------- q
@@ -122,10 +217,10 @@ Q_OPTIONS = [
     Option("analyze", 2, colon=True), Option("analyse", 2, colon=True), Option("run", 1),
     Option("hold", 2, colon=True), Option("held", 2, colon=True), Option("idle", 3), Option("currentrun", 3),
     Option("cumulative-time", 3), Option("dag", 2), Option("batch", 2, colon=True), Option("nobatch", 3),
-    Option("totals", 3),
+    Option("totals", 3), Option("limit", 3, values=1), Option("submitter", 1, values=1),
 ]
 Q_UNSUPPORTED = (
-    Option("xml", 3), Option("limit", 3), Option("direct", 1), Option("submitter", 1), Option("slotconstraint", 5),
+    Option("xml", 3), Option("direct", 1), Option("slotconstraint", 5),
     Option("mconstraint", 2), Option("machine", 2), Option("address", 1), Option("autocluster", 2, colon=True),
     Option("group-by", 2, colon=True), Option("factory", 4, colon=True), Option("jobset", 5, colon=True),
     Option("aaf", 3, colon=True), Option("print-format", 2, colon=True), Option("schedd-constraint", 5),
@@ -154,7 +249,8 @@ class QueueQuery:
         self.attributes: list[str] = []
         self.wide: int | None = None  # None: not given; 0: -wide; N: -wide:N
         self.current_run = True
-        self.name = self.pool = None
+        self.name = self.pool = self.submitter = None
+        self.limit: int | None = None
         self.autoformat: AutoFormat | None = None
         self.formats: list[tuple[str, str]] = []
         for item in parse(argv, Q_OPTIONS, "q", greedy=("af", "autoformat"), unsupported=Q_UNSUPPORTED):
@@ -188,6 +284,14 @@ class QueueQuery:
             self.wide = int(item.options) if item.options and item.options.isdigit() else 0
         elif name in ("name", "pool"):
             setattr(self, name, item.values[0])
+        elif name == "limit":  # condor_q 23.9.6's words
+            if not re.fullmatch(r"-?\d+", item.values[0]):
+                raise ArgumentError(f"Unable to convert ({item.values[0]}) to a number for -limit.")
+            if int(item.values[0]) < 1:
+                raise ArgumentError(f"{int(item.values[0])} is not a valid for -limit.")
+            self.limit = int(item.values[0])
+        elif name == "submitter":
+            self.submitter = item.values[0]
         elif name == "cumulative-time":
             self.current_run = False
         elif name == "currentrun":
@@ -206,7 +310,7 @@ class QueueQuery:
     @property
     def my_jobs(self) -> bool:
         """condor_q shows only the user's own jobs unless told jobs, owners or -allusers."""
-        return not (self.ids or self.owners or self.allusers)
+        return not (self.ids or self.owners or self.allusers or self.submitter)
 
     @property
     def batched(self) -> bool:
@@ -228,7 +332,9 @@ class QueueQuery:
         ands = [f"({c})" for c in self.constraints]
         ands += {"run": ["(JobStatus == 2 || JobStatus == 6 || JobStatus == 7)"], "hold": ["(JobStatus == 5)"],
                  "idle": ["(JobStatus == 1)"], None: []}[self.status]
-        ors = [f'(Owner == {json.dumps(owner)})' for owner in self.owners]
+        # -submitter is one more owner, ORed with the jobs and owners given (23.9.6 on the pool)
+        owners = self.owners + ([self.submitter] if self.submitter is not None else [])
+        ors = [f'(Owner == {json.dumps(owner)})' for owner in owners]
         for cluster, proc in self.ids:
             if proc >= 0:
                 ors.append(f"(ClusterId == {cluster} && ProcId == {proc})")
@@ -276,7 +382,8 @@ def q(ctx: click.Context, args: tuple[str, ...]) -> None:
     Jobs: [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -allusers -run -hold -idle
     Views: (one line per batch) -nobatch -dag -totals -wide[:N] -currentrun -cumulative-time
     Ads: -long[:...] -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR
-    Where: -name SCHEDD -pool COLLECTOR -global
+    Where: -name SCHEDD -pool COLLECTOR -global -submitter USER
+    How many: -limit N (the first N jobs the schedd returns)
     Why idle: -better-analyze
     """
     try:
@@ -287,22 +394,45 @@ def q(ctx: click.Context, args: tuple[str, ...]) -> None:
         click.echo(ctx.get_help())
         return
     try:
-        if query.global_ and backend(ctx) == "htcondor":
+        if query.submitter is not None:
+            clients = _submitter_schedds(ctx, query)
+        elif query.global_ and backend(ctx) == "htcondor":
             from engine.schedd.htcondor import HTCondorSchedd
 
-            clients = HTCondorSchedd.all(query.pool)
+            clients = [(None, client) for client in HTCondorSchedd.all(query.pool)]
         else:
-            clients = [schedd(ctx, name=query.name, pool=query.pool)]
-        for client in clients:
+            clients = [(None, schedd(ctx, name=query.name, pool=query.pool))]
+        for submitter, client in clients:
             with client:
-                _show_queue(client, query)
+                _show_queue(client, query, submitter)
     except ScheddError as e:
         fail(str(e))
     except FormatError as e:
         fail(str(e))
 
 
-def _show_queue(client, query: QueueQuery) -> None:
+def _submitter_schedds(ctx: click.Context, query: QueueQuery) -> list:
+    """condor_q -submitter: the schedds where the submitter has jobs (the collector's submitter
+    ads; the embedded schedd's own queue), or condor_q's error when there is none."""
+    if backend(ctx) == "htcondor":
+        from engine.schedd.htcondor import HTCondorSchedd
+
+        found = HTCondorSchedd.submitters(query.submitter, query.pool)
+    else:
+        client = schedd(ctx, name=query.name, pool=query.pool)
+        owners = {row.get("Owner") for row in client.query_values("true", ["Owner"])}
+        domain = socket.gethostname()
+        name = query.submitter.partition("@")[0]
+        found = [(f"{name}@{domain}", client)] if name in owners and query.submitter in (name, f"{name}@{domain}") \
+            else []
+        if not found:
+            client.close()
+    if not found:
+        raise ScheddError("Collector has no record of schedd/submitter")
+    return found
+
+
+def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None:
     """One schedd's part of ``q``: fetch, then print in the chosen form."""
     me = client.owner() if query.my_jobs else None
     constraint = query.constraint(me)
@@ -312,7 +442,7 @@ def _show_queue(client, query: QueueQuery) -> None:
             click.echo(f"\n{job}: {client.analyze(job)}")
         return
     if query.long or query.json or query.custom:
-        nodes = queue_format.print_order(queue_format.link(client.query(constraint, query.projection()),
+        nodes = queue_format.print_order(queue_format.link(client.query(constraint, query.projection())[:query.limit],
                                                            dag=query.dag, batch=False), query.dag)
         ads = [node.row for node in nodes]
         if query.json:
@@ -329,7 +459,7 @@ def _show_queue(client, query: QueueQuery) -> None:
         rows = []
         summary = client.summary(constraint)
     else:
-        rows = client.query_values(constraint, query.projection())
+        rows = client.query_values(constraint, query.projection())[:query.limit]
         summary = summarize(((r.get("JobStatus"), r.get("JobUniverse")) for r in rows), ())
     everyone = client.summary(f"Owner == {json.dumps(me)}" if me is not None else "false")
     summary.update({k: v for k, v in everyone.items() if k.startswith("Allusers")})
@@ -340,7 +470,7 @@ def _show_queue(client, query: QueueQuery) -> None:
     name, address = schedd_title(client)
     now = next((r.get("ServerTime") for r in rows[:1] if r.get("ServerTime")), None) or time.time()
     max_width = _max_width(query.wide)
-    lines = ["", "", queue_format.header(name, address, now)]
+    lines = ["", "", queue_format.header(name, address, now, submitter)]
     if query.totals:
         lines += queue_format.totals(summary, me) + [""]
     else:
@@ -571,8 +701,36 @@ HISTORY_OPTIONS = [
     Option("limit", 3, values=1), Option("attributes", 2, values=1), Option("help", 1), Option("format", 1, values=2),
     Option("constraint", 1, values=1), Option("name", 1, values=1), Option("pool", 1, values=1),
     Option("autoformat", 5, colon=True), Option("af", 2, colon=True), Option("backwards", 1), Option("forwards", 4),
+    Option("since", 4, values=1), Option("file", 2, values=1), Option("userlog", 1, values=1),
 ]
-HISTORY_UNSUPPORTED = (Option("xml", 3), Option("jsonl", 5), Option("file", 2), Option("userlog", 1), Option("since", 4), Option("completedsince", 3))
+HISTORY_UNSUPPORTED = (Option("xml", 3), Option("jsonl", 5), Option("completedsince", 3))
+
+
+def _since(value: str) -> classad2.ExprTree:
+    """condor_history -since: a job id (stop at that job) or an expression (stop at the first
+    job it is true for)."""
+    found = JOB_ID.fullmatch(value)
+    if found:
+        text = (f"ClusterId == {found[1]} && ProcId == {found[2]}" if found[2] is not None
+                else f"ClusterId == {found[1]}")
+        return classad2.ExprTree(text)
+    try:
+        return classad2.ExprTree(value)
+    except Exception:
+        raise ArgumentError(f"invalid -since constraint: {value}: constraint must be a job-id, or expression.") \
+            from None
+
+
+def _is_true(expr: classad2.ExprTree, ad: classad2.ClassAd) -> bool:
+    try:
+        return expr.eval(ad) is True
+    except Exception:  # an expression that cannot be evaluated selects nothing, as in a query
+        return False
+
+
+def _project(ad: classad2.ClassAd, names: list[str]) -> classad2.ClassAd:
+    wanted = {n.lower() for n in names}
+    return classad2.ClassAd({k: ad.lookup(k) for k in ad.keys() if k.lower() in wanted})
 
 
 @click.command(context_settings=RAW)
@@ -583,12 +741,16 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
 
     \b
     [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -match N (-limit N) -backwards -forwards
-    -long -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR -name SCHEDD -pool COLLECTOR
+    -since JOBID|EXPR -long -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR
+    -name SCHEDD -pool COLLECTOR -file HISTORY_FILE -userlog USER_LOG
+    -since: stop at that job (or the first job EXPR is true for), newest first; -file: read an
+    HTCondor history file (the schedd's HISTORY) instead of asking the schedd; -userlog: the jobs
+    of a job event log that terminated or were aborted, in their order of submission.
     """
     ors, ands, match, attributes = [], [], -1, []
     autoformat, formats, long_, forwards = None, [], False, False
     show_json = show_help = False
-    name = pool = None
+    name = pool = since = history_file = userlog = None
     try:
         for item in parse(list(args), HISTORY_OPTIONS, "history", greedy=("af", "autoformat"),
                           unsupported=HISTORY_UNSUPPORTED):
@@ -616,6 +778,12 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 name, pool = (item.values[0], pool) if item.name == "name" else (name, item.values[0])
             elif item.name in ("backwards", "forwards"):  # the last one given wins, as in condor_history
                 forwards = item.name == "forwards"
+            elif item.name == "since":
+                since = _since(item.values[0])
+            elif item.name == "file":
+                history_file = item.values[0]
+            elif item.name == "userlog":
+                userlog = item.values[0]
             else:
                 long_ = long_ or item.name == "long"
                 show_json = show_json or item.name == "json"
@@ -634,12 +802,21 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     else:
         projection = list(queue_format.HISTORY_PROJECTION)
     try:
-        with schedd(ctx, name=name, pool=pool) as client:
-            if forwards:  # the history read from its oldest job: the first N to leave the queue
-                ads = client.history(constraint, projection, match=-1)[::-1]
-                ads = ads[:match] if match >= 0 else ads
-            else:
-                ads = client.history(constraint, projection, match=match)
+        if userlog is not None:  # 23.9.6 lists them as submitted, whatever -limit, -since or -forwards say
+            ads = _from_userlog(userlog, constraint)
+            ads = [_project(ad, projection) for ad in ads] if projection else ads
+        elif since is not None or history_file is not None:
+            ads = _scan(ctx, name, pool, history_file, constraint, since)
+            ads = [_project(ad, projection) for ad in ads] if projection else ads
+            ads = (ads[::-1] if forwards else ads)
+            ads = ads[:match] if match >= 0 else ads
+        else:
+            with schedd(ctx, name=name, pool=pool) as client:
+                if forwards:  # the history read from its oldest job: the first N to leave the queue
+                    ads = client.history(constraint, projection, match=-1)[::-1]
+                    ads = ads[:match] if match >= 0 else ads
+                else:
+                    ads = client.history(constraint, projection, match=match)
     except ScheddError as e:
         fail(str(e))
     if show_json:
@@ -650,6 +827,47 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         _write((autoformat.text(ads) if autoformat else "") + (PrintfFormat(formats).text(ads) if formats else ""))
     else:
         _write("".join(line + "\n" for line in queue_format.history_table(ads)))
+
+
+def _from_userlog(path: str, constraint: str) -> list[classad2.ClassAd]:
+    """condor_history -userlog: the ads of a log's terminated and aborted jobs that match."""
+    import getpass
+
+    from engine.schedd.local.userlog import history_ads
+
+    try:
+        chosen = classad2.ExprTree(constraint)
+    except Exception:
+        raise ScheddError(f"-constraint {constraint}: not a ClassAd expression") from None
+    try:
+        ads = history_ads(path, getpass.getuser())
+    except OSError as e:
+        raise ScheddError(str(e)) from None
+    return [ad for ad in ads if _is_true(chosen, ad)]
+
+
+def _scan(ctx: click.Context, name, pool, history_file: str | None, constraint: str,
+          since: classad2.ExprTree | None) -> list[classad2.ClassAd]:
+    """The jobs condor_history reads, newest first, up to (not with) the -since job: every job
+    is looked at for -since, the constraint only chooses which are shown."""
+    if history_file is not None:
+        from engine.schedd.history_file import read_history_file
+
+        ads = read_history_file(history_file)
+    else:
+        with schedd(ctx, name=name, pool=pool) as client:
+            ads = client.history("true", [], match=-1)
+    try:
+        chosen = classad2.ExprTree(constraint)
+    except Exception:
+        raise ScheddError(f"-constraint {constraint}: not a ClassAd expression") from None
+    shown = []
+    for ad in ads:
+        if since is not None and _is_true(since, ad):
+            break
+        if _is_true(chosen, ad):
+            shown.append(ad)
+    return shown
 
 
 JOB_COMMANDS = (q, hold, release, rm, history)

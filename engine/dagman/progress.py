@@ -78,7 +78,8 @@ class NodeProgress:
 class DagProgress:
     """A DAG's nodes and counts as its dagman.out says now.
 
-    ``counts`` are the nodes per :data:`STATE_WORDS` word.  ``read_error`` says why the files
+    ``counts`` are the nodes per :data:`STATE_WORDS` word, SERVICE nodes left out as DAGMan
+    leaves them out of its own counts (they are in ``nodes``).  ``read_error`` says why the files
     could not be read from here ("" if they could); then the lists are empty."""
 
     dag_file: str
@@ -416,8 +417,9 @@ class DagWatcher:
                 held, running, node.exit_code, why, node.since, parents,
                 *(_where(self.dag_file, gnode) if gnode is not None else ("", None, {}))))
         counts = {word: 0 for word in STATE_WORDS.values()}
-        for state in states.values():
-            counts[STATE_WORDS[state]] += 1
+        for node in shown:
+            if node.kind != "service":  # DAGMan keeps SERVICE nodes out of its counts (and its job ad's)
+                counts[STATE_WORDS[states[node.name]]] += 1
         if graph is None and run.table is not None:  # the nodes are not known: DAGMan's own counts
             total, *numbers = run.table
             counts = dict(zip(("done", "pre", "queued", "post", "ready", "unready", "failed", "futile"), numbers))

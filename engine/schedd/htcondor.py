@@ -45,6 +45,20 @@ class HTCondorSchedd:
             raise ScheddError(f"cannot list the schedds of the collector {where}: {_message(e)}") from None
         return [cls(str(ad.get("Name", "")), pool, ad) for ad in sorted(ads, key=lambda a: str(a.get("Name", "")))]
 
+    @classmethod
+    def submitters(cls, submitter: str, pool: str | None = None) -> list[tuple[str, HTCondorSchedd]]:
+        """The schedds where the collector knows ``submitter`` (``user`` or ``user@domain``) to
+        have jobs, with the submitter's name there (condor_q -submitter)."""
+        where = pool or htcondor2.param.get("COLLECTOR_HOST", "")
+        try:
+            ads = htcondor2.Collector(pool).query(htcondor2.AdType.Submitter,
+                                                  projection=["Name", "ScheddName"])
+        except Exception as e:
+            raise ScheddError(f"cannot list the submitters of the collector {where}: {_message(e)}") from None
+        found = [ad for ad in ads if submitter in (str(ad.get("Name", "")), str(ad.get("Name", "")).partition("@")[0])]
+        return [(str(ad["Name"]), cls(str(ad.get("ScheddName", "")), pool))
+                for ad in sorted(found, key=lambda a: (str(a.get("ScheddName", "")), str(a.get("Name", ""))))]
+
     # -------------------------------------------------------------- the Schedd API
 
     def submit(self, description: str, *, count: int = 0, itemdata: Iterable[dict[str, str]] | None = None,

@@ -8,6 +8,7 @@ import subprocess
 from dagman_waits import wait_until
 from engine.dag import build_graph, parse_file
 from engine.dagman.metrics import read_metrics
+from engine.dagman.progress import DagWatcher
 from engine.dagman.runner import DagMan, Options
 from installed import CRABTUI
 
@@ -88,6 +89,9 @@ def test_a_service_node_is_outside_the_node_counts_totals_and_rescue_dag(dag_dir
     assert lines[last + 3].split()[2:] == ["1", "0", "0", "0", "0", "0", "1", "0"]  # the service's job not queued
     rescue = (dag_dir / "s.dag.rescue001").read_text()
     assert "# Total number of Nodes: 2\n" in rescue and "srv" not in rescue
+    progress = DagWatcher(str(dag_dir / "s.dag"), str(dag_dir / "s.dag.dagman.out")).read()
+    assert [node.name for node in progress.nodes if node.kind == "service"] == ["srv"]
+    assert progress.counts == {"done": 1, "failed": 1}, "the counts dag status and the UI show are DAGMan's"
 
 
 def test_a_failing_dag_removes_its_service_job_before_final_and_final_reads_its_abort(dag_dir, schedd):

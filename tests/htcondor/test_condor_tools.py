@@ -115,6 +115,9 @@ Q_ARGS = [
     ["{Q}", "-format", "%d.", "ClusterId", "-format", "%-4d|", "ProcId", "-format", "%s\\n", "Owner",
      "-format", "[%d]", "Owner"],
     ["{P}", "-long"], ["{P}", "-l", "-attributes", "Owner,ProcId,JobBatchName"],
+    ["-limit", "2", "-nobatch", "{P}", "{Q}"], ["-lim", "1", "{Q}", "-af", "ClusterId", "ProcId"],
+    ["-submitter", "crab", "-nobatch", "-constraint", "ClusterId == {P}"],
+    ["-submitter", "crab", "-constraint", "ClusterId == {Q}", "-af", "ProcId", "Owner"],
 ]
 
 
@@ -203,6 +206,13 @@ def test_bad_command_lines_are_one_line_errors(htcondor_pool, jobs):
         assert "Traceback" not in result.stderr
 
 
+def test_bad_limit_and_unknown_submitter_fail_as_condor_q(htcondor_pool):
+    for args in (["-limit", "x"], ["-limit", "0"], ["-submitter", "nosuchuser"]):
+        theirs, mine = pool_tool(htcondor_pool, "condor_q", *args), ours("q", *args)
+        assert (mine.returncode, mine.stdout) == (theirs.returncode, "") == (1, ""), args
+        assert mine.stderr.removeprefix("ERROR: ") == theirs.stderr.removeprefix("Error: "), args
+
+
 def test_name_pool_and_global(htcondor_pool, jobs):
     collector = htcondor_pool.env["CRABTUI_TESTPOOL_COLLECTOR"]
     for args in (["-pool", collector, "-nobatch", jobs["Q"]], ["-global", jobs["P"]]):
@@ -252,3 +262,121 @@ def test_dag_submit_tags_the_dagman_job_as_condor_submit_dag_does(htcondor_pool,
         same_as_condor_q(htcondor_pool, ["-constraint", f'JobBatchName == "{batch}"', "-af", "ClusterId", "JobBatchName"])
     finally:
         schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {dagman}")
+
+
+ITEMS = "executable = /bin/sleep\narguments = $(item)\nhold = true\ninitialdir = /tmp\n"
+
+
+@pytest.fixture
+def submit_dir():
+    work = Path(f"/tmp/cs{os.getpid()}")
+    work.mkdir()
+    os.chmod(work, 0o777)
+    (work / "items.sub").write_text(ITEMS)
+    os.chmod(work / "items.sub", 0o666)
+    yield work
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def test_submit_dry_run_prints_the_procs_as_condor_submit_does(htcondor_pool, submit_dir):
+    """The ads themselves differ (the pool's schedd adds its own), the layout does not: the cluster
+    ad, then each proc's ProcId, JobStatus and differences, a '.' after each, and the last line."""
+    args = ["-dry-run", "-", "items.sub", "-queue", "in", "a", "b"]
+    theirs = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit {' '.join(args)}")
+    mine = crabtui("job", "submit", *args, cwd=submit_dir)
+    assert mine.returncode == theirs.returncode == 0, (theirs.stderr, mine.stderr)
+    procs = [text.splitlines()[text.splitlines().index("ProcId=0"):] for text in (theirs.stdout, mine.stdout)]
+    assert procs[0] == procs[1]
+    assert [text.splitlines()[:2] for text in (theirs.stdout, mine.stdout)] == [["Dry-Run job(s)", "ClusterId=1"]] * 2
+    terse = [pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -terse -dry-run /dev/null "
+                                                  "items.sub -q 3"),
+             crabtui("job", "submit", "-terse", "-dry-run", "/dev/null", "items.sub", "-q", "3", cwd=submit_dir)]
+    assert [(t.returncode, t.stdout) for t in terse] == [(0, "1.0 - 1.2\n")] * 2
+
+
+def test_submit_queue_and_terse_queue_what_condor_submit_queues(htcondor_pool, submit_dir):
+    schedd = htcondor2.Schedd()
+    theirs = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -terse items.sub -queue in x y")
+    mine = ours("job", "submit", "-terse", "items.sub", "-queue", "in", "x", "y", cwd=submit_dir)
+    clusters = [int(re.fullmatch(r"(\d+)\.0 - \1\.1\n", r.stdout).group(1)) for r in (theirs, mine)]
+    try:
+        args = [[ad["Args"] for ad in sorted(schedd.query(f"ClusterId == {c}", ["ProcId", "Args"]),
+                                             key=lambda ad: ad["ProcId"])] for c in clusters]
+        assert args == [["x", "y"]] * 2
+        empty = [pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit items.sub -queue"),
+                 ours("job", "submit", "items.sub", "-queue", cwd=submit_dir)]
+        assert [r.returncode for r in empty] == [1, 1]
+        assert all("-queue requires at least one argument" in r.stderr for r in empty)
+    finally:
+        schedd.act(htcondor2.JobAction.Remove, " || ".join(f"ClusterId == {c}" for c in clusters))
+
+
+@pytest.fixture(scope="module")
+def left_queue(htcondor_pool):
+    """A cluster of three held jobs removed from the queue, once all three are in the history."""
+    schedd = htcondor2.Schedd()
+    cluster = schedd.submit(htcondor2.Submit(HELD), count=3).cluster()
+    schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {cluster}")
+    deadline = time.monotonic() + 120
+    while len(schedd.history(f"ClusterId == {cluster}", ["ProcId"])) < 3:
+        assert time.monotonic() < deadline, "the removed jobs did not reach the history"
+        time.sleep(0.5)
+    return str(cluster)
+
+
+HISTORY_ARGS = [
+    ["-since", "{C}.1", "-constraint", "ClusterId == {C}", "-af:j", "Owner", "JobStatus"],
+    ["-since", "ClusterId == {C} && ProcId == 0", "-constraint", "ClusterId == {C}", "-af:j", "Owner"],
+    ["-since", "{C}.2", "{C}", "-af:j", "ProcId"],
+    ["-file", "{H}", "{C}", "-af:j", "Owner", "JobStatus", "Cmd"],
+    ["-file", "{H}", "-forwards", "-limit", "2", "-af:j", "Owner"],
+    ["-file", "{H}", "-since", "{C}.1", "{C}", "-af:j", "ProcId"],
+    ["-file", "{H}", "{C}.2", "-long", "-attributes", "ClusterId,ProcId,Owner,Cmd"],
+    ["-since", "foo =="], ["-file", "/nonexistent/history"],
+]
+
+
+@pytest.mark.parametrize("template", HISTORY_ARGS, ids=lambda t: " ".join(t))
+def test_history_since_and_file_print_what_condor_history_prints(htcondor_pool, left_queue, template):
+    """-file reads the pool's own history file: the pool's tool by its path inside the tree,
+    crabtui by its path on this machine."""
+    inside = "/var/spool/condor/history"
+    theirs = pool_tool(htcondor_pool, "condor_history", *[a.format(C=left_queue, H=inside) for a in template])
+    outside = htcondor_pool.env["CRABTUI_TESTPOOL_ROOT"] + inside
+    mine = ours("history", *[a.format(C=left_queue, H=outside) for a in template])
+    assert mine.returncode == theirs.returncode, (mine.stderr, theirs.stderr)
+    if theirs.returncode == 0:
+        assert mine.stdout == theirs.stdout
+    else:
+        assert len(mine.stderr.splitlines()) == 1 and "Traceback" not in mine.stderr
+        assert theirs.stderr.splitlines()[0].removeprefix("Error: ") in mine.stderr.replace(outside, inside)
+
+
+def test_history_userlog_makes_the_ads_condor_history_makes(htcondor_pool, submit_dir):
+    """A log with a job that ran and exited 3 and one removed while held: condor_history -userlog
+    and crabtui history -userlog print the same ads, but for each reader's login as Owner and the
+    moment of reading as ServerTime."""
+    log = submit_dir / "jobs.log"
+    (submit_dir / "ran.sub").write_text(f"executable = /bin/sh\narguments = \"-c 'exit 3'\"\nlog = {log}\nqueue\n")
+    (submit_dir / "held.sub").write_text(f"executable = /bin/true\nhold = true\nlog = {log}\nqueue\n")
+    ran = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -terse ran.sub && "
+                                               "condor_submit -terse held.sub")
+    clusters = re.findall(r"^(\d+)\.0 - ", ran.stdout, re.MULTILINE)
+    assert len(clusters) == 2, ran.stderr
+    htcondor2.Schedd().act(htcondor2.JobAction.Remove, f"ClusterId == {clusters[1]}")
+    reader, ended, deadline = htcondor2.JobEventLog(str(log)), set(), time.monotonic() + 120
+    while ended != {int(c) for c in clusters}:
+        assert time.monotonic() < deadline, f"jobs {clusters} did not end"
+        ended |= {e.cluster for e in reader.events(stop_after=1)
+                  if e.type in (htcondor2.JobEventType.JOB_TERMINATED, htcondor2.JobEventType.JOB_ABORTED)}
+
+    def steady_ads(text: str) -> list[str]:
+        return [line for line in text.splitlines() if not line.startswith(("Owner = ", "ServerTime = "))]
+
+    for args in (["-long"], ["-af:j", "JobStatus", "ExitCode", "RemoveReason"], [clusters[0], "-limit", "1", "-af",
+                                                                                 "ClusterId"]):
+        theirs = pool_tool(htcondor_pool, "condor_history", "-userlog", str(log), *args)
+        mine = ours("history", "-userlog", str(log), *args)
+        assert mine.returncode == theirs.returncode == 0, (mine.stderr, theirs.stderr)
+        assert steady_ads(mine.stdout) == steady_ads(theirs.stdout), args
+    assert 'Owner = "crab"' in pool_tool(htcondor_pool, "condor_history", "-userlog", str(log), "-long").stdout

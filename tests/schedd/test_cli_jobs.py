@@ -7,6 +7,7 @@ from __future__ import annotations
 import getpass
 import json
 import re
+import socket
 
 import pytest
 from htcondor2 import JobEventType as ET
@@ -63,9 +64,62 @@ def test_submit_takes_condor_submits_append_batch_name_and_macros(schedd):
     ad = schedd.wait_history("1.0")
     assert (ad["RequestMemory"], ad["JobBatchName"]) == (7, "mybatch")
     assert (schedd.work / "opts.out").read_text() == "hello\n"
-    refused = schedd.cli("job", "submit", "-terse", str(path))
+    refused = schedd.cli("job", "submit", "-spool", str(path))
     assert refused.returncode == 1 and lines(refused.stderr) == \
-        ["ERROR: -terse: crabtui job submit does not support condor_submit's -terse"]
+        ["ERROR: -spool: crabtui job submit does not support condor_submit's -spool"]
+
+
+ITEMS = "executable = /bin/echo\narguments = $(item)\nhold = true\n"
+
+
+def test_submit_dry_run_to_stdout_prints_the_ads_as_condor_submit_and_queues_nothing(schedd):
+    schedd.write("items.sub", ITEMS)
+    result = schedd.cli("job", "submit", "-dry-run", "-", "items.sub", "-queue", "in", "a", "b")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.splitlines()
+    # condor_submit 23.9.6: the cluster ad, then each proc's ProcId, JobStatus and differences
+    assert out[:2] == ["Dry-Run job(s)", "ClusterId=1"] and 'Args="a"' in out and 'Cmd="/bin/echo"' in out
+    assert out[out.index("ProcId=0"):] == ["ProcId=0", "JobStatus=5", ".", "ProcId=1", "JobStatus=5", 'Args="b"', ".",
+                                           "2 job(s) dry-run to cluster 1."]
+    assert schedd.client.query("true") == []
+
+
+def test_submit_dry_run_to_a_file_prints_a_dot_a_job_and_terse_prints_the_range(schedd):
+    schedd.write("items.sub", ITEMS + "queue 3\n")
+    result = schedd.cli("job", "submit", "-dry-run", "ads.txt", "items.sub")
+    assert (result.returncode, result.stdout) == (0, "Dry-Run job(s)...\n3 job(s) dry-run to cluster 1.\n")
+    written = (schedd.work / "ads.txt").read_text().splitlines()
+    assert written[:2] == ["", "ClusterId=1"] and written.count(".") == 3
+    terse = schedd.cli("job", "submit", "-terse", "-dry-run", "ads.txt", "items.sub")
+    assert (terse.returncode, terse.stdout) == (0, "1.0 - 1.2\n")
+    bad = schedd.cli("job", "submit", "-dry-run", "nodir/ads.txt", "items.sub")
+    assert bad.returncode == 1 and lines(bad.stderr)[-1].startswith("ERROR: -dry-run nodir/ads.txt: cannot write it")
+    assert schedd.client.query("true") == []
+
+
+def test_submit_queue_from_the_command_line_and_terse_ids(schedd):
+    schedd.write("items.sub", ITEMS)
+    result = schedd.cli("job", "submit", "-terse", "items.sub", "-queue", "in", "x", "y", "z")
+    assert (result.returncode, result.stdout) == (0, "1.0 - 1.2\n"), result.stderr
+    ads = sorted(schedd.client.query("ClusterId == 1"), key=lambda ad: ad["ProcId"])
+    assert [ad["Args"] for ad in ads] == ["x", "y", "z"]
+    counted = schedd.cli("job", "submit", "items.sub", "-q", "2")
+    assert lines(counted.stdout)[-1] == "2 job(s) submitted to cluster 2."
+
+
+def test_submit_queue_refusals_name_the_option(schedd):
+    schedd.write("items.sub", ITEMS)
+    schedd.write("queued.sub", ITEMS + "queue\n")
+    for args, message in [
+            (["items.sub", "-queue"], "ERROR: -queue requires at least one argument"),
+            (["items.sub", "-q", "-3"], "ERROR: -q requires at least one argument"),
+            (["queued.sub", "-queue", "2"], "ERROR: queued.sub: -queue argument conflicts with queue statement in "
+                                            "submit file"),
+            (["-dry-run"], "ERROR: -dry-run requires a value after it")]:
+        result = schedd.cli("job", "submit", *args)
+        assert result.returncode == 1 and len(lines(result.stderr)) == 1, (args, result.stderr)
+        assert lines(result.stderr)[0].startswith(message), args
+    assert schedd.client.query("true") == []
 
 
 def test_submit_help_is_condor_submits_h_and_help_and_queues_nothing(schedd):
@@ -168,6 +222,36 @@ def test_q_constraint_and_job_ids_select_jobs(queue):
     assert "JobStatus ==" in bad.stderr
 
 
+def test_q_limit_shows_the_first_n_jobs_as_condor_q(queue):
+    limited = queue.cli("q", "-limit", "2", "-nobatch")
+    assert limited.returncode == 0, limited.stderr
+    out = lines(limited.stdout)
+    assert [row.split()[0] for row in out[2:4]] == ["1.0", "1.1"]
+    assert out[4].startswith("Total for query: 2 jobs; 0 completed, 0 removed, 2 idle, 0 running, 0 held")
+    assert queue.cli("q", "-lim", "1", "-af", "ClusterId", "ProcId").stdout == "1 0\n"
+    for value, message in (("x", "ERROR: Unable to convert (x) to a number for -limit."),
+                           ("0", "ERROR: 0 is not a valid for -limit."), ("-3", "ERROR: -3 is not a valid for -limit.")):
+        bad = queue.cli("q", "-limit", value)
+        assert (bad.returncode, bad.stdout, bad.stderr) == (1, "", message + "\n")
+
+
+def test_q_submitter_shows_that_users_jobs_under_a_submitter_header(queue):
+    host = socket.gethostname()
+    for name in (USER, f"{USER}@{host}"):
+        shown = queue.cli("q", "-submitter", name, "-nobatch")
+        assert shown.returncode == 0, shown.stderr
+        out = lines(shown.stdout)
+        assert re.fullmatch(rf"-- Submitter: {USER}@{re.escape(host)} : <.*> : crabtui@{re.escape(host)} @ .*", out[0])
+        # the collector's submitter name finds the schedd, but its jobs' Owner is the user alone:
+        # condor_q 23.9.6 -submitter crab@vm shows none of crab's jobs
+        assert [row.split()[0] for row in out[2:-2]] == (["1.0", "1.1", "1.2", "2.1"] if name == USER else [])
+        assert "Total for all users: 4 jobs" in shown.stdout and f"Total for {USER}" not in shown.stdout
+    unknown = queue.cli("q", "-submitter", "nobody")
+    assert (unknown.returncode, unknown.stdout, unknown.stderr) == \
+        (1, "", "ERROR: Collector has no record of schedd/submitter\n")
+    assert queue.cli("q", "-submitter").stderr == "ERROR: -submitter requires a value after it\n"
+
+
 def test_q_autoformat(queue):
     result = queue.cli("q", "-af", "ClusterId", "ProcId", "JobBatchName", "JobStatus", "NoSuchAttr")
     assert result.returncode == 0, result.stderr
@@ -226,6 +310,93 @@ def test_history_lists_newest_first(queue):
     # -backwards is the default; -forwards reads from the oldest, as condor_history 23.9.6 does
     assert lines(queue.cli("history", "-backwards", "-af:j", "ProcId").stdout) == ["1.0 0", "1.1 1", "2.0 0"]
     assert lines(queue.cli("history", "-forw", "-limit", "2", "-af:j", "ProcId").stdout) == ["2.0 0", "1.1 1"]
+
+
+def test_history_since_stops_at_a_job_or_an_expression_as_condor_history(queue):
+    queue.client.act("Remove", "1")
+    queue.wait_history("1.2")
+    every = [row.split()[0] for row in lines(queue.cli("history").stdout)[1:]]
+    assert sorted(every) == ["1.0", "1.1", "1.2", "2.0"] and every[-1] == "2.0"
+    newer = every[:every.index("1.1")]
+    assert [row.split()[0] for row in lines(queue.cli("history", "-since", "1.1").stdout)[1:]] == newer
+    # the -since job stops the scan even when the other restrictions leave it out
+    assert lines(queue.cli("history", "-since", "2.0", "-af:j", "ProcId", "-constraint", "ProcId == 0").stdout) == \
+        (["1.0 0"] if "1.0" in every[:3] else [])
+    assert lines(queue.cli("history", "-since", "ClusterId == 2", "-forwards", "-af:j", "ProcId").stdout) == \
+        [f"{job} {job[2]}" for job in every[:3][::-1]]
+    assert lines(queue.cli("history", "-since", "2", "-limit", "1", "-af:j", "ProcId").stdout) == \
+        [f"{every[0]} {every[0][2]}"]
+    for value in ("foo ==", "1.x"):
+        bad = queue.cli("history", "-since", value)
+        assert (bad.returncode, bad.stdout, bad.stderr) == \
+            (1, "", f"ERROR: invalid -since constraint: {value}: constraint must be a job-id, or expression.\n")
+
+
+# Two jobs as a 23.9.6 schedd writes them in its HISTORY file: each ad, then its '***' banner;
+# the lines after the last banner are a job still being written.
+HISTORY_FILE = """\
+ClusterId = 7
+ProcId = 0
+Owner = "alice"
+Cmd = "/bin/true"
+QDate = 1700000000
+CompletionDate = 1700000060
+RemoteWallClockTime = 60.0
+JobStatus = 4
+ExitCode = 0
+*** Offset = 0 ClusterId = 7 ProcId = 0 Owner = "alice" CompletionDate = 1700000060
+ClusterId = 8
+ProcId = 1
+Owner = "bob"
+Cmd = "/bin/false"
+QDate = 1700000100
+CompletionDate = 1700000200
+RemoteWallClockTime = 100.0
+JobStatus = 4
+ExitCode = 1
+*** Offset = 200 ClusterId = 8 ProcId = 1 Owner = "bob" CompletionDate = 1700000200
+ClusterId = 9
+ProcId = 0
+"""
+
+
+def test_history_file_reads_an_htcondor_history_file_newest_first(schedd):
+    path = schedd.write("history", HISTORY_FILE)
+    assert lines(schedd.cli("history", "-file", str(path), "-af", "ClusterId", "ProcId", "Owner", "ExitCode").stdout) \
+        == ["8 1 bob 1", "7 0 alice 0"]
+    table = lines(schedd.cli("history", "-file", "history", "alice").stdout)
+    assert table[0].startswith(" ID     OWNER") and table[1].split()[:2] == ["7.0", "alice"] and len(table) == 2
+    assert lines(schedd.cli("history", "-fi", "history", "-forwards", "-limit", "1", "-af", "ClusterId").stdout) == ["7"]
+    assert lines(schedd.cli("history", "-file", "history", "-since", "7.0", "-af", "ClusterId").stdout) == ["8"]
+    assert json.loads(schedd.cli("history", "-file", "history", "-json", "-attributes", "ExitCode", "8").stdout) == \
+        [{"ExitCode": 1}]
+    missing = schedd.cli("history", "-file", "nosuch")
+    assert (missing.returncode, missing.stderr) == \
+        (1, "ERROR: Error opening history file nosuch: No such file or directory\n")
+
+
+def test_history_userlog_reads_the_terminated_and_aborted_jobs_of_a_user_log(schedd):
+    schedd.write_pool(POOL)
+    schedd.write("exits.sub", "executable = /bin/sh\narguments = \"-c 'exit 3'\"\nlog = jobs.log\nqueue\n")
+    schedd.write("held.sub", "executable = /bin/true\nhold = true\nlog = jobs.log\nqueue\n")
+    assert schedd.cli("job", "submit", "exits.sub").returncode == 0
+    schedd.wait_history("1.0")
+    assert schedd.cli("job", "submit", "held.sub").returncode == 0
+    assert schedd.cli("rm", "2").returncode == 0
+    schedd.wait_history("2.0")
+    shown = schedd.cli("history", "-userlog", "jobs.log", "-af:j", "Owner", "JobStatus", "LastJobStatus", "ExitCode",
+                       "NumJobStarts", "RemoveReason", "UserLog")
+    assert lines(shown.stdout) == [f"1.0 {USER} 4 2 3 1 undefined jobs.log",
+                                   f"2.0 {USER} 3 1 undefined 0 via condor_rm jobs.log"]
+    # as submitted, whatever -limit, -since or -forwards say (23.9.6); restrictions choose
+    assert lines(schedd.cli("history", "-userlog", "jobs.log", "-limit", "1", "-since", "2.0", "-af",
+                            "ClusterId").stdout) == ["1", "2"]
+    assert lines(schedd.cli("history", "-userlog", "jobs.log", "2", "-af", "ClusterId").stdout) == ["2"]
+    table = lines(schedd.cli("history", "-userlog", "jobs.log", "-constraint", "ExitCode == 3").stdout)
+    assert len(table) == 2 and table[1].split()[:2] == ["1.0", USER], table
+    assert " C " in table[1] and table[1].rstrip().endswith(" ???"), table  # a log does not name the command
+    missing = schedd.cli("history", "-userlog", "nosuch.log")
+    assert (missing.returncode, missing.stderr) == (1, "ERROR: Can't open userlog nosuch.log\n")
 
 
 def test_hold_release_rm(queue):

@@ -369,6 +369,85 @@ def events_by_job(path: str) -> dict[tuple[int, int], list[str]]:
     return out
 
 
+def history_ads(path: str, owner: str) -> list[classad2.ClassAd]:
+    """The jobs of a log that terminated or were aborted, as ``condor_history -userlog`` 23.9.6
+    makes their ads from the events (read with ``JobEventLog``), in the order they were submitted;
+    ``owner`` is the reader's login, as there (a log does not say whose jobs it follows)."""
+    if not os.path.isfile(path) or not os.access(path, os.R_OK):
+        raise OSError(f"Can't open userlog {path}")
+    jobs: dict[tuple[int, int], dict] = {}  # in the order they first appear: 23.9.6 lists them so
+    ended: dict[tuple[int, int], classad2.ClassAd] = {}
+    try:
+        events = list(JobEventLog(path).events(stop_after=0))
+    except HTCondorException as e:
+        raise OSError(f"{path}: not a job event log ({e})") from None
+    for event in events:
+        key = (event.cluster, event.proc)
+        if event.type == JobEventType.SUBMIT:
+            jobs[key] = {"ClusterId": event.cluster, "ProcId": event.proc, "QDate": event.timestamp,
+                         "SubmitHost": event.get("SubmitHost", ""), "JobStatus": 1, "NumJobStarts": 0,
+                         "ImageSize": 0}
+            continue
+        job = jobs.setdefault(key, {"ClusterId": event.cluster, "ProcId": event.proc, "QDate": 0, "JobStatus": 1,
+                                    "NumJobStarts": 0, "ImageSize": 0})
+        if event.type == JobEventType.EXECUTE:
+            job.update(JobStatus=2, JobCurrentStartDate=event.timestamp, NumJobStarts=job["NumJobStarts"] + 1,
+                       LastRemoteHost=event.get("ExecuteHost", ""), StartdIpAddr=event.get("ExecuteHost", ""))
+        elif event.type == JobEventType.IMAGE_SIZE:
+            job.update(ImageSize=event.get("Size", 0), ResidentSetSize=event.get("ResidentSetSize", 0),
+                       ProportionalSetSize=event.get("ProportionalSetSize", -1))
+        elif event.type == JobEventType.JOB_HELD:
+            job["JobStatus"] = 5
+        elif event.type in (JobEventType.JOB_RELEASED, JobEventType.JOB_EVICTED):
+            job["JobStatus"] = 1
+        elif event.type in (JobEventType.JOB_TERMINATED, JobEventType.JOB_ABORTED):
+            ended[key] = _history_ad(job, event, owner, path)
+    return [ended[key] for key in jobs if key in ended]
+
+
+def _history_ad(job: dict, event, owner: str, path: str) -> classad2.ClassAd:
+    terminated = event.type == JobEventType.JOB_TERMINATED
+    ad = classad2.ClassAd({
+        "ClusterId": job["ClusterId"], "ProcId": job["ProcId"], "Owner": owner, "Cmd": "???",
+        "MyType": "Job", "TargetType": "Machine", "JobPrio": 0, "QDate": job["QDate"],
+        "GlobalJobId": f"localhost#{job['ClusterId']}.{job['ProcId']}#{job['QDate']}",
+        "JobStatus": 4 if terminated else 3, "LastJobStatus": job["JobStatus"],
+        "EnteredCurrentStatus": event.timestamp, "CompletionDate": event.timestamp if terminated else 0,
+        "NumJobStarts": job["NumJobStarts"], "ImageSize": job["ImageSize"], "NumSystemHolds": 0,
+        "TotalSuspensions": 0, "LastSuspensionTime": 0, "UserLog": path,
+        "RemoteWallClockTime": float(event.get("TimeExecuteUsage", 0) or 0) if terminated else 0.0,
+        "ServerTime": int(time.time()),
+    })
+    if job.get("SubmitHost"):
+        ad["SubmitHost"] = job["SubmitHost"]
+    for name in ("JobCurrentStartDate", "LastRemoteHost", "StartdIpAddr", "ResidentSetSize", "ProportionalSetSize"):
+        if name in job and terminated:
+            ad[name] = job[name]
+    for name, usage in (("Remote", "TotalRemoteUsage"), ("Local", "TotalLocalUsage")):
+        user, system = _usage_seconds(event.get(usage, "")) if terminated else (0.0, 0.0)
+        ad[f"{name}UserCpu"], ad[f"{name}SysCpu"] = user, system
+    if terminated:  # the last run's figures too
+        for name, usage in (("Remote", "RunRemoteUsage"), ("Local", "RunLocalUsage")):
+            ad[f"Last{name}UserCpu"], ad[f"Last{name}SysCpu"] = _usage_seconds(event.get(usage, ""))
+        ad["LastRemoteWallClockTime"] = ad["RemoteWallClockTime"]
+        normal = bool(event.get("TerminatedNormally", True))
+        ad["ExitBySignal"] = not normal
+        if normal:
+            ad["ExitCode"] = int(event.get("ReturnValue", 0))
+        else:
+            ad["ExitSignal"] = int(event.get("TerminatedBySignal", 0))
+    else:
+        ad["RemoveReason"] = str(event.get("Reason", ""))
+    return ad
+
+
+def _usage_seconds(text: str) -> tuple[float, float]:
+    """``Usr D HH:MM:SS, Sys D HH:MM:SS`` (a terminated event's usage) as user and system seconds."""
+    found = re.findall(r"(\d+) (\d+):(\d+):(\d+)", text)
+    seconds = [float(int(d) * 86400 + int(h) * 3600 + int(m) * 60 + int(s)) for d, h, m, s in found]
+    return (seconds + [0.0, 0.0])[0], (seconds + [0.0, 0.0])[1]
+
+
 def node_events(path: str, node: str, jobs: Iterable[int] = (), after: int = 0) -> str | None:
     """The events of one DAG node's jobs in the log at ``path`` (a shared ``log = job.log`` holds
     every node's), in the order they were written: of the clusters ``jobs``, and of each cluster
