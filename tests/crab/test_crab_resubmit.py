@@ -85,6 +85,7 @@ def test_failed_job_is_resubmitted_with_new_memory_in_a_new_epoch(tmp_path, stat
 def test_a_killed_task_cannot_be_resubmitted(tmp_path, state):
     (tmp_path / "crab.toml").write_text(config_text("gone", scale=1))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    wait_status(state, "gone", tmp_path, "SUBMITTED")  # a task still QUEUED is refused a kill, as by CRAB
     assert crabtui(state, "task", "kill", "gone", cwd=tmp_path).returncode == 0
     wait_status(state, "gone", tmp_path, "KILLED")
     refused = crabtui(state, "task", "resubmit", "gone", cwd=tmp_path)

@@ -308,6 +308,7 @@ def test_submit_prints_its_warnings_before_success_as_crab_submit_does(tmp_path,
     warning = next(i for i, line in enumerate(lines) if line.startswith("Warning: ") and "lumi mask" in line)
     success = next(i for i, line in enumerate(lines) if line.startswith("Success: "))
     assert warning < success and success == len(lines) - 1, submitted.stdout
+    wait_status(state, "golden", tmp_path, "SUBMITTED")  # a task still QUEUED is refused a kill, as by CRAB
     assert crabtui(state, "task", "kill", "golden", cwd=tmp_path).returncode == 0
 
 
@@ -405,6 +406,7 @@ def test_submit_takes_the_configuration_as_crab_submit_does(tmp_path, state):
     for args, name in ((["-c", "crab_zmumu.py"], "zmumu_c"), ([], "zmumu_default")):
         done = crabtui(state, "task", "submit", *args, cwd=tmp_path)
         assert done.returncode == 0 and f"crab_{name}" in done.stdout, (args, done.stderr)
+        wait_status(state, name, tmp_path, "SUBMITTED")  # a task still QUEUED is refused a kill, as by CRAB
         assert crabtui(state, "task", "kill", name, cwd=tmp_path).returncode == 0
     override = crabtui(state, "task", "submit", "--config=crab_zmumu.py", "General.requestName=zmumu_x",
                        "Data.unitsPerJob=2", "Site.blacklist=['T2_US_Nebraska', 'T2_DE_DESY', 'T2_IT_Pisa']",
