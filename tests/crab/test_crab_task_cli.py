@@ -728,11 +728,18 @@ for era in ('2022', '2023'):
 def test_ctrl_c_while_a_configuration_runs_says_keyboard_interrupted_and_what_was_submitted(tmp_path, state):
     (tmp_path / "pset.py").write_text("# fake PSet\n")
     (tmp_path / "crabConfig.py").write_text(MULTICRAB_SLOW.format(dataset=MC))
+    # Ctrl-C's default action even when the tests were started in the background (a shell then
+    # starts them with SIGINT ignored, and Python raises no KeyboardInterrupt for an ignored signal)
     process = subprocess.Popen([CRABTUI, "--state-dir", state.path, "task", "submit"], cwd=tmp_path,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_until("the first task to be submitted", lambda: (tmp_path / "submitted_2022").exists())
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        wait_until("the first task to be submitted", lambda: (tmp_path / "submitted_2022").exists())
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        process.wait()
     assert process.returncode == 1 and err.count("\n") == 1 and "Aborted" not in err, err
     name = re.findall(r"^Task name: (\S+)$", out, re.M)[0]
     assert err == (f"ERROR: Keyboard Interrupted while {tmp_path / 'crabConfig.py'} ran. "

@@ -87,7 +87,7 @@ def test_bad_command_lines_get_one_line(gated, schedd, argv, said):
 
 
 @pytest.mark.parametrize("argv", [["dag", "status", "fail.dag"], ["dag", "status", "abc"], ["dag", "check"],
-                                  ["q", "--no-such"], ["--backend", "nope", "q"], ["task", "status"],
+                                  ["q", "--no-such"], ["--backend", "nope", "q"], ["task", "status", "a", "--task", "b"],
                                   ["dag", "run", "-maxjobs", "x", "d.dag"], ["dag", "run", "-zz", "d.dag"]])
 def test_click_usage_errors_are_one_line_with_the_help_to_read(gated, schedd, argv):
     line = one_error_line(crabtui(schedd, *argv, cwd=gated))
