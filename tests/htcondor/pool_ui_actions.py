@@ -64,6 +64,11 @@ async def scenario(pilot, name: str, seen: dict) -> None:
                    "job 1 running")
     dagman = screen.snapshot.task.dagman_id
     seen["dagman"] = dagman
+    # running in the queue (JobStatus 2) comes before the starter executes it: wait for its start,
+    # or a hold would cut a run that never began and the job would start only once
+    first = screen.snapshot.node_jobs["1"].split(".")[0]
+    await wait_for(pilot, lambda: htcondor2.Schedd().query(f"ClusterId == {first}", ["NumJobStarts"])[0]
+                   .get("NumJobStarts", 0) >= 1, "job 1 started by the pool's starter")
 
     # hold job 1, running: h asks, y holds it in the pool's queue; r releases it (before CRAB's
     # periodic_remove of a job held 7 minutes takes it away)
