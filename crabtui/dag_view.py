@@ -209,10 +209,10 @@ def dag_file_of(ad: Mapping[str, Any]) -> str | None:
     """The DAG file a DAGMan job runs, as ``crabtui dag halt ID`` finds it: its ``-Dag``
     argument (condor_submit_dag's and ``crabtui dag submit``'s) in its Iwd, else the file its
     default batch name (``FILE+ID``) names; None if it runs none."""
-    from engine.schedd.local.submit import parse_arguments
+    from engine.schedd.local.submit import parse_raw_arguments
 
     if ad.get("Arguments"):
-        argv = parse_arguments(f'"{ad["Arguments"]}"')  # the ad holds the new syntax without its quotes
+        argv = parse_raw_arguments(ad["Arguments"])
     else:
         argv = str(ad.get("Args") or "").split()
     flags = [a.lower() for a in argv[:-1]]
@@ -229,10 +229,14 @@ def dag_file_of(ad: Mapping[str, Any]) -> str | None:
 def dagman_out_of(ad: Mapping[str, Any], dag_file: str) -> str:
     """Where the DAGMan job writes its dagman.out: ``_CONDOR_DAGMAN_LOG`` in its environment
     (condor_submit_dag's -outfile_dir), relative to its Iwd, else beside the DAG."""
-    for word in str(ad.get("Environment") or "").split() + str(ad.get("Env") or "").split(";"):
-        name, _, value = word.partition("=")
-        if name == "_CONDOR_DAGMAN_LOG" and value:
-            return os.path.join(str(ad.get("Iwd") or os.path.dirname(dag_file)), value.strip("'\""))
+    from engine.schedd.local.submit import parse_environment, parse_raw_environment
+
+    try:
+        env = parse_raw_environment(str(ad.get("Environment") or "")) or parse_environment(str(ad.get("Env") or ""))
+    except ValueError:  # not written by condor_submit
+        env = {}
+    if env.get("_CONDOR_DAGMAN_LOG"):
+        return os.path.join(str(ad.get("Iwd") or os.path.dirname(dag_file)), env["_CONDOR_DAGMAN_LOG"])
     return dagman_out_path(dag_file)
 
 

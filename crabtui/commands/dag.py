@@ -12,7 +12,7 @@ import click
 
 from crabtui.commands.backend import again, backend, embedded_only, fail, schedd
 from engine.schedd.api import JobStatus, ScheddError
-from engine.schedd.local.submit import parse_arguments
+from engine.schedd.local.submit import parse_raw_arguments
 
 
 @click.group()
@@ -262,7 +262,7 @@ def _dag_file(ctx: click.Context, dag: str, then: str) -> str:
             fail(f"{dag}: no such DAG file (give a DAG file or a DAGMan job id)")
         return dag
     ad = _dagman_ad(ctx, int(dag))
-    argv = parse_arguments(str(ad.get("Arguments", "")))
+    argv = parse_raw_arguments(str(ad.get("Arguments", "")))
     name = argv[argv.index("-Dag") + 1] if "-Dag" in argv[:-1] else argv[-1]
     dag_file = os.path.join(str(ad["Iwd"]), name)
     if ad.get("JobStatus") in (JobStatus.REMOVED, JobStatus.COMPLETED):

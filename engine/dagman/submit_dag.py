@@ -22,7 +22,7 @@ from engine.dag.rescue import rescue_files, rescue_path, save_file_path
 from engine.dagman.config import config_file, knob_values
 from engine.dagman.dagman_out import dagman_out_path
 from engine.dagman.lockfile import holder_alive, read_lock
-from engine.schedd.local.submit import format_arguments
+from engine.schedd.local.submit import quote_arguments
 
 # condor_submit_dag's default on_exit_remove: a DAGMan that crashed (signal 11 aside) or was
 # killed is queued again by the schedd, and comes back in recovery mode.
@@ -137,10 +137,10 @@ def _dagman_job(name: str, generator: str, executable: str, getenv: str, argv: l
         'My.OtherJobRemoveRequirements\t= "DAGManJobId =?= $(cluster)"',
         f"on_exit_remove\t= {ON_EXIT_REMOVE}",
         "copy_to_spool\t= False",
-        f"arguments\t= \"{format_arguments(argv)}\"",
+        f"arguments\t= {quote_arguments(argv)}",
     ]
     if environment:
-        lines.append(f"environment\t= \"{format_arguments(environment)}\"")
+        lines.append(f"environment\t= {quote_arguments(environment)}")
     lines += [f"My.{attr}\t= {value}" for attr, value in attrs.items()]
     if options.notification:
         lines.append(f"notification\t= {options.notification}")

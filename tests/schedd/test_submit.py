@@ -20,8 +20,8 @@ from engine.schedd.local.submit import (
     SubmitDescription,
     SubmitError,
     build_job_ads,
-    parse_arguments,
-    parse_environment,
+    parse_raw_arguments,
+    parse_raw_environment,
 )
 
 CLUSTER = 42
@@ -124,7 +124,8 @@ class TestCommands:
     def test_arguments_both_syntaxes(self, tmp_path):
         (new,) = build("""executable = /bin/echo\narguments = "one 'two words' ""q"" 'it''s'"\nqueue\n""", tmp_path)
         (old,) = build("executable = /bin/echo\narguments = one  two\tthree\nqueue\n", tmp_path)
-        assert parse_arguments(f'"{new["Arguments"]}"') == ["one", "two words", '"q"', "it's"]
+        assert new["Arguments"] == "one two' 'words \"q\" it''''s"  # as condor_submit 23.9.6 stores it
+        assert parse_raw_arguments(new["Arguments"]) == ["one", "two words", '"q"', "it's"]
         assert (old["Args"], "Arguments" in old, "Args" in new) == ("one two three", False, False), \
             "as condor_submit keeps them: the old syntax in Args, the new in Arguments"
 
@@ -148,8 +149,8 @@ class TestCommands:
     def test_environment_both_syntaxes(self, tmp_path):
         (new,) = build("""executable = /bin/true\nenvironment = "A=1 B='x y'"\nqueue\n""", tmp_path)
         (old,) = build("executable = /bin/true\nenvironment = A=1;B=x y\nqueue\n", tmp_path)
-        assert parse_environment(f'"{new["Environment"]}"') == {"A": "1", "B": "x y"}
-        assert parse_environment(f'"{old["Environment"]}"') == {"A": "1", "B": "x y"}
+        assert new["Environment"] == old["Environment"] == "A=1 B=x' 'y"  # as condor_submit 23.9.6
+        assert parse_raw_environment(new["Environment"]) == {"A": "1", "B": "x y"}
 
     def test_sizes_priority_batch_name_and_custom_attributes(self, tmp_path):
         (ad,) = build("""

@@ -27,7 +27,7 @@ import classad2
 
 from engine.schedd.local import starter
 from engine.schedd.local.starter import Record, read_record
-from engine.schedd.local.submit import parse_arguments, parse_environment
+from engine.schedd.local.submit import parse_raw_arguments, parse_raw_environment
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 STARTER_PROGRAM = starter.__file__
@@ -129,11 +129,11 @@ def request(ad: classad2.ClassAd, record: str, ad_file: str, machine_ad: str | N
     HTCondor tools of ``tools`` come last on its PATH, so that a PATH of the job's own wins.
     ``slot``: the slot's name, which begins the hold reasons of a start that fails, as HTCondor's
     ("Error from slot1@host: ...")."""
-    if "Arguments" in ad:  # the new syntax, stored without its enclosing double quotes
-        argv = [ad["Cmd"], *parse_arguments(f'"{ad["Arguments"]}"')]
+    if "Arguments" in ad:  # the new syntax, stored in its raw form
+        argv = [ad["Cmd"], *parse_raw_arguments(ad["Arguments"])]
     else:  # the old syntax, blank-separated, its quotes unescaped as condor_submit stores them
         argv = [ad["Cmd"], *str(ad.get("Args") or "").split()]
-    env = parse_environment(f'"{ad["Environment"]}"') if "Environment" in ad else {}
+    env = parse_raw_environment(ad["Environment"]) if "Environment" in ad else {}
     env.setdefault("PATH", DEFAULT_PATH)
     if tools:
         env["PATH"] = f"{env['PATH']}:{tools}" if env["PATH"] else tools

@@ -202,7 +202,7 @@ def parse_arguments(value: str) -> list[str]:
         if text[end + 1:].strip():
             raise ValueError(f"characters after the closing double quote: {text[end:].strip()!r}; "
                              'a double quote inside the new syntax is written twice ("")')
-        return _split_new_syntax(text[1:end])
+        return _split_new_syntax(text[1:end].replace('""', '"'))
     bare = re.search(r'(?<!\\)"', text)
     if bare:
         raise ValueError(f"illegal unescaped double quote in the old syntax: {text[bare.start():].strip()!r}; "
@@ -212,23 +212,52 @@ def parse_arguments(value: str) -> list[str]:
 
 
 def format_arguments(argv: list[str]) -> str:
-    """The new-syntax form of an argument list, as HTCondor stores it in ``Arguments``."""
+    """An argument list as HTCondor stores it in ``Arguments`` (ArgList's V2 raw form): blanks
+    separate, and each blank or single quote of an argument is quoted on its own (``a' 'b``,
+    ``it''''s``), a run of them in one quoted section; an empty argument is ``''``."""
     out = []
     for arg in argv:
-        if arg and not re.search(r"[\s'\"]", arg):
-            out.append(arg)
-        else:
-            out.append("'" + arg.replace("'", "''").replace('"', '""') + "'")
+        word = "" if arg else "''"
+        for ch in arg:
+            if ch in " \t\n\r'":
+                word = word[:-1] if word.endswith("'") else word + "'"  # join the quoted section before
+                word += ("''" if ch == "'" else ch) + "'"
+            else:
+                word += ch
+        out.append(word)
     return " ".join(out)
+
+
+def quote_arguments(argv: list[str]) -> str:
+    """An argument list as a submit file's ``arguments`` or ``environment`` value (new syntax):
+    the V2 raw form in double quotes, a double quote in it written twice."""
+    return '"' + format_arguments(argv).replace('"', '""') + '"'
+
+
+def parse_raw_arguments(value: str) -> list[str]:
+    """A job ad's ``Arguments`` (the V2 raw form, with no enclosing double quotes) as a list."""
+    return _split_new_syntax(value)
 
 
 def parse_environment(value: str) -> dict[str, str]:
     """``environment``: new syntax (double-quoted, blank-separated) or old (``A=1;B=2``)."""
     value = value.strip()
     if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
-        entries = _split_new_syntax(value[1:-1])
-    else:
-        entries = [e for e in value.split(";") if e.strip()]
+        return _environment(_split_new_syntax(value[1:-1].replace('""', '"')))
+    return _environment([e for e in value.split(";") if e.strip()])
+
+
+def parse_raw_environment(value: str) -> dict[str, str]:
+    """A job ad's ``Environment`` (the V2 raw form) as a mapping."""
+    return _environment(_split_new_syntax(value))
+
+
+def format_environment(env: Mapping[str, str]) -> str:
+    """An environment as HTCondor stores it in ``Environment``: V2 raw, sorted by name."""
+    return format_arguments([f"{name}={env[name]}" for name in sorted(env)])
+
+
+def _environment(entries: list[str]) -> dict[str, str]:
     env = {}
     for entry in entries:
         name, equals, val = entry.partition("=")
@@ -280,7 +309,12 @@ def _command_lines(text: str, where: str) -> dict[str, int]:
     """The line of the text that last sets each command (lower case), for messages; a line that
     is no submit command is refused, naming it."""
     lines = {}
+    continued = False
     for lineno, line in enumerate(text.splitlines(), 1):
+        if continued:  # a line that ends in a backslash goes on on the next one
+            continued = line.endswith("\\")
+            continue
+        continued = line.endswith("\\")
         if re.match(r"\s*queue\b", line, re.IGNORECASE):
             break  # what follows is the queue statement's item list, if any
         if not _LINE_FORMS.match(line):
@@ -446,6 +480,8 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
             ad["Arguments"] = format_arguments(argv)
         else:  # the old syntax stays old, in Args, as condor_submit keeps it
             ad["Args"] = " ".join(argv)
+    else:
+        ad["Arguments"] = ""
     env = _getenv(get("getenv"), environ)
     environment = get("environment", "env")
     if environment is not None:
@@ -453,8 +489,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
             env.update(parse_environment(environment))
         except ValueError as e:
             raise SubmitError(f"{where}: environment: {e}") from None
-    if env:
-        ad["Environment"] = format_arguments([f"{k}={v}" for k, v in env.items()])
+    ad["Environment"] = format_environment(env)
     if (get("skip_filechecks") or "false").lower() not in ("true", "yes", "1"):
         _check_input_files(get("transfer_input_files"), iwd, _at(where, lines, "transfer_input_files"))
     for key, attr in (("input", "In"), ("output", "Out"), ("error", "Err")):
@@ -497,16 +532,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     description = _expand(submit, keys["description"], where) if "description" in keys else ""
     if description:  # copied as it is, blanks included (condor_submit's f_as_string)
         ad["JobDescription"] = description
-    retries = get("max_retries")
-    if retries is not None:
-        ad["JobMaxRetries"] = _integer(retries, where, "max_retries", "a number of retries", 0)
-        ad["SuccessExitCode"] = _integer(get("success_exit_code") or "0", where, "success_exit_code",
-                                         "an exit code", -_INT32)
-        # submit_utils.cpp SetJobRetries: the user's on_exit_remove still ends the retries.
-        user = get("on_exit_remove")
-        ad["OnExitRemove"] = _expression(
-            "NumJobCompletions > JobMaxRetries || ExitCode =?= SuccessExitCode" + (f" || ({user})" if user else ""),
-            where, "on_exit_remove")
+    _retries(ad, get, where)
     for key in submit.keys():
         lower = key.lower()
         if lower.startswith(("my.", "+")):
@@ -519,6 +545,30 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         ad["HoldReasonCode"] = HOLD_CODE_SUBMITTED_ON_HOLD
         ad["HoldReasonSubCode"] = 0
     return ad
+
+
+def _retries(ad: classad2.ClassAd, get, where: str) -> None:
+    """max_retries, retry_until and success_exit_code, as condor_submit 23.9.6 turns them into
+    JobMaxRetries (2 unless given), JobSuccessExitCode and an OnExitRemove that ends the retries;
+    a whole number for retry_until is the exit code that ends them, and the user's own
+    on_exit_remove ends them too."""
+    retries, until, success = get("max_retries"), get("retry_until"), get("success_exit_code")
+    if retries is None and until is None and success is None:
+        return
+    ad["JobMaxRetries"] = _integer(retries or "2", where, "max_retries", "a number of retries", 0)
+    clauses = ["NumJobCompletions > JobMaxRetries"]
+    if success is None:
+        clauses.append("ExitCode =?= 0")
+    else:
+        ad["JobSuccessExitCode"] = _integer(success, where, "success_exit_code", "an exit code", -_INT32)
+        clauses.append("ExitCode =?= JobSuccessExitCode")
+    if until is not None:
+        clauses.append(f"ExitCode =?= {until}" if re.fullmatch(r"[+-]?[0-9]+", until)
+                       else str(_expression(until, where, "retry_until")))
+    user = get("on_exit_remove")
+    if user is not None:
+        clauses.append(str(_expression(user, where, "on_exit_remove")))
+    ad["OnExitRemove"] = _expression(" || ".join(clauses), where, "on_exit_remove")
 
 
 def _getenv(value: str | None, environ: Mapping[str, str]) -> dict[str, str]:
@@ -582,7 +632,7 @@ def _closing_quote(text: str) -> int | None:
 
 
 def _split_new_syntax(text: str) -> list[str]:
-    """HTCondor's new quoting: blanks separate, single quotes group, '' and "" are literal quotes."""
+    """HTCondor's V2 raw quoting: blanks separate, single quotes group, '' in them is a quote."""
     args: list[str] = []
     current: list[str] = []
     in_word = in_quotes = False
@@ -590,11 +640,6 @@ def _split_new_syntax(text: str) -> list[str]:
     while i < len(text):
         ch = text[i]
         nxt = text[i + 1] if i + 1 < len(text) else ""
-        if ch == '"' and nxt == '"':
-            current.append('"')
-            in_word = True
-            i += 2
-            continue
         if in_quotes:
             if ch == "'":
                 if nxt == "'":
