@@ -58,6 +58,7 @@ _STRINGS = {
     "kill_sig": "KillSig",
     "remove_kill_sig": "RemoveKillSig",
     "hold_kill_sig": "HoldKillSig",
+    "notify_user": "NotifyUser",
 }
 # Commands understood and handled explicitly below, or accepted with no effect on one machine
 # (file transfer settings, as the embedded schedd shares the submitter's files; no mail is sent).
@@ -66,7 +67,8 @@ _HANDLED = {
     "log", "initialdir", "initial_dir", "universe", "request_cpus", "request_memory", "request_disk",
     "priority", "hold", "max_retries", "success_exit_code", "retry_until",
     "should_transfer_files", "when_to_transfer_output", "transfer_input_files",
-    "transfer_output_files", "transfer_output_remaps", "transfer_executable", "stream_output",
+    "transfer_output_files", "transfer_output_remaps", "transfer_executable", "deferral_time",
+    "deferral_window", "deferral_prep_time", "stream_output",
     "stream_error", "notification", "notify_user", "leave_in_queue", "log_xml", "job_max_vacate_time",
     "want_graceful_removal", "coresize",
     "output_destination", "job_lease_duration", "keep_claim_idle", "allowed_job_duration",
@@ -278,15 +280,74 @@ def _parse(description: SubmitDescription) -> htcondor2.Submit:
     # set the macro itself (condor_submit -a and DAGMan set values, never submit text).
     stand_ins = {key: _text_safe(value) for key, value in prepend.items()}
     text = "".join(f"{key} = {stand_in}\n" for key, stand_in in stand_ins.items()) + text
+    _check_conditionals(description.text, where)
     try:
-        submit = htcondor2.Submit(text)
+        with _CapturedStderr() as said:
+            submit = htcondor2.Submit(text)
     except Exception as e:  # htcondor2 raises ValueError or HTCondorException with terse text
-        raise SubmitError(_include_error(description.text, where)
+        raise SubmitError(_include_error(description.text, where) or _if_error(said.text, description.text, where)
                           or f"{where}: the submit language parser refused this description: {e}") from None
     for key, value in prepend.items():
         if submit.get(key) == stand_ins[key] != value:
             submit[key] = value
     return submit
+
+
+class _CapturedStderr:
+    """What the bindings' C++ side writes to file descriptor 2 while a description is parsed (its
+    reason for refusing an ``if``), kept from the user's terminal and read into ``text``."""
+
+    def __enter__(self) -> _CapturedStderr:
+        import tempfile
+
+        self.text = ""
+        self._file = tempfile.TemporaryFile()
+        self._saved = os.dup(2)
+        os.dup2(self._file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        self._file.seek(0)
+        self.text = self._file.read(1 << 16).decode("utf-8", "replace")
+        self._file.close()
+
+
+def _if_error(said: str, text: str, where: str) -> str | None:
+    """condor_submit's words for an ``if`` it cannot evaluate, at the line of the file."""
+    match = re.search(r"Parse_config if error: '(.*)' line: (.*)", said)
+    if not match:
+        return None
+    reason, bad = match.group(1), match.group(2).strip()
+    lineno = next((n for n, line in enumerate(text.splitlines(), 1) if line.strip() == bad), None)
+    at = f"{where}:{lineno}" if lineno else where
+    if "if condition" not in reason:
+        return f"{at}: {reason}"
+    return (f"{at}: {reason}; an if takes 'defined NAME', 'version >= X.Y', a boolean or a number, "
+            "as in: if defined mode")
+
+
+def _check_conditionals(text: str, where: str) -> None:
+    """Refuse an ``if`` left open at the queue statement: condor_submit 23.9.6 lets it run to the
+    end of the file, the bindings refuse the description without a reason."""
+    open_ifs: list[int] = []
+    continued = False
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if continued:
+            continued = line.endswith("\\")
+            continue
+        continued = line.endswith("\\")
+        word = line.split(None, 1)[0].lower() if line.strip() else ""
+        if word == "if":
+            open_ifs.append(lineno)
+        elif word == "endif" and open_ifs:
+            open_ifs.pop()
+        elif word == "queue":
+            break
+    if open_ifs:
+        raise SubmitError(f"{where}:{open_ifs[-1]}: if without endif; close it with an endif line before the "
+                          "queue statement")
 
 
 def _include_error(text: str, where: str) -> str | None:
@@ -529,6 +590,15 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         value = get(key)
         if value is not None:
             ad[attr] = value
+    _transfer(ad, get, where, lines)
+    limits = get("concurrency_limits")
+    if limits:  # lower case and sorted, as condor_submit stores them
+        ad["ConcurrencyLimits"] = ",".join(sorted({n.lower() for n in re.split(r"[\s,]+", limits) if n}))
+    deferral = get("deferral_time")
+    if deferral is not None:  # the defaults condor_submit 23.9.6 gives the window and the prep time
+        ad["DeferralTime"] = _expression(deferral, where, "deferral_time")
+        ad["DeferralWindow"] = _expression(get("deferral_window") or "0", where, "deferral_window")
+        ad["DeferralPrepTime"] = _expression(get("deferral_prep_time") or "300", where, "deferral_prep_time")
     description = _expand(submit, keys["description"], where) if "description" in keys else ""
     if description:  # copied as it is, blanks included (condor_submit's f_as_string)
         ad["JobDescription"] = description
@@ -571,12 +641,43 @@ def _retries(ad: classad2.ClassAd, get, where: str) -> None:
     ad["OnExitRemove"] = _expression(" || ".join(clauses), where, "on_exit_remove")
 
 
+def _transfer(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) -> None:
+    """The file transfer commands as the job ad records them (ShouldTransferFiles, IF_NEEDED by
+    default; WhenToTransferOutput; TransferInput and TransferOutput as comma lists), and
+    condor_submit's refusals; the embedded schedd shares the submitter's files and moves none."""
+    should = (get("should_transfer_files") or "IF_NEEDED").upper()
+    if should not in ("YES", "NO", "IF_NEEDED"):
+        raise SubmitError(f"{_at(where, lines, 'should_transfer_files')}: should_transfer_files: invalid value "
+                          f"({should.lower()}); specify YES, NO, or IF_NEEDED")
+    ad["ShouldTransferFiles"] = should
+    inputs = _comma_list(get("transfer_input_files"))
+    if should == "NO" and inputs:
+        raise SubmitError(f"{_at(where, lines, 'transfer_input_files')}: transfer_input_files: you disabled "
+                          "should_transfer_files; set should_transfer_files = YES or drop the files")
+    if should != "NO":
+        when = (get("when_to_transfer_output") or "ON_EXIT").upper()
+        ad["WhenToTransferOutput"] = when if when in ("ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS") else "ON_EXIT"
+    if inputs:
+        ad["TransferInput"] = inputs
+    outputs = _comma_list(get("transfer_output_files"))
+    if outputs:
+        ad["TransferOutput"] = outputs
+
+
+def _comma_list(value: str | None) -> str:
+    """A file list as condor_submit stores it: its names joined by commas, blanks dropped."""
+    return ",".join(name.strip() for name in (value or "").split(",") if name.strip())
+
+
 def _getenv(value: str | None, environ: Mapping[str, str]) -> dict[str, str]:
     """The submitter's variables ``getenv`` imports: all (true), none (false), or those of a
     list of names, where ``*`` matches any characters and ``!NAME`` leaves variables out, as
     condor_submit reads it (condor_submit_dag's list, for one)."""
     if value is None or value.lower() in ("false", "no", "0"):
         return {}
+    # CONDOR_CONFIG=/dev/null is the bindings' own, set in this process when no HTCondor
+    # configuration exists: not the submitter's, and not for the job
+    environ = {k: v for k, v in environ.items() if (k, v) != ("CONDOR_CONFIG", os.devnull)}
     if value.lower() in ("true", "yes", "1"):
         return dict(environ)
     patterns = [p for p in re.split(r"[\s,]+", value) if p]
