@@ -9,6 +9,7 @@ tried against a real daemon, through the API and the CLI, and must leave the que
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import classad2
@@ -259,6 +260,15 @@ BAD = {
                                  [":2:", "after the closing double quote"]),
     "missing-input-file": ("executable = /bin/true\n\ntransfer_input_files = in.dat, nosuch.dat",
                            "transfer_input_files", [":3:", "nosuch.dat", "No such file or directory"]),
+    # condor_submit 23.9.6's reasons for an if it cannot evaluate; $(DEFINED x) is no 23.x macro
+    "if-not-a-condition": ("executable = /bin/true\nif $(DEFINED mode)\narguments = fast\nendif", "if",
+                           [":2:", "complex conditionals are not supported", "if defined mode"]),
+    "else-without-if": ("executable = /bin/true\nelse\narguments = x", "if", [":2:", "else without matching if"]),
+    "if-without-endif": ("executable = /bin/true\nif defined mode\narguments = fast", "endif", [":2:"]),
+    "should-transfer-files": ("executable = /bin/true\nshould_transfer_files = maybe", "should_transfer_files",
+                              [":2:", "maybe", "YES, NO, or IF_NEEDED"]),
+    "transfer-disabled": ("executable = /bin/true\nshould_transfer_files = NO\ntransfer_input_files = in.dat",
+                          "transfer_input_files", [":3:", "should_transfer_files = YES"]),
 }
 
 
@@ -291,6 +301,7 @@ def test_bad_submit_file_via_cli_queues_nothing(name, schedd):
     assert "submitted to cluster" not in result.stdout
     _, key, words = BAD[name]
     assert result.stderr.startswith("ERROR: ")
+    assert len(result.stderr.splitlines()) == 1, result.stderr  # nothing the bindings print themselves
     assert str(path) in result.stderr
     assert key in result.stderr
     for word in words:
@@ -371,3 +382,96 @@ def test_unreadable_submit_file_via_cli(schedd):
     result = schedd.cli("job", "submit", str(schedd.work / "missing.sub"))
     assert result.returncode != 0
     assert "missing.sub" in result.stderr
+
+
+# -------------------------------------------------------- as condor_submit 23.9.6 read them on the pool
+
+class TestAsTheTestPoolReadsThem:
+    """Submit files as the manual writes them, whose ads the test pool's condor_submit -dry-run
+    built differently from crabtui's; each expected value is the pool's."""
+
+    def test_continuation_lines_are_one_command(self, tmp_path):
+        (ad,) = build("""# a comment
+executable = /bin/echo
+   # an indented comment
+arguments = one \\
+  two \\
+  three
+requirements = (OpSys == "LINUX") && \\
+               (Arch == "X86_64")
+queue
+""", tmp_path)
+        assert ad["Args"] == "one two three"
+        assert str(ad.lookup("Requirements")) == '(OpSys == "LINUX") && (Arch == "X86_64")'
+
+    def test_arguments_with_blanks_are_stored_as_the_pool_stores_them(self, tmp_path):
+        (ad,) = build("""executable = /bin/echo
+arguments = "'a  b' '' 'x''y' q""r ' lead'"
+queue
+""", tmp_path)
+        assert ad["Arguments"] == "a'  'b '' x''''y q\"r ' 'lead"
+        assert parse_raw_arguments(ad["Arguments"]) == ["a  b", "", "x'y", 'q"r', " lead"]
+        (bare,) = build("executable = /bin/true\nqueue\n", tmp_path)
+        assert (bare["Arguments"], bare["Environment"]) == ("", "")
+
+    def test_environment_is_sorted_by_name(self, tmp_path):
+        (ad,) = build("""executable = /bin/true\nenvironment = "Z=1 A=2 M='x y' E="\nqueue\n""", tmp_path)
+        assert ad["Environment"] == "A=2 E= M=x' 'y Z=1"
+
+    def test_getenv_passes_the_submitters_environment_not_the_bindings_config(self, tmp_path):
+        (ad,) = build("executable = /bin/true\ngetenv = True\nqueue\n", tmp_path,
+                      environ={"CONDOR_CONFIG": os.devnull, "HOME": "/home/alice", "B": "x y"})
+        assert ad["Environment"] == "B=x' 'y HOME=/home/alice"
+
+    @pytest.mark.parametrize("commands, on_exit_remove, attrs", [
+        ("max_retries = 3", "NumJobCompletions > JobMaxRetries || ExitCode =?= 0", {"JobMaxRetries": 3}),
+        ("max_retries = 3\nretry_until = ExitCode == 7\nsuccess_exit_code = 2",
+         "NumJobCompletions > JobMaxRetries || ExitCode =?= JobSuccessExitCode || ExitCode == 7",
+         {"JobMaxRetries": 3, "JobSuccessExitCode": 2}),
+        ("retry_until = 7", "NumJobCompletions > JobMaxRetries || ExitCode =?= 0 || ExitCode =?= 7",
+         {"JobMaxRetries": 2}),
+        ("success_exit_code = 3", "NumJobCompletions > JobMaxRetries || ExitCode =?= JobSuccessExitCode",
+         {"JobMaxRetries": 2, "JobSuccessExitCode": 3}),
+        ("max_retries = 2\non_exit_remove = ExitCode == 5",
+         "NumJobCompletions > JobMaxRetries || ExitCode =?= 0 || ExitCode == 5", {"JobMaxRetries": 2}),
+    ])
+    def test_retries_end_as_the_pool_ends_them(self, tmp_path, commands, on_exit_remove, attrs):
+        (ad,) = build(f"executable = /bin/true\n{commands}\nqueue\n", tmp_path)
+        assert str(ad.lookup("OnExitRemove")) == str(classad2.ExprTree(on_exit_remove))
+        assert {key: ad.get(key) for key in attrs} == attrs
+
+    def test_retry_until_ends_the_retries_at_its_exit_code(self, tmp_path):
+        (ad,) = build("executable = /bin/true\nmax_retries = 5\nretry_until = 7\nqueue\n", tmp_path)
+        ad["NumJobCompletions"] = 1
+        ad["ExitCode"] = 7
+        assert ad.eval("OnExitRemove") is True
+        ad["ExitCode"] = 8
+        assert ad.eval("OnExitRemove") is False  # retried
+
+    def test_file_transfer_commands_are_recorded(self, tmp_path):
+        (tmp_path / "list.txt").write_text("a\n")
+        (tmp_path / "x.dat").write_text("")
+        (ad,) = build("""executable = /bin/true
+should_transfer_files = YES
+when_to_transfer_output = ON_EXIT_OR_EVICT
+transfer_input_files = list.txt, x.dat
+transfer_output_files = out.txt
+queue
+""", tmp_path)
+        assert [ad[k] for k in ("ShouldTransferFiles", "WhenToTransferOutput", "TransferInput", "TransferOutput")] \
+            == ["YES", "ON_EXIT_OR_EVICT", "list.txt,x.dat", "out.txt"]
+        (default,) = build("executable = /bin/true\nqueue\n", tmp_path)
+        assert (default["ShouldTransferFiles"], default["WhenToTransferOutput"]) == ("IF_NEEDED", "ON_EXIT")
+        (no,) = build("executable = /bin/true\nshould_transfer_files = NO\nqueue\n", tmp_path)
+        assert (no["ShouldTransferFiles"], "WhenToTransferOutput" in no) == ("NO", False)
+
+    def test_concurrency_limits_notify_user_and_deferral(self, tmp_path):
+        (ad,) = build("""executable = /bin/true
+concurrency_limits = sw_license:2, DB
+notify_user = me@example.org
+notification = Complete
+deferral_time = 1900000000
+queue
+""", tmp_path)
+        assert (ad["ConcurrencyLimits"], ad["NotifyUser"], ad["JobNotification"]) == ("db,sw_license:2", "me@example.org", 2)
+        assert (ad["DeferralTime"], ad["DeferralWindow"], ad["DeferralPrepTime"]) == (1900000000, 0, 300)
