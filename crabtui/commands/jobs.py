@@ -43,16 +43,18 @@ def job() -> None:
 
 
 # condor_submit's options crabtui reads, in its order; the others are refused by name.
-SUBMIT_OPTIONS = [Option("append", 1, values=1), Option("batch-name", 1, values=1), Option("help", 1),
-                  Option("terse", 3), Option("dry-run", 3, values=1)]
+SUBMIT_OPTIONS = [Option("verbose", 1), Option("disable", 2), Option("append", 1, values=1),
+                  Option("batch-name", 1, values=1), Option("help", 1), Option("terse", 3),
+                  Option("dry-run", 3, values=1), Option("dump", 2, values=1)]
 SUBMIT_UNSUPPORTED = (
-    Option("verbose", 1), Option("debug", 2, colon=True), Option("spool", 1),
+    Option("debug", 2, colon=True), Option("spool", 1),
     Option("file", 2, values=1), Option("factory", 2), Option("maxjobs", 3, values=1),
     Option("single-cluster", 3), Option("address", 2, values=1), Option("remote", 1, values=1),
-    Option("name", 1, values=1), Option("pool", 2, values=1), Option("disable", 2),
-    Option("unused", 2), Option("dump", 2, values=1), Option("interactive", 1), Option("capabilities", 2),
+    Option("name", 1, values=1), Option("pool", 2, values=1),
+    Option("unused", 2), Option("interactive", 1), Option("capabilities", 2),
 )
-DRY_RUN_CLUSTER = 1  # condor_submit -dry-run asks no schedd for a cluster id
+DRY_RUN_CLUSTER = 1  # condor_submit -dry-run and -dump ask no schedd for a cluster id
+STDIN_NAME = "<stdin>"  # what messages call a submit file read from standard input
 
 
 def _split_queue(argv: list[str]) -> tuple[list[str], str | None]:
@@ -74,17 +76,21 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit).
 
     \b
-    [-append COMMAND]... [-batch-name NAME] [-terse] [-dry-run OUTFILE|-] [NAME=VALUE]... SUBMIT_FILE
-        [-queue QUEUE_ARGS...]
+    [-append COMMAND]... [-batch-name NAME] [-terse] [-verbose] [-disable] [-dry-run OUTFILE|-]
+        [-dump OUTFILE|-] [NAME=VALUE]... SUBMIT_FILE|- [-queue QUEUE_ARGS...]
     -append (-a): a submit command that overrides the file's; NAME=VALUE: a macro set before the
-    file is read; -terse: print the queued job ids as FIRST - LAST; -dry-run: write the job ads
-    to OUTFILE (- for standard output) and queue nothing; -queue (-q, last): the queue statement
-    of a file that has none, as in -queue 3 or -queue in a b c.
+    file is read; SUBMIT_FILE - reads standard input (and prints the ads, as -verbose);
+    -terse: print the queued job ids as FIRST - LAST; -verbose: print each job's ad;
+    -disable: skip the checks of input files and the log (skip_filechecks); -dry-run: write
+    the job ads to OUTFILE (- for standard output) and queue nothing; -dump: the same, said as
+    condor_submit -dump says it; -queue (-q, last): the queue statement of a file that has
+    none, as in -queue 3 or -queue in a b c.
     """
-    from engine.schedd.local.submit import NoJobsQueued, queue_statements, read_submit_file
+    from engine.schedd.local.submit import STDIN, NoJobsQueued, queue_statements, read_submit_file
 
     files, prepend, append = [], {}, {}
-    terse, dry_run = False, None
+    terse = verbose = False
+    without_schedd = None  # ("dry-run" or "dump", OUTFILE)
     try:
         argv, queue_args = _split_queue(list(args))
         for item in parse(argv, SUBMIT_OPTIONS, "job submit", unsupported=SUBMIT_UNSUPPORTED,
@@ -94,8 +100,12 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
                 return
             if item.name == "terse":
                 terse = True
-            elif item.name == "dry-run":
-                dry_run = item.values[0]
+            elif item.name == "verbose":
+                verbose = True
+            elif item.name == "disable":
+                append["skip_filechecks"] = "true"
+            elif item.name in ("dry-run", "dump"):
+                without_schedd = (item.name, item.values[0])
             elif item.name is None and "=" in item.arg:
                 name, _, value = item.arg.partition("=")
                 prepend[name.strip()] = value.strip()
@@ -109,56 +119,70 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
                                         "as in -append 'request_memory = 2 GB'")
                 append[name.strip()] = value.strip()
         if len(files) != 1:
-            raise ArgumentError("name one submit file: crabtui job submit [-append COMMAND]... SUBMIT_FILE"
-                                if not files else f"{files[1]}: one submit file at a time; submit each on its own")
+            raise ArgumentError("name one submit file (- for standard input): crabtui job submit "
+                                "[-append COMMAND]... SUBMIT_FILE" if not files
+                                else f"{files[1]}: one submit file at a time; submit each on its own")
     except ArgumentError as e:
         fail(str(e))
-    submit_file = files[0]
+    from_stdin = files[0] == STDIN
+    submit_file = STDIN_NAME if from_stdin else files[0]
+    cwd = os.getcwd() if from_stdin else os.path.dirname(os.path.abspath(submit_file))
+    verbose = (verbose or from_stdin) and not terse  # condor_submit prints the ads of a file read from stdin
     try:
-        text = read_submit_file(submit_file)
+        text = read_submit_file(files[0])
     except ScheddError as e:
-        fail(str(e))
+        fail(str(e).replace(f"file {STDIN}:", "file from standard input:"))
     if queue_args is not None:
         if re.search(r"^\s*queue\b", text, re.IGNORECASE | re.MULTILINE):
             fail(f"{submit_file}: -queue argument conflicts with queue statement in submit file; "
                  "remove one of them")
         text = text.rstrip("\n") + f"\nqueue {queue_args}\n"
-    if dry_run is not None:
-        _dry_run(ctx, text, submit_file, dry_run, terse, prepend, append)
+    if without_schedd is not None:
+        _without_schedd(ctx, *without_schedd, text, submit_file, cwd, terse, verbose, prepend, append)
         return
-    if not terse:
-        click.echo("Submitting job(s)" + ".")
+    if not terse and not from_stdin:
+        click.echo("Submitting job(s)", nl=False)
     if len(queue_statements(text)) > 1:
         click.echo(MULTI_QUEUE_WARNING, err=True)
     try:
         with schedd(ctx) as client:
-            result = client.submit(text, submit_file=submit_file, cwd=os.path.dirname(os.path.abspath(submit_file)),
+            result = client.submit(text, submit_file=submit_file, cwd=cwd,
                                    prepend=prepend or None, append=append or None)
+            ads = client.query(f"ClusterId == {result.cluster}") if verbose else []
     except NoJobsQueued as e:  # condor_submit 23.9.6 warns and succeeds
+        if not terse:
+            click.echo("")
         click.echo(f"WARNING: {e}", err=True)
         return
     except ScheddError as e:
+        if not terse:
+            click.echo("")
         fail(str(e))
     if terse:
         last = result.first_proc + result.num_procs - 1
         click.echo(f"{result.cluster}.{result.first_proc} - {result.cluster}.{last}")
+    elif verbose:  # the ads instead of the dots and the count, as condor_submit -verbose
+        click.echo("")
+        _write(_verbose_text(ads))
     else:
+        click.echo("." * result.num_procs)
         click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
 
 
-def _dry_run(ctx: click.Context, text: str, submit_file: str, out: str, terse: bool, prepend: dict, append: dict):
-    """condor_submit -dry-run: the ads crabtui's submit reader builds, written as condor_submit
-    writes them (the cluster ad, then each proc's differences, each ended by a '.'), nothing
-    queued.  The htcondor2 bindings cannot build a pool's ads without queueing them."""
+def _without_schedd(ctx: click.Context, mode: str, out: str, text: str, submit_file: str, cwd: str, terse: bool,
+                    verbose: bool, prepend: dict, append: dict):
+    """condor_submit -dry-run and -dump: the ads crabtui's submit reader builds, written as
+    condor_submit writes them (the cluster ad, then each proc's differences, each ended by a
+    '.'), nothing queued.  The htcondor2 bindings cannot build a pool's ads without queueing them."""
     from engine.schedd.local.submit import NoJobsQueued, SubmitDescription, build_job_ads
 
     if backend(ctx) == "htcondor":
-        fail("-dry-run: the htcondor2 bindings cannot build job ads without queueing them; run the pool's "
-             "condor_submit -dry-run, or drop --backend htcondor to see crabtui's own ads")
-    description = SubmitDescription(text, submit_file, os.path.dirname(os.path.abspath(submit_file)),
-                                    prepend or None, append or None)
-    if not terse:
-        click.echo("Dry-Run job(s)", nl=False)  # ended by the ads' first blank line, or by one dot a job
+        fail(f"-{mode}: the htcondor2 bindings cannot build job ads without queueing them; run the pool's "
+             f"condor_submit -{mode}, or drop --backend htcondor to see crabtui's own ads")
+    description = SubmitDescription(text, submit_file, cwd, prepend or None, append or None)
+    header = "Dry-Run job(s)" if mode == "dry-run" else "Storing job ClassAd(s)"
+    if not terse and submit_file != STDIN_NAME:
+        click.echo(header, nl=False)  # ended by the ads' first blank line, or by one dot a job
     try:
         ads = build_job_ads(description, DRY_RUN_CLUSTER, now=int(time.time()))
     except NoJobsQueued as e:
@@ -171,18 +195,33 @@ def _dry_run(ctx: click.Context, text: str, submit_file: str, out: str, terse: b
     written = _dry_run_text(ads)
     if out == "-":
         _write(written)
+        verbose = False
     else:
         try:
             with open(out, "w") as f:
                 f.write(written)
         except OSError as e:
-            fail(f"-dry-run {out}: cannot write it ({e.strerror})")
-        if not terse:
-            click.echo("." * len(ads))
+            fail(f"-{mode} {out}: cannot write it ({e.strerror})")
     if terse:
         click.echo(f"{DRY_RUN_CLUSTER}.0 - {DRY_RUN_CLUSTER}.{len(ads) - 1}")
+    elif verbose:
+        click.echo("")
+        _write(_verbose_text(ads))
     else:
-        click.echo(f"{len(ads)} job(s) dry-run to cluster {DRY_RUN_CLUSTER}.")
+        if out != "-":
+            click.echo("." * len(ads))
+        verb = "dry-run to" if mode == "dry-run" else "submitted to"
+        click.echo(f"{len(ads)} job(s) {verb} cluster {DRY_RUN_CLUSTER}.")
+
+
+def _verbose_text(ads) -> str:
+    """condor_submit -verbose: each job's ad, ``** Proc C.P:`` then its attributes by name."""
+    lines = []
+    for ad in sorted(ads, key=lambda a: a["ProcId"]):
+        lines.append(f"** Proc {ad['ClusterId']}.{ad['ProcId']}:")
+        lines += [f"{key} = {ad.lookup(key)}" for key in sorted(ad.keys(), key=str.lower)]
+        lines.append("")
+    return "\n".join(lines) + "\n"
 
 
 def _dry_run_text(ads) -> str:

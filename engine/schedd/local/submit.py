@@ -16,6 +16,7 @@ import fnmatch
 import getpass
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -106,11 +107,18 @@ class SubmitDescription:
     append: Mapping[str, str] | None = None  # macros set after it (VARS APPEND)
 
 
+STDIN = "-"  # the submit file name that reads standard input, as condor_submit's
+
+
 def read_submit_file(path: str) -> str:
-    """A submit file's text; SubmitError names the file and what is wrong with it."""
+    """A submit file's text (:data:`STDIN`: standard input's); SubmitError names the file and
+    what is wrong with it."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_SUBMIT_FILE_BYTES + 1)
+        if path == STDIN:
+            data = sys.stdin.buffer.read(MAX_SUBMIT_FILE_BYTES + 1)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(MAX_SUBMIT_FILE_BYTES + 1)
     except OSError as e:
         raise SubmitError(f"cannot read submit file {path}: {e.strerror}") from None
     if len(data) > MAX_SUBMIT_FILE_BYTES:
@@ -503,20 +511,23 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     def get(*names: str) -> str | None:
         return _get(submit, keys, where, *names)
 
+    def at(*names: str) -> str:  # FILE:LINE of the command
+        return _at(where, lines, *names)
+
     universe_name = (get("universe") or "vanilla").lower()
     if universe_name not in UNIVERSES:
-        raise SubmitError(f"{where}: universe: '{universe_name}' is not supported by the embedded schedd; "
+        raise SubmitError(f"{at('universe')}: universe: '{universe_name}' is not supported by the embedded schedd; "
                           f"use one of {', '.join(UNIVERSES)}")
     iwd = _path(get("initialdir", "initial_dir"), os.path.abspath(cwd)) or os.path.abspath(cwd)
     if not os.path.isdir(iwd):
-        raise SubmitError(f"{where}: initialdir: directory {iwd} does not exist")
+        raise SubmitError(f"{at('initialdir')}: initialdir: directory {iwd} does not exist")
     executable = get("executable")
     if executable is None:
-        raise SubmitError(f"{where}: executable: no executable given")
+        raise SubmitError(f"{at('executable')}: executable: no executable given")
     cmd = _path(executable, os.path.abspath(cwd))  # condor_submit: from the submit directory, not initialdir
     if "$$(" not in cmd and (not os.path.isfile(cmd) or not os.access(cmd, os.X_OK)):  # $$(): the slot names it
         problem = "does not exist" if not os.path.exists(cmd) else "is not an executable file"
-        raise SubmitError(f"{where}: executable: {cmd} {problem}")
+        raise SubmitError(f"{at('executable')}: executable: {cmd} {problem}")
 
     ad = classad2.ClassAd()
     ad["MyType"] = "Job"
@@ -549,26 +560,31 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         try:
             env.update(parse_environment(environment))
         except ValueError as e:
-            raise SubmitError(f"{where}: environment: {e}") from None
+            raise SubmitError(f"{at('environment')}: environment: {e}") from None
     ad["Environment"] = format_environment(env)
-    if (get("skip_filechecks") or "false").lower() not in ("true", "yes", "1"):
+    checks = (get("skip_filechecks") or "false").lower() not in ("true", "yes", "1")  # condor_submit -disable
+    if checks:
         _check_input_files(get("transfer_input_files"), iwd, _at(where, lines, "transfer_input_files"))
     for key, attr in (("input", "In"), ("output", "Out"), ("error", "Err")):
         ad[attr] = _path(get(key), iwd, "/dev/null")
     log = _path(get("log"), iwd)
     if log is not None:
-        _check_writable(log, where)
+        if checks:
+            _check_writable(log, at("log"))
         ad["UserLog"] = log
-    ad["RequestCpus"] = _integer(get("request_cpus") or "1", where, "request_cpus", "a number of CPUs", 1)
+    ad["RequestCpus"] = _integer(get("request_cpus") or "1", at("request_cpus"), "request_cpus", "a number of CPUs",
+                                 1)
     memory = get("request_memory")
-    ad["RequestMemory"] = _size(memory, where, "request_memory", 1024**2) if memory else DEFAULT_REQUEST_MEMORY_MB
+    ad["RequestMemory"] = (_size(memory, at("request_memory"), "request_memory", 1024**2) if memory
+                           else DEFAULT_REQUEST_MEMORY_MB)
     disk = get("request_disk")
-    ad["RequestDisk"] = _size(disk, where, "request_disk", 1024) if disk else DEFAULT_REQUEST_DISK_KB
-    ad["JobPrio"] = _integer(get("priority") or "0", where, "priority", "a priority, higher runs first", -_INT32)
+    ad["RequestDisk"] = _size(disk, at("request_disk"), "request_disk", 1024) if disk else DEFAULT_REQUEST_DISK_KB
+    ad["JobPrio"] = _integer(get("priority") or "0", at("priority"), "priority", "a priority, higher runs first",
+                             -_INT32)
     notification = (get("notification") or "never").strip().lower()
     if notification not in _NOTIFICATIONS:
-        raise SubmitError(f"{where}: notification: must be 'Never', 'Always', 'Complete', 'Start', or 'Error', "
-                          f"not {notification!r}")
+        raise SubmitError(f"{at('notification')}: notification: must be 'Never', 'Always', 'Complete', 'Start', "
+                          f"or 'Error', not {notification!r}")
     ad["JobNotification"] = _NOTIFICATIONS[notification]
     ad["Requirements"] = classad2.ExprTree("true")
     ad["Rank"] = 0.0
@@ -585,7 +601,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     for key, attr in _EXPRESSIONS.items():
         value = get(key)
         if value is not None:
-            ad[attr] = _expression(value, where, key)
+            ad[attr] = _expression(value, at(key), key)
     for key, attr in _STRINGS.items():
         value = get(key)
         if value is not None:
@@ -596,18 +612,19 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         ad["ConcurrencyLimits"] = ",".join(sorted({n.lower() for n in re.split(r"[\s,]+", limits) if n}))
     deferral = get("deferral_time")
     if deferral is not None:  # the defaults condor_submit 23.9.6 gives the window and the prep time
-        ad["DeferralTime"] = _expression(deferral, where, "deferral_time")
-        ad["DeferralWindow"] = _expression(get("deferral_window") or "0", where, "deferral_window")
-        ad["DeferralPrepTime"] = _expression(get("deferral_prep_time") or "300", where, "deferral_prep_time")
+        ad["DeferralTime"] = _expression(deferral, at("deferral_time"), "deferral_time")
+        ad["DeferralWindow"] = _expression(get("deferral_window") or "0", at("deferral_window"), "deferral_window")
+        ad["DeferralPrepTime"] = _expression(get("deferral_prep_time") or "300", at("deferral_prep_time"),
+                                             "deferral_prep_time")
     description = _expand(submit, keys["description"], where) if "description" in keys else ""
     if description:  # copied as it is, blanks included (condor_submit's f_as_string)
         ad["JobDescription"] = description
-    _retries(ad, get, where)
+    _retries(ad, get, where, lines)
     for key in submit.keys():
         lower = key.lower()
         if lower.startswith(("my.", "+")):
             name = key.split(".", 1)[1] if lower.startswith("my.") else key[1:]
-            ad[name] = _expression(_expand(submit, key, where), where, key)
+            ad[name] = _expression(_expand(submit, key, where), at(key.lower()), key)
     hold = get("hold")
     if hold is not None and hold.lower() in ("true", "yes", "1"):
         ad["JobStatus"] = int(JobStatus.HELD)
@@ -617,28 +634,32 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     return ad
 
 
-def _retries(ad: classad2.ClassAd, get, where: str) -> None:
+def _retries(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) -> None:
     """max_retries, retry_until and success_exit_code, as condor_submit 23.9.6 turns them into
     JobMaxRetries (2 unless given), JobSuccessExitCode and an OnExitRemove that ends the retries;
     a whole number for retry_until is the exit code that ends them, and the user's own
     on_exit_remove ends them too."""
+    def at(name: str) -> str:
+        return _at(where, lines, name)
+
     retries, until, success = get("max_retries"), get("retry_until"), get("success_exit_code")
     if retries is None and until is None and success is None:
         return
-    ad["JobMaxRetries"] = _integer(retries or "2", where, "max_retries", "a number of retries", 0)
+    ad["JobMaxRetries"] = _integer(retries or "2", at("max_retries"), "max_retries", "a number of retries", 0)
     clauses = ["NumJobCompletions > JobMaxRetries"]
     if success is None:
         clauses.append("ExitCode =?= 0")
     else:
-        ad["JobSuccessExitCode"] = _integer(success, where, "success_exit_code", "an exit code", -_INT32)
+        ad["JobSuccessExitCode"] = _integer(success, at("success_exit_code"), "success_exit_code", "an exit code",
+                                            -_INT32)
         clauses.append("ExitCode =?= JobSuccessExitCode")
     if until is not None:
         clauses.append(f"ExitCode =?= {until}" if re.fullmatch(r"[+-]?[0-9]+", until)
-                       else str(_expression(until, where, "retry_until")))
+                       else str(_expression(until, at("retry_until"), "retry_until")))
     user = get("on_exit_remove")
     if user is not None:
-        clauses.append(str(_expression(user, where, "on_exit_remove")))
-    ad["OnExitRemove"] = _expression(" || ".join(clauses), where, "on_exit_remove")
+        clauses.append(str(_expression(user, at("on_exit_remove"), "on_exit_remove")))
+    ad["OnExitRemove"] = _expression(" || ".join(clauses), at("on_exit_remove"), "on_exit_remove")
 
 
 def _transfer(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) -> None:
