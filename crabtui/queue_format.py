@@ -269,6 +269,17 @@ def layout(mode: str, context: Context) -> Layout:
 
         return Layout(columns, lambda row: ids(row) + [owner(row), date_of(row, "QDate"), run_time(row),
                                                        remote_host(row)])
+    if mode == "goodput":
+        # GOODPUT, CPU_UTIL and Mb/s are computed for standard universe jobs only (23.9.6 has none):
+        # the others show each column's "??" alternative, in brackets as wide as the column
+        unknown = [Column("GOODPUT", 8), Column("CPU_UTIL", 9), Column("Mb/s", 7)]
+        columns += [Column("  SUBMITTED", 11, alt="??"), Column("    RUN_TIME", 12, alt="??"), *unknown]
+        return Layout(columns, lambda row: ids(row) + [owner(row), date_of(row, "QDate"), run_time(row)] + [
+            "[" + "?" * (c.width - 2) + "]" for c in unknown])
+    if mode == "io":
+        columns += [Column("RUNS", 4), Column("ST", 0), Column(" INPUT", 0), Column(" OUTPUT", 0),
+                    Column(" RATE", 10), Column("MISC", 0)]
+        return Layout(columns, lambda row: [])  # no embedded job moves files: no line to show
     if mode == "hold":
         columns += [Column("HELD_SINCE", 11, alt="??"), Column("HOLD_REASON", 0)]
         return Layout(columns, lambda row: ids(row) + [owner(row), date_of(row, "EnteredCurrentStatus"),
@@ -303,6 +314,8 @@ PROJECTIONS = {
     "batch": _IDS + ("QDate", "JobBatchName", "DAG_NodesTotal", "DAG_NodesDone", "TotalSubmitProcs", "DAGManJobId",
                      "DAGNodeName"),
     "totals": ("JobStatus", "JobUniverse"),
+    "goodput": _IDS + _RUN_TIME + ("QDate",),
+    "io": _IDS + ("NumJobStarts",),
 }
 DAG_ATTRIBUTES = ("DAGManJobId", "DAGNodeName")
 

@@ -256,7 +256,8 @@ Q_OPTIONS = [
     Option("analyze", 2, colon=True), Option("analyse", 2, colon=True), Option("run", 1),
     Option("hold", 2, colon=True), Option("held", 2, colon=True), Option("idle", 3), Option("currentrun", 3),
     Option("cumulative-time", 3), Option("dag", 2), Option("batch", 2, colon=True), Option("nobatch", 3),
-    Option("totals", 3), Option("limit", 3, values=1), Option("submitter", 1, values=1),
+    Option("totals", 3), Option("limit", 3, values=1), Option("submitter", 1, values=1), Option("io", 2),
+    Option("goodput", 2),
 ]
 Q_UNSUPPORTED = (
     Option("xml", 3), Option("direct", 1), Option("slotconstraint", 5),
@@ -265,8 +266,7 @@ Q_UNSUPPORTED = (
     Option("aaf", 3, colon=True), Option("print-format", 2, colon=True), Option("schedd-constraint", 5),
     Option("reverse-analyze", 3, colon=True), Option("unmatchable", 5, colon=True), Option("dry-run", 3, colon=True),
     Option("verbose", 4), Option("hold-codes", 6, colon=True), Option("holdcodes", 5, colon=True),
-    Option("cputime", 2), Option("grid", 2, colon=True), Option("debug", 3, colon=True), Option("io", 2),
-    Option("goodput", 2),
+    Option("cputime", 2), Option("grid", 2, colon=True), Option("debug", 3, colon=True),
     Option("progress", 3, colon=True), Option("expert", 1), Option("jobads", 1, colon=True), Option("userlog", 1),
     Option("slotads", 1, colon=True), Option("userprios", 5, colon=True), Option("nouserprios", 7, colon=True),
     Option("version", 1), Option("profile", 4, colon=True), Option("stream-results", 2),
@@ -284,7 +284,7 @@ class QueueQuery:
         self.constraints: list[str] = []
         self.status: str | None = None  # run, hold or idle
         self.allusers = self.nobatch = self.batch = self.dag = self.totals = self.help = False
-        self.long = self.json = self.analyze = self.global_ = False
+        self.long = self.json = self.analyze = self.global_ = self.io = self.goodput = False
         self.attributes: list[str] = []
         self.wide: int | None = None  # None: not given; 0: -wide; N: -wide:N
         self.current_run = True
@@ -358,7 +358,7 @@ class QueueQuery:
         if self.batch:
             return True
         return not (self.nobatch or self.custom or self.status or self.long or self.json or self.analyze
-                    or self.totals)
+                    or self.totals or self.io or self.goodput)
 
     @property
     def partial(self) -> bool:
@@ -381,6 +381,9 @@ class QueueQuery:
                 ors.append(f"(ClusterId == {cluster})")
             if (self.dag or self.batched) and proc < 1:
                 ors += [f"(DAGManJobId == {cluster})", f'(int(split(JobBatchId, ".")[0]) == {cluster})']
+        if self.io:  # the WHERE of condor_q's -io print format: jobs moving files
+            ands.append("(JobUniverse == 1 || TransferQueued =?= true || TransferringOutput =?= true "
+                        "|| TransferringInput =?= true)")
         if me is not None:
             ands.append(f"(Owner == {json.dumps(me)})")
         parts = [f"( {' && '.join(ands)} )"] if ands else []
@@ -404,6 +407,8 @@ class QueueQuery:
 
     @property
     def layout(self) -> str:
+        if self.goodput or self.io:
+            return "goodput" if self.goodput else "io"
         if self.status == "hold":
             return "hold"
         if self.batched:
@@ -520,8 +525,11 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
             context = queue_format.Context(now=now, dag=query.dag, current_run=query.current_run)
             if query.layout == "run":  # HOST(S) of scheduler universe jobs: a name lookup only -run needs
                 context.schedd_host = _host(address)
+            if query.layout == "io" and rows:  # only a pool's jobs move files; the embedded schedd's share them
+                raise ScheddError("-io: crabtui shows no line for a job that is transferring files; "
+                                  "run the pool's condor_q -io")
             lines += queue_format.job_table(rows, query.layout, context, max_width)
-        if query.layout not in ("run", "idle"):
+        if query.layout not in ("run", "idle", "goodput"):  # goodput's print format has no summary
             lines += [""] + queue_format.totals(summary, me) + [""]
     _write("\n".join(lines) + "\n")
 
@@ -736,13 +744,15 @@ rm = _act(JobAction.Remove, "rm", "Remove jobs from the queue; running ones are 
 # ---------------------------------------------------------------------------------------- history
 
 HISTORY_OPTIONS = [
-    Option("long", 1), Option("json", 4), Option("wide", 1, colon=True), Option("match", 1, values=1),
+    Option("long", 1), Option("jsonl", 5), Option("json", 4), Option("wide", 1, colon=True),
+    Option("match", 1, values=1),
     Option("limit", 3, values=1), Option("attributes", 2, values=1), Option("help", 1), Option("format", 1, values=2),
     Option("constraint", 1, values=1), Option("name", 1, values=1), Option("pool", 1, values=1),
     Option("autoformat", 5, colon=True), Option("af", 2, colon=True), Option("backwards", 1), Option("forwards", 4),
-    Option("since", 4, values=1), Option("file", 2, values=1), Option("userlog", 1, values=1),
+    Option("since", 4, values=1), Option("completedsince", 3, values=1), Option("file", 2, values=1),
+    Option("userlog", 1, values=1),
 ]
-HISTORY_UNSUPPORTED = (Option("xml", 3), Option("jsonl", 5), Option("completedsince", 3))
+HISTORY_UNSUPPORTED = (Option("xml", 3),)
 
 
 def _since(value: str) -> classad2.ExprTree:
@@ -780,15 +790,17 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
 
     \b
     [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -match N (-limit N) -backwards -forwards
-    -since JOBID|EXPR -long -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR
+    -since JOBID|EXPR -completedsince TIME -long -attributes A,B -json -jsonl -af[:jlhVr,tng] EXPR...
+    -format FMT EXPR
     -name SCHEDD -pool COLLECTOR -file HISTORY_FILE -userlog USER_LOG
-    -since: stop at that job (or the first job EXPR is true for), newest first; -file: read an
+    -since: stop at that job (or the first job EXPR is true for), newest first; -completedsince:
+    stop at the first job that completed at or before TIME; -jsonl: one JSON ad a line; -file: read an
     HTCondor history file (the schedd's HISTORY) instead of asking the schedd; -userlog: the jobs
     of a job event log that terminated or were aborted, in their order of submission.
     """
     ors, ands, match, attributes = [], [], -1, []
     autoformat, formats, long_, forwards = None, [], False, False
-    show_json = show_help = False
+    show_json = show_help = json_lines = False
     name = pool = since = history_file = userlog = None
     try:
         for item in parse(list(args), HISTORY_OPTIONS, "history", greedy=("af", "autoformat"),
@@ -819,6 +831,12 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 forwards = item.name == "forwards"
             elif item.name == "since":
                 since = _since(item.values[0])
+            elif item.name == "completedsince":  # condor_history: -since 'CompletionDate <= TIME'
+                try:
+                    since = classad2.ExprTree(f"CompletionDate <= {item.values[0]}")
+                except Exception:
+                    raise ArgumentError(f"'{item.values[0]}' not valid parameter for -completedsince; give a "
+                                        "time in seconds since 1970: -completedsince $(date -d yesterday +%s)") from None
             elif item.name == "file":
                 history_file = item.values[0]
             elif item.name == "userlog":
@@ -826,6 +844,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
             else:
                 long_ = long_ or item.name == "long"
                 show_json = show_json or item.name == "json"
+                json_lines = json_lines or item.name == "jsonl"
                 show_help = show_help or item.name == "help"
     except (ArgumentError, FormatError) as e:
         fail(str(e))
@@ -836,7 +855,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     if autoformat or formats:
         projection = sorted(set().union(*(f.attributes for f in filter(None, [autoformat, formats and
                                                                            PrintfFormat(formats)]))))
-    elif long_ or show_json:
+    elif long_ or show_json or json_lines:
         projection = attributes
     else:
         projection = list(queue_format.HISTORY_PROJECTION)
@@ -858,7 +877,9 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                     ads = client.history(constraint, projection, match=match)
     except ScheddError as e:
         fail(str(e))
-    if show_json:
+    if json_lines:  # one ad a line, as condor_history -jsonl
+        _write("".join(json.dumps(json.loads(ad.printJson()), separators=(",", ": ")) + "\n" for ad in ads))
+    elif show_json:
         click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
     elif long_:
         _write(long_form(ads, attributes))
