@@ -1,0 +1,106 @@
+"""``job submit``, ``history`` and ``q`` options typed as users type condor_submit, condor_history
+and condor_q, with the output the test pool's 23.9.6 tools gave for the same command lines:
+a submit file from standard input, -verbose, -dump, -disable, -completedsince, -jsonl, -io and
+-goodput."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+from installed import CRABTUI
+
+SLEEP = "executable = /bin/sleep\narguments = 30\n"
+
+
+def submit_stdin(schedd, text: str, *args: str) -> subprocess.CompletedProcess:
+    """``crabtui job submit ... -`` with ``text`` on standard input, from the work directory."""
+    return subprocess.run([CRABTUI, "--state-dir", schedd.state.path, "job", "submit", *args, "-"], input=text,
+                          cwd=schedd.work, capture_output=True, text=True, timeout=60)
+
+
+def test_a_submit_file_on_standard_input_is_queued_and_its_ads_printed(schedd):
+    result = submit_stdin(schedd, "executable = /bin/true\narguments = $(Process)\nhold = true\nqueue 2\n")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:2] == ["", "** Proc 1.0:"], "as 23.9.6: no 'Submitting job(s)', each job's ad instead"
+    assert 'Args = "1"' in lines[lines.index("** Proc 1.1:"):]
+    assert f'Iwd = "{schedd.work}"' in lines, "relative names are from the directory submitted from"
+    assert "submitted to cluster" not in result.stdout
+    assert sorted(ad["ProcId"] for ad in schedd.client.query("ClusterId == 1")) == [0, 1]
+
+
+def test_a_bad_submit_file_on_standard_input_names_its_line(schedd):
+    result = submit_stdin(schedd, "executable = /bin/true\nrequest_memory = lots\nqueue\n")
+    assert result.returncode == 1
+    assert result.stderr.startswith("ERROR: <stdin>:2: request_memory:") and len(result.stderr.splitlines()) == 1
+    assert schedd.client.query() == []
+
+
+def test_terse_stdin_prints_the_ids_only(schedd):
+    result = submit_stdin(schedd, "executable = /bin/true\nqueue 3\n", "-terse")
+    assert (result.returncode, result.stdout) == (0, "1.0 - 1.2\n")
+
+
+def test_verbose_prints_each_ad_sorted_and_no_count(schedd):
+    schedd.write("job.sub", "executable = /bin/true\nqueue 2\n")
+    result = schedd.cli("job", "submit", "-verbose", "job.sub")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:2] == ["Submitting job(s)", "** Proc 1.0:"]
+    first = lines[2:lines.index("")]
+    assert [line.split(" = ")[0] for line in first] == sorted((line.split(" = ")[0] for line in first), key=str.lower)
+    assert "** Proc 1.1:" in lines and "submitted to cluster" not in result.stdout
+
+
+def test_the_dots_count_the_jobs(schedd):
+    schedd.write("job.sub", "executable = /bin/true\nqueue 3\n")
+    result = schedd.cli("job", "submit", "job.sub")
+    assert result.stdout == "Submitting job(s)...\n3 job(s) submitted to cluster 1.\n"
+
+
+def test_dump_writes_the_ads_and_queues_nothing(schedd):
+    schedd.write("job.sub", "executable = /bin/true\narguments = $(Process)\nqueue 3\n")
+    result = schedd.cli("job", "submit", "-dump", "ads.txt", "job.sub")
+    assert (result.returncode, result.stdout) == (0, "Storing job ClassAd(s)...\n3 job(s) submitted to cluster 1.\n")
+    text = (schedd.work / "ads.txt").read_text()
+    assert text.startswith("\nClusterId=1\n") and text.count("\n.\n") == 3 and 'Args="2"' in text
+    assert schedd.client.query() == []
+
+
+def test_disable_skips_the_input_file_checks(schedd):
+    schedd.write("job.sub", "executable = /bin/true\ntransfer_input_files = not-yet-made.dat\nqueue\n")
+    refused = schedd.cli("job", "submit", "job.sub")
+    assert refused.returncode == 1 and "not-yet-made.dat" in refused.stderr
+    assert schedd.cli("job", "submit", "-disable", "job.sub").returncode == 0
+
+
+def test_history_completedsince_and_jsonl(schedd):
+    schedd.write("job.sub", "executable = /bin/true\nqueue 2\n")
+    assert schedd.cli("job", "submit", "job.sub").returncode == 0
+    schedd.wait_history("1.0")
+    schedd.wait_history("1.1")
+    since = int(time.time()) - 3600
+    recent = schedd.cli("history", "-completedsince", str(since), "-af", "ClusterId", "ProcId")
+    assert sorted(recent.stdout.splitlines()) == ["1 0", "1 1"], recent.stderr
+    # 23.9.6 stops at the first job with CompletionDate <= TIME, newest first
+    assert schedd.cli("history", "-completedsince", "CompletionDate", "-af", "ClusterId").stdout == ""
+    lines = schedd.cli("history", "-jsonl", "-attributes", "ClusterId,ProcId").stdout.splitlines()
+    assert sorted(json.dumps(json.loads(line), sort_keys=True) for line in lines) == [
+        '{"ClusterId": 1, "ProcId": 0}', '{"ClusterId": 1, "ProcId": 1}']
+    bad = schedd.cli("history", "-completedsince", "(")
+    assert bad.returncode == 1 and "'(' not valid parameter for -completedsince" in bad.stderr
+
+
+def test_q_goodput_and_io(schedd):
+    schedd.submit(SLEEP + "queue\n")
+    schedd.wait_running("1.0")
+    goodput = schedd.cli("q", "-goodput").stdout.splitlines()
+    assert goodput[3] == " ID      OWNER            SUBMITTED     RUN_TIME GOODPUT  CPU_UTIL  Mb/s   "
+    assert goodput[4].startswith("   1.0   ") and goodput[4].endswith(" [??????] [???????] [?????]")
+    assert len(goodput) == 5, "the goodput print format has no totals"
+    io = schedd.cli("q", "-io").stdout.splitlines()
+    assert io[3] == " ID      OWNER          RUNS ST  INPUT  OUTPUT  RATE      MISC"
+    assert io[5].startswith("Total for query: 0 jobs;"), "only jobs moving files; the embedded schedd moves none"
+    assert io[7].startswith("Total for all users: 1 jobs;")
