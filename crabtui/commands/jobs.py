@@ -86,7 +86,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     condor_submit -dump says it; -queue (-q, last): the queue statement of a file that has
     none, as in -queue 3 or -queue in a b c.
     """
-    from engine.schedd.local.submit import STDIN, NoJobsQueued, queue_statements, read_submit_file
+    from engine.schedd.local.submit import STDIN, NoJobsQueued, cluster_texts, queue_statements, read_submit_file
 
     files, prepend, append = [], {}, {}
     terse = verbose = False
@@ -144,11 +144,22 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         click.echo("Submitting job(s)", nl=False)
     if len(queue_statements(text)) > 1:
         click.echo(MULTI_QUEUE_WARNING, err=True)
+    parts = cluster_texts(text)  # a new executable starts a new cluster, as in condor_submit
+    results, ads = [], []
     try:
+        if len(parts) > 1:  # every cluster is checked before any is queued: one bad queues none
+            for part in parts:
+                _build(part, submit_file, cwd, prepend, append, DRY_RUN_CLUSTER)
         with schedd(ctx) as client:
-            result = client.submit(text, submit_file=submit_file, cwd=cwd,
-                                   prepend=prepend or None, append=append or None)
-            ads = client.query(f"ClusterId == {result.cluster}") if verbose else []
+            for part in parts:
+                try:
+                    results.append(client.submit(part, submit_file=submit_file, cwd=cwd,
+                                                 prepend=prepend or None, append=append or None))
+                except NoJobsQueued:
+                    if part is parts[-1] and not results:
+                        raise
+            for result in results if verbose else []:
+                ads += client.query(f"ClusterId == {result.cluster}")
     except NoJobsQueued as e:  # condor_submit 23.9.6 warns and succeeds
         if not terse:
             click.echo("")
@@ -159,32 +170,48 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
             click.echo("")
         fail(str(e))
     if terse:
-        last = result.first_proc + result.num_procs - 1
-        click.echo(f"{result.cluster}.{result.first_proc} - {result.cluster}.{last}")
+        for result in results:
+            last = result.first_proc + result.num_procs - 1
+            click.echo(f"{result.cluster}.{result.first_proc} - {result.cluster}.{last}")
     elif verbose:  # the ads instead of the dots and the count, as condor_submit -verbose
         click.echo("")
         _write(_verbose_text(ads))
     else:
-        click.echo("." * result.num_procs)
-        click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
+        click.echo("." * sum(result.num_procs for result in results))
+        for result in results:
+            click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
+
+
+def _build(text: str, submit_file: str, cwd: str, prepend: dict, append: dict, cluster: int):
+    """The job ads of one cluster of the description, numbered ``cluster``."""
+    from engine.schedd.local.submit import SubmitDescription, build_job_ads
+
+    description = SubmitDescription(text, submit_file, cwd, prepend or None, append or None)
+    return build_job_ads(description, cluster, now=int(time.time()))
 
 
 def _without_schedd(ctx: click.Context, mode: str, out: str, text: str, submit_file: str, cwd: str, terse: bool,
                     verbose: bool, prepend: dict, append: dict):
     """condor_submit -dry-run and -dump: the ads crabtui's submit reader builds, written as
-    condor_submit writes them (the cluster ad, then each proc's differences, each ended by a
-    '.'), nothing queued.  The htcondor2 bindings cannot build a pool's ads without queueing them."""
-    from engine.schedd.local.submit import NoJobsQueued, SubmitDescription, build_job_ads
+    condor_submit writes them (each cluster's first ad, then each proc's differences, each
+    ended by a '.'), nothing queued, clusters numbered from 1.  The htcondor2 bindings cannot
+    build a pool's ads without queueing them."""
+    from engine.schedd.local.submit import NoJobsQueued, cluster_texts
 
     if backend(ctx) == "htcondor":
         fail(f"-{mode}: the htcondor2 bindings cannot build job ads without queueing them; run the pool's "
              f"condor_submit -{mode}, or drop --backend htcondor to see crabtui's own ads")
-    description = SubmitDescription(text, submit_file, cwd, prepend or None, append or None)
     header = "Dry-Run job(s)" if mode == "dry-run" else "Storing job ClassAd(s)"
     if not terse and submit_file != STDIN_NAME:
         click.echo(header, nl=False)  # ended by the ads' first blank line, or by one dot a job
+    clusters, parts = [], cluster_texts(text)
     try:
-        ads = build_job_ads(description, DRY_RUN_CLUSTER, now=int(time.time()))
+        for part in parts:
+            try:
+                clusters.append(_build(part, submit_file, cwd, prepend, append, DRY_RUN_CLUSTER + len(clusters)))
+            except NoJobsQueued:
+                if part is parts[-1] and not clusters:
+                    raise
     except NoJobsQueued as e:
         click.echo("")
         click.echo(f"WARNING: {e}", err=True)
@@ -192,7 +219,7 @@ def _without_schedd(ctx: click.Context, mode: str, out: str, text: str, submit_f
     except ScheddError as e:
         click.echo("")
         fail(str(e))
-    written = _dry_run_text(ads)
+    written = "".join(_dry_run_text(ads) for ads in clusters)
     if out == "-":
         _write(written)
         verbose = False
@@ -203,15 +230,17 @@ def _without_schedd(ctx: click.Context, mode: str, out: str, text: str, submit_f
         except OSError as e:
             fail(f"-{mode} {out}: cannot write it ({e.strerror})")
     if terse:
-        click.echo(f"{DRY_RUN_CLUSTER}.0 - {DRY_RUN_CLUSTER}.{len(ads) - 1}")
+        for ads in clusters:
+            click.echo(f"{ads[0]['ClusterId']}.0 - {ads[0]['ClusterId']}.{len(ads) - 1}")
     elif verbose:
         click.echo("")
-        _write(_verbose_text(ads))
+        _write(_verbose_text([ad for ads in clusters for ad in ads]))
     else:
         if out != "-":
-            click.echo("." * len(ads))
+            click.echo("." * sum(len(ads) for ads in clusters))
         verb = "dry-run to" if mode == "dry-run" else "submitted to"
-        click.echo(f"{len(ads)} job(s) {verb} cluster {DRY_RUN_CLUSTER}.")
+        for ads in clusters:
+            click.echo(f"{len(ads)} job(s) {verb} cluster {ads[0]['ClusterId']}.")
 
 
 def _verbose_text(ads) -> str:

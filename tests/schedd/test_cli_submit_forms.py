@@ -104,3 +104,31 @@ def test_q_goodput_and_io(schedd):
     assert io[3] == " ID      OWNER          RUNS ST  INPUT  OUTPUT  RATE      MISC"
     assert io[5].startswith("Total for query: 0 jobs;"), "only jobs moving files; the embedded schedd moves none"
     assert io[7].startswith("Total for all users: 1 jobs;")
+
+
+def test_a_new_executable_between_queue_statements_starts_a_new_cluster(schedd):
+    schedd.write("job.sub", """executable = /bin/true
+arguments = a
+queue
+arguments = b
+queue 2
+executable = /bin/echo
+queue
+""")
+    result = schedd.cli("job", "submit", "job.sub")
+    assert result.stdout == ("Submitting job(s)....\n3 job(s) submitted to cluster 1.\n"
+                             "1 job(s) submitted to cluster 2.\n"), result.stderr
+    assert "multiple queue statements" in result.stderr
+    for job in ("1.0", "1.1", "1.2", "2.0"):
+        schedd.wait_history(job)
+    assert sorted((ad["ClusterId"], ad["ProcId"], ad["Cmd"]) for ad in schedd.client.history()) == [
+        (1, 0, "/bin/true"), (1, 1, "/bin/true"), (1, 2, "/bin/true"), (2, 0, "/bin/echo")]
+    terse = schedd.cli("job", "submit", "-dry-run", "ads.txt", "-terse", "job.sub")
+    assert terse.stdout == "1.0 - 1.2\n2.0 - 2.0\n"
+
+
+def test_one_bad_cluster_queues_none(schedd):
+    schedd.write("job.sub", "executable = /bin/true\nqueue\nexecutable = /nonexistent/prog\nqueue\n")
+    result = schedd.cli("job", "submit", "job.sub")
+    assert result.returncode == 1 and "/nonexistent/prog" in result.stderr
+    assert schedd.client.query() == [] and schedd.client.history() == []

@@ -176,27 +176,58 @@ def queue_statements(text: str) -> list[str]:
     read): each holds every command above its statement, as condor_submit's macro table does
     when it reaches it, with the earlier statements blanked so that line numbers stay."""
     lines = text.splitlines(keepends=True)
-    spans = []  # (first, last) line index of each queue statement with its inline item list
+    spans = _queue_spans(lines)
+    if len(spans) < 2:
+        return [text]
+    return [_keep(lines, spans, [k]) for k in range(len(spans))]
+
+
+def cluster_texts(text: str) -> list[str]:
+    """One text per cluster condor_submit 23.9.6 makes of a description: a queue statement whose
+    executable differs from the statement's before starts a new cluster.  Each text holds its
+    own statements, the others blanked so that line numbers stay."""
+    lines = text.splitlines(keepends=True)
+    spans = _queue_spans(lines)
+    if len(spans) < 2:
+        return [text]
+    executables = []
+    for statement in queue_statements(text):
+        try:
+            with _CapturedStderr():
+                executables.append(htcondor2.Submit(statement).get("executable"))
+        except Exception:  # build_job_ads says what is wrong with it
+            return [text]
+    groups = [[0]]
+    for k in range(1, len(spans)):
+        if executables[k] == executables[k - 1]:
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+    return [_keep(lines, spans, group) for group in groups]
+
+
+def _queue_spans(lines: list[str]) -> list[tuple[int, int]]:
+    """(first, last) line index of each queue statement with its inline item list."""
+    spans = []
     n = 0
     while n < len(lines):
-        line = lines[n]
-        if re.match(r"\s*queue\b", line, re.IGNORECASE):
+        if re.match(r"\s*queue\b", lines[n], re.IGNORECASE):
             first = n
-            if re.search(r"\(\s*$", line):  # queue ... from ( ... ): the items run to a ')' line
+            if re.search(r"\(\s*$", lines[n]):  # queue ... from ( ... ): the items run to a ')' line
                 while n + 1 < len(lines) and not re.match(r"\s*\)", lines[n]):
                     n += 1
             spans.append((first, n))
         n += 1
-    if len(spans) < 2:
-        return [text]
-    texts = []
-    for k, (first, last) in enumerate(spans):
-        kept = list(lines[:last + 1])
-        for before_first, before_last in spans[:k]:
-            for m in range(before_first, before_last + 1):
-                kept[m] = "\n"
-        texts.append("".join(kept))
-    return texts
+    return spans
+
+
+def _keep(lines: list[str], spans: list[tuple[int, int]], kept_spans: list[int]) -> str:
+    """The text up to the last of ``kept_spans``, the other queue statements before it blanked."""
+    kept = list(lines[:spans[kept_spans[-1]][1] + 1])
+    for k, (first, last) in enumerate(spans[:kept_spans[-1]]):
+        if k not in kept_spans:
+            kept[first:last + 1] = ["\n"] * (last + 1 - first)
+    return "".join(kept)
 
 
 def parse_arguments(value: str) -> list[str]:
