@@ -115,6 +115,7 @@ class LocalSchedd:
         self.spawner: shadow.Spawner | None = None
         self._idle_order: list[JobId] | None = None  # idle jobs that need a slot, best first; None: rebuild
         self._slotless: list[JobId] = []  # idle scheduler and local universe jobs
+        self._deferred = False  # an idle job waits for its DeferralTime: the periodic tick schedules again
         self._timer: asyncio.TimerHandle | None = None
         self._fast_timer: asyncio.TimerHandle | None = None
         self._intervals: dict[JobId, float | None] = {}  # each job's own periodic interval, once looked at
@@ -547,8 +548,17 @@ class LocalSchedd:
             idle.sort(key=lambda k: (-_int(self.jobs[k].get("JobPrio")), self.jobs[k]["QDate"], k))
             self._slotless = [k for k in idle if self.jobs[k]["JobUniverse"] in SLOTLESS_UNIVERSES]
             self._idle_order = [k for k in idle if self.jobs[k]["JobUniverse"] not in SLOTLESS_UNIVERSES]
-        starts: list[tuple[JobId, object]] = [(k, None) for k in self._slotless if self._is_idle(k)]
-        self._slotless = []
+        now = self.clock()
+        self._deferred = False
+        starts: list[tuple[JobId, object]] = []
+        waiting = []
+        for key in self._slotless:
+            if self._is_idle(key):
+                if self._defers(self.jobs[key], now):
+                    waiting.append(key)
+                else:
+                    starts.append((key, None))
+        self._slotless = waiting
         matches: dict[JobId, dict] = {}  # the $$() of jobs that have some, expanded for their slots
         free = len(self.pool.free_slots())
         if free:
@@ -560,7 +570,7 @@ class LocalSchedd:
                 ad = self.jobs.get(key)
                 if ad is None or ad["JobStatus"] != JobStatus.IDLE:
                     continue
-                if key in self.running:  # released before its last run's process exited
+                if key in self.running or self._defers(ad, now):  # released before its last run exited
                     remaining.append(key)
                     continue
                 slot = self.pool.match(ad)
@@ -579,6 +589,20 @@ class LocalSchedd:
             self._idle_order = remaining
         if starts:
             self._start(starts, matches)
+
+    def _defers(self, ad: classad2.ClassAd, now: float) -> bool:
+        """Whether the job must wait: its DeferralTime has not come (the periodic tick looks
+        again), or it was submitted after that time and its DeferralWindow too has passed (then
+        it waits for good, as a 23.9.6 job that missed its time matches no slot)."""
+        when = _eval(ad, "DeferralTime")
+        if not isinstance(when, (int, float)) or isinstance(when, bool):
+            return False
+        if now < when:
+            self._deferred = True
+            return True
+        window = _eval(ad, "DeferralWindow")
+        window = window if isinstance(window, (int, float)) and not isinstance(window, bool) else 0
+        return _int(ad.get("QDate")) > when + window
 
     def _has_dollar_dollar(self, key: JobId, ad: classad2.ClassAd) -> bool:
         """Whether the job's ad holds a ``$$()``, read in the text kept for queries (a job start
@@ -938,6 +962,9 @@ class LocalSchedd:
         try:
             self._retry_backlog()
             self.periodic()
+            if self._deferred:  # a job's DeferralTime may have come
+                self._idle_order = None
+                self.schedule()
         finally:
             self._timer = self.loop.call_later(self.periodic_interval, self._periodic_tick)
 
