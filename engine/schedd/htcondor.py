@@ -20,7 +20,7 @@ import classad2
 import htcondor2
 
 from engine.schedd.api import ActResult, JobAction, JobSpec, ScheddError, SubmitResult
-from engine.schedd.local.submit import queue_statements
+from engine.schedd.local.submit import SubmitDescription, parse_description, queue_statements
 
 class HTCondorSchedd:
     """One HTCondor schedd; the connection is made on first use.  ``name`` picks a schedd of
@@ -69,13 +69,8 @@ class HTCondorSchedd:
             raise ScheddError(f"{where}: several queue statements: the htcondor2 bindings queue only the "
                               "first one's jobs; write one 'queue ... from (...)' statement (condor_submit "
                               "23.9.6 deprecates several)")
-        try:
-            submit = htcondor2.Submit(description)
-        except Exception as e:  # the bindings raise plain exceptions for parse errors
-            raise ScheddError(f"{where}: {_message(e)}") from None
-        for key, value in {**(prepend or {}), **(append or {})}.items():
-            if key in (prepend or {}) and submit.get(key) is not None:
-                continue  # the description sets it itself, after a prepended value
+        submit = parse_description(SubmitDescription(description, where, cwd or ".", prepend))
+        for key, value in (append or {}).items():
             submit[key] = value
         if cwd and not submit.get("initialdir") and not submit.get("initial_dir"):
             submit["initialdir"] = os.path.abspath(cwd)  # relative paths are the submitter's

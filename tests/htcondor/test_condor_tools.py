@@ -17,6 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import classad2
 import htcondor2
 import pytest
 
@@ -380,3 +381,101 @@ def test_history_userlog_makes_the_ads_condor_history_makes(htcondor_pool, submi
         assert mine.returncode == theirs.returncode == 0, (mine.stderr, theirs.stderr)
         assert steady_ads(mine.stdout) == steady_ads(theirs.stdout), args
     assert 'Owner = "crab"' in pool_tool(htcondor_pool, "condor_history", "-userlog", str(log), "-long").stdout
+
+
+# Submit files as users write them, with the attributes their jobs' ads must carry as the pool's
+# condor_submit -dry-run builds them (crabtui's own ads have fewer attributes, never other values).
+USER_SUBMIT_FILES = {
+    "continued.sub": """# a comment
+executable = /bin/echo
+   # an indented comment
+arguments = one \\
+  two
+requirements = (OpSys == "LINUX") && \\
+               (Arch == "X86_64")
+queue
+""",
+    "quoting.sub": """executable = /bin/echo
+arguments = "'a  b' '' 'x''y' q""r"
+environment = "Z=1 A=2 M='x y' E="
+queue 2
+""",
+    "retries.sub": """executable = /bin/true
+max_retries = 3
+retry_until = ExitCode == 7
+success_exit_code = 2
+on_exit_remove = ExitCode == 5
+queue
+""",
+    "transfer.sub": """executable = /bin/true
+should_transfer_files = YES
+when_to_transfer_output = ON_EXIT_OR_EVICT
+transfer_input_files = items.sub, items.sub
+transfer_output_files = out.txt, b.txt
+concurrency_limits = sw_license:2, DB
+notify_user = me@example.org
+notification = Complete
+deferral_time = 1900000000
+queue
+""",
+    "conditional.sub": """executable = /bin/echo
+if defined mode
+  arguments = $(mode) $(Process)
+else
+  arguments = none
+endif
+include command : echo +FromCommand = 42
+My.Weight = $INT(Step) * 2
+queue 2
+""",
+}
+COMPARED = ("Args", "Arguments", "Environment", "OnExitRemove", "JobMaxRetries", "JobSuccessExitCode",
+            "ShouldTransferFiles", "WhenToTransferOutput", "TransferInput", "TransferOutput", "ConcurrencyLimits",
+            "NotifyUser", "JobNotification", "DeferralTime", "DeferralWindow", "DeferralPrepTime", "FromCommand",
+            "Weight", "ProcId")
+
+
+def dry_run_ads(text: str) -> list[dict[str, str]]:
+    """The jobs of condor_submit -dry-run output: the cluster ad merged with each proc's lines."""
+    ads, cluster, current = [], None, {}
+    for line in text.splitlines()[1:]:
+        if line == ".":
+            cluster = cluster or dict(current)
+            ads.append(current)
+            current = dict(cluster)
+        elif "=" in line:
+            name, _, value = line.partition("=")
+            current[name] = str(classad2.ExprTree(value))  # one spelling of =?= and the like
+    return ads
+
+
+@pytest.mark.parametrize("name", sorted(USER_SUBMIT_FILES))
+def test_submit_files_make_the_ads_condor_submit_makes(htcondor_pool, submit_dir, name):
+    (submit_dir / name).write_text(USER_SUBMIT_FILES[name])
+    theirs = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -dry-run - {name} mode=fast")
+    mine = crabtui("job", "submit", "-dry-run", "-", name, "mode=fast", cwd=submit_dir)
+    assert theirs.returncode == mine.returncode == 0, (theirs.stderr, mine.stderr)
+    pairs = list(zip(dry_run_ads(theirs.stdout), dry_run_ads(mine.stdout), strict=True))
+    for pool_ad, our_ad in pairs:
+        assert {k: our_ad.get(k) for k in COMPARED if k in pool_ad} == {k: pool_ad[k] for k in COMPARED if k in pool_ad}
+        # OnExitRemove = true is the default the pool's schedd assumes when the ad has none
+        assert not {k for k in COMPARED
+                    if k in our_ad and k not in pool_ad and (k, our_ad[k]) != ("OnExitRemove", "true")}
+
+
+def test_submit_to_the_pool_reads_macros_and_ifs_as_condor_submit(htcondor_pool, submit_dir):
+    """NAME=VALUE is set before the file is read, so `if defined` sees it; a bad `if` is one line."""
+    (submit_dir / "mode.sub").write_text("executable = /bin/sleep\nif defined mode\n  arguments = 30 $(mode)\n"
+                                         "endif\nhold = true\ninitialdir = /tmp\nqueue\n")
+    (submit_dir / "bad.sub").write_text("executable = /bin/sleep\nif $(mode) == fast\nendif\nqueue\n")
+    mine = ours("job", "submit", "-terse", "mode.sub", "mode=fast", cwd=submit_dir)
+    cluster = int(re.fullmatch(r"(\d+)\.0 - \1\.0\n", mine.stdout).group(1))
+    try:
+        (ad,) = htcondor2.Schedd().query(f"ClusterId == {cluster}", ["Args"])
+        assert ad["Args"] == "30 fast"
+    finally:
+        htcondor2.Schedd().act(htcondor2.JobAction.Remove, f"ClusterId == {cluster}")
+    bad = ours("job", "submit", "bad.sub", cwd=submit_dir)
+    assert bad.returncode == 1 and bad.stderr.splitlines() == [
+        "ERROR: bad.sub:2: $(mode) == fast is not a valid if condition because complex conditionals are not "
+        "supported; an if takes 'defined NAME', 'version >= X.Y', a boolean or a number, as in: if defined mode"]

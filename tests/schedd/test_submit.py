@@ -473,5 +473,6 @@ notification = Complete
 deferral_time = 1900000000
 queue
 """, tmp_path)
-        assert (ad["ConcurrencyLimits"], ad["NotifyUser"], ad["JobNotification"]) == ("db,sw_license:2", "me@example.org", 2)
+        assert (ad["ConcurrencyLimits"], ad["NotifyUser"], ad["JobNotification"]) == \
+            ("db,sw_license:2", "me@example.org", 2)
         assert (ad["DeferralTime"], ad["DeferralWindow"], ad["DeferralPrepTime"]) == (1900000000, 0, 300)

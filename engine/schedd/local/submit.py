@@ -143,7 +143,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     for text in queue_statements(description.text):
         statement = dataclasses.replace(description, text=text)
         lines = _command_lines(text, where)
-        submit = _parse(statement)
+        submit = parse_description(statement)
         n, items = _queue_args(submit, where, count, itemdata, description.cwd)
         if len(ads) + n * len(items) > MAX_JOBS_PER_SUBMISSION:
             raise SubmitError(f"{where}: queue: {len(ads) + n * len(items)} jobs in one submission; at most "
@@ -310,7 +310,9 @@ def _environment(entries: list[str]) -> dict[str, str]:
 
 # ------------------------------------------------------------------------------------ internals
 
-def _parse(description: SubmitDescription) -> htcondor2.Submit:
+def parse_description(description: SubmitDescription) -> htcondor2.Submit:
+    """The description parsed by ``htcondor2.Submit``, its prepended macros set before the text is
+    read; SubmitError says why the parser refuses it, at its line where it can."""
     where = description.file
     text = description.text
     prepend = description.prepend or {}
