@@ -476,3 +476,20 @@ queue
         assert (ad["ConcurrencyLimits"], ad["NotifyUser"], ad["JobNotification"]) == \
             ("db,sw_license:2", "me@example.org", 2)
         assert (ad["DeferralTime"], ad["DeferralWindow"], ad["DeferralPrepTime"]) == (1900000000, 0, 300)
+
+    def test_a_list_file_with_a_blank_line_queues_a_job_for_it(self, tmp_path):
+        """The bindings refuse such a file ("invalid qargs"); condor_submit queues one job a line."""
+        (tmp_path / "cols.txt").write_text("a b c\na, b, c\n\t t1 ,t2\nsolo\n\n")
+        ads = build('executable = /bin/echo\narguments = "[$(x)] [$(y)] $(Row)"\nqueue x,y from cols.txt\n',
+                    tmp_path)
+        # a variable a line has no word for keeps the line before's value, as on the pool
+        assert [ad["Arguments"] for ad in ads] == ["[a] [b c] 0", "[a] [b, c] 1", "[t1] [,t2] 2", "[solo] [,t2] 3",
+                                                   "[] [,t2] 4"]
+        (one,) = build("executable = /bin/echo\narguments = $(x)\nqueue x from one.txt\n",
+                       _write(tmp_path, "one.txt", "# not a comment\n"))
+        assert one["Args"] == "# not a comment"
+
+
+def _write(directory: Path, name: str, text: str) -> Path:
+    (directory / name).write_text(text)
+    return directory

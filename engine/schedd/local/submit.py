@@ -465,11 +465,49 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
             items = submit.itemdata()
             items = list(items) if items is not None else []  # an empty list or file: no jobs
         except Exception as e:
-            raise SubmitError(f"{where}: cannot expand 'queue {qargs}': {e}") from None
+            items = _items_from_file(qargs, cwd)
+            if items is None:
+                raise SubmitError(f"{where}: cannot expand 'queue {qargs}': {e}") from None
         finally:
             os.chdir(old)
         return queue_count, items or []
     return queue_count, [{}]
+
+
+_FROM_FILE = re.compile(r"\s*(?:[0-9]+\s+)?([A-Za-z_][\w.]*(?:\s*[,\s]\s*[A-Za-z_][\w.]*)*)\s+from\s+([^(\s].*?)\s*\Z",
+                        re.IGNORECASE)
+
+
+def _items_from_file(qargs: str, cwd: str) -> list[dict[str, str]] | None:
+    """The items of ``queue VARS from FILE`` read as condor_submit 23.9.6 reads them, for the
+    files the bindings refuse ("invalid qargs": a blank line, say): a line a job, leading and
+    trailing blanks dropped; with several variables each takes the line's next word (ended by a
+    comma or a blank, and the blanks after it) and the last the rest, and a variable the line
+    has no word for keeps the line before's value, as 23.9.6 does.  None: not that form."""
+    match = _FROM_FILE.match(qargs)
+    if not match or match.group(2).endswith("|"):
+        return None
+    names = [n for n in re.split(r"[,\s]+", match.group(1)) if n]
+    try:
+        with open(os.path.join(cwd, match.group(2)), encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    items, values = [], dict.fromkeys(names, "")
+    for line in lines:
+        rest = line.strip()
+        for k, name in enumerate(names):
+            if not rest:
+                if k == 0:
+                    values[name] = ""
+                continue
+            if k == len(names) - 1:
+                values[name], rest = rest, ""
+            else:
+                word = re.match(r"[^,\s]*", rest).group(0)
+                values[name], rest = word, rest[len(word) + 1:].lstrip()
+        items.append(dict(values))
+    return items
 
 
 def _check_commands(submit: htcondor2.Submit, where: str) -> None:
