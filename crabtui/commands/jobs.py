@@ -43,11 +43,11 @@ def job() -> None:
 
 
 # condor_submit's options crabtui reads, in its order; the others are refused by name.
-SUBMIT_OPTIONS = [Option("verbose", 1), Option("disable", 2), Option("append", 1, values=1),
+SUBMIT_OPTIONS = [Option("verbose", 1), Option("spool", 1), Option("disable", 2), Option("append", 1, values=1),
                   Option("batch-name", 1, values=1), Option("help", 1), Option("terse", 3),
                   Option("dry-run", 3, values=1), Option("dump", 2, values=1)]
 SUBMIT_UNSUPPORTED = (
-    Option("debug", 2, colon=True), Option("spool", 1),
+    Option("debug", 2, colon=True),
     Option("file", 2, values=1), Option("factory", 2), Option("maxjobs", 3, values=1),
     Option("single-cluster", 3), Option("address", 2, values=1), Option("remote", 1, values=1),
     Option("name", 1, values=1), Option("pool", 2, values=1),
@@ -76,11 +76,12 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit).
 
     \b
-    [-append COMMAND]... [-batch-name NAME] [-terse] [-verbose] [-disable] [-dry-run OUTFILE|-]
+    [-append COMMAND]... [-batch-name NAME] [-terse] [-verbose] [-spool] [-disable] [-dry-run OUTFILE|-]
         [-dump OUTFILE|-] [NAME=VALUE]... SUBMIT_FILE|- [-queue QUEUE_ARGS...]
     -append (-a): a submit command that overrides the file's; NAME=VALUE: a macro set before the
     file is read; SUBMIT_FILE - reads standard input (and prints the ads, as -verbose);
-    -terse: print the queued job ids as FIRST - LAST; -verbose: print each job's ad;
+    -terse: print the queued job ids as FIRST - LAST; -verbose: print each job's ad; -spool (on a
+    pool): send the input files to the schedd's spool, where the output stays for condor_transfer_data;
     -disable: skip the checks of input files and the log (skip_filechecks); -dry-run: write
     the job ads to OUTFILE (- for standard output) and queue nothing; -dump: the same, said as
     condor_submit -dump says it; -queue (-q, last): the queue statement of a file that has
@@ -89,7 +90,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     from engine.schedd.local.submit import STDIN, NoJobsQueued, cluster_texts, queue_statements, read_submit_file
 
     files, prepend, append = [], {}, {}
-    terse = verbose = False
+    terse = verbose = spool = False
     without_schedd = None  # ("dry-run" or "dump", OUTFILE)
     try:
         argv, queue_args = _split_queue(list(args))
@@ -102,6 +103,8 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
                 terse = True
             elif item.name == "verbose":
                 verbose = True
+            elif item.name == "spool":
+                spool = True
             elif item.name == "disable":
                 append["skip_filechecks"] = "true"
             elif item.name in ("dry-run", "dump"):
@@ -137,6 +140,9 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
             fail(f"{submit_file}: -queue argument conflicts with queue statement in submit file; "
                  "remove one of them")
         text = text.rstrip("\n") + f"\nqueue {queue_args}\n"
+    if spool and backend(ctx) != "htcondor":
+        fail("-spool: the embedded schedd runs its jobs on this machine with their files where they are, so "
+             "there is nothing to spool; drop -spool (it is for a pool: --backend htcondor)")
     if without_schedd is not None:
         _without_schedd(ctx, *without_schedd, text, submit_file, cwd, terse, verbose, prepend, append)
         return
@@ -147,14 +153,14 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     parts = cluster_texts(text)  # a new executable starts a new cluster, as in condor_submit
     results, ads = [], []
     try:
-        if len(parts) > 1:  # every cluster is checked before any is queued: one bad queues none
+        if len(parts) > 1 and backend(ctx) != "htcondor":  # every cluster checked first: one bad queues none
             for part in parts:
                 _build(part, submit_file, cwd, prepend, append, DRY_RUN_CLUSTER)
         with schedd(ctx) as client:
             for part in parts:
                 try:
-                    results.append(client.submit(part, submit_file=submit_file, cwd=cwd,
-                                                 prepend=prepend or None, append=append or None))
+                    results.append(client.submit(part, submit_file=submit_file, cwd=cwd, prepend=prepend or None,
+                                                 append=append or None, **({"spool": True} if spool else {})))
                 except NoJobsQueued:
                     if part is parts[-1] and not results:
                         raise

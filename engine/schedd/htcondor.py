@@ -63,7 +63,11 @@ class HTCondorSchedd:
 
     def submit(self, description: str, *, count: int = 0, itemdata: Iterable[dict[str, str]] | None = None,
                submit_file: str | None = None, cwd: str | None = None,
-               prepend: Mapping[str, str] | None = None, append: Mapping[str, str] | None = None) -> SubmitResult:
+               prepend: Mapping[str, str] | None = None, append: Mapping[str, str] | None = None,
+               spool: bool = False) -> SubmitResult:
+        """The Schedd API's submit; ``spool``: as condor_submit -spool, the input files are sent to the
+        schedd's spool (the jobs wait, held, until they are there) and the output stays there
+        for condor_transfer_data."""
         where = submit_file or "<submit description>"
         if len(queue_statements(description)) > 1:  # the bindings would queue the first one's jobs only
             raise ScheddError(f"{where}: several queue statements: the htcondor2 bindings queue only the "
@@ -76,7 +80,10 @@ class HTCondorSchedd:
             submit["initialdir"] = os.path.abspath(cwd)  # relative paths are the submitter's
         with self._errors(f"submitting {where}", "WRITE"):
             extra = {"itemdata": iter(itemdata)} if itemdata is not None else {}
-            result = self._connect().submit(submit, count=count, **extra)
+            result = self._connect().submit(submit, count=count, spool=spool, **extra)
+        if spool:
+            with self._errors(f"spooling the input files of {where}", "WRITE"):
+                self._connect().spool(result)
         return SubmitResult(result.cluster(), result.first_proc(), result.num_procs())
 
     def query(self, constraint: str = "true", projection: Sequence[str] = ()) -> list[classad2.ClassAd]:

@@ -479,3 +479,32 @@ def test_submit_to_the_pool_reads_macros_and_ifs_as_condor_submit(htcondor_pool,
     assert bad.returncode == 1 and bad.stderr.splitlines() == [
         "ERROR: bad.sub:2: $(mode) == fast is not a valid if condition because complex conditionals are not "
         "supported; an if takes 'defined NAME', 'version >= X.Y', a boolean or a number, as in: if defined mode"]
+
+
+def spooled_ad(cluster: int, timeout: float = 60) -> classad2.ClassAd:
+    """The job's ad once the schedd has its input files (StageInFinish)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        (ad,) = htcondor2.Schedd().query(f"ClusterId == {cluster}", ["Iwd", "SUBMIT_Iwd", "StageInFinish", "JobStatus"])
+        if "StageInFinish" in ad or time.monotonic() > deadline:
+            return ad
+        time.sleep(0.5)
+
+
+def test_submit_spool_sends_the_input_to_the_pools_spool_as_condor_submit(htcondor_pool, submit_dir):
+    (submit_dir / "in.txt").write_text("input\n")
+    (submit_dir / "spool.sub").write_text("executable = /bin/cat\narguments = in.txt\ntransfer_input_files = in.txt\n"
+                                          "should_transfer_files = YES\nrequirements = false\nqueue\n")
+    os.chmod(submit_dir / "in.txt", 0o644)
+    theirs = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -spool -terse spool.sub")
+    mine = ours("job", "submit", "-spool", "-terse", "spool.sub", cwd=submit_dir)
+    clusters = [int(re.fullmatch(r"(\d+)\.0 - \1\.0\n", r.stdout).group(1)) for r in (theirs, mine)]
+    try:
+        ads = [spooled_ad(c) for c in clusters]
+        for ad, cluster in zip(ads, clusters):  # spooled: the job's directory is the schedd's now
+            assert (ad["Iwd"].endswith(f"/{cluster}/0/cluster{cluster}.proc0.subproc0"), ad["SUBMIT_Iwd"],
+                    ad["StageInFinish"] > 0, ad["JobStatus"]) == (True, str(submit_dir), True, 1)
+    finally:
+        htcondor2.Schedd().act(htcondor2.JobAction.Remove, " || ".join(f"ClusterId == {c}" for c in clusters))
+    embedded = crabtui("job", "submit", "-spool", "spool.sub", cwd=submit_dir)
+    assert embedded.returncode == 1 and "nothing to spool" in embedded.stderr
