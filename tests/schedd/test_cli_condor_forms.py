@@ -59,7 +59,7 @@ def test_single_dash_options_are_read_as_condor_q_reads_them(held):
     assert "Usage:" in held.cli("q", "-h").stdout, "-h is -help, as in condor_q"
     for argv, message in ((["-nobat"], None), (["--nob"], "unrecognized argument --nob"),
                           (["-xml"], "does not support condor_q's -xml"), (["-zzz"], "unrecognized argument -zzz"),
-                          (["-go"], "does not support condor_q's -goodput"),
+                          (["-cputime"], "does not support condor_q's -cputime"),
                           (["-af"], "-af requires at least one attribute"), (["-run", "-hold"], "incompatible")):
         result = held.cli("q", *argv)
         if message is None:

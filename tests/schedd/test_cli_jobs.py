@@ -64,9 +64,11 @@ def test_submit_takes_condor_submits_append_batch_name_and_macros(schedd):
     ad = schedd.wait_history("1.0")
     assert (ad["RequestMemory"], ad["JobBatchName"]) == (7, "mybatch")
     assert (schedd.work / "opts.out").read_text() == "hello\n"
-    refused = schedd.cli("job", "submit", "-spool", str(path))
+    refused = schedd.cli("job", "submit", "-remote", "elsewhere", str(path))
     assert refused.returncode == 1 and lines(refused.stderr) == \
-        ["ERROR: -spool: crabtui job submit does not support condor_submit's -spool"]
+        ["ERROR: -remote: crabtui job submit does not support condor_submit's -remote"]
+    spool = schedd.cli("job", "submit", "-spool", str(path))  # a pool's (--backend htcondor) option
+    assert spool.returncode == 1 and len(lines(spool.stderr)) == 1 and "nothing to spool" in spool.stderr
 
 
 ITEMS = "executable = /bin/echo\narguments = $(item)\nhold = true\n"
