@@ -17,6 +17,7 @@ import getpass
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -82,6 +83,7 @@ _HANDLED = {
 _LINE_FORMS = re.compile(
     r"\s*(?:$|#|[A-Za-z_+.][\w.+-]*\s*(?:=|:)|queue\b|if\b|elif\b|else\b|endif\b|include\b|use\b"
     r"|error\b|warning\b|@)", re.IGNORECASE)
+_CONDITIONAL = re.compile(r"^\s*(?:if|elif|else|endif)\b", re.IGNORECASE | re.MULTILINE)
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://.")  # a URL as HTCondor's IsUrl sees one
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 _SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)B?\s*\Z", re.IGNORECASE)
@@ -193,7 +195,7 @@ def cluster_texts(text: str) -> list[str]:
     executables = []
     for statement in queue_statements(text):
         try:
-            with _CapturedStderr():
+            with _CapturedStderr(statement):
                 executables.append(htcondor2.Submit(statement).get("executable"))
         except Exception:  # build_job_ads says what is wrong with it
             return [text]
@@ -323,7 +325,7 @@ def parse_description(description: SubmitDescription) -> htcondor2.Submit:
     text = "".join(f"{key} = {stand_in}\n" for key, stand_in in stand_ins.items()) + text
     _check_conditionals(description.text, where)
     try:
-        with _CapturedStderr() as said:
+        with _CapturedStderr(text) as said:
             submit = htcondor2.Submit(text)
     except Exception as e:  # htcondor2 raises ValueError or HTCondorException with terse text
         raise SubmitError(_include_error(description.text, where) or _if_error(said.text, description.text, where)
@@ -336,18 +338,28 @@ def parse_description(description: SubmitDescription) -> htcondor2.Submit:
 
 class _CapturedStderr:
     """What the bindings' C++ side writes to file descriptor 2 while a description is parsed (its
-    reason for refusing an ``if``), kept from the user's terminal and read into ``text``."""
+    reason for refusing an ``if``), kept from the user's terminal and read into ``text``.  Only
+    for a text with conditionals (nothing else makes the parser print) and in the main thread: a
+    process's other threads may be writing there meanwhile (Textual draws the UI on stderr)."""
+
+    def __init__(self, text: str) -> None:
+        self._wanted = (threading.current_thread() is threading.main_thread()
+                        and _CONDITIONAL.search(text) is not None)
 
     def __enter__(self) -> _CapturedStderr:
         import tempfile
 
         self.text = ""
+        if not self._wanted:
+            return self
         self._file = tempfile.TemporaryFile()
         self._saved = os.dup(2)
         os.dup2(self._file.fileno(), 2)
         return self
 
     def __exit__(self, *exc) -> None:
+        if not self._wanted:
+            return
         os.dup2(self._saved, 2)
         os.close(self._saved)
         self._file.seek(0)
