@@ -94,6 +94,8 @@ class EventReader:
             elif kind in (T.POST_SCRIPT_TERMINATED, T.PRESKIP):
                 self.replay_script_event(event)
                 return
+        elif kind in (T.POST_SCRIPT_TERMINATED, T.PRESKIP):
+            return  # written by this DAGMan as the script ended, and handled then
         if event.cluster == 0 and event.proc == INT_MAX:
             node = self.by_cluster.get(-event.get("Subproc", 0))  # a NOOP node's fake id
         else:  # a real job's event, checked as DAGMan checks it (NOOP events are ours, and sane)
@@ -143,13 +145,15 @@ class EventReader:
                         "got ULOG_JOB_ABORTED event." if value is None else f"failed with signal {max(0, -value)}."))
             if event.cluster > 0:
                 self.jobs_completed += 1
+            subproc = event.get("Subproc", 0)  # a NOOP node's fake id is (0.2147483647.k)
             if value == 0:
-                self.out.job_proc_completed_successfully(node.name, event.cluster, event.proc)
+                self.out.job_proc_completed_successfully(node.name, event.cluster, event.proc, subproc)
             elif value is not None:
                 self.out.job_proc_failed(node.name, event.cluster, event.proc,
                                          status=value if value > 0 else None,
-                                         signal_number=-value if value < 0 else None)
+                                         signal_number=-value if value < 0 else None, subproc=subproc)
             if node.procs_done >= node.procs:
+                self.out.node_job_completed(node.name)
                 first = node.first_failure[1] if node.first_failure else 0
                 self.job_finished(node, JOB_ABORTED if first is None else first)
 
