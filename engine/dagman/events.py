@@ -50,6 +50,7 @@ class EventReader:
     jobs_completed: int
     status_outdated: bool
     events_seen: int
+    idle_procs: set[tuple[int, int, int]]
     out: DagmanOut
     jobstate: JobstateLog | None
 
@@ -113,6 +114,9 @@ class EventReader:
                        subproc=event.get("Subproc", 0), recovery=self.recovering)
         if self.jobstate:
             self.jobstate.job_event(node.name, kind.name, event.cluster, event.proc, node.last_event_time)
+        proc_id = (event.cluster, event.proc, event.get("Subproc", 0))
+        if kind in (T.JOB_TERMINATED, T.JOB_ABORTED):  # counted before the end is handled, as DAGMan does
+            self.count_idle(kind, proc_id)
         if kind == T.SUBMIT:
             node.procs_seen += 1
         elif kind == T.EXECUTE:
@@ -120,6 +124,7 @@ class EventReader:
         elif kind == T.JOB_EVICTED:
             node.procs_idle += 1
         elif kind == T.JOB_HELD:
+            self.out.hold_reason(event.get("HoldReason") or "(unknown)")
             node.procs_held += 1
             limit = self.options.max_job_holds
             if limit and node.procs_held >= limit and not self.recovering:  # Dag::ProcessHeldEvent
@@ -153,9 +158,26 @@ class EventReader:
                                          status=value if value > 0 else None,
                                          signal_number=-value if value < 0 else None, subproc=subproc)
             if node.procs_done >= node.procs:
-                self.out.node_job_completed(node.name)
+                # Dag::ProcessJobProcEnd: not said when the last proc failed and no POST script follows
+                if value == 0 or ScriptKind.POST in node.graph.node.scripts:
+                    self.out.node_job_completed(node.name)
                 first = node.first_failure[1] if node.first_failure else 0
                 self.job_finished(node, JOB_ABORTED if first is None else first)
+        if kind not in (T.JOB_TERMINATED, T.JOB_ABORTED):  # after the event is handled (a HOLD script started)
+            self.count_idle(kind, proc_id)
+
+    def count_idle(self, kind, proc: tuple[int, int, int]) -> None:
+        """DAGMan's count of idle job procs, kept from the events it reads (``ProcessIsIdleEvent``,
+        ``ProcessNotIdleEvent``: a held or evicted proc is idle again) and logged after each."""
+        T = htcondor2.JobEventType
+        if kind in (T.SUBMIT, T.JOB_EVICTED, T.JOB_SUSPENDED, T.SHADOW_EXCEPTION, T.JOB_RECONNECT_FAILED,
+                    T.JOB_HELD):
+            self.idle_procs.add(proc)
+        elif kind in (T.EXECUTE, T.JOB_UNSUSPENDED, T.JOB_TERMINATED, T.JOB_ABORTED):
+            self.idle_procs.discard(proc)
+        else:
+            return
+        self.out.number_of_idle_job_procs(len(self.idle_procs))
 
     def sane(self, event, kind) -> bool:
         """``Dag::EventSanityCheck``: a bad event DAGMAN_ALLOW_EVENTS tolerates is logged and

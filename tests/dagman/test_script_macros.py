@@ -139,3 +139,22 @@ def test_a_noop_nodes_post_script_sees_its_fake_job_and_a_pre_skip_is_logged(tmp
                                       "Event: ULOG_PRESKIP for HTCondor Node B (0.2147483647.2)"]
     log = Path(f"{dag}.nodes.log").read_text()
     assert "016 (000.2147483647.001)" in log, "the POST event names the NOOP node's fake job"
+
+
+def test_dagman_out_counts_idle_procs_and_says_when_a_nodes_job_completed(tmp_path, schedd):
+    """'Node X job completed' follows a node's last proc, unless it failed and no POST script
+    decides (Dag::ProcessJobProcEnd); 'Number of idle job procs' follows every event that
+    changes it, as on the pool."""
+    echo_scripts(tmp_path)
+    (tmp_path / "ok.sub").write_text("executable = /bin/true\nqueue\n")
+    (tmp_path / "fail.sub").write_text("executable = /bin/false\nqueue\n")
+    dag = tmp_path / "done.dag"
+    dag.write_text("JOB A ok.sub\nJOB B fail.sub\nJOB C fail.sub\nSCRIPT POST C post.sh $RETURN\n"
+                   "PARENT A CHILD B C\n")
+    assert run(dag, schedd).exit_code == 1
+    out = [line.split(" {")[0] for line in dagman_out(dag)]
+    assert "Node A job completed" in out and "Node C job completed" in out
+    assert "Node B job completed" not in out, "B failed with no POST script"
+    a_events = out[out.index(next(line for line in out if line.startswith("Event: ULOG_SUBMIT for HTCondor Node A"))):]
+    assert a_events[:4] == [a_events[0], "Number of idle job procs: 1", a_events[2], "Number of idle job procs: 0"]
+    assert a_events[2].startswith("Event: ULOG_EXECUTE for HTCondor Node A")
