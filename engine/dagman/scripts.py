@@ -162,7 +162,8 @@ class ScriptQueue:
             "$NODE_COUNT": str(self.census.total), "$DAGID": str(self.options.dagman_id),
         }
         if kind is not ScriptKind.PRE:
-            codes = [c for c in node.exit_codes.values() if c is not None]
+            # a proc killed by a signal counts as -1: its terminate event has no return value
+            codes = [max(c, -1) for c in node.exit_codes.values() if c is not None]
             cluster = node.cluster if node.cluster is not None and node.cluster > 0 else 0
             last_proc = max(node.exit_codes, default=0)
             job_id = f"{cluster}.{last_proc}"

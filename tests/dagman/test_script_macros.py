@@ -158,3 +158,15 @@ def test_dagman_out_counts_idle_procs_and_says_when_a_nodes_job_completed(tmp_pa
     a_events = out[out.index(next(line for line in out if line.startswith("Event: ULOG_SUBMIT for HTCondor Node A"))):]
     assert a_events[:4] == [a_events[0], "Number of idle job procs: 1", a_events[2], "Number of idle job procs: 0"]
     assert a_events[2].startswith("Event: ULOG_EXECUTE for HTCondor Node A")
+
+
+def test_a_job_killed_by_a_signal_returns_minus_the_signal_and_counts_as_exit_code_minus_1(tmp_path, schedd):
+    echo_scripts(tmp_path)
+    executable(tmp_path / "job.sh", "kill -TERM $$\n")
+    (tmp_path / "s.sub").write_text('executable = job.sh\nlog = s.log\nqueue\n')
+    dag = tmp_path / "s.dag"
+    dag.write_text("JOB S s.sub\nSCRIPT PRE S pre.sh $JOB\n"
+                   "SCRIPT POST S post.sh $JOB $RETURN $SUCCESS $EXIT_CODES $EXIT_CODE_COUNTS $PRE_SCRIPT_RETURN "
+                   "$JOB_ABORT_COUNT\n")
+    assert run(dag, schedd).exit_code == 0, "the POST script masks the failure"
+    assert lines(tmp_path / "scripts.txt") == ["pre S", "post S -15 True -1 -1:1 0 0"]
