@@ -170,3 +170,13 @@ def test_a_job_killed_by_a_signal_returns_minus_the_signal_and_counts_as_exit_co
                    "$JOB_ABORT_COUNT\n")
     assert run(dag, schedd).exit_code == 0, "the POST script masks the failure"
     assert lines(tmp_path / "scripts.txt") == ["pre S", "post S -15 True -1 -1:1 0 0"]
+
+
+def test_each_submit_cycle_says_how_many_jobs_it_submitted(tmp_path, schedd):
+    (tmp_path / "ok.sub").write_text("executable = /bin/true\nqueue\n")
+    dag = tmp_path / "cycle.dag"
+    dag.write_text("JOB A ok.sub\nJOB B ok.sub\nJOB C ok.sub NOOP\nPARENT A CHILD B C\n")
+    assert run(dag, schedd).exit_code == 0
+    said = [line for line in dagman_out(dag) if line.startswith("Just submitted")]
+    assert said == ["Just submitted 1 job this cycle...", "Just submitted 2 jobs this cycle..."], \
+        "a NOOP node counts, as DAGMan counts it"
