@@ -26,8 +26,8 @@ from engine.schedd.local.submit import format_arguments
 
 # condor_submit_dag's default on_exit_remove: a DAGMan that crashed (signal 11 aside) or was
 # killed is queued again by the schedd, and comes back in recovery mode.
-# The files of a previous run that -force deletes and that stop a submit without it (the
-# first one may be overwritten with -update_submit).
+# The files of a previous run that -force deletes and that stop a submit without it (or
+# -update_submit, which keeps them and rewrites the first).
 _OVERWRITTEN = (".condor.sub", ".dagman.log", ".lib.out", ".lib.err")
 
 ON_EXIT_REMOVE = "(ExitSignal =?= 11 || (ExitCode =!= UNDEFINED && ExitCode >=0 && ExitCode <= 2))"
@@ -184,11 +184,13 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
         path = save_file_path(dag_file, options.load_save)
         if not os.path.exists(path):
             raise _error(path, f"-load_save {options.load_save}: there is no such save file")
-    elif not rescues or not options.auto_rescue:  # with -autorescue 0 a rescue DAG does not excuse them
-        for path in (dag_file + suffix for suffix in (_OVERWRITTEN[1:] if options.update_submit else _OVERWRITTEN)):
+    elif (not rescues or not options.auto_rescue) and not options.update_submit:
+        # with -autorescue 0 a rescue DAG does not excuse them; -update_submit does (ensureOutputFilesExist)
+        for path in (dag_file + suffix for suffix in _OVERWRITTEN):
             if os.path.exists(path):
                 raise _error(path, "already exists: some files needed by DAGMan exist from an earlier run; "
-                             "rename them, or use -force to overwrite them")
+                             "rename them, use -force to overwrite them, or -update_submit to update the "
+                             "submit file and continue")
     if os.path.exists(dag_file + ".halt"):
         os.unlink(dag_file + ".halt")
     if rescues and not options.force and options.do_rescue_from is None and options.auto_rescue \

@@ -162,3 +162,18 @@ def test_autorescue_0_runs_the_dag_from_the_start_and_keeps_its_rescue_dag(gated
     assert (gated / "d.dag.rescue001").exists()
     again = one_error_line(crabtui(schedd, "dag", "submit", "-autorescue", "0", "d.dag", cwd=gated))
     assert "d.dag.condor.sub" in again and "already exists" in again, "no rescue DAG excuses the old files"
+
+
+def test_update_submit_reruns_over_an_earlier_runs_files(gated, schedd):
+    """condor_submit_dag 23.9.6 checks none of the earlier run's files with -update_submit (seen
+    on the pool with -autorescue 0 beside a rescue DAG), and names it in its refusal."""
+    (gated / "d.dag").write_text(DAG)
+    release(gated, "A")
+    assert finished(schedd, int(re.search(r"cluster (\d+)\.", crabtui(
+        schedd, "dag", "submit", "d.dag", cwd=gated).stdout).group(1)))["ExitCode"] == 0
+    refused = one_error_line(crabtui(schedd, "dag", "submit", "-autorescue", "0", "d.dag", cwd=gated))
+    assert "-update_submit" in refused
+    again = crabtui(schedd, "dag", "submit", "-update_submit", "-autorescue", "0", "d.dag", cwd=gated)
+    assert again.returncode == 0, again.stderr
+    assert finished(schedd, int(re.search(r"cluster (\d+)\.", again.stdout).group(1)))["ExitCode"] == 0
+    assert runs(gated) == ["A", "A"]
