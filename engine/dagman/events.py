@@ -95,8 +95,6 @@ class EventReader:
             elif kind in (T.POST_SCRIPT_TERMINATED, T.PRESKIP):
                 self.replay_script_event(event)
                 return
-        elif kind in (T.POST_SCRIPT_TERMINATED, T.PRESKIP):
-            return  # written by this DAGMan as the script ended, and handled then
         if event.cluster == 0 and event.proc == INT_MAX:
             node = self.by_cluster.get(-event.get("Subproc", 0))  # a NOOP node's fake id
         else:  # a real job's event, checked as DAGMan checks it (NOOP events are ours, and sane)
@@ -105,6 +103,8 @@ class EventReader:
                 node = self.scary_submit(event)
             if node is None or not self.sane(event, kind):
                 return
+        if kind in (T.POST_SCRIPT_TERMINATED, T.PRESKIP) and not self.recovering:
+            return  # written by this DAGMan as the script ended, and handled then (checked above, as DAGMan does)
         if node is None or node.status is not NodeState.SUBMITTED:
             return
         node.last_event_time = event_time(event)
