@@ -218,7 +218,7 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
             if not python:
                 submitter.submit(load_config(path, overrides=overrides))
                 return
-            ran = run_crab_config(path, submitter, main=multicrab, argv=script_args)
+            ran = run_crab_config(path, submitter, main=multicrab, argv=script_args if multicrab else overrides)
         except ConfigError as e:
             fail(str(e) + submitter.so_far())
         except SubmitFailed as e:

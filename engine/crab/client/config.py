@@ -68,8 +68,8 @@ Where CRAB leaves room, or crabtui differs, and why:
   CRAB.  Any CMS site name is a storage site (:mod:`engine.crab.grid.storage`).
 * ``JobType.maxMemoryMB`` is 30..max(3000, numCores x 2500) MB: CRAB's submit-time cap, and the
   lower limit of ``crab resubmit --maxmemory``.  ``JobType.maxJobRuntimeMin`` is 60..20160 minutes,
-  the ``crab resubmit --maxjobruntime`` range (CRAB's client has no submit-time range; its task
-  worker lowers values above 2750 to 2750 with a warning, which is the task worker's business).
+  the ``crab resubmit --maxjobruntime`` range (CRAB's client has no submit-time range); above
+  2750 it is lowered to 2750 with a warning, as CRAB's task worker does at submission.
 * Empty or ``None`` values count as absent, as CRAB's ``getattr(..., None)`` reads them.
 * crabtui's own ``Debug`` parameters: ``timeScale`` (simulated seconds per real second, > 0,
   default 1) and ``failurePlan`` (see :class:`PlannedFailure`).  For one job, an entry for the
@@ -117,9 +117,13 @@ MIN_MEMORY_MB = 30  # crab resubmit --maxmemory
 MAX_MEMORY_SINGLE_CORE = 3000  # CRABServer ServerUtilities
 MAX_MEMORY_PER_CORE = 2500
 MIN_RUNTIME_MIN, MAX_RUNTIME_MIN = 60, 20160  # crab resubmit --maxjobruntime
+STD_MAX_JOB_RUNTIME_MIN = 2750  # what a submitted task gets at most (DagmanSubmitter.checkMemoryWalltime)
 AUTOMATIC_UNITS_RANGE = (180, 2700)  # CRABClient submit.py
 REQUEST_NAME_LIMIT = 100  # CRABClient submit.py
 _ONE_FILE_STRINGS = {"JobType.outputFiles"}  # a plain string CRAB's client iterates (Analysis.py) instead of refusing
+_DBS = "https://cmsweb.cern.ch/dbs/prod"
+DBS_READERS = {alias: f"{_DBS}/{alias}/DBSReader" for alias in ("global", "phys01", "phys02", "phys03")}
+DBS_WRITERS = {"phys03": f"{_DBS}/phys03/DBSWriter"}  # CRABClient ClientUtilities.DBSURLS
 SERVICE_INSTANCES = ("prod", "preprod", "test2", "test11", "test12", "test14", "other")  # ServerUtilities.py
 MAX_LUMIS_PER_FILE = 1000  # CRABClient PrivateMC.py
 MAX_JOBS_PER_TASK = 10_000  # CRABServer TaskWorker maxJobsPerTask (also taskworker.splitting's)
@@ -367,7 +371,7 @@ def load_config(path: str | os.PathLike[str], *, now: datetime.datetime | None =
     """
     source = _source(path)
     if _is_py(source):
-        return run_crab_config(source, now=now).module_config(overrides)
+        return run_crab_config(source, argv=overrides, now=now).module_config(overrides)
     return _Builder(source, with_overrides(source, _read_toml(source), overrides), now).build()
 
 
@@ -425,7 +429,8 @@ class CrabConfigPy:
 def run_crab_config(path: str | os.PathLike[str], submitter: Submitter | None = None, *, main: bool = False,
                     argv: Sequence[str] = (), now: datetime.datetime | None = None) -> CrabConfigPy:
     """Run the crabConfig.py at ``path`` as ``crab submit`` imports it (or, with ``main``, as
-    ``python FILE ARGV`` runs it).  Each ``crabCommand('submit', config=X)`` call checks ``X`` as
+    ``python FILE ARGV`` runs it; without ``main``, ARGV are crab submit's ``Section.parameter=value``
+    arguments, which the file finds in ``sys.argv``).  Each ``crabCommand('submit', config=X)`` call checks ``X`` as
     :func:`load_config` checks a file and hands it to ``submitter``; what CRAB would refuse, and
     what ``submitter`` refuses, reaches the script as CRAB's exceptions.  Without ``submitter``
     nothing is submitted (the ``uniquerequestname`` crabCommand returns is empty).  Raises
@@ -505,8 +510,31 @@ def _file_name(address: str) -> str:
     return name if "." in name else "lumi_mask.json"
 
 
+def _dbs_choices(urls: dict[str, str]) -> str:
+    return ", ".join(f"'{alias}' ('{url}')" for alias, url in urls.items())
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+_RX_WHOLE_NUMBER = re.compile(r"\s*[-+]?\d+\s*")
+_RX_NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
+
+
+def _as_crab_reads(kind: str, value: Any) -> Any:
+    """``value`` as CRAB reads it where its client lets it through unchecked (since it runs on
+    Python 3, SubCommand.validateConfig checks no types): a number written as a string, as a
+    configuration that reads ``os.environ`` or ``sys.argv`` sets it, reaches CRAB's server as text
+    in the request, which parses it; a flag set to 0 or 1 is sent as ``1 if value else 0``."""
+    if kind == "int" and isinstance(value, str) and _RX_WHOLE_NUMBER.fullmatch(value):
+        return int(value)
+    if kind == "number" and isinstance(value, str) and _RX_NUMBER.fullmatch(value):
+        number = float(value)
+        return int(number) if number.is_integer() and _RX_WHOLE_NUMBER.fullmatch(value) else number
+    if kind == "bool" and _is_int(value) and value in (0, 1):
+        return bool(value)
+    return value
 
 
 class _Builder:
@@ -568,6 +596,7 @@ class _Builder:
 
     def check_type(self, name: str, value: Any) -> Any:
         kind = _PARAMETERS[name][0]
+        value = _as_crab_reads(kind, value)
         ok = {"str": isinstance(value, str), "int": _is_int(value), "bool": isinstance(value, bool),
               "strlist": isinstance(value, (list, tuple)) or (isinstance(value, str) and name in _ONE_FILE_STRINGS), "dict": isinstance(value, dict),
               "number": (_is_int(value) or isinstance(value, float)),
@@ -575,9 +604,11 @@ class _Builder:
         if ok and kind == "number" and not math.isfinite(value):
             ok = False
         if not ok:
+            quirk = (" (CRAB's client would send any non-empty string, 'False' included, as true)"
+                     if kind == "bool" and isinstance(value, str) else "")
             self.fail(f"Parameter {name} requires a value of type {_KIND_NAMES[kind]} (while a value "
                       f"of type {type(value).__name__} was given: {_short(value)}). "
-                      f"Give it {_KIND_EXAMPLES[kind]}.", name)
+                      f"Give it {_KIND_EXAMPLES[kind]}{quirk}.", name)
         if kind == "strlist" and isinstance(value, str) and name in _ONE_FILE_STRINGS:
             self.warnings.append(
                 f"{self.source}: {name} = {value!r} is a string, not a list: CRAB's client takes it as the list of "
@@ -625,6 +656,11 @@ class _Builder:
         blacklist = self.sites("Site.blacklist")
         lumi_file, lumi_mask = self.lumi_mask()
         self.check_out_lfn()
+        self.check_publication()
+        self.check_dbs(dataset)
+        if "General.failureLimit" in v:
+            self.warnings.append(f"{self.source}: You have specified deprecated parameter 'failureLimit' which will "
+                                 f"be removed in the near future (crab submit's warning); crabtui ignores it.")
         return TaskConfig(
             source=self.source,
             multicrab=self.multicrab,
@@ -751,6 +787,11 @@ class _Builder:
             if not MIN_RUNTIME_MIN <= v[p] <= MAX_RUNTIME_MIN:
                 self.fail(f"Parameter {p} ({v[p]} minutes) must be between {MIN_RUNTIME_MIN} and "
                           f"{MAX_RUNTIME_MIN} minutes.", p)
+            if v[p] > STD_MAX_JOB_RUNTIME_MIN:  # DagmanSubmitter.checkMemoryWalltime lowers it
+                self.warnings.append(f"{self.source}: Task requests {v[p]} minutes of runtime, but only "
+                                     f"{STD_MAX_JOB_RUNTIME_MIN} are guaranteed to be available; {p} is lowered to "
+                                     f"{STD_MAX_JOB_RUNTIME_MIN}, as CRAB's task worker lowers it.")
+                v[p] = STD_MAX_JOB_RUNTIME_MIN
         return (self.path(pset) if pset is not None else None), script
 
     def input_files(self) -> tuple[str, ...]:
@@ -980,6 +1021,40 @@ class _Builder:
                       f"if publication is off), where username is your username as registered in CMS services "
                       f"(i.e. the username of your CERN primary account); it is {lfn!r}.",
                       "Data.outLFNDirBase", invalid=False)
+
+    def check_publication(self) -> None:
+        """crab submit refuses publication without the outputs transferred; Data.publication is
+        True by default, so a config that only turns General.transferOutputs off is refused too."""
+        v = self.values
+        if v.get("Data.publication", True) and not v.get("General.transferOutputs", True):
+            self.fail("Data.publication is True, but General.transferOutputs is False. Publication can not be "
+                      "performed if the output files are not transferred to a permanent storage. Set "
+                      "Data.publication = False (it is True unless set).", "Data.publication")
+
+    def check_dbs(self, dataset: str | None) -> None:
+        """Data.inputDBS and Data.publishDBS as crab submit checks them: CRAB's aliases or their
+        addresses, and a local (phys0x) instance only for a dataset of tier USER."""
+        v = self.values
+        p = "Data.inputDBS"
+        dbs = v.get(p)
+        if dbs is not None and dataset is not None:
+            if dbs not in DBS_READERS and dbs.rstrip("/") not in DBS_READERS.values():
+                self.fail(f"Parameter {p} has an invalid value ({dbs!r}). Allowed values are: "
+                          f"{_dbs_choices(DBS_READERS)}. If Data.inputDBS would not be specified, the default "
+                          f"'global' would be used.", p)
+            local = {alias for alias in DBS_READERS if alias != "global"}
+            tier = dataset.rsplit("/", 1)[-1]
+            if (dbs in local or dbs.rstrip("/") in {DBS_READERS[a] for a in local}) and tier != "USER":
+                self.fail(f"A local DBS instance {dbs!r} was specified for reading an input dataset of tier {tier}. "
+                          f"Datasets of tier different than USER must be read from the global DBS instance; this "
+                          f"is, set Data.inputDBS = 'global'.", p)
+        p = "Data.publishDBS"
+        dbs = v.get(p)
+        if dbs is not None and v.get("Data.publication", True) and dbs not in DBS_WRITERS \
+                and dbs.rstrip("/") not in DBS_WRITERS.values():
+            self.fail(f"Parameter {p} has an invalid value ({dbs!r}). Allowed values are: "
+                      f"{_dbs_choices(DBS_WRITERS)}. If Data.publishDBS would not be specified, the default "
+                      f"'phys03' would be used.", p)
 
     def lumi_mask(self) -> tuple[str | None, LumiMask | None]:
         """Data.lumiMask (a file, or an address to download it from) within Data.runRange."""

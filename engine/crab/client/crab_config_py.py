@@ -19,6 +19,9 @@ it runs:
   ``ClientException``) and ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
 * ``httplib``, Python 2's name of ``http.client``, which multi-crab scripts written for Python 2
   import for ``HTTPException`` (the only Python 2 name stood in for: the others' APIs changed);
+* ``sys.argv[1:]`` is ``['submit', FILE, Section.parameter=value...]``, as under ``crab submit``
+  (``ARGS`` when the file runs as a script, ``python FILE ARGS``; ``sys.argv[0]`` is the file, as
+  runpy sets it);
 * the file's directory is the working directory and the first entry of ``sys.path``, so helper
   modules and files beside it are found wherever crabtui runs (as when ``crab submit`` runs in
   the configuration's directory); afterwards ``sys.path`` is as it was (with none of the file's
@@ -297,6 +300,9 @@ def _hint(exc: BaseException) -> str:
         return (f" {exc.args[0]} is set by cmsenv in a CMSSW area, which crabtui does not need: export it "
                 f"before submitting (CMSSW_BASE: the directory of the release area the configuration's paths "
                 f"start from), or run crabtui where cmsenv was run.")
+    if isinstance(exc, KeyError) and exc.args and _from_environ(exc):
+        return (f" The configuration reads the environment variable {exc.args[0]}, which is not set: set it "
+                f"for the command, as for crab submit ({exc.args[0]}=... crabtui task submit FILE).")
     if not isinstance(exc, ImportError) or not exc.name:
         return ""
     top = exc.name.split(".")[0]
@@ -307,6 +313,14 @@ def _hint(exc: BaseException) -> str:
     if top in _CMSSW_MODULES:
         return f" {top} is part of CMSSW, which crabtui does not need and does not provide."
     return f" Make the module {exc.name} importable where crabtui runs."
+
+
+def _from_environ(exc: KeyError) -> bool:
+    """Whether the KeyError was raised by ``os.environ[...]`` (its last frame is in os.py)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_filename in (os.__file__, "<frozen os>")
 
 
 _LOCK = threading.Lock()  # sys.modules, sys.path and the working directory are process-wide
@@ -334,6 +348,8 @@ def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequenc
             if main:
                 sys.argv[:] = [source, *argv]
                 multiprocessing.set_start_method("fork", force=True)  # children inherit the stand-ins
+            else:  # what a configuration that reads sys.argv finds under crab submit
+                sys.argv[:] = ["crab", "submit", source, *argv]
             namespace = runpy.run_path(source, run_name="__main__" if main else
                                        os.path.splitext(os.path.basename(source))[0])
         except SyntaxError as exc:
