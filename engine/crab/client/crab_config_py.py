@@ -225,8 +225,9 @@ def _crab_command(submit: Submit, exceptions: _Exceptions) -> Callable[..., Any]
                 f"crabCommand('submit') needs config=<a Configuration object>, as from "
                 f"CRABClient.UserUtilities.config(); it was given {type(config).__name__}")
         if kwargs.get("dryrun") or "--dryrun" in args:
-            raise ClientException("crabCommand('submit', dryrun=True): crabtui has no dry run; submit without it "
-                                  "(crabtui task kill TASK removes the task)")
+            raise ClientException("crabCommand('submit', dryrun=True): a multi-crab script's dry run is not "
+                                  "simulated; 'crabtui task submit --dryrun FILE' makes one of a configuration file, "
+                                  "or submit without it (crabtui task kill TASK removes the task)")
         sections = {name: copy.deepcopy(getattr(config, name).dictionary_()) for name in config.listSections_()}
         if kwargs.get("instance") is not None:  # crab's --instance, over General.instance and checked as it is
             sections.setdefault("General", {})["instance"] = kwargs["instance"]
