@@ -275,13 +275,21 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
         except KeyboardInterrupt:  # crab says 'Keyboard Interrupted' and exits 1
             fail(f"Keyboard Interrupted while {path} ran.{submitter.so_far()}")
         tasks, refused = submitter.results()
-        if not multicrab and not tasks and not refused:  # crab submit: the module-level config
+        dry = submitter.dry_runs()
+        if not multicrab and not tasks and not refused and not dry:  # crab submit: the module-level config
             try:
                 submitter.submit(ran.module_config(overrides))
             except (ConfigError, SubmitFailed) as e:
                 fail(str(e))
             return
     calls = len(tasks) + len(refused)
+    if dry:  # --dryrun of a file whose crabCommand('submit') calls ran as it loaded: each was a dry run
+        click.echo(f"Note: {path} passed {len(dry) + len(refused)} config(s) to crabCommand('submit') as it loaded: "
+                   f"each was dry run above, nothing was submitted, and its module-level config is not dry run again.")
+        if refused:
+            fail(f"{path}: {len(refused)} of the config(s) it passed to crabCommand('submit') were refused; the first "
+                 f"because: {refused[0]}")
+        return
     if not multicrab:
         click.echo(f"Note: {path} passed {calls} config(s) to crabCommand('submit') as it loaded: those are its "
                    f"tasks; its module-level config is not submitted again"
@@ -405,6 +413,11 @@ class _Submitter:
         with open(self.record, encoding="utf-8") as f:
             entries = [json.loads(line) for line in f if line.strip()]
         return [e["task"] for e in entries if "task" in e], [e["refused"] for e in entries if "refused" in e]
+
+    def dry_runs(self) -> list[str]:
+        """The request names of the configurations dry run (``--dryrun``)."""
+        with open(self.record, encoding="utf-8") as f:
+            return [e["dryrun"] for e in map(json.loads, filter(str.strip, f)) if "dryrun" in e]
 
     def so_far(self) -> str:
         """What was submitted before an error, so that the error line says it is not lost."""

@@ -1111,3 +1111,17 @@ def test_a_config_reading_sys_argv_finds_crab_submits_command_line(tmp_path):
         """)
     assert load_config(path).request_name == "skim_crabConfig"
     assert load_config(path, overrides=["Data.unitsPerJob=5"]).units_per_job == 5
+
+
+def test_a_config_importing_its_cmssw_pset_is_told_what_to_do_instead(tmp_path):
+    """Some configurations import their pset to read its output file name; that needs CMSSW (crab
+    submit runs under cmsenv), which crabtui does not provide."""
+    (tmp_path / "ntuple_cfg.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('NT')\n")
+    message = refused(crab_config_py(tmp_path, """\
+        from ntuple_cfg import process
+        config.JobType.outputFiles = [process.TFileService.fileName.value()]
+        """), "No module named 'FWCore'. FWCore is part of CMSSW, which crabtui does not need and does not provide. "
+              "It is imported by ntuple_cfg.py, a CMSSW configuration the file imports")
+    assert message.count("\n") == 0
+    direct = refused(crab_config_py(tmp_path, "import FWCore.ParameterSet.Config as cms\n"), "FWCore is part of CMSSW")
+    assert "It is imported by" not in direct

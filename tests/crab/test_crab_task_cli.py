@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -768,6 +769,14 @@ def test_crab_submit_dryrun_prints_the_jobs_and_submits_nothing(tmp_path, state)
                         cwd=tmp_path)
     assert automatic.returncode == 1 and automatic.stderr.count("\n") == 1 and (
         "The 'dryrun' option is not compatible with the 'Automatic' splitting mode (default)." in automatic.stderr)
+    (tmp_path / "submit_at_load.py").write_text(crab_config_py("dry_loaded", scale=500) + textwrap.dedent("""\
+        from CRABAPI.RawCommand import crabCommand
+        print(crabCommand('submit', config=config))
+        """))
+    loaded = crabtui(state, "task", "submit", "--dryrun", "submit_at_load.py", cwd=tmp_path)
+    assert loaded.returncode == 0 and loaded.stdout.count("Using FileBased splitting") == 1, loaded.stdout
+    assert "passed 1 config(s) to crabCommand('submit') as it loaded: each was dry run above" in loaded.stdout
+    assert crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout == before, "nothing recorded"
     proceed = crabtui(state, "task", "proceed", "-d", "crab_projects/crab_dry_zmumu", cwd=tmp_path)
     assert proceed.returncode == 1 and proceed.stderr.startswith(
         "ERROR: crab proceed submits a task a dry run left on the CRAB server; crabtui's --dryrun records nothing")

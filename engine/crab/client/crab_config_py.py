@@ -288,7 +288,7 @@ def uses_crab_command(text: str) -> bool:
     return False
 
 
-def _hint(exc: BaseException) -> str:
+def _hint(exc: BaseException, source: str = "") -> str:
     """What to do about a failure, where this loader knows something true to say."""
     name = getattr(exc, "name", None)
     python3 = "crabtui runs configurations with Python 3, as CRAB's client does:"
@@ -312,8 +312,25 @@ def _hint(exc: BaseException) -> str:
     if top in _CRAB_MODULES:
         return f" Of CRAB's modules, crabtui provides {_STAND_INS}."
     if top in _CMSSW_MODULES:
-        return f" {top} is part of CMSSW, which crabtui does not need and does not provide."
+        pset = _last_file(exc)
+        importer = (f" It is imported by {os.path.basename(pset)}, a CMSSW configuration the file imports (crab "
+                    f"submit runs under cmsenv): write what the file takes from it (an output file name, an option) "
+                    f"into the file itself." if pset and pset != source and pset.endswith(".py") and _psetlike(pset) else "")
+        return f" {top} is part of CMSSW, which crabtui does not need and does not provide.{importer}"
     return f" Make the module {exc.name} importable where crabtui runs."
+
+
+def _last_file(exc: BaseException) -> str | None:
+    """The file of the exception's last frame."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename if tb is not None else None
+
+
+def _psetlike(path: str) -> bool:
+    """Whether ``path`` is a user's file (not Python's, not crabtui's): a pset a configuration imported."""
+    return not path.startswith((sys.prefix, sys.base_prefix, os.path.dirname(__file__)))
 
 
 def _from_environ(exc: KeyError) -> bool:
@@ -371,7 +388,7 @@ def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequenc
             line = _line(exc, source)
             where = f"{source}:{line}" if line else source
             raise LoadError(f"{where}: Error while loading CRAB configuration {source}: "
-                            f"{type(exc).__name__}: {exc}.{_hint(exc)}", line) from None
+                            f"{type(exc).__name__}: {exc}.{_hint(exc, source)}", line) from None
         finally:
             os.chdir(cwd)
             sys.path[:] = path  # also what the file added
