@@ -79,6 +79,13 @@ Where CRAB leaves room, or crabtui differs, and why:
   ``completedJobs``, ``successfulJobs``, ``siteFailures`` (whole numbers >= 0) and
   ``siteSuccessRate`` (0..1); those not given keep seed 000's 10, 5, 5 and 0.5.
 * ``Site.ignoreGlobalBlacklist`` (CRAB's) lets the task's jobs run at globally blacklisted sites.
+* Values CRAB's client passes on unchecked (it checks no types since it runs on Python 3) load as
+  CRAB reads them: a whole number written as text for a number parameter (a config that reads
+  ``os.environ``), which CRAB's server parses, and 0 or 1 for a flag, sent as ``1 if value else 0``.
+  A flag written as text is refused: CRAB would send ``'False'`` as true.
+* crab submit's own checks (``submit.validateConfig``): ``Data.publication`` (True by default)
+  needs ``General.transferOutputs``; ``Data.inputDBS`` and ``Data.publishDBS`` are CRAB's DBS
+  instances; ``General.failureLimit`` gets its deprecation warning.
 """
 
 from __future__ import annotations
