@@ -432,7 +432,7 @@ def test_crabs_common_options_are_taken_as_crab_users_paste_them(tmp_path, state
     a crab session or a script works, an instance CRAB does not know is refused in one line, and
     crab resubmit --publication says why there is nothing to resubmit."""
     (tmp_path / "pset.py").write_text("# fake PSet\n")
-    (tmp_path / "crabConfig.py").write_text(crab_config_py("wjets", scale=500))
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("wjets", scale=0.5))  # running until killed
     submitted = crabtui(state, "task", "submit", "--proxy", "/tmp/x509up_u1000", "--instance=prod", "-c",
                         "crabConfig.py", cwd=tmp_path)
     assert submitted.returncode == 0, submitted.stderr
