@@ -361,7 +361,7 @@ class _Submitter:
         except (SubmitError, ScheddError) as e:
             self.refused(str(e))
             raise SubmitFailed(str(e)) from None
-        for note in done.notes:
+        for note in (*done.notes, *filter(None, [cfg.ignored_note()])):
             click.echo(f"Note: {note}")
         for warning in done.warnings:  # before Success, as crab submit logs them while it checks
             click.echo(f"Warning: {warning}")
@@ -385,7 +385,7 @@ class _Submitter:
         except (SubmitError, ScheddError) as e:
             self.refused(str(e))
             raise SubmitFailed(str(e)) from None
-        for note in done.notes:
+        for note in (*done.notes, *filter(None, [cfg.ignored_note()])):
             click.echo(f"Note: {note}")
         for warning in done.warnings:
             click.echo(f"Warning: {warning}")

@@ -316,6 +316,11 @@ def test_crabs_warnings_for_such_values_are_printed_at_submit(grid):
         dry = crabtui(grid, "task", "submit", "--dryrun", config.name, cwd=config.parent)
         assert dry.returncode == 0 and any(line.startswith("Warning: ") and warning in line
                                            for line in dry.stdout.splitlines()), dry.stdout + dry.stderr
+    ignored = [line for line in dry.stdout.splitlines() if "accepted, with no effect here: " in line]
+    assert ignored == [f"Note: {config}: accepted, with no effect here: General.workArea (tasks live in the state "
+                       "directory); Data.inputDBS (datasets come from crabtui's catalogue); Data.publication (nothing "
+                       "is published); Data.publishDBS (nothing is published); Data.outputDatasetTag (nothing is "
+                       "published)."], dry.stdout
 
 
 def test_a_config_driven_by_the_environment_takes_its_submit_scripts_values(grid):

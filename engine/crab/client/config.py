@@ -229,6 +229,13 @@ class TaskConfig:
     ignored: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()  # what the user should know of how the task differs from the file, one line each
 
+    def ignored_note(self) -> str | None:
+        """One line naming the parameters set that change nothing here, each with why (None if none)."""
+        if not self.ignored:
+            return None
+        why = "; ".join(f"{name} ({_NO_EFFECT.get(name, 'no effect on a simulated grid')})" for name in self.ignored)
+        return f"{self.source}: accepted, with no effect here: {why}."
+
     def planned_failure(self, job: str, attempt: int) -> PlannedFailure | None:
         """The failure planned for this attempt (from 1) of job ``job``, if any; exact beats "*"."""
         every = None
@@ -314,6 +321,26 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "Debug.collector": ("str", IGNORED),
 }
 
+_NO_EFFECT = {  # why an IGNORED parameter changes nothing here, as the submit note says it
+    "General.activity": "no CRAB monitoring", "General.failureLimit": "deprecated by CRAB",
+    "General.workArea": "tasks live in the state directory", "General.instance": "no CRAB server",
+    "General.restHost": "no CRAB server", "General.dbInstance": "no CRAB server",
+    "JobType.pyCfgParams": "the simulated cmsRun reads no pset", "JobType.allowUndistributedCMSSW": "no CMSSW release",
+    "JobType.sendVenvFolder": "no CMSSW area is shipped", "JobType.sendExternalFolder": "no CMSSW area is shipped",
+    "JobType.disableAutomaticOutputCollection": "a job's outputs are its cmsRun's or its script's outputFiles",
+    "JobType.generator": "no LHE file is read", "JobType.copyCatTaskname": "CopyCat only",
+    "JobType.copyCatInstance": "CopyCat only", "JobType.copyCatWorkdir": "CopyCat only",
+    "JobType.outputFiles": "the simulated cmsRun writes its own output; a script's are staged out",
+    "Data.allowNonValidInputDataset": "the catalogue's datasets are all valid",
+    "Data.inputDBS": "datasets come from crabtui's catalogue", "Data.publication": "nothing is published",
+    "Data.publishDBS": "nothing is published", "Data.outputDatasetTag": "nothing is published",
+    "Data.outLFNDirBase": "outputs go to /store/user/<login>/ of the storage site",
+    "Data.partialDataset": "every block of the catalogue is on disk",
+    "Data.lumisPerFile": "PrivateMC only", "Data.inputDataset": "PrivateMC generates its events",
+    "Data.useParent": "PrivateMC reads no input", "Site.acceleratorParams": "read with requireAccelerator only",
+    "User.voRole": "no grid credential", "User.voGroup": "no grid credential",
+    "Debug.scheddName": "the schedd is crabtui's --backend", "Debug.collector": "the schedd is crabtui's --backend",
+}
 _UNSUPPORTED = {  # why crabtui cannot run a task that sets these
     "JobType.externalPluginFile": "crabtui runs CRAB's own job types (Analysis and PrivateMC), not a job type "
                                   "plugin's code",
