@@ -8,7 +8,9 @@ itself, against the pool's schedd, before it answers (:mod:`engine.crab.taskwork
 
 from __future__ import annotations
 
+import datetime
 import functools
+import getpass
 import json
 import os
 import re
@@ -159,10 +161,46 @@ def _named(ctx: click.Context, db, state, name: str | None, *, quiet: bool = Fal
 class CrabCommands(click.Group):
     """The task commands, also under the short names crab gives them (``crab sub``, ``crab st``)."""
 
-    SHORT_NAMES = {"sub": "submit", "st": "status", "rep": "report"}
+    SHORT_NAMES = {"sub": "submit", "st": "status", "rep": "report", "tasks": "list"}
+    CRAB_ONLY = {  # crab's commands that have no meaning here, and what to do instead
+        "checkwrite": "checks that your grid proxy may write to a site's storage; crabtui's storage sites are "
+                      "directories of the state directory, which your tasks write, so there is nothing to check "
+                      "(Site.storageSite is checked at submit)",
+        "checkusername": "reads your CMS user name from your grid certificate; crabtui has none, and "
+                         "getUsername()/getUsernameFromCRIC() in a crabConfig.py give your local login, "
+                         f"{getpass.getuser()!r}",
+        "createmyproxy": "stores a grid proxy on a myproxy server; crabtui needs no grid credential",
+        "checkdataset": "asks Rucio where a dataset is; crabtui's datasets are its catalogue: 'crabtui dataset list' "
+                        "and 'crabtui dataset show NAME'",
+        "checkfile": "asks Rucio and DBS about a file; crabtui's files are in its catalogue: 'crabtui dataset show "
+                     "NAME'",
+        "setdatasetstatus": "changes a published dataset's status in DBS; crabtui publishes nothing",
+        "setfilestatus": "changes a published file's status in DBS; crabtui publishes nothing",
+        "proceed": "submits a task a dry run left on the CRAB server; crabtui's --dryrun records nothing: submit "
+                   "the configuration without --dryrun",
+        "remake": "rebuilds a project directory from the CRAB server; crabtui keeps every task in its state "
+                  "directory, and task commands take it by name ('task list' shows them)",
+        "recover": "submits a recovery task; with crabtui, 'task report TASK' writes notFinishedLumis.json "
+                   "(or failedLumis.json with --recovery failed): give it as Data.lumiMask of a new task",
+        "uploadlog": "sends crab's log to the CRAB server; there is none here",
+        "preparelocal": "prepares a job to run on this machine; crabtui's jobs already run here, and each job's "
+                        "files are in its task directory ('task status TASK' names it)",
+        "getsandbox": "downloads a task's sandbox from the CRAB server; crabtui keeps it in the task directory",
+        "remote_copy": "copies outputs with Rucio; crabtui's outputs are files under the state directory",
+    }
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        return super().get_command(ctx, self.SHORT_NAMES.get(name, name))
+        found = super().get_command(ctx, self.SHORT_NAMES.get(name, name))
+        if found is None and name in self.CRAB_ONLY:
+            reason = self.CRAB_ONLY[name]
+
+            @click.command(name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+                           add_help_option=False)
+            def crab_only() -> None:
+                fail(f"crab {name} {reason}; crabtui has no such command (see '{again(ctx)} task --help').")
+
+            return crab_only
+        return found
 
 
 @click.group(cls=CrabCommands)
@@ -179,10 +217,16 @@ def task() -> None:
 @click.option("--multicrab", is_flag=True,
               help="Run CONFIG as a script, as 'python CONFIG ARGS' does, and submit every config it passes to "
                    "crabCommand('submit') (also from the processes it starts).")
+@click.option("--dryrun", is_flag=True,
+              help="Submit nothing: check CONFIG and print the jobs the task would have, as crab submit --dryrun "
+                   "(without its time and memory estimates: there is no cmsRun to test).")
+@click.option("--skip-estimates", "skip_estimates", is_flag=True,
+              help="crab's: with --dryrun, no estimates (crabtui never gives them).")
+@click.option("--wait", is_flag=True, help="crab's deprecated --wait: accepted, and does nothing.")
 @crab_options
 @click.pass_context
 def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...], config_option: str | None,
-           multicrab: bool) -> None:
+           multicrab: bool, dryrun: bool, skip_estimates: bool, wait: bool) -> None:
     """Submit the task CONFIG describes (CRAB's TOML or crabConfig.py; like crab submit).
 
     CONFIG is crabConfig.py in the current directory if not given, as for crab submit.  A
@@ -192,6 +236,11 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
     from engine.crab.client.config import ConfigError, load_config, run_crab_config
     from engine.crab.client.crab_config_py import SubmitFailed
 
+    if dryrun and multicrab:
+        fail("--dryrun checks one configuration and prints its jobs, as crab submit --dryrun; run it on the "
+             "config, without --multicrab (a multi-crab script's crabCommand('submit', dryrun=True) is refused).")
+    if config is not None and _RX_PARAMETER_VALUE.match(config) and not multicrab:
+        script_args, config = (config, *script_args), None  # crab submit: parameters alone read crabConfig.py
     if config_option is not None and multicrab and _scripts_own_c(config, config_option):
         script_args = ("-c", config_option, *script_args)  # CRAB's multicrab example: -c/--crabCmd CMD
     elif config_option is not None:  # crab submit -c FILE: what follows is the script's
@@ -213,12 +262,12 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
     python = os.path.splitext(path)[1].lower() == ".py"
     if multicrab and not python:
         fail(f"{path}: --multicrab runs a crabConfig.py (*.py) as a script; submit a TOML file without it.")
-    with _Submitter(ctx) as submitter:
+    with _Submitter(ctx, dryrun=dryrun, estimates=not skip_estimates) as submitter:
         try:
             if not python:
                 submitter.submit(load_config(path, overrides=overrides))
                 return
-            ran = run_crab_config(path, submitter, main=multicrab, argv=script_args)
+            ran = run_crab_config(path, submitter, main=multicrab, argv=script_args if multicrab else overrides)
         except ConfigError as e:
             fail(str(e) + submitter.so_far())
         except SubmitFailed as e:
@@ -226,13 +275,21 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
         except KeyboardInterrupt:  # crab says 'Keyboard Interrupted' and exits 1
             fail(f"Keyboard Interrupted while {path} ran.{submitter.so_far()}")
         tasks, refused = submitter.results()
-        if not multicrab and not tasks and not refused:  # crab submit: the module-level config
+        dry = submitter.dry_runs()
+        if not multicrab and not tasks and not refused and not dry:  # crab submit: the module-level config
             try:
                 submitter.submit(ran.module_config(overrides))
             except (ConfigError, SubmitFailed) as e:
                 fail(str(e))
             return
     calls = len(tasks) + len(refused)
+    if dry:  # --dryrun of a file whose crabCommand('submit') calls ran as it loaded: each was a dry run
+        click.echo(f"Note: {path} passed {len(dry) + len(refused)} config(s) to crabCommand('submit') as it loaded: "
+                   f"each was dry run above, nothing was submitted, and its module-level config is not dry run again.")
+        if refused:
+            fail(f"{path}: {len(refused)} of the config(s) it passed to crabCommand('submit') were refused; the first "
+                 f"because: {refused[0]}")
+        return
     if not multicrab:
         click.echo(f"Note: {path} passed {calls} config(s) to crabCommand('submit') as it loaded: those are its "
                    f"tasks; its module-level config is not submitted again"
@@ -260,13 +317,14 @@ class _Submitter:
     multi-crab script may call crabCommand in a process it forked), and keeps what came of each in
     a file every such process appends to, so that the command can sum them up."""
 
-    def __init__(self, ctx: click.Context):
+    def __init__(self, ctx: click.Context, *, dryrun: bool = False, estimates: bool = True):
         import tempfile
 
         from engine.state import state_dir
 
         self.state = state_dir(ctx.find_root().obj["state_dir"])  # resolved before the script changes directory
         self.ctx = ctx
+        self.dryrun, self.estimates = dryrun, estimates
         fd, self.record = tempfile.mkstemp(prefix="submitted-", dir=self.state.path)
         os.close(fd)
 
@@ -283,6 +341,8 @@ class _Submitter:
         from engine.crab.client.submit import submit as submit_task
         from engine.crab.taskworker.taskdb import TaskDB
 
+        if self.dryrun:
+            return self._dry_run(cfg)
         try:
             with schedd(self.ctx) as client:  # the embedded one starts its daemon, and the task worker with it
                 db = TaskDB(self.state.tasks)
@@ -301,7 +361,7 @@ class _Submitter:
         except (SubmitError, ScheddError) as e:
             self.refused(str(e))
             raise SubmitFailed(str(e)) from None
-        for note in done.notes:
+        for note in (*done.notes, *filter(None, [cfg.ignored_note()])):
             click.echo(f"Note: {note}")
         for warning in done.warnings:  # before Success, as crab submit logs them while it checks
             click.echo(f"Warning: {warning}")
@@ -311,6 +371,32 @@ class _Submitter:
         remember(self.state, done.name)
         self._append({"task": done.name})
         return done.name
+
+    def _dry_run(self, cfg) -> str:
+        """crab submit --dryrun: the jobs the task would have; nothing is recorded (crab leaves the
+        task UPLOADED on its server for crab proceed; here a submit without --dryrun submits it)."""
+        from engine.crab.client.crab_config_py import SubmitFailed
+        from engine.crab.client.submit import SubmitError, dry_run
+
+        try:
+            with schedd(self.ctx) as client:
+                sites = client.sites() if backend(self.ctx) == "htcondor" else site_slots(client, client.ping())
+            done = dry_run(cfg, self.state, sites)
+        except (SubmitError, ScheddError) as e:
+            self.refused(str(e))
+            raise SubmitFailed(str(e)) from None
+        for note in (*done.notes, *filter(None, [cfg.ignored_note()])):
+            click.echo(f"Note: {note}")
+        for warning in done.warnings:
+            click.echo(f"Warning: {warning}")
+        click.echo("\n".join(["Dry run", *done.lines()]))
+        if self.estimates:
+            click.echo("No processing time or memory estimates: crab makes them with a test run of cmsRun, which "
+                       "crabtui does not have (as with --skip-estimates).")
+        click.echo(f"Nothing was submitted; '{again(self.ctx)} task submit {cfg.source}' (without --dryrun) "
+                   f"submits the task.")
+        self._append({"dryrun": cfg.request_name})
+        return ""
 
     def refused(self, message: str) -> None:
         self._append({"refused": message})
@@ -328,19 +414,60 @@ class _Submitter:
             entries = [json.loads(line) for line in f if line.strip()]
         return [e["task"] for e in entries if "task" in e], [e["refused"] for e in entries if "refused" in e]
 
+    def dry_runs(self) -> list[str]:
+        """The request names of the configurations dry run (``--dryrun``)."""
+        with open(self.record, encoding="utf-8") as f:
+            return [e["dryrun"] for e in map(json.loads, filter(str.strip, f)) if "dryrun" in e]
+
     def so_far(self) -> str:
         """What was submitted before an error, so that the error line says it is not lost."""
         tasks, _ = self.results()
         return f" (Submitted before that: {', '.join(tasks)}.)" if tasks else ""
 
 
+CRAB_TASK_STATUSES = ("WAITING", "NEW", "HOLDING", "QUEUED", "TAPERECALL", "KILLRECALL", "UPLOADED", "SUBMITTED",
+                      "KILLED", "SUBMITFAILED", "KILLFAILED", "RESUBMITFAILED", "FAILED")  # ServerUtilities.TASKDBSTATUSES
+
+
+def _since(days: int | None, fromdate: str | None) -> datetime.date | None:
+    """crab tasks' --days N / --fromdate YYYY-MM-DD (checked as crab checks them): the first day listed."""
+    if days is not None and fromdate is not None:
+        fail("Options --fromdate and --days cannot be used together. Please specify only one of them.")
+    if days is not None:
+        return datetime.date.today() - datetime.timedelta(days=days)
+    if fromdate is not None:
+        try:
+            if len(fromdate) != 10:
+                raise ValueError
+            return datetime.datetime.strptime(fromdate, "%Y-%m-%d").date()
+        except ValueError:
+            fail("Please enter date with format 'YYYY-MM-DD'. Example: crab tasks --fromdate=2014-01-01")
+    return None
+
+
 @task.command("list")
 @click.option("--json", "json_output", is_flag=True, help="One object per task.")
+@click.option("--days", type=int, metavar="N", help="Only the tasks submitted in the previous N days (crab tasks').")
+@click.option("--fromdate", metavar="YYYY-MM-DD", help="Only the tasks submitted since that day (crab tasks').")
+@click.option("--status", "status_", metavar="STATUS", help="Only the tasks in that status (crab tasks').")
 @click.pass_context
-def list_tasks(ctx: click.Context, json_output: bool) -> None:
-    """Every task with its status (like crab tasks)."""
+def list_tasks(ctx: click.Context, json_output: bool, days: int | None, fromdate: str | None,
+               status_: str | None) -> None:
+    """Every task with its status (like crab tasks, also as 'task tasks'; without --days or --fromdate,
+    every task of the state directory, where crab tasks lists 30 days)."""
+    from engine.crab.taskworker.taskdb import STATUSES
+
+    since = _since(days, fromdate)
+    if status_ is not None and status_ not in CRAB_TASK_STATUSES + STATUSES:
+        fail(f"Please enter a valid task status. Valid task statuses are: "
+             f"{', '.join(dict.fromkeys(CRAB_TASK_STATUSES + STATUSES))}")
     with _tasks(ctx) as (db, _, _):
-        tasks = db.tasks()
+        tasks = [t for t in db.tasks() if (status_ is None or t.status == status_) and
+                 (since is None or datetime.date.fromtimestamp(t.submitted_at) >= since)]
+    if not tasks and (since is not None or status_ is not None) and not json_output:
+        click.echo(f"No tasks found{f' from {since}' if since else ''} until {datetime.date.today()}"
+                   f"{f' with status {status_}' if status_ else ''}")
+        return
     if json_output:
         click.echo(json.dumps([{"name": t.name, "request_name": t.request_name, "status": t.status,
                                 "command": t.command, "dagman_id": t.dagman_id, "submitted_at": t.submitted_at,
@@ -381,11 +508,16 @@ def kill(ctx: click.Context, name: str, killwarning: str | None) -> None:
 @click.option("--summary", is_flag=True, help="Per site: runtime, waste, and jobs running, done, staging out, failed.")
 @click.option("--verboseErrors", "verbose_errors", is_flag=True, help="The failed jobs' error messages, and which jobs.")
 @click.option("--json", "json_output", is_flag=True, help="The task and every job, with its attempts.")
+@click.option("--idle", is_flag=True, hidden=True)  # not crab status's: refused with the way to the idle jobs
 @click.pass_context
 def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids: str | None, summary: bool,
-           verbose_errors: bool, json_output: bool) -> None:
+           verbose_errors: bool, json_output: bool, idle: bool) -> None:
     """The task's status and its jobs' states, laid out as crab status prints them."""
     import gc
+
+    if idle:
+        fail(f"crab status has no --idle option; the idle jobs are those in state idle in '{again(ctx)} task status "
+             f"--long --sort=state' (their number is in the summary, and 'task status --json' gives jobsPerStatus)")
 
     from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render, server_status
     from engine.crab.client.status import processed_lumis, scheduler_status, task_view
@@ -442,10 +574,11 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
 @click.option("--priority", type=int, metavar="N", help="Priority of the resubmitted jobs (> 0).")
 @click.option("--publication", is_flag=True, help="crab's resubmission of failed publications: refused, crabtui "
                                                    "publishes nothing.")
+@click.option("--force", is_flag=True, hidden=True)  # removed from crab resubmit: refused, saying so
 @click.pass_context
 def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: str | None,
              siteblacklist: str | None, maxjobruntime: int | None, maxmemory: int | None,
-             priority: int | None, publication: bool) -> None:
+             priority: int | None, publication: bool, force: bool) -> None:
     """Resubmit TASK's failed jobs, with new parameters if given (like crab resubmit).
 
     Options not given keep the task's original values; the new ones apply to the resubmitted jobs
@@ -455,6 +588,10 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     from engine.crab.client.status import task_view
     from engine.crab.taskworker.taskdb import RESUBMIT, RESUBMITTABLE, TaskError
 
+    if force:
+        fail("crab resubmit's --force (resubmit finished jobs) was removed from CRAB in 2025, and crabtui does not "
+             "have it: only failed jobs are resubmitted; drop --force, and to process a finished job's input "
+             f"again submit a new task (its lumis are in '{again(ctx)} task report' processedLumis.json)")
     if publication:
         fail("--publication resubmits a task's failed publications, and crabtui publishes no output dataset "
              "(Data.publication has no effect), so there is none; resubmit failed jobs without --publication")

@@ -64,7 +64,7 @@ def test_every_multicrab_script_with_a_main_block_is_run_as_a_script():
 
 def test_the_corpus_covers_what_real_analyses_write():
     texts = {path.parent.name: path.read_text() for path in configs()}
-    assert len(texts) >= 20
+    assert len(texts) >= 45
     every = "\n".join(texts.values())
     for form in ("from WMCore.Configuration import Configuration", "getUsernameFromCRIC", "'PrivateMC'",
                  "userInputFiles", "scriptExe", "pyCfgParams", "lumiMask", "runRange", "crabCommand",
@@ -73,7 +73,12 @@ def test_the_corpus_covers_what_real_analyses_write():
                  "secondaryInputDataset", "from httplib import HTTPException", "p = Process(target=submit",
                  "lumiMask = 'https://cms-service-dqmdc.web.cern.ch/", "lumiMask = 'golden.json'",
                  "inputDBS = 'phys03'", "whitelist = ['T2_US_*'", "blacklist = ['T2_US_Vanderbilt', 'T3_*']",
-                 "'scripts/haddnano.py'", "% i for i in range(1, 41)]", "lumisPerFile = 2"):
+                 "'scripts/haddnano.py'", "% i for i in range(1, 41)]", "lumisPerFile = 2",
+                 "os.environ.get('CRAB_UNITS', '3')", "transferLogs = 1", "publication = 0", ".readlines()",
+                 "inputBlocks = [", "failureLimit = 50", "partialDataset = True", "maxJobRuntimeMin = 2800",
+                 "publishDBS = 'phys03'", "transferOutputs = False", "custom_crab(config)", "outputFiles = ('",
+                 "pyCfgParams += [", "sendExternalFolder = True", "numCores = 8", "EventAwareLumiBased'\n",
+                 "disableAutomaticOutputCollection = True", "ignoreGlobalBlacklist  = True"):
         assert form in every, form
     splittings = {m for text in texts.values() for m in re.findall(r"splitting = '(\w+)'", text)}
     assert splittings == {"FileBased", "LumiBased", "EventAwareLumiBased", "Automatic", "EventBased"}
@@ -280,3 +285,54 @@ def test_what_cannot_run_is_refused_in_one_line_that_says_why(grid, tmp_path, li
     assert result.stderr.startswith(f"ERROR: {tmp_path / 'crabConfig.py'}") and result.stderr.count("\n") == 1
     assert REFUSED[line] in result.stderr
     assert json.loads(crabtui(grid, "task", "list", "--json", cwd=tmp_path).stdout) == before, "no task recorded"
+
+
+MEANINGS = {  # what crab submit makes of configurations that write values its client passes on unchecked
+    "flags_as_integers": {"transfer_logs": True, "transfer_outputs": True, "units_per_job": 35000,
+                          "max_memory_mb": 2500},  # flags as 0/1, numbers as text
+    "env_driven_dataset": {"units_per_job": 3, "max_memory_mb": 2500, "storage_site": "T2_DE_DESY"},
+    "phys03_publish_long_runtime": {"max_job_runtime_min": 2750},  # lowered, as CRAB's task worker does
+    "logs_only_no_output_transfer": {"transfer_outputs": False, "transfer_logs": True},
+    "userfiles_readlines": {"user_input_files": tuple(f"/store/user/someone/HNL_M5_ctau10mm/GENSIM/230412_101010/0000/"
+                                                      f"gensim_{i}.root" for i in range(1, 7))},  # lines stripped
+    "custom_crab_helper": {"storage_site": "T3_US_NotreDame"},  # set by the helper the file calls
+    "reco_8cores_16gb_tuple_outputs": {"num_cores": 8, "max_memory_mb": 16000},
+}
+
+
+@pytest.mark.parametrize("directory", MEANINGS)
+def test_values_written_as_analyses_write_them_mean_what_crab_makes_of_them(directory):
+    cfg = load_config(next(c for c in configs() if c.parent.name == directory))
+    assert {key: getattr(cfg, key) for key in MEANINGS[directory]} == MEANINGS[directory]
+
+
+def test_crabs_warnings_for_such_values_are_printed_at_submit(grid):
+    """crab submit's warning for General.failureLimit, and its task worker's for a runtime above 2750 minutes."""
+    for directory, warning in (("failure_limit_partial_dataset", "You have specified deprecated parameter "
+                                                                 "'failureLimit'"),
+                               ("phys03_publish_long_runtime", "Task requests 2800 minutes of runtime, but only 2750 "
+                                                               "are guaranteed to be available")):
+        config = next(c for c in configs() if c.parent.name == directory)
+        dry = crabtui(grid, "task", "submit", "--dryrun", config.name, cwd=config.parent)
+        assert dry.returncode == 0 and any(line.startswith("Warning: ") and warning in line
+                                           for line in dry.stdout.splitlines()), dry.stdout + dry.stderr
+    ignored = [line for line in dry.stdout.splitlines() if "accepted, with no effect here: " in line]
+    assert ignored == [f"Note: {config}: accepted, with no effect here: General.workArea (tasks live in the state "
+                       "directory); Data.inputDBS (datasets come from crabtui's catalogue); Data.publication (nothing "
+                       "is published); Data.publishDBS (nothing is published); Data.outputDatasetTag (nothing is "
+                       "published)."], dry.stdout
+
+
+def test_a_config_driven_by_the_environment_takes_its_submit_scripts_values(grid):
+    """CRAB_DATASET=... CRAB_UNITS=... crab submit crab_config.py, as its submit script runs it."""
+    config = next(c for c in configs() if c.parent.name == "env_driven_dataset")
+    env = {"CRAB_DATASET": "/Tau/Run2018D-UL2018_MiniAODv2-v1/MINIAOD", "CRAB_UNITS": "7",
+           "CRAB_REQUESTNAME": "Tau_2018D_skim"}
+    dry = crabtui(grid, "task", "submit", "--dryrun", config.name, cwd=config.parent, env=env)
+    assert dry.returncode == 0, dry.stderr
+    assert "Data.inputDataset /Tau/Run2018D-UL2018_MiniAODv2-v1/MINIAOD is not in the dataset catalogue" in dry.stdout
+    assert "The longest job will process 7 files" in dry.stdout, dry.stdout
+    refused = crabtui(grid, "task", "submit", config.name, cwd=config.parent, env={"CRAB_UNITS": "seven"})
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1
+    assert "Parameter Data.unitsPerJob requires a value of type integer (while a value of type str was given: " \
+           "'seven')" in refused.stderr

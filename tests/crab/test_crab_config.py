@@ -245,10 +245,22 @@ def test_storage_site_needed_only_when_something_is_transferred(tmp_path):
     refused(write_toml(tmp_path, {"Site.storageSite": DROP}),
             "Invalid CRAB configuration: Parameter Site.storageSite is missing", "T2_XX_Local",
             parameter="Site.storageSite")
-    cfg = load_config(str(write_toml(tmp_path, {"Site.storageSite": DROP, "General.transferOutputs": False})))
+    cfg = load_config(str(write_toml(tmp_path, {"Site.storageSite": DROP, "General.transferOutputs": False,
+                                                "Data.publication": False})))
     assert cfg.storage_site is None and cfg.transfer_outputs is False
     refused(write_toml(tmp_path, {"Site.storageSite": DROP, "General.transferOutputs": False,
-                                  "General.transferLogs": True}), "Site.storageSite is missing")
+                                  "Data.publication": False, "General.transferLogs": True}),
+            "Site.storageSite is missing")
+
+
+def test_outputs_not_transferred_need_publication_off_which_is_on_unless_set(tmp_path):
+    """crab submit's check: Data.publication is True by default, so turning the transfer of the
+    outputs off alone is refused."""
+    for publication in (DROP, True):
+        refused(write_toml(tmp_path, {"General.transferOutputs": False, "Data.publication": publication}),
+                "Invalid CRAB configuration: Data.publication is True, but General.transferOutputs is False. "
+                "Publication can not be performed if the output files are not transferred to a permanent storage.",
+                "Set Data.publication = False", parameter="Data.publication")
 
 
 # --- names and types ---------------------------------------------------------------------------
@@ -1005,3 +1017,111 @@ def test_general_instance_is_one_of_crabs(tmp_path, lines, fragments):
                  "config.General.dbInstance = 'dev'\n"):
         py.write_text(CRAB_CONFIG_PY + good)
         assert load_config(str(py)).ignored["General.instance"] in ("prod", "preprod", "other")
+
+
+# --- values crab submit lets through, and the checks it makes on them -------------------------------
+
+ANALYSIS_PY = """\
+import os, sys
+from CRABClient.UserUtilities import config
+config = config()
+config.General.requestName = 'dimuon_skim_2018'
+config.JobType.psetName = 'skim_cfg.py'
+config.Data.inputDataset = '/DoubleMuon/Run2018B-UL2018_MiniAODv2-v1/MINIAOD'
+config.Data.splitting = 'LumiBased'
+config.Data.unitsPerJob = 20
+config.Data.publication = False
+config.Site.storageSite = 'T2_CH_CERN'
+"""
+
+
+def crab_config_py(tmp_path, extra: str):
+    path = tmp_path / "crabConfig.py"
+    path.write_text(ANALYSIS_PY + textwrap.dedent(extra))
+    return path
+
+
+def test_numbers_written_as_text_and_flags_as_0_or_1_load_as_crab_reads_them(tmp_path, monkeypatch):
+    """A config that takes its numbers from the environment gets strings, which crab submit sends
+    as they are and CRAB's server parses; CRAB's client sends a flag as 1 if it is true, else 0."""
+    monkeypatch.setenv("UNITS_PER_JOB", "35")
+    cfg = load_config(crab_config_py(tmp_path, """\
+        config.Data.unitsPerJob = os.environ.get('UNITS_PER_JOB', '10')
+        config.JobType.maxMemoryMB = os.environ.get('MAX_MEMORY', '2500')
+        config.Data.totalUnits = '700'
+        config.General.transferLogs = 1
+        config.Data.publication = 0
+        """))
+    assert (cfg.units_per_job, cfg.max_memory_mb, cfg.total_units) == (35, 2500, 700)
+    assert cfg.transfer_logs is True and cfg.ignored["Data.publication"] is False
+
+
+def test_a_flag_written_as_text_is_refused_since_crab_would_read_false_as_true(tmp_path):
+    refused(crab_config_py(tmp_path, "config.General.transferLogs = 'False'\n"),
+            "Parameter General.transferLogs requires a value of type boolean (while a value of type str was given: "
+            "'False')", "'False' included, as true", parameter="General.transferLogs")
+    refused(crab_config_py(tmp_path, "config.Data.unitsPerJob = 'twenty'\n"),
+            "Parameter Data.unitsPerJob requires a value of type integer", parameter="Data.unitsPerJob")
+
+
+@pytest.mark.parametrize("line, message", [
+    ("config.Data.inputDBS = 'phys3'",
+     "Parameter Data.inputDBS has an invalid value ('phys3'). Allowed values are: 'global' "
+     "('https://cmsweb.cern.ch/dbs/prod/global/DBSReader'), 'phys01'"),
+    ("config.Data.inputDBS = 'phys03'",
+     "A local DBS instance 'phys03' was specified for reading an input dataset of tier MINIAOD. Datasets of tier "
+     "different than USER must be read from the global DBS instance; this is, set Data.inputDBS = 'global'."),
+    ("config.Data.publication = True\nconfig.Data.publishDBS = 'global'",
+     "Parameter Data.publishDBS has an invalid value ('global'). Allowed values are: 'phys03' "
+     "('https://cmsweb.cern.ch/dbs/prod/phys03/DBSWriter')"),
+])
+def test_dbs_instances_are_checked_as_crab_submit_checks_them(tmp_path, line, message):
+    refused(crab_config_py(tmp_path, line + "\n"), "Invalid CRAB configuration: " + message)
+
+
+def test_dbs_instances_crab_accepts(tmp_path):
+    for line in ("config.Data.inputDBS = 'https://cmsweb.cern.ch/dbs/prod/global/DBSReader/'",
+                 "config.Data.inputDBS = 'global'\nconfig.Data.publishDBS = 'global'",  # publication is off
+                 "config.Data.publication = True\nconfig.Data.publishDBS = 'phys03'"):
+        assert load_config(crab_config_py(tmp_path, line + "\n")).input_dataset
+
+
+def test_runtime_above_what_crab_guarantees_is_lowered_with_its_warning_and_failure_limit_warned(tmp_path):
+    cfg = load_config(crab_config_py(tmp_path, "config.JobType.maxJobRuntimeMin = 2800\n"
+                                               "config.General.failureLimit = 50\n"))
+    assert cfg.max_job_runtime_min == 2750
+    assert any("Task requests 2800 minutes of runtime, but only 2750 are guaranteed to be available; "
+               "JobType.maxJobRuntimeMin is lowered to 2750" in w for w in cfg.warnings), cfg.warnings
+    assert any("You have specified deprecated parameter 'failureLimit'" in w for w in cfg.warnings), cfg.warnings
+    assert load_config(crab_config_py(tmp_path, "config.JobType.maxJobRuntimeMin = 2750\n")).warnings == ()
+
+
+def test_a_config_reading_an_unset_environment_variable_is_told_to_set_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("CRAB_DATASET", raising=False)
+    message = refused(crab_config_py(tmp_path, "config.Data.inputDataset = os.environ['CRAB_DATASET']\n"),
+                      "KeyError: 'CRAB_DATASET'", "reads the environment variable CRAB_DATASET, which is not set")
+    assert message.startswith(f"{tmp_path / 'crabConfig.py'}:11: ")
+
+
+def test_a_config_reading_sys_argv_finds_crab_submits_command_line(tmp_path):
+    """As under 'crab submit crabConfig.py Data.unitsPerJob=5': the file's name, then the parameters."""
+    path = crab_config_py(tmp_path, """\
+        assert sys.argv[1] == 'submit', sys.argv
+        config.General.requestName = 'skim_' + os.path.basename(sys.argv[2]).split('.')[0]
+        """)
+    assert load_config(path).request_name == "skim_crabConfig"
+    assert load_config(path, overrides=["Data.unitsPerJob=5"]).units_per_job == 5
+
+
+def test_a_config_importing_its_cmssw_pset_is_told_what_to_do_instead(tmp_path):
+    """Some configurations import their pset to read its output file name; that needs CMSSW (crab
+    submit runs under cmsenv), which crabtui does not provide."""
+    (tmp_path / "ntuple_cfg.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('NT')\n")
+    message = refused(crab_config_py(tmp_path, """\
+        from ntuple_cfg import process
+        config.JobType.outputFiles = [process.TFileService.fileName.value()]
+        """), "No module named 'FWCore'. FWCore is part of CMSSW, which crabtui does not need and does not provide. "
+              "It is imported by ntuple_cfg.py, a CMSSW configuration the file imports")
+    assert message.count("\n") == 0
+    direct = refused(crab_config_py(tmp_path, "import FWCore.ParameterSet.Config as cms\n"), "FWCore is part of CMSSW")
+    assert "It is imported by" not in direct

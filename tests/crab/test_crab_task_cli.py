@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -431,7 +432,7 @@ def test_crabs_common_options_are_taken_as_crab_users_paste_them(tmp_path, state
     a crab session or a script works, an instance CRAB does not know is refused in one line, and
     crab resubmit --publication says why there is nothing to resubmit."""
     (tmp_path / "pset.py").write_text("# fake PSet\n")
-    (tmp_path / "crabConfig.py").write_text(crab_config_py("wjets", scale=500))
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("wjets", scale=0.5))  # running until killed
     submitted = crabtui(state, "task", "submit", "--proxy", "/tmp/x509up_u1000", "--instance=prod", "-c",
                         "crabConfig.py", cwd=tmp_path)
     assert submitted.returncode == 0, submitted.stderr
@@ -745,3 +746,70 @@ def test_ctrl_c_while_a_configuration_runs_says_keyboard_interrupted_and_what_wa
     assert err == (f"ERROR: Keyboard Interrupted while {tmp_path / 'crabConfig.py'} ran. "
                    f"(Submitted before that: {name}.)\n")
     assert wait_status(state, "dy_2022", tmp_path, "SUBMITTED")["name"] == name  # nothing done is lost
+
+
+def test_crab_submit_dryrun_prints_the_jobs_and_submits_nothing(tmp_path, state):
+    """crab submit --dryrun: the splitting summary crab prints, nothing recorded (crab leaves the task
+    UPLOADED for crab proceed, which crabtui does not have: a submit without --dryrun submits it)."""
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("dry_zmumu", scale=500))
+    before = crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout
+    dry = crabtui(state, "task", "submit", "--dryrun", "crabConfig.py", "Data.unitsPerJob=3", cwd=tmp_path)
+    assert dry.returncode == 0 and dry.stderr == "", dry.stderr
+    assert ("Dry run\nUsing FileBased splitting\nTask consists of 8 jobs to process 20 files\n"  # 3 a job, by block
+            "The longest job will process 3 files\nThe average job will process 2 files\n"
+            "The shortest job will process 1 files\nNo processing time or memory estimates") in dry.stdout, dry.stdout
+    assert f"task submit {tmp_path / 'crabConfig.py'}' (without --dryrun) submits the task." in dry.stdout
+    assert "Task name:" not in dry.stdout and not (Path(state.path) / "last_task").exists()
+    skipped = crabtui(state, "task", "submit", "crabConfig.py", "--dryrun", "--skip-estimates", cwd=tmp_path)
+    assert skipped.returncode == 0 and "Task consists of 4 jobs to process 20 files" in skipped.stdout
+    assert "estimates" not in skipped.stdout
+    assert crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout == before, "nothing recorded"
+    automatic = crabtui(state, "task", "submit", "--dryrun", "Data.splitting=Automatic", "Data.unitsPerJob=480",
+                        cwd=tmp_path)
+    assert automatic.returncode == 1 and automatic.stderr.count("\n") == 1 and (
+        "The 'dryrun' option is not compatible with the 'Automatic' splitting mode (default)." in automatic.stderr)
+    (tmp_path / "submit_at_load.py").write_text(crab_config_py("dry_loaded", scale=500) + textwrap.dedent("""\
+        from CRABAPI.RawCommand import crabCommand
+        print(crabCommand('submit', config=config))
+        """))
+    loaded = crabtui(state, "task", "submit", "--dryrun", "submit_at_load.py", cwd=tmp_path)
+    assert loaded.returncode == 0 and loaded.stdout.count("Using FileBased splitting") == 1, loaded.stdout
+    assert "passed 1 config(s) to crabCommand('submit') as it loaded: each was dry run above" in loaded.stdout
+    assert crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout == before, "nothing recorded"
+    proceed = crabtui(state, "task", "proceed", "-d", "crab_projects/crab_dry_zmumu", cwd=tmp_path)
+    assert proceed.returncode == 1 and proceed.stderr.startswith(
+        "ERROR: crab proceed submits a task a dry run left on the CRAB server; crabtui's --dryrun records nothing")
+
+
+def test_crab_command_lines_as_users_paste_them(tmp_path, state):
+    """Parameters alone read crabConfig.py (crab's validateSubmitOptions), --wait is accepted, crab
+    tasks' options filter the list, and options and commands crab has not (status --idle), no longer
+    has (resubmit --force) or that mean nothing here (checkwrite) are refused in one line saying what to do."""
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("wgamma", scale=0.5))  # stays SUBMITTED
+    done = crabtui(state, "task", "submit", "--wait", "General.requestName=wgamma_5", "Data.unitsPerJob=5",
+                   cwd=tmp_path)
+    assert done.returncode == 0 and "Task name: " in done.stdout, done.stderr
+    name = wait_status(state, "wgamma_5", tmp_path, "SUBMITTED")["name"]
+    listed = crabtui(state, "task", "tasks", "--days=3", "--status=SUBMITTED", cwd=tmp_path)
+    assert listed.returncode == 0 and name in listed.stdout, listed.stderr
+    assert crabtui(state, "task", "list", "--days=3", "--status=KILLED", cwd=tmp_path).stdout.startswith(
+        "No tasks found from ")
+    assert name not in crabtui(state, "task", "list", "--fromdate=2099-01-01", cwd=tmp_path).stdout
+    for args, message in (
+            (["list", "--status=DONE"], "ERROR: Please enter a valid task status. Valid task statuses are: WAITING, "),
+            (["list", "--fromdate=2026-1-1"], "ERROR: Please enter date with format 'YYYY-MM-DD'."),
+            (["list", "--days=3", "--fromdate=2026-01-01"], "ERROR: Options --fromdate and --days cannot be used "
+                                                             "together."),
+            (["status", "wgamma_5", "--long", "--idle"], "ERROR: crab status has no --idle option; the idle jobs"),
+            (["resubmit", "wgamma_5", "--jobids=1,3-5", "--force", "--siteblacklist=T2_US_*"],
+             "ERROR: crab resubmit's --force (resubmit finished jobs) was removed from CRAB in 2025"),
+            (["checkwrite", "--site=T2_CH_CERN"], "ERROR: crab checkwrite checks that your grid proxy may write"),
+            (["checkusername"], "ERROR: crab checkusername reads your CMS user name from your grid certificate")):
+        refused = crabtui(state, "task", *args, cwd=tmp_path)
+        assert refused.returncode == 1 and refused.stderr.startswith(message), (args, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
+    long = crabtui(state, "task", "status", "wgamma_5", "--long", "--sort=exitcode", cwd=tmp_path)
+    assert long.returncode == 0 and "Extended Job Status Table" in long.stdout, long.stderr
+    assert crabtui(state, "task", "kill", name, cwd=tmp_path).returncode == 0

@@ -68,8 +68,8 @@ Where CRAB leaves room, or crabtui differs, and why:
   CRAB.  Any CMS site name is a storage site (:mod:`engine.crab.grid.storage`).
 * ``JobType.maxMemoryMB`` is 30..max(3000, numCores x 2500) MB: CRAB's submit-time cap, and the
   lower limit of ``crab resubmit --maxmemory``.  ``JobType.maxJobRuntimeMin`` is 60..20160 minutes,
-  the ``crab resubmit --maxjobruntime`` range (CRAB's client has no submit-time range; its task
-  worker lowers values above 2750 to 2750 with a warning, which is the task worker's business).
+  the ``crab resubmit --maxjobruntime`` range (CRAB's client has no submit-time range); above
+  2750 it is lowered to 2750 with a warning, as CRAB's task worker does at submission.
 * Empty or ``None`` values count as absent, as CRAB's ``getattr(..., None)`` reads them.
 * crabtui's own ``Debug`` parameters: ``timeScale`` (simulated seconds per real second, > 0,
   default 1) and ``failurePlan`` (see :class:`PlannedFailure`).  For one job, an entry for the
@@ -79,6 +79,13 @@ Where CRAB leaves room, or crabtui differs, and why:
   ``completedJobs``, ``successfulJobs``, ``siteFailures`` (whole numbers >= 0) and
   ``siteSuccessRate`` (0..1); those not given keep seed 000's 10, 5, 5 and 0.5.
 * ``Site.ignoreGlobalBlacklist`` (CRAB's) lets the task's jobs run at globally blacklisted sites.
+* Values CRAB's client passes on unchecked (it checks no types since it runs on Python 3) load as
+  CRAB reads them: a whole number written as text for a number parameter (a config that reads
+  ``os.environ``), which CRAB's server parses, and 0 or 1 for a flag, sent as ``1 if value else 0``.
+  A flag written as text is refused: CRAB would send ``'False'`` as true.
+* crab submit's own checks (``submit.validateConfig``): ``Data.publication`` (True by default)
+  needs ``General.transferOutputs``; ``Data.inputDBS`` and ``Data.publishDBS`` are CRAB's DBS
+  instances; ``General.failureLimit`` gets its deprecation warning.
 """
 
 from __future__ import annotations
@@ -117,9 +124,13 @@ MIN_MEMORY_MB = 30  # crab resubmit --maxmemory
 MAX_MEMORY_SINGLE_CORE = 3000  # CRABServer ServerUtilities
 MAX_MEMORY_PER_CORE = 2500
 MIN_RUNTIME_MIN, MAX_RUNTIME_MIN = 60, 20160  # crab resubmit --maxjobruntime
+STD_MAX_JOB_RUNTIME_MIN = 2750  # what a submitted task gets at most (DagmanSubmitter.checkMemoryWalltime)
 AUTOMATIC_UNITS_RANGE = (180, 2700)  # CRABClient submit.py
 REQUEST_NAME_LIMIT = 100  # CRABClient submit.py
 _ONE_FILE_STRINGS = {"JobType.outputFiles"}  # a plain string CRAB's client iterates (Analysis.py) instead of refusing
+_DBS = "https://cmsweb.cern.ch/dbs/prod"
+DBS_READERS = {alias: f"{_DBS}/{alias}/DBSReader" for alias in ("global", "phys01", "phys02", "phys03")}
+DBS_WRITERS = {"phys03": f"{_DBS}/phys03/DBSWriter"}  # CRABClient ClientUtilities.DBSURLS
 SERVICE_INSTANCES = ("prod", "preprod", "test2", "test11", "test12", "test14", "other")  # ServerUtilities.py
 MAX_LUMIS_PER_FILE = 1000  # CRABClient PrivateMC.py
 MAX_JOBS_PER_TASK = 10_000  # CRABServer TaskWorker maxJobsPerTask (also taskworker.splitting's)
@@ -218,6 +229,13 @@ class TaskConfig:
     ignored: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()  # what the user should know of how the task differs from the file, one line each
 
+    def ignored_note(self) -> str | None:
+        """One line naming the parameters set that change nothing here, each with why (None if none)."""
+        if not self.ignored:
+            return None
+        why = "; ".join(f"{name} ({_NO_EFFECT.get(name, 'no effect on a simulated grid')})" for name in self.ignored)
+        return f"{self.source}: accepted, with no effect here: {why}."
+
     def planned_failure(self, job: str, attempt: int) -> PlannedFailure | None:
         """The failure planned for this attempt (from 1) of job ``job``, if any; exact beats "*"."""
         every = None
@@ -303,6 +321,26 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "Debug.collector": ("str", IGNORED),
 }
 
+_NO_EFFECT = {  # why an IGNORED parameter changes nothing here, as the submit note says it
+    "General.activity": "no CRAB monitoring", "General.failureLimit": "deprecated by CRAB",
+    "General.workArea": "tasks live in the state directory", "General.instance": "no CRAB server",
+    "General.restHost": "no CRAB server", "General.dbInstance": "no CRAB server",
+    "JobType.pyCfgParams": "the simulated cmsRun reads no pset", "JobType.allowUndistributedCMSSW": "no CMSSW release",
+    "JobType.sendVenvFolder": "no CMSSW area is shipped", "JobType.sendExternalFolder": "no CMSSW area is shipped",
+    "JobType.disableAutomaticOutputCollection": "a job's outputs are its cmsRun's or its script's outputFiles",
+    "JobType.generator": "no LHE file is read", "JobType.copyCatTaskname": "CopyCat only",
+    "JobType.copyCatInstance": "CopyCat only", "JobType.copyCatWorkdir": "CopyCat only",
+    "JobType.outputFiles": "the simulated cmsRun writes its own output; a script's are staged out",
+    "Data.allowNonValidInputDataset": "the catalogue's datasets are all valid",
+    "Data.inputDBS": "datasets come from crabtui's catalogue", "Data.publication": "nothing is published",
+    "Data.publishDBS": "nothing is published", "Data.outputDatasetTag": "nothing is published",
+    "Data.outLFNDirBase": "outputs go to /store/user/<login>/ of the storage site",
+    "Data.partialDataset": "every block of the catalogue is on disk",
+    "Data.lumisPerFile": "PrivateMC only", "Data.inputDataset": "PrivateMC generates its events",
+    "Data.useParent": "PrivateMC reads no input", "Site.acceleratorParams": "read with requireAccelerator only",
+    "User.voRole": "no grid credential", "User.voGroup": "no grid credential",
+    "Debug.scheddName": "the schedd is crabtui's --backend", "Debug.collector": "the schedd is crabtui's --backend",
+}
 _UNSUPPORTED = {  # why crabtui cannot run a task that sets these
     "JobType.externalPluginFile": "crabtui runs CRAB's own job types (Analysis and PrivateMC), not a job type "
                                   "plugin's code",
@@ -367,7 +405,7 @@ def load_config(path: str | os.PathLike[str], *, now: datetime.datetime | None =
     """
     source = _source(path)
     if _is_py(source):
-        return run_crab_config(source, now=now).module_config(overrides)
+        return run_crab_config(source, argv=overrides, now=now).module_config(overrides)
     return _Builder(source, with_overrides(source, _read_toml(source), overrides), now).build()
 
 
@@ -425,7 +463,8 @@ class CrabConfigPy:
 def run_crab_config(path: str | os.PathLike[str], submitter: Submitter | None = None, *, main: bool = False,
                     argv: Sequence[str] = (), now: datetime.datetime | None = None) -> CrabConfigPy:
     """Run the crabConfig.py at ``path`` as ``crab submit`` imports it (or, with ``main``, as
-    ``python FILE ARGV`` runs it).  Each ``crabCommand('submit', config=X)`` call checks ``X`` as
+    ``python FILE ARGV`` runs it; without ``main``, ARGV are crab submit's ``Section.parameter=value``
+    arguments, which the file finds in ``sys.argv``).  Each ``crabCommand('submit', config=X)`` call checks ``X`` as
     :func:`load_config` checks a file and hands it to ``submitter``; what CRAB would refuse, and
     what ``submitter`` refuses, reaches the script as CRAB's exceptions.  Without ``submitter``
     nothing is submitted (the ``uniquerequestname`` crabCommand returns is empty).  Raises
@@ -505,8 +544,31 @@ def _file_name(address: str) -> str:
     return name if "." in name else "lumi_mask.json"
 
 
+def _dbs_choices(urls: dict[str, str]) -> str:
+    return ", ".join(f"'{alias}' ('{url}')" for alias, url in urls.items())
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+_RX_WHOLE_NUMBER = re.compile(r"\s*[-+]?\d+\s*")
+_RX_NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
+
+
+def _as_crab_reads(kind: str, value: Any) -> Any:
+    """``value`` as CRAB reads it where its client lets it through unchecked (since it runs on
+    Python 3, SubCommand.validateConfig checks no types): a number written as a string, as a
+    configuration that reads ``os.environ`` or ``sys.argv`` sets it, reaches CRAB's server as text
+    in the request, which parses it; a flag set to 0 or 1 is sent as ``1 if value else 0``."""
+    if kind == "int" and isinstance(value, str) and _RX_WHOLE_NUMBER.fullmatch(value):
+        return int(value)
+    if kind == "number" and isinstance(value, str) and _RX_NUMBER.fullmatch(value):
+        number = float(value)
+        return int(number) if number.is_integer() and _RX_WHOLE_NUMBER.fullmatch(value) else number
+    if kind == "bool" and _is_int(value) and value in (0, 1):
+        return bool(value)
+    return value
 
 
 class _Builder:
@@ -568,6 +630,7 @@ class _Builder:
 
     def check_type(self, name: str, value: Any) -> Any:
         kind = _PARAMETERS[name][0]
+        value = _as_crab_reads(kind, value)
         ok = {"str": isinstance(value, str), "int": _is_int(value), "bool": isinstance(value, bool),
               "strlist": isinstance(value, (list, tuple)) or (isinstance(value, str) and name in _ONE_FILE_STRINGS), "dict": isinstance(value, dict),
               "number": (_is_int(value) or isinstance(value, float)),
@@ -575,9 +638,11 @@ class _Builder:
         if ok and kind == "number" and not math.isfinite(value):
             ok = False
         if not ok:
+            quirk = (" (CRAB's client would send any non-empty string, 'False' included, as true)"
+                     if kind == "bool" and isinstance(value, str) else "")
             self.fail(f"Parameter {name} requires a value of type {_KIND_NAMES[kind]} (while a value "
                       f"of type {type(value).__name__} was given: {_short(value)}). "
-                      f"Give it {_KIND_EXAMPLES[kind]}.", name)
+                      f"Give it {_KIND_EXAMPLES[kind]}{quirk}.", name)
         if kind == "strlist" and isinstance(value, str) and name in _ONE_FILE_STRINGS:
             self.warnings.append(
                 f"{self.source}: {name} = {value!r} is a string, not a list: CRAB's client takes it as the list of "
@@ -625,6 +690,11 @@ class _Builder:
         blacklist = self.sites("Site.blacklist")
         lumi_file, lumi_mask = self.lumi_mask()
         self.check_out_lfn()
+        self.check_publication()
+        self.check_dbs(dataset)
+        if "General.failureLimit" in v:
+            self.warnings.append(f"{self.source}: You have specified deprecated parameter 'failureLimit' which will "
+                                 f"be removed in the near future (crab submit's warning); crabtui ignores it.")
         return TaskConfig(
             source=self.source,
             multicrab=self.multicrab,
@@ -751,6 +821,11 @@ class _Builder:
             if not MIN_RUNTIME_MIN <= v[p] <= MAX_RUNTIME_MIN:
                 self.fail(f"Parameter {p} ({v[p]} minutes) must be between {MIN_RUNTIME_MIN} and "
                           f"{MAX_RUNTIME_MIN} minutes.", p)
+            if v[p] > STD_MAX_JOB_RUNTIME_MIN:  # DagmanSubmitter.checkMemoryWalltime lowers it
+                self.warnings.append(f"{self.source}: Task requests {v[p]} minutes of runtime, but only "
+                                     f"{STD_MAX_JOB_RUNTIME_MIN} are guaranteed to be available; {p} is lowered to "
+                                     f"{STD_MAX_JOB_RUNTIME_MIN}, as CRAB's task worker lowers it.")
+                v[p] = STD_MAX_JOB_RUNTIME_MIN
         return (self.path(pset) if pset is not None else None), script
 
     def input_files(self) -> tuple[str, ...]:
@@ -980,6 +1055,40 @@ class _Builder:
                       f"if publication is off), where username is your username as registered in CMS services "
                       f"(i.e. the username of your CERN primary account); it is {lfn!r}.",
                       "Data.outLFNDirBase", invalid=False)
+
+    def check_publication(self) -> None:
+        """crab submit refuses publication without the outputs transferred; Data.publication is
+        True by default, so a config that only turns General.transferOutputs off is refused too."""
+        v = self.values
+        if v.get("Data.publication", True) and not v.get("General.transferOutputs", True):
+            self.fail("Data.publication is True, but General.transferOutputs is False. Publication can not be "
+                      "performed if the output files are not transferred to a permanent storage. Set "
+                      "Data.publication = False (it is True unless set).", "Data.publication")
+
+    def check_dbs(self, dataset: str | None) -> None:
+        """Data.inputDBS and Data.publishDBS as crab submit checks them: CRAB's aliases or their
+        addresses, and a local (phys0x) instance only for a dataset of tier USER."""
+        v = self.values
+        p = "Data.inputDBS"
+        dbs = v.get(p)
+        if dbs is not None and dataset is not None:
+            if dbs not in DBS_READERS and dbs.rstrip("/") not in DBS_READERS.values():
+                self.fail(f"Parameter {p} has an invalid value ({dbs!r}). Allowed values are: "
+                          f"{_dbs_choices(DBS_READERS)}. If Data.inputDBS would not be specified, the default "
+                          f"'global' would be used.", p)
+            local = {alias for alias in DBS_READERS if alias != "global"}
+            tier = dataset.rsplit("/", 1)[-1]
+            if (dbs in local or dbs.rstrip("/") in {DBS_READERS[a] for a in local}) and tier != "USER":
+                self.fail(f"A local DBS instance {dbs!r} was specified for reading an input dataset of tier {tier}. "
+                          f"Datasets of tier different than USER must be read from the global DBS instance; this "
+                          f"is, set Data.inputDBS = 'global'.", p)
+        p = "Data.publishDBS"
+        dbs = v.get(p)
+        if dbs is not None and v.get("Data.publication", True) and dbs not in DBS_WRITERS \
+                and dbs.rstrip("/") not in DBS_WRITERS.values():
+            self.fail(f"Parameter {p} has an invalid value ({dbs!r}). Allowed values are: "
+                      f"{_dbs_choices(DBS_WRITERS)}. If Data.publishDBS would not be specified, the default "
+                      f"'phys03' would be used.", p)
 
     def lumi_mask(self) -> tuple[str | None, LumiMask | None]:
         """Data.lumiMask (a file, or an address to download it from) within Data.runRange."""

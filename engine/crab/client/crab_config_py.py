@@ -19,6 +19,9 @@ it runs:
   ``ClientException``) and ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
 * ``httplib``, Python 2's name of ``http.client``, which multi-crab scripts written for Python 2
   import for ``HTTPException`` (the only Python 2 name stood in for: the others' APIs changed);
+* ``sys.argv[1:]`` is ``['submit', FILE, Section.parameter=value...]``, as under ``crab submit``
+  (``ARGS`` when the file runs as a script, ``python FILE ARGS``; ``sys.argv[0]`` is the file, as
+  runpy sets it);
 * the file's directory is the working directory and the first entry of ``sys.path``, so helper
   modules and files beside it are found wherever crabtui runs (as when ``crab submit`` runs in
   the configuration's directory); afterwards ``sys.path`` is as it was (with none of the file's
@@ -222,8 +225,9 @@ def _crab_command(submit: Submit, exceptions: _Exceptions) -> Callable[..., Any]
                 f"crabCommand('submit') needs config=<a Configuration object>, as from "
                 f"CRABClient.UserUtilities.config(); it was given {type(config).__name__}")
         if kwargs.get("dryrun") or "--dryrun" in args:
-            raise ClientException("crabCommand('submit', dryrun=True): crabtui has no dry run; submit without it "
-                                  "(crabtui task kill TASK removes the task)")
+            raise ClientException("crabCommand('submit', dryrun=True): a multi-crab script's dry run is not "
+                                  "simulated; 'crabtui task submit --dryrun FILE' makes one of a configuration file, "
+                                  "or submit without it (crabtui task kill TASK removes the task)")
         sections = {name: copy.deepcopy(getattr(config, name).dictionary_()) for name in config.listSections_()}
         if kwargs.get("instance") is not None:  # crab's --instance, over General.instance and checked as it is
             sections.setdefault("General", {})["instance"] = kwargs["instance"]
@@ -284,7 +288,7 @@ def uses_crab_command(text: str) -> bool:
     return False
 
 
-def _hint(exc: BaseException) -> str:
+def _hint(exc: BaseException, source: str = "") -> str:
     """What to do about a failure, where this loader knows something true to say."""
     name = getattr(exc, "name", None)
     python3 = "crabtui runs configurations with Python 3, as CRAB's client does:"
@@ -297,6 +301,9 @@ def _hint(exc: BaseException) -> str:
         return (f" {exc.args[0]} is set by cmsenv in a CMSSW area, which crabtui does not need: export it "
                 f"before submitting (CMSSW_BASE: the directory of the release area the configuration's paths "
                 f"start from), or run crabtui where cmsenv was run.")
+    if isinstance(exc, KeyError) and exc.args and _from_environ(exc):
+        return (f" The configuration reads the environment variable {exc.args[0]}, which is not set: set it "
+                f"for the command, as for crab submit ({exc.args[0]}=... crabtui task submit FILE).")
     if not isinstance(exc, ImportError) or not exc.name:
         return ""
     top = exc.name.split(".")[0]
@@ -305,8 +312,33 @@ def _hint(exc: BaseException) -> str:
     if top in _CRAB_MODULES:
         return f" Of CRAB's modules, crabtui provides {_STAND_INS}."
     if top in _CMSSW_MODULES:
-        return f" {top} is part of CMSSW, which crabtui does not need and does not provide."
+        pset = _last_file(exc)
+        importer = (f" It is imported by {os.path.basename(pset)}, a CMSSW configuration the file imports (crab "
+                    f"submit runs under cmsenv): write what the file takes from it (an output file name, an option) "
+                    f"into the file itself." if pset and pset != source and pset.endswith(".py") and _psetlike(pset) else "")
+        return f" {top} is part of CMSSW, which crabtui does not need and does not provide.{importer}"
     return f" Make the module {exc.name} importable where crabtui runs."
+
+
+def _last_file(exc: BaseException) -> str | None:
+    """The file of the exception's last frame."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename if tb is not None else None
+
+
+def _psetlike(path: str) -> bool:
+    """Whether ``path`` is a user's file (not Python's, not crabtui's): a pset a configuration imported."""
+    return not path.startswith((sys.prefix, sys.base_prefix, os.path.dirname(__file__)))
+
+
+def _from_environ(exc: KeyError) -> bool:
+    """Whether the KeyError was raised by ``os.environ[...]`` (its last frame is in os.py)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_filename in (os.__file__, "<frozen os>")
 
 
 _LOCK = threading.Lock()  # sys.modules, sys.path and the working directory are process-wide
@@ -334,6 +366,8 @@ def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequenc
             if main:
                 sys.argv[:] = [source, *argv]
                 multiprocessing.set_start_method("fork", force=True)  # children inherit the stand-ins
+            else:  # what a configuration that reads sys.argv finds under crab submit
+                sys.argv[:] = ["crab", "submit", source, *argv]
             namespace = runpy.run_path(source, run_name="__main__" if main else
                                        os.path.splitext(os.path.basename(source))[0])
         except SyntaxError as exc:
@@ -354,7 +388,7 @@ def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequenc
             line = _line(exc, source)
             where = f"{source}:{line}" if line else source
             raise LoadError(f"{where}: Error while loading CRAB configuration {source}: "
-                            f"{type(exc).__name__}: {exc}.{_hint(exc)}", line) from None
+                            f"{type(exc).__name__}: {exc}.{_hint(exc, source)}", line) from None
         finally:
             os.chdir(cwd)
             sys.path[:] = path  # also what the file added

@@ -36,11 +36,12 @@ from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError, Un
 from engine.crab.taskworker.parents import why_none, without_parents
 from engine.crab.taskworker.task_input import InputSpec, load_input, locality, refusal, skipped_warning
 from engine.crab.taskworker.taskdb import NEW, SUBMIT, Task, TaskDB, TaskError, task_name
+from engine.crab.taskworker.splitting import SplittingError, split
 from engine.crab.taskworker.worker import write_request
 from engine.crab.wn.failure_plan import plan_json
 from engine.state import StateDir
 
-__all__ = ["SubmitError", "Submitted", "submit"]
+__all__ = ["DryRun", "SubmitError", "Submitted", "dry_run", "submit"]
 
 
 class SubmitError(Exception):
@@ -56,6 +57,40 @@ class Submitted:
     handle: str  # what task commands take for it: its request name while no other task has it
 
 
+@dataclass(frozen=True)
+class DryRun:
+    """What ``crab submit --dryrun`` reports of a task: its splitting, nothing submitted."""
+
+    algorithm: str
+    units: str  # what the algorithm counts: files, lumis or events
+    per_job: tuple[int, ...]  # each job's units
+    notes: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    def lines(self) -> list[str]:
+        """crab submit's summary of a dry run (printDryRunResults), without the estimates."""
+        total, count = sum(self.per_job), len(self.per_job)
+        return [f"Using {self.algorithm} splitting",
+                f"Task consists of {count} jobs to process {total} {self.units}",
+                f"The longest job will process {max(self.per_job)} {self.units}",
+                f"The average job will process {total // count} {self.units}",
+                f"The shortest job will process {min(self.per_job)} {self.units}"]
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """A configuration that passed submit's checks, and what they found."""
+
+    spec: InputSpec
+    mask: dict | None
+    lists: SiteLists
+    storage: object | None
+    notes: list[str]
+    warnings: list[str]
+    uploaded: list[str]  # what CRAB's TaskWorker uploads as task warnings, which crab status shows later
+    dataset: Dataset
+
+
 def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapping[str, int]], *,
            now: float | None = None, user: str | None = None) -> Submitted:
     """Record the task ``cfg`` describes for the task worker, or raise :class:`SubmitError`.
@@ -66,10 +101,83 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
     user = user or getpass.getuser()
     source = cfg.source
     catalogue = Catalogue.for_state(state)
-    pool_sites = sorted(site for site, size in pool.items()
-                        if size["cpus"] >= cfg.num_cores and size["memory"] >= cfg.max_memory_mb)
+    pool_sites = _pool_sites(cfg, pool)
+    checked = _check(cfg, state, catalogue, pool)
+    spec, mask, lists, storage = checked.spec, checked.mask, checked.lists, checked.storage
+    notes, warnings, uploaded = checked.notes, checked.warnings, checked.uploaded
+    dataset = checked.dataset
+
+    name = task_name(cfg.request_name, user, now)
+    task_dir = state.task_dir(name)
+    namesakes = sorted(t.name for t in db.tasks() if t.request_name == cfg.request_name)
+    if name in namesakes:  # before anything is written: the directory is that task's
+        raise SubmitError(f"{source}: General.requestName: task {name} was submitted this same second; "
+                          f"submit again in a second, or change General.requestName.")
+    if namesakes:  # CRAB refuses it for its project directory crab_<requestName>; here each task has its own
+        notes.append(f"requestName {cfg.request_name} is also that of {', '.join(namesakes)}: task commands "
+                     f"take this task by its full name, {name}.")
+    stageout = (stageout_ad(storage, task_name=name, user=user, primary_dataset=cfg.primary_dataset,
+                            request_name=cfg.request_name) if storage is not None and cfg.transfer_outputs else None)
+    try:
+        sandbox = write_sandbox(task_dir, cfg)
+    except SandboxError as e:
+        raise SubmitError(f"{source}: {e}") from None
+    ad = TaskAd(name=name, user=user, dataset=cfg.input_dataset or "", max_memory_mb=cfg.max_memory_mb,
+                max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
+                site_whitelist=cfg.site_whitelist, site_blacklist=cfg.site_blacklist, storage_site=cfg.storage_site,
+                time_scale=cfg.time_scale,  # the retry budget is the task worker's (numAutomJobRetries)
+                failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), sandbox=sandbox,
+                script_exe=os.path.basename(cfg.script_exe) if sandbox else cfg.script_exe,
+                script_args=cfg.script_args, output_files=cfg.output_files,
+                extra_jdl=cfg.extra_jdl, ignore_global_blacklist=cfg.ignore_global_blacklist,
+                global_blacklist=state.global_blacklist, automatic_blacklist=asdict(cfg.automatic_blacklist),
+                stageout=stageout, pool_sites=tuple(pool_sites),
+                publication=bool(cfg.ignored.get("Data.publication", True)), warnings=tuple(uploaded))
+    write_request(task_dir, input=spec, splitting=cfg.splitting, units_per_job=cfg.units_per_job,
+                  total_units=cfg.total_units, lumi_mask=mask, ad=ad, events_per_lumi=cfg.events_per_lumi)
+    try:
+        db.insert(Task(name=name, request_name=cfg.request_name, user=user, status=NEW, command=SUBMIT,
+                       config_path=cfg.source, task_dir=task_dir, submitted_at=now, updated_at=now))
+    except TaskError as e:
+        raise SubmitError(str(e)) from None
+    if spec.stand_in:
+        stand_ins.register(catalogue.directory, cfg.input_dataset)
+    warnings += uploaded + lists.warnings(dataset.sites)
+    return Submitted(name, task_dir, tuple(notes), tuple(warnings), name if namesakes else cfg.request_name)
+
+
+def dry_run(cfg: TaskConfig, state: StateDir, pool: Mapping[str, Mapping[str, int]]) -> DryRun:
+    """``crab submit --dryrun``: submit's checks, then the splitting the task worker would make;
+    nothing is recorded.  CRAB refuses a dry run of a task with Automatic splitting."""
+    if cfg.splitting == "Automatic":
+        raise SubmitError(f"{cfg.source}: The 'dryrun' option is not compatible with the 'Automatic' splitting "
+                          f"mode (default). Set Data.splitting (and Data.unitsPerJob) to see the jobs, or submit "
+                          f"without --dryrun.")
+    catalogue = Catalogue.for_state(state)
+    checked = _check(cfg, state, catalogue, pool)
+    try:
+        jobs = split(load_input(checked.spec, catalogue), algorithm=cfg.splitting, units_per_job=cfg.units_per_job,
+                     total_units=cfg.total_units, lumi_mask=checked.mask, events_per_lumi=cfg.events_per_lumi)
+    except (DatasetError, SplittingError) as e:
+        raise SubmitError(f"{cfg.source}: Data.splitting: {e}") from None
+    units = {"FileBased": ("files", lambda j: len(j.files)), "LumiBased": ("lumis", lambda j: j.nlumis),
+             "EventAwareLumiBased": ("events", lambda j: j.events),
+             "EventBased": ("events", lambda j: j.events)}[cfg.splitting]
+    return DryRun(cfg.splitting, units[0], tuple(map(units[1], jobs)), tuple(checked.notes),
+                  tuple(checked.warnings + checked.uploaded + checked.lists.warnings(checked.dataset.sites)))
+
+
+def _pool_sites(cfg: TaskConfig, pool: Mapping[str, Mapping[str, int]]) -> list[str]:
+    return sorted(site for site, size in pool.items()
+                  if size["cpus"] >= cfg.num_cores and size["memory"] >= cfg.max_memory_mb)
+
+
+def _check(cfg: TaskConfig, state: StateDir, catalogue: Catalogue, pool: Mapping[str, Mapping[str, int]]) -> _Checked:
+    """Submit's checks of the input, the site lists and the storage site (module docstring)."""
+    pool_sites = _pool_sites(cfg, pool)
+    source = cfg.source
     notes, warnings = [], list(cfg.warnings)
-    uploaded = []  # what CRAB's TaskWorker uploads as task warnings, which crab status shows later
+    uploaded: list[str] = []
     spec, note = _spec(cfg, catalogue, pool_sites)
     if note:
         notes.append(note)
@@ -116,44 +224,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
                      f"only ({_what(cfg)}), not what its __main__ block would submit; 'crabtui task submit "
                      f"--multicrab {source}' runs that block and submits each config it passes to "
                      f"crabCommand('submit').")
-
-    name = task_name(cfg.request_name, user, now)
-    task_dir = state.task_dir(name)
-    namesakes = sorted(t.name for t in db.tasks() if t.request_name == cfg.request_name)
-    if name in namesakes:  # before anything is written: the directory is that task's
-        raise SubmitError(f"{source}: General.requestName: task {name} was submitted this same second; "
-                          f"submit again in a second, or change General.requestName.")
-    if namesakes:  # CRAB refuses it for its project directory crab_<requestName>; here each task has its own
-        notes.append(f"requestName {cfg.request_name} is also that of {', '.join(namesakes)}: task commands "
-                     f"take this task by its full name, {name}.")
-    stageout = (stageout_ad(storage, task_name=name, user=user, primary_dataset=cfg.primary_dataset,
-                            request_name=cfg.request_name) if storage is not None and cfg.transfer_outputs else None)
-    try:
-        sandbox = write_sandbox(task_dir, cfg)
-    except SandboxError as e:
-        raise SubmitError(f"{source}: {e}") from None
-    ad = TaskAd(name=name, user=user, dataset=cfg.input_dataset or "", max_memory_mb=cfg.max_memory_mb,
-                max_runtime_min=cfg.max_job_runtime_min, num_cores=cfg.num_cores, priority=cfg.priority,
-                site_whitelist=cfg.site_whitelist, site_blacklist=cfg.site_blacklist, storage_site=cfg.storage_site,
-                time_scale=cfg.time_scale,  # the retry budget is the task worker's (numAutomJobRetries)
-                failure_plan=tuple(json.loads(plan_json(cfg.failure_plan))), sandbox=sandbox,
-                script_exe=os.path.basename(cfg.script_exe) if sandbox else cfg.script_exe,
-                script_args=cfg.script_args, output_files=cfg.output_files,
-                extra_jdl=cfg.extra_jdl, ignore_global_blacklist=cfg.ignore_global_blacklist,
-                global_blacklist=state.global_blacklist, automatic_blacklist=asdict(cfg.automatic_blacklist),
-                stageout=stageout, pool_sites=tuple(pool_sites),
-                publication=bool(cfg.ignored.get("Data.publication", True)), warnings=tuple(uploaded))
-    write_request(task_dir, input=spec, splitting=cfg.splitting, units_per_job=cfg.units_per_job,
-                  total_units=cfg.total_units, lumi_mask=mask, ad=ad, events_per_lumi=cfg.events_per_lumi)
-    try:
-        db.insert(Task(name=name, request_name=cfg.request_name, user=user, status=NEW, command=SUBMIT,
-                       config_path=cfg.source, task_dir=task_dir, submitted_at=now, updated_at=now))
-    except TaskError as e:
-        raise SubmitError(str(e)) from None
-    if spec.stand_in:
-        stand_ins.register(catalogue.directory, cfg.input_dataset)
-    warnings += uploaded + lists.warnings(dataset.sites)
-    return Submitted(name, task_dir, tuple(notes), tuple(warnings), name if namesakes else cfg.request_name)
+    return _Checked(spec, mask, lists, storage, notes, warnings, uploaded, dataset)
 
 
 def _spec(cfg: TaskConfig, catalogue: Catalogue, pool_sites: list[str]) -> tuple[InputSpec, str | None]:

@@ -1,0 +1,1 @@
+export DIJET_ENV=1
