@@ -1,4 +1,4 @@
-"""Benchmark: ``crabtui task status --long`` on a finished task of 10,000 jobs, end to end.
+"""Benchmark: ``crabtui task status --long`` on a finished task (10,000 jobs, or --jobs), end to end.
 
     python3 bench/task_status.py [--jobs 10000] [--runs 5] [--json] [--keep]
 
