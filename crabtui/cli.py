@@ -86,6 +86,10 @@ class LazyGroup(click.Group):
             raise
         except click.UsageError as e:
             raise one_line(e) from None
+        except KeyboardInterrupt:  # click would print a bare 'Aborted!'
+            click.echo("ERROR: interrupted (Ctrl-C); what crabtui had done stays done, "
+                       "and the jobs and tasks it queued run on", err=True)
+            ctx.exit(130)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
