@@ -78,6 +78,7 @@ def test_submitted_dag_runs_in_the_schedd_and_q_dag_shows_nodes_under_dagman(gat
     ad = finished(schedd, cluster)
     assert ad["ExitCode"] == 0 and runs(gated) == ["A", "B"]
     status = crabtui(schedd, "dag", "status", str(cluster), cwd=gated).stdout
+    print(status)
     assert f"DAG {cluster} [d.dag] completed " in status
     assert "\t[#]   2 have completed." in status and "DAG is 100.00% complete." in status
     assert not (gated / "d.dag.lock").exists()
@@ -409,6 +410,9 @@ def test_rm_typed_right_after_release_still_writes_a_rescue_dag(gated, schedd):
     assert exit_line(gated / "d.dag").endswith("EXITING WITH STATUS 2")
     assert rescue_files(str(gated / "d.dag")) and not (gated / "d.dag.lock").exists()
     assert schedd.query(f"DAGManJobId == {cluster}") == []
+    status = crabtui(schedd, "dag", "status", str(cluster), cwd=gated).stdout
+    assert "running." not in status and "DAG was removed." in status, \
+        "A's job left the queue with DAGMan, whatever DAGMan's ad said last"
 
 
 def test_a_dagman_told_to_go_while_it_reads_its_dag_waits_for_its_handler(gated, schedd):
