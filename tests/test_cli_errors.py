@@ -138,3 +138,14 @@ def test_ctrl_c_of_watch_stops_watching_and_says_how_to_watch_again(tmp_path):
     assert result.stderr == (f"Stopped watching ttbar; the task goes on: `crabtui --state-dir {state.path} "
                              f"watch ttbar` follows it again.\n")
     assert "KILLED" not in listed and "ttbar" in listed
+
+
+@pytest.mark.parametrize(("typed", "said"), [
+    (["hodl", "3"], "ERROR: No such command 'hodl'. Did you mean 'hold'?; see 'crabtui --help'\n"),
+    (["task", "stauts"], "ERROR: No such command 'stauts'. Did you mean 'status'?; see 'crabtui task --help'\n"),
+    (["frobnicate"], "ERROR: No such command 'frobnicate'; see 'crabtui --help'\n"),
+])
+def test_a_mistyped_command_is_named_with_the_closest_one(typed, said, tmp_path):
+    result = subprocess.run([CRABTUI, "--state-dir", str(tmp_path / "state"), *typed], capture_output=True,
+                            text=True, timeout=120)
+    assert (result.returncode, result.stderr) == (1, said)
