@@ -80,7 +80,7 @@ def test_ctrl_c_of_a_benchmark_ends_it_in_one_line_and_leaves_nothing_running(tm
     finally:
         process.kill()
         process.wait()
-    assert process.returncode == 130 and "Traceback" not in err, err
+    assert process.returncode == 130 and "Traceback" not in err, (out, err)
     assert err.splitlines()[-1] == "schedd_throughput.py: interrupted (Ctrl-C) before its figures; nothing is left running"
     wait_until(lambda: not any(alive(pid) for pid in started), "its schedd to be gone", timeout=10)
     assert set(Path("/tmp").glob("cbt_*")) == before, "its scratch directory is removed"
