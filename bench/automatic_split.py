@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import argparse
 
-from benchlib import best_of, report, verdict
+from benchlib import best_of, report, run_main, verdict
 
 TARGET_S = 2.0
 DATASET = "/JetMET0/Run2023D-PromptReco-v1/MINIAOD"
@@ -97,4 +97,4 @@ def print_report(r: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

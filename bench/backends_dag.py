@@ -44,7 +44,7 @@ import subprocess
 import sys
 import time
 
-from benchlib import announce, crabtui_scripts, report, scratch_dir, write_dag
+from benchlib import announce, crabtui_scripts, report, run_main, scratch_dir, write_dag
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTPOOL = os.path.join(REPO, "scripts", "htcondor-testpool")
@@ -294,4 +294,4 @@ def print_report(r: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -43,6 +43,17 @@ def announce(doc: str) -> None:
     print(f"{os.path.basename(sys.argv[0])}: {first} Its figures come when it ends.", file=sys.stderr, flush=True)
 
 
+def run_main(main: Callable[[], None]) -> None:
+    """A benchmark's ``__main__``: Ctrl-C ends it in one line instead of a traceback.  Its
+    scratch directories and schedds are gone by then: the interrupt went through their ``with``."""
+    try:
+        main()
+    except KeyboardInterrupt:
+        print(f"{os.path.basename(sys.argv[0])}: interrupted (Ctrl-C) before its figures; nothing is left running",
+              file=sys.stderr)
+        sys.exit(130)
+
+
 @contextlib.contextmanager
 def embedded_schedd(workdir: str, name: str = "s"):
     """A client of a fresh embedded schedd with its own state directory ``workdir/name``, so that

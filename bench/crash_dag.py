@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 
-from benchlib import announce, crabtui_scripts, embedded_schedd, report, scratch_dir, verdict
+from benchlib import announce, crabtui_scripts, embedded_schedd, report, run_main, scratch_dir, verdict
 
 NODE_JOB = """#!/bin/sh
 sleep "$2"
@@ -132,4 +132,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

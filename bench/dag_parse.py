@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 
-from benchlib import best_of, maxrss_mb, verdict
+from benchlib import best_of, maxrss_mb, run_main, verdict
 
 RATIO_TARGET = 10.0
 RSS_TARGET_MB = 300.0
@@ -159,4 +159,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

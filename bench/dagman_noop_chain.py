@@ -46,7 +46,7 @@ import contextlib
 import sys
 import time
 
-from benchlib import (add_dagman_arguments, dagman_options, embedded_schedd, maxrss_mb, report, run_dagman,
+from benchlib import (add_dagman_arguments, dagman_options, embedded_schedd, maxrss_mb, report, run_dagman, run_main,
                       scratch_dir, verdict, write_dag)
 
 TARGETS = ((1_000_000, 60.0, 2500.0), (0, 10.0, None))  # (from nodes, seconds, peak RSS MB or None)
@@ -178,4 +178,4 @@ def print_report(r: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -43,7 +43,7 @@ import os
 import sys
 import time
 
-from benchlib import (add_dagman_arguments, announce, dagman_options, embedded_schedd, report, run_dagman,
+from benchlib import (add_dagman_arguments, announce, dagman_options, embedded_schedd, report, run_dagman, run_main,
                       scratch_dir, verdict, write_dag)
 from schedd_throughput import cpu_times, daemon_log_error, run_schedd
 
@@ -181,4 +181,4 @@ def print_report(r: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

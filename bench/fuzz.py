@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from benchlib import announce, report, verdict  # noqa: E402
+from benchlib import announce, report, run_main, verdict  # noqa: E402
 
 MEMORY_CAP = 4 << 30
 
@@ -150,4 +150,4 @@ def print_row(r: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

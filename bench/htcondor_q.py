@@ -38,7 +38,7 @@ import sys
 import time
 
 from backends_dag import TESTPOOL, pool_env
-from benchlib import best_of, crabtui_scripts, report, verdict
+from benchlib import best_of, crabtui_scripts, report, run_main, verdict
 
 RUNS = 7
 _VOLATILE = re.compile(r"@ \d\d/\d\d/\d\d \d\d:\d\d:\d\d$|\d+\+\d\d:\d\d:\d\d")
@@ -148,4 +148,4 @@ def print_report(r: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

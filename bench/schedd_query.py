@@ -43,7 +43,7 @@ import subprocess
 import sys
 import time
 
-from benchlib import best_of, crabtui_scripts, embedded_schedd, report, scratch_dir, verdict
+from benchlib import best_of, crabtui_scripts, embedded_schedd, report, run_main, scratch_dir, verdict
 from schedd_throughput import submit_in_chunks
 
 TARGET_S = 0.5
@@ -184,4 +184,4 @@ def print_report(r: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

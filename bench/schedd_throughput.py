@@ -53,7 +53,7 @@ import subprocess
 import sys
 import time
 
-from benchlib import best_of, embedded_schedd, report, scratch_dir, verdict
+from benchlib import best_of, embedded_schedd, report, run_main, scratch_dir, verdict
 
 RATIO_TARGET = 2.0
 TRUE = "/bin/true"
@@ -298,4 +298,4 @@ def print_report(r: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

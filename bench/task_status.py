@@ -1,4 +1,4 @@
-"""Benchmark: ``crabtui task status --long`` on a finished task of 10,000 jobs, end to end.
+"""Benchmark: ``crabtui task status --long`` on a finished task (10,000 jobs, or --jobs), end to end.
 
     python3 bench/task_status.py [--jobs 10000] [--runs 5] [--json] [--keep]
 
@@ -51,7 +51,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
-from benchlib import announce, best_of, crabtui_scripts, report, scratch_dir, verdict
+from benchlib import announce, best_of, crabtui_scripts, report, run_main, scratch_dir, verdict
 
 TARGET_S = 0.5
 DATASET = "/JetMET0/Run2023D-PromptReco-v1/MINIAOD"
@@ -290,4 +290,4 @@ def print_report(r: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -51,7 +51,7 @@ import threading
 import time
 from contextlib import ExitStack, contextmanager
 
-from benchlib import announce, report, scratch_dir, verdict
+from benchlib import announce, report, run_main, scratch_dir, verdict
 from ui_task import app_until, app_updated, python_loop
 
 TARGETS = {"first_paint_s": 2.0, "refresh_cpu_s": 0.05, "rss_mb": 500.0}
@@ -500,4 +500,4 @@ def print_report(r: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

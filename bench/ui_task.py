@@ -57,7 +57,7 @@ import sys
 import time
 from contextlib import ExitStack
 
-from benchlib import announce, best_of, embedded_schedd, report, scratch_dir, verdict
+from benchlib import announce, best_of, embedded_schedd, report, run_main, scratch_dir, verdict
 
 TARGETS = {"first_paint_s": 1.0, "refresh_cpu_s": 0.05, "key_s": 0.05, "rss_mb": 250.0}
 REFRESHES = 5
@@ -360,4 +360,4 @@ def print_report(r: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 
@@ -86,9 +87,23 @@ class LazyGroup(click.Group):
             raise
         except click.UsageError as e:
             raise one_line(e) from None
+        except KeyboardInterrupt:  # click would print a bare 'Aborted!'
+            click.echo("ERROR: interrupted (Ctrl-C); what crabtui had done stays done, "
+                       "and the jobs and tasks it queued run on", err=True)
+            ctx.exit(130)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """A mistyped command gets click's suggestion, from every command: click's would be
+        drawn from the commands imported so far, which is none."""
+        name = args[0]
+        if name not in COMMANDS and not name.startswith("-") and not ctx.resilient_parsing:
+            close = difflib.get_close_matches(name, COMMANDS, n=1)
+            raise click.UsageError(f"No such command {name!r}." + (f" Did you mean {close[0]!r}?" if close else ""),
+                                   ctx)
+        return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:

@@ -122,11 +122,15 @@ def format_dag_status(ad: classad2.ClassAd, now: float, width: int = 50, start_e
     if "DAG_JobsSubmitted" in ad:
         submitted, idle, held = get("DAG_JobsSubmitted"), get("DAG_JobsIdle"), get("DAG_JobsHeld")
         running, completed = get("DAG_JobsRunning"), get("DAG_JobsCompleted")
+        removed = 0
+        if status in (JobStatus.COMPLETED, JobStatus.REMOVED):  # its ad's last counts: they left the queue with it
+            removed, idle, held, running = idle + held + running, 0, 0, 0
         lines.append(f"DAG has submitted {submitted} job(s), of which:")
         for n, what in ((idle, "submitted and waiting for resources."), (held, "held."), (running, "running.")):
             if n > 0:
                 lines.append(f"\t    {_count(n)} {what}")
-        for n, what in ((completed, "completed."), (submitted - idle - held - running - completed, "failed.")):
+        for n, what in ((completed, "completed."), (removed, "been removed."),
+                        (submitted - removed - idle - held - running - completed, "failed.")):
             if n > 0:
                 lines.append(f"\t    {_count(n, past=True)} {what}")
     total = get("DAG_NodesTotal")

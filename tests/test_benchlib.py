@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -53,3 +54,33 @@ def test_a_benchmark_says_what_it_measures_on_stderr_before_its_figures(capsys, 
     Details that stay in the file.""")
     out, err = capsys.readouterr()
     assert out == "" and err == "crash_dag.py: a DAG survives `kill -9`s of the schedd. Its figures come when it ends.\n"
+
+
+def test_ctrl_c_of_a_benchmark_ends_it_in_one_line_and_leaves_nothing_running(tmp_path):
+    """`python3 bench/schedd_throughput.py` typed as the README gives it, then Ctrl-C while its
+    schedd runs the jobs: no traceback, exit 130, and its daemon, jobs and /tmp directory gone."""
+    from descendants import descendants
+    from installed import PYTHON
+
+    bench = Path(__file__).resolve().parent.parent / "bench"
+    before = set(Path("/tmp").glob("cbt_*"))
+    # a process group of its own, as a terminal's foreground job; SIGINT's default action even
+    # when the tests run in the background (started with it ignored)
+    process = subprocess.Popen([PYTHON, str(bench / "schedd_throughput.py"), "--jobs", "300", "--runs", "1"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        def daemons() -> list[int]:
+            return [pid for pid, command in descendants(process.pid).items() if "engine.schedd.local.daemon" in command]
+        wait_until(daemons, "its schedd to start")
+        started = daemons()
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 130 and "Traceback" not in err, (out, err)
+    assert err.splitlines()[-1] == "schedd_throughput.py: interrupted (Ctrl-C) before its figures; nothing is left running"
+    wait_until(lambda: not any(alive(pid) for pid in started), "its schedd to be gone", timeout=10)
+    assert set(Path("/tmp").glob("cbt_*")) == before, "its scratch directory is removed"

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +78,74 @@ def test_a_failing_command_says_why_in_one_line(command, backend, tmp_path):
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
         assert lines[0].startswith(("ERROR: ", "nope.dag: ")), lines[0]
+
+
+def _interrupted(words: list[str], cwd, started) -> subprocess.CompletedProcess:
+    """``crabtui WORDS`` typed in a terminal, then Ctrl-C once ``started(stdout so far)`` holds."""
+    # SIGINT's default action even when the tests run in the background (started with it ignored);
+    # unbuffered, so that what it printed before the Ctrl-C can be waited for
+    process = subprocess.Popen([CRABTUI, *words], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    out = ""
+    try:
+        while not started(out):
+            line = process.stdout.readline()
+            assert line, f"{words} ended before the Ctrl-C: {process.stderr.read()}"
+            out += line
+        process.send_signal(signal.SIGINT)
+        rest, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+        process.wait()
+    return subprocess.CompletedProcess(words, process.returncode, out + rest, err)
+
+
+def test_ctrl_c_of_a_command_says_so_in_one_line_and_leaves_nothing_half_done(tmp_path):
+    """Ctrl-C of a submit of 20,000 jobs (HTCondor's most in one submission) while it queues them:
+    one line, not click's 'Aborted!', and the submission is whole or absent."""
+    state = StateDir(tempfile.mkdtemp(prefix="cli-", dir="/tmp"))
+    (tmp_path / "many.sub").write_text("executable = /bin/true\nqueue 20000\n")
+    try:
+        result = _interrupted(["--state-dir", state.path, "job", "submit", "many.sub"], tmp_path,
+                              lambda out: "Submitting job(s)." in out)
+        queued = subprocess.run([CRABTUI, "--state-dir", state.path, "q", "-af", "ProcId"], capture_output=True,
+                                text=True, timeout=120).stdout.split()
+    finally:
+        LocalScheddClient(state, autostart=False).shutdown()
+        shutil.rmtree(state.path, ignore_errors=True)
+    assert result.returncode == 130 and "Aborted" not in result.stderr, result.stderr
+    assert result.stderr == ("ERROR: interrupted (Ctrl-C); what crabtui had done stays done, "
+                             "and the jobs and tasks it queued run on\n")
+    assert len(queued) in (0, 20000)
+
+
+def test_ctrl_c_of_watch_stops_watching_and_says_how_to_watch_again(tmp_path):
+    """Ctrl-C is how a watch usually ends, as with condor_watch_q: the task goes on."""
+    state = StateDir(tempfile.mkdtemp(prefix="cli-", dir="/tmp"))
+    config = Path(__file__).resolve().parent.parent / "examples" / "ttbar" / "crabConfig.py"
+    try:
+        submitted = subprocess.run([CRABTUI, "--state-dir", state.path, "task", "submit", str(config)],
+                                   capture_output=True, text=True, timeout=120)
+        assert submitted.returncode == 0, submitted.stderr
+        result = _interrupted(["--state-dir", state.path, "watch", "ttbar"], tmp_path, lambda out: "ttbar" in out)
+        listed = subprocess.run([CRABTUI, "--state-dir", state.path, "task", "list"], capture_output=True,
+                                text=True, timeout=120).stdout
+    finally:
+        LocalScheddClient(state, autostart=False).shutdown()
+        shutil.rmtree(state.path, ignore_errors=True)
+    assert result.returncode == 130 and "Aborted" not in result.stderr, result.stderr
+    assert result.stderr == (f"Stopped watching ttbar; the task goes on: `crabtui --state-dir {state.path} "
+                             f"watch ttbar` follows it again.\n")
+    assert "KILLED" not in listed and "ttbar" in listed
+
+
+@pytest.mark.parametrize(("typed", "said"), [
+    (["hodl", "3"], "ERROR: No such command 'hodl'. Did you mean 'hold'?; see 'crabtui --help'\n"),
+    (["task", "stauts"], "ERROR: No such command 'stauts'. Did you mean 'status'?; see 'crabtui task --help'\n"),
+    (["frobnicate"], "ERROR: No such command 'frobnicate'; see 'crabtui --help'\n"),
+])
+def test_a_mistyped_command_is_named_with_the_closest_one(typed, said, tmp_path):
+    result = subprocess.run([CRABTUI, "--state-dir", str(tmp_path / "state"), *typed], capture_output=True,
+                            text=True, timeout=120)
+    assert (result.returncode, result.stderr) == (1, said)

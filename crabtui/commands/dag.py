@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 
@@ -31,10 +32,13 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
     Exits with DAGMan's exit code.
     """
     from engine.dagman.main import main as dagman_main
+    from engine.dagman.runner import STOP_SIGNALS
 
     embedded_only(ctx, "dag run runs the embedded DAGMan in the foreground; on an HTCondor pool, "
                        "`crabtui --backend htcondor dag submit` queues the pool's condor_dagman")
     state = ctx.find_root().obj["state_dir"]
+    # Ctrl-C while the DAG is read waits for DAGMan's handler: a graceful stop, recovered by the next run
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     sys.exit(dagman_main([*args, *(["--state-dir", state] if state else [])], prog=ctx.command_path))
 
 

@@ -19,4 +19,9 @@ def watch(ctx: click.Context, name: str, interval: float) -> None:
     from crabtui.snapshots import Backend
     from crabtui.watch import follow
 
-    follow(Backend(state_dir(ctx.find_root().obj["state_dir"]), backend(ctx)), name, interval, again(ctx))
+    try:
+        follow(Backend(state_dir(ctx.find_root().obj["state_dir"]), backend(ctx)), name, interval, again(ctx))
+    except KeyboardInterrupt:  # how a watch is usually ended, as condor_watch_q's; the task goes on
+        click.echo(f"Stopped watching {name}; the task goes on: `{again(ctx)} watch {name}` follows it again.",
+                   err=True)
+        ctx.exit(130)

@@ -19,9 +19,10 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 # Binding ids, most important first; shown keys without an id, or not listed, come after them.
-IMPORTANCE = ("open-task", "open-job", "open-dag", "open-node", "open-subdag", "back", "quit", "filter", "find",
-              "search", "kill", "remove-dag", "resubmit", "kill-jobs", "blacklist", "hold", "release", "halt", "dags",
-              "users", "ended", "mark", "sort", "copy-id", "copy-path", "pause")
+IMPORTANCE = ("open-task", "open-job", "open-dag", "open-node", "open-subdag", "show-reason", "back", "back-held",
+              "quit", "filter", "find", "search", "kill", "remove-dag", "resubmit", "kill-jobs", "blacklist", "hold",
+              "release", "release-held", "mark-cause", "remove-held", "halt", "dags", "users",
+              "held-users", "ended", "mark", "sort", "copy-id", "copy-path", "pause")
 HELP = "help"  # the binding drawn last, as "more"
 
 

@@ -1,10 +1,15 @@
 """``python -m engine.dagman [options] X.dag``: the process the schedd starts for a DAG, as
 HTCondor starts condor_dagman; run by hand it is ``condor_dagman -f``."""
 
-from __future__ import annotations
+import signal
 
-import sys
+# condor_rm and condor_hold of a DAGMan job that is still starting (say right after its release)
+# wait until the run's handlers take them (engine.dagman.runner.STOP_SIGNALS): Python's defaults
+# would end DAGMan with no rescue DAG and no line in dagman.out.
+signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT))
 
-from engine.dagman.main import main
+import sys  # noqa: E402  (after the mask, on purpose)
+
+from engine.dagman.main import main  # noqa: E402
 
 sys.exit(main())

@@ -162,8 +162,8 @@ ENDINGS = {DagStatus.ERROR: "stopped on an error", DagStatus.ABORT: "was aborted
 def ending(dagman: DagMan, code: int) -> str:
     """One line for a run that did not succeed: how it ended, where to read why, how to go on."""
     if code == EXIT_RESTART:
-        return (f"{dagman.dag_file}: DAGMan stopped; DAGMan exit {code}: {dagman.out.path} says why; "
-                "it recovers where it was when it runs again")
+        return (f"{dagman.dag_file}: DAGMan stopped (exit {code}); its node jobs in the queue run on, and "
+                "it recovers them where it was when it runs again")
     failed = [n.graph.name for n in dagman.nodes.values() if n.status is NodeState.ERROR]
     how = (f"{len(failed)} failed node(s) ({', '.join(failed[:3])}{', ...' if len(failed) > 3 else ''})"
            if failed else ENDINGS.get(dagman.dag_status, "did not succeed"))

@@ -50,6 +50,11 @@ from engine.schedd.local.userlog import UserLog
 
 EXIT_OKAY, EXIT_ERROR, EXIT_ABORT, EXIT_RESTART = 0, 1, 2, 3  # dagman_main.h
 
+# condor_rm (remove_kill_sig), condor_hold, and Ctrl-C of a DAGMan run in the foreground.  They
+# are blocked from the interpreter's start (``engine.dagman.__main__``) until their handlers are
+# in place, so that one arriving while DAGMan reads its DAG waits for them instead of killing it.
+STOP_SIGNALS = (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)
+
 
 class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
     """One DAGMan run of ``graph``. Call :meth:`run`; it returns DAGMan's exit code."""
@@ -130,7 +135,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
 
     def run(self) -> int:
         """Run the DAG to its end and return DAGMan's exit code."""
-        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGUSR1, signal.SIGTERM)}
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in STOP_SIGNALS}
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # blocked from the start (__main__)
         started = self.started = self.clock()
         self.out.starting_up(version=f"$CondorVersion: {DAGMAN_VERSION} crabtui $",
                              platform=f"$CondorPlatform: {os.uname().machine}_{os.uname().sysname} $")
@@ -227,7 +233,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         """Only flags: the main loop acts on them, between calls to the schedd."""
         if signum == signal.SIGUSR1:  # condor_rm of the DAGMan job (remove_kill_sig)
             self.removed = True
-        else:  # condor_hold: a graceful stop; released, DAGMan resumes in recovery mode
+        else:  # condor_hold, or Ctrl-C of `dag run`: a graceful stop; run again, DAGMan recovers
             self.held = True
 
     def start_removal(self) -> None:

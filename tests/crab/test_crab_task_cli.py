@@ -813,3 +813,41 @@ def test_crab_command_lines_as_users_paste_them(tmp_path, state):
     long = crabtui(state, "task", "status", "wgamma_5", "--long", "--sort=exitcode", cwd=tmp_path)
     assert long.returncode == 0 and "Extended Job Status Table" in long.stdout, long.stderr
     assert crabtui(state, "task", "kill", name, cwd=tmp_path).returncode == 0
+
+
+TUTORIAL = """from CRABClient.UserUtilities import config
+config = config()
+
+config.General.requestName = 'tutorial_Aug2021_MC_analysis'
+config.General.workArea = 'crab_projects'
+config.General.transferOutputs = True
+
+config.JobType.pluginName = 'Analysis'
+config.JobType.psetName = 'pset_tutorial_analysis.py'
+
+config.Data.inputDataset = '/DYJetsToLL_M-50_TuneCUETP8M1_13TeV-madgraphMLM-pythia8/RunIISummer16MiniAODv2-PUMoriond17_80X_mcRun2_asymptotic_2016_TrancheIV_v6_ext1-v2/MINIAODSIM'
+config.Data.inputDBS = 'global'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 10
+config.Data.totalUnits = 30
+config.Data.publication = True
+config.Data.outputDatasetTag = 'CRAB3_tutorial_Aug2021_MC_analysis'
+
+config.Site.storageSite = "T2_CH_CERN"
+"""
+
+
+def test_a_tutorial_config_whose_jobs_take_hours_of_real_time_says_so_and_how_to_go_faster(tmp_path, state):
+    """The CRAB3 tutorial's crabConfig.py as it is: its 10-file MINIAODSIM jobs are simulated at
+    the grid's pace in real time, hours each, which the task's message says with the knob."""
+    (tmp_path / "pset_tutorial_analysis.py").write_text("import FWCore.ParameterSet.Config as cms\n")
+    (tmp_path / "crabConfig_tutorial_MC_analysis.py").write_text(TUTORIAL)
+    submitted = crabtui(state, "task", "submit", "-c", "crabConfig_tutorial_MC_analysis.py", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    status = wait_status(state, "tutorial_Aug2021_MC_analysis", tmp_path, "SUBMITTED")
+    assert re.fullmatch(r"3 jobs; the largest reads [\d,]+ events, about \d+\.\d h of real time at 10 events/s: "
+                        r"set Debug\.timeScale \(simulated seconds per real second\) to go faster", status["message"]), \
+        status["message"]
+    listed = crabtui(state, "task", "list", cwd=tmp_path).stdout
+    assert "of real time" in listed
+    assert crabtui(state, "task", "kill", "tutorial_Aug2021_MC_analysis", cwd=tmp_path).returncode == 0

@@ -3,7 +3,7 @@
 Each group checks what a DAG file is parsed into (the :class:`engine.dag.Dag` model) and, for
 bad input, the ``FILE:LINE: message`` diagnostics a user sees: the file, the line and the words
 of the message that tell what is wrong.  The expected behaviour is HTCondor DAGMan's
-(/work/shared/reference/dagman-spec.md, sections 1-3).
+(the DAGMan manual's chapter on the DAG input file).
 """
 
 from __future__ import annotations

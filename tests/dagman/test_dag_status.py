@@ -63,3 +63,16 @@ def test_a_dagman_job_removed_while_held_reads_removed_not_successful():
 
 def test_durations():
     assert (duration(49), duration(86400 * 2 + 5)) == ("00:00:49", "2 days and 00:00:05")
+
+
+def test_a_dag_that_left_the_queue_has_no_job_running_whatever_its_ad_said_last():
+    """DAGMan's ad is last updated before it removes its jobs and exits: `crabtui dag status`
+    of a removed DAG said "1 is running" under "has been removed from the queue"."""
+    text = format_dag_status(dagman_ad(JobStatus=3, DAG_Status=4, EnteredCurrentStatus=1040), now=1049)
+    assert text.splitlines()[:4] == [
+        "DAG 1024 [diamond.dag] has been removed from the queue for 00:00:09",
+        "DAG has submitted 3 job(s), of which:",
+        "\t      1 has completed.",
+        "\t      2 have been removed.",
+    ]
+    assert "DAG was removed." in text

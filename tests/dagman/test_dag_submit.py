@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 from dagman_waits import wait_until
 from engine.dag.rescue import rescue_files
-from installed import CRABTUI
+from installed import CRABTUI, PYTHON
 
 # Every job appends "<node>" to runs.txt in its DAG's directory and waits for go.<node> there.
 GATED_SUB = ("executable = /bin/sh\n"
@@ -77,6 +78,7 @@ def test_submitted_dag_runs_in_the_schedd_and_q_dag_shows_nodes_under_dagman(gat
     ad = finished(schedd, cluster)
     assert ad["ExitCode"] == 0 and runs(gated) == ["A", "B"]
     status = crabtui(schedd, "dag", "status", str(cluster), cwd=gated).stdout
+    print(status)
     assert f"DAG {cluster} [d.dag] completed " in status
     assert "\t[#]   2 have completed." in status and "DAG is 100.00% complete." in status
     assert not (gated / "d.dag.lock").exists()
@@ -396,3 +398,72 @@ def test_hold_script_runs_when_a_node_job_is_held(gated, schedd):
     release(gated, "A")
     assert crabtui(schedd, "release", str(a), cwd=gated).returncode == 0
     assert finished(schedd, cluster)["ExitCode"] == 0, "the HOLD script's result changes nothing"
+
+
+def test_rm_typed_right_after_release_still_writes_a_rescue_dag(gated, schedd):
+    """The README's `crabtui hold 12; crabtui release 12` then `crabtui rm 12`, pasted together:
+    the rm reaches a DAGMan that is still starting up, and it must still be DAGMan's removal."""
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
+    cluster = submit(schedd, "d.dag", gated)
+    wait_until(lambda: runs(gated) == ["A"], "node A to start")
+    for command in ("hold", "release", "rm"):
+        assert crabtui(schedd, command, str(cluster), cwd=gated).returncode == 0, command
+    finished(schedd, cluster)
+    out = (gated / "d.dag.dagman.out").read_text()
+    assert out.count("STARTING UP") == 2 and "Received SIGUSR1" in out, out[-2000:]
+    assert exit_line(gated / "d.dag").endswith("EXITING WITH STATUS 2")
+    assert rescue_files(str(gated / "d.dag")) and not (gated / "d.dag.lock").exists()
+    assert schedd.query(f"DAGManJobId == {cluster}") == []
+    status = crabtui(schedd, "dag", "status", str(cluster), cwd=gated).stdout
+    assert "running." not in status and "DAG was removed." in status, \
+        "A's job left the queue with DAGMan, whatever DAGMan's ad said last"
+
+
+def test_a_dagman_told_to_go_while_it_reads_its_dag_waits_for_its_handler(gated, schedd):
+    """condor_rm's SIGUSR1 as soon as DAGMan's process exists (before it has read its DAG): the
+    removal is DAGMan's (rescue DAG, exit 2), not Python's default death."""
+    nodes = "".join(f"JOB N{i} job.sub\n" for i in range(3000))
+    (gated / "d.dag").write_text(f"JOB A job.sub\n{nodes}VARS ALL_NODES code=\"0\"\n"
+                                 f"PARENT A CHILD {' '.join(f'N{i}' for i in range(3000))}\n")
+    dagman = subprocess.Popen([PYTHON, "-m", "engine.dagman", "-Dag", "d.dag", "--state-dir", schedd.state.path],
+                              cwd=gated, stderr=subprocess.PIPE, text=True)
+    try:
+        def blocked() -> bool:  # engine.dagman's first statement has run: SigBlk holds SIGUSR1 (bit 10)
+            status = Path(f"/proc/{dagman.pid}/status").read_text()
+            return bool(int(re.search(r"^SigBlk:\s*(\w+)", status, re.M).group(1), 16) & 1 << 9)
+        wait_until(blocked, "DAGMan to start")
+        assert not (gated / "d.dag.dagman.out").exists(), "sent before DAGMan read its DAG"
+        dagman.send_signal(signal.SIGUSR1)
+        _, err = dagman.communicate(timeout=120)
+    finally:
+        dagman.kill()
+        dagman.wait()
+    assert dagman.returncode == 2, err
+    assert "Received SIGUSR1" in (gated / "d.dag.dagman.out").read_text()
+    assert rescue_files(str(gated / "d.dag"))
+
+
+def test_ctrl_c_of_dag_run_stops_dagman_gracefully_and_the_next_run_recovers(gated, schedd):
+    """`crabtui dag run` in the foreground, Ctrl-C while a node runs: one line saying how to go
+    on (no click 'Aborted!'), the node job runs on, and running the same command again recovers it."""
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
+    # SIGINT's default action even when the tests run in the background (started with it ignored)
+    run = subprocess.Popen([CRABTUI, "--state-dir", schedd.state.path, "dag", "run", "d.dag"], cwd=gated,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        wait_until(lambda: runs(gated) == ["A"], "node A to start")
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=60)
+    finally:
+        run.kill()
+        run.wait()
+    assert run.returncode == 3 and err.count("\n") == 1 and "Aborted" not in err, err
+    assert err.startswith("ERROR: d.dag: DAGMan stopped") and "runs again" in err, err
+    assert exit_line(gated / "d.dag").endswith("EXITING WITH STATUS 3")
+    assert schedd.query('DAGNodeName == "A"', ["JobStatus"]), "its node job runs on"
+    release(gated, "A", "B")
+    again = crabtui(schedd, "dag", "run", "d.dag", cwd=gated)
+    assert again.returncode == 0, again.stderr
+    assert runs(gated) == ["A", "B"], "A's job was re-attached, not resubmitted"
+    assert "Running in RECOVERY mode" in (gated / "d.dag.dagman.out").read_text()

@@ -107,3 +107,18 @@ def test_the_frozen_backend_answers_every_call_the_screens_make():
         theirs = inspect.signature(getattr(Backend, name)).parameters
         ours = inspect.signature(getattr(frozen, name)).parameters
         assert list(ours) == list(theirs), name
+
+
+def test_the_script_takes_help_and_a_relative_out_dir_from_where_it_is_typed(tmp_path, monkeypatch):
+    """`scripts/screenshots --help` ran the whole demo and wrote its files into a directory named
+    --help inside the demo's state directory, which it then deleted, as it did any relative OUT_DIR."""
+    import subprocess
+
+    from installed import PYTHON
+
+    helped = subprocess.run([PYTHON, str(SCRIPT), "--help"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120)
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: scripts/screenshots [-h] [OUT_DIR]")
+    assert list(tmp_path.iterdir()) == [], "nothing drawn, nothing written"
+    monkeypatch.chdir(tmp_path)
+    assert load_script().output_dir(["shots"]) == str(tmp_path / "shots")

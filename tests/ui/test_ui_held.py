@@ -63,3 +63,22 @@ def test_held_jobs_grouped_by_reason_and_released_together(engine, tmp_path):
         assert "1 held job" in info(screen) and "1 reason: 1× [1] proxy expired" in info(screen)
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(160, 40))
+
+
+def test_the_held_jobs_key_bar_at_80_columns_offers_enter_esc_and_the_screens_own_actions_first(engine, tmp_path):
+    """As on every screen (Enter, esc, q, /, f, then the actions): the held jobs' own keys came
+    after Sort and Pause, so that at 80 columns release and back were not on the bar."""
+    (tmp_path / "held.sub").write_text("executable = /bin/sleep\narguments = 1000\nhold = true\nqueue\n")
+    with LocalScheddClient(engine) as schedd:
+        job = f"{schedd.submit((tmp_path / 'held.sub').read_text(), cwd=str(tmp_path)).cluster}.0"
+
+    async def scenario(pilot):
+        app = pilot.app
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, HeldScreen) and job in app.screen.table.items,
+                       "the held job")
+        await pilot.pause()
+        assert app.screen.query_one("KeyBar").render().plain == (
+            " ⏎ Reason  esc Back  q Quit  / Filter  f Find  r Release  g Mark reason  ? more ")
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(80, 24))

@@ -46,6 +46,7 @@ from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.taskworker.resubmitter import enter_epoch, retry_in_running_dags, running_dagmans
 from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
 from engine.crab.taskworker.task_input import InputSpec, load_input, locality, refusal
+from engine.crab.wn.job_input import DEFAULT_EVENTS_PER_SECOND
 from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
                                            RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB, kill_refusal)
 from engine.dag import DagError
@@ -146,7 +147,7 @@ class TaskWorker:
             write_sandboxes(task.task_dir)
         write_task(task.task_dir, ad, dataset, jobs)
         self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True),
-                       message=f"{len(jobs)} jobs")
+                       message=f"{len(jobs)} jobs{long_jobs_note(jobs, ad)}")
 
     @staticmethod
     def _check_locality(ad: dict, dataset, lumi_mask) -> None:
@@ -301,3 +302,21 @@ def start(state: StateDir, interval: float = 1.0) -> threading.Event:
                     log.exception("task worker: this round failed; trying again")
     threading.Thread(target=loop, name="crab-task-worker", daemon=True).start()
     return stop
+
+
+LONG_JOB_S = 3600  # real seconds of the longest job beyond which the task's message says how long
+
+
+def long_jobs_note(jobs, ad: TaskAd) -> str:
+    """What a configuration written for the grid does not expect here: the simulated cmsRun reads
+    its events at the grid's pace, on a clock of ``Debug.timeScale``, so a tutorial's task of
+    MINIAODSIM files runs for hours of real time at the default scale of 1."""
+    if ad.script_exe or ad.automatic or not jobs:
+        return ""
+    events = max(job.events for job in jobs)
+    seconds = events / DEFAULT_EVENTS_PER_SECOND / ad.time_scale
+    if seconds < LONG_JOB_S:
+        return ""
+    return (f"; the largest reads {events:,} events, about {seconds / 3600:.1f} h of real time at "
+            f"{DEFAULT_EVENTS_PER_SECOND:g} events/s: set Debug.timeScale (simulated seconds per real second) "
+            f"to go faster")
