@@ -58,7 +58,7 @@ def task_argument(command):
             fail("give one task: TASK (its name or requestName), -d/--dir crab_projects/crab_<requestName> "
                  "(crab's project directory) or --task NAME; got more than one"
                  f"; see '{click.get_current_context().command_path} --help'")
-        if project_dir is not None or (task_name is None and ("/" in given[0] or os.path.isdir(given[0]))):
+        if project_dir is not None or (task_name is None and ("/" in given[0] or _is_project(given[0]))):
             given[0] = _from_project_dir(click.get_current_context(), given[0])
         return command(*args, name=given[0], **kwargs)
 
@@ -66,6 +66,14 @@ def task_argument(command):
     run = click.option("-d", "--dir", "project_dir", metavar="DIR",
                        help="crab's project directory, General.workArea/crab_<requestName>, from any directory.")(run)
     return click.argument("name", metavar="[TASK]", required=False)(run)
+
+
+def _is_project(path: str) -> bool:
+    """Whether a bare TASK (no '/') is a project directory here rather than a name: only if it has
+    a record, so that a directory named like a task does not hide it."""
+    from engine.crab.client.project import RECORD
+
+    return os.path.isfile(os.path.join(path, RECORD))
 
 
 def _from_project_dir(ctx: click.Context, path: str) -> str:

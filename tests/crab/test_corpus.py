@@ -50,7 +50,7 @@ def copied(config: Path, tmp_path: Path) -> Path:
     """The config in a copy of its analysis directory, where task submit makes its project
     directory (General.workArea, against the directory it runs in) outside the repository."""
     here = tmp_path / config.parent.name
-    shutil.copytree(config.parent, here, ignore=shutil.ignore_patterns("crab_*", "__pycache__"))
+    shutil.copytree(config.parent, here, ignore=shutil.ignore_patterns("__pycache__"))
     return here / config.name
 
 

@@ -224,6 +224,8 @@ def test_multicrab_sums_up_what_its_processes_submitted_and_what_was_refused(tmp
            "because: " in done.stderr and "'bad/name'" in done.stderr
     for name in ("one", "two"):
         assert wait_status(state, name, tmp_path, "SUBMITTED")["dagman_id"]
+    # a project directory per crabCommand('submit'), where crab makes it; none for the refused config
+    assert sorted(p.name for p in tmp_path.glob("crab_*")) == ["crab_one", "crab_two"]
 
 
 def test_arguments_for_a_script_need_multicrab_and_multicrab_needs_a_python_file(tmp_path, state):

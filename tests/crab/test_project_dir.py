@@ -101,6 +101,8 @@ def test_a_project_directory_names_its_state_directory_from_anywhere(tmp_path, s
     assert shown.returncode == 0 and "Task name:\t\t\t" in shown.stdout, shown.stderr
     relative = _bare(state, "task", "st", os.path.relpath(project, away), cwd=away)  # a positional path
     assert relative.returncode == 0, relative.stderr
+    beside = _bare(state, "task", "st", "crab_ttbar_sd", cwd=project.parent)  # crab status crab_ttbar_sd
+    assert beside.returncode == 0 and "Task name:\t\t\t" in beside.stdout, beside.stderr
     other = StateDir(str(tmp_path / "other"))
     refused = _bare(state, "--state-dir", other.path, "task", "status", "-d", str(project), cwd=away)
     name = json.loads((project / ".requestcache").read_text())["RequestName"]

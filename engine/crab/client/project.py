@@ -84,8 +84,14 @@ def project_path(area: str, request_name: str) -> str:
 def create(path: str) -> None:
     """Make the project directory with ``results/`` and ``inputs/``; refuse one that exists, in
     crab's words (the check and the making are one mkdir: two submits cannot both have it)."""
+    area = os.path.dirname(path)
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        os.makedirs(area, exist_ok=True)
+    except OSError as e:
+        why = "a file is in the way" if isinstance(e, FileExistsError) else e.strerror
+        raise ProjectError(f"cannot make the work area {area}: {why}; set General.workArea to a directory you can "
+                           f"write to") from None
+    try:
         os.mkdir(path)
     except FileExistsError:
         raise ProjectError(f"Working area '{path}' already exists; please change the requestName in the config "
