@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 from crab_tasks import MC, crab_config_py, crabtui, wait_status
@@ -57,6 +58,7 @@ def test_submit_makes_the_project_directory_and_refuses_it_when_it_exists(tmp_pa
     assert [t["name"] for t in listed] == [name], "nothing was submitted"
     assert json.loads((project / ".requestcache").read_text())["RequestName"] == name
 
+    time.sleep(1 - time.time() % 1)  # task names carry the second of their submission
     other = crabtui(state, "task", "submit", "crabConfig.py", "General.workArea=crab_v2", cwd=here)
     assert other.returncode == 0 and "\nProject dir: crab_v2/crab_dimuon\n" in other.stdout, other.stderr
     second = json.loads((here / "crab_v2" / "crab_dimuon" / ".requestcache").read_text())["RequestName"]
