@@ -1,4 +1,8 @@
-"""``crabtui task``: CRAB3 tasks (crab submit, crab status, crab kill, crab resubmit, crab tasks).
+"""``crabtui task``: CRAB3 tasks (crab submit, crab status, crab kill, crab resubmit, crab report,
+crab getoutput, crab getlog, crab tasks).
+
+``task submit`` makes crab's project directory (:mod:`engine.crab.client.project`), through which
+the other commands find the task from any directory (``-d/--dir``).
 
 On the embedded engine the commands only record what the user wants in the task table; the task
 worker beside the embedded schedd carries it out, as CRAB's REST server and TaskWorker share the
