@@ -69,16 +69,22 @@ class StateDir:
         return os.path.join(self.path, "tasks", task_name.replace(":", "_"))
 
 
+def state_path(explicit: str | None = None) -> str:
+    """The state directory :func:`state_dir` uses, without making or checking it."""
+    path = explicit or os.environ.get(ENV_VAR)
+    if not path:
+        base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+        path = os.path.join(base, "crabtui")
+    return path if "\0" in path else os.path.abspath(path)
+
+
 def state_dir(explicit: str | None = None) -> StateDir:
     """``--state-dir``, else ``$CRABTUI_STATE_DIR``, else ``$XDG_STATE_HOME/crabtui`` (XDG's
     default): created private if missing, checked (:func:`check_private`) if not."""
     if explicit is not None and not explicit.strip():
         raise StateDirError("--state-dir is empty; give a directory, or leave the option out for "
                             "$XDG_STATE_HOME/crabtui")
-    path = explicit or os.environ.get(ENV_VAR)
-    if not path:
-        base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-        path = os.path.join(base, "crabtui")
+    path = state_path(explicit)
     if "\0" in path:
         raise StateDirError(f"{path!r}: a path cannot hold a NUL character; give --state-dir another directory")
     path = os.path.abspath(path)

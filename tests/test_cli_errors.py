@@ -39,6 +39,8 @@ UNKNOWN = {
     ("task", "status"): ["nope"],
     ("task", "resubmit"): ["nope"],
     ("task", "report"): ["nope"],
+    ("task", "getoutput"): ["-d", "crab_projects/crab_nope"],
+    ("task", "getlog"): ["crab_nope"],
     ("job", "submit"): ["nope.sub"],
     ("watch",): ["nope"],
     ("q",): ["999"],

@@ -24,6 +24,7 @@ def _remember(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     if value is not None:
         ctx.ensure_object(dict)
         ctx.find_root().obj["backend"] = value
+        ctx.find_root().obj["backend_given"] = True  # on the command line: a task's project directory may not override it
 
 
 backend_option = click.option(

@@ -1,4 +1,8 @@
-"""``crabtui task``: CRAB3 tasks (crab submit, crab status, crab kill, crab resubmit, crab tasks).
+"""``crabtui task``: CRAB3 tasks (crab submit, crab status, crab kill, crab resubmit, crab report,
+crab getoutput, crab getlog, crab tasks).
+
+``task submit`` makes crab's project directory (:mod:`engine.crab.client.project`), through which
+the other commands find the task from any directory (``-d/--dir``).
 
 On the embedded engine the commands only record what the user wants in the task table; the task
 worker beside the embedded schedd carries it out, as CRAB's REST server and TaskWorker share the
@@ -14,6 +18,8 @@ import getpass
 import json
 import os
 import re
+import shlex
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,10 +51,9 @@ _RX_PARAMETER_VALUE = re.compile(r"[A-Za-z]+\.[A-Za-z]+=")  # crab submit's Sect
 def task_argument(command):
     """TASK as crab's commands take it: positional or ``--task``, the task's full name or its
     requestName, or crab's project directory (``-d/--dir crab_projects/crab_<requestName>``, or a
-    positional path), which names the task of that requestName.  The project directory need not
-    exist: crabtui keeps each task under its state directory, not in General.workArea.  No task at
-    all is the last one submitted or named in the state directory, as crab uses the project
-    directory of its last command (:func:`_named`)."""
+    positional path), whose record names the task and the state directory and backend that hold
+    it (:func:`_from_project_dir`).  No task at all is the last one submitted or named in the
+    state directory, as crab uses the project directory of its last command (:func:`_named`)."""
 
     @functools.wraps(command)
     def run(*args, name: str | None, project_dir: str | None, task_name: str | None, **kwargs):
@@ -59,19 +64,68 @@ def task_argument(command):
             fail("give one task: TASK (its name or requestName), -d/--dir crab_projects/crab_<requestName> "
                  "(crab's project directory) or --task NAME; got more than one"
                  f"; see '{click.get_current_context().command_path} --help'")
-        if project_dir is not None or "/" in given[0]:
-            directory = os.path.basename(given[0].rstrip("/"))
-            if not directory.startswith("crab_") or directory == "crab_":
-                fail(f"{given[0]}: crab's project directory of a task is named crab_<requestName> "
-                     "(General.workArea/crab_<General.requestName>); give that, or the task's name")
-            given[0] = directory[len("crab_"):]
+        if project_dir is not None or (task_name is None and ("/" in given[0] or _is_project(given[0]))):
+            given[0] = _from_project_dir(click.get_current_context(), given[0])
         return command(*args, name=given[0], **kwargs)
 
     run = click.option("--task", "task_name", metavar="NAME", help="The task's full name (as crab's --task).")(run)
     run = click.option("-d", "--dir", "project_dir", metavar="DIR",
-                       help="crab's project directory, crab_projects/crab_<requestName>: the task of that "
-                            "requestName.")(run)
+                       help="crab's project directory, General.workArea/crab_<requestName>, from any directory.")(run)
     return click.argument("name", metavar="[TASK]", required=False)(run)
+
+
+def _is_project(path: str) -> bool:
+    """Whether a bare TASK (no '/') is a project directory here rather than a name: only if it has
+    a record, so that a directory named like a task does not hide it."""
+    from engine.crab.client.project import RECORD
+
+    return os.path.isfile(os.path.join(path, RECORD))
+
+
+def _from_project_dir(ctx: click.Context, path: str) -> str:
+    """The task of project directory ``path``, as crab reads its ``.requestcache``.  The command
+    then uses the state directory and backend the record names, as crab uses the server the
+    directory names: typed from anywhere, ``-d`` finds the task.  Only a --state-dir or --backend
+    given on the command line that says otherwise is refused, since the user asked for two
+    different places.  A path that does not exist names the task of that requestName, as before
+    task submit made the directories (``crab_projects/crab_X``: task X)."""
+    from click.core import ParameterSource
+
+    from engine.crab.client import project
+    from engine.state import state_path
+
+    how = "give the directory task submit printed as 'Project dir:', or the task's name"
+    if os.path.isdir(path):
+        try:
+            found = project.read(path)
+        except project.ProjectError as e:
+            fail(str(e))
+        if found is None:
+            fail(f"{path} is not a valid CRAB project directory: it has no {project.RECORD}; {how}")
+    elif os.path.lexists(path):
+        fail(f"{path} is not a valid CRAB project directory: it is not a directory; {how}")
+    else:
+        directory = os.path.basename(path.rstrip("/"))
+        if not directory.startswith("crab_") or directory == "crab_":
+            fail(f"{path}: crab's project directory of a task is named crab_<requestName> "
+                 "(General.workArea/crab_<General.requestName>); give that, or the task's name")
+        ctx.meta["crabtui.project_dir"] = path
+        return directory[len("crab_"):]
+    root = ctx.find_root()
+    obj = root.obj
+    if not os.path.isdir(found.state_dir):
+        fail(f"{path}: task {found.task} lived in state directory {found.state_dir}, which is no longer there")
+    if state_path(obj.get("state_dir")) != found.state_dir:
+        if root.get_parameter_source("state_dir") == ParameterSource.COMMANDLINE:
+            fail(f"{path}: task {found.task} lives in state directory {found.state_dir}, not in --state-dir "
+                 f"{obj['state_dir']}; give --state-dir {shlex.quote(found.state_dir)}, or leave --state-dir out")
+        obj["state_dir"] = found.state_dir
+    if backend(ctx) != found.backend:
+        if root.get_parameter_source("backend") == ParameterSource.COMMANDLINE or obj.get("backend_given"):
+            fail(f"{path}: task {found.task} was submitted with --backend {found.backend}; give that, or leave "
+                 "--backend out")
+        obj["backend"] = found.backend
+    return found.task
 
 
 def crab_options(command):
@@ -134,6 +188,7 @@ def _named(ctx: click.Context, db, state, name: str | None, *, quiet: bool = Fal
     """The task ``name`` names, or with no name the last one submitted or named in this state
     directory, said as crab says it ("Will use CRAB project directory ..."; on stderr if
     ``quiet``, when stdout is JSON); it becomes the last task."""
+    from engine.crab.client import project
     from engine.crab.client.last_task import recall, remember
     from engine.crab.taskworker.taskdb import TaskError
 
@@ -148,20 +203,35 @@ def _named(ctx: click.Context, db, state, name: str | None, *, quiet: bool = Fal
         except TaskError:
             fail(f"the last task submitted or named in {state.path}, {name}, is no longer there; give one "
                  f"task: TASK, -d/--dir or --task NAME (see '{again(ctx)} task list')")
-        click.echo(f"Will use CRAB project directory {task.task_dir} (task {task.name})", err=quiet)
+        click.echo(f"Will use CRAB project directory {_project_dir(task)} (task {task.name})", err=quiet)
     else:
         try:
             task = db.get(name)
         except TaskError as e:
-            fail(str(e))
+            path = ctx.meta.get("crabtui.project_dir")
+            fail(f"{path} is not a valid CRAB project directory (there is no such directory) and {e}" if path
+                 else str(e))
     remember(state, task.name)
+    found = project.linked(task.task_dir, task.name)
+    if found is not None:
+        project.log_command(found, sys.argv[1:])
     return task
+
+
+def _project_dir(task) -> str:
+    """The task's crab project directory, or for a task submitted without one its directory under
+    the state directory."""
+    from engine.crab.client import project
+
+    found = project.linked(task.task_dir, task.name)
+    return found.path if found is not None else task.task_dir
 
 
 class CrabCommands(click.Group):
     """The task commands, also under the short names crab gives them (``crab sub``, ``crab st``)."""
 
-    SHORT_NAMES = {"sub": "submit", "st": "status", "rep": "report", "tasks": "list"}
+    SHORT_NAMES = {"sub": "submit", "st": "status", "rep": "report", "tasks": "list", "output": "getoutput",
+                   "out": "getoutput", "log": "getlog"}
     CRAB_ONLY = {  # crab's commands that have no meaning here, and what to do instead
         "checkwrite": "checks that your grid proxy may write to a site's storage; crabtui's storage sites are "
                       "directories of the state directory, which your tasks write, so there is nothing to check "
@@ -178,8 +248,8 @@ class CrabCommands(click.Group):
         "setfilestatus": "changes a published file's status in DBS; crabtui publishes nothing",
         "proceed": "submits a task a dry run left on the CRAB server; crabtui's --dryrun records nothing: submit "
                    "the configuration without --dryrun",
-        "remake": "rebuilds a project directory from the CRAB server; crabtui keeps every task in its state "
-                  "directory, and task commands take it by name ('task list' shows them)",
+        "remake": "rebuilds a project directory from the CRAB server; crabtui's task commands also take a task "
+                  "by name ('task list' shows them), with or without its project directory",
         "recover": "submits a recovery task; with crabtui, 'task report TASK' writes notFinishedLumis.json "
                    "(or failedLumis.json with --recovery failed): give it as Data.lumiMask of a new task",
         "uploadlog": "sends crab's log to the CRAB server; there is none here",
@@ -205,8 +275,8 @@ class CrabCommands(click.Group):
 
 @click.group(cls=CrabCommands)
 def task() -> None:
-    """Submit, list, follow, resubmit and kill CRAB3 tasks, and report what they processed, as crab does (its
-    short names sub, st and rep work too)."""
+    """Submit, list, follow, resubmit and kill CRAB3 tasks, report what they processed and retrieve their outputs
+    and logs, as crab does (its short names sub, st, rep, out and log work too)."""
 
 
 @task.command(context_settings={"ignore_unknown_options": True})
@@ -323,6 +393,7 @@ class _Submitter:
         from engine.state import state_dir
 
         self.state = state_dir(ctx.find_root().obj["state_dir"])  # resolved before the script changes directory
+        self.cwd = os.getcwd()  # where General.workArea is, as for crab submit, wherever the script goes
         self.ctx = ctx
         self.dryrun, self.estimates = dryrun, estimates
         fd, self.record = tempfile.mkstemp(prefix="submitted-", dir=self.state.path)
@@ -335,14 +406,48 @@ class _Submitter:
         os.unlink(self.record)
 
     def submit(self, cfg) -> str:
+        """Make the task's project directory, as crab submit makes it before it sends the task, then
+        submit; a refused submission takes the directory away again, so that it can be retried as it
+        is (crab keeps it, and the retry is refused for it)."""
+        from engine.crab.client import project
         from engine.crab.client.crab_config_py import SubmitFailed
         from engine.crab.client.last_task import remember
+
+        if self.dryrun:  # records nothing, so makes no project directory
+            return self._dry_run(cfg)
+        path = project.project_path(project.work_area(cfg.work_area, self.cwd), cfg.request_name)
+        try:
+            project.create(path)
+        except project.ProjectError as e:
+            self.refused(f"{cfg.source}: General.requestName: {e}")
+            raise SubmitFailed(f"{cfg.source}: General.requestName: {e}") from None
+        try:
+            done = self._submit(cfg, path)
+        finally:
+            if not os.path.exists(os.path.join(path, project.RECORD)):  # nothing was recorded
+                project.remove(path)
+        shown = shlex.quote(project.display_path(cfg.work_area, cfg.request_name))
+        for note in (*done.notes, *filter(None, [cfg.ignored_note()])):
+            click.echo(f"Note: {note}")
+        for warning in done.warnings:  # before Success, as crab submit logs them while it checks
+            click.echo(f"Warning: {warning}")
+        click.echo(f"Task name: {done.name}\nProject dir: {shown}\n"
+                   "Success: Your task has been delivered to the task worker; follow it with "
+                   f"'{again(self.ctx)} task list' or '{again(self.ctx)} task status -d {shown}'.")
+        remember(self.state, done.name)
+        self._append({"task": done.name})
+        return done.name
+
+    def _submit(self, cfg, path: str):
+        """Submit ``cfg``, and fill its project directory ``path`` once the task is recorded (before a
+        pool's schedd is asked: a task it refuses is SUBMITFAILED, and has its directory)."""
+        from engine.crab.client import project
+        from engine.crab.client.crab_config_py import SubmitFailed
         from engine.crab.client.submit import SubmitError
         from engine.crab.client.submit import submit as submit_task
         from engine.crab.taskworker.taskdb import TaskDB
 
-        if self.dryrun:
-            return self._dry_run(cfg)
+        done = None
         try:
             with schedd(self.ctx) as client:  # the embedded one starts its daemon, and the task worker with it
                 db = TaskDB(self.state.tasks)
@@ -357,20 +462,16 @@ class _Submitter:
                     done = submit_task(cfg, self.state, db, sites)
                 finally:
                     db.close()
+                made = project.fill(path, task=done.name, request_name=cfg.request_name, state_dir=self.state.path,
+                                    backend=backend(self.ctx), config=cfg.source, task_dir=done.task_dir)
+                project.log_command(made, sys.argv[1:])
                 _carry_out(self.ctx, self.state, client)
         except (SubmitError, ScheddError) as e:
             self.refused(str(e))
-            raise SubmitFailed(str(e)) from None
-        for note in (*done.notes, *filter(None, [cfg.ignored_note()])):
-            click.echo(f"Note: {note}")
-        for warning in done.warnings:  # before Success, as crab submit logs them while it checks
-            click.echo(f"Warning: {warning}")
-        click.echo(f"Task name: {done.name}\nProject dir: {done.task_dir}\n"
-                   "Success: Your task has been delivered to the task worker; follow it with "
-                   f"'{again(self.ctx)} task list' or '{again(self.ctx)} task status {done.handle}'.")
-        remember(self.state, done.name)
-        self._append({"task": done.name})
-        return done.name
+            if done is None:
+                raise SubmitFailed(str(e)) from None
+            raise SubmitFailed(f"{e} (task {done.name} is recorded; its project directory is {path})") from None
+        return done
 
     def _dry_run(self, cfg) -> str:
         """crab submit --dryrun: the jobs the task would have; nothing is recorded (crab leaves the
@@ -540,6 +641,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
         click.echo(json.dumps({"name": task.name, "status": task.status, "command": task.command,
                                "dagman_id": task.dagman_id, "message": task.message,
                                "scheduler_status": scheduler, "task_dir": task.task_dir,
+                               "project_dir": _project_dir(task),
                                "input_lumis": view.input_lumis,
                                # the keys of the dictionary crab status returns to scripts
                                "dbStatus": server_status(task.status, scheduler), "dagStatus": scheduler or "",
@@ -551,7 +653,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
                                "site_policy": view.sites.as_json() if view.sites else None}, indent=2))
         return
     gc.disable()  # the 10,000-line layout makes no garbage cycles; collecting would cost a third of it
-    info = TaskInfo(name=task.name, task_dir=task.task_dir, status=task.status, command=task.command,
+    info = TaskInfo(name=task.name, task_dir=_project_dir(task), status=task.status, command=task.command,
                     message=task.message, scheduler_status=scheduler, num_cores=view.num_cores,
                     max_memory_mb=view.max_memory_mb, max_runtime_min=view.max_runtime_min,
                     warnings=view.warnings + task.kill_warnings, sites=view.sites.sites if view.sites else (),
@@ -621,7 +723,8 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
 @task.command()
 @task_argument
 @crab_options
-@click.option("--outputdir", metavar="DIR", help="Where to write the lumi files (default: the task's results/).")
+@click.option("--outputdir", metavar="DIR", help="Where to write the lumi files (default: the project directory's "
+                                                "results/).")
 @click.option("--recovery", type=click.Choice(["notFinished", "notPublished", "failed"]), default="notFinished",
               show_default=True, help="Which lumis are left to process: those not finished, or those of failed jobs.")
 @click.pass_context
@@ -629,10 +732,12 @@ def report(ctx: click.Context, name: str, outputdir: str | None, recovery: str) 
     """What TASK's finished jobs read and wrote, and its lumi files (like crab report).
 
     processedLumis.json, notFinishedLumis.json (or failedLumis.json with --recovery failed),
-    lumisToProcess.json, inputDatasetLumis.json, ... go to the task's results/ directory, or
-    --outputdir; a notFinishedLumis.json is the lumi mask of a recovery task.
+    lumisToProcess.json, inputDatasetLumis.json, ... go to results/ in the task's project directory
+    (General.workArea/crab_<requestName>), or --outputdir; a notFinishedLumis.json is the lumi mask
+    of a recovery task.
     """
-    from engine.crab.client.report import RESULTS, input_dataset_lumis, make_report, report_lines, write_report
+    from engine.crab.client.project import RESULTS
+    from engine.crab.client.report import input_dataset_lumis, make_report, report_lines, write_report
     from engine.crab.client.status import task_view
     from engine.crab.taskworker.datasets import Catalogue
 
@@ -653,9 +758,136 @@ def report(ctx: click.Context, name: str, outputdir: str | None, recovery: str) 
              f"('{again(ctx)} task status {task.request_name}' shows the jobs)")
     made = make_report(task.task_dir, view.jobs, recovery=recovery,
                        input_lumis=input_dataset_lumis(task.task_dir, Catalogue.for_state(state)))
-    directory = os.path.abspath(outputdir) if outputdir else os.path.join(task.task_dir, RESULTS)
+    directory = os.path.abspath(outputdir) if outputdir else os.path.join(_project_dir(task), RESULTS)
     try:
         write_report(made, directory)
     except OSError as e:
         fail(f"{directory}: cannot write the report files there ({e.strerror}); give another --outputdir")
     click.echo("\n".join(report_lines(made, directory, recovery)))
+
+
+def retrieve_options(command):
+    """crab getoutput's and crab getlog's options (getcommand.setOptions) that mean something here."""
+    command = click.option("--checksum", default="yes", show_default=True, metavar="yes|no",
+                           help="Compare each copy with its source by ADLER32.")(command)
+    command = click.option("--quantity", metavar="N|all",
+                           help="How many files to retrieve (ignored with --jobids).")(command)
+    command = click.option("--dump", is_flag=True, help="List the files' paths instead of copying them.")(command)
+    command = click.option("--jobids", metavar="IDS", help="The jobs to retrieve from, e.g. 1,3-5 (default: all "
+                                                          "with something to retrieve).")(command)
+    return click.option("--outputpath", metavar="DIR",
+                        help="Where to put the files (default: the project directory's results/).")(command)
+
+
+@task.command()
+@task_argument
+@crab_options
+@retrieve_options
+@click.pass_context
+def getoutput(ctx: click.Context, name: str, outputpath: str | None, jobids: str | None, dump: bool,
+              quantity: str | None, checksum: str) -> None:
+    """Copy the output files TASK's jobs staged out to its project directory's results/ (like crab
+    getoutput; short names output and out)."""
+    _retrieve(ctx, name, outputpath=outputpath, jobids=jobids, dump=dump, quantity=quantity, checksum=checksum,
+              logs=False)
+
+
+@task.command()
+@task_argument
+@crab_options
+@retrieve_options
+@click.option("--short", is_flag=True, help="crab's short logs from the scheduler: what task getlog always "
+                                            "retrieves (the jobs transfer no log archive).")
+@click.pass_context
+def getlog(ctx: click.Context, name: str, outputpath: str | None, jobids: str | None, dump: bool,
+           quantity: str | None, checksum: str, short: bool) -> None:
+    """Copy the logs of TASK's jobs, each attempt's job_out.<id>.<retry>.txt, to its project
+    directory's results/ (like crab getlog --short; short name log)."""
+    _retrieve(ctx, name, outputpath=outputpath, jobids=jobids, dump=dump, quantity=quantity, checksum=checksum,
+              logs=True)
+
+
+def _retrieve(ctx: click.Context, name: str | None, *, outputpath: str | None, jobids: str | None, dump: bool,
+              quantity: str | None, checksum: str, logs: bool) -> None:
+    """crab getoutput / crab getlog, in crab's messages (getcommand, remote_copy)."""
+    from crabtui.task_status import StatusOptionError, parse_jobids
+    from engine.crab.client import retrieve
+    from engine.crab.client.project import RESULTS
+    from engine.crab.client.status import task_view
+    from engine.crab.taskworker.dagman_creator import read_task
+
+    if checksum not in ("yes", "no"):
+        fail(f"You specified to use {checksum} checksum. Only lowercase yes/no is accepted to turn ADLER32 "
+             "checksum")
+    try:
+        limit = retrieve.parse_quantity(quantity)
+    except retrieve.RetrieveError as e:
+        fail(str(e))
+    with _tasks(ctx) as (db, state, client):
+        task = _named(ctx, db, state, name)
+        try:
+            stageout = read_task(task.task_dir).get("stageout")
+        except (OSError, ValueError):
+            fail("Cannot retrieve job list from the status command. "
+                 f"('{again(ctx)} task status {task.request_name}' shows whether the task has jobs yet)")
+        view = task_view(task.task_dir, client, task.dagman_id)
+    if not logs and stageout is None:
+        click.echo("No files to retrieve. Files not transferred to storage since task configuration parameter "
+                   "General.transferOutputs is False.")
+        return
+    try:
+        wanted = parse_jobids(jobids, ranges=view.automatic is None) if jobids else None
+        jobs = retrieve.select(view.jobs, wanted)
+    except (StatusOptionError, retrieve.RetrieveError) as e:
+        fail(str(e))
+    files = (retrieve.log_files if logs else retrieve.output_files)(task.task_dir, jobs)
+    if limit is not None and wanted is None:
+        files = files[:limit]
+    if not files:
+        click.echo("No files to retrieve.")
+        return
+    if dump:
+        _dump(files)
+        return
+    destination = os.path.abspath(outputpath) if outputpath else os.path.join(_project_dir(task), RESULTS)
+    if os.path.exists(destination) and not os.path.isdir(destination):
+        fail(f"{destination}: Destination directory is a file; give --outputpath a directory")
+    try:
+        os.makedirs(destination, exist_ok=True)
+    except OSError as e:
+        fail(f"{destination}: cannot make the destination directory ({e.strerror}); give another --outputpath")
+    click.echo(f"Setting the destination to {destination}")
+    click.echo(f"Retrieving {len(files)} files")
+    failed = []
+    for item in files:
+        try:
+            copied = retrieve.copy(item, destination, checksum=checksum == "yes")
+        except (OSError, retrieve.RetrieveError) as e:
+            click.echo(f"Warning: Failed retrieving {item.name}: {getattr(e, 'strerror', None) or e}")
+            failed.append(item.name)
+            continue
+        click.echo(f"Success: Success in retrieving {item.name}" if copied
+                   else f"Skipping {item.name} as file already exists in {destination}")
+    if failed:
+        click.echo(f"Number of files successfully retrieved: {len(files) - len(failed)}\n"
+                   f"Number of files failed to be retrieved: {len(failed)}")
+        fail(f"{len(failed)} of the {len(files)} files could not be retrieved, the first {failed[0]}; the others "
+             f"are in {destination}, and the command retrieves only what is missing when run again")
+    click.echo("Success: All files successfully retrieved")
+
+
+def _dump(files) -> None:
+    """crab getoutput --dump: the files of each job, numbered, with their PFN (here a path) and LFN."""
+    lines, job = [], None
+    from engine.crab.client.status import job_sort_key
+
+    for item in sorted(files, key=lambda f: (job_sort_key(f.job), f.name)):
+        if item.job != job:
+            lines.append(f"{'' if job is None else chr(10)}=== Files from job {item.job}:")
+            job, number = item.job, 1
+        lines.append(f"{number}) PFN: {item.source}")
+        if item.lfn:
+            lines.append(f"{' ' * len(str(number))}  LFN: {item.lfn}")
+        number += 1
+    click.echo("\n".join(lines))
+

@@ -46,6 +46,14 @@ def configs() -> list[Path]:
     return found
 
 
+def copied(config: Path, tmp_path: Path) -> Path:
+    """The config in a copy of its analysis directory, where task submit makes its project
+    directory (General.workArea, against the directory it runs in) outside the repository."""
+    here = tmp_path / config.parent.name
+    shutil.copytree(config.parent, here, ignore=shutil.ignore_patterns("__pycache__"))
+    return here / config.name
+
+
 @pytest.fixture(scope="module")
 def grid():
     """One embedded schedd with the simulated grid as its pool, for the whole corpus."""
@@ -159,7 +167,8 @@ def check_started(grid: StateDir, config: Path, cfg, name: str, status: dict) ->
 
 @pytest.mark.parametrize("config", [c for c in configs() if c.parent.name not in MULTICRAB_ONLY],
                          ids=lambda p: p.parent.name)
-def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config):
+def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config, tmp_path):
+    config = copied(config, tmp_path)
     text = config.read_text()
     submitted = crabtui(grid, "task", "submit", config.name, cwd=config.parent)
     assert submitted.returncode == 0, submitted.stderr
@@ -197,7 +206,8 @@ MAIN_BLOCK_TASKS = {"multicrab_main_block": 2, "multicrab_helper_module": 3, "mu
 
 @pytest.mark.parametrize("config", [c for c in configs() if c.parent.name in MAIN_BLOCK_TASKS],
                          ids=lambda p: p.parent.name)
-def test_multicrab_submits_every_config_the_scripts_main_block_passes_to_crab_command(grid, config):
+def test_multicrab_submits_every_config_the_scripts_main_block_passes_to_crab_command(grid, config, tmp_path):
+    config = copied(config, tmp_path)
     if config.parent.name in MULTICRAB_ONLY:  # as crab submit: the module-level config, and the way out
         refused = crabtui(grid, "task", "submit", config.name, cwd=config.parent)
         assert refused.returncode == 1 and refused.stdout == "" and refused.stderr.count("\n") == 1
@@ -224,13 +234,15 @@ def test_on_a_bare_machine_a_config_without_site_lists_runs_and_a_whitelist_else
     state = StateDir(str(tmp_path / "state"))
     try:
         for directory in ("ttbar_semilep_mc", "privatemc_minbias_gen", "private_nano_4threads"):
-            submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=CORPUS / directory)
+            here = copied(CORPUS / directory / "crabConfig.py", tmp_path).parent
+            submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=here)
             assert submitted.returncode == 0, submitted.stderr
             name = re.search(r"^Task name: (\S+)$", submitted.stdout, re.M).group(1)
-            status = started(state, name, CORPUS / directory)
+            status = started(state, name, here)
             assert all(job["site_history"] in ([], ["T2_XX_Local"]) for job in status["jobs"]), status["jobs"]
-            kill(state, name, CORPUS / directory)
-        refused = crabtui(state, "task", "submit", "crabConfig.py", cwd=CORPUS / "user_input_files")
+            kill(state, name, here)
+        here = copied(CORPUS / "user_input_files" / "crabConfig.py", tmp_path).parent
+        refused = crabtui(state, "task", "submit", "crabConfig.py", cwd=here)
         assert refused.returncode == 1 and refused.stderr.count("\n") == 1
         assert "The CRAB server backend refuses to send jobs to the Grid scheduler." in refused.stderr
         assert "User whitelist is ['T2_CH_CERN']." in refused.stderr
@@ -317,8 +329,8 @@ def test_crabs_warnings_for_such_values_are_printed_at_submit(grid):
         assert dry.returncode == 0 and any(line.startswith("Warning: ") and warning in line
                                            for line in dry.stdout.splitlines()), dry.stdout + dry.stderr
     ignored = [line for line in dry.stdout.splitlines() if "accepted, with no effect here: " in line]
-    assert ignored == [f"Note: {config}: accepted, with no effect here: General.workArea (tasks live in the state "
-                       "directory); Data.inputDBS (datasets come from crabtui's catalogue); Data.publication (nothing "
+    assert ignored == [f"Note: {config}: accepted, with no effect here: "
+                       "Data.inputDBS (datasets come from crabtui's catalogue); Data.publication (nothing "
                        "is published); Data.publishDBS (nothing is published); Data.outputDatasetTag (nothing is "
                        "published)."], dry.stdout
 

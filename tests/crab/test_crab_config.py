@@ -181,7 +181,8 @@ def test_crab_config_py_equals_toml(tmp_path, text):
     py_cfg = load_config(str(py))
     assert py_cfg.source == str(py)
     assert dataclasses.replace(py_cfg, source=toml_cfg.source) == toml_cfg
-    assert py_cfg.ignored == {"General.workArea": "crab_projects", "Data.outLFNDirBase": "/store/user/someone/"}
+    assert py_cfg.ignored == {"Data.outLFNDirBase": "/store/user/someone/"}
+    assert py_cfg.work_area == "crab_projects"  # where task submit makes the project directory
 
 
 def test_fake_modules_are_gone_afterwards_and_real_ones_restored(tmp_path, monkeypatch):

@@ -41,7 +41,7 @@ def test_crab_report_after_a_task_with_a_failed_job(tmp_path, state):
     assert jobs["2"]["state"] == "failed" and all(j["state"] == "finished" for i, j in jobs.items() if i != "2")
     shown = crabtui(state, "task", "report", "-d", "crab_projects/crab_zmm_report", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
-    results = Path(status["task_dir"]) / "results"
+    results = tmp_path / "crab_projects" / "crab_zmm_report" / "results"  # crab's default
     reports = [json.loads((Path(status["task_dir"]) / f"jobReport.json.{i}.{len(j['attempts']) - 1}").read_text())
                for i, j in jobs.items() if j["state"] == "finished"]
     sources = [s for r in reports for s in r["steps"]["cmsRun"]["input"]["source"]]
@@ -68,7 +68,7 @@ def test_crab_report_after_a_task_with_a_failed_job(tmp_path, state):
     failed = crabtui(state, "task", "rep", "--recovery", "failed", "--outputdir", "recovery", cwd=tmp_path)
     assert failed.returncode == 0, failed.stderr
     assert f"Will put report files in directory {tmp_path / 'recovery'}" in failed.stdout
-    assert failed.stdout.startswith(f"Will use CRAB project directory {status['task_dir']}")
+    assert failed.stdout.startswith(f"Will use CRAB project directory {results.parent}")
     assert _lumis(json.loads((tmp_path / "recovery" / "failedLumis.json").read_text())) == job2_lumis
     assert json.loads((tmp_path / "recovery" / "failedFiles.json").read_text()) == sorted(f["lfn"] for f in job2["files"])
     refused = crabtui(state, "task", "report", "--task", status["name"], "--recovery", "notPublished", cwd=tmp_path)
@@ -114,7 +114,8 @@ def test_a_lumi_split_across_files_is_reported_as_crab_reports_duplicates(tmp_pa
             and "'notFinished' lumis" not in shown.stdout)
     assert ("  Input dataset duplicate lumis (from DBS, at task submission time) written to "
             "inputDatasetDuplicateLumis.json") in shown.stdout
-    results = Path(status["task_dir"]) / "results"
+    results = tmp_path / "crab_projects" / "crab_zmm_report" / "results"  # crab's default
+    assert status["project_dir"] == str(results.parent)
     assert json.loads((results / "processedLumis.json").read_text()) == {"316187": [[1, 4]]}
     assert json.loads((results / "inputDatasetDuplicateLumis.json").read_text()) == {"316187": [[2, 2]]}
     assert json.loads((results / "outputFilesDuplicateLumis.json").read_text()) == {"316187": [[2, 2]]}

@@ -415,7 +415,7 @@ def test_status_command_prints_crabs_layout(tmp_path, state):
     result = crabtui(state, "task", "status", "layout", "--long", "--summary", "--verboseErrors", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[:2] == [f"CRAB project directory:\t\t{status['task_dir']}", f"Task name:\t\t\t{status['name']}"]
+    assert lines[:2] == [f"CRAB project directory:\t\t{tmp_path / 'crab_layout'}", f"Task name:\t\t\t{status['name']}"]
     assert "Status on the CRAB server:\tSUBMITTED" in lines and "Status on the scheduler:\tFAILED" in lines
     assert "No publication information (crabtui publishes no output dataset: Data.publication has no effect)" in lines
     assert "Jobs status:                    failed       \t\t 25.0% (1/4)" in lines

@@ -225,6 +225,8 @@ def test_multicrab_sums_up_what_its_processes_submitted_and_what_was_refused(tmp
            "because: " in done.stderr and "'bad/name'" in done.stderr
     for name in ("one", "two"):
         assert wait_status(state, name, tmp_path, "SUBMITTED")["dagman_id"]
+    # a project directory per crabCommand('submit'), where crab makes it; none for the refused config
+    assert sorted(p.name for p in tmp_path.glob("crab_*")) == ["crab_one", "crab_two"]
 
 
 def test_arguments_for_a_script_need_multicrab_and_multicrab_needs_a_python_file(tmp_path, state):
@@ -238,24 +240,34 @@ def test_arguments_for_a_script_need_multicrab_and_multicrab_needs_a_python_file
     assert toml.returncode == 1 and "--multicrab runs a crabConfig.py (*.py) as a script" in toml.stderr
 
 
-def test_a_config_submitted_twice_makes_two_tasks_named_apart_and_crabs_short_names_work(tmp_path, state):
+def test_a_config_submitted_twice_is_refused_for_its_project_directory_and_crabs_short_names_work(tmp_path, state):
+    """crab submit refuses a second submission of one requestName into the same work area; into
+    another one it makes a second task of that requestName, which the commands then take by its
+    full name or project directory."""
     (tmp_path / "crabConfig.py").write_text(crab_config_py("ttbar_again", scale=500))
     first = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
+    refused = crabtui(state, "task", "sub", "crabConfig.py", cwd=tmp_path)  # crab's short name
+    assert refused.returncode == 1 and refused.stderr == (
+        f"ERROR: {tmp_path / 'crabConfig.py'}: General.requestName: Working area '{tmp_path / 'crab_ttbar_again'}' "
+        "already exists; please change the requestName in the config file (or General.workArea), or remove that "
+        "directory\n")
     time.sleep(1 - time.time() % 1)  # task names carry the second of their submission
-    second = crabtui(state, "task", "sub", "crabConfig.py", cwd=tmp_path)  # crab's short name
+    second = crabtui(state, "task", "sub", "crabConfig.py", "General.workArea=again", cwd=tmp_path)
     assert second.returncode == 0, second.stderr
     names = [out.stdout.split("Task name: ")[1].split("\n")[0] for out in (first, second)]
-    assert f"'crabtui --state-dir {state.path} task status ttbar_again'" in first.stdout  # as it can be typed
+    assert f"'crabtui --state-dir {state.path} task status -d crab_ttbar_again'" in first.stdout  # as it can be typed
     assert (f"Note: requestName ttbar_again is also that of {names[0]}: task commands take this task by its full "
             f"name, {names[1]}.") in second.stdout
-    assert f"'crabtui --state-dir {state.path} task status {names[1]}'" in second.stdout
+    assert f"'crabtui --state-dir {state.path} task status -d again/crab_ttbar_again'" in second.stdout
     ambiguous = crabtui(state, "task", "status", "ttbar_again", cwd=tmp_path)
     assert ambiguous.returncode == 1 and f"({', '.join(sorted(names))}); give the full task name" in ambiguous.stderr
     for name in names:
         assert task_status(state, name, tmp_path)["name"] == name
     short = crabtui(state, "task", "st", names[1], cwd=tmp_path)
     assert short.returncode == 0 and f"Task name:\t\t\t{names[1]}\n" in short.stdout
+    by_dir = crabtui(state, "task", "st", "-d", "again/crab_ttbar_again", cwd=tmp_path)
+    assert by_dir.returncode == 0 and f"Task name:\t\t\t{names[1]}\n" in by_dir.stdout
 
 
 SCRIPT_ARGS = """\
@@ -373,9 +385,9 @@ def test_a_pool_file_edited_while_the_schedd_runs_is_noted_at_submit(tmp_path, s
 
 def test_task_commands_take_crabs_project_directory_as_crab_users_type_it(tmp_path, state):
     """crab status -d crab_projects/crab_<requestName> (or the directory alone, or --task) is how
-    CRAB users name a task; the directory is General.workArea's, which crabtui does not create."""
+    CRAB users name a task; the directory is General.workArea's, which task submit makes."""
     (tmp_path / "pset.py").write_text("# fake PSet\n")
-    (tmp_path / "crabConfig.py").write_text(crab_config_py("dimuon", scale=500,
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("dimuon", scale=50,  # still running at the kill
                                                            more="config.General.workArea = 'crab_projects'\n"))
     submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
     assert submitted.returncode == 0, submitted.stderr
@@ -383,6 +395,10 @@ def test_task_commands_take_crabs_project_directory_as_crab_users_type_it(tmp_pa
     for spelling in (["-d", "crab_projects/crab_dimuon"], ["--dir=crab_projects/crab_dimuon/"],
                      ["crab_projects/crab_dimuon"], ["--task", name]):
         shown = crabtui(state, "task", "status", *spelling, cwd=tmp_path)
+        assert shown.returncode == 0 and f"Task name:\t\t\t{name}\n" in shown.stdout, (spelling, shown.stderr)
+    shutil.rmtree(tmp_path / "crab_projects")  # as for a task submitted before task submit made the directory
+    for spelling in (["-d", "crab_projects/crab_dimuon"], ["crab_projects/crab_dimuon"]):
+        shown = crabtui(state, "task", "status", *spelling, cwd=tmp_path)  # the path names the requestName
         assert shown.returncode == 0 and f"Task name:\t\t\t{name}\n" in shown.stdout, (spelling, shown.stderr)
     wrong = crabtui(state, "task", "status", "-d", "crab_projects/dimuon", cwd=tmp_path)
     assert wrong.returncode == 1 and wrong.stderr == (

@@ -27,13 +27,13 @@ def test_bare_task_commands_use_the_task_last_submitted_or_named_and_say_which(t
     # wait_status named each task: the last named is wjets, as it was the last submitted
     bare = crabtui(state, "task", "status", cwd=tmp_path)
     assert bare.returncode == 0, bare.stderr
-    assert bare.stdout.startswith(f"Will use CRAB project directory {state.task_dir(names['wjets'])} "
+    assert bare.stdout.startswith(f"Will use CRAB project directory {tmp_path / 'crab_wjets'} "
                                   f"(task {names['wjets']})\n")
     assert f"Task name:\t\t\t{names['wjets']}\n" in bare.stdout
     assert crabtui(state, "task", "status", "-d", "crab_projects/crab_zmumu", cwd=tmp_path).returncode == 0
     as_json = crabtui(state, "task", "st", "--json", cwd=tmp_path)  # stdout stays JSON; the line goes to stderr
     assert json.loads(as_json.stdout)["name"] == names["zmumu"]
-    assert f"Will use CRAB project directory {state.task_dir(names['zmumu'])}" in as_json.stderr
+    assert f"Will use CRAB project directory {tmp_path / 'crab_zmumu'}" in as_json.stderr
     resubmitted = crabtui(state, "task", "resubmit", cwd=tmp_path)  # nothing failed yet: crab's refusal
     assert f"(task {names['zmumu']})" in resubmitted.stdout
     killed = crabtui(state, "task", "kill", cwd=tmp_path)

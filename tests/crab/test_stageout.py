@@ -7,6 +7,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -103,8 +104,8 @@ def test_a_node_is_transferring_while_its_slow_transfer_is_pending(tmp_path, sta
     (tmp_path / "crab.toml").write_text(config_text("slowlink"))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     deadline = time.monotonic() + 90
-    while "transferring" not in (text := crabtui(state, "task", "status", "slowlink", "--summary",
-                                                 cwd=tmp_path).stdout):
+    while not re.search(r"^(Jobs status:\s+|\t+)transferring ", text := crabtui(  # a state line, not the header's
+            state, "task", "status", "slowlink", "--summary", cwd=tmp_path).stdout, re.M):
         assert time.monotonic() < deadline, "no job was seen transferring"
     status = task_status(state, "slowlink", tmp_path)
     moving = [j for j in status["jobs"] if j["state"] == "transferring"]

@@ -55,7 +55,7 @@ from engine.crab.jsonfile import read_json
 
 __all__ = [
     "ASO_TIMEOUT_S", "DEFAULT_PERMANENT", "PERMANENT", "RECOVERABLE", "STAGEOUT_CODES", "STUCK", "TransferError",
-    "code_meaning", "job_lfn", "lfn_base", "stage_out", "staged_outputs", "transfer_path",
+    "code_meaning", "job_lfn", "lfn_base", "stage_out", "staged_outputs", "transfer_files", "transfer_path",
 ]
 
 RECOVERABLE = (60307, 60311, 60403)
@@ -114,12 +114,16 @@ def transfer_path(task_dir: str, job_id: str, crab_retry: int) -> str:
 def staged_outputs(task_dir: str, job_id: str, crab_retry: int) -> list[str]:
     """Where attempt ``crab_retry`` of the job put its outputs at the storage site (the files of
     its transfer record; none before its transfer began, or if its record cannot be read)."""
-    path = transfer_path(task_dir, job_id, crab_retry)
+    return [f["pfn"] for f in transfer_files(task_dir, job_id, crab_retry)]
+
+
+def transfer_files(task_dir: str, job_id: str, crab_retry: int) -> list[dict]:
+    """The files of attempt ``crab_retry``'s transfer record, each with its ``lfn`` and ``pfn`` (the
+    path at the storage site, there once the transfer succeeded); none without a readable record."""
     try:
-        record = _load(path)
+        return _load(transfer_path(task_dir, job_id, crab_retry))["files"]
     except (OSError, TransferError):
         return []
-    return [f["pfn"] for f in record["files"]]
 
 
 # --- the transfer ---------------------------------------------------------------------------

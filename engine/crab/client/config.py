@@ -17,7 +17,7 @@ CRABServer ``Regexps.py`` (site, request name, extraJDL, user file syntax), ``RE
 Where CRAB leaves room, or crabtui differs, and why:
 
 * Every parameter CRAB knows is accepted (a real ``crabConfig.py`` must load).  Those with no
-  effect on a simulated grid (``General.workArea``, ``Data.publication``, ``Data.outLFNDirBase``,
+  effect on a simulated grid (``Data.publication``, ``Data.outLFNDirBase``,
   ``JobType.outputFiles`` without a script, ``Data.partialDataset``: every block of the catalogue is
   on disk, ...)
   are type-checked and kept in :attr:`TaskConfig.ignored`; ``Data.outLFNDirBase`` must also be
@@ -57,6 +57,8 @@ Where CRAB leaves room, or crabtui differs, and why:
   (:mod:`engine.crab.client.sandbox`) ships them.
 * Relative paths (psetName, scriptExe, lumiMask) are resolved against the config file's directory,
   not the current directory as in CRAB, so a task loads the same from anywhere.
+* ``General.workArea`` is where task submit makes crab's project directory
+  (:mod:`engine.crab.client.project`), against the directory the command runs in, as in CRAB.
 * ``General.requestName`` may be omitted: CRAB then names the task after the time of submission
   (its project directory is ``crab_YYYYMMDD_HHMMSS``), and so does this loader, with
   ``request_name = "YYYYMMDD_HHMMSS"``.  Allowed characters are those of CRABServer's RX_TASKNAME
@@ -187,6 +189,7 @@ class TaskConfig:
     multicrab: bool = False  # a multi-crab script (it uses crabCommand): its module-level config is this
     # General
     request_name: str
+    work_area: str | None = None  # General.workArea as written (None: crab's default, the current directory)
     transfer_outputs: bool = True
     transfer_logs: bool = False
     # JobType
@@ -259,7 +262,7 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "General.transferLogs": ("bool", USED),
     "General.activity": ("str", IGNORED),
     "General.failureLimit": ("int", IGNORED),
-    "General.workArea": ("str", IGNORED),
+    "General.workArea": ("str", USED),
     "General.instance": ("str", IGNORED),  # checked against CRAB's instances
     "General.restHost": ("str", IGNORED),
     "General.dbInstance": ("str", IGNORED),
@@ -323,7 +326,7 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
 
 _NO_EFFECT = {  # why an IGNORED parameter changes nothing here, as the submit note says it
     "General.activity": "no CRAB monitoring", "General.failureLimit": "deprecated by CRAB",
-    "General.workArea": "tasks live in the state directory", "General.instance": "no CRAB server",
+    "General.instance": "no CRAB server",
     "General.restHost": "no CRAB server", "General.dbInstance": "no CRAB server",
     "JobType.pyCfgParams": "the simulated cmsRun reads no pset", "JobType.allowUndistributedCMSSW": "no CMSSW release",
     "JobType.sendVenvFolder": "no CMSSW area is shipped", "JobType.sendExternalFolder": "no CMSSW area is shipped",
@@ -699,6 +702,7 @@ class _Builder:
             source=self.source,
             multicrab=self.multicrab,
             request_name=request_name,
+            work_area=v.get("General.workArea"),
             transfer_outputs=v.get("General.transferOutputs", True),
             transfer_logs=v.get("General.transferLogs", False),
             job_type=job_type,

@@ -22,7 +22,6 @@ from engine.crab.wn import fjr
 from engine.crab.wn.job_input import InputError, read_input
 
 RECOVERY = ("notFinished", "notPublished", "failed")  # crab report --recovery's strategies
-RESULTS = "results"  # the project directory's subdirectory crab report writes to by default
 EVENT_TYPES = {"PoolOutputModule": "EDM", "TFileService": "TFile"}  # else FAKE, crab's 'other type'
 
 

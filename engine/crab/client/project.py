@@ -1,0 +1,171 @@
+"""crab's project directory, ``<General.workArea>/crab_<General.requestName>``, as crab submit makes it.
+
+CRABClient's ``createWorkArea`` makes the directory in the current directory's
+``General.workArea`` (unset or ``'.'``: ``$CRAB_WORKING_AREA``, else the current directory), refuses
+one that exists ("Working area '...' already exists"), and makes ``results/`` and ``inputs/`` in
+it; every later command finds the task through ``-d DIR``, logs into its ``crab.log`` and writes
+``results/``.  crabtui keeps a task's own files (DAG, job outputs, status cache) under its state
+directory, where its schedd reads them; the project directory is where the user looks, and its
+record says where the task lives.  Files:
+
+* ``.requestcache``: the record, JSON (CRAB's is a pickle of the server and task name; here the
+  task's full name, its requestName, and the state directory and backend that hold it);
+* ``crab.log``: one line per command run on the task (time, directory, command line), appended;
+* ``inputs/``: the configuration file as submitted (CRAB's debug files hold it there);
+* ``results/``: where ``task report``, ``task getoutput`` and ``task getlog`` write.
+
+The task's directory under the state directory keeps the project directory's path (its
+``project_dir`` file), so a command that names the task by name writes where ``-d`` would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import time
+from dataclasses import dataclass
+
+from engine.atomic import write_atomically
+
+__all__ = ["INPUTS", "LOG", "RECORD", "RESULTS", "Project", "ProjectError", "create", "display_path", "linked",
+           "log_command", "project_path", "read", "remove", "work_area"]
+
+RECORD = ".requestcache"
+LOG = "crab.log"
+RESULTS = "results"
+INPUTS = "inputs"
+_POINTER = "project_dir"  # in the task's directory under the state directory
+_SCHEMA = 1
+
+
+class ProjectError(Exception):
+    """A project directory that cannot be made or read; the message is one line naming it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    path: str  # absolute
+    task: str  # the task's full name
+    request_name: str
+    state_dir: str  # absolute
+    backend: str  # "embedded" or "htcondor"
+
+    @property
+    def results(self) -> str:
+        return os.path.join(self.path, RESULTS)
+
+
+def work_area(configured: str | None, cwd: str) -> str:
+    """The absolute work area: ``General.workArea`` (unset or ``'.'``: ``$CRAB_WORKING_AREA`` or
+    the current directory, as CRABClient's createWorkArea) against ``cwd``."""
+    if configured in (None, "", "."):
+        configured = os.environ.get("CRAB_WORKING_AREA") or "."
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(configured)))
+
+
+def display_path(configured: str | None, request_name: str) -> str:
+    """The project directory as crab submit prints it (``Project dir: crab_projects/crab_X``):
+    relative where the work area was given relative."""
+    if configured in (None, "", "."):
+        configured = os.environ.get("CRAB_WORKING_AREA") or "."
+    return os.path.normpath(os.path.join(configured, project_name(request_name)))
+
+
+def project_name(request_name: str) -> str:
+    return f"crab_{request_name}"
+
+
+def project_path(area: str, request_name: str) -> str:
+    return os.path.join(area, project_name(request_name))
+
+
+def create(path: str) -> None:
+    """Make the project directory with ``results/`` and ``inputs/``; refuse one that exists, in
+    crab's words (the check and the making are one mkdir: two submits cannot both have it)."""
+    area = os.path.dirname(path)
+    try:
+        os.makedirs(area, exist_ok=True)
+    except OSError as e:
+        why = "a file is in the way" if isinstance(e, FileExistsError) else e.strerror
+        raise ProjectError(f"cannot make the work area {area}: {why}; set General.workArea to a directory you can "
+                           f"write to") from None
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        raise ProjectError(f"Working area '{path}' already exists; please change the requestName in the config "
+                           f"file (or General.workArea), or remove that directory") from None
+    except OSError as e:
+        raise ProjectError(f"cannot make the project directory {path}: {e.strerror}; set General.workArea to a "
+                           f"directory you can write to") from None
+    for sub in (RESULTS, INPUTS):
+        os.mkdir(os.path.join(path, sub))
+
+
+def remove(path: str) -> None:
+    """Take away a project directory :func:`create` made for a submission that was refused."""
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def fill(path: str, *, task: str, request_name: str, state_dir: str, backend: str, config: str,
+         task_dir: str) -> Project:
+    """Write the record of a submitted task, a copy of its configuration in ``inputs/``, and the
+    pointer back from its directory under the state directory."""
+    record = {"schema": _SCHEMA, "RequestName": task, "requestName": request_name,
+              "StateDir": os.path.abspath(state_dir), "Backend": backend, "OriginalConfig": config}
+    write_atomically(os.path.join(path, RECORD), json.dumps(record, indent=1) + "\n")
+    try:
+        shutil.copyfile(config, os.path.join(path, INPUTS, os.path.basename(config)))
+    except OSError:
+        pass  # a script that removed its own file: the record still names it
+    write_atomically(os.path.join(task_dir, _POINTER), path + "\n")
+    return Project(path, task, request_name, os.path.abspath(state_dir), backend)
+
+
+def read(path: str) -> Project | None:
+    """The project of directory ``path``; None if it has no record (not made by task submit)."""
+    path = os.path.abspath(path)
+    record_path = os.path.join(path, RECORD)
+    try:
+        with open(record_path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise ProjectError(f"{record_path}: cannot read the project's record: {e.strerror}") from None
+    try:
+        record = json.loads(data)
+        project = Project(path, str(record["RequestName"]), str(record["requestName"]), str(record["StateDir"]),
+                          str(record["Backend"]))
+    except (ValueError, KeyError, TypeError):
+        raise ProjectError(f"{record_path}: not a crabtui task's record (a project directory made by CRAB's own "
+                           f"crab submit has a record crabtui cannot use); name the task by its name "
+                           f"instead") from None
+    return project
+
+
+def linked(task_dir: str, task: str) -> Project | None:
+    """The project directory the task's submission made, if it is still there and still the
+    task's."""
+    try:
+        with open(os.path.join(task_dir, _POINTER), encoding="utf-8") as f:
+            path = f.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    try:
+        project = read(path) if path else None
+    except ProjectError:
+        return None
+    return project if project is not None and project.task == task else None
+
+
+def log_command(project: Project, argv: list[str], *, now: float | None = None) -> None:
+    """Append the command line run on the task to the project's ``crab.log``."""
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() if now is None else now))
+    line = f"INFO {stamp}: in {os.getcwd()}: {shlex.join(['crabtui', *argv])}\n"
+    try:
+        with open(os.path.join(project.path, LOG), "a", encoding="utf-8") as f:
+            f.write(line)
+    except OSError:
+        pass  # the log is a convenience: the command itself goes on
