@@ -247,6 +247,18 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
     click.echo(f"{path}: {len(tasks)} task(s) submitted: {', '.join(tasks)}.")
 
 
+def _submit_failure(state, name: str) -> str | None:
+    """Why the pool's task worker refused task ``name`` just now (None: it did not)."""
+    from engine.crab.taskworker.taskdb import SUBMITFAILED, TaskDB
+
+    db = TaskDB(state.tasks)
+    try:
+        task = db.get(name)
+    finally:
+        db.close()
+    return task.message or "no reason recorded" if task.status == SUBMITFAILED else None
+
+
 def _scripts_own_c(config: str | None, value: str) -> bool:
     """Whether ``-c VALUE`` after ``--multicrab SCRIPT.py`` is the script's own option (CRAB's
     multicrab example reads ``-c/--crabCmd submit``), not crab submit's ``-c FILE``: SCRIPT.py is
@@ -298,9 +310,14 @@ class _Submitter:
                 finally:
                     db.close()
                 _carry_out(self.ctx, self.state, client)
+                failure = _submit_failure(self.state, done.name) if backend(self.ctx) == "htcondor" else None
         except (SubmitError, ScheddError) as e:
             self.refused(str(e))
             raise SubmitFailed(str(e)) from None
+        if failure is not None:  # carried out at once on a pool, and refused there: crab's 'Submission failed'
+            remember(self.state, done.name)
+            self.refused(failure)
+            raise SubmitFailed(f"task {done.name} ({done.task_dir}) is SUBMITFAILED: {failure}")
         for note in done.notes:
             click.echo(f"Note: {note}")
         for warning in done.warnings:  # before Success, as crab submit logs them while it checks
