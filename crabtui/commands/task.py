@@ -424,7 +424,8 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
             per_status[j.state] = per_status.get(j.state, 0) + 1
         click.echo(json.dumps({"name": task.name, "status": task.status, "command": task.command,
                                "dagman_id": task.dagman_id, "message": task.message,
-                               "scheduler_status": scheduler, "task_dir": task.task_dir,
+                               "scheduler_status": scheduler, "dagman_waiting": view.dag_waiting,
+                               "task_dir": task.task_dir,
                                "input_lumis": view.input_lumis,
                                # the keys of the dictionary crab status returns to scripts
                                "dbStatus": server_status(task.status, scheduler), "dagStatus": scheduler or "",

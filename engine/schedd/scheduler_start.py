@@ -81,19 +81,18 @@ def not_writable(iwd: str, owner: str) -> str | None:
         except OSError:
             return None
         need = stat.S_IXUSR if path != iwd else stat.S_IWUSR | stat.S_IXUSR
-        if not _allowed(st, uid, gids, need, owner):
+        if not _allowed(st, uid, gids, need):
             return f"{'write' if path == iwd else 'enter'} {path} ({_describe(st)})"
     return None
 
 
-def _allowed(st: os.stat_result, uid: int | None, gids: set[int], need: int, owner: str) -> bool:
+def _allowed(st: os.stat_result, uid: int | None, gids: set[int], need: int) -> bool:
     """Whether ``owner`` (``uid``; None: not a user of this machine) has ``need`` (user bits) on ``st``."""
     if uid == 0:
         return True
-    if uid is None:  # not known here: only what is open to others, or to a directory of that name's owner
-        if st.st_uid != os.geteuid() or _name(st.st_uid) == owner:
-            return True  # whose it is cannot be told against a name this machine does not know
-        return st.st_mode & (need >> 6) == need >> 6
+    if uid is None:  # a name this machine does not know (the schedd elsewhere, or in a chroot): which
+        # uid it has cannot be told, but it is not root's, whose jobs a schedd refuses
+        return st.st_uid != 0 or st.st_mode & (need >> 6) == need >> 6
     if st.st_uid == uid:
         return st.st_mode & need == need
     if st.st_gid in gids:

@@ -432,7 +432,10 @@ def _in_flight(task_dir: str, job: str, row: list, ad: Any, now: float, scale: f
 
             run = last_run(os.path.join(task_dir, f"job_log.{job}"))
             if run is not None:
-                runtime = max(runtime, (run[1] - run[0]) * scale)
+                runtime = max(runtime, (run.end - run.start) * scale)
+                if figures is None:  # a pool brings no file of a removed job back: its log says
+                    sites += [run.site] if run.site else []
+                    memory = run.rss_kb / 1024 if run.rss_kb else None
     else:
         state = row[_STATE]
     return JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(sites), row[_EXIT], Attempts(row[_ATTEMPTS]),
