@@ -108,6 +108,9 @@ def test_a_killed_task_on_the_pool(user):
     while "killing" in (states := {j["state"] for j in user.status(name)["jobs"]}):  # until the pool let them go
         assert time.monotonic() < deadline, "jobs stayed killing"
     assert "running" not in states and "killed" in states, states
+    # The pool brings no file of a removed job back: its site (and memory) come from its log.
+    killed = [j for j in user.status(name)["jobs"] if j["state"] == "killed" and j["runtime_s"]]
+    assert killed and all(j["site_history"][-1] in POOL_SITES for j in killed), killed
     assert not htcondor2.Schedd().query(f"ClusterId == {status['dagman_id']} || DAGManJobId == {status['dagman_id']}",
                                         ["ClusterId"])
 
