@@ -4,6 +4,7 @@ cannot enter root's state directory), and what the pool itself does with such a 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -15,9 +16,13 @@ from pathlib import Path
 import htcondor2
 import pytest
 
+from crabtui.app import CrabApp
+from crabtui.snapshots import Backend
 from engine.schedd.scheduler_start import why_waiting
+from engine.state import StateDir
 from installed import CRABTUI
 from pool_user import PoolUser
+from ui.ui_tasks import open_task, wait_for
 
 pytestmark = pytest.mark.htcondor
 
@@ -164,6 +169,26 @@ def test_status_says_the_tasks_dagman_is_held(user):
     assert status["dagman_waiting"].startswith(f"DAGMan job {dagman} is held: "), status["dagman_waiting"]
     text = user.ok("task", "status", "ZMuMu_2018A")
     assert f"Warning:\t\t\tDAGMan job {dagman} is held: " in text
+    held = f"DAGMan job {dagman} is held: {status['dagman_waiting'].split(': ', 1)[1]}"
+
+    async def look(pilot):  # the UI in a terminal of 80x24: where the user looks
+        app = pilot.app
+        tasks = app.screen.query_one("#tasks")
+        await wait_for(pilot, lambda: status["name"] in tasks.items, "the task in the task list", 120)
+        await wait_for(pilot, lambda: str(app.screen.query_one("#info").render()).startswith(f"⚠ {held}"[:70]),
+                       "the reason on the task list's info line", 60)
+        screen = await open_task(pilot, status["name"], timeout=120)
+        header = str(screen.query_one("#summary").render())
+        assert header.splitlines()[1].startswith(f"⚠ {held}"[:60]), header
+        await pilot.press("6")
+        await wait_for(pilot, lambda: held in " ".join(screen._status_text.split()), "the reason in the Summary", 60)
+
+    async def main():
+        async with CrabApp(Backend(StateDir(str(user.state)), "htcondor"), interval=0.5).run_test(
+                size=(80, 24)) as pilot:
+            await look(pilot)
+
+    asyncio.run(main())
     user.ok("release", str(dagman))
     assert user.status("ZMuMu_2018A")["dagman_waiting"] is None
     assert json.loads(user.ok("task", "status", "ZMuMu_2018A", "--json"))["status"] in ("SUBMITTED", "COMPLETED")
