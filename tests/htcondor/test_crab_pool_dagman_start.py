@@ -192,3 +192,20 @@ def test_status_says_the_tasks_dagman_is_held(user):
     user.ok("release", str(dagman))
     assert user.status("ZMuMu_2018A")["dagman_waiting"] is None
     assert json.loads(user.ok("task", "status", "ZMuMu_2018A", "--json"))["status"] in ("SUBMITTED", "COMPLETED")
+
+
+def test_a_dag_submitted_from_a_directory_dagman_cannot_enter_is_refused(htcondor_pool):
+    """The README's diamond DAG submitted from a directory of root's: DAGMan, run as the pool's
+    job user, could never start there; dag submit says so in one line and queues nothing."""
+    home = Path(tempfile.mkdtemp(prefix="rootdag-", dir="/tmp"))  # 0700 root
+    shutil.copytree(Path(__file__).parents[2] / "examples/diamond", home / "diamond")
+    try:
+        out = subprocess.run([CRABTUI, "--backend", "htcondor", "dag", "submit", "diamond.dag"], cwd=home / "diamond",
+                             capture_output=True, text=True, timeout=120)
+        user = os.environ["CRABTUI_TESTPOOL_USER"]
+        assert out.returncode == 1 and out.stderr == (
+            f"ERROR: diamond.dag: the pool runs DAGMan as {user}, who cannot enter {home} (drwx------ root), so it "
+            f"would never start; submit the DAG from a directory {user} can write\n"), out.stdout + out.stderr
+        assert not htcondor2.Schedd().query(f'regexp("^{home}/", Iwd)', ["ClusterId"])
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
