@@ -172,7 +172,7 @@ class TaskWorker:
         if self.dagman is not None:
             owner = self.schedd.owner()
             if denied := not_writable(task.task_dir, owner):  # DAGMan would wait in the queue forever
-                raise ValueError(f"the pool runs the task's DAGMan as {owner}, who cannot {denied}; {run_as(owner)}")
+                raise ScheddError(f"the pool runs the task's DAGMan as {owner}, who cannot {denied}; {run_as(owner)}")
             text = format_condor_dagman_sub(dag, options, self.dagman, self.schedd.condor_version)
         else:
             text = format_condor_sub(dag, options, self.state.path)
