@@ -52,6 +52,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
       -force (-f)          overwrite an earlier run's files; ignore its rescue DAGs
       -update_submit       overwrite an earlier run's DAG_FILE.condor.sub only
       -dorescuefrom N      run from rescue DAG number N
+      -autorescue 0|1      0: run the DAG from the start, not from its newest rescue DAG
       -load_save FILE      run from a SAVE_POINT_FILE (a bare name is looked for in save_files/)
       -config FILE         a DAGMan configuration file (DAGMAN_* knobs)
       -AlwaysRunPost       run POST scripts even after a failed PRE script
@@ -63,6 +64,9 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
       -outfile_dir DIR     write DAG_FILE.dagman.out in DIR
       -no_submit           write DAG_FILE.condor.sub but queue nothing
       -debug LEVEL         DAGMan's verbosity in DAG_FILE.dagman.out, 0 to 7
+      -insert_env 'K=V;K2=V2'  set variables in DAGMan's environment (and its scripts')
+      -include_env A,B     pass these of your variables to DAGMan too
+      -import_env          pass your whole environment to DAGMan
       -dagman PATH         (--backend htcondor) the pool's condor_dagman to run
       -usedagdir, -no_recurse, -do_recurse, -suppress_notification, -verbose and
       -AllowVersionMismatch are taken and change nothing here: the DAG always runs in its own
@@ -176,6 +180,13 @@ def _submit_options(given, backend_name: str):
                             "name a file of submit commands") from None
     notification = given.last("-Notification")
     rescue = given.last("-DoRescueFrom")
+    insert_env = [pair.strip() for value in given.values.get("-insert_env", ()) for pair in value.split(";")
+                  if pair.strip()]
+    for pair in insert_env:
+        if "=" not in pair or pair.startswith("="):
+            raise ArgumentError(f"{given.typed['-insert_env']} {pair!r}: give KEY=VALUE pairs separated by ';', "
+                                "e.g. -insert_env 'ANALYSIS=ttbar;RUN=7'")
+    include_env = [name for value in given.values.get("-include_env", ()) for name in value.replace(",", " ").split()]
     return DagSubmitOptions(
         max_jobs=given.number("-MaxJobs"), max_idle=given.number("-MaxIdle"), max_pre=given.number("-MaxPre"),
         max_post=given.number("-MaxPost"), max_hold=given.number("-MaxHold"),
@@ -186,6 +197,8 @@ def _submit_options(given, backend_name: str):
         notification=notification.capitalize() if notification else None,
         outfile_dir=os.path.abspath(outfile_dir) if outfile_dir else None, load_save=given.last("-load_save"),
         update_submit=given.has("-update_submit"),
+        auto_rescue=given.number("-AutoRescue") != 0 if given.has("-AutoRescue") else True,
+        import_env=given.has("-import_env"), include_env=tuple(include_env), insert_env=tuple(insert_env),
         debug=int(given.last("-Debug")) if given.has("-Debug") else None)
 
 

@@ -31,7 +31,6 @@ class Flag:
     refused: str | None = None
 
 
-_ENV = "write ENV GET / ENV SET lines in the DAG file, which crabtui passes to DAGMan"
 _SCHEDD = "crabtui submits to the schedd --backend names: the embedded one, or CONDOR_CONFIG's pool"
 
 # In condor_submit_dag's order (case-insensitive alphabetical), which decides short prefixes.
@@ -39,9 +38,7 @@ FLAGS = sorted([
     Flag("-AllowVersionMismatch"),
     Flag("-AlwaysRunPost"),
     Flag("-Append", "a submit command for the DAGMan job, e.g. 'My.Tag = \"x\"'"),
-    Flag("-AutoRescue", "0 or 1", integer=True,
-         refused="it always runs the newest rescue DAG, as condor_submit_dag does by default; -force runs "
-                 "the DAG from the start instead"),
+    Flag("-AutoRescue", "0 or 1", integer=True),
     Flag("-Batch-Name", "the batch name condor_q shows"),
     Flag("-Config", "a DAGMan configuration file"),
     Flag("-CsdVersion", "a version", refused="condor_submit_dag writes it itself; leave it out"),
@@ -61,9 +58,9 @@ FLAGS = sorted([
     Flag("-DumpRescue", refused="`crabtui dag check --json DAG` shows how the DAG is read"),
     Flag("-f"),
     Flag("-Force"),
-    Flag("-import_env", refused=_ENV),
-    Flag("-include_env", "variable names", refused=_ENV),
-    Flag("-insert_env", "KEY=VALUE pairs", refused=_ENV),
+    Flag("-import_env"),
+    Flag("-include_env", "variable names separated by commas"),
+    Flag("-insert_env", "KEY=VALUE pairs separated by ';'"),
     Flag("-insert_sub_file", "a file of submit commands"),
     Flag("-load_save", "a save point file"),
     Flag("-Lockfile", "a lock file", refused="condor_submit_dag names the lock file DAG.lock; leave it out"),

@@ -274,6 +274,10 @@ class DagmanOut:
                   f"({cluster}.{proc}.{subproc}) {{{event_time(timestamp)}}}"
                   f"{' [recovery mode]' if recovery else ''}", VERBOSE)
 
+    def hold_reason(self, reason: str) -> None:
+        """dag.cpp ``ProcessHeldEvent``, after the JOB_HELD event line."""
+        self.line(f"  Hold reason: {reason}", VERBOSE)
+
     def number_of_idle_job_procs(self, count: int) -> None:
         self.line(f"Number of idle job procs: {count}", VERBOSE)
 

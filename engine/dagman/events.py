@@ -50,6 +50,7 @@ class EventReader:
     jobs_completed: int
     status_outdated: bool
     events_seen: int
+    idle_procs: set[tuple[int, int, int]]
     out: DagmanOut
     jobstate: JobstateLog | None
 
@@ -102,6 +103,8 @@ class EventReader:
                 node = self.scary_submit(event)
             if node is None or not self.sane(event, kind):
                 return
+        if kind in (T.POST_SCRIPT_TERMINATED, T.PRESKIP) and not self.recovering:
+            return  # written by this DAGMan as the script ended, and handled then (checked above, as DAGMan does)
         if node is None or node.status is not NodeState.SUBMITTED:
             return
         node.last_event_time = event_time(event)
@@ -111,6 +114,9 @@ class EventReader:
                        subproc=event.get("Subproc", 0), recovery=self.recovering)
         if self.jobstate:
             self.jobstate.job_event(node.name, kind.name, event.cluster, event.proc, node.last_event_time)
+        proc_id = (event.cluster, event.proc, event.get("Subproc", 0))
+        if kind in (T.JOB_TERMINATED, T.JOB_ABORTED):  # counted before the end is handled, as DAGMan does
+            self.count_idle(kind, proc_id)
         if kind == T.SUBMIT:
             node.procs_seen += 1
         elif kind == T.EXECUTE:
@@ -118,6 +124,7 @@ class EventReader:
         elif kind == T.JOB_EVICTED:
             node.procs_idle += 1
         elif kind == T.JOB_HELD:
+            self.out.hold_reason(event.get("HoldReason") or "(unknown)")
             node.procs_held += 1
             limit = self.options.max_job_holds
             if limit and node.procs_held >= limit and not self.recovering:  # Dag::ProcessHeldEvent
@@ -143,15 +150,34 @@ class EventReader:
                         "got ULOG_JOB_ABORTED event." if value is None else f"failed with signal {max(0, -value)}."))
             if event.cluster > 0:
                 self.jobs_completed += 1
+            subproc = event.get("Subproc", 0)  # a NOOP node's fake id is (0.2147483647.k)
             if value == 0:
-                self.out.job_proc_completed_successfully(node.name, event.cluster, event.proc)
+                self.out.job_proc_completed_successfully(node.name, event.cluster, event.proc, subproc)
             elif value is not None:
                 self.out.job_proc_failed(node.name, event.cluster, event.proc,
                                          status=value if value > 0 else None,
-                                         signal_number=-value if value < 0 else None)
+                                         signal_number=-value if value < 0 else None, subproc=subproc)
             if node.procs_done >= node.procs:
+                # Dag::ProcessJobProcEnd: not said when the last proc failed and no POST script follows
+                if value == 0 or ScriptKind.POST in node.graph.node.scripts:
+                    self.out.node_job_completed(node.name)
                 first = node.first_failure[1] if node.first_failure else 0
                 self.job_finished(node, JOB_ABORTED if first is None else first)
+        if kind not in (T.JOB_TERMINATED, T.JOB_ABORTED):  # after the event is handled (a HOLD script started)
+            self.count_idle(kind, proc_id)
+
+    def count_idle(self, kind, proc: tuple[int, int, int]) -> None:
+        """DAGMan's count of idle job procs, kept from the events it reads (``ProcessIsIdleEvent``,
+        ``ProcessNotIdleEvent``: a held or evicted proc is idle again) and logged after each."""
+        T = htcondor2.JobEventType
+        if kind in (T.SUBMIT, T.JOB_EVICTED, T.JOB_SUSPENDED, T.SHADOW_EXCEPTION, T.JOB_RECONNECT_FAILED,
+                    T.JOB_HELD):
+            self.idle_procs.add(proc)
+        elif kind in (T.EXECUTE, T.JOB_UNSUSPENDED, T.JOB_TERMINATED, T.JOB_ABORTED):
+            self.idle_procs.discard(proc)
+        else:
+            return
+        self.out.number_of_idle_job_procs(len(self.idle_procs))
 
     def sane(self, event, kind) -> bool:
         """``Dag::EventSanityCheck``: a bad event DAGMAN_ALLOW_EVENTS tolerates is logged and

@@ -40,7 +40,7 @@ def options_parser(prog: str = "python -m engine.dagman") -> argparse.ArgumentPa
     parser.add_argument("-force", "--force", action="store_true", help="ignore existing rescue DAGs (renamed .old)")
     parser.add_argument("-dorescuefrom", "-DoRescueFrom", "--dorescuefrom", type=int, metavar="N",
                         help="run from rescue DAG number N")
-    parser.add_argument("-AutoRescue", "--autorescue", type=int, choices=(0, 1),
+    parser.add_argument("-AutoRescue", "-autorescue", "--autorescue", type=int, choices=(0, 1),
                         help="1: run from the newest rescue DAG, if any (default DAGMAN_AUTO_RESCUE, True)")
     parser.add_argument("-AlwaysRunPost", "--always-run-post", action="store_true", dest="always_run_post",
                         default=None, help="run POST scripts even after a failed PRE script")

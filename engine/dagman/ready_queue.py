@@ -211,6 +211,7 @@ class ReadyQueue:
         deferred = []
         queue = self.queue
         started = None  # when this cycle's first real submit began
+        submitted = 0  # NOOP nodes included, as DAGMan counts them
         while queue:
             if max_jobs and queued >= max_jobs:
                 self.max_jobs_deferred += len(queue)
@@ -235,6 +236,8 @@ class ReadyQueue:
             self.submit(node)
             if node.status is NodeState.READY:  # the submit failed: the cycle ends here
                 break
+            if node.graph.node.noop or node.status is NodeState.SUBMITTED:  # not a submit failure
+                submitted += 1
             if node.status is NodeState.SUBMITTED and node.cluster is not None and node.cluster > 0:
                 self.window_submits += 1
                 queued += 1
@@ -243,6 +246,8 @@ class ReadyQueue:
                     categories[category] = categories.get(category, 0) + 1
         for node in deferred:
             self.enqueue(node, True)
+        if submitted:
+            self.out.just_submitted(submitted)
 
     def may_submit(self, node: Node, started: float | None) -> bool:
         """Whether a job may be submitted now: not past DAGMAN_MAX_SUBMITS_PER_INTERVAL in this

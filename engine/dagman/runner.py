@@ -103,6 +103,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.status_outdated = True  # an event was read since the last dump (DAGMan's _statusFileOutdated)
         self.started = 0.0
         self.events_seen = 0  # node job events read
+        self.idle_procs: set[tuple[int, int, int]] = set()  # as the events read say, for dagman.out
         self.pending_check = (0, 0.0)  # (events seen, when) at the last new event, for DAGMAN_PENDING_REPORT_INTERVAL
         self.pending_reported = 0.0
         self.out = DagmanOut(dagman_out_path(os.path.abspath(self.dag_file), self.options.outfile_dir),
@@ -176,10 +177,11 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.stop_scripts()
             code = EXIT_ERROR
         try:
-            self.print_status(force=True)
             final_done = self.final is not None and self.final.status is NodeState.DONE
             if code == EXIT_OKAY and (final_done or not self.failed_count and self.aborting is None):
+                self.print_status()  # the last cycle's table, then ExitSuccess's
                 self.out.all_jobs_completed(self.deferrals())
+            self.print_status(force=True)
             if self.fatal is None:
                 outcome = self.closing_outcome(code)
                 self.update_status_file(outcome, force=outcome is DagOutcome.REMOVED, closing=True)

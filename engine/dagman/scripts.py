@@ -162,7 +162,8 @@ class ScriptQueue:
             "$NODE_COUNT": str(self.census.total), "$DAGID": str(self.options.dagman_id),
         }
         if kind is not ScriptKind.PRE:
-            codes = [c for c in node.exit_codes.values() if c is not None]
+            # a proc killed by a signal counts as -1: its terminate event has no return value
+            codes = [max(c, -1) for c in node.exit_codes.values() if c is not None]
             cluster = node.cluster if node.cluster is not None and node.cluster > 0 else 0
             last_proc = max(node.exit_codes, default=0)
             job_id = f"{cluster}.{last_proc}"
@@ -172,7 +173,7 @@ class ScriptQueue:
                 "$JOBID": job_id, "$CLUSTERID": str(cluster),
                 "$RETURN": str(JOB_SKIPPED if node.job_skipped else node.retval if node.retval is not None else -1),
                 "$PRE_SCRIPT_RETURN": str(node.pre_return if node.pre_return is not None else -1),
-                "$JOB_COUNT": str(node.procs), "$SUCCESS": "True" if node.successful else "False",
+                "$JOB_COUNT": str(node.procs if cluster > 0 else 0), "$SUCCESS": "True" if node.successful else "False",
                 "$JOB_ABORT_COUNT": str(sum(1 for c in node.exit_codes.values() if c is None)),
                 "$EXIT_CODES": ",".join(str(c) for c in sorted(set(codes))),
                 "$EXIT_CODE_COUNTS": ",".join(f"{c}:{codes.count(c)}" for c in sorted(set(codes))),
@@ -246,15 +247,23 @@ class ScriptQueue:
         """``ScriptQ::ReapScript``: the script's exit code decides, as the PRE or POST reaper says."""
         if self.final is None and self.shutting_down():
             return
-        self.print_script_result(node, kind, code)
         if kind is ScriptKind.POST:  # DAGMan learns a POST's result from this event in the nodes log
             now = datetime.fromtimestamp(self.clock()).astimezone()
+            # the node's job id: its cluster, a NOOP node's fake (0.2147483647.k), 0.0.0 if none
+            cluster, proc, subproc = 0, 0, 0
+            if node.cluster is not None and node.cluster > 0:
+                cluster = node.cluster
+            elif node.cluster is not None and node.cluster < 0:
+                proc, subproc = INT_MAX, -node.cluster
             self.nodes_log.write(PostScriptTerminatedEvent(
-                cluster=node.cluster if node.cluster and node.cluster > 0 else 0, proc=0, time=now,
+                cluster=cluster, proc=proc, subproc=subproc, time=now,
                 dag_node_name=node.name, return_value=code if code >= 0 else None,
                 signal_number=-code if code < 0 else None))
+            self.out.event("POST_SCRIPT_TERMINATED", node.name, cluster, proc, now.timestamp(), subproc=subproc)
+            self.print_script_result(node, kind, code)
             self.post_result(node, code, int(now.timestamp()))
             return
+        self.print_script_result(node, kind, code)
         if self.jobstate:
             self.jobstate.script_success_or_failure(node.name, kind.value, code, node.last_event_time)
         if kind is ScriptKind.PRE:
@@ -265,8 +274,10 @@ class ScriptQueue:
             elif node.graph.node.pre_skip is not None and code == node.graph.node.pre_skip:
                 now = datetime.fromtimestamp(self.clock()).astimezone()
                 self.noop_counter += 1
+                self.out.pre_skip(node.name, code)
                 self.nodes_log.write(PreSkipEvent(cluster=0, proc=INT_MAX, subproc=self.noop_counter, time=now,
                                                   dag_node_name=node.name))
+                self.out.event("PRESKIP", node.name, 0, INT_MAX, now.timestamp(), subproc=self.noop_counter)
                 self.status_outdated = True  # read back as an event by DAGMan
                 if self.jobstate:
                     self.jobstate.job_event(node.name, "PRESKIP", 0, INT_MAX, int(now.timestamp()))

@@ -26,8 +26,8 @@ from engine.schedd.local.submit import format_arguments
 
 # condor_submit_dag's default on_exit_remove: a DAGMan that crashed (signal 11 aside) or was
 # killed is queued again by the schedd, and comes back in recovery mode.
-# The files of a previous run that -force deletes and that stop a submit without it (the
-# first one may be overwritten with -update_submit).
+# The files of a previous run that -force deletes and that stop a submit without it (or
+# -update_submit, which keeps them and rewrites the first).
 _OVERWRITTEN = (".condor.sub", ".dagman.log", ".lib.out", ".lib.err")
 
 ON_EXIT_REMOVE = "(ExitSignal =?= 11 || (ExitCode =!= UNDEFINED && ExitCode >=0 && ExitCode <= 2))"
@@ -58,6 +58,10 @@ class DagSubmitOptions:
     outfile_dir: str | None = None  # -outfile_dir: where <dag>.dagman.out goes
     debug: int | None = None  # -debug: DAGMan's verbosity (DAGMAN_VERBOSITY)
     update_submit: bool = False  # -update_submit: an earlier run's <dag>.condor.sub may be overwritten
+    auto_rescue: bool = True  # -autorescue 0: the newest rescue DAG is not run (DAGMAN_AUTO_RESCUE)
+    import_env: bool = False  # -import_env: DAGMan gets the submitter's whole environment
+    include_env: tuple[str, ...] = ()  # -include_env: more of the submitter's variables for DAGMan
+    insert_env: tuple[str, ...] = ()  # -insert_env: KEY=VALUE pairs set in DAGMan's environment
 
 
 def dagman_out(dag_file: str, options: DagSubmitOptions) -> str:
@@ -78,7 +82,7 @@ def files(dag_file: str, options: DagSubmitOptions | None = None) -> dict[str, s
 
 def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
     """condor_dagman's command line for the job (after the interpreter)."""
-    argv = ["-m", "engine.dagman", "-Lockfile", dag_file + ".lock", "-AutoRescue", "1"]
+    argv = ["-m", "engine.dagman", "-Lockfile", dag_file + ".lock", "-AutoRescue", str(int(options.auto_rescue))]
     for flag, value in (("-maxjobs", options.max_jobs), ("-maxidle", options.max_idle),
                         ("-maxpre", options.max_pre), ("-maxpost", options.max_post),
                         ("-maxhold", options.max_hold)):
@@ -107,8 +111,8 @@ def format_condor_sub(dag_file: str, options: DagSubmitOptions, state_dir: str |
     submitter's secrets; ``state_dir`` tells it its schedd."""
     name = os.path.basename(dag_file)
     dag = parse_file(dag_file)
-    getenv = ",".join([DAGMAN_GETENV, *dag.env_get])
-    environment = [*dag.env_set, *([f"CRABTUI_STATE_DIR={state_dir}"] if state_dir else [])]
+    getenv = "true" if options.import_env else ",".join([DAGMAN_GETENV, *dag.env_get, *options.include_env])
+    environment = [*dag.env_set, *options.insert_env, *([f"CRABTUI_STATE_DIR={state_dir}"] if state_dir else [])]
     return _dagman_job(name, "crabtui dag submit", sys.executable, getenv, dagman_arguments(name, options),
                        environment, options, dag.set_job_attrs)
 
@@ -180,14 +184,17 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
         path = save_file_path(dag_file, options.load_save)
         if not os.path.exists(path):
             raise _error(path, f"-load_save {options.load_save}: there is no such save file")
-    elif not rescues:
-        for path in (dag_file + suffix for suffix in (_OVERWRITTEN[1:] if options.update_submit else _OVERWRITTEN)):
+    elif (not rescues or not options.auto_rescue) and not options.update_submit:
+        # with -autorescue 0 a rescue DAG does not excuse them; -update_submit does (ensureOutputFilesExist)
+        for path in (dag_file + suffix for suffix in _OVERWRITTEN):
             if os.path.exists(path):
                 raise _error(path, "already exists: some files needed by DAGMan exist from an earlier run; "
-                             "rename them, or use -force to overwrite them")
+                             "rename them, use -force to overwrite them, or -update_submit to update the "
+                             "submit file and continue")
     if os.path.exists(dag_file + ".halt"):
         os.unlink(dag_file + ".halt")
-    if rescues and not options.force and options.do_rescue_from is None and knobs.get("auto_rescue", True):
+    if rescues and not options.force and options.do_rescue_from is None and options.auto_rescue \
+            and knobs.get("auto_rescue", True):
         return rescues[-1][0]
     return None
 
@@ -218,7 +225,7 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
     on the submitting host and leaks the submitter's environment into DAGMan."""
     name = os.path.basename(dag_file)
     notification = ["-notification", options.notification] if options.notification else ["-Suppress_notification"]
-    argv = ["-p", "0", "-f", "-l", ".", "-Lockfile", f"{name}.lock", "-AutoRescue", "1",
+    argv = ["-p", "0", "-f", "-l", ".", "-Lockfile", f"{name}.lock", "-AutoRescue", str(int(options.auto_rescue)),
             "-DoRescueFrom", str(options.do_rescue_from or 0), "-Dag", name, *notification,
             "-CsdVersion", csd_version, "-Dagman", dagman]
     for flag, value in (("-MaxJobs", options.max_jobs), ("-MaxIdle", options.max_idle),
@@ -237,13 +244,14 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
     if options.debug is not None:
         argv += ["-Debug", str(options.debug)]
     dag = parse_file(dag_file)  # condor_submit_dag reads CONFIG, SET_JOB_ATTR and ENV lines
-    environment = [*dag.env_set, f"_CONDOR_DAGMAN_LOG={dagman_out(name, options)}", "_CONDOR_MAX_DAGMAN_LOG=0"]
+    environment = [*dag.env_set, *options.insert_env, f"_CONDOR_DAGMAN_LOG={dagman_out(name, options)}", "_CONDOR_MAX_DAGMAN_LOG=0"]
     config = options.config
     if config is None and (in_dag := dag.config):
         config = os.path.join(os.path.dirname(os.path.abspath(dag_file)), in_dag)
     if config:  # condor_submit_dag hands DAGMan its -config file this way
         environment.append(f"_CONDOR_DAGMAN_CONFIG_FILE={config}")
-    getenv = ",".join(dag.env_get) or "false"  # not the host's own CONDOR_CONFIG
+    # not the host's own CONDOR_CONFIG, unless -import_env asks for the whole environment
+    getenv = "true" if options.import_env else ",".join([*dag.env_get, *options.include_env]) or "false"
     return _dagman_job(name, "crabtui dag submit --backend htcondor", dagman, getenv, argv, environment, options,
                        dag.set_job_attrs)
 

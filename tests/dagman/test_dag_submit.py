@@ -142,6 +142,8 @@ def test_rm_of_the_dagman_job_removes_its_nodes_writes_a_rescue_dag_and_runs_fin
     assert schedd.query(f"DAGManJobId == {cluster}") == []
     a = schedd.history('DAGNodeName == "A"', ["JobStatus", "RemoveReason"], match=1)[0]
     assert a["JobStatus"] == 3
+    assert a["RemoveReason"].startswith("DAG Removed: User removed scheduler job from queue."), \
+        "DAGMan removes its node jobs before the schedd would (OtherJobRemoveRequirements), as on the pool"
     assert json.loads((gated / "d.dag.metrics").read_text())["DagStatus"] == 4
 
 
@@ -156,6 +158,8 @@ def test_rm_of_a_dag_without_final_runs_no_post_script_of_its_removed_jobs(gated
     assert finished(schedd, cluster)["JobStatus"] == 3
     assert exit_line(gated / "d.dag").endswith("EXITING WITH STATUS 2")
     assert runs(gated) == ["A"], "no POST script after the removal"
+    a = schedd.history('DAGNodeName == "A"', ["RemoveReason"], match=1)[0]
+    assert a["RemoveReason"].startswith("DAG Removed: User removed scheduler job from queue.")
 
 
 def test_hold_stops_dagman_and_release_recovers_without_rerunning_anything(gated, schedd):

@@ -122,3 +122,58 @@ def test_dagman_stopped_by_its_config_says_why_in_dagman_out(gated, schedd):
     out = (gated / "d.dag.dagman.out").read_text()
     assert "ERROR: d.config:1: DAGMAN_MAX_JOBS_SUBMITTED = 'lots': expected a number" in out
     assert runs(gated) == []
+
+
+def test_environment_options_reach_dagman_and_its_scripts(gated, schedd, monkeypatch):
+    """-insert_env sets variables, -include_env and -import_env pass the submitter's, as
+    condor_submit_dag 23.9.6 writes them into the .condor.sub (seen on the pool)."""
+    (gated / "env.sh").write_text('echo "$ANALYSIS $RUN $MYVAR $OTHER" >> scripts.txt\n')
+    (gated / "d.dag").write_text(DAG + "SCRIPT PRE A /bin/sh env.sh\n")
+    release(gated, "A")
+    monkeypatch.setenv("MYVAR", "mine")
+    monkeypatch.setenv("OTHER", "other")
+    result = crabtui(schedd, "dag", "submit", "-insert_env", "ANALYSIS=ttbar;RUN=7", "-include_env", "MYVAR",
+                     "d.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    assert finished(schedd, int(re.search(r"cluster (\d+)\.", result.stdout).group(1)))["ExitCode"] == 0
+    sub = (gated / "d.dag.condor.sub").read_text()
+    assert re.search(r"^getenv\s*= CONDOR_CONFIG,.*,MYVAR$", sub, re.M) and "ANALYSIS=ttbar RUN=7" in sub
+    result = crabtui(schedd, "dag", "submit", "-f", "-import_env", "d.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    assert finished(schedd, int(re.search(r"cluster (\d+)\.", result.stdout).group(1)))["ExitCode"] == 0
+    assert (gated / "scripts.txt").read_text().splitlines() == ["ttbar 7 mine ", "  mine other"]
+
+
+def test_bad_insert_env_is_one_line(gated, schedd):
+    (gated / "d.dag").write_text(DAG)
+    line = one_error_line(crabtui(schedd, "dag", "submit", "-insert_env", "ANALYSIS", "d.dag", cwd=gated))
+    assert "-insert_env 'ANALYSIS': give KEY=VALUE pairs separated by ';'" in line
+
+
+def test_autorescue_0_runs_the_dag_from_the_start_and_keeps_its_rescue_dag(gated, schedd):
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
+    (gated / "d.dag.rescue001").write_text("# Rescue DAG version: 2.0.1 (partial)\nDONE A\n")
+    release(gated, "A", "B")
+    result = crabtui(schedd, "dag", "submit", "-autorescue", "0", "d.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    assert "Running rescue DAG" not in result.stdout and "-AutoRescue 0" in (gated / "d.dag.condor.sub").read_text()
+    assert finished(schedd, int(re.search(r"cluster (\d+)\.", result.stdout).group(1)))["ExitCode"] == 0
+    assert runs(gated) == ["A", "B"], "A ran again: the rescue DAG was not used"
+    assert (gated / "d.dag.rescue001").exists()
+    again = one_error_line(crabtui(schedd, "dag", "submit", "-autorescue", "0", "d.dag", cwd=gated))
+    assert "d.dag.condor.sub" in again and "already exists" in again, "no rescue DAG excuses the old files"
+
+
+def test_update_submit_reruns_over_an_earlier_runs_files(gated, schedd):
+    """condor_submit_dag 23.9.6 checks none of the earlier run's files with -update_submit (seen
+    on the pool with -autorescue 0 beside a rescue DAG), and names it in its refusal."""
+    (gated / "d.dag").write_text(DAG)
+    release(gated, "A")
+    assert finished(schedd, int(re.search(r"cluster (\d+)\.", crabtui(
+        schedd, "dag", "submit", "d.dag", cwd=gated).stdout).group(1)))["ExitCode"] == 0
+    refused = one_error_line(crabtui(schedd, "dag", "submit", "-autorescue", "0", "d.dag", cwd=gated))
+    assert "-update_submit" in refused
+    again = crabtui(schedd, "dag", "submit", "-update_submit", "-autorescue", "0", "d.dag", cwd=gated)
+    assert again.returncode == 0, again.stderr
+    assert finished(schedd, int(re.search(r"cluster (\d+)\.", again.stdout).group(1)))["ExitCode"] == 0
+    assert runs(gated) == ["A", "A"]

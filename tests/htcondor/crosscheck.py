@@ -103,11 +103,15 @@ def scripts_and_runs(directory: Path, ordered: bool = False) -> dict[str, list[s
 
 def dagman_out(dag: Path, prefixes: tuple[str, ...]) -> list[str]:
     """dagman.out's lines that start with one of ``prefixes`` (after the time), in order,
-    cluster ids renumbered in order of appearance."""
+    cluster ids renumbered in order of appearance, event lines without their event's time."""
     ids = Ids()
     lines = Path(f"{dag}.dagman.out").read_text().splitlines()
-    return [re.sub(r"HTCondor ID (\d+)", lambda m: "HTCondor ID " + ids(m.group(1) + ".0")[:-2], ids(line[18:]))
+    return [re.sub(r"HTCondor ID (\d+)", lambda m: "HTCondor ID " + ids(m.group(1) + ".0")[:-2],
+                   ids(_EVENT_TIME.sub("", line[18:])))
             for line in lines if line[18:].startswith(prefixes)]
+
+
+_EVENT_TIME = re.compile(r" \{\d\d/\d\d/\d\d \d\d:\d\d:\d\d\}")
 
 
 def jobstate(path: Path, timed: bool = False) -> dict[str, list[str]]:

@@ -270,6 +270,16 @@ CASES: dict[str, Case] = {
     "provisioner": Case('PROVISIONER prov provisioner.sub\nSERVICE srv service.sub\nJOB A job.sub\nJOB B job.sub\n'
                         'VARS ALL_NODES code="0"\nPARENT A CHILD B\n', PROVISIONER_FILES, ordered=True,
                         jobstate_timed=True),
+    # The manual's POST scripts in a chain, so that dagman.out's order is DAGMan's: a NOOP node's
+    # POST, a POST that masks a failed job, a POST that fails and retries its node, a signal.
+    "post_results": Case('JOB A job.sub NOOP\nSCRIPT POST A /bin/sh echo.sh $JOB $JOBID $RETURN $JOB_COUNT $SUCCESS\n'
+                         'JOB B job.sub\nVARS B code="3"\nSCRIPT POST B /bin/sh echo.sh $JOB $RETURN $EXIT_CODES\n'
+                         'JOB C job.sub\nVARS C code="0"\nSCRIPT POST C /bin/sh fail.sh\nRETRY C 1\n'
+                         'JOB D kill.sub\nSCRIPT POST D /bin/sh echo.sh $JOB $RETURN $EXIT_CODES $EXIT_CODE_COUNTS\n'
+                         "PARENT A CHILD B\nPARENT B CHILD D\nPARENT D CHILD C\n",
+                         {"kill.sub": "executable = kill.sh\nqueue\n", "kill.sh": ("#!/bin/sh\nkill -TERM $$\n", X)},
+                         dagman_out=("Event: ULOG_", "Node A job", "Node B job", "Node C job", "Node D job",
+                                     "POST Script of node", "POST for Node", "Number of idle job procs")),
 }
 REMOVED = "remove"
 CLUSTERS: dict[Path, int] = {}

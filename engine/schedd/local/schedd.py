@@ -854,7 +854,6 @@ class LocalSchedd:
 
     def _remove(self, ads: list[classad2.ClassAd], reason: str, force: bool = False) -> None:
         now = int(self.clock())
-        ads = self._with_dependents(ads)
         with self._unit("remove"):
             for ad in ads:
                 if ad["JobStatus"] != JobStatus.REMOVED:
@@ -871,21 +870,20 @@ class LocalSchedd:
                     self._vacating.setdefault(key, {})  # JOB_EVICTED comes before JOB_ABORTED
                     self._save([ad])
 
-    def _with_dependents(self, ads: list[classad2.ClassAd]) -> list[classad2.ClassAd]:
-        """Add the jobs a removed job takes with it (``OtherJobRemoveRequirements``, as DAGMan sets)."""
-        chosen = {job_id(ad): ad for ad in ads}
-        pending = list(ads)
-        while pending:
-            ad = pending.pop()
-            requirement = ad.get("OtherJobRemoveRequirements")
-            if not requirement:
-                continue
-            expr = _constraint(str(requirement))
-            for key, other in self.jobs.items():
-                if key not in chosen and other["JobStatus"] != JobStatus.REMOVED and expr.eval(scope=other) is True:
-                    chosen[key] = other
-                    pending.append(other)
-        return list(chosen.values())
+    def _remove_dependents(self, ad: classad2.ClassAd) -> None:
+        """Inside a unit: a job leaving the queue takes with it the jobs its
+        ``OtherJobRemoveRequirements`` names (DAGMan's node jobs), as the schedd's
+        ``removeOtherJobs`` does once the job has finished: a removed DAGMan removes its node
+        jobs itself first, and they keep its reason."""
+        requirement = ad.get("OtherJobRemoveRequirements")
+        if not requirement:
+            return
+        expr = _constraint(str(requirement))
+        others = [other for other in self.jobs.values()
+                  if other["JobStatus"] != JobStatus.REMOVED and expr.eval(scope=other) is True]
+        if others:
+            self._remove(others, f"removed because <OtherJobRemoveRequirements = {requirement}> fired when job "
+                                 f"({ad['ClusterId']}.{ad['ProcId']}) was removed")
 
     def _evict(self, ads: list[classad2.ClassAd], reason: str,
                requeued: tuple[int | None, int | None] | None = None) -> None:
@@ -923,6 +921,7 @@ class LocalSchedd:
         del self.jobs[key]
         self.texts.pop(key, None)
         self._logs.pop(key, None)
+        self._remove_dependents(ad)
 
     def _stop(self, ad: classad2.ClassAd, request: str) -> None:
         """Once the unit is committed, ask the job's starter to stop it: its kill signal, then
