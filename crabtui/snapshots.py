@@ -65,7 +65,7 @@ class TaskSummary:
     counts: dict[str, int]  # shown state -> jobs
     total: int
     scheduler_status: str | None
-    error: str = ""  # why the task's jobs could not be read ("" if they were)
+    error: str = ""  # why the task's jobs could not be read, or its DAGMan has not started ("" if neither)
     probing: bool = False  # an automatic task with only its probes: how many jobs it has is not known yet
 
 
@@ -225,7 +225,7 @@ class Backend:
                 counts = state_counts(view.jobs, automatic)
                 summaries.append(TaskSummary(task, counts, len(view.jobs),
                                              scheduler_status(task.status, task.dagman_id, view),
-                                             probing=automatic and only_probes(view.jobs)))
+                                             view.dag_waiting or "", probing=automatic and only_probes(view.jobs)))
             owner = self._owner(schedd)
         return TasksSnapshot(summaries, now, owner)
 

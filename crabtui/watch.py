@@ -53,9 +53,7 @@ def _line(snapshot: TaskSnapshot, now: float, countdowns: bool, bar: int, words:
         line.append("  ")
         line.append(glyph_counts(counts, DEFAULT_PALETTE))
         line.append(f" of {len(jobs)}" if jobs else "no jobs yet")
-        if snapshot.halted:
-            line.append("  HALTED")
-        return line
+        return _flags(line, snapshot)
     parts = []
     for state in NODE_STATES:
         if counts.get(state):
@@ -66,8 +64,16 @@ def _line(snapshot: TaskSnapshot, now: float, countdowns: bool, bar: int, words:
                     part += f" (next retry {countdown(min(deadlines) - now)})"
             parts.append(part)
     line.append(f"  {', '.join(parts) or 'no jobs yet'} of {len(jobs)}")
+    return _flags(line, snapshot)
+
+
+def _flags(line: Text, snapshot: TaskSnapshot) -> Text:
+    """What holds the whole task up: its DAG halted, or its DAGMan not started and why."""
     if snapshot.halted:
         line.append("  HALTED")
+    if snapshot.view.dag_waiting:
+        line.append(f"  {snapshot.view.dag_waiting}", style="yellow")
+        line.no_wrap = False  # a reason cut at the terminal's edge says nothing
     return line
 
 

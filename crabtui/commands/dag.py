@@ -101,6 +101,8 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         fail(str(e))
     try:
         with schedd(ctx) as client:
+            if backend(ctx) == "htcondor" and not given.has("-no_submit"):
+                _check_dagman_can_write(client, dag_file)
             rescue = prepare(dag_file, options)
             if backend(ctx) == "htcondor":
                 text = format_condor_dagman_sub(dag_file, options, given.last("-DAGMan") or condor_dagman(),
@@ -128,6 +130,17 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
                    f"crabtui job submit {dag_file}.condor.sub\n{rule}")
         return
     click.echo(f"\nSubmitting job(s).\n1 job(s) submitted to cluster {result.cluster}.\n{rule}")
+
+
+def _check_dagman_can_write(client, dag_file: str) -> None:
+    """A pool's schedd starts DAGMan as the Owner of its job, in the DAG's directory; where that
+    user cannot write, the DAGMan job waits in the queue forever and only the schedd's log says why."""
+    from engine.schedd.scheduler_start import not_writable
+
+    owner = client.owner()
+    if denied := not_writable(os.path.dirname(os.path.abspath(dag_file)), owner):
+        fail(f"{dag_file}: the pool runs DAGMan as {owner}, who cannot {denied}, so it would never start; "
+             f"submit the DAG from a directory {owner} can write")
 
 
 def _one_dag_file(given, argv: list[str]) -> str:

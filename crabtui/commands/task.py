@@ -374,6 +374,18 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
     click.echo(f"{path}: {len(tasks)} task(s) submitted: {', '.join(tasks)}.")
 
 
+def _submit_failure(state, name: str) -> str | None:
+    """Why the pool's task worker refused task ``name`` just now (None: it did not)."""
+    from engine.crab.taskworker.taskdb import SUBMITFAILED, TaskDB
+
+    db = TaskDB(state.tasks)
+    try:
+        task = db.get(name)
+    finally:
+        db.close()
+    return task.message or "no reason recorded" if task.status == SUBMITFAILED else None
+
+
 def _scripts_own_c(config: str | None, value: str) -> bool:
     """Whether ``-c VALUE`` after ``--multicrab SCRIPT.py`` is the script's own option (CRAB's
     multicrab example reads ``-c/--crabCmd submit``), not crab submit's ``-c FILE``: SCRIPT.py is
@@ -422,11 +434,15 @@ class _Submitter:
             self.refused(f"{cfg.source}: General.requestName: {e}")
             raise SubmitFailed(f"{cfg.source}: General.requestName: {e}") from None
         try:
-            done = self._submit(cfg, path)
+            done, failure = self._submit(cfg, path)
         finally:
             if not os.path.exists(os.path.join(path, project.RECORD)):  # nothing was recorded
                 project.remove(path)
         shown = shlex.quote(project.display_path(cfg.work_area, cfg.request_name))
+        if failure is not None:  # carried out at once on a pool, and refused there: crab's 'Submission failed'
+            remember(self.state, done.name)
+            self.refused(failure)
+            raise SubmitFailed(f"task {done.name} (project directory {shown}) is SUBMITFAILED: {failure}")
         for note in (*done.notes, *filter(None, [cfg.ignored_note()])):
             click.echo(f"Note: {note}")
         for warning in done.warnings:  # before Success, as crab submit logs them while it checks
@@ -440,7 +456,8 @@ class _Submitter:
 
     def _submit(self, cfg, path: str):
         """Submit ``cfg``, and fill its project directory ``path`` once the task is recorded (before a
-        pool's schedd is asked: a task it refuses is SUBMITFAILED, and has its directory)."""
+        pool's schedd is asked: a task it refuses is SUBMITFAILED, and has its directory).  Returns
+        the submission and, on a pool, why the pool refused the task (None if it did not)."""
         from engine.crab.client import project
         from engine.crab.client.crab_config_py import SubmitFailed
         from engine.crab.client.submit import SubmitError
@@ -466,12 +483,13 @@ class _Submitter:
                                     backend=backend(self.ctx), config=cfg.source, task_dir=done.task_dir)
                 project.log_command(made, sys.argv[1:])
                 _carry_out(self.ctx, self.state, client)
+                failure = _submit_failure(self.state, done.name) if backend(self.ctx) == "htcondor" else None
         except (SubmitError, ScheddError) as e:
             self.refused(str(e))
             if done is None:
                 raise SubmitFailed(str(e)) from None
             raise SubmitFailed(f"{e} (task {done.name} is recorded; its project directory is {path})") from None
-        return done
+        return done, failure
 
     def _dry_run(self, cfg) -> str:
         """crab submit --dryrun: the jobs the task would have; nothing is recorded (crab leaves the
@@ -640,8 +658,8 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
             per_status[j.state] = per_status.get(j.state, 0) + 1
         click.echo(json.dumps({"name": task.name, "status": task.status, "command": task.command,
                                "dagman_id": task.dagman_id, "message": task.message,
-                               "scheduler_status": scheduler, "task_dir": task.task_dir,
-                               "project_dir": _project_dir(task),
+                               "scheduler_status": scheduler, "dagman_waiting": view.dag_waiting,
+                               "task_dir": task.task_dir, "project_dir": _project_dir(task),
                                "input_lumis": view.input_lumis,
                                # the keys of the dictionary crab status returns to scripts
                                "dbStatus": server_status(task.status, scheduler), "dagStatus": scheduler or "",

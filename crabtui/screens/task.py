@@ -261,7 +261,9 @@ class TaskScreen(PollingScreen):
         if task.message:
             first.append(f"  {task.message}", style="dim")
         jobs = snapshot.view.jobs
-        if self.automatic and only_probes(jobs):
+        if snapshot.view.dag_waiting:  # in full on the Summary tab, whose text wraps
+            second = Text(f"⚠ {snapshot.view.dag_waiting}", style=palette.style("error"), no_wrap=True)
+        elif self.automatic and only_probes(jobs):
             second = Text("probing  ", style="bold", no_wrap=True)
             second.append(states.state_counts(self.counts, palette))
             second.append(f"  of {plural(len(jobs), 'probes')}: the processing jobs are made once they end")
@@ -326,7 +328,8 @@ class TaskScreen(PollingScreen):
             path = dagman_out(self.snapshot.task.task_dir)
             why = unreadable(path)
             if why or not os.path.exists(path):
-                return why or "RunJobs.dag.dagman.out does not exist yet: the task's DAGMan has not started"
+                return why or ("RunJobs.dag.dagman.out does not exist yet: "
+                               + (self.snapshot.view.dag_waiting or "the task's DAGMan has not started"))
         return log.describe("RunJobs.dag.dagman.out")
 
     def on_live_table_view_changed(self, event: LiveTable.ViewChanged) -> None:

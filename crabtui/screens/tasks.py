@@ -10,7 +10,7 @@ from textual.binding import Binding
 
 from crabtui.screens.listing import ListScreen
 from crabtui.snapshots import TasksSnapshot, TaskSummary
-from crabtui.widgets.live_table import Column, plural
+from crabtui.widgets.live_table import Column, LiveTable, plural
 from crabtui.widgets.states import DONE_STATES, Palette, progress_bar, state_counts, task_status
 from engine.crab.taskworker.taskdb import killable
 
@@ -85,12 +85,18 @@ class TasksScreen(ListScreen):
             return text
         if not self.table.items:
             return f"None of your tasks here; {len(snapshot.tasks)} of other users (u shows them)."
+        current = self.current()
+        if current is not None and current.error:  # the Message column may be out of sight
+            return f"⚠ {current.error}"
         users: dict[str, int] = {}
         for s in snapshot.tasks:
             users[s.task.user] = users.get(s.task.user, 0) + 1
         who = f"{snapshot.owner}'s only (u: all)" if self.mine_only else "all users' (u: yours only)"
         per_user = ", ".join(f"{user} {n}" for user, n in sorted(users.items()))
         return f"{text} · {who} · per user: {per_user}"
+
+    def on_line_table_row_highlighted(self, event: LiveTable.RowHighlighted) -> None:
+        self.update_info()  # the info line names what holds up the task under the cursor
 
     def action_toggle_users(self) -> None:
         self.mine_only = not self.mine_only

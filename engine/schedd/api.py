@@ -130,6 +130,11 @@ class Schedd(Protocol):
     def owner(self) -> str:
         """Who the schedd knows us as: the Owner of the jobs we submit."""
 
+    @property
+    def schedd_log(self) -> str | None:
+        """The schedd's own log, where this machine can read it (None: it cannot): what the schedd
+        says only there, such as why it cannot start a scheduler-universe job."""
+
     def act(self, action: JobAction, job_spec: JobSpec, reason: str | None = None) -> ActResult:
         """Hold, release or remove jobs.  Jobs named by id that cannot take the action are an
         error; for a constraint the result counts them."""

@@ -129,6 +129,15 @@ class HTCondorSchedd:
             self._owner = who.partition("@")[0]
         return self._owner
 
+    @property
+    def schedd_log(self) -> str | None:
+        """``SCHEDD_LOG`` of the configuration (on an access point, the schedd's own), if this
+        process can read it and the schedd is the local one."""
+        path = htcondor2.param.get("SCHEDD_LOG")
+        if self.pool or (self.name and self.name != htcondor2.param.get("SCHEDD_NAME")) or not path:
+            return None
+        return path if os.access(path, os.R_OK) else None
+
     def act(self, action: JobAction | str, job_spec: JobSpec, reason: str | None = None) -> ActResult:
         action = JobAction(action)
         with self._errors(f"{action.value.lower()} of {_describe(job_spec)}", "WRITE"):

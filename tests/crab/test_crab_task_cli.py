@@ -358,7 +358,8 @@ def test_blocks_skipped_at_submit_stay_among_the_warnings_task_status_prints(tmp
     warnings = [line for line in printed.stdout.splitlines() if line.startswith("Warning:\t\t\t")]
     assert len(warnings) == 1 and warnings[0].startswith(f"Warning:\t\t\t{skipped}"), printed.stdout
     assert "1 (out of 2) blocks are only present at blacklisted" in warnings[0]
-    assert crabtui(state, "task", "kill", "ttbar_cern_only", cwd=tmp_path).returncode == 0
+    killed = crabtui(state, "task", "kill", "ttbar_cern_only", cwd=tmp_path)  # its two jobs may be done already
+    assert killed.returncode == 0 or "in the COMPLETED status" in killed.stderr, killed.stderr
 
 
 def test_a_pool_file_edited_while_the_schedd_runs_is_noted_at_submit(tmp_path, state):

@@ -96,7 +96,8 @@ def test_a_killed_task_on_the_pool(user):
     and its running jobs killed."""
     name = user.submit("kill.toml", config("tokill", scale=5, total=40))
     deadline = time.monotonic() + 120
-    while not any(j["state"] == "running" for j in user.status(name)["jobs"]):
+    # a job that has run a while (50 simulated seconds: its payload started, past its input transfer)
+    while not any(j["state"] == "running" and (j["runtime_s"] or 0) >= 50 for j in user.status(name)["jobs"]):
         assert time.monotonic() < deadline, "no job of the task started running"
     out = user.ok("task", "kill", "tokill")
     assert "Kill request for task" in out
@@ -108,6 +109,9 @@ def test_a_killed_task_on_the_pool(user):
     while "killing" in (states := {j["state"] for j in user.status(name)["jobs"]}):  # until the pool let them go
         assert time.monotonic() < deadline, "jobs stayed killing"
     assert "running" not in states and "killed" in states, states
+    # The pool brings no file of a removed job back: its site (and memory) come from its log.
+    killed = [j for j in user.status(name)["jobs"] if j["state"] == "killed" and j["runtime_s"]]
+    assert killed and all(j["site_history"][-1] in POOL_SITES for j in killed), killed
     assert not htcondor2.Schedd().query(f"ClusterId == {status['dagman_id']} || DAGManJobId == {status['dagman_id']}",
                                         ["ClusterId"])
 

@@ -17,6 +17,8 @@ would leave out the time the job took to stop.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 
 def restarts(log_path: str) -> int:
     """The restarts of the job whose user log is ``log_path`` (0 if there is no log yet)."""
@@ -48,9 +50,19 @@ def restarts(log_path: str) -> int:
     return count
 
 
-def last_run(log_path: str) -> tuple[int, int] | None:
-    """When the job's latest submission began and ended its execution (UNIX seconds, as logged);
-    None if it has not run since its latest SUBMIT, runs still, or has no log."""
+class LastRun(NamedTuple):
+    """The latest execution of a job as its log tells it."""
+
+    start: int  # UNIX seconds, as logged
+    end: int
+    site: str | None  # JOBGLIDEIN_CMSSite of its JobAdInformation event (None: not logged)
+    rss_kb: int | None  # its last ResidentSetSize (None: not logged)
+
+
+def last_run(log_path: str) -> LastRun | None:
+    """The job's latest execution since its latest SUBMIT; None if it has not run since, runs
+    still, or has no log.  Its site and memory are what a pool logs of a job it removed, which
+    brings none of its files back (CRAB's cache_status reads the same events)."""
     import htcondor2
 
     from engine.schedd.local.userlog import holds_events
@@ -59,13 +71,18 @@ def last_run(log_path: str) -> tuple[int, int] | None:
     ends = {T.JOB_EVICTED, T.JOB_TERMINATED, T.JOB_ABORTED, T.JOB_HELD, T.SHADOW_EXCEPTION, T.JOB_RECONNECT_FAILED}
     if not holds_events(log_path, {T.EXECUTE}):
         return None
-    start = end = None
+    start = end = site = rss = None
     for event in htcondor2.JobEventLog(log_path).events(stop_after=0):
         kind = event.type
         if kind == T.SUBMIT:
-            start = end = None
+            start = end = site = rss = None
         elif kind == T.EXECUTE:
-            start, end = event.timestamp, None
+            start, end, site, rss = event.timestamp, None, None, None
         elif kind in ends and start is not None and end is None:
             end = event.timestamp
-    return (start, end) if start is not None and end is not None else None
+        elif kind == T.JOB_AD_INFORMATION and start is not None and end is None:
+            value = event.get("JOBGLIDEIN_CMSSite")
+            site = value if isinstance(value, str) and value and value != "Unknown" else site
+        elif kind == T.IMAGE_SIZE and start is not None and end is None:
+            rss = event.get("ResidentSetSize", rss)
+    return LastRun(start, end, site, rss) if start is not None and end is not None else None

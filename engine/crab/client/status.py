@@ -203,11 +203,14 @@ class TaskView:
     automatic: AutomaticView | None = None  # automatic splitting's stages (None: another splitting)
     publication: bool | None = None  # Data.publication (None: the task does not say)
     submit_warnings: tuple[str, ...] = ()  # the task's warnings from its submission (skipped blocks, ...)
+    dag_waiting: str | None = None  # why its DAGMan job has not started, as the pool tells (None: no such reason)
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """The task's warnings as crab status prints them: the submission's, then the site lists'."""
-        return self.submit_warnings + (self.sites.warnings if self.sites else ())
+        """The task's warnings as crab status prints them: why its DAGMan has not started, the
+        submission's, then the site lists'."""
+        return ((self.dag_waiting,) if self.dag_waiting else ()) + self.submit_warnings + (
+            self.sites.warnings if self.sites else ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +293,7 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
     cores = int(task.get("num_cores") or 1)
     queue: dict[str, Any] = {}
     dag_queued = removed = False
+    dag_waiting = None
     if schedd is not None and dagman_id is not None:
         # A nested DAGMan's jobs (automatic splitting's stages) have its id as DAGManJobId: the
         # task's name, which every grid job carries, finds them all.
@@ -299,6 +303,8 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
             if ad.get("ClusterId") == dagman_id:
                 dag_queued = True
                 removed = ad.get("JobStatus") == JobStatus.REMOVED
+                if ad.get("JobStatus") in (JobStatus.IDLE, JobStatus.HELD):
+                    dag_waiting = _dag_waiting(schedd, dagman_id)
             elif "CRAB_Id" in ad:
                 queue[str(ad["CRAB_Id"])] = ad
     # A DAGMan being removed (crab kill) still runs, but its jobs in flight are being killed with it.
@@ -333,7 +339,17 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
     return TaskView(jobs, dag_queued, cores, task.get("max_memory_mb"), task.get("max_runtime_min"),
                     site_view(task_dir, task) if task else None, task.get("input_lumis"),
                     _automatic_view(task_dir, task.get("automatic")), task.get("publication"),
-                    tuple(task.get("warnings", ())))
+                    tuple(task.get("warnings", ())), dag_waiting)
+
+
+def _dag_waiting(schedd: Schedd, dagman_id: int) -> str | None:
+    """Why the task's DAGMan job, idle or held, has not started (see engine.schedd.scheduler_start):
+    one more query, of the DAGMan job alone, made only while it waits."""
+    from engine.schedd.scheduler_start import why_waiting
+
+    ads = schedd.query(f"ClusterId == {dagman_id}", ["ClusterId", "JobStatus", "HoldReason", "Owner", "Iwd",
+                                                     "NumJobStarts"])
+    return why_waiting(ads[0], schedd.schedd_log) if ads else None
 
 
 def _automatic_view(task_dir: str, automatic: dict | None) -> AutomaticView | None:
@@ -416,7 +432,10 @@ def _in_flight(task_dir: str, job: str, row: list, ad: Any, now: float, scale: f
 
             run = last_run(os.path.join(task_dir, f"job_log.{job}"))
             if run is not None:
-                runtime = max(runtime, (run[1] - run[0]) * scale)
+                runtime = max(runtime, (run.end - run.start) * scale)
+                if figures is None:  # a pool brings no file of a removed job back: its log says
+                    sites += [run.site] if run.site else []
+                    memory = run.rss_kb / 1024 if run.rss_kb else None
     else:
         state = row[_STATE]
     return JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(sites), row[_EXIT], Attempts(row[_ATTEMPTS]),

@@ -254,6 +254,12 @@ def submit_template(ad: TaskAd) -> str:
         f"request_cpus = {ad.num_cores}",
         f"priority = {ad.priority}",
         "requirements = stringListMember(TARGET.GLIDEIN_CMSSite, MY.DESIRED_Sites)",
+        # CRAB's JOBGLIDEIN_CMSSite: the reference makes the schedd record the matched slot's site
+        # in the job's ad (MATCH_GLIDEIN_CMSSite), which a pool does only for a $$() of it.
+        'My.JOBGLIDEIN_CMSSite = "$$(GLIDEIN_CMSSite:Unknown)"',
+        # and, as CRAB's, logged at the start of each execution (a JobAdInformation event): the
+        # site of a job removed from a pool, whose files do not come back, is in its log only
+        "job_ad_information_attrs = JOBGLIDEIN_CMSSite",
         *job_limits(ad),
         *ad.extra_jdl,  # last, as CRAB adds it: the user's lines win
         "",

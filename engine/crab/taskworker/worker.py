@@ -54,6 +54,7 @@ from engine.dagman.submit_dag import (DagSubmitOptions, format_condor_dagman_sub
                                       write_condor_sub)
 from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
 from engine.schedd.local.crashpoint import crash_point
+from engine.schedd.scheduler_start import not_writable, run_as
 from engine.state import StateDir
 
 REQUEST_FILE = "request.json"
@@ -170,6 +171,9 @@ class TaskWorker:
         options = DagSubmitOptions(force=force, batch_name=task.name)
         prepare(dag, options)
         if self.dagman is not None:
+            owner = self.schedd.owner()
+            if denied := not_writable(task.task_dir, owner):  # DAGMan would wait in the queue forever
+                raise ScheddError(f"the pool runs the task's DAGMan as {owner}, who cannot {denied}; {run_as(owner)}")
             text = format_condor_dagman_sub(dag, options, self.dagman, self.schedd.condor_version)
         else:
             text = format_condor_sub(dag, options, self.state.path)

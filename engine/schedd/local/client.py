@@ -70,6 +70,11 @@ class LocalScheddClient:
         """The embedded schedd runs jobs as the user who runs it: us."""
         return getpass.getuser()
 
+    @property
+    def schedd_log(self) -> str | None:
+        """The embedded schedd starts every DAGMan it queues, or holds it saying why: no log to read."""
+        return None
+
     def edit(self, job_spec: JobSpec, attr: str | Mapping[str, str], value: str | None = None) -> int:
         attrs = {attr: value} if isinstance(attr, str) else dict(attr)
         return self._call("edit", job_spec=_wire_spec(job_spec), attrs=attrs)
