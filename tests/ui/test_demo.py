@@ -5,6 +5,7 @@ FAILED with the one job planned to fail for good, after retries that cooled off.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -109,3 +110,22 @@ def test_the_demo_without_ui_says_where_it_runs_and_the_command_to_look_at_it(em
         assert listed.returncode == 0 and all(name in listed.stdout for name in names), listed.stdout + listed.stderr
     finally:
         LocalScheddClient(demo, autostart=False).shutdown()
+
+
+def test_the_demo_run_again_where_it_was_typed_leaves_that_directory_as_it_was(empty, tmp_path):
+    """The README's first command typed twice in the clone: each demo keeps its tasks' project
+    directories (crab_<requestName>) in its own directory, so the clone gets none and the second
+    demo is not refused for the first one's."""
+    runs = [crabtui(empty, "demo", "--no-ui", cwd=tmp_path) for _ in range(2)]
+    demos = [StateDir(re.search(r"The demo's tasks run in (\S+);", run.stderr).group(1)) for run in runs]
+    try:
+        assert [run.returncode for run in runs] == [0, 0], [run.stderr for run in runs]
+        assert list(tmp_path.iterdir()) == []
+        for demo, run in zip(demos, runs):
+            for name in run.stdout.split():
+                project = Path(demo.path) / "demo" / "crab_projects" / f"crab_{name.rsplit('_crab_', 1)[1]}"
+                shown = crabtui(demo, "task", "status", "-d", str(project), "--json", cwd=tmp_path)
+                assert shown.returncode == 0 and json.loads(shown.stdout)["name"] == name, shown.stderr
+    finally:
+        for demo in demos:
+            LocalScheddClient(demo, autostart=False).shutdown()

@@ -57,12 +57,14 @@ LUMI_JOBS = 16  # /TTbar/... in LumiBased jobs of 5 lumis
 PROCESSING_JOBS = 6  # the automatic task makes more processing jobs than this at the fastest site's speed
 RETRIED_CODES = (8028, 8001, 134)  # in CRAB's EXIT_RETRY_POLICY: retried where they happened
 FATAL_CODE = 8006  # not in the policy: the job fails for good
+WORK_AREA = "crab_projects"  # the tasks' project directories, under the demo's directory
 THRESHOLDS = {"completedJobs": 4, "successfulJobs": 2, "siteFailures": 2, "siteSuccessRate": 0.5}
 
 _CONFIG = """\
 # crabtui demo: {what}
 [General]
 requestName = "{name}"
+workArea = {work_area}
 [JobType]
 psetName = "pset.py"
 [Data]
@@ -132,11 +134,14 @@ def prepare(state: StateDir, seed: int) -> list[DemoTask]:
                       data="", blacklist="[]", scale=LUMI_SCALE, plan=_plan(lumis),
                       debug=f"automaticBlacklist = {{{thresholds}}}\n"),
     }
+    work_area = os.path.join(directory, WORK_AREA)  # in the demo's directory, not wherever the demo was typed
     tasks = []
     for name, fields in configs.items():
         task = DemoTask(name, os.path.join(directory, f"{name}.toml"), fields["what"])
+        # an earlier demo's project directory goes: its task stays in the state directory, by name
+        shutil.rmtree(os.path.join(work_area, f"crab_{name}"), ignore_errors=True)
         with open(task.config, "w", encoding="utf-8") as f:
-            f.write(_CONFIG.format(name=name, **fields))
+            f.write(_CONFIG.format(name=name, work_area=json.dumps(work_area), **fields))
         tasks.append(task)
     return tasks
 
