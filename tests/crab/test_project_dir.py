@@ -178,7 +178,8 @@ def test_report_getoutput_and_getlog_fill_results_as_crab_users_find_them(tmp_pa
 
 
 def test_getoutput_of_a_task_that_transfers_no_outputs_says_so_in_crabs_words(tmp_path, state):
-    here = _analysis(tmp_path, "no_transfer", more=WORK_AREA + "config.General.transferOutputs = False\n")
+    here = _analysis(tmp_path, "no_transfer", more=WORK_AREA + "config.General.transferOutputs = False\n"
+                                                            "config.Data.publication = False\n")
     assert crabtui(state, "task", "submit", cwd=here).returncode == 0
     wait_status(state, "no_transfer", here, "COMPLETED")
     got = crabtui(state, "task", "getoutput", "-d", "crab_projects/crab_no_transfer", cwd=here)
