@@ -148,7 +148,7 @@ class EventReader:
                     node.successful = False
                     self.remove_node_jobs(node, f"Node Error: DAG node {node.name} ({event.cluster}.{event.proc}.0) " + (
                         "got ULOG_JOB_ABORTED event." if value is None else f"failed with signal {max(0, -value)}."))
-            if event.cluster > 0:
+            if event.cluster > 0 and value == 0:  # DAGMan 23.9's DAG_JobsCompleted: the procs that succeeded
                 self.jobs_completed += 1
             subproc = event.get("Subproc", 0)  # a NOOP node's fake id is (0.2147483647.k)
             if value == 0:

@@ -124,7 +124,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.max_jobs_deferred = self.max_idle_deferred = self.category_deferred = 0
         self.scripts_deferred = {ScriptKind.PRE: 0, ScriptKind.POST: 0}  # ScriptQ's deferral counts
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
-        self.jobs_completed = 0
+        self.jobs_completed = 0  # job procs that exited 0: a failed or removed one is not "completed"
         self.hold_scripts: list[subprocess.Popen] = []
         self.own_tail: tuple[int, int] | None = None  # nodes-log bytes of NOOP events handled as written
         self.jobstate = None

@@ -278,6 +278,31 @@ def test_a_dagman_released_in_recovery_counts_the_jobs_it_submitted_before(gated
     assert finished(schedd, cluster)["ExitCode"] == 0
 
 
+def test_dag_status_counts_a_removed_node_job_as_failed_not_completed(gated, schedd):
+    """A node job removed with condor_rm is not a completed job: DAGMan 23.9.6's DAG_JobsCompleted
+    counts the procs that exited 0 (seen on the test pool: 2 submitted, 1 completed after one was
+    removed), so `htcondor dag status` reads "1 has failed." where `dag status` read "completed"."""
+    (gated / "rm.dag").write_text("# condor_rm of a node job\n"
+                                  "JOB A job.sub\nJOB B job.sub\nJOB D job.sub\nJOB C job.sub\n"
+                                  "VARS ALL_NODES code=\"0\"\nPARENT A CHILD C\n")
+    release(gated, "B")  # A and B take the two slots; D runs once B is done
+    cluster = submit(schedd, "rm.dag", gated)
+    wait_until(lambda: sorted(runs(gated)) == ["A", "B", "D"], "nodes A, B and D to start")
+    (a,) = schedd.query(f"DAGManJobId == {cluster} && DAGNodeName == \"A\"", ["ClusterId"])
+    assert crabtui(schedd, "rm", str(a["ClusterId"]), cwd=gated).returncode == 0
+    wait_until(lambda: (schedd.query(f"ClusterId == {cluster}", ["DAG_NodesFailed"]) or [{}])[0]
+               .get("DAG_NodesFailed") == 1, "the ad to count A failed")
+    (ad,) = schedd.query(f"ClusterId == {cluster}", ["DAG_JobsSubmitted", "DAG_JobsCompleted"])
+    assert (ad["DAG_JobsSubmitted"], ad["DAG_JobsCompleted"]) == (3, 1)
+    status = crabtui(schedd, "dag", "status", str(cluster), cwd=gated).stdout
+    assert "DAG has submitted 3 job(s), of which:" in status, status
+    assert "\t      1 is running.\n\t      1 has completed.\n\t      1 has failed." in status, status
+    release(gated, "D")
+    assert finished(schedd, cluster)["ExitCode"] == 1
+    status = crabtui(schedd, "dag", "status", str(cluster), cwd=gated).stdout
+    assert "\t      2 have completed.\n\t      1 has failed." in status, status
+
+
 def test_dag_status_of_a_dagman_not_yet_started_ignores_the_last_runs_dagman_out(gated, schedd):
     (gated / "d.dag").write_text("JOB A job.sub\nVARS A code=\"0\"\n")
     release(gated, "A")
