@@ -132,3 +132,21 @@ def test_one_bad_cluster_queues_none(schedd):
     result = schedd.cli("job", "submit", "job.sub")
     assert result.returncode == 1 and "/nonexistent/prog" in result.stderr
     assert schedd.client.query() == [] and schedd.client.history() == []
+
+
+def test_hold_takes_an_expression_and_refuses_yes_as_condor_submit_does(schedd):
+    """``hold = $(Process) == 1`` held every job or none; the test pool's condor_submit holds
+    proc 1 only, takes ``hold = 2`` as true and refuses ``hold = yes``."""
+    schedd.write("held.sub", "executable = /bin/sleep\narguments = 30\nhold = $(Process) == 1\nqueue 3\n")
+    result = schedd.cli("job", "submit", "held.sub")
+    assert result.returncode == 0, result.stderr
+    statuses = {ad["ProcId"]: ad["JobStatus"] for ad in schedd.client.query("ClusterId == 1", ["ProcId", "JobStatus"])}
+    assert statuses[1] == 5 and statuses[0] != 5 and statuses[2] != 5, statuses
+    assert schedd.cli("rm", "1").returncode == 0
+    result = submit_stdin(schedd, "executable = /bin/true\nhold = 2\nqueue\n", "-dry-run", "-")
+    assert "JobStatus=5" in result.stdout.split(), result.stdout
+    queued = len(schedd.client.query())
+    result = submit_stdin(schedd, "executable = /bin/true\nhold = yes\nqueue\n")
+    assert result.returncode == 1 and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith("ERROR: <stdin>:2: hold = yes is invalid: it must evaluate to a boolean"), result.stderr
+    assert len(schedd.client.query()) == queued, "nothing queued"

@@ -709,12 +709,30 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
             name = key.split(".", 1)[1] if lower.startswith("my.") else key[1:]
             ad[name] = _expression(_expand(submit, key, where), at(key.lower()), key)
     hold = get("hold")
-    if hold is not None and hold.lower() in ("true", "yes", "1"):
+    if hold is not None and _submit_bool(hold, at("hold"), "hold"):
         ad["JobStatus"] = int(JobStatus.HELD)
         ad["HoldReason"] = "submitted on hold at user's request"
         ad["HoldReasonCode"] = HOLD_CODE_SUBMITTED_ON_HOLD
         ad["HoldReasonSubCode"] = 0
     return ad
+
+
+def _submit_bool(value: str, where: str, key: str) -> bool:
+    """A boolean submit command as condor_submit 23.9.6 reads it: ``true``/``false``/``1``/``0``
+    in any case, else a ClassAd expression that evaluates to a boolean or a number
+    (``hold = $(Process) == 1``); ``yes`` and anything else are refused, as there."""
+    word = value.strip()
+    for literal, result in (("true", True), ("false", False), ("1", True), ("0", False)):
+        if word.lower() == literal:
+            return result
+    try:
+        result = classad2.ExprTree(word).eval()
+    except Exception:
+        result = None
+    if isinstance(result, (bool, int, float)) and not isinstance(result, classad2.Value):  # Value is an int enum
+        return bool(result)
+    raise SubmitError(f"{where}: {key} = {value} is invalid: it must evaluate to a boolean "
+                      f"(true or false, or an expression such as $(Process) == 1)")
 
 
 def _retries(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) -> None:
