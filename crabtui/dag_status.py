@@ -1,6 +1,7 @@
 """``crabtui dag status``: a DAG's progress from its DAGMan job's ad, as ``htcondor dag status``
-prints it (HTCondor's htcondor_cli/dagman.py), without its slips: durations under a day read
-``00:00:49`` rather than `` and 00:00:49``, and the status sentences are spelled right."""
+prints it (HTCondor's htcondor_cli/dagman.py), without its slips: a day reads ``1 day and 01:01:01``
+rather than 23.9.6's ``1 day01:01:01`` (or newer versions' `` and 00:00:49`` under a day), and the
+status sentences are spelled right."""
 
 from __future__ import annotations
 
