@@ -91,10 +91,12 @@ def format_dag_status(ad: classad2.ClassAd, now: float, width: int = 50, start_e
     from crabtui.dag_view import dag_file_of
 
     cluster = ad["ClusterId"]
-    if "JobBatchName" in ad:
+    own_file = dag_file_of({k: ad.eval(k) for k in ad.keys()})
+    if "JobBatchName" in ad and not ("DAGManJobId" in ad and own_file):
         dag_file = str(ad["JobBatchName"]).rsplit("+", 1)[0]
-    else:  # DAGMan names its batch once it has read the DAG: not a DAG it could not start
-        dag_file = os.path.basename(dag_file_of({k: ad.eval(k) for k in ad.keys()}) or "UNKNOWN")
+    else:  # a sub-DAG's DAGMan has its top DAG's batch name; DAGMan names its batch once it has
+        # read the DAG: not a DAG it could not start
+        dag_file = os.path.basename(own_file or "UNKNOWN")
 
     def get(attr: str) -> int:
         return int(ad.get(attr, 0) or 0)

@@ -365,6 +365,10 @@ def test_sub_dag_runs_as_a_nested_dagman_with_its_own_rescue_dag(gated, schedd):
     assert ad["ExitCode"] == 1, "Y failed, so S failed, so the DAG failed"
     assert (sub / "inner.dag.rescue001").exists() and (gated / "outer.dag.rescue001").exists()
     assert "DONE X" in (sub / "inner.dag.rescue001").read_text()
+    (nested,) = schedd.history(f"DAGManJobId == {cluster} && DAGNodeName == \"S\"", ["ClusterId"], match=1)
+    status = crabtui(schedd, "dag", "status", str(nested["ClusterId"]), cwd=gated).stdout
+    assert status.startswith(f"DAG {nested['ClusterId']} [inner.dag] completed "), "its own DAG, not outer.dag"
+    assert crabtui(schedd, "dag", "status", str(cluster), cwd=gated).stdout.startswith(f"DAG {cluster} [outer.dag] ")
 
     (sub / "inner.dag").write_text("JOB X job.sub\nJOB Y job.sub\nVARS ALL_NODES code=\"0\"\nPARENT X CHILD Y\n")
     assert finished(schedd, submit(schedd, "outer.dag", gated))["ExitCode"] == 0
