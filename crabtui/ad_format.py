@@ -86,7 +86,8 @@ class AutoFormat:
                 self.job_id = True
         self.columns = [Column(text, len(text), left=True, auto=True) for text, _ in self.exprs]
         if self.job_id:
-            self.columns.insert(0, Column(" ID", 3, left=True, auto=True))
+            # as wide as the "%4d.%-3d" its ids print in, even over no job
+            self.columns.insert(0, Column(" ID", 8, left=True, auto=True))
 
     @property
     def attributes(self) -> set[str]:

@@ -124,6 +124,8 @@ def test_af_evaluates_expressions_with_condor_qs_options(held):
     owner_width = max(5, len(USER))
     assert headed[0] == f"{' ID':<8} ProcId {'Owner':<{owner_width}}"
     assert headed[1:] == [f"   3.{p}   {p:<6} {USER:<{owner_width}}" for p in range(3)]
+    none = held.cli("q", "-af:jh", "ClusterId", "JobStatus", "-constraint", "JobStatus == 4").stdout
+    assert none == " ID      ClusterId JobStatus\n", "the test pool's condor_q heads no job so too"
     printed = held.cli("q", "3", "-format", "%d.", "ClusterId", "-format", "%d|", "ProcId", "-format", "%s\\n",
                        "Owner", "-format", "[%d]", "Owner").stdout
     assert printed == "".join(f"3.{p}|{USER}\n" for p in range(3)), "%d of a string prints nothing"
