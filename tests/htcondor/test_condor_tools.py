@@ -428,11 +428,15 @@ include command : echo +FromCommand = 42
 My.Weight = $INT(Step) * 2
 queue 2
 """,
+    "hold.sub": """executable = /bin/true
+hold = $(Process) == 1
+queue 3
+""",
 }
 COMPARED = ("Args", "Arguments", "Environment", "OnExitRemove", "JobMaxRetries", "JobSuccessExitCode",
             "ShouldTransferFiles", "WhenToTransferOutput", "TransferInput", "TransferOutput", "ConcurrencyLimits",
             "NotifyUser", "JobNotification", "DeferralTime", "DeferralWindow", "DeferralPrepTime", "FromCommand",
-            "Weight", "ProcId")
+            "Weight", "ProcId", "JobStatus", "HoldReasonCode")
 
 
 def dry_run_ads(text: str) -> list[dict[str, str]]:
