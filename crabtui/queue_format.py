@@ -686,10 +686,13 @@ def history_table(rows: Sequence[Row]) -> list[str]:
     lines = [header_line(columns)]
     for row in rows:
         qdate, completed = _number(row.get("QDate")), _number(row.get("CompletionDate"))
-        wall = _number(row.get("RemoteWallClockTime")) or _number(row.get("RemoteUserCpu")) or 0
+        # condor_history's render_hist_runtime: the wall clock if the ad has one, else the CPU
+        # time; a job that ran under a second (or never) shows none
+        wall = _number(row.get("RemoteWallClockTime"))
+        wall = int(wall if wall is not None else _number(row.get("RemoteUserCpu")) or 0)
         status = row.get("JobStatus")
         cells = ["{}.{}".format(*job_id(row)), _text(row.get("Owner")), format_date(int(qdate)) if qdate else None,
-                 format_time(int(wall)), _LETTERS[status] + " " if status in _LETTERS else None,
+                 format_time(wall) if wall else "", _LETTERS[status] + " " if status in _LETTERS else None,
                  format_date(int(completed)) if completed else None, command_and_args(row)]
         lines.append(" ".join(c.cell(text) for c, text in zip(columns, cells)))
     return lines
