@@ -464,3 +464,28 @@ def test_several_queue_statements_are_refused_rather_than_cut_to_the_first():
     text = "executable = /bin/echo\narguments = one\nqueue\narguments = two\nqueue 2\n"
     with pytest.raises(ScheddError, match=r"^multi\.sub: several queue statements: .*'queue \.\.\. from"):
         HTCondorSchedd().submit(text, submit_file="multi.sub")
+
+
+@pytest.mark.parametrize("backend", ["htcondor", "embedded"])
+def test_a_removed_node_job_is_not_a_completed_job_of_its_dag(htcondor_pool, shared_dir, embedded_state, backend):
+    """condor_rm of a node job: DAGMan 23.9.6's DAG_JobsCompleted counts the jobs that exited 0, so
+    the removed one is among the "failed" of `dag status`, on the pool's DAGMan and on ours."""
+    args = ["--backend", backend] + (["--state-dir", embedded_state.path] if backend == "embedded" else [])
+    client = HTCondorSchedd() if backend == "htcondor" else LocalScheddClient(embedded_state)
+    write(shared_dir, "job.sub", GATED)
+    write(shared_dir, "go.B", "")
+    dag = write(shared_dir, "rm.dag", "JOB A job.sub\nJOB B job.sub\nJOB C job.sub\nPARENT A CHILD C\n")
+    cluster = submit(dag, args)
+    try:
+        wait_for(lambda: client.history(f"DAGManJobId == {cluster}", ["ClusterId"]) and
+                 client.query_values(f"DAGManJobId == {cluster}", ["JobStatus"]) == [{"JobStatus": 2}],
+                 "B done and A running")
+        (a,) = client.query_values(f"DAGManJobId == {cluster}", ["ClusterId"])
+        assert crabtui(*args, "rm", str(a["ClusterId"]), cwd=shared_dir).returncode == 0
+        assert dagman_exit(dag) == 1, "A failed, so C never ran"
+        (ad,) = client.history(f"ClusterId == {cluster}", ["DAG_JobsSubmitted", "DAG_JobsCompleted"], match=1)
+        assert (ad["DAG_JobsSubmitted"], ad["DAG_JobsCompleted"]) == (2, 1)
+        status = crabtui(*args, "dag", "status", str(cluster), cwd=shared_dir).stdout
+        assert "\t      1 has completed.\n\t      1 has failed.\n" in status, status
+    finally:
+        crabtui(*args, "rm", str(cluster), cwd=shared_dir)
