@@ -111,8 +111,10 @@ def test_ctrl_c_of_a_command_says_so_in_one_line_and_leaves_nothing_half_done(tm
     try:
         result = _interrupted(["--state-dir", state.path, "job", "submit", "many.sub"], tmp_path,
                               lambda out: "Submitting job(s)." in out)
-        queued = subprocess.run([CRABTUI, "--state-dir", state.path, "q", "-af", "ProcId"], capture_output=True,
-                                text=True, timeout=120).stdout.split()
+        queued = set()  # in the queue, or already run and gone: /bin/true jobs do not wait
+        for tool in ("q", "history"):
+            queued.update(subprocess.run([CRABTUI, "--state-dir", state.path, tool, "-af", "ProcId"],
+                                         capture_output=True, text=True, timeout=120).stdout.split())
     finally:
         LocalScheddClient(state, autostart=False).shutdown()
         shutil.rmtree(state.path, ignore_errors=True)
@@ -127,8 +129,10 @@ def test_ctrl_c_of_watch_stops_watching_and_says_how_to_watch_again(tmp_path):
     state = StateDir(tempfile.mkdtemp(prefix="cli-", dir="/tmp"))
     config = Path(__file__).resolve().parent.parent / "examples" / "ttbar" / "crabConfig.py"
     try:
+        # from tmp_path: its project directory (General.workArea) goes there, not into the checkout,
+        # where the next test run's submit would find it and refuse
         submitted = subprocess.run([CRABTUI, "--state-dir", state.path, "task", "submit", str(config)],
-                                   capture_output=True, text=True, timeout=120)
+                                   capture_output=True, text=True, timeout=120, cwd=tmp_path)
         assert submitted.returncode == 0, submitted.stderr
         result = _interrupted(["--state-dir", state.path, "watch", "ttbar"], tmp_path, lambda out: "ttbar" in out)
         listed = subprocess.run([CRABTUI, "--state-dir", state.path, "task", "list"], capture_output=True,
