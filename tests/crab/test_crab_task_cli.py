@@ -457,7 +457,7 @@ def test_crabs_common_options_are_taken_as_crab_users_paste_them(tmp_path, state
                         "crabConfig.py", cwd=tmp_path)
     assert submitted.returncode == 0, submitted.stderr
     name = wait_status(state, "wjets", tmp_path, "SUBMITTED")["name"]
-    shown = crabtui(state, "task", "status", "-d", "crab_projects/crab_wjets", "--instance", "prod", "--proxy",
+    shown = crabtui(state, "task", "status", "-d", "crab_wjets", "--instance", "prod", "--proxy",
                     "/tmp/x509up_u1000", "--long", cwd=tmp_path)
     assert shown.returncode == 0 and f"Task name:\t\t\t{name}\n" in shown.stdout, shown.stderr
     for command in (["status", "wjets"], ["kill", "wjets"], ["resubmit", "wjets"], ["submit", "crabConfig.py"]):
