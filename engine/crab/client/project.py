@@ -15,7 +15,8 @@ record says where the task lives.  Files:
 * ``results/``: where ``task report``, ``task getoutput`` and ``task getlog`` write.
 
 The task's directory under the state directory keeps the project directory's path (its
-``project_dir`` file), so a command that names the task by name writes where ``-d`` would.
+``project_dir`` file), so a command that names the task by name writes where ``-d`` would; a
+``-d`` on the directory moved elsewhere points it there.
 """
 
 from __future__ import annotations
