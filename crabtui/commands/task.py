@@ -111,6 +111,7 @@ def _from_project_dir(ctx: click.Context, path: str) -> str:
                  "(General.workArea/crab_<General.requestName>); give that, or the task's name")
         ctx.meta["crabtui.project_dir"] = path
         return directory[len("crab_"):]
+    ctx.meta["crabtui.project"] = found  # where this command reads and writes, moved or not
     root = ctx.find_root()
     obj = root.obj
     if not os.path.isdir(found.state_dir):
@@ -211,19 +212,42 @@ def _named(ctx: click.Context, db, state, name: str | None, *, quiet: bool = Fal
             path = ctx.meta.get("crabtui.project_dir")
             fail(f"{path} is not a valid CRAB project directory (there is no such directory) and {e}" if path
                  else str(e))
+        path = ctx.meta.get("crabtui.project_dir")
+        where = project.recorded(task.task_dir) if path else None
+        if where is not None:  # a moved or removed project directory, or a typo: not the task's own files
+            if os.path.abspath(path) == os.path.normpath(where):
+                fail(f"{path} is not a valid CRAB project directory (there is no such directory): task {task.name}'s "
+                     f"project directory was there and has been removed or moved; give the directory it is in now, "
+                     f"or the task's name")
+            gone = "" if os.path.isdir(where) else ", which is no longer there either"
+            fail(f"{path} is not a valid CRAB project directory (there is no such directory); task {task.name} has "
+                 f"its project directory at {where}{gone}; give that directory, or the task's name")
+        given = ctx.meta.get("crabtui.project")
+        if given is not None and given.task == task.name and project.linked(task.task_dir, task.name) is None:
+            project.point(task.task_dir, given.path)  # moved: the task's name finds it there from now on
     remember(state, task.name)
-    found = project.linked(task.task_dir, task.name)
+    found = _project(task)
     if found is not None:
         project.log_command(found, sys.argv[1:])
     return task
 
 
+def _project(task):
+    """The task's project directory: the one ``-d`` named (wherever it was moved to), else the one
+    its submission made, if it is still there."""
+    from engine.crab.client import project
+
+    ctx = click.get_current_context(silent=True)
+    given = ctx.meta.get("crabtui.project") if ctx is not None else None
+    if given is not None and given.task == task.name:
+        return given
+    return project.linked(task.task_dir, task.name)
+
+
 def _project_dir(task) -> str:
     """The task's crab project directory, or for a task submitted without one its directory under
     the state directory."""
-    from engine.crab.client import project
-
-    found = project.linked(task.task_dir, task.name)
+    found = _project(task)
     return found.path if found is not None else task.task_dir
 
 
@@ -590,7 +614,8 @@ def list_tasks(ctx: click.Context, json_output: bool, days: int | None, fromdate
     if json_output:
         click.echo(json.dumps([{"name": t.name, "request_name": t.request_name, "status": t.status,
                                 "command": t.command, "dagman_id": t.dagman_id, "submitted_at": t.submitted_at,
-                                "message": t.message, "task_dir": t.task_dir} for t in tasks], indent=2))
+                                "message": t.message, "task_dir": t.task_dir,
+                                "project_dir": _project_dir(t)} for t in tasks], indent=2))
         return
     width = max((len(t.name) for t in tasks), default=4)
     click.echo(f"{'TASK':<{width}}  {'STATUS':<14}  {'COMMAND':<8}  {'DAGMAN':>6}  MESSAGE")

@@ -671,6 +671,45 @@ def test_helper_modules_and_files_beside_the_config_are_found_from_anywhere(tmp_
         __import__("os").getcwd())
 
 
+ANALYSIS_CRAB_DIR = """\
+from CRABClient.UserUtilities import config
+config = config()
+config.General.requestName = 'ZMuMu_2018D'
+config.JobType.psetName = 'python/zmumu_cfg.py'
+config.JobType.scriptExe = 'scripts/run.sh'
+config.JobType.inputFiles = ['data/*.txt']
+config.Data.inputDataset = '/DoubleMuon/Run2018D-UL2018_MiniAODv2-v1/MINIAOD'
+config.Data.lumiMask = 'Cert_314472-325175_13TeV_Legacy2018_Collisions18_JSON.txt'
+config.Data.splitting = 'LumiBased'
+config.Data.unitsPerJob = 50
+config.Site.storageSite = 'T2_CH_CERN'
+"""
+
+
+def test_a_config_in_a_subdirectory_reads_its_files_from_where_crab_submit_is_typed(tmp_path, monkeypatch):
+    """crab submit -c crab/crabConfig.py, typed in the analysis directory: crab reads the pset, the
+    script, the input files and the lumi mask from there; what is beside the config comes first."""
+    for name, text in (("python/zmumu_cfg.py", "# pset\n"), ("scripts/run.sh", "#!/bin/sh\n"),
+                       ("data/weights.txt", "1\n"), ("crab/crabConfig.py", ANALYSIS_CRAB_DIR),
+                       ("Cert_314472-325175_13TeV_Legacy2018_Collisions18_JSON.txt", '{"320500": [[1, 10]]}')):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    cfg = load_config("crab/crabConfig.py")
+    assert (cfg.pset_name, cfg.script_exe, cfg.input_files) == (
+        str(tmp_path / "python" / "zmumu_cfg.py"), str(tmp_path / "scripts" / "run.sh"),
+        (str(tmp_path / "data" / "weights.txt"),))
+    assert cfg.lumi_mask == {320500: [(1, 10)]}
+
+    (tmp_path / "crab" / "python").mkdir()
+    (tmp_path / "crab" / "python" / "zmumu_cfg.py").write_text("# the one beside the config\n")
+    assert load_config("crab/crabConfig.py").pset_name == str(tmp_path / "crab" / "python" / "zmumu_cfg.py")
+    (tmp_path / "scripts" / "run.sh").unlink()
+    with pytest.raises(ConfigError, match=r"Cannot find the file .*/crab/scripts/run\.sh specified in the "
+                                          r"JobType\.scriptExe"):
+        load_config("crab/crabConfig.py")
+
+
 MULTICRAB = """\
 from CRABClient.UserUtilities import config
 from CRABClient.ClientExceptions import ClientException

@@ -392,12 +392,15 @@ def test_task_commands_take_crabs_project_directory_as_crab_users_type_it(tmp_pa
                                                            more="config.General.workArea = 'crab_projects'\n"))
     submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
     assert submitted.returncode == 0, submitted.stderr
-    name = wait_status(state, "dimuon", tmp_path, "SUBMITTED")["name"]
+    status = wait_status(state, "dimuon", tmp_path, "SUBMITTED")
+    name = status["name"]
     for spelling in (["-d", "crab_projects/crab_dimuon"], ["--dir=crab_projects/crab_dimuon/"],
                      ["crab_projects/crab_dimuon"], ["--task", name]):
         shown = crabtui(state, "task", "status", *spelling, cwd=tmp_path)
         assert shown.returncode == 0 and f"Task name:\t\t\t{name}\n" in shown.stdout, (spelling, shown.stderr)
-    shutil.rmtree(tmp_path / "crab_projects")  # as for a task submitted before task submit made the directory
+    # as for a task submitted before task submit made project directories: none, and none recorded
+    shutil.rmtree(tmp_path / "crab_projects")
+    (Path(status["task_dir"]) / "project_dir").unlink()
     for spelling in (["-d", "crab_projects/crab_dimuon"], ["crab_projects/crab_dimuon"]):
         shown = crabtui(state, "task", "status", *spelling, cwd=tmp_path)  # the path names the requestName
         assert shown.returncode == 0 and f"Task name:\t\t\t{name}\n" in shown.stdout, (spelling, shown.stderr)
@@ -454,7 +457,7 @@ def test_crabs_common_options_are_taken_as_crab_users_paste_them(tmp_path, state
                         "crabConfig.py", cwd=tmp_path)
     assert submitted.returncode == 0, submitted.stderr
     name = wait_status(state, "wjets", tmp_path, "SUBMITTED")["name"]
-    shown = crabtui(state, "task", "status", "-d", "crab_projects/crab_wjets", "--instance", "prod", "--proxy",
+    shown = crabtui(state, "task", "status", "-d", "crab_wjets", "--instance", "prod", "--proxy",
                     "/tmp/x509up_u1000", "--long", cwd=tmp_path)
     assert shown.returncode == 0 and f"Task name:\t\t\t{name}\n" in shown.stdout, shown.stderr
     for command in (["status", "wjets"], ["kill", "wjets"], ["resubmit", "wjets"], ["submit", "crabConfig.py"]):

@@ -30,7 +30,7 @@ def test_bare_task_commands_use_the_task_last_submitted_or_named_and_say_which(t
     assert bare.stdout.startswith(f"Will use CRAB project directory {tmp_path / 'crab_wjets'} "
                                   f"(task {names['wjets']})\n")
     assert f"Task name:\t\t\t{names['wjets']}\n" in bare.stdout
-    assert crabtui(state, "task", "status", "-d", "crab_projects/crab_zmumu", cwd=tmp_path).returncode == 0
+    assert crabtui(state, "task", "status", "-d", "crab_zmumu", cwd=tmp_path).returncode == 0
     as_json = crabtui(state, "task", "st", "--json", cwd=tmp_path)  # stdout stays JSON; the line goes to stderr
     assert json.loads(as_json.stdout)["name"] == names["zmumu"]
     assert f"Will use CRAB project directory {tmp_path / 'crab_zmumu'}" in as_json.stderr

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
 
-from crab_tasks import MC, crab_config_py, crabtui, wait_status
+from crab_tasks import MC, crab_config_py, crabtui, task_row, wait_status
 
 from engine.state import StateDir
 from installed import CRABTUI
@@ -187,3 +188,34 @@ def test_getoutput_of_a_task_that_transfers_no_outputs_says_so_in_crabs_words(tm
         "No files to retrieve. Files not transferred to storage since task configuration parameter "
         "General.transferOutputs is False.\n")
     assert MC in (here / "crab_projects" / "crab_no_transfer" / "inputs" / "crabConfig.py").read_text()
+
+
+def test_a_moved_project_directory_is_used_where_it_is_and_a_removed_one_is_named(tmp_path, state):
+    here = _analysis(tmp_path, "moved_mm")
+    assert crabtui(state, "task", "submit", "-c", "crabConfig.py", cwd=here).returncode == 0
+    wait_status(state, "moved_mm", here, "COMPLETED")
+    moved = tmp_path / "big disk" / "crab_moved_mm"  # the user moves crab_projects' task somewhere roomier
+    moved.parent.mkdir()
+    (here / "crab_projects" / "crab_moved_mm").rename(moved)
+    name = json.loads((moved / ".requestcache").read_text())["RequestName"]
+
+    got = crabtui(state, "task", "getoutput", "-d", str(moved), "--jobids", "1-3", cwd=tmp_path)
+    assert got.returncode == 0 and got.stdout.startswith(f"Setting the destination to {moved / 'results'}\n"), got
+    assert sorted(os.listdir(moved / "results")) == ["output_1.root", "output_2.root", "output_3.root"]
+    assert crabtui(state, "task", "report", "-d", str(moved), cwd=tmp_path).returncode == 0
+    assert (moved / "results" / "processedLumis.json").is_file()
+    assert "task getoutput -d" in (moved / "crab.log").read_text()
+    by_name = crabtui(state, "task", "st", "moved_mm", cwd=tmp_path)  # the task's name finds it there from now on
+    assert by_name.stdout.startswith(f"CRAB project directory:\t\t{moved}\n"), by_name.stdout
+    assert task_row(state, "moved_mm", tmp_path)["project_dir"] == str(moved)
+
+    old = crabtui(state, "task", "getlog", "-d", "crab_projects/crab_moved_mm", cwd=here)  # not into the state dir
+    assert (old.returncode, old.stderr) == (1, (
+        f"ERROR: crab_projects/crab_moved_mm is not a valid CRAB project directory (there is no such directory); task "
+        f"{name} has its project directory at {moved}; give that directory, or the task's name\n"))
+    shutil.rmtree(moved)
+    gone = crabtui(state, "task", "status", "-d", str(moved), cwd=tmp_path)
+    assert (gone.returncode, gone.stderr) == (1, (
+        f"ERROR: {moved} is not a valid CRAB project directory (there is no such directory): task {name}'s project "
+        f"directory was there and has been removed or moved; give the directory it is in now, or the task's name\n"))
+    assert crabtui(state, "task", "status", "moved_mm", cwd=tmp_path).returncode == 0, "its name still reaches it"

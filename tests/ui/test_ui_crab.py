@@ -169,7 +169,9 @@ def test_the_summary_tab_wraps_long_lines_to_a_narrow_terminal(engine, failed_ta
         await wait_for(pilot, lambda: summary.line_count > 5, "crab status' summaries")
         lines, text = shown(summary)
         assert warning in text, "CRAB's warning is all there, wrapped"
-        assert any(line.strip().startswith(f"{engine.path}/tasks/") for line in lines), "the path unbroken"
+        # crab status' header: the project directory task submit made (crab_<requestName>), unbroken
+        assert any(line.strip().endswith(f"{os.sep}crab_looked") for line in lines), lines
+        assert not any(f"{engine.path}/tasks/" in line for line in lines), "not the task's files under the state dir"
         narrow = len(lines)
         await pilot.resize_terminal(160, 40)
         await wait_for(pilot, lambda: summary.line_count < narrow, "the summary wrapped again, wider")

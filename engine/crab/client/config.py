@@ -55,8 +55,9 @@ Where CRAB leaves room, or crabtui differs, and why:
   CRAB's server checks them) are what its job must write and what is staged out.  Every ``JobType.inputFiles`` entry (a file, directory
   or glob pattern) must match, as CRABClient's UserTarball requires; a script's sandbox
   (:mod:`engine.crab.client.sandbox`) ships them.
-* Relative paths (psetName, scriptExe, lumiMask) are resolved against the config file's directory,
-  not the current directory as in CRAB, so a task loads the same from anywhere.
+* Relative paths (psetName, scriptExe, lumiMask, inputFiles) are resolved against the config file's
+  directory, so a task loads the same from anywhere, and where nothing is there, against the
+  directory the command was typed in, as CRAB resolves them.
 * ``General.workArea`` is where task submit makes crab's project directory
   (:mod:`engine.crab.client.project`), against the directory the command runs in, as in CRAB.
 * ``General.requestName`` may be omitted: CRAB then names the task after the time of submission
@@ -105,7 +106,7 @@ from typing import Any, Protocol
 
 from engine.crab.ap.sites import CONFIG_KEYS, Thresholds
 from engine.crab.ap.stageout import PERMANENT, RECOVERABLE, STAGEOUT_CODES
-from engine.crab.client.crab_config_py import SECTIONS, LoadError, Loaded, SubmitFailed, run_config
+from engine.crab.client.crab_config_py import SECTIONS, LoadError, Loaded, SubmitFailed, run_config, typed_in
 from engine.crab.client.lumi_mask import LumiMask, MaskError, Unreachable, intersect_runs, read_mask
 from engine.tomlfile import TomlError, read_toml
 
@@ -802,7 +803,7 @@ class _Builder:
             if not os.path.isfile(script):
                 self.fail(f"Cannot find the file {script} specified in the {script_param} configuration "
                           f"parameter. Give a path to an existing script (relative paths are read from "
-                          f"the configuration file's directory).", script_param, invalid=False)
+                          f"the configuration file's directory, then the current one).", script_param, invalid=False)
         pset = v.get("JobType.psetName")
         if pset is None and script is None:
             self.fail("Parameter JobType.psetName not specified. Set JobType.psetName (the simulated "
@@ -840,13 +841,22 @@ class _Builder:
             matches = sorted(glob.glob(self.path(pattern)))
             if not matches:
                 self.fail(f"The input file '{pattern}' taken from parameter config.JobType.inputFiles cannot be "
-                          f"found (relative paths are read from the configuration file's directory).",
+                          f"found (relative paths are read from the configuration file's directory, then the "
+                          f"current one).",
                           "JobType.inputFiles", invalid=False)
             found += [m for m in matches if m not in found]
         return tuple(found)
 
     def path(self, value: str) -> str:
-        return os.path.normpath(os.path.join(self.base, os.path.expanduser(value)))
+        """A relative path from the configuration file's directory or, when nothing is there, from
+        the directory the command was typed in, where crab reads it (``crab submit -c
+        crab/crabConfig.py`` typed in the analysis directory, its pset named from there)."""
+        value = os.path.expanduser(value)
+        beside = os.path.normpath(os.path.join(self.base, value))
+        if os.path.isabs(value) or glob.glob(beside):
+            return beside
+        typed = os.path.normpath(os.path.join(typed_in(), value))
+        return typed if glob.glob(typed) else beside
 
     def jdl_like(self, name: str) -> tuple[str, ...]:
         """extraJDL and scriptArgs: 'name=value' entries, as CRABServer's RX_SCRIPTARGS accepts."""

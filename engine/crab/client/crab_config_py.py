@@ -343,6 +343,13 @@ def _from_environ(exc: KeyError) -> bool:
 
 _LOCK = threading.Lock()  # sys.modules, sys.path and the working directory are process-wide
 _ABSENT = object()
+_TYPED_IN: list[str] = []  # the directory the command runs in, while a config runs in its own
+
+
+def typed_in() -> str:
+    """The directory the command was typed in, also while a configuration runs in its own: crab
+    reads a config's relative paths from there."""
+    return _TYPED_IN[-1] if _TYPED_IN else os.getcwd()
 
 
 def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequence[str] = ()) -> Loaded:
@@ -358,6 +365,7 @@ def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequenc
         saved = {name: sys.modules.get(name, _ABSENT) for name in stand_ins}
         before = set(sys.modules)
         cwd, path, args = os.getcwd(), list(sys.path), list(sys.argv)
+        _TYPED_IN.append(cwd)
         start_method = multiprocessing.get_start_method(allow_none=True)
         sys.modules.update(stand_ins)
         sys.path.insert(0, directory)
@@ -391,6 +399,7 @@ def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequenc
                             f"{type(exc).__name__}: {exc}.{_hint(exc, source)}", line) from None
         finally:
             os.chdir(cwd)
+            _TYPED_IN.pop()
             sys.path[:] = path  # also what the file added
             sys.argv[:] = args
             multiprocessing.set_start_method(start_method, force=True)

@@ -15,7 +15,8 @@ record says where the task lives.  Files:
 * ``results/``: where ``task report``, ``task getoutput`` and ``task getlog`` write.
 
 The task's directory under the state directory keeps the project directory's path (its
-``project_dir`` file), so a command that names the task by name writes where ``-d`` would.
+``project_dir`` file), so a command that names the task by name writes where ``-d`` would; a
+``-d`` on the directory moved elsewhere points it there.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from engine.atomic import write_atomically
 
 __all__ = ["INPUTS", "LOG", "RECORD", "RESULTS", "Project", "ProjectError", "create", "display_path", "linked",
-           "log_command", "project_path", "read", "remove", "work_area"]
+           "log_command", "point", "project_path", "read", "recorded", "remove", "work_area"]
 
 RECORD = ".requestcache"
 LOG = "crab.log"
@@ -119,8 +120,23 @@ def fill(path: str, *, task: str, request_name: str, state_dir: str, backend: st
         shutil.copyfile(config, os.path.join(path, INPUTS, os.path.basename(config)))
     except OSError:
         pass  # a script that removed its own file: the record still names it
-    write_atomically(os.path.join(task_dir, _POINTER), path + "\n")
+    point(task_dir, path)
     return Project(path, task, request_name, os.path.abspath(state_dir), backend)
+
+
+def point(task_dir: str, path: str) -> None:
+    """Record ``path`` as the task's project directory (at submit, and where the user moved it)."""
+    write_atomically(os.path.join(task_dir, _POINTER), path + "\n")
+
+
+def recorded(task_dir: str) -> str | None:
+    """The project directory the task's record points to, there or not; None for a task submitted
+    before task submit made project directories."""
+    try:
+        with open(os.path.join(task_dir, _POINTER), encoding="utf-8") as f:
+            return f.readline().strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def read(path: str) -> Project | None:
@@ -148,11 +164,7 @@ def read(path: str) -> Project | None:
 def linked(task_dir: str, task: str) -> Project | None:
     """The project directory the task's submission made, if it is still there and still the
     task's."""
-    try:
-        with open(os.path.join(task_dir, _POINTER), encoding="utf-8") as f:
-            path = f.readline().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
+    path = recorded(task_dir)
     try:
         project = read(path) if path else None
     except ProjectError:
