@@ -118,7 +118,10 @@ def test_ctrl_c_of_a_command_says_so_in_one_line_and_leaves_nothing_half_done(tm
     finally:
         LocalScheddClient(state, autostart=False).shutdown()
         shutil.rmtree(state.path, ignore_errors=True)
-    assert result.returncode == 130 and "Aborted" not in result.stderr, result.stderr
+    assert "Aborted" not in result.stderr and "Traceback" not in result.stderr, result.stderr
+    if result.returncode != 130:  # the Ctrl-C came as the submission ended: all of it is queued, nothing said
+        assert (result.returncode in (0, -signal.SIGINT), result.stderr, len(queued)) == (True, "", 20000)
+        return
     assert result.stderr == ("ERROR: interrupted (Ctrl-C); what crabtui had done stays done, "
                              "and the jobs and tasks it queued run on\n")
     assert len(queued) in (0, 20000)
