@@ -122,3 +122,16 @@ def test_the_script_takes_help_and_a_relative_out_dir_from_where_it_is_typed(tmp
     assert list(tmp_path.iterdir()) == [], "nothing drawn, nothing written"
     monkeypatch.chdir(tmp_path)
     assert load_script().output_dir(["shots"]) == str(tmp_path / "shots")
+
+
+def test_the_script_run_by_a_python_without_the_test_extra_says_how_to_run_it(tmp_path):
+    """``python3 scripts/screenshots`` outside the venv (here: site-packages left out with -S) fails
+    in one line naming Pillow and the venv, not with an ImportError's traceback."""
+    import subprocess
+
+    from installed import PYTHON
+
+    run = subprocess.run([PYTHON, "-S", str(SCRIPT)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stdout, list(tmp_path.iterdir())) == (1, "", [])
+    assert run.stderr.startswith("ERROR: scripts/screenshots needs Pillow, from crabtui's test extra: run it with "
+                                 "the venv active") and run.stderr.count("\n") == 1, run.stderr
