@@ -38,8 +38,12 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
                        "`crabtui --backend htcondor dag submit` queues the pool's condor_dagman")
     state = ctx.find_root().obj["state_dir"]
     # Ctrl-C while the DAG is read waits for DAGMan's handler: a graceful stop, recovered by the next run
-    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    sys.exit(dagman_main([*args, *(["--state-dir", state] if state else [])], prog=ctx.command_path))
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        code = dagman_main([*args, *(["--state-dir", state] if state else [])], prog=ctx.command_path)
+    finally:  # a daemon this process starts later must not inherit them blocked
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    sys.exit(code)
 
 
 @dag.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})

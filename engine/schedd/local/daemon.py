@@ -212,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
                         default=float(os.environ.get("CRABTUI_JOB_MAX_VACATE_TIME", DEFAULT_VACATE_TIME)),
                         help="seconds from a job's kill signal to SIGKILL (env CRABTUI_JOB_MAX_VACATE_TIME)")
     args = parser.parse_args(argv)
+    # signals blocked in whatever started us (a `dag run` blocks DAGMan's) would stay blocked in
+    # every starter and job: their kill signals would never arrive
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
     job_umask = os.umask(0o077)  # the daemon's files are private; jobs get the submitter's umask back
     try:
         state = state_dir(args.state_dir)

@@ -161,6 +161,7 @@ def main(argv: list[str]) -> int:
     schedd gave us (``argv[2]``, a file descriptor)."""
     schedd, sock = int(argv[1]), socket.socket(fileno=int(argv[2]))
     _prctl_call(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())  # STOP must reach the starters, and jobs start with none blocked
     if os.getppid() != schedd:
         return 0  # the schedd died before we could ask to die with it
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # starters are reaped by the kernel
