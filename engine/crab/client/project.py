@@ -58,20 +58,23 @@ class Project:
         return os.path.join(self.path, RESULTS)
 
 
-def work_area(configured: str | None, cwd: str) -> str:
-    """The absolute work area: ``General.workArea`` (unset or ``'.'``: ``$CRAB_WORKING_AREA`` or
-    the current directory, as CRABClient's createWorkArea) against ``cwd``."""
+def _area(configured: str | None) -> str:
+    """``General.workArea`` as written; unset or ``'.'``: ``$CRAB_WORKING_AREA`` or the current
+    directory, as CRABClient's createWorkArea."""
     if configured in (None, "", "."):
-        configured = os.environ.get("CRAB_WORKING_AREA") or "."
-    return os.path.normpath(os.path.join(cwd, os.path.expanduser(configured)))
+        return os.environ.get("CRAB_WORKING_AREA") or "."
+    return configured
+
+
+def work_area(configured: str | None, cwd: str) -> str:
+    """The absolute work area (:func:`_area`) against ``cwd``."""
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(_area(configured))))
 
 
 def display_path(configured: str | None, request_name: str) -> str:
     """The project directory as crab submit prints it (``Project dir: crab_projects/crab_X``):
     relative where the work area was given relative."""
-    if configured in (None, "", "."):
-        configured = os.environ.get("CRAB_WORKING_AREA") or "."
-    return os.path.normpath(os.path.join(configured, project_name(request_name)))
+    return os.path.normpath(os.path.join(_area(configured), project_name(request_name)))
 
 
 def project_name(request_name: str) -> str:
