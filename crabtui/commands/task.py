@@ -453,16 +453,19 @@ class _Submitter:
             return self._dry_run(cfg)
         path = project.project_path(project.work_area(cfg.work_area, self.cwd), cfg.request_name)
         try:
-            project.create(path)
+            claim, taken_over = project.create(path)
         except project.ProjectError as e:
             self.refused(f"{cfg.source}: General.requestName: {e}")
             raise SubmitFailed(f"{cfg.source}: General.requestName: {e}") from None
+        shown = shlex.quote(project.display_path(cfg.work_area, cfg.request_name))
         try:
+            if taken_over and (recorded := self._interrupted(cfg, path)) is not None:
+                return recorded
             done, failure = self._submit(cfg, path)
         finally:
             if not os.path.exists(os.path.join(path, project.RECORD)):  # nothing was recorded
                 project.remove(path)
-        shown = shlex.quote(project.display_path(cfg.work_area, cfg.request_name))
+            os.close(claim)
         if failure is not None:  # carried out at once on a pool, and refused there: crab's 'Submission failed'
             remember(self.state, done.name)
             self.refused(failure)
@@ -477,6 +480,36 @@ class _Submitter:
         remember(self.state, done.name)
         self._append({"task": done.name})
         return done.name
+
+    def _interrupted(self, cfg, path: str) -> str | None:
+        """The task a submission of ``cfg`` into ``path`` recorded before it was killed, with no
+        record in its project directory yet: that record is written now, and nothing is submitted
+        again.  None if there is no such task (the killed submission recorded nothing)."""
+        from engine.crab.client import project
+        from engine.crab.client.last_task import remember
+        from engine.crab.taskworker.taskdb import TaskDB
+
+        db = TaskDB(self.state.tasks)
+        try:
+            orphans = [t for t in db.tasks() if t.request_name == cfg.request_name and t.config_path == cfg.source
+                       and project.recorded(t.task_dir) is None]
+        finally:
+            db.close()
+        if not orphans:
+            return None
+        task = orphans[0]  # the newest
+        made = project.fill(path, task=task.name, request_name=cfg.request_name, state_dir=self.state.path,
+                            backend=backend(self.ctx), config=cfg.source, task_dir=task.task_dir)
+        project.log_command(made, sys.argv[1:])
+        with schedd(self.ctx) as client:
+            _carry_out(self.ctx, self.state, client)
+        shown = shlex.quote(project.display_path(cfg.work_area, cfg.request_name))
+        click.echo(f"Task name: {task.name}\nProject dir: {shown}\n"
+                   f"Success: the submission interrupted earlier had delivered this task ({task.status}); it is not "
+                   f"submitted again; follow it with '{again(self.ctx)} task status -d {shown}'.")
+        remember(self.state, task.name)
+        self._append({"task": task.name})
+        return task.name
 
     def _submit(self, cfg, path: str):
         """Submit ``cfg``, and fill its project directory ``path`` once the task is recorded (before a
