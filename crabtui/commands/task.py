@@ -764,7 +764,7 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     """
     from engine.crab.client.resubmit import ResubmitError, jobs_to_resubmit, request_arguments
     from engine.crab.client.status import task_view
-    from engine.crab.taskworker.taskdb import RESUBMIT, RESUBMITTABLE, TaskError
+    from engine.crab.taskworker.taskdb import KILLED, RESUBMIT, RESUBMITTABLE, TaskError
 
     if force:
         fail("crab resubmit's --force (resubmit finished jobs) was removed from CRAB in 2025, and crabtui does not "
@@ -780,6 +780,9 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
         fail(str(e))
     with _tasks(ctx) as (db, state, client):
         task = _named(ctx, db, state, name)
+        if task.status == KILLED and _automatic(task.task_dir):  # crab's client says it before asking
+            fail("Tasks using automatic splitting cannot be resubmitted after a kill. "
+                 f"({task.name}: submit the configuration again as a new task for what is left)")
         try:
             if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
                 if not os.path.isdir(task.task_dir):
@@ -794,6 +797,16 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
         _carry_out(ctx, state, client)
     click.echo(f"Resubmit request for task {task.name} sent; '{again(ctx)} task status {task.request_name}' shows "
                "how the resubmission proceeds.")
+
+
+def _automatic(task_dir: str) -> bool:
+    """Whether the task splits automatically; False if its files are gone."""
+    from engine.crab.ap.predag import is_automatic
+
+    try:
+        return is_automatic(task_dir)
+    except (OSError, ValueError):
+        return False
 
 
 @task.command()
