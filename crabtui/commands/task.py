@@ -753,10 +753,11 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
 @click.option("--publication", is_flag=True, help="crab's resubmission of failed publications: refused, crabtui "
                                                    "publishes nothing.")
 @click.option("--force", is_flag=True, hidden=True)  # removed from crab resubmit: refused, saying so
+@click.option("--numcores", hidden=True)  # removed from crab resubmit: refused, saying so
 @click.pass_context
 def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: str | None,
              siteblacklist: str | None, maxjobruntime: int | None, maxmemory: int | None,
-             priority: int | None, publication: bool, force: bool) -> None:
+             priority: int | None, publication: bool, force: bool, numcores: str | None) -> None:
     """Resubmit TASK's failed jobs, with new parameters if given (like crab resubmit).
 
     Options not given keep the task's original values; the new ones apply to the resubmitted jobs
@@ -770,6 +771,10 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
         fail("crab resubmit's --force (resubmit finished jobs) was removed from CRAB in 2025, and crabtui does not "
              "have it: only failed jobs are resubmitted; drop --force, and to process a finished job's input "
              f"again submit a new task (its lumis are in '{again(ctx)} task report' processedLumis.json)")
+    if numcores is not None:
+        fail("crab resubmit's --numcores was removed from CRAB in 2025, and crabtui does not have it: resubmitted jobs "
+             "keep the task's JobType.numCores; drop --numcores, and for other cores submit the configuration again "
+             "with JobType.numCores set")
     if publication:
         fail("--publication resubmits a task's failed publications, and crabtui publishes no output dataset "
              "(Data.publication has no effect), so there is none; resubmit failed jobs without --publication")
