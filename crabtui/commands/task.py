@@ -26,6 +26,7 @@ from contextlib import contextmanager
 
 import click
 
+from crabtui.cli import OneLineGroup
 from crabtui.commands.backend import again, backend, fail, schedd
 from engine.schedd.api import ScheddError
 
@@ -251,7 +252,7 @@ def _project_dir(task) -> str:
     return found.path if found is not None else task.task_dir
 
 
-class CrabCommands(click.Group):
+class CrabCommands(OneLineGroup):
     """The task commands, also under the short names crab gives them (``crab sub``, ``crab st``)."""
 
     SHORT_NAMES = {"sub": "submit", "st": "status", "rep": "report", "tasks": "list", "output": "getoutput",

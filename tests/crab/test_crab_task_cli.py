@@ -827,6 +827,10 @@ def test_crab_command_lines_as_users_paste_them(tmp_path, state):
              "ERROR: crab resubmit's --force (resubmit finished jobs) was removed from CRAB in 2025"),
             (["resubmit", "wgamma_5", "--jobids", "2", "--numcores", "4"],
              "ERROR: crab resubmit's --numcores was removed from CRAB in 2025"),
+            (["resubmit", "wgamma_5", "--jobids"],  # the value forgotten: the help to see is resubmit's
+             "ERROR: Option '--jobids' requires an argument; see 'crabtui task resubmit --help'\n"),
+            (["kill", "wgamma_5", "--killwarning"],
+             "ERROR: Option '--killwarning' requires an argument; see 'crabtui task kill --help'\n"),
             (["checkwrite", "--site=T2_CH_CERN"], "ERROR: crab checkwrite checks that your grid proxy may write"),
             (["checkusername"], "ERROR: crab checkusername reads your CMS user name from your grid certificate")):
         refused = crabtui(state, "task", *args, cwd=tmp_path)
