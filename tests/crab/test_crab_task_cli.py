@@ -829,6 +829,12 @@ def test_crab_command_lines_as_users_paste_them(tmp_path, state):
              "ERROR: crab resubmit's --numcores was removed from CRAB in 2025"),
             (["resubmit", "wgamma_5", "--jobids"],  # the value forgotten: the help to see is resubmit's
              "ERROR: Option '--jobids' requires an argument; see 'crabtui task resubmit --help'\n"),
+            (["resubmit", "wgamma_5", "--jobids", "4-2"],  # crab would take every failed job
+             "ERROR: The command line option --jobids has the range 4-2, whose first id is above its last: write "
+             "it 2-4.\n"),
+            (["status", "wgamma_5", "--long", "--jobids", "1,4-2"],
+             "ERROR: The command line option --jobids has the range 4-2, whose first id is above its last: write "
+             "it 2-4.\n"),
             (["kill", "wgamma_5", "--killwarning"],
              "ERROR: Option '--killwarning' requires an argument; see 'crabtui task kill --help'\n"),
             (["checkwrite", "--site=T2_CH_CERN"], "ERROR: crab checkwrite checks that your grid proxy may write"),
