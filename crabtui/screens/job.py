@@ -51,7 +51,7 @@ class JobScreen(PollingScreen):
         yield Static("", id="summary")
         with Tabbed(initial="attempts"):
             with Pane("Attempts", id="attempts"):
-                yield LiveTable(self._columns(), id="attempt-table")
+                yield LiveTable(self._columns(), markable=False, id="attempt-table")
             for tab, title in zip(TEXT_TABS, TITLES):
                 with Pane(title, id=tab):
                     yield LogView(id=f"{tab}-text", follow=tab in FOLLOWED, wrap=tab in WRAPPED)

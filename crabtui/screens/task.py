@@ -97,11 +97,11 @@ class TaskScreen(PollingScreen):
             with Pane("Jobs", id="jobs"):
                 yield LiveTable(self.job_columns, fixed_columns=2, id="job-table")
             with Pane("DAG", id="dag"):
-                yield LiveTable(queue_columns(self), fixed_columns=1, id="queue-table")
+                yield LiveTable(queue_columns(self), fixed_columns=1, markable=False, id="queue-table")
             with Pane("Sites", id="sites"):
-                yield LiveTable(self._site_columns(), id="site-table")
+                yield LiveTable(self._site_columns(), markable=False, id="site-table")
             with Pane("Errors", id="errors"):
-                yield LiveTable(self._error_columns(), id="error-table")
+                yield LiveTable(self._error_columns(), markable=False, id="error-table")
             with Pane("Log", id="log"):
                 yield LogView(max_lines=LOG_LINES, id="dagman-out")
             with Pane("Summary", id="summary-tab"):

@@ -170,10 +170,11 @@ class LiveTable(LineTable):
         def control(self) -> LiveTable:
             return self.table
 
-    def __init__(self, columns: Iterable[Column], *, fixed_columns: int = 0, id: str | None = None,
-                 classes: str | None = None) -> None:
+    def __init__(self, columns: Iterable[Column], *, fixed_columns: int = 0, markable: bool = True,
+                 id: str | None = None, classes: str | None = None) -> None:
         super().__init__(fixed_columns=fixed_columns, id=id, classes=classes)
         self.table_columns = list(columns)
+        self.markable = markable  # False: no bulk action takes its rows, so space offers no marks
         self.palette = DEFAULT_PALETTE
         self.items: dict[str, Any] = {}
         self.marked: set[str] = set()
@@ -326,6 +327,11 @@ class LiveTable(LineTable):
             return [key for key in self.items if key in self.marked]
         key = self.cursor_key
         return [] if key is None else [key]
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in ("toggle_mark", "mark_all") and not self.markable:
+            return False  # off the key bar and the command palette: a mark there would do nothing
+        return True
 
     def action_toggle_mark(self) -> None:
         key = self.cursor_key
