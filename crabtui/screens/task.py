@@ -53,7 +53,7 @@ class TaskScreen(PollingScreen):
         Binding("enter", "open", "Open", id="open-job",
                 tooltip="Open the job: its attempts, ClassAd, output and report (on Errors: the jobs with that exit code)"),
         Binding("h", "hold", "Hold", id="hold", tooltip="Hold the marked jobs (or the one under the cursor)"),
-        Binding("r", "release", "Release", id="release", tooltip="Release the marked held jobs"),
+        Binding("r", "release", "Release", id="release", tooltip="Release the marked held jobs (or the one under the cursor)"),
         Binding("H", "halt", "Halt/unhalt", id="halt", tooltip="Halt the DAG (no new jobs start), or resume it"),
         Binding("K", "kill", "Kill", id="kill", tooltip="Kill the task: remove its DAG and jobs (crab kill)"),
         Binding("R", "resubmit", "Resubmit", id="resubmit", tooltip="Resubmit failed jobs, with new options (crab resubmit)"),
