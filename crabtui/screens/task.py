@@ -17,7 +17,8 @@ from crabtui.dag_view import QueueRow, queue_rows, run_time
 from crabtui.screens.polling import PollingScreen
 from crabtui.snapshots import (NODE_STATES, ErrorGroup, SiteRow, TaskSnapshot, error_groups, only_probes, site_rows,
                                state_counts)
-from crabtui.task_status import POSTPROCESSING, compress_ids, countdown, exit_code_meaning, shown_state, to_hms
+from crabtui.task_status import (POSTPROCESSING, compress_ids, countdown, cpu_percent, exit_code_meaning, shown_state,
+                                 to_hms)
 from crabtui.task_trend import Trend, trend
 from crabtui.widgets import states
 from crabtui.widgets.filter_bar import FilterBar
@@ -149,7 +150,7 @@ class TaskScreen(PollingScreen):
             Column("runtime", "Runtime", lambda j: j.runtime_s, _hms, width=8, right=True),
             Column("memory", "Mem (MB)", lambda j: None if j.memory_mb is None else int(j.memory_mb), width=8,
                    right=True),
-            Column("cpu", "CPU %", lambda j: None if j.cpu_pct is None else int(j.cpu_pct), width=5, right=True),
+            Column("cpu", "CPU %", cpu_percent, width=5, right=True),
             Column("retries", "Retries", lambda j: j.retries, width=7, right=True),
             Column("restarts", "Restarts", lambda j: j.restarts, width=8, right=True),
             Column("waste", "Waste", lambda j: j.waste_s, _hms, width=8, right=True),
