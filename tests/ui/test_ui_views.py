@@ -294,3 +294,21 @@ def test_the_jobs_tab_shows_the_cpu_percent_crab_status_long_prints(state, tmp_p
         assert {job: cells(jobs, job)[column].strip() for job in "12"} == printed
 
     drive(CrabApp(Backend(state), interval=INTERVAL, clock=lambda: NOW), scenario)
+
+
+def test_an_empty_task_list_points_to_the_dags(state):
+    """Who runs only DAGs (a pool's, with --backend htcondor) opens on an empty task list: its info
+    line says, within 80 columns, that d shows the DAGs, and d does."""
+    from crabtui.screens.dags import DagsScreen
+
+    LocalScheddClient(state).ping()
+
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        await wait_for(pilot, lambda: screen.query_one("#info").render().plain.startswith("No tasks"), "the list")
+        line = screen.query_one("#info").render().plain
+        assert "d shows the DAGs" in line and len(line) < 80, line
+        await pilot.press("d")
+        assert isinstance(pilot.app.screen, DagsScreen)
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
