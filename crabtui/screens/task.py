@@ -424,6 +424,10 @@ class TaskScreen(PollingScreen):
             self.app.act("Unhalt", backend.unhalt, task.name,
                          done=lambda ok: f"Resumed the DAG of {task.request_name}." if ok else "The DAG was not halted.")
             return
+        if not self.snapshot.view.dag_queued:  # a halt file left behind would stop a resubmit's DAG at its start
+            self.app.notify(f"Nothing to halt: the DAG of {task.request_name} is not in the queue ({task.status}).",
+                            severity="warning")
+            return
         details = (f"DAG {task.task_dir}/RunJobs.dag (DAGMan job {task.dagman_id})\n\n"
                    "No new job starts and no PRE script runs; queued and running jobs and their POST scripts "
                    "finish. Then DAGMan writes a rescue DAG and exits (the task FAILS; resubmit reruns what did "

@@ -338,3 +338,21 @@ def test_space_marks_only_where_a_bulk_action_takes_the_marks(fixed):
         assert not app.screen.query_one("#attempt-table").marked
 
     drive(CrabApp(Backend(fixed), clock=lambda: NOW + 50, interval=INTERVAL, task=live), scenario)
+
+
+def test_halt_of_a_task_whose_dag_has_ended_says_so_and_asks_nothing(fixed):
+    """H on a COMPLETED task offered to halt its DAG, whose DAGMan had exited: the halt file it
+    wrote would have stopped the DAG of a later resubmit at its start."""
+    done = "231114_200000:alice_crab_ttbar"
+
+    async def scenario(pilot):
+        app = pilot.app
+        await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.snapshot, "the task")
+        screen = app.screen
+        await pilot.press("H")
+        await pilot.pause()
+        assert app.screen is screen, "no dialog"
+        assert notices(app)[-1] == "Nothing to halt: the DAG of ttbar is not in the queue (COMPLETED)."
+        assert not os.path.exists(os.path.join(fixed.task_dir(done), "RunJobs.dag.halt"))
+
+    drive(CrabApp(Backend(fixed), clock=lambda: NOW, interval=INTERVAL, task=done), scenario)
