@@ -608,3 +608,26 @@ def test_a_dag_screen_follows_its_logs_instead_of_querying_the_queue(state, tmp_
         go(tmp_path, "B", "C")
 
     drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
+
+
+def test_a_sort_of_the_node_table_keeps_each_job_under_its_node_and_the_dag_first(engine, tmp_path):
+    """s sorted the node tree as a flat list: the DAG's own row went below its nodes and a node's
+    job row away from its node.  Now each row's children are sorted under it."""
+    cluster, _ = submit_dag(engine, tmp_path)
+
+    def in_tree(keys: list[str]) -> bool:
+        return keys[0] == DAG_ROW and all("#" not in key or keys[i - 1] == key.split("#")[0]
+                                          for i, key in enumerate(keys))
+
+    async def scenario(pilot):
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: any("#" in key for key in screen.table.shown_keys()), "A's job under A")
+        table = screen.table
+        for press in ("s", "s", "S", "s", "S"):  # Node, State, State reversed, Job, Job reversed
+            await pilot.press(press)
+            keys = table.shown_keys()
+            assert in_tree(keys), (table.sort_column, table.sort_reverse, keys)
+        assert table.sort_column == "job"
+        go(tmp_path, "A", "B", "C")
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
