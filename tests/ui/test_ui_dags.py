@@ -631,3 +631,25 @@ def test_a_sort_of_the_node_table_keeps_each_job_under_its_node_and_the_dag_firs
         go(tmp_path, "A", "B", "C")
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_a_dag_submitted_while_the_list_was_closed_shows_when_it_opens(state, tmp_path, monkeypatch):
+    """The DAGMan jobs are asked for every 30 s; a DAG submitted after the list was last open did
+    not show when d opened it again, until that query came round."""
+    (tmp_path / "first").mkdir()
+    first, _ = submit_dag(state, tmp_path / "first")
+
+    async def scenario(pilot):
+        dags = await open_dags(pilot)
+        await wait_for(pilot, lambda: str(first) in dags.table.items, "the first DAG")
+        await pilot.press("escape")
+        second_dir = tmp_path / "second"
+        second_dir.mkdir()
+        second, _ = submit_dag(state, second_dir)
+        dags = await open_dags(pilot)
+        await wait_for(pilot, lambda: dags.snapshot is not None, "the list read again")
+        assert str(second) in dags.table.items, "on the list's first refresh"
+        go(tmp_path / "first", "A", "B", "C")
+        go(second_dir, "A", "B", "C")
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario)
