@@ -427,14 +427,21 @@ def _cpu_shown(j: JobView, wall: float) -> float | None:
     return j.cpu_pct if wall else None
 
 
+def cpu_percent(j: JobView) -> int | None:
+    """The CPU % of a job's row, rounded as crab prints it: the UI's table and ``--long`` show one
+    number (the UI cut 88.7 to 88 where crab printed 89)."""
+    cpu = _cpu_shown(j, j.runtime_s or 0.0)
+    return None if cpu is None else round(cpu)
+
+
 def _rows(jobs: Sequence[JobView], now: float, automatic: bool = False) -> list[tuple]:
     rows = []
     append = rows.append
     for j in jobs:
         wall = j.runtime_s or 0.0
         memory = None if j.memory_mb is None else int(j.memory_mb)
-        cpu = _cpu_shown(j, wall)
-        cpu_text = "Unknown" if cpu is None else "%.0f" % cpu
+        cpu = cpu_percent(j)
+        cpu_text = "Unknown" if cpu is None else str(cpu)
         ec = 0 if j.state == "finished" else j.exit_code
         ec_text = "Unknown" if ec is None else " Postprocessing failed" if ec == POSTPROCESSING else ec
         state = shown_state(j, automatic) if automatic else j.state
@@ -443,7 +450,7 @@ def _rows(jobs: Sequence[JobView], now: float, automatic: bool = False) -> list[
         waste = j.waste_s
         line = _ROW % (j.id, label, site, to_hms(wall), "Unknown" if memory is None else memory, cpu_text,
                        j.retries, j.restarts, to_hms(waste) if waste else "0:00:00", ec_text)
-        append((j.id, state, site, wall, memory, None if cpu is None else int(cpu_text), j.retries, waste, ec, line))
+        append((j.id, state, site, wall, memory, cpu, j.retries, waste, ec, line))
     return rows
 
 

@@ -64,7 +64,7 @@ class DagScreen(PollingScreen):
         yield Static("", id="summary")
         with Tabbed(initial="nodes"):
             with Pane("Nodes", id="nodes"):
-                yield LiveTable(self.columns, fixed_columns=1, id="node-table")
+                yield LiveTable(self.columns, fixed_columns=1, tree_parent=_parent_row, id="node-table")
             with Pane("Log", id="log"):
                 yield LogView(max_lines=LOG_LINES, id="dagman-out")
         yield Static("", id="info")
@@ -322,6 +322,16 @@ class DagScreen(PollingScreen):
             table.filter = ""
             return
         self.app.pop_screen()
+
+
+def _parent_row(key: str) -> str | None:
+    """The row a row is drawn under: a job's node (``A#12.0``), a sub-DAG node's SUBDAG node
+    (``SD/S1``), else the DAG's own row, so that a sort keeps the tree."""
+    if key == DAG_ROW:
+        return None
+    if "#" in key:
+        return key.split("#", 1)[0]
+    return key.rsplit("/", 1)[0] if "/" in key else DAG_ROW
 
 
 def node_columns(screen: DagScreen) -> list[Column]:

@@ -52,7 +52,8 @@ class DagsScreen(ListScreen):
         super().__init__()
         self.all_users = False
         self.snapshot: DagsSnapshot | None = None
-        self._ask = False  # the next refresh queries the DAGMan jobs (ctrl+r)
+        self._ask = True  # the next refresh queries the DAGMan jobs (ctrl+r): the first too, so that
+        # a DAG submitted since the list was last open shows at once, not at the next periodic query
 
     def columns(self) -> list[Column]:
         return [

@@ -22,6 +22,7 @@ from crabtui.widgets.log_view import LogView
 from crabtui.widgets.states import Palette
 from crabtui.widgets.status_bar import StatusBar
 from crabtui.widgets.tabbed import Pane, Tabbed
+from engine.crab.client.status import JobView
 
 ACTION_LOOK = {"ok": ("✔ ok", "success"), "retry": ("⟳ retry", "warning"), "fatal": ("✖ fatal", "error"),
                "abort_dag": ("✖ abort DAG", "error"), None: ("▶ open", "primary")}
@@ -51,7 +52,7 @@ class JobScreen(PollingScreen):
         yield Static("", id="summary")
         with Tabbed(initial="attempts"):
             with Pane("Attempts", id="attempts"):
-                yield LiveTable(self._columns(), id="attempt-table")
+                yield LiveTable(self._columns(), markable=False, id="attempt-table")
             for tab, title in zip(TEXT_TABS, TITLES):
                 with Pane(title, id=tab):
                     yield LogView(id=f"{tab}-text", follow=tab in FOLLOWED, wrap=tab in WRAPPED)
@@ -105,7 +106,7 @@ class JobScreen(PollingScreen):
         self.update_static("summary", Text("\n").join([line, second]))
         table = self.query_one("#attempt-table", LiveTable)
         first = not table.items
-        table.set_items({str(i): {**a, "n": i} for i, a in enumerate(job.attempts)})
+        table.set_items({str(i): {**a, "n": i} for i, a in enumerate(_with_open_attempt(job))})
         if first and table.row_count:
             table.move_cursor(row=table.row_count - 1)  # the latest attempt, whose files are shown
         self._set_text("classad", snapshot.ad_text or "No HTCondor job has run for this job yet.")
@@ -184,6 +185,24 @@ class JobScreen(PollingScreen):
     def _paths(self) -> dict[str, str]:
         files = self.snapshot.files
         return {"stdout": files.stdout, "stderr": files.stderr, "report": files.report, "events": files.user_log}
+
+
+def _with_open_attempt(job: JobView) -> list[dict]:
+    """The job's attempts, the one still open with where and how long it runs now, as the Jobs tab
+    and ``task status --long`` show it: PostJob records an attempt's site and figures only when it
+    ends, and the row of a running job read blank beside a header naming its site."""
+    attempts = list(job.attempts)
+    if not attempts or attempts[-1].get("action") is not None:
+        return attempts
+    open_attempt = attempts[-1]
+    sited = sum(1 for a in attempts[:-1] if a.get("site"))
+    if len(job.site_history) > sited and not open_attempt.get("site"):  # the queue's site is this attempt's
+        attempts[-1] = {**open_attempt, "site": job.site,
+                        "runtime_s": open_attempt.get("runtime_s") if open_attempt.get("runtime_s") is not None
+                        else job.runtime_s,
+                        "memory_mb": open_attempt.get("memory_mb") if open_attempt.get("memory_mb") is not None
+                        else job.memory_mb}
+    return attempts
 
 
 def _why_not_waiting(state: str) -> str:

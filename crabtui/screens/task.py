@@ -17,7 +17,8 @@ from crabtui.dag_view import QueueRow, queue_rows, run_time
 from crabtui.screens.polling import PollingScreen
 from crabtui.snapshots import (NODE_STATES, ErrorGroup, SiteRow, TaskSnapshot, error_groups, only_probes, site_rows,
                                state_counts)
-from crabtui.task_status import POSTPROCESSING, compress_ids, countdown, exit_code_meaning, shown_state, to_hms
+from crabtui.task_status import (POSTPROCESSING, compress_ids, countdown, cpu_percent, exit_code_meaning, shown_state,
+                                 to_hms)
 from crabtui.task_trend import Trend, trend
 from crabtui.widgets import states
 from crabtui.widgets.filter_bar import FilterBar
@@ -53,7 +54,7 @@ class TaskScreen(PollingScreen):
         Binding("enter", "open", "Open", id="open-job",
                 tooltip="Open the job: its attempts, ClassAd, output and report (on Errors: the jobs with that exit code)"),
         Binding("h", "hold", "Hold", id="hold", tooltip="Hold the marked jobs (or the one under the cursor)"),
-        Binding("r", "release", "Release", id="release", tooltip="Release the marked held jobs"),
+        Binding("r", "release", "Release", id="release", tooltip="Release the marked held jobs (or the one under the cursor)"),
         Binding("H", "halt", "Halt/unhalt", id="halt", tooltip="Halt the DAG (no new jobs start), or resume it"),
         Binding("K", "kill", "Kill", id="kill", tooltip="Kill the task: remove its DAG and jobs (crab kill)"),
         Binding("R", "resubmit", "Resubmit", id="resubmit", tooltip="Resubmit failed jobs, with new options (crab resubmit)"),
@@ -97,11 +98,11 @@ class TaskScreen(PollingScreen):
             with Pane("Jobs", id="jobs"):
                 yield LiveTable(self.job_columns, fixed_columns=2, id="job-table")
             with Pane("DAG", id="dag"):
-                yield LiveTable(queue_columns(self), fixed_columns=1, id="queue-table")
+                yield LiveTable(queue_columns(self), fixed_columns=1, markable=False, id="queue-table")
             with Pane("Sites", id="sites"):
-                yield LiveTable(self._site_columns(), id="site-table")
+                yield LiveTable(self._site_columns(), markable=False, id="site-table")
             with Pane("Errors", id="errors"):
-                yield LiveTable(self._error_columns(), id="error-table")
+                yield LiveTable(self._error_columns(), markable=False, id="error-table")
             with Pane("Log", id="log"):
                 yield LogView(max_lines=LOG_LINES, id="dagman-out")
             with Pane("Summary", id="summary-tab"):
@@ -149,7 +150,7 @@ class TaskScreen(PollingScreen):
             Column("runtime", "Runtime", lambda j: j.runtime_s, _hms, width=8, right=True),
             Column("memory", "Mem (MB)", lambda j: None if j.memory_mb is None else int(j.memory_mb), width=8,
                    right=True),
-            Column("cpu", "CPU %", lambda j: None if j.cpu_pct is None else int(j.cpu_pct), width=5, right=True),
+            Column("cpu", "CPU %", cpu_percent, width=5, right=True),
             Column("retries", "Retries", lambda j: j.retries, width=7, right=True),
             Column("restarts", "Restarts", lambda j: j.restarts, width=8, right=True),
             Column("waste", "Waste", lambda j: j.waste_s, _hms, width=8, right=True),
@@ -422,6 +423,10 @@ class TaskScreen(PollingScreen):
         if self.snapshot.halted:
             self.app.act("Unhalt", backend.unhalt, task.name,
                          done=lambda ok: f"Resumed the DAG of {task.request_name}." if ok else "The DAG was not halted.")
+            return
+        if not self.snapshot.view.dag_queued:  # a halt file left behind would stop a resubmit's DAG at its start
+            self.app.notify(f"Nothing to halt: the DAG of {task.request_name} is not in the queue ({task.status}).",
+                            severity="warning")
             return
         details = (f"DAG {task.task_dir}/RunJobs.dag (DAGMan job {task.dagman_id})\n\n"
                    "No new job starts and no PRE script runs; queued and running jobs and their POST scripts "

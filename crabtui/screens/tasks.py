@@ -32,7 +32,7 @@ class TasksScreen(ListScreen):
         Binding("escape", "clear", "Clear", id="clear", show=False, tooltip="Clear the marks, then the filter"),
     ]
     TABLE_ID, CRUMBS, NOUN = "tasks", "crabtui › tasks", "tasks"
-    EMPTY = "No tasks yet: submit one with 'crabtui task submit CONFIG'."
+    EMPTY = "No tasks yet: 'crabtui task submit CONFIG' makes one; d shows the DAGs."  # a pool's, or plain ones
 
     def __init__(self) -> None:
         super().__init__()

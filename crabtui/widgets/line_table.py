@@ -391,9 +391,29 @@ class LineTable(ScrollView, can_focus=True):
 
     def _crop(self, line: Strip, width: int, base: Style) -> Strip:
         """What shows of ``line`` at the horizontal scroll: its fixed columns, then the rest from
-        the scroll offset on."""
+        the scroll offset on, without a number column cut at either edge (``841`` cut to ``84``,
+        or a CPU % of ``90`` to ``9``, reads as another number): its cells stay blank."""
         x = int(self.scroll_offset.x)
-        if x:
-            fixed = sum(w + 2 * PADDING for w in self._widths[:self.fixed_columns])
-            line = Strip.join([line.crop(0, fixed), line.crop(fixed + x, fixed + x + width - fixed)])
+        fixed = sum(w + 2 * PADDING for w in self._widths[:self.fixed_columns])
+        start, end = fixed + x, x + width
+        left, right = self._whole_numbers(start, end)
+        if x or left > start or right < end:
+            parts = [line.crop(0, fixed)]
+            if left > start:
+                parts.append(Strip.blank(left - start, base))
+            if right > left:
+                parts.append(line.crop(left, right))
+            line = Strip.join(parts)
         return line.crop_extend(0, width, base)
+
+    def _whole_numbers(self, start: int, end: int) -> tuple[int, int]:
+        """Where the part of the line shown from ``start`` to ``end`` begins and ends once a
+        right-aligned column cut by either edge is left out."""
+        left, right, edge = start, end, 0
+        for column, w in zip(self.columns, self._widths):
+            column_start, edge = edge, edge + w + 2 * PADDING
+            if column.right and column_start < start < edge:
+                left = edge
+            if column.right and column_start < end < edge:
+                right = column_start
+        return left, right

@@ -170,10 +170,13 @@ class LiveTable(LineTable):
         def control(self) -> LiveTable:
             return self.table
 
-    def __init__(self, columns: Iterable[Column], *, fixed_columns: int = 0, id: str | None = None,
+    def __init__(self, columns: Iterable[Column], *, fixed_columns: int = 0, markable: bool = True,
+                 tree_parent: Callable[[str], str | None] | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__(fixed_columns=fixed_columns, id=id, classes=classes)
         self.table_columns = list(columns)
+        self.tree_parent = tree_parent  # a tree's rows: a sort orders each row's children, under it
+        self.markable = markable  # False: no bulk action takes its rows, so space offers no marks
         self.palette = DEFAULT_PALETTE
         self.items: dict[str, Any] = {}
         self.marked: set[str] = set()
@@ -269,8 +272,8 @@ class LiveTable(LineTable):
     def sort_by(self, column: str | None, reverse: bool = False) -> None:
         flipped = column == self.sort_column and column is not None and reverse != self.sort_reverse
         self.sort_column, self.sort_reverse = column, reverse
-        if flipped and self._sorted is not None:  # every sort key is distinct (ties go by the items' order)
-            self._sorted.reverse()
+        if flipped and self._sorted is not None and self.tree_parent is None:
+            self._sorted.reverse()  # every sort key is distinct (ties go by the items' order); not a tree's
         else:
             self._sorted = None
         self._set_headers()
@@ -326,6 +329,11 @@ class LiveTable(LineTable):
             return [key for key in self.items if key in self.marked]
         key = self.cursor_key
         return [] if key is None else [key]
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in ("toggle_mark", "mark_all") and not self.markable:
+            return False  # off the key bar and the command palette: a mark there would do nothing
+        return True
 
     def action_toggle_mark(self) -> None:
         key = self.cursor_key
@@ -436,7 +444,19 @@ class LiveTable(LineTable):
                 keys[value] = key_of(value)
             return (False, keys[value], order[key])
 
-        return sorted(self.items, key=by_value, reverse=self.sort_reverse)
+        if self.tree_parent is None:
+            return sorted(self.items, key=by_value, reverse=self.sort_reverse)
+        children: dict[str | None, list[str]] = {}
+        for key in self.items:
+            parent = self.tree_parent(key)
+            children.setdefault(parent if parent in self.items else None, []).append(key)
+        shown: list[str] = []
+        todo = list(reversed(sorted(children.get(None, ()), key=by_value, reverse=self.sort_reverse)))
+        while todo:
+            key = todo.pop()
+            shown.append(key)
+            todo += reversed(sorted(children.get(key, ()), key=by_value, reverse=self.sort_reverse))
+        return shown
 
     def _restore_cursor(self, key: str | None) -> None:
         if key is not None and key in self._shown:

@@ -467,6 +467,7 @@ class OutRecord:
     what: str
     node: str = ""
     values: tuple = ()
+    at: float | None = None  # an event's own time, from its braces: in recovery mode, not the line's
 
 
 _SCHEDUNIV_EXEC = re.compile(r"condor_scheduniv_exec\.(\d+)\.\d+")
@@ -487,9 +488,18 @@ def dagman_id_of(name: str) -> int | None:
 
 
 _HEADER_LEN = len("11/26/26 15:30:01 ")
+
+
+def _event_at(text: str | None) -> float | None:
+    """The time :func:`event_time` printed, None if there is none or it cannot be read."""
+    try:
+        return None if text is None else time.mktime(time.strptime(text, "%m/%d/%y %H:%M:%S"))
+    except ValueError:
+        return None
+
 _JOB = r"\((-?\d+)\.(-?\d+)\.-?\d+\)"
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [(what, re.compile(pattern)) for what, pattern in (
-    ("event", rf"Event: ULOG_(\w+) for HTCondor Node (\S+) {_JOB}"),
+    ("event", rf"Event: ULOG_(\w+) for HTCondor Node (\S+) {_JOB}(?: {{([^}}]+)}})?"),
     ("status", r"DAG status: (\d+) \("),
     ("submitting", r"Submitting HTCondor Node (\S+) job\(s\)\.\.\.$"),
     ("assigned", rf"\tassigned HTCondor ID {_JOB}"),
@@ -626,8 +636,8 @@ class DagmanOutReader:
             self._status = (int(groups[0]), t)
             return
         if what == "event":
-            name, node, cluster, proc = groups
-            records.append(OutRecord(t, what, node, (name, job(cluster, proc))))
+            name, node, cluster, proc, at = groups
+            records.append(OutRecord(t, what, node, (name, job(cluster, proc)), _event_at(at)))
         elif what == "assigned":
             records.append(OutRecord(t, what, "", (job(*groups),)))
         elif what == "proc_ok":

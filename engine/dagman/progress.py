@@ -251,7 +251,10 @@ class DagWatcher:
             self._apply_dag(r)
             return
         node = self._node(r.node)
-        node.since = r.time
+        if not run.recovering:
+            node.since = r.time
+        elif r.at is not None:  # a recovered event's lines are written at the restart: its own time counts
+            node.since = r.at
         if what == "submitting":
             node.state, node.job, node.held, node.running, node.exit_code = NodeState.SUBMITTED, None, False, False, None
             node.procs, node.ended_procs = set(), set()

@@ -159,3 +159,32 @@ def test_a_watcher_of_one_dagman_job_keeps_to_its_run(tmp_path):
     assert [(n.running, n.job) for n in first.read().nodes] == [(True, "8.0"), (False, None)], "run 7's, as it was"
     assert first.read().last_line_at == time.mktime(time.strptime("11/27/26 01:00:02", "%m/%d/%y %H:%M:%S"))
     assert [(n.running, n.job) for n in second.read().nodes] == [(False, None), (True, "10.0")], "run 9's only"
+
+
+def test_a_restart_in_recovery_mode_keeps_when_each_node_last_changed(tmp_path):
+    """A released DAGMan re-logs every event of its nodes log at the restart, each with its own
+    time in braces: a node done half an hour ago stays done since then, not since the restart."""
+    (tmp_path / "x.dag").write_text("JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\n")
+    at = "11/27/26 01:{} Event: ULOG_{} for HTCondor Node {} ({}.0.0) {{11/27/26 01:{}}}{}\n"
+    banner = "11/27/26 01:{} ** condor_scheduniv_exec.7.0 (CONDOR_DAGMAN) STARTING UP\n"
+    (tmp_path / "x.dag.dagman.out").write_text(
+        banner.format("00:00")
+        + "11/27/26 01:00:01 Submitting HTCondor Node A job(s)...\n11/27/26 01:00:01 \tassigned HTCondor ID (8.0.0)\n"
+        + at.format("00:01", "SUBMIT", "A", 8, "00:01", "") + at.format("00:03", "JOB_TERMINATED", "A", 8, "00:03", "")
+        + "11/27/26 01:00:03 Node A job proc (8.0.0) completed successfully.\n11/27/26 01:00:03 Node A job completed\n"
+        + "11/27/26 01:00:04 Submitting HTCondor Node B job(s)...\n11/27/26 01:00:04 \tassigned HTCondor ID (9.0.0)\n"
+        + at.format("00:04", "SUBMIT", "B", 9, "00:04", "")
+        + banner.format("30:00") + "11/27/26 01:30:00 Running in RECOVERY mode... >>>>>>>>>>>>>>>>>>>>>>>>>>>>>>\n"
+        + at.format("30:00", "SUBMIT", "A", 8, "00:01", " [recovery mode]")
+        + at.format("30:00", "JOB_TERMINATED", "A", 8, "00:03", " [recovery mode]")
+        + "11/27/26 01:30:00 Node A job proc (8.0.0) completed successfully.\n11/27/26 01:30:00 Node A job completed\n"
+        + at.format("30:00", "SUBMIT", "B", 9, "00:04", " [recovery mode]")
+        + "11/27/26 01:30:00 ...done with RECOVERY mode <<<<<<<<<<<<<<<<<<<<<<<<<<<<<<\n"
+        + at.format("30:05", "EXECUTE", "B", 9, "30:05", ""))
+    nodes = {n.name: n for n in DagWatcher(str(tmp_path / "x.dag"), dagman_id=7).read().nodes}
+
+    def clock(hms: str) -> float:
+        return time.mktime(time.strptime(f"11/27/26 01:{hms}", "%m/%d/%y %H:%M:%S"))
+
+    assert (nodes["A"].word, nodes["A"].since) == ("done", clock("00:03"))
+    assert (nodes["B"].running, nodes["B"].since) == (True, clock("30:05")), "after the recovery: as it happens"

@@ -122,3 +122,43 @@ def test_a_jobs_attempts(fixed):
         await check(pilot, ["attempt-table"], "in the light theme")
 
     drive(fixed, scenario, task=LIVE)
+
+
+def cut_numbers(table: LiveTable) -> list[str]:
+    """Right-aligned (number) columns drawn in part at either edge of the table, on the lines
+    drawn now: ``90`` cut to ``9`` at the right edge reads as 9."""
+    from crabtui.widgets.line_table import PADDING
+
+    x, width = int(table.scroll_offset.x), table.size.width
+    spans, edge = [], 0
+    for i, (column, w) in enumerate(zip(table.columns, table._widths)):
+        start, edge = edge, edge + w + 2 * PADDING
+        shift = 0 if i < table.fixed_columns else x
+        spans.append((column, start - shift, edge - shift))
+    fixed = sum(w + 2 * PADDING for w in table._widths[:table.fixed_columns])
+    cut = []
+    for y in range(min(table.size.height, table.row_count + 1)):
+        line = table.render_line(y).text
+        for column, start, end in spans:
+            if column.right and (start < fixed < end or start < width < end):
+                shown = line[max(start, fixed):min(end, width)]
+                if shown.strip():
+                    cut.append(f"line {y}, column {column.label.plain!r}: {shown!r}\n  {line}")
+    return cut
+
+
+def test_a_number_column_is_drawn_whole_or_not_at_all(fixed):
+    """At 80 columns the Jobs tab's CPU % ended at the edge as its first digit; scrolled
+    sideways, the Runtime lost its first digits at the left edge."""
+    async def scenario(pilot):
+        await wait_for(pilot, lambda: getattr(pilot.app.screen, "snapshot", None), "the task screen")
+        jobs = pilot.app.screen.query_one("#job-table", LiveTable)
+        await wait_for(pilot, lambda: jobs.row_count, "the jobs")
+        await pilot.pause()
+        assert not cut_numbers(jobs), "\n".join(cut_numbers(jobs))
+        for _ in range(4):
+            await pilot.press("right")
+            await pilot.pause()
+            assert not cut_numbers(jobs), f"scrolled to {jobs.scroll_offset.x}:\n" + "\n".join(cut_numbers(jobs))
+
+    drive(fixed, scenario, task=LIVE)

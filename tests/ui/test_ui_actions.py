@@ -202,3 +202,32 @@ def test_crabtui_without_a_command_opens_the_ui_and_q_quits(engine):
     with Terminal([CRABTUI, "--state-dir", engine.path], {**os.environ, "TERM": "xterm-256color"}) as terminal:
         terminal.wait_for(b"tasks", b"live")
         assert terminal.quit() == 0
+
+
+def test_a_running_jobs_open_attempt_says_where_it_runs(engine, running_task):
+    """The drilldown's attempt row of a running job names its site and how long it has run, as
+    its header and the Jobs tab do; it read blank until PostJob closed the attempt."""
+    from crabtui.screens.job import JobScreen
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, running_task)
+        jobs = screen.query_one("#job-table")
+        await wait_for(pilot, lambda: any(j.state == "running" and j.site for j in jobs.items.values()),
+                       "a job running")
+        job = next(key for key, j in jobs.items.items() if j.state == "running" and j.site)
+        site = jobs.items[job].site
+        jobs.move_cursor(row=jobs.get_row_index(job))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.snapshot is not None,
+                       "the job's screen")
+        attempts = app.screen.query_one("#attempt-table")
+        await wait_for(pilot, lambda: attempts.row_count, "its attempt")
+        last = str(attempts.row_count - 1)
+        row = cells(attempts, last)
+        assert app.screen.snapshot.job.state == "running", "still running (it runs for minutes)"
+        assert row[2].strip() == site and f"site {site}" in app.screen.query_one("#summary").render().plain
+        assert row[5].strip(), "its runtime so far"
+        assert "▶ open" in row
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)

@@ -300,3 +300,59 @@ def test_the_stale_banner_keeps_its_hint_and_watch_fits_80_columns(fixed):
     line = progress_line(snapshot, NOW, width=80)
     assert line.cell_len <= 80 or not line.no_wrap, "a line longer than the terminal wraps, it is not cut"
     assert "of 8" in line.plain and "◷2" in line.plain
+
+
+def test_space_marks_only_where_a_bulk_action_takes_the_marks(fixed):
+    """A job's attempts and a task's DAG, Sites and Errors tabs have no bulk action: space there
+    offered "Mark" on the key bar and marked a row that nothing then used."""
+    live = "231114_211000:alice_crab_lumis"
+
+    def offered(app) -> bool:
+        """Space is on the key bar (when it fits) and in the command palette."""
+        return "space" in app.screen.active_bindings
+
+    async def scenario(pilot):
+        app = pilot.app
+        await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.snapshot, "the task")
+        screen = app.screen
+        jobs = screen.jobs_table
+        await wait_for(pilot, lambda: jobs.row_count == 8, "eight jobs")
+        for tab, table in (("2", "#queue-table"), ("3", "#site-table"), ("4", "#error-table")):
+            await pilot.press(tab)
+            await pilot.pause()
+            assert not offered(app)
+            await pilot.press("space")
+            assert not screen.query_one(table).marked
+        await pilot.press("1")
+        await pilot.pause()
+        assert offered(app)
+        await pilot.press("space")
+        assert len(jobs.marked) == 1, "the Jobs tab's marks are what h, r, x and R take"
+        await pilot.press("escape")
+        jobs.move_cursor(row=jobs.get_row_index("4"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.snapshot is not None, "job 4")
+        await pilot.pause()
+        assert not offered(app)
+        await pilot.press("space")
+        assert not app.screen.query_one("#attempt-table").marked
+
+    drive(CrabApp(Backend(fixed), clock=lambda: NOW + 50, interval=INTERVAL, task=live), scenario)
+
+
+def test_halt_of_a_task_whose_dag_has_ended_says_so_and_asks_nothing(fixed):
+    """H on a COMPLETED task offered to halt its DAG, whose DAGMan had exited: the halt file it
+    wrote would have stopped the DAG of a later resubmit at its start."""
+    done = "231114_200000:alice_crab_ttbar"
+
+    async def scenario(pilot):
+        app = pilot.app
+        await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.snapshot, "the task")
+        screen = app.screen
+        await pilot.press("H")
+        await pilot.pause()
+        assert app.screen is screen, "no dialog"
+        assert notices(app)[-1] == "Nothing to halt: the DAG of ttbar is not in the queue (COMPLETED)."
+        assert not os.path.exists(os.path.join(fixed.task_dir(done), "RunJobs.dag.halt"))
+
+    drive(CrabApp(Backend(fixed), clock=lambda: NOW, interval=INTERVAL, task=done), scenario)

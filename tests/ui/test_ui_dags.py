@@ -608,3 +608,48 @@ def test_a_dag_screen_follows_its_logs_instead_of_querying_the_queue(state, tmp_
         go(tmp_path, "B", "C")
 
     drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
+
+
+def test_a_sort_of_the_node_table_keeps_each_job_under_its_node_and_the_dag_first(engine, tmp_path):
+    """s sorted the node tree as a flat list: the DAG's own row went below its nodes and a node's
+    job row away from its node.  Now each row's children are sorted under it."""
+    cluster, _ = submit_dag(engine, tmp_path)
+
+    def in_tree(keys: list[str]) -> bool:
+        return keys[0] == DAG_ROW and all("#" not in key or keys[i - 1] == key.split("#")[0]
+                                          for i, key in enumerate(keys))
+
+    async def scenario(pilot):
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: any("#" in key for key in screen.table.shown_keys()), "A's job under A")
+        table = screen.table
+        for press in ("s", "s", "S", "s", "S"):  # Node, State, State reversed, Job, Job reversed
+            await pilot.press(press)
+            keys = table.shown_keys()
+            assert in_tree(keys), (table.sort_column, table.sort_reverse, keys)
+        assert table.sort_column == "job"
+        go(tmp_path, "A", "B", "C")
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_a_dag_submitted_while_the_list_was_closed_shows_when_it_opens(state, tmp_path, monkeypatch):
+    """The DAGMan jobs are asked for every 30 s; a DAG submitted after the list was last open did
+    not show when d opened it again, until that query came round."""
+    (tmp_path / "first").mkdir()
+    first, _ = submit_dag(state, tmp_path / "first")
+
+    async def scenario(pilot):
+        dags = await open_dags(pilot)
+        await wait_for(pilot, lambda: str(first) in dags.table.items, "the first DAG")
+        await pilot.press("escape")
+        second_dir = tmp_path / "second"
+        second_dir.mkdir()
+        second, _ = submit_dag(state, second_dir)
+        dags = await open_dags(pilot)
+        await wait_for(pilot, lambda: dags.snapshot is not None, "the list read again")
+        assert str(second) in dags.table.items, "on the list's first refresh"
+        go(tmp_path / "first", "A", "B", "C")
+        go(second_dir, "A", "B", "C")
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario)

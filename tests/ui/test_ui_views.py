@@ -4,13 +4,14 @@ drilldown, filtering, sorting and pausing; and ``crabtui watch``."""
 from __future__ import annotations
 
 import asyncio
+import os
 
 from crabtui.app import CrabApp
 from crabtui.screens.job import JobScreen
 from crabtui.screens.task import TaskScreen
 from crabtui.snapshots import Backend
 from crabtui.widgets.tabbed import TabBar, Tabbed
-from engine.crab.taskworker.taskdb import SUBMIT, SUBMITTED, Task, TaskDB
+from engine.crab.taskworker.taskdb import COMPLETED, SUBMIT, SUBMITTED, Task, TaskDB
 from engine.schedd.local.client import LocalScheddClient
 from textual.widgets import Log
 from ui_fixed import NOW, task_dir
@@ -257,3 +258,57 @@ def test_a_task_ended_long_ago_draws_its_jobs_done_over_its_life(fixed):
         assert drawn[0] == "▁" and drawn[-1] == "█", drawn
 
     drive(CrabApp(Backend(fixed), interval=INTERVAL, clock=lambda: NOW), scenario)
+
+
+def test_the_jobs_tab_shows_the_cpu_percent_crab_status_long_prints(state, tmp_path):
+    """Job 1 used 88.7% of its CPU: ``task status --long`` prints 89 (rounded, as crab does), and
+    the Jobs tab showed 88, cut; the two now agree on every job."""
+    from ui_fixed import OK, attempt, write_job
+    from engine.crab.wn import fjr
+
+    name = "231114_233000:alice_crab_cpu"
+    path = task_dir(state, name)
+    for job, share in (("1", 0.887), ("2", 0.5)):
+        done = attempt(0, "T2_XX_Local", 0, "ok", OK, start=NOW - 600, seconds=100)
+        write_job(path, job, done)
+        runtime = 100 * 60
+        fjr.write_report(os.path.join(path, f"{fjr.FJR_NAME}.{job}.0"), fjr.build_report(
+            exit_code=0, exit_msg=OK, site="T2_XX_Local", start=done.start_time, stop=done.end_time, inputs=[],
+            cpu={"TotalJobTime": runtime, "TotalJobCPU": runtime * share}, memory={"PeakValueRss": 900}))
+    db = TaskDB(state.tasks)
+    db.insert(Task(name, "cpu", "alice", COMPLETED, SUBMIT, "cpu.toml", path, NOW - 900, NOW - 890,
+                   dagman_id=999))
+    db.close()
+    LocalScheddClient(state).ping()
+    result = crabtui(state, "task", "status", name, "--long", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    table = result.stdout.split("Extended Job Status Table:")[1].split("\n\n")[1].splitlines()
+    printed = {line.split()[0]: line.split()[5] for line in table[1:]}  # job, state, site, runtime, mem, CPU %
+    assert printed == {"1": "89", "2": "50"}, table
+
+    async def scenario(pilot):
+        screen = await open_task(pilot, name)
+        jobs = screen.jobs_table
+        await wait_for(pilot, lambda: jobs.row_count == 2, "the two jobs")
+        column = [c.key for c in screen.job_columns].index("cpu") + 1  # after the mark column
+        assert {job: cells(jobs, job)[column].strip() for job in "12"} == printed
+
+    drive(CrabApp(Backend(state), interval=INTERVAL, clock=lambda: NOW), scenario)
+
+
+def test_an_empty_task_list_points_to_the_dags(state):
+    """Who runs only DAGs (a pool's, with --backend htcondor) opens on an empty task list: its info
+    line says, within 80 columns, that d shows the DAGs, and d does."""
+    from crabtui.screens.dags import DagsScreen
+
+    LocalScheddClient(state).ping()
+
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        await wait_for(pilot, lambda: screen.query_one("#info").render().plain.startswith("No tasks"), "the list")
+        line = screen.query_one("#info").render().plain
+        assert "d shows the DAGs" in line and len(line) < 80, line
+        await pilot.press("d")
+        assert isinstance(pilot.app.screen, DagsScreen)
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
