@@ -43,11 +43,23 @@ def announce(doc: str) -> None:
     print(f"{os.path.basename(sys.argv[0])}: {first} Its figures come when it ends.", file=sys.stderr, flush=True)
 
 
+# Modules a benchmark may need beyond crabtui's own dependencies, and how to get each: a venv made
+# by the README's first command (pip install -e .) has none of them.
+EXTRA_MODULES = {"hypothesis": "crabtui's test extra (.venv/bin/pip install -e '.[test]')",
+                 "textual_fastdatatable": "pip install textual-fastdatatable"}
+
+
 def run_main(main: Callable[[], None]) -> None:
-    """A benchmark's ``__main__``: Ctrl-C ends it in one line instead of a traceback.  Its
-    scratch directories and schedds are gone by then: the interrupt went through their ``with``."""
+    """A benchmark's ``__main__``: Ctrl-C ends it in one line instead of a traceback, and so does
+    a module it needs that is not installed.  Its scratch directories and schedds are gone by
+    then: the interrupt went through their ``with``."""
     try:
         main()
+    except ModuleNotFoundError as e:
+        if e.name not in EXTRA_MODULES:
+            raise
+        sys.exit(f"ERROR: {os.path.basename(sys.argv[0])} needs the module {e.name}, which this python3 "
+                 f"does not have: install it with {EXTRA_MODULES[e.name]}")
     except KeyboardInterrupt:
         print(f"{os.path.basename(sys.argv[0])}: interrupted (Ctrl-C) before its figures; nothing is left running",
               file=sys.stderr)

@@ -84,3 +84,20 @@ def test_ctrl_c_of_a_benchmark_ends_it_in_one_line_and_leaves_nothing_running(tm
     assert err.splitlines()[-1] == "schedd_throughput.py: interrupted (Ctrl-C) before its figures; nothing is left running"
     wait_until(lambda: not any(alive(pid) for pid in started), "its schedd to be gone", timeout=10)
     assert set(Path("/tmp").glob("cbt_*")) == before, "its scratch directory is removed"
+
+
+def test_a_benchmark_without_its_extra_module_says_how_to_install_it(tmp_path):
+    """``python3 bench/fuzz.py`` in the venv of the README's first command (``pip install -e .``,
+    without the test extra, here: hypothesis made unimportable) fails in one line saying what to
+    install, not with an ImportError's traceback."""
+    from installed import PYTHON
+
+    fuzz = Path(__file__).resolve().parent.parent / "bench" / "fuzz.py"
+    code = ("import os, runpy, sys; sys.modules['hypothesis'] = None; sys.argv = [sys.argv[1], '--cases', '1']; "
+            "sys.path.insert(0, os.path.dirname(sys.argv[0])); runpy.run_path(sys.argv[0], run_name='__main__')")
+    run = subprocess.run([PYTHON, "-c", code, str(fuzz)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stdout, list(tmp_path.iterdir())) == (1, "", [])
+    assert run.stderr.splitlines()[-1] == ("ERROR: fuzz.py needs the module hypothesis, which this python3 does not "
+                                           "have: install it with crabtui's test extra (.venv/bin/pip install -e "
+                                           "'.[test]')"), run.stderr
+    assert "Traceback" not in run.stderr

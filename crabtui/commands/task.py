@@ -226,6 +226,9 @@ def _named(ctx: click.Context, db, state, name: str | None, *, quiet: bool = Fal
         given = ctx.meta.get("crabtui.project")
         if given is not None and given.task == task.name and project.linked(task.task_dir, task.name) is None:
             project.point(task.task_dir, given.path)  # moved: the task's name finds it there from now on
+    if task.backend != backend(ctx):  # the other backend's worker would never carry out a command for it
+        fail(f"task {task.name} runs on the {task.backend} backend, not on the {backend(ctx)} one; "
+             f"give --backend {task.backend}")
     remember(state, task.name)
     found = _project(task)
     if found is not None:
@@ -534,7 +537,7 @@ class _Submitter:
                         sites = site_slots(client, info)
                         if changed := client.pool_file_changed(info):
                             click.echo(f"Note: {changed}")
-                    done = submit_task(cfg, self.state, db, sites)
+                    done = submit_task(cfg, self.state, db, sites, backend=backend(self.ctx))
                 finally:
                     db.close()
                 made = project.fill(path, task=done.name, request_name=cfg.request_name, state_dir=self.state.path,

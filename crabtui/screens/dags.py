@@ -46,7 +46,7 @@ class DagsScreen(ListScreen):
                 tooltip="Clear the marks, then the filter, then go back to the tasks"),
     ]
     TABLE_ID, CRUMBS, NOUN = "dags", "crabtui › DAGs", "DAGs"
-    EMPTY = "No DAGs: submit one with 'crabtui dag submit FILE.dag' (CRAB tasks' DAGs are tasks)."
+    EMPTY = "No DAGs: submit one with 'crabtui dag submit FILE.dag' (CRAB's are tasks)."  # fits 80 columns
 
     def __init__(self) -> None:
         super().__init__()

@@ -150,6 +150,12 @@ def refused(path, *fragments, parameter=None):
 
 # --- what loads ------------------------------------------------------------------------------
 
+def test_the_note_on_ignored_parameters_names_those_set_to_something_crabtui_does_not_do(tmp_path):
+    cfg = load_config(str(write_toml(tmp_path, {"Data.publication": True, "JobType.sendVenvFolder": False})))
+    assert cfg.ignored_note() == (f"{tmp_path / 'task.toml'}: accepted, with no effect here: "
+                                  "Data.publication (nothing is published).")
+
+
 def test_toml_loads_every_field(tmp_path):
     cfg = load_config(str(write_toml(tmp_path, {"Data.publication": False})))
     assert cfg == TaskConfig(
@@ -167,6 +173,7 @@ def test_toml_loads_every_field(tmp_path):
                       PlannedFailure("5", 1, hold_code=13), PlannedFailure("6", 1, memory_mb=3000)),
         ignored={"Data.publication": False},
     )
+    assert cfg.ignored_note() is None, "publication switched off asks for nothing crabtui would do"
     assert cfg.planned_failure("2", 1).exit_code == 8021
     assert cfg.planned_failure("2", 2) is None
     assert cfg.planned_failure("4", 7).exit_code == 1

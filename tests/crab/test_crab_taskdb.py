@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
+from dataclasses import replace
+
 import pytest
 
-from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, KILL, KILLED, NEW, QUEUED, RESUBMIT, SUBMIT, SUBMITFAILED,
-                                           SUBMITTED, Task, TaskDB, TaskError, task_name)
+from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, HTCONDOR, KILL, KILLED, NEW, QUEUED, RESUBMIT, SUBMIT,
+                                           SUBMITFAILED, SUBMITTED, Task, TaskDB, TaskError, task_name)
 
 T0 = 1_790_000_000.0
 
@@ -49,8 +52,38 @@ def test_pending_holds_new_and_half_done_tasks(db):
         db.insert(t)
     db.update(b, status=QUEUED)
     db.update(c, status=SUBMITTED, command=SUBMIT, dagman_id=7)
-    assert {t.request_name for t in db.pending()} == {"a", "b"}
+    assert {t.request_name for t in db.pending("embedded")} == {"a", "b"}
     assert db.get("c").dagman_id == 7
+
+
+def test_pending_is_per_backend_and_a_row_keeps_its_backend(db):
+    """One state directory, a task on each backend: each backend's worker is given only its own."""
+    db.insert(new_task("here"))
+    db.insert(replace(new_task("there", T0 + 1), backend=HTCONDOR))
+    assert [t.request_name for t in db.pending("embedded")] == ["here"]
+    assert [t.request_name for t in db.pending(HTCONDOR)] == ["there"]
+    db.update(db.get("there"), status=SUBMITTED, dagman_id=12)
+    assert db.get("there").backend == HTCONDOR, "an update keeps the row's backend"
+
+
+def test_a_table_made_before_rows_named_their_backend_opens_with_its_tasks_embedded(tmp_path):
+    path = str(tmp_path / "tasks.sqlite3")
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE tasks (name TEXT PRIMARY KEY, request_name TEXT, user TEXT, status TEXT, command TEXT,"
+                " config_path TEXT, task_dir TEXT, submitted_at REAL, updated_at REAL, dagman_id INTEGER,"
+                " message TEXT, arguments TEXT)")
+    task = new_task("old")
+    old.execute("INSERT INTO tasks VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (task.name, "old", "alice", NEW, SUBMIT, "/c.toml", task.task_dir, T0, T0, None, "", "{}"))
+    old.commit()
+    old.close()
+    db = TaskDB(path)
+    try:
+        assert db.get("old").backend == "embedded" and [t.name for t in db.pending("embedded")] == [task.name]
+        db.insert(replace(new_task("new", T0 + 1), backend=HTCONDOR))
+        assert db.get("new").backend == HTCONDOR
+    finally:
+        db.close()
 
 
 def test_kill_before_the_worker_submits_is_immediate(db):

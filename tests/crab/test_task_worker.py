@@ -14,7 +14,8 @@ from pathlib import Path
 from crab_tasks import config_text, crab_config_py, crabtui, task_row, wait_until
 from engine.crab.ap import joblog
 from engine.crab.client import status
-from engine.crab.taskworker.taskdb import task_name
+from engine.crab.taskworker.taskdb import HTCONDOR, NEW, SUBMIT, SUBMITTED, Task, TaskDB, task_name
+from engine.crab.taskworker.worker import TaskWorker
 from engine.schedd.api import JobAction
 from engine.schedd.local.client import LocalScheddClient
 
@@ -113,3 +114,27 @@ def test_the_worker_leaves_a_finished_tasks_status_cache_warm(tmp_path, state, m
     shutil.copytree(task_dir, fresh, ignore=shutil.ignore_patterns(status.STATUS_CACHE))
     assert {j.id: j.as_json() for j in status.task_view(str(fresh), None, None).jobs} == view
     assert view["2"]["retries"] == 1 and all(j["state"] == "finished" for j in view.values())
+
+
+def test_a_pool_task_in_the_state_directory_is_left_to_the_pool(tmp_path, state):
+    """A state directory used with both backends, as the README's sections are typed one after the
+    other: the embedded worker neither submits a pool task to the embedded schedd nor follows it by
+    its pool DAGMan job id, and its commands on the embedded backend say in one line to give
+    --backend htcondor instead of waiting forever for a worker that will not take them."""
+    now = time.time()
+    db = TaskDB(state.tasks)
+    try:
+        new, submitted = task_name("onpool", "alice", now), task_name("running", "alice", now)
+        db.insert(Task(new, "onpool", "alice", NEW, SUBMIT, "crabConfig.py", state.task_dir(new), now, now,
+                       backend=HTCONDOR))
+        db.insert(Task(submitted, "running", "alice", SUBMITTED, SUBMIT, "crabConfig.py", state.task_dir(submitted),
+                       now, now, dagman_id=1, backend=HTCONDOR))
+        with LocalScheddClient(state) as schedd:
+            TaskWorker(state, schedd).work_once()
+        assert db.get(new).status == NEW, "the embedded worker took up the pool's task"
+        assert db.get(submitted).updated_at == now, "the embedded worker followed the pool's DAGMan job id"
+    finally:
+        db.close()
+    refused = crabtui(state, "task", "status", "onpool", cwd=tmp_path)
+    assert refused.returncode == 1 and refused.stderr == (
+        f"ERROR: task {new} runs on the htcondor backend, not on the embedded one; give --backend htcondor\n")

@@ -653,3 +653,20 @@ def test_a_dag_submitted_while_the_list_was_closed_shows_when_it_opens(state, tm
         go(second_dir, "A", "B", "C")
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario)
+
+
+def test_the_empty_dag_list_says_how_to_submit_one_within_80_columns(state):
+    """With no DAG in the queue, the DAG list's info line says in full, at 80x24, how to submit
+    one: it was cut after "(CRAB tasks' DAGs are"."""
+    from rich.cells import cell_len
+
+    async def scenario(pilot):
+        app = pilot.app
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, DagsScreen) and "No DAGs" in info(app.screen),
+                       "the empty DAG list")
+        line = app.screen.query_one("#info")
+        assert info(app.screen) == DagsScreen.EMPTY and "crabtui dag submit FILE.dag" in DagsScreen.EMPTY
+        assert cell_len(DagsScreen.EMPTY) <= line.content_size.width, (DagsScreen.EMPTY, line.content_size)
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))

@@ -234,10 +234,13 @@ class TaskConfig:
     warnings: tuple[str, ...] = ()  # what the user should know of how the task differs from the file, one line each
 
     def ignored_note(self) -> str | None:
-        """One line naming the parameters set that change nothing here, each with why (None if none)."""
-        if not self.ignored:
+        """One line naming the parameters set that change nothing here, each with why (None if none).
+        A flag set to False is left out: it turns off what crabtui does not do anyway (the README's
+        own ``Data.publication = False`` drew the note)."""
+        named = [name for name, value in self.ignored.items() if value is not False]
+        if not named:
             return None
-        why = "; ".join(f"{name} ({_NO_EFFECT.get(name, 'no effect on a simulated grid')})" for name in self.ignored)
+        why = "; ".join(f"{name} ({_NO_EFFECT.get(name, 'no effect on a simulated grid')})" for name in named)
         return f"{self.source}: accepted, with no effect here: {why}."
 
     def planned_failure(self, job: str, attempt: int) -> PlannedFailure | None:

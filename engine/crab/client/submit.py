@@ -35,7 +35,7 @@ from engine.crab.taskworker.dagman_creator import TaskAd
 from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError, UnknownDataset
 from engine.crab.taskworker.parents import why_none, without_parents
 from engine.crab.taskworker.task_input import InputSpec, load_input, locality, refusal, skipped_warning
-from engine.crab.taskworker.taskdb import NEW, SUBMIT, Task, TaskDB, TaskError, task_name
+from engine.crab.taskworker.taskdb import EMBEDDED, NEW, SUBMIT, Task, TaskDB, TaskError, task_name
 from engine.crab.taskworker.splitting import SplittingError, split
 from engine.crab.taskworker.worker import write_request
 from engine.crab.wn.failure_plan import plan_json
@@ -92,8 +92,8 @@ class _Checked:
 
 
 def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapping[str, int]], *,
-           now: float | None = None, user: str | None = None) -> Submitted:
-    """Record the task ``cfg`` describes for the task worker, or raise :class:`SubmitError`.
+           now: float | None = None, user: str | None = None, backend: str = EMBEDDED) -> Submitted:
+    """Record the task ``cfg`` describes for the task worker of ``backend``, or raise :class:`SubmitError`.
 
     ``pool`` is each site of the pool with its largest slot's ``cpus`` and ``memory`` (MB); only
     sites whose slots can hold the task's jobs count as places to run."""
@@ -137,7 +137,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
                   total_units=cfg.total_units, lumi_mask=mask, ad=ad, events_per_lumi=cfg.events_per_lumi)
     try:
         db.insert(Task(name=name, request_name=cfg.request_name, user=user, status=NEW, command=SUBMIT,
-                       config_path=cfg.source, task_dir=task_dir, submitted_at=now, updated_at=now))
+                       config_path=cfg.source, task_dir=task_dir, submitted_at=now, updated_at=now, backend=backend))
     except TaskError as e:
         raise SubmitError(str(e)) from None
     if spec.stand_in:

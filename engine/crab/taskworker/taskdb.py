@@ -5,6 +5,10 @@ the task worker picks pending rows up, marks them ``QUEUED`` and carries them ou
 returns at once and a crash of the worker leaves the row to be picked up again.  Statuses and the
 transitions allowed from each come from CRAB (crab-spec §1.1); the table lives in SQLite (WAL)
 beside the schedd's queue.
+
+Each row names the backend its task runs on: one state directory may hold tasks of the embedded
+engine and of a pool, and each backend's worker carries out and follows only its own (a pool's
+DAGMan job id means nothing to the embedded schedd, and the other way round).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ KILLABLE = (SUBMITTED, KILLFAILED, RESUBMITFAILED, FAILED)
 RESUBMITTABLE = (SUBMITTED, KILLFAILED, RESUBMITFAILED, FAILED)
 # The status a failed action leaves (MasterWorker.STATE_ACTIONS_MAP).
 FAILURE_STATUS = {SUBMIT: SUBMITFAILED, KILL: KILLFAILED, RESUBMIT: RESUBMITFAILED}
+EMBEDDED, HTCONDOR = "embedded", "htcondor"  # a row written before rows named their backend is embedded
 
 
 class TaskError(Exception):
@@ -49,6 +54,7 @@ class Task:
     dagman_id: int | None = None
     message: str = ""  # why the last action failed, for task list and status
     arguments: dict = field(default_factory=dict)  # the pending command's options (resubmit's, kill's)
+    backend: str = EMBEDDED  # EMBEDDED or HTCONDOR: whose worker carries out its commands
 
     @property
     def kill_warnings(self) -> tuple[str, ...]:
@@ -96,7 +102,10 @@ class TaskDB:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS tasks (name TEXT PRIMARY KEY, request_name TEXT, user TEXT, status TEXT,"
             " command TEXT, config_path TEXT, task_dir TEXT, submitted_at REAL, updated_at REAL, dagman_id INTEGER,"
-            " message TEXT, arguments TEXT)")
+            " message TEXT, arguments TEXT, backend TEXT NOT NULL DEFAULT 'embedded')")
+        columns = [row[1] for row in self._db.execute("PRAGMA table_info(tasks)")]
+        if "backend" not in columns:  # a table made before rows named their backend
+            self._db.execute("ALTER TABLE tasks ADD COLUMN backend TEXT NOT NULL DEFAULT 'embedded'")
 
     def close(self) -> None:
         self._db.close()
@@ -120,16 +129,18 @@ class TaskDB:
             raise TaskError(f"{name!r} names {len(rows)} tasks ({names}); give the full task name")
         raise TaskError(f"there is no task {name!r}; see 'crabtui task list'")
 
-    def pending(self) -> list[Task]:
-        """Tasks with a command to carry out (NEW), or one a crashed worker left half done (QUEUED)."""
+    def pending(self, backend: str) -> list[Task]:
+        """``backend``'s tasks with a command to carry out (NEW), or one a crashed worker left half
+        done (QUEUED)."""
         return [self._task(row) for row in
-                self._db.execute("SELECT * FROM tasks WHERE status IN (?, ?) ORDER BY updated_at", (NEW, QUEUED))]
+                self._db.execute("SELECT * FROM tasks WHERE status IN (?, ?) AND backend = ? ORDER BY updated_at",
+                                 (NEW, QUEUED, backend))]
 
     # -------------------------------------------------------------- writing
 
     def insert(self, task: Task) -> None:
         try:
-            self._db.execute("INSERT INTO tasks VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", _row(task))
+            self._db.execute("INSERT INTO tasks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", _row(task))
         except sqlite3.IntegrityError:
             raise TaskError(f"a task named {task.name} exists already") from None
 
@@ -137,7 +148,7 @@ class TaskDB:
         """Store ``changes`` to the task (its update time too) and return the new row."""
         new = replace(task, **changes, updated_at=time.time())
         self._db.execute("UPDATE tasks SET request_name=?, user=?, status=?, command=?, config_path=?, task_dir=?,"
-                         " submitted_at=?, updated_at=?, dagman_id=?, message=?, arguments=? WHERE name=?",
+                         " submitted_at=?, updated_at=?, dagman_id=?, message=?, arguments=?, backend=? WHERE name=?",
                          _row(new)[1:] + (new.name,))
         return new
 
@@ -172,10 +183,11 @@ class TaskDB:
 
     @staticmethod
     def _task(row: tuple) -> Task:
-        *head, arguments = row
-        return Task(*head, arguments=json.loads(arguments or "{}"))
+        *head, arguments, backend = row
+        return Task(*head, arguments=json.loads(arguments or "{}"), backend=backend)
 
 
 def _row(task: Task) -> tuple:
     return (task.name, task.request_name, task.user, task.status, task.command, task.config_path, task.task_dir,
-            task.submitted_at, task.updated_at, task.dagman_id, task.message, json.dumps(task.arguments))
+            task.submitted_at, task.updated_at, task.dagman_id, task.message, json.dumps(task.arguments),
+            task.backend)

@@ -47,8 +47,9 @@ from engine.crab.taskworker.resubmitter import enter_epoch, retry_in_running_dag
 from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
 from engine.crab.taskworker.task_input import InputSpec, load_input, locality, refusal
 from engine.crab.wn.job_input import DEFAULT_EVENTS_PER_SECOND
-from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, FAILURE_STATUS, KILL, KILLED, QUEUED, RESUBMIT,
-                                           RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB, kill_refusal)
+from engine.crab.taskworker.taskdb import (COMPLETED, EMBEDDED, FAILED, FAILURE_STATUS, HTCONDOR, KILL, KILLED,
+                                           QUEUED, RESUBMIT, RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB,
+                                           kill_refusal)
 from engine.dag import DagError
 from engine.dagman.submit_dag import (DagSubmitOptions, format_condor_dagman_sub, format_condor_sub, prepare,
                                       write_condor_sub)
@@ -81,19 +82,23 @@ def write_request(task_dir: str, *, input: InputSpec, splitting: str, units_per_
 class TaskWorker:
     """The worker of the task table of ``state``, submitting to ``schedd``: the embedded one, or
     with ``dagman`` (the pool's condor_dagman) a real pool's, where the task ships its scripts and
-    its job as archives (:mod:`engine.crab.taskworker.sandbox`)."""
+    its job as archives (:mod:`engine.crab.taskworker.sandbox`).  It takes up only the tasks of
+    its own backend."""
 
     def __init__(self, state: StateDir, schedd: Schedd, dagman: str | None = None) -> None:
         self.state = state
         self.schedd = schedd
         self.dagman = dagman
+        self.backend = EMBEDDED if dagman is None else HTCONDOR
         self.db = TaskDB(state.tasks)
 
     def work_once(self) -> None:
-        for task in self.db.pending():
+        for task in self.db.pending(self.backend):
             self.carry_out(task)
         now = time.time()
         for task in self.db.tasks():
+            if task.backend != self.backend:
+                continue
             if task.status == SUBMITTED and task.dagman_id is not None:
                 self.follow(task)
             elif task.status in (COMPLETED, FAILED, KILLED) and now - task.updated_at < CACHE_SETTLE_S:
