@@ -21,7 +21,7 @@ import click
 from crabtui import queue_format
 from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, long_form
 from crabtui.commands.backend import backend, fail, schedd, schedd_title
-from crabtui.condor_args import JOB_ID, ArgumentError, Option, Parsed, parse
+from crabtui.condor_args import JOB_ID, ArgumentError, Option, Parsed, check_constraint, parse
 from engine.schedd.api import JobAction, ScheddError, summarize
 
 # Click hands these commands their arguments untouched (but for --backend and --help).
@@ -351,7 +351,7 @@ class QueueQuery:
         elif name == "format":
             self.formats.append((item.values[0], item.values[1]))
         elif name == "constraint":
-            self.constraints.append(item.values[0])
+            self.constraints.append(check_constraint(item.arg, item.values[0]))
         elif name == "attributes":
             self.attributes += [a for a in re.split(r"[,\s]+", item.values[0]) if a]
         elif name == "wide":
@@ -671,7 +671,7 @@ class ActRequest:
         if item.name is None:
             self._job_or_user(item.arg)
         elif item.name == "constraint":
-            self._add_constraint(item.values[0], "simple")
+            self._add_constraint(check_constraint(item.arg, item.values[0]), "simple")
         elif item.name == "all":
             if self.constraint or self.clusters:
                 raise ArgumentError(f"condor_{self.tool}: can't mix -all with other constraints")
@@ -849,7 +849,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 else:
                     ors.append(f"(Owner == {json.dumps(item.arg)})")
             elif item.name == "constraint":
-                ands.append(f"({item.values[0]})")
+                ands.append(f"({check_constraint(item.arg, item.values[0])})")
             elif item.name in ("match", "limit"):
                 if not item.values[0].isdigit():
                     raise ArgumentError(f"{item.arg} {item.values[0]}: give a number of jobs")

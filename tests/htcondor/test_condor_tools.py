@@ -207,6 +207,19 @@ def test_bad_command_lines_are_one_line_errors(htcondor_pool, jobs):
         assert "Traceback" not in result.stderr
 
 
+def test_a_constraint_that_does_not_parse_is_named_as_typed(htcondor_pool, jobs):
+    """condor_q says "Parse error in constraint expression", condor_history "could not parse
+    constraint", condor_hold "Can't insert constraint into ClassAd": crabtui says it in one line
+    that names the constraint as typed, before asking the schedd, and the jobs stay as they were."""
+    typed = f"ClusterId == {jobs['P']} &&"
+    for tool, option in (("q", "-constraint"), ("history", "-const"), ("hold", "-constraint"), ("rm", "-c")):
+        result = ours(tool, option, typed)
+        assert (result.returncode, result.stdout) == (1, ""), (tool, result.stderr)
+        assert result.stderr == f"ERROR: {option} {typed!r} is not a ClassAd expression; quote strings in it, " \
+                                f"as in {option} 'Owner == \"alice\" && JobStatus == 5'\n", (tool, result.stderr)
+    assert ours("q", jobs["P"], "-af", "JobStatus").stdout == "5\n5\n5\n"
+
+
 def test_bad_limit_and_unknown_submitter_fail_as_condor_q(htcondor_pool):
     for args in (["-limit", "x"], ["-limit", "0"], ["-submitter", "nosuchuser"]):
         theirs, mine = pool_tool(htcondor_pool, "condor_q", *args), ours("q", *args)

@@ -303,3 +303,19 @@ def test_qedit_takes_condor_qedits_command_line(held):
         code, out, err = edit(*bad)
         assert (code, out, len(err)) == (1, [], 1) and words in err[0], (bad, err)
     assert values("JobPrio")["3.0"] == 5, "a refused edit changes nothing"
+
+
+def test_a_constraint_that_does_not_parse_is_named_as_typed(held):
+    """condor_q, condor_history and condor_hold refuse a constraint their ClassAd parser cannot read;
+    crabtui names the constraint as it was typed (not the query built around it), in one line,
+    and nothing is held."""
+    for argv in (["q", "-constraint", "Owner =="], ["q", "-nobatch", "-const", "(ClusterId == 3"],
+                 ["history", "-constraint", "ExitCode =="], ["hold", "-constraint", "JobStatus == 1 &&"],
+                 ["rm", "3", "-constraint", 'Owner == "x'], ["release", "-c", "ClusterId ==", "-reason", "r"]):
+        result = held.cli(*argv)
+        assert result.returncode == 1 and result.stdout == "", argv
+        typed = argv[argv.index(next(a for a in argv if a.startswith("-c"))) + 1]
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith("ERROR: -c"), (argv, result.stderr)
+        assert f"{typed!r} is not a ClassAd expression" in result.stderr, (argv, result.stderr)
+    assert job_ids(held.cli("q", "-nobatch", "3")) == ["3.0", "3.1", "3.2"]
+    assert all(held.job(f"3.{proc}")["JobStatus"] == JobStatus.HELD for proc in range(3))
