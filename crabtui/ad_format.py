@@ -226,3 +226,23 @@ def long_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = ()) -
         lines.sort(key=lambda line: line.partition(" = ")[0].lower())
         out.append("\n".join(lines) + "\n\n")
     return "".join(out)
+
+
+def json_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = ()) -> str:
+    """``-json`` as condor_q and condor_history print it: each ad's attributes (or only
+    ``attributes``) sorted by name, in the ClassAd library's JSON (expressions as
+    ``"\\/Expr(...)\\/"``), between a ``[`` and a ``]`` line, a ``,`` line between two ads."""
+    wanted = {a.lower() for a in attributes}
+    blocks = []
+    for ad in ads:
+        names = sorted((k for k in ad.keys() if not wanted or k.lower() in wanted), key=str.lower)
+        blocks.append("{\n" + ",\n".join(_json_attribute(ad, name) for name in names) + "\n}")
+    return "[\n" + "\n,\n".join(blocks) + ("\n" if blocks else "") + "]\n"
+
+
+def _json_attribute(ad: classad2.ClassAd, name: str) -> str:
+    """One attribute's ``"Name": value`` lines, indented as in its ad (a one-attribute ad's
+    JSON: classad2 keeps no order of attributes for a whole ad's)."""
+    one = classad2.ClassAd()
+    one[name] = ad.lookup(name)
+    return one.printJson()[2:-2]

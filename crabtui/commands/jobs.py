@@ -19,7 +19,7 @@ import classad2
 import click
 
 from crabtui import queue_format
-from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, long_form
+from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, json_form, long_form
 from crabtui.commands.backend import backend, fail, schedd, schedd_title
 from crabtui.condor_args import JOB_ID, ArgumentError, Option, Parsed, check_constraint, parse
 from engine.schedd.api import JobAction, ScheddError, summarize
@@ -525,7 +525,7 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
                                                            dag=query.dag, batch=False), query.dag)
         ads = [node.row for node in nodes]
         if query.json:
-            click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
+            _write(json_form(ads, query.attributes) if ads else "")  # condor_q -json: nothing for no jobs
         elif query.long:
             _write(long_form(ads, query.attributes))
         else:
@@ -915,7 +915,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     if json_lines:  # one ad a line, as condor_history -jsonl
         _write("".join(json.dumps(json.loads(ad.printJson()), separators=(",", ": ")) + "\n" for ad in ads))
     elif show_json:
-        click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
+        _write(json_form(ads, attributes))
     elif long_:
         _write(long_form(ads, attributes))
     elif autoformat or formats:

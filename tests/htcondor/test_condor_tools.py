@@ -116,6 +116,8 @@ Q_ARGS = [
     ["{Q}", "-format", "%d.", "ClusterId", "-format", "%-4d|", "ProcId", "-format", "%s\\n", "Owner",
      "-format", "[%d]", "Owner"],
     ["{P}", "-long"], ["{P}", "-l", "-attributes", "Owner,ProcId,JobBatchName"],
+    ["{P}", "{Q}", "-json", "-attributes", "ProcId,Owner,Requirements,JobBatchName,Args,ClusterId"],
+    ["-json", "-constraint", "ClusterId == 999999"],
     ["-limit", "2", "-nobatch", "{P}", "{Q}"], ["-lim", "1", "{Q}", "-af", "ClusterId", "ProcId"],
     ["-submitter", "crab", "-nobatch", "-constraint", "ClusterId == {P}"],
     ["-submitter", "crab", "-constraint", "ClusterId == {Q}", "-af", "ProcId", "Owner"],
@@ -341,7 +343,8 @@ def left_queue(htcondor_pool):
 HISTORY_ARGS = [
     ["-since", "{C}.1", "-constraint", "ClusterId == {C}", "-af:j", "Owner", "JobStatus"],
     ["-since", "ClusterId == {C} && ProcId == 0", "-constraint", "ClusterId == {C}", "-af:j", "Owner"],
-    ["-since", "{C}.2", "{C}", "-af:j", "ProcId"],
+    ["-since", "{C}.2", "{C}", "-af:j", "ProcId"], ["{C}", "-json", "-attributes", "ProcId,ClusterId,Owner,Requirements,Cmd"],
+    ["-json", "-constraint", "ClusterId == 999999"],
     ["-file", "{H}", "{C}", "-af:j", "Owner", "JobStatus", "Cmd"],
     ["-file", "{H}", "-forwards", "-limit", "2", "-af:j", "Owner"],
     ["-file", "{H}", "-since", "{C}.1", "{C}", "-af:j", "ProcId"],

@@ -140,6 +140,19 @@ def test_long_and_attributes(held):
     assert held.cli("q", "3.2", "-l", "-attributes", "ProcId,Owner").stdout == f'Owner = "{USER}"\nProcId = 2\n\n'
 
 
+def test_json_is_laid_out_as_condor_q_and_condor_history_lay_it_out(held):
+    """Sorted attributes, expressions as the ClassAd library writes them, a "," line between two
+    ads; condor_q prints nothing for no jobs, condor_history an empty list."""
+    assert held.submit(HELD + "requirements = TARGET.Memory > 0\nqueue 2\n", name="expr.sub").cluster == 12
+    text = held.cli("q", "12", "-json", "-attributes", "ProcId,Requirements,Owner,ClusterId").stdout
+    ad = '{{\n  "ClusterId": 12,\n  "Owner": "{}",\n  "ProcId": {},\n  "Requirements": "\\/Expr(TARGET.Memory > 0)\\/"\n}}'
+    assert text == "[\n" + ad.format(USER, 0) + "\n,\n" + ad.format(USER, 1) + "\n]\n", text
+    names = [line.split('"')[1] for line in held.cli("q", "3.2", "-json").stdout.splitlines() if line.startswith('  "')]
+    assert names == sorted(names, key=str.lower) and "JobStatus" in names and "ServerTime" not in names
+    assert held.cli("q", "-json", "99").stdout == ""
+    assert held.cli("history", "-json", "99").stdout == "[\n]\n"
+
+
 def test_run_time_is_the_current_run_and_size_is_memory_usage():
     """condor_q's RUN_TIME counts from the current run's start (the shadow's birthday), not all
     runs; SIZE is MemoryUsage in MB, ImageSize only when there is none."""
