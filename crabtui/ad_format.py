@@ -214,16 +214,17 @@ def _unescape(fmt: str) -> str:
     return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m[1], "\\" + m[1]), fmt)
 
 
-def long_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = ()) -> str:
+def long_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = (), *, by_case: bool = False) -> str:
     """``-long``: every attribute (or only ``attributes``) as ``Name = value``, sorted by name,
-    a blank line after each job."""
+    a blank line after each job.  condor_q sorts the names ignoring case; condor_history 23.9.6
+    byte by byte (``by_case``: ``GPUsProvisioned`` before ``GlobalJobId``)."""
     wanted = {a.lower() for a in attributes}
     out = []
     for ad in ads:
         lines = [line for line in ad.printOld().splitlines() if line]
         if wanted:
             lines = [line for line in lines if line.partition(" = ")[0].lower() in wanted]
-        lines.sort(key=lambda line: line.partition(" = ")[0].lower())
+        lines.sort(key=lambda line: line.partition(" = ")[0] if by_case else line.partition(" = ")[0].lower())
         out.append("\n".join(lines) + "\n\n")
     return "".join(out)
 

@@ -917,7 +917,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     elif show_json:
         _write(json_form(ads, attributes))
     elif long_:
-        _write(long_form(ads, attributes))
+        _write(long_form(ads, attributes, by_case=True))
     elif autoformat or formats:
         _write((autoformat.text(ads) if autoformat else "") + (PrintfFormat(formats).text(ads) if formats else ""))
     else:

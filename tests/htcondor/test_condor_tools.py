@@ -349,7 +349,7 @@ HISTORY_ARGS = [
     ["-file", "{H}", "-forwards", "-limit", "2", "-af:j", "Owner"],
     ["-file", "{H}", "-since", "{C}.1", "{C}", "-af:j", "ProcId"],
     ["-file", "{H}", "{C}.2", "-long", "-attributes", "ClusterId,ProcId,Owner,Cmd"],
-    ["-since", "foo =="], ["-file", "/nonexistent/history"],
+    ["-since", "foo =="], ["-file", "/nonexistent/history"], ["{C}.1", "-long"],
 ]
 
 

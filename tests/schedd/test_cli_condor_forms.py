@@ -153,6 +153,19 @@ def test_json_is_laid_out_as_condor_q_and_condor_history_lay_it_out(held):
     assert held.cli("history", "-json", "99").stdout == "[\n]\n"
 
 
+def test_long_sorts_names_as_condor_q_and_condor_history_sort_them(held):
+    """condor_q -long sorts attribute names ignoring case, condor_history -long byte by byte
+    (23.9.6 prints GPUsProvisioned before GlobalJobId)."""
+    held.cli("qedit", "3.0", "aaa", "1", "Zzz", "2")
+    names = [line.split(" = ")[0] for line in held.cli("q", "-l", "3.0").stdout.splitlines() if line]
+    assert names[0] == "aaa" and names[-1] == "Zzz", names
+    held.cli("rm", "3.0")
+    held.wait_history("3.0")
+    names = [line.split(" = ")[0] for line in held.cli("history", "-l", "3.0").stdout.splitlines() if line]
+    assert names == sorted(names) and names.index("Zzz") < names.index("aaa") == len(names) - 1, names
+    assert held.cli("history", "-l", "3.0", "-attributes", "aaa,ProcId,Zzz").stdout == "ProcId = 0\nZzz = 2\naaa = 1\n\n"
+
+
 def test_run_time_is_the_current_run_and_size_is_memory_usage():
     """condor_q's RUN_TIME counts from the current run's start (the shadow's birthday), not all
     runs; SIZE is MemoryUsage in MB, ImageSize only when there is none."""
