@@ -730,7 +730,7 @@ class ActRequest:
                 if result.changed:
                     click.echo(f"Job {job} {past}")
                 else:
-                    click.echo(_failed_one(self.action, job, verb, result), err=True)
+                    click.echo(_failed_one(self.action, job, verb, result, client), err=True)
         if self.clusters:
             self._add_constraint(" || ".join(self.clusters), self.cluster_kind)
         if not self.constraint:
@@ -757,13 +757,17 @@ def _job_constraint(job: str) -> str:
     return f"ClusterId == {cluster} && ProcId == {proc}"
 
 
-def _failed_one(action: JobAction, job: str, verb: str, result) -> str:
+def _failed_one(action: JobAction, job: str, verb: str, result, client) -> str:
     """The tool's line for a job by id that was not acted on (dc_schedd.cpp's result strings)."""
-    for kind in ("permission_denied", "bad_status", "already_done"):
-        if getattr(result, kind):
-            text = _FAILED_ONE[kind]
-            text = text.get(action, "Invalid result for job {}") if isinstance(text, dict) else text
-            return text.format(job, verb=verb)
+    kinds = [kind for kind in ("permission_denied", "bad_status", "already_done") if getattr(result, kind)]
+    if not kinds and action is JobAction.Release and client.query_values(_job_constraint(job), ["JobStatus"]):
+        # A pool's schedd releases only the held jobs a constraint matches, and counts none of the
+        # others: a job that is there, but not held, is what condor_release by id calls bad status.
+        kinds = ["bad_status"]
+    for kind in kinds:
+        text = _FAILED_ONE[kind]
+        text = text.get(action, "Invalid result for job {}") if isinstance(text, dict) else text
+        return text.format(job, verb=verb)
     return _FAILED_ONE["not_found"].format(job)
 
 

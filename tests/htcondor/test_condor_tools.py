@@ -172,6 +172,25 @@ def test_actions_print_and_exit_as_condors_tools(htcondor_pool, tool, template):
         schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {theirs_c} || ClusterId == {ours_c}")
 
 
+def test_release_of_a_job_that_is_not_held_says_so_as_condor_release(htcondor_pool):
+    """condor_release by id of an idle job: "Job C.0 not held to be released", exit status 1, and
+    the same line for a job held and one idle, whichever tool released the held one."""
+    schedd = htcondor2.Schedd()
+    submit = htcondor2.Submit({**HELD, "hold": "false", "batch_name": "ct-idle", "requirements": "false"})
+    theirs_c, ours_c = schedd.submit(submit, count=2).cluster(), schedd.submit(submit, count=2).cluster()
+    try:
+        schedd.act(htcondor2.JobAction.Hold, f"(ClusterId == {theirs_c} || ClusterId == {ours_c}) && ProcId == 1")
+        for args in (["{C}.0"], ["{C}.1", "{C}.0", "{C}.5"]):
+            theirs = pool_tool(htcondor_pool, "condor_release", *[a.format(C=theirs_c) for a in args])
+            mine = ours("release", *[a.format(C=ours_c) for a in args])
+            assert mine.returncode == theirs.returncode, args
+            assert mine.stdout.replace(str(ours_c), "C") == theirs.stdout.replace(str(theirs_c), "C"), args
+            assert mine.stderr.replace(str(ours_c), "C").strip() == theirs.stderr.replace(str(theirs_c), "C").strip()
+        assert "Job C.0 not held to be released" in mine.stderr.replace(str(ours_c), "C")
+    finally:
+        schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {theirs_c} || ClusterId == {ours_c}")
+
+
 QEDITS = [
     ["{C}", "JobPrio=5"], ["{C}.0", "{C}.1", "Flavour", '"mint"', "Size", "-7"], ["-jobids", "{C}.1", "Pear = 1"],
     ["-constraint", "ProcId == 1", "-jobids", "{C}", "Lemon", "true"], ["-owner", "crab", "-jobids", "{C}.0", "Q=1"],
