@@ -19,7 +19,7 @@ import classad2
 import click
 
 from crabtui import queue_format
-from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, json_form, long_form
+from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, json_form, long_form, xml_form
 from crabtui.commands.backend import backend, fail, schedd, schedd_title
 from crabtui.condor_args import JOB_ID, ArgumentError, Option, Parsed, check_constraint, parse
 from engine.schedd.api import JobAction, ScheddError, summarize
@@ -283,7 +283,8 @@ def _dry_run_text(ads) -> str:
 # condor_q's options in the order condor_q tries them (queue.cpp), so that a prefix means what
 # it means there; those crabtui does not implement are refused by name.
 Q_OPTIONS = [
-    Option("wide", 1, colon=True), Option("long", 1, colon=True), Option("json", 2), Option("pool", 1, values=1),
+    Option("wide", 1, colon=True), Option("long", 1, colon=True), Option("json", 2), Option("xml", 3),
+    Option("pool", 1, values=1),
     Option("name", 1, values=1), Option("constraint", 1, values=1), Option("attributes", 2, values=1),
     Option("format", 1, values=2), Option("autoformat", 5, colon=True), Option("af", 2, colon=True),
     Option("global", 1), Option("allusers", 2), Option("all-users", 2), Option("help", 1),
@@ -295,7 +296,7 @@ Q_OPTIONS = [
     Option("goodput", 2),
 ]
 Q_UNSUPPORTED = (
-    Option("xml", 3), Option("direct", 1), Option("slotconstraint", 5),
+    Option("direct", 1), Option("slotconstraint", 5),
     Option("mconstraint", 2), Option("machine", 2), Option("address", 1), Option("autocluster", 2, colon=True),
     Option("group-by", 2, colon=True), Option("factory", 4, colon=True), Option("jobset", 5, colon=True),
     Option("aaf", 3, colon=True), Option("print-format", 2, colon=True), Option("schedd-constraint", 5),
@@ -319,7 +320,7 @@ class QueueQuery:
         self.constraints: list[str] = []
         self.status: str | None = None  # run, hold or idle
         self.allusers = self.nobatch = self.batch = self.dag = self.totals = self.help = False
-        self.long = self.json = self.analyze = self.global_ = self.io = self.goodput = False
+        self.long = self.json = self.xml = self.analyze = self.global_ = self.io = self.goodput = False
         self.attributes: list[str] = []
         self.wide: int | None = None  # None: not given; 0: -wide; N: -wide:N
         self.current_run = True
@@ -354,6 +355,8 @@ class QueueQuery:
             self.constraints.append(check_constraint(item.arg, item.values[0]))
         elif name == "attributes":
             self.attributes += [a for a in re.split(r"[,\s]+", item.values[0]) if a]
+        elif name == "long" and item.options in ("json", "xml"):  # -long:json is -json, as in condor_q
+            setattr(self, item.options, True)
         elif name == "wide":
             self.wide = int(item.options) if item.options and item.options.isdigit() else 0
         elif name in ("name", "pool"):
@@ -392,7 +395,7 @@ class QueueQuery:
         and the custom formats."""
         if self.batch:
             return True
-        return not (self.nobatch or self.custom or self.status or self.long or self.json or self.analyze
+        return not (self.nobatch or self.custom or self.status or self.long or self.json or self.xml or self.analyze
                     or self.totals or self.io or self.goodput)
 
     @property
@@ -431,7 +434,7 @@ class QueueQuery:
             for fmt in filter(None, [self.autoformat, self.formats and PrintfFormat(self.formats)]):
                 names |= fmt.attributes
             return sorted(names)  # as condor_q's: without DAGManJobId, -dag has no tree to show
-        if self.long or self.json:
+        if self.long or self.json or self.xml:
             return self.attributes
         if self.totals:
             return list(queue_format.PROJECTIONS["totals"])
@@ -460,7 +463,7 @@ def q(ctx: click.Context, args: tuple[str, ...]) -> None:
     \b
     Jobs: [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -allusers -run -hold -idle
     Views: (one line per batch) -nobatch -dag -totals -wide[:N] -currentrun -cumulative-time
-    Ads: -long[:...] -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR
+    Ads: -long[:json|xml] -attributes A,B -json -xml -af[:jlhVr,tng] EXPR... -format FMT EXPR
     Where: -name SCHEDD -pool COLLECTOR -global -submitter USER
     How many: -limit N (the first N jobs the schedd returns)
     Why idle: -better-analyze
@@ -520,12 +523,14 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
             job = "{}.{}".format(*queue_format.job_id(row))
             click.echo(f"\n{job}: {client.analyze(job)}")
         return
-    if query.long or query.json or query.custom:
+    if query.long or query.json or query.xml or query.custom:
         nodes = queue_format.print_order(queue_format.link(client.query(constraint, query.projection())[:query.limit],
                                                            dag=query.dag, batch=False), query.dag)
         ads = [node.row for node in nodes]
         if query.json:
             _write(json_form(ads, query.attributes) if ads else "")  # condor_q -json: nothing for no jobs
+        elif query.xml:
+            _write(xml_form(ads, query.attributes))
         elif query.long:
             _write(long_form(ads, query.attributes))
         else:
@@ -783,7 +788,7 @@ rm = _act(JobAction.Remove, "rm", "Remove jobs from the queue; running ones are 
 # ---------------------------------------------------------------------------------------- history
 
 HISTORY_OPTIONS = [
-    Option("long", 1), Option("jsonl", 5), Option("json", 4), Option("wide", 1, colon=True),
+    Option("long", 1), Option("jsonl", 5), Option("json", 4), Option("xml", 3), Option("wide", 1, colon=True),
     Option("match", 1, values=1),
     Option("limit", 3, values=1), Option("attributes", 2, values=1), Option("help", 1), Option("format", 1, values=2),
     Option("constraint", 1, values=1), Option("name", 1, values=1), Option("pool", 1, values=1),
@@ -791,7 +796,7 @@ HISTORY_OPTIONS = [
     Option("since", 4, values=1), Option("completedsince", 3, values=1), Option("file", 2, values=1),
     Option("userlog", 1, values=1),
 ]
-HISTORY_UNSUPPORTED = (Option("xml", 3),)
+HISTORY_UNSUPPORTED = ()
 
 
 def _since(value: str) -> classad2.ExprTree:
@@ -829,7 +834,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
 
     \b
     [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -match N (-limit N) -backwards -forwards
-    -since JOBID|EXPR -completedsince TIME -long -attributes A,B -json -jsonl -af[:jlhVr,tng] EXPR...
+    -since JOBID|EXPR -completedsince TIME -long -attributes A,B -json -jsonl -xml -af[:jlhVr,tng] EXPR...
     -format FMT EXPR
     -name SCHEDD -pool COLLECTOR -file HISTORY_FILE -userlog USER_LOG
     -since: stop at that job (or the first job EXPR is true for), newest first; -completedsince:
@@ -839,7 +844,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     """
     ors, ands, match, attributes = [], [], -1, []
     autoformat, formats, long_, forwards = None, [], False, False
-    show_json = show_help = json_lines = False
+    show_json = show_help = json_lines = show_xml = False
     name = pool = since = history_file = userlog = None
     try:
         for item in parse(list(args), HISTORY_OPTIONS, "history", greedy=("af", "autoformat"),
@@ -883,6 +888,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
             else:
                 long_ = long_ or item.name == "long"
                 show_json = show_json or item.name == "json"
+                show_xml = show_xml or item.name == "xml"
                 json_lines = json_lines or item.name == "jsonl"
                 show_help = show_help or item.name == "help"
     except (ArgumentError, FormatError) as e:
@@ -894,7 +900,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     if autoformat or formats:
         projection = sorted(set().union(*(f.attributes for f in filter(None, [autoformat, formats and
                                                                            PrintfFormat(formats)]))))
-    elif long_ or show_json or json_lines:
+    elif long_ or show_json or json_lines or show_xml:
         projection = attributes
     else:
         projection = list(queue_format.HISTORY_PROJECTION)
@@ -920,6 +926,8 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         _write("".join(json.dumps(json.loads(ad.printJson()), separators=(",", ": ")) + "\n" for ad in ads))
     elif show_json:
         _write(json_form(ads, attributes))
+    elif show_xml:
+        _write(xml_form(ads, attributes, history=True))
     elif long_:
         _write(long_form(ads, attributes, by_case=True))
     elif autoformat or formats:

@@ -117,6 +117,9 @@ Q_ARGS = [
      "-format", "[%d]", "Owner"],
     ["{P}", "-long"], ["{P}", "-l", "-attributes", "Owner,ProcId,JobBatchName"],
     ["{P}", "{Q}", "-json", "-attributes", "ProcId,Owner,Requirements,JobBatchName,Args,ClusterId"],
+    ["{Q}", "-xml", "-attributes", "ProcId,Owner,Requirements,JobPrio,Args,ClusterId,RemoteUserCpu,HoldReason"],
+    ["{P}", "-long:json", "-attributes", "ClusterId,ProcId,JobBatchName"], ["-xml", "-constraint", "ClusterId == 999999"],
+    ["{P}", "-l:xml", "-attributes", "ClusterId,ProcId,Owner"],
     ["-json", "-constraint", "ClusterId == 999999"],
     ["-limit", "2", "-nobatch", "{P}", "{Q}"], ["-lim", "1", "{Q}", "-af", "ClusterId", "ProcId"],
     ["-submitter", "crab", "-nobatch", "-constraint", "ClusterId == {P}"],
@@ -218,7 +221,7 @@ def test_qedit_sets_what_condor_qedit_sets(htcondor_pool, template):
 
 
 def test_bad_command_lines_are_one_line_errors(htcondor_pool, jobs):
-    for tool, args in (("q", ["-zzz"]), ("q", ["-xml"]), ("q", ["-run", "-hold"]), ("hold", []),
+    for tool, args in (("q", ["-zzz"]), ("q", ["-autocluster"]), ("q", ["-run", "-hold"]), ("hold", []),
                        ("rm", ["-xyz", jobs["P"]]), ("q", ["-name", "nosuch"]), ("q", ["-af", "Owner =="]),
                        ("qedit", [jobs["P"], "JobPrio"]), ("qedit", ["-jobids", jobs["P"], "1x=2"]),
                        ("qedit", [jobs["P"], "Note", "a b"]), ("qedit", ["-name", "nosuch", jobs["P"], "X=1"])):
@@ -363,6 +366,7 @@ HISTORY_ARGS = [
     ["-since", "{C}.1", "-constraint", "ClusterId == {C}", "-af:j", "Owner", "JobStatus"],
     ["-since", "ClusterId == {C} && ProcId == 0", "-constraint", "ClusterId == {C}", "-af:j", "Owner"],
     ["-since", "{C}.2", "{C}", "-af:j", "ProcId"], ["{C}", "-json", "-attributes", "ProcId,ClusterId,Owner,Requirements,Cmd"],
+    ["{C}", "-xml", "-attributes", "ProcId,ClusterId,Owner,Requirements,Cmd,ExitBySignal"], ["-xml", "999999"],
     ["-json", "-constraint", "ClusterId == 999999"],
     ["-file", "{H}", "{C}", "-af:j", "Owner", "JobStatus", "Cmd"],
     ["-file", "{H}", "-forwards", "-limit", "2", "-af:j", "Owner"],

@@ -58,7 +58,7 @@ def test_single_dash_options_are_read_as_condor_q_reads_them(held):
     assert "HELD_SINCE  HOLD_REASON" in held.cli("q", "-ho", "3").stdout, "-ho is -hold"
     assert "Usage:" in held.cli("q", "-h").stdout, "-h is -help, as in condor_q"
     for argv, message in ((["-nobat"], None), (["--nob"], "unrecognized argument --nob"),
-                          (["-xml"], "does not support condor_q's -xml"), (["-zzz"], "unrecognized argument -zzz"),
+                          (["-autoc"], "does not support condor_q's -autocluster"), (["-zzz"], "unrecognized argument -zzz"),
                           (["-cputime"], "does not support condor_q's -cputime"),
                           (["-af"], "-af requires at least one attribute"), (["-run", "-hold"], "incompatible")):
         result = held.cli("q", *argv)
@@ -151,6 +151,26 @@ def test_json_is_laid_out_as_condor_q_and_condor_history_lay_it_out(held):
     assert names == sorted(names, key=str.lower) and "JobStatus" in names and "ServerTime" not in names
     assert held.cli("q", "-json", "99").stdout == ""
     assert held.cli("history", "-json", "99").stdout == "[\n]\n"
+
+
+def test_xml_is_the_classad_librarys_xml_as_condor_q_and_condor_history_print_it(held):
+    """-xml and -long:xml: typed values, expressions and strings escaped, sorted as -long sorts;
+    condor_history with a blank line before each ad and two after the list."""
+    assert held.submit(HELD + 'requirements = TARGET.Memory > 0 && true\n+Note = "a<b & c"\n+Ratio = 2.5\n'
+                       '+Sites = {"T2_CH_CERN", 3}\n+Flag = false\nqueue\n', name="xml.sub").cluster == 12
+    body = ('<c>\n    <a n="ClusterId"><i>12</i></a>\n    <a n="Flag"><b v="f"/></a>\n    <a n="Note"><s>a&lt;b &amp; c</s></a>\n'
+            '    <a n="Ratio"><r>2.500000000000000E+00</r></a>\n'
+            '    <a n="Requirements"><e>TARGET.Memory &gt; 0 &amp;&amp; true</e></a>\n'
+            '    <a n="Sites"><l><s>T2_CH_CERN</s><i>3</i></l></a>\n</c>\n')
+    head = '<?xml version="1.0"?>\n<!DOCTYPE classads SYSTEM "classads.dtd">\n<classads>\n'
+    wanted = "Sites,Requirements,Ratio,Note,ClusterId,Flag"
+    for view in ("-xml", "-long:xml"):
+        result = held.cli("q", "12", view, "-attributes", wanted)
+        assert (result.returncode, result.stdout) == (0, head + body + "</classads>\n"), (view, result.stderr)
+    assert held.cli("q", "-xml", "99").stdout == head + "</classads>\n"
+    held.cli("rm", "12")
+    held.wait_history("12.0")
+    assert held.cli("history", "12", "-xml", "-attributes", wanted).stdout == head + "\n" + body + "\n</classads>\n\n"
 
 
 def test_long_sorts_names_as_condor_q_and_condor_history_sort_them(held):
