@@ -731,6 +731,7 @@ class ActRequest:
             results = [(job, client.act(self.action, _job_constraint(job), reason)) for job in self.job_ids]
             if not any(result.changed for _, result in results):
                 failed = True
+                click.echo("", err=True)  # the tools' blank line before the lines of a request that did nothing
             for job, result in results:
                 if result.changed:
                     click.echo(f"Job {job} {past}")
@@ -753,7 +754,7 @@ class ActRequest:
         if result.job_ads == 0:
             click.echo(f"condor_{self.tool}:0:There are no jobs in the queue", err=True)  # 23.9.6, its ":0:" too
             return failed
-        click.echo(f"Couldn't find/{verb} all jobs{where}", err=True)
+        click.echo(f"\nCouldn't find/{verb} all jobs{where}", err=True)
         return True
 
 

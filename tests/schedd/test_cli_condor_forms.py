@@ -206,15 +206,15 @@ def test_actions_say_what_happened_to_which_job(held):
         result = held.cli(*args)
         return result.returncode, result.stdout.splitlines(), result.stderr.splitlines()
 
-    assert act("hold", "1.0") == (1, [], ["Job 1.0 already held"])
+    assert act("hold", "1.0") == (1, [], ["", "Job 1.0 already held"])
     assert act("release", "-constraint", "ClusterId == 999999") == \
-        (1, [], ["Couldn't find/release all jobs matching constraint (ClusterId == 999999)"])
-    assert act("release", "3.1", "99999") == (1, ["Job 3.1 released"], ["Couldn't find/release all jobs in cluster 99999"])
-    assert act("release", "3.1") == (1, [], ["Job 3.1 not held to be released"])
-    assert act("rm", "3.9") == (1, [], ["Job 3.9 not found"])
+        (1, [], ["", "Couldn't find/release all jobs matching constraint (ClusterId == 999999)"])
+    assert act("release", "3.1", "99999") == (1, ["Job 3.1 released"], ["", "Couldn't find/release all jobs in cluster 99999"])
+    assert act("release", "3.1") == (1, [], ["", "Job 3.1 not held to be released"])
+    assert act("rm", "3.9") == (1, [], ["", "Job 3.9 not found"])
     assert act("rm", "3.2", "-constraint", "ClusterId == 999999") == \
         (1, ["Job 3.2 marked for removal"], ["Warning, -constraint is ignored for fully qualified job ids",
-                                             "Couldn't find/remove all jobs matching constraint (ClusterId == 999999)"])
+                                             "", "Couldn't find/remove all jobs matching constraint (ClusterId == 999999)"])
     assert act("release", "4", "-constraint", "ProcId == 0") == \
         (0, ["All jobs matching constraint ((ProcId == 0) && (ClusterId == 4)) have been released"], [])
     assert act("hold", USER, "-reason", "checking") == (0, [f'All jobs of user "{USER}" have been held'], [])
