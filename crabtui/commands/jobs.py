@@ -729,6 +729,8 @@ class ActRequest:
             if self.constraint:
                 click.echo("Warning, -constraint is ignored for fully qualified job ids", err=True)
             results = [(job, client.act(self.action, _job_constraint(job), reason)) for job in self.job_ids]
+            if self.totals:  # the tool's by-id request answers with no totals: it prints zeros
+                click.echo(_totals_line(0, 0, 0, 0, 0))
             if not any(result.changed for _, result in results):
                 failed = True
                 click.echo("", err=True)  # the tools' blank line before the lines of a request that did nothing
@@ -746,8 +748,8 @@ class ActRequest:
                  "all": ""}.get(self.constraint_kind, f" matching constraint ({self.constraint})")
         result = client.act(self.action, self.constraint, reason)
         if self.totals:
-            click.echo(f"{result.changed} Succeeded, 0 Failed, {result.not_found} Not Found, {result.bad_status} Bad "
-                       f"Status, {result.already_done} Already Done, {result.permission_denied} Permission Denied")
+            click.echo(_totals_line(result.changed, result.not_found, result.bad_status, result.already_done,
+                                    result.permission_denied))
         if result.changed:
             click.echo(f"All jobs{where} have been {past}")
             return failed
@@ -756,6 +758,11 @@ class ActRequest:
             return failed
         click.echo(f"\nCouldn't find/{verb} all jobs{where}", err=True)
         return True
+
+
+def _totals_line(changed: int, not_found: int, bad_status: int, already_done: int, denied: int) -> str:
+    return (f"{changed} Succeeded, 0 Failed, {not_found} Not Found, {bad_status} Bad Status, {already_done} Already "
+            f"Done, {denied} Permission Denied")
 
 
 def _job_constraint(job: str) -> str:

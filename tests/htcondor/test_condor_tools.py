@@ -147,6 +147,7 @@ ACTIONS = [
     ("condor_rm", ["{C}.0", "-constraint", "ClusterId == 999999"]), ("condor_hold", ["{C}", "-constraint", "ProcId == 0"]),
     ("condor_release", ["-constraint", "ClusterId == {C} && ProcId == 1"]), ("condor_rm", ["-totals", "{C}"]),
     ("condor_release", ["nobody"]), ("condor_rm", ["{C}.1", "{C}"]), ("condor_release", ["-reason", "checked", "{C}.1"]),
+    ("condor_release", ["-totals", "{C}.1", "{C}.4"]), ("condor_rm", ["-totals", "{C}.4", "{C}"]),
 ]
 
 

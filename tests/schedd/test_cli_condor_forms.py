@@ -225,6 +225,9 @@ def test_actions_say_what_happened_to_which_job(held):
     assert act("rm", "-totals", "5") == \
         (0, ["1 Succeeded, 0 Failed, 0 Not Found, 0 Bad Status, 0 Already Done, 0 Permission Denied",
              "All jobs in cluster 5 have been marked for removal"], [])
+    zeros = "0 Succeeded, 0 Failed, 0 Not Found, 0 Bad Status, 0 Already Done, 0 Permission Denied"
+    assert act("release", "-totals", "7.0", "7.3") == (0, [zeros, "Job 7.0 released"], ["Job 7.3 not found"]), \
+        "condor_release -totals of job ids: its request by id answers with no totals, so zeros"
     assert act("hold", "-forcex", "6")[0] == 1, "-forcex is condor_rm's"
     wait_for(lambda: held.job("5.0") is None, "5.0 to leave the queue")
 
