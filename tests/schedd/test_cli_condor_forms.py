@@ -218,7 +218,7 @@ def test_actions_say_what_happened_to_which_job(held):
     assert act("release", "4", "-constraint", "ProcId == 0") == \
         (0, ["All jobs matching constraint ((ProcId == 0) && (ClusterId == 4)) have been released"], [])
     assert act("hold", USER, "-reason", "checking") == (0, [f'All jobs of user "{USER}" have been held'], [])
-    assert held.job("4.0")["HoldReason"] == "checking"
+    assert held.job("4.0")["HoldReason"] == f"checking (by user {USER})", "the schedd signs the reason, as 23.9.6 does"
     assert act("release", "0") == (1, [], ["ERROR: You did not specify any jobs (Invalid cluster # from 0.)"])
     assert act("rm", "99999999999999999999999") == \
         (1, [], ["ERROR: You did not specify any jobs (Invalid cluster # from 99999999999999999999999.)"])

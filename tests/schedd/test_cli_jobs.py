@@ -410,10 +410,10 @@ def test_hold_release_rm(queue):
     hold = queue.cli("hold", "2.1", "-reason", "looking at it")
     assert hold.returncode == 0, hold.stderr
     ad = queue.wait_status("2.1", JobStatus.HELD)
-    assert ad["HoldReason"] == "looking at it"
+    assert ad["HoldReason"] == f"looking at it (by user {USER})"
     assert ad["HoldReasonCode"] == 1
     log = EventReader(queue.work / "mixed.log")
-    assert log.wait_type(ET.JOB_HELD, "2.1")["HoldReason"] == "looking at it"
+    assert log.wait_type(ET.JOB_HELD, "2.1")["HoldReason"] == f"looking at it (by user {USER})"
 
     release = queue.cli("release", "2.1")
     assert release.returncode == 0, release.stderr
