@@ -673,6 +673,8 @@ class ActRequest:
                                                                  "EXPR or -all"))
 
     def _take(self, item: Parsed) -> None:
+        if self.constraint_kind == "all" and item.name is None:  # a -constraint after -all replaces it
+            raise ArgumentError(f"condor_{self.tool}: can't mix -all with other constraints")
         if item.name is None:
             self._job_or_user(item.arg)
         elif item.name == "constraint":

@@ -229,6 +229,9 @@ def test_actions_say_what_happened_to_which_job(held):
     assert act("release", "-totals", "7.0", "7.3") == (0, [zeros, "Job 7.0 released"], ["Job 7.3 not found"]), \
         "condor_release -totals of job ids: its request by id answers with no totals, so zeros"
     assert act("hold", "-forcex", "6")[0] == 1, "-forcex is condor_rm's"
+    assert act("rm", "-all", "8") == (1, [], ["ERROR: condor_rm: can't mix -all with other constraints"]), \
+        "condor_rm refuses a job after -all, as before it; nothing is removed"
+    assert held.job("8.0")["JobStatus"] == JobStatus.HELD
     wait_for(lambda: held.job("5.0") is None, "5.0 to leave the queue")
 
 
