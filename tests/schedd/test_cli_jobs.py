@@ -394,7 +394,7 @@ def test_history_userlog_reads_the_terminated_and_aborted_jobs_of_a_user_log(sch
     shown = schedd.cli("history", "-userlog", "jobs.log", "-af:j", "Owner", "JobStatus", "LastJobStatus", "ExitCode",
                        "NumJobStarts", "RemoveReason", "UserLog")
     assert lines(shown.stdout) == [f"1.0 {USER} 4 2 3 1 undefined jobs.log",
-                                   f"2.0 {USER} 3 1 undefined 0 via condor_rm jobs.log"]
+                                   f"2.0 {USER} 3 1 undefined 0 via condor_rm (by user {USER}) jobs.log"]
     # as submitted, whatever -limit, -since or -forwards say (23.9.6); restrictions choose
     assert lines(schedd.cli("history", "-userlog", "jobs.log", "-limit", "1", "-since", "2.0", "-af",
                             "ClusterId").stdout) == ["1", "2"]
