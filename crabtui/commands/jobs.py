@@ -385,6 +385,14 @@ class QueueQuery:
         return bool(self.autoformat or self.formats)
 
     @property
+    def ad_attributes(self) -> list[str]:
+        """What -long, -json and -xml show: the -attributes (all if none), and with -af or
+        -format, whose attributes condor_q then fetches with them, theirs and the job id's."""
+        if not self.custom:
+            return self.attributes
+        return ["ClusterId", "ProcId", *self.projection()]
+
+    @property
     def my_jobs(self) -> bool:
         """condor_q shows only the user's own jobs unless told jobs, owners or -allusers."""
         return not (self.ids or self.owners or self.allusers or self.submitter)
@@ -433,7 +441,7 @@ class QueueQuery:
             names = set()
             for fmt in filter(None, [self.autoformat, self.formats and PrintfFormat(self.formats)]):
                 names |= fmt.attributes
-            return sorted(names)  # as condor_q's: without DAGManJobId, -dag has no tree to show
+            return sorted(names | set(self.attributes))  # as condor_q's: without DAGManJobId, -dag has no tree to show
         if self.long or self.json or self.xml:
             return self.attributes
         if self.totals:
@@ -528,11 +536,11 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
                                                            dag=query.dag, batch=False), query.dag)
         ads = [node.row for node in nodes]
         if query.json:
-            _write(json_form(ads, query.attributes) if ads else "")  # condor_q -json: nothing for no jobs
+            _write(json_form(ads, query.ad_attributes) if ads else "")  # condor_q -json: nothing for no jobs
         elif query.xml:
-            _write(xml_form(ads, query.attributes))
+            _write(xml_form(ads, query.ad_attributes))
         elif query.long:
-            _write(long_form(ads, query.attributes))
+            _write(long_form(ads, query.ad_attributes))
         else:
             # condor_q -dag indents the third column of a node job's line, whatever it holds.
             nested = [node.generation if node.dag_parent else None for node in nodes] if query.dag else None

@@ -173,6 +173,16 @@ def test_xml_is_the_classad_librarys_xml_as_condor_q_and_condor_history_print_it
     assert held.cli("history", "12", "-xml", "-attributes", wanted).stdout == head + "\n" + body + "\n</classads>\n\n"
 
 
+def test_long_json_and_xml_with_af_show_the_attributes_condor_q_fetches_for_it(held):
+    """condor_q -long -af ATTR fetches only what -af (and -attributes) name, and the job id: the
+    ad shows those, not the whole job."""
+    assert held.cli("q", "3.1", "-long", "-af", "JobPrio").stdout == "ClusterId = 3\nJobPrio = 0\nProcId = 1\n\n"
+    assert held.cli("q", "3.1", "-l", "-attributes", "Owner", "-format", "%d", "JobPrio").stdout == \
+        f'ClusterId = 3\nJobPrio = 0\nOwner = "{USER}"\nProcId = 1\n\n'
+    assert held.cli("q", "3.1", "-json", "-af", "strcat(Owner, Cmd)").stdout == \
+        f'[\n{{\n  "ClusterId": 3,\n  "Cmd": "/bin/sleep",\n  "Owner": "{USER}",\n  "ProcId": 1\n}}\n]\n'
+
+
 def test_long_sorts_names_as_condor_q_and_condor_history_sort_them(held):
     """condor_q -long sorts attribute names ignoring case, condor_history -long byte by byte
     (23.9.6 prints GPUsProvisioned before GlobalJobId)."""
