@@ -91,12 +91,14 @@ class AutoFormat:
 
     @property
     def attributes(self) -> set[str]:
-        """The attributes the expressions read (for a query's projection)."""
+        """The attributes a query fetches for these expressions: theirs and the job id's."""
+        return self.references | {"ClusterId", "ProcId"}
+
+    @property
+    def references(self) -> set[str]:
+        """The attributes the expressions read."""
         scratch = classad2.ClassAd()
-        names = {"ClusterId", "ProcId"}
-        for _, tree in self.exprs:
-            names.update(n for n in scratch.externalRefs(tree) if n)
-        return names
+        return {n for _, tree in self.exprs for n in scratch.externalRefs(tree) if n}
 
     def text(self, ads: Iterable[classad2.ClassAd], nested: Sequence[int | None] | None = None) -> str:
         """The lines for the jobs; with headings, the columns are as wide as their widest value
@@ -172,11 +174,12 @@ class PrintfFormat:
 
     @property
     def attributes(self) -> set[str]:
+        return self.references | {"ClusterId", "ProcId"}
+
+    @property
+    def references(self) -> set[str]:
         scratch = classad2.ClassAd()
-        names = {"ClusterId", "ProcId"}
-        for _, _, tree in self.pairs:
-            names.update(n for n in scratch.externalRefs(tree) if n)
-        return names
+        return {n for _, _, tree in self.pairs for n in scratch.externalRefs(tree) if n}
 
     def text(self, ads: Iterable[classad2.ClassAd]) -> str:
         out = []

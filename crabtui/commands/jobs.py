@@ -916,8 +916,10 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         return
     constraint = " && ".join(ands + ([f"({' || '.join(ors)})"] if ors else [])) or "true"
     if autoformat or formats:
-        projection = sorted(set().union(*(f.attributes for f in filter(None, [autoformat, formats and
-                                                                           PrintfFormat(formats)]))))
+        custom = [f for f in (autoformat, formats and PrintfFormat(formats)) if f]
+        projection = sorted(set(attributes).union(*(f.attributes for f in custom)))
+        # -long, -json and -xml then show what the expressions read and the -attributes, as condor_history does
+        attributes = sorted(set(attributes).union(*(f.references for f in custom)))
     elif long_ or show_json or json_lines or show_xml:
         projection = attributes
     else:

@@ -369,6 +369,7 @@ HISTORY_ARGS = [
     ["-since", "ClusterId == {C} && ProcId == 0", "-constraint", "ClusterId == {C}", "-af:j", "Owner"],
     ["-since", "{C}.2", "{C}", "-af:j", "ProcId"], ["{C}", "-json", "-attributes", "ProcId,ClusterId,Owner,Requirements,Cmd"],
     ["{C}", "-xml", "-attributes", "ProcId,ClusterId,Owner,Requirements,Cmd,ExitBySignal"], ["-xml", "999999"],
+    ["{C}", "-long", "-af", "ProcId"], ["{C}", "-json", "-attributes", "Owner", "-af", "strcat(Cmd, Args)"],
     ["-json", "-constraint", "ClusterId == 999999"],
     ["-file", "{H}", "{C}", "-af:j", "Owner", "JobStatus", "Cmd"],
     ["-file", "{H}", "-forwards", "-limit", "2", "-af:j", "Owner"],

@@ -183,6 +183,16 @@ def test_long_json_and_xml_with_af_show_the_attributes_condor_q_fetches_for_it(h
         f'[\n{{\n  "ClusterId": 3,\n  "Cmd": "/bin/sleep",\n  "Owner": "{USER}",\n  "ProcId": 1\n}}\n]\n'
 
 
+def test_history_long_with_af_shows_what_the_expressions_read(held):
+    """condor_history -long -af ATTR shows the attributes -af reads and the -attributes, without
+    the job id condor_q adds."""
+    held.cli("rm", "3")
+    held.wait_history("3.2")
+    assert held.cli("history", "3.1", "-long", "-af", "ProcId").stdout == "ProcId = 1\n\n"
+    assert held.cli("history", "3.1", "-l", "-attributes", "Owner", "-af", "strcat(Cmd, Args)").stdout == \
+        f'Args = "300"\nCmd = "/bin/sleep"\nOwner = "{USER}"\n\n'
+
+
 def test_long_sorts_names_as_condor_q_and_condor_history_sort_them(held):
     """condor_q -long sorts attribute names ignoring case, condor_history -long byte by byte
     (23.9.6 prints GPUsProvisioned before GlobalJobId)."""
