@@ -91,12 +91,14 @@ class AutoFormat:
 
     @property
     def attributes(self) -> set[str]:
-        """The attributes the expressions read (for a query's projection)."""
+        """The attributes a query fetches for these expressions: theirs and the job id's."""
+        return self.references | {"ClusterId", "ProcId"}
+
+    @property
+    def references(self) -> set[str]:
+        """The attributes the expressions read."""
         scratch = classad2.ClassAd()
-        names = {"ClusterId", "ProcId"}
-        for _, tree in self.exprs:
-            names.update(n for n in scratch.externalRefs(tree) if n)
-        return names
+        return {n for _, tree in self.exprs for n in scratch.externalRefs(tree) if n}
 
     def text(self, ads: Iterable[classad2.ClassAd], nested: Sequence[int | None] | None = None) -> str:
         """The lines for the jobs; with headings, the columns are as wide as their widest value
@@ -172,11 +174,12 @@ class PrintfFormat:
 
     @property
     def attributes(self) -> set[str]:
+        return self.references | {"ClusterId", "ProcId"}
+
+    @property
+    def references(self) -> set[str]:
         scratch = classad2.ClassAd()
-        names = {"ClusterId", "ProcId"}
-        for _, _, tree in self.pairs:
-            names.update(n for n in scratch.externalRefs(tree) if n)
-        return names
+        return {n for _, _, tree in self.pairs for n in scratch.externalRefs(tree) if n}
 
     def text(self, ads: Iterable[classad2.ClassAd]) -> str:
         out = []
@@ -214,15 +217,82 @@ def _unescape(fmt: str) -> str:
     return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m[1], "\\" + m[1]), fmt)
 
 
-def long_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = ()) -> str:
+def long_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = (), *, by_case: bool = False) -> str:
     """``-long``: every attribute (or only ``attributes``) as ``Name = value``, sorted by name,
-    a blank line after each job."""
+    a blank line after each job.  condor_q sorts the names ignoring case; condor_history 23.9.6
+    byte by byte (``by_case``: ``GPUsProvisioned`` before ``GlobalJobId``)."""
     wanted = {a.lower() for a in attributes}
     out = []
     for ad in ads:
         lines = [line for line in ad.printOld().splitlines() if line]
         if wanted:
             lines = [line for line in lines if line.partition(" = ")[0].lower() in wanted]
-        lines.sort(key=lambda line: line.partition(" = ")[0].lower())
+        lines.sort(key=lambda line: line.partition(" = ")[0] if by_case else line.partition(" = ")[0].lower())
         out.append("\n".join(lines) + "\n\n")
     return "".join(out)
+
+
+def json_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = ()) -> str:
+    """``-json`` as condor_q and condor_history print it: each ad's attributes (or only
+    ``attributes``) sorted by name, in the ClassAd library's JSON (expressions as
+    ``"\\/Expr(...)\\/"``), between a ``[`` and a ``]`` line, a ``,`` line between two ads."""
+    wanted = {a.lower() for a in attributes}
+    blocks = []
+    for ad in ads:
+        names = sorted((k for k in ad.keys() if not wanted or k.lower() in wanted), key=str.lower)
+        blocks.append("{\n" + ",\n".join(_json_attribute(ad, name) for name in names) + "\n}")
+    return "[\n" + "\n,\n".join(blocks) + ("\n" if blocks else "") + "]\n"
+
+
+def _json_attribute(ad: classad2.ClassAd, name: str) -> str:
+    """One attribute's ``"Name": value`` lines, indented as in its ad (a one-attribute ad's
+    JSON: classad2 keeps no order of attributes for a whole ad's)."""
+    one = classad2.ClassAd()
+    one[name] = ad.lookup(name)
+    return one.printJson()[2:-2]
+
+
+XML_HEAD = '<?xml version="1.0"?>\n<!DOCTYPE classads SYSTEM "classads.dtd">\n<classads>\n'
+
+
+def xml_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = (), *, history: bool = False) -> str:
+    """``-xml`` as condor_q and condor_history print it: the ClassAd library's XML, each ad's
+    attributes (or only ``attributes``) sorted by name as ``-long`` sorts them; condor_history
+    puts a blank line before each ad and two after the list."""
+    wanted = {a.lower() for a in attributes}
+    out = [XML_HEAD]
+    for ad in ads:
+        names = sorted((k for k in ad.keys() if not wanted or k.lower() in wanted),
+                       key=(lambda k: k) if history else str.lower)
+        out.append(("\n" if history else "") + "<c>\n" + "".join(_xml_attribute(ad, k, "    ") for k in names) + "</c>\n")
+    out.append("\n</classads>\n\n" if history else "</classads>\n")
+    return "".join(out)
+
+
+def _xml_attribute(ad: classad2.ClassAd, name: str, indent: str) -> str:
+    return f'{indent}<a n="{name}">{_xml_value(ad[name], indent)}</a>\n'
+
+
+def _xml_value(value, indent: str) -> str:
+    if value is classad2.Value.Undefined:  # an int too, so first
+        return "<un/>"
+    if value is classad2.Value.Error:
+        return "<er/>"
+    if isinstance(value, bool):
+        return f'<b v="{"t" if value else "f"}"/>'
+    if isinstance(value, int):
+        return f"<i>{value}</i>"
+    if isinstance(value, float):  # the library's "%.15E", and a zero as 0.0
+        return f"<r>{'0.0' if value == 0 else f'{value:.15E}'}</r>"
+    if isinstance(value, str):
+        return f"<s>{_xml_escape(value)}</s>"
+    if isinstance(value, list):
+        return "<l>" + "".join(_xml_value(item, indent) for item in value) + "</l>"
+    if isinstance(value, classad2.ClassAd):
+        inner = "".join(_xml_attribute(value, k, indent + "    ") for k in value.keys())
+        return f"<c>\n{inner}{indent}</c>"
+    return f"<e>{_xml_escape(str(value))}</e>"
+
+
+def _xml_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -12,12 +12,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import classad2
+
 
 JOB_ID = re.compile(r"(\d+)(?:\.(\d+))?\Z")  # CLUSTER or CLUSTER.PROC, as the tools take a job id
 
 
 class ArgumentError(Exception):
     """A command line the tool would refuse; the message says which argument and what to do."""
+
+
+def check_constraint(arg: str, value: str) -> str:
+    """A ``-constraint`` value, checked as the tool's own ClassAd parser checks it before any
+    schedd is asked, so that a typo is named as typed (and not as the query built around it)."""
+    try:
+        classad2.ExprTree(value)
+    except Exception:
+        raise ArgumentError(f"{arg} {value!r} is not a ClassAd expression; quote strings in it, as in "
+                            f"{arg} 'Owner == \"alice\" && JobStatus == 5'") from None
+    return value
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ import classad2
 import click
 
 from crabtui import queue_format
-from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, long_form
+from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, json_form, long_form, xml_form
 from crabtui.commands.backend import backend, fail, schedd, schedd_title
-from crabtui.condor_args import JOB_ID, ArgumentError, Option, Parsed, parse
+from crabtui.condor_args import JOB_ID, ArgumentError, Option, Parsed, check_constraint, parse
 from engine.schedd.api import JobAction, ScheddError, summarize
 
 # Click hands these commands their arguments untouched (but for --backend and --help).
@@ -283,7 +283,8 @@ def _dry_run_text(ads) -> str:
 # condor_q's options in the order condor_q tries them (queue.cpp), so that a prefix means what
 # it means there; those crabtui does not implement are refused by name.
 Q_OPTIONS = [
-    Option("wide", 1, colon=True), Option("long", 1, colon=True), Option("json", 2), Option("pool", 1, values=1),
+    Option("wide", 1, colon=True), Option("long", 1, colon=True), Option("json", 2), Option("xml", 3),
+    Option("pool", 1, values=1),
     Option("name", 1, values=1), Option("constraint", 1, values=1), Option("attributes", 2, values=1),
     Option("format", 1, values=2), Option("autoformat", 5, colon=True), Option("af", 2, colon=True),
     Option("global", 1), Option("allusers", 2), Option("all-users", 2), Option("help", 1),
@@ -295,7 +296,7 @@ Q_OPTIONS = [
     Option("goodput", 2),
 ]
 Q_UNSUPPORTED = (
-    Option("xml", 3), Option("direct", 1), Option("slotconstraint", 5),
+    Option("direct", 1), Option("slotconstraint", 5),
     Option("mconstraint", 2), Option("machine", 2), Option("address", 1), Option("autocluster", 2, colon=True),
     Option("group-by", 2, colon=True), Option("factory", 4, colon=True), Option("jobset", 5, colon=True),
     Option("aaf", 3, colon=True), Option("print-format", 2, colon=True), Option("schedd-constraint", 5),
@@ -319,7 +320,7 @@ class QueueQuery:
         self.constraints: list[str] = []
         self.status: str | None = None  # run, hold or idle
         self.allusers = self.nobatch = self.batch = self.dag = self.totals = self.help = False
-        self.long = self.json = self.analyze = self.global_ = self.io = self.goodput = False
+        self.long = self.json = self.xml = self.analyze = self.global_ = self.io = self.goodput = False
         self.attributes: list[str] = []
         self.wide: int | None = None  # None: not given; 0: -wide; N: -wide:N
         self.current_run = True
@@ -351,9 +352,11 @@ class QueueQuery:
         elif name == "format":
             self.formats.append((item.values[0], item.values[1]))
         elif name == "constraint":
-            self.constraints.append(item.values[0])
+            self.constraints.append(check_constraint(item.arg, item.values[0]))
         elif name == "attributes":
             self.attributes += [a for a in re.split(r"[,\s]+", item.values[0]) if a]
+        elif name == "long" and item.options in ("json", "xml"):  # -long:json is -json, as in condor_q
+            setattr(self, item.options, True)
         elif name == "wide":
             self.wide = int(item.options) if item.options and item.options.isdigit() else 0
         elif name in ("name", "pool"):
@@ -382,6 +385,14 @@ class QueueQuery:
         return bool(self.autoformat or self.formats)
 
     @property
+    def ad_attributes(self) -> list[str]:
+        """What -long, -json and -xml show: the -attributes (all if none), and with -af or
+        -format, whose attributes condor_q then fetches with them, theirs and the job id's."""
+        if not self.custom:
+            return self.attributes
+        return ["ClusterId", "ProcId", *self.projection()]
+
+    @property
     def my_jobs(self) -> bool:
         """condor_q shows only the user's own jobs unless told jobs, owners or -allusers."""
         return not (self.ids or self.owners or self.allusers or self.submitter)
@@ -392,7 +403,7 @@ class QueueQuery:
         and the custom formats."""
         if self.batch:
             return True
-        return not (self.nobatch or self.custom or self.status or self.long or self.json or self.analyze
+        return not (self.nobatch or self.custom or self.status or self.long or self.json or self.xml or self.analyze
                     or self.totals or self.io or self.goodput)
 
     @property
@@ -430,8 +441,8 @@ class QueueQuery:
             names = set()
             for fmt in filter(None, [self.autoformat, self.formats and PrintfFormat(self.formats)]):
                 names |= fmt.attributes
-            return sorted(names)  # as condor_q's: without DAGManJobId, -dag has no tree to show
-        if self.long or self.json:
+            return sorted(names | set(self.attributes))  # as condor_q's: without DAGManJobId, -dag has no tree to show
+        if self.long or self.json or self.xml:
             return self.attributes
         if self.totals:
             return list(queue_format.PROJECTIONS["totals"])
@@ -460,7 +471,7 @@ def q(ctx: click.Context, args: tuple[str, ...]) -> None:
     \b
     Jobs: [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -allusers -run -hold -idle
     Views: (one line per batch) -nobatch -dag -totals -wide[:N] -currentrun -cumulative-time
-    Ads: -long[:...] -attributes A,B -json -af[:jlhVr,tng] EXPR... -format FMT EXPR
+    Ads: -long[:json|xml] -attributes A,B -json -xml -af[:jlhVr,tng] EXPR... -format FMT EXPR
     Where: -name SCHEDD -pool COLLECTOR -global -submitter USER
     How many: -limit N (the first N jobs the schedd returns)
     Why idle: -better-analyze
@@ -520,14 +531,16 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
             job = "{}.{}".format(*queue_format.job_id(row))
             click.echo(f"\n{job}: {client.analyze(job)}")
         return
-    if query.long or query.json or query.custom:
+    if query.long or query.json or query.xml or query.custom:
         nodes = queue_format.print_order(queue_format.link(client.query(constraint, query.projection())[:query.limit],
                                                            dag=query.dag, batch=False), query.dag)
         ads = [node.row for node in nodes]
         if query.json:
-            click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
+            _write(json_form(ads, query.ad_attributes) if ads else "")  # condor_q -json: nothing for no jobs
+        elif query.xml:
+            _write(xml_form(ads, query.ad_attributes))
         elif query.long:
-            _write(long_form(ads, query.attributes))
+            _write(long_form(ads, query.ad_attributes))
         else:
             # condor_q -dag indents the third column of a node job's line, whatever it holds.
             nested = [node.generation if node.dag_parent else None for node in nodes] if query.dag else None
@@ -668,10 +681,12 @@ class ActRequest:
                                                                  "EXPR or -all"))
 
     def _take(self, item: Parsed) -> None:
+        if self.constraint_kind == "all" and item.name is None:  # a -constraint after -all replaces it
+            raise ArgumentError(f"condor_{self.tool}: can't mix -all with other constraints")
         if item.name is None:
             self._job_or_user(item.arg)
         elif item.name == "constraint":
-            self._add_constraint(item.values[0], "simple")
+            self._add_constraint(check_constraint(item.arg, item.values[0]), "simple")
         elif item.name == "all":
             if self.constraint or self.clusters:
                 raise ArgumentError(f"condor_{self.tool}: can't mix -all with other constraints")
@@ -724,13 +739,16 @@ class ActRequest:
             if self.constraint:
                 click.echo("Warning, -constraint is ignored for fully qualified job ids", err=True)
             results = [(job, client.act(self.action, _job_constraint(job), reason)) for job in self.job_ids]
+            if self.totals:  # the tool's by-id request answers with no totals: it prints zeros
+                click.echo(_totals_line(0, 0, 0, 0, 0))
             if not any(result.changed for _, result in results):
                 failed = True
+                click.echo("", err=True)  # the tools' blank line before the lines of a request that did nothing
             for job, result in results:
                 if result.changed:
                     click.echo(f"Job {job} {past}")
                 else:
-                    click.echo(_failed_one(self.action, job, verb, result), err=True)
+                    click.echo(_failed_one(self.action, job, verb, result, client), err=True)
         if self.clusters:
             self._add_constraint(" || ".join(self.clusters), self.cluster_kind)
         if not self.constraint:
@@ -740,16 +758,21 @@ class ActRequest:
                  "all": ""}.get(self.constraint_kind, f" matching constraint ({self.constraint})")
         result = client.act(self.action, self.constraint, reason)
         if self.totals:
-            click.echo(f"{result.changed} Succeeded, 0 Failed, {result.not_found} Not Found, {result.bad_status} Bad "
-                       f"Status, {result.already_done} Already Done, {result.permission_denied} Permission Denied")
+            click.echo(_totals_line(result.changed, result.not_found, result.bad_status, result.already_done,
+                                    result.permission_denied))
         if result.changed:
             click.echo(f"All jobs{where} have been {past}")
             return failed
         if result.job_ads == 0:
             click.echo(f"condor_{self.tool}:0:There are no jobs in the queue", err=True)  # 23.9.6, its ":0:" too
             return failed
-        click.echo(f"Couldn't find/{verb} all jobs{where}", err=True)
+        click.echo(f"\nCouldn't find/{verb} all jobs{where}", err=True)
         return True
+
+
+def _totals_line(changed: int, not_found: int, bad_status: int, already_done: int, denied: int) -> str:
+    return (f"{changed} Succeeded, 0 Failed, {not_found} Not Found, {bad_status} Bad Status, {already_done} Already "
+            f"Done, {denied} Permission Denied")
 
 
 def _job_constraint(job: str) -> str:
@@ -757,13 +780,17 @@ def _job_constraint(job: str) -> str:
     return f"ClusterId == {cluster} && ProcId == {proc}"
 
 
-def _failed_one(action: JobAction, job: str, verb: str, result) -> str:
+def _failed_one(action: JobAction, job: str, verb: str, result, client) -> str:
     """The tool's line for a job by id that was not acted on (dc_schedd.cpp's result strings)."""
-    for kind in ("permission_denied", "bad_status", "already_done"):
-        if getattr(result, kind):
-            text = _FAILED_ONE[kind]
-            text = text.get(action, "Invalid result for job {}") if isinstance(text, dict) else text
-            return text.format(job, verb=verb)
+    kinds = [kind for kind in ("permission_denied", "bad_status", "already_done") if getattr(result, kind)]
+    if not kinds and action is JobAction.Release and client.query_values(_job_constraint(job), ["JobStatus"]):
+        # A pool's schedd releases only the held jobs a constraint matches, and counts none of the
+        # others: a job that is there, but not held, is what condor_release by id calls bad status.
+        kinds = ["bad_status"]
+    for kind in kinds:
+        text = _FAILED_ONE[kind]
+        text = text.get(action, "Invalid result for job {}") if isinstance(text, dict) else text
+        return text.format(job, verb=verb)
     return _FAILED_ONE["not_found"].format(job)
 
 
@@ -779,7 +806,7 @@ rm = _act(JobAction.Remove, "rm", "Remove jobs from the queue; running ones are 
 # ---------------------------------------------------------------------------------------- history
 
 HISTORY_OPTIONS = [
-    Option("long", 1), Option("jsonl", 5), Option("json", 4), Option("wide", 1, colon=True),
+    Option("long", 1), Option("jsonl", 5), Option("json", 4), Option("xml", 3), Option("wide", 1, colon=True),
     Option("match", 1, values=1),
     Option("limit", 3, values=1), Option("attributes", 2, values=1), Option("help", 1), Option("format", 1, values=2),
     Option("constraint", 1, values=1), Option("name", 1, values=1), Option("pool", 1, values=1),
@@ -787,7 +814,7 @@ HISTORY_OPTIONS = [
     Option("since", 4, values=1), Option("completedsince", 3, values=1), Option("file", 2, values=1),
     Option("userlog", 1, values=1),
 ]
-HISTORY_UNSUPPORTED = (Option("xml", 3),)
+HISTORY_UNSUPPORTED = ()
 
 
 def _since(value: str) -> classad2.ExprTree:
@@ -825,7 +852,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
 
     \b
     [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -match N (-limit N) -backwards -forwards
-    -since JOBID|EXPR -completedsince TIME -long -attributes A,B -json -jsonl -af[:jlhVr,tng] EXPR...
+    -since JOBID|EXPR -completedsince TIME -long -attributes A,B -json -jsonl -xml -af[:jlhVr,tng] EXPR...
     -format FMT EXPR
     -name SCHEDD -pool COLLECTOR -file HISTORY_FILE -userlog USER_LOG
     -since: stop at that job (or the first job EXPR is true for), newest first; -completedsince:
@@ -835,7 +862,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     """
     ors, ands, match, attributes = [], [], -1, []
     autoformat, formats, long_, forwards = None, [], False, False
-    show_json = show_help = json_lines = False
+    show_json = show_help = json_lines = show_xml = False
     name = pool = since = history_file = userlog = None
     try:
         for item in parse(list(args), HISTORY_OPTIONS, "history", greedy=("af", "autoformat"),
@@ -849,7 +876,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 else:
                     ors.append(f"(Owner == {json.dumps(item.arg)})")
             elif item.name == "constraint":
-                ands.append(f"({item.values[0]})")
+                ands.append(f"({check_constraint(item.arg, item.values[0])})")
             elif item.name in ("match", "limit"):
                 if not item.values[0].isdigit():
                     raise ArgumentError(f"{item.arg} {item.values[0]}: give a number of jobs")
@@ -879,6 +906,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
             else:
                 long_ = long_ or item.name == "long"
                 show_json = show_json or item.name == "json"
+                show_xml = show_xml or item.name == "xml"
                 json_lines = json_lines or item.name == "jsonl"
                 show_help = show_help or item.name == "help"
     except (ArgumentError, FormatError) as e:
@@ -888,9 +916,11 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         return
     constraint = " && ".join(ands + ([f"({' || '.join(ors)})"] if ors else [])) or "true"
     if autoformat or formats:
-        projection = sorted(set().union(*(f.attributes for f in filter(None, [autoformat, formats and
-                                                                           PrintfFormat(formats)]))))
-    elif long_ or show_json or json_lines:
+        custom = [f for f in (autoformat, formats and PrintfFormat(formats)) if f]
+        projection = sorted(set(attributes).union(*(f.attributes for f in custom)))
+        # -long, -json and -xml then show what the expressions read and the -attributes, as condor_history does
+        attributes = sorted(set(attributes).union(*(f.references for f in custom)))
+    elif long_ or show_json or json_lines or show_xml:
         projection = attributes
     else:
         projection = list(queue_format.HISTORY_PROJECTION)
@@ -915,9 +945,11 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     if json_lines:  # one ad a line, as condor_history -jsonl
         _write("".join(json.dumps(json.loads(ad.printJson()), separators=(",", ": ")) + "\n" for ad in ads))
     elif show_json:
-        click.echo(json.dumps([json.loads(ad.printJson()) for ad in ads], indent=2))
+        _write(json_form(ads, attributes))
+    elif show_xml:
+        _write(xml_form(ads, attributes, history=True))
     elif long_:
-        _write(long_form(ads, attributes))
+        _write(long_form(ads, attributes, by_case=True))
     elif autoformat or formats:
         _write((autoformat.text(ads) if autoformat else "") + (PrintfFormat(formats).text(ads) if formats else ""))
     else:

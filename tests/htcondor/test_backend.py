@@ -71,9 +71,9 @@ def test_another_users_job_is_refused_with_a_message(htcondor_pool, shared_dir):
     cluster = HTCondorSchedd().submit(HELD_JOB, cwd=str(shared_dir)).cluster
     nobody = {"_CONDOR_SEC_CLAIMTOBE_USER": "nobody"}
     refused = crabtui("--backend", "htcondor", "rm", str(cluster), cwd=shared_dir, env=nobody)
-    assert (refused.returncode, refused.stderr) == (1, f"Couldn't find/remove all jobs in cluster {cluster}\n")
+    assert (refused.returncode, refused.stderr) == (1, f"\nCouldn't find/remove all jobs in cluster {cluster}\n")
     refused = crabtui("--backend", "htcondor", "rm", f"{cluster}.0", cwd=shared_dir, env=nobody)
-    assert (refused.returncode, refused.stderr) == (1, f"Permission denied to remove job {cluster}.0\n")
+    assert (refused.returncode, refused.stderr) == (1, f"\nPermission denied to remove job {cluster}.0\n")
     assert HTCondorSchedd().query(f"ClusterId == {cluster}", ["JobStatus"]), "the job is still there"
     assert crabtui("--backend", "htcondor", "rm", str(cluster), cwd=shared_dir).returncode == 0
 

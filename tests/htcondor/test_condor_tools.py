@@ -116,6 +116,12 @@ Q_ARGS = [
     ["{Q}", "-format", "%d.", "ClusterId", "-format", "%-4d|", "ProcId", "-format", "%s\\n", "Owner",
      "-format", "[%d]", "Owner"],
     ["{P}", "-long"], ["{P}", "-l", "-attributes", "Owner,ProcId,JobBatchName"],
+    ["{P}", "{Q}", "-json", "-attributes", "ProcId,Owner,Requirements,JobBatchName,Args,ClusterId"],
+    ["{Q}", "-xml", "-attributes", "ProcId,Owner,Requirements,JobPrio,Args,ClusterId,RemoteUserCpu,HoldReason"],
+    ["{P}", "-long:json", "-attributes", "ClusterId,ProcId,JobBatchName"], ["-xml", "-constraint", "ClusterId == 999999"],
+    ["{P}", "-l:xml", "-attributes", "ClusterId,ProcId,Owner"], ["{Q}", "-long", "-af", "JobPrio", "strcat(Owner, Cmd)"],
+    ["{Q}", "-json", "-attributes", "Args", "-format", "%d\\n", "JobPrio"],
+    ["-json", "-constraint", "ClusterId == 999999"],
     ["-limit", "2", "-nobatch", "{P}", "{Q}"], ["-lim", "1", "{Q}", "-af", "ClusterId", "ProcId"],
     ["-submitter", "crab", "-nobatch", "-constraint", "ClusterId == {P}"],
     ["-submitter", "crab", "-constraint", "ClusterId == {Q}", "-af", "ProcId", "Owner"],
@@ -142,6 +148,7 @@ ACTIONS = [
     ("condor_rm", ["{C}.0", "-constraint", "ClusterId == 999999"]), ("condor_hold", ["{C}", "-constraint", "ProcId == 0"]),
     ("condor_release", ["-constraint", "ClusterId == {C} && ProcId == 1"]), ("condor_rm", ["-totals", "{C}"]),
     ("condor_release", ["nobody"]), ("condor_rm", ["{C}.1", "{C}"]), ("condor_release", ["-reason", "checked", "{C}.1"]),
+    ("condor_release", ["-totals", "{C}.1", "{C}.4"]), ("condor_rm", ["-totals", "{C}.4", "{C}"]),
 ]
 
 
@@ -158,7 +165,7 @@ def test_actions_print_and_exit_as_condors_tools(htcondor_pool, tool, template):
         mine = ours(tool.removeprefix("condor_"), *[a.format(C=ours_c) for a in template])
 
         def lines(text: str, cluster: int) -> list[str]:
-            return [re.sub(rf"\b{cluster}\b", "C", line) for line in text.splitlines() if line.strip()]
+            return [re.sub(rf"\b{cluster}\b", "C", line) for line in text.splitlines()]
 
         assert (mine.returncode, lines(mine.stdout, ours_c), lines(mine.stderr, ours_c)) == \
             (theirs.returncode, lines(theirs.stdout, theirs_c), lines(theirs.stderr, theirs_c))
@@ -166,6 +173,25 @@ def test_actions_print_and_exit_as_condors_tools(htcondor_pool, tool, template):
             schedd.query(f"ClusterId == {c}", ["ProcId", "JobStatus"]), key=lambda ad: ad["ProcId"])]
             for c in (theirs_c, ours_c)}
         assert states[ours_c] == states[theirs_c]
+    finally:
+        schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {theirs_c} || ClusterId == {ours_c}")
+
+
+def test_release_of_a_job_that_is_not_held_says_so_as_condor_release(htcondor_pool):
+    """condor_release by id of an idle job: "Job C.0 not held to be released", exit status 1, and
+    the same line for a job held and one idle, whichever tool released the held one."""
+    schedd = htcondor2.Schedd()
+    submit = htcondor2.Submit({**HELD, "hold": "false", "batch_name": "ct-idle", "requirements": "false"})
+    theirs_c, ours_c = schedd.submit(submit, count=2).cluster(), schedd.submit(submit, count=2).cluster()
+    try:
+        schedd.act(htcondor2.JobAction.Hold, f"(ClusterId == {theirs_c} || ClusterId == {ours_c}) && ProcId == 1")
+        for args in (["{C}.0"], ["{C}.1", "{C}.0", "{C}.5"]):
+            theirs = pool_tool(htcondor_pool, "condor_release", *[a.format(C=theirs_c) for a in args])
+            mine = ours("release", *[a.format(C=ours_c) for a in args])
+            assert mine.returncode == theirs.returncode, args
+            assert mine.stdout.replace(str(ours_c), "C") == theirs.stdout.replace(str(theirs_c), "C"), args
+            assert mine.stderr.replace(str(ours_c), "C").strip() == theirs.stderr.replace(str(theirs_c), "C").strip()
+        assert "Job C.0 not held to be released" in mine.stderr.replace(str(ours_c), "C")
     finally:
         schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {theirs_c} || ClusterId == {ours_c}")
 
@@ -197,7 +223,7 @@ def test_qedit_sets_what_condor_qedit_sets(htcondor_pool, template):
 
 
 def test_bad_command_lines_are_one_line_errors(htcondor_pool, jobs):
-    for tool, args in (("q", ["-zzz"]), ("q", ["-xml"]), ("q", ["-run", "-hold"]), ("hold", []),
+    for tool, args in (("q", ["-zzz"]), ("q", ["-autocluster"]), ("q", ["-run", "-hold"]), ("hold", []),
                        ("rm", ["-xyz", jobs["P"]]), ("q", ["-name", "nosuch"]), ("q", ["-af", "Owner =="]),
                        ("qedit", [jobs["P"], "JobPrio"]), ("qedit", ["-jobids", jobs["P"], "1x=2"]),
                        ("qedit", [jobs["P"], "Note", "a b"]), ("qedit", ["-name", "nosuch", jobs["P"], "X=1"])):
@@ -205,6 +231,19 @@ def test_bad_command_lines_are_one_line_errors(htcondor_pool, jobs):
         assert result.returncode == 1 and result.stdout == "", (tool, args)
         assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("ERROR: "), (tool, args, result.stderr)
         assert "Traceback" not in result.stderr
+
+
+def test_a_constraint_that_does_not_parse_is_named_as_typed(htcondor_pool, jobs):
+    """condor_q says "Parse error in constraint expression", condor_history "could not parse
+    constraint", condor_hold "Can't insert constraint into ClassAd": crabtui says it in one line
+    that names the constraint as typed, before asking the schedd, and the jobs stay as they were."""
+    typed = f"ClusterId == {jobs['P']} &&"
+    for tool, option in (("q", "-constraint"), ("history", "-const"), ("hold", "-constraint"), ("rm", "-c")):
+        result = ours(tool, option, typed)
+        assert (result.returncode, result.stdout) == (1, ""), (tool, result.stderr)
+        assert result.stderr == f"ERROR: {option} {typed!r} is not a ClassAd expression; quote strings in it, " \
+                                f"as in {option} 'Owner == \"alice\" && JobStatus == 5'\n", (tool, result.stderr)
+    assert ours("q", jobs["P"], "-af", "JobStatus").stdout == "5\n5\n5\n"
 
 
 def test_bad_limit_and_unknown_submitter_fail_as_condor_q(htcondor_pool):
@@ -328,12 +367,15 @@ def left_queue(htcondor_pool):
 HISTORY_ARGS = [
     ["-since", "{C}.1", "-constraint", "ClusterId == {C}", "-af:j", "Owner", "JobStatus"],
     ["-since", "ClusterId == {C} && ProcId == 0", "-constraint", "ClusterId == {C}", "-af:j", "Owner"],
-    ["-since", "{C}.2", "{C}", "-af:j", "ProcId"],
+    ["-since", "{C}.2", "{C}", "-af:j", "ProcId"], ["{C}", "-json", "-attributes", "ProcId,ClusterId,Owner,Requirements,Cmd"],
+    ["{C}", "-xml", "-attributes", "ProcId,ClusterId,Owner,Requirements,Cmd,ExitBySignal"], ["-xml", "999999"],
+    ["{C}", "-long", "-af", "ProcId"], ["{C}", "-json", "-attributes", "Owner", "-af", "strcat(Cmd, Args)"],
+    ["-json", "-constraint", "ClusterId == 999999"],
     ["-file", "{H}", "{C}", "-af:j", "Owner", "JobStatus", "Cmd"],
     ["-file", "{H}", "-forwards", "-limit", "2", "-af:j", "Owner"],
     ["-file", "{H}", "-since", "{C}.1", "{C}", "-af:j", "ProcId"],
     ["-file", "{H}", "{C}.2", "-long", "-attributes", "ClusterId,ProcId,Owner,Cmd"],
-    ["-since", "foo =="], ["-file", "/nonexistent/history"],
+    ["-since", "foo =="], ["-file", "/nonexistent/history"], ["{C}.1", "-long"],
 ]
 
 

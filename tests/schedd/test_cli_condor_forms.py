@@ -58,7 +58,7 @@ def test_single_dash_options_are_read_as_condor_q_reads_them(held):
     assert "HELD_SINCE  HOLD_REASON" in held.cli("q", "-ho", "3").stdout, "-ho is -hold"
     assert "Usage:" in held.cli("q", "-h").stdout, "-h is -help, as in condor_q"
     for argv, message in ((["-nobat"], None), (["--nob"], "unrecognized argument --nob"),
-                          (["-xml"], "does not support condor_q's -xml"), (["-zzz"], "unrecognized argument -zzz"),
+                          (["-autoc"], "does not support condor_q's -autocluster"), (["-zzz"], "unrecognized argument -zzz"),
                           (["-cputime"], "does not support condor_q's -cputime"),
                           (["-af"], "-af requires at least one attribute"), (["-run", "-hold"], "incompatible")):
         result = held.cli("q", *argv)
@@ -140,6 +140,72 @@ def test_long_and_attributes(held):
     assert held.cli("q", "3.2", "-l", "-attributes", "ProcId,Owner").stdout == f'Owner = "{USER}"\nProcId = 2\n\n'
 
 
+def test_json_is_laid_out_as_condor_q_and_condor_history_lay_it_out(held):
+    """Sorted attributes, expressions as the ClassAd library writes them, a "," line between two
+    ads; condor_q prints nothing for no jobs, condor_history an empty list."""
+    assert held.submit(HELD + "requirements = TARGET.Memory > 0\nqueue 2\n", name="expr.sub").cluster == 12
+    text = held.cli("q", "12", "-json", "-attributes", "ProcId,Requirements,Owner,ClusterId").stdout
+    ad = '{{\n  "ClusterId": 12,\n  "Owner": "{}",\n  "ProcId": {},\n  "Requirements": "\\/Expr(TARGET.Memory > 0)\\/"\n}}'
+    assert text == "[\n" + ad.format(USER, 0) + "\n,\n" + ad.format(USER, 1) + "\n]\n", text
+    names = [line.split('"')[1] for line in held.cli("q", "3.2", "-json").stdout.splitlines() if line.startswith('  "')]
+    assert names == sorted(names, key=str.lower) and "JobStatus" in names and "ServerTime" not in names
+    assert held.cli("q", "-json", "99").stdout == ""
+    assert held.cli("history", "-json", "99").stdout == "[\n]\n"
+
+
+def test_xml_is_the_classad_librarys_xml_as_condor_q_and_condor_history_print_it(held):
+    """-xml and -long:xml: typed values, expressions and strings escaped, sorted as -long sorts;
+    condor_history with a blank line before each ad and two after the list."""
+    assert held.submit(HELD + 'requirements = TARGET.Memory > 0 && true\n+Note = "a<b & c"\n+Ratio = 2.5\n'
+                       '+Sites = {"T2_CH_CERN", 3}\n+Flag = false\nqueue\n', name="xml.sub").cluster == 12
+    body = ('<c>\n    <a n="ClusterId"><i>12</i></a>\n    <a n="Flag"><b v="f"/></a>\n    <a n="Note"><s>a&lt;b &amp; c</s></a>\n'
+            '    <a n="Ratio"><r>2.500000000000000E+00</r></a>\n'
+            '    <a n="Requirements"><e>TARGET.Memory &gt; 0 &amp;&amp; true</e></a>\n'
+            '    <a n="Sites"><l><s>T2_CH_CERN</s><i>3</i></l></a>\n</c>\n')
+    head = '<?xml version="1.0"?>\n<!DOCTYPE classads SYSTEM "classads.dtd">\n<classads>\n'
+    wanted = "Sites,Requirements,Ratio,Note,ClusterId,Flag"
+    for view in ("-xml", "-long:xml"):
+        result = held.cli("q", "12", view, "-attributes", wanted)
+        assert (result.returncode, result.stdout) == (0, head + body + "</classads>\n"), (view, result.stderr)
+    assert held.cli("q", "-xml", "99").stdout == head + "</classads>\n"
+    held.cli("rm", "12")
+    held.wait_history("12.0")
+    assert held.cli("history", "12", "-xml", "-attributes", wanted).stdout == head + "\n" + body + "\n</classads>\n\n"
+
+
+def test_long_json_and_xml_with_af_show_the_attributes_condor_q_fetches_for_it(held):
+    """condor_q -long -af ATTR fetches only what -af (and -attributes) name, and the job id: the
+    ad shows those, not the whole job."""
+    assert held.cli("q", "3.1", "-long", "-af", "JobPrio").stdout == "ClusterId = 3\nJobPrio = 0\nProcId = 1\n\n"
+    assert held.cli("q", "3.1", "-l", "-attributes", "Owner", "-format", "%d", "JobPrio").stdout == \
+        f'ClusterId = 3\nJobPrio = 0\nOwner = "{USER}"\nProcId = 1\n\n'
+    assert held.cli("q", "3.1", "-json", "-af", "strcat(Owner, Cmd)").stdout == \
+        f'[\n{{\n  "ClusterId": 3,\n  "Cmd": "/bin/sleep",\n  "Owner": "{USER}",\n  "ProcId": 1\n}}\n]\n'
+
+
+def test_history_long_with_af_shows_what_the_expressions_read(held):
+    """condor_history -long -af ATTR shows the attributes -af reads and the -attributes, without
+    the job id condor_q adds."""
+    held.cli("rm", "3")
+    held.wait_history("3.2")
+    assert held.cli("history", "3.1", "-long", "-af", "ProcId").stdout == "ProcId = 1\n\n"
+    assert held.cli("history", "3.1", "-l", "-attributes", "Owner", "-af", "strcat(Cmd, Args)").stdout == \
+        f'Args = "300"\nCmd = "/bin/sleep"\nOwner = "{USER}"\n\n'
+
+
+def test_long_sorts_names_as_condor_q_and_condor_history_sort_them(held):
+    """condor_q -long sorts attribute names ignoring case, condor_history -long byte by byte
+    (23.9.6 prints GPUsProvisioned before GlobalJobId)."""
+    held.cli("qedit", "3.0", "aaa", "1", "Zzz", "2")
+    names = [line.split(" = ")[0] for line in held.cli("q", "-l", "3.0").stdout.splitlines() if line]
+    assert names[0] == "aaa" and names[-1] == "Zzz", names
+    held.cli("rm", "3.0")
+    held.wait_history("3.0")
+    names = [line.split(" = ")[0] for line in held.cli("history", "-l", "3.0").stdout.splitlines() if line]
+    assert names == sorted(names) and names.index("Zzz") < names.index("aaa") == len(names) - 1, names
+    assert held.cli("history", "-l", "3.0", "-attributes", "aaa,ProcId,Zzz").stdout == "ProcId = 0\nZzz = 2\naaa = 1\n\n"
+
+
 def test_run_time_is_the_current_run_and_size_is_memory_usage():
     """condor_q's RUN_TIME counts from the current run's start (the shadow's birthday), not all
     runs; SIZE is MemoryUsage in MB, ImageSize only when there is none."""
@@ -160,26 +226,32 @@ def test_actions_say_what_happened_to_which_job(held):
         result = held.cli(*args)
         return result.returncode, result.stdout.splitlines(), result.stderr.splitlines()
 
-    assert act("hold", "1.0") == (1, [], ["Job 1.0 already held"])
+    assert act("hold", "1.0") == (1, [], ["", "Job 1.0 already held"])
     assert act("release", "-constraint", "ClusterId == 999999") == \
-        (1, [], ["Couldn't find/release all jobs matching constraint (ClusterId == 999999)"])
-    assert act("release", "3.1", "99999") == (1, ["Job 3.1 released"], ["Couldn't find/release all jobs in cluster 99999"])
-    assert act("release", "3.1") == (1, [], ["Job 3.1 not held to be released"])
-    assert act("rm", "3.9") == (1, [], ["Job 3.9 not found"])
+        (1, [], ["", "Couldn't find/release all jobs matching constraint (ClusterId == 999999)"])
+    assert act("release", "3.1", "99999") == (1, ["Job 3.1 released"], ["", "Couldn't find/release all jobs in cluster 99999"])
+    assert act("release", "3.1") == (1, [], ["", "Job 3.1 not held to be released"])
+    assert act("rm", "3.9") == (1, [], ["", "Job 3.9 not found"])
     assert act("rm", "3.2", "-constraint", "ClusterId == 999999") == \
         (1, ["Job 3.2 marked for removal"], ["Warning, -constraint is ignored for fully qualified job ids",
-                                             "Couldn't find/remove all jobs matching constraint (ClusterId == 999999)"])
+                                             "", "Couldn't find/remove all jobs matching constraint (ClusterId == 999999)"])
     assert act("release", "4", "-constraint", "ProcId == 0") == \
         (0, ["All jobs matching constraint ((ProcId == 0) && (ClusterId == 4)) have been released"], [])
     assert act("hold", USER, "-reason", "checking") == (0, [f'All jobs of user "{USER}" have been held'], [])
-    assert held.job("4.0")["HoldReason"] == "checking"
+    assert held.job("4.0")["HoldReason"] == f"checking (by user {USER})", "the schedd signs the reason, as 23.9.6 does"
     assert act("release", "0") == (1, [], ["ERROR: You did not specify any jobs (Invalid cluster # from 0.)"])
     assert act("rm", "99999999999999999999999") == \
         (1, [], ["ERROR: You did not specify any jobs (Invalid cluster # from 99999999999999999999999.)"])
     assert act("rm", "-totals", "5") == \
         (0, ["1 Succeeded, 0 Failed, 0 Not Found, 0 Bad Status, 0 Already Done, 0 Permission Denied",
              "All jobs in cluster 5 have been marked for removal"], [])
+    zeros = "0 Succeeded, 0 Failed, 0 Not Found, 0 Bad Status, 0 Already Done, 0 Permission Denied"
+    assert act("release", "-totals", "7.0", "7.3") == (0, [zeros, "Job 7.0 released"], ["Job 7.3 not found"]), \
+        "condor_release -totals of job ids: its request by id answers with no totals, so zeros"
     assert act("hold", "-forcex", "6")[0] == 1, "-forcex is condor_rm's"
+    assert act("rm", "-all", "8") == (1, [], ["ERROR: condor_rm: can't mix -all with other constraints"]), \
+        "condor_rm refuses a job after -all, as before it; nothing is removed"
+    assert held.job("8.0")["JobStatus"] == JobStatus.HELD
     wait_for(lambda: held.job("5.0") is None, "5.0 to leave the queue")
 
 
@@ -303,3 +375,19 @@ def test_qedit_takes_condor_qedits_command_line(held):
         code, out, err = edit(*bad)
         assert (code, out, len(err)) == (1, [], 1) and words in err[0], (bad, err)
     assert values("JobPrio")["3.0"] == 5, "a refused edit changes nothing"
+
+
+def test_a_constraint_that_does_not_parse_is_named_as_typed(held):
+    """condor_q, condor_history and condor_hold refuse a constraint their ClassAd parser cannot read;
+    crabtui names the constraint as it was typed (not the query built around it), in one line,
+    and nothing is held."""
+    for argv in (["q", "-constraint", "Owner =="], ["q", "-nobatch", "-const", "(ClusterId == 3"],
+                 ["history", "-constraint", "ExitCode =="], ["hold", "-constraint", "JobStatus == 1 &&"],
+                 ["rm", "3", "-constraint", 'Owner == "x'], ["release", "-c", "ClusterId ==", "-reason", "r"]):
+        result = held.cli(*argv)
+        assert result.returncode == 1 and result.stdout == "", argv
+        typed = argv[argv.index(next(a for a in argv if a.startswith("-c"))) + 1]
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith("ERROR: -c"), (argv, result.stderr)
+        assert f"{typed!r} is not a ClassAd expression" in result.stderr, (argv, result.stderr)
+    assert job_ids(held.cli("q", "-nobatch", "3")) == ["3.0", "3.1", "3.2"]
+    assert all(held.job(f"3.{proc}")["JobStatus"] == JobStatus.HELD for proc in range(3))

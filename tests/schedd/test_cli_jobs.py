@@ -394,7 +394,7 @@ def test_history_userlog_reads_the_terminated_and_aborted_jobs_of_a_user_log(sch
     shown = schedd.cli("history", "-userlog", "jobs.log", "-af:j", "Owner", "JobStatus", "LastJobStatus", "ExitCode",
                        "NumJobStarts", "RemoveReason", "UserLog")
     assert lines(shown.stdout) == [f"1.0 {USER} 4 2 3 1 undefined jobs.log",
-                                   f"2.0 {USER} 3 1 undefined 0 via condor_rm jobs.log"]
+                                   f"2.0 {USER} 3 1 undefined 0 via condor_rm (by user {USER}) jobs.log"]
     # as submitted, whatever -limit, -since or -forwards say (23.9.6); restrictions choose
     assert lines(schedd.cli("history", "-userlog", "jobs.log", "-limit", "1", "-since", "2.0", "-af",
                             "ClusterId").stdout) == ["1", "2"]
@@ -410,10 +410,10 @@ def test_hold_release_rm(queue):
     hold = queue.cli("hold", "2.1", "-reason", "looking at it")
     assert hold.returncode == 0, hold.stderr
     ad = queue.wait_status("2.1", JobStatus.HELD)
-    assert ad["HoldReason"] == "looking at it"
+    assert ad["HoldReason"] == f"looking at it (by user {USER})"
     assert ad["HoldReasonCode"] == 1
     log = EventReader(queue.work / "mixed.log")
-    assert log.wait_type(ET.JOB_HELD, "2.1")["HoldReason"] == "looking at it"
+    assert log.wait_type(ET.JOB_HELD, "2.1")["HoldReason"] == f"looking at it (by user {USER})"
 
     release = queue.cli("release", "2.1")
     assert release.returncode == 0, release.stderr

@@ -318,12 +318,12 @@ class TestHoldReleaseRemove:
         assert schedd.client.act(JobAction.Remove, job, reason="not needed").changed == 1
         ad = schedd.wait_history(job)
         assert ad["JobStatus"] == JobStatus.REMOVED
-        assert ad["RemoveReason"] == "not needed"
+        assert ad["RemoveReason"] == f"not needed (by user {getpass.getuser()})"
         assert schedd.job(job) is None
         wait_for(lambda: process_gone(pid) and process_gone(child), "the removed job's processes to be killed", 5)
         log = EventReader(schedd.work / "job.log")
         aborted = log.wait_type(ET.JOB_ABORTED, job)
-        assert aborted["Reason"] == "not needed"
+        assert aborted["Reason"] == f"not needed (by user {getpass.getuser()})"
         assert types_for(log.all(), job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_ABORTED]
 
 

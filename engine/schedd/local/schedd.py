@@ -515,13 +515,16 @@ class LocalSchedd:
         if refused and explicit:
             raise ScheddError("; ".join(refused) + "; nothing was changed")
         ads = [self.jobs[k] for k in allowed]
+        # A schedd signs every reason a user gives with who gave it (23.9.6: "disk full (by user crab)").
+        tool = {JobAction.Hold: "condor_hold", JobAction.Release: "condor_release"}.get(action, "condor_rm")
+        reason = f"{reason or 'via ' + tool} (by user {_user()})"
         with self._unit(action.name.lower() if action is not JobAction.RemoveX else "remove"):
             if action is JobAction.Hold:
-                self._hold(ads, reason or "via condor_hold (by user " + _user() + ")", HOLD_CODE_USER, 0)
+                self._hold(ads, reason, HOLD_CODE_USER, 0)
             elif action is JobAction.Release:
-                self._release(ads, reason or "via condor_release (by user " + _user() + ")")
+                self._release(ads, reason)
             else:
-                self._remove(ads, reason or "via condor_rm (by user " + _user() + ")", force=action is JobAction.RemoveX)
+                self._remove(ads, reason, force=action is JobAction.RemoveX)
             self.schedule()
         return ActResult(len(allowed), tuple(refused), bad_status=kinds["bad_status"],
                          already_done=kinds["already_done"], job_ads=len(self.jobs))
