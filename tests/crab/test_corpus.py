@@ -335,6 +335,15 @@ def test_crabs_warnings_for_such_values_are_printed_at_submit(grid):
                        "published)."], dry.stdout
 
 
+def test_the_global_dbs_named_as_crab_defaults_it_is_not_noted_as_without_effect(grid):
+    """Many analyses write Data.inputDBS = 'global', CRAB's default; a note naming it would be noise."""
+    config = next(c for c in configs() if c.parent.name == "doublemuon_2018b_golden_url")
+    dry = crabtui(grid, "task", "submit", "--dryrun", config.name, cwd=config.parent)
+    noted = [line for line in dry.stdout.splitlines() if "accepted, with no effect here: " in line]
+    assert noted == [f"Note: {config}: accepted, with no effect here: Data.outLFNDirBase (outputs go to "
+                     "/store/user/<login>/ of the storage site); Data.outputDatasetTag (nothing is published)."], dry.stdout
+
+
 def test_a_config_driven_by_the_environment_takes_its_submit_scripts_values(grid):
     """CRAB_DATASET=... CRAB_UNITS=... crab submit crab_config.py, as its submit script runs it."""
     config = next(c for c in configs() if c.parent.name == "env_driven_dataset")

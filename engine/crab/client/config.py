@@ -236,8 +236,10 @@ class TaskConfig:
     def ignored_note(self) -> str | None:
         """One line naming the parameters set that change nothing here, each with why (None if none).
         A flag set to False is left out: it turns off what crabtui does not do anyway (the README's
-        own ``Data.publication = False`` drew the note)."""
-        named = [name for name, value in self.ignored.items() if value is not False]
+        own ``Data.publication = False`` drew the note); so is a value that asks for what crabtui
+        does anyway (``Data.inputDBS = 'global'``, CRAB's default)."""
+        named = [name for name, value in self.ignored.items()
+                 if value is not False and _AS_DONE_HERE.get(name) != value]
         if not named:
             return None
         why = "; ".join(f"{name} ({_NO_EFFECT.get(name, 'no effect on a simulated grid')})" for name in named)
@@ -327,6 +329,8 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "Debug.scheddName": ("str", IGNORED),
     "Debug.collector": ("str", IGNORED),
 }
+
+_AS_DONE_HERE = {"Data.inputDBS": "global"}  # IGNORED values that ask for what is done here anyway
 
 _NO_EFFECT = {  # why an IGNORED parameter changes nothing here, as the submit note says it
     "General.activity": "no CRAB monitoring", "General.failureLimit": "deprecated by CRAB",
