@@ -136,3 +136,18 @@ def test_the_dag_priority_is_not_given_to_a_service_node(dag_dir, schedd):
     wait_until(lambda: schedd.history(f"ClusterId == {service}", ["JobPrio"]), "the service job to leave the queue")
     prio.update({ad["ClusterId"]: ad["JobPrio"] for ad in schedd.history(f"ClusterId == {service}", ["ClusterId", "JobPrio"])})
     assert prio == {a: 7, service: 0}
+
+
+def test_a_service_node_still_queued_when_the_dag_ends_is_never_submitted(dag_dir, schedd):
+    """With -maxjobs 1 and -priority 7 the service waits behind A, then B; DAGMan exits once B is done
+    without submitting it (seen on the pool: only A and B in the nodes log, jobs_succeeded 2)."""
+    (dag_dir / "service.sub").write_text(SERVICE_SUB)
+    (dag_dir / "s.dag").write_text('SERVICE Mon service.sub\nJOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code="0"\n'
+                                   "PARENT A CHILD B\n")
+    dagman = DagMan(build_graph(parse_file(str(dag_dir / "s.dag"))), schedd,
+                    Options(scan_interval=0.05, priority=7, max_jobs=1))
+    assert dagman.run() == 0
+    assert dagman.nodes["Mon"].cluster is None
+    assert not (dag_dir / "runs.txt").exists() or "service" not in (dag_dir / "runs.txt").read_text()
+    metrics = read_metrics(str(dag_dir / "s.dag.metrics"))
+    assert (metrics["jobs_succeeded"], metrics["total_jobs_run"]) == (2, 2)
