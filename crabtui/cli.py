@@ -52,15 +52,36 @@ class OneLineUsageError(click.ClickException):
         click.echo(f"ERROR: {self.message}", err=True)
 
 
-def one_line(error: click.UsageError) -> OneLineUsageError:
-    """Click's usage error as one line: the field, what is wrong, and where the help is."""
+def one_line(error: click.UsageError, group: click.Context | None = None) -> OneLineUsageError:
+    """Click's usage error as one line: the field, what is wrong, and where the help is.
+
+    ``group``: the context of the group whose subcommand's arguments were being parsed, for the
+    errors click's parser raises without a context (an option missing its value)."""
     message = error.format_message().rstrip(".")
     param = getattr(error, "param", None)
     if isinstance(error, click.BadParameter) and not isinstance(error, click.MissingParameter) and param:
         names = [n for n in getattr(param, "opts", ()) if n.startswith("-")]
         message = f"{names[0] if names else param.human_readable_name}: {error.message.rstrip('.')}"
-    where = error.ctx.command_path if error.ctx is not None else "crabtui"
+    if error.ctx is not None:
+        where = error.ctx.command_path
+    elif group is not None:
+        where = " ".join(filter(None, [group.command_path, group.invoked_subcommand]))
+    else:
+        where = "crabtui"
     return OneLineUsageError(f"{message}; see '{where} --help'")
+
+
+class OneLineGroup(click.Group):
+    """A group of subcommands whose command lines click refuses are said in one line naming the
+    subcommand's help (click's parser leaves an option missing its value without a context)."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as e:
+            raise one_line(e, ctx) from None
 
 
 class LazyGroup(click.Group):
@@ -86,7 +107,7 @@ class LazyGroup(click.Group):
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as e:
-            raise one_line(e) from None
+            raise one_line(e, ctx) from None
         except KeyboardInterrupt:  # click would print a bare 'Aborted!'
             click.echo("ERROR: interrupted (Ctrl-C); what crabtui had done stays done, "
                        "and the jobs and tasks it queued run on", err=True)

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 
 import click
 
+from crabtui.cli import OneLineGroup
 from crabtui.commands.backend import again, backend, fail, schedd
 from engine.schedd.api import ScheddError
 
@@ -251,7 +252,7 @@ def _project_dir(task) -> str:
     return found.path if found is not None else task.task_dir
 
 
-class CrabCommands(click.Group):
+class CrabCommands(OneLineGroup):
     """The task commands, also under the short names crab gives them (``crab sub``, ``crab st``)."""
 
     SHORT_NAMES = {"sub": "submit", "st": "status", "rep": "report", "tasks": "list", "output": "getoutput",
@@ -453,16 +454,19 @@ class _Submitter:
             return self._dry_run(cfg)
         path = project.project_path(project.work_area(cfg.work_area, self.cwd), cfg.request_name)
         try:
-            project.create(path)
+            claim, taken_over = project.create(path)
         except project.ProjectError as e:
             self.refused(f"{cfg.source}: General.requestName: {e}")
             raise SubmitFailed(f"{cfg.source}: General.requestName: {e}") from None
+        shown = shlex.quote(project.display_path(cfg.work_area, cfg.request_name))
         try:
+            if taken_over and (recorded := self._interrupted(cfg, path)) is not None:
+                return recorded
             done, failure = self._submit(cfg, path)
         finally:
             if not os.path.exists(os.path.join(path, project.RECORD)):  # nothing was recorded
                 project.remove(path)
-        shown = shlex.quote(project.display_path(cfg.work_area, cfg.request_name))
+            os.close(claim)
         if failure is not None:  # carried out at once on a pool, and refused there: crab's 'Submission failed'
             remember(self.state, done.name)
             self.refused(failure)
@@ -477,6 +481,36 @@ class _Submitter:
         remember(self.state, done.name)
         self._append({"task": done.name})
         return done.name
+
+    def _interrupted(self, cfg, path: str) -> str | None:
+        """The task a submission of ``cfg`` into ``path`` recorded before it was killed, with no
+        record in its project directory yet: that record is written now, and nothing is submitted
+        again.  None if there is no such task (the killed submission recorded nothing)."""
+        from engine.crab.client import project
+        from engine.crab.client.last_task import remember
+        from engine.crab.taskworker.taskdb import TaskDB
+
+        db = TaskDB(self.state.tasks)
+        try:
+            orphans = [t for t in db.tasks() if t.request_name == cfg.request_name and t.config_path == cfg.source
+                       and project.recorded(t.task_dir) is None]
+        finally:
+            db.close()
+        if not orphans:
+            return None
+        task = orphans[0]  # the newest
+        made = project.fill(path, task=task.name, request_name=cfg.request_name, state_dir=self.state.path,
+                            backend=backend(self.ctx), config=cfg.source, task_dir=task.task_dir)
+        project.log_command(made, sys.argv[1:])
+        with schedd(self.ctx) as client:
+            _carry_out(self.ctx, self.state, client)
+        shown = shlex.quote(project.display_path(cfg.work_area, cfg.request_name))
+        click.echo(f"Task name: {task.name}\nProject dir: {shown}\n"
+                   f"Success: the submission interrupted earlier had delivered this task ({task.status}); it is not "
+                   f"submitted again; follow it with '{again(self.ctx)} task status -d {shown}'.")
+        remember(self.state, task.name)
+        self._append({"task": task.name})
+        return task.name
 
     def _submit(self, cfg, path: str):
         """Submit ``cfg``, and fill its project directory ``path`` once the task is recorded (before a
@@ -720,10 +754,11 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
 @click.option("--publication", is_flag=True, help="crab's resubmission of failed publications: refused, crabtui "
                                                    "publishes nothing.")
 @click.option("--force", is_flag=True, hidden=True)  # removed from crab resubmit: refused, saying so
+@click.option("--numcores", hidden=True)  # removed from crab resubmit: refused, saying so
 @click.pass_context
 def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: str | None,
              siteblacklist: str | None, maxjobruntime: int | None, maxmemory: int | None,
-             priority: int | None, publication: bool, force: bool) -> None:
+             priority: int | None, publication: bool, force: bool, numcores: str | None) -> None:
     """Resubmit TASK's failed jobs, with new parameters if given (like crab resubmit).
 
     Options not given keep the task's original values; the new ones apply to the resubmitted jobs
@@ -731,12 +766,16 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     """
     from engine.crab.client.resubmit import ResubmitError, jobs_to_resubmit, request_arguments
     from engine.crab.client.status import task_view
-    from engine.crab.taskworker.taskdb import RESUBMIT, RESUBMITTABLE, TaskError
+    from engine.crab.taskworker.taskdb import KILLED, RESUBMIT, RESUBMITTABLE, TaskError
 
     if force:
         fail("crab resubmit's --force (resubmit finished jobs) was removed from CRAB in 2025, and crabtui does not "
              "have it: only failed jobs are resubmitted; drop --force, and to process a finished job's input "
              f"again submit a new task (its lumis are in '{again(ctx)} task report' processedLumis.json)")
+    if numcores is not None:
+        fail("crab resubmit's --numcores was removed from CRAB in 2025, and crabtui does not have it: resubmitted jobs "
+             "keep the task's JobType.numCores; drop --numcores, and for other cores submit the configuration again "
+             "with JobType.numCores set")
     if publication:
         fail("--publication resubmits a task's failed publications, and crabtui publishes no output dataset "
              "(Data.publication has no effect), so there is none; resubmit failed jobs without --publication")
@@ -747,6 +786,9 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
         fail(str(e))
     with _tasks(ctx) as (db, state, client):
         task = _named(ctx, db, state, name)
+        if task.status == KILLED and _automatic(task.task_dir):  # crab's client says it before asking
+            fail("Tasks using automatic splitting cannot be resubmitted after a kill. "
+                 f"({task.name}: submit the configuration again as a new task for what is left)")
         try:
             if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
                 if not os.path.isdir(task.task_dir):
@@ -761,6 +803,16 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
         _carry_out(ctx, state, client)
     click.echo(f"Resubmit request for task {task.name} sent; '{again(ctx)} task status {task.request_name}' shows "
                "how the resubmission proceeds.")
+
+
+def _automatic(task_dir: str) -> bool:
+    """Whether the task splits automatically; False if its files are gone."""
+    from engine.crab.ap.predag import is_automatic
+
+    try:
+        return is_automatic(task_dir)
+    except (OSError, ValueError):
+        return False
 
 
 @task.command()

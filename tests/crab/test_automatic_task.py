@@ -104,3 +104,36 @@ def test_only_tail_jobs_can_be_resubmitted(state, tmp_path):
     assert len(jobs["3"]["attempts"]) == 1 and len(jobs["0-1"]["attempts"]) == 2, "not run again"
     counts = processed_once(status)
     assert len(counts) == 6000 and set(counts.values()) == {1}
+
+
+def test_a_killed_automatic_task_is_refused_in_crabs_words(state, tmp_path):
+    """crab resubmit of a task with Automatic splitting after crab kill: CRAB's client refuses it
+    with its own sentence before it asks the server."""
+    Path(state.taskworker_config).write_text("[TaskWorker]\nnumAutomaticProbes = 2\n")
+    (tmp_path / "PSet.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
+    (tmp_path / "crabConfig.py").write_text(
+        "from CRABClient.UserUtilities import config\n"
+        "config = config()\n"
+        "config.General.requestName = 'SingleMuon_2023C_auto_killed'\n"
+        "config.General.workArea = 'crab_auto'\n"
+        "config.JobType.pluginName = 'Analysis'\n"
+        "config.JobType.psetName = 'PSet.py'\n"
+        f"config.Data.inputDataset = '{MUON}'\n"
+        "config.Data.splitting = 'Automatic'\n"
+        "config.Data.unitsPerJob = 180\n"
+        "config.Site.storageSite = 'T2_CH_CERN'\n"
+        "config.Debug.timeScale = 3600\n"
+        "config.Debug.failurePlan = [{'job': '0-1', 'attempt': '*', 'exitCode': 8006},\n"
+        "                            {'job': '0-2', 'attempt': '*', 'exitCode': 8006}]\n")
+    assert crabtui(state, "task", "submit", cwd=tmp_path).returncode == 0
+    wait_status(state, "SingleMuon_2023C_auto_killed", tmp_path, "FAILED", timeout=120)
+    killed = crabtui(state, "task", "kill", "-d", "crab_auto/crab_SingleMuon_2023C_auto_killed", cwd=tmp_path)
+    assert killed.returncode == 0, killed.stderr
+    wait_status(state, "SingleMuon_2023C_auto_killed", tmp_path, "KILLED", timeout=60)
+    for args in ((), ("--jobids", "1-1")):
+        result = crabtui(state, "task", "resubmit", "-d", "crab_auto/crab_SingleMuon_2023C_auto_killed", *args,
+                         cwd=tmp_path)
+        assert result.returncode == 1
+        assert result.stderr.startswith(
+            "ERROR: Tasks using automatic splitting cannot be resubmitted after a kill. ("), result.stderr
+        assert len(result.stderr.splitlines()) == 1

@@ -805,7 +805,7 @@ def test_crab_submit_dryrun_prints_the_jobs_and_submits_nothing(tmp_path, state)
 def test_crab_command_lines_as_users_paste_them(tmp_path, state):
     """Parameters alone read crabConfig.py (crab's validateSubmitOptions), --wait is accepted, crab
     tasks' options filter the list, and options and commands crab has not (status --idle), no longer
-    has (resubmit --force) or that mean nothing here (checkwrite) are refused in one line saying what to do."""
+    has (resubmit --force, --numcores) or that mean nothing here (checkwrite) are refused in one line saying what to do."""
     (tmp_path / "pset.py").write_text("# fake PSet\n")
     (tmp_path / "crabConfig.py").write_text(crab_config_py("wgamma", scale=0.5))  # stays SUBMITTED
     done = crabtui(state, "task", "submit", "--wait", "General.requestName=wgamma_5", "Data.unitsPerJob=5",
@@ -825,6 +825,18 @@ def test_crab_command_lines_as_users_paste_them(tmp_path, state):
             (["status", "wgamma_5", "--long", "--idle"], "ERROR: crab status has no --idle option; the idle jobs"),
             (["resubmit", "wgamma_5", "--jobids=1,3-5", "--force", "--siteblacklist=T2_US_*"],
              "ERROR: crab resubmit's --force (resubmit finished jobs) was removed from CRAB in 2025"),
+            (["resubmit", "wgamma_5", "--jobids", "2", "--numcores", "4"],
+             "ERROR: crab resubmit's --numcores was removed from CRAB in 2025"),
+            (["resubmit", "wgamma_5", "--jobids"],  # the value forgotten: the help to see is resubmit's
+             "ERROR: Option '--jobids' requires an argument; see 'crabtui task resubmit --help'\n"),
+            (["resubmit", "wgamma_5", "--jobids", "4-2"],  # crab would take every failed job
+             "ERROR: The command line option --jobids has the range 4-2, whose first id is above its last: write "
+             "it 2-4.\n"),
+            (["status", "wgamma_5", "--long", "--jobids", "1,4-2"],
+             "ERROR: The command line option --jobids has the range 4-2, whose first id is above its last: write "
+             "it 2-4.\n"),
+            (["kill", "wgamma_5", "--killwarning"],
+             "ERROR: Option '--killwarning' requires an argument; see 'crabtui task kill --help'\n"),
             (["checkwrite", "--site=T2_CH_CERN"], "ERROR: crab checkwrite checks that your grid proxy may write"),
             (["checkusername"], "ERROR: crab checkusername reads your CMS user name from your grid certificate")):
         refused = crabtui(state, "task", *args, cwd=tmp_path)

@@ -219,3 +219,64 @@ def test_a_moved_project_directory_is_used_where_it_is_and_a_removed_one_is_name
         f"ERROR: {moved} is not a valid CRAB project directory (there is no such directory): task {name}'s project "
         f"directory was there and has been removed or moved; give the directory it is in now, or the task's name\n"))
     assert crabtui(state, "task", "status", "moved_mm", cwd=tmp_path).returncode == 0, "its name still reaches it"
+
+
+def test_a_submit_killed_before_it_recorded_the_task_leaves_a_config_that_submits_again(tmp_path, state):
+    """kill -9 of ``crab submit`` after it made the project directory and before the task was
+    recorded: the next ``task submit`` of the same config takes the directory over and submits
+    once, instead of refusing it as an existing work area."""
+    import signal
+    import sqlite3
+
+    from crab_tasks import wait_until
+
+    from engine.crab.taskworker.taskdb import TaskDB
+
+    here = _analysis(tmp_path, "wprime_killed")
+    project = here / "crab_projects" / "crab_wprime_killed"
+    TaskDB(state.tasks).close()
+    blocker = sqlite3.connect(state.tasks, isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")  # the submission waits to record its task
+    submit = subprocess.Popen([CRABTUI, "--state-dir", state.path, "task", "submit"], cwd=here,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until("the project directory", lambda: (project / "inputs").is_dir(), timeout=60)
+        submit.send_signal(signal.SIGKILL)
+        submit.wait(timeout=30)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert submit.returncode == -signal.SIGKILL
+    assert not (project / ".requestcache").exists()
+
+    again = crabtui(state, "task", "submit", cwd=here)
+    assert again.returncode == 0, again.stderr
+    assert "\nProject dir: crab_projects/crab_wprime_killed\n" in again.stdout
+    name = again.stdout.split("Task name: ")[1].split("\n")[0]
+    assert json.loads((project / ".requestcache").read_text())["RequestName"] == name
+    listed = json.loads(crabtui(state, "task", "list", "--json", cwd=here).stdout)
+    assert [t["name"] for t in listed] == [name]
+
+
+def test_a_submit_killed_after_it_recorded_the_task_is_not_submitted_twice(tmp_path, state):
+    """kill -9 of ``crab submit`` between recording the task and writing its project directory's
+    record: the next ``task submit`` of that config completes the directory for that task and
+    submits nothing more.  (The directory is put back as such a kill leaves it: the window is too
+    short to hit on purpose.)"""
+    here = _analysis(tmp_path, "wprime_recorded")
+    first = crabtui(state, "task", "submit", cwd=here)
+    assert first.returncode == 0, first.stderr
+    name = first.stdout.split("Task name: ")[1].split("\n")[0]
+    project = here / "crab_projects" / "crab_wprime_recorded"
+    for left in (".requestcache", "crab.log", "inputs/crabConfig.py"):
+        (project / left).unlink()
+    (Path(task_row(state, name, here)["task_dir"]) / "project_dir").unlink()
+
+    again = crabtui(state, "task", "submit", cwd=here)
+    assert again.returncode == 0, again.stderr
+    assert f"Task name: {name}\nProject dir: crab_projects/crab_wprime_recorded\n" in again.stdout
+    assert "it is not submitted again" in again.stdout
+    listed = json.loads(crabtui(state, "task", "list", "--json", cwd=here).stdout)
+    assert [t["name"] for t in listed] == [name], "one task, not two"
+    shown = crabtui(state, "task", "status", "-d", str(project), cwd=tmp_path)
+    assert shown.returncode == 0 and f"Task name:\t\t\t{name}\n" in shown.stdout, shown.stderr

@@ -21,6 +21,7 @@ The task's directory under the state directory keeps the project directory's pat
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shlex
@@ -85,9 +86,15 @@ def project_path(area: str, request_name: str) -> str:
     return os.path.join(area, project_name(request_name))
 
 
-def create(path: str) -> None:
+def create(path: str) -> tuple[int, bool]:
     """Make the project directory with ``results/`` and ``inputs/``; refuse one that exists, in
-    crab's words (the check and the making are one mkdir: two submits cannot both have it)."""
+    crab's words (the check and the making are one mkdir: two submits cannot both have it).
+
+    Returns the claim on it, an open descriptor holding an exclusive lock that the submission keeps
+    until it has written the record or taken the directory away, and whether the directory was
+    taken over: one that a submission killed before its record left (no record, nothing in it but
+    what this function makes, and no live claim) is the next submission's, so that a crash never
+    leaves a config that cannot be submitted again."""
     area = os.path.dirname(path)
     try:
         os.makedirs(area, exist_ok=True)
@@ -98,13 +105,48 @@ def create(path: str) -> None:
     try:
         os.mkdir(path)
     except FileExistsError:
-        raise ProjectError(f"Working area '{path}' already exists; please change the requestName in the config "
-                           f"file (or General.workArea), or remove that directory") from None
+        claim = _take_over(path)
+        if claim is None:
+            raise ProjectError(f"Working area '{path}' already exists; please change the requestName in the config "
+                               f"file (or General.workArea), or remove that directory") from None
+        return claim, True
     except OSError as e:
         raise ProjectError(f"cannot make the project directory {path}: {e.strerror}; set General.workArea to a "
                            f"directory you can write to") from None
+    claim = _claim(path, blocking=True)
     for sub in (RESULTS, INPUTS):
         os.mkdir(os.path.join(path, sub))
+    return claim, False
+
+
+def _claim(path: str, *, blocking: bool) -> int | None:
+    """An exclusive lock on directory ``path`` (None if another process holds it)."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _take_over(path: str) -> int | None:
+    """The claim on an interrupted submission's directory (see :func:`create`), or None."""
+    try:
+        claim = _claim(path, blocking=False)
+    except OSError:
+        return None
+    if claim is not None:
+        try:
+            left = set(os.listdir(path))
+            if left <= {RESULTS, INPUTS} and not any(os.listdir(os.path.join(path, sub)) for sub in left):
+                for sub in (RESULTS, INPUTS):
+                    os.makedirs(os.path.join(path, sub), exist_ok=True)
+                return claim
+        except OSError:
+            pass
+        os.close(claim)
+    return None
 
 
 def remove(path: str) -> None:

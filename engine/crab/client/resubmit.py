@@ -53,6 +53,9 @@ def expand_job_ids(parts: Iterable[str], *, ranges: bool) -> list[str]:
     ids: set[int] = set()
     for part in parts:
         first, _, last = part.partition("-")
+        if last and int(first) > int(last):  # CRAB's client reads it as no id, and then as every job
+            raise ResubmitError(f"The command line option --jobids has the range {part}, whose first id is above "
+                                f"its last: write it {last}-{first}.")
         ids.update(range(int(first), int(last or first) + 1))
     return [str(i) for i in sorted(ids)]
 
