@@ -82,17 +82,18 @@ def parse_file(path: str | os.PathLike[str]) -> Dag:
     runs.  Raises :class:`DagError` with all errors found; warnings are on ``Dag.warnings``.
     """
     path = os.fspath(path)
-    context = _Context()
+    context = _Context(on_disk=True)
     scope = _Scope(context, Dag(file=path), os.path.dirname(path), splice=None)
     with gc_paused():
         scope.read_file(path, path, at=None)
         return context.finish(scope)
 
 
-def parse_text(text: str, file: str = "<string>", base_dir: str = ".") -> Dag:
-    """Parse DAG text held in memory; INCLUDE and SPLICE paths are taken from ``base_dir``."""
-    context = _Context()
-    scope = _Scope(context, Dag(file=file), base_dir, splice=None)
+def parse_text(text: str, file: str = "<string>", base_dir: str | None = None) -> Dag:
+    """Parse DAG text held in memory; INCLUDE and SPLICE paths are taken from ``base_dir`` (else
+    the current directory).  Given a ``base_dir``, the DAG lives there: its node DIRs must exist."""
+    context = _Context(on_disk=base_dir is not None)
+    scope = _Scope(context, Dag(file=file), "." if base_dir is None else base_dir, splice=None)
     with gc_paused():
         scope.read_lines(io.StringIO(text, newline=None), file, at=None)
         return context.finish(scope)
@@ -108,6 +109,7 @@ class _Context:
     file_order: dict[str, int] = field(default_factory=dict)
     frame_count: int = 0
     var_names: dict[str, str] = field(default_factory=dict)  # VARS names as written -> checked
+    on_disk: bool = False  # the DAG is read from its directory, whose node DIRs must exist
 
     def finish(self, scope: _Scope) -> Dag:
         scope.close()
@@ -565,6 +567,7 @@ class _Scope:
                 if i + 1 >= len(options):
                     raise _LineError(f"DIR needs a directory: {syntax}")
                 node.dir = _unquote(options[i + 1])
+                self._check_dir(node.dir)
                 i += 2
                 continue
             if word == "NOOP":
@@ -577,6 +580,15 @@ class _Scope:
             else:
                 raise _LineError(f"unexpected {options[i]!r} after the submit file: {syntax}")
             i += 1
+
+    def _check_dir(self, directory: str) -> None:
+        """DAGMan changes to a node's DIR as it reads the node, so a DIR that is not there fails
+        the DAG before anything runs (23.9.6: "can't change to directory ...", seen on the pool)."""
+        path = os.path.join(self.base_dir, directory)
+        if self.context.on_disk and not os.path.isdir(path):  # reported, and the node still declared
+            where = "" if path == directory else f" ({path})"
+            self._error(f"DIR {directory}: there is no such directory{where}, and DAGMan refuses a DAG whose "
+                        "node directory it cannot change to; create it or fix the name")
 
     def _submit_description(self, rest: str) -> None:
         syntax = "SUBMIT-DESCRIPTION <name> { ... }"

@@ -114,7 +114,12 @@ class ReadyQueue:
 
     def priority(self, node: Node) -> int:
         """A node's effective priority: its own plus the DAG's (-priority, DAGMAN_DEFAULT_PRIORITY;
-        a sub-DAG's DAGMan gets its SUBDAG node's), as ``Dag::SetNodePriorities`` adds them."""
+        a sub-DAG's DAGMan gets its SUBDAG node's), as ``Dag::SetNodePriorities`` adds them.  It
+        adds them over DAGMan's node list, which SERVICE nodes are not in, and PRIORITY is refused on
+        one: they have none (seen on the pool: with -priority 7 a service job has JobPrio 0 and is
+        submitted after the nodes)."""
+        if node.graph.kind is NodeKind.SERVICE:
+            return 0
         return node.graph.node.priority + self.options.priority
 
     def start_ready(self) -> None:

@@ -349,7 +349,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.report_pending()
         self.reap_scripts()
         self.check_halt()  # DAGMan looks for the halt file as it starts submitting, after the scripts' results
-        if self.aborting is None and not self.removed or self.final_started:
+        if (self.aborting is None and not self.removed or self.final_started) and not self.services_alone():
             self.start_ready()  # once FINAL started (after an abort too) the queue holds FINAL only
         going = not self.finished()
         if going:
@@ -397,6 +397,17 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             return DagOutcome.SUCCESS
         return DagOutcome.FAILED
 
+    def services_alone(self) -> bool:
+        """Whether SERVICE nodes are all that is left to start, with nothing else running: DAGMan
+        submits at the top of its cycle and exits when the events it then reads end the DAG, so a
+        service still queued then is never submitted (seen on the pool with -maxjobs 1)."""
+        if not self.services:
+            return False
+        def other(n: Node) -> bool:
+            return n.graph.kind is not NodeKind.SERVICE
+        return not (any(map(other, self.ready)) or any(map(other, self.queue))
+                    or any(other(n) for n in self.busy.values() if n.status in BUSY))
+
     def finished(self) -> bool:
         if self.shutting_down() and self.final is None:
             if not self.concluded:
@@ -409,7 +420,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                    for n in self.busy.values() if n.graph.kind is not NodeKind.SERVICE)
         if busy:
             return False
-        if (self.ready or self.queue) and self.aborting is None and not self.removed and not halted:
+        if ((self.ready or self.queue) and self.aborting is None and not self.removed and not halted
+                and not self.services_alone()):
             return False
         if self.final_started and self.final in self.queue:  # its submit failed: tried again
             return False

@@ -22,7 +22,10 @@ def write(root: Path, files: dict[str, str]) -> Path:
     return root / next(iter(files))
 
 
-def graph_of(root: Path, files: dict[str, str]) -> Graph:
+def graph_of(root: Path, files: dict[str, str], dirs: tuple[str, ...] = ()) -> Graph:
+    """``dirs``: the node directories the DAG names, made as DAGMan wants them (relative to ``root``)."""
+    for name in dirs:
+        (root / name).mkdir(parents=True, exist_ok=True)
     return load_graph(parse_file(str(write(root, files))))
 
 
@@ -43,15 +46,16 @@ def edges(graph: Graph) -> set[tuple[str, str]]:
 NESTED = {
     "top.dag": "JOB A a.sub DIR adir\nSPLICE S mid.dag DIR sd\nJOB C c.sub\nPARENT A CHILD S\nPARENT S CHILD C\n"
                "CATEGORY A top\nMAXJOBS top 4\n",
-    "sd/mid.dag": "JOB P p.sub\nJOB Q q.sub DIR /abs/q\nSPLICE inner inner.dag DIR ind\nPARENT P CHILD inner\n"
+    "sd/mid.dag": "JOB P p.sub\nJOB Q q.sub DIR /tmp\nSPLICE inner inner.dag DIR ind\nPARENT P CHILD inner\n"
                   "CATEGORY P c1\nCATEGORY Q +g\nMAXJOBS c1 7\n",
     "sd/ind/inner.dag": "JOB X x.sub DIR xd\nJOB Y y.sub\nPARENT X CHILD Y\nCATEGORY X c1\nCATEGORY Y +g\n"
                         "MAXJOBS c1 2\nMAXJOBS +g 3\n",
 }
+NESTED_DIRS = ("adir", "sd/ind/xd")
 
 
 def test_splice_nodes_are_named_splice_plus_node(tmp_path: Path) -> None:
-    graph = graph_of(tmp_path, NESTED)
+    graph = graph_of(tmp_path, NESTED, NESTED_DIRS)
     assert list(graph.nodes) == ["A", "C", "S+P", "S+Q", "S+inner+X", "S+inner+Y"]
     assert graph.nodes["S+P"].node.name == "P"  # the declaration is shared with the model
     assert graph.nodes["S+inner+X"].parents == ["S+P"]
@@ -59,17 +63,17 @@ def test_splice_nodes_are_named_splice_plus_node(tmp_path: Path) -> None:
 
 
 def test_splice_dir_is_prefixed_to_node_dirs(tmp_path: Path) -> None:
-    graph = graph_of(tmp_path, NESTED)
+    graph = graph_of(tmp_path, NESTED, NESTED_DIRS)
     assert graph.nodes["A"].dir == "adir"
     assert graph.nodes["C"].dir == ""
     assert graph.nodes["S+P"].dir == "sd"
-    assert graph.nodes["S+Q"].dir == "/abs/q"  # an absolute DIR is kept
+    assert graph.nodes["S+Q"].dir == "/tmp"  # an absolute DIR is kept
     assert graph.nodes["S+inner+X"].dir == os.path.join("sd", "ind", "xd")
     assert graph.nodes["S+inner+Y"].dir == os.path.join("sd", "ind")
 
 
 def test_categories_are_scoped_except_plus_categories(tmp_path: Path) -> None:
-    graph = graph_of(tmp_path, NESTED)
+    graph = graph_of(tmp_path, NESTED, NESTED_DIRS)
     assert graph.nodes["A"].category == "top"
     assert graph.nodes["C"].category is None
     assert graph.nodes["S+P"].category == "S+c1"
@@ -79,7 +83,7 @@ def test_categories_are_scoped_except_plus_categories(tmp_path: Path) -> None:
 
 
 def test_maxjobs_are_scoped_like_categories(tmp_path: Path) -> None:
-    graph = graph_of(tmp_path, NESTED)
+    graph = graph_of(tmp_path, NESTED, NESTED_DIRS)
     assert graph.max_jobs == {"top": 4, "S+c1": 7, "S+inner+c1": 2, "+g": 3}
 
 

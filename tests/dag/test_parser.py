@@ -26,11 +26,11 @@ def src(*lines: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def parse(*lines: str, base_dir: str = "."):
+def parse(*lines: str, base_dir: str | None = None):
     return parse_text(src(*lines), file=DAG, base_dir=base_dir)
 
 
-def errors(*lines: str, base_dir: str = ".") -> list[Diagnostic]:
+def errors(*lines: str, base_dir: str | None = None) -> list[Diagnostic]:
     with pytest.raises(DagError) as e:
         parse(*lines, base_dir=base_dir)
     return e.value.errors

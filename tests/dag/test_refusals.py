@@ -77,3 +77,22 @@ def test_lines_naming_splices_above_the_include_are_accepted(tmp_path):
     files = {"x.dag": "JOB A a.sub\nSPLICE S s.dag\nPARENT A CHILD S\nINCLUDE inc.dag\n",
              "s.dag": "JOB X x.sub\n", "inc.dag": "JOB B b.sub\nPARENT S CHILD B\n"}
     assert check(tmp_path, files).exit_code == 0, "DAGMan 23.9.6 ran it; the INCLUDEd file names S before it ends"
+
+
+def test_a_node_dir_that_does_not_exist_is_refused_at_its_job_line(tmp_path):
+    # 23.9.6 on the pool: "ERROR: can't change to directory nowhere", DAGMan exits 1 before any job
+    refused(tmp_path, {"x.dag": "JOB B b.sub\nJOB A a.sub DIR nowhere\nPARENT B CHILD A\n"}, "x.dag", 2,
+            "DIR nowhere", "no such directory")
+
+
+def test_a_subdag_dir_that_does_not_exist_is_refused_and_an_existing_one_is_not(tmp_path):
+    files = {"x.dag": "SUBDAG EXTERNAL S inner.dag DIR sd\n", "inner.dag": "JOB I i.sub\n"}
+    refused(tmp_path, files, "x.dag", 1, "DIR sd", "no such directory")
+    (tmp_path / "sd").mkdir()
+    assert check(tmp_path, files).exit_code == 0
+
+
+def test_a_node_dir_inside_a_splice_dir_is_looked_for_there(tmp_path):
+    (tmp_path / "inner" / "deep").mkdir(parents=True)
+    files = {"x.dag": "SPLICE S inner.dag DIR inner\n", "inner/inner.dag": "JOB X x.sub DIR deep\nJOB Y y.sub DIR gone\n"}
+    refused(tmp_path, files, "inner/inner.dag", 2, "DIR gone", str(Path("inner") / "gone"))

@@ -120,3 +120,34 @@ def test_a_failing_dag_removes_its_service_job_before_final_and_final_reads_its_
     assert ending == ["ERROR: the following job(s) failed:", "Aborting DAG...", "Writing Rescue DAG to f.dag.rescue001...",
                       "Removing submitted jobs...", "Removing any/all submitted HTCondor jobs...",
                       "Starting final node...", "All jobs Completed!"]
+
+
+def test_the_dag_priority_is_not_given_to_a_service_node(dag_dir, schedd):
+    """-priority (and DAGMAN_DEFAULT_PRIORITY) raise the DAG's nodes but not its SERVICE nodes, which
+    DAGMan keeps out of its node list: with -priority 7, the pool submitted A (JobPrio 7) before the
+    service (JobPrio 0), which therefore waits behind the DAG's nodes in the ready queue."""
+    (dag_dir / "service.sub").write_text(SERVICE_SUB)
+    (dag_dir / "s.dag").write_text('SERVICE Mon service.sub\nJOB A job.sub\nVARS A code="0"\n')
+    dagman = DagMan(build_graph(parse_file(str(dag_dir / "s.dag"))), schedd, Options(scan_interval=0.05, priority=7))
+    assert dagman.run() == 0
+    service, a = dagman.nodes["Mon"].cluster, dagman.nodes["A"].cluster
+    assert a < service
+    prio = {ad["ClusterId"]: ad["JobPrio"] for ad in schedd.history(f"ClusterId == {a}", ["ClusterId", "JobPrio"])}
+    wait_until(lambda: schedd.history(f"ClusterId == {service}", ["JobPrio"]), "the service job to leave the queue")
+    prio.update({ad["ClusterId"]: ad["JobPrio"] for ad in schedd.history(f"ClusterId == {service}", ["ClusterId", "JobPrio"])})
+    assert prio == {a: 7, service: 0}
+
+
+def test_a_service_node_still_queued_when_the_dag_ends_is_never_submitted(dag_dir, schedd):
+    """With -maxjobs 1 and -priority 7 the service waits behind A, then B; DAGMan exits once B is done
+    without submitting it (seen on the pool: only A and B in the nodes log, jobs_succeeded 2)."""
+    (dag_dir / "service.sub").write_text(SERVICE_SUB)
+    (dag_dir / "s.dag").write_text('SERVICE Mon service.sub\nJOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code="0"\n'
+                                   "PARENT A CHILD B\n")
+    dagman = DagMan(build_graph(parse_file(str(dag_dir / "s.dag"))), schedd,
+                    Options(scan_interval=0.05, priority=7, max_jobs=1))
+    assert dagman.run() == 0
+    assert dagman.nodes["Mon"].cluster is None
+    assert not (dag_dir / "runs.txt").exists() or "service" not in (dag_dir / "runs.txt").read_text()
+    metrics = read_metrics(str(dag_dir / "s.dag.metrics"))
+    assert (metrics["jobs_succeeded"], metrics["total_jobs_run"]) == (2, 2)
