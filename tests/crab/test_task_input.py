@@ -164,6 +164,20 @@ def test_a_whitelist_pattern_that_matches_no_site_is_named_in_crabs_words(tmp_pa
         assert "Cannot expand" not in message
 
 
+def test_user_files_whitelisted_only_at_sites_the_pool_lacks_say_which_sites_it_has(tmp_path, state):
+    """Heavy-ion analyses pin their user-file jobs to their own Tier-2 (T2_US_MIT): the refusal
+    leads with what to change, the pool's sites, rather than with blocks at blacklisted sites alone."""
+    (tmp_path / "forest_files.txt").write_text("/store/user/someone/HiForestAOD_1.root\n")
+    path = tmp_path / "crabConfig.py"
+    path.write_text(USER_FILES_WILDCARD.format(whitelist=["T2_US_MIT"]))
+    message = refused(load_config(path), state, pool=POOL)
+    assert f"Site.whitelist/Site.blacklist: Site.whitelist ['T2_US_MIT'] names no site of this pool, and the jobs " \
+           f"of user files or generated events run only at whitelisted sites: add one of the pool's sites " \
+           f"({', '.join(sorted(POOL))}) to Site.whitelist to run here. The CRAB server backend refuses" in message
+    path.write_text(USER_FILES_WILDCARD.format(whitelist=["T2_US_MIT", "T2_US_*"]))  # T2_US_Nebraska is there
+    assert Path(submit(load_config(path), state, TaskDB(state.tasks), POOL).task_dir, "request.json").exists()
+
+
 def test_data_only_where_the_pool_has_no_slot_is_refused(tmp_path, state):
     message = refused(config(tmp_path), state, pool={"T2_US_Purdue": {"cpus": 8, "memory": 16000}})
     assert "Found 2 (out of 2) blocks present only at sites the lists allow but where the pool has no slot for " \

@@ -181,6 +181,11 @@ def refusal(name: str, found: Locality, lists: SiteLists, pool_sites: Iterable[s
         message = (f"Cannot expand site {lost[0]} to anything: no site of the pool or the simulated grid, nor any "
                    f"holding the input, matches Site.whitelist's {', '.join(repr(p) for p in lost)} (the sites are "
                    f"{', '.join(sorted(known))}). {message}")
+    elif not name and lists.whitelist and not any(matches(s, lists.whitelist) for s in all_sites):
+        # user files and generated events run at any whitelisted site: the pool lacks every one named
+        message = (f"Site.whitelist {list(lists.whitelist)} names no site of this pool, and the jobs of user files "
+                   f"or generated events run only at whitelisted sites: add one of the pool's sites "
+                   f"({', '.join(all_sites)}) to Site.whitelist to run here. {message}")
     if found.banned:
         message += (f" Found {len(found.banned)} (out of {found.blocks}) blocks present only at blacklisted "
                     f"not-whitelisted sites.")
