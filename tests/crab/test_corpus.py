@@ -5,7 +5,8 @@ and its jobs start.
 analyses use (CRABClient's ``config()`` and WMCore's ``Configuration``, ``getUsernameFromCRIC``,
 PrivateMC, ``userInputFiles``, ``scriptExe``, ``pyCfgParams``, certification JSONs beside them or
 at an address, run ranges, ``useParent`` and secondary datasets, multi-threaded jobs, multi-crab
-scripts whose ``crabCommand`` loop sits in a ``__main__`` block or at module level, helper modules
+scripts whose ``crabCommand`` loop sits in a ``__main__`` block or at module level (or inside a loop
+over the eras their arguments choose), helper modules
 and files beside them, and every splitting mode), with the psets, scripts and input files they name.
 None of their datasets is in the catalogue and most storage sites are described nowhere: nothing
 is prepared for them.  Each is submitted from its own directory to the simulated grid's pool, as
@@ -40,7 +41,8 @@ def configs() -> list[Path]:
     found = []
     for directory in sorted(p for p in CORPUS.iterdir() if p.is_dir()):
         scripts = sorted(p for p in directory.glob("*.py")
-                         if re.search(r"^from (CRABClient\.UserUtilities|WMCore\.Configuration) import", p.read_text(), re.M))
+                         if re.search(r"^(from (CRABClient\.UserUtilities|WMCore\.Configuration) import|\s+from "
+                                      r"CRABClient\.UserUtilities import config$)", p.read_text(), re.M))
         assert len(scripts) == 1, f"{directory.name}: one CRAB configuration, not {scripts}"
         found.append(scripts[0])
     return found
@@ -141,8 +143,9 @@ def kill(state: StateDir, name: str, cwd: Path) -> None:
 
 LOADING_SUBMITS = {"multicrab_module_level_py2": 2}
 """Scripts that call crabCommand('submit') at module level, and how many times."""
-MULTICRAB_ONLY = {"multicrab_process_loop"}
-"""Multi-crab scripts whose module-level config is incomplete: only their __main__ block submits."""
+MULTICRAB_ONLY = {"multicrab_process_loop", "multicrab_argparse_year_loop"}
+"""Multi-crab scripts whose module-level config is incomplete, or that exit without their arguments: only
+their __main__ block submits."""
 
 
 def task_names(submitted) -> list[str]:
@@ -200,19 +203,30 @@ def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config, tmp_pa
         check_started(grid, config, cfg, name, status)
 
 
-MAIN_BLOCK_TASKS = {"multicrab_main_block": 2, "multicrab_helper_module": 3, "multicrab_process_loop": 2}
+MAIN_BLOCK_TASKS = {"multicrab_main_block": 2, "multicrab_helper_module": 3, "multicrab_process_loop": 2,
+                    "multicrab_argparse_year_loop": 2}
 """The multi-crab scripts whose __main__ block submits, and how many tasks."""
+SCRIPT_ARGS = {"multicrab_argparse_year_loop": ["--mc", "--tag", "Nov26"]}
+"""The arguments their authors give the scripts that parse their own (and exit without them)."""
 
 
 @pytest.mark.parametrize("config", [c for c in configs() if c.parent.name in MAIN_BLOCK_TASKS],
                          ids=lambda p: p.parent.name)
 def test_multicrab_submits_every_config_the_scripts_main_block_passes_to_crab_command(grid, config, tmp_path):
     config = copied(config, tmp_path)
+    args = SCRIPT_ARGS.get(config.parent.name, [])
     if config.parent.name in MULTICRAB_ONLY:  # as crab submit: the module-level config, and the way out
         refused = crabtui(grid, "task", "submit", config.name, cwd=config.parent)
-        assert refused.returncode == 1 and refused.stdout == "" and refused.stderr.count("\n") == 1
-        assert f"'crabtui task submit --multicrab {config}' runs that block" in refused.stderr
-    submitted = crabtui(grid, "task", "submit", "--multicrab", config.name, cwd=config.parent)
+        assert refused.returncode == 1 and refused.stdout == ""
+        if args:  # the script's argument parser says why on the lines before crabtui's one
+            last = refused.stderr.splitlines()[-1]
+            assert last.startswith(f"ERROR: {config}:") and "it called sys.exit(2)" in last
+            assert f"'crabtui task submit --multicrab {config} ARGS...' runs it as 'python3 {config.name} " \
+                   "ARGS...' does" in last
+        else:
+            assert refused.stderr.count("\n") == 1
+            assert f"'crabtui task submit --multicrab {config}' runs that block" in refused.stderr
+    submitted = crabtui(grid, "task", "submit", "--multicrab", config.name, *args, cwd=config.parent)
     assert submitted.returncode == 0, submitted.stderr
     assert submitted.stderr == "" and "Traceback" not in submitted.stdout and "Failed submitting" not in submitted.stdout
     names = task_names(submitted)

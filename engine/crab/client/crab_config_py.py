@@ -389,8 +389,12 @@ def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequenc
             if not main or exc.code not in (None, 0):  # a script's sys.exit() is its normal end
                 line = _line(exc, source)
                 where = f"{source}:{line}" if line else source
+                hint = (f" (This is a multi-crab script that ends itself under crab submit, as one that parses "
+                        f"its own arguments does: 'crabtui task submit --multicrab {source} ARGS...' runs it as "
+                        f"'python3 {os.path.basename(source)} ARGS...' does and submits each config it passes to "
+                        f"crabCommand('submit').)" if multicrab and not main else "")
                 raise LoadError(f"{where}: Error while loading CRAB configuration {source}: it called "
-                                f"sys.exit({'' if exc.code is None else repr(exc.code)}).", line) from None
+                                f"sys.exit({'' if exc.code is None else repr(exc.code)}).{hint}", line) from None
             namespace = {}
         except Exception as exc:  # the file's own code failed: report where
             line = _line(exc, source)
