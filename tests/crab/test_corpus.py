@@ -349,13 +349,21 @@ def test_crabs_warnings_for_such_values_are_printed_at_submit(grid):
                        "published)."], dry.stdout
 
 
-def test_the_global_dbs_named_as_crab_defaults_it_is_not_noted_as_without_effect(grid):
+GLOBAL_DBS_NOTES = {  # what the note names of configs that write the global DBS, by its alias or its address
+    "doublemuon_2018b_golden_url": "Data.outLFNDirBase (outputs go to /store/user/<login>/ of the storage site); "
+                                   "Data.outputDatasetTag (nothing is published).",
+    "ppref_forest_dbs_address_desired_sites": "JobType.allowUndistributedCMSSW (no CMSSW release); "
+                                              "Data.allowNonValidInputDataset (the catalogue's datasets are all valid).",
+}
+
+
+@pytest.mark.parametrize("directory", GLOBAL_DBS_NOTES)
+def test_the_global_dbs_named_as_crab_defaults_it_is_not_noted_as_without_effect(grid, directory):
     """Many analyses write Data.inputDBS = 'global', CRAB's default; a note naming it would be noise."""
-    config = next(c for c in configs() if c.parent.name == "doublemuon_2018b_golden_url")
+    config = next(c for c in configs() if c.parent.name == directory)
     dry = crabtui(grid, "task", "submit", "--dryrun", config.name, cwd=config.parent)
     noted = [line for line in dry.stdout.splitlines() if "accepted, with no effect here: " in line]
-    assert noted == [f"Note: {config}: accepted, with no effect here: Data.outLFNDirBase (outputs go to "
-                     "/store/user/<login>/ of the storage site); Data.outputDatasetTag (nothing is published)."], dry.stdout
+    assert noted == [f"Note: {config}: accepted, with no effect here: {GLOBAL_DBS_NOTES[directory]}"], dry.stdout
 
 
 def test_a_config_driven_by_the_environment_takes_its_submit_scripts_values(grid):

@@ -237,9 +237,9 @@ class TaskConfig:
         """One line naming the parameters set that change nothing here, each with why (None if none).
         A flag set to False is left out: it turns off what crabtui does not do anyway (the README's
         own ``Data.publication = False`` drew the note); so is a value that asks for what crabtui
-        does anyway (``Data.inputDBS = 'global'``, CRAB's default)."""
+        does anyway (``Data.inputDBS = 'global'``, CRAB's default, by its alias or its address)."""
         named = [name for name, value in self.ignored.items()
-                 if value is not False and _AS_DONE_HERE.get(name) != value]
+                 if value is not False and str(value).rstrip("/") not in _AS_DONE_HERE.get(name, ())]
         if not named:
             return None
         why = "; ".join(f"{name} ({_NO_EFFECT.get(name, 'no effect on a simulated grid')})" for name in named)
@@ -330,7 +330,7 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "Debug.collector": ("str", IGNORED),
 }
 
-_AS_DONE_HERE = {"Data.inputDBS": "global"}  # IGNORED values that ask for what is done here anyway
+_AS_DONE_HERE = {"Data.inputDBS": ("global", DBS_READERS["global"])}  # IGNORED values asking for what is done here
 
 _NO_EFFECT = {  # why an IGNORED parameter changes nothing here, as the submit note says it
     "General.activity": "no CRAB monitoring", "General.failureLimit": "deprecated by CRAB",
