@@ -336,7 +336,8 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
 
     if dryrun and multicrab:
         fail("--dryrun checks one configuration and prints its jobs, as crab submit --dryrun; run it on the "
-             "config, without --multicrab (a multi-crab script's crabCommand('submit', dryrun=True) is refused).")
+             "config, without --multicrab (a multi-crab script dry-runs the configs it passes to "
+             "crabCommand('submit', config=config, dryrun=True)).")
     if config is not None and _RX_PARAMETER_VALUE.match(config) and not multicrab:
         script_args, config = (config, *script_args), None  # crab submit: parameters alone read crabConfig.py
     if config_option is not None and multicrab and _scripts_own_c(config, config_option):
@@ -381,9 +382,16 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
                 fail(str(e))
             return
     calls = len(tasks) + len(refused)
-    if dry:  # --dryrun of a file whose crabCommand('submit') calls ran as it loaded: each was a dry run
+    if dry and not tasks:  # --dryrun, or dryrun=True in each crabCommand('submit') call: dry runs only
+        if multicrab:
+            click.echo(f"{path}: {len(dry)} config(s) dry run: {', '.join(dry)}; nothing was submitted.")
+            if refused:
+                fail(f"{path}: {len(refused)} of the config(s) it passed to crabCommand('submit') were refused; the "
+                     f"first because: {refused[0]}")
+            return
         click.echo(f"Note: {path} passed {len(dry) + len(refused)} config(s) to crabCommand('submit') as it loaded: "
-                   f"each was dry run above, nothing was submitted, and its module-level config is not dry run again.")
+                   f"each was dry run above, nothing was submitted, and its module-level config is not "
+                   f"{'dry run again' if dryrun else 'submitted'}.")
         if refused:
             fail(f"{path}: {len(refused)} of the config(s) it passed to crabCommand('submit') were refused; the first "
                  f"because: {refused[0]}")
@@ -552,9 +560,14 @@ class _Submitter:
             raise SubmitFailed(f"{e} (task {done.name} is recorded; its project directory is {path})") from None
         return done, failure
 
-    def _dry_run(self, cfg) -> str:
+    def dry_run(self, cfg) -> None:
+        """A script's crabCommand('submit', config=cfg, dryrun=True): crab submit --dryrun of ``cfg``."""
+        self._dry_run(cfg, asked="crabCommand('submit', ..., dryrun=True)")
+
+    def _dry_run(self, cfg, asked: str = "") -> str:
         """crab submit --dryrun: the jobs the task would have; nothing is recorded (crab leaves the
-        task UPLOADED on its server for crab proceed; here a submit without --dryrun submits it)."""
+        task UPLOADED on its server for crab proceed; here a submit without --dryrun submits it).
+        ``asked`` names the script's call that asked for it, if one did."""
         from engine.crab.client.crab_config_py import SubmitFailed
         from engine.crab.client.submit import SubmitError, dry_run
 
@@ -573,8 +586,12 @@ class _Submitter:
         if self.estimates:
             click.echo("No processing time or memory estimates: crab makes them with a test run of cmsRun, which "
                        "crabtui does not have (as with --skip-estimates).")
-        click.echo(f"Nothing was submitted; '{again(self.ctx)} task submit {cfg.source}' (without --dryrun) "
-                   f"submits the task.")
+        if asked:
+            click.echo(f"Nothing was submitted for {cfg.request_name}: {cfg.source} asked for a dry run with "
+                       f"{asked}; with dryrun=False the call submits the task.")
+        else:
+            click.echo(f"Nothing was submitted; '{again(self.ctx)} task submit {cfg.source}' (without --dryrun) "
+                       f"submits the task.")
         self._append({"dryrun": cfg.request_name})
         return ""
 

@@ -168,7 +168,11 @@ def check_started(grid: StateDir, config: Path, cfg, name: str, status: dict) ->
     kill(grid, name, config.parent)
 
 
-@pytest.mark.parametrize("config", [c for c in configs() if c.parent.name not in MULTICRAB_ONLY],
+DRY_RUNS = {"multicrab_module_level_dryrun": ["pPb8TeV_Skim_PAHighMult1", "pPb8TeV_Skim_PAHighMult2"]}
+"""Scripts whose crabCommand('submit', ..., dryrun=True) calls run as they load, and their requests."""
+
+
+@pytest.mark.parametrize("config", [c for c in configs() if c.parent.name not in MULTICRAB_ONLY | set(DRY_RUNS)],
                          ids=lambda p: p.parent.name)
 def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config, tmp_path):
     config = copied(config, tmp_path)
@@ -201,6 +205,30 @@ def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config, tmp_pa
     cfg = load_config(config)  # what the test expects of the task
     for name, status in each_started(grid, names, config.parent):
         check_started(grid, config, cfg, name, status)
+
+
+@pytest.mark.parametrize("multicrab", [False, True], ids=["crab submit", "python script"])
+@pytest.mark.parametrize("directory", DRY_RUNS)
+def test_a_scripts_crab_command_with_dryrun_prints_each_configs_jobs_and_submits_nothing(grid, tmp_path, directory,
+                                                                                        multicrab):
+    """Heavy-ion groups' multi-crab files call crabCommand('submit', config=config, dryrun=True) first, to see
+    the splitting: each config gets crab submit --dryrun's summary, and no task or project directory is made."""
+    config = copied(next(c for c in configs() if c.parent.name == directory), tmp_path)
+    before = json.loads(crabtui(grid, "task", "list", "--json", cwd=config.parent).stdout)
+    ran = crabtui(grid, "task", "submit", *(["--multicrab"] if multicrab else []), config.name, cwd=config.parent)
+    assert ran.returncode == 0 and ran.stderr == "", ran.stderr
+    assert "Failed submitting task" not in ran.stdout and "Traceback" not in ran.stdout
+    requests = DRY_RUNS[directory]
+    assert ran.stdout.count("\nDry run\nUsing LumiBased splitting\nTask consists of ") == len(requests), ran.stdout
+    for request in requests:
+        assert f"Nothing was submitted for {request}: {config} asked for a dry run with crabCommand('submit', ..., " \
+               "dryrun=True); with dryrun=False the call submits the task." in ran.stdout
+    assert ran.stdout.rstrip().endswith(
+        f"{config}: {len(requests)} config(s) dry run: {', '.join(requests)}; nothing was submitted." if multicrab else
+        f"Note: {config} passed {len(requests)} config(s) to crabCommand('submit') as it loaded: each was dry run "
+        "above, nothing was submitted, and its module-level config is not submitted.")
+    assert json.loads(crabtui(grid, "task", "list", "--json", cwd=config.parent).stdout) == before
+    assert not (config.parent / "crab_pPb_skims").exists()
 
 
 MAIN_BLOCK_TASKS = {"multicrab_main_block": 2, "multicrab_helper_module": 3, "multicrab_process_loop": 2,

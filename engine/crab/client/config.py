@@ -449,6 +449,10 @@ class Submitter(Protocol):
         """Submit ``cfg`` and return its task name, or raise
         :class:`~engine.crab.client.crab_config_py.SubmitFailed` saying why it was not."""
 
+    def dry_run(self, cfg: TaskConfig) -> None:
+        """Print the jobs ``cfg`` would have, as ``crab submit --dryrun``, or raise
+        :class:`~engine.crab.client.crab_config_py.SubmitFailed` saying why it would not be submitted."""
+
     def refused(self, message: str) -> None:
         """Note that a configuration passed to crabCommand was refused, with CRAB's message."""
 
@@ -484,13 +488,17 @@ def run_crab_config(path: str | os.PathLike[str], submitter: Submitter | None = 
     if not _is_py(source):
         raise ConfigError(f"{source}: only a crabConfig.py (*.py) runs as a script.", path=source)
 
-    def submit(sections: dict[str, dict[str, Any]]) -> dict[str, str]:
+    def submit(sections: dict[str, dict[str, Any]], dryrun: bool = False) -> dict[str, str]:
         try:
             cfg = _Builder(source, sections, now).build()
         except ConfigError as e:
             if submitter:
                 submitter.refused(str(e))
             raise SubmitFailed(str(e), configuration=True) from None
+        if dryrun:  # crabCommand('submit', dryrun=True): crab's dry run, and nothing submitted
+            if submitter:
+                submitter.dry_run(cfg)
+            return {"requestname": cfg.request_name, "uniquerequestname": ""}
         return {"requestname": cfg.request_name, "uniquerequestname": submitter.submit(cfg) if submitter else ""}
 
     try:

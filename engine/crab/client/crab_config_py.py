@@ -91,7 +91,8 @@ class SubmitFailed(Exception):
 
 
 Sections = dict[str, dict[str, Any]]
-Submit = Callable[[Sections], dict[str, str]]
+Submit = Callable[[Sections, bool], dict[str, str]]
+"""Submits (or, if the bool is set, dry-runs) a config passed to crabCommand."""
 
 
 @dataclass(frozen=True)
@@ -224,15 +225,11 @@ def _crab_command(submit: Submit, exceptions: _Exceptions) -> Callable[..., Any]
             raise exceptions.ConfigurationException(
                 f"crabCommand('submit') needs config=<a Configuration object>, as from "
                 f"CRABClient.UserUtilities.config(); it was given {type(config).__name__}")
-        if kwargs.get("dryrun") or "--dryrun" in args:
-            raise ClientException("crabCommand('submit', dryrun=True): a multi-crab script's dry run is not "
-                                  "simulated; 'crabtui task submit --dryrun FILE' makes one of a configuration file, "
-                                  "or submit without it (crabtui task kill TASK removes the task)")
         sections = {name: copy.deepcopy(getattr(config, name).dictionary_()) for name in config.listSections_()}
         if kwargs.get("instance") is not None:  # crab's --instance, over General.instance and checked as it is
             sections.setdefault("General", {})["instance"] = kwargs["instance"]
         try:
-            return submit(sections)
+            return submit(sections, bool(kwargs.get("dryrun")) or "--dryrun" in args)  # crab submit --dryrun
         except SubmitFailed as e:
             raise (exceptions.ConfigurationException if e.configuration else ClientException)(str(e)) from None
 
