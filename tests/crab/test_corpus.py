@@ -88,7 +88,10 @@ def test_the_corpus_covers_what_real_analyses_write():
                  "inputBlocks = [", "failureLimit = 50", "partialDataset = True", "maxJobRuntimeMin = 2800",
                  "publishDBS = 'phys03'", "transferOutputs = False", "custom_crab(config)", "outputFiles = ('",
                  "pyCfgParams += [", "sendExternalFolder = True", "numCores = 8", "EventAwareLumiBased'\n",
-                 "disableAutomaticOutputCollection = True", "ignoreGlobalBlacklist  = True"):
+                 "disableAutomaticOutputCollection = True", "ignoreGlobalBlacklist  = True",
+                 "workArea = config.General.requestName", "totalUnits = len(config.Data.userInputFiles)",
+                 "'+DESIRED_Sites=\"T2_CH_CERN\"'", "inputDBS = 'https://cmsweb.cern.ch/dbs/prod/global/DBSReader'",
+                 "maxMemoryMB = 20000", "dryrun=True", "args = parser.parse_args()"):
         assert form in every, form
     splittings = {m for text in texts.values() for m in re.findall(r"splitting = '(\w+)'", text)}
     assert splittings == {"FileBased", "LumiBased", "EventAwareLumiBased", "Automatic", "EventBased"}
@@ -351,6 +354,8 @@ MEANINGS = {  # what crab submit makes of configurations that write values its c
                                                       f"gensim_{i}.root" for i in range(1, 7))},  # lines stripped
     "custom_crab_helper": {"storage_site": "T3_US_NotreDame"},  # set by the helper the file calls
     "reco_8cores_16gb_tuple_outputs": {"num_cores": 8, "max_memory_mb": 16000},
+    "digi_8cores_20gb_user_files": {"num_cores": 8, "max_memory_mb": 20000, "max_job_runtime_min": 2750},
+    "userfiles_script_workarea_is_request": {"total_units": 5, "work_area": "dijetPbPb2023_pfJets_eta1v6_mixing_part1"},
 }
 
 
