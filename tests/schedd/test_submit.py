@@ -9,6 +9,7 @@ tried against a real daemon, through the API and the CLI, and must leave the que
 
 from __future__ import annotations
 
+import getpass
 import os
 from pathlib import Path
 
@@ -476,6 +477,19 @@ queue
         assert (ad["ConcurrencyLimits"], ad["NotifyUser"], ad["JobNotification"]) == \
             ("db,sw_license:2", "me@example.org", 2)
         assert (ad["DeferralTime"], ad["DeferralWindow"], ad["DeferralPrepTime"]) == (1900000000, 0, 300)
+
+    def test_accounting_group_names_the_group_and_user_charged(self, tmp_path):
+        """condor_userprio and condor_q -af AccountingGroup see group.user, the owner by default."""
+        (ad,) = build("executable = /bin/true\naccounting_group = group_physics\nqueue\n", tmp_path)
+        assert (ad["AcctGroup"], ad["AcctGroupUser"], ad["AccountingGroup"]) == \
+            ("group_physics", getpass.getuser(), f"group_physics.{getpass.getuser()}")
+        (ad,) = build("executable = /bin/true\naccounting_group = group_a\naccounting_group_user = alice\nqueue\n",
+                      tmp_path)
+        assert (ad["AcctGroupUser"], ad["AccountingGroup"]) == ("alice", "group_a.alice")
+        (ad,) = build("executable = /bin/true\naccounting_group_user = alice\nqueue\n", tmp_path)
+        assert ("AcctGroup" in ad, ad["AcctGroupUser"], ad["AccountingGroup"]) == (False, "alice", "alice")
+        (ad,) = build("executable = /bin/true\nqueue\n", tmp_path)
+        assert not {"AcctGroup", "AcctGroupUser", "AccountingGroup"} & set(ad.keys())
 
     def test_a_list_file_with_a_blank_line_queues_a_job_for_it(self, tmp_path):
         """The bindings refuse such a file ("invalid qargs"); condor_submit queues one job a line."""

@@ -55,7 +55,6 @@ _STRINGS = {
     "dag_node_name": "DAGNodeName",
     "dagman_log": "DAGManNodesLog",
     "submit_event_notes": "SubmitEventNotes",
-    "accounting_group": "AcctGroup",
     "x509userproxy": "X509UserProxy",
     "kill_sig": "KillSig",
     "remove_kill_sig": "RemoveKillSig",
@@ -76,7 +75,7 @@ _HANDLED = {
     "output_destination", "job_lease_duration", "keep_claim_idle", "allowed_job_duration",
     "encrypt_input_files", "encrypt_output_files", "skip_filechecks", "copy_to_spool",
     "job_ad_information_attrs", "description", "use_oauth_services", "docker_image",
-    "accounting_group_user", "nice_user", "concurrency_limits", "job_machine_attrs",
+    "accounting_group", "accounting_group_user", "nice_user", "concurrency_limits", "job_machine_attrs",
     # the macros DAGMan defines for every node job (dagman_submit.cpp)
     "dag_status", "failed_count", "job", "retry", "dag_parent_names",
 } | set(_EXPRESSIONS) | set(_STRINGS)
@@ -689,6 +688,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         value = get(key)
         if value is not None:
             ad[attr] = value
+    _accounting(ad, get("accounting_group"), get("accounting_group_user"), owner)
     _transfer(ad, get, where, lines)
     limits = get("concurrency_limits")
     if limits:  # lower case and sorted, as condor_submit stores them
@@ -715,6 +715,18 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         ad["HoldReasonCode"] = HOLD_CODE_SUBMITTED_ON_HOLD
         ad["HoldReasonSubCode"] = 0
     return ad
+
+
+def _accounting(ad: classad2.ClassAd, group: str | None, user: str | None, owner: str) -> None:
+    """AcctGroup, AcctGroupUser and AccountingGroup, the name the negotiator charges, as condor_submit
+    23.9.6 sets them: ``group.user``, the user being the owner unless accounting_group_user names one."""
+    if group is None and user is None:
+        return
+    user = user or owner
+    if group is not None:
+        ad["AcctGroup"] = group
+    ad["AcctGroupUser"] = user
+    ad["AccountingGroup"] = f"{group}.{user}" if group is not None else user
 
 
 def _submit_bool(value: str, where: str, key: str) -> bool:
