@@ -270,6 +270,11 @@ BAD = {
                               [":2:", "maybe", "YES, NO, or IF_NEEDED"]),
     "transfer-disabled": ("executable = /bin/true\nshould_transfer_files = NO\ntransfer_input_files = in.dat",
                           "transfer_input_files", [":3:", "should_transfer_files = YES"]),
+    # the pool queues it, and it stays idle on slots with no GPU: said at once rather than "a typo of request_cpus"
+    "request-gpus": ("executable = /bin/true\nrequest_cpus = 1\nrequest_gpus = 1\ngpus_minimum_capability = 8.0",
+                     "request_gpus", [":3:", "no GPUs", "--backend htcondor"]),
+    "custom-resource": ("executable = /bin/true\nrequest_virtualmemory = 1000", "request_virtualmemory",
+                        [":2:", "no 'virtualmemory' resource"]),
 }
 
 
@@ -490,6 +495,25 @@ queue
         assert ("AcctGroup" in ad, ad["AcctGroupUser"], ad["AccountingGroup"]) == (False, "alice", "alice")
         (ad,) = build("executable = /bin/true\nqueue\n", tmp_path)
         assert not {"AcctGroup", "AcctGroupUser", "AccountingGroup"} & set(ad.keys())
+
+    def test_commands_that_look_like_misspellings_but_are_condor_submits_own(self, tmp_path):
+        """Each is one letter or word away from a command crabtui acts on; condor_submit 23.9.6
+        takes them all without a warning (and none asks for a GPU)."""
+        (ad,) = build("""executable = /bin/true
+request_gpus = 0
+stream_input = false
+transfer_input = false
+dont_encrypt_input_files = a.txt
+dont_encrypt_output_files = b.txt
+use_x509userproxy = false
+transfer_checkpoint_files = ckpt.dat
+concurrency_limits_expr = "a"
+submit_event_user_notes = hello
+queue
+""", tmp_path)
+        assert ad["Cmd"] == "/bin/true"
+        with pytest.raises(SubmitError, match="did you mean 'request_cpus'"):
+            build("executable = /bin/true\nrequest_cpu = 2\nqueue\n", tmp_path)
 
     def test_a_list_file_with_a_blank_line_queues_a_job_for_it(self, tmp_path):
         """The bindings refuse such a file ("invalid qargs"); condor_submit queues one job a line."""

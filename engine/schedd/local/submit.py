@@ -78,7 +78,12 @@ _HANDLED = {
     "accounting_group", "accounting_group_user", "nice_user", "concurrency_limits", "job_machine_attrs",
     # the macros DAGMan defines for every node job (dagman_submit.cpp)
     "dag_status", "failed_count", "job", "retry", "dag_parent_names",
+    # condor_submit 23.9.6 commands close enough to those above to pass for their misspellings
+    "stream_input", "transfer_input", "dont_encrypt_input_files", "dont_encrypt_output_files",
+    "use_x509userproxy", "transfer_checkpoint_files", "concurrency_limits_expr", "submit_event_user_notes",
 } | set(_EXPRESSIONS) | set(_STRINGS)
+_OWN_REQUESTS = {"request_cpus", "request_memory", "request_disk"}
+_CUSTOM_REQUEST = re.compile(r"request_(\w+)\Z", re.IGNORECASE)  # request_gpus: a slot's custom resource
 _LINE_FORMS = re.compile(
     r"\s*(?:$|#|[A-Za-z_+.][\w.+-]*\s*(?:=|:)|queue\b|if\b|elif\b|else\b|endif\b|include\b|use\b"
     r"|error\b|warning\b|@)", re.IGNORECASE)
@@ -530,7 +535,7 @@ def _check_commands(submit: htcondor2.Submit, where: str) -> None:
     text = " ".join(str(v) for v in submit.values())
     for key in submit.keys():
         lower = key.lower()
-        if lower in _HANDLED or lower.startswith(("my.", "+")) or re.search(rf"\$\({re.escape(key)}\b", text, re.I):
+        if lower in _HANDLED or lower.startswith(("my.", "+")) or _CUSTOM_REQUEST.match(lower) or re.search(rf"\$\({re.escape(key)}\b", text, re.I):
             continue
         close = difflib.get_close_matches(lower, _HANDLED, n=1, cutoff=0.8)
         if close:
@@ -661,6 +666,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
                            else DEFAULT_REQUEST_MEMORY_MB)
     disk = get("request_disk")
     ad["RequestDisk"] = _size(disk, at("request_disk"), "request_disk", 1024) if disk else DEFAULT_REQUEST_DISK_KB
+    _custom_requests(keys, get, at)
     ad["JobPrio"] = _integer(get("priority") or "0", at("priority"), "priority", "a priority, higher runs first",
                              -_INT32)
     notification = (get("notification") or "never").strip().lower()
@@ -715,6 +721,27 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         ad["HoldReasonCode"] = HOLD_CODE_SUBMITTED_ON_HOLD
         ad["HoldReasonSubCode"] = 0
     return ad
+
+
+def _custom_requests(keys: dict[str, str], get, at) -> None:
+    """request_gpus or another request_<resource>: the embedded pool's slots have only CPUs,
+    memory and disk, so a job that asks for more than 0 of anything else would never start,
+    as on a pool with no such slot; refused, saying so, rather than left idle."""
+    for key in keys:
+        match = _CUSTOM_REQUEST.match(key)
+        if not match or key in _OWN_REQUESTS:
+            continue
+        value = get(key)
+        if value is None or value.strip() in ("0", "0.0"):
+            continue
+        if match.group(1).lower() == "gpus":
+            resource = "GPUs"
+        else:  # request_cpu is a custom resource to condor_submit too, and most likely a typo
+            close = difflib.get_close_matches(key, _OWN_REQUESTS, n=1, cutoff=0.8)
+            resource = f"'{match.group(1)}' resource" + (f" (did you mean '{close[0]}'?)" if close else "")
+        raise SubmitError(f"{at(key)}: {key} = {value}: the embedded pool's slots have no {resource}, so the job "
+                          "would never start; remove the line, or submit with --backend htcondor to a pool "
+                          "whose slots have them")
 
 
 def _accounting(ad: classad2.ClassAd, group: str | None, user: str | None, owner: str) -> None:
