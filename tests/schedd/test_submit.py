@@ -515,6 +515,21 @@ queue
         with pytest.raises(SubmitError, match="did you mean 'request_cpus'"):
             build("executable = /bin/true\nrequest_cpu = 2\nqueue\n", tmp_path)
 
+    def test_backslashes_in_strings_are_kept_as_condor_submit_keeps_them(self, tmp_path):
+        """Old ClassAd syntax: a backslash is itself unless it quotes a double quote, so a regexp
+        keeps its escaped dots and a Windows-style path its separators (as on the pool)."""
+        (ad,) = build(r"""executable = /bin/true
+requirements = regexp("\.example\.org$", Machine)
+My.Pattern = "a\.b\d\n"
++Win = "C:\temp\new"
+My.Quoted = "say \"hi\""
+queue
+""", tmp_path)
+        assert (ad["Pattern"], ad["Win"], ad["Quoted"]) == (r"a\.b\d\n", r"C:\temp\new", 'say "hi"')
+        requirements = ad.lookup("Requirements")
+        assert requirements.eval(classad2.ClassAd({"Machine": "node1.example.org"})) is True
+        assert requirements.eval(classad2.ClassAd({"Machine": "node1-example-org"})) is False
+
     def test_a_list_file_with_a_blank_line_queues_a_job_for_it(self, tmp_path):
         """The bindings refuse such a file ("invalid qargs"); condor_submit queues one job a line."""
         (tmp_path / "cols.txt").write_text("a b c\na, b, c\n\t t1 ,t2\nsolo\n\n")

@@ -572,10 +572,18 @@ def _integer(value: str, where: str, key: str, what: str, low: int) -> int:
 
 
 def _expression(value: str, where: str, key: str) -> classad2.ExprTree:
+    r"""The expression as condor_submit reads it: in the old ClassAd syntax, where a backslash in
+    a string is itself unless it quotes a double quote (``regexp("\.cern\.ch$", Machine)``
+    keeps its backslashes); checked by the new syntax's parser, as the old one stops quietly at
+    the first thing it cannot read."""
     try:
-        return classad2.ExprTree(value)
+        expr = classad2.ExprTree(value)
     except Exception:
         raise SubmitError(f"{where}: {key}: cannot parse {value!r} as a ClassAd expression") from None
+    if "\\" not in value:
+        return expr
+    old = classad2.parseOne(f"X = {value}", classad2.ParserType.Old)
+    return old.lookup("X") if "X" in old else expr
 
 
 def _size(value: str, where: str, key: str, unit: int) -> int:
