@@ -55,6 +55,20 @@ class TestQueueStatements:
         ads = build("n = 3\nexecutable = /bin/echo\narguments = $(Process)\nqueue $(n)\n", tmp_path)
         assert arguments(ads) == ["0", "1", "2"]
 
+    def test_a_slice_picks_the_items_as_on_the_pool(self, tmp_path):
+        """The test pool's condor_submit gave these jobs: Python's slice of the items, each
+        keeping its $(ItemIndex) and $(Row) among all of them."""
+        sub = "executable = /bin/echo\narguments = $(Item) $(ItemIndex) $(Row) $(Step) $(Process)\n"
+        ads = build(sub + "queue 2 in [1:3] (a b c d)\n", tmp_path)
+        assert arguments(ads) == ["b 1 1 0 0", "b 1 1 1 1", "c 2 2 0 2", "c 2 2 1 3"]
+        assert arguments(build(sub + "queue Item in [-2:] (a, b, c)\n", tmp_path)) == ["b 1 1 0 0", "c 2 2 0 1"]
+        (tmp_path / "params.txt").write_text("alpha 1\nbeta 2\ngamma 3\n")
+        ads = build("executable = /bin/echo\narguments = $(name)\nqueue name,seed from [::2] params.txt\n", tmp_path)
+        assert arguments(ads) == ["alpha", "gamma"]
+        (tmp_path / "blank.txt").write_text("one\n\ntwo\nthree\n")  # the bindings refuse it: read as 23.9.6 does
+        ads = build("executable = /bin/echo\narguments = [$(x)]\nqueue x from [1:3] blank.txt\n", tmp_path)
+        assert arguments(ads) == ["[]", "[two]"]
+
     def test_queue_in_list(self, tmp_path):
         ads = build(self.SUB.replace(" $(y)", "") + "queue x in (red, green, blue)\n", tmp_path)
         assert arguments(ads) == [f"{CLUSTER}.0.0 red", f"{CLUSTER}.1.0 green", f"{CLUSTER}.2.0 blue"]

@@ -160,7 +160,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                 submit[key] = value
         _check_commands(submit, where)
         keys = {key.lower(): key for key in submit.keys()}
-        for index, item in enumerate(items):
+        for index, item in items:
             for step in range(n):
                 for key, value in item.items():
                     submit[key] = value
@@ -473,7 +473,7 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
     if count:
         queue_count = count
     if itemdata is not None:
-        return queue_count, [dict(i) for i in itemdata]
+        return queue_count, list(enumerate(dict(i) for i in itemdata))
     if qargs.strip() and not qargs.strip().isdigit():
         old = os.getcwd()
         try:
@@ -481,13 +481,28 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
             items = submit.itemdata()
             items = list(items) if items is not None else []  # an empty list or file: no jobs
         except Exception as e:
-            items = _items_from_file(qargs, cwd)
+            items = _items_from_file(_SLICE.sub(r"\1", qargs), cwd)
             if items is None:
                 raise SubmitError(f"{where}: cannot expand 'queue {qargs}': {e}") from None
         finally:
             os.chdir(old)
-        return queue_count, items or []
-    return queue_count, [{}]
+        return queue_count, list(enumerate(items or []))[_slice_of(qargs)]  # $(ItemIndex) counts all
+    return queue_count, [(0, {})]
+
+
+# queue ... in [1:3] (a b c d), from [::2] FILE, matching [:5] GLOB: which items, as in Python
+_SLICE = re.compile(r"\b(in|from|matching)\s+\[\s*([+-]?\d*)\s*:\s*([+-]?\d*)\s*(?::\s*([+-]?\d*)\s*)?\]",
+                    re.IGNORECASE)
+
+
+def _slice_of(qargs: str) -> slice:
+    """The slice of a queue statement's items (all of them when it has none); the bindings'
+    itemdata() leaves it out."""
+    match = _SLICE.search(qargs)
+    if not match:
+        return slice(None)
+    start, stop, step = (int(g) if g else None for g in match.groups()[1:])
+    return slice(start, stop, step or None)
 
 
 _FROM_FILE = re.compile(r"\s*(?:[0-9]+\s+)?([A-Za-z_][\w.]*(?:\s*[,\s]\s*[A-Za-z_][\w.]*)*)\s+from\s+([^(\s].*?)\s*\Z",
