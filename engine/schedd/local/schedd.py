@@ -91,9 +91,11 @@ DEFAULT_VACATE_TIME = 10.0  # seconds from the kill signal to SIGKILL (JobMaxVac
 # A job that exits and stays in the queue (OnExitRemove false) starts again only on the schedd's
 # next pass for it, as in HTCondor 23.9.6: a scheduler or local universe job (DAGMan) at the next
 # queue scan, at most one each SCHEDD_MIN_INTERVAL; a job that needs a slot gave its claim back and
-# waits for the next negotiation cycle, NEGOTIATOR_INTERVAL.  HTCondor's defaults, in seconds.
+# waits for the next negotiation cycle, NEGOTIATOR_INTERVAL.  In seconds: SCHEDD_MIN_INTERVAL is
+# HTCondor's; NEGOTIATOR_INTERVAL is 60 there, 5 here, as PERIODIC_EXPR_INTERVAL (a laptop user's
+# max_retries should not wait a minute a retry, and the embedded negotiator has no pool to go round).
 DEFAULT_SCHEDD_MIN_INTERVAL = 5.0
-DEFAULT_NEGOTIATOR_INTERVAL = 60.0
+DEFAULT_NEGOTIATOR_INTERVAL = 5.0
 SHUTDOWN_WAIT_S = 10.0  # how long a stopping schedd waits for its starters to end their jobs
 MAX_JOB_ID = 2**31 - 1  # cluster and proc ids are ClassAd integers HTCondor keeps in an int
 _PROTECTED = {"clusterid", "procid", "jobstatus", "mytype", "owner", "qdate"}
