@@ -71,7 +71,12 @@ def fresh_ad(ad: classad2.ClassAd) -> tuple[classad2.ClassAd, str]:
     # a dagman.out whose last run began before this job was queued is an earlier DAGMan's (its
     # file's times are whole seconds)
     earlier = progress.started_at is not None and progress.started_at < values.get("QDate", 0) - 1
-    if not progress.read_error and progress.started_at is not None and progress.nodes and not earlier:
+    # a DAGMan that failed before its first node: the DAG file's nodes (which this machine may
+    # read where that DAGMan could not) say nothing of its run
+    refused = progress.ended and progress.exit_status != 0 and not any(
+        progress.counts.get(word) for word in ("done", "pre", "queued", "post", "failed", "futile"))
+    if not progress.read_error and progress.started_at is not None and progress.nodes and not earlier \
+            and not refused:
         counts = progress.counts
         for word, attr in (("done", "Done"), ("pre", "Prerun"), ("queued", "Queued"), ("post", "Postrun"),
                            ("ready", "Ready"), ("unready", "Unready"), ("failed", "Failed"), ("futile", "Futile")):
@@ -81,7 +86,7 @@ def fresh_ad(ad: classad2.ClassAd) -> tuple[classad2.ClassAd, str]:
             fresh["DAG_Status"] = progress.dag_status
     if ad.get("JobStatus") == JobStatus.RUNNING and is_halted(dag_file):
         fresh["DAG_Status"] = 6
-    start_error = progress.error if progress.ended and not progress.nodes and not earlier else ""
+    start_error = progress.error if progress.ended and (refused or not progress.nodes) and not earlier else ""
     return fresh, start_error
 
 

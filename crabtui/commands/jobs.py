@@ -254,7 +254,8 @@ def _verbose_text(ads) -> str:
     lines = []
     for ad in sorted(ads, key=lambda a: a["ProcId"]):
         lines.append(f"** Proc {ad['ClusterId']}.{ad['ProcId']}:")
-        lines += [f"{key} = {ad.lookup(key)}" for key in sorted(ad.keys(), key=str.lower)]
+        lines += sorted((line for line in ad.printOld().splitlines() if " = " in line),
+                        key=lambda line: line.partition(" = ")[0].lower())  # old syntax, as condor_submit
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -264,16 +265,17 @@ def _dry_run_text(ads) -> str:
     JobStatus and what differs from the cluster ad, as condor_submit -dry-run prints them."""
     per_proc = ("ProcId", "JobStatus")
 
-    def value(ad, key: str) -> str:
-        return str(ad.lookup(key))
+    def values(ad) -> dict[str, str]:  # in the old ClassAd syntax, as condor_submit prints them
+        return dict(line.partition(" = ")[::2] for line in ad.printOld().splitlines() if " = " in line)
 
-    first = ads[0]
-    cluster = {key: value(first, key) for key in first.keys() if key not in per_proc}
+    first = values(ads[0])
+    cluster = {key: first[key] for key in ads[0].keys() if key not in per_proc}
     lines = ["", f"ClusterId={cluster.pop('ClusterId')}"] + [f"{k}={v}" for k, v in cluster.items()]
     for ad in ads:
-        lines += [f"{key}={value(ad, key)}" for key in per_proc if key in ad]
-        lines += [f"{key}={value(ad, key)}" for key in ad.keys()
-                  if key not in per_proc and key != "ClusterId" and cluster.get(key) != value(ad, key)]
+        own = values(ad)
+        lines += [f"{key}={own[key]}" for key in per_proc if key in ad]
+        lines += [f"{key}={own[key]}" for key in ad.keys()
+                  if key not in per_proc and key != "ClusterId" and cluster.get(key) != own[key]]
         lines.append(".")
     return "\n".join(lines) + "\n"
 

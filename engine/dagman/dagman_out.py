@@ -527,11 +527,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [(what, re.compile(pattern)) for 
     ("rescue_written", r"Writing Rescue DAG to (.+)\.\.\.$"),
     ("rescue_used", r"USING RESCUE DAG (.+)$"),
     ("error", r"ERROR: (.+)$"),
+    ("parse_failed", r"Failed to parse (\S+)$"),  # 23.9.6 gives no ERROR line for some DAGs it refuses
 )]
 # The cheap test a line passes before its patterns are tried: most lines of a busy DAG's log
 # (status tables, idle proc counts, DAGMan's statistics) tell of no node.
 _FIRST_WORDS = ("Event", "DAG", "Submit", "\tassi", "Node", "Runni", "PRE", "POST", "Retry", "Job s", "Short",
-                "** ", "**** ", "...do", "Abort", "Exiti", "Recei", "Writi", "USING", "ERROR: ")
+                "** ", "**** ", "...do", "Abort", "Exiti", "Recei", "Writi", "USING", "ERROR: ",
+                "Failed to parse ")
 _COUNTS = re.compile(r"\s*(\d+)" * 8 + r"\s*$")
 _DUMP = re.compile(r"\s*(Node Name|Node return val|Error|Node Status): ?(.*)$")
 
@@ -656,7 +658,7 @@ class DagmanOutReader:
             records.append(OutRecord(t, what, "", (int(groups[0]),)))
         elif what == "recovery":
             records.append(OutRecord(t, what, "", (groups[0].startswith("Running"),)))
-        elif what in ("abort_value", "rescue_written", "rescue_used", "error"):
+        elif what in ("abort_value", "rescue_written", "rescue_used", "error", "parse_failed"):
             records.append(OutRecord(t, what, "", (groups[0],)))
         elif what in ("submitting", "job_completed", "pre_ok", "post_ok", "shortcutting"):
             records.append(OutRecord(t, what, groups[0]))

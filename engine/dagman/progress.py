@@ -369,6 +369,8 @@ class DagWatcher:
             run.recovering = r.values[0]
         elif what == "error":
             run.error = r.values[0]
+        elif what == "parse_failed":  # after the ERROR line that says why, when there is one
+            run.error = run.error or f"DAGMan failed to parse {r.values[0]}"
         elif what == "exiting":
             run.exit_status = r.values[0]
             for name, node in self._nodes.items():

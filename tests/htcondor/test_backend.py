@@ -343,6 +343,22 @@ def test_dag_submit_options_dagman_hold_halt_rescue_and_force(htcondor_pool, sha
     assert "already exists" in line and "-force" in line
 
 
+def test_status_of_a_dag_the_pools_dagman_refused_says_so(htcondor_pool, shared_dir):
+    """DAGMan 23.9.6 refuses an inline description with a queue line (a documented difference:
+    crabtui reads it as 25.x does); `dag status` must not call that run a success of a DAG with
+    one node ready, as its dagman.out gives no node and only "Failed to parse"."""
+    dag = write(shared_dir, "inline.dag", "JOB A {\n  executable = /bin/true\n  queue\n}\n")
+    result = crabtui("--backend", "htcondor", "dag", "submit", "inline.dag", cwd=shared_dir)
+    assert result.returncode == 0, result.stderr
+    cluster = re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1)
+    assert dagman_exit(dag) == 1
+    status = crabtui("--backend", "htcondor", "dag", "status", cluster, cwd=shared_dir)
+    assert status.returncode == 0, status.stderr
+    lines = status.stdout.splitlines()
+    assert lines[0].startswith(f"DAG {cluster} [inline.dag] completed ")
+    assert lines[1:] == ["DAGMan exited with status 1 before running any node: DAGMan failed to parse inline.dag"]
+
+
 @pytest.mark.parametrize("backend", ["htcondor", "embedded"])
 def test_maxjobs_also_defers_a_node_whose_pre_script_is_done(htcondor_pool, shared_dir, embedded_state, backend):
     args = ["--backend", backend] + (["--state-dir", embedded_state.path] if backend == "embedded" else [])

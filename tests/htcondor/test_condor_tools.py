@@ -474,11 +474,18 @@ queue 2
 hold = $(Process) == 1
 queue 3
 """,
+    "accounting.sub": """executable = /bin/true
+accounting_group = group_physics.higgs
+accounting_group_user = alice
+request_gpus = 0
+use_x509userproxy = false
+queue
+""",
 }
 COMPARED = ("Args", "Arguments", "Environment", "OnExitRemove", "JobMaxRetries", "JobSuccessExitCode",
             "ShouldTransferFiles", "WhenToTransferOutput", "TransferInput", "TransferOutput", "ConcurrencyLimits",
             "NotifyUser", "JobNotification", "DeferralTime", "DeferralWindow", "DeferralPrepTime", "FromCommand",
-            "Weight", "ProcId", "JobStatus", "HoldReasonCode")
+            "Weight", "ProcId", "JobStatus", "HoldReasonCode", "AcctGroup", "AcctGroupUser", "AccountingGroup")
 
 
 def dry_run_ads(text: str) -> list[dict[str, str]]:

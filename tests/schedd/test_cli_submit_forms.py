@@ -150,3 +150,22 @@ def test_hold_takes_an_expression_and_refuses_yes_as_condor_submit_does(schedd):
     assert result.returncode == 1 and len(result.stderr.splitlines()) == 1
     assert result.stderr.startswith("ERROR: <stdin>:2: hold = yes is invalid: it must evaluate to a boolean"), result.stderr
     assert len(schedd.client.query()) == queued, "nothing queued"
+
+
+def test_dry_run_and_verbose_print_values_in_the_old_syntax_as_condor_submit(schedd):
+    """The test pool's condor_submit -dry-run printed these lines for this file: backslashes
+    as written, and =?= rather than the new syntax's ``is``."""
+    schedd.write("bs.sub", r"""executable = /bin/true
+My.Pattern = "a\.b\d\n"
+requirements = regexp("\.example\.org$", Machine)
+max_retries = 2
+queue
+""")
+    result = schedd.cli("job", "submit", "-dry-run", "-", "bs.sub")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert r'Pattern="a\.b\d\n"' in lines
+    assert r'Requirements=regexp("\.example\.org$",Machine)' in lines
+    assert "OnExitRemove=NumJobCompletions > JobMaxRetries || ExitCode =?= 0" in lines
+    verbose = submit_stdin(schedd, (schedd.work / "bs.sub").read_text().replace("queue", "hold = true\nqueue"))
+    assert r'Pattern = "a\.b\d\n"' in verbose.stdout.splitlines(), verbose.stdout

@@ -9,6 +9,7 @@ tried against a real daemon, through the API and the CLI, and must leave the que
 
 from __future__ import annotations
 
+import getpass
 import os
 from pathlib import Path
 
@@ -53,6 +54,20 @@ class TestQueueStatements:
     def test_queue_count_from_a_macro(self, tmp_path):  # VARS n "3" in a DAG gives a node's job 3 procs
         ads = build("n = 3\nexecutable = /bin/echo\narguments = $(Process)\nqueue $(n)\n", tmp_path)
         assert arguments(ads) == ["0", "1", "2"]
+
+    def test_a_slice_picks_the_items_as_on_the_pool(self, tmp_path):
+        """The test pool's condor_submit gave these jobs: Python's slice of the items, each
+        keeping its $(ItemIndex) and $(Row) among all of them."""
+        sub = "executable = /bin/echo\narguments = $(Item) $(ItemIndex) $(Row) $(Step) $(Process)\n"
+        ads = build(sub + "queue 2 in [1:3] (a b c d)\n", tmp_path)
+        assert arguments(ads) == ["b 1 1 0 0", "b 1 1 1 1", "c 2 2 0 2", "c 2 2 1 3"]
+        assert arguments(build(sub + "queue Item in [-2:] (a, b, c)\n", tmp_path)) == ["b 1 1 0 0", "c 2 2 0 1"]
+        (tmp_path / "params.txt").write_text("alpha 1\nbeta 2\ngamma 3\n")
+        ads = build("executable = /bin/echo\narguments = $(name)\nqueue name,seed from [::2] params.txt\n", tmp_path)
+        assert arguments(ads) == ["alpha", "gamma"]
+        (tmp_path / "blank.txt").write_text("one\n\ntwo\nthree\n")  # the bindings refuse it: read as 23.9.6 does
+        ads = build("executable = /bin/echo\narguments = [$(x)]\nqueue x from [1:3] blank.txt\n", tmp_path)
+        assert arguments(ads) == ["[]", "[two]"]
 
     def test_queue_in_list(self, tmp_path):
         ads = build(self.SUB.replace(" $(y)", "") + "queue x in (red, green, blue)\n", tmp_path)
@@ -269,6 +284,11 @@ BAD = {
                               [":2:", "maybe", "YES, NO, or IF_NEEDED"]),
     "transfer-disabled": ("executable = /bin/true\nshould_transfer_files = NO\ntransfer_input_files = in.dat",
                           "transfer_input_files", [":3:", "should_transfer_files = YES"]),
+    # the pool queues it, and it stays idle on slots with no GPU: said at once rather than "a typo of request_cpus"
+    "request-gpus": ("executable = /bin/true\nrequest_cpus = 1\nrequest_gpus = 1\ngpus_minimum_capability = 8.0",
+                     "request_gpus", [":3:", "no GPUs", "--backend htcondor"]),
+    "custom-resource": ("executable = /bin/true\nrequest_virtualmemory = 1000", "request_virtualmemory",
+                        [":2:", "no 'virtualmemory' resource"]),
 }
 
 
@@ -477,6 +497,53 @@ queue
         assert (ad["ConcurrencyLimits"], ad["NotifyUser"], ad["JobNotification"]) == \
             ("db,sw_license:2", "me@example.org", 2)
         assert (ad["DeferralTime"], ad["DeferralWindow"], ad["DeferralPrepTime"]) == (1900000000, 0, 300)
+
+    def test_accounting_group_names_the_group_and_user_charged(self, tmp_path):
+        """condor_userprio and condor_q -af AccountingGroup see group.user, the owner by default."""
+        (ad,) = build("executable = /bin/true\naccounting_group = group_physics\nqueue\n", tmp_path)
+        assert (ad["AcctGroup"], ad["AcctGroupUser"], ad["AccountingGroup"]) == \
+            ("group_physics", getpass.getuser(), f"group_physics.{getpass.getuser()}")
+        (ad,) = build("executable = /bin/true\naccounting_group = group_a\naccounting_group_user = alice\nqueue\n",
+                      tmp_path)
+        assert (ad["AcctGroupUser"], ad["AccountingGroup"]) == ("alice", "group_a.alice")
+        (ad,) = build("executable = /bin/true\naccounting_group_user = alice\nqueue\n", tmp_path)
+        assert ("AcctGroup" in ad, ad["AcctGroupUser"], ad["AccountingGroup"]) == (False, "alice", "alice")
+        (ad,) = build("executable = /bin/true\nqueue\n", tmp_path)
+        assert not {"AcctGroup", "AcctGroupUser", "AccountingGroup"} & set(ad.keys())
+
+    def test_commands_that_look_like_misspellings_but_are_condor_submits_own(self, tmp_path):
+        """Each is one letter or word away from a command crabtui acts on; condor_submit 23.9.6
+        takes them all without a warning (and none asks for a GPU)."""
+        (ad,) = build("""executable = /bin/true
+request_gpus = 0
+stream_input = false
+transfer_input = false
+dont_encrypt_input_files = a.txt
+dont_encrypt_output_files = b.txt
+use_x509userproxy = false
+transfer_checkpoint_files = ckpt.dat
+concurrency_limits_expr = "a"
+submit_event_user_notes = hello
+queue
+""", tmp_path)
+        assert ad["Cmd"] == "/bin/true"
+        with pytest.raises(SubmitError, match="did you mean 'request_cpus'"):
+            build("executable = /bin/true\nrequest_cpu = 2\nqueue\n", tmp_path)
+
+    def test_backslashes_in_strings_are_kept_as_condor_submit_keeps_them(self, tmp_path):
+        """Old ClassAd syntax: a backslash is itself unless it quotes a double quote, so a regexp
+        keeps its escaped dots and a Windows-style path its separators (as on the pool)."""
+        (ad,) = build(r"""executable = /bin/true
+requirements = regexp("\.example\.org$", Machine)
+My.Pattern = "a\.b\d\n"
++Win = "C:\temp\new"
+My.Quoted = "say \"hi\""
+queue
+""", tmp_path)
+        assert (ad["Pattern"], ad["Win"], ad["Quoted"]) == (r"a\.b\d\n", r"C:\temp\new", 'say "hi"')
+        requirements = ad.lookup("Requirements")
+        assert requirements.eval(classad2.ClassAd({"Machine": "node1.example.org"})) is True
+        assert requirements.eval(classad2.ClassAd({"Machine": "node1-example-org"})) is False
 
     def test_a_list_file_with_a_blank_line_queues_a_job_for_it(self, tmp_path):
         """The bindings refuse such a file ("invalid qargs"); condor_submit queues one job a line."""

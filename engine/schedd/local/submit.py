@@ -55,7 +55,6 @@ _STRINGS = {
     "dag_node_name": "DAGNodeName",
     "dagman_log": "DAGManNodesLog",
     "submit_event_notes": "SubmitEventNotes",
-    "accounting_group": "AcctGroup",
     "x509userproxy": "X509UserProxy",
     "kill_sig": "KillSig",
     "remove_kill_sig": "RemoveKillSig",
@@ -76,10 +75,15 @@ _HANDLED = {
     "output_destination", "job_lease_duration", "keep_claim_idle", "allowed_job_duration",
     "encrypt_input_files", "encrypt_output_files", "skip_filechecks", "copy_to_spool",
     "job_ad_information_attrs", "description", "use_oauth_services", "docker_image",
-    "accounting_group_user", "nice_user", "concurrency_limits", "job_machine_attrs",
+    "accounting_group", "accounting_group_user", "nice_user", "concurrency_limits", "job_machine_attrs",
     # the macros DAGMan defines for every node job (dagman_submit.cpp)
     "dag_status", "failed_count", "job", "retry", "dag_parent_names",
+    # condor_submit 23.9.6 commands close enough to those above to pass for their misspellings
+    "stream_input", "transfer_input", "dont_encrypt_input_files", "dont_encrypt_output_files",
+    "use_x509userproxy", "transfer_checkpoint_files", "concurrency_limits_expr", "submit_event_user_notes",
 } | set(_EXPRESSIONS) | set(_STRINGS)
+_OWN_REQUESTS = {"request_cpus", "request_memory", "request_disk"}
+_CUSTOM_REQUEST = re.compile(r"request_(\w+)\Z", re.IGNORECASE)  # request_gpus: a slot's custom resource
 _LINE_FORMS = re.compile(
     r"\s*(?:$|#|[A-Za-z_+.][\w.+-]*\s*(?:=|:)|queue\b|if\b|elif\b|else\b|endif\b|include\b|use\b"
     r"|error\b|warning\b|@)", re.IGNORECASE)
@@ -156,7 +160,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                 submit[key] = value
         _check_commands(submit, where)
         keys = {key.lower(): key for key in submit.keys()}
-        for index, item in enumerate(items):
+        for index, item in items:
             for step in range(n):
                 for key, value in item.items():
                     submit[key] = value
@@ -469,7 +473,7 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
     if count:
         queue_count = count
     if itemdata is not None:
-        return queue_count, [dict(i) for i in itemdata]
+        return queue_count, list(enumerate(dict(i) for i in itemdata))
     if qargs.strip() and not qargs.strip().isdigit():
         old = os.getcwd()
         try:
@@ -477,13 +481,28 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
             items = submit.itemdata()
             items = list(items) if items is not None else []  # an empty list or file: no jobs
         except Exception as e:
-            items = _items_from_file(qargs, cwd)
+            items = _items_from_file(_SLICE.sub(r"\1", qargs), cwd)
             if items is None:
                 raise SubmitError(f"{where}: cannot expand 'queue {qargs}': {e}") from None
         finally:
             os.chdir(old)
-        return queue_count, items or []
-    return queue_count, [{}]
+        return queue_count, list(enumerate(items or []))[_slice_of(qargs)]  # $(ItemIndex) counts all
+    return queue_count, [(0, {})]
+
+
+# queue ... in [1:3] (a b c d), from [::2] FILE, matching [:5] GLOB: which items, as in Python
+_SLICE = re.compile(r"\b(in|from|matching)\s+\[\s*([+-]?\d*)\s*:\s*([+-]?\d*)\s*(?::\s*([+-]?\d*)\s*)?\]",
+                    re.IGNORECASE)
+
+
+def _slice_of(qargs: str) -> slice:
+    """The slice of a queue statement's items (all of them when it has none); the bindings'
+    itemdata() leaves it out."""
+    match = _SLICE.search(qargs)
+    if not match:
+        return slice(None)
+    start, stop, step = (int(g) if g else None for g in match.groups()[1:])
+    return slice(start, stop, step or None)
 
 
 _FROM_FILE = re.compile(r"\s*(?:[0-9]+\s+)?([A-Za-z_][\w.]*(?:\s*[,\s]\s*[A-Za-z_][\w.]*)*)\s+from\s+([^(\s].*?)\s*\Z",
@@ -531,7 +550,7 @@ def _check_commands(submit: htcondor2.Submit, where: str) -> None:
     text = " ".join(str(v) for v in submit.values())
     for key in submit.keys():
         lower = key.lower()
-        if lower in _HANDLED or lower.startswith(("my.", "+")) or re.search(rf"\$\({re.escape(key)}\b", text, re.I):
+        if lower in _HANDLED or lower.startswith(("my.", "+")) or _CUSTOM_REQUEST.match(lower) or re.search(rf"\$\({re.escape(key)}\b", text, re.I):
             continue
         close = difflib.get_close_matches(lower, _HANDLED, n=1, cutoff=0.8)
         if close:
@@ -568,10 +587,18 @@ def _integer(value: str, where: str, key: str, what: str, low: int) -> int:
 
 
 def _expression(value: str, where: str, key: str) -> classad2.ExprTree:
+    r"""The expression as condor_submit reads it: in the old ClassAd syntax, where a backslash in
+    a string is itself unless it quotes a double quote (``regexp("\.cern\.ch$", Machine)``
+    keeps its backslashes); checked by the new syntax's parser, as the old one stops quietly at
+    the first thing it cannot read."""
     try:
-        return classad2.ExprTree(value)
+        expr = classad2.ExprTree(value)
     except Exception:
         raise SubmitError(f"{where}: {key}: cannot parse {value!r} as a ClassAd expression") from None
+    if "\\" not in value:
+        return expr
+    old = classad2.parseOne(f"X = {value}", classad2.ParserType.Old)
+    return old.lookup("X") if "X" in old else expr
 
 
 def _size(value: str, where: str, key: str, unit: int) -> int:
@@ -662,6 +689,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
                            else DEFAULT_REQUEST_MEMORY_MB)
     disk = get("request_disk")
     ad["RequestDisk"] = _size(disk, at("request_disk"), "request_disk", 1024) if disk else DEFAULT_REQUEST_DISK_KB
+    _custom_requests(keys, get, at)
     ad["JobPrio"] = _integer(get("priority") or "0", at("priority"), "priority", "a priority, higher runs first",
                              -_INT32)
     notification = (get("notification") or "never").strip().lower()
@@ -689,6 +717,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         value = get(key)
         if value is not None:
             ad[attr] = value
+    _accounting(ad, get("accounting_group"), get("accounting_group_user"), owner)
     _transfer(ad, get, where, lines)
     limits = get("concurrency_limits")
     if limits:  # lower case and sorted, as condor_submit stores them
@@ -715,6 +744,39 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         ad["HoldReasonCode"] = HOLD_CODE_SUBMITTED_ON_HOLD
         ad["HoldReasonSubCode"] = 0
     return ad
+
+
+def _custom_requests(keys: dict[str, str], get, at) -> None:
+    """request_gpus or another request_<resource>: the embedded pool's slots have only CPUs,
+    memory and disk, so a job that asks for more than 0 of anything else would never start,
+    as on a pool with no such slot; refused, saying so, rather than left idle."""
+    for key in keys:
+        match = _CUSTOM_REQUEST.match(key)
+        if not match or key in _OWN_REQUESTS:
+            continue
+        value = get(key)
+        if value is None or value.strip() in ("0", "0.0"):
+            continue
+        if match.group(1).lower() == "gpus":
+            resource = "GPUs"
+        else:  # request_cpu is a custom resource to condor_submit too, and most likely a typo
+            close = difflib.get_close_matches(key, _OWN_REQUESTS, n=1, cutoff=0.8)
+            resource = f"'{match.group(1)}' resource" + (f" (did you mean '{close[0]}'?)" if close else "")
+        raise SubmitError(f"{at(key)}: {key} = {value}: the embedded pool's slots have no {resource}, so the job "
+                          "would never start; remove the line, or submit with --backend htcondor to a pool "
+                          "whose slots have them")
+
+
+def _accounting(ad: classad2.ClassAd, group: str | None, user: str | None, owner: str) -> None:
+    """AcctGroup, AcctGroupUser and AccountingGroup, the name the negotiator charges, as condor_submit
+    23.9.6 sets them: ``group.user``, the user being the owner unless accounting_group_user names one."""
+    if group is None and user is None:
+        return
+    user = user or owner
+    if group is not None:
+        ad["AcctGroup"] = group
+    ad["AcctGroupUser"] = user
+    ad["AccountingGroup"] = f"{group}.{user}" if group is not None else user
 
 
 def _submit_bool(value: str, where: str, key: str) -> bool:
