@@ -356,3 +356,32 @@ def test_halt_of_a_task_whose_dag_has_ended_says_so_and_asks_nothing(fixed):
         assert not os.path.exists(os.path.join(fixed.task_dir(done), "RunJobs.dag.halt"))
 
     drive(CrabApp(Backend(fixed), clock=lambda: NOW, interval=INTERVAL, task=done), scenario)
+
+
+def test_copy_dir_copies_the_crab_project_directory(fixed, tmp_path):
+    """C on a task copied its directory under the state directory; a crab user looks in the
+    project directory, which task status names on its "CRAB project directory" line."""
+    from engine.crab.client import project
+
+    live = "231114_211000:alice_crab_lumis"
+    config = tmp_path / "crabConfig.py"
+    config.write_text("")
+    path = str(tmp_path / "crab_projects" / "crab_lumis")
+    claim, _ = project.create(path)
+    os.close(claim)
+    project.fill(path, task=live, request_name="lumis", state_dir=fixed.path, backend="embedded",
+                 config=str(config), task_dir=fixed.task_dir(live))
+
+    async def scenario(pilot):
+        app = pilot.app
+        await open_task(pilot, live)
+        await pilot.press("C")
+        assert app.clipboard == path
+        await pilot.press("escape")
+        await pilot.press("C")
+        assert app.clipboard == path, "the task list's C on the task under the cursor"
+
+    try:
+        drive(CrabApp(Backend(fixed), clock=lambda: NOW + 50, interval=INTERVAL), scenario)
+    finally:
+        os.unlink(os.path.join(fixed.task_dir(live), "project_dir"))
