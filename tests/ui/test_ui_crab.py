@@ -385,3 +385,35 @@ def test_copy_dir_copies_the_crab_project_directory(fixed, tmp_path):
         drive(CrabApp(Backend(fixed), clock=lambda: NOW + 50, interval=INTERVAL), scenario)
     finally:
         os.unlink(os.path.join(fixed.task_dir(live), "project_dir"))
+
+
+def test_a_state_directory_gone_under_the_ui_is_named_with_what_to_do(state):
+    """With the state directory moved away under a job's screen, the stale banner said only
+    "OperationalError: unable to open database file": which file, and what now?"""
+    from engine.schedd.local.client import LocalScheddClient
+    from ui_fixed import build
+
+    build(state)
+    LocalScheddClient(state).ping()
+    live = "231114_211000:alice_crab_lumis"
+    moved = state.path + ".moved"
+
+    async def scenario(pilot):
+        app = pilot.app
+        await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.snapshot, "the task")
+        jobs = app.screen.jobs_table
+        await wait_for(pilot, lambda: jobs.row_count == 8, "eight jobs")
+        jobs.move_cursor(row=jobs.get_row_index("1"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.snapshot is not None, "job 1")
+        os.rename(state.path, moved)
+        try:
+            await pilot.press("ctrl+r")
+            bar = app.screen.status_bar
+            await wait_for(pilot, lambda: bar.error, "the stale banner")
+            assert bar.error == (f"{state.tasks}: cannot open the task table: the state directory {state.path} is "
+                                 "gone (removed or moved); give --state-dir the directory that holds your tasks")
+        finally:
+            os.rename(moved, state.path)
+
+    drive(CrabApp(Backend(state), clock=lambda: NOW + 50, interval=INTERVAL, task=live), scenario)
