@@ -24,7 +24,10 @@ from installed import CRABTUI
 
 SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes with the terminating NUL
 WAIT = 15.0  # the longest any single wait may take before the test fails
-PERIODIC_ENV = {"CRABTUI_PERIODIC_EXPR_INTERVAL": "0.2", "CRABTUI_JOB_MAX_VACATE_TIME": "2"}
+# The daemon's timers, short for tests: a requeued job (on_exit_remove false) starts again a second
+# after its exit rather than at HTCondor's next negotiation cycle (60 s) or queue scan (5 s).
+PERIODIC_ENV = {"CRABTUI_PERIODIC_EXPR_INTERVAL": "0.2", "CRABTUI_JOB_MAX_VACATE_TIME": "2",
+                "CRABTUI_NEGOTIATOR_INTERVAL": "1", "CRABTUI_SCHEDD_MIN_INTERVAL": "1"}
 
 _ALL_STATE_DIRS: list[StateDir] = []
 

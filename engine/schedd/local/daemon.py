@@ -21,7 +21,13 @@ from typing import Any
 from engine.schedd.api import ScheddError, SubmitResult
 from engine.schedd.local import protocol
 from engine.schedd.local.pool import PoolConfigError, load_pool, pool_file_stamp
-from engine.schedd.local.schedd import DEFAULT_PERIODIC_INTERVAL, DEFAULT_VACATE_TIME, LocalSchedd
+from engine.schedd.local.schedd import (
+    DEFAULT_NEGOTIATOR_INTERVAL,
+    DEFAULT_PERIODIC_INTERVAL,
+    DEFAULT_SCHEDD_MIN_INTERVAL,
+    DEFAULT_VACATE_TIME,
+    LocalSchedd,
+)
 from engine.state import StateDir, StateDirError, check_state, state_dir
 
 log = logging.getLogger("crabtui.schedd")
@@ -122,7 +128,9 @@ class Daemon:
 
 async def serve(state: StateDir, *, ready_fd: int | None = None,
                 periodic_interval: float = DEFAULT_PERIODIC_INTERVAL,
-                vacate_time: float = DEFAULT_VACATE_TIME, job_umask: int = 0o022) -> int:
+                vacate_time: float = DEFAULT_VACATE_TIME, job_umask: int = 0o022,
+                schedd_min_interval: float = DEFAULT_SCHEDD_MIN_INTERVAL,
+                negotiator_interval: float = DEFAULT_NEGOTIATOR_INTERVAL) -> int:
     lock = open(state.lock, "a")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -137,7 +145,8 @@ async def serve(state: StateDir, *, ready_fd: int | None = None,
         raise CannotServe(str(e)) from None
     try:
         schedd = LocalSchedd(state, pool, periodic_interval=periodic_interval, vacate_time=vacate_time,
-                             job_umask=job_umask)
+                             job_umask=job_umask, schedd_min_interval=schedd_min_interval,
+                             negotiator_interval=negotiator_interval)
     except sqlite3.DatabaseError as e:
         raise CannotServe(f"{state.db}: cannot open the job queue ({e}); move it away to start with "
                           "an empty queue") from None
@@ -211,6 +220,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vacate-time", type=float,
                         default=float(os.environ.get("CRABTUI_JOB_MAX_VACATE_TIME", DEFAULT_VACATE_TIME)),
                         help="seconds from a job's kill signal to SIGKILL (env CRABTUI_JOB_MAX_VACATE_TIME)")
+    parser.add_argument("--schedd-min-interval", type=float,
+                        default=float(os.environ.get("CRABTUI_SCHEDD_MIN_INTERVAL", DEFAULT_SCHEDD_MIN_INTERVAL)),
+                        help="seconds a scheduler or local universe job (DAGMan) that exited and was requeued "
+                             "waits before it starts again (HTCondor's SCHEDD_MIN_INTERVAL; env "
+                             "CRABTUI_SCHEDD_MIN_INTERVAL)")
+    parser.add_argument("--negotiator-interval", type=float,
+                        default=float(os.environ.get("CRABTUI_NEGOTIATOR_INTERVAL", DEFAULT_NEGOTIATOR_INTERVAL)),
+                        help="seconds a job needing a slot that exited and was requeued waits for its next match "
+                             "(HTCondor's NEGOTIATOR_INTERVAL; env CRABTUI_NEGOTIATOR_INTERVAL)")
     args = parser.parse_args(argv)
     # signals blocked in whatever started us (a `dag run` blocks DAGMan's) would stay blocked in
     # every starter and job: their kill signals would never arrive
@@ -224,7 +242,9 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(process)d %(levelname)s %(message)s")
     try:
         asyncio.run(serve(state, ready_fd=args.ready_fd, periodic_interval=args.periodic_interval,
-                          vacate_time=args.vacate_time, job_umask=job_umask))
+                          vacate_time=args.vacate_time, job_umask=job_umask,
+                          schedd_min_interval=args.schedd_min_interval,
+                          negotiator_interval=args.negotiator_interval))
     except AlreadyRunning as e:
         print(e, file=sys.stderr)
         return 3

@@ -85,7 +85,17 @@ DEFAULT_PERIODIC_INTERVAL = 5.0  # seconds; HTCondor's PERIODIC_EXPR_INTERVAL is
 # MIN_PERIODIC_INTERVAL.
 JOB_PERIODIC_INTERVAL = "CRABTUI_PeriodicExprInterval"
 MIN_PERIODIC_INTERVAL = 0.2
+# When a job that exited was requeued (its exit, in seconds): its next start is paced from there.
+REQUEUED_AT = "CRABTUI_RequeuedAt"
 DEFAULT_VACATE_TIME = 10.0  # seconds from the kill signal to SIGKILL (JobMaxVacateTime)
+# A job that exits and stays in the queue (OnExitRemove false) starts again only on the schedd's
+# next pass for it, as in HTCondor 23.9.6: a scheduler or local universe job (DAGMan) at the next
+# queue scan, at most one each SCHEDD_MIN_INTERVAL; a job that needs a slot gave its claim back and
+# waits for the next negotiation cycle, NEGOTIATOR_INTERVAL.  In seconds: SCHEDD_MIN_INTERVAL is
+# HTCondor's; NEGOTIATOR_INTERVAL is 60 there, 5 here, as PERIODIC_EXPR_INTERVAL (a laptop user's
+# max_retries should not wait a minute a retry, and the embedded negotiator has no pool to go round).
+DEFAULT_SCHEDD_MIN_INTERVAL = 5.0
+DEFAULT_NEGOTIATOR_INTERVAL = 5.0
 SHUTDOWN_WAIT_S = 10.0  # how long a stopping schedd waits for its starters to end their jobs
 MAX_JOB_ID = 2**31 - 1  # cluster and proc ids are ClassAd integers HTCondor keeps in an int
 _PROTECTED = {"clusterid", "procid", "jobstatus", "mytype", "owner", "qdate"}
@@ -98,13 +108,17 @@ class LocalSchedd:
 
     def __init__(self, state: StateDir, pool: Pool, *, clock: Callable[[], float] = time.time,
                  periodic_interval: float = DEFAULT_PERIODIC_INTERVAL,
-                 vacate_time: float = DEFAULT_VACATE_TIME, job_umask: int = 0o022):
+                 vacate_time: float = DEFAULT_VACATE_TIME, job_umask: int = 0o022,
+                 schedd_min_interval: float = DEFAULT_SCHEDD_MIN_INTERVAL,
+                 negotiator_interval: float = DEFAULT_NEGOTIATOR_INTERVAL):
         self.state = state
         self.job_tools: str | None = None  # the directory of condor_qedit, for the jobs' PATH
         self.pool = pool
         self.clock = clock
         self.periodic_interval = periodic_interval
         self.vacate_time = vacate_time
+        self.schedd_min_interval = schedd_min_interval
+        self.negotiator_interval = negotiator_interval
         self.job_umask = job_umask  # the submitter's: the daemon's own is 077
         self.queue = JobQueue(state.db)
         self.jobs: dict[JobId, classad2.ClassAd] = {job_id(ad): ad for ad in self.queue.load()}
@@ -118,6 +132,8 @@ class LocalSchedd:
         self._deferred = False  # an idle job waits for its DeferralTime: the periodic tick schedules again
         self._timer: asyncio.TimerHandle | None = None
         self._fast_timer: asyncio.TimerHandle | None = None
+        self._requeue_timer: asyncio.TimerHandle | None = None  # the next requeued job's time to start
+        self._requeue_due: float | None = None
         self._intervals: dict[JobId, float | None] = {}  # each job's own periodic interval, once looked at
         self._schedule_pending = False
         self._stopping = False
@@ -255,7 +271,7 @@ class LocalSchedd:
         """Stop: running jobs are killed by their starters and evicted back to idle, as a schedd
         that goes down evicts them; jobs that ended on their own meanwhile are collected as such."""
         self._stopping = True
-        for timer in (self._timer, self._fast_timer):
+        for timer in (self._timer, self._fast_timer, self._requeue_timer):
             if timer:
                 timer.cancel()
         for proc in self.running.values():
@@ -557,7 +573,7 @@ class LocalSchedd:
         waiting = []
         for key in self._slotless:
             if self._is_idle(key):
-                if self._defers(self.jobs[key], now):
+                if self._defers(self.jobs[key], now) or self._requeue_waits(self.jobs[key], now):
                     waiting.append(key)
                 else:
                     starts.append((key, None))
@@ -573,7 +589,8 @@ class LocalSchedd:
                 ad = self.jobs.get(key)
                 if ad is None or ad["JobStatus"] != JobStatus.IDLE:
                     continue
-                if key in self.running or self._defers(ad, now):  # released before its last run exited
+                # released before its last run exited, not yet at its time, or requeued too recently
+                if key in self.running or self._defers(ad, now) or self._requeue_waits(ad, now):
                     remaining.append(key)
                     continue
                 slot = self.pool.match(ad)
@@ -606,6 +623,30 @@ class LocalSchedd:
         window = _eval(ad, "DeferralWindow")
         window = window if isinstance(window, (int, float)) and not isinstance(window, bool) else 0
         return _int(ad.get("QDate")) > when + window
+
+    def _requeue_waits(self, ad: classad2.ClassAd, now: float) -> bool:
+        """Whether a job that exited and was requeued must wait for the schedd's next pass:
+        SCHEDD_MIN_INTERVAL after its exit for a scheduler or local universe job,
+        NEGOTIATOR_INTERVAL for one that needs a slot.  The exit time is committed with the
+        requeue (:data:`REQUEUED_AT`), so a restarted schedd keeps the pace; one in the future
+        (the clock went back) does not hold the job.  A timer wakes :meth:`schedule`."""
+        requeued = ad.get(REQUEUED_AT)
+        if requeued is None:
+            return False
+        slotless = ad["JobUniverse"] in SLOTLESS_UNIVERSES
+        due = requeued + (self.schedd_min_interval if slotless else self.negotiator_interval)
+        if now >= due or requeued > now:
+            return False
+        if self.loop is not None and (self._requeue_due is None or due < self._requeue_due):
+            if self._requeue_timer is not None:
+                self._requeue_timer.cancel()
+            self._requeue_due = due
+            self._requeue_timer = self.loop.call_later(due - now, self._requeue_time)
+        return True
+
+    def _requeue_time(self) -> None:
+        self._requeue_due = self._requeue_timer = None
+        self.schedule()
 
     def _has_dollar_dollar(self, key: JobId, ad: classad2.ClassAd) -> bool:
         """Whether the job's ad holds a ``$$()``, read in the text kept for queries (a job start
@@ -841,7 +882,11 @@ class LocalSchedd:
             ad["EnteredCurrentStatus"] = now
             self._leave_queue(ad)
         else:
-            self._evict([ad], "The job exited, and its OnExitRemove expression is false: it will run again.",
+            reason = f"The job attribute OnExitRemove expression '{ad.lookup('OnExitRemove')}' evaluated to FALSE"
+            if ad["JobUniverse"] not in SLOTLESS_UNIVERSES:
+                ad["RequeueReason"] = reason  # the shadow's record; a scheduler-universe job has none on the pool
+            ad[REQUEUED_AT] = exit.end_time
+            self._evict([ad], reason,
                         requeued=(None if signalled else ad["ExitCode"], ad["ExitSignal"] if signalled else None))
 
     # ------------------------------------------------------------------ transitions (inside a unit)
