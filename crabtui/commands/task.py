@@ -157,7 +157,7 @@ def _tasks(ctx: click.Context) -> Iterator[tuple]:
     started (and with it the task worker); on a pool the table's pending commands are carried
     out first."""
     from engine.crab.taskworker.pool import work as work_on_pool
-    from engine.crab.taskworker.taskdb import TaskDB, TaskError
+    from engine.crab.taskworker.taskdb import TaskDB
     from engine.state import state_dir
 
     try:
@@ -168,10 +168,7 @@ def _tasks(ctx: click.Context) -> Iterator[tuple]:
             else:
                 client.ping()
                 state = client.state
-            try:
-                db = TaskDB(state.tasks)
-            except TaskError as e:
-                fail(str(e))
+            db = TaskDB(state.tasks)
             try:
                 yield db, state, client
             finally:
