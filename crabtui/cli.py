@@ -97,11 +97,12 @@ class LazyGroup(click.Group):
             raise one_line(e) from None
 
     def invoke(self, ctx: click.Context):
+        from engine.crab.taskworker.taskdb import TaskError
         from engine.state import StateDirError
 
         try:
             return super().invoke(ctx)
-        except StateDirError as e:
+        except (StateDirError, TaskError) as e:  # a task table that cannot be used, whichever command opened it
             click.echo(f"ERROR: {e}", err=True)
             ctx.exit(1)
         except click.exceptions.NoArgsIsHelpError:

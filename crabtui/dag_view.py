@@ -100,6 +100,11 @@ class DagSummary:
     def ended(self) -> bool:
         return not self.in_queue
 
+    def left_queue(self, verb: str) -> str:
+        """Why ``verb`` does nothing to this ended DAG: the one line the DAG list and the DAG's
+        screen both say."""
+        return f"Nothing to {verb}: DAG {self.id} has left the queue ({self.state}); only DAGs in the queue can be."
+
     @property
     def done(self) -> int:
         return self.nodes.get("done", 0)

@@ -605,10 +605,9 @@ def status_summary(task: Task, view: TaskView, scheduler: str | None, now: float
     exit code, and the summary of run jobs with its warnings."""
     from crabtui.task_status import (TaskInfo, automatic_summary_lines, error_lines, header_lines,
                                      run_summary_lines, summary_lines)
-    from engine.crab.client.project import linked
+    from engine.crab.client.project import directory
 
-    project = linked(task.task_dir, task.name)  # crab status' header names the project directory, if any
-    info = TaskInfo(name=task.name, task_dir=project.path if project else task.task_dir, status=task.status,
+    info = TaskInfo(name=task.name, task_dir=directory(task.task_dir, task.name), status=task.status,
                     command=task.command, message=task.message, scheduler_status=scheduler, num_cores=view.num_cores,
                     max_memory_mb=view.max_memory_mb, max_runtime_min=view.max_runtime_min,
                     warnings=view.warnings + task.kill_warnings, automatic=view.automatic)

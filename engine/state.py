@@ -120,7 +120,9 @@ def check_private(path: str, what: str) -> None:
     try:
         info = os.lstat(path)
     except OSError as e:
-        raise StateDirError(f"{_shown(path)}: cannot examine the {what}: {e.strerror}") from None
+        gone = what == "state directory" and isinstance(e, FileNotFoundError)
+        raise StateDirError(f"{_shown(path)}: cannot examine the {what}: {e.strerror}" + (
+            "; it was removed or moved: give --state-dir the directory that holds your tasks" if gone else "")) from None
     if stat.S_ISLNK(info.st_mode) and what != "state directory":
         raise StateDirError(f"{_shown(path)}: the {what} is a symbolic link; remove it (crabtui recreates it)")
     if stat.S_ISLNK(info.st_mode):

@@ -158,3 +158,21 @@ def test_a_mistyped_command_is_named_with_the_closest_one(typed, said, tmp_path)
     result = subprocess.run([CRABTUI, "--state-dir", str(tmp_path / "state"), *typed], capture_output=True,
                             text=True, timeout=120)
     assert (result.returncode, result.stderr) == (1, said)
+
+
+@pytest.mark.parametrize("typed", [["task", "list"], ["task", "submit", "crabConfig.py"]])
+def test_a_task_table_that_is_not_a_database_is_named_in_one_line(typed, tmp_path):
+    """The task commands' table is read by whichever opens it first (the command, or the task
+    submission's check for a half-done earlier one): each said SQLite's words in a traceback."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / "tasks.sqlite3").write_bytes(b"not a database " * 300)
+    shutil.copytree(Path(__file__).parent.parent / "examples" / "ttbar", tmp_path / "ttbar")
+    try:
+        result = subprocess.run([CRABTUI, "--state-dir", str(state), *typed], capture_output=True, text=True,
+                                timeout=120, cwd=tmp_path / "ttbar")
+    finally:
+        LocalScheddClient(StateDir(str(state))).shutdown()
+    assert (result.returncode, result.stderr) == (
+        1, f"ERROR: {state}/tasks.sqlite3: cannot use the task table (file is not a database); move it away to "
+           "start with an empty one\n")

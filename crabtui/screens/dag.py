@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
@@ -179,6 +180,18 @@ class DagScreen(PollingScreen):
         if action in ("filter", "find", "open") and self.query_one(Tabbed).active != "nodes":
             return None
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A press of an action's dimmed key on a DAG that has left the queue says why, in the
+        DAG list's words: a silent key reads as a key that did not arrive."""
+        dag = self.snapshot.dag if self.snapshot is not None else None
+        if dag is None or self.snapshot.where == "queue":
+            return
+        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+            if binding.action in ACTIONS:
+                event.stop()
+                self.app.notify(dag.left_queue(binding.action), severity="warning")
+                return
 
     def on_line_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()

@@ -184,7 +184,8 @@ class DagsScreen(ListScreen):
         chosen = self._chosen()
         targets = [d for d in chosen if can(d)]
         if not targets:
-            self.app.notify(f"Nothing to {verb.lower()}: only DAGs that are {what} can be.", severity="warning")
+            self.app.notify(chosen[0].left_queue(verb.lower()) if len(chosen) == 1 and chosen[0].ended else
+                            f"Nothing to {verb.lower()}: only DAGs that are {what} can be.", severity="warning")
             return
         left = [f"{d.id} ({d.state})" for d in chosen if d not in targets]
         ids = [f"{d.id}.0" for d in targets]
@@ -199,9 +200,11 @@ class DagsScreen(ListScreen):
         self.app.confirm(question, details, verb, lambda: self.app.act(verb, call, ids, done=done))
 
     def action_halt(self) -> None:
-        chosen = [d for d in self._chosen() if not d.ended]
+        everything = self._chosen()
+        chosen = [d for d in everything if not d.ended]
         if not chosen:
-            self.app.notify("Nothing to halt: only DAGs in the queue can be halted.", severity="warning")
+            self.app.notify(everything[0].left_queue("halt") if len(everything) == 1 else
+                            "Nothing to halt: only DAGs in the queue can be halted.", severity="warning")
             return
         backend = self.app.backend
         if all(d.halted for d in chosen):

@@ -28,6 +28,7 @@ from crabtui.widgets.log_view import LogView
 from crabtui.widgets.states import Palette, short_duration
 from crabtui.widgets.status_bar import StatusBar
 from crabtui.widgets.tabbed import Pane, Tabbed
+from engine.crab.client.project import directory
 from engine.crab.client.status import JobView, job_sort_key
 from engine.crab.taskworker.taskdb import kill_refusal, killable
 
@@ -65,7 +66,7 @@ class TaskScreen(PollingScreen):
         Binding("b", "blacklist", "Blacklist", id="blacklist",
                 tooltip="On Sites: add the site under the cursor to the next resubmit's site blacklist, or take it out"),
         Binding("c", "copy('id')", "Copy id", id="copy-id", show=False, tooltip="Copy the job id(s)"),
-        Binding("C", "copy('dir')", "Copy dir", id="copy-dir", show=False, tooltip="Copy the task's directory"),
+        Binding("C", "copy('dir')", "Copy dir", id="copy-dir", show=False, tooltip="Copy the task's crab project directory"),
         Binding("o", "copy('output')", "Copy outputs", id="copy-output", show=False,
                 tooltip="Copy where the marked jobs' outputs were staged out (crab getoutput)"),
         Binding("l", "copy('logs')", "Copy logs", id="copy-logs", show=False,
@@ -511,7 +512,7 @@ class TaskScreen(PollingScreen):
 
     def action_copy(self, what: str) -> None:
         if what == "dir":
-            self.app.copy(self.snapshot.task.task_dir)
+            self.app.copy(directory(self.snapshot.task.task_dir, self.snapshot.task.name))
             return
         jobs = self._selected_jobs()
         if what == "id":

@@ -12,6 +12,7 @@ from crabtui.screens.listing import ListScreen
 from crabtui.snapshots import TasksSnapshot, TaskSummary
 from crabtui.widgets.live_table import Column, LiveTable, plural
 from crabtui.widgets.states import DONE_STATES, Palette, progress_bar, state_counts, task_status
+from engine.crab.client.project import directory
 from engine.crab.taskworker.taskdb import killable
 
 BAR_WIDTH = 10
@@ -28,7 +29,7 @@ class TasksScreen(ListScreen):
         Binding("o", "held", "Held jobs", id="held-jobs",
                 tooltip="The held jobs, grouped by hold reason: release or remove them"),
         Binding("c", "copy('name')", "Copy name", id="copy-name", show=False, tooltip="Copy the task's name"),
-        Binding("C", "copy('dir')", "Copy dir", id="copy-dir", show=False, tooltip="Copy the task's directory"),
+        Binding("C", "copy('dir')", "Copy dir", id="copy-dir", show=False, tooltip="Copy the task's crab project directory"),
         Binding("escape", "clear", "Clear", id="clear", show=False, tooltip="Clear the marks, then the filter"),
     ]
     TABLE_ID, CRUMBS, NOUN = "tasks", "crabtui › tasks", "tasks"
@@ -154,7 +155,7 @@ class TasksScreen(ListScreen):
     def action_copy(self, what: str) -> None:
         current = self.current()
         if current is not None:
-            self.app.copy(current.task.name if what == "name" else current.task.task_dir)
+            self.app.copy(current.task.name if what == "name" else directory(current.task.task_dir, current.task.name))
 
     def action_clear(self) -> None:
         self.clear()

@@ -120,3 +120,16 @@ def test_resubmit_of_a_task_that_failed_to_submit_submits_it_anew(db):
     db.update(task, status=SUBMITFAILED, message="no such dataset")
     again = db.request("a", RESUBMIT)
     assert (again.status, again.command, again.message) == (NEW, SUBMIT, "")
+
+
+def test_a_table_that_cannot_be_used_is_named_with_what_to_do(tmp_path):
+    """SQLite says "unable to open database file" or "file is not a database", naming nothing."""
+    gone = tmp_path / "gone" / "tasks.sqlite3"
+    with pytest.raises(TaskError, match=f"^{gone}: cannot open the task table: the state directory "
+                                        f"{gone.parent} is gone .*; give --state-dir the directory"):
+        TaskDB(str(gone))
+    garbage = tmp_path / "tasks.sqlite3"
+    garbage.write_bytes(b"not a database " * 300)
+    with pytest.raises(TaskError, match=f"^{garbage}: cannot use the task table \\(file is not a database\\); "
+                                        "move it away to start with an empty one$"):
+        TaskDB(str(garbage))

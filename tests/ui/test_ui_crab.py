@@ -356,3 +356,64 @@ def test_halt_of_a_task_whose_dag_has_ended_says_so_and_asks_nothing(fixed):
         assert not os.path.exists(os.path.join(fixed.task_dir(done), "RunJobs.dag.halt"))
 
     drive(CrabApp(Backend(fixed), clock=lambda: NOW, interval=INTERVAL, task=done), scenario)
+
+
+def test_copy_dir_copies_the_crab_project_directory(fixed, tmp_path):
+    """C on a task copied its directory under the state directory; a crab user looks in the
+    project directory, which task status names on its "CRAB project directory" line."""
+    from engine.crab.client import project
+
+    live = "231114_211000:alice_crab_lumis"
+    config = tmp_path / "crabConfig.py"
+    config.write_text("")
+    path = str(tmp_path / "crab_projects" / "crab_lumis")
+    claim, _ = project.create(path)
+    os.close(claim)
+    project.fill(path, task=live, request_name="lumis", state_dir=fixed.path, backend="embedded",
+                 config=str(config), task_dir=fixed.task_dir(live))
+
+    async def scenario(pilot):
+        app = pilot.app
+        await open_task(pilot, live)
+        await pilot.press("C")
+        assert app.clipboard == path
+        await pilot.press("escape")
+        await pilot.press("C")
+        assert app.clipboard == path, "the task list's C on the task under the cursor"
+
+    try:
+        drive(CrabApp(Backend(fixed), clock=lambda: NOW + 50, interval=INTERVAL), scenario)
+    finally:
+        os.unlink(os.path.join(fixed.task_dir(live), "project_dir"))
+
+
+def test_a_state_directory_gone_under_the_ui_is_named_with_what_to_do(state):
+    """With the state directory moved away under a job's screen, the stale banner said only
+    "OperationalError: unable to open database file": which file, and what now?"""
+    from engine.schedd.local.client import LocalScheddClient
+    from ui_fixed import build
+
+    build(state)
+    LocalScheddClient(state).ping()
+    live = "231114_211000:alice_crab_lumis"
+    moved = state.path + ".moved"
+
+    async def scenario(pilot):
+        app = pilot.app
+        await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.snapshot, "the task")
+        jobs = app.screen.jobs_table
+        await wait_for(pilot, lambda: jobs.row_count == 8, "eight jobs")
+        jobs.move_cursor(row=jobs.get_row_index("1"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.snapshot is not None, "job 1")
+        os.rename(state.path, moved)
+        try:
+            await pilot.press("ctrl+r")
+            bar = app.screen.status_bar
+            await wait_for(pilot, lambda: bar.error, "the stale banner")
+            assert bar.error == (f"{state.tasks}: cannot open the task table: the state directory {state.path} is "
+                                 "gone (removed or moved); give --state-dir the directory that holds your tasks")
+        finally:
+            os.rename(moved, state.path)
+
+    drive(CrabApp(Backend(state), clock=lambda: NOW + 50, interval=INTERVAL, task=live), scenario)

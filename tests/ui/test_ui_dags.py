@@ -260,7 +260,16 @@ def test_ended_dags_stay_in_the_list_and_open(engine, tmp_path):
         assert cells(table, str(ok))[4] == "✔ completed" and cells(table, str(bad))[4] == "✖ failed"
         assert cells(table, str(bad))[6].strip() == "2/3 ✔2 ✖1"
         assert "ended ones for 1 day" in info(dags)
+        gone = f"DAG {bad} has left the queue (failed); only DAGs in the queue can be."
+        table.move_cursor(row=table.get_row_index(str(bad)))
+        await pilot.press("h")
+        assert notices(app)[-1] == f"Nothing to hold: {gone}"
         screen = await open_dag(pilot, bad)
+        for key, verb in (("h", "hold"), ("r", "release"), ("H", "halt"), ("K", "remove")):
+            assert screen.check_action(verb, ()) is None, "dimmed: it cannot act on a DAG gone from the queue"
+            await pilot.press(key)
+            assert notices(app)[-1] == f"Nothing to {verb}: {gone}", "a press on the dimmed key says why"
+            assert app.screen is screen
         assert "✖ failed" in summary(screen) and "exit code 1" in summary(screen)
         assert re.search(r"dagman\.out \S+ ago$", summary(screen)), "no 'queue now' for a DAG gone from it"
         assert f"rescue DAG {bad_dag}.rescue001" in summary(screen).replace("./", str(Path.cwd()) + "/")

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from engine.atomic import write_atomically
 
-__all__ = ["INPUTS", "LOG", "RECORD", "RESULTS", "Project", "ProjectError", "create", "display_path", "linked",
+__all__ = ["INPUTS", "LOG", "RECORD", "RESULTS", "Project", "ProjectError", "create", "directory", "display_path", "linked",
            "log_command", "point", "project_path", "read", "recorded", "remove", "work_area"]
 
 RECORD = ".requestcache"
@@ -215,6 +215,13 @@ def linked(task_dir: str, task: str) -> Project | None:
     except ProjectError:
         return None
     return project if project is not None and project.task == task else None
+
+
+def directory(task_dir: str, task: str) -> str:
+    """Where a crab user looks for the task: its project directory (``task status``'s "CRAB project
+    directory" line), or for a task without one, its directory under the state directory."""
+    project = linked(task_dir, task)
+    return project.path if project is not None else task_dir
 
 
 def log_command(project: Project, argv: list[str], *, now: float | None = None) -> None:

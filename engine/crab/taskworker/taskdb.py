@@ -14,6 +14,7 @@ DAGMan job id means nothing to the embedded schedd, and the other way round).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -97,15 +98,25 @@ class TaskDB:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS tasks (name TEXT PRIMARY KEY, request_name TEXT, user TEXT, status TEXT,"
-            " command TEXT, config_path TEXT, task_dir TEXT, submitted_at REAL, updated_at REAL, dagman_id INTEGER,"
-            " message TEXT, arguments TEXT, backend TEXT NOT NULL DEFAULT 'embedded')")
-        columns = [row[1] for row in self._db.execute("PRAGMA table_info(tasks)")]
-        if "backend" not in columns:  # a table made before rows named their backend
-            self._db.execute("ALTER TABLE tasks ADD COLUMN backend TEXT NOT NULL DEFAULT 'embedded'")
+        with self._readable():
+            self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS tasks (name TEXT PRIMARY KEY, request_name TEXT, user TEXT, status TEXT,"
+                " command TEXT, config_path TEXT, task_dir TEXT, submitted_at REAL, updated_at REAL,"
+                " dagman_id INTEGER, message TEXT, arguments TEXT, backend TEXT NOT NULL DEFAULT 'embedded')")
+            columns = [row[1] for row in self._db.execute("PRAGMA table_info(tasks)")]
+            if "backend" not in columns:  # a table made before rows named their backend
+                self._db.execute("ALTER TABLE tasks ADD COLUMN backend TEXT NOT NULL DEFAULT 'embedded'")
+
+    @contextmanager
+    def _readable(self) -> Iterator[None]:
+        """SQLite's errors as one line naming the file and what to do: its own ("unable to open
+        database file") name neither, and every reader (the UI's banner, each command) shows it."""
+        try:
+            yield
+        except (sqlite3.OperationalError, sqlite3.DatabaseError) as e:
+            raise TaskError(unusable(self.path, e)) from None
 
     def close(self) -> None:
         self._db.close()
@@ -114,14 +125,17 @@ class TaskDB:
 
     def tasks(self) -> list[Task]:
         """Every task, newest first."""
-        return [self._task(row) for row in self._db.execute("SELECT * FROM tasks ORDER BY submitted_at DESC, name")]
+        with self._readable():
+            rows = self._db.execute("SELECT * FROM tasks ORDER BY submitted_at DESC, name").fetchall()
+        return [self._task(row) for row in rows]
 
     def get(self, name: str) -> Task:
         """A task by its full name, or by its request name where that is unique."""
-        row = self._db.execute("SELECT * FROM tasks WHERE name = ?", (name,)).fetchone()
-        if row is not None:
-            return self._task(row)
-        rows = self._db.execute("SELECT * FROM tasks WHERE request_name = ?", (name,)).fetchall()
+        with self._readable():
+            row = self._db.execute("SELECT * FROM tasks WHERE name = ?", (name,)).fetchone()
+            if row is not None:
+                return self._task(row)
+            rows = self._db.execute("SELECT * FROM tasks WHERE request_name = ?", (name,)).fetchall()
         if len(rows) == 1:
             return self._task(rows[0])
         if rows:
@@ -132,9 +146,10 @@ class TaskDB:
     def pending(self, backend: str) -> list[Task]:
         """``backend``'s tasks with a command to carry out (NEW), or one a crashed worker left half
         done (QUEUED)."""
-        return [self._task(row) for row in
-                self._db.execute("SELECT * FROM tasks WHERE status IN (?, ?) AND backend = ? ORDER BY updated_at",
-                                 (NEW, QUEUED, backend))]
+        with self._readable():
+            rows = self._db.execute("SELECT * FROM tasks WHERE status IN (?, ?) AND backend = ? ORDER BY updated_at",
+                                    (NEW, QUEUED, backend)).fetchall()
+        return [self._task(row) for row in rows]
 
     # -------------------------------------------------------------- writing
 
@@ -185,6 +200,20 @@ class TaskDB:
     def _task(row: tuple) -> Task:
         *head, arguments, backend = row
         return Task(*head, arguments=json.loads(arguments or "{}"), backend=backend)
+
+
+def unusable(path: str, error: Exception) -> str:
+    """Why the task table ``path`` cannot be used, and what to do."""
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        return (f"{path}: cannot open the task table: the state directory {directory} is gone (removed or moved); "
+                f"give --state-dir the directory that holds your tasks")
+    if os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
+        return f"{path}: cannot open the task table: permission denied; make it readable and writable by you"
+    if not os.access(directory, os.R_OK | os.W_OK | os.X_OK):
+        return (f"{path}: cannot open the task table: permission denied on {directory}; make it readable and "
+                f"writable by you, or give --state-dir another directory")
+    return f"{path}: cannot use the task table ({error}); move it away to start with an empty one"
 
 
 def _row(task: Task) -> tuple:
