@@ -164,7 +164,10 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
                 except NoJobsQueued:
                     if part is parts[-1] and not results:
                         raise
-            for result in results if verbose else []:
+                    continue
+                if verbose and backend(ctx) != "htcondor":  # the ads as submitted: a short job may be gone already
+                    ads += _build(part, submit_file, cwd, prepend, append, results[-1].cluster)
+            for result in results if verbose and backend(ctx) == "htcondor" else []:
                 ads += client.query(f"ClusterId == {result.cluster}")
     except NoJobsQueued as e:  # condor_submit 23.9.6 warns and succeeds
         if not terse:

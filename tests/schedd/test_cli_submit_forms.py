@@ -52,6 +52,9 @@ def test_verbose_prints_each_ad_sorted_and_no_count(schedd):
     first = lines[2:lines.index("")]
     assert [line.split(" = ")[0] for line in first] == sorted((line.split(" = ")[0] for line in first), key=str.lower)
     assert "** Proc 1.1:" in lines and "submitted to cluster" not in result.stdout
+    # the ads as submitted, as condor_submit prints them: not as the queue holds them a moment later,
+    # when a /bin/true may have started (JobStatus 2) or already left the queue (no Proc 1.1)
+    assert [line for line in lines if line.startswith("JobStatus = ")] == ["JobStatus = 1"] * 2
 
 
 def test_the_dots_count_the_jobs(schedd):
