@@ -9,6 +9,7 @@ Nothing here imports textual.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -579,12 +580,15 @@ def _clock(t: Any) -> str:
     return time.strftime("%m/%d %H:%M:%S", time.localtime(float(t))) if t else "?"
 
 
+_JOB_ID_PREFIX = re.compile(r"^\d+\.\d+: ")
+
+
 def why_idle(analysis: str) -> str:
     """``-better-analyze``'s text in a few words: whether the job can run, waits for a busy slot,
     or matches no slot, and then the condition of its Requirements that no slot meets (or what
     else keeps the slots away)."""
     lines = [line.strip() for line in analysis.splitlines() if line.strip()]
-    verdict = lines[0].split(": ", 1)[-1] if lines else ""  # condor_q's "12.0: " before it, if any
+    verdict = _JOB_ID_PREFIX.sub("", lines[0]) if lines else ""  # condor_q's "12.0: " before it, if any
     if "matches none of the" in verdict:
         clause = next((line for line in lines if line.endswith("<- matches no slot")), None)
         if clause is not None:
