@@ -5,6 +5,7 @@ and the wrapper's own end on SIGTERM (CRAB's 50669)."""
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -67,3 +68,23 @@ def test_a_killed_jobs_payload_that_ignores_sigterm_shows_killing_until_sigkill_
     # The report stops at SIGTERM; the job ran 3 s more (600 simulated s each) until its SIGKILL,
     # and its runtime counts them, as the job log times them (to the second).
     assert one["runtime_s"] >= fjr.performance(str(report))[0] + 2 * 600, one["runtime_s"]
+
+
+def test_a_wrapper_signalled_alone_passes_sigterm_on_to_its_payload(tmp_path, state):
+    """HTCondor's starter sends its soft kill to the job's first process only, the wrapper: on the
+    pool a killed task's payloads ran on until the SIGKILL ten minutes later, holding their slots."""
+    marker = f"payload-{os.getpid()}"
+    (tmp_path / "run.sh").write_text(f"#!/bin/sh\nif [ \"$1\" = 1 ]; then exec sh -c 'sleep 3600' {marker}; fi\n")
+    (tmp_path / "run.sh").chmod(0o755)
+    (tmp_path / "crab.toml").write_text(config_text("alone", scale=600, units=20).replace(
+        'psetName = "pset.py"', 'scriptExe = "run.sh"'))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    wait_until("the payload to run", lambda: processes_with(marker))
+    payload = processes_with(marker)[0]
+    with open(f"/proc/{payload}/stat") as f:
+        wrapper = int(f.read().rsplit(")", 1)[1].split()[1])  # the payload's parent
+    os.kill(wrapper, signal.SIGTERM)  # as a real starter does: the wrapper alone
+    wait_until("the payload to end", lambda: payload not in processes_with(marker), timeout=30)
+    report = Path(task_status(state, "alone", tmp_path)["task_dir"]) / "jobReport.json.1.0"
+    assert '"exitMsg": "Job was killed with signal 15"' in report.read_text()
+    assert crabtui(state, "task", "kill", "alone", cwd=tmp_path).returncode == 0

@@ -77,9 +77,10 @@ report 50115 (CRAB's "no FJR"); a payload killed by signal S 128 + S (137 for SI
 A job that HTCondor stops (SIGTERM: removed with its task, held, evicted) ends as CRAB's wrapper
 ends it (``CMSRunAnalysis.sighandler``): exit code 50669, "Job was killed with signal 15".  The
 report says so at once, with the site and the time run so far, in case HTCondor's SIGKILL follows
-its grace time; the wrapper then waits for its payload, which received the signal too (one
-process group), so that a payload that winds down gets the grace time, and one that ignores the
-signal runs until the SIGKILL (the job shows ``killing`` meanwhile).
+its grace time; the wrapper then passes the signal on to its process group (HTCondor's starter
+signals the job's first process alone; the embedded one signals the group, so there the payload
+has it twice) and waits for its payload, so that a payload that winds down gets the grace time,
+and one that ignores the signal runs until the SIGKILL (the job shows ``killing`` meanwhile).
 
 A job that fails takes at least :data:`MIN_FAILED_RUNTIME_S` (20 simulated minutes, seed 000:
 "the CRAB3 wrapper forces the minimum job runtime to be at least 20 minutes; this prevents a
@@ -439,6 +440,8 @@ class _Termination:
             exit_code=KILLED_BY_SIGNAL, exit_msg=message, site=self.site, start=self.start, stop=now, inputs=[],
             errors=[{"type": "WrapperKilled", "details": message, "exitCode": KILLED_BY_SIGNAL}],
             cpu={"TotalJobTime": (now - self.start) * self.job.time_scale}, crabtui=self.extra))
+        if os.getpgrp() == os.getpid():  # a real starter signals the job's first process alone
+            os.killpg(os.getpid(), signum)  # so pass it on to the payload (this handler ignores the echo)
 
 
 def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
