@@ -38,9 +38,12 @@ def dagman_out_path(dag_file: str, outfile_dir: str | None = None) -> str:
     return dag_file + ".dagman.out"
 
 
+_TIME_FORMAT = "%m/%d/%y %H:%M:%S"  # dprintf's header and an event's braces
+
+
 def event_time(t: float) -> str:
     """An event's own time as DAGMan prints it in braces (debug.cpp ``time_to_str``)."""
-    return time.strftime("%m/%d/%y %H:%M:%S", time.localtime(t))
+    return time.strftime(_TIME_FORMAT, time.localtime(t))
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +133,7 @@ class DagmanOut:
             return
         now = int(self._clock())
         if now != self._header_time:
-            self._header_time, self._header = now, time.strftime("%m/%d/%y %H:%M:%S ", time.localtime(now))
+            self._header_time, self._header = now, time.strftime(_TIME_FORMAT + " ", time.localtime(now))
         self._file.write(f"{self._header}{text}\n")
 
     def flush(self) -> None:
@@ -493,7 +496,7 @@ _HEADER_LEN = len("11/26/26 15:30:01 ")
 def _event_at(text: str | None) -> float | None:
     """The time :func:`event_time` printed, None if there is none or it cannot be read."""
     try:
-        return None if text is None else time.mktime(time.strptime(text, "%m/%d/%y %H:%M:%S"))
+        return None if text is None else time.mktime(time.strptime(text, _TIME_FORMAT))
     except ValueError:
         return None
 
@@ -574,7 +577,7 @@ class DagmanOutReader:
     def _time(self, header: str) -> float:
         if header != self._times[0]:
             try:
-                self._times = (header, time.mktime(time.strptime(header, "%m/%d/%y %H:%M:%S")))
+                self._times = (header, time.mktime(time.strptime(header, _TIME_FORMAT)))
             except ValueError:
                 return self._times[1]
         return self._times[1]
@@ -639,7 +642,8 @@ class DagmanOutReader:
             return
         if what == "event":
             name, node, cluster, proc, at = groups
-            records.append(OutRecord(t, what, node, (name, job(cluster, proc)), _event_at(at)))
+            at_s = t if at == self._times[0] else _event_at(at)  # the line's own time but in recovery mode
+            records.append(OutRecord(t, what, node, (name, job(cluster, proc)), at_s))
         elif what == "assigned":
             records.append(OutRecord(t, what, "", (job(*groups),)))
         elif what == "proc_ok":
