@@ -237,11 +237,14 @@ def json_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = ()) -
     ``attributes``) sorted by name, in the ClassAd library's JSON (expressions as
     ``"\\/Expr(...)\\/"``), between a ``[`` and a ``]`` line, a ``,`` line between two ads."""
     wanted = {a.lower() for a in attributes}
-    blocks = []
-    for ad in ads:
-        names = sorted((k for k in ad.keys() if not wanted or k.lower() in wanted), key=str.lower)
-        blocks.append("{\n" + ",\n".join(_json_attribute(ad, name) for name in names) + "\n}")
+    blocks = ["{\n" + ",\n".join(_json_attribute(ad, name) for name in _shown(ad, wanted)) + "\n}" for ad in ads]
     return "[\n" + "\n,\n".join(blocks) + ("\n" if blocks else "") + "]\n"
+
+
+def _shown(ad: classad2.ClassAd, wanted: set[str], *, by_case: bool = False) -> list[str]:
+    """The ad's attribute names to show (all, or those in lower-case ``wanted``), sorted by name
+    as the tools sort them: ignoring case, or (``by_case``, condor_history's) byte by byte."""
+    return sorted((k for k in ad.keys() if not wanted or k.lower() in wanted), key=None if by_case else str.lower)
 
 
 def _json_attribute(ad: classad2.ClassAd, name: str) -> str:
@@ -262,8 +265,7 @@ def xml_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = (), *,
     wanted = {a.lower() for a in attributes}
     out = [XML_HEAD]
     for ad in ads:
-        names = sorted((k for k in ad.keys() if not wanted or k.lower() in wanted),
-                       key=(lambda k: k) if history else str.lower)
+        names = _shown(ad, wanted, by_case=history)
         out.append(("\n" if history else "") + "<c>\n" + "".join(_xml_attribute(ad, k, "    ") for k in names) + "</c>\n")
     out.append("\n</classads>\n\n" if history else "</classads>\n")
     return "".join(out)
