@@ -152,8 +152,9 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         click.echo(MULTI_QUEUE_WARNING, err=True)
     parts = cluster_texts(text)  # a new executable starts a new cluster, as in condor_submit
     results, ads = [], []
+    embedded = backend(ctx) != "htcondor"
     try:
-        if len(parts) > 1 and backend(ctx) != "htcondor":  # every cluster checked first: one bad queues none
+        if len(parts) > 1 and embedded:  # every cluster checked first: one bad queues none
             for part in parts:
                 _build(part, submit_file, cwd, prepend, append, DRY_RUN_CLUSTER)
         with schedd(ctx) as client:
@@ -165,9 +166,9 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
                     if part is parts[-1] and not results:
                         raise
                     continue
-                if verbose and backend(ctx) != "htcondor":  # the ads as submitted: a short job may be gone already
+                if verbose and embedded:  # the ads as submitted: a short job may be gone already
                     ads += _build(part, submit_file, cwd, prepend, append, results[-1].cluster)
-            for result in results if verbose and backend(ctx) == "htcondor" else []:
+            for result in results if verbose and not embedded else []:
                 ads += client.query(f"ClusterId == {result.cluster}")
     except NoJobsQueued as e:  # condor_submit 23.9.6 warns and succeeds
         if not terse:
@@ -254,13 +255,8 @@ def _without_schedd(ctx: click.Context, mode: str, out: str, text: str, submit_f
 
 def _verbose_text(ads) -> str:
     """condor_submit -verbose: each job's ad, ``** Proc C.P:`` then its attributes by name."""
-    lines = []
-    for ad in sorted(ads, key=lambda a: a["ProcId"]):
-        lines.append(f"** Proc {ad['ClusterId']}.{ad['ProcId']}:")
-        lines += sorted((line for line in ad.printOld().splitlines() if " = " in line),
-                        key=lambda line: line.partition(" = ")[0].lower())  # old syntax, as condor_submit
-        lines.append("")
-    return "\n".join(lines) + "\n"
+    return "".join(f"** Proc {ad['ClusterId']}.{ad['ProcId']}:\n" + long_form([ad])  # old syntax, as condor_submit
+                   for ad in sorted(ads, key=lambda a: a["ProcId"]))
 
 
 def _dry_run_text(ads) -> str:
