@@ -53,8 +53,8 @@ def _count(n: int, past: bool = False) -> str:
 
 
 def fresh_ad(ad: classad2.ClassAd) -> tuple[classad2.ClassAd, str]:
-    """The DAGMan job's ad with what is fresher than it: the node counts and DAG status of its
-    dagman.out (when this machine can read it), and DAG status 6 while its halt file exists;
+    """The DAGMan job's ad with what is fresher than it: the node and job counts and DAG status
+    of its dagman.out (when this machine can read it), and DAG status 6 while its halt file exists;
     and, for a DAGMan that exited before any node, the error its dagman.out gives ("" if none)."""
     from crabtui.dag_view import dag_file_of, dagman_out_of
     from engine.dagman.halt import is_halted
@@ -82,6 +82,9 @@ def fresh_ad(ad: classad2.ClassAd) -> tuple[classad2.ClassAd, str]:
                            ("ready", "Ready"), ("unready", "Unready"), ("failed", "Failed"), ("futile", "Futile")):
             fresh[f"DAG_Nodes{attr}"] = counts.get(word, 0)
         fresh["DAG_NodesTotal"] = progress.total
+        if "DAG_JobsSubmitted" in ad:  # a DAGMan that has written its ad once: the counts it writes next
+            for word, n in progress.jobs.items():
+                fresh[f"DAG_Jobs{word.title()}"] = n
         if progress.dag_status is not None:
             fresh["DAG_Status"] = progress.dag_status
     if ad.get("JobStatus") == JobStatus.RUNNING and is_halted(dag_file):

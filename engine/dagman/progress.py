@@ -100,6 +100,10 @@ class DagProgress:
     rescue_written: str | None = None
     read_error: str = ""
     dag_error: str = ""  # why the DAG file could not be read (the nodes are then those dagman.out names)
+    jobs: dict[str, int] = field(default_factory=dict)
+    """This run's node job procs as the DAGMan job's ad counts them (``submitted``, ``idle``,
+    ``held``, ``running``, ``completed``: those that exited 0), from the events dagman.out logs:
+    DAGMan refreshes its ad only every DAGMAN_QUEUE_UPDATE_INTERVAL."""
 
     @property
     def total(self) -> int:
@@ -255,6 +259,9 @@ class DagWatcher:
             node.since = r.time
         elif r.at is not None:  # a recovered event's lines are written at the restart: its own time counts
             node.since = r.at
+        if what in ("proc_ok", "proc_failed"):
+            run.procs.pop(r.values[0], None)
+            run.jobs_completed += what == "proc_ok" and not _fake(r.values[0])
         if what == "submitting":
             node.state, node.job, node.held, node.running, node.exit_code = NodeState.SUBMITTED, None, False, False, None
             node.procs, node.ended_procs = set(), set()
@@ -312,7 +319,15 @@ class DagWatcher:
                 node.exit_code = retval
 
     def _event(self, node: _Node, name: str, event: str, job: str) -> None:
-        fake = job.startswith("0.") or job.startswith("-")  # a NOOP node's or PRE_SKIP's made-up event
+        fake = _fake(job)
+        procs = self._run.procs
+        if not fake and (event == "SUBMIT" or job in procs):
+            if event == "SUBMIT":
+                self._run.jobs_submitted += 1
+            if event in ("JOB_ABORTED", "JOB_TERMINATED"):
+                procs.pop(job, None)
+            else:
+                procs[job] = _PROC_STATES.get(event, procs.get(job, "idle"))
         if event == "SUBMIT":
             if node.state is not NodeState.SUBMITTED:
                 node.state, node.held, node.running, node.exit_code = NodeState.SUBMITTED, False, False, None
@@ -421,6 +436,9 @@ class DagWatcher:
                 name, state, _kind(gnode), node.retries, gnode.retry if gnode is not None else 0, node.job,
                 held, running, node.exit_code, why, node.since, parents,
                 *(_where(self.dag_file, gnode) if gnode is not None else ("", None, {}))))
+        in_queue = list(run.procs.values())
+        jobs = {"submitted": run.jobs_submitted, "completed": run.jobs_completed,
+                **{state: in_queue.count(state) for state in ("idle", "held", "running")}}
         counts = {word: 0 for word in STATE_WORDS.values()}
         for node in shown:
             if node.kind != "service":  # DAGMan keeps SERVICE nodes out of its counts (and its job ad's)
@@ -432,7 +450,7 @@ class DagWatcher:
                            run.dag_status, run.held_procs,
                            self._own_last_line if self._other_run else self._reader.last_line_at, run.started_at,
                            run.exit_status, run.error, run.recovering, run.removing, run.aborting, run.halted_exit,
-                           run.rescue_used, run.rescue_written, dag_error=self._dag_error)
+                           run.rescue_used, run.rescue_written, dag_error=self._dag_error, jobs=jobs)
 
 
 @dataclass
@@ -453,6 +471,18 @@ class _Run:
     halted_exit: bool = False
     exit_status: int | None = None
     error: str = ""
+    procs: dict[str, str] = field(default_factory=dict)  # the node job procs in the queue: idle, held, running
+    jobs_submitted: int = 0
+    jobs_completed: int = 0
+
+
+_PROC_STATES = {"SUBMIT": "idle", "EXECUTE": "running", "JOB_HELD": "held", "JOB_RELEASED": "idle",
+                "JOB_EVICTED": "idle", "SHADOW_EXCEPTION": "idle"}
+
+
+def _fake(job: str) -> bool:
+    """A NOOP node's or PRE_SKIP's made-up event's job id."""
+    return job.startswith("0.") or job.startswith("-")
 
 
 def _stopped_text(state: NodeState) -> str:

@@ -76,3 +76,29 @@ def test_a_dag_that_left_the_queue_has_no_job_running_whatever_its_ad_said_last(
         "\t      2 have been removed.",
     ]
     assert "DAG was removed." in text
+
+
+def test_job_counts_come_from_dagman_out_like_the_node_counts(tmp_path):
+    """The pool's DAGMan writes its ad's DAG_Jobs* counts at its start and then every 300 s:
+    `crabtui --backend htcondor dag status` said "submitted 0 job(s)" over "1 is running: 1 job".
+    The dagman.out is the test pool's 23.9.6 DAGMan's, node A's job running."""
+    from pathlib import Path
+
+    from crabtui.dag_status import fresh_ad
+
+    dag = tmp_path / "diamond.dag"
+    dag.write_text("JOB A a.sub\nJOB B b.sub\nJOB C c.sub\nJOB D d.sub\nPARENT A CHILD B C\nPARENT B C CHILD D\n")
+    out = Path(__file__).parent / "data" / "pool_diamond_a_running.dagman.out"
+    (tmp_path / "diamond.dag.dagman.out").write_text(out.read_text())
+    stale = dagman_ad(ClusterId=104, JobBatchName="diamond.dag+104", Iwd=str(tmp_path), QDate=0,
+                      Arguments="-p 0 -f -l . -Lockfile diamond.dag.lock -AutoRescue 1 -DoRescueFrom 0 -Dag diamond.dag",
+                      DAG_NodesDone=0, DAG_NodesQueued=0, DAG_NodesReady=1, DAG_NodesUnready=3, DAG_JobsSubmitted=0,
+                      DAG_JobsIdle=0, DAG_JobsRunning=0, DAG_JobsCompleted=0)
+    ad, _ = fresh_ad(stale)
+    assert format_dag_status(ad, now=1005).splitlines()[1:6] == [
+        "DAG has submitted 1 job(s), of which:",
+        "\t      1 is running.",
+        "DAG contains 4 node(s) total, of which:",
+        "\t[=]   1 is running: 1 job.",
+        "\t[-]   3 are waiting on other nodes to finish.",
+    ]
