@@ -133,5 +133,21 @@ def test_the_script_run_by_a_python_without_the_test_extra_says_how_to_run_it(tm
 
     run = subprocess.run([PYTHON, "-S", str(SCRIPT)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert (run.returncode, run.stdout, list(tmp_path.iterdir())) == (1, "", [])
-    assert run.stderr.startswith("ERROR: scripts/screenshots needs Pillow, from crabtui's test extra: run it with "
-                                 "the venv active") and run.stderr.count("\n") == 1, run.stderr
+    assert run.stderr.startswith("ERROR: scripts/screenshots needs Pillow, from crabtui's test extra: install it "
+                                 "(.venv/bin/pip install -e '.[test]'") and run.stderr.count("\n") == 1, run.stderr
+    assert "run it with the venv active (. .venv/bin/activate)" in run.stderr
+
+
+def test_the_script_in_a_venv_without_the_test_extra_says_to_install_it(tmp_path):
+    """The README's first command makes a venv without the test extra: there, activating the
+    venv (what the message said) changed nothing; it names the install to run."""
+    import subprocess
+
+    from installed import PYTHON
+
+    blocked = ("import runpy, sys; sys.modules['PIL'] = None; sys.argv = [sys.argv[1]]; "
+               "runpy.run_path(sys.argv[0], run_name='__main__')")
+    run = subprocess.run([PYTHON, "-c", blocked, str(SCRIPT)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert (run.returncode, run.stdout, list(tmp_path.iterdir())) == (1, "", [])
+    assert "install it (.venv/bin/pip install -e '.[test]'" in run.stderr and run.stderr.count("\n") == 1, run.stderr
