@@ -361,7 +361,7 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
     python = os.path.splitext(path)[1].lower() == ".py"
     if multicrab and not python:
         fail(f"{path}: --multicrab runs a crabConfig.py (*.py) as a script; submit a TOML file without it.")
-    with _Submitter(ctx, dryrun=dryrun, estimates=not skip_estimates) as submitter:
+    with _Submitter(ctx, dryrun=dryrun, estimates=not skip_estimates, overrides=overrides) as submitter:
         try:
             if not python:
                 submitter.submit(load_config(path, overrides=overrides))
@@ -435,7 +435,8 @@ class _Submitter:
     multi-crab script may call crabCommand in a process it forked), and keeps what came of each in
     a file every such process appends to, so that the command can sum them up."""
 
-    def __init__(self, ctx: click.Context, *, dryrun: bool = False, estimates: bool = True):
+    def __init__(self, ctx: click.Context, *, dryrun: bool = False, estimates: bool = True,
+                 overrides: tuple[str, ...] = ()):
         import tempfile
 
         from engine.state import state_dir
@@ -444,6 +445,7 @@ class _Submitter:
         self.cwd = os.getcwd()  # where General.workArea is, as for crab submit, wherever the script goes
         self.ctx = ctx
         self.dryrun, self.estimates = dryrun, estimates
+        self.overrides = overrides  # the command line's Section.parameter=value, for the submit it suggests
         fd, self.record = tempfile.mkstemp(prefix="submitted-", dir=self.state.path)
         os.close(fd)
 
@@ -590,7 +592,8 @@ class _Submitter:
             click.echo(f"Nothing was submitted for {cfg.request_name}: {cfg.source} asked for a dry run with "
                        f"{asked}; with dryrun=False the call submits the task.")
         else:
-            click.echo(f"Nothing was submitted; '{again(self.ctx)} task submit {cfg.source}' (without --dryrun) "
+            words = " ".join(shlex.quote(word) for word in (cfg.source, *self.overrides))
+            click.echo(f"Nothing was submitted; '{again(self.ctx)} task submit {words}' (without --dryrun) "
                        f"submits the task.")
         self._append({"dryrun": cfg.request_name})
         return ""

@@ -779,7 +779,8 @@ def test_crab_submit_dryrun_prints_the_jobs_and_submits_nothing(tmp_path, state)
     assert ("Dry run\nUsing FileBased splitting\nTask consists of 8 jobs to process 20 files\n"  # 3 a job, by block
             "The longest job will process 3 files\nThe average job will process 2 files\n"
             "The shortest job will process 1 files\nNo processing time or memory estimates") in dry.stdout, dry.stdout
-    assert f"task submit {tmp_path / 'crabConfig.py'}' (without --dryrun) submits the task." in dry.stdout
+    assert f"task submit {tmp_path / 'crabConfig.py'} Data.unitsPerJob=3' (without --dryrun) submits the task." \
+        in dry.stdout, "the submit it suggests is of the task it dry ran, the parameters included"
     assert "Task name:" not in dry.stdout and not (Path(state.path) / "last_task").exists()
     skipped = crabtui(state, "task", "submit", "crabConfig.py", "--dryrun", "--skip-estimates", cwd=tmp_path)
     assert skipped.returncode == 0 and "Task consists of 4 jobs to process 20 files" in skipped.stdout
