@@ -679,3 +679,32 @@ def test_the_empty_dag_list_says_how_to_submit_one_within_80_columns(state):
         assert cell_len(DagsScreen.EMPTY) <= line.content_size.width, (DagsScreen.EMPTY, line.content_size)
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
+
+
+def test_a_failed_nodes_since_is_when_it_failed_not_when_the_dag_aborted(engine, tmp_path):
+    """DAGMan waits for the running nodes after one fails, then dumps the failed node again as it
+    aborts: the dump changes nothing, and the node has been failed since its job failed."""
+    cluster, dag = submit_dag(engine, tmp_path, 'JOB A job.sub\nVARS A code="3"\nJOB C job.sub\nVARS C code="0"\n'
+                                                'JOB D job.sub\nVARS D code="0"\nPARENT A C CHILD D\n')
+    out = Path(f"{dag}.dagman.out")
+    now: list[float] = []
+
+    def failed_at() -> float | None:
+        found = re.search(r"^(\S+ \S+) Node A job proc \(\d+\.0\.0\) failed with status 3", out.read_text()
+                          if out.exists() else "", re.MULTILINE)
+        return time.mktime(time.strptime(found.group(1), "%m/%d/%y %H:%M:%S")) if found else None
+
+    async def scenario(pilot):
+        screen = await open_dag(pilot, cluster)
+        go(tmp_path, "A")
+        await wait_for(pilot, lambda: failed_at() is not None, "A failed, C still running")
+        failed = failed_at()
+        await wait_for(pilot, lambda: time.time() >= failed + 2, "dagman.out's clock past A's failure")
+        go(tmp_path, "C")
+        await wait_for(pilot, lambda: rows(screen)[DAG_ROW][1] == "✖ failed", "the DAG aborted once C ended")
+        assert "Aborting DAG..." in out.read_text()
+        now.append(failed + 40)
+        await wait_for(pilot, lambda: rows(screen)["A"][5] == "40s", "A's time in its state counted from its failure")
+        assert rows(screen)["A"][1] == "✖ failed"
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL, clock=lambda: now[0] if now else time.time()), scenario)
