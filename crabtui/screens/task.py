@@ -19,6 +19,7 @@ from crabtui.snapshots import (NODE_STATES, ErrorGroup, SiteRow, TaskSnapshot, e
                                state_counts)
 from crabtui.task_status import (POSTPROCESSING, compress_ids, countdown, cpu_percent, exit_code_meaning, shown_state,
                                  to_hms)
+from crabtui.task_trend import ENDED as TREND_ENDED
 from crabtui.task_trend import Trend, trend
 from crabtui.widgets import states
 from crabtui.widgets.filter_bar import FilterBar
@@ -200,14 +201,19 @@ class TaskScreen(PollingScreen):
         view = snapshot.view
         jobs = {j.id: j for j in view.jobs}
         pace = None
-        if time.monotonic() - self._trend_at >= TREND_EVERY:
+        left = sum(1 for j in view.jobs if j.state not in TREND_ENDED)
+        # made again at once when jobs end or come back (a resubmission): '0 to go, done' under
+        # counts that show a job idle again read as a contradiction
+        if time.monotonic() - self._trend_at >= TREND_EVERY or left != self._trend_left:
             self._trend_at = time.monotonic()
             pace = trend(view.jobs, now)
+            self._trend_left = pace.left
         return TaskRows(snapshot, jobs, self._job_values(jobs), state_counts(view.jobs, self.automatic),
                         {r.site: r for r in site_rows(view.jobs, view.sites)},
                         {str(g.exit_code): g for g in error_groups(view.jobs)}, pace)
 
     _trend_at = -TREND_EVERY
+    _trend_left = -1
 
     def show(self, fetched: TaskRows) -> None:
         snapshot = fetched.snapshot
