@@ -765,3 +765,36 @@ def test_a_dag_removed_from_the_list_shows_removed_at_once_when_its_logs_are_not
                        "no longer running in the list", timeout=10)
 
     drive(CrabApp(Backend(engine), interval=INTERVAL, clock=lambda: now[0]), scenario)
+
+
+def test_u_on_the_key_bar_says_what_a_press_does_now(engine, tmp_path):
+    """The task list, the DAG list and the held jobs each toggle between yours and every user's:
+    once toggled, the key bar offers the way back, not the view already shown."""
+    submit_dag(engine, tmp_path)
+
+    def keys(screen) -> str:
+        return screen.query_one("KeyBar").render().plain
+
+    async def scenario(pilot):
+        app = pilot.app
+        tasks = app.screen
+        await wait_for(pilot, lambda: tasks.status_bar.updated_at is not None, "the task list read")
+        assert " u Mine " in keys(tasks)
+        await pilot.press("u")
+        assert " u All users " in keys(tasks)
+        await pilot.press("u")
+        assert " u Mine " in keys(tasks)
+        for opening in ("d", "o"):
+            await pilot.press(opening)
+            await wait_for(pilot, lambda: app.screen is not tasks and app.screen.status_bar.updated_at is not None,
+                           f"the screen {opening} opens")
+            screen = app.screen
+            assert " u All users " in keys(screen)
+            await pilot.press("u")
+            assert " u Mine " in keys(screen)
+            await pilot.press("u")
+            assert " u All users " in keys(screen)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is tasks, "back on the task list")
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
