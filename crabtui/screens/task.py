@@ -8,6 +8,7 @@ import time
 from typing import NamedTuple
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -34,6 +35,9 @@ from engine.crab.client.status import JobView, job_sort_key
 from engine.crab.taskworker.taskdb import kill_refusal, killable
 
 LOG_LINES = 5000
+# the actions that act on one tab's rows: that tab's id, title and key
+ON_TAB = {"blacklist": ("sites", "Sites", "3"), "kill_jobs": ("jobs", "Jobs", "1"), "hold": ("jobs", "Jobs", "1"),
+          "release": ("jobs", "Jobs", "1")}
 TREND_EVERY = 5.0  # seconds between two makings of the task's pace (it reads every attempt)
 MAX_NAMED = 12  # jobs a dialog lists by name before "and N more"
 
@@ -366,11 +370,23 @@ class TaskScreen(PollingScreen):
         tab = self.query_one(Tabbed).active
         if action == "open" and tab not in ("jobs", "errors"):
             return None  # nothing to open on this tab
-        if action == "blacklist" and tab != "sites":
-            return None
-        if action in ("kill_jobs", "hold", "release") and tab != "jobs":
+        if action in ON_TAB and tab != ON_TAB[action][0]:
             return None
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A press of a key dimmed on this tab says where it acts: a silent key reads as a key that
+        did not arrive."""
+        if self.snapshot is None:
+            return
+        tab = self.query_one(Tabbed).active
+        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+            if binding.action in ON_TAB and tab != ON_TAB[binding.action][0]:
+                event.stop()
+                _, title, digit = ON_TAB[binding.action]
+                self.app.notify(f"{binding.description} acts on the {title} tab: {digit} goes there.",
+                                severity="warning")
+                return
 
     def on_line_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()
