@@ -252,3 +252,24 @@ def test_the_pace_counts_a_resubmitted_job_to_go_as_soon_as_the_counts_do(engine
         assert "1 to go" in pace.render().plain, pace.render().plain
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_the_status_line_says_no_answer_when_the_engine_hangs(state, tmp_path):
+    """A schedd that is stopped (not gone) answers nothing and the refresh waits: after 10 refresh
+    intervals the status line says so instead of 'live', and 'live' again once it answers."""
+    import signal
+
+    async def scenario(pilot):
+        bar = pilot.app.screen.status_bar
+        await wait_for(pilot, lambda: bar.updated_at, "the task list read")
+        pid = LocalScheddClient(state).ping()["pid"]
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            await wait_for(pilot, lambda: "no answer for" in bar.render().plain, "the status line to notice")
+            assert "live" not in bar.render().plain and not bar.error
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        await wait_for(pilot, lambda: "● live" in bar.render().plain, "live again")
+
+    LocalScheddClient(state).ping()
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario)
