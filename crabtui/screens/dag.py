@@ -172,8 +172,12 @@ class DagScreen(PollingScreen):
         """Why the log cannot be read, in the log: a message, not a log's line, so wrapped, or
         its end, which says why, is cut."""
         log = self.query_one(LogView)
-        if not log.line_count:
-            log.write_lines(wrapped(self.snapshot.log_error, log.scrollable_content_region.width))
+        if log.line_count or self.query_one(Tabbed).active != "log":
+            return
+        if not log.scrollable_content_region.width:  # not laid out yet
+            self.call_after_refresh(self._show_log_error)
+            return
+        log.write_lines(wrapped(self.snapshot.log_error, log.scrollable_content_region.width))
 
     # -------------------------------------------------------------- actions
 
