@@ -153,8 +153,10 @@ class CrabApp(App):
         self.run_worker(run, thread=True, group="action", exit_on_error=False)
 
     def _refresh_screen(self) -> None:
+        """As ctrl+r does: the DAG list asks the schedd again rather than wait for its next query
+        (a removed DAG on a pool, whose logs are not here, read 'running' for up to 30 s)."""
         if isinstance(self.screen, PollingScreen):
-            self.screen.refresh_now(even_if_paused=True)
+            self.screen.action_refresh_now()
 
     def confirm_kill(self, tasks: list[Task], details: str) -> None:
         names = "\n".join(t.name for t in tasks)

@@ -22,7 +22,7 @@ from crabtui.widgets import states
 from crabtui.widgets.filter_bar import FilterBar
 from crabtui.widgets.key_bar import KeyBar
 from crabtui.widgets.live_table import Column, LiveTable, RowValues
-from crabtui.widgets.log_view import LogView
+from crabtui.widgets.log_view import LogView, wrapped
 from crabtui.widgets.states import Palette, dag_state, short_duration, shown_path
 from crabtui.widgets.status_bar import StatusBar
 from crabtui.widgets.tabbed import Pane, Tabbed
@@ -165,10 +165,19 @@ class DagScreen(PollingScreen):
         event.pane.query_one("LiveTable, LogView").focus()
         if self.snapshot is not None:
             if event.pane.id == "log" and self.snapshot.log_error:
-                log = self.query_one(LogView)
-                if not log.line_count:
-                    log.write_line(self.snapshot.log_error)
+                self.call_after_refresh(self._show_log_error)  # once the log has its width
             self._update_info()
+
+    def _show_log_error(self) -> None:
+        """Why the log cannot be read, in the log: a message, not a log's line, so wrapped, or
+        its end, which says why, is cut."""
+        log = self.query_one(LogView)
+        if log.line_count or self.query_one(Tabbed).active != "log":
+            return
+        if not log.scrollable_content_region.width:  # not laid out yet
+            self.call_after_refresh(self._show_log_error)
+            return
+        log.write_lines(wrapped(self.snapshot.log_error, log.scrollable_content_region.width))
 
     # -------------------------------------------------------------- actions
 

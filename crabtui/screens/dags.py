@@ -144,9 +144,14 @@ class DagsScreen(ListScreen):
 
     def action_toggle_users(self) -> None:
         self.all_users = not self.all_users
+        self.refresh_bindings()
         if self.snapshot is not None:
             self.table.set_items(self.rows(self.snapshot))
             self.update_info()
+
+    def key_description(self, binding: Binding) -> str | None:
+        """u on the key bar says what a press does now: every user's, or yours only again."""
+        return ("Mine" if self.all_users else "All users") if binding.action == "toggle_users" else None
 
     def action_ended_period(self) -> None:
         periods = list(ENDED_PERIODS)

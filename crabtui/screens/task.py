@@ -8,6 +8,7 @@ import time
 from typing import NamedTuple
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -19,6 +20,7 @@ from crabtui.snapshots import (NODE_STATES, ErrorGroup, SiteRow, TaskSnapshot, e
                                state_counts)
 from crabtui.task_status import (POSTPROCESSING, compress_ids, countdown, cpu_percent, exit_code_meaning, shown_state,
                                  to_hms)
+from crabtui.task_trend import ENDED as TREND_ENDED
 from crabtui.task_trend import Trend, trend
 from crabtui.widgets import states
 from crabtui.widgets.filter_bar import FilterBar
@@ -33,6 +35,9 @@ from engine.crab.client.status import JobView, job_sort_key
 from engine.crab.taskworker.taskdb import kill_refusal, killable
 
 LOG_LINES = 5000
+# the actions that act on one tab's rows: that tab's id, title and key
+ON_TAB = {"blacklist": ("sites", "Sites", "3"), "kill_jobs": ("jobs", "Jobs", "1"), "hold": ("jobs", "Jobs", "1"),
+          "release": ("jobs", "Jobs", "1")}
 TREND_EVERY = 5.0  # seconds between two makings of the task's pace (it reads every attempt)
 MAX_NAMED = 12  # jobs a dialog lists by name before "and N more"
 
@@ -200,14 +205,19 @@ class TaskScreen(PollingScreen):
         view = snapshot.view
         jobs = {j.id: j for j in view.jobs}
         pace = None
-        if time.monotonic() - self._trend_at >= TREND_EVERY:
+        left = sum(1 for j in view.jobs if j.state not in TREND_ENDED)
+        # made again at once when jobs end or come back (a resubmission): '0 to go, done' under
+        # counts that show a job idle again read as a contradiction
+        if time.monotonic() - self._trend_at >= TREND_EVERY or left != self._trend_left:
             self._trend_at = time.monotonic()
             pace = trend(view.jobs, now)
+            self._trend_left = pace.left
         return TaskRows(snapshot, jobs, self._job_values(jobs), state_counts(view.jobs, self.automatic),
                         {r.site: r for r in site_rows(view.jobs, view.sites)},
                         {str(g.exit_code): g for g in error_groups(view.jobs)}, pace)
 
     _trend_at = -TREND_EVERY
+    _trend_left = -1
 
     def show(self, fetched: TaskRows) -> None:
         snapshot = fetched.snapshot
@@ -360,11 +370,23 @@ class TaskScreen(PollingScreen):
         tab = self.query_one(Tabbed).active
         if action == "open" and tab not in ("jobs", "errors"):
             return None  # nothing to open on this tab
-        if action == "blacklist" and tab != "sites":
-            return None
-        if action in ("kill_jobs", "hold", "release") and tab != "jobs":
+        if action in ON_TAB and tab != ON_TAB[action][0]:
             return None
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A press of a key dimmed on this tab says where it acts: a silent key reads as a key that
+        did not arrive."""
+        if self.snapshot is None:
+            return
+        tab = self.query_one(Tabbed).active
+        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+            if binding.action in ON_TAB and tab != ON_TAB[binding.action][0]:
+                event.stop()
+                _, title, digit = ON_TAB[binding.action]
+                self.app.notify(f"{binding.description} acts on the {title} tab: {digit} goes there.",
+                                severity="warning")
+                return
 
     def on_line_table_row_selected(self, event: LiveTable.RowSelected) -> None:
         event.stop()

@@ -101,9 +101,14 @@ class TasksScreen(ListScreen):
 
     def action_toggle_users(self) -> None:
         self.mine_only = not self.mine_only
+        self.refresh_bindings()
         if self.snapshot is not None:
             self.table.set_items(self.rows(self.snapshot))
             self.update_info()
+
+    def key_description(self, binding: Binding) -> str | None:
+        """u on the key bar says what a press does now: yours only, or every user's again."""
+        return ("All users" if self.mine_only else "Mine") if binding.action == "toggle_users" else None
 
     # -------------------------------------------------------------- actions
 

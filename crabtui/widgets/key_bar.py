@@ -80,8 +80,9 @@ class KeyBar(Widget):
         room = self.size.width - more.cell_len
         text = Text(no_wrap=True, end="")
         spots = []
+        describe = getattr(self.screen, "key_description", None)  # a toggle says what it does now
         for binding, enabled in keys:
-            key = self._key(binding, enabled, binding.description, styles)
+            key = self._key(binding, enabled, (describe(binding) if describe else None) or binding.description, styles)
             if text.cell_len + key.cell_len > room:
                 break
             spots.append((text.cell_len, text.cell_len + key.cell_len, binding.key, enabled))

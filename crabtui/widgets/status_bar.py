@@ -1,8 +1,10 @@
 """The top line of every screen: where you are, and whether what you see is live, paused or stale.
 
 Stale means the engine stopped answering (the last refresh failed, say so and why) or has not
-answered for a while: the age turns amber at 3 refresh intervals, red at 10.  Paused is the
-user's own freeze (``p``), shown until it is lifted (htop users could not tell they had paused).
+answered for a while: the age turns amber at 3 refresh intervals, and at 10 it no longer says
+live but how long the engine has not answered (a schedd stopped, not gone, answers nothing).
+Paused is the user's own freeze (``p``), shown until it is lifted (htop users could not tell
+they had paused).
 A screen under a dialog does not refresh, and says so rather than "live".  A message too long
 for the line loses its middle, not its end, which says what to do.
 """
@@ -45,10 +47,10 @@ class StatusBar(Static):
             marker = Text(head + error, style=f"reverse {palette.style('error')}")
         elif self.updated_at is None:
             marker = Text(" … loading ")
+        elif (age := self._age()) > STALE_INTERVALS * self.app.interval:  # asked, and no answer yet
+            marker = Text(f" ⚠ no answer for {int(age)}s ", style=palette.style("error"))
         else:
-            age = self._age()
-            role = ("error" if age > STALE_INTERVALS * self.app.interval else
-                    "warning" if age > SLOW_INTERVALS * self.app.interval else "success")
+            role = "warning" if age > SLOW_INTERVALS * self.app.interval else "success"
             marker = Text(f" ● live · {int(age)}s ago ", style=palette.style(role))
         marker.truncate(room, overflow="ellipsis")  # where you are stays readable
         text.truncate(max(0, self.size.width - marker.cell_len), overflow="ellipsis", pad=True)

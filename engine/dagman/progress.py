@@ -255,10 +255,17 @@ class DagWatcher:
             self._apply_dag(r)
             return
         node = self._node(r.node)
+        was, before = node.since, (node.state, node.held, node.running)
         if not run.recovering:
             node.since = r.time
         elif r.at is not None:  # a recovered event's lines are written at the restart: its own time counts
             node.since = r.at
+        self._apply_node(r, node)
+        if not run.recovering and was is not None and (node.state, node.held, node.running) == before:
+            node.since = was  # a line that changes nothing (the abort's dump of a node failed earlier)
+
+    def _apply_node(self, r: OutRecord, node: _Node) -> None:
+        run, what = self._run, r.what
         if what in ("proc_ok", "proc_failed"):
             run.procs.pop(r.values[0], None)
             run.jobs_completed += what == "proc_ok" and not _fake(r.values[0])

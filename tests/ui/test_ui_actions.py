@@ -231,3 +231,45 @@ def test_a_running_jobs_open_attempt_says_where_it_runs(engine, running_task):
         assert "▶ open" in row
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_the_pace_counts_a_resubmitted_job_to_go_as_soon_as_the_counts_do(engine, tmp_path):
+    """The pace is made every few seconds (it reads every attempt), but not while it contradicts
+    the counts above it: a resubmitted job is one to go, not 'done'."""
+    name = submit(engine, tmp_path, "paced", scale=500, plan='{job = "2", attempt = "*", exitCode = 99}')
+    wait_task(engine, name, "FAILED")
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, name)
+        pace = screen.query_one("#pace")
+        await wait_for(pilot, lambda: "0 to go, done" in pace.render().plain, "the pace of the ended task")
+        await pilot.press("R")
+        assert isinstance(app.screen, ResubmitScreen)
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen), "the resubmission accepted")
+        await wait_for(pilot, lambda: screen.counts.get("failed", 0) == 0, "job 2 no longer failed", timeout=60)
+        assert "1 to go" in pace.render().plain, pace.render().plain
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_the_status_line_says_no_answer_when_the_engine_hangs(state, tmp_path):
+    """A schedd that is stopped (not gone) answers nothing and the refresh waits: after 10 refresh
+    intervals the status line says so instead of 'live', and 'live' again once it answers."""
+    import signal
+
+    async def scenario(pilot):
+        bar = pilot.app.screen.status_bar
+        await wait_for(pilot, lambda: bar.updated_at, "the task list read")
+        pid = LocalScheddClient(state).ping()["pid"]
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            await wait_for(pilot, lambda: "no answer for" in bar.render().plain, "the status line to notice")
+            assert "live" not in bar.render().plain and not bar.error
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        await wait_for(pilot, lambda: "● live" in bar.render().plain, "live again")
+
+    LocalScheddClient(state).ping()
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario)

@@ -17,6 +17,7 @@ from crabtui.screens.dags import DagsScreen
 from crabtui.screens.dialogs import ConfirmScreen
 from crabtui.screens.node import NodeScreen
 from crabtui.snapshots import Backend
+from crabtui.widgets.log_view import LogView
 from engine.crab.taskworker.taskdb import TaskDB
 from engine.dagman.halt import is_halted
 from engine.schedd.api import JobStatus
@@ -679,3 +680,121 @@ def test_the_empty_dag_list_says_how_to_submit_one_within_80_columns(state):
         assert cell_len(DagsScreen.EMPTY) <= line.content_size.width, (DagsScreen.EMPTY, line.content_size)
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
+
+
+def test_a_failed_nodes_since_is_when_it_failed_not_when_the_dag_aborted(engine, tmp_path):
+    """DAGMan waits for the running nodes after one fails, then dumps the failed node again as it
+    aborts: the dump changes nothing, and the node has been failed since its job failed."""
+    cluster, dag = submit_dag(engine, tmp_path, 'JOB A job.sub\nVARS A code="3"\nJOB C job.sub\nVARS C code="0"\n'
+                                                'JOB D job.sub\nVARS D code="0"\nPARENT A C CHILD D\n')
+    out = Path(f"{dag}.dagman.out")
+    now: list[float] = []
+
+    def failed_at() -> float | None:
+        found = re.search(r"^(\S+ \S+) Node A job proc \(\d+\.0\.0\) failed with status 3", out.read_text()
+                          if out.exists() else "", re.MULTILINE)
+        return time.mktime(time.strptime(found.group(1), "%m/%d/%y %H:%M:%S")) if found else None
+
+    async def scenario(pilot):
+        screen = await open_dag(pilot, cluster)
+        go(tmp_path, "A")
+        await wait_for(pilot, lambda: failed_at() is not None, "A failed, C still running")
+        failed = failed_at()
+        await wait_for(pilot, lambda: time.time() >= failed + 2, "dagman.out's clock past A's failure")
+        go(tmp_path, "C")
+        await wait_for(pilot, lambda: rows(screen)[DAG_ROW][1] == "✖ failed", "the DAG aborted once C ended")
+        assert "Aborting DAG..." in out.read_text()
+        now.append(failed + 40)
+        await wait_for(pilot, lambda: rows(screen)["A"][5] == "40s", "A's time in its state counted from its failure")
+        assert rows(screen)["A"][1] == "✖ failed"
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL, clock=lambda: now[0] if now else time.time()), scenario)
+
+
+def test_why_a_dags_log_cannot_be_read_is_shown_whole_in_80_columns(engine, tmp_path):
+    """A DAG whose directory this machine cannot see (moved away here, as a pool's DAG is seen
+    from elsewhere): its Log tab says why in full, wrapped, where the end is what explains it."""
+    directory = tmp_path / "a-directory-with-a-long-name-as-analysis-areas-have" / "dags"
+    directory.mkdir(parents=True)
+    cluster, dag = submit_dag(engine, directory)
+    go(directory, "A", "B", "C")
+
+    async def scenario(pilot):
+        app = pilot.app
+        dags = await open_dags(pilot)
+        await wait_for(pilot, lambda: str(cluster) in dags.table.items and dags.table.items[str(cluster)].ended,
+                       "the DAG done", timeout=90)
+        directory.rename(tmp_path / "moved")
+        screen = await open_dag(pilot, cluster)
+        await pilot.press("2")
+        log = screen.query_one(LogView)
+        await wait_for(pilot, lambda: log.line_count, "the Log tab's message")
+        shown = [str(line) for line in log.lines]
+        width = log.scrollable_content_region.width
+        assert all(len(line) <= width for line in shown), f"each line fits the {width} columns: {shown}"
+        assert re.sub(r"\s", "", "".join(shown)) == re.sub(r"\s", "", (
+            f"{dag}.dagman.out cannot be read from this machine: its directory {directory} is not here"))
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(80, 24))
+
+
+def test_a_dag_removed_from_the_list_shows_removed_at_once_when_its_logs_are_not_here(engine, tmp_path):
+    """A DAG whose logs this machine cannot follow (its directory moved away under the running
+    DAGMan, as a pool's DAG is seen from elsewhere) learns its state from the schedd, asked every
+    30 s: after K the list asks at once, as ctrl+r does, rather than show it running meanwhile."""
+    directory = tmp_path / "here"
+    directory.mkdir()
+    cluster, _ = submit_dag(engine, directory)
+    now = [time.time()]
+
+    async def scenario(pilot):
+        app = pilot.app
+        dags = await open_dags(pilot)
+        table = dags.table
+        await wait_for(pilot, lambda: str(cluster) in table.items and table.items[str(cluster)].nodes.get(
+            "running") == 2, "A and C running")
+        directory.rename(tmp_path / "elsewhere")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: table.items[str(cluster)].source != "dagman.out", "the counts from the ad")
+        table.move_cursor(row=table.get_row_index(str(cluster)))
+        await pilot.press("K")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: job_status(engine, cluster) in (JobStatus.REMOVED, None), "DAGMan removed")
+        await wait_for(pilot, lambda: cells(table, str(cluster))[4] in ("✗ removing", "✗ removed"),
+                       "no longer running in the list", timeout=10)
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL, clock=lambda: now[0]), scenario)
+
+
+def test_u_on_the_key_bar_says_what_a_press_does_now(engine, tmp_path):
+    """The task list, the DAG list and the held jobs each toggle between yours and every user's:
+    once toggled, the key bar offers the way back, not the view already shown."""
+    submit_dag(engine, tmp_path)
+
+    def keys(screen) -> str:
+        return screen.query_one("KeyBar").render().plain
+
+    async def scenario(pilot):
+        app = pilot.app
+        tasks = app.screen
+        await wait_for(pilot, lambda: tasks.status_bar.updated_at is not None, "the task list read")
+        assert " u Mine " in keys(tasks)
+        await pilot.press("u")
+        assert " u All users " in keys(tasks)
+        await pilot.press("u")
+        assert " u Mine " in keys(tasks)
+        for opening in ("d", "o"):
+            await pilot.press(opening)
+            await wait_for(pilot, lambda: app.screen is not tasks and app.screen.status_bar.updated_at is not None,
+                           f"the screen {opening} opens")
+            screen = app.screen
+            assert " u All users " in keys(screen)
+            await pilot.press("u")
+            assert " u Mine " in keys(screen)
+            await pilot.press("u")
+            assert " u All users " in keys(screen)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is tasks, "back on the task list")
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)

@@ -312,3 +312,20 @@ def test_an_empty_task_list_points_to_the_dags(state):
         assert isinstance(pilot.app.screen, DagsScreen)
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
+
+
+def test_a_key_dimmed_on_a_tab_says_which_tab_it_acts_on(engine, failed_task):
+    """b blacklists a site of the Sites tab, x, h and r act on jobs of the Jobs tab: pressed on
+    another tab they say where to go, rather than do nothing."""
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, failed_task)
+        await pilot.press("b")
+        assert [n.message for n in app._notifications][-1] == "Blacklist acts on the Sites tab: 3 goes there."
+        await pilot.press("3", "x")
+        assert [n.message for n in app._notifications][-1] == "Kill jobs acts on the Jobs tab: 1 goes there."
+        await pilot.press("h")
+        assert [n.message for n in app._notifications][-1] == "Hold acts on the Jobs tab: 1 goes there."
+        assert app.screen is screen and screen.query_one(Tabbed).active == "sites"
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
