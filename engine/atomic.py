@@ -15,7 +15,7 @@ import stat
 from collections.abc import Callable
 from typing import BinaryIO
 
-from engine.schedd.local.crashpoint import crash_point
+from engine.crashpoint import crash_point
 
 _ATTEMPTS = 16
 

@@ -53,7 +53,7 @@ from engine.schedd.api import (
     summarize,
 )
 from engine.schedd.local import dollar_dollar, job_tools, shadow, starter
-from engine.schedd.local.crashpoint import crash_point
+from engine.crashpoint import crash_point
 from engine.schedd.local.jobqueue import JobQueue, OutboxRow, job_id
 from engine.schedd.local.pool import Pool, analyze
 from engine.schedd.local.submit import SubmitDescription, build_job_ads

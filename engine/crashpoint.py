@@ -1,4 +1,4 @@
-"""Named points where the schedd can be made to die, for the tests that prove every one is safe.
+"""Named points where a process of ours can be made to die, for the tests that prove every one is safe.
 
 ``CRABTUI_CRASH_POINT=exit:after-commit`` in the daemon's environment makes it kill itself with
 SIGKILL the first time it reaches that point: a real crash of a real daemon, at a moment no timing
