@@ -8,11 +8,14 @@ name at one of our files in advance and have it overwritten.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import stat
 from collections.abc import Callable
 from typing import BinaryIO
+
+from engine.crashpoint import crash_point
 
 _ATTEMPTS = 16
 
@@ -35,6 +38,12 @@ def copy_atomically(source: str, path: str) -> None:
         os.close(fd)
 
 
+def leftover(name: str, target: str) -> bool:
+    """Whether ``name`` (in the directory of ``target``, a file name) is a temporary file that a
+    process killed while it replaced ``target`` left behind."""
+    return re.fullmatch(rf"\.{re.escape(target)}\.[0-9a-f]{{16}}\.(tmp|part)", name) is not None
+
+
 def _replace(path: str, suffix: str, fill: Callable[[BinaryIO], object]) -> None:
     directory, name = os.path.split(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -51,6 +60,7 @@ def _replace(path: str, suffix: str, fill: Callable[[BinaryIO], object]) -> None
             fill(f)
             f.flush()
             os.fsync(f.fileno())
+        crash_point(f"replace:{name}")
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -148,7 +148,7 @@ CRAB = "engine.crab"
 PLACES = ("client", "taskworker", "ap", "wn", "grid")
 STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 BINDINGS = frozenset({"htcondor2", "classad2"})  # what an access point has of HTCondor
-HELPERS = frozenset({"engine.atomic", "engine.hints", "engine.state", "engine.tomlfile", f"{CRAB}.jsonfile"})  # standard library only
+HELPERS = frozenset({"engine.atomic", "engine.crashpoint", "engine.hints", "engine.state", "engine.tomlfile", f"{CRAB}.jsonfile"})  # standard library only
 WN_FORMATS = frozenset(f"{CRAB}.wn.{m}" for m in ("fjr", "jobad", "job_input", "failure_plan"))
 USER_LOG = "engine.schedd.local.userlog"
 # The TaskWorker code PreDAG runs again on the access point, as CRAB ships its TaskWorker to the schedd.

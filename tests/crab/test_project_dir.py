@@ -258,6 +258,28 @@ def test_a_submit_killed_before_it_recorded_the_task_leaves_a_config_that_submit
     assert [t["name"] for t in listed] == [name]
 
 
+def test_a_submit_killed_while_it_writes_the_directory_record_is_taken_up_by_the_next(tmp_path, state):
+    """kill -9 of ``crab submit`` while it writes ``.requestcache`` (the task recorded, the record's
+    temporary file not yet renamed): the next ``task submit`` of that config used to refuse the
+    directory as an existing work area, the leftover counting as content."""
+    import signal
+
+    here = _analysis(tmp_path, "wprime_mid_record")
+    assert crabtui(state, "pool", "start", cwd=here).returncode == 0  # the daemon without the crash point
+    killed = crabtui(state, "task", "submit", cwd=here, env={"CRABTUI_CRASH_POINT": "replace:.requestcache"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    project = here / "crab_projects" / "crab_wprime_mid_record"
+    assert not (project / ".requestcache").exists() and len(os.listdir(project)) == 3, "inputs, results, the part"
+
+    again = crabtui(state, "task", "submit", cwd=here)
+    assert again.returncode == 0, again.stderr
+    assert "it is not submitted again" in again.stdout
+    listed = json.loads(crabtui(state, "task", "list", "--json", cwd=here).stdout)
+    assert len(listed) == 1, "one task, not two"
+    assert json.loads((project / ".requestcache").read_text())["RequestName"] == listed[0]["name"]
+    assert sorted(os.listdir(project)) == [".requestcache", "crab.log", "inputs", "results"]
+
+
 def test_a_submit_killed_after_it_recorded_the_task_is_not_submitted_twice(tmp_path, state):
     """kill -9 of ``crab submit`` between recording the task and writing its project directory's
     record: the next ``task submit`` of that config completes the directory for that task and

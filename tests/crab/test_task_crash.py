@@ -101,3 +101,51 @@ def test_a_postjob_run_again_after_a_crash_repeats_its_decision(tmp_path):
     assert postjob.main(args) == 0
     assert (tmp_path / "retry_state" / "job.1.json").read_bytes() == recorded
     assert [a["action"] for a in json.loads(recorded)["attempts"]] == ["ok"]
+
+
+def _waiting_for_lock(path: Path) -> list[int]:
+    """The pids of the processes blocked in flock() on ``path`` (/proc/locks' ``->`` lines)."""
+    inode = os.stat(path).st_ino
+    waiting = []
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "->" and fields[6].rsplit(":", 1)[-1] == str(inode):
+            waiting.append(int(fields[5]))
+    return waiting
+
+
+def test_a_postjob_killed_before_it_decides_does_not_run_its_finished_job_again(tmp_path, state):
+    """kill -9 of a PostJob: DAGMan fails the POST script and retries the node, which ran the job
+    that had succeeded a second time.  Its PreJob now takes the dead PostJob's decision instead,
+    and skips the job (PRE_SKIP)."""
+    import fcntl
+
+    from engine.crab.ap import sites
+
+    runs, gate = tmp_path / "runs.txt", tmp_path / "gate"
+    (tmp_path / "run.sh").write_text(f'#!/bin/sh\necho "$1" >> {runs}\nwhile [ ! -e {gate} ]; do sleep 0.1; done\n')
+    (tmp_path / "run.sh").chmod(0o755)
+    (tmp_path / "crab.toml").write_text(config_text("postkill", units=10).replace('psetName = "pset.py"',
+                                                                                    'scriptExe = "run.sh"'))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    task_dir = Path(wait_until("the task's DAG", lambda: (lambda s: s["status"] == "SUBMITTED" and s)(
+        task_status(state, "postkill", tmp_path)))["task_dir"])
+    lock = Path(sites._statistics_path(str(task_dir)) + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the PostJobs wait here, before they record their decision
+        gate.touch()
+        postjob = wait_until("a PostJob blocked before its decision", lambda: _waiting_for_lock(lock))[0]
+        job = Path(f"/proc/{postjob}/cmdline").read_bytes().split(b"\0")[-3].decode()
+        os.kill(postjob, signal.SIGKILL)
+    finally:
+        os.close(fd)
+
+    done = wait_status(state, "postkill", tmp_path, "COMPLETED")
+    assert sorted(runs.read_text().split()) == ["1", "2"], "each job ran once"
+    assert all(j["state"] == "finished" for j in done["jobs"])
+    out = (task_dir / "RunJobs.dag.dagman.out").read_text()
+    assert f"POST Script of node Job{job} died on signal 9" in out
+    assert f"PRE_SKIP return value 5 indicates we are done (successfully) with node Job{job}" in out
+    state_file = json.loads((task_dir / "retry_state" / f"job.{job}.json").read_text())
+    assert [(a["crab_retry"], a["action"]) for a in state_file["attempts"]] == [(0, "ok")]

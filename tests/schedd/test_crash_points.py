@@ -13,7 +13,7 @@ from htcondor2 import JobEventType as ET
 
 from schedd_harness import daemon_pid, process_gone, read_events, types_for, wait_for
 from engine.schedd.api import JobAction, JobStatus, ScheddError
-from engine.schedd.local.crashpoint import ENV_VAR
+from engine.crashpoint import ENV_VAR
 
 WHERE = ("before-commit", "after-commit", "after-log")
 GATED = "#!/bin/sh\nwhile [ ! -e go ]; do sleep 0.05; done\necho ran >> marks\n"

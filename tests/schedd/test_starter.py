@@ -113,6 +113,25 @@ def test_only_a_job_whose_starter_is_gone_too_is_evicted_and_run_again(schedd):
         ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.EXECUTE, ET.JOB_TERMINATED]
 
 
+def test_a_starter_killed_under_a_live_schedd_is_noticed_and_its_job_runs_again(schedd):
+    """A starter killed while its job runs sends no news: the schedd used to show the job running
+    for ever, its slot taken."""
+    schedd.write_pool(ONE_SLOT)
+    running = f"{gated_jobs(schedd).cluster}.0"
+    pid = schedd.wait_running(running)["JobPid"]
+    os.kill(starter_of(pid), signal.SIGKILL)
+
+    ad = wait_for(lambda: (lambda ad: ad if ad and ad.get("NumJobStarts") == 2 else None)(schedd.job(running)),
+                  "the job to start again once its starter is gone")
+    assert ad["JobPid"] != pid
+    wait_for(lambda: process_gone(pid), "the lost run's process to be killed")
+    (schedd.work / "go").touch()
+    schedd.wait_history(running)
+    assert marks(schedd) == ["0"], "the lost run never finished; the second did, once"
+    assert types_for(read_events(schedd.work / "job.log"), running) == [
+        ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.EXECUTE, ET.JOB_TERMINATED]
+
+
 # Ignores SIGTERM, and leaves a process of its own behind in a session of its own.
 STUBBORN_FAMILY = """\
 #!/bin/sh

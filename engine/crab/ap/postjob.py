@@ -19,9 +19,8 @@ import os
 import sys
 import time
 
-from engine.crab.ap.prejob import load_job_state
-from engine.crab.ap.retry_policy import (ACTIONS, Decision, JobReturnCode, Limits, decide, record, save_state,
-                                         state_path)
+from engine.crab.ap.retry_policy import (ACTIONS, Decision, JobReturnCode, JobState, Limits, decide, load_job_state,
+                                         record, save_state, state_path)
 from engine.crab.ap.sites import record_attempt
 from engine.crab.ap.stageout import STAGEOUT_CODES, stage_out
 from engine.crab.taskworker.dagman_creator import read_task, task_ad
@@ -70,7 +69,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("job_id")
     parser.add_argument("task_dir")
     args = parser.parse_args(argv)
-    task = read_task(args.task_dir)
     state = load_job_state(args.task_dir, args.job_id)
     last = state.attempts[-1] if state.attempts else None
     if state.open_attempt is None and last is not None and last.dag_retry == args.dag_retry:
@@ -78,30 +76,53 @@ def main(argv: list[str] | None = None) -> int:
         # POST script's end, runs it again in recovery: answer as the first run did.
         print(f"job {args.job_id}: attempt {last.crab_retry} is recorded already: {last.action}")
         return int(ACTIONS[last.action])
-    report_path = os.path.join(args.task_dir, f"jobReport.json.{args.job_id}.{state.crab_retry}")
+    return close_attempt(args.task_dir, args.job_id, state, int(args.condor_id.split(".")[0] or 0), args.return_value)
+
+
+def close_attempt(task_dir: str, job_id: str, state: JobState, cluster: int, return_value: int) -> int:
+    """Classify the open attempt of ``state``, whose job was ``cluster`` and returned
+    ``return_value``, record the decision and return its status for DAGMan."""
+    task = read_task(task_dir)
+    report_path = os.path.join(task_dir, f"jobReport.json.{job_id}.{state.crab_retry}")
     try:
         report = fjr.read_report(report_path)
     except (OSError, fjr.FJRError):
         report = None
-    cluster = int(args.condor_id.split(".")[0] or 0)
-    facts = job_facts(os.path.join(args.task_dir, f"job_log.{args.job_id}"), cluster)
-    limits = Limits(max_retries=task_ad(task).max_executions(args.job_id), time_scale=task["time_scale"])
-    decision = run = decide(args.return_value, report, state, limits, time.time(), job_ad=facts)
+    facts = job_facts(os.path.join(task_dir, f"job_log.{job_id}"), cluster)
+    limits = Limits(max_retries=task_ad(task).max_executions(job_id), time_scale=task["time_scale"])
+    decision = run = decide(return_value, report, state, limits, time.time(), job_ad=facts)
     if decision.action == "ok" and report is not None and task.get("stageout"):
-        decision = stage_out(args.task_dir, task, state, report, decision, limits=limits, job_ad=facts)
+        decision = stage_out(task_dir, task, state, report, decision, limits=limits, job_ad=facts)
         if decision is None:
-            print(f"job {args.job_id}: its outputs are being transferred to {task['stageout']['site']}: "
+            print(f"job {job_id}: its outputs are being transferred to {task['stageout']['site']}: "
                   "DEFERRING. PostJob will run again")
             return JobReturnCode.DEFER
     if report is not None:
         write_postjob_section(report_path, report, decision)
     # First: counting it twice changes nothing.  The job's own outcome counts at its site, as CRAB's
     # RetryJob counts it before ASO: a failed stage-out is the storage site's, not the job's site's.
-    record_attempt(args.task_dir, args.job_id, run.attempt)
-    save_state(state_path(args.task_dir, args.job_id), record(state, decision))
-    print(f"job {args.job_id}: {decision.action}: {decision.reason}")
+    record_attempt(task_dir, job_id, run.attempt)
+    save_state(state_path(task_dir, job_id), record(state, decision))
+    print(f"job {job_id}: {decision.action}: {decision.reason}")
     return decision.status
 
+
+def ended_job(task_dir: str, job_id: str) -> tuple[int, int] | None:
+    """The cluster and DAGMan's $RETURN of the job's last run, from its event log; None if its
+    last job has not terminated (or never ran)."""
+    import htcondor2
+
+    path = os.path.join(task_dir, f"job_log.{job_id}")
+    if not os.path.exists(path):
+        return None
+    ended = None
+    for event in htcondor2.JobEventLog(path).events(stop_after=0):
+        if event.type == htcondor2.JobEventType.SUBMIT:
+            ended = None
+        elif event.type == htcondor2.JobEventType.JOB_TERMINATED:
+            normal = event.get("TerminatedNormally", True)
+            ended = (event.cluster, event["ReturnValue"] if normal else -event["TerminatedBySignal"])
+    return ended
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -4,7 +4,10 @@ It opens the job's next attempt (:func:`engine.crab.ap.retry_policy.begin_attemp
 attempt's memory, runtime and sites to avoid) and writes ``Job.<id>.submit``: the task's template
 plus this attempt's lines, as CRAB's ``alter_submit`` does.  While the job cools off after a
 failure it exits 4, which the DAG's ``SCRIPT DEFER 4`` turns into "run me again later", so the
-node shows a countdown instead of a running PRE script.  Exit codes are CRAB's: 0 go, 2 fatal.
+node shows a countdown instead of a running PRE script.  Exit codes are CRAB's: 0 go, 2 fatal;
+and 5, the DAG's ``PRE_SKIP``: the open attempt's job had succeeded, and its PostJob died (``kill
+-9``) before it recorded that, so DAGMan retried the node; PreJob takes the PostJob's decision in
+its place (:func:`close_undecided`) rather than run a finished job again.
 
 After a ``crab resubmit`` it first reads the resubmit record (:mod:`engine.crab.ap.resubmit_record`): a job
 listed in an epoch newer than its own enters it (RRN 0, the epoch's memory and runtime), and a job
@@ -33,16 +36,12 @@ from dataclasses import replace
 from engine.atomic import write_atomically
 from engine.crab.ap.resubmit_record import ResubmitEntry, apply_record, read_record
 from engine.crab.ap.retry_policy import (PRE_SKIPPED, Decision, JobReturnCode, JobState, Params, begin_attempt,
-                                         choose_sites, cooloff_remaining, load_state, record, save_state, state_path)
+                                         choose_sites, cooloff_remaining, load_job_state, record, save_state,
+                                         state_path)
 from engine.crab.ap.sites import (SiteListError, SiteLists, Thresholds, attempt_sites, load_statistics,
                                   previous_failure)
 from engine.crab.taskworker.dagman_creator import SUBMIT_TEMPLATE, read_task, task_ad
 from engine.crab.wn.failure_plan import plan_json
-
-
-def load_job_state(task_dir: str, job_id: str) -> JobState:
-    path = state_path(task_dir, job_id)
-    return load_state(path) if os.path.exists(path) else JobState(job_id)
 
 
 def failed_for_good(state: JobState) -> str:
@@ -104,6 +103,25 @@ def refusal(state: JobState, reason: str) -> Decision:
     return Decision("fatal", reason, PRE_SKIPPED, attempt)
 
 
+def close_undecided(task_dir: str, job_id: str, state: JobState, dag_retry: int) -> int | None:
+    """A PostJob killed before it recorded its decision fails the POST script, and DAGMan retries
+    the node: the open attempt's job had ended (its report is there), so the PostJob's decision is
+    taken now, and a job that succeeded is not run again (:data:`JobReturnCode.DONE`, the DAG's
+    ``PRE_SKIP``).  The decision's status, None if there is no such attempt."""
+    current = state.open_attempt
+    if current is None or dag_retry <= current.dag_retry:
+        return None
+    if not os.path.exists(os.path.join(task_dir, f"jobReport.json.{job_id}.{current.crab_retry}")):
+        return None
+    from engine.crab.ap import postjob  # only here: it needs htcondor2, as PostJob does
+
+    ended = postjob.ended_job(task_dir, job_id)
+    if ended is None:
+        return None
+    print(f"job {job_id}: its PostJob died before it recorded attempt {current.crab_retry}: deciding it now")
+    return postjob.close_attempt(task_dir, job_id, state, *ended)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m engine.crab.ap.prejob")
     parser.add_argument("dag_retry", type=int)
@@ -116,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     if ended:
         print(f"job {args.job_id}: {ended}", file=sys.stderr)
         return JobReturnCode.FATAL_ERROR
+    closed = close_undecided(args.task_dir, args.job_id, state, args.dag_retry)
+    if closed is not None and closed != JobReturnCode.RECOVERABLE_ERROR:
+        return JobReturnCode.DONE if closed == JobReturnCode.OK else closed
+    if closed is not None:  # a retry, recorded: its next attempt starts as after any PostJob
+        state, entry = apply_record(load_job_state(args.task_dir, args.job_id), read_record(args.task_dir))
     task = job_task(task, entry)
     if cooloff_remaining(state, time.time()) > 0:
         return JobReturnCode.DEFER

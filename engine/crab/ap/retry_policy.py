@@ -88,19 +88,20 @@ __all__ = [
     "SCHEMA",
     "Attempt", "Decision", "JobReturnCode", "JobState", "Limits", "Params", "RetryPolicy",
     "RetryStateError", "begin_attempt", "check_abort_dag", "choose_sites", "cooloff_remaining",
-    "decide", "load_state", "policy_for", "record", "resubmit", "save_state", "state_path",
+    "decide", "load_job_state", "load_state", "policy_for", "record", "resubmit", "save_state", "state_path",
 ]
 
 
 class JobReturnCode(enum.IntEnum):
     """PostJob/RetryJob exit statuses (CRAB's JOB_RETURN_CODES), wired in the DAG as
-    ``RETRY ... UNLESS-EXIT 2``, ``ABORT-DAG-ON ... 3`` and ``SCRIPT DEFER 4``."""
+    ``RETRY ... UNLESS-EXIT 2``, ``ABORT-DAG-ON ... 3``, ``SCRIPT DEFER 4`` and ``PRE_SKIP ... 5``."""
 
     OK = 0
     RECOVERABLE_ERROR = 1
     FATAL_ERROR = 2
     DAG_ABORT = 3
     DEFER = 4
+    DONE = 5  # PreJob only: the job had succeeded, its PostJob died before it said so (``PRE_SKIP``)
 
 
 ACTIONS = {"ok": JobReturnCode.OK, "retry": JobReturnCode.RECOVERABLE_ERROR,
@@ -518,6 +519,12 @@ def state_path(directory: str | os.PathLike[str], job_id: str) -> str:
     """Where a job's state lives: one file per job, so concurrent PreJobs and PostJobs of
     different jobs never write the same file."""
     return os.path.join(directory, "retry_state", f"job.{job_id}.json")
+
+
+def load_job_state(task_dir: str, job_id: str) -> JobState:
+    """Job ``job_id``'s state in ``task_dir``; a fresh one before its first PreJob."""
+    path = state_path(task_dir, job_id)
+    return load_state(path) if os.path.exists(path) else JobState(job_id)
 
 
 def save_state(path: str | os.PathLike[str], state: JobState) -> None:

@@ -29,7 +29,7 @@ import shutil
 import time
 from dataclasses import dataclass
 
-from engine.atomic import write_atomically
+from engine.atomic import leftover, write_atomically
 
 __all__ = ["INPUTS", "LOG", "RECORD", "RESULTS", "Project", "ProjectError", "create", "directory", "display_path", "linked",
            "log_command", "point", "project_path", "read", "recorded", "remove", "work_area"]
@@ -139,7 +139,11 @@ def _take_over(path: str) -> int | None:
     if claim is not None:
         try:
             left = set(os.listdir(path))
+            record_parts = {name for name in left if leftover(name, RECORD)}  # killed while it wrote the record
+            left -= record_parts
             if left <= {RESULTS, INPUTS} and not any(os.listdir(os.path.join(path, sub)) for sub in left):
+                for name in record_parts:
+                    os.unlink(os.path.join(path, name))
                 for sub in (RESULTS, INPUTS):
                     os.makedirs(os.path.join(path, sub), exist_ok=True)
                 return claim

@@ -2,7 +2,8 @@
 
 The DAG is CRAB's (``DAG_FRAGMENT``): independent nodes ``JobN``, each with PreJob as PRE script
 (deferred with exit 4 while the job cools off), the job, PostJob as POST script (deferred with exit
-4 while its output is staged out), ``RETRY ... UNLESS-EXIT 2`` and ``ABORT-DAG-ON ... 3``.  The
+4 while its output is staged out), ``RETRY ... UNLESS-EXIT 2``, ``ABORT-DAG-ON ... 3`` and ``PRE_SKIP ...
+5`` (PreJob's word for a job that succeeded while its PostJob died before it said so).  The
 scripts are ``python3 -m engine.crab.ap.prejob|postjob`` so the same DAG runs on a real HTCondor pool;
 everything they share is in the task directory as JSON (:data:`TASK_FILE`, the per-job inputs and
 the retry states of :mod:`engine.crab.ap.retry_policy`).
@@ -177,6 +178,7 @@ def format_dag(ad: TaskAd, jobs: Sequence[JobSplit]) -> str:
             f"RETRY Job{n} {ad.max_retries if ad.max_executions(n) > 1 else 0} UNLESS-EXIT 2",
             f'VARS Job{n} count="{n}"',
             f"ABORT-DAG-ON Job{n} 3",
+            f"PRE_SKIP Job{n} 5",
             "",
         ]
     return "\n".join(lines)

@@ -54,7 +54,7 @@ from engine.dag import DagError
 from engine.dagman.submit_dag import (DagSubmitOptions, format_condor_dagman_sub, format_condor_sub, prepare,
                                       write_condor_sub)
 from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
-from engine.schedd.local.crashpoint import crash_point
+from engine.crashpoint import crash_point
 from engine.schedd.scheduler_start import not_writable, run_as
 from engine.state import StateDir
 

@@ -53,7 +53,7 @@ from engine.schedd.api import (
     summarize,
 )
 from engine.schedd.local import dollar_dollar, job_tools, shadow, starter
-from engine.schedd.local.crashpoint import crash_point
+from engine.crashpoint import crash_point
 from engine.schedd.local.jobqueue import JobQueue, OutboxRow, job_id
 from engine.schedd.local.pool import Pool, analyze
 from engine.schedd.local.submit import SubmitDescription, build_job_ads
@@ -731,14 +731,27 @@ class LocalSchedd:
                     continue
                 if kind == "started":
                     self._started(key, record.starter_pid, record.job_pid, record.start_time)
+                    self._watch_starter(key)
                 elif kind == "failed":
                     self._start_failed(key, record.failed, record.hold_code)
                 elif kind == "exited":
                     self._collect(key, record.exit)
             self.schedule()
 
+    def _watch_starter(self, key: JobId) -> None:
+        """Inside a unit: a starter killed while it runs a job (or between the job's end and its
+        record) sends no news; a pidfd on it tells, and its record then says what happened, as it
+        does to a schedd that restarts.  Without it the job would stay running, its slot taken."""
+        proc = self.running.get(key)
+        if proc is None or proc.pidfd >= 0:
+            return
+        if shadow.reconnect(proc):
+            self.loop.add_reader(proc.pidfd, self._reconnected_exit, key)
+        else:  # already gone, or its job over: its record has the news the socket may never bring
+            self._settle(key, starter.read_record(proc.record))
+
     def _reconnected_exit(self, key: JobId) -> None:
-        """A starter reconnected to after a restart has ended: its record says how."""
+        """A watched starter has ended (killed, or done after a restart): its record says how."""
         with self._unit("exit"):
             self._settle(key, starter.read_record(self.running[key].record))
             self.schedule()
