@@ -11,7 +11,7 @@ from pathlib import Path
 
 from engine.crab.wn import fjr
 
-from crab_tasks import config_text, crabtui, task_status, wait_until
+from crab_tasks import config_text, crab_config_py, crabtui, task_status, wait_until
 
 
 def processes_with(marker: str) -> list[int]:
@@ -88,3 +88,32 @@ def test_a_wrapper_signalled_alone_passes_sigterm_on_to_its_payload(tmp_path, st
     report = Path(task_status(state, "alone", tmp_path)["task_dir"]) / "jobReport.json.1.0"
     assert '"exitMsg": "Job was killed with signal 15"' in report.read_text()
     assert crabtui(state, "task", "kill", "alone", cwd=tmp_path).returncode == 0
+
+
+def test_a_killed_running_job_shows_the_memory_its_job_log_recorded(tmp_path, state):
+    """A running job removed by ``task kill`` leaves a report that stops at SIGTERM with no memory
+    figure; ``crab status --long`` gives the memory its job log recorded (the schedd's last
+    ResidentSetSize), as it does on a pool, which brings no file of a removed job back."""
+    from engine.crab.ap.joblog import last_run
+
+    (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("memkill", scale=2))
+    assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
+    task_dir = Path(task_status(state, "memkill", tmp_path)["task_dir"])
+    wait_until("job 1's log to record its memory", lambda: "006 (" in _text(task_dir / "job_log.1"))
+    assert crabtui(state, "task", "kill", "memkill", cwd=tmp_path).returncode == 0
+    wait_until("job 1 killed", lambda: task_status(state, "memkill", tmp_path)["jobs"][0]["state"] == "killed")
+    one = task_status(state, "memkill", tmp_path)["jobs"][0]
+    assert '"memory": {}' in (task_dir / "jobReport.json.1.0").read_text()  # what the report cannot say
+    logged = last_run(str(task_dir / "job_log.1")).rss_kb
+    assert logged and one["memory_mb"] == logged / 1024, one
+    long = crabtui(state, "task", "status", "memkill", "--long", cwd=tmp_path).stdout.splitlines()
+    row = next(line.split() for line in long if line.split()[:2] == ["1", "killed"])
+    assert row[4] == str(int(logged / 1024)), row  # crab status gives whole MB
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""

@@ -17,7 +17,7 @@ import pytest
 
 from engine.crab.taskworker.automatic import stage_of
 from installed import CRABTUI
-from pool_user import FLAKY, POOL_SITES, STEADY_SITES, PoolUser, attempts, config
+from pool_user import FLAKY, MC, POOL_SITES, STEADY_SITES, PoolUser, attempts, config
 
 pytestmark = pytest.mark.htcondor
 
@@ -269,3 +269,64 @@ def test_a_users_script_travels_in_the_jobs_sandbox(user):
     assert "payload for job 1 in /var/lib/condor/execute" in out, out
     assert [line for line in out.splitlines() if line.startswith("arg[")] == \
         ["arg[1]", "arg[isData=1]", "arg[cut = pt_20]", "arg[sel=a=b]"], out
+
+
+def test_a_failed_jobs_exit_code_reaches_the_pools_history(user):
+    """The job's executable (the sandbox zipapp) exits with its payload's status, as on the embedded
+    engine: condor_history shows a job that failed with 8006 as ExitCode 70 (8006's low byte), one
+    that succeeded as 0, and the DAG's nodes log the same return values."""
+    user.write("pset.py", "import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
+    name = user.submit("crabConfig.py", f"""\
+from CRABClient.UserUtilities import config
+config = config()
+config.General.requestName = 'exitcode'
+config.JobType.pluginName = 'Analysis'
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = '{MC}'
+config.Data.splitting = 'LumiBased'
+config.Data.unitsPerJob = 10
+config.Data.totalUnits = 20
+config.Data.ignoreLocality = True
+config.Site.whitelist = ['T2_XX_Local']
+config.Site.storageSite = 'T2_XX_Local'
+config.Debug.timeScale = 500
+config.Debug.failurePlan = [{{'job': '2', 'attempt': 1, 'exitCode': 8006}}]
+""")
+    status = user.wait(name, "FAILED")
+    assert [(j["id"], j["state"]) for j in status["jobs"]] == [("1", "finished"), ("2", "failed")]
+    ads = htcondor2.Schedd().history(f"DAGManJobId == {status['dagman_id']}", ["DAGNodeName", "ExitCode"])
+    assert sorted((ad["DAGNodeName"], ad["ExitCode"]) for ad in ads) == [("Job1", 0), ("Job2", 8006 % 256)]
+    nodes_log = (Path(status["task_dir"]) / "RunJobs.dag.nodes.log").read_text()
+    assert "Normal termination (return value 70)" in nodes_log
+
+
+def test_a_planned_hold_holds_the_job_on_the_pool_until_its_release(user):
+    """``Debug.failurePlan``'s ``hold``: the pool's schedd holds the attempt (on_exit_hold, the
+    planned code as HoldReasonSubCode), CRAB's periodic_release lets it go, and it runs again to
+    the end, as on the embedded engine."""
+    user.write("pset.py", "import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
+    name = user.submit("crabConfig.py", f"""\
+from CRABClient.UserUtilities import config
+config = config()
+config.General.requestName = 'planned_hold'
+config.JobType.pluginName = 'Analysis'
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = '{MC}'
+config.Data.splitting = 'LumiBased'
+config.Data.unitsPerJob = 10
+config.Data.totalUnits = 20
+config.Data.ignoreLocality = True
+config.Site.whitelist = ['T2_XX_Local']
+config.Site.storageSite = 'T2_XX_Local'
+config.Debug.timeScale = 500
+config.Debug.failurePlan = [{{'job': '2', 'attempt': 1, 'hold': 13}}]
+""")
+    deadline = time.monotonic() + 300
+    while (status := user.status(name))["jobs"][1]["state"] != "held":
+        assert status["status"] == "SUBMITTED" and time.monotonic() < deadline, status["jobs"]
+    held = htcondor2.Schedd().query(f"DAGManJobId == {status['dagman_id']} && JobStatus == 5",
+                                    ["DAGNodeName", "HoldReasonCode", "HoldReasonSubCode", "HoldReason"])
+    assert [(ad["DAGNodeName"], ad["HoldReasonCode"], ad["HoldReasonSubCode"]) for ad in held] == [("Job2", 3, 13)]
+    assert held[0]["HoldReason"] == "Held by the crabtui failure plan (hold code 13)"
+    two = {j["id"]: j for j in user.wait(name, "COMPLETED")["jobs"]}["2"]
+    assert two["state"] == "finished" and two["restarts"] == 1 and attempts(two)[-1][1:] == (0, "ok"), two

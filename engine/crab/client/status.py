@@ -435,6 +435,7 @@ def _in_flight(task_dir: str, job: str, row: list, ad: Any, now: float, scale: f
                 runtime = max(runtime, (run.end - run.start) * scale)
                 if figures is None:  # a pool brings no file of a removed job back: its log says
                     sites += [run.site] if run.site else []
+                if memory is None:  # nor does a report cut short by the kill signal know it
                     memory = run.rss_kb / 1024 if run.rss_kb else None
     else:
         state = row[_STATE]

@@ -27,6 +27,9 @@ from engine.crab.taskworker.dagman_creator import JOB_SANDBOX
 
 AP_ARCHIVE = "TaskManager.zip"
 JOB_MAIN = "engine.crab.wn.wrapper:main"
+"""The job zipapp's entry point, whose return value is the job's exit status.  zipapp's own
+``main=`` calls it and drops what it returns, so every job exited 0 on a pool, failed or not
+(its ExitCode in the queue and the history, DAGMan's return value, ``on_exit_hold``)."""
 JOB_INTERPRETER = "/usr/bin/env python3"
 
 # What each archive starts from; they hold these and every module of engine these import, as
@@ -62,8 +65,8 @@ def _root() -> str:
 
 
 def _archive(target: str, scripts: tuple[str, ...], main: str | None) -> None:
-    """A zip of ``scripts`` and what they import of engine, replaced atomically; with ``main``, an
-    executable zipapp that runs it."""
+    """A zip of ``scripts`` and what they import of engine, replaced atomically; with ``main``
+    (``module:function``), an executable zipapp that exits with what it returns."""
     root = _root()
     with tempfile.TemporaryDirectory(prefix=".sandbox-", dir=os.path.dirname(target)) as staging:
         tree = os.path.join(staging, "tree")
@@ -75,5 +78,8 @@ def _archive(target: str, scripts: tuple[str, ...], main: str | None) -> None:
             shutil.make_archive(built, "zip", tree)
             os.replace(built + ".zip", target)
         else:
-            zipapp.create_archive(tree, built, interpreter=JOB_INTERPRETER, main=main)
+            module, function = main.split(":")
+            with open(os.path.join(tree, "__main__.py"), "w") as entry:
+                entry.write(f"import sys\nfrom {module} import {function}\nsys.exit({function}())\n")
+            zipapp.create_archive(tree, built, interpreter=JOB_INTERPRETER)
             os.replace(built, target)
