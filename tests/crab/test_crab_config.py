@@ -880,6 +880,37 @@ def test_a_multicrab_script_muting_crabs_console_log_runs(tmp_path, capsys):
     assert "CRABClient.ClientUtilities" not in sys.modules
 
 
+USER_UTILITIES_IMPORTS = """\
+from CRABClient.UserUtilities import ClientException, LOGLEVEL_MUTE, Configuration
+from CRABClient.UserUtilities import config as Config
+from CRABClient.UserUtilities import setConsoleLogLevel
+from CRABAPI.RawCommand import crabCommand
+
+setConsoleLogLevel(LOGLEVEL_MUTE)
+for name in ('ok', 'bad'):
+    cfg = Config()
+    cfg.General.requestName = name
+    cfg.JobType.psetName = 'pset.py'
+    cfg.Data.inputDataset = '/A/B-v1/AOD' if name == 'ok' else 'not a dataset'
+    cfg.Site.storageSite = 'T2_XX_Local'
+    try:
+        crabCommand('submit', config=cfg)
+    except ClientException as exc:
+        print("ClientException", isinstance(cfg, Configuration))
+"""
+
+
+def test_a_script_imports_client_exception_and_log_level_from_user_utilities(tmp_path, capsys):
+    """CRAB's UserUtilities imports ClientException, LOGLEVEL_MUTE and Configuration, and multi-crab
+    scripts import them from there (``from CRABClient.UserUtilities import ClientException``)."""
+    py = tmp_path / "crab_submit.py"
+    py.write_text(USER_UTILITIES_IMPORTS)
+    recorder = Recorder()
+    run_crab_config(py, recorder)
+    assert [c.request_name for c in recorder.submitted] == ["ok"]
+    assert capsys.readouterr().out.splitlines()[-1] == "ClientException True"
+
+
 def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything_back(tmp_path, monkeypatch):
     py = tmp_path / "multicrab.py"
     py.write_text(MULTICRAB.format(module_level="import sys\nconfig.General.requestName = sys.argv[1]"))

@@ -10,7 +10,9 @@ it runs:
   ``CRABClient.UserUtilities`` (``config``, ``getUsername``, ``getUsernameFromCRIC``,
   ``getUsernameFromSiteDB``: the local user stands in for the CMS user name;
   ``setConsoleLogLevel``, ``getConsoleLogLevel`` and ``CRABClient.ClientUtilities.LOGLEVEL_MUTE``,
-  with which multi-crab scripts quiet CRAB's console log: there is none to quiet here),
+  with which multi-crab scripts quiet CRAB's console log: there is none to quiet here; and
+  ``ClientException``, ``LOGLEVEL_MUTE`` and ``Configuration``, which CRAB's module imports and
+  scripts import from it),
   ``CRABClient.ClientExceptions`` (CRAB's exception classes), ``CRABAPI.RawCommand``
   (``crabCommand``: ``crabCommand('submit', config=X)`` hands a copy of ``X``'s sections, as
   they are at the call, to the caller's ``submit`` and returns what it returns, CRAB's
@@ -61,8 +63,8 @@ _CMSSW_MODULES = ("FWCore", "Configuration", "PhysicsTools", "RecoJets", "HLTrig
 _CMSENV = ("CMSSW_BASE", "CMSSW_VERSION", "CMSSW_RELEASE_BASE", "SCRAM_ARCH", "LOCALRT")
 """What cmsenv sets in a CMSSW area, and configurations read from os.environ."""
 _STAND_INS = ("CRABClient.UserUtilities (config, getUsername, getUsernameFromCRIC, setConsoleLogLevel, "
-              "getConsoleLogLevel), CRABClient.ClientUtilities (LOGLEVEL_MUTE), CRABClient.ClientExceptions, "
-              "CRABAPI.RawCommand (crabCommand) and WMCore.Configuration (Configuration)")
+              "getConsoleLogLevel, ClientException, LOGLEVEL_MUTE), CRABClient.ClientUtilities (LOGLEVEL_MUTE), "
+              "CRABClient.ClientExceptions, CRABAPI.RawCommand (crabCommand) and WMCore.Configuration (Configuration)")
 LOGLEVEL_MUTE = logging.CRITICAL + 10  # CRABClient.ClientUtilities': above every level, so nothing is logged
 _PYTHON3_NAMES = {  # Python 2 names a configuration may still use, and what Python 3 calls them
     "urllib2": "urllib.request", "commands": "subprocess", "ConfigParser": "configparser", "cPickle": "pickle",
@@ -255,7 +257,9 @@ def _stand_in_modules(submit: Submit) -> dict[str, types.ModuleType]:
 
     utils = _module("CRABClient.UserUtilities", config=_crab_config, getUsername=_username,
                     getUsernameFromCRIC=_username, getUsernameFromSiteDB=_username,
-                    setConsoleLogLevel=set_console_log_level, getConsoleLogLevel=lambda: level[0])
+                    setConsoleLogLevel=set_console_log_level, getConsoleLogLevel=lambda: level[0],
+                    # names CRAB's UserUtilities imports, which scripts import from it
+                    ClientException=ClientException, LOGLEVEL_MUTE=LOGLEVEL_MUTE, Configuration=Configuration)
     client_utils = _module("CRABClient.ClientUtilities", LOGLEVEL_MUTE=LOGLEVEL_MUTE)
     raw = _module("CRABAPI.RawCommand", crabCommand=_crab_command(submit, exceptions))
     wmconfig = _module("WMCore.Configuration", Configuration=Configuration, ConfigSection=ConfigSection)
