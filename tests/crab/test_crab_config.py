@@ -911,6 +911,38 @@ def test_a_script_imports_client_exception_and_log_level_from_user_utilities(tmp
     assert capsys.readouterr().out.splitlines()[-1] == "ClientException True"
 
 
+CRAB_COMMANDS = """\
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+from CRABClient.UserUtilities import config
+config = config()
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = '/A/B-v1/AOD'
+config.Site.storageSite = 'T2_XX_Local'
+for command, args, kwargs in (('status', (), {'dir': 'crab_projects/crab_a', 'long': True, 'json': False}),
+                              ('resubmit', ('--jobids=2',), {'dir': 'crab_projects/crab_b c', 'maxmemory': 3000})):
+    try:
+        crabCommand(command, *args, **kwargs)
+    except ClientException as cle:
+        print("Failed executing command %s: %s" % (command, cle))
+"""
+
+
+def test_crab_commands_other_than_submit_name_the_command_line_they_stand_for(tmp_path, capsys):
+    """A multi-crab script's crabCommand('status', dir=...) (CRAB's multicrab example with -c status)
+    raises ClientException naming the crabtui command the call stands for, its keywords made
+    options as CRABAPI.RawCommand makes them."""
+    py = tmp_path / "multicrab.py"
+    py.write_text(CRAB_COMMANDS)
+    run_crab_config(py, Recorder())
+    assert capsys.readouterr().out.splitlines() == [
+        "Failed executing command status: crabCommand('status'): crabtui runs crabCommand('submit') only; run "
+        "'crabtui task status --dir crab_projects/crab_a --long' instead, the command line this call stands for",
+        "Failed executing command resubmit: crabCommand('resubmit'): crabtui runs crabCommand('submit') only; run "
+        "'crabtui task resubmit --dir 'crab_projects/crab_b c' --maxmemory 3000 --jobids=2' instead, the command line "
+        "this call stands for"]
+
+
 def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything_back(tmp_path, monkeypatch):
     py = tmp_path / "multicrab.py"
     py.write_text(MULTICRAB.format(module_level="import sys\nconfig.General.requestName = sys.argv[1]"))

@@ -18,7 +18,7 @@ it runs:
   they are at the call, to the caller's ``submit`` and returns what it returns, CRAB's
   ``{'requestname': ..., 'uniquerequestname': ...}``; a :class:`SubmitFailed` it raises reaches
   the script as CRAB's ``ConfigurationException`` or ``ClientException``; other commands raise
-  ``ClientException``) and ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
+  ``ClientException`` naming the crabtui command line the call stands for) and ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
 * ``httplib``, Python 2's name of ``http.client``, which multi-crab scripts written for Python 2
   import for ``HTTPException`` (the only Python 2 name stood in for: the others' APIs changed);
 * ``sys.argv[1:]`` is ``['submit', FILE, Section.parameter=value...]``, as under ``crab submit``
@@ -46,6 +46,7 @@ import logging
 import multiprocessing
 import os
 import runpy
+import shlex
 import sys
 import threading
 import types
@@ -216,12 +217,25 @@ class _Exceptions(types.ModuleType):
     ConfigurationException: type[ClientException]
 
 
+def _crab_arguments(args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
+    """The command line crabCommand makes of its arguments, as CRABAPI.RawCommand does: a keyword
+    is its ``--option`` (with its value, or alone for True), then the positional arguments."""
+    line: list[str] = []
+    for key, value in kwargs.items():
+        if isinstance(value, bool):
+            line += [f"--{key}"] if value else []
+        else:
+            line += [f"--{key}", str(value)]
+    return line + [str(arg) for arg in args]
+
+
 def _crab_command(submit: Submit, exceptions: _Exceptions) -> Callable[..., Any]:
     def crabCommand(command: str, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (CRAB's name)
         """CRABAPI.RawCommand.crabCommand: ``submit`` hands the configuration to crabtui's submission."""
         if command != "submit":
-            raise ClientException(f"crabCommand({command!r}): crabtui runs crabCommand('submit') only; for the "
-                                  f"others use its own commands (crabtui task status|kill|resubmit TASK)")
+            raise ClientException(f"crabCommand({command!r}): crabtui runs crabCommand('submit') only; run "
+                                  f"'{shlex.join(['crabtui', 'task', command, *_crab_arguments(args, kwargs)])}' "
+                                  f"instead, the command line this call stands for")
         config = kwargs.get("config")
         if not isinstance(config, Configuration):
             raise exceptions.ConfigurationException(
