@@ -440,6 +440,28 @@ def test_failure_plan_entries(tmp_path, entry, fragment):
             parameter="Debug.failurePlan")
 
 
+def test_user_input_files_read_with_readlines_lose_their_newlines_blanks_and_duplicates_with_crabs_warning(tmp_path):
+    """CRAB's validation template reads Data.userInputFiles with open(...).readlines(): each line keeps
+    its newline, a blank line is empty and a repeated line a duplicate; crab submit strips them, drops
+    the empty ones and warns that duplicates will be removed, and so does crabtui."""
+    files = [f"/store/mc/HC/GenericTTbar/GEN-SIM-RECO/v1/0010/file_{i}.root" for i in (1, 2, 3, 2)]
+    (tmp_path / "userinputfiles.txt").write_text("\n".join(files) + "\n\n")
+    py = tmp_path / "crabConfig.py"
+    py.write_text("from WMCore.Configuration import Configuration\nconfig = Configuration()\n"
+                  "config.section_('General')\nconfig.General.requestName = 'user_files'\n"
+                  "config.section_('JobType')\nconfig.JobType.psetName = 'pset.py'\nconfig.section_('Data')\n"
+                  "config.Data.userInputFiles = open('userinputfiles.txt').readlines()\n"
+                  "config.Data.splitting = 'FileBased'\nconfig.Data.unitsPerJob = 1\n"
+                  "config.Data.outputPrimaryDataset = 'GenericTTbar'\nconfig.section_('Site')\n"
+                  "config.Site.storageSite = 'T2_CH_CERN'\nconfig.Site.whitelist = ['T2_CH_CERN']\n")
+    cfg = load_config(py)
+    assert cfg.user_input_files == tuple(files[:3])
+    assert f"{py}: CRAB configuration parameter Data.userInputFiles contains duplicated entries. Duplicated " \
+           "entries will be removed (1 of 4)." in cfg.warnings
+    (tmp_path / "userinputfiles.txt").write_text("\n".join(files[:3]) + "\n\n")
+    assert not any("duplicated" in w for w in load_config(py).warnings), "blank lines are no duplicates"
+
+
 def test_failure_plan_duplicates_and_precedence(tmp_path):
     refused(write_toml(tmp_path, {"Debug.failurePlan": [{"job": "3", "attempt": "*", "exitCode": 1},
                                                         {"job": "3", "attempt": "*", "hold": 13}]}),
