@@ -510,8 +510,8 @@ class _Submitter:
         try:
             claim, taken_over = project.create(path)
         except project.ProjectError as e:
-            self.refused(f"{cfg.source}: General.requestName: {e}")
-            raise SubmitFailed(f"{cfg.source}: General.requestName: {e}") from None
+            self.refused(f"{cfg.source}: {e.parameter}: {e}")
+            raise SubmitFailed(f"{cfg.source}: {e.parameter}: {e}") from None
         shown = shlex.quote(project.display_path(cfg.work_area, cfg.request_name))
         try:
             if taken_over and (recorded := self._interrupted(cfg, path)) is not None:
