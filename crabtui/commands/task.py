@@ -289,7 +289,7 @@ class CrabCommand(click.Command):
                 out.append(arg)
                 if arg in shorts and rest:
                     out.append(rest.pop(0))
-            elif self.name == "submit":  # the config, then its parameters or the script's own arguments
+            elif self.name == "submit" and "--multicrab" in out:  # the script, then its own arguments
                 return out + [arg] + rest
             else:
                 out.append(arg)

@@ -853,8 +853,9 @@ def test_long_options_shortened_as_crabs_optparse_takes_them(tmp_path, state):
     refused in optparse's words, and options crab no longer has are not completed."""
     (tmp_path / "pset.py").write_text("# fake PSet\n")
     (tmp_path / "crabConfig.py").write_text(crab_config_py("wgamma", scale=0.5))  # stays SUBMITTED
-    done = crabtui(state, "task", "submit", "--dry", cwd=tmp_path)  # crab submit --dry is --dryrun
-    assert done.returncode == 0 and "Dry run\n" in done.stdout and "Task name: " not in done.stdout, done.stderr
+    for args in (["--dry"], ["Data.unitsPerJob=5", "--dry"]):  # crab submit --dry is --dryrun, also after parameters
+        done = crabtui(state, "task", "submit", *args, cwd=tmp_path)
+        assert done.returncode == 0 and "Dry run\n" in done.stdout and "Task name: " not in done.stdout, done.stderr
     assert crabtui(state, "task", "submit", cwd=tmp_path).returncode == 0
     wait_status(state, "wgamma", tmp_path, "SUBMITTED")
     long = crabtui(state, "task", "status", "-d", "crab_wgamma", "--verbose", "--lo", "--jobid=1", "--sort", "state",
