@@ -259,6 +259,10 @@ class CrabCommand(click.Command):
     """A task command whose long options may be shortened to any unambiguous prefix, as crab's
     optparse parser takes them (``crab status --verbose``, ``crab getoutput --jobid 3``)."""
 
+    OWN = {"--multicrab"}
+    """crabtui's own options, which crab has not: written in full, so that a multi-crab script's
+    option (``--mc``) is never taken for one."""
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, self._unabbreviated(ctx, args))
 
@@ -266,7 +270,7 @@ class CrabCommand(click.Command):
         options = [p for p in self.get_params(ctx) if isinstance(p, click.Option)]
         longs = {o: p for p in options for o in p.opts + p.secondary_opts if o.startswith("--")}
         shorts = {o for p in options if not (p.is_flag or p.count) for o in p.opts if not o.startswith("--")}
-        shown = sorted(o for o, p in longs.items() if not p.hidden)
+        shown = sorted(o for o, p in longs.items() if not p.hidden and o not in self.OWN)
         out, rest = [], list(args)
         while rest:
             arg = rest.pop(0)

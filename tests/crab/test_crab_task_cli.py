@@ -236,6 +236,9 @@ def test_arguments_for_a_script_need_multicrab_and_multicrab_needs_a_python_file
                                                       "configuration (2018) are for a multi-crab script; add "
                                                       "--multicrab to run it with them (crab's parameters are "
                                                       "written Section.parameter=value).\n")
+    script = crabtui(state, "task", "submit", "crab.toml", "--m", cwd=tmp_path)  # a script's own, not --multicrab
+    assert script.returncode == 1 and "arguments after the configuration (--m) are for a multi-crab script; add " \
+        "--multicrab" in script.stderr, script.stderr
     toml = crabtui(state, "task", "submit", "--multicrab", "crab.toml", cwd=tmp_path)
     assert toml.returncode == 1 and "--multicrab runs a crabConfig.py (*.py) as a script" in toml.stderr
 
