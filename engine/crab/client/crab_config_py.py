@@ -18,7 +18,8 @@ it runs:
   they are at the call, to the caller's ``submit`` and returns what it returns, CRAB's
   ``{'requestname': ..., 'uniquerequestname': ...}``; a :class:`SubmitFailed` it raises reaches
   the script as CRAB's ``ConfigurationException`` or ``ClientException``; other commands raise
-  ``ClientException`` naming the crabtui command line the call stands for) and ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
+  ``ClientException`` naming the crabtui command line the call stands for) and
+  ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
 * ``httplib``, Python 2's name of ``http.client``, which multi-crab scripts written for Python 2
   import for ``HTTPException`` (the only Python 2 name stood in for: the others' APIs changed);
 * ``sys.argv[1:]`` is ``['submit', FILE, Section.parameter=value...]``, as under ``crab submit``

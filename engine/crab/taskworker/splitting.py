@@ -314,9 +314,9 @@ def _no_lumi(dataset: Dataset, mask: dict[int, list[tuple[int, int]]] | None) ->
                           | {max(bisect_left(runs, r) - 1, 0) for r in (min(mask), max(mask))})
             return SplittingError(
                 f"{message}. {dataset.name} is a stand-in made from its name, which holds one run in 2 to 4 of its "
-                f"era, and not these: select runs it holds (the nearest are {', '.join(map(str, near))}), or describe "
-                f"the dataset with its real runs: crabtui dataset add {dataset.name} --from FILE (the JSON format is in "
-                f"the README).")
+                f"era, and not these: select runs it holds (the nearest are {', '.join(map(str, near))}), or "
+                f"describe the dataset with its real runs: crabtui dataset add {dataset.name} --from FILE (the JSON "
+                f"format is in the README).")
     return SplittingError(message + ". Check Data.lumiMask and Data.runRange.")
 
 
