@@ -255,8 +255,55 @@ def _project_dir(task) -> str:
     return found.path if found is not None else task.task_dir
 
 
+class CrabCommand(click.Command):
+    """A task command whose long options may be shortened to any unambiguous prefix, as crab's
+    optparse parser takes them (``crab status --verbose``, ``crab getoutput --jobid 3``)."""
+
+    OWN = {"--multicrab"}
+    """crabtui's own options, which crab has not: written in full, so that a multi-crab script's
+    option (``--mc``) is never taken for one."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, self._unabbreviated(ctx, args))
+
+    def _unabbreviated(self, ctx: click.Context, args: list[str]) -> list[str]:
+        options = [p for p in self.get_params(ctx) if isinstance(p, click.Option)]
+        longs = {o: p for p in options for o in p.opts + p.secondary_opts if o.startswith("--")}
+        shorts = {o for p in options if not (p.is_flag or p.count) for o in p.opts if not o.startswith("--")}
+        shown = sorted(o for o, p in longs.items() if not p.hidden and o not in self.OWN)
+        out, rest = [], list(args)
+        while rest:
+            arg = rest.pop(0)
+            if arg == "--":
+                return out + [arg] + rest
+            if arg.startswith("--"):
+                name, eq, value = arg.partition("=")
+                if name not in longs:
+                    candidates = [o for o in shown if o.startswith(name)]
+                    if len(candidates) > 1:
+                        raise click.UsageError(f"ambiguous option: {name} ({', '.join(candidates)}?)", ctx)
+                    if candidates:
+                        name = candidates[0]
+                        arg = name + eq + value
+                param = longs.get(name)
+                out.append(arg)
+                if param is not None and not (param.is_flag or param.count) and not eq and rest:
+                    out.append(rest.pop(0))  # the option's value
+            elif arg.startswith("-") and len(arg) > 1:
+                out.append(arg)
+                if arg in shorts and rest:
+                    out.append(rest.pop(0))
+            elif self.name == "submit" and "--multicrab" in out:  # the script, then its own arguments
+                return out + [arg] + rest
+            else:
+                out.append(arg)
+        return out
+
+
 class CrabCommands(OneLineGroup):
     """The task commands, also under the short names crab gives them (``crab sub``, ``crab st``)."""
+
+    command_class = CrabCommand
 
     SHORT_NAMES = {"sub": "submit", "st": "status", "rep": "report", "tasks": "list", "output": "getoutput",
                    "out": "getoutput", "log": "getlog"}
@@ -469,8 +516,8 @@ class _Submitter:
         try:
             claim, taken_over = project.create(path)
         except project.ProjectError as e:
-            self.refused(f"{cfg.source}: General.requestName: {e}")
-            raise SubmitFailed(f"{cfg.source}: General.requestName: {e}") from None
+            self.refused(f"{cfg.source}: {e.parameter}: {e}")
+            raise SubmitFailed(f"{cfg.source}: {e.parameter}: {e}") from None
         shown = shlex.quote(project.display_path(cfg.work_area, cfg.request_name))
         try:
             if taken_over and (recorded := self._interrupted(cfg, path)) is not None:

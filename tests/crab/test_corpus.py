@@ -43,6 +43,9 @@ def configs() -> list[Path]:
         scripts = sorted(p for p in directory.glob("*.py")
                          if re.search(r"^(from (CRABClient\.UserUtilities|WMCore\.Configuration) import|\s+from "
                                       r"CRABClient\.UserUtilities import config$)", p.read_text(), re.M))
+        texts = {p: p.read_text() for p in scripts}  # a helper module the script imports is not the config
+        scripts = [p for p in scripts if not any(re.search(rf"^\s*(import|from) {p.stem}\b", text, re.M)
+                                                 for other, text in texts.items() if other != p)]
         assert len(scripts) == 1, f"{directory.name}: one CRAB configuration, not {scripts}"
         found.append(scripts[0])
     return found
@@ -69,7 +72,8 @@ def grid():
 def test_every_multicrab_script_with_a_main_block_is_run_as_a_script():
     texts = {c.parent.name: c.read_text() for c in configs()}
     assert {name for name, text in texts.items()
-            if "if __name__ == '__main__':" in text and "crabCommand" in text} == set(MAIN_BLOCK_TASKS)
+            if re.search(r"^\s*if \(?__name__ == (['\"])__main__\1\)? ?:", text, re.M) and "crabCommand" in text} \
+        == set(MAIN_BLOCK_TASKS)
 
 
 def test_the_corpus_covers_what_real_analyses_write():
@@ -91,7 +95,9 @@ def test_the_corpus_covers_what_real_analyses_write():
                  "disableAutomaticOutputCollection = True", "ignoreGlobalBlacklist  = True",
                  "workArea = config.General.requestName", "totalUnits = len(config.Data.userInputFiles)",
                  "'+DESIRED_Sites=\"T2_CH_CERN\"'", "inputDBS = 'https://cmsweb.cern.ch/dbs/prod/global/DBSReader'",
-                 "maxMemoryMB = 20000", "dryrun=True", "args = parser.parse_args()"):
+                 "maxMemoryMB = 20000", "dryrun=True", "args = parser.parse_args()",
+                 "from CRABClient.UserUtilities import ClientException", 'if (__name__ == "__main__") :',
+                 "config.General.activity = 'analysistest'"):
         assert form in every, form
     splittings = {m for text in texts.values() for m in re.findall(r"splitting = '(\w+)'", text)}
     assert splittings == {"FileBased", "LumiBased", "EventAwareLumiBased", "Automatic", "EventBased"}
@@ -146,7 +152,7 @@ def kill(state: StateDir, name: str, cwd: Path) -> None:
 
 LOADING_SUBMITS = {"multicrab_module_level_py2": 2}
 """Scripts that call crabCommand('submit') at module level, and how many times."""
-MULTICRAB_ONLY = {"multicrab_process_loop", "multicrab_argparse_year_loop"}
+MULTICRAB_ONLY = {"multicrab_process_loop", "multicrab_argparse_year_loop", "multicrab_argparse_crabop"}
 """Multi-crab scripts whose module-level config is incomplete, or that exit without their arguments: only
 their __main__ block submits."""
 
@@ -235,9 +241,13 @@ def test_a_scripts_crab_command_with_dryrun_prints_each_configs_jobs_and_submits
 
 
 MAIN_BLOCK_TASKS = {"multicrab_main_block": 2, "multicrab_helper_module": 3, "multicrab_process_loop": 2,
-                    "multicrab_argparse_year_loop": 2}
+                    "multicrab_argparse_year_loop": 2, "multicrab_argparse_crabop": 2}
 """The multi-crab scripts whose __main__ block submits, and how many tasks."""
-SCRIPT_ARGS = {"multicrab_argparse_year_loop": ["--mc", "--tag", "Nov26"]}
+SCRIPT_ARGS = {"multicrab_argparse_year_loop": ["--mc", "--tag", "Nov26"],
+               "multicrab_argparse_crabop": ["--crabop", "submit", "--pycfg", "ntupleTree_cfg.py", "--samples",
+                                             "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM",
+                                             "/WJetsToLNu_TuneCP5_13TeV-madgraphMLM-pythia8/RunIISummer20UL18"
+                                             "MiniAODv2-106X_upgrade2018_realistic_v16_L1v1-v2/MINIAODSIM"]}
 """The arguments their authors give the scripts that parse their own (and exit without them)."""
 
 
@@ -249,7 +259,10 @@ def test_multicrab_submits_every_config_the_scripts_main_block_passes_to_crab_co
     if config.parent.name in MULTICRAB_ONLY:  # as crab submit: the module-level config, and the way out
         refused = crabtui(grid, "task", "submit", config.name, cwd=config.parent)
         assert refused.returncode == 1 and refused.stdout == ""
-        if args:  # the script's argument parser says why on the lines before crabtui's one
+        if "def main()" in config.read_text():  # the whole script is in main(): no module-level config
+            assert refused.stderr.count("\n") == 1 and "it defines no 'config' at module level" in refused.stderr
+            assert f"'crabtui task submit --multicrab {config}' runs its __main__ block" in refused.stderr
+        elif args:  # the script's argument parser says why on the lines before crabtui's one
             last = refused.stderr.splitlines()[-1]
             assert last.startswith(f"ERROR: {config}:") and "it called sys.exit(2)" in last
             assert f"'crabtui task submit --multicrab {config} ARGS...' runs it as 'python3 {config.name} " \

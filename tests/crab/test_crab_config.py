@@ -440,6 +440,28 @@ def test_failure_plan_entries(tmp_path, entry, fragment):
             parameter="Debug.failurePlan")
 
 
+def test_user_input_files_read_with_readlines_lose_their_newlines_blanks_and_duplicates_with_crabs_warning(tmp_path):
+    """CRAB's validation template reads Data.userInputFiles with open(...).readlines(): each line keeps
+    its newline, a blank line is empty and a repeated line a duplicate; crab submit strips them, drops
+    the empty ones and warns that duplicates will be removed, and so does crabtui."""
+    files = [f"/store/mc/HC/GenericTTbar/GEN-SIM-RECO/v1/0010/file_{i}.root" for i in (1, 2, 3, 2)]
+    (tmp_path / "userinputfiles.txt").write_text("\n".join(files) + "\n\n")
+    py = tmp_path / "crabConfig.py"
+    py.write_text("from WMCore.Configuration import Configuration\nconfig = Configuration()\n"
+                  "config.section_('General')\nconfig.General.requestName = 'user_files'\n"
+                  "config.section_('JobType')\nconfig.JobType.psetName = 'pset.py'\nconfig.section_('Data')\n"
+                  "config.Data.userInputFiles = open('userinputfiles.txt').readlines()\n"
+                  "config.Data.splitting = 'FileBased'\nconfig.Data.unitsPerJob = 1\n"
+                  "config.Data.outputPrimaryDataset = 'GenericTTbar'\nconfig.section_('Site')\n"
+                  "config.Site.storageSite = 'T2_CH_CERN'\nconfig.Site.whitelist = ['T2_CH_CERN']\n")
+    cfg = load_config(py)
+    assert cfg.user_input_files == tuple(files[:3])
+    assert f"{py}: CRAB configuration parameter Data.userInputFiles contains duplicated entries. Duplicated " \
+           "entries will be removed (1 of 4)." in cfg.warnings
+    (tmp_path / "userinputfiles.txt").write_text("\n".join(files[:3]) + "\n\n")
+    assert not any("duplicated" in w for w in load_config(py).warnings), "blank lines are no duplicates"
+
+
 def test_failure_plan_duplicates_and_precedence(tmp_path):
     refused(write_toml(tmp_path, {"Debug.failurePlan": [{"job": "3", "attempt": "*", "exitCode": 1},
                                                         {"job": "3", "attempt": "*", "hold": 13}]}),
@@ -878,6 +900,69 @@ def test_a_multicrab_script_muting_crabs_console_log_runs(tmp_path, capsys):
     assert [c.request_name for c in recorder.submitted] == ["SingleMuon_2017B", "SingleMuon_2017C"]
     assert capsys.readouterr().out.splitlines()[-1] == "console log level True"
     assert "CRABClient.ClientUtilities" not in sys.modules
+
+
+USER_UTILITIES_IMPORTS = """\
+from CRABClient.UserUtilities import ClientException, LOGLEVEL_MUTE, Configuration
+from CRABClient.UserUtilities import config as Config
+from CRABClient.UserUtilities import setConsoleLogLevel
+from CRABAPI.RawCommand import crabCommand
+
+setConsoleLogLevel(LOGLEVEL_MUTE)
+for name in ('ok', 'bad'):
+    cfg = Config()
+    cfg.General.requestName = name
+    cfg.JobType.psetName = 'pset.py'
+    cfg.Data.inputDataset = '/A/B-v1/AOD' if name == 'ok' else 'not a dataset'
+    cfg.Site.storageSite = 'T2_XX_Local'
+    try:
+        crabCommand('submit', config=cfg)
+    except ClientException as exc:
+        print("ClientException", isinstance(cfg, Configuration))
+"""
+
+
+def test_a_script_imports_client_exception_and_log_level_from_user_utilities(tmp_path, capsys):
+    """CRAB's UserUtilities imports ClientException, LOGLEVEL_MUTE and Configuration, and multi-crab
+    scripts import them from there (``from CRABClient.UserUtilities import ClientException``)."""
+    py = tmp_path / "crab_submit.py"
+    py.write_text(USER_UTILITIES_IMPORTS)
+    recorder = Recorder()
+    run_crab_config(py, recorder)
+    assert [c.request_name for c in recorder.submitted] == ["ok"]
+    assert capsys.readouterr().out.splitlines()[-1] == "ClientException True"
+
+
+CRAB_COMMANDS = """\
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+from CRABClient.UserUtilities import config
+config = config()
+config.JobType.psetName = 'pset.py'
+config.Data.inputDataset = '/A/B-v1/AOD'
+config.Site.storageSite = 'T2_XX_Local'
+for command, args, kwargs in (('status', (), {'dir': 'crab_projects/crab_a', 'long': True, 'json': False}),
+                              ('resubmit', ('--jobids=2',), {'dir': 'crab_projects/crab_b c', 'maxmemory': 3000})):
+    try:
+        crabCommand(command, *args, **kwargs)
+    except ClientException as cle:
+        print("Failed executing command %s: %s" % (command, cle))
+"""
+
+
+def test_crab_commands_other_than_submit_name_the_command_line_they_stand_for(tmp_path, capsys):
+    """A multi-crab script's crabCommand('status', dir=...) (CRAB's multicrab example with -c status)
+    raises ClientException naming the crabtui command the call stands for, its keywords made
+    options as CRABAPI.RawCommand makes them."""
+    py = tmp_path / "multicrab.py"
+    py.write_text(CRAB_COMMANDS)
+    run_crab_config(py, Recorder())
+    assert capsys.readouterr().out.splitlines() == [
+        "Failed executing command status: crabCommand('status'): crabtui runs crabCommand('submit') only; run "
+        "'crabtui task status --dir crab_projects/crab_a --long' instead, the command line this call stands for",
+        "Failed executing command resubmit: crabCommand('resubmit'): crabtui runs crabCommand('submit') only; run "
+        "'crabtui task resubmit --dir 'crab_projects/crab_b c' --maxmemory 3000 --jobids=2' instead, the command line "
+        "this call stands for"]
 
 
 def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything_back(tmp_path, monkeypatch):

@@ -418,3 +418,50 @@ def test_a_heavy_ion_config_with_its_certification_json_selects_lumis_of_the_sta
     assert len(jobs) >= 5 and all(first <= run <= last for job in jobs for run in job.lumi_mask())
     pp = generate(stand_ins.definition("/SingleMuon/Run2018A-17Sep2018-v2/MINIAOD")).runs()
     assert pp[-1] <= 316_995, "a pp era keeps its own runs"
+
+
+HF_LED = """\
+dataset = '/JetHT/Run2015D-v1/RAW'
+run = '{run}'
+jobname = dataset[1:].replace('/','__').replace('RAW','RAW_'+run)
+
+from WMCore.Configuration import Configuration
+config = Configuration()
+config.section_("General")
+config.General.requestName  = jobname
+config.General.workArea     = 'out_crab'
+config.section_("JobType")
+config.JobType.pluginName   = 'Analysis'
+config.JobType.psetName     = 'analysis_Collision_crab_cfg.py'
+config.section_("Data")
+config.Data.inputDataset    = dataset
+config.Data.inputDBS        = 'global'
+config.Data.splitting       = 'LumiBased'
+config.Data.unitsPerJob     = 30
+config.Data.publication     = True
+config.Data.publishDBS      = 'phys03'
+config.Data.runRange        = run
+config.section_("Site")
+config.Site.storageSite     = 'T2_CH_CERN'
+"""
+
+
+def test_a_single_run_the_stand_in_does_not_hold_is_refused_with_the_runs_it_holds(tmp_path: Path, state) -> None:
+    """A calibration config names one run of its era (Data.runRange = '256729'); the stand-in holds a
+    sample of the era's runs, so the refusal says so, names the nearest runs it holds and how to
+    describe the real dataset, rather than only that the run is not among the dataset's."""
+    runs = generate(stand_ins.definition("/JetHT/Run2015D-v1/RAW")).runs()
+    missing = next(r for r in range(runs[0], runs[-1]) if r not in runs)
+    below, above = max(r for r in runs if r < missing), min(r for r in runs if r > missing)
+    (tmp_path / "analysis_Collision_crab_cfg.py").write_text("import FWCore.ParameterSet.Config as cms\n")
+    (tmp_path / "crab_HF_LED_cfg.py").write_text(HF_LED.format(run=missing))
+    result = CliRunner().invoke(main, ["--state-dir", state.path, "task", "submit", "--dryrun", "-c",
+                                       str(tmp_path / "crab_HF_LED_cfg.py")])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.output
+    assert (f"/JetHT/Run2015D-v1/RAW is a stand-in made from its name, which holds one run in 2 to 4 of its era, and "
+            f"not these: select runs it holds (the nearest are {below}, {above}), or describe the dataset with its "
+            f"real runs: crabtui dataset add /JetHT/Run2015D-v1/RAW --from FILE") in result.stderr
+    (tmp_path / "crab_HF_LED_cfg.py").write_text(HF_LED.format(run=below))
+    ran = CliRunner().invoke(main, ["--state-dir", state.path, "task", "submit", "--dryrun", "-c",
+                                    str(tmp_path / "crab_HF_LED_cfg.py")])
+    assert ran.exit_code == 0 and "Using LumiBased splitting" in ran.output, ran.output

@@ -236,6 +236,9 @@ def test_arguments_for_a_script_need_multicrab_and_multicrab_needs_a_python_file
                                                       "configuration (2018) are for a multi-crab script; add "
                                                       "--multicrab to run it with them (crab's parameters are "
                                                       "written Section.parameter=value).\n")
+    script = crabtui(state, "task", "submit", "crab.toml", "--m", cwd=tmp_path)  # a script's own, not --multicrab
+    assert script.returncode == 1 and "arguments after the configuration (--m) are for a multi-crab script; add " \
+        "--multicrab" in script.stderr, script.stderr
     toml = crabtui(state, "task", "submit", "--multicrab", "crab.toml", cwd=tmp_path)
     assert toml.returncode == 1 and "--multicrab runs a crabConfig.py (*.py) as a script" in toml.stderr
 
@@ -846,6 +849,34 @@ def test_crab_command_lines_as_users_paste_them(tmp_path, state):
     long = crabtui(state, "task", "status", "wgamma_5", "--long", "--sort=exitcode", cwd=tmp_path)
     assert long.returncode == 0 and "Extended Job Status Table" in long.stdout, long.stderr
     assert crabtui(state, "task", "kill", name, cwd=tmp_path).returncode == 0
+
+
+def test_long_options_shortened_as_crabs_optparse_takes_them(tmp_path, state):
+    """crab's commands parse their options with optparse, which takes any unambiguous prefix of a long
+    option (crab status --verbose, crab getoutput --jobid 1): so does crabtui; an ambiguous one is
+    refused in optparse's words, and options crab no longer has are not completed."""
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("wgamma", scale=0.5))  # stays SUBMITTED
+    for args in (["--dry"], ["Data.unitsPerJob=5", "--dry"]):  # crab submit --dry is --dryrun, also after parameters
+        done = crabtui(state, "task", "submit", *args, cwd=tmp_path)
+        assert done.returncode == 0 and "Dry run\n" in done.stdout and "Task name: " not in done.stdout, done.stderr
+    assert crabtui(state, "task", "submit", cwd=tmp_path).returncode == 0
+    wait_status(state, "wgamma", tmp_path, "SUBMITTED")
+    long = crabtui(state, "task", "status", "-d", "crab_wgamma", "--verbose", "--lo", "--jobid=1", "--sort", "state",
+                   cwd=tmp_path)
+    assert long.returncode == 0 and "Extended Job Status Table" in long.stdout, long.stderr
+    assert json.loads(crabtui(state, "task", "status", "crab_wgamma", "--js", cwd=tmp_path).stdout)["jobs"]
+    for args, message in (
+            (["status", "crab_wgamma", "--s"], "ERROR: ambiguous option: --s (--sort, --summary?); see 'crabtui task "
+                                               "status --help'\n"),
+            (["resubmit", "crab_wgamma", "--site", "T2_CH_CERN"], "ERROR: ambiguous option: --site (--siteblacklist, "
+                                                                  "--sitewhitelist?); see 'crabtui task resubmit"),
+            (["resubmit", "crab_wgamma", "--fo"], "ERROR: No such option '--fo'"),  # --force is gone from crab
+            (["resubmit", "crab_wgamma", "--maxmem", "3000"], "ERROR: Found no jobs to resubmit.")):
+        refused = crabtui(state, "task", *args, cwd=tmp_path)
+        assert refused.returncode != 0 and refused.stderr.startswith(message), (args, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
+    assert crabtui(state, "task", "kill", "--dir", "crab_wgamma", "--killw", "moved", cwd=tmp_path).returncode == 0
 
 
 TUTORIAL = """from CRABClient.UserUtilities import config

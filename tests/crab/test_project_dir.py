@@ -93,6 +93,18 @@ def test_work_area_unset_absolute_and_a_refused_submission(tmp_path, state):
     assert crabtui(state, "task", "submit", "crab_bad.py", cwd=here).returncode == 0  # fixed, submitted as it is
 
 
+def test_a_work_area_that_cannot_be_made_is_refused_naming_general_work_area(tmp_path, state):
+    """A config written on lxplus (workArea under /afs, or a file of that name here) is refused in
+    one line naming General.workArea, the parameter to change, not General.requestName."""
+    here = _analysis(tmp_path, "afs", more="config.General.workArea = 'crab_projects'\n")
+    (here / "crab_projects").write_text("notes\n")
+    refused = crabtui(state, "task", "submit", cwd=here)
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1
+    assert refused.stderr.startswith(f"ERROR: {here / 'crabConfig.py'}: General.workArea: cannot make the work area "
+                                     f"{here / 'crab_projects'}: a file is in the way; set General.workArea to a "
+                                     "directory you can write to"), refused.stderr
+
+
 def test_a_project_directory_names_its_state_directory_from_anywhere(tmp_path, state):
     here = _analysis(tmp_path, "ttbar_sd")
     assert _bare(state, "task", "submit", cwd=here, env={"CRABTUI_STATE_DIR": state.path}).returncode == 0

@@ -944,6 +944,10 @@ class _Builder:
                 unique.append(name)
         if not unique:
             self.fail(f"No files specified to process: every entry of {u} is empty.", u, invalid=False)
+        named = sum(1 for f in files if f.strip())
+        if named != len(unique):  # crab submit's warning (a file list read with readlines() repeats a line)
+            self.warnings.append(f"{self.source}: CRAB configuration parameter {u} contains duplicated entries. "
+                                 f"Duplicated entries will be removed ({named - len(unique)} of {named}).")
         return None, tuple(unique)
 
     def primary_dataset(self, job_type: str, dataset: str | None) -> str:

@@ -10,13 +10,16 @@ it runs:
   ``CRABClient.UserUtilities`` (``config``, ``getUsername``, ``getUsernameFromCRIC``,
   ``getUsernameFromSiteDB``: the local user stands in for the CMS user name;
   ``setConsoleLogLevel``, ``getConsoleLogLevel`` and ``CRABClient.ClientUtilities.LOGLEVEL_MUTE``,
-  with which multi-crab scripts quiet CRAB's console log: there is none to quiet here),
+  with which multi-crab scripts quiet CRAB's console log: there is none to quiet here; and
+  ``ClientException``, ``LOGLEVEL_MUTE`` and ``Configuration``, which CRAB's module imports and
+  scripts import from it),
   ``CRABClient.ClientExceptions`` (CRAB's exception classes), ``CRABAPI.RawCommand``
   (``crabCommand``: ``crabCommand('submit', config=X)`` hands a copy of ``X``'s sections, as
   they are at the call, to the caller's ``submit`` and returns what it returns, CRAB's
   ``{'requestname': ..., 'uniquerequestname': ...}``; a :class:`SubmitFailed` it raises reaches
   the script as CRAB's ``ConfigurationException`` or ``ClientException``; other commands raise
-  ``ClientException``) and ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
+  ``ClientException`` naming the crabtui command line the call stands for) and
+  ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
 * ``httplib``, Python 2's name of ``http.client``, which multi-crab scripts written for Python 2
   import for ``HTTPException`` (the only Python 2 name stood in for: the others' APIs changed);
 * ``sys.argv[1:]`` is ``['submit', FILE, Section.parameter=value...]``, as under ``crab submit``
@@ -44,6 +47,7 @@ import logging
 import multiprocessing
 import os
 import runpy
+import shlex
 import sys
 import threading
 import types
@@ -61,8 +65,8 @@ _CMSSW_MODULES = ("FWCore", "Configuration", "PhysicsTools", "RecoJets", "HLTrig
 _CMSENV = ("CMSSW_BASE", "CMSSW_VERSION", "CMSSW_RELEASE_BASE", "SCRAM_ARCH", "LOCALRT")
 """What cmsenv sets in a CMSSW area, and configurations read from os.environ."""
 _STAND_INS = ("CRABClient.UserUtilities (config, getUsername, getUsernameFromCRIC, setConsoleLogLevel, "
-              "getConsoleLogLevel), CRABClient.ClientUtilities (LOGLEVEL_MUTE), CRABClient.ClientExceptions, "
-              "CRABAPI.RawCommand (crabCommand) and WMCore.Configuration (Configuration)")
+              "getConsoleLogLevel, ClientException, LOGLEVEL_MUTE), CRABClient.ClientUtilities (LOGLEVEL_MUTE), "
+              "CRABClient.ClientExceptions, CRABAPI.RawCommand (crabCommand) and WMCore.Configuration (Configuration)")
 LOGLEVEL_MUTE = logging.CRITICAL + 10  # CRABClient.ClientUtilities': above every level, so nothing is logged
 _PYTHON3_NAMES = {  # Python 2 names a configuration may still use, and what Python 3 calls them
     "urllib2": "urllib.request", "commands": "subprocess", "ConfigParser": "configparser", "cPickle": "pickle",
@@ -214,12 +218,25 @@ class _Exceptions(types.ModuleType):
     ConfigurationException: type[ClientException]
 
 
+def _crab_arguments(args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
+    """The command line crabCommand makes of its arguments, as CRABAPI.RawCommand does: a keyword
+    is its ``--option`` (with its value, or alone for True), then the positional arguments."""
+    line: list[str] = []
+    for key, value in kwargs.items():
+        if isinstance(value, bool):
+            line += [f"--{key}"] if value else []
+        else:
+            line += [f"--{key}", str(value)]
+    return line + [str(arg) for arg in args]
+
+
 def _crab_command(submit: Submit, exceptions: _Exceptions) -> Callable[..., Any]:
     def crabCommand(command: str, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (CRAB's name)
         """CRABAPI.RawCommand.crabCommand: ``submit`` hands the configuration to crabtui's submission."""
         if command != "submit":
-            raise ClientException(f"crabCommand({command!r}): crabtui runs crabCommand('submit') only; for the "
-                                  f"others use its own commands (crabtui task status|kill|resubmit TASK)")
+            raise ClientException(f"crabCommand({command!r}): crabtui runs crabCommand('submit') only; run "
+                                  f"'{shlex.join(['crabtui', 'task', command, *_crab_arguments(args, kwargs)])}' "
+                                  f"instead, the command line this call stands for")
         config = kwargs.get("config")
         if not isinstance(config, Configuration):
             raise exceptions.ConfigurationException(
@@ -255,7 +272,9 @@ def _stand_in_modules(submit: Submit) -> dict[str, types.ModuleType]:
 
     utils = _module("CRABClient.UserUtilities", config=_crab_config, getUsername=_username,
                     getUsernameFromCRIC=_username, getUsernameFromSiteDB=_username,
-                    setConsoleLogLevel=set_console_log_level, getConsoleLogLevel=lambda: level[0])
+                    setConsoleLogLevel=set_console_log_level, getConsoleLogLevel=lambda: level[0],
+                    # names CRAB's UserUtilities imports, which scripts import from it
+                    ClientException=ClientException, LOGLEVEL_MUTE=LOGLEVEL_MUTE, Configuration=Configuration)
     client_utils = _module("CRABClient.ClientUtilities", LOGLEVEL_MUTE=LOGLEVEL_MUTE)
     raw = _module("CRABAPI.RawCommand", crabCommand=_crab_command(submit, exceptions))
     wmconfig = _module("WMCore.Configuration", Configuration=Configuration, ConfigSection=ConfigSection)

@@ -43,7 +43,13 @@ _SCHEMA = 1
 
 
 class ProjectError(Exception):
-    """A project directory that cannot be made or read; the message is one line naming it."""
+    """A project directory that cannot be made or read; the message is one line naming it, and
+    ``parameter`` the configuration parameter to change (General.requestName unless it is the work
+    area that cannot be made)."""
+
+    def __init__(self, message: str, parameter: str = "General.requestName"):
+        super().__init__(message)
+        self.parameter = parameter
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +107,7 @@ def create(path: str) -> tuple[int, bool]:
     except OSError as e:
         why = "a file is in the way" if isinstance(e, FileExistsError) else e.strerror
         raise ProjectError(f"cannot make the work area {area}: {why}; set General.workArea to a directory you can "
-                           f"write to") from None
+                           f"write to", "General.workArea") from None
     try:
         os.mkdir(path)
     except FileExistsError:
@@ -112,7 +118,7 @@ def create(path: str) -> tuple[int, bool]:
         return claim, True
     except OSError as e:
         raise ProjectError(f"cannot make the project directory {path}: {e.strerror}; set General.workArea to a "
-                           f"directory you can write to") from None
+                           f"directory you can write to", "General.workArea") from None
     claim = _claim(path, blocking=True)
     for sub in (RESULTS, INPUTS):
         os.mkdir(os.path.join(path, sub))

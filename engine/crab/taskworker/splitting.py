@@ -308,6 +308,15 @@ def _no_lumi(dataset: Dataset, mask: dict[int, list[tuple[int, int]]] | None) ->
         common = len(set(runs) & set(mask))
         message += (f": their runs are {min(mask)}-{max(mask)}, the dataset's {runs[0]}-{runs[-1]}, "
                     f"{common} run(s) in common{' but none of their lumis' if common else ''}")
+        if dataset.source == "stand-in" and not common and runs[0] <= max(mask) and min(mask) <= runs[-1]:
+            # a real run of the era the stand-in, which holds a sample of them, happens not to hold
+            near = sorted(runs[i] for i in {min(bisect_left(runs, r), len(runs) - 1) for r in (min(mask), max(mask))}
+                          | {max(bisect_left(runs, r) - 1, 0) for r in (min(mask), max(mask))})
+            return SplittingError(
+                f"{message}. {dataset.name} is a stand-in made from its name, which holds one run in 2 to 4 of its "
+                f"era, and not these: select runs it holds (the nearest are {', '.join(map(str, near))}), or "
+                f"describe the dataset with its real runs: crabtui dataset add {dataset.name} --from FILE (the JSON "
+                f"format is in the README).")
     return SplittingError(message + ". Check Data.lumiMask and Data.runRange.")
 
 

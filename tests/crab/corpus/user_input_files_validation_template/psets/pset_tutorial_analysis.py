@@ -1,0 +1,2 @@
+import FWCore.ParameterSet.Config as cms
+process = cms.Process("Analysis")
