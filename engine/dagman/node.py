@@ -18,6 +18,7 @@ from engine.dag import GraphNode, NodeKind, ScriptKind
 from engine.dagman.config import Options
 from engine.dagman.dagman_out import DagmanOut
 from engine.dagman.jobstate_log import JobstateLog
+from engine.dagman.script_debug import DebugCapture
 from engine.dagman.node_status import (
     NodeState,
     after_retries_text,
@@ -52,6 +53,7 @@ class DagStatus(enum.IntEnum):
 class Script:
     kind: ScriptKind
     popen: subprocess.Popen
+    debug: DebugCapture | None  # its output for its DEBUG file, until it is reaped
     started: float
 
 
@@ -206,12 +208,16 @@ class NodeStates:
         if self.check_abort(node, 0, source):
             self.start_final_on_shutdown()
 
-    def node_failed(self, node: Node, job_failed: bool = False, source: str = "job") -> None:
+    def node_failed(self, node: Node, job_failed: bool = False, source: str = "job",
+                    spent_error: str | None = None) -> None:
         """``job_failed``: the node's job failed and no POST script ran (DAGMAN_PUT_FAILED_JOBS_ON_HOLD);
-        ``source`` as for :meth:`node_succeeded`."""
+        ``source`` as for :meth:`node_succeeded`; ``spent_error``: the text that replaces the node's
+        once no retry is left (a failed POST script's, ``ProcessPostTermEvent``), but not when
+        UNLESS-EXIT stops retries that were left (``RestartNode``)."""
         node.status = NodeState.ERROR
         declared_retry = node.graph.retry
         if self.check_abort(node, node.retval, source):  # ABORT-DAG-ON beats RETRY: the retries end here
+            node.error = spent_error or node.error
             if declared_retry:
                 node.error = after_retries_text(node.error, node.retries)
             self.futilize(node)
@@ -242,8 +248,10 @@ class NodeStates:
             return
         if self.dag_status is DagStatus.OK:
             self.dag_status = DagStatus.NODE_FAILED
-        if declared_retry and not (aborted and node.retries < declared_retry):
-            node.error = after_retries_text(node.error, node.retries)  # not when UNLESS-EXIT stopped them
+        if not (aborted and node.retries < declared_retry):  # UNLESS-EXIT (RestartNode) keeps the try's text
+            node.error = spent_error or node.error
+            if declared_retry:
+                node.error = after_retries_text(node.error, node.retries)
         if not aborted:
             self.futilize(node)
 

@@ -26,7 +26,6 @@ import getpass
 import os
 import select
 import signal
-import subprocess
 import time
 from collections.abc import Callable
 
@@ -40,7 +39,7 @@ from engine.dagman.dagman_out import NORMAL, QUIET, DagmanOut, banner_name, dagm
 from engine.dagman.events import EventReader
 from engine.dagman.jobstate_log import JobstateLog
 from engine.dagman.metrics import DAGMAN_VERSION
-from engine.dagman.node import BUSY, Census, DagFatal, DagStatus, Node, NodeStates
+from engine.dagman.node import BUSY, Census, DagFatal, DagStatus, Node, NodeStates, Script
 from engine.dagman.node_status import DagOutcome, NodeState
 from engine.dagman.outputs import OutputFiles
 from engine.dagman.ready_queue import ReadyQ, ReadyQueue
@@ -125,7 +124,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.scripts_deferred = {ScriptKind.PRE: 0, ScriptKind.POST: 0}  # ScriptQ's deferral counts
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0  # job procs that exited 0: a failed or removed one is not "completed"
-        self.hold_scripts: list[subprocess.Popen] = []
+        self.hold_scripts: list[Script] = []
         self.own_tail: tuple[int, int] | None = None  # nodes-log bytes of NOOP events handled as written
         self.jobstate = None
         if graph.dag.jobstate_log:

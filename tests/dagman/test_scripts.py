@@ -7,12 +7,13 @@ pool, and in tests/htcondor/test_crosscheck.py)."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
 from engine.dag import build_graph, parse_file
 from engine.dagman.jobstate_log import read_jobstate_log
-from engine.dagman.node_status import NodeState
+from engine.dagman.node_status import NodeState, read_node_status
 from engine.dagman.runner import DagMan, Options
 
 
@@ -175,3 +176,41 @@ def test_missing_submit_and_subdag_files_are_submit_failures_as_dagman_reports_t
     events = [(line.node, line.event) for line in read_jobstate_log(dag_dir / "js.log")]
     assert events.count(("N", "SUBMIT_FAILURE")) == 2 and events.count(("M", "SUBMIT_FAILURE")) == 2
     assert not os.path.exists(dag_dir / "missing.dag.condor.sub")
+
+
+def test_a_debug_file_gets_each_run_of_its_script_under_dagmans_header_line(dag_dir, schedd):
+    """23.9.6 appends a script's output when it reaps it, under ``*** Node=... Cmd='...'`` with its
+    wait status (seen on the pool); a deferred script's two runs are told apart by it."""
+    script(dag_dir / "pre.sh", 'echo "out $*"\necho "err $*" >&2\n'
+                               '[ -e deferred ] || { touch deferred; exit 4; }\n')
+    script(dag_dir / "post.sh", 'echo "post $*"\nexit $2\n')
+    dag = dag_dir / "debug.dag"
+    dag.write_text('JOB A job.sub\nVARS A code="3"\n'
+                   'SCRIPT DEFER 4 1 DEBUG pre.out ALL PRE A pre.sh $JOB $RETRY\n'
+                   'SCRIPT DEBUG post.out STDOUT POST A post.sh $JOB $RETURN\n')
+    assert run(dag, schedd).exit_code == 1
+
+    def debug_lines(name: str) -> list[str]:  # the completion time, in seconds since 1970, as T
+        return [re.sub(r"Completion=\d+ ", "Completion=T ", line) for line in lines(dag_dir / name)]
+
+    assert debug_lines("pre.out") == [
+        "*** Node=A Type=PRE Status=1024 Completion=T Cmd='pre.sh A 0'", "out A 0", "err A 0",
+        "*** Node=A Type=PRE Status=0 Completion=T Cmd='pre.sh A 0'", "out A 0", "err A 0"]
+    assert debug_lines("post.out") == ["*** Node=A Type=POST Status=768 Completion=T Cmd='post.sh A 3'", "post A 3"]
+
+
+def test_a_post_script_failure_that_unless_exit_stops_keeps_the_tries_text(dag_dir, schedd):
+    """RETRY ... UNLESS-EXIT: 23.9.6's RestartNode ends the retries and leaves the node's text as
+    the POST script's reaper set it; a node whose retries ran out gets the whole story (both seen
+    in the pool's node status file)."""
+    script(dag_dir / "post.sh", "exit $1\n")
+    dag = dag_dir / "unless.dag"
+    dag.write_text('JOB B job.sub\nJOB C job.sub\nVARS B code="3"\nVARS C code="5"\n'
+                   'RETRY B 1 UNLESS-EXIT 5\nRETRY C 3 UNLESS-EXIT 5\n'
+                   'SCRIPT POST B post.sh $RETURN\nSCRIPT POST C post.sh $RETURN\n'
+                   'NODE_STATUS_FILE unless.status\n')
+    assert run(dag, schedd).exit_code == 1
+    details = {ad["Node"]: ad["StatusDetails"] for ad in read_node_status(dag_dir / "unless.status")
+               if ad["Type"] == "NodeStatus"}
+    assert details == {"B": "Job exited with status 3 and POST Script failed with status 3 (after 1 node retries)",
+                       "C": "POST script failed with status 5"}
