@@ -179,6 +179,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.write_rescue()
             self.out.removing_submitted_jobs()
             self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+            self.out.deferrals(self.deferrals(), force=True)
             self.stop_scripts()
             code = EXIT_ERROR
         try:

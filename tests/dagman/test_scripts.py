@@ -214,3 +214,17 @@ def test_a_post_script_failure_that_unless_exit_stops_keeps_the_tries_text(dag_d
                if ad["Type"] == "NodeStatus"}
     assert details == {"B": "Job exited with status 3 and POST Script failed with status 3 (after 1 node retries)",
                        "C": "POST script failed with status 5"}
+
+
+def test_a_fatal_strict_warning_ends_dagman_out_with_the_deferral_notes(dag_dir, schedd):
+    """main_shutdown_rescue prints every ``Note: ... deferrals`` line before the last status
+    table, an unknown script macro under DAGMAN_USE_STRICT 1 included (seen on the pool)."""
+    script(dag_dir / "post.sh")
+    dag = dag_dir / "strict.dag"
+    dag.write_text('JOB A job.sub\nVARS A code="0"\nSCRIPT POST A post.sh $EXIT_CODE_LIST\n')
+    assert run(dag, schedd).exit_code == 1
+    out = dagman_out(dag)
+    removing = out.index("Removing any/all submitted HTCondor jobs...")
+    assert out[removing + 1:removing + 3] == ["Note: 0 total job deferrals because of -MaxJobs limit (0)",
+                                              "Note: 0 total job deferrals because of -MaxIdle limit (1000)"]
+    assert out[removing + 7] == "DAG status: 1 (DAG_STATUS_ERROR)"
