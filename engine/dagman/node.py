@@ -213,7 +213,7 @@ class NodeStates:
         """``job_failed``: the node's job failed and no POST script ran (DAGMAN_PUT_FAILED_JOBS_ON_HOLD);
         ``source`` as for :meth:`node_succeeded`; ``spent_error``: the text that replaces the node's
         once no retry is left (a failed POST script's, ``ProcessPostTermEvent``), but not when
-        UNLESS-EXIT stops retries that were left (``RestartNode``)."""
+        UNLESS-EXIT or a running FINAL node stops retries that were left (``RestartNode``)."""
         node.status = NodeState.ERROR
         declared_retry = node.graph.retry
         if self.check_abort(node, node.retval, source):  # ABORT-DAG-ON beats RETRY: the retries end here
@@ -230,8 +230,11 @@ class NodeStates:
             # ProcessJobProcEnd: one more try, submitted on hold for the user to release
             node.graph.retry = declared_retry = declared_retry + 1
             node.hold_on_submit = retry = True
-        if node.retries < declared_retry and not self.removed and (aborted or self.final_started and node is not self.final):
-            self.out.aborting_retries(node.name, node.retval, self.final_started)  # Dag::RestartNode
+        # Dag::RestartNode ends retries that are left: UNLESS-EXIT, or a running FINAL node (a DAG
+        # removed or aborted reads its jobs' aborts while FINAL runs; without FINAL it has exited)
+        stopped = node.retries < declared_retry and (aborted or self.final_started and node is not self.final)
+        if stopped and (self.final_started or not self.removed):
+            self.out.aborting_retries(node.name, node.retval, self.final_started)
         if retry and not self.removed and not self.final_started and node is not self.final:
             node.retries += 1
             self.out.retrying_node(node.name, node.retries, declared_retry)
@@ -248,10 +251,11 @@ class NodeStates:
             return
         if self.dag_status is DagStatus.OK:
             self.dag_status = DagStatus.NODE_FAILED
-        if not (aborted and node.retries < declared_retry):  # UNLESS-EXIT (RestartNode) keeps the try's text
-            node.error = spent_error or node.error
-            if declared_retry:
-                node.error = after_retries_text(node.error, node.retries)
+        if stopped:
+            return  # the try's text stays, and its descendants are not made futile (seen on the pool)
+        node.error = spent_error or node.error
+        if declared_retry:
+            node.error = after_retries_text(node.error, node.retries)
         if not aborted:
             self.futilize(node)
 
