@@ -142,6 +142,10 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         for knob in SETTINGS_ORDER:
             self.out.setting(knob, getattr(self.options, KNOBS[knob].field))
         self.out.default_node_log(self.nodes_log_path)
+        for warning in self.graph.dag.warnings:  # ALL_NODES passing over FINAL: parsed before any rescue DAG
+            if warning.logged:
+                where = f"{os.path.relpath(warning.location.file, self.dag_dir)}: {warning.location.line}"
+                self.out.line(warning.logged.format(where=where))
         for note in self.options.rescue_notes:
             self.out.line(note, QUIET)
         if self.options.save_file:

@@ -228,3 +228,19 @@ def test_a_fatal_strict_warning_ends_dagman_out_with_the_deferral_notes(dag_dir,
     assert out[removing + 1:removing + 3] == ["Note: 0 total job deferrals because of -MaxJobs limit (0)",
                                               "Note: 0 total job deferrals because of -MaxIdle limit (1000)"]
     assert out[removing + 7] == "DAG status: 1 (DAG_STATUS_ERROR)"
+
+
+def test_all_nodes_commands_log_that_they_pass_over_the_final_node(dag_dir, schedd):
+    """DAGMan 23.9.6 applies ALL_NODES to every node but FINAL, wherever the nodes are declared,
+    and says so in dagman.out for each such line (seen on the pool, the stray "s" included)."""
+    script(dag_dir / "post.sh")
+    dag = dag_dir / "all.dag"
+    dag.write_text('VARS ALL_NODES code="0"\nJOB A job.sub\nRETRY ALL_NODES 2\nSCRIPT POST ALL_NODES post.sh $JOB\n'
+                   'ABORT-DAG-ON ALL_NODES 42 RETURN 3\nFINAL F job.sub\nVARS F code="0"\n')
+    assert run(dag, schedd).exit_code == 0
+    assert [line for line in dagman_out(dag) if "skipping node" in line] == [
+        "In parse_vars(): skipping node F because final nodes must have VARS set explicitly (all.dag: 1)",
+        "In parse_retry(): skipping node F because final nodes cannot have RETRY specifications (all.dag: 3)",
+        "In parse_script(): skipping node F because final nodes must have SCRIPT set explicitly (all.dag: 4)",
+        "In parse_abort(): skipping node F because final nodes cannot have ABORT-DAG-ON specification (all.dag: 5)s"]
+    assert lines(dag_dir / "scripts.txt") == ["post.sh A"], "FINAL's POST is its own to give"
