@@ -176,6 +176,12 @@ class DagmanOut:
     def default_node_log(self, path: str) -> None:
         self.line(f"Default node log file is: <{path}>")
 
+    def parsing(self, dag_file: str) -> None:
+        """What DAGMan says as it starts to read its one DAG file (``main_init``, ``parse``)."""
+        for line in (f"DAG Lockfile will be written to {dag_file}.lock", f"DAG Input file is {dag_file}",
+                     "Parsing 1 dagfiles", f"Parsing {dag_file} ..."):
+            self.line(line)
+
     def exiting_with_status(self, status: int) -> None:
         """The last line DAGMan writes (daemon_core_main.cpp ``DC_Exit``)."""
         self.line(f"**** {self.name} (condor_DAGMAN) pid {self.pid} EXITING WITH STATUS {status}", ALWAYS)

@@ -142,14 +142,17 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         for knob in SETTINGS_ORDER:
             self.out.setting(knob, getattr(self.options, KNOBS[knob].field))
         self.out.default_node_log(self.nodes_log_path)
+        self.out.parsing(self.dag_file)
         for warning in self.graph.dag.warnings:  # ALL_NODES passing over FINAL: parsed before any rescue DAG
             if warning.logged:
                 where = f"{os.path.relpath(warning.location.file, self.dag_dir)}: {warning.location.line}"
                 self.out.line(warning.logged.format(where=where))
+        self.out.line("Adjusting edges")
         for note in self.options.rescue_notes:
             self.out.line(note, QUIET)
         if self.options.save_file:
             self.out.line(f"Loading saved progress from {self.options.save_file} for DAG.", QUIET)
+        self.out.line(f"Dag contains {self.census.total} total jobs")
         if self.jobstate:
             if self.options.recovery:
                 self.jobstate.initialize_recovery()
@@ -166,7 +169,9 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.check_categories()
             self.check_halt()
             self.set_own_attributes()
+            self.out.line("Bootstrapping...")
             self.bootstrap()
+            self.out.line(f"Number of pre-completed nodes: {self.count(NodeState.DONE)}")
             if self.options.recovery:
                 self.recover()
             while self.step():
