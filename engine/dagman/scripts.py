@@ -246,6 +246,8 @@ class ScriptQueue:
             return  # DAGMan has exited
         script = node.graph.node.scripts[kind]
         if script.defer_status is not None and code == script.defer_status:
+            self.out.line(f"Deferring {kind.value} script of node {node.name} for {script.defer_time or 0} seconds "
+                          f"(exit status was {code})...")
             node.defer_until = self.clock() + (script.defer_time or 0)
             self.scripts_deferred[kind] += 1
             return  # a deferred script logs no result: it will be STARTED again

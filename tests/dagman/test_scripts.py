@@ -260,3 +260,17 @@ def test_dagman_out_says_what_it_parsed_and_how_many_nodes_were_done_before_it_s
         "Parsing d.dag ...", "In parse_vars(): skipping node F because final nodes must have VARS set explicitly "
         "(d.dag: 3)", "Adjusting edges", "Dag contains 3 total jobs", "Bootstrapping...",
         "Number of pre-completed nodes: 1", "Submitting HTCondor Node B job(s)..."]
+
+
+def test_a_deferred_script_is_logged_and_counted_under_each_status_table(dag_dir, schedd):
+    """SCRIPT DEFER: dagman.out says so as the script is deferred, and each node table after it
+    carries the non-zero deferral count, as the pool's dagman.out does."""
+    script(dag_dir / "post.sh", '[ -e deferred ] || { touch deferred; exit 5; }\n')
+    dag = dag_dir / "defer.dag"
+    dag.write_text('JOB A job.sub\nVARS A code="0"\nSCRIPT DEFER 5 1 POST A post.sh\n')
+    assert run(dag, schedd).exit_code == 0
+    out = dagman_out(dag)
+    assert "Deferring POST script of node A for 1 seconds (exit status was 5)..." in out
+    note = "Note: 1 total POST script deferrals because of -MaxPost limit (20) or DEFER"
+    tables = [i for i, line in enumerate(out) if line.endswith("job proc(s) currently held")]
+    assert out[tables[-2] + 1] == note, "the last table of the run, before the closing one"
