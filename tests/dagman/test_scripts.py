@@ -14,6 +14,7 @@ from pathlib import Path
 from engine.dag import build_graph, parse_file
 from engine.dagman.jobstate_log import read_jobstate_log
 from engine.dagman.node_status import NodeState, read_node_status
+from engine.dagman.progress import DagWatcher
 from engine.dagman.runner import DagMan, Options
 
 
@@ -274,3 +275,17 @@ def test_a_deferred_script_is_logged_and_counted_under_each_status_table(dag_dir
     note = "Note: 1 total POST script deferrals because of -MaxPost limit (20) or DEFER"
     tables = [i for i, line in enumerate(out) if line.endswith("job proc(s) currently held")]
     assert out[tables[-2] + 1] == note, "the last table of the run, before the closing one"
+
+
+def test_the_dag_screen_reads_a_node_whose_retries_unless_exit_ended_as_dagman_says_it(dag_dir, schedd):
+    """A retried node that UNLESS-EXIT stops keeps the POST script's text, with no "(after 1 node
+    retries)": what the node status file says, the UI's reading of dagman.out says too."""
+    script(dag_dir / "post.sh", '[ "$1" = 0 ] && exit 3\nexit 5\n')
+    dag = dag_dir / "unless.dag"
+    dag.write_text('JOB D job.sub\nVARS D code="1"\nRETRY D 3 UNLESS-EXIT 5\nSCRIPT POST D post.sh $RETRY\n'
+                   'NODE_STATUS_FILE unless.status\n')
+    assert run(dag, schedd).exit_code == 1
+    [status] = [ad for ad in read_node_status(dag_dir / "unless.status") if ad["Type"] == "NodeStatus"]
+    [node] = DagWatcher(str(dag)).read().nodes
+    assert (status["StatusDetails"], status["RetryCount"]) == ("POST script failed with status 5", 1)
+    assert (node.why, node.retries) == ("POST script failed with status 5", 1)
