@@ -158,7 +158,7 @@ def _one_dag_file(given, argv: list[str]) -> str:
         hint = "submit each on its own, or join them in one DAG with SUBDAG EXTERNAL or SPLICE"
         before = argv[argv.index(first) - 1] if argv.index(first) else ""
         flag = find_flag(before) if before.startswith("-") else None
-        if flag is not None and flag.value is None:  # e.g. -a 'My.X = 1': -a is -AllowVersionMismatch
+        if flag is not None and flag.value is None and not os.path.isfile(first):  # -a 'My.X = 1': -AllowVersionMismatch
             hint = (f"{before} is {flag.name}, which takes no value, so {first!r} was read as a DAG file; "
                     "for a submit command write -append COMMAND (at least -ap)")
         raise ArgumentError(f"{' '.join(given.dag_files)}: crabtui dag submit runs one DAG file; {hint}")

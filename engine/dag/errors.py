@@ -24,6 +24,7 @@ class Diagnostic:
     location: Location
     message: str
     strict: int = 0  # a warning DAGMan makes fatal when DAGMAN_USE_STRICT is this or higher (0: never)
+    logged: str = ""  # the line DAGMan writes to dagman.out as it parses, ``{where}`` for ``file: line``
 
     def __str__(self) -> str:
         return f"{self.location}: {self.message}"

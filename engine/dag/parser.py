@@ -99,6 +99,19 @@ def parse_text(text: str, file: str = "<string>", base_dir: str | None = None) -
         return context.finish(scope)
 
 
+# What DAGMan 23.9.6 logs when an ALL_NODES command passes over the FINAL node (seen on the pool;
+# the stray "s" after ABORT-DAG-ON's line is DAGMan's own): the parse function, the reason, the tail.
+_FINAL_SKIPPED = {
+    "_apply_vars": ("vars", "must have VARS set explicitly", ""),
+    "_apply_retry": ("retry", "cannot have RETRY specifications", ""),
+    "_apply_script": ("script", "must have SCRIPT set explicitly", ""),
+    "_apply_pre_skip": ("pre_skip", "must have PRE_SKIP set explicitly", ""),
+    "_apply_abort": ("abort", "cannot have ABORT-DAG-ON specification", "s"),
+    "_apply_priority": ("priority", "cannot have PRIORITY specifications", ""),
+    "_apply_category": ("category", "cannot have CATEGORY specifications", ""),
+}
+
+
 @dataclass(slots=True)
 class _Context:
     """What one parse shares across files and splices: its diagnostics and the file stack."""
@@ -444,6 +457,11 @@ class _Scope:
                     self._error_at(w.location, f"undefined node {name}: declare it with JOB (or FINAL, SUBDAG "
                                                "EXTERNAL, SERVICE) in this DAG, or fix the name")
         self.waiting.clear()
+        final = next((n.name for n in dag.nodes.values() if n.kind is NodeKind.FINAL), None)
+        for w in self.all_nodes if final is not None else ():
+            command, why, tail = _FINAL_SKIPPED[w.apply.__name__]
+            message = f"In parse_{command}(): skipping node {final} because final nodes {why}"
+            self.context.warnings.append(Diagnostic(w.location, message, logged=message + " ({where})" + tail))
         special = {n.name: n.kind for n in dag.nodes.values() if n.kind in _SPECIAL_KINDS}
         for dep in dag.dependencies:
             for name in dep.parents + dep.children:

@@ -176,6 +176,12 @@ class DagmanOut:
     def default_node_log(self, path: str) -> None:
         self.line(f"Default node log file is: <{path}>")
 
+    def parsing(self, dag_file: str) -> None:
+        """What DAGMan says as it starts to read its one DAG file (``main_init``, ``parse``)."""
+        for line in (f"DAG Lockfile will be written to {dag_file}.lock", f"DAG Input file is {dag_file}",
+                     "Parsing 1 dagfiles", f"Parsing {dag_file} ..."):
+            self.line(line)
+
     def exiting_with_status(self, status: int) -> None:
         """The last line DAGMan writes (daemon_core_main.cpp ``DC_Exit``)."""
         self.line(f"**** {self.name} (condor_DAGMAN) pid {self.pid} EXITING WITH STATUS {status}", ALWAYS)
@@ -459,7 +465,8 @@ class OutRecord:
     ``proc_failed`` (job, "status" or "signal", n); ``job_completed``; ``script`` (PRE, POST or
     HOLD); ``pre_ok``; ``pre_failed`` (n); ``pre_died`` (signal); ``pre_skip`` (value);
     ``post_ok``; ``post_failed`` (n); ``post_died`` (signal); ``retrying`` (retry, of);
-    ``submit_failed`` (tries); ``shortcutting``; ``failed_node`` (return value, error text:
+    ``submit_failed`` (tries); ``shortcutting``; ``retries_ended`` (UNLESS-EXIT or a running
+    FINAL node ended the retries left); ``failed_node`` (return value, error text:
     the end-of-run list of failed nodes); ``abort_value`` (source); ``halted_exit``;
     ``removing``; ``rescue_written`` (path); ``rescue_used`` (path); ``error`` (text: any other
     ``ERROR:`` line, such as why DAGMan could not start); ``exiting`` (status).
@@ -521,6 +528,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [(what, re.compile(pattern)) for 
     ("held_procs", r"(\d+) job proc\(s\) currently held$"),
     ("submit_failed", r"Job submit failed after (\d+) tr"),
     ("shortcutting", r"Shortcutting node (\S+) retries because of submit failure"),
+    ("retries_ended", r"Aborting further retries of node (\S+) "),
     ("starting_up", r"\*\* (\S+) \(CONDOR_DAGMAN\) STARTING UP$"),
     ("exiting", r"\*\*\*\* \S+ \(condor_DAGMAN\) pid \d+ EXITING WITH STATUS (-?\d+)$"),
     ("recovery", r"(Running in RECOVERY mode|\.\.\.done with RECOVERY mode)"),
@@ -664,7 +672,7 @@ class DagmanOutReader:
             records.append(OutRecord(t, what, "", (groups[0].startswith("Running"),)))
         elif what in ("abort_value", "rescue_written", "rescue_used", "error", "parse_failed"):
             records.append(OutRecord(t, what, "", (groups[0],)))
-        elif what in ("submitting", "job_completed", "pre_ok", "post_ok", "shortcutting"):
+        elif what in ("submitting", "job_completed", "pre_ok", "post_ok", "shortcutting", "retries_ended"):
             records.append(OutRecord(t, what, groups[0]))
         elif what == "starting_up":
             records.append(OutRecord(t, what, "", (dagman_id_of(groups[0]),)))

@@ -18,6 +18,7 @@ from engine.dag import GraphNode, NodeKind, ScriptKind
 from engine.dagman.config import Options
 from engine.dagman.dagman_out import DagmanOut
 from engine.dagman.jobstate_log import JobstateLog
+from engine.dagman.script_debug import DebugCapture
 from engine.dagman.node_status import (
     NodeState,
     after_retries_text,
@@ -52,6 +53,7 @@ class DagStatus(enum.IntEnum):
 class Script:
     kind: ScriptKind
     popen: subprocess.Popen
+    debug: DebugCapture | None  # its output for its DEBUG file, until it is reaped
     started: float
 
 
@@ -206,12 +208,16 @@ class NodeStates:
         if self.check_abort(node, 0, source):
             self.start_final_on_shutdown()
 
-    def node_failed(self, node: Node, job_failed: bool = False, source: str = "job") -> None:
+    def node_failed(self, node: Node, job_failed: bool = False, source: str = "job",
+                    spent_error: str | None = None) -> None:
         """``job_failed``: the node's job failed and no POST script ran (DAGMAN_PUT_FAILED_JOBS_ON_HOLD);
-        ``source`` as for :meth:`node_succeeded`."""
+        ``source`` as for :meth:`node_succeeded`; ``spent_error``: the text that replaces the node's
+        once no retry is left (a failed POST script's, ``ProcessPostTermEvent``), but not when
+        UNLESS-EXIT or a running FINAL node stops retries that were left (``RestartNode``)."""
         node.status = NodeState.ERROR
         declared_retry = node.graph.retry
         if self.check_abort(node, node.retval, source):  # ABORT-DAG-ON beats RETRY: the retries end here
+            node.error = spent_error or node.error
             if declared_retry:
                 node.error = after_retries_text(node.error, node.retries)
             self.futilize(node)
@@ -224,8 +230,11 @@ class NodeStates:
             # ProcessJobProcEnd: one more try, submitted on hold for the user to release
             node.graph.retry = declared_retry = declared_retry + 1
             node.hold_on_submit = retry = True
-        if node.retries < declared_retry and not self.removed and (aborted or self.final_started and node is not self.final):
-            self.out.aborting_retries(node.name, node.retval, self.final_started)  # Dag::RestartNode
+        # Dag::RestartNode ends retries that are left: UNLESS-EXIT, or a running FINAL node (a DAG
+        # removed or aborted reads its jobs' aborts while FINAL runs; without FINAL it has exited)
+        stopped = node.retries < declared_retry and (aborted or self.final_started and node is not self.final)
+        if stopped and (self.final_started or not self.removed):
+            self.out.aborting_retries(node.name, node.retval, self.final_started)
         if retry and not self.removed and not self.final_started and node is not self.final:
             node.retries += 1
             self.out.retrying_node(node.name, node.retries, declared_retry)
@@ -242,8 +251,11 @@ class NodeStates:
             return
         if self.dag_status is DagStatus.OK:
             self.dag_status = DagStatus.NODE_FAILED
-        if declared_retry and not (aborted and node.retries < declared_retry):
-            node.error = after_retries_text(node.error, node.retries)  # not when UNLESS-EXIT stopped them
+        if stopped:
+            return  # the try's text stays, and its descendants are not made futile (seen on the pool)
+        node.error = spent_error or node.error
+        if declared_retry:
+            node.error = after_retries_text(node.error, node.retries)
         if not aborted:
             self.futilize(node)
 

@@ -250,6 +250,12 @@ def post_script_failed_text(job_retval: int, *, status: int | None = None,
     return head + f"POST Script died on signal {signal_number}"
 
 
+def post_script_try_text(*, status: int | None = None, signal_number: int | None = None) -> str:
+    """``ProcessPostTermEvent`` before the retries are looked at: what stays when UNLESS-EXIT
+    ends them (seen on the pool: "POST script failed with status 5")."""
+    return f"POST script failed with status {status}" if signal_number is None else f"POST script died on signal {signal_number}"
+
+
 def after_retries_text(text: str, retries: int) -> str:
     """What DAGMan appends to a failed node's text when it had RETRY."""
     return f"{text} (after {retries} node retries)"

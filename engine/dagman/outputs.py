@@ -134,7 +134,7 @@ class OutputFiles:
                         pre=counts[NodeState.PRERUN], queued=counts[NodeState.SUBMITTED],
                         post=counts[NodeState.POSTRUN], ready=counts[NodeState.READY],
                         unready=counts[NodeState.NOT_READY], failed=counts[NodeState.ERROR],
-                        futile=counts[NodeState.FUTILE], held_procs=held)
+                        futile=counts[NodeState.FUTILE], held_procs=held, deferrals=self.deferrals())
         if self.graph.dag.dot is not None and self.graph.dag.dot.update:
             self.dump_dot()
 

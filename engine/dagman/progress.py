@@ -117,7 +117,8 @@ class DagProgress:
 class _Node:
     """A node's state while the lines are replayed."""
 
-    __slots__ = ("state", "retries", "job", "held", "running", "exit_code", "why", "since", "procs", "ended_procs")
+    __slots__ = ("state", "retries", "job", "held", "running", "exit_code", "why", "since", "procs", "ended_procs",
+                 "retries_ended")
 
     def __init__(self, done: bool) -> None:
         self.state = NodeState.DONE if done else NodeState.NOT_READY
@@ -129,6 +130,7 @@ class _Node:
         self.since: float | None = None
         self.procs: set[str] = set()
         self.ended_procs: set[str] = set()
+        self.retries_ended = False  # RestartNode ended the retries left: the try's text stays as it is
 
 
 class DagWatcher:
@@ -316,6 +318,10 @@ class DagWatcher:
             node.retries = r.values[0]
             node.state, node.running, node.held = NodeState.READY, False, False
             node.why = f"retry {r.values[0]} of {r.values[1]}; the last try: {node.why}" if node.why else ""
+        elif what == "retries_ended":
+            node.retries_ended = True
+            if node.why.startswith("Job ") and " and POST Script " in node.why:  # what the POST's reaper said
+                node.why = "POST script " + node.why.split(" and POST Script ", 1)[1]
         elif what == "shortcutting":
             node.state, node.why = NodeState.ERROR, SUBMIT_FAILED_TEXT
         elif what == "failed_node":
@@ -436,7 +442,7 @@ class DagWatcher:
                 state, why, running, held = NodeState.ERROR, _stopped_text(state), False, False
             elif state in (NodeState.NOT_READY, NodeState.READY) and gnode is not None:
                 state, why = _waiting(node, gnode, parents, states)
-            elif state is NodeState.ERROR and node.retries and why and not why.endswith("retries)"):
+            elif state is NodeState.ERROR and node.retries and why and not why.endswith("retries)") and not node.retries_ended:
                 why = after_retries_text(why, node.retries)
             states[name] = state
             shown.append(NodeProgress(

@@ -26,7 +26,6 @@ import getpass
 import os
 import select
 import signal
-import subprocess
 import time
 from collections.abc import Callable
 
@@ -40,7 +39,7 @@ from engine.dagman.dagman_out import NORMAL, QUIET, DagmanOut, banner_name, dagm
 from engine.dagman.events import EventReader
 from engine.dagman.jobstate_log import JobstateLog
 from engine.dagman.metrics import DAGMAN_VERSION
-from engine.dagman.node import BUSY, Census, DagFatal, DagStatus, Node, NodeStates
+from engine.dagman.node import BUSY, Census, DagFatal, DagStatus, Node, NodeStates, Script
 from engine.dagman.node_status import DagOutcome, NodeState
 from engine.dagman.outputs import OutputFiles
 from engine.dagman.ready_queue import ReadyQ, ReadyQueue
@@ -125,7 +124,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.scripts_deferred = {ScriptKind.PRE: 0, ScriptKind.POST: 0}  # ScriptQ's deferral counts
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0  # job procs that exited 0: a failed or removed one is not "completed"
-        self.hold_scripts: list[subprocess.Popen] = []
+        self.hold_scripts: list[Script] = []
         self.own_tail: tuple[int, int] | None = None  # nodes-log bytes of NOOP events handled as written
         self.jobstate = None
         if graph.dag.jobstate_log:
@@ -143,10 +142,17 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         for knob in SETTINGS_ORDER:
             self.out.setting(knob, getattr(self.options, KNOBS[knob].field))
         self.out.default_node_log(self.nodes_log_path)
+        self.out.parsing(self.dag_file)
+        for warning in self.graph.dag.warnings:  # ALL_NODES passing over FINAL: parsed before any rescue DAG
+            if warning.logged:
+                where = f"{os.path.relpath(warning.location.file, self.dag_dir)}: {warning.location.line}"
+                self.out.line(warning.logged.format(where=where))
+        self.out.line("Adjusting edges")
         for note in self.options.rescue_notes:
             self.out.line(note, QUIET)
         if self.options.save_file:
             self.out.line(f"Loading saved progress from {self.options.save_file} for DAG.", QUIET)
+        self.out.line(f"Dag contains {self.census.total} total jobs")
         if self.jobstate:
             if self.options.recovery:
                 self.jobstate.initialize_recovery()
@@ -163,7 +169,9 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.check_categories()
             self.check_halt()
             self.set_own_attributes()
+            self.out.line("Bootstrapping...")
             self.bootstrap()
+            self.out.line(f"Number of pre-completed nodes: {self.count(NodeState.DONE)}")
             if self.options.recovery:
                 self.recover()
             while self.step():
@@ -180,6 +188,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.write_rescue()
             self.out.removing_submitted_jobs()
             self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+            self.out.deferrals(self.deferrals(), force=True)
             self.stop_scripts()
             code = EXIT_ERROR
         try:

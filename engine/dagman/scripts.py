@@ -21,7 +21,8 @@ from engine.dagman.dagman_out import DagmanOut
 from engine.dagman.events import INT_MAX
 from engine.dagman.jobstate_log import JobstateLog
 from engine.dagman.node import JOB_SKIPPED, Census, DagStatus, Node, Script
-from engine.dagman.node_status import NodeState, post_script_failed_text, pre_script_failed_text
+from engine.dagman.script_debug import DebugCapture
+from engine.dagman.node_status import NodeState, post_script_failed_text, post_script_try_text, pre_script_failed_text
 from engine.schedd.local.userlog import PostScriptTerminatedEvent, PreSkipEvent, UserLog
 
 
@@ -76,12 +77,12 @@ class ScriptQueue:
         self.out.running_script(kind.value, node.name)
         if self.jobstate:
             self.jobstate.script_started(node.name, kind.value, node.last_event_time, *self._job_id(node, kind))
-        popen = self.spawn(node, kind)
-        if popen is None:  # ScriptQ::Run: a script that cannot start is reaped as exit 1, never deferred
+        started = self.spawn(node, kind)
+        if started is None:  # ScriptQ::Run: a script that cannot start is reaped as exit 1, never deferred
             self.out.failed_to_execute(kind.value, node.name)
             self.script_result(node, kind, 1)
             return
-        node.script = Script(kind, popen, self.clock())
+        node.script = Script(kind, *started, self.clock())
 
     def run_hold_script(self, node: Node) -> None:
         """A node job went on hold: its HOLD script runs, and its result changes nothing."""
@@ -90,17 +91,17 @@ class ScriptQueue:
         if self.options.max_hold and len(self.hold_scripts) >= self.options.max_hold:
             return  # DAGMan defers it; a hold that outlives the others is rare enough to skip
         self.out.running_script(ScriptKind.HOLD.value, node.name)
-        popen = self.spawn(node, ScriptKind.HOLD)
-        if popen is None:
+        started = self.spawn(node, ScriptKind.HOLD)
+        if started is None:
             self.out.failed_to_execute(ScriptKind.HOLD.value, node.name)
         else:
-            self.hold_scripts.append(popen)
+            self.hold_scripts.append(Script(ScriptKind.HOLD, *started, self.clock()))
 
-    def spawn(self, node: Node, kind: ScriptKind) -> subprocess.Popen | None:
+    def spawn(self, node: Node, kind: ScriptKind) -> tuple[subprocess.Popen, DebugCapture | None] | None:
         """Start one of the node's scripts as DAGMan does (``Script::BackgroundRun``): in the
         node's directory, the executable named as written and taken from there (never from
-        PATH), output to its DEBUG file if any.  None, with DaemonCore's reason in dagman.out,
-        if it cannot start."""
+        PATH), its output caught for its DEBUG file if it has one.  None, with DaemonCore's
+        reason in dagman.out, if it cannot start."""
         script = node.graph.node.scripts[kind]
         argv = self.script_argv(node, script.argv, kind)
         cwd = node.directory(self.dag_dir)
@@ -113,21 +114,20 @@ class ScriptQueue:
         if problem is not None:
             self.out.cannot_access_executable(argv[0], problem)
             return None
-        out = subprocess.DEVNULL
-        if script.debug_file:
-            out = open(os.path.join(cwd, script.debug_file), "ab")
+        debug = DebugCapture(os.path.join(cwd, script.debug_file), node.name, kind.value, argv) if script.debug_file else None
+        out = debug.buffer if debug is not None else subprocess.DEVNULL
         if "/" in argv[0]:  # exec'd as written, from cwd, so that its $0 is what DAGMan's is
             executable = argv[0]
         try:
-            return subprocess.Popen(argv, executable=executable, cwd=cwd, stdin=subprocess.DEVNULL,
-                                    stdout=out if script.debug_stream in ("STDOUT", "ALL") else subprocess.DEVNULL,
-                                    stderr=out if script.debug_stream in ("STDERR", "ALL") else subprocess.DEVNULL)
+            popen = subprocess.Popen(argv, executable=executable, cwd=cwd, stdin=subprocess.DEVNULL,
+                                     stdout=out if script.debug_stream in ("STDOUT", "ALL") else subprocess.DEVNULL,
+                                     stderr=out if script.debug_stream in ("STDERR", "ALL") else subprocess.DEVNULL)
         except OSError as e:  # the exec itself failed: a bad interpreter line, not a binary
             self.out.child_failed_before_exec(argv[0], e.errno or 0)
+            if debug is not None:
+                debug.discard()
             return None
-        finally:
-            if out is not subprocess.DEVNULL:
-                out.close()
+        return popen, debug
 
     def print_script_result(self, node: Node, kind: ScriptKind, code: int) -> None:
         if kind is ScriptKind.PRE:
@@ -194,11 +194,11 @@ class ScriptQueue:
     def reap_scripts(self) -> None:
         """Scripts that exited decide their nodes; deferred and waiting scripts start once their
         time is up and -maxpre/-maxpost allow (DAGMan's ScriptQ), PRE scripts not while halted."""
-        self.hold_scripts = [p for p in self.hold_scripts if p.poll() is None]
+        self.hold_scripts = [s for s in self.hold_scripts if self._poll(s) is None]
         running = {kind: 0 for kind in ScriptKind}
         for node in list(self.busy.values()):
             if node.script is not None:
-                code = node.script.popen.poll()
+                code = self._poll(node.script)
                 if code is None:
                     running[node.script.kind] += 1
                 else:
@@ -220,6 +220,14 @@ class ScriptQueue:
             running[kind] += 1
             self.run_script(node, kind)
 
+    def _poll(self, script: Script) -> int | None:
+        """The script's exit code (minus a signal) once it has exited; its DEBUG file gets its output then."""
+        code = script.popen.poll()
+        if code is not None and script.debug is not None:
+            script.debug.reaped(code, int(self.clock()))
+            script.debug = None
+        return code
+
     def queue_post(self, node: Node) -> None:
         """Run the node's POST script now, or once -maxpost allows."""
         if self.options.max_post and self.running_scripts(ScriptKind.POST) >= self.options.max_post:
@@ -238,6 +246,8 @@ class ScriptQueue:
             return  # DAGMan has exited
         script = node.graph.node.scripts[kind]
         if script.defer_status is not None and code == script.defer_status:
+            self.out.line(f"Deferring {kind.value} script of node {node.name} for {script.defer_time or 0} seconds "
+                          f"(exit status was {code})...")
             node.defer_until = self.clock() + (script.defer_time or 0)
             self.scripts_deferred[kind] += 1
             return  # a deferred script logs no result: it will be STARTED again
@@ -304,9 +314,10 @@ class ScriptQueue:
         if code == 0:
             self.node_succeeded(node, "POST script")
         else:
-            node.error = (post_script_failed_text(job_retval, status=code) if code >= 0
-                          else post_script_failed_text(job_retval, signal_number=-code))
-            self.node_failed(node, source="POST script")
+            how = {"status": code} if code >= 0 else {"signal_number": -code}
+            node.error = post_script_try_text(**how)
+            spent = post_script_failed_text(job_retval, **how)
+            self.node_failed(node, source="POST script", spent_error=spent)
 
     def stop_scripts(self) -> None:
         """DAGMan's RemoveRunningScripts: running PRE and POST scripts are killed (and, with a

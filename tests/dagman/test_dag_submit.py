@@ -149,6 +149,25 @@ def test_rm_of_the_dagman_job_removes_its_nodes_writes_a_rescue_dag_and_runs_fin
     assert json.loads((gated / "d.dag.metrics").read_text())["DagStatus"] == 4
 
 
+def test_rm_while_a_retried_node_runs_ends_its_retries_as_final_starts(gated, schedd):
+    """condor_rm of a DAG with FINAL: the running node's abort is read while FINAL runs, so 23.9.6's
+    RestartNode ends its retries ("because final node is running"), leaves its text without
+    "(after 0 node retries)" and its child unready, not futile (seen on the pool's node status file)."""
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n"
+                                 "RETRY A 2\nFINAL F job.sub\nNODE_STATUS_FILE d.status\n")
+    release(gated, "F")
+    cluster = submit(schedd, "d.dag", gated)
+    wait_until(lambda: runs(gated) == ["A"], "node A to start")
+    assert crabtui(schedd, "rm", str(cluster), cwd=gated).returncode == 0
+    finished(schedd, cluster)
+    out = (gated / "d.dag.dagman.out").read_text()
+    assert "Aborting further retries of node A because final node is running (last attempt returned -1002)" in out
+    status = (gated / "d.status").read_text()
+    a_cluster = schedd.history('DAGNodeName == "A"', ["ClusterId"], match=1)[0]["ClusterId"]
+    assert f'StatusDetails = "HTCondor reported ULOG_JOB_ABORTED event for job proc ({a_cluster}.0.0)";' in status
+    assert "NodesUnready = 1;" in status and "NodesFutile = 0;" in status
+
+
 def test_rm_of_a_dag_without_final_runs_no_post_script_of_its_removed_jobs(gated, schedd):
     """DAGMan 23.9 exits once it has removed its jobs; with a FINAL node it would still run the
     POST scripts of removed jobs while FINAL runs (the test above)."""

@@ -7,12 +7,14 @@ pool, and in tests/htcondor/test_crosscheck.py)."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
 from engine.dag import build_graph, parse_file
 from engine.dagman.jobstate_log import read_jobstate_log
-from engine.dagman.node_status import NodeState
+from engine.dagman.node_status import NodeState, read_node_status
+from engine.dagman.progress import DagWatcher
 from engine.dagman.runner import DagMan, Options
 
 
@@ -175,3 +177,115 @@ def test_missing_submit_and_subdag_files_are_submit_failures_as_dagman_reports_t
     events = [(line.node, line.event) for line in read_jobstate_log(dag_dir / "js.log")]
     assert events.count(("N", "SUBMIT_FAILURE")) == 2 and events.count(("M", "SUBMIT_FAILURE")) == 2
     assert not os.path.exists(dag_dir / "missing.dag.condor.sub")
+
+
+def test_a_debug_file_gets_each_run_of_its_script_under_dagmans_header_line(dag_dir, schedd):
+    """23.9.6 appends a script's output when it reaps it, under ``*** Node=... Cmd='...'`` with its
+    wait status (seen on the pool); a deferred script's two runs are told apart by it."""
+    script(dag_dir / "pre.sh", 'echo "out $*"\necho "err $*" >&2\n'
+                               '[ -e deferred ] || { touch deferred; exit 4; }\n')
+    script(dag_dir / "post.sh", 'echo "post $*"\nexit $2\n')
+    dag = dag_dir / "debug.dag"
+    dag.write_text('JOB A job.sub\nVARS A code="3"\n'
+                   'SCRIPT DEFER 4 1 DEBUG pre.out ALL PRE A pre.sh $JOB $RETRY\n'
+                   'SCRIPT DEBUG post.out STDOUT POST A post.sh $JOB $RETURN\n')
+    assert run(dag, schedd).exit_code == 1
+
+    def debug_lines(name: str) -> list[str]:  # the completion time, in seconds since 1970, as T
+        return [re.sub(r"Completion=\d+ ", "Completion=T ", line) for line in lines(dag_dir / name)]
+
+    assert debug_lines("pre.out") == [
+        "*** Node=A Type=PRE Status=1024 Completion=T Cmd='pre.sh A 0'", "out A 0", "err A 0",
+        "*** Node=A Type=PRE Status=0 Completion=T Cmd='pre.sh A 0'", "out A 0", "err A 0"]
+    assert debug_lines("post.out") == ["*** Node=A Type=POST Status=768 Completion=T Cmd='post.sh A 3'", "post A 3"]
+
+
+def test_a_post_script_failure_that_unless_exit_stops_keeps_the_tries_text(dag_dir, schedd):
+    """RETRY ... UNLESS-EXIT: 23.9.6's RestartNode ends the retries and leaves the node's text as
+    the POST script's reaper set it; a node whose retries ran out gets the whole story (both seen
+    in the pool's node status file)."""
+    script(dag_dir / "post.sh", "exit $1\n")
+    dag = dag_dir / "unless.dag"
+    dag.write_text('JOB B job.sub\nJOB C job.sub\nVARS B code="3"\nVARS C code="5"\n'
+                   'RETRY B 1 UNLESS-EXIT 5\nRETRY C 3 UNLESS-EXIT 5\n'
+                   'SCRIPT POST B post.sh $RETURN\nSCRIPT POST C post.sh $RETURN\n'
+                   'NODE_STATUS_FILE unless.status\n')
+    assert run(dag, schedd).exit_code == 1
+    details = {ad["Node"]: ad["StatusDetails"] for ad in read_node_status(dag_dir / "unless.status")
+               if ad["Type"] == "NodeStatus"}
+    assert details == {"B": "Job exited with status 3 and POST Script failed with status 3 (after 1 node retries)",
+                       "C": "POST script failed with status 5"}
+
+
+def test_a_fatal_strict_warning_ends_dagman_out_with_the_deferral_notes(dag_dir, schedd):
+    """main_shutdown_rescue prints every ``Note: ... deferrals`` line before the last status
+    table, an unknown script macro under DAGMAN_USE_STRICT 1 included (seen on the pool)."""
+    script(dag_dir / "post.sh")
+    dag = dag_dir / "strict.dag"
+    dag.write_text('JOB A job.sub\nVARS A code="0"\nSCRIPT POST A post.sh $EXIT_CODE_LIST\n')
+    assert run(dag, schedd).exit_code == 1
+    out = dagman_out(dag)
+    removing = out.index("Removing any/all submitted HTCondor jobs...")
+    assert out[removing + 1:removing + 3] == ["Note: 0 total job deferrals because of -MaxJobs limit (0)",
+                                              "Note: 0 total job deferrals because of -MaxIdle limit (1000)"]
+    assert out[removing + 7] == "DAG status: 1 (DAG_STATUS_ERROR)"
+
+
+def test_all_nodes_commands_log_that_they_pass_over_the_final_node(dag_dir, schedd):
+    """DAGMan 23.9.6 applies ALL_NODES to every node but FINAL, wherever the nodes are declared,
+    and says so in dagman.out for each such line (seen on the pool, the stray "s" included)."""
+    script(dag_dir / "post.sh")
+    dag = dag_dir / "all.dag"
+    dag.write_text('VARS ALL_NODES code="0"\nJOB A job.sub\nRETRY ALL_NODES 2\nSCRIPT POST ALL_NODES post.sh $JOB\n'
+                   'ABORT-DAG-ON ALL_NODES 42 RETURN 3\nFINAL F job.sub\nVARS F code="0"\n')
+    assert run(dag, schedd).exit_code == 0
+    assert [line for line in dagman_out(dag) if "skipping node" in line] == [
+        "In parse_vars(): skipping node F because final nodes must have VARS set explicitly (all.dag: 1)",
+        "In parse_retry(): skipping node F because final nodes cannot have RETRY specifications (all.dag: 3)",
+        "In parse_script(): skipping node F because final nodes must have SCRIPT set explicitly (all.dag: 4)",
+        "In parse_abort(): skipping node F because final nodes cannot have ABORT-DAG-ON specification (all.dag: 5)s"]
+    assert lines(dag_dir / "scripts.txt") == ["post.sh A"], "FINAL's POST is its own to give"
+
+
+def test_dagman_out_says_what_it_parsed_and_how_many_nodes_were_done_before_it_started(dag_dir, schedd):
+    """The start of a run as the pool's dagman.out has it, between the node log and the first submit."""
+    (dag_dir / "d.dag").write_text('JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code="0"\nPARENT A CHILD B\n'
+                                   'FINAL F job.sub\nDONE A\n')
+    os.chdir(dag_dir)
+    dagman = DagMan(build_graph(parse_file("d.dag")), schedd, Options(scan_interval=0.05))
+    assert dagman.run() == 0
+    out = dagman_out(dag_dir / "d.dag")
+    start = next(i for i, line in enumerate(out) if line.startswith("Default node log file is:")) + 1
+    assert out[start:start + 10] == [
+        "DAG Lockfile will be written to d.dag.lock", "DAG Input file is d.dag", "Parsing 1 dagfiles",
+        "Parsing d.dag ...", "In parse_vars(): skipping node F because final nodes must have VARS set explicitly "
+        "(d.dag: 3)", "Adjusting edges", "Dag contains 3 total jobs", "Bootstrapping...",
+        "Number of pre-completed nodes: 1", "Submitting HTCondor Node B job(s)..."]
+
+
+def test_a_deferred_script_is_logged_and_counted_under_each_status_table(dag_dir, schedd):
+    """SCRIPT DEFER: dagman.out says so as the script is deferred, and each node table after it
+    carries the non-zero deferral count, as the pool's dagman.out does."""
+    script(dag_dir / "post.sh", '[ -e deferred ] || { touch deferred; exit 5; }\n')
+    dag = dag_dir / "defer.dag"
+    dag.write_text('JOB A job.sub\nVARS A code="0"\nSCRIPT DEFER 5 1 POST A post.sh\n')
+    assert run(dag, schedd).exit_code == 0
+    out = dagman_out(dag)
+    assert "Deferring POST script of node A for 1 seconds (exit status was 5)..." in out
+    note = "Note: 1 total POST script deferrals because of -MaxPost limit (20) or DEFER"
+    tables = [i for i, line in enumerate(out) if line.endswith("job proc(s) currently held")]
+    assert out[tables[-2] + 1] == note, "the last table of the run, before the closing one"
+
+
+def test_the_dag_screen_reads_a_node_whose_retries_unless_exit_ended_as_dagman_says_it(dag_dir, schedd):
+    """A retried node that UNLESS-EXIT stops keeps the POST script's text, with no "(after 1 node
+    retries)": what the node status file says, the UI's reading of dagman.out says too."""
+    script(dag_dir / "post.sh", '[ "$1" = 0 ] && exit 3\nexit 5\n')
+    dag = dag_dir / "unless.dag"
+    dag.write_text('JOB D job.sub\nVARS D code="1"\nRETRY D 3 UNLESS-EXIT 5\nSCRIPT POST D post.sh $RETRY\n'
+                   'NODE_STATUS_FILE unless.status\n')
+    assert run(dag, schedd).exit_code == 1
+    [status] = [ad for ad in read_node_status(dag_dir / "unless.status") if ad["Type"] == "NodeStatus"]
+    [node] = DagWatcher(str(dag)).read().nodes
+    assert (status["StatusDetails"], status["RetryCount"]) == ("POST script failed with status 5", 1)
+    assert (node.why, node.retries) == ("POST script failed with status 5", 1)

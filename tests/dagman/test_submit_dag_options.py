@@ -79,6 +79,7 @@ def test_a_rescue_dag_to_pick_up_is_announced_as_condor_submit_dag_does(gated, s
     (["-maxj"], "ERROR: -maxj (-MaxJobs): give a number after it"),
     ([], "ERROR: name the DAG file to submit"),
     (["-a", "My.Foo = 1", "d.dag"], "-a is -AllowVersionMismatch, which takes no value"),
+    (["-no_submit", "d.dag", "e.dag"], "ERROR: d.dag e.dag: crabtui dag submit runs one DAG file; submit each on its own"),
 ])
 def test_bad_command_lines_get_one_line(gated, schedd, argv, said):
     (gated / "d.dag").write_text(DAG)
