@@ -133,8 +133,9 @@ def test_rm_of_the_dagman_job_removes_its_nodes_writes_a_rescue_dag_and_runs_fin
     ad = finished(schedd, cluster)
     assert ad["JobStatus"] == 3
     ran = runs(gated)
-    assert (ran[0], sorted(ran[1:3]), ran[3:]) == ("A", ["final 4", "final post"], ["F"]), \
+    assert (ran[0], sorted(ran[1:])) == ("A", ["F", "final 4", "final post"]), \
         "FINAL runs with $DAG_STATUS 4 (removed), and removed A's POST script too, as 23.9.6 does; B never starts"
+    assert ran.index("final 4") < ran.index("F"), "F's PRE script runs before its job; A's POST runs beside them"
     # FINAL succeeded, so DAGMan 23.9.6 exits 0 even though it was removed (seen on the test pool);
     # the metrics keep DagStatus 4.
     assert exit_line(gated / "d.dag").endswith("EXITING WITH STATUS 0")
