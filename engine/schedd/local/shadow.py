@@ -39,8 +39,9 @@ _WAIT_FOR_STARTED_S = 5.0  # a live starter's record gets its started line withi
 @dataclass(slots=True)
 class JobProcess:
     """One run of a job: its record file and, once the starter said so, the starter's and the
-    job's pids.  ``pidfd`` watches a starter reconnected to after a restart (-1 otherwise: the
-    spawner's socket brings the others' news); ``stop`` is the last stop request made of it, and
+    job's pids.  ``pidfd`` watches its starter from its start (or its reconnection after a
+    restart), since a starter killed sends no news on the spawner's socket (-1 before the starter
+    is known); ``stop`` is the last stop request made of it, and
     ``killed`` says the schedd killed the job itself, its starter out of reach."""
 
     key: tuple[int, int]
@@ -191,8 +192,9 @@ def settled_record(path: str) -> Record | None:
 
 
 def reconnect(proc: JobProcess) -> bool:
-    """Watch a live starter again (after a schedd restart): a pidfd on it, opened while its
-    record is still locked, so that the pid cannot be another process's. False if it is gone."""
+    """Watch a live starter (as it starts its job, or again after a schedd restart): a pidfd on
+    it, opened while its record is still locked, so that the pid cannot be another process's.
+    False if it is gone or its run is over."""
     try:
         pidfd = os.pidfd_open(proc.starter_pid)
     except ProcessLookupError:
