@@ -284,6 +284,8 @@ BAD = {
                               [":2:", "maybe", "YES, NO, or IF_NEEDED"]),
     "transfer-disabled": ("executable = /bin/true\nshould_transfer_files = NO\ntransfer_input_files = in.dat",
                           "transfer_input_files", [":3:", "should_transfer_files = YES"]),
+    "unquoted-remaps": ("executable = /bin/true\ntransfer_output_remaps = out.txt = res.txt", "transfer_output_remaps",
+                        [":2:", "must be a quoted string"]),
     # the pool queues it, and it stays idle on slots with no GPU: said at once rather than "a typo of request_cpus"
     "request-gpus": ("executable = /bin/true\nrequest_cpus = 1\nrequest_gpus = 1\ngpus_minimum_capability = 8.0",
                      "request_gpus", [":3:", "no GPUs", "--backend htcondor"]),
@@ -485,6 +487,18 @@ queue
         assert (default["ShouldTransferFiles"], default["WhenToTransferOutput"]) == ("IF_NEEDED", "ON_EXIT")
         (no,) = build("executable = /bin/true\nshould_transfer_files = NO\nqueue\n", tmp_path)
         assert (no["ShouldTransferFiles"], "WhenToTransferOutput" in no) == ("NO", False)
+
+    def test_transfer_output_remaps_is_recorded_per_job(self, tmp_path):
+        """The manual's form: one quoted string of name = newname pairs, with macros, as
+        condor_submit 23.9.6 puts it in TransferOutputRemaps (seen with its -dry-run)."""
+        ads = build("""executable = /bin/true
+should_transfer_files = YES
+transfer_output_remaps = "out.txt = results/out.$(Process).txt; err.txt=results/err.txt"
+queue 2
+""", tmp_path)
+        assert [ad["TransferOutputRemaps"] for ad in ads] == [
+            "out.txt = results/out.0.txt; err.txt=results/err.txt",
+            "out.txt = results/out.1.txt; err.txt=results/err.txt"]
 
     def test_concurrency_limits_notify_user_and_deferral(self, tmp_path):
         (ad,) = build("""executable = /bin/true

@@ -827,8 +827,8 @@ def _retries(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) ->
 
 def _transfer(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) -> None:
     """The file transfer commands as the job ad records them (ShouldTransferFiles, IF_NEEDED by
-    default; WhenToTransferOutput; TransferInput and TransferOutput as comma lists), and
-    condor_submit's refusals; the embedded schedd shares the submitter's files and moves none."""
+    default; WhenToTransferOutput; TransferInput and TransferOutput as comma lists, TransferOutputRemaps as
+    its quoted string holds it), and condor_submit's refusals; the embedded schedd shares the submitter's files and moves none."""
     should = (get("should_transfer_files") or "IF_NEEDED").upper()
     if should not in ("YES", "NO", "IF_NEEDED"):
         raise SubmitError(f"{_at(where, lines, 'should_transfer_files')}: should_transfer_files: invalid value "
@@ -846,6 +846,12 @@ def _transfer(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) -
     outputs = _comma_list(get("transfer_output_files"))
     if outputs:
         ad["TransferOutput"] = outputs
+    remaps = get("transfer_output_remaps")
+    if remaps is not None:
+        if len(remaps) < 2 or remaps[0] != '"' or remaps[-1] != '"':
+            raise SubmitError(f"{_at(where, lines, 'transfer_output_remaps')}: transfer_output_remaps must be a "
+                              f"quoted string, not: {remaps}; write it as \"name = newname; ...\"")
+        ad["TransferOutputRemaps"] = remaps[1:-1]
 
 
 def _comma_list(value: str | None) -> str:
