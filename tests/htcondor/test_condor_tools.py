@@ -111,7 +111,7 @@ Q_ARGS = [
     ["-dag", "-nobatch", "-constraint", "ClusterId == {D} || DAGManJobId == {D}"],
     ["{P}", "-af", "RemoteUserCpu/60", 'strcat(Owner, "x")', "NoSuch", "ProcId * 2"],
     ["{P}", "{Q}", "-af:jh", "Owner", "JobPrio", "Args"], ["{Q}", "-af:l", "ProcId", "Owner"],
-    ["{Q}", "-af:t,", "ProcId", "Owner"], ["{Q}", "-af:r", "Args", "JobPrio == 12"], ["{Q}", "-af:V", "Owner", "NoSuch"],
+    ["{P}", "{D}", "-af:h", "ProcId", "DAGNodeName", "ProcId"], ["{Q}", "-af:t,", "ProcId", "Owner"], ["{Q}", "-af:r", "Args", "JobPrio == 12"], ["{Q}", "-af:V", "Owner", "NoSuch"],
     ["{Q}", "-af:lrng", "ProcId", "Cmd"], ["-dag", "{D}", "-af", "ClusterId", "JobBatchId", "DAGNodeName", "DAGManJobId"],
     ["{Q}", "-format", "%d.", "ClusterId", "-format", "%-4d|", "ProcId", "-format", "%s\\n", "Owner",
      "-format", "[%d]", "Owner"],

@@ -133,6 +133,14 @@ def test_af_evaluates_expressions_with_condor_qs_options(held):
     assert bad.returncode == 1 and "'Owner ==' is not a ClassAd expression" in bad.stderr
 
 
+def test_af_h_pads_rows_to_undefined_values_but_not_the_heading(held):
+    """condor_q 23.9.6 on the test pool: `-af:h ProcId Xy ProcId` over jobs where Xy is "ab" on
+    one and undefined on the others widens Xy's rows to "undefined", its heading not."""
+    assert held.cli("qedit", "3.2", "Xy", '"ab"').returncode == 0
+    assert held.cli("q", "3", "-af:h", "ProcId", "Xy", "ProcId").stdout.splitlines() == [
+        "ProcId Xy ProcId", "0      undefined 0     ", "1      undefined 1     ", "2      ab        2     "]
+
+
 def test_long_and_attributes(held):
     text = held.cli("q", "3.2", "-long").stdout
     names = [line.split(" = ")[0] for line in text.strip().splitlines()]
