@@ -222,6 +222,16 @@ def test_qedit_sets_what_condor_qedit_sets(htcondor_pool, template):
         schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {theirs_c} || ClusterId == {ours_c}")
 
 
+def test_qedit_of_an_immutable_attribute_says_so_as_condor_qedit(htcondor_pool, jobs):
+    """condor_qedit 23.9.6: 'Update of immutable attribute "ClusterId" is not allowed.', and
+    nothing set (JobPrio given first stays); the bindings' own error names no attribute."""
+    before = ours("q", jobs["P"], "-af", "JobPrio").stdout
+    for tool in (lambda *a: pool_tool(htcondor_pool, "condor_qedit", *a), lambda *a: ours("qedit", *a)):
+        result = tool(jobs["P"], "JobPrio", "7", "ClusterId", "7")
+        assert result.returncode == 1 and 'Update of immutable attribute "ClusterId" is not allowed' in result.stderr
+    assert ours("q", jobs["P"], "-af", "JobPrio").stdout == before
+
+
 def test_bad_command_lines_are_one_line_errors(htcondor_pool, jobs):
     for tool, args in (("q", ["-zzz"]), ("q", ["-autocluster"]), ("q", ["-run", "-hold"]), ("hold", []),
                        ("rm", ["-xyz", jobs["P"]]), ("q", ["-name", "nosuch"]), ("q", ["-af", "Owner =="]),
