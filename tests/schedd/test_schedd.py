@@ -461,6 +461,10 @@ class TestPolicy:
         assert types_for(events, released) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD, ET.JOB_RELEASED, ET.EXECUTE,
                                                ET.JOB_TERMINATED]
         assert types_for(events, user_held) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_HELD, ET.JOB_ABORTED]
+        # 23.9.6's words, in the released event and in ReleaseReason: the expression quoted
+        said = "The job attribute PeriodicRelease expression 'true' evaluated to TRUE"
+        assert [e["Reason"] for e in events if e.type == ET.JOB_RELEASED] == [said]
+        assert schedd.wait_history(released)["ReleaseReason"] == said
 
 
 # ------------------------------------------------------------------------------------ matchmaking

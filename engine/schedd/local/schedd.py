@@ -866,7 +866,7 @@ class LocalSchedd:
         run_usage = Rusage(exit.user_cpu, exit.system_cpu)
         total_usage = Rusage(float(ad["RemoteUserCpu"]), float(ad["RemoteSysCpu"]))
         if _eval(ad, "OnExitHold") is True:
-            reason = _reason(ad, "OnExitHoldReason", f"The job attribute OnExitHold expression '{ad['OnExitHold']}' evaluated to TRUE")
+            reason = _reason(ad, "OnExitHoldReason", f"The job attribute OnExitHold expression '{ad.lookup('OnExitHold')}' evaluated to TRUE")
             self._hold([ad], reason, HOLD_CODE_JOB_POLICY, _int(_eval(ad, "OnExitHoldSubCode")))
             return
         leave = _eval(ad, "OnExitRemove")
@@ -1078,13 +1078,14 @@ class LocalSchedd:
                 elif _eval(ad, "PeriodicRemove") is True:
                     remove.append(ad)
             for ad in remove:
-                default = f"The job attribute PeriodicRemove expression '{ad['PeriodicRemove']}' evaluated to TRUE"
+                default = f"The job attribute PeriodicRemove expression '{ad.lookup('PeriodicRemove')}' evaluated to TRUE"
                 self._remove([ad], _reason(ad, "PeriodicRemoveReason", default))
             for ad in hold:
-                reason = _reason(ad, "PeriodicHoldReason", f"The job attribute PeriodicHold expression '{ad['PeriodicHold']}' evaluated to TRUE")
+                reason = _reason(ad, "PeriodicHoldReason", f"The job attribute PeriodicHold expression '{ad.lookup('PeriodicHold')}' evaluated to TRUE")
                 self._hold([ad], reason, HOLD_CODE_JOB_POLICY, _int(_eval(ad, "PeriodicHoldSubCode")))
-            if release:
-                self._release(release, "The job attribute PeriodicRelease expression evaluated to TRUE")
+            for ad in release:
+                expr = ad.lookup("PeriodicRelease")
+                self._release([ad], f"The job attribute PeriodicRelease expression '{expr}' evaluated to TRUE")
             if remove or hold or release:
                 self.schedule()
 
