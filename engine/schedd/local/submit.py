@@ -177,6 +177,24 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     return ads
 
 
+def requirements_warnings(description: SubmitDescription) -> list[str]:
+    """condor_submit 23.9.6's warnings, once a submission, for a ``requirements`` that names the
+    slot's Disk or Memory itself (request_disk and request_memory add those tests), in its words
+    (its capitals too); a description that does not parse is left to the submit to refuse."""
+    try:
+        text = _expand(parse_description(description), "requirements", description.file)
+        tree = _expression(text, description.file, "requirements") if text.strip() else None
+    except SubmitError:
+        return []
+    if tree is None:
+        return []
+    named = {ref.rpartition(".")[2].lower() for ref in classad2.ClassAd().externalRefs(tree)}
+    said = "Requirements expression refers to TARGET.{0}. This is obsolete. Set request_{1} and condor_submit " \
+           "will modify the Requirements expression as needed."
+    return ([f"WARNING: Your {said.format('Disk', 'disk')}"] if "disk" in named else []) + \
+        ([f"WARNING: your {said.format('Memory', 'memory')}"] if "memory" in named else [])
+
+
 def queue_statements(text: str) -> list[str]:
     """One text per queue statement, for a description with several (deprecated in 23.9.6, still
     read): each holds every command above its statement, as condor_submit's macro table does
