@@ -388,6 +388,9 @@ class QueueQuery:
         elif name == "global":
             self.global_ = True
         elif name == "better-analyze":
+            if item.options:  # :summary's table of autoclusters, :reverse's slots' view
+                raise ArgumentError(f"crabtui q does not support condor_q's {item.arg}; drop ':{item.options}' "
+                                    "for crabtui's analysis of each job")
             self.analyze = True
         else:
             setattr(self, name.replace("-", "_"), True)

@@ -60,6 +60,8 @@ def test_single_dash_options_are_read_as_condor_q_reads_them(held):
     for argv, message in ((["-nobat"], None), (["--nob"], "unrecognized argument --nob"),
                           (["-autoc"], "does not support condor_q's -autocluster"), (["-zzz"], "unrecognized argument -zzz"),
                           (["-cputime"], "does not support condor_q's -cputime"),
+                          (["-better-analyze:summary"], "does not support condor_q's -better-analyze:summary"),
+                          (["-analyze:reverse", "3.0"], "does not support condor_q's -analyze:reverse"),
                           (["-af"], "-af requires at least one attribute"), (["-run", "-hold"], "incompatible")):
         result = held.cli("q", *argv)
         if message is None:
