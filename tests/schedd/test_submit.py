@@ -332,6 +332,20 @@ def test_bad_submit_file_via_cli_queues_nothing(name, schedd):
     assert schedd.client.history() == []
 
 
+@pytest.mark.parametrize("text, said", [
+    ("executable = /bin/true\narguments = 1\nqueue 3 in (a b\n",
+     "q.sub:3: cannot expand 'queue 3 in (a b': Reached end of file without finding closing brace ')' "
+     "for Queue command"),
+    ("executable = /bin/true\nqueue abc\n", "q.sub:2: cannot expand 'queue abc': Invalid Queue count expression"),
+])
+def test_a_bad_queue_statement_is_named_by_its_line(text, said, schedd):
+    """condor_submit says "on Line 3 of submit file"; the bindings' own words said "on line -2"."""
+    schedd.write("q.sub", text)
+    result = schedd.cli("job", "submit", "q.sub")
+    assert (result.returncode, result.stderr) == (1, f"ERROR: {said}\n")
+    assert schedd.client.query() == []
+
+
 def test_a_bad_proc_queues_none_of_its_cluster(schedd):
     with pytest.raises(SubmitError, match="/nonexistent/prog"):
         schedd.submit("executable = $(prog)\nqueue prog in (/bin/true, /nonexistent/prog)\n")

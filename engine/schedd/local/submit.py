@@ -150,7 +150,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
         statement = dataclasses.replace(description, text=text)
         lines = _command_lines(text, where)
         submit = parse_description(statement)
-        n, items = _queue_args(submit, where, count, itemdata, description.cwd)
+        n, items = _queue_args(submit, _at(where, lines, "queue"), count, itemdata, description.cwd)
         if len(ads) + n * len(items) > MAX_JOBS_PER_SUBMISSION:
             raise SubmitError(f"{where}: queue: {len(ads) + n * len(items)} jobs in one submission; at most "
                               f"{MAX_JOBS_PER_SUBMISSION} are queued at once (HTCondor's "
@@ -452,6 +452,7 @@ def _command_lines(text: str, where: str) -> dict[str, int]:
             continue
         continued = line.endswith("\\")
         if re.match(r"\s*queue\b", line, re.IGNORECASE):
+            lines["queue"] = lineno
             break  # what follows is the queue statement's item list, if any
         if not _LINE_FORMS.match(line):
             raise SubmitError(f"{where}:{lineno}: not a submit command: {line.strip()!r}; "
@@ -501,7 +502,8 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
         except Exception as e:
             items = _items_from_file(_SLICE.sub(r"\1", qargs), cwd)
             if items is None:
-                raise SubmitError(f"{where}: cannot expand 'queue {qargs}': {e}") from None
+                said = re.sub(r" on line -?\d+", "", str(e))  # the bindings' own count is off; where names it
+                raise SubmitError(f"{where}: cannot expand 'queue {qargs}': {said}") from None
         finally:
             os.chdir(old)
         return queue_count, list(enumerate(items or []))[_slice_of(qargs)]  # $(ItemIndex) counts all
