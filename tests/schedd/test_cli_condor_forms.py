@@ -135,12 +135,14 @@ def test_af_evaluates_expressions_with_condor_qs_options(held):
     assert bad.returncode == 1 and "'Owner ==' is not a ClassAd expression" in bad.stderr
 
 
-def test_af_h_pads_rows_to_undefined_values_but_not_the_heading(held):
-    """condor_q 23.9.6 on the test pool: `-af:h ProcId Xy ProcId` over jobs where Xy is "ab" on
-    one and undefined on the others widens Xy's rows to "undefined", its heading not."""
+def test_af_h_widens_a_column_by_an_undefined_value_from_its_row_on(held):
+    """condor_q 23.9.6 on the test pool: `-af:h ProcId Xy ProcId` over jobs where Xy is "cd",
+    undefined, "ab": the values measure the column, then the rows print in order, and the
+    "undefined" widens it for the rows after it only."""
+    assert held.cli("qedit", "3.0", "Xy", '"cd"').returncode == 0
     assert held.cli("qedit", "3.2", "Xy", '"ab"').returncode == 0
     assert held.cli("q", "3", "-af:h", "ProcId", "Xy", "ProcId").stdout.splitlines() == [
-        "ProcId Xy ProcId", "0      undefined 0     ", "1      undefined 1     ", "2      ab        2     "]
+        "ProcId Xy ProcId", "0      cd 0     ", "1      undefined 1     ", "2      ab        2     "]
 
 
 def test_long_and_attributes(held):
