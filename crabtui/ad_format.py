@@ -113,7 +113,7 @@ class AutoFormat:
                 cells.append(f"{cluster:4d}.{proc:<3d}" if self.headings else f"{cluster}.{proc}")
             for text, tree in self.exprs:
                 shown = text_of(ad, text, tree, self.style)
-                # An undefined value is shown as such, neither widening nor padded to its column;
+                # An undefined value does not measure its column, but widens it as it is printed;
                 # a quoted string (-af:V) widens it only by its text, as condor_q measures it unquoted.
                 if shown in ("undefined", "error") and self._missing(ad, text, tree):
                     shown = _Bare(shown)
@@ -135,8 +135,9 @@ class AutoFormat:
         if not self.headings:
             return "".join(self._join(cells) for cells in rows)
         out = [self._join([c.heading.ljust(c.width) for c in self.columns])]
-        out += [self._join([cell if isinstance(cell, _Bare) else c.cell(cell) for c, cell in zip(self.columns, cells)])
-                for cells in rows]
+        # condor_q measures its columns by the values before it prints, then prints the rows in
+        # order: an undefined value wider than its column widens it for the rows after it
+        out += [self._join([c.cell(cell) for c, cell in zip(self.columns, cells)]) for cells in rows]
         return "".join(out)
 
     def _missing(self, ad: classad2.ClassAd, text: str, tree: classad2.ExprTree) -> bool:
@@ -155,7 +156,7 @@ class AutoFormat:
 
 
 class _Bare(str):
-    """A value condor_q shows as it is: undefined, or an error."""
+    """A value condor_q does not measure its heading by: undefined, or an error."""
 
 
 class _Quoted(str):

@@ -130,12 +130,13 @@ def description(row: Row) -> str | None:
 
 
 def command_and_args(row: Row) -> str | None:
-    """condor_history's CMD: the command's path and its arguments."""
+    """condor_history's CMD: the command's path and its arguments, after a blank even when
+    they are empty (``Arguments = ""``), as 23.9.6 prints it."""
     cmd = _text(row.get("Cmd"))
     if cmd is None:
         return None
-    args = _text(row.get("Args")) or _text(row.get("Arguments"))
-    return f"{cmd} {args}" if args else cmd
+    given = [args for args in (_text(row.get("Args")), _text(row.get("Arguments"))) if args is not None]
+    return f"{cmd} {next(filter(None, given), '')}" if given else cmd
 
 
 def dagman_parent(row: Row) -> int:

@@ -151,6 +151,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     if len(queue_statements(text)) > 1:
         click.echo(MULTI_QUEUE_WARNING, err=True)
     parts = cluster_texts(text)  # a new executable starts a new cluster, as in condor_submit
+    _warn_of_requirements(parts[0], submit_file, cwd, prepend, append)
     results, ads = [], []
     embedded = backend(ctx) != "htcondor"
     try:
@@ -192,6 +193,15 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
             click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
 
 
+def _warn_of_requirements(text: str, submit_file: str, cwd: str, prepend: dict, append: dict) -> None:
+    """condor_submit's warnings on stderr for a first cluster whose requirements test the slot's
+    Disk or Memory."""
+    from engine.schedd.local.submit import SubmitDescription, requirements_warnings
+
+    for line in requirements_warnings(SubmitDescription(text, submit_file, cwd, prepend or None, append or None)):
+        click.echo(line, err=True)
+
+
 def _build(text: str, submit_file: str, cwd: str, prepend: dict, append: dict, cluster: int):
     """The job ads of one cluster of the description, numbered ``cluster``."""
     from engine.schedd.local.submit import SubmitDescription, build_job_ads
@@ -215,6 +225,7 @@ def _without_schedd(ctx: click.Context, mode: str, out: str, text: str, submit_f
     if not terse and submit_file != STDIN_NAME:
         click.echo(header, nl=False)  # ended by the ads' first blank line, or by one dot a job
     clusters, parts = [], cluster_texts(text)
+    _warn_of_requirements(parts[0], submit_file, cwd, prepend, append)
     try:
         for part in parts:
             try:
@@ -377,6 +388,9 @@ class QueueQuery:
         elif name == "global":
             self.global_ = True
         elif name == "better-analyze":
+            if item.options:  # :summary's table of autoclusters, :reverse's slots' view
+                raise ArgumentError(f"crabtui q does not support condor_q's {item.arg}; drop ':{item.options}' "
+                                    "for crabtui's analysis of each job")
             self.analyze = True
         else:
             setattr(self, name.replace("-", "_"), True)

@@ -22,6 +22,9 @@ import htcondor2
 from engine.schedd.api import ActResult, JobAction, JobSpec, ScheddError, SubmitResult
 from engine.schedd.local.submit import SubmitDescription, parse_description, queue_statements
 
+# The job attributes a 23.9.6 schedd refuses to edit (qmgmt's immutable attributes, tried on the test pool)
+_IMMUTABLE = {"clusterid", "procid", "owner", "user", "mytype", "targettype"}
+
 class HTCondorSchedd:
     """One HTCondor schedd; the connection is made on first use.  ``name`` picks a schedd of
     the pool (condor_q -name), ``pool`` another pool's collector (condor_q -pool)."""
@@ -161,6 +164,10 @@ class HTCondorSchedd:
 
     def edit(self, job_spec: JobSpec, attr: str | Mapping[str, str], value: str | None = None) -> int:
         attrs = {attr: value} if isinstance(attr, str) else dict(attr)
+        for name in attrs:
+            if name.lower() in _IMMUTABLE:
+                # the bindings' own error says only "Unable to edit jobs matching constraint"
+                raise ScheddError(f'Update of immutable attribute "{name}" is not allowed; nothing was set')
         edited = 0
         with self._errors(f"editing {_describe(job_spec)}", "WRITE", job_spec):
             schedd = self._connect()

@@ -111,7 +111,7 @@ Q_ARGS = [
     ["-dag", "-nobatch", "-constraint", "ClusterId == {D} || DAGManJobId == {D}"],
     ["{P}", "-af", "RemoteUserCpu/60", 'strcat(Owner, "x")', "NoSuch", "ProcId * 2"],
     ["{P}", "{Q}", "-af:jh", "Owner", "JobPrio", "Args"], ["{Q}", "-af:l", "ProcId", "Owner"],
-    ["{Q}", "-af:t,", "ProcId", "Owner"], ["{Q}", "-af:r", "Args", "JobPrio == 12"], ["{Q}", "-af:V", "Owner", "NoSuch"],
+    ["{P}", "{D}", "-af:h", "ProcId", "DAGNodeName", "ProcId"], ["{Q}", "-af:t,", "ProcId", "Owner"], ["{Q}", "-af:r", "Args", "JobPrio == 12"], ["{Q}", "-af:V", "Owner", "NoSuch"],
     ["{Q}", "-af:lrng", "ProcId", "Cmd"], ["-dag", "{D}", "-af", "ClusterId", "JobBatchId", "DAGNodeName", "DAGManJobId"],
     ["{Q}", "-format", "%d.", "ClusterId", "-format", "%-4d|", "ProcId", "-format", "%s\\n", "Owner",
      "-format", "[%d]", "Owner"],
@@ -220,6 +220,16 @@ def test_qedit_sets_what_condor_qedit_sets(htcondor_pool, template):
         assert edited[ours_c] == edited[theirs_c]
     finally:
         schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {theirs_c} || ClusterId == {ours_c}")
+
+
+def test_qedit_of_an_immutable_attribute_says_so_as_condor_qedit(htcondor_pool, jobs):
+    """condor_qedit 23.9.6: 'Update of immutable attribute "ClusterId" is not allowed.', and
+    nothing set (JobPrio given first stays); the bindings' own error names no attribute."""
+    before = ours("q", jobs["P"], "-af", "JobPrio").stdout
+    for tool in (lambda *a: pool_tool(htcondor_pool, "condor_qedit", *a), lambda *a: ours("qedit", *a)):
+        result = tool(jobs["P"], "JobPrio", "7", "ClusterId", "7")
+        assert result.returncode == 1 and 'Update of immutable attribute "ClusterId" is not allowed' in result.stderr
+    assert ours("q", jobs["P"], "-af", "JobPrio").stdout == before
 
 
 def test_bad_command_lines_are_one_line_errors(htcondor_pool, jobs):

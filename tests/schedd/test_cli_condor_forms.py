@@ -60,6 +60,8 @@ def test_single_dash_options_are_read_as_condor_q_reads_them(held):
     for argv, message in ((["-nobat"], None), (["--nob"], "unrecognized argument --nob"),
                           (["-autoc"], "does not support condor_q's -autocluster"), (["-zzz"], "unrecognized argument -zzz"),
                           (["-cputime"], "does not support condor_q's -cputime"),
+                          (["-better-analyze:summary"], "does not support condor_q's -better-analyze:summary"),
+                          (["-analyze:reverse", "3.0"], "does not support condor_q's -analyze:reverse"),
                           (["-af"], "-af requires at least one attribute"), (["-run", "-hold"], "incompatible")):
         result = held.cli("q", *argv)
         if message is None:
@@ -131,6 +133,16 @@ def test_af_evaluates_expressions_with_condor_qs_options(held):
     assert printed == "".join(f"3.{p}|{USER}\n" for p in range(3)), "%d of a string prints nothing"
     bad = held.cli("q", "-af", "Owner ==")
     assert bad.returncode == 1 and "'Owner ==' is not a ClassAd expression" in bad.stderr
+
+
+def test_af_h_widens_a_column_by_an_undefined_value_from_its_row_on(held):
+    """condor_q 23.9.6 on the test pool: `-af:h ProcId Xy ProcId` over jobs where Xy is "cd",
+    undefined, "ab": the values measure the column, then the rows print in order, and the
+    "undefined" widens it for the rows after it only."""
+    assert held.cli("qedit", "3.0", "Xy", '"cd"').returncode == 0
+    assert held.cli("qedit", "3.2", "Xy", '"ab"').returncode == 0
+    assert held.cli("q", "3", "-af:h", "ProcId", "Xy", "ProcId").stdout.splitlines() == [
+        "ProcId Xy ProcId", "0      cd 0     ", "1      undefined 1     ", "2      ab        2     "]
 
 
 def test_long_and_attributes(held):

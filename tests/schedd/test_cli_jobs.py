@@ -382,6 +382,18 @@ def test_history_file_reads_an_htcondor_history_file_newest_first(schedd):
         (1, "ERROR: Error opening history file nosuch: No such file or directory\n")
 
 
+def test_history_cmd_ends_in_a_blank_when_the_arguments_are_empty(schedd):
+    """condor_history 23.9.6 prints CMD as Cmd, a blank and the arguments, also when the job has
+    ``Arguments = ""`` (what condor_submit stores for a job without arguments): a command longer
+    than the column keeps that blank, one without Arguments has none (checked on the test pool)."""
+    ads = [HISTORY_FILE.split("***")[0].replace('"/bin/true"', '"/home/alice/analysis/CMSRunAnalysis.sh"'), None]
+    ads[1] = ads[0].replace("ClusterId = 7", "ClusterId = 8") + 'Arguments = ""\n'
+    schedd.write("history", "".join(f"{ad}*** ClusterId = {7 + i} ProcId = 0\n" for i, ad in enumerate(ads)))
+    rows = schedd.cli("history", "-file", "history").stdout.splitlines()[1:]
+    assert [row[row.index("/home"):] for row in rows] == [
+        "/home/alice/analysis/CMSRunAnalysis.sh ", "/home/alice/analysis/CMSRunAnalysis.sh"]
+
+
 def test_history_userlog_reads_the_terminated_and_aborted_jobs_of_a_user_log(schedd):
     schedd.write_pool(POOL)
     schedd.write("exits.sub", "executable = /bin/sh\narguments = \"-c 'exit 3'\"\nlog = jobs.log\nqueue\n")

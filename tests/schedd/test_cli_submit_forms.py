@@ -172,3 +172,22 @@ queue
     assert "OnExitRemove=NumJobCompletions > JobMaxRetries || ExitCode =?= 0" in lines
     verbose = submit_stdin(schedd, (schedd.work / "bs.sub").read_text().replace("queue", "hold = true\nqueue"))
     assert r'Pattern = "a\.b\d\n"' in verbose.stdout.splitlines(), verbose.stdout
+
+
+def test_requirements_on_the_slots_memory_or_disk_warn_as_condor_submit(schedd):
+    """The manual's `requirements = (TARGET.OpSys == "LINUX") && (TARGET.Memory > 100)` is queued
+    with condor_submit 23.9.6's warning on stderr, once (its capitals as it writes them); Disk's
+    comes first."""
+    memory = ("WARNING: your Requirements expression refers to TARGET.Memory. This is obsolete. Set request_memory "
+              "and condor_submit will modify the Requirements expression as needed.")
+    disk = ("WARNING: Your Requirements expression refers to TARGET.Disk. This is obsolete. Set request_disk and "
+            "condor_submit will modify the Requirements expression as needed.")
+    manual = 'executable = /bin/true\nhold = true\nrequirements = (TARGET.OpSys == "LINUX") && (TARGET.Memory > 100)\n'
+    result = submit_stdin(schedd, manual + "queue 2\n", "-terse")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "1.0 - 1.1\n", memory + "\n")
+    both = submit_stdin(schedd, "executable = /bin/true\nhold = true\nrequirements = Memory > 1 && Disk > 1\nqueue\n",
+                        "-terse")
+    assert both.stderr.splitlines() == [disk, memory]
+    plain = submit_stdin(schedd, 'executable = /bin/true\nhold = true\nrequirements = TARGET.OpSys == "LINUX"\nqueue\n',
+                         "-terse")
+    assert (plain.returncode, plain.stderr) == (0, "")

@@ -388,6 +388,10 @@ class TestPolicy:
         assert evicted["TerminatedAndRequeued"] is True
         assert evicted["TerminatedNormally"] is True
         assert evicted["ReturnValue"] == 1
+        # the expression as 23.9.6 quotes it (seen on the test pool), in HTCondor's syntax: =?=, not "is"
+        reason = "The job attribute OnExitRemove expression 'NumJobCompletions > JobMaxRetries || ExitCode =?= 0' " \
+                 "evaluated to FALSE"
+        assert reason in (schedd.work / "job.log").read_text()
 
     def test_periodic_hold_when_memory_usage_exceeds_request_memory(self, schedd):
         hog = schedd.write("hog.py", MEMORY_HOG)
@@ -413,6 +417,7 @@ class TestPolicy:
         assert sizes, "an image-size event is logged when the job's memory is measured"
         assert max(e["MemoryUsage"] for e in sizes) > 20
         assert held["HoldReasonCode"] == 3
+        assert ET.JOB_EVICTED not in types_for(log.seen, job), "the shadow's hold, as on the test pool"
         # periodic_hold_reason is a ClassAd expression (condor_submit inserts it with AssignJobExpr);
         # the string it evaluates to is the HoldReason, without the quotes.
         assert ad["HoldReason"] == "Memory usage above request_memory"
@@ -436,7 +441,9 @@ class TestPolicy:
         wait_for(lambda: process_gone(pid), "the removed job's process to be killed", 5)
         log = EventReader(schedd.work / "job.log")
         log.wait_type(ET.JOB_ABORTED, job)
-        assert types_for(log.seen, job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_ABORTED]
+        # HTCondor's shadow carries out a running job's policy: JOB_ABORTED with no JOB_EVICTED
+        # before it (23.9.6 on the test pool), unlike a condor_rm's
+        assert types_for(log.seen, job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_ABORTED]
 
     def test_periodic_release_comes_before_remove_and_spares_user_holds(self, schedd):
         """HTCondor's order: a held job that both expressions match is released; a job the user
@@ -461,6 +468,28 @@ class TestPolicy:
         assert types_for(events, released) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD, ET.JOB_RELEASED, ET.EXECUTE,
                                                ET.JOB_TERMINATED]
         assert types_for(events, user_held) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_HELD, ET.JOB_ABORTED]
+        # 23.9.6's words, in the released event and in ReleaseReason: the expression quoted
+        said = "The job attribute PeriodicRelease expression 'true' evaluated to TRUE"
+        assert [e["Reason"] for e in events if e.type == ET.JOB_RELEASED] == [said]
+        assert schedd.wait_history(released)["ReleaseReason"] == said
+
+    def test_a_policy_reason_quotes_a_list_on_one_line(self, schedd):
+        """A periodic_release testing the hold code against a list, as CRAB writes it: the reason
+        quotes it as HTCondor prints it, on the released event's one line."""
+        result = schedd.submit("""
+            executable = /bin/sh
+            arguments = "-c 'exit 13'"
+            on_exit_hold = ExitCode =?= 13 && NumHolds == 0
+            periodic_release = member(HoldReasonSubCode, {28, 30, 13, 6})
+            on_exit_hold_subcode = ExitCode
+            log = job.log
+            queue
+            """)
+        job = f"{result.cluster}.0"
+        schedd.wait_history(job)
+        released = [e for e in read_events(schedd.work / "job.log") if e.type == ET.JOB_RELEASED]
+        assert [e["Reason"] for e in released] == \
+            ["The job attribute PeriodicRelease expression 'member(HoldReasonSubCode,{ 28,30,13,6 })' evaluated to TRUE"]
 
 
 # ------------------------------------------------------------------------------------ matchmaking

@@ -284,6 +284,8 @@ BAD = {
                               [":2:", "maybe", "YES, NO, or IF_NEEDED"]),
     "transfer-disabled": ("executable = /bin/true\nshould_transfer_files = NO\ntransfer_input_files = in.dat",
                           "transfer_input_files", [":3:", "should_transfer_files = YES"]),
+    "unquoted-remaps": ("executable = /bin/true\ntransfer_output_remaps = out.txt = res.txt", "transfer_output_remaps",
+                        [":2:", "must be a quoted string"]),
     # the pool queues it, and it stays idle on slots with no GPU: said at once rather than "a typo of request_cpus"
     "request-gpus": ("executable = /bin/true\nrequest_cpus = 1\nrequest_gpus = 1\ngpus_minimum_capability = 8.0",
                      "request_gpus", [":3:", "no GPUs", "--backend htcondor"]),
@@ -328,6 +330,20 @@ def test_bad_submit_file_via_cli_queues_nothing(name, schedd):
         assert word in result.stderr
     assert schedd.client.query() == []
     assert schedd.client.history() == []
+
+
+@pytest.mark.parametrize("text, said", [
+    ("executable = /bin/true\narguments = 1\nqueue 3 in (a b\n",
+     "q.sub:3: cannot expand 'queue 3 in (a b': Reached end of file without finding closing brace ')' "
+     "for Queue command"),
+    ("executable = /bin/true\nqueue abc\n", "q.sub:2: cannot expand 'queue abc': Invalid Queue count expression"),
+])
+def test_a_bad_queue_statement_is_named_by_its_line(text, said, schedd):
+    """condor_submit says "on Line 3 of submit file"; the bindings' own words said "on line -2"."""
+    schedd.write("q.sub", text)
+    result = schedd.cli("job", "submit", "q.sub")
+    assert (result.returncode, result.stderr) == (1, f"ERROR: {said}\n")
+    assert schedd.client.query() == []
 
 
 def test_a_bad_proc_queues_none_of_its_cluster(schedd):
@@ -485,6 +501,18 @@ queue
         assert (default["ShouldTransferFiles"], default["WhenToTransferOutput"]) == ("IF_NEEDED", "ON_EXIT")
         (no,) = build("executable = /bin/true\nshould_transfer_files = NO\nqueue\n", tmp_path)
         assert (no["ShouldTransferFiles"], "WhenToTransferOutput" in no) == ("NO", False)
+
+    def test_transfer_output_remaps_is_recorded_per_job(self, tmp_path):
+        """The manual's form: one quoted string of name = newname pairs, with macros, as
+        condor_submit 23.9.6 puts it in TransferOutputRemaps (seen with its -dry-run)."""
+        ads = build("""executable = /bin/true
+should_transfer_files = YES
+transfer_output_remaps = "out.txt = results/out.$(Process).txt; err.txt=results/err.txt"
+queue 2
+""", tmp_path)
+        assert [ad["TransferOutputRemaps"] for ad in ads] == [
+            "out.txt = results/out.0.txt; err.txt=results/err.txt",
+            "out.txt = results/out.1.txt; err.txt=results/err.txt"]
 
     def test_concurrency_limits_notify_user_and_deferral(self, tmp_path):
         (ad,) = build("""executable = /bin/true

@@ -139,7 +139,7 @@ class LocalSchedd:
         self._stopping = False
         # Running jobs held or removed whose processes have not exited yet: the held event's fields
         # ({} for a removal), logged after JOB_EVICTED once the job is gone, as HTCondor logs them.
-        self._vacating: dict[JobId, dict] = {}
+        self._vacating: dict[JobId, dict | None] = {}  # None: its stop logs nothing more
         # The open unit of work: how deeply nested, its name (for crash points), the events it
         # logs and what it does once committed; and the outbox rows already in their logs.
         self._depth = 0
@@ -361,9 +361,9 @@ class LocalSchedd:
         if status in (JobStatus.HELD, JobStatus.REMOVED):
             held = _held_fields(ad) if status == JobStatus.HELD else {}
             self._vacating.pop(key, None)
-            if ran:
+            if ran and not _held_by_policy(ad):
                 self._log(ad, JobEvictedEvent)
-            if held:
+            if held and not _held_by_policy(ad):
                 self._log(ad, JobHeldEvent, **held)
             if status == JobStatus.REMOVED:
                 self._leave_queue(ad)
@@ -388,7 +388,9 @@ class LocalSchedd:
                 self.pool.claim(self.pool.slot(host), _name(key))
             except (KeyError, ValueError):
                 pass  # the pool changed; the slot is not ours to claim
-        if ad["JobStatus"] in (JobStatus.HELD, JobStatus.REMOVED):
+        if _held_by_policy(ad):
+            self._vacating[key] = None
+        elif ad["JobStatus"] in (JobStatus.HELD, JobStatus.REMOVED):
             self._vacating[key] = _held_fields(ad) if ad["JobStatus"] == JobStatus.HELD else {}
         proc.starter_pid, proc.job_pid, proc.started = record.starter_pid, record.job_pid, record.start_time
         if record.alive and record.starter_pid is not None and shadow.reconnect(proc):
@@ -879,7 +881,7 @@ class LocalSchedd:
         run_usage = Rusage(exit.user_cpu, exit.system_cpu)
         total_usage = Rusage(float(ad["RemoteUserCpu"]), float(ad["RemoteSysCpu"]))
         if _eval(ad, "OnExitHold") is True:
-            reason = _reason(ad, "OnExitHoldReason", f"The job attribute OnExitHold expression '{ad['OnExitHold']}' evaluated to TRUE")
+            reason = _reason(ad, "OnExitHoldReason", f"The job attribute OnExitHold expression '{_policy_text(ad, 'OnExitHold')}' evaluated to TRUE")
             self._hold([ad], reason, HOLD_CODE_JOB_POLICY, _int(_eval(ad, "OnExitHoldSubCode")))
             return
         leave = _eval(ad, "OnExitRemove")
@@ -895,7 +897,7 @@ class LocalSchedd:
             ad["EnteredCurrentStatus"] = now
             self._leave_queue(ad)
         else:
-            reason = f"The job attribute OnExitRemove expression '{ad.lookup('OnExitRemove')}' evaluated to FALSE"
+            reason = f"The job attribute OnExitRemove expression '{_policy_text(ad, 'OnExitRemove')}' evaluated to FALSE"
             if ad["JobUniverse"] not in SLOTLESS_UNIVERSES:
                 ad["RequeueReason"] = reason  # the shadow's record; a scheduler-universe job has none on the pool
             ad[REQUEUED_AT] = exit.end_time
@@ -914,11 +916,15 @@ class LocalSchedd:
                 ad["HoldReasonSubCode"] = subcode
                 ad["NumHolds"] = ad.get("NumHolds", 0) + 1
                 key = job_id(ad)
-                if key in self.running:  # logged once the job is gone, after its JOB_EVICTED
+                if key not in self.running:
+                    self._log(ad, JobHeldEvent, **_held_fields(ad))
+                elif _held_by_policy(ad):  # the shadow's own hold: logged at once, no JOB_EVICTED (as on the pool)
+                    self._vacating[key] = None
+                    self._stop(ad, "hold")
+                    self._log(ad, JobHeldEvent, **_held_fields(ad))
+                else:  # logged once the job is gone, after its JOB_EVICTED
                     self._vacating[key] = _held_fields(ad)
                     self._stop(ad, "hold")
-                else:
-                    self._log(ad, JobHeldEvent, **_held_fields(ad))
             self._save(ads)
 
     def _release(self, ads: list[classad2.ClassAd], reason: str) -> None:
@@ -937,7 +943,9 @@ class LocalSchedd:
             self._save(ads)
         self._idle_order = None
 
-    def _remove(self, ads: list[classad2.ClassAd], reason: str, force: bool = False) -> None:
+    def _remove(self, ads: list[classad2.ClassAd], reason: str, force: bool = False, policy: bool = False) -> None:
+        """``policy``: a running job's periodic_remove, which HTCondor's shadow carries out: its
+        JOB_ABORTED has no JOB_EVICTED before it, unlike a condor_rm's."""
         now = int(self.clock())
         with self._unit("remove"):
             for ad in ads:
@@ -952,7 +960,7 @@ class LocalSchedd:
                     self._vacating.pop(key, None)
                     self._leave_queue(ad)
                 else:
-                    self._vacating.setdefault(key, {})  # JOB_EVICTED comes before JOB_ABORTED
+                    self._vacating.setdefault(key, None if policy else {})  # JOB_EVICTED comes before JOB_ABORTED
                     self._save([ad])
 
     def _remove_dependents(self, ad: classad2.ClassAd) -> None:
@@ -990,6 +998,8 @@ class LocalSchedd:
         """A job held or removed while it ran has stopped: JOB_EVICTED, as HTCondor's shadow logs
         it (a usage table only for a job that had a slot), then the held event its hold waited for."""
         held = self._vacating.pop(job_id(ad))
+        if held is None:  # stopped by its own policy, as HTCondor's shadow stops it: logged already
+            return
         usage = _usage(ad, wall, cpu) if ad["JobUniverse"] not in SLOTLESS_UNIVERSES else None
         self._log(ad, JobEvictedEvent, when=when, run_remote_usage=run_usage, usage=usage)
         if held:
@@ -1091,13 +1101,14 @@ class LocalSchedd:
                 elif _eval(ad, "PeriodicRemove") is True:
                     remove.append(ad)
             for ad in remove:
-                default = f"The job attribute PeriodicRemove expression '{ad['PeriodicRemove']}' evaluated to TRUE"
-                self._remove([ad], _reason(ad, "PeriodicRemoveReason", default))
+                default = f"The job attribute PeriodicRemove expression '{_policy_text(ad, 'PeriodicRemove')}' evaluated to TRUE"
+                self._remove([ad], _reason(ad, "PeriodicRemoveReason", default), policy=True)
             for ad in hold:
-                reason = _reason(ad, "PeriodicHoldReason", f"The job attribute PeriodicHold expression '{ad['PeriodicHold']}' evaluated to TRUE")
+                reason = _reason(ad, "PeriodicHoldReason", f"The job attribute PeriodicHold expression '{_policy_text(ad, 'PeriodicHold')}' evaluated to TRUE")
                 self._hold([ad], reason, HOLD_CODE_JOB_POLICY, _int(_eval(ad, "PeriodicHoldSubCode")))
-            if release:
-                self._release(release, "The job attribute PeriodicRelease expression evaluated to TRUE")
+            for ad in release:
+                expr = _policy_text(ad, "PeriodicRelease")
+                self._release([ad], f"The job attribute PeriodicRelease expression '{expr}' evaluated to TRUE")
             if remove or hold or release:
                 self.schedule()
 
@@ -1187,6 +1198,20 @@ def _moment(when: int) -> datetime:
     """An event's time, in local time: events show whole seconds, and a busy schedd logs many
     in the same one."""
     return datetime.fromtimestamp(when).astimezone()
+
+
+def _policy_text(ad: classad2.ClassAd, attr: str) -> str:
+    """A policy expression as HTCondor's reasons quote it: as written, in the old ClassAd syntax
+    on one line (classad2's str spreads a list over several, which would break a user log)."""
+    scratch = classad2.ClassAd()
+    scratch["x"] = ad.lookup(attr)
+    return scratch.printOld().removeprefix("x = ").rstrip("\n")
+
+
+def _held_by_policy(ad: classad2.ClassAd) -> bool:
+    """A job held by its periodic_hold: while it runs, HTCondor's shadow holds it, logging the
+    hold at once and no JOB_EVICTED (on_exit_hold holds a job that has already exited)."""
+    return ad["JobStatus"] == JobStatus.HELD and ad.get("HoldReasonCode") == HOLD_CODE_JOB_POLICY
 
 
 def _held_fields(ad: classad2.ClassAd) -> dict:

@@ -150,7 +150,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
         statement = dataclasses.replace(description, text=text)
         lines = _command_lines(text, where)
         submit = parse_description(statement)
-        n, items = _queue_args(submit, where, count, itemdata, description.cwd)
+        n, items = _queue_args(submit, _at(where, lines, "queue"), count, itemdata, description.cwd)
         if len(ads) + n * len(items) > MAX_JOBS_PER_SUBMISSION:
             raise SubmitError(f"{where}: queue: {len(ads) + n * len(items)} jobs in one submission; at most "
                               f"{MAX_JOBS_PER_SUBMISSION} are queued at once (HTCondor's "
@@ -175,6 +175,24 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     for ad in ads:
         ad["TotalSubmitProcs"] = len(ads)
     return ads
+
+
+def requirements_warnings(description: SubmitDescription) -> list[str]:
+    """condor_submit 23.9.6's warnings, once a submission, for a ``requirements`` that names the
+    slot's Disk or Memory itself (request_disk and request_memory add those tests), in its words
+    (its capitals too); a description that does not parse is left to the submit to refuse."""
+    try:
+        text = _expand(parse_description(description), "requirements", description.file)
+        tree = _expression(text, description.file, "requirements") if text.strip() else None
+    except SubmitError:
+        return []
+    if tree is None:
+        return []
+    named = {ref.rpartition(".")[2].lower() for ref in classad2.ClassAd().externalRefs(tree)}
+    said = "Requirements expression refers to TARGET.{0}. This is obsolete. Set request_{1} and condor_submit " \
+           "will modify the Requirements expression as needed."
+    return ([f"WARNING: Your {said.format('Disk', 'disk')}"] if "disk" in named else []) + \
+        ([f"WARNING: your {said.format('Memory', 'memory')}"] if "memory" in named else [])
 
 
 def queue_statements(text: str) -> list[str]:
@@ -434,6 +452,7 @@ def _command_lines(text: str, where: str) -> dict[str, int]:
             continue
         continued = line.endswith("\\")
         if re.match(r"\s*queue\b", line, re.IGNORECASE):
+            lines["queue"] = lineno
             break  # what follows is the queue statement's item list, if any
         if not _LINE_FORMS.match(line):
             raise SubmitError(f"{where}:{lineno}: not a submit command: {line.strip()!r}; "
@@ -483,7 +502,8 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
         except Exception as e:
             items = _items_from_file(_SLICE.sub(r"\1", qargs), cwd)
             if items is None:
-                raise SubmitError(f"{where}: cannot expand 'queue {qargs}': {e}") from None
+                said = re.sub(r" on line -?\d+", "", str(e))  # the bindings' own count is off; where names it
+                raise SubmitError(f"{where}: cannot expand 'queue {qargs}': {said}") from None
         finally:
             os.chdir(old)
         return queue_count, list(enumerate(items or []))[_slice_of(qargs)]  # $(ItemIndex) counts all
@@ -827,8 +847,8 @@ def _retries(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) ->
 
 def _transfer(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) -> None:
     """The file transfer commands as the job ad records them (ShouldTransferFiles, IF_NEEDED by
-    default; WhenToTransferOutput; TransferInput and TransferOutput as comma lists), and
-    condor_submit's refusals; the embedded schedd shares the submitter's files and moves none."""
+    default; WhenToTransferOutput; TransferInput and TransferOutput as comma lists, TransferOutputRemaps as
+    its quoted string holds it), and condor_submit's refusals; the embedded schedd shares the submitter's files and moves none."""
     should = (get("should_transfer_files") or "IF_NEEDED").upper()
     if should not in ("YES", "NO", "IF_NEEDED"):
         raise SubmitError(f"{_at(where, lines, 'should_transfer_files')}: should_transfer_files: invalid value "
@@ -846,6 +866,12 @@ def _transfer(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) -
     outputs = _comma_list(get("transfer_output_files"))
     if outputs:
         ad["TransferOutput"] = outputs
+    remaps = get("transfer_output_remaps")
+    if remaps is not None:
+        if len(remaps) < 2 or remaps[0] != '"' or remaps[-1] != '"':
+            raise SubmitError(f"{_at(where, lines, 'transfer_output_remaps')}: transfer_output_remaps must be a "
+                              f"quoted string, not: {remaps}; write it as \"name = newname; ...\"")
+        ad["TransferOutputRemaps"] = remaps[1:-1]
 
 
 def _comma_list(value: str | None) -> str:
