@@ -324,6 +324,7 @@ config.Debug.failurePlan = [{{'job': '2', 'attempt': 1, 'hold': 13}}]
     deadline = time.monotonic() + 300
     while (status := user.status(name))["jobs"][1]["state"] != "held":
         assert status["status"] == "SUBMITTED" and time.monotonic() < deadline, status["jobs"]
+        time.sleep(1)  # as PoolUser.wait polls: each status is a whole crabtui command
     held = htcondor2.Schedd().query(f"DAGManJobId == {status['dagman_id']} && JobStatus == 5",
                                     ["DAGNodeName", "HoldReasonCode", "HoldReasonSubCode", "HoldReason"])
     assert [(ad["DAGNodeName"], ad["HoldReasonCode"], ad["HoldReasonSubCode"]) for ad in held] == [("Job2", 3, 13)]
