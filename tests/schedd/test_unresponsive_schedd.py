@@ -72,7 +72,7 @@ def test_a_busy_schedd_is_waited_for_past_the_timeout(schedd):
     it works all that time, so the command waits for it."""
     schedd.client.ping()
     schedd.write("many.sub", "executable = /bin/true\nhold = true\nqueue 20000\n")
-    result = schedd.cli("job", "submit", "many.sub", env={"CRABTUI_SCHEDD_TIMEOUT": "0.05"})
+    result = schedd.cli("job", "submit", "many.sub", env={"CRABTUI_SCHEDD_TIMEOUT": "0.2"})
     assert result.returncode == 0, result.stderr
     assert "20000 job(s) submitted to cluster 1." in result.stdout
 

@@ -223,9 +223,9 @@ class LocalScheddClient:
             if state in ("T", "t"):
                 why = "it is stopped"
                 todo = f"'kill -CONT {self._peer}' resumes it, 'kill -9 {self._peer}' ends it (the next command starts another)"
-            elif state == "D" or (now is not None and now != cpu):
+            elif state in ("R", "D") or (now is not None and now != cpu):
                 cpu = now
-                continue  # busy (computing, or waiting for its disk): slow, not stuck
+                continue  # busy (computing, waiting for a CPU or for its disk): slow, not stuck
             else:
                 why = "it used no CPU in that time" if now is not None else "no byte came"
                 todo = f"'kill -9 {self._peer}' ends it (the next command starts another)" if self._peer else \
