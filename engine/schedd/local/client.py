@@ -39,9 +39,13 @@ class _NoAnswer(Exception):
 class LocalScheddClient:
     """A connection to the embedded schedd of one state directory."""
 
-    def __init__(self, state: StateDir, *, autostart: bool = True, daemon_args: Sequence[str] = ()):
+    def __init__(self, state: StateDir, *, autostart: bool = True, daemon_args: Sequence[str] = (),
+                 patient: bool = False):
+        """``patient``: wait for a stopped or hung schedd for ever (its own DAGMan, whose submit given
+        up on could still be queued once the schedd goes on, and then again by a retry)."""
         self.state = state
         self.autostart = autostart
+        self.patient = patient
         self.daemon_args = list(daemon_args)
         self._sock: socket.socket | None = None
         self._peer: int | None = None
@@ -214,11 +218,11 @@ class LocalScheddClient:
     def _await(self, event: int) -> None:
         """Until the socket is ready for ``event``.  Each timeout with no byte moved, look at the
         daemon: one that is stopped, or used no CPU the whole time, is given up on."""
-        timeout = _timeout()
+        timeout = None if self.patient else _timeout()
         poller = select.poll()
         poller.register(self._sock, event)
         cpu = _process_stat(self._peer)[1]
-        while not poller.poll(timeout * 1000):
+        while not poller.poll(None if timeout is None else timeout * 1000):
             state, now = _process_stat(self._peer)
             if state in ("T", "t"):
                 why = "it is stopped"
@@ -255,7 +259,7 @@ class LocalScheddClient:
             raise ScheddError(str(e)) from None
         for attempt in range(2):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(_timeout())  # a stopped daemon's full backlog would hold connect()
+            sock.settimeout(None if self.patient else _timeout())  # a stopped daemon's full backlog holds connect()
             try:
                 sock.connect(self.state.socket)
             except TimeoutError:
