@@ -257,14 +257,15 @@ class LocalScheddClient:
             check_state(self.state)  # never a socket, log or queue someone else could have put there
         except StateDirError as e:
             raise ScheddError(str(e)) from None
+        timeout = None if self.patient else _timeout()
         for attempt in range(2):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(None if self.patient else _timeout())  # a stopped daemon's full backlog holds connect()
+            sock.settimeout(timeout)  # a stopped daemon's full backlog would hold connect()
             try:
                 sock.connect(self.state.socket)
             except TimeoutError:
                 sock.close()
-                raise ScheddError(f"the schedd did not accept a connection in {_timeout():g} s; see {self.state.log}; "
+                raise ScheddError(f"the schedd did not accept a connection in {timeout:g} s; see {self.state.log}; "
                                   f"'crabtui --state-dir {self.state.path} pool status' says whether it runs") from None
             except (FileNotFoundError, ConnectionRefusedError):
                 sock.close()
