@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
         with contextlib.suppress(FileNotFoundError):
             os.unlink(dag_file + ".halt")
     write_lock(lock_path, Lock(os.getpid(), dagman_id, options.rescue_dag_number))
-    with LocalScheddClient(state) as schedd:
+    with LocalScheddClient(state, patient=True) as schedd:
         try:
             dagman = DagMan(graph, schedd, options)
         except OSError as e:  # the nodes log (DAGMAN_DEFAULT_NODE_LOG) cannot be written

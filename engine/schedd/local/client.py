@@ -9,7 +9,10 @@ from __future__ import annotations
 import fcntl
 import getpass
 import os
+import select
+import shlex
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -24,17 +27,28 @@ from engine.state import StateDir, StateDirError, check_state
 
 DAEMON_MODULE = "engine.schedd.local.daemon"
 _RETRIED = {"ping", "query", "query_values", "history", "analyze", "new_cluster", "submit_ads"}
+_CHANGES = {"submit_ads": "submit", "act": None, "edit": "edit"}
+TIMEOUT_KNOB = "CRABTUI_SCHEDD_TIMEOUT"
+DEFAULT_TIMEOUT = 20.0  # condor_q's Q_QUERY_TIMEOUT
+
+
+class _NoAnswer(Exception):
+    """The daemon made no progress at all for a whole timeout: stopped, or hung."""
 
 
 class LocalScheddClient:
     """A connection to the embedded schedd of one state directory."""
 
-    def __init__(self, state: StateDir, *, autostart: bool = True, daemon_args: Sequence[str] = ()):
+    def __init__(self, state: StateDir, *, autostart: bool = True, daemon_args: Sequence[str] = (),
+                 patient: bool = False):
+        """``patient``: wait for a stopped or hung schedd for ever (its own DAGMan, whose submit given
+        up on could still be queued once the schedd goes on, and then again by a retry)."""
         self.state = state
         self.autostart = autostart
+        self.patient = patient
         self.daemon_args = list(daemon_args)
         self._sock: socket.socket | None = None
-        self._reader = None
+        self._peer: int | None = None
 
     # -------------------------------------------------------------- the Schedd API
 
@@ -130,7 +144,7 @@ class LocalScheddClient:
     def close(self) -> None:
         if self._sock is not None:
             self._sock.close()
-            self._sock = self._reader = None
+            self._sock = self._peer = None
 
     def __enter__(self) -> LocalScheddClient:
         return self
@@ -143,29 +157,85 @@ class LocalScheddClient:
     def _call(self, op: str, **args) -> Any:
         """One request.  A request that can safely be made twice is made again, once, to the
         schedd that replaces one that died before it answered (a resent ``submit_ads`` returns
-        the first one's result): a schedd crash costs its clients nothing."""
+        the first one's result): a schedd crash costs its clients nothing.  A schedd that makes
+        no progress at all (stopped, or hung) is given up on, as condor_q gives up on a schedd
+        that does not answer; a busy one, however long it takes, is not."""
         request = protocol.encode({"op": op, **args})
         for attempt in range(2 if op in _RETRIED and self.autostart else 1):
             if self._sock is None:
                 self._connect(autostart=self.autostart)
             try:
-                self._sock.sendall(request)
-                line = self._reader.readline()
+                line = self._exchange(request)
+            except _NoAnswer as e:
+                self.close()
+                raise ScheddError(f"{e}{self._may_have(op, args)}") from None  # not again: it would wait as long
             except OSError as e:
                 line, lost = b"", f"lost the connection to the schedd ({e})"
             else:
-                lost = "the schedd closed the connection"
+                lost = "the schedd closed the connection before it answered"
             if line:
                 break
             self.close()
             if attempt == 0 and op in _RETRIED and self.autostart:
                 self._wait_for_daemon_exit()
         else:
-            raise ScheddError(f"{lost}; see {self.state.log}")
+            raise ScheddError(f"{lost}; see {self.state.log}{self._may_have(op, args)}")
         reply = protocol.decode(line)
         if not reply["ok"]:
             raise ScheddError(reply["error"])
         return reply["result"]
+
+    def _may_have(self, op: str, args: Mapping[str, Any]) -> str:
+        """For a change the schedd may have committed before it stopped answering: that it may
+        have, and how to see whether it did."""
+        if op not in _CHANGES:
+            return ""
+        what = _CHANGES[op] or args["action"].lower()
+        spec = args.get("job_spec", args.get("cluster"))
+        if isinstance(spec, list):
+            jobs = " " + " ".join(str(j) for j in spec)
+        elif isinstance(spec, int) or (isinstance(spec, str) and spec.replace(".", "", 1).isdigit()):
+            jobs = f" {spec}"
+        else:
+            jobs = f" -constraint {shlex.quote(spec)}" if spec else ""
+        return f"; the {what} may have taken effect, check with: crabtui --state-dir {shlex.quote(self.state.path)} q{jobs}"
+
+    def _exchange(self, request: bytes) -> bytes:
+        """Send a request and read its one-line reply (empty if the daemon closed the
+        connection), waiting for as long as the daemon makes progress."""
+        sock, view, reply = self._sock, memoryview(request), bytearray()
+        while view:
+            self._await(select.POLLOUT)
+            view = view[sock.send(view):]
+        while not reply.endswith(b"\n"):
+            self._await(select.POLLIN)
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                return b""
+            reply += chunk
+        return bytes(reply)
+
+    def _await(self, event: int) -> None:
+        """Until the socket is ready for ``event``.  Each timeout with no byte moved, look at the
+        daemon: one that is stopped, or used no CPU the whole time, is given up on."""
+        timeout = None if self.patient else _timeout()
+        poller = select.poll()
+        poller.register(self._sock, event)
+        cpu = _process_stat(self._peer)[1]
+        while not poller.poll(None if timeout is None else timeout * 1000):
+            state, now = _process_stat(self._peer)
+            if state in ("T", "t"):
+                why = "it is stopped"
+                todo = f"'kill -CONT {self._peer}' resumes it, 'kill -9 {self._peer}' ends it (the next command starts another)"
+            elif state in ("R", "D") or (now is not None and now != cpu):
+                cpu = now
+                continue  # busy (computing, waiting for a CPU or for its disk): slow, not stuck
+            else:
+                why = "it used no CPU in that time" if now is not None else "no byte came"
+                todo = f"'kill -9 {self._peer}' ends it (the next command starts another)" if self._peer else \
+                    f"'crabtui --state-dir {self.state.path} pool stop' stops it"
+            pid = f" (pid {self._peer})" if self._peer else ""
+            raise _NoAnswer(f"the schedd{pid} did not answer in {timeout:g} s: {why}; see {self.state.log}; {todo}")
 
     def _wait_for_daemon_exit(self, timeout: float = 10.0) -> None:
         """Until the daemon that dropped us has let go of its lock (it is gone, sockets and all),
@@ -187,10 +257,16 @@ class LocalScheddClient:
             check_state(self.state)  # never a socket, log or queue someone else could have put there
         except StateDirError as e:
             raise ScheddError(str(e)) from None
+        timeout = None if self.patient else _timeout()
         for attempt in range(2):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(timeout)  # a stopped daemon's full backlog would hold connect()
             try:
                 sock.connect(self.state.socket)
+            except TimeoutError:
+                sock.close()
+                raise ScheddError(f"the schedd did not accept a connection in {timeout:g} s; see {self.state.log}; "
+                                  f"'crabtui --state-dir {self.state.path} pool status' says whether it runs") from None
             except (FileNotFoundError, ConnectionRefusedError):
                 sock.close()
                 if not autostart or attempt:
@@ -198,8 +274,9 @@ class LocalScheddClient:
                                       f"{self.state.path} pool start'") from None
                 self._start_daemon()
                 continue
+            sock.setblocking(False)
             self._sock = sock
-            self._reader = sock.makefile("rb")
+            self._peer = _peer_pid(sock)
             return
 
     def _start_daemon(self) -> None:
@@ -247,6 +324,37 @@ class LocalScheddClient:
                     return
                 except BlockingIOError:
                     time.sleep(0.02)
+
+
+def _timeout() -> float:
+    """Seconds without a byte from the daemon before looking at it (``CRABTUI_SCHEDD_TIMEOUT``)."""
+    try:
+        value = float(os.environ.get(TIMEOUT_KNOB, DEFAULT_TIMEOUT))
+    except ValueError:
+        raise ScheddError(f"{TIMEOUT_KNOB}={os.environ[TIMEOUT_KNOB]!r} is not a number of seconds; "
+                          f"unset it for {DEFAULT_TIMEOUT:g}") from None
+    if not value > 0:
+        raise ScheddError(f"{TIMEOUT_KNOB}={os.environ[TIMEOUT_KNOB]!r} must be more than 0 seconds")
+    return value
+
+
+def _peer_pid(sock: socket.socket) -> int | None:
+    """The pid of the daemon listening on the socket (Linux), to look at when it does not answer."""
+    try:
+        pid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[0]
+    except (AttributeError, OSError):
+        return None
+    return pid or None
+
+
+def _process_stat(pid: int | None) -> tuple[str | None, int | None]:
+    """A process's state letter and CPU ticks used (``/proc/PID/stat``), or Nones."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError, TypeError):
+        return None, None
+    return fields[0], int(fields[11]) + int(fields[12])
 
 
 def _wire_spec(job_spec: JobSpec):
