@@ -58,6 +58,14 @@ def task_argument(command):
 
     @functools.wraps(command)
     def run(*args, name: str | None, project_dir: str | None, task_name: str | None, **kwargs):
+        try:
+            return located(*args, name=name, project_dir=project_dir, task_name=task_name, **kwargs)
+        except SystemExit as e:
+            if e.code and not click.get_current_context().meta.get("crabtui.logged"):
+                _log_refused(click.get_current_context(), name or task_name)
+            raise
+
+    def located(*args, name: str | None, project_dir: str | None, task_name: str | None, **kwargs):
         given = [n for n in (name, project_dir, task_name) if n is not None]
         if not given:
             return command(*args, name=None, **kwargs)  # the last task: resolved by _named
@@ -73,6 +81,39 @@ def task_argument(command):
     run = click.option("-d", "--dir", "project_dir", metavar="DIR",
                        help="crab's project directory, General.workArea/crab_<requestName>, from any directory.")(run)
     return click.argument("name", metavar="[TASK]", required=False)(run)
+
+
+def _log_refused(ctx: click.Context, name: str | None) -> None:
+    """A command refused before it reached its task (its options, a bad combination) is logged in
+    the task's ``crab.log`` all the same, as crab's client logs every command, failures included:
+    the task is the one ``-d`` named, else the one the name or the last task names, if the state
+    directory already knows it (nothing is made or started to find it)."""
+    from engine.crab.client import project
+    from engine.crab.client.last_task import recall
+    from engine.crab.taskworker.taskdb import TaskDB, TaskError
+    from engine.state import StateDir, state_path
+
+    found = ctx.meta.get("crabtui.project")
+    if found is None:
+        state = StateDir(state_path(ctx.find_root().obj.get("state_dir")))
+        if not os.path.isfile(state.tasks):
+            return
+        name = name if name is not None else recall(state)
+        if name is None or "/" in name:
+            return
+        try:
+            db = TaskDB(state.tasks)
+        except Exception:  # an unreadable table: the refusal itself was said, the log is a convenience
+            return
+        try:
+            task = db.get(name)
+        except TaskError:
+            return
+        finally:
+            db.close()
+        found = project.linked(task.task_dir, task.name)
+    if found is not None:
+        project.log_command(found, sys.argv[1:])
 
 
 def _is_project(path: str) -> bool:
@@ -233,6 +274,7 @@ def _named(ctx: click.Context, db, state, name: str | None, *, quiet: bool = Fal
     found = _project(task)
     if found is not None:
         project.log_command(found, sys.argv[1:])
+    ctx.meta["crabtui.logged"] = True
     return task
 
 

@@ -93,6 +93,19 @@ def request_arguments(*, jobids: str | None = None, sitewhitelist: str | None = 
             "maxjobruntime": maxjobruntime, "maxmemory": maxmemory, "priority": priority}
 
 
+def command_options(arguments: Mapping[str, Any]) -> list[str]:
+    """The options of ``crab resubmit`` that give ``arguments`` (:func:`request_arguments`'), as a
+    command line names them: what a resubmission made another way (the UI's form) logs."""
+    options = []
+    for key, option in (("resubmit_jobids", "--jobids"), ("site_whitelist", "--sitewhitelist"),
+                        ("site_blacklist", "--siteblacklist"), ("maxjobruntime", "--maxjobruntime"),
+                        ("maxmemory", "--maxmemory"), ("priority", "--priority")):
+        value = arguments.get(key)
+        if value is not None:
+            options += [option, ",".join(value) if isinstance(value, list) else str(value)]
+    return options
+
+
 def select_jobs(states: Mapping[str, str], wanted: Iterable[str] | None, *, automatic: bool = False) -> list[str]:
     """The jobs to resubmit: the failed ones, or those ``wanted`` names (:func:`parse_job_ids`) if
     every one of them is failed.
