@@ -152,8 +152,10 @@ class TaskWorker:
             ad = replace(ad, file_transfer=True, python="python3", python_path=os.path.join(task.task_dir, AP_ARCHIVE))
             write_sandboxes(task.task_dir)
         write_task(task.task_dir, ad, dataset, jobs)
-        self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True),
-                       message=f"{len(jobs)} jobs{long_jobs_note(jobs, ad)}")
+        # in the table before DAGMan is queued: a worker that dies between the two adopts the job
+        # with the task's message as it is
+        task = self.db.update(task, message=f"{len(jobs)} jobs{long_jobs_note(jobs, ad)}")
+        self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True))
 
     @staticmethod
     def _check_locality(ad: dict, dataset, lumi_mask) -> None:
