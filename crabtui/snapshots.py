@@ -521,8 +521,9 @@ class Backend:
                                         "resubmission. Try again a few seconds later.")
                 with self.schedd() as schedd:
                     view = task_view(task.task_dir, schedd, task.dagman_id)
+                    pool = schedd.sites()
                 jobs_to_resubmit(task.task_dir, {j.id: j.state for j in view.jobs}, arguments,
-                                 automatic=view.automatic is not None)
+                                 automatic=view.automatic is not None, pool=pool)
             return db.request(task.name, RESUBMIT, arguments)
 
 

@@ -31,20 +31,6 @@ from crabtui.commands.backend import again, backend, fail, schedd
 from engine.schedd.api import ScheddError
 
 
-def site_slots(client, info: dict) -> dict[str, dict[str, int]]:
-    """Each site of the embedded pool with its largest slot (``cpus``, ``memory``), as the daemon
-    says in ``info`` (its ping); a daemon that does not say runs another crabtui's code, and is
-    named with the way out."""
-    sites = info.get("sites")
-    if isinstance(sites, dict) and all(isinstance(size, dict) and isinstance(size.get("cpus"), int)
-                                       and isinstance(size.get("memory"), int) for size in sites.values()):
-        return sites
-    raise ScheddError(f"the schedd daemon of {client.state.path} (pid {info.get('pid', '?')}) does not say which "
-                      f"sites and slots its pool has: it runs another version of crabtui. Stop it with 'crabtui "
-                      f"--state-dir {client.state.path} pool stop' (its jobs run again when it restarts) and submit "
-                      f"again.")
-
-
 DEFAULT_CONFIG = "crabConfig.py"  # what crab submit reads when no configuration is given
 _RX_PARAMETER_VALUE = re.compile(r"[A-Za-z]+\.[A-Za-z]+=")  # crab submit's Section.parameter=value arguments
 
@@ -586,7 +572,7 @@ class _Submitter:
                         sites = client.sites()
                     else:
                         info = client.ping()  # one answer for the sites and the pool file it read
-                        sites = site_slots(client, info)
+                        sites = client.sites(info)
                         if changed := client.pool_file_changed(info):
                             click.echo(f"Note: {changed}")
                     done = submit_task(cfg, self.state, db, sites, backend=backend(self.ctx))
@@ -617,7 +603,7 @@ class _Submitter:
 
         try:
             with schedd(self.ctx) as client:
-                sites = client.sites() if backend(self.ctx) == "htcondor" else site_slots(client, client.ping())
+                sites = client.sites()
             done = dry_run(cfg, self.state, sites)
         except (SubmitError, ScheddError) as e:
             self.refused(str(e))
@@ -861,7 +847,7 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
                           "Try again a few seconds later if the task has just been submitted.")
                 view = task_view(task.task_dir, client, task.dagman_id)
                 jobs_to_resubmit(task.task_dir, {j.id: j.state for j in view.jobs}, arguments,
-                                 automatic=view.automatic is not None)
+                                 automatic=view.automatic is not None, pool=client.sites())
             task = db.request(task.name, RESUBMIT, arguments)
         except (TaskError, ResubmitError) as e:
             fail(str(e))

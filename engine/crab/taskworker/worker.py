@@ -36,11 +36,12 @@ from engine.crab.ap.predag import is_automatic, task_outcome
 from engine.crab.ap.sites import SiteLists
 from engine.crab.ap.resubmit_record import ResubmitRecordError, next_epoch, read_record
 from engine.crab.ap.retry_policy import RetryStateError
-from engine.crab.client.resubmit import make_entry, select_jobs
+from engine.crab.client.resubmit import make_entry, resubmit_pool_sites, select_jobs
 from engine.crab.client.status import RACY_NS, job_ids, refresh_cache, task_jobs
 from engine.crab.taskworker.automatic import probe_split
 from engine.crab.taskworker.config import load_config
-from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
+from engine.crab.taskworker.dagman_creator import (DAG_FILE, TaskAd, read_task, task_ad, write_pool_sites,
+                                                   write_task)
 from engine.crab.taskworker.sandbox import AP_ARCHIVE, write_sandboxes
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.taskworker.resubmitter import enter_epoch, retry_in_running_dags, running_dagmans
@@ -212,6 +213,9 @@ class TaskWorker:
             task = self.db.update(task, arguments={**args, "epoch": epoch, "job_ids": ids})
             args = task.arguments
         entry, warning = make_entry(ad, args, epoch=args["epoch"], job_ids=args["job_ids"], now=time.time())
+        sites = resubmit_pool_sites(ad, args, self.schedd.sites())
+        if sites is not None:  # PreJob places the jobs among the sites the pool has now
+            write_pool_sites(task.task_dir, sites)
         enter_epoch(task.task_dir, entry)
         crash_point("taskworker:resubmit:recorded")
         message = _resubmitted(args) + (f". {warning}" if warning else "")
