@@ -176,7 +176,8 @@ class TaskWorker:
         """condor_submit_dag of the task's DAG; without ``force`` DAGMan starts from the newest
         rescue DAG (prepare refuses a DAG that has none).  Returns DAGMan's ClusterId."""
         dag = os.path.join(task.task_dir, DAG_FILE)
-        options = DagSubmitOptions(force=force, batch_name=task.name)
+        # CRAB_ReqName in the DAGMan job's ad, as CRAB's DagmanSubmitter puts it: the job is the task's
+        options = DagSubmitOptions(force=force, batch_name=task.name, append=(f"My.CRAB_ReqName = {json.dumps(task.name)}",))
         prepare(dag, options)
         if self.dagman is not None:
             owner = self.schedd.owner()
