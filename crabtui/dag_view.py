@@ -12,6 +12,7 @@ how old it is.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +36,8 @@ DAG_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "Owner", "I
                   "Environment", "Env", "JobBatchName", "QDate", "EnteredCurrentStatus", "JobStartDate",
                   "CompletionDate", "HoldReason", "RemoveReason", "ExitCode", "ExitBySignal", "DAG_Status",
                   "DAG_InRecovery", "DAG_AdUpdateTime", "UserLog", "DAG_NodesTotal",
-                  *(f"DAG_Nodes{c.title()}" for c in AD_COUNTS), "DAG_JobsIdle", "DAG_JobsRunning", "DAG_JobsHeld")
+                  *(f"DAG_Nodes{c.title()}" for c in AD_COUNTS), "DAG_JobsIdle", "DAG_JobsRunning", "DAG_JobsHeld",
+                  "CRAB_ReqName")
 NODE_JOB_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "DAGManJobId", "DAGNodeName", "Owner",
                        "HoldReason", "EnteredCurrentStatus", "JobCurrentStartDate", "RemoteWallClockTime",
                        "MATCH_GLIDEIN_CMSSite", "QDate")
@@ -72,6 +74,12 @@ class DagSummary:
     removing: bool = False  # condor_rm reached DAGMan, which is removing its jobs
     aborting: bool = False  # ABORT-DAG-ON
     rescue: str | None = None  # the rescue DAG this run wrote (absolute)
+    crab_task: str = ""  # the CRAB task whose DAG it is (its full name; "" for a DAG of the user's)
+
+    @property
+    def crab_request(self) -> str:
+        """The CRAB task's requestName (YYMMDD_HHMMSS:user_crab_<requestName>)."""
+        return self.crab_task.partition("_crab_")[2] or self.crab_task
 
     @property
     def state(self) -> str:
@@ -210,6 +218,20 @@ class NodeSnapshot:
 # -------------------------------------------------------------- from ads
 
 
+def crab_task_of(ad: Mapping[str, Any], dag_file: str) -> str:
+    """The CRAB task a DAGMan job runs: its ad's CRAB_ReqName, as CRAB's DAGMan jobs carry it, or
+    for one queued before the TaskWorker set it, its batch name, the task's name, if it runs a
+    task's RunJobs.dag; "" for a DAG of the user's."""
+    name = ad.get("CRAB_ReqName")
+    if name:
+        return str(name)
+    batch = str(ad.get("JobBatchName") or "")
+    return batch if os.path.basename(dag_file) == "RunJobs.dag" and _RX_TASK_NAME.fullmatch(batch) else ""
+
+
+_RX_TASK_NAME = re.compile(r"\d{6}_\d{6}:\S+_crab_\S+")
+
+
 def dag_file_of(ad: Mapping[str, Any]) -> str | None:
     """The DAG file a DAGMan job runs, as ``crabtui dag halt ID`` finds it: its ``-Dag``
     argument (condor_submit_dag's and ``crabtui dag submit``'s) in its Iwd, else the file its
@@ -299,7 +321,8 @@ def summarize(ad: Mapping[str, Any], in_queue: bool, progress: DagProgress | Non
         in_queue, exit_code, ended_at,
         (unreadable(progress.out_file) or progress.read_error) if progress is not None and progress.read_error else "",
         bool(fresh and progress.removing and not progress.ended), bool(fresh and progress.aborting and not progress.ended),
-        os.path.join(os.path.dirname(dag_file), progress.rescue_written) if fresh and progress.rescue_written else None)
+        os.path.join(os.path.dirname(dag_file), progress.rescue_written) if fresh and progress.rescue_written else None,
+        crab_task_of(ad, dag_file))
 
 
 def _progress_counts(progress: DagProgress, node_jobs: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, int]:

@@ -494,23 +494,36 @@ class Backend:
     def kill(self, name: str) -> Task:
         """``crab kill``: recorded in the task table for the task worker (TaskError if refused)."""
         with self.db() as db:
+            self._log(db.get(name), "kill")
             return db.request(name, KILL)
+
+    def _log(self, task: Task, command: str, *options: str) -> None:
+        """Log the command in the task's ``crab.log`` as the command line that does the same, as
+        ``crabtui task`` logs its own, refused or not."""
+        from engine.crab.client import project
+
+        found = project.linked(task.task_dir, task.name)
+        if found is not None:
+            backend = ["--backend", self.backend] if self.backend != "embedded" else []
+            project.log_command(found, ["--state-dir", self.state.path, *backend, "task", command, task.name, *options])
 
     def resubmit(self, name: str, arguments: dict[str, Any]) -> Task:
         """``crab resubmit`` with the checked arguments of :func:`engine.crab.client.resubmit.request_arguments`;
         refuses (ResubmitError, TaskError) what ``crabtui task resubmit`` refuses."""
-        from engine.crab.client.resubmit import ResubmitError, jobs_to_resubmit
+        from engine.crab.client.resubmit import ResubmitError, command_options, jobs_to_resubmit
 
         with self.db() as db:
             task = db.get(name)
+            self._log(task, "resubmit", *command_options(arguments))
             if task.status in RESUBMITTABLE:
                 if not os.path.isdir(task.task_dir):
                     raise ResubmitError("Status information is unavailable, will not proceed with the "
                                         "resubmission. Try again a few seconds later.")
                 with self.schedd() as schedd:
                     view = task_view(task.task_dir, schedd, task.dagman_id)
+                    pool = schedd.sites()
                 jobs_to_resubmit(task.task_dir, {j.id: j.state for j in view.jobs}, arguments,
-                                 automatic=view.automatic is not None)
+                                 automatic=view.automatic is not None, pool=pool)
             return db.request(task.name, RESUBMIT, arguments)
 
 

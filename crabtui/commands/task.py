@@ -31,20 +31,6 @@ from crabtui.commands.backend import again, backend, fail, schedd
 from engine.schedd.api import ScheddError
 
 
-def site_slots(client, info: dict) -> dict[str, dict[str, int]]:
-    """Each site of the embedded pool with its largest slot (``cpus``, ``memory``), as the daemon
-    says in ``info`` (its ping); a daemon that does not say runs another crabtui's code, and is
-    named with the way out."""
-    sites = info.get("sites")
-    if isinstance(sites, dict) and all(isinstance(size, dict) and isinstance(size.get("cpus"), int)
-                                       and isinstance(size.get("memory"), int) for size in sites.values()):
-        return sites
-    raise ScheddError(f"the schedd daemon of {client.state.path} (pid {info.get('pid', '?')}) does not say which "
-                      f"sites and slots its pool has: it runs another version of crabtui. Stop it with 'crabtui "
-                      f"--state-dir {client.state.path} pool stop' (its jobs run again when it restarts) and submit "
-                      f"again.")
-
-
 DEFAULT_CONFIG = "crabConfig.py"  # what crab submit reads when no configuration is given
 _RX_PARAMETER_VALUE = re.compile(r"[A-Za-z]+\.[A-Za-z]+=")  # crab submit's Section.parameter=value arguments
 
@@ -58,6 +44,14 @@ def task_argument(command):
 
     @functools.wraps(command)
     def run(*args, name: str | None, project_dir: str | None, task_name: str | None, **kwargs):
+        try:
+            return located(*args, name=name, project_dir=project_dir, task_name=task_name, **kwargs)
+        except SystemExit as e:
+            if e.code and not click.get_current_context().meta.get("crabtui.logged"):
+                _log_refused(click.get_current_context(), name or task_name)
+            raise
+
+    def located(*args, name: str | None, project_dir: str | None, task_name: str | None, **kwargs):
         given = [n for n in (name, project_dir, task_name) if n is not None]
         if not given:
             return command(*args, name=None, **kwargs)  # the last task: resolved by _named
@@ -73,6 +67,39 @@ def task_argument(command):
     run = click.option("-d", "--dir", "project_dir", metavar="DIR",
                        help="crab's project directory, General.workArea/crab_<requestName>, from any directory.")(run)
     return click.argument("name", metavar="[TASK]", required=False)(run)
+
+
+def _log_refused(ctx: click.Context, name: str | None) -> None:
+    """A command refused before it reached its task (its options, a bad combination) is logged in
+    the task's ``crab.log`` all the same, as crab's client logs every command, failures included:
+    the task is the one ``-d`` named, else the one the name or the last task names, if the state
+    directory already knows it (nothing is made or started to find it)."""
+    from engine.crab.client import project
+    from engine.crab.client.last_task import recall
+    from engine.crab.taskworker.taskdb import TaskDB, TaskError
+    from engine.state import StateDir, state_path
+
+    found = ctx.meta.get("crabtui.project")
+    if found is None:
+        state = StateDir(state_path(ctx.find_root().obj.get("state_dir")))
+        if not os.path.isfile(state.tasks):
+            return
+        name = name if name is not None else recall(state)
+        if name is None or "/" in name:
+            return
+        try:
+            db = TaskDB(state.tasks)
+        except Exception:  # an unreadable table: the refusal itself was said, the log is a convenience
+            return
+        try:
+            task = db.get(name)
+        except TaskError:
+            return
+        finally:
+            db.close()
+        found = project.linked(task.task_dir, task.name)
+    if found is not None:
+        project.log_command(found, sys.argv[1:])
 
 
 def _is_project(path: str) -> bool:
@@ -233,6 +260,7 @@ def _named(ctx: click.Context, db, state, name: str | None, *, quiet: bool = Fal
     found = _project(task)
     if found is not None:
         project.log_command(found, sys.argv[1:])
+    ctx.meta["crabtui.logged"] = True
     return task
 
 
@@ -591,7 +619,7 @@ class _Submitter:
                         sites = client.sites()
                     else:
                         info = client.ping()  # one answer for the sites and the pool file it read
-                        sites = site_slots(client, info)
+                        sites = client.sites(info)
                         if changed := client.pool_file_changed(info):
                             click.echo(f"Note: {changed}")
                     done = submit_task(cfg, self.state, db, sites, backend=backend(self.ctx))
@@ -622,7 +650,7 @@ class _Submitter:
 
         try:
             with schedd(self.ctx) as client:
-                sites = client.sites() if backend(self.ctx) == "htcondor" else site_slots(client, client.ping())
+                sites = client.sites()
             done = dry_run(cfg, self.state, sites)
         except (SubmitError, ScheddError) as e:
             self.refused(str(e))
@@ -866,7 +894,7 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
                           "Try again a few seconds later if the task has just been submitted.")
                 view = task_view(task.task_dir, client, task.dagman_id)
                 jobs_to_resubmit(task.task_dir, {j.id: j.state for j in view.jobs}, arguments,
-                                 automatic=view.automatic is not None)
+                                 automatic=view.automatic is not None, pool=client.sites())
             task = db.request(task.name, RESUBMIT, arguments)
         except (TaskError, ResubmitError) as e:
             fail(str(e))

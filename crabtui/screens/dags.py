@@ -3,8 +3,9 @@ job with its owner, its status, a progress bar of its nodes, its node counts and
 from (and how old they are), its age and its DAG file; DAGs that have ended stay, from the
 history, for a period the user sets (``e``, or ``crabtui --ended-for``).  By default the list
 shows the user's own DAGs, as condor_q does; ``u`` shows every user's, with totals per user.
-Marked rows (``space``) take ``K``, ``h``, ``r`` and ``H`` together.  CRAB tasks' DAGs are not
-here: the task list shows them."""
+Marked rows (``space``) take ``K``, ``h``, ``r`` and ``H`` together.  The DAGs of this state
+directory's CRAB tasks are not here: the task list shows them; a CRAB task's DAG of another state
+directory (its DAGMan job's CRAB_ReqName says so) reads "CRAB task <requestName>" before its file."""
 
 from __future__ import annotations
 
@@ -273,9 +274,14 @@ def _render_nodes(value: str, d: DagSummary, palette: Palette) -> Text:
 
 
 def _render_file(value: str, d: DagSummary, palette: Palette) -> Text:
-    """``d.dag  /home/alice/run/``: the file's name first, so that a narrow terminal shows it."""
+    """``d.dag  /home/alice/run/``: the file's name first, so that a narrow terminal shows it; a
+    CRAB task's DAG (of another state directory: this one's are tasks) says so first."""
     directory, _, name = shown_path(value).rpartition("/")
-    text = Text(name, no_wrap=True, end="")
+    text = Text(no_wrap=True, end="")
+    if d.crab_task:
+        text.append(f"CRAB task {d.crab_request}", style="bold")
+        text.append("  ")
+    text.append(name)
     text.append(f"  {directory}/", style="dim")
     return text
 

@@ -169,12 +169,12 @@ class _OlderDaemon:
 
 
 def test_a_daemon_that_does_not_say_its_sites_is_named_in_one_line_with_the_way_out():
-    from crabtui.commands.task import site_slots
     from engine.schedd.api import ScheddError
+    from engine.schedd.local.client import LocalScheddClient
 
     try:
         daemon = _OlderDaemon()
-        site_slots(daemon, daemon.ping())
+        LocalScheddClient.sites(daemon, daemon.ping())
     except ScheddError as e:
         message = str(e)
     assert "\n" not in message and "(pid 4242)" in message and "runs another version of crabtui" in message
@@ -665,6 +665,36 @@ def test_a_config_whitelisting_real_sites_runs_once_the_pool_has_the_simulated_g
         assert kept.stderr == (f"ERROR: {fresh.pool_config} exists already and describes another pool; move it "
                                "away to start on the simulated grid, or leave out --grid to keep it\n")
         assert Path(fresh.pool_config).read_text() == mine
+    finally:
+        LocalScheddClient(fresh).shutdown()
+        shutil.rmtree(fresh.path, ignore_errors=True)
+
+
+def test_a_resubmit_after_the_pool_changed_judges_and_runs_on_the_sites_the_pool_has_now(tmp_path):
+    """Submitted on this machine's pool (T2_XX_Local), then the pool restarted with the simulated
+    grid: a resubmit's --sitewhitelist is judged against the sites the pool has now, as CRAB asks
+    its site database again, its refusal names them, and the job resubmitted to one of them runs
+    there."""
+    fresh = StateDir(tempfile.mkdtemp(prefix="crabnow-", dir="/tmp"))
+    try:
+        (tmp_path / "pset.py").write_text("# fake PSet\n")
+        (tmp_path / "crabConfig.py").write_text(crab_config_py(
+            "sites_now", scale=500, more="config.Debug.failurePlan = [{'job': '2', 'attempt': '*', 'exitCode': 8006}]\n"))
+        assert crabtui(fresh, "task", "submit", cwd=tmp_path).returncode == 0
+        wait_status(fresh, "sites_now", tmp_path, "FAILED")
+        assert crabtui(fresh, "pool", "stop", cwd=tmp_path).returncode == 0
+        assert crabtui(fresh, "pool", "start", "--grid", cwd=tmp_path).returncode == 0
+
+        refused = crabtui(fresh, "task", "resubmit", "sites_now", "--sitewhitelist", "T2_ZZ_Nowhere", cwd=tmp_path)
+        assert refused.returncode == 1
+        assert ("the pool's sites are T1_US_FNAL, T2_CH_CERN, T2_DE_DESY, T2_IT_Pisa, T2_US_Nebraska, T2_XX_Local)"
+                in refused.stderr), refused.stderr
+        sent = crabtui(fresh, "task", "resubmit", "sites_now", "--sitewhitelist", "T2_CH_CERN", cwd=tmp_path)
+        assert sent.returncode == 0, sent.stderr
+        job = wait_until("job 2's attempt after the resubmission", lambda: next(
+            (j for j in task_status(fresh, "sites_now", tmp_path)["jobs"] if j["id"] == "2" and
+             len(j["attempts"]) > 1 and j["state"] == "failed"), None))
+        assert [a["site"] for a in job["attempts"]][1:] == ["T2_CH_CERN"]
     finally:
         LocalScheddClient(fresh).shutdown()
         shutil.rmtree(fresh.path, ignore_errors=True)

@@ -11,6 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from crab_tasks import MC, crab_config_py, crabtui, task_row, wait_status
 
 from engine.state import StateDir
@@ -314,3 +316,27 @@ def test_a_submit_killed_after_it_recorded_the_task_is_not_submitted_twice(tmp_p
     assert [t["name"] for t in listed] == [name], "one task, not two"
     shown = crabtui(state, "task", "status", "-d", str(project), cwd=tmp_path)
     assert shown.returncode == 0 and f"Task name:\t\t\t{name}\n" in shown.stdout, shown.stderr
+
+
+def test_crab_log_has_refused_commands_and_the_uis_kill_and_resubmit(tmp_path, state):
+    from crabtui.snapshots import Backend
+    from engine.crab.client.resubmit import request_arguments
+    from engine.crab.taskworker.taskdb import TaskError
+
+    here = _analysis(tmp_path, "logged", more=WORK_AREA + JOB_2_FAILS)
+    assert crabtui(state, "task", "submit", cwd=here).returncode == 0
+    wait_status(state, "logged", here, "FAILED")
+    refused = crabtui(state, "task", "resubmit", "--force", "-d", "crab_projects/crab_logged", cwd=here)
+    assert refused.returncode == 1 and "--force" in refused.stderr
+    assert crabtui(state, "task", "resubmit", "logged", "--maxmemory", "10", cwd=here).returncode == 1
+    name = task_row(state, "logged", here)["name"]
+    backend = Backend(state)
+    backend.resubmit(name, request_arguments(jobids="2", maxmemory=3000))  # the UI's R, its form sent
+    with pytest.raises(TaskError):  # the UI's K, answered Yes: refused while the resubmission is on its way
+        backend.kill(name)
+    log = [line.split(": ", 2)[2] for line in (here / "crab_projects" / "crab_logged" / "crab.log").read_text()
+           .splitlines()]
+    assert log[-4:] == [f"crabtui --state-dir {state.path} task resubmit --force -d crab_projects/crab_logged",
+                        f"crabtui --state-dir {state.path} task resubmit logged --maxmemory 10",
+                        f"crabtui --state-dir {state.path} task resubmit {name} --jobids 2 --maxmemory 3000",
+                        f"crabtui --state-dir {state.path} task kill {name}"]

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import htcondor2
 
-from crab_tasks import config_text, crabtui, task_status, wait_status, wait_until
+from crab_tasks import config_text, crab_config_py, crabtui, task_status, wait_status, wait_until
 from engine.crab.ap import postjob, prejob
 from engine.crab.taskworker.dagman_creator import TaskAd, write_task
 from engine.crab.taskworker.datasets import Catalogue
 from engine.crab.taskworker.splitting import split
 from engine.crab.wn import fjr
+from engine.crashpoint import ENV_VAR
 from engine.schedd.local.client import LocalScheddClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "schedd"))
@@ -149,3 +150,18 @@ def test_a_postjob_killed_before_it_decides_does_not_run_its_finished_job_again(
     assert f"PRE_SKIP return value 5 indicates we are done (successfully) with node Job{job}" in out
     state_file = json.loads((task_dir / "retry_state" / f"job.{job}.json").read_text())
     assert [(a["crab_retry"], a["action"]) for a in state_file["attempts"]] == [(0, "ok")]
+
+
+def test_a_task_adopted_after_a_crash_says_how_many_jobs_as_a_normal_submit(tmp_path, state):
+    """The task worker killed once DAGMan is queued, before the task table is told: the restarted
+    worker adopts that DAGMan job, and the task reads as a submission that never crashed."""
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("adopted", scale=1))
+    submitted = crabtui(state, "task", "submit", cwd=tmp_path, env={ENV_VAR: "taskworker:dagman-queued"})
+    assert submitted.returncode == 0, submitted.stderr
+    # the daemon dies at that point; the next command starts it again
+    status = wait_status(state, "adopted", tmp_path, "SUBMITTED")
+    assert status["message"] == "4 jobs"
+    with LocalScheddClient(state) as client:
+        dagmans = client.query("JobUniverse == 7", ["ClusterId"]) + client.history("JobUniverse == 7", ["ClusterId"])
+    assert [ad["ClusterId"] for ad in dagmans] == [status["dagman_id"]], "adopted, not queued twice"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -798,3 +799,37 @@ def test_u_on_the_key_bar_says_what_a_press_does_now(engine, tmp_path):
             await wait_for(pilot, lambda: app.screen is tasks, "back on the task list")
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_a_crab_tasks_dag_of_another_state_directory_is_labelled_with_its_request_name(engine, running_task,
+                                                                                        tmp_path):
+    """The same schedd read with another state directory's task table (a pool's schedd holds the
+    tasks of every work area of the user): the task's DAG is not this table's task, and reads as
+    a CRAB task, by the request name its DAGMan job's CRAB_ReqName carries."""
+    cluster = TaskDB(engine.tasks).get(running_task).dagman_id
+    elsewhere = TaskDB(str(tmp_path / "tasks.sqlite3"))  # the other state directory's table: empty
+    elsewhere.close()
+
+    class OtherStateDir(Backend):
+        @contextmanager
+        def db(self):
+            db = TaskDB(str(tmp_path / "tasks.sqlite3"))
+            try:
+                yield db
+            finally:
+                db.close()
+
+    async def scenario(pilot):
+        dags = await open_dags(pilot)
+        await wait_for(pilot, lambda: str(cluster) in dags.table.items, "the task's DAG")
+        assert cells(dags.table, str(cluster))[-1].startswith("CRAB task steady  RunJobs.dag"), cells(
+            dags.table, str(cluster))
+
+    drive(CrabApp(OtherStateDir(engine), interval=INTERVAL), scenario)
+
+    async def own(pilot):  # with its own table, the task's DAG stays in the task list
+        dags = await open_dags(pilot)
+        await wait_for(pilot, lambda: dags.status_bar.updated_at is not None, "the list read")
+        assert str(cluster) not in dags.table.items
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), own)

@@ -112,6 +112,12 @@ def matches(site: str, patterns: Iterable[str]) -> bool:
 
 # --- the lists ------------------------------------------------------------------------------
 
+def pool_sites(pool: Mapping[str, Mapping[str, int]], cores: int, memory_mb: int) -> list[str]:
+    """The sites of ``pool`` (each with its largest slot's ``cpus`` and ``memory`` in MB) whose
+    slots can hold a job of ``cores`` and ``memory_mb``: where the task's jobs may run."""
+    return sorted(site for site, size in pool.items() if size["cpus"] >= cores and size["memory"] >= memory_mb)
+
+
 def read_global_blacklist(path: str | None) -> tuple[str, ...]:
     """The global blacklist at ``path`` (a JSON list of site names, CRAB's ``blacklistedSites.txt``);
     none if ``path`` is None or the file does not exist."""

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.crab.ap.resubmit_record import ResubmitEntry
-from engine.crab.ap.sites import SiteListError, SiteLists, read_global_blacklist
+from engine.crab.ap.sites import SiteListError, SiteLists, pool_sites, read_global_blacklist
 from engine.crab.taskworker.automatic import stage_of
 from engine.crab.taskworker.dagman_creator import read_task
 
@@ -93,6 +93,19 @@ def request_arguments(*, jobids: str | None = None, sitewhitelist: str | None = 
             "maxjobruntime": maxjobruntime, "maxmemory": maxmemory, "priority": priority}
 
 
+def command_options(arguments: Mapping[str, Any]) -> list[str]:
+    """The options of ``crab resubmit`` that give ``arguments`` (:func:`request_arguments`'), as a
+    command line names them: what a resubmission made another way (the UI's form) logs."""
+    options = []
+    for key, option in (("resubmit_jobids", "--jobids"), ("site_whitelist", "--sitewhitelist"),
+                        ("site_blacklist", "--siteblacklist"), ("maxjobruntime", "--maxjobruntime"),
+                        ("maxmemory", "--maxmemory"), ("priority", "--priority")):
+        value = arguments.get(key)
+        if value is not None:
+            options += [option, ",".join(value) if isinstance(value, list) else str(value)]
+    return options
+
+
 def select_jobs(states: Mapping[str, str], wanted: Iterable[str] | None, *, automatic: bool = False) -> list[str]:
     """The jobs to resubmit: the failed ones, or those ``wanted`` names (:func:`parse_job_ids`) if
     every one of them is failed.
@@ -122,19 +135,34 @@ def select_jobs(states: Mapping[str, str], wanted: Iterable[str] | None, *, auto
 
 
 def jobs_to_resubmit(task_dir: str, states: Mapping[str, str], arguments: Mapping[str, Any], *,
-                     automatic: bool = False) -> list[str]:
+                     automatic: bool = False, pool: Mapping[str, Mapping[str, int]] | None = None) -> list[str]:
     """What the command checks before it sends a resubmit: the jobs it takes (:func:`select_jobs`)
-    and that its site lists leave them somewhere to run (:func:`check_sites`)."""
+    and that its site lists leave them somewhere to run (:func:`check_sites`) among the sites
+    ``pool`` (the schedd's sites and slots, as they are now) has for them."""
     ids = select_jobs(states, arguments["resubmit_jobids"], automatic=automatic)
-    check_sites(task_dir, read_task(task_dir), arguments, ids)
+    task = read_task(task_dir)
+    check_sites(task_dir, task, arguments, ids, None if pool is None else resubmit_pool_sites(task, arguments, pool))
     return ids
 
 
-def check_sites(task_dir: str, task: Mapping[str, Any], arguments: Mapping[str, Any], job_ids: Iterable[str]) -> None:
+def resubmit_pool_sites(task: Mapping[str, Any], arguments: Mapping[str, Any],
+                        pool: Mapping[str, Mapping[str, int]]) -> list[str] | None:
+    """The sites of ``pool`` as it is now whose slots hold the resubmitted jobs (the task's cores,
+    the resubmit's memory or the task's), as CRAB asks its site database again on a resubmission;
+    None for a task that was submitted without knowing its pool's sites."""
+    if task.get("pool_sites") is None:
+        return None
+    memory = arguments.get("maxmemory")
+    return pool_sites(pool, task.get("num_cores") or 1, task["max_memory_mb"] if memory is None else int(memory))
+
+
+def check_sites(task_dir: str, task: Mapping[str, Any], arguments: Mapping[str, Any], job_ids: Iterable[str],
+                pool: Iterable[str] | None = None) -> None:
     """Refuse a resubmit whose site lists leave a resubmitted job no site of the pool to run at,
     as ``task submit`` refuses lists that leave a block none (``task_input.locality``): PreJob
     would find its DESIRED_Sites empty and the job would fail at once.  ``task`` is ``task.json``,
-    ``arguments`` those of :func:`request_arguments` (a list not given keeps the task's)."""
+    ``arguments`` those of :func:`request_arguments` (a list not given keeps the task's), ``pool``
+    the pool's sites now (:func:`resubmit_pool_sites`; None: those the task was submitted with)."""
     try:
         banned = read_global_blacklist(task.get("global_blacklist"))
     except SiteListError:
@@ -142,7 +170,7 @@ def check_sites(task_dir: str, task: Mapping[str, Any], arguments: Mapping[str, 
     lists = SiteLists(*(tuple(task[key] if arguments.get(key) is None else arguments[key])
                         for key in ("site_whitelist", "site_blacklist")),
                       banned, bool(task.get("ignore_global_blacklist")))
-    pool = task.get("pool_sites")
+    pool = task.get("pool_sites") if pool is None else list(pool)
     stranded, where = [], set()
     for job in job_ids:
         try:

@@ -26,7 +26,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
-from engine.crab.ap.sites import SiteListError, SiteLists, read_global_blacklist
+from engine.crab.ap.sites import SiteListError, SiteLists, pool_sites, read_global_blacklist
 from engine.crab.client.config import TaskConfig
 from engine.crab.client.sandbox import SandboxError, write_sandbox
 from engine.crab.grid.storage import StorageError, stageout_ad, storage_site
@@ -168,8 +168,7 @@ def dry_run(cfg: TaskConfig, state: StateDir, pool: Mapping[str, Mapping[str, in
 
 
 def _pool_sites(cfg: TaskConfig, pool: Mapping[str, Mapping[str, int]]) -> list[str]:
-    return sorted(site for site, size in pool.items()
-                  if size["cpus"] >= cfg.num_cores and size["memory"] >= cfg.max_memory_mb)
+    return pool_sites(pool, cfg.num_cores, cfg.max_memory_mb)
 
 
 def _check(cfg: TaskConfig, state: StateDir, catalogue: Catalogue, pool: Mapping[str, Mapping[str, int]]) -> _Checked:

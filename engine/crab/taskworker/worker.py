@@ -36,11 +36,12 @@ from engine.crab.ap.predag import is_automatic, task_outcome
 from engine.crab.ap.sites import SiteLists
 from engine.crab.ap.resubmit_record import ResubmitRecordError, next_epoch, read_record
 from engine.crab.ap.retry_policy import RetryStateError
-from engine.crab.client.resubmit import make_entry, select_jobs
+from engine.crab.client.resubmit import make_entry, resubmit_pool_sites, select_jobs
 from engine.crab.client.status import RACY_NS, job_ids, refresh_cache, task_jobs
 from engine.crab.taskworker.automatic import probe_split
 from engine.crab.taskworker.config import load_config
-from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
+from engine.crab.taskworker.dagman_creator import (DAG_FILE, TaskAd, read_task, task_ad, write_pool_sites,
+                                                   write_task)
 from engine.crab.taskworker.sandbox import AP_ARCHIVE, write_sandboxes
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.taskworker.resubmitter import enter_epoch, retry_in_running_dags, running_dagmans
@@ -152,8 +153,10 @@ class TaskWorker:
             ad = replace(ad, file_transfer=True, python="python3", python_path=os.path.join(task.task_dir, AP_ARCHIVE))
             write_sandboxes(task.task_dir)
         write_task(task.task_dir, ad, dataset, jobs)
-        self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True),
-                       message=f"{len(jobs)} jobs{long_jobs_note(jobs, ad)}")
+        # in the table before DAGMan is queued: a worker that dies between the two adopts the job
+        # with the task's message as it is
+        task = self.db.update(task, message=f"{len(jobs)} jobs{long_jobs_note(jobs, ad)}")
+        self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True))
 
     @staticmethod
     def _check_locality(ad: dict, dataset, lumi_mask) -> None:
@@ -173,7 +176,8 @@ class TaskWorker:
         """condor_submit_dag of the task's DAG; without ``force`` DAGMan starts from the newest
         rescue DAG (prepare refuses a DAG that has none).  Returns DAGMan's ClusterId."""
         dag = os.path.join(task.task_dir, DAG_FILE)
-        options = DagSubmitOptions(force=force, batch_name=task.name)
+        # CRAB_ReqName in the DAGMan job's ad, as CRAB's DagmanSubmitter puts it: the job is the task's
+        options = DagSubmitOptions(force=force, batch_name=task.name, append=(f"My.CRAB_ReqName = {json.dumps(task.name)}",))
         prepare(dag, options)
         if self.dagman is not None:
             owner = self.schedd.owner()
@@ -210,6 +214,9 @@ class TaskWorker:
             task = self.db.update(task, arguments={**args, "epoch": epoch, "job_ids": ids})
             args = task.arguments
         entry, warning = make_entry(ad, args, epoch=args["epoch"], job_ids=args["job_ids"], now=time.time())
+        sites = resubmit_pool_sites(ad, args, self.schedd.sites())
+        if sites is not None:  # PreJob places the jobs among the sites the pool has now
+            write_pool_sites(task.task_dir, sites)
         enter_epoch(task.task_dir, entry)
         crash_point("taskworker:resubmit:recorded")
         message = _resubmitted(args) + (f". {warning}" if warning else "")

@@ -105,6 +105,20 @@ class LocalScheddClient:
     def ping(self) -> dict[str, Any]:
         return self._call("ping")
 
+    def sites(self, info: Mapping[str, Any] | None = None) -> dict[str, dict[str, int]]:
+        """Each site of the embedded pool with its largest slot (``cpus``, ``memory``), as the
+        daemon says in ``info`` (its ping, asked if not given); a daemon that does not say runs
+        another crabtui's code, and is named with the way out."""
+        info = self.ping() if info is None else info
+        sites = info.get("sites")
+        if isinstance(sites, dict) and all(isinstance(size, dict) and isinstance(size.get("cpus"), int)
+                                           and isinstance(size.get("memory"), int) for size in sites.values()):
+            return sites
+        raise ScheddError(f"the schedd daemon of {self.state.path} (pid {info.get('pid', '?')}) does not say which "
+                          f"sites and slots its pool has: it runs another version of crabtui. Stop it with 'crabtui "
+                          f"--state-dir {self.state.path} pool stop' (its jobs run again when it restarts) and submit "
+                          f"again.")
+
     def pool_file_changed(self, info: Mapping[str, Any]) -> str | None:
         """What to say when ``pool.toml`` was written, changed or removed after the daemon that
         answered ``info`` (its ping) read its pool, which it keeps until it restarts."""
