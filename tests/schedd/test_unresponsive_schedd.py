@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 
 import pytest
 
@@ -52,6 +53,29 @@ def test_q_gives_up_on_a_stopped_schedd_in_one_line_saying_what_to_do(schedd, st
     result = schedd.cli("q", "-af", "ClusterId", "JobStatus", env=FAST)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "1 5\n"
+
+
+def test_a_stopped_schedd_whose_backlog_is_full_is_given_up_on_in_one_line(schedd, stopped):
+    """Connections no one accepts fill the stopped daemon's listen backlog (clients that gave up,
+    or many jobs' condor_qedit at once); the next command waits the timeout for room, as for an
+    answer, then says so in one line, no traceback."""
+    waiting = []
+    try:
+        while len(waiting) < 10000:  # the backlog, whatever the daemon asked for
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            waiting.append(sock)
+            sock.setblocking(False)
+            try:
+                sock.connect(schedd.state.socket)
+            except BlockingIOError:
+                break
+        result = schedd.cli("q", env=FAST)
+    finally:
+        for sock in waiting:
+            sock.close()
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (f"ERROR: the schedd did not accept a connection in 0.5 s; see {schedd.state.log}; "
+                             f"'crabtui --state-dir {schedd.state.path} pool status' says whether it runs\n")
 
 
 def test_release_sent_to_a_stopped_schedd_says_it_may_take_effect_and_does_once_continued(schedd, stopped):

@@ -274,10 +274,16 @@ class LocalScheddClient:
         timeout = None if self.patient else _timeout()
         for attempt in range(2):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(timeout)  # a stopped daemon's full backlog would hold connect()
+            if timeout is not None:
+                # A full backlog (a stopped daemon's, or a busy one's with many clients) holds a
+                # blocking connect() until there is room; SO_SNDTIMEO bounds that wait, where a
+                # socket timeout would make connect() fail at once (EAGAIN).
+                whole = int(timeout)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                                struct.pack("ll", whole, int((timeout - whole) * 1_000_000)))
             try:
                 sock.connect(self.state.socket)
-            except TimeoutError:
+            except BlockingIOError:
                 sock.close()
                 raise ScheddError(f"the schedd did not accept a connection in {timeout:g} s; see {self.state.log}; "
                                   f"'crabtui --state-dir {self.state.path} pool status' says whether it runs") from None
