@@ -118,3 +118,15 @@ def test_a_release_whose_schedd_died_after_committing_says_it_may_have_taken_eff
     wait_for(lambda: process_gone(pid), "the daemon to die at its crash point")
     shown = schedd.cli("q", "-constraint", "ClusterId == 1", "-af", "JobStatus")
     assert shown.stdout == "1\n", "it did: the job is idle"
+
+
+@pytest.mark.parametrize("value, said", [
+    ("soon", "CRABTUI_SCHEDD_TIMEOUT='soon' is not a number of seconds; unset it for 20"),
+    ("0", "CRABTUI_SCHEDD_TIMEOUT='0' must be more than 0 seconds and at most 2147483"),
+    ("inf", "CRABTUI_SCHEDD_TIMEOUT='inf' must be more than 0 seconds and at most 2147483"),
+    ("1e300", "CRABTUI_SCHEDD_TIMEOUT='1e300' must be more than 0 seconds and at most 2147483"),
+])
+def test_a_timeout_that_is_no_number_of_seconds_is_refused_in_one_line(schedd, value, said):
+    """A user wanting to wait for ever may write inf or a huge number: one line says the range."""
+    result = schedd.cli("q", env={"CRABTUI_SCHEDD_TIMEOUT": value})
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", f"ERROR: {said}\n")

@@ -30,6 +30,7 @@ _RETRIED = {"ping", "query", "query_values", "history", "analyze", "new_cluster"
 _CHANGES = {"submit_ads": "submit", "act": None, "edit": "edit"}
 TIMEOUT_KNOB = "CRABTUI_SCHEDD_TIMEOUT"
 DEFAULT_TIMEOUT = 20.0  # condor_q's Q_QUERY_TIMEOUT
+MAX_TIMEOUT = (2**31 - 1) // 1000  # poll() takes its timeout in int milliseconds
 
 
 class _NoAnswer(Exception):
@@ -353,8 +354,9 @@ def _timeout() -> float:
     except ValueError:
         raise ScheddError(f"{TIMEOUT_KNOB}={os.environ[TIMEOUT_KNOB]!r} is not a number of seconds; "
                           f"unset it for {DEFAULT_TIMEOUT:g}") from None
-    if not value > 0:
-        raise ScheddError(f"{TIMEOUT_KNOB}={os.environ[TIMEOUT_KNOB]!r} must be more than 0 seconds")
+    if not 0 < value <= MAX_TIMEOUT:
+        raise ScheddError(f"{TIMEOUT_KNOB}={os.environ[TIMEOUT_KNOB]!r} must be more than 0 seconds and at most "
+                          f"{MAX_TIMEOUT}")
     return value
 
 
