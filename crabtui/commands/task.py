@@ -48,7 +48,7 @@ def task_argument(command):
             return located(*args, name=name, project_dir=project_dir, task_name=task_name, **kwargs)
         except SystemExit as e:
             if e.code and not click.get_current_context().meta.get("crabtui.logged"):
-                _log_refused(click.get_current_context(), name or task_name)
+                _log_refused(click.get_current_context(), name or task_name, project_dir is not None)
             raise
 
     def located(*args, name: str | None, project_dir: str | None, task_name: str | None, **kwargs):
@@ -69,17 +69,20 @@ def task_argument(command):
     return click.argument("name", metavar="[TASK]", required=False)(run)
 
 
-def _log_refused(ctx: click.Context, name: str | None) -> None:
+def _log_refused(ctx: click.Context, name: str | None, dir_given: bool) -> None:
     """A command refused before it reached its task (its options, a bad combination) is logged in
     the task's ``crab.log`` all the same, as crab's client logs every command, failures included:
-    the task is the one ``-d`` named, else the one the name or the last task names, if the state
-    directory already knows it (nothing is made or started to find it)."""
+    the task is the one ``-d`` named (none if it named no project: not the last task, which the
+    command did not name), else the one the name or the last task names, if the state directory
+    already knows it (nothing is made or started to find it)."""
     from engine.crab.client import project
     from engine.crab.client.last_task import recall
     from engine.crab.taskworker.taskdb import TaskDB, TaskError
     from engine.state import StateDir, state_path
 
     found = ctx.meta.get("crabtui.project")
+    if found is None and dir_given:
+        return
     if found is None:
         state = StateDir(state_path(ctx.find_root().obj.get("state_dir")))
         if not os.path.isfile(state.tasks):

@@ -64,7 +64,7 @@ class ScriptQueue:
     busy: dict[str, Node]
     final: Node | None
     dag_status: DagStatus
-    hold_scripts: list[subprocess.Popen]
+    hold_scripts: list[Script]
     recovering: bool
     noop_counter: int
     status_outdated: bool

@@ -340,3 +340,18 @@ def test_crab_log_has_refused_commands_and_the_uis_kill_and_resubmit(tmp_path, s
                         f"crabtui --state-dir {state.path} task resubmit logged --maxmemory 10",
                         f"crabtui --state-dir {state.path} task resubmit {name} --jobids 2 --maxmemory 3000",
                         f"crabtui --state-dir {state.path} task kill {name}"]
+
+
+def test_a_command_refused_for_a_project_directory_it_cannot_find_is_logged_in_no_other_task(tmp_path, state):
+    """``-d`` naming a directory that is no project (a typo, one removed) is refused; crab.log of
+    the task submitted last, which the command did not name, does not get the line."""
+    here = _analysis(tmp_path, "kept")
+    assert crabtui(state, "task", "submit", cwd=here).returncode == 0
+    log = here / "crab_projects" / "crab_kept" / "crab.log"
+    before = log.read_text()
+    (here / "notaproject").mkdir()
+    for argv in (["status", "-d", "crab_projects/crab_kpet"], ["kill", "-d", "notaproject"],
+                 ["resubmit", "--force", "-d", "crab_projects/crab_kpet"]):
+        refused = crabtui(state, "task", *argv, cwd=here)
+        assert refused.returncode == 1, argv
+    assert log.read_text() == before

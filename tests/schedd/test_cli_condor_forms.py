@@ -382,6 +382,7 @@ def test_qedit_takes_condor_qedits_command_line(held):
     for bad, words in ((["3", "JobPrio"], "JobPrio has no value"), (["3", "Note", "a b"], "'a b' is not a ClassAd"),
                        (["-jobids", "3.x", "A=1"], "'3.x' is not a job id"), (["3"], "no attributes given"),
                        (["-edits", "nowhere.ad", "3"], "nowhere.ad"), (["3", "ClusterId=4"], "ClusterId cannot be"),
+                       (["3", 'User="x@example.org"'], "User cannot be"), (["3", 'TargetType="Job"'], "TargetType cannot be"),
                        (["-forward", "3", "A=1"], "-forward"), (["-pool", "cm.example.org", "3", "A=1"], "--backend"),
                        (["99", "A=1"], "no matching jobs")):
         code, out, err = edit(*bad)

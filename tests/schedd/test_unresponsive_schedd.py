@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 
 import pytest
 
@@ -54,6 +55,29 @@ def test_q_gives_up_on_a_stopped_schedd_in_one_line_saying_what_to_do(schedd, st
     assert result.stdout == "1 5\n"
 
 
+def test_a_stopped_schedd_whose_backlog_is_full_is_given_up_on_in_one_line(schedd, stopped):
+    """Connections no one accepts fill the stopped daemon's listen backlog (clients that gave up,
+    or many jobs' condor_qedit at once); the next command waits the timeout for room, as for an
+    answer, then says so in one line, no traceback."""
+    waiting = []
+    try:
+        while len(waiting) < 10000:  # the backlog, whatever the daemon asked for
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            waiting.append(sock)
+            sock.setblocking(False)
+            try:
+                sock.connect(schedd.state.socket)
+            except BlockingIOError:
+                break
+        result = schedd.cli("q", env=FAST)
+    finally:
+        for sock in waiting:
+            sock.close()
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (f"ERROR: the schedd did not accept a connection in 0.5 s; see {schedd.state.log}; "
+                             f"'crabtui --state-dir {schedd.state.path} pool status' says whether it runs\n")
+
+
 def test_release_sent_to_a_stopped_schedd_says_it_may_take_effect_and_does_once_continued(schedd, stopped):
     result = schedd.cli("release", "1", env=FAST)
     assert result.returncode == 1
@@ -94,3 +118,15 @@ def test_a_release_whose_schedd_died_after_committing_says_it_may_have_taken_eff
     wait_for(lambda: process_gone(pid), "the daemon to die at its crash point")
     shown = schedd.cli("q", "-constraint", "ClusterId == 1", "-af", "JobStatus")
     assert shown.stdout == "1\n", "it did: the job is idle"
+
+
+@pytest.mark.parametrize("value, said", [
+    ("soon", "CRABTUI_SCHEDD_TIMEOUT='soon' is not a number of seconds; unset it for 20"),
+    ("0", "CRABTUI_SCHEDD_TIMEOUT='0' must be more than 0 seconds and at most 2147483"),
+    ("inf", "CRABTUI_SCHEDD_TIMEOUT='inf' must be more than 0 seconds and at most 2147483"),
+    ("1e300", "CRABTUI_SCHEDD_TIMEOUT='1e300' must be more than 0 seconds and at most 2147483"),
+])
+def test_a_timeout_that_is_no_number_of_seconds_is_refused_in_one_line(schedd, value, said):
+    """A user wanting to wait for ever may write inf or a huge number: one line says the range."""
+    result = schedd.cli("q", env={"CRABTUI_SCHEDD_TIMEOUT": value})
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", f"ERROR: {said}\n")

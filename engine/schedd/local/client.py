@@ -30,6 +30,7 @@ _RETRIED = {"ping", "query", "query_values", "history", "analyze", "new_cluster"
 _CHANGES = {"submit_ads": "submit", "act": None, "edit": "edit"}
 TIMEOUT_KNOB = "CRABTUI_SCHEDD_TIMEOUT"
 DEFAULT_TIMEOUT = 20.0  # condor_q's Q_QUERY_TIMEOUT
+MAX_TIMEOUT = (2**31 - 1) // 1000  # poll() takes its timeout in int milliseconds
 
 
 class _NoAnswer(Exception):
@@ -274,10 +275,16 @@ class LocalScheddClient:
         timeout = None if self.patient else _timeout()
         for attempt in range(2):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(timeout)  # a stopped daemon's full backlog would hold connect()
+            if timeout is not None:
+                # A full backlog (a stopped daemon's, or a busy one's with many clients) holds a
+                # blocking connect() until there is room; SO_SNDTIMEO bounds that wait, where a
+                # socket timeout would make connect() fail at once (EAGAIN).
+                whole = int(timeout)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                                struct.pack("ll", whole, int((timeout - whole) * 1_000_000)))
             try:
                 sock.connect(self.state.socket)
-            except TimeoutError:
+            except BlockingIOError:
                 sock.close()
                 raise ScheddError(f"the schedd did not accept a connection in {timeout:g} s; see {self.state.log}; "
                                   f"'crabtui --state-dir {self.state.path} pool status' says whether it runs") from None
@@ -347,8 +354,9 @@ def _timeout() -> float:
     except ValueError:
         raise ScheddError(f"{TIMEOUT_KNOB}={os.environ[TIMEOUT_KNOB]!r} is not a number of seconds; "
                           f"unset it for {DEFAULT_TIMEOUT:g}") from None
-    if not value > 0:
-        raise ScheddError(f"{TIMEOUT_KNOB}={os.environ[TIMEOUT_KNOB]!r} must be more than 0 seconds")
+    if not 0 < value <= MAX_TIMEOUT:
+        raise ScheddError(f"{TIMEOUT_KNOB}={os.environ[TIMEOUT_KNOB]!r} must be more than 0 seconds and at most "
+                          f"{MAX_TIMEOUT}")
     return value
 
 

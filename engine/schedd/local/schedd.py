@@ -98,7 +98,9 @@ DEFAULT_SCHEDD_MIN_INTERVAL = 5.0
 DEFAULT_NEGOTIATOR_INTERVAL = 5.0
 SHUTDOWN_WAIT_S = 10.0  # how long a stopping schedd waits for its starters to end their jobs
 MAX_JOB_ID = 2**31 - 1  # cluster and proc ids are ClassAd integers HTCondor keeps in an int
-_PROTECTED = {"clusterid", "procid", "jobstatus", "mytype", "owner", "qdate"}
+# condor_qedit refuses the first six on the pool too (qmgmt's immutable attributes); JobStatus and
+# QDate only here: the queue, its events and its history follow them
+_PROTECTED = {"clusterid", "procid", "owner", "user", "mytype", "targettype", "jobstatus", "qdate"}
 _JOB_ID = re.compile(r"([0-9]+)(?:\.([0-9]+))?\Z")
 _RETRY_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EIO)  # a log write that may work later
 
