@@ -101,23 +101,26 @@ def test_a_busy_schedd_is_waited_for_past_the_timeout(schedd):
     assert "20000 job(s) submitted to cluster 1." in result.stdout
 
 
-def test_a_release_whose_schedd_died_after_committing_says_it_may_have_taken_effect(schedd, monkeypatch):
+@pytest.mark.parametrize("command, unit, status", [("release", "release", "1"), ("rm", "remove", "")])
+def test_a_change_whose_schedd_died_after_committing_says_it_may_have_taken_effect(schedd, monkeypatch,
+                                                                                   command, unit, status):
+    """The message names the change as the user typed its command."""
     schedd.submit("executable = /bin/true\nrequest_memory = 100 TB\nhold = true\nqueue\n")  # never runs
     schedd.close_client()
-    monkeypatch.setenv(ENV_VAR, "release:after-commit")  # the daemon's own environment, as a crash point is set
+    monkeypatch.setenv(ENV_VAR, f"{unit}:after-commit")  # the daemon's own environment, as a crash point is set
     assert schedd.cli("pool", "stop").returncode == 0
     assert schedd.cli("pool", "start").returncode == 0
     pid = daemon_pid(schedd.state)
     monkeypatch.delenv(ENV_VAR)
 
-    result = schedd.cli("release", "1")
+    result = schedd.cli(command, "1")
     assert result.returncode == 1
     check = f"crabtui --state-dir {schedd.state.path} q -constraint 'ClusterId == 1'"
     assert result.stderr == (f"ERROR: the schedd closed the connection before it answered; see {schedd.state.log}; "
-                             f"the release may have taken effect, check with: {check}\n")
+                             f"the {command} may have taken effect, check with: {check}\n")
     wait_for(lambda: process_gone(pid), "the daemon to die at its crash point")
     shown = schedd.cli("q", "-constraint", "ClusterId == 1", "-af", "JobStatus")
-    assert shown.stdout == "1\n", "it did: the job is idle"
+    assert shown.stdout == (f"{status}\n" if status else ""), "it did: the job is idle, or gone"
 
 
 @pytest.mark.parametrize("value, said", [

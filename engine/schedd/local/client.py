@@ -28,6 +28,7 @@ from engine.state import StateDir, StateDirError, check_state
 DAEMON_MODULE = "engine.schedd.local.daemon"
 _RETRIED = {"ping", "query", "query_values", "history", "analyze", "new_cluster", "submit_ads"}
 _CHANGES = {"submit_ads": "submit", "act": None, "edit": "edit"}
+_COMMANDS = {"Hold": "hold", "Release": "release", "Remove": "rm", "RemoveX": "rm -forcex"}  # as the user typed it
 TIMEOUT_KNOB = "CRABTUI_SCHEDD_TIMEOUT"
 DEFAULT_TIMEOUT = 20.0  # condor_q's Q_QUERY_TIMEOUT
 MAX_TIMEOUT = (2**31 - 1) // 1000  # poll() takes its timeout in int milliseconds
@@ -205,7 +206,7 @@ class LocalScheddClient:
         have, and how to see whether it did."""
         if op not in _CHANGES:
             return ""
-        what = _CHANGES[op] or args["action"].lower()
+        what = _CHANGES[op] or _COMMANDS[args["action"]]
         spec = args.get("job_spec", args.get("cluster"))
         if isinstance(spec, list):
             jobs = " " + " ".join(str(j) for j in spec)
