@@ -441,7 +441,8 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
             if not python:
                 submitter.submit(load_config(path, overrides=overrides))
                 return
-            ran = run_crab_config(path, submitter, main=multicrab, argv=script_args if multicrab else overrides)
+            ran = run_crab_config(path, submitter, main=multicrab, argv=script_args if multicrab else overrides,
+                                  commands=submitter.commands)
         except ConfigError as e:
             fail(str(e) + submitter.so_far())
         except SubmitFailed as e:
@@ -450,6 +451,7 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
             fail(f"Keyboard Interrupted while {path} ran.{submitter.so_far()}")
         tasks, refused = submitter.results()
         dry = submitter.dry_runs()
+        others = submitter.commands_run()
         if not multicrab and not tasks and not refused and not dry:  # crab submit: the module-level config
             try:
                 submitter.submit(ran.module_config(overrides))
@@ -475,6 +477,8 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
         click.echo(f"Note: {path} passed {calls} config(s) to crabCommand('submit') as it loaded: those are its "
                    f"tasks; its module-level config is not submitted again"
                    + (f", and the command line's {' '.join(overrides)} set nothing." if overrides else "."))
+    if not calls and others:  # a script that follows its tasks (crabCommand('status', dir=...)) only
+        return
     if not calls:
         fail(f"{path}: its __main__ block (run as 'python {os.path.basename(path)}"
              f"{''.join(' ' + a for a in script_args)}') passed no config to crabCommand('submit'), so nothing was "
@@ -673,6 +677,79 @@ class _Submitter:
         self._append({"dryrun": cfg.request_name})
         return ""
 
+    @property
+    def commands(self) -> dict:
+        """crab's commands besides submit that the script's crabCommand runs here."""
+        return {"status": self.status}
+
+    def status(self, arguments: list[str]) -> dict:
+        """A script's ``crabCommand('status', dir=D)``: the dictionary crab status returns, for a
+        task of this state directory, from what ``task status --json`` computes.  Nothing is
+        printed, as with crab's console log muted; the arguments are crab status's (``--dir``,
+        ``-d``, the directory alone, ``--task``; the others change nothing in the dictionary)."""
+        from crabtui.task_status import crab_status
+        from engine.crab.client.crab_config_py import CommandFailed
+        from engine.crab.client.status import scheduler_status, task_view
+        from engine.crab.taskworker.pool import work as work_on_pool
+        from engine.crab.taskworker.taskdb import TaskDB, TaskError
+
+        self._append({"command": "status"})
+        name = self._task("status", arguments)
+        try:
+            with schedd(self.ctx) as client:
+                if backend(self.ctx) == "htcondor":
+                    work_on_pool(self.state, client)
+                db = TaskDB(self.state.tasks)
+                try:
+                    task = db.get(name)
+                finally:
+                    db.close()
+                if task.backend != backend(self.ctx):
+                    raise CommandFailed(f"crabCommand('status'): task {task.name} runs on the {task.backend} backend, "
+                                        f"not on the {backend(self.ctx)} one; give --backend {task.backend}")
+                view = task_view(task.task_dir, client, task.dagman_id, now=time.time())
+        except (TaskError, ScheddError) as e:
+            raise CommandFailed(f"crabCommand('status'): {e}") from None
+        return crab_status(task, view, scheduler_status(task.status, task.dagman_id, view))
+
+    def _task(self, command: str, arguments: list[str]) -> str:
+        """The task crab ``command``'s command line names: its project directory (``--dir``, ``-d``
+        or the path alone, from the directory the script is in, as crab reads it), a name, or the
+        last task of the state directory, as crab uses its last project directory."""
+        from engine.crab.client import project
+        from engine.crab.client.crab_config_py import CommandFailed
+        from engine.crab.client.last_task import recall
+
+        call = f"crabCommand({command!r})"
+        try:
+            parsed = task.get_command(self.ctx, command).make_context(command, list(arguments), parent=self.ctx).params
+        except click.ClickException as e:
+            raise CommandFailed(f"{call}: {e.format_message()}") from None
+        given = [parsed[key] for key in ("name", "project_dir", "task_name") if parsed[key] is not None]
+        if len(given) > 1:
+            raise CommandFailed(f"{call}: give one task: dir=crab_projects/crab_<requestName> (crab's project "
+                                f"directory) or task=NAME; got more than one")
+        if not given:
+            last = recall(self.state)
+            if last is None:
+                raise CommandFailed(f"{call}: give the task's project directory, dir=crab_projects/crab_<requestName>")
+            return last
+        if parsed["project_dir"] is None and "/" not in given[0] and not _is_project(given[0]):
+            return given[0]
+        path = given[0]
+        try:
+            found = project.read(path) if os.path.isdir(path) else None
+        except project.ProjectError as e:
+            raise CommandFailed(f"{call}: {e}") from None
+        if found is None:
+            raise CommandFailed(f"{call}: {path} is not a valid CRAB project directory (in {os.getcwd()}): give the "
+                                f"directory the submission printed as 'Project dir:'")
+        if found.state_dir != self.state.path:
+            raise CommandFailed(f"{call}: task {found.task} of {path} lives in state directory {found.state_dir}, "
+                                f"not in {self.state.path}, which this run uses; run the script with --state-dir "
+                                f"{shlex.quote(found.state_dir)}")
+        return found.task
+
     def refused(self, message: str) -> None:
         self._append({"refused": message})
 
@@ -693,6 +770,11 @@ class _Submitter:
         """The request names of the configurations dry run (``--dryrun``)."""
         with open(self.record, encoding="utf-8") as f:
             return [e["dryrun"] for e in map(json.loads, filter(str.strip, f)) if "dryrun" in e]
+
+    def commands_run(self) -> list[str]:
+        """crab's other commands the script called (``status``, ...), answered or refused."""
+        with open(self.record, encoding="utf-8") as f:
+            return [e["command"] for e in map(json.loads, filter(str.strip, f)) if "command" in e]
 
     def so_far(self) -> str:
         """What was submitted before an error, so that the error line says it is not lost."""
@@ -795,7 +877,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
         fail(f"crab status has no --idle option; the idle jobs are those in state idle in '{again(ctx)} task status "
              f"--long --sort=state' (their number is in the summary, and 'task status --json' gives jobsPerStatus)")
 
-    from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render, server_status
+    from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, crab_status, render
     from engine.crab.client.status import processed_lumis, scheduler_status, task_view
 
     options = Options(long=long_, sort=sort, jobids=jobids, summary=summary, verbose_errors=verbose_errors,
@@ -810,18 +892,15 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
         view = task_view(task.task_dir, client, task.dagman_id, now=now)
     scheduler = scheduler_status(task.status, task.dagman_id, view)
     if json_output:
-        per_status: dict[str, int] = {}
-        for j in view.jobs:
-            per_status[j.state] = per_status.get(j.state, 0) + 1
+        crab = crab_status(task, view, scheduler)  # what crabCommand('status') returns to a script
         click.echo(json.dumps({"name": task.name, "status": task.status, "command": task.command,
                                "dagman_id": task.dagman_id, "message": task.message,
                                "scheduler_status": scheduler, "dagman_waiting": view.dag_waiting,
                                "task_dir": task.task_dir, "project_dir": _project_dir(task),
                                "input_lumis": view.input_lumis,
                                # the keys of the dictionary crab status returns to scripts
-                               "dbStatus": server_status(task.status, scheduler), "dagStatus": scheduler or "",
-                               "jobsPerStatus": per_status, "jobList": [[j.state, j.id] for j in view.jobs],
-                               "publicationEnabled": view.publication,
+                               **{key: crab[key] for key in ("dbStatus", "dagStatus", "jobsPerStatus", "jobList",
+                                                             "publicationEnabled")},
                                "jobs": [{**j.as_json(), "processed_lumis": processed_lumis(task.task_dir, j)}
                                         for j in view.jobs],
                                "sites": [s.as_json() for s in view.sites.sites] if view.sites else [],

@@ -591,6 +591,86 @@ def test_a_multicrab_scripts_own_dash_c_is_its_own(tmp_path, state):
         assert wait_status(state, name, tmp_path, "SUBMITTED")["dagman_id"]
 
 
+MULTICRAB_STATUS = """\
+import os
+from optparse import OptionParser
+
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+from CRABClient.ClientUtilities import LOGLEVEL_MUTE
+from CRABClient.UserUtilities import config, setConsoleLogLevel
+
+
+def getOptions():
+    parser = OptionParser(usage="Usage: %prog --crabCmd CMD [--workArea WAD]")
+    parser.add_option('-c', '--crabCmd', dest='crabCmd', default='')
+    parser.add_option('-w', '--workArea', dest='workArea', default='crab_projects')
+    return parser.parse_args()[0]
+
+
+def submit(options):
+    for sample in ('DYJets', 'WJets'):
+        cfg = config()
+        cfg.General.requestName = sample
+        cfg.General.workArea = options.workArea
+        cfg.JobType.psetName = 'pset.py'
+        cfg.Data.inputDataset = '{dataset}'
+        cfg.Data.splitting = 'FileBased'
+        cfg.Data.unitsPerJob = 5
+        cfg.Site.storageSite = 'T2_XX_Local'
+        cfg.Debug.timeScale = 500
+        if sample == 'WJets':
+            cfg.Debug.failurePlan = [{{'job': '2', 'attempt': 1, 'exitCode': 8006}}]
+        crabCommand('submit', config=cfg)
+
+
+def status(options):
+    setConsoleLogLevel(LOGLEVEL_MUTE)
+    for d in sorted(os.listdir(options.workArea)):
+        try:
+            res = crabCommand('status', dir=os.path.join(options.workArea, d))
+        except ClientException as e:
+            print('Failed executing command status for task %s: %s' % (d, e))
+            continue
+        failed = sorted(j for j, info in res['jobs'].items() if info['State'] == 'failed')
+        print('%s: %s (server %s) %s, %d jobs, failed: %s' % (d, res['status'], res['dbStatus'],
+              sorted(res['jobsPerStatus'].items()), len(res['jobList']), ','.join(failed)))
+
+
+def main():
+    options = getOptions()
+    if options.crabCmd == 'submit':
+        submit(options)
+    else:
+        status(options)
+
+
+if __name__ == '__main__':
+    main()
+"""
+
+
+def test_a_multicrab_scripts_status_mode_reads_crab_status_dictionary(tmp_path, state):
+    """A multi-crab script run with -c status loops over its work area and reads what
+    crabCommand('status', dir=...) returns, as analyses' scripts do: crab status's dictionary
+    (status, dbStatus, jobsPerStatus, jobList, jobs by id with their State), from the same
+    status as 'task status --json'; a directory that is no project is the script's ClientException."""
+    (tmp_path / "multicrab.py").write_text(MULTICRAB_STATUS.format(dataset=MC))
+    (tmp_path / "pset.py").write_text("")
+    done = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", "-c", "submit", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    wait_status(state, "DYJets", tmp_path, "COMPLETED")
+    wait_status(state, "WJets", tmp_path, "FAILED")
+    (tmp_path / "crab_projects" / "notes").mkdir()
+    status = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", "-c", "status", cwd=tmp_path)
+    assert status.returncode == 0 and status.stderr == "", status.stderr
+    assert status.stdout.splitlines() == [
+        "crab_DYJets: COMPLETED (server SUBMITTED) [('finished', 4)], 4 jobs, failed: ",
+        "crab_WJets: FAILED (server SUBMITTED) [('failed', 1), ('finished', 3)], 4 jobs, failed: 2",
+        "Failed executing command status for task notes: crabCommand('status'): crab_projects/notes is not a valid "
+        f"CRAB project directory (in {tmp_path}): give the directory the submission printed as 'Project dir:'"]
+
+
 def test_a_submitfailed_task_resubmitted_after_its_input_changed_is_checked_for_locations_again(tmp_path, state):
     """crab resubmit of a SUBMITFAILED task submits it anew, and the task worker checks where its
     blocks can run as DagmanCreator does: a user dataset replaced since, now only at a site the pool
