@@ -679,52 +679,83 @@ class _Submitter:
 
     @property
     def commands(self) -> dict:
-        """crab's commands besides submit that the script's crabCommand runs here."""
-        return {"status": self.status}
+        """crab's commands besides submit that the script's crabCommand runs here, on tasks of this
+        state directory.  Each prints nothing, as crab's with its console log muted, and takes crab's
+        arguments (``dir=``, ``d=``, the directory alone, ``task=``, and the command's options)."""
+        return {"status": self.status, "kill": self.kill, "resubmit": self.resubmit}
 
     def status(self, arguments: list[str]) -> dict:
-        """A script's ``crabCommand('status', dir=D)``: the dictionary crab status returns, for a
-        task of this state directory, from what ``task status --json`` computes.  Nothing is
-        printed, as with crab's console log muted; the arguments are crab status's (``--dir``,
-        ``-d``, the directory alone, ``--task``; the others change nothing in the dictionary)."""
+        """``crabCommand('status', dir=D)``: the dictionary crab status returns, from what ``task
+        status --json`` computes."""
         from crabtui.task_status import crab_status
-        from engine.crab.client.crab_config_py import CommandFailed
         from engine.crab.client.status import scheduler_status, task_view
+
+        with self._task("status", arguments) as (task, _, _db, client):
+            view = task_view(task.task_dir, client, task.dagman_id, now=time.time())
+        return crab_status(task, view, scheduler_status(task.status, task.dagman_id, view))
+
+    def kill(self, arguments: list[str]) -> dict:
+        """``crabCommand('kill', dir=D)``: what ``task kill`` does, and crab kill's ``{'status':
+        'SUCCESS'}``; a kill CRAB's server refuses raises ClientException with its message."""
+        with self._task("kill", arguments) as (task, options, db, client):
+            _request_kill(db, task.name, options["killwarning"])
+            _carry_out(self.ctx, self.state, client)
+        return {"status": "SUCCESS"}
+
+    def resubmit(self, arguments: list[str]) -> dict:
+        """``crabCommand('resubmit', dir=D, maxmemory=3000)``: what ``task resubmit`` does, and crab
+        resubmit's ``{'status': 'SUCCESS'}``; a resubmission crab refuses (no failed job to
+        resubmit, a bad option) raises ClientException with crab's message."""
+        keys = ("jobids", "sitewhitelist", "siteblacklist", "maxjobruntime", "maxmemory", "priority", "publication",
+                "force", "numcores")
+        with self._task("resubmit", arguments) as (task, options, db, client):
+            _request_resubmit(db, client, task, _resubmit_arguments(
+                again(self.ctx), **{key: options[key] for key in keys}))
+            _carry_out(self.ctx, self.state, client)
+        return {"status": "SUCCESS"}
+
+    @contextmanager
+    def _task(self, command: str, arguments: list[str]) -> Iterator[tuple]:
+        """The task crab ``command``'s command line ``arguments`` name, its options parsed as the
+        crabtui command's, the task table and the schedd; what fails raises CommandFailed, which
+        the script sees as crab's ClientException."""
+        from engine.crab.client.crab_config_py import CommandFailed
+        from engine.crab.client.resubmit import ResubmitError
         from engine.crab.taskworker.pool import work as work_on_pool
         from engine.crab.taskworker.taskdb import TaskDB, TaskError
 
-        self._append({"command": "status"})
-        name = self._task("status", arguments)
+        self._append({"command": command})
+        call = f"crabCommand({command!r})"
+        try:
+            options = task.get_command(self.ctx, command).make_context(command, list(arguments),
+                                                                       parent=self.ctx).params
+        except click.ClickException as e:
+            raise CommandFailed(f"{call}: {e.format_message()}") from None
+        name = self._named(call, options)
         try:
             with schedd(self.ctx) as client:
                 if backend(self.ctx) == "htcondor":
                     work_on_pool(self.state, client)
                 db = TaskDB(self.state.tasks)
                 try:
-                    task = db.get(name)
+                    found = db.get(name)
+                    if found.backend != backend(self.ctx):
+                        raise CommandFailed(f"{call}: task {found.name} runs on the {found.backend} backend, not on "
+                                            f"the {backend(self.ctx)} one; give --backend {found.backend}")
+                    yield found, options, db, client
                 finally:
                     db.close()
-                if task.backend != backend(self.ctx):
-                    raise CommandFailed(f"crabCommand('status'): task {task.name} runs on the {task.backend} backend, "
-                                        f"not on the {backend(self.ctx)} one; give --backend {task.backend}")
-                view = task_view(task.task_dir, client, task.dagman_id, now=time.time())
-        except (TaskError, ScheddError) as e:
-            raise CommandFailed(f"crabCommand('status'): {e}") from None
-        return crab_status(task, view, scheduler_status(task.status, task.dagman_id, view))
+        except (TaskError, ResubmitError, ScheddError) as e:
+            raise CommandFailed(f"{call}: {e}") from None
 
-    def _task(self, command: str, arguments: list[str]) -> str:
-        """The task crab ``command``'s command line names: its project directory (``--dir``, ``-d``
-        or the path alone, from the directory the script is in, as crab reads it), a name, or the
-        last task of the state directory, as crab uses its last project directory."""
+    def _named(self, call: str, parsed: dict) -> str:
+        """The task the command line names: its project directory (``--dir``, ``-d`` or the path
+        alone, from the directory the script is in, as crab reads it), a name, or the last task of
+        the state directory, as crab uses its last project directory."""
         from engine.crab.client import project
         from engine.crab.client.crab_config_py import CommandFailed
         from engine.crab.client.last_task import recall
 
-        call = f"crabCommand({command!r})"
-        try:
-            parsed = task.get_command(self.ctx, command).make_context(command, list(arguments), parent=self.ctx).params
-        except click.ClickException as e:
-            raise CommandFailed(f"{call}: {e.format_message()}") from None
         given = [parsed[key] for key in ("name", "project_dir", "task_name") if parsed[key] is not None]
         if len(given) > 1:
             raise CommandFailed(f"{call}: give one task: dir=crab_projects/crab_<requestName> (crab's project "
@@ -837,6 +868,14 @@ def list_tasks(ctx: click.Context, json_output: bool, days: int | None, fromdate
         click.echo(f"{t.name:<{width}}  {t.status:<14}  {t.command:<8}  {t.dagman_id or '-':>6}  {t.message}")
 
 
+def _request_kill(db, name: str, killwarning: str | None):
+    """crab kill of task ``name``: the request the task worker carries out; TaskError if CRAB's
+    server would refuse it."""
+    from engine.crab.taskworker.taskdb import KILL
+
+    return db.request(name, KILL, {"killwarning": killwarning} if killwarning else None)
+
+
 @task.command()
 @task_argument
 @crab_options
@@ -844,12 +883,12 @@ def list_tasks(ctx: click.Context, json_output: bool, days: int | None, fromdate
 @click.pass_context
 def kill(ctx: click.Context, name: str, killwarning: str | None) -> None:
     """Kill TASK: its jobs are removed and it ends KILLED (like crab kill)."""
-    from engine.crab.taskworker.taskdb import KILL, TaskError
+    from engine.crab.taskworker.taskdb import TaskError
 
     with _tasks(ctx) as (db, state, client):
         name = _named(ctx, db, state, name).name
         try:
-            task = db.request(name, KILL, {"killwarning": killwarning} if killwarning else None)
+            task = _request_kill(db, name, killwarning)
         except TaskError as e:
             fail(str(e))
         _carry_out(ctx, state, client)
@@ -941,45 +980,67 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     Options not given keep the task's original values; the new ones apply to the resubmitted jobs
     only, on their resubmission and on its automatic retries, each with a fresh retry budget.
     """
-    from engine.crab.client.resubmit import ResubmitError, jobs_to_resubmit, request_arguments
-    from engine.crab.client.status import task_view
-    from engine.crab.taskworker.taskdb import KILLED, RESUBMIT, RESUBMITTABLE, TaskError
+    from engine.crab.client.resubmit import ResubmitError
+    from engine.crab.taskworker.taskdb import TaskError
 
-    if force:
-        fail("crab resubmit's --force (resubmit finished jobs) was removed from CRAB in 2025, and crabtui does not "
-             "have it: only failed jobs are resubmitted; drop --force, and to process a finished job's input "
-             f"again submit a new task (its lumis are in '{again(ctx)} task report' processedLumis.json)")
-    if numcores is not None:
-        fail("crab resubmit's --numcores was removed from CRAB in 2025, and crabtui does not have it: resubmitted jobs "
-             "keep the task's JobType.numCores; drop --numcores, and for other cores submit the configuration again "
-             "with JobType.numCores set")
-    if publication:
-        fail("--publication resubmits a task's failed publications, and crabtui publishes no output dataset "
-             "(Data.publication has no effect), so there is none; resubmit failed jobs without --publication")
     try:
-        arguments = request_arguments(jobids=jobids, sitewhitelist=sitewhitelist, siteblacklist=siteblacklist,
-                                      maxjobruntime=maxjobruntime, maxmemory=maxmemory, priority=priority)
+        arguments = _resubmit_arguments(again(ctx), jobids=jobids, sitewhitelist=sitewhitelist,
+                                        siteblacklist=siteblacklist, maxjobruntime=maxjobruntime, maxmemory=maxmemory,
+                                        priority=priority, publication=publication, force=force, numcores=numcores)
     except ResubmitError as e:
         fail(str(e))
     with _tasks(ctx) as (db, state, client):
         task = _named(ctx, db, state, name)
-        if task.status == KILLED and _automatic(task.task_dir):  # crab's client says it before asking
-            fail("Tasks using automatic splitting cannot be resubmitted after a kill. "
-                 f"({task.name}: submit the configuration again as a new task for what is left)")
         try:
-            if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
-                if not os.path.isdir(task.task_dir):
-                    fail("Status information is unavailable, will not proceed with the resubmission. "
-                          "Try again a few seconds later if the task has just been submitted.")
-                view = task_view(task.task_dir, client, task.dagman_id)
-                jobs_to_resubmit(task.task_dir, {j.id: j.state for j in view.jobs}, arguments,
-                                 automatic=view.automatic is not None, pool=client.sites())
-            task = db.request(task.name, RESUBMIT, arguments)
+            task = _request_resubmit(db, client, task, arguments)
         except (TaskError, ResubmitError) as e:
             fail(str(e))
         _carry_out(ctx, state, client)
     click.echo(f"Resubmit request for task {task.name} sent; '{again(ctx)} task status {task.request_name}' shows "
                "how the resubmission proceeds.")
+
+
+def _resubmit_arguments(command: str, *, publication: bool, force: bool, numcores: str | None,
+                        **options) -> dict:
+    """crab resubmit's options as the request records them; ResubmitError for one crab refuses
+    (or removed), saying what to do.  ``command`` is crabtui's command line for the messages."""
+    from engine.crab.client.resubmit import ResubmitError, request_arguments
+
+    if force:
+        raise ResubmitError(
+            "crab resubmit's --force (resubmit finished jobs) was removed from CRAB in 2025, and crabtui does not "
+            "have it: only failed jobs are resubmitted; drop --force, and to process a finished job's input "
+            f"again submit a new task (its lumis are in '{command} task report' processedLumis.json)")
+    if numcores is not None:
+        raise ResubmitError(
+            "crab resubmit's --numcores was removed from CRAB in 2025, and crabtui does not have it: resubmitted jobs "
+            "keep the task's JobType.numCores; drop --numcores, and for other cores submit the configuration again "
+            "with JobType.numCores set")
+    if publication:
+        raise ResubmitError(
+            "--publication resubmits a task's failed publications, and crabtui publishes no output dataset "
+            "(Data.publication has no effect), so there is none; resubmit failed jobs without --publication")
+    return request_arguments(**options)
+
+
+def _request_resubmit(db, client, task, arguments: dict):
+    """crab resubmit of ``task``: the request the task worker carries out, once the client's
+    checks and the server's pass; ResubmitError or TaskError saying why not."""
+    from engine.crab.client.resubmit import ResubmitError, jobs_to_resubmit
+    from engine.crab.client.status import task_view
+    from engine.crab.taskworker.taskdb import KILLED, RESUBMIT, RESUBMITTABLE
+
+    if task.status == KILLED and _automatic(task.task_dir):  # crab's client says it before asking
+        raise ResubmitError("Tasks using automatic splitting cannot be resubmitted after a kill. "
+                            f"({task.name}: submit the configuration again as a new task for what is left)")
+    if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
+        if not os.path.isdir(task.task_dir):
+            raise ResubmitError("Status information is unavailable, will not proceed with the resubmission. "
+                                "Try again a few seconds later if the task has just been submitted.")
+        view = task_view(task.task_dir, client, task.dagman_id)
+        jobs_to_resubmit(task.task_dir, {j.id: j.state for j in view.jobs}, arguments,
+                         automatic=view.automatic is not None, pool=client.sites())
+    return db.request(task.name, RESUBMIT, arguments)
 
 
 def _automatic(task_dir: str) -> bool:

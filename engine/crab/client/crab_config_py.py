@@ -251,7 +251,8 @@ def _crab_command(submit: Submit, commands: Commands, exceptions: _Exceptions) -
             except CommandFailed as e:
                 raise ClientException(str(e)) from None
         if command != "submit":
-            raise ClientException(f"crabCommand({command!r}): crabtui runs crabCommand('submit') only; run "
+            runs = ", ".join(f"crabCommand({name!r})" for name in ("submit", *commands))
+            raise ClientException(f"crabCommand({command!r}): crabtui runs {runs} only; run "
                                   f"'{shlex.join(['crabtui', 'task', command, *_crab_arguments(args, kwargs)])}' "
                                   f"instead, the command line this call stands for")
         config = kwargs.get("config")
