@@ -522,6 +522,7 @@ class _Submitter:
 
         self.state = state_dir(ctx.find_root().obj["state_dir"])  # resolved before the script changes directory
         self.cwd = os.getcwd()  # where General.workArea is, as for crab submit, wherever the script goes
+        self.argv = sys.argv[1:]  # the command line for crab.log: a multi-crab script's run has its own sys.argv
         self.ctx = ctx
         self.dryrun, self.estimates = dryrun, estimates
         self.overrides = overrides  # the command line's Section.parameter=value, for the submit it suggests
@@ -593,7 +594,7 @@ class _Submitter:
         task = orphans[0]  # the newest
         made = project.fill(path, task=task.name, request_name=cfg.request_name, state_dir=self.state.path,
                             backend=backend(self.ctx), config=cfg.source, task_dir=task.task_dir)
-        project.log_command(made, sys.argv[1:])
+        project.log_command(made, self.argv)
         with schedd(self.ctx) as client:
             _carry_out(self.ctx, self.state, client)
         shown = shlex.quote(project.display_path(cfg.work_area, cfg.request_name))
@@ -631,7 +632,7 @@ class _Submitter:
                     db.close()
                 made = project.fill(path, task=done.name, request_name=cfg.request_name, state_dir=self.state.path,
                                     backend=backend(self.ctx), config=cfg.source, task_dir=done.task_dir)
-                project.log_command(made, sys.argv[1:])
+                project.log_command(made, self.argv)
                 _carry_out(self.ctx, self.state, client)
                 failure = _submit_failure(self.state, done.name) if backend(self.ctx) == "htcondor" else None
         except (SubmitError, ScheddError) as e:
@@ -717,8 +718,10 @@ class _Submitter:
     @contextmanager
     def _task(self, command: str, arguments: list[str]) -> Iterator[tuple]:
         """The task crab ``command``'s command line ``arguments`` name, its options parsed as the
-        crabtui command's, the task table and the schedd; what fails raises CommandFailed, which
-        the script sees as crab's ClientException."""
+        crabtui command's, the task table and the schedd; the task's crab.log gets the command line
+        the call stands for.  What fails raises CommandFailed, which the script sees as crab's
+        ClientException."""
+        from engine.crab.client import project
         from engine.crab.client.crab_config_py import CommandFailed
         from engine.crab.client.resubmit import ResubmitError
         from engine.crab.taskworker.pool import work as work_on_pool
@@ -742,6 +745,8 @@ class _Submitter:
                     if found.backend != backend(self.ctx):
                         raise CommandFailed(f"{call}: task {found.name} runs on the {found.backend} backend, not on "
                                             f"the {backend(self.ctx)} one; give --backend {found.backend}")
+                    if (logged := project.linked(found.task_dir, found.name)) is not None:  # as the UI's commands
+                        project.log_command(logged, ["task", command, *arguments])
                     yield found, options, db, client
                 finally:
                     db.close()

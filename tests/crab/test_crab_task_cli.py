@@ -656,8 +656,8 @@ def test_a_multicrab_script_follows_resubmits_and_kills_its_tasks_with_crab_comm
     crabCommand(CMD, dir=...): status returns crab status's dictionary (status, dbStatus,
     jobsPerStatus, jobList, jobs by id with their State), from the same status as 'task status
     --json'; resubmit and kill do what 'task resubmit' and 'task kill' do and return crab's
-    {'status': 'SUCCESS'}; what crab refuses, and a directory that is no project, is the script's
-    ClientException."""
+    {'status': 'SUCCESS'}, each logged in crab.log as the command line it stands for; what crab
+    refuses, and a directory that is no project, is the script's ClientException."""
     (tmp_path / "multicrab.py").write_text(MULTICRAB_COMMANDS.format(dataset=MC))
     (tmp_path / "pset.py").write_text("")
 
@@ -695,6 +695,10 @@ def test_a_multicrab_script_follows_resubmits_and_kills_its_tasks_with_crab_comm
         "crab_DYJets: {'status': 'SUCCESS'}", "crab_WJets: {'status': 'SUCCESS'}"], kill.stdout + kill.stderr
     for name in ("crab_slow/crab_DYJets", "crab_slow/crab_WJets"):
         wait_status(state, name, tmp_path, "KILLED")
+    log = (tmp_path / "crab_slow" / "crab_WJets" / "crab.log").read_text().splitlines()
+    commands = [line.split(f": in {tmp_path}: ", 1)[1] for line in log]
+    assert commands[0] == f"crabtui --state-dir {state.path} task submit --multicrab multicrab.py -c submit -w " \
+        "crab_slow -s 0.01" and "crabtui task kill --dir crab_slow/crab_WJets" in commands, commands
 
 
 def test_a_submitfailed_task_resubmitted_after_its_input_changed_is_checked_for_locations_again(tmp_path, state):
