@@ -239,6 +239,27 @@ def server_status(status: str, scheduler_status: str | None) -> str:
     return "SUBMITTED" if status in ("COMPLETED", "FAILED") and scheduler_status is not None else status
 
 
+def crab_status(task, view, scheduler_status: str | None) -> dict:
+    """The dictionary ``crab status`` returns to a script (``makeStatusReturnDict``), for ``task``
+    (its task table row), ``view`` (:func:`engine.crab.client.status.task_view`) and the scheduler
+    status: ``status`` is the scheduler's once the task has a DAG there, the server's before;
+    ``jobs`` is the status cache, by job id; ``taskWarningMsg`` is the warnings as CRAB's task table
+    column holds them, a Python list written out."""
+    per_status: dict[str, int] = {}
+    for j in view.jobs:
+        per_status[j.state] = per_status.get(j.state, 0) + 1
+    db_status = server_status(task.status, scheduler_status)
+    return {"status": scheduler_status or db_status, "dbStatus": db_status, "dagStatus": scheduler_status or "",
+            "username": task.user, "command": task.command,
+            "taskFailureMsg": task.message if "FAILED" in task.status else "",
+            "taskWarningMsg": repr(list(view.warnings + task.kill_warnings)),
+            "statusFailureMsg": "" if scheduler_status else
+            "The task has not been submitted to the Grid scheduler yet. Not printing job information.",
+            "publicationEnabled": view.publication, "jobsPerStatus": per_status,
+            "jobList": [[j.state, j.id] for j in view.jobs], "jobs": {j.id: j.status_cache() for j in view.jobs},
+            "publication": {}, "publicationFailures": {}}
+
+
 def header_lines(task: TaskInfo) -> list[str]:
     """``printTaskInfo`` and ``Status on the scheduler``."""
     status = task.status

@@ -444,7 +444,8 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
             if not python:
                 submitter.submit(load_config(path, overrides=overrides))
                 return
-            ran = run_crab_config(path, submitter, main=multicrab, argv=script_args if multicrab else overrides)
+            ran = run_crab_config(path, submitter, main=multicrab, argv=script_args if multicrab else overrides,
+                                  commands=submitter.commands)
         except ConfigError as e:
             fail(str(e) + submitter.so_far())
         except SubmitFailed as e:
@@ -453,6 +454,7 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
             fail(f"Keyboard Interrupted while {path} ran.{submitter.so_far()}")
         tasks, refused = submitter.results()
         dry = submitter.dry_runs()
+        others = submitter.commands_run()
         if not multicrab and not tasks and not refused and not dry:  # crab submit: the module-level config
             try:
                 submitter.submit(ran.module_config(overrides))
@@ -478,6 +480,8 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
         click.echo(f"Note: {path} passed {calls} config(s) to crabCommand('submit') as it loaded: those are its "
                    f"tasks; its module-level config is not submitted again"
                    + (f", and the command line's {' '.join(overrides)} set nothing." if overrides else "."))
+    if not calls and others:  # a script that follows its tasks (crabCommand('status', dir=...)) only
+        return
     if not calls:
         fail(f"{path}: its __main__ block (run as 'python {os.path.basename(path)}"
              f"{''.join(' ' + a for a in script_args)}') passed no config to crabCommand('submit'), so nothing was "
@@ -521,6 +525,7 @@ class _Submitter:
 
         self.state = state_dir(ctx.find_root().obj["state_dir"])  # resolved before the script changes directory
         self.cwd = os.getcwd()  # where General.workArea is, as for crab submit, wherever the script goes
+        self.argv = sys.argv[1:]  # the command line for crab.log: a multi-crab script's run has its own sys.argv
         self.ctx = ctx
         self.dryrun, self.estimates = dryrun, estimates
         self.overrides = overrides  # the command line's Section.parameter=value, for the submit it suggests
@@ -592,7 +597,7 @@ class _Submitter:
         task = orphans[0]  # the newest
         made = project.fill(path, task=task.name, request_name=cfg.request_name, state_dir=self.state.path,
                             backend=backend(self.ctx), config=cfg.source, task_dir=task.task_dir)
-        project.log_command(made, sys.argv[1:])
+        project.log_command(made, self.argv)
         with schedd(self.ctx) as client:
             _carry_out(self.ctx, self.state, client)
         shown = shlex.quote(project.display_path(cfg.work_area, cfg.request_name))
@@ -630,7 +635,7 @@ class _Submitter:
                     db.close()
                 made = project.fill(path, task=done.name, request_name=cfg.request_name, state_dir=self.state.path,
                                     backend=backend(self.ctx), config=cfg.source, task_dir=done.task_dir)
-                project.log_command(made, sys.argv[1:])
+                project.log_command(made, self.argv)
                 _carry_out(self.ctx, self.state, client)
                 failure = _submit_failure(self.state, done.name) if backend(self.ctx) == "htcondor" else None
         except (SubmitError, ScheddError) as e:
@@ -676,6 +681,114 @@ class _Submitter:
         self._append({"dryrun": cfg.request_name})
         return ""
 
+    @property
+    def commands(self) -> dict:
+        """crab's commands besides submit that the script's crabCommand runs here, on tasks of this
+        state directory.  Each prints nothing, as crab's with its console log muted, and takes crab's
+        arguments (``dir=``, ``d=``, the directory alone, ``task=``, and the command's options)."""
+        return {"status": self.status, "kill": self.kill, "resubmit": self.resubmit}
+
+    def status(self, arguments: list[str]) -> dict:
+        """``crabCommand('status', dir=D)``: the dictionary crab status returns, from what ``task
+        status --json`` computes."""
+        from crabtui.task_status import crab_status
+        from engine.crab.client.status import scheduler_status, task_view
+
+        with self._task("status", arguments) as (task, _, _db, client):
+            view = task_view(task.task_dir, client, task.dagman_id, now=time.time())
+        return crab_status(task, view, scheduler_status(task.status, task.dagman_id, view))
+
+    def kill(self, arguments: list[str]) -> dict:
+        """``crabCommand('kill', dir=D)``: what ``task kill`` does, and crab kill's ``{'status':
+        'SUCCESS'}``; a kill CRAB's server refuses raises ClientException with its message."""
+        with self._task("kill", arguments) as (task, options, db, client):
+            _request_kill(db, task.name, options["killwarning"])
+            _carry_out(self.ctx, self.state, client)
+        return {"status": "SUCCESS"}
+
+    def resubmit(self, arguments: list[str]) -> dict:
+        """``crabCommand('resubmit', dir=D, maxmemory=3000)``: what ``task resubmit`` does, and crab
+        resubmit's ``{'status': 'SUCCESS'}``; a resubmission crab refuses (no failed job to
+        resubmit, a bad option) raises ClientException with crab's message."""
+        keys = ("jobids", "sitewhitelist", "siteblacklist", "maxjobruntime", "maxmemory", "priority", "publication",
+                "force", "numcores")
+        with self._task("resubmit", arguments) as (task, options, db, client):
+            _request_resubmit(db, client, task, _resubmit_arguments(
+                again(self.ctx), **{key: options[key] for key in keys}))
+            _carry_out(self.ctx, self.state, client)
+        return {"status": "SUCCESS"}
+
+    @contextmanager
+    def _task(self, command: str, arguments: list[str]) -> Iterator[tuple]:
+        """The task crab ``command``'s command line ``arguments`` name, its options parsed as the
+        crabtui command's, the task table and the schedd; the task's crab.log gets the command line
+        the call stands for.  What fails raises CommandFailed, which the script sees as crab's
+        ClientException."""
+        from engine.crab.client import project
+        from engine.crab.client.crab_config_py import CommandFailed
+        from engine.crab.client.resubmit import ResubmitError
+        from engine.crab.taskworker.pool import work as work_on_pool
+        from engine.crab.taskworker.taskdb import TaskDB, TaskError
+
+        self._append({"command": command})
+        call = f"crabCommand({command!r})"
+        try:
+            options = task.get_command(self.ctx, command).make_context(command, list(arguments),
+                                                                       parent=self.ctx).params
+        except click.ClickException as e:
+            raise CommandFailed(f"{call}: {e.format_message()}") from None
+        name = self._named(call, options)
+        try:
+            with schedd(self.ctx) as client:
+                if backend(self.ctx) == "htcondor":
+                    work_on_pool(self.state, client)
+                db = TaskDB(self.state.tasks)
+                try:
+                    found = db.get(name)
+                    if found.backend != backend(self.ctx):
+                        raise CommandFailed(f"{call}: task {found.name} runs on the {found.backend} backend, not on "
+                                            f"the {backend(self.ctx)} one; give --backend {found.backend}")
+                    if (logged := project.linked(found.task_dir, found.name)) is not None:  # as the UI's commands
+                        project.log_command(logged, ["task", command, *arguments])
+                    yield found, options, db, client
+                finally:
+                    db.close()
+        except (TaskError, ResubmitError, ScheddError) as e:
+            raise CommandFailed(f"{call}: {e}") from None
+
+    def _named(self, call: str, parsed: dict) -> str:
+        """The task the command line names: its project directory (``--dir``, ``-d`` or the path
+        alone, from the directory the script is in, as crab reads it), a name, or the last task of
+        the state directory, as crab uses its last project directory."""
+        from engine.crab.client import project
+        from engine.crab.client.crab_config_py import CommandFailed
+        from engine.crab.client.last_task import recall
+
+        given = [parsed[key] for key in ("name", "project_dir", "task_name") if parsed[key] is not None]
+        if len(given) > 1:
+            raise CommandFailed(f"{call}: give one task: dir=crab_projects/crab_<requestName> (crab's project "
+                                f"directory) or task=NAME; got more than one")
+        if not given:
+            last = recall(self.state)
+            if last is None:
+                raise CommandFailed(f"{call}: give the task's project directory, dir=crab_projects/crab_<requestName>")
+            return last
+        if parsed["project_dir"] is None and "/" not in given[0] and not _is_project(given[0]):
+            return given[0]
+        path = given[0]
+        try:
+            found = project.read(path) if os.path.isdir(path) else None
+        except project.ProjectError as e:
+            raise CommandFailed(f"{call}: {e}") from None
+        if found is None:
+            raise CommandFailed(f"{call}: {path} is not a valid CRAB project directory (in {os.getcwd()}): give the "
+                                f"directory the submission printed as 'Project dir:'")
+        if found.state_dir != self.state.path:
+            raise CommandFailed(f"{call}: task {found.task} of {path} lives in state directory {found.state_dir}, "
+                                f"not in {self.state.path}, which this run uses; run the script with --state-dir "
+                                f"{shlex.quote(found.state_dir)}")
+        return found.task
+
     def refused(self, message: str) -> None:
         self._append({"refused": message})
 
@@ -696,6 +809,11 @@ class _Submitter:
         """The request names of the configurations dry run (``--dryrun``)."""
         with open(self.record, encoding="utf-8") as f:
             return [e["dryrun"] for e in map(json.loads, filter(str.strip, f)) if "dryrun" in e]
+
+    def commands_run(self) -> list[str]:
+        """crab's other commands the script called (``status``, ...), answered or refused."""
+        with open(self.record, encoding="utf-8") as f:
+            return [e["command"] for e in map(json.loads, filter(str.strip, f)) if "command" in e]
 
     def so_far(self) -> str:
         """What was submitted before an error, so that the error line says it is not lost."""
@@ -758,6 +876,14 @@ def list_tasks(ctx: click.Context, json_output: bool, days: int | None, fromdate
         click.echo(f"{t.name:<{width}}  {t.status:<14}  {t.command:<8}  {t.dagman_id or '-':>6}  {t.message}")
 
 
+def _request_kill(db, name: str, killwarning: str | None):
+    """crab kill of task ``name``: the request the task worker carries out; TaskError if CRAB's
+    server would refuse it."""
+    from engine.crab.taskworker.taskdb import KILL
+
+    return db.request(name, KILL, {"killwarning": killwarning} if killwarning else None)
+
+
 @task.command()
 @task_argument
 @crab_options
@@ -765,12 +891,12 @@ def list_tasks(ctx: click.Context, json_output: bool, days: int | None, fromdate
 @click.pass_context
 def kill(ctx: click.Context, name: str, killwarning: str | None) -> None:
     """Kill TASK: its jobs are removed and it ends KILLED (like crab kill)."""
-    from engine.crab.taskworker.taskdb import KILL, TaskError
+    from engine.crab.taskworker.taskdb import TaskError
 
     with _tasks(ctx) as (db, state, client):
         name = _named(ctx, db, state, name).name
         try:
-            task = db.request(name, KILL, {"killwarning": killwarning} if killwarning else None)
+            task = _request_kill(db, name, killwarning)
         except TaskError as e:
             fail(str(e))
         _carry_out(ctx, state, client)
@@ -798,7 +924,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
         fail(f"crab status has no --idle option; the idle jobs are those in state idle in '{again(ctx)} task status "
              f"--long --sort=state' (their number is in the summary, and 'task status --json' gives jobsPerStatus)")
 
-    from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, render, server_status
+    from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, crab_status, render
     from engine.crab.client.status import processed_lumis, scheduler_status, task_view
 
     options = Options(long=long_, sort=sort, jobids=jobids, summary=summary, verbose_errors=verbose_errors,
@@ -813,18 +939,15 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
         view = task_view(task.task_dir, client, task.dagman_id, now=now)
     scheduler = scheduler_status(task.status, task.dagman_id, view)
     if json_output:
-        per_status: dict[str, int] = {}
-        for j in view.jobs:
-            per_status[j.state] = per_status.get(j.state, 0) + 1
+        crab = crab_status(task, view, scheduler)  # what crabCommand('status') returns to a script
         click.echo(json.dumps({"name": task.name, "status": task.status, "command": task.command,
                                "dagman_id": task.dagman_id, "message": task.message,
                                "scheduler_status": scheduler, "dagman_waiting": view.dag_waiting,
                                "task_dir": task.task_dir, "project_dir": _project_dir(task),
                                "input_lumis": view.input_lumis,
                                # the keys of the dictionary crab status returns to scripts
-                               "dbStatus": server_status(task.status, scheduler), "dagStatus": scheduler or "",
-                               "jobsPerStatus": per_status, "jobList": [[j.state, j.id] for j in view.jobs],
-                               "publicationEnabled": view.publication,
+                               **{key: crab[key] for key in ("dbStatus", "dagStatus", "jobsPerStatus", "jobList",
+                                                             "publicationEnabled")},
                                "jobs": [{**j.as_json(), "processed_lumis": processed_lumis(task.task_dir, j)}
                                         for j in view.jobs],
                                "sites": [s.as_json() for s in view.sites.sites] if view.sites else [],
@@ -865,45 +988,67 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     Options not given keep the task's original values; the new ones apply to the resubmitted jobs
     only, on their resubmission and on its automatic retries, each with a fresh retry budget.
     """
-    from engine.crab.client.resubmit import ResubmitError, jobs_to_resubmit, request_arguments
-    from engine.crab.client.status import task_view
-    from engine.crab.taskworker.taskdb import KILLED, RESUBMIT, RESUBMITTABLE, TaskError
+    from engine.crab.client.resubmit import ResubmitError
+    from engine.crab.taskworker.taskdb import TaskError
 
-    if force:
-        fail("crab resubmit's --force (resubmit finished jobs) was removed from CRAB in 2025, and crabtui does not "
-             "have it: only failed jobs are resubmitted; drop --force, and to process a finished job's input "
-             f"again submit a new task (its lumis are in '{again(ctx)} task report' processedLumis.json)")
-    if numcores is not None:
-        fail("crab resubmit's --numcores was removed from CRAB in 2025, and crabtui does not have it: resubmitted jobs "
-             "keep the task's JobType.numCores; drop --numcores, and for other cores submit the configuration again "
-             "with JobType.numCores set")
-    if publication:
-        fail("--publication resubmits a task's failed publications, and crabtui publishes no output dataset "
-             "(Data.publication has no effect), so there is none; resubmit failed jobs without --publication")
     try:
-        arguments = request_arguments(jobids=jobids, sitewhitelist=sitewhitelist, siteblacklist=siteblacklist,
-                                      maxjobruntime=maxjobruntime, maxmemory=maxmemory, priority=priority)
+        arguments = _resubmit_arguments(again(ctx), jobids=jobids, sitewhitelist=sitewhitelist,
+                                        siteblacklist=siteblacklist, maxjobruntime=maxjobruntime, maxmemory=maxmemory,
+                                        priority=priority, publication=publication, force=force, numcores=numcores)
     except ResubmitError as e:
         fail(str(e))
     with _tasks(ctx) as (db, state, client):
         task = _named(ctx, db, state, name)
-        if task.status == KILLED and _automatic(task.task_dir):  # crab's client says it before asking
-            fail("Tasks using automatic splitting cannot be resubmitted after a kill. "
-                 f"({task.name}: submit the configuration again as a new task for what is left)")
         try:
-            if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
-                if not os.path.isdir(task.task_dir):
-                    fail("Status information is unavailable, will not proceed with the resubmission. "
-                          "Try again a few seconds later if the task has just been submitted.")
-                view = task_view(task.task_dir, client, task.dagman_id)
-                jobs_to_resubmit(task.task_dir, {j.id: j.state for j in view.jobs}, arguments,
-                                 automatic=view.automatic is not None, pool=client.sites())
-            task = db.request(task.name, RESUBMIT, arguments)
+            task = _request_resubmit(db, client, task, arguments)
         except (TaskError, ResubmitError) as e:
             fail(str(e))
         _carry_out(ctx, state, client)
     click.echo(f"Resubmit request for task {task.name} sent; '{again(ctx)} task status {task.request_name}' shows "
                "how the resubmission proceeds.")
+
+
+def _resubmit_arguments(command: str, *, publication: bool, force: bool, numcores: str | None,
+                        **options) -> dict:
+    """crab resubmit's options as the request records them; ResubmitError for one crab refuses
+    (or removed), saying what to do.  ``command`` is crabtui's command line for the messages."""
+    from engine.crab.client.resubmit import ResubmitError, request_arguments
+
+    if force:
+        raise ResubmitError(
+            "crab resubmit's --force (resubmit finished jobs) was removed from CRAB in 2025, and crabtui does not "
+            "have it: only failed jobs are resubmitted; drop --force, and to process a finished job's input "
+            f"again submit a new task (its lumis are in '{command} task report' processedLumis.json)")
+    if numcores is not None:
+        raise ResubmitError(
+            "crab resubmit's --numcores was removed from CRAB in 2025, and crabtui does not have it: resubmitted jobs "
+            "keep the task's JobType.numCores; drop --numcores, and for other cores submit the configuration again "
+            "with JobType.numCores set")
+    if publication:
+        raise ResubmitError(
+            "--publication resubmits a task's failed publications, and crabtui publishes no output dataset "
+            "(Data.publication has no effect), so there is none; resubmit failed jobs without --publication")
+    return request_arguments(**options)
+
+
+def _request_resubmit(db, client, task, arguments: dict):
+    """crab resubmit of ``task``: the request the task worker carries out, once the client's
+    checks and the server's pass; ResubmitError or TaskError saying why not."""
+    from engine.crab.client.resubmit import ResubmitError, jobs_to_resubmit
+    from engine.crab.client.status import task_view
+    from engine.crab.taskworker.taskdb import KILLED, RESUBMIT, RESUBMITTABLE
+
+    if task.status == KILLED and _automatic(task.task_dir):  # crab's client says it before asking
+        raise ResubmitError("Tasks using automatic splitting cannot be resubmitted after a kill. "
+                            f"({task.name}: submit the configuration again as a new task for what is left)")
+    if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
+        if not os.path.isdir(task.task_dir):
+            raise ResubmitError("Status information is unavailable, will not proceed with the resubmission. "
+                                "Try again a few seconds later if the task has just been submitted.")
+        view = task_view(task.task_dir, client, task.dagman_id)
+        jobs_to_resubmit(task.task_dir, {j.id: j.state for j in view.jobs}, arguments,
+                         automatic=view.automatic is not None, pool=client.sites())
+    return db.request(task.name, RESUBMIT, arguments)
 
 
 def _automatic(task_dir: str) -> bool:

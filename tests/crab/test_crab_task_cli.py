@@ -591,6 +591,116 @@ def test_a_multicrab_scripts_own_dash_c_is_its_own(tmp_path, state):
         assert wait_status(state, name, tmp_path, "SUBMITTED")["dagman_id"]
 
 
+MULTICRAB_COMMANDS = """\
+import os
+from optparse import OptionParser
+
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+from CRABClient.ClientUtilities import LOGLEVEL_MUTE
+from CRABClient.UserUtilities import config, setConsoleLogLevel
+
+
+def getOptions():
+    parser = OptionParser(usage="Usage: %prog --crabCmd CMD [--workArea WAD --crabCmdOpts OPTS]")
+    parser.add_option('-c', '--crabCmd', dest='crabCmd', default='')
+    parser.add_option('-w', '--workArea', dest='workArea', default='crab_projects')
+    parser.add_option('-o', '--crabCmdOpts', dest='crabCmdOpts', default='')
+    parser.add_option('-s', '--timeScale', dest='timeScale', type='float', default=500)
+    return parser.parse_args()[0]
+
+
+def submit(options):
+    for sample in ('DYJets', 'WJets'):
+        cfg = config()
+        cfg.General.requestName = sample
+        cfg.General.workArea = options.workArea
+        cfg.JobType.psetName = 'pset.py'
+        cfg.Data.inputDataset = '{dataset}'
+        cfg.Data.splitting = 'FileBased'
+        cfg.Data.unitsPerJob = 5
+        cfg.Site.storageSite = 'T2_XX_Local'
+        cfg.Debug.timeScale = options.timeScale
+        if sample == 'WJets':
+            cfg.Debug.failurePlan = [{{'job': '2', 'attempt': 1, 'exitCode': 8006}}]
+        crabCommand('submit', config=cfg)
+
+
+def main():
+    options = getOptions()
+    if options.crabCmd == 'submit':
+        submit(options)
+        return
+    setConsoleLogLevel(LOGLEVEL_MUTE)
+    for d in sorted(os.listdir(options.workArea)):
+        try:
+            res = crabCommand(options.crabCmd, dir=os.path.join(options.workArea, d), *options.crabCmdOpts.split())
+        except ClientException as e:
+            print('%s: Failed executing command %s: %s' % (d, options.crabCmd, e))
+            continue
+        if options.crabCmd != 'status':
+            print('%s: %s' % (d, res))
+            continue
+        failed = sorted(j for j, info in res['jobs'].items() if info['State'] == 'failed')
+        print('%s: %s (server %s) %s, %d jobs, failed: %s' % (d, res['status'], res['dbStatus'],
+              sorted(res['jobsPerStatus'].items()), len(res['jobList']), ','.join(failed)))
+
+
+if __name__ == '__main__':
+    main()
+"""
+
+
+def test_a_multicrab_script_follows_resubmits_and_kills_its_tasks_with_crab_command(tmp_path, state):
+    """CRAB's multicrab example run with -c status|resubmit|kill loops over its work area calling
+    crabCommand(CMD, dir=...): status returns crab status's dictionary (status, dbStatus,
+    jobsPerStatus, jobList, jobs by id with their State), from the same status as 'task status
+    --json'; resubmit and kill do what 'task resubmit' and 'task kill' do and return crab's
+    {'status': 'SUCCESS'}, each logged in crab.log as the command line it stands for; what crab
+    refuses, and a directory that is no project, is the script's ClientException."""
+    (tmp_path / "multicrab.py").write_text(MULTICRAB_COMMANDS.format(dataset=MC))
+    (tmp_path / "pset.py").write_text("")
+
+    def multicrab(*args):
+        return crabtui(state, "task", "submit", "--multicrab", "multicrab.py", *args, cwd=tmp_path)
+
+    assert multicrab("-c", "submit").returncode == 0
+    wait_status(state, "DYJets", tmp_path, "COMPLETED")
+    wait_status(state, "WJets", tmp_path, "FAILED")
+    (tmp_path / "crab_projects" / "notes").mkdir()
+    status = multicrab("-c", "status")
+    assert status.returncode == 0 and status.stderr == "", status.stderr
+    assert status.stdout.splitlines() == [
+        "crab_DYJets: COMPLETED (server SUBMITTED) [('finished', 4)], 4 jobs, failed: ",
+        "crab_WJets: FAILED (server SUBMITTED) [('failed', 1), ('finished', 3)], 4 jobs, failed: 2",
+        "notes: Failed executing command status: crabCommand('status'): crab_projects/notes is not a valid CRAB "
+        f"project directory (in {tmp_path}): give the directory the submission printed as 'Project dir:'"]
+    (tmp_path / "crab_projects" / "notes").rmdir()
+
+    resubmit = multicrab("-c", "resubmit", "-o", "--maxmemory=3000")
+    assert resubmit.returncode == 0, resubmit.stderr
+    assert resubmit.stdout.splitlines() == [
+        "crab_DYJets: Failed executing command resubmit: crabCommand('resubmit'): You cannot resubmit jobs if the "
+        f"task is in status COMPLETED. ({task_status(state, 'DYJets', tmp_path)['name']}: every job of it has "
+        "finished; there is nothing to resubmit)",
+        "crab_WJets: {'status': 'SUCCESS'}"]
+    two = {j["id"]: j for j in wait_status(state, "WJets", tmp_path, "COMPLETED")["jobs"]}["2"]
+    assert [a["request_memory"] for a in two["attempts"]] == [2000, 3000]
+
+    assert multicrab("-c", "submit", "-w", "crab_slow", "-s", "0.01").returncode == 0
+    for name in ("crab_slow/crab_DYJets", "crab_slow/crab_WJets"):
+        wait_until(f"{name} on the scheduler", lambda: task_status(state, name, tmp_path)["dagman_id"])
+    kill = multicrab("-c", "kill", "-w", "crab_slow")
+    assert kill.returncode == 0 and kill.stdout.splitlines() == [
+        "crab_DYJets: {'status': 'SUCCESS'}", "crab_WJets: {'status': 'SUCCESS'}"], kill.stdout + kill.stderr
+    for name in ("crab_slow/crab_DYJets", "crab_slow/crab_WJets"):
+        wait_status(state, name, tmp_path, "KILLED")
+    log = (tmp_path / "crab_slow" / "crab_WJets" / "crab.log").read_text().splitlines()
+    commands = [line.split(f": in {tmp_path}: ", 1)[1] for line in log]
+    assert commands[0] == f"crabtui --state-dir {state.path} task submit --multicrab multicrab.py -c submit -w " \
+        "crab_slow -s 0.01" and "crabtui task kill --dir crab_slow/crab_WJets" in commands, commands
+
+
 def test_a_submitfailed_task_resubmitted_after_its_input_changed_is_checked_for_locations_again(tmp_path, state):
     """crab resubmit of a SUBMITFAILED task submits it anew, and the task worker checks where its
     blocks can run as DagmanCreator does: a user dataset replaced since, now only at a site the pool

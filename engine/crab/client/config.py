@@ -106,7 +106,8 @@ from typing import Any, Protocol
 
 from engine.crab.ap.sites import CONFIG_KEYS, Thresholds
 from engine.crab.ap.stageout import PERMANENT, RECOVERABLE, STAGEOUT_CODES
-from engine.crab.client.crab_config_py import SECTIONS, LoadError, Loaded, SubmitFailed, run_config, typed_in
+from engine.crab.client.crab_config_py import (SECTIONS, Commands, LoadError, Loaded, SubmitFailed, run_config,
+                                              typed_in)
 from engine.crab.client.lumi_mask import LumiMask, MaskError, Unreachable, intersect_runs, read_mask
 from engine.tomlfile import TomlError, read_toml
 
@@ -476,13 +477,15 @@ class CrabConfigPy:
 
 
 def run_crab_config(path: str | os.PathLike[str], submitter: Submitter | None = None, *, main: bool = False,
-                    argv: Sequence[str] = (), now: datetime.datetime | None = None) -> CrabConfigPy:
+                    argv: Sequence[str] = (), now: datetime.datetime | None = None,
+                    commands: Commands | None = None) -> CrabConfigPy:
     """Run the crabConfig.py at ``path`` as ``crab submit`` imports it (or, with ``main``, as
     ``python FILE ARGV`` runs it; without ``main``, ARGV are crab submit's ``Section.parameter=value``
     arguments, which the file finds in ``sys.argv``).  Each ``crabCommand('submit', config=X)`` call checks ``X`` as
     :func:`load_config` checks a file and hands it to ``submitter``; what CRAB would refuse, and
     what ``submitter`` refuses, reaches the script as CRAB's exceptions.  Without ``submitter``
-    nothing is submitted (the ``uniquerequestname`` crabCommand returns is empty).  Raises
+    nothing is submitted (the ``uniquerequestname`` crabCommand returns is empty).  ``commands``
+    are crab's other commands the script may call (``crabCommand('status', dir=...)``).  Raises
     :class:`ConfigError` if the file itself fails."""
     source = _source(path)
     if not _is_py(source):
@@ -502,7 +505,7 @@ def run_crab_config(path: str | os.PathLike[str], submitter: Submitter | None = 
         return {"requestname": cfg.request_name, "uniquerequestname": submitter.submit(cfg) if submitter else ""}
 
     try:
-        loaded = run_config(source, submit, main=main, argv=argv)
+        loaded = run_config(source, submit, main=main, argv=argv, commands=commands)
     except LoadError as e:
         raise ConfigError(str(e), path=source, line=e.line) from None
     return CrabConfigPy(source, loaded, now)

@@ -17,8 +17,11 @@ it runs:
   (``crabCommand``: ``crabCommand('submit', config=X)`` hands a copy of ``X``'s sections, as
   they are at the call, to the caller's ``submit`` and returns what it returns, CRAB's
   ``{'requestname': ..., 'uniquerequestname': ...}``; a :class:`SubmitFailed` it raises reaches
-  the script as CRAB's ``ConfigurationException`` or ``ClientException``; other commands raise
-  ``ClientException`` naming the crabtui command line the call stands for) and
+  the script as CRAB's ``ConfigurationException`` or ``ClientException``; another command the
+  caller's ``commands`` has is given the command line the call stands for, as CRAB's
+  ``execRaw`` gives it to the command, and returns what it returns, a :class:`CommandFailed` it
+  raises reaching the script as ``ClientException``; the others raise ``ClientException`` naming
+  the crabtui command line the call stands for) and
   ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
 * ``httplib``, Python 2's name of ``http.client``, which multi-crab scripts written for Python 2
   import for ``HTTPException`` (the only Python 2 name stood in for: the others' APIs changed);
@@ -51,11 +54,11 @@ import shlex
 import sys
 import threading
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ConfigSection", "Configuration", "LoadError", "Loaded", "SubmitFailed", "run_config"]
+__all__ = ["CommandFailed", "ConfigSection", "Configuration", "LoadError", "Loaded", "SubmitFailed", "run_config"]
 
 SECTIONS = ("General", "JobType", "Data", "Site", "User", "Debug")
 """The sections ``CRABClient.UserUtilities.config()`` creates."""
@@ -94,9 +97,17 @@ class SubmitFailed(Exception):
         self.configuration = configuration
 
 
+class CommandFailed(Exception):
+    """Raised by one of the ``commands`` hooks (crab status, ...): the script sees CRAB's
+    ``ClientException`` with the same message."""
+
+
 Sections = dict[str, dict[str, Any]]
 Submit = Callable[[Sections, bool], dict[str, str]]
 """Submits (or, if the bool is set, dry-runs) a config passed to crabCommand."""
+Commands = Mapping[str, Callable[[list[str]], Any]]
+"""crab's other commands a multi-crab script may call, by name: each takes the command line
+crabCommand makes of the call's arguments (``['--dir', 'crab_projects/crab_x']``)."""
 
 
 @dataclass(frozen=True)
@@ -230,11 +241,18 @@ def _crab_arguments(args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
     return line + [str(arg) for arg in args]
 
 
-def _crab_command(submit: Submit, exceptions: _Exceptions) -> Callable[..., Any]:
+def _crab_command(submit: Submit, commands: Commands, exceptions: _Exceptions) -> Callable[..., Any]:
     def crabCommand(command: str, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (CRAB's name)
-        """CRABAPI.RawCommand.crabCommand: ``submit`` hands the configuration to crabtui's submission."""
+        """CRABAPI.RawCommand.crabCommand: ``submit`` hands the configuration to crabtui's submission,
+        another command in ``commands`` gets the call's arguments as crab's command line."""
+        if command in commands:
+            try:
+                return commands[command](_crab_arguments(args, kwargs))
+            except CommandFailed as e:
+                raise ClientException(str(e)) from None
         if command != "submit":
-            raise ClientException(f"crabCommand({command!r}): crabtui runs crabCommand('submit') only; run "
+            runs = ", ".join(f"crabCommand({name!r})" for name in ("submit", *commands))
+            raise ClientException(f"crabCommand({command!r}): crabtui runs {runs} only; run "
                                   f"'{shlex.join(['crabtui', 'task', command, *_crab_arguments(args, kwargs)])}' "
                                   f"instead, the command line this call stands for")
         config = kwargs.get("config")
@@ -259,7 +277,7 @@ def _module(name: str, **attributes: Any) -> types.ModuleType:
     return module
 
 
-def _stand_in_modules(submit: Submit) -> dict[str, types.ModuleType]:
+def _stand_in_modules(submit: Submit, commands: Commands) -> dict[str, types.ModuleType]:
     exceptions = _module("CRABClient.ClientExceptions", ClientException=ClientException)
     for name in _EXCEPTIONS:
         setattr(exceptions, name, type(name, (ClientException,), {"__module__": exceptions.__name__}))
@@ -276,7 +294,7 @@ def _stand_in_modules(submit: Submit) -> dict[str, types.ModuleType]:
                     # names CRAB's UserUtilities imports, which scripts import from it
                     ClientException=ClientException, LOGLEVEL_MUTE=LOGLEVEL_MUTE, Configuration=Configuration)
     client_utils = _module("CRABClient.ClientUtilities", LOGLEVEL_MUTE=LOGLEVEL_MUTE)
-    raw = _module("CRABAPI.RawCommand", crabCommand=_crab_command(submit, exceptions))
+    raw = _module("CRABAPI.RawCommand", crabCommand=_crab_command(submit, commands, exceptions))
     wmconfig = _module("WMCore.Configuration", Configuration=Configuration, ConfigSection=ConfigSection)
     modules = {"CRABClient": _module("CRABClient", __path__=[], UserUtilities=utils, ClientExceptions=exceptions,
                                      ClientUtilities=client_utils),
@@ -368,15 +386,17 @@ def typed_in() -> str:
     return _TYPED_IN[-1] if _TYPED_IN else os.getcwd()
 
 
-def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequence[str] = ()) -> Loaded:
+def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequence[str] = (),
+               commands: Commands | None = None) -> Loaded:
     """Run the crabConfig.py ``source`` (an absolute path) and return its ``config``'s sections.
 
-    ``crabCommand('submit', config=X)`` calls ``submit`` with ``X``'s sections.  ``main`` runs the
-    file as a script, with ``argv`` as its arguments (module docstring)."""
+    ``crabCommand('submit', config=X)`` calls ``submit`` with ``X``'s sections, and
+    ``crabCommand(C, ...)`` the hook ``commands[C]``.  ``main`` runs the file as a script, with
+    ``argv`` as its arguments (module docstring)."""
     directory = os.path.dirname(source)
     with open(source, encoding="utf-8", errors="replace") as f:
         multicrab = uses_crab_command(f.read())
-    stand_ins = _stand_in_modules(submit)
+    stand_ins = _stand_in_modules(submit, commands or {})
     with _LOCK:
         saved = {name: sys.modules.get(name, _ABSENT) for name in stand_ins}
         before = set(sys.modules)
