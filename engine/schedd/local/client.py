@@ -234,9 +234,11 @@ class LocalScheddClient:
     def _await(self, event: int) -> None:
         """Until the socket is ready for ``event``.  Each timeout with no byte moved, look at the
         daemon: one that is stopped, or used no CPU the whole time, is given up on."""
-        timeout = None if self.patient else _timeout()
         poller = select.poll()
         poller.register(self._sock, event)
+        if poller.poll(0):
+            return  # ready at once, as nearly always: no need to look at the daemon
+        timeout = None if self.patient else _timeout()
         cpu = _process_stat(self._peer)[1]
         while not poller.poll(None if timeout is None else timeout * 1000):
             state, now = _process_stat(self._peer)
