@@ -22,7 +22,7 @@ from crabtui.task_status import NO_OUTPUT, RESCHEDULED, shown_state
 from engine.crab.ap.sites import matches
 from engine.crab.client import monitor
 from engine.crab.client.status import JobView, TaskView, job_sort_key, scheduler_status, task_view
-from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, KILL, KILLED, RESUBMIT, RESUBMITTABLE, SUBMITFAILED,
+from engine.crab.taskworker.taskdb import (COMPLETED, FAILED, KILL, KILLED, SUBMITFAILED,
                                            Task, TaskDB)
 from crabtui.dag_view import (DAG_PROJECTION, FROM_AD, NODE_JOB_PROJECTION, SCHEDULER_UNIVERSE, TOP_LEVEL_DAGMAN,
                               DagSnapshot, DagsSnapshot, DagSummary, NodeSnapshot, NodeTable, dag_file_of,
@@ -509,22 +509,14 @@ class Backend:
 
     def resubmit(self, name: str, arguments: dict[str, Any]) -> Task:
         """``crab resubmit`` with the checked arguments of :func:`engine.crab.client.resubmit.request_arguments`;
-        refuses (ResubmitError, TaskError) what ``crabtui task resubmit`` refuses."""
-        from engine.crab.client.resubmit import ResubmitError, command_options, jobs_to_resubmit
+        refuses (ResubmitError, TaskError) what ``crabtui task resubmit`` refuses, through the same checks."""
+        from engine.crab.client.resubmit import command_options, request_resubmit
 
         with self.db() as db:
             task = db.get(name)
             self._log(task, "resubmit", *command_options(arguments))
-            if task.status in RESUBMITTABLE:
-                if not os.path.isdir(task.task_dir):
-                    raise ResubmitError("Status information is unavailable, will not proceed with the "
-                                        "resubmission. Try again a few seconds later.")
-                with self.schedd() as schedd:
-                    view = task_view(task.task_dir, schedd, task.dagman_id)
-                    pool = schedd.sites()
-                jobs_to_resubmit(task.task_dir, {j.id: j.state for j in view.jobs}, arguments,
-                                 automatic=view.automatic is not None, pool=pool)
-            return db.request(task.name, RESUBMIT, arguments)
+            with self.schedd() as schedd:
+                return request_resubmit(db, schedd, task, arguments)
 
 
 # --- deriving tables from a snapshot -------------------------------------------------------

@@ -710,10 +710,12 @@ class _Submitter:
         """``crabCommand('resubmit', dir=D, maxmemory=3000)``: what ``task resubmit`` does, and crab
         resubmit's ``{'status': 'SUCCESS'}``; a resubmission crab refuses (no failed job to
         resubmit, a bad option) raises ClientException with crab's message."""
+        from engine.crab.client.resubmit import request_resubmit
+
         keys = ("jobids", "sitewhitelist", "siteblacklist", "maxjobruntime", "maxmemory", "priority", "publication",
                 "force", "numcores")
         with self._task("resubmit", arguments) as (task, options, db, client):
-            _request_resubmit(db, client, task, _resubmit_arguments(
+            request_resubmit(db, client, task, _resubmit_arguments(
                 again(self.ctx), **{key: options[key] for key in keys}))
             _carry_out(self.ctx, self.state, client)
         return {"status": "SUCCESS"}
@@ -988,7 +990,7 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     Options not given keep the task's original values; the new ones apply to the resubmitted jobs
     only, on their resubmission and on its automatic retries, each with a fresh retry budget.
     """
-    from engine.crab.client.resubmit import ResubmitError
+    from engine.crab.client.resubmit import ResubmitError, request_resubmit
     from engine.crab.taskworker.taskdb import TaskError
 
     try:
@@ -1000,7 +1002,7 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     with _tasks(ctx) as (db, state, client):
         task = _named(ctx, db, state, name)
         try:
-            task = _request_resubmit(db, client, task, arguments)
+            task = request_resubmit(db, client, task, arguments)
         except (TaskError, ResubmitError) as e:
             fail(str(e))
         _carry_out(ctx, state, client)
@@ -1029,36 +1031,6 @@ def _resubmit_arguments(command: str, *, publication: bool, force: bool, numcore
             "--publication resubmits a task's failed publications, and crabtui publishes no output dataset "
             "(Data.publication has no effect), so there is none; resubmit failed jobs without --publication")
     return request_arguments(**options)
-
-
-def _request_resubmit(db, client, task, arguments: dict):
-    """crab resubmit of ``task``: the request the task worker carries out, once the client's
-    checks and the server's pass; ResubmitError or TaskError saying why not."""
-    from engine.crab.client.resubmit import ResubmitError, jobs_to_resubmit
-    from engine.crab.client.status import task_view
-    from engine.crab.taskworker.taskdb import KILLED, RESUBMIT, RESUBMITTABLE
-
-    if task.status == KILLED and _automatic(task.task_dir):  # crab's client says it before asking
-        raise ResubmitError("Tasks using automatic splitting cannot be resubmitted after a kill. "
-                            f"({task.name}: submit the configuration again as a new task for what is left)")
-    if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
-        if not os.path.isdir(task.task_dir):
-            raise ResubmitError("Status information is unavailable, will not proceed with the resubmission. "
-                                "Try again a few seconds later if the task has just been submitted.")
-        view = task_view(task.task_dir, client, task.dagman_id)
-        jobs_to_resubmit(task.task_dir, {j.id: j.state for j in view.jobs}, arguments,
-                         automatic=view.automatic is not None, pool=client.sites())
-    return db.request(task.name, RESUBMIT, arguments)
-
-
-def _automatic(task_dir: str) -> bool:
-    """Whether the task splits automatically; False if its files are gone."""
-    from engine.crab.ap.predag import is_automatic
-
-    try:
-        return is_automatic(task_dir)
-    except (OSError, ValueError):
-        return False
 
 
 @task.command()

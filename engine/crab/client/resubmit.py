@@ -145,6 +145,37 @@ def jobs_to_resubmit(task_dir: str, states: Mapping[str, str], arguments: Mappin
     return ids
 
 
+def request_resubmit(db, schedd, task, arguments: Mapping[str, Any]):
+    """crab resubmit of ``task`` (its task-table row) with the checked ``arguments`` of
+    :func:`request_arguments`: crab's client checks against the task's jobs and the pool's sites as
+    they are now, then the request the task worker carries out.  ResubmitError, or the task
+    table's TaskError, says why not.  The command line and the UI both resubmit through it."""
+    from engine.crab.client.status import task_view
+    from engine.crab.taskworker.taskdb import KILLED, RESUBMIT, RESUBMITTABLE
+
+    if task.status == KILLED and _automatic(task.task_dir):  # crab's client says it before asking
+        raise ResubmitError("Tasks using automatic splitting cannot be resubmitted after a kill. "
+                            f"({task.name}: submit the configuration again as a new task for what is left)")
+    if task.status in RESUBMITTABLE:  # the others db.request refuses, or (SUBMITFAILED) submits anew
+        if not os.path.isdir(task.task_dir):
+            raise ResubmitError("Status information is unavailable, will not proceed with the resubmission. "
+                                "Try again a few seconds later if the task has just been submitted.")
+        view = task_view(task.task_dir, schedd, task.dagman_id)
+        jobs_to_resubmit(task.task_dir, {j.id: j.state for j in view.jobs}, arguments,
+                         automatic=view.automatic is not None, pool=schedd.sites())
+    return db.request(task.name, RESUBMIT, arguments)
+
+
+def _automatic(task_dir: str) -> bool:
+    """Whether the task splits automatically; False if its files are gone."""
+    from engine.crab.ap.predag import is_automatic
+
+    try:
+        return is_automatic(task_dir)
+    except (OSError, ValueError):
+        return False
+
+
 def resubmit_pool_sites(task: Mapping[str, Any], arguments: Mapping[str, Any],
                         pool: Mapping[str, Mapping[str, int]]) -> list[str] | None:
     """The sites of ``pool`` as it is now whose slots hold the resubmitted jobs (the task's cores,
