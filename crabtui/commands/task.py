@@ -686,7 +686,8 @@ class _Submitter:
         """crab's commands besides submit that the script's crabCommand runs here, on tasks of this
         state directory.  Each prints nothing, as crab's with its console log muted, and takes crab's
         arguments (``dir=``, ``d=``, the directory alone, ``task=``, and the command's options)."""
-        return {"status": self.status, "kill": self.kill, "resubmit": self.resubmit}
+        return {"status": self.status, "kill": self.kill, "resubmit": self.resubmit, "report": self.report,
+                "getoutput": self.getoutput, "getlog": self.getlog}
 
     def status(self, arguments: list[str]) -> dict:
         """``crabCommand('status', dir=D)``: the dictionary crab status returns, from what ``task
@@ -720,6 +721,34 @@ class _Submitter:
             _carry_out(self.ctx, self.state, client)
         return {"status": "SUCCESS"}
 
+    def report(self, arguments: list[str]) -> dict:
+        """``crabCommand('report', dir=D)``: what ``task report`` does (the files of results/, or
+        ``outputdir=``), and the dictionary crab report returns (``numEventsRead``,
+        ``processedLumis``, ``notProcessedLumis``, ...)."""
+        from engine.crab.client.report import crab_dict
+
+        with self._task("report", arguments) as (task, options, _db, client):
+            made, _ = _report(self.ctx, self.state, client, task, outputdir=options["outputdir"],
+                              recovery=options["recovery"])
+        return crab_dict(made, options["recovery"])
+
+    def getoutput(self, arguments: list[str]) -> dict:
+        """``crabCommand('getoutput', dir=D, jobids='1-3,5')``: what ``task getoutput`` does, and crab
+        getoutput's dictionary; a file that could not be copied is in its ``failed``, as crab
+        returns it, where the command line ends with exit status 1."""
+        return self._retrieve("getoutput", arguments)
+
+    def getlog(self, arguments: list[str]) -> dict:
+        """``crabCommand('getlog', dir=D)``: what ``task getlog`` does, and crab getlog's dictionary."""
+        return self._retrieve("getlog", arguments)
+
+    def _retrieve(self, command: str, arguments: list[str]) -> dict:
+        keys = ("outputpath", "jobids", "dump", "quantity", "checksum")
+        with self._task(command, arguments) as (task, options, _db, client):
+            done, _ = _retrieve_files(self.ctx, client, task, logs=command == "getlog", short=options.get("short", False),
+                                      say=lambda _line: None, **{key: options[key] for key in keys})
+        return done
+
     @contextmanager
     def _task(self, command: str, arguments: list[str]) -> Iterator[tuple]:
         """The task crab ``command``'s command line ``arguments`` name, its options parsed as the
@@ -728,7 +757,9 @@ class _Submitter:
         ClientException."""
         from engine.crab.client import project
         from engine.crab.client.crab_config_py import CommandFailed
+        from engine.crab.client.report import ReportError
         from engine.crab.client.resubmit import ResubmitError
+        from engine.crab.client.retrieve import RetrieveError
         from engine.crab.taskworker.pool import work as work_on_pool
         from engine.crab.taskworker.taskdb import TaskDB, TaskError
 
@@ -737,8 +768,8 @@ class _Submitter:
         try:
             options = task.get_command(self.ctx, command).make_context(command, list(arguments),
                                                                        parent=self.ctx).params
-        except click.ClickException as e:
-            raise CommandFailed(f"{call}: {e.format_message()}") from None
+        except click.ClickException as e:  # crab's option parser exits 2, which execRaw raises as BadArgumentException
+            raise CommandFailed(f"{call}: {e.format_message()}", "BadArgumentException") from None
         name = self._named(call, options)
         try:
             with schedd(self.ctx) as client:
@@ -755,8 +786,8 @@ class _Submitter:
                     yield found, options, db, client
                 finally:
                     db.close()
-        except (TaskError, ResubmitError, ScheddError) as e:
-            raise CommandFailed(f"{call}: {e}") from None
+        except (TaskError, ResubmitError, ScheddError, ReportError, RetrieveError) as e:
+            raise CommandFailed(f"{call}: {e}", getattr(e, "exception", "ClientException")) from None
 
     def _named(self, call: str, parsed: dict) -> str:
         """The task the command line names: its project directory (``--dir``, ``-d`` or the path
@@ -1049,34 +1080,49 @@ def report(ctx: click.Context, name: str, outputdir: str | None, recovery: str) 
     (General.workArea/crab_<requestName>), or --outputdir; a notFinishedLumis.json is the lumi mask
     of a recovery task.
     """
+    from engine.crab.client.report import ReportError, report_lines
+
+    with _tasks(ctx) as (db, state, client):
+        task = _named(ctx, db, state, name)
+        try:
+            made, directory = _report(ctx, state, client, task, outputdir=outputdir, recovery=recovery)
+        except ReportError as e:
+            fail(str(e))
+    click.echo("\n".join(report_lines(made, directory, recovery)))
+
+
+def _report(ctx: click.Context, state, client, task, *, outputdir: str | None, recovery: str):
+    """crab report of ``task``, for ``task report`` and a script's crabCommand('report'): the
+    report, written to ``outputdir`` or the project directory's results/, and that directory.
+    ReportError for what crab refuses, in its words."""
     from engine.crab.client.project import RESULTS
-    from engine.crab.client.report import input_dataset_lumis, make_report, report_lines, write_report
+    from engine.crab.client.report import ReportError, input_dataset_lumis, make_report, write_report
     from engine.crab.client.status import task_view
     from engine.crab.taskworker.datasets import Catalogue
 
     if recovery == "notPublished":
-        fail("The option --recovery=notPublished has been specified (which instructs to determine the not processed "
-             "lumis based on published datasets), but crabtui publishes no output dataset; use --recovery "
-             "notFinished or failed")
-    with _tasks(ctx) as (db, state, client):
-        task = _named(ctx, db, state, name)
-        if not os.path.isdir(task.task_dir) or not os.listdir(task.task_dir):
-            fail("Status information is unavailable, will not proceed with the report. Try again a few minutes "
-                 "later if the task has just been submitted.")
-        view = task_view(task.task_dir, client, task.dagman_id)
+        raise ReportError("The option --recovery=notPublished has been specified (which instructs to determine the "
+                          "not processed lumis based on published datasets), but crabtui publishes no output "
+                          "dataset; use --recovery notFinished or failed", "ConfigurationException")
+    if not os.path.isdir(task.task_dir) or not os.listdir(task.task_dir):
+        raise ReportError("Status information is unavailable, will not proceed with the report. Try again a few "
+                          "minutes later if the task has just been submitted.")
+    view = task_view(task.task_dir, client, task.dagman_id)
     if recovery == "failed" and view.automatic is not None:
-        fail("The option --recovery=failed has been specified but it is not compatible with automatic splitting")
+        raise ReportError("The option --recovery=failed has been specified but it is not compatible with automatic "
+                          "splitting", "ConfigurationException")
     if not any(j.state == "finished" for j in view.jobs):
-        fail("Cannot get all the needed information for the report. Maybe no job has completed yet ? "
-             f"('{again(ctx)} task status {task.request_name}' shows the jobs)")
+        raise ReportError("Cannot get all the needed information for the report. Maybe no job has completed yet ? "
+                          f"('{again(ctx)} task status {task.request_name}' shows the jobs)")
     made = make_report(task.task_dir, view.jobs, recovery=recovery,
                        input_lumis=input_dataset_lumis(task.task_dir, Catalogue.for_state(state)))
     directory = os.path.abspath(outputdir) if outputdir else os.path.join(_project_dir(task), RESULTS)
     try:
         write_report(made, directory)
     except OSError as e:
-        fail(f"{directory}: cannot write the report files there ({e.strerror}); give another --outputdir")
-    click.echo("\n".join(report_lines(made, directory, recovery)))
+        raise ReportError(f"{directory}: cannot write the report files there ({e.strerror}); give another "
+                          "--outputdir", "ClientException") from None
+    return made, directory
 
 
 def retrieve_options(command):
@@ -1117,84 +1163,110 @@ def getlog(ctx: click.Context, name: str, outputpath: str | None, jobids: str | 
     """Copy the logs of TASK's jobs, each attempt's job_out.<id>.<retry>.txt, to its project
     directory's results/ (like crab getlog --short; short name log)."""
     _retrieve(ctx, name, outputpath=outputpath, jobids=jobids, dump=dump, quantity=quantity, checksum=checksum,
-              logs=True)
+              logs=True, short=short)
 
 
-def _retrieve(ctx: click.Context, name: str | None, *, outputpath: str | None, jobids: str | None, dump: bool,
-              quantity: str | None, checksum: str, logs: bool) -> None:
-    """crab getoutput / crab getlog, in crab's messages (getcommand, remote_copy)."""
-    from crabtui.task_status import StatusOptionError, parse_jobids
-    from engine.crab.client import retrieve
-    from engine.crab.client.project import RESULTS
-    from engine.crab.client.status import task_view
-    from engine.crab.taskworker.dagman_creator import read_task
+def _retrieve(ctx: click.Context, name: str | None, *, logs: bool, **options) -> None:
+    """crab getoutput / crab getlog on the command line: what :func:`_retrieve_files` says, and
+    exit status 1 if a file could not be copied."""
+    from engine.crab.client.retrieve import RetrieveError
 
-    if checksum not in ("yes", "no"):
-        fail(f"You specified to use {checksum} checksum. Only lowercase yes/no is accepted to turn ADLER32 "
-             "checksum")
-    try:
-        limit = retrieve.parse_quantity(quantity)
-    except retrieve.RetrieveError as e:
-        fail(str(e))
     with _tasks(ctx) as (db, state, client):
         task = _named(ctx, db, state, name)
         try:
-            stageout = read_task(task.task_dir).get("stageout")
-        except (OSError, ValueError):
-            fail("Cannot retrieve job list from the status command. "
-                 f"('{again(ctx)} task status {task.request_name}' shows whether the task has jobs yet)")
-        view = task_view(task.task_dir, client, task.dagman_id)
+            _, failure = _retrieve_files(ctx, client, task, logs=logs, say=click.echo, **options)
+        except RetrieveError as e:
+            fail(str(e))
+    if failure is not None:
+        fail(failure)
+
+
+def _retrieve_files(ctx: click.Context, client, task, *, outputpath: str | None, jobids: str | None, dump: bool,
+                    quantity: str | None, checksum: str, logs: bool, short: bool = False, say=click.echo):
+    """crab getoutput / crab getlog of ``task``, for the commands and a script's crabCommand, in
+    crab's messages (getcommand, remote_copy), each given to ``say``.  Returns the dictionary crab
+    returns (``success`` and ``failed`` by file, or with ``--dump`` the ``pfn`` and ``lfn`` lists;
+    getlog ``--short``'s lists of names) and, if some copies failed, the line the command ends
+    with.  RetrieveError for what crab refuses."""
+    from crabtui.task_status import StatusOptionError, parse_jobids
+    from engine.crab.client import retrieve
+    from engine.crab.client.project import RESULTS
+    from engine.crab.client.retrieve import RetrieveError
+    from engine.crab.client.status import job_sort_key, task_view
+    from engine.crab.taskworker.dagman_creator import read_task
+
+    nothing = {"success": [], "failed": []} if logs and short else {"success": {}, "failed": {}}
+    if checksum not in ("yes", "no"):
+        raise RetrieveError(f"You specified to use {checksum} checksum. Only lowercase yes/no is accepted to turn "
+                            "ADLER32 checksum")
+    limit = retrieve.parse_quantity(quantity)
+    try:
+        stageout = read_task(task.task_dir).get("stageout")
+    except (OSError, ValueError):
+        raise RetrieveError("Cannot retrieve job list from the status command. "
+                            f"('{again(ctx)} task status {task.request_name}' shows whether the task has jobs yet)",
+                            "ClientException") from None
+    view = task_view(task.task_dir, client, task.dagman_id)
     if not logs and stageout is None:
-        click.echo("No files to retrieve. Files not transferred to storage since task configuration parameter "
-                   "General.transferOutputs is False.")
-        return
+        say("No files to retrieve. Files not transferred to storage since task configuration parameter "
+            "General.transferOutputs is False.")
+        return {**nothing, "commandStatus": "SUCCESS"}, None
     try:
         wanted = parse_jobids(jobids, ranges=view.automatic is None) if jobids else None
-        jobs = retrieve.select(view.jobs, wanted)
-    except (StatusOptionError, retrieve.RetrieveError) as e:
-        fail(str(e))
+    except StatusOptionError as e:
+        raise RetrieveError(str(e)) from None
+    jobs = retrieve.select(view.jobs, wanted)
     files = (retrieve.log_files if logs else retrieve.output_files)(task.task_dir, jobs)
     if limit is not None and wanted is None:
         files = files[:limit]
     if not files:
-        click.echo("No files to retrieve.")
-        return
+        say("No files to retrieve.")
+        return {**nothing, "commandStatus": "SUCCESS"}, None
     if dump:
-        _dump(files)
-        return
+        files = sorted(files, key=lambda f: (job_sort_key(f.job), f.name))
+        say(_dump(files))
+        return {"pfn": [f.source for f in files], "lfn": [f.lfn for f in files if f.lfn],
+                "commandStatus": "SUCCESS"}, None
     destination = os.path.abspath(outputpath) if outputpath else os.path.join(_project_dir(task), RESULTS)
     if os.path.exists(destination) and not os.path.isdir(destination):
-        fail(f"{destination}: Destination directory is a file; give --outputpath a directory")
+        raise RetrieveError(f"{destination}: Destination directory is a file; give --outputpath a directory")
     try:
         os.makedirs(destination, exist_ok=True)
     except OSError as e:
-        fail(f"{destination}: cannot make the destination directory ({e.strerror}); give another --outputpath")
-    click.echo(f"Setting the destination to {destination}")
-    click.echo(f"Retrieving {len(files)} files")
-    failed = []
+        raise RetrieveError(f"{destination}: cannot make the destination directory ({e.strerror}); give another "
+                            "--outputpath", "ClientException") from None
+    say(f"Setting the destination to {destination}")
+    say(f"Retrieving {len(files)} files")
+    success, failed = {}, {}
     for item in files:
         try:
             copied = retrieve.copy(item, destination, checksum=checksum == "yes")
-        except (OSError, retrieve.RetrieveError) as e:
-            click.echo(f"Warning: Failed retrieving {item.name}: {getattr(e, 'strerror', None) or e}")
-            failed.append(item.name)
+        except (OSError, RetrieveError) as e:
+            failed[item.name] = str(getattr(e, "strerror", None) or e)
+            say(f"Warning: Failed retrieving {item.name}: {failed[item.name]}")
             continue
-        click.echo(f"Success: Success in retrieving {item.name}" if copied
-                   else f"Skipping {item.name} as file already exists in {destination}")
-    if failed:
-        click.echo(f"Number of files successfully retrieved: {len(files) - len(failed)}\n"
-                   f"Number of files failed to be retrieved: {len(failed)}")
-        fail(f"{len(failed)} of the {len(files)} files could not be retrieved, the first {failed[0]}; the others "
-             f"are in {destination}, and the command retrieves only what is missing when run again")
-    click.echo("Success: All files successfully retrieved")
+        if copied:
+            success[item.name] = "Successfully retrieved"  # remote_copy's word for each
+        say(f"Success: Success in retrieving {item.name}" if copied
+            else f"Skipping {item.name} as file already exists in {destination}")
+    done = ({"success": list(success), "failed": list(failed)} if logs and short else
+            {"success": success, "failed": failed})
+    if not failed:
+        say("Success: All files successfully retrieved")
+        return {**done, "commandStatus": "SUCCESS"}, None
+    say(f"Number of files successfully retrieved: {len(files) - len(failed)}\n"
+        f"Number of files failed to be retrieved: {len(failed)}")
+    first = next(iter(failed))
+    return {**done, "commandStatus": "SUCCESS"}, (
+        f"{len(failed)} of the {len(files)} files could not be retrieved, the first {first}; the others are in "
+        f"{destination}, and the command retrieves only what is missing when run again")
 
 
-def _dump(files) -> None:
-    """crab getoutput --dump: the files of each job, numbered, with their PFN (here a path) and LFN."""
+def _dump(files) -> str:
+    """crab getoutput --dump: the files of each job (``files`` in job order), numbered, with their
+    PFN (here a path) and LFN."""
     lines, job = [], None
-    from engine.crab.client.status import job_sort_key
-
-    for item in sorted(files, key=lambda f: (job_sort_key(f.job), f.name)):
+    for item in files:
         if item.job != job:
             lines.append(f"{'' if job is None else chr(10)}=== Files from job {item.job}:")
             job, number = item.job, 1
@@ -1202,5 +1274,4 @@ def _dump(files) -> None:
         if item.lfn:
             lines.append(f"{' ' * len(str(number))}  LFN: {item.lfn}")
         number += 1
-    click.echo("\n".join(lines))
-
+    return "\n".join(lines)

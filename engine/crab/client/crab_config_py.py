@@ -20,8 +20,9 @@ it runs:
   the script as CRAB's ``ConfigurationException`` or ``ClientException``; another command the
   caller's ``commands`` has is given the command line the call stands for, as CRAB's
   ``execRaw`` gives it to the command, and returns what it returns, a :class:`CommandFailed` it
-  raises reaching the script as ``ClientException``; the others raise ``ClientException`` naming
-  the crabtui command line the call stands for) and
+  raises reaching the script as the ``ClientException`` subclass crab raises there, or as
+  ``CRABAPI.BadArgumentException`` for options crab's parser refuses; the others raise
+  ``ClientException`` naming the crabtui command line the call stands for) and
   ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
 * ``httplib``, Python 2's name of ``http.client``, which multi-crab scripts written for Python 2
   import for ``HTTPException`` (the only Python 2 name stood in for: the others' APIs changed);
@@ -98,8 +99,14 @@ class SubmitFailed(Exception):
 
 
 class CommandFailed(Exception):
-    """Raised by one of the ``commands`` hooks (crab status, ...): the script sees CRAB's
-    ``ClientException`` with the same message."""
+    """Raised by one of the ``commands`` hooks (crab status, ...): the script sees the exception
+    CRAB raises there, named by ``exception`` (CRABClient's ``ClientException`` or one of its
+    subclasses, or CRABAPI's ``BadArgumentException`` for a command line crab's option parser
+    refuses), with the same message."""
+
+    def __init__(self, message: str, exception: str = "ClientException"):
+        super().__init__(message)
+        self.exception = exception
 
 
 Sections = dict[str, dict[str, Any]]
@@ -241,7 +248,8 @@ def _crab_arguments(args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
     return line + [str(arg) for arg in args]
 
 
-def _crab_command(submit: Submit, commands: Commands, exceptions: _Exceptions) -> Callable[..., Any]:
+def _crab_command(submit: Submit, commands: Commands, exceptions: _Exceptions,
+                  api: types.ModuleType) -> Callable[..., Any]:
     def crabCommand(command: str, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (CRAB's name)
         """CRABAPI.RawCommand.crabCommand: ``submit`` hands the configuration to crabtui's submission,
         another command in ``commands`` gets the call's arguments as crab's command line."""
@@ -249,7 +257,7 @@ def _crab_command(submit: Submit, commands: Commands, exceptions: _Exceptions) -
             try:
                 return commands[command](_crab_arguments(args, kwargs))
             except CommandFailed as e:
-                raise ClientException(str(e)) from None
+                raise (getattr(exceptions, e.exception, None) or getattr(api, e.exception))(str(e)) from None
         if command != "submit":
             runs = ", ".join(f"crabCommand({name!r})" for name in ("submit", *commands))
             raise ClientException(f"crabCommand({command!r}): crabtui runs {runs} only; run "
@@ -294,13 +302,17 @@ def _stand_in_modules(submit: Submit, commands: Commands) -> dict[str, types.Mod
                     # names CRAB's UserUtilities imports, which scripts import from it
                     ClientException=ClientException, LOGLEVEL_MUTE=LOGLEVEL_MUTE, Configuration=Configuration)
     client_utils = _module("CRABClient.ClientUtilities", LOGLEVEL_MUTE=LOGLEVEL_MUTE)
-    raw = _module("CRABAPI.RawCommand", crabCommand=_crab_command(submit, commands, exceptions))
+    api_error = type("APIException", (Exception,), {"__module__": "CRABAPI"})  # CRABAPI's own, not CRABClient's
+    api = _module("CRABAPI", __path__=[], APIException=api_error,
+                  BadArgumentException=type("BadArgumentException", (api_error,), {"__module__": "CRABAPI"}))
+    raw = _module("CRABAPI.RawCommand", crabCommand=_crab_command(submit, commands, exceptions, api))
+    api.RawCommand = raw
     wmconfig = _module("WMCore.Configuration", Configuration=Configuration, ConfigSection=ConfigSection)
     modules = {"CRABClient": _module("CRABClient", __path__=[], UserUtilities=utils, ClientExceptions=exceptions,
                                      ClientUtilities=client_utils),
                "CRABClient.UserUtilities": utils, "CRABClient.ClientExceptions": exceptions,
                "CRABClient.ClientUtilities": client_utils,
-               "CRABAPI": _module("CRABAPI", __path__=[], RawCommand=raw), "CRABAPI.RawCommand": raw,
+               "CRABAPI": api, "CRABAPI.RawCommand": raw,
                "WMCore": _module("WMCore", __path__=[], Configuration=wmconfig), "WMCore.Configuration": wmconfig,
                "httplib": http.client}
     return modules

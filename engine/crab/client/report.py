@@ -26,7 +26,12 @@ EVENT_TYPES = {"PoolOutputModule": "EDM", "TFileService": "TFile"}  # else FAKE,
 
 
 class ReportError(Exception):
-    """A report that cannot be made; the message is crab's, in one line."""
+    """A report that cannot be made; the message is crab's, in one line, and ``exception`` the
+    CRABClient exception crab report raises for it (what a script's crabCommand sees)."""
+
+    def __init__(self, message: str, exception: str = "CommandFailedException"):
+        super().__init__(message)
+        self.exception = exception
 
 
 @dataclass
@@ -112,6 +117,22 @@ def make_report(task_dir: str, jobs: Sequence[JobView], *, recovery: str = "notF
     if to_process:
         report.extra_files["lumisToProcess.json"] = compact(to_process)
     return report
+
+
+def crab_dict(report: Report, recovery: str) -> dict:
+    """What crab report returns to a script (``crabCommand('report')``), as CRABClient's
+    ``report.__call__`` fills it: the figures, and the lumis as LumiList's compact lists; the
+    output datasets' are empty, as nothing is published."""
+    return {"numFilesProcessed": report.files_processed, "numEventsRead": report.events_read,
+            "numEventsWritten": dict(report.events_written),
+            "inputDatasetLumis": report.extra_files.get("inputDatasetLumis.json", {}),
+            "inputDatasetDuplicateLumis": report.extra_files.get("inputDatasetDuplicateLumis.json", {}),
+            "lumisToProcess": report.extra_files.get("lumisToProcess.json", {}),
+            "processedLumis": report.lumi_files.get("processedLumis.json", {}),
+            "outputDatasetsLumis": {}, "outputDatasetsNumEvents": {},
+            "outputFilesDuplicateLumis": report.lumi_files.get("outputFilesDuplicateLumis.json", {}),
+            "notProcessedLumis": report.lumi_files.get(f"{recovery}Lumis.json", {}),
+            "commandStatus": "SUCCESS"}
 
 
 def write_report(report: Report, directory: str) -> None:

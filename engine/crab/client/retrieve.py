@@ -33,7 +33,13 @@ RETRIEVABLE = ("transferring", "cooloff", "held", "finished", "failed")  # getco
 
 
 class RetrieveError(Exception):
-    """An option or job CRAB's client would refuse; the message is CRAB's, in one line."""
+    """An option or job CRAB's client would refuse; the message is CRAB's, in one line, and
+    ``exception`` the CRABClient exception getcommand raises for it (what a script's crabCommand
+    sees)."""
+
+    def __init__(self, message: str, exception: str = "ConfigurationException"):
+        super().__init__(message)
+        self.exception = exception
 
 
 @dataclass(frozen=True, slots=True)
