@@ -745,8 +745,9 @@ class _Submitter:
     def _retrieve(self, command: str, arguments: list[str]) -> dict:
         keys = ("outputpath", "jobids", "dump", "quantity", "checksum")
         with self._task(command, arguments) as (task, options, _db, client):
-            done, _ = _retrieve_files(self.ctx, client, task, logs=command == "getlog", short=options.get("short", False),
-                                      say=lambda _line: None, **{key: options[key] for key in keys})
+            done, _ = _retrieve_files(self.ctx, client, task, logs=command == "getlog",
+                                      short=options.get("short", False), say=lambda _line: None,
+                                      **{key: options[key] for key in keys})
         return done
 
     @contextmanager
