@@ -965,6 +965,41 @@ def test_crab_commands_other_than_submit_name_the_command_line_they_stand_for(tm
         "this call stands for"]
 
 
+CRAB_API_ERRORS = """\
+import CRABAPI
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+for command in ('st', 'report', 'getoutput'):
+    try:
+        crabCommand(command, dir='crab_projects/crab_a')
+    except ClientException as e:
+        print('ClientException %s %s' % (type(e).__name__, e))
+    except CRABAPI.APIException as e:
+        print('APIException %s %s' % (type(e).__name__, e))
+"""
+
+
+def test_a_refused_crab_command_raises_the_exception_crabs_api_raises(tmp_path, capsys):
+    """crabCommand takes crab's command names ('st' is no module of CRABClient.Commands: CRABAPI's
+    BadArgumentException, which is no ClientException); a hook's refusal reaches the script as the
+    CRABClient exception it names, a subclass of ClientException."""
+    from engine.crab.client.crab_config_py import CommandFailed
+
+    def report(arguments):
+        raise CommandFailed(f"report {arguments}: no job has finished", "CommandFailedException")
+
+    def getoutput(arguments):
+        raise CommandFailed("No such option '--parallel'.", "BadArgumentException")
+
+    py = tmp_path / "follow.py"
+    py.write_text(CRAB_API_ERRORS)
+    run_crab_config(py, Recorder(), main=True, commands={"report": report, "getoutput": getoutput})
+    assert capsys.readouterr().out.splitlines() == [
+        'APIException BadArgumentException Could not find command "st"',
+        "ClientException CommandFailedException report ['--dir', 'crab_projects/crab_a']: no job has finished",
+        "APIException BadArgumentException No such option '--parallel'."]
+
+
 def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything_back(tmp_path, monkeypatch):
     py = tmp_path / "multicrab.py"
     py.write_text(MULTICRAB.format(module_level="import sys\nconfig.General.requestName = sys.argv[1]"))

@@ -21,8 +21,9 @@ it runs:
   caller's ``commands`` has is given the command line the call stands for, as CRAB's
   ``execRaw`` gives it to the command, and returns what it returns, a :class:`CommandFailed` it
   raises reaching the script as the ``ClientException`` subclass crab raises there, or as
-  ``CRABAPI.BadArgumentException`` for options crab's parser refuses; the others raise
-  ``ClientException`` naming the crabtui command line the call stands for) and
+  ``CRABAPI.BadArgumentException`` for options crab's parser refuses; a name that is no crab
+  command, a short name included, raises ``BadArgumentException`` as ``execRaw`` does; crab's
+  other commands raise ``ClientException`` naming the crabtui command line the call stands for) and
   ``WMCore.Configuration`` (``Configuration``, ``ConfigSection``);
 * ``httplib``, Python 2's name of ``http.client``, which multi-crab scripts written for Python 2
   import for ``HTTPException`` (the only Python 2 name stood in for: the others' APIs changed);
@@ -232,6 +233,13 @@ _EXCEPTIONS = ("TaskNotFoundException", "CachefileNotFoundException", "ConfigExc
                "SandboxTooBigException", "CommandFailedException", "RESTInterfaceException", "RucioClientException")
 
 
+CRAB_COMMANDS = ("checkdataset", "checkfile", "checkusername", "checkwrite", "createmyproxy", "getcommand", "getlog",
+                 "getoutput", "getsandbox", "kill", "preparelocal", "proceed", "recover", "remake", "remote_copy",
+                 "report", "request_type", "resubmit", "setdatasetstatus", "setfilestatus", "status", "submit", "tasks",
+                 "uploadlog")
+"""The modules of CRABClient.Commands, the names crabCommand takes (crab's command names, not their short names)."""
+
+
 class _Exceptions(types.ModuleType):
     ConfigurationException: type[ClientException]
 
@@ -258,6 +266,8 @@ def _crab_command(submit: Submit, commands: Commands, exceptions: _Exceptions,
                 return commands[command](_crab_arguments(args, kwargs))
             except CommandFailed as e:
                 raise (getattr(exceptions, e.exception, None) or getattr(api, e.exception))(str(e)) from None
+        if command not in CRAB_COMMANDS:  # execRaw imports CRABClient.Commands.<command>: short names are not there
+            raise api.BadArgumentException(f'Could not find command "{command}"')
         if command != "submit":
             runs = ", ".join(f"crabCommand({name!r})" for name in ("submit", *commands))
             raise ClientException(f"crabCommand({command!r}): crabtui runs {runs} only; run "
