@@ -754,8 +754,9 @@ class _Submitter:
     def _task(self, command: str, arguments: list[str]) -> Iterator[tuple]:
         """The task crab ``command``'s command line ``arguments`` name, its options parsed as the
         crabtui command's, the task table and the schedd; the task's crab.log gets the command line
-        the call stands for.  What fails raises CommandFailed, which the script sees as crab's
-        ClientException."""
+        the call stands for.  What fails raises CommandFailed, which the script sees as the
+        exception crab raises there (ClientException or a subclass; BadArgumentException for
+        options crab's parser refuses)."""
         from engine.crab.client import project
         from engine.crab.client.crab_config_py import CommandFailed
         from engine.crab.client.report import ReportError
@@ -769,7 +770,7 @@ class _Submitter:
         try:
             options = task.get_command(self.ctx, command).make_context(command, list(arguments),
                                                                        parent=self.ctx).params
-        except click.ClickException as e:  # crab's option parser exits 2, which execRaw raises as BadArgumentException
+        except click.ClickException as e:  # crab's option parser exits 2: execRaw raises BadArgumentException
             raise CommandFailed(f"{call}: {e.format_message()}", "BadArgumentException") from None
         name = self._named(call, options)
         try:

@@ -51,6 +51,7 @@ rep = call('report', dir=d, recovery='failed', outputdir='recovery')
 print('report %s' % json.dumps(rep, sort_keys=True))
 print('getlog %s' % call('getlog', dir=d, jobids='1'))
 print('getlog again %s' % call('getlog', dir=d, jobids='1'))
+print('quantity %s' % sorted(call('getoutput', dir=d, quantity=2, outputpath='two')['success']))
 """
 
 
@@ -122,7 +123,9 @@ def test_follow_up_scripts_report_fetch_and_resubmit_through_crab_command(state,
     assert report["notProcessedLumis"] == json.loads((here / "recovery" / "failedLumis.json").read_text())
     assert lines[5:] == ["getlog {'success': {'job_out.1.0.txt': 'Successfully retrieved'}, 'failed': {}, "
                          "'commandStatus': 'SUCCESS'}",
-                         "getlog again {'success': {}, 'failed': {}, 'commandStatus': 'SUCCESS'}"]  # skipped
+                         "getlog again {'success': {}, 'failed': {}, 'commandStatus': 'SUCCESS'}",  # skipped
+                         f"quantity {[f'output_{job}.root' for job in finished[:2]]}"]
+    assert sorted(p.name for p in (here / "two").iterdir()) == [f"output_{job}.root" for job in finished[:2]]
 
     # the multicrabGet loop: outputs missing from results/, the failed jobs' short logs, a resubmission
     got = crabtui(state, "task", "submit", "--multicrab", "multicrab_get.py", "crab_zmumu", cwd=here)
