@@ -1071,8 +1071,8 @@ def _resubmit_arguments(command: str, *, publication: bool, force: bool, numcore
 @crab_options
 @click.option("--outputdir", metavar="DIR", help="Where to write the lumi files (default: the project directory's "
                                                 "results/).")
-@click.option("--recovery", type=click.Choice(["notFinished", "notPublished", "failed"]), default="notFinished",
-              show_default=True, help="Which lumis are left to process: those not finished, or those of failed jobs.")
+@click.option("--recovery", default="notFinished", show_default=True, metavar="notFinished|failed",
+              help="Which lumis are left to process: those not finished, or those of failed jobs.")
 @click.pass_context
 def report(ctx: click.Context, name: str, outputdir: str | None, recovery: str) -> None:
     """What TASK's finished jobs read and wrote, and its lumi files (like crab report).
@@ -1098,10 +1098,13 @@ def _report(ctx: click.Context, state, client, task, *, outputdir: str | None, r
     report, written to ``outputdir`` or the project directory's results/, and that directory.
     ReportError for what crab refuses, in its words."""
     from engine.crab.client.project import RESULTS
-    from engine.crab.client.report import ReportError, input_dataset_lumis, make_report, write_report
+    from engine.crab.client.report import RECOVERY, ReportError, input_dataset_lumis, make_report, write_report
     from engine.crab.client.status import task_view
     from engine.crab.taskworker.datasets import Catalogue
 
+    if recovery not in RECOVERY:  # crab report's validateOptions, not its option parser
+        raise ReportError(f"The --recovery option only accepts the following values: {list(RECOVERY)}",
+                          "ConfigurationException")
     if recovery == "notPublished":
         raise ReportError("The option --recovery=notPublished has been specified (which instructs to determine the "
                           "not processed lumis based on published datasets), but crabtui publishes no output "

@@ -44,6 +44,7 @@ def call(*args, **kwargs):
 
 call('getoutput', dir=d, jobids='42')
 call('report', dir=d, recovery='notPublished')
+call('report', dir=d, recovery='lost')
 call('getoutput', dir=d, parallel=4)
 dump = call('getoutput', d, '--dump', jobids='1')
 print('dump %s %d %s' % (sorted(dump), len(dump['pfn']), dump['lfn']))
@@ -112,6 +113,9 @@ def test_follow_up_scripts_report_fetch_and_resubmit_through_crab_command(state,
                         "in a valid state to retrieve output files")
     assert lines[1].startswith("ClientException ConfigurationException: crabCommand('report'): The option "
                                "--recovery=notPublished has been specified")
+    assert lines[2] == ("ClientException ConfigurationException: crabCommand('report'): The --recovery option only "
+                        "accepts the following values: ['notFinished', 'notPublished', 'failed']")
+    del lines[2]
     assert lines[2] == "CRABAPI BadArgumentException: crabCommand('getoutput'): No such option '--parallel'."
     assert lines[3].startswith("dump ['commandStatus', 'lfn', 'pfn'] 1 ['/store/user/") and \
         lines[3].endswith("/output_1.root']")
