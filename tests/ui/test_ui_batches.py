@@ -1,0 +1,110 @@
+"""The queue view (``b``): condor_q's batches on a real embedded engine, with plain jobs submitted
+as condor_submit takes them (``queue 3`` under a batch name, ``queue from`` a file), a batch's
+jobs, a job's ClassAd and output, and hold, release and remove of marked batches, each asked first."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from crabtui.app import CrabApp
+from crabtui.screens.batch import BatchScreen
+from crabtui.screens.batches import BatchesScreen
+from crabtui.screens.condor_job import CondorJobScreen
+from crabtui.screens.dags import DagsScreen
+from crabtui.screens.dialogs import ConfirmScreen
+from crabtui.screens.help import HelpScreen
+from crabtui.snapshots import Backend
+from crabtui.widgets.log_view import LogView
+from engine.schedd.api import JobStatus
+from engine.schedd.local.client import LocalScheddClient
+from test_ui_dags import Queries, info, held_and_released
+from test_ui_views import INTERVAL, drive
+from ui_tasks import cells, crabtui, wait_for
+
+# Each proc says who it is, waits for go.<proc> in its directory, then exits with its proc id.
+GATED = ("executable = /bin/sh\n"
+         "arguments = \"-c 'echo out of $(Process); while [ ! -e go.$(Process) ]; do sleep 0.1; done; "
+         "exit $(Process)'\"\n"
+         "output = out.$(Process)\nerror = err.$(Process)\nlog = jobs.log\n")
+
+
+def job_submit(state, directory: Path, text: str, name: str = "jobs.sub", *files: tuple[str, str]) -> int:
+    """``crabtui job submit NAME`` in ``directory``; the cluster it queued."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / name).write_text(text)
+    for file, content in files:
+        (directory / file).write_text(content)
+    result = crabtui(state, "job", "submit", name, cwd=directory)
+    assert result.returncode == 0, result.stderr
+    return int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+
+
+def statuses(state, cluster: int) -> list[int]:
+    with LocalScheddClient(state) as schedd:
+        return [ad["JobStatus"] for ad in schedd.query_values(f"ClusterId == {cluster}", ["JobStatus"])]
+
+
+async def open_queue(pilot) -> BatchesScreen:
+    await pilot.press("b")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, BatchesScreen) and pilot.app.screen.snapshot,
+                   "the queue view")
+    return pilot.app.screen
+
+
+def batch_line(state, name: str) -> list[str]:
+    """``crabtui q``'s line of batch ``name``, split into its columns."""
+    result = crabtui(state, "q", cwd=Path("/tmp"))
+    line = next(line for line in result.stdout.splitlines() if f" {name} " in line)
+    return line.split()
+
+
+def test_plain_jobs_show_as_condor_q_batches_and_open_to_their_jobs_and_output(engine, tmp_path):
+    named = job_submit(engine, tmp_path / "named", GATED + "batch_name = analysis\nqueue 3\n")
+    listed = job_submit(engine, tmp_path / "listed", GATED.replace("$(Process);", "$(Process) $(item);")
+                        + "queue item from args.txt\n", "listed.sub", ("args.txt", "alpha\nbeta\n"))
+    (tmp_path / "named" / "go.0").touch()  # proc 0 ends with exit 0, the others wait
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        table = screen.table
+        owner = screen.snapshot.owner
+        key, other = f"{owner} analysis", f"{owner} ID: {listed}"
+        await wait_for(pilot, lambda: key in table.items and table.items[key].done == 1
+                       and table.items[key].running + table.items[key].idle == 2, "proc 0 done, 1 and 2 queued")
+        await wait_for(pilot, lambda: other in table.items and table.items[other].total == 2, "the listed cluster")
+        row = [c.strip() for c in cells(table, key)][2:]  # the mark and stale cells left out
+        assert row[:2] == [owner, "analysis"] and row[-1] == f"{named}.1-2"
+        assert row[3] == "1" and row[-2] == "3", "done 1 of total 3"
+        q = batch_line(engine, "analysis")  # crabtui q's line of the same batch: the same counts
+        assert q[0] == owner and q[-1] == f"{named}.1-2" and q[-2] == "3"
+        assert [c.strip() for c in cells(table, other)][-1] == f"{listed}.0-1"
+
+        table.move_cursor(row=table.get_row_index(key))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, BatchScreen) and pilot.app.screen.snapshot,
+                       "the batch's jobs")
+        jobs = pilot.app.screen
+        await wait_for(pilot, lambda: {f"{named}.{p}" for p in range(3)} <= set(jobs.table.items),
+                       "its three procs, the ended one from the history")
+        first = [c.strip() for c in cells(jobs.table, f"{named}.0")][2:]
+        assert first[1] == "completed" and first[4] == "exit 0"
+        assert [c.strip() for c in cells(jobs.table, f"{named}.1")][3] in ("idle", "running")
+        assert "3 jobs" in info(jobs) and f"{owner}'s analysis of 3" in info(jobs)
+
+        jobs.table.move_cursor(row=jobs.table.get_row_index(f"{named}.1"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, CondorJobScreen) and pilot.app.screen.snapshot,
+                       "the job's drilldown")
+        job = pilot.app.screen
+        assert 'JobBatchName = "analysis"' in job.snapshot.ad_text and job.snapshot.where == "queue"
+        await wait_for(pilot, lambda: (job.snapshot.texts.get("stdout") or "") == "out of 1\n", "its stdout")
+        assert "000 (" in (job.snapshot.texts.get("log") or ""), "its cluster's events from its user log"
+        await pilot.press("2")
+        assert job.query_one("#cj-stdout-text", LogView).lines[0] == "out of 1"
+        for p in (1, 2):
+            (tmp_path / "named" / f"go.{p}").touch()
+        for p in (0, 1):
+            (tmp_path / "listed" / f"go.{p}").touch()
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
