@@ -108,3 +108,94 @@ def test_plain_jobs_show_as_condor_q_batches_and_open_to_their_jobs_and_output(e
             (tmp_path / "listed" / f"go.{p}").touch()
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_marked_batches_are_held_released_and_removed_each_asked_first(engine, tmp_path):
+    first = job_submit(engine, tmp_path / "a", GATED + "batch_name = first\nqueue 2\n")
+    second = job_submit(engine, tmp_path / "b", GATED + "batch_name = second\nqueue 1\n")
+    alone = job_submit(engine, tmp_path / "c", GATED + "batch_name = alone\nqueue 1\n")
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_queue(pilot)
+        table = screen.table
+        owner = screen.snapshot.owner
+        keys = [f"{owner} first", f"{owner} second"]
+        await wait_for(pilot, lambda: set(keys) <= set(table.items), "both batches")
+        for key in keys:
+            table.move_cursor(row=table.get_row_index(key))
+            await pilot.press("space")
+        await pilot.press("h")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.question == "Hold 3 jobs of 2 batches?"
+        assert f"first of {owner}: 2 jobs ({first}.0-1)" in dialog.details
+        await pilot.press("y")
+        await wait_for(pilot, lambda: statuses(engine, first) == [JobStatus.HELD] * 2
+                       and statuses(engine, second) == [JobStatus.HELD], "both batches held")
+        await wait_for(pilot, lambda: table.items[keys[0]].held == 2 and table.items[keys[1]].held == 1,
+                       "the holds in the view")
+        assert JobStatus.HELD not in statuses(engine, alone), "the unmarked batch is left alone"
+        await pilot.press("r")
+        assert app.screen.question == "Release 3 jobs of 2 batches?"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: JobStatus.HELD not in statuses(engine, first) + statuses(engine, second),
+                       "both released")
+        await pilot.press("K")
+        assert app.screen.question == "Remove 3 jobs of 2 batches?"
+        await pilot.press("n")
+        assert statuses(engine, first) and statuses(engine, second), "No removes nothing"
+        await pilot.press("K", "y")
+        await wait_for(pilot, lambda: not statuses(engine, first) and not statuses(engine, second), "both removed")
+        await wait_for(pilot, lambda: not set(keys) & set(table.items), "gone from the view")
+        assert f"{owner} alone" in table.items
+        (tmp_path / "c" / "go.0").touch()
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_the_queue_view_follows_the_jobs_logs_instead_of_querying_the_queue(state, tmp_path, monkeypatch):
+    cluster = job_submit(state, tmp_path, GATED + "batch_name = followed\nqueue 2\n")
+    queries = Queries(monkeypatch)
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        table = screen.table
+        key = f"{screen.snapshot.owner} followed"
+        await wait_for(pilot, lambda: key in table.items, "the batch")
+        asked = len(queries.constraints)
+        held_and_released(state, f"{cluster}.1", hold=True)
+        await wait_for(pilot, lambda: table.items[key].held == 1, "the hold, from the jobs' log")
+        (tmp_path / "go.0").touch()
+        await wait_for(pilot, lambda: table.items[key].done == 1 and table.items[key].ids == f"{cluster}.1",
+                       "proc 0 done, from the log")
+        assert queries.constraints[asked:] == [], "no query: the log told it all"
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: len(queries.constraints) > asked, "ctrl+r asks the schedd")
+        held_and_released(state, f"{cluster}.1", hold=False)
+        (tmp_path / "go.1").touch()
+
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
+
+
+def test_b_opens_the_queue_from_the_task_and_dag_lists_within_80_columns(state, tmp_path):
+    job_submit(state, tmp_path, GATED + "queue 1\n")
+
+    async def scenario(pilot):
+        app = pilot.app
+        await pilot.press("question_mark")
+        assert ("b", "The queue by batch, as condor_q shows it: every job, plain ones too") in app.screen.key_rows
+        await pilot.press("escape")
+        screen = await open_queue(pilot)
+        await wait_for(pilot, lambda: screen.table.items, "the job's batch")
+        await pilot.pause()
+        assert screen.query_one("KeyBar").render().plain == (
+            " ⏎ Open  esc Back  q Quit  / Filter  f Find  K Remove  h Hold".ljust(80 - len(" ? more ")) + " ? more ")
+        await pilot.press("escape", "d")
+        await wait_for(pilot, lambda: isinstance(app.screen, DagsScreen), "the DAG list")
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen) and any(key == "b" for key, _ in app.screen.key_rows)
+        await pilot.press("escape", "b")
+        await wait_for(pilot, lambda: isinstance(app.screen, BatchesScreen), "the queue from the DAG list")
+        (tmp_path / "go.0").touch()
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
