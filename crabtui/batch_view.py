@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crabtui.dag_logs import BLIND_EVERY, DISCOVER_EVERY
-from crabtui.queue_format import PROJECTIONS, Batch, batches, job_time
+from crabtui.queue_format import PROJECTIONS, Batch, batches
 from engine.schedd.api import JobStatus
 from engine.schedd.local.userlog import QueueFollower
 
@@ -73,7 +73,8 @@ class QueueJob:
     state: str
     status: int
     since: float | None  # EnteredCurrentStatus
-    run_time: float | None  # the current run's wall time (the last one's for a job not running)
+    run_time: float | None  # the last run's wall time, for a job not running (None: it has not run)
+    running_since: float | None  # a running job's current run's start: its run time goes on
     outcome: str  # "exit 0", "signal 9", "held: ...", "removed: ..." or ""
     host: str
     where: str  # "queue" or "history"
@@ -86,6 +87,10 @@ class QueueJob:
     def sort_key(self) -> tuple[int, int]:
         cluster, _, proc = self.id.partition(".")
         return int(cluster), int(proc)
+
+    def ran(self, now: float) -> float | None:
+        """condor_q's RUN_TIME at ``now``: of the current run, or the last one."""
+        return max(0.0, now - self.running_since) if self.running_since is not None else self.run_time
 
 
 @dataclass(frozen=True)
@@ -110,31 +115,37 @@ class BatchQueue:
         self._clusters: dict[int, dict[str, Any]] = {}  # a cluster's shared attributes, from the last answer
         self._cache: tuple[tuple, list[Batch], list[BatchRow]] | None = None
         self._history: dict[tuple[int, ...], tuple[int, list[dict[str, Any]]]] = {}
+        self._shown: dict[tuple[str, str], tuple[tuple, QueueJob]] = {}  # a batch's jobs as last shown
+        self._jobs: list[dict[str, Any]] | None = None
 
     def jobs(self, schedd: Any, now: float, ask: bool = False) -> list[dict[str, Any]]:
         """Every job in the queue, as the last query and the logs since tell."""
+        changed = False
         for follower in self._followers.values():
-            follower.read()
-        unknown = any(key[0] not in self._clusters for f in self._followers.values() for key in f.jobs)
+            changed |= follower.read()
+        unknown = changed and any(key[0] not in self._clusters for f in self._followers.values() for key in f.jobs)
         stale = any(f.stale for f in self._followers.values())
         asked = self._asked_at
         if ask or unknown or stale or asked is None or not 0 <= now - asked < self.discover_every:
             self._ask(schedd, now)
+            changed = True
         elif self._blind and not 0 <= now - self._blind_at < self.blind_every:
             clusters = sorted({key[0] for key in self._blind})
-            for key in [k for k in self._blind if k[0] in clusters]:
-                del self._blind[key]
+            self._blind = {}
             for ad in schedd.query_values(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})",
                                           QUEUE_PROJECTION):
                 self._blind[(ad["ClusterId"], ad["ProcId"])] = dict(ad)
             self._blind_at = now
-        found = list(self._blind.values())
-        for follower in self._followers.values():
-            for (cluster, _), job in follower.jobs.items():
-                if "Owner" not in job:  # a proc its log's SUBMIT event brought
-                    job.update((k, v) for k, v in self._clusters.get(cluster, {}).items() if k not in job)
-                found.append(job)
-        return found
+            changed = True
+        if changed or self._jobs is None:
+            found = list(self._blind.values())
+            for follower in self._followers.values():
+                for (cluster, _), job in follower.jobs.items():
+                    if "Owner" not in job:  # a proc its log's SUBMIT event brought
+                        job.update((k, v) for k, v in self._clusters.get(cluster, {}).items() if k not in job)
+                    found.append(job)
+            self._jobs = found
+        return self._jobs
 
     def _ask(self, schedd: Any, now: float) -> None:
         marks = {path: f.mark() for path, f in self._followers.items()}
@@ -173,6 +184,10 @@ class BatchQueue:
     @property
     def asked_at(self) -> float | None:
         return self._asked_at
+
+    @property
+    def shown(self) -> dict[tuple[str, str], tuple[tuple, QueueJob]]:
+        return self._shown
 
     def ended(self, schedd: Any, clusters: Iterable[int], left: int) -> list[dict[str, Any]]:
         """The jobs of ``clusters`` in the history, read again when ``left`` (how many of them
@@ -217,7 +232,7 @@ def batch_jobs_snapshot(backend: Any, key: str, now: float, ask: bool = False) -
         batch, row = next(((b, r) for b, r in zip(found, rows) if r.key == key), (None, None))
         ended = queue.ended(schedd, {j["ClusterId"] for j in batch.jobs}, batch.done) if batch else []
         owner = backend._owner(schedd)
-    jobs = queue_jobs(batch, ended, now) if batch is not None else []
+    jobs = queue_jobs(batch, ended, queue.shown) if batch is not None else []
     tasks: frozenset[str] = frozenset()
     if any(j.crab_task for j in jobs):
         with backend.db() as db:
@@ -241,15 +256,34 @@ def batch_rows(found: Sequence[Batch]) -> list[BatchRow]:
     return rows
 
 
-def queue_jobs(batch: Batch, ended: Sequence[Mapping[str, Any]], now: float) -> list[QueueJob]:
-    """A batch's jobs: those in the queue, then those of its clusters in the history."""
+def queue_jobs(batch: Batch, ended: Sequence[Mapping[str, Any]],
+               shown: dict[tuple[str, str], tuple[tuple, QueueJob]]) -> list[QueueJob]:
+    """A batch's jobs: those in the queue, then those of its clusters in the history.  A job
+    whose attributes did not change since the last call (``shown``, updated) is the same object,
+    whose row the table does not compute again."""
     queued = {(j["ClusterId"], j["ProcId"]) for j in batch.jobs}
-    shown = [_job(ad, "queue", now) for ad in batch.jobs]
-    shown += [_job(ad, "history", now) for ad in ended if (ad.get("ClusterId"), ad.get("ProcId")) not in queued]
-    return sorted(shown, key=lambda j: j.sort_key)
+    found = [(ad, "queue") for ad in batch.jobs]
+    found += [(ad, "history") for ad in ended if (ad.get("ClusterId"), ad.get("ProcId")) not in queued]
+    jobs, kept = [], {}
+    for ad, where in found:
+        key = (f"{ad['ClusterId']}.{ad['ProcId']}", where)
+        values = tuple(map(ad.get, _SHOWN))
+        before = shown.get(key)
+        job = before[1] if before is not None and before[0] == values else _job(ad, where)
+        kept[key] = (values, job)
+        jobs.append(job)
+    shown.clear()
+    shown.update(kept)
+    return sorted(jobs, key=lambda j: j.sort_key)
 
 
-def _job(ad: Mapping[str, Any], where: str, now: float) -> QueueJob:
+_SHOWN = ("JobStatus", "EnteredCurrentStatus", "HoldReason", "ExitBySignal", "ExitSignal", "ExitCode",
+          "RemoveReason", "JobCurrentStartDate", "ShadowBday", "LastRemoteWallClockTime", "RemoteWallClockTime",
+          "RemoteHost", "LastRemoteHost", "DAGNodeName", "CRAB_Id")
+"""The attributes a batch's job row is made of."""
+
+
+def _job(ad: Mapping[str, Any], where: str) -> QueueJob:
     status = int(ad.get("JobStatus") or 0)
     if status == JobStatus.HELD:
         outcome = f"held: {ad.get('HoldReason') or 'no reason given'}"
@@ -261,16 +295,21 @@ def _job(ad: Mapping[str, Any], where: str, now: float) -> QueueJob:
         outcome = f"removed: {ad['RemoveReason']}"
     else:
         outcome = ""
-    if where == "queue":
-        run_time = job_time(ad, now) if ad.get("JobCurrentStartDate") or ad.get("ShadowBday") else None
-        host = ad.get("RemoteHost") if status == JobStatus.RUNNING else ad.get("LastRemoteHost")
+    running_since = None
+    if where == "queue" and status in (JobStatus.RUNNING, JobStatus.TRANSFERRING_OUTPUT, JobStatus.SUSPENDED):
+        running_since = ad.get("JobCurrentStartDate") or ad.get("ShadowBday")  # the log's EXECUTE sets the first
+        run_time, host = None, ad.get("RemoteHost") or ad.get("LastRemoteHost")
+    elif where == "queue":
+        ran = ad.get("LastRemoteWallClockTime")
+        run_time, host = (float(ran) if ran else None), ad.get("LastRemoteHost")
     else:
         wall = ad.get("RemoteWallClockTime")
         run_time, host = (float(wall) if wall else None), ad.get("LastRemoteHost")
     since = ad.get("EnteredCurrentStatus") or ad.get("CompletionDate") or ad.get("QDate")
     dagman = ad.get("DAGManJobId")
     return QueueJob(f"{ad['ClusterId']}.{ad['ProcId']}", STATE_WORDS.get(status, "?"), status,
-                    float(since) if since else None, run_time, outcome, str(host or "").split("@")[-1], where,
+                    float(since) if since else None, run_time,
+                    float(running_since) if running_since else None, outcome, str(host or ""), where,
                     str(ad.get("CRAB_ReqName") or ""), str(ad.get("CRAB_Id") or ""),
                     int(str(dagman).partition(".")[0]) if dagman not in (None, "") else None,
                     str(ad.get("DAGNodeName") or ""))

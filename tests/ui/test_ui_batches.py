@@ -91,6 +91,10 @@ def test_plain_jobs_show_as_condor_q_batches_and_open_to_their_jobs_and_output(e
         assert first[1] == "completed" and first[4] == "exit 0"
         assert [c.strip() for c in cells(jobs.table, f"{named}.1")][3] in ("idle", "running")
         assert "3 jobs" in info(jobs) and f"{owner}'s analysis of 3" in info(jobs)
+        await wait_for(pilot, lambda: any(j.state == "running" for j in jobs.table.items.values()), "a proc running")
+        running = next(j.id for j in jobs.table.items.values() if j.state == "running")
+        row = [c.strip() for c in cells(jobs.table, running)][2:]
+        assert row[3].endswith(("s", "m")) and row[5], f"its run time and its host: {row}"
 
         jobs.table.move_cursor(row=jobs.table.get_row_index(f"{named}.1"))
         await pilot.press("enter")
