@@ -203,3 +203,33 @@ def test_b_opens_the_queue_from_the_task_and_dag_lists_within_80_columns(state, 
         (tmp_path / "go.0").touch()
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
+
+
+def test_a_dags_batch_lists_its_dagman_and_node_jobs_and_a_node_job_opens_its_node(engine, tmp_path):
+    from crabtui.screens.node import NodeScreen
+    from test_ui_dags import go, submit_dag
+
+    dagman, _ = submit_dag(engine, tmp_path)
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_queue(pilot)
+        table = screen.table
+        await wait_for(pilot, lambda: any(b.dagman == dagman and len(b.jobs) == 3 for b in table.items.values()),
+                       "the DAG's batch: DAGMan and nodes A and C")
+        key = next(k for k, b in table.items.items() if b.dagman == dagman)
+        assert table.items[key].name == f"d.dag+{dagman}" and table.items[key].total == 3, "as condor_q names it"
+        table.move_cursor(row=table.get_row_index(key))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, BatchScreen) and len(app.screen.table.items) == 3,
+                       "DAGMan and its two node jobs")
+        jobs = app.screen
+        node_a = next(j for j in jobs.table.items.values() if j.node == "A")
+        jobs.table.move_cursor(row=jobs.table.get_row_index(node_a.id))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen) and app.screen.snapshot is not None,
+                       "node A's screen")
+        assert (app.screen.dag, app.screen.path) == (dagman, "A")
+        go(tmp_path, "A", "B", "C")
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
