@@ -117,6 +117,7 @@ class BatchQueue:
         self._history: dict[tuple[int, ...], tuple[int, list[dict[str, Any]]]] = {}
         self._shown: dict[tuple[str, str], tuple[tuple, QueueJob]] = {}  # a batch's jobs as last shown
         self._jobs: list[dict[str, Any]] | None = None
+        self._listed: tuple[tuple, list, list[QueueJob]] | None = None  # the last batch's jobs, what they came from
 
     def jobs(self, schedd: Any, now: float, ask: bool = False) -> list[dict[str, Any]]:
         """Every job in the queue, as the last query and the logs since tell."""
@@ -185,9 +186,13 @@ class BatchQueue:
     def asked_at(self) -> float | None:
         return self._asked_at
 
-    @property
-    def shown(self) -> dict[tuple[str, str], tuple[tuple, QueueJob]]:
-        return self._shown
+    def batch_jobs(self, batch: Batch, key: str, ended: list[dict[str, Any]]) -> list[QueueJob]:
+        """:func:`queue_jobs` of ``batch``, the same list while neither the queue nor ``ended`` changed."""
+        made_of = (self._cache[0] if self._cache else None, key)
+        cached = self._listed
+        if cached is None or cached[0] != made_of or cached[1] is not ended:
+            cached = self._listed = (made_of, ended, queue_jobs(batch, ended, self._shown))
+        return cached[2]
 
     def ended(self, schedd: Any, clusters: Iterable[int], left: int) -> list[dict[str, Any]]:
         """The jobs of ``clusters`` in the history, read again when ``left`` (how many of them
@@ -232,7 +237,7 @@ def batch_jobs_snapshot(backend: Any, key: str, now: float, ask: bool = False) -
         batch, row = next(((b, r) for b, r in zip(found, rows) if r.key == key), (None, None))
         ended = queue.ended(schedd, {j["ClusterId"] for j in batch.jobs}, batch.done) if batch else []
         owner = backend._owner(schedd)
-    jobs = queue_jobs(batch, ended, queue.shown) if batch is not None else []
+    jobs = queue.batch_jobs(batch, key, ended) if batch is not None else []
     tasks: frozenset[str] = frozenset()
     if any(j.crab_task for j in jobs):
         with backend.db() as db:

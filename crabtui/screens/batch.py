@@ -74,9 +74,10 @@ class BatchScreen(ListScreen):
         super().action_refresh_now()
 
     def show(self, fetched: tuple[BatchJobsSnapshot, dict[str, tuple]]) -> None:
-        self.snapshot, values = fetched
-        self.stale = False
-        self.table.set_items(self.rows(self.snapshot), values)
+        before, (self.snapshot, values) = self.snapshot, fetched
+        if before is None or before.jobs is not self.snapshot.jobs or self.stale:  # else the clock's tick repaints
+            self.stale = False
+            self.table.set_items(self.rows(self.snapshot), values)
         self.update_info()
 
     def rows(self, snapshot: BatchJobsSnapshot) -> dict[str, QueueJob]:
