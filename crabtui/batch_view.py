@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from crabtui.dag_logs import BLIND_EVERY, DISCOVER_EVERY
+from crabtui.dag_view import node_snapshot
 from crabtui.queue_format import PROJECTIONS, Batch, batches
+from crabtui.snapshots import _job_ad, _plain
 from engine.schedd.api import JobStatus
-from engine.schedd.local.userlog import QueueFollower
+from engine.schedd.local.userlog import QueueFollower, node_events
 
 QUEUE_PROJECTION = tuple(dict.fromkeys(PROJECTIONS["batch"] + (
     "UserLog", "Iwd", "EnteredCurrentStatus", "HoldReason", "RemoteHost", "LastRemoteHost", "JobCurrentStartDate",
@@ -202,7 +204,7 @@ class BatchQueue:
         if cached is None or cached[0] != left:
             found = schedd.history(f"member(ClusterId, {{{', '.join(map(str, key))}}})", HISTORY_PROJECTION) \
                 if key and left else []
-            cached = self._history[key] = (left, [_plain(ad) for ad in found])
+            cached = self._history[key] = (left, _plain(found))
         return cached[1]
 
 
@@ -320,18 +322,6 @@ def _job(ad: Mapping[str, Any], where: str) -> QueueJob:
                     str(ad.get("DAGNodeName") or ""))
 
 
-def _plain(ad: Any) -> dict[str, Any]:
-    """A history ClassAd as a mapping of its literal values."""
-    import classad2
-
-    values = {}
-    for attr in ad.keys():
-        value = ad.eval(attr)
-        if not isinstance(value, classad2.Value):
-            values[attr] = value
-    return values
-
-
 @dataclass(frozen=True)
 class CondorJobSnapshot:
     """A job outside CRAB tasks and DAGs, for its drilldown: its ClassAd (condor_q -l or
@@ -350,10 +340,6 @@ class CondorJobSnapshot:
 
 def condor_job_snapshot(backend: Any, job: str, now: float) -> CondorJobSnapshot:
     """Job ``cluster.proc``'s ClassAd and files, as a DAG node's drilldown reads its job's."""
-    from crabtui.dag_view import node_snapshot
-    from crabtui.snapshots import _job_ad
-    from engine.schedd.local.userlog import node_events
-
     with backend.schedd() as schedd:
         ad, where = _job_ad(schedd, job)
     read = node_snapshot(0, job, None, ad, where, now)
