@@ -233,3 +233,32 @@ def test_a_dags_batch_lists_its_dagman_and_node_jobs_and_a_node_job_opens_its_no
         go(tmp_path, "A", "B", "C")
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_a_crab_tasks_job_in_the_queue_view_opens_as_the_tasks_job(engine, tmp_path):
+    from crabtui.screens.job import JobScreen
+    from ui_tasks import submit, wait_task
+
+    name = submit(engine, tmp_path, "queued", scale=1)  # scale 1: its jobs take real minutes
+    wait_task(engine, name, "SUBMITTED")
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_queue(pilot)
+        table = screen.table
+        await wait_for(pilot, lambda: any(b.name == name and len(b.jobs) > 1 for b in table.items.values()),
+                       "the task's batch, named by the task as its DAGMan job is")
+        key = next(k for k, b in table.items.items() if b.name == name)
+        table.move_cursor(row=table.get_row_index(key))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, BatchScreen) and any(
+            j.crab_id for j in app.screen.table.items.values()), "the task's jobs")
+        jobs = app.screen
+        job = next(j for j in jobs.table.items.values() if j.crab_id)
+        jobs.table.move_cursor(row=jobs.table.get_row_index(job.id))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen), "the task's job screen")
+        assert (app.screen.task_name, app.screen.job_id) == (name, job.crab_id)
+        assert crabtui(engine, "task", "kill", name, cwd=tmp_path).returncode == 0
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
