@@ -51,7 +51,7 @@ class BatchesScreen(ListScreen):
         return [
             self.stale_column(),
             Column("owner", "Owner", lambda b: b.owner, width=8),
-            Column("batch", "Batch name", lambda b: b.name, width=16),
+            Column("batch", "Batch name", lambda b: b.name, width=12),  # Total within 80 columns
             Column("submitted", "Submitted", lambda b: b.submitted,
                    lambda v, b, p: Text("" if v is None else format_date(int(v)), end=""), width=11),
             count("done", "Done", lambda b: b.done),

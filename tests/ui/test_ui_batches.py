@@ -192,6 +192,9 @@ def test_b_opens_the_queue_from_the_task_and_dag_lists_within_80_columns(state, 
         screen = await open_queue(pilot)
         await wait_for(pilot, lambda: screen.table.items, "the job's batch")
         await pilot.pause()
+        header = screen.table.render_line(0).text
+        assert header.split()[1:10] == ["Owner", "Batch", "name", "Submitted", "Done", "Run", "Idle", "Hold",
+                                        "Total"], f"the counts up to Total within 80 columns: {header}"
         assert screen.query_one("KeyBar").render().plain == (
             " ⏎ Open  esc Back  q Quit  / Filter  f Find  K Remove  h Hold".ljust(80 - len(" ? more ")) + " ? more ")
         await pilot.press("escape", "d")
