@@ -201,6 +201,9 @@ class CrabApp(App):
 
 def binding_ids() -> set[str]:
     """The ids of every binding a keymap file may remap."""
+    from crabtui.screens.batch import BatchScreen
+    from crabtui.screens.batches import BatchesScreen
+    from crabtui.screens.condor_job import CondorJobScreen
     from crabtui.screens.dag import DagScreen
     from crabtui.screens.dags import DagsScreen
     from crabtui.screens.held import HeldScreen
@@ -210,7 +213,7 @@ def binding_ids() -> set[str]:
     from crabtui.widgets.log_view import LogView
 
     return {b.id for cls in (CrabApp, TasksScreen, TaskScreen, JobScreen, DagsScreen, DagScreen, NodeScreen, HeldScreen,
-                             ListScreen, PollingScreen, LiveTable, LogView)
+                             ListScreen, PollingScreen, LiveTable, LogView, BatchesScreen, BatchScreen, CondorJobScreen)
             for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 
 

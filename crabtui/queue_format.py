@@ -532,17 +532,35 @@ class _Progress:
     states: dict[int, int] = field(default_factory=dict)
     min_job: tuple[int, int] | None = None
     max_job: tuple[int, int] = (0, 0)
+    jobs: list[Row] = field(default_factory=list)
 
 
-def batch_table(rows: Sequence[Row], *, dag: bool = False, partial: bool = False, max_width: int = 0,
-                show_hold: bool = False) -> list[str]:
-    """condor_q's default view: one line per batch (a DAG with its sub-DAGs and node jobs, a
+@dataclass
+class Batch:
+    """One line of condor_q's batch view: its owner (or with ``dag`` a node's name), its name
+    (the batch name, ``DAG: N``, ``NODE: X`` or ``ID: N``), its first job's QDate, its counts
+    (0 where condor_q prints ``_``), the range of its job ids, and its jobs in the queue (the
+    DAGMan jobs and node jobs of a DAG's batch among them), in condor_q's order."""
+
+    owner: str | None
+    name: str
+    submitted: float | None
+    done: int
+    running: int
+    idle: int
+    held: int
+    total: int
+    ids: str
+    jobs: list[Row]
+
+
+def batches(rows: Sequence[Row], *, dag: bool = False, partial: bool = False) -> list[Batch]:
+    """condor_q's default view: one batch per line (a DAG with its sub-DAGs and node jobs, a
     batch name, or a cluster), with DONE, RUN, IDLE, HOLD and TOTAL and the range of job ids.
     ``partial`` (a constraint or job ids chose only some of a cluster's jobs) leaves the
-    clusters' DONE uncounted, as condor_q does.  HOLD shows when a job is held or
-    ``show_hold`` (``-global``)."""
+    clusters' DONE uncounted, as condor_q does."""
     nodes = link(rows, dag=True, batch=True)
-    cooked: list[list] = []
+    found: list[Batch] = []
     for node in nodes:
         if node.folded:
             continue
@@ -569,9 +587,17 @@ def batch_table(rows: Sequence[Row], *, dag: bool = False, partial: bool = False
         else:
             ids = f"{low[0]}.{low[1]} ... {high[0]}.{high[1]}"
         owner = _text(row.get("DAGNodeName")) if dag and row.get("DAGManJobId") is not None else None
-        qdate = _number(row.get("QDate"))
-        cooked.append([owner or _text(row.get("Owner")), name, None if qdate is None else format_date(int(qdate)),
-                       done, running, idle, states.get(JobStatus.HELD, 0), total, ids])
+        found.append(Batch(owner or _text(row.get("Owner")), name, _number(row.get("QDate")), done, running, idle,
+                           states.get(JobStatus.HELD, 0), total, ids, progress.jobs))
+    return found
+
+
+def batch_table(rows: Sequence[Row], *, dag: bool = False, partial: bool = False, max_width: int = 0,
+                show_hold: bool = False) -> list[str]:
+    """condor_q's default view as it prints it (:func:`batches`); HOLD shows when a job is held
+    or ``show_hold`` (``-global``)."""
+    cooked = [[b.owner, b.name, None if b.submitted is None else format_date(int(b.submitted)), b.done, b.running,
+               b.idle, b.held, b.total, b.ids] for b in batches(rows, dag=dag, partial=partial)]
     columns = [Column("OWNER", 5, left=True, alt="??", auto=True), Column("BATCH_NAME", 12, left=True),
                Column("   SUBMITTED", 12)]
     columns += [Column(heading, 6, alt="_") for heading in ("  DONE", "  RUN ", "  IDLE", "  HOLD", " TOTAL")]
@@ -610,6 +636,7 @@ def _reduce_procs(progress: _Progress, node: Node, partial: bool) -> int:
     whose procs no longer in the queue are done."""
     total_submit = num_procs = 0
     if node.schedd_universe:
+        progress.jobs.append(node.row)  # in the batch's jobs, not in its counts
         progress.nodes_total += _number(node.row.get("DAG_NodesTotal")) or 0
         progress.nodes_done += _number(node.row.get("DAG_NodesDone")) or 0
     else:
@@ -637,6 +664,7 @@ def _reduce_procs(progress: _Progress, node: Node, partial: bool) -> int:
 
 
 def _count(progress: _Progress, node: Node) -> None:
+    progress.jobs.append(node.row)
     status = node.row.get("JobStatus") or 0
     progress.states[status] = progress.states.get(status, 0) + 1
 

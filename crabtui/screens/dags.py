@@ -41,6 +41,8 @@ class DagsScreen(ListScreen):
                 tooltip="How long ended DAGs stay in the list: 1 hour, 1 day, 1 week, or not at all"),
         Binding("o", "held", "Held jobs", id="held-jobs",
                 tooltip="The held jobs, grouped by hold reason: release or remove them"),
+        Binding("b", "queue", "Queue", id="queue",
+                tooltip="The queue by batch, as condor_q shows it: every job, plain ones too"),
         Binding("c", "copy('id')", "Copy id", id="copy-id", show=False, tooltip="Copy the DAGMan job's id"),
         Binding("C", "copy('file')", "Copy file", id="copy-file", show=False, tooltip="Copy the DAG file's path"),
         Binding("escape", "back", "Back", id="back",
@@ -142,6 +144,11 @@ class DagsScreen(ListScreen):
         from crabtui.screens.held import HeldScreen
 
         self.app.push_screen(HeldScreen())
+
+    def action_queue(self) -> None:
+        from crabtui.screens.batches import BatchesScreen
+
+        self.app.push_screen(BatchesScreen())
 
     def action_toggle_users(self) -> None:
         self.all_users = not self.all_users

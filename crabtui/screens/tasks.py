@@ -28,6 +28,8 @@ class TasksScreen(ListScreen):
                 tooltip="The DAGs submitted with dag submit (not tasks): watch and control them"),
         Binding("o", "held", "Held jobs", id="held-jobs",
                 tooltip="The held jobs, grouped by hold reason: release or remove them"),
+        Binding("b", "queue", "Queue", id="queue",
+                tooltip="The queue by batch, as condor_q shows it: every job, plain ones too"),
         Binding("c", "copy('name')", "Copy name", id="copy-name", show=False, tooltip="Copy the task's name"),
         Binding("C", "copy('dir')", "Copy dir", id="copy-dir", show=False, tooltip="Copy the task's crab project directory"),
         Binding("escape", "clear", "Clear", id="clear", show=False, tooltip="Clear the marks, then the filter"),
@@ -131,6 +133,11 @@ class TasksScreen(ListScreen):
         from crabtui.screens.held import HeldScreen
 
         self.app.push_screen(HeldScreen())
+
+    def action_queue(self) -> None:
+        from crabtui.screens.batches import BatchesScreen
+
+        self.app.push_screen(BatchesScreen())
 
     def action_kill(self) -> None:
         chosen = [self.table.items[k] for k in self.table.selection()]

@@ -19,10 +19,11 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 # Binding ids, most important first; shown keys without an id, or not listed, come after them.
-IMPORTANCE = ("open-task", "open-job", "open-dag", "open-node", "open-subdag", "show-reason", "back", "back-held",
-              "quit", "filter", "find", "search", "kill", "remove-dag", "resubmit", "kill-jobs", "blacklist", "hold",
-              "release", "release-held", "mark-cause", "remove-held", "halt", "dags", "users",
-              "held-users", "ended", "mark", "sort", "copy-id", "copy-path", "pause")
+IMPORTANCE = ("open-task", "open-job", "open-dag", "open-node", "open-subdag", "show-reason", "open-batch",
+              "open-batch-job", "back", "back-held", "quit", "filter", "find", "search", "kill", "remove-dag",
+              "remove-batch", "remove-job", "resubmit", "kill-jobs", "blacklist", "hold", "release", "release-held",
+              "mark-cause", "remove-held", "halt", "dags", "queue", "users", "held-users", "ended", "mark", "sort",
+              "copy-id", "copy-path", "pause")
 HELP = "help"  # the binding drawn last, as "more"
 
 

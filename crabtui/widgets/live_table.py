@@ -135,7 +135,9 @@ def plural(n: int, noun: str) -> str:
         return f"{n} {noun}"
     words = noun.split(" ")
     head = next((i - 1 for i, w in enumerate(words) if i and w in ("in", "of", "on", "at")), len(words) - 1)
-    if words[head].endswith("s"):
+    if words[head].endswith(("ches", "shes", "sses", "xes")):  # batches: batch
+        words[head] = words[head][:-2]
+    elif words[head].endswith("s"):
         words[head] = words[head][:-1]
     return "1 " + " ".join(words)
 

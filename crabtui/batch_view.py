@@ -1,0 +1,357 @@
+"""The queue as condor_q's batch view shows it, for the UI: every job of the schedd grouped into
+batches by :func:`crabtui.queue_format.batches` (the lines ``crabtui q`` prints), and the jobs of
+one batch.  Nothing here imports textual.
+
+As the DAG list does (:mod:`crabtui.dag_logs`), the whole queue is asked of the schedd once every
+:data:`DISCOVER_EVERY` seconds, or at once when asked (ctrl+r, after an action) or when a followed
+log tells of a cluster the last answer did not have; in between, the jobs are followed through
+their user logs (``log =``) with :class:`QueueFollower`, as condor_watch_q follows them.  Jobs
+whose log cannot be read from here (none, or on a pool's machine) are asked again by cluster every
+:data:`BLIND_EVERY` seconds.  A batch's jobs that left the queue come from the history, read again
+only when more of them have left.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from crabtui.dag_logs import BLIND_EVERY, DISCOVER_EVERY
+from crabtui.dag_view import node_snapshot
+from crabtui.queue_format import PROJECTIONS, Batch, batches
+from crabtui.snapshots import _job_ad, _plain
+from engine.schedd.api import JobStatus
+from engine.schedd.local.userlog import QueueFollower, node_events
+
+QUEUE_PROJECTION = tuple(dict.fromkeys(PROJECTIONS["batch"] + (
+    "UserLog", "Iwd", "EnteredCurrentStatus", "HoldReason", "RemoteHost", "LastRemoteHost", "JobCurrentStartDate",
+    "ShadowBday", "RemoteWallClockTime", "LastRemoteWallClockTime", "RemoteUserCpu", "CRAB_ReqName", "CRAB_Id")))
+HISTORY_PROJECTION = ("ClusterId", "ProcId", "Owner", "JobStatus", "EnteredCurrentStatus", "CompletionDate",
+                      "RemoteWallClockTime", "ExitCode", "ExitBySignal", "ExitSignal", "RemoveReason", "LastRemoteHost",
+                      "DAGManJobId", "DAGNodeName", "CRAB_ReqName", "CRAB_Id", "JobUniverse")
+# what a cluster's procs that a SUBMIT event brings share with the cluster's procs the schedd told of
+_CLUSTER_ATTRS = ("Owner", "QDate", "JobBatchName", "TotalSubmitProcs", "DAGManJobId", "UserLog", "Iwd",
+                  "JobUniverse", "CRAB_ReqName")
+STATE_WORDS = {JobStatus.IDLE: "idle", JobStatus.RUNNING: "running", JobStatus.REMOVED: "removed",
+               JobStatus.COMPLETED: "completed", JobStatus.HELD: "held",
+               JobStatus.TRANSFERRING_OUTPUT: "transferring", JobStatus.SUSPENDED: "suspended"}
+
+
+@dataclass(frozen=True)
+class BatchRow:
+    """One batch as the UI lists it: condor_q's line, and the ids of its jobs in the queue."""
+
+    key: str  # its owner and name: what stays the same while its jobs come and go
+    owner: str
+    name: str
+    submitted: float | None  # its first job's QDate
+    done: int
+    running: int
+    idle: int
+    held: int
+    total: int  # 0: unknown (condor_q prints "_")
+    ids: str  # "12.0-49", "12.0 ... 14.3", as condor_q prints them
+    jobs: tuple[str, ...]  # "cluster.proc" of its jobs in the queue, DAGMan jobs first
+    statuses: tuple[int, ...]  # their JobStatus
+    dagman: int | None  # a DAG's batch: its DAGMan job's cluster
+
+
+@dataclass(frozen=True)
+class QueueSnapshot:
+    batches: list[BatchRow]
+    owner: str  # who the schedd knows us as
+    at: float
+    asked_at: float  # when the schedd was last asked for the whole queue
+
+
+@dataclass(frozen=True)
+class QueueJob:
+    """One job of a batch: its state and since when, its run time, its exit code or hold reason,
+    its host; what it belongs to (a CRAB task's job, a DAG's node) for its drilldown."""
+
+    id: str
+    state: str
+    status: int
+    since: float | None  # EnteredCurrentStatus
+    run_time: float | None  # the last run's wall time, for a job not running (None: it has not run)
+    running_since: float | None  # a running job's current run's start: its run time goes on
+    outcome: str  # "exit 0", "signal 9", "held: ...", "removed: ..." or ""
+    host: str
+    where: str  # "queue" or "history"
+    crab_task: str
+    crab_id: str
+    dagman: int | None
+    node: str
+
+    @property
+    def sort_key(self) -> tuple[int, int]:
+        cluster, _, proc = self.id.partition(".")
+        return int(cluster), int(proc)
+
+    def ran(self, now: float) -> float | None:
+        """condor_q's RUN_TIME at ``now``: of the current run, or the last one."""
+        return max(0.0, now - self.running_since) if self.running_since is not None else self.run_time
+
+
+@dataclass(frozen=True)
+class BatchJobsSnapshot:
+    batch: BatchRow | None  # None: no such batch in the queue now
+    jobs: list[QueueJob]
+    tasks: frozenset[str]  # CRAB tasks of this state directory among the jobs' (their jobs open as a task's)
+    owner: str
+    at: float
+
+
+class BatchQueue:
+    """The jobs of the schedd, followed between queries (one per :class:`Backend`)."""
+
+    def __init__(self, discover_every: float = DISCOVER_EVERY, blind_every: float = BLIND_EVERY) -> None:
+        self.discover_every, self.blind_every = discover_every, blind_every
+        self.queries = 0  # of the whole queue
+        self._asked_at: float | None = None
+        self._blind_at = 0.0
+        self._followers: dict[str, QueueFollower] = {}  # by user log
+        self._blind: dict[tuple[int, int], dict[str, Any]] = {}  # jobs no readable log follows
+        self._clusters: dict[int, dict[str, Any]] = {}  # a cluster's shared attributes, from the last answer
+        self._cache: tuple[tuple, list[Batch], list[BatchRow]] | None = None
+        self._history: dict[tuple[int, ...], tuple[int, list[dict[str, Any]]]] = {}
+        self._shown: dict[tuple[str, str], tuple[tuple, QueueJob]] = {}  # a batch's jobs as last shown
+        self._jobs: list[dict[str, Any]] | None = None
+        self._listed: tuple[tuple, list, list[QueueJob]] | None = None  # the last batch's jobs, what they came from
+
+    def jobs(self, schedd: Any, now: float, ask: bool = False) -> list[dict[str, Any]]:
+        """Every job in the queue, as the last query and the logs since tell."""
+        changed = False
+        for follower in self._followers.values():
+            changed |= follower.read()
+        unknown = changed and any(key[0] not in self._clusters for f in self._followers.values() for key in f.jobs)
+        stale = any(f.stale for f in self._followers.values())
+        asked = self._asked_at
+        if ask or unknown or stale or asked is None or not 0 <= now - asked < self.discover_every:
+            self._ask(schedd, now)
+            changed = True
+        elif self._blind and not 0 <= now - self._blind_at < self.blind_every:
+            clusters = sorted({key[0] for key in self._blind})
+            self._blind = {}
+            for ad in schedd.query_values(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})",
+                                          QUEUE_PROJECTION):
+                self._blind[(ad["ClusterId"], ad["ProcId"])] = dict(ad)
+            self._blind_at = now
+            changed = True
+        if changed or self._jobs is None:
+            found = list(self._blind.values())
+            for follower in self._followers.values():
+                for (cluster, _), job in follower.jobs.items():
+                    if "Owner" not in job:  # a proc its log's SUBMIT event brought
+                        job.update((k, v) for k, v in self._clusters.get(cluster, {}).items() if k not in job)
+                    found.append(job)
+            self._jobs = found
+        return self._jobs
+
+    def _ask(self, schedd: Any, now: float) -> None:
+        marks = {path: f.mark() for path, f in self._followers.items()}
+        ads = schedd.query_values("true", QUEUE_PROJECTION)
+        self.queries += 1
+        self._asked_at = self._blind_at = now
+        by_log: dict[str, list[Mapping[str, Any]]] = {}
+        self._blind, self._clusters = {}, {}
+        for ad in ads:
+            self._clusters.setdefault(ad["ClusterId"], {k: ad[k] for k in _CLUSTER_ATTRS if k in ad})
+            log = ad.get("UserLog")
+            if isinstance(log, str) and log:
+                by_log.setdefault(log, []).append(ad)
+            else:
+                self._blind[(ad["ClusterId"], ad["ProcId"])] = dict(ad)
+        followers = {}
+        for path, found in by_log.items():
+            follower = self._followers.get(path) or QueueFollower(path)
+            follower.seed(found, marks.get(path) or follower.mark())
+            follower.read()
+            if follower.stale:  # its directory is not on this machine: asked by cluster
+                self._blind.update(((ad["ClusterId"], ad["ProcId"]), dict(ad)) for ad in found)
+            else:
+                followers[path] = follower
+        self._followers = followers
+
+    def batches(self, schedd: Any, now: float, ask: bool = False) -> tuple[list[Batch], list[BatchRow]]:
+        """condor_q's batches of the queue and their rows, made again only when a job changed."""
+        jobs = self.jobs(schedd, now, ask)
+        key = (self.queries, self._blind_at, tuple((p, f.version) for p, f in self._followers.items()))
+        if self._cache is None or self._cache[0] != key:
+            found = batches(jobs)
+            self._cache = (key, found, batch_rows(found))
+        return self._cache[1], self._cache[2]
+
+    @property
+    def asked_at(self) -> float | None:
+        return self._asked_at
+
+    def batch_jobs(self, batch: Batch, key: str, ended: list[dict[str, Any]]) -> list[QueueJob]:
+        """:func:`queue_jobs` of ``batch``, the same list while neither the queue nor ``ended`` changed."""
+        made_of = (self._cache[0] if self._cache else None, key)
+        cached = self._listed
+        if cached is None or cached[0] != made_of or cached[1] is not ended:
+            cached = self._listed = (made_of, ended, queue_jobs(batch, ended, self._shown))
+        return cached[2]
+
+    def ended(self, schedd: Any, clusters: Iterable[int], left: int) -> list[dict[str, Any]]:
+        """The jobs of ``clusters`` in the history, read again when ``left`` (how many of them
+        have left the queue, by condor_q's count) grew."""
+        key = tuple(sorted(clusters))
+        cached = self._history.get(key)
+        if cached is None or cached[0] != left:
+            found = schedd.history(f"member(ClusterId, {{{', '.join(map(str, key))}}})", HISTORY_PROJECTION) \
+                if key and left else []
+            cached = self._history[key] = (left, _plain(found))
+        return cached[1]
+
+
+_QUEUES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def batch_queue(backend: Any) -> BatchQueue:
+    """The queue followed for ``backend``'s schedd, shared by the batch list and a batch's jobs,
+    asked as often as the DAG list asks for its DAGMan jobs."""
+    queue = _QUEUES.get(backend)
+    if queue is None:
+        every = getattr(getattr(backend, "_dag_queue", None), "discover_every", DISCOVER_EVERY)
+        queue = _QUEUES[backend] = BatchQueue(every)
+    return queue
+
+
+def queue_snapshot(backend: Any, now: float, ask: bool = False) -> QueueSnapshot:
+    """Every batch of the schedd (every user's: the screen chooses)."""
+    queue = batch_queue(backend)
+    with backend.schedd() as schedd:
+        _, rows = queue.batches(schedd, now, ask)
+        owner = backend._owner(schedd)
+    return QueueSnapshot(rows, owner, now, queue.asked_at or now)
+
+
+def batch_jobs_snapshot(backend: Any, key: str, now: float, ask: bool = False) -> BatchJobsSnapshot:
+    """The jobs of batch ``key`` (a :class:`BatchRow`'s): in the queue, and those of its
+    clusters that left it, from the history."""
+    queue = batch_queue(backend)
+    with backend.schedd() as schedd:
+        found, rows = queue.batches(schedd, now, ask)
+        batch, row = next(((b, r) for b, r in zip(found, rows) if r.key == key), (None, None))
+        ended = queue.ended(schedd, {j["ClusterId"] for j in batch.jobs}, batch.done) if batch else []
+        owner = backend._owner(schedd)
+    jobs = queue.batch_jobs(batch, key, ended) if batch is not None else []
+    tasks: frozenset[str] = frozenset()
+    if any(j.crab_task for j in jobs):
+        with backend.db() as db:
+            tasks = frozenset(t.name for t in db.tasks()) & {j.crab_task for j in jobs}
+    return BatchJobsSnapshot(row, jobs, tasks, owner, now)
+
+
+def batch_rows(found: Sequence[Batch]) -> list[BatchRow]:
+    rows, seen = [], set()
+    for batch in found:
+        jobs = sorted(batch.jobs, key=lambda j: (j.get("JobUniverse") != 7, j["ClusterId"], j["ProcId"]))
+        key = f"{batch.owner or '??'} {batch.name}"
+        while key in seen:  # two batches of one name: a DAG's and a cluster's
+            key += "'"
+        seen.add(key)
+        dagman = jobs[0]["ClusterId"] if jobs and jobs[0].get("JobUniverse") == 7 else None
+        rows.append(BatchRow(key, batch.owner or "??", batch.name, batch.submitted, batch.done, batch.running,
+                             batch.idle, batch.held, batch.total, batch.ids,
+                             tuple(f"{j['ClusterId']}.{j['ProcId']}" for j in jobs),
+                             tuple(int(j.get("JobStatus") or 0) for j in jobs), dagman))
+    return rows
+
+
+def queue_jobs(batch: Batch, ended: Sequence[Mapping[str, Any]],
+               shown: dict[tuple[str, str], tuple[tuple, QueueJob]]) -> list[QueueJob]:
+    """A batch's jobs: those in the queue, then those of its clusters in the history.  A job
+    whose attributes did not change since the last call (``shown``, updated) is the same object,
+    whose row the table does not compute again."""
+    queued = {(j["ClusterId"], j["ProcId"]) for j in batch.jobs}
+    found = [(ad, "queue") for ad in batch.jobs]
+    found += [(ad, "history") for ad in ended if (ad.get("ClusterId"), ad.get("ProcId")) not in queued]
+    jobs, kept = [], {}
+    for ad, where in found:
+        key = (f"{ad['ClusterId']}.{ad['ProcId']}", where)
+        values = tuple(map(ad.get, _SHOWN))
+        before = shown.get(key)
+        job = before[1] if before is not None and before[0] == values else _job(ad, where)
+        kept[key] = (values, job)
+        jobs.append(job)
+    shown.clear()
+    shown.update(kept)
+    return sorted(jobs, key=lambda j: j.sort_key)
+
+
+_SHOWN = ("JobStatus", "EnteredCurrentStatus", "HoldReason", "ExitBySignal", "ExitSignal", "ExitCode",
+          "RemoveReason", "JobCurrentStartDate", "ShadowBday", "LastRemoteWallClockTime", "RemoteWallClockTime",
+          "RemoteHost", "LastRemoteHost", "DAGNodeName", "CRAB_Id")
+"""The attributes a batch's job row is made of."""
+
+
+def _job(ad: Mapping[str, Any], where: str) -> QueueJob:
+    status = int(ad.get("JobStatus") or 0)
+    if status == JobStatus.HELD:
+        outcome = f"held: {ad.get('HoldReason') or 'no reason given'}"
+    elif ad.get("ExitBySignal") is True:
+        outcome = f"signal {ad.get('ExitSignal', '?')}"
+    elif ad.get("ExitCode") is not None:
+        outcome = f"exit {ad['ExitCode']}"
+    elif status == JobStatus.REMOVED and ad.get("RemoveReason"):
+        outcome = f"removed: {ad['RemoveReason']}"
+    else:
+        outcome = ""
+    running_since = None
+    if where == "queue" and status in (JobStatus.RUNNING, JobStatus.TRANSFERRING_OUTPUT, JobStatus.SUSPENDED):
+        running_since = ad.get("JobCurrentStartDate") or ad.get("ShadowBday")  # the log's EXECUTE sets the first
+        run_time, host = None, ad.get("RemoteHost") or ad.get("LastRemoteHost")
+    elif where == "queue":
+        ran = ad.get("LastRemoteWallClockTime")
+        run_time, host = (float(ran) if ran else None), ad.get("LastRemoteHost")
+    else:
+        wall = ad.get("RemoteWallClockTime")
+        run_time, host = (float(wall) if wall else None), ad.get("LastRemoteHost")
+    since = ad.get("EnteredCurrentStatus") or ad.get("CompletionDate") or ad.get("QDate")
+    dagman = ad.get("DAGManJobId")
+    return QueueJob(f"{ad['ClusterId']}.{ad['ProcId']}", STATE_WORDS.get(status, "?"), status,
+                    float(since) if since else None, run_time,
+                    float(running_since) if running_since else None, outcome, str(host or ""), where,
+                    str(ad.get("CRAB_ReqName") or ""), str(ad.get("CRAB_Id") or ""),
+                    int(str(dagman).partition(".")[0]) if dagman not in (None, "") else None,
+                    str(ad.get("DAGNodeName") or ""))
+
+
+@dataclass(frozen=True)
+class CondorJobSnapshot:
+    """A job outside CRAB tasks and DAGs, for its drilldown: its ClassAd (condor_q -l or
+    condor_history -l) and the ends of its stdout, stderr and user log (its cluster's events)."""
+
+    id: str
+    ad_text: str  # "" if it is neither in the queue nor in the history
+    where: str  # "queue", "history" or ""
+    status: int | None
+    hold_reason: str
+    files: dict[str, str]  # tab -> path: stdout, stderr, log
+    texts: dict[str, str | None]  # tab -> the file's end (None: it cannot be read)
+    notes: dict[str, str]  # tab -> why there is no text
+    at: float
+
+
+def condor_job_snapshot(backend: Any, job: str, now: float) -> CondorJobSnapshot:
+    """Job ``cluster.proc``'s ClassAd and files, as a DAG node's drilldown reads its job's."""
+    with backend.schedd() as schedd:
+        ad, where = _job_ad(schedd, job)
+    read = node_snapshot(0, job, None, ad, where, now)
+    files = {tab: path for tab, path in read.files.items() if tab in ("stdout", "stderr", "log")}
+    texts = {tab: read.texts.get(tab) for tab in ("stdout", "stderr", "log")}
+    notes = {tab: note for tab, note in read.notes.items() if tab in ("stdout", "stderr", "log")}
+    if "log" in files and texts["log"] is not None:
+        cluster = int(job.partition(".")[0])
+        texts["log"] = node_events(files["log"], "", [cluster], after=cluster)
+        if not texts["log"]:
+            notes["log"] = f"{files['log']} holds no event of this job's cluster yet"
+    elif ad is None:
+        notes = {tab: f"job {job} is neither in the queue nor in the history" for tab in ("stdout", "stderr", "log")}
+    status = ad.get("JobStatus") if ad is not None else None
+    return CondorJobSnapshot(job, read.ad_text, where, status, read.hold_reason, files, texts, notes, now)

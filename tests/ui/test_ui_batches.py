@@ -1,0 +1,267 @@
+"""The queue view (``b``): condor_q's batches on a real embedded engine, with plain jobs submitted
+as condor_submit takes them (``queue 3`` under a batch name, ``queue from`` a file), a batch's
+jobs, a job's ClassAd and output, and hold, release and remove of marked batches, each asked first."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from crabtui.app import CrabApp
+from crabtui.screens.batch import BatchScreen
+from crabtui.screens.batches import BatchesScreen
+from crabtui.screens.condor_job import CondorJobScreen
+from crabtui.screens.dags import DagsScreen
+from crabtui.screens.dialogs import ConfirmScreen
+from crabtui.screens.help import HelpScreen
+from crabtui.snapshots import Backend
+from crabtui.widgets.log_view import LogView
+from engine.schedd.api import JobStatus
+from engine.schedd.local.client import LocalScheddClient
+from test_ui_dags import Queries, info, held_and_released
+from test_ui_views import INTERVAL, drive
+from ui_tasks import cells, crabtui, wait_for
+
+# Each proc says who it is, waits for go.<proc> in its directory, then exits with its proc id.
+GATED = ("executable = /bin/sh\n"
+         "arguments = \"-c 'echo out of $(Process); while [ ! -e go.$(Process) ]; do sleep 0.1; done; "
+         "exit $(Process)'\"\n"
+         "output = out.$(Process)\nerror = err.$(Process)\nlog = jobs.log\n")
+
+
+def job_submit(state, directory: Path, text: str, name: str = "jobs.sub", *files: tuple[str, str]) -> int:
+    """``crabtui job submit NAME`` in ``directory``; the cluster it queued."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / name).write_text(text)
+    for file, content in files:
+        (directory / file).write_text(content)
+    result = crabtui(state, "job", "submit", name, cwd=directory)
+    assert result.returncode == 0, result.stderr
+    return int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+
+
+def statuses(state, cluster: int) -> list[int]:
+    with LocalScheddClient(state) as schedd:
+        return [ad["JobStatus"] for ad in schedd.query_values(f"ClusterId == {cluster}", ["JobStatus"])]
+
+
+async def open_queue(pilot) -> BatchesScreen:
+    await pilot.press("b")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, BatchesScreen) and pilot.app.screen.snapshot,
+                   "the queue view")
+    return pilot.app.screen
+
+
+def batch_line(state, name: str) -> list[str]:
+    """``crabtui q``'s line of batch ``name``, split into its columns."""
+    result = crabtui(state, "q", cwd=Path("/tmp"))
+    line = next(line for line in result.stdout.splitlines() if f" {name} " in line)
+    return line.split()
+
+
+def test_plain_jobs_show_as_condor_q_batches_and_open_to_their_jobs_and_output(engine, tmp_path):
+    named = job_submit(engine, tmp_path / "named", GATED + "batch_name = analysis\nqueue 3\n")
+    listed = job_submit(engine, tmp_path / "listed", GATED.replace("$(Process);", "$(Process) $(item);")
+                        + "queue item from args.txt\n", "listed.sub", ("args.txt", "alpha\nbeta\n"))
+    (tmp_path / "named" / "go.0").touch()  # proc 0 ends with exit 0, the others wait
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        table = screen.table
+        owner = screen.snapshot.owner
+        key, other = f"{owner} analysis", f"{owner} ID: {listed}"
+        await wait_for(pilot, lambda: key in table.items and table.items[key].done == 1
+                       and table.items[key].running + table.items[key].idle == 2, "proc 0 done, 1 and 2 queued")
+        await wait_for(pilot, lambda: other in table.items and table.items[other].total == 2, "the listed cluster")
+        row = [c.strip() for c in cells(table, key)][2:]  # the mark and stale cells left out
+        assert row[:2] == [owner, "analysis"] and row[-1] == f"{named}.1-2"
+        assert row[3] == "1" and row[-2] == "3", "done 1 of total 3"
+        q = batch_line(engine, "analysis")  # crabtui q's line of the same batch: the same counts
+        assert q[0] == owner and q[-1] == f"{named}.1-2" and q[-2] == "3"
+        assert [c.strip() for c in cells(table, other)][-1] == f"{listed}.0-1"
+
+        table.move_cursor(row=table.get_row_index(key))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, BatchScreen) and pilot.app.screen.snapshot,
+                       "the batch's jobs")
+        jobs = pilot.app.screen
+        await wait_for(pilot, lambda: {f"{named}.{p}" for p in range(3)} <= set(jobs.table.items),
+                       "its three procs, the ended one from the history")
+        first = [c.strip() for c in cells(jobs.table, f"{named}.0")][2:]
+        assert first[1] == "completed" and first[4] == "exit 0"
+        assert [c.strip() for c in cells(jobs.table, f"{named}.1")][3] in ("idle", "running")
+        assert "3 jobs" in info(jobs) and f"{owner}'s analysis of 3" in info(jobs)
+        await wait_for(pilot, lambda: any(j.state == "running" for j in jobs.table.items.values()), "a proc running")
+        running = next(j.id for j in jobs.table.items.values() if j.state == "running")
+        row = [c.strip() for c in cells(jobs.table, running)][2:]
+        assert row[3].endswith(("s", "m")) and row[5], f"its run time and its host: {row}"
+
+        jobs.table.move_cursor(row=jobs.table.get_row_index(f"{named}.1"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, CondorJobScreen) and pilot.app.screen.snapshot,
+                       "the job's drilldown")
+        job = pilot.app.screen
+        assert 'JobBatchName = "analysis"' in job.snapshot.ad_text and job.snapshot.where == "queue"
+        await wait_for(pilot, lambda: (job.snapshot.texts.get("stdout") or "") == "out of 1\n", "its stdout")
+        assert "000 (" in (job.snapshot.texts.get("log") or ""), "its cluster's events from its user log"
+        await pilot.press("2")
+        assert job.query_one("#cj-stdout-text", LogView).lines[0] == "out of 1"
+        for p in (1, 2):
+            (tmp_path / "named" / f"go.{p}").touch()
+        for p in (0, 1):
+            (tmp_path / "listed" / f"go.{p}").touch()
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_marked_batches_are_held_released_and_removed_each_asked_first(engine, tmp_path):
+    first = job_submit(engine, tmp_path / "a", GATED + "batch_name = first\nqueue 2\n")
+    second = job_submit(engine, tmp_path / "b", GATED + "batch_name = second\nqueue 1\n")
+    alone = job_submit(engine, tmp_path / "c", GATED + "batch_name = alone\nqueue 1\n")
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_queue(pilot)
+        table = screen.table
+        owner = screen.snapshot.owner
+        keys = [f"{owner} first", f"{owner} second"]
+        await wait_for(pilot, lambda: set(keys) <= set(table.items), "both batches")
+        for key in keys:
+            table.move_cursor(row=table.get_row_index(key))
+            await pilot.press("space")
+        await pilot.press("h")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.question == "Hold 3 jobs of 2 batches?"
+        assert f"first of {owner}: 2 jobs ({first}.0-1)" in dialog.details
+        await pilot.press("y")
+        await wait_for(pilot, lambda: statuses(engine, first) == [JobStatus.HELD] * 2
+                       and statuses(engine, second) == [JobStatus.HELD], "both batches held")
+        await wait_for(pilot, lambda: table.items[keys[0]].held == 2 and table.items[keys[1]].held == 1,
+                       "the holds in the view")
+        assert JobStatus.HELD not in statuses(engine, alone), "the unmarked batch is left alone"
+        await pilot.press("r")
+        assert app.screen.question == "Release 3 jobs of 2 batches?"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: JobStatus.HELD not in statuses(engine, first) + statuses(engine, second),
+                       "both released")
+        await pilot.press("K")
+        assert app.screen.question == "Remove 3 jobs of 2 batches?"
+        await pilot.press("n")
+        assert statuses(engine, first) and statuses(engine, second), "No removes nothing"
+        await pilot.press("K", "y")
+        await wait_for(pilot, lambda: not statuses(engine, first) and not statuses(engine, second), "both removed")
+        await wait_for(pilot, lambda: not set(keys) & set(table.items), "gone from the view")
+        assert f"{owner} alone" in table.items
+        (tmp_path / "c" / "go.0").touch()
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_the_queue_view_follows_the_jobs_logs_instead_of_querying_the_queue(state, tmp_path, monkeypatch):
+    cluster = job_submit(state, tmp_path, GATED + "batch_name = followed\nqueue 2\n")
+    queries = Queries(monkeypatch)
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        table = screen.table
+        key = f"{screen.snapshot.owner} followed"
+        await wait_for(pilot, lambda: key in table.items, "the batch")
+        asked = len(queries.constraints)
+        held_and_released(state, f"{cluster}.1", hold=True)
+        await wait_for(pilot, lambda: table.items[key].held == 1, "the hold, from the jobs' log")
+        (tmp_path / "go.0").touch()
+        await wait_for(pilot, lambda: table.items[key].done == 1 and table.items[key].ids == f"{cluster}.1",
+                       "proc 0 done, from the log")
+        assert queries.constraints[asked:] == [], "no query: the log told it all"
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: len(queries.constraints) > asked, "ctrl+r asks the schedd")
+        held_and_released(state, f"{cluster}.1", hold=False)
+        (tmp_path / "go.1").touch()
+
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
+
+
+def test_b_opens_the_queue_from_the_task_and_dag_lists_within_80_columns(state, tmp_path):
+    job_submit(state, tmp_path, GATED + "queue 1\n")
+
+    async def scenario(pilot):
+        app = pilot.app
+        await pilot.press("question_mark")
+        assert ("b", "The queue by batch, as condor_q shows it: every job, plain ones too") in app.screen.key_rows
+        await pilot.press("escape")
+        screen = await open_queue(pilot)
+        await wait_for(pilot, lambda: screen.table.items, "the job's batch")
+        await pilot.pause()
+        header = screen.table.render_line(0).text
+        assert header.split()[1:10] == ["Owner", "Batch", "name", "Submitted", "Done", "Run", "Idle", "Hold",
+                                        "Total"], f"the counts up to Total within 80 columns: {header}"
+        assert screen.query_one("KeyBar").render().plain == (
+            " ⏎ Open  esc Back  q Quit  / Filter  f Find  K Remove  h Hold".ljust(80 - len(" ? more ")) + " ? more ")
+        await pilot.press("escape", "d")
+        await wait_for(pilot, lambda: isinstance(app.screen, DagsScreen), "the DAG list")
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen) and any(key == "b" for key, _ in app.screen.key_rows)
+        await pilot.press("escape", "b")
+        await wait_for(pilot, lambda: isinstance(app.screen, BatchesScreen), "the queue from the DAG list")
+        (tmp_path / "go.0").touch()
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
+
+
+def test_a_dags_batch_lists_its_dagman_and_node_jobs_and_a_node_job_opens_its_node(engine, tmp_path):
+    from crabtui.screens.node import NodeScreen
+    from test_ui_dags import go, submit_dag
+
+    dagman, _ = submit_dag(engine, tmp_path)
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_queue(pilot)
+        table = screen.table
+        await wait_for(pilot, lambda: any(b.dagman == dagman and len(b.jobs) == 3 for b in table.items.values()),
+                       "the DAG's batch: DAGMan and nodes A and C")
+        key = next(k for k, b in table.items.items() if b.dagman == dagman)
+        assert table.items[key].name == f"d.dag+{dagman}" and table.items[key].total == 3, "as condor_q names it"
+        table.move_cursor(row=table.get_row_index(key))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, BatchScreen) and len(app.screen.table.items) == 3,
+                       "DAGMan and its two node jobs")
+        jobs = app.screen
+        node_a = next(j for j in jobs.table.items.values() if j.node == "A")
+        jobs.table.move_cursor(row=jobs.table.get_row_index(node_a.id))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeScreen) and app.screen.snapshot is not None,
+                       "node A's screen")
+        assert (app.screen.dag, app.screen.path) == (dagman, "A")
+        go(tmp_path, "A", "B", "C")
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_a_crab_tasks_job_in_the_queue_view_opens_as_the_tasks_job(engine, tmp_path):
+    from crabtui.screens.job import JobScreen
+    from ui_tasks import submit, wait_task
+
+    name = submit(engine, tmp_path, "queued", scale=1)  # scale 1: its jobs take real minutes
+    wait_task(engine, name, "SUBMITTED")
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_queue(pilot)
+        table = screen.table
+        await wait_for(pilot, lambda: any(b.name == name and len(b.jobs) > 1 for b in table.items.values()),
+                       "the task's batch, named by the task as its DAGMan job is")
+        key = next(k for k, b in table.items.items() if b.name == name)
+        table.move_cursor(row=table.get_row_index(key))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, BatchScreen) and any(
+            j.crab_id for j in app.screen.table.items.values()), "the task's jobs")
+        jobs = app.screen
+        job = next(j for j in jobs.table.items.values() if j.crab_id)
+        jobs.table.move_cursor(row=jobs.table.get_row_index(job.id))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen), "the task's job screen")
+        assert (app.screen.task_name, app.screen.job_id) == (name, job.crab_id)
+        assert crabtui(engine, "task", "kill", name, cwd=tmp_path).returncode == 0
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
