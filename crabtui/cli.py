@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import os
+import sys
 
 import click
 
@@ -84,6 +85,15 @@ class OneLineGroup(click.Group):
             raise one_line(e, ctx) from None
 
 
+def _unusable_table() -> tuple[type[Exception], ...]:
+    """StateDirError and TaskError, of those modules that are loaded: an error of a module not
+    imported cannot have been raised, and the commands that never open the task table (``q``
+    among them) do not pay for importing it and sqlite3."""
+    return tuple(getattr(sys.modules[module], name) for module, name in
+                 (("engine.state", "StateDirError"), ("engine.crab.taskworker.taskdb", "TaskError"))
+                 if module in sys.modules)
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported by name when used; a state directory that cannot be
     used stops any of them with one line, and so does a command line click refuses."""
@@ -97,14 +107,8 @@ class LazyGroup(click.Group):
             raise one_line(e) from None
 
     def invoke(self, ctx: click.Context):
-        from engine.crab.taskworker.taskdb import TaskError
-        from engine.state import StateDirError
-
         try:
             return super().invoke(ctx)
-        except (StateDirError, TaskError) as e:  # a task table that cannot be used, whichever command opened it
-            click.echo(f"ERROR: {e}", err=True)
-            ctx.exit(1)
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as e:
@@ -113,6 +117,11 @@ class LazyGroup(click.Group):
             click.echo("ERROR: interrupted (Ctrl-C); what crabtui had done stays done, "
                        "and the jobs and tasks it queued run on", err=True)
             ctx.exit(130)
+        except Exception as e:
+            if not isinstance(e, _unusable_table()):
+                raise
+            click.echo(f"ERROR: {e}", err=True)  # a task table that cannot be used, whichever command opened it
+            ctx.exit(1)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
