@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import difflib
 import importlib
 import os
@@ -30,7 +31,7 @@ def _load_bindings_quietly() -> None:
 _load_bindings_quietly()
 
 from crabtui import __version__  # noqa: E402  (after the bindings, see above)
-from crabtui.commands.backend import BACKENDS, backend_option
+from crabtui.commands.backend import BACKENDS, NOTHING_AT_EXIT, backend_option
 
 # Each command's module is imported when the command runs (``crabtui q`` does not pay for the
 # CRAB layer's imports); every command takes --backend after its name too.
@@ -106,9 +107,28 @@ class LazyGroup(click.Group):
         except click.UsageError as e:
             raise one_line(e) from None
 
+    def main(self, args=None, *rest, **extra):
+        """Click's main; run as the program (the command line from sys.argv), after a command
+        that said there is nothing to finish at exit (``nothing_at_exit``) and with no exit
+        handler registered, the process ends at once, its output flushed."""
+        self.nothing_at_exit = False
+        try:
+            return super().main(args, *rest, **extra)
+        except SystemExit as e:
+            if args is None and self.nothing_at_exit and not e.code and not atexit._ncallbacks():
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                except OSError:
+                    raise e from None  # a closed pipe: said as without this
+                os._exit(0)
+            raise
+
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            self.nothing_at_exit = ctx.meta.get(NOTHING_AT_EXIT, False)
+            return result
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as e:
