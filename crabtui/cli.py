@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import difflib
 import importlib
 import os
+import sys
 
 import click
 
@@ -29,7 +31,7 @@ def _load_bindings_quietly() -> None:
 _load_bindings_quietly()
 
 from crabtui import __version__  # noqa: E402  (after the bindings, see above)
-from crabtui.commands.backend import BACKENDS, backend_option
+from crabtui.commands.backend import BACKENDS, NOTHING_AT_EXIT, backend_option
 
 # Each command's module is imported when the command runs (``crabtui q`` does not pay for the
 # CRAB layer's imports); every command takes --backend after its name too.
@@ -84,6 +86,15 @@ class OneLineGroup(click.Group):
             raise one_line(e, ctx) from None
 
 
+def _unusable_table() -> tuple[type[Exception], ...]:
+    """StateDirError and TaskError, of those modules that are loaded: an error of a module not
+    imported cannot have been raised, and the commands that never open the task table (``q``
+    among them) do not pay for importing it and sqlite3."""
+    return tuple(getattr(sys.modules[module], name) for module, name in
+                 (("engine.state", "StateDirError"), ("engine.crab.taskworker.taskdb", "TaskError"))
+                 if module in sys.modules)
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported by name when used; a state directory that cannot be
     used stops any of them with one line, and so does a command line click refuses."""
@@ -96,15 +107,28 @@ class LazyGroup(click.Group):
         except click.UsageError as e:
             raise one_line(e) from None
 
-    def invoke(self, ctx: click.Context):
-        from engine.crab.taskworker.taskdb import TaskError
-        from engine.state import StateDirError
-
+    def main(self, args=None, *rest, **extra):
+        """Click's main; run as the program (the command line from sys.argv), after a command
+        that said there is nothing to finish at exit (``nothing_at_exit``) and with no exit
+        handler registered, the process ends at once, its output flushed."""
+        self.nothing_at_exit = False
         try:
-            return super().invoke(ctx)
-        except (StateDirError, TaskError) as e:  # a task table that cannot be used, whichever command opened it
-            click.echo(f"ERROR: {e}", err=True)
-            ctx.exit(1)
+            return super().main(args, *rest, **extra)
+        except SystemExit as e:
+            if args is None and self.nothing_at_exit and not e.code and not atexit._ncallbacks():
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                except OSError:
+                    raise e from None  # a closed pipe: said as without this
+                os._exit(0)
+            raise
+
+    def invoke(self, ctx: click.Context):
+        try:
+            result = super().invoke(ctx)
+            self.nothing_at_exit = ctx.meta.get(NOTHING_AT_EXIT, False)
+            return result
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as e:
@@ -113,6 +137,11 @@ class LazyGroup(click.Group):
             click.echo("ERROR: interrupted (Ctrl-C); what crabtui had done stays done, "
                        "and the jobs and tasks it queued run on", err=True)
             ctx.exit(130)
+        except Exception as e:
+            if not isinstance(e, _unusable_table()):
+                raise
+            click.echo(f"ERROR: {e}", err=True)  # a task table that cannot be used, whichever command opened it
+            ctx.exit(1)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)

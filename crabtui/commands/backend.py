@@ -50,6 +50,17 @@ def again(ctx: click.Context) -> str:
     return " ".join(words)
 
 
+NOTHING_AT_EXIT = "crabtui.nothing_at_exit"
+
+
+def nothing_at_exit(ctx: click.Context) -> None:
+    """Says that the command, done, leaves nothing for the interpreter's teardown to finish (no
+    file to flush or close, no state to save): crabtui, run as a program, then ends without
+    that teardown, which for ``q`` on a large queue is freeing every row and module (0.02 s of
+    10,000 jobs)."""
+    ctx.meta[NOTHING_AT_EXIT] = True
+
+
 def fail(message: str) -> NoReturn:
     """Exit 1 with ``ERROR: message`` on stderr: one line saying what went wrong and what to do."""
     click.echo(f"ERROR: {message}", err=True)

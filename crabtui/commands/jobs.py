@@ -20,7 +20,7 @@ import click
 
 from crabtui import queue_format
 from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, json_form, long_form, xml_form
-from crabtui.commands.backend import backend, fail, schedd, schedd_title
+from crabtui.commands.backend import backend, fail, nothing_at_exit, schedd, schedd_title
 from crabtui.condor_args import JOB_ID, ArgumentError, Option, Parsed, check_constraint, parse
 from engine.schedd.api import JobAction, ScheddError, summarize
 
@@ -514,6 +514,7 @@ def q(ctx: click.Context, args: tuple[str, ...]) -> None:
         fail(str(e))
     except FormatError as e:
         fail(str(e))
+    nothing_at_exit(ctx)
 
 
 def _submitter_schedds(ctx: click.Context, query: QueueQuery) -> list:

@@ -20,7 +20,6 @@ import classad2
 import htcondor2
 
 from engine.schedd.api import ActResult, JobAction, JobSpec, ScheddError, SubmitResult
-from engine.schedd.local.submit import SubmitDescription, parse_description, queue_statements
 
 # The job attributes a 23.9.6 schedd refuses to edit (qmgmt's immutable attributes, tried on the test pool)
 _IMMUTABLE = {"clusterid", "procid", "owner", "user", "mytype", "targettype"}
@@ -71,6 +70,8 @@ class HTCondorSchedd:
         """The Schedd API's submit; ``spool``: as condor_submit -spool, the input files are sent to the
         schedd's spool (the jobs wait, held, until they are there) and the output stays there
         for condor_transfer_data."""
+        from engine.schedd.local.submit import SubmitDescription, parse_description, queue_statements  # not for q
+
         where = submit_file or "<submit description>"
         if len(queue_statements(description)) > 1:  # the bindings would queue the first one's jobs only
             raise ScheddError(f"{where}: several queue statements: the htcondor2 bindings queue only the "
