@@ -337,7 +337,7 @@ class CrabCommands(OneLineGroup):
     command_class = CrabCommand
 
     SHORT_NAMES = {"sub": "submit", "st": "status", "rep": "report", "tasks": "list", "output": "getoutput",
-                   "out": "getoutput", "log": "getlog"}
+                   "out": "getoutput", "log": "getlog", "chk": "checkwrite", "rmk": "remake", "uplog": "uploadlog"}
     CRAB_ONLY = {  # crab's commands that have no meaning here, and what to do instead
         "checkwrite": "checks that your grid proxy may write to a site's storage; crabtui's storage sites are "
                       "directories of the state directory, which your tasks write, so there is nothing to check "
@@ -361,12 +361,15 @@ class CrabCommands(OneLineGroup):
         "uploadlog": "sends crab's log to the CRAB server; there is none here",
         "preparelocal": "prepares a job to run on this machine; crabtui's jobs already run here, and each job's "
                         "files are in its task directory ('task status TASK' names it)",
+        "purge": "deletes a task's files from its schedd and the CRAB cache; crabtui's are in the state directory "
+                 "('task status --json' gives its task_dir), and go with it",
         "getsandbox": "downloads a task's sandbox from the CRAB server; crabtui keeps it in the task directory",
         "remote_copy": "copies outputs with Rucio; crabtui's outputs are files under the state directory",
     }
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        found = super().get_command(ctx, self.SHORT_NAMES.get(name, name))
+        name = self.SHORT_NAMES.get(name, name)
+        found = super().get_command(ctx, name)
         if found is None and name in self.CRAB_ONLY:
             reason = self.CRAB_ONLY[name]
 

@@ -991,6 +991,19 @@ def test_crab_command_lines_as_users_paste_them(tmp_path, state):
     assert crabtui(state, "task", "kill", name, cwd=tmp_path).returncode == 0
 
 
+def test_crab_commands_listed_on_crab3commands_under_their_short_names(tmp_path, state):
+    """CRAB3Commands lists checkwrite (chk), remake (rmk), uploadlog (uplog) and purge: each, as the
+    tutorial types it, gets the one line that says what to do here, not 'No such command'."""
+    for args, message in (
+            (["chk", "--site=T2_CH_CERN"], "ERROR: crab checkwrite checks that your grid proxy may write"),
+            (["rmk", "--task=180725_163437:username_crab_tutorial"], "ERROR: crab remake rebuilds a project directory"),
+            (["uplog", "-d", "crab_projects/crab_tutorial"], "ERROR: crab uploadlog sends crab's log"),
+            (["purge", "-d", "crab_projects/crab_tutorial", "--cache"], "ERROR: crab purge deletes a task's files")):
+        refused = crabtui(state, "task", *args, cwd=tmp_path)
+        assert refused.returncode == 1 and refused.stderr.startswith(message), (args, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
+
+
 def test_long_options_shortened_as_crabs_optparse_takes_them(tmp_path, state):
     """crab's commands parse their options with optparse, which takes any unambiguous prefix of a long
     option (crab status --verbose, crab getoutput --jobid 1): so does crabtui; an ambiguous one is
