@@ -1091,8 +1091,35 @@ def retrieve_options(command):
     command = click.option("--dump", is_flag=True, help="List the files' paths instead of copying them.")(command)
     command = click.option("--jobids", metavar="IDS", help="The jobs to retrieve from, e.g. 1,3-5 (default: all "
                                                           "with something to retrieve).")(command)
+    command = _grid_transfer_options(command)
     return click.option("--outputpath", metavar="DIR",
                         help="Where to put the files (default: the project directory's results/).")(command)
+
+
+GRID_TRANSFER = {  # crab getoutput's and getlog's options for grid transfers, and what to do here instead
+    "xrootd": "prints the files' XRootD URLs; crabtui's files are on this machine: --dump gives each one's path "
+              "(PFN) and LFN",
+    "parallel": "sets how many grid transfers run at once; crabtui copies files on this machine: drop it",
+    "wait": "sets a grid transfer's timeout; crabtui copies files on this machine: drop it",
+    "command": "chooses the grid copy tool (LCG or GFAL); crabtui copies files on this machine: drop it",
+}
+
+
+def _grid_transfer_options(command):
+    """crab's --xrootd, --parallel N, --wait N and --command TOOL, pasted from a crab command line,
+    are refused in one line saying what to do, rather than as unknown options."""
+
+    @functools.wraps(command)
+    def run(*args, **kwargs):
+        for name in GRID_TRANSFER:
+            if kwargs.pop(f"grid_{name}") not in (None, False):
+                fail(f"crab {click.get_current_context().command.name}'s --{name} {GRID_TRANSFER[name]}")
+        return command(*args, **kwargs)
+
+    run = click.option("--xrootd", "grid_xrootd", is_flag=True, hidden=True)(run)
+    for name in ("parallel", "wait", "command"):
+        run = click.option(f"--{name}", f"grid_{name}", hidden=True)(run)
+    return run
 
 
 @task.command()

@@ -1004,6 +1004,22 @@ def test_crab_commands_listed_on_crab3commands_under_their_short_names(tmp_path,
         assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
 
 
+def test_getoutput_options_for_grid_transfers_say_what_to_do(tmp_path, state):
+    """CRAB3Commands' crab getoutput --xrootd, --parallel and --wait, and getlog --command, typed as
+    there, are refused in one line naming the option and what to do here (--dump for the paths)."""
+    for args, message in (
+            (["getoutput", "-d", "crab_projects/crab_tutorial", "--xrootd", "--jobids=1"],
+             "ERROR: crab getoutput's --xrootd prints the files' XRootD URLs; crabtui's files are on this machine: "
+             "--dump gives each one's path (PFN) and LFN\n"),
+            (["out", "-d", "crab_projects/crab_tutorial", "--parallel=10", "--wait=4000"],
+             "ERROR: crab getoutput's --parallel sets how many grid transfers run at once"),
+            (["getlog", "--dir=crab_projects/crab_tutorial", "--command=LCG", "--jobids=1"],
+             "ERROR: crab getlog's --command chooses the grid copy tool (LCG or GFAL)")):
+        refused = crabtui(state, "task", *args, cwd=tmp_path)
+        assert refused.returncode == 1 and refused.stderr.startswith(message), (args, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
+
+
 def test_long_options_shortened_as_crabs_optparse_takes_them(tmp_path, state):
     """crab's commands parse their options with optparse, which takes any unambiguous prefix of a long
     option (crab status --verbose, crab getoutput --jobid 1): so does crabtui; an ambiguous one is
