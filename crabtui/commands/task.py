@@ -367,6 +367,15 @@ class CrabCommands(OneLineGroup):
         "remote_copy": "copies outputs with Rucio; crabtui's outputs are files under the state directory",
     }
 
+    CRAB_GLOBAL = ("-q", "--quiet", "-d", "--debug")  # crab's own options, typed before the command
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in self.CRAB_GLOBAL:
+            fail(f"crab's {args[0]} (given before the command) sets how much crab prints; crabtui's task commands "
+                 f"print what crab prints without it: drop it ('{again(ctx)} task {' '.join(args[1:2]) or 'COMMAND'} "
+                 "...')")
+        return super().parse_args(ctx, args)
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         name = self.SHORT_NAMES.get(name, name)
         found = super().get_command(ctx, name)

@@ -1004,6 +1004,18 @@ def test_crab_commands_listed_on_crab3commands_under_their_short_names(tmp_path,
         assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
 
 
+def test_crabs_own_options_before_the_command_say_to_drop_them(tmp_path, state):
+    """crab -q status and crab --debug submit (crab's options before the command) are refused in one
+    line saying to drop them, with the command line that works."""
+    for args, message in ((["-q", "status", "-d", "crab_projects/crab_tutorial"], "crab's -q (given before the "
+                           "command) sets how much crab prints"),
+                          (["--debug", "submit", "-c", "crabConfig.py"], "crab's --debug (given before the command)")):
+        refused = crabtui(state, "task", *args, cwd=tmp_path)
+        assert refused.returncode == 1 and refused.stderr.startswith("ERROR: " + message), (args, refused.stderr)
+        assert f" task {args[1]} ...')" in refused.stderr.split("drop it ('crabtui")[1]
+        assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
+
+
 def test_getoutput_options_for_grid_transfers_say_what_to_do(tmp_path, state):
     """CRAB3Commands' crab getoutput --xrootd, --parallel and --wait, and getlog --command, typed as
     there, are refused in one line naming the option and what to do here (--dump for the paths)."""
