@@ -1096,3 +1096,53 @@ def test_a_tutorial_config_whose_jobs_take_hours_of_real_time_says_so_and_how_to
     listed = crabtui(state, "task", "list", cwd=tmp_path).stdout
     assert "of real time" in listed
     assert crabtui(state, "task", "kill", "tutorial_Aug2021_MC_analysis", cwd=tmp_path).returncode == 0
+
+
+def test_the_advanced_tutorials_script_runs_cmsrun_and_its_output_is_retrieved(tmp_path, state):
+    """CRAB3AdvancedTutorial's user script runs 'cmsRun -j FrameworkJobReport.xml -p PSet.py' between
+    two echoes: cmsRun is on its PATH, as CMSSW's is on CRAB's worker nodes, so the job processes its
+    input, crab report counts it, and crab getoutput retrieves output_1.root (without it the job
+    'succeeded' with the shell's 'cmsRun: not found', and there was nothing to retrieve)."""
+    (tmp_path / "pset_tutorial_analysis.py").write_text("import FWCore.ParameterSet.Config as cms\n"
+                                                       "process = cms.Process('NoSplit')\n")
+    (tmp_path / "myscript.sh").write_text(textwrap.dedent("""\
+        #!/bin/sh
+        echo "================= CMSRUN starting ===================="
+        cmsRun -j FrameworkJobReport.xml -p PSet.py
+        echo "================= CMSRUN finished ===================="
+        """))
+    (tmp_path / "myscript.sh").chmod(0o755)
+    (tmp_path / "crabConfig.py").write_text(textwrap.dedent(f"""\
+        from CRABClient.UserUtilities import config
+        config = config()
+
+        config.General.requestName = 'tutorial_script'
+        config.General.workArea = 'crab_projects'
+        config.General.transferOutputs = True
+
+        config.JobType.pluginName = 'Analysis'
+        config.JobType.psetName = 'pset_tutorial_analysis.py'
+        config.JobType.scriptExe = 'myscript.sh'
+
+        config.Data.inputDataset = '{MC}'
+        config.Data.splitting = 'FileBased'
+        config.Data.unitsPerJob = 1
+        config.Data.totalUnits = 1
+        config.Data.publication = False
+
+        config.Site.storageSite = 'T2_CH_CERN'
+        """))
+    submitted = crabtui(state, "task", "submit", "-c", "crabConfig.py", "Debug.timeScale=2000", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    wait_status(state, "tutorial_script", tmp_path, "COMPLETED", timeout=120)
+    report = crabtui(state, "task", "report", "-d", "crab_projects/crab_tutorial_script", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "  Number of files processed: 1\n" in report.stdout, report.stdout
+    assert re.search(r"^  Number of events read: [1-9]\d*$", report.stdout, re.M), report.stdout
+    got = crabtui(state, "task", "getoutput", "-d", "crab_projects/crab_tutorial_script", cwd=tmp_path)
+    assert got.returncode == 0 and "Success: Success in retrieving output_1.root" in got.stdout, got.stdout
+    assert (tmp_path / "crab_projects" / "crab_tutorial_script" / "results" / "output_1.root").is_file()
+    log = crabtui(state, "task", "getlog", "-d", "crab_projects/crab_tutorial_script", "--short", cwd=tmp_path)
+    assert log.returncode == 0, log.stderr
+    text = (tmp_path / "crab_projects" / "crab_tutorial_script" / "results" / "job_out.1.0.txt").read_text()
+    assert "CMSRUN starting" in text and "events in" in text and "CMSRUN finished" in text, text

@@ -335,14 +335,44 @@ def _additional_outputs(job: _Job, scratch: str | None, report: dict | None) -> 
     return outputs, None
 
 
-def _run_script(job: _Job, site: str | None, failure: Failure | None) -> tuple[int, dict | None]:
+def _cmsrun_for_script(job: _Job, site: str | None, speed: float) -> str:
+    """A directory holding ``cmsRun`` for the user's script, as CRAB's job puts CMSSW's on its
+    PATH (CRAB's script example runs ``cmsRun -j FrameworkJobReport.xml -p PSet.py``): it runs the
+    simulated cmsRun on the job's input, whatever its arguments, writing the job's report (which
+    the wrapper then reads as the script's own) and ``output_<id>.root`` where the script runs,
+    the name CRAB's job gives cmsRun's output for stage-out."""
+    where = os.path.abspath(f"cmsrun.{job.job_id}.{job.attempt}")
+    shutil.rmtree(where, ignore_errors=True)
+    os.makedirs(where)
+    argv = [_PYTHON, "-m", "engine.crab.wn.cmsrun", os.path.abspath(job.input_file), "--report",
+            os.path.abspath(job.report), "--speed", repr(speed), "--time-scale", repr(job.time_scale), "--seed",
+            job.seed, "--output-file", f"output_{job.job_id}.root"]
+    if site:
+        argv += ["--site", site]
+    if job.stop_after is not None:
+        argv += ["--stop-after", repr(job.stop_after)]
+    if job.request_memory is not None:
+        argv += ["--memory-limit", repr(job.request_memory)]
+    path = os.path.join(where, "cmsRun")
+    with open(path, "w") as f:
+        f.write(f"#!{_PYTHON}\n\"\"\"cmsRun for a CRAB job's script: crabtui's simulated cmsRun on the job's input.\"\"\"\n"
+                f"import os\nos.environ['PYTHONPATH'] = os.pathsep.join(p for p in ({_PACKAGE_ROOT!r}, "
+                f"os.environ.get('PYTHONPATH')) if p)\nos.execv({_PYTHON!r}, {argv!r})\n")
+    os.chmod(path, 0o755)
+    return where
+
+
+def _run_script(job: _Job, site: str | None, speed: float, failure: Failure | None) -> tuple[int, dict | None]:
     scratch = _scratch(job) if job.sandbox else None
     script = os.path.join(scratch, job.script) if scratch else os.path.abspath(job.script)
     argv = [script, job.job_id, *job.script_args]
     env = dict(os.environ)
     env.update({"CRAB_Id": job.job_id, "CRAB_Retry": str(job.retry), "CRABTUI_JOB_REPORT": os.path.abspath(job.report)})
+    cmsrun_dir = None
     if job.input_file:
         env["CRABTUI_INPUT_FILE"] = os.path.abspath(job.input_file)
+        cmsrun_dir = _cmsrun_for_script(job, site, speed)
+        env["PATH"] = os.pathsep.join(p for p in (cmsrun_dir, env.get("PATH") or os.defpath) if p)
     _say("running the user's executable: " + " ".join(argv))
     start, wall0 = time.time(), time.monotonic()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -350,6 +380,9 @@ def _run_script(job: _Job, site: str | None, failure: Failure | None) -> tuple[i
         returncode = subprocess.run(argv, env=env, cwd=scratch).returncode
     except OSError as e:
         raise WrapperError(WRAPPER_ERROR, f"cannot run the user's executable {script}: {e.strerror or e}") from None
+    finally:
+        if cmsrun_dir:
+            shutil.rmtree(cmsrun_dir, ignore_errors=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     code = _status_code(returncode)
     try:
@@ -495,7 +528,7 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
             _say(f"asking to be held: exit code {HOLD_EXIT_CODE}")
             return HOLD_EXIT_CODE
         if job.script:
-            code, report = _run_script(job, site, failure)
+            code, report = _run_script(job, site, speed, failure)
             if report is not None:
                 report = _apply_to_script(report, job, failure)
         else:
