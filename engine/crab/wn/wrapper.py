@@ -305,14 +305,20 @@ def _scratch(job: _Job) -> str:
     return scratch
 
 
-def _kept_outputs(report: dict, scratch: str) -> bool:
-    """Point the output files a script's own report lists in its scratch directory at their place
-    from the task directory (where PostJob reads them); whether it lists any."""
-    items = [item for files in report["steps"]["cmsRun"]["output"].values() for item in files]
-    for item in items:
-        if item.get("pfn") and not os.path.isabs(item["pfn"]):
-            item["pfn"] = os.path.join(os.path.basename(scratch), item["pfn"])
-    return bool(items)
+def _kept_outputs(report: dict, scratch: str | None) -> bool:
+    """Point the output files a script's own report lists at their place from the job's directory
+    (where PostJob reads them, and whose files come back from a pool's execute node): one written
+    in its scratch directory there, and the script's cmsRun's beside the report by its name; whether
+    any is in the scratch directory."""
+    here, kept = os.getcwd(), False
+    for item in (item for files in report["steps"]["cmsRun"]["output"].values() for item in files):
+        pfn = item.get("pfn")
+        if pfn and os.path.isabs(pfn) and os.path.dirname(pfn) == here:
+            item["pfn"] = os.path.basename(pfn)
+        elif pfn and scratch and not os.path.isabs(pfn):
+            item["pfn"] = os.path.join(os.path.basename(scratch), pfn)
+            kept = True
+    return kept
 
 
 def _additional_outputs(job: _Job, scratch: str | None, report: dict | None) -> tuple[list[dict], str | None]:
@@ -339,14 +345,14 @@ def _cmsrun_for_script(job: _Job, site: str | None, speed: float) -> str:
     """A directory holding ``cmsRun`` for the user's script, as CRAB's job puts CMSSW's on its
     PATH (CRAB's script example runs ``cmsRun -j FrameworkJobReport.xml -p PSet.py``): it runs the
     simulated cmsRun on the job's input, whatever its arguments, writing the job's report (which
-    the wrapper then reads as the script's own) and ``output_<id>.root`` where the script runs,
-    the name CRAB's job gives cmsRun's output for stage-out."""
+    the wrapper then reads as the script's own) and, beside it, ``output_<id>.root``, the name
+    CRAB's job gives cmsRun's output for stage-out."""
     where = os.path.abspath(f"cmsrun.{job.job_id}.{job.attempt}")
     shutil.rmtree(where, ignore_errors=True)
     os.makedirs(where)
     argv = [_PYTHON, "-m", "engine.crab.wn.cmsrun", os.path.abspath(job.input_file), "--report",
             os.path.abspath(job.report), "--speed", repr(speed), "--time-scale", repr(job.time_scale), "--seed",
-            job.seed, "--output-file", f"output_{job.job_id}.root"]
+            job.seed, "--output-file", os.path.abspath(f"output_{job.job_id}.root")]
     if site:
         argv += ["--site", site]
     if job.stop_after is not None:
@@ -396,7 +402,7 @@ def _run_script(job: _Job, site: str | None, speed: float, failure: Failure | No
         _say(f"ERROR: {missing}")
         return OUTPUT_MISSING, fjr.minimal_report(OUTPUT_MISSING, missing, site, error_type="StageOutFailure",
                                                   start=start)
-    listed = bool(scratch and report is not None and _kept_outputs(report, scratch))
+    listed = report is not None and _kept_outputs(report, scratch)
     if report is not None:  # its own report, and the outputs it did not list
         report["steps"]["cmsRun"]["output"].setdefault("output", []).extend(fjr.output_file(o) for o in outputs)
     if scratch and not outputs and not listed:
