@@ -289,6 +289,19 @@ def test_the_tutorials_script_runs_cmsrun_on_the_pool_and_its_output_comes_back(
     assert (Path(status["task_dir"]) / "output_1.root").is_file()
 
 
+def test_a_scripts_output_files_come_back_from_the_pool(user):
+    """JobType.outputFiles of a script: renamed hist_<id>.root and moved beside the job's report,
+    they come back from the execute node and are staged out (left in the scratch subdirectory, they
+    stayed on the node, and PostJob retried the job until it failed)."""
+    script = user.write("run.sh", '#!/bin/sh\necho "histograms of job $1" > hist.root\n')
+    script.chmod(0o755)
+    text = config("script_outputs", total=10, sites=("T2_XX_Local",)).replace(
+        'psetName = "pset.py"', 'scriptExe = "run.sh"\noutputFiles = ["hist.root"]')
+    status = user.wait(user.submit("crab.toml", text), "COMPLETED")
+    assert [j["state"] for j in status["jobs"]] == ["finished"]
+    assert (Path(status["task_dir"]) / "hist_1.root").read_text() == "histograms of job 1\n"
+
+
 def test_a_failed_jobs_exit_code_reaches_the_pools_history(user):
     """The job's executable (the sandbox zipapp) exits with its payload's status, as on the embedded
     engine: condor_history shows a job that failed with 8006 as ExitCode 70 (8006's low byte), one

@@ -322,9 +322,10 @@ def _kept_outputs(report: dict, scratch: str | None) -> bool:
 
 
 def _additional_outputs(job: _Job, scratch: str | None, report: dict | None) -> tuple[list[dict], str | None]:
-    """The script's JobType.outputFiles, each renamed ``<name>_<job id><ext>`` where it wrote it, as
-    CRAB's job renames its outputs for stage-out (``hist.root`` is ``hist_3.root``), with its path
-    from the task directory; or cmscp's message for the first one it did not write.  Those its own
+    """The script's JobType.outputFiles, each renamed ``<name>_<job id><ext>``, as CRAB's job renames
+    its outputs for stage-out (``hist.root`` is ``hist_3.root``), and moved beside the job's report
+    (whose files a pool's execute node sends back, not those of the scratch directory), with its
+    path from there; or cmscp's message for the first one it did not write.  Those its own
     ``report`` lists already are left as it lists them."""
     where = scratch or os.getcwd()
     listed = {os.path.basename(str(item.get("pfn") or "")) for files in
@@ -335,7 +336,7 @@ def _additional_outputs(job: _Job, scratch: str | None, report: dict | None) -> 
         if not os.path.isfile(path):
             return [], f"Output file {name} does not exist."
         stem, ext = os.path.splitext(name)
-        remote = os.path.join(where, f"{stem}_{job.job_id}{ext}")
+        remote = os.path.abspath(f"{stem}_{job.job_id}{ext}")
         os.replace(path, remote)
         outputs.append({"pfn": os.path.relpath(remote), "size": os.path.getsize(remote), "events": 0, "lumis": {}})
     return outputs, None
