@@ -500,8 +500,8 @@ def run_summary_lines(jobs: Sequence[JobView], *, num_cores: int = 1, max_memory
         wall = j.runtime_s or 0.0
         walls.append(wall)
         waste_sum += j.waste_s
-        if j.memory_mb is not None:
-            memories.append(j.memory_mb)
+        if j.memory_mb is not None:  # the MB the Mem column shows, so the average lies between min and max
+            memories.append(int(j.memory_mb))
         cpu = _cpu_shown(j, wall)
         if cpu is not None:
             cpus.append(cpu)

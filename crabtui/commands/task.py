@@ -337,7 +337,7 @@ class CrabCommands(OneLineGroup):
     command_class = CrabCommand
 
     SHORT_NAMES = {"sub": "submit", "st": "status", "rep": "report", "tasks": "list", "output": "getoutput",
-                   "out": "getoutput", "log": "getlog"}
+                   "out": "getoutput", "log": "getlog", "chk": "checkwrite", "rmk": "remake", "uplog": "uploadlog"}
     CRAB_ONLY = {  # crab's commands that have no meaning here, and what to do instead
         "checkwrite": "checks that your grid proxy may write to a site's storage; crabtui's storage sites are "
                       "directories of the state directory, which your tasks write, so there is nothing to check "
@@ -361,12 +361,24 @@ class CrabCommands(OneLineGroup):
         "uploadlog": "sends crab's log to the CRAB server; there is none here",
         "preparelocal": "prepares a job to run on this machine; crabtui's jobs already run here, and each job's "
                         "files are in its task directory ('task status TASK' names it)",
+        "purge": "deletes a task's files from its schedd and the CRAB cache; crabtui's are in the state directory "
+                 "('task status --json' gives its task_dir), and go with it",
         "getsandbox": "downloads a task's sandbox from the CRAB server; crabtui keeps it in the task directory",
         "remote_copy": "copies outputs with Rucio; crabtui's outputs are files under the state directory",
     }
 
+    CRAB_GLOBAL = ("-q", "--quiet", "-d", "--debug")  # crab's own options, typed before the command
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in self.CRAB_GLOBAL:
+            fail(f"crab's {args[0]} (given before the command) sets how much crab prints; crabtui's task commands "
+                 f"print what crab prints without it: drop it ('{again(ctx)} task {' '.join(args[1:2]) or 'COMMAND'} "
+                 "...')")
+        return super().parse_args(ctx, args)
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        found = super().get_command(ctx, self.SHORT_NAMES.get(name, name))
+        name = self.SHORT_NAMES.get(name, name)
+        found = super().get_command(ctx, name)
         if found is None and name in self.CRAB_ONLY:
             reason = self.CRAB_ONLY[name]
 
@@ -1139,8 +1151,35 @@ def retrieve_options(command):
     command = click.option("--dump", is_flag=True, help="List the files' paths instead of copying them.")(command)
     command = click.option("--jobids", metavar="IDS", help="The jobs to retrieve from, e.g. 1,3-5 (default: all "
                                                           "with something to retrieve).")(command)
+    command = _grid_transfer_options(command)
     return click.option("--outputpath", metavar="DIR",
                         help="Where to put the files (default: the project directory's results/).")(command)
+
+
+GRID_TRANSFER = {  # crab getoutput's and getlog's options for grid transfers, and what to do here instead
+    "xrootd": "prints the files' XRootD URLs; crabtui's files are on this machine: --dump gives each one's path "
+              "(PFN) and LFN",
+    "parallel": "sets how many grid transfers run at once; crabtui copies files on this machine: drop it",
+    "wait": "sets a grid transfer's timeout; crabtui copies files on this machine: drop it",
+    "command": "chooses the grid copy tool (LCG or GFAL); crabtui copies files on this machine: drop it",
+}
+
+
+def _grid_transfer_options(command):
+    """crab's --xrootd, --parallel N, --wait N and --command TOOL, pasted from a crab command line,
+    are refused in one line saying what to do, rather than as unknown options."""
+
+    @functools.wraps(command)
+    def run(*args, **kwargs):
+        for name in GRID_TRANSFER:
+            if kwargs.pop(f"grid_{name}") not in (None, False):
+                fail(f"crab {click.get_current_context().command.name}'s --{name} {GRID_TRANSFER[name]}")
+        return command(*args, **kwargs)
+
+    run = click.option("--xrootd", "grid_xrootd", is_flag=True, hidden=True)(run)
+    for name in ("parallel", "wait", "command"):
+        run = click.option(f"--{name}", f"grid_{name}", hidden=True)(run)
+    return run
 
 
 @task.command()

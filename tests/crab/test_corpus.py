@@ -97,7 +97,9 @@ def test_the_corpus_covers_what_real_analyses_write():
                  "'+DESIRED_Sites=\"T2_CH_CERN\"'", "inputDBS = 'https://cmsweb.cern.ch/dbs/prod/global/DBSReader'",
                  "maxMemoryMB = 20000", "dryrun=True", "args = parser.parse_args()",
                  "from CRABClient.UserUtilities import ClientException", 'if (__name__ == "__main__") :',
-                 "config.General.activity = 'analysistest'"):
+                 "config.General.activity = 'analysistest'", 'config.section_("General")',
+                 "config.Data.totalUnits = config.Data.unitsPerJob * NJOBS",
+                 "outLFNDirBase = '/store/user/%s/' % (getUsernameFromCRIC())"):
         assert form in every, form
     splittings = {m for text in texts.values() for m in re.findall(r"splitting = '(\w+)'", text)}
     assert splittings == {"FileBased", "LumiBased", "EventAwareLumiBased", "Automatic", "EventBased"}

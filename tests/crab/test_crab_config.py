@@ -273,6 +273,36 @@ def test_outputs_not_transferred_need_publication_off_which_is_on_unless_set(tmp
 
 # --- names and types ---------------------------------------------------------------------------
 
+def test_parameters_crab_removed_say_what_replaced_them(tmp_path):
+    """Older tutorial configs set Data.publishWithGroupName (removed from CRAB in 2022) and
+    User.email: CRAB no longer knows them, and the refusal says what to do, not 'Did you mean
+    Data.publishDBS?'."""
+    (tmp_path / "pset_tutorial_analysis.py").write_text("import FWCore.ParameterSet.Config as cms\n")
+    for line, fragments in (
+            ("config.Data.publishWithGroupName = True",
+             ("Invalid CRAB configuration: Parameter Data.publishWithGroupName is not known.",
+              "CRAB removed it in 2022", "Data.outLFNDirBase = '/store/group/<group>/'")),
+            ("config.User.email = 'me@cern.ch'", ("Parameter User.email is not known.", "CRAB removed it"))):
+        (tmp_path / "crabConfig.py").write_text(textwrap.dedent("""\
+            from WMCore.Configuration import Configuration
+            config = Configuration()
+            config.section_("General")
+            config.General.requestName = 'tutorial_May2015_MC_analysis'
+            config.section_("JobType")
+            config.JobType.pluginName = 'Analysis'
+            config.JobType.psetName = 'pset_tutorial_analysis.py'
+            config.section_("Data")
+            config.Data.inputDataset = '/GenericTTbar/HC-CMSSW_5_3_1_START53_V5-v1/GEN-SIM-RECO'
+            config.Data.splitting = 'FileBased'
+            config.Data.unitsPerJob = 10
+            config.section_("Site")
+            config.Site.storageSite = 'T2_CH_CERN'
+            config.section_("User")
+            """) + line + "\n")
+        message = refused(tmp_path / "crabConfig.py", *fragments, parameter=line.split()[0][len("config."):])
+        assert "Did you mean" not in message and "\n" not in message, message
+
+
 def test_unknown_section_and_parameters_with_suggestions(tmp_path):
     refused(write_toml(tmp_path, {"Jobtype.psetName": "x.py"}),
             "Section 'Jobtype' is not known", "Did you mean JobType?")

@@ -648,7 +648,8 @@ class TestWrapper:
 
     def test_output_files_join_what_a_scripts_own_report_lists(self, tmp_path):
         """JobType.outputFiles (CRAB_AdditionalOutputFiles) that the script's own report lists stay as
-        it lists them; the others are renamed <name>_<job id> and added beside them."""
+        it lists them; the others are renamed <name>_<job id>, moved beside the job's report (where a
+        pool's execute node sends files back from) and added to the report."""
         sandbox = tmp_path / "sandbox"
         sandbox.mkdir()
         mine = fjr.build_report(exit_code=0, exit_msg="mine", site=None, start=1, stop=2, inputs=[],
@@ -662,7 +663,7 @@ class TestWrapper:
                  "CRAB_AdditionalOutputFiles": json.dumps(["tree.root", "hists.root"])}
         assert run_wrapper(tmp_path, attrs, CERN).returncode == 0
         outputs = fjr.read_report(tmp_path / "jobReport.json.8")["steps"]["cmsRun"]["output"]["output"]
-        assert [o["pfn"] for o in outputs] == ["scratch.8.1/tree.root", "scratch.8.1/hists_8.root"]
+        assert [o["pfn"] for o in outputs] == ["scratch.8.1/tree.root", "hists_8.root"]
         assert [(tmp_path / o["pfn"]).read_text() for o in outputs] == ["tree", "hists"]
 
     def test_problems_still_leave_a_report(self, tmp_path):

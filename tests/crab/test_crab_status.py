@@ -146,6 +146,16 @@ def test_run_summary_and_its_warnings():
     assert run_summary_lines([job("1", "unsubmitted")]) == []
 
 
+def test_run_summary_memory_average_lies_between_its_min_and_max():
+    """A job whose peak RSS is 526.7 MB shows 526 in --long's Mem column: the summary's min, max and
+    average are of the MB the table shows (crab's ResidentSetSize/1024), not 526, 526 and 527."""
+    jobs = [job("1", "finished", attempt("T2_CH_CERN", 0, 6791, memory=526.7, cpu=6400), cpu_pct=94.0)]
+    assert table_lines(jobs, NOW)[4].split()[4] == "526"
+    assert " * Memory: 526MB min, 526MB max, 526MB ave" in run_summary_lines(jobs)
+    two = jobs + [job("2", "finished", attempt("T2_CH_CERN", 0, 6000, memory=600.9, cpu=5000), cpu_pct=83.0)]
+    assert " * Memory: 526MB min, 600MB max, 563MB ave" in run_summary_lines(two)
+
+
 def test_site_table():
     assert site_lines(twelve()) == [
         "Site Summary Table (including retries):", "",

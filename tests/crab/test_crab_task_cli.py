@@ -991,6 +991,47 @@ def test_crab_command_lines_as_users_paste_them(tmp_path, state):
     assert crabtui(state, "task", "kill", name, cwd=tmp_path).returncode == 0
 
 
+def test_crab_commands_listed_on_crab3commands_under_their_short_names(tmp_path, state):
+    """CRAB3Commands lists checkwrite (chk), remake (rmk), uploadlog (uplog) and purge: each, as the
+    tutorial types it, gets the one line that says what to do here, not 'No such command'."""
+    for args, message in (
+            (["chk", "--site=T2_CH_CERN"], "ERROR: crab checkwrite checks that your grid proxy may write"),
+            (["rmk", "--task=180725_163437:username_crab_tutorial"], "ERROR: crab remake rebuilds a project directory"),
+            (["uplog", "-d", "crab_projects/crab_tutorial"], "ERROR: crab uploadlog sends crab's log"),
+            (["purge", "-d", "crab_projects/crab_tutorial", "--cache"], "ERROR: crab purge deletes a task's files")):
+        refused = crabtui(state, "task", *args, cwd=tmp_path)
+        assert refused.returncode == 1 and refused.stderr.startswith(message), (args, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
+
+
+def test_crabs_own_options_before_the_command_say_to_drop_them(tmp_path, state):
+    """crab -q status and crab --debug submit (crab's options before the command) are refused in one
+    line saying to drop them, with the command line that works."""
+    for args, message in ((["-q", "status", "-d", "crab_projects/crab_tutorial"], "crab's -q (given before the "
+                           "command) sets how much crab prints"),
+                          (["--debug", "submit", "-c", "crabConfig.py"], "crab's --debug (given before the command)")):
+        refused = crabtui(state, "task", *args, cwd=tmp_path)
+        assert refused.returncode == 1 and refused.stderr.startswith("ERROR: " + message), (args, refused.stderr)
+        assert f" task {args[1]} ...')" in refused.stderr.split("drop it ('crabtui")[1]
+        assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
+
+
+def test_getoutput_options_for_grid_transfers_say_what_to_do(tmp_path, state):
+    """CRAB3Commands' crab getoutput --xrootd, --parallel and --wait, and getlog --command, typed as
+    there, are refused in one line naming the option and what to do here (--dump for the paths)."""
+    for args, message in (
+            (["getoutput", "-d", "crab_projects/crab_tutorial", "--xrootd", "--jobids=1"],
+             "ERROR: crab getoutput's --xrootd prints the files' XRootD URLs; crabtui's files are on this machine: "
+             "--dump gives each one's path (PFN) and LFN\n"),
+            (["out", "-d", "crab_projects/crab_tutorial", "--parallel=10", "--wait=4000"],
+             "ERROR: crab getoutput's --parallel sets how many grid transfers run at once"),
+            (["getlog", "--dir=crab_projects/crab_tutorial", "--command=LCG", "--jobids=1"],
+             "ERROR: crab getlog's --command chooses the grid copy tool (LCG or GFAL)")):
+        refused = crabtui(state, "task", *args, cwd=tmp_path)
+        assert refused.returncode == 1 and refused.stderr.startswith(message), (args, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
+
+
 def test_long_options_shortened_as_crabs_optparse_takes_them(tmp_path, state):
     """crab's commands parse their options with optparse, which takes any unambiguous prefix of a long
     option (crab status --verbose, crab getoutput --jobid 1): so does crabtui; an ambiguous one is
@@ -1055,3 +1096,53 @@ def test_a_tutorial_config_whose_jobs_take_hours_of_real_time_says_so_and_how_to
     listed = crabtui(state, "task", "list", cwd=tmp_path).stdout
     assert "of real time" in listed
     assert crabtui(state, "task", "kill", "tutorial_Aug2021_MC_analysis", cwd=tmp_path).returncode == 0
+
+
+def test_the_advanced_tutorials_script_runs_cmsrun_and_its_output_is_retrieved(tmp_path, state):
+    """CRAB3AdvancedTutorial's user script runs 'cmsRun -j FrameworkJobReport.xml -p PSet.py' between
+    two echoes: cmsRun is on its PATH, as CMSSW's is on CRAB's worker nodes, so the job processes its
+    input, crab report counts it, and crab getoutput retrieves output_1.root (without it the job
+    'succeeded' with the shell's 'cmsRun: not found', and there was nothing to retrieve)."""
+    (tmp_path / "pset_tutorial_analysis.py").write_text("import FWCore.ParameterSet.Config as cms\n"
+                                                       "process = cms.Process('NoSplit')\n")
+    (tmp_path / "myscript.sh").write_text(textwrap.dedent("""\
+        #!/bin/sh
+        echo "================= CMSRUN starting ===================="
+        cmsRun -j FrameworkJobReport.xml -p PSet.py
+        echo "================= CMSRUN finished ===================="
+        """))
+    (tmp_path / "myscript.sh").chmod(0o755)
+    (tmp_path / "crabConfig.py").write_text(textwrap.dedent(f"""\
+        from CRABClient.UserUtilities import config
+        config = config()
+
+        config.General.requestName = 'tutorial_script'
+        config.General.workArea = 'crab_projects'
+        config.General.transferOutputs = True
+
+        config.JobType.pluginName = 'Analysis'
+        config.JobType.psetName = 'pset_tutorial_analysis.py'
+        config.JobType.scriptExe = 'myscript.sh'
+
+        config.Data.inputDataset = '{MC}'
+        config.Data.splitting = 'FileBased'
+        config.Data.unitsPerJob = 1
+        config.Data.totalUnits = 1
+        config.Data.publication = False
+
+        config.Site.storageSite = 'T2_CH_CERN'
+        """))
+    submitted = crabtui(state, "task", "submit", "-c", "crabConfig.py", "Debug.timeScale=2000", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    wait_status(state, "tutorial_script", tmp_path, "COMPLETED", timeout=120)
+    report = crabtui(state, "task", "report", "-d", "crab_projects/crab_tutorial_script", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "  Number of files processed: 1\n" in report.stdout, report.stdout
+    assert re.search(r"^  Number of events read: [1-9]\d*$", report.stdout, re.M), report.stdout
+    got = crabtui(state, "task", "getoutput", "-d", "crab_projects/crab_tutorial_script", cwd=tmp_path)
+    assert got.returncode == 0 and "Success: Success in retrieving output_1.root" in got.stdout, got.stdout
+    assert (tmp_path / "crab_projects" / "crab_tutorial_script" / "results" / "output_1.root").is_file()
+    log = crabtui(state, "task", "getlog", "-d", "crab_projects/crab_tutorial_script", "--short", cwd=tmp_path)
+    assert log.returncode == 0, log.stderr
+    text = (tmp_path / "crab_projects" / "crab_tutorial_script" / "results" / "job_out.1.0.txt").read_text()
+    assert "CMSRUN starting" in text and "events in" in text and "CMSRUN finished" in text, text

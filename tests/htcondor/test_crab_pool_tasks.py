@@ -271,6 +271,37 @@ def test_a_users_script_travels_in_the_jobs_sandbox(user):
         ["arg[1]", "arg[isData=1]", "arg[cut = pt_20]", "arg[sel=a=b]"], out
 
 
+def test_the_tutorials_script_runs_cmsrun_on_the_pool_and_its_output_comes_back(user):
+    """CRAB3AdvancedTutorial's script runs 'cmsRun -j FrameworkJobReport.xml -p PSet.py': on the
+    pool's execute node too cmsRun is on its PATH, and its output_<id>.root comes back with the
+    job's report, is staged out, and the task completes (written in a subdirectory of the execute
+    directory, it did not come back, and PostJob retried the job until it failed)."""
+    script = user.write("myscript.sh", '#!/bin/sh\necho "================= CMSRUN starting ===================="\n'
+                                       'cmsRun -j FrameworkJobReport.xml -p PSet.py\n'
+                                       'echo "================= CMSRUN finished ===================="\n')
+    script.chmod(0o755)
+    text = config("tutorial_script", total=20, sites=("T2_XX_Local",)).replace(
+        'psetName = "pset.py"', 'scriptExe = "myscript.sh"')
+    status = user.wait(user.submit("crab.toml", text), "COMPLETED")
+    assert all(j["state"] == "finished" and j["processed_lumis"] for j in status["jobs"]), status["jobs"]
+    out = (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
+    assert "CMSRUN starting" in out and " events in 10 lumis" in out and "CMSRUN finished" in out, out
+    assert (Path(status["task_dir"]) / "output_1.root").is_file()
+
+
+def test_a_scripts_output_files_come_back_from_the_pool(user):
+    """JobType.outputFiles of a script: renamed hist_<id>.root and moved beside the job's report,
+    they come back from the execute node and are staged out (left in the scratch subdirectory, they
+    stayed on the node, and PostJob retried the job until it failed)."""
+    script = user.write("run.sh", '#!/bin/sh\necho "histograms of job $1" > hist.root\n')
+    script.chmod(0o755)
+    text = config("script_outputs", total=10, sites=("T2_XX_Local",)).replace(
+        'psetName = "pset.py"', 'scriptExe = "run.sh"\noutputFiles = ["hist.root"]')
+    status = user.wait(user.submit("crab.toml", text), "COMPLETED")
+    assert [j["state"] for j in status["jobs"]] == ["finished"]
+    assert (Path(status["task_dir"]) / "hist_1.root").read_text() == "histograms of job 1\n"
+
+
 def test_a_failed_jobs_exit_code_reaches_the_pools_history(user):
     """The job's executable (the sandbox zipapp) exits with its payload's status, as on the embedded
     engine: condor_history shows a job that failed with 8006 as ExitCode 70 (8006's low byte), one

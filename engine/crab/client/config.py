@@ -382,6 +382,12 @@ _DEPRECATED = {  # ClientMapping.deprecatedParams
     "JobType.eventsPerLumi": "Use Data.lumisPerFile instead",
 }
 
+_REMOVED = {  # parameters CRAB's client no longer knows, which older configurations still set
+    "Data.publishWithGroupName": "CRAB removed it in 2022 (CRABClient #5173): for outputs under a group's area, set "
+                                 "Data.outLFNDirBase = '/store/group/<group>/' instead, and remove it",
+    "User.email": "CRAB removed it (CRABClient #4096): CRAB sends no e-mail; remove it",
+}
+
 _KIND_NAMES = {"str": "string", "int": "integer", "bool": "boolean", "strlist": "list of strings",
                "dict": "dictionary", "number": "number", "tablelist": "list of tables"}
 _KIND_EXAMPLES = {"str": "a quoted string", "int": "a whole number without quotes, e.g. 10",
@@ -630,6 +636,8 @@ class _Builder:
                 if name in _DEPRECATED:
                     self.fail(f"Parameter {name} has been deprecated. Please remove it. "
                               f"Reason: {_DEPRECATED[name]}.{self.lumis_per_file_hint(name, value)}", name)
+                if name in _REMOVED:
+                    self.fail(f"Parameter {name} is not known. {_REMOVED[name]}.", name)
                 if name not in _PARAMETERS:
                     same = [p for p in _PARAMETERS if p.split(".")[1].lower() == param.lower()]
                     hint = f" Did you mean {same[0]}?" if same else _suggest(name, list(_PARAMETERS))

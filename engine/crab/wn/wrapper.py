@@ -305,20 +305,27 @@ def _scratch(job: _Job) -> str:
     return scratch
 
 
-def _kept_outputs(report: dict, scratch: str) -> bool:
-    """Point the output files a script's own report lists in its scratch directory at their place
-    from the task directory (where PostJob reads them); whether it lists any."""
-    items = [item for files in report["steps"]["cmsRun"]["output"].values() for item in files]
-    for item in items:
-        if item.get("pfn") and not os.path.isabs(item["pfn"]):
-            item["pfn"] = os.path.join(os.path.basename(scratch), item["pfn"])
-    return bool(items)
+def _kept_outputs(report: dict, scratch: str | None) -> bool:
+    """Point the output files a script's own report lists at their place from the job's directory
+    (where PostJob reads them, and whose files come back from a pool's execute node): one written
+    in its scratch directory there, and the script's cmsRun's beside the report by its name; whether
+    any is in the scratch directory."""
+    here, kept = os.getcwd(), False
+    for item in (item for files in report["steps"]["cmsRun"]["output"].values() for item in files):
+        pfn = item.get("pfn")
+        if pfn and os.path.isabs(pfn) and os.path.dirname(pfn) == here:
+            item["pfn"] = os.path.basename(pfn)
+        elif pfn and scratch and not os.path.isabs(pfn):
+            item["pfn"] = os.path.join(os.path.basename(scratch), pfn)
+            kept = True
+    return kept
 
 
 def _additional_outputs(job: _Job, scratch: str | None, report: dict | None) -> tuple[list[dict], str | None]:
-    """The script's JobType.outputFiles, each renamed ``<name>_<job id><ext>`` where it wrote it, as
-    CRAB's job renames its outputs for stage-out (``hist.root`` is ``hist_3.root``), with its path
-    from the task directory; or cmscp's message for the first one it did not write.  Those its own
+    """The script's JobType.outputFiles, each renamed ``<name>_<job id><ext>``, as CRAB's job renames
+    its outputs for stage-out (``hist.root`` is ``hist_3.root``), and moved beside the job's report
+    (whose files a pool's execute node sends back, not those of the scratch directory), with its
+    path from there; or cmscp's message for the first one it did not write.  Those its own
     ``report`` lists already are left as it lists them."""
     where = scratch or os.getcwd()
     listed = {os.path.basename(str(item.get("pfn") or "")) for files in
@@ -329,20 +336,50 @@ def _additional_outputs(job: _Job, scratch: str | None, report: dict | None) -> 
         if not os.path.isfile(path):
             return [], f"Output file {name} does not exist."
         stem, ext = os.path.splitext(name)
-        remote = os.path.join(where, f"{stem}_{job.job_id}{ext}")
+        remote = os.path.abspath(f"{stem}_{job.job_id}{ext}")
         os.replace(path, remote)
         outputs.append({"pfn": os.path.relpath(remote), "size": os.path.getsize(remote), "events": 0, "lumis": {}})
     return outputs, None
 
 
-def _run_script(job: _Job, site: str | None, failure: Failure | None) -> tuple[int, dict | None]:
+def _cmsrun_for_script(job: _Job, site: str | None, speed: float) -> str:
+    """A directory holding ``cmsRun`` for the user's script, as CRAB's job puts CMSSW's on its
+    PATH (CRAB's script example runs ``cmsRun -j FrameworkJobReport.xml -p PSet.py``): it runs the
+    simulated cmsRun on the job's input, whatever its arguments, writing the job's report (which
+    the wrapper then reads as the script's own) and, beside it, ``output_<id>.root``, the name
+    CRAB's job gives cmsRun's output for stage-out."""
+    where = os.path.abspath(f"cmsrun.{job.job_id}.{job.attempt}")
+    shutil.rmtree(where, ignore_errors=True)
+    os.makedirs(where)
+    argv = [_PYTHON, "-m", "engine.crab.wn.cmsrun", os.path.abspath(job.input_file), "--report",
+            os.path.abspath(job.report), "--speed", repr(speed), "--time-scale", repr(job.time_scale), "--seed",
+            job.seed, "--output-file", os.path.abspath(f"output_{job.job_id}.root")]
+    if site:
+        argv += ["--site", site]
+    if job.stop_after is not None:
+        argv += ["--stop-after", repr(job.stop_after)]
+    if job.request_memory is not None:
+        argv += ["--memory-limit", repr(job.request_memory)]
+    path = os.path.join(where, "cmsRun")
+    with open(path, "w") as f:
+        f.write(f"#!{_PYTHON}\n\"\"\"cmsRun for a CRAB job's script: crabtui's simulated cmsRun on the job's input.\"\"\"\n"
+                f"import os\nos.environ['PYTHONPATH'] = os.pathsep.join(p for p in ({_PACKAGE_ROOT!r}, "
+                f"os.environ.get('PYTHONPATH')) if p)\nos.execv({_PYTHON!r}, {argv!r})\n")
+    os.chmod(path, 0o755)
+    return where
+
+
+def _run_script(job: _Job, site: str | None, speed: float, failure: Failure | None) -> tuple[int, dict | None]:
     scratch = _scratch(job) if job.sandbox else None
     script = os.path.join(scratch, job.script) if scratch else os.path.abspath(job.script)
     argv = [script, job.job_id, *job.script_args]
     env = dict(os.environ)
     env.update({"CRAB_Id": job.job_id, "CRAB_Retry": str(job.retry), "CRABTUI_JOB_REPORT": os.path.abspath(job.report)})
+    cmsrun_dir = None
     if job.input_file:
         env["CRABTUI_INPUT_FILE"] = os.path.abspath(job.input_file)
+        cmsrun_dir = _cmsrun_for_script(job, site, speed)
+        env["PATH"] = os.pathsep.join(p for p in (cmsrun_dir, env.get("PATH") or os.defpath) if p)
     _say("running the user's executable: " + " ".join(argv))
     start, wall0 = time.time(), time.monotonic()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -350,6 +387,9 @@ def _run_script(job: _Job, site: str | None, failure: Failure | None) -> tuple[i
         returncode = subprocess.run(argv, env=env, cwd=scratch).returncode
     except OSError as e:
         raise WrapperError(WRAPPER_ERROR, f"cannot run the user's executable {script}: {e.strerror or e}") from None
+    finally:
+        if cmsrun_dir:
+            shutil.rmtree(cmsrun_dir, ignore_errors=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     code = _status_code(returncode)
     try:
@@ -363,7 +403,7 @@ def _run_script(job: _Job, site: str | None, failure: Failure | None) -> tuple[i
         _say(f"ERROR: {missing}")
         return OUTPUT_MISSING, fjr.minimal_report(OUTPUT_MISSING, missing, site, error_type="StageOutFailure",
                                                   start=start)
-    listed = bool(scratch and report is not None and _kept_outputs(report, scratch))
+    listed = report is not None and _kept_outputs(report, scratch)
     if report is not None:  # its own report, and the outputs it did not list
         report["steps"]["cmsRun"]["output"].setdefault("output", []).extend(fjr.output_file(o) for o in outputs)
     if scratch and not outputs and not listed:
@@ -495,7 +535,7 @@ def run_job(job_ad_path: str, machine_ad_path: str | None) -> int:
             _say(f"asking to be held: exit code {HOLD_EXIT_CODE}")
             return HOLD_EXIT_CODE
         if job.script:
-            code, report = _run_script(job, site, failure)
+            code, report = _run_script(job, site, speed, failure)
             if report is not None:
                 report = _apply_to_script(report, job, failure)
         else:
