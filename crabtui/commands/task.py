@@ -784,6 +784,8 @@ class _Submitter:
                                                                        parent=self.ctx).params
         except click.ClickException as e:  # crab's option parser exits 2: execRaw raises BadArgumentException
             raise CommandFailed(f"{call}: {e.format_message()}", "BadArgumentException") from None
+        if (refused := grid_transfer_refusal(command, options)) is not None:
+            raise CommandFailed(f"{call}: {refused}", "ConfigurationException")
         name = self._named(call, options)
         try:
             with schedd(self.ctx) as client:
@@ -1165,15 +1167,22 @@ GRID_TRANSFER = {  # crab getoutput's and getlog's options for grid transfers, a
 }
 
 
+def grid_transfer_refusal(command: str, options: dict) -> str | None:
+    """What to say of crab's grid transfer options among crab ``command``'s parsed ``options``
+    (taken out of them), or None if none was given: the command line and a script's crabCommand
+    refuse them alike."""
+    given = [name for name in GRID_TRANSFER if options.pop(f"grid_{name}", None) not in (None, False)]
+    return f"crab {command}'s --{given[0]} {GRID_TRANSFER[given[0]]}" if given else None
+
+
 def _grid_transfer_options(command):
     """crab's --xrootd, --parallel N, --wait N and --command TOOL, pasted from a crab command line,
     are refused in one line saying what to do, rather than as unknown options."""
 
     @functools.wraps(command)
     def run(*args, **kwargs):
-        for name in GRID_TRANSFER:
-            if kwargs.pop(f"grid_{name}") not in (None, False):
-                fail(f"crab {click.get_current_context().command.name}'s --{name} {GRID_TRANSFER[name]}")
+        if (refused := grid_transfer_refusal(click.get_current_context().command.name, kwargs)) is not None:
+            fail(refused)
         return command(*args, **kwargs)
 
     run = click.option("--xrootd", "grid_xrootd", is_flag=True, hidden=True)(run)

@@ -116,7 +116,9 @@ def test_follow_up_scripts_report_fetch_and_resubmit_through_crab_command(state,
     assert lines[2] == ("ClientException ConfigurationException: crabCommand('report'): The --recovery option only "
                         "accepts the following values: ['notFinished', 'notPublished', 'failed']")
     del lines[2]
-    assert lines[2] == "CRABAPI BadArgumentException: crabCommand('getoutput'): No such option '--parallel'."
+    assert lines[2] == ("ClientException ConfigurationException: crabCommand('getoutput'): crab getoutput's "
+                        "--parallel sets how many grid transfers run at once; crabtui copies files on this machine: "
+                        "drop it")
     assert lines[3].startswith("dump ['commandStatus', 'lfn', 'pfn'] 1 ['/store/user/") and \
         lines[3].endswith("/output_1.root']")
     report = json.loads(lines[4].removeprefix("report "))
