@@ -62,6 +62,7 @@ class DagSubmitOptions:
     import_env: bool = False  # -import_env: DAGMan gets the submitter's whole environment
     include_env: tuple[str, ...] = ()  # -include_env: more of the submitter's variables for DAGMan
     insert_env: tuple[str, ...] = ()  # -insert_env: KEY=VALUE pairs set in DAGMan's environment
+    do_recovery: bool = False  # -DoRecovery: DAGMan rebuilds the DAG's state from its nodes log
 
 
 def dagman_out(dag_file: str, options: DagSubmitOptions) -> str:
@@ -102,6 +103,8 @@ def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
         argv += ["-outfile_dir", options.outfile_dir]
     if options.debug is not None:
         argv += ["-debug", str(options.debug)]
+    if options.do_recovery:
+        argv.append("-DoRecovery")
     return argv + ["-Dag", dag_file]
 
 
@@ -167,6 +170,8 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
     if lock is not None and holder_alive(lock, dag_file):
         raise _error(dag_file + ".lock", f"DAGMan (pid {lock.pid}) is still running {dag_file}; "
                      "remove its DAGMan job first")
+    if options.load_save and options.do_recovery:
+        raise _error(dag_file, "-load_save and -DoRecovery cannot be used together: DAGMan starts from one of them")
     rescues = rescue_files(dag_file)
     if options.force:
         for path in (dag_file + suffix for suffix in _OVERWRITTEN):
@@ -184,8 +189,9 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
         path = save_file_path(dag_file, options.load_save)
         if not os.path.exists(path):
             raise _error(path, f"-load_save {options.load_save}: there is no such save file")
-    elif (not rescues or not options.auto_rescue) and not options.update_submit:
-        # with -autorescue 0 a rescue DAG does not excuse them; -update_submit does (ensureOutputFilesExist)
+    elif (not rescues or not options.auto_rescue) and not options.update_submit and not options.do_recovery:
+        # with -autorescue 0 a rescue DAG does not excuse them; -update_submit and -DoRecovery do
+        # (ensureOutputFilesExist; -DoRecovery seen on the pool)
         for path in (dag_file + suffix for suffix in _OVERWRITTEN):
             if os.path.exists(path):
                 raise _error(path, "already exists: some files needed by DAGMan exist from an earlier run; "
@@ -243,6 +249,8 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
         argv += ["-outfile_dir", options.outfile_dir]
     if options.debug is not None:
         argv += ["-Debug", str(options.debug)]
+    if options.do_recovery:  # as condor_submit_dag 23.9.6 spells it for condor_dagman
+        argv.append("-DoRecov")
     dag = parse_file(dag_file)  # condor_submit_dag reads CONFIG, SET_JOB_ATTR and ENV lines
     environment = [*dag.env_set, *options.insert_env, f"_CONDOR_DAGMAN_LOG={dagman_out(name, options)}", "_CONDOR_MAX_DAGMAN_LOG=0"]
     config = options.config
