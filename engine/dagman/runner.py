@@ -206,6 +206,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             if measured:
                 self.write_metrics(started, code)
                 self.out.wrote_metrics_file(self.dag_file + ".metrics")
+            self.end_hold_scripts()
             if self.jobstate:
                 self.jobstate.dagman_finished(code)
             self.out.exiting_with_status(code)
