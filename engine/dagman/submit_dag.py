@@ -19,7 +19,7 @@ import classad2
 
 from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
 from engine.dag.rescue import rescue_files, rescue_path, save_file_path
-from engine.dagman.config import config_file, knob_values
+from engine.dagman.config import Options, config_file, knob_values
 from engine.dagman.dagman_out import dagman_out_path
 from engine.dagman.lockfile import holder_alive, read_lock
 from engine.schedd.local.submit import quote_arguments
@@ -81,10 +81,17 @@ def files(dag_file: str, options: DagSubmitOptions | None = None) -> dict[str, s
     }
 
 
+def max_idle(options: DagSubmitOptions) -> int:
+    """The -MaxIdle condor_submit_dag 23.9.6 always passes: the one given, else the submitter's
+    DAGMAN_MAX_JOBS_IDLE (1000), never the DAG's CONFIG file's, which it does not read for this
+    (seen on the pool: ``DAGMAN_MAX_JOBS_IDLE setting: 4`` then ``-MaxIdle limit (1000)``)."""
+    return options.max_idle or int(knob_values(None).get("max_idle", Options.max_idle))
+
+
 def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
     """condor_dagman's command line for the job (after the interpreter)."""
     argv = ["-m", "engine.dagman", "-Lockfile", dag_file + ".lock", "-AutoRescue", str(int(options.auto_rescue))]
-    for flag, value in (("-maxjobs", options.max_jobs), ("-maxidle", options.max_idle),
+    for flag, value in (("-maxjobs", options.max_jobs), ("-maxidle", max_idle(options)),
                         ("-maxpre", options.max_pre), ("-maxpost", options.max_post),
                         ("-maxhold", options.max_hold)):
         if value:
@@ -234,7 +241,7 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
     argv = ["-p", "0", "-f", "-l", ".", "-Lockfile", f"{name}.lock", "-AutoRescue", str(int(options.auto_rescue)),
             "-DoRescueFrom", str(options.do_rescue_from or 0), "-Dag", name, *notification,
             "-CsdVersion", csd_version, "-Dagman", dagman]
-    for flag, value in (("-MaxJobs", options.max_jobs), ("-MaxIdle", options.max_idle),
+    for flag, value in (("-MaxJobs", options.max_jobs), ("-MaxIdle", max_idle(options)),
                         ("-MaxPre", options.max_pre), ("-MaxPost", options.max_post),
                         ("-MaxHold", options.max_hold)):
         if value:
