@@ -454,6 +454,11 @@ class _Scope:
                 elif "+" in name:
                     self._error_at(w.location, f"undefined node {name}: a splice's nodes cannot be named outside "
                                                "it (DAGMan says \"Unknown Job\"); put this line in the spliced file")
+                elif w.apply is not None and w.apply.__name__ == "_apply_category" and _INT.match(w.args[0]):
+                    # `CATEGORY cat 2`, as htcondor.dags writes a DAG's max_jobs_per_category
+                    self._error_at(w.location, f"undefined node {name}: CATEGORY puts a node in a category; "
+                                               f"to run at most {w.args[0]} jobs of category {name} at once, "
+                                               f"write MAXJOBS {name} {w.args[0]}")
                 else:
                     self._error_at(w.location, f"undefined node {name}: declare it with JOB (or FINAL, SUBDAG "
                                                "EXTERNAL, SERVICE) in this DAG, or fix the name")

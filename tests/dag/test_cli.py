@@ -212,3 +212,22 @@ def test_check_warns_of_a_vars_escape_23_9_6_refuses(tmp_path: Path) -> None:
         f'{path}:4: warning: VARS macrorel: "\\t" is read as "t", but HTCondor 23.9.6 refuses the DAG for it '
         '("Unknown escape sequence"): only \\\\ and \\" escape in its VARS values; write "\\\\t" for a backslash '
         'followed by t']
+
+
+def test_check_of_a_bindings_dag_with_max_jobs_per_category_says_to_write_maxjobs(tmp_path: Path) -> None:
+    """htcondor2.dags writes a DAG's max_jobs_per_category as `CATEGORY cat 2`, which DAGMan reads
+    as putting node "cat" in category "2" (23.9.6: "ERROR: job cat not found!", seen on the pool)."""
+    import htcondor2
+    from htcondor2 import dags
+
+    dag = dags.DAG()
+    dag.max_jobs_per_category["analysis"] = 2
+    dag.layer(name="split", submit_description=htcondor2.Submit({"executable": "/bin/true"}),
+              vars=[{"n": "1"}, {"n": "2"}], category="analysis")
+    path = dags.write_dag(dag, tmp_path, dag_file_name="bindings.dag")
+    result = run("dag", "check", str(path))
+    assert result.exit_code == 1
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if text == "CATEGORY analysis 2")
+    assert result.stderr.splitlines() == [
+        f"{path}:{line}: undefined node analysis: CATEGORY puts a node in a category; to run at most 2 jobs of "
+        "category analysis at once, write MAXJOBS analysis 2"]
