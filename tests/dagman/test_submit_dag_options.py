@@ -48,7 +48,9 @@ def test_options_typed_short_are_used(gated, schedd):
     ad = finished(schedd, cluster)
     assert ad["ExitCode"] == 0 and ad["Foo"] == 1
     out = (gated / "d.dag.dagman.out").read_text()
-    assert "DAGMAN_MAX_JOBS_SUBMITTED setting: 1" in out and "DAGMAN_VERBOSITY setting: 5" in out
+    # the settings DAGMan lists are its configuration's, before the command line (seen on the pool)
+    assert "DAGMAN_MAX_JOBS_SUBMITTED setting: 0" in out and "DAGMAN_VERBOSITY setting: 3" in out
+    assert "Note: 0 total job deferrals because of -MaxJobs limit (1)" in out
 
 
 def test_no_submit_writes_the_submit_file_and_queues_nothing(gated, schedd):
