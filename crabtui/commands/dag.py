@@ -59,6 +59,8 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
       -maxjobs N  -maxidle N  -maxpre N  -maxpost N  -maxhold N   DAGMan's throttles
       -force (-f)          overwrite an earlier run's files; ignore its rescue DAGs
       -update_submit       overwrite an earlier run's DAG_FILE.condor.sub only
+      -DoRecovery          rebuild the DAG's state from DAG_FILE.nodes.log, as DAGMan does
+                           after a crash (an earlier run's files may stay)
       -dorescuefrom N      run from rescue DAG number N
       -autorescue 0|1      0: run the DAG from the start, not from its newest rescue DAG
       -load_save FILE      run from a SAVE_POINT_FILE (a bare name is looked for in save_files/)
@@ -207,7 +209,7 @@ def _submit_options(given, backend_name: str):
         update_submit=given.has("-update_submit"),
         auto_rescue=given.number("-AutoRescue") != 0 if given.has("-AutoRescue") else True,
         import_env=given.has("-import_env"), include_env=tuple(include_env), insert_env=tuple(insert_env),
-        debug=int(given.last("-Debug")) if given.has("-Debug") else None)
+        debug=int(given.last("-Debug")) if given.has("-Debug") else None, do_recovery=given.has("-DoRecovery"))
 
 
 @dag.command()

@@ -53,6 +53,7 @@ _VAR_PAIR = re.compile(
     r"""[ \t]*(\+?[A-Za-z0-9_.]+)[ \t]*=[ \t]*"""
     r"""(?:"([^"\\]*(?:\\.[^"\\]*)*)"|'([^'\\]*(?:\\.[^'\\]*)*)'|([^\s"']+))(?=[ \t]|\Z)"""
 )
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _SCRIPT_KINDS = {spelling: kind for kind in ScriptKind for spelling in (kind.value, kind.value.lower())}
 _DEFER = ("DEFER", "defer", "Defer")
 _UNLESS_EXIT = ("UNLESS-EXIT", "unless-exit", "UNLESS_EXIT", "unless_exit")
@@ -453,6 +454,11 @@ class _Scope:
                 elif "+" in name:
                     self._error_at(w.location, f"undefined node {name}: a splice's nodes cannot be named outside "
                                                "it (DAGMan says \"Unknown Job\"); put this line in the spliced file")
+                elif w.apply is not None and w.apply.__name__ == "_apply_category" and _INT.match(w.args[0]):
+                    # `CATEGORY cat 2`, as htcondor.dags writes a DAG's max_jobs_per_category
+                    self._error_at(w.location, f"undefined node {name}: CATEGORY puts a node in a category; "
+                                               f"to run at most {w.args[0]} jobs of category {name} at once, "
+                                               f"write MAXJOBS {name} {w.args[0]}")
                 else:
                     self._error_at(w.location, f"undefined node {name}: declare it with JOB (or FINAL, SUBDAG "
                                                "EXTERNAL, SERVICE) in this DAG, or fix the name")
@@ -810,7 +816,8 @@ class _Scope:
                     if '"' not in value:
                         self._add_var(node, name, value, None)
                         return
-                elif value.count('"') == value.count('\\"') and "\\\\" not in value and value[-1] != "\\":
+                elif (value.count('"') == value.count('\\"') and "\\\\" not in value and value[-1] != "\\"
+                      and _odd_escape(value) is None):
                     # Every quote is escaped and nothing else is: unescaping drops the backslashes.
                     self._add_var(node, name, value.replace("\\", ""), None)
                     return
@@ -824,7 +831,12 @@ class _Scope:
         if first[0].upper() in ("PREPEND", "APPEND"):
             placement = VarsPlacement(first[0].upper())
             text = first[1] if len(first) > 1 else ""
-        pairs = _parse_vars(text, syntax, self.context.var_names)
+        odd: list[tuple[str, str]] = []
+        pairs = _parse_vars(text, syntax, self.context.var_names, odd)
+        for var_name, escape in odd:
+            self._warn(f"VARS {var_name}: \"{escape}\" is read as \"{escape[1]}\", but HTCondor 23.9.6 refuses the "
+                       f"DAG for it (\"Unknown escape sequence\"): only \\\\ and \\\" escape in its VARS values; "
+                       f"write \"\\{escape}\" for a backslash followed by {escape[1]}")
         self._on_node(name, self._apply_vars, pairs, placement)
 
     def _apply_vars(self, node: Node, pairs: list[tuple[str, str]], placement: VarsPlacement | None) -> None:
@@ -1152,8 +1164,19 @@ def _refuse_special(node: Node, keyword: str) -> None:
         raise _LineError(f"{node.kind} node {node.name} cannot have {keyword}")
 
 
-def _parse_vars(text: str, syntax: str, var_names: dict[str, str]) -> list[tuple[str, str]]:
-    """Parse ``name="value"`` pairs; values may be "double", 'single' or bare, ``\\x`` gives x."""
+def _odd_escape(value: str) -> str | None:
+    """The first escape other than ``\\\\`` and ``\\"`` in a double-quoted VARS value, which
+    HTCondor 23.9.6 refuses ("Unknown escape sequence") and 25.x reads as the character."""
+    for match in _ESCAPE.finditer(value):
+        if match.group(1) not in '\\"':
+            return match.group(0)
+    return None
+
+
+def _parse_vars(text: str, syntax: str, var_names: dict[str, str],
+                odd: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    """Parse ``name="value"`` pairs; values may be "double", 'single' or bare, ``\\x`` gives x.
+    A double-quoted value's escape 23.9.6 refuses is added to ``odd`` with its name."""
     pairs = []
     pos, end = 0, len(text)
     while True:
@@ -1166,6 +1189,8 @@ def _parse_vars(text: str, syntax: str, var_names: dict[str, str]) -> list[tuple
             raise _LineError(_vars_problem(text[pos:], syntax))
         name, double, single, bare = match.groups()
         value = double if double is not None else single if single is not None else bare
+        if double is not None and odd is not None and "\\" in double and (escape := _odd_escape(double)):
+            odd.append((name, escape))
         if bare is None:
             value = _unescape(value)
         pairs.append((var_names.get(name) or _var_name(name, var_names), value))

@@ -36,6 +36,8 @@ class Options:
     rescue_dag_number: int = 0  # the rescue DAG applied at start-up, for the metrics
     rescue_notes: tuple[str, ...] = ()  # dagman.out's lines on the rescue DAGs renamed and the one run
     recovery: bool = False  # rebuild the state of a DAGMan that died from the nodes log
+    # the knobs' values before the command line's options, which dagman.out's "setting:" lines show
+    configured: dict[str, object] | None = None
     state_dir: str | None = None  # the embedded schedd's, for sub-DAG DAGMans (else inherited)
     priority: int = 0  # -priority or DAGMAN_DEFAULT_PRIORITY, added to every node's priority
     max_submit_attempts: int = 6  # DAGMAN_MAX_SUBMIT_ATTEMPTS

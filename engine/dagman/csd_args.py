@@ -50,8 +50,7 @@ FLAGS = sorted([
          refused="node jobs' e-mail is not sent from here; -notification sets the DAGMan job's own"),
     Flag("-DontAlwaysRunPost", refused="it is the default: set DAGMAN_ALWAYS_RUN_POST = False in the "
                                        "DAG's CONFIG file if the config turns it on"),
-    Flag("-DoRecovery", refused="a DAGMan that stopped recovers by itself when its job is released; "
-                                "`crabtui dag run -DoRecovery DAG` recovers in the foreground"),
+    Flag("-DoRecovery"),
     Flag("-DoRescueFrom", "a rescue DAG number", integer=True),
     Flag("-Dot", refused="it is condor_dagman's; put DOT FILE in the DAG instead"),
     Flag("-DryRun", refused="it is condor_dagman's; `crabtui dag check DAG` checks a DAG without running it"),

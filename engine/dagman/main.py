@@ -79,8 +79,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
                  "priority": args.priority, "auto_rescue": None if args.autorescue is None else args.autorescue == 1,
                  "save_file": args.load_save, "outfile_dir": args.outfile_dir,
                  "verbosity": args.debug}
+        configured = dict(knobs)
         knobs.update({name: value for name, value in given.items() if value is not None})
-        options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path)
+        options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path, configured=configured)
         lock = read_lock(lock_path)
         if lock is not None and options.abort_duplicates and holder_alive(lock, dag_file):
             print(f"ERROR: {lock_path}: DAGMan (pid {lock.pid}) is still running {dag_file}; "

@@ -139,8 +139,11 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         started = self.started = self.clock()
         self.out.starting_up(version=f"$CondorVersion: {DAGMAN_VERSION} crabtui $",
                              platform=f"$CondorPlatform: {os.uname().machine}_{os.uname().sysname} $")
+        # DAGMan lists its configuration before it reads its command line (seen on the pool:
+        # "DAGMAN_MAX_PRE_SCRIPTS setting: 3" from the CONFIG file, then "-MaxPre limit (7)")
+        shown = Options(**self.options.configured) if self.options.configured is not None else self.options
         for knob in SETTINGS_ORDER:
-            self.out.setting(knob, getattr(self.options, KNOBS[knob].field))
+            self.out.setting(knob, getattr(shown, KNOBS[knob].field))
         self.out.default_node_log(self.nodes_log_path)
         self.out.parsing(self.dag_file)
         for warning in self.graph.dag.warnings:  # ALL_NODES passing over FINAL: parsed before any rescue DAG
@@ -206,6 +209,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             if measured:
                 self.write_metrics(started, code)
                 self.out.wrote_metrics_file(self.dag_file + ".metrics")
+            self.end_hold_scripts()
             if self.jobstate:
                 self.jobstate.dagman_finished(code)
             self.out.exiting_with_status(code)

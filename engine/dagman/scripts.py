@@ -43,6 +43,9 @@ def _strerror(path: str) -> str:
     return os.strerror(errno.ENOTDIR)
 
 
+# Seconds an exiting DAGMan gives a HOLD script still running to end before it kills it.
+HOLD_SCRIPT_GRACE = 10
+
 # The macros of POST (and HOLD) scripts only (script.cpp ``checkIsPre``).
 POST_MACROS = frozenset({"$JOBID", "$CLUSTERID", "$JOB_COUNT", "$SUCCESS", "$RETURN", "$EXIT_CODES",
                          "$EXIT_CODE_COUNTS", "$PRE_SCRIPT_RETURN", "$JOB_ABORT_COUNT"})
@@ -227,6 +230,20 @@ class ScriptQueue:
             script.debug.reaped(code, int(self.clock()))
             script.debug = None
         return code
+
+    def end_hold_scripts(self) -> None:
+        """As DAGMan exits, its HOLD scripts (which nothing waits for, and a DAG that ends on a
+        held job's removal starts just before) are given :data:`HOLD_SCRIPT_GRACE` seconds to
+        end, then killed, and reaped, so that their DEBUG files get their output."""
+        deadline = self.clock() + HOLD_SCRIPT_GRACE
+        for script in self.hold_scripts:
+            try:
+                script.popen.wait(timeout=max(deadline - self.clock(), 0))
+            except subprocess.TimeoutExpired:
+                script.popen.kill()
+                script.popen.wait()
+            self._poll(script)
+        self.hold_scripts = []
 
     def queue_post(self, node: Node) -> None:
         """Run the node's POST script now, or once -maxpost allows."""

@@ -19,7 +19,7 @@ import classad2
 
 from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
 from engine.dag.rescue import rescue_files, rescue_path, save_file_path
-from engine.dagman.config import config_file, knob_values
+from engine.dagman.config import Options, config_file, knob_values
 from engine.dagman.dagman_out import dagman_out_path
 from engine.dagman.lockfile import holder_alive, read_lock
 from engine.schedd.local.submit import quote_arguments
@@ -62,6 +62,7 @@ class DagSubmitOptions:
     import_env: bool = False  # -import_env: DAGMan gets the submitter's whole environment
     include_env: tuple[str, ...] = ()  # -include_env: more of the submitter's variables for DAGMan
     insert_env: tuple[str, ...] = ()  # -insert_env: KEY=VALUE pairs set in DAGMan's environment
+    do_recovery: bool = False  # -DoRecovery: DAGMan rebuilds the DAG's state from its nodes log
 
 
 def dagman_out(dag_file: str, options: DagSubmitOptions) -> str:
@@ -80,10 +81,17 @@ def files(dag_file: str, options: DagSubmitOptions | None = None) -> dict[str, s
     }
 
 
+def max_idle(options: DagSubmitOptions) -> int:
+    """The -MaxIdle condor_submit_dag 23.9.6 always passes: the one given, else the submitter's
+    DAGMAN_MAX_JOBS_IDLE (1000), never the DAG's CONFIG file's, which it does not read for this
+    (seen on the pool: ``DAGMAN_MAX_JOBS_IDLE setting: 4`` then ``-MaxIdle limit (1000)``)."""
+    return options.max_idle or int(knob_values(None).get("max_idle", Options.max_idle))
+
+
 def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
     """condor_dagman's command line for the job (after the interpreter)."""
     argv = ["-m", "engine.dagman", "-Lockfile", dag_file + ".lock", "-AutoRescue", str(int(options.auto_rescue))]
-    for flag, value in (("-maxjobs", options.max_jobs), ("-maxidle", options.max_idle),
+    for flag, value in (("-maxjobs", options.max_jobs), ("-maxidle", max_idle(options)),
                         ("-maxpre", options.max_pre), ("-maxpost", options.max_post),
                         ("-maxhold", options.max_hold)):
         if value:
@@ -102,6 +110,8 @@ def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
         argv += ["-outfile_dir", options.outfile_dir]
     if options.debug is not None:
         argv += ["-debug", str(options.debug)]
+    if options.do_recovery:
+        argv.append("-DoRecovery")
     return argv + ["-Dag", dag_file]
 
 
@@ -167,6 +177,8 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
     if lock is not None and holder_alive(lock, dag_file):
         raise _error(dag_file + ".lock", f"DAGMan (pid {lock.pid}) is still running {dag_file}; "
                      "remove its DAGMan job first")
+    if options.load_save and options.do_recovery:
+        raise _error(dag_file, "-load_save and -DoRecovery cannot be used together: DAGMan starts from one of them")
     rescues = rescue_files(dag_file)
     if options.force:
         for path in (dag_file + suffix for suffix in _OVERWRITTEN):
@@ -184,8 +196,9 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
         path = save_file_path(dag_file, options.load_save)
         if not os.path.exists(path):
             raise _error(path, f"-load_save {options.load_save}: there is no such save file")
-    elif (not rescues or not options.auto_rescue) and not options.update_submit:
-        # with -autorescue 0 a rescue DAG does not excuse them; -update_submit does (ensureOutputFilesExist)
+    elif (not rescues or not options.auto_rescue) and not options.update_submit and not options.do_recovery:
+        # with -autorescue 0 a rescue DAG does not excuse them; -update_submit and -DoRecovery do
+        # (ensureOutputFilesExist; -DoRecovery seen on the pool)
         for path in (dag_file + suffix for suffix in _OVERWRITTEN):
             if os.path.exists(path):
                 raise _error(path, "already exists: some files needed by DAGMan exist from an earlier run; "
@@ -228,7 +241,7 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
     argv = ["-p", "0", "-f", "-l", ".", "-Lockfile", f"{name}.lock", "-AutoRescue", str(int(options.auto_rescue)),
             "-DoRescueFrom", str(options.do_rescue_from or 0), "-Dag", name, *notification,
             "-CsdVersion", csd_version, "-Dagman", dagman]
-    for flag, value in (("-MaxJobs", options.max_jobs), ("-MaxIdle", options.max_idle),
+    for flag, value in (("-MaxJobs", options.max_jobs), ("-MaxIdle", max_idle(options)),
                         ("-MaxPre", options.max_pre), ("-MaxPost", options.max_post),
                         ("-MaxHold", options.max_hold)):
         if value:
@@ -243,6 +256,8 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
         argv += ["-outfile_dir", options.outfile_dir]
     if options.debug is not None:
         argv += ["-Debug", str(options.debug)]
+    if options.do_recovery:  # as condor_submit_dag 23.9.6 spells it for condor_dagman
+        argv.append("-DoRecov")
     dag = parse_file(dag_file)  # condor_submit_dag reads CONFIG, SET_JOB_ATTR and ENV lines
     environment = [*dag.env_set, *options.insert_env, f"_CONDOR_DAGMAN_LOG={dagman_out(name, options)}", "_CONDOR_MAX_DAGMAN_LOG=0"]
     config = options.config

@@ -192,3 +192,42 @@ def test_every_option_of_dag_run_says_what_it_does() -> None:
     from engine.dagman.main import options_parser
 
     assert [a.option_strings for a in options_parser()._actions if not a.help] == []
+
+
+def test_check_warns_of_a_vars_escape_23_9_6_refuses(tmp_path: Path) -> None:
+    """A generated LIGO-style VARS value with a regex (``\\d``): 23.9.6 refuses the whole DAG at
+    start-up ("ERROR: top.dag (line 3): Unknown escape sequence", seen on the pool), so `dag check`
+    says so, naming the line; ``\\\\`` and ``\\"`` are fine."""
+    path = tmp_path / "top.dag"
+    path.write_text('JOB 0a1b2c3d4e5f60718293a4b5c6d7e8f9 echo.sub\n'
+                    'VARS 0a1b2c3d4e5f60718293a4b5c6d7e8f9 macroid="n1" macrochannel="L1:GDS \\"quoted\\""\n'
+                    'VARS 0a1b2c3d4e5f60718293a4b5c6d7e8f9 macroregex="^H1:.*\\d+$"\n'
+                    'VARS 0a1b2c3d4e5f60718293a4b5c6d7e8f9 macrodir="C:\\\\frames" macrorel="a\\tb"\n')
+    result = run("dag", "check", str(path))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f'{path}:3: warning: VARS macroregex: "\\d" is read as "d", but HTCondor 23.9.6 refuses the DAG for it '
+        '("Unknown escape sequence"): only \\\\ and \\" escape in its VARS values; write "\\\\d" for a backslash '
+        'followed by d',
+        f'{path}:4: warning: VARS macrorel: "\\t" is read as "t", but HTCondor 23.9.6 refuses the DAG for it '
+        '("Unknown escape sequence"): only \\\\ and \\" escape in its VARS values; write "\\\\t" for a backslash '
+        'followed by t']
+
+
+def test_check_of_a_bindings_dag_with_max_jobs_per_category_says_to_write_maxjobs(tmp_path: Path) -> None:
+    """htcondor2.dags writes a DAG's max_jobs_per_category as `CATEGORY cat 2`, which DAGMan reads
+    as putting node "cat" in category "2" (23.9.6: "ERROR: job cat not found!", seen on the pool)."""
+    import htcondor2
+    from htcondor2 import dags
+
+    dag = dags.DAG()
+    dag.max_jobs_per_category["analysis"] = 2
+    dag.layer(name="split", submit_description=htcondor2.Submit({"executable": "/bin/true"}),
+              vars=[{"n": "1"}, {"n": "2"}], category="analysis")
+    path = dags.write_dag(dag, tmp_path, dag_file_name="bindings.dag")
+    result = run("dag", "check", str(path))
+    assert result.exit_code == 1
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if text == "CATEGORY analysis 2")
+    assert result.stderr.splitlines() == [
+        f"{path}:{line}: undefined node analysis: CATEGORY puts a node in a category; to run at most 2 jobs of "
+        "category analysis at once, write MAXJOBS analysis 2"]

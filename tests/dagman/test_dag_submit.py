@@ -403,7 +403,9 @@ def test_config_file_knobs_apply_and_command_line_options_override_them(gated, s
     result = crabtui(schedd, "dag", "run", "-maxpre", "7", "c.dag", cwd=gated)
     assert result.returncode == 0, result.stderr
     out = (gated / "c.dag.dagman.out").read_text()
-    assert "DAGMAN_MAX_JOBS_SUBMITTED setting: 1" in out and "DAGMAN_MAX_PRE_SCRIPTS setting: 7" in out
+    # DAGMan lists the configuration as read, before its command line (seen on the pool)
+    assert "DAGMAN_MAX_JOBS_SUBMITTED setting: 1" in out and "DAGMAN_MAX_PRE_SCRIPTS setting: 3" in out
+    assert "Note: 0 total PRE script deferrals because of -MaxPre limit (7) or DEFER" in out
 
 
 def test_bad_config_value_is_refused_naming_file_line_and_knob(gated, schedd):

@@ -14,6 +14,7 @@ import pytest
 
 from dagman_waits import wait_until
 from engine.dagman.jobstate_log import read_jobstate_log
+from installed import CRABTUI
 
 # Jobs and scripts append "<what> <node>" to runs.txt, then wait until the test creates go.<node>.
 GATED = """\
@@ -168,3 +169,24 @@ def test_a_second_dagman_on_a_running_dag_is_refused(gated, schedd):
     finally:
         kill(dagman)
     assert os.path.exists(gated / "gated.dag.lock")
+
+
+def test_submit_do_recovery_rebuilds_from_the_nodes_log_without_the_lock(gated, schedd):
+    """condor_submit_dag -DoRecovery: DAGMan recovers from the nodes log though no lock file says
+    it died, and an earlier run's files do not stop the submit (as 23.9.6 does on the pool)."""
+    crabtui = [CRABTUI, "--state-dir", schedd.state.path, "dag", "submit"]
+    subprocess.run([*crabtui, "-no_submit", "gated.dag"], cwd=gated, check=True, capture_output=True)
+    dagman = start(gated, schedd)
+    release(gated, "A")
+    release(gated, "pre.B")
+    reached(gated, "job B")
+    kill(dagman)
+    (gated / "gated.dag.lock").unlink()
+    for gate in ("B", "post.B", "C"):
+        release(gated, gate)
+    result = subprocess.run([*crabtui, "-DoRecovery", "gated.dag"], cwd=gated, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "-DoRecovery" in (gated / "gated.dag.condor.sub").read_text()
+    wait_until(lambda: (gated / "gated.dag.dagman.out").exists()
+               and "EXITING WITH STATUS 0" in (gated / "gated.dag.dagman.out").read_text(), "DAGMan to finish")
+    assert runs(gated) == ["job A", "pre B", "job B", "post B", "job C"], "nothing ran twice"

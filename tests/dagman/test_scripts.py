@@ -289,3 +289,17 @@ def test_the_dag_screen_reads_a_node_whose_retries_unless_exit_ended_as_dagman_s
     [node] = DagWatcher(str(dag)).read().nodes
     assert (status["StatusDetails"], status["RetryCount"]) == ("POST script failed with status 5", 1)
     assert (node.why, node.retries) == ("POST script failed with status 5", 1)
+
+
+def test_a_hold_script_started_as_the_dag_ends_still_gets_its_debug_file(dag_dir, schedd):
+    """A held job removed after DAGMAN_MAX_JOB_HOLDS holds fails its node, and the DAG ends in the
+    same cycle as its HOLD script starts: DAGMan reaps the script before it exits, so its output
+    reaches its DEBUG file (it was lost, as on 23.9.6, whose DAGMan crashes at that exit on the pool)."""
+    (dag_dir / "held.sub").write_text("executable = /bin/true\non_exit_hold = true\nqueue\n")
+    script(dag_dir / "hold.sh", 'echo "held $*"\n')
+    (dag_dir / "hold.config").write_text("DAGMAN_MAX_JOB_HOLDS = 1\n")
+    dag = dag_dir / "hold.dag"
+    dag.write_text("CONFIG hold.config\nJOB A held.sub\nSCRIPT DEBUG hold.out STDOUT HOLD A hold.sh $JOB\n")
+    assert run(dag, schedd, max_job_holds=1).exit_code == 1
+    assert [re.sub(r"Completion=\d+ ", "Completion=T ", line) for line in lines(dag_dir / "hold.out")] == [
+        "*** Node=A Type=HOLD Status=0 Completion=T Cmd='hold.sh A'", "held A"]

@@ -48,7 +48,9 @@ def test_options_typed_short_are_used(gated, schedd):
     ad = finished(schedd, cluster)
     assert ad["ExitCode"] == 0 and ad["Foo"] == 1
     out = (gated / "d.dag.dagman.out").read_text()
-    assert "DAGMAN_MAX_JOBS_SUBMITTED setting: 1" in out and "DAGMAN_VERBOSITY setting: 5" in out
+    # the settings DAGMan lists are its configuration's, before the command line (seen on the pool)
+    assert "DAGMAN_MAX_JOBS_SUBMITTED setting: 0" in out and "DAGMAN_VERBOSITY setting: 3" in out
+    assert "Note: 0 total job deferrals because of -MaxJobs limit (1)" in out
 
 
 def test_no_submit_writes_the_submit_file_and_queues_nothing(gated, schedd):
@@ -178,3 +180,18 @@ def test_update_submit_reruns_over_an_earlier_runs_files(gated, schedd):
     assert again.returncode == 0, again.stderr
     assert finished(schedd, int(re.search(r"cluster (\d+)\.", again.stdout).group(1)))["ExitCode"] == 0
     assert runs(gated) == ["A", "A"]
+
+
+def test_the_dags_config_does_not_set_maxidle_under_submit_as_condor_submit_dag_passes_1000(gated, schedd):
+    """condor_submit_dag 23.9.6 passes -MaxIdle from its own configuration (1000), which the DAG's
+    CONFIG file does not change: a generated DAG's DAGMAN_MAX_JOBS_IDLE is listed in dagman.out
+    and then loses to the command line (seen on the pool); `dag run` honours it."""
+    (gated / "diamond-0.dag.config").write_text("DAGMAN_MAX_JOBS_IDLE = 4\n")
+    (gated / "d.dag").write_text("CONFIG diamond-0.dag.config\n" + DAG)
+    release(gated, "A")
+    result = crabtui(schedd, "dag", "submit", "d.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    assert finished(schedd, int(re.search(r"cluster (\d+)\.", result.stdout).group(1)))["ExitCode"] == 0
+    out = (gated / "d.dag.dagman.out").read_text()
+    assert "DAGMAN_MAX_JOBS_IDLE setting: 4" in out
+    assert "Note: 0 total job deferrals because of -MaxIdle limit (1000)" in out

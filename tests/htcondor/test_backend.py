@@ -303,13 +303,14 @@ def test_dag_submit_options_dagman_hold_halt_rescue_and_force(htcondor_pool, sha
                                                                   "DAGMan_MaxPreScripts", "DAGMan_MaxPostScripts"])
         return found[0] if found else {}
 
-    limits = {"DAGMan_MaxJobs": 1, "DAGMan_MaxIdle": 4, "DAGMan_MaxPreScripts": 1, "DAGMan_MaxPostScripts": 1}
+    # -MaxIdle is condor_submit_dag's own 1000, which the -config file's DAGMAN_MAX_JOBS_IDLE does not change
+    limits = {"DAGMan_MaxJobs": 1, "DAGMan_MaxIdle": 1000, "DAGMan_MaxPreScripts": 1, "DAGMan_MaxPostScripts": 1}
     wait_for(lambda: len(nodes()) == 1 and nodes()[0][1] == JobStatus.RUNNING and limits.items() <= dagman().items(),
              lambda: (nodes(), dagman()))
     first = nodes()[0][0]
     time.sleep(3)
     assert len(nodes()) == 1, "-maxjobs 1: one node job at a time"
-    out = Path(f"{dag}.dagman.out")  # and the config file's DAGMAN_MAX_JOBS_IDLE is in DAGMan's ad
+    out = Path(f"{dag}.dagman.out")
 
     assert crabtui(*args, "hold", str(cluster), cwd=shared_dir).returncode == 0
     wait_for(lambda: dagman().get("JobStatus") == JobStatus.HELD and nodes() == [(first, JobStatus.RUNNING)],
