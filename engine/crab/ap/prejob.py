@@ -57,12 +57,14 @@ def failed_for_good(state: JobState) -> str:
 
 def job_task(task: dict, entry: ResubmitEntry | None) -> dict:
     """The task's values as they apply to one job: those of the resubmit that listed it last (the
-    entry of its epoch; the memory and runtime then also come with its state), else the task's."""
+    entry of its epoch; the memory and runtime then also come with its state, and the pool's sites
+    that hold that memory), else the task's."""
     if entry is None:
         return task
     return {**task, "max_memory_mb": entry.memory_mb, "max_runtime_min": entry.runtime_min,
             "site_whitelist": list(entry.site_whitelist), "site_blacklist": list(entry.site_blacklist),
-            "priority": entry.priority}
+            "priority": entry.priority,
+            **({} if entry.pool_sites is None else {"pool_sites": list(entry.pool_sites)})}
 
 
 def attempt_lines(task: dict, state: JobState, sites: list[str]) -> list[str]:

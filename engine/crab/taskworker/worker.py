@@ -40,8 +40,7 @@ from engine.crab.client.resubmit import make_entry, resubmit_pool_sites, select_
 from engine.crab.client.status import RACY_NS, job_ids, refresh_cache, task_jobs
 from engine.crab.taskworker.automatic import probe_split
 from engine.crab.taskworker.config import load_config
-from engine.crab.taskworker.dagman_creator import (DAG_FILE, TaskAd, read_task, task_ad, write_pool_sites,
-                                                   write_task)
+from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
 from engine.crab.taskworker.sandbox import AP_ARCHIVE, write_sandboxes
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.taskworker.resubmitter import enter_epoch, retry_in_running_dags, running_dagmans
@@ -215,8 +214,8 @@ class TaskWorker:
             args = task.arguments
         entry, warning = make_entry(ad, args, epoch=args["epoch"], job_ids=args["job_ids"], now=time.time())
         sites = resubmit_pool_sites(ad, args, self.schedd.sites())
-        if sites is not None:  # PreJob places the jobs among the sites the pool has now
-            write_pool_sites(task.task_dir, sites)
+        if sites is not None:  # PreJob places the listed jobs (only) among the sites the pool has for them now
+            entry = replace(entry, pool_sites=tuple(sites))
         enter_epoch(task.task_dir, entry)
         crash_point("taskworker:resubmit:recorded")
         message = _resubmitted(args) + (f". {warning}" if warning else "")
