@@ -386,3 +386,23 @@ def test_a_postjob_killed_on_its_nodes_last_retry_on_the_pool(user):
     assert sorted(ad["DAGNodeName"] for ad in ads) == ["Job1", "Job2", "Job2", "Job3", "Job4"]
     assert f"PRE_SKIP return value 5 indicates we are done (successfully) with node Job{job}" in \
         (task_dir / "RunJobs.dag.dagman.out").read_text()
+
+
+def test_a_command_the_schedd_could_not_hear_is_carried_out_once_it_answers(user):
+    """A kill taken up (the command killed there: CRABTUI_CRASH_POINT), then the next command run
+    while no schedd can be reached (a schedd restarting, a collector down): it says why in one line
+    and leaves the kill pending, not KILLFAILED; the command after it, with the pool answering,
+    kills the task."""
+    name = user.submit("crab.toml", config("unheard", scale=5, total=40, sites=STEADY_SITES))
+    assert user.run("task", "kill", "unheard", crash_at="taskworker:kill:queued").returncode == -9
+    live = user.env["CONDOR_CONFIG"]
+    user.env["CONDOR_CONFIG"] = str(user.write("dead.config", Path(live).read_text() + "COLLECTOR_HOST = 127.0.0.1:9\nSCHEDD_ADDRESS_FILE = /nonexistent\n"))
+    try:
+        unheard = user.run("task", "list")
+    finally:
+        user.env["CONDOR_CONFIG"] = live
+    assert unheard.returncode == 1 and "cannot locate the schedd" in unheard.stderr, unheard.stderr
+    assert len(unheard.stderr.strip().splitlines()) == 1, unheard.stderr
+    status = user.status(name)
+    assert status["status"] == "KILLED", status["message"]
+    assert not htcondor2.Schedd().query(f"ClusterId == {status['dagman_id']}", ["ClusterId"])

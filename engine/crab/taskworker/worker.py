@@ -56,7 +56,7 @@ from engine.crab.taskworker.taskdb import (COMPLETED, EMBEDDED, FAILED, FAILURE_
 from engine.dag import DagError
 from engine.dagman.submit_dag import (DagSubmitOptions, format_condor_dagman_sub, format_condor_sub, prepare,
                                       write_condor_sub)
-from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
+from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError, ScheddUnreachable
 from engine.crashpoint import crash_point
 from engine.schedd.scheduler_start import not_writable, run_as
 from engine.state import StateDir
@@ -118,6 +118,8 @@ class TaskWorker:
                 self.kill(task)
             elif command == RESUBMIT:
                 self.resubmit(task)
+        except ScheddUnreachable:
+            raise  # nothing was refused: the task stays QUEUED, and the next command goes on as after a crash
         except (OSError, ValueError, KeyError, DagError, DatasetError, SplittingError, ScheddError,
                 RetryStateError, ResubmitRecordError) as e:
             log.info("task %s: %s failed: %s", task.name, command, e)
