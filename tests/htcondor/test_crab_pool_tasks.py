@@ -405,4 +405,5 @@ def test_a_command_the_schedd_could_not_hear_is_carried_out_once_it_answers(user
     assert len(unheard.stderr.strip().splitlines()) == 1, unheard.stderr
     status = user.status(name)
     assert status["status"] == "KILLED", status["message"]
-    assert not htcondor2.Schedd().query(f"ClusterId == {status['dagman_id']}", ["ClusterId"])
+    dagman = htcondor2.Schedd().query(f"ClusterId == {status['dagman_id']}", ["JobStatus"])
+    assert all(ad["JobStatus"] == htcondor2.JobStatus.REMOVED for ad in dagman), dagman  # removed, or gone already
