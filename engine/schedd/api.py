@@ -53,6 +53,11 @@ class ScheddError(Exception):
     """A request the schedd refuses; the message says what and what to do, and nothing changed."""
 
 
+class ScheddUnreachable(ScheddError):
+    """No schedd answered (not located, or silent: down, restarting): nothing was refused, and
+    the same request can be made again once it answers."""
+
+
 @dataclass(frozen=True, slots=True)
 class SubmitResult:
     cluster: int

@@ -19,7 +19,7 @@ from typing import Any
 import classad2
 import htcondor2
 
-from engine.schedd.api import ActResult, JobAction, JobSpec, ScheddError, SubmitResult
+from engine.schedd.api import ActResult, JobAction, JobSpec, ScheddError, ScheddUnreachable, SubmitResult
 
 # The job attributes a 23.9.6 schedd refuses to edit (qmgmt's immutable attributes, tried on the test pool)
 _IMMUTABLE = {"clusterid", "procid", "owner", "user", "mytype", "targettype"}
@@ -257,7 +257,7 @@ class HTCondorSchedd:
         except Exception as e:
             if self.pool:
                 collector_host, config = self.pool, "-pool"
-            raise ScheddError(f"cannot locate the schedd{f' {self.name}' if self.name else ''} through the "
+            raise ScheddUnreachable(f"cannot locate the schedd{f' {self.name}' if self.name else ''} through the "
                               f"collector {collector_host or '(COLLECTOR_HOST is not set)'} of {config}: "
                               f"{_message(e)}. Check that the pool runs and that CONDOR_CONFIG points to "
                               "its client configuration") from None
@@ -288,13 +288,17 @@ class HTCondorSchedd:
                 why = "the schedd refused to authenticate us: " + self._methods()
             else:
                 why = self._diagnosis(level, job_spec)
-            raise ScheddError(f"{what} failed: {message}" + (f"; {why}" if why else "")) from None
+            error = ScheddUnreachable if why == self._silent() else ScheddError
+            raise error(f"{what} failed: {message}" + (f"; {why}" if why else "")) from None
 
     def _methods(self) -> str:
         methods = (htcondor2.param.get("SEC_CLIENT_AUTHENTICATION_METHODS")
                    or htcondor2.param.get("SEC_DEFAULT_AUTHENTICATION_METHODS") or "the default methods")
         return (f"we offered {methods} (SEC_CLIENT_AUTHENTICATION_METHODS); check it and your credentials "
                 "against the pool's security configuration")
+
+    def _silent(self) -> str:
+        return f"the schedd at {self.address or '(unknown address)'} does not answer: is the pool running?"
 
     def _diagnosis(self, level: str, job_spec: JobSpec | None) -> str:
         if self._ad is None:
@@ -303,7 +307,7 @@ class HTCondorSchedd:
         try:
             htcondor2.ping(self._ad, "READ")
         except Exception:
-            return f"the schedd at {address} does not answer: is the pool running?"
+            return self._silent()
         if level == "READ":
             return ""
         try:

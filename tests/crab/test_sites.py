@@ -21,7 +21,7 @@ from engine.crab.client.config import ConfigError, load_config
 from engine.crab.taskworker.dagman_creator import TaskAd, write_task
 from engine.crab.taskworker.datasets import Catalogue, user_dir
 from engine.crab.taskworker.splitting import split
-from crab_tasks import config_text, crabtui, task_status, wait_status
+from crab_tasks import config_text, crabtui, task_status, wait_status, wait_until
 
 CERN, FNAL, LOCAL, PISA = "T2_CH_CERN", "T1_US_FNAL", "T2_XX_Local", "T2_IT_Pisa"
 MC = "/TTbar_TuneCP5_13p6TeV/Run3Summer23-v1/AODSIM"
@@ -403,3 +403,47 @@ def test_another_site_is_chosen_only_if_the_pool_has_it():
     assert attempt_sites([LOCAL, CERN], CERN, stats, Thresholds())[0] == [LOCAL]
     assert attempt_sites([LOCAL, CERN], CERN, stats, Thresholds(), pool=[CERN])[0] == [LOCAL, CERN], \
         "the automatic blacklist keeps a failing site that is the pool's only one"
+
+
+SMALL_SLOTS_POOL = f"""\
+[[site]]
+name = "{CERN}"
+slots = 2
+memory = 8000
+[[site]]
+name = "{LOCAL}"
+slots = 2
+memory = 1500
+"""
+
+
+def test_a_resubmit_with_less_memory_opens_the_small_sites_to_its_jobs_only(tmp_path, state):
+    """``task resubmit --maxmemory 1000`` of job 2 lets job 2 run at T2_XX_Local, whose slots have
+    1500 MB; job 1, retried after an 8021 in the same running DAG with the task's 2000 MB, still
+    counts only T2_CH_CERN as the pool's, so it stays there rather than wait for ever for a slot
+    at T2_XX_Local that cannot hold it."""
+    Path(state.pool_config).write_text(SMALL_SLOTS_POOL)
+    runs, gate = tmp_path / "runs.txt", tmp_path / "gate"
+    (tmp_path / "run.sh").write_text(f'#!/bin/sh\necho "$1" >> {runs}\n'
+                                     f'if [ "$1" = 1 ]; then while [ ! -e {gate} ]; do sleep 0.1; done; fi\n')
+    (tmp_path / "run.sh").chmod(0o755)
+    plan = '{job = "1", attempt = 1, exitCode = 8021}, {job = "2", attempt = 1, exitCode = 8006}'
+    (tmp_path / "crab.toml").write_text(config_text("smallslots", scale=100, plan=plan).replace(
+        'psetName = "pset.py"', 'scriptExe = "run.sh"'))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+
+    def two_failed():
+        status = task_status(state, "smallslots", tmp_path)
+        jobs = {j["id"]: j["state"] for j in status["jobs"]}
+        return jobs == {"1": "running", "2": "failed"} and status
+
+    wait_until("job 2 failed for good while job 1 runs", two_failed)
+    resubmitted = crabtui(state, "task", "resubmit", "smallslots", "--jobids", "2", "--maxmemory", "1000", cwd=tmp_path)
+    assert resubmitted.returncode == 0, resubmitted.stderr
+    wait_until("job 2 resubmitted", lambda: len({j["id"]: j for j in task_status(state, "smallslots", tmp_path)[
+        "jobs"]}["2"]["attempts"]) == 2)
+    gate.touch()
+    done = wait_status(state, "smallslots", tmp_path, "COMPLETED", timeout=120)
+    jobs = {j["id"]: j for j in done["jobs"]}
+    assert [(a["site"], a["exit_code"]) for a in jobs["1"]["attempts"]] == [(CERN, 8021), (CERN, 0)]
+    assert jobs["2"]["attempts"][-1]["request_memory"] == 1000 and jobs["2"]["state"] == "finished"

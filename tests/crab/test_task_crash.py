@@ -165,3 +165,48 @@ def test_a_task_adopted_after_a_crash_says_how_many_jobs_as_a_normal_submit(tmp_
     with LocalScheddClient(state) as client:
         dagmans = client.query("JobUniverse == 7", ["ClusterId"]) + client.history("JobUniverse == 7", ["ClusterId"])
     assert [ad["ClusterId"] for ad in dagmans] == [status["dagman_id"]], "adopted, not queued twice"
+
+
+def test_a_postjob_killed_on_its_nodes_last_retry_leaves_its_job_finished_and_never_run_again(tmp_path, state):
+    """With one execution per job (numAutomJobRetries = 1: no DAG retry), kill -9 of a PostJob
+    fails its node and ends the DAG, with no PreJob left to take the decision: the job that
+    succeeded must read finished, not killed, and the rescue DAG of a resubmit of the job that
+    failed for good must not run it again (PRE_SKIP)."""
+    import fcntl
+
+    from engine.crab.ap import sites
+
+    Path(state.taskworker_config).write_text("[TaskWorker]\nnumAutomJobRetries = 1\n")
+    runs, gate = tmp_path / "runs.txt", tmp_path / "gate"
+    (tmp_path / "run.sh").write_text(f'#!/bin/sh\necho "$1" >> {runs}\n'
+                                     f'if [ "$1" != 2 ]; then while [ ! -e {gate} ]; do sleep 0.1; done; fi\n')
+    (tmp_path / "run.sh").chmod(0o755)
+    (tmp_path / "crab.toml").write_text(config_text("lastpost", scale=100, plan='{job = "2", attempt = 1, exitCode = 8006}')
+                                        .replace('psetName = "pset.py"', 'scriptExe = "run.sh"'))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    task_dir = Path(wait_until("job 2 failed for good", lambda: (lambda s: any(
+        j["id"] == "2" and j["state"] == "failed" for j in s["jobs"]) and s)(
+        task_status(state, "lastpost", tmp_path)))["task_dir"])
+    lock = Path(sites._statistics_path(str(task_dir)) + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the PostJobs wait here, before they record their decision
+        gate.touch()
+        postjob = wait_until("a PostJob blocked before its decision", lambda: _waiting_for_lock(lock))[0]
+        job = Path(f"/proc/{postjob}/cmdline").read_bytes().split(b"\0")[-3].decode()
+        os.kill(postjob, signal.SIGKILL)
+    finally:
+        os.close(fd)
+
+    failed = wait_status(state, "lastpost", tmp_path, "FAILED")
+    assert f"POST Script of node Job{job} died on signal 9" in (task_dir / "RunJobs.dag.dagman.out").read_text()
+    assert {j["id"]: j["state"] for j in failed["jobs"]} == {"1": "finished", "2": "failed", "3": "finished",
+                                                             "4": "finished"}
+    assert crabtui(state, "task", "resubmit", "lastpost", cwd=tmp_path).returncode == 0
+    done = wait_status(state, "lastpost", tmp_path, "COMPLETED")
+    assert all(j["state"] == "finished" for j in done["jobs"])
+    assert sorted(runs.read_text().split()) == ["1", "2", "2", "3", "4"], "only the failed job ran again"
+    assert f"PRE_SKIP return value 5 indicates we are done (successfully) with node Job{job}" in \
+        (task_dir / "RunJobs.dag.dagman.out").read_text()
+    state_file = json.loads((task_dir / "retry_state" / f"job.{job}.json").read_text())
+    assert [(a["crab_retry"], a["action"]) for a in state_file["attempts"]] == [(0, "ok")]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -362,3 +363,78 @@ config.Debug.failurePlan = [{{'job': '2', 'attempt': 1, 'hold': 13}}]
     assert held[0]["HoldReason"] == "Held by the crabtui failure plan (hold code 13)"
     two = {j["id"]: j for j in user.wait(name, "COMPLETED")["jobs"]}["2"]
     assert two["state"] == "finished" and two["restarts"] == 1 and attempts(two)[-1][1:] == (0, "ok"), two
+
+
+def _postjobs_waiting_for(lock: Path) -> dict[str, int]:
+    """The pool's PostJobs blocked in flock() on ``lock`` (/proc/locks' ``->`` lines), by job id
+    (the POST script's argument before the task directory)."""
+    inode, found = lock.stat().st_ino, {}
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 6 and fields[1] == "->" and fields[6].rsplit(":", 1)[-1] == str(inode):
+            args = Path(f"/proc/{fields[5]}/cmdline").read_bytes().split(b"\0")
+            found[args[-3].decode()] = int(fields[5])
+    return found
+
+
+def test_a_postjob_killed_on_its_nodes_last_retry_on_the_pool(user):
+    """kill -9 of a PostJob run by the pool's DAGMan, with no DAG retry left (numAutomJobRetries =
+    1): the node fails and the DAG ends with the attempt undecided.  The next task command takes
+    the decision (the job succeeded: finished, its words in no command's output), and the rescue
+    DAG of a resubmit of the job that failed for good skips it: every job ran once, but the failed one."""
+    import fcntl
+
+    from engine.crab.ap.sites import _statistics_path
+
+    user.state.mkdir(mode=0o700)
+    os.chown(user.state, user.uid, user.uid)
+    user.write("state/taskworker.toml", "[TaskWorker]\nnumAutomJobRetries = 1\n")
+    name = user.submit("crab.toml", config("lastpost", plan='{job = "2", attempt = 1, exitCode = 8006}', total=40,
+                                           sites=STEADY_SITES))
+    task_dir = Path(user.status(name)["task_dir"])
+    lock = Path(_statistics_path(str(task_dir)) + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    os.fchown(fd, user.uid, user.uid)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the PostJobs wait here, before they record their decision
+        deadline = time.monotonic() + 300
+        while not (blocked := {job: pid for job, pid in _postjobs_waiting_for(lock).items() if job != "2"}):
+            assert time.monotonic() < deadline, "no PostJob of a job that succeeded blocked on the statistics lock"
+            time.sleep(0.1)
+        job, pid = min(blocked.items())
+        os.kill(pid, signal.SIGKILL)
+    finally:
+        os.close(fd)
+
+    failed = user.wait(name, "FAILED")
+    assert f"POST Script of node Job{job} died on signal 9" in (task_dir / "RunJobs.dag.dagman.out").read_text()
+    assert {j["id"]: j["state"] for j in failed["jobs"]} == {"1": "finished", "2": "failed", "3": "finished",
+                                                             "4": "finished"}
+    user.ok("task", "resubmit", "lastpost")
+    done = user.wait(name, "COMPLETED")
+    assert all(j["state"] == "finished" for j in done["jobs"])
+    ads = htcondor2.Schedd().history(f'JobUniverse == 5 && Iwd == "{task_dir}"', ["DAGNodeName"])
+    assert sorted(ad["DAGNodeName"] for ad in ads) == ["Job1", "Job2", "Job2", "Job3", "Job4"]
+    assert f"PRE_SKIP return value 5 indicates we are done (successfully) with node Job{job}" in \
+        (task_dir / "RunJobs.dag.dagman.out").read_text()
+
+
+def test_a_command_the_schedd_could_not_hear_is_carried_out_once_it_answers(user):
+    """A kill taken up (the command killed there: CRABTUI_CRASH_POINT), then the next command run
+    while no schedd can be reached (a schedd restarting, a collector down): it says why in one line
+    and leaves the kill pending, not KILLFAILED; the command after it, with the pool answering,
+    kills the task."""
+    name = user.submit("crab.toml", config("unheard", scale=5, total=40, sites=STEADY_SITES))
+    assert user.run("task", "kill", "unheard", crash_at="taskworker:kill:queued").returncode == -9
+    live = user.env["CONDOR_CONFIG"]
+    user.env["CONDOR_CONFIG"] = str(user.write("dead.config", Path(live).read_text() + "COLLECTOR_HOST = 127.0.0.1:9\nSCHEDD_ADDRESS_FILE = /nonexistent\n"))
+    try:
+        unheard = user.run("task", "list")
+    finally:
+        user.env["CONDOR_CONFIG"] = live
+    assert unheard.returncode == 1 and "cannot locate the schedd" in unheard.stderr, unheard.stderr
+    assert len(unheard.stderr.strip().splitlines()) == 1, unheard.stderr
+    status = user.status(name)
+    assert status["status"] == "KILLED", status["message"]
+    dagman = htcondor2.Schedd().query(f"ClusterId == {status['dagman_id']}", ["JobStatus"])
+    assert all(ad["JobStatus"] == htcondor2.JobStatus.REMOVED for ad in dagman), dagman  # removed, or gone already

@@ -57,12 +57,14 @@ def failed_for_good(state: JobState) -> str:
 
 def job_task(task: dict, entry: ResubmitEntry | None) -> dict:
     """The task's values as they apply to one job: those of the resubmit that listed it last (the
-    entry of its epoch; the memory and runtime then also come with its state), else the task's."""
+    entry of its epoch; the memory and runtime then also come with its state, and the pool's sites
+    that hold that memory), else the task's."""
     if entry is None:
         return task
     return {**task, "max_memory_mb": entry.memory_mb, "max_runtime_min": entry.runtime_min,
             "site_whitelist": list(entry.site_whitelist), "site_blacklist": list(entry.site_blacklist),
-            "priority": entry.priority}
+            "priority": entry.priority,
+            **({} if entry.pool_sites is None else {"pool_sites": list(entry.pool_sites)})}
 
 
 def attempt_lines(task: dict, state: JobState, sites: list[str]) -> list[str]:
@@ -111,7 +113,15 @@ def close_undecided(task_dir: str, job_id: str, state: JobState, dag_retry: int)
     current = state.open_attempt
     if current is None or dag_retry <= current.dag_retry:
         return None
-    if not os.path.exists(os.path.join(task_dir, f"jobReport.json.{job_id}.{current.crab_retry}")):
+    return decide_ended(task_dir, job_id, state)
+
+
+def decide_ended(task_dir: str, job_id: str, state: JobState) -> int | None:
+    """The dead PostJob's decision on the open attempt of ``state``, if its job has ended (its
+    report is there): also taken once the DAG has ended without retrying the node (the PostJob of
+    its last retry killed).  The decision's status, None if the attempt's job has not ended."""
+    current = state.open_attempt
+    if current is None or not os.path.exists(os.path.join(task_dir, f"jobReport.json.{job_id}.{current.crab_retry}")):
         return None
     from engine.crab.ap import postjob  # only here: it needs htcondor2, as PostJob does
 
@@ -134,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     if ended:
         print(f"job {args.job_id}: {ended}", file=sys.stderr)
         return JobReturnCode.FATAL_ERROR
+    if state.attempts and state.attempts[-1].action == "ok":  # a rescue DAG's node whose PostJob died
+        print(f"job {args.job_id}: attempt {state.attempts[-1].crab_retry} succeeded already: not run again")
+        return JobReturnCode.DONE
     closed = close_undecided(args.task_dir, args.job_id, state, args.dag_retry)
     if closed is not None and closed != JobReturnCode.RECOVERABLE_ERROR:
         return JobReturnCode.DONE if closed == JobReturnCode.OK else closed

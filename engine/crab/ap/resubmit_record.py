@@ -14,7 +14,10 @@ must keep epoch 1's parameters on its automatic retries after an epoch 2 that do
     {"schema": "crabtui.resubmit_record/1",
      "epochs": [{"epoch": 1, "job_ids": ["3"], "memory_mb": 3000, "runtime_min": 1250,
                  "site_whitelist": [], "site_blacklist": ["T2_DE_DESY"], "priority": 10,
-                 "requested_at": 1700000000.0}]}
+                 "requested_at": 1700000000.0, "pool_sites": ["T2_CH_CERN"]}]}
+
+``pool_sites`` (absent for a task whose pool is not known) are the sites of the pool whose slots hold
+the listed jobs with the entry's memory: they govern those jobs only, the others keep the task's.
 
 A job's epoch (:class:`engine.crab.ap.retry_policy.JobState` ``epoch``) says which entry governs it:
 PreJob applies the newest entry listing the job when it is newer than the job's epoch
@@ -53,6 +56,7 @@ class ResubmitEntry:
     site_blacklist: tuple[str, ...]
     priority: int
     requested_at: float
+    pool_sites: tuple[str, ...] | None = None
 
     @property
     def params(self) -> Params:
@@ -88,7 +92,8 @@ def write_entry(task_dir: str, entry: ResubmitEntry) -> None:
     data = {"schema": SCHEMA, "epochs": [
         {"epoch": e.epoch, "job_ids": list(e.job_ids), "memory_mb": e.memory_mb, "runtime_min": e.runtime_min,
          "site_whitelist": list(e.site_whitelist), "site_blacklist": list(e.site_blacklist),
-         "priority": e.priority, "requested_at": e.requested_at} for e in entries]}
+         "priority": e.priority, "requested_at": e.requested_at,
+         **({} if e.pool_sites is None else {"pool_sites": list(e.pool_sites)})} for e in entries]}
     write_atomically(record_path(task_dir), json.dumps(data, indent=1) + "\n")
 
 
@@ -131,12 +136,13 @@ def _entry(item: Any, path: str, i: int) -> ResubmitEntry:
               "priority": (is_int, "an integer"),
               "requested_at": (lambda v: (is_int(v) or isinstance(v, float)) and math.isfinite(v),
                                "a UNIX time")}
+    optional = {"pool_sites": (names, "a list of site names")}
     if not isinstance(item, dict):
         raise fail("must be a JSON object")
-    if set(item) != set(checks):
-        extra, missing = sorted(set(item) - set(checks)), sorted(set(checks) - set(item))
+    if not set(checks) <= set(item) <= set(checks) | set(optional):
+        extra, missing = sorted(set(item) - set(checks) - set(optional)), sorted(set(checks) - set(item))
         raise fail(f"unknown field {extra[0]}" if extra else f"field {missing[0]} is missing")
-    for name, (test, what) in checks.items():
-        if not test(item[name]):
+    for name, (test, what) in {**checks, **optional}.items():
+        if name in item and not test(item[name]):
             raise fail(f"field {name} must be {what}, not {json.dumps(item[name])[:60]}")
     return ResubmitEntry(**{k: tuple(v) if isinstance(v, list) else v for k, v in item.items()})

@@ -168,8 +168,8 @@ def stage_out(task_dir: str, task: Mapping[str, Any], state: JobState, report: d
         return _failed(failure["exitCode"], f"Transfer of {names} {where} failed ({failure['source']}: exit code "
                        f"{failure['exitCode']}).", ok, state, report, limits, job_ad, clock())
     for f in record["files"]:
-        try:
-            _land(f["source"], f["pfn"])
+        try:  # a source the DAG's scripts wrote relative to the task directory (theirs is ".")
+            _land(f["source"] and os.path.join(task_dir, f["source"]), f["pfn"])
         except OSError as e:
             code = (60322 if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
                     else 60323 if e.errno in (errno.ENOSPC, errno.EDQUOT) else RECOVERABLE[0])

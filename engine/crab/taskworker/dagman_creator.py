@@ -15,7 +15,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from engine.atomic import write_atomically
@@ -137,13 +137,6 @@ def read_task(task_dir: str) -> dict:
     """``task.json``, the TaskAd :func:`write_task` wrote, as JSON (:func:`task_ad` makes it a TaskAd)."""
     with open(os.path.join(task_dir, TASK_FILE), encoding="utf-8") as f:
         return json.load(f)
-
-
-def write_pool_sites(task_dir: str, sites: Iterable[str]) -> None:
-    """The pool's sites as a resubmission finds them (CRAB asks its site database again), for
-    PreJob to place the jobs among: the pool may have changed since the task was submitted."""
-    data = read_task(task_dir)
-    write_atomically(os.path.join(task_dir, TASK_FILE), json.dumps({**data, "pool_sites": list(sites)}, indent=1) + "\n")
 
 
 def write_jobs(task_dir: str, dataset: Dataset, jobs: Sequence[JobSplit]) -> None:

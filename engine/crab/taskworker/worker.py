@@ -25,6 +25,8 @@ arguments), and is then rerun from the rescue DAGs.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import logging
 import os
@@ -35,13 +37,13 @@ from dataclasses import asdict, replace
 from engine.crab.ap.predag import is_automatic, task_outcome
 from engine.crab.ap.sites import SiteLists
 from engine.crab.ap.resubmit_record import ResubmitRecordError, next_epoch, read_record
-from engine.crab.ap.retry_policy import RetryStateError
+from engine.crab.ap.prejob import decide_ended
+from engine.crab.ap.retry_policy import RetryStateError, load_job_state
 from engine.crab.client.resubmit import make_entry, resubmit_pool_sites, select_jobs
 from engine.crab.client.status import RACY_NS, job_ids, refresh_cache, task_jobs
 from engine.crab.taskworker.automatic import probe_split
 from engine.crab.taskworker.config import load_config
-from engine.crab.taskworker.dagman_creator import (DAG_FILE, TaskAd, read_task, task_ad, write_pool_sites,
-                                                   write_task)
+from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
 from engine.crab.taskworker.sandbox import AP_ARCHIVE, write_sandboxes
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.taskworker.resubmitter import enter_epoch, retry_in_running_dags, running_dagmans
@@ -54,7 +56,7 @@ from engine.crab.taskworker.taskdb import (COMPLETED, EMBEDDED, FAILED, FAILURE_
 from engine.dag import DagError
 from engine.dagman.submit_dag import (DagSubmitOptions, format_condor_dagman_sub, format_condor_sub, prepare,
                                       write_condor_sub)
-from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError
+from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError, ScheddUnreachable
 from engine.crashpoint import crash_point
 from engine.schedd.scheduler_start import not_writable, run_as
 from engine.state import StateDir
@@ -116,6 +118,8 @@ class TaskWorker:
                 self.kill(task)
             elif command == RESUBMIT:
                 self.resubmit(task)
+        except ScheddUnreachable:
+            raise  # nothing was refused: the task stays QUEUED, and the next command goes on as after a crash
         except (OSError, ValueError, KeyError, DagError, DatasetError, SplittingError, ScheddError,
                 RetryStateError, ResubmitRecordError) as e:
             log.info("task %s: %s failed: %s", task.name, command, e)
@@ -215,8 +219,8 @@ class TaskWorker:
             args = task.arguments
         entry, warning = make_entry(ad, args, epoch=args["epoch"], job_ids=args["job_ids"], now=time.time())
         sites = resubmit_pool_sites(ad, args, self.schedd.sites())
-        if sites is not None:  # PreJob places the jobs among the sites the pool has now
-            write_pool_sites(task.task_dir, sites)
+        if sites is not None:  # PreJob places the listed jobs (only) among the sites the pool has for them now
+            entry = replace(entry, pool_sites=tuple(sites))
         enter_epoch(task.task_dir, entry)
         crash_point("taskworker:resubmit:recorded")
         message = _resubmitted(args) + (f". {warning}" if warning else "")
@@ -250,6 +254,8 @@ class TaskWorker:
         status cache is brought up to date on the way, after the look at the queue (once DAGMan
         has left, every PostJob has recorded its job), so whoever asks for the status finds it warm."""
         running = self.schedd.query(f"ClusterId == {task.dagman_id}", ["JobStatus"])
+        if not running:
+            self._decide_dead_postjobs(task)
         self.refresh(task)
         if running:
             return
@@ -260,6 +266,24 @@ class TaskWorker:
         outcome = self._outcome(task)
         if outcome is not None:
             self.db.update(task, status=outcome[0], message=outcome[1])
+
+    @staticmethod
+    def _decide_dead_postjobs(task: Task) -> None:
+        """A PostJob killed on its node's last retry fails the node, and DAGMan, with no retry left
+        to run PreJob, ends with the job's attempt undecided: its decision is taken here, as PreJob
+        takes it on a retry (:func:`engine.crab.ap.prejob.decide_ended`), so that a job that
+        succeeded is finished, not killed, and a rescue DAG does not run it again."""
+        if is_automatic(task.task_dir):  # its sub-DAGs have ended long before; their PreDAGs decide
+            return
+        for job in job_ids(task.task_dir):
+            state = load_job_state(task.task_dir, job)
+            if state.open_attempt is None:
+                continue
+            said = io.StringIO()  # the scripts' words go to their DAG's log; here to ours, not the command's output
+            with contextlib.redirect_stdout(said):
+                decide_ended(task.task_dir, job, state)
+            if said.getvalue():
+                log.info("task %s: %s", task.name, said.getvalue().strip())
 
     def _outcome(self, task: Task) -> tuple[str, str] | None:
         """COMPLETED or FAILED and why, for a task whose DAGMan has left the queue (None: the
@@ -273,6 +297,8 @@ class TaskWorker:
             return (FAILED if why else COMPLETED), why
         if ad.get("JobStatus") == JobStatus.COMPLETED and ad.get("ExitCode") == 0:
             return COMPLETED, ""
+        if ad.get("JobStatus") == JobStatus.COMPLETED and all_finished(task.task_dir):
+            return COMPLETED, ""  # its failed node's job succeeded; the PostJob that would have said so died
         return FAILED, f"DAGMan exited {ad.get('ExitCode', 'on removal')}"
 
     def refresh(self, task: Task) -> None:
@@ -292,6 +318,12 @@ class TaskWorker:
             self.db.update(task, status=RESUBMITFAILED, arguments=args, message=str(e))
             return
         self.db.update(task, dagman_id=cluster, arguments=args, message=_resubmitted(args))
+
+
+def all_finished(task_dir: str) -> bool:
+    """Whether every job of the task has succeeded, by its retry state."""
+    states = [load_job_state(task_dir, job) for job in job_ids(task_dir)]
+    return bool(states) and all(s.attempts and s.attempts[-1].action == "ok" for s in states)
 
 
 def _resubmitted(args: dict) -> str:
