@@ -27,7 +27,7 @@ UNKNOWN = {
     ("dag", "status"): ["999"],
     ("dag", "check"): ["nope.dag"],
     ("dataset", "list"): [],
-    ("dataset", "show"): ["/No/Such/AODSIM"],
+    ("dataset", "show"): ["No/Such/AODSIM"],  # not a dataset name: a well-formed one shows its stand-in
     ("dataset", "add"): ["/No/Such/AODSIM", "--from", "nope.json"],
     ("demo",): ["--no-ui", "--state-dir", "{taken}"],
     ("pool", "start"): [],
