@@ -160,6 +160,19 @@ def test_a_mistyped_command_is_named_with_the_closest_one(typed, said, tmp_path)
     assert (result.returncode, result.stderr) == (1, said)
 
 
+@pytest.mark.parametrize(("variable", "said"), [
+    ("CRABTUI_BACKEND=condor", "ERROR: CRABTUI_BACKEND (which sets --backend): 'condor' is not one of 'embedded', "
+                               "'htcondor'; see 'crabtui --help'\n"),
+    ("CRABTUI_ENDED_FOR=12x", "ERROR: CRABTUI_ENDED_FOR (which sets --ended-for): '12x' is no duration: write a "
+                              "number of seconds, or 30m, 12h, 7d; see 'crabtui --help'\n"),
+])
+def test_a_bad_value_from_the_environment_names_the_variable_not_an_option_never_typed(variable, said, tmp_path):
+    name, _, value = variable.partition("=")
+    result = subprocess.run([CRABTUI, "--state-dir", str(tmp_path / "state"), "q"], capture_output=True,
+                            text=True, timeout=120, env={**os.environ, name: value})
+    assert (result.returncode, result.stderr) == (1, said)
+
+
 @pytest.mark.parametrize("typed", [["task", "list"], ["task", "submit", "crabConfig.py"]])
 def test_a_task_table_that_is_not_a_database_is_named_in_one_line(typed, tmp_path):
     """The task commands' table is read by whichever opens it first (the command, or the task
