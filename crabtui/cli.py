@@ -9,6 +9,7 @@ import os
 import sys
 
 import click
+from click.core import ParameterSource
 
 
 def _load_bindings_quietly() -> None:
@@ -63,7 +64,10 @@ def one_line(error: click.UsageError, group: click.Context | None = None) -> One
     param = getattr(error, "param", None)
     if isinstance(error, click.BadParameter) and not isinstance(error, click.MissingParameter) and param:
         names = [n for n in getattr(param, "opts", ()) if n.startswith("-")]
-        message = f"{names[0] if names else param.human_readable_name}: {error.message.rstrip('.')}"
+        field = names[0] if names else param.human_readable_name
+        if error.ctx is not None and error.ctx.get_parameter_source(param.name) == ParameterSource.ENVIRONMENT:
+            field = f"{param.envvar} (which sets {field})"  # not typed: say where it came from
+        message = f"{field}: {error.message.rstrip('.')}"
     if error.ctx is not None:
         where = error.ctx.command_path
     elif group is not None:

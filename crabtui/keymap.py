@@ -36,18 +36,24 @@ class KeymapError(click.ClickException):
 
 def keymap_path() -> str:
     """``$CRABTUI_KEYMAP``, else ``$XDG_CONFIG_HOME/crabtui/keymap.toml`` (XDG's default base)."""
-    explicit = os.environ.get(ENV_VAR)
-    if explicit:
-        return explicit
+    return os.environ.get(ENV_VAR) or keymap_default()
+
+
+def keymap_default() -> str:
+    """``$XDG_CONFIG_HOME/crabtui/keymap.toml``, XDG's default base being ``~/.config``."""
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return os.path.join(base, "crabtui", "keymap.toml")
 
 
 def load_keymap(path: str, binding_ids: Iterable[str]) -> dict[str, str]:
-    """Binding id -> keys from ``path`` ({} if there is no such file)."""
+    """Binding id -> keys from ``path`` ({} if there is no such file, unless ``$CRABTUI_KEYMAP`` names it:
+    a mistyped name there would leave every key as it was without a word)."""
     try:
         document = read_toml(path)
     except FileNotFoundError:
+        if path == os.environ.get(ENV_VAR):
+            raise KeymapError(f"{path}: no such keymap file, which ${ENV_VAR} names; fix the name, or unset "
+                              f"{ENV_VAR} for {keymap_default()}") from None
         return {}
     except OSError as e:
         raise KeymapError(f"{path}: cannot read the keymap: {e.strerror}") from None

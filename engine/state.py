@@ -134,6 +134,11 @@ def check_private(path: str, what: str) -> None:
                             f"you ({_user(os.getuid())}), and jobs found there would run as you; use a "
                             "directory of your own")
     mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o022 and mode & stat.S_ISVTX and what == "state directory":
+        # a shared directory such as /tmp: chmod go-w there would break everyone else's use of it
+        raise StateDirError(f"{_shown(path)}: bad permissions on the {what}: it is a directory shared by every user "
+                            f"(mode {mode:04o}); give --state-dir a directory of your own in it, such as "
+                            f"{_shown(os.path.join(path, 'crabtui-' + _user(os.getuid())))}")
     if mode & 0o022:
         raise StateDirError(f"{_shown(path)}: bad permissions on the {what}: it is {'group' if mode & 0o020 else 'world'}"
                             f"-writable (mode {mode:04o}), so others could have planted jobs there; check its "

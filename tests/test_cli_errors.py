@@ -27,7 +27,7 @@ UNKNOWN = {
     ("dag", "status"): ["999"],
     ("dag", "check"): ["nope.dag"],
     ("dataset", "list"): [],
-    ("dataset", "show"): ["/No/Such/AODSIM"],
+    ("dataset", "show"): ["No/Such/AODSIM"],  # not a dataset name: a well-formed one shows its stand-in
     ("dataset", "add"): ["/No/Such/AODSIM", "--from", "nope.json"],
     ("demo",): ["--no-ui", "--state-dir", "{taken}"],
     ("pool", "start"): [],
@@ -157,6 +157,19 @@ def test_ctrl_c_of_watch_stops_watching_and_says_how_to_watch_again(tmp_path):
 def test_a_mistyped_command_is_named_with_the_closest_one(typed, said, tmp_path):
     result = subprocess.run([CRABTUI, "--state-dir", str(tmp_path / "state"), *typed], capture_output=True,
                             text=True, timeout=120)
+    assert (result.returncode, result.stderr) == (1, said)
+
+
+@pytest.mark.parametrize(("variable", "said"), [
+    ("CRABTUI_BACKEND=condor", "ERROR: CRABTUI_BACKEND (which sets --backend): 'condor' is not one of 'embedded', "
+                               "'htcondor'; see 'crabtui --help'\n"),
+    ("CRABTUI_ENDED_FOR=12x", "ERROR: CRABTUI_ENDED_FOR (which sets --ended-for): '12x' is no duration: write a "
+                              "number of seconds, or 30m, 12h, 7d; see 'crabtui --help'\n"),
+])
+def test_a_bad_value_from_the_environment_names_the_variable_not_an_option_never_typed(variable, said, tmp_path):
+    name, _, value = variable.partition("=")
+    result = subprocess.run([CRABTUI, "--state-dir", str(tmp_path / "state"), "q"], capture_output=True,
+                            text=True, timeout=120, env={**os.environ, name: value})
     assert (result.returncode, result.stderr) == (1, said)
 
 

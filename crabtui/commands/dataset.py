@@ -11,7 +11,8 @@ import humanize
 
 from crabtui.commands.backend import fail
 from engine.crab.taskworker import stand_ins
-from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError
+from engine.crab.client.config import is_dataset_name
+from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError, UnknownDataset
 from engine.state import state_dir
 
 COLUMNS = ("FILES", "LUMIS", "EVENTS", "SIZE", "SOURCE", "SITES")
@@ -90,10 +91,21 @@ def list_datasets(ctx: click.Context, json_output: bool) -> None:
 @click.option("--json", "json_output", is_flag=True, help="Print the dataset and its blocks as JSON.")
 @click.pass_context
 def show(ctx: click.Context, name: str, json_output: bool) -> None:
-    """Show dataset NAME: its totals, runs and blocks with their sites."""
+    """Show dataset NAME: its totals, runs and blocks with their sites.
+
+    A name the catalogue does not know shows the stand-in a task reading it would get, with a note
+    on stderr, as task submit says it (submit's refusals point here for the data's locations).
+    """
     catalogue = _catalogue(ctx)
     try:
-        d = stand_ins.load(catalogue, name, stand_in=name in stand_ins.registered(catalogue.directory))
+        d = catalogue.load(name)
+    except UnknownDataset as e:
+        if not is_dataset_name(name):
+            fail(str(e))
+        d = stand_ins.load(catalogue, name, stand_in=True)
+        close = f" (did you mean {' or '.join(repr(s) for s in e.suggestions)}?)" if e.suggestions else ""
+        click.echo(f"Note: {name} is not in the dataset catalogue{close}; a task reading it gets this synthetic "
+                   f"stand-in made from its name.", err=True)
     except DatasetError as e:
         fail(str(e))
     runs = d.runs()

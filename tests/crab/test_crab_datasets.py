@@ -258,11 +258,27 @@ def test_dataset_show(tmp_path: Path) -> None:
     assert all(b["name"].startswith(MC + "#") and b["sites"] for b in shown["blocks"])
 
 
-def test_dataset_show_unknown_name(tmp_path: Path) -> None:
-    result = run("--state-dir", str(tmp_path), "dataset", "show", "/Muon/Run2023C-PromptReco-v1/AOD")
+def test_dataset_show_of_a_name_the_catalogue_lacks_shows_the_stand_in_a_task_would_read(tmp_path: Path) -> None:
+    """task submit's refusal for a stand-in's locations says 'crabtui dataset show NAME' lists them."""
+    fresh = "/ZZZ/Fresh-v9/MINIAODSIM"
+    result = run("--state-dir", str(tmp_path), "dataset", "show", fresh)
+    assert result.exit_code == 0, result.stderr
+    d = generate(stand_ins.definition(fresh))
+    assert result.stdout.splitlines()[:3] == [f"{fresh}  (synthetic stand-in)",
+                                              f"  {d.nfiles} files, {d.lumis} lumis in run 1, {d.events} events, "
+                                              f"{result.stdout.splitlines()[1].rsplit(', ', 1)[1]}",
+                                              f"  sites: {', '.join(d.sites)}"]
+    assert result.stderr == (f"Note: {fresh} is not in the dataset catalogue; a task reading it gets this "
+                             "synthetic stand-in made from its name.\n")
+
+    typo = "/Muon/Run2023C-PromptReco-v1/AOD"
+    result = run("--state-dir", str(tmp_path), "dataset", "show", typo)
+    assert result.exit_code == 0 and result.stdout.startswith(f"{typo}  (synthetic stand-in)\n")
+    assert f"(did you mean '{DATA}'?)" in result.stderr
+
+    result = run("--state-dir", str(tmp_path), "dataset", "show", "no-such-name")
     assert result.exit_code == 1 and result.stdout == ""
-    assert result.stderr == (f'ERROR: unknown dataset "/Muon/Run2023C-PromptReco-v1/AOD"; did you mean "{DATA}"? '
-                             "(crabtui dataset list shows them all)\n")
+    assert result.stderr == 'ERROR: unknown dataset "no-such-name" (crabtui dataset list shows them all)\n'
 
 
 def test_state_dir_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,6 +32,9 @@ def mode(path) -> int:
     (lambda p: p.mkdir(mode=0o777) or p.chmod(0o777), "group-writable (mode 0777), so others could have planted "
                                                       "jobs there; check its content, then: chmod go-w"),
     (lambda p: p.mkdir() or p.chmod(0o702), "world-writable (mode 0702)"),
+    # a shared directory such as /tmp: chmod go-w there would break it for everyone
+    (lambda p: p.mkdir() or p.chmod(0o1777), "it is a directory shared by every user (mode 1777); give --state-dir "
+                                             "a directory of your own in it, such as "),
     (lambda p: p.mkdir() or os.chown(p, NOBODY, -1), "bad ownership of the state directory: it belongs to nobody"),
     (lambda p: p.write_text("not a directory"), "not a directory; give --state-dir a directory"),
     (lambda p: p.mkdir() or p.chmod(0o500), "the state directory is read-only; make it writable (chmod u+w"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 
 import pytest
@@ -16,6 +17,15 @@ IDS = ("hold", "kill", "quit")
 
 def test_a_missing_file_remaps_nothing(tmp_path):
     assert load_keymap(str(tmp_path / "none.toml"), IDS) == {}
+
+
+def test_a_missing_file_that_crabtui_keymap_names_is_refused(tmp_path, monkeypatch):
+    """A mistyped $CRABTUI_KEYMAP would otherwise leave every key as it was, without a word."""
+    path = str(tmp_path / "keympa.toml")
+    monkeypatch.setenv("CRABTUI_KEYMAP", path)
+    refusal = "^" + re.escape(path) + ": no such keymap file, which \\$CRABTUI_KEYMAP names; "
+    with pytest.raises(KeymapError, match=refusal):
+        load_keymap(path, IDS)
 
 
 def test_keys_are_mapped_by_binding_id(tmp_path):

@@ -411,6 +411,11 @@ _RX_ADDFILE = re.compile(r"^(?=.{0,255}$)([a-zA-Z0-9\-\._]+)$")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
+def is_dataset_name(name: str) -> bool:
+    """Whether ``name`` is one crab submit takes as ``Data.inputDataset`` (so a task may read its stand-in)."""
+    return bool(_RX_DATASET.fullmatch(name))
+
+
 def load_config(path: str | os.PathLike[str], *, now: datetime.datetime | None = None,
                 overrides: Sequence[str] = ()) -> TaskConfig:
     """Read and validate the CRAB configuration at ``path`` (``*.toml`` or ``*.py``).
