@@ -486,7 +486,13 @@ class TaskScreen(PollingScreen):
         if blacklist and self.snapshot.view.sites is not None:  # the form replaces the task's blacklist
             blacklist.update(self.snapshot.view.sites.lists.blacklist)
         self.app.resubmit(self.snapshot.task, now, compress_ids(marked) if marked else "",
-                          ",".join(sorted(blacklist)))
+                          ",".join(sorted(blacklist)), sent=self._resubmit_sent)
+
+    def _resubmit_sent(self) -> None:
+        """The sites marked with b went into the resubmit just sent (or were taken out of its form):
+        they no longer wait for the next one, and the Sites tab shows the task's lists again."""
+        self.blacklist_next.clear()
+        self.query_one("#site-table", LiveTable).recompute()
 
     def action_kill_jobs(self) -> None:
         """``condor_rm`` of the marked jobs' HTCondor jobs: PostJob finds no job report and fails

@@ -181,6 +181,32 @@ def test_resubmit_form_checks_crabs_options_and_resubmits_the_marked_failed_job(
     assert task.command == "RESUBMIT" and task.arguments["maxmemory"] == 3000
 
 
+def test_a_site_marked_for_the_next_resubmit_is_blacklisted_once_it_is_sent(engine, tmp_path):
+    """b marks a site 'at next resubmit'; once R's resubmit with it is accepted the mark is spent:
+    the Sites tab shows the site blacklisted by the task, as ``crab status`` and the next resubmit see it."""
+    name = submit(engine, tmp_path, "marked", scale=500, plan='{job = "4", attempt = "*", exitCode = 99}')
+    wait_task(engine, name, "FAILED")
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, name)
+        await pilot.press("3")
+        sites = screen.query_one("#site-table")
+        await wait_for(pilot, lambda: "T2_CH_CERN" in sites.items, "the sites")
+        sites.move_cursor(row=sites.get_row_index("T2_CH_CERN"))
+        await pilot.press("b")
+        assert cells(sites, "T2_CH_CERN")[6] == "⊘ at next resubmit"
+        await pilot.press("R")
+        form = app.screen
+        assert isinstance(form, ResubmitScreen) and "T2_CH_CERN" in form.query_one("#siteblacklist", Input).value
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen), "the resubmission accepted")
+        await wait_for(pilot, lambda: cells(sites, "T2_CH_CERN")[6] == "⊘ blacklisted",
+                       "CERN in the task's blacklist", timeout=60)
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
 def test_rows_and_status_line_turn_stale_when_the_engine_stops_answering(state, tmp_path):
     name = submit(state, tmp_path, "orphan", scale=1)
 
