@@ -195,3 +195,28 @@ def test_a_job_the_pool_removed_keeps_the_site_its_log_names(tmp_path):
                                             max_runtime_min=1250),))
     decision = decide(-1002, None, state, Limits(), 1795806260.0, job_ad=job_facts(str(log), 94))
     assert (decision.action, decision.attempt.site) == ("fatal", "T2_XX_Local")
+
+
+def test_a_job_removed_with_x_shows_the_memory_its_job_log_recorded(tmp_path, state):
+    """condor_rm of one running job (x in the UI): PostJob fails it for good and its report, written
+    at SIGTERM (or, on a pool, never brought back), has no memory figure; crab status --long gives
+    the memory its job log recorded, as for a job of a killed task, rather than Unknown."""
+    from engine.crab.ap.joblog import last_run
+    from engine.schedd.local.client import LocalScheddClient
+
+    (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("memrm", scale=2))
+    assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
+    task_dir = Path(task_status(state, "memrm", tmp_path)["task_dir"])
+    wait_until("job 1's log to record its memory", lambda: "006 (" in _text(task_dir / "job_log.1"))
+    with LocalScheddClient(state) as schedd:
+        (ad,) = schedd.query_values('CRAB_Id =?= "1" && JobStatus == 2', ["ClusterId"])
+    assert crabtui(state, "rm", str(ad["ClusterId"]), cwd=tmp_path).returncode == 0
+    wait_until("job 1 failed", lambda: task_status(state, "memrm", tmp_path)["jobs"][0]["state"] == "failed")
+    one = task_status(state, "memrm", tmp_path)["jobs"][0]
+    logged = last_run(str(task_dir / "job_log.1")).rss_kb
+    assert logged and one["memory_mb"] == logged / 1024, one
+    long = crabtui(state, "task", "status", "memrm", "--long", cwd=tmp_path).stdout.splitlines()
+    row = next(line.split() for line in long if line.split()[:2] == ["1", "failed"])
+    assert row[4] == str(int(logged / 1024)), row  # crab status gives whole MB
+    crabtui(state, "task", "kill", "memrm", cwd=tmp_path)
