@@ -224,6 +224,26 @@ def test_rows_and_status_line_turn_stale_when_the_engine_stops_answering(state, 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario)
 
 
+def test_a_stale_reason_too_long_for_80_columns_keeps_its_start_and_its_end(state, tmp_path):
+    """At 80 columns the reason the data went stale does not fit beside where you are: it loses its
+    middle, so that what failed and what to do both stay; it kept only its end, which read
+    '…CONDOR_CONFIG points to its client configuration' with nothing of what had failed."""
+    submit(state, tmp_path, "cut", scale=1)
+
+    async def scenario(pilot):
+        bar = pilot.app.screen.status_bar
+        await wait_for(pilot, lambda: bar.updated_at, "the task list")
+        LocalScheddClient(state).shutdown()
+        await wait_for(pilot, lambda: bar.error, "the status line to notice")
+        shown = bar.render().plain
+        reason = bar.error.strip()
+        assert len(shown) <= 80 and len(reason) > 60 and "…" in shown, (shown, reason)
+        start, end = shown.split("STALE")[1].split(": ", 1)[1].strip().split("…")
+        assert len(start) >= 15 and reason.startswith(start) and reason.endswith(end) and len(end) >= 15, shown
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
+
+
 def test_crabtui_without_a_command_opens_the_ui_and_q_quits(engine):
     with Terminal([CRABTUI, "--state-dir", engine.path], {**os.environ, "TERM": "xterm-256color"}) as terminal:
         terminal.wait_for(b"tasks", b"live")
