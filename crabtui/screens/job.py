@@ -106,7 +106,7 @@ class JobScreen(PollingScreen):
         self.update_static("summary", Text("\n").join([line, second]))
         table = self.query_one("#attempt-table", LiveTable)
         first = not table.items
-        table.set_items({str(i): {**a, "n": i} for i, a in enumerate(_with_open_attempt(job))})
+        table.set_items({str(i): {**a, "n": i} for i, a in enumerate(_with_open_attempt(job, snapshot.started))})
         if first and table.row_count:
             table.move_cursor(row=table.row_count - 1)  # the latest attempt, whose files are shown
         self._set_text("classad", snapshot.ad_text or "No HTCondor job has run for this job yet.")
@@ -187,13 +187,16 @@ class JobScreen(PollingScreen):
         return {"stdout": files.stdout, "stderr": files.stderr, "report": files.report, "events": files.user_log}
 
 
-def _with_open_attempt(job: JobView) -> list[dict]:
+def _with_open_attempt(job: JobView, started: float | None) -> list[dict]:
     """The job's attempts, the one still open with where and how long it runs now, as the Jobs tab
-    and ``task status --long`` show it: PostJob records an attempt's site and figures only when it
-    ends, and the row of a running job read blank beside a header naming its site."""
+    and ``task status --long`` show it, and since when (``started``: its job's JobCurrentStartDate
+    in the queue): PostJob records an attempt's site, times and figures only when it ends, and the
+    row of a running job read blank beside a header naming its site."""
     attempts = list(job.attempts)
     if not attempts or attempts[-1].get("action") is not None:
         return attempts
+    if started and attempts[-1].get("start") is None:
+        attempts[-1] = {**attempts[-1], "start": started}
     open_attempt = attempts[-1]
     sited = sum(1 for a in attempts[:-1] if a.get("site"))
     if len(job.site_history) > sited and not open_attempt.get("site"):  # the queue's site is this attempt's

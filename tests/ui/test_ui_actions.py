@@ -251,8 +251,8 @@ def test_crabtui_without_a_command_opens_the_ui_and_q_quits(engine):
 
 
 def test_a_running_jobs_open_attempt_says_where_it_runs(engine, running_task):
-    """The drilldown's attempt row of a running job names its site and how long it has run, as
-    its header and the Jobs tab do; it read blank until PostJob closed the attempt."""
+    """The drilldown's attempt row of a running job names its site, when it started and how long it
+    has run, as its header and the Jobs tab do; it read blank until PostJob closed the attempt."""
     from crabtui.screens.job import JobScreen
 
     async def scenario(pilot):
@@ -274,6 +274,7 @@ def test_a_running_jobs_open_attempt_says_where_it_runs(engine, running_task):
         assert app.screen.snapshot.job.state == "running", "still running (it runs for minutes)"
         assert row[2].strip() == site and f"site {site}" in app.screen.query_one("#summary").render().plain
         assert row[5].strip(), "its runtime so far"
+        assert row[3].strip(), "when it started, as the queue says"
         assert "▶ open" in row
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
