@@ -334,6 +334,27 @@ def test_an_ended_tasks_kill_and_resubmit_keys_are_dimmed_and_say_why(fixed):
     drive(CrabApp(Backend(fixed), interval=INTERVAL, clock=lambda: NOW), scenario)
 
 
+def test_a_job_whose_classad_left_the_history_does_not_read_as_never_submitted(fixed):
+    """A busy pool rotates its history files: a job that ran (its attempts say so) whose ClassAd is
+    in neither the queue nor the history is said to be gone from the history, not 'not submitted
+    yet' with 'No HTCondor job has run for this job yet'."""
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, "231114_200000:alice_crab_ttbar")
+        jobs = screen.jobs_table
+        jobs.move_cursor(row=jobs.get_row_index("1"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.snapshot is not None,
+                       "job 1's drilldown")
+        job = app.screen
+        assert "ClassAd no longer in the history" in job.query_one("#summary").render().plain
+        await pilot.press("2")
+        classad = "\n".join(job.query_one("#classad-text").lines)
+        assert classad.startswith("The schedd's history no longer holds this job's ClassAd"), classad
+
+    drive(CrabApp(Backend(fixed), interval=INTERVAL, clock=lambda: NOW), scenario)
+
+
 def test_a_key_dimmed_on_a_tab_says_which_tab_it_acts_on(engine, failed_task):
     """b blacklists a site of the Sites tab, x, h and r act on jobs of the Jobs tab: pressed on
     another tab they say where to go, rather than do nothing."""
