@@ -171,10 +171,12 @@ class CrabApp(App):
 
         self.confirm(question, text, "Kill", kill)
 
-    def resubmit(self, task: Task, failed: str, jobids: str = "", blacklist: str = "") -> None:
+    def resubmit(self, task: Task, failed: str, jobids: str = "", blacklist: str = "",
+                 sent: Callable[[], None] | None = None) -> None:
         """CRAB's resubmit form for ``task``; ``failed`` names its failed jobs, ``jobids`` and
-        ``blacklist`` fill in the job ids and the site blacklist.  A task CRAB would refuse (killed,
-        completed) is refused at once, in one line, as K refuses a kill, not after the form."""
+        ``blacklist`` fill in the job ids and the site blacklist; ``sent`` is called once the request
+        is accepted.  A task CRAB would refuse (killed, completed) is refused at once, in one line,
+        as K refuses a kill, not after the form."""
         if task.status not in RESUBMITTABLE:
             self.notify(f"Nothing to resubmit: {resubmit_refusal(task)}", severity="warning")
             return
@@ -182,6 +184,8 @@ class CrabApp(App):
         def submitted(arguments: dict[str, Any] | None) -> None:
             if arguments is not None:  # the form sent it, and it was accepted
                 self.notify(f"Resubmit request for {task.request_name} sent.", title="Resubmit")
+                if sent is not None:
+                    sent()
                 self._refresh_screen()
 
         self.push_screen(ResubmitScreen(task.request_name, failed, jobids, blacklist,

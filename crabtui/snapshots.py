@@ -111,6 +111,7 @@ class JobSnapshot:
     at: float
     automatic: bool = False  # the task splits automatically (the job's state is shown as CRAB names it)
     why: str = ""  # a held job's hold reason, an idle one's -better-analyze; "" for others
+    started: float | None = None  # the queue's JobCurrentStartDate: when its open attempt last started
 
 
 @dataclass(frozen=True)
@@ -459,7 +460,8 @@ class Backend:
         return JobSnapshot(task, job, ad.printOld() if ad is not None else "", where, condor_id, attempt, files,
                            monitor.read_tail(files.stdout), monitor.read_tail(files.stderr),
                            monitor.report_text(files.report), monitor.read_tail(files.user_log), now,
-                           automatic=view.automatic is not None, why=why)
+                           automatic=view.automatic is not None, why=why,
+                           started=ad.get("JobCurrentStartDate") if where == "queue" else None)
 
     # -------------------------------------------------------------- acting
 

@@ -101,15 +101,20 @@ class JobScreen(PollingScreen):
         line.append(f"  retries {job.retries}  site {job.site or '-'}")
         if job.exit_code is not None:
             line.append(f"  last exit code {job.exit_code}")
-        where = {"queue": "in the queue", "history": "from the history", "": "not submitted yet"}[snapshot.ad_where]
+        ran = any(a.get("start") or a.get("action") for a in job.attempts)  # an HTCondor job of it existed
+        where = {"queue": "in the queue", "history": "from the history",
+                 "": "no longer in the history" if ran else "not submitted yet"}[snapshot.ad_where]
         second = Text(f"ClassAd {where}; files of attempt {snapshot.attempt}", style="dim", no_wrap=True)
         self.update_static("summary", Text("\n").join([line, second]))
         table = self.query_one("#attempt-table", LiveTable)
         first = not table.items
-        table.set_items({str(i): {**a, "n": i} for i, a in enumerate(_with_open_attempt(job))})
+        table.set_items({str(i): {**a, "n": i} for i, a in enumerate(_with_open_attempt(job, snapshot.started))})
         if first and table.row_count:
             table.move_cursor(row=table.row_count - 1)  # the latest attempt, whose files are shown
-        self._set_text("classad", snapshot.ad_text or "No HTCondor job has run for this job yet.")
+        self._set_text("classad", snapshot.ad_text or (
+            "The schedd's history no longer holds this job's ClassAd: its history files rotate "
+            "(MAX_HISTORY_LOG, MAX_HISTORY_ROTATIONS). The attempts, report and user log keep what it did."
+            if ran else "No HTCondor job has run for this job yet."))
         missing = f"(no file yet: {{}} of attempt {snapshot.attempt})"
         empty = f"(empty: attempt {snapshot.attempt} wrote nothing to {{}} so far)"
         for tab, text, path in (("stdout", snapshot.stdout, snapshot.files.stdout),
@@ -187,13 +192,16 @@ class JobScreen(PollingScreen):
         return {"stdout": files.stdout, "stderr": files.stderr, "report": files.report, "events": files.user_log}
 
 
-def _with_open_attempt(job: JobView) -> list[dict]:
+def _with_open_attempt(job: JobView, started: float | None) -> list[dict]:
     """The job's attempts, the one still open with where and how long it runs now, as the Jobs tab
-    and ``task status --long`` show it: PostJob records an attempt's site and figures only when it
-    ends, and the row of a running job read blank beside a header naming its site."""
+    and ``task status --long`` show it, and since when (``started``: its job's JobCurrentStartDate
+    in the queue): PostJob records an attempt's site, times and figures only when it ends, and the
+    row of a running job read blank beside a header naming its site."""
     attempts = list(job.attempts)
     if not attempts or attempts[-1].get("action") is not None:
         return attempts
+    if started and attempts[-1].get("start") is None:
+        attempts[-1] = {**attempts[-1], "start": started}
     open_attempt = attempts[-1]
     sited = sum(1 for a in attempts[:-1] if a.get("site"))
     if len(job.site_history) > sited and not open_attempt.get("site"):  # the queue's site is this attempt's

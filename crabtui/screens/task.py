@@ -32,12 +32,15 @@ from crabtui.widgets.status_bar import StatusBar
 from crabtui.widgets.tabbed import Pane, Tabbed
 from engine.crab.client.project import directory
 from engine.crab.client.status import JobView, job_sort_key
-from engine.crab.taskworker.taskdb import kill_refusal, killable
+from engine.crab.taskworker.taskdb import RESUBMITTABLE, kill_refusal, killable, resubmit_refusal
 
 LOG_LINES = 5000
 # the actions that act on one tab's rows: that tab's id, title and key
 ON_TAB = {"blacklist": ("sites", "Sites", "3"), "kill_jobs": ("jobs", "Jobs", "1"), "hold": ("jobs", "Jobs", "1"),
           "release": ("jobs", "Jobs", "1")}
+# the actions an ended task's status rules out, as crab kill and resubmit refuse them: can act, why not
+STATUS_ACTIONS = {"kill": (killable, lambda t: f"Nothing to kill: {kill_refusal(t)}."),
+                  "resubmit": (lambda t: t.status in RESUBMITTABLE, lambda t: f"Nothing to resubmit: {resubmit_refusal(t)}")}
 TREND_EVERY = 5.0  # seconds between two makings of the task's pace (it reads every attempt)
 MAX_NAMED = 12  # jobs a dialog lists by name before "and N more"
 
@@ -221,10 +224,10 @@ class TaskScreen(PollingScreen):
 
     def show(self, fetched: TaskRows) -> None:
         snapshot = fetched.snapshot
-        first = self.snapshot is None
+        was = self.snapshot.task.status if self.snapshot is not None else None
         self.snapshot = snapshot
         self.counts = fetched.counts
-        if first:  # the task's actions are no longer greyed out: show it in the footer at once
+        if snapshot.task.status != was:  # read at last, or K and R can (no longer) act: the footer says so
             self.refresh_bindings()
         with self.app.batch_update():
             self._show_summary()
@@ -367,6 +370,8 @@ class TaskScreen(PollingScreen):
         if action in ("hold", "release", "halt", "kill", "resubmit", "open", "copy", "kill_jobs",
                       "blacklist") and self.snapshot is None:
             return None  # greyed out until the task has been read
+        if action in STATUS_ACTIONS and not STATUS_ACTIONS[action][0](self.snapshot.task):
+            return None  # an ended task: as crab, nothing to kill (or resubmit)
         tab = self.query_one(Tabbed).active
         if action == "open" and tab not in ("jobs", "errors"):
             return None  # nothing to open on this tab
@@ -375,12 +380,16 @@ class TaskScreen(PollingScreen):
         return True
 
     def on_key(self, event: events.Key) -> None:
-        """A press of a key dimmed on this tab says where it acts: a silent key reads as a key that
-        did not arrive."""
+        """A press of a key dimmed on this tab says where it acts, and one dimmed for the task's
+        status why it cannot act: a silent key reads as a key that did not arrive."""
         if self.snapshot is None:
             return
         tab = self.query_one(Tabbed).active
         for binding in self._bindings.key_to_bindings.get(event.key, ()):
+            if binding.action in STATUS_ACTIONS and not STATUS_ACTIONS[binding.action][0](self.snapshot.task):
+                event.stop()
+                self.app.notify(STATUS_ACTIONS[binding.action][1](self.snapshot.task), severity="warning")
+                return
             if binding.action in ON_TAB and tab != ON_TAB[binding.action][0]:
                 event.stop()
                 _, title, digit = ON_TAB[binding.action]
@@ -460,10 +469,7 @@ class TaskScreen(PollingScreen):
                              "Halted the DAG." if ok else "The DAG was halted already.")))
 
     def action_kill(self) -> None:
-        snapshot = self.snapshot
-        if not killable(snapshot.task):
-            self.app.notify(f"Nothing to kill: {kill_refusal(snapshot.task)}.", severity="warning")
-            return
+        snapshot = self.snapshot  # an ended task's K is dimmed: on_key says why
         queued = [ad for ad in snapshot.queue if "CRAB_Id" in ad]
         details = [f"DAGMan job {snapshot.task.dagman_id} and its {len(queued)} node job(s) in the queue"
                    if snapshot.task.dagman_id is not None else "The task has no DAG yet"]
@@ -486,7 +492,13 @@ class TaskScreen(PollingScreen):
         if blacklist and self.snapshot.view.sites is not None:  # the form replaces the task's blacklist
             blacklist.update(self.snapshot.view.sites.lists.blacklist)
         self.app.resubmit(self.snapshot.task, now, compress_ids(marked) if marked else "",
-                          ",".join(sorted(blacklist)))
+                          ",".join(sorted(blacklist)), sent=self._resubmit_sent)
+
+    def _resubmit_sent(self) -> None:
+        """The sites marked with b went into the resubmit just sent (or were taken out of its form):
+        they no longer wait for the next one, and the Sites tab shows the task's lists again."""
+        self.blacklist_next.clear()
+        self.query_one("#site-table", LiveTable).recompute()
 
     def action_kill_jobs(self) -> None:
         """``condor_rm`` of the marked jobs' HTCondor jobs: PostJob finds no job report and fails

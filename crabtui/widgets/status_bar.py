@@ -42,8 +42,9 @@ class StatusBar(Static):
         elif self.error:
             age = f" {int(self._age())}s" if self.updated_at is not None else ""
             head, error = f" ⚠ STALE{age}: ", f"{self.error} "
-            if len(head) + len(error) > room:  # keep the end: what to do
-                error = "…" + error[len(head) + len(error) - room + 1:]
+            if len(head) + len(error) > room:  # keep the start, what failed, and the end, what to do
+                keep = max(0, room - len(head) - 1)
+                error = error[:keep // 2] + "…" + error[len(error) - (keep - keep // 2):]
             marker = Text(head + error, style=f"reverse {palette.style('error')}")
         elif self.updated_at is None:
             marker = Text(" … loading ")

@@ -288,3 +288,20 @@ def test_a_job_prejob_finds_nowhere_to_run_is_failed_and_a_resubmit_leaving_it_n
     assert crabtui(state, "task", "resubmit", "nowhere", cwd=tmp_path).returncode == 0
     done = wait_status(state, "nowhere", tmp_path, "COMPLETED")
     assert all(j["state"] == "finished" for j in done["jobs"])
+
+
+def test_a_resubmit_whose_maxmemory_no_slot_of_its_sites_holds_says_so(tmp_path, state):
+    """--maxmemory 10000 for a job whitelisted at T2_XX_Local, whose slots have 8000 MB: the refusal
+    names the pool's sites and those with slots that large, and a smaller --maxmemory as a way
+    out; it read 'the pool's sites are T1_US_FNAL, T2_CH_CERN', as if the pool had no other."""
+    (tmp_path / "crabConfig.py").write_text(crab_config_py(
+        "bigmem", scale=500, more="config.Site.whitelist = ['T2_XX_Local']\n"
+                                  "config.Debug.failurePlan = [{'job': '2', 'attempt': '*', 'exitCode': 8006}]\n"))
+    assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
+    wait_status(state, "bigmem", tmp_path, "FAILED")
+    refused = crabtui(state, "task", "resubmit", "bigmem", "--maxmemory", "10000", cwd=tmp_path)
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert ("the pool's sites are T1_US_FNAL, T2_CH_CERN, T2_DE_DESY, T2_IT_Pisa, T2_US_Nebraska, T2_XX_Local, with "
+            "slots for jobs of 1 core(s) and 10000 MB at T1_US_FNAL, T2_CH_CERN). Choose sites among those, or a "
+            "smaller --maxmemory.\n") in refused.stderr, refused.stderr
+    assert crabtui(state, "task", "resubmit", "bigmem", "--maxmemory", "6000", cwd=tmp_path).returncode == 0

@@ -117,3 +117,106 @@ def _text(path: Path) -> str:
         return path.read_text()
     except FileNotFoundError:
         return ""
+
+
+# The user log of a job the test pool (HTCondor 23.9.6) ran at T2_XX_Local and removed at x's
+# condor_rm, as its schedd wrote it (with job_ad_information_attrs = JOBGLIDEIN_CMSSite).
+POOL_REMOVED_LOG = """\
+000 (094.000.000) 2026-11-27 19:03:53 Job submitted from host: <127.0.0.1:39357?addrs=127.0.0.1-39357&alias=vm>
+    DAG Node: Job1
+...
+028 (094.000.000) 2026-11-27 19:03:53 Job ad information event triggered.
+Cluster = 94
+EventTime = "2026-11-27T19:03:53.636"
+EventTypeNumber = 28
+JOBGLIDEIN_CMSSite = "$$(GLIDEIN_CMSSite:Unknown)"
+LogNotes = "DAG Node: Job1"
+MyType = "SubmitEvent"
+Proc = 0
+Subproc = 0
+TriggerEventTypeName = "ULOG_SUBMIT"
+TriggerEventTypeNumber = 0
+...
+001 (094.000.000) 2026-11-27 19:04:08 Job executing on host: <127.0.0.1:34713?addrs=127.0.0.1-34713&alias=vm>
+\tSlotName: slot1_4@vm
+\tCondorScratchDir = "/var/lib/condor/execute/dir_23109"
+\tCpus = 1
+\tDisk = 2048
+\tGPUs = 0
+\tMemory = 2048
+...
+028 (094.000.000) 2026-11-27 19:04:08 Job ad information event triggered.
+Cluster = 94
+EventTime = "2026-11-27T19:04:08.064"
+EventTypeNumber = 28
+JOBGLIDEIN_CMSSite = "T2_XX_Local"
+MyType = "ExecuteEvent"
+Proc = 0
+SlotName = "slot1_4@vm"
+Subproc = 0
+TriggerEventTypeName = "ULOG_EXECUTE"
+TriggerEventTypeNumber = 1
+...
+004 (094.000.000) 2026-11-27 19:04:17 Job was evicted.
+\t(0) CPU times
+\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Run Remote Usage
+\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Run Local Usage
+\t0  -  Run Bytes Sent By Job
+\t97988  -  Run Bytes Received By Job
+...
+009 (094.000.000) 2026-11-27 19:04:17 Job was aborted.
+\tremoved from crabtui (by user crab)
+...
+028 (094.000.000) 2026-11-27 19:04:17 Job ad information event triggered.
+Cluster = 94
+EventTime = "2026-11-27T19:04:17.679"
+EventTypeNumber = 28
+JOBGLIDEIN_CMSSite = "$$(GLIDEIN_CMSSite:Unknown)"
+MyType = "JobAbortedEvent"
+Proc = 0
+Reason = "removed from crabtui (by user crab)"
+Subproc = 0
+TriggerEventTypeName = "ULOG_JOB_ABORTED"
+TriggerEventTypeNumber = 9
+...
+"""
+
+
+def test_a_job_the_pool_removed_keeps_the_site_its_log_names(tmp_path):
+    """x on a pool: no report comes back, so PostJob's attempt takes its site from the job's log,
+    the site of its execution, not the unexpanded ``$$(...)`` logged after the removal; crab
+    status's Most Recent Site and the attempt table show it, as condor_history's MATCH_GLIDEIN_CMSSite."""
+    from engine.crab.ap.postjob import job_facts
+    from engine.crab.ap.retry_policy import Attempt, JobState, Limits, decide
+
+    log = tmp_path / "job_log.1"
+    log.write_text(POOL_REMOVED_LOG)
+    state = JobState("1", rrn=1, attempts=(Attempt(crab_retry=0, dag_retry=0, rrn=1, epoch=0, request_memory_mb=2000,
+                                            max_runtime_min=1250),))
+    decision = decide(-1002, None, state, Limits(), 1795806260.0, job_ad=job_facts(str(log), 94))
+    assert (decision.action, decision.attempt.site) == ("fatal", "T2_XX_Local")
+
+
+def test_a_job_removed_with_x_shows_the_memory_its_job_log_recorded(tmp_path, state):
+    """condor_rm of one running job (x in the UI): PostJob fails it for good and its report, written
+    at SIGTERM (or, on a pool, never brought back), has no memory figure; crab status --long gives
+    the memory its job log recorded, as for a job of a killed task, rather than Unknown."""
+    from engine.crab.ap.joblog import last_run
+    from engine.schedd.local.client import LocalScheddClient
+
+    (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("memrm", scale=2))
+    assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
+    task_dir = Path(task_status(state, "memrm", tmp_path)["task_dir"])
+    wait_until("job 1's log to record its memory", lambda: "006 (" in _text(task_dir / "job_log.1"))
+    with LocalScheddClient(state) as schedd:
+        (ad,) = schedd.query_values('CRAB_Id =?= "1" && JobStatus == 2', ["ClusterId"])
+    assert crabtui(state, "rm", str(ad["ClusterId"]), cwd=tmp_path).returncode == 0
+    wait_until("job 1 failed", lambda: task_status(state, "memrm", tmp_path)["jobs"][0]["state"] == "failed")
+    one = task_status(state, "memrm", tmp_path)["jobs"][0]
+    logged = last_run(str(task_dir / "job_log.1")).rss_kb
+    assert logged and one["memory_mb"] == logged / 1024, one
+    long = crabtui(state, "task", "status", "memrm", "--long", cwd=tmp_path).stdout.splitlines()
+    row = next(line.split() for line in long if line.split()[:2] == ["1", "failed"])
+    assert row[4] == str(int(logged / 1024)), row  # crab status gives whole MB
+    crabtui(state, "task", "kill", "memrm", cwd=tmp_path)

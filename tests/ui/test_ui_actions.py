@@ -181,6 +181,32 @@ def test_resubmit_form_checks_crabs_options_and_resubmits_the_marked_failed_job(
     assert task.command == "RESUBMIT" and task.arguments["maxmemory"] == 3000
 
 
+def test_a_site_marked_for_the_next_resubmit_is_blacklisted_once_it_is_sent(engine, tmp_path):
+    """b marks a site 'at next resubmit'; once R's resubmit with it is accepted the mark is spent:
+    the Sites tab shows the site blacklisted by the task, as ``crab status`` and the next resubmit see it."""
+    name = submit(engine, tmp_path, "marked", scale=500, plan='{job = "4", attempt = "*", exitCode = 99}')
+    wait_task(engine, name, "FAILED")
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, name)
+        await pilot.press("3")
+        sites = screen.query_one("#site-table")
+        await wait_for(pilot, lambda: "T2_CH_CERN" in sites.items, "the sites")
+        sites.move_cursor(row=sites.get_row_index("T2_CH_CERN"))
+        await pilot.press("b")
+        assert cells(sites, "T2_CH_CERN")[6] == "⊘ at next resubmit"
+        await pilot.press("R")
+        form = app.screen
+        assert isinstance(form, ResubmitScreen) and "T2_CH_CERN" in form.query_one("#siteblacklist", Input).value
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, TaskScreen), "the resubmission accepted")
+        await wait_for(pilot, lambda: cells(sites, "T2_CH_CERN")[6] == "⊘ blacklisted",
+                       "CERN in the task's blacklist", timeout=60)
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
 def test_rows_and_status_line_turn_stale_when_the_engine_stops_answering(state, tmp_path):
     name = submit(state, tmp_path, "orphan", scale=1)
 
@@ -198,6 +224,26 @@ def test_rows_and_status_line_turn_stale_when_the_engine_stops_answering(state, 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario)
 
 
+def test_a_stale_reason_too_long_for_80_columns_keeps_its_start_and_its_end(state, tmp_path):
+    """At 80 columns the reason the data went stale does not fit beside where you are: it loses its
+    middle, so that what failed and what to do both stay; it kept only its end, which read
+    '…CONDOR_CONFIG points to its client configuration' with nothing of what had failed."""
+    submit(state, tmp_path, "cut", scale=1)
+
+    async def scenario(pilot):
+        bar = pilot.app.screen.status_bar
+        await wait_for(pilot, lambda: bar.updated_at, "the task list")
+        LocalScheddClient(state).shutdown()
+        await wait_for(pilot, lambda: bar.error, "the status line to notice")
+        shown = bar.render().plain
+        reason = bar.error.strip()
+        assert len(shown) <= 80 and len(reason) > 60 and "…" in shown, (shown, reason)
+        start, end = shown.split("STALE")[1].split(": ", 1)[1].strip().split("…")
+        assert len(start) >= 15 and reason.startswith(start) and reason.endswith(end) and len(end) >= 15, shown
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
+
+
 def test_crabtui_without_a_command_opens_the_ui_and_q_quits(engine):
     with Terminal([CRABTUI, "--state-dir", engine.path], {**os.environ, "TERM": "xterm-256color"}) as terminal:
         terminal.wait_for(b"tasks", b"live")
@@ -205,8 +251,8 @@ def test_crabtui_without_a_command_opens_the_ui_and_q_quits(engine):
 
 
 def test_a_running_jobs_open_attempt_says_where_it_runs(engine, running_task):
-    """The drilldown's attempt row of a running job names its site and how long it has run, as
-    its header and the Jobs tab do; it read blank until PostJob closed the attempt."""
+    """The drilldown's attempt row of a running job names its site, when it started and how long it
+    has run, as its header and the Jobs tab do; it read blank until PostJob closed the attempt."""
     from crabtui.screens.job import JobScreen
 
     async def scenario(pilot):
@@ -228,6 +274,7 @@ def test_a_running_jobs_open_attempt_says_where_it_runs(engine, running_task):
         assert app.screen.snapshot.job.state == "running", "still running (it runs for minutes)"
         assert row[2].strip() == site and f"site {site}" in app.screen.query_one("#summary").render().plain
         assert row[5].strip(), "its runtime so far"
+        assert row[3].strip(), "when it started, as the queue says"
         assert "▶ open" in row
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)

@@ -833,3 +833,23 @@ def test_a_crab_tasks_dag_of_another_state_directory_is_labelled_with_its_reques
         assert str(cluster) not in dags.table.items
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), own)
+
+
+def test_an_info_line_too_long_for_80_columns_ends_in_an_ellipsis(state, tmp_path):
+    """The DAG list's info line at 80x24 (its count, more columns, whose DAGs, how long ended ones
+    stay, the DAGs per user) is longer than the terminal: it ends in '…', where it wrapped to a
+    second line the one-line bar hides, and read '... ended ones for 1 day ·' with the rest gone."""
+    cluster, _ = submit_dag(state, tmp_path)
+
+    async def scenario(pilot):
+        dags = await open_dags(pilot)
+        await wait_for(pilot, lambda: str(cluster) in dags.table.items, "the DAG listed")
+        line = dags.query_one("#info")
+        assert len(info(dags)) > line.content_size.width, "the text does not fit"
+        shown = line.render_line(0).text.rstrip()
+        assert shown.startswith("1 DAG · ") and shown.endswith("…"), shown
+
+    try:
+        drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
+    finally:
+        go(tmp_path, "A", "B", "C")

@@ -314,6 +314,47 @@ def test_an_empty_task_list_points_to_the_dags(state):
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
 
 
+def test_an_ended_tasks_kill_and_resubmit_keys_are_dimmed_and_say_why(fixed):
+    """A COMPLETED task has nothing to kill or resubmit, as crab says: its screen dims K and R on
+    the key bar, as a DAG's screen dims its actions once it has left the queue, and a press on
+    either says why in one line, before any dialog or form."""
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, "231114_200000:alice_crab_ttbar")
+        assert screen.snapshot.task.status == COMPLETED
+        assert screen.check_action("kill", ()) is None and screen.check_action("resubmit", ()) is None
+        await pilot.press("K")
+        assert app.screen is screen and [n.message for n in app._notifications][-1] == (
+            "Nothing to kill: You cannot kill a task if it is in the COMPLETED status (231114_200000:alice_crab_ttbar: "
+            "every job of it has finished; there is nothing left to kill).")
+        await pilot.press("R")
+        assert app.screen is screen and [n.message for n in app._notifications][-1].startswith(
+            "Nothing to resubmit: You cannot resubmit jobs if the task is in status COMPLETED.")
+
+    drive(CrabApp(Backend(fixed), interval=INTERVAL, clock=lambda: NOW), scenario)
+
+
+def test_a_job_whose_classad_left_the_history_does_not_read_as_never_submitted(fixed):
+    """A busy pool rotates its history files: a job that ran (its attempts say so) whose ClassAd is
+    in neither the queue nor the history is said to be gone from the history, not 'not submitted
+    yet' with 'No HTCondor job has run for this job yet'."""
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_task(pilot, "231114_200000:alice_crab_ttbar")
+        jobs = screen.jobs_table
+        jobs.move_cursor(row=jobs.get_row_index("1"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.snapshot is not None,
+                       "job 1's drilldown")
+        job = app.screen
+        assert "ClassAd no longer in the history" in job.query_one("#summary").render().plain
+        await pilot.press("2")
+        classad = "\n".join(job.query_one("#classad-text").lines)
+        assert classad.startswith("The schedd's history no longer holds this job's ClassAd"), classad
+
+    drive(CrabApp(Backend(fixed), interval=INTERVAL, clock=lambda: NOW), scenario)
+
+
 def test_a_key_dimmed_on_a_tab_says_which_tab_it_acts_on(engine, failed_task):
     """b blacklists a site of the Sites tab, x, h and r act on jobs of the Jobs tab: pressed on
     another tab they say where to go, rather than do nothing."""

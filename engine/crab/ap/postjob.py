@@ -28,8 +28,10 @@ from engine.crab.wn import fjr
 
 
 def job_facts(log_path: str, cluster: int) -> dict:
-    """The finished job's ClassAd facts RetryJob reads, from its user log: run times, and the
-    hold or removal that ended it."""
+    """The finished job's ClassAd facts RetryJob reads, from its user log: run times, the hold or
+    removal that ended it, and the site of its latest execution (``JOBGLIDEIN_CMSSite`` of its
+    JobAdInformation events): a pool brings no report back from a job it removed, and once the
+    job has left its slot the pool logs the attribute unexpanded, ``$$(GLIDEIN_CMSSite:Unknown)``."""
     import htcondor2  # only here: PreJob and the tests of the policy need no bindings
 
     facts: dict = {}
@@ -41,6 +43,11 @@ def job_facts(log_path: str, cluster: int) -> dict:
             continue
         if event.type == T.EXECUTE:
             facts["JobCurrentStartDate"] = event.timestamp
+            facts.pop("JOBGLIDEIN_CMSSite", None)
+        elif event.type == T.JOB_AD_INFORMATION:
+            site = event.get("JOBGLIDEIN_CMSSite")
+            if isinstance(site, str) and site and site != "Unknown" and not site.startswith("$$("):
+                facts["JOBGLIDEIN_CMSSite"] = site
         elif event.type == T.JOB_HELD:
             facts["HoldReason"] = event.get("HoldReason", "")
         elif event.type in (T.JOB_TERMINATED, T.JOB_ABORTED):

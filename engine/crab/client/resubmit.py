@@ -141,7 +141,13 @@ def jobs_to_resubmit(task_dir: str, states: Mapping[str, str], arguments: Mappin
     ``pool`` (the schedd's sites and slots, as they are now) has for them."""
     ids = select_jobs(states, arguments["resubmit_jobids"], automatic=automatic)
     task = read_task(task_dir)
-    check_sites(task_dir, task, arguments, ids, None if pool is None else resubmit_pool_sites(task, arguments, pool))
+    fitting = None if pool is None else resubmit_pool_sites(task, arguments, pool)
+    slots = ""
+    if fitting is not None and set(fitting) != set(pool):  # the pool has sites whose slots are too small
+        memory = arguments.get("maxmemory")
+        slots = (f"{', '.join(sorted(pool))}, with slots for jobs of {task.get('num_cores') or 1} core(s) and "
+                 f"{task['max_memory_mb'] if memory is None else int(memory)} MB at {', '.join(fitting) or 'none'}")
+    check_sites(task_dir, task, arguments, ids, fitting, slots=slots)
     return ids
 
 
@@ -188,12 +194,14 @@ def resubmit_pool_sites(task: Mapping[str, Any], arguments: Mapping[str, Any],
 
 
 def check_sites(task_dir: str, task: Mapping[str, Any], arguments: Mapping[str, Any], job_ids: Iterable[str],
-                pool: Iterable[str] | None = None) -> None:
+                pool: Iterable[str] | None = None, *, slots: str = "") -> None:
     """Refuse a resubmit whose site lists leave a resubmitted job no site of the pool to run at,
     as ``task submit`` refuses lists that leave a block none (``task_input.locality``): PreJob
     would find its DESIRED_Sites empty and the job would fail at once.  ``task`` is ``task.json``,
     ``arguments`` those of :func:`request_arguments` (a list not given keeps the task's), ``pool``
-    the pool's sites now (:func:`resubmit_pool_sites`; None: those the task was submitted with)."""
+    the pool's sites now (:func:`resubmit_pool_sites`; None: those the task was submitted with);
+    ``slots`` names every site of the pool and where its slots are large enough, when that is
+    what left ``pool`` short (a --maxmemory above a site's slots: a smaller one is the way out)."""
     try:
         banned = read_global_blacklist(task.get("global_blacklist"))
     except SiteListError:
@@ -215,10 +223,11 @@ def check_sites(task_dir: str, task: Mapping[str, Any], arguments: Mapping[str, 
     if stranded:
         given = " and ".join(f"--{key.replace('_', '')} {','.join(arguments[key]) or repr('')}"
                              for key in ("site_whitelist", "site_blacklist") if arguments.get(key) is not None)
-        pool_text = f"; the pool's sites are {', '.join(sorted(pool))}" if pool is not None else ""
+        pool_text = f"; the pool's sites are {slots or ', '.join(sorted(pool))}" if pool is not None else ""
         raise ResubmitError(f"Can not resubmit jobs {','.join(stranded)}: with {given or 'the task site lists'} their "
                             f"DESIRED_Sites list would be empty: no site left where they can run (their jobs may run "
-                            f"at {', '.join(sorted(where))}{pool_text}). Choose sites among those.")
+                            f"at {', '.join(sorted(where))}{pool_text}). Choose sites among those"
+                            f"{', or a smaller --maxmemory' if slots and arguments.get('maxmemory') is not None else ''}.")
 
 
 def make_entry(task: Mapping[str, Any], arguments: Mapping[str, Any], *, epoch: int, job_ids: Iterable[str],

@@ -476,6 +476,8 @@ def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | 
                 figures = fjr.performance(os.path.join(task_dir, f"{fjr.FJR_NAME}.{job}.{a.crab_retry}"))
                 if figures is not None:
                     item.update(runtime_s=figures[0], cpu_s=figures[1], memory_mb=figures[2])
+                if item["memory_mb"] is None and i == len(state.attempts) - 1:
+                    item["memory_mb"] = _logged_memory_mb(task_dir, job)
                 if a.start_time is not None and a.end_time is not None:
                     wall = max(0.0, a.end_time - a.start_time) * scale
                     if item["runtime_s"] is None or a.action != "ok":
@@ -496,6 +498,16 @@ def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | 
             sum(a["runtime_s"] or 0.0 for a in earlier),
             json.dumps([[a[k] for k in ATTEMPT_KEYS] for a in attempts], separators=(",", ":")),
             *_log_restarts(task_dir, job, old), state.rrn, state.epoch, state.crab_retry]
+
+
+def _logged_memory_mb(task_dir: str, job: str) -> float | None:
+    """The memory the job's log recorded of its latest run (its last ResidentSetSize), for an
+    attempt whose report has none: a job removed (x, condor_rm) wrote its report at SIGTERM, and a
+    pool brings no report of a removed job back; crab status reads the same events."""
+    from engine.crab.ap.joblog import last_run
+
+    run = last_run(os.path.join(task_dir, f"job_log.{job}"))
+    return run.rss_kb / 1024 if run is not None and run.rss_kb else None
 
 
 def _log_restarts(task_dir: str, job: str, row: list | None) -> tuple[int, int | None]:
