@@ -5,7 +5,9 @@ one batch.  Nothing here imports textual.
 As the DAG list does (:mod:`crabtui.dag_logs`), the whole queue is asked of the schedd once every
 :data:`DISCOVER_EVERY` seconds, or at once when asked (ctrl+r, after an action) or when a followed
 log tells of a cluster the last answer did not have; in between, the jobs are followed through
-their user logs (``log =``) with :class:`QueueFollower`, as condor_watch_q follows them.  Jobs
+their user logs (``log =``) with :class:`QueueFollower`, as condor_watch_q follows them.  A log
+first seen in an answer has no mark from before the query: if it was written to since the query
+began, its clusters are asked again after its mark, so that no event falls between the two.  Jobs
 whose log cannot be read from here (none, or on a pool's machine) are asked again by cluster every
 :data:`BLIND_EVERY` seconds.  A batch's jobs that left the queue come from the history, read again
 only when more of them have left.
@@ -13,6 +15,8 @@ only when more of them have left.
 
 from __future__ import annotations
 
+import os
+import time
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -152,6 +156,7 @@ class BatchQueue:
 
     def _ask(self, schedd: Any, now: float) -> None:
         marks = {path: f.mark() for path, f in self._followers.items()}
+        began = time.time()
         ads = schedd.query_values("true", QUEUE_PROJECTION)
         self.queries += 1
         self._asked_at = self._blind_at = now
@@ -164,10 +169,21 @@ class BatchQueue:
                 by_log.setdefault(log, []).append(ad)
             else:
                 self._blind[(ad["ClusterId"], ad["ProcId"])] = dict(ad)
+        new = [path for path in by_log if path not in marks]
+        marks.update((path, QueueFollower(path).mark()) for path in new)
+        written = [path for path in new if _written_since(path, began)]
+        if written:  # events of the answer's jobs may lie before their mark: their clusters asked again after it
+            clusters = sorted({ad["ClusterId"] for path in written for ad in by_log[path]})
+            again: dict[str, list[Mapping[str, Any]]] = {path: [] for path in written}
+            for ad in schedd.query_values(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})",
+                                          QUEUE_PROJECTION):
+                if ad.get("UserLog") in again:
+                    again[ad["UserLog"]].append(ad)
+            by_log.update(again)
         followers = {}
         for path, found in by_log.items():
             follower = self._followers.get(path) or QueueFollower(path)
-            follower.seed(found, marks.get(path) or follower.mark())
+            follower.seed(found, marks[path])
             follower.read()
             if follower.stale:  # its directory is not on this machine: asked by cluster
                 self._blind.update(((ad["ClusterId"], ad["ProcId"]), dict(ad)) for ad in found)
@@ -206,6 +222,15 @@ class BatchQueue:
                 if key and left else []
             cached = self._history[key] = (left, plain_ads(found))
         return cached[1]
+
+
+def _written_since(path: str, began: float) -> bool:
+    """Whether the log at ``path`` was written to since ``began`` (or within the second before:
+    a file's time comes from a coarser clock than ``time.time``)."""
+    try:
+        return os.stat(path).st_mtime >= began - 1
+    except OSError:
+        return False
 
 
 _QUEUES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -265,3 +265,34 @@ def test_a_crab_tasks_job_in_the_queue_view_opens_as_the_tasks_job(engine, tmp_p
         assert crabtui(engine, "task", "kill", name, cwd=tmp_path).returncode == 0
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_an_event_written_between_the_query_and_the_logs_mark_shows_without_another_query(state, tmp_path,
+                                                                                           monkeypatch):
+    cluster = job_submit(state, tmp_path, GATED + "batch_name = between\nqueue 2\n")
+    answer = LocalScheddClient.query_values
+    whole = []
+
+    def held_after_answering(client, constraint="true", *args, **kwargs):
+        found = answer(client, constraint, *args, **kwargs)
+        if str(constraint) == "true" and not whole:  # the first answer; then proc 1 is held before its log is marked
+            whole.append(found)
+            held_and_released(state, f"{cluster}.1", hold=True)
+        elif str(constraint) == "true":
+            whole.append(found)
+        return found
+
+    monkeypatch.setattr(LocalScheddClient, "query_values", held_after_answering)
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        table = screen.table
+        key = f"{screen.snapshot.owner} between"
+        await wait_for(pilot, lambda: key in table.items and table.items[key].held == 1,
+                       "the hold written just after the answer")
+        assert len(whole) == 1, "the whole queue asked once"
+        held_and_released(state, f"{cluster}.1", hold=False)
+        for p in (0, 1):
+            (tmp_path / f"go.{p}").touch()
+
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
