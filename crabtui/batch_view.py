@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,7 +120,8 @@ class BatchQueue:
         self._blind: dict[tuple[int, int], dict[str, Any]] = {}  # jobs no readable log follows
         self._clusters: dict[int, dict[str, Any]] = {}  # a cluster's shared attributes, from the last answer
         self._cache: tuple[tuple, list[Batch], list[BatchRow]] | None = None
-        self._history: dict[tuple[int, ...], tuple[int, list[dict[str, Any]]]] = {}
+        self._history: dict[tuple[int, ...], tuple[tuple, list[dict[str, Any]]]] = {}
+        self._members: dict[str, set[int]] = {}  # by batch key: every cluster seen in it
         self._shown: dict[tuple[str, str], tuple[tuple, QueueJob]] = {}  # a batch's jobs as last shown
         self._jobs: list[dict[str, Any]] | None = None
         self._listed: tuple[tuple, list, list[QueueJob]] | None = None  # the last batch's jobs, what they came from
@@ -197,7 +198,10 @@ class BatchQueue:
         key = (self.queries, self._blind_at, tuple((p, f.version) for p, f in self._followers.items()))
         if self._cache is None or self._cache[0] != key:
             found = batches(jobs)
-            self._cache = (key, found, batch_rows(found))
+            rows = batch_rows(found)
+            for batch, row in zip(found, rows):
+                self._members.setdefault(row.key, set()).update(j["ClusterId"] for j in batch.jobs)
+            self._cache = (key, found, rows)
         return self._cache[1], self._cache[2]
 
     @property
@@ -212,15 +216,19 @@ class BatchQueue:
             cached = self._listed = (made_of, ended, queue_jobs(batch, ended, self._shown))
         return cached[2]
 
-    def ended(self, schedd: Any, clusters: Iterable[int], left: int) -> list[dict[str, Any]]:
-        """The jobs of ``clusters`` in the history, read again when ``left`` (how many of them
-        have left the queue, by condor_q's count) grew."""
-        key = tuple(sorted(clusters))
-        cached = self._history.get(key)
-        if cached is None or cached[0] != left:
-            found = schedd.history(f"member(ClusterId, {{{', '.join(map(str, key))}}})", HISTORY_PROJECTION) \
-                if key and left else []
-            cached = self._history[key] = (left, plain_ads(found))
+    def ended(self, schedd: Any, batch: Batch, key: str) -> list[dict[str, Any]]:
+        """The jobs in the history of the clusters batch ``key`` has had since it was first seen:
+        condor_q counts only the clusters still queued, but a batch's first cluster that fully
+        left the queue is still its jobs.  Read again when its done count or its queued clusters
+        changed."""
+        queued = {j["ClusterId"] for j in batch.jobs}
+        clusters = tuple(sorted(self._members.setdefault(key, set()) | queued))
+        marker = (batch.done, tuple(sorted(queued)))
+        cached = self._history.get(clusters)
+        if cached is None or cached[0] != marker:
+            found = schedd.history(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})", HISTORY_PROJECTION) \
+                if batch.done or len(clusters) > len(queued) else []
+            cached = self._history[clusters] = (marker, plain_ads(found))
         return cached[1]
 
 
@@ -262,7 +270,7 @@ def batch_jobs_snapshot(backend: Any, key: str, now: float, ask: bool = False) -
     with backend.schedd() as schedd:
         found, rows = queue.batches(schedd, now, ask)
         batch, row = next(((b, r) for b, r in zip(found, rows) if r.key == key), (None, None))
-        ended = queue.ended(schedd, {j["ClusterId"] for j in batch.jobs}, batch.done) if batch else []
+        ended = queue.ended(schedd, batch, key) if batch else []
         owner = backend.owner(schedd)
     jobs = queue.batch_jobs(batch, key, ended) if batch is not None else []
     tasks: frozenset[str] = frozenset()

@@ -296,3 +296,32 @@ def test_an_event_written_between_the_query_and_the_logs_mark_shows_without_anot
             (tmp_path / f"go.{p}").touch()
 
     drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
+
+
+def test_a_batchs_first_cluster_that_left_the_queue_still_lists_its_ended_procs(engine, tmp_path):
+    first = job_submit(engine, tmp_path / "first", GATED + "batch_name = twice\nqueue 2\n")
+    second = job_submit(engine, tmp_path / "second", GATED + "batch_name = twice\nqueue 1\n")
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        key = f"{screen.snapshot.owner} twice"
+        await wait_for(pilot, lambda: key in screen.table.items, "the batch of two clusters")
+        screen.table.move_cursor(row=screen.table.get_row_index(key))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, BatchScreen) and pilot.app.screen.snapshot,
+                       "the batch's jobs")
+        jobs = pilot.app.screen
+        await wait_for(pilot, lambda: set(jobs.table.items) == {f"{first}.0", f"{first}.1", f"{second}.0"},
+                       "the three procs of both clusters")
+        for p in (0, 1):
+            (tmp_path / "first" / f"go.{p}").touch()
+        await wait_for(pilot, lambda: jobs.snapshot.batch is not None and jobs.snapshot.batch.ids == f"{second}.0",
+                       "the first cluster out of the queue")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: {j.id: (j.state, j.outcome) for j in jobs.table.items.values()
+                                       if j.id != f"{second}.0"}
+                       == {f"{first}.0": ("completed", "exit 0"), f"{first}.1": ("completed", "exit 1")}
+                       and f"{second}.0" in jobs.table.items, "the first cluster's procs, from the history")
+        (tmp_path / "second" / "go.0").touch()
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
