@@ -186,6 +186,9 @@ def test_b_opens_the_queue_from_the_task_and_dag_lists_within_80_columns(state, 
 
     async def scenario(pilot):
         app = pilot.app
+        await wait_for(pilot, lambda: app.screen.status_bar.updated_at is not None, "the task list read")
+        bar = app.screen.query_one("KeyBar").render().plain
+        assert " b Queue " in bar and "u Mine" not in bar, "b takes u's place on the task list's bar at 80 columns"
         await pilot.press("question_mark")
         assert ("b", "The queue by batch, as condor_q shows it: every job, plain ones too") in app.screen.key_rows
         await pilot.press("escape")
