@@ -19,6 +19,7 @@ from crabtui.widgets.live_table import Column, plural
 from engine.schedd.api import JobStatus
 
 MAX_NAMED = 12  # batches a dialog lists before "and N more"
+MAX_NAME_WIDTH = 32  # the batch name column's, on a wide terminal
 ACTIVE = (JobStatus.IDLE, JobStatus.RUNNING)
 
 
@@ -50,7 +51,7 @@ class BatchesScreen(UsersListScreen):
         return [
             self.stale_column(),
             Column("owner", "Owner", lambda b: b.owner, width=8),
-            Column("batch", "Batch name", lambda b: b.name, width=12),  # Total within 80 columns
+            Column("batch", "Batch name", lambda b: b.name, width=self._name_width()),
             Column("submitted", "Submitted", lambda b: b.submitted,
                    lambda v, b, p: Text("" if v is None else format_date(int(v)), end=""), width=11),
             count("done", "Done", lambda b: b.done),
@@ -60,6 +61,11 @@ class BatchesScreen(UsersListScreen):
             count("total", "Total", lambda b: b.total),
             Column("ids", "Job ids", lambda b: b.ids),
         ]
+
+    def _name_width(self) -> int:
+        """12 at 80 columns, so that every count up to Total shows; what a wider terminal has
+        beyond 80 goes to the name, up to condor_q's longest (``diamond.dag+12345`` and more)."""
+        return max(12, min(MAX_NAME_WIDTH, 12 + self.app.size.width - 80))
 
     def fetch(self, now: float) -> QueueSnapshot:
         ask, self._ask = self._ask, False
@@ -84,10 +90,9 @@ class BatchesScreen(UsersListScreen):
                        "(u shows them)."
             return self.EMPTY
         shown = self.table.items.values()
-        jobs = [f"{sum(getattr(b, a) for b in shown)} {word}" for a, word in
-                (("running", "running"), ("idle", "idle"), ("held", "held"))]
-        who = "all users" if self.all_users else f"{snapshot.owner}'s (u: all users)"
-        return " · ".join([self.table.describe(self.NOUN), who, "jobs: " + ", ".join(jobs)])
+        jobs = [f"{sum(getattr(b, a) for b in shown)} {a}" for a in ("running", "idle", "held")]
+        who = "all users'" if self.all_users else f"{snapshot.owner}'s (u: all)"  # within 80 columns
+        return " · ".join([self.table.describe(self.NOUN), who, ", ".join(jobs)])
 
     # -------------------------------------------------------------- actions
 

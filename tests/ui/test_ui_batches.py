@@ -183,6 +183,7 @@ def test_the_queue_view_follows_the_jobs_logs_instead_of_querying_the_queue(stat
 
 def test_b_opens_the_queue_from_the_task_and_dag_lists_within_80_columns(state, tmp_path):
     job_submit(state, tmp_path, GATED + "queue 1\n")
+    job_submit(state, tmp_path / "held", "executable = /bin/true\nhold = true\nqueue 1\n")
 
     async def scenario(pilot):
         app = pilot.app
@@ -198,6 +199,8 @@ def test_b_opens_the_queue_from_the_task_and_dag_lists_within_80_columns(state, 
         header = screen.table.render_line(0).text
         assert header.split()[1:10] == ["Owner", "Batch", "name", "Submitted", "Done", "Run", "Idle", "Hold",
                                         "Total"], f"the counts up to Total within 80 columns: {header}"
+        await wait_for(pilot, lambda: info(screen).endswith(", 1 held"), "the held job counted")
+        assert len(info(screen)) <= 80, f"the info line within 80 columns: {info(screen)}"
         assert screen.query_one("KeyBar").render().plain == (
             " ⏎ Open  esc Back  q Quit  / Filter  f Find  K Remove  h Hold".ljust(80 - len(" ? more ")) + " ? more ")
         await pilot.press("escape", "d")
@@ -328,3 +331,18 @@ def test_a_batchs_first_cluster_that_left_the_queue_still_lists_its_ended_procs(
         (tmp_path / "second" / "go.0").touch()
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_a_wide_terminal_gives_the_batch_name_its_room(state, tmp_path):
+    job_submit(state, tmp_path, GATED + "batch_name = calibration_2026_run3\nqueue 1\n")
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        key = f"{screen.snapshot.owner} calibration_2026_run3"
+        await wait_for(pilot, lambda: key in screen.table.items, "the batch")
+        await pilot.pause()
+        line = screen.table.render_line(1 + screen.table.get_row_index(key)).text
+        assert " calibration_2026_run3 " in line, f"not cut at 120 columns: {line}"
+        (tmp_path / "go.0").touch()
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(120, 30))
