@@ -9,8 +9,9 @@ their user logs (``log =``) with :class:`QueueFollower`, as condor_watch_q follo
 first seen in an answer has no mark from before the query: if it was written to since the query
 began, its clusters are asked again after its mark, so that no event falls between the two.  Jobs
 whose log cannot be read from here (none, or on a pool's machine) are asked again by cluster every
-:data:`BLIND_EVERY` seconds.  A batch's jobs that left the queue come from the history, read again
-only when more of them have left.
+:data:`BLIND_EVERY` seconds, with any cluster newer than the last answer's: no log tells of
+those.  A batch's jobs that left the queue come from the history, read again only when more of
+them have left.
 """
 
 from __future__ import annotations
@@ -138,21 +139,24 @@ class BatchQueue:
             self._ask(schedd, now)
             changed = True
         elif self._blind and not 0 <= now - self._blind_at < self.blind_every:
+            # no log tells of the clusters submitted since (a pool DAG's next node job): asked with them
             clusters = sorted({key[0] for key in self._blind})
+            newest = max(self._clusters, default=0)
             self._blind = {}
-            for ad in schedd.query_values(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})",
-                                          QUEUE_PROJECTION):
+            constraint = f"ClusterId > {newest} || member(ClusterId, {{{', '.join(map(str, clusters))}}})"
+            for ad in schedd.query_values(constraint, QUEUE_PROJECTION):
+                self._clusters.setdefault(ad["ClusterId"], {k: ad[k] for k in _CLUSTER_ATTRS if k in ad})
                 self._blind[(ad["ClusterId"], ad["ProcId"])] = dict(ad)
             self._blind_at = now
             changed = True
         if changed or self._jobs is None:
-            found = list(self._blind.values())
+            found = dict(self._blind)
             for follower in self._followers.values():
-                for (cluster, _), job in follower.jobs.items():
+                for key, job in follower.jobs.items():
                     if "Owner" not in job:  # a proc its log's SUBMIT event brought
-                        job.update((k, v) for k, v in self._clusters.get(cluster, {}).items() if k not in job)
-                    found.append(job)
-            self._jobs = found
+                        job.update((k, v) for k, v in self._clusters.get(key[0], {}).items() if k not in job)
+                    found[key] = job  # a log is newer than the blind query's answer
+            self._jobs = list(found.values())
         return self._jobs
 
     def _ask(self, schedd: Any, now: float) -> None:

@@ -346,3 +346,23 @@ def test_a_wide_terminal_gives_the_batch_name_its_room(state, tmp_path):
         (tmp_path / "go.0").touch()
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_a_cluster_submitted_while_no_log_can_be_followed_shows_without_waiting_for_the_whole_query(state, tmp_path):
+    unlogged = GATED.replace("log = jobs.log\n", "")  # no user log: the view asks for these jobs by cluster
+    job_submit(state, tmp_path / "first", unlogged + "batch_name = first\nqueue 1\n")
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        owner = screen.snapshot.owner
+        await wait_for(pilot, lambda: f"{owner} first" in screen.table.items, "the first batch")
+        asked = screen.snapshot.asked_at
+        later = job_submit(state, tmp_path / "later", unlogged + "batch_name = later\nqueue 2\n")
+        await wait_for(pilot, lambda: f"{owner} later" in screen.table.items, "the cluster submitted since")
+        assert screen.table.items[f"{owner} later"].ids == f"{later}.0-1"
+        assert screen.snapshot.asked_at == asked, "found without asking for the whole queue again"
+        for directory in ("first", "later"):
+            for p in (0, 1):
+                (tmp_path / directory / f"go.{p}").touch()
+
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
