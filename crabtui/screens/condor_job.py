@@ -9,7 +9,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from crabtui.batch_view import STATE_WORDS, CondorJobSnapshot, condor_job_snapshot
+from crabtui.batch_view import STATE_WORDS
+from crabtui.condor_job_view import CondorJobSnapshot, condor_job_snapshot
 from crabtui.screens.polling import PollingScreen
 from crabtui.widgets.filter_bar import FilterBar
 from crabtui.widgets.key_bar import KeyBar
