@@ -5,25 +5,29 @@ one batch.  Nothing here imports textual.
 As the DAG list does (:mod:`crabtui.dag_logs`), the whole queue is asked of the schedd once every
 :data:`DISCOVER_EVERY` seconds, or at once when asked (ctrl+r, after an action) or when a followed
 log tells of a cluster the last answer did not have; in between, the jobs are followed through
-their user logs (``log =``) with :class:`QueueFollower`, as condor_watch_q follows them.  Jobs
+their user logs (``log =``) with :class:`QueueFollower`, as condor_watch_q follows them.  A log
+first seen in an answer has no mark from before the query: if it was written to since the query
+began, its clusters are asked again after its mark, so that no event falls between the two.  Jobs
 whose log cannot be read from here (none, or on a pool's machine) are asked again by cluster every
-:data:`BLIND_EVERY` seconds.  A batch's jobs that left the queue come from the history, read again
-only when more of them have left.
+:data:`BLIND_EVERY` seconds, with any cluster newer than the last answer's: no log tells of
+those.  A batch's jobs that left the queue come from the history, read again only when more of
+them have left.
 """
 
 from __future__ import annotations
 
+import os
+import time
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from crabtui.dag_logs import BLIND_EVERY, DISCOVER_EVERY
-from crabtui.dag_view import node_snapshot
 from crabtui.queue_format import PROJECTIONS, Batch, batches
-from crabtui.snapshots import _job_ad, _plain
+from crabtui.snapshots import plain_ads
 from engine.schedd.api import JobStatus
-from engine.schedd.local.userlog import QueueFollower, node_events
+from engine.schedd.local.userlog import QueueFollower
 
 QUEUE_PROJECTION = tuple(dict.fromkeys(PROJECTIONS["batch"] + (
     "UserLog", "Iwd", "EnteredCurrentStatus", "HoldReason", "RemoteHost", "LastRemoteHost", "JobCurrentStartDate",
@@ -116,7 +120,8 @@ class BatchQueue:
         self._blind: dict[tuple[int, int], dict[str, Any]] = {}  # jobs no readable log follows
         self._clusters: dict[int, dict[str, Any]] = {}  # a cluster's shared attributes, from the last answer
         self._cache: tuple[tuple, list[Batch], list[BatchRow]] | None = None
-        self._history: dict[tuple[int, ...], tuple[int, list[dict[str, Any]]]] = {}
+        self._history: dict[tuple[int, ...], tuple[tuple, list[dict[str, Any]]]] = {}
+        self._members: dict[str, set[int]] = {}  # by batch key: every cluster seen in it
         self._shown: dict[tuple[str, str], tuple[tuple, QueueJob]] = {}  # a batch's jobs as last shown
         self._jobs: list[dict[str, Any]] | None = None
         self._listed: tuple[tuple, list, list[QueueJob]] | None = None  # the last batch's jobs, what they came from
@@ -133,25 +138,29 @@ class BatchQueue:
             self._ask(schedd, now)
             changed = True
         elif self._blind and not 0 <= now - self._blind_at < self.blind_every:
+            # no log tells of the clusters submitted since (a pool DAG's next node job): asked with them
             clusters = sorted({key[0] for key in self._blind})
+            newest = max(self._clusters, default=0)
             self._blind = {}
-            for ad in schedd.query_values(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})",
-                                          QUEUE_PROJECTION):
+            constraint = f"ClusterId > {newest} || member(ClusterId, {{{', '.join(map(str, clusters))}}})"
+            for ad in schedd.query_values(constraint, QUEUE_PROJECTION):
+                self._clusters.setdefault(ad["ClusterId"], {k: ad[k] for k in _CLUSTER_ATTRS if k in ad})
                 self._blind[(ad["ClusterId"], ad["ProcId"])] = dict(ad)
             self._blind_at = now
             changed = True
         if changed or self._jobs is None:
-            found = list(self._blind.values())
+            found = dict(self._blind)
             for follower in self._followers.values():
-                for (cluster, _), job in follower.jobs.items():
+                for key, job in follower.jobs.items():
                     if "Owner" not in job:  # a proc its log's SUBMIT event brought
-                        job.update((k, v) for k, v in self._clusters.get(cluster, {}).items() if k not in job)
-                    found.append(job)
-            self._jobs = found
+                        job.update((k, v) for k, v in self._clusters.get(key[0], {}).items() if k not in job)
+                    found[key] = job  # a log is newer than the blind query's answer
+            self._jobs = list(found.values())
         return self._jobs
 
     def _ask(self, schedd: Any, now: float) -> None:
         marks = {path: f.mark() for path, f in self._followers.items()}
+        began = time.time()
         ads = schedd.query_values("true", QUEUE_PROJECTION)
         self.queries += 1
         self._asked_at = self._blind_at = now
@@ -164,10 +173,21 @@ class BatchQueue:
                 by_log.setdefault(log, []).append(ad)
             else:
                 self._blind[(ad["ClusterId"], ad["ProcId"])] = dict(ad)
+        new = [path for path in by_log if path not in marks]
+        marks.update((path, QueueFollower(path).mark()) for path in new)
+        written = [path for path in new if _written_since(path, began)]
+        if written:  # events of the answer's jobs may lie before their mark: their clusters asked again after it
+            clusters = sorted({ad["ClusterId"] for path in written for ad in by_log[path]})
+            again: dict[str, list[Mapping[str, Any]]] = {path: [] for path in written}
+            for ad in schedd.query_values(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})",
+                                          QUEUE_PROJECTION):
+                if ad.get("UserLog") in again:
+                    again[ad["UserLog"]].append(ad)
+            by_log.update(again)
         followers = {}
         for path, found in by_log.items():
             follower = self._followers.get(path) or QueueFollower(path)
-            follower.seed(found, marks.get(path) or follower.mark())
+            follower.seed(found, marks[path])
             follower.read()
             if follower.stale:  # its directory is not on this machine: asked by cluster
                 self._blind.update(((ad["ClusterId"], ad["ProcId"]), dict(ad)) for ad in found)
@@ -181,7 +201,10 @@ class BatchQueue:
         key = (self.queries, self._blind_at, tuple((p, f.version) for p, f in self._followers.items()))
         if self._cache is None or self._cache[0] != key:
             found = batches(jobs)
-            self._cache = (key, found, batch_rows(found))
+            rows = batch_rows(found)
+            for batch, row in zip(found, rows):
+                self._members.setdefault(row.key, set()).update(j["ClusterId"] for j in batch.jobs)
+            self._cache = (key, found, rows)
         return self._cache[1], self._cache[2]
 
     @property
@@ -196,16 +219,29 @@ class BatchQueue:
             cached = self._listed = (made_of, ended, queue_jobs(batch, ended, self._shown))
         return cached[2]
 
-    def ended(self, schedd: Any, clusters: Iterable[int], left: int) -> list[dict[str, Any]]:
-        """The jobs of ``clusters`` in the history, read again when ``left`` (how many of them
-        have left the queue, by condor_q's count) grew."""
-        key = tuple(sorted(clusters))
-        cached = self._history.get(key)
-        if cached is None or cached[0] != left:
-            found = schedd.history(f"member(ClusterId, {{{', '.join(map(str, key))}}})", HISTORY_PROJECTION) \
-                if key and left else []
-            cached = self._history[key] = (left, _plain(found))
+    def ended(self, schedd: Any, batch: Batch, key: str) -> list[dict[str, Any]]:
+        """The jobs in the history of the clusters batch ``key`` has had since it was first seen:
+        condor_q counts only the clusters still queued, but a batch's first cluster that fully
+        left the queue is still its jobs.  Read again when its done count or its queued clusters
+        changed."""
+        queued = {j["ClusterId"] for j in batch.jobs}
+        clusters = tuple(sorted(self._members.setdefault(key, set()) | queued))
+        marker = (batch.done, tuple(sorted(queued)))
+        cached = self._history.get(clusters)
+        if cached is None or cached[0] != marker:
+            found = schedd.history(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})", HISTORY_PROJECTION) \
+                if batch.done or len(clusters) > len(queued) else []
+            cached = self._history[clusters] = (marker, plain_ads(found))
         return cached[1]
+
+
+def _written_since(path: str, began: float) -> bool:
+    """Whether the log at ``path`` was written to since ``began`` (or within the second before:
+    a file's time comes from a coarser clock than ``time.time``)."""
+    try:
+        return os.stat(path).st_mtime >= began - 1
+    except OSError:
+        return False
 
 
 _QUEUES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -226,7 +262,7 @@ def queue_snapshot(backend: Any, now: float, ask: bool = False) -> QueueSnapshot
     queue = batch_queue(backend)
     with backend.schedd() as schedd:
         _, rows = queue.batches(schedd, now, ask)
-        owner = backend._owner(schedd)
+        owner = backend.owner(schedd)
     return QueueSnapshot(rows, owner, now, queue.asked_at or now)
 
 
@@ -237,8 +273,8 @@ def batch_jobs_snapshot(backend: Any, key: str, now: float, ask: bool = False) -
     with backend.schedd() as schedd:
         found, rows = queue.batches(schedd, now, ask)
         batch, row = next(((b, r) for b, r in zip(found, rows) if r.key == key), (None, None))
-        ended = queue.ended(schedd, {j["ClusterId"] for j in batch.jobs}, batch.done) if batch else []
-        owner = backend._owner(schedd)
+        ended = queue.ended(schedd, batch, key) if batch else []
+        owner = backend.owner(schedd)
     jobs = queue.batch_jobs(batch, key, ended) if batch is not None else []
     tasks: frozenset[str] = frozenset()
     if any(j.crab_task for j in jobs):
@@ -320,38 +356,3 @@ def _job(ad: Mapping[str, Any], where: str) -> QueueJob:
                     str(ad.get("CRAB_ReqName") or ""), str(ad.get("CRAB_Id") or ""),
                     int(str(dagman).partition(".")[0]) if dagman not in (None, "") else None,
                     str(ad.get("DAGNodeName") or ""))
-
-
-@dataclass(frozen=True)
-class CondorJobSnapshot:
-    """A job outside CRAB tasks and DAGs, for its drilldown: its ClassAd (condor_q -l or
-    condor_history -l) and the ends of its stdout, stderr and user log (its cluster's events)."""
-
-    id: str
-    ad_text: str  # "" if it is neither in the queue nor in the history
-    where: str  # "queue", "history" or ""
-    status: int | None
-    hold_reason: str
-    files: dict[str, str]  # tab -> path: stdout, stderr, log
-    texts: dict[str, str | None]  # tab -> the file's end (None: it cannot be read)
-    notes: dict[str, str]  # tab -> why there is no text
-    at: float
-
-
-def condor_job_snapshot(backend: Any, job: str, now: float) -> CondorJobSnapshot:
-    """Job ``cluster.proc``'s ClassAd and files, as a DAG node's drilldown reads its job's."""
-    with backend.schedd() as schedd:
-        ad, where = _job_ad(schedd, job)
-    read = node_snapshot(0, job, None, ad, where, now)
-    files = {tab: path for tab, path in read.files.items() if tab in ("stdout", "stderr", "log")}
-    texts = {tab: read.texts.get(tab) for tab in ("stdout", "stderr", "log")}
-    notes = {tab: note for tab, note in read.notes.items() if tab in ("stdout", "stderr", "log")}
-    if "log" in files and texts["log"] is not None:
-        cluster = int(job.partition(".")[0])
-        texts["log"] = node_events(files["log"], "", [cluster], after=cluster)
-        if not texts["log"]:
-            notes["log"] = f"{files['log']} holds no event of this job's cluster yet"
-    elif ad is None:
-        notes = {tab: f"job {job} is neither in the queue nor in the history" for tab in ("stdout", "stderr", "log")}
-    status = ad.get("JobStatus") if ad is not None else None
-    return CondorJobSnapshot(job, read.ad_text, where, status, read.hold_reason, files, texts, notes, now)

@@ -13,7 +13,7 @@ from textual.binding import Binding
 
 from crabtui.batch_view import BatchJobsSnapshot, QueueJob, batch_jobs_snapshot
 from crabtui.screens.listing import ListScreen, shown_age
-from crabtui.widgets.live_table import Column, RowValues, plural
+from crabtui.widgets.live_table import Column, RowValues
 from crabtui.widgets.states import Palette, short_duration
 from engine.schedd.api import JobStatus
 
@@ -144,18 +144,9 @@ class BatchScreen(ListScreen):
         left = [j.id for j in chosen if j not in targets]
         details = "\n".join(lines) + (f"\nLeft alone: {', '.join(left[:MAX_NAMED])}" if left else "")
         question = f"{verb} job {ids[0]}?" if len(ids) == 1 else f"{verb} {len(ids)} jobs?"
-
-        def done(result) -> str:
-            text = f"{verb}: {plural(result.changed, 'jobs')}."
-            return text + (" Refused: " + "; ".join(result.refused) if result.refused else "")
-
-        self.app.confirm(question, f"{details}\n\n{effect}", verb, lambda: self.app.act(verb, call, ids, done=done))
+        self.confirm_jobs(verb, question, f"{details}\n\n{effect}", call, ids)
 
     def action_copy(self) -> None:
         current = self.current()
         if current is not None:
             self.app.copy(current.id)
-
-    def action_back(self) -> None:
-        if not self.clear():
-            self.app.pop_screen()

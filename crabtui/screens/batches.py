@@ -14,15 +14,16 @@ from textual.binding import Binding
 
 from crabtui.batch_view import BatchRow, QueueSnapshot, queue_snapshot
 from crabtui.queue_format import format_date
-from crabtui.screens.listing import ListScreen
+from crabtui.screens.listing import UsersListScreen
 from crabtui.widgets.live_table import Column, plural
 from engine.schedd.api import JobStatus
 
 MAX_NAMED = 12  # batches a dialog lists before "and N more"
+MAX_NAME_WIDTH = 32  # the batch name column's, on a wide terminal
 ACTIVE = (JobStatus.IDLE, JobStatus.RUNNING)
 
 
-class BatchesScreen(ListScreen):
+class BatchesScreen(UsersListScreen):
     BINDINGS = [
         Binding("enter", "open_batch", "Open", id="open-batch", tooltip="Open the batch: its jobs, one per row"),
         Binding("escape", "back", "Back", id="back",
@@ -39,7 +40,6 @@ class BatchesScreen(ListScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.all_users = False
         self.snapshot: QueueSnapshot | None = None
         self._ask = True  # the first refresh asks the schedd, as ctrl+r and an action do
 
@@ -51,7 +51,7 @@ class BatchesScreen(ListScreen):
         return [
             self.stale_column(),
             Column("owner", "Owner", lambda b: b.owner, width=8),
-            Column("batch", "Batch name", lambda b: b.name, width=12),  # Total within 80 columns
+            Column("batch", "Batch name", lambda b: b.name, width=self._name_width()),
             Column("submitted", "Submitted", lambda b: b.submitted,
                    lambda v, b, p: Text("" if v is None else format_date(int(v)), end=""), width=11),
             count("done", "Done", lambda b: b.done),
@@ -62,6 +62,11 @@ class BatchesScreen(ListScreen):
             Column("ids", "Job ids", lambda b: b.ids),
         ]
 
+    def _name_width(self) -> int:
+        """12 at 80 columns, so that every count up to Total shows; what a wider terminal has
+        beyond 80 goes to the name, up to condor_q's longest (``diamond.dag+12345`` and more)."""
+        return max(12, min(MAX_NAME_WIDTH, 12 + self.app.size.width - 80))
+
     def fetch(self, now: float) -> QueueSnapshot:
         ask, self._ask = self._ask, False
         return queue_snapshot(self.app.backend, now, ask)
@@ -70,10 +75,6 @@ class BatchesScreen(ListScreen):
         """ctrl+r (and after an action): the queue asked of the schedd now."""
         self._ask = True
         super().action_refresh_now()
-
-    def show(self, snapshot: QueueSnapshot) -> None:
-        self.snapshot = snapshot
-        super().show(snapshot)
 
     def rows(self, snapshot: QueueSnapshot) -> dict[str, BatchRow]:
         return {b.key: b for b in snapshot.batches if self.all_users or b.owner == snapshot.owner}
@@ -89,10 +90,9 @@ class BatchesScreen(ListScreen):
                        "(u shows them)."
             return self.EMPTY
         shown = self.table.items.values()
-        jobs = [f"{sum(getattr(b, a) for b in shown)} {word}" for a, word in
-                (("running", "running"), ("idle", "idle"), ("held", "held"))]
-        who = "all users" if self.all_users else f"{snapshot.owner}'s (u: all users)"
-        return " · ".join([self.table.describe(self.NOUN), who, "jobs: " + ", ".join(jobs)])
+        jobs = [f"{sum(getattr(b, a) for b in shown)} {a}" for a in ("running", "idle", "held")]
+        who = "all users'" if self.all_users else f"{snapshot.owner}'s (u: all)"  # within 80 columns
+        return " · ".join([self.table.describe(self.NOUN), who, ", ".join(jobs)])
 
     # -------------------------------------------------------------- actions
 
@@ -105,17 +105,6 @@ class BatchesScreen(ListScreen):
         current = self.current()
         if current is not None:
             self.app.push_screen(BatchScreen(current.key, current.name))
-
-    def action_toggle_users(self) -> None:
-        self.all_users = not self.all_users
-        self.refresh_bindings()
-        if self.snapshot is not None:
-            self.table.set_items(self.rows(self.snapshot))
-            self.update_info()
-
-    def key_description(self, binding: Binding) -> str | None:
-        """u on the key bar says what a press does now: every user's, or yours only again."""
-        return ("Mine" if self.all_users else "All users") if binding.action == "toggle_users" else None
 
     def action_hold(self) -> None:
         self._act("Hold", lambda s: s in ACTIVE, "idle or running",
@@ -147,18 +136,9 @@ class BatchesScreen(ListScreen):
         details = "\n".join(lines) + (f"\nLeft alone (none {what}): {', '.join(left)}" if left else "")
         question = (f"{verb} {plural(len(ids), 'jobs')} of {targets[0][0].name}?" if len(targets) == 1 else
                     f"{verb} {plural(len(ids), 'jobs')} of {len(targets)} batches?")
-
-        def done(result) -> str:
-            text = f"{verb}: {plural(result.changed, 'jobs')}."
-            return text + (" Refused: " + "; ".join(result.refused) if result.refused else "")
-
-        self.app.confirm(question, f"{details}\n\n{effect}", verb, lambda: self.app.act(verb, call, ids, done=done))
+        self.confirm_jobs(verb, question, f"{details}\n\n{effect}", call, ids)
 
     def action_copy(self) -> None:
         current = self.current()
         if current is not None:
             self.app.copy(current.ids)
-
-    def action_back(self) -> None:
-        if not self.clear():
-            self.app.pop_screen()

@@ -9,7 +9,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from crabtui.batch_view import STATE_WORDS, CondorJobSnapshot, condor_job_snapshot
+from crabtui.batch_view import STATE_WORDS
+from crabtui.condor_job_view import CondorJobSnapshot, condor_job_snapshot
 from crabtui.screens.polling import PollingScreen
 from crabtui.widgets.filter_bar import FilterBar
 from crabtui.widgets.key_bar import KeyBar
@@ -32,7 +33,6 @@ class CondorJobScreen(PollingScreen):
         super().__init__()
         self.job = job
         self.snapshot: CondorJobSnapshot | None = None
-        self._texts: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield StatusBar()
@@ -67,18 +67,7 @@ class CondorJobScreen(PollingScreen):
         self._update_info()
 
     def _set_text(self, tab: str, text: str) -> None:
-        """Replace a tab's text only if it changed; a file that grew gets its new lines."""
-        before = self._texts.get(tab)
-        if before == text:
-            return
-        self._texts[tab] = text
-        log = self.query_one(f"#cj-{tab}-text", LogView)
-        if before is not None and tab in FOLLOWED and before.endswith("\n") and text.startswith(before):
-            log.write_lines(text[len(before):].splitlines())
-            return
-        log.show_text(text)
-        if tab not in FOLLOWED:
-            log.scroll_home(animate=False)
+        self.query_one(f"#cj-{tab}-text", LogView).update_text(text)
 
     def _tab(self) -> str:
         return self.query_one(Tabbed).active.removeprefix("cj-")

@@ -16,7 +16,7 @@ from textual.binding import Binding
 
 from crabtui.dag_view import DagSummary, HaltError
 from crabtui.screens.dag import DagScreen
-from crabtui.screens.listing import ListScreen, shown_age
+from crabtui.screens.listing import UsersListScreen, shown_age
 from crabtui.snapshots import DagsSnapshot
 from crabtui.widgets.live_table import Column
 from crabtui.widgets.states import Palette, dag_node_counts, dag_state, progress_bar, short_duration, shown_path
@@ -27,7 +27,7 @@ ENDED_PERIODS = (3600.0, 24 * 3600.0, 7 * 24 * 3600.0, None)  # what ``e`` steps
 MAX_NAMED = 12  # DAGs a dialog lists before "and N more"
 
 
-class DagsScreen(ListScreen):
+class DagsScreen(UsersListScreen):
     BINDINGS = [
         Binding("enter", "open_dag", "Open", id="open-dag", tooltip="Open the DAG: its nodes, their jobs and its log"),
         Binding("K", "remove", "Remove", id="remove-dag",
@@ -53,7 +53,6 @@ class DagsScreen(ListScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.all_users = False
         self.snapshot: DagsSnapshot | None = None
         self._ask = True  # the next refresh queries the DAGMan jobs (ctrl+r): the first too, so that
         # a DAG submitted since the list was last open shows at once, not at the next periodic query
@@ -94,7 +93,6 @@ class DagsScreen(ListScreen):
         super().action_refresh_now()
 
     def show(self, snapshot: DagsSnapshot) -> None:
-        self.snapshot = snapshot
         super().show(snapshot)
         if snapshot.pending:
             self._due = True  # the next refresh reads more of the DAGs' files, at once
@@ -149,17 +147,6 @@ class DagsScreen(ListScreen):
         from crabtui.screens.batches import BatchesScreen
 
         self.app.push_screen(BatchesScreen())
-
-    def action_toggle_users(self) -> None:
-        self.all_users = not self.all_users
-        self.refresh_bindings()
-        if self.snapshot is not None:
-            self.table.set_items(self.rows(self.snapshot))
-            self.update_info()
-
-    def key_description(self, binding: Binding) -> str | None:
-        """u on the key bar says what a press does now: every user's, or yours only again."""
-        return ("Mine" if self.all_users else "All users") if binding.action == "toggle_users" else None
 
     def action_ended_period(self) -> None:
         periods = list(ENDED_PERIODS)
@@ -247,11 +234,6 @@ class DagsScreen(ListScreen):
         current = self.current()
         if current is not None:
             self.app.copy(str(current.id) if what == "id" else current.dag_file)
-
-    def action_back(self) -> None:
-        if not self.clear():
-            self.app.pop_screen()
-
 
 def _period(seconds: float | None) -> str:
     if seconds is None:

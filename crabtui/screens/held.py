@@ -11,7 +11,7 @@ from collections.abc import Callable
 from textual.binding import Binding
 
 from crabtui.held_view import HeldJob, HeldSnapshot, causes
-from crabtui.screens.listing import ListScreen
+from crabtui.screens.listing import UsersListScreen
 from crabtui.widgets.live_table import Column, plural
 
 MAX_NAMED = 12  # jobs a dialog lists before "and N more"
@@ -19,7 +19,7 @@ CAUSES_SHOWN = 3  # reasons the info line counts
 REASON_WIDTH = 40
 
 
-class HeldScreen(ListScreen):
+class HeldScreen(UsersListScreen):
     BINDINGS = [
         Binding("enter", "show_reason", "Reason", id="show-reason", tooltip="Show the whole hold reason"),
         Binding("r", "release", "Release", id="release-held", tooltip="Release the marked jobs (or the one under the cursor)"),
@@ -35,7 +35,6 @@ class HeldScreen(ListScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.all_users = False
         self.snapshot: HeldSnapshot | None = None
 
     def columns(self) -> list[Column]:
@@ -51,10 +50,6 @@ class HeldScreen(ListScreen):
 
     def fetch(self, now: float) -> HeldSnapshot:
         return self.app.backend.held(now)
-
-    def show(self, snapshot: HeldSnapshot) -> None:
-        self.snapshot = snapshot
-        super().show(snapshot)
 
     def rows(self, snapshot: HeldSnapshot) -> dict[str, HeldJob]:
         return {j.id: j for j in snapshot.jobs if self.all_users or j.owner == snapshot.owner}
@@ -92,17 +87,6 @@ class HeldScreen(ListScreen):
             keys = [k for k, j in self.table.items.items() if j.cause == current.cause]
             self.table.mark(keys)
 
-    def action_toggle_users(self) -> None:
-        self.all_users = not self.all_users
-        self.refresh_bindings()
-        if self.snapshot is not None:
-            self.table.set_items(self.rows(self.snapshot))
-            self.update_info()
-
-    def key_description(self, binding: Binding) -> str | None:
-        """u on the key bar says what a press does now: every user's, or yours only again."""
-        return ("Mine" if self.all_users else "All users") if binding.action == "toggle_users" else None
-
     def action_release(self) -> None:
         self._act("Release", "They go back to idle and are matched again; a cause that is not fixed holds them "
                   "again.", self.app.backend.release)
@@ -120,19 +104,9 @@ class HeldScreen(ListScreen):
         if len(chosen) > MAX_NAMED:
             lines.append(f"… and {len(chosen) - MAX_NAMED} more")
         question = f"{verb} job {ids[0]}?" if len(ids) == 1 else f"{verb} {len(ids)} held jobs?"
-
-        def done(result) -> str:
-            text = f"{verb}: {plural(result.changed, 'jobs')}."
-            return text + (" Refused: " + "; ".join(result.refused) if result.refused else "")
-
-        self.app.confirm(question, "\n".join(lines) + f"\n\n{effect}", verb,
-                         lambda: self.app.act(verb, call, ids, done=done))
+        self.confirm_jobs(verb, question, "\n".join(lines) + f"\n\n{effect}", call, ids)
 
     def action_copy(self) -> None:
         current = self.current()
         if current is not None:
             self.app.copy(current.id)
-
-    def action_back(self) -> None:
-        if not self.clear():
-            self.app.pop_screen()

@@ -3,11 +3,13 @@
 What such a screen does besides its columns and its actions is the same for both: the table's
 stale marker, its clock tick and colours, the info line that describes it (or says why it is
 empty), Enter or a click to open the row under the cursor, ``/`` and ``f``, and Escape that
-clears the marks, then the filter, then goes back.
+clears the marks, then the filter, then goes back; and the jobs of marked rows held, released or
+removed once asked.  :class:`UsersListScreen` adds ``u``: the user's own rows, or every user's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
@@ -18,7 +20,7 @@ from textual.widgets import Static
 from crabtui.screens.polling import PollingScreen
 from crabtui.widgets.filter_bar import FilterBar
 from crabtui.widgets.key_bar import KeyBar
-from crabtui.widgets.live_table import Column, LiveTable
+from crabtui.widgets.live_table import Column, LiveTable, plural
 from crabtui.widgets.states import Palette, short_duration
 from crabtui.widgets.status_bar import StatusBar
 
@@ -128,6 +130,46 @@ class ListScreen(PollingScreen):
             self.table.filter = ""
             return True
         return False
+
+    def action_back(self) -> None:
+        if not self.clear():
+            self.app.pop_screen()
+
+    def confirm_jobs(self, verb: str, question: str, details: str, call: Callable[[list[str]], Any],
+                     ids: list[str]) -> None:
+        """Ask ``question`` (``details`` below it), then ``call(ids)`` off the UI thread: its jobs
+        changed, and the schedd's refusals, become the notification, as condor_hold prints them."""
+        def done(result: Any) -> str:
+            text = f"{verb}: {plural(result.changed, 'jobs')}."
+            return text + (" Refused: " + "; ".join(result.refused) if result.refused else "")
+
+        self.app.confirm(question, details, verb, lambda: self.app.act(verb, call, ids, done=done))
+
+
+class UsersListScreen(ListScreen):
+    """A list of the user's own rows by default and of every user's after ``u``, as condor_q
+    shows only yours unless ``-allusers``: :meth:`rows` chooses by :attr:`all_users` from the
+    :attr:`snapshot` that :meth:`show` keeps."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.all_users = False
+        self.snapshot: Any = None
+
+    def show(self, snapshot: Any) -> None:
+        self.snapshot = snapshot
+        super().show(snapshot)
+
+    def action_toggle_users(self) -> None:
+        self.all_users = not self.all_users
+        self.refresh_bindings()
+        if self.snapshot is not None:
+            self.table.set_items(self.rows(self.snapshot))
+            self.update_info()
+
+    def key_description(self, binding: Binding) -> str | None:
+        """u on the key bar says what a press does now: every user's, or yours only again."""
+        return ("Mine" if self.all_users else "All users") if binding.action == "toggle_users" else None
 
 
 def shown_age(seconds: float) -> int:

@@ -40,7 +40,6 @@ class NodeScreen(PollingScreen):
         self.dag = dag
         self.path = path
         self.snapshot: NodeSnapshot | None = None
-        self._texts: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield StatusBar()
@@ -114,18 +113,7 @@ class NodeScreen(PollingScreen):
         return "\n".join(lines)
 
     def _set_text(self, tab: str, text: str) -> None:
-        """Replace a tab's text only if it changed: the reader's place and search stay."""
-        if self._texts.get(tab) == text:
-            return
-        before = self._texts.get(tab)
-        self._texts[tab] = text
-        log = self.query_one(f"#{_pane_id(tab)}-text", LogView)
-        if before is not None and tab in FOLLOWED and before.endswith("\n") and text.startswith(before):
-            log.write_lines(text[len(before):].splitlines())  # the file grew: the reader stays where it is
-            return
-        log.show_text(text)
-        if tab not in FOLLOWED:
-            log.scroll_home(animate=False)
+        self.query_one(f"#{_pane_id(tab)}-text", LogView).update_text(text)
 
     def _update_info(self) -> None:
         snapshot = self.snapshot

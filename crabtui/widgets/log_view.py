@@ -41,6 +41,7 @@ class LogView(Log):
         self.wrap = wrap
         self._text = ""  # what show_text shows
         self._wrapped_at = 0  # the width it was wrapped to
+        self._updated: str | None = None  # the last text update_text was given
 
     # -------------------------------------------------------------- a text shown whole
 
@@ -54,6 +55,20 @@ class LogView(Log):
         self.write_lines(wrapped(text, self._wrapped_at) if self.wrap else text.splitlines())
         if not self.auto_scroll:
             self.scroll_to(y=top, animate=False)
+
+    def update_text(self, text: str) -> None:
+        """Show ``text`` if it is not what is shown already: the reader's place and search stay.
+        A followed file that only grew gets its new lines (``12 new lines`` while scrolled up);
+        any other text replaces the view's, from its top when it is not followed."""
+        before, self._updated = self._updated, text
+        if before == text:
+            return
+        if before is not None and self.auto_scroll and before.endswith("\n") and text.startswith(before):
+            self.write_lines(text[len(before):].splitlines())
+            return
+        self.show_text(text)
+        if not self.auto_scroll:
+            self.scroll_home(animate=False)
 
     def on_resize(self) -> None:
         if self.wrap and self._text and self.scrollable_content_region.width != self._wrapped_at:

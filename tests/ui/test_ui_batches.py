@@ -183,9 +183,13 @@ def test_the_queue_view_follows_the_jobs_logs_instead_of_querying_the_queue(stat
 
 def test_b_opens_the_queue_from_the_task_and_dag_lists_within_80_columns(state, tmp_path):
     job_submit(state, tmp_path, GATED + "queue 1\n")
+    job_submit(state, tmp_path / "held", "executable = /bin/true\nhold = true\nqueue 1\n")
 
     async def scenario(pilot):
         app = pilot.app
+        await wait_for(pilot, lambda: app.screen.status_bar.updated_at is not None, "the task list read")
+        bar = app.screen.query_one("KeyBar").render().plain
+        assert " b Queue " in bar and "u Mine" not in bar, "b takes u's place on the task list's bar at 80 columns"
         await pilot.press("question_mark")
         assert ("b", "The queue by batch, as condor_q shows it: every job, plain ones too") in app.screen.key_rows
         await pilot.press("escape")
@@ -195,6 +199,8 @@ def test_b_opens_the_queue_from_the_task_and_dag_lists_within_80_columns(state, 
         header = screen.table.render_line(0).text
         assert header.split()[1:10] == ["Owner", "Batch", "name", "Submitted", "Done", "Run", "Idle", "Hold",
                                         "Total"], f"the counts up to Total within 80 columns: {header}"
+        await wait_for(pilot, lambda: info(screen).endswith(", 1 held"), "the held job counted")
+        assert len(info(screen)) <= 80, f"the info line within 80 columns: {info(screen)}"
         assert screen.query_one("KeyBar").render().plain == (
             " ⏎ Open  esc Back  q Quit  / Filter  f Find  K Remove  h Hold".ljust(80 - len(" ? more ")) + " ? more ")
         await pilot.press("escape", "d")
@@ -265,3 +271,98 @@ def test_a_crab_tasks_job_in_the_queue_view_opens_as_the_tasks_job(engine, tmp_p
         assert crabtui(engine, "task", "kill", name, cwd=tmp_path).returncode == 0
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_an_event_written_between_the_query_and_the_logs_mark_shows_without_another_query(state, tmp_path,
+                                                                                           monkeypatch):
+    cluster = job_submit(state, tmp_path, GATED + "batch_name = between\nqueue 2\n")
+    answer = LocalScheddClient.query_values
+    whole = []
+
+    def held_after_answering(client, constraint="true", *args, **kwargs):
+        found = answer(client, constraint, *args, **kwargs)
+        if str(constraint) == "true" and not whole:  # the first answer; then proc 1 is held before its log is marked
+            whole.append(found)
+            held_and_released(state, f"{cluster}.1", hold=True)
+        elif str(constraint) == "true":
+            whole.append(found)
+        return found
+
+    monkeypatch.setattr(LocalScheddClient, "query_values", held_after_answering)
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        table = screen.table
+        key = f"{screen.snapshot.owner} between"
+        await wait_for(pilot, lambda: key in table.items and table.items[key].held == 1,
+                       "the hold written just after the answer")
+        assert len(whole) == 1, "the whole queue asked once"
+        held_and_released(state, f"{cluster}.1", hold=False)
+        for p in (0, 1):
+            (tmp_path / f"go.{p}").touch()
+
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
+
+
+def test_a_batchs_first_cluster_that_left_the_queue_still_lists_its_ended_procs(engine, tmp_path):
+    first = job_submit(engine, tmp_path / "first", GATED + "batch_name = twice\nqueue 2\n")
+    second = job_submit(engine, tmp_path / "second", GATED + "batch_name = twice\nqueue 1\n")
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        key = f"{screen.snapshot.owner} twice"
+        await wait_for(pilot, lambda: key in screen.table.items, "the batch of two clusters")
+        screen.table.move_cursor(row=screen.table.get_row_index(key))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, BatchScreen) and pilot.app.screen.snapshot,
+                       "the batch's jobs")
+        jobs = pilot.app.screen
+        await wait_for(pilot, lambda: set(jobs.table.items) == {f"{first}.0", f"{first}.1", f"{second}.0"},
+                       "the three procs of both clusters")
+        for p in (0, 1):
+            (tmp_path / "first" / f"go.{p}").touch()
+        await wait_for(pilot, lambda: jobs.snapshot.batch is not None and jobs.snapshot.batch.ids == f"{second}.0",
+                       "the first cluster out of the queue")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: {j.id: (j.state, j.outcome) for j in jobs.table.items.values()
+                                       if j.id != f"{second}.0"}
+                       == {f"{first}.0": ("completed", "exit 0"), f"{first}.1": ("completed", "exit 1")}
+                       and f"{second}.0" in jobs.table.items, "the first cluster's procs, from the history")
+        (tmp_path / "second" / "go.0").touch()
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_a_wide_terminal_gives_the_batch_name_its_room(state, tmp_path):
+    job_submit(state, tmp_path, GATED + "batch_name = calibration_2026_run3\nqueue 1\n")
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        key = f"{screen.snapshot.owner} calibration_2026_run3"
+        await wait_for(pilot, lambda: key in screen.table.items, "the batch")
+        await pilot.pause()
+        line = screen.table.render_line(1 + screen.table.get_row_index(key)).text
+        assert " calibration_2026_run3 " in line, f"not cut at 120 columns: {line}"
+        (tmp_path / "go.0").touch()
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_a_cluster_submitted_while_no_log_can_be_followed_shows_without_waiting_for_the_whole_query(state, tmp_path):
+    unlogged = GATED.replace("log = jobs.log\n", "")  # no user log: the view asks for these jobs by cluster
+    job_submit(state, tmp_path / "first", unlogged + "batch_name = first\nqueue 1\n")
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        owner = screen.snapshot.owner
+        await wait_for(pilot, lambda: f"{owner} first" in screen.table.items, "the first batch")
+        asked = screen.snapshot.asked_at
+        later = job_submit(state, tmp_path / "later", unlogged + "batch_name = later\nqueue 2\n")
+        await wait_for(pilot, lambda: f"{owner} later" in screen.table.items, "the cluster submitted since")
+        assert screen.table.items[f"{owner} later"].ids == f"{later}.0-1"
+        assert screen.snapshot.asked_at == asked, "found without asking for the whole queue again"
+        for directory in ("first", "later"):
+            for p in (0, 1):
+                (tmp_path / directory / f"go.{p}").touch()
+
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
