@@ -169,7 +169,10 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                 for key, value in (("ClusterId", cluster), ("Cluster", cluster), ("ProcId", proc),
                                    ("Process", proc), ("Step", step), ("ItemIndex", index), ("Row", index)):
                     submit[key] = str(value)
-                ads.append(_job_ad(submit, keys, where, lines, description.cwd, cluster, proc, now, environ, owner))
+                # a queue variable may be a command itself: queue arguments from (...)
+                commands = keys | {key.lower(): key for key in item}
+                ads.append(_job_ad(submit, commands, where, lines, description.cwd, cluster, proc, now, environ,
+                                   owner))
     if not ads:
         raise NoJobsQueued(f'"{where}" has only empty "queue" commands -- no jobs queued')
     for ad in ads:

@@ -1,0 +1,53 @@
+"""Submit files as CMS analyses wrote them for CERN's lxplus batch service, brought to a laptop:
+what the test pool's condor_submit 23.9.6 made of each (its ``-dry-run`` ads, its refusals) is
+what ``crabtui job submit`` must make of it, and what cannot work without EOS or a grid proxy is
+one line saying so, with nothing queued."""
+
+from __future__ import annotations
+
+LXPLUS = """\
+executable            = run.sh
+arguments             = $(ClusterId) $(ProcId)
+output                = output/$(ClusterId).$(ProcId).out
+error                 = error/$(ClusterId).$(ProcId).err
+log                   = log/$(ClusterId).log
++JobFlavour           = "espresso"
+MY.WantOS             = "el9"
+MY.SendCredential     = True
++AccountingGroup      = "group_u_CMS.u_zh"
+getenv                = True
+{extra}
+queue
+"""
+RUN = """\
+#!/bin/sh
+echo "proxy=$X509_USER_PROXY args=$*"
+"""
+
+
+def lxplus(schedd, extra: str) -> None:
+    schedd.write("run.sh", RUN, executable=True)
+    for directory in ("output", "error", "log"):
+        (schedd.work / directory).mkdir(exist_ok=True)
+    schedd.write("job.sub", LXPLUS.format(extra=extra))
+
+
+def refused(schedd, *args: str, env: dict[str, str] | None = None) -> str:
+    result = schedd.cli("job", "submit", *args, "job.sub", env=env)
+    assert result.returncode == 1 and "submitted to cluster" not in result.stdout
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert schedd.client.query() == []
+    return result.stderr
+
+
+def test_queue_arguments_from_a_list_gives_each_job_its_line(schedd):
+    """The pool's jobs: Args = "1 alpha" and "2 beta"; without its own 'arguments' command the
+    queue variable was lost and every job ran with none."""
+    schedd.write("run.sh", RUN, executable=True)
+    schedd.write("job.sub", "executable = run.sh\noutput = out.$(ProcId)\nlog = job.log\n"
+                            "queue arguments from (\n  1 alpha\n  2 beta\n)\n")
+    result = schedd.cli("job", "submit", "job.sub")
+    assert result.returncode == 0, result.stderr
+    schedd.wait_history("1.0") and schedd.wait_history("1.1")
+    assert schedd.cli("history", "1", "-forwards", "-af", "Args").stdout == "1 alpha\n2 beta\n"
+    assert (schedd.work / "out.1").read_text() == "proxy= args=2 beta\n"
