@@ -51,3 +51,14 @@ def test_queue_arguments_from_a_list_gives_each_job_its_line(schedd):
     schedd.wait_history("1.0") and schedd.wait_history("1.1")
     assert schedd.cli("history", "1", "-forwards", "-af", "Args").stdout == "1 alpha\n2 beta\n"
     assert (schedd.work / "out.1").read_text() == "proxy= args=2 beta\n"
+
+
+def test_transfer_output_files_empty_quotes_is_no_output_as_on_the_pool(schedd):
+    """The pool's ad: TransferOutput = "" (bring nothing back), not the two quote characters."""
+    lxplus(schedd, 'transfer_output_files = ""')
+    result = schedd.cli("job", "submit", "-dry-run", "-", "job.sub")
+    assert result.returncode == 0, result.stderr
+    assert 'TransferOutput=""' in result.stdout.splitlines()
+    schedd.write("job.sub", LXPLUS.format(extra='should_transfer_files = NO\ntransfer_output_files = a.root'))
+    assert refused(schedd) == ("ERROR: job.sub:12: transfer_output_files: you disabled should_transfer_files; set "
+                               "should_transfer_files = YES or drop the files\n")

@@ -858,17 +858,20 @@ def _transfer(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) -
                           f"({should.lower()}); specify YES, NO, or IF_NEEDED")
     ad["ShouldTransferFiles"] = should
     inputs = _comma_list(get("transfer_input_files"))
-    if should == "NO" and inputs:
-        raise SubmitError(f"{_at(where, lines, 'transfer_input_files')}: transfer_input_files: you disabled "
-                          "should_transfer_files; set should_transfer_files = YES or drop the files")
+    outputs = get("transfer_output_files")
+    for key, files in (("transfer_input_files", inputs), ("transfer_output_files", outputs)):
+        if should == "NO" and files:
+            raise SubmitError(f"{_at(where, lines, key)}: {key}: you disabled should_transfer_files; set "
+                              "should_transfer_files = YES or drop the files")
     if should != "NO":
         when = (get("when_to_transfer_output") or "ON_EXIT").upper()
         ad["WhenToTransferOutput"] = when if when in ("ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS") else "ON_EXIT"
     if inputs:
         ad["TransferInput"] = inputs
-    outputs = _comma_list(get("transfer_output_files"))
-    if outputs:
-        ad["TransferOutput"] = outputs
+    if outputs == '""':  # transfer_output_files = "": no output at all, rather than every new file
+        ad["TransferOutput"] = ""
+    elif outputs:
+        ad["TransferOutput"] = _comma_list(outputs)
     remaps = get("transfer_output_remaps")
     if remaps is not None:
         if len(remaps) < 2 or remaps[0] != '"' or remaps[-1] != '"':
