@@ -62,3 +62,27 @@ def test_transfer_output_files_empty_quotes_is_no_output_as_on_the_pool(schedd):
     schedd.write("job.sub", LXPLUS.format(extra='should_transfer_files = NO\ntransfer_output_files = a.root'))
     assert refused(schedd) == ("ERROR: job.sub:12: transfer_output_files: you disabled should_transfer_files; set "
                                "should_transfer_files = YES or drop the files\n")
+
+
+def test_a_proxy_that_cannot_be_read_is_refused_as_condor_submit_refuses_it(schedd, monkeypatch):
+    """condor_submit: "ERROR: unable to read proxy file", for $ENV(X509_USER_PROXY) unset, a path
+    that does not exist, or use_x509userproxy with neither."""
+    lxplus(schedd, "x509userproxy = $ENV(X509_USER_PROXY)")
+    monkeypatch.delenv("X509_USER_PROXY", raising=False)
+    said = refused(schedd)
+    assert said.startswith(f"ERROR: job.sub:11: x509userproxy: unable to read proxy file {schedd.work}/UNDEFINED")
+    assert "voms-proxy-init --voms cms" in said
+    schedd.write("job.sub", LXPLUS.format(extra="use_x509userproxy = true"))
+    assert "unable to read proxy file /nonexistent/x509up_u1000:" in refused(
+        schedd, env={"X509_USER_PROXY": "/nonexistent/x509up_u1000"})
+
+
+def test_the_job_finds_its_proxy_in_X509_USER_PROXY(schedd):
+    """As on lxplus, where the starter sets it for the job's xrdcp; here the file is not copied."""
+    proxy = schedd.write("x509up_u1000", "-----BEGIN CERTIFICATE-----\n")
+    lxplus(schedd, "use_x509userproxy = true")
+    result = schedd.cli("job", "submit", "job.sub", env={"X509_USER_PROXY": str(proxy)})
+    assert result.returncode == 0, result.stderr
+    schedd.wait_history("1.0")
+    assert schedd.cli("history", "1.0", "-af", "x509userproxy").stdout == f"{proxy}\n"
+    assert (schedd.work / "output/1.0.out").read_text() == f"proxy={proxy} args=1 0\n"

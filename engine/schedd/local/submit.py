@@ -55,7 +55,6 @@ _STRINGS = {
     "dag_node_name": "DAGNodeName",
     "dagman_log": "DAGManNodesLog",
     "submit_event_notes": "SubmitEventNotes",
-    "x509userproxy": "X509UserProxy",
     "kill_sig": "KillSig",
     "remove_kill_sig": "RemoveKillSig",
     "hold_kill_sig": "HoldKillSig",
@@ -72,7 +71,7 @@ _HANDLED = {
     "deferral_window", "deferral_prep_time", "stream_output",
     "stream_error", "notification", "notify_user", "leave_in_queue", "log_xml", "job_max_vacate_time",
     "want_graceful_removal", "coresize",
-    "output_destination", "job_lease_duration", "keep_claim_idle", "allowed_job_duration",
+    "output_destination", "x509userproxy", "job_lease_duration", "keep_claim_idle", "allowed_job_duration",
     "encrypt_input_files", "encrypt_output_files", "skip_filechecks", "copy_to_spool",
     "job_ad_information_attrs", "description", "use_oauth_services", "docker_image",
     "accounting_group", "accounting_group_user", "nice_user", "concurrency_limits", "job_machine_attrs",
@@ -741,6 +740,8 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         if value is not None:
             ad[attr] = value
     _accounting(ad, get("accounting_group"), get("accounting_group_user"), owner)
+    _proxy(ad, get("x509userproxy"), get("use_x509userproxy"), iwd, environ,
+           at("x509userproxy", "use_x509userproxy"))
     _transfer(ad, get, where, lines)
     limits = get("concurrency_limits")
     if limits:  # lower case and sorted, as condor_submit stores them
@@ -800,6 +801,25 @@ def _accounting(ad: classad2.ClassAd, group: str | None, user: str | None, owner
         ad["AcctGroup"] = group
     ad["AcctGroupUser"] = user
     ad["AccountingGroup"] = f"{group}.{user}" if group is not None else user
+
+
+def _proxy(ad: classad2.ClassAd, proxy: str | None, use: str | None, iwd: str, environ: Mapping[str, str],
+           where: str) -> None:
+    """The grid proxy the job gets, as condor_submit 23.9.6 finds it: ``x509userproxy``, else with
+    ``use_x509userproxy = true`` X509_USER_PROXY or /tmp/x509up_u<uid>; one it cannot read is
+    refused, as there ("unable to read proxy file"), rather than found missing by the job."""
+    if proxy is None:
+        if use is None or not _submit_bool(use, where, "use_x509userproxy"):
+            return
+        proxy = environ.get("X509_USER_PROXY") or f"/tmp/x509up_u{os.getuid()}"
+    path = _path(proxy, iwd)
+    try:
+        os.close(os.open(path, os.O_RDONLY))
+    except OSError as e:
+        unset = " ($ENV() of a variable that is not set is UNDEFINED)" if proxy == "UNDEFINED" else ""
+        raise SubmitError(f"{where}: x509userproxy: unable to read proxy file {path}{unset}: {e.strerror}; make "
+                          "one with voms-proxy-init --voms cms, or set X509_USER_PROXY to its path") from None
+    ad["x509userproxy"] = path  # the attribute as condor_submit names it
 
 
 def _submit_bool(value: str, where: str, key: str) -> bool:
