@@ -86,3 +86,14 @@ def test_the_job_finds_its_proxy_in_X509_USER_PROXY(schedd):
     schedd.wait_history("1.0")
     assert schedd.cli("history", "1.0", "-af", "x509userproxy").stdout == f"{proxy}\n"
     assert (schedd.work / "output/1.0.out").read_text() == f"proxy={proxy} args=1 0\n"
+
+
+def test_output_destination_that_no_laptop_can_reach_is_one_line(schedd):
+    """The pool's condor_submit queues it for a slot with the root plugin; the embedded schedd
+    moves no files, so it says where the output would stay, rather than lose the intent."""
+    lxplus(schedd, "output_destination = root://eosuser.cern.ch//eos/user/z/zh/out/$(ClusterId)/")
+    said = refused(schedd)
+    assert said.startswith("ERROR: job.sub:11: output_destination = root://eosuser.cern.ch//eos/user/z/zh/out/1/: "
+                           "the embedded schedd moves no files")
+    assert str(schedd.work) in said and "--backend htcondor" in said
+    assert not any((schedd.work / "log").iterdir())

@@ -877,6 +877,11 @@ def _transfer(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) -
         raise SubmitError(f"{_at(where, lines, 'should_transfer_files')}: should_transfer_files: invalid value "
                           f"({should.lower()}); specify YES, NO, or IF_NEEDED")
     ad["ShouldTransferFiles"] = should
+    destination = get("output_destination")
+    if destination:
+        raise SubmitError(f"{_at(where, lines, 'output_destination')}: output_destination = {destination}: the "
+                          f"embedded schedd moves no files, so the output would stay in {ad['Iwd']} instead; remove "
+                          "the line to keep it there, or submit with --backend htcondor to a pool that can write there")
     inputs = _comma_list(get("transfer_input_files"))
     outputs = get("transfer_output_files")
     for key, files in (("transfer_input_files", inputs), ("transfer_output_files", outputs)):
