@@ -97,3 +97,15 @@ def test_output_destination_that_no_laptop_can_reach_is_one_line(schedd):
                            "the embedded schedd moves no files")
     assert str(schedd.work) in said and "--backend htcondor" in said
     assert not any((schedd.work / "log").iterdir())
+
+
+def test_a_dry_run_of_several_queue_statements_warns_as_condor_submit(schedd):
+    """The pool's condor_submit -dry-run: the deprecation warning on stderr, then the 4 jobs."""
+    schedd.write("run.sh", RUN, executable=True)
+    schedd.write("job.sub", "executable = run.sh\narguments = $(a) $(b)\nlog = job.log\n"
+                            "queue 1 a,b from (\n  x, 1\n  y, 2\n)\nqueue 1 in (p, q)\n")
+    result = schedd.cli("job", "submit", "-dry-run", "-", "job.sub")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith("Warning: Use of multiple queue statements in a single submit file is "
+                                    "deprecated.\n")
+    assert result.stdout.splitlines()[-1] == "4 job(s) dry-run to cluster 1."
