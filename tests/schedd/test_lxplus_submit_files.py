@@ -109,3 +109,35 @@ def test_a_dry_run_of_several_queue_statements_warns_as_condor_submit(schedd):
     assert result.stderr.startswith("Warning: Use of multiple queue statements in a single submit file is "
                                     "deprecated.\n")
     assert result.stdout.splitlines()[-1] == "4 job(s) dry-run to cluster 1."
+
+
+LPC_JDL = """\
+universe = vanilla
+Executable = run.sh
+Should_Transfer_Files = YES
+WhenToTransferOutput = ON_EXIT_OR_EVICT
+Transfer_Input_Files = run.sh
+PeriodicRemove = ( JobStatus == 2 ) && ( ( CurrentTime - EnteredCurrentStatus ) > 2400 )
+RequestMemory = 3000
+JobBatchName = skim
+Output = skim_$(Cluster)_$(Process).stdout
+Error = skim_$(Cluster)_$(Process).stderr
+Log = skim_$(Cluster)_$(Process).log
+Notification = Never
+Arguments = $(Process)
+Queue 2
+"""
+
+
+def test_job_attribute_names_as_commands_are_taken_as_condor_submit_takes_them(schedd):
+    """An LPC-style .jdl: the pool's condor_submit 23.9.6 reads WhenToTransferOutput, PeriodicRemove,
+    RequestMemory and JobBatchName as the commands they name; they were refused as misspellings, or
+    left out of the ads."""
+    schedd.write("run.sh", RUN, executable=True)
+    schedd.write("skim.jdl", LPC_JDL)
+    result = schedd.cli("job", "submit", "-dry-run", "-", "skim.jdl")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    for line in ('WhenToTransferOutput="ON_EXIT_OR_EVICT"', "RequestMemory=3000", 'JobBatchName="skim"',
+                 "PeriodicRemove=(JobStatus == 2) && ((CurrentTime - EnteredCurrentStatus) > 2400)"):
+        assert line in lines

@@ -60,6 +60,20 @@ _STRINGS = {
     "hold_kill_sig": "HoldKillSig",
     "notify_user": "NotifyUser",
 }
+# The job attribute names condor_submit 23.9.6 also takes for these commands (submit_param's second
+# name), as older submit files write them: WhenToTransferOutput = ON_EXIT, PeriodicRemove = ...
+_ALIASES = {
+    "whentotransferoutput": "when_to_transfer_output", "shouldtransferfiles": "should_transfer_files",
+    "transferinputfiles": "transfer_input_files", "transferoutputfiles": "transfer_output_files",
+    "transferexecutable": "transfer_executable", "periodichold": "periodic_hold", "periodicrelease": "periodic_release",
+    "periodicremove": "periodic_remove", "onexithold": "on_exit_hold", "onexitremove": "on_exit_remove",
+    "iwd": "initialdir", "userlog": "log", "requestcpus": "request_cpus", "requestmemory": "request_memory",
+    "requestdisk": "request_disk", "jobprio": "priority", "prio": "priority", "jobnotification": "notification",
+    "notifyuser": "notify_user", "deferraltime": "deferral_time", "killsig": "kill_sig", "jobbatchname": "batch_name",
+    "jobmaxretries": "max_retries", "jobsuccessexitcode": "success_exit_code", "accountinggroup": "accounting_group",
+    "niceuser": "nice_user", "jobleaseduration": "job_lease_duration", "leavejobinqueue": "leave_in_queue",
+    "outputdestination": "output_destination", "jobmaxvacatetime": "job_max_vacate_time",
+}
 # Commands understood and handled explicitly below, or accepted with no effect on one machine
 # (file transfer settings, as the embedded schedd shares the submitter's files; no mail is sent).
 _HANDLED = {
@@ -80,7 +94,7 @@ _HANDLED = {
     # condor_submit 23.9.6 commands close enough to those above to pass for their misspellings
     "stream_input", "transfer_input", "dont_encrypt_input_files", "dont_encrypt_output_files",
     "use_x509userproxy", "transfer_checkpoint_files", "concurrency_limits_expr", "submit_event_user_notes",
-} | set(_EXPRESSIONS) | set(_STRINGS)
+} | set(_EXPRESSIONS) | set(_STRINGS) | set(_ALIASES)
 _OWN_REQUESTS = {"request_cpus", "request_memory", "request_disk"}
 _CUSTOM_REQUEST = re.compile(r"request_(\w+)\Z", re.IGNORECASE)  # request_gpus: a slot's custom resource
 _LINE_FORMS = re.compile(
@@ -147,7 +161,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     ads: list[classad2.ClassAd] = []
     for text in queue_statements(description.text):
         statement = dataclasses.replace(description, text=text)
-        lines = _command_lines(text, where)
+        lines = _with_aliases(_command_lines(text, where))
         submit = parse_description(statement)
         n, items = _queue_args(submit, _at(where, lines, "queue"), count, itemdata, description.cwd)
         if len(ads) + n * len(items) > MAX_JOBS_PER_SUBMISSION:
@@ -158,7 +172,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
             for key, value in description.append.items():
                 submit[key] = value
         _check_commands(submit, where)
-        keys = {key.lower(): key for key in submit.keys()}
+        keys = _with_aliases({key.lower(): key for key in submit.keys()})
         for index, item in items:
             for step in range(n):
                 for key, value in item.items():
@@ -463,6 +477,12 @@ def _command_lines(text: str, where: str) -> dict[str, int]:
         if match:
             lines[match.group(1).lower()] = lineno
     return lines
+
+
+def _with_aliases(commands: dict) -> dict:
+    """``commands`` (by lower-case name) with each alias also under its command's name; the
+    command itself wins, as in condor_submit."""
+    return {**{_ALIASES[name]: value for name, value in commands.items() if name in _ALIASES}, **commands}
 
 
 def _at(where: str, lines: Mapping[str, int], *names: str) -> str:
