@@ -129,7 +129,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         fail(str(e))
     from_stdin = files[0] == STDIN
     submit_file = STDIN_NAME if from_stdin else files[0]
-    cwd = os.getcwd() if from_stdin else os.path.dirname(os.path.abspath(submit_file))
+    cwd = os.getcwd()  # relative names are from where condor_submit runs, not from the file
     verbose = (verbose or from_stdin) and not terse  # condor_submit prints the ads of a file read from stdin
     try:
         text = read_submit_file(files[0])

@@ -141,3 +141,16 @@ def test_job_attribute_names_as_commands_are_taken_as_condor_submit_takes_them(s
     for line in ('WhenToTransferOutput="ON_EXIT_OR_EVICT"', "RequestMemory=3000", 'JobBatchName="skim"',
                  "PeriodicRemove=(JobStatus == 2) && ((CurrentTime - EnteredCurrentStatus) > 2400)"):
         assert line in lines
+
+
+def test_relative_names_are_from_the_directory_submitted_from(schedd):
+    """condor_submit condor/job.sub from the analysis directory: the pool's ad has Cmd =
+    <cwd>/condor/run.sh and Iwd = <cwd>, not names taken from the submit file's own directory."""
+    schedd.write("condor/run.sh", RUN, executable=True)
+    schedd.write("condor/job.sub", "executable = condor/run.sh\narguments = $(ProcId)\noutput = condor/out.$(ProcId)\n"
+                                   "log = condor/job.log\nqueue\n")
+    result = schedd.cli("job", "submit", "condor/job.sub")
+    assert result.returncode == 0, result.stderr
+    schedd.wait_history("1.0")
+    assert (schedd.work / "condor/out.0").read_text() == "proxy= args=0\n"
+    assert schedd.cli("history", "1.0", "-af", "Cmd", "Iwd").stdout == f"{schedd.work}/condor/run.sh {schedd.work}\n"
