@@ -154,3 +154,12 @@ def test_relative_names_are_from_the_directory_submitted_from(schedd):
     schedd.wait_history("1.0")
     assert (schedd.work / "condor/out.0").read_text() == "proxy= args=0\n"
     assert schedd.cli("history", "1.0", "-af", "Cmd", "Iwd").stdout == f"{schedd.work}/condor/run.sh {schedd.work}\n"
+
+
+def test_output_and_error_names_stay_as_written_as_condor_q_shows_them(schedd):
+    """The pool's ad: Out = "output/1.0.out", relative to Iwd, as the submit file wrote it."""
+    lxplus(schedd, "")
+    assert schedd.cli("job", "submit", "job.sub").returncode == 0
+    schedd.wait_history("1.0")
+    assert schedd.cli("history", "1.0", "-af", "Out", "Err").stdout == "output/1.0.out error/1.0.err\n"
+    assert (schedd.work / "output/1.0.out").read_text() == "proxy= args=1 0\n"

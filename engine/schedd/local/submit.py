@@ -718,7 +718,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     if checks:
         _check_input_files(get("transfer_input_files"), iwd, _at(where, lines, "transfer_input_files"))
     for key, attr in (("input", "In"), ("output", "Out"), ("error", "Err")):
-        ad[attr] = _path(get(key), iwd, "/dev/null")
+        ad[attr] = get(key) or "/dev/null"  # as written, relative to Iwd, as condor_submit keeps them
     log = _path(get("log"), iwd)
     if log is not None:
         if checks:
