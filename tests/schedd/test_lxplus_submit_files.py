@@ -163,3 +163,13 @@ def test_output_and_error_names_stay_as_written_as_condor_q_shows_them(schedd):
     schedd.wait_history("1.0")
     assert schedd.cli("history", "1.0", "-af", "Out", "Err").stdout == "output/1.0.out error/1.0.err\n"
     assert (schedd.work / "output/1.0.out").read_text() == "proxy= args=1 0\n"
+
+
+def test_a_script_without_its_execute_bit_is_one_line_saying_chmod(schedd):
+    """The pool's condor_submit queues it (file transfer sets the bit in the job's sandbox); the
+    embedded schedd runs the file where it is, so it says what to do."""
+    schedd.write("run.sh", RUN)
+    schedd.write("job.sub", "executable = run.sh\nqueue\n")
+    assert refused(schedd) == (f"ERROR: job.sub:1: executable: {schedd.work}/run.sh is not executable, and the "
+                               "embedded schedd runs it where it is, unlike a pool's file transfer; make it so: "
+                               f"chmod +x {schedd.work}/run.sh\n")

@@ -678,6 +678,9 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         raise SubmitError(f"{at('executable')}: executable: no executable given")
     cmd = _path(executable, os.path.abspath(cwd))  # condor_submit: from the submit directory, not initialdir
     if "$$(" not in cmd and (not os.path.isfile(cmd) or not os.access(cmd, os.X_OK)):  # $$(): the slot names it
+        if os.path.isfile(cmd):  # a pool's file transfer makes it executable; here it runs where it is
+            raise SubmitError(f"{at('executable')}: executable: {cmd} is not executable, and the embedded schedd "
+                              f"runs it where it is, unlike a pool's file transfer; make it so: chmod +x {cmd}")
         problem = "does not exist" if not os.path.exists(cmd) else "is not an executable file"
         raise SubmitError(f"{at('executable')}: executable: {cmd} {problem}")
 
