@@ -129,7 +129,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         fail(str(e))
     from_stdin = files[0] == STDIN
     submit_file = STDIN_NAME if from_stdin else files[0]
-    cwd = os.getcwd() if from_stdin else os.path.dirname(os.path.abspath(submit_file))
+    cwd = os.getcwd()  # relative names are from where condor_submit runs, not from the file
     verbose = (verbose or from_stdin) and not terse  # condor_submit prints the ads of a file read from stdin
     try:
         text = read_submit_file(files[0])
@@ -216,7 +216,7 @@ def _without_schedd(ctx: click.Context, mode: str, out: str, text: str, submit_f
     condor_submit writes them (each cluster's first ad, then each proc's differences, each
     ended by a '.'), nothing queued, clusters numbered from 1.  The htcondor2 bindings cannot
     build a pool's ads without queueing them."""
-    from engine.schedd.local.submit import NoJobsQueued, cluster_texts
+    from engine.schedd.local.submit import NoJobsQueued, cluster_texts, queue_statements
 
     if backend(ctx) == "htcondor":
         fail(f"-{mode}: the htcondor2 bindings cannot build job ads without queueing them; run the pool's "
@@ -225,6 +225,8 @@ def _without_schedd(ctx: click.Context, mode: str, out: str, text: str, submit_f
     if not terse and submit_file != STDIN_NAME:
         click.echo(header, nl=False)  # ended by the ads' first blank line, or by one dot a job
     clusters, parts = [], cluster_texts(text)
+    if len(queue_statements(text)) > 1:  # 23.9.6 warns of a dry run too
+        click.echo(MULTI_QUEUE_WARNING, err=True)
     _warn_of_requirements(parts[0], submit_file, cwd, prepend, append)
     try:
         for part in parts:

@@ -491,11 +491,32 @@ request_gpus = 0
 use_x509userproxy = false
 queue
 """,
+    "lxplus.sub": """executable            = /bin/echo
+output                = output.$(ClusterId).$(ProcId).out
+error                 = error.$(ClusterId).$(ProcId).err
+log                   = job.$(ClusterId).log
++JobFlavour           = "espresso"
+MY.WantOS             = "el9"
+transfer_output_files = ""
+queue arguments from (
+  1 alpha
+  2 beta
+)
+""",
+    "lpc.jdl": """universe = vanilla
+Executable = /bin/true
+Should_Transfer_Files = YES
+WhenToTransferOutput = ON_EXIT_OR_EVICT
+JobBatchName = skim
+Output = skim_$(Cluster)_$(Process).stdout
+Queue 1
+""",
 }
 COMPARED = ("Args", "Arguments", "Environment", "OnExitRemove", "JobMaxRetries", "JobSuccessExitCode",
             "ShouldTransferFiles", "WhenToTransferOutput", "TransferInput", "TransferOutput", "ConcurrencyLimits",
             "NotifyUser", "JobNotification", "DeferralTime", "DeferralWindow", "DeferralPrepTime", "FromCommand",
-            "Weight", "ProcId", "JobStatus", "HoldReasonCode", "AcctGroup", "AcctGroupUser", "AccountingGroup")
+            "Weight", "ProcId", "JobStatus", "HoldReasonCode", "AcctGroup", "AcctGroupUser", "AccountingGroup",
+            "Out", "Err", "JobFlavour", "WantOS", "JobBatchName")
 
 
 def dry_run_ads(text: str) -> list[dict[str, str]]:

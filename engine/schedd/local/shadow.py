@@ -146,10 +146,13 @@ def request(ad: classad2.ClassAd, record: str, ad_file: str, machine_ad: str | N
     env["_CONDOR_SCRATCH_DIR"] = ad["Iwd"]
     env["_CONDOR_JOB_IWD"] = ad["Iwd"]
     env["CONDOR_ID"] = f"{ad['ClusterId']}.{ad['ProcId']}"  # how condor_dagman learns its own job id
+    if "x509userproxy" in ad:  # as HTCondor's starter tells a job where its proxy is (here: not copied)
+        env["X509_USER_PROXY"] = ad["x509userproxy"]
     kill = signal_number(ad.get("KillSig"), signal.SIGTERM)
     return {
         "key": f"{ad['ClusterId']}.{ad['ProcId']}", "record": record, "argv": argv, "env": env,
-        "cwd": ad["Iwd"], "stdin": ad["In"], "stdout": ad["Out"], "stderr": ad["Err"],
+        "cwd": ad["Iwd"], "stdin": os.path.join(ad["Iwd"], ad["In"]),
+        "stdout": os.path.join(ad["Iwd"], ad["Out"]), "stderr": os.path.join(ad["Iwd"], ad["Err"]),
         "ad_file": ad_file, "job_ad": ad_file_text(ad), "machine_ad_file": machine_file, "machine_ad": machine_ad,
         "umask": umask, "grace": grace, "error_from": slot or "starter",
         "kill_signals": {"vacate": kill, "remove": signal_number(ad.get("RemoveKillSig"), kill),

@@ -55,11 +55,24 @@ _STRINGS = {
     "dag_node_name": "DAGNodeName",
     "dagman_log": "DAGManNodesLog",
     "submit_event_notes": "SubmitEventNotes",
-    "x509userproxy": "X509UserProxy",
     "kill_sig": "KillSig",
     "remove_kill_sig": "RemoveKillSig",
     "hold_kill_sig": "HoldKillSig",
     "notify_user": "NotifyUser",
+}
+# The job attribute names condor_submit 23.9.6 also takes for these commands (submit_param's second
+# name), as older submit files write them: WhenToTransferOutput = ON_EXIT, PeriodicRemove = ...
+_ALIASES = {
+    "whentotransferoutput": "when_to_transfer_output", "shouldtransferfiles": "should_transfer_files",
+    "transferinputfiles": "transfer_input_files", "transferoutputfiles": "transfer_output_files",
+    "transferexecutable": "transfer_executable", "periodichold": "periodic_hold", "periodicrelease": "periodic_release",
+    "periodicremove": "periodic_remove", "onexithold": "on_exit_hold", "onexitremove": "on_exit_remove",
+    "iwd": "initialdir", "userlog": "log", "requestcpus": "request_cpus", "requestmemory": "request_memory",
+    "requestdisk": "request_disk", "jobprio": "priority", "prio": "priority", "jobnotification": "notification",
+    "notifyuser": "notify_user", "deferraltime": "deferral_time", "killsig": "kill_sig", "jobbatchname": "batch_name",
+    "jobmaxretries": "max_retries", "jobsuccessexitcode": "success_exit_code", "accountinggroup": "accounting_group",
+    "niceuser": "nice_user", "jobleaseduration": "job_lease_duration", "leavejobinqueue": "leave_in_queue",
+    "outputdestination": "output_destination", "jobmaxvacatetime": "job_max_vacate_time",
 }
 # Commands understood and handled explicitly below, or accepted with no effect on one machine
 # (file transfer settings, as the embedded schedd shares the submitter's files; no mail is sent).
@@ -72,7 +85,7 @@ _HANDLED = {
     "deferral_window", "deferral_prep_time", "stream_output",
     "stream_error", "notification", "notify_user", "leave_in_queue", "log_xml", "job_max_vacate_time",
     "want_graceful_removal", "coresize",
-    "output_destination", "job_lease_duration", "keep_claim_idle", "allowed_job_duration",
+    "output_destination", "x509userproxy", "job_lease_duration", "keep_claim_idle", "allowed_job_duration",
     "encrypt_input_files", "encrypt_output_files", "skip_filechecks", "copy_to_spool",
     "job_ad_information_attrs", "description", "use_oauth_services", "docker_image",
     "accounting_group", "accounting_group_user", "nice_user", "concurrency_limits", "job_machine_attrs",
@@ -81,7 +94,7 @@ _HANDLED = {
     # condor_submit 23.9.6 commands close enough to those above to pass for their misspellings
     "stream_input", "transfer_input", "dont_encrypt_input_files", "dont_encrypt_output_files",
     "use_x509userproxy", "transfer_checkpoint_files", "concurrency_limits_expr", "submit_event_user_notes",
-} | set(_EXPRESSIONS) | set(_STRINGS)
+} | set(_EXPRESSIONS) | set(_STRINGS) | set(_ALIASES)
 _OWN_REQUESTS = {"request_cpus", "request_memory", "request_disk"}
 _CUSTOM_REQUEST = re.compile(r"request_(\w+)\Z", re.IGNORECASE)  # request_gpus: a slot's custom resource
 _LINE_FORMS = re.compile(
@@ -148,7 +161,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     ads: list[classad2.ClassAd] = []
     for text in queue_statements(description.text):
         statement = dataclasses.replace(description, text=text)
-        lines = _command_lines(text, where)
+        lines = _with_aliases(_command_lines(text, where))
         submit = parse_description(statement)
         n, items = _queue_args(submit, _at(where, lines, "queue"), count, itemdata, description.cwd)
         if len(ads) + n * len(items) > MAX_JOBS_PER_SUBMISSION:
@@ -159,7 +172,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
             for key, value in description.append.items():
                 submit[key] = value
         _check_commands(submit, where)
-        keys = {key.lower(): key for key in submit.keys()}
+        keys = _with_aliases({key.lower(): key for key in submit.keys()})
         for index, item in items:
             for step in range(n):
                 for key, value in item.items():
@@ -169,7 +182,10 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                 for key, value in (("ClusterId", cluster), ("Cluster", cluster), ("ProcId", proc),
                                    ("Process", proc), ("Step", step), ("ItemIndex", index), ("Row", index)):
                     submit[key] = str(value)
-                ads.append(_job_ad(submit, keys, where, lines, description.cwd, cluster, proc, now, environ, owner))
+                # a queue variable may be a command itself: queue arguments from (...)
+                commands = keys | {key.lower(): key for key in item}
+                ads.append(_job_ad(submit, commands, where, lines, description.cwd, cluster, proc, now, environ,
+                                   owner))
     if not ads:
         raise NoJobsQueued(f'"{where}" has only empty "queue" commands -- no jobs queued')
     for ad in ads:
@@ -463,6 +479,12 @@ def _command_lines(text: str, where: str) -> dict[str, int]:
     return lines
 
 
+def _with_aliases(commands: dict) -> dict:
+    """``commands`` (by lower-case name) with each alias also under its command's name; the
+    command itself wins, as in condor_submit."""
+    return {**{_ALIASES[name]: value for name, value in commands.items() if name in _ALIASES}, **commands}
+
+
 def _at(where: str, lines: Mapping[str, int], *names: str) -> str:
     """``file:line`` of the first of the commands ``names`` the text sets, else the file."""
     for name in names:
@@ -656,6 +678,9 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         raise SubmitError(f"{at('executable')}: executable: no executable given")
     cmd = _path(executable, os.path.abspath(cwd))  # condor_submit: from the submit directory, not initialdir
     if "$$(" not in cmd and (not os.path.isfile(cmd) or not os.access(cmd, os.X_OK)):  # $$(): the slot names it
+        if os.path.isfile(cmd):  # a pool's file transfer makes it executable; here it runs where it is
+            raise SubmitError(f"{at('executable')}: executable: {cmd} is not executable, and the embedded schedd "
+                              f"runs it where it is, unlike a pool's file transfer; make it so: chmod +x {cmd}")
         problem = "does not exist" if not os.path.exists(cmd) else "is not an executable file"
         raise SubmitError(f"{at('executable')}: executable: {cmd} {problem}")
 
@@ -696,7 +721,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     if checks:
         _check_input_files(get("transfer_input_files"), iwd, _at(where, lines, "transfer_input_files"))
     for key, attr in (("input", "In"), ("output", "Out"), ("error", "Err")):
-        ad[attr] = _path(get(key), iwd, "/dev/null")
+        ad[attr] = get(key) or "/dev/null"  # as written, relative to Iwd, as condor_submit keeps them
     log = _path(get("log"), iwd)
     if log is not None:
         if checks:
@@ -738,6 +763,8 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         if value is not None:
             ad[attr] = value
     _accounting(ad, get("accounting_group"), get("accounting_group_user"), owner)
+    _proxy(ad, get("x509userproxy"), get("use_x509userproxy"), iwd, environ,
+           at("x509userproxy", "use_x509userproxy"))
     _transfer(ad, get, where, lines)
     limits = get("concurrency_limits")
     if limits:  # lower case and sorted, as condor_submit stores them
@@ -799,6 +826,25 @@ def _accounting(ad: classad2.ClassAd, group: str | None, user: str | None, owner
     ad["AccountingGroup"] = f"{group}.{user}" if group is not None else user
 
 
+def _proxy(ad: classad2.ClassAd, proxy: str | None, use: str | None, iwd: str, environ: Mapping[str, str],
+           where: str) -> None:
+    """The grid proxy the job gets, as condor_submit 23.9.6 finds it: ``x509userproxy``, else with
+    ``use_x509userproxy = true`` X509_USER_PROXY or /tmp/x509up_u<uid>; one it cannot read is
+    refused, as there ("unable to read proxy file"), rather than found missing by the job."""
+    if proxy is None:
+        if use is None or not _submit_bool(use, where, "use_x509userproxy"):
+            return
+        proxy = environ.get("X509_USER_PROXY") or f"/tmp/x509up_u{os.getuid()}"
+    path = _path(proxy, iwd)
+    try:
+        os.close(os.open(path, os.O_RDONLY))
+    except OSError as e:
+        unset = " ($ENV() of a variable that is not set is UNDEFINED)" if proxy == "UNDEFINED" else ""
+        raise SubmitError(f"{where}: x509userproxy: unable to read proxy file {path}{unset}: {e.strerror}; make "
+                          "one with voms-proxy-init --voms cms, or set X509_USER_PROXY to its path") from None
+    ad["x509userproxy"] = path  # the attribute as condor_submit names it
+
+
 def _submit_bool(value: str, where: str, key: str) -> bool:
     """A boolean submit command as condor_submit 23.9.6 reads it: ``true``/``false``/``1``/``0``
     in any case, else a ClassAd expression that evaluates to a boolean or a number
@@ -854,18 +900,26 @@ def _transfer(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) -
         raise SubmitError(f"{_at(where, lines, 'should_transfer_files')}: should_transfer_files: invalid value "
                           f"({should.lower()}); specify YES, NO, or IF_NEEDED")
     ad["ShouldTransferFiles"] = should
+    destination = get("output_destination")
+    if destination:
+        raise SubmitError(f"{_at(where, lines, 'output_destination')}: output_destination = {destination}: the "
+                          f"embedded schedd moves no files, so the output would stay in {ad['Iwd']} instead; remove "
+                          "the line to keep it there, or submit with --backend htcondor to a pool that can write there")
     inputs = _comma_list(get("transfer_input_files"))
-    if should == "NO" and inputs:
-        raise SubmitError(f"{_at(where, lines, 'transfer_input_files')}: transfer_input_files: you disabled "
-                          "should_transfer_files; set should_transfer_files = YES or drop the files")
+    outputs = get("transfer_output_files")
+    for key, files in (("transfer_input_files", inputs), ("transfer_output_files", outputs)):
+        if should == "NO" and files:
+            raise SubmitError(f"{_at(where, lines, key)}: {key}: you disabled should_transfer_files; set "
+                              "should_transfer_files = YES or drop the files")
     if should != "NO":
         when = (get("when_to_transfer_output") or "ON_EXIT").upper()
         ad["WhenToTransferOutput"] = when if when in ("ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS") else "ON_EXIT"
     if inputs:
         ad["TransferInput"] = inputs
-    outputs = _comma_list(get("transfer_output_files"))
-    if outputs:
-        ad["TransferOutput"] = outputs
+    if outputs == '""':  # transfer_output_files = "": no output at all, rather than every new file
+        ad["TransferOutput"] = ""
+    elif outputs:
+        ad["TransferOutput"] = _comma_list(outputs)
     remaps = get("transfer_output_remaps")
     if remaps is not None:
         if len(remaps) < 2 or remaps[0] != '"' or remaps[-1] != '"':
