@@ -21,7 +21,7 @@ from typing import Any
 from crabtui.dag_logs import BLIND_EVERY, DISCOVER_EVERY
 from crabtui.dag_view import node_snapshot
 from crabtui.queue_format import PROJECTIONS, Batch, batches
-from crabtui.snapshots import _job_ad, _plain
+from crabtui.snapshots import find_job_ad, plain_ads
 from engine.schedd.api import JobStatus
 from engine.schedd.local.userlog import QueueFollower, node_events
 
@@ -204,7 +204,7 @@ class BatchQueue:
         if cached is None or cached[0] != left:
             found = schedd.history(f"member(ClusterId, {{{', '.join(map(str, key))}}})", HISTORY_PROJECTION) \
                 if key and left else []
-            cached = self._history[key] = (left, _plain(found))
+            cached = self._history[key] = (left, plain_ads(found))
         return cached[1]
 
 
@@ -226,7 +226,7 @@ def queue_snapshot(backend: Any, now: float, ask: bool = False) -> QueueSnapshot
     queue = batch_queue(backend)
     with backend.schedd() as schedd:
         _, rows = queue.batches(schedd, now, ask)
-        owner = backend._owner(schedd)
+        owner = backend.schedd_owner(schedd)
     return QueueSnapshot(rows, owner, now, queue.asked_at or now)
 
 
@@ -238,7 +238,7 @@ def batch_jobs_snapshot(backend: Any, key: str, now: float, ask: bool = False) -
         found, rows = queue.batches(schedd, now, ask)
         batch, row = next(((b, r) for b, r in zip(found, rows) if r.key == key), (None, None))
         ended = queue.ended(schedd, {j["ClusterId"] for j in batch.jobs}, batch.done) if batch else []
-        owner = backend._owner(schedd)
+        owner = backend.schedd_owner(schedd)
     jobs = queue.batch_jobs(batch, key, ended) if batch is not None else []
     tasks: frozenset[str] = frozenset()
     if any(j.crab_task for j in jobs):
@@ -341,7 +341,7 @@ class CondorJobSnapshot:
 def condor_job_snapshot(backend: Any, job: str, now: float) -> CondorJobSnapshot:
     """Job ``cluster.proc``'s ClassAd and files, as a DAG node's drilldown reads its job's."""
     with backend.schedd() as schedd:
-        ad, where = _job_ad(schedd, job)
+        ad, where = find_job_ad(schedd, job)
     read = node_snapshot(0, job, None, ad, where, now)
     files = {tab: path for tab, path in read.files.items() if tab in ("stdout", "stderr", "log")}
     texts = {tab: read.texts.get(tab) for tab in ("stdout", "stderr", "log")}

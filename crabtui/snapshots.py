@@ -227,7 +227,7 @@ class Backend:
                 summaries.append(TaskSummary(task, counts, len(view.jobs),
                                              scheduler_status(task.status, task.dagman_id, view),
                                              view.dag_waiting or "", probing=automatic and only_probes(view.jobs)))
-            owner = self._owner(schedd)
+            owner = self.schedd_owner(schedd)
         return TasksSnapshot(summaries, now, owner)
 
     def task(self, name: str, now: float, summary: bool = False) -> TaskSnapshot:
@@ -278,7 +278,7 @@ class Backend:
         """Every held job of the schedd (every user's: the screen chooses), grouped by reason."""
         with self.schedd() as schedd:
             ads = schedd.query_values(HELD_CONSTRAINT, HELD_PROJECTION)
-            owner = self._owner(schedd)
+            owner = self.schedd_owner(schedd)
         return HeldSnapshot(held_jobs(ads), owner, now)
 
     def dags(self, now: float, ended_for: float | None = DEFAULT_ENDED_FOR, ask: bool = False) -> DagsSnapshot:
@@ -289,7 +289,7 @@ class Backend:
         unless ``ask``."""
         with self.schedd() as schedd:
             queued = self._dag_queue.dagmans(schedd, TOP_LEVEL_DAGMAN, DAG_PROJECTION, now, force=ask)
-            owner = self._owner(schedd)
+            owner = self.schedd_owner(schedd)
             ids = {ad["ClusterId"] for ad in queued}
             ads = [(ad, True) for ad in queued] + [(ad, False) for ad in self._ended_dags(schedd, now, ended_for, ids)]
             if ads:
@@ -338,7 +338,8 @@ class Backend:
                 cached = self._task_cache = (now, set(dagmans), db.tasks())
         return cached[2]
 
-    def _owner(self, schedd: Any) -> str:
+    def schedd_owner(self, schedd: Any) -> str:
+        """Who the schedd knows us as (the Owner of our jobs, condor_q's "Total for" user), asked once."""
         if self._owner_name is None:
             self._owner_name = schedd.owner()
         return self._owner_name
@@ -352,7 +353,7 @@ class Backend:
         cache = self._history
         left = cache is not None and bool(cache.queued - queued)
         if cache is None or left or cache.ended_for != ended_for or now - cache.at >= HISTORY_EVERY or now < cache.at:
-            ads = _plain(schedd.history(f"{TOP_LEVEL_DAGMAN} && EnteredCurrentStatus >= {int(now - ended_for)}",
+            ads = plain_ads(schedd.history(f"{TOP_LEVEL_DAGMAN} && EnteredCurrentStatus >= {int(now - ended_for)}",
                                         DAG_PROJECTION, match=MAX_ENDED_DAGS))
             cache = self._history = _History(now, ended_for, ads, set(queued))
         else:
@@ -383,7 +384,7 @@ class Backend:
                     dag_queue.follow_dagman(found[0], now)
                     ad = dag_queue.dagman(cluster)
             if ad is None:
-                found = self._ended.get(cluster) or _plain(schedd.history(
+                found = self._ended.get(cluster) or plain_ads(schedd.history(
                     f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION, match=1))
                 where = "history" if found else ""
                 if found:
@@ -424,14 +425,14 @@ class Backend:
         with self.schedd() as schedd:
             queued = None if snapshot_ad else schedd.query_values(
                 f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION)
-            found = snapshot_ad or queued or _plain(
+            found = snapshot_ad or queued or plain_ads(
                 schedd.history(f"ClusterId == {cluster} && JobUniverse == {SCHEDULER_UNIVERSE}", DAG_PROJECTION,
                                match=1))
             dag_file = dag_file_of(found[0]) if found else None
             progress = self._watcher(dag_file, dagman_out_of(found[0], dag_file), cluster).read(
                 left_queue=not queued) if dag_file else None
             node = node_at(progress, path) if progress is not None else None
-            ad, where = _job_ad(schedd, node.job if node is not None else None)
+            ad, where = find_job_ad(schedd, node.job if node is not None else None)
         return node_snapshot(cluster, path, node, ad, where, now)
 
     def forget_dag_log(self, cluster: int) -> None:
@@ -634,7 +635,7 @@ def status_summary(task: Task, view: TaskView, scheduler: str | None, now: float
     return lines
 
 
-def _job_ad(schedd: Any, job: str | None) -> tuple[classad2.ClassAd | None, str]:
+def find_job_ad(schedd: Any, job: str | None) -> tuple[classad2.ClassAd | None, str]:
     """Job ``cluster.proc``'s ClassAd and where it was found: ``queue``, ``history`` or ""."""
     if not job or job.startswith(("0.", "-")):
         return None, ""
@@ -647,7 +648,7 @@ def _job_ad(schedd: Any, job: str | None) -> tuple[classad2.ClassAd | None, str]
     return (done[0], "history") if done else (None, "")
 
 
-def _plain(ads: Sequence[Any]) -> list[dict[str, Any]]:
+def plain_ads(ads: Sequence[Any]) -> list[dict[str, Any]]:
     """ClassAds as plain mappings of their literal values (as ``query_values`` gives them)."""
     plain = []
     for ad in ads:
