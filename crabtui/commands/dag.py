@@ -198,8 +198,8 @@ def _submit_options(given, backend_name: str):
                                 "e.g. -insert_env 'ANALYSIS=ttbar;RUN=7'")
     include_env = [name for value in given.values.get("-include_env", ()) for name in value.replace(",", " ").split()]
     return DagSubmitOptions(
-        max_jobs=given.number("-MaxJobs"), max_idle=given.number("-MaxIdle"), max_pre=given.number("-MaxPre"),
-        max_post=given.number("-MaxPost"), max_hold=given.number("-MaxHold"),
+        max_jobs=given.number("-MaxJobs"), max_idle=given.number("-MaxIdle") if given.has("-MaxIdle") else None,
+        max_pre=given.number("-MaxPre"), max_post=given.number("-MaxPost"), max_hold=given.number("-MaxHold"),
         force=given.has("-Force") or given.has("-f"), do_rescue_from=int(rescue) if rescue and int(rescue) else None,
         always_run_post=given.has("-AlwaysRunPost"), batch_name=given.last("-Batch-Name"),
         config=os.path.abspath(config) if config else None, priority=given.number("-Priority"),

@@ -19,7 +19,7 @@ import classad2
 
 from engine.dag import DagError, Diagnostic, Location, build_graph, parse_file
 from engine.dag.rescue import rescue_files, rescue_path, save_file_path
-from engine.dagman.config import Options, config_file, knob_values
+from engine.dagman.config import config_file, knob_values
 from engine.dagman.dagman_out import dagman_out_path
 from engine.dagman.lockfile import holder_alive, read_lock
 from engine.schedd.local.submit import quote_arguments
@@ -42,7 +42,7 @@ class DagSubmitOptions:
     """condor_submit_dag's options that crabtui supports; 0 limits mean DAGMan's defaults."""
 
     max_jobs: int = 0
-    max_idle: int = 0
+    max_idle: int | None = None  # None: not given (condor_submit_dag passes 1000); 0: none passed
     max_pre: int = 0
     max_post: int = 0
     max_hold: int = 0
@@ -81,11 +81,17 @@ def files(dag_file: str, options: DagSubmitOptions | None = None) -> dict[str, s
     }
 
 
+# The -MaxIdle condor_submit_dag 23.9.6 passes when none is given.
+SUBMIT_DAG_MAX_IDLE = 1000
+
+
 def max_idle(options: DagSubmitOptions) -> int:
-    """The -MaxIdle condor_submit_dag 23.9.6 always passes: the one given, else the submitter's
-    DAGMAN_MAX_JOBS_IDLE (1000), never the DAG's CONFIG file's, which it does not read for this
-    (seen on the pool: ``DAGMAN_MAX_JOBS_IDLE setting: 4`` then ``-MaxIdle limit (1000)``)."""
-    return options.max_idle or int(knob_values(None).get("max_idle", Options.max_idle))
+    """The -MaxIdle condor_submit_dag 23.9.6 passes (0: none): the one given, else 1000 whatever
+    DAGMAN_MAX_JOBS_IDLE the DAG's CONFIG file or the submitter's environment sets (seen on the
+    pool: ``DAGMAN_MAX_JOBS_IDLE setting: 4`` then ``-MaxIdle limit (1000)``; with
+    ``_CONDOR_DAGMAN_MAX_JOBS_IDLE=5`` too); -maxidle 0 passes none, leaving it to DAGMan's
+    configuration, the DAG's CONFIG file among it."""
+    return SUBMIT_DAG_MAX_IDLE if options.max_idle is None else options.max_idle
 
 
 def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:

@@ -296,7 +296,7 @@ def test_a_hold_script_started_as_the_dag_ends_still_gets_its_debug_file(dag_dir
     same cycle as its HOLD script starts: DAGMan reaps the script before it exits, so its output
     reaches its DEBUG file (it was lost, as on 23.9.6, whose DAGMan crashes at that exit on the pool)."""
     (dag_dir / "held.sub").write_text("executable = /bin/true\non_exit_hold = true\nqueue\n")
-    script(dag_dir / "hold.sh", 'echo "held $*"\n')
+    script(dag_dir / "hold.sh", 'sleep 1; echo "held $*"\n')  # still running as DAGMan exits
     (dag_dir / "hold.config").write_text("DAGMAN_MAX_JOB_HOLDS = 1\n")
     dag = dag_dir / "hold.dag"
     dag.write_text("CONFIG hold.config\nJOB A held.sub\nSCRIPT DEBUG hold.out STDOUT HOLD A hold.sh $JOB\n")

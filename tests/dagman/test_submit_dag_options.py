@@ -195,3 +195,21 @@ def test_the_dags_config_does_not_set_maxidle_under_submit_as_condor_submit_dag_
     out = (gated / "d.dag.dagman.out").read_text()
     assert "DAGMAN_MAX_JOBS_IDLE setting: 4" in out
     assert "Note: 0 total job deferrals because of -MaxIdle limit (1000)" in out
+
+
+def test_maxidle_0_passes_none_and_the_submitters_dagman_max_jobs_idle_does_not_count(gated, schedd, monkeypatch):
+    """condor_submit_dag 23.9.6 given -maxidle 0 passes no -MaxIdle (DAGMan's configuration,
+    the DAG's CONFIG file among it, decides), and without -maxidle passes 1000 whatever
+    _CONDOR_DAGMAN_MAX_JOBS_IDLE the submitter has (both seen on the pool)."""
+    (gated / "d.dag").write_text(DAG)
+
+    def arguments(*options: str) -> str:
+        result = crabtui(schedd, "dag", "submit", "-no_submit", "-f", *options, "d.dag", cwd=gated)
+        assert result.returncode == 0, result.stderr
+        return next(line for line in (gated / "d.dag.condor.sub").read_text().splitlines()
+                    if line.startswith("arguments")).lower()
+
+    assert "-maxidle" not in arguments("-maxidle", "0")
+    monkeypatch.setenv("_CONDOR_DAGMAN_MAX_JOBS_IDLE", "5")
+    assert "-maxidle 1000 " in arguments()
+    assert "-maxidle 7 " in arguments("-maxidle", "7")
