@@ -6,6 +6,7 @@ import atexit
 import difflib
 import importlib
 import os
+import signal
 import sys
 
 import click
@@ -103,6 +104,8 @@ class LazyGroup(click.Group):
     """A group whose commands are imported by name when used; a state directory that cannot be
     used stops any of them with one line, and so does a command line click refuses."""
 
+    as_program = False  # run from the command line (sys.argv), not called in-process
+
     def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
         try:
             return super().make_context(info_name, args, parent, **extra)
@@ -116,6 +119,7 @@ class LazyGroup(click.Group):
         that said there is nothing to finish at exit (``nothing_at_exit``) and with no exit
         handler registered, the process ends at once, its output flushed."""
         self.nothing_at_exit = False
+        self.as_program = args is None
         try:
             return super().main(args, *rest, **extra)
         except SystemExit as e:
@@ -146,6 +150,11 @@ class LazyGroup(click.Group):
                 raise
             click.echo(f"ERROR: {e}", err=True)  # a task table that cannot be used, whichever command opened it
             ctx.exit(1)
+        finally:
+            if self.as_program:
+                # The command is over and has said so; a Ctrl-C from here on would only break the
+                # interpreter's teardown with a traceback (or click's bare 'Aborted!').
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)

@@ -16,7 +16,7 @@ import pytest
 from cli_commands import leaves
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
-from installed import CRABTUI
+from installed import CRABTUI, PYTHON
 
 # Arguments naming nothing that exists, for every command.
 UNKNOWN = {
@@ -189,3 +189,18 @@ def test_a_task_table_that_is_not_a_database_is_named_in_one_line(typed, tmp_pat
     assert (result.returncode, result.stderr) == (
         1, f"ERROR: {state}/tasks.sqlite3: cannot use the task table (file is not a database); move it away to "
            "start with an empty one\n")
+
+
+def test_a_ctrl_c_as_a_finished_command_exits_prints_no_traceback(tmp_path):
+    """A Ctrl-C that comes once the command is done, while Python tears itself down (here from
+    an exit handler, so the moment is certain), changes nothing and says nothing."""
+    examples = Path(__file__).resolve().parent.parent / "examples" / "diamond"
+    script = ("import atexit, os, signal, sys\n"
+              "from crabtui.cli import main\n"
+              "atexit.register(os.kill, os.getpid(), signal.SIGINT)\n"
+              f"sys.argv = ['crabtui', 'dag', 'check', {str(examples / 'diamond.dag')!r}]\n"
+              "main()\n")
+    result = subprocess.run([PYTHON, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    assert "diamond.dag" in result.stdout
