@@ -266,8 +266,10 @@ def _status_code(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _run_cmsrun(job: _Job, site: str | None, speed: float, failure: Failure | None) -> tuple[int, dict | None]:
-    argv = [_PYTHON, "-m", "engine.crab.wn.cmsrun", job.input_file, "--report", job.report,
+def _cmsrun_argv(job: _Job, site: str | None, speed: float, path=lambda p: p) -> list[str]:
+    """The simulated cmsRun's command line for ``job``, its input and report ``path``'d (made
+    absolute for a script's cmsRun, which runs from the script's directory)."""
+    argv = [_PYTHON, "-m", "engine.crab.wn.cmsrun", path(job.input_file), "--report", path(job.report),
             "--speed", repr(speed), "--time-scale", repr(job.time_scale), "--seed", job.seed]
     if site:
         argv += ["--site", site]
@@ -275,6 +277,11 @@ def _run_cmsrun(job: _Job, site: str | None, speed: float, failure: Failure | No
         argv += ["--stop-after", repr(job.stop_after)]
     if job.request_memory is not None:
         argv += ["--memory-limit", repr(job.request_memory)]
+    return argv
+
+
+def _run_cmsrun(job: _Job, site: str | None, speed: float, failure: Failure | None) -> tuple[int, dict | None]:
+    argv = _cmsrun_argv(job, site, speed)
     if failure is not None and failure.exit_code is not None:
         argv += ["--fail-exit-code", str(failure.exit_code)]
     if failure is not None and failure.memory_mb is not None:
@@ -351,15 +358,8 @@ def _cmsrun_for_script(job: _Job, site: str | None, speed: float) -> str:
     where = os.path.abspath(f"cmsrun.{job.job_id}.{job.attempt}")
     shutil.rmtree(where, ignore_errors=True)
     os.makedirs(where)
-    argv = [_PYTHON, "-m", "engine.crab.wn.cmsrun", os.path.abspath(job.input_file), "--report",
-            os.path.abspath(job.report), "--speed", repr(speed), "--time-scale", repr(job.time_scale), "--seed",
-            job.seed, "--output-file", os.path.abspath(f"output_{job.job_id}.root")]
-    if site:
-        argv += ["--site", site]
-    if job.stop_after is not None:
-        argv += ["--stop-after", repr(job.stop_after)]
-    if job.request_memory is not None:
-        argv += ["--memory-limit", repr(job.request_memory)]
+    argv = [*_cmsrun_argv(job, site, speed, os.path.abspath), "--output-file",
+            os.path.abspath(f"output_{job.job_id}.root")]
     path = os.path.join(where, "cmsRun")
     with open(path, "w") as f:
         f.write(f"#!{_PYTHON}\n\"\"\"cmsRun for a CRAB job's script: crabtui's simulated cmsRun on the job's input.\"\"\"\n"
