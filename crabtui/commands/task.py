@@ -344,7 +344,8 @@ class CrabCommands(OneLineGroup):
     command_class = CrabCommand
 
     SHORT_NAMES = {"sub": "submit", "st": "status", "rep": "report", "tasks": "list", "output": "getoutput",
-                   "out": "getoutput", "log": "getlog", "chk": "checkwrite", "rmk": "remake", "uplog": "uploadlog"}
+                   "out": "getoutput", "log": "getlog", "chkw": "checkwrite", "chk": "checkwrite",  # chk: before 2023
+                   "chkd": "checkdataset", "rec": "recover", "rmk": "remake", "uplog": "uploadlog"}
     CRAB_ONLY = {  # crab's commands that have no meaning here, and what to do instead
         "checkwrite": "checks that your grid proxy may write to a site's storage; crabtui's storage sites are "
                       "directories of the state directory, which your tasks write, so there is nothing to check "
