@@ -378,11 +378,19 @@ class CrabCommands(OneLineGroup):
     CRAB_GLOBAL = ("-q", "--quiet", "-d", "--debug")  # crab's own options, typed before the command
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if (args[:1] == ["-d"] and len(args) > 2 and self._names_command(ctx, args[2])
+                and not self._names_command(ctx, args[1])):
+            # the project directory typed before the command: crab would read -d as its --debug
+            fail(f"crab's -d (given before the command) is its --debug; a project directory goes after the "
+                 f"command ('{again(ctx)} task {args[2]} -d {shlex.quote(args[1])} ...')")
         if args and args[0] in self.CRAB_GLOBAL:
             fail(f"crab's {args[0]} (given before the command) sets how much crab prints; crabtui's task commands "
                  f"print what crab prints without it: drop it ('{again(ctx)} task {' '.join(args[1:2]) or 'COMMAND'} "
                  "...')")
         return super().parse_args(ctx, args)
+
+    def _names_command(self, ctx: click.Context, name: str) -> bool:
+        return name in self.SHORT_NAMES or name in self.CRAB_ONLY or name in self.list_commands(ctx)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         name = self.SHORT_NAMES.get(name, name)

@@ -1027,6 +1027,16 @@ def test_crabs_own_options_before_the_command_say_to_drop_them(tmp_path, state):
         assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
 
 
+def test_a_project_directory_before_the_command_is_put_after_it(tmp_path, state):
+    """task -d crab_projects/crab_tutorial status (the directory before the command, where crab's -d
+    is --debug) is refused with the command line that works, not with one that names the directory
+    as the command."""
+    refused = crabtui(state, "task", "-d", "crab_projects/crab_tutorial", "status", cwd=tmp_path)
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith("ERROR: crab's -d (given before the command) is its --debug"), refused.stderr
+    assert refused.stderr.endswith(" task status -d crab_projects/crab_tutorial ...')\n"), refused.stderr
+
+
 def test_getoutput_options_for_grid_transfers_say_what_to_do(tmp_path, state):
     """CRAB3Commands' crab getoutput --xrootd, --parallel and --wait, and getlog --command, typed as
     there, are refused in one line naming the option and what to do here (--dump for the paths)."""
