@@ -286,6 +286,13 @@ def _project_dir(task) -> str:
     return found.path if found is not None else task.task_dir
 
 
+def _results(task) -> str:
+    """Where crab report, getoutput and getlog write by default: the project directory's results/."""
+    from engine.crab.client.project import RESULTS
+
+    return os.path.join(_project_dir(task), RESULTS)
+
+
 class CrabCommand(click.Command):
     """A task command whose long options may be shortened to any unambiguous prefix, as crab's
     optparse parser takes them (``crab status --verbose``, ``crab getoutput --jobid 3``)."""
@@ -337,7 +344,8 @@ class CrabCommands(OneLineGroup):
     command_class = CrabCommand
 
     SHORT_NAMES = {"sub": "submit", "st": "status", "rep": "report", "tasks": "list", "output": "getoutput",
-                   "out": "getoutput", "log": "getlog", "chk": "checkwrite", "rmk": "remake", "uplog": "uploadlog"}
+                   "out": "getoutput", "log": "getlog", "chkw": "checkwrite", "chk": "checkwrite",  # chk: before 2023
+                   "chkd": "checkdataset", "rec": "recover", "rmk": "remake", "uplog": "uploadlog"}
     CRAB_ONLY = {  # crab's commands that have no meaning here, and what to do instead
         "checkwrite": "checks that your grid proxy may write to a site's storage; crabtui's storage sites are "
                       "directories of the state directory, which your tasks write, so there is nothing to check "
@@ -370,11 +378,19 @@ class CrabCommands(OneLineGroup):
     CRAB_GLOBAL = ("-q", "--quiet", "-d", "--debug")  # crab's own options, typed before the command
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if (args[:1] == ["-d"] and len(args) > 2 and self._names_command(ctx, args[2])
+                and not self._names_command(ctx, args[1])):
+            # the project directory typed before the command: crab would read -d as its --debug
+            fail(f"crab's -d (given before the command) is its --debug; a project directory goes after the "
+                 f"command ('{again(ctx)} task {args[2]} -d {shlex.quote(args[1])} ...')")
         if args and args[0] in self.CRAB_GLOBAL:
             fail(f"crab's {args[0]} (given before the command) sets how much crab prints; crabtui's task commands "
                  f"print what crab prints without it: drop it ('{again(ctx)} task {' '.join(args[1:2]) or 'COMMAND'} "
                  "...')")
         return super().parse_args(ctx, args)
+
+    def _names_command(self, ctx: click.Context, name: str) -> bool:
+        return name in self.SHORT_NAMES or name in self.CRAB_ONLY or name in self.list_commands(ctx)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         name = self.SHORT_NAMES.get(name, name)
@@ -737,11 +753,12 @@ class _Submitter:
         """``crabCommand('report', dir=D)``: what ``task report`` does (the files of results/, or
         ``outputdir=``), and the dictionary crab report returns (``numEventsRead``,
         ``processedLumis``, ``notProcessedLumis``, ...)."""
+        from crabtui.commands.task_results import report_task
         from engine.crab.client.report import crab_dict
 
         with self._task("report", arguments) as (task, options, _db, client):
-            made, _ = _report(self.ctx, self.state, client, task, outputdir=options["outputdir"],
-                              recovery=options["recovery"])
+            made, _ = report_task(self.ctx, self.state, client, task, _results(task), outputdir=options["outputdir"],
+                                  recovery=options["recovery"])
         return crab_dict(made, options["recovery"])
 
     def getoutput(self, arguments: list[str]) -> dict:
@@ -755,9 +772,11 @@ class _Submitter:
         return self._retrieve("getlog", arguments)
 
     def _retrieve(self, command: str, arguments: list[str]) -> dict:
+        from crabtui.commands.task_results import retrieve_files
+
         keys = ("outputpath", "jobids", "dump", "quantity", "checksum")
         with self._task(command, arguments) as (task, options, _db, client):
-            done, _ = _retrieve_files(self.ctx, client, task, logs=command == "getlog",
+            done, _ = retrieve_files(self.ctx, client, task, _results(task), logs=command == "getlog",
                                       short=options.get("short", False), say=lambda _line: None,
                                       **{key: options[key] for key in keys})
         return done
@@ -769,6 +788,7 @@ class _Submitter:
         the call stands for.  What fails raises CommandFailed, which the script sees as the
         exception crab raises there (ClientException or a subclass; BadArgumentException for
         options crab's parser refuses)."""
+        from crabtui.commands.task_results import grid_transfer_refusal
         from engine.crab.client import project
         from engine.crab.client.crab_config_py import CommandFailed
         from engine.crab.client.report import ReportError
@@ -1096,52 +1116,17 @@ def report(ctx: click.Context, name: str, outputdir: str | None, recovery: str) 
     (General.workArea/crab_<requestName>), or --outputdir; a notFinishedLumis.json is the lumi mask
     of a recovery task.
     """
+    from crabtui.commands.task_results import report_task
     from engine.crab.client.report import ReportError, report_lines
 
     with _tasks(ctx) as (db, state, client):
         task = _named(ctx, db, state, name)
         try:
-            made, directory = _report(ctx, state, client, task, outputdir=outputdir, recovery=recovery)
+            made, directory = report_task(ctx, state, client, task, _results(task), outputdir=outputdir,
+                                          recovery=recovery)
         except ReportError as e:
             fail(str(e))
     click.echo("\n".join(report_lines(made, directory, recovery)))
-
-
-def _report(ctx: click.Context, state, client, task, *, outputdir: str | None, recovery: str):
-    """crab report of ``task``, for ``task report`` and a script's crabCommand('report'): the
-    report, written to ``outputdir`` or the project directory's results/, and that directory.
-    ReportError for what crab refuses, in its words."""
-    from engine.crab.client.project import RESULTS
-    from engine.crab.client.report import RECOVERY, ReportError, input_dataset_lumis, make_report, write_report
-    from engine.crab.client.status import task_view
-    from engine.crab.taskworker.datasets import Catalogue
-
-    if recovery not in RECOVERY:  # crab report's validateOptions, not its option parser
-        raise ReportError(f"The --recovery option only accepts the following values: {list(RECOVERY)}",
-                          "ConfigurationException")
-    if recovery == "notPublished":
-        raise ReportError("The option --recovery=notPublished has been specified (which instructs to determine the "
-                          "not processed lumis based on published datasets), but crabtui publishes no output "
-                          "dataset; use --recovery notFinished or failed", "ConfigurationException")
-    if not os.path.isdir(task.task_dir) or not os.listdir(task.task_dir):
-        raise ReportError("Status information is unavailable, will not proceed with the report. Try again a few "
-                          "minutes later if the task has just been submitted.")
-    view = task_view(task.task_dir, client, task.dagman_id)
-    if recovery == "failed" and view.automatic is not None:
-        raise ReportError("The option --recovery=failed has been specified but it is not compatible with automatic "
-                          "splitting", "ConfigurationException")
-    if not any(j.state == "finished" for j in view.jobs):
-        raise ReportError("Cannot get all the needed information for the report. Maybe no job has completed yet ? "
-                          f"('{again(ctx)} task status {task.request_name}' shows the jobs)")
-    made = make_report(task.task_dir, view.jobs, recovery=recovery,
-                       input_lumis=input_dataset_lumis(task.task_dir, Catalogue.for_state(state)))
-    directory = os.path.abspath(outputdir) if outputdir else os.path.join(_project_dir(task), RESULTS)
-    try:
-        write_report(made, directory)
-    except OSError as e:
-        raise ReportError(f"{directory}: cannot write the report files there ({e.strerror}); give another "
-                          "--outputdir", "ClientException") from None
-    return made, directory
 
 
 def retrieve_options(command):
@@ -1158,29 +1143,14 @@ def retrieve_options(command):
                         help="Where to put the files (default: the project directory's results/).")(command)
 
 
-GRID_TRANSFER = {  # crab getoutput's and getlog's options for grid transfers, and what to do here instead
-    "xrootd": "prints the files' XRootD URLs; crabtui's files are on this machine: --dump gives each one's path "
-              "(PFN) and LFN",
-    "parallel": "sets how many grid transfers run at once; crabtui copies files on this machine: drop it",
-    "wait": "sets a grid transfer's timeout; crabtui copies files on this machine: drop it",
-    "command": "chooses the grid copy tool (LCG or GFAL); crabtui copies files on this machine: drop it",
-}
-
-
-def grid_transfer_refusal(command: str, options: dict) -> str | None:
-    """What to say of crab's grid transfer options among crab ``command``'s parsed ``options``
-    (taken out of them), or None if none was given: the command line and a script's crabCommand
-    refuse them alike."""
-    given = [name for name in GRID_TRANSFER if options.pop(f"grid_{name}", None) not in (None, False)]
-    return f"crab {command}'s --{given[0]} {GRID_TRANSFER[given[0]]}" if given else None
-
-
 def _grid_transfer_options(command):
     """crab's --xrootd, --parallel N, --wait N and --command TOOL, pasted from a crab command line,
     are refused in one line saying what to do, rather than as unknown options."""
 
     @functools.wraps(command)
     def run(*args, **kwargs):
+        from crabtui.commands.task_results import grid_transfer_refusal
+
         if (refused := grid_transfer_refusal(click.get_current_context().command.name, kwargs)) is not None:
             fail(refused)
         return command(*args, **kwargs)
@@ -1220,111 +1190,16 @@ def getlog(ctx: click.Context, name: str, outputpath: str | None, jobids: str | 
 
 
 def _retrieve(ctx: click.Context, name: str | None, *, logs: bool, **options) -> None:
-    """crab getoutput / crab getlog on the command line: what :func:`_retrieve_files` says, and
+    """crab getoutput / crab getlog on the command line: what :func:`retrieve_files` says, and
     exit status 1 if a file could not be copied."""
+    from crabtui.commands.task_results import retrieve_files
     from engine.crab.client.retrieve import RetrieveError
 
     with _tasks(ctx) as (db, state, client):
         task = _named(ctx, db, state, name)
         try:
-            _, failure = _retrieve_files(ctx, client, task, logs=logs, say=click.echo, **options)
+            _, failure = retrieve_files(ctx, client, task, _results(task), logs=logs, say=click.echo, **options)
         except RetrieveError as e:
             fail(str(e))
     if failure is not None:
         fail(failure)
-
-
-def _retrieve_files(ctx: click.Context, client, task, *, outputpath: str | None, jobids: str | None, dump: bool,
-                    quantity: str | None, checksum: str, logs: bool, short: bool = False, say=click.echo):
-    """crab getoutput / crab getlog of ``task``, for the commands and a script's crabCommand, in
-    crab's messages (getcommand, remote_copy), each given to ``say``.  Returns the dictionary crab
-    returns (``success`` and ``failed`` by file, or with ``--dump`` the ``pfn`` and ``lfn`` lists;
-    getlog ``--short``'s lists of names) and, if some copies failed, the line the command ends
-    with.  RetrieveError for what crab refuses."""
-    from crabtui.task_status import StatusOptionError, parse_jobids
-    from engine.crab.client import retrieve
-    from engine.crab.client.project import RESULTS
-    from engine.crab.client.retrieve import RetrieveError
-    from engine.crab.client.status import job_sort_key, task_view
-    from engine.crab.taskworker.dagman_creator import read_task
-
-    nothing = {"success": [], "failed": []} if logs and short else {"success": {}, "failed": {}}
-    if checksum not in ("yes", "no"):
-        raise RetrieveError(f"You specified to use {checksum} checksum. Only lowercase yes/no is accepted to turn "
-                            "ADLER32 checksum")
-    limit = retrieve.parse_quantity(quantity)
-    try:
-        stageout = read_task(task.task_dir).get("stageout")
-    except (OSError, ValueError):
-        raise RetrieveError("Cannot retrieve job list from the status command. "
-                            f"('{again(ctx)} task status {task.request_name}' shows whether the task has jobs yet)",
-                            "ClientException") from None
-    view = task_view(task.task_dir, client, task.dagman_id)
-    if not logs and stageout is None:
-        say("No files to retrieve. Files not transferred to storage since task configuration parameter "
-            "General.transferOutputs is False.")
-        return {**nothing, "commandStatus": "SUCCESS"}, None
-    try:
-        wanted = parse_jobids(jobids, ranges=view.automatic is None) if jobids else None
-    except StatusOptionError as e:
-        raise RetrieveError(str(e)) from None
-    jobs = retrieve.select(view.jobs, wanted)
-    files = (retrieve.log_files if logs else retrieve.output_files)(task.task_dir, jobs)
-    if limit is not None and wanted is None:
-        files = files[:limit]
-    if not files:
-        say("No files to retrieve.")
-        return {**nothing, "commandStatus": "SUCCESS"}, None
-    if dump:
-        files = sorted(files, key=lambda f: (job_sort_key(f.job), f.name))
-        say(_dump(files))
-        return {"pfn": [f.source for f in files], "lfn": [f.lfn for f in files if f.lfn],
-                "commandStatus": "SUCCESS"}, None
-    destination = os.path.abspath(outputpath) if outputpath else os.path.join(_project_dir(task), RESULTS)
-    if os.path.exists(destination) and not os.path.isdir(destination):
-        raise RetrieveError(f"{destination}: Destination directory is a file; give --outputpath a directory")
-    try:
-        os.makedirs(destination, exist_ok=True)
-    except OSError as e:
-        raise RetrieveError(f"{destination}: cannot make the destination directory ({e.strerror}); give another "
-                            "--outputpath", "ClientException") from None
-    say(f"Setting the destination to {destination}")
-    say(f"Retrieving {len(files)} files")
-    success, failed = {}, {}
-    for item in files:
-        try:
-            copied = retrieve.copy(item, destination, checksum=checksum == "yes")
-        except (OSError, RetrieveError) as e:
-            failed[item.name] = str(getattr(e, "strerror", None) or e)
-            say(f"Warning: Failed retrieving {item.name}: {failed[item.name]}")
-            continue
-        if copied:
-            success[item.name] = "Successfully retrieved"  # remote_copy's word for each
-        say(f"Success: Success in retrieving {item.name}" if copied
-            else f"Skipping {item.name} as file already exists in {destination}")
-    done = ({"success": list(success), "failed": list(failed)} if logs and short else
-            {"success": success, "failed": failed})
-    if not failed:
-        say("Success: All files successfully retrieved")
-        return {**done, "commandStatus": "SUCCESS"}, None
-    say(f"Number of files successfully retrieved: {len(files) - len(failed)}\n"
-        f"Number of files failed to be retrieved: {len(failed)}")
-    first = next(iter(failed))
-    return {**done, "commandStatus": "SUCCESS"}, (
-        f"{len(failed)} of the {len(files)} files could not be retrieved, the first {first}; the others are in "
-        f"{destination}, and the command retrieves only what is missing when run again")
-
-
-def _dump(files) -> str:
-    """crab getoutput --dump: the files of each job (``files`` in job order), numbered, with their
-    PFN (here a path) and LFN."""
-    lines, job = [], None
-    for item in files:
-        if item.job != job:
-            lines.append(f"{'' if job is None else chr(10)}=== Files from job {item.job}:")
-            job, number = item.job, 1
-        lines.append(f"{number}) PFN: {item.source}")
-        if item.lfn:
-            lines.append(f"{' ' * len(str(number))}  LFN: {item.lfn}")
-        number += 1
-    return "\n".join(lines)

@@ -1019,7 +1019,7 @@ def test_a_refused_crab_command_raises_the_exception_crabs_api_raises(tmp_path, 
         raise CommandFailed(f"report {arguments}: no job has finished", "CommandFailedException")
 
     def getoutput(arguments):
-        raise CommandFailed("No such option '--parallel'.", "BadArgumentException")
+        raise CommandFailed("No such option '--outpath'.", "BadArgumentException")
 
     py = tmp_path / "follow.py"
     py.write_text(CRAB_API_ERRORS)
@@ -1027,7 +1027,7 @@ def test_a_refused_crab_command_raises_the_exception_crabs_api_raises(tmp_path, 
     assert capsys.readouterr().out.splitlines() == [
         'APIException BadArgumentException Could not find command "st"',
         "ClientException CommandFailedException report ['--dir', 'crab_projects/crab_a']: no job has finished",
-        "APIException BadArgumentException No such option '--parallel'."]
+        "APIException BadArgumentException No such option '--outpath'."]
 
 
 def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything_back(tmp_path, monkeypatch):

@@ -1004,6 +1004,17 @@ def test_crab_commands_listed_on_crab3commands_under_their_short_names(tmp_path,
         assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
 
 
+def test_crab_commands_under_the_short_names_crabs_client_gives_them_today(tmp_path, state):
+    """CRABClient's checkwrite is chkw (chk before it), checkdataset chkd and recover rec: each gets the
+    one line that says what to do here, not 'No such command'."""
+    for args, message in ((["chkw", "--site=T2_CH_CERN"], "ERROR: crab checkwrite checks that your grid proxy"),
+                          (["chkd", "--dataset=/Muon0/Run2023C-PromptReco-v1/AOD"], "ERROR: crab checkdataset asks"),
+                          (["rec", "-d", "crab_projects/crab_tutorial"], "ERROR: crab recover submits a recovery task")):
+        refused = crabtui(state, "task", *args, cwd=tmp_path)
+        assert refused.returncode == 1 and refused.stderr.startswith(message), (args, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
+
+
 def test_crabs_own_options_before_the_command_say_to_drop_them(tmp_path, state):
     """crab -q status and crab --debug submit (crab's options before the command) are refused in one
     line saying to drop them, with the command line that works."""
@@ -1014,6 +1025,16 @@ def test_crabs_own_options_before_the_command_say_to_drop_them(tmp_path, state):
         assert refused.returncode == 1 and refused.stderr.startswith("ERROR: " + message), (args, refused.stderr)
         assert f" task {args[1]} ...')" in refused.stderr.split("drop it ('crabtui")[1]
         assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
+
+
+def test_a_project_directory_before_the_command_is_put_after_it(tmp_path, state):
+    """task -d crab_projects/crab_tutorial status (the directory before the command, where crab's -d
+    is --debug) is refused with the command line that works, not with one that names the directory
+    as the command."""
+    refused = crabtui(state, "task", "-d", "crab_projects/crab_tutorial", "status", cwd=tmp_path)
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith("ERROR: crab's -d (given before the command) is its --debug"), refused.stderr
+    assert refused.stderr.endswith(" task status -d crab_projects/crab_tutorial ...')\n"), refused.stderr
 
 
 def test_getoutput_options_for_grid_transfers_say_what_to_do(tmp_path, state):

@@ -178,7 +178,7 @@ def test_report_getoutput_and_getlog_fill_results_as_crab_users_find_them(tmp_pa
     for args, error in ((["--jobids", "9"], "The job with id 9 is not in a valid state to retrieve output files"),
                         (["--jobids", "1,,3"], "The command line option --jobids takes a comma separated list"),
                         (["--checksum", "YES"], "You specified to use YES checksum. Only lowercase yes/no"),
-                        (["--parallel", "4"], "No such option '--parallel'")):
+                        (["--parallel", "4"], "crab getoutput's --parallel sets how many grid transfers run at once")):
         refused = crabtui(state, "task", "getoutput", *args, "-d", str(results.parent), cwd=away)
         assert refused.returncode == 1 and refused.stderr.startswith(f"ERROR: {error}"), (args, refused.stderr)
         assert refused.stderr.count("\n") == 1
