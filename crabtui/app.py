@@ -221,10 +221,33 @@ def binding_ids() -> set[str]:
             for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 
 
+def binding_screens() -> dict[str, dict[str, str]]:
+    """Each screen's bindings with the app's, as a keymap file may clash with them: binding id (an
+    unnamed binding's action) -> its keys, by screen ("task" for the task screen)."""
+    from crabtui.screens.batch import BatchScreen
+    from crabtui.screens.batches import BatchesScreen
+    from crabtui.screens.condor_job import CondorJobScreen
+    from crabtui.screens.dag import DagScreen
+    from crabtui.screens.dags import DagsScreen
+    from crabtui.screens.held import HeldScreen
+    from crabtui.screens.job import JobScreen
+    from crabtui.screens.listing import ListScreen
+    from crabtui.screens.node import NodeScreen
+
+    def bindings(cls: type) -> dict[str, str]:
+        return {b.id or b.action: b.key for base in reversed(cls.__mro__) for b in base.__dict__.get("BINDINGS", ())
+                if isinstance(b, Binding)}
+
+    app = bindings(CrabApp)
+    return {cls.__name__.removesuffix("Screen").lower(): {**app, **bindings(cls)}
+            for cls in (TasksScreen, TaskScreen, JobScreen, DagsScreen, DagScreen, NodeScreen, HeldScreen, ListScreen,
+                        BatchesScreen, BatchScreen, CondorJobScreen)}
+
+
 def run(backend: Backend, *, interval: float = DEFAULT_INTERVAL, task: str | None = None,
         ended_for: float | None = DEFAULT_ENDED_FOR) -> None:
     """Open the UI, with the user's keymap (KeymapError names what is wrong in it)."""
-    keymap = load_keymap(keymap_path(), binding_ids())
+    keymap = load_keymap(keymap_path(), binding_ids(), binding_screens())
     app = CrabApp(backend, interval=interval, task=task, ended_for=ended_for)
     app.set_keymap(keymap)
     app.run()

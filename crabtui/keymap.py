@@ -7,17 +7,20 @@ Textual writes them; several keys are separated by commas::
     hold = "ctrl+h"
     kill = "K,ctrl+k"
 
-A file that cannot be read, an unknown id or a value that is not a key string is refused with the
-file, the key and what to do: a UI that silently ignored a remapping would act on the wrong key.
+A file that cannot be read, an unknown id, a value that is not a key string, or a key that two
+bindings of one screen would then share is refused with the file, the key and what to do: a UI
+that silently ignored a remapping, or let it take a key away from another binding, would act on
+the wrong key.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import click
+from textual.keys import _character_to_key
 
 from engine.tomlfile import TomlError, read_toml
 
@@ -45,9 +48,12 @@ def keymap_default() -> str:
     return os.path.join(base, "crabtui", "keymap.toml")
 
 
-def load_keymap(path: str, binding_ids: Iterable[str]) -> dict[str, str]:
+def load_keymap(path: str, binding_ids: Iterable[str],
+                screens: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, str]:
     """Binding id -> keys from ``path`` ({} if there is no such file, unless ``$CRABTUI_KEYMAP`` names it:
-    a mistyped name there would leave every key as it was without a word)."""
+    a mistyped name there would leave every key as it was without a word).  ``screens``: each
+    screen's bindings (the app's included), binding id -> its default keys, to refuse a remapped
+    key that another binding of the same screen has."""
     try:
         document = read_toml(path)
     except FileNotFoundError:
@@ -72,4 +78,22 @@ def load_keymap(path: str, binding_ids: Iterable[str]) -> dict[str, str]:
         if not isinstance(value, str) or not _KEYS.match(value):
             raise KeymapError(f"{path}: keys.{name}: {repr(value)[:40]} is not a key string; write keys as Textual "
                               f"does, such as \"ctrl+h\" or \"K,ctrl+k\"")
+    for screen, bindings in (screens or {}).items():
+        _refuse_shared_keys(path, screen, bindings, keys)
     return dict(keys)
+
+
+def _key(key: str) -> str:
+    """A key as Textual names it: ``?`` is ``question_mark``."""
+    return _character_to_key(key) if len(key) == 1 else key
+
+
+def _refuse_shared_keys(path: str, screen: str, bindings: Mapping[str, str], keys: Mapping[str, str]) -> None:
+    """Two bindings of one screen on one key, one of them remapped: the other would lose its key."""
+    owner: dict[str, str] = {}
+    for name in sorted(bindings, key=lambda n: n not in keys):  # the remapped ones first, to be named first
+        for key in {_key(k) for k in keys.get(name, bindings[name]).split(",")}:
+            other = owner.setdefault(key, name)
+            if other != name and (name in keys or other in keys):
+                raise KeymapError(f"{path}: keys.{other}: \"{key}\" is also the key of {name} on the {screen} "
+                                  f"screen; choose another key for {other}")

@@ -116,7 +116,9 @@ class JobScreen(PollingScreen):
             "(MAX_HISTORY_LOG, MAX_HISTORY_ROTATIONS). The attempts, report and user log keep what it did."
             if ran else "No HTCondor job has run for this job yet."))
         missing = f"(no file yet: {{}} of attempt {snapshot.attempt})"
-        empty = f"(empty: attempt {snapshot.attempt} wrote nothing to {{}} so far)"
+        # the attempt shown has ended once a later one exists or its HTCondor job has left the queue
+        ended = snapshot.ad_where != "queue" or snapshot.attempt < len(job.attempts) - 1
+        empty = f"(empty: attempt {snapshot.attempt} wrote nothing to {{}}{'' if ended else ' so far'})"
         for tab, text, path in (("stdout", snapshot.stdout, snapshot.files.stdout),
                                 ("stderr", snapshot.stderr, snapshot.files.stderr)):
             self._set_text(tab, missing.format(path) if text is None else text or empty.format(path))

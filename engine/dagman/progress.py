@@ -118,7 +118,7 @@ class _Node:
     """A node's state while the lines are replayed."""
 
     __slots__ = ("state", "retries", "job", "held", "running", "exit_code", "why", "since", "procs", "ended_procs",
-                 "retries_ended")
+                 "retries_ended", "stopped")
 
     def __init__(self, done: bool) -> None:
         self.state = NodeState.DONE if done else NodeState.NOT_READY
@@ -131,6 +131,7 @@ class _Node:
         self.procs: set[str] = set()
         self.ended_procs: set[str] = set()
         self.retries_ended = False  # RestartNode ended the retries left: the try's text stays as it is
+        self.stopped = False  # queued when DAGMan exited: failed, but its children are not futile
 
 
 class DagWatcher:
@@ -406,7 +407,7 @@ class DagWatcher:
                 # job held) the node jobs stay in the queue and the restart recovers them.
                 if node.state in ACTIVE and run.exit_status != EXIT_RESTART:
                     node.why = _stopped_text(node.state)
-                    node.state, node.running = NodeState.ERROR, False
+                    node.state, node.running, node.stopped = NodeState.ERROR, False, True
         elif what == "removing":
             run.removing = True
         elif what == "abort_value":
@@ -433,6 +434,7 @@ class DagWatcher:
         graph, run = self._graph, self._run
         shown: list[NodeProgress] = []
         states: dict[str, NodeState] = {}
+        stopped: set[str] = set()
         for name in self._order:
             node = self._nodes[name]
             gnode = graph.nodes.get(name) if graph is not None else None
@@ -440,10 +442,13 @@ class DagWatcher:
             state, why, running, held = node.state, node.why, node.running, node.held
             if state in ACTIVE and self._left and run.exit_status in (None, EXIT_RESTART):
                 state, why, running, held = NodeState.ERROR, _stopped_text(state), False, False
+                stopped.add(name)
             elif state in (NodeState.NOT_READY, NodeState.READY) and gnode is not None:
-                state, why = _waiting(node, gnode, parents, states)
+                state, why = _waiting(node, gnode, parents, states, stopped)
             elif state is NodeState.ERROR and node.retries and why and not why.endswith("retries)") and not node.retries_ended:
                 why = after_retries_text(why, node.retries)
+            if state is NodeState.ERROR and node.stopped:
+                stopped.add(name)
             states[name] = state
             shown.append(NodeProgress(
                 name, state, _kind(gnode), node.retries, gnode.retry if gnode is not None else 0, node.job,
@@ -509,10 +514,13 @@ def _done_in(rescue: str) -> frozenset[str]:
         return frozenset()
 
 
-def _waiting(node: _Node, gnode, parents: Sequence[str], states: dict[str, NodeState]) -> tuple[NodeState, str]:
+def _waiting(node: _Node, gnode, parents: Sequence[str], states: dict[str, NodeState],
+             stopped: frozenset[str] | set[str] = frozenset()) -> tuple[NodeState, str]:
     """A node that has not started: futile (a parent failed or will never run), ready (its
-    parents are done) or unready, and why, as DAGMan decides it."""
-    failed = [p for p in parents if states.get(p) in (NodeState.ERROR, NodeState.FUTILE)]
+    parents are done) or unready, and why, as DAGMan decides it.  A parent ``stopped`` (queued
+    when DAGMan exited, removed or aborted) leaves it unready, as DAGMan's last node status file
+    and dagman.out leave it: the rescue DAG runs it."""
+    failed = [p for p in parents if states.get(p) in (NodeState.ERROR, NodeState.FUTILE) and p not in stopped]
     if failed:
         first = failed[0]
         how = "failed" if states[first] is NodeState.ERROR else "will never run"

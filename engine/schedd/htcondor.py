@@ -156,12 +156,30 @@ class HTCondorSchedd:
                                ("TotalNotFound", "not_found", "not found"),
                                ("TotalAlreadyDone", "already_done", "already done")):
             counts[key] = n = int(result.get(attr, 0) or 0)
-            if n:
+            if n and key == "not_found" and not _is_constraint(job_spec):
+                refused += self._gone(job_spec) or [f"{n} job(s): {why}"]
+            elif n:
                 refused.append(f"{n} job(s): {why}")
         changed = int(result.get("TotalSuccess", 0) or 0)
         if not changed and refused and not _is_constraint(job_spec):
             raise ScheddError(f"{action.value.lower()} of {_describe(job_spec)} did nothing: " + "; ".join(refused))
         return ActResult(changed, tuple(refused), job_ads=int(result.get("TotalJobAds", 0) or 0), **counts)
+
+    def _gone(self, job_spec: JobSpec) -> list[str]:
+        """The jobs of ``job_spec`` that have left the queue, each with its last state from the
+        history (a job that ended just before the action: "not found" would say nothing of it)."""
+        jobs = [str(j).strip() for j in ([job_spec] if isinstance(job_spec, (str, int)) else job_spec)]
+        jobs = [j for j in jobs if "." in j]
+        with self._errors("reading the queue"):
+            queued = {f"{ad['ClusterId']}.{ad['ProcId']}"
+                      for ad in self._connect().query(_constraint(jobs), ["ClusterId", "ProcId"])}
+        gone = [j for j in jobs if j not in queued]
+        if not gone:
+            return []
+        ended = {f"{ad['ClusterId']}.{ad['ProcId']}": int(ad["JobStatus"])
+                 for ad in self.history(_constraint(gone), ["ClusterId", "ProcId", "JobStatus"], match=len(gone))}
+        return [f"job {j} has already left the queue ({_STATUS_WORDS.get(ended[j], 'ended')})" if j in ended
+                else f"job {j} is not in the queue" for j in gone]
 
     def edit(self, job_spec: JobSpec, attr: str | Mapping[str, str], value: str | None = None) -> int:
         attrs = {attr: value} if isinstance(attr, str) else dict(attr)
@@ -349,6 +367,9 @@ class PoolSlots:
             site = str(ad.get("GLIDEIN_CMSSite", "") or ad.get("Machine", ""))
             sites[site] = sites.get(site, 0) + 1
         self.sites = [self.Site(name, count) for name, count in sorted(sites.items())]
+
+
+_STATUS_WORDS = {3: "removed", 4: "completed"}  # JobStatus of a job in the history
 
 
 def _is_constraint(job_spec: JobSpec) -> bool:

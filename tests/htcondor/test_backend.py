@@ -506,3 +506,17 @@ def test_a_removed_node_job_is_not_a_completed_job_of_its_dag(htcondor_pool, sha
         assert "\t      1 has completed.\n\t      1 has failed.\n" in status, status
     finally:
         crabtui(*args, "rm", str(cluster), cwd=shared_dir)
+
+
+def test_removing_a_job_that_has_just_left_the_queue_says_so_and_its_state(htcondor_pool, shared_dir):
+    """``x`` on a job that ended a moment ago: the schedd's "not found" becomes the job's own end."""
+    write(shared_dir, "quick.sub", "executable = /bin/true\nlog = quick.log\nqueue\n")
+    schedd = HTCondorSchedd()
+    job = f"{schedd.submit((shared_dir / 'quick.sub').read_text(), cwd=str(shared_dir)).cluster}.0"
+    terminated(shared_dir / "quick.log")
+    deadline = time.monotonic() + 120
+    while schedd.query(f"ClusterId == {job.split('.')[0]}", ["JobStatus"]) and time.monotonic() < deadline:
+        time.sleep(0.5)  # the schedd takes the ended job out of its queue on its next cycle
+    with pytest.raises(ScheddError) as refused:
+        schedd.act(JobAction.Remove, [job])
+    assert str(refused.value) == f"remove of {job} did nothing: job {job} has already left the queue (completed)"

@@ -49,6 +49,27 @@ def test_mistakes_name_the_file_and_the_key(tmp_path, text, message):
     assert str(path) in str(pytest.raises(KeymapError, load_keymap, str(path), IDS).value)
 
 
+def test_a_key_another_binding_of_the_screen_has_is_refused(tmp_path):
+    """``hold = "q"`` would take ``q`` away from quit on the task screen, without a word."""
+    path = tmp_path / "keymap.toml"
+    path.write_text('[keys]\nhold = "q"\n')
+    result = subprocess.run([CRABTUI, "--state-dir", str(tmp_path / "state")], capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "CRABTUI_KEYMAP": str(path)})
+    assert result.returncode == 1 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f'ERROR: {path}: keys.hold: "q" is also the key of quit on the task screen; '
+                                    f'choose another key for hold'), result.stderr
+
+
+@pytest.mark.parametrize("text", ['[keys]\nhold = "ctrl+h"\n', '[keys]\nhold = "q"\nquit = "ctrl+q"\n',
+                                  '[keys]\nfilter = "/"\n', '[keys]\nhelp = "?"\n'])
+def test_keys_no_other_binding_of_the_screen_has_are_taken(tmp_path, text):
+    from crabtui.app import binding_ids, binding_screens
+
+    path = tmp_path / "keymap.toml"
+    path.write_text(text)
+    assert load_keymap(str(path), binding_ids(), binding_screens())
+
+
 def test_a_bad_keymap_stops_crabtui_with_its_message_not_a_traceback(tmp_path):
     path = tmp_path / "keymap.toml"
     path.write_text('[keys]\nhodl = "x"\n')

@@ -424,6 +424,10 @@ def test_halt_unhalt_and_remove_are_asked_first_and_a_removed_dag_queues_nothing
         assert not screen.snapshot.dag.nodes.keys() & {"running", "idle", "held", "pre", "post"}, \
             f"nothing is queued after a removal: {screen.snapshot.dag.nodes}"
         assert all(r[1] != "▶ running" for r in rows(screen).values())
+        # as DAGMan's last node status file says: A failed (it was queued), B unready, not futile:
+        # the rescue DAG runs it
+        assert rows(screen)["A"][1] == "✖ failed" and rows(screen)["A"][-1] == "was queued when DAGMan exited"
+        assert rows(screen)["B"][1] == "· unready" and rows(screen)["B"][-1] == "waiting for A", rows(screen)["B"]
         assert any(n.startswith(f"Removed DAG {cluster}") for n in notices(app))
         assert (tmp_path / "d.dag.rescue001").exists(), "DAGMan wrote a rescue DAG"
         await pilot.press("H")  # nothing left to act on: the keys are greyed out
