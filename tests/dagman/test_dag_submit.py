@@ -184,6 +184,29 @@ def test_rm_of_a_dag_without_final_runs_no_post_script_of_its_removed_jobs(gated
     assert a["RemoveReason"].startswith("DAG Removed: User removed scheduler job from queue.")
 
 
+def test_rm_kills_running_scripts_with_sigkill_as_dagman_does(gated, schedd):
+    """condor_rm signals DAGMan alone (its remove_kill_sig); DAGMan then kills its running PRE and
+    POST scripts with SIGKILL: on the pool 23.9.6 writes "Status=9" in their DEBUG files, and with a
+    FINAL node to wait for it reaps them ("PRE Script of node A died on signal 9 (Killed)")."""
+    (gated / "slow.sh").write_text('#!/bin/sh\necho "$1 started"\ntouch $1.started\nexec sleep 300\n')
+    (gated / "slow.sh").chmod(0o755)
+    (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\n"
+                                 "SCRIPT DEBUG pre.debug ALL PRE A slow.sh pre\n"
+                                 "SCRIPT DEBUG post.debug ALL POST B slow.sh post\n"
+                                 "FINAL F job.sub\n")
+    release(gated, "B", "F")
+    cluster = submit(schedd, "d.dag", gated)
+    wait_until(lambda: (gated / "pre.started").exists() and (gated / "post.started").exists(), "both scripts to run")
+    assert crabtui(schedd, "rm", str(cluster), cwd=gated).returncode == 0
+    finished(schedd, cluster)
+    for kind, debug in (("PRE", "pre.debug"), ("POST", "post.debug")):
+        header, said = (gated / debug).read_text().splitlines()
+        node = "A" if kind == "PRE" else "B"
+        assert header.startswith(f"*** Node={node} Type={kind} Status=9 ") and said == f"{kind.lower()} started"
+    out = (gated / "d.dag.dagman.out").read_text()
+    assert "PRE Script of node A died on signal 9 (Killed)" in out
+
+
 def test_hold_stops_dagman_and_release_recovers_without_rerunning_anything(gated, schedd):
     (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
     cluster = submit(schedd, "d.dag", gated)

@@ -27,7 +27,7 @@ import classad2
 
 from engine.schedd.local import starter
 from engine.schedd.local.starter import Record, read_record
-from engine.schedd.local.submit import parse_raw_arguments, parse_raw_environment
+from engine.schedd.local.submit import UNIVERSES, parse_raw_arguments, parse_raw_environment
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 STARTER_PROGRAM = starter.__file__
@@ -157,6 +157,9 @@ def request(ad: classad2.ClassAd, record: str, ad_file: str, machine_ad: str | N
         "umask": umask, "grace": grace, "error_from": slot or "starter",
         "kill_signals": {"vacate": kill, "remove": signal_number(ad.get("RemoveKillSig"), kill),
                          "hold": signal_number(ad.get("HoldKillSig"), kill)},
+        # HTCondor's schedd signals a scheduler universe job's own process: DAGMan, which then
+        # kills its scripts itself (with SIGKILL), rather than they dying of its remove_kill_sig.
+        "kill_signal_to": "process" if ad.get("JobUniverse") == UNIVERSES["scheduler"] else "group",
     }
 
 

@@ -17,7 +17,8 @@ file holds both programs of that split, standard library only, so that they star
   then waits for the next request, warm; one whose schedd is gone exits instead.
 
 To stop a job, the schedd writes the request (``hold``, ``remove``, ``vacate`` or ``kill``) to the
-run's control file and sends the starter SIGUSR1: the job's kill signal, then SIGKILL after the
+run's control file and sends the starter SIGUSR1: the job's kill signal (to its process group; to
+a scheduler universe job's own process, as the schedd signals DAGMan), then SIGKILL after the
 grace time (JobMaxVacateTime), a timer the starter keeps across a schedd restart.  A stale signal
 finds no control file for the run at hand and is ignored.
 
@@ -421,7 +422,8 @@ class Run:
             self._kill_everything()
             return
         try:
-            os.killpg(self.job, self.request["kill_signals"][request])
+            signal_to = os.kill if self.request.get("kill_signal_to") == "process" else os.killpg
+            signal_to(self.job, self.request["kill_signals"][request])
         except ProcessLookupError:
             pass
         grace = self.request["grace"]
