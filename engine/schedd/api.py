@@ -141,8 +141,9 @@ class Schedd(Protocol):
         says only there, such as why it cannot start a scheduler-universe job."""
 
     def act(self, action: JobAction, job_spec: JobSpec, reason: str | None = None) -> ActResult:
-        """Hold, release or remove jobs.  Jobs named by id that cannot take the action are an
-        error; for a constraint the result counts them."""
+        """Hold, release or remove jobs.  Jobs named by id that have left the queue or cannot take
+        the action are left out and named in ``refused`` (an error if no job could take it); for a
+        constraint the result counts them."""
 
     def edit(self, job_spec: JobSpec, attr: str | Mapping[str, str], value: str | None = None) -> int:
         """Set ``attr`` to the ClassAd expression ``value``, or each attribute of a mapping to its

@@ -326,6 +326,24 @@ class TestHoldReleaseRemove:
         assert aborted["Reason"] == f"not needed (by user {getpass.getuser()})"
         assert types_for(log.all(), job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_ABORTED]
 
+    def test_a_list_of_jobs_one_of_which_left_acts_on_the_others_and_names_it(self, schedd):
+        """As the pool's schedd answers a list (condor_rm 5.0 5.1 5.2 with 5.1 gone removes 5.0 and
+        5.2 and says "Job 5.1 not found"): what the UI's actions on marked jobs send."""
+        cluster = schedd.submit("executable = /bin/sleep\narguments = 600\nhold = true\nqueue 3\n").cluster
+        jobs = [f"{cluster}.{proc}" for proc in range(3)]
+        schedd.client.act(JobAction.Remove, jobs[1])
+        schedd.wait_history(jobs[1])
+        released = schedd.client.act(JobAction.Release, jobs)
+        assert (released.changed, released.not_found) == (2, 1)
+        assert released.refused == (f"job {jobs[1]} is no longer in the queue: it is removed; "
+                                    f"see 'crabtui history {cluster}'",)
+        assert [schedd.job(job)["JobStatus"] != JobStatus.HELD for job in (jobs[0], jobs[2])] == [True, True]
+        assert schedd.client.act(JobAction.Remove, jobs).changed == 2
+        schedd.wait_history(jobs[0])
+        schedd.wait_history(jobs[2])
+        with pytest.raises(ScheddError, match=f"job {jobs[0]} is no longer in the queue.*nothing was changed"):
+            schedd.client.act(JobAction.Hold, jobs)
+
 
 # ------------------------------------------------------------------------------------ policy
 

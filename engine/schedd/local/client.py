@@ -76,7 +76,8 @@ class LocalScheddClient:
     def act(self, action: JobAction | str, job_spec: JobSpec, reason: str | None = None) -> ActResult:
         result = self._call("act", action=JobAction(action).value, job_spec=_wire_spec(job_spec), reason=reason)
         # A daemon started by an older crabtui answers without the counts: none, then.
-        return ActResult(result["changed"], tuple(result["refused"]), bad_status=result.get("bad_status", 0),
+        return ActResult(result["changed"], tuple(result["refused"]), not_found=result.get("not_found", 0),
+                         bad_status=result.get("bad_status", 0),
                          already_done=result.get("already_done", 0), job_ads=result.get("job_ads", -1))
 
     def summary(self, constraint: str = "false") -> dict[str, int]:

@@ -113,7 +113,8 @@ class Daemon:
 
     def op_act(self, action: str, job_spec, reason: str | None = None) -> dict[str, Any]:
         result = self.schedd.act(action, job_spec, reason)
-        return {"changed": result.changed, "refused": list(result.refused), "bad_status": result.bad_status,
+        return {"changed": result.changed, "refused": list(result.refused), "not_found": result.not_found,
+                "bad_status": result.bad_status,
                 "already_done": result.already_done, "job_ads": result.job_ads}
 
     def op_edit(self, job_spec, attrs: dict[str, str]) -> int:

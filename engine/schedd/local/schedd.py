@@ -522,9 +522,12 @@ class LocalSchedd:
 
     def act(self, action: JobAction | str, job_spec: JobSpec, reason: str | None = None) -> ActResult:
         action = JobAction(action)
-        keys = self._resolve(job_spec)
+        # Named jobs that have left the queue are left out and named, as the pool's schedd answers
+        # a list (condor_rm 5.0 5.1 5.2 acts on 5.0 and 5.2 and says "Job 5.1 not found").
+        gone: list[str] = []
+        keys = self._resolve(job_spec, gone)
         explicit = not _is_constraint(job_spec)
-        allowed, refused, kinds = [], [], Counter()
+        allowed, refused, kinds = [], list(gone), Counter()
         for key in keys:
             problem = self._refusal(action, self.jobs[key])
             if problem is None:
@@ -532,7 +535,7 @@ class LocalSchedd:
             else:
                 kinds[problem[0]] += 1
                 refused.append(f"{key[0]}.{key[1]}: {problem[1]}")
-        if refused and explicit:
+        if refused and explicit and not allowed:
             raise ScheddError("; ".join(refused) + "; nothing was changed")
         ads = [self.jobs[k] for k in allowed]
         # A schedd signs every reason a user gives with who gave it (23.9.6: "disk full (by user crab)").
@@ -546,7 +549,7 @@ class LocalSchedd:
             else:
                 self._remove(ads, reason, force=action is JobAction.RemoveX)
             self.schedule()
-        return ActResult(len(allowed), tuple(refused), bad_status=kinds["bad_status"],
+        return ActResult(len(allowed), tuple(refused), not_found=len(gone), bad_status=kinds["bad_status"],
                          already_done=kinds["already_done"], job_ads=len(self.jobs))
 
 
@@ -1136,8 +1139,9 @@ class LocalSchedd:
         expr = _constraint(constraint)
         return [(key, ad) for key, ad in sorted(self.jobs.items()) if expr.eval(scope=ad) is True]
 
-    def _resolve(self, job_spec: JobSpec) -> list[JobId]:
-        """Job ids for a spec: ``c.p``, a cluster, a list of those, or a constraint."""
+    def _resolve(self, job_spec: JobSpec, gone: list[str] | None = None) -> list[JobId]:
+        """Job ids for a spec: ``c.p``, a cluster, a list of those, or a constraint.  A named job
+        or cluster not in the queue is an error, or, given ``gone``, said there and skipped."""
         if _is_constraint(job_spec):
             return [key for key, _ in self._matching(str(job_spec))]
         specs = [job_spec] if isinstance(job_spec, (str, int)) else list(job_spec)
@@ -1152,14 +1156,15 @@ class LocalSchedd:
                 raise ScheddError(f"{text!r} is not a job id: ids go up to {MAX_JOB_ID}")
             if proc:
                 key = (int(cluster), int(proc))
-                if key not in self.jobs:
-                    raise ScheddError(self._missing(int(cluster), int(proc)))
-                keys.append(key)
+                found = [key] if key in self.jobs else []
             else:
                 found = sorted(k for k in self.jobs if k[0] == int(cluster))
-                if not found:
-                    raise ScheddError(self._missing(int(cluster), None))
-                keys.extend(found)
+            if not found:
+                missing = self._missing(int(cluster), int(proc) if proc else None)
+                if gone is None:
+                    raise ScheddError(missing)
+                gone.append(missing)
+            keys.extend(found)
         return list(dict.fromkeys(keys))
 
     def _missing(self, cluster: int, proc: int | None) -> str:
