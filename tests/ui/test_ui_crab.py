@@ -87,7 +87,15 @@ def test_why_a_job_waits_and_actions_on_marked_jobs(engine, stuck_task):
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen) and dialog.question == "Kill 2 jobs?"
         assert "job 2 (" in dialog.details and "job 3 (" in dialog.details and "Resubmit them with R" in dialog.details
+        from crab.crab_tasks import crabtui
+
+        gone = screen.snapshot.node_jobs["3"]  # removed from another terminal while the dialog asks
+        assert crabtui(engine, "rm", gone, cwd=engine.path).stdout == f"Job {gone} marked for removal\n"
         await pilot.press("y")
+        outcome = lambda: [n.message for n in app._notifications if n.title.startswith("Kill jobs")]  # noqa: E731
+        await wait_for(pilot, outcome, "the kill's outcome")
+        assert outcome()[-1] == (f"Killed 1 job(s). Refused: job {gone} is no longer in the queue: it is removed; "
+                                 f"see 'crabtui history {gone.split('.')[0]}'"), "job 2 killed, and 3 named as gone"
         await wait_for(pilot, lambda: jobs.items["2"].state == "failed" and jobs.items["3"].state == "failed",
                        "jobs 2 and 3 failed for good", timeout=90)
         assert jobs.items["4"].state == "idle", "the others go on"
