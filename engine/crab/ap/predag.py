@@ -120,9 +120,11 @@ class PreDag:
         (:func:`engine.crab.ap.prejob.decide_ended`), once DAGMan has logged the POST script's end."""
         state = load_job_state(self.task_dir, job_id)
         if state.open_attempt is None or state.open_attempt.dag_retry < self.ad.dag_retries(job_id):
-            return None  # a retry's PreJob decides
-        if decide_ended(self.task_dir, job_id, state, os.path.join(self.task_dir, f"{dag_file}.nodes.log")) is None:
-            return None
+            return None  # not ended, or a retry's PreJob decides
+        with self.locked():  # the tail stages' PreDAGs run at once: one decides, the others find it decided
+            state = load_job_state(self.task_dir, job_id)
+            if state.open_attempt is not None:
+                decide_ended(self.task_dir, job_id, state, os.path.join(self.task_dir, f"{dag_file}.nodes.log"))
         return node_outcome(self.task_dir, job_id)
 
     def write_stage(self, dataset: Dataset, jobs: list[JobSplit], dag_text: str) -> None:
