@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import htcondor2
+import pytest
 
 from crab_tasks import config_text, crab_config_py, crabtui, task_status, wait_status, wait_until
 from engine.crab.ap import postjob, prejob
@@ -210,3 +211,79 @@ def test_a_postjob_killed_on_its_nodes_last_retry_leaves_its_job_finished_and_ne
         (task_dir / "RunJobs.dag.dagman.out").read_text()
     state_file = json.loads((task_dir / "retry_state" / f"job.{job}.json").read_text())
     assert [(a["crab_retry"], a["action"]) for a in state_file["attempts"]] == [(0, "ok")]
+
+
+
+MUON = "/Muon0/Run2023C-PromptReco-v1/AOD"  # 6,000 lumis: 44 processing jobs of 180 min
+# Which job's PostJob is killed at each stage of an automatic task, once the stage is there, and
+# which DAG runs it; processing job 3 fails, so that a tail stage has lumis to split.
+STAGES = {"probe": (lambda job: job.startswith("0-"), None, "RunJobs.dag"),
+          "processing": (lambda job: "-" not in job and job != "3", 0, "RunJobs0.subdag"),
+          "tail": (lambda job: job.startswith("1-"), 1, "RunJobs1.subdag")}
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_postjob_killed_on_its_nodes_last_retry_in_an_automatic_task_reruns_nothing(tmp_path, state, stage):
+    """With one execution per job, kill -9 of a PostJob fails its node and no PreJob follows to
+    take the decision, while the task's DAG runs on: a probe's or processing job's is taken by the
+    PreDAG of the next stage (it waited for the job forever), a tail job's by the task worker once
+    DAGMan has left (the task FAILED).  The job reads finished, and no tail job processes its lumis again."""
+    import fcntl
+    from collections import Counter
+
+    from engine.crab.ap import sites
+    from engine.crab.ap.stages import read_estimate, stage_jobs
+
+    killed, split_stage, dag = STAGES[stage]
+    Path(state.taskworker_config).write_text("[TaskWorker]\nnumAutomaticProbes = 2\nnumAutomJobRetries = 1\n")
+    (tmp_path / "PSet.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
+    (tmp_path / "crabConfig.py").write_text(
+        "from CRABClient.UserUtilities import config\n"
+        "config = config()\n"
+        "config.General.requestName = 'Muon0_2023C_auto_postkill'\n"
+        "config.General.workArea = 'crab_auto'\n"
+        "config.JobType.pluginName = 'Analysis'\n"
+        "config.JobType.psetName = 'PSet.py'\n"
+        f"config.Data.inputDataset = '{MUON}'\n"
+        "config.Data.splitting = 'Automatic'\n"
+        "config.Data.unitsPerJob = 180\n"
+        "config.Site.storageSite = 'T2_CH_CERN'\n"
+        "config.Site.blacklist = ['T2_US_Nebraska', 'T2_DE_DESY']\n"
+        "config.Debug.timeScale = 3600\n"
+        "config.Debug.failurePlan = [{'job': '3', 'attempt': '*', 'exitCode': 8021}]\n")
+    assert crabtui(state, "task", "submit", cwd=tmp_path).returncode == 0
+    name = "Muon0_2023C_auto_postkill"
+    task_dir = Path(wait_until("the task's DAG", lambda: (lambda s: s["task_dir"] and s)(
+        task_status(state, name, tmp_path)))["task_dir"])
+    if split_stage is not None:
+        wait_until(f"stage {split_stage} split", lambda: stage_jobs(str(task_dir), split_stage), timeout=300)
+    lock = Path(sites._statistics_path(str(task_dir)) + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the PostJobs wait here, before they record their decision
+
+        def blocked_postjob():
+            for pid in _waiting_for_lock(lock):
+                job = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[-3].decode()
+                if killed(job):
+                    return pid, job
+            return None
+
+        postjob, job = wait_until(f"a {stage} job's PostJob blocked before its decision", blocked_postjob)
+        os.kill(postjob, signal.SIGKILL)
+    finally:
+        os.close(fd)
+
+    done = wait_status(state, name, tmp_path, "COMPLETED", timeout=600)
+    assert f"POST Script of node Job{job} died on signal 9" in (task_dir / f"{dag}.dagman.out").read_text()
+    jobs = {j["id"]: j for j in done["jobs"]}
+    assert jobs[job]["state"] == "finished" and len(jobs[job]["attempts"]) == 1
+    state_file = json.loads((task_dir / "retry_state" / f"job.{job}.json").read_text())
+    assert [a["action"] for a in state_file["attempts"]] == ["ok"]
+    if stage == "probe":
+        assert job in read_estimate(str(task_dir))["probes"], "its throughput counts"
+    counts: Counter = Counter()
+    for j in done["jobs"]:
+        if j["state"] == "finished" and not j["id"].startswith("0-"):
+            counts.update((run, lumi) for run, lumis in j["processed_lumis"].items() for lumi in lumis)
+    assert len(counts) == 6000 and set(counts.values()) == {1}, "each lumi once, by one successful job"

@@ -131,5 +131,17 @@ def ended_job(task_dir: str, job_id: str) -> tuple[int, int] | None:
             ended = (event.cluster, event["ReturnValue"] if normal else -event["TerminatedBySignal"])
     return ended
 
+
+def post_ended(nodes_log: str, node: str, cluster: int) -> bool:
+    """Whether DAGMan has logged in ``nodes_log`` the end of ``node``'s POST script after its job
+    ``cluster``: a PostJob that left its attempt open there died (a deferral logs no end)."""
+    import htcondor2
+
+    if not os.path.exists(nodes_log):
+        return False
+    return any(event.type == htcondor2.JobEventType.POST_SCRIPT_TERMINATED and event.cluster == cluster
+               and event.get("DAGNodeName") == node for event in htcondor2.JobEventLog(nodes_log).events(stop_after=0))
+
+
 if __name__ == "__main__":
     sys.exit(main())

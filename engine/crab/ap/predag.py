@@ -15,7 +15,9 @@ processing ids the tail stages take are updated under a lock, since their PreDAG
 
 Exit codes: 0 the sub-DAG is written, 1 the split failed (no probe gave figures), 4 wait, and
 :data:`~engine.crab.taskworker.dagman_creator.NOTHING_TO_SPLIT` for a tail stage with nothing left to
-process, which the DAG's ``PRE_SKIP`` turns into a node done without its sub-DAG.  Standard library only.
+process, which the DAG's ``PRE_SKIP`` turns into a node done without its sub-DAG.  Standard library
+only, but for a job whose PostJob died on its node's last retry: its decision, taken here, needs
+htcondor2 as PostJob does.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from contextlib import contextmanager
 
 from engine.atomic import write_atomically
 from engine.crab.ap import stages
-from engine.crab.ap.retry_policy import JobReturnCode, load_state, state_path
+from engine.crab.ap.prejob import decide_ended
+from engine.crab.ap.retry_policy import JobReturnCode, load_job_state, load_state, state_path
 from engine.crab.ap.stages import stage_jobs
 from engine.crab.taskworker.automatic import (AutomaticConfig, AutomaticSplittingError, Estimate, missing_lumis,
                                               probe_estimate, processing_split, tail_lumis, tail_split, tail_stages)
@@ -105,9 +108,24 @@ class PreDag:
         spec = InputSpec.from_json(self.auto["input"]) if "input" in self.auto else InputSpec(dataset=self.ad.dataset)
         return load_input(spec, Catalogue(self.auto["catalogue"]))
 
-    def done(self, ids: list[str]) -> dict[str, str]:
-        outcomes = {job: node_outcome(self.task_dir, job) for job in ids}
+    def done(self, ids: list[str], dag_file: str) -> dict[str, str]:
+        """The outcomes of the jobs of ``ids`` (nodes of ``dag_file``) that are finished or failed."""
+        outcomes = {job: node_outcome(self.task_dir, job) or self.dead_postjob(job, dag_file) for job in ids}
         return {job: outcome for job, outcome in outcomes.items() if outcome is not None}
+
+    def dead_postjob(self, job_id: str, dag_file: str) -> str | None:
+        """The outcome of a job whose PostJob died on the node's last retry, before it recorded
+        its decision: no PreJob follows to take it, and the DAG runs on, so the stage would wait
+        for the job forever.  PreDAG takes the decision as PreJob would
+        (:func:`engine.crab.ap.prejob.decide_ended`), once DAGMan has logged the POST script's end."""
+        state = load_job_state(self.task_dir, job_id)
+        if state.open_attempt is None or state.open_attempt.dag_retry < self.ad.dag_retries(job_id):
+            return None  # not ended, or a retry's PreJob decides
+        with self.locked():  # the tail stages' PreDAGs run at once: one decides, the others find it decided
+            state = load_job_state(self.task_dir, job_id)
+            if state.open_attempt is not None:
+                decide_ended(self.task_dir, job_id, state, os.path.join(self.task_dir, f"{dag_file}.nodes.log"))
+        return node_outcome(self.task_dir, job_id)
 
     def write_stage(self, dataset: Dataset, jobs: list[JobSplit], dag_text: str) -> None:
         """The stage's job files, its sub-DAG, and last the stage file that says it is split."""
@@ -117,7 +135,7 @@ class PreDag:
 
     def processing(self, completion: int) -> int:
         probes = self.auto["probes"]
-        done = self.done(probes)
+        done = self.done(probes, DAG_FILE)
         if len(done) < completion:
             self.log(f"waiting for the probes: {len(done)} of {completion} done")
             return JobReturnCode.DEFER
@@ -144,7 +162,7 @@ class PreDag:
         if processing is None:
             self.log("the processing stage has not been split")
             return JobReturnCode.DEFER
-        done = self.done(processing)
+        done = self.done(processing, subdag_file(0))
         if len(done) < completion:
             self.log(f"waiting: {len(done)} of {completion} processing jobs done")
             return JobReturnCode.DEFER

@@ -87,6 +87,11 @@ class TaskAd:
             return 1
         return self.max_retries
 
+    def dag_retries(self, job_id: str) -> int:
+        """The node's ``RETRY``: the task's retries, none for a job that runs once.  DAGMan runs no
+        PreJob after the last one, so no retry takes the decision of a PostJob that died there."""
+        return self.max_retries if self.max_executions(job_id) > 1 else 0
+
     def runtime_min(self, job_id: str, runtime_min: int) -> int:
         """A job's max runtime where the task's (or its resubmit's) is ``runtime_min``: a processing
         job's is its target plus CRAB's overhead, within that (crab-spec §4)."""
@@ -175,7 +180,7 @@ def format_dag(ad: TaskAd, jobs: Sequence[JobSplit]) -> str:
             f"SCRIPT DEFER 4 {cooloff} PRE Job{n} {python} -m engine.crab.ap.prejob $RETRY {n} .",
             f"SCRIPT DEFER 4 {defer} POST Job{n} {python} -m engine.crab.ap.postjob $JOBID $RETURN $RETRY "
             f"$MAX_RETRIES {n} .",
-            f"RETRY Job{n} {ad.max_retries if ad.max_executions(n) > 1 else 0} UNLESS-EXIT 2",
+            f"RETRY Job{n} {ad.dag_retries(n)} UNLESS-EXIT 2",
             f'VARS Job{n} count="{n}"',
             f"ABORT-DAG-ON Job{n} 3",
             f"PRE_SKIP Job{n} 5",

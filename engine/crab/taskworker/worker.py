@@ -272,9 +272,9 @@ class TaskWorker:
         """A PostJob killed on its node's last retry fails the node, and DAGMan, with no retry left
         to run PreJob, ends with the job's attempt undecided: its decision is taken here, as PreJob
         takes it on a retry (:func:`engine.crab.ap.prejob.decide_ended`), so that a job that
-        succeeded is finished, not killed, and a rescue DAG does not run it again."""
-        if is_automatic(task.task_dir):  # its sub-DAGs have ended long before; their PreDAGs decide
-            return
+        succeeded is finished, not killed, and a rescue DAG does not run it again.  In an automatic
+        task, PreDAG has decided the probes and processing jobs before it split the next stage
+        (:meth:`engine.crab.ap.predag.PreDag.dead_postjob`); its tail jobs are decided here."""
         for job in job_ids(task.task_dir):
             state = load_job_state(task.task_dir, job)
             if state.open_attempt is None:
