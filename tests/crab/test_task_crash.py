@@ -287,3 +287,45 @@ def test_a_postjob_killed_on_its_nodes_last_retry_in_an_automatic_task_reruns_no
         if j["state"] == "finished" and not j["id"].startswith("0-"):
             counts.update((run, lumi) for run, lumis in j["processed_lumis"].items() for lumi in lumis)
     assert len(counts) == 6000 and set(counts.values()) == {1}, "each lumi once, by one successful job"
+
+
+def test_a_predag_reads_the_nodes_log_once_however_many_postjobs_it_waits_for(tmp_path, monkeypatch):
+    """PreDAG waits for the probes whose PostJobs defer (their outputs in transfer) and decides the
+    one whose PostJob died on its last retry, reading the DAG's nodes log once for them all: it is
+    long for a stage of thousands of jobs, and every tail stage's PreDAG looks again every poll."""
+    from datetime import datetime, timezone
+
+    from engine.crab.ap import predag
+    from engine.crab.taskworker.automatic import AutomaticConfig, probe_split
+    from engine.schedd.local.userlog import JobTerminatedEvent, PostScriptTerminatedEvent, SubmitEvent, UserLog
+
+    dataset = Catalogue(None).load(MC)
+    knobs = AutomaticConfig()
+    probes = probe_split(dataset, knobs, seed="auto")
+    ad = TaskAd(name="240101_000000:alice_crab_auto", user="alice", dataset=MC, max_memory_mb=2000,
+                max_runtime_min=180, num_cores=1, priority=10, site_whitelist=(), site_blacklist=(),
+                storage_site=None, time_scale=100.0, max_retries=1,
+                automatic={"minutes": 180, "config": knobs.crab(), "probes": [j.id for j in probes]})
+    task_dir = str(tmp_path)
+    write_task(task_dir, ad, dataset, probes)
+    now = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    nodes = UserLog(os.path.join(task_dir, "RunJobs.dag.nodes.log"))
+    for cluster, job in enumerate((j.id for j in probes), start=10):
+        assert prejob.main(["0", job, task_dir]) == 0
+        fjr.write_report(os.path.join(task_dir, f"jobReport.json.{job}.0"), fjr.minimal_report(0, "OK", "T2_XX_Local"))
+        events = (SubmitEvent(cluster=cluster, proc=0, time=now, submit_host="<127.0.0.1:9618>",
+                              log_notes=f"DAG Node: Job{job}"),
+                  JobTerminatedEvent(cluster=cluster, proc=0, time=now, return_value=0))
+        UserLog(os.path.join(task_dir, f"job_log.{job}")).write(*events)
+        nodes.write(*events)
+    dead = probes[0].id
+    nodes.write(PostScriptTerminatedEvent(cluster=10, proc=0, time=now, dag_node_name=f"Job{dead}", signal_number=9))
+    reads = []
+    real = htcondor2.JobEventLog
+    monkeypatch.setattr(htcondor2, "JobEventLog", lambda path: reads.append(os.path.basename(path)) or real(path))
+
+    assert len(probes) > 2
+    assert predag.main(["processing", str(len(probes)), "0", task_dir]) == 4  # DEFER: the others wait
+    assert reads.count("RunJobs.dag.nodes.log") == 1
+    assert predag.node_outcome(task_dir, dead) == "finished"
+    assert [predag.node_outcome(task_dir, j.id) for j in probes[1:]] == [None] * (len(probes) - 1)

@@ -132,15 +132,17 @@ def ended_job(task_dir: str, job_id: str) -> tuple[int, int] | None:
     return ended
 
 
-def post_ended(nodes_log: str, node: str, cluster: int) -> bool:
-    """Whether DAGMan has logged in ``nodes_log`` the end of ``node``'s POST script after its job
-    ``cluster``: a PostJob that left its attempt open there died (a deferral logs no end)."""
+def post_ends(nodes_log: str) -> set[tuple[str, int]]:
+    """The (node, job cluster) of every POST script end DAGMan has logged in ``nodes_log``: a
+    PostJob that left its attempt open there died (a deferral logs no end).  One read serves
+    every job of a PreDAG run, since the log of a large stage is long."""
     import htcondor2
 
     if not os.path.exists(nodes_log):
-        return False
-    return any(event.type == htcondor2.JobEventType.POST_SCRIPT_TERMINATED and event.cluster == cluster
-               and event.get("DAGNodeName") == node for event in htcondor2.JobEventLog(nodes_log).events(stop_after=0))
+        return set()
+    events = htcondor2.JobEventLog(nodes_log).events(stop_after=0)
+    return {(event.get("DAGNodeName"), event.cluster) for event in events
+            if event.type == htcondor2.JobEventType.POST_SCRIPT_TERMINATED}
 
 
 if __name__ == "__main__":

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import functools
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Container, Iterator
 from contextlib import contextmanager
 
 from engine.atomic import write_atomically
-from engine.crab.ap import stages
+from engine.crab.ap import postjob, stages
 from engine.crab.ap.prejob import decide_ended
 from engine.crab.ap.retry_policy import JobReturnCode, load_job_state, load_state, state_path
 from engine.crab.ap.stages import stage_jobs
@@ -110,21 +111,23 @@ class PreDag:
 
     def done(self, ids: list[str], dag_file: str) -> dict[str, str]:
         """The outcomes of the jobs of ``ids`` (nodes of ``dag_file``) that are finished or failed."""
-        outcomes = {job: node_outcome(self.task_dir, job) or self.dead_postjob(job, dag_file) for job in ids}
+        post_ends = functools.cache(lambda: postjob.post_ends(os.path.join(self.task_dir, f"{dag_file}.nodes.log")))
+        outcomes = {job: node_outcome(self.task_dir, job) or self.dead_postjob(job, post_ends) for job in ids}
         return {job: outcome for job, outcome in outcomes.items() if outcome is not None}
 
-    def dead_postjob(self, job_id: str, dag_file: str) -> str | None:
+    def dead_postjob(self, job_id: str, post_ends: Callable[[], Container[tuple[str, int]]]) -> str | None:
         """The outcome of a job whose PostJob died on the node's last retry, before it recorded
         its decision: no PreJob follows to take it, and the DAG runs on, so the stage would wait
         for the job forever.  PreDAG takes the decision as PreJob would
-        (:func:`engine.crab.ap.prejob.decide_ended`), once DAGMan has logged the POST script's end."""
+        (:func:`engine.crab.ap.prejob.decide_ended`), once DAGMan has logged the POST script's end
+        (``post_ends``: the DAG's nodes log, read once for all the jobs a run looks at)."""
         state = load_job_state(self.task_dir, job_id)
         if state.open_attempt is None or state.open_attempt.dag_retry < self.ad.dag_retries(job_id):
             return None  # not ended, or a retry's PreJob decides
         with self.locked():  # the tail stages' PreDAGs run at once: one decides, the others find it decided
             state = load_job_state(self.task_dir, job_id)
             if state.open_attempt is not None:
-                decide_ended(self.task_dir, job_id, state, os.path.join(self.task_dir, f"{dag_file}.nodes.log"))
+                decide_ended(self.task_dir, job_id, state, post_ends)
         return node_outcome(self.task_dir, job_id)
 
     def write_stage(self, dataset: Dataset, jobs: list[JobSplit], dag_text: str) -> None:

@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Container
 from dataclasses import replace
 
 from engine.atomic import write_atomically
@@ -116,19 +117,21 @@ def close_undecided(task_dir: str, job_id: str, state: JobState, dag_retry: int)
     return decide_ended(task_dir, job_id, state)
 
 
-def decide_ended(task_dir: str, job_id: str, state: JobState, nodes_log: str | None = None) -> int | None:
+def decide_ended(task_dir: str, job_id: str, state: JobState,
+                 post_ends: Callable[[], Container[tuple[str, int]]] | None = None) -> int | None:
     """The dead PostJob's decision on the open attempt of ``state``, if its job has ended (its
     report is there): also taken once the DAG has ended without retrying the node (the PostJob of
     its last retry killed), and by automatic splitting's PreDAG while the DAG runs on, given the
-    DAG's ``nodes_log``: then only once DAGMan has logged that the POST script of the attempt's
-    job ended.  The decision's status, None if the attempt's job (or its POST) has not ended."""
+    POST script ends DAGMan has logged (``post_ends``, read only if needed): then only once the
+    POST script of the attempt's job is among them.  The decision's status, None if the attempt's
+    job (or its POST) has not ended."""
     current = state.open_attempt
     if current is None or not os.path.exists(os.path.join(task_dir, f"jobReport.json.{job_id}.{current.crab_retry}")):
         return None
     from engine.crab.ap import postjob  # only here: it needs htcondor2, as PostJob does
 
     ended = postjob.ended_job(task_dir, job_id)
-    if ended is None or (nodes_log is not None and not postjob.post_ended(nodes_log, f"Job{job_id}", ended[0])):
+    if ended is None or (post_ends is not None and (f"Job{job_id}", ended[0]) not in post_ends()):
         return None
     print(f"job {job_id}: its PostJob died before it recorded attempt {current.crab_retry}: deciding it now")
     return postjob.close_attempt(task_dir, job_id, state, *ended)
