@@ -116,14 +116,41 @@ def _waiting_for_lock(path: Path) -> list[int]:
     return waiting
 
 
-def test_a_postjob_killed_before_it_decides_does_not_run_its_finished_job_again(tmp_path, state):
-    """kill -9 of a PostJob: DAGMan fails the POST script and retries the node, which ran the job
-    that had succeeded a second time.  Its PreJob now takes the dead PostJob's decision instead,
-    and skips the job (PRE_SKIP)."""
+def _kill_a_blocked_postjob(task_dir: Path, what: str, gate: Path | None = None,
+                            which=lambda job: True) -> str:
+    """kill -9 of a PostJob of the task that is blocked on the site statistics' lock, before it
+    records its decision: the lock is held here (``gate``, if given, is touched once it is, to let
+    the jobs end), and the first blocked PostJob whose job ``which`` accepts is killed.  Returns
+    that job's id."""
     import fcntl
 
     from engine.crab.ap import sites
 
+    lock = Path(sites._statistics_path(str(task_dir)) + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the PostJobs wait here, before they record their decision
+        if gate is not None:
+            gate.touch()
+
+        def blocked_postjob():
+            for pid in _waiting_for_lock(lock):
+                job = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[-3].decode()
+                if which(job):
+                    return pid, job
+            return None
+
+        postjob, job = wait_until(what, blocked_postjob)
+        os.kill(postjob, signal.SIGKILL)
+    finally:
+        os.close(fd)
+    return job
+
+
+def test_a_postjob_killed_before_it_decides_does_not_run_its_finished_job_again(tmp_path, state):
+    """kill -9 of a PostJob: DAGMan fails the POST script and retries the node, which ran the job
+    that had succeeded a second time.  Its PreJob now takes the dead PostJob's decision instead,
+    and skips the job (PRE_SKIP)."""
     runs, gate = tmp_path / "runs.txt", tmp_path / "gate"
     (tmp_path / "run.sh").write_text(f'#!/bin/sh\necho "$1" >> {runs}\nwhile [ ! -e {gate} ]; do sleep 0.1; done\n')
     (tmp_path / "run.sh").chmod(0o755)
@@ -132,16 +159,7 @@ def test_a_postjob_killed_before_it_decides_does_not_run_its_finished_job_again(
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     task_dir = Path(wait_until("the task's DAG", lambda: (lambda s: s["status"] == "SUBMITTED" and s)(
         task_status(state, "postkill", tmp_path)))["task_dir"])
-    lock = Path(sites._statistics_path(str(task_dir)) + ".lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # the PostJobs wait here, before they record their decision
-        gate.touch()
-        postjob = wait_until("a PostJob blocked before its decision", lambda: _waiting_for_lock(lock))[0]
-        job = Path(f"/proc/{postjob}/cmdline").read_bytes().split(b"\0")[-3].decode()
-        os.kill(postjob, signal.SIGKILL)
-    finally:
-        os.close(fd)
+    job = _kill_a_blocked_postjob(task_dir, "a PostJob blocked before its decision", gate)
 
     done = wait_status(state, "postkill", tmp_path, "COMPLETED")
     assert sorted(runs.read_text().split()) == ["1", "2"], "each job ran once"
@@ -173,10 +191,6 @@ def test_a_postjob_killed_on_its_nodes_last_retry_leaves_its_job_finished_and_ne
     fails its node and ends the DAG, with no PreJob left to take the decision: the job that
     succeeded must read finished, not killed, and the rescue DAG of a resubmit of the job that
     failed for good must not run it again (PRE_SKIP)."""
-    import fcntl
-
-    from engine.crab.ap import sites
-
     Path(state.taskworker_config).write_text("[TaskWorker]\nnumAutomJobRetries = 1\n")
     runs, gate = tmp_path / "runs.txt", tmp_path / "gate"
     (tmp_path / "run.sh").write_text(f'#!/bin/sh\necho "$1" >> {runs}\n'
@@ -188,16 +202,7 @@ def test_a_postjob_killed_on_its_nodes_last_retry_leaves_its_job_finished_and_ne
     task_dir = Path(wait_until("job 2 failed for good", lambda: (lambda s: any(
         j["id"] == "2" and j["state"] == "failed" for j in s["jobs"]) and s)(
         task_status(state, "lastpost", tmp_path)))["task_dir"])
-    lock = Path(sites._statistics_path(str(task_dir)) + ".lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # the PostJobs wait here, before they record their decision
-        gate.touch()
-        postjob = wait_until("a PostJob blocked before its decision", lambda: _waiting_for_lock(lock))[0]
-        job = Path(f"/proc/{postjob}/cmdline").read_bytes().split(b"\0")[-3].decode()
-        os.kill(postjob, signal.SIGKILL)
-    finally:
-        os.close(fd)
+    job = _kill_a_blocked_postjob(task_dir, "a PostJob blocked before its decision", gate)
 
     failed = wait_status(state, "lastpost", tmp_path, "FAILED")
     assert f"POST Script of node Job{job} died on signal 9" in (task_dir / "RunJobs.dag.dagman.out").read_text()
@@ -228,10 +233,8 @@ def test_a_postjob_killed_on_its_nodes_last_retry_in_an_automatic_task_reruns_no
     take the decision, while the task's DAG runs on: a probe's or processing job's is taken by the
     PreDAG of the next stage (it waited for the job forever), a tail job's by the task worker once
     DAGMan has left (the task FAILED).  The job reads finished, and no tail job processes its lumis again."""
-    import fcntl
     from collections import Counter
 
-    from engine.crab.ap import sites
     from engine.crab.ap.stages import read_estimate, stage_jobs
 
     killed, split_stage, dag = STAGES[stage]
@@ -257,22 +260,7 @@ def test_a_postjob_killed_on_its_nodes_last_retry_in_an_automatic_task_reruns_no
         task_status(state, name, tmp_path)))["task_dir"])
     if split_stage is not None:
         wait_until(f"stage {split_stage} split", lambda: stage_jobs(str(task_dir), split_stage), timeout=300)
-    lock = Path(sites._statistics_path(str(task_dir)) + ".lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # the PostJobs wait here, before they record their decision
-
-        def blocked_postjob():
-            for pid in _waiting_for_lock(lock):
-                job = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[-3].decode()
-                if killed(job):
-                    return pid, job
-            return None
-
-        postjob, job = wait_until(f"a {stage} job's PostJob blocked before its decision", blocked_postjob)
-        os.kill(postjob, signal.SIGKILL)
-    finally:
-        os.close(fd)
+    job = _kill_a_blocked_postjob(task_dir, f"a {stage} job's PostJob blocked before its decision", which=killed)
 
     done = wait_status(state, name, tmp_path, "COMPLETED", timeout=600)
     assert f"POST Script of node Job{job} died on signal 9" in (task_dir / f"{dag}.dagman.out").read_text()
