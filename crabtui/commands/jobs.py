@@ -805,6 +805,11 @@ def _failed_one(action: JobAction, job: str, verb: str, result, client) -> str:
         # A pool's schedd releases only the held jobs a constraint matches, and counts none of the
         # others: a job that is there, but not held, is what condor_release by id calls bad status.
         kinds = ["bad_status"]
+    if not kinds and action is JobAction.Hold and client.query_values(f"{_job_constraint(job)} && JobStatus == 4",
+                                                                      ["JobStatus"]):
+        # A completed job left in the queue (leave_in_queue): 23.9.6's schedd refuses to hold it,
+        # counting it nowhere, and condor_hold calls that a denied permission.
+        kinds = ["permission_denied"]
     for kind in kinds:
         text = _FAILED_ONE[kind]
         text = text.get(action, "Invalid result for job {}") if isinstance(text, dict) else text

@@ -42,6 +42,7 @@ from datetime import datetime
 import classad2
 
 from engine.schedd.api import (
+    HOLD_CODE_JOB_DURATION,
     HOLD_CODE_JOB_POLICY,
     HOLD_CODE_USER,
     ActResult,
@@ -320,8 +321,9 @@ class LocalSchedd:
                         self._resume(ad, record)
                         continue
                 self._no_starter(ad)
-            removed = [ad for key, ad in self.jobs.items()
-                       if ad["JobStatus"] == JobStatus.REMOVED and key not in self.running]
+            removed = [ad for key, ad in self.jobs.items()  # not those left in the queue once gone
+                       if ad["JobStatus"] == JobStatus.REMOVED and key not in self.running
+                       and "JobFinishedHookDone" not in ad]
             for ad in removed:
                 self._leave_queue(ad)
         self._sweep_spool()
@@ -793,6 +795,10 @@ class LocalSchedd:
                  "GPUs": 0, "Memory": ad.get("RequestMemory", 0)} if slot else {}
         self._log(ad, ExecuteEvent, when=start, execute_host=self.host, slot_name=slot, props=props)
         self._save([ad])
+        duration = _float(_eval(ad, "AllowedJobDuration"))
+        if duration is not None and self.loop is not None:  # the shadow's timer, not the periodic policy's
+            self.loop.call_later(max(0.0, ad.get("ShadowBday", start) + duration - self.clock()),
+                                 self._duration_check, key)
 
     def _start_failed(self, key: JobId, message: str, hold_code: tuple[int, int]) -> None:
         """Inside a unit: the starter could not start the job, which is held with its message."""
@@ -1011,12 +1017,17 @@ class LocalSchedd:
             self._log(ad, JobHeldEvent, when=when, **held)
 
     def _leave_queue(self, ad: classad2.ClassAd) -> None:
-        """Inside a unit: a completed or removed job moves to the history."""
+        """Inside a unit: a completed or removed job moves to the history, unless its
+        ``LeaveJobInQueue`` (leave_in_queue) is true: it stays, status C or X, as 23.9.6 keeps it
+        (``JobStatus == 4``: a completed job stays until condor_rm)."""
         key = job_id(ad)
         now = int(self.clock())
         if ad["JobStatus"] == JobStatus.REMOVED:
             self._log(ad, JobAbortedEvent, reason=ad.get("RemoveReason", ""))
         ad["JobFinishedHookDone"] = now
+        if _eval(ad, "LeaveJobInQueue") is True:
+            self._save([ad])
+            return
         self._retired.append((*key, now, str(ad)))
         del self.jobs[key]
         self.texts.pop(key, None)
@@ -1066,11 +1077,17 @@ class LocalSchedd:
         finally:
             self._fast_timer = self.loop.call_later(delay, self._fast_tick)
 
+    def _duration_check(self, key: JobId) -> None:
+        ad = self.jobs.get(key)
+        if ad is not None and ad["JobStatus"] == JobStatus.RUNNING:
+            self.periodic({key: ad})
+
     def periodic(self, only: dict[JobId, classad2.ClassAd] | None = None) -> None:
         """Measure running jobs' memory, then apply the periodic policy as HTCondor's
         ``UserPolicy::AnalyzePolicy`` does: PeriodicHold (a job neither held nor completed), then
         PeriodicRelease (a held job, unless a user held it), then PeriodicRemove; the first that
-        is true acts.  A removal's reason is the job's PeriodicRemoveReason where it has one.
+        is true acts, after the AllowedJobDuration of a running job, which comes before them all.
+        A removal's reason is the job's PeriodicRemoveReason where it has one.
         ``only``: these jobs, not every job.
 
         Scheduler-universe jobs (DAGMan) are not measured: HTCondor runs them without a starter,
@@ -1093,12 +1110,16 @@ class LocalSchedd:
                               resident_set_size=rss)
             if changed:
                 self._save(changed)
-            remove, hold, release = [], [], []
+            remove, hold, release, overtime = [], [], [], []
+            now = self.clock()
             for ad in list(jobs.values()):
                 status = ad["JobStatus"]
                 if status == JobStatus.REMOVED:
                     continue
-                if status not in (JobStatus.HELD, JobStatus.COMPLETED) and _eval(ad, "PeriodicHold") is True:
+                duration = _float(_eval(ad, "AllowedJobDuration")) if status == JobStatus.RUNNING else None
+                if duration is not None and now - ad.get("ShadowBday", now) >= duration:
+                    overtime.append(ad)
+                elif status not in (JobStatus.HELD, JobStatus.COMPLETED) and _eval(ad, "PeriodicHold") is True:
                     hold.append(ad)
                 elif (status == JobStatus.HELD and ad.get("HoldReasonCode") != HOLD_CODE_USER
                       and _eval(ad, "PeriodicRelease") is True):
@@ -1114,7 +1135,11 @@ class LocalSchedd:
             for ad in release:
                 expr = _policy_text(ad, "PeriodicRelease")
                 self._release([ad], f"The job attribute PeriodicRelease expression '{expr}' evaluated to TRUE")
-            if remove or hold or release:
+            for ad in overtime:
+                allowed = int(_eval(ad, "AllowedJobDuration"))
+                self._hold([ad], f"The job exceeded allowed job duration of {_time_short(allowed)}",
+                           HOLD_CODE_JOB_DURATION, 0)
+            if remove or hold or release or overtime:
                 self.schedule()
 
     # ------------------------------------------------------------------ helpers
@@ -1179,6 +1204,8 @@ class LocalSchedd:
     def _refusal(action: JobAction, ad: classad2.ClassAd) -> tuple[str, str] | None:
         """Why a job cannot take the action, as (the schedd's result kind, a sentence)."""
         status = JobStatus(ad["JobStatus"])
+        if action is JobAction.Hold and status == JobStatus.COMPLETED:  # left in the queue: 23.9.6 counts it nowhere
+            return "completed", "cannot hold a job that is completed"
         if action is JobAction.Hold and status in (JobStatus.HELD, JobStatus.REMOVED):
             kind = "already_done" if status == JobStatus.HELD else "bad_status"
             return kind, f"cannot hold a job that is {status.name.lower()}"
@@ -1216,9 +1243,20 @@ def _policy_text(ad: classad2.ClassAd, attr: str) -> str:
 
 
 def _held_by_policy(ad: classad2.ClassAd) -> bool:
-    """A job held by its periodic_hold: while it runs, HTCondor's shadow holds it, logging the
-    hold at once and no JOB_EVICTED (on_exit_hold holds a job that has already exited)."""
-    return ad["JobStatus"] == JobStatus.HELD and ad.get("HoldReasonCode") == HOLD_CODE_JOB_POLICY
+    """A job held by its periodic_hold or allowed_job_duration: while it runs, HTCondor's shadow
+    holds it, logging the hold at once and no JOB_EVICTED (on_exit_hold holds a job that has
+    already exited)."""
+    return ad["JobStatus"] == JobStatus.HELD and ad.get("HoldReasonCode") in (HOLD_CODE_JOB_POLICY,
+                                                                               HOLD_CODE_JOB_DURATION)
+
+
+def _time_short(seconds: int) -> str:
+    """HTCondor's format_time_short: ``d+hh:mm:ss`` without its leading zeros, down to ``mm:ss``
+    (``00:05``, ``1:00:00``, ``1+00:00:00``)."""
+    days, rest = divmod(seconds, 86400)
+    text = f"{days:3d}+{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+    stripped = text.lstrip(" 0+")
+    return stripped[1:] if stripped.startswith(":") else stripped
 
 
 def _held_fields(ad: classad2.ClassAd) -> dict:

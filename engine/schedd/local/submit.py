@@ -48,6 +48,8 @@ _EXPRESSIONS = {
     "on_exit_hold_subcode": "OnExitHoldSubCode",
     "periodic_hold_reason": "PeriodicHoldReason",  # expressions too, as HTCondor's AssignJobExpr
     "on_exit_hold_reason": "OnExitHoldReason",
+    "leave_in_queue": "LeaveJobInQueue",
+    "allowed_job_duration": "AllowedJobDuration",
 }
 # Commands copied as strings.
 _STRINGS = {
@@ -788,8 +790,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     if hold is not None and _submit_bool(hold, at("hold"), "hold"):
         ad["JobStatus"] = int(JobStatus.HELD)
         ad["HoldReason"] = "submitted on hold at user's request"
-        ad["HoldReasonCode"] = HOLD_CODE_SUBMITTED_ON_HOLD
-        ad["HoldReasonSubCode"] = 0
+        ad["HoldReasonCode"] = HOLD_CODE_SUBMITTED_ON_HOLD  # and no HoldReasonSubCode, as condor_submit 23.9.6
     return ad
 
 

@@ -1,0 +1,100 @@
+"""Run-time policy of submit files written as the HTCondor manual writes them, followed over the
+job's life: each test's expected events, attributes and tool answers are those the HTCondor
+23.9.6 test pool gave for the same file (condor_submit, condor_hold, condor_rm, condor_history).
+"""
+
+from __future__ import annotations
+
+from htcondor2 import JobEventType as ET
+
+from schedd_harness import EventReader, types_for
+from engine.schedd.api import JobStatus
+
+
+def test_leave_in_queue_keeps_a_completed_job_until_condor_rm(schedd):
+    """``leave_in_queue = JobStatus == 4``: the pool keeps the job, status C, after its
+    JOB_TERMINATED; condor_hold refuses it ("Permission denied", exit 1, every total 0) and
+    condor_rm moves it to the history, removed, with a JOB_ABORTED after its JOB_TERMINATED."""
+    cluster = schedd.submit("""
+        executable = /bin/true
+        log = leave.log
+        leave_in_queue = JobStatus == 4
+        queue
+        """).cluster
+    job = f"{cluster}.0"
+    log = EventReader(schedd.work / "leave.log")
+    log.wait_type(ET.JOB_TERMINATED, job)
+    ad = schedd.wait_status(job, JobStatus.COMPLETED)
+    assert ad["ExitCode"] == 0 and "CompletionDate" in ad
+    assert "1 completed" in schedd.cli("q", "-totals").stdout
+
+    held = schedd.cli("hold", job)
+    assert (held.returncode, held.stderr.strip()) == (1, f"Permission denied to hold job {job}")
+    totals = schedd.cli("hold", "-totals", job)
+    assert totals.stdout.strip() == ("0 Succeeded, 0 Failed, 0 Not Found, 0 Bad Status, 0 Already Done, "
+                                     "0 Permission Denied")
+    assert schedd.job(job)["JobStatus"] == JobStatus.COMPLETED
+
+    removed = schedd.cli("rm", str(cluster))
+    assert removed.returncode == 0, removed.stderr
+    log.wait_type(ET.JOB_ABORTED, job)
+    history = schedd.wait_history(job)
+    assert history["JobStatus"] == JobStatus.REMOVED
+    assert history["CompletionDate"] == ad["CompletionDate"]
+    assert types_for(log.all(), job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_TERMINATED, ET.JOB_ABORTED]
+
+
+def test_leave_in_queue_true_keeps_a_removed_job_too(schedd):
+    """``leave_in_queue = true``: condor_rm logs the JOB_ABORTED but the job stays, status X; a
+    second condor_rm fails ("Couldn't find/remove all jobs in cluster N", exit 1). The next
+    schedd does not abort it again."""
+    cluster = schedd.submit("""
+        executable = /bin/sleep
+        arguments = 600
+        log = kept.log
+        leave_in_queue = true
+        queue
+        """).cluster
+    job = f"{cluster}.0"
+    schedd.wait_running(job)
+    assert schedd.cli("rm", str(cluster)).returncode == 0
+    log = EventReader(schedd.work / "kept.log")
+    log.wait_type(ET.JOB_ABORTED, job)
+    assert schedd.job(job)["JobStatus"] == JobStatus.REMOVED
+    again = schedd.cli("rm", str(cluster))
+    assert (again.returncode, again.stderr.strip()) == (1, f"Couldn't find/remove all jobs in cluster {cluster}")
+    schedd.stop()
+    assert schedd.job(job)["JobStatus"] == JobStatus.REMOVED
+    assert types_for(log.all(), job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_ABORTED]
+
+
+def test_allowed_job_duration_holds_a_job_that_runs_too_long(schedd):
+    """``allowed_job_duration = 1``: the shadow holds the running job, code 46, subcode 0, with
+    HTCondor's short time in the reason, and logs the hold without a JOB_EVICTED."""
+    cluster = schedd.submit("""
+        executable = /bin/sleep
+        arguments = 600
+        log = duration.log
+        allowed_job_duration = 1
+        queue
+        """).cluster
+    job = f"{cluster}.0"
+    log = EventReader(schedd.work / "duration.log")
+    held = log.wait_type(ET.JOB_HELD, job)
+    assert (held["HoldReasonCode"], held["HoldReasonSubCode"], held["HoldReason"]) == \
+        (46, 0, "The job exceeded allowed job duration of 00:01")
+    ad = schedd.wait_status(job, JobStatus.HELD)
+    assert (ad["HoldReasonCode"], ad["AllowedJobDuration"]) == (46, 1)
+    assert types_for(log.all(), job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD]
+
+
+def test_hold_true_has_no_hold_subcode(schedd):
+    """``hold = true``: HoldReasonCode 15 and no HoldReasonSubCode, as condor_submit 23.9.6 queues it
+    (``condor_q -af HoldReasonSubCode`` says undefined)."""
+    cluster = schedd.submit("""
+        executable = /bin/true
+        hold = true
+        queue
+        """).cluster
+    out = schedd.cli("q", f"{cluster}.0", "-af", "HoldReasonCode", "HoldReasonSubCode")
+    assert out.stdout.split() == ["15", "undefined"]
