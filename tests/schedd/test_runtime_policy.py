@@ -98,3 +98,41 @@ def test_hold_true_has_no_hold_subcode(schedd):
         """).cluster
     out = schedd.cli("q", f"{cluster}.0", "-af", "HoldReasonCode", "HoldReasonSubCode")
     assert out.stdout.split() == ["15", "undefined"]
+
+
+def test_a_job_held_while_it_runs_keeps_how_it_ended(schedd):
+    """condor_hold of running jobs: the pool records how each process ended once it is stopped,
+    /bin/sleep by SIGTERM (ExitBySignal true, ExitSignal 15, no ExitCode) and a script that traps
+    TERM with its exit code (143, ExitBySignal false); condor_rm keeps them in the history.  Before
+    any run, ExitBySignal is false and ExitStatus 0, as condor_submit sets them."""
+    schedd.write("trap.sh", """
+        #!/bin/sh
+        trap 'exit 143' TERM
+        sleep 600 &
+        wait $!
+        """, executable=True)
+    cluster = schedd.submit("""
+        log = vac.log
+        executable = /bin/sleep
+        arguments = 600
+        queue
+        """).cluster
+    other = schedd.submit("""
+        log = vac.log
+        executable = trap.sh
+        queue
+        """, name="trap.sub").cluster
+    sleeper, trapper = f"{cluster}.0", f"{other}.0"
+    out = schedd.cli("q", sleeper, "-af", "ExitBySignal", "ExitStatus", "ExitCode")
+    assert out.stdout.split() == ["false", "0", "undefined"]
+    schedd.wait_running(sleeper)
+    schedd.wait_running(trapper)
+    assert schedd.cli("hold", sleeper, trapper).returncode == 0
+    log = EventReader(schedd.work / "vac.log")
+    log.wait_type(ET.JOB_HELD, sleeper)
+    log.wait_type(ET.JOB_HELD, trapper)
+    assert schedd.cli("rm", str(cluster), str(other)).returncode == 0
+    by_signal = schedd.wait_history(sleeper)
+    assert (by_signal["ExitBySignal"], by_signal["ExitSignal"], "ExitCode" in by_signal) == (True, 15, False)
+    trapped = schedd.wait_history(trapper)
+    assert (trapped["ExitBySignal"], trapped["ExitCode"], trapped["NumJobCompletions"]) == (False, 143, 0)

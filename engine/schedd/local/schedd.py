@@ -845,6 +845,8 @@ class LocalSchedd:
             return
         cpu = exit.user_cpu + exit.system_cpu
         self._account(ad, exit, proc)
+        if ad["JobStatus"] != JobStatus.RUNNING and ad["JobUniverse"] not in SLOTLESS_UNIVERSES:
+            _exit_status(ad, exit.status)  # held or removed while it ran: the shadow records its end too
         if key in self._vacating:
             self._vacated(ad, Rusage(exit.user_cpu, exit.system_cpu), exit.wall, cpu, exit.end_time)
         if ad["JobStatus"] == JobStatus.REMOVED:
@@ -878,15 +880,8 @@ class LocalSchedd:
     def _exited(self, ad: classad2.ClassAd, exit: starter.Exit) -> None:
         """The job ended of its own accord: OnExitHold, else OnExitRemove decides, as the schedd's
         policy does; the times are the starter's, also for an exit collected after a restart."""
-        status = exit.status
         now = int(exit.end_time)
-        signalled = os.WIFSIGNALED(status)
-        ad["ExitBySignal"] = signalled
-        if signalled:
-            ad["ExitSignal"] = os.WTERMSIG(status)
-            ad.pop("ExitCode", None)
-        else:
-            ad["ExitCode"] = os.WEXITSTATUS(status)
+        signalled = _exit_status(ad, exit.status)
         ad["NumJobCompletions"] = ad.get("NumJobCompletions", 0) + 1
         ad["LastJobStatus"] = int(JobStatus.RUNNING)
         run_usage = Rusage(exit.user_cpu, exit.system_cpu)
@@ -1257,6 +1252,19 @@ def _time_short(seconds: int) -> str:
     text = f"{days:3d}+{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
     stripped = text.lstrip(" 0+")
     return stripped[1:] if stripped.startswith(":") else stripped
+
+
+def _exit_status(ad: classad2.ClassAd, status: int) -> bool:
+    """Record how the job's process ended (ExitBySignal, then ExitSignal or ExitCode); whether a
+    signal ended it."""
+    signalled = os.WIFSIGNALED(status)
+    ad["ExitBySignal"] = signalled
+    if signalled:
+        ad["ExitSignal"] = os.WTERMSIG(status)
+        ad.pop("ExitCode", None)
+    else:
+        ad["ExitCode"] = os.WEXITSTATUS(status)
+    return signalled
 
 
 def _held_fields(ad: classad2.ClassAd) -> dict:

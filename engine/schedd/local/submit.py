@@ -748,6 +748,8 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     ad["Rank"] = 0.0
     ad["OnExitRemove"] = True
     ad["OnExitHold"] = False
+    ad["ExitBySignal"] = False  # set before any run, as condor_submit 23.9.6 sets them
+    ad["ExitStatus"] = 0
     ad["PeriodicHold"] = False
     ad["PeriodicRelease"] = False
     ad["PeriodicRemove"] = False
