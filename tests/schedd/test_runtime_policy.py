@@ -136,3 +136,20 @@ def test_a_job_held_while_it_runs_keeps_how_it_ended(schedd):
     assert (by_signal["ExitBySignal"], by_signal["ExitSignal"], "ExitCode" in by_signal) == (True, 15, False)
     trapped = schedd.wait_history(trapper)
     assert (trapped["ExitBySignal"], trapped["ExitCode"], trapped["NumJobCompletions"]) == (False, 143, 0)
+
+
+def test_max_materialize_says_every_job_is_queued_now(schedd):
+    """``max_materialize = 2`` with ``queue 4``: the pool makes a factory (CLUSTER_SUBMIT) and two
+    jobs at a time; the embedded schedd queues the four now, and says so on stderr."""
+    schedd.write("mat.sub", """
+        executable = /bin/true
+        log = mat.log
+        max_materialize = 2
+        queue 4
+        """)
+    result = schedd.cli("job", "submit", "mat.sub")
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[-1] == "4 job(s) submitted to cluster 1."
+    assert result.stderr.splitlines() == [
+        "WARNING: max_materialize = 2: the embedded schedd has no late materialization; it queues every job now "
+        "(no CLUSTER_SUBMIT event), and its pool runs as many at a time as it has slots"]

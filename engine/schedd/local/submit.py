@@ -213,6 +213,25 @@ def requirements_warnings(description: SubmitDescription) -> list[str]:
         ([f"WARNING: your {said.format('Memory', 'memory')}"] if "memory" in named else [])
 
 
+_LATE_MATERIALIZATION = ("max_materialize", "max_idle", "materialize_max_idle", "jobmaterializelimit",
+                         "jobmaterializemaxidle")
+
+
+def late_materialization_warning(description: SubmitDescription) -> str | None:
+    """A line for a description that asks for late materialization (max_materialize, max_idle):
+    a pool's schedd queues a factory and its jobs a few at a time (CLUSTER_SUBMIT, then each
+    job's SUBMIT as it is made); the embedded schedd has no factory and queues every job now."""
+    try:
+        submit = parse_description(description)
+    except SubmitError:
+        return None
+    for key in submit.keys():
+        if key.lower() in _LATE_MATERIALIZATION:
+            return (f"WARNING: {key} = {submit[key]}: the embedded schedd has no late materialization; it queues "
+                    "every job now (no CLUSTER_SUBMIT event), and its pool runs as many at a time as it has slots")
+    return None
+
+
 def queue_statements(text: str) -> list[str]:
     """One text per queue statement, for a description with several (deprecated in 23.9.6, still
     read): each holds every command above its statement, as condor_submit's macro table does
