@@ -188,6 +188,17 @@ queue
         assert ad.eval("Answer") == 42
         assert "stringListMember" in str(ad.lookup("Requirements"))
 
+    def test_priority_and_max_retries_are_evaluated_as_condor_submit_does(self, tmp_path):
+        """The test pool's condor_submit -dry-run: ``priority = $(Process) * 10 - 5`` gives JobPrio
+        -5, 5 and 15, ``2.5`` gives 2, ``true`` 1, ``max_retries = 1 + 2`` 3; ``abc`` is refused."""
+        ads = build("executable = /bin/true\npriority = $(Process) * 10 - 5\nmax_retries = 1 + 2\nqueue 3\n",
+                    tmp_path)
+        assert [(ad["JobPrio"], ad["JobMaxRetries"]) for ad in ads] == [(-5, 3), (5, 3), (15, 3)]
+        assert [build(f"executable = /bin/true\npriority = {value}\nqueue\n", tmp_path)[0]["JobPrio"]
+                for value in ("2.5", "true")] == [2, 1]
+        with pytest.raises(SubmitError, match=r"job.sub:2: priority: expected a whole number .* got 'abc'"):
+            build("executable = /bin/true\npriority = abc\nqueue\n", tmp_path)
+
     def test_hold_true(self, tmp_path):
         (ad,) = build("executable = /bin/true\nhold = true\nqueue\n", tmp_path)
         assert ad["JobStatus"] == JobStatus.HELD

@@ -14,6 +14,7 @@ import dataclasses
 import difflib
 import fnmatch
 import getpass
+import math
 import os
 import re
 import sys
@@ -641,8 +642,17 @@ def _get(submit: htcondor2.Submit, keys: dict[str, str], where: str, *names: str
     return None
 
 
-def _integer(value: str, where: str, key: str, what: str, low: int) -> int:
-    """A command's whole-number value, from ``low`` to 2**31-1; SubmitError otherwise."""
+def _integer(value: str, where: str, key: str, what: str, low: int, evaluate: bool = False) -> int:
+    """A command's whole-number value, from ``low`` to 2**31-1; SubmitError otherwise.
+    ``evaluate``: a command condor_submit 23.9.6 evaluates as an expression first
+    (``priority = $(Process) * 10 - 5`` is -5, 5, 15; ``priority = 2.5`` is 2)."""
+    if evaluate and not re.fullmatch(r"\s*[+-]?[0-9]+\s*", value):
+        try:
+            number = classad2.ExprTree(value).eval()
+        except Exception:
+            number = None
+        if type(number) in (int, float, bool) and math.isfinite(number):  # not undefined (a Value), true is 1
+            value = str(int(number))
     if re.fullmatch(r"[+-]?[0-9]{1,10}", value) and low <= int(value) <= _INT32:
         return int(value)
     bounds = f"from {low} to {_INT32}" if low else f"up to {_INT32}"
@@ -757,7 +767,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     ad["RequestDisk"] = _size(disk, at("request_disk"), "request_disk", 1024) if disk else DEFAULT_REQUEST_DISK_KB
     _custom_requests(keys, get, at)
     ad["JobPrio"] = _integer(get("priority") or "0", at("priority"), "priority", "a priority, higher runs first",
-                             -_INT32)
+                             -_INT32, evaluate=True)
     notification = (get("notification") or "never").strip().lower()
     if notification not in _NOTIFICATIONS:
         raise SubmitError(f"{at('notification')}: notification: must be 'Never', 'Always', 'Complete', 'Start', "
@@ -896,7 +906,8 @@ def _retries(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) ->
     retries, until, success = get("max_retries"), get("retry_until"), get("success_exit_code")
     if retries is None and until is None and success is None:
         return
-    ad["JobMaxRetries"] = _integer(retries or "2", at("max_retries"), "max_retries", "a number of retries", 0)
+    ad["JobMaxRetries"] = _integer(retries or "2", at("max_retries"), "max_retries", "a number of retries", 0,
+                                 evaluate=True)
     clauses = ["NumJobCompletions > JobMaxRetries"]
     if success is None:
         clauses.append("ExitCode =?= 0")
