@@ -153,3 +153,27 @@ def test_max_materialize_says_every_job_is_queued_now(schedd):
     assert result.stderr.splitlines() == [
         "WARNING: max_materialize = 2: the embedded schedd has no late materialization; it queues every job now "
         "(no CLUSTER_SUBMIT event), and its pool runs as many at a time as it has slots"]
+
+
+def test_job_max_vacate_time_shorter_than_the_machines_is_the_grace(schedd, monkeypatch):
+    """``job_max_vacate_time = 1`` for a job that ignores SIGTERM, on a machine whose vacate time is
+    600 s: condor_rm kills it with SIGKILL after the job's second, not the machine's ten minutes
+    (the pool: removed 3.6 s after condor_rm with 3, history ExitBySignal true, ExitSignal 9)."""
+    monkeypatch.setenv("CRABTUI_JOB_MAX_VACATE_TIME", "600")  # the machine's; read as the daemon starts
+    schedd.write("ignore.sh", """
+        #!/bin/sh
+        trap '' TERM
+        sleep 600
+        """, executable=True)
+    cluster = schedd.submit("""
+        executable = ignore.sh
+        log = vt.log
+        job_max_vacate_time = 1
+        queue
+        """).cluster
+    job = f"{cluster}.0"
+    schedd.wait_running(job)
+    assert schedd.cli("rm", job).returncode == 0
+    EventReader(schedd.work / "vt.log").wait_type(ET.JOB_ABORTED, job)
+    ad = schedd.wait_history(job)
+    assert (ad["JobMaxVacateTime"], ad["ExitBySignal"], ad["ExitSignal"]) == (1, True, 9)

@@ -709,7 +709,7 @@ class LocalSchedd:
                 machine_ad = self._machine_ads.get(slot.name)
                 if machine_ad is None:
                     machine_ad = self._machine_ads[slot.name] = shadow.ad_file_text(slot.ad)
-            grace = None if ad["JobUniverse"] == UNIVERSE_SCHEDULER else self.vacate_time
+            grace = None if ad["JobUniverse"] == UNIVERSE_SCHEDULER else _vacate_time(ad, self.vacate_time)
             requests.append(shadow.request(ad, proc.record, self._ad_file(key), machine_ad,
                                            self.job_umask, grace, self.job_tools, slot.name if slot else None))
         if requests:
@@ -1252,6 +1252,15 @@ def _time_short(seconds: int) -> str:
     text = f"{days:3d}+{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
     stripped = text.lstrip(" 0+")
     return stripped[1:] if stripped.startswith(":") else stripped
+
+
+def _vacate_time(ad: classad2.ClassAd, machine: float) -> float:
+    """Seconds from the kill signal to SIGKILL: the job's JobMaxVacateTime (job_max_vacate_time)
+    where it is shorter than the machine's, as HTCondor's starter takes the smaller of the two."""
+    job = _eval(ad, "JobMaxVacateTime")
+    if type(job) in (int, float) and job >= 0:
+        return min(machine, float(job))
+    return machine
 
 
 def _exit_status(ad: classad2.ClassAd, status: int) -> bool:

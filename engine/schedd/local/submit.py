@@ -51,6 +51,10 @@ _EXPRESSIONS = {
     "on_exit_hold_reason": "OnExitHoldReason",
     "leave_in_queue": "LeaveJobInQueue",
     "allowed_job_duration": "AllowedJobDuration",
+    "allowed_execute_duration": "AllowedExecuteDuration",  # recorded; 23.9.6 did not hold a job for it
+    "job_max_vacate_time": "JobMaxVacateTime",
+    "next_job_start_delay": "NextJobStartDelay",  # recorded, not enforced
+    "coresize": "CoreSize",
 }
 # Commands copied as strings.
 _STRINGS = {
@@ -777,6 +781,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     ad["Rank"] = 0.0
     ad["OnExitRemove"] = True
     ad["OnExitHold"] = False
+    ad["LeaveJobInQueue"] = False
     ad["ExitBySignal"] = False  # set before any run, as condor_submit 23.9.6 sets them
     ad["ExitStatus"] = 0
     ad["PeriodicHold"] = False
