@@ -137,6 +137,18 @@ class TestCommands:
         with pytest.raises(SubmitError, match=r"job\.sub:2: include: can't open file nope\.inc: No such file"):
             build("executable = /bin/true\ninclude : nope.inc\nqueue\n", tmp_path)
 
+    def test_an_include_command_whose_output_is_refused_is_named_with_its_line(self, tmp_path, monkeypatch):
+        """condor_submit runs the command without a shell: ``echo "MY.X = 1"`` prints the quotes,
+        which the pool's condor_submit refuses ("Illegal Identifier"), in both spellings; the
+        unquoted one sets X."""
+        monkeypatch.chdir(tmp_path)
+        (ad,) = build("executable = /bin/true\ninclude command : echo MY.X = 1\nqueue\n", tmp_path)
+        assert ad["X"] == 1
+        for line in ('include command : echo "MY.X = 1"', 'include : echo "MY.X = 1" |'):
+            with pytest.raises(SubmitError, match=r"job\.sub:2: include command: the submit language parser refused "
+                                                  r"what 'echo \"MY\.X = 1\"' printed; run it"):
+                build(f"executable = /bin/true\n{line}\nqueue\n", tmp_path)
+
     def test_arguments_both_syntaxes(self, tmp_path):
         (new,) = build("""executable = /bin/echo\narguments = "one 'two words' ""q"" 'it''s'"\nqueue\n""", tmp_path)
         (old,) = build("executable = /bin/echo\narguments = one  two\tthree\nqueue\n", tmp_path)

@@ -469,10 +469,20 @@ def _check_conditionals(text: str, where: str) -> None:
 
 def _include_error(text: str, where: str) -> str | None:
     """What condor_submit says of an ``include : FILE`` it cannot open (the bindings say only
-    "parse_up_to_q_line() failed"); FILE is relative to the directory submitted from, as there."""
-    for lineno, line in enumerate(text.splitlines(), 1):
+    "parse_up_to_q_line() failed"); FILE is relative to the directory submitted from, as there.
+    Of an ``include command`` the parser refused: which command's output to check."""
+    lines = text.splitlines()
+    for lineno, line in enumerate(lines, 1):
+        command = re.match(r"\s*include\s+command\s*:\s*(\S.*?)\s*\|?\s*$|\s*include\s*:\s*(\S.*?)\s*\|\s*$", line,
+                           re.IGNORECASE)
+        if command and not _parses("\n".join(lines[:lineno - 1] + [""] + lines[lineno:]) + "\n"):
+            continue  # the description fails without the command too
+        if command:  # include command : CMD, or include : CMD |, runs CMD
+            return (f"{where}:{lineno}: include command: the submit language parser refused what "
+                    f"'{command.group(1) or command.group(2)}' printed; run it and check that each line it prints is a "
+                    "submit command (it runs without a shell, so quotes reach it as they are)")
         match = re.match(r"\s*include\s*:?\s*(\S.*?)\s*$", line, re.IGNORECASE)
-        if not match or match.group(1).endswith("|"):  # include command : CMD | runs a command
+        if not match:
             continue
         try:
             with open(match.group(1), "rb"):
@@ -481,6 +491,15 @@ def _include_error(text: str, where: str) -> str | None:
             return (f"{where}:{lineno}: include: can't open file {match.group(1)}: {e.strerror}; a relative name is "
                     f"read from the directory you submit from ({os.getcwd()}), so give the path from there")
     return None
+
+
+def _parses(text: str) -> bool:
+    try:
+        with _CapturedStderr(text):
+            htcondor2.Submit(text)
+    except Exception:
+        return False
+    return True
 
 
 def _command_lines(text: str, where: str) -> dict[str, int]:
