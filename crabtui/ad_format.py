@@ -12,6 +12,11 @@ import classad2
 
 from crabtui.queue_format import Column
 
+# HTCondor's own ClassAd functions (stringListMember, splitUserName, ...) and CurrentTime join
+# classad2's library when it first parses an ad's text; ads built otherwise (a query's, from
+# the embedded schedd) would find them undefined, where every HTCondor tool has them.
+classad2.parseOne("CurrentTime = 0")
+
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "a": "\a", "f": "\f", "v": "\v", '"': '"', "'": "'"}
 _PRINTF = re.compile(r"%(?P<spec>[-+ #0]*\d*(?:\.\d+)?)(?P<type>[diouxXcfeEgGsvVr])")
 

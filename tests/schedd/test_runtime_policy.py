@@ -177,3 +177,12 @@ def test_job_max_vacate_time_shorter_than_the_machines_is_the_grace(schedd, monk
     EventReader(schedd.work / "vt.log").wait_type(ET.JOB_ABORTED, job)
     ad = schedd.wait_history(job)
     assert (ad["JobMaxVacateTime"], ad["ExitBySignal"], ad["ExitSignal"]) == (1, True, 9)
+
+
+def test_q_af_has_htcondors_functions_and_current_time(schedd):
+    """A policy checked by hand, as with the pool's condor_q: its own functions and CurrentTime
+    evaluate (``{ "a","b" } true true`` there)."""
+    cluster = schedd.submit("executable = /bin/true\nhold = true\nqueue\n").cluster
+    out = schedd.cli("q", f"{cluster}.0", "-af", 'splitUserName("a@b")', 'stringListMember("b", "a,b")',
+                     "(CurrentTime - QDate) >= 0")
+    assert out.stdout == '{ "a","b" } true true\n'
