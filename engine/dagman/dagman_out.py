@@ -367,32 +367,32 @@ class DagmanOut:
             self.node_dump(node)
         self.line(_END_OF_LIST, QUIET)
 
-    def node_dump(self, n: NodeDump) -> None:
+    def node_dump(self, n: NodeDump, level: int = QUIET) -> None:
         """``Job::Dump``; the state name keeps DAGMan's padding to 16 characters."""
-        self.line("---------------------- Job ----------------------", QUIET)
-        self.line(f"      Node Name: {n.name}", QUIET)
-        self.line(f"           Noop: {'true' if n.noop else 'false'}", QUIET)
-        self.line(f"         NodeID: {n.node_id}", QUIET)
-        self.line(f"    Node Status: STATUS_{n.status.name:<9}", QUIET)
-        self.line(f"Node return val: {n.retval}", QUIET)
+        self.line("---------------------- Job ----------------------", level)
+        self.line(f"      Node Name: {n.name}", level)
+        self.line(f"           Noop: {'true' if n.noop else 'false'}", level)
+        self.line(f"         NodeID: {n.node_id}", level)
+        self.line(f"    Node Status: STATUS_{n.status.name:<9}", level)
+        self.line(f"Node return val: {n.retval}", level)
         if n.status == NodeState.ERROR:
-            self.line(f"          Error: {n.error_text}", QUIET)
-        self.line(f"Job Submit File: {n.submit_file}", QUIET)
+            self.line(f"          Error: {n.error_text}", level)
+        self.line(f"Job Submit File: {n.submit_file}", level)
         if n.pre_script is not None:
-            self.line(f"     PRE Script: {n.pre_script}", QUIET)
+            self.line(f"     PRE Script: {n.pre_script}", level)
         if n.post_script is not None:
-            self.line(f"    POST Script: {n.post_script}", QUIET)
+            self.line(f"    POST Script: {n.post_script}", level)
         if n.hold_script is not None:
-            self.line(f"    HOLD Script: {n.hold_script}", QUIET)
+            self.line(f"    HOLD Script: {n.hold_script}", level)
         if n.retry_max > 0:
-            self.line(f"          Retry: {n.retry_max}", QUIET)
+            self.line(f"          Retry: {n.retry_max}", level)
         if n.condor_id is None:
-            self.line(" HTCondor Job ID: [not yet submitted]", QUIET)
+            self.line(" HTCondor Job ID: [not yet submitted]", level)
         else:
             c, p, s = n.condor_id
-            self.line(f" HTCondor Job ID: ({c}.{p}.{s})", QUIET)
+            self.line(f" HTCondor Job ID: ({c}.{p}.{s})", level)
         self.line(f"PARENTS: {_names(n.parents)} WAITING: {int(n.waiting)} "
-                  f"CHILDREN: {_names(n.children)}", QUIET)
+                  f"CHILDREN: {_names(n.children)}", level)
 
     def aborting_dag_on_abort_value(self, source: str) -> None:
         """ABORT-DAG-ON hit; ``source`` is "job", "PRE script" or "POST script"."""
@@ -411,6 +411,13 @@ class DagmanOut:
 
     def cycle_exists(self) -> None:
         self.line("... ERROR: a cycle exists in the dag, please check input", QUIET)
+
+    def no_cycle_found(self, nodes: Sequence[NodeDump]) -> None:
+        """Not all nodes ran, yet there is no cycle: ``Dag::PrintJobList`` of every node follows."""
+        self.line("... ERROR: no cycle found; unknown error condition", QUIET)
+        for node in nodes:
+            self.node_dump(node, NORMAL)
+        self.line(_END_OF_LIST, NORMAL)
 
     def received_sigusr1(self) -> None:
         """condor_rm of the DAGMan job."""

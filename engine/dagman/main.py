@@ -168,6 +168,9 @@ def ending(dagman: DagMan, code: int) -> str:
     failed = [n.graph.name for n in dagman.nodes.values() if n.status is NodeState.ERROR]
     how = (f"{len(failed)} failed node(s) ({', '.join(failed[:3])}{', ...' if len(failed) > 3 else ''})"
            if failed else ENDINGS.get(dagman.dag_status, "did not succeed"))
+    if dagman.stranded():
+        how = (f"its other nodes never started: PROVISIONER node {dagman.provisioner.name} ended without its job "
+               "setting ProvisionerState = 2 (condor_qedit $(Cluster) ProvisionerState 2 from the job, once ready)")
     line = f"{dagman.dag_file}: {how}; DAGMan exit {code}: {dagman.out.path} says why"
     if dagman.rescue_path:
         line += f"; run it again to go on from {os.path.basename(dagman.rescue_path)}"

@@ -137,26 +137,47 @@ class ReadyQueue:
             self.ready[:0] = held
 
     def held_for_provisioner(self) -> list[Node]:
-        """Until the PROVISIONER node's job sets ``ProvisionerState = 2`` in its own ad (or the
-        node is over), only it and the SERVICE nodes start: the others are taken out of the ready
-        list for this cycle.  DAGMan asks the schedd for that attribute once a scan interval."""
+        """Until the PROVISIONER node's job sets ``ProvisionerState = 2`` in its own ad, only it,
+        the SERVICE nodes and FINAL start: the others are taken out of the ready list for this
+        cycle.  DAGMan asks the schedd for that attribute once a scan interval; a provisioner
+        whose node ends without having set it leaves them unstarted for good (seen on the pool:
+        the DAG then ends as one that cannot go on).  The ended job's last ad is read once, as
+        an embedded job may set the state and exit between two of DAGMan's looks."""
         if not self.provisioned:
             node = self.provisioner
             now = self.clock()
-            if node.status in (NodeState.DONE, NodeState.ERROR, NodeState.FUTILE):
-                self.provisioned = True
-            elif node.cluster is not None and node.cluster > 0 and now >= self.provisioner_checked + 1:
+            over = node.status in (NodeState.DONE, NodeState.ERROR, NodeState.FUTILE)
+            if (node.cluster is not None and node.cluster > 0 and not self.provisioner_final_read
+                    and (over or now >= self.provisioner_checked + 1)):
                 self.provisioner_checked = now
+                self.provisioner_final_read = over
+                constraint = f"ClusterId == {node.cluster}"
                 try:
-                    ads = self.schedd.query(f"ClusterId == {node.cluster}", ["ProvisionerState"])
+                    ads = (self.schedd.history(constraint, ["ProvisionerState"]) if over
+                           else self.schedd.query(constraint, ["ProvisionerState"]))
                 except ScheddError:
                     ads = []
                 self.provisioned = any(ad.get("ProvisionerState") == 2 for ad in ads)
         if self.provisioned:
             return []
-        held = [n for n in self.ready if n.graph.kind not in (NodeKind.PROVISIONER, NodeKind.SERVICE)]
-        self.ready = [n for n in self.ready if n.graph.kind in (NodeKind.PROVISIONER, NodeKind.SERVICE)]
+        held = [n for n in self.ready if not self.starts_unprovisioned(n)]
+        self.ready = [n for n in self.ready if self.starts_unprovisioned(n)]
         return held
+
+    def starts_unprovisioned(self, node: Node) -> bool:
+        return node.graph.kind in (NodeKind.PROVISIONER, NodeKind.SERVICE) or node is self.final
+
+    def waiting_for_provisioner(self) -> int:
+        """How many ready nodes wait for the provisioner."""
+        if self.provisioned:
+            return 0
+        return sum(1 for n in self.nodes.values()
+                   if n.status is NodeState.READY and not self.starts_unprovisioned(n))
+
+    def stranded(self) -> bool:
+        """Whether the provisioner's node ended without its job saying it was ready: the nodes
+        it held back will never start."""
+        return not self.provisioned and self.provisioner_final_read
 
     def _start_ready(self) -> None:
         pre = self.running_scripts(ScriptKind.PRE)

@@ -74,6 +74,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.services = [n for n in self.nodes.values() if n.graph.kind is NodeKind.SERVICE]
         self.provisioned = self.provisioner is None  # the other nodes wait for ProvisionerState 2
         self.provisioner_checked = 0.0
+        self.provisioner_final_read = False  # the ended provisioner job's last ad was read
         self.by_cluster: dict[int, Node] = {}
         self.ended_clusters: dict[int, Node] = {}  # jobs that left the queue, for the event check
         self.checker = EventChecker(options.allow_events)
@@ -177,6 +178,10 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.out.line(f"Number of pre-completed nodes: {self.count(NodeState.DONE)}")
             if self.options.recovery:
                 self.recover()
+            for node in self.services:  # Dag::StartServiceNodes, then the provisioner, as DAGMan says
+                self.out.line(f"Starting service node {node.name}...")
+            if self.provisioner is not None:
+                self.out.line("Starting provisioner node...")
             while self.step():
                 if not self.progressed:
                     self.wait()
@@ -307,7 +312,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             return EXIT_ERROR
         if self.failed_count:
             return EXIT_ERROR
-        return EXIT_ERROR if self.dag_status is DagStatus.CYCLE else EXIT_OKAY
+        return EXIT_ERROR if self.dag_status in (DagStatus.CYCLE, DagStatus.ERROR) else EXIT_OKAY
 
     def outcome(self, rescue: bool = True) -> None:
         """Before FINAL starts or the run ends: the DAG's status, and a rescue DAG unless it succeeded."""
@@ -323,9 +328,15 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         elif self.failed_count:
             self.dag_status = DagStatus.NODE_FAILED
         elif unfinished:
-            self.dag_status = DagStatus.CYCLE
+            self.print_status()  # the table of the cycle that found nothing left to start
             self.out.checking_for_cycle()
-            self.out.cycle_exists()
+            if self.graph.find_cycle() is not None:
+                self.dag_status = DagStatus.CYCLE
+                self.out.cycle_exists()
+            else:  # nodes held back by a provisioner that never said it was ready
+                self.dag_status = DagStatus.ERROR
+                self.out.no_cycle_found([self.dump(n, i) for i, n in enumerate(self.nodes.values())
+                                         if n.graph.kind is not NodeKind.SERVICE])
         if self.dag_status is not DagStatus.OK and rescue and self.aborting is None:  # an abort did it as it fired
             if self.failed_count or self.dag_status is DagStatus.HALTED:  # a halted DAG's list may be empty
                 self.print_failed_nodes()
@@ -434,7 +445,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         if busy:
             return False
         if ((self.ready or self.queue) and self.aborting is None and not self.removed and not halted
-                and not self.services_alone()):
+                and not self.services_alone() and not self.stranded()):
             return False
         if self.final_started and self.final in self.queue:  # its submit failed: tried again
             return False
