@@ -176,11 +176,14 @@ class DagmanOut:
     def default_node_log(self, path: str) -> None:
         self.line(f"Default node log file is: <{path}>")
 
-    def parsing(self, dag_file: str) -> None:
-        """What DAGMan says as it starts to read its one DAG file (``main_init``, ``parse``)."""
+    def parsing(self, dag_file: str, splices: Sequence[tuple[str, str, str]] = ()) -> None:
+        """What DAGMan says as it reads its one DAG file (``main_init``, ``parse``): then each
+        SPLICE as it reads it, (name, DIR or ".", file), a nested one right after its parent."""
         for line in (f"DAG Lockfile will be written to {dag_file}.lock", f"DAG Input file is {dag_file}",
                      "Parsing 1 dagfiles", f"Parsing {dag_file} ..."):
             self.line(line)
+        for name, directory, file in splices:
+            self.line(f"Parsing Splice {name} in directory {directory} with file {file}", VERBOSE)
 
     def exiting_with_status(self, status: int) -> None:
         """The last line DAGMan writes (daemon_core_main.cpp ``DC_Exit``)."""

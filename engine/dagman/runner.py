@@ -33,6 +33,7 @@ import htcondor2
 
 from engine.dag import NodeKind, ScriptKind
 from engine.dag.graph import Graph
+from engine.dag.model import Dag
 from engine.dagman.config import KNOBS, SETTINGS_ORDER, Options
 from engine.dagman.check_events import EventChecker
 from engine.dagman.dagman_out import NORMAL, QUIET, DagmanOut, banner_name, dagman_out_path
@@ -53,6 +54,15 @@ EXIT_OKAY, EXIT_ERROR, EXIT_ABORT, EXIT_RESTART = 0, 1, 2, 3  # dagman_main.h
 # are blocked from the interpreter's start (``engine.dagman.__main__``) until their handlers are
 # in place, so that one arriving while DAGMan reads its DAG waits for them instead of killing it.
 STOP_SIGNALS = (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)
+
+
+def spliced(dag: Dag) -> list[tuple[str, str, str]]:
+    """The SPLICE lines of ``dag`` and of the files it splices, in the order DAGMan reads them."""
+    lines = []
+    for splice in dag.splices.values():
+        lines.append((splice.name, splice.dir or ".", splice.file))
+        lines.extend(spliced(splice.dag))
+    return lines
 
 
 class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
@@ -146,7 +156,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         for knob in SETTINGS_ORDER:
             self.out.setting(knob, getattr(shown, KNOBS[knob].field))
         self.out.default_node_log(self.nodes_log_path)
-        self.out.parsing(self.dag_file)
+        self.out.parsing(self.dag_file, spliced(self.graph.dag))
         for warning in self.graph.dag.warnings:  # ALL_NODES passing over FINAL: parsed before any rescue DAG
             if warning.logged:
                 where = f"{os.path.relpath(warning.location.file, self.dag_dir)}: {warning.location.line}"
