@@ -406,6 +406,11 @@ class DagmanOut:
         why = "because final node is running " if final_running else ""
         self.line(f"Aborting further retries of node {node} {why}(last attempt returned {value})")
 
+    def dag_is_halted(self, halt_file: str, final_running: bool) -> None:
+        self.line(f"DAG is halted because halt file {halt_file} exists", QUIET)
+        if final_running:
+            self.line("Continuing to allow final node to run", QUIET)
+
     def exiting_because_halted(self) -> None:
         self.line("Exiting because DAG is halted and no jobs or scripts are running", QUIET)
 

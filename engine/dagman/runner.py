@@ -99,6 +99,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.final_started = False
         self.recovering = False
         self.was_halted = False
+        self.halt_noted = float("-inf")
         self._halted = False
         self.progressed = False
         self.noop_counter = 0
@@ -379,6 +380,9 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         if self.was_halted and not halted:
             self.unblock()
         self.was_halted = halted
+        if halted and self.clock() >= self.halt_noted + self.options.scan_interval:
+            self.halt_noted = self.clock()  # DAGMan says it each pass of its event timer
+            self.out.dag_is_halted(self.dag_file + ".halt", self.final_started)
         self.read_events()
         self.report_pending()
         self.reap_scripts()

@@ -289,6 +289,11 @@ def test_halted_dag_still_runs_its_final_node_and_its_pre_script(dag_dir, schedd
     assert dagman.nodes["F"].status is NodeState.DONE
     assert len(rescue_files(str(dag))) == 1, "the rescue DAG is written before FINAL runs"
     assert read_metrics(str(dag) + ".metrics")["DagStatus"] == 6
+    # as 23.9.6 on the pool: once a scan interval while halted, and while FINAL runs, a second line
+    said = [line[18:] for line in (dag_dir / "halt.dag.dagman.out").read_text().splitlines()]
+    halted = f"DAG is halted because halt file {dag}.halt exists"
+    assert said.count(halted) >= 2
+    assert said[said.index("Starting final node...") + 1:].count("Continuing to allow final node to run") >= 1
 
 
 def test_halted_dag_whose_final_node_succeeds_exits_0(dag_dir, schedd):
