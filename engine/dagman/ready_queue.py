@@ -236,14 +236,20 @@ class ReadyQueue:
         categories = self._category_counts() if limits else {}
         deferred = []
         queue = self.queue
+        # DAGMan counts the nodes each submit cycle holds back, a cycle a scan interval: ours come
+        # every few milliseconds, so they are counted at most once a scan interval
+        counts = self.clock() >= self.deferrals_counted + options.scan_interval
+        held_back = 0
         started = None  # when this cycle's first real submit began
         submitted = 0  # NOOP nodes included, as DAGMan counts them
         while queue:
             if max_jobs and queued >= max_jobs:
-                self.max_jobs_deferred += len(queue)
+                self.max_jobs_deferred += len(queue) if counts else 0
+                held_back += len(queue)
                 break
             if max_idle and idle >= max_idle:
-                self.max_idle_deferred += len(queue)
+                self.max_idle_deferred += len(queue) if counts else 0
+                held_back += len(queue)
                 break
             node = queue.pop()
             if node.status is not NodeState.READY:  # queued twice (recovery replays a retry), submitted once
@@ -253,7 +259,8 @@ class ReadyQueue:
                 limit = limits.get(category)
                 if limit is not None and categories.get(category, 0) >= limit:
                     deferred.append(node)
-                    self.category_deferred += 1
+                    self.category_deferred += 1 if counts else 0
+                    held_back += 1
                     continue
             if not node.graph.node.noop and not self.may_submit(node, started):
                 break
@@ -272,6 +279,8 @@ class ReadyQueue:
                     categories[category] = categories.get(category, 0) + 1
         for node in deferred:
             self.enqueue(node, True)
+        if counts and held_back:
+            self.deferrals_counted = self.clock()
         if submitted:
             self.out.just_submitted(submitted)
 

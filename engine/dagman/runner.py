@@ -84,6 +84,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.services = [n for n in self.nodes.values() if n.graph.kind is NodeKind.SERVICE]
         self.provisioned = self.provisioner is None  # the other nodes wait for ProvisionerState 2
         self.provisioner_checked = 0.0
+        self.deferrals_counted = float("-inf")  # when submit_ready last counted nodes held back
         self.provisioner_final_read = False  # the ended provisioner job's last ad was read
         self.by_cluster: dict[int, Node] = {}
         self.ended_clusters: dict[int, Node] = {}  # jobs that left the queue, for the event check
