@@ -163,6 +163,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             if warning.logged:
                 where = f"{os.path.relpath(warning.location.file, self.dag_dir)}: {warning.location.line}"
                 self.out.line(warning.logged.format(where=where))
+        for line in self.graph.overridden:
+            self.out.line(line)
         self.out.line("Adjusting edges")
         for note in self.options.rescue_notes:
             self.out.line(note, QUIET)
