@@ -331,4 +331,7 @@ def check(dag_file: str, json_output: bool) -> None:
         sys.exit(1)
     for warning in graph.dag.warnings:
         click.echo(f"{warning.location}: warning: {warning.message}", err=True)
+    for line in graph.overridden:  # a splice's own MAXJOBS that a higher level's replaces
+        if not line.endswith(" value of -1"):  # not a global category the splice only uses
+            click.echo(f"{dag_file}: {line[0].lower()}{line[1:]}", err=True)
     click.echo(json.dumps(as_json(graph), indent=2) if json_output else summary_line(graph))

@@ -52,6 +52,8 @@ class Graph:
     dag: Dag
     nodes: dict[str, GraphNode]
     max_jobs: dict[str, int]
+    # a splice's MAXJOBS (or its lack) that a higher level's overrides, in dagman.out's words
+    overridden: list[str] = field(default_factory=list)
 
     @property
     def file(self) -> str:
@@ -146,10 +148,11 @@ def build_graph(dag: Dag, *, join_nodes: bool = True) -> Graph:
                         for location in rejected], dag.warnings)
     with gc_paused():
         several: dict[int, GraphNode] = {}
-        nodes, max_jobs = _lift(dag, itertools.count(1), join_nodes, several)
+        overridden: list[str] = []
+        nodes, max_jobs = _lift(dag, itertools.count(1), join_nodes, several, overridden)
         if several:
             _in_node_order(nodes, several.values())
-    return Graph(dag, nodes, max_jobs)
+    return Graph(dag, nodes, max_jobs, overridden)
 
 
 def _in_node_order(nodes: dict[str, GraphNode], several: Iterable[GraphNode]) -> None:
@@ -184,11 +187,11 @@ def load_graph(dag: Dag) -> Graph:
     return graph
 
 
-def _lift(dag: Dag, join_numbers, join_nodes: bool,
-          several: dict[int, GraphNode]) -> tuple[dict[str, GraphNode], dict[str, int]]:
+def _lift(dag: Dag, join_numbers, join_nodes: bool, several: dict[int, GraphNode], overridden: list[str],
+          level: str = "root") -> tuple[dict[str, GraphNode], dict[str, int]]:
     lifted = []
     for splice in dag.splices.values():
-        sub_nodes, sub_max = _lift(splice.dag, join_numbers, join_nodes, several)
+        sub_nodes, sub_max = _lift(splice.dag, join_numbers, join_nodes, several, overridden, splice.name)
         lifted.append((splice, _rename(sub_nodes, splice.name, splice.dir), sub_max))
 
     nodes = {name: _graph_node(node) for name, node in dag.nodes.items()}
@@ -196,8 +199,7 @@ def _lift(dag: Dag, join_numbers, join_nodes: bool,
     ends: dict[str, tuple[list[str], list[str]]] = {}
     for splice, sub_nodes, sub_max in lifted:
         nodes.update(sub_nodes)
-        for category, limit in sub_max.items():
-            max_jobs[_scoped(category, splice.name)] = limit
+        _take_max_jobs(max_jobs, dag.max_jobs, splice.name, sub_nodes, sub_max, overridden, level)
         initial = [n.name for n in sub_nodes.values() if not n.parents]
         terminal = [n.name for n in sub_nodes.values() if not n.children]
         ends[splice.name] = (initial, terminal)
@@ -240,6 +242,21 @@ def _lift(dag: Dag, join_numbers, join_nodes: bool,
     for _, sub_nodes, _ in lifted:
         order.update(sub_nodes)
     return order, max_jobs
+
+
+def _take_max_jobs(max_jobs: dict[str, int], own: dict[str, int], splice: str, sub_nodes: dict[str, GraphNode],
+                   sub_max: dict[str, int], overridden: list[str], level: str) -> None:
+    """A splice's category limits, unless this level sets the category's MAXJOBS itself: the
+    higher level's wins, whatever the splice says (seen on the pool, with DAGMan's warning)."""
+    theirs = {_scoped(category, splice): limit for category, limit in sub_max.items()}
+    used = dict.fromkeys(n.category for n in sub_nodes.values() if n.category is not None)
+    for category in {**used, **dict.fromkeys(theirs)}:
+        if category in own:
+            if theirs.get(category, -1) != own[category]:
+                overridden.append(f"Warning: higher-level ({level}) maxjobs value of {own[category]} for category "
+                                  f"{category} overrides splice {splice} value of {theirs.get(category, -1)}")
+        elif category in theirs:
+            max_jobs[category] = theirs[category]
 
 
 def _graph_node(node: Node) -> GraphNode:

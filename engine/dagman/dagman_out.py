@@ -176,11 +176,14 @@ class DagmanOut:
     def default_node_log(self, path: str) -> None:
         self.line(f"Default node log file is: <{path}>")
 
-    def parsing(self, dag_file: str) -> None:
-        """What DAGMan says as it starts to read its one DAG file (``main_init``, ``parse``)."""
+    def parsing(self, dag_file: str, splices: Sequence[tuple[str, str, str]] = ()) -> None:
+        """What DAGMan says as it reads its one DAG file (``main_init``, ``parse``): then each
+        SPLICE as it reads it, (name, DIR or ".", file), a nested one right after its parent."""
         for line in (f"DAG Lockfile will be written to {dag_file}.lock", f"DAG Input file is {dag_file}",
                      "Parsing 1 dagfiles", f"Parsing {dag_file} ..."):
             self.line(line)
+        for name, directory, file in splices:
+            self.line(f"Parsing Splice {name} in directory {directory} with file {file}", VERBOSE)
 
     def exiting_with_status(self, status: int) -> None:
         """The last line DAGMan writes (daemon_core_main.cpp ``DC_Exit``)."""
@@ -367,32 +370,32 @@ class DagmanOut:
             self.node_dump(node)
         self.line(_END_OF_LIST, QUIET)
 
-    def node_dump(self, n: NodeDump) -> None:
+    def node_dump(self, n: NodeDump, level: int = QUIET) -> None:
         """``Job::Dump``; the state name keeps DAGMan's padding to 16 characters."""
-        self.line("---------------------- Job ----------------------", QUIET)
-        self.line(f"      Node Name: {n.name}", QUIET)
-        self.line(f"           Noop: {'true' if n.noop else 'false'}", QUIET)
-        self.line(f"         NodeID: {n.node_id}", QUIET)
-        self.line(f"    Node Status: STATUS_{n.status.name:<9}", QUIET)
-        self.line(f"Node return val: {n.retval}", QUIET)
+        self.line("---------------------- Job ----------------------", level)
+        self.line(f"      Node Name: {n.name}", level)
+        self.line(f"           Noop: {'true' if n.noop else 'false'}", level)
+        self.line(f"         NodeID: {n.node_id}", level)
+        self.line(f"    Node Status: STATUS_{n.status.name:<9}", level)
+        self.line(f"Node return val: {n.retval}", level)
         if n.status == NodeState.ERROR:
-            self.line(f"          Error: {n.error_text}", QUIET)
-        self.line(f"Job Submit File: {n.submit_file}", QUIET)
+            self.line(f"          Error: {n.error_text}", level)
+        self.line(f"Job Submit File: {n.submit_file}", level)
         if n.pre_script is not None:
-            self.line(f"     PRE Script: {n.pre_script}", QUIET)
+            self.line(f"     PRE Script: {n.pre_script}", level)
         if n.post_script is not None:
-            self.line(f"    POST Script: {n.post_script}", QUIET)
+            self.line(f"    POST Script: {n.post_script}", level)
         if n.hold_script is not None:
-            self.line(f"    HOLD Script: {n.hold_script}", QUIET)
+            self.line(f"    HOLD Script: {n.hold_script}", level)
         if n.retry_max > 0:
-            self.line(f"          Retry: {n.retry_max}", QUIET)
+            self.line(f"          Retry: {n.retry_max}", level)
         if n.condor_id is None:
-            self.line(" HTCondor Job ID: [not yet submitted]", QUIET)
+            self.line(" HTCondor Job ID: [not yet submitted]", level)
         else:
             c, p, s = n.condor_id
-            self.line(f" HTCondor Job ID: ({c}.{p}.{s})", QUIET)
+            self.line(f" HTCondor Job ID: ({c}.{p}.{s})", level)
         self.line(f"PARENTS: {_names(n.parents)} WAITING: {int(n.waiting)} "
-                  f"CHILDREN: {_names(n.children)}", QUIET)
+                  f"CHILDREN: {_names(n.children)}", level)
 
     def aborting_dag_on_abort_value(self, source: str) -> None:
         """ABORT-DAG-ON hit; ``source`` is "job", "PRE script" or "POST script"."""
@@ -403,6 +406,11 @@ class DagmanOut:
         why = "because final node is running " if final_running else ""
         self.line(f"Aborting further retries of node {node} {why}(last attempt returned {value})")
 
+    def dag_is_halted(self, halt_file: str, final_running: bool) -> None:
+        self.line(f"DAG is halted because halt file {halt_file} exists", QUIET)
+        if final_running:
+            self.line("Continuing to allow final node to run", QUIET)
+
     def exiting_because_halted(self) -> None:
         self.line("Exiting because DAG is halted and no jobs or scripts are running", QUIET)
 
@@ -411,6 +419,13 @@ class DagmanOut:
 
     def cycle_exists(self) -> None:
         self.line("... ERROR: a cycle exists in the dag, please check input", QUIET)
+
+    def no_cycle_found(self, nodes: Sequence[NodeDump]) -> None:
+        """Not all nodes ran, yet there is no cycle: ``Dag::PrintJobList`` of every node follows."""
+        self.line("... ERROR: no cycle found; unknown error condition", QUIET)
+        for node in nodes:
+            self.node_dump(node, NORMAL)
+        self.line(_END_OF_LIST, NORMAL)
 
     def received_sigusr1(self) -> None:
         """condor_rm of the DAGMan job."""

@@ -62,7 +62,13 @@ def options_parser(prog: str = "python -m engine.dagman") -> argparse.ArgumentPa
 
 def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -> int:
     parser = options_parser(prog)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    files = [word for word in extra if not word.startswith("-")]
+    if files and (args.dag or args.dag_option) and len(files) == len(extra):  # condor_submit_dag a.dag b.dag
+        parser.error(f"{' '.join([args.dag or args.dag_option, *files])}: {prog} runs one DAG file; run each "
+                     "on its own, or join them in one DAG with SUBDAG EXTERNAL or SPLICE")
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     dag_file = args.dag_option or args.dag
     if not dag_file:
         parser.error("name the DAG file")
@@ -168,6 +174,9 @@ def ending(dagman: DagMan, code: int) -> str:
     failed = [n.graph.name for n in dagman.nodes.values() if n.status is NodeState.ERROR]
     how = (f"{len(failed)} failed node(s) ({', '.join(failed[:3])}{', ...' if len(failed) > 3 else ''})"
            if failed else ENDINGS.get(dagman.dag_status, "did not succeed"))
+    if dagman.stranded():
+        how = (f"its other nodes never started: PROVISIONER node {dagman.provisioner.name} ended without its job "
+               "setting ProvisionerState = 2 (condor_qedit $(Cluster) ProvisionerState 2 from the job, once ready)")
     line = f"{dagman.dag_file}: {how}; DAGMan exit {code}: {dagman.out.path} says why"
     if dagman.rescue_path:
         line += f"; run it again to go on from {os.path.basename(dagman.rescue_path)}"

@@ -125,6 +125,9 @@ class OutputFiles:
     def print_status(self, force: bool = False) -> None:
         """dagman.out's node table, printed when the counts changed, as DAGMan prints it after events."""
         counts = {state: self.count(state) for state in NodeState}
+        waiting = self.waiting_for_provisioner()  # not in DAGMan's ready queue: it counts them un-ready
+        counts[NodeState.READY] -= waiting
+        counts[NodeState.NOT_READY] += waiting
         held = sum(n.procs_held for n in self.busy.values())
         snapshot = (tuple(counts.values()), held, int(self.dag_status))
         if snapshot == self.out_status and not force:
@@ -234,7 +237,7 @@ class OutputFiles:
         declared = node.graph.node
         scripts = declared.scripts
         return NodeDump(
-            node.name, node_id, node.status, retval=node.retval or 0,
+            node.name, node_id, node.status, retval=-1 if node.retval is None else node.retval,
             error_text=node.error, submit_file=declared.submit or "", noop=declared.noop,
             pre_script=scripts[ScriptKind.PRE].command if ScriptKind.PRE in scripts else None,
             post_script=scripts[ScriptKind.POST].command if ScriptKind.POST in scripts else None,

@@ -137,26 +137,47 @@ class ReadyQueue:
             self.ready[:0] = held
 
     def held_for_provisioner(self) -> list[Node]:
-        """Until the PROVISIONER node's job sets ``ProvisionerState = 2`` in its own ad (or the
-        node is over), only it and the SERVICE nodes start: the others are taken out of the ready
-        list for this cycle.  DAGMan asks the schedd for that attribute once a scan interval."""
+        """Until the PROVISIONER node's job sets ``ProvisionerState = 2`` in its own ad, only it,
+        the SERVICE nodes and FINAL start: the others are taken out of the ready list for this
+        cycle.  DAGMan asks the schedd for that attribute once a scan interval; a provisioner
+        whose node ends without having set it leaves them unstarted for good (seen on the pool:
+        the DAG then ends as one that cannot go on).  The ended job's last ad is read once, as
+        an embedded job may set the state and exit between two of DAGMan's looks."""
         if not self.provisioned:
             node = self.provisioner
             now = self.clock()
-            if node.status in (NodeState.DONE, NodeState.ERROR, NodeState.FUTILE):
-                self.provisioned = True
-            elif node.cluster is not None and node.cluster > 0 and now >= self.provisioner_checked + 1:
+            over = node.status in (NodeState.DONE, NodeState.ERROR, NodeState.FUTILE)
+            if (node.cluster is not None and node.cluster > 0 and not self.provisioner_final_read
+                    and (over or now >= self.provisioner_checked + 1)):
                 self.provisioner_checked = now
+                self.provisioner_final_read = over
+                constraint = f"ClusterId == {node.cluster}"
                 try:
-                    ads = self.schedd.query(f"ClusterId == {node.cluster}", ["ProvisionerState"])
+                    ads = (self.schedd.history(constraint, ["ProvisionerState"]) if over
+                           else self.schedd.query(constraint, ["ProvisionerState"]))
                 except ScheddError:
                     ads = []
                 self.provisioned = any(ad.get("ProvisionerState") == 2 for ad in ads)
         if self.provisioned:
             return []
-        held = [n for n in self.ready if n.graph.kind not in (NodeKind.PROVISIONER, NodeKind.SERVICE)]
-        self.ready = [n for n in self.ready if n.graph.kind in (NodeKind.PROVISIONER, NodeKind.SERVICE)]
+        held = [n for n in self.ready if not self.starts_unprovisioned(n)]
+        self.ready = [n for n in self.ready if self.starts_unprovisioned(n)]
         return held
+
+    def starts_unprovisioned(self, node: Node) -> bool:
+        return node.graph.kind in (NodeKind.PROVISIONER, NodeKind.SERVICE) or node is self.final
+
+    def waiting_for_provisioner(self) -> int:
+        """How many ready nodes wait for the provisioner."""
+        if self.provisioned:
+            return 0
+        return sum(1 for n in self.nodes.values()
+                   if n.status is NodeState.READY and not self.starts_unprovisioned(n))
+
+    def stranded(self) -> bool:
+        """Whether the provisioner's node ended without its job saying it was ready: the nodes
+        it held back will never start."""
+        return not self.provisioned and self.provisioner_final_read
 
     def _start_ready(self) -> None:
         pre = self.running_scripts(ScriptKind.PRE)
@@ -215,14 +236,20 @@ class ReadyQueue:
         categories = self._category_counts() if limits else {}
         deferred = []
         queue = self.queue
+        # DAGMan counts the nodes each submit cycle holds back, a cycle a scan interval: ours come
+        # every few milliseconds, so they are counted at most once a scan interval
+        counts = self.clock() >= self.deferrals_counted + options.scan_interval
+        held_back = 0
         started = None  # when this cycle's first real submit began
         submitted = 0  # NOOP nodes included, as DAGMan counts them
         while queue:
             if max_jobs and queued >= max_jobs:
-                self.max_jobs_deferred += len(queue)
+                self.max_jobs_deferred += len(queue) if counts else 0
+                held_back += len(queue)
                 break
             if max_idle and idle >= max_idle:
-                self.max_idle_deferred += len(queue)
+                self.max_idle_deferred += len(queue) if counts else 0
+                held_back += len(queue)
                 break
             node = queue.pop()
             if node.status is not NodeState.READY:  # queued twice (recovery replays a retry), submitted once
@@ -232,7 +259,8 @@ class ReadyQueue:
                 limit = limits.get(category)
                 if limit is not None and categories.get(category, 0) >= limit:
                     deferred.append(node)
-                    self.category_deferred += 1
+                    self.category_deferred += 1 if counts else 0
+                    held_back += 1
                     continue
             if not node.graph.node.noop and not self.may_submit(node, started):
                 break
@@ -251,6 +279,8 @@ class ReadyQueue:
                     categories[category] = categories.get(category, 0) + 1
         for node in deferred:
             self.enqueue(node, True)
+        if counts and held_back:
+            self.deferrals_counted = self.clock()
         if submitted:
             self.out.just_submitted(submitted)
 

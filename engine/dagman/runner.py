@@ -33,6 +33,7 @@ import htcondor2
 
 from engine.dag import NodeKind, ScriptKind
 from engine.dag.graph import Graph
+from engine.dag.model import Dag
 from engine.dagman.config import KNOBS, SETTINGS_ORDER, Options
 from engine.dagman.check_events import EventChecker
 from engine.dagman.dagman_out import NORMAL, QUIET, DagmanOut, banner_name, dagman_out_path
@@ -55,6 +56,15 @@ EXIT_OKAY, EXIT_ERROR, EXIT_ABORT, EXIT_RESTART = 0, 1, 2, 3  # dagman_main.h
 STOP_SIGNALS = (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)
 
 
+def spliced(dag: Dag) -> list[tuple[str, str, str]]:
+    """The SPLICE lines of ``dag`` and of the files it splices, in the order DAGMan reads them."""
+    lines = []
+    for splice in dag.splices.values():
+        lines.append((splice.name, splice.dir or ".", splice.file))
+        lines.extend(spliced(splice.dag))
+    return lines
+
+
 class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
     """One DAGMan run of ``graph``. Call :meth:`run`; it returns DAGMan's exit code."""
 
@@ -74,6 +84,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.services = [n for n in self.nodes.values() if n.graph.kind is NodeKind.SERVICE]
         self.provisioned = self.provisioner is None  # the other nodes wait for ProvisionerState 2
         self.provisioner_checked = 0.0
+        self.deferrals_counted = float("-inf")  # when submit_ready last counted nodes held back
+        self.provisioner_final_read = False  # the ended provisioner job's last ad was read
         self.by_cluster: dict[int, Node] = {}
         self.ended_clusters: dict[int, Node] = {}  # jobs that left the queue, for the event check
         self.checker = EventChecker(options.allow_events)
@@ -88,6 +100,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.final_started = False
         self.recovering = False
         self.was_halted = False
+        self.halt_noted = float("-inf")
         self._halted = False
         self.progressed = False
         self.noop_counter = 0
@@ -145,11 +158,13 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         for knob in SETTINGS_ORDER:
             self.out.setting(knob, getattr(shown, KNOBS[knob].field))
         self.out.default_node_log(self.nodes_log_path)
-        self.out.parsing(self.dag_file)
+        self.out.parsing(self.dag_file, spliced(self.graph.dag))
         for warning in self.graph.dag.warnings:  # ALL_NODES passing over FINAL: parsed before any rescue DAG
             if warning.logged:
                 where = f"{os.path.relpath(warning.location.file, self.dag_dir)}: {warning.location.line}"
                 self.out.line(warning.logged.format(where=where))
+        for line in self.graph.overridden:
+            self.out.line(line)
         self.out.line("Adjusting edges")
         for note in self.options.rescue_notes:
             self.out.line(note, QUIET)
@@ -177,6 +192,10 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.out.line(f"Number of pre-completed nodes: {self.count(NodeState.DONE)}")
             if self.options.recovery:
                 self.recover()
+            for node in self.services:  # Dag::StartServiceNodes, then the provisioner, as DAGMan says
+                self.out.line(f"Starting service node {node.name}...")
+            if self.provisioner is not None:
+                self.out.line("Starting provisioner node...")
             while self.step():
                 if not self.progressed:
                     self.wait()
@@ -307,7 +326,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             return EXIT_ERROR
         if self.failed_count:
             return EXIT_ERROR
-        return EXIT_ERROR if self.dag_status is DagStatus.CYCLE else EXIT_OKAY
+        return EXIT_ERROR if self.dag_status in (DagStatus.CYCLE, DagStatus.ERROR) else EXIT_OKAY
 
     def outcome(self, rescue: bool = True) -> None:
         """Before FINAL starts or the run ends: the DAG's status, and a rescue DAG unless it succeeded."""
@@ -323,9 +342,15 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         elif self.failed_count:
             self.dag_status = DagStatus.NODE_FAILED
         elif unfinished:
-            self.dag_status = DagStatus.CYCLE
+            self.print_status()  # the table of the cycle that found nothing left to start
             self.out.checking_for_cycle()
-            self.out.cycle_exists()
+            if self.graph.find_cycle() is not None:
+                self.dag_status = DagStatus.CYCLE
+                self.out.cycle_exists()
+            else:  # nodes held back by a provisioner that never said it was ready
+                self.dag_status = DagStatus.ERROR
+                self.out.no_cycle_found([self.dump(n, i) for i, n in enumerate(self.nodes.values())
+                                         if n.graph.kind is not NodeKind.SERVICE])
         if self.dag_status is not DagStatus.OK and rescue and self.aborting is None:  # an abort did it as it fired
             if self.failed_count or self.dag_status is DagStatus.HALTED:  # a halted DAG's list may be empty
                 self.print_failed_nodes()
@@ -358,6 +383,9 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         if self.was_halted and not halted:
             self.unblock()
         self.was_halted = halted
+        if halted and self.clock() >= self.halt_noted + self.options.scan_interval:
+            self.halt_noted = self.clock()  # DAGMan says it each pass of its event timer
+            self.out.dag_is_halted(self.dag_file + ".halt", self.final_started)
         self.read_events()
         self.report_pending()
         self.reap_scripts()
@@ -434,7 +462,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         if busy:
             return False
         if ((self.ready or self.queue) and self.aborting is None and not self.removed and not halted
-                and not self.services_alone()):
+                and not self.services_alone() and not self.stranded()):
             return False
         if self.final_started and self.final in self.queue:  # its submit failed: tried again
             return False

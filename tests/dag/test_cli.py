@@ -231,3 +231,12 @@ def test_check_of_a_bindings_dag_with_max_jobs_per_category_says_to_write_maxjob
     assert result.stderr.splitlines() == [
         f"{path}:{line}: undefined node analysis: CATEGORY puts a node in a category; to run at most 2 jobs of "
         "category analysis at once, write MAXJOBS analysis 2"]
+
+
+def test_check_warns_of_a_splices_maxjobs_that_the_dag_overrides(tmp_path):
+    (tmp_path / "x.dag").write_text("SPLICE S s.dag\nMAXJOBS S+local 2\n")
+    (tmp_path / "s.dag").write_text("JOB P1 t.sub\nJOB P2 t.sub\nCATEGORY P1 local\nCATEGORY P2 local\nMAXJOBS local 1\n")
+    result = run("dag", "check", str(tmp_path / "x.dag"))
+    assert result.exit_code == 0
+    assert result.stderr == (f"{tmp_path / 'x.dag'}: warning: higher-level (root) maxjobs value of 2 for category "
+                             "S+local overrides splice S value of 1\n")

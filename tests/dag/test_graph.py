@@ -383,3 +383,17 @@ def test_acyclic_graph_with_many_paths_is_not_a_cycle() -> None:
     graph = load_graph(parse_text("\n".join(lines) + "\n", file="wide.dag"))
     assert graph.find_cycle() is None
     assert graph.edge_count == sum(min(30, i + 4) - i - 1 for i in range(30))
+
+
+def test_a_higher_levels_maxjobs_overrides_the_splices_own(tmp_path):
+    """As 23.9.6 on the pool: MAXJOBS S1+local 5 in the DAG beats the splice's MAXJOBS local 1
+    (both of its nodes were submitted in one cycle), with DAGMan's warning for each override."""
+    (tmp_path / "x.dag").write_text("SPLICE S1 s.dag\nSPLICE S2 s.dag\nJOB T t.sub\nCATEGORY T +shared\n"
+                                    "MAXJOBS +shared 1\nMAXJOBS S1+local 5\n")
+    (tmp_path / "s.dag").write_text("JOB P t.sub\nJOB Q t.sub\nCATEGORY P +shared\nCATEGORY Q local\nMAXJOBS local 1\n")
+    graph = build_graph(parse_file(str(tmp_path / "x.dag")))
+    assert graph.max_jobs == {"+shared": 1, "S1+local": 5, "S2+local": 1}
+    assert graph.overridden == [
+        "Warning: higher-level (root) maxjobs value of 1 for category +shared overrides splice S1 value of -1",
+        "Warning: higher-level (root) maxjobs value of 5 for category S1+local overrides splice S1 value of 1",
+        "Warning: higher-level (root) maxjobs value of 1 for category +shared overrides splice S2 value of -1"]

@@ -232,3 +232,26 @@ def test_the_rescue_dag_a_run_starts_from_is_named_in_dagman_out_as_23_9_names_i
     (dag_dir / "r.dag.dagman.out").unlink()  # DAGMan appends to it run after run
     assert dag_run() == ["Found rescue DAG number 2; running r.dag.rescue002 in combination with normal DAG file",
                          "~" * 54, "USING RESCUE DAG r.dag.rescue002"]
+
+
+def test_dagman_out_names_each_splice_as_it_is_parsed_with_its_directory(dag_dir, schedd):
+    """As 23.9.6 on the pool: a splice without DIR is read in ".", a nested one right after its parent."""
+    (dag_dir / "d").mkdir()
+    (dag_dir / "x.dag").write_text("JOB A job.sub NOOP\nSPLICE S s.dag\nSPLICE U d/u.dag\nPARENT A CHILD S\n")
+    (dag_dir / "s.dag").write_text("JOB B job.sub NOOP\nSPLICE T t.dag DIR d\n")
+    (dag_dir / "d" / "t.dag").write_text("JOB C job.sub NOOP\n")
+    (dag_dir / "d" / "u.dag").write_text("JOB E job.sub NOOP\n")
+    assert run(dag_dir / "x.dag", schedd).exit_code == 0
+    said = [line[18:] for line in (dag_dir / "x.dag.dagman.out").read_text().splitlines() if "Parsing " in line]
+    assert said[2:] == ["Parsing Splice S in directory . with file s.dag",
+                    "Parsing Splice T in directory d with file t.dag", "Parsing Splice U in directory . with file d/u.dag"]
+
+
+def test_dagman_out_warns_of_a_splices_maxjobs_the_dag_overrides_before_adjusting_edges(dag_dir, schedd):
+    (dag_dir / "x.dag").write_text("SPLICE S s.dag\nMAXJOBS S+local 2\n")
+    (dag_dir / "s.dag").write_text("JOB P1 job.sub NOOP\nJOB P2 job.sub NOOP\nCATEGORY P1 local\nCATEGORY P2 local\n"
+                                   "MAXJOBS local 1\n")
+    assert run(dag_dir / "x.dag", schedd).exit_code == 0
+    said = [line[18:] for line in (dag_dir / "x.dag.dagman.out").read_text().splitlines()]
+    warning = "Warning: higher-level (root) maxjobs value of 2 for category S+local overrides splice S value of 1"
+    assert said[said.index(warning) + 1] == "Adjusting edges"

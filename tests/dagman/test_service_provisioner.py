@@ -7,6 +7,7 @@ import subprocess
 
 from dagman_waits import wait_until
 from engine.dag import build_graph, parse_file
+from engine.dagman.main import ending
 from engine.dagman.metrics import read_metrics
 from engine.dagman.progress import DagWatcher
 from engine.dagman.runner import DagMan, Options
@@ -44,6 +45,7 @@ def test_the_dag_ends_without_waiting_for_a_service_node_and_removes_its_job(dag
     assert code == 0
     service = dagman.nodes["srv"].cluster
     assert service < dagman.nodes["A"].cluster  # submitted first
+    assert "Starting service node srv..." in (dag_dir / "s.dag.dagman.out").read_text()
     wait_until(lambda: schedd.history(f"ClusterId == {service}", ["JobStatus"]), "the service job to leave the queue")
     assert [ad["JobStatus"] for ad in schedd.history(f"ClusterId == {service}", ["JobStatus"])] == [3]  # removed
     assert not schedd.query(f"ClusterId == {service}", ["JobStatus"])
@@ -151,3 +153,35 @@ def test_a_service_node_still_queued_when_the_dag_ends_is_never_submitted(dag_di
     assert not (dag_dir / "runs.txt").exists() or "service" not in (dag_dir / "runs.txt").read_text()
     metrics = read_metrics(str(dag_dir / "s.dag.metrics"))
     assert (metrics["jobs_succeeded"], metrics["total_jobs_run"]) == (2, 2)
+
+
+def test_a_provisioner_that_ends_without_setting_its_state_leaves_the_other_nodes_unstarted(dag_dir, schedd):
+    """Seen on the pool (23.9.6): "DAG finished but not all nodes are complete", no cycle, DAG
+    status 1; the rescue DAG marks only the provisioner done, and FINAL runs with $DAG_STATUS 1."""
+    (dag_dir / "provisioner.sub").write_text("executable = /bin/sh\narguments = \"-c 'echo provisioner >> runs.txt'\"\n"
+                                             "queue\n")
+    (dag_dir / "fin.sh").write_text("#!/bin/sh\necho status $1 failed $2 >> runs.txt\n")
+    (dag_dir / "fin.sh").chmod(0o755)
+    (dag_dir / "p.dag").write_text("PROVISIONER Prov provisioner.sub\nJOB A job.sub\nJOB B job.sub\n"
+                                   'VARS A code="0"\nVARS B code="0"\nPARENT A CHILD B\n'
+                                   "FINAL F provisioner.sub\nSCRIPT POST F fin.sh $DAG_STATUS $FAILED_COUNT $RETURN\n")
+    dagman, code = run(dag_dir / "p.dag", schedd)
+    assert (dag_dir / "runs.txt").read_text().splitlines() == ["provisioner", "provisioner", "status 1 failed 0"]
+    assert code == 0, "the FINAL node's success decides"
+    assert (dag_dir / "p.dag.rescue001").read_text().splitlines()[-1] == "DONE Prov"
+    out = (dag_dir / "p.dag.dagman.out").read_text()
+    assert "Starting provisioner node..." in out
+    # A waits outside DAGMan's ready queue: un-ready in the node table, which is printed before the error
+    before = out[:out.index("ERROR: DAG finished but not all nodes are complete -- checking for a cycle...")]
+    assert before.splitlines()[-3].split()[2:] == ["1", "0", "0", "0", "0", "3", "0", "0"]
+    assert "... ERROR: no cycle found; unknown error condition" in out
+    assert "DAG status: 1 (DAG_STATUS_ERROR)" in out
+
+
+def test_without_final_that_dag_fails_saying_what_the_provisioner_did_not_do(dag_dir, schedd):
+    (dag_dir / "provisioner.sub").write_text("executable = /bin/true\nqueue\n")
+    (dag_dir / "p.dag").write_text('PROVISIONER Prov provisioner.sub\nJOB A job.sub\nVARS A code="0"\n')
+    dagman, code = run(dag_dir / "p.dag", schedd)
+    assert code == 1
+    assert not (dag_dir / "runs.txt").exists()
+    assert "PROVISIONER node Prov ended without its job setting ProvisionerState = 2" in ending(dagman, code)

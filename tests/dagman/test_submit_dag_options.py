@@ -89,6 +89,14 @@ def test_bad_command_lines_get_one_line(gated, schedd, argv, said):
     assert not (gated / "d.dag.condor.sub").exists() and schedd.query("true") == []
 
 
+def test_dag_run_of_several_dag_files_says_what_dag_submit_says(gated, schedd):
+    (gated / "d.dag").write_text(DAG)
+    (gated / "e.dag").write_text(DAG)
+    said = one_error_line(crabtui(schedd, "dag", "run", "-maxjobs", "2", "d.dag", "e.dag", cwd=gated))
+    assert said.startswith("ERROR: d.dag e.dag: crabtui dag run runs one DAG file; run each on its own, or join them"), said
+    assert not (gated / "d.dag.dagman.out").exists() and schedd.query("true") == []
+
+
 @pytest.mark.parametrize("argv", [["dag", "status", "fail.dag"], ["dag", "status", "abc"], ["dag", "check"],
                                   ["q", "--no-such"], ["--backend", "nope", "q"], ["task", "status", "a", "--task", "b"],
                                   ["dag", "run", "-maxjobs", "x", "d.dag"], ["dag", "run", "-zz", "d.dag"]])

@@ -86,6 +86,20 @@ def test_maxjobs_keeps_at_most_that_many_node_jobs_in_the_queue(dag_dir, schedd)
     assert queued_at_once(dag) == 2, "never more than -maxjobs 2 in the queue, and the throttle is used"
 
 
+def test_maxjobs_deferrals_are_counted_once_a_scan_interval_as_dagman_submits(dag_dir, schedd):
+    """DAGMan's submit cycle comes once a scan interval and counts the nodes it holds back; the
+    embedded one cycles far more often, so it counts them at most once a scan interval. With
+    the clock standing still, that is the first cycle's two (seen on the pool: 33 for four 2 s
+    jobs under -maxjobs 1 with a 1 s interval, where counting every cycle made 243)."""
+    (dag_dir / "m.dag").write_text('JOB A job.sub\nJOB B job.sub\nJOB C job.sub\nVARS ALL_NODES code="0"\n')
+    now = time.time()
+    dagman = DagMan(build_graph(parse_file(str(dag_dir / "m.dag"))), schedd,
+                    Options(scan_interval=0.05, max_jobs=1), clock=lambda: now)
+    assert dagman.run() == 0
+    notes = [line[18:] for line in (dag_dir / "m.dag.dagman.out").read_text().splitlines() if "-MaxJobs limit" in line]
+    assert notes[-1] == "Note: 2 total job deferrals because of -MaxJobs limit (1)"
+
+
 def test_maxjobs_unset_puts_every_ready_node_in_the_queue_at_once(dag_dir, schedd):
     """The control for the test above: the measure does see more than 2 when nothing throttles."""
     (dag_dir / "short.sub").write_text(SHORT_SUB)
@@ -289,6 +303,11 @@ def test_halted_dag_still_runs_its_final_node_and_its_pre_script(dag_dir, schedd
     assert dagman.nodes["F"].status is NodeState.DONE
     assert len(rescue_files(str(dag))) == 1, "the rescue DAG is written before FINAL runs"
     assert read_metrics(str(dag) + ".metrics")["DagStatus"] == 6
+    # as 23.9.6 on the pool: once a scan interval while halted, and while FINAL runs, a second line
+    said = [line[18:] for line in (dag_dir / "halt.dag.dagman.out").read_text().splitlines()]
+    halted = f"DAG is halted because halt file {dag}.halt exists"
+    assert said.count(halted) >= 2
+    assert said[said.index("Starting final node...") + 1:].count("Continuing to allow final node to run") >= 1
 
 
 def test_halted_dag_whose_final_node_succeeds_exits_0(dag_dir, schedd):
