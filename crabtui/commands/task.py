@@ -26,6 +26,7 @@ from contextlib import contextmanager
 
 import click
 
+from crabtui import __version__
 from crabtui.cli import OneLineGroup
 from crabtui.commands.backend import again, backend, fail, schedd
 from engine.schedd.api import ScheddError
@@ -368,7 +369,7 @@ class CrabCommands(OneLineGroup):
                    "(or failedLumis.json with --recovery failed): give it as Data.lumiMask of a new task",
         "uploadlog": "sends crab's log to the CRAB server; there is none here",
         "preparelocal": "prepares a job to run on this machine; crabtui's jobs already run here, and each job's "
-                        "files are in its task directory ('task status TASK' names it)",
+                        "files are in its task directory ('task status TASK --json' gives its task_dir)",
         "purge": "deletes a task's files from its schedd and the CRAB cache; crabtui's are in the state directory "
                  "('task status --json' gives its task_dir), and go with it",
         "getsandbox": "downloads a task's sandbox from the CRAB server; crabtui keeps it in the task directory",
@@ -408,6 +409,7 @@ class CrabCommands(OneLineGroup):
 
 
 @click.group(cls=CrabCommands)
+@click.version_option(__version__, prog_name="crabtui", help="Show the version and exit (crab --version).")
 def task() -> None:
     """Submit, list, follow, resubmit and kill CRAB3 tasks, report what they processed and retrieve their outputs
     and logs, as crab does (its short names sub, st, rep, out and log work too)."""
@@ -957,11 +959,16 @@ def _request_kill(db, name: str, killwarning: str | None):
 @task_argument
 @crab_options
 @click.option("--killwarning", metavar="TEXT", help="A warning that task status shows from then on, as crab kill's.")
+@click.option("--jobids", hidden=True)  # removed from crab kill: refused, saying what kills single jobs
 @click.pass_context
-def kill(ctx: click.Context, name: str, killwarning: str | None) -> None:
+def kill(ctx: click.Context, name: str, killwarning: str | None, jobids: str | None) -> None:
     """Kill TASK: its jobs are removed and it ends KILLED (like crab kill)."""
     from engine.crab.taskworker.taskdb import TaskError
 
+    if jobids is not None:
+        fail(f"crab kill's --jobids (kill single jobs) was removed from CRAB in 2017, and crabtui does not have it: "
+             f"crab kill kills the whole task; drop --jobids to kill it, or to kill single jobs open the task in the "
+             f"UI ('{again(ctx)}', Enter on the task) and press x on them (they fail, and can be resubmitted)")
     with _tasks(ctx) as (db, state, client):
         name = _named(ctx, db, state, name).name
         try:
@@ -1107,8 +1114,9 @@ def _resubmit_arguments(command: str, *, publication: bool, force: bool, numcore
                                                 "results/).")
 @click.option("--recovery", default="notFinished", show_default=True, metavar="notFinished|failed",
               help="Which lumis are left to process: those not finished, or those of failed jobs.")
+@click.option("--dbs", hidden=True)  # removed from crab report: refused in crab's words
 @click.pass_context
-def report(ctx: click.Context, name: str, outputdir: str | None, recovery: str) -> None:
+def report(ctx: click.Context, name: str, outputdir: str | None, recovery: str, dbs: str | None) -> None:
     """What TASK's finished jobs read and wrote, and its lumi files (like crab report).
 
     processedLumis.json, notFinishedLumis.json (or failedLumis.json with --recovery failed),
@@ -1119,6 +1127,9 @@ def report(ctx: click.Context, name: str, outputdir: str | None, recovery: str) 
     from crabtui.commands.task_results import report_task
     from engine.crab.client.report import ReportError, report_lines
 
+    if dbs is not None:
+        fail("CRAB command option error: the option --dbs has been deprecated since CRAB v3.3.1603; drop it (the "
+             "report is made from the jobs' own reports)")
     with _tasks(ctx) as (db, state, client):
         task = _named(ctx, db, state, name)
         try:
@@ -1139,8 +1150,23 @@ def retrieve_options(command):
     command = click.option("--jobids", metavar="IDS", help="The jobs to retrieve from, e.g. 1,3-5 (default: all "
                                                           "with something to retrieve).")(command)
     command = _grid_transfer_options(command)
+    command = _vo_options(command)
     return click.option("--outputpath", metavar="DIR",
                         help="Where to put the files (default: the project directory's results/).")(command)
+
+
+def _vo_options(command):
+    """crab's --voRole and --voGroup (the VOMS role and group of the grid proxy, which crab getoutput
+    and crab getlog take): accepted, as --proxy is, and unused, since there is no grid credential."""
+
+    @functools.wraps(command)
+    def run(*args, vo_role: str | None, vo_group: str | None, **kwargs):
+        return command(*args, **kwargs)
+
+    run = click.option("--voGroup", "vo_group", metavar="GROUP",
+                       help="crab's VOMS group of the grid proxy: accepted, and unused.")(run)
+    return click.option("--voRole", "vo_role", metavar="ROLE",
+                        help="crab's VOMS role of the grid proxy: accepted, and unused.")(run)
 
 
 def _grid_transfer_options(command):

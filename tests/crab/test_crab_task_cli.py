@@ -468,6 +468,9 @@ def test_crabs_common_options_are_taken_as_crab_users_paste_them(tmp_path, state
         assert wrong.returncode == 1 and wrong.stderr.startswith(
             'ERROR: Invalid value "k8s" for --instance; valid values are prod, preprod, test2, test11, test12, '
             'test14, other') and wrong.stderr.count("\n") == 1, (command, wrong.stderr)
+    logs = crabtui(state, "task", "getlog", "-d", "crab_wjets", "--voRole", "cmsuser", "--voGroup=becms", "--proxy",
+                   "/tmp/x509up_u1000", "--dump", cwd=tmp_path)  # crab getlog's and getoutput's VOMS options
+    assert logs.returncode == 0 and logs.stderr == "", logs.stderr
     publication = crabtui(state, "task", "resubmit", "wjets", "--publication", cwd=tmp_path)
     assert publication.returncode == 1 and publication.stderr.startswith(
         "ERROR: --publication resubmits a task's failed publications, and crabtui publishes no output dataset")
@@ -989,6 +992,25 @@ def test_crab_command_lines_as_users_paste_them(tmp_path, state):
     long = crabtui(state, "task", "status", "wgamma_5", "--long", "--sort=exitcode", cwd=tmp_path)
     assert long.returncode == 0 and "Extended Job Status Table" in long.stdout, long.stderr
     assert crabtui(state, "task", "kill", name, cwd=tmp_path).returncode == 0
+
+
+def test_crab3commands_options_crab_has_dropped_say_what_to_do_and_crab_version_answers(tmp_path, state):
+    """crab --version prints the version; crab kill --jobids (removed in 2017) and crab report --dbs
+    (removed in v3.3.1603), as older CRAB3Commands pages type them, are refused in one line saying
+    what to do, and crab preparelocal's refusal names the option that shows a task's directory."""
+    version = crabtui(state, "task", "--version", cwd=tmp_path)
+    assert version.returncode == 0 and version.stdout.startswith("crabtui, version "), version.stderr
+    for args, message in (
+            (["kill", "-d", "crab_projects/crab_tutorial", "--jobids", "1,3-5"],
+             "ERROR: crab kill's --jobids (kill single jobs) was removed from CRAB in 2017"),
+            (["report", "-d", "crab_projects/crab_tutorial", "--dbs=yes"],
+             "ERROR: CRAB command option error: the option --dbs has been deprecated since CRAB v3.3.1603; drop it"),
+            (["preparelocal", "-d", "crab_projects/crab_tutorial", "--jobid", "1", "--destdir", "/tmp/local"],
+             "ERROR: crab preparelocal prepares a job to run on this machine; crabtui's jobs already run here, and "
+             "each job's files are in its task directory ('task status TASK --json' gives its task_dir)")):
+        refused = crabtui(state, "task", *args, cwd=tmp_path)
+        assert refused.returncode == 1 and refused.stderr.startswith(message), (args, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
 
 
 def test_crab_commands_listed_on_crab3commands_under_their_short_names(tmp_path, state):
