@@ -732,7 +732,12 @@ class _Submitter:
     def kill(self, arguments: list[str]) -> dict:
         """``crabCommand('kill', dir=D)``: what ``task kill`` does, and crab kill's ``{'status':
         'SUCCESS'}``; a kill CRAB's server refuses raises ClientException with its message."""
+        from engine.crab.client.crab_config_py import CommandFailed
+
         with self._task("kill", arguments) as (task, options, db, client):
+            if options["jobids"] is not None:  # not an option of crab kill's parser any more
+                raise CommandFailed(f"crabCommand('kill'): {_kill_jobids_refusal(again(self.ctx))}",
+                                    "BadArgumentException")
             _request_kill(db, task.name, options["killwarning"])
             _carry_out(self.ctx, self.state, client)
         return {"status": "SUCCESS"}
@@ -758,7 +763,11 @@ class _Submitter:
         from crabtui.commands.task_results import report_task
         from engine.crab.client.report import crab_dict
 
+        from engine.crab.client.crab_config_py import CommandFailed
+
         with self._task("report", arguments) as (task, options, _db, client):
+            if options["dbs"] is not None:  # crab report's validateOptions raises UnknownOptionException
+                raise CommandFailed(f"crabCommand('report'): {DBS_REFUSAL}", "UnknownOptionException")
             made, _ = report_task(self.ctx, self.state, client, task, _results(task), outputdir=options["outputdir"],
                                   recovery=options["recovery"])
         return crab_dict(made, options["recovery"])
@@ -947,6 +956,18 @@ def list_tasks(ctx: click.Context, json_output: bool, days: int | None, fromdate
         click.echo(f"{t.name:<{width}}  {t.status:<14}  {t.command:<8}  {t.dagman_id or '-':>6}  {t.message}")
 
 
+def _kill_jobids_refusal(command: str) -> str:
+    """Why crab kill --jobids is refused, and what kills single jobs here; ``command`` is crabtui's
+    command line for the message."""
+    return (f"crab kill's --jobids (kill single jobs) was removed from CRAB in 2017, and crabtui does not have it: "
+            f"crab kill kills the whole task; drop --jobids to kill it, or to kill single jobs open the task in the "
+            f"UI ('{command}', Enter on the task) and press x on them (they fail, and can be resubmitted)")
+
+
+DBS_REFUSAL = ("CRAB command option error: the option --dbs has been deprecated since CRAB v3.3.1603; drop it (the "
+               "report is made from the jobs' own reports)")
+
+
 def _request_kill(db, name: str, killwarning: str | None):
     """crab kill of task ``name``: the request the task worker carries out; TaskError if CRAB's
     server would refuse it."""
@@ -966,9 +987,7 @@ def kill(ctx: click.Context, name: str, killwarning: str | None, jobids: str | N
     from engine.crab.taskworker.taskdb import TaskError
 
     if jobids is not None:
-        fail(f"crab kill's --jobids (kill single jobs) was removed from CRAB in 2017, and crabtui does not have it: "
-             f"crab kill kills the whole task; drop --jobids to kill it, or to kill single jobs open the task in the "
-             f"UI ('{again(ctx)}', Enter on the task) and press x on them (they fail, and can be resubmitted)")
+        fail(_kill_jobids_refusal(again(ctx)))
     with _tasks(ctx) as (db, state, client):
         name = _named(ctx, db, state, name).name
         try:
@@ -1128,8 +1147,7 @@ def report(ctx: click.Context, name: str, outputdir: str | None, recovery: str, 
     from engine.crab.client.report import ReportError, report_lines
 
     if dbs is not None:
-        fail("CRAB command option error: the option --dbs has been deprecated since CRAB v3.3.1603; drop it (the "
-             "report is made from the jobs' own reports)")
+        fail(DBS_REFUSAL)
     with _tasks(ctx) as (db, state, client):
         task = _named(ctx, db, state, name)
         try:

@@ -679,6 +679,11 @@ def test_a_multicrab_script_follows_resubmits_and_kills_its_tasks_with_crab_comm
         "notes: Failed executing command status: crabCommand('status'): crab_projects/notes is not a valid CRAB "
         f"project directory (in {tmp_path}): give the directory the submission printed as 'Project dir:'"]
     (tmp_path / "crab_projects" / "notes").rmdir()
+    dbs = multicrab("-c", "report", "-o", "--dbs=yes")  # crab report's UnknownOptionException, a ClientException
+    assert dbs.returncode == 0 and dbs.stdout.splitlines() == [
+        f"crab_{name}: Failed executing command report: crabCommand('report'): CRAB command option error: the option "
+        "--dbs has been deprecated since CRAB v3.3.1603; drop it (the report is made from the jobs' own reports)"
+        for name in ("DYJets", "WJets")], dbs.stdout + dbs.stderr
 
     resubmit = multicrab("-c", "resubmit", "-o", "--maxmemory=3000")
     assert resubmit.returncode == 0, resubmit.stderr
@@ -693,6 +698,9 @@ def test_a_multicrab_script_follows_resubmits_and_kills_its_tasks_with_crab_comm
     assert multicrab("-c", "submit", "-w", "crab_slow", "-s", "0.01").returncode == 0
     for name in ("crab_slow/crab_DYJets", "crab_slow/crab_WJets"):
         wait_until(f"{name} on the scheduler", lambda: task_status(state, name, tmp_path)["dagman_id"])
+    one_job = multicrab("-c", "kill", "-w", "crab_slow", "-o", "--jobids=1")  # crab's parser has no kill --jobids
+    assert one_job.returncode == 1 and "BadArgumentException: crabCommand('kill'): crab kill's --jobids (kill single " \
+        "jobs) was removed from CRAB in 2017" in one_job.stderr, one_job.stdout + one_job.stderr
     kill = multicrab("-c", "kill", "-w", "crab_slow")
     assert kill.returncode == 0 and kill.stdout.splitlines() == [
         "crab_DYJets: {'status': 'SUCCESS'}", "crab_WJets: {'status': 'SUCCESS'}"], kill.stdout + kill.stderr
