@@ -169,17 +169,24 @@ def crab_options(command):
 
     @functools.wraps(command)
     def run(*args, instance: str | None, proxy: str | None, **kwargs):
-        from engine.crab.client.config import SERVICE_INSTANCES
-
-        if instance is not None and instance not in SERVICE_INSTANCES:
-            fail(f'Invalid value "{instance}" for --instance; valid values are {", ".join(SERVICE_INSTANCES)} '
-                 f"('prod' is crab's default; crabtui contacts no CRAB server, so any valid value does the same)")
+        if (refused := instance_refusal(instance)) is not None:
+            fail(refused)
         return command(*args, **kwargs)
 
     run = click.option("--proxy", metavar="FILE",
                        help="crab's grid proxy: accepted, and unused (no grid credential here).")(run)
     return click.option("--instance", metavar="NAME",
                         help="crab's CRAB server instance (prod, preprod, ...): checked, and unused.")(run)
+
+
+def instance_refusal(instance: str | None) -> str | None:
+    """Why crab would refuse ``--instance INSTANCE`` (one CRAB does not know), or None."""
+    from engine.crab.client.config import SERVICE_INSTANCES
+
+    if instance is None or instance in SERVICE_INSTANCES:
+        return None
+    return (f'Invalid value "{instance}" for --instance; valid values are {", ".join(SERVICE_INSTANCES)} '
+            f"('prod' is crab's default; crabtui contacts no CRAB server, so any valid value does the same)")
 
 
 @contextmanager
@@ -815,7 +822,7 @@ class _Submitter:
                                                                        parent=self.ctx).params
         except click.ClickException as e:  # crab's option parser exits 2: execRaw raises BadArgumentException
             raise CommandFailed(f"{call}: {e.format_message()}", "BadArgumentException") from None
-        if (refused := grid_transfer_refusal(command, options)) is not None:
+        if (refused := grid_transfer_refusal(command, options) or instance_refusal(options["instance"])) is not None:
             raise CommandFailed(f"{call}: {refused}", "ConfigurationException")
         name = self._named(call, options)
         try:

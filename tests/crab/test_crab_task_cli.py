@@ -684,6 +684,11 @@ def test_a_multicrab_script_follows_resubmits_and_kills_its_tasks_with_crab_comm
         f"crab_{name}: Failed executing command report: crabCommand('report'): CRAB command option error: the option "
         "--dbs has been deprecated since CRAB v3.3.1603; drop it (the report is made from the jobs' own reports)"
         for name in ("DYJets", "WJets")], dbs.stdout + dbs.stderr
+    k8s = multicrab("--", "-c", "status", "-o", "--instance=k8s")  # checked as crab checks it, also in its API
+    assert k8s.returncode == 0 and k8s.stdout.splitlines() == [
+        f"crab_{name}: Failed executing command status: crabCommand('status'): Invalid value \"k8s\" for --instance; "
+        "valid values are prod, preprod, test2, test11, test12, test14, other ('prod' is crab's default; crabtui "
+        "contacts no CRAB server, so any valid value does the same)" for name in ("DYJets", "WJets")], k8s.stdout
 
     resubmit = multicrab("-c", "resubmit", "-o", "--maxmemory=3000")
     assert resubmit.returncode == 0, resubmit.stderr
