@@ -33,6 +33,8 @@ from engine.schedd.api import ScheddError
 
 
 DEFAULT_CONFIG = "crabConfig.py"  # what crab submit reads when no configuration is given
+WAIT_LIMIT = 900  # seconds crab submit --wait waits for the task to be processed, at most (checkStatusLoop)
+WAIT_POLL = 0.5  # seconds between two looks at the task table (crab asks its server every 30 s)
 _RX_PARAMETER_VALUE = re.compile(r"[A-Za-z]+\.[A-Za-z]+=")  # crab submit's Section.parameter=value arguments
 
 
@@ -435,7 +437,8 @@ def task() -> None:
                    "(without its time and memory estimates: there is no cmsRun to test).")
 @click.option("--skip-estimates", "skip_estimates", is_flag=True,
               help="crab's: with --dryrun, no estimates (crabtui never gives them).")
-@click.option("--wait", is_flag=True, help="crab's deprecated --wait: accepted, and does nothing.")
+@click.option("--wait", is_flag=True, help="Wait until the task has been processed (SUBMITTED or SUBMITFAILED), as "
+                                           "crab submit --wait waits.")
 @crab_options
 @click.pass_context
 def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...], config_option: str | None,
@@ -476,7 +479,8 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
     python = os.path.splitext(path)[1].lower() == ".py"
     if multicrab and not python:
         fail(f"{path}: --multicrab runs a crabConfig.py (*.py) as a script; submit a TOML file without it.")
-    with _Submitter(ctx, dryrun=dryrun, estimates=not skip_estimates, overrides=overrides) as submitter:
+    with _Submitter(ctx, dryrun=dryrun, estimates=not skip_estimates, overrides=overrides,
+                    wait=wait and not multicrab) as submitter:
         try:
             if not python:
                 submitter.submit(load_config(path, overrides=overrides))
@@ -555,7 +559,7 @@ class _Submitter:
     a file every such process appends to, so that the command can sum them up."""
 
     def __init__(self, ctx: click.Context, *, dryrun: bool = False, estimates: bool = True,
-                 overrides: tuple[str, ...] = ()):
+                 overrides: tuple[str, ...] = (), wait: bool = False):
         import tempfile
 
         from engine.state import state_dir
@@ -564,7 +568,7 @@ class _Submitter:
         self.cwd = os.getcwd()  # where General.workArea is, as for crab submit, wherever the script goes
         self.argv = sys.argv[1:]  # the command line for crab.log: a multi-crab script's run has its own sys.argv
         self.ctx = ctx
-        self.dryrun, self.estimates = dryrun, estimates
+        self.dryrun, self.estimates, self.wait = dryrun, estimates, wait
         self.overrides = overrides  # the command line's Section.parameter=value, for the submit it suggests
         fd, self.record = tempfile.mkstemp(prefix="submitted-", dir=self.state.path)
         os.close(fd)
@@ -613,7 +617,39 @@ class _Submitter:
                    f"'{again(self.ctx)} task list' or '{again(self.ctx)} task status -d {shown}'.")
         remember(self.state, done.name)
         self._append({"task": done.name})
+        if self.wait:
+            self._wait(done.name)
         return done.name
+
+    def _wait(self, name: str) -> None:
+        """crab submit --wait (checkStatusLoop): the task's status as it changes, until the task
+        worker has processed it; a SUBMITFAILED task raises SubmitFailed with its failure message."""
+        from engine.crab.client.crab_config_py import SubmitFailed
+        from engine.crab.taskworker.taskdb import NEW, QUEUED, SUBMITFAILED, TaskDB
+
+        click.echo("Waiting for task to be processed")
+        deadline = time.monotonic() + WAIT_LIMIT
+        db = TaskDB(self.state.tasks)
+        try:
+            shown = None
+            while True:
+                task = db.get(name)
+                if task.status != shown:
+                    click.echo(f"Task status: {task.status}")
+                    shown = task.status
+                if task.status not in (NEW, QUEUED):
+                    break
+                if time.monotonic() > deadline:
+                    click.echo(f"Maximum query time exceeded. Please check the status of the submission later using "
+                               f"'{again(self.ctx)} task status {task.request_name}'.")
+                    return
+                time.sleep(WAIT_POLL)
+        finally:
+            db.close()
+        if task.status == SUBMITFAILED:
+            raise SubmitFailed(f"The submission of your task has failed. Failure message: "
+                               f"{task.message or 'none recorded'}")
+        click.echo("Success: Your task has been processed and your jobs have been submitted successfully.")
 
     def _interrupted(self, cfg, path: str) -> str | None:
         """The task a submission of ``cfg`` into ``path`` recorded before it was killed, with no

@@ -15,7 +15,7 @@ from pathlib import Path
 import classad2
 import htcondor2
 
-from crab_tasks import MC, config_text, crab_config_py, crabtui, task_status, wait_status, wait_until
+from crab_tasks import MC, config_text, crab_config_py, crabtui, task_row, task_status, wait_status, wait_until
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
 from installed import CRABTUI
@@ -963,14 +963,18 @@ def test_crab_submit_dryrun_prints_the_jobs_and_submits_nothing(tmp_path, state)
 
 
 def test_crab_command_lines_as_users_paste_them(tmp_path, state):
-    """Parameters alone read crabConfig.py (crab's validateSubmitOptions), --wait is accepted, crab
-    tasks' options filter the list, and options and commands crab has not (status --idle), no longer
+    """Parameters alone read crabConfig.py (crab's validateSubmitOptions), --wait waits until the task
+    worker has submitted the task, as crab's checkStatusLoop does, crab tasks' options filter the list, and options and commands crab has not (status --idle), no longer
     has (resubmit --force, --numcores) or that mean nothing here (checkwrite) are refused in one line saying what to do."""
     (tmp_path / "pset.py").write_text("# fake PSet\n")
     (tmp_path / "crabConfig.py").write_text(crab_config_py("wgamma", scale=0.5))  # stays SUBMITTED
     done = crabtui(state, "task", "submit", "--wait", "General.requestName=wgamma_5", "Data.unitsPerJob=5",
                    cwd=tmp_path)
     assert done.returncode == 0 and "Task name: " in done.stdout, done.stderr
+    assert "\nWaiting for task to be processed\n" in done.stdout and done.stdout.endswith(
+        "\nTask status: SUBMITTED\nSuccess: Your task has been processed and your jobs have been submitted "
+        "successfully.\n"), done.stdout
+    assert task_row(state, "wgamma_5", tmp_path)["status"] == "SUBMITTED"  # at once, not a while after
     name = wait_status(state, "wgamma_5", tmp_path, "SUBMITTED")["name"]
     listed = crabtui(state, "task", "tasks", "--days=3", "--status=SUBMITTED", cwd=tmp_path)
     assert listed.returncode == 0 and name in listed.stdout, listed.stderr
