@@ -768,7 +768,11 @@ class _Submitter:
         from crabtui.task_status import crab_status
         from engine.crab.client.status import scheduler_status, task_view
 
-        with self._task("status", arguments) as (task, _, _db, client):
+        from engine.crab.client.crab_config_py import CommandFailed
+
+        with self._task("status", arguments) as (task, options, _db, client):
+            if options["idle"]:  # not an option of crab status's parser
+                raise CommandFailed(f"crabCommand('status'): {_idle_refusal(again(self.ctx))}", "BadArgumentException")
             view = task_view(task.task_dir, client, task.dagman_id, now=time.time())
         return crab_status(task, view, scheduler_status(task.status, task.dagman_id, view))
 
@@ -1059,8 +1063,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     import gc
 
     if idle:
-        fail(f"crab status has no --idle option; the idle jobs are those in state idle in '{again(ctx)} task status "
-             f"--long --sort=state' (their number is in the summary, and 'task status --json' gives jobsPerStatus)")
+        fail(_idle_refusal(again(ctx)))
 
     from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, crab_status, render
     from engine.crab.client.status import processed_lumis, scheduler_status, task_view
@@ -1102,6 +1105,12 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     except StatusOptionError as e:
         fail(str(e))
     click.echo("\n".join(lines))
+
+
+def _idle_refusal(command: str) -> str:
+    """Why status --idle is refused, and where the idle jobs are; ``command`` is crabtui's command line."""
+    return (f"crab status has no --idle option; the idle jobs are those in state idle in '{command} task status "
+            f"--long --sort=state' (their number is in the summary, and 'task status --json' gives jobsPerStatus)")
 
 
 @task.command()

@@ -689,6 +689,9 @@ def test_a_multicrab_script_follows_resubmits_and_kills_its_tasks_with_crab_comm
         f"crab_{name}: Failed executing command status: crabCommand('status'): Invalid value \"k8s\" for --instance; "
         "valid values are prod, preprod, test2, test11, test12, test14, other ('prod' is crab's default; crabtui "
         "contacts no CRAB server, so any valid value does the same)" for name in ("DYJets", "WJets")], k8s.stdout
+    idle = multicrab("--", "-c", "status", "-o", "--idle")  # crab's parser has no status --idle
+    assert idle.returncode == 1 and "BadArgumentException: crabCommand('status'): crab status has no --idle option" \
+        in idle.stderr, idle.stdout + idle.stderr
 
     resubmit = multicrab("-c", "resubmit", "-o", "--maxmemory=3000")
     assert resubmit.returncode == 0, resubmit.stderr
