@@ -964,7 +964,8 @@ def _since(days: int | None, fromdate: str | None) -> datetime.date | None:
                 raise ValueError
             return datetime.datetime.strptime(fromdate, "%Y-%m-%d").date()
         except ValueError:
-            fail("Please enter date with format 'YYYY-MM-DD'. Example: crab tasks --fromdate=2014-01-01")
+            fail(f"Please enter date with format 'YYYY-MM-DD'. Example: "
+                 f"{again(click.get_current_context())} task tasks --fromdate=2014-01-01")
     return None
 
 

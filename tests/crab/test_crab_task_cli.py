@@ -986,7 +986,8 @@ def test_crab_command_lines_as_users_paste_them(tmp_path, state):
     assert name not in crabtui(state, "task", "list", "--fromdate=2099-01-01", cwd=tmp_path).stdout
     for args, message in (
             (["list", "--status=DONE"], "ERROR: Please enter a valid task status. Valid task statuses are: WAITING, "),
-            (["list", "--fromdate=2026-1-1"], "ERROR: Please enter date with format 'YYYY-MM-DD'."),
+            (["list", "--fromdate=2026-1-1"], "ERROR: Please enter date with format 'YYYY-MM-DD'. Example: crabtui "
+                                               f"--state-dir {state.path} task tasks --fromdate=2014-01-01\n"),
             (["list", "--days=3", "--fromdate=2026-01-01"], "ERROR: Options --fromdate and --days cannot be used "
                                                              "together."),
             (["status", "wgamma_5", "--long", "--idle"], "ERROR: crab status has no --idle option; the idle jobs"),
