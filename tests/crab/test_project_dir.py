@@ -175,6 +175,8 @@ def test_report_getoutput_and_getlog_fill_results_as_crab_users_find_them(tmp_pa
     one = crabtui(state, "task", "getoutput", "--quantity", "1", "--outputpath", "mine", "--checksum", "no",
                   "-d", str(results.parent), cwd=away)
     assert one.returncode == 0 and sorted(os.listdir(away / "mine")) == [names[0]], one.stderr
+    every = crabtui(state, "task", "getoutput", "--quantity=-1", "--dump", "-d", str(results.parent), cwd=away)
+    assert every.returncode == 0 and every.stdout.count(") PFN: ") == len(names), every.stderr  # crab's -1 is all
     for args, error in ((["--jobids", "9"], "The job with id 9 is not in a valid state to retrieve output files"),
                         (["--jobids", "1,,3"], "The command line option --jobids takes a comma separated list"),
                         (["--checksum", "YES"], "You specified to use YES checksum. Only lowercase yes/no"),
