@@ -26,12 +26,15 @@ from contextlib import contextmanager
 
 import click
 
+from crabtui import __version__
 from crabtui.cli import OneLineGroup
 from crabtui.commands.backend import again, backend, fail, schedd
 from engine.schedd.api import ScheddError
 
 
 DEFAULT_CONFIG = "crabConfig.py"  # what crab submit reads when no configuration is given
+WAIT_LIMIT = 900  # seconds crab submit --wait waits for the task to be processed, at most (checkStatusLoop)
+WAIT_POLL = 0.5  # seconds between two looks at the task table (crab asks its server every 30 s)
 _RX_PARAMETER_VALUE = re.compile(r"[A-Za-z]+\.[A-Za-z]+=")  # crab submit's Section.parameter=value arguments
 
 
@@ -168,17 +171,24 @@ def crab_options(command):
 
     @functools.wraps(command)
     def run(*args, instance: str | None, proxy: str | None, **kwargs):
-        from engine.crab.client.config import SERVICE_INSTANCES
-
-        if instance is not None and instance not in SERVICE_INSTANCES:
-            fail(f'Invalid value "{instance}" for --instance; valid values are {", ".join(SERVICE_INSTANCES)} '
-                 f"('prod' is crab's default; crabtui contacts no CRAB server, so any valid value does the same)")
+        if (refused := instance_refusal(instance)) is not None:
+            fail(refused)
         return command(*args, **kwargs)
 
     run = click.option("--proxy", metavar="FILE",
                        help="crab's grid proxy: accepted, and unused (no grid credential here).")(run)
     return click.option("--instance", metavar="NAME",
                         help="crab's CRAB server instance (prod, preprod, ...): checked, and unused.")(run)
+
+
+def instance_refusal(instance: str | None) -> str | None:
+    """Why crab would refuse ``--instance INSTANCE`` (one CRAB does not know), or None."""
+    from engine.crab.client.config import SERVICE_INSTANCES
+
+    if instance is None or instance in SERVICE_INSTANCES:
+        return None
+    return (f'Invalid value "{instance}" for --instance; valid values are {", ".join(SERVICE_INSTANCES)} '
+            f"('prod' is crab's default; crabtui contacts no CRAB server, so any valid value does the same)")
 
 
 @contextmanager
@@ -368,7 +378,7 @@ class CrabCommands(OneLineGroup):
                    "(or failedLumis.json with --recovery failed): give it as Data.lumiMask of a new task",
         "uploadlog": "sends crab's log to the CRAB server; there is none here",
         "preparelocal": "prepares a job to run on this machine; crabtui's jobs already run here, and each job's "
-                        "files are in its task directory ('task status TASK' names it)",
+                        "files are in its task directory ('task status TASK --json' gives its task_dir)",
         "purge": "deletes a task's files from its schedd and the CRAB cache; crabtui's are in the state directory "
                  "('task status --json' gives its task_dir), and go with it",
         "getsandbox": "downloads a task's sandbox from the CRAB server; crabtui keeps it in the task directory",
@@ -408,6 +418,7 @@ class CrabCommands(OneLineGroup):
 
 
 @click.group(cls=CrabCommands)
+@click.version_option(__version__, prog_name="crabtui", help="Show the version and exit (crab --version).")
 def task() -> None:
     """Submit, list, follow, resubmit and kill CRAB3 tasks, report what they processed and retrieve their outputs
     and logs, as crab does (its short names sub, st, rep, out and log work too)."""
@@ -426,7 +437,8 @@ def task() -> None:
                    "(without its time and memory estimates: there is no cmsRun to test).")
 @click.option("--skip-estimates", "skip_estimates", is_flag=True,
               help="crab's: with --dryrun, no estimates (crabtui never gives them).")
-@click.option("--wait", is_flag=True, help="crab's deprecated --wait: accepted, and does nothing.")
+@click.option("--wait", is_flag=True, help="Wait until the task has been processed (SUBMITTED or SUBMITFAILED), as "
+                                           "crab submit --wait waits.")
 @crab_options
 @click.pass_context
 def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...], config_option: str | None,
@@ -467,7 +479,8 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
     python = os.path.splitext(path)[1].lower() == ".py"
     if multicrab and not python:
         fail(f"{path}: --multicrab runs a crabConfig.py (*.py) as a script; submit a TOML file without it.")
-    with _Submitter(ctx, dryrun=dryrun, estimates=not skip_estimates, overrides=overrides) as submitter:
+    with _Submitter(ctx, dryrun=dryrun, estimates=not skip_estimates, overrides=overrides,
+                    wait=wait and not multicrab) as submitter:
         try:
             if not python:
                 submitter.submit(load_config(path, overrides=overrides))
@@ -546,7 +559,7 @@ class _Submitter:
     a file every such process appends to, so that the command can sum them up."""
 
     def __init__(self, ctx: click.Context, *, dryrun: bool = False, estimates: bool = True,
-                 overrides: tuple[str, ...] = ()):
+                 overrides: tuple[str, ...] = (), wait: bool = False):
         import tempfile
 
         from engine.state import state_dir
@@ -555,7 +568,7 @@ class _Submitter:
         self.cwd = os.getcwd()  # where General.workArea is, as for crab submit, wherever the script goes
         self.argv = sys.argv[1:]  # the command line for crab.log: a multi-crab script's run has its own sys.argv
         self.ctx = ctx
-        self.dryrun, self.estimates = dryrun, estimates
+        self.dryrun, self.estimates, self.wait = dryrun, estimates, wait
         self.overrides = overrides  # the command line's Section.parameter=value, for the submit it suggests
         fd, self.record = tempfile.mkstemp(prefix="submitted-", dir=self.state.path)
         os.close(fd)
@@ -604,7 +617,39 @@ class _Submitter:
                    f"'{again(self.ctx)} task list' or '{again(self.ctx)} task status -d {shown}'.")
         remember(self.state, done.name)
         self._append({"task": done.name})
+        if self.wait:
+            self._wait(done.name)
         return done.name
+
+    def _wait(self, name: str) -> None:
+        """crab submit --wait (checkStatusLoop): the task's status as it changes, until the task
+        worker has processed it; a SUBMITFAILED task raises SubmitFailed with its failure message."""
+        from engine.crab.client.crab_config_py import SubmitFailed
+        from engine.crab.taskworker.taskdb import NEW, QUEUED, SUBMITFAILED, TaskDB
+
+        click.echo("Waiting for task to be processed")
+        deadline = time.monotonic() + WAIT_LIMIT
+        db = TaskDB(self.state.tasks)
+        try:
+            shown = None
+            while True:
+                task = db.get(name)
+                if task.status != shown:
+                    click.echo(f"Task status: {task.status}")
+                    shown = task.status
+                if task.status not in (NEW, QUEUED):
+                    break
+                if time.monotonic() > deadline:
+                    click.echo(f"Maximum query time exceeded. Please check the status of the submission later using "
+                               f"'{again(self.ctx)} task status {task.request_name}'.")
+                    return
+                time.sleep(WAIT_POLL)
+        finally:
+            db.close()
+        if task.status == SUBMITFAILED:
+            raise SubmitFailed(f"The submission of your task has failed. Failure message: "
+                               f"{task.message or 'none recorded'}")
+        click.echo("Success: Your task has been processed and your jobs have been submitted successfully.")
 
     def _interrupted(self, cfg, path: str) -> str | None:
         """The task a submission of ``cfg`` into ``path`` recorded before it was killed, with no
@@ -723,14 +768,23 @@ class _Submitter:
         from crabtui.task_status import crab_status
         from engine.crab.client.status import scheduler_status, task_view
 
-        with self._task("status", arguments) as (task, _, _db, client):
+        from engine.crab.client.crab_config_py import CommandFailed
+
+        with self._task("status", arguments) as (task, options, _db, client):
+            if options["idle"]:  # not an option of crab status's parser
+                raise CommandFailed(f"crabCommand('status'): {_idle_refusal(again(self.ctx))}", "BadArgumentException")
             view = task_view(task.task_dir, client, task.dagman_id, now=time.time())
         return crab_status(task, view, scheduler_status(task.status, task.dagman_id, view))
 
     def kill(self, arguments: list[str]) -> dict:
         """``crabCommand('kill', dir=D)``: what ``task kill`` does, and crab kill's ``{'status':
         'SUCCESS'}``; a kill CRAB's server refuses raises ClientException with its message."""
+        from engine.crab.client.crab_config_py import CommandFailed
+
         with self._task("kill", arguments) as (task, options, db, client):
+            if options["jobids"] is not None:  # not an option of crab kill's parser any more
+                raise CommandFailed(f"crabCommand('kill'): {_kill_jobids_refusal(again(self.ctx))}",
+                                    "BadArgumentException")
             _request_kill(db, task.name, options["killwarning"])
             _carry_out(self.ctx, self.state, client)
         return {"status": "SUCCESS"}
@@ -756,7 +810,11 @@ class _Submitter:
         from crabtui.commands.task_results import report_task
         from engine.crab.client.report import crab_dict
 
+        from engine.crab.client.crab_config_py import CommandFailed
+
         with self._task("report", arguments) as (task, options, _db, client):
+            if options["dbs"] is not None:  # crab report's validateOptions raises UnknownOptionException
+                raise CommandFailed(f"crabCommand('report'): {DBS_REFUSAL}", "UnknownOptionException")
             made, _ = report_task(self.ctx, self.state, client, task, _results(task), outputdir=options["outputdir"],
                                   recovery=options["recovery"])
         return crab_dict(made, options["recovery"])
@@ -804,7 +862,7 @@ class _Submitter:
                                                                        parent=self.ctx).params
         except click.ClickException as e:  # crab's option parser exits 2: execRaw raises BadArgumentException
             raise CommandFailed(f"{call}: {e.format_message()}", "BadArgumentException") from None
-        if (refused := grid_transfer_refusal(command, options)) is not None:
+        if (refused := grid_transfer_refusal(command, options) or instance_refusal(options["instance"])) is not None:
             raise CommandFailed(f"{call}: {refused}", "ConfigurationException")
         name = self._named(call, options)
         try:
@@ -906,7 +964,8 @@ def _since(days: int | None, fromdate: str | None) -> datetime.date | None:
                 raise ValueError
             return datetime.datetime.strptime(fromdate, "%Y-%m-%d").date()
         except ValueError:
-            fail("Please enter date with format 'YYYY-MM-DD'. Example: crab tasks --fromdate=2014-01-01")
+            fail(f"Please enter date with format 'YYYY-MM-DD'. Example: "
+                 f"{again(click.get_current_context())} task tasks --fromdate=2014-01-01")
     return None
 
 
@@ -945,6 +1004,18 @@ def list_tasks(ctx: click.Context, json_output: bool, days: int | None, fromdate
         click.echo(f"{t.name:<{width}}  {t.status:<14}  {t.command:<8}  {t.dagman_id or '-':>6}  {t.message}")
 
 
+def _kill_jobids_refusal(command: str) -> str:
+    """Why crab kill --jobids is refused, and what kills single jobs here; ``command`` is crabtui's
+    command line for the message."""
+    return (f"crab kill's --jobids (kill single jobs) was removed from CRAB in 2017, and crabtui does not have it: "
+            f"crab kill kills the whole task; drop --jobids to kill it, or to kill single jobs open the task in the "
+            f"UI ('{command}', Enter on the task) and press x on them (they fail, and can be resubmitted)")
+
+
+DBS_REFUSAL = ("CRAB command option error: the option --dbs has been deprecated since CRAB v3.3.1603; drop it (the "
+               "report is made from the jobs' own reports)")
+
+
 def _request_kill(db, name: str, killwarning: str | None):
     """crab kill of task ``name``: the request the task worker carries out; TaskError if CRAB's
     server would refuse it."""
@@ -957,11 +1028,14 @@ def _request_kill(db, name: str, killwarning: str | None):
 @task_argument
 @crab_options
 @click.option("--killwarning", metavar="TEXT", help="A warning that task status shows from then on, as crab kill's.")
+@click.option("--jobids", hidden=True)  # removed from crab kill: refused, saying what kills single jobs
 @click.pass_context
-def kill(ctx: click.Context, name: str, killwarning: str | None) -> None:
+def kill(ctx: click.Context, name: str, killwarning: str | None, jobids: str | None) -> None:
     """Kill TASK: its jobs are removed and it ends KILLED (like crab kill)."""
     from engine.crab.taskworker.taskdb import TaskError
 
+    if jobids is not None:
+        fail(_kill_jobids_refusal(again(ctx)))
     with _tasks(ctx) as (db, state, client):
         name = _named(ctx, db, state, name).name
         try:
@@ -990,8 +1064,7 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     import gc
 
     if idle:
-        fail(f"crab status has no --idle option; the idle jobs are those in state idle in '{again(ctx)} task status "
-             f"--long --sort=state' (their number is in the summary, and 'task status --json' gives jobsPerStatus)")
+        fail(_idle_refusal(again(ctx)))
 
     from crabtui.task_status import Options, StatusOptionError, TaskInfo, check_options, crab_status, render
     from engine.crab.client.status import processed_lumis, scheduler_status, task_view
@@ -1033,6 +1106,12 @@ def status(ctx: click.Context, name: str, long_: bool, sort: str | None, jobids:
     except StatusOptionError as e:
         fail(str(e))
     click.echo("\n".join(lines))
+
+
+def _idle_refusal(command: str) -> str:
+    """Why status --idle is refused, and where the idle jobs are; ``command`` is crabtui's command line."""
+    return (f"crab status has no --idle option; the idle jobs are those in state idle in '{command} task status "
+            f"--long --sort=state' (their number is in the summary, and 'task status --json' gives jobsPerStatus)")
 
 
 @task.command()
@@ -1107,8 +1186,9 @@ def _resubmit_arguments(command: str, *, publication: bool, force: bool, numcore
                                                 "results/).")
 @click.option("--recovery", default="notFinished", show_default=True, metavar="notFinished|failed",
               help="Which lumis are left to process: those not finished, or those of failed jobs.")
+@click.option("--dbs", hidden=True)  # removed from crab report: refused in crab's words
 @click.pass_context
-def report(ctx: click.Context, name: str, outputdir: str | None, recovery: str) -> None:
+def report(ctx: click.Context, name: str, outputdir: str | None, recovery: str, dbs: str | None) -> None:
     """What TASK's finished jobs read and wrote, and its lumi files (like crab report).
 
     processedLumis.json, notFinishedLumis.json (or failedLumis.json with --recovery failed),
@@ -1119,6 +1199,8 @@ def report(ctx: click.Context, name: str, outputdir: str | None, recovery: str) 
     from crabtui.commands.task_results import report_task
     from engine.crab.client.report import ReportError, report_lines
 
+    if dbs is not None:
+        fail(DBS_REFUSAL)
     with _tasks(ctx) as (db, state, client):
         task = _named(ctx, db, state, name)
         try:
@@ -1139,8 +1221,23 @@ def retrieve_options(command):
     command = click.option("--jobids", metavar="IDS", help="The jobs to retrieve from, e.g. 1,3-5 (default: all "
                                                           "with something to retrieve).")(command)
     command = _grid_transfer_options(command)
+    command = _vo_options(command)
     return click.option("--outputpath", metavar="DIR",
                         help="Where to put the files (default: the project directory's results/).")(command)
+
+
+def _vo_options(command):
+    """crab's --voRole and --voGroup (the VOMS role and group of the grid proxy, which crab getoutput
+    and crab getlog take): accepted, as --proxy is, and unused, since there is no grid credential."""
+
+    @functools.wraps(command)
+    def run(*args, vo_role: str | None, vo_group: str | None, **kwargs):
+        return command(*args, **kwargs)
+
+    run = click.option("--voGroup", "vo_group", metavar="GROUP",
+                       help="crab's VOMS group of the grid proxy: accepted, and unused.")(run)
+    return click.option("--voRole", "vo_role", metavar="ROLE",
+                        help="crab's VOMS role of the grid proxy: accepted, and unused.")(run)
 
 
 def _grid_transfer_options(command):

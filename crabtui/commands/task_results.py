@@ -8,6 +8,7 @@ the script to see as the CRABClient exception crab raises.
 from __future__ import annotations
 
 import os
+import re
 
 import click
 
@@ -50,6 +51,8 @@ def report_task(ctx: click.Context, state, client, task, results: str, *, output
     return made, directory
 
 
+_STORAGE_URL = re.compile(r"^[a-z]+://")  # crab's getcommand takes such an --outputpath as a grid destination
+
 GRID_TRANSFER = {  # crab getoutput's and getlog's options for grid transfers, and what to do here instead
     "xrootd": "prints the files' XRootD URLs; crabtui's files are on this machine: --dump gives each one's path "
               "(PFN) and LFN",
@@ -85,6 +88,10 @@ def retrieve_files(ctx: click.Context, client, task, results: str, *, outputpath
     if checksum not in ("yes", "no"):
         raise RetrieveError(f"You specified to use {checksum} checksum. Only lowercase yes/no is accepted to turn "
                             "ADLER32 checksum")
+    if outputpath is not None and _STORAGE_URL.match(outputpath):
+        raise RetrieveError(f"--outputpath {outputpath} is a storage URL, which crab copies to with grid tools; crabtui "
+                            "copies the files on this machine: give --outputpath a directory (and copy them on from "
+                            "there)", "ConfigurationException")
     limit = retrieve.parse_quantity(quantity)
     try:
         stageout = read_task(task.task_dir).get("stageout")

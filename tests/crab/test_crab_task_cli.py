@@ -15,7 +15,7 @@ from pathlib import Path
 import classad2
 import htcondor2
 
-from crab_tasks import MC, config_text, crab_config_py, crabtui, task_status, wait_status, wait_until
+from crab_tasks import MC, config_text, crab_config_py, crabtui, task_row, task_status, wait_status, wait_until
 from engine.schedd.local.client import LocalScheddClient
 from engine.state import StateDir
 from installed import CRABTUI
@@ -468,6 +468,9 @@ def test_crabs_common_options_are_taken_as_crab_users_paste_them(tmp_path, state
         assert wrong.returncode == 1 and wrong.stderr.startswith(
             'ERROR: Invalid value "k8s" for --instance; valid values are prod, preprod, test2, test11, test12, '
             'test14, other') and wrong.stderr.count("\n") == 1, (command, wrong.stderr)
+    logs = crabtui(state, "task", "getlog", "-d", "crab_wjets", "--voRole", "cmsuser", "--voGroup=becms", "--proxy",
+                   "/tmp/x509up_u1000", "--dump", cwd=tmp_path)  # crab getlog's and getoutput's VOMS options
+    assert logs.returncode == 0 and logs.stderr == "", logs.stderr
     publication = crabtui(state, "task", "resubmit", "wjets", "--publication", cwd=tmp_path)
     assert publication.returncode == 1 and publication.stderr.startswith(
         "ERROR: --publication resubmits a task's failed publications, and crabtui publishes no output dataset")
@@ -676,6 +679,19 @@ def test_a_multicrab_script_follows_resubmits_and_kills_its_tasks_with_crab_comm
         "notes: Failed executing command status: crabCommand('status'): crab_projects/notes is not a valid CRAB "
         f"project directory (in {tmp_path}): give the directory the submission printed as 'Project dir:'"]
     (tmp_path / "crab_projects" / "notes").rmdir()
+    dbs = multicrab("-c", "report", "-o", "--dbs=yes")  # crab report's UnknownOptionException, a ClientException
+    assert dbs.returncode == 0 and dbs.stdout.splitlines() == [
+        f"crab_{name}: Failed executing command report: crabCommand('report'): CRAB command option error: the option "
+        "--dbs has been deprecated since CRAB v3.3.1603; drop it (the report is made from the jobs' own reports)"
+        for name in ("DYJets", "WJets")], dbs.stdout + dbs.stderr
+    k8s = multicrab("--", "-c", "status", "-o", "--instance=k8s")  # checked as crab checks it, also in its API
+    assert k8s.returncode == 0 and k8s.stdout.splitlines() == [
+        f"crab_{name}: Failed executing command status: crabCommand('status'): Invalid value \"k8s\" for --instance; "
+        "valid values are prod, preprod, test2, test11, test12, test14, other ('prod' is crab's default; crabtui "
+        "contacts no CRAB server, so any valid value does the same)" for name in ("DYJets", "WJets")], k8s.stdout
+    idle = multicrab("--", "-c", "status", "-o", "--idle")  # crab's parser has no status --idle
+    assert idle.returncode == 1 and "BadArgumentException: crabCommand('status'): crab status has no --idle option" \
+        in idle.stderr, idle.stdout + idle.stderr
 
     resubmit = multicrab("-c", "resubmit", "-o", "--maxmemory=3000")
     assert resubmit.returncode == 0, resubmit.stderr
@@ -690,6 +706,9 @@ def test_a_multicrab_script_follows_resubmits_and_kills_its_tasks_with_crab_comm
     assert multicrab("-c", "submit", "-w", "crab_slow", "-s", "0.01").returncode == 0
     for name in ("crab_slow/crab_DYJets", "crab_slow/crab_WJets"):
         wait_until(f"{name} on the scheduler", lambda: task_status(state, name, tmp_path)["dagman_id"])
+    one_job = multicrab("-c", "kill", "-w", "crab_slow", "-o", "--jobids=1")  # crab's parser has no kill --jobids
+    assert one_job.returncode == 1 and "BadArgumentException: crabCommand('kill'): crab kill's --jobids (kill single " \
+        "jobs) was removed from CRAB in 2017" in one_job.stderr, one_job.stdout + one_job.stderr
     kill = multicrab("-c", "kill", "-w", "crab_slow")
     assert kill.returncode == 0 and kill.stdout.splitlines() == [
         "crab_DYJets: {'status': 'SUCCESS'}", "crab_WJets: {'status': 'SUCCESS'}"], kill.stdout + kill.stderr
@@ -947,14 +966,18 @@ def test_crab_submit_dryrun_prints_the_jobs_and_submits_nothing(tmp_path, state)
 
 
 def test_crab_command_lines_as_users_paste_them(tmp_path, state):
-    """Parameters alone read crabConfig.py (crab's validateSubmitOptions), --wait is accepted, crab
-    tasks' options filter the list, and options and commands crab has not (status --idle), no longer
+    """Parameters alone read crabConfig.py (crab's validateSubmitOptions), --wait waits until the task
+    worker has submitted the task, as crab's checkStatusLoop does, crab tasks' options filter the list, and options and commands crab has not (status --idle), no longer
     has (resubmit --force, --numcores) or that mean nothing here (checkwrite) are refused in one line saying what to do."""
     (tmp_path / "pset.py").write_text("# fake PSet\n")
     (tmp_path / "crabConfig.py").write_text(crab_config_py("wgamma", scale=0.5))  # stays SUBMITTED
     done = crabtui(state, "task", "submit", "--wait", "General.requestName=wgamma_5", "Data.unitsPerJob=5",
                    cwd=tmp_path)
     assert done.returncode == 0 and "Task name: " in done.stdout, done.stderr
+    assert "\nWaiting for task to be processed\n" in done.stdout and done.stdout.endswith(
+        "\nTask status: SUBMITTED\nSuccess: Your task has been processed and your jobs have been submitted "
+        "successfully.\n"), done.stdout
+    assert task_row(state, "wgamma_5", tmp_path)["status"] == "SUBMITTED"  # at once, not a while after
     name = wait_status(state, "wgamma_5", tmp_path, "SUBMITTED")["name"]
     listed = crabtui(state, "task", "tasks", "--days=3", "--status=SUBMITTED", cwd=tmp_path)
     assert listed.returncode == 0 and name in listed.stdout, listed.stderr
@@ -963,7 +986,8 @@ def test_crab_command_lines_as_users_paste_them(tmp_path, state):
     assert name not in crabtui(state, "task", "list", "--fromdate=2099-01-01", cwd=tmp_path).stdout
     for args, message in (
             (["list", "--status=DONE"], "ERROR: Please enter a valid task status. Valid task statuses are: WAITING, "),
-            (["list", "--fromdate=2026-1-1"], "ERROR: Please enter date with format 'YYYY-MM-DD'."),
+            (["list", "--fromdate=2026-1-1"], "ERROR: Please enter date with format 'YYYY-MM-DD'. Example: crabtui "
+                                               f"--state-dir {state.path} task tasks --fromdate=2014-01-01\n"),
             (["list", "--days=3", "--fromdate=2026-01-01"], "ERROR: Options --fromdate and --days cannot be used "
                                                              "together."),
             (["status", "wgamma_5", "--long", "--idle"], "ERROR: crab status has no --idle option; the idle jobs"),
@@ -989,6 +1013,25 @@ def test_crab_command_lines_as_users_paste_them(tmp_path, state):
     long = crabtui(state, "task", "status", "wgamma_5", "--long", "--sort=exitcode", cwd=tmp_path)
     assert long.returncode == 0 and "Extended Job Status Table" in long.stdout, long.stderr
     assert crabtui(state, "task", "kill", name, cwd=tmp_path).returncode == 0
+
+
+def test_crab3commands_options_crab_has_dropped_say_what_to_do_and_crab_version_answers(tmp_path, state):
+    """crab --version prints the version; crab kill --jobids (removed in 2017) and crab report --dbs
+    (removed in v3.3.1603), as older CRAB3Commands pages type them, are refused in one line saying
+    what to do, and crab preparelocal's refusal names the option that shows a task's directory."""
+    version = crabtui(state, "task", "--version", cwd=tmp_path)
+    assert version.returncode == 0 and version.stdout.startswith("crabtui, version "), version.stderr
+    for args, message in (
+            (["kill", "-d", "crab_projects/crab_tutorial", "--jobids", "1,3-5"],
+             "ERROR: crab kill's --jobids (kill single jobs) was removed from CRAB in 2017"),
+            (["report", "-d", "crab_projects/crab_tutorial", "--dbs=yes"],
+             "ERROR: CRAB command option error: the option --dbs has been deprecated since CRAB v3.3.1603; drop it"),
+            (["preparelocal", "-d", "crab_projects/crab_tutorial", "--jobid", "1", "--destdir", "/tmp/local"],
+             "ERROR: crab preparelocal prepares a job to run on this machine; crabtui's jobs already run here, and "
+             "each job's files are in its task directory ('task status TASK --json' gives its task_dir)")):
+        refused = crabtui(state, "task", *args, cwd=tmp_path)
+        assert refused.returncode == 1 and refused.stderr.startswith(message), (args, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
 
 
 def test_crab_commands_listed_on_crab3commands_under_their_short_names(tmp_path, state):

@@ -175,13 +175,20 @@ def test_report_getoutput_and_getlog_fill_results_as_crab_users_find_them(tmp_pa
     one = crabtui(state, "task", "getoutput", "--quantity", "1", "--outputpath", "mine", "--checksum", "no",
                   "-d", str(results.parent), cwd=away)
     assert one.returncode == 0 and sorted(os.listdir(away / "mine")) == [names[0]], one.stderr
+    every = crabtui(state, "task", "getoutput", "--quantity=-1", "--dump", "-d", str(results.parent), cwd=away)
+    assert every.returncode == 0 and every.stdout.count(") PFN: ") == len(names), every.stderr  # crab's -1 is all
     for args, error in ((["--jobids", "9"], "The job with id 9 is not in a valid state to retrieve output files"),
                         (["--jobids", "1,,3"], "The command line option --jobids takes a comma separated list"),
                         (["--checksum", "YES"], "You specified to use YES checksum. Only lowercase yes/no"),
-                        (["--parallel", "4"], "crab getoutput's --parallel sets how many grid transfers run at once")):
+                        (["--parallel", "4"], "crab getoutput's --parallel sets how many grid transfers run at once"),
+                        (["--outputpath=gsiftp://eoscmsftp.cern.ch//eos/cms/store/user/me/zmm"],  # crab's grid copy
+                         "--outputpath gsiftp://eoscmsftp.cern.ch//eos/cms/store/user/me/zmm is a storage URL, which "
+                         "crab copies to with grid tools; crabtui copies the files on this machine: give --outputpath "
+                         "a directory")):
         refused = crabtui(state, "task", "getoutput", *args, "-d", str(results.parent), cwd=away)
         assert refused.returncode == 1 and refused.stderr.startswith(f"ERROR: {error}"), (args, refused.stderr)
         assert refused.stderr.count("\n") == 1
+    assert not (away / "gsiftp:").exists()
 
     logs = crabtui(state, "task", "getlog", "-d", str(results.parent), "--jobids", "2", cwd=away)
     assert logs.returncode == 0, logs.stderr

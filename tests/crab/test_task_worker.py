@@ -37,9 +37,14 @@ def test_a_lumi_mask_that_selects_nothing_fails_the_submit(tmp_path, state):
 
 
 def test_a_run_range_outside_the_dataset_fails_the_submit_naming_run_range(tmp_path, state):
-    """No Data.lumiMask at all: the message must not send the user to a parameter they never set alone."""
+    """No Data.lumiMask at all: the message must not send the user to a parameter they never set alone.
+    crab submit --wait waits for the task worker's answer and says the submission failed, and why."""
     (tmp_path / "crabConfig.py").write_text(crab_config_py("norun", scale=500, more="config.Data.runRange = '2-5'\n"))
-    assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
+    waited = crabtui(state, "task", "submit", "--wait", "crabConfig.py", cwd=tmp_path)
+    assert waited.returncode == 1 and "\nWaiting for task to be processed\n" in waited.stdout, waited.stdout
+    assert waited.stdout.endswith("\nTask status: SUBMITFAILED\n") and waited.stderr.startswith(
+        "ERROR: The submission of your task has failed. Failure message: Data.lumiMask and Data.runRange select no "
+        "lumi of ") and waited.stderr.count("\n") == 1, waited.stdout + waited.stderr
     row = wait_task(state, "norun", tmp_path, "SUBMITFAILED")
     assert "Data.runRange select no lumi of" in row["message"] and "their runs are 2-5" in row["message"]
 

@@ -51,11 +51,12 @@ class Retrievable:
 
 
 def parse_quantity(text: str | None) -> int | None:
-    """``--quantity N`` or ``all`` (None: all)."""
-    if text is None or text == "all":
+    """``--quantity N``, ``all`` or ``-1`` (what crab's getcommand turns ``all`` into, and sends on
+    as such) (None: all)."""
+    if text is None or text in ("all", "-1"):
         return None
     if not text.isdigit() or int(text) == 0:
-        raise RetrieveError(f"--quantity takes a number of files above 0, or 'all' (not {text!r})")
+        raise RetrieveError(f"--quantity takes a number of files above 0, or 'all' (or -1) (not {text!r})")
     return int(text)
 
 
