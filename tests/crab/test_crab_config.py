@@ -1057,6 +1057,9 @@ def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything
     ('print "submitting", config.General.requestName\n', 3,
      ["SyntaxError: Missing parentheses in call to 'print'. Did you mean print(...)? This is Python 2; crabtui runs "
       "configurations with Python 3, as CRAB's client does."]),
+    ("try:\n    pass\nexcept HTTPException, hte:\n    print(hte.headers)\n", 5,
+     ["SyntaxError: multiple exception types must be parenthesized. This is Python 2's 'except E, name:'; crabtui "
+      "runs configurations with Python 3, as CRAB's client does: write 'except HTTPException as hte:'."]),
     ("for i in xrange(3):\n    pass\n", 3,
      ["NameError: name 'xrange' is not defined", "xrange is Python 2's; crabtui runs configurations with Python 3, "
       "as CRAB's client does: use range."]),

@@ -51,6 +51,7 @@ import http.client
 import logging
 import multiprocessing
 import os
+import re
 import runpy
 import shlex
 import sys
@@ -376,6 +377,21 @@ def _hint(exc: BaseException, source: str = "") -> str:
     return f" Make the module {exc.name} importable where crabtui runs."
 
 
+def _syntax_hint(exc: SyntaxError) -> str:
+    """What to do about a syntax error: Python 2's print statement and ``except E, name:`` (CRAB's own
+    multi-crab example of its Python 2 years caught ``HTTPException, hte``) are named as such."""
+    python3 = "crabtui runs configurations with Python 3, as CRAB's client does"
+    if exc.msg.startswith("Missing parentheses in call to"):
+        return f" This is Python 2; {python3}."
+    old = _RX_PY2_EXCEPT.match(exc.text or "")
+    if old:
+        return f" This is Python 2's 'except E, name:'; {python3}: write 'except {old[1]} as {old[2]}:'."
+    return " Fix the Python syntax there."
+
+
+_RX_PY2_EXCEPT = re.compile(r"\s*except\s*\(?\s*([\w.]+)\s*\)?\s*,\s*(\w+)\s*:")
+
+
 def _last_file(exc: BaseException) -> str | None:
     """The file of the exception's last frame."""
     tb = exc.__traceback__
@@ -439,8 +455,7 @@ def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequenc
         except SyntaxError as exc:
             where = f"{exc.filename or source}:{exc.lineno}" if exc.lineno else source
             msg = exc.msg if exc.msg.endswith((".", "?")) else f"{exc.msg}."
-            hint = (" This is Python 2; crabtui runs configurations with Python 3, as CRAB's client does."
-                    if exc.msg.startswith("Missing parentheses in call to") else " Fix the Python syntax there.")
+            hint = _syntax_hint(exc)
             raise LoadError(f"{where}: Error while loading CRAB configuration {source}: SyntaxError: {msg}{hint}",
                             exc.lineno) from None
         except SystemExit as exc:
