@@ -179,7 +179,13 @@ def test_toml_loads_every_field(tmp_path):
     assert cfg.planned_failure("4", 7).exit_code == 1
 
 
-@pytest.mark.parametrize("text", [CRAB_CONFIG_PY, WMCORE_CONFIG_PY], ids=["UserUtilities", "WMCore"])
+CFG_CONFIG_PY = CRAB_CONFIG_PY.replace("import config,", "import config as crab_config,").replace(
+    "config = config()", "cfg = crab_config()").replace("config.", "cfg.")
+"""The same, its Configuration named otherwise: crab submit takes the first the module holds."""
+
+
+@pytest.mark.parametrize("text", [CRAB_CONFIG_PY, WMCORE_CONFIG_PY, CFG_CONFIG_PY],
+                         ids=["UserUtilities", "WMCore", "named cfg"])
 def test_crab_config_py_equals_toml(tmp_path, text):
     toml_cfg = load_config(str(write_toml(tmp_path, {"General.workArea": "crab_projects",
                                                      "Data.outLFNDirBase": "/store/user/someone/"})))

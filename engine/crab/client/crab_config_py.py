@@ -122,8 +122,9 @@ crabCommand makes of the call's arguments (``['--dir', 'crab_projects/crab_x']``
 @dataclass(frozen=True)
 class Loaded:
     sections: Sections | None
-    """The module-level ``config``'s parameters, by section; None if the file defines no
-    ``config`` (a script that submits through ``crabCommand`` only)."""
+    """The module-level ``config``'s parameters, by section (or, as crab finds it, the first
+    Configuration the module holds, whatever its name); None if the file defines none (a script that
+    submits through ``crabCommand`` only)."""
     multicrab: bool
     """Whether the file uses ``crabCommand`` (a multi-crab script)."""
     missing: str = ""
@@ -488,7 +489,8 @@ def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequenc
                     sys.modules.pop(name, None)
                 else:
                     sys.modules[name] = module
-    config = namespace.get("config")
+    config = next((value for value in namespace.values() if isinstance(value, Configuration)),
+                  namespace.get("config"))  # as WMCore's loadConfigurationFile: the first, whatever its name
     if not isinstance(config, Configuration):
         what = "defines no 'config'" if config is None else f"sets 'config' to a {type(config).__name__}"
         return Loaded(None, multicrab, what)
