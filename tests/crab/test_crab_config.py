@@ -613,6 +613,8 @@ def test_python_errors_name_file_and_line(tmp_path, monkeypatch):
     assert refused(py, "AttributeError: 'Configuration' object has no attribute 'JobType'. WMCore's Configuration "
                        "has a section only once it is made: add config.section_('JobType') before its "
                        "parameters.").startswith(f"{py}:5: ")
+    py.write_text("from CRABClient.UserUtilities import config\nconfig = config()\nprint(config.dictionary_())\n")
+    assert "section_" not in refused(py, "AttributeError: 'Configuration' object has no attribute 'dictionary_'.")
     py.write_text("import os\nfrom CRABClient.UserUtilities import config\nconfig = config()\n"
                   "config.JobType.psetName = os.environ['CMSSW_BASE'] + '/src/Analysis/test/ntuple_cfg.py'\n")
     monkeypatch.delenv("CMSSW_BASE", raising=False)  # crabtui runs outside a CMSSW area

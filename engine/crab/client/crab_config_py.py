@@ -352,7 +352,8 @@ def _hint(exc: BaseException, source: str = "") -> str:
     python3 = "crabtui runs configurations with Python 3, as CRAB's client does:"
     if isinstance(exc, (NameError, AttributeError)) and name in _PYTHON3_NAMES:
         return f" {name} is Python 2's; {python3} use {_PYTHON3_NAMES[name]}."
-    if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), Configuration):
+    if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), Configuration) \
+            and name and not name.endswith("_"):  # WMCore's methods end in _: config.dictionary_() is none
         return (f" WMCore's Configuration has a section only once it is made: add config.section_({name!r}) "
                 f"before its parameters.")
     if isinstance(exc, KeyError) and exc.args and exc.args[0] in _CMSENV:
