@@ -1074,6 +1074,10 @@ def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything
     ("import urllib2\n", 3, ["No module named 'urllib2'", "urllib2 is Python 2's; crabtui runs configurations with "
                                                            "Python 3, as CRAB's client does: import urllib.request."]),
     ("for k, v in {}.iteritems():\n    pass\n", 3, ["AttributeError", "use items()"]),
+    ("samples = {'TTbar': '/TTbar/Run2024-v1/AODSIM'}\nconfig.Data.inputDataset = samples.values()[0]\n", 4,
+     ["TypeError: 'dict_values' object is not subscriptable. Python 2's values() returned a list; crabtui runs "
+      "configurations with Python 3, as CRAB's client does: wrap it in list(...) before indexing it."]),
+    ("for line in file('datasets.txt'):\n    pass\n", 3, ["NameError: name 'file' is not defined", "use open."]),
 ])
 def test_python_2_leftovers_are_one_line_naming_the_file_and_line(tmp_path, code, line, fragments):
     py = tmp_path / "crabConfig.py"

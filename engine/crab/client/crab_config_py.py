@@ -78,8 +78,11 @@ _PYTHON3_NAMES = {  # Python 2 names a configuration may still use, and what Pyt
     "urllib2": "urllib.request", "commands": "subprocess", "ConfigParser": "configparser", "cPickle": "pickle",
     "StringIO": "io", "Queue": "queue", "urlparse": "urllib.parse", "xrange": "range", "raw_input": "input",
     "basestring": "str", "unicode": "str", "iteritems": "items()", "itervalues": "values()", "iterkeys": "keys()",
-    "has_key": "the in operator", "execfile": "exec(open(...).read())",
+    "has_key": "the in operator", "execfile": "exec(open(...).read())", "file": "open", "reduce": "functools.reduce",
+    "long": "int", "unichr": "chr",
 }
+_RX_PY2_LIST = re.compile(r"'(?:dict_)?(keys|values|items|map|filter|zip)' object is not subscriptable")
+"""Python 3's views and iterators where Python 2 returned lists: samples.keys()[0]."""
 
 
 class LoadError(Exception):
@@ -352,6 +355,9 @@ def _hint(exc: BaseException, source: str = "") -> str:
     python3 = "crabtui runs configurations with Python 3, as CRAB's client does:"
     if isinstance(exc, (NameError, AttributeError)) and name in _PYTHON3_NAMES:
         return f" {name} is Python 2's; {python3} use {_PYTHON3_NAMES[name]}."
+    view = _RX_PY2_LIST.search(str(exc)) if isinstance(exc, TypeError) else None
+    if view:
+        return f" Python 2's {view[1]}() returned a list; {python3} wrap it in list(...) before indexing it."
     if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), Configuration) \
             and name and not name.endswith("_"):  # WMCore's methods end in _: config.dictionary_() is none
         return (f" WMCore's Configuration has a section only once it is made: add config.section_({name!r}) "
