@@ -1068,6 +1068,9 @@ def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything
     ("try:\n    pass\nexcept HTTPException, hte:\n    print(hte.headers)\n", 5,
      ["SyntaxError: multiple exception types must be parenthesized. This is Python 2's 'except E, name:'; crabtui "
       "runs configurations with Python 3, as CRAB's client does: write 'except HTTPException as hte:'."]),
+    ("if True:\n        x = 1\n\ty = 2\n", 5,
+     ["SyntaxError: inconsistent use of tabs and spaces in indentation. Python 2 read a tab as 8 spaces; crabtui runs "
+      "configurations with Python 3, as CRAB's client does, which refuses mixed indentation: indent with spaces only."]),
     ("for i in xrange(3):\n    pass\n", 3,
      ["NameError: name 'xrange' is not defined", "xrange is Python 2's; crabtui runs configurations with Python 3, "
       "as CRAB's client does: use range."]),

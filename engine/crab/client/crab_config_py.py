@@ -391,6 +391,8 @@ def _syntax_hint(exc: SyntaxError) -> str:
     python3 = "crabtui runs configurations with Python 3, as CRAB's client does"
     if exc.msg.startswith("Missing parentheses in call to"):
         return f" This is Python 2; {python3}."
+    if isinstance(exc, TabError):
+        return f" Python 2 read a tab as 8 spaces; {python3}, which refuses mixed indentation: indent with spaces only."
     old = _RX_PY2_EXCEPT.match(exc.text or "")
     if old:
         return f" This is Python 2's 'except E, name:'; {python3}: write 'except {old[1]} as {old[2]}:'."
