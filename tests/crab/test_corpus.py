@@ -100,7 +100,8 @@ def test_the_corpus_covers_what_real_analyses_write():
                  "config.General.activity = 'analysistest'", 'config.section_("General")',
                  "config.Data.totalUnits = config.Data.unitsPerJob * NJOBS",
                  "outLFNDirBase = '/store/user/%s/' % (getUsernameFromCRIC())", "cfg = crab_config()",
-                 "with Pool(2) as workers:", "inputFiles = sorted(glob.glob('", "'+REQUIRED_OS=\"rhel8\"'"):
+                 "with Pool(2) as workers:", "inputFiles = sorted(glob.glob('", "'+REQUIRED_OS=\"rhel8\"'",
+                 "inputDataset = '/Muon0/Run2026C-"):
         assert form in every, form
     splittings = {m for text in texts.values() for m in re.findall(r"splitting = '(\w+)'", text)}
     assert splittings == {"FileBased", "LumiBased", "EventAwareLumiBased", "Automatic", "EventBased"}
