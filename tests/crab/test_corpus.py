@@ -99,7 +99,9 @@ def test_the_corpus_covers_what_real_analyses_write():
                  "from CRABClient.UserUtilities import ClientException", 'if (__name__ == "__main__") :',
                  "config.General.activity = 'analysistest'", 'config.section_("General")',
                  "config.Data.totalUnits = config.Data.unitsPerJob * NJOBS",
-                 "outLFNDirBase = '/store/user/%s/' % (getUsernameFromCRIC())"):
+                 "outLFNDirBase = '/store/user/%s/' % (getUsernameFromCRIC())", "cfg = crab_config()",
+                 "with Pool(2) as workers:", "inputFiles = sorted(glob.glob('", "'+REQUIRED_OS=\"rhel8\"'",
+                 "inputDataset = '/Muon0/Run2026C-"):
         assert form in every, form
     splittings = {m for text in texts.values() for m in re.findall(r"splitting = '(\w+)'", text)}
     assert splittings == {"FileBased", "LumiBased", "EventAwareLumiBased", "Automatic", "EventBased"}
@@ -154,7 +156,8 @@ def kill(state: StateDir, name: str, cwd: Path) -> None:
 
 LOADING_SUBMITS = {"multicrab_module_level_py2": 2}
 """Scripts that call crabCommand('submit') at module level, and how many times."""
-MULTICRAB_ONLY = {"multicrab_process_loop", "multicrab_argparse_year_loop", "multicrab_argparse_crabop"}
+MULTICRAB_ONLY = {"multicrab_process_loop", "multicrab_argparse_year_loop", "multicrab_argparse_crabop",
+                  "multicrab_pool_map"}
 """Multi-crab scripts whose module-level config is incomplete, or that exit without their arguments: only
 their __main__ block submits."""
 
@@ -243,7 +246,7 @@ def test_a_scripts_crab_command_with_dryrun_prints_each_configs_jobs_and_submits
 
 
 MAIN_BLOCK_TASKS = {"multicrab_main_block": 2, "multicrab_helper_module": 3, "multicrab_process_loop": 2,
-                    "multicrab_argparse_year_loop": 2, "multicrab_argparse_crabop": 2}
+                    "multicrab_argparse_year_loop": 2, "multicrab_argparse_crabop": 2, "multicrab_pool_map": 2}
 """The multi-crab scripts whose __main__ block submits, and how many tasks."""
 SCRIPT_ARGS = {"multicrab_argparse_year_loop": ["--mc", "--tag", "Nov26"],
                "multicrab_argparse_crabop": ["--crabop", "submit", "--pycfg", "ntupleTree_cfg.py", "--samples",
@@ -261,7 +264,9 @@ def test_multicrab_submits_every_config_the_scripts_main_block_passes_to_crab_co
     if config.parent.name in MULTICRAB_ONLY:  # as crab submit: the module-level config, and the way out
         refused = crabtui(grid, "task", "submit", config.name, cwd=config.parent)
         assert refused.returncode == 1 and refused.stdout == ""
-        if "def main()" in config.read_text():  # the whole script is in main(): no module-level config
+        text = config.read_text()
+        if "def main()" in text or not args and not re.search(r"^\w+ = \w+\(\)$", text, re.M):
+            # the whole script is in main(), or its configs are made by a function: no module-level config
             assert refused.stderr.count("\n") == 1 and "it defines no 'config' at module level" in refused.stderr
             assert f"'crabtui task submit --multicrab {config}' runs its __main__ block" in refused.stderr
         elif args:  # the script's argument parser says why on the lines before crabtui's one

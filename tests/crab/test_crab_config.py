@@ -179,7 +179,13 @@ def test_toml_loads_every_field(tmp_path):
     assert cfg.planned_failure("4", 7).exit_code == 1
 
 
-@pytest.mark.parametrize("text", [CRAB_CONFIG_PY, WMCORE_CONFIG_PY], ids=["UserUtilities", "WMCore"])
+CFG_CONFIG_PY = CRAB_CONFIG_PY.replace("import config,", "import config as crab_config,").replace(
+    "config = config()", "cfg = crab_config()").replace("config.", "cfg.")
+"""The same, its Configuration named otherwise: crab submit takes the first the module holds."""
+
+
+@pytest.mark.parametrize("text", [CRAB_CONFIG_PY, WMCORE_CONFIG_PY, CFG_CONFIG_PY],
+                         ids=["UserUtilities", "WMCore", "named cfg"])
 def test_crab_config_py_equals_toml(tmp_path, text):
     toml_cfg = load_config(str(write_toml(tmp_path, {"General.workArea": "crab_projects",
                                                      "Data.outLFNDirBase": "/store/user/someone/"})))
@@ -607,6 +613,8 @@ def test_python_errors_name_file_and_line(tmp_path, monkeypatch):
     assert refused(py, "AttributeError: 'Configuration' object has no attribute 'JobType'. WMCore's Configuration "
                        "has a section only once it is made: add config.section_('JobType') before its "
                        "parameters.").startswith(f"{py}:5: ")
+    py.write_text("from CRABClient.UserUtilities import config\nconfig = config()\nprint(config.dictionary_())\n")
+    assert "section_" not in refused(py, "AttributeError: 'Configuration' object has no attribute 'dictionary_'.")
     py.write_text("import os\nfrom CRABClient.UserUtilities import config\nconfig = config()\n"
                   "config.JobType.psetName = os.environ['CMSSW_BASE'] + '/src/Analysis/test/ntuple_cfg.py'\n")
     monkeypatch.delenv("CMSSW_BASE", raising=False)  # crabtui runs outside a CMSSW area
@@ -1057,12 +1065,22 @@ def test_main_runs_the_scripts_main_block_with_its_arguments_and_puts_everything
     ('print "submitting", config.General.requestName\n', 3,
      ["SyntaxError: Missing parentheses in call to 'print'. Did you mean print(...)? This is Python 2; crabtui runs "
       "configurations with Python 3, as CRAB's client does."]),
+    ("try:\n    pass\nexcept HTTPException, hte:\n    print(hte.headers)\n", 5,
+     ["SyntaxError: multiple exception types must be parenthesized. This is Python 2's 'except E, name:'; crabtui "
+      "runs configurations with Python 3, as CRAB's client does: write 'except HTTPException as hte:'."]),
+    ("if True:\n        x = 1\n\ty = 2\n", 5,
+     ["SyntaxError: inconsistent use of tabs and spaces in indentation. Python 2 read a tab as 8 spaces; crabtui runs "
+      "configurations with Python 3, as CRAB's client does, which refuses mixed indentation: indent with spaces only."]),
     ("for i in xrange(3):\n    pass\n", 3,
      ["NameError: name 'xrange' is not defined", "xrange is Python 2's; crabtui runs configurations with Python 3, "
       "as CRAB's client does: use range."]),
     ("import urllib2\n", 3, ["No module named 'urllib2'", "urllib2 is Python 2's; crabtui runs configurations with "
                                                            "Python 3, as CRAB's client does: import urllib.request."]),
     ("for k, v in {}.iteritems():\n    pass\n", 3, ["AttributeError", "use items()"]),
+    ("samples = {'TTbar': '/TTbar/Run2024-v1/AODSIM'}\nconfig.Data.inputDataset = samples.values()[0]\n", 4,
+     ["TypeError: 'dict_values' object is not subscriptable. Python 2's values() returned a list; crabtui runs "
+      "configurations with Python 3, as CRAB's client does: wrap it in list(...) before indexing it."]),
+    ("for line in file('datasets.txt'):\n    pass\n", 3, ["NameError: name 'file' is not defined", "use open."]),
 ])
 def test_python_2_leftovers_are_one_line_naming_the_file_and_line(tmp_path, code, line, fragments):
     py = tmp_path / "crabConfig.py"

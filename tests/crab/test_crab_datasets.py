@@ -343,6 +343,9 @@ def test_a_data_stand_in_holds_runs_of_its_era_and_a_certification_json_of_the_y
                 assert len(selected) >= 5, f"Run2018{letter}: the golden JSON selects lumis of {len(selected)} runs"
     year_only = generate(stand_ins.definition("/SingleMuon/Run2018-v1/RAW")).runs()
     assert 315_252 <= year_only[0] and year_only[-1] <= 325_273 and year_only[-1] > 320_394, "a year spans its eras"
+    runs_2025 = generate(stand_ins.definition("/Muon0/Run2025C-PromptReco-v1/MINIAOD")).runs()
+    runs_2026 = generate(stand_ins.definition("/JetMET0/Run2026B-PromptReco-v1/NANOAOD")).runs()
+    assert runs_2025[-1] < runs_2026[0], "a year of no known run follows the last known one, not 2018"
 
 
 def test_the_catalogues_own_dataset_wins_over_the_stand_in(tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ import http.client
 import logging
 import multiprocessing
 import os
+import re
 import runpy
 import shlex
 import sys
@@ -77,8 +78,11 @@ _PYTHON3_NAMES = {  # Python 2 names a configuration may still use, and what Pyt
     "urllib2": "urllib.request", "commands": "subprocess", "ConfigParser": "configparser", "cPickle": "pickle",
     "StringIO": "io", "Queue": "queue", "urlparse": "urllib.parse", "xrange": "range", "raw_input": "input",
     "basestring": "str", "unicode": "str", "iteritems": "items()", "itervalues": "values()", "iterkeys": "keys()",
-    "has_key": "the in operator", "execfile": "exec(open(...).read())",
+    "has_key": "the in operator", "execfile": "exec(open(...).read())", "file": "open", "reduce": "functools.reduce",
+    "long": "int", "unichr": "chr",
 }
+_RX_PY2_LIST = re.compile(r"'(?:dict_)?(keys|values|items|map|filter|zip)' object is not subscriptable")
+"""Python 3's views and iterators where Python 2 returned lists: samples.keys()[0]."""
 
 
 class LoadError(Exception):
@@ -121,8 +125,9 @@ crabCommand makes of the call's arguments (``['--dir', 'crab_projects/crab_x']``
 @dataclass(frozen=True)
 class Loaded:
     sections: Sections | None
-    """The module-level ``config``'s parameters, by section; None if the file defines no
-    ``config`` (a script that submits through ``crabCommand`` only)."""
+    """The module-level ``config``'s parameters, by section (or, as crab finds it, the first
+    Configuration the module holds, whatever its name); None if the file defines none (a script that
+    submits through ``crabCommand`` only)."""
     multicrab: bool
     """Whether the file uses ``crabCommand`` (a multi-crab script)."""
     missing: str = ""
@@ -350,7 +355,11 @@ def _hint(exc: BaseException, source: str = "") -> str:
     python3 = "crabtui runs configurations with Python 3, as CRAB's client does:"
     if isinstance(exc, (NameError, AttributeError)) and name in _PYTHON3_NAMES:
         return f" {name} is Python 2's; {python3} use {_PYTHON3_NAMES[name]}."
-    if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), Configuration):
+    view = _RX_PY2_LIST.search(str(exc)) if isinstance(exc, TypeError) else None
+    if view:
+        return f" Python 2's {view[1]}() returned a list; {python3} wrap it in list(...) before indexing it."
+    if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), Configuration) \
+            and name and not name.endswith("_"):  # WMCore's methods end in _: config.dictionary_() is none
         return (f" WMCore's Configuration has a section only once it is made: add config.section_({name!r}) "
                 f"before its parameters.")
     if isinstance(exc, KeyError) and exc.args and exc.args[0] in _CMSENV:
@@ -374,6 +383,23 @@ def _hint(exc: BaseException, source: str = "") -> str:
                     f"into the file itself." if pset and pset != source and pset.endswith(".py") and _psetlike(pset) else "")
         return f" {top} is part of CMSSW, which crabtui does not need and does not provide.{importer}"
     return f" Make the module {exc.name} importable where crabtui runs."
+
+
+def _syntax_hint(exc: SyntaxError) -> str:
+    """What to do about a syntax error: Python 2's print statement and ``except E, name:`` (CRAB's own
+    multi-crab example of its Python 2 years caught ``HTTPException, hte``) are named as such."""
+    python3 = "crabtui runs configurations with Python 3, as CRAB's client does"
+    if exc.msg.startswith("Missing parentheses in call to"):
+        return f" This is Python 2; {python3}."
+    if isinstance(exc, TabError):
+        return f" Python 2 read a tab as 8 spaces; {python3}, which refuses mixed indentation: indent with spaces only."
+    old = _RX_PY2_EXCEPT.match(exc.text or "")
+    if old:
+        return f" This is Python 2's 'except E, name:'; {python3}: write 'except {old[1]} as {old[2]}:'."
+    return " Fix the Python syntax there."
+
+
+_RX_PY2_EXCEPT = re.compile(r"\s*except\s*\(?\s*([\w.]+)\s*\)?\s*,\s*(\w+)\s*:")
 
 
 def _last_file(exc: BaseException) -> str | None:
@@ -439,8 +465,7 @@ def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequenc
         except SyntaxError as exc:
             where = f"{exc.filename or source}:{exc.lineno}" if exc.lineno else source
             msg = exc.msg if exc.msg.endswith((".", "?")) else f"{exc.msg}."
-            hint = (" This is Python 2; crabtui runs configurations with Python 3, as CRAB's client does."
-                    if exc.msg.startswith("Missing parentheses in call to") else " Fix the Python syntax there.")
+            hint = _syntax_hint(exc)
             raise LoadError(f"{where}: Error while loading CRAB configuration {source}: SyntaxError: {msg}{hint}",
                             exc.lineno) from None
         except SystemExit as exc:
@@ -473,7 +498,8 @@ def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequenc
                     sys.modules.pop(name, None)
                 else:
                     sys.modules[name] = module
-    config = namespace.get("config")
+    config = next((value for value in namespace.values() if isinstance(value, Configuration)),
+                  namespace.get("config"))  # as WMCore's loadConfigurationFile: the first, whatever its name
     if not isinstance(config, Configuration):
         what = "defines no 'config'" if config is None else f"sets 'config' to a {type(config).__name__}"
         return Loaded(None, multicrab, what)

@@ -160,7 +160,8 @@ def run_range(processed: str, primary: str = "") -> tuple[int, int]:
     """The first and last run of the era a data dataset's processed name (``Run2018A-...``,
     ``HIRun2018A-...``) names: the era's (:data:`ERAS`, :data:`HEAVY_ION_ERAS`), else its year's, else
     2018's.  A year's runs are its heavy-ion eras' when the names are of heavy-ion data (a ``HI`` or
-    ``PA`` primary dataset, ``PbPb``, ``pPb``...), else its pp eras'."""
+    ``PA`` primary dataset, ``PbPb``, ``pPb``...), else its pp eras'.  A year after the last one known
+    (``Run2026B``) follows it, so that its certification JSON's runs are where they will be."""
     era = _DATA_ERA.search(processed)
     year = int(era.group(2) if era else (_YEAR.search(processed) or _YEAR.search("2018")).group(0))
     if era and era.group(1) in HEAVY_ION_ERAS:
@@ -170,6 +171,10 @@ def run_range(processed: str, primary: str = "") -> tuple[int, int]:
         return eras[era.group(3)]
     heavy_ion = [r for name, r in HEAVY_ION_ERAS.items() if f"Run{year}" in name]
     ranges = heavy_ion if heavy_ion and _HEAVY_ION.search(f"{primary}/{processed}") else list(eras.values())
+    if not ranges and year > max(_YEARS):  # a year of no known run: as long as the last, right after it
+        first, last = _YEARS[max(_YEARS)]
+        start = last + 1 + (year - max(_YEARS) - 1) * (last - first + 1)
+        return start, start + last - first
     if not ranges:
         return _YEARS.get(year) or (min(e[0] for e in ERAS[2018].values()), max(e[1] for e in ERAS[2018].values()))
     return min(first for first, _ in ranges), max(last for _, last in ranges)
