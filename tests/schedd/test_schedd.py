@@ -768,7 +768,9 @@ def test_a_job_released_before_its_process_stopped_logs_its_hold_first_and_waits
         ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_HELD, ET.JOB_RELEASED, ET.EXECUTE]
 
 
-def test_a_job_held_while_running_keeps_its_events_when_the_schedd_dies_before_it_stopped(schedd):
+def test_a_job_held_while_running_keeps_its_events_when_the_schedd_dies_before_it_stopped(schedd, monkeypatch):
+    # a vacate time the restarted daemon's first answer comes well within, however loaded the machine
+    monkeypatch.setenv("CRABTUI_JOB_MAX_VACATE_TIME", "10")
     script = schedd.write("stubborn.sh", STUBBORN, executable=True)
     job = f"{schedd.submit(f'executable = {script}' + STUBBORN_LOG).cluster}.0"
     old_pid = schedd.wait_running(job)["JobPid"]
