@@ -5,7 +5,8 @@
 
 Set-up (not timed, but reported): the queue of bench/ui_dags.py (``--dags`` DAGs of ``--jobs``
 node jobs, DAGMan jobs held, node jobs idle matching no slot and one in ten held, with their DAG
-files, nodes logs and dagman.out), and one plain cluster of ``--big`` procs with a user log
+files, nodes logs and dagman.out; each DAG's node jobs one cluster, for condor_q groups a
+cluster's jobs under its first's DAG), and one plain cluster of ``--big`` procs with a user log
 (``log = big.log``, ``batch_name = big``), one in ten held, as condor_submit queues it: 100,451
 jobs in 451 batches by default.  On the pool (``--backend htcondor``) the jobs are removed at the
 end, by cluster id.
@@ -263,7 +264,8 @@ def main() -> None:
 
     with scratch_dir("cbuiqueue_", args.keep) as workdir, ExitStack() as stack:
         schedd, pid, state, condor_q = stack.enter_context(engine(args.backend, workdir))
-        setup = fabricate(schedd, workdir, args.dags, args.jobs, args.backend)
+        # a cluster for each DAG's node jobs: condor_q groups a cluster's jobs by its first's DAG
+        setup = fabricate(schedd, workdir, args.dags, args.jobs, args.backend, per_submission=args.jobs)
         start = time.perf_counter()
         setup["big"] = fabricate_big(schedd, workdir, args.big)
         setup["setup_s"] += time.perf_counter() - start
