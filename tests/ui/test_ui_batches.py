@@ -5,6 +5,7 @@ jobs, a job's ClassAd and output, and hold, release and remove of marked batches
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 from crabtui.app import CrabApp
@@ -27,6 +28,9 @@ GATED = ("executable = /bin/sh\n"
          "arguments = \"-c 'echo out of $(Process); while [ ! -e go.$(Process) ]; do sleep 0.1; done; "
          "exit $(Process)'\"\n"
          "output = out.$(Process)\nerror = err.$(Process)\nlog = jobs.log\n")
+# A DAG node's job, without a log of its own: waits for go.<node> in its directory.
+GATED_NODE = ("executable = /bin/sh\narguments = \"-c 'while [ ! -e go.$(JOB) ]; do sleep 0.1; done'\"\n"
+              "queue\n")
 
 
 def job_submit(state, directory: Path, text: str, name: str = "jobs.sub", *files: tuple[str, str]) -> int:
@@ -364,5 +368,39 @@ def test_a_cluster_submitted_while_no_log_can_be_followed_shows_without_waiting_
         for directory in ("first", "later"):
             for p in (0, 1):
                 (tmp_path / directory / f"go.{p}").touch()
+
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
+
+
+def test_a_dags_node_jobs_without_a_log_are_followed_through_the_dags_nodes_log(state, tmp_path, monkeypatch):
+    from test_ui_dags import go
+
+    # a node's submit file without ``log =``, as the HTCondor manual's DAG examples write them
+    (tmp_path / "job.sub").write_text(GATED_NODE)
+    (tmp_path / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\n")
+    result = crabtui(state, "dag", "submit", "d.dag", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    dagman = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+    with LocalScheddClient(state) as schedd:  # both nodes queued before the view first asks
+        for _ in range(600):
+            if len(schedd.query_values(f"DAGManJobId == {dagman}", ["ClusterId"])) == 2:
+                break
+            time.sleep(0.1)
+    queries = Queries(monkeypatch)
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        table = screen.table
+
+        def batch():
+            return next((b for b in table.items.values() if b.dagman == dagman), None)
+
+        await wait_for(pilot, lambda: batch() is not None and len(batch().jobs) == 3, "DAGMan and nodes A and B")
+        asked = len(queries.constraints)
+        held_and_released(state, batch().jobs[1], hold=True)
+        await wait_for(pilot, lambda: batch().held == 1, "the node job's hold, from the DAG's nodes log")
+        assert queries.constraints[asked:] == [], "no query: the nodes log told it"
+        held_and_released(state, batch().jobs[1], hold=False)
+        go(tmp_path, "A", "B")
 
     drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
