@@ -141,8 +141,12 @@ class BatchScreen(ListScreen):
         lines = [f"{j.id} ({j.state}{': ' + j.outcome if j.outcome else ''})" for j in targets[:MAX_NAMED]]
         if len(targets) > MAX_NAMED:
             lines.append(f"… and {len(targets) - MAX_NAMED} more")
-        left = [j.id for j in chosen if j not in targets]
-        details = "\n".join(lines) + (f"\nLeft alone: {', '.join(left[:MAX_NAMED])}" if left else "")
+        acted = set(ids)  # a set: thousands of marked jobs are looked up in it
+        left = [j.id for j in chosen if j.id not in acted]
+        if left:
+            more = f" and {len(left) - MAX_NAMED} more" if len(left) > MAX_NAMED else ""
+            lines.append(f"Left alone (not {what}): {', '.join(left[:MAX_NAMED])}{more}")
+        details = "\n".join(lines)
         question = f"{verb} job {ids[0]}?" if len(ids) == 1 else f"{verb} {len(ids)} jobs?"
         self.confirm_jobs(verb, question, f"{details}\n\n{effect}", call, ids)
 

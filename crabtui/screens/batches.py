@@ -132,8 +132,12 @@ class BatchesScreen(UsersListScreen):
         lines = [f"{b.name} of {b.owner}: {plural(len(jobs), 'jobs')} ({b.ids})" for b, jobs in targets[:MAX_NAMED]]
         if len(targets) > MAX_NAMED:
             lines.append(f"… and {len(targets) - MAX_NAMED} more")
-        left = [b.name for b in chosen if b not in [t for t, _ in targets]]
-        details = "\n".join(lines) + (f"\nLeft alone (none {what}): {', '.join(left)}" if left else "")
+        acted = {b.key for b, _ in targets}
+        left = [b.name for b in chosen if b.key not in acted]
+        if left:
+            more = f" and {len(left) - MAX_NAMED} more" if len(left) > MAX_NAMED else ""
+            lines.append(f"Left alone (none {what}): {', '.join(left[:MAX_NAMED])}{more}")
+        details = "\n".join(lines)
         question = (f"{verb} {plural(len(ids), 'jobs')} of {targets[0][0].name}?" if len(targets) == 1 else
                     f"{verb} {plural(len(ids), 'jobs')} of {len(targets)} batches?")
         self.confirm_jobs(verb, question, f"{details}\n\n{effect}", call, ids)

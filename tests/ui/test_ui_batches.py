@@ -404,3 +404,28 @@ def test_a_dags_node_jobs_without_a_log_are_followed_through_the_dags_nodes_log(
         go(tmp_path, "A", "B")
 
     drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
+
+
+def test_holding_every_marked_job_of_a_batch_counts_the_jobs_it_leaves_alone(state, tmp_path):
+    held = "".join(f"{'true' if p >= 5 else 'false'}\n" for p in range(20))  # procs 5-19 held, 0-4 queued
+    cluster = job_submit(state, tmp_path, "executable = /bin/true\nrequirements = false\nhold = $(held)\n"
+                         "batch_name = mixed\nqueue held from held.txt\n", "jobs.sub", ("held.txt", held))
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_queue(pilot)
+        key = f"{screen.snapshot.owner} mixed"
+        await wait_for(pilot, lambda: key in screen.table.items and screen.table.items[key].held == 15, "the batch")
+        screen.table.move_cursor(row=screen.table.get_row_index(key))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, BatchScreen) and len(app.screen.table.items) == 20,
+                       "its 20 jobs")
+        await pilot.press("ctrl+a", "h")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.question == "Hold 5 jobs?"
+        left = ", ".join(f"{cluster}.{p}" for p in range(5, 17))
+        assert f"Left alone (not idle or running): {left} and 3 more" in dialog.details, dialog.details
+        await pilot.press("y")
+        await wait_for(pilot, lambda: statuses(state, cluster) == [JobStatus.HELD] * 20, "every job held")
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(120, 30))
