@@ -107,7 +107,10 @@ def test_plain_jobs_show_as_condor_q_batches_and_open_to_their_jobs_and_output(e
         job = pilot.app.screen
         assert 'JobBatchName = "analysis"' in job.snapshot.ad_text and job.snapshot.where == "queue"
         await wait_for(pilot, lambda: (job.snapshot.texts.get("stdout") or "") == "out of 1\n", "its stdout")
-        assert "000 (" in (job.snapshot.texts.get("log") or ""), "its cluster's events from its user log"
+        log = job.snapshot.texts.get("log") or ""
+        assert {tuple(map(int, m)) for m in re.findall(r"^\d{3} \((\d+)\.(\d+)\.\d+\)", log, re.M)} == {(named, 1)}, \
+            f"its own events from its user log, not the other procs': {log}"
+        assert "000 (" in log, "its submit event"
         await pilot.press("2")
         assert job.query_one("#cj-stdout-text", LogView).lines[0] == "out of 1"
         for p in (1, 2):
