@@ -138,7 +138,7 @@ class BatchScreen(ListScreen):
                 self.app.notify(f"Nothing to {verb.lower()}: only jobs {what} can be.", severity="warning")
             return
         ids = [j.id for j in targets]
-        lines = [f"{j.id} ({j.state}{': ' + j.outcome if j.outcome else ''})" for j in targets[:MAX_NAMED]]
+        lines = [f"{j.id} ({_said(j)})" for j in targets[:MAX_NAMED]]
         if len(targets) > MAX_NAMED:
             lines.append(f"… and {len(targets) - MAX_NAMED} more")
         acted = set(ids)  # a set: thousands of marked jobs are looked up in it
@@ -154,3 +154,11 @@ class BatchScreen(ListScreen):
         current = self.current()
         if current is not None:
             self.app.copy(current.id)
+
+
+def _said(job: QueueJob) -> str:
+    """A job's state and outcome for a dialog: ``idle``, ``completed: exit 0``, ``held: disk full``
+    (a hold's outcome already says held)."""
+    if not job.outcome or job.outcome.startswith(job.state + ":"):
+        return job.outcome or job.state
+    return f"{job.state}: {job.outcome}"

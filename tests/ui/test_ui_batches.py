@@ -430,5 +430,10 @@ def test_holding_every_marked_job_of_a_batch_counts_the_jobs_it_leaves_alone(sta
         assert f"Left alone (not idle or running): {left} and 3 more" in dialog.details, dialog.details
         await pilot.press("y")
         await wait_for(pilot, lambda: statuses(state, cluster) == [JobStatus.HELD] * 20, "every job held")
+        await wait_for(pilot, lambda: all(j.state == "held" for j in app.screen.table.items.values()), "shown held")
+        await pilot.press("r")
+        assert app.screen.question == "Release 20 jobs?"
+        assert f"{cluster}.5 (held: submitted on hold" in app.screen.details, "said held once"
+        await pilot.press("n")
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(120, 30))
