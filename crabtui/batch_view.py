@@ -209,6 +209,12 @@ class BatchQueue:
             self._cache = (key, found, rows)
         return self._cache[1], self._cache[2]
 
+    def follows(self, ids: Sequence[str]) -> bool:
+        """Whether every job of ``ids`` (``cluster.proc``) is followed through a log read here:
+        what an action did to them shows from their logs, without asking for the whole queue."""
+        followed = set().union(*(f.jobs for f in self._followers.values()))
+        return all((int(c), int(p)) in followed for c, _, p in (i.partition(".") for i in ids))
+
     @property
     def asked_at(self) -> float | None:
         return self._asked_at
@@ -270,19 +276,23 @@ def batch_queue(backend: Any) -> BatchQueue:
     return queue
 
 
-def queue_snapshot(backend: Any, now: float, ask: bool = False) -> QueueSnapshot:
-    """Every batch of the schedd (every user's: the screen chooses)."""
+def queue_snapshot(backend: Any, now: float, ask: bool = False, acted: Sequence[str] = ()) -> QueueSnapshot:
+    """Every batch of the schedd (every user's: the screen chooses); after an action on ``acted``,
+    asked of the schedd unless their logs tell what it did."""
     queue = batch_queue(backend)
+    ask = ask or not queue.follows(acted)
     with backend.schedd() as schedd:
         _, rows = queue.batches(schedd, now, ask)
         owner = backend.owner(schedd)
     return QueueSnapshot(rows, owner, now, queue.asked_at or now)
 
 
-def batch_jobs_snapshot(backend: Any, key: str, now: float, ask: bool = False) -> BatchJobsSnapshot:
+def batch_jobs_snapshot(backend: Any, key: str, now: float, ask: bool = False,
+                        acted: Sequence[str] = ()) -> BatchJobsSnapshot:
     """The jobs of batch ``key`` (a :class:`BatchRow`'s): in the queue, and those of its
-    clusters that left it, from the history."""
+    clusters that left it, from the history; ``acted`` as for :func:`queue_snapshot`."""
     queue = batch_queue(backend)
+    ask = ask or not queue.follows(acted)
     with backend.schedd() as schedd:
         found, rows = queue.batches(schedd, now, ask)
         batch, row = next(((b, r) for b, r in zip(found, rows) if r.key == key), (None, None))

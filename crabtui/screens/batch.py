@@ -39,6 +39,7 @@ class BatchScreen(ListScreen):
         self.CRUMBS = f"crabtui › queue › {name}"
         self.snapshot: BatchJobsSnapshot | None = None
         self._ask = False
+        self._acted: list[str] = []  # the jobs of the last action, not yet refreshed
         self._values = RowValues(self.columns())  # the table's columns, in its order
 
     def columns(self) -> list[Column]:
@@ -66,12 +67,18 @@ class BatchScreen(ListScreen):
         """The batch's jobs and their rows' values, worked out here, off the UI thread: a batch
         of 10,000 procs is 10,000 rows."""
         ask, self._ask = self._ask, False
-        snapshot = batch_jobs_snapshot(self.app.backend, self.key, now, ask)
+        acted, self._acted = self._acted, []
+        snapshot = batch_jobs_snapshot(self.app.backend, self.key, now, ask, acted)
         return snapshot, self._values(self.rows(snapshot))
 
     def action_refresh_now(self) -> None:
         self._ask = True
         super().action_refresh_now()
+
+    def refresh_after_action(self, ids: list[str]) -> None:
+        """As the batch list's (:meth:`BatchesScreen.refresh_after_action`)."""
+        self._acted = list(ids)
+        self.refresh_now(even_if_paused=True)
 
     def show(self, fetched: tuple[BatchJobsSnapshot, dict[str, tuple]]) -> None:
         before, (self.snapshot, values) = self.snapshot, fetched

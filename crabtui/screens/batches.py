@@ -41,7 +41,8 @@ class BatchesScreen(UsersListScreen):
     def __init__(self) -> None:
         super().__init__()
         self.snapshot: QueueSnapshot | None = None
-        self._ask = True  # the first refresh asks the schedd, as ctrl+r and an action do
+        self._ask = True  # the first refresh asks the schedd, as ctrl+r does
+        self._acted: list[str] = []  # the jobs of the last action, not yet refreshed
 
     def columns(self) -> list[Column]:
         def count(key: str, label: str, get: Callable[[BatchRow], int]) -> Column:
@@ -69,12 +70,19 @@ class BatchesScreen(UsersListScreen):
 
     def fetch(self, now: float) -> QueueSnapshot:
         ask, self._ask = self._ask, False
-        return queue_snapshot(self.app.backend, now, ask)
+        acted, self._acted = self._acted, []
+        return queue_snapshot(self.app.backend, now, ask, acted)
 
     def action_refresh_now(self) -> None:
         """ctrl+r (and after an action): the queue asked of the schedd now."""
         self._ask = True
         super().action_refresh_now()
+
+    def refresh_after_action(self, ids: list[str]) -> None:
+        """h, r or K is done: the followed logs tell what it did (the schedd is asked only for
+        jobs no log here follows), not a query of the whole queue, which takes seconds at 100,000."""
+        self._acted = list(ids)
+        self.refresh_now(even_if_paused=True)
 
     def rows(self, snapshot: QueueSnapshot) -> dict[str, BatchRow]:
         return {b.key: b for b in snapshot.batches if self.all_users or b.owner == snapshot.owner}

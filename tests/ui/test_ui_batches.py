@@ -437,3 +437,33 @@ def test_holding_every_marked_job_of_a_batch_counts_the_jobs_it_leaves_alone(sta
         await pilot.press("n")
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_an_action_on_followed_jobs_shows_from_their_log_without_asking_for_the_whole_queue(state, tmp_path,
+                                                                                           monkeypatch):
+    cluster = job_submit(state, tmp_path, GATED + "batch_name = acted\nqueue 3\n")
+    queries = Queries(monkeypatch)
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_queue(pilot)
+        key = f"{screen.snapshot.owner} acted"
+        await wait_for(pilot, lambda: key in screen.table.items, "the batch")
+        screen.table.move_cursor(row=screen.table.get_row_index(key))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, BatchScreen) and len(app.screen.table.items) == 3,
+                       "its 3 jobs")
+        jobs = app.screen
+        asked = len(queries.constraints)
+        await pilot.press("ctrl+a", "h")
+        assert app.screen.question == "Hold 3 jobs?"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: all(j.state == "held" for j in jobs.table.items.values()), "shown held")
+        await pilot.press("escape", "escape")  # the marks, then back to the batch list
+        await wait_for(pilot, lambda: app.screen is screen and screen.table.items[key].held == 3, "the list's count")
+        assert "true" not in queries.constraints[asked:], "the jobs' log told what the hold did"
+        held_and_released(state, f"{cluster}", hold=False)
+        for p in range(3):
+            (tmp_path / f"go.{p}").touch()
+
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
