@@ -98,9 +98,12 @@ class BatchesScreen(UsersListScreen):
                        "(u shows them)."
             return self.EMPTY
         shown = self.table.items.values()
-        jobs = [f"{sum(getattr(b, a) for b in shown)} {a}" for a in ("running", "idle", "held")]
-        who = "all users'" if self.all_users else f"{snapshot.owner}'s (u: all)"  # within 80 columns
-        return " · ".join([self.table.describe(self.NOUN), who, ", ".join(jobs)])
+        jobs = ", ".join(f"{sum(getattr(b, a) for b in shown)} {a}" for a in ("running", "idle", "held"))
+        who = "all users'" if self.all_users else f"{snapshot.owner}'s"
+        text = " · ".join([self.table.describe(self.NOUN), who + ("" if self.all_users else " (u: all)"), jobs])
+        if len(text) > self.app.size.width - 2:  # 90000 idle at 80 columns: the hint goes, not a count
+            text = " · ".join([self.table.describe(self.NOUN), who, jobs])
+        return text
 
     # -------------------------------------------------------------- actions
 

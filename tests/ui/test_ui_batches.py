@@ -467,3 +467,17 @@ def test_an_action_on_followed_jobs_shows_from_their_log_without_asking_for_the_
             (tmp_path / f"go.{p}").touch()
 
     drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
+
+
+def test_thousands_of_jobs_are_counted_in_full_on_the_info_line_at_80_columns(state, tmp_path):
+    for name, held in (("waiting", "false"), ("stopped", "true")):
+        job_submit(state, tmp_path / name, "executable = /bin/true\nrequirements = false\n"
+                   f"hold = {held}\nbatch_name = {name}\nqueue 1500\n")
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        await wait_for(pilot, lambda: info(screen).endswith("1500 idle, 1500 held"), "both batches")
+        assert info(screen).endswith("0 running, 1500 idle, 1500 held") and len(info(screen)) <= 78, \
+            f"every count whole within 80 columns: {info(screen)}"
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
