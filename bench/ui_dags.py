@@ -174,8 +174,9 @@ def _pool(state: str):
     try:
         yield _Recording(client, ours), _schedd_pid(root), state, condor_q
     finally:
-        if ours:
-            client.act("Remove", " || ".join(f"ClusterId == {c}" for c in ours), "bench/ui_dags.py is done")
+        for first in range(0, len(ours), 100):  # a constraint of 900 clusters is more than the schedd takes
+            chunk = ours[first:first + 100]
+            client.act("Remove", " || ".join(f"ClusterId == {c}" for c in chunk), "bench/ui_dags.py is done")
 
 
 class _Recording:
