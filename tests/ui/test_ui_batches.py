@@ -481,3 +481,42 @@ def test_thousands_of_jobs_are_counted_in_full_on_the_info_line_at_80_columns(st
             f"every count whole within 80 columns: {info(screen)}"
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
+
+
+def test_removing_a_dags_batch_removes_its_dagman_and_every_node_job(state, tmp_path):
+    from test_ui_dags import notices
+
+    (tmp_path / "job.sub").write_text("executable = /bin/true\nrequirements = false\nqueue\n")  # node jobs stay idle
+    (tmp_path / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\n")
+    result = crabtui(state, "dag", "submit", "d.dag", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    dagman = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+
+    def queued() -> list[dict]:
+        with LocalScheddClient(state) as schedd:
+            return schedd.query_values(f"ClusterId == {dagman} || DAGManJobId == {dagman}", ["ClusterId"])
+
+    for _ in range(600):  # both nodes queued: the batch's jobs are DAGMan's and theirs
+        if len(queued()) == 3:
+            break
+        time.sleep(0.1)
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_queue(pilot)
+        table = screen.table
+        await wait_for(pilot, lambda: any(b.dagman == dagman and len(b.jobs) == 3 for b in table.items.values()),
+                       "DAGMan and nodes A and B")
+        key = next(k for k, b in table.items.items() if b.dagman == dagman)
+        held_and_released(state, f"{dagman}.0", hold=True)  # DAGMan stopped: its removal takes its nodes at once
+        log = tmp_path / "d.dag.dagman.log"
+        await wait_for(pilot, lambda: log.exists() and "\n012 (" in "\n" + log.read_text(), "DAGMan held, exited")
+        table.move_cursor(row=table.get_row_index(key))
+        await pilot.press("K")
+        assert app.screen.question == f"Remove 3 jobs of d.dag+{dagman}?"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: notices(app), "the schedd's answer")
+        assert notices(app) == ["Remove: 3 jobs."], "every job of the batch removed, none refused"
+        await wait_for(pilot, lambda: not queued(), "DAGMan and its node jobs out of the queue")
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario)
