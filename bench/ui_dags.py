@@ -62,8 +62,9 @@ NOWHERE = '(TARGET.GLIDEIN_CMSSite =?= "T2_XX_Nowhere")'
 
 # -------------------------------------------------------------- the set-up
 
-def fabricate(schedd, workdir: str, dags: int, jobs: int, backend: str) -> dict:
-    """The DAGs, their DAGMan jobs (held) and node jobs (idle and held) and their dagman.out."""
+def fabricate(schedd, workdir: str, dags: int, jobs: int, backend: str, per_submission: int = PER_SUBMISSION) -> dict:
+    """The DAGs, their DAGMan jobs (held) and node jobs (idle and held) and their dagman.out; the
+    node jobs of ``per_submission // jobs`` DAGs share a cluster."""
     from engine.dagman.dagman_out import DagmanOut
     from engine.dagman.ready_queue import NODES_LOG_EVENTS
     from engine.dagman.submit_dag import DagSubmitOptions, format_condor_dagman_sub, format_condor_sub
@@ -94,7 +95,7 @@ def fabricate(schedd, workdir: str, dags: int, jobs: int, backend: str) -> dict:
                    f'My.DAGManNodesMask = "{NODES_LOG_EVENTS}"\n'
                    "dag_node_name = $(node)\nsubmit_event_notes = DAG Node: $(node)\nhold = $(held)\n"
                    "batch_name = d.dag+$(dagman)\n")
-    per = max(1, PER_SUBMISSION // jobs)
+    per = max(1, per_submission // jobs)
     node_clusters = []
     for first in range(0, dags, per):
         chunk = made[first:first + per]
@@ -173,8 +174,9 @@ def _pool(state: str):
     try:
         yield _Recording(client, ours), _schedd_pid(root), state, condor_q
     finally:
-        if ours:
-            client.act("Remove", " || ".join(f"ClusterId == {c}" for c in ours), "bench/ui_dags.py is done")
+        for first in range(0, len(ours), 100):  # a constraint of 900 clusters is more than the schedd takes
+            chunk = ours[first:first + 100]
+            client.act("Remove", " || ".join(f"ClusterId == {c}" for c in chunk), "bench/ui_dags.py is done")
 
 
 class _Recording:

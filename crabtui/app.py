@@ -148,15 +148,16 @@ class CrabApp(App):
                 self.notify(describe_error(e), title=f"{what} failed", severity="error", timeout=10)
                 return
             self.notify(done(result), title=what)
-            self.call_from_thread(self._refresh_screen)
+            self.call_from_thread(self._refresh_screen, *args)
 
         self.run_worker(run, thread=True, group="action", exit_on_error=False)
 
-    def _refresh_screen(self) -> None:
-        """As ctrl+r does: the DAG list asks the schedd again rather than wait for its next query
-        (a removed DAG on a pool, whose logs are not here, read 'running' for up to 30 s)."""
+    def _refresh_screen(self, *acted: Any) -> None:
+        """As ctrl+r does, unless the screen knows better (:meth:`PollingScreen.refresh_after_action`):
+        the DAG list asks the schedd again rather than wait for its next query (a removed DAG on a
+        pool, whose logs are not here, read 'running' for up to 30 s)."""
         if isinstance(self.screen, PollingScreen):
-            self.screen.action_refresh_now()
+            self.screen.refresh_after_action(*acted)
 
     def confirm_kill(self, tasks: list[Task], details: str) -> None:
         names = "\n".join(t.name for t in tasks)

@@ -5,7 +5,8 @@ one batch.  Nothing here imports textual.
 As the DAG list does (:mod:`crabtui.dag_logs`), the whole queue is asked of the schedd once every
 :data:`DISCOVER_EVERY` seconds, or at once when asked (ctrl+r, after an action) or when a followed
 log tells of a cluster the last answer did not have; in between, the jobs are followed through
-their user logs (``log =``) with :class:`QueueFollower`, as condor_watch_q follows them.  A log
+their user logs (``log =``; a DAG's node job without one, its DAG's nodes log) with
+:class:`QueueFollower`, as condor_watch_q follows them.  A log
 first seen in an answer has no mark from before the query: if it was written to since the query
 began, its clusters are asked again after its mark, so that no event falls between the two.  Jobs
 whose log cannot be read from here (none, or on a pool's machine) are asked again by cluster every
@@ -31,7 +32,8 @@ from engine.schedd.local.userlog import QueueFollower
 
 QUEUE_PROJECTION = tuple(dict.fromkeys(PROJECTIONS["batch"] + (
     "UserLog", "Iwd", "EnteredCurrentStatus", "HoldReason", "RemoteHost", "LastRemoteHost", "JobCurrentStartDate",
-    "ShadowBday", "RemoteWallClockTime", "LastRemoteWallClockTime", "RemoteUserCpu", "CRAB_ReqName", "CRAB_Id")))
+    "ShadowBday", "RemoteWallClockTime", "LastRemoteWallClockTime", "RemoteUserCpu", "CRAB_ReqName", "CRAB_Id",
+    "DAGManNodesLog")))
 HISTORY_PROJECTION = ("ClusterId", "ProcId", "Owner", "JobStatus", "EnteredCurrentStatus", "CompletionDate",
                       "RemoteWallClockTime", "ExitCode", "ExitBySignal", "ExitSignal", "RemoveReason", "LastRemoteHost",
                       "DAGManJobId", "DAGNodeName", "CRAB_ReqName", "CRAB_Id", "JobUniverse")
@@ -168,8 +170,8 @@ class BatchQueue:
         self._blind, self._clusters = {}, {}
         for ad in ads:
             self._clusters.setdefault(ad["ClusterId"], {k: ad[k] for k in _CLUSTER_ATTRS if k in ad})
-            log = ad.get("UserLog")
-            if isinstance(log, str) and log:
+            log = _followed_log(ad)
+            if log:
                 by_log.setdefault(log, []).append(ad)
             else:
                 self._blind[(ad["ClusterId"], ad["ProcId"])] = dict(ad)
@@ -181,8 +183,8 @@ class BatchQueue:
             again: dict[str, list[Mapping[str, Any]]] = {path: [] for path in written}
             for ad in schedd.query_values(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})",
                                           QUEUE_PROJECTION):
-                if ad.get("UserLog") in again:
-                    again[ad["UserLog"]].append(ad)
+                if _followed_log(ad) in again:
+                    again[_followed_log(ad)].append(ad)
             by_log.update(again)
         followers = {}
         for path, found in by_log.items():
@@ -206,6 +208,12 @@ class BatchQueue:
                 self._members.setdefault(row.key, set()).update(j["ClusterId"] for j in batch.jobs)
             self._cache = (key, found, rows)
         return self._cache[1], self._cache[2]
+
+    def follows(self, ids: Sequence[str]) -> bool:
+        """Whether every job of ``ids`` (``cluster.proc``) is followed through a log read here:
+        what an action did to them shows from their logs, without asking for the whole queue."""
+        followed = set().union(*(f.jobs for f in self._followers.values()))
+        return all((int(c), int(p)) in followed for c, _, p in (i.partition(".") for i in ids))
 
     @property
     def asked_at(self) -> float | None:
@@ -235,6 +243,17 @@ class BatchQueue:
         return cached[1]
 
 
+def _followed_log(ad: Mapping[str, Any]) -> str | None:
+    """The log a job's events are read from: its ``UserLog``, else, for a DAG's node job without
+    one (``log =`` is optional in a node's submit file), the nodes log its schedd writes for
+    DAGMan, as condor_watch_q follows it.  None: its log cannot be followed."""
+    for attr in ("UserLog", "DAGManNodesLog"):
+        log = ad.get(attr)
+        if isinstance(log, str) and log:
+            return log
+    return None
+
+
 def _written_since(path: str, began: float) -> bool:
     """Whether the log at ``path`` was written to since ``began`` (or within the second before:
     a file's time comes from a coarser clock than ``time.time``)."""
@@ -257,19 +276,23 @@ def batch_queue(backend: Any) -> BatchQueue:
     return queue
 
 
-def queue_snapshot(backend: Any, now: float, ask: bool = False) -> QueueSnapshot:
-    """Every batch of the schedd (every user's: the screen chooses)."""
+def queue_snapshot(backend: Any, now: float, ask: bool = False, acted: Sequence[str] = ()) -> QueueSnapshot:
+    """Every batch of the schedd (every user's: the screen chooses); after an action on ``acted``,
+    asked of the schedd unless their logs tell what it did."""
     queue = batch_queue(backend)
+    ask = ask or not queue.follows(acted)
     with backend.schedd() as schedd:
         _, rows = queue.batches(schedd, now, ask)
         owner = backend.owner(schedd)
     return QueueSnapshot(rows, owner, now, queue.asked_at or now)
 
 
-def batch_jobs_snapshot(backend: Any, key: str, now: float, ask: bool = False) -> BatchJobsSnapshot:
+def batch_jobs_snapshot(backend: Any, key: str, now: float, ask: bool = False,
+                        acted: Sequence[str] = ()) -> BatchJobsSnapshot:
     """The jobs of batch ``key`` (a :class:`BatchRow`'s): in the queue, and those of its
-    clusters that left it, from the history."""
+    clusters that left it, from the history; ``acted`` as for :func:`queue_snapshot`."""
     queue = batch_queue(backend)
+    ask = ask or not queue.follows(acted)
     with backend.schedd() as schedd:
         found, rows = queue.batches(schedd, now, ask)
         batch, row = next(((b, r) for b, r in zip(found, rows) if r.key == key), (None, None))

@@ -1,7 +1,8 @@
 """A job outside CRAB tasks and DAGs, for its drilldown from the queue view: its ClassAd
 (``condor_q -l`` or ``condor_history -l``) and the ends of its stdout, stderr and user log,
 read as a DAG node's drilldown reads its job's (:func:`crabtui.dag_view.node_snapshot`), so both
-say the same of a file this machine cannot read.  Nothing here imports textual.
+say the same of a file this machine cannot read; of the log, the job's own events.  Nothing here
+imports textual.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from typing import Any
 
 from crabtui.dag_view import node_snapshot
 from crabtui.snapshots import job_ad
-from engine.schedd.local.userlog import node_events
+from engine.schedd.local.userlog import events_by_job
 
 
 @dataclass(frozen=True)
 class CondorJobSnapshot:
     """A job outside CRAB tasks and DAGs, for its drilldown: its ClassAd (condor_q -l or
-    condor_history -l) and the ends of its stdout, stderr and user log (its cluster's events)."""
+    condor_history -l) and the ends of its stdout, stderr and user log (its own events)."""
 
     id: str
     ad_text: str  # "" if it is neither in the queue nor in the history
@@ -39,10 +40,11 @@ def condor_job_snapshot(backend: Any, job: str, now: float) -> CondorJobSnapshot
     texts = {tab: read.texts.get(tab) for tab in ("stdout", "stderr", "log")}
     notes = {tab: note for tab, note in read.notes.items() if tab in ("stdout", "stderr", "log")}
     if "log" in files and texts["log"] is not None:
-        cluster = int(job.partition(".")[0])
-        texts["log"] = node_events(files["log"], "", [cluster], after=cluster)
+        cluster, _, proc = job.partition(".")
+        # its own events: a log of a cluster of 10,000 procs holds 10,000 others' submit events
+        texts["log"] = "".join(events_by_job(files["log"]).get((int(cluster), int(proc or 0)), []))
         if not texts["log"]:
-            notes["log"] = f"{files['log']} holds no event of this job's cluster yet"
+            notes["log"] = f"{files['log']} holds no event of this job yet"
     elif ad is None:
         notes = {tab: f"job {job} is neither in the queue nor in the history" for tab in ("stdout", "stderr", "log")}
     status = ad.get("JobStatus") if ad is not None else None

@@ -39,6 +39,7 @@ class BatchScreen(ListScreen):
         self.CRUMBS = f"crabtui › queue › {name}"
         self.snapshot: BatchJobsSnapshot | None = None
         self._ask = False
+        self._acted: list[str] = []  # the jobs of the last action, not yet refreshed
         self._values = RowValues(self.columns())  # the table's columns, in its order
 
     def columns(self) -> list[Column]:
@@ -66,12 +67,18 @@ class BatchScreen(ListScreen):
         """The batch's jobs and their rows' values, worked out here, off the UI thread: a batch
         of 10,000 procs is 10,000 rows."""
         ask, self._ask = self._ask, False
-        snapshot = batch_jobs_snapshot(self.app.backend, self.key, now, ask)
+        acted, self._acted = self._acted, []
+        snapshot = batch_jobs_snapshot(self.app.backend, self.key, now, ask, acted)
         return snapshot, self._values(self.rows(snapshot))
 
     def action_refresh_now(self) -> None:
         self._ask = True
         super().action_refresh_now()
+
+    def refresh_after_action(self, ids: list[str]) -> None:
+        """As the batch list's (:meth:`BatchesScreen.refresh_after_action`)."""
+        self._acted = list(ids)
+        self.refresh_now(even_if_paused=True)
 
     def show(self, fetched: tuple[BatchJobsSnapshot, dict[str, tuple]]) -> None:
         before, (self.snapshot, values) = self.snapshot, fetched
@@ -138,11 +145,15 @@ class BatchScreen(ListScreen):
                 self.app.notify(f"Nothing to {verb.lower()}: only jobs {what} can be.", severity="warning")
             return
         ids = [j.id for j in targets]
-        lines = [f"{j.id} ({j.state}{': ' + j.outcome if j.outcome else ''})" for j in targets[:MAX_NAMED]]
+        lines = [f"{j.id} ({_said(j)})" for j in targets[:MAX_NAMED]]
         if len(targets) > MAX_NAMED:
             lines.append(f"… and {len(targets) - MAX_NAMED} more")
-        left = [j.id for j in chosen if j not in targets]
-        details = "\n".join(lines) + (f"\nLeft alone: {', '.join(left[:MAX_NAMED])}" if left else "")
+        acted = set(ids)  # a set: thousands of marked jobs are looked up in it
+        left = [j.id for j in chosen if j.id not in acted]
+        if left:
+            more = f" and {len(left) - MAX_NAMED} more" if len(left) > MAX_NAMED else ""
+            lines.append(f"Left alone (not {what}): {', '.join(left[:MAX_NAMED])}{more}")
+        details = "\n".join(lines)
         question = f"{verb} job {ids[0]}?" if len(ids) == 1 else f"{verb} {len(ids)} jobs?"
         self.confirm_jobs(verb, question, f"{details}\n\n{effect}", call, ids)
 
@@ -150,3 +161,11 @@ class BatchScreen(ListScreen):
         current = self.current()
         if current is not None:
             self.app.copy(current.id)
+
+
+def _said(job: QueueJob) -> str:
+    """A job's state and outcome for a dialog: ``idle``, ``completed: exit 0``, ``held: disk full``
+    (a hold's outcome already says held)."""
+    if not job.outcome or job.outcome.startswith(job.state + ":"):
+        return job.outcome or job.state
+    return f"{job.state}: {job.outcome}"

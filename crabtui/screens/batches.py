@@ -41,7 +41,8 @@ class BatchesScreen(UsersListScreen):
     def __init__(self) -> None:
         super().__init__()
         self.snapshot: QueueSnapshot | None = None
-        self._ask = True  # the first refresh asks the schedd, as ctrl+r and an action do
+        self._ask = True  # the first refresh asks the schedd, as ctrl+r does
+        self._acted: list[str] = []  # the jobs of the last action, not yet refreshed
 
     def columns(self) -> list[Column]:
         def count(key: str, label: str, get: Callable[[BatchRow], int]) -> Column:
@@ -69,12 +70,19 @@ class BatchesScreen(UsersListScreen):
 
     def fetch(self, now: float) -> QueueSnapshot:
         ask, self._ask = self._ask, False
-        return queue_snapshot(self.app.backend, now, ask)
+        acted, self._acted = self._acted, []
+        return queue_snapshot(self.app.backend, now, ask, acted)
 
     def action_refresh_now(self) -> None:
         """ctrl+r (and after an action): the queue asked of the schedd now."""
         self._ask = True
         super().action_refresh_now()
+
+    def refresh_after_action(self, ids: list[str]) -> None:
+        """h, r or K is done: the followed logs tell what it did (the schedd is asked only for
+        jobs no log here follows), not a query of the whole queue, which takes seconds at 100,000."""
+        self._acted = list(ids)
+        self.refresh_now(even_if_paused=True)
 
     def rows(self, snapshot: QueueSnapshot) -> dict[str, BatchRow]:
         return {b.key: b for b in snapshot.batches if self.all_users or b.owner == snapshot.owner}
@@ -90,9 +98,12 @@ class BatchesScreen(UsersListScreen):
                        "(u shows them)."
             return self.EMPTY
         shown = self.table.items.values()
-        jobs = [f"{sum(getattr(b, a) for b in shown)} {a}" for a in ("running", "idle", "held")]
-        who = "all users'" if self.all_users else f"{snapshot.owner}'s (u: all)"  # within 80 columns
-        return " · ".join([self.table.describe(self.NOUN), who, ", ".join(jobs)])
+        jobs = ", ".join(f"{sum(getattr(b, a) for b in shown)} {a}" for a in ("running", "idle", "held"))
+        who = "all users'" if self.all_users else f"{snapshot.owner}'s"
+        text = " · ".join([self.table.describe(self.NOUN), who + ("" if self.all_users else " (u: all)"), jobs])
+        if len(text) > self.app.size.width - 2:  # 90000 idle at 80 columns: the hint goes, not a count
+            text = " · ".join([self.table.describe(self.NOUN), who, jobs])
+        return text
 
     # -------------------------------------------------------------- actions
 
@@ -132,8 +143,12 @@ class BatchesScreen(UsersListScreen):
         lines = [f"{b.name} of {b.owner}: {plural(len(jobs), 'jobs')} ({b.ids})" for b, jobs in targets[:MAX_NAMED]]
         if len(targets) > MAX_NAMED:
             lines.append(f"… and {len(targets) - MAX_NAMED} more")
-        left = [b.name for b in chosen if b not in [t for t, _ in targets]]
-        details = "\n".join(lines) + (f"\nLeft alone (none {what}): {', '.join(left)}" if left else "")
+        acted = {b.key for b, _ in targets}
+        left = [b.name for b in chosen if b.key not in acted]
+        if left:
+            more = f" and {len(left) - MAX_NAMED} more" if len(left) > MAX_NAMED else ""
+            lines.append(f"Left alone (none {what}): {', '.join(left[:MAX_NAMED])}{more}")
+        details = "\n".join(lines)
         question = (f"{verb} {plural(len(ids), 'jobs')} of {targets[0][0].name}?" if len(targets) == 1 else
                     f"{verb} {plural(len(ids), 'jobs')} of {len(targets)} batches?")
         self.confirm_jobs(verb, question, f"{details}\n\n{effect}", call, ids)

@@ -1,5 +1,5 @@
 """A job of the queue view that is neither a CRAB task's nor a DAG node's (those open their own
-screens): its ClassAd, its stdout and stderr, and its cluster's events from its user log, as a DAG
+screens): its ClassAd, its stdout and stderr, and its own events from its user log, as a DAG
 node's screen shows its job's.  Each file tab says why it is empty or missing."""
 
 from __future__ import annotations

@@ -109,6 +109,10 @@ class PollingScreen(Screen):
     def action_refresh_now(self) -> None:
         self.refresh_now(even_if_paused=True)
 
+    def refresh_after_action(self, *acted: Any) -> None:
+        """An action on ``acted`` (what it was given: job ids, a task) is done: as ctrl+r."""
+        self.action_refresh_now()
+
     def refresh_now(self, even_if_paused: bool = False) -> None:
         self._stop_timer()
         if self._fetching or not self.is_active or (self.app.paused and not even_if_paused):

@@ -5,6 +5,7 @@ jobs, a job's ClassAd and output, and hold, release and remove of marked batches
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 from crabtui.app import CrabApp
@@ -27,6 +28,9 @@ GATED = ("executable = /bin/sh\n"
          "arguments = \"-c 'echo out of $(Process); while [ ! -e go.$(Process) ]; do sleep 0.1; done; "
          "exit $(Process)'\"\n"
          "output = out.$(Process)\nerror = err.$(Process)\nlog = jobs.log\n")
+# A DAG node's job, without a log of its own: waits for go.<node> in its directory.
+GATED_NODE = ("executable = /bin/sh\narguments = \"-c 'while [ ! -e go.$(JOB) ]; do sleep 0.1; done'\"\n"
+              "queue\n")
 
 
 def job_submit(state, directory: Path, text: str, name: str = "jobs.sub", *files: tuple[str, str]) -> int:
@@ -103,7 +107,10 @@ def test_plain_jobs_show_as_condor_q_batches_and_open_to_their_jobs_and_output(e
         job = pilot.app.screen
         assert 'JobBatchName = "analysis"' in job.snapshot.ad_text and job.snapshot.where == "queue"
         await wait_for(pilot, lambda: (job.snapshot.texts.get("stdout") or "") == "out of 1\n", "its stdout")
-        assert "000 (" in (job.snapshot.texts.get("log") or ""), "its cluster's events from its user log"
+        log = job.snapshot.texts.get("log") or ""
+        assert {tuple(map(int, m)) for m in re.findall(r"^\d{3} \((\d+)\.(\d+)\.\d+\)", log, re.M)} == {(named, 1)}, \
+            f"its own events from its user log, not the other procs': {log}"
+        assert "000 (" in log, "its submit event"
         await pilot.press("2")
         assert job.query_one("#cj-stdout-text", LogView).lines[0] == "out of 1"
         for p in (1, 2):
@@ -366,3 +373,150 @@ def test_a_cluster_submitted_while_no_log_can_be_followed_shows_without_waiting_
                 (tmp_path / directory / f"go.{p}").touch()
 
     drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
+
+
+def test_a_dags_node_jobs_without_a_log_are_followed_through_the_dags_nodes_log(state, tmp_path, monkeypatch):
+    from test_ui_dags import go
+
+    # a node's submit file without ``log =``, as the HTCondor manual's DAG examples write them
+    (tmp_path / "job.sub").write_text(GATED_NODE)
+    (tmp_path / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\n")
+    result = crabtui(state, "dag", "submit", "d.dag", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    dagman = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+    with LocalScheddClient(state) as schedd:  # both nodes queued before the view first asks
+        for _ in range(600):
+            if len(schedd.query_values(f"DAGManJobId == {dagman}", ["ClusterId"])) == 2:
+                break
+            time.sleep(0.1)
+    queries = Queries(monkeypatch)
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        table = screen.table
+
+        def batch():
+            return next((b for b in table.items.values() if b.dagman == dagman), None)
+
+        await wait_for(pilot, lambda: batch() is not None and len(batch().jobs) == 3, "DAGMan and nodes A and B")
+        asked = len(queries.constraints)
+        held_and_released(state, batch().jobs[1], hold=True)
+        await wait_for(pilot, lambda: batch().held == 1, "the node job's hold, from the DAG's nodes log")
+        assert queries.constraints[asked:] == [], "no query: the nodes log told it"
+        held_and_released(state, batch().jobs[1], hold=False)
+        go(tmp_path, "A", "B")
+
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
+
+
+def test_holding_every_marked_job_of_a_batch_counts_the_jobs_it_leaves_alone(state, tmp_path):
+    held = "".join(f"{'true' if p >= 5 else 'false'}\n" for p in range(20))  # procs 5-19 held, 0-4 queued
+    cluster = job_submit(state, tmp_path, "executable = /bin/true\nrequirements = false\nhold = $(held)\n"
+                         "batch_name = mixed\nqueue held from held.txt\n", "jobs.sub", ("held.txt", held))
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_queue(pilot)
+        key = f"{screen.snapshot.owner} mixed"
+        await wait_for(pilot, lambda: key in screen.table.items and screen.table.items[key].held == 15, "the batch")
+        screen.table.move_cursor(row=screen.table.get_row_index(key))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, BatchScreen) and len(app.screen.table.items) == 20,
+                       "its 20 jobs")
+        await pilot.press("ctrl+a", "h")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.question == "Hold 5 jobs?"
+        left = ", ".join(f"{cluster}.{p}" for p in range(5, 17))
+        assert f"Left alone (not idle or running): {left} and 3 more" in dialog.details, dialog.details
+        await pilot.press("y")
+        await wait_for(pilot, lambda: statuses(state, cluster) == [JobStatus.HELD] * 20, "every job held")
+        await wait_for(pilot, lambda: all(j.state == "held" for j in app.screen.table.items.values()), "shown held")
+        await pilot.press("r")
+        assert app.screen.question == "Release 20 jobs?"
+        assert f"{cluster}.5 (held: submitted on hold" in app.screen.details, "said held once"
+        await pilot.press("n")
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(120, 30))
+
+
+def test_an_action_on_followed_jobs_shows_from_their_log_without_asking_for_the_whole_queue(state, tmp_path,
+                                                                                           monkeypatch):
+    cluster = job_submit(state, tmp_path, GATED + "batch_name = acted\nqueue 3\n")
+    queries = Queries(monkeypatch)
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_queue(pilot)
+        key = f"{screen.snapshot.owner} acted"
+        await wait_for(pilot, lambda: key in screen.table.items, "the batch")
+        screen.table.move_cursor(row=screen.table.get_row_index(key))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, BatchScreen) and len(app.screen.table.items) == 3,
+                       "its 3 jobs")
+        jobs = app.screen
+        asked = len(queries.constraints)
+        await pilot.press("ctrl+a", "h")
+        assert app.screen.question == "Hold 3 jobs?"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: all(j.state == "held" for j in jobs.table.items.values()), "shown held")
+        await pilot.press("escape", "escape")  # the marks, then back to the batch list
+        await wait_for(pilot, lambda: app.screen is screen and screen.table.items[key].held == 3, "the list's count")
+        assert "true" not in queries.constraints[asked:], "the jobs' log told what the hold did"
+        held_and_released(state, f"{cluster}", hold=False)
+        for p in range(3):
+            (tmp_path / f"go.{p}").touch()
+
+    drive(CrabApp(Backend(state, discover_every=3600), interval=INTERVAL), scenario)
+
+
+def test_thousands_of_jobs_are_counted_in_full_on_the_info_line_at_80_columns(state, tmp_path):
+    for name, held in (("waiting", "false"), ("stopped", "true")):
+        job_submit(state, tmp_path / name, "executable = /bin/true\nrequirements = false\n"
+                   f"hold = {held}\nbatch_name = {name}\nqueue 1500\n")
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        await wait_for(pilot, lambda: info(screen).endswith("1500 idle, 1500 held"), "both batches")
+        assert info(screen).endswith("0 running, 1500 idle, 1500 held") and len(info(screen)) <= 78, \
+            f"every count whole within 80 columns: {info(screen)}"
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
+
+
+def test_removing_a_dags_batch_removes_its_dagman_and_every_node_job(state, tmp_path):
+    from test_ui_dags import notices
+
+    (tmp_path / "job.sub").write_text("executable = /bin/true\nrequirements = false\nqueue\n")  # node jobs stay idle
+    (tmp_path / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\n")
+    result = crabtui(state, "dag", "submit", "d.dag", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    dagman = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+
+    def queued() -> list[dict]:
+        with LocalScheddClient(state) as schedd:
+            return schedd.query_values(f"ClusterId == {dagman} || DAGManJobId == {dagman}", ["ClusterId"])
+
+    for _ in range(600):  # both nodes queued: the batch's jobs are DAGMan's and theirs
+        if len(queued()) == 3:
+            break
+        time.sleep(0.1)
+
+    async def scenario(pilot):
+        app = pilot.app
+        screen = await open_queue(pilot)
+        table = screen.table
+        await wait_for(pilot, lambda: any(b.dagman == dagman and len(b.jobs) == 3 for b in table.items.values()),
+                       "DAGMan and nodes A and B")
+        key = next(k for k, b in table.items.items() if b.dagman == dagman)
+        held_and_released(state, f"{dagman}.0", hold=True)  # DAGMan stopped: its removal takes its nodes at once
+        log = tmp_path / "d.dag.dagman.log"
+        await wait_for(pilot, lambda: log.exists() and "\n012 (" in "\n" + log.read_text(), "DAGMan held, exited")
+        table.move_cursor(row=table.get_row_index(key))
+        await pilot.press("K")
+        assert app.screen.question == f"Remove 3 jobs of d.dag+{dagman}?"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: notices(app), "the schedd's answer")
+        assert notices(app) == ["Remove: 3 jobs."], "every job of the batch removed, none refused"
+        await wait_for(pilot, lambda: not queued(), "DAGMan and its node jobs out of the queue")
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario)

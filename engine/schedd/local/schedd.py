@@ -955,6 +955,8 @@ class LocalSchedd:
         now = int(self.clock())
         with self._unit("remove"):
             for ad in ads:
+                if self.jobs.get(job_id(ad)) is not ad:  # gone with its DAGMan job, earlier in ``ads``
+                    continue
                 if ad["JobStatus"] != JobStatus.REMOVED:
                     _enter(ad, JobStatus.REMOVED, now)
                 ad["EnteredCurrentStatus"] = now
