@@ -148,10 +148,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         return
     if not terse and not from_stdin:
         click.echo("Submitting job(s)", nl=False)
-    if len(queue_statements(text)) > 1:
-        click.echo(MULTI_QUEUE_WARNING, err=True)
     parts = cluster_texts(text)  # a new executable starts a new cluster, as in condor_submit
-    _warn_of_requirements(parts[0], submit_file, cwd, prepend, append)
     results, ads = [], []
     embedded = backend(ctx) != "htcondor"
     try:
@@ -180,6 +177,10 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         if not terse:
             click.echo("")
         fail(str(e))
+    if not terse and not verbose:
+        click.echo("." * sum(result.num_procs for result in results), nl=False)
+    if len(queue_statements(text)) > 1:  # on a line of its own after the dots, as 23.9.6 writes it
+        click.echo("\n" + MULTI_QUEUE_WARNING, err=True)
     if terse:
         for result in results:
             last = result.first_proc + result.num_procs - 1
@@ -188,9 +189,10 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         click.echo("")
         _write(_verbose_text(ads))
     else:
-        click.echo("." * sum(result.num_procs for result in results))
+        click.echo("")
         for result in results:
             click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
+    _warn_of_requirements(parts[0], submit_file, cwd, prepend, append)  # 23.9.6 warns once the jobs are queued
 
 
 def _warn_of_requirements(text: str, submit_file: str, cwd: str, prepend: dict, append: dict) -> None:
