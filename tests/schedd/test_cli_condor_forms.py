@@ -404,3 +404,17 @@ def test_a_constraint_that_does_not_parse_is_named_as_typed(held):
         assert f"{typed!r} is not a ClassAd expression" in result.stderr, (argv, result.stderr)
     assert job_ids(held.cli("q", "-nobatch", "3")) == ["3.0", "3.1", "3.2"]
     assert all(held.job(f"3.{proc}")["JobStatus"] == JobStatus.HELD for proc in range(3))
+
+
+def test_af_of_an_attribute_set_to_an_expression_of_others_evaluates_it(schedd):
+    """condor_qedit 3 Expr 'RequestMemory * 2' then condor_q -af Expr: 23.9.6's schedd sends the
+    attributes a projected expression refers to, so -af prints its value, not undefined; -long
+    still prints only the attributes asked for."""
+    schedd.submit(HELD + "request_memory = 100\n+Twice = RequestMemory * 2\nqueue\n")
+    assert schedd.cli("qedit", "1", "Quad", "Twice * 2").returncode == 0
+    assert out_lines(schedd.cli("q", "1", "-af", "Twice", "Quad", "Quad + 1")) == ["200 400 401"]
+    assert out_lines(schedd.cli("q", "1", "-l", "-attributes", "Quad")) == ["Quad = Twice * 2"]
+    assert schedd.cli("rm", "1").returncode == 0
+    schedd.wait_history("1.0")
+    assert out_lines(schedd.cli("history", "1", "-af", "Twice", "Quad")) == ["200 400"], "condor_history's too"
+

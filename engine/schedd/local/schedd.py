@@ -1254,12 +1254,23 @@ def _is_constraint(job_spec: JobSpec) -> bool:
 
 
 def _project(ad: classad2.ClassAd, projection: Sequence[str]) -> classad2.ClassAd:
+    """The projected attributes and, as a 23.9.6 schedd sends them, those their expressions refer to
+    in the job's ad, so that an attribute set to an expression of others (``Expr = RequestMemory * 2``)
+    evaluates in the projected ad as in the whole one."""
     if not projection:
         return ad
     out = classad2.ClassAd()
-    for attr in projection:
-        if attr in ad:
-            out[attr] = ad.lookup(attr)
+    todo = list(projection)
+    while todo:
+        attr = todo.pop()
+        if attr in out or attr not in ad:
+            continue
+        out[attr] = value = ad.lookup(attr)
+        if isinstance(value, classad2.ExprTree):
+            for ref in {*ad.internalRefs(value), *ad.externalRefs(value)}:
+                scope, _, name = ref.rpartition(".")
+                if name and scope.lower() in ("", "my"):
+                    todo.append(name)
     return out
 
 
