@@ -418,3 +418,13 @@ def test_af_of_an_attribute_set_to_an_expression_of_others_evaluates_it(schedd):
     schedd.wait_history("1.0")
     assert out_lines(schedd.cli("history", "1", "-af", "Twice", "Quad")) == ["200 400"], "condor_history's too"
 
+
+def test_dag_submit_force_with_dorescuefrom_of_a_missing_rescue_dag_is_refused(schedd):
+    """condor_submit_dag -f -dorescuefrom 1 a.dag refuses a DAG with no a.dag.rescue001 in 23.9.6,
+    -f or not, rather than queue a DAGMan that fails as it starts."""
+    schedd.write("held.sub", HELD + "queue\n")
+    schedd.write("a.dag", "JOB A held.sub\n")
+    result = schedd.cli("dag", "submit", "-f", "-dorescuefrom", "1", "a.dag")
+    assert (result.returncode, result.stdout) == (1, ""), result.stderr
+    assert result.stderr.count("\n") == 1 and "a.dag.rescue001" in result.stderr and "-dorescuefrom 1" in result.stderr
+    assert schedd.client.query("true") == []
