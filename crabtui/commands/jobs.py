@@ -58,14 +58,19 @@ STDIN_NAME = "<stdin>"  # what messages call a submit file read from standard in
 
 
 def _split_queue(argv: list[str]) -> tuple[list[str], str | None]:
-    """condor_submit's ``-queue``/``-q`` takes the rest of the command line as a queue statement."""
+    """condor_submit 23.9.6's ``-queue``/``-q`` takes the arguments up to the next option as a queue
+    statement (``-queue 2 -terse job.sub``), as does an ``-append``/``-a`` whose command is a
+    queue statement (``-a 'queue 2'``, as the manual says)."""
     for n, arg in enumerate(argv):
         if arg.startswith("-") and "queue".startswith(arg[1:]) and len(arg) > 1:
-            rest = argv[n + 1:]
-            if not rest or rest[0].startswith("-"):
+            end = next((k for k in range(n + 1, len(argv)) if argv[k].startswith("-")), len(argv))
+            if end == n + 1:
                 raise ArgumentError(f"{arg} requires at least one argument (the queue statement, as in "
                                     f"{arg} 3 or {arg} in a b c)")
-            return argv[:n], " ".join(rest)
+            return argv[:n] + argv[end:], " ".join(argv[n + 1:end])
+        if arg.startswith("-") and arg.lstrip("-") and "append".startswith(arg.lstrip("-")) and n + 1 < len(argv) and \
+                re.match(r"\s*queue(\s|$)", argv[n + 1], re.IGNORECASE):
+            return argv[:n] + argv[n + 2:], argv[n + 1].strip()[len("queue"):].strip()
     return argv, None
 
 
@@ -84,8 +89,8 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     pool): send the input files to the schedd's spool, where the output stays for condor_transfer_data;
     -disable: skip the checks of input files and the log (skip_filechecks); -dry-run: write
     the job ads to OUTFILE (- for standard output) and queue nothing; -dump: the same, said as
-    condor_submit -dump says it; -queue (-q, last): the queue statement of a file that has
-    none, as in -queue 3 or -queue in a b c.
+    condor_submit -dump says it; -queue (-q): the arguments up to the next option are the queue
+    statement of a file that has none, as in -queue 3 or -queue in a b c (-append 'queue 3' too).
     """
     from engine.schedd.local.submit import STDIN, NoJobsQueued, cluster_texts, queue_statements, read_submit_file
 
@@ -121,6 +126,10 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
                     raise ArgumentError(f"{item.arg} {item.values[0]!r}: give a submit command, "
                                         "as in -append 'request_memory = 2 GB'")
                 append[name.strip()] = value.strip()
+        if not files and queue_args is not None and " " in queue_args:
+            *statement, last = queue_args.split()
+            raise ArgumentError(f"-queue {queue_args}: -queue takes the arguments up to the next option, so name "
+                                f"the submit file before it: crabtui job submit {last} -queue {' '.join(statement)}")
         if len(files) != 1:
             raise ArgumentError("name one submit file (- for standard input): crabtui job submit "
                                 "[-append COMMAND]... SUBMIT_FILE" if not files

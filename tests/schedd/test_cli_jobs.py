@@ -109,6 +109,24 @@ def test_submit_queue_from_the_command_line_and_terse_ids(schedd):
     assert lines(counted.stdout)[-1] == "2 job(s) submitted to cluster 2."
 
 
+def test_submit_queue_takes_the_arguments_up_to_the_next_option_and_append_queue_is_queue(schedd):
+    """condor_submit 23.9.6 reads `-queue 2 -terse items.sub` (the statement ends at the next option)
+    and, as its manual says, `-a 'queue in (p q)'` as `-queue in (p q)`."""
+    schedd.write("items.sub", ITEMS)
+    for n, args in enumerate([["-queue", "2", "-terse", "items.sub"], ["-q", "in", "x", "y", "-disable", "-terse",
+                                                                       "items.sub"],
+                              ["-a", "queue in (p q)", "-terse", "items.sub"],
+                              ["-append", "arguments = z", "-append", "queue 2", "-terse", "items.sub"]], start=1):
+        result = schedd.cli("job", "submit", *args)
+        assert (result.returncode, result.stdout) == (0, f"{n}.0 - {n}.1\n"), (args, result.stderr)
+    assert [ad["Args"] for ad in sorted(schedd.client.query("ClusterId >= 2"), key=lambda ad: (ad["ClusterId"],
+            ad["ProcId"]))] == ["x", "y", "p", "q", "z", "z"]
+    misplaced = schedd.cli("job", "submit", "-queue", "3", "items.sub")
+    assert (misplaced.returncode, misplaced.stderr) == (1, "ERROR: -queue 3 items.sub: -queue takes the arguments up to "
+                                                           "the next option, so name the submit file before it: crabtui "
+                                                           "job submit items.sub -queue 3\n")
+
+
 def test_submit_queue_refusals_name_the_option(schedd):
     schedd.write("items.sub", ITEMS)
     schedd.write("queued.sub", ITEMS + "queue\n")
