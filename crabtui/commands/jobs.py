@@ -46,11 +46,14 @@ def job() -> None:
 SUBMIT_OPTIONS = [Option("verbose", 1), Option("spool", 1), Option("disable", 2), Option("append", 1, values=1),
                   Option("batch-name", 1, values=1), Option("help", 1), Option("terse", 3),
                   Option("dry-run", 3, values=1), Option("dump", 2, values=1)]
+_POOL = "--backend htcondor submits to the schedd of the pool CONDOR_CONFIG names"
 SUBMIT_UNSUPPORTED = (
-    Option("debug", 2, colon=True),
-    Option("file", 2, values=1), Option("factory", 2), Option("maxjobs", 3, values=1),
-    Option("single-cluster", 3), Option("address", 2, values=1), Option("remote", 1, values=1),
-    Option("name", 1, values=1), Option("pool", 2, values=1),
+    Option("debug", 2, colon=True, instead="drop it"),
+    Option("file", 2, values=1, instead="name the submit file alone: crabtui job submit FILE"),
+    Option("factory", 2), Option("maxjobs", 3, values=1),
+    Option("single-cluster", 3), Option("address", 2, values=1, instead=_POOL),
+    Option("remote", 1, values=1, instead=_POOL), Option("name", 1, values=1, instead=_POOL),
+    Option("pool", 2, values=1, instead=_POOL),
     Option("unused", 2), Option("interactive", 1), Option("capabilities", 2),
 )
 DRY_RUN_CLUSTER = 1  # condor_submit -dry-run and -dump ask no schedd for a cluster id
@@ -320,17 +323,30 @@ Q_OPTIONS = [
     Option("totals", 3), Option("limit", 3, values=1), Option("submitter", 1, values=1), Option("io", 2),
     Option("goodput", 2),
 ]
+_ANALYZE = "crabtui q -better-analyze JOB matches the job against every slot the pool has"
+_HOLD_CODES = "crabtui q -hold -af:j HoldReasonCode HoldReasonSubCode HoldReason lists them job by job"
 Q_UNSUPPORTED = (
-    Option("direct", 1), Option("slotconstraint", 5),
-    Option("mconstraint", 2), Option("machine", 2), Option("address", 1), Option("autocluster", 2, colon=True),
-    Option("group-by", 2, colon=True), Option("factory", 4, colon=True), Option("jobset", 5, colon=True),
-    Option("aaf", 3, colon=True), Option("print-format", 2, colon=True), Option("schedd-constraint", 5),
-    Option("reverse-analyze", 3, colon=True), Option("unmatchable", 5, colon=True), Option("dry-run", 3, colon=True),
-    Option("verbose", 4), Option("hold-codes", 6, colon=True), Option("holdcodes", 5, colon=True),
-    Option("cputime", 2), Option("grid", 2, colon=True), Option("debug", 3, colon=True),
-    Option("progress", 3, colon=True), Option("expert", 1), Option("jobads", 1, colon=True), Option("userlog", 1),
-    Option("slotads", 1, colon=True), Option("userprios", 5, colon=True), Option("nouserprios", 7, colon=True),
-    Option("version", 1), Option("profile", 4, colon=True), Option("stream-results", 2),
+    Option("direct", 1, instead="drop it: crabtui q asks the schedd itself"),
+    Option("slotconstraint", 5, instead=_ANALYZE), Option("mconstraint", 2, instead=_ANALYZE),
+    Option("machine", 2, instead=_ANALYZE),
+    Option("address", 1, instead="name the schedd with -name NAME, as condor_status -schedd lists it"),
+    Option("autocluster", 2, colon=True), Option("group-by", 2, colon=True), Option("factory", 4, colon=True),
+    Option("jobset", 5, colon=True), Option("aaf", 3, colon=True),
+    Option("print-format", 2, colon=True, instead="choose the columns with -af or -format"),
+    Option("schedd-constraint", 5, instead="name a schedd with -name NAME, or ask every schedd with -global"),
+    Option("reverse-analyze", 3, colon=True, instead=_ANALYZE), Option("unmatchable", 5, colon=True, instead=_ANALYZE),
+    Option("dry-run", 3, colon=True, instead="drop it: crabtui q only reads the queue"),
+    Option("verbose", 4, instead="-long prints each job's whole ad"),
+    Option("hold-codes", 6, colon=True, instead=_HOLD_CODES), Option("holdcodes", 5, colon=True, instead=_HOLD_CODES),
+    Option("cputime", 2, instead="crabtui q -af:j RemoteUserCpu RemoteSysCpu lists the jobs' CPU seconds"),
+    Option("grid", 2, colon=True), Option("debug", 3, colon=True, instead="drop it"),
+    Option("progress", 3, colon=True, instead="-totals prints the counts alone"), Option("expert", 1),
+    Option("jobads", 1, colon=True),
+    Option("userlog", 1, instead="crabtui history -userlog FILE lists the log's jobs that ended"),
+    Option("slotads", 1, colon=True, instead=_ANALYZE), Option("userprios", 5, colon=True),
+    Option("nouserprios", 7, colon=True), Option("version", 1, instead="crabtui --version"),
+    Option("profile", 4, colon=True, instead="drop it"),
+    Option("stream-results", 2, instead="drop it: the lines are the same"),
 )
 _ALIASES = {"all-users": "allusers", "held": "hold", "better-analyse": "better-analyze", "analyze": "better-analyze",
             "analyse": "better-analyze", "autoformat": "af"}
@@ -645,8 +661,11 @@ ACT_OPTIONS = [
     Option("totals", 3), Option("constraint", 1, values=1), Option("all", 1), Option("reason", 1, values=1),
     Option("forcex", 1), Option("name", 1, values=1), Option("pool", 1, values=1), Option("help", 1),
 ]
-ACT_UNSUPPORTED = (Option("debug", 1, colon=True), Option("long", 1), Option("addr", 2), Option("subcode", 1),
-                   Option("transfer", 2), Option("fast", 2), Option("version", 1))
+ACT_UNSUPPORTED = (Option("debug", 1, colon=True, instead="drop it"),
+                   Option("long", 1, instead="crabtui q -long JOB shows a job's ad"),
+                   Option("addr", 2, instead="name the schedd with -name NAME, as condor_status -schedd lists it"),
+                   Option("subcode", 1, instead="give the reason with -reason"), Option("transfer", 2),
+                   Option("fast", 2, instead="drop it"), Option("version", 1, instead="crabtui --version"))
 
 # Each tool's words: the action, its past tense in messages, and its default reason.
 _WORDS = {JobAction.Hold: ("hold", "held"), JobAction.Release: ("release", "released"),

@@ -71,6 +71,20 @@ def test_single_dash_options_are_read_as_condor_q_reads_them(held):
         assert result.stderr.count("\n") == 1 and message in result.stderr, (argv, result.stderr)
 
 
+def test_a_refused_option_says_what_to_type_instead_and_that_works(held):
+    """condor_q -cputime, -hold-codes, -userlog, condor_rm -long: one line naming a crabtui command
+    that shows the same, which runs as written."""
+    held.write("job.log", "")
+    for tool, argv in (("q", ["-cputime"]), ("q", ["-hold-codes"]), ("q", ["-userlog", "job.log"]),
+                       ("q", ["-slotads", "slots.ads"]), ("rm", ["-long", "3"]), ("hold", ["-vers"])):
+        result = held.cli(tool, *argv)
+        assert result.returncode == 1 and result.stderr.count("\n") == 1, (argv, result.stderr)
+        instead = re.search(r"; (crabtui [^;]*?) (lists|shows|matches)|; (crabtui --version)$", result.stderr.strip())
+        assert instead, (argv, result.stderr)
+        words = (instead.group(1) or instead.group(3)).replace("JOB", "3.0").replace("FILE", "job.log").split()[1:]
+        assert held.cli(*words).returncode == 0, words
+
+
 def _timeless(text: str) -> str:
     return re.sub(r"@ [\d/]+ [\d:]+", "@", text)
 

@@ -66,7 +66,8 @@ def test_submit_takes_condor_submits_append_batch_name_and_macros(schedd):
     assert (schedd.work / "opts.out").read_text() == "hello\n"
     refused = schedd.cli("job", "submit", "-remote", "elsewhere", str(path))
     assert refused.returncode == 1 and lines(refused.stderr) == \
-        ["ERROR: -remote: crabtui job submit does not support condor_submit's -remote"]
+        ["ERROR: -remote: crabtui job submit does not support condor_submit's -remote; --backend htcondor submits to "
+         "the schedd of the pool CONDOR_CONFIG names"]
     spool = schedd.cli("job", "submit", "-spool", str(path))  # a pool's (--backend htcondor) option
     assert spool.returncode == 1 and len(lines(spool.stderr)) == 1 and "nothing to spool" in spool.stderr
 
