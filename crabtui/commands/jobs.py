@@ -500,7 +500,9 @@ class QueueQuery:
         if self.goodput or self.io:
             return "goodput" if self.goodput else "io"
         if self.status == "hold":
-            return "hold"
+            return "hold"  # with -dag too: condor_q 23.9.6 lists held jobs under their owners, with no tree
+        if self.dag and self.status:
+            return "nobatch"  # -dag -run and -dag -idle: the chosen jobs in -dag's tree, with the totals
         if self.batched:
             return "batch"
         return self.status or "nobatch"
@@ -615,7 +617,8 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
             lines += queue_format.batch_table(rows, dag=query.dag, partial=query.partial, max_width=max_width,
                                               show_hold=query.global_)
         else:
-            context = queue_format.Context(now=now, dag=query.dag, current_run=query.current_run)
+            context = queue_format.Context(now=now, dag=query.dag and query.layout != "hold",
+                                           current_run=query.current_run)
             if query.layout == "run":  # HOST(S) of scheduler universe jobs: a name lookup only -run needs
                 context.schedd_host = _host(address)
             if query.layout == "io" and rows:  # only a pool's jobs move files; the embedded schedd's share them

@@ -313,6 +313,25 @@ def test_dag_view_lists_sub_dags_and_nodes_under_their_dagman(schedd):
     assert schedd.cli("rm", str(dagman)).returncode == 0
 
 
+def test_dag_with_run_idle_or_hold_as_condor_q_shows_them(schedd):
+    """condor_q 23.9.6: -dag -run (or -idle) draws -dag's tree of the jobs chosen, with the totals
+    (which leave DAGMan out); -dag -hold is the -hold table, each held node job under its owner."""
+    schedd.write("held.sub", HELD + "queue\n")
+    schedd.write("x.dag", "JOB A held.sub\nJOB B held.sub\n")
+    dagman = int(re.search(r"submitted to cluster (\d+)\.", schedd.cli("dag", "submit", "x.dag").stdout).group(1))
+    wait_for(lambda: len(job_ids(schedd.cli("q", "-nobatch", "-dag"))) == 3, "the DAG's jobs to be queued")
+    for run in (["-dag", "-run"], ["-run", "-dag"], ["-dag", "-run", "-nobatch"]):
+        table = out_lines(schedd.cli("q", *run))
+        assert table[1].split() == ["ID", "OWNER/NODENAME", "SUBMITTED", "RUN_TIME", "ST", "PRI", "SIZE", "CMD"], run
+        assert job_ids(schedd.cli("q", *run)) == [f"{dagman}.0"], run
+        assert table[-3].startswith("Total for query: 0 jobs; "), run
+    idle = out_lines(schedd.cli("q", "-dag", "-idle"))
+    assert "OWNER/NODENAME" in idle[1] and idle[-3].startswith("Total for query: 0 jobs; ")
+    held = out_lines(schedd.cli("q", "-dag", "-hold"))
+    assert [line.split()[:2] for line in held[2:4]] == [[f"{dagman + 1}.0", USER], [f"{dagman + 2}.0", USER]]
+    assert schedd.cli("rm", str(dagman)).returncode == 0
+
+
 def test_dag_submit_takes_condor_submit_dags_tagging_options(schedd, tmp_path):
     schedd.write("held.sub", HELD + "queue\n")
     schedd.write("d.dag", "JOB A held.sub\n")
