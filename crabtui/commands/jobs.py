@@ -834,9 +834,11 @@ def _job_constraint(job: str) -> str:
 def _failed_one(action: JobAction, job: str, verb: str, result, client) -> str:
     """The tool's line for a job by id that was not acted on (dc_schedd.cpp's result strings)."""
     kinds = [kind for kind in ("permission_denied", "bad_status", "already_done") if getattr(result, kind)]
-    if not kinds and action is JobAction.Release and client.query_values(_job_constraint(job), ["JobStatus"]):
-        # A pool's schedd releases only the held jobs a constraint matches, and counts none of the
-        # others: a job that is there, but not held, is what condor_release by id calls bad status.
+    if not kinds and action in (JobAction.Release, JobAction.RemoveX) and \
+            client.query_values(_job_constraint(job), ["JobStatus"]):
+        # A pool's schedd releases only the held jobs a constraint matches (forces out only those
+        # being removed), and counts none of the others: a job that is there, but not held (not
+        # being removed), is what condor_release (condor_rm -forcex) by id calls bad status.
         kinds = ["bad_status"]
     for kind in kinds:
         text = _FAILED_ONE[kind]

@@ -247,6 +247,21 @@ def test_run_time_is_the_current_run_and_size_is_memory_usage():
     assert cumulative[1].split()[4] == "0+00:00:29"
 
 
+def test_rm_forcex_forces_out_only_jobs_being_removed(held):
+    """condor_rm -forcex 2.0 on a held (idle, running) job is refused in 23.9.6: it forces out only
+    a job already in X state; a constraint's -forcex, and condor_release's, count only the jobs
+    they can act on, the others being no 'Bad Status'."""
+    result = held.cli("rm", "-forcex", "2.0")
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", "\nJob 2.0 not in `X' state to be forcibly removed\n")
+    cluster = held.cli("rm", "-forcex", "2")
+    assert (cluster.returncode, cluster.stderr) == (1, "\nCouldn't find/remove all jobs in cluster 2\n")
+    assert held.job("2.0")["JobStatus"] == JobStatus.HELD, "nothing removed"
+    assert held.cli("release", "1.0").returncode == 0
+    totals = held.cli("release", "-totals", "-constraint", "ClusterId <= 2")
+    assert totals.stdout.splitlines()[0] == "1 Succeeded, 0 Failed, 0 Not Found, 0 Bad Status, 0 Already Done, " \
+                                            "0 Permission Denied", "1.0 is idle: not counted"
+
+
 def test_actions_say_what_happened_to_which_job(held):
     def act(*args: str):
         result = held.cli(*args)

@@ -532,6 +532,8 @@ class LocalSchedd:
             problem = self._refusal(action, self.jobs[key])
             if problem is None:
                 allowed.append(key)
+            elif not explicit and problem[0] == "bad_status" and action in (JobAction.Release, JobAction.RemoveX):
+                continue  # as a pool's schedd: a constraint releases the held jobs it matches, counting no others
             else:
                 kinds[problem[0]] += 1
                 refused.append(f"{key[0]}.{key[1]}: {problem[1]}")
@@ -1186,6 +1188,8 @@ class LocalSchedd:
             return "bad_status", f"is not held (it is {status.name.lower()})"
         if action is JobAction.Remove and status == JobStatus.REMOVED:
             return "already_done", "is already being removed; use RemoveX (rm -forcex) to force it out"
+        if action is JobAction.RemoveX and status != JobStatus.REMOVED:  # 23.9.6: only a job being removed
+            return "bad_status", f"is not being removed (it is {status.name.lower()}); remove it first"
         return None
 
 
