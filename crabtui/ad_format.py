@@ -89,6 +89,13 @@ class AutoFormat:
             # as wide as the "%4d.%-3d" its ids print in, even over no job
             self.columns.insert(0, Column(" ID", 8, left=True, auto=True))
 
+    def then(self, exprs: Sequence[str], options: str = "") -> AutoFormat:
+        """A later ``-af`` on the same command line, as condor_q and condor_history 23.9.6 read it:
+        its expressions are more columns of the same line, its separators replace the earlier
+        ones, and an earlier ``j`` or ``h`` stays."""
+        kept = "".join(flag for flag, on in (("j", self.job_id), ("h", self.headings)) if on)
+        return AutoFormat([text for text, _ in self.exprs] + list(exprs), kept + options)
+
     @property
     def attributes(self) -> set[str]:
         """The attributes a query fetches for these expressions: theirs and the job id's."""

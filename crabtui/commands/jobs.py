@@ -389,7 +389,8 @@ class QueueQuery:
         elif name == "af":
             if not item.values:
                 raise ArgumentError(f"{item.arg} requires at least one attribute or expression after it")
-            self.autoformat = AutoFormat(item.values, item.options or "")
+            self.autoformat = (self.autoformat.then(item.values, item.options or "") if self.autoformat
+                               else AutoFormat(item.values, item.options or ""))
         elif name == "format":
             self.formats.append((item.values[0], item.values[1]))
         elif name == "constraint":
@@ -935,7 +936,8 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                     raise ArgumentError(f"{item.arg} {item.values[0]}: give a number of jobs")
                 match = int(item.values[0])
             elif item.name in ("af", "autoformat"):
-                autoformat = AutoFormat(item.values, item.options or "")
+                autoformat = (autoformat.then(item.values, item.options or "") if autoformat
+                              else AutoFormat(item.values, item.options or ""))
             elif item.name == "format":
                 formats.append((item.values[0], item.values[1]))
             elif item.name == "attributes":

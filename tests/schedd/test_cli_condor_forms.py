@@ -476,3 +476,14 @@ def test_dag_submit_force_with_dorescuefrom_of_a_missing_rescue_dag_is_refused(s
     assert (result.returncode, result.stdout) == (1, ""), result.stderr
     assert result.stderr.count("\n") == 1 and "a.dag.rescue001" in result.stderr and "-dorescuefrom 1" in result.stderr
     assert schedd.client.query("true") == []
+
+
+def test_several_af_options_print_one_line_a_job(held):
+    """condor_q 3 -af:j JobStatus -af Cmd and condor_history likewise: each -af adds columns to
+    the same line; the last one's separators are used, an earlier j stays (seen on 23.9.6)."""
+    assert out_lines(held.cli("q", "3", "-af:j", "JobStatus", "-af", "Cmd")) == \
+        ["3.0 5 /bin/sleep", "3.1 5 /bin/sleep", "3.2 5 /bin/sleep"]
+    assert held.cli("q", "3.0", "-af:,", "JobStatus", "-af:t", "Cmd", "Owner").stdout == f"5\t/bin/sleep\t{USER}\n"
+    held.cli("rm", "1")
+    held.wait_history("1.0")
+    assert out_lines(held.cli("history", "1", "-af:j", "JobStatus", "-af", "Cmd")) == ["1.0 3 /bin/sleep"]
