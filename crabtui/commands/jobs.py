@@ -609,7 +609,7 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
         return  # condor_q -global shows only the schedds with jobs to show
     name, address = schedd_title(client)
     now = next((r.get("ServerTime") for r in rows[:1] if r.get("ServerTime")), None) or time.time()
-    max_width = _max_width(query.wide)
+    max_width = _max_width(query.wide) if query.layout != "hold" else 0  # 23.9.6 never cuts -hold's lines
     lines = ["", "", queue_format.header(name, address, now, submitter)]
     if query.totals:
         lines += queue_format.totals(summary, me) + [""]

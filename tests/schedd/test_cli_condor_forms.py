@@ -487,3 +487,12 @@ def test_several_af_options_print_one_line_a_job(held):
     held.cli("rm", "1")
     held.wait_history("1.0")
     assert out_lines(held.cli("history", "1", "-af:j", "JobStatus", "-af", "Cmd")) == ["1.0 3 /bin/sleep"]
+
+
+def test_hold_lines_are_not_cut_by_wide(held):
+    """condor_q -hold -wide:40 (or on a narrow terminal) prints the whole hold reason in 23.9.6:
+    its print format has no width to cut to, as -nobatch's has."""
+    table = out_lines(held.cli("q", "1", "-hold", "-wide:40"))
+    assert table[1] == " ID      OWNER          HELD_SINCE  HOLD_REASON"
+    assert table[2].endswith("submitted on hold at user's request"), table[2]
+    assert len(out_lines(held.cli("q", "1", "-nobatch", "-wide:40"))[2]) == 39, "-nobatch's are cut"
