@@ -107,11 +107,14 @@ class AutoFormat:
         scratch = classad2.ClassAd()
         return {n for _, tree in self.exprs for n in scratch.externalRefs(tree) if n}
 
-    def text(self, ads: Iterable[classad2.ClassAd], nested: Sequence[int | None] | None = None) -> str:
+    def text(self, ads: Iterable[classad2.ClassAd], nested: Sequence[int | None] | None = None,
+             heading_first: bool = False) -> str:
         """The lines for the jobs; with headings, the columns are as wide as their widest value
-        (condor_q renders every job before it prints the heading line).  ``nested`` gives, with
-        condor_q -dag, each DAG node job's depth under DAGMan jobs: its third column is indented
-        as the DAG view indents node names."""
+        (condor_q renders every job before it prints the heading line; condor_history,
+        ``heading_first``, prints its heading as wide as the headings alone).  ``nested`` gives,
+        with condor_q -dag, each DAG node job's depth under DAGMan jobs: its third column is
+        indented as the DAG view indents node names."""
+        first = self._join([c.heading.ljust(c.width) for c in self.columns]) if heading_first else None
         rows = []
         for ad in ads:
             cells = []
@@ -141,7 +144,7 @@ class AutoFormat:
                 cells[2] = prefix + cells[2][:max(0, 14 - len(prefix))]
         if not self.headings:
             return "".join(self._join(cells) for cells in rows)
-        out = [self._join([c.heading.ljust(c.width) for c in self.columns])]
+        out = [first or self._join([c.heading.ljust(c.width) for c in self.columns])]
         # condor_q measures its columns by the values before it prints, then prints the rows in
         # order: an undefined value wider than its column widens it for the rows after it
         out += [self._join([c.cell(cell) for c, cell in zip(self.columns, cells)]) for cells in rows]

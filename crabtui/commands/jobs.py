@@ -1006,7 +1006,8 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     elif long_:
         _write(long_form(ads, attributes, by_case=True))
     elif autoformat or formats:
-        _write((autoformat.text(ads) if autoformat else "") + (PrintfFormat(formats).text(ads) if formats else ""))
+        _write((autoformat.text(ads, heading_first=True) if autoformat else "")
+               + (PrintfFormat(formats).text(ads) if formats else ""))
     else:
         _write("".join(line + "\n" for line in queue_format.history_table(ads)))
 

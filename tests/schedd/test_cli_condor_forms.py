@@ -496,3 +496,14 @@ def test_hold_lines_are_not_cut_by_wide(held):
     assert table[1] == " ID      OWNER          HELD_SINCE  HOLD_REASON"
     assert table[2].endswith("submitted on hold at user's request"), table[2]
     assert len(out_lines(held.cli("q", "1", "-nobatch", "-wide:40"))[2]) == 39, "-nobatch's are cut"
+
+
+def test_history_af_headings_are_as_wide_as_the_headings_alone(held):
+    """condor_history -af:h Cmd ExitCode prints its heading line before it measures the values
+    (23.9.6: 'Cmd ExitCode', then '/bin/sleep 0'); condor_q measures them first."""
+    held.cli("rm", "1", "2")
+    held.wait_history("2.0")
+    assert held.cli("history", "1", "2", "-af:h", "Cmd", "ProcId").stdout == \
+        "Cmd ProcId\n/bin/sleep 0     \n/bin/sleep 0     \n"
+    assert held.cli("history", "2", "-af:jh", "Cmd").stdout == " ID      Cmd\n   2.0   /bin/sleep\n"
+    assert held.cli("q", "3.0", "-af:h", "Cmd", "ProcId").stdout == "Cmd        ProcId\n/bin/sleep 0     \n"
