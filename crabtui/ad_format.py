@@ -12,6 +12,10 @@ import classad2
 
 from crabtui.queue_format import Column
 
+# condor_q and condor_history evaluate with HTCondor's ClassAd extensions: MY. naming the job's own
+# ad, split(), splitUserName() and the rest; the bindings load them with their first old-syntax parse.
+classad2.parseOne("MyType = \"Job\"", classad2.ParserType.Old)
+
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "a": "\a", "f": "\f", "v": "\v", '"': '"', "'": "'"}
 _PRINTF = re.compile(r"%(?P<spec>[-+ #0]*\d*(?:\.\d+)?)(?P<type>[diouxXcfeEgGsvVr])")
 
@@ -33,6 +37,15 @@ def expression(text: str) -> classad2.ExprTree:
     except Exception:
         raise FormatError(f"{text!r} is not a ClassAd expression (an attribute name, or one like "
                           "'RemoteUserCpu/60')") from None
+
+
+def _job_attribute(ref: str) -> str:
+    """The job attribute a reference names, for a query's projection: ``MY.JobStatus`` is
+    ``JobStatus``, as a 23.9.6 schedd reads it; a ``TARGET.`` one is no job's ("")."""
+    scope, dot, name = ref.partition(".")
+    if dot and scope.lower() == "my":
+        return name
+    return "" if dot and scope.lower() == "target" else ref
 
 
 def evaluate(ad: classad2.ClassAd, text: str, tree: classad2.ExprTree):
@@ -105,7 +118,7 @@ class AutoFormat:
     def references(self) -> set[str]:
         """The attributes the expressions read."""
         scratch = classad2.ClassAd()
-        return {n for _, tree in self.exprs for n in scratch.externalRefs(tree) if n}
+        return {n for _, tree in self.exprs for n in map(_job_attribute, scratch.externalRefs(tree)) if n}
 
     def text(self, ads: Iterable[classad2.ClassAd], nested: Sequence[int | None] | None = None,
              heading_first: bool = False) -> str:
@@ -190,7 +203,7 @@ class PrintfFormat:
     @property
     def references(self) -> set[str]:
         scratch = classad2.ClassAd()
-        return {n for _, _, tree in self.pairs for n in scratch.externalRefs(tree) if n}
+        return {n for _, _, tree in self.pairs for n in map(_job_attribute, scratch.externalRefs(tree)) if n}
 
     def text(self, ads: Iterable[classad2.ClassAd]) -> str:
         out = []

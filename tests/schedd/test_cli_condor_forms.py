@@ -507,3 +507,11 @@ def test_history_af_headings_are_as_wide_as_the_headings_alone(held):
         "Cmd ProcId\n/bin/sleep 0     \n/bin/sleep 0     \n"
     assert held.cli("history", "2", "-af:jh", "Cmd").stdout == " ID      Cmd\n   2.0   /bin/sleep\n"
     assert held.cli("q", "3.0", "-af:h", "Cmd", "ProcId").stdout == "Cmd        ProcId\n/bin/sleep 0     \n"
+
+
+def test_af_and_format_evaluate_with_htcondors_classad_functions_and_my(held):
+    """condor_q -af MY.JobStatus 'join(",", split("a b"))' 'splitUserName("a@b")' prints
+    '5 a,b { "a","b" }' in 23.9.6: MY. is the job's ad, split() and splitUserName() are HTCondor's."""
+    assert held.cli("q", "3.0", "-af", "MY.JobStatus", 'join(",", split("a b"))', 'splitUserName("a@b")').stdout \
+        == '5 a,b { "a","b" }\n'
+    assert held.cli("q", "3.0", "-format", "%d\\n", "MY.JobStatus").stdout == "5\n"
