@@ -12,10 +12,11 @@ import classad2
 
 from crabtui.queue_format import Column
 
-# HTCondor's own ClassAd functions (stringListMember, splitUserName, ...) and CurrentTime join
-# classad2's library when it first parses an ad's text; ads built otherwise (a query's, from
-# the embedded schedd) would find them undefined, where every HTCondor tool has them.
-classad2.parseOne("CurrentTime = 0")
+# condor_q and condor_history evaluate with HTCondor's ClassAd extensions: MY. naming the job's own
+# ad, CurrentTime, split(), splitUserName(), stringListMember() and the rest. The bindings load them
+# with their first old-syntax parse; ads built otherwise (a query's, from the embedded schedd) would
+# find them undefined.
+classad2.parseOne("MyType = \"Job\"", classad2.ParserType.Old)
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "a": "\a", "f": "\f", "v": "\v", '"': '"', "'": "'"}
 _PRINTF = re.compile(r"%(?P<spec>[-+ #0]*\d*(?:\.\d+)?)(?P<type>[diouxXcfeEgGsvVr])")
@@ -38,6 +39,15 @@ def expression(text: str) -> classad2.ExprTree:
     except Exception:
         raise FormatError(f"{text!r} is not a ClassAd expression (an attribute name, or one like "
                           "'RemoteUserCpu/60')") from None
+
+
+def _job_attribute(ref: str) -> str:
+    """The job attribute a reference names, for a query's projection: ``MY.JobStatus`` is
+    ``JobStatus``, as a 23.9.6 schedd reads it; a ``TARGET.`` one is no job's ("")."""
+    scope, dot, name = ref.partition(".")
+    if dot and scope.lower() == "my":
+        return name
+    return "" if dot and scope.lower() == "target" else ref
 
 
 def evaluate(ad: classad2.ClassAd, text: str, tree: classad2.ExprTree):
@@ -94,6 +104,13 @@ class AutoFormat:
             # as wide as the "%4d.%-3d" its ids print in, even over no job
             self.columns.insert(0, Column(" ID", 8, left=True, auto=True))
 
+    def then(self, exprs: Sequence[str], options: str = "") -> AutoFormat:
+        """A later ``-af`` on the same command line, as condor_q and condor_history 23.9.6 read it:
+        its expressions are more columns of the same line, its separators replace the earlier
+        ones, and an earlier ``j`` or ``h`` stays."""
+        kept = "".join(flag for flag, on in (("j", self.job_id), ("h", self.headings)) if on)
+        return AutoFormat([text for text, _ in self.exprs] + list(exprs), kept + options)
+
     @property
     def attributes(self) -> set[str]:
         """The attributes a query fetches for these expressions: theirs and the job id's."""
@@ -103,13 +120,16 @@ class AutoFormat:
     def references(self) -> set[str]:
         """The attributes the expressions read."""
         scratch = classad2.ClassAd()
-        return {n for _, tree in self.exprs for n in scratch.externalRefs(tree) if n}
+        return {n for _, tree in self.exprs for n in map(_job_attribute, scratch.externalRefs(tree)) if n}
 
-    def text(self, ads: Iterable[classad2.ClassAd], nested: Sequence[int | None] | None = None) -> str:
+    def text(self, ads: Iterable[classad2.ClassAd], nested: Sequence[int | None] | None = None,
+             heading_first: bool = False) -> str:
         """The lines for the jobs; with headings, the columns are as wide as their widest value
-        (condor_q renders every job before it prints the heading line).  ``nested`` gives, with
-        condor_q -dag, each DAG node job's depth under DAGMan jobs: its third column is indented
-        as the DAG view indents node names."""
+        (condor_q renders every job before it prints the heading line; condor_history,
+        ``heading_first``, prints its heading as wide as the headings alone).  ``nested`` gives,
+        with condor_q -dag, each DAG node job's depth under DAGMan jobs: its third column is
+        indented as the DAG view indents node names."""
+        first = self._join([c.heading.ljust(c.width) for c in self.columns]) if heading_first else None
         rows = []
         for ad in ads:
             cells = []
@@ -139,7 +159,7 @@ class AutoFormat:
                 cells[2] = prefix + cells[2][:max(0, 14 - len(prefix))]
         if not self.headings:
             return "".join(self._join(cells) for cells in rows)
-        out = [self._join([c.heading.ljust(c.width) for c in self.columns])]
+        out = [first or self._join([c.heading.ljust(c.width) for c in self.columns])]
         # condor_q measures its columns by the values before it prints, then prints the rows in
         # order: an undefined value wider than its column widens it for the rows after it
         out += [self._join([c.cell(cell) for c, cell in zip(self.columns, cells)]) for cells in rows]
@@ -185,7 +205,7 @@ class PrintfFormat:
     @property
     def references(self) -> set[str]:
         scratch = classad2.ClassAd()
-        return {n for _, _, tree in self.pairs for n in scratch.externalRefs(tree) if n}
+        return {n for _, _, tree in self.pairs for n in map(_job_attribute, scratch.externalRefs(tree)) if n}
 
     def text(self, ads: Iterable[classad2.ClassAd]) -> str:
         out = []

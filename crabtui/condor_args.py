@@ -42,6 +42,8 @@ class Option:
     min_len: int
     colon: bool = False
     values: int = 0
+    instead: str = ""
+    """For an option crabtui refuses: what to type instead."""
 
 
 def is_dash_arg_prefix(arg: str, name: str, min_len: int) -> bool:
@@ -97,7 +99,8 @@ def parse(argv: list[str], table: list[Option], tool: str, *, greedy: tuple[str,
         if option is None:
             other, _ = _match(arg, list(unsupported))
             if other is not None:
-                raise ArgumentError(f"{arg}: crabtui {tool} does not support {condor_tool or 'condor_' + tool}'s -{other.name}")
+                raise ArgumentError(f"{arg}: crabtui {tool} does not support {condor_tool or 'condor_' + tool}'s "
+                                    f"-{other.name}" + (f"; {other.instead}" if other.instead else ""))
             raise ArgumentError(f"unrecognized argument {arg}; 'crabtui {tool} --help' lists the options")
         values: list[str] = []
         if option.name in greedy:

@@ -88,6 +88,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     `crabtui q -nobatch -dag`, `crabtui dag status ID`, or its .dagman.out file.
     """
     from engine.dag import DagError
+    from engine.dag.rescue import rescue_files
     from engine.dagman.csd_args import ArgumentError, parse, wants_help, wants_version
     from engine.dagman.submit_dag import (condor_dagman, files, format_condor_dagman_sub, format_condor_sub,
                                           prepare, write_condor_sub)
@@ -109,6 +110,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         with schedd(ctx) as client:
             if backend(ctx) == "htcondor" and not given.has("-no_submit"):
                 _check_dagman_can_write(client, dag_file)
+            renamed = [path for _, path in rescue_files(dag_file)] if options.force else []
             rescue = prepare(dag_file, options)
             if backend(ctx) == "htcondor":
                 text = format_condor_dagman_sub(dag_file, options, given.last("-DAGMan") or condor_dagman(),
@@ -126,6 +128,10 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     except (OSError, ScheddError) as e:
         fail(f"{dag_file}: {e}")
     rule = "-" * 71
+    click.echo("")  # condor_submit_dag 23.9.6 starts with an empty line, then says what -force renamed
+    if options.force:
+        click.echo("\n".join(["Renaming rescue DAGs newer than number 0", *(f"Renaming {path}" for path in renamed)]),
+                   err=True)
     if rescue is not None:
         click.echo(f"Running rescue DAG {rescue}")
     click.echo(rule)

@@ -46,11 +46,14 @@ def job() -> None:
 SUBMIT_OPTIONS = [Option("verbose", 1), Option("spool", 1), Option("disable", 2), Option("append", 1, values=1),
                   Option("batch-name", 1, values=1), Option("help", 1), Option("terse", 3),
                   Option("dry-run", 3, values=1), Option("dump", 2, values=1)]
+_POOL = "--backend htcondor submits to the schedd of the pool CONDOR_CONFIG names"
 SUBMIT_UNSUPPORTED = (
-    Option("debug", 2, colon=True),
-    Option("file", 2, values=1), Option("factory", 2), Option("maxjobs", 3, values=1),
-    Option("single-cluster", 3), Option("address", 2, values=1), Option("remote", 1, values=1),
-    Option("name", 1, values=1), Option("pool", 2, values=1),
+    Option("debug", 2, colon=True, instead="drop it"),
+    Option("file", 2, values=1, instead="name the submit file alone: crabtui job submit FILE"),
+    Option("factory", 2), Option("maxjobs", 3, values=1),
+    Option("single-cluster", 3), Option("address", 2, values=1, instead=_POOL),
+    Option("remote", 1, values=1, instead=_POOL), Option("name", 1, values=1, instead=_POOL),
+    Option("pool", 2, values=1, instead=_POOL),
     Option("unused", 2), Option("interactive", 1), Option("capabilities", 2),
 )
 DRY_RUN_CLUSTER = 1  # condor_submit -dry-run and -dump ask no schedd for a cluster id
@@ -58,14 +61,19 @@ STDIN_NAME = "<stdin>"  # what messages call a submit file read from standard in
 
 
 def _split_queue(argv: list[str]) -> tuple[list[str], str | None]:
-    """condor_submit's ``-queue``/``-q`` takes the rest of the command line as a queue statement."""
+    """condor_submit 23.9.6's ``-queue``/``-q`` takes the arguments up to the next option as a queue
+    statement (``-queue 2 -terse job.sub``), as does an ``-append``/``-a`` whose command is a
+    queue statement (``-a 'queue 2'``, as the manual says)."""
     for n, arg in enumerate(argv):
         if arg.startswith("-") and "queue".startswith(arg[1:]) and len(arg) > 1:
-            rest = argv[n + 1:]
-            if not rest or rest[0].startswith("-"):
+            end = next((k for k in range(n + 1, len(argv)) if argv[k].startswith("-")), len(argv))
+            if end == n + 1:
                 raise ArgumentError(f"{arg} requires at least one argument (the queue statement, as in "
                                     f"{arg} 3 or {arg} in a b c)")
-            return argv[:n], " ".join(rest)
+            return argv[:n] + argv[end:], " ".join(argv[n + 1:end])
+        if arg.startswith("-") and arg.lstrip("-") and "append".startswith(arg.lstrip("-")) and n + 1 < len(argv) and \
+                re.match(r"\s*queue(\s|$)", argv[n + 1], re.IGNORECASE):
+            return argv[:n] + argv[n + 2:], argv[n + 1].strip()[len("queue"):].strip()
     return argv, None
 
 
@@ -84,8 +92,8 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     pool): send the input files to the schedd's spool, where the output stays for condor_transfer_data;
     -disable: skip the checks of input files and the log (skip_filechecks); -dry-run: write
     the job ads to OUTFILE (- for standard output) and queue nothing; -dump: the same, said as
-    condor_submit -dump says it; -queue (-q, last): the queue statement of a file that has
-    none, as in -queue 3 or -queue in a b c.
+    condor_submit -dump says it; -queue (-q): the arguments up to the next option are the queue
+    statement of a file that has none, as in -queue 3 or -queue in a b c (-append 'queue 3' too).
     """
     from engine.schedd.local.submit import STDIN, NoJobsQueued, cluster_texts, queue_statements, read_submit_file
 
@@ -121,6 +129,10 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
                     raise ArgumentError(f"{item.arg} {item.values[0]!r}: give a submit command, "
                                         "as in -append 'request_memory = 2 GB'")
                 append[name.strip()] = value.strip()
+        if not files and queue_args is not None and " " in queue_args:
+            *statement, last = queue_args.split()
+            raise ArgumentError(f"-queue {queue_args}: -queue takes the arguments up to the next option, so name "
+                                f"the submit file before it: crabtui job submit {last} -queue {' '.join(statement)}")
         if len(files) != 1:
             raise ArgumentError("name one submit file (- for standard input): crabtui job submit "
                                 "[-append COMMAND]... SUBMIT_FILE" if not files
@@ -150,10 +162,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         _warn_of_late_materialization(text, submit_file, cwd, prepend, append)
     if not terse and not from_stdin:
         click.echo("Submitting job(s)", nl=False)
-    if len(queue_statements(text)) > 1:
-        click.echo(MULTI_QUEUE_WARNING, err=True)
     parts = cluster_texts(text)  # a new executable starts a new cluster, as in condor_submit
-    _warn_of_requirements(parts[0], submit_file, cwd, prepend, append)
     results, ads = [], []
     embedded = backend(ctx) != "htcondor"
     try:
@@ -182,6 +191,10 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         if not terse:
             click.echo("")
         fail(str(e))
+    if not terse and not verbose:
+        click.echo("." * sum(result.num_procs for result in results), nl=False)
+    if len(queue_statements(text)) > 1:  # on a line of its own after the dots, as 23.9.6 writes it
+        click.echo("\n" + MULTI_QUEUE_WARNING, err=True)
     if terse:
         for result in results:
             last = result.first_proc + result.num_procs - 1
@@ -190,9 +203,10 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         click.echo("")
         _write(_verbose_text(ads))
     else:
-        click.echo("." * sum(result.num_procs for result in results))
+        click.echo("")
         for result in results:
             click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
+    _warn_of_requirements(parts[0], submit_file, cwd, prepend, append)  # 23.9.6 warns once the jobs are queued
 
 
 def _warn_of_requirements(text: str, submit_file: str, cwd: str, prepend: dict, append: dict) -> None:
@@ -319,17 +333,30 @@ Q_OPTIONS = [
     Option("totals", 3), Option("limit", 3, values=1), Option("submitter", 1, values=1), Option("io", 2),
     Option("goodput", 2),
 ]
+_ANALYZE = "crabtui q -better-analyze JOB matches the job against every slot the pool has"
+_HOLD_CODES = "crabtui q -hold -af:j HoldReasonCode HoldReasonSubCode HoldReason lists them job by job"
 Q_UNSUPPORTED = (
-    Option("direct", 1), Option("slotconstraint", 5),
-    Option("mconstraint", 2), Option("machine", 2), Option("address", 1), Option("autocluster", 2, colon=True),
-    Option("group-by", 2, colon=True), Option("factory", 4, colon=True), Option("jobset", 5, colon=True),
-    Option("aaf", 3, colon=True), Option("print-format", 2, colon=True), Option("schedd-constraint", 5),
-    Option("reverse-analyze", 3, colon=True), Option("unmatchable", 5, colon=True), Option("dry-run", 3, colon=True),
-    Option("verbose", 4), Option("hold-codes", 6, colon=True), Option("holdcodes", 5, colon=True),
-    Option("cputime", 2), Option("grid", 2, colon=True), Option("debug", 3, colon=True),
-    Option("progress", 3, colon=True), Option("expert", 1), Option("jobads", 1, colon=True), Option("userlog", 1),
-    Option("slotads", 1, colon=True), Option("userprios", 5, colon=True), Option("nouserprios", 7, colon=True),
-    Option("version", 1), Option("profile", 4, colon=True), Option("stream-results", 2),
+    Option("direct", 1, instead="drop it: crabtui q asks the schedd itself"),
+    Option("slotconstraint", 5, instead=_ANALYZE), Option("mconstraint", 2, instead=_ANALYZE),
+    Option("machine", 2, instead=_ANALYZE),
+    Option("address", 1, instead="name the schedd with -name NAME, as condor_status -schedd lists it"),
+    Option("autocluster", 2, colon=True), Option("group-by", 2, colon=True), Option("factory", 4, colon=True),
+    Option("jobset", 5, colon=True), Option("aaf", 3, colon=True),
+    Option("print-format", 2, colon=True, instead="choose the columns with -af or -format"),
+    Option("schedd-constraint", 5, instead="name a schedd with -name NAME, or ask every schedd with -global"),
+    Option("reverse-analyze", 3, colon=True, instead=_ANALYZE), Option("unmatchable", 5, colon=True, instead=_ANALYZE),
+    Option("dry-run", 3, colon=True, instead="drop it: crabtui q only reads the queue"),
+    Option("verbose", 4, instead="-long prints each job's whole ad"),
+    Option("hold-codes", 6, colon=True, instead=_HOLD_CODES), Option("holdcodes", 5, colon=True, instead=_HOLD_CODES),
+    Option("cputime", 2, instead="crabtui q -af:j RemoteUserCpu RemoteSysCpu lists the jobs' CPU seconds"),
+    Option("grid", 2, colon=True), Option("debug", 3, colon=True, instead="drop it"),
+    Option("progress", 3, colon=True, instead="-totals prints the counts alone"), Option("expert", 1),
+    Option("jobads", 1, colon=True),
+    Option("userlog", 1, instead="crabtui history -userlog FILE lists the log's jobs that ended"),
+    Option("slotads", 1, colon=True, instead=_ANALYZE), Option("userprios", 5, colon=True),
+    Option("nouserprios", 7, colon=True), Option("version", 1, instead="crabtui --version"),
+    Option("profile", 4, colon=True, instead="drop it"),
+    Option("stream-results", 2, instead="drop it: the lines are the same"),
 )
 _ALIASES = {"all-users": "allusers", "held": "hold", "better-analyse": "better-analyze", "analyze": "better-analyze",
             "analyse": "better-analyze", "autoformat": "af"}
@@ -372,7 +399,8 @@ class QueueQuery:
         elif name == "af":
             if not item.values:
                 raise ArgumentError(f"{item.arg} requires at least one attribute or expression after it")
-            self.autoformat = AutoFormat(item.values, item.options or "")
+            self.autoformat = (self.autoformat.then(item.values, item.options or "") if self.autoformat
+                               else AutoFormat(item.values, item.options or ""))
         elif name == "format":
             self.formats.append((item.values[0], item.values[1]))
         elif name == "constraint":
@@ -483,7 +511,9 @@ class QueueQuery:
         if self.goodput or self.io:
             return "goodput" if self.goodput else "io"
         if self.status == "hold":
-            return "hold"
+            return "hold"  # with -dag too: condor_q 23.9.6 lists held jobs under their owners, with no tree
+        if self.dag and self.status:
+            return "nobatch"  # -dag -run and -dag -idle: the chosen jobs in -dag's tree, with the totals
         if self.batched:
             return "batch"
         return self.status or "nobatch"
@@ -589,7 +619,7 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
         return  # condor_q -global shows only the schedds with jobs to show
     name, address = schedd_title(client)
     now = next((r.get("ServerTime") for r in rows[:1] if r.get("ServerTime")), None) or time.time()
-    max_width = _max_width(query.wide)
+    max_width = _max_width(query.wide) if query.layout != "hold" else 0  # 23.9.6 never cuts -hold's lines
     lines = ["", "", queue_format.header(name, address, now, submitter)]
     if query.totals:
         lines += queue_format.totals(summary, me) + [""]
@@ -598,7 +628,8 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
             lines += queue_format.batch_table(rows, dag=query.dag, partial=query.partial, max_width=max_width,
                                               show_hold=query.global_)
         else:
-            context = queue_format.Context(now=now, dag=query.dag, current_run=query.current_run)
+            context = queue_format.Context(now=now, dag=query.dag and query.layout != "hold",
+                                           current_run=query.current_run)
             if query.layout == "run":  # HOST(S) of scheduler universe jobs: a name lookup only -run needs
                 context.schedd_host = _host(address)
             if query.layout == "io" and rows:  # only a pool's jobs move files; the embedded schedd's share them
@@ -644,8 +675,11 @@ ACT_OPTIONS = [
     Option("totals", 3), Option("constraint", 1, values=1), Option("all", 1), Option("reason", 1, values=1),
     Option("forcex", 1), Option("name", 1, values=1), Option("pool", 1, values=1), Option("help", 1),
 ]
-ACT_UNSUPPORTED = (Option("debug", 1, colon=True), Option("long", 1), Option("addr", 2), Option("subcode", 1),
-                   Option("transfer", 2), Option("fast", 2), Option("version", 1))
+ACT_UNSUPPORTED = (Option("debug", 1, colon=True, instead="drop it"),
+                   Option("long", 1, instead="crabtui q -long JOB shows a job's ad"),
+                   Option("addr", 2, instead="name the schedd with -name NAME, as condor_status -schedd lists it"),
+                   Option("subcode", 1, instead="give the reason with -reason"), Option("transfer", 2),
+                   Option("fast", 2, instead="drop it"), Option("version", 1, instead="crabtui --version"))
 
 # Each tool's words: the action, its past tense in messages, and its default reason.
 _WORDS = {JobAction.Hold: ("hold", "held"), JobAction.Release: ("release", "released"),
@@ -811,9 +845,11 @@ def _job_constraint(job: str) -> str:
 def _failed_one(action: JobAction, job: str, verb: str, result, client) -> str:
     """The tool's line for a job by id that was not acted on (dc_schedd.cpp's result strings)."""
     kinds = [kind for kind in ("permission_denied", "bad_status", "already_done") if getattr(result, kind)]
-    if not kinds and action is JobAction.Release and client.query_values(_job_constraint(job), ["JobStatus"]):
-        # A pool's schedd releases only the held jobs a constraint matches, and counts none of the
-        # others: a job that is there, but not held, is what condor_release by id calls bad status.
+    if not kinds and action in (JobAction.Release, JobAction.RemoveX) and \
+            client.query_values(_job_constraint(job), ["JobStatus"]):
+        # A pool's schedd releases only the held jobs a constraint matches (forces out only those
+        # being removed), and counts none of the others: a job that is there, but not held (not
+        # being removed), is what condor_release (condor_rm -forcex) by id calls bad status.
         kinds = ["bad_status"]
     if not kinds and action is JobAction.Hold and client.query_values(f"{_job_constraint(job)} && JobStatus == 4",
                                                                       ["JobStatus"]):
@@ -915,7 +951,8 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                     raise ArgumentError(f"{item.arg} {item.values[0]}: give a number of jobs")
                 match = int(item.values[0])
             elif item.name in ("af", "autoformat"):
-                autoformat = AutoFormat(item.values, item.options or "")
+                autoformat = (autoformat.then(item.values, item.options or "") if autoformat
+                              else AutoFormat(item.values, item.options or ""))
             elif item.name == "format":
                 formats.append((item.values[0], item.values[1]))
             elif item.name == "attributes":
@@ -984,7 +1021,8 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     elif long_:
         _write(long_form(ads, attributes, by_case=True))
     elif autoformat or formats:
-        _write((autoformat.text(ads) if autoformat else "") + (PrintfFormat(formats).text(ads) if formats else ""))
+        _write((autoformat.text(ads, heading_first=True) if autoformat else "")
+               + (PrintfFormat(formats).text(ads) if formats else ""))
     else:
         _write("".join(line + "\n" for line in queue_format.history_table(ads)))
 

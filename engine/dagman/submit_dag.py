@@ -186,6 +186,9 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
     if options.load_save and options.do_recovery:
         raise _error(dag_file, "-load_save and -DoRecovery cannot be used together: DAGMan starts from one of them")
     rescues = rescue_files(dag_file)
+    if options.do_rescue_from is not None and not os.path.exists(rescue_path(dag_file, options.do_rescue_from)):
+        raise _error(rescue_path(dag_file, options.do_rescue_from),  # with -force too, as condor_submit_dag checks
+                     f"-dorescuefrom {options.do_rescue_from}: there is no such rescue DAG")
     if options.force:
         for path in (dag_file + suffix for suffix in _OVERWRITTEN):
             if os.path.exists(path):
@@ -193,9 +196,7 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
         for _, path in rescues:
             os.replace(path, path + ".old")
     elif options.do_rescue_from is not None:
-        if not os.path.exists(rescue_path(dag_file, options.do_rescue_from)):
-            raise _error(rescue_path(dag_file, options.do_rescue_from),
-                         f"-dorescuefrom {options.do_rescue_from}: there is no such rescue DAG")
+        pass  # a rerun from a rescue DAG writes over the earlier run's files
     elif options.load_save:  # condor_submit_dag: a save file reruns over the earlier run's files
         if options.do_rescue_from is not None:
             raise _error(dag_file, "-load_save and -dorescuefrom cannot be used together: DAGMan starts from one of them")

@@ -67,9 +67,12 @@ def test_a_rescue_dag_to_pick_up_is_announced_as_condor_submit_dag_does(gated, s
         (gated / name).write_text("# an earlier run's\n")
     result = crabtui(schedd, "dag", "submit", "-no_submit", "d.dag", cwd=gated)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[:2] == ["Running rescue DAG 2", "-" * 71]
+    assert result.stdout.splitlines()[:3] == ["", "Running rescue DAG 2", "-" * 71], "after an empty line, as 23.9.6"
     forced = crabtui(schedd, "dag", "submit", "-no_submit", "-force", "d.dag", cwd=gated)
     assert forced.returncode == 0 and "Running rescue DAG" not in forced.stdout, forced.stderr
+    assert forced.stdout.splitlines()[:2] == ["", "-" * 71]
+    assert forced.stderr.splitlines() == ["Renaming rescue DAGs newer than number 0", "Renaming d.dag.rescue001",
+                                          "Renaming d.dag.rescue002"], "condor_submit_dag -f says what it renamed"
 
 
 @pytest.mark.parametrize(("argv", "said"), [

@@ -71,6 +71,20 @@ def test_single_dash_options_are_read_as_condor_q_reads_them(held):
         assert result.stderr.count("\n") == 1 and message in result.stderr, (argv, result.stderr)
 
 
+def test_a_refused_option_says_what_to_type_instead_and_that_works(held):
+    """condor_q -cputime, -hold-codes, -userlog, condor_rm -long: one line naming a crabtui command
+    that shows the same, which runs as written."""
+    held.write("job.log", "")
+    for tool, argv in (("q", ["-cputime"]), ("q", ["-hold-codes"]), ("q", ["-userlog", "job.log"]),
+                       ("q", ["-slotads", "slots.ads"]), ("rm", ["-long", "3"]), ("hold", ["-vers"])):
+        result = held.cli(tool, *argv)
+        assert result.returncode == 1 and result.stderr.count("\n") == 1, (argv, result.stderr)
+        instead = re.search(r"; (crabtui [^;]*?) (lists|shows|matches)|; (crabtui --version)$", result.stderr.strip())
+        assert instead, (argv, result.stderr)
+        words = (instead.group(1) or instead.group(3)).replace("JOB", "3.0").replace("FILE", "job.log").split()[1:]
+        assert held.cli(*words).returncode == 0, words
+
+
 def _timeless(text: str) -> str:
     return re.sub(r"@ [\d/]+ [\d:]+", "@", text)
 
@@ -233,6 +247,21 @@ def test_run_time_is_the_current_run_and_size_is_memory_usage():
     assert cumulative[1].split()[4] == "0+00:00:29"
 
 
+def test_rm_forcex_forces_out_only_jobs_being_removed(held):
+    """condor_rm -forcex 2.0 on a held (idle, running) job is refused in 23.9.6: it forces out only
+    a job already in X state; a constraint's -forcex, and condor_release's, count only the jobs
+    they can act on, the others being no 'Bad Status'."""
+    result = held.cli("rm", "-forcex", "2.0")
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", "\nJob 2.0 not in `X' state to be forcibly removed\n")
+    cluster = held.cli("rm", "-forcex", "2")
+    assert (cluster.returncode, cluster.stderr) == (1, "\nCouldn't find/remove all jobs in cluster 2\n")
+    assert held.job("2.0")["JobStatus"] == JobStatus.HELD, "nothing removed"
+    assert held.cli("release", "1.0").returncode == 0
+    totals = held.cli("release", "-totals", "-constraint", "ClusterId <= 2")
+    assert totals.stdout.splitlines()[0] == "1 Succeeded, 0 Failed, 0 Not Found, 0 Bad Status, 0 Already Done, " \
+                                            "0 Permission Denied", "1.0 is idle: not counted"
+
+
 def test_actions_say_what_happened_to_which_job(held):
     def act(*args: str):
         result = held.cli(*args)
@@ -296,6 +325,25 @@ def test_dag_view_lists_sub_dags_and_nodes_under_their_dagman(schedd):
     assert re.fullmatch(rf"{USER} +top\.dag\+{dagman} +[\d/ :]+ +_ +_ +_ +3 +4 {ids[1]} \.\.\. {last}\.0",
                         batch[2]), batch[2]
     assert batch[-2].startswith("Total for query: 3 jobs; ") and " 3 held," in batch[-2], "DAGMan jobs not counted"
+    assert schedd.cli("rm", str(dagman)).returncode == 0
+
+
+def test_dag_with_run_idle_or_hold_as_condor_q_shows_them(schedd):
+    """condor_q 23.9.6: -dag -run (or -idle) draws -dag's tree of the jobs chosen, with the totals
+    (which leave DAGMan out); -dag -hold is the -hold table, each held node job under its owner."""
+    schedd.write("held.sub", HELD + "queue\n")
+    schedd.write("x.dag", "JOB A held.sub\nJOB B held.sub\n")
+    dagman = int(re.search(r"submitted to cluster (\d+)\.", schedd.cli("dag", "submit", "x.dag").stdout).group(1))
+    wait_for(lambda: len(job_ids(schedd.cli("q", "-nobatch", "-dag"))) == 3, "the DAG's jobs to be queued")
+    for run in (["-dag", "-run"], ["-run", "-dag"], ["-dag", "-run", "-nobatch"]):
+        table = out_lines(schedd.cli("q", *run))
+        assert table[1].split() == ["ID", "OWNER/NODENAME", "SUBMITTED", "RUN_TIME", "ST", "PRI", "SIZE", "CMD"], run
+        assert job_ids(schedd.cli("q", *run)) == [f"{dagman}.0"], run
+        assert table[-3].startswith("Total for query: 0 jobs; "), run
+    idle = out_lines(schedd.cli("q", "-dag", "-idle"))
+    assert "OWNER/NODENAME" in idle[1] and idle[-3].startswith("Total for query: 0 jobs; ")
+    held = out_lines(schedd.cli("q", "-dag", "-hold"))
+    assert [line.split()[:2] for line in held[2:4]] == [[f"{dagman + 1}.0", USER], [f"{dagman + 2}.0", USER]]
     assert schedd.cli("rm", str(dagman)).returncode == 0
 
 
@@ -404,3 +452,66 @@ def test_a_constraint_that_does_not_parse_is_named_as_typed(held):
         assert f"{typed!r} is not a ClassAd expression" in result.stderr, (argv, result.stderr)
     assert job_ids(held.cli("q", "-nobatch", "3")) == ["3.0", "3.1", "3.2"]
     assert all(held.job(f"3.{proc}")["JobStatus"] == JobStatus.HELD for proc in range(3))
+
+
+def test_af_of_an_attribute_set_to_an_expression_of_others_evaluates_it(schedd):
+    """condor_qedit 3 Expr 'RequestMemory * 2' then condor_q -af Expr: 23.9.6's schedd sends the
+    attributes a projected expression refers to, so -af prints its value, not undefined; -long
+    still prints only the attributes asked for."""
+    schedd.submit(HELD + "request_memory = 100\n+Twice = RequestMemory * 2\nqueue\n")
+    assert schedd.cli("qedit", "1", "Quad", "Twice * 2").returncode == 0
+    assert out_lines(schedd.cli("q", "1", "-af", "Twice", "Quad", "Quad + 1")) == ["200 400 401"]
+    assert out_lines(schedd.cli("q", "1", "-l", "-attributes", "Quad")) == ["Quad = Twice * 2"]
+    assert schedd.cli("rm", "1").returncode == 0
+    schedd.wait_history("1.0")
+    assert out_lines(schedd.cli("history", "1", "-af", "Twice", "Quad")) == ["200 400"], "condor_history's too"
+
+
+def test_dag_submit_force_with_dorescuefrom_of_a_missing_rescue_dag_is_refused(schedd):
+    """condor_submit_dag -f -dorescuefrom 1 a.dag refuses a DAG with no a.dag.rescue001 in 23.9.6,
+    -f or not, rather than queue a DAGMan that fails as it starts."""
+    schedd.write("held.sub", HELD + "queue\n")
+    schedd.write("a.dag", "JOB A held.sub\n")
+    result = schedd.cli("dag", "submit", "-f", "-dorescuefrom", "1", "a.dag")
+    assert (result.returncode, result.stdout) == (1, ""), result.stderr
+    assert result.stderr.count("\n") == 1 and "a.dag.rescue001" in result.stderr and "-dorescuefrom 1" in result.stderr
+    assert schedd.client.query("true") == []
+
+
+def test_several_af_options_print_one_line_a_job(held):
+    """condor_q 3 -af:j JobStatus -af Cmd and condor_history likewise: each -af adds columns to
+    the same line; the last one's separators are used, an earlier j stays (seen on 23.9.6)."""
+    assert out_lines(held.cli("q", "3", "-af:j", "JobStatus", "-af", "Cmd")) == \
+        ["3.0 5 /bin/sleep", "3.1 5 /bin/sleep", "3.2 5 /bin/sleep"]
+    assert held.cli("q", "3.0", "-af:,", "JobStatus", "-af:t", "Cmd", "Owner").stdout == f"5\t/bin/sleep\t{USER}\n"
+    held.cli("rm", "1")
+    held.wait_history("1.0")
+    assert out_lines(held.cli("history", "1", "-af:j", "JobStatus", "-af", "Cmd")) == ["1.0 3 /bin/sleep"]
+
+
+def test_hold_lines_are_not_cut_by_wide(held):
+    """condor_q -hold -wide:40 (or on a narrow terminal) prints the whole hold reason in 23.9.6:
+    its print format has no width to cut to, as -nobatch's has."""
+    table = out_lines(held.cli("q", "1", "-hold", "-wide:40"))
+    assert table[1] == " ID      OWNER          HELD_SINCE  HOLD_REASON"
+    assert table[2].endswith("submitted on hold at user's request"), table[2]
+    assert len(out_lines(held.cli("q", "1", "-nobatch", "-wide:40"))[2]) == 39, "-nobatch's are cut"
+
+
+def test_history_af_headings_are_as_wide_as_the_headings_alone(held):
+    """condor_history -af:h Cmd ExitCode prints its heading line before it measures the values
+    (23.9.6: 'Cmd ExitCode', then '/bin/sleep 0'); condor_q measures them first."""
+    held.cli("rm", "1", "2")
+    held.wait_history("2.0")
+    assert held.cli("history", "1", "2", "-af:h", "Cmd", "ProcId").stdout == \
+        "Cmd ProcId\n/bin/sleep 0     \n/bin/sleep 0     \n"
+    assert held.cli("history", "2", "-af:jh", "Cmd").stdout == " ID      Cmd\n   2.0   /bin/sleep\n"
+    assert held.cli("q", "3.0", "-af:h", "Cmd", "ProcId").stdout == "Cmd        ProcId\n/bin/sleep 0     \n"
+
+
+def test_af_and_format_evaluate_with_htcondors_classad_functions_and_my(held):
+    """condor_q -af MY.JobStatus 'join(",", split("a b"))' 'splitUserName("a@b")' prints
+    '5 a,b { "a","b" }' in 23.9.6: MY. is the job's ad, split() and splitUserName() are HTCondor's."""
+    assert held.cli("q", "3.0", "-af", "MY.JobStatus", 'join(",", split("a b"))', 'splitUserName("a@b")').stdout \
+        == '5 a,b { "a","b" }\n'
+    assert held.cli("q", "3.0", "-format", "%d\\n", "MY.JobStatus").stdout == "5\n"

@@ -66,7 +66,8 @@ def test_submit_takes_condor_submits_append_batch_name_and_macros(schedd):
     assert (schedd.work / "opts.out").read_text() == "hello\n"
     refused = schedd.cli("job", "submit", "-remote", "elsewhere", str(path))
     assert refused.returncode == 1 and lines(refused.stderr) == \
-        ["ERROR: -remote: crabtui job submit does not support condor_submit's -remote"]
+        ["ERROR: -remote: crabtui job submit does not support condor_submit's -remote; --backend htcondor submits to "
+         "the schedd of the pool CONDOR_CONFIG names"]
     spool = schedd.cli("job", "submit", "-spool", str(path))  # a pool's (--backend htcondor) option
     assert spool.returncode == 1 and len(lines(spool.stderr)) == 1 and "nothing to spool" in spool.stderr
 
@@ -107,6 +108,24 @@ def test_submit_queue_from_the_command_line_and_terse_ids(schedd):
     assert [ad["Args"] for ad in ads] == ["x", "y", "z"]
     counted = schedd.cli("job", "submit", "items.sub", "-q", "2")
     assert lines(counted.stdout)[-1] == "2 job(s) submitted to cluster 2."
+
+
+def test_submit_queue_takes_the_arguments_up_to_the_next_option_and_append_queue_is_queue(schedd):
+    """condor_submit 23.9.6 reads `-queue 2 -terse items.sub` (the statement ends at the next option)
+    and, as its manual says, `-a 'queue in (p q)'` as `-queue in (p q)`."""
+    schedd.write("items.sub", ITEMS)
+    for n, args in enumerate([["-queue", "2", "-terse", "items.sub"], ["-q", "in", "x", "y", "-disable", "-terse",
+                                                                       "items.sub"],
+                              ["-a", "queue in (p q)", "-terse", "items.sub"],
+                              ["-append", "arguments = z", "-append", "queue 2", "-terse", "items.sub"]], start=1):
+        result = schedd.cli("job", "submit", *args)
+        assert (result.returncode, result.stdout) == (0, f"{n}.0 - {n}.1\n"), (args, result.stderr)
+    assert [ad["Args"] for ad in sorted(schedd.client.query("ClusterId >= 2"), key=lambda ad: (ad["ClusterId"],
+            ad["ProcId"]))] == ["x", "y", "p", "q", "z", "z"]
+    misplaced = schedd.cli("job", "submit", "-queue", "3", "items.sub")
+    assert (misplaced.returncode, misplaced.stderr) == (1, "ERROR: -queue 3 items.sub: -queue takes the arguments up to "
+                                                           "the next option, so name the submit file before it: crabtui "
+                                                           "job submit items.sub -queue 3\n")
 
 
 def test_submit_queue_refusals_name_the_option(schedd):

@@ -10,6 +10,7 @@ import subprocess
 import time
 
 from installed import CRABTUI
+from crabtui.commands.jobs import MULTI_QUEUE_WARNING
 
 SLEEP = "executable = /bin/sleep\narguments = 30\n"
 
@@ -191,3 +192,16 @@ def test_requirements_on_the_slots_memory_or_disk_warn_as_condor_submit(schedd):
     plain = submit_stdin(schedd, 'executable = /bin/true\nhold = true\nrequirements = TARGET.OpSys == "LINUX"\nqueue\n',
                          "-terse")
     assert (plain.returncode, plain.stderr) == (0, "")
+
+
+def test_submit_warnings_come_where_condor_submit_writes_them(schedd):
+    """On a terminal (one stream) condor_submit 23.9.6 writes the multi-queue warning on its own
+    lines after the dots and the Requirements warning after the count, not inside `Submitting job(s)`."""
+    schedd.write("mq.sub", "executable = /bin/true\nrequirements = (Memory > 99999999)\nhold = true\nqueue\n"
+                           "arguments = x\nqueue\n")
+    result = subprocess.run([CRABTUI, "--state-dir", schedd.state.path, "job", "submit", "mq.sub"], cwd=schedd.work,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    warning = ("WARNING: your Requirements expression refers to TARGET.Memory. This is obsolete. Set request_memory "
+               "and condor_submit will modify the Requirements expression as needed.")
+    assert result.stdout.splitlines() == ["Submitting job(s)..", *MULTI_QUEUE_WARNING.splitlines(), "",
+                                          "2 job(s) submitted to cluster 1.", warning], result.stdout

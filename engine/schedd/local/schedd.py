@@ -534,6 +534,8 @@ class LocalSchedd:
             problem = self._refusal(action, self.jobs[key])
             if problem is None:
                 allowed.append(key)
+            elif not explicit and problem[0] == "bad_status" and action in (JobAction.Release, JobAction.RemoveX):
+                continue  # as a pool's schedd: a constraint releases the held jobs it matches, counting no others
             else:
                 kinds[problem[0]] += 1
                 refused.append(f"{key[0]}.{key[1]}: {problem[1]}")
@@ -1210,6 +1212,8 @@ class LocalSchedd:
             return "bad_status", f"is not held (it is {status.name.lower()})"
         if action is JobAction.Remove and status == JobStatus.REMOVED:
             return "already_done", "is already being removed; use RemoveX (rm -forcex) to force it out"
+        if action is JobAction.RemoveX and status != JobStatus.REMOVED:  # 23.9.6: only a job being removed
+            return "bad_status", f"is not being removed (it is {status.name.lower()}); remove it first"
         return None
 
 
@@ -1311,12 +1315,23 @@ def _is_constraint(job_spec: JobSpec) -> bool:
 
 
 def _project(ad: classad2.ClassAd, projection: Sequence[str]) -> classad2.ClassAd:
+    """The projected attributes and, as a 23.9.6 schedd sends them, those their expressions refer to
+    in the job's ad, so that an attribute set to an expression of others (``Expr = RequestMemory * 2``)
+    evaluates in the projected ad as in the whole one."""
     if not projection:
         return ad
     out = classad2.ClassAd()
-    for attr in projection:
-        if attr in ad:
-            out[attr] = ad.lookup(attr)
+    todo = list(projection)
+    while todo:
+        attr = todo.pop()
+        if attr in out or attr not in ad:
+            continue
+        out[attr] = value = ad.lookup(attr)
+        if isinstance(value, classad2.ExprTree):
+            for ref in {*ad.internalRefs(value), *ad.externalRefs(value)}:
+                scope, _, name = ref.rpartition(".")
+                if name and scope.lower() in ("", "my"):
+                    todo.append(name)
     return out
 
 
