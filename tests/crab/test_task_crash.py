@@ -377,3 +377,42 @@ def test_a_prejob_killed_on_a_processing_jobs_only_retry_hands_its_lumis_to_the_
     assert given and given <= tail_lumis, "the tail processes every lumi of the job that never ran"
     assert prejob.main(["0", victim, task_dir]) == JobReturnCode.FATAL_ERROR, "never run after its lumis went"
 
+
+def test_a_prejob_killed_on_its_nodes_last_retry_leaves_its_job_failed_and_resubmittable(tmp_path):
+    """With one execution per job (numAutomJobRetries = 1: no DAG retry), kill -9 of a PreJob once
+    it recorded the attempt, before the job was submitted: DAGMan fails the node at its PRE script
+    and ends.  The job read unsubmitted, the task FAILED, and ``task resubmit`` found no jobs to
+    resubmit, so the job could never run; once DAGMan has left, the task worker records it failed."""
+    import subprocess
+
+    from engine.crab.client.resubmit import select_jobs
+    from engine.crab.client.status import task_jobs
+    from engine.crab.taskworker.taskdb import SUBMIT, SUBMITTED, Task
+    from engine.crab.taskworker.worker import TaskWorker
+    from engine.dagman.dagman_out import DagmanOut
+    from installed import PYTHON
+
+    dataset = Catalogue(None).load(MC)
+    ad = TaskAd(name="240101_000000:alice_crab_once", user="alice", dataset=MC, max_memory_mb=2000,
+                max_runtime_min=60, num_cores=1, priority=10, site_whitelist=(), site_blacklist=(),
+                storage_site=None, time_scale=100.0, max_retries=1)
+    task_dir = str(tmp_path)
+    write_task(task_dir, ad, dataset, split(dataset, algorithm="FileBased", units_per_job=10, total_units=20))
+    assert prejob.main(["0", "1", task_dir]) == 0
+    fjr.write_report(os.path.join(task_dir, "jobReport.json.1.0"), fjr.minimal_report(0, "OK", "T2_XX_Local"))
+    assert postjob.main(["10.0", "0", "0", "0", "1", task_dir]) == 0
+    killed = subprocess.run([PYTHON, "-m", "engine.crab.ap.prejob", "0", "2", task_dir], capture_output=True,
+                            env={**os.environ, ENV_VAR: "replace:Job.2.submit"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    with DagmanOut(os.path.join(task_dir, "RunJobs.dag.dagman.out")) as out:  # as DAGMan logs it, then exits
+        out.running_script("PRE", "Job2")
+        out.pre_script_died("Job2", signal.SIGKILL)
+
+    task = Task(ad.name, "once", "alice", SUBMITTED, SUBMIT, "crab.toml", task_dir, 0.0, 0.0, dagman_id=7)
+    TaskWorker._decide_dead_scripts(task)
+    states = {job.id: job.state for job in task_jobs(task_dir, None, None, None)}
+    assert states == {"1": "finished", "2": "failed"}
+    assert select_jobs(states, None) == ["2"], "task resubmit runs it"
+    TaskWorker._decide_dead_scripts(task)  # the worker looks again: nothing changes
+    state_file = json.loads((tmp_path / "retry_state" / "job.2.json").read_text())
+    assert [a["action"] for a in state_file["attempts"]] == ["fatal"]
