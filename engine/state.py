@@ -114,6 +114,27 @@ def check_state(state: StateDir) -> None:
             check_private(path, what)
 
 
+# Below this much free space SQLite cannot commit (a transaction's pages go to the WAL first) and
+# the daemon cannot write its start-up files: the file system counts as full.
+FULL_BELOW_BYTES = 1 << 20
+
+
+def full_disk(path: str) -> str | None:
+    """Why nothing can be written under ``path`` when its file system is full, else None.
+
+    SQLite reports a full disk as "database or disk is full" or, for its WAL index, "disk I/O
+    error"; the usual advice for an unreadable database (move it away) would then lose every job
+    and task for want of space that freeing some gives back."""
+    try:
+        info = os.statvfs(path)
+    except OSError:
+        return None
+    if info.f_bavail * info.f_frsize >= FULL_BELOW_BYTES:
+        return None
+    return (f"{_shown(path)}: no space left on its file system ({info.f_bavail * info.f_frsize // 1024} KiB free); "
+            "free some space there, then run the command again: nothing recorded is lost")
+
+
 def check_private(path: str, what: str) -> None:
     """Refuse ``path`` unless it is ours and nobody else can write to it, with a message that
     says what to fix; take away the read access of others (0700 for a directory, 0600 else)."""

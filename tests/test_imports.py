@@ -151,6 +151,8 @@ BINDINGS = frozenset({"htcondor2", "classad2"})  # what an access point has of H
 HELPERS = frozenset({"engine.atomic", "engine.crashpoint", "engine.hints", "engine.state", "engine.tomlfile", f"{CRAB}.jsonfile"})  # standard library only
 WN_FORMATS = frozenset(f"{CRAB}.wn.{m}" for m in ("fjr", "jobad", "job_input", "failure_plan"))
 USER_LOG = "engine.schedd.local.userlog"
+# DAGMan's debug log, which alone tells of a PRE script's failure, and the node states it names.
+DAGMAN_OUT = frozenset({"engine.dagman.dagman_out", "engine.dagman.node_status"})
 # The TaskWorker code PreDAG runs again on the access point, as CRAB ships its TaskWorker to the schedd.
 SHIPPED_TASKWORKER = frozenset(f"{CRAB}.taskworker.{m}" for m in ("dagman_creator", "splitting", "automatic",
                                                                    "datasets", "stand_ins", "parents", "task_input"))
@@ -211,10 +213,10 @@ def test_the_worker_nodes_shared_formats_import_no_other_worker_node_module(engi
 
 def test_the_access_point_imports_the_standard_library_bindings_and_shared_formats(engine_modules):
     found = engine_modules
-    allowed = in_place(found, "ap") | WN_FORMATS | SHIPPED_TASKWORKER | HELPERS | {USER_LOG}
+    allowed = in_place(found, "ap") | WN_FORMATS | SHIPPED_TASKWORKER | HELPERS | DAGMAN_OUT | {USER_LOG}
     assert keeps_to(in_place(found, "ap"), allowed, STDLIB | BINDINGS, found,
                     "the access point imports the standard library, htcondor2 and classad2, its own modules, "
-                    "the worker node's formats, the user log, the helpers and the TaskWorker code PreDAG runs") == []
+                    "the worker node's formats, the user log, dagman.out, the helpers and the TaskWorker code PreDAG runs") == []
 
 
 def test_the_helpers_import_only_the_standard_library(engine_modules):

@@ -317,3 +317,102 @@ def test_a_predag_reads_the_nodes_log_once_however_many_postjobs_it_waits_for(tm
     assert reads.count("RunJobs.dag.nodes.log") == 1
     assert predag.node_outcome(task_dir, dead) == "finished"
     assert [predag.node_outcome(task_dir, j.id) for j in probes[1:]] == [None] * (len(probes) - 1)
+
+
+@pytest.mark.parametrize("point", ["replace:job.{job}.json", "replace:Job.{job}.submit"])
+def test_a_prejob_killed_on_a_processing_jobs_only_retry_hands_its_lumis_to_the_tail(tmp_path, point):
+    """kill -9 of a processing job's PreJob (its node has no retry) before the attempt is recorded,
+    or once it is but before the job is submitted: DAGMan fails the node at its PRE script, says so
+    only in dagman.out, and submits nothing.  The tail stage's PreDAG waited for that job for ever
+    (the task stayed SUBMITTED); it now reads it failed, as CRAB's PreDAG reads a failed node, and
+    splits all its lumis into tail jobs; a PreJob run again (DAGMan in recovery) does not run it."""
+    import subprocess
+
+    from engine.crab.ap import predag, stages
+    from engine.crab.ap.retry_policy import JobReturnCode
+    from engine.crab.taskworker.automatic import AutomaticConfig, Estimate, probe_split, processing_split
+    from engine.crab.taskworker.dagman_creator import write_jobs
+    from engine.crab.wn.job_input import read_input
+    from engine.dagman.dagman_out import DagmanOut
+    from installed import PYTHON
+
+    dataset = Catalogue(None).load(MC)
+    knobs = AutomaticConfig()
+    probes = probe_split(dataset, knobs, seed="auto")
+    ad = TaskAd(name="240101_000000:alice_crab_auto", user="alice", dataset=MC, max_memory_mb=2000,
+                max_runtime_min=180, num_cores=1, priority=10, site_whitelist=(), site_blacklist=(),
+                storage_site=None, time_scale=100.0, max_retries=3,
+                automatic={"minutes": 180, "config": knobs.crab(), "probes": [j.id for j in probes],
+                           "catalogue": None})
+    task_dir = str(tmp_path)
+    write_task(task_dir, ad, dataset, probes)
+    jobs = processing_split(dataset, knobs, 180, Estimate(10.0, 1000.0, ("0-1",)))
+    write_jobs(task_dir, dataset, jobs)
+    stages.write_estimate(task_dir, 10.0, 1000.0, ["0-1"])
+    stages.write_stage_jobs(task_dir, 0, [j.id for j in jobs])
+    *others, victim = [j.id for j in jobs]
+    for cluster, job in enumerate(others, start=10):
+        assert prejob.main(["0", job, task_dir]) == 0
+        fjr.write_report(os.path.join(task_dir, f"jobReport.json.{job}.0"), fjr.minimal_report(0, "OK", "T2_XX_Local"))
+        assert postjob.main([f"{cluster}.0", "0", "0", "0", job, task_dir]) == 0
+    killed = subprocess.run([PYTHON, "-m", "engine.crab.ap.prejob", "0", victim, task_dir], capture_output=True,
+                            env={**os.environ, ENV_VAR: point.format(job=victim)})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    with DagmanOut(os.path.join(task_dir, "RunJobs0.subdag.dagman.out")) as out:  # as DAGMan logs it
+        out.running_script("PRE", f"Job{victim}")
+        out.pre_script_died(f"Job{victim}", signal.SIGKILL)
+
+    assert predag.main(["tail", str(len(jobs)), "1", task_dir]) == JobReturnCode.OK, "split, not waiting"
+    assert predag.node_outcome(task_dir, victim) == "failed"
+    state_file = json.loads((tmp_path / "retry_state" / f"job.{victim}.json").read_text())
+    assert [(a["action"], a["reason"]) for a in state_file["attempts"]] == [
+        ("fatal", "Its PreJob ended before the job was submitted (PRE script died on signal 9 (Killed)), "
+                  "on the node's last retry.")]
+    def lumis(job: str) -> set[tuple[int, int]]:
+        given = read_input(os.path.join(task_dir, f"job_input.{job}.json")).lumis()
+        return {(run, lumi) for run, numbers in given.items() for lumi in numbers}
+
+    tail_lumis = set().union(*(lumis(job) for job in stages.stage_jobs(task_dir, 1)))
+    given = lumis(victim)
+    assert given and given <= tail_lumis, "the tail processes every lumi of the job that never ran"
+    assert prejob.main(["0", victim, task_dir]) == JobReturnCode.FATAL_ERROR, "never run after its lumis went"
+
+
+def test_a_prejob_killed_on_its_nodes_last_retry_leaves_its_job_failed_and_resubmittable(tmp_path):
+    """With one execution per job (numAutomJobRetries = 1: no DAG retry), kill -9 of a PreJob once
+    it recorded the attempt, before the job was submitted: DAGMan fails the node at its PRE script
+    and ends.  The job read unsubmitted, the task FAILED, and ``task resubmit`` found no jobs to
+    resubmit, so the job could never run; once DAGMan has left, the task worker records it failed."""
+    import subprocess
+
+    from engine.crab.client.resubmit import select_jobs
+    from engine.crab.client.status import task_jobs
+    from engine.crab.taskworker.taskdb import SUBMIT, SUBMITTED, Task
+    from engine.crab.taskworker.worker import TaskWorker
+    from engine.dagman.dagman_out import DagmanOut
+    from installed import PYTHON
+
+    dataset = Catalogue(None).load(MC)
+    ad = TaskAd(name="240101_000000:alice_crab_once", user="alice", dataset=MC, max_memory_mb=2000,
+                max_runtime_min=60, num_cores=1, priority=10, site_whitelist=(), site_blacklist=(),
+                storage_site=None, time_scale=100.0, max_retries=1)
+    task_dir = str(tmp_path)
+    write_task(task_dir, ad, dataset, split(dataset, algorithm="FileBased", units_per_job=10, total_units=20))
+    assert prejob.main(["0", "1", task_dir]) == 0
+    fjr.write_report(os.path.join(task_dir, "jobReport.json.1.0"), fjr.minimal_report(0, "OK", "T2_XX_Local"))
+    assert postjob.main(["10.0", "0", "0", "0", "1", task_dir]) == 0
+    killed = subprocess.run([PYTHON, "-m", "engine.crab.ap.prejob", "0", "2", task_dir], capture_output=True,
+                            env={**os.environ, ENV_VAR: "replace:Job.2.submit"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    with DagmanOut(os.path.join(task_dir, "RunJobs.dag.dagman.out")) as out:  # as DAGMan logs it, then exits
+        out.running_script("PRE", "Job2")
+        out.pre_script_died("Job2", signal.SIGKILL)
+
+    task = Task(ad.name, "once", "alice", SUBMITTED, SUBMIT, "crab.toml", task_dir, 0.0, 0.0, dagman_id=7)
+    TaskWorker._decide_dead_scripts(task)
+    states = {job.id: job.state for job in task_jobs(task_dir, None, None, None)}
+    assert states == {"1": "finished", "2": "failed"}
+    assert select_jobs(states, None) == ["2"], "task resubmit runs it"
+    TaskWorker._decide_dead_scripts(task)  # the worker looks again: nothing changes
+    state_file = json.loads((tmp_path / "retry_state" / "job.2.json").read_text())
+    assert [a["action"] for a in state_file["attempts"]] == ["fatal"]

@@ -16,8 +16,8 @@ processing ids the tail stages take are updated under a lock, since their PreDAG
 Exit codes: 0 the sub-DAG is written, 1 the split failed (no probe gave figures), 4 wait, and
 :data:`~engine.crab.taskworker.dagman_creator.NOTHING_TO_SPLIT` for a tail stage with nothing left to
 process, which the DAG's ``PRE_SKIP`` turns into a node done without its sub-DAG.  Standard library
-only, but for a job whose PostJob died on its node's last retry: its decision, taken here, needs
-htcondor2 as PostJob does.
+only, but for a job whose PostJob died on its node's last retry (its decision, taken here, needs
+htcondor2 as PostJob does) or whose PreJob did (DAGMan says so in dagman.out, read with classad2 at hand).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from contextlib import contextmanager
 
 from engine.atomic import write_atomically
 from engine.crab.ap import postjob, stages
-from engine.crab.ap.prejob import decide_ended
+from engine.crab.ap.prejob import close_failed_pre, decide_ended
 from engine.crab.ap.retry_policy import JobReturnCode, load_job_state, load_state, state_path
 from engine.crab.ap.stages import stage_jobs
 from engine.crab.taskworker.automatic import (AutomaticConfig, AutomaticSplittingError, Estimate, missing_lumis,
@@ -54,6 +54,14 @@ def node_outcome(task_dir: str, job_id: str) -> str | None:
     attempts = load_state(path).attempts
     action = attempts[-1].action if attempts else None
     return {"ok": "finished", "fatal": "failed", "abort_dag": "failed"}.get(action)
+
+
+def pre_script_failures(dagman_out: str) -> dict[str, str]:
+    """:func:`engine.dagman.dagman_out.failed_at_pre`, imported only when a job may need it (it
+    needs the bindings' classad2, as a dead PostJob's decision needs htcondor2)."""
+    from engine.dagman.dagman_out import failed_at_pre
+
+    return failed_at_pre(dagman_out)
 
 
 def report_path(task_dir: str, job_id: str) -> str | None:
@@ -112,8 +120,30 @@ class PreDag:
     def done(self, ids: list[str], dag_file: str) -> dict[str, str]:
         """The outcomes of the jobs of ``ids`` (nodes of ``dag_file``) that are finished or failed."""
         post_ends = functools.cache(lambda: postjob.post_ends(os.path.join(self.task_dir, f"{dag_file}.nodes.log")))
-        outcomes = {job: node_outcome(self.task_dir, job) or self.dead_postjob(job, post_ends) for job in ids}
+        pre_failures = functools.cache(lambda: pre_script_failures(os.path.join(self.task_dir, f"{dag_file}.dagman.out")))
+        outcomes = {job: node_outcome(self.task_dir, job) or self.dead_postjob(job, post_ends)
+                    or self.dead_prejob(job, pre_failures) for job in ids}
         return {job: outcome for job, outcome in outcomes.items() if outcome is not None}
+
+    def dead_prejob(self, job_id: str, pre_failures: Callable[[], dict[str, str]]) -> str | None:
+        """``failed`` for a job whose node DAGMan failed at its PRE script on the last retry (a
+        PreJob killed, or failing, before the job was submitted): DAGMan neither runs nor retries
+        it, so the stage would wait for it forever; CRAB's PreDAG reads such a node as failed, and
+        the tail stages take its lumis.  ``pre_failures``: dagman.out's, read once a run."""
+        state = load_job_state(self.task_dir, job_id)
+        last = state.attempts[-1] if state.attempts else None
+        dag_retry = 0 if last is None else last.dag_retry + (last.action is not None)
+        if dag_retry < self.ad.dag_retries(job_id):
+            return None  # DAGMan retries the node: its next PreJob runs
+        if self.ad.dag_retries(job_id) == 0 and os.path.exists(os.path.join(self.task_dir, f"job_log.{job_id}")):
+            return None  # its only attempt was submitted (a processing job's): dagman.out is not read for it
+        reason = pre_failures().get(f"Job{job_id}")
+        if reason is None:
+            return None
+        with self.locked():  # the tail stages' PreDAGs run at once: one records it
+            if node_outcome(self.task_dir, job_id) is None:
+                close_failed_pre(self.task_dir, job_id, reason)
+        return node_outcome(self.task_dir, job_id)
 
     def dead_postjob(self, job_id: str, post_ends: Callable[[], Container[tuple[str, int]]]) -> str | None:
         """The outcome of a job whose PostJob died on the node's last retry, before it recorded

@@ -106,6 +106,22 @@ def refusal(state: JobState, reason: str) -> Decision:
     return Decision("fatal", reason, PRE_SKIPPED, attempt)
 
 
+def close_failed_pre(task_dir: str, job_id: str, reason: str) -> None:
+    """Record the job as failed for good without running when DAGMan failed its node at the PRE
+    script on its last retry (PreJob killed, or ended by an error, before the job was submitted):
+    the node is failed and nothing runs it again, so an attempt left open (or never opened) would
+    read as a job waiting for ever, and an automatic task's next stage would wait for it."""
+    task = read_task(task_dir)
+    state, entry = apply_record(load_job_state(task_dir, job_id), read_record(task_dir))
+    if state.open_attempt is None:
+        task = job_task(task, entry)
+        state = begin_attempt(state, dag_retry=state.attempts[-1].dag_retry + 1 if state.attempts else 0,
+                              task_params=Params(task["max_memory_mb"],
+                                                 task_ad(task).runtime_min(job_id, task["max_runtime_min"])))
+    reason = f"Its PreJob ended before the job was submitted ({reason}), on the node's last retry."
+    save_state(state_path(task_dir, job_id), record(state, refusal(state, reason)))
+
+
 def close_undecided(task_dir: str, job_id: str, state: JobState, dag_retry: int) -> int | None:
     """A PostJob killed before it recorded its decision fails the POST script, and DAGMan retries
     the node: the open attempt's job had ended (its report is there), so the PostJob's decision is

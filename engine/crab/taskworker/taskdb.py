@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
+from engine.state import full_disk
+
 # tm_task_status values crabtui uses (the tape-recall and dry-run ones have no use on one machine).
 NEW, QUEUED, SUBMITTED, SUBMITFAILED = "NEW", "QUEUED", "SUBMITTED", "SUBMITFAILED"
 FAILED, COMPLETED, KILLED, KILLFAILED, RESUBMITFAILED = "FAILED", "COMPLETED", "KILLED", "KILLFAILED", "RESUBMITFAILED"
@@ -213,7 +215,7 @@ def unusable(path: str, error: Exception) -> str:
     if not os.access(directory, os.R_OK | os.W_OK | os.X_OK):
         return (f"{path}: cannot open the task table: permission denied on {directory}; make it readable and "
                 f"writable by you, or give --state-dir another directory")
-    return f"{path}: cannot use the task table ({error}); move it away to start with an empty one"
+    return full_disk(directory) or f"{path}: cannot use the task table ({error}); move it away to start with an empty one"
 
 
 def _row(task: Task) -> tuple:

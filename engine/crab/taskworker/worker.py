@@ -26,6 +26,7 @@ arguments), and is then rerun from the rescue DAGs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import logging
@@ -34,10 +35,10 @@ import threading
 import time
 from dataclasses import asdict, replace
 
-from engine.crab.ap.predag import is_automatic, task_outcome
+from engine.crab.ap.predag import is_automatic, node_outcome, task_outcome
 from engine.crab.ap.sites import SiteLists
 from engine.crab.ap.resubmit_record import ResubmitRecordError, next_epoch, read_record
-from engine.crab.ap.prejob import decide_ended
+from engine.crab.ap.prejob import close_failed_pre, decide_ended
 from engine.crab.ap.retry_policy import RetryStateError, load_job_state
 from engine.crab.client.resubmit import make_entry, resubmit_pool_sites, select_jobs
 from engine.crab.client.status import RACY_NS, job_ids, refresh_cache, task_jobs
@@ -46,7 +47,7 @@ from engine.crab.taskworker.config import load_config
 from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, task_ad, write_task
 from engine.crab.taskworker.sandbox import AP_ARCHIVE, write_sandboxes
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
-from engine.crab.taskworker.resubmitter import enter_epoch, retry_in_running_dags, running_dagmans
+from engine.crab.taskworker.resubmitter import dag_of, enter_epoch, retry_in_running_dags, running_dagmans
 from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
 from engine.crab.taskworker.task_input import InputSpec, load_input, locality, refusal
 from engine.crab.wn.job_input import DEFAULT_EVENTS_PER_SECOND
@@ -54,6 +55,7 @@ from engine.crab.taskworker.taskdb import (COMPLETED, EMBEDDED, FAILED, FAILURE_
                                            QUEUED, RESUBMIT, RESUBMITFAILED, SUBMIT, SUBMITTED, Task, TaskDB,
                                            kill_refusal)
 from engine.dag import DagError
+from engine.dagman.dagman_out import failed_at_pre
 from engine.dagman.submit_dag import (DagSubmitOptions, format_condor_dagman_sub, format_condor_sub, prepare,
                                       write_condor_sub)
 from engine.schedd.api import JobAction, JobStatus, Schedd, ScheddError, ScheddUnreachable
@@ -255,7 +257,7 @@ class TaskWorker:
         has left, every PostJob has recorded its job), so whoever asks for the status finds it warm."""
         running = self.schedd.query(f"ClusterId == {task.dagman_id}", ["JobStatus"])
         if not running:
-            self._decide_dead_postjobs(task)
+            self._decide_dead_scripts(task)
         self.refresh(task)
         if running:
             return
@@ -268,22 +270,33 @@ class TaskWorker:
             self.db.update(task, status=outcome[0], message=outcome[1])
 
     @staticmethod
-    def _decide_dead_postjobs(task: Task) -> None:
+    def _decide_dead_scripts(task: Task) -> None:
         """A PostJob killed on its node's last retry fails the node, and DAGMan, with no retry left
         to run PreJob, ends with the job's attempt undecided: its decision is taken here, as PreJob
         takes it on a retry (:func:`engine.crab.ap.prejob.decide_ended`), so that a job that
         succeeded is finished, not killed, and a rescue DAG does not run it again.  In an automatic
         task, PreDAG has decided the probes and processing jobs before it split the next stage
-        (:meth:`engine.crab.ap.predag.PreDag.dead_postjob`); its tail jobs are decided here."""
+        (:meth:`engine.crab.ap.predag.PreDag.dead_postjob`); its tail jobs are decided here.  A
+        PreJob killed (or failing) on its node's last retry failed the node before its job was
+        submitted: the job is recorded failed here (PreDAG does so for a processing job at once),
+        so that it can be resubmitted rather than read unsubmitted for ever."""
+        automatic = None
+        pre_failures = functools.cache(lambda dag: failed_at_pre(os.path.join(task.task_dir, f"{dag}.dagman.out")))
         for job in job_ids(task.task_dir):
             state = load_job_state(task.task_dir, job)
-            if state.open_attempt is None:
+            if state.open_attempt is not None:
+                said = io.StringIO()  # the scripts' words go to their DAG's log; here to ours, not the command's output
+                with contextlib.redirect_stdout(said):
+                    decide_ended(task.task_dir, job, state)
+                if said.getvalue():
+                    log.info("task %s: %s", task.name, said.getvalue().strip())
+            if node_outcome(task.task_dir, job) is not None:
                 continue
-            said = io.StringIO()  # the scripts' words go to their DAG's log; here to ours, not the command's output
-            with contextlib.redirect_stdout(said):
-                decide_ended(task.task_dir, job, state)
-            if said.getvalue():
-                log.info("task %s: %s", task.name, said.getvalue().strip())
+            automatic = is_automatic(task.task_dir) if automatic is None else automatic
+            reason = pre_failures(dag_of(job, automatic)).get(f"Job{job}")
+            if reason is not None:
+                close_failed_pre(task.task_dir, job, reason)
+                log.info("task %s: job %s: its PreJob ended before the job was submitted (%s)", task.name, job, reason)
 
     def _outcome(self, task: Task) -> tuple[str, str] | None:
         """COMPLETED or FAILED and why, for a task whose DAGMan has left the queue (None: the

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import fcntl
 import logging
 import os
@@ -28,7 +29,7 @@ from engine.schedd.local.schedd import (
     DEFAULT_VACATE_TIME,
     LocalSchedd,
 )
-from engine.state import StateDir, StateDirError, check_state, state_dir
+from engine.state import StateDir, StateDirError, check_state, full_disk, state_dir
 
 log = logging.getLogger("crabtui.schedd")
 MAX_REQUEST_BYTES = 1 << 30
@@ -144,15 +145,20 @@ async def serve(state: StateDir, *, ready_fd: int | None = None,
         pool = load_pool(state.pool_config if os.path.exists(state.pool_config) else None, state.spool)
     except (StateDirError, PoolConfigError) as e:
         raise CannotServe(str(e)) from None
+    loop = asyncio.get_running_loop()
     try:
         schedd = LocalSchedd(state, pool, periodic_interval=periodic_interval, vacate_time=vacate_time,
                              job_umask=job_umask, schedd_min_interval=schedd_min_interval,
                              negotiator_interval=negotiator_interval)
+        schedd.attach(loop)
     except sqlite3.DatabaseError as e:
-        raise CannotServe(f"{state.db}: cannot open the job queue ({e}); move it away to start with "
-                          "an empty queue") from None
-    loop = asyncio.get_running_loop()
-    schedd.attach(loop)
+        raise CannotServe(full_disk(state.path) or f"{state.db}: cannot open the job queue ({e}); move it away "
+                          "to start with an empty queue") from None
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise CannotServe(full_disk(state.path) or f"{state.path}: {e.strerror}; free some space there, "
+                          "then run the command again: nothing recorded is lost") from None
     daemon = Daemon(schedd, pool_file)
     if os.path.exists(state.socket):
         os.unlink(state.socket)  # left by a daemon that died; we hold the lock
