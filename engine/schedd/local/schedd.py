@@ -292,12 +292,14 @@ class LocalSchedd:
             self.loop.remove_reader(self.spawner.pidfd)
             deadline = time.monotonic() + SHUTDOWN_WAIT_S
             while self.running and (left := deadline - time.monotonic()) > 0:
-                fds = [self.spawner.fd] + [p.pidfd for p in self.running.values() if p.pidfd >= 0]
-                ready, _, _ = select.select(fds, [], [], left)
+                # Which run each pidfd watched when selected: the news may end a run and its pidfd's
+                # number go to the pidfd of a starter that just said it started.
+                watched = [(key, proc, proc.pidfd) for key, proc in self.running.items() if proc.pidfd >= 0]
+                ready, _, _ = select.select([self.spawner.fd] + [fd for _, _, fd in watched], [], [], left)
                 if self.spawner.fd in ready:
                     self._notified()
-                for key, proc in list(self.running.items()):
-                    if proc.pidfd in ready:
+                for key, proc, fd in watched:
+                    if fd in ready and self.running.get(key) is proc and proc.pidfd == fd:
                         self._reconnected_exit(key)
             self.spawner.close()
         if self.running:
@@ -783,8 +785,7 @@ class LocalSchedd:
         proc = self.running[key]
         proc.starter_pid, proc.job_pid, proc.started = starter_pid, job_pid, start
         if proc.stop is not None:  # asked before the starter was known
-            request = proc.stop
-            self._after_commit(lambda: shadow.ask(proc, request))
+            self._ask(proc, proc.stop)
         ad = self.jobs.get(key)
         if ad is None or ad.get("JobPid") == job_pid:  # removed with -forcex; or known before a restart
             return
@@ -827,6 +828,7 @@ class LocalSchedd:
         if proc.pidfd >= 0:
             self.loop.remove_reader(proc.pidfd)
             os.close(proc.pidfd)
+            proc.pidfd = -1  # its number is free for the next descriptor opened
         self.pool.release(_name(key))
         return proc
 
@@ -1039,7 +1041,16 @@ class LocalSchedd:
         a scheduler-universe job (DAGMan, which still runs its FINAL node) is left to exit."""
         proc = self.running.get(job_id(ad))
         if proc is not None:
-            self._after_commit(lambda: shadow.ask(proc, request))
+            self._ask(proc, request)
+
+    def _ask(self, proc: shadow.JobProcess, request: str) -> None:
+        """Once the unit is committed, make the stop ``request`` of the run of ``proc`` if that run
+        is still on: one collected later in the same unit is over, its pidfd closed (the number
+        may be another starter's by then) and its starter free for another job, or gone."""
+        def ask() -> None:
+            if self.running.get(proc.key) is proc:
+                shadow.ask(proc, request)
+        self._after_commit(ask)
 
     # ------------------------------------------------------------------ periodic policy
 
