@@ -13,7 +13,7 @@ from pathlib import Path
 
 from htcondor2 import JobEventType as ET
 
-from schedd_harness import process_alive, process_gone, read_events, types_for, wait_for
+from schedd_harness import process_alive, process_gone, read_events, stop_daemon, types_for, wait_for
 from engine.schedd.api import JobAction, JobStatus
 
 TWO_SLOTS = '[[site]]\nname = "T2_TWO"\nslots = 2\n'
@@ -67,3 +67,18 @@ def test_a_job_removed_after_a_schedd_restart_ends_cleanly_and_its_neighbour_run
     assert types_for(events, removed) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_ABORTED]
     assert types_for(events, neighbour) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_TERMINATED]
     assert schedd_log_errors(schedd) == []
+
+
+def test_a_schedd_stopped_after_a_restart_evicts_its_reconnected_job_cleanly(schedd):
+    """The same through a shutdown: the starter kills its job and ends, and its pidfd tells."""
+    script = schedd.write("gated.sh", GATED, executable=True)
+    result = schedd.submit(f"executable = {script}\narguments = 0\nlog = job.log\nqueue\n")
+    job = f"{result.cluster}.0"
+    pid = schedd.wait_running(job)["JobPid"]
+    kill_daemon(schedd)
+    assert schedd.wait_running(job)["JobPid"] == pid  # a new schedd, reconnected to it
+
+    stop_daemon(schedd.state)
+    assert process_gone(pid)
+    assert schedd_log_errors(schedd) == []
+    assert types_for(read_events(schedd.work / "job.log"), job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED]
