@@ -41,8 +41,8 @@ class JobProcess:
     """One run of a job: its record file and, once the starter said so, the starter's and the
     job's pids.  ``pidfd`` watches its starter from its start (or its reconnection after a
     restart), since a starter killed sends no news on the spawner's socket (-1 before the starter
-    is known); ``stop`` is the last stop request made of it, and
-    ``killed`` says the schedd killed the job itself, its starter out of reach."""
+    is known, and again once the run is over and it is closed); ``stop`` is the last stop request
+    made of it, and ``killed`` says the schedd killed the job itself, its starter out of reach."""
 
     key: tuple[int, int]
     record: str
