@@ -112,6 +112,8 @@ Q_ARGS = [
     ["{P}", "-af", "RemoteUserCpu/60", 'strcat(Owner, "x")', "NoSuch", "ProcId * 2"],
     ["{P}", "{Q}", "-af:jh", "Owner", "JobPrio", "Args"], ["{Q}", "-af:l", "ProcId", "Owner"],
     ["{P}", "{D}", "-af:h", "ProcId", "DAGNodeName", "ProcId"], ["{Q}", "-af:t,", "ProcId", "Owner"], ["{Q}", "-af:r", "Args", "JobPrio == 12"], ["{Q}", "-af:V", "Owner", "NoSuch"],
+    ["{Q}", "-af", "ClusterId", "-af:h", "User", "Owner"], ["{P}", "-af:h", "ProcId", "-af:j", "User"],
+    ["{Q}", "-const", 'User == "crab@vm" || User == "alice@cern.ch"', "-af", "ProcId", "User"],
     ["{Q}", "-af:lrng", "ProcId", "Cmd"], ["-dag", "{D}", "-af", "ClusterId", "JobBatchId", "DAGNodeName", "DAGManJobId"],
     ["{Q}", "-format", "%d.", "ClusterId", "-format", "%-4d|", "ProcId", "-format", "%s\\n", "Owner",
      "-format", "[%d]", "Owner"],
