@@ -297,6 +297,7 @@ def _without_schedd(ctx: click.Context, mode: str, out: str, text: str, submit_f
         verb = "dry-run to" if mode == "dry-run" else "submitted to"
         for ads in clusters:
             click.echo(f"{len(ads)} job(s) {verb} cluster {ads[0]['ClusterId']}.")
+    _warn_of_unused(text, submit_file, cwd, prepend, append)  # as a submit does
 
 
 def _verbose_text(ads) -> str:

@@ -252,5 +252,7 @@ def test_a_line_nothing_used_is_warned_of_as_condor_submit_does(schedd):
     assert (terse.stdout, terse.stderr.splitlines()) == (
         "2.0 - 2.0\n", [*UNUSED_WARNINGS[:4], "WARNING: the line 'extra = 1' was unused by condor_submit. Is it a typo?",
                         UNUSED_WARNINGS[4]])
+    dry = schedd.cli("job", "submit", "-dry-run", "ads.txt", "job.sub")  # 23.9.6 warns of a dry run too
+    assert (dry.stdout, dry.stderr.splitlines()) == ("Dry-Run job(s).\n1 job(s) dry-run to cluster 1.\n", UNUSED_WARNINGS)
     clean = submit_stdin(schedd, "executable = /bin/true\nhold = true\nn = 3\nqueue $(n)\n", "-terse")
     assert (clean.returncode, clean.stderr) == (0, "")
