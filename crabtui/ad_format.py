@@ -76,9 +76,16 @@ class AutoFormat:
     value per line, ``g`` a blank line between jobs)."""
 
     def __init__(self, exprs: Sequence[str], options: str = ""):
-        self.exprs = [(text, expression(text)) for text in exprs]
+        self.exprs: list[tuple[str, classad2.ExprTree]] = []
+        self.cells: list[tuple[str, classad2.ExprTree] | None] = []  # None: the job id
+        self.columns: list[Column] = []
+        self.headed: list[bool] = []  # whether a column was added once headings were asked for
+        self.headings = self.job_id = False
+        self._add(exprs, options)
+
+    def _add(self, exprs: Sequence[str], options: str) -> None:
         self.row_prefix, self.col_prefix, self.col_suffix = "", " ", ""
-        self.label = self.headings = self.job_id = False
+        self.label = False
         self.style = "v"
         for flag in options:
             if flag == ",":
@@ -95,21 +102,27 @@ class AutoFormat:
                 self.style = "V"
             elif flag in "ro":
                 self.style = "r"
-            elif flag == "h":
-                self.headings = True
-            elif flag == "j":
-                self.job_id = True
-        self.columns = [Column(text, len(text), left=True, auto=True) for text, _ in self.exprs]
-        if self.job_id:
-            # as wide as the "%4d.%-3d" its ids print in, even over no job
-            self.columns.insert(0, Column(" ID", 8, left=True, auto=True))
+        self.headings = self.headings or "h" in options
+        if "j" in options and not self.job_id:
+            self.job_id = True
+            self._column(None, " ID", 8)  # as wide as the "%4d.%-3d" its ids print in, even over no job
+        for text in exprs:
+            self.exprs.append((text, expression(text)))
+            # condor_q names a column by its expression only in an -af with h; one added after
+            # an earlier h is headed "(expr)", one added before it has no heading at all
+            self._column(self.exprs[-1], text if "h" in options else "(expr)", len(text) if "h" in options else 6)
+
+    def _column(self, cell: tuple[str, classad2.ExprTree] | None, heading: str, width: int) -> None:
+        self.cells.append(cell)
+        self.headed.append(self.headings)
+        self.columns.append(Column(heading, width, left=True, auto=True) if self.headings else Column("", 0, left=True))
 
     def then(self, exprs: Sequence[str], options: str = "") -> AutoFormat:
         """A later ``-af`` on the same command line, as condor_q and condor_history 23.9.6 read it:
-        its expressions are more columns of the same line, its separators replace the earlier
-        ones, and an earlier ``j`` or ``h`` stays."""
-        kept = "".join(flag for flag, on in (("j", self.job_id), ("h", self.headings)) if on)
-        return AutoFormat([text for text, _ in self.exprs] + list(exprs), kept + options)
+        its expressions (and its job id, for a first ``j``) are more columns of the same line, its
+        separators replace the earlier ones, and an earlier ``j`` or ``h`` stays."""
+        self._add(exprs, options)
+        return self
 
     @property
     def attributes(self) -> set[str]:
@@ -129,14 +142,16 @@ class AutoFormat:
         ``heading_first``, prints its heading as wide as the headings alone).  ``nested`` gives,
         with condor_q -dag, each DAG node job's depth under DAGMan jobs: its third column is
         indented as the DAG view indents node names."""
-        first = self._join([c.heading.ljust(c.width) for c in self.columns]) if heading_first else None
+        first = self._heading_line() if heading_first else None
         rows = []
         for ad in ads:
             cells = []
-            if self.job_id:
-                cluster, proc = ad.get("ClusterId"), ad.get("ProcId")
-                cells.append(f"{cluster:4d}.{proc:<3d}" if self.headings else f"{cluster}.{proc}")
-            for text, tree in self.exprs:
+            for cell, headed in zip(self.cells, self.headed):
+                if cell is None:
+                    cluster, proc = ad.get("ClusterId"), ad.get("ProcId")
+                    cells.append(f"{cluster:4d}.{proc:<3d}" if headed else f"{cluster}.{proc}")
+                    continue
+                text, tree = cell
                 shown = text_of(ad, text, tree, self.style)
                 # An undefined value does not measure its column, but widens it as it is printed;
                 # a quoted string (-af:V) widens it only by its text, as condor_q measures it unquoted.
@@ -146,11 +161,11 @@ class AutoFormat:
                     shown = _Quoted(shown)
                 cells.append(shown)
             if self.label and not self.headings:
-                names = (["ID"] if self.job_id else []) + [text for text, _ in self.exprs]
+                names = ["ID" if cell is None else cell[0] for cell in self.cells]
                 cells = [f"{name} = {cell}" for name, cell in zip(names, cells)]
             rows.append(cells)
         if self.headings:
-            for index, column in enumerate(self.columns):
+            for index, column in ((i, c) for i, c in enumerate(self.columns) if self.headed[i]):
                 column.width = max([column.width] + [len(cells[index]) - 2 * isinstance(cells[index], _Quoted)
                                                      for cells in rows if not isinstance(cells[index], _Bare)])
         for cells, depth in zip(rows, nested or ()):
@@ -159,11 +174,18 @@ class AutoFormat:
                 cells[2] = prefix + cells[2][:max(0, 14 - len(prefix))]
         if not self.headings:
             return "".join(self._join(cells) for cells in rows)
-        out = [first or self._join([c.heading.ljust(c.width) for c in self.columns])]
+        out = [first or self._heading_line()]
         # condor_q measures its columns by the values before it prints, then prints the rows in
         # order: an undefined value wider than its column widens it for the rows after it
         out += [self._join([c.cell(cell) for c, cell in zip(self.columns, cells)]) for cells in rows]
         return "".join(out)
+
+    def _heading_line(self) -> str:
+        """The headed columns' headings, each as wide as the column at its place counted from the
+        first: condor_q 23.9.6 lays its headings out so, which shifts them left of their columns
+        when an -af without h came first (`-af A -af:h B` heads A's column "B")."""
+        headings = [column.heading for column, headed in zip(self.columns, self.headed) if headed]
+        return self._join([heading.ljust(self.columns[index].width) for index, heading in enumerate(headings)])
 
     def _missing(self, ad: classad2.ClassAd, text: str, tree: classad2.ExprTree) -> bool:
         """Whether the value is undefined (or an error); -af:r prints the expression, never missing."""

@@ -207,6 +207,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         for result in results:
             click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
     _warn_of_requirements(parts[0], submit_file, cwd, prepend, append)  # 23.9.6 warns once the jobs are queued
+    _warn_of_unused(text, submit_file, cwd, prepend, append)
 
 
 def _warn_of_requirements(text: str, submit_file: str, cwd: str, prepend: dict, append: dict) -> None:
@@ -215,6 +216,14 @@ def _warn_of_requirements(text: str, submit_file: str, cwd: str, prepend: dict, 
     from engine.schedd.local.submit import SubmitDescription, requirements_warnings
 
     for line in requirements_warnings(SubmitDescription(text, submit_file, cwd, prepend or None, append or None)):
+        click.echo(line, err=True)
+
+
+def _warn_of_unused(text: str, submit_file: str, cwd: str, prepend: dict, append: dict) -> None:
+    """condor_submit's warning on stderr, after its other lines, for each submit line nothing used."""
+    from engine.schedd.local.submit import SubmitDescription, unused_line_warnings
+
+    for line in unused_line_warnings(SubmitDescription(text, submit_file, cwd, prepend or None, append or None)):
         click.echo(line, err=True)
 
 
@@ -288,6 +297,7 @@ def _without_schedd(ctx: click.Context, mode: str, out: str, text: str, submit_f
         verb = "dry-run to" if mode == "dry-run" else "submitted to"
         for ads in clusters:
             click.echo(f"{len(ads)} job(s) {verb} cluster {ads[0]['ClusterId']}.")
+    _warn_of_unused(text, submit_file, cwd, prepend, append)  # as a submit does
 
 
 def _verbose_text(ads) -> str:

@@ -112,6 +112,8 @@ Q_ARGS = [
     ["{P}", "-af", "RemoteUserCpu/60", 'strcat(Owner, "x")', "NoSuch", "ProcId * 2"],
     ["{P}", "{Q}", "-af:jh", "Owner", "JobPrio", "Args"], ["{Q}", "-af:l", "ProcId", "Owner"],
     ["{P}", "{D}", "-af:h", "ProcId", "DAGNodeName", "ProcId"], ["{Q}", "-af:t,", "ProcId", "Owner"], ["{Q}", "-af:r", "Args", "JobPrio == 12"], ["{Q}", "-af:V", "Owner", "NoSuch"],
+    ["{Q}", "-af", "ClusterId", "-af:h", "User", "Owner"], ["{P}", "-af:h", "ProcId", "-af:j", "User"],
+    ["{Q}", "-const", 'User == "crab@vm" || User == "alice@cern.ch"', "-af", "ProcId", "User"],
     ["{Q}", "-af:lrng", "ProcId", "Cmd"], ["-dag", "{D}", "-af", "ClusterId", "JobBatchId", "DAGNodeName", "DAGManJobId"],
     ["{Q}", "-format", "%d.", "ClusterId", "-format", "%-4d|", "ProcId", "-format", "%s\\n", "Owner",
      "-format", "[%d]", "Owner"],
@@ -359,6 +361,20 @@ def test_submit_queue_and_terse_queue_what_condor_submit_queues(htcondor_pool, s
         assert all("-queue requires at least one argument" in r.stderr for r in empty)
     finally:
         schedd.act(htcondor2.JobAction.Remove, " || ".join(f"ClusterId == {c}" for c in clusters))
+
+
+def test_submit_warns_of_unused_lines_as_condor_submit_does(htcondor_pool, submit_dir):
+    """The same warnings, in the same order, after the ids: `n = 3` and the typo nothing reads."""
+    (submit_dir / "typo.sub").write_text(ITEMS + "n = 3\nreqest_memory = 2000\nsuffix = $(item)\nqueue\n")
+    os.chmod(submit_dir / "typo.sub", 0o666)
+    theirs = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -terse typo.sub tag=x")
+    mine = ours("job", "submit", "-terse", "typo.sub", "tag=x", cwd=submit_dir)
+    clusters = [int(re.fullmatch(r"(\d+)\.0 - \1\.0\n", r.stdout).group(1)) for r in (theirs, mine)]
+    try:
+        assert mine.stderr == theirs.stderr
+        assert mine.stderr.splitlines()[-1] == "WARNING: the line 'n = 3' was unused by condor_submit. Is it a typo?"
+    finally:
+        htcondor2.Schedd().act(htcondor2.JobAction.Remove, " || ".join(f"ClusterId == {c}" for c in clusters))
 
 
 @pytest.fixture(scope="module")

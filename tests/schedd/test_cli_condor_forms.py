@@ -149,6 +149,26 @@ def test_af_evaluates_expressions_with_condor_qs_options(held):
     assert bad.returncode == 1 and "'Owner ==' is not a ClassAd expression" in bad.stderr
 
 
+def test_a_later_af_h_heads_only_its_own_columns_as_condor_q_does(held):
+    """condor_q 23.9.6 on the test pool: `-af ClusterId -af:h User Owner` printed `User Owner  `
+    over `1968 crab@vm crab ` (its headings laid out from the first column on), and
+    `-af:h ClusterId -af:j User` headed the later columns ` ID` and `(expr)`, the id between."""
+    assert held.cli("q", "3", "-af", "ProcId", "-af:h", "Cmd", "JobPrio").stdout.splitlines() == \
+        ["Cmd JobPrio   ", *[f"{p} /bin/sleep 0      " for p in range(3)]]
+    assert held.cli("q", "3.1", "-af:h", "ProcId", "-af:j", "Cmd").stdout.splitlines() == \
+        ["ProcId  ID      (expr)    ", "1         3.1   /bin/sleep"]
+    assert held.cli("q", "3.1", "-af", "ProcId", "-af:j", "Cmd").stdout == "1 3.1 /bin/sleep\n"
+
+
+def test_jobs_have_the_user_the_schedd_names_them_by(held):
+    """The pool's schedd sets `User = "crab@vm"` (Owner@UID_DOMAIN, its host) on each job queued,
+    and scripts select on it as condor_q's manual does."""
+    user = f"{USER}@{socket.gethostname()}"
+    assert out_lines(held.cli("q", "3", "-af", "ProcId", "User")) == [f"{p} {user}" for p in range(3)]
+    assert out_lines(held.cli("q", "-const", f'User == "{user}" && ClusterId == 3', "-af", "ProcId")) == ["0", "1", "2"]
+    assert held.cli("q", "-const", 'User == "alice@cern.ch"', "-af", "ProcId").stdout == ""
+
+
 def test_af_h_widens_a_column_by_an_undefined_value_from_its_row_on(held):
     """condor_q 23.9.6 on the test pool: `-af:h ProcId Xy ProcId` over jobs where Xy is "cd",
     undefined, "ab": the values measure the column, then the rows print in order, and the

@@ -205,3 +205,54 @@ def test_submit_warnings_come_where_condor_submit_writes_them(schedd):
                "and condor_submit will modify the Requirements expression as needed.")
     assert result.stdout.splitlines() == ["Submitting job(s)..", *MULTI_QUEUE_WARNING.splitlines(), "",
                                           "2 job(s) submitted to cluster 1.", warning], result.stdout
+
+
+UNUSED = """\
+# a typo and a leftover, as users write them
+executable = /bin/echo
+arguments = $(greeting) $Fn(data)
+greeting = hello
+data = /data/run1.root
++MyTag = "$(tag)"
+MY.Site = "T2_CH_CERN"
+tag = run7
+if defined debug
+  environment = "DEBUG=1"
+endif
+debug = 1
+verbose = 1
+if defined verbose
+  batch_name = $(greeting)-v
+endif
+n = 3
+memory = 2000
+prefix = $(Suffix)
+suffix = x
+hold = true
+queue
+"""
+# what condor_submit 23.9.6 wrote on the test pool for the same file: by name, last first
+UNUSED_WARNINGS = ["WARNING: the line 'suffix = x' was unused by condor_submit. Is it a typo?",
+                   "WARNING: the line 'prefix = $(Suffix)' was unused by condor_submit. Is it a typo?",
+                   "WARNING: the line 'n = 3' was unused by condor_submit. Is it a typo?",
+                   "WARNING: the line 'memory = 2000' was unused by condor_submit. Is it a typo?",
+                   "WARNING: the line 'debug = 1' was unused by condor_submit. Is it a typo?"]
+
+
+def test_a_line_nothing_used_is_warned_of_as_condor_submit_does(schedd):
+    """Macros a used line refers to ($(greeting), $Fn(data), in +MyTag, `if defined` below their
+    line) are used; `+Attr` and `MY.Attr` set attributes; a macro only an unused line refers to is
+    unused too, as is one an `if` above it tested."""
+    schedd.write("job.sub", UNUSED)
+    result = subprocess.run([CRABTUI, "--state-dir", schedd.state.path, "job", "submit", "job.sub"], cwd=schedd.work,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.splitlines() == ["Submitting job(s).", "1 job(s) submitted to cluster 1.", *UNUSED_WARNINGS]
+    terse = schedd.cli("job", "submit", "-terse", "job.sub", "extra=1", "-a", "batch_name = b")
+    assert (terse.stdout, terse.stderr.splitlines()) == (
+        "2.0 - 2.0\n", [*UNUSED_WARNINGS[:4], "WARNING: the line 'extra = 1' was unused by condor_submit. Is it a typo?",
+                        UNUSED_WARNINGS[4]])
+    dry = schedd.cli("job", "submit", "-dry-run", "ads.txt", "job.sub")  # 23.9.6 warns of a dry run too
+    assert (dry.stdout, dry.stderr.splitlines()) == ("Dry-Run job(s).\n1 job(s) dry-run to cluster 1.\n", UNUSED_WARNINGS)
+    clean = submit_stdin(schedd, "executable = /bin/true\nhold = true\nn = 3\nqueue $(n)\n", "-terse")
+    assert (clean.returncode, clean.stderr) == (0, "")

@@ -98,6 +98,7 @@ DEFAULT_VACATE_TIME = 10.0  # seconds from the kill signal to SIGKILL (JobMaxVac
 DEFAULT_SCHEDD_MIN_INTERVAL = 5.0
 DEFAULT_NEGOTIATOR_INTERVAL = 5.0
 SHUTDOWN_WAIT_S = 10.0  # how long a stopping schedd waits for its starters to end their jobs
+UID_DOMAIN = socket.gethostname()  # a personal HTCondor's default UID_DOMAIN: its own host
 MAX_JOB_ID = 2**31 - 1  # cluster and proc ids are ClassAd integers HTCondor keeps in an int
 # condor_qedit refuses the first six on the pool too (qmgmt's immutable attributes); JobStatus and
 # QDate only here: the queue, its events and its history follow them
@@ -457,6 +458,8 @@ class LocalSchedd:
         first = job_id(ads[0])
         if first in self.jobs or self.queue.has_left(*first):
             return SubmitResult(cluster, ads[0]["ProcId"], len(ads))
+        for ad in ads:  # the schedd names the job's user as a pool's does, not condor_submit (-dry-run has none)
+            ad["User"] = f"{ad['Owner']}@{UID_DOMAIN}"
         with self._unit("submit"):
             self._save(ads)
             for ad in ads:

@@ -102,6 +102,32 @@ _HANDLED = {
     "stream_input", "transfer_input", "dont_encrypt_input_files", "dont_encrypt_output_files",
     "use_x509userproxy", "transfer_checkpoint_files", "concurrency_limits_expr", "submit_event_user_notes",
 } | set(_EXPRESSIONS) | set(_STRINGS) | set(_ALIASES)
+# The other commands of condor_submit 23.9.6's manual that it looks up for a job of these
+# universes, so that a line setting one is used even where crabtui ignores it; those of the grid,
+# vm and parallel universes only (ec2_*, vm_*, machine_count, ...) it warns of as unused.
+_LOOKED_UP = frozenset({
+    "aws_access_key_id_file", "aws_region", "aws_secret_access_key_file", "checkpoint_destination",
+    "checkpoint_exit_code", "container_image", "container_service_names", "container_target_dir",
+    "cron_day_of_month", "cron_day_of_week", "cron_hour", "cron_minute", "cron_month", "cron_prep_time",
+    "cron_window", "cuda_version", "delegate_job_gsi_credentials_lifetime", "docker_network_type",
+    "docker_override_entrypoint", "docker_pull_policy", "email_attributes", "encrypt_execute_directory",
+    "erase_output_and_error_on_restart", "gpus_minimum_capability", "gpus_minimum_memory",
+    "gpus_minimum_runtime", "grid_resource", "gs_access_key_id_file", "gs_secret_access_key_file", "image_size",
+    "jar_files", "java_vm_args", "job_machine_attrs_history_length", "kill_sig_timeout", "load_profile",
+    "manifest", "manifest_dir", "match_list_length", "max_idle", "max_job_retirement_time", "max_materialize",
+    "max_transfer_input_mb", "max_transfer_output_mb", "noop_job", "noop_job_exit_code", "noop_job_exit_signal",
+    "periodic_vacate", "preserve_relative_paths", "public_input_files", "remote_initialdir", "rendezvousdir",
+    "require_gpus", "run_as_owner", "scitokens_file", "skip_if_dataflow", "stack_size", "starter_debug",
+    "starter_log", "transfer_container", "transfer_error", "transfer_output", "transfer_plugins",
+    "ulog_execute_attrs", "use_scitokens", "materialize_max_idle", "jobmaterializelimit", "jobmaterializemaxidle",
+})
+# A macro a value refers to: $(name), $(name:default), $Fnx(name), $INT(name), ...; not $$(slot
+# attribute) nor $ENV(variable).
+_MACRO_REF = re.compile(r"(?<!\$)\$(?:F[a-z]*|INT|REAL|CHOICE|SUBSTR)?\(\s*([A-Za-z_][\w.]*)", re.IGNORECASE)
+_QUEUE_LINE = re.compile(r"^[ \t]*queue\b(.*)$", re.IGNORECASE | re.MULTILINE)
+_IF_LINE = re.compile(r"^[ \t]*(?:if|elif)\b(.*)$", re.IGNORECASE | re.MULTILINE)
+_ITEM_NAMES = re.compile(r"\s*(?:[0-9]+\s+)?([A-Za-z_][\w.]*(?:\s*[,\s]\s*[A-Za-z_][\w.]*)*)\s+(?:in|from|matching)\b",
+                         re.IGNORECASE)
 _OWN_REQUESTS = {"request_cpus", "request_memory", "request_disk"}
 _CUSTOM_REQUEST = re.compile(r"request_(\w+)\Z", re.IGNORECASE)  # request_gpus: a slot's custom resource
 _LINE_FORMS = re.compile(
@@ -216,6 +242,53 @@ def requirements_warnings(description: SubmitDescription) -> list[str]:
            "will modify the Requirements expression as needed."
     return ([f"WARNING: Your {said.format('Disk', 'disk')}"] if "disk" in named else []) + \
         ([f"WARNING: your {said.format('Memory', 'memory')}"] if "memory" in named else [])
+
+
+def unused_line_warnings(description: SubmitDescription) -> list[str]:
+    """condor_submit 23.9.6's warning for each line whose macro nothing used, in its words and
+    order (by name, last first), so that a misspelled command (``reqest_memory = 2000``) is
+    noticed.  Used: a command condor_submit looks up, a macro a used value, a queue statement or
+    an ``if`` refers to, a queue statement's variables; ``+Attr`` and ``MY.Attr`` lines set job
+    attributes, not macros.  A description that does not parse is left to the submit to refuse."""
+    try:
+        submit = parse_description(dataclasses.replace(description, text=queue_statements(description.text)[-1]))
+    except SubmitError:
+        return []
+    for key, value in (description.append or {}).items():
+        submit[key] = value
+    keys = {key.lower(): key for key in submit.keys()}
+    used: set[str] = set()
+    pending = [name for name in keys if name in _HANDLED or name in _LOOKED_UP or _CUSTOM_REQUEST.match(name)
+               or name.startswith(("my.", "+"))]
+    for qargs in _QUEUE_LINE.findall(description.text):
+        items = _ITEM_NAMES.match(qargs)
+        pending += re.split(r"[,\s]+", items.group(1).lower()) if items else []
+        pending += [ref.lower() for ref in _MACRO_REF.findall(qargs)]
+    pending += _tested_by_ifs(description.text, {key.lower() for key in description.prepend or {}})
+    while pending:
+        name = pending.pop()
+        if name in used:
+            continue
+        used.add(name)
+        if name in keys:
+            pending += [ref.lower() for ref in _MACRO_REF.findall(submit[keys[name]])]
+    unused = sorted((name for name in keys if name not in used), reverse=True)
+    return [f"WARNING: the line '{keys[name]} = {submit[keys[name]]}' was unused by condor_submit. Is it a typo?"
+            for name in unused]
+
+
+def _tested_by_ifs(text: str, defined: set[str]) -> list[str]:
+    """The macros an ``if`` or ``elif`` tests that a line above it set: one set below is unused
+    by the test, as condor_submit reads the file in order."""
+    tested = []
+    for line in text.splitlines():
+        condition = _IF_LINE.match(line)
+        if condition:
+            names = _MACRO_REF.findall(condition.group(1)) + re.findall(r"\bdefined\s+([\w.]+)", condition.group(1))
+            tested += [name.lower() for name in names if name.lower() in defined]
+        elif setting := re.match(r"\s*([A-Za-z_][\w.]*)\s*=", line):
+            defined.add(setting.group(1).lower())
+    return tested
 
 
 _LATE_MATERIALIZATION = ("max_materialize", "max_idle", "materialize_max_idle", "jobmaterializelimit",
