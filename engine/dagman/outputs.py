@@ -187,7 +187,8 @@ class OutputFiles:
                           idle=bool(idle or n.procs_held), error_text=n.error, pre_done=n.graph.node.done)
                  for n in self.nodes.values() if n.graph.kind is not NodeKind.SERVICE]
         write_node_status(self.status_path, dag_files=[os.path.basename(self.dag_file)], nodes=nodes,
-                          outcome=outcome, timestamp=int(now), min_update_time=self.status_file.min_update)
+                          outcome=outcome, timestamp=int(now), min_update_time=self.status_file.min_update,
+                          unqueued_ready=self.waiting_for_provisioner())
         self.status_written_at = now
         self.status_outdated = False
 
