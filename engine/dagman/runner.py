@@ -197,6 +197,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                 self.out.line(f"Starting service node {node.name}...")
             if self.provisioner is not None:
                 self.out.line("Starting provisioner node...")
+            self.print_status()  # main_init's table, before the first submit cycle
             while self.step():
                 if not self.progressed:
                     self.wait()
