@@ -191,7 +191,8 @@ def _lift(dag: Dag, join_numbers, join_nodes: bool, several: dict[int, GraphNode
           level: str = "root") -> tuple[dict[str, GraphNode], dict[str, int]]:
     lifted = []
     for splice in dag.splices.values():
-        sub_nodes, sub_max = _lift(splice.dag, join_numbers, join_nodes, several, overridden, splice.name)
+        # a splice's own level is named by its scope as DAGMan gives it: "S+" (for S inside T, "S+" too)
+        sub_nodes, sub_max = _lift(splice.dag, join_numbers, join_nodes, several, overridden, f"{splice.name}+")
         lifted.append((splice, _rename(sub_nodes, splice.name, splice.dir), sub_max))
 
     nodes = {name: _graph_node(node) for name, node in dag.nodes.items()}

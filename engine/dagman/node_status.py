@@ -132,17 +132,22 @@ def format_node_status(
     timestamp: int,
     end_time: int | None = None,
     min_update_time: int = 60,
+    unqueued_ready: int = 0,
 ) -> str:
     """The whole file.  ``nodes`` in DAGMan's order (FINAL included, SERVICE nodes left out).
 
     ``timestamp`` and ``end_time`` are DAGMan's two ``time()`` calls, before and after the
     node ads; NextUpdate is ``end_time + min_update_time`` (NODE_STATUS_FILE's interval).
+    ``unqueued_ready`` READY nodes are outside DAGMan's ready queue (a provisioner holds them
+    back): their ads say STATUS_READY, but NodesReady counts the queue, so they count un-ready.
     """
     end = timestamp if end_time is None else end_time
     status, note, closing = outcome.value
     count = {state: 0 for state in NodeState}
     for node in nodes:
         count[node.status] += 1
+    count[NodeState.READY] -= unqueued_ready
+    count[NodeState.NOT_READY] += unqueued_ready
     pre, queued, post = count[NodeState.PRERUN], count[NodeState.SUBMITTED], count[NodeState.POSTRUN]
     failed = count[NodeState.ERROR]
     held = sum(n.procs_held for n in nodes)

@@ -92,7 +92,7 @@ class OutputFiles:
         after a change."""
         if not self.options.dagman_id:
             return
-        counts = {state: self.count(state) for state in NodeState}
+        counts = self.node_counts()
         queued = sum(n.procs - n.procs_done for n in self.busy.values()
                      if n.status is NodeState.SUBMITTED and n.cluster and n.cluster > 0)
         idle = sum(n.procs_idle for n in self.busy.values() if n.cluster and n.cluster > 0)
@@ -122,12 +122,18 @@ class OutputFiles:
             return  # the DAGMan job has left the queue (removed): nothing to show it in
         self.ad_written = (now, snapshot)
 
-    def print_status(self, force: bool = False) -> None:
-        """dagman.out's node table, printed when the counts changed, as DAGMan prints it after events."""
+    def node_counts(self) -> dict[NodeState, int]:
+        """The node counts of the table and the DAGMan job's ad: the READY nodes a provisioner
+        holds back are not in DAGMan's ready queue, so it counts them un-ready."""
         counts = {state: self.count(state) for state in NodeState}
-        waiting = self.waiting_for_provisioner()  # not in DAGMan's ready queue: it counts them un-ready
+        waiting = self.waiting_for_provisioner()
         counts[NodeState.READY] -= waiting
         counts[NodeState.NOT_READY] += waiting
+        return counts
+
+    def print_status(self, force: bool = False) -> None:
+        """dagman.out's node table, printed when the counts changed, as DAGMan prints it after events."""
+        counts = self.node_counts()
         held = sum(n.procs_held for n in self.busy.values())
         snapshot = (tuple(counts.values()), held, int(self.dag_status))
         if snapshot == self.out_status and not force:
@@ -187,7 +193,8 @@ class OutputFiles:
                           idle=bool(idle or n.procs_held), error_text=n.error, pre_done=n.graph.node.done)
                  for n in self.nodes.values() if n.graph.kind is not NodeKind.SERVICE]
         write_node_status(self.status_path, dag_files=[os.path.basename(self.dag_file)], nodes=nodes,
-                          outcome=outcome, timestamp=int(now), min_update_time=self.status_file.min_update)
+                          outcome=outcome, timestamp=int(now), min_update_time=self.status_file.min_update,
+                          unqueued_ready=self.waiting_for_provisioner())
         self.status_written_at = now
         self.status_outdated = False
 

@@ -315,7 +315,8 @@ class ReadyQueue:
         self.final_started = True
         self.out.starting_final_node()
         for node in [*self.ready, *self.queue]:  # DAGMan sets what its ready queue held back to unready
-            if node.status is NodeState.READY:
+            # (not the nodes a provisioner held back: they never were in it, and stay ready)
+            if node.status is NodeState.READY and (self.provisioned or self.starts_unprovisioned(node)):
                 node.status = NodeState.NOT_READY
         self.ready = []
         self.queue.clear()

@@ -28,6 +28,7 @@ import select
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import htcondor2
 
@@ -196,6 +197,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                 self.out.line(f"Starting service node {node.name}...")
             if self.provisioner is not None:
                 self.out.line("Starting provisioner node...")
+            self.print_status()  # main_init's table, before the first submit cycle
             while self.step():
                 if not self.progressed:
                     self.wait()
@@ -349,8 +351,12 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                 self.out.cycle_exists()
             else:  # nodes held back by a provisioner that never said it was ready
                 self.dag_status = DagStatus.ERROR
-                self.out.no_cycle_found([self.dump(n, i) for i, n in enumerate(self.nodes.values())
-                                         if n.graph.kind is not NodeKind.SERVICE])
+                # DAGMan's nodes are STATUS_READY from the start until they run (only FINAL is
+                # NOT_READY): its list shows the children still waiting for their parents so
+                self.out.no_cycle_found([
+                    replace(self.dump(n, i), status=NodeState.READY)
+                    if n.status is NodeState.NOT_READY and n is not self.final else self.dump(n, i)
+                    for i, n in enumerate(self.nodes.values()) if n.graph.kind is not NodeKind.SERVICE])
         if self.dag_status is not DagStatus.OK and rescue and self.aborting is None:  # an abort did it as it fired
             if self.failed_count or self.dag_status is DagStatus.HALTED:  # a halted DAG's list may be empty
                 self.print_failed_nodes()

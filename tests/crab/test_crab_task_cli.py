@@ -735,7 +735,7 @@ def test_a_submitfailed_task_resubmitted_after_its_input_changed_is_checked_for_
                                                            more="config.Data.lumiMask = 'golden.json'\n"))
     assert crabtui(state, "task", "submit", cwd=tmp_path).returncode == 0
     failed = wait_status(state, "dimuon_skim", tmp_path, "SUBMITFAILED")
-    assert "select no lumi" in failed["message"], failed["message"]
+    assert "Data.lumiMask selects no lumi" in failed["message"], failed["message"]
     moved = {**block, "sites": ["T2_FR_GRIF"], "files": [{**block["files"][0], "lumis": [[315257, 1, 50]]}]}
     (tmp_path / "v2.json").write_text(json.dumps({"name": name, "blocks": [moved]}))
     assert crabtui(state, "dataset", "add", name, "--from", "v2.json", "--replace", cwd=tmp_path).returncode == 0

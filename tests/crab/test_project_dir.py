@@ -177,6 +177,9 @@ def test_report_getoutput_and_getlog_fill_results_as_crab_users_find_them(tmp_pa
     assert one.returncode == 0 and sorted(os.listdir(away / "mine")) == [names[0]], one.stderr
     every = crabtui(state, "task", "getoutput", "--quantity=-1", "--dump", "-d", str(results.parent), cwd=away)
     assert every.returncode == 0 and every.stdout.count(") PFN: ") == len(names), every.stderr  # crab's -1 is all
+    none = crabtui(state, "task", "getoutput", "--quantity", "0", "--outputpath", "none", "-d", str(results.parent),
+                   cwd=away)  # crab sends 0 on as the server's row limit: no row
+    assert (none.returncode, none.stdout) == (0, "No files to retrieve.\n") and not (away / "none").exists(), none.stderr
     for args, error in ((["--jobids", "9"], "The job with id 9 is not in a valid state to retrieve output files"),
                         (["--jobids", "1,,3"], "The command line option --jobids takes a comma separated list"),
                         (["--checksum", "YES"], "You specified to use YES checksum. Only lowercase yes/no"),

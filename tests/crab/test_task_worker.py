@@ -31,7 +31,8 @@ def test_a_lumi_mask_that_selects_nothing_fails_the_submit(tmp_path, state):
     (tmp_path / "crab.toml").write_text(config_text("nolumi").replace("[Site]", 'lumiMask = "mask.json"\n[Site]'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     row = wait_task(state, "nolumi", tmp_path, "SUBMITFAILED")
-    assert row["dagman_id"] is None and "Check Data.lumiMask and Data.runRange" in row["message"]
+    assert row["dagman_id"] is None and row["message"].startswith("Data.lumiMask selects no lumi of ")
+    assert row["message"].endswith(". Check Data.lumiMask.") and "runRange" not in row["message"]
     shown = crabtui(state, "task", "status", "nolumi", cwd=tmp_path)
     assert shown.returncode == 0 and "SUBMITFAILED" in shown.stdout
 
@@ -43,10 +44,11 @@ def test_a_run_range_outside_the_dataset_fails_the_submit_naming_run_range(tmp_p
     waited = crabtui(state, "task", "submit", "--wait", "crabConfig.py", cwd=tmp_path)
     assert waited.returncode == 1 and "\nWaiting for task to be processed\n" in waited.stdout, waited.stdout
     assert waited.stdout.endswith("\nTask status: SUBMITFAILED\n") and waited.stderr.startswith(
-        "ERROR: The submission of your task has failed. Failure message: Data.lumiMask and Data.runRange select no "
-        "lumi of ") and waited.stderr.count("\n") == 1, waited.stdout + waited.stderr
+        "ERROR: The submission of your task has failed. Failure message: Data.runRange selects no lumi of ") \
+        and waited.stderr.count("\n") == 1, waited.stdout + waited.stderr
     row = wait_task(state, "norun", tmp_path, "SUBMITFAILED")
-    assert "Data.runRange select no lumi of" in row["message"] and "their runs are 2-5" in row["message"]
+    assert "its runs are 2-5" in row["message"] and row["message"].endswith(". Check Data.runRange.")
+    assert "lumiMask" not in row["message"], row["message"]
 
 
 def test_a_dag_that_cannot_be_queued_fails_the_submit_and_a_resubmit_submits_it_anew(tmp_path, state):

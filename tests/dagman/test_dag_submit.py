@@ -541,3 +541,15 @@ def test_ctrl_c_of_dag_run_stops_dagman_gracefully_and_the_next_run_recovers(gat
     assert again.returncode == 0, again.stderr
     assert runs(gated) == ["A", "B"], "A's job was re-attached, not resubmitted"
     assert "Running in RECOVERY mode" in (gated / "d.dag.dagman.out").read_text()
+
+
+def test_the_dagman_ad_counts_the_nodes_a_provisioner_held_back_unready(gated, schedd):
+    """A provisioner that ends without setting ProvisionerState = 2: its DAGMan job's last ad
+    counts A (ready, but never in the ready queue) and B un-ready, as 23.9.6 on the pool
+    (DAG_NodesReady 0, DAG_NodesUnready 2, DAG_NodesDone 2 with FINAL)."""
+    (gated / "provisioner.sub").write_text("executable = /bin/true\nqueue\n")
+    (gated / "p.dag").write_text("PROVISIONER Prov provisioner.sub\nJOB A job.sub\nJOB B job.sub\nPARENT A CHILD B\n"
+                                 "FINAL F provisioner.sub\n")
+    ad = finished(schedd, submit(schedd, "p.dag", gated))
+    assert (ad["DAG_NodesDone"], ad["DAG_NodesReady"], ad["DAG_NodesUnready"]) == (2, 0, 2)
+    assert runs(gated) == []

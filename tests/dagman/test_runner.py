@@ -255,3 +255,21 @@ def test_dagman_out_warns_of_a_splices_maxjobs_the_dag_overrides_before_adjustin
     said = [line[18:] for line in (dag_dir / "x.dag.dagman.out").read_text().splitlines()]
     warning = "Warning: higher-level (root) maxjobs value of 2 for category S+local overrides splice S value of 1"
     assert said[said.index(warning) + 1] == "Adjusting edges"
+
+
+def test_dagman_out_names_a_splice_level_that_overrides_a_nested_splices_maxjobs_by_its_scope(dag_dir, schedd):
+    """As 23.9.6 said on the pool: a splice's own MAXJOBS for its inner splice's category is
+    "higher-level (S+)", one level deeper "(T+)" (the overriding splice's own scope), and the
+    root's still "(root)", each as its splice is parsed."""
+    (dag_dir / "top.dag").write_text("JOB A job.sub NOOP\nSPLICE S mid.dag\nMAXJOBS S+T+local 4\n")
+    (dag_dir / "mid.dag").write_text("JOB M job.sub NOOP\nSPLICE T inner.dag\nMAXJOBS T+local 2\n")
+    (dag_dir / "inner.dag").write_text("JOB N job.sub NOOP\nSPLICE U leaf.dag\nMAXJOBS U+local 3\n"
+                                       "CATEGORY N local\nMAXJOBS local 1\n")
+    (dag_dir / "leaf.dag").write_text("JOB X job.sub NOOP\nJOB Y job.sub NOOP\nCATEGORY X local\nCATEGORY Y local\n"
+                                      "MAXJOBS local 1\n")
+    assert run(dag_dir / "top.dag", schedd).exit_code == 0
+    said = [line[18:] for line in (dag_dir / "top.dag.dagman.out").read_text().splitlines()]
+    assert [line for line in said if line.startswith("Warning: higher-level")] == [
+        "Warning: higher-level (T+) maxjobs value of 3 for category U+local overrides splice U value of 1",
+        "Warning: higher-level (S+) maxjobs value of 2 for category T+local overrides splice T value of 1",
+        "Warning: higher-level (root) maxjobs value of 4 for category S+T+local overrides splice S value of 2"]

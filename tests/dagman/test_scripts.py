@@ -249,18 +249,22 @@ def test_all_nodes_commands_log_that_they_pass_over_the_final_node(dag_dir, sche
 
 def test_dagman_out_says_what_it_parsed_and_how_many_nodes_were_done_before_it_started(dag_dir, schedd):
     """The start of a run as the pool's dagman.out has it, between the node log and the first submit."""
-    (dag_dir / "d.dag").write_text('JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code="0"\nPARENT A CHILD B\n'
-                                   'FINAL F job.sub\nDONE A\n')
+    (dag_dir / "d.dag").write_text('JOB A job.sub DONE\nJOB B job.sub\nVARS ALL_NODES code="0"\nPARENT A CHILD B\n'
+                                   'FINAL F job.sub\n')
     os.chdir(dag_dir)
     dagman = DagMan(build_graph(parse_file("d.dag")), schedd, Options(scan_interval=0.05))
     assert dagman.run() == 0
-    out = dagman_out(dag_dir / "d.dag")
+    out = [line for line in dagman_out(dag_dir / "d.dag") if not line.startswith("DAGMan Runtime Statistics")]
     start = next(i for i, line in enumerate(out) if line.startswith("Default node log file is:")) + 1
-    assert out[start:start + 10] == [
+    assert out[start:start + 16] == [
         "DAG Lockfile will be written to d.dag.lock", "DAG Input file is d.dag", "Parsing 1 dagfiles",
         "Parsing d.dag ...", "In parse_vars(): skipping node F because final nodes must have VARS set explicitly "
         "(d.dag: 3)", "Adjusting edges", "Dag contains 3 total jobs", "Bootstrapping...",
-        "Number of pre-completed nodes: 1", "Submitting HTCondor Node B job(s)..."]
+        "Number of pre-completed nodes: 1", "DAG status: 0 (DAG_STATUS_OK)", "Of 3 nodes total:",
+        " Done     Pre   Queued    Post   Ready   Un-Ready   Failed   Futile",
+        "  ===     ===      ===     ===     ===        ===      ===      ===",
+        "    1       0        0       0       1          1        0        0",  # the table before the first submit
+        "0 job proc(s) currently held", "Submitting HTCondor Node B job(s)..."]
 
 
 def test_a_deferred_script_is_logged_and_counted_under_each_status_table(dag_dir, schedd):

@@ -9,6 +9,7 @@ from dagman_waits import wait_until
 from engine.dag import build_graph, parse_file
 from engine.dagman.main import ending
 from engine.dagman.metrics import read_metrics
+from engine.dagman.node_status import read_node_status
 from engine.dagman.progress import DagWatcher
 from engine.dagman.runner import DagMan, Options
 from installed import CRABTUI
@@ -164,7 +165,8 @@ def test_a_provisioner_that_ends_without_setting_its_state_leaves_the_other_node
     (dag_dir / "fin.sh").chmod(0o755)
     (dag_dir / "p.dag").write_text("PROVISIONER Prov provisioner.sub\nJOB A job.sub\nJOB B job.sub\n"
                                    'VARS A code="0"\nVARS B code="0"\nPARENT A CHILD B\n'
-                                   "FINAL F provisioner.sub\nSCRIPT POST F fin.sh $DAG_STATUS $FAILED_COUNT $RETURN\n")
+                                   "FINAL F provisioner.sub\nSCRIPT POST F fin.sh $DAG_STATUS $FAILED_COUNT $RETURN\n"
+                                   "NODE_STATUS_FILE p.status\n")
     dagman, code = run(dag_dir / "p.dag", schedd)
     assert (dag_dir / "runs.txt").read_text().splitlines() == ["provisioner", "provisioner", "status 1 failed 0"]
     assert code == 0, "the FINAL node's success decides"
@@ -176,6 +178,14 @@ def test_a_provisioner_that_ends_without_setting_its_state_leaves_the_other_node
     assert before.splitlines()[-3].split()[2:] == ["1", "0", "0", "0", "0", "3", "0", "0"]
     assert "... ERROR: no cycle found; unknown error condition" in out
     assert "DAG status: 1 (DAG_STATUS_ERROR)" in out
+    # DAGMan's node list: every node but FINAL still STATUS_READY, B too, though it waits for A
+    listed = [line[18:] for line in out.splitlines() if line[18:].startswith(("      Node Name:", "    Node Status:"))]
+    assert [(name.split()[-1], status.split()[-1]) for name, status in zip(listed[::2], listed[1::2])] == [
+        ("Prov", "STATUS_DONE"), ("A", "STATUS_READY"), ("B", "STATUS_READY"), ("F", "STATUS_NOT_READY")]
+    # the node status file: A's ad says ready, but the counts, like the table, have it un-ready
+    dag, *ads, _ = read_node_status(dag_dir / "p.status")
+    assert [(ad["Node"], ad["NodeStatus"]) for ad in ads] == [("Prov", 5), ("A", 1), ("B", 0), ("F", 5)]
+    assert (dag["NodesDone"], dag["NodesReady"], dag["NodesUnready"]) == (2, 0, 2)
 
 
 def test_without_final_that_dag_fails_saying_what_the_provisioner_did_not_do(dag_dir, schedd):

@@ -246,6 +246,12 @@ class TaskConfig:
         why = "; ".join(f"{name} ({_NO_EFFECT.get(name, 'no effect on a simulated grid')})" for name in named)
         return f"{self.source}: accepted, with no effect here: {why}."
 
+    @property
+    def mask_from(self) -> tuple[str, ...]:
+        """The parameters that made ``lumi_mask`` (a lumi mask that could not be fetched made nothing)."""
+        return tuple(name for name, value in (("Data.lumiMask", self.lumi_mask_file), ("Data.runRange", self.run_range))
+                     if value is not None)
+
     def planned_failure(self, job: str, attempt: int) -> PlannedFailure | None:
         """The failure planned for this attempt (from 1) of job ``job``, if any; exact beats "*"."""
         every = None

@@ -17,6 +17,7 @@ destination with the source's size is skipped, as ``remote_copy`` skips it.
 from __future__ import annotations
 
 import os
+import re
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -52,12 +53,14 @@ class Retrievable:
 
 def parse_quantity(text: str | None) -> int | None:
     """``--quantity N``, ``all`` or ``-1`` (what crab's getcommand turns ``all`` into, and sends on
-    as such) (None: all)."""
+    as such) (None: all).  0, or a number below -1, asks for no file: crab sends it on as the
+    server's limit, whose query keeps the rows numbered up to it, none, and says "No files to
+    retrieve."."""
     if text is None or text in ("all", "-1"):
         return None
-    if not text.isdigit() or int(text) == 0:
-        raise RetrieveError(f"--quantity takes a number of files above 0, or 'all' (or -1) (not {text!r})")
-    return int(text)
+    if not re.fullmatch(r"-?[0-9]+", text):
+        raise RetrieveError(f"--quantity takes a number of files, or 'all' (or -1) (not {text!r})")
+    return max(int(text), 0)
 
 
 def select(jobs: Sequence[JobView], wanted: Iterable[str] | None) -> list[JobView]:

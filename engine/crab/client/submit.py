@@ -134,7 +134,8 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
                 stageout=stageout, pool_sites=tuple(pool_sites),
                 publication=bool(cfg.ignored.get("Data.publication", True)), warnings=tuple(uploaded))
     write_request(task_dir, input=spec, splitting=cfg.splitting, units_per_job=cfg.units_per_job,
-                  total_units=cfg.total_units, lumi_mask=mask, ad=ad, events_per_lumi=cfg.events_per_lumi)
+                  total_units=cfg.total_units, lumi_mask=mask, ad=ad, events_per_lumi=cfg.events_per_lumi,
+                  mask_from=cfg.mask_from)
     try:
         db.insert(Task(name=name, request_name=cfg.request_name, user=user, status=NEW, command=SUBMIT,
                        config_path=cfg.source, task_dir=task_dir, submitted_at=now, updated_at=now, backend=backend))
@@ -157,7 +158,8 @@ def dry_run(cfg: TaskConfig, state: StateDir, pool: Mapping[str, Mapping[str, in
     checked = _check(cfg, state, catalogue, pool)
     try:
         jobs = split(load_input(checked.spec, catalogue), algorithm=cfg.splitting, units_per_job=cfg.units_per_job,
-                     total_units=cfg.total_units, lumi_mask=checked.mask, events_per_lumi=cfg.events_per_lumi)
+                     total_units=cfg.total_units, lumi_mask=checked.mask, events_per_lumi=cfg.events_per_lumi,
+                     mask_from=cfg.mask_from)
     except (DatasetError, SplittingError) as e:
         raise SubmitError(f"{cfg.source}: Data.splitting: {e}") from None
     units = {"FileBased": ("files", lambda j: len(j.files)), "LumiBased": ("lumis", lambda j: j.nlumis),

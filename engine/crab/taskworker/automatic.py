@@ -35,12 +35,13 @@ import math
 import os
 import random
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from engine.crab.taskworker.datasets import Dataset
-from engine.crab.taskworker.splitting import MAX_JOBS_PER_TASK, JobSplit, LumiMask, SplittingError, split
+from engine.crab.taskworker.splitting import (MASK_PARAMETERS, MAX_JOBS_PER_TASK, JobSplit, LumiMask, SplittingError,
+                                              split)
 from engine.crab.wn import fjr
 
 __all__ = [
@@ -184,7 +185,7 @@ def stage_of(job_id: str) -> str:
 # ------------------------------------------------------------------------------------ probes
 
 def probe_split(dataset: Dataset, config: AutomaticConfig, *, seed: str,
-                lumi_mask: LumiMask | None = None) -> list[JobSplit]:
+                lumi_mask: LumiMask | None = None, mask_from: Sequence[str] = MASK_PARAMETERS) -> list[JobSplit]:
     """The probe jobs ``0-1`` ... ``0-<num_probes>`` (fewer for a dataset with fewer files).
 
     As CRAB's Splitter: FileBased with ceil(files / num_probes) files a job (within blocks), the
@@ -192,9 +193,10 @@ def probe_split(dataset: Dataset, config: AutomaticConfig, *, seed: str,
     that a probe that runs out of time has read a sample of them rather than their first ones.
     """
     files = dataset.nfiles if lumi_mask is None else len(split(
-        dataset, algorithm="FileBased", units_per_job=1, lumi_mask=lumi_mask, max_jobs=sys.maxsize))
+        dataset, algorithm="FileBased", units_per_job=1, lumi_mask=lumi_mask, max_jobs=sys.maxsize,
+        mask_from=mask_from))
     jobs = split(dataset, algorithm="FileBased", units_per_job=math.ceil(files / config.num_probes),
-                 lumi_mask=lumi_mask, max_jobs=sys.maxsize)
+                 lumi_mask=lumi_mask, max_jobs=sys.maxsize, mask_from=mask_from)
     rng = random.Random(seed)
     probes = []
     for i, job in enumerate(jobs[:config.num_probes], start=1):
@@ -266,7 +268,7 @@ def events_per_job(config: AutomaticConfig, minutes: float, estimate: Estimate) 
 
 
 def processing_split(dataset: Dataset, config: AutomaticConfig, minutes: float, estimate: Estimate, *,
-                     lumi_mask: LumiMask | None = None) -> list[JobSplit]:
+                     lumi_mask: LumiMask | None = None, mask_from: Sequence[str] = MASK_PARAMETERS) -> list[JobSplit]:
     """The processing jobs ``1`` ... ``N``: ``dataset`` (within ``lumi_mask``) split
     EventAwareLumiBased for jobs of ``minutes``. SplittingError beyond ``max_jobs_per_task``."""
     return split(dataset, algorithm="EventAwareLumiBased", units_per_job=events_per_job(config, minutes, estimate),

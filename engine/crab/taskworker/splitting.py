@@ -52,13 +52,14 @@ from itertools import accumulate, compress, repeat
 
 from engine.crab.taskworker.datasets import Block, Dataset
 
-__all__ = ["ALGORITHMS", "MAX_JOBS_PER_TASK", "JobSplit", "SplittingError", "event_aware_starts", "split"]
+__all__ = ["ALGORITHMS", "MASK_PARAMETERS", "MAX_JOBS_PER_TASK", "JobSplit", "SplittingError", "event_aware_starts", "split"]
 
 ALGORITHMS = ("FileBased", "LumiBased", "EventAwareLumiBased")
 """What :func:`split` knows of a dataset, besides EventBased for generated events; Automatic is
 built from FileBased probes and EventAwareLumiBased."""
 
 MAX_JOBS_PER_TASK = 10_000  # CRABServer TaskWorker config maxJobsPerTask
+MASK_PARAMETERS = ("Data.lumiMask", "Data.runRange")  # what can make a task's lumi mask
 
 LumiMask = Mapping[int, Iterable[Sequence[int]]]
 """run -> [first, last] lumi ranges, inclusive: the CMS lumi-JSON shape with int runs."""
@@ -297,17 +298,20 @@ def _job_starts(selection: _Selection, algorithm: str, units: int) -> list[int]:
     return event_aware_starts(selection.events, units)
 
 
-def _no_lumi(dataset: Dataset, mask: dict[int, list[tuple[int, int]]] | None) -> SplittingError:
+def _no_lumi(dataset: Dataset, mask: dict[int, list[tuple[int, int]]] | None,
+             mask_from: Sequence[str]) -> SplittingError:
     """The error for a split with nothing to split; for a mask, how its runs meet the dataset's
-    (as CRAB's diagnoseRunMatch tells)."""
+    (as CRAB's diagnoseRunMatch tells), naming only the parameters ``mask_from`` that made it."""
     if mask is None:
         return SplittingError(f"the dataset {dataset.name} has no lumi to split")
-    message = f"Data.lumiMask and Data.runRange select no lumi of {dataset.name}"  # either makes the mask
+    named = " and ".join(mask_from)
+    one = len(mask_from) == 1
+    message = f"{named} {'selects' if one else 'select'} no lumi of {dataset.name}"
     runs = dataset.runs()
     if mask and runs:
         common = len(set(runs) & set(mask))
-        message += (f": their runs are {min(mask)}-{max(mask)}, the dataset's {runs[0]}-{runs[-1]}, "
-                    f"{common} run(s) in common{' but none of their lumis' if common else ''}")
+        message += (f": {'its' if one else 'their'} runs are {min(mask)}-{max(mask)}, the dataset's "
+                    f"{runs[0]}-{runs[-1]}, {common} run(s) in common{' but none of their lumis' if common else ''}")
         if dataset.source == "stand-in" and not common and runs[0] <= max(mask) and min(mask) <= runs[-1]:
             # a real run of the era the stand-in, which holds a sample of them, happens not to hold
             near = sorted(runs[i] for i in {min(bisect_left(runs, r), len(runs) - 1) for r in (min(mask), max(mask))}
@@ -317,15 +321,17 @@ def _no_lumi(dataset: Dataset, mask: dict[int, list[tuple[int, int]]] | None) ->
                 f"era, and not these: select runs it holds (the nearest are {', '.join(map(str, near))}), or "
                 f"describe the dataset with its real runs: crabtui dataset add {dataset.name} --from FILE (the JSON "
                 f"format is in the README).")
-    return SplittingError(message + ". Check Data.lumiMask and Data.runRange.")
+    return SplittingError(f"{message}. Check {named}.")
 
 
 def split(dataset: Dataset, *, algorithm: str, units_per_job: int, total_units: float = 0,
           lumi_mask: LumiMask | None = None, max_jobs: int = MAX_JOBS_PER_TASK,
-          id_prefix: str = "", events_per_lumi: int | None = None) -> list[JobSplit]:
+          id_prefix: str = "", events_per_lumi: int | None = None,
+          mask_from: Sequence[str] = MASK_PARAMETERS) -> list[JobSplit]:
     """The jobs ``algorithm`` cuts ``dataset`` into (rules in the module docstring).
 
-    ``total_units`` 0 (or below) means all; ``lumi_mask`` None means every lumi; ``events_per_lumi``
+    ``total_units`` 0 (or below) means all; ``lumi_mask`` None means every lumi; ``mask_from``
+    names the configuration parameters that made it, for the error; ``events_per_lumi``
     is EventBased's. Raises SplittingError when the mask selects nothing, the arguments are
     invalid, or there would be more than ``max_jobs`` jobs (CRAB's limit per task).
     """
@@ -348,7 +354,7 @@ def split(dataset: Dataset, *, algorithm: str, units_per_job: int, total_units: 
             _apply_mask(selection, mask)
     selections = [s for s in selections if len(s)]
     if not selections:
-        raise _no_lumi(dataset, mask)
+        raise _no_lumi(dataset, mask, mask_from)
     if algorithm != "FileBased":
         _drop_split_lumis(selections)
     if total_units:

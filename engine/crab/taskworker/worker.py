@@ -33,6 +33,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 
 from engine.crab.ap.predag import is_automatic, node_outcome, task_outcome
@@ -48,7 +49,7 @@ from engine.crab.taskworker.dagman_creator import DAG_FILE, TaskAd, read_task, t
 from engine.crab.taskworker.sandbox import AP_ARCHIVE, write_sandboxes
 from engine.crab.taskworker.datasets import Catalogue, DatasetError, user_dir
 from engine.crab.taskworker.resubmitter import dag_of, enter_epoch, retry_in_running_dags, running_dagmans
-from engine.crab.taskworker.splitting import SplittingError, count_lumis, split
+from engine.crab.taskworker.splitting import MASK_PARAMETERS, SplittingError, count_lumis, split
 from engine.crab.taskworker.task_input import InputSpec, load_input, locality, refusal
 from engine.crab.wn.job_input import DEFAULT_EVENTS_PER_SECOND
 from engine.crab.taskworker.taskdb import (COMPLETED, EMBEDDED, FAILED, FAILURE_STATUS, HTCONDOR, KILL, KILLED,
@@ -72,14 +73,14 @@ log = logging.getLogger(__name__)
 
 def write_request(task_dir: str, *, input: InputSpec, splitting: str, units_per_job: int, total_units: float,
                   lumi_mask: dict[int, list[tuple[int, int]]] | None, ad: TaskAd,
-                  events_per_lumi: int | None = None) -> None:
+                  events_per_lumi: int | None = None, mask_from: Sequence[str] = MASK_PARAMETERS) -> None:
     """What ``task submit`` hands the worker: the checked configuration, as JSON (the worker never
-    runs the user's crabConfig.py)."""
+    runs the user's crabConfig.py); ``mask_from`` names the parameters that made ``lumi_mask``."""
     os.makedirs(task_dir, exist_ok=True)
     request = {"input": input.as_json(), "splitting": splitting, "units_per_job": units_per_job,
                "total_units": total_units, "events_per_lumi": events_per_lumi,
                "lumi_mask": None if lumi_mask is None else {str(r): ranges for r, ranges in lumi_mask.items()},
-               "ad": asdict(ad)}
+               "mask_from": list(mask_from), "ad": asdict(ad)}
     with open(os.path.join(task_dir, REQUEST_FILE), "w", encoding="utf-8") as f:
         json.dump(request, f, indent=1)
 
@@ -140,6 +141,7 @@ class TaskWorker:
             raise ValueError("no block of the input is left to read: the site lists leave none where the pool runs")
         mask = request["lumi_mask"]
         lumi_mask = None if mask is None else {int(r): [tuple(x) for x in v] for r, v in mask.items()}
+        mask_from = request.get("mask_from", MASK_PARAMETERS)  # a request written before it was recorded
         self._check_locality(request["ad"], dataset, lumi_mask)
         config = load_config(self.state.taskworker_config)
         ad = replace(task_ad(request["ad"]), input_lumis=count_lumis(dataset, lumi_mask),
@@ -147,14 +149,14 @@ class TaskWorker:
         if request["splitting"] == "Automatic":  # the probes first; PreDAG splits the rest
             knobs = config.automatic
             knobs.check_runtime(request["units_per_job"])
-            jobs = probe_split(dataset, knobs, seed=task.name, lumi_mask=lumi_mask)
+            jobs = probe_split(dataset, knobs, seed=task.name, lumi_mask=lumi_mask, mask_from=mask_from)
             ad = replace(ad, automatic={"minutes": request["units_per_job"], "config": knobs.crab(),
                                         "probes": [job.id for job in jobs], "lumi_mask": mask,
                                         "catalogue": user_dir(self.state), "input": spec.as_json()})
         else:
             jobs = split(dataset, algorithm=request["splitting"], units_per_job=request["units_per_job"],
                          total_units=request["total_units"], lumi_mask=lumi_mask,
-                         events_per_lumi=request.get("events_per_lumi"))
+                         events_per_lumi=request.get("events_per_lumi"), mask_from=mask_from)
         if self.dagman is not None:  # the pool's python3 runs the scripts and the job from the task's archives
             ad = replace(ad, file_transfer=True, python="python3", python_path=os.path.join(task.task_dir, AP_ARCHIVE))
             write_sandboxes(task.task_dir)
