@@ -483,6 +483,22 @@ def test_thousands_of_jobs_are_counted_in_full_on_the_info_line_at_80_columns(st
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
 
 
+def test_the_info_lines_job_counts_are_of_the_batches_the_filter_shows(state, tmp_path):
+    """As condor_q's totals with a constraint count the jobs it matched ("Total for query")."""
+    for name, held, count in (("waiting", "false", 3), ("stopped", "true", 2)):
+        job_submit(state, tmp_path / name, "executable = /bin/true\nrequirements = false\n"
+                   f"hold = {held}\nbatch_name = {name}\nqueue {count}\n")
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        await wait_for(pilot, lambda: info(screen).endswith("0 running, 3 idle, 2 held"), "both batches")
+        await pilot.press("slash", *"batch:stopped", "enter")
+        await wait_for(pilot, lambda: "1 of 2 batches" in info(screen), "the filter on")
+        assert info(screen).endswith("0 running, 0 idle, 2 held"), info(screen)
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario)
+
+
 def test_removing_a_dags_batch_removes_its_dagman_and_every_node_job(state, tmp_path):
     from test_ui_dags import notices
 
