@@ -41,6 +41,8 @@ QUEUE_PROJECTION = tuple(dict.fromkeys(BATCH_PROJECTION + (
     "DAGManNodesLog")))
 """A batch's jobs as its screen shows them."""
 _DETAILS = tuple(a for a in QUEUE_PROJECTION if a not in BATCH_PROJECTION)
+# what a batch's opening asks: the details, and where each job's dict is (its id and its followed log)
+_DETAIL_PROJECTION = ("ClusterId", "ProcId", "UserLog", "DAGManNodesLog") + _DETAILS
 HISTORY_PROJECTION = ("ClusterId", "ProcId", "Owner", "JobStatus", "EnteredCurrentStatus", "CompletionDate",
                       "RemoteWallClockTime", "ExitCode", "ExitBySignal", "ExitSignal", "RemoveReason", "LastRemoteHost",
                       "DAGManJobId", "DAGNodeName", "CRAB_ReqName", "CRAB_Id", "JobUniverse")
@@ -238,7 +240,7 @@ class BatchQueue:
         if not wanted:
             return
         clusters = sorted({cluster for cluster, _ in wanted})
-        for ad in schedd.query_values(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})", QUEUE_PROJECTION):
+        for ad in schedd.query_values(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})", _DETAIL_PROJECTION):
             key = (ad["ClusterId"], ad["ProcId"])
             follower = self._followers.get(_followed_log(ad) or "")
             job = self._blind.get(key) or (follower.jobs.get(key) if follower is not None else None)
@@ -249,7 +251,7 @@ class BatchQueue:
                     job[attr] = ad[attr]
                 else:
                     job.pop(attr, None)
-            self._clusters.get(key[0], {}).update((k, ad[k]) for k in _CLUSTER_ATTRS if k in ad)
+            self._clusters.get(key[0], {}).update((k, ad[k]) for k in _DETAILS if k in _CLUSTER_ATTRS and k in ad)
         self._detailed |= wanted  # one not in the answer left the queue: its log tells, or the next answer
         self._details += 1
 
