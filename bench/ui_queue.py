@@ -2,6 +2,7 @@
 
     python3 bench/ui_queue.py [--backend embedded|htcondor] [--dags 450] [--jobs 200] [--big 10000]
                               [--runs 2] [--window 20] [--size 160x50] [--json] [--keep]
+                              [--baseline CHECKOUT]
 
 Set-up (not timed, but reported): the queue of bench/ui_dags.py (``--dags`` DAGs of ``--jobs``
 node jobs, DAGMan jobs held, node jobs idle matching no slot and one in ten held, with their DAG
@@ -24,6 +25,9 @@ a fixed clock and no refresh unasked, and measures
 The baseline, in the same run, is bench/ui_dags.py's: ``condor_q -nobatch`` (``crabtui q
 -nobatch`` on the embedded engine) run ``--polls`` times, the schedd's CPU for one run being what
 polling it every second asks of it every second; loads are counted above the schedd's own.
+With ``--baseline CHECKOUT`` (a checkout of another version, ``git archive``'s say), its code is
+measured too, its runs alternated with this one's on the same queue, and the first paints are
+compared.
 
 Targets (issue 22): first paint < 2 s, a refresh tick < 50 ms of UI-thread CPU, RSS < 500 MB, and
 less schedd load than condor_q every second.
@@ -229,13 +233,15 @@ def measure(args: argparse.Namespace) -> None:
 
 # -------------------------------------------------------------- the runs, from the parent
 
-def run_once(setup: dict, args: argparse.Namespace, run: int, window: float = 0) -> dict:
-    """One run in a fresh process; it holds jobs of the big batch no run held before (procs
-    ``run*2`` on: each run holds at most two outside the window, which holds two more)."""
+def run_once(setup: dict, args: argparse.Namespace, run: int, window: float = 0, code: str | None = None) -> dict:
+    """One run in a fresh process (of ``code``'s crabtui, a checkout's directory, if given); it
+    holds jobs of the big batch no run held before (procs ``run*20`` on: each run holds at most
+    two outside the window, which holds two more)."""
     argv = [sys.executable, __file__, "--measure", setup["state"], "--backend", args.backend, "--big", str(args.big),
             "--size", args.size, "--window", repr(window), "--pid", str(setup["pid"]),
             "--big-cluster", str(setup["big"]), "--big-log", setup["big_log"], "--first-proc", str(run * 20)]
-    done = subprocess.run(argv, capture_output=True, text=True)
+    env = dict(os.environ, PYTHONPATH=code) if code else None
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
     if done.returncode:
         sys.exit(f"the run failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -253,6 +259,7 @@ def main() -> None:
     parser.add_argument("--size", default="160x50", help="terminal size, WIDTHxHEIGHT")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory (the pool's jobs go)")
+    parser.add_argument("--baseline", metavar="CHECKOUT", help="also measure the first paints of this checkout's code")
     for hidden in ("--measure", "--pid", "--big-cluster", "--big-log", "--first-proc"):
         parser.add_argument(hidden, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -270,11 +277,15 @@ def main() -> None:
         setup["big"] = fabricate_big(schedd, workdir, args.big)
         setup["setup_s"] += time.perf_counter() - start
         setup.update(pid=pid, state=state, big_log=os.path.join(workdir, BIG, f"{BIG}.log"))
-        runs = [run_once(setup, args, run) for run in range(args.runs)]
+        runs, baseline = [], []
+        for run in range(args.runs):
+            runs.append(run_once(setup, args, 2 * run))
+            if args.baseline:
+                baseline.append(run_once(setup, args, 2 * run + 1, code=os.path.abspath(args.baseline)))
         cpu, start = daemon_cpu(pid), time.perf_counter()
         time.sleep(args.window)  # the schedd alone, busy with its own work
         idle = {"cpu_s": daemon_cpu(pid) - cpu, "wall_s": time.perf_counter() - start}
-        load = run_once(setup, args, args.runs, args.window)["loads"]
+        load = run_once(setup, args, 2 * args.runs, args.window)["loads"]
         polled = poll_condor_q(condor_q, pid, args.polls)
     jobs = setup["jobs"] + args.dags + args.big
     result = {"backend": args.backend, "jobs": jobs, "batches": args.dags + 1, "big": args.big,
@@ -284,6 +295,10 @@ def main() -> None:
         result[key] = (min if key != "rss_mb" else max)(r[key] for r in runs)
     for key in ("list_refresh", "list_refresh_changed", "batch_refresh", "batch_refresh_changed"):
         result[key] = {k: min(r[key][k] for r in runs) for k in runs[0][key]}
+    if baseline:
+        result["baseline"] = {key: min(r[key] for r in baseline) for key in
+                              ("first_paint_s", "first_fetch_s", "first_queries_s", "batch_first_paint_s")}
+        result["baseline"]["path"] = args.baseline
     result["saw_hold_each"] = [r["list_saw_hold"] for r in runs] + [load[w]["saw_hold"] for w in ("list", "batch")]
     alone = idle["cpu_s"] / idle["wall_s"]
     polled_cpu = polled["cpu_s"] / polled["queries"] - alone * polled["wall_s"] / polled["queries"]
@@ -320,6 +335,12 @@ def print_report(r: dict) -> None:
     print(f"{'  of which the schedd answering its queries':52}{ms(r['first_queries_s'])}")
     print(f"{'first paint: Enter on the big batch to its ' + format(r['big'], ',') + ' jobs':52}"
           f"{ms(r['batch_first_paint_s'])}   < {t['first_paint_s']:g} s  {verdict(ok['batch_first_paint'])}")
+    if "baseline" in r:
+        b = r["baseline"]
+        print(f"baseline {b['path']} (runs alternated with these): first paint {b['first_paint_s']:.2f} s "
+              f"(fetch {b['first_fetch_s']:.2f} s, the schedd {b['first_queries_s']:.2f} s), "
+              f"x{b['first_paint_s'] / r['first_paint_s']:.1f} of this one's; Enter on the big batch "
+              f"{b['batch_first_paint_s']:.2f} s, x{b['batch_first_paint_s'] / r['batch_first_paint_s']:.1f}")
     for key, title in (("list_refresh", "the list, nothing changed"), ("list_refresh_changed", "the list, a job held"),
                        ("batch_refresh", "the batch, nothing changed"),
                        ("batch_refresh_changed", "the batch, a job held")):

@@ -6,7 +6,10 @@ As the DAG list does (:mod:`crabtui.dag_logs`), the whole queue is asked of the 
 :data:`DISCOVER_EVERY` seconds, or at once when asked (ctrl+r, after an action) or when a followed
 log tells of a cluster the last answer did not have; in between, the jobs are followed through
 their user logs (``log =``; a DAG's node job without one, its DAG's nodes log) with
-:class:`QueueFollower`, as condor_watch_q follows them.  A log
+:class:`QueueFollower`, as condor_watch_q follows them.  The whole queue is asked only for what
+the batch rows and the logs' following need (:data:`BATCH_PROJECTION`): at 100,000 jobs each
+attribute more costs the schedd a tenth of a second.  A batch's jobs get the rest
+(:data:`QUEUE_PROJECTION`) when the batch is opened, asked by cluster.  A log
 first seen in an answer has no mark from before the query: if it was written to since the query
 began, its clusters are asked again after its mark, so that no event falls between the two.  Jobs
 whose log cannot be read from here (none, or on a pool's machine) are asked again by cluster every
@@ -30,10 +33,16 @@ from crabtui.snapshots import plain_ads
 from engine.schedd.api import JobStatus
 from engine.schedd.local.userlog import QueueFollower
 
-QUEUE_PROJECTION = tuple(dict.fromkeys(PROJECTIONS["batch"] + (
+BATCH_PROJECTION = tuple(a for a in PROJECTIONS["batch"] if a != "ServerTime") + ("UserLog", "DAGManNodesLog")
+"""What a batch's row is made of (:func:`crabtui.queue_format.batches`), and the logs that follow its jobs."""
+QUEUE_PROJECTION = tuple(dict.fromkeys(BATCH_PROJECTION + (
     "UserLog", "Iwd", "EnteredCurrentStatus", "HoldReason", "RemoteHost", "LastRemoteHost", "JobCurrentStartDate",
     "ShadowBday", "RemoteWallClockTime", "LastRemoteWallClockTime", "RemoteUserCpu", "CRAB_ReqName", "CRAB_Id",
     "DAGManNodesLog")))
+"""A batch's jobs as its screen shows them."""
+_DETAILS = tuple(a for a in QUEUE_PROJECTION if a not in BATCH_PROJECTION)
+# what a batch's opening asks: the details, and where each job's dict is (its id and its followed log)
+_DETAIL_PROJECTION = ("ClusterId", "ProcId", "UserLog", "DAGManNodesLog") + _DETAILS
 HISTORY_PROJECTION = ("ClusterId", "ProcId", "Owner", "JobStatus", "EnteredCurrentStatus", "CompletionDate",
                       "RemoteWallClockTime", "ExitCode", "ExitBySignal", "ExitSignal", "RemoveReason", "LastRemoteHost",
                       "DAGManJobId", "DAGNodeName", "CRAB_ReqName", "CRAB_Id", "JobUniverse")
@@ -127,6 +136,8 @@ class BatchQueue:
         self._shown: dict[tuple[str, str], tuple[tuple, QueueJob]] = {}  # a batch's jobs as last shown
         self._jobs: list[dict[str, Any]] | None = None
         self._listed: tuple[tuple, list, list[QueueJob]] | None = None  # the last batch's jobs, what they came from
+        self._detailed: set[tuple[int, int]] = set()  # jobs whose every QUEUE_PROJECTION attribute was asked
+        self._details = 0  # answers merged into the jobs, for what was made of them
 
     def jobs(self, schedd: Any, now: float, ask: bool = False) -> list[dict[str, Any]]:
         """Every job in the queue, as the last query and the logs since tell."""
@@ -145,9 +156,10 @@ class BatchQueue:
             newest = max(self._clusters, default=0)
             self._blind = {}
             constraint = f"ClusterId > {newest} || member(ClusterId, {{{', '.join(map(str, clusters))}}})"
-            for ad in schedd.query_values(constraint, QUEUE_PROJECTION):
+            for ad in schedd.query_values(constraint, QUEUE_PROJECTION):  # few jobs: all they show
                 self._clusters.setdefault(ad["ClusterId"], {k: ad[k] for k in _CLUSTER_ATTRS if k in ad})
                 self._blind[(ad["ClusterId"], ad["ProcId"])] = dict(ad)
+                self._detailed.add((ad["ClusterId"], ad["ProcId"]))
             self._blind_at = now
             changed = True
         if changed or self._jobs is None:
@@ -163,11 +175,11 @@ class BatchQueue:
     def _ask(self, schedd: Any, now: float) -> None:
         marks = {path: f.mark() for path, f in self._followers.items()}
         began = time.time()
-        ads = schedd.query_values("true", QUEUE_PROJECTION)
+        ads = schedd.query_values("true", BATCH_PROJECTION)
         self.queries += 1
         self._asked_at = self._blind_at = now
         by_log: dict[str, list[Mapping[str, Any]]] = {}
-        self._blind, self._clusters = {}, {}
+        self._blind, self._clusters, self._detailed = {}, {}, set()
         for ad in ads:
             self._clusters.setdefault(ad["ClusterId"], {k: ad[k] for k in _CLUSTER_ATTRS if k in ad})
             log = _followed_log(ad)
@@ -182,7 +194,7 @@ class BatchQueue:
             clusters = sorted({ad["ClusterId"] for path in written for ad in by_log[path]})
             again: dict[str, list[Mapping[str, Any]]] = {path: [] for path in written}
             for ad in schedd.query_values(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})",
-                                          QUEUE_PROJECTION):
+                                          BATCH_PROJECTION):
                 if _followed_log(ad) in again:
                     again[_followed_log(ad)].append(ad)
             by_log.update(again)
@@ -219,9 +231,34 @@ class BatchQueue:
     def asked_at(self) -> float | None:
         return self._asked_at
 
+    def detail(self, schedd: Any, batch: Batch) -> None:
+        """Ask the schedd, by cluster, for what ``batch``'s jobs show beyond their batch's row
+        (:data:`QUEUE_PROJECTION`), for those not asked since the whole queue was: the answer
+        is merged into the jobs as a query's answer seeds a log's, and the events after it
+        follow."""
+        wanted = {(j["ClusterId"], j["ProcId"]) for j in batch.jobs} - self._detailed
+        if not wanted:
+            return
+        clusters = sorted({cluster for cluster, _ in wanted})
+        for ad in schedd.query_values(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})", _DETAIL_PROJECTION):
+            key = (ad["ClusterId"], ad["ProcId"])
+            follower = self._followers.get(_followed_log(ad) or "")
+            job = self._blind.get(key) or (follower.jobs.get(key) if follower is not None else None)
+            if job is None:  # it left the queue, or came after the last answer: the next one has it
+                continue
+            for attr in _DETAILS:
+                if attr in ad:
+                    job[attr] = ad[attr]
+                else:
+                    job.pop(attr, None)
+            self._clusters.get(key[0], {}).update((k, ad[k]) for k in _DETAILS if k in _CLUSTER_ATTRS and k in ad)
+        self._detailed |= wanted  # one not in the answer left the queue: its log tells, or the next answer
+        self._details += 1
+
     def batch_jobs(self, batch: Batch, key: str, ended: list[dict[str, Any]]) -> list[QueueJob]:
-        """:func:`queue_jobs` of ``batch``, the same list while neither the queue nor ``ended`` changed."""
-        made_of = (self._cache[0] if self._cache else None, key)
+        """:func:`queue_jobs` of ``batch``, the same list while neither the queue, its details nor
+        ``ended`` changed."""
+        made_of = (self._cache[0] if self._cache else None, self._details, key)
         cached = self._listed
         if cached is None or cached[0] != made_of or cached[1] is not ended:
             cached = self._listed = (made_of, ended, queue_jobs(batch, ended, self._shown))
@@ -296,6 +333,8 @@ def batch_jobs_snapshot(backend: Any, key: str, now: float, ask: bool = False,
     with backend.schedd() as schedd:
         found, rows = queue.batches(schedd, now, ask)
         batch, row = next(((b, r) for b, r in zip(found, rows) if r.key == key), (None, None))
+        if batch is not None:
+            queue.detail(schedd, batch)
         ended = queue.ended(schedd, batch, key) if batch else []
         owner = backend.owner(schedd)
     jobs = queue.batch_jobs(batch, key, ended) if batch is not None else []

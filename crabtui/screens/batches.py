@@ -88,7 +88,9 @@ class BatchesScreen(UsersListScreen):
         return {b.key: b for b in snapshot.batches if self.all_users or b.owner == snapshot.owner}
 
     def info_text(self) -> str:
-        """The table's summary, whose batches it shows, and the jobs in it by state."""
+        """The table's summary, whose batches it shows, and the jobs by state of the batches it
+        shows: with a filter on, those it lets through, as condor_q's totals count the jobs its
+        constraint matched ("Total for query"), not the whole queue's."""
         snapshot = self.snapshot
         if snapshot is None:
             return ""
@@ -97,7 +99,7 @@ class BatchesScreen(UsersListScreen):
                 return f"None of your jobs is queued; {plural(len(snapshot.batches), 'batches')} of other users " \
                        "(u shows them)."
             return self.EMPTY
-        shown = self.table.items.values()
+        shown = [self.table.items[key] for key in self.table.shown_keys()]
         jobs = ", ".join(f"{sum(getattr(b, a) for b in shown)} {a}" for a in ("running", "idle", "held"))
         who = "all users'" if self.all_users else f"{snapshot.owner}'s"
         text = " · ".join([self.table.describe(self.NOUN), who + ("" if self.all_users else " (u: all)"), jobs])

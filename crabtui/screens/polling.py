@@ -120,6 +120,7 @@ class PollingScreen(Screen):
             return
         self._due = False
         self._fetching = True
+        self.status_bar.asked_at = self.app.clock()
         self._fetch(self.app.clock())
 
     @work(thread=True, exclusive=True, group="fetch", exit_on_error=False)
@@ -134,13 +135,13 @@ class PollingScreen(Screen):
     def on_polling_screen_fetched(self, message: Fetched) -> None:
         self._fetching = False
         self.status_bar.error = ""
-        self.status_bar.updated_at = self.app.clock()
+        self.status_bar.updated_at, self.status_bar.asked_at = self.app.clock(), None
         self.show(message.snapshot)
         self._arm()
 
     def on_polling_screen_fetch_failed(self, message: FetchFailed) -> None:
         self._fetching = False
-        self.status_bar.error = message.error
+        self.status_bar.error, self.status_bar.asked_at = message.error, None
         self.stale_changed()
         self._arm()
 

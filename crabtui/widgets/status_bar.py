@@ -1,8 +1,12 @@
 """The top line of every screen: where you are, and whether what you see is live, paused or stale.
 
 Stale means the engine stopped answering (the last refresh failed, say so and why) or has not
-answered for a while: the age turns amber at 3 refresh intervals, and at 10 it no longer says
-live but how long the engine has not answered (a schedd stopped, not gone, answers nothing).
+answered for a while: the age turns amber at 3 refresh intervals, and at 10 intervals of the
+refresh it was asked for (:attr:`StatusBar.asked_at`; not of a screen that was under another and
+asked nothing) it no longer says live but how long the engine has not answered (a schedd
+stopped, not gone, answers nothing).  Before a screen's first answer it is loading, and past 10
+intervals waiting for that answer: a schedd answering for 100,000 jobs takes seconds, and the
+screen has nothing older to call stale.
 Paused is the user's own freeze (``p``), shown until it is lifted (htop users could not tell
 they had paused).
 A screen under a dialog does not refresh, and says so rather than "live".  A message too long
@@ -21,6 +25,7 @@ SLOW_INTERVALS, STALE_INTERVALS = 3, 10
 class StatusBar(Static):
     crumbs: reactive[str] = reactive("")
     updated_at: reactive[float | None] = reactive(None)
+    asked_at: reactive[float | None] = reactive(None)  # when the refresh not yet answered was asked
     error: reactive[str] = reactive("")
     paused: reactive[bool] = reactive(False)
     covered: reactive[bool] = reactive(False)  # a dialog is open over the screen: it does not refresh
@@ -30,6 +35,10 @@ class StatusBar(Static):
 
     def _age(self) -> float:
         return max(0.0, self.app.clock() - (self.updated_at or self.app.clock()))
+
+    def _waited(self) -> float:
+        """How long the refresh not yet answered has waited for its answer."""
+        return max(0.0, self.app.clock() - (self.asked_at or self.app.clock()))
 
     def render(self) -> Text:
         palette = self.app.palette
@@ -47,10 +56,13 @@ class StatusBar(Static):
                 error = error[:keep // 2] + "…" + error[len(error) - (keep - keep // 2):]
             marker = Text(head + error, style=f"reverse {palette.style('error')}")
         elif self.updated_at is None:
-            marker = Text(" … loading ")
-        elif (age := self._age()) > STALE_INTERVALS * self.app.interval:  # asked, and no answer yet
-            marker = Text(f" ⚠ no answer for {int(age)}s ", style=palette.style("error"))
+            waited = self._waited()
+            marker = Text(f" … waiting for the first answer · {int(waited)}s "
+                          if waited > STALE_INTERVALS * self.app.interval else " … loading ")
+        elif (waited := self._waited()) > STALE_INTERVALS * self.app.interval:  # asked, and no answer yet
+            marker = Text(f" ⚠ no answer for {int(waited)}s ", style=palette.style("error"))
         else:
+            age = self._age()
             role = "warning" if age > SLOW_INTERVALS * self.app.interval else "success"
             marker = Text(f" ● live · {int(age)}s ago ", style=palette.style(role))
         marker.truncate(room, overflow="ellipsis")  # where you are stays readable

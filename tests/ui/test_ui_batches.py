@@ -4,9 +4,12 @@ jobs, a job's ClassAd and output, and hold, release and remove of marked batches
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from pathlib import Path
+
+from textual.app import App
 
 from crabtui.app import CrabApp
 from crabtui.screens.batch import BatchScreen
@@ -17,6 +20,8 @@ from crabtui.screens.dialogs import ConfirmScreen
 from crabtui.screens.help import HelpScreen
 from crabtui.snapshots import Backend
 from crabtui.widgets.log_view import LogView
+from crabtui.widgets.states import DEFAULT_PALETTE
+from crabtui.widgets.status_bar import StatusBar
 from engine.schedd.api import JobStatus
 from engine.schedd.local.client import LocalScheddClient
 from test_ui_dags import Queries, info, held_and_released
@@ -481,6 +486,53 @@ def test_thousands_of_jobs_are_counted_in_full_on_the_info_line_at_80_columns(st
             f"every count whole within 80 columns: {info(screen)}"
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
+
+
+def test_the_info_lines_job_counts_are_of_the_batches_the_filter_shows(state, tmp_path):
+    """As condor_q's totals with a constraint count the jobs it matched ("Total for query")."""
+    for name, held, count in (("waiting", "false", 3), ("stopped", "true", 2)):
+        job_submit(state, tmp_path / name, "executable = /bin/true\nrequirements = false\n"
+                   f"hold = {held}\nbatch_name = {name}\nqueue {count}\n")
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        await wait_for(pilot, lambda: info(screen).endswith("0 running, 3 idle, 2 held"), "both batches")
+        await pilot.press("slash", *"batch:stopped", "enter")
+        await wait_for(pilot, lambda: "1 of 2 batches" in info(screen), "the filter on")
+        assert info(screen).endswith("0 running, 0 idle, 2 held"), info(screen)
+
+    drive(CrabApp(Backend(state), interval=INTERVAL), scenario)
+
+
+def test_a_slow_answer_is_waited_for_not_called_no_answer_since_the_last_one():
+    """100,000 jobs take the schedd seconds to tell: the first answer is waited for, and a list
+    back from under a batch's screen (asking again now, its last answer long ago) has not gone
+    unanswered; a refresh unanswered for 10 intervals is."""
+    now = 1_700_000_000.0
+
+    class BarApp(App):
+        palette, interval = DEFAULT_PALETTE, 1.0
+
+        def clock(self) -> float:
+            return now
+
+        def compose(self):
+            yield StatusBar()
+
+    async def main():
+        async with BarApp().run_test(size=(120, 3)) as pilot:
+            bar = pilot.app.query_one(StatusBar)
+            shown = {}
+            for case, (updated, asked) in {"first": (None, now - 15), "back": (now - 40, now - 2),
+                                           "stopped": (now - 40, now - 15)}.items():
+                bar.updated_at, bar.asked_at = updated, asked
+                await pilot.pause()
+                shown[case] = bar.render().plain.strip()
+            assert shown["first"].endswith("… waiting for the first answer · 15s"), shown
+            assert "no answer" not in shown["back"] and "live · 40s ago" in shown["back"], shown
+            assert shown["stopped"].endswith("⚠ no answer for 15s"), shown
+
+    asyncio.run(main())
 
 
 def test_removing_a_dags_batch_removes_its_dagman_and_every_node_job(state, tmp_path):

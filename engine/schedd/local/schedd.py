@@ -1174,6 +1174,8 @@ class LocalSchedd:
 
     def _matching(self, constraint: str) -> list[tuple[JobId, classad2.ClassAd]]:
         """The queue's jobs for which a ClassAd constraint is true, in job id order."""
+        if constraint.strip().lower() == "true":  # the whole queue (a monitor's): no ad to evaluate
+            return sorted(self.jobs.items())
         expr = _constraint(constraint)
         return [(key, ad) for key, ad in sorted(self.jobs.items()) if expr.eval(scope=ad) is True]
 
