@@ -47,7 +47,6 @@ import resource
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from contextlib import ExitStack, contextmanager
 
@@ -213,21 +212,19 @@ def daemon_cpu(pid: int) -> float:
     return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
-# -------------------------------------------------------------- one run, in its own process
-
-async def session(args: argparse.Namespace) -> dict:
+def instrumented_app(first, screens):
+    """The app as these benchmarks run it, opening on ``first``: the ``fetch`` (worker thread) and
+    ``show`` (UI thread) of each of ``screens`` timed in ``calls`` (name, CPU s of its thread) and
+    ``walls`` (each fetch's wall s), the schedd's queries counted in ``queries`` (how many, their
+    wall s), and each screen's first paint noted in ``BenchApp.shown``: when a terminal would
+    first have been sent its rows.  Returns (BenchApp, calls, walls, queries)."""
     import crabtui.app as app_module
-    from textual import events
-
     from crabtui.app import CrabApp
-    from crabtui.screens.dag import DagScreen
-    from crabtui.screens.dags import DagsScreen
     from crabtui.snapshots import Backend
-    from engine.state import StateDir
 
-    calls: list[tuple[str, float]] = []  # (fetch or show, CPU s of its thread)
-    walls: list[float] = []  # wall s of each fetch
-    for cls in (DagsScreen, DagScreen):
+    calls: list[tuple[str, float]] = []
+    walls: list[float] = []
+    for cls in screens:
         for name in ("fetch", "show"):
             def timed(self, *a, _fn=getattr(cls, name), _name=name):
                 cpu, wall = time.thread_time(), time.perf_counter()
@@ -238,7 +235,7 @@ async def session(args: argparse.Namespace) -> dict:
                     if _name == "fetch":
                         walls.append(time.perf_counter() - wall)
             setattr(cls, name, timed)
-    queries = [0, 0.0]  # how many, and their wall time
+    queries = [0, 0.0]
     schedd_of = Backend.schedd
 
     @contextmanager
@@ -247,7 +244,7 @@ async def session(args: argparse.Namespace) -> dict:
             yield _Counting(client, queries)
 
     Backend.schedd = counted
-    app_module.TasksScreen = DagsScreen  # the app opens on the DAG list
+    app_module.TasksScreen = first
 
     class BenchApp(CrabApp):
         CSS_PATH = os.path.join(os.path.dirname(app_module.__file__), CrabApp.CSS_PATH)
@@ -262,26 +259,45 @@ async def session(args: argparse.Namespace) -> dict:
             if type(screen) not in self.shown and table is not None and table.row_count:
                 self.shown[type(screen)] = time.perf_counter()
 
+    return BenchApp, calls, walls, queries
+
+
+async def refresh_tick(app, pilot, calls: list[tuple[str, float]]) -> dict:
+    """One refresh of the screen on top, asked now: CPU of the UI thread and of the process, and
+    of its fetch and show."""
+    screen = app.screen
+    await app_updated(app, pilot)
+    n = len(calls)
+    ui, total = time.thread_time(), time.process_time()
+    screen.refresh_now(even_if_paused=True)
+    await app_until(app, lambda: len(calls) >= n + 2, "a refresh", timeout=600)
+    await app_updated(app, pilot)
+    done = dict(calls[n:])
+    return {"ui_cpu_s": time.thread_time() - ui, "cpu_s": time.process_time() - total,
+            "fetch_cpu_s": done["fetch"], "show_cpu_s": done["show"]}
+
+
+def best_tick(runs: list[dict]) -> dict:
+    return min(runs, key=lambda r: r["ui_cpu_s"])
+
+
+# -------------------------------------------------------------- one run, in its own process
+
+async def session(args: argparse.Namespace) -> dict:
+    from textual import events
+
+    from crabtui.screens.dag import DagScreen
+    from crabtui.screens.dags import DagsScreen
+    from crabtui.snapshots import Backend
+    from engine.state import StateDir
+
+    BenchApp, calls, walls, queries = instrumented_app(DagsScreen, (DagsScreen, DagScreen))
+
     def until(condition, what: str):  # app and pilot are bound further down
         return app_until(app, condition, what, timeout=600)
 
-    def updated():
-        return app_updated(app, pilot)
-
-    async def refresh() -> dict:
-        screen = app.screen
-        await updated()
-        n = len(calls)
-        ui, total = time.thread_time(), time.process_time()
-        screen.refresh_now(even_if_paused=True)
-        await until(lambda: len(calls) >= n + 2, "a refresh")
-        await updated()
-        done = dict(calls[n:])
-        return {"ui_cpu_s": time.thread_time() - ui, "cpu_s": time.process_time() - total,
-                "fetch_cpu_s": done["fetch"], "show_cpu_s": done["show"]}
-
-    def best(runs: list[dict]) -> dict:
-        return min(runs, key=lambda r: r["ui_cpu_s"])
+    def refresh():
+        return refresh_tick(app, pilot, calls)
 
     backend = Backend(StateDir(args.measure), args.backend)
     now = time.time()
@@ -311,7 +327,7 @@ async def session(args: argparse.Namespace) -> dict:
                           held_job=held)
             return result
         await pilot.pause()
-        result["list_refresh"] = best([await refresh() for _ in range(REFRESHES)])
+        result["list_refresh"] = best_tick([await refresh() for _ in range(REFRESHES)])
         held = await asyncio.to_thread(_hold_one, args)
         changed = []
         for _ in range(REFRESHES):
@@ -328,7 +344,7 @@ async def session(args: argparse.Namespace) -> dict:
         screen = app.screen
         await pilot.pause()
         result["dag_rows"] = screen.table.row_count
-        result["dag_refresh"] = best([await refresh() for _ in range(REFRESHES)])
+        result["dag_refresh"] = best_tick([await refresh() for _ in range(REFRESHES)])
         result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         result["queries"] = queries[0]
     return result
@@ -486,7 +502,7 @@ def print_report(r: dict) -> None:
               f"{verdict(a['ui_cpu_s'] < t['refresh_cpu_s'])}")
         print(f"{'  all threads (the fetch reading the logs)':52}{ms(a['cpu_s'])}   (fetch {ms(a['fetch_cpu_s'])})")
     print(f"{'peak RSS':52}{r['rss_mb']:7.1f} MB   < {t['rss_mb']:g} MB  {verdict(ok['rss'])}")
-    f, q, i, load = r["follow"], r["condor_q"], r["idle"], r["load"]
+    q, i, load = r["condor_q"], r["idle"], r["load"]
     print(f"schedd load (its CPU above the {i['cpu_s'] / i['wall_s'] * 100:.1f} % it uses alone):"
           f"{'queries/s':>14}  {'daemon CPU':>12}")
     print(f"{'  the DAG list, refreshing every second for ' + format(r['window_s'], 'g') + ' s':52}"

@@ -43,11 +43,12 @@ import resource
 import subprocess
 import sys
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 
 from benchlib import announce, report, run_main, scratch_dir, verdict
-from ui_dags import NOWHERE, REFRESHES, TARGETS, _Counting, daemon_cpu, engine, fabricate, poll_condor_q
-from ui_task import app_until, app_updated, python_loop
+from ui_dags import (NOWHERE, REFRESHES, TARGETS, best_tick, daemon_cpu, engine, fabricate, instrumented_app,
+                     poll_condor_q, refresh_tick)
+from ui_task import app_until, python_loop
 
 BIG = "big"
 
@@ -66,69 +67,20 @@ def fabricate_big(schedd, workdir: str, procs: int) -> int:
 # -------------------------------------------------------------- one run, in its own process
 
 async def session(args: argparse.Namespace) -> dict:
-    import crabtui.app as app_module
     from textual import events
 
-    from crabtui.app import CrabApp
     from crabtui.screens.batch import BatchScreen
     from crabtui.screens.batches import BatchesScreen
     from crabtui.snapshots import Backend
     from engine.state import StateDir
 
-    calls: list[tuple[str, float]] = []  # (fetch or show, CPU s of its thread)
-    walls: list[float] = []
-    for cls in (BatchesScreen, BatchScreen):
-        for name in ("fetch", "show"):
-            def timed(self, *a, _fn=getattr(cls, name), _name=name):
-                cpu, wall = time.thread_time(), time.perf_counter()
-                try:
-                    return _fn(self, *a)
-                finally:
-                    calls.append((_name, time.thread_time() - cpu))
-                    if _name == "fetch":
-                        walls.append(time.perf_counter() - wall)
-            setattr(cls, name, timed)
-    queries = [0, 0.0]
-    schedd_of = Backend.schedd
-
-    @contextmanager
-    def counted(self):
-        with schedd_of(self) as client:
-            yield _Counting(client, queries)
-
-    Backend.schedd = counted
-    app_module.TasksScreen = BatchesScreen  # the app opens on the queue view
-
-    class BenchApp(CrabApp):
-        CSS_PATH = os.path.join(os.path.dirname(app_module.__file__), CrabApp.CSS_PATH)
-        shown: dict[type, float] = {}
-
-        def _display(self, screen, renderable) -> None:
-            super()._display(screen, renderable)
-            if renderable is None or self._batch_count:
-                return
-            renderable.render_segments(self.console)  # what a terminal would be sent
-            table = getattr(screen, "table", None)
-            if type(screen) not in self.shown and table is not None and table.row_count:
-                self.shown[type(screen)] = time.perf_counter()
+    BenchApp, calls, walls, queries = instrumented_app(BatchesScreen, (BatchesScreen, BatchScreen))
 
     def until(condition, what: str):
         return app_until(app, condition, what, timeout=600)
 
-    def updated():
-        return app_updated(app, pilot)
-
-    async def refresh() -> dict:
-        screen = app.screen
-        await updated()
-        n = len(calls)
-        ui, total = time.thread_time(), time.process_time()
-        screen.refresh_now(even_if_paused=True)
-        await until(lambda: len(calls) >= n + 2, "a refresh")
-        await updated()
-        done = dict(calls[n:])
-        return {"ui_cpu_s": time.thread_time() - ui, "cpu_s": time.process_time() - total,
-                "fetch_cpu_s": done["fetch"], "show_cpu_s": done["show"]}
+    def refresh():
+        return refresh_tick(app, pilot, calls)
 
     async def until_held(count, job: str) -> list[dict]:
         """Refreshes until ``count()`` grew after ``job`` was held through the schedd."""
@@ -140,9 +92,6 @@ async def session(args: argparse.Namespace) -> dict:
             if count() > before:
                 break
         return changed
-
-    def best(runs: list[dict]) -> dict:
-        return min(runs, key=lambda r: r["ui_cpu_s"])
 
     backend = Backend(StateDir(args.measure), args.backend)
     now = time.time()
@@ -183,7 +132,7 @@ async def session(args: argparse.Namespace) -> dict:
             result["loads"] = loads
             return result
         await pilot.pause()
-        result["list_refresh"] = best([await refresh() for _ in range(REFRESHES)])
+        result["list_refresh"] = best_tick([await refresh() for _ in range(REFRESHES)])
         held = list_held()
         result["list_refresh_changed"] = (await until_held(list_held, next(jobs)))[-1]
         result["list_saw_hold"] = list_held() > held
@@ -196,7 +145,7 @@ async def session(args: argparse.Namespace) -> dict:
         await until(lambda: screen.table.row_count >= args.big, f"{args.big} jobs")
         result["batch_rows"] = screen.table.row_count
         await pilot.pause()
-        result["batch_refresh"] = best([await refresh() for _ in range(REFRESHES)])
+        result["batch_refresh"] = best_tick([await refresh() for _ in range(REFRESHES)])
 
         def batch_held() -> int:
             return sum(1 for j in screen.table.items.values() if j.status == 5)
