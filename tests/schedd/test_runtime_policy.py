@@ -68,6 +68,30 @@ def test_leave_in_queue_true_keeps_a_removed_job_too(schedd):
     assert types_for(log.all(), job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_ABORTED]
 
 
+def test_rm_forcex_takes_out_a_removed_job_leave_in_queue_kept(schedd):
+    """``leave_in_queue = true`` then condor_rm: the job stays, status X; condor_rm -forcex sets
+    LeaveJobInQueue false and the job leaves for the history, as on the pool (seen with 23.9.6:
+    gone from condor_q, ``LeaveJobInQueue`` false in condor_history), its abort logged once."""
+    cluster = schedd.submit("""
+        executable = /bin/sleep
+        arguments = 600
+        log = forced.log
+        leave_in_queue = true
+        queue
+        """).cluster
+    job = f"{cluster}.0"
+    schedd.wait_running(job)
+    assert schedd.cli("rm", job).returncode == 0
+    log = EventReader(schedd.work / "forced.log")
+    log.wait_type(ET.JOB_ABORTED, job)
+    assert schedd.wait_status(job, JobStatus.REMOVED)
+    forced = schedd.cli("rm", "-forcex", job)
+    assert (forced.returncode, forced.stdout.strip()) == (0, f"Job {job} removed locally (remote state unknown)")
+    history = schedd.wait_history(job)
+    assert history["JobStatus"] == JobStatus.REMOVED and history["LeaveJobInQueue"] is False
+    assert types_for(log.all(), job) == [ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_ABORTED]
+
+
 def test_allowed_job_duration_holds_a_job_that_runs_too_long(schedd):
     """``allowed_job_duration = 1``: the shadow holds the running job, code 46, subcode 0, with
     HTCondor's short time in the reason, and logs the hold without a JOB_EVICTED."""

@@ -964,6 +964,10 @@ class LocalSchedd:
             for ad in ads:
                 if self.jobs.get(job_id(ad)) is not ad:  # gone with its DAGMan job, earlier in ``ads``
                     continue
+                if force and "JobFinishedHookDone" in ad:  # kept by leave_in_queue, its JOB_ABORTED logged
+                    ad["LeaveJobInQueue"] = False  # as 23.9.6's condor_rm -forcex sets it: the job leaves
+                    self._leave_queue(ad, logged=True)
+                    continue
                 if ad["JobStatus"] != JobStatus.REMOVED:
                     _enter(ad, JobStatus.REMOVED, now)
                 ad["EnteredCurrentStatus"] = now
@@ -1020,13 +1024,14 @@ class LocalSchedd:
         if held:
             self._log(ad, JobHeldEvent, when=when, **held)
 
-    def _leave_queue(self, ad: classad2.ClassAd) -> None:
+    def _leave_queue(self, ad: classad2.ClassAd, logged: bool = False) -> None:
         """Inside a unit: a completed or removed job moves to the history, unless its
         ``LeaveJobInQueue`` (leave_in_queue) is true: it stays, status C or X, as 23.9.6 keeps it
-        (``JobStatus == 4``: a completed job stays until condor_rm)."""
+        (``JobStatus == 4``: a completed job stays until condor_rm). ``logged``: its end is in the
+        user log already (a job kept until condor_rm -forcex)."""
         key = job_id(ad)
         now = int(self.clock())
-        if ad["JobStatus"] == JobStatus.REMOVED:
+        if ad["JobStatus"] == JobStatus.REMOVED and not logged:
             self._log(ad, JobAbortedEvent, reason=ad.get("RemoveReason", ""))
         ad["JobFinishedHookDone"] = now
         if _eval(ad, "LeaveJobInQueue") is True:
