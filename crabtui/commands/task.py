@@ -579,10 +579,11 @@ class _Submitter:
     def __exit__(self, *exc) -> None:
         os.unlink(self.record)
 
-    def submit(self, cfg) -> str:
+    def submit(self, cfg, wait: bool = False) -> str:
         """Make the task's project directory, as crab submit makes it before it sends the task, then
         submit; a refused submission takes the directory away again, so that it can be retried as it
-        is (crab keeps it, and the retry is refused for it)."""
+        is (crab keeps it, and the retry is refused for it).  ``wait``: a script's
+        crabCommand('submit', wait=True), which waits as --wait does."""
         from engine.crab.client import project
         from engine.crab.client.crab_config_py import SubmitFailed
         from engine.crab.client.last_task import remember
@@ -617,7 +618,7 @@ class _Submitter:
                    f"'{again(self.ctx)} task list' or '{again(self.ctx)} task status -d {shown}'.")
         remember(self.state, done.name)
         self._append({"task": done.name})
-        if self.wait:
+        if self.wait or wait:
             self._wait(done.name)
         return done.name
 

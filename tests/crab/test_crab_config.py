@@ -857,7 +857,7 @@ class Recorder:
     def __init__(self, refuse: str | None = None):
         self.submitted, self.refusals, self.refuse = [], [], refuse
 
-    def submit(self, cfg):
+    def submit(self, cfg, wait=False):
         if cfg.request_name == self.refuse:
             self.refused(f"a task named {cfg.request_name} exists already")
             raise SubmitFailed(f"a task named {cfg.request_name} exists already")

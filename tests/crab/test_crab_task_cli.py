@@ -965,6 +965,23 @@ def test_crab_submit_dryrun_prints_the_jobs_and_submits_nothing(tmp_path, state)
         "ERROR: crab proceed submits a task a dry run left on the CRAB server; crabtui's --dryrun records nothing")
 
 
+def test_a_script_submitting_with_wait_waits_as_crab_submit_wait_does(tmp_path, state):
+    """crabCommand('submit', config=config, wait=True) is crab submit --wait from a script: the call
+    returns once the task worker has processed the task, having printed its status as it changed."""
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "submit_wait.py").write_text(crab_config_py("zee_wait", scale=0.5) + textwrap.dedent("""\
+        from CRABAPI.RawCommand import crabCommand
+        res = crabCommand('submit', config=config, wait=True)
+        print('returned', res['requestname'])
+        """))
+    done = crabtui(state, "task", "submit", "submit_wait.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("\nWaiting for task to be processed\nTask status: ") == 1, done.stdout
+    assert "\nTask status: SUBMITTED\nSuccess: Your task has been processed and your jobs have been submitted " \
+           "successfully.\nreturned zee_wait\n" in done.stdout, done.stdout
+    assert task_row(state, "zee_wait", tmp_path)["status"] == "SUBMITTED"  # when the call returned, not later
+
+
 def test_crab_command_lines_as_users_paste_them(tmp_path, state):
     """Parameters alone read crabConfig.py (crab's validateSubmitOptions), --wait waits until the task
     worker has submitted the task, as crab's checkStatusLoop does, crab tasks' options filter the list, and options and commands crab has not (status --idle), no longer

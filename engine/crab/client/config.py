@@ -463,9 +463,10 @@ def with_overrides(source: str, sections: dict[str, dict[str, Any]],
 class Submitter(Protocol):
     """Where a crabConfig.py's ``crabCommand('submit', config=X)`` calls go (:func:`run_crab_config`)."""
 
-    def submit(self, cfg: TaskConfig) -> str:
+    def submit(self, cfg: TaskConfig, wait: bool = False) -> str:
         """Submit ``cfg`` and return its task name, or raise
-        :class:`~engine.crab.client.crab_config_py.SubmitFailed` saying why it was not."""
+        :class:`~engine.crab.client.crab_config_py.SubmitFailed` saying why it was not; with
+        ``wait``, once the task worker has processed the task, as ``crab submit --wait``."""
 
     def dry_run(self, cfg: TaskConfig) -> None:
         """Print the jobs ``cfg`` would have, as ``crab submit --dryrun``, or raise
@@ -508,7 +509,7 @@ def run_crab_config(path: str | os.PathLike[str], submitter: Submitter | None = 
     if not _is_py(source):
         raise ConfigError(f"{source}: only a crabConfig.py (*.py) runs as a script.", path=source)
 
-    def submit(sections: dict[str, dict[str, Any]], dryrun: bool = False) -> dict[str, str]:
+    def submit(sections: dict[str, dict[str, Any]], dryrun: bool = False, wait: bool = False) -> dict[str, str]:
         try:
             cfg = _Builder(source, sections, now).build()
         except ConfigError as e:
@@ -519,7 +520,7 @@ def run_crab_config(path: str | os.PathLike[str], submitter: Submitter | None = 
             if submitter:
                 submitter.dry_run(cfg)
             return {"requestname": cfg.request_name, "uniquerequestname": ""}
-        return {"requestname": cfg.request_name, "uniquerequestname": submitter.submit(cfg) if submitter else ""}
+        return {"requestname": cfg.request_name, "uniquerequestname": submitter.submit(cfg, wait) if submitter else ""}
 
     try:
         loaded = run_config(source, submit, main=main, argv=argv, commands=commands)

@@ -115,8 +115,9 @@ class CommandFailed(Exception):
 
 
 Sections = dict[str, dict[str, Any]]
-Submit = Callable[[Sections, bool], dict[str, str]]
-"""Submits (or, if the bool is set, dry-runs) a config passed to crabCommand."""
+Submit = Callable[[Sections, bool, bool], dict[str, str]]
+"""Submits (or, if the first bool is set, dry-runs) a config passed to crabCommand; the second is
+crab submit's --wait: wait until the task worker has processed the task."""
 Commands = Mapping[str, Callable[[list[str]], Any]]
 """crab's other commands a multi-crab script may call, by name: each takes the command line
 crabCommand makes of the call's arguments (``['--dir', 'crab_projects/crab_x']``)."""
@@ -287,7 +288,8 @@ def _crab_command(submit: Submit, commands: Commands, exceptions: _Exceptions,
         if kwargs.get("instance") is not None:  # crab's --instance, over General.instance and checked as it is
             sections.setdefault("General", {})["instance"] = kwargs["instance"]
         try:
-            return submit(sections, bool(kwargs.get("dryrun")) or "--dryrun" in args)  # crab submit --dryrun
+            return submit(sections, bool(kwargs.get("dryrun")) or "--dryrun" in args,  # crab submit --dryrun
+                          bool(kwargs.get("wait")) or "--wait" in args)  # and --wait
         except SubmitFailed as e:
             raise (exceptions.ConfigurationException if e.configuration else ClientException)(str(e)) from None
 
