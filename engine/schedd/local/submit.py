@@ -104,7 +104,8 @@ _HANDLED = {
 } | set(_EXPRESSIONS) | set(_STRINGS) | set(_ALIASES)
 # The other commands of condor_submit 23.9.6's manual that it looks up for a job of these
 # universes, so that a line setting one is used even where crabtui ignores it; those of the grid,
-# vm and parallel universes only (ec2_*, vm_*, machine_count, ...) it warns of as unused.
+# vm and parallel universes only (grid_resource, ec2_*, vm_*, machine_count, rendezvousdir, ...) it
+# warns of as unused.
 _LOOKED_UP = frozenset({
     "aws_access_key_id_file", "aws_region", "aws_secret_access_key_file", "checkpoint_destination",
     "checkpoint_exit_code", "container_image", "container_service_names", "container_target_dir",
@@ -112,14 +113,17 @@ _LOOKED_UP = frozenset({
     "cron_window", "cuda_version", "delegate_job_gsi_credentials_lifetime", "docker_network_type",
     "docker_override_entrypoint", "docker_pull_policy", "email_attributes", "encrypt_execute_directory",
     "erase_output_and_error_on_restart", "gpus_minimum_capability", "gpus_minimum_memory",
-    "gpus_minimum_runtime", "grid_resource", "gs_access_key_id_file", "gs_secret_access_key_file", "image_size",
+    "gpus_minimum_runtime", "gs_access_key_id_file", "gs_secret_access_key_file", "image_size",
     "jar_files", "java_vm_args", "job_machine_attrs_history_length", "kill_sig_timeout", "load_profile",
     "manifest", "manifest_dir", "match_list_length", "max_idle", "max_job_retirement_time", "max_materialize",
     "max_transfer_input_mb", "max_transfer_output_mb", "noop_job", "noop_job_exit_code", "noop_job_exit_signal",
-    "periodic_vacate", "preserve_relative_paths", "public_input_files", "remote_initialdir", "rendezvousdir",
+    "periodic_vacate", "preserve_relative_paths", "public_input_files", "remote_initialdir",
     "require_gpus", "run_as_owner", "scitokens_file", "skip_if_dataflow", "stack_size", "starter_debug",
     "starter_log", "transfer_container", "transfer_error", "transfer_output", "transfer_plugins",
     "ulog_execute_attrs", "use_scitokens", "materialize_max_idle", "jobmaterializelimit", "jobmaterializemaxidle",
+    # the standard universe's, which 23.9.6 still reads for a vanilla job
+    "want_io_proxy", "buffer_size", "buffer_block_size", "buffer_files", "append_files", "compress_files",
+    "fetch_files", "local_files", "file_remaps",
 })
 # A macro a value refers to: $(name), $(name:default), $Fnx(name), $INT(name), ...; not $$(slot
 # attribute) nor $ENV(variable).
