@@ -270,3 +270,16 @@ def test_the_standard_universe_commands_condor_submit_still_reads_are_not_warned
     assert result.stderr.splitlines() == [
         "WARNING: the line 'rendezvousdir = /tmp' was unused by condor_submit. Is it a typo?",
         "WARNING: the line 'grid_resource = batch slurm' was unused by condor_submit. Is it a typo?"]
+
+
+def test_a_queue_variable_nothing_uses_is_warned_of_as_condor_submit_does(schedd):
+    """condor_submit 23.9.6 on the test pool, for this file: the Queue variable's warning sorts
+    with the lines', by name, last first."""
+    text = ("executable = /bin/true\nhold = true\narguments = $(used)\nzz = $(undefinedthing)\nyy = 2\n"
+            "queue Name, used from (\n  a, b\n  c, d\n)\n")
+    result = submit_stdin(schedd, text, "-terse")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "WARNING: the line 'zz = $(undefinedthing)' was unused by condor_submit. Is it a typo?",
+        "WARNING: the line 'yy = 2' was unused by condor_submit. Is it a typo?",
+        "WARNING: the Queue variable 'Name' was unused by condor_submit. Is it a typo?"]

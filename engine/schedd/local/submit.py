@@ -252,8 +252,8 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
     """condor_submit 23.9.6's warning for each line whose macro nothing used, in its words and
     order (by name, last first), so that a misspelled command (``reqest_memory = 2000``) is
     noticed.  Used: a command condor_submit looks up, a macro a used value, a queue statement or
-    an ``if`` refers to, a queue statement's variables; ``+Attr`` and ``MY.Attr`` lines set job
-    attributes, not macros.  A description that does not parse is left to the submit to refuse."""
+    an ``if`` refers to; ``+Attr`` and ``MY.Attr`` lines set job attributes, not macros.  A queue
+    statement's variable nothing refers to is warned of too, in its own words.  A description that does not parse is left to the submit to refuse."""
     try:
         submit = parse_description(dataclasses.replace(description, text=queue_statements(description.text)[-1]))
     except SubmitError:
@@ -264,9 +264,10 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
     used: set[str] = set()
     pending = [name for name in keys if name in _HANDLED or name in _LOOKED_UP or _CUSTOM_REQUEST.match(name)
                or name.startswith(("my.", "+"))]
+    variables: dict[str, str] = {}  # a queue statement's, which 23.9.6 warns of too when nothing uses them
     for qargs in _QUEUE_LINE.findall(description.text):
         items = _ITEM_NAMES.match(qargs)
-        pending += re.split(r"[,\s]+", items.group(1).lower()) if items else []
+        variables |= {name.lower(): name for name in (re.split(r"[,\s]+", items.group(1)) if items else [])}
         pending += [ref.lower() for ref in _MACRO_REF.findall(qargs)]
     pending += _tested_by_ifs(description.text, {key.lower() for key in description.prepend or {}})
     while pending:
@@ -276,8 +277,10 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
         used.add(name)
         if name in keys:
             pending += [ref.lower() for ref in _MACRO_REF.findall(submit[keys[name]])]
-    unused = sorted((name for name in keys if name not in used), reverse=True)
-    return [f"WARNING: the line '{keys[name]} = {submit[keys[name]]}' was unused by condor_submit. Is it a typo?"
+    unused = sorted({name for name in [*keys, *variables] if name not in used}, reverse=True)
+    return [f"WARNING: the Queue variable '{variables[name]}' was unused by condor_submit. Is it a typo?"
+            if name in variables else
+            f"WARNING: the line '{keys[name]} = {submit[keys[name]]}' was unused by condor_submit. Is it a typo?"
             for name in unused]
 
 
