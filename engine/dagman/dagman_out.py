@@ -567,21 +567,27 @@ _DUMP = re.compile(r"\s*(Node Name|Node return val|Error|Node Status): ?(.*)$")
 _PRE_WORDS = ("script", "pre_ok", "pre_failed", "pre_died", "pre_skip", "submitting", "retrying")
 
 
-def failed_at_pre(path: str) -> dict[str, str]:
+def failed_at_pre(path: str) -> dict[str, tuple[str, int]]:
     """The nodes whose last word in the dagman.out ``path`` is their PRE script's failure, with
-    DAGMan's words for it: a node with no retry left fails there, its job never submitted, and
-    nothing but this log tells of it (23.9.6 writes no event of a PRE script to the nodes log).
-    A retry, or a DAGMan run again in recovery, runs the PRE script again and ends that word."""
+    DAGMan's words for it and the retry it was (its last "Retrying node" of that run, else 0): a
+    node with no retry left fails there, its job never submitted, and nothing but this log tells
+    of it (23.9.6 writes no event of a PRE script to the nodes log).  A retry, or a DAGMan run
+    again in recovery, runs the PRE script again and ends that word."""
     last: dict[str, OutRecord] = {}
+    retries: dict[str, int] = {}
     try:
         records = DagmanOutReader(path).read()
     except FileNotFoundError:
         return {}
     for record in records:
-        if record.what in _PRE_WORDS:
+        if record.what == "starting_up":  # a new run counts its retries from 0
+            retries.clear()
+        elif record.what in _PRE_WORDS:
             last[record.node] = record
+            if record.what == "retrying":
+                retries[record.node] = record.values[0]
     return {node: (f"PRE script failed with status {r.values[0]}" if r.what == "pre_failed" else
-                   f"PRE script died on signal {r.values[0]} ({signal.strsignal(r.values[0])})")
+                   f"PRE script died on signal {r.values[0]} ({signal.strsignal(r.values[0])})", retries.get(node, 0))
             for node, r in last.items() if r.what in ("pre_failed", "pre_died")}
 
 

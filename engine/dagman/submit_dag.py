@@ -198,8 +198,6 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
     elif options.do_rescue_from is not None:
         pass  # a rerun from a rescue DAG writes over the earlier run's files
     elif options.load_save:  # condor_submit_dag: a save file reruns over the earlier run's files
-        if options.do_rescue_from is not None:
-            raise _error(dag_file, "-load_save and -dorescuefrom cannot be used together: DAGMan starts from one of them")
         path = save_file_path(dag_file, options.load_save)
         if not os.path.exists(path):
             raise _error(path, f"-load_save {options.load_save}: there is no such save file")

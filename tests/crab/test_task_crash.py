@@ -416,3 +416,36 @@ def test_a_prejob_killed_on_its_nodes_last_retry_leaves_its_job_failed_and_resub
     TaskWorker._decide_dead_scripts(task)  # the worker looks again: nothing changes
     state_file = json.loads((tmp_path / "retry_state" / "job.2.json").read_text())
     assert [a["action"] for a in state_file["attempts"]] == ["fatal"]
+
+
+def test_a_probe_whose_prejob_dies_before_recording_on_every_retry_is_read_failed(tmp_path):
+    """A probe (RETRY 3) whose PreJob is killed, or fails, before it records an attempt, on each of
+    DAGMan's tries: the node fails at its PRE script with no retry left, but the job's state holds
+    no attempt, so PreDAG, counting retries from it, took it for one DAGMan would run again and
+    waited for it for ever.  DAGMan's own "Retrying node ... (retry #3 of 3)" says it was the last."""
+    from engine.crab.ap import predag
+    from engine.crab.taskworker.automatic import AutomaticConfig, probe_split
+    from engine.dagman.dagman_out import DagmanOut
+
+    dataset = Catalogue(None).load(MC)
+    knobs = AutomaticConfig()
+    probes = probe_split(dataset, knobs, seed="auto")
+    ad = TaskAd(name="240101_000000:alice_crab_auto", user="alice", dataset=MC, max_memory_mb=2000,
+                max_runtime_min=180, num_cores=1, priority=10, site_whitelist=(), site_blacklist=(),
+                storage_site=None, time_scale=100.0, max_retries=3,
+                automatic={"minutes": 180, "config": knobs.crab(), "probes": [j.id for j in probes],
+                           "catalogue": None})
+    task_dir = str(tmp_path)
+    write_task(task_dir, ad, dataset, probes)
+    victim = probes[0].id
+    with DagmanOut(os.path.join(task_dir, "RunJobs.dag.dagman.out")) as out:  # as DAGMan logs it
+        for retry in range(4):
+            if retry:
+                out.retrying_node(f"Job{victim}", retry, 3)
+            out.running_script("PRE", f"Job{victim}")
+            out.pre_script_failed(f"Job{victim}", 1)
+    predag.main(["processing", str(len(probes)), "0", task_dir])
+    assert predag.node_outcome(task_dir, victim) == "failed"
+    state_file = json.loads((tmp_path / "retry_state" / f"job.{victim}.json").read_text())
+    assert [a["reason"] for a in state_file["attempts"]] == [
+        "Its PreJob ended before the job was submitted (PRE script failed with status 1), on the node's last retry."]

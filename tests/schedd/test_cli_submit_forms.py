@@ -256,3 +256,30 @@ def test_a_line_nothing_used_is_warned_of_as_condor_submit_does(schedd):
     assert (dry.stdout, dry.stderr.splitlines()) == ("Dry-Run job(s).\n1 job(s) dry-run to cluster 1.\n", UNUSED_WARNINGS)
     clean = submit_stdin(schedd, "executable = /bin/true\nhold = true\nn = 3\nqueue $(n)\n", "-terse")
     assert (clean.returncode, clean.stderr) == (0, "")
+
+
+def test_the_standard_universe_commands_condor_submit_still_reads_are_not_warned_of(schedd):
+    """condor_submit 23.9.6 on the test pool: want_io_proxy, buffer_size, file_remaps ... of a
+    vanilla job pass silently; grid_resource and rendezvousdir, for the grid and parallel
+    universes, are warned of."""
+    text = ("executable = /bin/true\nhold = true\nwant_io_proxy = true\nbuffer_size = 100\nbuffer_block_size = 10\n"
+            "buffer_files = a\nappend_files = a\ncompress_files = a\nfetch_files = a\nlocal_files = a\n"
+            "file_remaps = a\ngrid_resource = batch slurm\nrendezvousdir = /tmp\nqueue\n")
+    result = submit_stdin(schedd, text, "-terse")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "WARNING: the line 'rendezvousdir = /tmp' was unused by condor_submit. Is it a typo?",
+        "WARNING: the line 'grid_resource = batch slurm' was unused by condor_submit. Is it a typo?"]
+
+
+def test_a_queue_variable_nothing_uses_is_warned_of_as_condor_submit_does(schedd):
+    """condor_submit 23.9.6 on the test pool, for this file: the Queue variable's warning sorts
+    with the lines', by name, last first."""
+    text = ("executable = /bin/true\nhold = true\narguments = $(used)\nzz = $(undefinedthing)\nyy = 2\n"
+            "queue Name, used from (\n  a, b\n  c, d\n)\n")
+    result = submit_stdin(schedd, text, "-terse")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "WARNING: the line 'zz = $(undefinedthing)' was unused by condor_submit. Is it a typo?",
+        "WARNING: the line 'yy = 2' was unused by condor_submit. Is it a typo?",
+        "WARNING: the Queue variable 'Name' was unused by condor_submit. Is it a typo?"]

@@ -56,7 +56,7 @@ def node_outcome(task_dir: str, job_id: str) -> str | None:
     return {"ok": "finished", "fatal": "failed", "abort_dag": "failed"}.get(action)
 
 
-def pre_script_failures(dagman_out: str) -> dict[str, str]:
+def pre_script_failures(dagman_out: str) -> dict[str, tuple[str, int]]:
     """:func:`engine.dagman.dagman_out.failed_at_pre`, imported only when a job may need it (it
     needs the bindings' classad2, as a dead PostJob's decision needs htcondor2)."""
     from engine.dagman.dagman_out import failed_at_pre
@@ -125,21 +125,24 @@ class PreDag:
                     or self.dead_prejob(job, pre_failures) for job in ids}
         return {job: outcome for job, outcome in outcomes.items() if outcome is not None}
 
-    def dead_prejob(self, job_id: str, pre_failures: Callable[[], dict[str, str]]) -> str | None:
+    def dead_prejob(self, job_id: str, pre_failures: Callable[[], dict[str, tuple[str, int]]]) -> str | None:
         """``failed`` for a job whose node DAGMan failed at its PRE script on the last retry (a
         PreJob killed, or failing, before the job was submitted): DAGMan neither runs nor retries
         it, so the stage would wait for it forever; CRAB's PreDAG reads such a node as failed, and
-        the tail stages take its lumis.  ``pre_failures``: dagman.out's, read once a run."""
+        the tail stages take its lumis.  ``pre_failures``: dagman.out's, read once a run.  The
+        retry is the later of the job's state's and DAGMan's word for it: a PreJob that died
+        before it recorded its attempt left the state a retry behind, on each try."""
+        if self.ad.dag_retries(job_id) == 0 and os.path.exists(os.path.join(self.task_dir, f"job_log.{job_id}")):
+            return None  # its only attempt was submitted (a processing job's): dagman.out is not read for it
+        failure = pre_failures().get(f"Job{job_id}")
+        if failure is None:
+            return None
+        reason, dagman_retry = failure
         state = load_job_state(self.task_dir, job_id)
         last = state.attempts[-1] if state.attempts else None
         dag_retry = 0 if last is None else last.dag_retry + (last.action is not None)
-        if dag_retry < self.ad.dag_retries(job_id):
+        if max(dag_retry, dagman_retry) < self.ad.dag_retries(job_id):
             return None  # DAGMan retries the node: its next PreJob runs
-        if self.ad.dag_retries(job_id) == 0 and os.path.exists(os.path.join(self.task_dir, f"job_log.{job_id}")):
-            return None  # its only attempt was submitted (a processing job's): dagman.out is not read for it
-        reason = pre_failures().get(f"Job{job_id}")
-        if reason is None:
-            return None
         with self.locked():  # the tail stages' PreDAGs run at once: one records it
             if node_outcome(self.task_dir, job_id) is None:
                 close_failed_pre(self.task_dir, job_id, reason)

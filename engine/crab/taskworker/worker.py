@@ -295,7 +295,7 @@ class TaskWorker:
             if node_outcome(task.task_dir, job) is not None:
                 continue
             automatic = is_automatic(task.task_dir) if automatic is None else automatic
-            reason = pre_failures(dag_of(job, automatic)).get(f"Job{job}")
+            reason, _ = pre_failures(dag_of(job, automatic)).get(f"Job{job}", (None, 0))
             if reason is not None:
                 close_failed_pre(task.task_dir, job, reason)
                 log.info("task %s: job %s: its PreJob ended before the job was submitted (%s)", task.name, job, reason)

@@ -104,7 +104,8 @@ _HANDLED = {
 } | set(_EXPRESSIONS) | set(_STRINGS) | set(_ALIASES)
 # The other commands of condor_submit 23.9.6's manual that it looks up for a job of these
 # universes, so that a line setting one is used even where crabtui ignores it; those of the grid,
-# vm and parallel universes only (ec2_*, vm_*, machine_count, ...) it warns of as unused.
+# vm and parallel universes only (grid_resource, ec2_*, vm_*, machine_count, rendezvousdir, ...) it
+# warns of as unused.
 _LOOKED_UP = frozenset({
     "aws_access_key_id_file", "aws_region", "aws_secret_access_key_file", "checkpoint_destination",
     "checkpoint_exit_code", "container_image", "container_service_names", "container_target_dir",
@@ -112,14 +113,17 @@ _LOOKED_UP = frozenset({
     "cron_window", "cuda_version", "delegate_job_gsi_credentials_lifetime", "docker_network_type",
     "docker_override_entrypoint", "docker_pull_policy", "email_attributes", "encrypt_execute_directory",
     "erase_output_and_error_on_restart", "gpus_minimum_capability", "gpus_minimum_memory",
-    "gpus_minimum_runtime", "grid_resource", "gs_access_key_id_file", "gs_secret_access_key_file", "image_size",
+    "gpus_minimum_runtime", "gs_access_key_id_file", "gs_secret_access_key_file", "image_size",
     "jar_files", "java_vm_args", "job_machine_attrs_history_length", "kill_sig_timeout", "load_profile",
     "manifest", "manifest_dir", "match_list_length", "max_idle", "max_job_retirement_time", "max_materialize",
     "max_transfer_input_mb", "max_transfer_output_mb", "noop_job", "noop_job_exit_code", "noop_job_exit_signal",
-    "periodic_vacate", "preserve_relative_paths", "public_input_files", "remote_initialdir", "rendezvousdir",
+    "periodic_vacate", "preserve_relative_paths", "public_input_files", "remote_initialdir",
     "require_gpus", "run_as_owner", "scitokens_file", "skip_if_dataflow", "stack_size", "starter_debug",
     "starter_log", "transfer_container", "transfer_error", "transfer_output", "transfer_plugins",
     "ulog_execute_attrs", "use_scitokens", "materialize_max_idle", "jobmaterializelimit", "jobmaterializemaxidle",
+    # the standard universe's, which 23.9.6 still reads for a vanilla job
+    "want_io_proxy", "buffer_size", "buffer_block_size", "buffer_files", "append_files", "compress_files",
+    "fetch_files", "local_files", "file_remaps",
 })
 # A macro a value refers to: $(name), $(name:default), $Fnx(name), $INT(name), ...; not $$(slot
 # attribute) nor $ENV(variable).
@@ -248,8 +252,8 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
     """condor_submit 23.9.6's warning for each line whose macro nothing used, in its words and
     order (by name, last first), so that a misspelled command (``reqest_memory = 2000``) is
     noticed.  Used: a command condor_submit looks up, a macro a used value, a queue statement or
-    an ``if`` refers to, a queue statement's variables; ``+Attr`` and ``MY.Attr`` lines set job
-    attributes, not macros.  A description that does not parse is left to the submit to refuse."""
+    an ``if`` refers to; ``+Attr`` and ``MY.Attr`` lines set job attributes, not macros.  A queue
+    statement's variable nothing refers to is warned of too, in its own words.  A description that does not parse is left to the submit to refuse."""
     try:
         submit = parse_description(dataclasses.replace(description, text=queue_statements(description.text)[-1]))
     except SubmitError:
@@ -260,9 +264,10 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
     used: set[str] = set()
     pending = [name for name in keys if name in _HANDLED or name in _LOOKED_UP or _CUSTOM_REQUEST.match(name)
                or name.startswith(("my.", "+"))]
+    variables: dict[str, str] = {}  # a queue statement's, which 23.9.6 warns of too when nothing uses them
     for qargs in _QUEUE_LINE.findall(description.text):
         items = _ITEM_NAMES.match(qargs)
-        pending += re.split(r"[,\s]+", items.group(1).lower()) if items else []
+        variables |= {name.lower(): name for name in (re.split(r"[,\s]+", items.group(1)) if items else [])}
         pending += [ref.lower() for ref in _MACRO_REF.findall(qargs)]
     pending += _tested_by_ifs(description.text, {key.lower() for key in description.prepend or {}})
     while pending:
@@ -272,8 +277,10 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
         used.add(name)
         if name in keys:
             pending += [ref.lower() for ref in _MACRO_REF.findall(submit[keys[name]])]
-    unused = sorted((name for name in keys if name not in used), reverse=True)
-    return [f"WARNING: the line '{keys[name]} = {submit[keys[name]]}' was unused by condor_submit. Is it a typo?"
+    unused = sorted({name for name in [*keys, *variables] if name not in used}, reverse=True)
+    return [f"WARNING: the Queue variable '{variables[name]}' was unused by condor_submit. Is it a typo?"
+            if name in variables else
+            f"WARNING: the line '{keys[name]} = {submit[keys[name]]}' was unused by condor_submit. Is it a typo?"
             for name in unused]
 
 
