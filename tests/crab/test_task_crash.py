@@ -319,6 +319,23 @@ def test_a_predag_reads_the_nodes_log_once_however_many_postjobs_it_waits_for(tm
     assert [predag.node_outcome(task_dir, j.id) for j in probes[1:]] == [None] * (len(probes) - 1)
 
 
+def _automatic_task(task_dir: str):
+    """An automatic-splitting task of MC written into ``task_dir`` with its probes, as the task
+    worker writes it: returns the dataset, the automatic knobs and the probe jobs."""
+    from engine.crab.taskworker.automatic import AutomaticConfig, probe_split
+
+    dataset = Catalogue(None).load(MC)
+    knobs = AutomaticConfig()
+    probes = probe_split(dataset, knobs, seed="auto")
+    ad = TaskAd(name="240101_000000:alice_crab_auto", user="alice", dataset=MC, max_memory_mb=2000,
+                max_runtime_min=180, num_cores=1, priority=10, site_whitelist=(), site_blacklist=(),
+                storage_site=None, time_scale=100.0, max_retries=3,
+                automatic={"minutes": 180, "config": knobs.crab(), "probes": [j.id for j in probes],
+                           "catalogue": None})
+    write_task(task_dir, ad, dataset, probes)
+    return dataset, knobs, probes
+
+
 @pytest.mark.parametrize("point", ["replace:job.{job}.json", "replace:Job.{job}.submit"])
 def test_a_prejob_killed_on_a_processing_jobs_only_retry_hands_its_lumis_to_the_tail(tmp_path, point):
     """kill -9 of a processing job's PreJob (its node has no retry) before the attempt is recorded,
@@ -330,22 +347,14 @@ def test_a_prejob_killed_on_a_processing_jobs_only_retry_hands_its_lumis_to_the_
 
     from engine.crab.ap import predag, stages
     from engine.crab.ap.retry_policy import JobReturnCode
-    from engine.crab.taskworker.automatic import AutomaticConfig, Estimate, probe_split, processing_split
+    from engine.crab.taskworker.automatic import Estimate, processing_split
     from engine.crab.taskworker.dagman_creator import write_jobs
     from engine.crab.wn.job_input import read_input
     from engine.dagman.dagman_out import DagmanOut
     from installed import PYTHON
 
-    dataset = Catalogue(None).load(MC)
-    knobs = AutomaticConfig()
-    probes = probe_split(dataset, knobs, seed="auto")
-    ad = TaskAd(name="240101_000000:alice_crab_auto", user="alice", dataset=MC, max_memory_mb=2000,
-                max_runtime_min=180, num_cores=1, priority=10, site_whitelist=(), site_blacklist=(),
-                storage_site=None, time_scale=100.0, max_retries=3,
-                automatic={"minutes": 180, "config": knobs.crab(), "probes": [j.id for j in probes],
-                           "catalogue": None})
     task_dir = str(tmp_path)
-    write_task(task_dir, ad, dataset, probes)
+    dataset, knobs, probes = _automatic_task(task_dir)
     jobs = processing_split(dataset, knobs, 180, Estimate(10.0, 1000.0, ("0-1",)))
     write_jobs(task_dir, dataset, jobs)
     stages.write_estimate(task_dir, 10.0, 1000.0, ["0-1"])
@@ -424,19 +433,10 @@ def test_a_probe_whose_prejob_dies_before_recording_on_every_retry_is_read_faile
     no attempt, so PreDAG, counting retries from it, took it for one DAGMan would run again and
     waited for it for ever.  DAGMan's own "Retrying node ... (retry #3 of 3)" says it was the last."""
     from engine.crab.ap import predag
-    from engine.crab.taskworker.automatic import AutomaticConfig, probe_split
     from engine.dagman.dagman_out import DagmanOut
 
-    dataset = Catalogue(None).load(MC)
-    knobs = AutomaticConfig()
-    probes = probe_split(dataset, knobs, seed="auto")
-    ad = TaskAd(name="240101_000000:alice_crab_auto", user="alice", dataset=MC, max_memory_mb=2000,
-                max_runtime_min=180, num_cores=1, priority=10, site_whitelist=(), site_blacklist=(),
-                storage_site=None, time_scale=100.0, max_retries=3,
-                automatic={"minutes": 180, "config": knobs.crab(), "probes": [j.id for j in probes],
-                           "catalogue": None})
     task_dir = str(tmp_path)
-    write_task(task_dir, ad, dataset, probes)
+    _, _, probes = _automatic_task(task_dir)
     victim = probes[0].id
     with DagmanOut(os.path.join(task_dir, "RunJobs.dag.dagman.out")) as out:  # as DAGMan logs it
         for retry in range(4):
