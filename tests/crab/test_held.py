@@ -154,7 +154,7 @@ def test_periodic_remove_over_the_attempts_max_wall_time_on_the_tasks_clock():
 
 def test_restarts_count_evictions_and_holds_of_a_running_job_as_crab_status_does(tmp_path):
     log = tmp_path / "job_log.7"
-    assert restarts(str(log)) == 0, "no log yet"
+    assert restarts(str(log)) == (0, 0), "no log yet"
     t = datetime(2024, 1, 1, tzinfo=timezone.utc)
     job = {"cluster": 11, "proc": 0, "time": t}
     again = {"cluster": 12, "proc": 0, "time": t}
@@ -172,7 +172,25 @@ def test_restarts_count_evictions_and_holds_of_a_running_job_as_crab_status_does
                   JobEvictedEvent(**again, reason="The schedd shut down"),  # 3
                   ExecuteEvent(**again, execute_host="<127.0.0.1:0>"),
                   JobTerminatedEvent(**again, return_value=0))
-    assert restarts(str(log)) == 3
+    assert restarts(str(log)) == (3, 0)
+
+
+def test_only_a_run_that_ran_again_after_its_eviction_is_lost_time(tmp_path):
+    """A hold evicts a running job before it holds it, and so does a removal before the abort: the
+    run a release starts again is waste, the run the removal ended is the attempt's runtime."""
+    log = tmp_path / "job_log.3"
+    t = datetime(2024, 1, 1, tzinfo=timezone.utc).timestamp()
+    at = lambda s: {"cluster": 21, "proc": 0, "time": datetime.fromtimestamp(t + s, timezone.utc)}  # noqa: E731
+    with UserLog(str(log)) as out:
+        out.write(SubmitEvent(**at(0), submit_host="<127.0.0.1:0>", log_notes="DAG Node: Job3"),
+                  ExecuteEvent(**at(10), execute_host="<127.0.0.1:0>"),
+                  JobEvictedEvent(**at(40), reason="held"),
+                  JobHeldEvent(**at(40), reason="via condor_hold", code=1, subcode=0),
+                  JobReleasedEvent(**at(50), reason="via condor_release"),
+                  ExecuteEvent(**at(52), execute_host="<127.0.0.1:0>"),
+                  JobEvictedEvent(**at(70), reason="removed"),
+                  JobAbortedEvent(**at(70), reason="via condor_rm"))
+    assert restarts(str(log)) == (2, 30)
 
 
 def test_the_release_after_5_minutes_keeps_to_the_tasks_clock(tmp_path, state, monkeypatch):
@@ -188,3 +206,26 @@ def test_the_release_after_5_minutes_keeps_to_the_tasks_clock(tmp_path, state, m
     released = next(e for e in first if e.type == ET.JOB_RELEASED)
     # Whole-second event times: 1 s of 5 minutes, at most 0.2 s more, and the rounding.
     assert RELEASE_AFTER_S / 300 <= released.timestamp - held.timestamp <= RELEASE_AFTER_S / 300 + 2
+
+
+def test_the_run_a_hold_evicted_is_waste_as_crab_status_counts_it(tmp_path, state):
+    """condor_hold of a running job evicts it first (JOB_EVICTED, then JOB_HELD): CRAB's
+    cache_status closes that run's wall time and opens a new slot for the run after the release,
+    so crab status --long shows the lost run as the job's Waste beside its restart."""
+    (tmp_path / "crab.toml").write_text(config_text("evicted", scale=100))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+
+    def running_for_two_seconds() -> str:
+        ran = crabtui(state, "q", "-af", "ClusterId", "-constraint",
+                      f'CRAB_Id == "1" && JobStatus == 2 && JobCurrentStartDate <= {int(time.time()) - 2}',
+                      cwd=tmp_path)
+        return ran.stdout.strip()
+
+    cluster = wait_until("job 1 to run for 2 s", running_for_two_seconds)
+    assert crabtui(state, "hold", cluster, cwd=tmp_path).returncode == 0
+    assert crabtui(state, "release", cluster, cwd=tmp_path).returncode == 0
+    status = wait_status(state, "evicted", tmp_path, "COMPLETED", timeout=120)
+    jobs = {j["id"]: j for j in status["jobs"]}
+    assert (jobs["1"]["retries"], jobs["1"]["restarts"]) == (0, 1)
+    assert jobs["1"]["waste_s"] >= 100, "the evicted run, at least 1 s at 100 simulated seconds a second"
+    assert [jobs[i]["waste_s"] for i in ("2", "3", "4")] == [0, 0, 0]

@@ -132,7 +132,7 @@ def test_held_jobs_are_released_or_removed_alike_on_real_htcondor_and_the_embedd
     assert real["1"] == [("T2_XX_Local", 0, "ok")]
     assert real["2"] == [("T2_XX_Local", 213, "retry"), ("T2_XX_Local", 0, "ok")]
     for task_dir in (pool_task_dir, tmp_path):
-        assert [restarts(str(task_dir / f"job_log.{job}")) for job in jobs] == [1, 1, 0, 0], task_dir
+        assert [restarts(str(task_dir / f"job_log.{job}")).count for job in jobs] == [1, 1, 0, 0], task_dir
         held = [e for e in htcondor2.JobEventLog(str(task_dir / "job_log.1")).events(stop_after=0)
                 if e.type in (htcondor2.JobEventType.JOB_HELD, htcondor2.JobEventType.JOB_RELEASED)]
         assert [(e.type, e.get("HoldReasonCode"), e.get("HoldReasonSubCode")) for e in held] == [
@@ -182,7 +182,7 @@ def test_a_resubmit_reruns_a_failed_job_of_a_running_task_at_once_on_real_dagman
     assert [(a.rrn, a.epoch, a.exit_code) for a in load_job_state(str(pool_task_dir), "3").attempts] == [
         (1, 0, 7), (1, 1, 0)]
     assert [a.exit_code for a in load_job_state(str(pool_task_dir), "1").attempts] == [0]
-    assert restarts(str(pool_task_dir / "job_log.1")) == 0
+    assert restarts(str(pool_task_dir / "job_log.1")).count == 0
 
 
 def test_an_automatic_task_processes_every_lumi_once_on_real_dagman(htcondor_pool, pool_task_dir):

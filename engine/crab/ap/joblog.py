@@ -1,10 +1,13 @@
 """What ``crab status`` reads from a job's user log (``job_log.<id>``): how often its job restarted,
-and how long its latest execution ran.
+how long the runs that a restart cut short lasted, and how long its latest execution ran.
 
 A restart is the same attempt (the same crab_retry) running again without PostJob in between:
 CRAB's ``cache_status.parseJobLog`` counts one for every JobEvictedEvent, ShadowExceptionEvent
 and JobReconnectFailedEvent of a job that is not idle, and for a JobHeldEvent of a running job
-(crab-spec §1.2); the count runs over every attempt in the log.  The log is read with HTCondor's
+(crab-spec §1.2); the count runs over every attempt in the log.  An eviction (of those three) also
+closes the run's wall time and opens a new slot in WallDurations, so a run it cut short and that
+ran again is waste in ``crab status --long``; a hold without one keeps the slot, which the run after
+the release fills.  A run evicted as its job was removed is the attempt's last: its runtime, not waste.  The log is read with HTCondor's
 own reader (``htcondor2.JobEventLog``), as DAGMan and PostJob read theirs, and only if it holds
 one of those events at all: most logs hold none, and a scan for their headers costs a fraction
 of the parse (the first status of a 10,000-job task reads every log).
@@ -20,8 +23,16 @@ from __future__ import annotations
 from typing import NamedTuple
 
 
-def restarts(log_path: str) -> int:
-    """The restarts of the job whose user log is ``log_path`` (0 if there is no log yet)."""
+class Restarts(NamedTuple):
+    """The restarts of a job, and the wall seconds of the runs an eviction ended before the job
+    ran again (as logged)."""
+
+    count: int
+    lost_s: int
+
+
+def restarts(log_path: str) -> Restarts:
+    """The restarts of the job whose user log is ``log_path`` (none if there is no log yet)."""
     import htcondor2  # only here: a status whose logs have not changed needs no bindings
 
     from engine.schedd.local.userlog import holds_events
@@ -29,15 +40,19 @@ def restarts(log_path: str) -> int:
     T = htcondor2.JobEventType
     restart_types = {T.JOB_EVICTED, T.SHADOW_EXCEPTION, T.JOB_RECONNECT_FAILED}
     if not holds_events(log_path, restart_types | {T.JOB_HELD}):
-        return 0
-    state, count = "idle", 0
+        return Restarts(0, 0)
+    state, count, lost, start, evicted = "idle", 0, 0, 0, 0
     for event in htcondor2.JobEventLog(log_path).events(stop_after=0):
         kind = event.type
-        if kind == T.SUBMIT or kind == T.JOB_RELEASED:
+        if kind == T.SUBMIT:
+            state, evicted = "idle", 0
+        elif kind == T.JOB_RELEASED:
             state = "idle"
         elif kind == T.EXECUTE:
-            state = "running"
+            state, start, lost, evicted = "running", event.timestamp, lost + evicted, 0
         elif kind in restart_types:
+            if state == "running":
+                evicted = max(0, event.timestamp - start)
             if state != "idle":
                 count += 1
             state = "idle"
@@ -47,7 +62,7 @@ def restarts(log_path: str) -> int:
             state = "held"
         elif kind in (T.JOB_TERMINATED, T.JOB_ABORTED):
             state = "ended"
-    return count
+    return Restarts(count, lost)
 
 
 class LastRun(NamedTuple):

@@ -10,7 +10,8 @@ epoch is unsubmitted until its DAG runs it again.
 The figures of ``crab status --long`` come from the framework job reports
 (``jobReport.json.<id>.<crab_retry>``, :func:`engine.crab.wn.fjr.performance`): runtime
 (TotalJobTime, simulated seconds), memory (PeakValueRss, MB), CPU % (TotalJobCPU over runtime and
-cores) and waste (the runtime of the attempts before the latest).  An attempt without a report,
+cores) and waste (the runtime of the attempts before the latest, and of the runs an eviction cut
+short, which CRAB's WallDurations keep as a slot of their own).  An attempt without a report,
 or that failed, counts its run as the job log timed it (at least), scaled to simulated seconds,
 as CRAB's WallDurations do: a failed job's wrapper sleeps out the 20-minute minimum runtime after
 its payload, and a removed job's report stops at the kill signal while the job ran on until its
@@ -30,20 +31,21 @@ here whoever asks for the status brings it up to date: the CLI, the UI or the ta
 derived data only: deleting it loses nothing.  This module is the one place that reads and writes
 it::
 
-    {"schema": "crabtui.status_cache/8",
+    {"schema": "crabtui.status_cache/9",
      "dag": [ino, mtime_ns, size, stages_mtime_ns],   RunJobs.dag, and automatic splitting's
                                       stage directory (0: none), when "ids" were listed (null: not trusted)
      "ids": ["1", "2", ...],          the task's job ids, in CRAB's order
      "states": mtime_ns,               of the retry_state directory (null: not trusted)
      "jobs": {"1": [stamp, state, retries, cooloff_until, exit_code, error, open_retry, sites, walls,
                     runtime_s, memory_mb, cpu_s, waste_s, "[[attempt values], ...]", restarts, log_size,
-                    rrn, epoch, crab_retry],
+                    rrn, epoch, crab_retry, lost_s],
               ...}}
 
 ``stamp`` is ``[ino, mtime_ns, size]`` of ``retry_state/job.<id>.json`` (null: no such file);
 ``state`` the job's state as its files say it (null while an attempt is open: the queue decides);
 ``walls`` the runtime of each attempt in ``sites``; runtime, memory and CPU seconds are the latest
-closed attempt's; ``rrn``, ``epoch`` and ``crab_retry`` the job state's counters.  The attempts (values in :data:`ATTEMPT_KEYS` order) stay JSON text, parsed only
+closed attempt's; ``rrn``, ``epoch`` and ``crab_retry`` the job state's counters; ``lost_s`` the
+simulated seconds of the runs evictions ended (from the log, with ``restarts``).  The attempts (values in :data:`ATTEMPT_KEYS` order) stay JSON text, parsed only
 when someone looks at them (:class:`Attempts`): that halves the time to read the cache of 10,000
 jobs.
 
@@ -81,7 +83,7 @@ if TYPE_CHECKING:
     from engine.crab.ap.retry_policy import JobState
 
 STATUS_CACHE = "status_cache.json"
-CACHE_SCHEMA = "crabtui.status_cache/8"
+CACHE_SCHEMA = "crabtui.status_cache/9"
 RACY_NS = 2_000_000_000
 DAG_FILE = "RunJobs.dag"  # engine.crab.taskworker.dagman_creator.DAG_FILE; not imported: it pulls in the DAG layer
 TASK_FILE = "task.json"  # engine.crab.taskworker.dagman_creator.TASK_FILE
@@ -92,8 +94,8 @@ _QUEUED = {JobStatus.IDLE: "idle", JobStatus.RUNNING: "running", JobStatus.HELD:
 _PROJECTION = ["ClusterId", "CRAB_Id", "JobStatus", "MATCH_GLIDEIN_CMSSite", "JobCurrentStartDate",
                "ResidentSetSize"]
 (_STAMP, _STATE, _RETRIES, _COOLOFF, _EXIT, _ERROR, _OPEN, _SITES, _WALLS, _RUNTIME, _MEMORY, _CPU, _WASTE,
- _ATTEMPTS, _RESTARTS, _LOG, _RRN, _EPOCH, _CRAB_RETRY) = range(19)
-_NO_FILE = [None, "unsubmitted", 0, None, None, None, None, [], [], None, None, None, 0.0, "[]", 0, None, 0, 0, 0]
+ _ATTEMPTS, _RESTARTS, _LOG, _RRN, _EPOCH, _CRAB_RETRY, _LOST) = range(20)
+_NO_FILE = [None, "unsubmitted", 0, None, None, None, None, [], [], None, None, None, 0.0, "[]", 0, None, 0, 0, 0, 0.0]
 ATTEMPT_KEYS = ("site", "exit_code", "request_memory", "max_runtime", "start", "end", "action", "reason",
                 "runtime_s", "cpu_s", "memory_mb")
 
@@ -331,7 +333,7 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
                 view = JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(row[_SITES]), row[_EXIT],
                                Attempts(row[_ATTEMPTS]), row[_RESTARTS], runtime, row[_MEMORY],
                                cpu / (runtime * cores) * 100 if cpu is not None and runtime else None,
-                               row[_WASTE], row[_ERROR], row[_RRN], row[_EPOCH], row[_CRAB_RETRY])
+                               row[_WASTE] + row[_LOST], row[_ERROR], row[_RRN], row[_EPOCH], row[_CRAB_RETRY])
             views[job] = (row, dag_active, view)
             append(view)
         else:
@@ -408,7 +410,7 @@ def _in_flight(task_dir: str, job: str, row: list, ad: Any, now: float, scale: f
     """A job in the queue, or with an attempt PreJob opened and PostJob has not closed."""
     sites = list(row[_SITES])
     runtime = memory = cpu_pct = None
-    waste = row[_WASTE]
+    waste = row[_WASTE] + row[_LOST]
     if ad is not None:
         state = _QUEUED.get(ad.get("JobStatus"), "idle")
         site = ad.get("MATCH_GLIDEIN_CMSSite")
@@ -457,7 +459,7 @@ def _executed_site(report: str) -> list[str]:
 # --- what a job's files say ---------------------------------------------------------------------
 
 def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | None) -> list:
-    """The cache row of a job: what its state file and its attempts' reports say."""
+    """The cache row of a job: what its state file and its attempts' reports say, and its log's restarts."""
     from engine.crab.ap.retry_policy import load_state, state_path  # only here: a warm status needs no state
 
     if stamp is None:
@@ -488,6 +490,7 @@ def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | 
     last = closed[-1] if closed else None
     earlier = attempts[:-1]
     with_site = [a for a in closed if a["site"]]
+    restarts, log_size, lost = _log_restarts(task_dir, job, old, scale)
     return [stamp, None if open_attempt else job_state(state, None), max(0, len(attempts) - 1), state.cooloff_until,
             last["exit_code"] if last else None, last["reason"] if last else None,
             open_attempt.crab_retry if open_attempt else None,
@@ -497,7 +500,7 @@ def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | 
             None if open_attempt or not last else last["cpu_s"],
             sum(a["runtime_s"] or 0.0 for a in earlier),
             json.dumps([[a[k] for k in ATTEMPT_KEYS] for a in attempts], separators=(",", ":")),
-            *_log_restarts(task_dir, job, old), state.rrn, state.epoch, state.crab_retry]
+            restarts, log_size, state.rrn, state.epoch, state.crab_retry, lost]
 
 
 def _logged_memory_mb(task_dir: str, job: str) -> float | None:
@@ -510,19 +513,21 @@ def _logged_memory_mb(task_dir: str, job: str) -> float | None:
     return run.rss_kb / 1024 if run is not None and run.rss_kb else None
 
 
-def _log_restarts(task_dir: str, job: str, row: list | None) -> tuple[int, int | None]:
-    """The job's restarts and the size of its user log, counted again only if the log is not the
-    size it had when ``row`` counted them."""
+def _log_restarts(task_dir: str, job: str, row: list | None, scale: float) -> tuple[int, int | None, float]:
+    """The job's restarts, the size of its user log and the simulated seconds of the runs its
+    evictions cut short (waste, as CRAB's WallDurations count them), counted again only if the log
+    is not the size it had when ``row`` counted them."""
     from engine.crab.ap.joblog import restarts
 
     log = os.path.join(task_dir, f"job_log.{job}")
     try:
         size = os.stat(log).st_size
     except FileNotFoundError:
-        return 0, None
+        return 0, None, 0.0
     if row is not None and row[_LOG] == size:
-        return row[_RESTARTS], size
-    return restarts(log), size
+        return row[_RESTARTS], size, row[_LOST]
+    count, lost = restarts(log)
+    return count, size, lost * scale
 
 
 # --- the cache ----------------------------------------------------------------------------------
@@ -580,9 +585,9 @@ def _rows(task_dir: str, scale: float, write_every: float = 0.0) -> tuple[dict[s
             rows[job] = row
     for job, row in rows.items():
         if row[_OPEN] is not None:  # an attempt in flight: its log may have grown since
-            counted = _log_restarts(task_dir, job, row)
-            if counted != (row[_RESTARTS], row[_LOG]):
-                rows[job] = [*row[:_RESTARTS], *counted, *row[_LOG + 1:]]
+            count, size, lost = _log_restarts(task_dir, job, row, scale)
+            if (count, size, lost) != (row[_RESTARTS], row[_LOG], row[_LOST]):
+                rows[job] = [*row[:_RESTARTS], count, size, *row[_LOG + 1:_LOST], lost]
                 changed = True
     racy = time.time_ns() - RACY_NS
     dag = dag if dag is not None and max(dag[1], dag[3]) < racy else None
