@@ -4,7 +4,7 @@ removes an attempt that runs longer than its ``MaxWallTimeMinsRun``, RetryJob ma
 
 from __future__ import annotations
 
-from crab_tasks import config_text, crabtui, wait_status
+from crab_tasks import config_text, crab_config_py, crabtui, wait_status, wait_until
 
 SCALE = 3600  # one simulated hour a real second
 # The user's executable: job 2 runs three simulated hours, the others a few minutes.
@@ -37,3 +37,17 @@ def test_a_job_over_max_job_runtime_is_removed_and_fails_with_50664(tmp_path, st
     status = wait_status(state, "walltime", tmp_path, "COMPLETED")
     two = next(j for j in status["jobs"] if j["id"] == "2")
     assert [(a["exit_code"], a["max_runtime"]) for a in two["attempts"]] == [(50664, 60), (0, 240)]
+
+
+def test_condor_q_shows_max_job_runtime_under_crabs_three_names(tmp_path, state):
+    """CRAB's PreJob gives a job its maxJobRuntimeMin as MaxWallTimeMins (what glidein frontends and
+    users query), MaxWallTimeMinsRun (what periodic_remove reads) and EstimatedWallTimeMins."""
+    (tmp_path / "crabConfig.py").write_text(
+        crab_config_py("wallads", scale=1, more="config.JobType.maxJobRuntimeMin = 90\n"))
+    assert crabtui(state, "task", "submit", "-c", "crabConfig.py", cwd=tmp_path).returncode == 0
+
+    def job_1_ad() -> str:
+        return crabtui(state, "q", "-af", "MaxWallTimeMins", "MaxWallTimeMinsRun", "EstimatedWallTimeMins",
+                       "-constraint", 'CRAB_Id == "1"', cwd=tmp_path).stdout.strip()
+
+    assert wait_until("job 1 in the queue", job_1_ad).split() == ["90", "90", "90"]

@@ -78,6 +78,7 @@ def attempt_lines(task: dict, state: JobState, sites: list[str]) -> list[str]:
         f"My.CRAB_RRN = {attempt.rrn}",
         f"My.CRABTUI_Attempt = {len(state.attempts)}",
         f"request_memory = {attempt.request_memory_mb}",
+        f"My.MaxWallTimeMins = {attempt.max_runtime_min}",
         f"My.MaxWallTimeMinsRun = {attempt.max_runtime_min}",
         f"My.EstimatedWallTimeMins = {attempt.max_runtime_min}",
         f'My.DESIRED_Sites = "{desired}"',
