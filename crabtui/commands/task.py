@@ -733,7 +733,7 @@ class _Submitter:
         try:
             with schedd(self.ctx) as client:
                 sites = client.sites()
-            done = dry_run(cfg, self.state, sites)
+            done = dry_run(cfg, self.state, sites, backend=backend(self.ctx))
         except (SubmitError, ScheddError) as e:
             self.refused(str(e))
             raise SubmitFailed(str(e)) from None

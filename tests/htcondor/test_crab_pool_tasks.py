@@ -438,3 +438,25 @@ def test_a_command_the_schedd_could_not_hear_is_carried_out_once_it_answers(user
     assert status["status"] == "KILLED", status["message"]
     dagman = htcondor2.Schedd().query(f"ClusterId == {status['dagman_id']}", ["JobStatus"])
     assert all(ad["JobStatus"] == htcondor2.JobStatus.REMOVED for ad in dagman), dagman  # removed, or gone already
+
+
+def test_a_task_no_slot_can_hold_is_refused_naming_the_pools_own_slots(user):
+    """On a pool the sites and slots are the startds' (their GLIDEIN_CMSSite): the refusal says how
+    to list them, not how to edit the embedded pool's pool.toml, which a pool does not read."""
+    user.write("crabConfig.py", f"""\
+from CRABClient.UserUtilities import config
+
+config = config()
+config.General.requestName = 'manycores'
+config.JobType.psetName = 'pset.py'
+config.JobType.numCores = 16
+config.Data.inputDataset = '{MC}'
+config.Data.splitting = 'FileBased'
+config.Data.unitsPerJob = 5
+config.Site.storageSite = 'T2_XX_Local'
+""")
+    refused = user.run("task", "submit", "-c", "crabConfig.py")
+    assert refused.returncode == 1, refused.stdout
+    assert "with slots for jobs of 16 core(s) and 2000 MB at none" in refused.stderr, refused.stderr
+    assert "'condor_status -af Name GLIDEIN_CMSSite Cpus Memory' lists each slot's site" in refused.stderr
+    assert "pool.toml" not in refused.stderr

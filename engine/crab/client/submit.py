@@ -102,7 +102,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
     source = cfg.source
     catalogue = Catalogue.for_state(state)
     pool_sites = _pool_sites(cfg, pool)
-    checked = _check(cfg, state, catalogue, pool)
+    checked = _check(cfg, state, catalogue, pool, backend)
     spec, mask, lists, storage = checked.spec, checked.mask, checked.lists, checked.storage
     notes, warnings, uploaded = checked.notes, checked.warnings, checked.uploaded
     dataset = checked.dataset
@@ -147,7 +147,8 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
     return Submitted(name, task_dir, tuple(notes), tuple(warnings), name if namesakes else cfg.request_name)
 
 
-def dry_run(cfg: TaskConfig, state: StateDir, pool: Mapping[str, Mapping[str, int]]) -> DryRun:
+def dry_run(cfg: TaskConfig, state: StateDir, pool: Mapping[str, Mapping[str, int]], *,
+            backend: str = EMBEDDED) -> DryRun:
     """``crab submit --dryrun``: submit's checks, then the splitting the task worker would make;
     nothing is recorded.  CRAB refuses a dry run of a task with Automatic splitting."""
     if cfg.splitting == "Automatic":
@@ -155,7 +156,7 @@ def dry_run(cfg: TaskConfig, state: StateDir, pool: Mapping[str, Mapping[str, in
                           f"mode (default). Set Data.splitting (and Data.unitsPerJob) to see the jobs, or submit "
                           f"without --dryrun.")
     catalogue = Catalogue.for_state(state)
-    checked = _check(cfg, state, catalogue, pool)
+    checked = _check(cfg, state, catalogue, pool, backend)
     try:
         jobs = split(load_input(checked.spec, catalogue), algorithm=cfg.splitting, units_per_job=cfg.units_per_job,
                      total_units=cfg.total_units, lumi_mask=checked.mask, events_per_lumi=cfg.events_per_lumi,
@@ -173,7 +174,8 @@ def _pool_sites(cfg: TaskConfig, pool: Mapping[str, Mapping[str, int]]) -> list[
     return pool_sites(pool, cfg.num_cores, cfg.max_memory_mb)
 
 
-def _check(cfg: TaskConfig, state: StateDir, catalogue: Catalogue, pool: Mapping[str, Mapping[str, int]]) -> _Checked:
+def _check(cfg: TaskConfig, state: StateDir, catalogue: Catalogue, pool: Mapping[str, Mapping[str, int]],
+           backend: str) -> _Checked:
     """Submit's checks of the input, the site lists and the storage site (module docstring)."""
     pool_sites = _pool_sites(cfg, pool)
     source = cfg.source
@@ -210,7 +212,7 @@ def _check(cfg: TaskConfig, state: StateDir, catalogue: Catalogue, pool: Mapping
     if found.blocks and not found.usable:
         request = f"{cfg.num_cores} core(s) and {cfg.max_memory_mb} MB"
         raise SubmitError(f"{source}: Site.whitelist/Site.blacklist: "
-                          f"{refusal(dataset.name, found, lists, pool_sites, request, sorted(pool))}")
+                          f"{refusal(dataset.name, found, lists, pool_sites, request, sorted(pool), backend)}")
     if found.banned or found.outside:
         uploaded.append(skipped_warning(dataset.name, found, lists))
         spec = spec.with_blocks(b.name for b in found.usable)

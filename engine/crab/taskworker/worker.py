@@ -142,7 +142,7 @@ class TaskWorker:
         mask = request["lumi_mask"]
         lumi_mask = None if mask is None else {int(r): [tuple(x) for x in v] for r, v in mask.items()}
         mask_from = request.get("mask_from", MASK_PARAMETERS)  # a request written before it was recorded
-        self._check_locality(request["ad"], dataset, lumi_mask)
+        self._check_locality(request["ad"], dataset, lumi_mask, self.backend)
         config = load_config(self.state.taskworker_config)
         ad = replace(task_ad(request["ad"]), input_lumis=count_lumis(dataset, lumi_mask),
                      max_retries=config.num_autom_job_retries)
@@ -167,7 +167,7 @@ class TaskWorker:
         self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True))
 
     @staticmethod
-    def _check_locality(ad: dict, dataset, lumi_mask) -> None:
+    def _check_locality(ad: dict, dataset, lumi_mask, backend: str) -> None:
         """DagmanCreator's refusal of an input none of whose blocks (with a lumi in the mask) can run
         at a site of the pool.  ``task submit`` checks it first; this sees what changed since, as the
         resubmission of a SUBMITFAILED task does (a user dataset replaced, another global blacklist)."""
@@ -178,7 +178,7 @@ class TaskWorker:
         found = locality(dataset, lists, pool, lumi_mask)
         if found.blocks and not found.usable:
             request = f"{ad['num_cores']} core(s) and {ad['max_memory_mb']} MB"
-            raise ValueError(refusal(ad.get("dataset") or "", found, lists, pool, request, sorted(pool)))
+            raise ValueError(refusal(ad.get("dataset") or "", found, lists, pool, request, sorted(pool), backend))
 
     def _queue_dag(self, task: Task, *, force: bool) -> int:
         """condor_submit_dag of the task's DAG; without ``force`` DAGMan starts from the newest
