@@ -73,10 +73,10 @@ def test_dump_writes_the_ads_and_queues_nothing(schedd):
     assert schedd.client.query() == []
 
 
-def test_disable_skips_the_input_file_checks(schedd):
-    schedd.write("job.sub", "executable = /bin/true\ntransfer_input_files = not-yet-made.dat\nqueue\n")
+def test_disable_skips_the_log_check(schedd):
+    schedd.write("job.sub", "executable = /bin/true\nlog = not-yet-made/job.log\nqueue\n")
     refused = schedd.cli("job", "submit", "job.sub")
-    assert refused.returncode == 1 and "not-yet-made.dat" in refused.stderr
+    assert refused.returncode == 1 and "not-yet-made/job.log" in refused.stderr
     assert schedd.cli("job", "submit", "-disable", "job.sub").returncode == 0
 
 

@@ -171,8 +171,7 @@ class TestCommands:
                 osdf:///ospool/ap20/data/b.dat, file:///nonexistent/c.dat
             queue
             """, tmp_path)
-        build("executable = /bin/true\ntransfer_input_files = nosuch.dat\nskip_filechecks = true\nqueue\n",
-              tmp_path)
+        build("executable = /bin/true\ntransfer_input_files = nosuch.dat\nqueue\n", tmp_path)  # not read at submit
 
     def test_environment_both_syntaxes(self, tmp_path):
         (new,) = build("""executable = /bin/true\nenvironment = "A=1 B='x y'"\nqueue\n""", tmp_path)
@@ -296,8 +295,6 @@ BAD = {
                                 [":2:", '"exit 3"', "double quotes (new syntax)", "arguments = \"-c 'exit 3'\""]),
     "new-syntax-trailing-text": ('executable = /bin/sh\narguments = "-c" "exit 3"', "arguments",
                                  [":2:", "after the closing double quote"]),
-    "missing-input-file": ("executable = /bin/true\n\ntransfer_input_files = in.dat, nosuch.dat",
-                           "transfer_input_files", [":3:", "nosuch.dat", "No such file or directory"]),
     # condor_submit 23.9.6's reasons for an if it cannot evaluate; $(DEFINED x) is no 23.x macro
     "if-not-a-condition": ("executable = /bin/true\nif $(DEFINED mode)\narguments = fast\nendif", "if",
                            [":2:", "complex conditionals are not supported", "if defined mode"]),

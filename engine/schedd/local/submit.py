@@ -138,7 +138,6 @@ _LINE_FORMS = re.compile(
     r"\s*(?:$|#|[A-Za-z_+.][\w.+-]*\s*(?:=|:)|queue\b|if\b|elif\b|else\b|endif\b|include\b|use\b"
     r"|error\b|warning\b|@)", re.IGNORECASE)
 _CONDITIONAL = re.compile(r"^\s*(?:if|elif|else|endif)\b", re.IGNORECASE | re.MULTILINE)
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://.")  # a URL as HTCondor's IsUrl sees one
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 _SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)B?\s*\Z", re.IGNORECASE)
 
@@ -851,9 +850,8 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         except ValueError as e:
             raise SubmitError(f"{at('environment')}: environment: {e}") from None
     ad["Environment"] = format_environment(env)
-    checks = (get("skip_filechecks") or "false").lower() not in ("true", "yes", "1")  # condor_submit -disable
-    if checks:
-        _check_input_files(get("transfer_input_files"), iwd, _at(where, lines, "transfer_input_files"))
+    # condor_submit -disable; 23.9.6 reads no input file at submit (SUBMIT_SKIP_FILECHECKS), see input_files
+    checks = (get("skip_filechecks") or "false").lower() not in ("true", "yes", "1")
     for key, attr in (("input", "In"), ("output", "Out"), ("error", "Err")):
         ad[attr] = get(key) or "/dev/null"  # as written, relative to Iwd, as condor_submit keeps them
     log = _path(get("log"), iwd)
@@ -1087,26 +1085,6 @@ def _getenv(value: str | None, environ: Mapping[str, str]) -> dict[str, str]:
     return {name: text for name, text in environ.items()
             if any(fnmatch.fnmatchcase(name, p) for p in wanted)
             and not any(fnmatch.fnmatchcase(name, p) for p in unwanted)}
-
-
-def _check_input_files(value: str | None, iwd: str, where: str) -> None:
-    """Refuse a ``transfer_input_files`` entry that cannot be opened for reading, as condor_submit
-    does (its check_open), before the job runs without it; relative names are from ``iwd``.
-    URLs are fetched by plugins at run time, and a directory is transferred whole: neither is
-    checked."""
-    for name in (value or "").strip('"').split(","):
-        name = name.strip()
-        if not name or _URL.match(name) or "$$(" in name:
-            continue
-        path = _path(name, iwd)
-        try:
-            os.close(os.open(path, os.O_RDONLY))
-        except OSError as e:
-            if os.path.isdir(path):
-                continue
-            raise SubmitError(f"{where}: transfer_input_files: Can't open \"{path}\"  with flags 00 "
-                              f"({os.strerror(e.errno)}); correct the name (relative names are from the "
-                              f"initial directory {iwd}) or remove it from the list") from None
 
 
 def _check_writable(path: str, where: str) -> None:
