@@ -6,6 +6,7 @@ a submit file from standard input, -verbose, -dump, -disable, -completedsince, -
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 
@@ -283,3 +284,12 @@ def test_a_queue_variable_nothing_uses_is_warned_of_as_condor_submit_does(schedd
         "WARNING: the line 'zz = $(undefinedthing)' was unused by condor_submit. Is it a typo?",
         "WARNING: the line 'yy = 2' was unused by condor_submit. Is it a typo?",
         "WARNING: the Queue variable 'Name' was unused by condor_submit. Is it a typo?"]
+
+
+def test_a_queue_variable_named_as_a_command_is_used_and_not_warned_of(schedd):
+    """CERN batch docs' `queue arguments from FILE`: the variable sets the command; condor_submit
+    23.9.6 on the test pool queues one job a line and warns of nothing."""
+    schedd.write("files.txt", "a.root\nb.root\n")
+    result = submit_stdin(schedd, "executable = /bin/true\nhold = true\nqueue arguments from files.txt\n", "-terse")
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert re.fullmatch(r"(\d+)\.0 - \1\.1\n", result.stdout), result.stdout

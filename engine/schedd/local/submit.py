@@ -252,7 +252,7 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
     order (by name, last first), so that a misspelled command (``reqest_memory = 2000``) is
     noticed.  Used: a command condor_submit looks up, a macro a used value, a queue statement or
     an ``if`` refers to; ``+Attr`` and ``MY.Attr`` lines set job attributes, not macros.  A queue
-    statement's variable nothing refers to is warned of too, in its own words.  A description that does not parse is left to the submit to refuse."""
+    statement's variable nothing refers to (and that names no command) is warned of too, in its own words.  A description that does not parse is left to the submit to refuse."""
     try:
         submit = parse_description(dataclasses.replace(description, text=queue_statements(description.text)[-1]))
     except SubmitError:
@@ -268,6 +268,8 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
         items = _ITEM_NAMES.match(qargs)
         variables |= {name.lower(): name for name in (re.split(r"[,\s]+", items.group(1)) if items else [])}
         pending += [ref.lower() for ref in _MACRO_REF.findall(qargs)]
+    # a variable named as a command sets it (queue arguments from FILE): used as the command is
+    pending += [name for name in variables if name in _HANDLED or name in _LOOKED_UP]
     pending += _tested_by_ifs(description.text, {key.lower() for key in description.prepend or {}})
     while pending:
         name = pending.pop()
