@@ -173,6 +173,12 @@ class TestCommands:
             """, tmp_path)
         build("executable = /bin/true\ntransfer_input_files = nosuch.dat\nqueue\n", tmp_path)  # not read at submit
 
+    def test_condor_submits_own_commands_close_to_others_are_not_taken_for_misspellings(self, tmp_path):
+        # a FIFE jobsub submit file's lines; condor_submit 23.9.6 on the test pool queues it
+        (ad,) = build("executable = /bin/true\ntransfer_output = True\ntransfer_error = True\n"
+                      "transfer_output_files = .empty_file\nqueue\n", tmp_path)
+        assert ad["TransferOutput"] == ".empty_file"
+
     def test_environment_both_syntaxes(self, tmp_path):
         (new,) = build("""executable = /bin/true\nenvironment = "A=1 B='x y'"\nqueue\n""", tmp_path)
         (old,) = build("executable = /bin/true\nenvironment = A=1;B=x y\nqueue\n", tmp_path)

@@ -710,7 +710,8 @@ def _items_from_file(qargs: str, cwd: str) -> list[dict[str, str]] | None:
 
 
 def _check_commands(submit: htcondor2.Submit, where: str) -> None:
-    """Refuse what looks like a misspelled command (``exectuable``), as it would be silently ignored.
+    """Refuse what looks like a misspelled command (``exectuable``), as it would be silently ignored;
+    a command of condor_submit's (``transfer_output``, close to ``transfer_output_files``) is none.
 
     Any other name is a macro, as in HTCondor: DAGMan's VARS, say, define macros a submit file
     need not use.
@@ -718,7 +719,7 @@ def _check_commands(submit: htcondor2.Submit, where: str) -> None:
     text = " ".join(str(v) for v in submit.values())
     for key in submit.keys():
         lower = key.lower()
-        if lower in _HANDLED or lower.startswith(("my.", "+")) or _CUSTOM_REQUEST.match(lower) or re.search(rf"\$\({re.escape(key)}\b", text, re.I):
+        if lower in _HANDLED or lower in _LOOKED_UP or lower.startswith(("my.", "+")) or _CUSTOM_REQUEST.match(lower) or re.search(rf"\$\({re.escape(key)}\b", text, re.I):
             continue
         close = difflib.get_close_matches(lower, _HANDLED, n=1, cutoff=0.8)
         if close:
