@@ -281,17 +281,11 @@ queue
 
 # ------------------------------------------------------------------------------------ bad input
 
-def _bad_log_parent(tmp_path: Path) -> str:
-    (tmp_path / "a-file").write_text("")
-    return f"log = {tmp_path}/a-file/job.log"  # its "directory" is a regular file: unwritable, even for root
-
-
 BAD = {
     # name: (lines, key the message must name, more words it must contain)
     "unknown-command": ("executable = /bin/true\nrequst_memory = 2000", "requst_memory", ["request_memory"]),
     "missing-executable": ("executable = /nonexistent/bin/prog", "executable", ["/nonexistent/bin/prog"]),
     "bad-requirements": ("executable = /bin/true\nrequirements = (Memory > ", "requirements", []),
-    "unwritable-log": ("executable = /bin/true\n{log}", "log", ["a-file/job.log"]),
     "bad-request-memory": ("executable = /bin/true\nrequest_memory = lots", "request_memory", ["lots"]),
     "unsupported-universe": ("universe = grid\nexecutable = /bin/true", "universe", ["grid"]),
     "bad-notification": ("executable = /bin/true\nnotification = sometimes", "notification", ["Complete", "sometimes"]),
@@ -323,8 +317,6 @@ BAD = {
 def _bad_text(name: str, tmp_path: Path) -> str:
     lines = BAD[name][0]
     (tmp_path / "in.dat").write_text("an input file that exists\n")
-    if "{log}" in lines:
-        lines = lines.replace("{log}", _bad_log_parent(tmp_path))
     return lines + "\nqueue\n"
 
 

@@ -853,14 +853,13 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         except ValueError as e:
             raise SubmitError(f"{at('environment')}: environment: {e}") from None
     ad["Environment"] = format_environment(env)
-    # condor_submit -disable; 23.9.6 reads no input file at submit (SUBMIT_SKIP_FILECHECKS), see input_files
-    checks = (get("skip_filechecks") or "false").lower() not in ("true", "yes", "1")
+    # 23.9.6 opens no input file nor the log at submit (SUBMIT_SKIP_FILECHECKS, so skip_filechecks and
+    # -disable change nothing): an input the transfer cannot read holds the job (input_files), and a
+    # log that cannot be written loses its events, as the schedd's writes do, while the job runs
     for key, attr in (("input", "In"), ("output", "Out"), ("error", "Err")):
         ad[attr] = get(key) or "/dev/null"  # as written, relative to Iwd, as condor_submit keeps them
     log = _path(get("log"), iwd)
     if log is not None:
-        if checks:
-            _check_writable(log, at("log"))
         ad["UserLog"] = log
     ad["RequestCpus"] = _integer(get("request_cpus") or "1", at("request_cpus"), "request_cpus", "a number of CPUs",
                                  1)
@@ -1088,17 +1087,6 @@ def _getenv(value: str | None, environ: Mapping[str, str]) -> dict[str, str]:
     return {name: text for name, text in environ.items()
             if any(fnmatch.fnmatchcase(name, p) for p in wanted)
             and not any(fnmatch.fnmatchcase(name, p) for p in unwanted)}
-
-
-def _check_writable(path: str, where: str) -> None:
-    directory = os.path.dirname(path) or "."
-    if os.path.exists(path):
-        ok = os.path.isfile(path) and os.access(path, os.W_OK)
-    else:
-        ok = os.path.isdir(directory) and os.access(directory, os.W_OK)
-    if not ok:
-        raise SubmitError(f"{where}: log: cannot write the job event log {path}; "
-                          "check that its directory exists and is writable")
 
 
 def _closing_quote(text: str) -> int | None:
