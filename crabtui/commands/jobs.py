@@ -90,7 +90,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     file is read; SUBMIT_FILE - reads standard input (and prints the ads, as -verbose);
     -terse: print the queued job ids as FIRST - LAST; -verbose: print each job's ad; -spool (on a
     pool): send the input files to the schedd's spool, where the output stays for condor_transfer_data;
-    -disable: skip the checks of input files and the log (skip_filechecks); -dry-run: write
+    -disable: accepted (skip_filechecks; 23.9.6 checks no input file nor log by default); -dry-run: write
     the job ads to OUTFILE (- for standard output) and queue nothing; -dump: the same, said as
     condor_submit -dump says it; -queue (-q): the arguments up to the next option are the queue
     statement of a file that has none, as in -queue 3 or -queue in a b c (-append 'queue 3' too).

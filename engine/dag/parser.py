@@ -850,7 +850,11 @@ class _Scope:
             key = lower.get(name) or lower.setdefault(name, name.lower())
             for var in node_vars:
                 if var.name is name or (lower.get(var.name) or lower.setdefault(var.name, var.name.lower())) == key:
-                    self._warn(f"VARS {name} is defined again for node {node.name}; the last value wins", strict=3)
+                    here = self.applying or self._here()
+                    self.context.warnings.append(Diagnostic(
+                        here, f"VARS {name} is defined again for node {node.name}; the last value wins", 3,
+                        f'Warning: VAR "{name}" is already defined in node "{node.name}" (Discovered at file '
+                        f'"{{file}}", line {{line}})\nWarning: Setting VAR "{name}" = "{value}"'))
                     break
         last = self.values.get(name)
         if last == value:

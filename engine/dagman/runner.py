@@ -161,9 +161,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.out.default_node_log(self.nodes_log_path)
         self.out.parsing(self.dag_file, spliced(self.graph.dag))
         for warning in self.graph.dag.warnings:  # ALL_NODES passing over FINAL: parsed before any rescue DAG
-            if warning.logged:
-                where = f"{os.path.relpath(warning.location.file, self.dag_dir)}: {warning.location.line}"
-                self.out.line(warning.logged.format(where=where))
+            if warning.logged and not warning.strict:
+                self.out.line(self._logged(warning))
         for line in self.graph.overridden:
             self.out.line(line)
         self.out.line("Adjusting edges")
@@ -181,8 +180,11 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         measured = False  # DAGMan makes its metrics once the DAG is parsed: a fatal parse warning writes none
         try:
             for warning in self.graph.dag.warnings:  # DAGMan prints them as it parses
-                if warning.strict:
-                    self.strict_warning(f"Warning: {warning}", warning.strict, NORMAL)
+                if warning.strict:  # DAGMan's own lines where known: the first, then the rest if not fatal
+                    first, *rest = self._logged(warning).split("\n") if warning.logged else [f"Warning: {warning}"]
+                    self.strict_warning(first, warning.strict, NORMAL)
+                    for line in rest:
+                        self.out.line(line, NORMAL)
             measured = True
             self.dump_dot()
             self.check_categories()
@@ -254,6 +256,11 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                                     f"setting ({limits[category]}) will have no effect", 2, NORMAL)
             if category not in limits:
                 self.strict_warning(f"Warning: category {category} has no throttle value set", 2, NORMAL)
+
+    def _logged(self, warning) -> str:
+        """The lines DAGMan writes for a parse warning, with where it was read."""
+        file, line = os.path.relpath(warning.location.file, self.dag_dir), warning.location.line
+        return warning.logged.format(where=f"{file}: {line}", file=file, line=line)
 
     def strict_warning(self, text: str, level: int, verbosity: int = QUIET) -> None:
         """``check_warning_strictness``: a warning of DAGMAN_USE_STRICT ``level`` (1 severe .. 3

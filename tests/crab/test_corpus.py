@@ -101,7 +101,7 @@ def test_the_corpus_covers_what_real_analyses_write():
                  "config.Data.totalUnits = config.Data.unitsPerJob * NJOBS",
                  "outLFNDirBase = '/store/user/%s/' % (getUsernameFromCRIC())", "cfg = crab_config()",
                  "with Pool(2) as workers:", "inputFiles = sorted(glob.glob('", "'+REQUIRED_OS=\"rhel8\"'",
-                 "inputDataset = '/Muon0/Run2026C-"):
+                 "inputDataset = '/Muon0/Run2026C-", "RAW#b83949de-530b-4b1c-834a-d91269020eaa'"):
         assert form in every, form
     splittings = {m for text in texts.values() for m in re.findall(r"splitting = '(\w+)'", text)}
     assert splittings == {"FileBased", "LumiBased", "EventAwareLumiBased", "Automatic", "EventBased"}
@@ -337,8 +337,10 @@ REFUSED = {  # what real configurations set that cannot run here, and the reason
         "(JobType.numCores, JobType.maxMemoryMB) to run there.",
     "config.JobType.numCores = 16\nconfig.JobType.maxMemoryMB = 30000":
         "no slot for jobs of 16 core(s) and 30000 MB",
-    "config.Data.inputBlocks = ['9c3a2c4e-0d4f-4c43-9e58-5b1f3f1c2a77']": "Data.inputBlocks: none of its 1 block(s) is "
-                                                                         "a block of dataset",
+    # a stand-in takes the blocks of its dataset that DAS names (raw_rereco_das_block_ids), not another dataset's
+    "config.Data.inputBlocks = ['/TTToSemiLeptonic_TuneCP5_13TeV-powheg-pythia8/RunIISummer20UL17MiniAODv2-106X_mc2017_"
+    "realistic_v9-v1/MINIAODSIM#9c3a2c4e-0d4f-4c43-9e58-5b1f3f1c2a77']": "Data.inputBlocks: none of its 1 block(s) is "
+                                                                           "a block of dataset",
     "config.JobType.sendPythonFolder = True": "Parameter JobType.sendPythonFolder has been deprecated. Please remove "
                                               "it. Reason: Now pythonFolder is always added to sandbox.",
     "config.JobType.pluginName = 'PrivateMC'\nconfig.Data.unitsPerJob = 1000\nconfig.JobType.eventsPerLumi = 250":

@@ -245,3 +245,19 @@ def test_a_request_name_used_again_names_the_task_in_full_and_never_touches_the_
     assert second.name != first.name and second.handle == second.name
     assert second.notes == (f"requestName again is also that of {first.name}: task commands take this task by "
                             f"its full name, {second.name}.",)
+
+
+def test_das_block_ids_of_a_stand_ins_dataset_each_take_one_of_its_blocks(tmp_path, state):
+    """A stand-in's blocks are made up: the block ids a config copied from DAS would all be refused.
+    Each named block of the dataset takes one of the stand-in's, in order; another dataset's is left out."""
+    name = "/JetMET1/Run2023C-v1/RAW"
+    ours = [b.name for b in stand_ins.load(Catalogue(None), name, stand_in=True).blocks]
+    cfg = config(tmp_path, dataset=name, data=f'inputBlocks = ["{name}#b83949de-530b-4b1c-834a-d91269020eaa", '
+                                              f'"e1f0a7c2-5d3b-4c8e-9f21-6a7b3c9d0e14", "/Other/Run2023C-v1/RAW#x"]')
+    done = submit(cfg, state, TaskDB(state.tasks), POOL)
+    assert json.loads(Path(done.task_dir, "request.json").read_text())["input"]["blocks"] == ours[:2]
+    (said,) = [w for w in done.warnings if w.startswith("Data.inputBlocks:")]
+    assert f"{name} is a synthetic stand-in, whose blocks are made up: 2 of its blocks stand in for the 2 it names " \
+           f"that it does not hold ({ours[0].split('#')[1]} for b83949de-530b-4b1c-834a-d91269020eaa, " in said
+    assert said.endswith("1 of its blocks are not blocks of dataset /JetMET1/Run2023C-v1/RAW (a synthetic stand-in) "
+                         "and are left out: /Other/Run2023C-v1/RAW#x.")

@@ -82,3 +82,19 @@ def parse_file_text(dag_dir: Path, values: list[str]):
     path.write_text("".join(f"JOB N{i} v.sub\nVARS N{i} v={quoted(v)}\n" for i, v in enumerate(values)),
                     encoding="utf-8")
     return parse_file(str(path))
+
+
+def test_a_node_var_set_again_after_all_nodes_is_said_in_dagmans_words_and_the_last_wins(dag_dir, schedd):
+    """The OSG DAGMan tutorial's VARS diamond: a default for every node, then each node's own.  The
+    test pool's DAGMan 23.9.6 wrote these two lines a node to dagman.out, and the job got the last value."""
+    (dag_dir / "reader.py").write_text(READER)
+    (dag_dir / "v.sub").write_text(SUBMIT)
+    dag = dag_dir / "diamond.dag"
+    dag.write_text('JOB job1 v.sub\nJOB job2 v.sub\nVARS ALL_NODES v="No message provided."\n'
+                   'VARS job1 v="DAGMan is scary."\nPARENT job1 CHILD job2\n')
+    dagman = DagMan(build_graph(parse_file(str(dag))), schedd, Options(scan_interval=0.05))
+    assert dagman.run() == 0
+    out = (dag_dir / "diamond.dag.dagman.out").read_text()
+    assert 'Warning: VAR "v" is already defined in node "job1" (Discovered at file "diamond.dag", line 4)\n' in out
+    assert out.count('Warning: Setting VAR "v" = "DAGMan is scary."\n') == 1 and "defined again" not in out
+    assert [(dag_dir / f"out.{n}").read_text() for n in ("job1", "job2")] == ["DAGMan is scary.", "No message provided."]

@@ -6,6 +6,7 @@ a submit file from standard input, -verbose, -dump, -disable, -completedsince, -
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 
@@ -73,10 +74,14 @@ def test_dump_writes_the_ads_and_queues_nothing(schedd):
     assert schedd.client.query() == []
 
 
-def test_disable_skips_the_input_file_checks(schedd):
-    schedd.write("job.sub", "executable = /bin/true\ntransfer_input_files = not-yet-made.dat\nqueue\n")
-    refused = schedd.cli("job", "submit", "job.sub")
-    assert refused.returncode == 1 and "not-yet-made.dat" in refused.stderr
+def test_a_log_in_a_directory_not_there_is_queued_and_the_job_runs_and_disable_is_accepted(schedd):
+    """condor_submit 23.9.6 opens no log at submit (SUBMIT_SKIP_FILECHECKS): on the test pool such a
+    DAG node's job ran and its DAG exited 0; its log's events are lost, as the schedd's writes lose them."""
+    schedd.write("job.sub", "executable = /bin/true\nlog = not-yet-made/job.log\nqueue\n")
+    queued = schedd.cli("job", "submit", "-terse", "job.sub")
+    assert queued.returncode == 0 and queued.stderr == "", queued.stderr
+    assert schedd.wait_history(queued.stdout.split()[0])["ExitCode"] == 0
+    assert not (schedd.work / "not-yet-made").exists()
     assert schedd.cli("job", "submit", "-disable", "job.sub").returncode == 0
 
 
@@ -283,3 +288,12 @@ def test_a_queue_variable_nothing_uses_is_warned_of_as_condor_submit_does(schedd
         "WARNING: the line 'zz = $(undefinedthing)' was unused by condor_submit. Is it a typo?",
         "WARNING: the line 'yy = 2' was unused by condor_submit. Is it a typo?",
         "WARNING: the Queue variable 'Name' was unused by condor_submit. Is it a typo?"]
+
+
+def test_a_queue_variable_named_as_a_command_is_used_and_not_warned_of(schedd):
+    """CERN batch docs' `queue arguments from FILE`: the variable sets the command; condor_submit
+    23.9.6 on the test pool queues one job a line and warns of nothing."""
+    schedd.write("files.txt", "a.root\nb.root\n")
+    result = submit_stdin(schedd, "executable = /bin/true\nhold = true\nqueue arguments from files.txt\n", "-terse")
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert re.fullmatch(r"(\d+)\.0 - \1\.1\n", result.stdout), result.stdout

@@ -271,18 +271,33 @@ def _secondary_note(cfg: TaskConfig, catalogue: Catalogue) -> list[str]:
 
 
 def _input_blocks(cfg: TaskConfig, dataset: Dataset) -> tuple[Dataset, str | None]:
-    """The dataset's blocks ``Data.inputBlocks`` names; refused if it names none of them."""
+    """The dataset's blocks ``Data.inputBlocks`` names; refused if it names none of them.  A stand-in's
+    blocks are made up, so the blocks of the real dataset it names (its ``<dataset>#`` ones) take its
+    first blocks it does not name, one each, in the order given: a config written for DAS's block ids
+    reads as many blocks as it names."""
     wanted = set(cfg.input_blocks)
-    kept = tuple(b for b in dataset.blocks if b.name in wanted)
-    unknown = sorted(wanted - {b.name for b in kept})
-    what = "a synthetic stand-in" if dataset.source == stand_ins.STAND_IN else "the catalogue's"
+    stand_in = dataset.source == stand_ins.STAND_IN
+    held = {b.name for b in dataset.blocks}
+    taken: dict[str, str] = {}  # a stand-in's block name -> the block of the real dataset it stands for
+    if stand_in:
+        ours = [n for n in dict.fromkeys(cfg.input_blocks) if n not in held and n.startswith(f"{dataset.name}#")]
+        spare = [b.name for b in dataset.blocks if b.name not in wanted]
+        taken = dict(zip(spare, ours))
+    kept = tuple(b for b in dataset.blocks if b.name in wanted or b.name in taken)
+    unknown = sorted(wanted - held - set(taken.values()))
+    what = "a synthetic stand-in" if stand_in else "the catalogue's"
     if not kept:
         raise SubmitError(f"{cfg.source}: Data.inputBlocks: none of its {len(wanted)} block(s) is a block of dataset "
                           f"{dataset.name} ({what}, with {len(dataset.blocks)} blocks: 'crabtui dataset show "
                           f"{dataset.name}' lists them).")
-    note = (f"Data.inputBlocks: {len(unknown)} of its blocks are not blocks of dataset {dataset.name} ({what}) and "
-            f"are left out: {', '.join(unknown[:3])}{' ...' if len(unknown) > 3 else ''}." if unknown else None)
-    return Dataset(dataset.name, kept, dataset.source), note
+    notes = [f"Data.inputBlocks: {len(unknown)} of its blocks are not blocks of dataset {dataset.name} ({what}) and "
+             f"are left out: {', '.join(unknown[:3])}{' ...' if len(unknown) > 3 else ''}."] if unknown else []
+    if taken:
+        pairs = ", ".join(f"{mine.split('#', 1)[1]} for {real.split('#', 1)[1]}" for mine, real in list(taken.items())[:3])
+        notes.insert(0, f"Data.inputBlocks: {dataset.name} is a synthetic stand-in, whose blocks are made up: "
+                        f"{len(taken)} of its blocks stand in for the {len(taken)} it names that it does not hold "
+                        f"({pairs}{' ...' if len(taken) > 3 else ''}).")
+    return Dataset(dataset.name, kept, dataset.source), " ".join(notes) or None
 
 
 def _what(cfg: TaskConfig) -> str:

@@ -53,7 +53,7 @@ from engine.schedd.api import (
     SubmitResult,
     summarize,
 )
-from engine.schedd.local import dollar_dollar, job_tools, shadow, starter
+from engine.schedd.local import dollar_dollar, input_files, job_tools, shadow, starter
 from engine.crashpoint import crash_point
 from engine.schedd.local.jobqueue import JobQueue, OutboxRow, job_id
 from engine.schedd.local.pool import Pool, analyze
@@ -618,6 +618,11 @@ class LocalSchedd:
                         matches[key] = dollar_dollar.expand(ad, slot.ad)
                 except dollar_dollar.CannotExpand as e:
                     self._hold([ad], str(e), 0, 0)  # as the schedd holds it, with no hold code
+                    continue
+                missing = input_files.unreadable(ad)
+                if missing is not None:  # the shadow's transfer fails before the job starts
+                    self._hold([ad], input_files.hold_reason(*missing, UID_DOMAIN, slot.name),
+                               input_files.TRANSFER_INPUT_FAILURE, missing[1].errno or 0)
                     continue
                 self.pool.claim(slot, _name(key))
                 starts.append((key, slot))

@@ -138,7 +138,6 @@ _LINE_FORMS = re.compile(
     r"\s*(?:$|#|[A-Za-z_+.][\w.+-]*\s*(?:=|:)|queue\b|if\b|elif\b|else\b|endif\b|include\b|use\b"
     r"|error\b|warning\b|@)", re.IGNORECASE)
 _CONDITIONAL = re.compile(r"^\s*(?:if|elif|else|endif)\b", re.IGNORECASE | re.MULTILINE)
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://.")  # a URL as HTCondor's IsUrl sees one
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 _SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)B?\s*\Z", re.IGNORECASE)
 
@@ -253,7 +252,7 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
     order (by name, last first), so that a misspelled command (``reqest_memory = 2000``) is
     noticed.  Used: a command condor_submit looks up, a macro a used value, a queue statement or
     an ``if`` refers to; ``+Attr`` and ``MY.Attr`` lines set job attributes, not macros.  A queue
-    statement's variable nothing refers to is warned of too, in its own words.  A description that does not parse is left to the submit to refuse."""
+    statement's variable nothing refers to (and that names no command) is warned of too, in its own words.  A description that does not parse is left to the submit to refuse."""
     try:
         submit = parse_description(dataclasses.replace(description, text=queue_statements(description.text)[-1]))
     except SubmitError:
@@ -269,6 +268,8 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
         items = _ITEM_NAMES.match(qargs)
         variables |= {name.lower(): name for name in (re.split(r"[,\s]+", items.group(1)) if items else [])}
         pending += [ref.lower() for ref in _MACRO_REF.findall(qargs)]
+    # a variable named as a command sets it (queue arguments from FILE): used as the command is
+    pending += [name for name in variables if name in _HANDLED or name in _LOOKED_UP]
     pending += _tested_by_ifs(description.text, {key.lower() for key in description.prepend or {}})
     while pending:
         name = pending.pop()
@@ -709,7 +710,8 @@ def _items_from_file(qargs: str, cwd: str) -> list[dict[str, str]] | None:
 
 
 def _check_commands(submit: htcondor2.Submit, where: str) -> None:
-    """Refuse what looks like a misspelled command (``exectuable``), as it would be silently ignored.
+    """Refuse what looks like a misspelled command (``exectuable``), as it would be silently ignored;
+    a command of condor_submit's (``transfer_output``, close to ``transfer_output_files``) is none.
 
     Any other name is a macro, as in HTCondor: DAGMan's VARS, say, define macros a submit file
     need not use.
@@ -717,7 +719,7 @@ def _check_commands(submit: htcondor2.Submit, where: str) -> None:
     text = " ".join(str(v) for v in submit.values())
     for key in submit.keys():
         lower = key.lower()
-        if lower in _HANDLED or lower.startswith(("my.", "+")) or _CUSTOM_REQUEST.match(lower) or re.search(rf"\$\({re.escape(key)}\b", text, re.I):
+        if lower in _HANDLED or lower in _LOOKED_UP or lower.startswith(("my.", "+")) or _CUSTOM_REQUEST.match(lower) or re.search(rf"\$\({re.escape(key)}\b", text, re.I):
             continue
         close = difflib.get_close_matches(lower, _HANDLED, n=1, cutoff=0.8)
         if close:
@@ -851,15 +853,13 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         except ValueError as e:
             raise SubmitError(f"{at('environment')}: environment: {e}") from None
     ad["Environment"] = format_environment(env)
-    checks = (get("skip_filechecks") or "false").lower() not in ("true", "yes", "1")  # condor_submit -disable
-    if checks:
-        _check_input_files(get("transfer_input_files"), iwd, _at(where, lines, "transfer_input_files"))
+    # 23.9.6 opens no input file nor the log at submit (SUBMIT_SKIP_FILECHECKS, so skip_filechecks and
+    # -disable change nothing): an input the transfer cannot read holds the job (input_files), and a
+    # log that cannot be written loses its events, as the schedd's writes do, while the job runs
     for key, attr in (("input", "In"), ("output", "Out"), ("error", "Err")):
         ad[attr] = get(key) or "/dev/null"  # as written, relative to Iwd, as condor_submit keeps them
     log = _path(get("log"), iwd)
     if log is not None:
-        if checks:
-            _check_writable(log, at("log"))
         ad["UserLog"] = log
     ad["RequestCpus"] = _integer(get("request_cpus") or "1", at("request_cpus"), "request_cpus", "a number of CPUs",
                                  1)
@@ -1087,37 +1087,6 @@ def _getenv(value: str | None, environ: Mapping[str, str]) -> dict[str, str]:
     return {name: text for name, text in environ.items()
             if any(fnmatch.fnmatchcase(name, p) for p in wanted)
             and not any(fnmatch.fnmatchcase(name, p) for p in unwanted)}
-
-
-def _check_input_files(value: str | None, iwd: str, where: str) -> None:
-    """Refuse a ``transfer_input_files`` entry that cannot be opened for reading, as condor_submit
-    does (its check_open), before the job runs without it; relative names are from ``iwd``.
-    URLs are fetched by plugins at run time, and a directory is transferred whole: neither is
-    checked."""
-    for name in (value or "").strip('"').split(","):
-        name = name.strip()
-        if not name or _URL.match(name) or "$$(" in name:
-            continue
-        path = _path(name, iwd)
-        try:
-            os.close(os.open(path, os.O_RDONLY))
-        except OSError as e:
-            if os.path.isdir(path):
-                continue
-            raise SubmitError(f"{where}: transfer_input_files: Can't open \"{path}\"  with flags 00 "
-                              f"({os.strerror(e.errno)}); correct the name (relative names are from the "
-                              f"initial directory {iwd}) or remove it from the list") from None
-
-
-def _check_writable(path: str, where: str) -> None:
-    directory = os.path.dirname(path) or "."
-    if os.path.exists(path):
-        ok = os.path.isfile(path) and os.access(path, os.W_OK)
-    else:
-        ok = os.path.isdir(directory) and os.access(directory, os.W_OK)
-    if not ok:
-        raise SubmitError(f"{where}: log: cannot write the job event log {path}; "
-                          "check that its directory exists and is writable")
 
 
 def _closing_quote(text: str) -> int | None:
