@@ -58,7 +58,8 @@ class JobProcess:
 
 class Spawner:
     """The spawner process and the socket the schedd shares with its starters: spawn requests
-    out, one message each; the starters' news in, one message a line."""
+    out, one message each; the starters' news in, one message a line (or two: a start told
+    with its job's exit)."""
 
     def __init__(self, log_path: str, spool: str):
         self.spool = spool
@@ -106,9 +107,10 @@ class Spawner:
                 break
             if not message:
                 break
-            kind, _, rest = message.decode("utf-8", "replace").partition(" ")
-            key, _, rest = rest.partition(" ")
-            out.append((kind, key, rest))
+            for line in starter.split_news(message.decode("utf-8", "replace")):
+                kind, _, rest = line.partition(" ")
+                key, _, rest = rest.partition(" ")
+                out.append((kind, key, rest))
         return out
 
     def close(self) -> None:
