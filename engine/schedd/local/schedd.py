@@ -733,7 +733,6 @@ class LocalSchedd:
         lines = self.spawner.read()
         if not lines:
             return
-        ended = {key for kind, key, _ in lines if kind != "started"}  # no starter to watch for these
         name = "exit" if any(kind == "exited" for kind, _, _ in lines) else "started"
         with self._unit(name):
             for kind, name, rest in lines:
@@ -748,8 +747,7 @@ class LocalSchedd:
                     continue
                 if kind == "started":
                     self._started(key, record.starter_pid, record.job_pid, record.start_time)
-                    if name not in ended:
-                        self._watch_starter(key)
+                    self._watch_starter(key)
                 elif kind == "failed":
                     self._start_failed(key, record.failed, record.hold_code)
                 elif kind == "exited":

@@ -58,8 +58,7 @@ class JobProcess:
 
 class Spawner:
     """The spawner process and the socket the schedd shares with its starters: spawn requests
-    out, one message each; the starters' news in, one message a line (or two: a start told
-    with its job's exit)."""
+    out, one message each; the starters' news in, one message a line."""
 
     def __init__(self, log_path: str, spool: str):
         self.spool = spool
@@ -107,10 +106,9 @@ class Spawner:
                 break
             if not message:
                 break
-            for line in starter.split_news(message.decode("utf-8", "replace")):
-                kind, _, rest = line.partition(" ")
-                key, _, rest = rest.partition(" ")
-                out.append((kind, key, rest))
+            kind, _, rest = message.decode("utf-8", "replace").partition(" ")
+            key, _, rest = rest.partition(" ")
+            out.append((kind, key, rest))
         return out
 
     def close(self) -> None:

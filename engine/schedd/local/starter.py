@@ -42,7 +42,6 @@ import fcntl
 import json
 import os
 import re
-import select
 import signal
 import socket
 import sys
@@ -52,7 +51,6 @@ STOP = signal.SIGUSR1  # "read your run's control file"
 STOP_REQUESTS = ("vacate", "remove", "hold", "kill")  # the job's KillSig, RemoveKillSig, HoldKillSig; SIGKILL now
 IDLE_STARTERS = 2  # waiting at any time, so that no fork is between a request and its job's start
 IDLE_TIMEOUT_S = 60  # a starter left waiting this long (after a burst) exits
-STARTED_NEWS_WAIT_S = 0.01  # how long the news of a start waits for the job's exit, to go with it
 MAX_REQUEST_BYTES = 1 << 17  # a larger request goes through a file in the spool
 # HTCondor's HoldReasonCodes for a job that could not start (the subcode is the errno)
 HOLD_CODE_START_FAILED = 6  # FailedToCreateProcess
@@ -286,7 +284,7 @@ def _create_record(path: str) -> int:
 
 
 def _notify(sock: socket.socket, line: str) -> None:
-    """Tell the schedd, if it still listens (one message a line, or two: :func:`split_news`)."""
+    """Tell the schedd, if it still listens (one message a line)."""
     try:
         sock.send(line.encode("utf-8", "replace"))
     except OSError:
@@ -334,15 +332,9 @@ class Run:
             self._record("failed", f"{e.code} {e.subcode} {e}")
             return
         start, clock = time.time(), time.monotonic()
-        started = f"{os.getpid()} {self.job} {start!r}"
-        self._record("started", started, notify=False)
+        self._record("started", f"{os.getpid()} {self.job} {start!r}")
         _run = self
         self._stop_requested(STOP, None)  # a request made before the schedd knew whom to signal
-        # A job that ends at once (most of a DAG's or a test's) is told with its start, in one
-        # message: the schedd settles both in one pass instead of waking twice.
-        told = _exits_within(self.job, STARTED_NEWS_WAIT_S)
-        if not told:
-            _notify(self.sock, f"started {self.key} {started}")
         while True:
             pid, status, usage = os.wait4(-1, 0)
             if pid == self.job:
@@ -358,7 +350,7 @@ class Run:
         _run = None
         signal.setitimer(signal.ITIMER_REAL, 0)
         exit = Exit(status, usage.ru_utime, usage.ru_stime, end, wall, self.vacated)
-        self._record("exited", exit.fields(), also=None if not told else f"started {self.key} {started}")
+        self._record("exited", exit.fields())
 
     def _spawn(self) -> int:
         """Write the ads, open the job's files and start it; StartError says what failed."""
@@ -404,10 +396,9 @@ class Run:
             for fd in set(fds):
                 os.close(fd)
 
-    def _record(self, kind: str, rest: str, notify: bool = True, also: str | None = None) -> None:
-        """The line to the record, then (unless ``notify`` is false) to the schedd, after the news
-        ``also`` not yet told, in the same message.  A full disk is waited out: the starter keeps
-        its lock (the schedd sees it alive) until the line is written."""
+    def _record(self, kind: str, rest: str) -> None:
+        """The line to the record, then to the schedd.  A full disk is waited out: the starter
+        keeps its lock (the schedd sees it alive) until the line is written."""
         data = f"{kind} {rest}\n".encode("utf-8", "replace")
         while True:
             try:
@@ -415,8 +406,7 @@ class Run:
                 break
             except OSError:
                 time.sleep(1)
-        if notify:
-            _notify(self.sock, (f"{also}\n" if also else "") + f"{kind} {self.key} {rest}")
+        _notify(self.sock, f"{kind} {self.key} {rest}")
 
     def _stop_requested(self, signum: int, frame) -> None:
         """The schedd asks the job to stop: its kill signal now, SIGKILL after the grace time."""
@@ -474,25 +464,6 @@ class Run:
                     os.waitpid(-1, 0)
                 except ChildProcessError:
                     return
-
-
-def _exits_within(pid: int, seconds: float) -> bool:
-    """Whether our child ``pid`` exits within ``seconds`` (it is not reaped)."""
-    try:
-        fd = os.pidfd_open(pid)
-    except OSError:
-        return False
-    try:
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
-        return bool(poller.poll(seconds * 1000))
-    finally:
-        os.close(fd)
-
-
-def split_news(message: str) -> list[str]:
-    """The lines of one message from a starter: a start told with its job's exit is two."""
-    return message.split("\n", 1) if message.startswith("started ") else [message]
 
 
 def _error_from(request: dict) -> str:
