@@ -103,6 +103,9 @@ def wait_dagman(log: str, start: float, timeout: float) -> dict:
             except StopIteration:  # nothing for WAIT_S seconds (the iterator stays valid)
                 if time.perf_counter() - start > timeout:
                     return {"end": None, "outcome": f"DAGMan not terminated after {timeout:g} s", "return_value": None}
+                # its deadline is WAIT_S from the events() call, not from each wait: renew it, or
+                # every later next() returns at once and this loop spins beside what it measures
+                events = jel.events(stop_after=WAIT_S)
                 continue
             if event.type == htcondor2.JobEventType.JOB_TERMINATED:
                 return {"end": time.perf_counter(), "outcome": "terminated",

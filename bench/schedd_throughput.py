@@ -14,7 +14,8 @@ the same moment, and is the number the target applies to):
   as real users have, so the schedd writes every event.  Timed from just before
   ``client.submit()`` (which includes building the job ads in the client, as condor_submit
   does) until the user log, followed with ``htcondor2.JobEventLog``, holds N JOB_TERMINATED
-  events; then ``query()`` must find no job of the cluster left.  Daemon start-up is not
+  events (waiting for the log to grow, as condor_wait does); then ``query()`` must find no job
+  of the cluster left.  Daemon start-up is not
   timed.  With ``--runs R`` the cluster is submitted R times, one after the other to the
   same daemon, and the fastest run is kept (the baselines are best of 3).  Also reported: how
   long the ``submit()`` call itself took, and the CPU time the daemon, its starters and their
@@ -162,7 +163,11 @@ def run_schedd(client, workdir: str, n: int, daemon_pid: int, chunk: int) -> dic
     submitted = time.perf_counter()
 
     terminated = failed = 0
-    events = htcondor2.JobEventLog(log).events(stop_after=5)
+    # events(stop_after=S) sets a deadline S seconds from the call, not from each wait: once it has
+    # passed, every next() without a new event returns at once.  So the wait is renewed after each
+    # StopIteration, as a client following a log (condor_wait) waits: blocked until the log grows.
+    job_log = htcondor2.JobEventLog(log)
+    events = job_log.events(stop_after=5)
     while terminated + failed < n:
         try:
             event = next(events)
@@ -170,6 +175,7 @@ def run_schedd(client, workdir: str, n: int, daemon_pid: int, chunk: int) -> dic
             if time.perf_counter() - start > TIMEOUT_S:
                 raise RuntimeError(f"only {terminated} of {n} jobs terminated after {TIMEOUT_S:g} s") from None
             client.ping()
+            events = job_log.events(stop_after=5)
             continue
         if event.cluster != result.cluster:
             continue
