@@ -899,6 +899,9 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         value = get(key)
         if value is not None:
             ad[attr] = value
+    batch = get("batch_name")
+    if batch is not None and len(batch) > 1 and batch[0] == batch[-1] == '"':
+        ad["JobBatchName"] = batch[1:-1]  # batch_name = "my batch": 23.9.6 drops one pair of quotes
     _accounting(ad, get("accounting_group"), get("accounting_group_user"), owner)
     _proxy(ad, get("x509userproxy"), get("use_x509userproxy"), iwd, environ,
            at("x509userproxy", "use_x509userproxy"))
