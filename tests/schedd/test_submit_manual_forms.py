@@ -23,3 +23,11 @@ def test_a_quoted_batch_name_loses_its_quotes_as_on_the_pool(tmp_path):
     assert ads[0]["JobBatchName"] == "fromattr"
     ads = build('executable = /bin/true\nbatch_name = "abc\nqueue\n', tmp_path)
     assert ads[0]["JobBatchName"] == '"abc'
+
+
+def test_a_row_with_fewer_words_keeps_the_row_befores_value_as_on_the_pool(tmp_path):
+    """queue a b c from ( ... ): the pool's condor_submit gave the row 'p,q' c = 'z w', the row
+    before's, as it does for rows of a file."""
+    ads = build("executable = /bin/echo\narguments = $(a) $(b) $(c)\n"
+                "queue a b c from (\nx y z w\np,q\nr, s , t\n)\n", tmp_path)
+    assert [ad["Args"] for ad in ads] == ["x y z w", "p q z w", "r s , t"]

@@ -200,7 +200,8 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
         statement = dataclasses.replace(description, text=text)
         lines = _with_aliases(_command_lines(text, where))
         submit = parse_description(statement)
-        n, items = _queue_args(submit, _at(where, lines, "queue"), count, itemdata, description.cwd)
+        n, items = _queue_args(submit, _at(where, lines, "queue"), count, itemdata, description.cwd,
+                               _inline_rows(text))
         if len(ads) + n * len(items) > MAX_JOBS_PER_SUBMISSION:
             raise SubmitError(f"{where}: queue: {len(ads) + n * len(items)} jobs in one submission; at most "
                               f"{MAX_JOBS_PER_SUBMISSION} are queued at once (HTCondor's "
@@ -624,7 +625,7 @@ def _text_safe(value: str) -> str:
     return " ".join(value.splitlines()).strip().rstrip("\\").strip()
 
 
-def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd: str):
+def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd: str, rows: list[str]):
     qargs = submit.getQArgs() or ""
     count_macro = re.match(r"\s*\$\(([A-Za-z_][\w.]*)\)\s*$", qargs)
     if count_macro and submit.get(count_macro.group(1)) is not None:  # queue $(n): condor_submit expands it
@@ -646,6 +647,7 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
             os.chdir(cwd)
             items = submit.itemdata()
             items = list(items) if items is not None else []  # an empty list or file: no jobs
+            items = _carried_over(qargs, rows, items)
         except Exception as e:
             items = _items_from_file(_SLICE.sub(r"\1", qargs), cwd)
             if items is None:
@@ -655,6 +657,31 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
             os.chdir(old)
         return queue_count, list(enumerate(items or []))[_slice_of(qargs)]  # $(ItemIndex) counts all
     return queue_count, [(0, {})]
+
+
+_FROM_LIST = re.compile(r"\s*(?:[0-9]+\s+)?([A-Za-z_][\w.]*(?:\s*[,\s]\s*[A-Za-z_][\w.]*)*)\s+from\s+"
+                        r"(?:\[[^\]]*\]\s*)?\(\s*\Z", re.IGNORECASE)
+
+
+def _inline_rows(text: str) -> list[str]:
+    """The rows of the last queue statement's inline list, ``queue a, b from ( ... )``."""
+    lines = text.splitlines()
+    spans = _queue_spans(lines)
+    if not spans or spans[-1][0] == spans[-1][1]:
+        return []
+    first, last = spans[-1]
+    return [line for line in lines[first + 1:last] if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _carried_over(qargs: str, rows: list[str], items: list) -> list:
+    """The bindings' items of an inline list of several variables, with what 23.9.6 gives a
+    variable a row has no word for: the row before's value (``queue a b c from (`` with rows
+    ``x y z`` then ``p,q`` gives c = z twice), where the bindings give it nothing."""
+    match = _FROM_LIST.match(qargs)
+    names = [n for n in re.split(r"[,\s]+", match.group(1)) if n] if match else []
+    if len(names) < 2 or len(rows) != len(items):
+        return items
+    return _split_rows(rows, names)
 
 
 # queue ... in [1:3] (a b c d), from [::2] FILE, matching [:5] GLOB: which items, as in Python
@@ -691,6 +718,12 @@ def _items_from_file(qargs: str, cwd: str) -> list[dict[str, str]] | None:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError):
         return None
+    return _split_rows(lines, names)
+
+
+def _split_rows(lines: list[str], names: list[str]) -> list[dict[str, str]]:
+    """The items of rows of several variables, as condor_submit 23.9.6 splits them (see
+    :func:`_items_from_file`)."""
     items, values = [], dict.fromkeys(names, "")
     for line in lines:
         rest = line.strip()
