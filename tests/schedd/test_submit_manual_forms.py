@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import classad2
+import pytest
 
-from engine.schedd.local.submit import SubmitDescription, build_job_ads
+from engine.schedd.local.submit import SubmitDescription, SubmitError, build_job_ads
 
 
 def build(text: str, cwd: Path) -> list[classad2.ClassAd]:
@@ -31,3 +32,28 @@ def test_a_row_with_fewer_words_keeps_the_row_befores_value_as_on_the_pool(tmp_p
     ads = build("executable = /bin/echo\narguments = $(a) $(b) $(c)\n"
                 "queue a b c from (\nx y z w\np,q\nr, s , t\n)\n", tmp_path)
     assert [ad["Args"] for ad in ads] == ["x y z w", "p q z w", "r s , t"]
+
+
+def test_requests_written_as_expressions_are_kept_as_on_the_pool(tmp_path):
+    """The manual's request_memory that grows with the job's use, and request_cpus = 2 - 1: the
+    pool's condor_submit keeps both expressions as written; a lone name stays refused."""
+    ads = build("executable = /bin/true\n"
+                "request_memory = ifThenElse(MemoryUsage =!= undefined, MemoryUsage * 3 / 2, 1000)\n"
+                "request_cpus = 2 - 1\nrequest_disk = 2048M\nqueue\n", tmp_path)
+    assert isinstance(ads[0].lookup("RequestMemory"), classad2.ExprTree) and ads[0].eval("RequestMemory") == 1000
+    ads[0]["MemoryUsage"] = 2000
+    assert ads[0].eval("RequestMemory") == 3000
+    assert (str(ads[0].lookup("RequestCpus")), ads[0]["RequestDisk"]) == ("2 - 1", 2097152)
+    with pytest.raises(SubmitError, match="request_memory"):
+        build("executable = /bin/true\nrequest_memory = lots\nqueue\n", tmp_path)
+
+
+def test_a_job_whose_request_memory_is_an_expression_runs_with_its_value(schedd):
+    """Its slot gets the expression's value, 1000 MB before the job has used any, in the
+    execute event as on the pool."""
+    schedd.write("job.sub", "executable = /bin/true\nlog = job.log\n"
+                 "request_memory = ifThenElse(MemoryUsage =!= undefined, MemoryUsage * 3 / 2, 1000)\nqueue\n")
+    assert schedd.cli("job", "submit", "job.sub").returncode == 0
+    assert schedd.wait_history("1.0")["ExitCode"] == 0
+    log = (schedd.work / "job.log").read_text()
+    assert "Job executing on host" in log and "\tMemory = 1000\n" in log

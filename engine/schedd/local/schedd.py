@@ -797,8 +797,9 @@ class LocalSchedd:
         if "JobStartDate" not in ad:
             ad["JobStartDate"] = int(start)
         slot = ad.get("RemoteHost", "") if ad["JobUniverse"] not in SLOTLESS_UNIVERSES else ""
-        props = {"CondorScratchDir": ad["Iwd"], "Cpus": ad.get("RequestCpus", 1), "Disk": ad.get("RequestDisk", 0),
-                 "GPUs": 0, "Memory": ad.get("RequestMemory", 0)} if slot else {}
+        props = {"CondorScratchDir": ad["Iwd"], "Cpus": _requested(ad, "RequestCpus", 1),
+                 "Disk": _requested(ad, "RequestDisk", 0), "GPUs": 0,
+                 "Memory": _requested(ad, "RequestMemory", 0)} if slot else {}
         self._log(ad, ExecuteEvent, when=start, execute_host=self.host, slot_name=slot, props=props)
         self._save([ad])
         duration = _float(_eval(ad, "AllowedJobDuration"))
@@ -1359,12 +1360,18 @@ def _project(ad: classad2.ClassAd, projection: Sequence[str]) -> classad2.ClassA
 def _usage(ad: classad2.ClassAd, wall: float, cpu: float) -> dict[str, int | float]:
     """The terminated event's resources, as a 23.9 dynamic slot reports them: allocated is what
     was requested, CPU usage is CPU time over wall time, times are whole seconds."""
-    return {"Cpus": ad.get("RequestCpus", 1), "RequestCpus": ad.get("RequestCpus", 1),
-            "CpusUsage": round(cpu / wall, 2) if wall > 0 else 0, "GPUs": 0,
-            "Memory": ad.get("RequestMemory", 0), "RequestMemory": ad.get("RequestMemory", 0),
-            "MemoryUsage": ad.get("MemoryUsage", 0), "Disk": ad.get("RequestDisk", 0),
-            "RequestDisk": ad.get("RequestDisk", 0), "TimeExecuteUsage": int(wall),
-            "TimeSlotBusyUsage": math.ceil(wall)}
+    cpus, memory, disk = (_requested(ad, "RequestCpus", 1), _requested(ad, "RequestMemory", 0),
+                          _requested(ad, "RequestDisk", 0))
+    return {"Cpus": cpus, "RequestCpus": cpus, "CpusUsage": round(cpu / wall, 2) if wall > 0 else 0, "GPUs": 0,
+            "Memory": memory, "RequestMemory": memory, "MemoryUsage": ad.get("MemoryUsage", 0), "Disk": disk,
+            "RequestDisk": disk, "TimeExecuteUsage": int(wall), "TimeSlotBusyUsage": math.ceil(wall)}
+
+
+def _requested(ad: classad2.ClassAd, attr: str, default: int) -> int:
+    """A request's amount, its expression evaluated in the job's ad (``request_memory =
+    ifThenElse(MemoryUsage =!= undefined, ...)``), as the slot carved for the job gets it."""
+    value = _eval(ad, attr)
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
 
 def _eval(ad: classad2.ClassAd, attr: str):

@@ -819,6 +819,19 @@ def _size(value: str, where: str, key: str, unit: int) -> int:
     return max(1, int(-(-number * (_UNITS[suffix] if suffix else unit) // unit)))
 
 
+def _request_expression(value: str) -> classad2.ExprTree | None:
+    """A request written as an expression, stored as condor_submit 23.9.6 stores it, as the
+    manual's ``request_memory = ifThenElse(MemoryUsage =!= undefined, MemoryUsage * 3 / 2, 2048)``
+    and ``request_cpus = 2 - 1``.  None for a number, a size (``2 GB``), what does not parse and a
+    lone name (``request_memory = lots``, a typo the pool would leave to never match)."""
+    if _SIZE.match(value) or re.fullmatch(r"\s*(?:[A-Za-z_][\w.]*|[+-][0-9.]+)\s*", value):
+        return None
+    try:
+        return classad2.ExprTree(value)
+    except Exception:
+        return None
+
+
 def _path(value: str | None, iwd: str, default: str | None = None) -> str | None:
     if value is None:
         return default
@@ -894,13 +907,15 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         if checks:
             _check_writable(log, at("log"))
         ad["UserLog"] = log
-    ad["RequestCpus"] = _integer(get("request_cpus") or "1", at("request_cpus"), "request_cpus", "a number of CPUs",
-                                 1)
+    cpus = get("request_cpus")
+    ad["RequestCpus"] = (_request_expression(cpus) or _integer(cpus, at("request_cpus"), "request_cpus",
+                                                               "a number of CPUs", 1) if cpus else 1)
     memory = get("request_memory")
-    ad["RequestMemory"] = (_size(memory, at("request_memory"), "request_memory", 1024**2) if memory
-                           else DEFAULT_REQUEST_MEMORY_MB)
+    ad["RequestMemory"] = (_request_expression(memory) or _size(memory, at("request_memory"), "request_memory",
+                                                                1024**2) if memory else DEFAULT_REQUEST_MEMORY_MB)
     disk = get("request_disk")
-    ad["RequestDisk"] = _size(disk, at("request_disk"), "request_disk", 1024) if disk else DEFAULT_REQUEST_DISK_KB
+    ad["RequestDisk"] = (_request_expression(disk) or _size(disk, at("request_disk"), "request_disk", 1024)
+                         if disk else DEFAULT_REQUEST_DISK_KB)
     _custom_requests(keys, get, at)
     ad["JobPrio"] = _integer(get("priority") or "0", at("priority"), "priority", "a priority, higher runs first",
                              -_INT32, evaluate=True)
