@@ -57,3 +57,14 @@ def test_a_job_whose_request_memory_is_an_expression_runs_with_its_value(schedd)
     assert schedd.wait_history("1.0")["ExitCode"] == 0
     log = (schedd.work / "job.log").read_text()
     assert "Job executing on host" in log and "\tMemory = 1000\n" in log
+
+
+def test_kill_signals_are_stored_by_name_as_on_the_pool(tmp_path):
+    """condor_submit 23.9.6 on the pool: hold_kill_sig = 9 is SIGKILL, sigusr1 is SIGUSR1, a local
+    or scheduler universe job gets KillSig SIGTERM, and kill_sig = USR1 is refused."""
+    ads = build("executable = /bin/true\nkill_sig = sigusr1\nhold_kill_sig = 9\nqueue\n", tmp_path)
+    assert (ads[0]["KillSig"], ads[0]["HoldKillSig"]) == ("SIGUSR1", "SIGKILL")
+    ads = build("universe = local\nexecutable = /bin/true\nqueue\n", tmp_path)
+    assert ads[0]["KillSig"] == "SIGTERM"
+    with pytest.raises(SubmitError, match="kill_sig: invalid signal USR1"):
+        build("executable = /bin/true\nkill_sig = USR1\nqueue\n", tmp_path)

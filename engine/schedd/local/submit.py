@@ -17,6 +17,7 @@ import getpass
 import math
 import os
 import re
+import signal
 import sys
 import threading
 from collections.abc import Iterable, Mapping
@@ -819,6 +820,22 @@ def _size(value: str, where: str, key: str, unit: int) -> int:
     return max(1, int(-(-number * (_UNITS[suffix] if suffix else unit) // unit)))
 
 
+_KILL_SIGNALS = ("kill_sig", "remove_kill_sig", "hold_kill_sig")
+
+
+def _signal_name(value: str, where: str, key: str) -> str:
+    """A kill signal as condor_submit 23.9.6 stores it: its name, upper case (``9`` is SIGKILL,
+    ``sigusr1`` SIGUSR1); a name without SIG, a quoted one or an unknown number is refused."""
+    name = value.strip().upper()
+    try:
+        name = signal.Signals(int(name)).name if name.isascii() and name.isdigit() else name
+    except ValueError:
+        pass
+    if not (name.startswith("SIG") and isinstance(getattr(signal, name, None), signal.Signals)):
+        raise SubmitError(f"{where}: {key}: invalid signal {value}; give a signal's name, as SIGUSR1, or its number")
+    return name
+
+
 def _request_expression(value: str) -> classad2.ExprTree | None:
     """A request written as an expression, stored as condor_submit 23.9.6 stores it, as the
     manual's ``request_memory = ifThenElse(MemoryUsage =!= undefined, MemoryUsage * 3 / 2, 2048)``
@@ -946,7 +963,9 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     for key, attr in _STRINGS.items():
         value = get(key)
         if value is not None:
-            ad[attr] = value
+            ad[attr] = _signal_name(value, at(key), key) if key in _KILL_SIGNALS else value
+    if "KillSig" not in ad and universe_name in ("local", "scheduler"):
+        ad["KillSig"] = "SIGTERM"  # as condor_submit 23.9.6 gives jobs that run beside the schedd
     batch = get("batch_name")
     if batch is not None and len(batch) > 1 and batch[0] == batch[-1] == '"':
         ad["JobBatchName"] = batch[1:-1]  # batch_name = "my batch": 23.9.6 drops one pair of quotes
