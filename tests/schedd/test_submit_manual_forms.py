@@ -68,3 +68,14 @@ def test_kill_signals_are_stored_by_name_as_on_the_pool(tmp_path):
     assert ads[0]["KillSig"] == "SIGTERM"
     with pytest.raises(SubmitError, match="kill_sig: invalid signal USR1"):
         build("executable = /bin/true\nkill_sig = USR1\nqueue\n", tmp_path)
+
+
+def test_a_nice_user_job_is_charged_to_the_nice_user_group_as_on_the_pool(tmp_path):
+    """nice_user = true: AccountingGroup nice-user.<owner> and MaxJobRetirementTime 0 from the
+    pool's condor_submit; an accounting_group wins over it there."""
+    ads = build("executable = /bin/true\nnice_user = true\naccounting_group_user = alice\nqueue\n", tmp_path)
+    assert (ads[0]["AcctGroup"], ads[0]["AccountingGroup"], ads[0]["MaxJobRetirementTime"]) == (
+        "nice-user", "nice-user.alice", 0)
+    ads = build("executable = /bin/true\nnice_user = true\naccounting_group = group_a\n"
+                "accounting_group_user = alice\nqueue\n", tmp_path)
+    assert (ads[0]["AccountingGroup"], ads[0]["MaxJobRetirementTime"]) == ("group_a.alice", 0)

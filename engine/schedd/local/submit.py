@@ -969,7 +969,11 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     batch = get("batch_name")
     if batch is not None and len(batch) > 1 and batch[0] == batch[-1] == '"':
         ad["JobBatchName"] = batch[1:-1]  # batch_name = "my batch": 23.9.6 drops one pair of quotes
-    _accounting(ad, get("accounting_group"), get("accounting_group_user"), owner)
+    nice = get("nice_user")
+    nice = nice is not None and _submit_bool(nice, at("nice_user"), "nice_user")
+    if nice:  # a nice user's job leaves its slot at once when asked to, as 23.9.6 sets it
+        ad["MaxJobRetirementTime"] = 0
+    _accounting(ad, get("accounting_group") or ("nice-user" if nice else None), get("accounting_group_user"), owner)
     _proxy(ad, get("x509userproxy"), get("use_x509userproxy"), iwd, environ,
            at("x509userproxy", "use_x509userproxy"))
     _transfer(ad, get, where, lines)
@@ -1022,7 +1026,8 @@ def _custom_requests(keys: dict[str, str], get, at) -> None:
 
 def _accounting(ad: classad2.ClassAd, group: str | None, user: str | None, owner: str) -> None:
     """AcctGroup, AcctGroupUser and AccountingGroup, the name the negotiator charges, as condor_submit
-    23.9.6 sets them: ``group.user``, the user being the owner unless accounting_group_user names one."""
+    23.9.6 sets them: ``group.user``, the user being the owner unless accounting_group_user names one;
+    a nice_user job's group is ``nice-user`` unless accounting_group names another."""
     if group is None and user is None:
         return
     user = user or owner
