@@ -674,6 +674,18 @@ def _inline_rows(text: str) -> list[str]:
     return [line for line in lines[first + 1:last] if line.strip() and not line.lstrip().startswith("#")]
 
 
+def carried_over_items(submit: htcondor2.Submit, text: str) -> list[dict[str, str]] | None:
+    """The items of a description's inline list of several variables as condor_submit 23.9.6
+    gives them (see :func:`_carried_over`), for a schedd that would take the bindings' instead;
+    None where the bindings' are the same, or the list has a slice."""
+    qargs = submit.getQArgs() or ""
+    if not _FROM_LIST.match(qargs) or _SLICE.search(qargs):
+        return None
+    items = [dict(i) for i in submit.itemdata() or []]
+    carried = _carried_over(qargs, _inline_rows(text), items)
+    return carried if carried != items else None
+
+
 def _carried_over(qargs: str, rows: list[str], items: list) -> list:
     """The bindings' items of an inline list of several variables, with what 23.9.6 gives a
     variable a row has no word for: the row before's value (``queue a b c from (`` with rows
