@@ -79,3 +79,13 @@ def test_a_nice_user_job_is_charged_to_the_nice_user_group_as_on_the_pool(tmp_pa
     ads = build("executable = /bin/true\nnice_user = true\naccounting_group = group_a\n"
                 "accounting_group_user = alice\nqueue\n", tmp_path)
     assert (ads[0]["AccountingGroup"], ads[0]["MaxJobRetirementTime"]) == ("group_a.alice", 0)
+
+
+def test_q_idle_shows_the_value_of_a_request_written_as_an_expression(schedd):
+    """condor_q -idle on the pool showed CPUS 1 and MEMORY 1000 for this idle job."""
+    schedd.write("job.sub", "executable = /bin/true\nrequirements = TARGET.NoSuchAttr == 1\n"
+                 "request_memory = ifThenElse(MemoryUsage =!= undefined, MemoryUsage * 3 / 2, 1000)\n"
+                 "request_cpus = 2 - 1\nqueue\n")
+    assert schedd.cli("job", "submit", "job.sub").returncode == 0
+    row = [line for line in schedd.cli("q", "-idle").stdout.splitlines() if line.lstrip().startswith("1.0")]
+    assert row and row[0].split()[3:6] == ["1", "1000", "0"]

@@ -480,13 +480,19 @@ class LocalSchedd:
         return [_project(ad, projection) for _, ad in self._matching(constraint)]
 
     def query_values(self, constraint: str, projection: Sequence[str]) -> list[list]:
-        """Matching jobs as rows of ``projection`` values (None where unset, expressions as text):
-        what a table needs, without printing and parsing whole ads."""
+        """Matching jobs as rows of ``projection`` values (None where unset or undefined): what a
+        table needs, without printing and parsing whole ads.  An expression is evaluated in its
+        job's ad (one whose value is a list or an ad stays text), as the htcondor backend's rows
+        have it: ``request_memory = ifThenElse(...)`` shows its value in ``q -idle``, as in condor_q."""
         rows = []
         for _, ad in self._matching(constraint):
             row = []
             for attr in projection:
                 value = ad.get(attr)
+                if isinstance(value, classad2.ExprTree):
+                    evaluated = ad.eval(attr)
+                    value = (None if isinstance(evaluated, classad2.Value) else evaluated
+                             if isinstance(evaluated, (int, float, str)) else str(value))
                 row.append(value if value is None or isinstance(value, (int, float, str)) else str(value))
             rows.append(row)
         return rows
