@@ -89,3 +89,12 @@ def test_q_idle_shows_the_value_of_a_request_written_as_an_expression(schedd):
     assert schedd.cli("job", "submit", "job.sub").returncode == 0
     row = [line for line in schedd.cli("q", "-idle").stdout.splitlines() if line.lstrip().startswith("1.0")]
     assert row and row[0].split()[3:6] == ["1", "1000", "0"]
+
+
+def test_a_macro_an_include_line_names_is_not_warned_of(schedd):
+    """cfg = prod used only by include : conf/$(cfg).inc: the pool's condor_submit warned of nothing."""
+    (schedd.work / "conf").mkdir()
+    schedd.write("conf/prod.inc", "arguments = prod-config\n")
+    schedd.write("job.sub", "cfg = prod\nexecutable = /bin/echo\ninclude : conf/$(cfg).inc\nhold = true\nqueue\n")
+    result = schedd.cli("job", "submit", "job.sub")
+    assert (result.returncode, result.stderr) == (0, "")

@@ -130,6 +130,7 @@ _LOOKED_UP = frozenset({
 # attribute) nor $ENV(variable).
 _MACRO_REF = re.compile(r"(?<!\$)\$(?:F[a-z]*|INT|REAL|CHOICE|SUBSTR)?\(\s*([A-Za-z_][\w.]*)", re.IGNORECASE)
 _QUEUE_LINE = re.compile(r"^[ \t]*queue\b(.*)$", re.IGNORECASE | re.MULTILINE)
+_INCLUDE_LINE = re.compile(r"^[ \t]*include\b[^:\n]*:(.*)$", re.IGNORECASE | re.MULTILINE)
 _IF_LINE = re.compile(r"^[ \t]*(?:if|elif)\b(.*)$", re.IGNORECASE | re.MULTILINE)
 _ITEM_NAMES = re.compile(r"\s*(?:[0-9]+\s+)?([A-Za-z_][\w.]*(?:\s*[,\s]\s*[A-Za-z_][\w.]*)*)\s+(?:in|from|matching)\b",
                          re.IGNORECASE)
@@ -253,8 +254,8 @@ def requirements_warnings(description: SubmitDescription) -> list[str]:
 def unused_line_warnings(description: SubmitDescription) -> list[str]:
     """condor_submit 23.9.6's warning for each line whose macro nothing used, in its words and
     order (by name, last first), so that a misspelled command (``reqest_memory = 2000``) is
-    noticed.  Used: a command condor_submit looks up, a macro a used value, a queue statement or
-    an ``if`` refers to; ``+Attr`` and ``MY.Attr`` lines set job attributes, not macros.  A queue
+    noticed.  Used: a command condor_submit looks up, a macro a used value, a queue statement,
+    an ``if`` or an ``include`` refers to; ``+Attr`` and ``MY.Attr`` lines set job attributes, not macros.  A queue
     statement's variable nothing refers to is warned of too, in its own words.  A description that does not parse is left to the submit to refuse."""
     try:
         submit = parse_description(dataclasses.replace(description, text=queue_statements(description.text)[-1]))
@@ -272,6 +273,8 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
         variables |= {name.lower(): name for name in (re.split(r"[,\s]+", items.group(1)) if items else [])}
         pending += [ref.lower() for ref in _MACRO_REF.findall(qargs)]
     pending += _tested_by_ifs(description.text, {key.lower() for key in description.prepend or {}})
+    for line in _INCLUDE_LINE.findall(description.text):  # include : conf/$(cfg).inc uses cfg
+        pending += [ref.lower() for ref in _MACRO_REF.findall(line)]
     while pending:
         name = pending.pop()
         if name in used:
