@@ -98,3 +98,11 @@ def test_a_macro_an_include_line_names_is_not_warned_of(schedd):
     schedd.write("job.sub", "cfg = prod\nexecutable = /bin/echo\ninclude : conf/$(cfg).inc\nhold = true\nqueue\n")
     result = schedd.cli("job", "submit", "job.sub")
     assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_a_queue_statement_in_an_included_file_is_refused_naming_the_include_line(tmp_path, monkeypatch):
+    """The pool's condor_submit: "Queue statement not allowed in include file or command"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "samples.inc").write_text("sample = s1\nqueue\n")
+    with pytest.raises(SubmitError, match=r"job.sub:3: include: samples.inc has a queue statement"):
+        build("executable = /bin/echo\narguments = $(sample)\ninclude : samples.inc\n", tmp_path)

@@ -570,11 +570,14 @@ def _include_error(text: str, where: str) -> str | None:
         if not match:
             continue
         try:
-            with open(match.group(1), "rb"):
-                pass
+            with open(match.group(1), "rb") as f:
+                included = f.read().decode("utf-8", "replace")
         except OSError as e:
             return (f"{where}:{lineno}: include: can't open file {match.group(1)}: {e.strerror}; a relative name is "
                     f"read from the directory you submit from ({os.getcwd()}), so give the path from there")
+        if _QUEUE_LINE.search(included):  # 23.9.6: "Queue statement not allowed in include file or command"
+            return (f"{where}:{lineno}: include: {match.group(1)} has a queue statement, which condor_submit does not "
+                    f"allow in an included file; move the queue statement into {os.path.basename(where)}")
     return None
 
 
