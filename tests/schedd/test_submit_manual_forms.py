@@ -106,3 +106,14 @@ def test_a_queue_statement_in_an_included_file_is_refused_naming_the_include_lin
     (tmp_path / "samples.inc").write_text("sample = s1\nqueue\n")
     with pytest.raises(SubmitError, match=r"job.sub:3: include: samples.inc has a queue statement"):
         build("executable = /bin/echo\narguments = $(sample)\ninclude : samples.inc\n", tmp_path)
+
+
+def test_paths_keep_the_form_written_as_on_the_pool(tmp_path):
+    """queue d matching dirs d*: condor_submit gives Iwd "<dir>/d1/" and UserLog "<dir>/d1/../job.log",
+    as written; executable = ./prog.sh is "<dir>/./prog.sh"."""
+    (tmp_path / "d1").mkdir()
+    (tmp_path / "prog.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "prog.sh").chmod(0o755)
+    ads = build("executable = ./prog.sh\ninitialdir = $(d)\nlog = ../job.log\nqueue d matching dirs d*\n", tmp_path)
+    assert (ads[0]["Iwd"], ads[0]["UserLog"], ads[0]["Cmd"]) == (
+        f"{tmp_path}/d1/", f"{tmp_path}/d1/../job.log", f"{tmp_path}/./prog.sh")

@@ -870,7 +870,7 @@ def _request_expression(value: str) -> classad2.ExprTree | None:
 def _path(value: str | None, iwd: str, default: str | None = None) -> str | None:
     if value is None:
         return default
-    return value if os.path.isabs(value) else os.path.normpath(os.path.join(iwd, value))
+    return value if os.path.isabs(value) else os.path.join(iwd, value)  # as written, as condor_submit joins them
 
 
 def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: Mapping[str, int], cwd: str,
