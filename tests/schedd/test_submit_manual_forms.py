@@ -117,3 +117,11 @@ def test_paths_keep_the_form_written_as_on_the_pool(tmp_path):
     ads = build("executable = ./prog.sh\ninitialdir = $(d)\nlog = ../job.log\nqueue d matching dirs d*\n", tmp_path)
     assert (ads[0]["Iwd"], ads[0]["UserLog"], ads[0]["Cmd"]) == (
         f"{tmp_path}/d1/", f"{tmp_path}/d1/../job.log", f"{tmp_path}/./prog.sh")
+
+
+def test_a_log_written_another_way_than_the_nodes_log_gets_each_event_once(schedd):
+    """log = ./job.log and DAGMan's dagman_log naming the same file: one submit event, not two."""
+    schedd.write("job.sub", f"executable = /bin/true\nlog = ./job.log\ndagman_log = {schedd.work}/job.log\n"
+                 "hold = true\nqueue\n")
+    assert schedd.cli("job", "submit", "job.sub").returncode == 0
+    assert (schedd.work / "job.log").read_text().count("Job submitted from host") == 1

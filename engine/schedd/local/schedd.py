@@ -1252,8 +1252,11 @@ def _event_logs(ad: classad2.ClassAd) -> tuple[str | None, str | None, frozenset
     user_log, nodes_log, mask = ad.get("UserLog"), ad.get("DAGManNodesLog"), ad.get("DAGManNodesMask")
     if mask is not None:
         mask = frozenset(int(n) for n in str(mask).replace(",", " ").split() if n.isdigit())
-    return (user_log if user_log and isinstance(user_log, str) else None,
-            nodes_log if nodes_log and isinstance(nodes_log, str) else None, mask)
+    user_log = user_log if user_log and isinstance(user_log, str) else None
+    nodes_log = nodes_log if nodes_log and isinstance(nodes_log, str) else None
+    if user_log and nodes_log and os.path.normpath(user_log) == os.path.normpath(nodes_log):
+        nodes_log = user_log  # log = ./x.dag.nodes.log names the nodes log: its events once
+    return user_log, nodes_log, mask
 
 
 @functools.lru_cache(maxsize=64)
