@@ -255,7 +255,8 @@ def _without_schedd(ctx: click.Context, mode: str, out: str, text: str, submit_f
         fail(f"-{mode}: the htcondor2 bindings cannot build job ads without queueing them; run the pool's "
              f"condor_submit -{mode}, or drop --backend htcondor to see crabtui's own ads")
     header = "Dry-Run job(s)" if mode == "dry-run" else "Storing job ClassAd(s)"
-    if not terse and submit_file != STDIN_NAME:
+    bare = mode == "dump" and out == "-"  # condor_submit -dump - prints the ads alone
+    if not terse and submit_file != STDIN_NAME and not bare:
         click.echo(header, nl=False)  # ended by the ads' first blank line, or by one dot a job
     clusters, parts = [], cluster_texts(text)
     if len(queue_statements(text)) > 1:  # 23.9.6 warns of a dry run too
@@ -275,14 +276,16 @@ def _without_schedd(ctx: click.Context, mode: str, out: str, text: str, submit_f
     except ScheddError as e:
         click.echo("")
         fail(str(e))
-    written = "".join(_dry_run_text(ads) for ads in clusters)
-    if out == "-":
-        _write(written)
+    if out == "-" and not bare:
+        _write("\n" + "".join(_dry_run_text(ads) for ads in clusters))
         verbose = False
+    elif bare:
+        _write(_dump_text(clusters) + "\n")
+        return
     else:
         try:
             with open(out, "w") as f:
-                f.write(written)
+                f.write(_dump_text(clusters))
         except OSError as e:
             fail(f"-{mode} {out}: cannot write it ({e.strerror})")
     if terse:
@@ -306,9 +309,17 @@ def _verbose_text(ads) -> str:
                    for ad in sorted(ads, key=lambda a: a["ProcId"]))
 
 
+def _dump_text(clusters) -> str:
+    """The ads as condor_submit 23.9.6 writes them to a file for -dry-run and -dump (and to
+    standard output for -dump -): those of :func:`_dry_run_text`, each ad after a blank line
+    instead of before a '.'."""
+    return "".join("\n" + block + "\n" for ads in clusters for block in _dry_run_text(ads).split("\n.\n") if block)
+
+
 def _dry_run_text(ads) -> str:
     """The first proc's ad as the cluster ad (ClusterId first), then per proc its ProcId,
-    JobStatus and what differs from the cluster ad, as condor_submit -dry-run prints them."""
+    JobStatus and what differs from the cluster ad, each ended by a '.', as condor_submit
+    -dry-run - prints them."""
     per_proc = ("ProcId", "JobStatus")
 
     def values(ad) -> dict[str, str]:  # in the old ClassAd syntax, as condor_submit prints them
@@ -316,7 +327,7 @@ def _dry_run_text(ads) -> str:
 
     first = values(ads[0])
     cluster = {key: first[key] for key in ads[0].keys() if key not in per_proc}
-    lines = ["", f"ClusterId={cluster.pop('ClusterId')}"] + [f"{k}={v}" for k, v in cluster.items()]
+    lines = [f"ClusterId={cluster.pop('ClusterId')}"] + [f"{k}={v}" for k, v in cluster.items()]
     for ad in ads:
         own = values(ad)
         lines += [f"{key}={own[key]}" for key in per_proc if key in ad]

@@ -70,7 +70,12 @@ class HTCondorSchedd:
         """The Schedd API's submit; ``spool``: as condor_submit -spool, the input files are sent to the
         schedd's spool (the jobs wait, held, until they are there) and the output stays there
         for condor_transfer_data."""
-        from engine.schedd.local.submit import SubmitDescription, parse_description, queue_statements  # not for q
+        from engine.schedd.local.submit import (  # not for q
+            SubmitDescription,
+            carried_over_items,
+            parse_description,
+            queue_statements,
+        )
 
         where = submit_file or "<submit description>"
         if len(queue_statements(description)) > 1:  # the bindings would queue the first one's jobs only
@@ -82,6 +87,8 @@ class HTCondorSchedd:
             submit[key] = value
         if cwd and not submit.get("initialdir") and not submit.get("initial_dir"):
             submit["initialdir"] = os.path.abspath(cwd)  # relative paths are the submitter's
+        if itemdata is None:  # rows with fewer words keep the row before's values, as condor_submit's
+            itemdata = carried_over_items(submit, description)
         with self._errors(f"submitting {where}", "WRITE"):
             extra = {"itemdata": iter(itemdata)} if itemdata is not None else {}
             result = self._connect().submit(submit, count=count, spool=spool, **extra)

@@ -70,8 +70,25 @@ def test_dump_writes_the_ads_and_queues_nothing(schedd):
     result = schedd.cli("job", "submit", "-dump", "ads.txt", "job.sub")
     assert (result.returncode, result.stdout) == (0, "Storing job ClassAd(s)...\n3 job(s) submitted to cluster 1.\n")
     text = (schedd.work / "ads.txt").read_text()
-    assert text.startswith("\nClusterId=1\n") and text.count("\n.\n") == 3 and 'Args="2"' in text
+    # as the test pool's condor_submit -dump writes them: each ad after a blank line, no '.'
+    assert text.startswith("\nClusterId=1\n") and text.count("\n\n") == 2 and "\n.\n" not in text
+    assert text.endswith('\n\nProcId=2\nJobStatus=1\nArgs="2"\n')
+    bare = schedd.cli("job", "submit", "-dump", "-", "job.sub")  # the ads alone, and a blank line after them
+
+    def timeless(ads: str) -> str:
+        return re.sub(r"(?m)^(QDate|EnteredCurrentStatus)=\d+$", "", ads)
+
+    assert (bare.returncode, timeless(bare.stdout)) == (0, timeless(text) + "\n")
     assert schedd.client.query() == []
+
+
+def test_dry_run_to_standard_output_puts_no_blank_line_between_clusters(schedd):
+    """condor_submit 23.9.6 -dry-run - on the pool: each proc ended by '.', the next cluster's
+    ad right after."""
+    schedd.write("job.sub", "executable = /bin/true\nqueue\nexecutable = /bin/echo\nqueue\n")
+    out = schedd.cli("job", "submit", "-dry-run", "-", "job.sub").stdout.splitlines()
+    assert out[0] == "Dry-Run job(s)" and "" not in out
+    assert out[out.index("ClusterId=2") - 1] == "."
 
 
 def test_a_log_in_a_directory_not_there_is_queued_and_the_job_runs_and_disable_is_accepted(schedd):

@@ -480,13 +480,19 @@ class LocalSchedd:
         return [_project(ad, projection) for _, ad in self._matching(constraint)]
 
     def query_values(self, constraint: str, projection: Sequence[str]) -> list[list]:
-        """Matching jobs as rows of ``projection`` values (None where unset, expressions as text):
-        what a table needs, without printing and parsing whole ads."""
+        """Matching jobs as rows of ``projection`` values (None where unset or undefined): what a
+        table needs, without printing and parsing whole ads.  An expression is evaluated in its
+        job's ad (one whose value is a list or an ad stays text), as the htcondor backend's rows
+        have it: ``request_memory = ifThenElse(...)`` shows its value in ``q -idle``, as in condor_q."""
         rows = []
         for _, ad in self._matching(constraint):
             row = []
             for attr in projection:
                 value = ad.get(attr)
+                if isinstance(value, classad2.ExprTree):
+                    evaluated = ad.eval(attr)
+                    value = (None if isinstance(evaluated, classad2.Value) else evaluated
+                             if isinstance(evaluated, (int, float, str)) else str(value))
                 row.append(value if value is None or isinstance(value, (int, float, str)) else str(value))
             rows.append(row)
         return rows
@@ -802,8 +808,9 @@ class LocalSchedd:
         if "JobStartDate" not in ad:
             ad["JobStartDate"] = int(start)
         slot = ad.get("RemoteHost", "") if ad["JobUniverse"] not in SLOTLESS_UNIVERSES else ""
-        props = {"CondorScratchDir": ad["Iwd"], "Cpus": ad.get("RequestCpus", 1), "Disk": ad.get("RequestDisk", 0),
-                 "GPUs": 0, "Memory": ad.get("RequestMemory", 0)} if slot else {}
+        props = {"CondorScratchDir": ad["Iwd"], "Cpus": _requested(ad, "RequestCpus", 1),
+                 "Disk": _requested(ad, "RequestDisk", 0), "GPUs": 0,
+                 "Memory": _requested(ad, "RequestMemory", 0)} if slot else {}
         self._log(ad, ExecuteEvent, when=start, execute_host=self.host, slot_name=slot, props=props)
         self._save([ad])
         duration = _float(_eval(ad, "AllowedJobDuration"))
@@ -1250,8 +1257,11 @@ def _event_logs(ad: classad2.ClassAd) -> tuple[str | None, str | None, frozenset
     user_log, nodes_log, mask = ad.get("UserLog"), ad.get("DAGManNodesLog"), ad.get("DAGManNodesMask")
     if mask is not None:
         mask = frozenset(int(n) for n in str(mask).replace(",", " ").split() if n.isdigit())
-    return (user_log if user_log and isinstance(user_log, str) else None,
-            nodes_log if nodes_log and isinstance(nodes_log, str) else None, mask)
+    user_log = user_log if user_log and isinstance(user_log, str) else None
+    nodes_log = nodes_log if nodes_log and isinstance(nodes_log, str) else None
+    if user_log and nodes_log and os.path.normpath(user_log) == os.path.normpath(nodes_log):
+        nodes_log = user_log  # log = ./x.dag.nodes.log names the nodes log: its events once
+    return user_log, nodes_log, mask
 
 
 @functools.lru_cache(maxsize=64)
@@ -1364,12 +1374,18 @@ def _project(ad: classad2.ClassAd, projection: Sequence[str]) -> classad2.ClassA
 def _usage(ad: classad2.ClassAd, wall: float, cpu: float) -> dict[str, int | float]:
     """The terminated event's resources, as a 23.9 dynamic slot reports them: allocated is what
     was requested, CPU usage is CPU time over wall time, times are whole seconds."""
-    return {"Cpus": ad.get("RequestCpus", 1), "RequestCpus": ad.get("RequestCpus", 1),
-            "CpusUsage": round(cpu / wall, 2) if wall > 0 else 0, "GPUs": 0,
-            "Memory": ad.get("RequestMemory", 0), "RequestMemory": ad.get("RequestMemory", 0),
-            "MemoryUsage": ad.get("MemoryUsage", 0), "Disk": ad.get("RequestDisk", 0),
-            "RequestDisk": ad.get("RequestDisk", 0), "TimeExecuteUsage": int(wall),
-            "TimeSlotBusyUsage": math.ceil(wall)}
+    cpus, memory, disk = (_requested(ad, "RequestCpus", 1), _requested(ad, "RequestMemory", 0),
+                          _requested(ad, "RequestDisk", 0))
+    return {"Cpus": cpus, "RequestCpus": cpus, "CpusUsage": round(cpu / wall, 2) if wall > 0 else 0, "GPUs": 0,
+            "Memory": memory, "RequestMemory": memory, "MemoryUsage": ad.get("MemoryUsage", 0), "Disk": disk,
+            "RequestDisk": disk, "TimeExecuteUsage": int(wall), "TimeSlotBusyUsage": math.ceil(wall)}
+
+
+def _requested(ad: classad2.ClassAd, attr: str, default: int) -> int:
+    """A request's amount, its expression evaluated in the job's ad (``request_memory =
+    ifThenElse(MemoryUsage =!= undefined, ...)``), as the slot carved for the job gets it."""
+    value = _eval(ad, attr)
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
 
 def _eval(ad: classad2.ClassAd, attr: str):

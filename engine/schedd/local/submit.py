@@ -17,6 +17,7 @@ import getpass
 import math
 import os
 import re
+import signal
 import sys
 import threading
 from collections.abc import Iterable, Mapping
@@ -129,6 +130,7 @@ _LOOKED_UP = frozenset({
 # attribute) nor $ENV(variable).
 _MACRO_REF = re.compile(r"(?<!\$)\$(?:F[a-z]*|INT|REAL|CHOICE|SUBSTR)?\(\s*([A-Za-z_][\w.]*)", re.IGNORECASE)
 _QUEUE_LINE = re.compile(r"^[ \t]*queue\b(.*)$", re.IGNORECASE | re.MULTILINE)
+_INCLUDE_LINE = re.compile(r"^[ \t]*include\b[^:\n]*:(.*)$", re.IGNORECASE | re.MULTILINE)
 _IF_LINE = re.compile(r"^[ \t]*(?:if|elif)\b(.*)$", re.IGNORECASE | re.MULTILINE)
 _ITEM_NAMES = re.compile(r"\s*(?:[0-9]+\s+)?([A-Za-z_][\w.]*(?:\s*[,\s]\s*[A-Za-z_][\w.]*)*)\s+(?:in|from|matching)\b",
                          re.IGNORECASE)
@@ -199,7 +201,8 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
         statement = dataclasses.replace(description, text=text)
         lines = _with_aliases(_command_lines(text, where))
         submit = parse_description(statement)
-        n, items = _queue_args(submit, _at(where, lines, "queue"), count, itemdata, description.cwd)
+        n, items = _queue_args(submit, _at(where, lines, "queue"), count, itemdata, description.cwd,
+                               _inline_rows(text))
         if len(ads) + n * len(items) > MAX_JOBS_PER_SUBMISSION:
             raise SubmitError(f"{where}: queue: {len(ads) + n * len(items)} jobs in one submission; at most "
                               f"{MAX_JOBS_PER_SUBMISSION} are queued at once (HTCondor's "
@@ -271,9 +274,10 @@ def requirements_warnings(description: SubmitDescription) -> list[str]:
 def unused_line_warnings(description: SubmitDescription) -> list[str]:
     """condor_submit 23.9.6's warning for each line whose macro nothing used, in its words and
     order (by name, last first), so that a misspelled command (``reqest_memory = 2000``) is
-    noticed.  Used: a command condor_submit looks up, a macro a used value, a queue statement or
-    an ``if`` refers to; ``+Attr`` and ``MY.Attr`` lines set job attributes, not macros.  A queue
-    statement's variable nothing refers to (and that names no command) is warned of too, in its own words.  A description that does not parse is left to the submit to refuse."""
+    noticed.  Used: a command condor_submit looks up, a macro a used value, a queue statement,
+    an ``if`` or an ``include`` refers to; ``+Attr`` and ``MY.Attr`` lines set job attributes, not macros.  A queue
+    statement's variable nothing refers to (and that names no command) is warned of too, in its own words.  A
+    description that does not parse is left to the submit to refuse."""
     try:
         submit = parse_description(dataclasses.replace(description, text=queue_statements(description.text)[-1]))
     except SubmitError:
@@ -292,6 +296,8 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
     # a variable named as a command sets it (queue arguments from FILE): used as the command is
     pending += [name for name in variables if name in _HANDLED or name in _LOOKED_UP]
     pending += _tested_by_ifs(description.text, {key.lower() for key in description.prepend or {}})
+    for line in _INCLUDE_LINE.findall(description.text):  # include : conf/$(cfg).inc uses cfg
+        pending += [ref.lower() for ref in _MACRO_REF.findall(line)]
     while pending:
         name = pending.pop()
         if name in used:
@@ -587,11 +593,14 @@ def _include_error(text: str, where: str) -> str | None:
         if not match:
             continue
         try:
-            with open(match.group(1), "rb"):
-                pass
+            with open(match.group(1), "rb") as f:
+                included = f.read().decode("utf-8", "replace")
         except OSError as e:
             return (f"{where}:{lineno}: include: can't open file {match.group(1)}: {e.strerror}; a relative name is "
                     f"read from the directory you submit from ({os.getcwd()}), so give the path from there")
+        if _QUEUE_LINE.search(included):  # 23.9.6: "Queue statement not allowed in include file or command"
+            return (f"{where}:{lineno}: include: {match.group(1)} has a queue statement, which condor_submit does not "
+                    f"allow in an included file; move the queue statement into {os.path.basename(where)}")
     return None
 
 
@@ -646,7 +655,7 @@ def _text_safe(value: str) -> str:
     return " ".join(value.splitlines()).strip().rstrip("\\").strip()
 
 
-def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd: str):
+def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd: str, rows: list[str]):
     qargs = submit.getQArgs() or ""
     count_macro = re.match(r"\s*\$\(([A-Za-z_][\w.]*)\)\s*$", qargs)
     if count_macro and submit.get(count_macro.group(1)) is not None:  # queue $(n): condor_submit expands it
@@ -668,6 +677,7 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
             os.chdir(cwd)
             items = submit.itemdata()
             items = list(items) if items is not None else []  # an empty list or file: no jobs
+            items = _carried_over(qargs, rows, items)
         except Exception as e:
             items = _items_from_file(_SLICE.sub(r"\1", qargs), cwd)
             if items is None:
@@ -677,6 +687,43 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
             os.chdir(old)
         return queue_count, list(enumerate(items or []))[_slice_of(qargs)]  # $(ItemIndex) counts all
     return queue_count, [(0, {})]
+
+
+_FROM_LIST = re.compile(r"\s*(?:[0-9]+\s+)?([A-Za-z_][\w.]*(?:\s*[,\s]\s*[A-Za-z_][\w.]*)*)\s+from\s+"
+                        r"(?:\[[^\]]*\]\s*)?\(\s*\Z", re.IGNORECASE)
+
+
+def _inline_rows(text: str) -> list[str]:
+    """The rows of the last queue statement's inline list, ``queue a, b from ( ... )``."""
+    lines = text.splitlines()
+    spans = _queue_spans(lines)
+    if not spans or spans[-1][0] == spans[-1][1]:
+        return []
+    first, last = spans[-1]
+    return [line for line in lines[first + 1:last] if line.strip() and not line.lstrip().startswith("#")]
+
+
+def carried_over_items(submit: htcondor2.Submit, text: str) -> list[dict[str, str]] | None:
+    """The items of a description's inline list of several variables as condor_submit 23.9.6
+    gives them (see :func:`_carried_over`), for a schedd that would take the bindings' instead;
+    None where the bindings' are the same, or the list has a slice."""
+    qargs = submit.getQArgs() or ""
+    if not _FROM_LIST.match(qargs) or _SLICE.search(qargs):
+        return None
+    items = [dict(i) for i in submit.itemdata() or []]
+    carried = _carried_over(qargs, _inline_rows(text), items)
+    return carried if carried != items else None
+
+
+def _carried_over(qargs: str, rows: list[str], items: list) -> list:
+    """The bindings' items of an inline list of several variables, with what 23.9.6 gives a
+    variable a row has no word for: the row before's value (``queue a b c from (`` with rows
+    ``x y z`` then ``p,q`` gives c = z twice), where the bindings give it nothing."""
+    match = _FROM_LIST.match(qargs)
+    names = [n for n in re.split(r"[,\s]+", match.group(1)) if n] if match else []
+    if len(names) < 2 or len(rows) != len(items):
+        return items
+    return _split_rows(rows, names)
 
 
 # queue ... in [1:3] (a b c d), from [::2] FILE, matching [:5] GLOB: which items, as in Python
@@ -713,6 +760,12 @@ def _items_from_file(qargs: str, cwd: str) -> list[dict[str, str]] | None:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError):
         return None
+    return _split_rows(lines, names)
+
+
+def _split_rows(lines: list[str], names: list[str]) -> list[dict[str, str]]:
+    """The items of rows of several variables, as condor_submit 23.9.6 splits them (see
+    :func:`_items_from_file`)."""
     items, values = [], dict.fromkeys(names, "")
     for line in lines:
         rest = line.strip()
@@ -809,10 +862,39 @@ def _size(value: str, where: str, key: str, unit: int) -> int:
     return max(1, int(-(-number * (_UNITS[suffix] if suffix else unit) // unit)))
 
 
+_KILL_SIGNALS = ("kill_sig", "remove_kill_sig", "hold_kill_sig")
+
+
+def _signal_name(value: str, where: str, key: str) -> str:
+    """A kill signal as condor_submit 23.9.6 stores it: its name, upper case (``9`` is SIGKILL,
+    ``sigusr1`` SIGUSR1); a name without SIG, a quoted one or an unknown number is refused."""
+    name = value.strip().upper()
+    try:
+        name = signal.Signals(int(name)).name if name.isascii() and name.isdigit() else name
+    except ValueError:
+        pass
+    if not (name.startswith("SIG") and isinstance(getattr(signal, name, None), signal.Signals)):
+        raise SubmitError(f"{where}: {key}: invalid signal {value}; give a signal's name, as SIGUSR1, or its number")
+    return name
+
+
+def _request_expression(value: str) -> classad2.ExprTree | None:
+    """A request written as an expression, stored as condor_submit 23.9.6 stores it, as the
+    manual's ``request_memory = ifThenElse(MemoryUsage =!= undefined, MemoryUsage * 3 / 2, 2048)``
+    and ``request_cpus = 2 - 1``.  None for a number, a size (``2 GB``), what does not parse and a
+    lone name (``request_memory = lots``, a typo the pool would leave to never match)."""
+    if _SIZE.match(value) or re.fullmatch(r"\s*(?:[A-Za-z_][\w.]*|[+-][0-9.]+)\s*", value):
+        return None
+    try:
+        return classad2.ExprTree(value)
+    except Exception:
+        return None
+
+
 def _path(value: str | None, iwd: str, default: str | None = None) -> str | None:
     if value is None:
         return default
-    return value if os.path.isabs(value) else os.path.normpath(os.path.join(iwd, value))
+    return value if os.path.isabs(value) else os.path.join(iwd, value)  # as written, as condor_submit joins them
 
 
 def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: Mapping[str, int], cwd: str,
@@ -882,13 +964,15 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     log = _path(get("log"), iwd)
     if log is not None:
         ad["UserLog"] = log
-    ad["RequestCpus"] = _integer(get("request_cpus") or "1", at("request_cpus"), "request_cpus", "a number of CPUs",
-                                 1)
+    cpus = get("request_cpus")
+    ad["RequestCpus"] = (_request_expression(cpus) or _integer(cpus, at("request_cpus"), "request_cpus",
+                                                               "a number of CPUs", 1) if cpus else 1)
     memory = get("request_memory")
-    ad["RequestMemory"] = (_size(memory, at("request_memory"), "request_memory", 1024**2) if memory
-                           else DEFAULT_REQUEST_MEMORY_MB)
+    ad["RequestMemory"] = (_request_expression(memory) or _size(memory, at("request_memory"), "request_memory",
+                                                                1024**2) if memory else DEFAULT_REQUEST_MEMORY_MB)
     disk = get("request_disk")
-    ad["RequestDisk"] = _size(disk, at("request_disk"), "request_disk", 1024) if disk else DEFAULT_REQUEST_DISK_KB
+    ad["RequestDisk"] = (_request_expression(disk) or _size(disk, at("request_disk"), "request_disk", 1024)
+                         if disk else DEFAULT_REQUEST_DISK_KB)
     _custom_requests(keys, get, at)
     ad["JobPrio"] = _integer(get("priority") or "0", at("priority"), "priority", "a priority, higher runs first",
                              -_INT32, evaluate=True)
@@ -919,8 +1003,17 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     for key, attr in _STRINGS.items():
         value = get(key)
         if value is not None:
-            ad[attr] = value
-    _accounting(ad, get("accounting_group"), get("accounting_group_user"), owner)
+            ad[attr] = _signal_name(value, at(key), key) if key in _KILL_SIGNALS else value
+    if "KillSig" not in ad and universe_name in ("local", "scheduler"):
+        ad["KillSig"] = "SIGTERM"  # as condor_submit 23.9.6 gives jobs that run beside the schedd
+    batch = get("batch_name")
+    if batch is not None and len(batch) > 1 and batch[0] == batch[-1] == '"':
+        ad["JobBatchName"] = batch[1:-1]  # batch_name = "my batch": 23.9.6 drops one pair of quotes
+    nice = get("nice_user")
+    nice = nice is not None and _submit_bool(nice, at("nice_user"), "nice_user")
+    if nice:  # a nice user's job leaves its slot at once when asked to, as 23.9.6 sets it
+        ad["MaxJobRetirementTime"] = 0
+    _accounting(ad, get("accounting_group") or ("nice-user" if nice else None), get("accounting_group_user"), owner)
     _proxy(ad, get("x509userproxy"), get("use_x509userproxy"), iwd, environ,
            at("x509userproxy", "use_x509userproxy"))
     _transfer(ad, get, where, lines)
@@ -973,7 +1066,8 @@ def _custom_requests(keys: dict[str, str], get, at) -> None:
 
 def _accounting(ad: classad2.ClassAd, group: str | None, user: str | None, owner: str) -> None:
     """AcctGroup, AcctGroupUser and AccountingGroup, the name the negotiator charges, as condor_submit
-    23.9.6 sets them: ``group.user``, the user being the owner unless accounting_group_user names one."""
+    23.9.6 sets them: ``group.user``, the user being the owner unless accounting_group_user names one;
+    a nice_user job's group is ``nice-user`` unless accounting_group names another."""
     if group is None and user is None:
         return
     user = user or owner

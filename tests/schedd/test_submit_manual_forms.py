@@ -1,0 +1,127 @@
+"""Submit files written as the HTCondor manual's "Submitting a Job" chapter and the condor_submit
+manual page write them, whose job ads the test pool's condor_submit 23.9.6 -dry-run decided."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import classad2
+import pytest
+
+from engine.schedd.local.submit import SubmitDescription, SubmitError, build_job_ads
+
+
+def build(text: str, cwd: Path) -> list[classad2.ClassAd]:
+    return build_job_ads(SubmitDescription(text, str(cwd / "job.sub"), str(cwd)), 7, now=1_700_000_000)
+
+
+def test_a_quoted_batch_name_loses_its_quotes_as_on_the_pool(tmp_path):
+    """condor_submit -dry-run on the pool: JobBatchName="quoted name" and "fromattr"; a lone quote
+    stays (JobBatchName="\\"abc")."""
+    ads = build('executable = /bin/true\nbatch_name = "quoted name"\nqueue\n', tmp_path)
+    assert ads[0]["JobBatchName"] == "quoted name"
+    ads = build('executable = /bin/true\nJobBatchName = "fromattr"\nqueue\n', tmp_path)
+    assert ads[0]["JobBatchName"] == "fromattr"
+    ads = build('executable = /bin/true\nbatch_name = "abc\nqueue\n', tmp_path)
+    assert ads[0]["JobBatchName"] == '"abc'
+
+
+def test_a_row_with_fewer_words_keeps_the_row_befores_value_as_on_the_pool(tmp_path):
+    """queue a b c from ( ... ): the pool's condor_submit gave the row 'p,q' c = 'z w', the row
+    before's, as it does for rows of a file."""
+    ads = build("executable = /bin/echo\narguments = $(a) $(b) $(c)\n"
+                "queue a b c from (\nx y z w\np,q\nr, s , t\n)\n", tmp_path)
+    assert [ad["Args"] for ad in ads] == ["x y z w", "p q z w", "r s , t"]
+
+
+def test_requests_written_as_expressions_are_kept_as_on_the_pool(tmp_path):
+    """The manual's request_memory that grows with the job's use, and request_cpus = 2 - 1: the
+    pool's condor_submit keeps both expressions as written; a lone name stays refused."""
+    ads = build("executable = /bin/true\n"
+                "request_memory = ifThenElse(MemoryUsage =!= undefined, MemoryUsage * 3 / 2, 1000)\n"
+                "request_cpus = 2 - 1\nrequest_disk = 2048M\nqueue\n", tmp_path)
+    assert isinstance(ads[0].lookup("RequestMemory"), classad2.ExprTree) and ads[0].eval("RequestMemory") == 1000
+    ads[0]["MemoryUsage"] = 2000
+    assert ads[0].eval("RequestMemory") == 3000
+    assert (str(ads[0].lookup("RequestCpus")), ads[0]["RequestDisk"]) == ("2 - 1", 2097152)
+    with pytest.raises(SubmitError, match="request_memory"):
+        build("executable = /bin/true\nrequest_memory = lots\nqueue\n", tmp_path)
+
+
+def test_a_job_whose_request_memory_is_an_expression_runs_with_its_value(schedd):
+    """Its slot gets the expression's value, 1000 MB before the job has used any, in the
+    execute event as on the pool."""
+    schedd.write("job.sub", "executable = /bin/true\nlog = job.log\n"
+                 "request_memory = ifThenElse(MemoryUsage =!= undefined, MemoryUsage * 3 / 2, 1000)\nqueue\n")
+    assert schedd.cli("job", "submit", "job.sub").returncode == 0
+    assert schedd.wait_history("1.0")["ExitCode"] == 0
+    log = (schedd.work / "job.log").read_text()
+    assert "Job executing on host" in log and "\tMemory = 1000\n" in log
+
+
+def test_kill_signals_are_stored_by_name_as_on_the_pool(tmp_path):
+    """condor_submit 23.9.6 on the pool: hold_kill_sig = 9 is SIGKILL, sigusr1 is SIGUSR1, a local
+    or scheduler universe job gets KillSig SIGTERM, and kill_sig = USR1 is refused."""
+    ads = build("executable = /bin/true\nkill_sig = sigusr1\nhold_kill_sig = 9\nqueue\n", tmp_path)
+    assert (ads[0]["KillSig"], ads[0]["HoldKillSig"]) == ("SIGUSR1", "SIGKILL")
+    ads = build("universe = local\nexecutable = /bin/true\nqueue\n", tmp_path)
+    assert ads[0]["KillSig"] == "SIGTERM"
+    with pytest.raises(SubmitError, match="kill_sig: invalid signal USR1"):
+        build("executable = /bin/true\nkill_sig = USR1\nqueue\n", tmp_path)
+
+
+def test_a_nice_user_job_is_charged_to_the_nice_user_group_as_on_the_pool(tmp_path):
+    """nice_user = true: AccountingGroup nice-user.<owner> and MaxJobRetirementTime 0 from the
+    pool's condor_submit; an accounting_group wins over it there."""
+    ads = build("executable = /bin/true\nnice_user = true\naccounting_group_user = alice\nqueue\n", tmp_path)
+    assert (ads[0]["AcctGroup"], ads[0]["AccountingGroup"], ads[0]["MaxJobRetirementTime"]) == (
+        "nice-user", "nice-user.alice", 0)
+    ads = build("executable = /bin/true\nnice_user = true\naccounting_group = group_a\n"
+                "accounting_group_user = alice\nqueue\n", tmp_path)
+    assert (ads[0]["AccountingGroup"], ads[0]["MaxJobRetirementTime"]) == ("group_a.alice", 0)
+
+
+def test_q_idle_shows_the_value_of_a_request_written_as_an_expression(schedd):
+    """condor_q -idle on the pool showed CPUS 1 and MEMORY 1000 for this idle job."""
+    schedd.write("job.sub", "executable = /bin/true\nrequirements = TARGET.NoSuchAttr == 1\n"
+                 "request_memory = ifThenElse(MemoryUsage =!= undefined, MemoryUsage * 3 / 2, 1000)\n"
+                 "request_cpus = 2 - 1\nqueue\n")
+    assert schedd.cli("job", "submit", "job.sub").returncode == 0
+    row = [line for line in schedd.cli("q", "-idle").stdout.splitlines() if line.lstrip().startswith("1.0")]
+    assert row and row[0].split()[3:6] == ["1", "1000", "0"]
+
+
+def test_a_macro_an_include_line_names_is_not_warned_of(schedd):
+    """cfg = prod used only by include : conf/$(cfg).inc: the pool's condor_submit warned of nothing."""
+    (schedd.work / "conf").mkdir()
+    schedd.write("conf/prod.inc", "arguments = prod-config\n")
+    schedd.write("job.sub", "cfg = prod\nexecutable = /bin/echo\ninclude : conf/$(cfg).inc\nhold = true\nqueue\n")
+    result = schedd.cli("job", "submit", "job.sub")
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_a_queue_statement_in_an_included_file_is_refused_naming_the_include_line(tmp_path, monkeypatch):
+    """The pool's condor_submit: "Queue statement not allowed in include file or command"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "samples.inc").write_text("sample = s1\nqueue\n")
+    with pytest.raises(SubmitError, match=r"job.sub:3: include: samples.inc has a queue statement"):
+        build("executable = /bin/echo\narguments = $(sample)\ninclude : samples.inc\n", tmp_path)
+
+
+def test_paths_keep_the_form_written_as_on_the_pool(tmp_path):
+    """queue d matching dirs d*: condor_submit gives Iwd "<dir>/d1/" and UserLog "<dir>/d1/../job.log",
+    as written; executable = ./prog.sh is "<dir>/./prog.sh"."""
+    (tmp_path / "d1").mkdir()
+    (tmp_path / "prog.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "prog.sh").chmod(0o755)
+    ads = build("executable = ./prog.sh\ninitialdir = $(d)\nlog = ../job.log\nqueue d matching dirs d*\n", tmp_path)
+    assert (ads[0]["Iwd"], ads[0]["UserLog"], ads[0]["Cmd"]) == (
+        f"{tmp_path}/d1/", f"{tmp_path}/d1/../job.log", f"{tmp_path}/./prog.sh")
+
+
+def test_a_log_written_another_way_than_the_nodes_log_gets_each_event_once(schedd):
+    """log = ./job.log and DAGMan's dagman_log naming the same file: one submit event, not two."""
+    schedd.write("job.sub", f"executable = /bin/true\nlog = ./job.log\ndagman_log = {schedd.work}/job.log\n"
+                 "hold = true\nqueue\n")
+    assert schedd.cli("job", "submit", "job.sub").returncode == 0
+    assert (schedd.work / "job.log").read_text().count("Job submitted from host") == 1
