@@ -147,9 +147,12 @@ class AutoFormat:
         for ad in ads:
             cells = []
             for cell, headed in zip(self.cells, self.headed):
-                if cell is None:
+                if cell is None:  # an ad without its id (a hand-written history file's) has a blank one, as on the pool
                     cluster, proc = ad.get("ClusterId"), ad.get("ProcId")
-                    cells.append(f"{cluster:4d}.{proc:<3d}" if headed else f"{cluster}.{proc}")
+                    if not (isinstance(cluster, int) and isinstance(proc, int)):
+                        cells.append("")
+                    else:
+                        cells.append(f"{cluster:4d}.{proc:<3d}" if headed else f"{cluster}.{proc}")
                     continue
                 text, tree = cell
                 shown = text_of(ad, text, tree, self.style)
@@ -162,7 +165,8 @@ class AutoFormat:
                 cells.append(shown)
             if self.label and not self.headings:
                 names = ["ID" if cell is None else cell[0] for cell in self.cells]
-                cells = [f"{name} = {cell}" for name, cell in zip(names, cells)]
+                cells = [f"{name} = {cell}" if cell or source is not None else ""  # no "ID = " for a blank id
+                         for name, source, cell in zip(names, self.cells, cells)]
             rows.append(cells)
         if self.headings:
             for index, column in ((i, c) for i, c in enumerate(self.columns) if self.headed[i]):
