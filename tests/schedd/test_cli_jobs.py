@@ -417,7 +417,17 @@ def test_history_file_job_ids_of_an_ad_without_them_are_blank_as_condor_history_
 
     assert af("j") == ["5.0 /bin/true", " /bin/sleep"]
     assert af("jl") == ["ID = 5.0 Cmd = /bin/true", " Cmd = /bin/sleep"]
-    assert [row.rstrip() for row in af("jh")] == [" ID      Cmd", "   5.0   /bin/true", "         /bin/sleep"]
+    assert af("jh") == [" ID      Cmd", "   5.0   /bin/true", "         /bin/sleep"]
+
+
+def test_history_file_af_h_columns_keep_their_headings_width_whatever_the_values(schedd):
+    """condor_history 23.9.6 -af:jh Cmd Owner: '/bin/true crab ' then '/bin/sleep crab ' (on the
+    test pool), each value as long as it is, or padded to its heading; not to the widest value."""
+    schedd.write("history", "".join(f'ClusterId = {c}\nProcId = 0\nCmd = "{cmd}"\nOwner = "crab"\nJobStatus = 4\n'
+                                    f"CompletionDate = {t}\n*** ClusterId = {c} ProcId = 0 CompletionDate = {t}\n"
+                                    for c, cmd, t in ((6, "/bin/sleep", 1795830000), (5, "/bin/true", 1795830001))))
+    result = schedd.cli("history", "-file", "history", "-af:jh", "Cmd", "Owner")
+    assert result.stdout.splitlines() == [" ID      Cmd Owner", "   5.0   /bin/true crab ", "   6.0   /bin/sleep crab "]
 
 
 def test_history_cmd_ends_in_a_blank_when_the_arguments_are_empty(schedd):
