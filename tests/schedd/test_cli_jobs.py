@@ -420,6 +420,17 @@ def test_history_file_job_ids_of_an_ad_without_them_are_blank_as_condor_history_
     assert af("jh") == [" ID      Cmd", "   5.0   /bin/true", "         /bin/sleep"]
 
 
+def test_history_file_table_leaves_a_missing_id_and_submit_time_blank(schedd):
+    """condor_history 23.9.6's default table of ads without QDate, one also without its ids: blank
+    ID and SUBMITTED cells (on the test pool), not "0.-1" and "??"."""
+    schedd.write("history", 'Cmd = "/bin/sleep"\nOwner = "crab"\nJobStatus = 4\n*** Owner = "crab"\n'
+                 'ClusterId = 5\nProcId = 0\nCmd = "/bin/true"\nOwner = "crab"\nJobStatus = 4\n'
+                 '*** ClusterId = 5 ProcId = 0 Owner = "crab"\n')
+    assert schedd.cli("history", "-file", "history").stdout.splitlines()[1:] == [
+        "5.0     crab                                    C              /bin/true      ",
+        "        crab                                    C              /bin/sleep     "]
+
+
 def test_history_file_af_h_columns_keep_their_headings_width_whatever_the_values(schedd):
     """condor_history 23.9.6 -af:jh Cmd Owner: '/bin/true crab ' then '/bin/sleep crab ' (on the
     test pool), each value as long as it is, or padded to its heading; not to the widest value."""
