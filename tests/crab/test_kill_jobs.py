@@ -232,8 +232,8 @@ def test_a_job_whose_wrapper_is_killed_by_a_signal_is_retried_as_crabs_retryjob_
     (tmp_path / "crab.toml").write_text(config_text("oom", scale=2000).replace('psetName = "pset.py"',
                                                                                'scriptExe = "run.sh"'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
-    wait_until("job 1 to run", lambda: next(j for j in task_status(state, "oom", tmp_path)["jobs"]
-                                             if j["id"] == "1")["state"] == "running")
+    wait_until("job 1 to run", lambda: any((j["id"], j["state"]) == ("1", "running")
+                                            for j in task_status(state, "oom", tmp_path)["jobs"]))
     (wrapper,) = [int(line.split()[1]) for line in crabtui(state, "q", "-af", "CRAB_Id", "JobPid", cwd=tmp_path)
                   .stdout.splitlines() if line.split()[0] == "1"]
     os.kill(wrapper, signal.SIGKILL)

@@ -183,6 +183,7 @@ REMOVE_REASONS = (  # PeriodicRemoveReason prefix -> CRAB's fake FJR code and me
 )
 """Removals by the grid job's ``periodic_remove`` (crab-spec §2.6) that are never retried."""
 
+MAX_SIGNAL = 64  # DAGMan's $RETURN of a job killed by signal S is -S (the manual); its own codes are -1001 and below
 PRE_SKIPPED = -1004  # DAGMan's $RETURN for a job its PRE script skipped: PreJob refused the attempt
 LIMIT_MEANINGS = {
     50660: "Excessive memory use: removed on the worker node, or not retried after using more than allowed.",
@@ -366,7 +367,7 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
         for prefix, fake_code, msg in REMOVE_REASONS:
             if removed.startswith(prefix):
                 return close("fatal", fake_code, msg)
-        if not usable and (exit_code >= 0 or exit_code == PRE_SKIPPED):
+        if not usable and not -MAX_SIGNAL <= exit_code < 0:  # DAGMan's -100x codes: removed (-1002), skipped ...
             return close("fatal", exit_code, "Job did not produce a usable framework job report.")
         if not usable:  # $RETURN -S: the wrapper itself was killed by signal S (say the node's OOM killer)
             policy = RetryPolicy(f"Job did not produce a usable framework job report (its wrapper was killed "
