@@ -139,7 +139,7 @@ class AutoFormat:
              heading_first: bool = False) -> str:
         """The lines for the jobs; with headings, the columns are as wide as their widest value
         (condor_q renders every job before it prints the heading line; condor_history,
-        ``heading_first``, prints its heading as wide as the headings alone).  ``nested`` gives,
+        ``heading_first``, keeps its columns as wide as their headings alone).  ``nested`` gives,
         with condor_q -dag, each DAG node job's depth under DAGMan jobs: its third column is
         indented as the DAG view indents node names."""
         first = self._heading_line() if heading_first else None
@@ -147,9 +147,12 @@ class AutoFormat:
         for ad in ads:
             cells = []
             for cell, headed in zip(self.cells, self.headed):
-                if cell is None:
+                if cell is None:  # an ad without its id (a hand-written history file's) has a blank one, as on the pool
                     cluster, proc = ad.get("ClusterId"), ad.get("ProcId")
-                    cells.append(f"{cluster:4d}.{proc:<3d}" if headed else f"{cluster}.{proc}")
+                    if not (isinstance(cluster, int) and isinstance(proc, int)):
+                        cells.append("")
+                    else:
+                        cells.append(f"{cluster:4d}.{proc:<3d}" if headed else f"{cluster}.{proc}")
                     continue
                 text, tree = cell
                 shown = text_of(ad, text, tree, self.style)
@@ -162,9 +165,10 @@ class AutoFormat:
                 cells.append(shown)
             if self.label and not self.headings:
                 names = ["ID" if cell is None else cell[0] for cell in self.cells]
-                cells = [f"{name} = {cell}" for name, cell in zip(names, cells)]
+                cells = [f"{name} = {cell}" if cell or source is not None else ""  # no "ID = " for a blank id
+                         for name, source, cell in zip(names, self.cells, cells)]
             rows.append(cells)
-        if self.headings:
+        if self.headings and not heading_first:  # condor_history's columns stay as wide as their headings
             for index, column in ((i, c) for i, c in enumerate(self.columns) if self.headed[i]):
                 column.width = max([column.width] + [len(cells[index]) - 2 * isinstance(cells[index], _Quoted)
                                                      for cells in rows if not isinstance(cells[index], _Bare)])

@@ -710,7 +710,7 @@ HISTORY_PROJECTION = ("ClusterId", "ProcId", "Owner", "QDate", "RemoteWallClockT
 def history_table(rows: Sequence[Row]) -> list[str]:
     """condor_history's default layout (23.9), newest first as the rows come."""
     columns = [Column(" ID", 7, left=True, auto=True), Column("OWNER", 14, left=True, alt="??"),
-               Column("SUBMITTED", 11, alt="??"), Column("RUN_TIME", 12), Column("ST", 0), Column("COMPLETED", 11),
+               Column("SUBMITTED", 11), Column("RUN_TIME", 12), Column("ST", 0), Column("COMPLETED", 11),
                Column("CMD", 15, left=True)]
     lines = [header_line(columns)]
     for row in rows:
@@ -720,7 +720,10 @@ def history_table(rows: Sequence[Row]) -> list[str]:
         wall = _number(row.get("RemoteWallClockTime"))
         wall = int(wall if wall is not None else _number(row.get("RemoteUserCpu")) or 0)
         status = row.get("JobStatus")
-        cells = ["{}.{}".format(*job_id(row)), _text(row.get("Owner")), format_date(int(qdate)) if qdate else None,
+        # an ad without its id or QDate (a history file cut or written by hand): blank, as on the pool
+        known = isinstance(row.get("ClusterId"), int) and isinstance(row.get("ProcId"), int)
+        cells = ["{}.{}".format(*job_id(row)) if known else "", _text(row.get("Owner")),
+                 format_date(int(qdate)) if qdate else None,
                  format_time(wall) if wall else "", _LETTERS[status] + " " if status in _LETTERS else None,
                  format_date(int(completed)) if completed else None, command_and_args(row)]
         lines.append(" ".join(c.cell(text) for c, text in zip(columns, cells)))

@@ -110,6 +110,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         with schedd(ctx) as client:
             if backend(ctx) == "htcondor" and not given.has("-no_submit"):
                 _check_dagman_can_write(client, dag_file)
+                _check_no_done_line(dag_file)
             renamed = [path for _, path in rescue_files(dag_file)] if options.force else []
             rescue = prepare(dag_file, options)
             if backend(ctx) == "htcondor":
@@ -153,6 +154,16 @@ def _check_dagman_can_write(client, dag_file: str) -> None:
     if denied := not_writable(os.path.dirname(os.path.abspath(dag_file)), owner):
         fail(f"{dag_file}: the pool runs DAGMan as {owner}, who cannot {denied}, so it would never start; "
              f"submit the DAG from a directory {owner} can write")
+
+
+def _check_no_done_line(dag_file: str) -> None:
+    """The pool's DAGMan crashes on a DONE line as it starts and its job is queued again for ever."""
+    from engine.dag import parse_file
+    from engine.dag.parser import DONE_LINE_CRASH
+
+    for warning in parse_file(dag_file).warnings:
+        if DONE_LINE_CRASH in warning.message:
+            fail(str(warning))
 
 
 def _one_dag_file(given, argv: list[str]) -> str:

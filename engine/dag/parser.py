@@ -63,6 +63,9 @@ _FIRST_GROUP = operator.itemgetter(1)
 _SPECIAL_KINDS = (NodeKind.FINAL, NodeKind.SERVICE, NodeKind.PROVISIONER)
 
 
+# Seen on the 23.9.6 pool, with and without PARENT/CHILD lines; ``JOB A a.sub DONE`` runs.
+DONE_LINE_CRASH = "HTCondor 23.9.6's DAGMan crashes on a DONE line of the DAG it runs"
+
 MAX_NESTING = 64
 """INCLUDE and SPLICE files open at once, one inside the other."""
 
@@ -905,6 +908,9 @@ class _Scope:
         tokens = rest.split()
         if len(tokens) != 1:
             raise _LineError("DONE needs exactly one node: DONE <node>")
+        self._warn(f"DONE {tokens[0]}: {DONE_LINE_CRASH} (\"Assertion ERROR on (GetStatus() != STATUS_DONE)\", "
+                   f"job.cpp line 804) and its job restarts for ever; mark the node on its JOB line instead "
+                   f"(JOB {tokens[0]} <submit file> DONE)")
         self._on_node(tokens[0], self._apply_done, all_nodes=False)
 
     @staticmethod

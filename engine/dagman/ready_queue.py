@@ -461,7 +461,8 @@ class ReadyQueue:
             sub_dag = os.path.join(cwd, declared.submit)
             if self.options.generate_subdag_submits:  # else the .condor.sub written beforehand is used
                 options = DagSubmitOptions(priority=self.priority(node))  # its nodes add it to their own
-                text = write_condor_sub(sub_dag, format_condor_sub(sub_dag, options, self.options.state_dir))
+                text = write_condor_sub(sub_dag, format_condor_sub(sub_dag, options, self.options.state_dir
+                                                                     or self.schedd.state.path))
             else:
                 with open(path, encoding="utf-8") as f:
                     text = f.read()

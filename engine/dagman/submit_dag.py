@@ -1,7 +1,7 @@
 """condor_submit_dag: check a DAG, write ``<dag>.condor.sub`` and queue DAGMan as a job.
 
-The DAGMan job is a scheduler-universe job running ``python -m engine.dagman`` in the DAG's
-directory.  As with HTCondor, ``remove_kill_sig = SIGUSR1`` turns condor_rm into DAGMan's
+The DAGMan job is a scheduler-universe job running ``condor_dagman`` (the embedded DAGMan's
+program in the state directory) in the DAG's directory.  As with HTCondor, ``remove_kill_sig = SIGUSR1`` turns condor_rm into DAGMan's
 remove-and-write-a-rescue path, holding it sends SIGTERM (a graceful stop that keeps the lock
 file, so a release recovers), and ``OtherJobRemoveRequirements`` makes the schedd remove the
 node jobs together with their DAGMan.  Sub-DAG nodes are submitted the same way, by the DAGMan
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from dataclasses import dataclass
 
 import classad2
@@ -22,6 +21,7 @@ from engine.dag.rescue import rescue_files, rescue_path, save_file_path
 from engine.dagman.config import config_file, knob_values
 from engine.dagman.dagman_out import dagman_out_path
 from engine.dagman.lockfile import holder_alive, read_lock
+from engine.schedd.local import job_tools
 from engine.schedd.local.submit import quote_arguments
 
 # condor_submit_dag's default on_exit_remove: a DAGMan that crashed (signal 11 aside) or was
@@ -95,11 +95,11 @@ def max_idle(options: DagSubmitOptions) -> int:
 
 
 def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
-    """condor_dagman's command line for the job (after the interpreter)."""
-    argv = ["-m", "engine.dagman", "-Lockfile", dag_file + ".lock", "-AutoRescue", str(int(options.auto_rescue))]
-    for flag, value in (("-maxjobs", options.max_jobs), ("-maxidle", max_idle(options)),
-                        ("-maxpre", options.max_pre), ("-maxpost", options.max_post),
-                        ("-maxhold", options.max_hold)):
+    """condor_dagman's command line for the job."""
+    argv = ["-Lockfile", dag_file + ".lock", "-AutoRescue", str(int(options.auto_rescue))]
+    for flag, value in (("-MaxJobs", options.max_jobs), ("-MaxIdle", max_idle(options)),
+                        ("-MaxPre", options.max_pre), ("-MaxPost", options.max_post),
+                        ("-MaxHold", options.max_hold)):
         if value:
             argv += [flag, str(value)]
     if options.do_rescue_from is not None:
@@ -121,15 +121,15 @@ def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
     return argv + ["-Dag", dag_file]
 
 
-def format_condor_sub(dag_file: str, options: DagSubmitOptions, state_dir: str | None) -> str:
+def format_condor_sub(dag_file: str, options: DagSubmitOptions, state_dir: str) -> str:
     """``<dag>.condor.sub``, with paths relative to the DAG's directory (the job's Iwd).  DAGMan
     gets only the environment condor_submit_dag gives it (:data:`DAGMAN_GETENV`), not the
     submitter's secrets; ``state_dir`` tells it its schedd."""
     name = os.path.basename(dag_file)
     dag = parse_file(dag_file)
     getenv = "true" if options.import_env else ",".join([DAGMAN_GETENV, *dag.env_get, *options.include_env])
-    environment = [*dag.env_set, *options.insert_env, *([f"CRABTUI_STATE_DIR={state_dir}"] if state_dir else [])]
-    return _dagman_job(name, "crabtui dag submit", sys.executable, getenv, dagman_arguments(name, options),
+    environment = [*dag.env_set, *options.insert_env, f"CRABTUI_STATE_DIR={state_dir}"]
+    return _dagman_job(name, "crabtui dag submit", job_tools.condor_dagman(state_dir), getenv, dagman_arguments(name, options),
                        environment, options, dag.set_job_attrs)
 
 

@@ -93,6 +93,29 @@ def test_a_killed_task_cannot_be_resubmitted(tmp_path, state):
     assert refused.stderr.startswith("ERROR: You cannot resubmit jobs if the task is in status KILLED. (")
 
 
+def test_a_task_whose_dagman_is_removed_from_outside_shows_its_jobs_failed_and_can_be_resubmitted(tmp_path, state):
+    """`crabtui rm` (condor_rm) of the task's DAGMan job, not crab kill: DAGMan's last node status
+    dump says the nodes in flight are STATUS_ERROR, which crab status shows as failed (seen on the
+    23.9.6 pool: "Was STATUS_SUBMITTED"), and the task, not KILLED, takes crab resubmit."""
+    release = tmp_path / "release"
+    (tmp_path / "run.sh").write_text(f'#!/bin/sh\nwhile [ ! -e {release} ]; do sleep 0.1; done\n')
+    (tmp_path / "run.sh").chmod(0o755)
+    (tmp_path / "crab.toml").write_text(config_text("ousted", scale=2000)
+                                        .replace('psetName = "pset.py"', 'scriptExe = "run.sh"'))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    wait_until("the jobs to run", lambda: {j["state"] for j in task_status(state, "ousted", tmp_path)["jobs"]}
+               == {"running"})
+    (task,) = json.loads(crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout)
+    assert crabtui(state, "rm", str(task["dagman_id"]), cwd=tmp_path).returncode == 0
+    status = wait_status(state, "ousted", tmp_path, "FAILED")
+    assert {j["id"]: j["state"] for j in status["jobs"]} == {i: "failed" for i in ("1", "2", "3", "4")}
+    resubmitted = crabtui(state, "task", "resubmit", "ousted", cwd=tmp_path)
+    assert resubmitted.returncode == 0, resubmitted.stderr
+    release.touch()
+    status = wait_status(state, "ousted", tmp_path, "COMPLETED")
+    assert all(j["state"] == "finished" for j in status["jobs"])
+
+
 def test_a_resubmit_while_the_dag_runs_reruns_the_job_at_once_and_leaves_the_running_ones_alone(tmp_path, state):
     """CRAB's live resubmit: DAGMan is held and released after its state says the failed node is to
     be retried, so job 3 runs again while job 1 (which waits for a file the test writes) runs on,

@@ -220,3 +220,26 @@ def test_a_job_removed_with_x_shows_the_memory_its_job_log_recorded(tmp_path, st
     row = next(line.split() for line in long if line.split()[:2] == ["1", "failed"])
     assert row[4] == str(int(logged / 1024)), row  # crab status gives whole MB
     crabtui(state, "task", "kill", "memrm", cwd=tmp_path)
+
+
+def test_a_job_whose_wrapper_is_killed_by_a_signal_is_retried_as_crabs_retryjob_retries_it(tmp_path, state):
+    """The wrapper SIGKILLed on its node (an OOM killer, a batch system): no report, $RETURN -9.
+    CRAB's RetryJob makes a job without a usable report recoverable (check_empty_report), so the
+    job runs again, and finishes; it failed for good before."""
+    release = tmp_path / "release"
+    (tmp_path / "run.sh").write_text(f'#!/bin/sh\nif [ "$1" = 1 ]; then while [ ! -e {release} ]; do sleep 0.1; done; fi\n')
+    (tmp_path / "run.sh").chmod(0o755)
+    (tmp_path / "crab.toml").write_text(config_text("oom", scale=2000).replace('psetName = "pset.py"',
+                                                                               'scriptExe = "run.sh"'))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    wait_until("job 1 to run", lambda: any((j["id"], j["state"]) == ("1", "running")
+                                            for j in task_status(state, "oom", tmp_path)["jobs"]))
+    (wrapper,) = [int(line.split()[1]) for line in crabtui(state, "q", "-af", "CRAB_Id", "JobPid", cwd=tmp_path)
+                  .stdout.splitlines() if line.split()[0] == "1"]
+    os.kill(wrapper, signal.SIGKILL)
+    release.touch()
+    status = wait_until("the task to end", lambda: (s := task_status(state, "oom", tmp_path))["status"]
+                        in ("COMPLETED", "FAILED") and s)
+    one = next(j for j in status["jobs"] if j["id"] == "1")
+    assert (status["status"], one["state"]) == ("COMPLETED", "finished"), one
+    assert [a["exit_code"] for a in one["attempts"]] == [-9, 0]

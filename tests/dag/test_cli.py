@@ -214,6 +214,22 @@ def test_check_warns_of_a_vars_escape_23_9_6_refuses(tmp_path: Path) -> None:
         'followed by t']
 
 
+def test_check_warns_of_a_done_line_23_9_6_crashes_on(tmp_path: Path) -> None:
+    """The manual's DONE command on a diamond's top node: 23.9.6's DAGMan stops at "Adjusting
+    edges" with "Assertion ERROR on (GetStatus() != STATUS_DONE)" (job.cpp:804) and its job is
+    queued again for ever (seen on the pool, with and without edges), while ``JOB A a.sub DONE``
+    runs; `dag check` names the line and the form that works."""
+    path = tmp_path / "diamond.dag"
+    path.write_text("JOB A a.sub\nJOB B b.sub DONE\nJOB C c.sub\nJOB D d.sub\n"
+                    "PARENT A CHILD B C\nPARENT B C CHILD D\nDONE A\n")
+    result = run("dag", "check", str(path))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"{path}:7: warning: DONE A: HTCondor 23.9.6's DAGMan crashes on a DONE line of the DAG it runs "
+        '("Assertion ERROR on (GetStatus() != STATUS_DONE)", job.cpp line 804) and its job restarts for ever; '
+        "mark the node on its JOB line instead (JOB A <submit file> DONE)"]
+
+
 def test_check_of_a_bindings_dag_with_max_jobs_per_category_says_to_write_maxjobs(tmp_path: Path) -> None:
     """htcondor2.dags writes a DAG's max_jobs_per_category as `CATEGORY cat 2`, which DAGMan reads
     as putting node "cat" in category "2" (23.9.6: "ERROR: job cat not found!", seen on the pool)."""

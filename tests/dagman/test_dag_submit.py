@@ -68,9 +68,12 @@ def test_submitted_dag_runs_in_the_schedd_and_q_dag_shows_nodes_under_dagman(gat
     wait_until(lambda: runs(gated) == ["A"], "node A to start")
     table = crabtui(schedd, "q", "-nobatch", "-dag", cwd=gated).stdout.splitlines()
     rows = [line for line in table if re.match(r" *\d+\.\d+ ", line)]
-    assert rows[0].lstrip().startswith(f"{cluster}.0 ") and " R " in rows[0] and "engine.dagman" in rows[0]
+    assert rows[0].lstrip().startswith(f"{cluster}.0 ") and " R " in rows[0]
+    # as condor_q -dag -nobatch shows a DAG's DAGMan on the 23.9.6 pool: condor_dagman and its arguments
+    assert rows[0].endswith(" condor_dagman -Lockfile d.dag.lock -AutoRescue 1 -MaxIdle 1000 -Dag d.dag"), rows[0]
     assert re.match(rf" *{cluster + 1}\.0 +\|-A ", rows[1]), "the node job is indented under its DAGMan"
-    ad = schedd.query(f"ClusterId == {cluster}", ["JobUniverse", "JobBatchName", "RemoveKillSig"])[0]
+    ad = schedd.query(f"ClusterId == {cluster}", ["JobUniverse", "JobBatchName", "RemoveKillSig", "Cmd"])[0]
+    assert Path(ad["Cmd"]).name == "condor_dagman", "the DAGMan job's Cmd names condor_dagman, as on a pool"
     assert (ad["JobUniverse"], ad["JobBatchName"], ad["RemoveKillSig"]) == (7, f"d.dag+{cluster}", "SIGUSR1")
     node = schedd.query(f"DAGManJobId == {cluster}", ["JobBatchName", "DAGNodeName"])[0]
     assert (node["DAGNodeName"], node["JobBatchName"]) == ("A", f"d.dag+{cluster}"), "condor_q groups them"

@@ -43,7 +43,7 @@ def test_options_typed_short_are_used(gated, schedd):
                      "-debug", "5", "d.dag", cwd=gated)
     assert result.returncode == 0, result.stderr
     sub = (gated / "d.dag.condor.sub").read_text()
-    assert "-maxjobs 1 -maxidle 5" in sub and "My.Foo = 1" in sub
+    assert "-MaxJobs 1 -MaxIdle 5" in sub and "My.Foo = 1" in sub
     cluster = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
     ad = finished(schedd, cluster)
     assert ad["ExitCode"] == 0 and ad["Foo"] == 1

@@ -520,3 +520,19 @@ def test_removing_a_job_that_has_just_left_the_queue_says_so_and_its_state(htcon
     with pytest.raises(ScheddError) as refused:
         schedd.act(JobAction.Remove, [job])
     assert str(refused.value) == f"remove of {job} did nothing: job {job} has already left the queue (completed)"
+
+
+def test_a_dag_with_a_done_line_is_refused_on_the_pool_whose_dagman_crashes_on_it(htcondor_pool, shared_dir):
+    """23.9.6's DAGMan stops on the manual's DONE line ("Assertion ERROR on (GetStatus() !=
+    STATUS_DONE)") and its job is queued again for ever: the submit is refused, naming the line
+    and the JOB line's DONE keyword, which the pool runs."""
+    write(shared_dir, "t.sub", "executable = /bin/true\nqueue\n")
+    dag = write(shared_dir, "done.dag", "JOB A t.sub\nJOB B t.sub\nPARENT A CHILD B\nDONE A\n")
+    refused = crabtui("--backend", "htcondor", "dag", "submit", "done.dag", cwd=shared_dir)
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith("ERROR: done.dag:4: DONE A: HTCondor 23.9.6's DAGMan crashes on a DONE line")
+    assert "(JOB A <submit file> DONE)" in refused.stderr and not Path(f"{dag}.condor.sub").exists()
+    dag.write_text("JOB A t.sub DONE\nJOB B t.sub\nPARENT A CHILD B\n")
+    result = crabtui("--backend", "htcondor", "dag", "submit", "done.dag", cwd=shared_dir)
+    assert result.returncode == 0, result.stderr
+    assert dagman_exit(dag) == 0

@@ -404,6 +404,46 @@ def test_history_file_reads_an_htcondor_history_file_newest_first(schedd):
         (1, "ERROR: Error opening history file nosuch: No such file or directory\n")
 
 
+def test_history_file_job_ids_of_an_ad_without_them_are_blank_as_condor_history_prints_them(schedd):
+    """A history file written by hand (or cut) may hold an ad without ClusterId: condor_history
+    23.9.6's -af:j prints its id blank, -af:jl drops its "ID = ", -af:jh pads it (checked on the
+    test pool); -af:jh ended in a TypeError traceback."""
+    schedd.write("history", 'Cmd = "/bin/sleep"\nOwner = "crab"\nJobStatus = 4\nCompletionDate = 1795830000\n'
+                 '*** ProcId = 0 Owner = "crab" CompletionDate = 1795830000\n'
+                 'ClusterId = 5\nProcId = 0\nCmd = "/bin/true"\nOwner = "crab"\nJobStatus = 4\n'
+                 'CompletionDate = 1795830001\n*** ClusterId = 5 ProcId = 0 Owner = "crab" CompletionDate = 1795830001\n')
+
+    def af(options: str) -> list[str]:
+        result = schedd.cli("history", "-file", "history", f"-af:{options}", "Cmd")
+        assert result.returncode == 0, result.stderr
+        return result.stdout.splitlines()
+
+    assert af("j") == ["5.0 /bin/true", " /bin/sleep"]
+    assert af("jl") == ["ID = 5.0 Cmd = /bin/true", " Cmd = /bin/sleep"]
+    assert af("jh") == [" ID      Cmd", "   5.0   /bin/true", "         /bin/sleep"]
+
+
+def test_history_file_table_leaves_a_missing_id_and_submit_time_blank(schedd):
+    """condor_history 23.9.6's default table of ads without QDate, one also without its ids: blank
+    ID and SUBMITTED cells (on the test pool), not "0.-1" and "??"."""
+    schedd.write("history", 'Cmd = "/bin/sleep"\nOwner = "crab"\nJobStatus = 4\n*** Owner = "crab"\n'
+                 'ClusterId = 5\nProcId = 0\nCmd = "/bin/true"\nOwner = "crab"\nJobStatus = 4\n'
+                 '*** ClusterId = 5 ProcId = 0 Owner = "crab"\n')
+    assert schedd.cli("history", "-file", "history").stdout.splitlines()[1:] == [
+        "5.0     crab                                    C              /bin/true      ",
+        "        crab                                    C              /bin/sleep     "]
+
+
+def test_history_file_af_h_columns_keep_their_headings_width_whatever_the_values(schedd):
+    """condor_history 23.9.6 -af:jh Cmd Owner: '/bin/true crab ' then '/bin/sleep crab ' (on the
+    test pool), each value as long as it is, or padded to its heading; not to the widest value."""
+    schedd.write("history", "".join(f'ClusterId = {c}\nProcId = 0\nCmd = "{cmd}"\nOwner = "crab"\nJobStatus = 4\n'
+                                    f"CompletionDate = {t}\n*** ClusterId = {c} ProcId = 0 CompletionDate = {t}\n"
+                                    for c, cmd, t in ((6, "/bin/sleep", 1795830000), (5, "/bin/true", 1795830001))))
+    result = schedd.cli("history", "-file", "history", "-af:jh", "Cmd", "Owner")
+    assert result.stdout.splitlines() == [" ID      Cmd Owner", "   5.0   /bin/true crab ", "   6.0   /bin/sleep crab "]
+
+
 def test_history_cmd_ends_in_a_blank_when_the_arguments_are_empty(schedd):
     """condor_history 23.9.6 prints CMD as Cmd, a blank and the arguments, also when the job has
     ``Arguments = ""`` (what condor_submit stores for a job without arguments): a command longer

@@ -112,6 +112,25 @@ def close_failed_pre(task_dir: str, job_id: str, reason: str) -> None:
     script on its last retry (PreJob killed, or ended by an error, before the job was submitted):
     the node is failed and nothing runs it again, so an attempt left open (or never opened) would
     read as a job waiting for ever, and an automatic task's next stage would wait for it."""
+    reason = f"Its PreJob ended before the job was submitted ({reason}), on the node's last retry."
+    _close_failed(task_dir, job_id, lambda state: refusal(state, reason))
+
+
+def close_removed(task_dir: str, job_id: str, dagman_id: int) -> None:
+    """Record as failed for good a job in flight (queued, running or cooling off) when its DAGMan
+    job was removed from outside CRAB (condor_rm): DAGMan's last node status dump says its node
+    is STATUS_ERROR, which CRAB's status shows as ``failed``, so ``crab resubmit`` runs it again."""
+    reason = (f"Its DAGMan job ({dagman_id}) was removed (condor_rm) while the job was in flight; "
+              "crab resubmit runs it again.")
+
+    def failed(state: JobState) -> Decision:
+        attempt = replace(state.attempts[-1], action="fatal", reason=reason)
+        return Decision("fatal", reason, attempt.exit_code, attempt)
+    _close_failed(task_dir, job_id, failed)
+
+
+def _close_failed(task_dir: str, job_id: str, decision: Callable[[JobState], Decision]) -> None:
+    """Close the job's open attempt (or a new one, for a job between attempts) with ``decision``."""
     task = read_task(task_dir)
     state, entry = apply_record(load_job_state(task_dir, job_id), read_record(task_dir))
     if state.open_attempt is None:
@@ -119,8 +138,7 @@ def close_failed_pre(task_dir: str, job_id: str, reason: str) -> None:
         state = begin_attempt(state, dag_retry=state.attempts[-1].dag_retry + 1 if state.attempts else 0,
                               task_params=Params(task["max_memory_mb"],
                                                  task_ad(task).runtime_min(job_id, task["max_runtime_min"])))
-    reason = f"Its PreJob ended before the job was submitted ({reason}), on the node's last retry."
-    save_state(state_path(task_dir, job_id), record(state, refusal(state, reason)))
+    save_state(state_path(task_dir, job_id), record(state, decision(state)))
 
 
 def close_undecided(task_dir: str, job_id: str, state: JobState, dag_retry: int) -> int | None:

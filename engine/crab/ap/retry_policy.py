@@ -46,13 +46,17 @@ Where crabtui departs from CRAB's code (crab-spec §2) or chooses between the se
   CRAB's handlers for 8020/8021/8022/8028, 134 and 8001 read the job's stdout only to refine the
   message or report a corrupt file; the code stays recoverable, so the table's message stands.
 * Never-resubmit guards (seed 000) apply to a recoverable failure and make it fatal: no usable
-  framework job report (CRAB's code retries these; the seed says never), the last attempt over
+  framework job report (CRAB's code retries these; the seed says never) from a job that exited,
+  the last attempt over
   24 h, all attempts of this epoch together over 36 h, more than 2 GB of memory used, and the
   retry limit.  The per-attempt wall and memory limits are the larger of the seed's value and the
   attempt's own request: CRAB's RetryJob compared with the job's RequestMemory and
   MaxWallTimeMins (defaults 2 GB and 21.5 h), and a fixed 2 GB would forbid retrying any job
   the memory boost had raised above it.  The cumulative budget restarts with each epoch, as the
   RRN does, so a resubmitted job can be retried at all.
+* A job whose wrapper was killed by a signal (``$RETURN`` -S: an OOM killer, a batch system's
+  SIGKILL) had no chance to write a report: it is recoverable, as CRAB's RetryJob makes any job
+  without one (``check_empty_report``), and as its table makes a payload killed so (137).
 * A job removed after being held is retried without a report (CRAB checks this first); jobs
   removed for memory, wall clock, disk or idle time are fatal with CRAB's codes 50660, 50664,
   50662, 50665.
@@ -179,6 +183,7 @@ REMOVE_REASONS = (  # PeriodicRemoveReason prefix -> CRAB's fake FJR code and me
 )
 """Removals by the grid job's ``periodic_remove`` (crab-spec §2.6) that are never retried."""
 
+MAX_SIGNAL = 64  # DAGMan's $RETURN of a job killed by signal S is -S (the manual); its own codes are -1001 and below
 PRE_SKIPPED = -1004  # DAGMan's $RETURN for a job its PRE script skipped: PreJob refused the attempt
 LIMIT_MEANINGS = {
     50660: "Excessive memory use: removed on the worker node, or not retried after using more than allowed.",
@@ -362,11 +367,14 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
         for prefix, fake_code, msg in REMOVE_REASONS:
             if removed.startswith(prefix):
                 return close("fatal", fake_code, msg)
-        if not usable:
+        if not usable and not -MAX_SIGNAL <= exit_code < 0:  # DAGMan's -100x codes: removed (-1002), skipped ...
             return close("fatal", exit_code, "Job did not produce a usable framework job report.")
-        if code == 0 and exit_code in (0, -1004):
+        if not usable:  # $RETURN -S: the wrapper itself was killed by signal S (say the node's OOM killer)
+            policy = RetryPolicy(f"Job did not produce a usable framework job report (its wrapper was killed "
+                                 f"by signal {-exit_code}).")
+        elif code == 0 and exit_code in (0, PRE_SKIPPED):
             return close("ok", 0, "Job and stageout wrappers finished successfully (exit code 0).")
-        if code == 0:
+        elif code == 0:
             code = exit_code
             policy = RetryPolicy(f"Payload job was successful, but wrapper exited with non-zero status "
                                  f"{exit_code}" + (" (stageout failure)?" if exit_code > 0 else ""))

@@ -39,7 +39,7 @@ from dataclasses import asdict, replace
 from engine.crab.ap.predag import is_automatic, node_outcome, task_outcome
 from engine.crab.ap.sites import SiteLists
 from engine.crab.ap.resubmit_record import ResubmitRecordError, next_epoch, read_record
-from engine.crab.ap.prejob import close_failed_pre, decide_ended
+from engine.crab.ap.prejob import close_failed_pre, close_removed, decide_ended
 from engine.crab.ap.retry_policy import RetryStateError, load_job_state
 from engine.crab.client.resubmit import make_entry, resubmit_pool_sites, select_jobs
 from engine.crab.client.status import RACY_NS, job_ids, refresh_cache, task_jobs
@@ -269,7 +269,20 @@ class TaskWorker:
             return
         outcome = self._outcome(task)
         if outcome is not None:
+            if outcome[1] == DAG_REMOVED:
+                self._fail_removed(task)
             self.db.update(task, status=outcome[0], message=outcome[1])
+
+    def _fail_removed(self, task: Task) -> None:
+        """A DAGMan job removed from outside crab kill (condor_rm) leaves its jobs in flight failed,
+        as DAGMan's last node status dump says (STATUS_ERROR), so that the task can be resubmitted;
+        crab kill's jobs stay killed."""
+        for job in job_ids(task.task_dir):
+            state = load_job_state(task.task_dir, job)
+            last = state.attempts[-1] if state.attempts else None
+            if last is not None and (last.action is None or (last.action == "retry" and state.epoch <= last.epoch)):
+                close_removed(task.task_dir, job, task.dagman_id)
+        self.refresh(task)
 
     @staticmethod
     def _decide_dead_scripts(task: Task) -> None:
@@ -314,6 +327,8 @@ class TaskWorker:
             return COMPLETED, ""
         if ad.get("JobStatus") == JobStatus.COMPLETED and all_finished(task.task_dir):
             return COMPLETED, ""  # its failed node's job succeeded; the PostJob that would have said so died
+        if ad.get("JobStatus") == JobStatus.REMOVED:
+            return FAILED, DAG_REMOVED
         return FAILED, f"DAGMan exited {ad.get('ExitCode', 'on removal')}"
 
     def refresh(self, task: Task) -> None:
@@ -333,6 +348,9 @@ class TaskWorker:
             self.db.update(task, status=RESUBMITFAILED, arguments=args, message=str(e))
             return
         self.db.update(task, dagman_id=cluster, arguments=args, message=_resubmitted(args))
+
+
+DAG_REMOVED = "DAGMan exited on removal"
 
 
 def all_finished(task_dir: str) -> bool:
