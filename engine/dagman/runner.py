@@ -37,7 +37,7 @@ from engine.dag.graph import Graph
 from engine.dag.model import Dag
 from engine.dagman.config import KNOBS, SETTINGS_ORDER, Options
 from engine.dagman.check_events import EventChecker
-from engine.dagman.dagman_out import NORMAL, QUIET, DagmanOut, banner_name, dagman_out_path
+from engine.dagman.dagman_out import ALWAYS, NORMAL, QUIET, DagmanOut, banner_name, dagman_out_path
 from engine.dagman.events import EventReader
 from engine.dagman.jobstate_log import JobstateLog
 from engine.dagman.metrics import DAGMAN_VERSION
@@ -111,6 +111,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.removal_started = False
         self.jobs_removed = False  # every job of the DAG removed (a failure, an abort, condor_rm)
         self.held = False  # condor_hold of the DAGMan job (SIGTERM)
+        self.stop_signal: int | None = None  # the signal that asked for the graceful stop
         self.concluded = False
         self.fatal: str | None = None
         self.rescue_path: str | None = None
@@ -269,6 +270,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.removed = True
         else:  # condor_hold, or Ctrl-C of `dag run`: a graceful stop; run again, DAGMan recovers
             self.held = True
+            self.stop_signal = signum
 
     def start_removal(self) -> None:
         """condor_rm of the DAGMan job: a rescue DAG, node jobs removed, scripts killed; the
@@ -286,7 +288,12 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
 
     def stop_gracefully(self) -> int:
         """condor_hold of the DAGMan job: node jobs run on, and the lock file stays so that the
-        release restarts DAGMan in recovery mode; no rescue DAG and no metrics."""
+        release restarts DAGMan in recovery mode; no rescue DAG and no metrics.  As
+        ``main_shutdown_graceful``, dagman.out gets DaemonCore's line for a SIGTERM (condor_hold)
+        and the node table, so its reader sees what was still queued as DAGMan stopped."""
+        if self.stop_signal == signal.SIGTERM:
+            self.out.line("Got SIGTERM. Performing graceful shutdown.", ALWAYS)
+        self.print_status(force=True)
         self.update_status_file(DagOutcome.HELD, force=True)
         if self.jobstate:
             self.jobstate.dagman_finished(EXIT_RESTART)

@@ -216,6 +216,13 @@ def test_hold_stops_dagman_and_release_recovers_without_rerunning_anything(gated
     assert schedd.query(f"ClusterId == {cluster}", ["JobStatus"])[0]["JobStatus"] == 5, "DAGMan stays held"
     assert schedd.query('DAGNodeName == "A"', ["JobStatus"]), "its node job runs on"
     assert (gated / "d.dag.lock").exists() and not rescue_files(str(gated / "d.dag"))
+    out = (gated / "d.dag.dagman.out").read_text().splitlines()
+    said = [line[18:] for line in out[out.index(next(x for x in out if "Got SIGTERM" in x)):]]
+    assert said[:7] == ["Got SIGTERM. Performing graceful shutdown.", "DAG status: 0 (DAG_STATUS_OK)",
+                        "Of 2 nodes total:", " Done     Pre   Queued    Post   Ready   Un-Ready   Failed   Futile",
+                        "  ===     ===      ===     ===     ===        ===      ===      ===",
+                        "    0       0        1       0       0          1        0        0",
+                        "0 job proc(s) currently held"], "as condor_dagman 23.9.6 logs a condor_hold"
     release(gated, "A", "B")
     assert crabtui(schedd, "release", str(cluster), cwd=gated).returncode == 0
     ad = finished(schedd, cluster)
