@@ -66,6 +66,7 @@ class EventReader:
             self.read_events()
         finally:
             self.recovering = False
+        self.out.recovery_complete()
         for node in self.nodes.values():
             if node.status is NodeState.POSTRUN and node.script is None:
                 self.queue_post(node)

@@ -94,6 +94,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
                   f"remove that DAGMan first (or wait for it to exit)", file=sys.stderr)
             return EXIT_ERROR
         options.recovery = lock is not None or args.do_recovery
+        options.found_lock = None if lock is None else (lock_path, lock.pid)
         graph = build_graph(dag, join_nodes=options.use_join_nodes)
         if options.recovery and lock is not None:  # the rescue DAG the run that died started from
             options.rescue_dag_number = lock.rescue_dag_number

@@ -37,7 +37,7 @@ from engine.dag.graph import Graph
 from engine.dag.model import Dag
 from engine.dagman.config import KNOBS, SETTINGS_ORDER, Options
 from engine.dagman.check_events import EventChecker
-from engine.dagman.dagman_out import ALWAYS, NORMAL, QUIET, DagmanOut, banner_name, dagman_out_path
+from engine.dagman.dagman_out import ALWAYS, NORMAL, QUIET, VERBOSE, DagmanOut, banner_name, dagman_out_path
 from engine.dagman.events import EventReader
 from engine.dagman.jobstate_log import JobstateLog
 from engine.dagman.metrics import DAGMAN_VERSION
@@ -189,6 +189,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.check_categories()
             self.check_halt()
             self.set_own_attributes()
+            self.say_why_recovering()
             self.out.line("Bootstrapping...")
             self.bootstrap()
             self.out.line(f"Number of pre-completed nodes: {self.count(NodeState.DONE)}")
@@ -243,6 +244,18 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self.nodes_log.close()
+
+    def say_why_recovering(self) -> None:
+        """``main_init``: the lock file an earlier DAGMan left (and, under DAGMAN_ABORT_DUPLICATES,
+        that its process is gone), or -DoRecovery, as 23.9.6 logs them before it bootstraps."""
+        if self.options.found_lock is not None:
+            path, pid = self.options.found_lock
+            self.out.line(f"Lock file {path} detected,", VERBOSE)
+            if self.options.abort_duplicates:
+                self.out.line(f"Duplicate DAGMan PID {pid} is no longer alive; this DAGMan should continue." if pid
+                              else f"ERROR: unable to create ProcessId object from lock file {path}", ALWAYS)
+        elif self.options.recovery:
+            self.out.line("Running in recovery mode because -DoRecovery flag was specified", VERBOSE)
 
     def check_categories(self) -> None:
         """``Dag::CheckThrottleCats``: a MAXJOBS category no node is in, or a category with no

@@ -228,7 +228,14 @@ def test_hold_stops_dagman_and_release_recovers_without_rerunning_anything(gated
     ad = finished(schedd, cluster)
     assert ad["ExitCode"] == 0
     assert runs(gated) == ["A", "B"], "A's job was re-attached, not resubmitted"
-    assert "Running in RECOVERY mode" in (gated / "d.dag.dagman.out").read_text()
+    out = (gated / "d.dag.dagman.out").read_text()
+    assert "Running in RECOVERY mode" in out
+    pid = re.search(r"pid (\d+) EXITING WITH STATUS 3", out).group(1)
+    assert re.search(r"Dag contains 2 total jobs\n.* Lock file d\.dag\.lock detected,\n"
+                     rf".* Duplicate DAGMan PID {pid} is no longer alive; this DAGMan should continue\.\n"
+                     r".* Bootstrapping\.\.\.\n", out), "as condor_dagman 23.9.6 says why it recovers"
+    assert re.search(r"\[recovery mode\]\n(.*\n)*.*     -{30}\n.*        HTCondor Recovery Complete\n"
+                     r".*     -{30}\n.* \.\.\.done with RECOVERY mode <<<", out)
 
 
 def test_post_scripts_before_a_hold_still_count_done_after_the_release(gated, schedd):
@@ -547,7 +554,14 @@ def test_ctrl_c_of_dag_run_stops_dagman_gracefully_and_the_next_run_recovers(gat
     again = crabtui(schedd, "dag", "run", "d.dag", cwd=gated)
     assert again.returncode == 0, again.stderr
     assert runs(gated) == ["A", "B"], "A's job was re-attached, not resubmitted"
-    assert "Running in RECOVERY mode" in (gated / "d.dag.dagman.out").read_text()
+    out = (gated / "d.dag.dagman.out").read_text()
+    assert "Running in RECOVERY mode" in out
+    pid = re.search(r"pid (\d+) EXITING WITH STATUS 3", out).group(1)
+    assert re.search(r"Dag contains 2 total jobs\n.* Lock file d\.dag\.lock detected,\n"
+                     rf".* Duplicate DAGMan PID {pid} is no longer alive; this DAGMan should continue\.\n"
+                     r".* Bootstrapping\.\.\.\n", out), "as condor_dagman 23.9.6 says why it recovers"
+    assert re.search(r"\[recovery mode\]\n(.*\n)*.*     -{30}\n.*        HTCondor Recovery Complete\n"
+                     r".*     -{30}\n.* \.\.\.done with RECOVERY mode <<<", out)
 
 
 def test_the_dagman_ad_counts_the_nodes_a_provisioner_held_back_unready(gated, schedd):
