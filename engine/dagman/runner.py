@@ -209,13 +209,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.remove_services()
         except DagFatal as e:  # main_shutdown_rescue: rescue DAG, node jobs removed, scripts killed
             self.fatal = str(e)
-            self.out.aborting_dag()
             self.dag_status = DagStatus.ERROR
-            self.write_rescue()
-            self.out.removing_submitted_jobs()
-            self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
-            self.out.deferrals(self.deferrals(), force=True)
-            self.stop_scripts()
+            self.shutdown_rescue()
             code = EXIT_ERROR
         try:
             final_done = self.final is not None and self.final.status is NodeState.DONE
@@ -291,12 +286,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.removal_started = True
         self.dag_status = DagStatus.RM
         self.out.received_sigusr1()
-        self.out.aborting_dag()
-        self.write_rescue()
-        if self.options.remove_node_jobs:  # the schedd removes them anyway (OtherJobRemoveRequirements)
-            self.out.removing_submitted_jobs()
-            self.remove_jobs("DAG Removed: User removed scheduler job from queue.")
-        self.stop_scripts()
+        self.shutdown_rescue(removed=True)
         self.start_final_on_shutdown()
 
     def stop_gracefully(self) -> int:
@@ -387,15 +377,21 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.out.jobs_failed([self.dump(n, i) for i, n in enumerate(self.nodes.values())
                               if n.status is NodeState.ERROR])
 
-    def shutdown_rescue(self, rescue: bool = True) -> None:
-        """``main_shutdown_rescue`` for a DAG that failed (a node, a cycle, a halt, an abort):
-        a rescue DAG, then every job of the DAG removed, a SERVICE node's too, before FINAL
-        starts (seen on the pool: FINAL then reads the service job's abort)."""
+    def shutdown_rescue(self, rescue: bool = True, removed: bool = False) -> None:
+        """``main_shutdown_rescue`` for a DAG that failed (a node, a cycle, a halt, an abort, a
+        fatal error) or was removed: a rescue DAG, then every job of the DAG removed, a SERVICE
+        node's too, before FINAL starts (seen on the pool: FINAL then reads the service job's
+        abort), running scripts killed, and the deferral notes.  After condor_rm the jobs are
+        removed only under DAGMAN_REMOVE_NODE_JOBS (the schedd removes them anyway)."""
         self.out.aborting_dag()
         if rescue:
             self.write_rescue()
         self.out.removing_submitted_jobs()
-        self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+        if not removed:
+            self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+        elif self.options.remove_node_jobs:
+            self.remove_jobs("DAG Removed: User removed scheduler job from queue.")
+        self.stop_scripts()
         self.out.deferrals(self.deferrals(), force=True)
 
     def step(self) -> bool:

@@ -205,6 +205,11 @@ def test_rm_kills_running_scripts_with_sigkill_as_dagman_does(gated, schedd):
         assert header.startswith(f"*** Node={node} Type={kind} Status=9 ") and said == f"{kind.lower()} started"
     out = (gated / "d.dag.dagman.out").read_text()
     assert "PRE Script of node A died on signal 9 (Killed)" in out
+    said = [line[18:] for line in out.split("Received SIGUSR1\n")[1].splitlines()]
+    assert said[:7] == ["Aborting DAG...", "Writing Rescue DAG to d.dag.rescue001...", "Removing submitted jobs...",
+                        "Removing any/all submitted HTCondor jobs...", "Removing running scripts...",
+                        "Note: 0 total job deferrals because of -MaxJobs limit (0)",
+                        "Note: 0 total job deferrals because of -MaxIdle limit (1000)"], "as 23.9.6 logs a condor_rm"
 
 
 def test_hold_stops_dagman_and_release_recovers_without_rerunning_anything(gated, schedd):
