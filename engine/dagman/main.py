@@ -155,12 +155,39 @@ def remove_lock(path: str) -> None:
         os.unlink(path)
 
 
+# DAGMan's own DAGMAN_USER_LOG_SCAN_INTERVAL default, which its guess below compares (ours is 1 s).
+DAGMAN_SCAN_INTERVAL = 5
+
+
 def adjust_for_max_idle(options: Options, knobs: dict[str, object]) -> None:
     """DAGMan's guess (dagman_main.cpp, 23.9.6): with -maxidle changed from 1000, a
     DAGMAN_MAX_SUBMITS_PER_INTERVAL left at its default becomes maxidle / 10 (at least 1), so
-    that one cycle's submits cannot overshoot the idle limit."""
-    if options.max_idle != Options.max_idle and "max_submits_per_interval" not in knobs:
-        options.max_submits_per_interval = min(options.max_submits_per_interval, max(1, options.max_idle // 10))
+    that one cycle's submits cannot overshoot the idle limit; one the user set is kept, with a
+    DAGMAN_USE_STRICT level 2 warning.  The same for a scan interval longer than that many
+    seconds.  The notes and warnings go into :attr:`Options.startup_notes` for dagman.out."""
+    if options.max_idle == Options.max_idle:
+        return
+    notes = [("Note:  DAGMAN_MAX_JOBS_IDLE has been changed from the default setting; if your submit files create "
+              "multiple procs, you should probably set DAGMAN_MAX_SUBMITS_PER_INTERVAL to 1", 0)]
+    limit = max(1, options.max_idle // 10)
+    if options.max_submits_per_interval > limit:
+        if "max_submits_per_interval" not in knobs:
+            options.max_submits_per_interval = limit
+            notes.append((f"Note:  DAGMAN_MAX_SUBMITS_PER_INTERVAL has been changed to {limit} because of your "
+                          f"DAGMAN_MAX_JOBS_IDLE setting of {options.max_idle}", 0))
+        else:
+            notes.append((f"Warning: your DAGMAN_MAX_SUBMITS_PER_INTERVAL setting of {options.max_submits_per_interval} "
+                          f"may interfere with your DAGMAN_MAX_JOBS_IDLE setting of {options.max_idle}", 2))
+    submits = options.max_submits_per_interval
+    scan = options.scan_interval if "scan_interval" in knobs else DAGMAN_SCAN_INTERVAL
+    if scan > submits:
+        if "scan_interval" not in knobs:  # ours is already shorter than DAGMan's guess
+            notes.append((f"Note:  DAGMAN_USER_LOG_SCAN_INTERVAL has been changed to {submits} because of the "
+                          f"DAGMAN_MAX_SUBMITS_PER_INTERVAL setting of {submits}", 0))
+        else:
+            notes.append((f"Warning: your DAGMAN_USER_LOG_SCAN_INTERVAL setting of {int(scan)} may interfere with "
+                          f"the DAGMAN_MAX_SUBMITS_PER_INTERVAL setting of {submits}", 2))
+    options.startup_notes = tuple(notes)
 
 
 ENDINGS = {DagStatus.ERROR: "stopped on an error", DagStatus.ABORT: "was aborted (ABORT-DAG-ON)",

@@ -160,6 +160,15 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         for knob in SETTINGS_ORDER:
             self.out.setting(knob, getattr(shown, KNOBS[knob].field))
         self.out.default_node_log(self.nodes_log_path)
+        for text, level in self.options.startup_notes:
+            self.out.line(text, QUIET)
+            if level and self.options.use_strict >= level:  # before the DAG is read: no rescue DAG, no metrics
+                self.out.line("ERROR: Warning is fatal error because of DAGMAN_USE_STRICT setting", QUIET)
+                self.out.aborting_dag()
+                self.dag_status = DagStatus.ERROR
+                self.out.exiting_with_status(EXIT_ERROR)
+                self.close(previous)
+                return EXIT_ERROR
         self.out.parsing(self.dag_file, spliced(self.graph.dag))
         for warning in self.graph.dag.warnings:  # ALL_NODES passing over FINAL: parsed before any rescue DAG
             if warning.logged:
@@ -233,12 +242,16 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.out.exiting_with_status(code)
             return code
         finally:
-            if self.jobstate:
-                self.jobstate.close()
-            self.out.close()
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-            self.nodes_log.close()
+            self.close(previous)
+
+    def close(self, handlers: dict) -> None:
+        """DAGMan's files closed and the signal handlers it replaced put back, as it exits."""
+        if self.jobstate:
+            self.jobstate.close()
+        self.out.close()
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        self.nodes_log.close()
 
     def say_why_recovering(self) -> None:
         """``main_init``: the lock file an earlier DAGMan left (and, under DAGMAN_ABORT_DUPLICATES,

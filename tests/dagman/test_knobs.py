@@ -143,6 +143,27 @@ def test_maxidle_lowers_the_submits_per_interval_as_dagman_guesses(knobs, schedd
     """With -maxidle 5 DAGMan submits max(1, 5 // 10) = 1 job a scan interval."""
     assert dagman(knobs, schedd, FOUR, "DAGMAN_USER_LOG_SCAN_INTERVAL = 1\n", "-maxidle", "5") == 0
     assert submit_times(knobs)[-1] - submit_times(knobs)[0] >= 2
+    assert out(knobs)[out(knobs).index(f"Default node log file is: <{knobs}/x.dag.nodes.log>") + 1:][:3] == [
+        "Note:  DAGMAN_MAX_JOBS_IDLE has been changed from the default setting; if your submit files create "
+        "multiple procs, you should probably set DAGMAN_MAX_SUBMITS_PER_INTERVAL to 1",
+        "Note:  DAGMAN_MAX_SUBMITS_PER_INTERVAL has been changed to 1 because of your DAGMAN_MAX_JOBS_IDLE setting of 5",
+        "DAG Lockfile will be written to x.dag.lock"], "as 23.9.6 says so"
+
+
+def test_maxidle_against_a_set_submits_per_interval_is_a_strict_level_2_warning(knobs, schedd):
+    """Seen on the pool: `condor_submit_dag -maxidle 5` of a DAG whose CONFIG sets
+    DAGMAN_MAX_SUBMITS_PER_INTERVAL = 2 warns, and DAGMAN_USE_STRICT = 2 makes it fatal before the DAG
+    is read: DAGMan exits 1 and nothing runs, with no rescue DAG."""
+    config = "DAGMAN_MAX_SUBMITS_PER_INTERVAL = 2\nDAGMAN_USER_LOG_SCAN_INTERVAL = 1\n"
+    warning = "Warning: your DAGMAN_MAX_SUBMITS_PER_INTERVAL setting of 2 may interfere with your " \
+              "DAGMAN_MAX_JOBS_IDLE setting of 5"
+    assert dagman(knobs, schedd, FOUR, config, "-maxidle", "5") == 0
+    assert warning in out(knobs)
+    assert dagman(knobs, schedd, FOUR, config + "DAGMAN_USE_STRICT = 2\n", "-maxidle", "5") == 1
+    said = out(knobs)[out(knobs).index(warning, out(knobs).index("DAGMAN_USE_STRICT setting: 2")):]
+    assert said[1:3] == ["ERROR: Warning is fatal error because of DAGMAN_USE_STRICT setting", "Aborting DAG..."]
+    assert said[3].endswith("EXITING WITH STATUS 1") and not list(knobs.glob("x.dag.rescue*"))
+    assert len(runs(knobs)) == 4, "only the first run's jobs ran"
 
 
 def test_submit_delay_waits_before_each_submit_and_aggressive_submit_keeps_submitting(knobs, schedd):
