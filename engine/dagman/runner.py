@@ -158,7 +158,17 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         # "DAGMAN_MAX_PRE_SCRIPTS setting: 3" from the CONFIG file, then "-MaxPre limit (7)")
         shown = Options(**self.options.configured) if self.options.configured is not None else self.options
         for knob in SETTINGS_ORDER:
-            self.out.setting(knob, getattr(shown, KNOBS[knob].field))
+            value = getattr(shown, KNOBS[knob].field)
+            if knob == "DAGMAN_WRITE_PARTIAL_RESCUE" and not value:  # one dprintf of several lines
+                self.out.line("\n\nWARNING: DAGMan is configured to write Full Rescue DAG files.\nThis is Deprecated "
+                              "and will be removed during V24 feature series of HTCondor!\n")
+            self.out.setting(knob, value)
+            if knob == "DAGMAN_DEFAULT_APPEND_VARS":  # then what node jobs' ads get recorded
+                if shown.node_record_retry:
+                    self.out.line("DAGMAN_NODE_RECORD_INFO recording:")
+                    self.out.line("\t-NODE Retries")
+                if shown.record_machine_attrs:
+                    self.out.line(f"DAGMAN_RECORD_MACHINE_ATTRS: {shown.record_machine_attrs}")
         self.out.default_node_log(self.nodes_log_path)
         for text, level in self.options.startup_notes:
             self.out.line(text, QUIET)

@@ -6,6 +6,7 @@ does is what 23.9.6 did with the same DAG on the test pool (the expected orders 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -237,6 +238,10 @@ def test_full_rescue_dag_with_retries_left_is_written_as_23_9_6_wrote_it(knobs, 
         "JOB _condor_join_node1 noop.sub NOOP ", "DONE _condor_join_node1", "",
         "PARENT A CHILD  B C _condor_join_node1", "PARENT B CHILD  _condor_join_node1", "PARENT C CHILD  D",
         "PARENT _condor_join_node1 CHILD  D S", "MAXJOBS aaa 1", "MAXJOBS cat 3"], "children in node order"
+    text = (knobs / "x.dag.dagman.out").read_text()
+    assert re.search(r"DAGMAN_MAX_RESCUE_NUM setting: 100\n.{17} \n\nWARNING: DAGMan is configured to write Full "
+                     r"Rescue DAG files\.\nThis is Deprecated and will be removed during V24 feature series of "
+                     r"HTCondor!\n\n.{17} DAGMAN_WRITE_PARTIAL_RESCUE setting: False\n", text), "as on the pool"
     assert dagman(knobs, schedd, FULL_DAG, config) == 1, "DAGMan cannot run a full rescue DAG on top of its DAG"
 
 
@@ -365,6 +370,10 @@ def test_node_record_info_retry_puts_the_retry_in_the_job_ad(knobs, schedd):
     assert dagman(knobs, schedd, "JOB X job.sub\nRETRY X 1\n", "DAGMAN_NODE_RECORD_INFO = Retry\n") == 0
     ads = schedd.history('DAGNodeName == "X"', ["DAGManNodeRetry"])
     assert sorted(ad.get("DAGManNodeRetry", 0) for ad in ads) == [0, 1], "only a retry carries it, as in DAGMan"
+    said = out(knobs)
+    at = said.index("DAGMAN_DEFAULT_APPEND_VARS setting: False")
+    assert said[at + 1:at + 4] == ["DAGMAN_NODE_RECORD_INFO recording:", "\t-NODE Retries",
+                                   "DAGMAN_ABORT_DUPLICATES setting: True"], "as 23.9.6 lists it (seen on the pool)"
 
 
 def test_verbosity_1_keeps_only_the_quiet_lines(knobs, schedd):
