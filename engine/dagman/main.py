@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
     state = state_dir(args.state_dir)
     try:
         dag = parse_file(dag_file)
-        knobs = knob_values(config_file(dag.config, args.config, dag_file))
+        config = config_file(dag.config, args.config, dag_file)
+        knobs = knob_values(config)
         given = {"max_jobs": args.maxjobs, "max_idle": args.maxidle, "max_pre": args.maxpre,
                  "max_post": args.maxpost, "max_hold": args.maxhold, "always_run_post": args.always_run_post,
                  "priority": args.priority, "auto_rescue": None if args.autorescue is None else args.autorescue == 1,
@@ -87,7 +88,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
                  "verbosity": args.debug}
         configured = dict(knobs)
         knobs.update({name: value for name, value in given.items() if value is not None})
-        options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path, configured=configured)
+        options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path, configured=configured,
+                          config_file=os.path.abspath(config) if config else None)
         lock = read_lock(lock_path)
         if lock is not None and options.abort_duplicates and holder_alive(lock, dag_file):
             print(f"ERROR: {lock_path}: DAGMan (pid {lock.pid}) is still running {dag_file}; "

@@ -157,6 +157,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         # DAGMan lists its configuration before it reads its command line (seen on the pool:
         # "DAGMAN_MAX_PRE_SCRIPTS setting: 3" from the CONFIG file, then "-MaxPre limit (7)")
         shown = Options(**self.options.configured) if self.options.configured is not None else self.options
+        if self.options.config_file:
+            self.out.line(f"Using DAGMan config file: {self.options.config_file}")
         for knob in SETTINGS_ORDER:
             value = getattr(shown, KNOBS[knob].field)
             if knob == "DAGMAN_WRITE_PARTIAL_RESCUE" and not value:  # one dprintf of several lines

@@ -178,6 +178,18 @@ def test_submit_delay_waits_before_each_submit_and_aggressive_submit_keeps_submi
     assert not any("bailing out" in line for line in out(knobs)[-60:])
 
 
+def test_config_option_is_named_in_dagman_out_and_the_full_rescue_dag(knobs, schedd):
+    """condor_submit_dag -config knobs.conf (no CONFIG line): 23.9.6 says 'Using DAGMan config file:'
+    before its settings, and its full rescue DAG names the file as a CONFIG line (seen on the pool)."""
+    (knobs / "fail.sub").write_text("executable = /bin/false\nqueue\n")
+    (knobs / "knobs.conf").write_text("DAGMAN_WRITE_PARTIAL_RESCUE = False\n")
+    assert dagman(knobs, schedd, "JOB A fail.sub\n", "", "-config", "knobs.conf") == 1
+    said = out(knobs)
+    assert said[said.index("DAGMAN_USE_STRICT setting: 1") - 1] == f"Using DAGMan config file: {knobs / 'knobs.conf'}"
+    rescue = (knobs / "x.dag.rescue001").read_text().splitlines()
+    assert rescue[9:12] == ["", f"CONFIG {knobs / 'knobs.conf'}", ""], rescue
+
+
 def test_max_rescue_num_caps_the_rescue_dags_and_zero_writes_none(knobs, schedd):
     (knobs / "fail.sub").write_text("executable = /bin/false\nqueue\n")
     assert dagman(knobs, schedd, "JOB A fail.sub\n", "DAGMAN_MAX_RESCUE_NUM = 0\n") == 1
