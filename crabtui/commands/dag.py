@@ -137,9 +137,9 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     click.echo(rule)
     for label, path in files(dag_file, options).items():
         click.echo(f"{label:<51}: {path}")
-    if given.has("-no_submit"):
-        click.echo(f"-no_submit given, not submitting DAG to HTCondor.  You can do this with:\n"
-                   f"crabtui job submit {dag_file}.condor.sub\n{rule}")
+    if given.has("-no_submit"):  # the command with this one's schedd, else it queues DAGMan elsewhere
+        click.echo(f"\n-no_submit given, not submitting DAG to HTCondor. You can do this with:\n"
+                   f"\"{again(ctx)} job submit {dag_file}.condor.sub\"\n{rule}")
         return
     click.echo(f"\nSubmitting job(s).\n1 job(s) submitted to cluster {result.cluster}.\n{rule}")
 

@@ -5,10 +5,12 @@ DAGMan would refuse refused before anything is queued."""
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 
 from engine.dagman.csd_args import find_flag
+from installed import CRABTUI
 from test_dag_submit import crabtui, finished, gated, release, runs  # noqa: F401  (gated: a fixture)
 
 DAG = "# diamond, as the DAGMan tutorial writes it\nJOB A job.sub\nVARS A code=\"0\"\n"
@@ -59,6 +61,13 @@ def test_no_submit_writes_the_submit_file_and_queues_nothing(gated, schedd):
     assert result.returncode == 0, result.stderr
     assert "not submitting" in result.stdout and "submitted to cluster" not in result.stdout
     assert (gated / "d.dag.condor.sub").exists() and schedd.query("true") == []
+    said = result.stdout.splitlines()
+    command = f"crabtui --state-dir {schedd.state.path} job submit d.dag.condor.sub"
+    assert said[-4:] == ["", "-no_submit given, not submitting DAG to HTCondor. You can do this with:",
+                         f'"{command}"', "-" * 71], "as 23.9.6 says it, with the command for this schedd"
+    queued = subprocess.run([CRABTUI, *command.split()[1:]], cwd=gated, capture_output=True, text=True, timeout=60)
+    assert queued.returncode == 0 and "1 job(s) submitted to cluster" in queued.stdout, queued.stderr
+    assert [ad["JobUniverse"] for ad in schedd.query("true", ["JobUniverse"])] == [7], "DAGMan, in this schedd"
 
 
 def test_a_rescue_dag_to_pick_up_is_announced_as_condor_submit_dag_does(gated, schedd):
