@@ -71,6 +71,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
       -append COMMAND      a submit command added to DAG_FILE.condor.sub (repeatable)
       -insert_sub_file F   the submit commands of file F added to DAG_FILE.condor.sub
       -notification WHEN   never, always, complete or error: the DAGMan job's e-mail
+      -suppress_notification  node jobs send no e-mail, whatever their submit files say
       -outfile_dir DIR     write DAG_FILE.dagman.out in DIR
       -no_submit           write DAG_FILE.condor.sub but queue nothing
       -debug LEVEL         DAGMan's verbosity in DAG_FILE.dagman.out, 0 to 7
@@ -78,9 +79,9 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
       -include_env A,B     pass these of your variables to DAGMan too
       -import_env          pass your whole environment to DAGMan
       -dagman PATH         (--backend htcondor) the pool's condor_dagman to run
-      -usedagdir, -no_recurse, -do_recurse, -suppress_notification, -verbose and
-      -AllowVersionMismatch are taken and change nothing here: the DAG always runs in its own
-      directory, and sub-DAG files are written when their nodes are submitted.
+      -usedagdir, -no_recurse, -do_recurse, -verbose and -AllowVersionMismatch are taken and
+      change nothing here: the DAG always runs in its own directory, and sub-DAG files are
+      written when their nodes are submitted.
     -help (-h, --help) shows this text; the rest of condor_submit_dag's options are refused, saying
     what to do instead.
 
@@ -215,7 +216,8 @@ def _submit_options(given, backend_name: str):
         update_submit=given.has("-update_submit"),
         auto_rescue=given.number("-AutoRescue") != 0 if given.has("-AutoRescue") else True,
         import_env=given.has("-import_env"), include_env=tuple(include_env), insert_env=tuple(insert_env),
-        debug=int(given.last("-Debug")) if given.has("-Debug") else None, do_recovery=given.has("-DoRecovery"))
+        debug=int(given.last("-Debug")) if given.has("-Debug") else None, do_recovery=given.has("-DoRecovery"),
+        suppress_notification=given.has("-suppress_notification"))
 
 
 @dag.command()

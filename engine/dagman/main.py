@@ -56,6 +56,9 @@ def options_parser(prog: str = "python -m engine.dagman") -> argparse.ArgumentPa
                         help="write DAG.dagman.out in DIR instead of beside the DAG")
     parser.add_argument("-debug", "--debug", type=int, metavar="LEVEL",
                         help="DAGMan's verbosity, 0 to 7 (default DAGMAN_VERBOSITY, 3)")
+    parser.add_argument("-suppress_notification", "--suppress-notification", action="store_true", default=None,
+                        dest="suppress_notification", help="node jobs send no e-mail, whatever their submit files say "
+                                                           "(default DAGMAN_SUPPRESS_NOTIFICATION)")
     parser.add_argument("--state-dir", help="the embedded schedd's state directory")
     return parser
 
@@ -85,7 +88,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
                  "max_post": args.maxpost, "max_hold": args.maxhold, "always_run_post": args.always_run_post,
                  "priority": args.priority, "auto_rescue": None if args.autorescue is None else args.autorescue == 1,
                  "save_file": args.load_save, "outfile_dir": args.outfile_dir,
-                 "verbosity": args.debug}
+                 "verbosity": args.debug, "suppress_notification": args.suppress_notification}
         configured = dict(knobs)
         knobs.update({name: value for name, value in given.items() if value is not None})
         options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path, configured=configured,

@@ -63,6 +63,7 @@ class DagSubmitOptions:
     include_env: tuple[str, ...] = ()  # -include_env: more of the submitter's variables for DAGMan
     insert_env: tuple[str, ...] = ()  # -insert_env: KEY=VALUE pairs set in DAGMan's environment
     do_recovery: bool = False  # -DoRecovery: DAGMan rebuilds the DAG's state from its nodes log
+    suppress_notification: bool = False  # -suppress_notification: node jobs get notification = never
 
 
 def dagman_out(dag_file: str, options: DagSubmitOptions) -> str:
@@ -118,6 +119,8 @@ def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
         argv += ["-debug", str(options.debug)]
     if options.do_recovery:
         argv.append("-DoRecovery")
+    if options.suppress_notification:
+        argv.append("-suppress_notification")
     return argv + ["-Dag", dag_file]
 
 
@@ -263,6 +266,8 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
         argv += ["-Debug", str(options.debug)]
     if options.do_recovery:  # as condor_submit_dag 23.9.6 spells it for condor_dagman
         argv.append("-DoRecov")
+    if options.suppress_notification and options.notification:  # else -Suppress_notification is there
+        argv.append("-suppress_notification")
     dag = parse_file(dag_file)  # condor_submit_dag reads CONFIG, SET_JOB_ATTR and ENV lines
     environment = [*dag.env_set, *options.insert_env, f"_CONDOR_DAGMAN_LOG={dagman_out(name, options)}", "_CONDOR_MAX_DAGMAN_LOG=0"]
     config = options.config

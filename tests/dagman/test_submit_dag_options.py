@@ -55,6 +55,21 @@ def test_options_typed_short_are_used(gated, schedd):
     assert "Note: 0 total job deferrals because of -MaxJobs limit (1)" in out
 
 
+def test_suppress_notification_keeps_node_jobs_from_sending_mail(gated, schedd):
+    """condor_submit_dag -suppress_notification: the node job of a submit file that asks for mail
+    gets JobNotification 0 (never), as on the 23.9.6 pool; without it, the file's setting holds."""
+    (gated / "mail.sub").write_text("executable = /bin/true\nnotification = Always\n"
+                                    "notify_user = nobody@example.com\nqueue\n")
+    (gated / "m.dag").write_text("JOB A mail.sub\n")
+    for options, notification in ((["-suppress_notification"], 0), (["-f"], 1)):
+        result = crabtui(schedd, "dag", "submit", *options, "m.dag", cwd=gated)
+        assert result.returncode == 0, result.stderr
+        cluster = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+        finished(schedd, cluster)
+        node = schedd.history(f"DAGManJobId == {cluster}", ["JobNotification"], match=1)[0]
+        assert node["JobNotification"] == notification, options
+
+
 def test_no_submit_writes_the_submit_file_and_queues_nothing(gated, schedd):
     (gated / "d.dag").write_text(DAG)
     result = crabtui(schedd, "dag", "submit", "-no_submit", "d.dag", cwd=gated)
