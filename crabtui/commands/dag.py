@@ -37,13 +37,48 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
     embedded_only(ctx, "dag run runs the embedded DAGMan in the foreground; on an HTCondor pool, "
                        "`crabtui --backend htcondor dag submit` queues the pool's condor_dagman")
     state = ctx.find_root().obj["state_dir"]
+    argv = _dagman_argv(list(args))
     # Ctrl-C while the DAG is read waits for DAGMan's handler: a graceful stop, recovered by the next run
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
-        code = dagman_main([*args, *(["--state-dir", state] if state else [])], prog=ctx.command_path)
+        code = dagman_main([*argv, *(["--state-dir", state] if state else [])], prog=ctx.command_path)
     finally:  # a daemon this process starts later must not inherit them blocked
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     sys.exit(code)
+
+
+# condor_submit_dag's flags (csd_args' names) as the foreground DAGMan spells them; the DAGMan
+# job's own (-append, -batch-name, -notification, -no_submit...) mean nothing to `dag run`.
+_DAGMAN_SPELLING = {
+    "-MaxJobs": "-maxjobs", "-MaxIdle": "-maxidle", "-MaxPre": "-maxpre", "-MaxPost": "-maxpost",
+    "-MaxHold": "-maxhold", "-Config": "-config", "-Force": "-force", "-f": "-force", "-Dag": "-Dag",
+    "-DoRescueFrom": "-dorescuefrom", "-AutoRescue": "-AutoRescue", "-AlwaysRunPost": "-AlwaysRunPost",
+    "-DoRecovery": "-DoRecovery", "-Priority": "-priority", "-load_save": "-load_save",
+    "-outfile_dir": "-outfile_dir", "-Debug": "-debug", "-suppress_notification": "-suppress_notification",
+}
+# Taken and left alone, as by `dag submit`: the DAG runs in its own directory either way.
+_NO_EFFECT = ("-UseDagDir", "-no_recurse", "-do_recurse", "-Verbose", "-v", "-AllowVersionMismatch")
+
+
+def _dagman_argv(args: list[str]) -> list[str]:
+    """`dag run`'s words with each option spelt as DAGMan's parser takes it: in any case and
+    shortened as condor_submit_dag reads them (``-MaxJobs 2``, ``-maxj 2``, as a .condor.sub's
+    arguments write them); an option of the DAGMan job alone is refused in one line."""
+    from engine.dagman.csd_args import find_flag, wants_help
+
+    argv = []
+    for word in args:
+        flag = find_flag(word) if word.startswith("-") and not word.startswith("--") else None
+        if wants_help(word):
+            argv.append("--help")
+        elif flag is None or word.lower() in ("-lockfile", "-l"):
+            argv.append(word)
+        elif flag.name in _DAGMAN_SPELLING:
+            argv.append(_DAGMAN_SPELLING[flag.name])
+        elif flag.name not in _NO_EFFECT:
+            fail(f"{word}: this condor_submit_dag option sets up the DAGMan job that `crabtui dag submit` queues; "
+                 "`crabtui dag run` runs DAGMan in the foreground: leave it out, or submit the DAG")
+    return argv
 
 
 @dag.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})

@@ -116,6 +116,22 @@ def test_bad_command_lines_get_one_line(gated, schedd, argv, said):
     assert not (gated / "d.dag.condor.sub").exists() and schedd.query("true") == []
 
 
+def test_dag_run_takes_dagmans_options_as_condor_submit_dag_spells_them(gated, schedd):
+    """The options as a .condor.sub's arguments write them for condor_dagman (-MaxJobs, -Debug), in
+    any case and shortened; the DAGMan job's own (-batch-name) are refused in one line."""
+    (gated / "d.dag").write_text(DAG)
+    release(gated, "A")
+    result = crabtui(schedd, "dag", "run", "-MaxJobs", "1", "-MAXPRE", "3", "-Debug", "4", "-usedagdir", "d.dag",
+                     cwd=gated)
+    assert result.returncode == 0, result.stderr
+    out = (gated / "d.dag.dagman.out").read_text()
+    assert "Note: 0 total job deferrals because of -MaxJobs limit (1)" in out
+    assert "Note: 0 total PRE script deferrals because of -MaxPre limit (3) or DEFER" in out
+    said = one_error_line(crabtui(schedd, "dag", "run", "-f", "-batch-name", "x", "d.dag", cwd=gated))
+    assert said.startswith("ERROR: -batch-name: this condor_submit_dag option sets up the DAGMan job that "
+                           "`crabtui dag submit` queues"), said
+
+
 def test_dag_run_of_several_dag_files_says_what_dag_submit_says(gated, schedd):
     (gated / "d.dag").write_text(DAG)
     (gated / "e.dag").write_text(DAG)
