@@ -130,10 +130,24 @@ def format_condor_sub(dag_file: str, options: DagSubmitOptions, state_dir: str |
     submitter's secrets; ``state_dir`` tells it its schedd."""
     name = os.path.basename(dag_file)
     dag = parse_file(dag_file)
-    getenv = "true" if options.import_env else ",".join([DAGMAN_GETENV, *dag.env_get, *options.include_env])
-    environment = [*dag.env_set, *options.insert_env, *([f"CRABTUI_STATE_DIR={state_dir}"] if state_dir else [])]
+    getenv = ",".join([DAGMAN_GETENV, *dag.env_get, *options.include_env])
+    environment = [*dag.env_set, *options.insert_env]
+    if options.import_env:
+        environment = imported_environment(environment)
+    environment += [f"CRABTUI_STATE_DIR={state_dir}"] if state_dir else []
     return _dagman_job(name, "crabtui dag submit", sys.executable, getenv, dagman_arguments(name, options),
                        environment, options, dag.set_job_attrs)
+
+
+def imported_environment(assignments: list[str]) -> list[str]:
+    """-import_env: condor_submit_dag 23.9.6 writes the submitter's whole environment, as it is at
+    the submit, into ``environment``, the DAG's ENV SET and -insert_env assignments over it, sorted
+    by name (seen on the pool), so that DAGMan gets it however late the file is submitted.  A value
+    holding a newline cannot be written there and is left out; crabtui's own state directory is
+    the job's."""
+    merged = {key: value for key, value in os.environ.items() if "\n" not in value and key != "CRABTUI_STATE_DIR"}
+    merged.update(assignment.split("=", 1) for assignment in assignments)
+    return [f"{key}={value}" for key, value in sorted(merged.items())]
 
 
 def _dagman_job(name: str, generator: str, executable: str, getenv: str, argv: list[str],

@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from engine.dagman.csd_args import find_flag
+from engine.schedd.local.submit import parse_raw_arguments
 from installed import CRABTUI
 from test_dag_submit import crabtui, finished, gated, release, runs  # noqa: F401  (gated: a fixture)
 
@@ -192,10 +193,16 @@ def test_environment_options_reach_dagman_and_its_scripts(gated, schedd, monkeyp
     assert finished(schedd, int(re.search(r"cluster (\d+)\.", result.stdout).group(1)))["ExitCode"] == 0
     sub = (gated / "d.dag.condor.sub").read_text()
     assert re.search(r"^getenv\s*= CONDOR_CONFIG,.*,MYVAR$", sub, re.M) and "ANALYSIS=ttbar RUN=7" in sub
-    result = crabtui(schedd, "dag", "submit", "-f", "-import_env", "d.dag", cwd=gated)
+    result = crabtui(schedd, "dag", "submit", "-f", "-import_env", "-insert_env", "RUN=8", "d.dag", cwd=gated)
     assert result.returncode == 0, result.stderr
     assert finished(schedd, int(re.search(r"cluster (\d+)\.", result.stdout).group(1)))["ExitCode"] == 0
-    assert (gated / "scripts.txt").read_text().splitlines() == ["ttbar 7 mine ", "  mine other"]
+    assert (gated / "scripts.txt").read_text().splitlines() == ["ttbar 7 mine ", " 8 mine other"]
+    sub = (gated / "d.dag.condor.sub").read_text()
+    assert re.search(r"^getenv\s*= CONDOR_CONFIG,_CONDOR_\*,PATH,.*,XDG_RUNTIME_DIR$", sub, re.M), \
+        "-import_env writes the variables in, as 23.9.6 does on the pool, and leaves getenv alone"
+    written = parse_raw_arguments(re.search(r'^environment\s*= "(.*)"$', sub, re.M).group(1).replace('""', '"'))
+    assert "MYVAR=mine" in written and "OTHER=other" in written and "RUN=8" in written
+    assert written[:-1] == sorted(written[:-1]) and written[-1].startswith("CRABTUI_STATE_DIR="), written
 
 
 def test_bad_insert_env_is_one_line(gated, schedd):
