@@ -228,8 +228,10 @@ def test_hold_stops_dagman_and_release_recovers_without_rerunning_anything(gated
                         "  ===     ===      ===     ===     ===        ===      ===      ===",
                         "    0       0        1       0       0          1        0        0",
                         "0 job proc(s) currently held"], "as condor_dagman 23.9.6 logs a condor_hold"
-    release(gated, "A", "B")
     assert crabtui(schedd, "release", str(cluster), cwd=gated).returncode == 0
+    wait_until(lambda: "All pending job states validated" in (gated / "d.dag.dagman.out").read_text(),
+               "DAGMan to find A's job in the queue")
+    release(gated, "A", "B")
     ad = finished(schedd, cluster)
     assert ad["ExitCode"] == 0
     assert runs(gated) == ["A", "B"], "A's job was re-attached, not resubmitted"
@@ -240,7 +242,9 @@ def test_hold_stops_dagman_and_release_recovers_without_rerunning_anything(gated
                      rf".* Duplicate DAGMan PID {pid} is no longer alive; this DAGMan should continue\.\n"
                      r".* Bootstrapping\.\.\.\n", out), "as condor_dagman 23.9.6 says why it recovers"
     assert re.search(r"\[recovery mode\]\n(.*\n)*.*     -{30}\n.*        HTCondor Recovery Complete\n"
-                     r".*     -{30}\n.* \.\.\.done with RECOVERY mode <<<", out)
+                     r".*     -{30}\n.* \.\.\.done with RECOVERY mode <<<.*\n"
+                     r".* 1 nodes claim to have jobs submitted to queue\. Verifying\.\.\.\n"
+                     r".* Querying local schedd for associated jobs in queue\n.* All pending job states validated\n", out)
 
 
 def test_post_scripts_before_a_hold_still_count_done_after_the_release(gated, schedd):
