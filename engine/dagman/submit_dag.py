@@ -190,8 +190,8 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
     CONFIG file (or -config's) is readable and its DAGMAN_* values are ones DAGMan takes, no
     DAGMan runs it, -force clears an earlier run's files, and without -force (or a rescue DAG
     to run) they are not overwritten.  Raises :class:`DagError` naming the file and what to do.
-    Returns the number of the rescue DAG DAGMan will pick up by itself, which condor_submit_dag
-    announces ("Running rescue DAG 1"), or None.
+    Returns the number of the rescue DAG DAGMan will run, picked up by itself or named by
+    -dorescuefrom, which condor_submit_dag announces ("Running rescue DAG 1"), or None.
     """
     dag = parse_file(dag_file)
     build_graph(dag)
@@ -228,6 +228,8 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
                              "submit file and continue")
     if os.path.exists(dag_file + ".halt"):
         os.unlink(dag_file + ".halt")
+    if options.do_rescue_from is not None and not options.force:  # -f renamed it: DAGMan runs the DAG
+        return options.do_rescue_from
     if rescues and not options.force and options.do_rescue_from is None and options.auto_rescue \
             and knobs.get("auto_rescue", True):
         return rescues[-1][0]

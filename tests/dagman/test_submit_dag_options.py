@@ -93,6 +93,8 @@ def test_a_rescue_dag_to_pick_up_is_announced_as_condor_submit_dag_does(gated, s
     result = crabtui(schedd, "dag", "submit", "-no_submit", "d.dag", cwd=gated)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[:3] == ["", "Running rescue DAG 2", "-" * 71], "after an empty line, as 23.9.6"
+    chosen = crabtui(schedd, "dag", "submit", "-no_submit", "-dorescuefrom", "1", "d.dag", cwd=gated)
+    assert chosen.returncode == 0 and chosen.stdout.splitlines()[:2] == ["", "Running rescue DAG 1"], chosen.stderr
     forced = crabtui(schedd, "dag", "submit", "-no_submit", "-force", "d.dag", cwd=gated)
     assert forced.returncode == 0 and "Running rescue DAG" not in forced.stdout, forced.stderr
     assert forced.stdout.splitlines()[:2] == ["", "-" * 71]
