@@ -246,7 +246,7 @@ def _submit_options(given, backend_name: str):
         always_run_post=given.has("-AlwaysRunPost"), batch_name=given.last("-Batch-Name"),
         config=os.path.abspath(config) if config else None, priority=given.number("-Priority"),
         append=(*lines, *given.values.get("-Append", ())),
-        notification=notification.capitalize() if notification else None,
+        notification=notification or None,  # as typed, as condor_submit_dag writes it
         outfile_dir=os.path.abspath(outfile_dir) if outfile_dir else None, load_save=given.last("-load_save"),
         update_submit=given.has("-update_submit"),
         auto_rescue=given.number("-AutoRescue") != 0 if given.has("-AutoRescue") else True,

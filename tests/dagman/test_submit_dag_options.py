@@ -71,6 +71,18 @@ def test_suppress_notification_keeps_node_jobs_from_sending_mail(gated, schedd):
         assert node["JobNotification"] == notification, options
 
 
+def test_notification_is_written_as_typed(gated, schedd):
+    """condor_submit_dag -notification NEVER writes 'notification = NEVER' (seen on the pool), and
+    the DAGMan job's JobNotification is 0."""
+    (gated / "d.dag").write_text(DAG)
+    release(gated, "A")
+    result = crabtui(schedd, "dag", "submit", "-notification", "NEVER", "d.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^notification\s*= NEVER$", (gated / "d.dag.condor.sub").read_text(), re.M)
+    cluster = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+    assert finished(schedd, cluster)["JobNotification"] == 0
+
+
 def test_no_submit_writes_the_submit_file_and_queues_nothing(gated, schedd):
     (gated / "d.dag").write_text(DAG)
     result = crabtui(schedd, "dag", "submit", "-no_submit", "d.dag", cwd=gated)
