@@ -37,13 +37,48 @@ def run(ctx: click.Context, args: tuple[str, ...]) -> None:
     embedded_only(ctx, "dag run runs the embedded DAGMan in the foreground; on an HTCondor pool, "
                        "`crabtui --backend htcondor dag submit` queues the pool's condor_dagman")
     state = ctx.find_root().obj["state_dir"]
+    argv = _dagman_argv(list(args))
     # Ctrl-C while the DAG is read waits for DAGMan's handler: a graceful stop, recovered by the next run
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
-        code = dagman_main([*args, *(["--state-dir", state] if state else [])], prog=ctx.command_path)
+        code = dagman_main([*argv, *(["--state-dir", state] if state else [])], prog=ctx.command_path)
     finally:  # a daemon this process starts later must not inherit them blocked
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     sys.exit(code)
+
+
+# condor_submit_dag's flags (csd_args' names) as the foreground DAGMan spells them; the DAGMan
+# job's own (-append, -batch-name, -notification, -no_submit...) mean nothing to `dag run`.
+_DAGMAN_SPELLING = {
+    "-MaxJobs": "-maxjobs", "-MaxIdle": "-maxidle", "-MaxPre": "-maxpre", "-MaxPost": "-maxpost",
+    "-MaxHold": "-maxhold", "-Config": "-config", "-Force": "-force", "-f": "-force", "-Dag": "-Dag",
+    "-DoRescueFrom": "-dorescuefrom", "-AutoRescue": "-AutoRescue", "-AlwaysRunPost": "-AlwaysRunPost",
+    "-DoRecovery": "-DoRecovery", "-Priority": "-priority", "-load_save": "-load_save",
+    "-outfile_dir": "-outfile_dir", "-Debug": "-debug", "-suppress_notification": "-suppress_notification",
+}
+# Taken and left alone, as by `dag submit`: the DAG runs in its own directory either way.
+_NO_EFFECT = ("-UseDagDir", "-no_recurse", "-do_recurse", "-Verbose", "-v", "-AllowVersionMismatch")
+
+
+def _dagman_argv(args: list[str]) -> list[str]:
+    """`dag run`'s words with each option spelt as DAGMan's parser takes it: in any case and
+    shortened as condor_submit_dag reads them (``-MaxJobs 2``, ``-maxj 2``, as a .condor.sub's
+    arguments write them); an option of the DAGMan job alone is refused in one line."""
+    from engine.dagman.csd_args import find_flag, wants_help
+
+    argv = []
+    for word in args:
+        flag = find_flag(word) if word.startswith("-") and not word.startswith("--") else None
+        if wants_help(word):
+            argv.append("--help")
+        elif flag is None or word.lower() in ("-lockfile", "-l"):
+            argv.append(word)
+        elif flag.name in _DAGMAN_SPELLING:
+            argv.append(_DAGMAN_SPELLING[flag.name])
+        elif flag.name not in _NO_EFFECT:
+            fail(f"{word}: this condor_submit_dag option sets up the DAGMan job that `crabtui dag submit` queues; "
+                 "`crabtui dag run` runs DAGMan in the foreground: leave it out, or submit the DAG")
+    return argv
 
 
 @dag.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})
@@ -71,6 +106,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
       -append COMMAND      a submit command added to DAG_FILE.condor.sub (repeatable)
       -insert_sub_file F   the submit commands of file F added to DAG_FILE.condor.sub
       -notification WHEN   never, always, complete or error: the DAGMan job's e-mail
+      -suppress_notification  node jobs send no e-mail, whatever their submit files say
       -outfile_dir DIR     write DAG_FILE.dagman.out in DIR
       -no_submit           write DAG_FILE.condor.sub but queue nothing
       -debug LEVEL         DAGMan's verbosity in DAG_FILE.dagman.out, 0 to 7
@@ -78,9 +114,9 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
       -include_env A,B     pass these of your variables to DAGMan too
       -import_env          pass your whole environment to DAGMan
       -dagman PATH         (--backend htcondor) the pool's condor_dagman to run
-      -usedagdir, -no_recurse, -do_recurse, -suppress_notification, -verbose and
-      -AllowVersionMismatch are taken and change nothing here: the DAG always runs in its own
-      directory, and sub-DAG files are written when their nodes are submitted.
+      -usedagdir, -no_recurse, -do_recurse, -verbose and -AllowVersionMismatch are taken and
+      change nothing here: the DAG always runs in its own directory, and sub-DAG files are
+      written when their nodes are submitted.
     -help (-h, --help) shows this text; the rest of condor_submit_dag's options are refused, saying
     what to do instead.
 
@@ -138,9 +174,9 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     click.echo(rule)
     for label, path in files(dag_file, options).items():
         click.echo(f"{label:<51}: {path}")
-    if given.has("-no_submit"):
-        click.echo(f"-no_submit given, not submitting DAG to HTCondor.  You can do this with:\n"
-                   f"crabtui job submit {dag_file}.condor.sub\n{rule}")
+    if given.has("-no_submit"):  # the command with this one's schedd, else it queues DAGMan elsewhere
+        click.echo(f"\n-no_submit given, not submitting DAG to HTCondor. You can do this with:\n"
+                   f"\"{again(ctx)} job submit {dag_file}.condor.sub\"\n{rule}")
         return
     click.echo(f"\nSubmitting job(s).\n1 job(s) submitted to cluster {result.cluster}.\n{rule}")
 
@@ -221,12 +257,13 @@ def _submit_options(given, backend_name: str):
         always_run_post=given.has("-AlwaysRunPost"), batch_name=given.last("-Batch-Name"),
         config=os.path.abspath(config) if config else None, priority=given.number("-Priority"),
         append=(*lines, *given.values.get("-Append", ())),
-        notification=notification.capitalize() if notification else None,
+        notification=notification or None,  # as typed, as condor_submit_dag writes it
         outfile_dir=os.path.abspath(outfile_dir) if outfile_dir else None, load_save=given.last("-load_save"),
         update_submit=given.has("-update_submit"),
         auto_rescue=given.number("-AutoRescue") != 0 if given.has("-AutoRescue") else True,
         import_env=given.has("-import_env"), include_env=tuple(include_env), insert_env=tuple(insert_env),
-        debug=int(given.last("-Debug")) if given.has("-Debug") else None, do_recovery=given.has("-DoRecovery"))
+        debug=int(given.last("-Debug")) if given.has("-Debug") else None, do_recovery=given.has("-DoRecovery"),
+        suppress_notification=given.has("-suppress_notification"))
 
 
 @dag.command()

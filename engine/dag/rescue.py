@@ -137,12 +137,13 @@ class FullRescue:
     DAGMAN_WRITE_PARTIAL_RESCUE is False)."""
 
     graph: Graph
+    config: str | None = None  # the config file DAGMan read, the DAG's CONFIG or -config's, absolute
 
     def header(self) -> list[str]:
         dag = self.graph.dag
         lines = []
-        if dag.config:  # absolute, as condor_submit_dag hands it to DAGMan
-            lines += [f"CONFIG {os.path.join(os.path.dirname(os.path.abspath(dag.file)), dag.config)}", ""]
+        if self.config:  # absolute, as condor_submit_dag hands it to DAGMan
+            lines += [f"CONFIG {self.config}", ""]
         if dag.node_status_file:
             lines += [f"NODE_STATUS_FILE {dag.node_status_file.file}", ""]
         if dag.jobstate_log:

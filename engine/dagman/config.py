@@ -36,6 +36,10 @@ class Options:
     rescue_dag_number: int = 0  # the rescue DAG applied at start-up, for the metrics
     rescue_notes: tuple[str, ...] = ()  # dagman.out's lines on the rescue DAGs renamed and the one run
     recovery: bool = False  # rebuild the state of a DAGMan that died from the nodes log
+    # dagman.out's notes on the throttles, before the DAG is read: (text, DAGMAN_USE_STRICT level or 0)
+    startup_notes: tuple[tuple[str, int], ...] = ()
+    found_lock: tuple[str, int] | None = None  # the lock file a DAGMan left behind, and its pid (0: unreadable)
+    config_file: str | None = None  # the DAG's CONFIG file or -config's, absolute (DAGMAN_CONFIG_FILE)
     # the knobs' values before the command line's options, which dagman.out's "setting:" lines show
     configured: dict[str, object] | None = None
     state_dir: str | None = None  # the embedded schedd's, for sub-DAG DAGMans (else inherited)

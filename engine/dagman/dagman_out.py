@@ -194,6 +194,12 @@ class DagmanOut:
     def running_in_recovery_mode(self) -> None:
         self.line("Running in RECOVERY mode... " + ">" * 30)
 
+    def recovery_complete(self) -> None:
+        """``Dag::ProcessLogEvents`` once recovery has read the nodes log (at verbose levels only)."""
+        if self.verbosity >= VERBOSE:
+            for text in ("    " + "-" * 30, "       HTCondor Recovery Complete", "    " + "-" * 30):
+                self.line(text)
+
     def done_with_recovery_mode(self) -> None:
         self.line("...done with RECOVERY mode " + "<" * 30)
 

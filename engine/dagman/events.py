@@ -17,10 +17,11 @@ import htcondor2
 from engine.dag import ScriptKind
 from engine.dagman.check_events import EventChecker, Verdict
 from engine.dagman.config import Options
-from engine.dagman.dagman_out import QUIET, DagmanOut
+from engine.dagman.dagman_out import QUIET, VERBOSE, DagmanOut
 from engine.dagman.jobstate_log import JobstateLog
 from engine.dagman.node import JOB_ABORTED, DagFatal, Node
 from engine.dagman.node_status import NodeState
+from engine.schedd.api import Schedd, ScheddError
 
 INT_MAX = 2147483647
 
@@ -53,6 +54,7 @@ class EventReader:
     idle_procs: set[tuple[int, int, int]]
     out: DagmanOut
     jobstate: JobstateLog | None
+    schedd: Schedd
 
     def recover(self) -> None:
         """Recovery mode: replay the nodes log so that finished nodes stay done, queued jobs are
@@ -66,12 +68,39 @@ class EventReader:
             self.read_events()
         finally:
             self.recovering = False
+        self.out.recovery_complete()
         for node in self.nodes.values():
             if node.status is NodeState.POSTRUN and node.script is None:
                 self.queue_post(node)
         self.out.done_with_recovery_mode()
+        submitted = [n for n in self.nodes.values() if n.status is NodeState.SUBMITTED and (n.cluster or 0) > 0]
+        if submitted:
+            self.out.line(f"{len(submitted)} nodes claim to have jobs submitted to queue. Verifying...")
+            self.verify_jobs_in_queue(submitted, os.path.getsize(self.nodes_log_path))
         if self.jobstate:
             self.jobstate.recovery_finished()
+
+    def verify_jobs_in_queue(self, submitted: list[Node], log_size: int) -> None:
+        """``Dag::VerifyJobsInQueue``: after recovery, each node the nodes log leaves queued must
+        still have its job in the schedd's queue; a job gone without an event (a lost log, a job
+        removed from the queue by hand) ends the DAG with a rescue DAG, unless the log has grown
+        meanwhile (the event may be there).  The query asks for the nodes' clusters, so that it
+        also works for a DAGMan run by hand, whose jobs carry no DAGManJobId."""
+        self.out.line("Querying local schedd for associated jobs in queue", VERBOSE)
+        constraint = " || ".join(f"ClusterId == {n.cluster}" for n in submitted)
+        try:
+            present = {int(ad["ClusterId"]) for ad in self.schedd.query(constraint, ["ClusterId", "ProcId"])}
+        except ScheddError as e:
+            self.out.line(f"ERROR(-1): Failed to fetch job ads from local Schedd: {e}")
+            return
+        lost = [n for n in submitted if n.cluster not in present]
+        if not lost:
+            self.out.line("All pending job states validated", VERBOSE)
+        elif os.path.getsize(self.nodes_log_path) == log_size:
+            for node in lost:
+                self.out.line(f"ERROR: DAGMan lost track of node {node.name} (ClusterId={node.cluster}). "
+                              "Please resubmit DAG from produced rescue file.")
+            raise DagFatal(f"DAGMan lost track of node {lost[0].name}")
 
     def read_events(self) -> None:
         if self.own_tail is not None:  # NOOP events this DAGMan wrote and handled: skip them if alone

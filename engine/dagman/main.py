@@ -56,6 +56,9 @@ def options_parser(prog: str = "python -m engine.dagman") -> argparse.ArgumentPa
                         help="write DAG.dagman.out in DIR instead of beside the DAG")
     parser.add_argument("-debug", "--debug", type=int, metavar="LEVEL",
                         help="DAGMan's verbosity, 0 to 7 (default DAGMAN_VERBOSITY, 3)")
+    parser.add_argument("-suppress_notification", "--suppress-notification", action="store_true", default=None,
+                        dest="suppress_notification", help="node jobs send no e-mail, whatever their submit files say "
+                                                           "(default DAGMAN_SUPPRESS_NOTIFICATION)")
     parser.add_argument("--state-dir", help="the embedded schedd's state directory")
     return parser
 
@@ -79,21 +82,24 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
     state = state_dir(args.state_dir)
     try:
         dag = parse_file(dag_file)
-        knobs = knob_values(config_file(dag.config, args.config, dag_file))
+        config = config_file(dag.config, args.config, dag_file)
+        knobs = knob_values(config)
         given = {"max_jobs": args.maxjobs, "max_idle": args.maxidle, "max_pre": args.maxpre,
                  "max_post": args.maxpost, "max_hold": args.maxhold, "always_run_post": args.always_run_post,
                  "priority": args.priority, "auto_rescue": None if args.autorescue is None else args.autorescue == 1,
                  "save_file": args.load_save, "outfile_dir": args.outfile_dir,
-                 "verbosity": args.debug}
+                 "verbosity": args.debug, "suppress_notification": args.suppress_notification}
         configured = dict(knobs)
         knobs.update({name: value for name, value in given.items() if value is not None})
-        options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path, configured=configured)
+        options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path, configured=configured,
+                          config_file=os.path.abspath(config) if config else None)
         lock = read_lock(lock_path)
         if lock is not None and options.abort_duplicates and holder_alive(lock, dag_file):
             print(f"ERROR: {lock_path}: DAGMan (pid {lock.pid}) is still running {dag_file}; "
                   f"remove that DAGMan first (or wait for it to exit)", file=sys.stderr)
             return EXIT_ERROR
         options.recovery = lock is not None or args.do_recovery
+        options.found_lock = None if lock is None else (lock_path, lock.pid)
         graph = build_graph(dag, join_nodes=options.use_join_nodes)
         if options.recovery and lock is not None:  # the rescue DAG the run that died started from
             options.rescue_dag_number = lock.rescue_dag_number
@@ -154,12 +160,39 @@ def remove_lock(path: str) -> None:
         os.unlink(path)
 
 
+# DAGMan's own DAGMAN_USER_LOG_SCAN_INTERVAL default, which its guess below compares (ours is 1 s).
+DAGMAN_SCAN_INTERVAL = 5
+
+
 def adjust_for_max_idle(options: Options, knobs: dict[str, object]) -> None:
     """DAGMan's guess (dagman_main.cpp, 23.9.6): with -maxidle changed from 1000, a
     DAGMAN_MAX_SUBMITS_PER_INTERVAL left at its default becomes maxidle / 10 (at least 1), so
-    that one cycle's submits cannot overshoot the idle limit."""
-    if options.max_idle != Options.max_idle and "max_submits_per_interval" not in knobs:
-        options.max_submits_per_interval = min(options.max_submits_per_interval, max(1, options.max_idle // 10))
+    that one cycle's submits cannot overshoot the idle limit; one the user set is kept, with a
+    DAGMAN_USE_STRICT level 2 warning.  The same for a scan interval longer than that many
+    seconds.  The notes and warnings go into :attr:`Options.startup_notes` for dagman.out."""
+    if options.max_idle == Options.max_idle:
+        return
+    notes = [("Note:  DAGMAN_MAX_JOBS_IDLE has been changed from the default setting; if your submit files create "
+              "multiple procs, you should probably set DAGMAN_MAX_SUBMITS_PER_INTERVAL to 1", 0)]
+    limit = max(1, options.max_idle // 10)
+    if options.max_submits_per_interval > limit:
+        if "max_submits_per_interval" not in knobs:
+            options.max_submits_per_interval = limit
+            notes.append((f"Note:  DAGMAN_MAX_SUBMITS_PER_INTERVAL has been changed to {limit} because of your "
+                          f"DAGMAN_MAX_JOBS_IDLE setting of {options.max_idle}", 0))
+        else:
+            notes.append((f"Warning: your DAGMAN_MAX_SUBMITS_PER_INTERVAL setting of {options.max_submits_per_interval} "
+                          f"may interfere with your DAGMAN_MAX_JOBS_IDLE setting of {options.max_idle}", 2))
+    submits = options.max_submits_per_interval
+    scan = options.scan_interval if "scan_interval" in knobs else DAGMAN_SCAN_INTERVAL
+    if scan > submits:
+        if "scan_interval" not in knobs:  # ours is already shorter than DAGMan's guess
+            notes.append((f"Note:  DAGMAN_USER_LOG_SCAN_INTERVAL has been changed to {submits} because of the "
+                          f"DAGMAN_MAX_SUBMITS_PER_INTERVAL setting of {submits}", 0))
+        else:
+            notes.append((f"Warning: your DAGMAN_USER_LOG_SCAN_INTERVAL setting of {int(scan)} may interfere with "
+                          f"the DAGMAN_MAX_SUBMITS_PER_INTERVAL setting of {submits}", 2))
+    options.startup_notes = tuple(notes)
 
 
 ENDINGS = {DagStatus.ERROR: "stopped on an error", DagStatus.ABORT: "was aborted (ABORT-DAG-ON)",

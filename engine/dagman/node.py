@@ -278,7 +278,6 @@ class NodeStates:
         self.dag_status = DagStatus.OK if abort.return_value == 0 else DagStatus.ABORT
         self.out.aborting_dag_on_abort_value(source)
         self.shutdown_rescue(rescue=self.aborting[0] != 0)
-        self.stop_scripts()
         return True
 
     def job_finished(self, node: Node, retval: int) -> None:

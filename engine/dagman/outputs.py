@@ -210,7 +210,7 @@ class OutputFiles:
         write_rescue(self.rescue_path, os.path.basename(self.dag_file), self._rescue_nodes(),
                      datetime.fromtimestamp(self.clock()).astimezone(),
                      reset_retries=self.options.reset_retries_upon_rescue,
-                     full=None if self.options.write_partial_rescue else FullRescue(self.graph))
+                     full=None if self.options.write_partial_rescue else FullRescue(self.graph, self.options.config_file))
 
     def write_save_point(self, node: Node) -> None:
         """SAVE_POINT_FILE: as the node starts (not when it is retried), the DAG's progress so far

@@ -37,7 +37,7 @@ from engine.dag.graph import Graph
 from engine.dag.model import Dag
 from engine.dagman.config import KNOBS, SETTINGS_ORDER, Options
 from engine.dagman.check_events import EventChecker
-from engine.dagman.dagman_out import NORMAL, QUIET, DagmanOut, banner_name, dagman_out_path
+from engine.dagman.dagman_out import ALWAYS, NORMAL, QUIET, VERBOSE, DagmanOut, banner_name, dagman_out_path
 from engine.dagman.events import EventReader
 from engine.dagman.jobstate_log import JobstateLog
 from engine.dagman.metrics import DAGMAN_VERSION
@@ -111,6 +111,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.removal_started = False
         self.jobs_removed = False  # every job of the DAG removed (a failure, an abort, condor_rm)
         self.held = False  # condor_hold of the DAGMan job (SIGTERM)
+        self.stop_signal: int | None = None  # the signal that asked for the graceful stop
         self.concluded = False
         self.fatal: str | None = None
         self.rescue_path: str | None = None
@@ -156,9 +157,30 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         # DAGMan lists its configuration before it reads its command line (seen on the pool:
         # "DAGMAN_MAX_PRE_SCRIPTS setting: 3" from the CONFIG file, then "-MaxPre limit (7)")
         shown = Options(**self.options.configured) if self.options.configured is not None else self.options
+        if self.options.config_file:
+            self.out.line(f"Using DAGMan config file: {self.options.config_file}")
         for knob in SETTINGS_ORDER:
-            self.out.setting(knob, getattr(shown, KNOBS[knob].field))
+            value = getattr(shown, KNOBS[knob].field)
+            if knob == "DAGMAN_WRITE_PARTIAL_RESCUE" and not value:  # one dprintf of several lines
+                self.out.line("\n\nWARNING: DAGMan is configured to write Full Rescue DAG files.\nThis is Deprecated "
+                              "and will be removed during V24 feature series of HTCondor!\n")
+            self.out.setting(knob, value)
+            if knob == "DAGMAN_DEFAULT_APPEND_VARS":  # then what node jobs' ads get recorded
+                if shown.node_record_retry:
+                    self.out.line("DAGMAN_NODE_RECORD_INFO recording:")
+                    self.out.line("\t-NODE Retries")
+                if shown.record_machine_attrs:
+                    self.out.line(f"DAGMAN_RECORD_MACHINE_ATTRS: {shown.record_machine_attrs}")
         self.out.default_node_log(self.nodes_log_path)
+        for text, level in self.options.startup_notes:
+            self.out.line(text, QUIET)
+            if level and self.options.use_strict >= level:  # before the DAG is read: no rescue DAG, no metrics
+                self.out.line("ERROR: Warning is fatal error because of DAGMAN_USE_STRICT setting", QUIET)
+                self.out.aborting_dag()
+                self.dag_status = DagStatus.ERROR
+                self.out.exiting_with_status(EXIT_ERROR)
+                self.close(previous)
+                return EXIT_ERROR
         self.out.parsing(self.dag_file, spliced(self.graph.dag))
         for warning in self.graph.dag.warnings:  # ALL_NODES passing over FINAL: parsed before any rescue DAG
             if warning.logged and not warning.strict:
@@ -190,6 +212,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.check_categories()
             self.check_halt()
             self.set_own_attributes()
+            self.say_why_recovering()
             self.out.line("Bootstrapping...")
             self.bootstrap()
             self.out.line(f"Number of pre-completed nodes: {self.count(NodeState.DONE)}")
@@ -209,13 +232,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.remove_services()
         except DagFatal as e:  # main_shutdown_rescue: rescue DAG, node jobs removed, scripts killed
             self.fatal = str(e)
-            self.out.aborting_dag()
             self.dag_status = DagStatus.ERROR
-            self.write_rescue()
-            self.out.removing_submitted_jobs()
-            self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
-            self.out.deferrals(self.deferrals(), force=True)
-            self.stop_scripts()
+            self.shutdown_rescue()
             code = EXIT_ERROR
         try:
             final_done = self.final is not None and self.final.status is NodeState.DONE
@@ -238,12 +256,28 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.out.exiting_with_status(code)
             return code
         finally:
-            if self.jobstate:
-                self.jobstate.close()
-            self.out.close()
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-            self.nodes_log.close()
+            self.close(previous)
+
+    def close(self, handlers: dict) -> None:
+        """DAGMan's files closed and the signal handlers it replaced put back, as it exits."""
+        if self.jobstate:
+            self.jobstate.close()
+        self.out.close()
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        self.nodes_log.close()
+
+    def say_why_recovering(self) -> None:
+        """``main_init``: the lock file an earlier DAGMan left (and, under DAGMAN_ABORT_DUPLICATES,
+        that its process is gone), or -DoRecovery, as 23.9.6 logs them before it bootstraps."""
+        if self.options.found_lock is not None:
+            path, pid = self.options.found_lock
+            self.out.line(f"Lock file {path} detected,", VERBOSE)
+            if self.options.abort_duplicates:
+                self.out.line(f"Duplicate DAGMan PID {pid} is no longer alive; this DAGMan should continue." if pid
+                              else f"ERROR: unable to create ProcessId object from lock file {path}", ALWAYS)
+        elif self.options.recovery:
+            self.out.line("Running in recovery mode because -DoRecovery flag was specified", VERBOSE)
 
     def check_categories(self) -> None:
         """``Dag::CheckThrottleCats``: a MAXJOBS category no node is in, or a category with no
@@ -276,6 +310,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.removed = True
         else:  # condor_hold, or Ctrl-C of `dag run`: a graceful stop; run again, DAGMan recovers
             self.held = True
+            self.stop_signal = signum
 
     def start_removal(self) -> None:
         """condor_rm of the DAGMan job: a rescue DAG, node jobs removed, scripts killed; the
@@ -283,17 +318,17 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.removal_started = True
         self.dag_status = DagStatus.RM
         self.out.received_sigusr1()
-        self.out.aborting_dag()
-        self.write_rescue()
-        if self.options.remove_node_jobs:  # the schedd removes them anyway (OtherJobRemoveRequirements)
-            self.out.removing_submitted_jobs()
-            self.remove_jobs("DAG Removed: User removed scheduler job from queue.")
-        self.stop_scripts()
+        self.shutdown_rescue(removed=True)
         self.start_final_on_shutdown()
 
     def stop_gracefully(self) -> int:
         """condor_hold of the DAGMan job: node jobs run on, and the lock file stays so that the
-        release restarts DAGMan in recovery mode; no rescue DAG and no metrics."""
+        release restarts DAGMan in recovery mode; no rescue DAG and no metrics.  As
+        ``main_shutdown_graceful``, dagman.out gets DaemonCore's line for a SIGTERM (condor_hold)
+        and the node table, so its reader sees what was still queued as DAGMan stopped."""
+        if self.stop_signal == signal.SIGTERM:
+            self.out.line("Got SIGTERM. Performing graceful shutdown.", ALWAYS)
+        self.print_status(force=True)
         self.update_status_file(DagOutcome.HELD, force=True)
         if self.jobstate:
             self.jobstate.dagman_finished(EXIT_RESTART)
@@ -374,15 +409,21 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.out.jobs_failed([self.dump(n, i) for i, n in enumerate(self.nodes.values())
                               if n.status is NodeState.ERROR])
 
-    def shutdown_rescue(self, rescue: bool = True) -> None:
-        """``main_shutdown_rescue`` for a DAG that failed (a node, a cycle, a halt, an abort):
-        a rescue DAG, then every job of the DAG removed, a SERVICE node's too, before FINAL
-        starts (seen on the pool: FINAL then reads the service job's abort)."""
+    def shutdown_rescue(self, rescue: bool = True, removed: bool = False) -> None:
+        """``main_shutdown_rescue`` for a DAG that failed (a node, a cycle, a halt, an abort, a
+        fatal error) or was removed: a rescue DAG, then every job of the DAG removed, a SERVICE
+        node's too, before FINAL starts (seen on the pool: FINAL then reads the service job's
+        abort), running scripts killed, and the deferral notes.  After condor_rm the jobs are
+        removed only under DAGMAN_REMOVE_NODE_JOBS (the schedd removes them anyway)."""
         self.out.aborting_dag()
         if rescue:
             self.write_rescue()
         self.out.removing_submitted_jobs()
-        self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+        if not removed:
+            self.remove_jobs("DAG Abort: DAG is exiting and writing rescue file.")
+        elif self.options.remove_node_jobs:
+            self.remove_jobs("DAG Removed: User removed scheduler job from queue.")
+        self.stop_scripts()
         self.out.deferrals(self.deferrals(), force=True)
 
     def step(self) -> bool:

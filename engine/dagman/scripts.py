@@ -339,6 +339,8 @@ class ScriptQueue:
     def stop_scripts(self) -> None:
         """DAGMan's RemoveRunningScripts: running PRE and POST scripts are killed (and, with a
         FINAL node to wait for, reaped as scripts that died on a signal); waiting ones dropped."""
+        if any(node.script is not None for node in self.busy.values()):
+            self.out.line("Removing running scripts...")
         for node in list(self.busy.values()):
             if node.script is not None:
                 node.script.popen.kill()

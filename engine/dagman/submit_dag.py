@@ -63,6 +63,7 @@ class DagSubmitOptions:
     include_env: tuple[str, ...] = ()  # -include_env: more of the submitter's variables for DAGMan
     insert_env: tuple[str, ...] = ()  # -insert_env: KEY=VALUE pairs set in DAGMan's environment
     do_recovery: bool = False  # -DoRecovery: DAGMan rebuilds the DAG's state from its nodes log
+    suppress_notification: bool = False  # -suppress_notification: node jobs get notification = never
 
 
 def dagman_out(dag_file: str, options: DagSubmitOptions) -> str:
@@ -118,6 +119,8 @@ def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
         argv += ["-debug", str(options.debug)]
     if options.do_recovery:
         argv.append("-DoRecovery")
+    if options.suppress_notification:
+        argv.append("-suppress_notification")
     return argv + ["-Dag", dag_file]
 
 
@@ -127,10 +130,24 @@ def format_condor_sub(dag_file: str, options: DagSubmitOptions, state_dir: str) 
     submitter's secrets; ``state_dir`` tells it its schedd."""
     name = os.path.basename(dag_file)
     dag = parse_file(dag_file)
-    getenv = "true" if options.import_env else ",".join([DAGMAN_GETENV, *dag.env_get, *options.include_env])
-    environment = [*dag.env_set, *options.insert_env, f"CRABTUI_STATE_DIR={state_dir}"]
+    getenv = ",".join([DAGMAN_GETENV, *dag.env_get, *options.include_env])
+    environment = [*dag.env_set, *options.insert_env]
+    if options.import_env:
+        environment = imported_environment(environment)
+    environment.append(f"CRABTUI_STATE_DIR={state_dir}")
     return _dagman_job(name, "crabtui dag submit", job_tools.condor_dagman(state_dir), getenv, dagman_arguments(name, options),
                        environment, options, dag.set_job_attrs)
+
+
+def imported_environment(assignments: list[str]) -> list[str]:
+    """-import_env: condor_submit_dag 23.9.6 writes the submitter's whole environment, as it is at
+    the submit, into ``environment``, the DAG's ENV SET and -insert_env assignments over it, sorted
+    by name (seen on the pool), so that DAGMan gets it however late the file is submitted.  A value
+    holding a newline cannot be written there and is left out; crabtui's own state directory is
+    the job's."""
+    merged = {key: value for key, value in os.environ.items() if "\n" not in value and key != "CRABTUI_STATE_DIR"}
+    merged.update(assignment.split("=", 1) for assignment in assignments)
+    return [f"{key}={value}" for key, value in sorted(merged.items())]
 
 
 def _dagman_job(name: str, generator: str, executable: str, getenv: str, argv: list[str],
@@ -173,8 +190,8 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
     CONFIG file (or -config's) is readable and its DAGMAN_* values are ones DAGMan takes, no
     DAGMan runs it, -force clears an earlier run's files, and without -force (or a rescue DAG
     to run) they are not overwritten.  Raises :class:`DagError` naming the file and what to do.
-    Returns the number of the rescue DAG DAGMan will pick up by itself, which condor_submit_dag
-    announces ("Running rescue DAG 1"), or None.
+    Returns the number of the rescue DAG DAGMan will run, picked up by itself or named by
+    -dorescuefrom, which condor_submit_dag announces ("Running rescue DAG 1"), or None.
     """
     dag = parse_file(dag_file)
     build_graph(dag)
@@ -211,6 +228,8 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
                              "submit file and continue")
     if os.path.exists(dag_file + ".halt"):
         os.unlink(dag_file + ".halt")
+    if options.do_rescue_from is not None and not options.force:  # -f renamed it: DAGMan runs the DAG
+        return options.do_rescue_from
     if rescues and not options.force and options.do_rescue_from is None and options.auto_rescue \
             and knobs.get("auto_rescue", True):
         return rescues[-1][0]
@@ -263,6 +282,8 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
         argv += ["-Debug", str(options.debug)]
     if options.do_recovery:  # as condor_submit_dag 23.9.6 spells it for condor_dagman
         argv.append("-DoRecov")
+    if options.suppress_notification and options.notification:  # else -Suppress_notification is there
+        argv.append("-suppress_notification")
     dag = parse_file(dag_file)  # condor_submit_dag reads CONFIG, SET_JOB_ATTR and ENV lines
     environment = [*dag.env_set, *options.insert_env, f"_CONDOR_DAGMAN_LOG={dagman_out(name, options)}", "_CONDOR_MAX_DAGMAN_LOG=0"]
     config = options.config

@@ -208,6 +208,11 @@ def test_rm_kills_running_scripts_with_sigkill_as_dagman_does(gated, schedd):
         assert header.startswith(f"*** Node={node} Type={kind} Status=9 ") and said == f"{kind.lower()} started"
     out = (gated / "d.dag.dagman.out").read_text()
     assert "PRE Script of node A died on signal 9 (Killed)" in out
+    said = [line[18:] for line in out.split("Received SIGUSR1\n")[1].splitlines()]
+    assert said[:7] == ["Aborting DAG...", "Writing Rescue DAG to d.dag.rescue001...", "Removing submitted jobs...",
+                        "Removing any/all submitted HTCondor jobs...", "Removing running scripts...",
+                        "Note: 0 total job deferrals because of -MaxJobs limit (0)",
+                        "Note: 0 total job deferrals because of -MaxIdle limit (1000)"], "as 23.9.6 logs a condor_rm"
 
 
 def test_hold_stops_dagman_and_release_recovers_without_rerunning_anything(gated, schedd):
@@ -219,12 +224,30 @@ def test_hold_stops_dagman_and_release_recovers_without_rerunning_anything(gated
     assert schedd.query(f"ClusterId == {cluster}", ["JobStatus"])[0]["JobStatus"] == 5, "DAGMan stays held"
     assert schedd.query('DAGNodeName == "A"', ["JobStatus"]), "its node job runs on"
     assert (gated / "d.dag.lock").exists() and not rescue_files(str(gated / "d.dag"))
-    release(gated, "A", "B")
+    out = (gated / "d.dag.dagman.out").read_text().splitlines()
+    said = [line[18:] for line in out[out.index(next(x for x in out if "Got SIGTERM" in x)):]]
+    assert said[:7] == ["Got SIGTERM. Performing graceful shutdown.", "DAG status: 0 (DAG_STATUS_OK)",
+                        "Of 2 nodes total:", " Done     Pre   Queued    Post   Ready   Un-Ready   Failed   Futile",
+                        "  ===     ===      ===     ===     ===        ===      ===      ===",
+                        "    0       0        1       0       0          1        0        0",
+                        "0 job proc(s) currently held"], "as condor_dagman 23.9.6 logs a condor_hold"
     assert crabtui(schedd, "release", str(cluster), cwd=gated).returncode == 0
+    wait_until(lambda: "All pending job states validated" in (gated / "d.dag.dagman.out").read_text(),
+               "DAGMan to find A's job in the queue")
+    release(gated, "A", "B")
     ad = finished(schedd, cluster)
     assert ad["ExitCode"] == 0
     assert runs(gated) == ["A", "B"], "A's job was re-attached, not resubmitted"
-    assert "Running in RECOVERY mode" in (gated / "d.dag.dagman.out").read_text()
+    out = (gated / "d.dag.dagman.out").read_text()
+    assert "Running in RECOVERY mode" in out
+    pid = re.search(r"pid (\d+) EXITING WITH STATUS 3", out).group(1)
+    assert re.search(r"Dag contains 2 total jobs\n.* Lock file d\.dag\.lock detected,\n"
+                     rf".* Duplicate DAGMan PID {pid} is no longer alive; this DAGMan should continue\.\n"
+                     r".* Bootstrapping\.\.\.\n", out), "as condor_dagman 23.9.6 says why it recovers"
+    assert re.search(r"\[recovery mode\]\n(.*\n)*.*     -{30}\n.*        HTCondor Recovery Complete\n"
+                     r".*     -{30}\n.* \.\.\.done with RECOVERY mode <<<.*\n"
+                     r".* 1 nodes claim to have jobs submitted to queue\. Verifying\.\.\.\n"
+                     r".* Querying local schedd for associated jobs in queue\n.* All pending job states validated\n", out)
 
 
 def test_post_scripts_before_a_hold_still_count_done_after_the_release(gated, schedd):
@@ -543,7 +566,14 @@ def test_ctrl_c_of_dag_run_stops_dagman_gracefully_and_the_next_run_recovers(gat
     again = crabtui(schedd, "dag", "run", "d.dag", cwd=gated)
     assert again.returncode == 0, again.stderr
     assert runs(gated) == ["A", "B"], "A's job was re-attached, not resubmitted"
-    assert "Running in RECOVERY mode" in (gated / "d.dag.dagman.out").read_text()
+    out = (gated / "d.dag.dagman.out").read_text()
+    assert "Running in RECOVERY mode" in out
+    pid = re.search(r"pid (\d+) EXITING WITH STATUS 3", out).group(1)
+    assert re.search(r"Dag contains 2 total jobs\n.* Lock file d\.dag\.lock detected,\n"
+                     rf".* Duplicate DAGMan PID {pid} is no longer alive; this DAGMan should continue\.\n"
+                     r".* Bootstrapping\.\.\.\n", out), "as condor_dagman 23.9.6 says why it recovers"
+    assert re.search(r"\[recovery mode\]\n(.*\n)*.*     -{30}\n.*        HTCondor Recovery Complete\n"
+                     r".*     -{30}\n.* \.\.\.done with RECOVERY mode <<<", out)
 
 
 def test_the_dagman_ad_counts_the_nodes_a_provisioner_held_back_unready(gated, schedd):

@@ -6,6 +6,7 @@ does is what 23.9.6 did with the same DAG on the test pool (the expected orders 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -143,6 +144,27 @@ def test_maxidle_lowers_the_submits_per_interval_as_dagman_guesses(knobs, schedd
     """With -maxidle 5 DAGMan submits max(1, 5 // 10) = 1 job a scan interval."""
     assert dagman(knobs, schedd, FOUR, "DAGMAN_USER_LOG_SCAN_INTERVAL = 1\n", "-maxidle", "5") == 0
     assert submit_times(knobs)[-1] - submit_times(knobs)[0] >= 2
+    assert out(knobs)[out(knobs).index(f"Default node log file is: <{knobs}/x.dag.nodes.log>") + 1:][:3] == [
+        "Note:  DAGMAN_MAX_JOBS_IDLE has been changed from the default setting; if your submit files create "
+        "multiple procs, you should probably set DAGMAN_MAX_SUBMITS_PER_INTERVAL to 1",
+        "Note:  DAGMAN_MAX_SUBMITS_PER_INTERVAL has been changed to 1 because of your DAGMAN_MAX_JOBS_IDLE setting of 5",
+        "DAG Lockfile will be written to x.dag.lock"], "as 23.9.6 says so"
+
+
+def test_maxidle_against_a_set_submits_per_interval_is_a_strict_level_2_warning(knobs, schedd):
+    """Seen on the pool: `condor_submit_dag -maxidle 5` of a DAG whose CONFIG sets
+    DAGMAN_MAX_SUBMITS_PER_INTERVAL = 2 warns, and DAGMAN_USE_STRICT = 2 makes it fatal before the DAG
+    is read: DAGMan exits 1 and nothing runs, with no rescue DAG."""
+    config = "DAGMAN_MAX_SUBMITS_PER_INTERVAL = 2\nDAGMAN_USER_LOG_SCAN_INTERVAL = 1\n"
+    warning = "Warning: your DAGMAN_MAX_SUBMITS_PER_INTERVAL setting of 2 may interfere with your " \
+              "DAGMAN_MAX_JOBS_IDLE setting of 5"
+    assert dagman(knobs, schedd, FOUR, config, "-maxidle", "5") == 0
+    assert warning in out(knobs)
+    assert dagman(knobs, schedd, FOUR, config + "DAGMAN_USE_STRICT = 2\n", "-maxidle", "5") == 1
+    said = out(knobs)[out(knobs).index(warning, out(knobs).index("DAGMAN_USE_STRICT setting: 2")):]
+    assert said[1:3] == ["ERROR: Warning is fatal error because of DAGMAN_USE_STRICT setting", "Aborting DAG..."]
+    assert said[3].endswith("EXITING WITH STATUS 1") and not list(knobs.glob("x.dag.rescue*"))
+    assert len(runs(knobs)) == 4, "only the first run's jobs ran"
 
 
 def test_submit_delay_waits_before_each_submit_and_aggressive_submit_keeps_submitting(knobs, schedd):
@@ -154,6 +176,18 @@ def test_submit_delay_waits_before_each_submit_and_aggressive_submit_keeps_submi
     (knobs / "runs.txt").unlink()
     assert dagman(knobs, schedd, "JOB A job.sub\nJOB B job.sub\n", config + "DAGMAN_AGGRESSIVE_SUBMIT = True\n") == 0
     assert not any("bailing out" in line for line in out(knobs)[-60:])
+
+
+def test_config_option_is_named_in_dagman_out_and_the_full_rescue_dag(knobs, schedd):
+    """condor_submit_dag -config knobs.conf (no CONFIG line): 23.9.6 says 'Using DAGMan config file:'
+    before its settings, and its full rescue DAG names the file as a CONFIG line (seen on the pool)."""
+    (knobs / "fail.sub").write_text("executable = /bin/false\nqueue\n")
+    (knobs / "knobs.conf").write_text("DAGMAN_WRITE_PARTIAL_RESCUE = False\n")
+    assert dagman(knobs, schedd, "JOB A fail.sub\n", "", "-config", "knobs.conf") == 1
+    said = out(knobs)
+    assert said[said.index("DAGMAN_USE_STRICT setting: 1") - 1] == f"Using DAGMan config file: {knobs / 'knobs.conf'}"
+    rescue = (knobs / "x.dag.rescue001").read_text().splitlines()
+    assert rescue[9:12] == ["", f"CONFIG {knobs / 'knobs.conf'}", ""], rescue
 
 
 def test_max_rescue_num_caps_the_rescue_dags_and_zero_writes_none(knobs, schedd):
@@ -216,6 +250,10 @@ def test_full_rescue_dag_with_retries_left_is_written_as_23_9_6_wrote_it(knobs, 
         "JOB _condor_join_node1 noop.sub NOOP ", "DONE _condor_join_node1", "",
         "PARENT A CHILD  B C _condor_join_node1", "PARENT B CHILD  _condor_join_node1", "PARENT C CHILD  D",
         "PARENT _condor_join_node1 CHILD  D S", "MAXJOBS aaa 1", "MAXJOBS cat 3"], "children in node order"
+    text = (knobs / "x.dag.dagman.out").read_text()
+    assert re.search(r"DAGMAN_MAX_RESCUE_NUM setting: 100\n.{17} \n\nWARNING: DAGMan is configured to write Full "
+                     r"Rescue DAG files\.\nThis is Deprecated and will be removed during V24 feature series of "
+                     r"HTCondor!\n\n.{17} DAGMAN_WRITE_PARTIAL_RESCUE setting: False\n", text), "as on the pool"
     assert dagman(knobs, schedd, FULL_DAG, config) == 1, "DAGMan cannot run a full rescue DAG on top of its DAG"
 
 
@@ -344,6 +382,10 @@ def test_node_record_info_retry_puts_the_retry_in_the_job_ad(knobs, schedd):
     assert dagman(knobs, schedd, "JOB X job.sub\nRETRY X 1\n", "DAGMAN_NODE_RECORD_INFO = Retry\n") == 0
     ads = schedd.history('DAGNodeName == "X"', ["DAGManNodeRetry"])
     assert sorted(ad.get("DAGManNodeRetry", 0) for ad in ads) == [0, 1], "only a retry carries it, as in DAGMan"
+    said = out(knobs)
+    at = said.index("DAGMAN_DEFAULT_APPEND_VARS setting: False")
+    assert said[at + 1:at + 4] == ["DAGMAN_NODE_RECORD_INFO recording:", "\t-NODE Retries",
+                                   "DAGMAN_ABORT_DUPLICATES setting: True"], "as 23.9.6 lists it (seen on the pool)"
 
 
 def test_verbosity_1_keeps_only_the_quiet_lines(knobs, schedd):
@@ -433,7 +475,9 @@ def test_remove_node_jobs_false_leaves_the_removal_to_the_schedd(knobs, schedd):
 
     assert dagman(knobs, schedd, 'JOB B gated.sub\nVARS B code="0"\n', "DAGMAN_REMOVE_NODE_JOBS = False\n",
                   helper=remove_dagman) == 2
-    assert "Removing submitted jobs..." not in out(knobs) and "Received SIGUSR1" in out(knobs)
+    said = out(knobs)[out(knobs).index("Received SIGUSR1"):]
+    assert said[3:5] == ["Removing submitted jobs...", "Note: 0 total job deferrals because of -MaxJobs limit (0)"], \
+        "no 'Removing any/all submitted HTCondor jobs...' (seen on the pool with this knob)"
     schedd.act(JobAction.Remove, 'DAGNodeName == "B"')
 
 

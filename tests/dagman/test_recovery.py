@@ -190,3 +190,6 @@ def test_submit_do_recovery_rebuilds_from_the_nodes_log_without_the_lock(gated, 
     wait_until(lambda: (gated / "gated.dag.dagman.out").exists()
                and "EXITING WITH STATUS 0" in (gated / "gated.dag.dagman.out").read_text(), "DAGMan to finish")
     assert runs(gated) == ["job A", "pre B", "job B", "post B", "job C"], "nothing ran twice"
+    recovered = (gated / "gated.dag.dagman.out").read_text().split("STARTING UP")[-1]
+    assert "Running in recovery mode because -DoRecovery flag was specified" in recovered, "23.9.6's reason"
+    assert "Lock file" not in recovered

@@ -5,10 +5,13 @@ DAGMan would refuse refused before anything is queued."""
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 
 from engine.dagman.csd_args import find_flag
+from engine.schedd.local.submit import parse_raw_arguments
+from installed import CRABTUI
 from test_dag_submit import crabtui, finished, gated, release, runs  # noqa: F401  (gated: a fixture)
 
 DAG = "# diamond, as the DAGMan tutorial writes it\nJOB A job.sub\nVARS A code=\"0\"\n"
@@ -53,12 +56,46 @@ def test_options_typed_short_are_used(gated, schedd):
     assert "Note: 0 total job deferrals because of -MaxJobs limit (1)" in out
 
 
+def test_suppress_notification_keeps_node_jobs_from_sending_mail(gated, schedd):
+    """condor_submit_dag -suppress_notification: the node job of a submit file that asks for mail
+    gets JobNotification 0 (never), as on the 23.9.6 pool; without it, the file's setting holds."""
+    (gated / "mail.sub").write_text("executable = /bin/true\nnotification = Always\n"
+                                    "notify_user = nobody@example.com\nqueue\n")
+    (gated / "m.dag").write_text("JOB A mail.sub\n")
+    for options, notification in ((["-suppress_notification"], 0), (["-f"], 1)):
+        result = crabtui(schedd, "dag", "submit", *options, "m.dag", cwd=gated)
+        assert result.returncode == 0, result.stderr
+        cluster = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+        finished(schedd, cluster)
+        node = schedd.history(f"DAGManJobId == {cluster}", ["JobNotification"], match=1)[0]
+        assert node["JobNotification"] == notification, options
+
+
+def test_notification_is_written_as_typed(gated, schedd):
+    """condor_submit_dag -notification NEVER writes 'notification = NEVER' (seen on the pool), and
+    the DAGMan job's JobNotification is 0."""
+    (gated / "d.dag").write_text(DAG)
+    release(gated, "A")
+    result = crabtui(schedd, "dag", "submit", "-notification", "NEVER", "d.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^notification\s*= NEVER$", (gated / "d.dag.condor.sub").read_text(), re.M)
+    cluster = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+    assert finished(schedd, cluster)["JobNotification"] == 0
+
+
 def test_no_submit_writes_the_submit_file_and_queues_nothing(gated, schedd):
     (gated / "d.dag").write_text(DAG)
     result = crabtui(schedd, "dag", "submit", "-no_submit", "d.dag", cwd=gated)
     assert result.returncode == 0, result.stderr
     assert "not submitting" in result.stdout and "submitted to cluster" not in result.stdout
     assert (gated / "d.dag.condor.sub").exists() and schedd.query("true") == []
+    said = result.stdout.splitlines()
+    command = f"crabtui --state-dir {schedd.state.path} job submit d.dag.condor.sub"
+    assert said[-4:] == ["", "-no_submit given, not submitting DAG to HTCondor. You can do this with:",
+                         f'"{command}"', "-" * 71], "as 23.9.6 says it, with the command for this schedd"
+    queued = subprocess.run([CRABTUI, *command.split()[1:]], cwd=gated, capture_output=True, text=True, timeout=60)
+    assert queued.returncode == 0 and "1 job(s) submitted to cluster" in queued.stdout, queued.stderr
+    assert [ad["JobUniverse"] for ad in schedd.query("true", ["JobUniverse"])] == [7], "DAGMan, in this schedd"
 
 
 def test_a_rescue_dag_to_pick_up_is_announced_as_condor_submit_dag_does(gated, schedd):
@@ -68,6 +105,8 @@ def test_a_rescue_dag_to_pick_up_is_announced_as_condor_submit_dag_does(gated, s
     result = crabtui(schedd, "dag", "submit", "-no_submit", "d.dag", cwd=gated)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[:3] == ["", "Running rescue DAG 2", "-" * 71], "after an empty line, as 23.9.6"
+    chosen = crabtui(schedd, "dag", "submit", "-no_submit", "-dorescuefrom", "1", "d.dag", cwd=gated)
+    assert chosen.returncode == 0 and chosen.stdout.splitlines()[:2] == ["", "Running rescue DAG 1"], chosen.stderr
     forced = crabtui(schedd, "dag", "submit", "-no_submit", "-force", "d.dag", cwd=gated)
     assert forced.returncode == 0 and "Running rescue DAG" not in forced.stdout, forced.stderr
     assert forced.stdout.splitlines()[:2] == ["", "-" * 71]
@@ -90,6 +129,22 @@ def test_bad_command_lines_get_one_line(gated, schedd, argv, said):
     (gated / "d.dag").write_text(DAG)
     assert said in one_error_line(crabtui(schedd, "dag", "submit", *argv, cwd=gated))
     assert not (gated / "d.dag.condor.sub").exists() and schedd.query("true") == []
+
+
+def test_dag_run_takes_dagmans_options_as_condor_submit_dag_spells_them(gated, schedd):
+    """The options as a .condor.sub's arguments write them for condor_dagman (-MaxJobs, -Debug), in
+    any case and shortened; the DAGMan job's own (-batch-name) are refused in one line."""
+    (gated / "d.dag").write_text(DAG)
+    release(gated, "A")
+    result = crabtui(schedd, "dag", "run", "-MaxJobs", "1", "-MAXPRE", "3", "-Debug", "4", "-usedagdir", "d.dag",
+                     cwd=gated)
+    assert result.returncode == 0, result.stderr
+    out = (gated / "d.dag.dagman.out").read_text()
+    assert "Note: 0 total job deferrals because of -MaxJobs limit (1)" in out
+    assert "Note: 0 total PRE script deferrals because of -MaxPre limit (3) or DEFER" in out
+    said = one_error_line(crabtui(schedd, "dag", "run", "-f", "-batch-name", "x", "d.dag", cwd=gated))
+    assert said.startswith("ERROR: -batch-name: this condor_submit_dag option sets up the DAGMan job that "
+                           "`crabtui dag submit` queues"), said
 
 
 def test_dag_run_of_several_dag_files_says_what_dag_submit_says(gated, schedd):
@@ -152,10 +207,16 @@ def test_environment_options_reach_dagman_and_its_scripts(gated, schedd, monkeyp
     assert finished(schedd, int(re.search(r"cluster (\d+)\.", result.stdout).group(1)))["ExitCode"] == 0
     sub = (gated / "d.dag.condor.sub").read_text()
     assert re.search(r"^getenv\s*= CONDOR_CONFIG,.*,MYVAR$", sub, re.M) and "ANALYSIS=ttbar RUN=7" in sub
-    result = crabtui(schedd, "dag", "submit", "-f", "-import_env", "d.dag", cwd=gated)
+    result = crabtui(schedd, "dag", "submit", "-f", "-import_env", "-insert_env", "RUN=8", "d.dag", cwd=gated)
     assert result.returncode == 0, result.stderr
     assert finished(schedd, int(re.search(r"cluster (\d+)\.", result.stdout).group(1)))["ExitCode"] == 0
-    assert (gated / "scripts.txt").read_text().splitlines() == ["ttbar 7 mine ", "  mine other"]
+    assert (gated / "scripts.txt").read_text().splitlines() == ["ttbar 7 mine ", " 8 mine other"]
+    sub = (gated / "d.dag.condor.sub").read_text()
+    assert re.search(r"^getenv\s*= CONDOR_CONFIG,_CONDOR_\*,PATH,.*,XDG_RUNTIME_DIR$", sub, re.M), \
+        "-import_env writes the variables in, as 23.9.6 does on the pool, and leaves getenv alone"
+    written = parse_raw_arguments(re.search(r'^environment\s*= "(.*)"$', sub, re.M).group(1).replace('""', '"'))
+    assert "MYVAR=mine" in written and "OTHER=other" in written and "RUN=8" in written
+    assert written[:-1] == sorted(written[:-1]) and written[-1].startswith("CRABTUI_STATE_DIR="), written
 
 
 def test_bad_insert_env_is_one_line(gated, schedd):
