@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from rich.text import Text
 from textual.binding import Binding
 
-from crabtui.dag_view import DagSummary, HaltError
+from crabtui.dag_view import DagSummary
 from crabtui.screens.dag import DagScreen
 from crabtui.screens.listing import UsersListScreen, shown_age
 from crabtui.snapshots import DagsSnapshot
