@@ -2,9 +2,10 @@
 batches by :func:`crabtui.queue_format.batches` (the lines ``crabtui q`` prints), and the jobs of
 one batch.  Nothing here imports textual.
 
-As the DAG list does (:mod:`crabtui.dag_logs`), the whole queue is asked of the schedd once every
-:data:`DISCOVER_EVERY` seconds, or at once when asked (ctrl+r, after an action) or when a followed
-log tells of a cluster the last answer did not have; in between, the jobs are followed through
+As the DAG list does (:mod:`crabtui.dag_logs`), the whole queue is asked of the schedd
+:data:`DISCOVER_EVERY` seconds after its last answer (at 100,000 jobs an answer can take half
+as long), or at once when asked (ctrl+r, after an action) or when a followed log tells of a
+cluster the last answer did not have; in between, the jobs are followed through
 their user logs (``log =``; a DAG's node job without one, its DAG's nodes log) with
 :class:`QueueFollower`, as condor_watch_q follows them.  The whole queue is asked only for what
 the batch rows and the logs' following need (:data:`BATCH_PROJECTION`): at 100,000 jobs each
