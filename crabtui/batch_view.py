@@ -2,9 +2,10 @@
 batches by :func:`crabtui.queue_format.batches` (the lines ``crabtui q`` prints), and the jobs of
 one batch.  Nothing here imports textual.
 
-As the DAG list does (:mod:`crabtui.dag_logs`), the whole queue is asked of the schedd once every
-:data:`DISCOVER_EVERY` seconds, or at once when asked (ctrl+r, after an action) or when a followed
-log tells of a cluster the last answer did not have; in between, the jobs are followed through
+As the DAG list does (:mod:`crabtui.dag_logs`), the whole queue is asked of the schedd
+:data:`DISCOVER_EVERY` seconds after its last answer (at 100,000 jobs an answer can take half
+as long), or at once when asked (ctrl+r, after an action) or when a followed log tells of a
+cluster the last answer did not have; in between, the jobs are followed through
 their user logs (``log =``; a DAG's node job without one, its DAG's nodes log) with
 :class:`QueueFollower`, as condor_watch_q follows them.  The whole queue is asked only for what
 the batch rows and the logs' following need (:data:`BATCH_PROJECTION`): at 100,000 jobs each
@@ -23,13 +24,14 @@ from __future__ import annotations
 import os
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from crabtui.dag_logs import BLIND_EVERY, DISCOVER_EVERY
 from crabtui.queue_format import PROJECTIONS, Batch, batches
 from crabtui.snapshots import plain_ads
+from engine.gcpause import gc_paused
 from engine.schedd.api import JobStatus
 from engine.schedd.local.userlog import QueueFollower
 
@@ -126,6 +128,7 @@ class BatchQueue:
         self.discover_every, self.blind_every = discover_every, blind_every
         self.queries = 0  # of the whole queue
         self._asked_at: float | None = None
+        self._answered_at = 0.0  # the next whole query is due discover_every after the last answer
         self._blind_at = 0.0
         self._followers: dict[str, QueueFollower] = {}  # by user log
         self._blind: dict[tuple[int, int], dict[str, Any]] = {}  # jobs no readable log follows
@@ -137,18 +140,22 @@ class BatchQueue:
         self._jobs: list[dict[str, Any]] | None = None
         self._listed: tuple[tuple, list, list[QueueJob]] | None = None  # the last batch's jobs, what they came from
         self._detailed: set[tuple[int, int]] = set()  # jobs whose every QUEUE_PROJECTION attribute was asked
+        self._missed: set[tuple[int, int]] = set()  # jobs the last detail answer lacked, and when it came
+        self._missed_at = 0.0
         self._details = 0  # answers merged into the jobs, for what was made of them
 
-    def jobs(self, schedd: Any, now: float, ask: bool = False) -> list[dict[str, Any]]:
-        """Every job in the queue, as the last query and the logs since tell."""
+    def jobs(self, schedd: Any, now: float, ask: bool = False,
+             clock: Callable[[], float] | None = None) -> list[dict[str, Any]]:
+        """Every job in the queue, as the last query and the logs since tell; ``clock`` tells
+        when an answer came (``now`` when not given)."""
         changed = False
         for follower in self._followers.values():
             changed |= follower.read()
         unknown = changed and any(key[0] not in self._clusters for f in self._followers.values() for key in f.jobs)
         stale = any(f.stale for f in self._followers.values())
-        asked = self._asked_at
-        if ask or unknown or stale or asked is None or not 0 <= now - asked < self.discover_every:
-            self._ask(schedd, now)
+        since = now - self._answered_at  # a clock set back asks at once, as a day without an answer does
+        if ask or unknown or stale or self._asked_at is None or not -self.discover_every < since < self.discover_every:
+            self._ask(schedd, now, clock)
             changed = True
         elif self._blind and not 0 <= now - self._blind_at < self.blind_every:
             # no log tells of the clusters submitted since (a pool DAG's next node job): asked with them
@@ -172,16 +179,18 @@ class BatchQueue:
             self._jobs = list(found.values())
         return self._jobs
 
-    def _ask(self, schedd: Any, now: float) -> None:
+    def _ask(self, schedd: Any, now: float, clock: Callable[[], float] | None) -> None:
         marks = {path: f.mark() for path, f in self._followers.items()}
         began = time.time()
         ads = schedd.query_values("true", BATCH_PROJECTION)
         self.queries += 1
-        self._asked_at = self._blind_at = now
+        self._asked_at = now
+        self._answered_at = self._blind_at = clock() if clock is not None else now  # 100,000 jobs: seconds later
         by_log: dict[str, list[Mapping[str, Any]]] = {}
         self._blind, self._clusters, self._detailed = {}, {}, set()
         for ad in ads:
-            self._clusters.setdefault(ad["ClusterId"], {k: ad[k] for k in _CLUSTER_ATTRS if k in ad})
+            if ad["ClusterId"] not in self._clusters:
+                self._clusters[ad["ClusterId"]] = {k: ad[k] for k in _CLUSTER_ATTRS if k in ad}
             log = _followed_log(ad)
             if log:
                 by_log.setdefault(log, []).append(ad)
@@ -209,9 +218,15 @@ class BatchQueue:
                 followers[path] = follower
         self._followers = followers
 
-    def batches(self, schedd: Any, now: float, ask: bool = False) -> tuple[list[Batch], list[BatchRow]]:
+    def batches(self, schedd: Any, now: float, ask: bool = False,
+                clock: Callable[[], float] | None = None) -> tuple[list[Batch], list[BatchRow]]:
         """condor_q's batches of the queue and their rows, made again only when a job changed."""
-        jobs = self.jobs(schedd, now, ask)
+        with gc_paused():  # the whole queue's rows and batches: passes of the collector found nothing
+            return self._batches(schedd, now, ask, clock)
+
+    def _batches(self, schedd: Any, now: float, ask: bool,
+                 clock: Callable[[], float] | None) -> tuple[list[Batch], list[BatchRow]]:
+        jobs = self.jobs(schedd, now, ask, clock)
         key = (self.queries, self._blind_at, tuple((p, f.version) for p, f in self._followers.items()))
         if self._cache is None or self._cache[0] != key:
             found = batches(jobs)
@@ -231,17 +246,19 @@ class BatchQueue:
     def asked_at(self) -> float | None:
         return self._asked_at
 
-    def detail(self, schedd: Any, batch: Batch) -> None:
+    def detail(self, schedd: Any, batch: Batch, now: float) -> None:
         """Ask the schedd, by cluster, for what ``batch``'s jobs show beyond their batch's row
         (:data:`QUEUE_PROJECTION`), for those not asked since the whole queue was: the answer
         is merged into the jobs as a query's answer seeds a log's, and the events after it
-        follow."""
+        follow.  Jobs the answer lacked (gone from the queue, their log not yet telling) are
+        asked again every :data:`BLIND_EVERY` seconds, until they are in an answer or leave."""
         wanted = {(j["ClusterId"], j["ProcId"]) for j in batch.jobs} - self._detailed
-        if not wanted:
+        if not wanted or (wanted <= self._missed and 0 <= now - self._missed_at < self.blind_every):
             return
         clusters = sorted({cluster for cluster, _ in wanted})
         for ad in schedd.query_values(f"member(ClusterId, {{{', '.join(map(str, clusters))}}})", _DETAIL_PROJECTION):
             key = (ad["ClusterId"], ad["ProcId"])
+            self._detailed.add(key)
             follower = self._followers.get(_followed_log(ad) or "")
             job = self._blind.get(key) or (follower.jobs.get(key) if follower is not None else None)
             if job is None:  # it left the queue, or came after the last answer: the next one has it
@@ -252,7 +269,7 @@ class BatchQueue:
                 else:
                     job.pop(attr, None)
             self._clusters.get(key[0], {}).update((k, ad[k]) for k in _DETAILS if k in _CLUSTER_ATTRS and k in ad)
-        self._detailed |= wanted  # one not in the answer left the queue: its log tells, or the next answer
+        self._missed, self._missed_at = wanted - self._detailed, now
         self._details += 1
 
     def batch_jobs(self, batch: Batch, key: str, ended: list[dict[str, Any]]) -> list[QueueJob]:
@@ -313,28 +330,30 @@ def batch_queue(backend: Any) -> BatchQueue:
     return queue
 
 
-def queue_snapshot(backend: Any, now: float, ask: bool = False, acted: Sequence[str] = ()) -> QueueSnapshot:
+def queue_snapshot(backend: Any, now: float, ask: bool = False, acted: Sequence[str] = (),
+                   clock: Callable[[], float] | None = None) -> QueueSnapshot:
     """Every batch of the schedd (every user's: the screen chooses); after an action on ``acted``,
-    asked of the schedd unless their logs tell what it did."""
+    asked of the schedd unless their logs tell what it did; ``clock``: the app's, read when the
+    whole queue's answer came."""
     queue = batch_queue(backend)
     ask = ask or not queue.follows(acted)
     with backend.schedd() as schedd:
-        _, rows = queue.batches(schedd, now, ask)
+        _, rows = queue.batches(schedd, now, ask, clock)
         owner = backend.owner(schedd)
     return QueueSnapshot(rows, owner, now, queue.asked_at or now)
 
 
 def batch_jobs_snapshot(backend: Any, key: str, now: float, ask: bool = False,
-                        acted: Sequence[str] = ()) -> BatchJobsSnapshot:
+                        acted: Sequence[str] = (), clock: Callable[[], float] | None = None) -> BatchJobsSnapshot:
     """The jobs of batch ``key`` (a :class:`BatchRow`'s): in the queue, and those of its
     clusters that left it, from the history; ``acted`` as for :func:`queue_snapshot`."""
     queue = batch_queue(backend)
     ask = ask or not queue.follows(acted)
     with backend.schedd() as schedd:
-        found, rows = queue.batches(schedd, now, ask)
+        found, rows = queue.batches(schedd, now, ask, clock)
         batch, row = next(((b, r) for b, r in zip(found, rows) if r.key == key), (None, None))
         if batch is not None:
-            queue.detail(schedd, batch)
+            queue.detail(schedd, batch, now)
         ended = queue.ended(schedd, batch, key) if batch else []
         owner = backend.owner(schedd)
     jobs = queue.batch_jobs(batch, key, ended) if batch is not None else []

@@ -68,7 +68,7 @@ class BatchScreen(ListScreen):
         of 10,000 procs is 10,000 rows."""
         ask, self._ask = self._ask, False
         acted, self._acted = self._acted, []
-        snapshot = batch_jobs_snapshot(self.app.backend, self.key, now, ask, acted)
+        snapshot = batch_jobs_snapshot(self.app.backend, self.key, now, ask, acted, self.app.clock)
         return snapshot, self._values(self.rows(snapshot))
 
     def action_refresh_now(self) -> None:

@@ -71,7 +71,7 @@ class BatchesScreen(UsersListScreen):
     def fetch(self, now: float) -> QueueSnapshot:
         ask, self._ask = self._ask, False
         acted, self._acted = self._acted, []
-        return queue_snapshot(self.app.backend, now, ask, acted)
+        return queue_snapshot(self.app.backend, now, ask, acted, self.app.clock)
 
     def action_refresh_now(self) -> None:
         """ctrl+r (and after an action): the queue asked of the schedd now."""

@@ -785,3 +785,20 @@ def test_a_job_held_while_running_keeps_its_events_when_the_schedd_dies_before_i
     assert process_gone(old_pid)
     assert types_for(read_events(schedd.work / "job.log"), job) == [
         ET.SUBMIT, ET.EXECUTE, ET.JOB_EVICTED, ET.JOB_HELD]
+
+
+def test_a_tables_values_keep_their_types_and_an_edit_shows_in_the_next_answer(schedd):
+    """query_values answers as columns of runs and keeps each job's row until the job changes:
+    1, 1.0 and true side by side stay an integer, a real and a boolean, and condor_qedit's value
+    is in the next answer of the same query."""
+    scores = ["1"] * 4 + ["1.0"] * 4 + ["true"] * 4 + ['"1"'] * 4  # runs of equal values of four types
+    text = ("executable = /bin/true\nrequirements = false\nMy.Score = $(score)\nqueue score from (\n"
+            + "".join(f"{score}\n" for score in scores) + ")\n")
+    cluster = schedd.client.submit(text, cwd=str(schedd.work)).cluster
+    first = schedd.client.query_values(f"ClusterId == {cluster}", ["ProcId", "Score", "HoldReason"])
+    assert [(type(j["Score"]), j["Score"]) for j in first] == \
+        [(int, 1)] * 4 + [(float, 1.0)] * 4 + [(bool, True)] * 4 + [(str, "1")] * 4
+    assert all("HoldReason" not in j for j in first), "an attribute a job lacks is absent, not None"
+    schedd.client.edit(f"{cluster}.1", "Score", "2")
+    again = schedd.client.query_values(f"ClusterId == {cluster}", ["ProcId", "Score", "HoldReason"])
+    assert [j["Score"] for j in again][:5] == [1, 2, 1, 1, 1.0]

@@ -572,3 +572,76 @@ def test_removing_a_dags_batch_removes_its_dagman_and_every_node_job(state, tmp_
         await wait_for(pilot, lambda: not queued(), "DAGMan and its node jobs out of the queue")
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario)
+
+
+IDLE = "executable = /bin/true\nrequirements = false\nlog = jobs.log\n"  # queued, never run
+
+
+def test_the_whole_queue_is_asked_again_30s_after_its_last_answer_not_after_the_question(state, tmp_path,
+                                                                                         monkeypatch):
+    job_submit(state, tmp_path, IDLE + "batch_name = slow\nqueue 2\n")
+    now = [1_700_000_000.0]
+    answer = LocalScheddClient.query_values
+    whole = []
+
+    def slow(client, constraint="true", *args, **kwargs):
+        found = answer(client, constraint, *args, **kwargs)
+        if str(constraint) == "true":
+            whole.append(now[0])
+            now[0] += 18  # 100,000 jobs on a busy machine: the answer comes 18 s after the question
+        return found
+
+    monkeypatch.setattr(LocalScheddClient, "query_values", slow)
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        key = f"{screen.snapshot.owner} slow"
+        await wait_for(pilot, lambda: key in screen.table.items, "the batch")
+        answered = now[0]
+        for later in (13, 29):  # 31 and 47 s after the question: the logs tell, the schedd is not asked
+            now[0] = answered + later
+            await wait_for(pilot, lambda: screen.snapshot.at == now[0], f"a refresh {later} s after the answer")
+        assert len(whole) == 1, "asked once: 30 s have not passed since the answer"
+        now[0] = answered + 31
+        await wait_for(pilot, lambda: len(whole) == 2, "the whole queue asked again 30 s after the answer")
+
+    drive(CrabApp(Backend(state, discover_every=30), clock=lambda: now[0], interval=INTERVAL), scenario)
+
+
+def test_a_job_its_batchs_detail_answer_lacked_is_asked_again_without_the_whole_queue(state, tmp_path,
+                                                                                      monkeypatch):
+    cluster = job_submit(state, tmp_path, IDLE + "batch_name = details\nqueue 2\n")
+    held_and_released(state, f"{cluster}.1", hold=True)  # before the view opens: only the job's details tell why
+    now = [1_700_000_000.0]
+    answer = LocalScheddClient.query_values
+    asked = []
+
+    def lacking(client, constraint="true", projection=(), *args, **kwargs):
+        found = answer(client, constraint, projection, *args, **kwargs)
+        if "HoldReason" in projection and str(constraint).startswith("member("):
+            asked.append(str(constraint))
+            if len(asked) == 1:  # the first answer for the batch's jobs lacks proc 1
+                found = [ad for ad in found if ad["ProcId"] != 1]
+        return found
+
+    monkeypatch.setattr(LocalScheddClient, "query_values", lacking)
+
+    async def scenario(pilot):
+        screen = await open_queue(pilot)
+        key = f"{screen.snapshot.owner} details"
+        await wait_for(pilot, lambda: key in screen.table.items, "the batch")
+        screen.table.move_cursor(row=screen.table.get_row_index(key))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, BatchScreen) and pilot.app.screen.snapshot
+                       and f"{cluster}.1" in pilot.app.screen.table.items, "the batch's jobs")
+        jobs = pilot.app.screen
+
+        def outcome() -> str:
+            return [c.strip() for c in cells(jobs.table, f"{cluster}.1")][2:][4]
+
+        assert outcome() == "held: no reason given", "not in the answer: nothing to show yet"
+        now[0] += 6
+        await wait_for(pilot, lambda: outcome().startswith("held: held by the test"), "its hold reason, asked again")
+        assert len(asked) == 2
+
+    drive(CrabApp(Backend(state, discover_every=3600), clock=lambda: now[0], interval=INTERVAL), scenario)

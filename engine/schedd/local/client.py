@@ -22,11 +22,11 @@ from typing import Any
 import classad2
 
 from engine.schedd.api import ActResult, JobAction, JobSpec, ScheddError, SubmitResult
-from engine.schedd.local import protocol
+from engine.schedd.local import columns, protocol
 from engine.state import StateDir, StateDirError, check_state
 
 DAEMON_MODULE = "engine.schedd.local.daemon"
-_RETRIED = {"ping", "query", "query_values", "history", "analyze", "new_cluster", "submit_ads"}
+_RETRIED = {"ping", "query", "query_values", "query_columns", "history", "analyze", "new_cluster", "submit_ads"}
 _CHANGES = {"submit_ads": "submit", "act": None, "edit": "edit"}
 _COMMANDS = {"Hold": "hold", "Release": "release", "Remove": "rm", "RemoveX": "rm -forcex"}  # as the user typed it
 TIMEOUT_KNOB = "CRABTUI_SCHEDD_TIMEOUT"
@@ -51,6 +51,7 @@ class LocalScheddClient:
         self.daemon_args = list(daemon_args)
         self._sock: socket.socket | None = None
         self._peer: int | None = None
+        self._old_daemon = False  # one that answers query_values only row by row
 
     # -------------------------------------------------------------- the Schedd API
 
@@ -70,6 +71,14 @@ class LocalScheddClient:
 
     def query_values(self, constraint: str, projection: Sequence[str]) -> list[dict[str, Any]]:
         """Matching jobs as plain mappings of the projected attributes that are set (for tables)."""
+        if not self._old_daemon:
+            try:
+                return columns.decode(self._call("query_columns", constraint=constraint, projection=list(projection)),
+                                      projection)
+            except ScheddError as e:
+                if "unknown request" not in str(e):
+                    raise
+                self._old_daemon = True  # started by an older crabtui: asked row by row
         rows = self._call("query_values", constraint=constraint, projection=list(projection))
         return [{a: v for a, v in zip(projection, row) if v is not None} for row in rows]
 

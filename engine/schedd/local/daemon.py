@@ -106,6 +106,9 @@ class Daemon:
     def op_query_values(self, constraint: str, projection: list[str]) -> list[list]:
         return self.schedd.query_values(constraint, projection)
 
+    def op_query_columns(self, constraint: str, projection: list[str]) -> list[list]:
+        return self.schedd.query_columns(constraint, projection)
+
     def op_summary(self, constraint: str = "false") -> dict[str, int]:
         return self.schedd.summary(constraint)
 
