@@ -291,8 +291,10 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
         config = os.path.join(os.path.dirname(os.path.abspath(dag_file)), in_dag)
     if config:  # condor_submit_dag hands DAGMan its -config file this way
         environment.append(f"_CONDOR_DAGMAN_CONFIG_FILE={config}")
-    # not the host's own CONDOR_CONFIG, unless -import_env asks for the whole environment
-    getenv = "true" if options.import_env else ",".join([*dag.env_get, *options.include_env]) or "false"
+    if options.import_env:  # the whole environment as it is now, not a later submit's (-no_submit)
+        environment = imported_environment(environment)
+    # not the host's own CONDOR_CONFIG, unless -import_env wrote the whole environment in
+    getenv = ",".join([*dag.env_get, *options.include_env]) or "false"
     return _dagman_job(name, "crabtui dag submit --backend htcondor", dagman, getenv, argv, environment, options,
                        dag.set_job_attrs)
 
