@@ -146,6 +146,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         with schedd(ctx) as client:
             if backend(ctx) == "htcondor" and not given.has("-no_submit"):
                 _check_dagman_can_write(client, dag_file)
+            if backend(ctx) == "htcondor":  # a .condor.sub written to queue later crashes the same
                 _check_no_done_line(dag_file)
             renamed = [path for _, path in rescue_files(dag_file)] if options.force else []
             rescue = prepare(dag_file, options)

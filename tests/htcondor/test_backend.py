@@ -532,6 +532,9 @@ def test_a_dag_with_a_done_line_is_refused_on_the_pool_whose_dagman_crashes_on_i
     assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
     assert refused.stderr.startswith("ERROR: done.dag:4: DONE A: HTCondor 23.9.6's DAGMan crashes on a DONE line")
     assert "(JOB A <submit file> DONE)" in refused.stderr and not Path(f"{dag}.condor.sub").exists()
+    later = crabtui("--backend", "htcondor", "dag", "submit", "-no_submit", "done.dag", cwd=shared_dir)
+    assert later.returncode == 1 and later.stderr == refused.stderr, "a .condor.sub queued later crashes the same"
+    assert not Path(f"{dag}.condor.sub").exists()
     dag.write_text("JOB A t.sub DONE\nJOB B t.sub\nPARENT A CHILD B\n")
     result = crabtui("--backend", "htcondor", "dag", "submit", "done.dag", cwd=shared_dir)
     assert result.returncode == 0, result.stderr
