@@ -147,6 +147,17 @@ def test_dag_run_takes_dagmans_options_as_condor_submit_dag_spells_them(gated, s
                            "`crabtui dag submit` queues"), said
 
 
+def test_dag_run_takes_a_lock_file_in_any_case(gated, schedd):
+    """condor_dagman's -Lockfile, as a .condor.sub writes it or typed in lower case, names the lock
+    file of the run; -lockfile was refused as an unrecognized argument."""
+    (gated / "d.dag").write_text(DAG)
+    release(gated, "A")
+    for typed in ("-lockfile", "-LOCKFILE"):
+        result = crabtui(schedd, "dag", "run", "-f", typed, "my.lock", "d.dag", cwd=gated)
+        assert result.returncode == 0, result.stderr
+    assert runs(gated) == ["A", "A"]
+
+
 def test_dag_run_of_several_dag_files_says_what_dag_submit_says(gated, schedd):
     (gated / "d.dag").write_text(DAG)
     (gated / "e.dag").write_text(DAG)
