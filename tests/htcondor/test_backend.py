@@ -539,3 +539,17 @@ def test_a_dag_with_a_done_line_is_refused_on_the_pool_whose_dagman_crashes_on_i
     result = crabtui("--backend", "htcondor", "dag", "submit", "done.dag", cwd=shared_dir)
     assert result.returncode == 0, result.stderr
     assert dagman_exit(dag) == 0
+
+
+def test_import_env_gives_the_pools_dagman_the_environment_of_the_submit(htcondor_pool, shared_dir):
+    """dag submit --backend htcondor -import_env: DAGMan and its scripts get the submitter's
+    variables, but not this host's CONDOR_CONFIG, which the access point may not have (the test
+    pool's client.config is outside its root): with it DAGMan exited at once, the DAG never run."""
+    write(shared_dir, "t.sub", "executable = /bin/true\nqueue\n")
+    write(shared_dir, "env.sh", 'echo "$MYVAR" > myvar.txt\n')
+    dag = write(shared_dir, "env.dag", "JOB A t.sub\nSCRIPT PRE A /bin/sh env.sh\n")
+    result = crabtui("--backend", "htcondor", "dag", "submit", "-import_env", "env.dag", cwd=shared_dir,
+                     env={"MYVAR": "imported"})
+    assert result.returncode == 0, result.stderr
+    assert dagman_exit(dag) == 0, (shared_dir / "env.dag.lib.err").read_text()
+    assert (shared_dir / "myvar.txt").read_text() == "imported\n"
