@@ -55,6 +55,7 @@ _DAGMAN_SPELLING = {
     "-DoRescueFrom": "-dorescuefrom", "-AutoRescue": "-AutoRescue", "-AlwaysRunPost": "-AlwaysRunPost",
     "-DoRecovery": "-DoRecovery", "-Priority": "-priority", "-load_save": "-load_save",
     "-outfile_dir": "-outfile_dir", "-Debug": "-debug", "-suppress_notification": "-suppress_notification",
+    "-Lockfile": "-Lockfile",  # condor_dagman's own, which condor_submit_dag writes into the .condor.sub
 }
 # Taken and left alone, as by `dag submit`: the DAG runs in its own directory either way.
 _NO_EFFECT = ("-UseDagDir", "-no_recurse", "-do_recurse", "-Verbose", "-v", "-AllowVersionMismatch")
@@ -71,7 +72,7 @@ def _dagman_argv(args: list[str]) -> list[str]:
         flag = find_flag(word) if word.startswith("-") and not word.startswith("--") else None
         if wants_help(word):
             argv.append("--help")
-        elif flag is None or word.lower() in ("-lockfile", "-l"):
+        elif flag is None:
             argv.append(word)
         elif flag.name in _DAGMAN_SPELLING:
             argv.append(_DAGMAN_SPELLING[flag.name])
@@ -146,6 +147,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         with schedd(ctx) as client:
             if backend(ctx) == "htcondor" and not given.has("-no_submit"):
                 _check_dagman_can_write(client, dag_file)
+            if backend(ctx) == "htcondor":  # a .condor.sub written to queue later crashes the same
                 _check_no_done_line(dag_file)
             renamed = [path for _, path in rescue_files(dag_file)] if options.force else []
             rescue = prepare(dag_file, options)

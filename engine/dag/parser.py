@@ -66,6 +66,12 @@ _SPECIAL_KINDS = (NodeKind.FINAL, NodeKind.SERVICE, NodeKind.PROVISIONER)
 # Seen on the 23.9.6 pool, with and without PARENT/CHILD lines; ``JOB A a.sub DONE`` runs.
 DONE_LINE_CRASH = "HTCondor 23.9.6's DAGMan crashes on a DONE line of the DAG it runs"
 
+def _literal(text: str) -> str:
+    """``text`` as it stands in a :attr:`Diagnostic.logged` template, which is formatted with where
+    the line was read: a VARS value's braces (JSON) kept as written."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 MAX_NESTING = 64
 """INCLUDE and SPLICE files open at once, one inside the other."""
 
@@ -470,7 +476,8 @@ class _Scope:
         for w in self.all_nodes if final is not None else ():
             command, why, tail = _FINAL_SKIPPED[w.apply.__name__]
             message = f"In parse_{command}(): skipping node {final} because final nodes {why}"
-            self.context.warnings.append(Diagnostic(w.location, message, logged=message + " ({where})" + tail))
+            self.context.warnings.append(Diagnostic(w.location, message,
+                                                    logged=_literal(message) + " ({where})" + tail))
         special = {n.name: n.kind for n in dag.nodes.values() if n.kind in _SPECIAL_KINDS}
         for dep in dag.dependencies:
             for name in dep.parents + dep.children:
@@ -856,8 +863,9 @@ class _Scope:
                     here = self.applying or self._here()
                     self.context.warnings.append(Diagnostic(
                         here, f"VARS {name} is defined again for node {node.name}; the last value wins", 3,
-                        f'Warning: VAR "{name}" is already defined in node "{node.name}" (Discovered at file '
-                        f'"{{file}}", line {{line}})\nWarning: Setting VAR "{name}" = "{value}"'))
+                        f'Warning: VAR "{_literal(name)}" is already defined in node "{_literal(node.name)}" '
+                        f'(Discovered at file "{{file}}", line {{line}})\nWarning: Setting VAR "{_literal(name)}" = '
+                        f'"{_literal(value)}"'))
                     break
         last = self.values.get(name)
         if last == value:

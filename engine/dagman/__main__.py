@@ -1,5 +1,7 @@
-"""``python -m engine.dagman [options] X.dag``: the process the schedd starts for a DAG, as
-HTCondor starts condor_dagman; run by hand it is ``condor_dagman -f``."""
+"""``python -m engine.dagman [options] X.dag``: the embedded DAGMan run by hand, as
+``condor_dagman -f`` is.  A DAGMan job runs the state directory's ``bin/condor_dagman``
+(:mod:`engine.schedd.local.job_tools`), which masks the same signals first, so that condor_q
+names it as on a pool."""
 
 import signal
 

@@ -139,13 +139,15 @@ def format_condor_sub(dag_file: str, options: DagSubmitOptions, state_dir: str) 
                        environment, options, dag.set_job_attrs)
 
 
-def imported_environment(assignments: list[str]) -> list[str]:
+def imported_environment(assignments: list[str], left_out: tuple[str, ...] = ("CRABTUI_STATE_DIR",)) -> list[str]:
     """-import_env: condor_submit_dag 23.9.6 writes the submitter's whole environment, as it is at
     the submit, into ``environment``, the DAG's ENV SET and -insert_env assignments over it, sorted
     by name (seen on the pool), so that DAGMan gets it however late the file is submitted.  A value
-    holding a newline cannot be written there and is left out; crabtui's own state directory is
-    the job's."""
-    merged = {key: value for key, value in os.environ.items() if "\n" not in value and key != "CRABTUI_STATE_DIR"}
+    holding a newline cannot be written there and is left out, and so are the variables named in
+    ``left_out`` (a name ending in ``*``, those it begins): crabtui's own state directory is the
+    job's."""
+    merged = {key: value for key, value in os.environ.items() if "\n" not in value
+              and not any(key.startswith(name[:-1]) if name.endswith("*") else key == name for name in left_out)}
     merged.update(assignment.split("=", 1) for assignment in assignments)
     return [f"{key}={value}" for key, value in sorted(merged.items())]
 
@@ -291,8 +293,12 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
         config = os.path.join(os.path.dirname(os.path.abspath(dag_file)), in_dag)
     if config:  # condor_submit_dag hands DAGMan its -config file this way
         environment.append(f"_CONDOR_DAGMAN_CONFIG_FILE={config}")
-    # not the host's own CONDOR_CONFIG, unless -import_env asks for the whole environment
-    getenv = "true" if options.import_env else ",".join([*dag.env_get, *options.include_env]) or "false"
+    if options.import_env:  # the whole environment as it is now, not a later submit's (-no_submit), but
+        # this host's HTCondor configuration, which the access point may not have (the test pool's
+        # client.config is outside its root): its DAGMan would exit at once, unable to read it
+        environment = imported_environment(environment, ("CONDOR_CONFIG", "_CONDOR_*"))
+    # nor through getenv: not the host's own CONDOR_CONFIG
+    getenv = ",".join([*dag.env_get, *options.include_env]) or "false"
     return _dagman_job(name, "crabtui dag submit --backend htcondor", dagman, getenv, argv, environment, options,
                        dag.set_job_attrs)
 

@@ -147,6 +147,17 @@ def test_dag_run_takes_dagmans_options_as_condor_submit_dag_spells_them(gated, s
                            "`crabtui dag submit` queues"), said
 
 
+def test_dag_run_takes_a_lock_file_in_any_case(gated, schedd):
+    """condor_dagman's -Lockfile, as a .condor.sub writes it or typed in lower case, names the lock
+    file of the run; -lockfile was refused as an unrecognized argument."""
+    (gated / "d.dag").write_text(DAG)
+    release(gated, "A")
+    for typed in ("-lockfile", "-LOCKFILE"):
+        result = crabtui(schedd, "dag", "run", "-f", typed, "my.lock", "d.dag", cwd=gated)
+        assert result.returncode == 0, result.stderr
+    assert runs(gated) == ["A", "A"]
+
+
 def test_dag_run_of_several_dag_files_says_what_dag_submit_says(gated, schedd):
     (gated / "d.dag").write_text(DAG)
     (gated / "e.dag").write_text(DAG)
@@ -285,3 +296,19 @@ def test_maxidle_0_passes_none_and_the_submitters_dagman_max_jobs_idle_does_not_
     monkeypatch.setenv("_CONDOR_DAGMAN_MAX_JOBS_IDLE", "5")
     assert "-maxidle 1000 " in arguments()
     assert "-maxidle 7 " in arguments("-maxidle", "7")
+
+
+def test_import_env_for_the_pool_writes_the_environment_of_the_submit(tmp_path, monkeypatch):
+    """dag submit --backend htcondor -import_env writes the environment as it is at the submit into
+    the .condor.sub, as condor_submit_dag 23.9.6 does, so one written with -no_submit and queued
+    later still gives DAGMan that environment, not the later submit's (getenv = true did)."""
+    from engine.dagman.submit_dag import DagSubmitOptions, format_condor_dagman_sub
+
+    (tmp_path / "d.dag").write_text(DAG)
+    monkeypatch.setenv("MYVAR", "mine")
+    sub = format_condor_dagman_sub(str(tmp_path / "d.dag"), DagSubmitOptions(import_env=True, insert_env=("RUN=8",)),
+                                   "/usr/bin/condor_dagman", "$CondorVersion: 23.9.6 $")
+    assert not re.search(r"^getenv\s*=\s*true", sub, re.M | re.I), sub
+    written = parse_raw_arguments(re.search(r'^environment\s*= "(.*)"$', sub, re.M).group(1).replace('""', '"'))
+    assert "MYVAR=mine" in written and "RUN=8" in written and written == sorted(written)
+    assert any(word.startswith("_CONDOR_DAGMAN_LOG=") for word in written)

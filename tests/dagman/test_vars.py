@@ -98,3 +98,17 @@ def test_a_node_var_set_again_after_all_nodes_is_said_in_dagmans_words_and_the_l
     assert 'Warning: VAR "v" is already defined in node "job1" (Discovered at file "diamond.dag", line 4)\n' in out
     assert out.count('Warning: Setting VAR "v" = "DAGMan is scary."\n') == 1 and "defined again" not in out
     assert [(dag_dir / f"out.{n}").read_text() for n in ("job1", "job2")] == ["DAGMan is scary.", "No message provided."]
+
+
+def test_a_node_var_set_again_to_json_is_said_and_the_dag_runs(dag_dir, schedd):
+    """A value with braces (JSON, as analyses pass parameters) set again for a node: DAGMan says
+    so with the value as written; the braces ended the embedded DAGMan in a KeyError traceback."""
+    (dag_dir / "reader.py").write_text(READER)
+    (dag_dir / "v.sub").write_text(SUBMIT)
+    dag = dag_dir / "json.dag"
+    dag.write_text('JOB job1 v.sub\nVARS job1 v="{}"\nVARS job1 v="{cuts} {0}"\n')
+    dagman = DagMan(build_graph(parse_file(str(dag))), schedd, Options(scan_interval=0.05))
+    assert dagman.run() == 0
+    out = (dag_dir / "json.dag.dagman.out").read_text()
+    assert 'Warning: Setting VAR "v" = "{cuts} {0}"\n' in out
+    assert (dag_dir / "out.job1").read_text() == "{cuts} {0}"

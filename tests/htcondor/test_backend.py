@@ -532,7 +532,24 @@ def test_a_dag_with_a_done_line_is_refused_on_the_pool_whose_dagman_crashes_on_i
     assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
     assert refused.stderr.startswith("ERROR: done.dag:4: DONE A: HTCondor 23.9.6's DAGMan crashes on a DONE line")
     assert "(JOB A <submit file> DONE)" in refused.stderr and not Path(f"{dag}.condor.sub").exists()
+    later = crabtui("--backend", "htcondor", "dag", "submit", "-no_submit", "done.dag", cwd=shared_dir)
+    assert later.returncode == 1 and later.stderr == refused.stderr, "a .condor.sub queued later crashes the same"
+    assert not Path(f"{dag}.condor.sub").exists()
     dag.write_text("JOB A t.sub DONE\nJOB B t.sub\nPARENT A CHILD B\n")
     result = crabtui("--backend", "htcondor", "dag", "submit", "done.dag", cwd=shared_dir)
     assert result.returncode == 0, result.stderr
     assert dagman_exit(dag) == 0
+
+
+def test_import_env_gives_the_pools_dagman_the_environment_of_the_submit(htcondor_pool, shared_dir):
+    """dag submit --backend htcondor -import_env: DAGMan and its scripts get the submitter's
+    variables, but not this host's CONDOR_CONFIG, which the access point may not have (the test
+    pool's client.config is outside its root): with it DAGMan exited at once, the DAG never run."""
+    write(shared_dir, "t.sub", "executable = /bin/true\nqueue\n")
+    write(shared_dir, "env.sh", 'echo "$MYVAR" > myvar.txt\n')
+    dag = write(shared_dir, "env.dag", "JOB A t.sub\nSCRIPT PRE A /bin/sh env.sh\n")
+    result = crabtui("--backend", "htcondor", "dag", "submit", "-import_env", "env.dag", cwd=shared_dir,
+                     env={"MYVAR": "imported"})
+    assert result.returncode == 0, result.stderr
+    assert dagman_exit(dag) == 0, (shared_dir / "env.dag.lib.err").read_text()
+    assert (shared_dir / "myvar.txt").read_text() == "imported\n"

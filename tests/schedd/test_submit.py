@@ -51,6 +51,19 @@ class TestQueueStatements:
         assert arguments(ads) == [f"{CLUSTER} {p} {CLUSTER} {p}" for p in range(3)]
         assert all(ad["TotalSubmitProcs"] == 3 for ad in ads)
 
+    def test_queue_n_of_a_dag_node_with_vars_prepend_numbers_each_proc(self, tmp_path):
+        """A DAG's ``VARS A PREPEND arguments="$(Process)"`` for a node whose submit file has no
+        macro and ``queue 3``: each proc gets its own number, as from condor_submit; without a
+        macro anywhere the procs differ by ProcId alone."""
+        text = "executable = /bin/echo\nqueue 3\n"
+        ads = build_job_ads(SubmitDescription(text, str(tmp_path / "job.sub"), str(tmp_path),
+                                              prepend={"arguments": "$(Process)"}), CLUSTER, now=1_700_000_000)
+        assert arguments(ads) == ["0", "1", "2"]
+        plain = build(text, tmp_path)
+        assert [ad["ProcId"] for ad in plain] == [0, 1, 2]
+        assert {str(ad).replace(f"ProcId = {ad['ProcId']}", "") for ad in plain} == \
+            {str(plain[0]).replace("ProcId = 0", "")}
+
     def test_queue_count_from_a_macro(self, tmp_path):  # VARS n "3" in a DAG gives a node's job 3 procs
         ads = build("n = 3\nexecutable = /bin/echo\narguments = $(Process)\nqueue $(n)\n", tmp_path)
         assert arguments(ads) == ["0", "1", "2"]

@@ -212,7 +212,8 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                 submit[key] = value
         _check_commands(submit, where)
         keys = _with_aliases({key.lower(): key for key in submit.keys()})
-        alike, first = _procs_alike(text, description.append, items, keys), ""
+        alike, first = _procs_alike(text, {**(description.prepend or {}), **(description.append or {})}, items,
+                                    keys), ""
         for index, item in items:
             for step in range(n):
                 if alike and step:  # the ad of step 0 with its ProcId: nothing else tells them apart
@@ -240,13 +241,13 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     return ads
 
 
-def _procs_alike(text: str, append: Mapping[str, str] | None, items: list, keys: dict[str, str]) -> bool:
+def _procs_alike(text: str, added: Mapping[str, str], items: list, keys: dict[str, str]) -> bool:
     """Whether every proc of ``queue N`` gets the same ad but for its ProcId: no macro at all
     (``$``) that $(Process), $(Step) or a function could make differ, in the description or what
-    is appended to it, nothing included or used from elsewhere, no queue items and no custom
-    ProcId.  Then the ad is made once and copied, as making each costs a large cluster's submit."""
+    is prepended or appended to it (a DAG's VARS), nothing included or used from elsewhere, no
+    queue items and no custom ProcId.  Then the ad is made once and copied, as making each costs a large cluster's submit."""
     return (len(items) == 1 and not items[0][1] and "$" not in text
-            and not any("$" in str(value) for value in (append or {}).values())
+            and not any("$" in str(value) for value in added.values())
             and not _INCLUDE_OR_USE.search(text) and "+procid" not in keys and "my.procid" not in keys)
 
 
