@@ -14,6 +14,8 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from itertools import compress, repeat
 from typing import Any
 
+import classad2
+
 PLAIN, RUNS = "v", "r"
 _PROJECTIONS_KEPT = 4  # the few a monitor asks for over and over
 
@@ -23,12 +25,25 @@ _DISTINCT = frozenset((type(None), str))  # equal to no value of another type
 
 
 def plain_row(ad: Any, projection: Sequence[str]) -> tuple:
-    """The projected values as a table wants them: None where unset, literals as they are,
-    expressions (and lists, nested ads) as their text."""
+    """The projected values as a table wants them: None where unset or undefined, literals as
+    they are, an expression evaluated in its job's ad (``request_memory = ifThenElse(...)`` shows
+    its value in ``q -idle``, as in condor_q and the htcondor backend's rows), and one whose value
+    is a list or a nested ad as its text."""
     row = tuple(map(ad.get, projection))
     if _LITERALS.issuperset(map(type, row)):
         return row
-    return tuple(value if type(value) in _LITERALS else str(value) for value in row)
+    return tuple(value if type(value) in _LITERALS else _evaluated(ad, attr, value)
+                 for attr, value in zip(projection, row))
+
+
+def _evaluated(ad: Any, attr: str, value: Any) -> Any:
+    if isinstance(value, classad2.ExprTree):
+        result = ad.eval(attr)
+        if isinstance(result, classad2.Value):  # undefined or error
+            return None
+        if isinstance(result, (int, float, str)):
+            return result
+    return str(value)
 
 
 class RowCache:

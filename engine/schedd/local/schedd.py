@@ -482,22 +482,9 @@ class LocalSchedd:
         return [_project(ad, projection) for _, ad in self._matching(constraint)]
 
     def query_values(self, constraint: str, projection: Sequence[str]) -> list[list]:
-        """Matching jobs as rows of ``projection`` values (None where unset or undefined): what a
-        table needs, without printing and parsing whole ads.  An expression is evaluated in its
-        job's ad (one whose value is a list or an ad stays text), as the htcondor backend's rows
-        have it: ``request_memory = ifThenElse(...)`` shows its value in ``q -idle``, as in condor_q."""
-        rows = []
-        for _, ad in self._matching(constraint):
-            row = []
-            for attr in projection:
-                value = ad.get(attr)
-                if isinstance(value, classad2.ExprTree):
-                    evaluated = ad.eval(attr)
-                    value = (None if isinstance(evaluated, classad2.Value) else evaluated
-                             if isinstance(evaluated, (int, float, str)) else str(value))
-                row.append(value if value is None or isinstance(value, (int, float, str)) else str(value))
-            rows.append(row)
-        return rows
+        """Matching jobs as rows of ``projection`` values (:func:`columns.plain_row`): what a
+        table needs, without printing and parsing whole ads."""
+        return [list(columns.plain_row(ad, projection)) for _, ad in self._matching(constraint)]
 
     def query_columns(self, constraint: str, projection: Sequence[str]) -> list[list]:
         """:meth:`query_values` as :mod:`columns` sends it, each job's row kept from its last
