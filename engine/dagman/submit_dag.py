@@ -145,8 +145,10 @@ def imported_environment(assignments: list[str], left_out: tuple[str, ...] = ("C
     by name (seen on the pool), so that DAGMan gets it however late the file is submitted.  A value
     holding a newline cannot be written there and is left out, and so are the variables named in
     ``left_out`` (a name ending in ``*``, those it begins): crabtui's own state directory is the
-    job's."""
+    job's.  CONDOR_CONFIG=/dev/null is the bindings' own, set in this process when there is no
+    HTCondor configuration: not the submitter's."""
     merged = {key: value for key, value in os.environ.items() if "\n" not in value
+              and (key, value) != ("CONDOR_CONFIG", os.devnull)
               and not any(key.startswith(name[:-1]) if name.endswith("*") else key == name for name in left_out)}
     merged.update(assignment.split("=", 1) for assignment in assignments)
     return [f"{key}={value}" for key, value in sorted(merged.items())]

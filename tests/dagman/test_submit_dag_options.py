@@ -312,3 +312,21 @@ def test_import_env_for_the_pool_writes_the_environment_of_the_submit(tmp_path, 
     written = parse_raw_arguments(re.search(r'^environment\s*= "(.*)"$', sub, re.M).group(1).replace('""', '"'))
     assert "MYVAR=mine" in written and "RUN=8" in written and written == sorted(written)
     assert any(word.startswith("_CONDOR_DAGMAN_LOG=") for word in written)
+
+
+def test_import_env_leaves_out_the_bindings_own_condor_config(tmp_path, monkeypatch):
+    """-import_env writes the submitter's environment, not the CONDOR_CONFIG=/dev/null the
+    bindings set in crabtui's own process when the submitter has no HTCondor configuration:
+    a user without CONDOR_CONFIG found one in the DAGMan job's environment."""
+    from engine.dagman.submit_dag import DagSubmitOptions, format_condor_sub
+
+    (tmp_path / "d.dag").write_text(DAG)
+    monkeypatch.setenv("CONDOR_CONFIG", "/dev/null")  # as importing htcondor2 with none sets it
+    monkeypatch.setenv("MYVAR", "mine")
+    sub = format_condor_sub(str(tmp_path / "d.dag"), DagSubmitOptions(import_env=True), str(tmp_path / "state"))
+    written = parse_raw_arguments(re.search(r'^environment\s*= "(.*)"$', sub, re.M).group(1).replace('""', '"'))
+    assert "MYVAR=mine" in written
+    assert not any(word.startswith("CONDOR_CONFIG=") for word in written), written
+    monkeypatch.setenv("CONDOR_CONFIG", "/etc/condor/condor_config")  # the submitter's own is written
+    sub = format_condor_sub(str(tmp_path / "d.dag"), DagSubmitOptions(import_env=True), str(tmp_path / "state"))
+    assert "CONDOR_CONFIG=/etc/condor/condor_config" in sub
