@@ -61,8 +61,10 @@ def test_the_life_of_a_lumibased_task_on_the_pool(user):
     flaky = [(j["id"], n) for j in jobs.values() for n, a in enumerate(j["attempts"]) if a["site"] == FLAKY]
     failed_there = [a for j in jobs.values() for a in j["attempts"] if a["site"] == FLAKY and a["exit_code"] == 8021]
     sites = {s["site"]: s for s in status["sites"]}
-    if len(failed_there) >= 2:
-        assert sites[FLAKY]["automatic"] and not sites[FLAKY]["usable"], sites[FLAKY]
+    if len(failed_there) >= 2:  # counted, and the site blacklisted unless half its jobs there succeeded
+        rule = sites[FLAKY]["automatic"]
+        assert rule["site_failures"]["met"] and rule["completed_jobs"]["met"], rule
+        assert sites[FLAKY]["usable"] == (not rule["site_success_rate"]["met"]), sites[FLAKY]
     assert flaky, "no attempt ran at the flaky site"
 
     # What ran on the worker nodes: the sandbox, from a scratch directory under an execute

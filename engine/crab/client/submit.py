@@ -35,7 +35,7 @@ from engine.crab.taskworker.dagman_creator import TaskAd
 from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError, UnknownDataset
 from engine.crab.taskworker.parents import why_none, without_parents
 from engine.crab.taskworker.task_input import InputSpec, load_input, locality, refusal, skipped_warning
-from engine.crab.taskworker.taskdb import EMBEDDED, NEW, SUBMIT, Task, TaskDB, TaskError, task_name
+from engine.crab.taskworker.taskdb import EMBEDDED, HTCONDOR, NEW, SUBMIT, Task, TaskDB, TaskError, task_name
 from engine.crab.taskworker.splitting import SplittingError, split
 from engine.crab.taskworker.worker import write_request
 from engine.crab.wn.failure_plan import plan_json
@@ -212,7 +212,7 @@ def _check(cfg: TaskConfig, state: StateDir, catalogue: Catalogue, pool: Mapping
     if found.blocks and not found.usable:
         request = f"{cfg.num_cores} core(s) and {cfg.max_memory_mb} MB"
         raise SubmitError(f"{source}: Site.whitelist/Site.blacklist: "
-                          f"{refusal(dataset.name, found, lists, pool_sites, request, sorted(pool), backend)}")
+                          f"{refusal(dataset.name, found, lists, pool_sites, request, sorted(pool), backend == HTCONDOR)}")
     if found.banned or found.outside:
         uploaded.append(skipped_warning(dataset.name, found, lists))
         spec = spec.with_blocks(b.name for b in found.usable)

@@ -41,7 +41,6 @@ from engine.crab.ap.sites import SiteLists, matches
 from engine.crab.taskworker import stand_ins
 from engine.crab.taskworker.datasets import SITES, Block, Catalogue, Dataset, File, Lumis
 from engine.crab.taskworker.parents import with_parents, with_secondary
-from engine.crab.taskworker.taskdb import EMBEDDED, HTCONDOR
 
 __all__ = ["InputSpec", "Locality", "load_input", "locality", "refusal", "skipped_warning"]
 
@@ -168,20 +167,18 @@ def _lists(lists: SiteLists) -> str:
     return out
 
 
-# Where the pool's sites and slots come from, and how to change them, on each backend.
-SLOTS_FROM = {
-    EMBEDDED: "pool.toml in the state directory describes the pool's sites and slots; 'crabtui pool stop', "
-              "then 'crabtui pool start --grid', put the simulated grid's CMS sites there",
-    HTCONDOR: "the pool's slots advertise their site as GLIDEIN_CMSSite; 'condor_status -af Name GLIDEIN_CMSSite "
-              "Cpus Memory' lists each slot's site, cores and memory",
-}
+# Where the pool's sites and slots come from, and how to change them: the embedded engine's, a real pool's.
+SLOTS_FROM_POOL_TOML = ("pool.toml in the state directory describes the pool's sites and slots; 'crabtui pool stop', "
+                        "then 'crabtui pool start --grid', put the simulated grid's CMS sites there")
+SLOTS_FROM_GLIDEIN_CMSSITE = ("the pool's slots advertise their site as GLIDEIN_CMSSite; 'condor_status -af Name "
+                              "GLIDEIN_CMSSite Cpus Memory' lists each slot's site, cores and memory")
 
 
 def refusal(name: str, found: Locality, lists: SiteLists, pool_sites: Iterable[str], request: str,
-            all_sites: Iterable[str], backend: str) -> str:
+            all_sites: Iterable[str], on_pool: bool) -> str:
     """DagmanCreator's refusal of a task none of whose blocks can run anywhere, in one line.
     ``pool_sites`` are the sites whose slots can hold the task's jobs (``request`` says what they
-    ask for), ``all_sites`` every site of the pool; ``backend`` says where its slots are described."""
+    ask for), ``all_sites`` every site of the pool; ``on_pool``: a real HTCondor pool's, whose slots say their sites."""
     what = f"dataset {name}" if name else "the task's input"
     message = (f"The CRAB server backend refuses to send jobs to the Grid scheduler. No locations found for {what}. "
                f"(or at least for what passed the lumi-mask and/or run-range selection).")
@@ -206,7 +203,7 @@ def refusal(name: str, found: Locality, lists: SiteLists, pool_sites: Iterable[s
     at = sorted({s for b in (*found.banned, *found.outside) for s in b.sites})
     fit = ", ".join(sorted(pool_sites)) or "none"
     message += (f" The {'data is' if name else 'jobs may run'} at {', '.join(at) or 'no site'}; the pool's sites are "
-                f"{', '.join(all_sites)}, with slots for jobs of {request} at {fit} ({SLOTS_FROM[backend]}).")
+                f"{', '.join(all_sites)}, with slots for jobs of {request} at {fit} ({SLOTS_FROM_GLIDEIN_CMSSITE if on_pool else SLOTS_FROM_POOL_TOML}).")
     small = [s for s in lists.available(all_sites) if s not in set(pool_sites)]
     if small:  # what the lists allow, but whose slots cannot hold the jobs: the request is the obstacle
         message += (f" The lists allow {', '.join(small)}, whose slots cannot hold jobs of {request}: ask for less "

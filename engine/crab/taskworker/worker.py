@@ -178,7 +178,7 @@ class TaskWorker:
         found = locality(dataset, lists, pool, lumi_mask)
         if found.blocks and not found.usable:
             request = f"{ad['num_cores']} core(s) and {ad['max_memory_mb']} MB"
-            raise ValueError(refusal(ad.get("dataset") or "", found, lists, pool, request, sorted(pool), backend))
+            raise ValueError(refusal(ad.get("dataset") or "", found, lists, pool, request, sorted(pool), backend == HTCONDOR))
 
     def _queue_dag(self, task: Task, *, force: bool) -> int:
         """condor_submit_dag of the task's DAG; without ``force`` DAGMan starts from the newest
