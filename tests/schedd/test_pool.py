@@ -577,6 +577,12 @@ class TestAnalyze:
             "Job 7.0 is held, and is matched only once released (hold reason: submitted on hold at user's "
             "request). Released, it can run now on 3 of the 5 slots of the pool.\n")
 
+    def test_a_running_job_is_said_to_run_not_to_wait_for_a_slot(self, three_sites):
+        three_sites.claim(three_sites.slots[0], "7.0")
+        running = job("TARGET.Speed >= 2", JobStatus=2, RemoteHost="slot1@T2_CH_CERN")
+        assert analyze(running, three_sites).startswith(
+            "Job 7.0 is running on slot1@T2_CH_CERN: it waits for no slot.\n")
+
     def test_clause_counts_include_busy_slots(self, three_sites):
         for slot, job_id in zip(three_sites.slots, ("1.0", "1.1", "1.2", "1.3", "1.4")):
             three_sites.claim(slot, job_id)

@@ -416,7 +416,10 @@ def analyze(job_ad: classad2.ClassAd, pool: Pool) -> str:
         verdict = f"{job.capitalize()} matches {busy} of the {total} slots of the pool, all busy: it waits for one."
     else:
         verdict = f"{job.capitalize()} matches none of the {total} slots of the pool."
-    if job_ad.get("JobStatus") == 5:  # held: condor_q says so first, with the hold reason
+    if job_ad.get("JobStatus") == 2:  # running: condor_q says so rather than what it waits for
+        host = job_ad.get("RemoteHost")
+        verdict = f"{job.capitalize()} is running{f' on {host}' if host else ''}: it waits for no slot."
+    elif job_ad.get("JobStatus") == 5:  # held: condor_q says so first, with the hold reason
         verdict = (f"{job.capitalize()} is held, and is matched only once released (hold reason: "
                    f"{job_ad.get('HoldReason', 'none given')}). Released, it {verdict.split(' ', 2)[2]}")
     lines = [verdict, ""]
