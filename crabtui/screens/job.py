@@ -151,7 +151,8 @@ class JobScreen(PollingScreen):
             return
         paths = self._paths()
         if tab == "attempts":
-            text = "Move the cursor to an attempt to see its stdout, stderr and report"
+            table = self.query_one("#attempt-table", LiveTable)  # its count, sort and columns off screen
+            text = f"{table.describe('attempts')} · Stdout, Stderr, Job report: the cursor's attempt"
         elif tab == "classad":
             text = "The job's ClassAd (condor_q -l / condor_history -l)"
         elif tab == "why":

@@ -162,3 +162,21 @@ def test_a_number_column_is_drawn_whole_or_not_at_all(fixed):
             assert not cut_numbers(jobs), f"scrolled to {jobs.scroll_offset.x}:\n" + "\n".join(cut_numbers(jobs))
 
     drive(fixed, scenario, task=LIVE)
+
+
+def test_a_jobs_attempts_say_when_columns_are_off_screen(fixed):
+    """At 80 columns the attempts' Exit, Then and Why columns are to the right: the info line says
+    so, as every other table's does, and which attempt the file tabs show."""
+    async def scenario(pilot):
+        await wait_for(pilot, lambda: getattr(pilot.app.screen, "snapshot", None), "the task screen")
+        jobs = pilot.app.screen.query_one("#job-table", LiveTable)
+        await wait_for(pilot, lambda: jobs.row_count, "the jobs")
+        jobs.move_cursor(row=jobs.get_row_index("4"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: getattr(pilot.app.screen, "snapshot", None)
+                       and pilot.app.screen.query("#attempt-table"), "the job screen")
+        info = pilot.app.screen.query_one("#info")
+        await wait_for(pilot, lambda: "← → more columns" in info.render().plain, "the info line's more columns")
+        assert "the cursor's attempt" in info.render().plain
+
+    drive(fixed, scenario, task=LIVE)
