@@ -102,7 +102,8 @@ class BatchesScreen(UsersListScreen):
         shown = [self.table.items[key] for key in self.table.shown_keys()]
         jobs = ", ".join(f"{sum(getattr(b, a) for b in shown)} {a}" for a in ("running", "idle", "held"))
         who = "all users'" if self.all_users else f"{snapshot.owner}'s"
-        text = " · ".join([self.table.describe(self.NOUN), who + ("" if self.all_users else " (u: all)"), jobs])
+        hint = " (u: yours)" if self.all_users else " (u: all)"  # the way back too, as the task list's
+        text = " · ".join([self.table.describe(self.NOUN), who + hint, jobs])
         if len(text) > self.app.size.width - 2:  # 90000 idle at 80 columns: the hint goes, not a count
             text = " · ".join([self.table.describe(self.NOUN), who, jobs])
         return text

@@ -123,7 +123,7 @@ class DagsScreen(UsersListScreen):
             dags = per_user[owner]
             ended = sum(d.ended for d in dags)
             users.append(f"{owner} {len(dags) - ended}" + (f"+{ended} ended" if ended else ""))
-        who = "all users" if self.all_users else f"{snapshot.owner}'s (u: all users)"
+        who = "all users (u: yours)" if self.all_users else f"{snapshot.owner}'s (u: all users)"
         period = self.app.ended_for
         ended = f"ended ones for {_period(period)}" if period is not None else "ended ones left out (e keeps them)"
         return " · ".join([text, who, ended] + (["per user: " + ", ".join(users)] if users else []))

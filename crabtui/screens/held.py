@@ -66,7 +66,7 @@ class HeldScreen(UsersListScreen):
         groups = causes(self.table.items.values())
         shown = [f"{n}× {cause}" for cause, n in groups[:CAUSES_SHOWN]]
         more = len(groups) - len(shown)
-        who = "all users" if self.all_users else f"{snapshot.owner}'s (u: all users)"
+        who = "all users (u: yours)" if self.all_users else f"{snapshot.owner}'s (u: all users)"
         return " · ".join([self.table.describe(self.NOUN), who, plural(len(groups), "reasons") + ": " + "; ".join(shown)
                            + (f"; {more} more" if more else "")])
 

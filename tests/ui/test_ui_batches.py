@@ -500,6 +500,8 @@ def test_the_info_lines_job_counts_are_of_the_batches_the_filter_shows(state, tm
         await pilot.press("slash", *"batch:stopped", "enter")
         await wait_for(pilot, lambda: "1 of 2 batches" in info(screen), "the filter on")
         assert info(screen).endswith("0 running, 0 idle, 2 held"), info(screen)
+        await pilot.press("u")  # every user's: the info line says so, and how to go back
+        await wait_for(pilot, lambda: "all users' (u: yours)" in info(screen), "every user's batches")
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario)
 

@@ -334,6 +334,7 @@ def test_owners_a_toggle_for_all_users_and_totals_per_user(engine, tmp_path, mon
         assert "u: all users" in info(dags) and "bob 1" in info(dags)
         await pilot.press("u")
         await wait_for(pilot, lambda: str(theirs) in table.items, "every user's DAGs")
+        assert "all users (u: yours)" in info(dags), "the way back to one's own, as on the task list"
         assert cells(table, str(theirs))[3].strip() == "bob"
         await pilot.press("slash", *"owner:bob", "enter")
         assert table.shown_keys() == [str(theirs)]

@@ -64,6 +64,8 @@ def test_held_jobs_grouped_by_reason_and_released_together(engine, tmp_path):
         await wait_for(pilot, lambda: set(table.items) & {a, b, c} == {b}, "only B left in the view")
         assert job_status(engine, jobs["B"]) == JobStatus.HELD
         assert "1 held job" in info(screen) and f"1 reason: 1× [1] proxy expired{by}" in info(screen)
+        await pilot.press("u")  # every user's: the info line says so, and how to go back
+        await wait_for(pilot, lambda: "all users (u: yours)" in info(screen), "every user's held jobs")
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(160, 40))
 
