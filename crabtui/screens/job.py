@@ -152,7 +152,7 @@ class JobScreen(PollingScreen):
         paths = self._paths()
         if tab == "attempts":
             table = self.query_one("#attempt-table", LiveTable)  # its count, sort and columns off screen
-            text = f"{table.describe('attempts')} · Stdout, Stderr, Job report: the cursor's attempt"
+            text = f"{table.describe('attempts')} · tabs 3-5 show the cursor's attempt"
         elif tab == "classad":
             text = "The job's ClassAd (condor_q -l / condor_history -l)"
         elif tab == "why":
