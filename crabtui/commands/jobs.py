@@ -158,8 +158,6 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     if without_schedd is not None:
         _without_schedd(ctx, *without_schedd, text, submit_file, cwd, terse, verbose, prepend, append)
         return
-    if backend(ctx) != "htcondor":
-        _warn_of_late_materialization(text, submit_file, cwd, prepend, append)
     if not terse and not from_stdin:
         click.echo("Submitting job(s)", nl=False)
     parts = cluster_texts(text)  # a new executable starts a new cluster, as in condor_submit
@@ -224,14 +222,6 @@ def _warn_of_unused(text: str, submit_file: str, cwd: str, prepend: dict, append
     from engine.schedd.local.submit import SubmitDescription, unused_line_warnings
 
     for line in unused_line_warnings(SubmitDescription(text, submit_file, cwd, prepend or None, append or None)):
-        click.echo(line, err=True)
-
-
-def _warn_of_late_materialization(text: str, submit_file: str, cwd: str, prepend: dict, append: dict) -> None:
-    from engine.schedd.local.submit import SubmitDescription, late_materialization_warning
-
-    line = late_materialization_warning(SubmitDescription(text, submit_file, cwd, prepend or None, append or None))
-    if line:
         click.echo(line, err=True)
 
 

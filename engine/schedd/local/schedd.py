@@ -53,7 +53,7 @@ from engine.schedd.api import (
     SubmitResult,
     summarize,
 )
-from engine.schedd.local import columns, dollar_dollar, input_files, job_tools, shadow, starter
+from engine.schedd.local import columns, dollar_dollar, factory, input_files, job_tools, shadow, starter
 from engine.crashpoint import crash_point
 from engine.gcpause import gc_paused
 from engine.schedd.local.jobqueue import JobQueue, OutboxRow, job_id
@@ -61,7 +61,11 @@ from engine.schedd.local.pool import Pool, analyze
 from engine.schedd.local.submit import SubmitDescription, build_job_ads
 from engine.schedd.local.userlog import (
     Event,
+    ClusterRemoveEvent,
+    ClusterSubmitEvent,
     ExecuteEvent,
+    FactoryPausedEvent,
+    FactoryResumedEvent,
     JobAbortedEvent,
     JobEvictedEvent,
     JobHeldEvent,
@@ -127,6 +131,12 @@ class LocalSchedd:
         self.job_umask = job_umask  # the submitter's: the daemon's own is 077
         self.queue = JobQueue(state.db)
         self.jobs: dict[JobId, classad2.ClassAd] = {job_id(ad): ad for ad in self.queue.load()}
+        self.factories: dict[int, factory.Factory] = {  # clusters that materialize their jobs late
+            cluster: factory.Factory(cluster, next_proc, total, paused, removed, ad)
+            for cluster, next_proc, total, paused, removed, ad in self.queue.factories()}
+        for key in self.jobs if self.factories else ():
+            if key[0] in self.factories:
+                self.factories[key[0]].present.add(key)
         self.texts: dict[JobId, str] = {}  # each job's ad as text, kept from its last save, for queries
         self._rows = columns.RowCache()  # each job's projected values, kept while its text is
         self.running: dict[JobId, shadow.JobProcess] = {}  # every run whose starter may live
@@ -185,6 +195,15 @@ class LocalSchedd:
                 self._events, self._after = [], []
                 self._changed, self._retired = {}, []
             raise
+        if self._depth == 1 and self.factories:
+            try:
+                self._materialize()
+            except BaseException:
+                self._depth -= 1
+                self.queue.rollback()
+                self._events, self._after = [], []
+                self._changed, self._retired = {}, []
+                raise
         self._depth -= 1
         if self._depth:
             return
@@ -234,6 +253,39 @@ class LocalSchedd:
                     continue
                 log.warning("cannot write to user log %s: %s", path, e)
             self._written.extend(row[0] for row in path_rows)
+
+    def _materialize(self) -> None:
+        """Inside a unit, last: each factory makes the jobs its limits now allow (max_materialize:
+        others left the queue; max_idle: others started or were held), and one whose jobs are all
+        made and gone is over, with its CLUSTER_REMOVE."""
+        now = int(self.clock())
+        for cluster, made in list(self.factories.items()):
+            room = made.room(self.jobs)
+            if room:
+                ads = self.queue.take_unmaterialized(cluster, room)
+                for ad in ads:
+                    key = job_id(ad)
+                    ad["EnteredCurrentStatus"] = now
+                    self.jobs[key] = ad
+                    made.present.add(key)
+                    self._log(ad, SubmitEvent, submit_host=self.host, log_notes=ad.get("SubmitEventNotes", ""))
+                made.next_proc += len(ads)
+                if len(ads) < room:  # the store has no more: the cluster is complete as made
+                    made.total = made.next_proc
+                for key in made.present:
+                    self.jobs[key][factory.NEXT_PROC] = made.next_proc
+                self._save(self.jobs[key] for key in made.present)
+                self._put_factory(made)
+                self._idle_order = None
+                self._after_commit(self._schedule_soon)
+            if made.done and not made.present:
+                self._log(made.ad, ClusterRemoveEvent, materialized=made.next_proc, items=0,
+                          complete=made.next_proc >= made.total)
+                self.queue.drop_factory(cluster)
+                del self.factories[cluster]
+
+    def _put_factory(self, made: factory.Factory) -> None:
+        self.queue.put_factory(made.cluster, made.next_proc, made.total, made.paused, made.removed, made.ad)
 
     def _retry_backlog(self) -> None:
         backlog, self._backlog = self._backlog, {}
@@ -458,13 +510,21 @@ class LocalSchedd:
             if ad["ClusterId"] != cluster:
                 raise ScheddError(f"job ad for cluster {ad['ClusterId']} submitted as cluster {cluster}")
         first = job_id(ads[0])
-        if first in self.jobs or self.queue.has_left(*first):
+        if first in self.jobs or cluster in self.factories or self.queue.has_left(*first):
             return SubmitResult(cluster, ads[0]["ProcId"], len(ads))
         for ad in ads:  # the schedd names the job's user as a pool's does, not condor_submit (-dry-run has none)
             ad["User"] = f"{ad['Owner']}@{UID_DOMAIN}"
         with self._unit("submit"):
-            self._save(ads)
-            for ad in ads:
+            if factory.wants_factory(ads[0]):  # its jobs are made as _materialize finds room, SUBMIT each
+                made = factory.Factory(cluster, ads[0]["ProcId"], ads[0]["ProcId"] + len(ads), False, False,
+                                       factory.cluster_ad(ads[0]))
+                self._log(made.ad, ClusterSubmitEvent, submit_host=self.host)
+                self.queue.put_unmaterialized(ads)
+                self._put_factory(made)
+                self.factories[cluster] = made
+            queued = () if cluster in self.factories else ads
+            self._save(queued)
+            for ad in queued:
                 self.jobs[job_id(ad)] = ad
                 # A job submitted on hold gets no held event: HTCondor logs only the submit.
                 self._log(ad, SubmitEvent, submit_host=self.host, log_notes=ad.get("SubmitEventNotes", ""))
@@ -554,6 +614,7 @@ class LocalSchedd:
         tool = {JobAction.Hold: "condor_hold", JobAction.Release: "condor_release"}.get(action, "condor_rm")
         reason = f"{reason or 'via ' + tool} (by user {_user()})"
         with self._unit(action.name.lower() if action is not JobAction.RemoveX else "remove"):
+            self._act_on_factories(action, job_spec, reason)
             if action is JobAction.Hold:
                 self._hold(ads, reason, HOLD_CODE_USER, 0)
             elif action is JobAction.Release:
@@ -564,6 +625,33 @@ class LocalSchedd:
         return ActResult(len(allowed), tuple(refused), not_found=len(gone), bad_status=kinds["bad_status"],
                          already_done=kinds["already_done"], job_ads=len(self.jobs))
 
+
+    def _act_on_factories(self, action: JobAction, job_spec: JobSpec, reason: str) -> None:
+        """Inside a unit: the factories of the clusters named whole (``condor_rm 5``; a pool's
+        condor_rm sends ``ClusterId == 5``, which the cluster's ad matches too): removal makes no
+        more jobs, hold pauses the factory (FACTORY_PAUSED), release resumes it (FACTORY_RESUMED)."""
+        if not self.factories:
+            return
+        if _is_constraint(job_spec):
+            expr = _constraint(str(job_spec))
+            named = [made for made in self.factories.values() if expr.eval(scope=made.ad) is True]
+        else:
+            specs = [job_spec] if isinstance(job_spec, (str, int)) else list(job_spec)
+            clusters = {int(text) for spec in specs if (text := str(spec).strip()).isdigit()}
+            named = [self.factories[cluster] for cluster in sorted(clusters) if cluster in self.factories]
+        for made in named:
+            if action is JobAction.Hold and not made.paused:
+                made.paused = True
+                self._log(made.ad, FactoryPausedEvent, reason=reason)
+            elif action is JobAction.Release and made.paused:
+                made.paused = False
+                self._log(made.ad, FactoryResumedEvent, reason=reason)
+            elif action in (JobAction.Remove, JobAction.RemoveX):
+                made.removed = True
+            else:
+                continue
+            made.ad[factory.PAUSED] = int(made.paused)
+            self._put_factory(made)
 
     # ------------------------------------------------------------------ scheduling
 
@@ -1213,6 +1301,8 @@ class LocalSchedd:
                 found = [key] if key in self.jobs else []
             else:
                 found = sorted(k for k in self.jobs if k[0] == int(cluster))
+            if not found and not proc and int(cluster) in self.factories:
+                continue  # a factory with no job queued now: condor_rm and condor_hold act on it
             if not found:
                 missing = self._missing(int(cluster), int(proc) if proc else None)
                 if gone is None:
