@@ -121,3 +121,18 @@ def test_a_schedd_killed_mid_way_makes_the_rest_none_twice(schedd, monkeypatch, 
     assert [e.proc for e in events if e.type == ET.SUBMIT] == [0, 1, 2, 3]
     assert [e.type for e in events if e.proc == -1] == [ET.CLUSTER_SUBMIT, ET.CLUSTER_REMOVE]
     assert in_queue_at_once(events) == 1
+
+
+def test_dry_run_prints_the_cluster_ad_alone(schedd):
+    """23.9.6's condor_submit -dry-run of such a cluster: its cluster ad, without the limits (the
+    schedd makes the jobs), a blank line, and the count of jobs it would make."""
+    schedd.write("mat.sub", """
+        executable = /bin/true
+        max_materialize = 2
+        queue 5
+        """)
+    result = schedd.cli("job", "submit", "-dry-run", "-", "mat.sub")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:2] == ["Dry-Run job(s)", "ClusterId=1"] and lines[-2:] == ["", "5 job(s) dry-run to cluster 1."]
+    assert not [line for line in lines if line.startswith(("ProcId=", "JobMaterialize")) or line == "."]
