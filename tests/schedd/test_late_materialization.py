@@ -136,3 +136,17 @@ def test_dry_run_prints_the_cluster_ad_alone(schedd):
     lines = result.stdout.splitlines()
     assert lines[:2] == ["Dry-Run job(s)", "ClusterId=1"] and lines[-2:] == ["", "5 job(s) dry-run to cluster 1."]
     assert not [line for line in lines if line.startswith(("ProcId=", "JobMaterialize")) or line == "."]
+
+
+def test_qedit_of_the_cluster_reaches_the_jobs_made_later(schedd):
+    """condor_qedit of the cluster edits its cluster ad: on the pool the jobs made afterwards
+    have the new value (MyAttr 7 on 69.1 and 69.2 after ``condor_qedit 69 MyAttr 7``)."""
+    schedd.write("idle.sub", NO_SLOT.replace("max_idle", "max_materialize"))
+    assert schedd.cli("job", "submit", "idle.sub").returncode == 0
+    log = EventReader(schedd.work / "idle.log")
+    log.wait_type(ET.SUBMIT, "1.0")
+    edited = schedd.cli("qedit", "1", "MyAttr", "7")
+    assert edited.returncode == 0, edited.stderr
+    assert schedd.cli("rm", "1.0").returncode == 0
+    log.wait_type(ET.SUBMIT, "1.1")
+    assert schedd.cli("q", "-af", "ProcId", "MyAttr").stdout == "1 7\n"

@@ -160,6 +160,11 @@ class JobQueue:
         self.db.executemany("INSERT OR REPLACE INTO unmaterialized (cluster, proc, ad) VALUES (?, ?, ?)",
                             [(*job_id(ad), str(ad)) for ad in ads])
 
+    def unmaterialized(self, cluster: int) -> list[classad2.ClassAd]:
+        """The ads of the jobs a factory has yet to make, in proc order."""
+        return [classad2.ClassAd(text) for (text,) in
+                self.db.execute("SELECT ad FROM unmaterialized WHERE cluster = ? ORDER BY proc", (cluster,))]
+
     def take_unmaterialized(self, cluster: int, count: int) -> list[classad2.ClassAd]:
         """Inside a transaction: the factory's next ``count`` jobs, no longer kept here."""
         rows = self.db.execute("SELECT proc, ad FROM unmaterialized WHERE cluster = ? ORDER BY proc LIMIT ?",

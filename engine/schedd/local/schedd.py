@@ -582,6 +582,13 @@ class LocalSchedd:
         exprs = {name: _constraint(text, what="value") for name, text in attrs.items()}
         keys = self._resolve(job_spec)
         with self._unit("edit"):
+            for made in self._factories_named(job_spec):  # the cluster ad: the jobs made later have it
+                made.ad.update(exprs)
+                self._put_factory(made)
+                later = self.queue.unmaterialized(made.cluster)
+                for ad in later:
+                    ad.update(exprs)
+                self.queue.put_unmaterialized(later)
             for key in keys:
                 self.jobs[key].update(exprs)
                 self._logs.pop(key, None)
@@ -626,20 +633,23 @@ class LocalSchedd:
                          already_done=kinds["already_done"], job_ads=len(self.jobs))
 
 
+    def _factories_named(self, job_spec: JobSpec) -> list[factory.Factory]:
+        """The factories of the clusters a spec names whole (``5``, not ``5.0``), or whose
+        cluster ad a constraint matches."""
+        if not self.factories:
+            return []
+        if _is_constraint(job_spec):
+            expr = _constraint(str(job_spec))
+            return [made for made in self.factories.values() if expr.eval(scope=made.ad) is True]
+        specs = [job_spec] if isinstance(job_spec, (str, int)) else list(job_spec)
+        clusters = {int(text) for spec in specs if (text := str(spec).strip()).isdigit()}
+        return [self.factories[cluster] for cluster in sorted(clusters) if cluster in self.factories]
+
     def _act_on_factories(self, action: JobAction, job_spec: JobSpec, reason: str) -> None:
         """Inside a unit: the factories of the clusters named whole (``condor_rm 5``; a pool's
         condor_rm sends ``ClusterId == 5``, which the cluster's ad matches too): removal makes no
         more jobs, hold pauses the factory (FACTORY_PAUSED), release resumes it (FACTORY_RESUMED)."""
-        if not self.factories:
-            return
-        if _is_constraint(job_spec):
-            expr = _constraint(str(job_spec))
-            named = [made for made in self.factories.values() if expr.eval(scope=made.ad) is True]
-        else:
-            specs = [job_spec] if isinstance(job_spec, (str, int)) else list(job_spec)
-            clusters = {int(text) for spec in specs if (text := str(spec).strip()).isdigit()}
-            named = [self.factories[cluster] for cluster in sorted(clusters) if cluster in self.factories]
-        for made in named:
+        for made in self._factories_named(job_spec):
             if action is JobAction.Hold and not made.paused:
                 made.paused = True
                 self._log(made.ad, FactoryPausedEvent, reason=reason)
