@@ -272,12 +272,17 @@ class LocalSchedd:
                 made.next_proc += len(ads)
                 if len(ads) < room:  # the store has no more: the cluster is complete as made
                     made.total = made.next_proc
-                for key in made.present:
-                    self.jobs[key][factory.NEXT_PROC] = made.next_proc
-                self._save(self.jobs[key] for key in made.present)
+                for ad in ads:
+                    ad[factory.NEXT_PROC] = made.next_proc
+                self._save(ads)
                 self._put_factory(made)
                 self._idle_order = None
                 self._after_commit(self._schedule_soon)
+            if made.present:  # condor_q's batch line reads the cluster's first job: it has the count
+                first = self.jobs[min(made.present)]
+                if first.get(factory.NEXT_PROC) != made.next_proc:
+                    first[factory.NEXT_PROC] = made.next_proc
+                    self._save([first])
             if made.done and not made.present:
                 self._log(made.ad, ClusterRemoveEvent, materialized=made.next_proc, items=0,
                           complete=made.next_proc >= made.total)
