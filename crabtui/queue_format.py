@@ -679,6 +679,32 @@ def summarize_address(address: str) -> str:
     return head + "?..." if sep else address
 
 
+FACTORY_HEADING = " ID      OWNER            SUBMITTED  LIMIT PRESNT   RUN    IDLE   HOLD NEXTID MODE DIGEST"
+
+
+def factory_table(ads: Sequence[Mapping[str, object]]) -> list[str]:
+    """condor_q -factory's header and one line per late-materializing cluster: its limit, its
+    jobs in the queue by state, the next proc it makes, whether it is paused (Held) or has made
+    them all (Done), and the digest of its submit file (none on the embedded schedd)."""
+    digests = [str(ad.get("JobMaterializeDigestFile") or "") for ad in ads]
+    width = max(map(len, digests), default=0)
+    lines = [FACTORY_HEADING + " " * max(0, width - len("DIGEST"))]
+    for ad, digest in zip(ads, digests):
+        if ad.get("JobFactoryPaused"):
+            mode = "Held"
+        elif (ad.get("JobMaterializeNextProcId") or 0) >= (ad.get("TotalSubmitProcs") or 0):
+            mode = "Done"
+        else:
+            mode = "Norm"
+        submitted = time.strftime("%m/%d %H:%M", time.localtime(ad.get("QDate") or 0))
+        counts = [ad.get(key) for key in ("JobMaterializeLimit", "JobsPresent", "JobsRunning", "JobsIdle", "JobsHeld",
+                                          "JobMaterializeNextProcId")]
+        cells = " ".join(f"{'' if value is None else value:>6}" for value in counts)
+        lines.append(f"{ad.get('ClusterId'):>4}.    {str(ad.get('Owner') or '')[:14]:<14} {submitted:>11} {cells} "
+                     f"{mode} {digest}".rstrip())
+    return lines
+
+
 def header(schedd_name: str, address: str, when: float, submitter: str | None = None) -> str:
     """condor_q's line above a schedd's jobs; ``condor_q -submitter`` names the submitter first."""
     stamp = time.strftime("%m/%d/%y %H:%M:%S", time.localtime(when))

@@ -347,7 +347,7 @@ Q_OPTIONS = [
     Option("hold", 2, colon=True), Option("held", 2, colon=True), Option("idle", 3), Option("currentrun", 3),
     Option("cumulative-time", 3), Option("dag", 2), Option("batch", 2, colon=True), Option("nobatch", 3),
     Option("totals", 3), Option("limit", 3, values=1), Option("submitter", 1, values=1), Option("io", 2),
-    Option("goodput", 2),
+    Option("goodput", 2), Option("factory", 4),
 ]
 _ANALYZE = "crabtui q -better-analyze JOB matches the job against every slot the pool has"
 _HOLD_CODES = "crabtui q -hold -af:j HoldReasonCode HoldReasonSubCode HoldReason lists them job by job"
@@ -356,7 +356,7 @@ Q_UNSUPPORTED = (
     Option("slotconstraint", 5, instead=_ANALYZE), Option("mconstraint", 2, instead=_ANALYZE),
     Option("machine", 2, instead=_ANALYZE),
     Option("address", 1, instead="name the schedd with -name NAME, as condor_status -schedd lists it"),
-    Option("autocluster", 2, colon=True), Option("group-by", 2, colon=True), Option("factory", 4, colon=True),
+    Option("autocluster", 2, colon=True), Option("group-by", 2, colon=True),
     Option("jobset", 5, colon=True), Option("aaf", 3, colon=True),
     Option("print-format", 2, colon=True, instead="choose the columns with -af or -format"),
     Option("schedd-constraint", 5, instead="name a schedd with -name NAME, or ask every schedd with -global"),
@@ -388,6 +388,7 @@ class QueueQuery:
         self.status: str | None = None  # run, hold or idle
         self.allusers = self.nobatch = self.batch = self.dag = self.totals = self.help = False
         self.long = self.json = self.xml = self.analyze = self.global_ = self.io = self.goodput = False
+        self.factory = False  # -factory: the late-materializing clusters' factories, not their jobs
         self.attributes: list[str] = []
         self.wide: int | None = None  # None: not given; 0: -wide; N: -wide:N
         self.current_run = True
@@ -543,6 +544,7 @@ def q(ctx: click.Context, args: tuple[str, ...]) -> None:
 
     \b
     Jobs: [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -allusers -run -hold -idle
+    Factories: -factory (clusters with max_materialize or max_idle)
     Views: (one line per batch) -nobatch -dag -totals -wide[:N] -currentrun -cumulative-time
     Ads: -long[:json|xml] -attributes A,B -json -xml -af[:jlhVr,tng] EXPR... -format FMT EXPR
     Where: -name SCHEDD -pool COLLECTOR -global -submitter USER
@@ -605,10 +607,20 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
             job = "{}.{}".format(*queue_format.job_id(row))
             click.echo(f"\n{job}: {client.analyze(job)}")
         return
+    if query.factory and not (query.long or query.json or query.xml or query.custom):
+        ads = client.factories(constraint)
+        name, address = schedd_title(client)
+        now = next((ad.get("ServerTime") for ad in ads[:1]), None) or time.time()
+        _write("\n".join(["", "", queue_format.header(name, address, now, submitter),
+                          *queue_format.factory_table(ads)]) + "\n")
+        return
     if query.long or query.json or query.xml or query.custom:
-        nodes = queue_format.print_order(queue_format.link(client.query(constraint, query.projection())[:query.limit],
-                                                           dag=query.dag, batch=False), query.dag)
-        ads = [node.row for node in nodes]
+        if query.factory:  # the factories' cluster ads: no proc, no DAG tree
+            nodes, ads = [], client.factories(constraint)[:query.limit]
+        else:
+            nodes = queue_format.print_order(queue_format.link(client.query(constraint, query.projection())[:query.limit],
+                                                               dag=query.dag, batch=False), query.dag)
+            ads = [node.row for node in nodes]
         if query.json:
             _write(json_form(ads, query.ad_attributes) if ads else "")  # condor_q -json: nothing for no jobs
         elif query.xml:

@@ -83,9 +83,14 @@ def test_condor_hold_of_the_cluster_pauses_the_factory_until_condor_release(sche
     assert schedd.cli("job", "submit", "idle.sub").returncode == 0
     log = EventReader(schedd.work / "idle.log")
     log.wait_type(ET.SUBMIT, "1.0")
+    factory = schedd.cli("q", "-factory").stdout.splitlines()
+    assert factory[3] == " ID      OWNER            SUBMITTED  LIMIT PRESNT   RUN    IDLE   HOLD NEXTID MODE DIGEST"
+    # max_idle alone: 23.9.6 limits the cluster to its own size (LIMIT 3); 1 present, idle, next 1
+    assert factory[4].split()[0] == "1." and factory[4].split()[4:] == ["3", "1", "0", "1", "0", "1", "Norm"]
     assert schedd.cli("hold", "1").returncode == 0
     log.wait_type(ET.JOB_HELD, "1.0")
     assert schedd.cli("q", "-af", "ProcId", "JobStatus").stdout == "0 5\n"
+    assert schedd.cli("q", "-factory").stdout.split()[-7:] == ["3", "1", "0", "0", "1", "1", "Held"]
     assert schedd.cli("release", "1").returncode == 0
     log.wait_type(ET.JOB_RELEASED, "1.0")
     assert schedd.cli("q", "-af", "ProcId", "JobStatus").stdout == "0 1\n"

@@ -62,6 +62,15 @@ class Factory:
         return max(room, 0)
 
 
+def counts(made: Factory, jobs: Mapping[JobId, classad2.ClassAd]) -> dict[str, int]:
+    """The attributes of a pool's factory cluster ad that condor_q -factory shows."""
+    made.present = {key for key in made.present if key in jobs}
+    states = [jobs[key]["JobStatus"] for key in made.present]
+    return {"JobsPresent": len(states), "JobsIdle": states.count(JobStatus.IDLE),
+            "JobsRunning": states.count(JobStatus.RUNNING), "JobsHeld": states.count(JobStatus.HELD),
+            NEXT_PROC: made.next_proc, "JobFactoryPaused": int(made.paused), "ClusterSize": len(states)}
+
+
 def cluster_ad(ad: classad2.ClassAd) -> classad2.ClassAd:
     """The cluster's ad from its first job's: proc -1, the id of its events."""
     cluster = classad2.ClassAd(str(ad))

@@ -131,12 +131,12 @@ class LocalSchedd:
         self.job_umask = job_umask  # the submitter's: the daemon's own is 077
         self.queue = JobQueue(state.db)
         self.jobs: dict[JobId, classad2.ClassAd] = {job_id(ad): ad for ad in self.queue.load()}
-        self.factories: dict[int, factory.Factory] = {  # clusters that materialize their jobs late
+        self.job_factories: dict[int, factory.Factory] = {  # clusters that materialize their jobs late
             cluster: factory.Factory(cluster, next_proc, total, paused, removed, ad)
             for cluster, next_proc, total, paused, removed, ad in self.queue.factories()}
-        for key in self.jobs if self.factories else ():
-            if key[0] in self.factories:
-                self.factories[key[0]].present.add(key)
+        for key in self.jobs if self.job_factories else ():
+            if key[0] in self.job_factories:
+                self.job_factories[key[0]].present.add(key)
         self.texts: dict[JobId, str] = {}  # each job's ad as text, kept from its last save, for queries
         self._rows = columns.RowCache()  # each job's projected values, kept while its text is
         self.running: dict[JobId, shadow.JobProcess] = {}  # every run whose starter may live
@@ -195,7 +195,7 @@ class LocalSchedd:
                 self._events, self._after = [], []
                 self._changed, self._retired = {}, []
             raise
-        if self._depth == 1 and self.factories:
+        if self._depth == 1 and self.job_factories:
             try:
                 self._materialize()
             except BaseException:
@@ -259,7 +259,7 @@ class LocalSchedd:
         others left the queue; max_idle: others started or were held), and one whose jobs are all
         made and gone is over, with its CLUSTER_REMOVE."""
         now = int(self.clock())
-        for cluster, made in list(self.factories.items()):
+        for cluster, made in list(self.job_factories.items()):
             room = made.room(self.jobs)
             if room:
                 ads = self.queue.take_unmaterialized(cluster, room)
@@ -287,7 +287,7 @@ class LocalSchedd:
                 self._log(made.ad, ClusterRemoveEvent, materialized=made.next_proc, items=0,
                           complete=made.next_proc >= made.total)
                 self.queue.drop_factory(cluster)
-                del self.factories[cluster]
+                del self.job_factories[cluster]
 
     def _put_factory(self, made: factory.Factory) -> None:
         self.queue.put_factory(made.cluster, made.next_proc, made.total, made.paused, made.removed, made.ad)
@@ -515,7 +515,7 @@ class LocalSchedd:
             if ad["ClusterId"] != cluster:
                 raise ScheddError(f"job ad for cluster {ad['ClusterId']} submitted as cluster {cluster}")
         first = job_id(ads[0])
-        if first in self.jobs or cluster in self.factories or self.queue.has_left(*first):
+        if first in self.jobs or cluster in self.job_factories or self.queue.has_left(*first):
             return SubmitResult(cluster, ads[0]["ProcId"], len(ads))
         for ad in ads:  # the schedd names the job's user as a pool's does, not condor_submit (-dry-run has none)
             ad["User"] = f"{ad['Owner']}@{UID_DOMAIN}"
@@ -526,8 +526,8 @@ class LocalSchedd:
                 self._log(made.ad, ClusterSubmitEvent, submit_host=self.host)
                 self.queue.put_unmaterialized(ads)
                 self._put_factory(made)
-                self.factories[cluster] = made
-            queued = () if cluster in self.factories else ads
+                self.job_factories[cluster] = made
+            queued = () if cluster in self.job_factories else ads
             self._save(queued)
             for ad in queued:
                 self.jobs[job_id(ad)] = ad
@@ -558,6 +558,19 @@ class LocalSchedd:
         with gc_paused(promote=False):  # 100,000 rows: the collector's passes cost as much as the rows
             rows = self._rows.rows(projection, self._matching(constraint), self.texts, whole)
             return columns.encode(rows, len(projection))
+
+    def factories(self, constraint: str = "true") -> list[classad2.ClassAd]:
+        """The factories' cluster ads, as a pool's schedd keeps them: its limits and counts."""
+        expr = _constraint(constraint)
+        out = []
+        for cluster, made in sorted(self.job_factories.items()):
+            ad = classad2.ClassAd(str(made.ad))
+            del ad["ProcId"]  # a cluster ad has none
+            ad.update(factory.counts(made, self.jobs))
+            ad["ServerTime"] = int(self.clock())
+            if expr.eval(scope=ad) is True:
+                out.append(classad2.ClassAd(str(ad)))
+        return out
 
     def summary(self, constraint: str = "false") -> dict[str, int]:
         """The query's and the whole queue's totals, from one moment of the queue."""
@@ -641,14 +654,14 @@ class LocalSchedd:
     def _factories_named(self, job_spec: JobSpec) -> list[factory.Factory]:
         """The factories of the clusters a spec names whole (``5``, not ``5.0``), or whose
         cluster ad a constraint matches."""
-        if not self.factories:
+        if not self.job_factories:
             return []
         if _is_constraint(job_spec):
             expr = _constraint(str(job_spec))
-            return [made for made in self.factories.values() if expr.eval(scope=made.ad) is True]
+            return [made for made in self.job_factories.values() if expr.eval(scope=made.ad) is True]
         specs = [job_spec] if isinstance(job_spec, (str, int)) else list(job_spec)
         clusters = {int(text) for spec in specs if (text := str(spec).strip()).isdigit()}
-        return [self.factories[cluster] for cluster in sorted(clusters) if cluster in self.factories]
+        return [self.job_factories[cluster] for cluster in sorted(clusters) if cluster in self.job_factories]
 
     def _act_on_factories(self, action: JobAction, job_spec: JobSpec, reason: str) -> None:
         """Inside a unit: the factories of the clusters named whole (``condor_rm 5``; a pool's
@@ -1316,7 +1329,7 @@ class LocalSchedd:
                 found = [key] if key in self.jobs else []
             else:
                 found = sorted(k for k in self.jobs if k[0] == int(cluster))
-            if not found and not proc and int(cluster) in self.factories:
+            if not found and not proc and int(cluster) in self.job_factories:
                 continue  # a factory with no job queued now: condor_rm and condor_hold act on it
             if not found:
                 missing = self._missing(int(cluster), int(proc) if proc else None)

@@ -238,6 +238,8 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
         raise NoJobsQueued(f'"{where}" has only empty "queue" commands -- no jobs queued')
     for ad in ads:
         ad["TotalSubmitProcs"] = len(ads)
+        if "JobMaterializeMaxIdle" in ad and "JobMaterializeLimit" not in ad:  # max_idle alone: 23.9.6
+            ad["JobMaterializeLimit"] = len(ads)  # limits the cluster to its own size, as condor_q -factory shows
     return ads
 
 
