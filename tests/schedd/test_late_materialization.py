@@ -156,3 +156,26 @@ def test_qedit_of_the_cluster_reaches_the_jobs_made_later(schedd):
     assert schedd.cli("rm", "1.0").returncode == 0
     log.wait_type(ET.SUBMIT, "1.1")
     assert schedd.cli("q", "-af", "ProcId", "MyAttr").stdout == "1 7\n"
+
+
+def test_a_paused_factory_with_no_job_queued_is_released_and_removed_as_on_the_pool(schedd):
+    """The pool (cluster 268): condor_hold 268, condor_rm 268.0 leaves the paused factory alone
+    in the queue; condor_release 268 says "All jobs in cluster 268 have been released" (exit 0)
+    and 268.1 is made; condor_rm 268 then ends it."""
+    schedd.write("idle.sub", NO_SLOT.replace("max_idle", "max_materialize"))
+    assert schedd.cli("job", "submit", "idle.sub").returncode == 0
+    log = EventReader(schedd.work / "idle.log")
+    log.wait_type(ET.SUBMIT, "1.0")
+    assert schedd.cli("hold", "1").returncode == 0
+    assert schedd.cli("rm", "1.0").returncode == 0
+    log.wait_type(ET.JOB_ABORTED, "1.0")
+    assert schedd.cli("q", "-af", "ProcId").stdout == ""
+    released = schedd.cli("release", "1")
+    assert (released.returncode, released.stdout) == (0, "All jobs in cluster 1 have been released\n")
+    log.wait_type(ET.SUBMIT, "1.1")
+    removed = schedd.cli("rm", "1")
+    assert (removed.returncode, removed.stdout) == (0, "All jobs in cluster 1 have been marked for removal\n")
+    log.wait_type(ET.CLUSTER_REMOVE)
+    assert [(e.type, e.proc) for e in log.seen if e.type != ET.JOB_HELD] == [
+        (ET.CLUSTER_SUBMIT, -1), (ET.SUBMIT, 0), (ET.FACTORY_PAUSED, -1), (ET.JOB_ABORTED, 0),
+        (ET.FACTORY_RESUMED, -1), (ET.SUBMIT, 1), (ET.JOB_ABORTED, 1), (ET.CLUSTER_REMOVE, -1)]

@@ -639,7 +639,7 @@ class LocalSchedd:
         tool = {JobAction.Hold: "condor_hold", JobAction.Release: "condor_release"}.get(action, "condor_rm")
         reason = f"{reason or 'via ' + tool} (by user {_user()})"
         with self._unit(action.name.lower() if action is not JobAction.RemoveX else "remove"):
-            self._act_on_factories(action, job_spec, reason)
+            factories = self._act_on_factories(action, job_spec, reason)
             if action is JobAction.Hold:
                 self._hold(ads, reason, HOLD_CODE_USER, 0)
             elif action is JobAction.Release:
@@ -647,7 +647,8 @@ class LocalSchedd:
             else:
                 self._remove(ads, reason, force=action is JobAction.RemoveX)
             self.schedule()
-        return ActResult(len(allowed), tuple(refused), not_found=len(gone), bad_status=kinds["bad_status"],
+        # a paused factory with no job queued: released or removed all the same, as on the pool
+        return ActResult(len(allowed) or factories, tuple(refused), not_found=len(gone), bad_status=kinds["bad_status"],
                          already_done=kinds["already_done"], job_ads=len(self.jobs))
 
 
@@ -663,10 +664,11 @@ class LocalSchedd:
         clusters = {int(text) for spec in specs if (text := str(spec).strip()).isdigit()}
         return [self.job_factories[cluster] for cluster in sorted(clusters) if cluster in self.job_factories]
 
-    def _act_on_factories(self, action: JobAction, job_spec: JobSpec, reason: str) -> None:
+    def _act_on_factories(self, action: JobAction, job_spec: JobSpec, reason: str) -> int:
         """Inside a unit: the factories of the clusters named whole (``condor_rm 5``; a pool's
         condor_rm sends ``ClusterId == 5``, which the cluster's ad matches too): removal makes no
         more jobs, hold pauses the factory (FACTORY_PAUSED), release resumes it (FACTORY_RESUMED)."""
+        acted = 0
         for made in self._factories_named(job_spec):
             if action is JobAction.Hold and not made.paused:
                 made.paused = True
@@ -680,6 +682,8 @@ class LocalSchedd:
                 continue
             made.ad[factory.PAUSED] = int(made.paused)
             self._put_factory(made)
+            acted += 1
+        return acted
 
     # ------------------------------------------------------------------ scheduling
 
