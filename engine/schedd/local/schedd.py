@@ -16,7 +16,9 @@ HTCondor does.  Vanilla jobs run when matchmaking finds them a slot of the pool;
 scheduler universe jobs (DAGMan) run at once, on the submit side.  Policy follows HTCondor:
 ``OnExitHold`` and ``OnExitRemove`` when a job exits, ``PeriodicHold``/``PeriodicRelease``/
 ``PeriodicRemove`` on a timer, with the job's ``MemoryUsage`` measured while it runs.  Events go
-to the job's ``UserLog`` and to ``DAGManNodesLog`` when DAGMan set one.
+to the job's ``UserLog`` and to ``DAGManNodesLog`` when DAGMan set one.  A cluster submitted with
+``max_materialize`` or ``max_idle`` is a factory (:mod:`engine.schedd.local.factory`): every unit of
+work ends by making the jobs its changes left room for, in the same transaction.
 
 The process side needs an asyncio loop (``attach``): starters' news arrive on the spawner's pipe.
 """
@@ -188,6 +190,8 @@ class LocalSchedd:
         self._depth += 1
         try:
             yield
+            if self._depth == 1 and self.job_factories:  # last: the jobs the unit's changes make room for
+                self._materialize()
         except BaseException:
             self._depth -= 1
             if self._depth == 0:
@@ -195,15 +199,6 @@ class LocalSchedd:
                 self._events, self._after = [], []
                 self._changed, self._retired = {}, []
             raise
-        if self._depth == 1 and self.job_factories:
-            try:
-                self._materialize()
-            except BaseException:
-                self._depth -= 1
-                self.queue.rollback()
-                self._events, self._after = [], []
-                self._changed, self._retired = {}, []
-                raise
         self._depth -= 1
         if self._depth:
             return
@@ -569,7 +564,7 @@ class LocalSchedd:
             ad.update(factory.counts(made, self.jobs))
             ad["ServerTime"] = int(self.clock())
             if expr.eval(scope=ad) is True:
-                out.append(classad2.ClassAd(str(ad)))
+                out.append(ad)
         return out
 
     def summary(self, constraint: str = "false") -> dict[str, int]:
