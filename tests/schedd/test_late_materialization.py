@@ -50,6 +50,27 @@ def test_max_materialize_keeps_that_many_jobs_in_the_queue(schedd):
     assert {ad["TotalSubmitProcs"] for ad in done} == {5}
 
 
+def test_max_idle_with_max_materialize_keeps_both_limits(schedd):
+    """The pool's cluster 7 (max_idle = 1, max_materialize = 3, queue 6): the next job is made when
+    the idle one starts, until three are in the queue; then as they leave, in proc order."""
+    schedd.write("both.sub", """
+        executable = /bin/sleep
+        arguments = 0.3
+        log = both.log
+        max_idle = 1
+        max_materialize = 3
+        queue 5
+        """)
+    assert schedd.cli("job", "submit", "both.sub").returncode == 0
+    log = EventReader(schedd.work / "both.log")
+    log.wait_type(ET.CLUSTER_REMOVE, timeout=30)
+    # A started job's EXECUTE comes from its starter, after the next job's SUBMIT, on the pool too
+    # (7.1's SUBMIT before 7.0's EXECUTE): the idle ones cannot be counted from the log.
+    assert in_queue_at_once(log.seen) <= 3
+    assert [e.proc for e in log.seen if e.type == ET.SUBMIT] == [0, 1, 2, 3, 4]
+    assert (schedd.work / "both.log").read_text().endswith("\tMaterialized 5 jobs from 0 items.\tComplete\n...\n")
+
+
 NO_SLOT = """
     executable = /bin/true
     log = idle.log
