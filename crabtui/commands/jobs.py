@@ -618,8 +618,8 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
         if query.factory:  # the factories' cluster ads: no proc, no DAG tree
             nodes, ads = [], client.factories(constraint)[:query.limit]
         else:
-            nodes = queue_format.print_order(queue_format.link(client.query(constraint, query.projection())[:query.limit],
-                                                               dag=query.dag, batch=False), query.dag)
+            found = client.query(constraint, query.projection())[:query.limit]
+            nodes = queue_format.print_order(queue_format.link(found, dag=query.dag, batch=False), query.dag)
             ads = [node.row for node in nodes]
         if query.json:
             _write(json_form(ads, query.ad_attributes) if ads else "")  # condor_q -json: nothing for no jobs

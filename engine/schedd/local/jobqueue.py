@@ -140,9 +140,9 @@ class JobQueue:
 
     def factories(self) -> list[tuple[int, int, int, bool, bool, classad2.ClassAd]]:
         """Each late-materializing cluster: (cluster, next proc, total, paused, removed, its ad)."""
-        return [(cluster, next_proc, total, bool(paused), bool(removed), classad2.ClassAd(text)) for
-                cluster, next_proc, total, paused, removed, text in
-                self.db.execute("SELECT cluster, next_proc, total, paused, removed, ad FROM factories ORDER BY cluster")]
+        rows = self.db.execute("SELECT cluster, next_proc, total, paused, removed, ad FROM factories ORDER BY cluster")
+        return [(cluster, next_proc, total, bool(paused), bool(removed), classad2.ClassAd(text))
+                for cluster, next_proc, total, paused, removed, text in rows]
 
     def put_factory(self, cluster: int, next_proc: int, total: int, paused: bool, removed: bool,
                     ad: classad2.ClassAd) -> None:

@@ -560,7 +560,8 @@ class LocalSchedd:
         out = []
         for cluster, made in sorted(self.job_factories.items()):
             ad = classad2.ClassAd(str(made.ad))
-            del ad["ProcId"]  # a cluster ad has none
+            for attr in ("ProcId", "JobStatus"):  # a cluster ad has neither: its jobs have
+                del ad[attr]
             ad.update(factory.counts(made, self.jobs))
             ad["ServerTime"] = int(self.clock())
             if expr.eval(scope=ad) is True:
