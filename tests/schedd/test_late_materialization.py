@@ -200,3 +200,15 @@ def test_a_paused_factory_with_no_job_queued_is_released_and_removed_as_on_the_p
     assert [(e.type, e.proc) for e in log.seen if e.type != ET.JOB_HELD] == [
         (ET.CLUSTER_SUBMIT, -1), (ET.SUBMIT, 0), (ET.FACTORY_PAUSED, -1), (ET.JOB_ABORTED, 0),
         (ET.FACTORY_RESUMED, -1), (ET.SUBMIT, 1), (ET.JOB_ABORTED, 1), (ET.CLUSTER_REMOVE, -1)]
+
+
+def test_a_limit_that_is_not_a_number_is_refused_in_one_line(schedd):
+    schedd.write("bad.sub", """
+        executable = /bin/true
+        max_materialize = lots
+        queue 3
+        """)
+    result = schedd.cli("job", "submit", "bad.sub")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].startswith("ERROR: bad.sub:2: max_materialize: expected a whole number")
+    assert schedd.cli("q", "-af", "ProcId").stdout == ""
