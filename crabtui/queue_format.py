@@ -312,8 +312,8 @@ PROJECTIONS = {
     "run": _IDS + _RUN_TIME + ("QDate", "RemoteHost", "EC2RemoteVirtualMachineName", "GridResource"),
     "hold": _IDS + ("EnteredCurrentStatus", "HoldReason"),
     "idle": _IDS + ("RequestCpus", "RequestMemory", "NumShadowStarts", "LastRemoteHost"),
-    "batch": _IDS + ("QDate", "JobBatchName", "DAG_NodesTotal", "DAG_NodesDone", "TotalSubmitProcs", "DAGManJobId",
-                     "DAGNodeName"),
+    "batch": _IDS + ("QDate", "JobBatchName", "DAG_NodesTotal", "DAG_NodesDone", "TotalSubmitProcs",
+                     "JobMaterializeNextProcId", "DAGManJobId", "DAGNodeName"),
     "totals": ("JobStatus", "JobUniverse"),
     "goodput": _IDS + _RUN_TIME + ("QDate",),
     "io": _IDS + ("NumJobStarts",),
@@ -634,7 +634,7 @@ def _reduce_procs(progress: _Progress, node: Node, partial: bool) -> int:
     """Count a cluster's procs into the batch (condor_q's reduce_procs); its last proc.  A
     DAGMan job brings its DAG's node counts; a cluster outside a DAG its TotalSubmitProcs,
     whose procs no longer in the queue are done."""
-    total_submit = num_procs = 0
+    total_submit = num_procs = made = 0
     if node.schedd_universe:
         progress.jobs.append(node.row)  # in the batch's jobs, not in its counts
         progress.nodes_total += _number(node.row.get("DAG_NodesTotal")) or 0
@@ -643,6 +643,8 @@ def _reduce_procs(progress: _Progress, node: Node, partial: bool) -> int:
         declared = _number(node.row.get("TotalSubmitProcs"))
         if declared is not None:
             total_submit, num_procs = int(declared), 1
+            # a cluster that materializes late: done are those made and gone, not those to come
+            made = int(_number(node.row.get("JobMaterializeNextProcId")) or total_submit)
         _count(progress, node)
     last_proc = node.proc
     proc = node.next_proc
@@ -657,7 +659,7 @@ def _reduce_procs(progress: _Progress, node: Node, partial: bool) -> int:
         if total_submit:
             progress.nodes_total += total_submit
             if not partial:
-                progress.nodes_done += total_submit - num_procs
+                progress.nodes_done += made - num_procs
         else:
             progress.unknown_total += 1
     return last_proc
@@ -675,6 +677,32 @@ def summarize_address(address: str) -> str:
     """condor_q's short form of a schedd address: everything up to its ``?`` parameters."""
     head, sep, _ = address.partition("?")
     return head + "?..." if sep else address
+
+
+FACTORY_HEADING = " ID      OWNER            SUBMITTED  LIMIT PRESNT   RUN    IDLE   HOLD NEXTID MODE DIGEST"
+
+
+def factory_table(ads: Sequence[Mapping[str, object]]) -> list[str]:
+    """condor_q -factory's header and one line per late-materializing cluster: its limit, its
+    jobs in the queue by state, the next proc it makes, whether it is paused (Held) or has made
+    them all (Done), and the digest of its submit file (none on the embedded schedd)."""
+    digests = [str(ad.get("JobMaterializeDigestFile") or "") for ad in ads]
+    width = max(map(len, digests), default=0)
+    lines = [FACTORY_HEADING + " " * max(0, width - len("DIGEST"))]
+    for ad, digest in zip(ads, digests):
+        if ad.get("JobFactoryPaused"):
+            mode = "Held"
+        elif (ad.get("JobMaterializeNextProcId") or 0) >= (ad.get("TotalSubmitProcs") or 0):
+            mode = "Done"
+        else:
+            mode = "Norm"
+        submitted = time.strftime("%m/%d %H:%M", time.localtime(ad.get("QDate") or 0))
+        counts = [ad.get(key) for key in ("JobMaterializeLimit", "JobsPresent", "JobsRunning", "JobsIdle", "JobsHeld",
+                                          "JobMaterializeNextProcId")]
+        cells = " ".join(f"{'' if value is None else value:>6}" for value in counts)
+        lines.append(f"{ad.get('ClusterId'):>4}.    {str(ad.get('Owner') or '')[:14]:<14} {submitted:>11} {cells} "
+                     f"{mode} {digest}".rstrip())
+    return lines
 
 
 def header(schedd_name: str, address: str, when: float, submitter: str | None = None) -> str:

@@ -158,8 +158,6 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     if without_schedd is not None:
         _without_schedd(ctx, *without_schedd, text, submit_file, cwd, terse, verbose, prepend, append)
         return
-    if backend(ctx) != "htcondor":
-        _warn_of_late_materialization(text, submit_file, cwd, prepend, append)
     if not terse and not from_stdin:
         click.echo("Submitting job(s)", nl=False)
     parts = cluster_texts(text)  # a new executable starts a new cluster, as in condor_submit
@@ -224,14 +222,6 @@ def _warn_of_unused(text: str, submit_file: str, cwd: str, prepend: dict, append
     from engine.schedd.local.submit import SubmitDescription, unused_line_warnings
 
     for line in unused_line_warnings(SubmitDescription(text, submit_file, cwd, prepend or None, append or None)):
-        click.echo(line, err=True)
-
-
-def _warn_of_late_materialization(text: str, submit_file: str, cwd: str, prepend: dict, append: dict) -> None:
-    from engine.schedd.local.submit import SubmitDescription, late_materialization_warning
-
-    line = late_materialization_warning(SubmitDescription(text, submit_file, cwd, prepend or None, append or None))
-    if line:
         click.echo(line, err=True)
 
 
@@ -327,7 +317,12 @@ def _dry_run_text(ads) -> str:
 
     first = values(ads[0])
     cluster = {key: first[key] for key in ads[0].keys() if key not in per_proc}
+    # A cluster that materializes late (max_materialize, max_idle): 23.9.6 prints its cluster ad
+    # alone, without the limits, and a blank line, as the schedd makes the jobs, not condor_submit.
+    late = [cluster.pop(key) for key in ("JobMaterializeLimit", "JobMaterializeMaxIdle") if key in cluster]
     lines = [f"ClusterId={cluster.pop('ClusterId')}"] + [f"{k}={v}" for k, v in cluster.items()]
+    if late:
+        return "\n".join(lines) + "\n\n"
     for ad in ads:
         own = values(ad)
         lines += [f"{key}={own[key]}" for key in per_proc if key in ad]
@@ -352,7 +347,7 @@ Q_OPTIONS = [
     Option("hold", 2, colon=True), Option("held", 2, colon=True), Option("idle", 3), Option("currentrun", 3),
     Option("cumulative-time", 3), Option("dag", 2), Option("batch", 2, colon=True), Option("nobatch", 3),
     Option("totals", 3), Option("limit", 3, values=1), Option("submitter", 1, values=1), Option("io", 2),
-    Option("goodput", 2),
+    Option("goodput", 2), Option("factory", 4),
 ]
 _ANALYZE = "crabtui q -better-analyze JOB matches the job against every slot the pool has"
 _HOLD_CODES = "crabtui q -hold -af:j HoldReasonCode HoldReasonSubCode HoldReason lists them job by job"
@@ -361,7 +356,7 @@ Q_UNSUPPORTED = (
     Option("slotconstraint", 5, instead=_ANALYZE), Option("mconstraint", 2, instead=_ANALYZE),
     Option("machine", 2, instead=_ANALYZE),
     Option("address", 1, instead="name the schedd with -name NAME, as condor_status -schedd lists it"),
-    Option("autocluster", 2, colon=True), Option("group-by", 2, colon=True), Option("factory", 4, colon=True),
+    Option("autocluster", 2, colon=True), Option("group-by", 2, colon=True),
     Option("jobset", 5, colon=True), Option("aaf", 3, colon=True),
     Option("print-format", 2, colon=True, instead="choose the columns with -af or -format"),
     Option("schedd-constraint", 5, instead="name a schedd with -name NAME, or ask every schedd with -global"),
@@ -393,6 +388,7 @@ class QueueQuery:
         self.status: str | None = None  # run, hold or idle
         self.allusers = self.nobatch = self.batch = self.dag = self.totals = self.help = False
         self.long = self.json = self.xml = self.analyze = self.global_ = self.io = self.goodput = False
+        self.factory = False  # -factory: the late-materializing clusters' factories, not their jobs
         self.attributes: list[str] = []
         self.wide: int | None = None  # None: not given; 0: -wide; N: -wide:N
         self.current_run = True
@@ -548,6 +544,7 @@ def q(ctx: click.Context, args: tuple[str, ...]) -> None:
 
     \b
     Jobs: [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -allusers -run -hold -idle
+    Factories: -factory (clusters with max_materialize or max_idle)
     Views: (one line per batch) -nobatch -dag -totals -wide[:N] -currentrun -cumulative-time
     Ads: -long[:json|xml] -attributes A,B -json -xml -af[:jlhVr,tng] EXPR... -format FMT EXPR
     Where: -name SCHEDD -pool COLLECTOR -global -submitter USER
@@ -610,10 +607,20 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
             job = "{}.{}".format(*queue_format.job_id(row))
             click.echo(f"\n{job}: {client.analyze(job)}")
         return
+    if query.factory and not (query.long or query.json or query.xml or query.custom):
+        ads = client.factories(constraint)
+        name, address = schedd_title(client)
+        now = next((ad.get("ServerTime") for ad in ads[:1]), None) or time.time()
+        _write("\n".join(["", "", queue_format.header(name, address, now, submitter),
+                          *queue_format.factory_table(ads)]) + "\n")
+        return
     if query.long or query.json or query.xml or query.custom:
-        nodes = queue_format.print_order(queue_format.link(client.query(constraint, query.projection())[:query.limit],
-                                                           dag=query.dag, batch=False), query.dag)
-        ads = [node.row for node in nodes]
+        if query.factory:  # the factories' cluster ads: no proc, no DAG tree
+            nodes, ads = [], client.factories(constraint)[:query.limit]
+        else:
+            found = client.query(constraint, query.projection())[:query.limit]
+            nodes = queue_format.print_order(queue_format.link(found, dag=query.dag, batch=False), query.dag)
+            ads = [node.row for node in nodes]
         if query.json:
             _write(json_form(ads, query.ad_attributes) if ads else "")  # condor_q -json: nothing for no jobs
         elif query.xml:

@@ -334,7 +334,7 @@ class ReadyQueue:
         node.seq = self.seq
         node.exit_codes = {}
         node.procs = node.procs_done = node.procs_held = node.procs_idle = node.procs_seen = 0
-        node.successful, node.first_failure = True, None
+        node.successful, node.first_failure, node.is_factory = True, None, False
         if self.jobstate:
             self.jobstate.number(node.name)
         if self.options.submit_delay:

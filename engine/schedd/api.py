@@ -129,6 +129,10 @@ class Schedd(Protocol):
     def query_values(self, constraint: str, projection: Sequence[str]) -> list[Mapping[str, Any]]:
         """Matching jobs as mappings of the projected attributes that are set, evaluated."""
 
+    def factories(self, constraint: str = "true") -> list[classad2.ClassAd]:
+        """The cluster ads of clusters that materialize their jobs late (``condor_q -factory``),
+        those matching a constraint, with their counts (JobsPresent, JobsIdle, ...)."""
+
     def summary(self, constraint: str = "false") -> dict[str, int]:
         """The queue's totals in one moment, as the schedd's summary ad gives them: see
         :func:`summarize`."""

@@ -101,6 +101,13 @@ class HTCondorSchedd:
         with self._errors("querying the queue"):
             return list(self._connect().query(constraint=constraint, projection=list(projection)))
 
+    def factories(self, constraint: str = "true") -> list[classad2.ClassAd]:
+        """The factories' cluster ads: condor_q -factory asks for cluster ads, which only a
+        factory's cluster has."""
+        with self._errors("querying the queue"):
+            return list(self._connect().query(constraint=f"({constraint}) && ProcId is undefined",
+                                              opts=htcondor2.QueryOpt.IncludeClusterAd))
+
     def query_values(self, constraint: str, projection: Sequence[str]) -> list[dict[str, Any]]:
         """Matching jobs as plain mappings of the projected attributes that are set, evaluated.
         The ads are converted in one pass through the bindings' JSON writer (reading 10,000

@@ -608,3 +608,25 @@ def test_submit_spool_sends_the_input_to_the_pools_spool_as_condor_submit(htcond
         htcondor2.Schedd().act(htcondor2.JobAction.Remove, " || ".join(f"ClusterId == {c}" for c in clusters))
     embedded = crabtui("job", "submit", "-spool", "spool.sub", cwd=submit_dir)
     assert embedded.returncode == 1 and "nothing to spool" in embedded.stderr
+
+
+def test_late_materialization_dry_run_and_factory_lines_as_the_pools(htcondor_pool, submit_dir):
+    """max_materialize: condor_submit -dry-run prints the cluster ad alone (no ProcId, no limit)
+    and a blank line; condor_q -factory lists the factory of held jobs (2 of 4 made) as crabtui
+    --backend htcondor q -factory does."""
+    (submit_dir / "mat.sub").write_text("executable = /bin/sleep\narguments = 300\nhold = true\n"
+                                        "max_materialize = 2\nqueue 4\n")
+    os.chmod(submit_dir / "mat.sub", 0o666)
+    theirs = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -dry-run - mat.sub")
+    mine = crabtui("job", "submit", "-dry-run", "-", "mat.sub", cwd=submit_dir)
+    for text in (theirs.stdout, mine.stdout):
+        lines = text.splitlines()
+        assert lines[:2] == ["Dry-Run job(s)", "ClusterId=1"] and lines[-2:] == ["", "4 job(s) dry-run to cluster 1."]
+        assert not [line for line in lines if line.startswith(("ProcId=", "JobMaterialize")) or line == "."]
+    submitted = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -terse mat.sub")
+    cluster = submitted.stdout.split(".")[0]
+    try:
+        same_as_condor_q(htcondor_pool, ["-factory", cluster])
+        assert f" {cluster}.    " in ours("q", "-factory", cluster).stdout  # not only the header
+    finally:
+        pool_tool(htcondor_pool, "condor_rm", cluster)

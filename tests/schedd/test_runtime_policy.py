@@ -163,23 +163,6 @@ def test_a_job_held_while_it_runs_keeps_how_it_ended(schedd):
     assert (trapped["ExitBySignal"], trapped["ExitCode"], trapped["NumJobCompletions"]) == (False, 143, 0)
 
 
-def test_max_materialize_says_every_job_is_queued_now(schedd):
-    """``max_materialize = 2`` with ``queue 4``: the pool makes a factory (CLUSTER_SUBMIT) and two
-    jobs at a time; the embedded schedd queues the four now, and says so on stderr."""
-    schedd.write("mat.sub", """
-        executable = /bin/true
-        log = mat.log
-        max_materialize = 2
-        queue 4
-        """)
-    result = schedd.cli("job", "submit", "mat.sub")
-    assert result.returncode == 0
-    assert result.stdout.splitlines()[-1] == "4 job(s) submitted to cluster 1."
-    assert result.stderr.splitlines() == [
-        "WARNING: max_materialize = 2: the embedded schedd has no late materialization; it queues every job now "
-        "(no CLUSTER_SUBMIT event), and its pool runs as many at a time as it has slots"]
-
-
 def test_job_max_vacate_time_shorter_than_the_machines_is_the_grace(schedd, monkeypatch):
     """``job_max_vacate_time = 1`` for a job that ignores SIGTERM, on a machine whose vacate time is
     600 s: condor_rm kills it with SIGKILL after the job's second, not the machine's ten minutes

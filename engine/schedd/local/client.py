@@ -69,6 +69,9 @@ class LocalScheddClient:
     def query(self, constraint: str = "true", projection: Sequence[str] = ()) -> list[classad2.ClassAd]:
         return protocol.ads_from_wire(self._call("query", constraint=constraint, projection=list(projection)))
 
+    def factories(self, constraint: str = "true") -> list[classad2.ClassAd]:
+        return protocol.ads_from_wire(self._call("factories", constraint=constraint))
+
     def query_values(self, constraint: str, projection: Sequence[str]) -> list[dict[str, Any]]:
         """Matching jobs as plain mappings of the projected attributes that are set (for tables)."""
         if not self._old_daemon:

@@ -103,6 +103,9 @@ class Daemon:
             return self.schedd.query_texts(constraint)
         return protocol.ads_to_wire(self.schedd.query(constraint, projection))
 
+    def op_factories(self, constraint: str = "true") -> list[str]:
+        return protocol.ads_to_wire(self.schedd.factories(constraint))
+
     def op_query_values(self, constraint: str, projection: list[str]) -> list[list]:
         return self.schedd.query_values(constraint, projection)
 

@@ -33,6 +33,20 @@ CREATE TABLE IF NOT EXISTS history (
     ad TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS history_by_job ON history (cluster, proc);
+CREATE TABLE IF NOT EXISTS factories (  -- clusters that materialize their jobs late (max_materialize)
+    cluster INTEGER PRIMARY KEY,
+    next_proc INTEGER NOT NULL,  -- the next job to make; the cluster has ``total``
+    total INTEGER NOT NULL,
+    paused INTEGER NOT NULL,     -- condor_hold of the cluster
+    removed INTEGER NOT NULL,    -- condor_rm of the cluster: it makes no more
+    ad TEXT NOT NULL             -- the cluster's, for its limits and its events
+);
+CREATE TABLE IF NOT EXISTS unmaterialized (
+    cluster INTEGER NOT NULL,
+    proc INTEGER NOT NULL,
+    ad TEXT NOT NULL,
+    PRIMARY KEY (cluster, proc)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS outbox (
     seq INTEGER PRIMARY KEY,  -- the order the events happened in
@@ -123,6 +137,41 @@ class JobQueue:
             self.db.executemany("INSERT OR REPLACE INTO jobs (cluster, proc, ad) VALUES (?, ?, ?)",
                                 [(*key, text) for key, text in texts.items()])
         return texts
+
+    def factories(self) -> list[tuple[int, int, int, bool, bool, classad2.ClassAd]]:
+        """Each late-materializing cluster: (cluster, next proc, total, paused, removed, its ad)."""
+        rows = self.db.execute("SELECT cluster, next_proc, total, paused, removed, ad FROM factories ORDER BY cluster")
+        return [(cluster, next_proc, total, bool(paused), bool(removed), classad2.ClassAd(text))
+                for cluster, next_proc, total, paused, removed, text in rows]
+
+    def put_factory(self, cluster: int, next_proc: int, total: int, paused: bool, removed: bool,
+                    ad: classad2.ClassAd) -> None:
+        """Inside a transaction: write a factory's state."""
+        self.db.execute("INSERT OR REPLACE INTO factories (cluster, next_proc, total, paused, removed, ad) "
+                        "VALUES (?, ?, ?, ?, ?, ?)", (cluster, next_proc, total, int(paused), int(removed), str(ad)))
+
+    def drop_factory(self, cluster: int) -> None:
+        """Inside a transaction: forget a factory and the jobs it did not make."""
+        self.db.execute("DELETE FROM factories WHERE cluster = ?", (cluster,))
+        self.db.execute("DELETE FROM unmaterialized WHERE cluster = ?", (cluster,))
+
+    def put_unmaterialized(self, ads: Iterable[classad2.ClassAd]) -> None:
+        """Inside a transaction: keep the ads of jobs a factory makes later."""
+        self.db.executemany("INSERT OR REPLACE INTO unmaterialized (cluster, proc, ad) VALUES (?, ?, ?)",
+                            [(*job_id(ad), str(ad)) for ad in ads])
+
+    def unmaterialized(self, cluster: int) -> list[classad2.ClassAd]:
+        """The ads of the jobs a factory has yet to make, in proc order."""
+        return [classad2.ClassAd(text) for (text,) in
+                self.db.execute("SELECT ad FROM unmaterialized WHERE cluster = ? ORDER BY proc", (cluster,))]
+
+    def take_unmaterialized(self, cluster: int, count: int) -> list[classad2.ClassAd]:
+        """Inside a transaction: the factory's next ``count`` jobs, no longer kept here."""
+        rows = self.db.execute("SELECT proc, ad FROM unmaterialized WHERE cluster = ? ORDER BY proc LIMIT ?",
+                               (cluster, count)).fetchall()
+        self.db.executemany("DELETE FROM unmaterialized WHERE cluster = ? AND proc = ?",
+                            [(cluster, proc) for proc, _ in rows])
+        return [classad2.ClassAd(text) for _, text in rows]
 
     def retire(self, jobs: Sequence[tuple[int, int, int, str]]) -> None:
         """Inside a transaction: move jobs that left the queue (completed or removed) to the

@@ -16,7 +16,9 @@ HTCondor does.  Vanilla jobs run when matchmaking finds them a slot of the pool;
 scheduler universe jobs (DAGMan) run at once, on the submit side.  Policy follows HTCondor:
 ``OnExitHold`` and ``OnExitRemove`` when a job exits, ``PeriodicHold``/``PeriodicRelease``/
 ``PeriodicRemove`` on a timer, with the job's ``MemoryUsage`` measured while it runs.  Events go
-to the job's ``UserLog`` and to ``DAGManNodesLog`` when DAGMan set one.
+to the job's ``UserLog`` and to ``DAGManNodesLog`` when DAGMan set one.  A cluster submitted with
+``max_materialize`` or ``max_idle`` is a factory (:mod:`engine.schedd.local.factory`): every unit of
+work ends by making the jobs its changes left room for, in the same transaction.
 
 The process side needs an asyncio loop (``attach``): starters' news arrive on the spawner's pipe.
 """
@@ -53,7 +55,7 @@ from engine.schedd.api import (
     SubmitResult,
     summarize,
 )
-from engine.schedd.local import columns, dollar_dollar, input_files, job_tools, shadow, starter
+from engine.schedd.local import columns, dollar_dollar, factory, input_files, job_tools, shadow, starter
 from engine.crashpoint import crash_point
 from engine.gcpause import gc_paused
 from engine.schedd.local.jobqueue import JobQueue, OutboxRow, job_id
@@ -61,7 +63,11 @@ from engine.schedd.local.pool import Pool, analyze
 from engine.schedd.local.submit import SubmitDescription, build_job_ads
 from engine.schedd.local.userlog import (
     Event,
+    ClusterRemoveEvent,
+    ClusterSubmitEvent,
     ExecuteEvent,
+    FactoryPausedEvent,
+    FactoryResumedEvent,
     JobAbortedEvent,
     JobEvictedEvent,
     JobHeldEvent,
@@ -127,6 +133,12 @@ class LocalSchedd:
         self.job_umask = job_umask  # the submitter's: the daemon's own is 077
         self.queue = JobQueue(state.db)
         self.jobs: dict[JobId, classad2.ClassAd] = {job_id(ad): ad for ad in self.queue.load()}
+        self.job_factories: dict[int, factory.Factory] = {  # clusters that materialize their jobs late
+            cluster: factory.Factory(cluster, next_proc, total, paused, removed, ad)
+            for cluster, next_proc, total, paused, removed, ad in self.queue.factories()}
+        for key in self.jobs if self.job_factories else ():
+            if key[0] in self.job_factories:
+                self.job_factories[key[0]].present.add(key)
         self.texts: dict[JobId, str] = {}  # each job's ad as text, kept from its last save, for queries
         self._rows = columns.RowCache()  # each job's projected values, kept while its text is
         self.running: dict[JobId, shadow.JobProcess] = {}  # every run whose starter may live
@@ -178,6 +190,8 @@ class LocalSchedd:
         self._depth += 1
         try:
             yield
+            if self._depth == 1 and self.job_factories:  # last: the jobs the unit's changes make room for
+                self._materialize()
         except BaseException:
             self._depth -= 1
             if self._depth == 0:
@@ -234,6 +248,44 @@ class LocalSchedd:
                     continue
                 log.warning("cannot write to user log %s: %s", path, e)
             self._written.extend(row[0] for row in path_rows)
+
+    def _materialize(self) -> None:
+        """Inside a unit, last: each factory makes the jobs its limits now allow (max_materialize:
+        others left the queue; max_idle: others started or were held), and one whose jobs are all
+        made and gone is over, with its CLUSTER_REMOVE."""
+        now = int(self.clock())
+        for cluster, made in list(self.job_factories.items()):
+            room = made.room(self.jobs)
+            if room:
+                ads = self.queue.take_unmaterialized(cluster, room)
+                for ad in ads:
+                    key = job_id(ad)
+                    ad["EnteredCurrentStatus"] = now
+                    self.jobs[key] = ad
+                    made.present.add(key)
+                    self._log(ad, SubmitEvent, submit_host=self.host, log_notes=ad.get("SubmitEventNotes", ""))
+                made.next_proc += len(ads)
+                if len(ads) < room:  # the store has no more: the cluster is complete as made
+                    made.total = made.next_proc
+                for ad in ads:
+                    ad[factory.NEXT_PROC] = made.next_proc
+                self._save(ads)
+                self._put_factory(made)
+                self._idle_order = None
+                self._after_commit(self._schedule_soon)
+            if made.present:  # condor_q's batch line reads the cluster's first job: it has the count
+                first = self.jobs[min(made.present)]
+                if first.get(factory.NEXT_PROC) != made.next_proc:
+                    first[factory.NEXT_PROC] = made.next_proc
+                    self._save([first])
+            if made.done and not made.present:
+                self._log(made.ad, ClusterRemoveEvent, materialized=made.next_proc, items=0,
+                          complete=made.next_proc >= made.total)
+                self.queue.drop_factory(cluster)
+                del self.job_factories[cluster]
+
+    def _put_factory(self, made: factory.Factory) -> None:
+        self.queue.put_factory(made.cluster, made.next_proc, made.total, made.paused, made.removed, made.ad)
 
     def _retry_backlog(self) -> None:
         backlog, self._backlog = self._backlog, {}
@@ -458,13 +510,21 @@ class LocalSchedd:
             if ad["ClusterId"] != cluster:
                 raise ScheddError(f"job ad for cluster {ad['ClusterId']} submitted as cluster {cluster}")
         first = job_id(ads[0])
-        if first in self.jobs or self.queue.has_left(*first):
+        if first in self.jobs or cluster in self.job_factories or self.queue.has_left(*first):
             return SubmitResult(cluster, ads[0]["ProcId"], len(ads))
         for ad in ads:  # the schedd names the job's user as a pool's does, not condor_submit (-dry-run has none)
             ad["User"] = f"{ad['Owner']}@{UID_DOMAIN}"
         with self._unit("submit"):
-            self._save(ads)
-            for ad in ads:
+            if factory.wants_factory(ads[0]):  # its jobs are made as _materialize finds room, SUBMIT each
+                made = factory.Factory(cluster, ads[0]["ProcId"], ads[0]["ProcId"] + len(ads), False, False,
+                                       factory.cluster_ad(ads[0]))
+                self._log(made.ad, ClusterSubmitEvent, submit_host=self.host)
+                self.queue.put_unmaterialized(ads)
+                self._put_factory(made)
+                self.job_factories[cluster] = made
+            queued = () if cluster in self.job_factories else ads
+            self._save(queued)
+            for ad in queued:
                 self.jobs[job_id(ad)] = ad
                 # A job submitted on hold gets no held event: HTCondor logs only the submit.
                 self._log(ad, SubmitEvent, submit_host=self.host, log_notes=ad.get("SubmitEventNotes", ""))
@@ -494,6 +554,20 @@ class LocalSchedd:
             rows = self._rows.rows(projection, self._matching(constraint), self.texts, whole)
             return columns.encode(rows, len(projection))
 
+    def factories(self, constraint: str = "true") -> list[classad2.ClassAd]:
+        """The factories' cluster ads, as a pool's schedd keeps them: its limits and counts."""
+        expr = _constraint(constraint)
+        out = []
+        for cluster, made in sorted(self.job_factories.items()):
+            ad = classad2.ClassAd(str(made.ad))
+            for attr in ("ProcId", "JobStatus"):  # a cluster ad has neither: its jobs have
+                del ad[attr]
+            ad.update(factory.counts(made, self.jobs))
+            ad["ServerTime"] = int(self.clock())
+            if expr.eval(scope=ad) is True:
+                out.append(ad)
+        return out
+
     def summary(self, constraint: str = "false") -> dict[str, int]:
         """The query's and the whole queue's totals, from one moment of the queue."""
         return summarize(((ad["JobStatus"], ad["JobUniverse"]) for _, ad in self._matching(constraint)),
@@ -522,6 +596,13 @@ class LocalSchedd:
         exprs = {name: _constraint(text, what="value") for name, text in attrs.items()}
         keys = self._resolve(job_spec)
         with self._unit("edit"):
+            for made in self._factories_named(job_spec):  # the cluster ad: the jobs made later have it
+                made.ad.update(exprs)
+                self._put_factory(made)
+                later = self.queue.unmaterialized(made.cluster)
+                for ad in later:
+                    ad.update(exprs)
+                self.queue.put_unmaterialized(later)
             for key in keys:
                 self.jobs[key].update(exprs)
                 self._logs.pop(key, None)
@@ -554,6 +635,7 @@ class LocalSchedd:
         tool = {JobAction.Hold: "condor_hold", JobAction.Release: "condor_release"}.get(action, "condor_rm")
         reason = f"{reason or 'via ' + tool} (by user {_user()})"
         with self._unit(action.name.lower() if action is not JobAction.RemoveX else "remove"):
+            factories = self._act_on_factories(action, job_spec, reason)
             if action is JobAction.Hold:
                 self._hold(ads, reason, HOLD_CODE_USER, 0)
             elif action is JobAction.Release:
@@ -561,9 +643,43 @@ class LocalSchedd:
             else:
                 self._remove(ads, reason, force=action is JobAction.RemoveX)
             self.schedule()
-        return ActResult(len(allowed), tuple(refused), not_found=len(gone), bad_status=kinds["bad_status"],
+        # a paused factory with no job queued: released or removed all the same, as on the pool
+        return ActResult(len(allowed) or factories, tuple(refused), not_found=len(gone), bad_status=kinds["bad_status"],
                          already_done=kinds["already_done"], job_ads=len(self.jobs))
 
+
+    def _factories_named(self, job_spec: JobSpec) -> list[factory.Factory]:
+        """The factories of the clusters a spec names whole (``5``, not ``5.0``), or whose
+        cluster ad a constraint matches."""
+        if not self.job_factories:
+            return []
+        if _is_constraint(job_spec):
+            expr = _constraint(str(job_spec))
+            return [made for made in self.job_factories.values() if expr.eval(scope=made.ad) is True]
+        specs = [job_spec] if isinstance(job_spec, (str, int)) else list(job_spec)
+        clusters = {int(text) for spec in specs if (text := str(spec).strip()).isdigit()}
+        return [self.job_factories[cluster] for cluster in sorted(clusters) if cluster in self.job_factories]
+
+    def _act_on_factories(self, action: JobAction, job_spec: JobSpec, reason: str) -> int:
+        """Inside a unit: the factories of the clusters named whole (``condor_rm 5``; a pool's
+        condor_rm sends ``ClusterId == 5``, which the cluster's ad matches too): removal makes no
+        more jobs, hold pauses the factory (FACTORY_PAUSED), release resumes it (FACTORY_RESUMED)."""
+        acted = 0
+        for made in self._factories_named(job_spec):
+            if action is JobAction.Hold and not made.paused:
+                made.paused = True
+                self._log(made.ad, FactoryPausedEvent, reason=reason)
+            elif action is JobAction.Release and made.paused:
+                made.paused = False
+                self._log(made.ad, FactoryResumedEvent, reason=reason)
+            elif action in (JobAction.Remove, JobAction.RemoveX):
+                made.removed = True
+            else:
+                continue
+            made.ad[factory.PAUSED] = int(made.paused)
+            self._put_factory(made)
+            acted += 1
+        return acted
 
     # ------------------------------------------------------------------ scheduling
 
@@ -1213,6 +1329,8 @@ class LocalSchedd:
                 found = [key] if key in self.jobs else []
             else:
                 found = sorted(k for k in self.jobs if k[0] == int(cluster))
+            if not found and not proc and int(cluster) in self.job_factories:
+                continue  # a factory with no job queued now: condor_rm and condor_hold act on it
             if not found:
                 missing = self._missing(int(cluster), int(proc) if proc else None)
                 if gone is None:

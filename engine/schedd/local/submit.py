@@ -238,6 +238,8 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
         raise NoJobsQueued(f'"{where}" has only empty "queue" commands -- no jobs queued')
     for ad in ads:
         ad["TotalSubmitProcs"] = len(ads)
+        if "JobMaterializeMaxIdle" in ad and "JobMaterializeLimit" not in ad:  # max_idle alone: 23.9.6
+            ad["JobMaterializeLimit"] = len(ads)  # limits the cluster to its own size, as condor_q -factory shows
     return ads
 
 
@@ -325,25 +327,6 @@ def _tested_by_ifs(text: str, defined: set[str]) -> list[str]:
         elif setting := re.match(r"\s*([A-Za-z_][\w.]*)\s*=", line):
             defined.add(setting.group(1).lower())
     return tested
-
-
-_LATE_MATERIALIZATION = ("max_materialize", "max_idle", "materialize_max_idle", "jobmaterializelimit",
-                         "jobmaterializemaxidle")
-
-
-def late_materialization_warning(description: SubmitDescription) -> str | None:
-    """A line for a description that asks for late materialization (max_materialize, max_idle):
-    a pool's schedd queues a factory and its jobs a few at a time (CLUSTER_SUBMIT, then each
-    job's SUBMIT as it is made); the embedded schedd has no factory and queues every job now."""
-    try:
-        submit = parse_description(description)
-    except SubmitError:
-        return None
-    for key in submit.keys():
-        if key.lower() in _LATE_MATERIALIZATION:
-            return (f"WARNING: {key} = {submit[key]}: the embedded schedd has no late materialization; it queues "
-                    "every job now (no CLUSTER_SUBMIT event), and its pool runs as many at a time as it has slots")
-    return None
 
 
 def queue_statements(text: str) -> list[str]:
@@ -839,6 +822,18 @@ def _integer(value: str, where: str, key: str, what: str, low: int, evaluate: bo
     raise SubmitError(f"{where}: {key}: expected a whole number ({what}), {bounds}, got {value[:40]!r}")
 
 
+def _materialize_limits(ad: classad2.ClassAd, get, at) -> None:
+    """Late materialization, as condor_submit asks the schedd for it: ``max_materialize`` (the
+    most jobs of the cluster in the queue at once) and ``max_idle`` (the most of them idle)."""
+    for attr, names, what in (("JobMaterializeLimit", ("max_materialize", "jobmaterializelimit"),
+                               "the most jobs of the cluster in the queue at once"),
+                              ("JobMaterializeMaxIdle", ("max_idle", "materialize_max_idle", "jobmaterializemaxidle"),
+                               "the most jobs of the cluster idle at once")):
+        value = get(*names)
+        if value is not None:
+            ad[attr] = _integer(value, at(*names), names[0], what, 1, evaluate=True)
+
+
 def _expression(value: str, where: str, key: str) -> classad2.ExprTree:
     r"""The expression as condor_submit reads it: in the old ClassAd syntax, where a backslash in
     a string is itself unless it quotes a double quote (``regexp("\.cern\.ch$", Machine)``
@@ -977,6 +972,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     _custom_requests(keys, get, at)
     ad["JobPrio"] = _integer(get("priority") or "0", at("priority"), "priority", "a priority, higher runs first",
                              -_INT32, evaluate=True)
+    _materialize_limits(ad, get, at)
     notification = (get("notification") or "never").strip().lower()
     if notification not in _NOTIFICATIONS:
         raise SubmitError(f"{at('notification')}: notification: must be 'Never', 'Always', 'Complete', 'Start', "

@@ -260,6 +260,55 @@ class PostScriptTerminatedEvent(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ClusterSubmitEvent(Event):
+    """035, written by the schedd for a cluster that materializes its jobs late (max_materialize,
+    max_idle), before the SUBMIT of its first job; its id is the cluster's, proc -1."""
+
+    type = JobEventType.CLUSTER_SUBMIT
+    submit_host: str
+
+    def _body(self) -> str:
+        return f"Cluster submitted from host: {self.submit_host}\n"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterRemoveEvent(Event):
+    """036, written once the last job of such a cluster left the queue: how many jobs it made
+    (of how many queue items: 0 for ``queue N``), and whether it made them all."""
+
+    type = JobEventType.CLUSTER_REMOVE
+    materialized: int
+    items: int
+    complete: bool
+
+    def _body(self) -> str:
+        state = "Complete" if self.complete else "Incomplete"
+        return f"Cluster removed\n\tMaterialized {self.materialized} jobs from {self.items} items.\t{state}\n"
+
+
+@dataclass(frozen=True, kw_only=True)
+class FactoryPausedEvent(Event):
+    """037: condor_hold of such a cluster pauses it (PauseCode 1, HoldCode 1, as 23.9.6 writes)."""
+
+    type = JobEventType.FACTORY_PAUSED
+    reason: str
+
+    def _body(self) -> str:
+        return f"Job Materialization Paused\n\t{self.reason}\n\tPauseCode 1\n\tHoldCode 1\n"
+
+
+@dataclass(frozen=True, kw_only=True)
+class FactoryResumedEvent(Event):
+    """038: condor_release of a paused cluster."""
+
+    type = JobEventType.FACTORY_RESUMED
+    reason: str
+
+    def _body(self) -> str:
+        return f"Job Materialization Resumed\n\t{self.reason}\n"
+
+
+@dataclass(frozen=True, kw_only=True)
 class PreSkipEvent(Event):
     """034, written by DAGMan when a PRE script exits with the node's PRE_SKIP value. DAGMan
     gives it a NOOP id: cluster 0, proc 2147483647 (INT_MAX), subproc a counter."""
@@ -348,7 +397,7 @@ def append_events(path: str, text: str) -> None:
         os.close(fd)
 
 
-_EVENT_HEADER = re.compile(r"\d{3} \((\d+)\.(\d+)\.\d+\) ")
+_EVENT_HEADER = re.compile(r"\d{3} \((\d+)\.(-?\d+)\.\d+\) ")  # proc -1: a factory's (cluster) events
 
 
 def events_by_job(path: str) -> dict[tuple[int, int], list[str]]:
