@@ -41,8 +41,6 @@ DAG_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "Owner", "I
 NODE_JOB_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "DAGManJobId", "DAGNodeName", "Owner",
                        "HoldReason", "EnteredCurrentStatus", "JobCurrentStartDate", "RemoteWallClockTime",
                        "MATCH_GLIDEIN_CMSSite", "QDate")
-DAG_STATUS_WORDS = {1: "error", 2: "node failed", 3: "aborting", 4: "removing", 5: "cycle", 6: "halted"}
-"""DAG_Status values other than 0 (running normally), as ``htcondor dag status`` reads them."""
 FROM_DAGMAN_OUT, FROM_AD = "dagman.out", "DAGMan's job ad"
 MAX_SUBDAG_DEPTH = 8
 
@@ -491,9 +489,6 @@ def unreadable(path: str) -> str:
     if not os.access(directory, os.R_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.R_OK)):
         return f"{path} cannot be read from this machine: permission denied"
     return ""
-
-
-NODE_TABS = ("stdout", "stderr", "log", "pre", "post", "dagman.out")
 
 
 def node_snapshot(dag: int, path: str, node: NodeProgress | None, ad: Any, where: str, now: float) -> NodeSnapshot:

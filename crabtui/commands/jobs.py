@@ -1117,6 +1117,3 @@ def _scan(ctx: click.Context, name, pool, history_file: str | None, constraint: 
         if _is_true(chosen, ad):
             shown.append(ad)
     return shown
-
-
-JOB_COMMANDS = (q, hold, release, rm, history)
