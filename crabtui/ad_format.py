@@ -50,6 +50,12 @@ def _job_attribute(ref: str) -> str:
     return "" if dot and scope.lower() == "target" else ref
 
 
+def _references(trees: Iterable[classad2.ExprTree]) -> set[str]:
+    """The job attributes the expressions read."""
+    scratch = classad2.ClassAd()
+    return {n for tree in trees for n in map(_job_attribute, scratch.externalRefs(tree)) if n}
+
+
 def evaluate(ad: classad2.ClassAd, text: str, tree: classad2.ExprTree):
     """The expression's value in the ad (an attribute name is looked up directly)."""
     if text in ad:
@@ -132,8 +138,7 @@ class AutoFormat:
     @property
     def references(self) -> set[str]:
         """The attributes the expressions read."""
-        scratch = classad2.ClassAd()
-        return {n for _, tree in self.exprs for n in map(_job_attribute, scratch.externalRefs(tree)) if n}
+        return _references(tree for _, tree in self.exprs)
 
     def text(self, ads: Iterable[classad2.ClassAd], nested: Sequence[int | None] | None = None,
              heading_first: bool = False) -> str:
@@ -230,8 +235,7 @@ class PrintfFormat:
 
     @property
     def references(self) -> set[str]:
-        scratch = classad2.ClassAd()
-        return {n for _, _, tree in self.pairs for n in map(_job_attribute, scratch.externalRefs(tree)) if n}
+        return _references(tree for _, _, tree in self.pairs)
 
     def text(self, ads: Iterable[classad2.ClassAd]) -> str:
         out = []

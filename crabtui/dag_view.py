@@ -41,8 +41,6 @@ DAG_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "Owner", "I
 NODE_JOB_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "JobUniverse", "DAGManJobId", "DAGNodeName", "Owner",
                        "HoldReason", "EnteredCurrentStatus", "JobCurrentStartDate", "RemoteWallClockTime",
                        "MATCH_GLIDEIN_CMSSite", "QDate")
-DAG_STATUS_WORDS = {1: "error", 2: "node failed", 3: "aborting", 4: "removing", 5: "cycle", 6: "halted"}
-"""DAG_Status values other than 0 (running normally), as ``htcondor dag status`` reads them."""
 FROM_DAGMAN_OUT, FROM_AD = "dagman.out", "DAGMan's job ad"
 MAX_SUBDAG_DEPTH = 8
 
@@ -236,16 +234,8 @@ def dag_file_of(ad: Mapping[str, Any]) -> str | None:
     """The DAG file a DAGMan job runs, as ``crabtui dag halt ID`` finds it: its ``-Dag``
     argument (condor_submit_dag's and ``crabtui dag submit``'s) in its Iwd, else the file its
     default batch name (``FILE+ID``) names; None if it runs none."""
-    from engine.schedd.local.submit import parse_raw_arguments
-
-    if ad.get("Arguments"):
-        argv = parse_raw_arguments(ad["Arguments"])
-    else:
-        argv = str(ad.get("Args") or "").split()
-    flags = [a.lower() for a in argv[:-1]]
-    if "-dag" in flags:
-        name = argv[flags.index("-dag") + 1]
-    else:
+    name = _dagman_option(ad, "-dag")
+    if name is None:
         batch, plus, cluster = str(ad.get("JobBatchName") or "").rpartition("+")
         if not plus or cluster != str(ad.get("ClusterId")):
             return None
@@ -255,16 +245,32 @@ def dag_file_of(ad: Mapping[str, Any]) -> str | None:
 
 def dagman_out_of(ad: Mapping[str, Any], dag_file: str) -> str:
     """Where the DAGMan job writes its dagman.out: ``_CONDOR_DAGMAN_LOG`` in its environment
-    (condor_submit_dag's -outfile_dir), relative to its Iwd, else beside the DAG."""
+    (condor_submit_dag's -outfile_dir on a pool) or the embedded DAGMan's -outfile_dir, relative to
+    its Iwd, else beside the DAG."""
     from engine.schedd.local.submit import parse_environment, parse_raw_environment
 
     try:
         env = parse_raw_environment(str(ad.get("Environment") or "")) or parse_environment(str(ad.get("Env") or ""))
     except ValueError:  # not written by condor_submit
         env = {}
+    iwd = str(ad.get("Iwd") or os.path.dirname(dag_file))
     if env.get("_CONDOR_DAGMAN_LOG"):
-        return os.path.join(str(ad.get("Iwd") or os.path.dirname(dag_file)), env["_CONDOR_DAGMAN_LOG"])
-    return dagman_out_path(dag_file)
+        return os.path.join(iwd, env["_CONDOR_DAGMAN_LOG"])
+    outfile_dir = _dagman_option(ad, "-outfile_dir")  # the embedded DAGMan's command line
+    return dagman_out_path(dag_file, outfile_dir and os.path.join(iwd, outfile_dir))
+
+
+def _dagman_option(ad: Mapping[str, Any], flag: str) -> str | None:
+    """The value of ``flag`` (in lower case; the command line may spell it in any) on the DAGMan
+    job's command line, or None."""
+    from engine.schedd.local.submit import parse_raw_arguments
+
+    if ad.get("Arguments"):
+        argv = parse_raw_arguments(ad["Arguments"])
+    else:
+        argv = str(ad.get("Args") or "").split()
+    flags = [a.lower() for a in argv[:-1]]
+    return argv[flags.index(flag) + 1] if flag in flags else None
 
 
 def queued_by_node(jobs: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
@@ -491,9 +497,6 @@ def unreadable(path: str) -> str:
     if not os.access(directory, os.R_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.R_OK)):
         return f"{path} cannot be read from this machine: permission denied"
     return ""
-
-
-NODE_TABS = ("stdout", "stderr", "log", "pre", "post", "dagman.out")
 
 
 def node_snapshot(dag: int, path: str, node: NodeProgress | None, ad: Any, where: str, now: float) -> NodeSnapshot:

@@ -14,6 +14,7 @@ import re
 import socket
 import sys
 import time
+from typing import NamedTuple
 
 import classad2
 import click
@@ -77,26 +78,22 @@ def _split_queue(argv: list[str]) -> tuple[list[str], str | None]:
     return argv, None
 
 
-@job.command("submit", context_settings=RAW)
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
-def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
-    """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit).
+class _SubmitOptions(NamedTuple):
+    """condor_submit's command line as ``job submit`` read it."""
 
-    \b
-    [-append COMMAND]... [-batch-name NAME] [-terse] [-verbose] [-spool] [-disable] [-dry-run OUTFILE|-]
-        [-dump OUTFILE|-] [NAME=VALUE]... SUBMIT_FILE|- [-queue QUEUE_ARGS...]
-    -append (-a): a submit command that overrides the file's; NAME=VALUE: a macro set before the
-    file is read; SUBMIT_FILE - reads standard input (and prints the ads, as -verbose);
-    -terse: print the queued job ids as FIRST - LAST; -verbose: print each job's ad; -spool (on a
-    pool): send the input files to the schedd's spool, where the output stays for condor_transfer_data;
-    -disable: accepted (skip_filechecks; 23.9.6 checks no input file nor log by default); -dry-run: write
-    the job ads to OUTFILE (- for standard output) and queue nothing; -dump: the same, said as
-    condor_submit -dump says it; -queue (-q): the arguments up to the next option are the queue
-    statement of a file that has none, as in -queue 3 or -queue in a b c (-append 'queue 3' too).
-    """
-    from engine.schedd.local.submit import STDIN, NoJobsQueued, cluster_texts, queue_statements, read_submit_file
+    files: list[str]  # exactly one: the submit file, or - for standard input
+    queue_args: str | None  # -queue's (or -append 'queue ...''s) queue statement
+    prepend: dict[str, str]  # NAME=VALUE macros, set before the file is read
+    append: dict[str, str]  # -append's, -batch-name's and -disable's commands, over the file's
+    terse: bool
+    verbose: bool
+    spool: bool
+    without_schedd: tuple[str, str] | None  # ("dry-run" or "dump", OUTFILE)
 
+
+def _submit_options(ctx: click.Context, args: tuple[str, ...]) -> _SubmitOptions | None:
+    """``job submit``'s command line read as condor_submit 23.9.6 reads it; a bad one fails in one
+    line, and -help prints the help and gives None."""
     files, prepend, append = [], {}, {}
     terse = verbose = spool = False
     without_schedd = None  # ("dry-run" or "dump", OUTFILE)
@@ -106,7 +103,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
                           condor_tool="condor_submit"):
             if item.name == "help":  # condor_submit's -help, from -h
                 click.echo(ctx.get_help())
-                return
+                return None
             if item.name == "terse":
                 terse = True
             elif item.name == "verbose":
@@ -139,6 +136,49 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
                                 else f"{files[1]}: one submit file at a time; submit each on its own")
     except ArgumentError as e:
         fail(str(e))
+    return _SubmitOptions(files, queue_args, prepend, append, terse, verbose, spool, without_schedd)
+
+
+def _print_submitted(results: list, ads: list, terse: bool, verbose: bool) -> None:
+    """What condor_submit prints after the dots: -terse's ranges of job ids, -verbose's ads, or
+    each cluster's count."""
+    if terse:
+        for result in results:
+            last = result.first_proc + result.num_procs - 1
+            click.echo(f"{result.cluster}.{result.first_proc} - {result.cluster}.{last}")
+    elif verbose:  # the ads instead of the dots and the count, as condor_submit -verbose
+        click.echo("")
+        _write(_verbose_text(ads))
+    else:
+        click.echo("")
+        for result in results:
+            click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
+
+
+@job.command("submit", context_settings=RAW)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
+    """Queue the jobs of SUBMIT_FILE, an HTCondor submit description (like condor_submit).
+
+    \b
+    [-append COMMAND]... [-batch-name NAME] [-terse] [-verbose] [-spool] [-disable] [-dry-run OUTFILE|-]
+        [-dump OUTFILE|-] [NAME=VALUE]... SUBMIT_FILE|- [-queue QUEUE_ARGS...]
+    -append (-a): a submit command that overrides the file's; NAME=VALUE: a macro set before the
+    file is read; SUBMIT_FILE - reads standard input (and prints the ads, as -verbose);
+    -terse: print the queued job ids as FIRST - LAST; -verbose: print each job's ad; -spool (on a
+    pool): send the input files to the schedd's spool, where the output stays for condor_transfer_data;
+    -disable: accepted (skip_filechecks; 23.9.6 checks no input file nor log by default); -dry-run: write
+    the job ads to OUTFILE (- for standard output) and queue nothing; -dump: the same, said as
+    condor_submit -dump says it; -queue (-q): the arguments up to the next option are the queue
+    statement of a file that has none, as in -queue 3 or -queue in a b c (-append 'queue 3' too).
+    """
+    from engine.schedd.local.submit import STDIN, NoJobsQueued, cluster_texts, queue_statements, read_submit_file
+
+    given = _submit_options(ctx, args)
+    if given is None:  # -help printed
+        return
+    files, queue_args, prepend, append, terse, verbose, spool, without_schedd = given
     from_stdin = files[0] == STDIN
     submit_file = STDIN_NAME if from_stdin else files[0]
     cwd = os.getcwd()  # relative names are from where condor_submit runs, not from the file
@@ -193,17 +233,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         click.echo("." * sum(result.num_procs for result in results), nl=False)
     if len(queue_statements(text)) > 1:  # on a line of its own after the dots, as 23.9.6 writes it
         click.echo("\n" + MULTI_QUEUE_WARNING, err=True)
-    if terse:
-        for result in results:
-            last = result.first_proc + result.num_procs - 1
-            click.echo(f"{result.cluster}.{result.first_proc} - {result.cluster}.{last}")
-    elif verbose:  # the ads instead of the dots and the count, as condor_submit -verbose
-        click.echo("")
-        _write(_verbose_text(ads))
-    else:
-        click.echo("")
-        for result in results:
-            click.echo(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.")
+    _print_submitted(results, ads, terse, verbose)
     _warn_of_requirements(parts[0], submit_file, cwd, prepend, append)  # 23.9.6 warns once the jobs are queued
     _warn_of_unused(text, submit_file, cwd, prepend, append)
 
@@ -1094,6 +1124,3 @@ def _scan(ctx: click.Context, name, pool, history_file: str | None, constraint: 
         if _is_true(chosen, ad):
             shown.append(ad)
     return shown
-
-
-JOB_COMMANDS = (q, hold, release, rm, history)

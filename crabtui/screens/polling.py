@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Log, Static
+from textual.widgets import Static
 
 from crabtui.widgets.status_bar import StatusBar
 
@@ -167,9 +167,3 @@ def describe_error(e: Exception) -> str:
     if isinstance(e, (ScheddError, TaskError, HaltError, ResubmitError)):
         return str(e)
     return f"{type(e).__name__}: {e}"
-
-
-def log_info(log: Log, name: str) -> str:
-    """The info line under a followed log: how long it is, and whether it still follows."""
-    return f"{log.line_count} lines of {name} · " + (
-        "following" if log.is_vertical_scroll_end else "scrolled up: End follows again")

@@ -182,9 +182,6 @@ class JobstateLog:
     def recovery_finished(self, now: int | None = None) -> None:
         self._write(now, f"{INTERNAL} *** RECOVERY_FINISHED ***")
 
-    def recovery_failure(self, now: int | None = None) -> None:
-        self._write(now, f"{INTERNAL} *** RECOVERY_FAILURE ***")
-
     # -- node lines ------------------------------------------------------------------------
 
     def job_event(self, node: str, event: str, cluster: int, proc: int, timestamp: int) -> None:

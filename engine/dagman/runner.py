@@ -151,26 +151,10 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         """Run the DAG to its end and return DAGMan's exit code."""
         previous = {sig: signal.signal(sig, self._on_signal) for sig in STOP_SIGNALS}
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # blocked from the start (__main__)
-        started = self.started = self.clock()
+        self.started = self.clock()
         self.out.starting_up(version=f"$CondorVersion: {DAGMAN_VERSION} crabtui $",
                              platform=f"$CondorPlatform: {os.uname().machine}_{os.uname().sysname} $")
-        # DAGMan lists its configuration before it reads its command line (seen on the pool:
-        # "DAGMAN_MAX_PRE_SCRIPTS setting: 3" from the CONFIG file, then "-MaxPre limit (7)")
-        shown = Options(**self.options.configured) if self.options.configured is not None else self.options
-        if self.options.config_file:
-            self.out.line(f"Using DAGMan config file: {self.options.config_file}")
-        for knob in SETTINGS_ORDER:
-            value = getattr(shown, KNOBS[knob].field)
-            if knob == "DAGMAN_WRITE_PARTIAL_RESCUE" and not value:  # one dprintf of several lines
-                self.out.line("\n\nWARNING: DAGMan is configured to write Full Rescue DAG files.\nThis is Deprecated "
-                              "and will be removed during V24 feature series of HTCondor!\n")
-            self.out.setting(knob, value)
-            if knob == "DAGMAN_DEFAULT_APPEND_VARS":  # then what node jobs' ads get recorded
-                if shown.node_record_retry:
-                    self.out.line("DAGMAN_NODE_RECORD_INFO recording:")
-                    self.out.line("\t-NODE Retries")
-                if shown.record_machine_attrs:
-                    self.out.line(f"DAGMAN_RECORD_MACHINE_ATTRS: {shown.record_machine_attrs}")
+        self.log_configuration()
         self.out.default_node_log(self.nodes_log_path)
         for text, level in self.options.startup_notes:
             self.out.line(text, QUIET)
@@ -181,24 +165,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                 self.out.exiting_with_status(EXIT_ERROR)
                 self.close(previous)
                 return EXIT_ERROR
-        self.out.parsing(self.dag_file, spliced(self.graph.dag))
-        for warning in self.graph.dag.warnings:  # ALL_NODES passing over FINAL: parsed before any rescue DAG
-            if warning.logged and not warning.strict:
-                self.out.line(self._logged(warning))
-        for line in self.graph.overridden:
-            self.out.line(line)
-        self.out.line("Adjusting edges")
-        for note in self.options.rescue_notes:
-            self.out.line(note, QUIET)
-        if self.options.save_file:
-            self.out.line(f"Loading saved progress from {self.options.save_file} for DAG.", QUIET)
-        self.out.line(f"Dag contains {self.census.total} total jobs")
-        if self.jobstate:
-            if self.options.recovery:
-                self.jobstate.initialize_recovery()
-            elif self.options.rescue_dag_number:
-                self.jobstate.initialize_rescue()
-            self.jobstate.dagman_started(self.options.dagman_id, 0)
+        self.log_parse()
         measured = False  # DAGMan makes its metrics once the DAG is parsed: a fatal parse warning writes none
         try:
             for warning in self.graph.dag.warnings:  # DAGMan prints them as it parses
@@ -236,27 +203,74 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.shutdown_rescue()
             code = EXIT_ERROR
         try:
-            final_done = self.final is not None and self.final.status is NodeState.DONE
-            if code == EXIT_OKAY and (final_done or not self.failed_count and self.aborting is None):
-                self.print_status()  # the last cycle's table, then ExitSuccess's
-                self.out.all_jobs_completed(self.deferrals())
-            self.print_status(force=True)
-            if self.fatal is None:
-                outcome = self.closing_outcome(code)
-                self.update_status_file(outcome, force=outcome is DagOutcome.REMOVED, closing=True)
-            else:  # work is still in flight: DAGMan's last dump obeys the interval and shows it running
-                self.update_status_file(DagOutcome.RUNNING)
-            self.update_ad(force=True)
-            if measured:
-                self.write_metrics(started, code)
-                self.out.wrote_metrics_file(self.dag_file + ".metrics")
-            self.end_hold_scripts()
-            if self.jobstate:
-                self.jobstate.dagman_finished(code)
-            self.out.exiting_with_status(code)
-            return code
+            return self.shut_down(code, measured)
         finally:
             self.close(previous)
+
+    def log_configuration(self) -> None:
+        """dagman.out's list of DAGMan's settings, as main_init prints them."""
+        # DAGMan lists its configuration before it reads its command line (seen on the pool:
+        # "DAGMAN_MAX_PRE_SCRIPTS setting: 3" from the CONFIG file, then "-MaxPre limit (7)")
+        shown = Options(**self.options.configured) if self.options.configured is not None else self.options
+        if self.options.config_file:
+            self.out.line(f"Using DAGMan config file: {self.options.config_file}")
+        for knob in SETTINGS_ORDER:
+            value = getattr(shown, KNOBS[knob].field)
+            if knob == "DAGMAN_WRITE_PARTIAL_RESCUE" and not value:  # one dprintf of several lines
+                self.out.line("\n\nWARNING: DAGMan is configured to write Full Rescue DAG files.\nThis is Deprecated "
+                              "and will be removed during V24 feature series of HTCondor!\n")
+            self.out.setting(knob, value)
+            if knob == "DAGMAN_DEFAULT_APPEND_VARS":  # then what node jobs' ads get recorded
+                if shown.node_record_retry:
+                    self.out.line("DAGMAN_NODE_RECORD_INFO recording:")
+                    self.out.line("\t-NODE Retries")
+                if shown.record_machine_attrs:
+                    self.out.line(f"DAGMAN_RECORD_MACHINE_ATTRS: {shown.record_machine_attrs}")
+
+    def log_parse(self) -> None:
+        """dagman.out's lines of the DAG read: its parse, the rescue DAG or save file it starts from
+        and the node count; and the jobstate.log's start."""
+        self.out.parsing(self.dag_file, spliced(self.graph.dag))
+        for warning in self.graph.dag.warnings:  # ALL_NODES passing over FINAL: parsed before any rescue DAG
+            if warning.logged and not warning.strict:
+                self.out.line(self._logged(warning))
+        for line in self.graph.overridden:
+            self.out.line(line)
+        self.out.line("Adjusting edges")
+        for note in self.options.rescue_notes:
+            self.out.line(note, QUIET)
+        if self.options.save_file:
+            self.out.line(f"Loading saved progress from {self.options.save_file} for DAG.", QUIET)
+        self.out.line(f"Dag contains {self.census.total} total jobs")
+        if self.jobstate:
+            if self.options.recovery:
+                self.jobstate.initialize_recovery()
+            elif self.options.rescue_dag_number:
+                self.jobstate.initialize_rescue()
+            self.jobstate.dagman_started(self.options.dagman_id, 0)
+
+    def shut_down(self, code: int, measured: bool) -> int:
+        """DAGMan's exit with ``code``: the last status table, node status file, job ad and metrics
+        (``measured``: the DAG was parsed), then its last lines; returns ``code``."""
+        final_done = self.final is not None and self.final.status is NodeState.DONE
+        if code == EXIT_OKAY and (final_done or not self.failed_count and self.aborting is None):
+            self.print_status()  # the last cycle's table, then ExitSuccess's
+            self.out.all_jobs_completed(self.deferrals())
+        self.print_status(force=True)
+        if self.fatal is None:
+            outcome = self.closing_outcome(code)
+            self.update_status_file(outcome, force=outcome is DagOutcome.REMOVED, closing=True)
+        else:  # work is still in flight: DAGMan's last dump obeys the interval and shows it running
+            self.update_status_file(DagOutcome.RUNNING)
+        self.update_ad(force=True)
+        if measured:
+            self.write_metrics(self.started, code)
+            self.out.wrote_metrics_file(self.dag_file + ".metrics")
+        self.end_hold_scripts()
+        if self.jobstate:
+            self.jobstate.dagman_finished(code)
+        self.out.exiting_with_status(code)
+        return code
 
     def close(self, handlers: dict) -> None:
         """DAGMan's files closed and the signal handlers it replaced put back, as it exits."""

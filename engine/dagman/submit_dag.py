@@ -95,30 +95,46 @@ def max_idle(options: DagSubmitOptions) -> int:
     return SUBMIT_DAG_MAX_IDLE if options.max_idle is None else options.max_idle
 
 
-def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
-    """condor_dagman's command line for the job."""
-    argv = ["-Lockfile", dag_file + ".lock", "-AutoRescue", str(int(options.auto_rescue))]
-    for flag, value in (("-MaxJobs", options.max_jobs), ("-MaxIdle", max_idle(options)),
-                        ("-MaxPre", options.max_pre), ("-MaxPost", options.max_post),
-                        ("-MaxHold", options.max_hold)):
-        if value:
+# condor_dagman's options condor_submit_dag passes on, in its order: the DagSubmitOptions field,
+# the embedded DAGMan's spelling, and condor_submit_dag 23.9.6's for HTCondor's condor_dagman.
+PASSED_ON = (
+    ("max_jobs", "-MaxJobs", "-MaxJobs"),
+    ("max_idle", "-MaxIdle", "-MaxIdle"),
+    ("max_pre", "-MaxPre", "-MaxPre"),
+    ("max_post", "-MaxPost", "-MaxPost"),
+    ("max_hold", "-MaxHold", "-MaxHold"),
+    ("always_run_post", "-AlwaysRunPost", "-AlwaysRunPost"),
+    ("priority", "-priority", "-Priority"),
+    ("load_save", "-load_save", "-load_save"),
+    ("outfile_dir", "-outfile_dir", "-outfile_dir"),
+    ("debug", "-debug", "-Debug"),
+    ("do_recovery", "-DoRecovery", "-DoRecov"),
+)
+
+
+def passed_on(options: DagSubmitOptions, htcondor: bool) -> list[str]:
+    """:data:`PASSED_ON`'s options that are given, as one DAGMan spells them: a flag when True,
+    else with its value; a 0 or empty value passes nothing but ``-debug 0``, and -MaxIdle is
+    :func:`max_idle`'s."""
+    argv: list[str] = []
+    for field, embedded, pool in PASSED_ON:
+        value = max_idle(options) if field == "max_idle" else getattr(options, field)
+        flag = pool if htcondor else embedded
+        if value is True:
+            argv.append(flag)
+        elif value or (field == "debug" and value == 0):
             argv += [flag, str(value)]
+    return argv
+
+
+def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
+    """The embedded condor_dagman's command line for the job."""
+    argv = ["-Lockfile", dag_file + ".lock", "-AutoRescue", str(int(options.auto_rescue))]
     if options.do_rescue_from is not None:
         argv += ["-DoRescueFrom", str(options.do_rescue_from)]
-    if options.always_run_post:
-        argv.append("-AlwaysRunPost")
+    argv += passed_on(options, htcondor=False)
     if options.config:
         argv += ["-config", options.config]
-    if options.priority:
-        argv += ["-priority", str(options.priority)]
-    if options.load_save:
-        argv += ["-load_save", options.load_save]
-    if options.outfile_dir:
-        argv += ["-outfile_dir", options.outfile_dir]
-    if options.debug is not None:
-        argv += ["-debug", str(options.debug)]
-    if options.do_recovery:
-        argv.append("-DoRecovery")
     if options.suppress_notification:
         argv.append("-suppress_notification")
     return argv + ["-Dag", dag_file]
@@ -269,23 +285,7 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
     argv = ["-p", "0", "-f", "-l", ".", "-Lockfile", f"{name}.lock", "-AutoRescue", str(int(options.auto_rescue)),
             "-DoRescueFrom", str(options.do_rescue_from or 0), "-Dag", name, *notification,
             "-CsdVersion", csd_version, "-Dagman", dagman]
-    for flag, value in (("-MaxJobs", options.max_jobs), ("-MaxIdle", max_idle(options)),
-                        ("-MaxPre", options.max_pre), ("-MaxPost", options.max_post),
-                        ("-MaxHold", options.max_hold)):
-        if value:
-            argv += [flag, str(value)]
-    if options.always_run_post:
-        argv.append("-AlwaysRunPost")
-    if options.priority:
-        argv += ["-Priority", str(options.priority)]
-    if options.load_save:
-        argv += ["-load_save", options.load_save]
-    if options.outfile_dir:
-        argv += ["-outfile_dir", options.outfile_dir]
-    if options.debug is not None:
-        argv += ["-Debug", str(options.debug)]
-    if options.do_recovery:  # as condor_submit_dag 23.9.6 spells it for condor_dagman
-        argv.append("-DoRecov")
+    argv += passed_on(options, htcondor=True)
     if options.suppress_notification and options.notification:  # else -Suppress_notification is there
         argv.append("-suppress_notification")
     dag = parse_file(dag_file)  # condor_submit_dag reads CONFIG, SET_JOB_ATTR and ENV lines

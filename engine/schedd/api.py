@@ -46,7 +46,6 @@ class JobAction(str, Enum):
 HOLD_CODE_USER = 1  # UserRequest: condor_hold
 HOLD_CODE_JOB_POLICY = 3  # JobPolicy: periodic_hold / on_exit_hold
 HOLD_CODE_SUBMITTED_ON_HOLD = 15  # SubmittedOnHold: hold = true
-HOLD_CODE_MEMORY = 34  # JobOutOfResources (memory)
 HOLD_CODE_JOB_DURATION = 46  # JobDurationExceeded: allowed_job_duration
 
 

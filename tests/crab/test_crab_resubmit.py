@@ -14,7 +14,6 @@ from engine.crab.ap.prejob import failed_for_good, load_job_state
 from engine.crab.ap.resubmit_record import RECORD_FILE, ResubmitRecordError, apply_record, read_record, write_entry
 from engine.crab.ap.retry_policy import Attempt, JobState, Params
 from engine.crab.client.resubmit import ResubmitError, make_entry, request_arguments, select_jobs
-from engine.schedd.api import JobAction
 from engine.schedd.local.client import LocalScheddClient
 from crab_tasks import config_text, crab_config_py, crabtui, task_status, wait_status
 

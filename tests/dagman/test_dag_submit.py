@@ -60,6 +60,18 @@ def exit_line(dag: Path) -> str:
     return dag.with_name(dag.name + ".dagman.out").read_text().splitlines()[-1]
 
 
+def assert_recovered(out: str) -> None:
+    """The dagman.out of a 2-node d.dag rerun after its DAGMan stopped (exit 3) says why it
+    recovers and that it did, as condor_dagman 23.9.6 does."""
+    assert "Running in RECOVERY mode" in out
+    pid = re.search(r"pid (\d+) EXITING WITH STATUS 3", out).group(1)
+    assert re.search(r"Dag contains 2 total jobs\n.* Lock file d\.dag\.lock detected,\n"
+                     rf".* Duplicate DAGMan PID {pid} is no longer alive; this DAGMan should continue\.\n"
+                     r".* Bootstrapping\.\.\.\n", out), "as condor_dagman 23.9.6 says why it recovers"
+    assert re.search(r"\[recovery mode\]\n(.*\n)*.*     -{30}\n.*        HTCondor Recovery Complete\n"
+                     r".*     -{30}\n.* \.\.\.done with RECOVERY mode <<<", out)
+
+
 def test_submitted_dag_runs_in_the_schedd_and_q_dag_shows_nodes_under_dagman(gated, schedd):
     (gated / "d.dag").write_text("JOB A job.sub\nJOB B job.sub\nVARS ALL_NODES code=\"0\"\nPARENT A CHILD B\n")
     result = crabtui(schedd, "dag", "submit", "d.dag", cwd=gated)
@@ -239,13 +251,8 @@ def test_hold_stops_dagman_and_release_recovers_without_rerunning_anything(gated
     assert ad["ExitCode"] == 0
     assert runs(gated) == ["A", "B"], "A's job was re-attached, not resubmitted"
     out = (gated / "d.dag.dagman.out").read_text()
-    assert "Running in RECOVERY mode" in out
-    pid = re.search(r"pid (\d+) EXITING WITH STATUS 3", out).group(1)
-    assert re.search(r"Dag contains 2 total jobs\n.* Lock file d\.dag\.lock detected,\n"
-                     rf".* Duplicate DAGMan PID {pid} is no longer alive; this DAGMan should continue\.\n"
-                     r".* Bootstrapping\.\.\.\n", out), "as condor_dagman 23.9.6 says why it recovers"
-    assert re.search(r"\[recovery mode\]\n(.*\n)*.*     -{30}\n.*        HTCondor Recovery Complete\n"
-                     r".*     -{30}\n.* \.\.\.done with RECOVERY mode <<<.*\n"
+    assert_recovered(out)
+    assert re.search(r"\.\.\.done with RECOVERY mode <<<.*\n"
                      r".* 1 nodes claim to have jobs submitted to queue\. Verifying\.\.\.\n"
                      r".* Querying local schedd for associated jobs in queue\n.* All pending job states validated\n", out)
 
@@ -567,13 +574,7 @@ def test_ctrl_c_of_dag_run_stops_dagman_gracefully_and_the_next_run_recovers(gat
     assert again.returncode == 0, again.stderr
     assert runs(gated) == ["A", "B"], "A's job was re-attached, not resubmitted"
     out = (gated / "d.dag.dagman.out").read_text()
-    assert "Running in RECOVERY mode" in out
-    pid = re.search(r"pid (\d+) EXITING WITH STATUS 3", out).group(1)
-    assert re.search(r"Dag contains 2 total jobs\n.* Lock file d\.dag\.lock detected,\n"
-                     rf".* Duplicate DAGMan PID {pid} is no longer alive; this DAGMan should continue\.\n"
-                     r".* Bootstrapping\.\.\.\n", out), "as condor_dagman 23.9.6 says why it recovers"
-    assert re.search(r"\[recovery mode\]\n(.*\n)*.*     -{30}\n.*        HTCondor Recovery Complete\n"
-                     r".*     -{30}\n.* \.\.\.done with RECOVERY mode <<<", out)
+    assert_recovered(out)
 
 
 def test_the_dagman_ad_counts_the_nodes_a_provisioner_held_back_unready(gated, schedd):

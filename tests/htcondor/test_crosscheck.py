@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-import htcondor2
 import pytest
 
 from crosscheck import (crabtui, dagman_exit, dagman_out, files_under, jobstate, metrics, node_status, rescue,

@@ -9,7 +9,6 @@ import signal
 
 import pytest
 from click.testing import CliRunner
-from schedd_harness import wait_for
 
 from crabtui.cli import main
 from engine.dagman.runner import STOP_SIGNALS

@@ -6,7 +6,7 @@ from __future__ import annotations
 from engine.dagman.node_status import NodeState
 from engine.dagman.progress import DagProgress, NodeProgress
 
-from crabtui.dag_view import FROM_AD, FROM_DAGMAN_OUT, queue_rows, summarize
+from crabtui.dag_view import FROM_AD, FROM_DAGMAN_OUT, dagman_out_of, queue_rows, summarize
 
 AD = {"ClusterId": 12, "ProcId": 0, "JobStatus": 2, "Owner": "alice", "Iwd": "/home/alice/run",
       "Arguments": "-p 0 -f -l . -Lockfile d.dag.lock -Dag d.dag", "QDate": 1000, "DAG_Status": 0,
@@ -43,6 +43,16 @@ def test_a_dagman_out_of_an_earlier_run_is_not_this_dags():
     earlier = DagProgress("/home/alice/run/d.dag", "/home/alice/run/d.dag.dagman.out",
                           nodes=(NodeProgress("A", NodeState.DONE),), started_at=500.0)
     assert summarize(AD, True, earlier, {}).source == FROM_AD
+
+
+def test_dagman_out_is_looked_for_where_dag_submit_outfile_dir_put_it():
+    """``crabtui dag submit -outfile_dir logs d.dag``: the embedded DAGMan job gets -outfile_dir on its
+    command line (the pool's gets _CONDOR_DAGMAN_LOG), and its dagman.out is in logs/, not beside the DAG."""
+    embedded = {**AD, "Arguments": "-Lockfile d.dag.lock -AutoRescue 1 -MaxIdle 1000 -outfile_dir logs -Dag d.dag"}
+    assert dagman_out_of(embedded, "/home/alice/run/d.dag") == "/home/alice/run/logs/d.dag.dagman.out"
+    pool = {**AD, "Environment": "_CONDOR_DAGMAN_LOG=/tmp/logs/d.dag.dagman.out _CONDOR_MAX_DAGMAN_LOG=0"}
+    assert dagman_out_of(pool, "/home/alice/run/d.dag") == "/tmp/logs/d.dag.dagman.out"
+    assert dagman_out_of(AD, "/home/alice/run/d.dag") == "/home/alice/run/d.dag.dagman.out"
 
 
 def test_the_queue_table_puts_each_job_under_its_dagman():

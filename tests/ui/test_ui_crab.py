@@ -129,7 +129,6 @@ def test_why_a_job_waits_and_actions_on_marked_jobs(engine, stuck_task):
 
 def test_the_summary_tab_pace_and_log_search(engine, failed_task):
     async def scenario(pilot):
-        app = pilot.app
         screen = await open_task(pilot, failed_task)
         await pilot.press("6")
         summary = screen.query_one("#summary-text")

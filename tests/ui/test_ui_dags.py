@@ -726,7 +726,6 @@ def test_why_a_dags_log_cannot_be_read_is_shown_whole_in_80_columns(engine, tmp_
     go(directory, "A", "B", "C")
 
     async def scenario(pilot):
-        app = pilot.app
         dags = await open_dags(pilot)
         await wait_for(pilot, lambda: str(cluster) in dags.table.items and dags.table.items[str(cluster)].ended,
                        "the DAG done", timeout=90)

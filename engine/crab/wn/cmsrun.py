@@ -172,25 +172,21 @@ def run(job: JobInput, settings: Settings, report_path: str | os.PathLike[str], 
             events_by_file.setdefault(f.lfn, 0)
             processed.setdefault(f.lfn, {})
             print(f"%MSG-i crabtui: opened file {f.lfn}", file=out, flush=True)
-        if index == fail_index:
-            if settings.fail_memory_mb:
-                peak = max(peak, float(settings.fail_memory_mb))
-            if limit is not None and peak > limit:
+        trouble = index == fail_index  # the planned trouble comes halfway through this lumi
+        if trouble and settings.fail_memory_mb:
+            peak = max(peak, float(settings.fail_memory_mb))
+        if limit is not None and peak > limit:  # injected, or even without injected trouble
+            if trouble:
                 clock.advance(n / rate / 2)
-                exit_code = MEMORY_EXIT_CODE
-                exit_msg = (f"Job killed by HTCondor due to excessive memory use ({peak:.0f} MB used vs. "
-                            f"{limit:.0f} MB requested)")
-                break
-            if settings.fail_exit_code:
-                clock.advance(n / rate / 2)
-                exit_code = settings.fail_exit_code
-                exit_msg = (f"Fatal Exception while reading run {run_number}, lumi {lumi} of {f.lfn} "
-                            f"(injected by the simulated grid)")
-                break
-        if limit is not None and peak > limit:  # even without injected trouble
             exit_code = MEMORY_EXIT_CODE
             exit_msg = (f"Job killed by HTCondor due to excessive memory use ({peak:.0f} MB used vs. "
                         f"{limit:.0f} MB requested)")
+            break
+        if trouble and settings.fail_exit_code:
+            clock.advance(n / rate / 2)
+            exit_code = settings.fail_exit_code
+            exit_msg = (f"Fatal Exception while reading run {run_number}, lumi {lumi} of {f.lfn} "
+                        f"(injected by the simulated grid)")
             break
         clock.advance(n / rate)
         processed[f.lfn].setdefault(run_number, []).append(lumi)

@@ -12,10 +12,8 @@ import sys
 
 TOOLS = {"condor_qedit": "qedit"}
 
-# condor_rm or condor_hold of a DAGMan still starting waits for its handlers (engine.dagman.__main__).
-_CONDOR_DAGMAN = ("import signal\n"
-                  "signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT))\n"
-                  "import sys\nfrom engine.dagman.main import main\nsys.exit(main(prog='condor_dagman'))\n")
+# The signal mask DAGMan needs from its first statement comes with the module (engine.dagman.__main__).
+_CONDOR_DAGMAN = "import runpy\nrunpy.run_module('engine.dagman', run_name='__main__')\n"
 
 
 def condor_dagman(state_path: str) -> str:

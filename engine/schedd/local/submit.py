@@ -908,16 +908,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     iwd = _path(get("initialdir", "initial_dir"), os.path.abspath(cwd)) or os.path.abspath(cwd)
     if not os.path.isdir(iwd):
         raise SubmitError(f"{at('initialdir')}: initialdir: directory {iwd} does not exist")
-    executable = get("executable")
-    if executable is None:
-        raise SubmitError(f"{at('executable')}: executable: no executable given")
-    cmd = _path(executable, os.path.abspath(cwd))  # condor_submit: from the submit directory, not initialdir
-    if "$$(" not in cmd and (not os.path.isfile(cmd) or not os.access(cmd, os.X_OK)):  # $$(): the slot names it
-        if os.path.isfile(cmd):  # a pool's file transfer makes it executable; here it runs where it is
-            raise SubmitError(f"{at('executable')}: executable: {cmd} is not executable, and the embedded schedd "
-                              f"runs it where it is, unlike a pool's file transfer; make it so: chmod +x {cmd}")
-        problem = "does not exist" if not os.path.exists(cmd) else "is not an executable file"
-        raise SubmitError(f"{at('executable')}: executable: {cmd} {problem}")
+    cmd = _cmd(get("executable"), cwd, at)
 
     ad = classad2.ClassAd()
     ad["MyType"] = "Job"
@@ -932,26 +923,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     ad["Iwd"] = iwd
     ad["Cmd"] = cmd
     ad["ImageSize"] = 0  # KiB, until the job is measured; a job submitted through htcondor2 starts at 0 too
-    arguments = get("arguments", "args")
-    if arguments is not None:
-        try:
-            argv = parse_arguments(arguments)
-        except ValueError as e:
-            raise SubmitError(f"{_at(where, lines, 'arguments', 'args')}: arguments: {e}") from None
-        if arguments.lstrip().startswith('"'):
-            ad["Arguments"] = format_arguments(argv)
-        else:  # the old syntax stays old, in Args, as condor_submit keeps it
-            ad["Args"] = " ".join(argv)
-    else:
-        ad["Arguments"] = ""
-    env = _getenv(get("getenv"), environ)
-    environment = get("environment", "env")
-    if environment is not None:
-        try:
-            env.update(parse_environment(environment))
-        except ValueError as e:
-            raise SubmitError(f"{at('environment')}: environment: {e}") from None
-    ad["Environment"] = format_environment(env)
+    _arguments_and_environment(ad, get, at, where, lines, environ)
     # 23.9.6 opens no input file nor the log at submit (SUBMIT_SKIP_FILECHECKS, so skip_filechecks and
     # -disable change nothing): an input the transfer cannot read holds the job (input_files), and a
     # log that cannot be written loses its events, as the schedd's writes do, while the job runs
@@ -960,16 +932,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     log = _path(get("log"), iwd)
     if log is not None:
         ad["UserLog"] = log
-    cpus = get("request_cpus")
-    ad["RequestCpus"] = (_request_expression(cpus) or _integer(cpus, at("request_cpus"), "request_cpus",
-                                                               "a number of CPUs", 1) if cpus else 1)
-    memory = get("request_memory")
-    ad["RequestMemory"] = (_request_expression(memory) or _size(memory, at("request_memory"), "request_memory",
-                                                                1024**2) if memory else DEFAULT_REQUEST_MEMORY_MB)
-    disk = get("request_disk")
-    ad["RequestDisk"] = (_request_expression(disk) or _size(disk, at("request_disk"), "request_disk", 1024)
-                         if disk else DEFAULT_REQUEST_DISK_KB)
-    _custom_requests(keys, get, at)
+    _requests(ad, keys, get, at)
     ad["JobPrio"] = _integer(get("priority") or "0", at("priority"), "priority", "a priority, higher runs first",
                              -_INT32, evaluate=True)
     _materialize_limits(ad, get, at)
@@ -978,21 +941,7 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
         raise SubmitError(f"{at('notification')}: notification: must be 'Never', 'Always', 'Complete', 'Start', "
                           f"or 'Error', not {notification!r}")
     ad["JobNotification"] = _NOTIFICATIONS[notification]
-    ad["Requirements"] = classad2.ExprTree("true")
-    ad["Rank"] = 0.0
-    ad["OnExitRemove"] = True
-    ad["OnExitHold"] = False
-    ad["LeaveJobInQueue"] = False
-    ad["ExitBySignal"] = False  # set before any run, as condor_submit 23.9.6 sets them
-    ad["ExitStatus"] = 0
-    ad["PeriodicHold"] = False
-    ad["PeriodicRelease"] = False
-    ad["PeriodicRemove"] = False
-    for counter in ("NumJobStarts", "NumJobCompletions", "JobRunCount", "NumHolds"):
-        ad[counter] = 0
-    ad["RemoteWallClockTime"] = 0.0
-    ad["RemoteUserCpu"] = 0.0
-    ad["RemoteSysCpu"] = 0.0
+    _before_any_run(ad)
     for key, attr in _EXPRESSIONS.items():
         value = get(key)
         if value is not None:
@@ -1017,27 +966,109 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     limits = get("concurrency_limits")
     if limits:  # lower case and sorted, as condor_submit stores them
         ad["ConcurrencyLimits"] = ",".join(sorted({n.lower() for n in re.split(r"[\s,]+", limits) if n}))
-    deferral = get("deferral_time")
-    if deferral is not None:  # the defaults condor_submit 23.9.6 gives the window and the prep time
-        ad["DeferralTime"] = _expression(deferral, at("deferral_time"), "deferral_time")
-        ad["DeferralWindow"] = _expression(get("deferral_window") or "0", at("deferral_window"), "deferral_window")
-        ad["DeferralPrepTime"] = _expression(get("deferral_prep_time") or "300", at("deferral_prep_time"),
-                                             "deferral_prep_time")
+    _deferral(ad, get, at)
     description = _expand(submit, keys["description"], where) if "description" in keys else ""
     if description:  # copied as it is, blanks included (condor_submit's f_as_string)
         ad["JobDescription"] = description
     _retries(ad, get, where, lines)
-    for key in submit.keys():
-        lower = key.lower()
-        if lower.startswith(("my.", "+")):
-            name = key.split(".", 1)[1] if lower.startswith("my.") else key[1:]
-            ad[name] = _expression(_expand(submit, key, where), at(key.lower()), key)
+    _custom_attributes(ad, submit, where, at)
     hold = get("hold")
     if hold is not None and _submit_bool(hold, at("hold"), "hold"):
         ad["JobStatus"] = int(JobStatus.HELD)
         ad["HoldReason"] = "submitted on hold at user's request"
         ad["HoldReasonCode"] = HOLD_CODE_SUBMITTED_ON_HOLD  # and no HoldReasonSubCode, as condor_submit 23.9.6
     return ad
+
+
+def _cmd(executable: str | None, cwd: str, at) -> str:
+    """The job's Cmd, which must be an executable file here: the embedded schedd runs it where it is."""
+    if executable is None:
+        raise SubmitError(f"{at('executable')}: executable: no executable given")
+    cmd = _path(executable, os.path.abspath(cwd))  # condor_submit: from the submit directory, not initialdir
+    if "$$(" not in cmd and (not os.path.isfile(cmd) or not os.access(cmd, os.X_OK)):  # $$(): the slot names it
+        if os.path.isfile(cmd):  # a pool's file transfer makes it executable; here it runs where it is
+            raise SubmitError(f"{at('executable')}: executable: {cmd} is not executable, and the embedded schedd "
+                              f"runs it where it is, unlike a pool's file transfer; make it so: chmod +x {cmd}")
+        problem = "does not exist" if not os.path.exists(cmd) else "is not an executable file"
+        raise SubmitError(f"{at('executable')}: executable: {cmd} {problem}")
+    return cmd
+
+
+def _arguments_and_environment(ad: classad2.ClassAd, get, at, where: str, lines: Mapping[str, int],
+                               environ: Mapping[str, str]) -> None:
+    """Arguments (or the old syntax's Args) and Environment, as condor_submit writes them."""
+    arguments = get("arguments", "args")
+    if arguments is not None:
+        try:
+            argv = parse_arguments(arguments)
+        except ValueError as e:
+            raise SubmitError(f"{_at(where, lines, 'arguments', 'args')}: arguments: {e}") from None
+        if arguments.lstrip().startswith('"'):
+            ad["Arguments"] = format_arguments(argv)
+        else:  # the old syntax stays old, in Args, as condor_submit keeps it
+            ad["Args"] = " ".join(argv)
+    else:
+        ad["Arguments"] = ""
+    env = _getenv(get("getenv"), environ)
+    environment = get("environment", "env")
+    if environment is not None:
+        try:
+            env.update(parse_environment(environment))
+        except ValueError as e:
+            raise SubmitError(f"{at('environment')}: environment: {e}") from None
+    ad["Environment"] = format_environment(env)
+
+
+def _requests(ad: classad2.ClassAd, keys: dict[str, str], get, at) -> None:
+    """RequestCpus, RequestMemory (MiB) and RequestDisk (KiB): a number, a size or an expression."""
+    cpus = get("request_cpus")
+    ad["RequestCpus"] = (_request_expression(cpus) or _integer(cpus, at("request_cpus"), "request_cpus",
+                                                               "a number of CPUs", 1) if cpus else 1)
+    memory = get("request_memory")
+    ad["RequestMemory"] = (_request_expression(memory) or _size(memory, at("request_memory"), "request_memory",
+                                                                1024**2) if memory else DEFAULT_REQUEST_MEMORY_MB)
+    disk = get("request_disk")
+    ad["RequestDisk"] = (_request_expression(disk) or _size(disk, at("request_disk"), "request_disk", 1024)
+                         if disk else DEFAULT_REQUEST_DISK_KB)
+    _custom_requests(keys, get, at)
+
+
+def _before_any_run(ad: classad2.ClassAd) -> None:
+    """The policy defaults and counters condor_submit 23.9.6 sets before any run."""
+    ad["Requirements"] = classad2.ExprTree("true")
+    ad["Rank"] = 0.0
+    ad["OnExitRemove"] = True
+    ad["OnExitHold"] = False
+    ad["LeaveJobInQueue"] = False
+    ad["ExitBySignal"] = False  # set before any run, as condor_submit 23.9.6 sets them
+    ad["ExitStatus"] = 0
+    ad["PeriodicHold"] = False
+    ad["PeriodicRelease"] = False
+    ad["PeriodicRemove"] = False
+    for counter in ("NumJobStarts", "NumJobCompletions", "JobRunCount", "NumHolds"):
+        ad[counter] = 0
+    ad["RemoteWallClockTime"] = 0.0
+    ad["RemoteUserCpu"] = 0.0
+    ad["RemoteSysCpu"] = 0.0
+
+
+def _deferral(ad: classad2.ClassAd, get, at) -> None:
+    """deferral_time, with the window and the prep time condor_submit 23.9.6 gives by default."""
+    deferral = get("deferral_time")
+    if deferral is not None:
+        ad["DeferralTime"] = _expression(deferral, at("deferral_time"), "deferral_time")
+        ad["DeferralWindow"] = _expression(get("deferral_window") or "0", at("deferral_window"), "deferral_window")
+        ad["DeferralPrepTime"] = _expression(get("deferral_prep_time") or "300", at("deferral_prep_time"),
+                                             "deferral_prep_time")
+
+
+def _custom_attributes(ad: classad2.ClassAd, submit: htcondor2.Submit, where: str, at) -> None:
+    """The ``My.NAME`` and ``+NAME`` commands: attributes of the job's ad, as expressions."""
+    for key in submit.keys():
+        lower = key.lower()
+        if lower.startswith(("my.", "+")):
+            name = key.split(".", 1)[1] if lower.startswith("my.") else key[1:]
+            ad[name] = _expression(_expand(submit, key, where), at(key.lower()), key)
 
 
 def _custom_requests(keys: dict[str, str], get, at) -> None:
