@@ -87,6 +87,9 @@ class HTCondorSchedd:
             submit[key] = value
         if cwd and not submit.get("initialdir") and not submit.get("initial_dir"):
             submit["initialdir"] = os.path.abspath(cwd)  # relative paths are the submitter's
+        if submit.get("accounting_group") and not submit.get("accounting_group_user"):
+            # condor_submit charges the submitting user (group.user); the bindings leave the user out
+            submit["accounting_group_user"] = self.owner()
         if itemdata is None:  # rows with fewer words keep the row before's values, as condor_submit's
             itemdata = carried_over_items(submit, description)
         with self._errors(f"submitting {where}", "WRITE"):

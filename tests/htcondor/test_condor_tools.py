@@ -608,3 +608,19 @@ def test_submit_spool_sends_the_input_to_the_pools_spool_as_condor_submit(htcond
         htcondor2.Schedd().act(htcondor2.JobAction.Remove, " || ".join(f"ClusterId == {c}" for c in clusters))
     embedded = crabtui("job", "submit", "-spool", "spool.sub", cwd=submit_dir)
     assert embedded.returncode == 1 and "nothing to spool" in embedded.stderr
+
+
+def test_accounting_group_without_a_user_charges_the_submitter_as_condor_submit(htcondor_pool, submit_dir):
+    """accounting_group = group_a alone: condor_submit charges group_a.<the submitting user>."""
+    (submit_dir / "acct.sub").write_text("executable = /bin/true\naccounting_group = group_a\nhold = true\nqueue\n")
+    theirs = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -terse acct.sub")
+    mine = ours("job", "submit", "-terse", "acct.sub", cwd=submit_dir)
+    clusters = [int(re.fullmatch(r"(\d+)\.0 - \1\.0\n", r.stdout).group(1)) for r in (theirs, mine)]
+    try:
+        ads = [htcondor2.Schedd().query(f"ClusterId == {c}", ["AcctGroup", "AcctGroupUser", "AccountingGroup"])[0]
+               for c in clusters]
+        user = htcondor_pool.env["CRABTUI_TESTPOOL_USER"]
+        assert [{k: ad[k] for k in ("AcctGroup", "AcctGroupUser", "AccountingGroup")} for ad in ads] == [{"AcctGroup": "group_a", "AcctGroupUser": user,
+                                             "AccountingGroup": f"group_a.{user}"}] * 2
+    finally:
+        htcondor2.Schedd().act(htcondor2.JobAction.Remove, " || ".join(f"ClusterId == {c}" for c in clusters))
