@@ -519,6 +519,16 @@ queue arguments from (
   2 beta
 )
 """,
+    "blank_row.sub": """executable = /bin/echo
+arguments = $(a) $(b) $(c)
+queue a b c from (
+  x y z
+
+  p q
+# not a job
+  u,v w
+)
+""",
     "lpc.jdl": """universe = vanilla
 Executable = /bin/true
 Should_Transfer_Files = YES
@@ -624,3 +634,15 @@ def test_accounting_group_without_a_user_charges_the_submitter_as_condor_submit(
                                              "AccountingGroup": f"group_a.{user}"}] * 2
     finally:
         htcondor2.Schedd().act(htcondor2.JobAction.Remove, " || ".join(f"ClusterId == {c}" for c in clusters))
+
+
+def test_a_blank_row_of_an_inline_list_queues_a_job_on_the_pool_as_condor_submit(htcondor_pool, submit_dir):
+    """The bindings refuse the list ("invalid qargs"); condor_submit queues the blank row."""
+    (submit_dir / "blank.sub").write_text(USER_SUBMIT_FILES["blank_row.sub"].replace("queue", "hold = true\nqueue"))
+    mine = ours("job", "submit", "-terse", "blank.sub", cwd=submit_dir)
+    cluster = int(re.fullmatch(r"(\d+)\.0 - \1\.3\n", mine.stdout).group(1))
+    try:
+        ads = htcondor2.Schedd().query(f"ClusterId == {cluster}", ["ProcId", "Args"])
+        assert [ad["Args"] for ad in sorted(ads, key=lambda ad: ad["ProcId"])] == ["x y z", "y z", "p q z", "u v w"]
+    finally:
+        htcondor2.Schedd().act(htcondor2.JobAction.Remove, f"ClusterId == {cluster}")

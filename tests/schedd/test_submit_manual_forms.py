@@ -34,6 +34,16 @@ def test_a_row_with_fewer_words_keeps_the_row_befores_value_as_on_the_pool(tmp_p
     assert [ad["Args"] for ad in ads] == ["x y z w", "p q z w", "r s , t"]
 
 
+def test_a_blank_row_of_an_inline_list_is_a_job_as_on_the_pool(tmp_path):
+    """condor_submit 23.9.6 -dry-run: a blank row queues a job whose first variable is empty and
+    whose others keep the row before's values; a comment row queues none."""
+    ads = build("executable = /bin/echo\narguments = $(a) $(b) $(c)\n"
+                "queue a b c from (\n  x y z\n\n  p q\n# not a job\n  u,v w\n)\n", tmp_path)
+    assert [ad["Args"] for ad in ads] == ["x y z", "y z", "p q z", "u v w"]
+    ads = build("executable = /bin/echo\narguments = <$(a)>\nqueue a from (\n  x\n\n  y\n)\n", tmp_path)
+    assert [ad["Args"] for ad in ads] == ["<x>", "<>", "<y>"]
+
+
 def test_requests_written_as_expressions_are_kept_as_on_the_pool(tmp_path):
     """The manual's request_memory that grows with the job's use, and request_cpus = 2 - 1: the
     pool's condor_submit keeps both expressions as written; a lone name stays refused."""

@@ -682,6 +682,8 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
         except Exception as e:
             items = _items_from_file(_SLICE.sub(r"\1", qargs), cwd)
             if items is None:
+                items = _inline_items(_SLICE.sub(r"\1", qargs), rows)
+            if items is None:
                 said = re.sub(r" on line -?\d+", "", str(e))  # the bindings' own count is off; where names it
                 raise SubmitError(f"{where}: cannot expand 'queue {qargs}': {said}") from None
         finally:
@@ -695,13 +697,14 @@ _FROM_LIST = re.compile(r"\s*(?:[0-9]+\s+)?([A-Za-z_][\w.]*(?:\s*[,\s]\s*[A-Za-z
 
 
 def _inline_rows(text: str) -> list[str]:
-    """The rows of the last queue statement's inline list, ``queue a, b from ( ... )``."""
+    """The rows of the last queue statement's inline list, ``queue a, b from ( ... )``: a blank
+    row is a job too (its first variable empty), as in condor_submit 23.9.6; a comment is none."""
     lines = text.splitlines()
     spans = _queue_spans(lines)
     if not spans or spans[-1][0] == spans[-1][1]:
         return []
     first, last = spans[-1]
-    return [line for line in lines[first + 1:last] if line.strip() and not line.lstrip().startswith("#")]
+    return [line for line in lines[first + 1:last] if not line.lstrip().startswith("#")]
 
 
 def carried_over_items(submit: htcondor2.Submit, text: str) -> list[dict[str, str]] | None:
@@ -711,9 +714,19 @@ def carried_over_items(submit: htcondor2.Submit, text: str) -> list[dict[str, st
     qargs = submit.getQArgs() or ""
     if not _FROM_LIST.match(qargs) or _SLICE.search(qargs):
         return None
-    items = [dict(i) for i in submit.itemdata() or []]
+    try:
+        items = [dict(i) for i in submit.itemdata() or []]
+    except Exception:  # the bindings refuse a blank row ("invalid qargs")
+        return _inline_items(qargs, _inline_rows(text))
     carried = _carried_over(qargs, _inline_rows(text), items)
     return carried if carried != items else None
+
+
+def _inline_items(qargs: str, rows: list[str]) -> list[dict[str, str]] | None:
+    """The items of an inline list as condor_submit 23.9.6 reads them (see :func:`_split_rows`),
+    for a list the bindings refuse (a blank row); None: not that form."""
+    match = _FROM_LIST.match(qargs)
+    return _split_rows(rows, [n for n in re.split(r"[,\s]+", match.group(1)) if n]) if match else None
 
 
 def _carried_over(qargs: str, rows: list[str], items: list) -> list:
