@@ -73,6 +73,7 @@ class HTCondorSchedd:
         from engine.schedd.local.submit import (  # not for q
             SubmitDescription,
             carried_over_items,
+            check_macro_functions,
             parse_description,
             queue_statements,
         )
@@ -92,6 +93,9 @@ class HTCondorSchedd:
             submit["accounting_group_user"] = self.owner()
         if itemdata is None:  # rows with fewer words keep the row before's values, as condor_submit's
             itemdata = carried_over_items(submit, description)
+        itemdata = None if itemdata is None else [dict(item) for item in itemdata]
+        check_macro_functions(SubmitDescription(description, where, cwd or ".", prepend, append), count=count,
+                              itemdata=itemdata)
         with self._errors(f"submitting {where}", "WRITE"):
             extra = {"itemdata": iter(itemdata)} if itemdata is not None else {}
             result = self._connect().submit(submit, count=count, spool=spool, **extra)

@@ -646,3 +646,18 @@ def test_a_blank_row_of_an_inline_list_queues_a_job_on_the_pool_as_condor_submit
         assert [ad["Args"] for ad in sorted(ads, key=lambda ad: ad["ProcId"])] == ["x y z", "y z", "p q z", "u v w"]
     finally:
         htcondor2.Schedd().act(htcondor2.JobAction.Remove, f"ClusterId == {cluster}")
+
+
+def test_a_macro_function_condor_submit_refuses_is_refused_on_the_pool_too(htcondor_pool, submit_dir):
+    """$INT(Process*10+1): 23.9.6's condor_submit stops at the queue statement; the bindings would
+    queue the job with empty arguments.  Refused in one line, nothing queued."""
+    (submit_dir / "int.sub").write_text("executable = /bin/true\nfoo = $INT(Process*10+1)\narguments = $(foo)\n"
+                                        "hold = true\nbatch_name = int_refused\nqueue 2\n")
+    theirs = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit int.sub")
+    assert theirs.returncode != 0 and "does not evaluate to an integer" in theirs.stderr + theirs.stdout
+    mine = ours("job", "submit", "int.sub", cwd=submit_dir)
+    assert mine.returncode == 1 and mine.stderr.splitlines() == [
+        "ERROR: int.sub:2: foo: $INT(Process*10+1): 'Process*10+1' does not evaluate to an integer (23.9.6 takes "
+        "a macro's name or a constant expression, and Process and the like are macros, not attributes); set a "
+        "macro to it and name that macro, as in n = $(Process)*10+1 with $INT(n)"]
+    assert not htcondor2.Schedd().query('JobBatchName == "int_refused"', ["ClusterId"])

@@ -27,6 +27,7 @@ import classad2
 import htcondor2
 
 from engine.schedd.api import HOLD_CODE_SUBMITTED_ON_HOLD, JobStatus, ScheddError
+from engine.schedd.local import macro_functions
 
 UNIVERSES = {"vanilla": 5, "scheduler": 7, "local": 12}
 DEFAULT_REQUEST_MEMORY_MB = 128  # HTCondor's JOB_DEFAULT_REQUESTMEMORY
@@ -212,6 +213,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                 submit[key] = value
         _check_commands(submit, where)
         keys = _with_aliases({key.lower(): key for key in submit.keys()})
+        functions = macro_functions.used(text, description.prepend, description.append)
         alike, first = _procs_alike(text, {**(description.prepend or {}), **(description.append or {})}, items,
                                     keys), ""
         for index, item in items:
@@ -230,6 +232,8 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                     submit[key] = str(value)
                 # a queue variable may be a command itself: queue arguments from (...)
                 commands = keys | {key.lower(): key for key in item}
+                if functions:
+                    _check_macro_functions(submit, commands, where, lines)
                 ads.append(_job_ad(submit, commands, where, lines, description.cwd, cluster, proc, now, environ,
                                    owner))
                 if alike:
@@ -239,6 +243,30 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
     for ad in ads:
         ad["TotalSubmitProcs"] = len(ads)
     return ads
+
+
+def check_macro_functions(description: SubmitDescription, *, count: int = 0,
+                          itemdata: list[Mapping[str, str]] | None = None) -> None:
+    """Refuse what :func:`build_job_ads` refuses of the macro functions, for a schedd whose own
+    submit would expand them to nothing: proc by proc, with the macros each proc gets."""
+    if not macro_functions.used(description.text, description.prepend, description.append):
+        return
+    where = description.file
+    for text in queue_statements(description.text):
+        lines = _with_aliases(_command_lines(text, where))
+        submit = parse_description(dataclasses.replace(description, text=text))
+        for key, value in (description.append or {}).items():
+            submit[key] = value
+        n, items = _queue_args(submit, _at(where, lines, "queue"), count, itemdata, description.cwd, _inline_rows(text))
+        keys = _with_aliases({key.lower(): key for key in submit.keys()})
+        proc = 0
+        for index, item in items:
+            for step in range(n):
+                for key, value in (*item.items(), ("Process", proc), ("ProcId", proc), ("Step", step),
+                                   ("ItemIndex", index), ("Row", index)):
+                    submit[key] = str(value)
+                _check_macro_functions(submit, keys | {key.lower(): key for key in item}, where, lines)
+                proc += 1
 
 
 def _procs_alike(text: str, added: Mapping[str, str], items: list, keys: dict[str, str]) -> bool:
@@ -305,7 +333,8 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
             continue
         used.add(name)
         if name in keys:
-            pending += [ref.lower() for ref in _MACRO_REF.findall(submit[keys[name]])]
+            value = submit[keys[name]]  # $CHOICE(Process, listMacro) uses listMacro too
+            pending += [ref.lower() for ref in _MACRO_REF.findall(value) + macro_functions.list_macros(value)]
     unused = sorted({name for name in [*keys, *variables] if name not in used}, reverse=True)
     return [f"WARNING: the Queue variable '{variables[name]}' was unused by condor_submit. Is it a typo?"
             if name in variables else
@@ -795,6 +824,18 @@ def _split_rows(lines: list[str], names: list[str]) -> list[dict[str, str]]:
                 values[name], rest = word, rest[len(word) + 1:].lstrip()
         items.append(dict(values))
     return items
+
+
+def _check_macro_functions(submit: htcondor2.Submit, commands: dict[str, str], where: str,
+                           lines: Mapping[str, int]) -> None:
+    """Refuse, at its line, a macro function whose arguments condor_submit 23.9.6 refuses or
+    crashes on (see :mod:`macro_functions`); the bindings would expand it to nothing."""
+    roots = [key for lower, key in commands.items()
+             if lower in _HANDLED or lower in _LOOKED_UP or lower.startswith(("my.", "+")) or _CUSTOM_REQUEST.match(lower)]
+    bad = macro_functions.check(roots, submit.get, lambda name: _expand(submit, name, where))
+    if bad:
+        name, said = bad
+        raise SubmitError(f"{_at(where, lines, name.lower())}: {name}: {said}")
 
 
 def _check_commands(submit: htcondor2.Submit, where: str) -> None:
