@@ -98,6 +98,19 @@ def test_no_submit_writes_the_submit_file_and_queues_nothing(gated, schedd):
     assert [ad["JobUniverse"] for ad in schedd.query("true", ["JobUniverse"])] == [7], "DAGMan, in this schedd"
 
 
+def test_insert_sub_file_is_copied_with_its_comments_as_condor_submit_dag_copies_it(gated, schedd):
+    """23.9.6's condor_submit_dag -insert_sub_file: each line stripped of its blanks, comments and
+    blank lines kept, before the -append commands and the queue line."""
+    (gated / "d.dag").write_text(DAG)
+    (gated / "extra.sub").write_text('# my comment\n+Extra = "yes"\n\n  # indented comment\n'
+                                     "\trequest_memory = 100 # trailing  \n")
+    result = crabtui(schedd, "dag", "submit", "-no_submit", "-insert_sub_file", "extra.sub", "-append", "+A = 1",
+                     "d.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    assert (gated / "d.dag.condor.sub").read_text().endswith(
+        '\n# my comment\n+Extra = "yes"\n\n# indented comment\nrequest_memory = 100 # trailing\n+A = 1\nqueue\n')
+
+
 def test_a_rescue_dag_to_pick_up_is_announced_as_condor_submit_dag_does(gated, schedd):
     (gated / "d.dag").write_text(DAG)
     for name in ("d.dag.condor.sub", "d.dag.dagman.out", "d.dag.rescue001", "d.dag.rescue002"):
