@@ -71,6 +71,22 @@ def test_suppress_notification_keeps_node_jobs_from_sending_mail(gated, schedd):
         assert node["JobNotification"] == notification, options
 
 
+def test_a_sub_dag_inherits_suppress_notification_as_on_the_pool(gated, schedd):
+    """On the 23.9.6 pool, DAGMan writes -suppress_notification into the SUBDAG EXTERNAL's
+    .condor.sub, and the sub-DAG's node job of a file asking for mail gets JobNotification 0."""
+    (gated / "mail.sub").write_text("executable = /bin/true\nnotification = Always\n"
+                                    "notify_user = nobody@example.com\nqueue\n")
+    (gated / "inner.dag").write_text("JOB X mail.sub\n")
+    (gated / "outer.dag").write_text("JOB A mail.sub\nSUBDAG EXTERNAL S inner.dag\nPARENT A CHILD S\n")
+    result = crabtui(schedd, "dag", "submit", "-suppress_notification", "outer.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    finished(schedd, int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1)))
+    nodes = schedd.history('DAGNodeName == "X" || DAGNodeName == "A"', ["DAGNodeName", "JobNotification"])
+    assert sorted((ad["DAGNodeName"], ad["JobNotification"]) for ad in nodes) == [("A", 0), ("X", 0)]
+    argv = parse_raw_arguments(re.search(r'arguments\s*= "(.*)"', (gated / "inner.dag.condor.sub").read_text())[1])
+    assert "-suppress_notification" in argv
+
+
 def test_notification_is_written_as_typed(gated, schedd):
     """condor_submit_dag -notification NEVER writes 'notification = NEVER' (seen on the pool), and
     the DAGMan job's JobNotification is 0."""
