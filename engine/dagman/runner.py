@@ -171,6 +171,12 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
                     self.out.line("\t-NODE Retries")
                 if shown.record_machine_attrs:
                     self.out.line(f"DAGMAN_RECORD_MACHINE_ATTRS: {shown.record_machine_attrs}")
+        # what 23.9.6 writes next, once its settings are read: it joins edges through a node of its own
+        # (DAGMAN_USE_JOIN_NODES), then lists its command line and its workflow, read from its own job ad
+        self.out.line("DAGMAN will adjust edges after parsing")
+        for index, arg in enumerate([banner_name(self.options.dagman_id), *self.options.argv]):
+            self.out.line(f'argv[{index}] == "{arg}"')
+        self.set_own_attributes()
         self.out.default_node_log(self.nodes_log_path)
         for text, level in self.options.startup_notes:
             self.out.line(text, QUIET)
@@ -211,7 +217,6 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.dump_dot()
             self.check_categories()
             self.check_halt()
-            self.set_own_attributes()
             self.say_why_recovering()
             self.out.line("Bootstrapping...")
             self.bootstrap()

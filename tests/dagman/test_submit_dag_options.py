@@ -87,6 +87,30 @@ def test_a_sub_dag_inherits_suppress_notification_as_on_the_pool(gated, schedd):
     assert "-suppress_notification" in argv
 
 
+def test_dagman_out_lists_its_command_line_and_workflow_as_on_the_pool(gated, schedd):
+    """23.9.6's dagman.out after the settings (seen on the pool, outer.dag+252 and its sub-DAG):
+    the join-node line, argv, the workflow's batch and accounting group, and for the top DAG the
+    DAGNodeName warning; the sub-DAG's workflow is its top DAG's."""
+    (gated / "true.sub").write_text("executable = /bin/true\nqueue\n")
+    (gated / "inner.dag").write_text("JOB X true.sub\n")
+    (gated / "outer.dag").write_text("JOB A true.sub\nSUBDAG EXTERNAL S inner.dag\nPARENT A CHILD S\n")
+    result = crabtui(schedd, "dag", "submit", "outer.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    top = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+    finished(schedd, top)
+    sub = schedd.history('DAGNodeName == "S"', ["ClusterId"])[0]["ClusterId"]
+    for dag, cluster, warned in (("outer.dag", top, True), ("inner.dag", sub, False)):
+        out = [line[18:] for line in (gated / f"{dag}.dagman.out").read_text().splitlines()]
+        said = out[out.index("DAGMAN_REMOVE_NODE_JOBS setting: True") + 1:out.index(next(
+            line for line in out if line.startswith("Default node log file is:")))]
+        argv = [f'argv[{i}] == "{arg}"' for i, arg in enumerate(
+            [f"condor_scheduniv_exec.{cluster}.0", "-Lockfile", f"{dag}.lock", "-AutoRescue", "1", "-MaxIdle",
+             "1000", "-Dag", dag])]
+        assert said == ["DAGMAN will adjust edges after parsing", *argv, f"Workflow batch-id: <{top}.0>",
+                        f"Workflow batch-name: <outer.dag+{top}>", "Workflow accounting_group: <>",
+                        "Workflow accounting_group_user: <>"] + ["Warning: failed to get attribute DAGNodeName"] * warned
+
+
 def test_notification_is_written_as_typed(gated, schedd):
     """condor_submit_dag -notification NEVER writes 'notification = NEVER' (seen on the pool), and
     the DAGMan job's JobNotification is 0."""
