@@ -635,8 +635,8 @@ def test_accounting_group_without_a_user_charges_the_submitter_as_condor_submit(
         ads = [htcondor2.Schedd().query(f"ClusterId == {c}", ["AcctGroup", "AcctGroupUser", "AccountingGroup"])[0]
                for c in clusters]
         user = htcondor_pool.env["CRABTUI_TESTPOOL_USER"]
-        assert [{k: ad[k] for k in ("AcctGroup", "AcctGroupUser", "AccountingGroup")} for ad in ads] == [{"AcctGroup": "group_a", "AcctGroupUser": user,
-                                             "AccountingGroup": f"group_a.{user}"}] * 2
+        charged = [{k: ad[k] for k in ("AcctGroup", "AcctGroupUser", "AccountingGroup")} for ad in ads]
+        assert charged == [{"AcctGroup": "group_a", "AcctGroupUser": user, "AccountingGroup": f"group_a.{user}"}] * 2
     finally:
         htcondor2.Schedd().act(htcondor2.JobAction.Remove, " || ".join(f"ClusterId == {c}" for c in clusters))
 

@@ -74,7 +74,8 @@ def _refusal(function: str, body: str, closed: bool, raw, expand) -> str | None:
         if len(args) < 2 or not args[1]:
             return "$SUBSTR() takes a macro's name and a start index, as in $SUBSTR(name, 2) or $SUBSTR(name, 2, 3)"
         if not _INTEGER.match(args[1]):
-            return f"the start index '{args[1]}' is not a whole number (23.9.6 takes no macro there); write one, as in $SUBSTR(name, 2)"
+            return (f"the start index '{args[1]}' is not a whole number (23.9.6 takes no macro there); "
+                    "write one, as in $SUBSTR(name, 2)")
         if len(args) > 2 and not _INTEGER.match(args[2]):
             return f"the length '{args[2]}' is not a whole number; write one, as in $SUBSTR(name, 2, 3)"
         return None

@@ -830,8 +830,8 @@ def _check_macro_functions(submit: htcondor2.Submit, commands: dict[str, str], w
                            lines: Mapping[str, int]) -> None:
     """Refuse, at its line, a macro function whose arguments condor_submit 23.9.6 refuses or
     crashes on (see :mod:`macro_functions`); the bindings would expand it to nothing."""
-    roots = [key for lower, key in commands.items()
-             if lower in _HANDLED or lower in _LOOKED_UP or lower.startswith(("my.", "+")) or _CUSTOM_REQUEST.match(lower)]
+    roots = [key for lower, key in commands.items() if lower in _HANDLED or lower in _LOOKED_UP
+             or lower.startswith(("my.", "+")) or _CUSTOM_REQUEST.match(lower)]
     bad = macro_functions.check(roots, submit.get, lambda name: _expand(submit, name, where))
     if bad:
         name, said = bad
