@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 import classad2
 
@@ -123,6 +124,17 @@ class AutoFormat:
         self.headed.append(self.headings)
         self.columns.append(Column(heading, width, left=True, auto=True) if self.headings else Column("", 0, left=True))
 
+    def with_printf(self, pairs: Sequence[tuple[str, str]], *, before: bool = False) -> AutoFormat:
+        """``-format FMT EXPR`` on the same command line as ``-af``: condor_q 23.9.6 prints each
+        in its place on the -af's line, separated as the -af's columns are, unpadded and unheaded
+        (``-af ProcId -format '%s|' JobStatus`` prints ``0 5|``)."""
+        cells = [_Printf(_unescape(fmt), text, expression(text)) for fmt, text in pairs]
+        at = 0 if before else len(self.cells)
+        self.cells[at:at] = cells
+        self.headed[at:at] = [False] * len(cells)
+        self.columns[at:at] = [Column("", 0, left=True) for _ in cells]
+        return self
+
     def then(self, exprs: Sequence[str], options: str = "") -> AutoFormat:
         """A later ``-af`` on the same command line, as condor_q and condor_history 23.9.6 read it:
         its expressions (and its job id, for a first ``j``) are more columns of the same line, its
@@ -138,7 +150,8 @@ class AutoFormat:
     @property
     def references(self) -> set[str]:
         """The attributes the expressions read."""
-        return _references(tree for _, tree in self.exprs)
+        return _references([tree for _, tree in self.exprs]
+                           + [cell.tree for cell in self.cells if isinstance(cell, _Printf)])
 
     def text(self, ads: Iterable[classad2.ClassAd], nested: Sequence[int | None] | None = None,
              heading_first: bool = False) -> str:
@@ -159,6 +172,9 @@ class AutoFormat:
                     else:
                         cells.append(f"{cluster:4d}.{proc:<3d}" if headed else f"{cluster}.{proc}")
                     continue
+                if isinstance(cell, _Printf):
+                    cells.append(_printf(cell.fmt, ad, cell.text, cell.tree))
+                    continue
                 text, tree = cell
                 shown = text_of(ad, text, tree, self.style)
                 # An undefined value does not measure its column, but widens it as it is printed;
@@ -170,7 +186,8 @@ class AutoFormat:
                 cells.append(shown)
             if self.label and not self.headings:
                 names = ["ID" if cell is None else cell[0] for cell in self.cells]
-                cells = [f"{name} = {cell}" if cell or source is not None else ""  # no "ID = " for a blank id
+                cells = [cell if isinstance(source, _Printf)  # a -format prints as it says, unlabelled
+                         else f"{name} = {cell}" if cell or source is not None else ""  # no "ID = " for a blank id
                          for name, source, cell in zip(names, self.cells, cells)]
             rows.append(cells)
         if self.headings and not heading_first:  # condor_history's columns stay as wide as their headings
@@ -209,6 +226,13 @@ class AutoFormat:
             if index < len(cells) - 1:
                 parts.append(self.col_suffix)
         return self.row_prefix + "".join(parts) + "\n"
+
+
+class _Printf(NamedTuple):
+    """A ``-format`` among an ``-af``'s columns."""
+    fmt: str
+    text: str
+    tree: classad2.ExprTree
 
 
 class _Bare(str):

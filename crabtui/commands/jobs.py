@@ -447,7 +447,10 @@ class QueueQuery:
             if not item.values:
                 raise ArgumentError(f"{item.arg} requires at least one attribute or expression after it")
             self.autoformat = (self.autoformat.then(item.values, item.options or "") if self.autoformat
-                               else AutoFormat(item.values, item.options or ""))
+                               else AutoFormat(item.values, item.options or "").with_printf(self.formats, before=True))
+            self.formats = []  # on the -af's line from now on
+        elif name == "format" and self.autoformat:
+            self.autoformat.with_printf([(item.values[0], item.values[1])])
         elif name == "format":
             self.formats.append((item.values[0], item.values[1]))
         elif name == "constraint":
@@ -1010,7 +1013,10 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 match = int(item.values[0])
             elif item.name in ("af", "autoformat"):
                 autoformat = (autoformat.then(item.values, item.options or "") if autoformat
-                              else AutoFormat(item.values, item.options or ""))
+                              else AutoFormat(item.values, item.options or "").with_printf(formats, before=True))
+                formats = []  # on the -af's line from now on, as condor_q prints them
+            elif item.name == "format" and autoformat:
+                autoformat.with_printf([(item.values[0], item.values[1])])
             elif item.name == "format":
                 formats.append((item.values[0], item.values[1]))
             elif item.name == "attributes":

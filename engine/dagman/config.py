@@ -43,6 +43,7 @@ class Options:
     # the knobs' values before the command line's options, which dagman.out's "setting:" lines show
     configured: dict[str, object] | None = None
     state_dir: str | None = None  # the embedded schedd's, for sub-DAG DAGMans (else inherited)
+    argv: tuple[str, ...] = ()  # DAGMan's command line after its name, which dagman.out lists
     priority: int = 0  # -priority or DAGMAN_DEFAULT_PRIORITY, added to every node's priority
     max_submit_attempts: int = 6  # DAGMAN_MAX_SUBMIT_ATTEMPTS
     # the ready queue and submission

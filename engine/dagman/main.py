@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
         configured = dict(knobs)
         knobs.update({name: value for name, value in given.items() if value is not None})
         options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path, configured=configured,
+                          argv=tuple(sys.argv[1:] if argv is None else argv),
                           config_file=os.path.abspath(config) if config else None)
         lock = read_lock(lock_path)
         if lock is not None and options.abort_duplicates and holder_alive(lock, dag_file):

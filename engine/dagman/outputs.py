@@ -71,7 +71,8 @@ class OutputFiles:
         if not self.options.dagman_id:
             return
         try:
-            ads = self.schedd.query(f"ClusterId == {self.options.dagman_id}", ["JobBatchName", "JobBatchId"])
+            ads = self.schedd.query(f"ClusterId == {self.options.dagman_id}",
+                                    ["JobBatchName", "JobBatchId", "AcctGroup", "AcctGroupUser", "DAGNodeName"])
             attrs = {}
             if ads and "JobBatchName" in ads[0]:
                 self.batch_name = str(ads[0]["JobBatchName"])
@@ -83,6 +84,13 @@ class OutputFiles:
                 attrs["JobBatchId"] = classad2.quote(self.batch_id)
             if ads and attrs:
                 self.schedd.edit(self.options.dagman_id, attrs)
+            if ads:  # as 23.9.6's DAGMan lists them, as it starts
+                self.out.line(f"Workflow batch-id: <{self.batch_id}>")
+                self.out.line(f"Workflow batch-name: <{self.batch_name}>")
+                self.out.line(f"Workflow accounting_group: <{ads[0].get('AcctGroup', '')}>")
+                self.out.line(f"Workflow accounting_group_user: <{ads[0].get('AcctGroupUser', '')}>")
+                if "DAGNodeName" not in ads[0]:  # a top-level DAG's DAGMan is no node of another DAG
+                    self.out.line("Warning: failed to get attribute DAGNodeName")
         except ScheddError as e:
             self.out.line(f"WARNING: could not set attributes of the DAGMan job {self.options.dagman_id}: {e}")
 

@@ -460,7 +460,10 @@ class ReadyQueue:
             path = os.path.join(cwd, declared.submit) + ".condor.sub"
             sub_dag = os.path.join(cwd, declared.submit)
             if self.options.generate_subdag_submits:  # else the .condor.sub written beforehand is used
-                options = DagSubmitOptions(priority=self.priority(node))  # its nodes add it to their own
+                # its nodes add the priority to their own; -suppress_notification is passed on, as 23.9.6's
+                # DAGMan writes it into the sub-DAG's .condor.sub, so the sub-DAG's node jobs send no mail either
+                options = DagSubmitOptions(priority=self.priority(node),
+                                           suppress_notification=bool(self.options.suppress_notification))
                 text = write_condor_sub(sub_dag, format_condor_sub(sub_dag, options, self.options.state_dir
                                                                      or self.schedd.state.path))
             else:

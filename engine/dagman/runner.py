@@ -155,6 +155,12 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.out.starting_up(version=f"$CondorVersion: {DAGMAN_VERSION} crabtui $",
                              platform=f"$CondorPlatform: {os.uname().machine}_{os.uname().sysname} $")
         self.log_configuration()
+        # what 23.9.6 writes next, once its settings are read: it joins edges through a node of its own
+        # (DAGMAN_USE_JOIN_NODES), then lists its command line and its workflow, read from its own job ad
+        self.out.line("DAGMAN will adjust edges after parsing")
+        for index, arg in enumerate([banner_name(self.options.dagman_id), *self.options.argv]):
+            self.out.line(f'argv[{index}] == "{arg}"')
+        self.set_own_attributes()
         self.out.default_node_log(self.nodes_log_path)
         for text, level in self.options.startup_notes:
             self.out.line(text, QUIET)
@@ -178,7 +184,6 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
             self.dump_dot()
             self.check_categories()
             self.check_halt()
-            self.set_own_attributes()
             self.say_why_recovering()
             self.out.line("Bootstrapping...")
             self.bootstrap()

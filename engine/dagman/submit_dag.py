@@ -257,10 +257,10 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
 
 
 def read_insert_sub_file(path: str) -> tuple[str, ...]:
-    """-insert_sub_file's submit commands, added to ``<dag>.condor.sub`` before -append's;
-    blank lines and ``#`` comments left out."""
+    """-insert_sub_file's lines, added to ``<dag>.condor.sub`` before -append's as condor_submit_dag
+    23.9.6 copies them: each stripped of its blanks, comments and blank lines kept."""
     with open(path, encoding="utf-8") as f:
-        return tuple(line.strip() for line in f if line.strip() and not line.lstrip().startswith("#"))
+        return tuple(line.strip() for line in f.read().splitlines())
 
 
 def write_condor_sub(dag_file: str, text: str) -> str:

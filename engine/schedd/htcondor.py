@@ -73,6 +73,7 @@ class HTCondorSchedd:
         from engine.schedd.local.submit import (  # not for q
             SubmitDescription,
             carried_over_items,
+            check_macro_functions,
             parse_description,
             queue_statements,
         )
@@ -87,8 +88,14 @@ class HTCondorSchedd:
             submit[key] = value
         if cwd and not submit.get("initialdir") and not submit.get("initial_dir"):
             submit["initialdir"] = os.path.abspath(cwd)  # relative paths are the submitter's
+        if submit.get("accounting_group") and not submit.get("accounting_group_user"):
+            # condor_submit charges the submitting user (group.user); the bindings leave the user out
+            submit["accounting_group_user"] = self.owner()
         if itemdata is None:  # rows with fewer words keep the row before's values, as condor_submit's
             itemdata = carried_over_items(submit, description)
+        itemdata = None if itemdata is None else [dict(item) for item in itemdata]
+        check_macro_functions(SubmitDescription(description, where, cwd or ".", prepend, append), count=count,
+                              itemdata=itemdata)
         with self._errors(f"submitting {where}", "WRITE"):
             extra = {"itemdata": iter(itemdata)} if itemdata is not None else {}
             result = self._connect().submit(submit, count=count, spool=spool, **extra)

@@ -71,6 +71,46 @@ def test_suppress_notification_keeps_node_jobs_from_sending_mail(gated, schedd):
         assert node["JobNotification"] == notification, options
 
 
+def test_a_sub_dag_inherits_suppress_notification_as_on_the_pool(gated, schedd):
+    """On the 23.9.6 pool, DAGMan writes -suppress_notification into the SUBDAG EXTERNAL's
+    .condor.sub, and the sub-DAG's node job of a file asking for mail gets JobNotification 0."""
+    (gated / "mail.sub").write_text("executable = /bin/true\nnotification = Always\n"
+                                    "notify_user = nobody@example.com\nqueue\n")
+    (gated / "inner.dag").write_text("JOB X mail.sub\n")
+    (gated / "outer.dag").write_text("JOB A mail.sub\nSUBDAG EXTERNAL S inner.dag\nPARENT A CHILD S\n")
+    result = crabtui(schedd, "dag", "submit", "-suppress_notification", "outer.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    finished(schedd, int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1)))
+    nodes = schedd.history('DAGNodeName == "X" || DAGNodeName == "A"', ["DAGNodeName", "JobNotification"])
+    assert sorted((ad["DAGNodeName"], ad["JobNotification"]) for ad in nodes) == [("A", 0), ("X", 0)]
+    argv = parse_raw_arguments(re.search(r'arguments\s*= "(.*)"', (gated / "inner.dag.condor.sub").read_text())[1])
+    assert "-suppress_notification" in argv
+
+
+def test_dagman_out_lists_its_command_line_and_workflow_as_on_the_pool(gated, schedd):
+    """23.9.6's dagman.out after the settings (seen on the pool, outer.dag+252 and its sub-DAG):
+    the join-node line, argv, the workflow's batch and accounting group, and for the top DAG the
+    DAGNodeName warning; the sub-DAG's workflow is its top DAG's."""
+    (gated / "true.sub").write_text("executable = /bin/true\nqueue\n")
+    (gated / "inner.dag").write_text("JOB X true.sub\n")
+    (gated / "outer.dag").write_text("JOB A true.sub\nSUBDAG EXTERNAL S inner.dag\nPARENT A CHILD S\n")
+    result = crabtui(schedd, "dag", "submit", "outer.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    top = int(re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1))
+    finished(schedd, top)
+    sub = schedd.history('DAGNodeName == "S"', ["ClusterId"])[0]["ClusterId"]
+    for dag, cluster, warned in (("outer.dag", top, True), ("inner.dag", sub, False)):
+        out = [line[18:] for line in (gated / f"{dag}.dagman.out").read_text().splitlines()]
+        said = out[out.index("DAGMAN_REMOVE_NODE_JOBS setting: True") + 1:out.index(next(
+            line for line in out if line.startswith("Default node log file is:")))]
+        argv = [f'argv[{i}] == "{arg}"' for i, arg in enumerate(
+            [f"condor_scheduniv_exec.{cluster}.0", "-Lockfile", f"{dag}.lock", "-AutoRescue", "1", "-MaxIdle",
+             "1000", "-Dag", dag])]
+        assert said == ["DAGMAN will adjust edges after parsing", *argv, f"Workflow batch-id: <{top}.0>",
+                        f"Workflow batch-name: <outer.dag+{top}>", "Workflow accounting_group: <>",
+                        "Workflow accounting_group_user: <>"] + ["Warning: failed to get attribute DAGNodeName"] * warned
+
+
 def test_notification_is_written_as_typed(gated, schedd):
     """condor_submit_dag -notification NEVER writes 'notification = NEVER' (seen on the pool), and
     the DAGMan job's JobNotification is 0."""
@@ -96,6 +136,19 @@ def test_no_submit_writes_the_submit_file_and_queues_nothing(gated, schedd):
     queued = subprocess.run([CRABTUI, *command.split()[1:]], cwd=gated, capture_output=True, text=True, timeout=60)
     assert queued.returncode == 0 and "1 job(s) submitted to cluster" in queued.stdout, queued.stderr
     assert [ad["JobUniverse"] for ad in schedd.query("true", ["JobUniverse"])] == [7], "DAGMan, in this schedd"
+
+
+def test_insert_sub_file_is_copied_with_its_comments_as_condor_submit_dag_copies_it(gated, schedd):
+    """23.9.6's condor_submit_dag -insert_sub_file: each line stripped of its blanks, comments and
+    blank lines kept, before the -append commands and the queue line."""
+    (gated / "d.dag").write_text(DAG)
+    (gated / "extra.sub").write_text('# my comment\n+Extra = "yes"\n\n  # indented comment\n'
+                                     "\trequest_memory = 100 # trailing  \n")
+    result = crabtui(schedd, "dag", "submit", "-no_submit", "-insert_sub_file", "extra.sub", "-append", "+A = 1",
+                     "d.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    assert (gated / "d.dag.condor.sub").read_text().endswith(
+        '\n# my comment\n+Extra = "yes"\n\n# indented comment\nrequest_memory = 100 # trailing\n+A = 1\nqueue\n')
 
 
 def test_a_rescue_dag_to_pick_up_is_announced_as_condor_submit_dag_does(gated, schedd):

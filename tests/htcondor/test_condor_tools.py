@@ -117,6 +117,11 @@ Q_ARGS = [
     ["{Q}", "-af:lrng", "ProcId", "Cmd"], ["-dag", "{D}", "-af", "ClusterId", "JobBatchId", "DAGNodeName", "DAGManJobId"],
     ["{Q}", "-format", "%d.", "ClusterId", "-format", "%-4d|", "ProcId", "-format", "%s\\n", "Owner",
      "-format", "[%d]", "Owner"],
+    ["{Q}", "-af", "ProcId", "-format", "%s|", "JobStatus"], ["{Q}", "-format", "%s|", "JobStatus", "-af", "ProcId"],
+    ["{Q}", "-af", "ProcId", "ClusterId", "-format", "<%d>", "JobPrio", "-af", "Owner"],
+    ["{Q}", "-format", "%d.", "ClusterId", "-format", "%d\\n", "ProcId", "-af", "JobPrio"],
+    ["{Q}", "-af:h", "ProcId", "-format", "%d\\n", "JobPrio"], ["{Q}", "-af:,", "ProcId", "-format", "[%s]\\n", "Owner"],
+    ["{Q}", "-af:l", "ProcId", "-format", "%s|", "Owner"],
     ["{P}", "-long"], ["{P}", "-l", "-attributes", "Owner,ProcId,JobBatchName"],
     ["{P}", "{Q}", "-json", "-attributes", "ProcId,Owner,Requirements,JobBatchName,Args,ClusterId"],
     ["{Q}", "-xml", "-attributes", "ProcId,Owner,Requirements,JobPrio,Args,ClusterId,RemoteUserCpu,HoldReason"],
@@ -519,6 +524,16 @@ queue arguments from (
   2 beta
 )
 """,
+    "blank_row.sub": """executable = /bin/echo
+arguments = $(a) $(b) $(c)
+queue a b c from (
+  x y z
+
+  p q
+# not a job
+  u,v w
+)
+""",
     "lpc.jdl": """universe = vanilla
 Executable = /bin/true
 Should_Transfer_Files = YES
@@ -630,3 +645,49 @@ def test_late_materialization_dry_run_and_factory_lines_as_the_pools(htcondor_po
         assert f" {cluster}.    " in ours("q", "-factory", cluster).stdout  # not only the header
     finally:
         pool_tool(htcondor_pool, "condor_rm", cluster)
+
+
+def test_accounting_group_without_a_user_charges_the_submitter_as_condor_submit(htcondor_pool, submit_dir):
+    """accounting_group = group_a alone: condor_submit charges group_a.<the submitting user>."""
+    (submit_dir / "acct.sub").write_text("executable = /bin/true\naccounting_group = group_a\nhold = true\nqueue\n")
+    theirs = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -terse acct.sub")
+    mine = ours("job", "submit", "-terse", "acct.sub", cwd=submit_dir)
+    clusters = [int(re.fullmatch(r"(\d+)\.0 - \1\.0\n", r.stdout).group(1)) for r in (theirs, mine)]
+    try:
+        ads = [htcondor2.Schedd().query(f"ClusterId == {c}", ["AcctGroup", "AcctGroupUser", "AccountingGroup"])[0]
+               for c in clusters]
+        user = htcondor_pool.env["CRABTUI_TESTPOOL_USER"]
+        charged = [{k: ad[k] for k in ("AcctGroup", "AcctGroupUser", "AccountingGroup")} for ad in ads]
+        assert charged == [{"AcctGroup": "group_a", "AcctGroupUser": user, "AccountingGroup": f"group_a.{user}"}] * 2
+    finally:
+        htcondor2.Schedd().act(htcondor2.JobAction.Remove, " || ".join(f"ClusterId == {c}" for c in clusters))
+
+
+def test_a_blank_row_of_an_inline_list_queues_a_job_on_the_pool_as_condor_submit(htcondor_pool, submit_dir):
+    """The bindings refuse the list ("invalid qargs"); condor_submit queues the blank row."""
+    (submit_dir / "blank.sub").write_text(USER_SUBMIT_FILES["blank_row.sub"].replace("queue", "hold = true\nqueue"))
+    mine = ours("job", "submit", "-terse", "blank.sub", cwd=submit_dir)
+    cluster = int(re.fullmatch(r"(\d+)\.0 - \1\.3\n", mine.stdout).group(1))
+    try:
+        ads = htcondor2.Schedd().query(f"ClusterId == {cluster}", ["ProcId", "Args"])
+        assert [ad["Args"] for ad in sorted(ads, key=lambda ad: ad["ProcId"])] == ["x y z", "y z", "p q z", "u v w"]
+    finally:
+        htcondor2.Schedd().act(htcondor2.JobAction.Remove, f"ClusterId == {cluster}")
+
+
+def test_a_macro_function_condor_submit_refuses_is_refused_on_the_pool_too(htcondor_pool, submit_dir):
+    """$INT(Process*10+1): 23.9.6's condor_submit stops at the queue statement; the bindings would
+    queue the job with empty arguments.  Refused in one line, nothing queued."""
+    (submit_dir / "int.sub").write_text("executable = /bin/true\nfoo = $INT(Process*10+1)\narguments = $(foo)\n"
+                                        "hold = true\nbatch_name = int_refused\nqueue 2\n")
+    theirs = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit int.sub")
+    assert theirs.returncode != 0 and "does not evaluate to an integer" in theirs.stderr + theirs.stdout
+    mine = ours("job", "submit", "int.sub", cwd=submit_dir)
+    queued = htcondor2.Schedd().query('JobBatchName == "int_refused"', ["ClusterId"])
+    if queued:  # the bindings' submit went through: take its jobs away again
+        htcondor2.Schedd().act(htcondor2.JobAction.Remove, 'JobBatchName == "int_refused"')
+    assert not queued
+    assert mine.returncode == 1 and mine.stderr.splitlines() == [
+        "ERROR: int.sub:2: foo: $INT(Process*10+1): 'Process*10+1' does not evaluate to an integer (23.9.6 takes "
+        "a macro's name or a constant expression, and Process and the like are macros, not attributes); set a "
+        "macro to it and name that macro, as in n = $(Process)*10+1 with $INT(n)"]

@@ -145,6 +145,8 @@ def test_af_evaluates_expressions_with_condor_qs_options(held):
     printed = held.cli("q", "3", "-format", "%d.", "ClusterId", "-format", "%d|", "ProcId", "-format", "%s\\n",
                        "Owner", "-format", "[%d]", "Owner").stdout
     assert printed == "".join(f"3.{p}|{USER}\n" for p in range(3)), "%d of a string prints nothing"
+    mixed = held.cli("q", "3", "-format", "%d.", "ClusterId", "-af", "ProcId", "-format", "[%s]", "Owner").stdout
+    assert mixed == "".join(f"3. {p} [{USER}]\n" for p in range(3)), "the pool's condor_q prints -format on -af's line"
     bad = held.cli("q", "-af", "Owner ==")
     assert bad.returncode == 1 and "'Owner ==' is not a ClassAd expression" in bad.stderr
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import classad2
 import pytest
 
-from engine.schedd.local.submit import SubmitDescription, SubmitError, build_job_ads
+from engine.schedd.local.submit import SubmitDescription, SubmitError, build_job_ads, unused_line_warnings
 
 
 def build(text: str, cwd: Path) -> list[classad2.ClassAd]:
@@ -32,6 +32,16 @@ def test_a_row_with_fewer_words_keeps_the_row_befores_value_as_on_the_pool(tmp_p
     ads = build("executable = /bin/echo\narguments = $(a) $(b) $(c)\n"
                 "queue a b c from (\nx y z w\np,q\nr, s , t\n)\n", tmp_path)
     assert [ad["Args"] for ad in ads] == ["x y z w", "p q z w", "r s , t"]
+
+
+def test_a_blank_row_of_an_inline_list_is_a_job_as_on_the_pool(tmp_path):
+    """condor_submit 23.9.6 -dry-run: a blank row queues a job whose first variable is empty and
+    whose others keep the row before's values; a comment row queues none."""
+    ads = build("executable = /bin/echo\narguments = $(a) $(b) $(c)\n"
+                "queue a b c from (\n  x y z\n\n  p q\n# not a job\n  u,v w\n)\n", tmp_path)
+    assert [ad["Args"] for ad in ads] == ["x y z", "y z", "p q z", "u v w"]
+    ads = build("executable = /bin/echo\narguments = <$(a)>\nqueue a from (\n  x\n\n  y\n)\n", tmp_path)
+    assert [ad["Args"] for ad in ads] == ["<x>", "<>", "<y>"]
 
 
 def test_requests_written_as_expressions_are_kept_as_on_the_pool(tmp_path):
@@ -125,3 +135,37 @@ def test_a_log_written_another_way_than_the_nodes_log_gets_each_event_once(sched
                  "hold = true\nqueue\n")
     assert schedd.cli("job", "submit", "job.sub").returncode == 0
     assert (schedd.work / "job.log").read_text().count("Job submitted from host") == 1
+
+
+@pytest.mark.parametrize("value, said", [
+    ("$INT(Process*10+1)", "'Process*10+1' does not evaluate to an integer"),
+    ("$CHOICE(5, a, b)", "the index 5 is past the end of the list of 2"),
+    ("$CHOICE(-1, a, b)", "the index '-1' is not a number from 0"),
+    ("$REAL(xyz)", "'xyz' does not evaluate to a number"),
+    ("$SUBSTR(name, x)", "the start index 'x' is not a whole number"),
+    ("$RANDOM_CHOICE()", "has nothing to choose from"),
+    ("$RANDOM_INTEGER(5, 1)", "min 5 is greater than max 1"),
+    ("$RANDOM_INTEGER(1, 5, 0)", "the step 0 is not 1 or more"),
+    ("$CHOICE($(Process), a, b)", "a $(...) cannot be one"),
+])
+def test_a_macro_function_the_pool_refuses_is_refused_at_its_line(tmp_path, value, said):
+    """condor_submit 23.9.6 stops at the queue statement on these (on $CHOICE(5, a, b) it crashes);
+    the bindings expand them to nothing and would queue the job."""
+    with pytest.raises(SubmitError) as refused:
+        build(f"executable = /bin/echo\nname = abc\nfoo = {value}\narguments = $(foo)\nqueue\n", tmp_path)
+    assert str(refused.value).startswith(f"{tmp_path / 'job.sub'}:3: foo: {value.split(')')[0]}")
+    assert said in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_macro_functions_the_pool_takes_are_expanded_as_on_the_pool(tmp_path):
+    """The manual's forms, as condor_submit 23.9.6 -dry-run expanded them; a bad function in a
+    macro nothing uses is no error there; the index of proc 2 is past the list of 2."""
+    text = ("executable = /bin/echo\nn = $(Process)*10+1\nunused = $CHOICE(9, a)\nlst = x,y\n"
+            "arguments = $INT(n) $INT(n,%03d) $CHOICE(Process, a, b) $CHOICE(Process, lst) $REAL(true) $INT(2.7)\n"
+            "queue 2\n")
+    ads = build(text, tmp_path)
+    assert [ad["Args"] for ad in ads] == ["1 001 a x 1 2", "11 011 b y 1 2"]
+    assert unused_line_warnings(SubmitDescription(text, str(tmp_path / "job.sub"), str(tmp_path))) == [
+        "WARNING: the line 'unused = $CHOICE(9, a)' was unused by condor_submit. Is it a typo?"]
+    with pytest.raises(SubmitError, match=r"job.sub:2: My.Pick: .*the index 2 is past the end of the list of 2"):
+        build('executable = /bin/true\nMy.Pick = "$CHOICE(Process, a, b)"\nqueue 3\n', tmp_path)

@@ -27,6 +27,7 @@ import classad2
 import htcondor2
 
 from engine.schedd.api import HOLD_CODE_SUBMITTED_ON_HOLD, JobStatus, ScheddError
+from engine.schedd.local import macro_functions
 
 UNIVERSES = {"vanilla": 5, "scheduler": 7, "local": 12}
 DEFAULT_REQUEST_MEMORY_MB = 128  # HTCondor's JOB_DEFAULT_REQUESTMEMORY
@@ -212,6 +213,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                 submit[key] = value
         _check_commands(submit, where)
         keys = _with_aliases({key.lower(): key for key in submit.keys()})
+        functions = macro_functions.used(text, description.prepend, description.append)
         alike, first = _procs_alike(text, {**(description.prepend or {}), **(description.append or {})}, items,
                                     keys), ""
         for index, item in items:
@@ -230,6 +232,8 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                     submit[key] = str(value)
                 # a queue variable may be a command itself: queue arguments from (...)
                 commands = keys | {key.lower(): key for key in item}
+                if functions:
+                    _check_macro_functions(submit, commands, where, lines)
                 ads.append(_job_ad(submit, commands, where, lines, description.cwd, cluster, proc, now, environ,
                                    owner))
                 if alike:
@@ -241,6 +245,30 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
         if "JobMaterializeMaxIdle" in ad and "JobMaterializeLimit" not in ad:  # max_idle alone: 23.9.6
             ad["JobMaterializeLimit"] = len(ads)  # limits the cluster to its own size, as condor_q -factory shows
     return ads
+
+
+def check_macro_functions(description: SubmitDescription, *, count: int = 0,
+                          itemdata: list[Mapping[str, str]] | None = None) -> None:
+    """Refuse what :func:`build_job_ads` refuses of the macro functions, for a schedd whose own
+    submit would expand them to nothing: proc by proc, with the macros each proc gets."""
+    if not macro_functions.used(description.text, description.prepend, description.append):
+        return
+    where = description.file
+    for text in queue_statements(description.text):
+        lines = _with_aliases(_command_lines(text, where))
+        submit = parse_description(dataclasses.replace(description, text=text))
+        for key, value in (description.append or {}).items():
+            submit[key] = value
+        n, items = _queue_args(submit, _at(where, lines, "queue"), count, itemdata, description.cwd, _inline_rows(text))
+        keys = _with_aliases({key.lower(): key for key in submit.keys()})
+        proc = 0
+        for index, item in items:
+            for step in range(n):
+                for key, value in (*item.items(), ("Process", proc), ("ProcId", proc), ("Step", step),
+                                   ("ItemIndex", index), ("Row", index)):
+                    submit[key] = str(value)
+                _check_macro_functions(submit, keys | {key.lower(): key for key in item}, where, lines)
+                proc += 1
 
 
 def _procs_alike(text: str, added: Mapping[str, str], items: list, keys: dict[str, str]) -> bool:
@@ -307,7 +335,8 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
             continue
         used.add(name)
         if name in keys:
-            pending += [ref.lower() for ref in _MACRO_REF.findall(submit[keys[name]])]
+            value = submit[keys[name]]  # $CHOICE(Process, listMacro) uses listMacro too
+            pending += [ref.lower() for ref in _MACRO_REF.findall(value) + macro_functions.list_macros(value)]
     unused = sorted({name for name in [*keys, *variables] if name not in used}, reverse=True)
     return [f"WARNING: the Queue variable '{variables[name]}' was unused by condor_submit. Is it a typo?"
             if name in variables else
@@ -665,6 +694,8 @@ def _queue_args(submit: htcondor2.Submit, where: str, count: int, itemdata, cwd:
         except Exception as e:
             items = _items_from_file(_SLICE.sub(r"\1", qargs), cwd)
             if items is None:
+                items = _inline_items(_SLICE.sub(r"\1", qargs), rows)
+            if items is None:
                 said = re.sub(r" on line -?\d+", "", str(e))  # the bindings' own count is off; where names it
                 raise SubmitError(f"{where}: cannot expand 'queue {qargs}': {said}") from None
         finally:
@@ -678,13 +709,14 @@ _FROM_LIST = re.compile(r"\s*(?:[0-9]+\s+)?([A-Za-z_][\w.]*(?:\s*[,\s]\s*[A-Za-z
 
 
 def _inline_rows(text: str) -> list[str]:
-    """The rows of the last queue statement's inline list, ``queue a, b from ( ... )``."""
+    """The rows of the last queue statement's inline list, ``queue a, b from ( ... )``: a blank
+    row is a job too (its first variable empty), as in condor_submit 23.9.6; a comment is none."""
     lines = text.splitlines()
     spans = _queue_spans(lines)
     if not spans or spans[-1][0] == spans[-1][1]:
         return []
     first, last = spans[-1]
-    return [line for line in lines[first + 1:last] if line.strip() and not line.lstrip().startswith("#")]
+    return [line for line in lines[first + 1:last] if not line.lstrip().startswith("#")]
 
 
 def carried_over_items(submit: htcondor2.Submit, text: str) -> list[dict[str, str]] | None:
@@ -694,9 +726,19 @@ def carried_over_items(submit: htcondor2.Submit, text: str) -> list[dict[str, st
     qargs = submit.getQArgs() or ""
     if not _FROM_LIST.match(qargs) or _SLICE.search(qargs):
         return None
-    items = [dict(i) for i in submit.itemdata() or []]
+    try:
+        items = [dict(i) for i in submit.itemdata() or []]
+    except Exception:  # the bindings refuse a blank row ("invalid qargs")
+        return _inline_items(qargs, _inline_rows(text))
     carried = _carried_over(qargs, _inline_rows(text), items)
     return carried if carried != items else None
+
+
+def _inline_items(qargs: str, rows: list[str]) -> list[dict[str, str]] | None:
+    """The items of an inline list as condor_submit 23.9.6 reads them (see :func:`_split_rows`),
+    for a list the bindings refuse (a blank row); None: not that form."""
+    match = _FROM_LIST.match(qargs)
+    return _split_rows(rows, [n for n in re.split(r"[,\s]+", match.group(1)) if n]) if match else None
 
 
 def _carried_over(qargs: str, rows: list[str], items: list) -> list:
@@ -765,6 +807,18 @@ def _split_rows(lines: list[str], names: list[str]) -> list[dict[str, str]]:
                 values[name], rest = word, rest[len(word) + 1:].lstrip()
         items.append(dict(values))
     return items
+
+
+def _check_macro_functions(submit: htcondor2.Submit, commands: dict[str, str], where: str,
+                           lines: Mapping[str, int]) -> None:
+    """Refuse, at its line, a macro function whose arguments condor_submit 23.9.6 refuses or
+    crashes on (see :mod:`macro_functions`); the bindings would expand it to nothing."""
+    roots = [key for lower, key in commands.items() if lower in _HANDLED or lower in _LOOKED_UP
+             or lower.startswith(("my.", "+")) or _CUSTOM_REQUEST.match(lower)]
+    bad = macro_functions.check(roots, submit.get, lambda name: _expand(submit, name, where))
+    if bad:
+        name, said = bad
+        raise SubmitError(f"{_at(where, lines, name.lower())}: {name}: {said}")
 
 
 def _check_commands(submit: htcondor2.Submit, where: str) -> None:
