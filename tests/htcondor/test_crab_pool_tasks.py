@@ -266,7 +266,7 @@ def test_a_users_script_travels_in_the_jobs_sandbox(user):
     script = user.write("run.sh", '#!/bin/sh\necho "payload for job $1 in $(pwd)"\nfor a in "$@"; do echo "arg[$a]"; done\n')
     script.chmod(0o755)
     text = config("script", total=20, sites=("T2_XX_Local",)).replace(
-        'psetName = "pset.py"', 'scriptExe = "run.sh"\nscriptArgs = ["isData=1", "cut = pt_20", "sel=a=b"]')
+        'psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "run.sh"\nscriptArgs = ["isData=1", "cut = pt_20", "sel=a=b"]')
     status = user.wait(user.submit("crab.toml", text), "COMPLETED")
     out = (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
     assert "payload for job 1 in /var/lib/condor/execute" in out, out
@@ -284,7 +284,7 @@ def test_the_tutorials_script_runs_cmsrun_on_the_pool_and_its_output_comes_back(
                                        'echo "================= CMSRUN finished ===================="\n')
     script.chmod(0o755)
     text = config("tutorial_script", total=20, sites=("T2_XX_Local",)).replace(
-        'psetName = "pset.py"', 'scriptExe = "myscript.sh"')
+        'psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "myscript.sh"')
     status = user.wait(user.submit("crab.toml", text), "COMPLETED")
     assert all(j["state"] == "finished" and j["processed_lumis"] for j in status["jobs"]), status["jobs"]
     out = (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
@@ -299,7 +299,7 @@ def test_a_scripts_output_files_come_back_from_the_pool(user):
     script = user.write("run.sh", '#!/bin/sh\necho "histograms of job $1" > hist.root\n')
     script.chmod(0o755)
     text = config("script_outputs", total=10, sites=("T2_XX_Local",)).replace(
-        'psetName = "pset.py"', 'scriptExe = "run.sh"\noutputFiles = ["hist.root"]')
+        'psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "run.sh"\noutputFiles = ["hist.root"]')
     status = user.wait(user.submit("crab.toml", text), "COMPLETED")
     assert [j["state"] for j in status["jobs"]] == ["finished"]
     assert (Path(status["task_dir"]) / "hist_1.root").read_text() == "histograms of job 1\n"

@@ -47,11 +47,10 @@ Where CRAB leaves room, or crabtui differs, and why:
   the data or not; CRAB requires ``Site.whitelist`` with it.  ``Data.runRange`` narrows the lumi
   mask to those runs (or selects whole runs without one), as CRAB's client does.
   ``Data.inputBlocks`` keeps those blocks of the dataset.
-* ``JobType.psetName`` or ``JobType.scriptExe`` (the issue's ``JobType.executable`` is accepted as a
-  crabtui alias) must be given; both together are allowed, as in CRAB, where the script runs
-  instead of cmsRun with the pset at hand.  CRAB always requires psetName; crabtui does not, since
-  its payload is a simulated cmsRun or the script, and never reads the pset.  The script must
-  exist (CRAB's check); the pset need not.  A script's ``JobType.outputFiles`` (file names, as
+* ``JobType.psetName`` is required, as CRABClient's job type plugins require it, also with
+  ``JobType.scriptExe`` (the issue's ``JobType.executable`` is accepted as a crabtui alias), where
+  the script runs instead of cmsRun with the pset at hand.  The script must exist (CRAB's check);
+  the pset need not, since the payload is a simulated cmsRun or the script, which never read it.  A script's ``JobType.outputFiles`` (file names, as
   CRAB's server checks them) are what its job must write and what is staged out.  Every ``JobType.inputFiles`` entry (a file, directory
   or glob pattern) must match, as CRABClient's UserTarball requires; a script's sandbox
   (:mod:`engine.crab.client.sandbox`) ships them.
@@ -843,9 +842,10 @@ class _Builder:
                           f"parameter. Give a path to an existing script (relative paths are read from "
                           f"the configuration file's directory, then the current one).", script_param, invalid=False)
         pset = v.get("JobType.psetName")
-        if pset is None and script is None:
-            self.fail("Parameter JobType.psetName not specified. Set JobType.psetName (the simulated "
-                      "cmsRun runs) or JobType.scriptExe (your script runs).", "JobType.psetName")
+        if pset is None:  # CRABClient's Analysis.validateBasicConfig, for PrivateMC and with a script too
+            self.fail("Parameter JobType.psetName not specified. Set JobType.psetName to your CMSSW "
+                      "configuration (CRAB requires it also beside JobType.scriptExe, whose script gets it "
+                      "as PSet.py).", "JobType.psetName")
         for name, low in (("JobType.numCores", 1), ("JobType.priority", 1)):
             if name in v and v[name] < low:
                 self.fail(f"Parameter {name} must be >= {low}, not {v[name]}.", name)
@@ -869,7 +869,7 @@ class _Builder:
                                      f"{STD_MAX_JOB_RUNTIME_MIN} are guaranteed to be available; {p} is lowered to "
                                      f"{STD_MAX_JOB_RUNTIME_MIN}, as CRAB's task worker lowers it.")
                 v[p] = STD_MAX_JOB_RUNTIME_MIN
-        return (self.path(pset) if pset is not None else None), script
+        return self.path(pset), script
 
     def input_files(self) -> tuple[str, ...]:
         """JobType.inputFiles, each a file, a directory or a glob pattern that must match, as
