@@ -314,6 +314,11 @@ class CrabCommand(click.Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, self._unabbreviated(ctx, args))
 
+    def _spelled(self, options: list[click.Option]) -> str:
+        """The options shown in the command's help, as its usage line spells them."""
+        return ", ".join("/".join(o.opts) for o in options
+                         if not o.hidden and "--help" not in o.opts and not self.OWN & set(o.opts))
+
     def _unabbreviated(self, ctx: click.Context, args: list[str]) -> list[str]:
         options = [p for p in self.get_params(ctx) if isinstance(p, click.Option)]
         longs = {o: p for p in options for o in p.opts + p.secondary_opts if o.startswith("--")}
@@ -333,6 +338,9 @@ class CrabCommand(click.Command):
                     if candidates:
                         name = candidates[0]
                         arg = name + eq + value
+                    elif not ctx.ignore_unknown_options:  # crab's optparse names no look-alike
+                        raise click.UsageError(f"no such option: {name}; task {self.name} takes "
+                                               f"{self._spelled(options)}", ctx)
                 param = longs.get(name)
                 out.append(arg)
                 if param is not None and not (param.is_flag or param.count) and not eq and rest:

@@ -1133,12 +1133,24 @@ def test_long_options_shortened_as_crabs_optparse_takes_them(tmp_path, state):
                                                "status --help'\n"),
             (["resubmit", "crab_wgamma", "--site", "T2_CH_CERN"], "ERROR: ambiguous option: --site (--siteblacklist, "
                                                                   "--sitewhitelist?); see 'crabtui task resubmit"),
-            (["resubmit", "crab_wgamma", "--fo"], "ERROR: No such option '--fo'"),  # --force is gone from crab
+            (["resubmit", "crab_wgamma", "--fo"], "ERROR: no such option: --fo; task resubmit takes -d/--dir"),  # gone
             (["resubmit", "crab_wgamma", "--maxmem", "3000"], "ERROR: Found no jobs to resubmit.")):
         refused = crabtui(state, "task", *args, cwd=tmp_path)
         assert refused.returncode != 0 and refused.stderr.startswith(message), (args, refused.stderr)
         assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
     assert crabtui(state, "task", "kill", "--dir", "crab_wgamma", "--killw", "moved", cwd=tmp_path).returncode == 0
+
+
+def test_an_option_crab_has_not_is_refused_with_the_options_the_command_takes(tmp_path, state):
+    """crab status has no --sitename (its optparse says "no such option"): the refusal lists what
+    task status takes, not click's look-alike ('Did you mean --instance?')."""
+    refused = crabtui(state, "task", "status", "--sitename", "T2_CH_CERN", cwd=tmp_path)
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout
+    assert refused.stderr == ("ERROR: no such option: --sitename; task status takes -d/--dir, --task, --instance, "
+                              "--proxy, --long, --sort, --jobids, --summary, --verboseErrors, --json, --backend; "
+                              "see 'crabtui task status --help'\n"), refused.stderr
+    short = crabtui(state, "task", "st", "--sitename=T2_CH_CERN", cwd=tmp_path)  # short name, value after '='
+    assert short.stderr.startswith("ERROR: no such option: --sitename; task status takes -d/--dir"), short.stderr
 
 
 TUTORIAL = """from CRABClient.UserUtilities import config
