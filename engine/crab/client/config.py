@@ -467,9 +467,10 @@ class Submitter(Protocol):
         :class:`~engine.crab.client.crab_config_py.SubmitFailed` saying why it was not; with
         ``wait``, once the task worker has processed the task, as ``crab submit --wait``."""
 
-    def dry_run(self, cfg: TaskConfig) -> None:
-        """Print the jobs ``cfg`` would have, as ``crab submit --dryrun``, or raise
-        :class:`~engine.crab.client.crab_config_py.SubmitFailed` saying why it would not be submitted."""
+    def dry_run(self, cfg: TaskConfig) -> str:
+        """Print the jobs ``cfg`` will have and record its task UPLOADED, as ``crab submit --dryrun``,
+        and return its name, or raise :class:`~engine.crab.client.crab_config_py.SubmitFailed`
+        saying why it would not be submitted."""
 
     def refused(self, message: str) -> None:
         """Note that a configuration passed to crabCommand was refused, with CRAB's message."""
@@ -515,10 +516,8 @@ def run_crab_config(path: str | os.PathLike[str], submitter: Submitter | None = 
             if submitter:
                 submitter.refused(str(e))
             raise SubmitFailed(str(e), configuration=True) from None
-        if dryrun:  # crabCommand('submit', dryrun=True): crab's dry run, and nothing submitted
-            if submitter:
-                submitter.dry_run(cfg)
-            return {"requestname": cfg.request_name, "uniquerequestname": ""}
+        if dryrun:  # crabCommand('submit', dryrun=True): crab's dry run, the task left for crab proceed
+            return {"requestname": cfg.request_name, "uniquerequestname": submitter.dry_run(cfg) if submitter else ""}
         return {"requestname": cfg.request_name, "uniquerequestname": submitter.submit(cfg, wait) if submitter else ""}
 
     try:
