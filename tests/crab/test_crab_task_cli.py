@@ -103,13 +103,16 @@ def test_a_task_submitted_to_a_pool_that_does_not_answer_is_refused_in_one_line(
 def test_a_users_script_runs_as_the_payload_and_extra_jdl_reaches_the_jobs(tmp_path, state):
     (tmp_path / "run.sh").write_text('#!/bin/sh\necho "payload for job $1"\n')
     (tmp_path / "run.sh").chmod(0o755)
-    config = (config_text("script").replace('psetName = "pset.py"', 'scriptExe = "run.sh"')
+    config = (config_text("script").replace('psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "run.sh"')
               .replace("[Debug]\n", '[Debug]\nextraJDL = ["+CrabtuiExtra = 42"]\n'))
     (tmp_path / "crab.toml").write_text(config)
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "script", tmp_path, "COMPLETED")
-    ads = LocalScheddClient(state).history("CRAB_Id =!= undefined", ["CrabtuiExtra", "CRAB_Id"])
+    ads = LocalScheddClient(state).history("CRAB_Id =!= undefined", ["CrabtuiExtra", "CRAB_Id", "Cmd", "Arguments"])
     assert len(ads) == 4 and all(ad["CrabtuiExtra"] == 42 for ad in ads)
+    # each job as CRAB's DagmanCreator makes it, which condor_q shows an operator: its wrapper, with the job id
+    assert {(Path(ad["Cmd"]).name, ad["Arguments"]) for ad in ads} == {
+        ("gWMS-CMSRunAnalysis.sh", f"--jobId={i}") for i in range(1, 5)}
     assert "payload for job 1" in (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
 
 

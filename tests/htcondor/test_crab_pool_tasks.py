@@ -78,6 +78,7 @@ def test_the_life_of_a_lumibased_task_on_the_pool(user):
         assert not code.startswith((checkout, str(task_dir)))
     submit = (task_dir / "Job.1.submit").read_text()
     assert "should_transfer_files = YES" in submit and "executable = CMSRunAnalysis.pyz" in submit
+    assert 'arguments = "--jobId=$(count)"' in submit, "CRAB's argument to its job wrapper (DagmanCreator)"
     assert "PYTHONPATH" not in submit and checkout not in submit
     dag = (task_dir / "RunJobs.dag").read_text()
     assert f"PYTHONPATH={task_dir}/TaskManager.zip python3 -m engine.crab.ap.prejob" in dag and checkout not in dag
