@@ -262,6 +262,19 @@ def test_file_and_event_aware_splitting_on_the_pool(user, splitting, units):
     assert len(lumis) == len(set(lumis)) == status["input_lumis"]
 
 
+def test_a_dry_run_on_the_pool_waits_uploaded_until_proceed_submits_it(user):
+    """task submit --dryrun leaves the task UPLOADED (nothing reaches the pool's schedd); task proceed
+    submits that task there, under its name, with the jobs the dry run counted."""
+    user.write("crab.toml", config("dryproceed", total=20, sites=("T2_XX_Local",)))
+    dry = user.ok("task", "submit", "--dryrun", "crab.toml")
+    jobs = int(dry.split("Task consists of ")[1].split(" jobs")[0])
+    name = dry.split("Task name: ")[1].split("\n")[0]
+    assert "Dry run requested: task paused" in dry and user.status(name)["status"] == "UPLOADED"
+    assert user.ok("task", "proceed", "-d", "crab_dryproceed").startswith(f"Task continuation request for task {name}")
+    status = user.wait(name, "COMPLETED")
+    assert len(status["jobs"]) == jobs and all(j["state"] == "finished" for j in status["jobs"])
+
+
 def test_a_users_script_travels_in_the_jobs_sandbox(user):
     """JobType.scriptExe: transferred with the job's input, run from its scratch directory."""
     script = user.write("run.sh", '#!/bin/sh\necho "payload for job $1 in $(pwd)"\nfor a in "$@"; do echo "arg[$a]"; done\n')
