@@ -36,6 +36,7 @@ UNKNOWN = {
     ("task", "submit"): ["nope.toml"],
     ("task", "list"): [],
     ("task", "kill"): ["nope"],
+    ("task", "proceed"): ["nope"],
     ("task", "status"): ["nope"],
     ("task", "resubmit"): ["nope"],
     ("task", "report"): ["nope"],

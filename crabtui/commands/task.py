@@ -314,6 +314,11 @@ class CrabCommand(click.Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, self._unabbreviated(ctx, args))
 
+    def _spelled(self, options: list[click.Option]) -> str:
+        """The options shown in the command's help, as its usage line spells them."""
+        return ", ".join("/".join(o.opts) for o in options
+                         if not o.hidden and "--help" not in o.opts and not self.OWN & set(o.opts))
+
     def _unabbreviated(self, ctx: click.Context, args: list[str]) -> list[str]:
         options = [p for p in self.get_params(ctx) if isinstance(p, click.Option)]
         longs = {o: p for p in options for o in p.opts + p.secondary_opts if o.startswith("--")}
@@ -333,6 +338,9 @@ class CrabCommand(click.Command):
                     if candidates:
                         name = candidates[0]
                         arg = name + eq + value
+                    elif not ctx.ignore_unknown_options:  # crab's optparse names no look-alike
+                        raise click.UsageError(f"no such option: {name}; task {self.name} takes "
+                                               f"{self._spelled(options)}", ctx)
                 param = longs.get(name)
                 out.append(arg)
                 if param is not None and not (param.is_flag or param.count) and not eq and rest:
@@ -370,8 +378,6 @@ class CrabCommands(OneLineGroup):
                      "NAME'",
         "setdatasetstatus": "changes a published dataset's status in DBS; crabtui publishes nothing",
         "setfilestatus": "changes a published file's status in DBS; crabtui publishes nothing",
-        "proceed": "submits a task a dry run left on the CRAB server; crabtui's --dryrun records nothing: submit "
-                   "the configuration without --dryrun",
         "remake": "rebuilds a project directory from the CRAB server; crabtui's task commands also take a task "
                   "by name ('task list' shows them), with or without its project directory",
         "recover": "submits a recovery task; with crabtui, 'task report TASK' writes notFinishedLumis.json "
@@ -579,17 +585,20 @@ class _Submitter:
     def __exit__(self, *exc) -> None:
         os.unlink(self.record)
 
-    def submit(self, cfg, wait: bool = False) -> str:
+    def submit(self, cfg, wait: bool = False, asked: str = "") -> str:
         """Make the task's project directory, as crab submit makes it before it sends the task, then
         submit; a refused submission takes the directory away again, so that it can be retried as it
         is (crab keeps it, and the retry is refused for it).  ``wait``: a script's
-        crabCommand('submit', wait=True), which waits as --wait does."""
+        crabCommand('submit', wait=True), which waits as --wait does.  A dry run (--dryrun, or the
+        script's call ``asked`` for one) prints the splitting and leaves the task UPLOADED, with
+        its project directory, for ``task proceed``, as crab leaves it on its server."""
         from engine.crab.client import project
         from engine.crab.client.crab_config_py import SubmitFailed
         from engine.crab.client.last_task import remember
 
-        if self.dryrun:  # records nothing, so makes no project directory
-            return self._dry_run(cfg)
+        dryrun = self.dryrun or bool(asked)
+        if dryrun:
+            self._estimate(cfg)
         path = project.project_path(project.work_area(cfg.work_area, self.cwd), cfg.request_name)
         try:
             claim, taken_over = project.create(path)
@@ -600,7 +609,7 @@ class _Submitter:
         try:
             if taken_over and (recorded := self._interrupted(cfg, path)) is not None:
                 return recorded
-            done, failure = self._submit(cfg, path)
+            done, failure = self._submit(cfg, path, dryrun)
         finally:
             if not os.path.exists(os.path.join(path, project.RECORD)):  # nothing was recorded
                 project.remove(path)
@@ -609,6 +618,13 @@ class _Submitter:
             remember(self.state, done.name)
             self.refused(failure)
             raise SubmitFailed(f"task {done.name} (project directory {shown}) is SUBMITFAILED: {failure}")
+        if dryrun:  # its notes and warnings came with the splitting
+            click.echo(f"Task name: {done.name}\nProject dir: {shown}\nDry run requested: task paused\n"
+                       f"To continue processing, use '{again(self.ctx)} task proceed -d {shown}'"
+                       + (f" ({cfg.source} asked for the dry run with {asked})" if asked else ""))
+            remember(self.state, done.name)
+            self._append({"dryrun": cfg.request_name})
+            return done.name
         for note in (*done.notes, *filter(None, [cfg.ignored_note()])):
             click.echo(f"Note: {note}")
         for warning in done.warnings:  # before Success, as crab submit logs them while it checks
@@ -682,10 +698,11 @@ class _Submitter:
         self._append({"task": task.name})
         return task.name
 
-    def _submit(self, cfg, path: str):
-        """Submit ``cfg``, and fill its project directory ``path`` once the task is recorded (before a
-        pool's schedd is asked: a task it refuses is SUBMITFAILED, and has its directory).  Returns
-        the submission and, on a pool, why the pool refused the task (None if it did not)."""
+    def _submit(self, cfg, path: str, dryrun: bool):
+        """Submit ``cfg`` (``dryrun``: record it UPLOADED), and fill its project directory ``path``
+        once the task is recorded (before a pool's schedd is asked: a task it refuses is
+        SUBMITFAILED, and has its directory).  Returns the submission and, on a pool, why the pool
+        refused the task (None if it did not)."""
         from engine.crab.client import project
         from engine.crab.client.crab_config_py import SubmitFailed
         from engine.crab.client.submit import SubmitError
@@ -704,7 +721,7 @@ class _Submitter:
                         sites = client.sites(info)
                         if changed := client.pool_file_changed(info):
                             click.echo(f"Note: {changed}")
-                    done = submit_task(cfg, self.state, db, sites, backend=backend(self.ctx))
+                    done = submit_task(cfg, self.state, db, sites, backend=backend(self.ctx), dryrun=dryrun)
                 finally:
                     db.close()
                 made = project.fill(path, task=done.name, request_name=cfg.request_name, state_dir=self.state.path,
@@ -719,14 +736,12 @@ class _Submitter:
             raise SubmitFailed(f"{e} (task {done.name} is recorded; its project directory is {path})") from None
         return done, failure
 
-    def dry_run(self, cfg) -> None:
+    def dry_run(self, cfg) -> str:
         """A script's crabCommand('submit', config=cfg, dryrun=True): crab submit --dryrun of ``cfg``."""
-        self._dry_run(cfg, asked="crabCommand('submit', ..., dryrun=True)")
+        return self.submit(cfg, asked="crabCommand('submit', ..., dryrun=True)")
 
-    def _dry_run(self, cfg, asked: str = "") -> str:
-        """crab submit --dryrun: the jobs the task would have; nothing is recorded (crab leaves the
-        task UPLOADED on its server for crab proceed; here a submit without --dryrun submits it).
-        ``asked`` names the script's call that asked for it, if one did."""
+    def _estimate(self, cfg) -> None:
+        """crab submit --dryrun's report: the jobs the task will have, before it is recorded."""
         from engine.crab.client.crab_config_py import SubmitFailed
         from engine.crab.client.submit import SubmitError, dry_run
 
@@ -745,15 +760,6 @@ class _Submitter:
         if self.estimates:
             click.echo("No processing time or memory estimates: crab makes them with a test run of cmsRun, which "
                        "crabtui does not have (as with --skip-estimates).")
-        if asked:
-            click.echo(f"Nothing was submitted for {cfg.request_name}: {cfg.source} asked for a dry run with "
-                       f"{asked}; with dryrun=False the call submits the task.")
-        else:
-            words = " ".join(shlex.quote(word) for word in (cfg.source, *self.overrides))
-            click.echo(f"Nothing was submitted; '{again(self.ctx)} task submit {words}' (without --dryrun) "
-                       f"submits the task.")
-        self._append({"dryrun": cfg.request_name})
-        return ""
 
     @property
     def commands(self) -> dict:
@@ -1045,6 +1051,26 @@ def kill(ctx: click.Context, name: str, killwarning: str | None, jobids: str | N
             fail(str(e))
         _carry_out(ctx, state, client)
     click.echo(f"Kill request for task {task.name} sent; '{again(ctx)} task list' shows when it is KILLED.")
+
+
+@task.command()
+@task_argument
+@crab_options
+@click.pass_context
+def proceed(ctx: click.Context, name: str) -> None:
+    """Submit for real the task a dry run (task submit --dryrun) left UPLOADED, under the same name;
+    the task worker splits it as the dry run showed (like crab proceed)."""
+    from engine.crab.taskworker.taskdb import TaskError
+
+    with _tasks(ctx) as (db, state, client):
+        name = _named(ctx, db, state, name).name
+        try:
+            task = db.proceed(name)
+        except TaskError as e:
+            fail(str(e))
+        _carry_out(ctx, state, client)
+    click.echo(f"Task continuation request for task {task.name} successfully sent to the task worker\n"
+               f"To check task progress, use '{again(ctx)} task status {task.name}'")
 
 
 @task.command()

@@ -29,7 +29,7 @@ NODE_LOOK = {
 }
 # task status (the task table's) -> (glyph, colour role)
 TASK_LOOK = {
-    "NEW": ("✚", "plain"), "QUEUED": ("…", "plain"), "SUBMITTED": ("▶", "primary"),
+    "NEW": ("✚", "plain"), "QUEUED": ("…", "plain"), "UPLOADED": ("⏸", "warning"), "SUBMITTED": ("▶", "primary"),
     "COMPLETED": ("✔", "success"), "FAILED": ("✖", "error"), "KILLED": ("✗", "error"),
     "SUBMITFAILED": ("✖", "error"), "KILLFAILED": ("✖", "error"), "RESUBMITFAILED": ("✖", "error"),
 }

@@ -223,10 +223,11 @@ def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config, tmp_pa
 
 @pytest.mark.parametrize("multicrab", [False, True], ids=["crab submit", "python script"])
 @pytest.mark.parametrize("directory", DRY_RUNS)
-def test_a_scripts_crab_command_with_dryrun_prints_each_configs_jobs_and_submits_nothing(grid, tmp_path, directory,
-                                                                                        multicrab):
+def test_a_scripts_crab_command_with_dryrun_prints_each_configs_jobs_and_leaves_it_uploaded(grid, tmp_path,
+                                                                                            directory, multicrab):
     """Heavy-ion groups' multi-crab files call crabCommand('submit', config=config, dryrun=True) first, to see
-    the splitting: each config gets crab submit --dryrun's summary, and no task or project directory is made."""
+    the splitting: each config gets crab submit --dryrun's summary, and its task is left UPLOADED, with its
+    project directory, for crab proceed, as CRAB leaves it."""
     config = copied(next(c for c in configs() if c.parent.name == directory), tmp_path)
     before = json.loads(crabtui(grid, "task", "list", "--json", cwd=config.parent).stdout)
     ran = crabtui(grid, "task", "submit", *(["--multicrab"] if multicrab else []), config.name, cwd=config.parent)
@@ -235,14 +236,17 @@ def test_a_scripts_crab_command_with_dryrun_prints_each_configs_jobs_and_submits
     requests = DRY_RUNS[directory]
     assert ran.stdout.count("\nDry run\nUsing LumiBased splitting\nTask consists of ") == len(requests), ran.stdout
     for request in requests:
-        assert f"Nothing was submitted for {request}: {config} asked for a dry run with crabCommand('submit', ..., " \
-               "dryrun=True); with dryrun=False the call submits the task." in ran.stdout
+        assert f"To continue processing, use 'crabtui --state-dir {grid.path} task proceed -d " \
+               f"crab_pPb_skims/crab_{request}' ({config} asked for the dry run with crabCommand('submit', ..., " \
+               "dryrun=True))" in ran.stdout, ran.stdout
     assert ran.stdout.rstrip().endswith(
         f"{config}: {len(requests)} config(s) dry run: {', '.join(requests)}; nothing was submitted." if multicrab else
         f"Note: {config} passed {len(requests)} config(s) to crabCommand('submit') as it loaded: each was dry run "
         "above, nothing was submitted, and its module-level config is not submitted.")
-    assert json.loads(crabtui(grid, "task", "list", "--json", cwd=config.parent).stdout) == before
-    assert not (config.parent / "crab_pPb_skims").exists()
+    after = json.loads(crabtui(grid, "task", "list", "--json", cwd=config.parent).stdout)
+    uploaded = [t for t in after if t not in before]
+    assert sorted((t["request_name"], t["status"]) for t in uploaded) == [(r, "UPLOADED") for r in requests]
+    assert sorted(p.name for p in (config.parent / "crab_pPb_skims").iterdir()) == [f"crab_{r}" for r in requests]
 
 
 MAIN_BLOCK_TASKS = {"multicrab_main_block": 2, "multicrab_helper_module": 3, "multicrab_process_loop": 2,
@@ -387,13 +391,13 @@ def test_values_written_as_analyses_write_them_mean_what_crab_makes_of_them(dire
     assert {key: getattr(cfg, key) for key in MEANINGS[directory]} == MEANINGS[directory]
 
 
-def test_crabs_warnings_for_such_values_are_printed_at_submit(grid):
+def test_crabs_warnings_for_such_values_are_printed_at_submit(grid, tmp_path):
     """crab submit's warning for General.failureLimit, and its task worker's for a runtime above 2750 minutes."""
     for directory, warning in (("failure_limit_partial_dataset", "You have specified deprecated parameter "
                                                                  "'failureLimit'"),
                                ("phys03_publish_long_runtime", "Task requests 2800 minutes of runtime, but only 2750 "
                                                                "are guaranteed to be available")):
-        config = next(c for c in configs() if c.parent.name == directory)
+        config = copied(next(c for c in configs() if c.parent.name == directory), tmp_path)
         dry = crabtui(grid, "task", "submit", "--dryrun", config.name, cwd=config.parent)
         assert dry.returncode == 0 and any(line.startswith("Warning: ") and warning in line
                                            for line in dry.stdout.splitlines()), dry.stdout + dry.stderr
@@ -413,17 +417,17 @@ GLOBAL_DBS_NOTES = {  # what the note names of configs that write the global DBS
 
 
 @pytest.mark.parametrize("directory", GLOBAL_DBS_NOTES)
-def test_the_global_dbs_named_as_crab_defaults_it_is_not_noted_as_without_effect(grid, directory):
+def test_the_global_dbs_named_as_crab_defaults_it_is_not_noted_as_without_effect(grid, directory, tmp_path):
     """Many analyses write Data.inputDBS = 'global', CRAB's default; a note naming it would be noise."""
-    config = next(c for c in configs() if c.parent.name == directory)
+    config = copied(next(c for c in configs() if c.parent.name == directory), tmp_path)
     dry = crabtui(grid, "task", "submit", "--dryrun", config.name, cwd=config.parent)
     noted = [line for line in dry.stdout.splitlines() if "accepted, with no effect here: " in line]
     assert noted == [f"Note: {config}: accepted, with no effect here: {GLOBAL_DBS_NOTES[directory]}"], dry.stdout
 
 
-def test_a_config_driven_by_the_environment_takes_its_submit_scripts_values(grid):
+def test_a_config_driven_by_the_environment_takes_its_submit_scripts_values(grid, tmp_path):
     """CRAB_DATASET=... CRAB_UNITS=... crab submit crab_config.py, as its submit script runs it."""
-    config = next(c for c in configs() if c.parent.name == "env_driven_dataset")
+    config = copied(next(c for c in configs() if c.parent.name == "env_driven_dataset"), tmp_path)
     env = {"CRAB_DATASET": "/Tau/Run2018D-UL2018_MiniAODv2-v1/MINIAOD", "CRAB_UNITS": "7",
            "CRAB_REQUESTNAME": "Tau_2018D_skim"}
     dry = crabtui(grid, "task", "submit", "--dryrun", config.name, cwd=config.parent, env=env)

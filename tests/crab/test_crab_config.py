@@ -239,12 +239,12 @@ def test_automatic_splitting_as_crab(tmp_path):
             "You asked for 100 minutes")
 
 
-def test_script_exe_instead_of_pset_and_the_executable_alias(tmp_path):
+def test_script_exe_beside_the_pset_and_the_executable_alias(tmp_path):
     (tmp_path / "run.sh").write_text("#!/bin/sh\n")
-    cfg = load_config(str(write_toml(tmp_path, {"JobType.psetName": DROP, "JobType.scriptExe": "run.sh",
-                                                "JobType.scriptArgs": ["n=3"]})))
-    assert (cfg.pset_name, cfg.script_exe, cfg.script_args) == (None, str(tmp_path / "run.sh"), ("n=3",))
-    alias = load_config(str(write_toml(tmp_path, {"JobType.psetName": DROP, "JobType.executable": "run.sh"})))
+    cfg = load_config(str(write_toml(tmp_path, {"JobType.scriptExe": "run.sh", "JobType.scriptArgs": ["n=3"]})))
+    assert (cfg.pset_name, cfg.script_exe, cfg.script_args) == (
+        str(tmp_path / "pset.py"), str(tmp_path / "run.sh"), ("n=3",))
+    alias = load_config(str(write_toml(tmp_path, {"JobType.executable": "run.sh"})))
     assert alias.script_exe == str(tmp_path / "run.sh")
     refused(write_toml(tmp_path, {"JobType.scriptExe": "run.sh", "JobType.executable": "run.sh"}),
             "Only one of JobType.scriptExe or JobType.executable", "remove one")
@@ -252,7 +252,13 @@ def test_script_exe_instead_of_pset_and_the_executable_alias(tmp_path):
             f"Cannot find the file {tmp_path / 'missing.sh'} specified in the JobType.scriptExe",
             parameter="JobType.scriptExe")
     refused(write_toml(tmp_path, {"JobType.psetName": DROP}),
-            "Parameter JobType.psetName not specified", "JobType.scriptExe")
+            "Invalid CRAB configuration: Parameter JobType.psetName not specified", "Set JobType.psetName")
+    # CRABClient's plugins require the pset whatever else runs (Analysis.validateBasicConfig)
+    for other in ({"JobType.scriptExe": "run.sh"}, {"JobType.executable": "run.sh"},
+                  {"JobType.pluginName": "PrivateMC", "Data.inputDataset": DROP, "Data.splitting": "EventBased",
+                   "Data.unitsPerJob": 10, "Data.totalUnits": 100}):
+        refused(write_toml(tmp_path, {"JobType.psetName": DROP, **other}),
+                "Parameter JobType.psetName not specified", parameter="JobType.psetName")
 
 
 def test_storage_site_needed_only_when_something_is_transferred(tmp_path):

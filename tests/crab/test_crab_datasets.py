@@ -465,13 +465,15 @@ config.Site.storageSite     = 'T2_CH_CERN'
 """
 
 
-def test_a_single_run_the_stand_in_does_not_hold_is_refused_with_the_runs_it_holds(tmp_path: Path, state) -> None:
+def test_a_single_run_the_stand_in_does_not_hold_is_refused_with_the_runs_it_holds(tmp_path: Path, state,
+                                                                                    monkeypatch) -> None:
     """A calibration config names one run of its era (Data.runRange = '256729'); the stand-in holds a
     sample of the era's runs, so the refusal says so, names the nearest runs it holds and how to
     describe the real dataset, rather than only that the run is not among the dataset's."""
     runs = generate(stand_ins.definition("/JetHT/Run2015D-v1/RAW")).runs()
     missing = next(r for r in range(runs[0], runs[-1]) if r not in runs)
     below, above = max(r for r in runs if r < missing), min(r for r in runs if r > missing)
+    monkeypatch.chdir(tmp_path)  # where the dry run makes its project directory (General.workArea)
     (tmp_path / "analysis_Collision_crab_cfg.py").write_text("import FWCore.ParameterSet.Config as cms\n")
     (tmp_path / "crab_HF_LED_cfg.py").write_text(HF_LED.format(run=missing))
     result = CliRunner().invoke(main, ["--state-dir", state.path, "task", "submit", "--dryrun", "-c",

@@ -100,7 +100,7 @@ def test_a_task_whose_dagman_is_removed_from_outside_shows_its_jobs_failed_and_c
     (tmp_path / "run.sh").write_text(f'#!/bin/sh\nwhile [ ! -e {release} ]; do sleep 0.1; done\n')
     (tmp_path / "run.sh").chmod(0o755)
     (tmp_path / "crab.toml").write_text(config_text("ousted", scale=2000)
-                                        .replace('psetName = "pset.py"', 'scriptExe = "run.sh"'))
+                                        .replace('psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "run.sh"'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     wait_until("the jobs to run", lambda: {j["state"] for j in task_status(state, "ousted", tmp_path)["jobs"]}
                == {"running"})
@@ -123,7 +123,7 @@ def test_a_resubmit_while_the_dag_runs_reruns_the_job_at_once_and_leaves_the_run
     (tmp_path / "run.sh").write_text(f'#!/bin/sh\nif [ "$1" = 1 ]; then while [ ! -e {release} ]; do sleep 0.1; done; fi\n')
     (tmp_path / "run.sh").chmod(0o755)
     (tmp_path / "crab.toml").write_text(config_text("busy", scale=2000, plan='{job = "3", attempt = 1, exitCode = 7}')
-                                        .replace('psetName = "pset.py"', 'scriptExe = "run.sh"'))
+                                        .replace('psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "run.sh"'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
 
     def states() -> dict | None:

@@ -103,13 +103,16 @@ def test_a_task_submitted_to_a_pool_that_does_not_answer_is_refused_in_one_line(
 def test_a_users_script_runs_as_the_payload_and_extra_jdl_reaches_the_jobs(tmp_path, state):
     (tmp_path / "run.sh").write_text('#!/bin/sh\necho "payload for job $1"\n')
     (tmp_path / "run.sh").chmod(0o755)
-    config = (config_text("script").replace('psetName = "pset.py"', 'scriptExe = "run.sh"')
+    config = (config_text("script").replace('psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "run.sh"')
               .replace("[Debug]\n", '[Debug]\nextraJDL = ["+CrabtuiExtra = 42"]\n'))
     (tmp_path / "crab.toml").write_text(config)
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "script", tmp_path, "COMPLETED")
-    ads = LocalScheddClient(state).history("CRAB_Id =!= undefined", ["CrabtuiExtra", "CRAB_Id"])
+    ads = LocalScheddClient(state).history("CRAB_Id =!= undefined", ["CrabtuiExtra", "CRAB_Id", "Cmd", "Arguments"])
     assert len(ads) == 4 and all(ad["CrabtuiExtra"] == 42 for ad in ads)
+    # each job as CRAB's DagmanCreator makes it, which condor_q shows an operator: its wrapper, with the job id
+    assert {(Path(ad["Cmd"]).name, ad["Arguments"]) for ad in ads} == {
+        ("gWMS-CMSRunAnalysis.sh", f"--jobId={i}") for i in range(1, 5)}
     assert "payload for job 1" in (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
 
 
@@ -930,28 +933,45 @@ def test_ctrl_c_while_a_configuration_runs_says_keyboard_interrupted_and_what_wa
     assert wait_status(state, "dy_2022", tmp_path, "SUBMITTED")["name"] == name  # nothing done is lost
 
 
-def test_crab_submit_dryrun_prints_the_jobs_and_submits_nothing(tmp_path, state):
-    """crab submit --dryrun: the splitting summary crab prints, nothing recorded (crab leaves the task
-    UPLOADED for crab proceed, which crabtui does not have: a submit without --dryrun submits it)."""
+def test_crab_submit_dryrun_then_crab_proceed_submits_the_task_as_estimated(tmp_path, state):
+    """crab submit --dryrun: the splitting summary crab prints, and the task left UPLOADED with its
+    project directory; crab proceed submits that task, under its name, with the jobs estimated."""
     (tmp_path / "pset.py").write_text("# fake PSet\n")
     (tmp_path / "crabConfig.py").write_text(crab_config_py("dry_zmumu", scale=500))
-    before = crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout
     dry = crabtui(state, "task", "submit", "--dryrun", "crabConfig.py", "Data.unitsPerJob=3", cwd=tmp_path)
     assert dry.returncode == 0 and dry.stderr == "", dry.stderr
     assert ("Dry run\nUsing FileBased splitting\nTask consists of 8 jobs to process 20 files\n"  # 3 a job, by block
             "The longest job will process 3 files\nThe average job will process 2 files\n"
             "The shortest job will process 1 files\nNo processing time or memory estimates") in dry.stdout, dry.stdout
-    assert f"task submit {tmp_path / 'crabConfig.py'} Data.unitsPerJob=3' (without --dryrun) submits the task." \
-        in dry.stdout, "the submit it suggests is of the task it dry ran, the parameters included"
-    assert "Task name:" not in dry.stdout and not (Path(state.path) / "last_task").exists()
-    skipped = crabtui(state, "task", "submit", "crabConfig.py", "--dryrun", "--skip-estimates", cwd=tmp_path)
+    name = re.findall(r"^Task name: (\S+)$", dry.stdout, re.M)[0]
+    assert dry.stdout.endswith(f"Project dir: crab_dry_zmumu\nDry run requested: task paused\n"
+                               f"To continue processing, use 'crabtui --state-dir {state.path} task proceed -d "
+                               f"crab_dry_zmumu'\n"), dry.stdout
+    assert task_row(state, name, tmp_path)["status"] == "UPLOADED"
+    assert "The task has not been submitted to the Grid scheduler yet" in crabtui(
+        state, "task", "status", "-d", "crab_dry_zmumu", cwd=tmp_path).stdout
+    again = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)  # crab's project directory is taken
+    assert again.returncode == 1 and "Working area '" in again.stderr and "already exists" in again.stderr
+    proceed = crabtui(state, "task", "proceed", "-d", "crab_dry_zmumu", cwd=tmp_path)
+    assert proceed.returncode == 0 and proceed.stdout.startswith(
+        f"Task continuation request for task {name} successfully sent"), proceed.stdout + proceed.stderr
+    submitted = wait_status(state, name, tmp_path, "SUBMITTED")
+    assert submitted["name"] == name
+    shown = task_status(state, name, tmp_path)
+    assert len(shown["jobs"]) == 8, "the splitting the dry run estimated"
+    twice = crabtui(state, "task", "proceed", name, cwd=tmp_path)
+    assert twice.returncode == 1 and twice.stderr == (
+        f"ERROR: Can only proceed if task is in the UPLOADED status, but it is in the SUBMITTED status ({name}: "
+        f"crab proceed continues a task submitted with --dryrun).\n"), twice.stderr
+    skipped = crabtui(state, "task", "submit", "crabConfig.py", "--dryrun", "--skip-estimates",
+                      "General.requestName=dry_skipped", cwd=tmp_path)
     assert skipped.returncode == 0 and "Task consists of 4 jobs to process 20 files" in skipped.stdout
     assert "estimates" not in skipped.stdout
-    assert crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout == before, "nothing recorded"
     automatic = crabtui(state, "task", "submit", "--dryrun", "Data.splitting=Automatic", "Data.unitsPerJob=480",
-                        cwd=tmp_path)
+                        "General.requestName=dry_automatic", cwd=tmp_path)
     assert automatic.returncode == 1 and automatic.stderr.count("\n") == 1 and (
         "The 'dryrun' option is not compatible with the 'Automatic' splitting mode (default)." in automatic.stderr)
+    assert not (tmp_path / "crab_dry_automatic").exists(), "a refused dry run leaves nothing"
     (tmp_path / "submit_at_load.py").write_text(crab_config_py("dry_loaded", scale=500) + textwrap.dedent("""\
         from CRABAPI.RawCommand import crabCommand
         print(crabCommand('submit', config=config))
@@ -959,10 +979,7 @@ def test_crab_submit_dryrun_prints_the_jobs_and_submits_nothing(tmp_path, state)
     loaded = crabtui(state, "task", "submit", "--dryrun", "submit_at_load.py", cwd=tmp_path)
     assert loaded.returncode == 0 and loaded.stdout.count("Using FileBased splitting") == 1, loaded.stdout
     assert "passed 1 config(s) to crabCommand('submit') as it loaded: each was dry run above" in loaded.stdout
-    assert crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout == before, "nothing recorded"
-    proceed = crabtui(state, "task", "proceed", "-d", "crab_projects/crab_dry_zmumu", cwd=tmp_path)
-    assert proceed.returncode == 1 and proceed.stderr.startswith(
-        "ERROR: crab proceed submits a task a dry run left on the CRAB server; crabtui's --dryrun records nothing")
+    assert crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout.count('"UPLOADED"') == 2
 
 
 def test_a_script_submitting_with_wait_waits_as_crab_submit_wait_does(tmp_path, state):
@@ -1119,9 +1136,10 @@ def test_long_options_shortened_as_crabs_optparse_takes_them(tmp_path, state):
     refused in optparse's words, and options crab no longer has are not completed."""
     (tmp_path / "pset.py").write_text("# fake PSet\n")
     (tmp_path / "crabConfig.py").write_text(crab_config_py("wgamma", scale=0.5))  # stays SUBMITTED
-    for args in (["--dry"], ["Data.unitsPerJob=5", "--dry"]):  # crab submit --dry is --dryrun, also after parameters
+    for args in (["--dry", "General.requestName=wgamma_dry"], ["General.requestName=wgamma_dry5", "Data.unitsPerJob=5",
+                                                               "--dry"]):  # crab submit --dry is --dryrun, also after parameters
         done = crabtui(state, "task", "submit", *args, cwd=tmp_path)
-        assert done.returncode == 0 and "Dry run\n" in done.stdout and "Task name: " not in done.stdout, done.stderr
+        assert done.returncode == 0 and "Dry run\n" in done.stdout and "task paused" in done.stdout, done.stderr
     assert crabtui(state, "task", "submit", cwd=tmp_path).returncode == 0
     wait_status(state, "wgamma", tmp_path, "SUBMITTED")
     long = crabtui(state, "task", "status", "-d", "crab_wgamma", "--verbose", "--lo", "--jobid=1", "--sort", "state",
@@ -1133,12 +1151,24 @@ def test_long_options_shortened_as_crabs_optparse_takes_them(tmp_path, state):
                                                "status --help'\n"),
             (["resubmit", "crab_wgamma", "--site", "T2_CH_CERN"], "ERROR: ambiguous option: --site (--siteblacklist, "
                                                                   "--sitewhitelist?); see 'crabtui task resubmit"),
-            (["resubmit", "crab_wgamma", "--fo"], "ERROR: No such option '--fo'"),  # --force is gone from crab
+            (["resubmit", "crab_wgamma", "--fo"], "ERROR: no such option: --fo; task resubmit takes -d/--dir"),  # gone
             (["resubmit", "crab_wgamma", "--maxmem", "3000"], "ERROR: Found no jobs to resubmit.")):
         refused = crabtui(state, "task", *args, cwd=tmp_path)
         assert refused.returncode != 0 and refused.stderr.startswith(message), (args, refused.stderr)
         assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
     assert crabtui(state, "task", "kill", "--dir", "crab_wgamma", "--killw", "moved", cwd=tmp_path).returncode == 0
+
+
+def test_an_option_crab_has_not_is_refused_with_the_options_the_command_takes(tmp_path, state):
+    """crab status has no --sitename (its optparse says "no such option"): the refusal lists what
+    task status takes, not click's look-alike ('Did you mean --instance?')."""
+    refused = crabtui(state, "task", "status", "--sitename", "T2_CH_CERN", cwd=tmp_path)
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout
+    assert refused.stderr == ("ERROR: no such option: --sitename; task status takes -d/--dir, --task, --instance, "
+                              "--proxy, --long, --sort, --jobids, --summary, --verboseErrors, --json, --backend; "
+                              "see 'crabtui task status --help'\n"), refused.stderr
+    short = crabtui(state, "task", "st", "--sitename=T2_CH_CERN", cwd=tmp_path)  # short name, value after '='
+    assert short.stderr.startswith("ERROR: no such option: --sitename; task status takes -d/--dir"), short.stderr
 
 
 TUTORIAL = """from CRABClient.UserUtilities import config

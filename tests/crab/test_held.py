@@ -154,7 +154,7 @@ def test_periodic_remove_over_the_attempts_max_wall_time_on_the_tasks_clock():
 
 def test_restarts_count_evictions_and_holds_of_a_running_job_as_crab_status_does(tmp_path):
     log = tmp_path / "job_log.7"
-    assert restarts(str(log)) == (0, 0), "no log yet"
+    assert restarts(str(log)) == (0, ()), "no log yet"
     t = datetime(2024, 1, 1, tzinfo=timezone.utc)
     job = {"cluster": 11, "proc": 0, "time": t}
     again = {"cluster": 12, "proc": 0, "time": t}
@@ -172,7 +172,7 @@ def test_restarts_count_evictions_and_holds_of_a_running_job_as_crab_status_does
                   JobEvictedEvent(**again, reason="The schedd shut down"),  # 3
                   ExecuteEvent(**again, execute_host="<127.0.0.1:0>"),
                   JobTerminatedEvent(**again, return_value=0))
-    assert restarts(str(log)) == (3, 0)
+    assert restarts(str(log)).count == 3 and restarts(str(log)).lost_s == 0
 
 
 def test_only_a_run_that_ran_again_after_its_eviction_is_lost_time(tmp_path):
@@ -190,7 +190,9 @@ def test_only_a_run_that_ran_again_after_its_eviction_is_lost_time(tmp_path):
                   ExecuteEvent(**at(52), execute_host="<127.0.0.1:0>"),
                   JobEvictedEvent(**at(70), reason="removed"),
                   JobAbortedEvent(**at(70), reason="via condor_rm"))
-    assert restarts(str(log)) == (2, 30)
+    found = restarts(str(log))
+    assert (found.count, found.lost_s) == (2, 30)
+    assert found.cut == ((0, 30, None, None),), "the first attempt's run, 10 s to 40 s, with no site logged"
 
 
 def test_the_release_after_5_minutes_keeps_to_the_tasks_clock(tmp_path, state, monkeypatch):
@@ -229,3 +231,10 @@ def test_the_run_a_hold_evicted_is_waste_as_crab_status_counts_it(tmp_path, stat
     assert (jobs["1"]["retries"], jobs["1"]["restarts"]) == (0, 1)
     assert jobs["1"]["waste_s"] >= 100, "the evicted run, at least 1 s at 100 simulated seconds a second"
     assert [jobs[i]["waste_s"] for i in ("2", "3", "4")] == [0, 0, 0]
+    # crab status --json: the evicted run is a WallDurations slot of its own, at its site, before the
+    # run after the release, and Waste is the slots before the last (CRABClient's status)
+    walls, sites = jobs["1"]["WallDurations"], jobs["1"]["SiteHistory"]
+    assert len(walls) == len(sites) == len(jobs["1"]["ResidentSetSize"]) == 2, jobs["1"]
+    assert sites == [jobs["1"]["site_history"][0]] * 2 and walls[0] >= 100
+    assert sum(walls[:-1]) == jobs["1"]["waste_s"] and walls[-1] == jobs["1"]["runtime_s"]
+    assert [len(jobs[i]["WallDurations"]) for i in ("2", "3", "4")] == [1, 1, 1]

@@ -35,7 +35,7 @@ def test_a_killed_jobs_payload_that_ignores_sigterm_shows_killing_until_sigkill_
     (tmp_path / "run.sh").write_text(f"#!/bin/sh\nif [ \"$1\" = 1 ]; then trap '' TERM; exec sh -c 'sleep 3600' {marker}; fi\n")
     (tmp_path / "run.sh").chmod(0o755)
     (tmp_path / "crab.toml").write_text(config_text("stubborn", scale=600).replace('psetName = "pset.py"',
-                                                                                    'scriptExe = "run.sh"'))
+                                                                                    'psetName = "pset.py"\nscriptExe = "run.sh"'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
 
     def one_running() -> bool:
@@ -77,7 +77,7 @@ def test_a_wrapper_signalled_alone_passes_sigterm_on_to_its_payload(tmp_path, st
     (tmp_path / "run.sh").write_text(f"#!/bin/sh\nif [ \"$1\" = 1 ]; then exec sh -c 'sleep 3600' {marker}; fi\n")
     (tmp_path / "run.sh").chmod(0o755)
     (tmp_path / "crab.toml").write_text(config_text("alone", scale=600, units=20).replace(
-        'psetName = "pset.py"', 'scriptExe = "run.sh"'))
+        'psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "run.sh"'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     wait_until("the payload to run", lambda: processes_with(marker))
     payload = processes_with(marker)[0]
@@ -230,7 +230,7 @@ def test_a_job_whose_wrapper_is_killed_by_a_signal_is_retried_as_crabs_retryjob_
     (tmp_path / "run.sh").write_text(f'#!/bin/sh\nif [ "$1" = 1 ]; then while [ ! -e {release} ]; do sleep 0.1; done; fi\n')
     (tmp_path / "run.sh").chmod(0o755)
     (tmp_path / "crab.toml").write_text(config_text("oom", scale=2000).replace('psetName = "pset.py"',
-                                                                               'scriptExe = "run.sh"'))
+                                                                               'psetName = "pset.py"\nscriptExe = "run.sh"'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     wait_until("job 1 to run", lambda: any((j["id"], j["state"]) == ("1", "running")
                                             for j in task_status(state, "oom", tmp_path)["jobs"]))

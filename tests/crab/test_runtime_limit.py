@@ -16,7 +16,7 @@ def test_a_job_over_max_job_runtime_is_removed_and_fails_with_50664(tmp_path, st
     (tmp_path / "run.sh").write_text(SCRIPT)
     (tmp_path / "run.sh").chmod(0o755)
     (tmp_path / "crab.toml").write_text(config_text("walltime", scale=SCALE).replace(
-        'psetName = "pset.py"', 'scriptExe = "run.sh"\nmaxJobRuntimeMin = 60'))
+        'psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "run.sh"\nmaxJobRuntimeMin = 60'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     status = wait_status(state, "walltime", tmp_path, "FAILED")
     jobs = {j["id"]: j for j in status["jobs"]}

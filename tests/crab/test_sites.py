@@ -429,7 +429,7 @@ def test_a_resubmit_with_less_memory_opens_the_small_sites_to_its_jobs_only(tmp_
     (tmp_path / "run.sh").chmod(0o755)
     plan = '{job = "1", attempt = 1, exitCode = 8021}, {job = "2", attempt = 1, exitCode = 8006}'
     (tmp_path / "crab.toml").write_text(config_text("smallslots", scale=100, plan=plan).replace(
-        'psetName = "pset.py"', 'scriptExe = "run.sh"'))
+        'psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "run.sh"'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
 
     def two_failed():

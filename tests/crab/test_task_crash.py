@@ -48,7 +48,7 @@ def test_a_daemon_killed_mid_task_loses_nothing_and_runs_nothing_again(tmp_path,
     runs, gate = tmp_path / "runs.txt", tmp_path / "gate"
     (tmp_path / "run.sh").write_text(PAYLOAD.format(runs=runs, gate=gate))
     (tmp_path / "run.sh").chmod(0o755)
-    (tmp_path / "crab.toml").write_text(config_text("crash").replace('psetName = "pset.py"', 'scriptExe = "run.sh"'))
+    (tmp_path / "crab.toml").write_text(config_text("crash").replace('psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "run.sh"'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
 
     def half_done():
@@ -155,7 +155,7 @@ def test_a_postjob_killed_before_it_decides_does_not_run_its_finished_job_again(
     (tmp_path / "run.sh").write_text(f'#!/bin/sh\necho "$1" >> {runs}\nwhile [ ! -e {gate} ]; do sleep 0.1; done\n')
     (tmp_path / "run.sh").chmod(0o755)
     (tmp_path / "crab.toml").write_text(config_text("postkill", units=10).replace('psetName = "pset.py"',
-                                                                                    'scriptExe = "run.sh"'))
+                                                                                    'psetName = "pset.py"\nscriptExe = "run.sh"'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     task_dir = Path(wait_until("the task's DAG", lambda: (lambda s: s["status"] == "SUBMITTED" and s)(
         task_status(state, "postkill", tmp_path)))["task_dir"])
@@ -197,7 +197,7 @@ def test_a_postjob_killed_on_its_nodes_last_retry_leaves_its_job_finished_and_ne
                                      f'if [ "$1" != 2 ]; then while [ ! -e {gate} ]; do sleep 0.1; done; fi\n')
     (tmp_path / "run.sh").chmod(0o755)
     (tmp_path / "crab.toml").write_text(config_text("lastpost", scale=100, plan='{job = "2", attempt = 1, exitCode = 8006}')
-                                        .replace('psetName = "pset.py"', 'scriptExe = "run.sh"'))
+                                        .replace('psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "run.sh"'))
     assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
     task_dir = Path(wait_until("job 2 failed for good", lambda: (lambda s: any(
         j["id"] == "2" and j["state"] == "failed" for j in s["jobs"]) and s)(

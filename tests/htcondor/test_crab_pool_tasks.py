@@ -78,6 +78,7 @@ def test_the_life_of_a_lumibased_task_on_the_pool(user):
         assert not code.startswith((checkout, str(task_dir)))
     submit = (task_dir / "Job.1.submit").read_text()
     assert "should_transfer_files = YES" in submit and "executable = CMSRunAnalysis.pyz" in submit
+    assert 'arguments = "--jobId=$(count)"' in submit, "CRAB's argument to its job wrapper (DagmanCreator)"
     assert "PYTHONPATH" not in submit and checkout not in submit
     dag = (task_dir / "RunJobs.dag").read_text()
     assert f"PYTHONPATH={task_dir}/TaskManager.zip python3 -m engine.crab.ap.prejob" in dag and checkout not in dag
@@ -261,12 +262,25 @@ def test_file_and_event_aware_splitting_on_the_pool(user, splitting, units):
     assert len(lumis) == len(set(lumis)) == status["input_lumis"]
 
 
+def test_a_dry_run_on_the_pool_waits_uploaded_until_proceed_submits_it(user):
+    """task submit --dryrun leaves the task UPLOADED (nothing reaches the pool's schedd); task proceed
+    submits that task there, under its name, with the jobs the dry run counted."""
+    user.write("crab.toml", config("dryproceed", total=20, sites=("T2_XX_Local",)))
+    dry = user.ok("task", "submit", "--dryrun", "crab.toml")
+    jobs = int(dry.split("Task consists of ")[1].split(" jobs")[0])
+    name = dry.split("Task name: ")[1].split("\n")[0]
+    assert "Dry run requested: task paused" in dry and user.status(name)["status"] == "UPLOADED"
+    assert user.ok("task", "proceed", "-d", "crab_dryproceed").startswith(f"Task continuation request for task {name}")
+    status = user.wait(name, "COMPLETED")
+    assert len(status["jobs"]) == jobs and all(j["state"] == "finished" for j in status["jobs"])
+
+
 def test_a_users_script_travels_in_the_jobs_sandbox(user):
     """JobType.scriptExe: transferred with the job's input, run from its scratch directory."""
     script = user.write("run.sh", '#!/bin/sh\necho "payload for job $1 in $(pwd)"\nfor a in "$@"; do echo "arg[$a]"; done\n')
     script.chmod(0o755)
     text = config("script", total=20, sites=("T2_XX_Local",)).replace(
-        'psetName = "pset.py"', 'scriptExe = "run.sh"\nscriptArgs = ["isData=1", "cut = pt_20", "sel=a=b"]')
+        'psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "run.sh"\nscriptArgs = ["isData=1", "cut = pt_20", "sel=a=b"]')
     status = user.wait(user.submit("crab.toml", text), "COMPLETED")
     out = (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
     assert "payload for job 1 in /var/lib/condor/execute" in out, out
@@ -284,7 +298,7 @@ def test_the_tutorials_script_runs_cmsrun_on_the_pool_and_its_output_comes_back(
                                        'echo "================= CMSRUN finished ===================="\n')
     script.chmod(0o755)
     text = config("tutorial_script", total=20, sites=("T2_XX_Local",)).replace(
-        'psetName = "pset.py"', 'scriptExe = "myscript.sh"')
+        'psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "myscript.sh"')
     status = user.wait(user.submit("crab.toml", text), "COMPLETED")
     assert all(j["state"] == "finished" and j["processed_lumis"] for j in status["jobs"]), status["jobs"]
     out = (Path(status["task_dir"]) / "job_out.1.0.txt").read_text()
@@ -299,7 +313,7 @@ def test_a_scripts_output_files_come_back_from_the_pool(user):
     script = user.write("run.sh", '#!/bin/sh\necho "histograms of job $1" > hist.root\n')
     script.chmod(0o755)
     text = config("script_outputs", total=10, sites=("T2_XX_Local",)).replace(
-        'psetName = "pset.py"', 'scriptExe = "run.sh"\noutputFiles = ["hist.root"]')
+        'psetName = "pset.py"', 'psetName = "pset.py"\nscriptExe = "run.sh"\noutputFiles = ["hist.root"]')
     status = user.wait(user.submit("crab.toml", text), "COMPLETED")
     assert [j["state"] for j in status["jobs"]] == ["finished"]
     assert (Path(status["task_dir"]) / "hist_1.root").read_text() == "histograms of job 1\n"

@@ -23,12 +23,26 @@ from __future__ import annotations
 from typing import NamedTuple
 
 
+class CutRun(NamedTuple):
+    """A run an eviction ended before its job ran again: a WallDurations slot of its own in CRAB's
+    status_cache, with the site and memory its log gave it."""
+
+    attempt: int  # which of the job's submissions it ran under, from 0 (its crab_retry)
+    wall_s: int  # as logged
+    site: str | None  # JOBGLIDEIN_CMSSite of its JobAdInformation event (None: not logged)
+    rss_kb: int | None  # its last ResidentSetSize (None: not logged)
+
+
 class Restarts(NamedTuple):
-    """The restarts of a job, and the wall seconds of the runs an eviction ended before the job
-    ran again (as logged)."""
+    """The restarts of a job, and the runs an eviction ended before the job ran again."""
 
     count: int
-    lost_s: int
+    cut: tuple[CutRun, ...]
+
+    @property
+    def lost_s(self) -> int:
+        """The wall seconds of the runs cut short (Waste in crab status --long)."""
+        return sum(run.wall_s for run in self.cut)
 
 
 def restarts(log_path: str) -> Restarts:
@@ -40,19 +54,27 @@ def restarts(log_path: str) -> Restarts:
     T = htcondor2.JobEventType
     restart_types = {T.JOB_EVICTED, T.SHADOW_EXCEPTION, T.JOB_RECONNECT_FAILED}
     if not holds_events(log_path, restart_types | {T.JOB_HELD}):
-        return Restarts(0, 0)
-    state, count, lost, start, evicted = "idle", 0, 0, 0, 0
+        return Restarts(0, ())
+    state, count, start, attempt = "idle", 0, 0, -1
+    cut: list[CutRun] = []
+    evicted = site = rss = None  # the run an eviction ended, counted once the job runs again
     for event in htcondor2.JobEventLog(log_path).events(stop_after=0):
         kind = event.type
         if kind == T.SUBMIT:
-            state, evicted = "idle", 0
+            state, evicted, attempt = "idle", None, attempt + 1
         elif kind == T.JOB_RELEASED:
             state = "idle"
         elif kind == T.EXECUTE:
-            state, start, lost, evicted = "running", event.timestamp, lost + evicted, 0
+            cut += [evicted] if evicted else []
+            state, start, evicted, site, rss = "running", event.timestamp, None, None, None
+        elif kind == T.JOB_AD_INFORMATION and state == "running":
+            value = event.get("JOBGLIDEIN_CMSSite")
+            site = value if isinstance(value, str) and value and value != "Unknown" else site
+        elif kind == T.IMAGE_SIZE and state == "running":
+            rss = event.get("ResidentSetSize", rss)
         elif kind in restart_types:
             if state == "running":
-                evicted = max(0, event.timestamp - start)
+                evicted = CutRun(max(attempt, 0), max(0, event.timestamp - start), site, rss)
             if state != "idle":
                 count += 1
             state = "idle"
@@ -62,7 +84,7 @@ def restarts(log_path: str) -> Restarts:
             state = "held"
         elif kind in (T.JOB_TERMINATED, T.JOB_ABORTED):
             state = "ended"
-    return Restarts(count, lost)
+    return Restarts(count, tuple(cut))
 
 
 class LastRun(NamedTuple):

@@ -47,11 +47,10 @@ Where CRAB leaves room, or crabtui differs, and why:
   the data or not; CRAB requires ``Site.whitelist`` with it.  ``Data.runRange`` narrows the lumi
   mask to those runs (or selects whole runs without one), as CRAB's client does.
   ``Data.inputBlocks`` keeps those blocks of the dataset.
-* ``JobType.psetName`` or ``JobType.scriptExe`` (the issue's ``JobType.executable`` is accepted as a
-  crabtui alias) must be given; both together are allowed, as in CRAB, where the script runs
-  instead of cmsRun with the pset at hand.  CRAB always requires psetName; crabtui does not, since
-  its payload is a simulated cmsRun or the script, and never reads the pset.  The script must
-  exist (CRAB's check); the pset need not.  A script's ``JobType.outputFiles`` (file names, as
+* ``JobType.psetName`` is required, as CRABClient's job type plugins require it, also with
+  ``JobType.scriptExe`` (the issue's ``JobType.executable`` is accepted as a crabtui alias), where
+  the script runs instead of cmsRun with the pset at hand.  The script must exist (CRAB's check);
+  the pset need not, since the payload is a simulated cmsRun or the script, which never read it.  A script's ``JobType.outputFiles`` (file names, as
   CRAB's server checks them) are what its job must write and what is staged out.  Every ``JobType.inputFiles`` entry (a file, directory
   or glob pattern) must match, as CRABClient's UserTarball requires; a script's sandbox
   (:mod:`engine.crab.client.sandbox`) ships them.
@@ -468,9 +467,10 @@ class Submitter(Protocol):
         :class:`~engine.crab.client.crab_config_py.SubmitFailed` saying why it was not; with
         ``wait``, once the task worker has processed the task, as ``crab submit --wait``."""
 
-    def dry_run(self, cfg: TaskConfig) -> None:
-        """Print the jobs ``cfg`` would have, as ``crab submit --dryrun``, or raise
-        :class:`~engine.crab.client.crab_config_py.SubmitFailed` saying why it would not be submitted."""
+    def dry_run(self, cfg: TaskConfig) -> str:
+        """Print the jobs ``cfg`` will have and record its task UPLOADED, as ``crab submit --dryrun``,
+        and return its name, or raise :class:`~engine.crab.client.crab_config_py.SubmitFailed`
+        saying why it would not be submitted."""
 
     def refused(self, message: str) -> None:
         """Note that a configuration passed to crabCommand was refused, with CRAB's message."""
@@ -516,10 +516,8 @@ def run_crab_config(path: str | os.PathLike[str], submitter: Submitter | None = 
             if submitter:
                 submitter.refused(str(e))
             raise SubmitFailed(str(e), configuration=True) from None
-        if dryrun:  # crabCommand('submit', dryrun=True): crab's dry run, and nothing submitted
-            if submitter:
-                submitter.dry_run(cfg)
-            return {"requestname": cfg.request_name, "uniquerequestname": ""}
+        if dryrun:  # crabCommand('submit', dryrun=True): crab's dry run, the task left for crab proceed
+            return {"requestname": cfg.request_name, "uniquerequestname": submitter.dry_run(cfg) if submitter else ""}
         return {"requestname": cfg.request_name, "uniquerequestname": submitter.submit(cfg, wait) if submitter else ""}
 
     try:
@@ -843,9 +841,10 @@ class _Builder:
                           f"parameter. Give a path to an existing script (relative paths are read from "
                           f"the configuration file's directory, then the current one).", script_param, invalid=False)
         pset = v.get("JobType.psetName")
-        if pset is None and script is None:
-            self.fail("Parameter JobType.psetName not specified. Set JobType.psetName (the simulated "
-                      "cmsRun runs) or JobType.scriptExe (your script runs).", "JobType.psetName")
+        if pset is None:  # CRABClient's Analysis.validateBasicConfig, for PrivateMC and with a script too
+            self.fail("Parameter JobType.psetName not specified. Set JobType.psetName to your CMSSW "
+                      "configuration (CRAB requires it also beside JobType.scriptExe, whose script gets it "
+                      "as PSet.py).", "JobType.psetName")
         for name, low in (("JobType.numCores", 1), ("JobType.priority", 1)):
             if name in v and v[name] < low:
                 self.fail(f"Parameter {name} must be >= {low}, not {v[name]}.", name)
@@ -869,7 +868,7 @@ class _Builder:
                                      f"{STD_MAX_JOB_RUNTIME_MIN} are guaranteed to be available; {p} is lowered to "
                                      f"{STD_MAX_JOB_RUNTIME_MIN}, as CRAB's task worker lowers it.")
                 v[p] = STD_MAX_JOB_RUNTIME_MIN
-        return (self.path(pset) if pset is not None else None), script
+        return self.path(pset), script
 
     def input_files(self) -> tuple[str, ...]:
         """JobType.inputFiles, each a file, a directory or a glob pattern that must match, as

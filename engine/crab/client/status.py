@@ -31,21 +31,22 @@ here whoever asks for the status brings it up to date: the CLI, the UI or the ta
 derived data only: deleting it loses nothing.  This module is the one place that reads and writes
 it::
 
-    {"schema": "crabtui.status_cache/9",
+    {"schema": "crabtui.status_cache/10",
      "dag": [ino, mtime_ns, size, stages_mtime_ns],   RunJobs.dag, and automatic splitting's
                                       stage directory (0: none), when "ids" were listed (null: not trusted)
      "ids": ["1", "2", ...],          the task's job ids, in CRAB's order
      "states": mtime_ns,               of the retry_state directory (null: not trusted)
      "jobs": {"1": [stamp, state, retries, cooloff_until, exit_code, error, open_retry, sites, walls,
                     runtime_s, memory_mb, cpu_s, waste_s, "[[attempt values], ...]", restarts, log_size,
-                    rrn, epoch, crab_retry, lost_s],
+                    rrn, epoch, crab_retry, [[attempt, wall_s, site, rss_kb], ...]],
               ...}}
 
 ``stamp`` is ``[ino, mtime_ns, size]`` of ``retry_state/job.<id>.json`` (null: no such file);
 ``state`` the job's state as its files say it (null while an attempt is open: the queue decides);
 ``walls`` the runtime of each attempt in ``sites``; runtime, memory and CPU seconds are the latest
-closed attempt's; ``rrn``, ``epoch`` and ``crab_retry`` the job state's counters; ``lost_s`` the
-simulated seconds of the runs evictions ended (from the log, with ``restarts``).  The attempts (values in :data:`ATTEMPT_KEYS` order) stay JSON text, parsed only
+closed attempt's; ``rrn``, ``epoch`` and ``crab_retry`` the job state's counters; then the runs evictions
+ended before the job ran again (from the log, with ``restarts``): the attempt each ran under, its
+simulated seconds, its site and memory, if logged.  The attempts (values in :data:`ATTEMPT_KEYS` order) stay JSON text, parsed only
 when someone looks at them (:class:`Attempts`): that halves the time to read the cache of 10,000
 jobs.
 
@@ -83,7 +84,7 @@ if TYPE_CHECKING:
     from engine.crab.ap.retry_policy import JobState
 
 STATUS_CACHE = "status_cache.json"
-CACHE_SCHEMA = "crabtui.status_cache/9"
+CACHE_SCHEMA = "crabtui.status_cache/10"
 RACY_NS = 2_000_000_000
 DAG_FILE = "RunJobs.dag"  # engine.crab.taskworker.dagman_creator.DAG_FILE; not imported: it pulls in the DAG layer
 TASK_FILE = "task.json"  # engine.crab.taskworker.dagman_creator.TASK_FILE
@@ -94,8 +95,8 @@ _QUEUED = {JobStatus.IDLE: "idle", JobStatus.RUNNING: "running", JobStatus.HELD:
 _PROJECTION = ["ClusterId", "CRAB_Id", "JobStatus", "MATCH_GLIDEIN_CMSSite", "JobCurrentStartDate",
                "ResidentSetSize"]
 (_STAMP, _STATE, _RETRIES, _COOLOFF, _EXIT, _ERROR, _OPEN, _SITES, _WALLS, _RUNTIME, _MEMORY, _CPU, _WASTE,
- _ATTEMPTS, _RESTARTS, _LOG, _RRN, _EPOCH, _CRAB_RETRY, _LOST) = range(20)
-_NO_FILE = [None, "unsubmitted", 0, None, None, None, None, [], [], None, None, None, 0.0, "[]", 0, None, 0, 0, 0, 0.0]
+ _ATTEMPTS, _RESTARTS, _LOG, _RRN, _EPOCH, _CRAB_RETRY, _CUT) = range(20)
+_NO_FILE = [None, "unsubmitted", 0, None, None, None, None, [], [], None, None, None, 0.0, "[]", 0, None, 0, 0, 0, []]
 ATTEMPT_KEYS = ("site", "exit_code", "request_memory", "max_runtime", "start", "end", "action", "reason",
                 "runtime_s", "cpu_s", "memory_mb")
 
@@ -155,6 +156,7 @@ class JobView:
     rrn: int = 0  # executions in the current resubmit epoch (seed 003)
     epoch: int = 0  # the resubmit epoch the job is in (0: never resubmitted)
     crab_retry: int = 0  # attempts PostJob has closed (the <id>.<crab_retry> of the job's files)
+    cut_runs: Sequence[Sequence] = ()  # runs an eviction ended: [attempt, wall_s, site, rss_kb] (joblog.CutRun)
 
     @property
     def site(self) -> str:
@@ -173,17 +175,26 @@ class JobView:
         """The job as CRAB's ``status_cache`` node (what ``crab status --json`` prints per job, with
         CRAB's names), plus the counters of the RRN design: ``State``; ``Retries``, ``Restarts``;
         ``SiteHistory``, ``WallDurations`` (seconds) and ``ResidentSetSize`` (KB), one entry per
-        attempt that reached a site, the running one included; ``RecordedSite`` (the latest
-        attempt's site is known); ``Error`` ([exit code, message, {}]) once an attempt has failed;
-        ``rrn``, ``epoch`` and ``crab_retry``."""
-        ran = [a for a in self.attempts if a.get("site")]
-        walls = [a.get("runtime_s") or 0.0 for a in ran]
-        memory = [round((a.get("memory_mb") or 0) * 1024) for a in ran]
+        run, as cache_status opens a slot for each execution: an attempt that reached a site, the
+        running one included, and before it each run of it an eviction (a hold of the running job
+        too) cut short; ``RecordedSite`` (the latest attempt's site is known); ``Error`` ([exit
+        code, message, {}]) once an attempt has failed; ``rrn``, ``epoch`` and ``crab_retry``."""
+        ran = [(i, a) for i, a in enumerate(self.attempts) if a.get("site")]
+        slots = [(i, a.get("runtime_s") or 0.0, site, a.get("memory_mb"))
+                 for (i, a), site in zip(ran, self.site_history)]
         if len(self.site_history) > len(ran):  # in the queue at a site, or its report not read yet
-            walls.append(self.runtime_s or 0.0)
-            memory.append(round((self.memory_mb or 0) * 1024))
+            slots.append((len(self.attempts), self.runtime_s or 0.0, self.site_history[-1], self.memory_mb))
+        cut = list(self.cut_runs)
+        walls, sites, memory = [], [], []
+        for attempt, wall, site, memory_mb in slots:
+            while cut and cut[0][0] <= attempt:  # the runs of this attempt that came before its last
+                _, lost, lost_site, rss_kb = cut.pop(0)
+                walls.append(lost), sites.append(lost_site or site), memory.append(rss_kb or 0)
+            walls.append(wall), sites.append(site), memory.append(round((memory_mb or 0) * 1024))
+        for _, lost, lost_site, rss_kb in cut:
+            walls.append(lost), sites.append(lost_site or "Unknown"), memory.append(rss_kb or 0)
         node = {"State": self.state, "Retries": self.retries, "Restarts": self.restarts,
-                "SiteHistory": list(self.site_history), "WallDurations": walls, "ResidentSetSize": memory,
+                "SiteHistory": sites, "WallDurations": walls, "ResidentSetSize": memory,
                 "RecordedSite": bool(self.site_history) and len(self.site_history) >= len(self.attempts),
                 "rrn": self.rrn, "epoch": self.epoch, "crab_retry": self.crab_retry}
         if self.exit_code:
@@ -333,7 +344,8 @@ def _task_view(task_dir: str, schedd: Schedd | None, dagman_id: int | None, ids:
                 view = JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(row[_SITES]), row[_EXIT],
                                Attempts(row[_ATTEMPTS]), row[_RESTARTS], runtime, row[_MEMORY],
                                cpu / (runtime * cores) * 100 if cpu is not None and runtime else None,
-                               row[_WASTE] + row[_LOST], row[_ERROR], row[_RRN], row[_EPOCH], row[_CRAB_RETRY])
+                               row[_WASTE] + _lost(row), row[_ERROR], row[_RRN], row[_EPOCH], row[_CRAB_RETRY],
+                               row[_CUT])
             views[job] = (row, dag_active, view)
             append(view)
         else:
@@ -410,7 +422,7 @@ def _in_flight(task_dir: str, job: str, row: list, ad: Any, now: float, scale: f
     """A job in the queue, or with an attempt PreJob opened and PostJob has not closed."""
     sites = list(row[_SITES])
     runtime = memory = cpu_pct = None
-    waste = row[_WASTE] + row[_LOST]
+    waste = row[_WASTE] + _lost(row)
     if ad is not None:
         state = _QUEUED.get(ad.get("JobStatus"), "idle")
         site = ad.get("MATCH_GLIDEIN_CMSSite")
@@ -443,7 +455,12 @@ def _in_flight(task_dir: str, job: str, row: list, ad: Any, now: float, scale: f
         state = row[_STATE]
     return JobView(job, state, row[_RETRIES], row[_COOLOFF], tuple(sites), row[_EXIT], Attempts(row[_ATTEMPTS]),
                    row[_RESTARTS], runtime, memory, cpu_pct, waste, row[_ERROR], row[_RRN], row[_EPOCH],
-                   row[_CRAB_RETRY])
+                   row[_CRAB_RETRY], row[_CUT])
+
+
+def _lost(row: list) -> float:
+    """The simulated seconds of the job's runs that evictions cut short."""
+    return sum(run[1] for run in row[_CUT])
 
 
 def _executed_site(report: str) -> list[str]:
@@ -490,7 +507,7 @@ def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | 
     last = closed[-1] if closed else None
     earlier = attempts[:-1]
     with_site = [a for a in closed if a["site"]]
-    restarts, log_size, lost = _log_restarts(task_dir, job, old, scale)
+    restarts, log_size, cut = _log_restarts(task_dir, job, old, scale)
     return [stamp, None if open_attempt else job_state(state, None), max(0, len(attempts) - 1), state.cooloff_until,
             last["exit_code"] if last else None, last["reason"] if last else None,
             open_attempt.crab_retry if open_attempt else None,
@@ -500,7 +517,7 @@ def _row(task_dir: str, job: str, stamp: list | None, scale: float, old: list | 
             None if open_attempt or not last else last["cpu_s"],
             sum(a["runtime_s"] or 0.0 for a in earlier),
             json.dumps([[a[k] for k in ATTEMPT_KEYS] for a in attempts], separators=(",", ":")),
-            restarts, log_size, state.rrn, state.epoch, state.crab_retry, lost]
+            restarts, log_size, state.rrn, state.epoch, state.crab_retry, cut]
 
 
 def _logged_memory_mb(task_dir: str, job: str) -> float | None:
@@ -513,21 +530,21 @@ def _logged_memory_mb(task_dir: str, job: str) -> float | None:
     return run.rss_kb / 1024 if run is not None and run.rss_kb else None
 
 
-def _log_restarts(task_dir: str, job: str, row: list | None, scale: float) -> tuple[int, int | None, float]:
-    """The job's restarts, the size of its user log and the simulated seconds of the runs its
-    evictions cut short (waste, as CRAB's WallDurations count them), counted again only if the log
-    is not the size it had when ``row`` counted them."""
+def _log_restarts(task_dir: str, job: str, row: list | None, scale: float) -> tuple[int, int | None, list]:
+    """The job's restarts, the size of its user log and the runs its evictions cut short (waste,
+    as CRAB's WallDurations count them), their seconds simulated, counted again only if the log is
+    not the size it had when ``row`` counted them."""
     from engine.crab.ap.joblog import restarts
 
     log = os.path.join(task_dir, f"job_log.{job}")
     try:
         size = os.stat(log).st_size
     except FileNotFoundError:
-        return 0, None, 0.0
+        return 0, None, []
     if row is not None and row[_LOG] == size:
-        return row[_RESTARTS], size, row[_LOST]
-    count, lost = restarts(log)
-    return count, size, lost * scale
+        return row[_RESTARTS], size, row[_CUT]
+    count, cut = restarts(log)
+    return count, size, [[run.attempt, run.wall_s * scale, run.site, run.rss_kb] for run in cut]
 
 
 # --- the cache ----------------------------------------------------------------------------------
@@ -585,9 +602,9 @@ def _rows(task_dir: str, scale: float, write_every: float = 0.0) -> tuple[dict[s
             rows[job] = row
     for job, row in rows.items():
         if row[_OPEN] is not None:  # an attempt in flight: its log may have grown since
-            count, size, lost = _log_restarts(task_dir, job, row, scale)
-            if (count, size, lost) != (row[_RESTARTS], row[_LOG], row[_LOST]):
-                rows[job] = [*row[:_RESTARTS], count, size, *row[_LOG + 1:_LOST], lost]
+            count, size, cut = _log_restarts(task_dir, job, row, scale)
+            if (count, size, cut) != (row[_RESTARTS], row[_LOG], row[_CUT]):
+                rows[job] = [*row[:_RESTARTS], count, size, *row[_LOG + 1:_CUT], cut]
                 changed = True
     racy = time.time_ns() - RACY_NS
     dag = dag if dag is not None and max(dag[1], dag[3]) < racy else None

@@ -35,7 +35,8 @@ from engine.crab.taskworker.dagman_creator import TaskAd
 from engine.crab.taskworker.datasets import Catalogue, Dataset, DatasetError, UnknownDataset
 from engine.crab.taskworker.parents import why_none, without_parents
 from engine.crab.taskworker.task_input import InputSpec, load_input, locality, refusal, skipped_warning
-from engine.crab.taskworker.taskdb import EMBEDDED, HTCONDOR, NEW, SUBMIT, Task, TaskDB, TaskError, task_name
+from engine.crab.taskworker.taskdb import (EMBEDDED, HTCONDOR, NEW, SUBMIT, UPLOADED, Task, TaskDB, TaskError,
+                                          task_name)
 from engine.crab.taskworker.splitting import SplittingError, split
 from engine.crab.taskworker.worker import write_request
 from engine.crab.wn.failure_plan import plan_json
@@ -92,8 +93,10 @@ class _Checked:
 
 
 def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapping[str, int]], *,
-           now: float | None = None, user: str | None = None, backend: str = EMBEDDED) -> Submitted:
+           now: float | None = None, user: str | None = None, backend: str = EMBEDDED,
+           dryrun: bool = False) -> Submitted:
     """Record the task ``cfg`` describes for the task worker of ``backend``, or raise :class:`SubmitError`.
+    ``dryrun``: recorded UPLOADED, as CRAB leaves a dry run's task until ``crab proceed``.
 
     ``pool`` is each site of the pool with its largest slot's ``cpus`` and ``memory`` (MB); only
     sites whose slots can hold the task's jobs count as places to run."""
@@ -137,7 +140,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
                   total_units=cfg.total_units, lumi_mask=mask, ad=ad, events_per_lumi=cfg.events_per_lumi,
                   mask_from=cfg.mask_from)
     try:
-        db.insert(Task(name=name, request_name=cfg.request_name, user=user, status=NEW, command=SUBMIT,
+        db.insert(Task(name=name, request_name=cfg.request_name, user=user, status=UPLOADED if dryrun else NEW, command=SUBMIT,
                        config_path=cfg.source, task_dir=task_dir, submitted_at=now, updated_at=now, backend=backend))
     except TaskError as e:
         raise SubmitError(str(e)) from None
@@ -150,7 +153,7 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
 def dry_run(cfg: TaskConfig, state: StateDir, pool: Mapping[str, Mapping[str, int]], *,
             backend: str = EMBEDDED) -> DryRun:
     """``crab submit --dryrun``: submit's checks, then the splitting the task worker would make;
-    nothing is recorded.  CRAB refuses a dry run of a task with Automatic splitting."""
+    nothing is recorded here (the caller records the task UPLOADED with :func:`submit`).  CRAB refuses a dry run of a task with Automatic splitting."""
     if cfg.splitting == "Automatic":
         raise SubmitError(f"{cfg.source}: The 'dryrun' option is not compatible with the 'Automatic' splitting "
                           f"mode (default). Set Data.splitting (and Data.unitsPerJob) to see the jobs, or submit "

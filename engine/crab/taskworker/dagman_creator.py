@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -28,6 +29,7 @@ from engine.crab.wn.failure_plan import PLANNED_HOLD_CODE, exit_hold_commands
 from engine.crab.wn.job_input import make_input, write_input
 
 TASK_FILE = "task.json"
+JOB_WRAPPER = "gWMS-CMSRunAnalysis.sh"  # CRAB's job executable (DagmanCreator), as condor_q shows it
 JOB_SANDBOX = "CMSRunAnalysis.pyz"  # the job's executable on a pool (engine.crab.taskworker.sandbox writes it)
 DAG_FILE = "RunJobs.dag"
 SUBMIT_TEMPLATE = "Job.submit"
@@ -128,6 +130,10 @@ def write_task(task_dir: str, ad: TaskAd, dataset: Dataset, jobs: Sequence[JobSp
     os.makedirs(task_dir, exist_ok=True)
     write_atomically(os.path.join(task_dir, TASK_FILE), json.dumps(asdict(ad), indent=1) + "\n")
     write_jobs(task_dir, dataset, jobs)
+    if not ad.file_transfer:
+        wrapper = os.path.join(task_dir, JOB_WRAPPER)
+        write_atomically(wrapper, wrapper_script(ad))
+        os.chmod(wrapper, 0o755)
     write_atomically(os.path.join(task_dir, SUBMIT_TEMPLATE), submit_template(ad))
     dag = os.path.join(task_dir, DAG_FILE)
     text = format_dag(ad, jobs)
@@ -274,9 +280,17 @@ def submit_template(ad: TaskAd) -> str:
 
 
 def job_in_place(ad: TaskAd) -> list[str]:
-    """The job as the embedded engine runs it: the wrapper from this source, in the task directory."""
-    return [f"executable = {ad.python}", 'arguments = "-m engine.crab.wn.wrapper"',
+    """The job as the embedded engine runs it, in the task directory: CRAB's executable and
+    arguments (``gWMS-CMSRunAnalysis.sh --jobId=N``), which an operator knows in condor_q, the
+    script starting the wrapper from this source (:func:`wrapper_script`)."""
+    return [f"executable = {JOB_WRAPPER}", 'arguments = "--jobId=$(count)"',
             *([f'environment = "PYTHONPATH={ad.python_path}"'] if ad.python_path else [])]
+
+
+def wrapper_script(ad: TaskAd) -> str:
+    """The embedded engine's gWMS-CMSRunAnalysis.sh: the wrapper, run by the task's Python."""
+    return f'#!/bin/sh\nexec {shlex.quote(ad.python)} -m engine.crab.wn.wrapper "$@"\n'
+
 
 
 def job_sandbox(ad: TaskAd) -> list[str]:
@@ -285,7 +299,8 @@ def job_sandbox(ad: TaskAd) -> list[str]:
     scratch directory of the job's own, whose new files (the job report, the output) come back.
     The user's script travels in the script's sandbox directory, which the wrapper unpacks there."""
     inputs = ["job_input.$(count).json", *([ad.sandbox] if ad.sandbox else [])]
-    return [f"executable = {JOB_SANDBOX}", "should_transfer_files = YES", "when_to_transfer_output = ON_EXIT",
+    return [f"executable = {JOB_SANDBOX}", 'arguments = "--jobId=$(count)"', "should_transfer_files = YES",
+            "when_to_transfer_output = ON_EXIT",
             f"transfer_input_files = {', '.join(inputs)}"]
 
 

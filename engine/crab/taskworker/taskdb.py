@@ -23,10 +23,12 @@ from dataclasses import dataclass, field, replace
 
 from engine.state import full_disk
 
-# tm_task_status values crabtui uses (the tape-recall and dry-run ones have no use on one machine).
+# tm_task_status values crabtui uses (the tape-recall ones have no use on one machine).  UPLOADED: a
+# dry run's task (crab submit --dryrun), which the worker leaves alone until crab proceed makes it NEW.
 NEW, QUEUED, SUBMITTED, SUBMITFAILED = "NEW", "QUEUED", "SUBMITTED", "SUBMITFAILED"
 FAILED, COMPLETED, KILLED, KILLFAILED, RESUBMITFAILED = "FAILED", "COMPLETED", "KILLED", "KILLFAILED", "RESUBMITFAILED"
-STATUSES = (NEW, QUEUED, SUBMITTED, SUBMITFAILED, FAILED, COMPLETED, KILLED, KILLFAILED, RESUBMITFAILED)
+UPLOADED = "UPLOADED"
+STATUSES = (NEW, QUEUED, UPLOADED, SUBMITTED, SUBMITFAILED, FAILED, COMPLETED, KILLED, KILLFAILED, RESUBMITFAILED)
 # tm_task_command
 SUBMIT, KILL, RESUBMIT = "SUBMIT", "KILL", "RESUBMIT"
 # Where a command is accepted (DataWorkflow.py); KILLED is no longer resubmittable (CRAB d6cc4abd).  A task
@@ -187,6 +189,16 @@ class TaskDB:
             else:
                 raise ValueError(command)
             return self.update(task, status=NEW, command=command, message="", arguments=arguments or {})
+
+    def proceed(self, name: str) -> Task:
+        """crab proceed: a dry run's task is submitted for real (NEW with SUBMIT), and the worker
+        splits and submits it as any other, as CRAB's server accepts it in the UPLOADED status only."""
+        with self._transaction():
+            task = self.get(name)
+            if task.status != UPLOADED:
+                raise TaskError(f"Can only proceed if task is in the UPLOADED status, but it is in the {task.status} "
+                                f"status ({task.name}: crab proceed continues a task submitted with --dryrun).")
+            return self.update(task, status=NEW, command=SUBMIT, message="")
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:

@@ -578,6 +578,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the job's ClassAd file (default $_CONDOR_JOB_AD)")
     parser.add_argument("--machine-ad", default=os.environ.get("_CONDOR_MACHINE_AD"),
                         help="the slot's machine ad file (default $_CONDOR_MACHINE_AD)")
+    parser.add_argument("--jobId", help="the job's id, as CRAB's DagmanCreator passes it to the wrapper; the job "
+                                        "ad's CRAB_Id says the same")
     args = parser.parse_args(argv)
     if not args.job_ad:
         parser.error("no job ad: run as an HTCondor job ($_CONDOR_JOB_AD) or give --job-ad")
