@@ -298,11 +298,14 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
 
     def strict_warning(self, text: str, level: int, verbosity: int = QUIET) -> None:
         """``check_warning_strictness``: a warning of DAGMAN_USE_STRICT ``level`` (1 severe .. 3
-        minor) ends the DAG, with a rescue DAG, when the setting is that high or higher."""
+        minor) ends the DAG, with a rescue DAG, when the setting is that high or higher.  Once an
+        abort or a removal has started ``main_shutdown_rescue`` (FINAL's scripts run then), DAGMan
+        says so and goes on: a second shutdown does nothing (seen on the pool)."""
         self.out.line(text, verbosity)
         if self.options.use_strict >= level:
             self.out.line("ERROR: Warning is fatal error because of DAGMAN_USE_STRICT setting", QUIET)
-            raise DagFatal(text)
+            if not self.shutting_down():
+                raise DagFatal(text)
 
     def _on_signal(self, signum, frame) -> None:
         """Only flags: the main loop acts on them, between calls to the schedd."""
