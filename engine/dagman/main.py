@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
                  "verbosity": args.debug, "suppress_notification": args.suppress_notification}
         configured = dict(knobs)
         knobs.update({name: value for name, value in given.items() if value is not None})
-        options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path, configured=configured,
+        options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path, configured=configured, force=args.force,
                           config_file=os.path.abspath(config) if config else None)
         lock = read_lock(lock_path)
         if lock is not None and options.abort_duplicates and holder_alive(lock, dag_file):
