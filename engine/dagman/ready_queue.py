@@ -206,6 +206,7 @@ class ReadyQueue:
                 node.status = NodeState.PRERUN  # waits in the script queue (reap_scripts)
                 node.defer_until = self.clock()
                 self.scripts_deferred[ScriptKind.PRE] += 1
+                self.scripts_waiting[ScriptKind.PRE].append(node)
                 return pre
             self.run_script(node, ScriptKind.PRE)
             return pre + 1

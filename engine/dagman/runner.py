@@ -27,6 +27,7 @@ import os
 import select
 import signal
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -137,6 +138,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.window_submits = 0
         self.max_jobs_deferred = self.max_idle_deferred = self.category_deferred = 0
         self.scripts_deferred = {ScriptKind.PRE: 0, ScriptKind.POST: 0}  # ScriptQ's deferral counts
+        self.scripts_waiting: dict[ScriptKind, deque[Node]] = {ScriptKind.PRE: deque(), ScriptKind.POST: deque()}
+        self.scripts_timer: float | None = None  # when the event timer last ran the waiting scripts
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0  # job procs that exited 0: a failed or removed one is not "completed"
         self.hold_scripts: list[Script] = []
