@@ -106,6 +106,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
             rescue = rescue_path(dag_file, lock.rescue_dag_number) if lock.rescue_dag_number else None
             if rescue is not None:
                 options.rescue_notes = _using(rescue, f"Found rescue DAG number {lock.rescue_dag_number}")
+        elif options.save_file and not args.force:  # started from the save file: no rescue DAG is looked for
+            rescue = None
         else:
             rescue, options.rescue_notes = choose_rescue(dag_file, args.force, args.dorescuefrom, options.auto_rescue,
                                                          options.max_rescue_num)

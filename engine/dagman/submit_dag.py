@@ -235,8 +235,8 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
         os.unlink(dag_file + ".halt")
     if options.do_rescue_from is not None and not options.force:  # -f renamed it: DAGMan runs the DAG
         return options.do_rescue_from
-    if rescues and not options.force and options.do_rescue_from is None and options.auto_rescue \
-            and knobs.get("auto_rescue", True):
+    if rescues and not options.force and options.do_rescue_from is None and not options.load_save \
+            and options.auto_rescue and knobs.get("auto_rescue", True):
         return rescues[-1][0]
     return None
 
