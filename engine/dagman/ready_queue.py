@@ -458,9 +458,10 @@ class ReadyQueue:
 
     def subdag_options(self, node: Node) -> DagSubmitOptions:
         """What DAGMan passes on to a SUBDAG node's condor_submit_dag -no_submit: the node's
-        priority (its nodes add it to their own), -force and -AutoRescue."""
+        priority (its nodes add it to their own), -force, -AutoRescue and -suppress_notification."""
         return DagSubmitOptions(priority=self.priority(node), force=self.options.force,
-                                auto_rescue=self.options.auto_rescue)
+                                auto_rescue=self.options.auto_rescue,
+                                suppress_notification=self.options.suppress_notification)
 
     def submit_description(self, node: Node, cwd: str) -> tuple[str, str, dict[str, str], dict[str, str]]:
         """The node's submit description, where it came from, and DAGMan's macros: VARS and its own,

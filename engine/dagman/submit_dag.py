@@ -256,6 +256,8 @@ def recursive_submit_command(dag_file: str, options: DagSubmitOptions) -> str:
     if options.priority:
         argv += ["-Priority", str(options.priority)]
     argv += ["-AutoRescue", str(int(options.auto_rescue))]
+    if options.suppress_notification:
+        argv.append("-suppress_notification")
     return " ".join([*argv, dag_file])
 
 

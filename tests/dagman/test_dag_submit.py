@@ -466,6 +466,22 @@ def test_force_reaches_the_sub_dags_which_then_run_from_their_start(gated, sched
     assert "Submitting node S from file inner.dag.condor.sub using direct job submission" in out
 
 
+def test_suppress_notification_reaches_the_sub_dags_node_jobs(gated, schedd):
+    """``-suppress_notification`` is passed on to a SUBDAG's condor_submit_dag -no_submit, so the
+    sub-DAG's node jobs send no e-mail either, whatever their submit files say (seen on the pool:
+    the sub-DAG's .condor.sub carries it)."""
+    sub = gated / "sub"
+    sub.mkdir()
+    (sub / "job.sub").write_text(GATED_SUB.replace("queue", "notification = always\nqueue"))
+    (sub / "inner.dag").write_text('JOB X job.sub\nVARS X code="0"\n')
+    (gated / "outer.dag").write_text("SUBDAG EXTERNAL S inner.dag DIR sub\n")
+    release(sub, "X")
+    assert crabtui(schedd, "dag", "run", "-suppress_notification", "outer.dag", cwd=gated).returncode == 0
+    (x,) = schedd.history('DAGNodeName == "X"', ["JobNotification"], match=1)
+    assert x["JobNotification"] == 0, "notification = never"
+    assert "-suppress_notification inner.dag>" in (gated / "outer.dag.dagman.out").read_text()
+
+
 def test_config_file_knobs_apply_and_command_line_options_override_them(gated, schedd):
     (gated / "limits.config").write_text("# DAGMan knobs\nDAGMAN_MAX_JOBS_SUBMITTED = 1\nDAGMAN_MAX_PRE_SCRIPTS = 3\n")
     (gated / "c.dag").write_text("CONFIG limits.config\nJOB A job.sub\nVARS A code=\"0\"\n")
