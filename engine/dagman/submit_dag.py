@@ -309,6 +309,8 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
         argv.append("-DoRecov")
     if options.suppress_notification and options.notification:  # else -Suppress_notification is there
         argv.append("-suppress_notification")
+    if options.force:  # DAGMan passes it on to its sub-DAGs' condor_submit_dag -no_submit
+        argv.append("-force")
     dag = parse_file(dag_file)  # condor_submit_dag reads CONFIG, SET_JOB_ATTR and ENV lines
     environment = [*dag.env_set, *options.insert_env, f"_CONDOR_DAGMAN_LOG={dagman_out(name, options)}", "_CONDOR_MAX_DAGMAN_LOG=0"]
     config = options.config
