@@ -45,6 +45,7 @@ class Options:
     state_dir: str | None = None  # the embedded schedd's, for sub-DAG DAGMans (else inherited)
     argv: tuple[str, ...] = ()  # DAGMan's command line after its name, which dagman.out lists
     priority: int = 0  # -priority or DAGMAN_DEFAULT_PRIORITY, added to every node's priority
+    force: bool = False  # -force: passed on to the condor_submit_dag -no_submit of each SUBDAG node
     max_submit_attempts: int = 6  # DAGMAN_MAX_SUBMIT_ATTEMPTS
     # the ready queue and submission
     submit_depth_first: bool = False  # DAGMAN_SUBMIT_DEPTH_FIRST

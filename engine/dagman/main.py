@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
                  "verbosity": args.debug, "suppress_notification": args.suppress_notification}
         configured = dict(knobs)
         knobs.update({name: value for name, value in given.items() if value is not None})
-        options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path, configured=configured,
+        options = Options(**knobs, dagman_id=dagman_id, state_dir=state.path, configured=configured, force=args.force,
                           argv=tuple(sys.argv[1:] if argv is None else argv),
                           config_file=os.path.abspath(config) if config else None)
         lock = read_lock(lock_path)
@@ -107,6 +107,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.dagman") -
             rescue = rescue_path(dag_file, lock.rescue_dag_number) if lock.rescue_dag_number else None
             if rescue is not None:
                 options.rescue_notes = _using(rescue, f"Found rescue DAG number {lock.rescue_dag_number}")
+        elif options.save_file and not args.force:  # started from the save file: no rescue DAG is looked for
+            rescue = None
         else:
             rescue, options.rescue_notes = choose_rescue(dag_file, args.force, args.dorescuefrom, options.auto_rescue,
                                                          options.max_rescue_num)

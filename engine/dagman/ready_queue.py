@@ -28,7 +28,8 @@ from engine.dagman.events import INT_MAX, LoggedEvent
 from engine.dagman.jobstate_log import JobstateLog
 from engine.dagman.node import SUBMIT_FAILED, DagStatus, Node
 from engine.dagman.node_status import SUBMIT_FAILED_TEXT, NodeState
-from engine.dagman.submit_dag import DagSubmitOptions, format_condor_sub, write_condor_sub
+from engine.dagman.submit_dag import (DagSubmitOptions, format_condor_sub, recursive_submit_command,
+                                     rename_rescue_dags, write_condor_sub)
 from engine.schedd.api import JobAction, Schedd, ScheddError
 from engine.schedd.local.userlog import JobTerminatedEvent, SubmitEvent, UserLog
 
@@ -205,6 +206,7 @@ class ReadyQueue:
                 node.status = NodeState.PRERUN  # waits in the script queue (reap_scripts)
                 node.defer_until = self.clock()
                 self.scripts_deferred[ScriptKind.PRE] += 1
+                self.scripts_waiting[ScriptKind.PRE].append(node)
                 return pre
             self.run_script(node, ScriptKind.PRE)
             return pre + 1
@@ -344,11 +346,12 @@ class ReadyQueue:
             self.fake_noop(node)
             return
         cwd = node.directory(self.dag_dir)
-        if (declared.kind is NodeKind.SUBDAG and self.options.generate_subdag_submits
-                and not os.path.isfile(os.path.join(cwd, declared.submit))):
-            self.out.submit_dag_failed(declared.submit, node.name)  # condor_submit_dag -no_submit failed
-            self.submit_failed(node)
-            return
+        if declared.kind is NodeKind.SUBDAG and self.options.generate_subdag_submits:
+            self.out.line(f"Recursive submit command: <{recursive_submit_command(declared.submit, self.subdag_options(node))}>")
+            if not os.path.isfile(os.path.join(cwd, declared.submit)):
+                self.out.submit_dag_failed(declared.submit, node.name)  # condor_submit_dag -no_submit failed
+                self.submit_failed(node)
+                return
         self.out.submitting_node(node.name)
         try:
             text, path, prepend, append = self.submit_description(node, cwd)
@@ -360,8 +363,11 @@ class ReadyQueue:
             self.out.line(f"ERROR: {e}", QUIET)
             self.submit_failed(node)
             return
-        self.out.submitting_from(node.name, declared.submit if declared.inline_submit is None
-                                 and declared.submit not in self.graph.dag.submit_descriptions else None)
+        if declared.kind is NodeKind.SUBDAG:  # DAGMan submits the file condor_submit_dag -no_submit wrote
+            self.out.submitting_from(node.name, declared.submit + ".condor.sub")
+        else:
+            self.out.submitting_from(node.name, declared.submit if declared.inline_submit is None
+                                     and declared.submit not in self.graph.dag.submit_descriptions else None)
         try:
             result = self.schedd.submit(text, submit_file=path, cwd=cwd, prepend=prepend, append=append)
         except ScheddError as e:
@@ -450,6 +456,13 @@ class ReadyQueue:
         self.handle_event(LoggedEvent(T.SUBMIT, logged))
         self.handle_event(LoggedEvent(T.JOB_TERMINATED, {**logged, "ReturnValue": 0}))
 
+    def subdag_options(self, node: Node) -> DagSubmitOptions:
+        """What DAGMan passes on to a SUBDAG node's condor_submit_dag -no_submit: the node's
+        priority (its nodes add it to their own), -force, -AutoRescue and -suppress_notification."""
+        return DagSubmitOptions(priority=self.priority(node), force=self.options.force,
+                                auto_rescue=self.options.auto_rescue,
+                                suppress_notification=bool(self.options.suppress_notification))
+
     def submit_description(self, node: Node, cwd: str) -> tuple[str, str, dict[str, str], dict[str, str]]:
         """The node's submit description, where it came from, and DAGMan's macros: VARS and its own,
         set before the description is read (prepend) or after it (append), as values, the way
@@ -460,10 +473,9 @@ class ReadyQueue:
             path = os.path.join(cwd, declared.submit) + ".condor.sub"
             sub_dag = os.path.join(cwd, declared.submit)
             if self.options.generate_subdag_submits:  # else the .condor.sub written beforehand is used
-                # its nodes add the priority to their own; -suppress_notification is passed on, as 23.9.6's
-                # DAGMan writes it into the sub-DAG's .condor.sub, so the sub-DAG's node jobs send no mail either
-                options = DagSubmitOptions(priority=self.priority(node),
-                                           suppress_notification=bool(self.options.suppress_notification))
+                options = self.subdag_options(node)
+                if options.force:
+                    rename_rescue_dags(sub_dag)
                 text = write_condor_sub(sub_dag, format_condor_sub(sub_dag, options, self.options.state_dir
                                                                      or self.schedd.state.path))
             else:

@@ -27,6 +27,7 @@ import os
 import select
 import signal
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -137,6 +138,8 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.window_submits = 0
         self.max_jobs_deferred = self.max_idle_deferred = self.category_deferred = 0
         self.scripts_deferred = {ScriptKind.PRE: 0, ScriptKind.POST: 0}  # ScriptQ's deferral counts
+        self.scripts_waiting: dict[ScriptKind, deque[Node]] = {ScriptKind.PRE: deque(), ScriptKind.POST: deque()}
+        self.scripts_timer: float | None = None  # when the event timer last ran the waiting scripts
         self.jobs_submitted = 0  # job procs, for DAG_JobsSubmitted
         self.jobs_completed = 0  # job procs that exited 0: a failed or removed one is not "completed"
         self.hold_scripts: list[Script] = []
@@ -317,11 +320,14 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
 
     def strict_warning(self, text: str, level: int, verbosity: int = QUIET) -> None:
         """``check_warning_strictness``: a warning of DAGMAN_USE_STRICT ``level`` (1 severe .. 3
-        minor) ends the DAG, with a rescue DAG, when the setting is that high or higher."""
+        minor) ends the DAG, with a rescue DAG, when the setting is that high or higher.  Once an
+        abort or a removal has started ``main_shutdown_rescue`` (FINAL's scripts run then), DAGMan
+        says so and goes on: a second shutdown does nothing (seen on the pool)."""
         self.out.line(text, verbosity)
         if self.options.use_strict >= level:
             self.out.line("ERROR: Warning is fatal error because of DAGMAN_USE_STRICT setting", QUIET)
-            raise DagFatal(text)
+            if not self.shutting_down():
+                raise DagFatal(text)
 
     def _on_signal(self, signum, frame) -> None:
         """Only flags: the main loop acts on them, between calls to the schedd."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import subprocess
+from collections import deque
 from collections.abc import Callable
 from datetime import datetime
 
@@ -64,6 +65,8 @@ class ScriptQueue:
     nodes: dict[str, Node]
     census: Census
     scripts_deferred: dict[ScriptKind, int]
+    scripts_waiting: dict[ScriptKind, deque[Node]]
+    scripts_timer: float | None
     busy: dict[str, Node]
     final: Node | None
     dag_status: DagStatus
@@ -196,32 +199,55 @@ class ScriptQueue:
 
     def reap_scripts(self) -> None:
         """Scripts that exited decide their nodes; deferred and waiting scripts start once their
-        time is up and -maxpre/-maxpost allow (DAGMan's ScriptQ), PRE scripts not while halted."""
+        time is up and -maxpre/-maxpost allow, PRE scripts not while halted, as DAGMan's ScriptQ
+        starts them: from the front of its waiting queue, one after each script that exits and
+        all it can at each pass of the event timer (once a scan interval)."""
         self.hold_scripts = [s for s in self.hold_scripts if self._poll(s) is None]
         running = {kind: 0 for kind in ScriptKind}
+        exited = []
         for node in list(self.busy.values()):
             if node.script is not None:
                 code = self._poll(node.script)
                 if code is None:
                     running[node.script.kind] += 1
                 else:
-                    kind = node.script.kind
-                    node.script = None
-                    self.script_done(node, kind, code)
-        limits = {ScriptKind.PRE: self.options.max_pre, ScriptKind.POST: self.options.max_post}
-        halted = self.halted()
+                    exited.append((node, node.script.kind, code))
+        for node, kind, code in exited:
+            node.script = None
+            self.script_done(node, kind, code)
+            self.run_waiting_scripts(kind, running, just_one=True)
         now = self.clock()
-        for node in list(self.busy.values()):
-            if node.defer_until is None or now < node.defer_until:
+        if self.scripts_timer is None:
+            self.scripts_timer = now
+        elif now >= self.scripts_timer + self.options.scan_interval:
+            self.scripts_timer = now
+            for kind in (ScriptKind.PRE, ScriptKind.POST):
+                self.run_waiting_scripts(kind, running, just_one=False)
+
+    def run_waiting_scripts(self, kind: ScriptKind, running: dict[ScriptKind, int], just_one: bool) -> None:
+        """``ScriptQ::RunWaitingScripts``: one pass over the waiting queue; a script whose DEFER time
+        is not up goes to its back, and the first that -maxpre/-maxpost (or a halt, for PRE) holds
+        back goes to its back too, counted as one more deferral, and ends the pass (seen on the pool:
+        with -maxpre 1 the waiting PRE scripts take turns at the front, one a scan interval)."""
+        queue = self.scripts_waiting[kind]
+        limit = self.options.max_pre if kind is ScriptKind.PRE else self.options.max_post
+        now = self.clock()
+        for _ in range(len(queue)):
+            node = queue.popleft()
+            if node.defer_until is None:  # dropped as DAGMan stopped its scripts
                 continue
-            kind = ScriptKind.PRE if node.status is NodeState.PRERUN else ScriptKind.POST
-            if kind is ScriptKind.PRE and halted and node is not self.final:
+            if now < node.defer_until:
+                queue.append(node)
                 continue
-            if limits[kind] and running[kind] >= limits[kind]:
-                continue
+            if (kind is ScriptKind.PRE and self.halted() and node is not self.final) or limit and running[kind] >= limit:
+                queue.append(node)
+                self.scripts_deferred[kind] += 1
+                return
             node.defer_until = None
             running[kind] += 1
             self.run_script(node, kind)
+            if just_one:
+                return
 
     def _poll(self, script: Script) -> int | None:
         """The script's exit code (minus a signal) once it has exited; its DEBUG file gets its output then."""
@@ -251,6 +277,7 @@ class ScriptQueue:
             node.status = NodeState.POSTRUN
             node.defer_until = self.clock()
             self.scripts_deferred[ScriptKind.POST] += 1
+            self.scripts_waiting[ScriptKind.POST].append(node)
         else:
             self.run_script(node, ScriptKind.POST)
 
@@ -267,6 +294,7 @@ class ScriptQueue:
                           f"(exit status was {code})...")
             node.defer_until = self.clock() + (script.defer_time or 0)
             self.scripts_deferred[kind] += 1
+            self.scripts_waiting[kind].append(node)
             return  # a deferred script logs no result: it will be STARTED again
         self.script_result(node, kind, code)
 

@@ -137,6 +137,8 @@ def dagman_arguments(dag_file: str, options: DagSubmitOptions) -> list[str]:
         argv += ["-config", options.config]
     if options.suppress_notification:
         argv.append("-suppress_notification")
+    if options.force:  # DAGMan passes it on to its sub-DAGs' condor_submit_dag -no_submit
+        argv.append("-force")
     return argv + ["-Dag", dag_file]
 
 
@@ -230,8 +232,7 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
         for path in (dag_file + suffix for suffix in _OVERWRITTEN):
             if os.path.exists(path):
                 os.unlink(path)
-        for _, path in rescues:
-            os.replace(path, path + ".old")
+        rename_rescue_dags(dag_file)
     elif options.do_rescue_from is not None:
         pass  # a rerun from a rescue DAG writes over the earlier run's files
     elif options.load_save:  # condor_submit_dag: a save file reruns over the earlier run's files
@@ -250,10 +251,30 @@ def prepare(dag_file: str, options: DagSubmitOptions) -> int | None:
         os.unlink(dag_file + ".halt")
     if options.do_rescue_from is not None and not options.force:  # -f renamed it: DAGMan runs the DAG
         return options.do_rescue_from
-    if rescues and not options.force and options.do_rescue_from is None and options.auto_rescue \
-            and knobs.get("auto_rescue", True):
+    if rescues and not options.force and options.do_rescue_from is None and not options.load_save \
+            and options.auto_rescue and knobs.get("auto_rescue", True):
         return rescues[-1][0]
     return None
+
+
+def rename_rescue_dags(dag_file: str) -> None:
+    """-force: the DAG's rescue DAGs become ``.old``, so that it runs from its start."""
+    for _, path in rescue_files(dag_file):
+        os.replace(path, path + ".old")
+
+
+def recursive_submit_command(dag_file: str, options: DagSubmitOptions) -> str:
+    """The condor_submit_dag -no_submit DAGMan 23.9.6 runs for a SUBDAG node, as its dagman.out
+    shows it (``Recursive submit command: <...>``), its options in DAGMan's order."""
+    argv = ["condor_submit_dag", "-no_submit", "-update_submit"]
+    if options.force:
+        argv.append("-force")
+    if options.priority:
+        argv += ["-Priority", str(options.priority)]
+    argv += ["-AutoRescue", str(int(options.auto_rescue))]
+    if options.suppress_notification:
+        argv.append("-suppress_notification")
+    return " ".join([*argv, dag_file])
 
 
 def read_insert_sub_file(path: str) -> tuple[str, ...]:
@@ -288,6 +309,8 @@ def format_condor_dagman_sub(dag_file: str, options: DagSubmitOptions, dagman: s
     argv += passed_on(options, htcondor=True)
     if options.suppress_notification and options.notification:  # else -Suppress_notification is there
         argv.append("-suppress_notification")
+    if options.force:  # DAGMan passes it on to its sub-DAGs' condor_submit_dag -no_submit
+        argv.append("-force")
     dag = parse_file(dag_file)  # condor_submit_dag reads CONFIG, SET_JOB_ATTR and ENV lines
     environment = [*dag.env_set, *options.insert_env, f"_CONDOR_DAGMAN_LOG={dagman_out(name, options)}", "_CONDOR_MAX_DAGMAN_LOG=0"]
     config = options.config

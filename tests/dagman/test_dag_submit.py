@@ -452,6 +452,27 @@ def test_sub_dag_runs_as_a_nested_dagman_with_its_own_rescue_dag(gated, schedd):
     assert runs(sub) == ["X", "Y", "Y"], "only Y reruns, from the sub-DAG's own rescue DAG"
 
 
+def test_force_reaches_the_sub_dags_which_then_run_from_their_start(gated, schedd):
+    """``-f`` over a DAG whose SUBDAG failed: DAGMan 23.9.6 runs the sub-DAG's condor_submit_dag
+    -no_submit with -force, which renames the sub-DAG's rescue DAG, so its done nodes run again;
+    dagman.out shows that command and the .condor.sub it wrote (seen on the pool)."""
+    sub = gated / "sub"
+    sub.mkdir()
+    (sub / "job.sub").write_text(GATED_SUB)
+    (sub / "inner.dag").write_text('JOB X job.sub\nJOB Y job.sub\nVARS X code="0"\nVARS Y code="1"\n'
+                                   "PARENT X CHILD Y\n")
+    (gated / "outer.dag").write_text("SUBDAG EXTERNAL S inner.dag DIR sub\n")
+    release(sub, "X", "Y")
+    assert crabtui(schedd, "dag", "run", "outer.dag", cwd=gated).returncode == 1
+    assert "DONE X" in (sub / "inner.dag.rescue001").read_text()
+    assert crabtui(schedd, "dag", "run", "-f", "outer.dag", cwd=gated).returncode == 1
+    assert runs(sub) == ["X", "Y", "X", "Y"], "X runs again: the sub-DAG's rescue DAG was renamed"
+    assert (sub / "inner.dag.rescue001.old").exists() and not (sub / "inner.dag.rescue002").exists()
+    out = (gated / "outer.dag.dagman.out").read_text()
+    assert "Recursive submit command: <condor_submit_dag -no_submit -update_submit -force -AutoRescue 1 inner.dag>" in out
+    assert "Submitting node S from file inner.dag.condor.sub using direct job submission" in out
+
+
 def test_config_file_knobs_apply_and_command_line_options_override_them(gated, schedd):
     (gated / "limits.config").write_text("# DAGMan knobs\nDAGMAN_MAX_JOBS_SUBMITTED = 1\nDAGMAN_MAX_PRE_SCRIPTS = 3\n")
     (gated / "c.dag").write_text("CONFIG limits.config\nJOB A job.sub\nVARS A code=\"0\"\n")

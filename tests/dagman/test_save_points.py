@@ -52,6 +52,25 @@ def test_load_save_reruns_the_dag_from_its_save_point(dag_dir, schedd):
     assert "Loading saved progress from c.save for DAG." in (dag_dir / "x.dag.dagman.out").read_text()
 
 
+def test_load_save_beside_a_rescue_dag_starts_from_the_save_file_alone(dag_dir, schedd):
+    """A failed run leaves a rescue DAG; -load_save then starts from the save file, and dagman.out
+    neither says it runs the rescue DAG nor names it as the one it started from (seen on the pool:
+    only "Loading saved progress from B-x.dag.save for DAG.")."""
+    (dag_dir / "sub").mkdir()
+    (dag_dir / "x.dag").write_text(DAG + 'VARS A code="0"\nVARS B code="0"\nVARS C code="3"\nVARS D code="0"\n')
+    assert dag_run(dag_dir, schedd) == 1
+    assert (dag_dir / "x.dag.rescue001").exists()
+    (dag_dir / "x.dag").write_text(DAG + 'VARS ALL_NODES code="0"\n')
+    (dag_dir / "runs.txt").unlink()
+    submitted = subprocess.run([CRABTUI, "--state-dir", schedd.state.path, "dag", "submit", "-no_submit",
+                                "-load_save", "B-x.dag.save", "x.dag"], cwd=dag_dir, capture_output=True, text=True)
+    assert submitted.returncode == 0 and "Running rescue DAG" not in submitted.stdout, submitted.stdout
+    assert dag_run(dag_dir, schedd, "-load_save", "B-x.dag.save") == 0
+    assert [line.split()[0] for line in (dag_dir / "runs.txt").read_text().splitlines()] == ["B", "C", "D"]
+    out = (dag_dir / "x.dag.dagman.out").read_text().split("Loading saved progress")[0].splitlines()[-3:]
+    assert not any("rescue" in line.lower() for line in out), out
+
+
 def test_a_retried_node_writes_no_second_save_file(dag_dir, schedd):
     (dag_dir / "x.dag").write_text('JOB B job.sub\nVARS B code="1"\nRETRY B 1\nSAVE_POINT_FILE B\n')
     assert dag_run(dag_dir, schedd) == 1

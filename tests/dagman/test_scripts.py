@@ -307,3 +307,21 @@ def test_a_hold_script_started_as_the_dag_ends_still_gets_its_debug_file(dag_dir
     assert run(dag, schedd, max_job_holds=1).exit_code == 1
     assert [re.sub(r"Completion=\d+ ", "Completion=T ", line) for line in lines(dag_dir / "hold.out")] == [
         "*** Node=A Type=HOLD Status=0 Completion=T Cmd='hold.sh A'", "held A"]
+
+
+def test_a_post_macro_in_finals_pre_script_after_abort_dag_on_is_logged_and_final_still_runs(dag_dir, schedd):
+    """The manual's ABORT-DAG-ON with a FINAL node whose PRE script names $RETURN: the strict
+    warning comes while the abort is already shutting the DAG down, so DAGMan 23.9.6 logs it
+    and runs FINAL (``$RETURN`` passed as written); the FINAL node's success makes the exit 0
+    (seen on the pool).  Without an abort the same warning ends the DAG (tested above)."""
+    script(dag_dir / "final.sh")
+    dag = dag_dir / "abort.dag"
+    dag.write_text("JOB work job.sub\nVARS work code=\"5\"\nABORT-DAG-ON work 5 RETURN 7\n"
+                   "FINAL cleanup job.sub\nVARS cleanup code=\"0\"\n"
+                   "SCRIPT PRE cleanup final.sh $JOB $DAG_STATUS $FAILED_COUNT $RETURN\n")
+    dagman = run(dag, schedd)
+    assert lines(dag_dir / "scripts.txt") == ["final.sh cleanup 3 1 $RETURN"]
+    out = dagman_out(dag)
+    assert "ERROR: Warning is fatal error because of DAGMAN_USE_STRICT setting" in out
+    assert lines(dag_dir / "runs.txt") == ["work 0", "cleanup 0"]
+    assert dagman.exit_code == 0

@@ -383,3 +383,19 @@ def test_import_env_leaves_out_the_bindings_own_condor_config(tmp_path, monkeypa
     monkeypatch.setenv("CONDOR_CONFIG", "/etc/condor/condor_config")  # the submitter's own is written
     sub = format_condor_sub(str(tmp_path / "d.dag"), DagSubmitOptions(import_env=True), str(tmp_path / "state"))
     assert "CONDOR_CONFIG=/etc/condor/condor_config" in sub
+
+
+def test_force_for_the_pool_reaches_dagman_as_condor_submit_dag_passes_it(tmp_path):
+    """dag submit -f --backend htcondor: the pool's DAGMan gets -force, as condor_submit_dag
+    23.9.6 writes it at the end of the arguments (seen on the pool), and passes it on to the
+    condor_submit_dag -no_submit of each SUBDAG node, whose rescue DAGs it renames."""
+    from engine.dagman.submit_dag import DagSubmitOptions, format_condor_dagman_sub
+
+    (tmp_path / "d.dag").write_text(DAG)
+    forced = format_condor_dagman_sub(str(tmp_path / "d.dag"), DagSubmitOptions(force=True),
+                                      "/usr/bin/condor_dagman", "$CondorVersion: 23.9.6 $")
+    plain = format_condor_dagman_sub(str(tmp_path / "d.dag"), DagSubmitOptions(),
+                                     "/usr/bin/condor_dagman", "$CondorVersion: 23.9.6 $")
+    words = parse_raw_arguments(re.search(r'^arguments\s*= "(.*)"$', forced, re.M).group(1))
+    assert words[-1] == "-force"
+    assert "-force" not in plain

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import htcondor2
 
-from engine.dag import build_graph, parse_file
+from engine.dag import ScriptKind, build_graph, parse_file
 from engine.dag.rescue import rescue_files
 from engine.dagman.metrics import read_metrics
 from engine.dagman.node_status import NodeState
@@ -387,6 +387,32 @@ def test_maxpre_deferrals_are_counted_in_dagman_out_as_23_9_counts_them(dag_dir,
     dag = dag_dir / "m.dag"
     dag.write_text('JOB A job.sub\nJOB B job.sub\nJOB C job.sub\nVARS ALL_NODES code="0"\n'
                    "SCRIPT PRE A pre.sh A\nSCRIPT PRE B pre.sh B\nSCRIPT PRE C pre.sh C\n")
-    assert run(dag, schedd, max_pre=1).exit_code == 0
+    dagman = DagMan(build_graph(parse_file(str(dag))), schedd, Options(scan_interval=5, max_pre=1))
+    assert dagman.run() == 0, "no pass of the event timer while they wait: each is counted once"
     notes = [line for line in lines(Path(f"{dag}.dagman.out")) if "PRE script deferrals" in line]
     assert notes[-1][18:] == "Note: 2 total PRE script deferrals because of -MaxPre limit (1) or DEFER"
+
+
+def test_maxpre_waiting_pre_scripts_take_turns_at_the_front_at_each_pass_of_the_event_timer(dag_dir, schedd):
+    """-maxpre 1 over three ready nodes: B and C wait behind A's PRE script.  Each pass of
+    DAGMan's event timer tries the first waiting script, which -maxpre holds back again: it goes
+    to the back of the queue and counts one more deferral (seen on the pool: A, C, B, and the
+    count rising by one a scan interval).  So after one pass C's PRE runs next, not B's."""
+    (dag_dir / "pre.sh").write_text('echo "$1" >> pre.txt\nwhile [ ! -e go.$1 ]; do sleep 0.02; done\n')
+    dag = dag_dir / "turns.dag"
+    dag.write_text("".join(f'JOB {n} job.sub\nVARS {n} code="0"\nSCRIPT PRE {n} /bin/sh pre.sh {n}\n' for n in "ABC"))
+    (dag_dir / "go.B").touch()
+    (dag_dir / "go.C").touch()
+    dagman = DagMan(build_graph(parse_file(str(dag))), schedd, Options(scan_interval=2, max_pre=1))
+
+    def release_a_after_one_pass():
+        try:
+            until(lambda: dagman.scripts_deferred[ScriptKind.PRE] == 3, "a pass of the event timer", timeout=10)
+        finally:
+            (dag_dir / "go.A").touch()
+
+    thread = threading.Thread(target=release_a_after_one_pass, daemon=True)
+    thread.start()
+    assert dagman.run() == 0  # DAGMan takes its signals in the main thread
+    thread.join()
+    assert lines(dag_dir / "pre.txt") == ["A", "C", "B"]

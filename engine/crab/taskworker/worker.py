@@ -26,6 +26,7 @@ arguments), and is then rerun from the rescue DAGs.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import io
 import json
@@ -187,6 +188,9 @@ class TaskWorker:
         # CRAB_ReqName in the DAGMan job's ad, as CRAB's DagmanSubmitter puts it: the job is the task's
         options = DagSubmitOptions(force=force, batch_name=task.name, append=(f"My.CRAB_ReqName = {json.dumps(task.name)}",))
         prepare(dag, options)
+        # -force clears the earlier run's files only: CRAB's DAGMan is not given it, so that a
+        # retried SUBDAG node of automatic splitting goes on from its own rescue DAG
+        options = dataclasses.replace(options, force=False)
         if self.dagman is not None:
             owner = self.schedd.owner()
             if denied := not_writable(task.task_dir, owner):  # DAGMan would wait in the queue forever
