@@ -2,9 +2,10 @@
 
 A monitor asks the whole queue for a dozen attributes every so often; at 100,000 jobs, reading
 each value out of its ClassAd (about a microsecond a value) and sending each as a JSON item
-were most of the answer.  The schedd reads each job's values once, when it saves the job
-(:class:`JobValues`), and sends a column whose neighbouring values repeat (a cluster's Owner,
-QDate, UserLog, batch name) as runs of ``[value, count]``: a queue's columns are mostly runs.
+were most of the answer.  The schedd reads each job's values once after it saves the job, in
+its spare time (:class:`JobValues`), and sends a column whose neighbouring values repeat (a
+cluster's Owner, QDate, UserLog, batch name) as runs of ``[value, count]``: a queue's columns
+are mostly runs.
 """
 
 from __future__ import annotations
@@ -50,9 +51,10 @@ class JobValues:
     """Each job's values as a table shows them, read out of its ad once after the job is saved
     (:meth:`read`, in the schedd's spare time after it commits), so that no answer reads a
     ClassAd that did not change since, not even a projection's first: a value costs about a
-    microsecond to read, and a monitor's first look at 100,000 jobs asks 1.4 million of them.  A job's values are one tuple,
-    in the order of its attribute names, which the jobs of one submission share (a
-    :class:`_Layout`); an expression's value is evaluated in its ad when asked."""
+    microsecond to read, and a monitor's first look at 100,000 jobs asks 1.4 million of them.
+    A job's values are one tuple, in the order of its attribute names, which the jobs of one
+    submission share (a :class:`_Layout`); an expression's value is evaluated in its ad when
+    asked."""
 
     def __init__(self) -> None:
         self._jobs: dict[Hashable, tuple[_Layout, tuple]] = {}
