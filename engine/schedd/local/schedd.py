@@ -88,7 +88,7 @@ DEFAULT_PERIODIC_INTERVAL = 5.0  # seconds; HTCondor's PERIODIC_EXPR_INTERVAL is
 # MIN_PERIODIC_INTERVAL.
 JOB_PERIODIC_INTERVAL = "CRABTUI_PeriodicExprInterval"
 MIN_PERIODIC_INTERVAL = 0.2
-VALUES_READ_AT_ONCE = 500  # jobs whose values are read between two turns of the loop: some 10 ms
+VALUES_READ_AT_ONCE = 100  # jobs whose values are read between two turns of the loop: some 3 ms
 # When a job that exited was requeued (its exit, in seconds): its next start is paced from there.
 REQUEUED_AT = "CRABTUI_RequeuedAt"
 DEFAULT_VACATE_TIME = 10.0  # seconds from the kill signal to SIGKILL (JobMaxVacateTime)
@@ -228,14 +228,16 @@ class LocalSchedd:
             self._reading = self.loop.call_soon(self._read_values)
 
     def _read_values(self) -> None:
-        """Read the values of a few hundred jobs, then let requests and the loop's other work in
-        before the next few (a query reads those it finds unread itself)."""
+        """Read the values of a hundred jobs, then let requests and the loop's other work in
+        before the next (a request waits for one such turn at each of its steps; a query reads
+        the jobs it finds unread itself), with the collector paused: the values are long-lived."""
         self._reading = None
-        for key in list(itertools.islice(self._unread, VALUES_READ_AT_ONCE)):
-            del self._unread[key]
-            ad = self.jobs.get(key)
-            if ad is not None and key not in self.values:  # a query may have read it meanwhile
-                self.values.read(key, ad)
+        with gc_paused():
+            for key in list(itertools.islice(self._unread, VALUES_READ_AT_ONCE)):
+                del self._unread[key]
+                ad = self.jobs.get(key)
+                if ad is not None and key not in self.values:  # a query may have read it meanwhile
+                    self.values.read(key, ad)
         self._unread_values(())
 
     def _after_commit(self, action: Callable[[], None]) -> None:
