@@ -27,7 +27,6 @@ import asyncio
 import errno
 import functools
 import getpass
-import itertools
 import logging
 import math
 import os
@@ -88,7 +87,7 @@ DEFAULT_PERIODIC_INTERVAL = 5.0  # seconds; HTCondor's PERIODIC_EXPR_INTERVAL is
 # MIN_PERIODIC_INTERVAL.
 JOB_PERIODIC_INTERVAL = "CRABTUI_PeriodicExprInterval"
 MIN_PERIODIC_INTERVAL = 0.2
-VALUES_READ_AT_ONCE = 100  # jobs whose values are read between two turns of the loop: some 3 ms
+VALUES_READ_FOR = 0.005  # seconds of reading jobs' values between two turns of the loop
 # When a job that exited was requeued (its exit, in seconds): its next start is paced from there.
 REQUEUED_AT = "CRABTUI_RequeuedAt"
 DEFAULT_VACATE_TIME = 10.0  # seconds from the kill signal to SIGKILL (JobMaxVacateTime)
@@ -228,13 +227,16 @@ class LocalSchedd:
             self._reading = self.loop.call_soon(self._read_values)
 
     def _read_values(self) -> None:
-        """Read the values of a hundred jobs, then let requests and the loop's other work in
-        before the next (a request waits for one such turn at each of its steps; a query reads
-        the jobs it finds unread itself), with the collector paused: the values are long-lived."""
+        """Read jobs' values for a few milliseconds, then let requests and the loop's other work
+        in before the next few (a request waits for one such turn at each of its steps, and a
+        query reads the jobs it finds unread itself; by time rather than by count, so that the
+        reading keeps up with a stream of submissions however loaded the machine), with the
+        collector paused: the values are long-lived."""
         self._reading = None
+        until = time.perf_counter() + VALUES_READ_FOR
         with gc_paused():
-            for key in list(itertools.islice(self._unread, VALUES_READ_AT_ONCE)):
-                del self._unread[key]
+            while self._unread and time.perf_counter() < until:
+                key, _ = self._unread.popitem()
                 ad = self.jobs.get(key)
                 if ad is not None and key not in self.values:  # a query may have read it meanwhile
                     self.values.read(key, ad)
