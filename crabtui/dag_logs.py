@@ -15,14 +15,14 @@ see, or a new run of DAGMan that emptied its log), then at most every :data:`DIS
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.schedd.local.userlog import QueueFollower
 
 DISCOVER_EVERY = 30.0
-"""Seconds between two queries of the DAGMan jobs while their logs are followed (ctrl+r asks at
-once), as often as the list reads the history for DAGs that ended."""
+"""Seconds from a query's answer of the DAGMan jobs to the next while their logs are followed
+(ctrl+r asks at once), as often as the list reads the history for DAGs that ended."""
 BLIND_EVERY = 5.0
 """Seconds between two queries of a shown DAGMan job whose ad is all there is to go by: its own
 log, or its dagman.out, cannot be read from here (DAGMan's default DAGMAN_USER_LOG_SCAN_INTERVAL)."""
@@ -44,7 +44,7 @@ class DagQueue:
         self._ad_asked_at: dict[int, float] = {}
         self._dagmans: dict[int, QueueFollower] = {}  # their own logs
         self._listed: list[int] = []  # the DAGMan jobs of the last query of :meth:`dagmans`
-        self._asked_at: float | None = None
+        self._answered_at: float | None = None  # when the last query of the DAGMan jobs was answered
         self._left = False  # a DAGMan job of the list left the queue since
         self.discoveries = 0  # queries of the DAGMan jobs so far
         self._nodes: dict[int, QueueFollower] = {}  # by DAGMan job: its nodes log
@@ -54,15 +54,16 @@ class DagQueue:
     # -------------------------------------------------------------- the DAGMan jobs
 
     def dagmans(self, schedd: Any, constraint: str, projection: Sequence[str], now: float,
-                force: bool = False) -> list[dict[str, Any]]:
+                force: bool = False, clock: Callable[[], float] | None = None) -> list[dict[str, Any]]:
         """The DAGMan jobs ``constraint`` selects, as their logs tell since the last query; the
-        query again once that is ``discover_every`` old, when one of them left the queue, or
-        with ``force``."""
-        asked = self._asked_at
-        if force or self._left or asked is None or not 0 <= now - asked < self.discover_every:
+        query again once its answer is ``discover_every`` old (``clock`` tells when the answer
+        came, ``now`` when not given: on a busy schedd, seconds after the question), when one
+        of them left the queue, or with ``force``."""
+        answered = self._answered_at
+        if force or self._left or answered is None or not -self.discover_every < now - answered < self.discover_every:
             marks = {cluster: f.mark() for cluster, f in self._dagmans.items()}
             ads = schedd.query_values(constraint, projection)
-            self._asked_at, self._left = now, False
+            self._answered_at, self._left = clock() if clock is not None else now, False
             self.discoveries += 1
             for ad in ads:
                 self.follow_dagman(ad, now, marks.get(int(ad["ClusterId"])))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -282,14 +282,15 @@ class Backend:
             owner = self.owner(schedd)
         return HeldSnapshot(held_jobs(ads), owner, now)
 
-    def dags(self, now: float, ended_for: float | None = DEFAULT_ENDED_FOR, ask: bool = False) -> DagsSnapshot:
+    def dags(self, now: float, ended_for: float | None = DEFAULT_ENDED_FOR, ask: bool = False,
+             clock: Callable[[], float] | None = None) -> DagsSnapshot:
         """The DAGs users submitted (``crabtui dag submit``, condor_submit_dag): those in the
         queue, and those that left it less than ``ended_for`` seconds ago (None: none), from the
         history; the DAGs of CRAB tasks are left out (they are shown as tasks).  Their jobs in
         the queue are followed through their logs (:mod:`crabtui.dag_logs`), not queried anew
-        unless ``ask``."""
+        unless ``ask``; ``clock`` tells when the schedd answered."""
         with self.schedd() as schedd:
-            queued = self._dag_queue.dagmans(schedd, TOP_LEVEL_DAGMAN, DAG_PROJECTION, now, force=ask)
+            queued = self._dag_queue.dagmans(schedd, TOP_LEVEL_DAGMAN, DAG_PROJECTION, now, force=ask, clock=clock)
             owner = self.owner(schedd)
             ids = {ad["ClusterId"] for ad in queued}
             ads = [(ad, True) for ad in queued] + [(ad, False) for ad in self._ended_dags(schedd, now, ended_for, ids)]

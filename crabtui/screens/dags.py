@@ -84,7 +84,7 @@ class DagsScreen(UsersListScreen):
 
     def fetch(self, now: float) -> DagsSnapshot:
         ask, self._ask = self._ask, False
-        return self.app.backend.dags(now, self.app.ended_for, ask=ask)
+        return self.app.backend.dags(now, self.app.ended_for, ask=ask, clock=self.app.clock)
 
     def action_refresh_now(self) -> None:
         """ctrl+r: the DAGMan jobs asked of the schedd now, rather than at the next of its

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from crabtui.app import CrabApp
+from crabtui.dag_view import TOP_LEVEL_DAGMAN
 from crabtui.screens.dag import DAG_ROW, DagScreen
 from crabtui.screens.dags import DagsScreen
 from crabtui.screens.dialogs import ConfirmScreen
@@ -669,6 +670,39 @@ def test_a_dag_submitted_while_the_list_was_closed_shows_when_it_opens(state, tm
         go(second_dir, "A", "B", "C")
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario)
+
+
+def test_the_dagman_jobs_are_asked_again_30s_after_their_last_answer_not_after_the_question(state, tmp_path,
+                                                                                           monkeypatch):
+    """As the queue view counts: an answer that came 18 s after its question left the list 12 s
+    of following the logs before it asked again."""
+    cluster, _ = submit_dag(state, tmp_path)
+    now = [1_700_000_000.0]
+    answer = LocalScheddClient.query_values
+    asked = []
+
+    def slow(client, constraint="true", *args, **kwargs):
+        found = answer(client, constraint, *args, **kwargs)
+        if str(constraint) == TOP_LEVEL_DAGMAN:
+            asked.append(now[0])
+            now[0] += 18  # a busy schedd: the answer comes 18 s after the question
+        return found
+
+    monkeypatch.setattr(LocalScheddClient, "query_values", slow)
+
+    async def scenario(pilot):
+        dags = await open_dags(pilot)
+        await wait_for(pilot, lambda: str(cluster) in dags.table.items, "the DAG")
+        answered = now[0]
+        for later in (13, 29):  # 31 and 47 s after the question: the logs tell, the schedd is not asked
+            now[0] = answered + later
+            await wait_for(pilot, lambda: dags.snapshot.at == now[0], f"a refresh {later} s after the answer")
+        assert len(asked) == 1, "asked once: 30 s have not passed since the answer"
+        now[0] = answered + 31
+        await wait_for(pilot, lambda: len(asked) == 2, "the DAGMan jobs asked again 30 s after the answer")
+        go(tmp_path, "A", "B", "C")
+
+    drive(CrabApp(Backend(state, discover_every=30), clock=lambda: now[0], interval=INTERVAL), scenario)
 
 
 def test_the_empty_dag_list_says_how_to_submit_one_within_80_columns(state):

@@ -93,6 +93,7 @@ DEFAULT_PERIODIC_INTERVAL = 5.0  # seconds; HTCondor's PERIODIC_EXPR_INTERVAL is
 # MIN_PERIODIC_INTERVAL.
 JOB_PERIODIC_INTERVAL = "CRABTUI_PeriodicExprInterval"
 MIN_PERIODIC_INTERVAL = 0.2
+VALUES_READ_FOR = 0.005  # seconds of reading jobs' values between two turns of the loop
 # When a job that exited was requeued (its exit, in seconds): its next start is paced from there.
 REQUEUED_AT = "CRABTUI_RequeuedAt"
 DEFAULT_VACATE_TIME = 10.0  # seconds from the kill signal to SIGKILL (JobMaxVacateTime)
@@ -140,7 +141,9 @@ class LocalSchedd:
             if key[0] in self.job_factories:
                 self.job_factories[key[0]].present.add(key)
         self.texts: dict[JobId, str] = {}  # each job's ad as text, kept from its last save, for queries
-        self._rows = columns.RowCache()  # each job's projected values, kept while its text is
+        self.values = columns.JobValues()  # each job's values as of its last save, for tables
+        self._unread: dict[JobId, None] = dict.fromkeys(self.jobs)  # jobs whose values are to read
+        self._reading: asyncio.Handle | None = None
         self.running: dict[JobId, shadow.JobProcess] = {}  # every run whose starter may live
         self.host = f"<127.0.0.1:0?addrs=127.0.0.1-0&alias={socket.gethostname()}>"
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -208,7 +211,8 @@ class LocalSchedd:
         changed, retired = self._changed, self._retired
         self._changed, self._retired = {}, []
         try:
-            self.texts.update(self.queue.put(ad for key, ad in changed.items() if key in self.jobs))
+            saved = [(key, ad) for key, ad in changed.items() if key in self.jobs]
+            self.texts.update(self.queue.put(ad for _, ad in saved))
             self.queue.retire(retired)
             rows = self.queue.add_events(events)
             crash_point(f"{name}:before-commit")
@@ -217,6 +221,7 @@ class LocalSchedd:
             log.exception("cannot commit the job queue (%s); the schedd stops and recovers on its next start", name)
             os._exit(75)
         crash_point(f"{name}:after-commit")
+        self._unread_values(key for key, _ in saved)
         self._write_events(rows)
         crash_point(f"{name}:after-log")
         for action in after:
@@ -224,6 +229,32 @@ class LocalSchedd:
                 action()
             except Exception:  # committed already: the next schedd settles what this left undone
                 log.exception("after %s: acting on processes failed", name)
+
+    def _unread_values(self, keys: Iterable[JobId]) -> None:
+        """Forget the values of jobs just saved, and read them again in the loop's spare time
+        (:meth:`_read_values`): neither a submission's answer nor a job's start waits for them,
+        and a table's first question finds them read."""
+        for key in keys:
+            self.values.drop(key)
+            self._unread[key] = None
+        if self._unread and self._reading is None and self.loop is not None and not self._stopping:
+            self._reading = self.loop.call_soon(self._read_values)
+
+    def _read_values(self) -> None:
+        """Read jobs' values for a few milliseconds, then let requests and the loop's other work
+        in before the next few (a request waits for one such turn at each of its steps, and a
+        query reads the jobs it finds unread itself; by time rather than by count, so that the
+        reading keeps up with a stream of submissions however loaded the machine), with the
+        collector paused: the values are long-lived."""
+        self._reading = None
+        until = time.perf_counter() + VALUES_READ_FOR
+        with gc_paused():
+            while self._unread and time.perf_counter() < until:
+                key, _ = self._unread.popitem()
+                ad = self.jobs.get(key)
+                if ad is not None and key not in self.values:  # a query may have read it meanwhile
+                    self.values.read(key, ad)
+        self._unread_values(())
 
     def _after_commit(self, action: Callable[[], None]) -> None:
         self._after.append(action)
@@ -324,12 +355,13 @@ class LocalSchedd:
         self.schedule()
         self._timer = loop.call_later(self.periodic_interval, self._periodic_tick)
         self._fast_timer = loop.call_later(MIN_PERIODIC_INTERVAL, self._fast_tick)
+        self._unread_values(())
 
     def shutdown(self) -> int:
         """Stop: running jobs are killed by their starters and evicted back to idle, as a schedd
         that goes down evicts them; jobs that ended on their own meanwhile are collected as such."""
         self._stopping = True
-        for timer in (self._timer, self._fast_timer, self._requeue_timer):
+        for timer in (self._timer, self._fast_timer, self._requeue_timer, self._reading):
             if timer:
                 timer.cancel()
         for proc in self.running.values():
@@ -547,11 +579,10 @@ class LocalSchedd:
         return [list(columns.plain_row(ad, projection)) for _, ad in self._matching(constraint)]
 
     def query_columns(self, constraint: str, projection: Sequence[str]) -> list[list]:
-        """:meth:`query_values` as :mod:`columns` sends it, each job's row kept from its last
-        save: a monitor asking again reads no ad that did not change."""
-        whole = constraint.strip().lower() == "true"
+        """:meth:`query_values` as :mod:`columns` sends it, each job's row taken from the values
+        read when it was last saved: no answer reads an ad that did not change."""
         with gc_paused(promote=False):  # 100,000 rows: the collector's passes cost as much as the rows
-            rows = self._rows.rows(projection, self._matching(constraint), self.texts, whole)
+            rows = self.values.rows(projection, self._matching(constraint))
             return columns.encode(rows, len(projection))
 
     def factories(self, constraint: str = "true") -> list[classad2.ClassAd]:
@@ -1165,6 +1196,7 @@ class LocalSchedd:
         self._retired.append((*key, now, str(ad)))
         del self.jobs[key]
         self.texts.pop(key, None)
+        self.values.drop(key)
         self._logs.pop(key, None)
         self._remove_dependents(ad)
 
