@@ -315,6 +315,24 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
             for name in unused]
 
 
+_LATE_MATERIALIZATION = ("max_materialize", "jobmaterializelimit", "max_idle", "materialize_max_idle",
+                         "jobmaterializemaxidle")
+
+
+def late_materialization_lines(description: SubmitDescription) -> list[tuple[str, str]]:
+    """The lines asking for late materialization (``max_materialize = 1``), as written, by name
+    last first: 23.9.6's DAGMan submits a node's jobs directly, all at once, and warns of them as
+    unused.  A description that does not parse is left to the submit to refuse."""
+    if not re.search(r"max_materialize|max_idle|jobmaterialize", description.text, re.IGNORECASE):
+        return []  # most nodes' descriptions: not parsed twice
+    try:
+        submit = parse_description(dataclasses.replace(description, text=queue_statements(description.text)[-1]))
+    except SubmitError:
+        return []
+    return sorted(((key, submit[key]) for key in submit.keys() if key.lower() in _LATE_MATERIALIZATION),
+                  key=lambda line: line[0].lower(), reverse=True)
+
+
 def _tested_by_ifs(text: str, defined: set[str]) -> list[str]:
     """The macros an ``if`` or ``elif`` tests that a line above it set: one set below is unused
     by the test, as condor_submit reads the file in order."""
