@@ -297,3 +297,35 @@ def test_every_job_has_the_next_proc_id_of_its_cluster(schedd):
     assert schedd.cli("rm", "1.1").returncode == 0
     log.wait_type(ET.SUBMIT, "1.3")
     assert schedd.cli("q", "1", "-af", "ProcId", "JobMaterializeNextProcId").stdout == "0 4\n2 4\n3 4\n"
+
+
+def test_max_materialize_zero_limits_the_cluster_to_its_size(schedd):
+    """The pool (cluster 554): ``max_materialize = 0`` with ``queue 3`` is a factory of LIMIT 3."""
+    schedd.write("zero.sub", """
+        executable = /bin/true
+        log = zero.log
+        requirements = false
+        max_materialize = 0
+        queue 3
+        """)
+    submitted = schedd.cli("job", "submit", "zero.sub")
+    assert (submitted.returncode, submitted.stderr) == (0, "")
+    log = EventReader(schedd.work / "zero.log")
+    log.wait_type(ET.SUBMIT, "1.2")
+    assert schedd.cli("q", "-factory", "-af", "JobMaterializeLimit").stdout == "3\n"
+    assert (log.seen[0].type, log.seen[0].proc) == (ET.CLUSTER_SUBMIT, -1)
+
+
+def test_two_queue_statements_with_max_materialize_are_refused(schedd):
+    """23.9.6: ``ERROR: on Line 5 of submit file: Extra data found after queue statement``, exit 1."""
+    schedd.write("two.sub", """
+        executable = /bin/true
+        max_materialize = 2
+        queue 2
+        queue 2
+        """)
+    result = schedd.cli("job", "submit", "two.sub")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        "ERROR: two.sub:4: Extra data found after queue statement")
+    assert schedd.cli("q", "-af", "ProcId").stdout == ""

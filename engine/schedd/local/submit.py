@@ -236,10 +236,17 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                     first = str(ads[-1])
     if not ads:
         raise NoJobsQueued(f'"{where}" has only empty "queue" commands -- no jobs queued')
+    late = "JobMaterializeLimit" in ads[0] or "JobMaterializeMaxIdle" in ads[0]
+    statements = [m.start() for m in _QUEUE_LINE.finditer(description.text)]
+    if late and len(statements) > 1:  # 23.9.6's condor_submit: a job factory has one queue statement
+        line = description.text.count("\n", 0, statements[1]) + 1
+        raise SubmitError(f"{where}:{line}: Extra data found after queue statement: a cluster with max_materialize "
+                          "or max_idle has one queue statement; write one 'queue ... from (...)'")
     for ad in ads:
         ad["TotalSubmitProcs"] = len(ads)
-        if "JobMaterializeMaxIdle" in ad and "JobMaterializeLimit" not in ad:  # max_idle alone: 23.9.6
-            ad["JobMaterializeLimit"] = len(ads)  # limits the cluster to its own size, as condor_q -factory shows
+        # max_idle alone or max_materialize = 0: 23.9.6 limits the cluster to its own size, as condor_q -factory shows
+        if late and not ad.get("JobMaterializeLimit"):
+            ad["JobMaterializeLimit"] = len(ads)
     return ads
 
 
@@ -849,7 +856,7 @@ def _materialize_limits(ad: classad2.ClassAd, get, at) -> None:
                                "the most jobs of the cluster idle at once")):
         value = get(*names)
         if value is not None:
-            ad[attr] = _integer(value, at(*names), names[0], what, 1, evaluate=True)
+            ad[attr] = _integer(value, at(*names), names[0], what, 0, evaluate=True)
 
 
 def _expression(value: str, where: str, key: str) -> classad2.ExprTree:
