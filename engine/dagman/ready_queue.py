@@ -362,11 +362,14 @@ class ReadyQueue:
             return
         self.out.submitting_from(node.name, declared.submit if declared.inline_submit is None
                                  and declared.submit not in self.graph.dag.submit_descriptions else None)
-        from engine.schedd.local.submit import SubmitDescription, late_materialization_lines
+        from engine.schedd.local.submit import MAX_MATERIALIZE, SubmitDescription, late_materialization_lines
 
+        # DAGMan 23.9.6's direct submit queues all the jobs at once: no factory, whatever the file asks
         late = late_materialization_lines(SubmitDescription(text, path, cwd, prepend))
-        for key, value in late:  # DAGMan 23.9.6's direct submit queues all the jobs at once
-            self.out.line(f"Submit warning: Submit:0:the line '{key} = {value}' was unused by DAGMAN. Is it a typo?")
+        for key, value in late:
+            if key.lower() in MAX_MATERIALIZE:
+                self.out.line(f"Submit warning: Submit:0:the line '{key} = {value}' was unused by DAGMAN. "
+                              "Is it a typo?")
         append = {**append, **{key: "" for key, _ in late}}
         try:
             result = self.schedd.submit(text, submit_file=path, cwd=cwd, prepend=prepend, append=append)

@@ -29,3 +29,19 @@ def test_a_node_with_max_materialize_queues_all_its_jobs_at_once(dag_dir, schedd
     events = list(htcondor2.JobEventLog(str(dag_dir / "two.dag.nodes.log")).events(stop_after=0))
     assert [(e.type, e.proc) for e in events[:3]] == [(ET.SUBMIT, 0), (ET.SUBMIT, 1), (ET.SUBMIT, 2)]
     assert not [e for e in events if e.type in (ET.CLUSTER_SUBMIT, ET.CLUSTER_REMOVE)]
+
+
+def test_a_node_with_max_idle_queues_all_its_jobs_at_once_without_a_warning(dag_dir, schedd):
+    """The pool's DAGMan (cluster 560): no warning for ``max_idle``, both procs queued at once."""
+    (dag_dir / "idle.sub").write_text(
+        "executable = /bin/sh\n"
+        "arguments = \"-c 'echo $(JOB) $(Process) >> runs.txt'\"\n"
+        "max_idle = 1\n"
+        "queue 2\n")
+    (dag_dir / "one.dag").write_text("JOB A idle.sub\n")
+    dagman = run(dag_dir / "one.dag", schedd)
+    assert dagman.exit_code == 0
+    assert sorted(runs(dag_dir)) == ["A 0", "A 1"]
+    assert "was unused by DAGMAN" not in (dag_dir / "one.dag.dagman.out").read_text()
+    events = list(htcondor2.JobEventLog(str(dag_dir / "one.dag.nodes.log")).events(stop_after=0))
+    assert [(e.type, e.proc) for e in events[:2]] == [(ET.SUBMIT, 0), (ET.SUBMIT, 1)]

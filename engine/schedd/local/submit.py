@@ -322,14 +322,15 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
             for name in unused]
 
 
-_LATE_MATERIALIZATION = ("max_materialize", "jobmaterializelimit", "max_idle", "materialize_max_idle",
-                         "jobmaterializemaxidle")
+MAX_MATERIALIZE = ("max_materialize", "jobmaterializelimit")
+_LATE_MATERIALIZATION = (*MAX_MATERIALIZE, "max_idle", "materialize_max_idle", "jobmaterializemaxidle")
 
 
 def late_materialization_lines(description: SubmitDescription) -> list[tuple[str, str]]:
     """The lines asking for late materialization (``max_materialize = 1``), as written, by name
-    last first: 23.9.6's DAGMan submits a node's jobs directly, all at once, and warns of them as
-    unused.  A description that does not parse is left to the submit to refuse."""
+    last first: 23.9.6's DAGMan submits a node's jobs directly, all at once, warning of
+    :data:`MAX_MATERIALIZE` lines as unused (not of ``max_idle``, which its jobs keep as
+    JobMaterializeMaxIdle).  A description that does not parse is left to the submit to refuse."""
     if not re.search(r"max_materialize|max_idle|jobmaterialize", description.text, re.IGNORECASE):
         return []  # most nodes' descriptions: not parsed twice
     try:
