@@ -268,15 +268,14 @@ class LocalSchedd:
                 made.next_proc += len(ads)
                 if len(ads) < room:  # the store has no more: the cluster is complete as made
                     made.total = made.next_proc
-                self._save(ads)
+                # every job reads the count from its cluster ad on the pool: each queued one has it
+                present = [self.jobs[key] for key in made.present]
+                for ad in present:
+                    ad[factory.NEXT_PROC] = made.next_proc
+                self._save(present)
                 self._put_factory(made)
                 self._idle_order = None
                 self._after_commit(self._schedule_soon)
-            # every job reads the count from its cluster ad on the pool: each queued one has it
-            stale = [self.jobs[key] for key in made.present if self.jobs[key].get(factory.NEXT_PROC) != made.next_proc]
-            for ad in stale:
-                ad[factory.NEXT_PROC] = made.next_proc
-            self._save(stale)
             if made.done and not made.present:  # condor_rm of the cluster: Incomplete, made all or not
                 self._log(made.ad, ClusterRemoveEvent, materialized=made.next_proc, items=0,
                           complete=made.next_proc >= made.total and not made.removed)
