@@ -697,12 +697,21 @@ def factory_table(ads: Sequence[Mapping[str, object]]) -> list[str]:
         else:
             mode = "Norm"
         submitted = time.strftime("%m/%d %H:%M", time.localtime(ad.get("QDate") or 0))
-        counts = [ad.get(key) for key in ("JobMaterializeLimit", "JobsPresent", "JobsRunning", "JobsIdle", "JobsHeld",
-                                          "JobMaterializeNextProcId")]
+        counts = [_evaluated(ad, key) for key in ("JobMaterializeLimit", "JobsPresent", "JobsRunning", "JobsIdle",
+                                                  "JobsHeld", "JobMaterializeNextProcId")]
         cells = " ".join(f"{'' if value is None else value:>6}" for value in counts)
         lines.append(f"{ad.get('ClusterId'):>4}.    {str(ad.get('Owner') or '')[:14]:<14} {submitted:>11} {cells} "
                      f"{mode} {digest}".rstrip())
     return lines
+
+
+def _evaluated(ad: Mapping[str, object], key: str) -> int | float | str | None:
+    """A cell of condor_q -factory: an expression (``condor_qedit 5 JobMaterializeLimit 1+2``)
+    shown as its value in the ad, as condor_q does; nothing for one that is not a number."""
+    value = ad.get(key)
+    if hasattr(value, "eval") and hasattr(ad, "eval"):
+        value = ad.eval(key)
+    return value if type(value) in (int, float, str) else None
 
 
 def header(schedd_name: str, address: str, when: float, submitter: str | None = None) -> str:

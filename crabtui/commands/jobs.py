@@ -349,7 +349,9 @@ def _dry_run_text(ads) -> str:
     cluster = {key: first[key] for key in ads[0].keys() if key not in per_proc}
     # A cluster that materializes late (max_materialize, max_idle): 23.9.6 prints its cluster ad
     # alone, without the limits, and a blank line, as the schedd makes the jobs, not condor_submit.
-    late = [cluster.pop(key) for key in ("JobMaterializeLimit", "JobMaterializeMaxIdle") if key in cluster]
+    late = False
+    for key in ("JobMaterializeLimit", "JobMaterializeMaxIdle"):
+        late = cluster.pop(key, None) is not None or late
     lines = [f"ClusterId={cluster.pop('ClusterId')}"] + [f"{k}={v}" for k, v in cluster.items()]
     if late:
         return "\n".join(lines) + "\n\n"

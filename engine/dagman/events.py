@@ -148,11 +148,6 @@ class EventReader:
             self.count_idle(kind, proc_id)
         if kind == T.SUBMIT:
             node.procs_seen += 1
-        elif kind == T.CLUSTER_SUBMIT:
-            node.is_factory = True
-        elif kind == T.CLUSTER_REMOVE:
-            if node.is_factory and node.procs_done >= node.procs_seen:
-                self.node_job_ended(node, with_post=True)
         elif kind == T.EXECUTE:
             node.procs_idle = max(0, node.procs_idle - 1)
         elif kind == T.JOB_EVICTED:
@@ -191,19 +186,14 @@ class EventReader:
                 self.out.job_proc_failed(node.name, event.cluster, event.proc,
                                          status=value if value > 0 else None,
                                          signal_number=-value if value < 0 else None, subproc=subproc)
-            if node.procs_done >= node.procs and not node.is_factory:
+            if node.procs_done >= node.procs:
                 # Dag::ProcessJobProcEnd: not said when the last proc failed and no POST script follows
-                self.node_job_ended(node, with_post=value == 0 or ScriptKind.POST in node.graph.node.scripts)
+                if value == 0 or ScriptKind.POST in node.graph.node.scripts:
+                    self.out.node_job_completed(node.name)
+                first = node.first_failure[1] if node.first_failure else 0
+                self.job_finished(node, JOB_ABORTED if first is None else first)
         if kind not in (T.JOB_TERMINATED, T.JOB_ABORTED):  # after the event is handled (a HOLD script started)
             self.count_idle(kind, proc_id)
-
-    def node_job_ended(self, node: Node, with_post: bool) -> None:
-        """Every proc of the node's job has ended (for a factory, its cluster too): the node's job
-        is over, as its first failure says."""
-        if with_post:
-            self.out.node_job_completed(node.name)
-        first = node.first_failure[1] if node.first_failure else 0
-        self.job_finished(node, JOB_ABORTED if first is None else first)
 
     def count_idle(self, kind, proc: tuple[int, int, int]) -> None:
         """DAGMan's count of idle job procs, kept from the events it reads (``ProcessIsIdleEvent``,
@@ -270,7 +260,7 @@ class EventReader:
             node.seq = self.seq
             node.exit_codes = {}
             node.procs = node.procs_done = node.procs_held = node.procs_idle = node.procs_seen = 0
-            node.successful, node.first_failure, node.is_factory = True, None, False
+            node.successful, node.first_failure = True, None
             node.status = NodeState.SUBMITTED
             node.cluster = cluster
             self.by_cluster[cluster] = node

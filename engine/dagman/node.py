@@ -74,10 +74,6 @@ class Node:
     procs_held: int = 0
     procs_idle: int = 0
     procs_seen: int = 0  # procs whose SUBMIT event has been read: what DAGMan's own counts start from
-    # Its job materializes late (a CLUSTER_SUBMIT was read: max_materialize): it is done at its
-    # CLUSTER_REMOVE with no proc queued, as DAGMan's ProcessClusterRemoveEvent decides, not when
-    # the procs made so far have ended.
-    is_factory: bool = False
     exit_codes: dict[int, int | None] = field(default_factory=dict)  # proc -> return value, None if aborted
     script: Script | None = None
     defer_until: float | None = None

@@ -336,7 +336,7 @@ class ReadyQueue:
         node.seq = self.seq
         node.exit_codes = {}
         node.procs = node.procs_done = node.procs_held = node.procs_idle = node.procs_seen = 0
-        node.successful, node.first_failure, node.is_factory = True, None, False
+        node.successful, node.first_failure = True, None
         if self.jobstate:
             self.jobstate.number(node.name)
         if self.options.submit_delay:
@@ -368,6 +368,15 @@ class ReadyQueue:
         else:
             self.out.submitting_from(node.name, declared.submit if declared.inline_submit is None
                                      and declared.submit not in self.graph.dag.submit_descriptions else None)
+        from engine.schedd.local.submit import MAX_MATERIALIZE, SubmitDescription, late_materialization_lines
+
+        # DAGMan 23.9.6's direct submit queues all the jobs at once: no factory, whatever the file asks
+        late = late_materialization_lines(SubmitDescription(text, path, cwd, prepend))
+        for key, value in late:
+            if key.lower() in MAX_MATERIALIZE:
+                self.out.line(f"Submit warning: Submit:0:the line '{key} = {value}' was unused by DAGMAN. "
+                              "Is it a typo?")
+        append = {**append, **{key: "" for key, _ in late}}
         try:
             result = self.schedd.submit(text, submit_file=path, cwd=cwd, prepend=prepend, append=append)
         except ScheddError as e:

@@ -212,3 +212,120 @@ def test_a_limit_that_is_not_a_number_is_refused_in_one_line(schedd):
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].startswith("ERROR: bad.sub:2: max_materialize: expected a whole number")
     assert schedd.cli("q", "-af", "ProcId").stdout == ""
+
+
+def test_a_constraint_on_job_status_acts_on_the_jobs_not_the_factory(schedd):
+    """A pool's cluster ad has no JobStatus: ``hold -constraint 'ClusterId==1 && JobStatus==1'``
+    holds the idle jobs and leaves the factory making jobs (23.9.6: mode Norm, no FACTORY_PAUSED);
+    ``ClusterId==1`` alone matches the cluster ad and pauses it."""
+    schedd.write("mat.sub", """
+        executable = /bin/true
+        log = mat.log
+        requirements = false
+        max_materialize = 2
+        queue 6
+        """)
+    assert schedd.cli("job", "submit", "mat.sub").returncode == 0
+    log = EventReader(schedd.work / "mat.log")
+    log.wait_type(ET.SUBMIT, "1.1")
+    assert schedd.cli("hold", "-constraint", "ClusterId==1 && JobStatus==1").returncode == 0
+    assert schedd.cli("release", "-constraint", "ClusterId==1 && JobStatus==5").returncode == 0
+    assert schedd.cli("qedit", "-constraint", "JobStatus==1", "Foo", "7").returncode == 0
+    assert schedd.cli("rm", "-constraint", "JobStatus==1").returncode == 0
+    log.wait_type(ET.SUBMIT, "1.3")
+    assert schedd.cli("q", "-af", "ProcId", "Foo").stdout == "2 undefined\n3 undefined\n"
+    assert schedd.cli("q", "-factory").stdout.split()[-1] == "Norm"
+    assert ET.FACTORY_PAUSED not in [e.type for e in log.seen]
+    assert schedd.cli("hold", "-constraint", "ClusterId==1").returncode == 0
+    log.wait_type(ET.FACTORY_PAUSED)
+    assert schedd.cli("q", "-factory").stdout.split()[-1] == "Held"
+
+
+def test_qedit_of_a_paused_factory_with_no_job_queued_sets_it_for_the_jobs_made_later(schedd):
+    """The pool: ``Set attribute "Foo" for 1 matching jobs.``, exit 0, and the next job has it."""
+    schedd.write("idle.sub", NO_SLOT.replace("max_idle", "max_materialize"))
+    assert schedd.cli("job", "submit", "idle.sub").returncode == 0
+    log = EventReader(schedd.work / "idle.log")
+    log.wait_type(ET.SUBMIT, "1.0")
+    assert schedd.cli("hold", "1").returncode == 0
+    assert schedd.cli("rm", "1.0").returncode == 0
+    log.wait_type(ET.JOB_ABORTED, "1.0")
+    edited = schedd.cli("qedit", "1", "Foo", "7")
+    assert (edited.returncode, edited.stdout, edited.stderr) == (0, 'Set attribute "Foo" for 1 matching jobs.\n', "")
+    assert schedd.cli("release", "1").returncode == 0
+    log.wait_type(ET.SUBMIT, "1.1")
+    assert schedd.cli("q", "-af", "ProcId", "Foo").stdout == "1 7\n"
+
+
+def test_a_limit_edited_to_an_expression_is_evaluated(schedd):
+    """The pool: ``condor_qedit 394 JobMaterializeLimit "1+2"`` makes three jobs present, and
+    condor_q -factory shows LIMIT 3."""
+    schedd.write("mat.sub", """
+        executable = /bin/true
+        log = mat.log
+        requirements = false
+        max_materialize = 1
+        queue 6
+        """)
+    assert schedd.cli("job", "submit", "mat.sub").returncode == 0
+    log = EventReader(schedd.work / "mat.log")
+    log.wait_type(ET.SUBMIT, "1.0")
+    assert schedd.cli("qedit", "1", "JobMaterializeLimit", "1+2").returncode == 0
+    log.wait_type(ET.SUBMIT, "1.2")
+    assert schedd.cli("q", "-af", "ProcId").stdout == "0\n1\n2\n"
+    shown = schedd.cli("q", "-factory")
+    assert (shown.returncode, shown.stderr) == (0, "")
+    assert shown.stdout.split()[-7:] == ["3", "3", "0", "3", "0", "3", "Norm"]
+
+
+def test_condor_rm_of_a_cluster_whose_jobs_were_all_made_is_incomplete(schedd):
+    schedd.write("idle.sub", NO_SLOT.replace("max_idle = 1", "max_materialize = 3"))
+    assert schedd.cli("job", "submit", "idle.sub").returncode == 0
+    log = EventReader(schedd.work / "idle.log")
+    log.wait_type(ET.SUBMIT, "1.2")
+    assert schedd.cli("rm", "1").returncode == 0
+    log.wait_type(ET.CLUSTER_REMOVE)
+    assert (schedd.work / "idle.log").read_text().endswith("\tMaterialized 3 jobs from 0 items.\tIncomplete\n...\n")
+
+
+def test_every_job_has_the_next_proc_id_of_its_cluster(schedd):
+    """The pool (max_materialize = 3, queue 6, condor_rm 4.1): ``0 4 / 2 4 / 3 4``."""
+    schedd.write("idle.sub", NO_SLOT.replace("max_idle = 1", "max_materialize = 3").replace("queue 3", "queue 6"))
+    assert schedd.cli("job", "submit", "idle.sub").returncode == 0
+    log = EventReader(schedd.work / "idle.log")
+    log.wait_type(ET.SUBMIT, "1.2")
+    assert schedd.cli("rm", "1.1").returncode == 0
+    log.wait_type(ET.SUBMIT, "1.3")
+    assert schedd.cli("q", "1", "-af", "ProcId", "JobMaterializeNextProcId").stdout == "0 4\n2 4\n3 4\n"
+
+
+def test_max_materialize_zero_limits_the_cluster_to_its_size(schedd):
+    """The pool (cluster 554): ``max_materialize = 0`` with ``queue 3`` is a factory of LIMIT 3."""
+    schedd.write("zero.sub", """
+        executable = /bin/true
+        log = zero.log
+        requirements = false
+        max_materialize = 0
+        queue 3
+        """)
+    submitted = schedd.cli("job", "submit", "zero.sub")
+    assert (submitted.returncode, submitted.stderr) == (0, "")
+    log = EventReader(schedd.work / "zero.log")
+    log.wait_type(ET.SUBMIT, "1.2")
+    assert schedd.cli("q", "-factory", "-af", "JobMaterializeLimit").stdout == "3\n"
+    assert (log.seen[0].type, log.seen[0].proc) == (ET.CLUSTER_SUBMIT, -1)
+
+
+def test_two_queue_statements_with_max_materialize_are_refused(schedd):
+    """23.9.6: ``ERROR: on Line 5 of submit file: Extra data found after queue statement``, exit 1."""
+    schedd.write("two.sub", """
+        executable = /bin/true
+        max_materialize = 2
+        queue 2
+        queue 2
+        """)
+    result = schedd.cli("job", "submit", "two.sub")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        "ERROR: two.sub:4: Extra data found after queue statement")
+    assert schedd.cli("q", "-af", "ProcId").stdout == ""

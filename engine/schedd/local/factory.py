@@ -46,25 +46,44 @@ class Factory:
         """Makes no more jobs: all made, or condor_rm of the cluster."""
         return self.removed or self.next_proc >= self.total
 
-    def room(self, jobs: Mapping[JobId, classad2.ClassAd]) -> int:
-        """How many jobs to make now: up to the limit of jobs in the queue and of idle ones."""
+    def prune(self, jobs: Mapping[JobId, classad2.ClassAd]) -> None:
+        """Forget the jobs it made that have left the queue."""
         self.present = {key for key in self.present if key in jobs}
+
+    def room(self, jobs: Mapping[JobId, classad2.ClassAd]) -> int:
+        """How many jobs to make now (after :meth:`prune`): up to the limit of jobs in the queue
+        and of idle ones, each evaluated in the cluster ad as the pool does (``1+2`` is 3)."""
         if self.paused or self.done:
             return 0
         room = self.total - self.next_proc
-        limit = _number(self.ad.get(LIMIT))
+        limit = self.limit(LIMIT)
         if limit is not None:
             room = min(room, limit - len(self.present))
-        max_idle = _number(self.ad.get(MAX_IDLE))
+        max_idle = self.limit(MAX_IDLE)
         if max_idle is not None:
             idle = sum(1 for key in self.present if jobs[key]["JobStatus"] == JobStatus.IDLE)
             room = min(room, max_idle - idle)
         return max(room, 0)
 
+    def limit(self, attr: str) -> int | None:
+        """A limit's value in the cluster ad; none when it is not a number (undefined, say)."""
+        if attr not in self.ad:
+            return None
+        value = self.ad.eval(attr)
+        return value if type(value) is int else None
+
+    def scope(self) -> classad2.ClassAd:
+        """The cluster ad as a pool's schedd keeps it, for a constraint to match: no ``ProcId`` and
+        no ``JobStatus`` (its jobs have them), so ``JobStatus == 1`` does not match it."""
+        ad = classad2.ClassAd(str(self.ad))
+        for attr in ("ProcId", "JobStatus"):
+            del ad[attr]
+        return ad
+
 
 def counts(made: Factory, jobs: Mapping[JobId, classad2.ClassAd]) -> dict[str, int]:
-    """The attributes of a pool's factory cluster ad that condor_q -factory shows."""
-    made.present = {key for key in made.present if key in jobs}
+    """The attributes of a pool's factory cluster ad that condor_q -factory shows (after
+    :meth:`Factory.prune`)."""
     states = [jobs[key]["JobStatus"] for key in made.present]
     return {"JobsPresent": len(states), "JobsIdle": states.count(JobStatus.IDLE),
             "JobsRunning": states.count(JobStatus.RUNNING), "JobsHeld": states.count(JobStatus.HELD),
@@ -76,7 +95,3 @@ def cluster_ad(ad: classad2.ClassAd) -> classad2.ClassAd:
     cluster = classad2.ClassAd(str(ad))
     cluster["ProcId"] = -1
     return cluster
-
-
-def _number(value) -> int | None:
-    return value if type(value) is int else None

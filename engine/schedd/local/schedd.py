@@ -135,7 +135,7 @@ class LocalSchedd:
         self.queue = JobQueue(state.db)
         self.jobs: dict[JobId, classad2.ClassAd] = {job_id(ad): ad for ad in self.queue.load()}
         self.job_factories: dict[int, factory.Factory] = {  # clusters that materialize their jobs late
-            cluster: factory.Factory(cluster, next_proc, total, paused, removed, ad)
+            cluster: factory.Factory(cluster, next_proc, total, paused=paused, removed=removed, ad=ad)
             for cluster, next_proc, total, paused, removed, ad in self.queue.factories()}
         for key in self.jobs if self.job_factories else ():
             if key[0] in self.job_factories:
@@ -286,6 +286,7 @@ class LocalSchedd:
         made and gone is over, with its CLUSTER_REMOVE."""
         now = int(self.clock())
         for cluster, made in list(self.job_factories.items()):
+            made.prune(self.jobs)
             room = made.room(self.jobs)
             if room:
                 ads = self.queue.take_unmaterialized(cluster, room)
@@ -298,20 +299,17 @@ class LocalSchedd:
                 made.next_proc += len(ads)
                 if len(ads) < room:  # the store has no more: the cluster is complete as made
                     made.total = made.next_proc
-                for ad in ads:
+                # every job reads the count from its cluster ad on the pool: each queued one has it
+                present = [self.jobs[key] for key in made.present]
+                for ad in present:
                     ad[factory.NEXT_PROC] = made.next_proc
-                self._save(ads)
+                self._save(present)
                 self._put_factory(made)
                 self._idle_order = None
                 self._after_commit(self._schedule_soon)
-            if made.present:  # condor_q's batch line reads the cluster's first job: it has the count
-                first = self.jobs[min(made.present)]
-                if first.get(factory.NEXT_PROC) != made.next_proc:
-                    first[factory.NEXT_PROC] = made.next_proc
-                    self._save([first])
-            if made.done and not made.present:
+            if made.done and not made.present:  # condor_rm of the cluster: Incomplete, made all or not
                 self._log(made.ad, ClusterRemoveEvent, materialized=made.next_proc, items=0,
-                          complete=made.next_proc >= made.total)
+                          complete=made.next_proc >= made.total and not made.removed)
                 self.queue.drop_factory(cluster)
                 del self.job_factories[cluster]
 
@@ -548,8 +546,8 @@ class LocalSchedd:
             ad["User"] = f"{ad['Owner']}@{UID_DOMAIN}"
         with self._unit("submit"):
             if factory.wants_factory(ads[0]):  # its jobs are made as _materialize finds room, SUBMIT each
-                made = factory.Factory(cluster, ads[0]["ProcId"], ads[0]["ProcId"] + len(ads), False, False,
-                                       factory.cluster_ad(ads[0]))
+                made = factory.Factory(cluster, ads[0]["ProcId"], ads[0]["ProcId"] + len(ads), paused=False,
+                                       removed=False, ad=factory.cluster_ad(ads[0]))
                 self._log(made.ad, ClusterSubmitEvent, submit_host=self.host)
                 self.queue.put_unmaterialized(ads)
                 self._put_factory(made)
@@ -590,9 +588,8 @@ class LocalSchedd:
         expr = _constraint(constraint)
         out = []
         for cluster, made in sorted(self.job_factories.items()):
-            ad = classad2.ClassAd(str(made.ad))
-            for attr in ("ProcId", "JobStatus"):  # a cluster ad has neither: its jobs have
-                del ad[attr]
+            ad = made.scope()
+            made.prune(self.jobs)
             ad.update(factory.counts(made, self.jobs))
             ad["ServerTime"] = int(self.clock())
             if expr.eval(scope=ad) is True:
@@ -627,7 +624,8 @@ class LocalSchedd:
         exprs = {name: _constraint(text, what="value") for name, text in attrs.items()}
         keys = self._resolve(job_spec)
         with self._unit("edit"):
-            for made in self._factories_named(job_spec):  # the cluster ad: the jobs made later have it
+            factories = self._factories_named(job_spec)
+            for made in factories:  # the cluster ad: the jobs made later have it
                 made.ad.update(exprs)
                 self._put_factory(made)
                 later = self.queue.unmaterialized(made.cluster)
@@ -640,7 +638,7 @@ class LocalSchedd:
             self._save(self.jobs[k] for k in keys)
             self._idle_order = None
             self.schedule()
-        return len(keys)
+        return len(keys) or len(factories)  # a paused factory with no job queued: 1, as on the pool
 
     def act(self, action: JobAction | str, job_spec: JobSpec, reason: str | None = None) -> ActResult:
         action = JobAction(action)
@@ -678,15 +676,14 @@ class LocalSchedd:
         return ActResult(len(allowed) or factories, tuple(refused), not_found=len(gone), bad_status=kinds["bad_status"],
                          already_done=kinds["already_done"], job_ads=len(self.jobs))
 
-
     def _factories_named(self, job_spec: JobSpec) -> list[factory.Factory]:
         """The factories of the clusters a spec names whole (``5``, not ``5.0``), or whose
-        cluster ad a constraint matches."""
+        cluster ad a constraint matches (a pool's: no ``JobStatus``, no ``ProcId``)."""
         if not self.job_factories:
             return []
         if _is_constraint(job_spec):
             expr = _constraint(str(job_spec))
-            return [made for made in self.job_factories.values() if expr.eval(scope=made.ad) is True]
+            return [made for made in self.job_factories.values() if expr.eval(scope=made.scope()) is True]
         specs = [job_spec] if isinstance(job_spec, (str, int)) else list(job_spec)
         clusters = {int(text) for spec in specs if (text := str(spec).strip()).isdigit()}
         return [self.job_factories[cluster] for cluster in sorted(clusters) if cluster in self.job_factories]

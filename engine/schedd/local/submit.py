@@ -240,10 +240,17 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                     first = str(ads[-1])
     if not ads:
         raise NoJobsQueued(f'"{where}" has only empty "queue" commands -- no jobs queued')
+    late = "JobMaterializeLimit" in ads[0] or "JobMaterializeMaxIdle" in ads[0]
+    statements = [m.start() for m in _QUEUE_LINE.finditer(description.text)]
+    if late and len(statements) > 1:  # 23.9.6's condor_submit: a job factory has one queue statement
+        line = description.text.count("\n", 0, statements[1]) + 1
+        raise SubmitError(f"{where}:{line}: Extra data found after queue statement: a cluster with max_materialize "
+                          "or max_idle has one queue statement; write one 'queue ... from (...)'")
     for ad in ads:
         ad["TotalSubmitProcs"] = len(ads)
-        if "JobMaterializeMaxIdle" in ad and "JobMaterializeLimit" not in ad:  # max_idle alone: 23.9.6
-            ad["JobMaterializeLimit"] = len(ads)  # limits the cluster to its own size, as condor_q -factory shows
+        # max_idle alone or max_materialize = 0: 23.9.6 limits the cluster to its own size, as condor_q -factory shows
+        if late and not ad.get("JobMaterializeLimit"):
+            ad["JobMaterializeLimit"] = len(ads)
     return ads
 
 
@@ -342,6 +349,25 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
             if name in variables else
             f"WARNING: the line '{keys[name]} = {submit[keys[name]]}' was unused by condor_submit. Is it a typo?"
             for name in unused]
+
+
+MAX_MATERIALIZE = ("max_materialize", "jobmaterializelimit")
+_LATE_MATERIALIZATION = (*MAX_MATERIALIZE, "max_idle", "materialize_max_idle", "jobmaterializemaxidle")
+
+
+def late_materialization_lines(description: SubmitDescription) -> list[tuple[str, str]]:
+    """The lines asking for late materialization (``max_materialize = 1``), as written, by name
+    last first: 23.9.6's DAGMan submits a node's jobs directly, all at once, warning of
+    :data:`MAX_MATERIALIZE` lines as unused (not of ``max_idle``, which its jobs keep as
+    JobMaterializeMaxIdle).  A description that does not parse is left to the submit to refuse."""
+    if not re.search(r"max_materialize|max_idle|jobmaterialize", description.text, re.IGNORECASE):
+        return []  # most nodes' descriptions: not parsed twice
+    try:
+        submit = parse_description(dataclasses.replace(description, text=queue_statements(description.text)[-1]))
+    except SubmitError:
+        return []
+    return sorted(((key, submit[key]) for key in submit.keys() if key.lower() in _LATE_MATERIALIZATION),
+                  key=lambda line: line[0].lower(), reverse=True)
 
 
 def _tested_by_ifs(text: str, defined: set[str]) -> list[str]:
@@ -885,7 +911,7 @@ def _materialize_limits(ad: classad2.ClassAd, get, at) -> None:
                                "the most jobs of the cluster idle at once")):
         value = get(*names)
         if value is not None:
-            ad[attr] = _integer(value, at(*names), names[0], what, 1, evaluate=True)
+            ad[attr] = _integer(value, at(*names), names[0], what, 0, evaluate=True)
 
 
 def _expression(value: str, where: str, key: str) -> classad2.ExprTree:
