@@ -44,6 +44,18 @@ def test_a_blank_row_of_an_inline_list_is_a_job_as_on_the_pool(tmp_path):
     assert [ad["Args"] for ad in ads] == ["<x>", "<>", "<y>"]
 
 
+def test_a_queue_variable_named_as_a_builtin_macro_wins_as_on_the_pool(tmp_path):
+    """condor_submit 23.9.6 -dry-run: queue Row, Word from ( ... ) gives $(Row) the row's own
+    value (Args="02 c orld" for the row '2, world'), even in $INT() and $CHOICE(); a queue
+    variable named Process or Cluster wins too, while the job's ProcId stays its own."""
+    ads = build("executable = /bin/echo\narguments = $INT(Row,%02d) $CHOICE(Row, a, b, c) $SUBSTR(Word, 1)\n"
+                "queue Row, Word from (\n 0, hello\n 2, world\n)\n", tmp_path)
+    assert [ad["Args"] for ad in ads] == ["00 a ello", "02 c orld"]
+    ads = build("executable = /bin/echo\narguments = p=$(Process) c=$(Cluster) s=$(Step)\n"
+                "queue Process, Cluster, Step from (\n 5, 6, 7\n 8, 9, 10\n)\n", tmp_path)
+    assert [(ad["Args"], ad["ProcId"]) for ad in ads] == [("p=5 c=6 s=7", 0), ("p=8 c=9 s=10", 1)]
+
+
 def test_requests_written_as_expressions_are_kept_as_on_the_pool(tmp_path):
     """The manual's request_memory that grows with the job's use, and request_cpus = 2 - 1: the
     pool's condor_submit keeps both expressions as written; a lone name stays refused."""

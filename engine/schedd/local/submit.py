@@ -223,13 +223,13 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                     ad["ProcId"] = len(ads)
                     ads.append(ad)
                     continue
-                for key, value in item.items():
-                    submit[key] = value
                 proc = len(ads)
                 # condor_submit numbers the items too: $(ItemIndex), and $(Row) for the same
                 for key, value in (("ClusterId", cluster), ("Cluster", cluster), ("ProcId", proc),
                                    ("Process", proc), ("Step", step), ("ItemIndex", index), ("Row", index)):
                     submit[key] = str(value)
+                for key, value in item.items():  # after: a queue variable named Row or Step wins, as in 23.9.6
+                    submit[key] = value
                 # a queue variable may be a command itself: queue arguments from (...)
                 commands = keys | {key.lower(): key for key in item}
                 if functions:
@@ -271,8 +271,8 @@ def check_macro_functions(description: SubmitDescription, *, count: int = 0,
         proc = 0
         for index, item in items:
             for step in range(n):
-                for key, value in (*item.items(), ("Process", proc), ("ProcId", proc), ("Step", step),
-                                   ("ItemIndex", index), ("Row", index)):
+                for key, value in (("Process", proc), ("ProcId", proc), ("Step", step),
+                                   ("ItemIndex", index), ("Row", index), *item.items()):
                     submit[key] = str(value)
                 _check_macro_functions(submit, keys | {key.lower(): key for key in item}, where, lines)
                 proc += 1
