@@ -181,3 +181,17 @@ def test_macro_functions_the_pool_takes_are_expanded_as_on_the_pool(tmp_path):
         "WARNING: the line 'unused = $CHOICE(9, a)' was unused by condor_submit. Is it a typo?"]
     with pytest.raises(SubmitError, match=r"job.sub:2: My.Pick: .*the index 2 is past the end of the list of 2"):
         build('executable = /bin/true\nMy.Pick = "$CHOICE(Process, a, b)"\nqueue 3\n', tmp_path)
+
+
+def test_numbers_with_leading_zeros_or_in_c_forms_are_taken_as_on_the_pool(tmp_path):
+    """condor_submit 23.9.6 -dry-run: $INT() and $CHOICE() read 08 and 010 in base 10 (Args="8 i",
+    "10 k"), as zero-padded run numbers are written; $REAL() reads what C's strtod reads (1., 0x1F,
+    inf); 1_000, 4x and 08 + 1 stay refused there and here."""
+    text = ("executable = /bin/echo\narguments = $INT(Item) $CHOICE(Item, a, b, c, d, e, f, g, h, i, j, k)\n"
+            "queue in (08, 010, -0)\n")
+    assert [ad["Args"] for ad in build(text, tmp_path)] == ["8 i", "10 k", "0 a"]
+    text = "executable = /bin/echo\narguments = $REAL(Item, %.2f)\nqueue in (1., 0x1F, 0x1p3, -09.5e1)\n"
+    assert [ad["Args"] for ad in build(text, tmp_path)] == ["1.00", "31.00", "8.00", "-95.00"]
+    for value in ("1_000", "4x", "08 + 1"):
+        with pytest.raises(SubmitError, match="does not evaluate to"):
+            build(f"executable = /bin/echo\nv = {value}\narguments = $INT(v) $REAL(v)\nqueue\n", tmp_path)

@@ -21,6 +21,9 @@ __all__ = ["check", "list_macros", "used"]
 _FUNCTION = re.compile(r"(?<!\$)\$(INT|REAL|CHOICE|SUBSTR|RANDOM_CHOICE|RANDOM_INTEGER)\(([^)]*)\)?")
 _REFERENCE = re.compile(r"(?<!\$)\$(?:F[a-z]*|INT|REAL|CHOICE|SUBSTR|BASENAME|DIRNAME)?\(\s*([A-Za-z_][\w.]*)")
 _INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*\Z")
+# what C's strtod reads whole, as $REAL() does before it tries an expression: 1., inf, nan, 0x1F, 0x1p3
+_STRTOD = re.compile(r"\s*[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan"
+                     r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)\s*\Z", re.IGNORECASE)
 
 
 def used(text: str, *macros: Mapping[str, str] | None) -> bool:
@@ -86,10 +89,16 @@ def _refusal(function: str, body: str, closed: bool, raw, expand) -> str | None:
     return _random_integer_refusal(args)
 
 
-def _number(text: str, raw, expand) -> float | None:
+def _number(text: str, raw, expand, real: bool = False) -> float | None:
     """What $INT/$REAL/$CHOICE make of a name: a macro's expanded value, else the text itself,
+    read as a number in C's way (base 10 for $INT and $CHOICE, so 08 is 8; strtod's for $REAL), else
     evaluated as a ClassAd expression; None unless a number (true counts as 1)."""
     source = expand(text) if text and raw(text) is not None else text
+    if _INTEGER.match(source):
+        return float(int(source))
+    if real and _STRTOD.match(source):
+        source = source.strip()
+        return float.fromhex(source) if "x" in source.lower() else float(source)
     try:
         value = classad2.ExprTree(source).eval()
     except Exception:
@@ -100,7 +109,7 @@ def _number(text: str, raw, expand) -> float | None:
 
 
 def _number_refusal(function: str, name: str, raw, expand) -> str | None:
-    if _number(name, raw, expand) is not None:
+    if _number(name, raw, expand, real=function == "REAL") is not None:
         return None
     kind = "an integer" if function == "INT" else "a number"
     return (f"'{name}' does not evaluate to {kind} (23.9.6 takes a macro's name or a constant expression, and "
