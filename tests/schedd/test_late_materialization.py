@@ -99,7 +99,7 @@ def test_max_idle_makes_one_idle_job_and_condor_rm_of_the_cluster_ends_the_facto
 
 
 def test_condor_hold_of_the_cluster_pauses_the_factory_until_condor_release(schedd):
-    """A held job is not idle: max_idle would make the next one, but the factory is paused."""
+    """condor_hold of the cluster pauses the factory (FACTORY_PAUSED) and holds its jobs."""
     schedd.write("idle.sub", NO_SLOT)
     assert schedd.cli("job", "submit", "idle.sub").returncode == 0
     log = EventReader(schedd.work / "idle.log")
@@ -120,6 +120,24 @@ def test_condor_hold_of_the_cluster_pauses_the_factory_until_condor_release(sche
     text = (schedd.work / "idle.log").read_text()
     assert "Job Materialization Paused\n\tvia condor_hold (by user " in text
     assert "\tPauseCode 1\n\tHoldCode 1\n...\n" in text
+
+
+def test_a_held_job_counts_against_max_idle_as_on_the_pool(schedd):
+    """The pool's clusters 590 and 591: hold = true with max_idle = 1 makes one job, held, and no
+    more; a job put on hold by condor_hold keeps the next one from being made too."""
+    schedd.write("held.sub", NO_SLOT.replace("max_idle", "hold = true\n    max_idle"))
+    assert schedd.cli("job", "submit", "held.sub").returncode == 0
+    log = EventReader(schedd.work / "idle.log")
+    log.wait_type(ET.SUBMIT, "1.0")  # submitted on hold: no JOB_HELD event, as on the pool
+    assert schedd.cli("q", "-af", "ProcId", "JobStatus").stdout == "0 5\n"
+    assert schedd.cli("q", "-factory").stdout.split()[-7:] == ["3", "1", "0", "0", "1", "1", "Norm"]
+    schedd.write("idle.sub", NO_SLOT)
+    assert schedd.cli("job", "submit", "idle.sub").returncode == 0
+    log.wait_type(ET.SUBMIT, "2.0")
+    assert schedd.cli("hold", "2.0").returncode == 0
+    log.wait_type(ET.JOB_HELD, "2.0")
+    assert schedd.cli("q", "2", "-af", "ProcId", "JobStatus").stdout == "0 5\n"
+    assert [(e.type, e.cluster, e.proc) for e in log.seen if e.type == ET.SUBMIT] == [(ET.SUBMIT, 1, 0), (ET.SUBMIT, 2, 0)]
 
 
 @pytest.mark.parametrize("point", ["submit:after-commit", "exit:before-commit", "exit:after-commit",

@@ -52,7 +52,7 @@ class Factory:
 
     def room(self, jobs: Mapping[JobId, classad2.ClassAd]) -> int:
         """How many jobs to make now (after :meth:`prune`): up to the limit of jobs in the queue
-        and of idle ones, each evaluated in the cluster ad as the pool does (``1+2`` is 3)."""
+        and of idle or held ones, each evaluated in the cluster ad as the pool does (``1+2`` is 3)."""
         if self.paused or self.done:
             return 0
         room = self.total - self.next_proc
@@ -61,7 +61,8 @@ class Factory:
             room = min(room, limit - len(self.present))
         max_idle = self.limit(MAX_IDLE)
         if max_idle is not None:
-            idle = sum(1 for key in self.present if jobs[key]["JobStatus"] == JobStatus.IDLE)
+            # a held job counts as idle, as on the pool: hold = true with max_idle = 1 makes one job
+            idle = sum(1 for key in self.present if jobs[key]["JobStatus"] in (JobStatus.IDLE, JobStatus.HELD))
             room = min(room, max_idle - idle)
         return max(room, 0)
 
