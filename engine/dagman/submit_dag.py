@@ -279,9 +279,18 @@ def recursive_submit_command(dag_file: str, options: DagSubmitOptions) -> str:
 
 def read_insert_sub_file(path: str) -> tuple[str, ...]:
     """-insert_sub_file's lines, added to ``<dag>.condor.sub`` before -append's as condor_submit_dag
-    23.9.6 copies them: each stripped of its blanks, comments and blank lines kept."""
+    23.9.6 copies them: each stripped of its blanks, comments and blank lines kept, a line ending in
+    ``\\`` joined with the next (``+Cont = 1 \\`` and ``  + 2`` make ``+Cont = 1 + 2``)."""
     with open(path, encoding="utf-8") as f:
-        return tuple(line.strip() for line in f.read().splitlines())
+        lines, joined = [], ""
+        for line in f.read().splitlines():
+            line = line.strip()
+            if line.endswith("\\"):
+                joined += line[:-1]
+                continue
+            lines.append(joined + line)
+            joined = ""
+        return tuple(lines + [joined] if joined else lines)
 
 
 def write_condor_sub(dag_file: str, text: str) -> str:

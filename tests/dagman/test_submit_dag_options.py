@@ -151,6 +151,18 @@ def test_insert_sub_file_is_copied_with_its_comments_as_condor_submit_dag_copies
         '\n# my comment\n+Extra = "yes"\n\n# indented comment\nrequest_memory = 100 # trailing\n+A = 1\nqueue\n')
 
 
+def test_insert_sub_file_continuation_lines_are_joined_as_condor_submit_dag_joins_them(gated, schedd):
+    """23.9.6's condor_submit_dag on the test pool: a line ending in a backslash is joined with the
+    next, each stripped first ('+Cont = 1 \\' and '  + 2' make '+Cont = 1 + 2')."""
+    (gated / "d.dag").write_text(DAG)
+    (gated / "extra.sub").write_text("requirements = (Arch == \"X86_64\") && \\\n    (OpSys == \"LINUX\")\n"
+                                     "+Cont = 1 \\\n  + 2\n")
+    result = crabtui(schedd, "dag", "submit", "-no_submit", "-insert_sub_file", "extra.sub", "d.dag", cwd=gated)
+    assert result.returncode == 0, result.stderr
+    assert (gated / "d.dag.condor.sub").read_text().endswith(
+        '\nrequirements = (Arch == "X86_64") && (OpSys == "LINUX")\n+Cont = 1 + 2\nqueue\n')
+
+
 def test_a_rescue_dag_to_pick_up_is_announced_as_condor_submit_dag_does(gated, schedd):
     (gated / "d.dag").write_text(DAG)
     for name in ("d.dag.condor.sub", "d.dag.dagman.out", "d.dag.rescue001", "d.dag.rescue002"):
