@@ -679,23 +679,21 @@ def summarize_address(address: str) -> str:
     return head + "?..." if sep else address
 
 
+# condor_q -factory's MODE, from the factory's JobFactoryPaused: a factory that made all its jobs
+# stays Norm on the pool (0), as 23.9.6 shows it
+FACTORY_MODES = {1: "Held", 2: "Done", 3: "Rmvd"}
 FACTORY_HEADING = " ID      OWNER            SUBMITTED  LIMIT PRESNT   RUN    IDLE   HOLD NEXTID MODE DIGEST"
 
 
 def factory_table(ads: Sequence[Mapping[str, object]]) -> list[str]:
     """condor_q -factory's header and one line per late-materializing cluster: its limit, its
-    jobs in the queue by state, the next proc it makes, whether it is paused (Held) or has made
-    them all (Done), and the digest of its submit file (none on the embedded schedd)."""
+    jobs in the queue by state, the next proc it makes, whether it is paused (Held), and the
+    digest of its submit file (none on the embedded schedd)."""
     digests = [str(ad.get("JobMaterializeDigestFile") or "") for ad in ads]
     width = max(map(len, digests), default=0)
     lines = [FACTORY_HEADING + " " * max(0, width - len("DIGEST"))]
     for ad, digest in zip(ads, digests):
-        if ad.get("JobFactoryPaused"):
-            mode = "Held"
-        elif (ad.get("JobMaterializeNextProcId") or 0) >= (ad.get("TotalSubmitProcs") or 0):
-            mode = "Done"
-        else:
-            mode = "Norm"
+        mode = FACTORY_MODES.get(ad.get("JobFactoryPaused"), "Norm")
         submitted = time.strftime("%m/%d %H:%M", time.localtime(ad.get("QDate") or 0))
         counts = [_evaluated(ad, key) for key in ("JobMaterializeLimit", "JobsPresent", "JobsRunning", "JobsIdle",
                                                   "JobsHeld", "JobMaterializeNextProcId")]

@@ -334,6 +334,26 @@ def test_max_materialize_zero_limits_the_cluster_to_its_size(schedd):
     assert (log.seen[0].type, log.seen[0].proc) == (ET.CLUSTER_SUBMIT, -1)
 
 
+def test_a_limit_above_the_clusters_size_is_its_size_and_a_factory_that_made_all_stays_norm(schedd):
+    """The pool's clusters 598 and 599 (max_materialize = 5 with two jobs, from a list and queue 2):
+    JobMaterializeLimit 2 in the jobs' ads and condor_q -factory's LIMIT, MODE Norm with all made."""
+    schedd.write("five.sub", """
+        executable = /bin/true
+        arguments = $(x)
+        log = five.log
+        requirements = false
+        max_materialize = 5
+        queue x from (
+          a
+          b
+        )
+        """)
+    assert schedd.cli("job", "submit", "five.sub").returncode == 0
+    EventReader(schedd.work / "five.log").wait_type(ET.SUBMIT, "1.1")
+    assert schedd.cli("q", "-af", "ProcId", "JobMaterializeLimit").stdout == "0 2\n1 2\n"
+    assert schedd.cli("q", "-factory").stdout.split()[-7:] == ["2", "2", "0", "2", "0", "2", "Norm"]
+
+
 def test_two_queue_statements_with_max_materialize_are_refused(schedd):
     """23.9.6: ``ERROR: on Line 5 of submit file: Extra data found after queue statement``, exit 1."""
     schedd.write("two.sub", """

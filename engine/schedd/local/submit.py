@@ -248,8 +248,9 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                           "or max_idle has one queue statement; write one 'queue ... from (...)'")
     for ad in ads:
         ad["TotalSubmitProcs"] = len(ads)
-        # max_idle alone or max_materialize = 0: 23.9.6 limits the cluster to its own size, as condor_q -factory shows
-        if late and not ad.get("JobMaterializeLimit"):
+        # max_idle alone, max_materialize = 0 or more than the jobs: 23.9.6 limits the cluster to its
+        # own size, as condor_q -factory and the jobs' ads show (max_materialize = 5 with queue 2 is 2)
+        if late and not 0 < ad.get("JobMaterializeLimit", 0) <= len(ads):
             ad["JobMaterializeLimit"] = len(ads)
     return ads
 
