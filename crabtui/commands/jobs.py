@@ -642,7 +642,8 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
             job = "{}.{}".format(*queue_format.job_id(row))
             click.echo(f"\n{job}: {client.analyze(job)}")
         return
-    if query.factory and not (query.long or query.json or query.xml or query.custom):
+    # -factory -totals: the jobs' totals, as 23.9.6's condor_q prints them
+    if query.factory and not (query.long or query.json or query.xml or query.custom or query.totals):
         ads = client.factories(constraint)
         name, address = schedd_title(client)
         now = next((ad.get("ServerTime") for ad in ads[:1]), None) or time.time()

@@ -354,6 +354,17 @@ def test_a_limit_above_the_clusters_size_is_its_size_and_a_factory_that_made_all
     assert schedd.cli("q", "-factory").stdout.split()[-7:] == ["2", "2", "0", "2", "0", "2", "Norm"]
 
 
+def test_q_factory_totals_counts_the_jobs_as_condor_q_does(schedd):
+    """23.9.6's condor_q -factory 598 599 600 -totals on the pool prints the jobs' totals alone."""
+    schedd.write("idle.sub", NO_SLOT)
+    assert schedd.cli("job", "submit", "idle.sub").returncode == 0
+    EventReader(schedd.work / "idle.log").wait_type(ET.SUBMIT, "1.0")
+    lines = schedd.cli("q", "-factory", "1", "-totals").stdout.splitlines()
+    assert [line.split(":")[0] for line in lines if line.startswith("Total")] == ["Total for query",
+                                                                                  "Total for all users"]
+    assert lines[3].startswith("Total for query: 1 jobs; 0 completed, 0 removed, 1 idle,"), lines
+
+
 def test_two_queue_statements_with_max_materialize_are_refused(schedd):
     """23.9.6: ``ERROR: on Line 5 of submit file: Extra data found after queue statement``, exit 1."""
     schedd.write("two.sub", """
