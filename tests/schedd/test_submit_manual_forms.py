@@ -159,6 +159,8 @@ def test_a_log_written_another_way_than_the_nodes_log_gets_each_event_once(sched
     ("$RANDOM_INTEGER(5, 1)", "min 5 is greater than max 1"),
     ("$RANDOM_INTEGER(1, 5, 0)", "the step 0 is not 1 or more"),
     ("$CHOICE($(Process), a, b)", "a $(...) cannot be one"),
+    ("$INT(1,%5.1f)", "'%5.1f' is not a valid format specifier for $INT()"),
+    ("$REAL(2.5,%s)", "'%s' is not a valid format specifier for $REAL()"),
 ])
 def test_a_macro_function_the_pool_refuses_is_refused_at_its_line(tmp_path, value, said):
     """condor_submit 23.9.6 stops at the queue statement on these (on $CHOICE(5, a, b) it crashes);
@@ -195,3 +197,14 @@ def test_numbers_with_leading_zeros_or_in_c_forms_are_taken_as_on_the_pool(tmp_p
     for value in ("1_000", "4x", "08 + 1"):
         with pytest.raises(SubmitError, match="does not evaluate to"):
             build(f"executable = /bin/echo\nv = {value}\narguments = $INT(v) $REAL(v)\nqueue\n", tmp_path)
+
+
+def test_printf_formats_the_pool_takes_are_expanded_as_there(tmp_path):
+    """condor_submit 23.9.6 -dry-run: Arguments="2a %42 2.50% 2.500000 +42"; a format that prints
+    no number of the function's kind (%5.1f for $INT, %d for $REAL, 100%%) stops it."""
+    ads = build('executable = /bin/echo\nx = 42\ny = 2.5\n'
+                'arguments = "$INT(x,%x) $INT(x,%%%d) $REAL(y,%.2f%%) $REAL(y,%lf) $INT(x,%+d)"\nqueue\n', tmp_path)
+    assert ads[0]["Arguments"] == "2a %42 2.50% 2.500000 +42"
+    for bad in ("$INT(x,%5.1f)", "$REAL(y,%d)", "$INT(x,100%%)"):
+        with pytest.raises(SubmitError, match="is not a valid format specifier"):
+            build(f"executable = /bin/echo\nx = 42\ny = 2.5\narguments = {bad}\nqueue\n", tmp_path)

@@ -20,6 +20,9 @@ __all__ = ["check", "list_macros", "used"]
 # a function and its arguments, which end at the first ')' in 23.9.6 (a $(...) inside cuts them)
 _FUNCTION = re.compile(r"(?<!\$)\$(INT|REAL|CHOICE|SUBSTR|RANDOM_CHOICE|RANDOM_INTEGER)\(([^)]*)\)?")
 _REFERENCE = re.compile(r"(?<!\$)\$(?:F[a-z]*|INT|REAL|CHOICE|SUBSTR|BASENAME|DIRNAME)?\(\s*([A-Za-z_][\w.]*)")
+# a printf conversion (%% is none); its last character says what it prints
+_CONVERSION = re.compile(r"%(?:%|[-+ #0]*[0-9]*(?:\.[0-9]*)?(?:hh|h|ll|l|L|q|j|z|t)?(.))")
+_CONVERSIONS = {"INT": "diouxXc", "REAL": "fFeEgGaA"}
 _INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*\Z")
 # what C's strtod reads whole, as $REAL() does before it tries an expression: 1., inf, nan, 0x1F, 0x1p3
 _STRTOD = re.compile(r"\s*[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan"
@@ -70,7 +73,7 @@ def _refusal(function: str, body: str, closed: bool, raw, expand) -> str | None:
                 "macro without $( ), as in $INT(Process) or $CHOICE(Process, a, b)")
     args = [a.strip() for a in body.split(",")]
     if function in ("INT", "REAL"):
-        return _number_refusal(function, args[0], raw, expand)
+        return _number_refusal(function, args[0], raw, expand) or _format_refusal(function, args[1:])
     if function == "CHOICE":
         return _choice_refusal(args, raw, expand)
     if function == "SUBSTR":
@@ -115,6 +118,19 @@ def _number_refusal(function: str, name: str, raw, expand) -> str | None:
     return (f"'{name}' does not evaluate to {kind} (23.9.6 takes a macro's name or a constant expression, and "
             f"Process and the like are macros, not attributes); set a macro to it and name that macro, as in "
             f"n = $(Process)*10+1 with ${function}(n)")
+
+
+def _format_refusal(function: str, formats: list[str]) -> str | None:
+    """23.9.6 stops on a format whose first conversion is not of the function's type (``%5.1f``
+    for $INT(), ``%s``, none at all), where the bindings print the format itself."""
+    if not formats:
+        return None
+    conversion = next((m.group(1) for m in _CONVERSION.finditer(formats[0]) if m.group(1)), None)
+    if conversion is not None and conversion in _CONVERSIONS[function]:
+        return None
+    example = "%03d" if function == "INT" else "%.2f"
+    return (f"'{formats[0]}' is not a valid format specifier for ${function}(); give one that prints "
+            f"{'an integer' if function == 'INT' else 'a number'}, as in ${function}(name,{example})")
 
 
 def _choice_refusal(args: list[str], raw, expand) -> str | None:
