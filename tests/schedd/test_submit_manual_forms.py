@@ -8,7 +8,8 @@ from pathlib import Path
 import classad2
 import pytest
 
-from engine.schedd.local.submit import SubmitDescription, SubmitError, build_job_ads, unused_line_warnings
+from engine.schedd.local.submit import (SubmitDescription, SubmitError, build_job_ads, check_macro_functions,
+                                        unused_line_warnings)
 
 
 def build(text: str, cwd: Path) -> list[classad2.ClassAd]:
@@ -208,3 +209,11 @@ def test_printf_formats_the_pool_takes_are_expanded_as_there(tmp_path):
     for bad in ("$INT(x,%5.1f)", "$REAL(y,%d)", "$INT(x,100%%)"):
         with pytest.raises(SubmitError, match="is not a valid format specifier"):
             build(f"executable = /bin/echo\nx = 42\ny = 2.5\narguments = {bad}\nqueue\n", tmp_path)
+
+
+def test_the_pools_check_gives_a_queue_variable_named_row_its_rows_value(tmp_path):
+    """--backend htcondor checks the functions before the bindings queue: $CHOICE(Row, a, b) with
+    rows 0, 1, 0 picks a, b, a on the pool (the queue variable wins), no index past the list."""
+    text = "executable = /bin/echo\narguments = $CHOICE(Row, a, b)\nqueue Row from (\n0\n1\n0\n)\n"
+    check_macro_functions(SubmitDescription(text, str(tmp_path / "job.sub"), str(tmp_path)))
+    assert [ad["Args"] for ad in build(text, tmp_path)] == ["a", "b", "a"]
