@@ -137,7 +137,8 @@ def test_a_held_job_counts_against_max_idle_as_on_the_pool(schedd):
     assert schedd.cli("hold", "2.0").returncode == 0
     log.wait_type(ET.JOB_HELD, "2.0")
     assert schedd.cli("q", "2", "-af", "ProcId", "JobStatus").stdout == "0 5\n"
-    assert [(e.type, e.cluster, e.proc) for e in log.seen if e.type == ET.SUBMIT] == [(ET.SUBMIT, 1, 0), (ET.SUBMIT, 2, 0)]
+    submitted = [(e.cluster, e.proc) for e in log.seen if e.type == ET.SUBMIT]
+    assert submitted == [(1, 0), (2, 0)], "one job of each cluster made"
 
 
 @pytest.mark.parametrize("point", ["submit:after-commit", "exit:before-commit", "exit:after-commit",

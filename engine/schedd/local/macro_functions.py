@@ -26,7 +26,8 @@ _CONVERSIONS = {"INT": "diouxXc", "REAL": "fFeEgGaA"}
 _INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*\Z")
 # what C's strtod reads whole, as $REAL() does before it tries an expression: 1., inf, nan, 0x1F, 0x1p3
 _STRTOD = re.compile(r"\s*[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan"
-                     r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)\s*\Z", re.IGNORECASE)
+                     r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)\s*\Z",
+                     re.IGNORECASE)
 
 
 def used(text: str, *macros: Mapping[str, str] | None) -> bool:
