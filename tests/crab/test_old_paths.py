@@ -27,7 +27,9 @@ def test_a_dag_written_with_the_old_module_paths_runs_every_job(tmp_path, state)
     for name in ("RunJobs.dag", "Job.submit"):  # as an earlier crabtui wrote them
         path = tmp_path / name
         text = path.read_text().replace("engine.crab.ap.", "engine.crab.")
-        path.write_text(text.replace("engine.crab.wn.", "engine.crab."))
+        path.write_text(text.replace('executable = gWMS-CMSRunAnalysis.sh\narguments = "--jobId=$(count)"',
+                                     f'executable = {ad.python}\narguments = "-m engine.crab.wrapper"'))
+    (tmp_path / "gWMS-CMSRunAnalysis.sh").unlink()  # the job's script came later
     assert "-m engine.crab.prejob $RETRY 1 ." in (tmp_path / "RunJobs.dag").read_text()
     assert '"-m engine.crab.wrapper"' in (tmp_path / "Job.submit").read_text()
 

@@ -292,7 +292,6 @@ def wrapper_script(ad: TaskAd) -> str:
     return f'#!/bin/sh\nexec {shlex.quote(ad.python)} -m engine.crab.wn.wrapper "$@"\n'
 
 
-
 def job_sandbox(ad: TaskAd) -> list[str]:
     """The job as CRAB sends it to a pool: its sandbox (the wrapper and the simulated cmsRun in
     one zipapp) is the executable, transferred with the job's input (and the user's script) to a
