@@ -502,6 +502,7 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
         tasks, refused = submitter.results()
         dry = submitter.dry_runs()
         others = submitter.commands_run()
+        proceeded = submitter.proceeded()
         if not multicrab and not tasks and not refused and not dry:  # crab submit: the module-level config
             try:
                 submitter.submit(ran.module_config(overrides))
@@ -511,7 +512,9 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
     calls = len(tasks) + len(refused)
     if dry and not tasks:  # --dryrun, or dryrun=True in each crabCommand('submit') call: dry runs only
         if multicrab:
-            click.echo(f"{path}: {len(dry)} config(s) dry run: {', '.join(dry)}; nothing was submitted.")
+            click.echo(f"{path}: {len(dry)} config(s) dry run: {', '.join(dry)}; "
+                       + (f"crabCommand('proceed') submitted {', '.join(proceeded)}." if proceeded
+                          else "nothing was submitted."))
             if refused:
                 fail(f"{path}: {len(refused)} of the config(s) it passed to crabCommand('submit') were refused; the "
                      f"first because: {refused[0]}")
@@ -767,7 +770,7 @@ class _Submitter:
         state directory.  Each prints nothing, as crab's with its console log muted, and takes crab's
         arguments (``dir=``, ``d=``, the directory alone, ``task=``, and the command's options)."""
         return {"status": self.status, "kill": self.kill, "resubmit": self.resubmit, "report": self.report,
-                "getoutput": self.getoutput, "getlog": self.getlog}
+                "getoutput": self.getoutput, "getlog": self.getlog, "proceed": self.proceed}
 
     def status(self, arguments: list[str]) -> dict:
         """``crabCommand('status', dir=D)``: the dictionary crab status returns, from what ``task
@@ -795,6 +798,22 @@ class _Submitter:
             _request_kill(db, task.name, options["killwarning"])
             _carry_out(self.ctx, self.state, client)
         return {"status": "SUCCESS"}
+
+    def proceed(self, arguments: list[str]) -> dict:
+        """``crabCommand('proceed', dir=D)``: what ``task proceed`` does, and crab proceed's ``{'status':
+        'SUCCESS'}``; a task not UPLOADED raises RESTInterfaceException with CRAB server's message, as
+        the server's refusal reaches crab's client."""
+        from engine.crab.client.crab_config_py import CommandFailed
+        from engine.crab.taskworker.taskdb import TaskError
+
+        with self._task("proceed", arguments) as (task, _options, db, client):
+            try:
+                db.proceed(task.name)
+            except TaskError as e:
+                raise CommandFailed(f"crabCommand('proceed'): {e}", "RESTInterfaceException") from None
+            _carry_out(self.ctx, self.state, client)
+        self._append({"proceeded": task.request_name})
+        return {"status": "SUCCESS", "commandStatus": "SUCCESS"}
 
     def resubmit(self, arguments: list[str]) -> dict:
         """``crabCommand('resubmit', dir=D, maxmemory=3000)``: what ``task resubmit`` does, and crab
@@ -943,6 +962,11 @@ class _Submitter:
         """The request names of the configurations dry run (``--dryrun``)."""
         with open(self.record, encoding="utf-8") as f:
             return [e["dryrun"] for e in map(json.loads, filter(str.strip, f)) if "dryrun" in e]
+
+    def proceeded(self) -> list[str]:
+        """The request names of the tasks the script's crabCommand('proceed') submitted."""
+        with open(self.record, encoding="utf-8") as f:
+            return [e["proceeded"] for e in map(json.loads, filter(str.strip, f)) if "proceeded" in e]
 
     def commands_run(self) -> list[str]:
         """crab's other commands the script called (``status``, ...), answered or refused."""

@@ -982,6 +982,57 @@ def test_crab_submit_dryrun_then_crab_proceed_submits_the_task_as_estimated(tmp_
     assert crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout.count('"UPLOADED"') == 2
 
 
+MULTICRAB_DRYRUN = """\
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+from CRABClient.UserUtilities import config
+
+samples = {{'ZMM': '{dataset}', 'ZEE': '{dataset}'}}
+
+if __name__ == '__main__':
+    for name, dataset in samples.items():
+        cfg = config()
+        cfg.General.requestName = 'dry_' + name
+        cfg.General.workArea = 'crab_projects'
+        cfg.JobType.pluginName = 'Analysis'
+        cfg.JobType.psetName = 'pset.py'
+        cfg.Data.inputDataset = dataset
+        cfg.Data.splitting = 'FileBased'
+        cfg.Data.unitsPerJob = 5
+        cfg.Site.storageSite = 'T2_CH_CERN'
+        cfg.Debug.timeScale = 500
+        crabCommand('submit', config=cfg, dryrun=True)
+    for name in samples:
+        for attempt in (1, 2):
+            try:
+                print(name, attempt, crabCommand('proceed', dir='crab_projects/crab_dry_' + name))
+            except ClientException as e:
+                print(name, attempt, type(e).__name__, e)
+"""
+
+
+def test_a_multicrab_script_dry_runs_its_configs_then_proceeds_with_crab_command(tmp_path, state):
+    """crabCommand('submit', config=cfg, dryrun=True) then crabCommand('proceed', dir=...) submits
+    each task the dry run left UPLOADED, returning crab proceed's dictionary; a second proceed is
+    refused with CRAB server's message, which reaches the script as crab's RESTInterfaceException."""
+    (tmp_path / "pset.py").write_text("")
+    (tmp_path / "multicrab.py").write_text(MULTICRAB_DRYRUN.format(dataset=MC))
+    run = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", cwd=tmp_path)
+    assert run.returncode == 0 and run.stderr == "", run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    for name in ("ZMM", "ZEE"):
+        task = task_row(state, f"dry_{name}", tmp_path)["name"]
+        assert f"{name} 1 {{'status': 'SUCCESS', 'commandStatus': 'SUCCESS'}}" in lines, run.stdout
+        assert (f"{name} 2 RESTInterfaceException crabCommand('proceed'): Can only proceed if task is in the UPLOADED "
+                f"status, but it is in the NEW status ({task}: crab proceed continues a task submitted with "
+                f"--dryrun).") in lines, run.stdout
+        assert len(wait_status(state, f"dry_{name}", tmp_path, "SUBMITTED")["jobs"]) == 4
+    assert lines[-1] == (f"{tmp_path / 'multicrab.py'}: 2 config(s) dry run: dry_ZMM, dry_ZEE; "
+                         "crabCommand('proceed') submitted dry_ZMM, dry_ZEE.")
+    log = (tmp_path / "crab_projects" / "crab_dry_ZMM" / "crab.log").read_text()
+    assert "task proceed --dir crab_projects/crab_dry_ZMM" in log
+
+
 def test_a_script_submitting_with_wait_waits_as_crab_submit_wait_does(tmp_path, state):
     """crabCommand('submit', config=config, wait=True) is crab submit --wait from a script: the call
     returns once the task worker has processed the task, having printed its status as it changed."""
