@@ -338,7 +338,8 @@ class CrabCommand(click.Command):
                     if candidates:
                         name = candidates[0]
                         arg = name + eq + value
-                    elif not ctx.ignore_unknown_options:  # crab's optparse names no look-alike
+                    elif not ctx.ignore_unknown_options or "--multicrab" not in args:  # crab's optparse names
+                        # no look-alike; submit passes on only a multi-crab script's options
                         raise click.UsageError(f"no such option: {name}; task {self.name} takes "
                                                f"{self._spelled(options)}", ctx)
                 param = longs.get(name)
