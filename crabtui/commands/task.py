@@ -324,7 +324,7 @@ class CrabCommand(click.Command):
         longs = {o: p for p in options for o in p.opts + p.secondary_opts if o.startswith("--")}
         shorts = {o for p in options if not (p.is_flag or p.count) for o in p.opts if not o.startswith("--")}
         shown = sorted(o for o, p in longs.items() if not p.hidden and o not in self.OWN)
-        out, rest = [], list(args)
+        out, rest, positional = [], list(args), False
         while rest:
             arg = rest.pop(0)
             if arg == "--":
@@ -338,8 +338,8 @@ class CrabCommand(click.Command):
                     if candidates:
                         name = candidates[0]
                         arg = name + eq + value
-                    elif not ctx.ignore_unknown_options or "--multicrab" not in args:  # crab's optparse names
-                        # no look-alike; submit passes on only a multi-crab script's options
+                    elif not ctx.ignore_unknown_options or not (positional or "--multicrab" in args):
+                        # crab's optparse names no look-alike; submit passes on a multi-crab script's options
                         raise click.UsageError(f"no such option: {name}; task {self.name} takes "
                                                f"{self._spelled(options)}", ctx)
                 param = longs.get(name)
@@ -354,6 +354,7 @@ class CrabCommand(click.Command):
                 return out + [arg] + rest
             else:
                 out.append(arg)
+                positional = True
         return out
 
 

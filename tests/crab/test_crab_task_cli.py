@@ -1182,15 +1182,14 @@ def test_getoutput_options_for_grid_transfers_say_what_to_do(tmp_path, state):
 
 
 def test_crab_submit_options_misspelt_are_refused_as_crab_refuses_them(tmp_path, state):
-    """crab submit --dry-run (crab's is --dryrun) or --skipestimates is no option of crab submit's:
-    refused in one line naming it and the options submit takes, not read as the configuration's
-    file name; nothing is submitted and no project directory made."""
+    """crab submit --dry-run (crab's is --dryrun) or --skipestimates before the configuration is no
+    option of crab submit's: refused in one line naming it and the options submit takes, not read
+    as the configuration's file name; nothing is submitted and no project directory made."""
     (tmp_path / "pset.py").write_text("# fake PSet\n")
     (tmp_path / "crabConfig.py").write_text(crab_config_py("misspelt", scale=0.5))
-    for args in (["--dry-run", "crabConfig.py"], ["--skipestimates", "--dryrun"], ["crabConfig.py", "--sitename",
-                                                                                  "T2_CH_CERN"]):
+    for args in (["--dry-run", "crabConfig.py"], ["--skipestimates", "--dryrun"], ["--sitename", "T2_CH_CERN"]):
         refused = crabtui(state, "task", "submit", *args, cwd=tmp_path)
-        name = args[1] if args[0] == "crabConfig.py" else args[0]
+        name = args[0]
         assert refused.returncode == 1 and refused.stderr.startswith(
             f"ERROR: no such option: {name}; task submit takes -c/--config, --dryrun, --skip-estimates, --wait"), \
             (args, refused.stderr)
