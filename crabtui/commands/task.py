@@ -602,8 +602,6 @@ class _Submitter:
         from engine.crab.client.last_task import remember
 
         dryrun = self.dryrun or bool(asked)
-        if dryrun:
-            self._estimate(cfg)
         path = project.project_path(project.work_area(cfg.work_area, self.cwd), cfg.request_name)
         try:
             claim, taken_over = project.create(path)
@@ -614,6 +612,8 @@ class _Submitter:
         try:
             if taken_over and (recorded := self._interrupted(cfg, path)) is not None:
                 return recorded
+            if dryrun:  # once the project directory is made, as crab makes it before it sends the task
+                self._estimate(cfg)
             done, failure = self._submit(cfg, path, dryrun)
         finally:
             if not os.path.exists(os.path.join(path, project.RECORD)):  # nothing was recorded

@@ -952,6 +952,8 @@ def test_crab_submit_dryrun_then_crab_proceed_submits_the_task_as_estimated(tmp_
         state, "task", "status", "-d", "crab_dry_zmumu", cwd=tmp_path).stdout
     again = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)  # crab's project directory is taken
     assert again.returncode == 1 and "Working area '" in again.stderr and "already exists" in again.stderr
+    dry_again = crabtui(state, "task", "submit", "--dryrun", "crabConfig.py", cwd=tmp_path)  # refused first, as crab
+    assert dry_again.returncode == 1 and dry_again.stdout == "" and "already exists" in dry_again.stderr
     proceed = crabtui(state, "task", "proceed", "-d", "crab_dry_zmumu", cwd=tmp_path)
     assert proceed.returncode == 0 and proceed.stdout.startswith(
         f"Task continuation request for task {name} successfully sent"), proceed.stdout + proceed.stderr
