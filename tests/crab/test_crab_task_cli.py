@@ -1028,7 +1028,8 @@ def test_a_multicrab_script_dry_runs_its_configs_then_proceeds_with_crab_command
         assert (f"{name} 2 RESTInterfaceException crabCommand('proceed'): Can only proceed if task is in the UPLOADED "
                 f"status, but it is in the NEW status ({task}: crab proceed continues a task submitted with "
                 f"--dryrun).") in lines, run.stdout
-        assert len(wait_status(state, f"dry_{name}", tmp_path, "SUBMITTED")["jobs"]) == 4
+        wait_until(f"dry_{name}'s 4 jobs, as the dry run split it",
+                   lambda: len(task_status(state, f"dry_{name}", tmp_path)["jobs"]) == 4)
     assert lines[-1] == (f"{tmp_path / 'multicrab.py'}: 2 config(s) dry run: dry_ZMM, dry_ZEE; "
                          "crabCommand('proceed') submitted dry_ZMM, dry_ZEE.")
     log = (tmp_path / "crab_projects" / "crab_dry_ZMM" / "crab.log").read_text()
