@@ -756,7 +756,7 @@ class _Submitter:
             done = dry_run(cfg, self.state, sites, backend=backend(self.ctx))
         except (SubmitError, ScheddError) as e:
             self.refused(str(e))
-            raise SubmitFailed(str(e)) from None
+            raise SubmitFailed(str(e), configuration=getattr(e, "configuration", False)) from None
         for note in (*done.notes, *filter(None, [cfg.ignored_note()])):
             click.echo(f"Note: {note}")
         for warning in done.warnings:

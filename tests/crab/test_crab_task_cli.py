@@ -1036,6 +1036,33 @@ def test_a_multicrab_script_dry_runs_its_configs_then_proceeds_with_crab_command
     assert "task proceed --dir crab_projects/crab_dry_ZMM" in log
 
 
+def test_a_scripts_dry_run_with_automatic_splitting_raises_configuration_exception(tmp_path, state):
+    """CRAB's client refuses --dryrun with Automatic splitting in its validateConfig, so a script's
+    crabCommand('submit', config=config, dryrun=True) raises ConfigurationException, which the
+    script's except ConfigurationException catches."""
+    (tmp_path / "pset.py").write_text("")
+    (tmp_path / "multicrab.py").write_text(textwrap.dedent(f"""\
+        from CRABAPI.RawCommand import crabCommand
+        from CRABClient.ClientExceptions import ConfigurationException
+        from CRABClient.UserUtilities import config
+
+        if __name__ == '__main__':
+            cfg = config()
+            cfg.General.requestName = 'auto_dry'
+            cfg.JobType.psetName = 'pset.py'
+            cfg.Data.inputDataset = '{MC}'
+            cfg.Site.storageSite = 'T2_CH_CERN'
+            try:
+                crabCommand('submit', config=cfg, dryrun=True)
+            except ConfigurationException as e:
+                print('Invalid configuration:', e)
+        """))
+    run = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", cwd=tmp_path)
+    assert run.stdout.startswith(f"Invalid configuration: {tmp_path / 'multicrab.py'}: The 'dryrun' option is not "
+                                 "compatible with the 'Automatic' splitting mode (default)."), run.stdout + run.stderr
+    assert "Traceback" not in run.stderr and not (tmp_path / "crab_projects").exists()
+
+
 def test_a_script_submitting_with_wait_waits_as_crab_submit_wait_does(tmp_path, state):
     """crabCommand('submit', config=config, wait=True) is crab submit --wait from a script: the call
     returns once the task worker has processed the task, having printed its status as it changed."""
