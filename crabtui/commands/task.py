@@ -347,6 +347,10 @@ class CrabCommand(click.Command):
                 if param is not None and not (param.is_flag or param.count) and not eq and rest:
                     out.append(rest.pop(0))  # the option's value
             elif arg.startswith("-") and len(arg) > 1:
+                if (ctx.ignore_unknown_options and not (positional or "--multicrab" in args)
+                        and not any(arg[:2] in p.opts for p in options)):  # submit's, as above
+                    raise click.UsageError(f"no such option: {arg[:2]}; task {self.name} takes "
+                                           f"{self._spelled(options)}", ctx)
                 out.append(arg)
                 if arg in shorts and rest:
                     out.append(rest.pop(0))

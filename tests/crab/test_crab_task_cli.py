@@ -1217,7 +1217,8 @@ def test_crab_submit_options_misspelt_are_refused_as_crab_refuses_them(tmp_path,
     as the configuration's file name; nothing is submitted and no project directory made."""
     (tmp_path / "pset.py").write_text("# fake PSet\n")
     (tmp_path / "crabConfig.py").write_text(crab_config_py("misspelt", scale=0.5))
-    for args in (["--dry-run", "crabConfig.py"], ["--skipestimates", "--dryrun"], ["--sitename", "T2_CH_CERN"]):
+    for args in (["--dry-run", "crabConfig.py"], ["--skipestimates", "--dryrun"], ["--sitename", "T2_CH_CERN"],
+                 ["-n", "crabConfig.py"]):
         refused = crabtui(state, "task", "submit", *args, cwd=tmp_path)
         name = args[0]
         assert refused.returncode == 1 and refused.stderr.startswith(
