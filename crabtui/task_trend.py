@@ -26,6 +26,7 @@ class Trend:
     per_minute: float | None  # jobs done per minute lately (None: none done yet)
     eta_s: float | None  # seconds until every job is done at that pace (None: not known)
     left: int  # jobs not done yet
+    jobs: int  # the task's jobs (0: not split yet, as a dry run's task)
 
 
 def trend(jobs: Sequence[JobView], now: float, buckets: int = BUCKETS) -> Trend:
@@ -45,7 +46,7 @@ def trend(jobs: Sequence[JobView], now: float, buckets: int = BUCKETS) -> Trend:
                 done_at.append(max(ends))
     left = sum(1 for j in jobs if j.state not in ENDED)
     if not spans:
-        return Trend((), (), None, None, left)
+        return Trend((), (), None, None, left, len(jobs))
     # Over the task's life: up to now while a job is left, else up to its last job's end (a task
     # looked at long after it ended would otherwise draw all of its life in the first bucket).
     until = now if left else max(end for _, end in spans)
@@ -59,7 +60,7 @@ def trend(jobs: Sequence[JobView], now: float, buckets: int = BUCKETS) -> Trend:
     minutes = (now - since) / 60
     per_minute = recent / minutes if recent and minutes > 0 else None
     eta = left / per_minute * 60 if per_minute else (0.0 if not left else None)
-    return Trend(running, done, per_minute, eta, left)
+    return Trend(running, done, per_minute, eta, left, len(jobs))
 
 
 def _count_upto(sorted_times: list[float], t: float) -> int:

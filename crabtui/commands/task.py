@@ -324,7 +324,7 @@ class CrabCommand(click.Command):
         longs = {o: p for p in options for o in p.opts + p.secondary_opts if o.startswith("--")}
         shorts = {o for p in options if not (p.is_flag or p.count) for o in p.opts if not o.startswith("--")}
         shown = sorted(o for o, p in longs.items() if not p.hidden and o not in self.OWN)
-        out, rest = [], list(args)
+        out, rest, positional = [], list(args), False
         while rest:
             arg = rest.pop(0)
             if arg == "--":
@@ -338,7 +338,8 @@ class CrabCommand(click.Command):
                     if candidates:
                         name = candidates[0]
                         arg = name + eq + value
-                    elif not ctx.ignore_unknown_options:  # crab's optparse names no look-alike
+                    elif not ctx.ignore_unknown_options or not (positional or "--multicrab" in args):
+                        # crab's optparse names no look-alike; submit passes on a multi-crab script's options
                         raise click.UsageError(f"no such option: {name}; task {self.name} takes "
                                                f"{self._spelled(options)}", ctx)
                 param = longs.get(name)
@@ -346,6 +347,10 @@ class CrabCommand(click.Command):
                 if param is not None and not (param.is_flag or param.count) and not eq and rest:
                     out.append(rest.pop(0))  # the option's value
             elif arg.startswith("-") and len(arg) > 1:
+                if (ctx.ignore_unknown_options and not (positional or "--multicrab" in args)
+                        and not any(arg[:2] in p.opts for p in options)):  # submit's, as above
+                    raise click.UsageError(f"no such option: {arg[:2]}; task {self.name} takes "
+                                           f"{self._spelled(options)}", ctx)
                 out.append(arg)
                 if arg in shorts and rest:
                     out.append(rest.pop(0))
@@ -353,6 +358,7 @@ class CrabCommand(click.Command):
                 return out + [arg] + rest
             else:
                 out.append(arg)
+                positional = True
         return out
 
 
@@ -502,6 +508,7 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
         tasks, refused = submitter.results()
         dry = submitter.dry_runs()
         others = submitter.commands_run()
+        proceeded = submitter.proceeded()
         if not multicrab and not tasks and not refused and not dry:  # crab submit: the module-level config
             try:
                 submitter.submit(ran.module_config(overrides))
@@ -511,7 +518,9 @@ def submit(ctx: click.Context, config: str | None, script_args: tuple[str, ...],
     calls = len(tasks) + len(refused)
     if dry and not tasks:  # --dryrun, or dryrun=True in each crabCommand('submit') call: dry runs only
         if multicrab:
-            click.echo(f"{path}: {len(dry)} config(s) dry run: {', '.join(dry)}; nothing was submitted.")
+            click.echo(f"{path}: {len(dry)} config(s) dry run: {', '.join(dry)}; "
+                       + (f"crabCommand('proceed') submitted {', '.join(proceeded)}." if proceeded
+                          else "nothing was submitted."))
             if refused:
                 fail(f"{path}: {len(refused)} of the config(s) it passed to crabCommand('submit') were refused; the "
                      f"first because: {refused[0]}")
@@ -597,8 +606,6 @@ class _Submitter:
         from engine.crab.client.last_task import remember
 
         dryrun = self.dryrun or bool(asked)
-        if dryrun:
-            self._estimate(cfg)
         path = project.project_path(project.work_area(cfg.work_area, self.cwd), cfg.request_name)
         try:
             claim, taken_over = project.create(path)
@@ -609,6 +616,8 @@ class _Submitter:
         try:
             if taken_over and (recorded := self._interrupted(cfg, path)) is not None:
                 return recorded
+            if dryrun:  # once the project directory is made, as crab makes it before it sends the task
+                self._estimate(cfg)
             done, failure = self._submit(cfg, path, dryrun)
         finally:
             if not os.path.exists(os.path.join(path, project.RECORD)):  # nothing was recorded
@@ -751,7 +760,7 @@ class _Submitter:
             done = dry_run(cfg, self.state, sites, backend=backend(self.ctx))
         except (SubmitError, ScheddError) as e:
             self.refused(str(e))
-            raise SubmitFailed(str(e)) from None
+            raise SubmitFailed(str(e), configuration=getattr(e, "configuration", False)) from None
         for note in (*done.notes, *filter(None, [cfg.ignored_note()])):
             click.echo(f"Note: {note}")
         for warning in done.warnings:
@@ -767,7 +776,7 @@ class _Submitter:
         state directory.  Each prints nothing, as crab's with its console log muted, and takes crab's
         arguments (``dir=``, ``d=``, the directory alone, ``task=``, and the command's options)."""
         return {"status": self.status, "kill": self.kill, "resubmit": self.resubmit, "report": self.report,
-                "getoutput": self.getoutput, "getlog": self.getlog}
+                "getoutput": self.getoutput, "getlog": self.getlog, "proceed": self.proceed}
 
     def status(self, arguments: list[str]) -> dict:
         """``crabCommand('status', dir=D)``: the dictionary crab status returns, from what ``task
@@ -795,6 +804,22 @@ class _Submitter:
             _request_kill(db, task.name, options["killwarning"])
             _carry_out(self.ctx, self.state, client)
         return {"status": "SUCCESS"}
+
+    def proceed(self, arguments: list[str]) -> dict:
+        """``crabCommand('proceed', dir=D)``: what ``task proceed`` does, and crab proceed's ``{'status':
+        'SUCCESS'}``; a task not UPLOADED raises RESTInterfaceException with CRAB server's message, as
+        the server's refusal reaches crab's client."""
+        from engine.crab.client.crab_config_py import CommandFailed
+        from engine.crab.taskworker.taskdb import TaskError
+
+        with self._task("proceed", arguments) as (task, _options, db, client):
+            try:
+                db.proceed(task.name)
+            except TaskError as e:
+                raise CommandFailed(f"crabCommand('proceed'): {e}", "RESTInterfaceException") from None
+            _carry_out(self.ctx, self.state, client)
+        self._append({"proceeded": task.request_name})
+        return {"status": "SUCCESS", "commandStatus": "SUCCESS"}
 
     def resubmit(self, arguments: list[str]) -> dict:
         """``crabCommand('resubmit', dir=D, maxmemory=3000)``: what ``task resubmit`` does, and crab
@@ -943,6 +968,11 @@ class _Submitter:
         """The request names of the configurations dry run (``--dryrun``)."""
         with open(self.record, encoding="utf-8") as f:
             return [e["dryrun"] for e in map(json.loads, filter(str.strip, f)) if "dryrun" in e]
+
+    def proceeded(self) -> list[str]:
+        """The request names of the tasks the script's crabCommand('proceed') submitted."""
+        with open(self.record, encoding="utf-8") as f:
+            return [e["proceeded"] for e in map(json.loads, filter(str.strip, f)) if "proceeded" in e]
 
     def commands_run(self) -> list[str]:
         """crab's other commands the script called (``status``, ...), answered or refused."""

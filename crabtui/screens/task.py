@@ -254,7 +254,7 @@ class TaskScreen(PollingScreen):
     def _show_trend(self, pace: Trend) -> None:
         """Throughput, time left, and the jobs running and done over the task's life."""
         if pace.per_minute is None:
-            text = "no job done yet" if pace.left else "every job done"
+            text = "no job done yet" if pace.left else "every job done" if pace.jobs else "no jobs yet"
         else:
             eta = "done" if not pace.left else f"~{short_duration(pace.eta_s)} left" if pace.eta_s else ""
             text = f"{pace.per_minute:.1f} jobs/min, {pace.left} to go, {eta}"

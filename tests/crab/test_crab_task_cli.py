@@ -952,6 +952,8 @@ def test_crab_submit_dryrun_then_crab_proceed_submits_the_task_as_estimated(tmp_
         state, "task", "status", "-d", "crab_dry_zmumu", cwd=tmp_path).stdout
     again = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)  # crab's project directory is taken
     assert again.returncode == 1 and "Working area '" in again.stderr and "already exists" in again.stderr
+    dry_again = crabtui(state, "task", "submit", "--dryrun", "crabConfig.py", cwd=tmp_path)  # refused first, as crab
+    assert dry_again.returncode == 1 and dry_again.stdout == "" and "already exists" in dry_again.stderr
     proceed = crabtui(state, "task", "proceed", "-d", "crab_dry_zmumu", cwd=tmp_path)
     assert proceed.returncode == 0 and proceed.stdout.startswith(
         f"Task continuation request for task {name} successfully sent"), proceed.stdout + proceed.stderr
@@ -980,6 +982,85 @@ def test_crab_submit_dryrun_then_crab_proceed_submits_the_task_as_estimated(tmp_
     assert loaded.returncode == 0 and loaded.stdout.count("Using FileBased splitting") == 1, loaded.stdout
     assert "passed 1 config(s) to crabCommand('submit') as it loaded: each was dry run above" in loaded.stdout
     assert crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout.count('"UPLOADED"') == 2
+
+
+MULTICRAB_DRYRUN = """\
+from CRABAPI.RawCommand import crabCommand
+from CRABClient.ClientExceptions import ClientException
+from CRABClient.UserUtilities import config
+
+samples = {{'ZMM': '{dataset}', 'ZEE': '{dataset}'}}
+
+if __name__ == '__main__':
+    for name, dataset in samples.items():
+        cfg = config()
+        cfg.General.requestName = 'dry_' + name
+        cfg.General.workArea = 'crab_projects'
+        cfg.JobType.pluginName = 'Analysis'
+        cfg.JobType.psetName = 'pset.py'
+        cfg.Data.inputDataset = dataset
+        cfg.Data.splitting = 'FileBased'
+        cfg.Data.unitsPerJob = 5
+        cfg.Site.storageSite = 'T2_CH_CERN'
+        cfg.Debug.timeScale = 500
+        crabCommand('submit', config=cfg, dryrun=True)
+    for name in samples:
+        for attempt in (1, 2):
+            try:
+                print(name, attempt, crabCommand('proceed', dir='crab_projects/crab_dry_' + name))
+            except ClientException as e:
+                print(name, attempt, type(e).__name__, e)
+"""
+
+
+def test_a_multicrab_script_dry_runs_its_configs_then_proceeds_with_crab_command(tmp_path, state):
+    """crabCommand('submit', config=cfg, dryrun=True) then crabCommand('proceed', dir=...) submits
+    each task the dry run left UPLOADED, returning crab proceed's dictionary; a second proceed is
+    refused with CRAB server's message, which reaches the script as crab's RESTInterfaceException."""
+    (tmp_path / "pset.py").write_text("")
+    (tmp_path / "multicrab.py").write_text(MULTICRAB_DRYRUN.format(dataset=MC))
+    run = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", cwd=tmp_path)
+    assert run.returncode == 0 and run.stderr == "", run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    for name in ("ZMM", "ZEE"):
+        task = task_row(state, f"dry_{name}", tmp_path)["name"]
+        assert f"{name} 1 {{'status': 'SUCCESS', 'commandStatus': 'SUCCESS'}}" in lines, run.stdout
+        assert (f"{name} 2 RESTInterfaceException crabCommand('proceed'): Can only proceed if task is in the UPLOADED "
+                f"status, but it is in the NEW status ({task}: crab proceed continues a task submitted with "
+                f"--dryrun).") in lines, run.stdout
+        wait_until(f"dry_{name}'s 4 jobs, as the dry run split it",
+                   lambda: len(task_status(state, f"dry_{name}", tmp_path)["jobs"]) == 4)
+    assert lines[-1] == (f"{tmp_path / 'multicrab.py'}: 2 config(s) dry run: dry_ZMM, dry_ZEE; "
+                         "crabCommand('proceed') submitted dry_ZMM, dry_ZEE.")
+    log = (tmp_path / "crab_projects" / "crab_dry_ZMM" / "crab.log").read_text()
+    assert "task proceed --dir crab_projects/crab_dry_ZMM" in log
+
+
+def test_a_scripts_dry_run_with_automatic_splitting_raises_configuration_exception(tmp_path, state):
+    """CRAB's client refuses --dryrun with Automatic splitting in its validateConfig, so a script's
+    crabCommand('submit', config=config, dryrun=True) raises ConfigurationException, which the
+    script's except ConfigurationException catches."""
+    (tmp_path / "pset.py").write_text("")
+    (tmp_path / "multicrab.py").write_text(textwrap.dedent(f"""\
+        from CRABAPI.RawCommand import crabCommand
+        from CRABClient.ClientExceptions import ConfigurationException
+        from CRABClient.UserUtilities import config
+
+        if __name__ == '__main__':
+            cfg = config()
+            cfg.General.requestName = 'auto_dry'
+            cfg.JobType.psetName = 'pset.py'
+            cfg.Data.inputDataset = '{MC}'
+            cfg.Site.storageSite = 'T2_CH_CERN'
+            try:
+                crabCommand('submit', config=cfg, dryrun=True)
+            except ConfigurationException as e:
+                print('Invalid configuration:', e)
+        """))
+    run = crabtui(state, "task", "submit", "--multicrab", "multicrab.py", cwd=tmp_path)
+    assert run.stdout.startswith(f"Invalid configuration: {tmp_path / 'multicrab.py'}: The 'dryrun' option is not "
+                                 "compatible with the 'Automatic' splitting mode (default)."), run.stdout + run.stderr
+    assert "Traceback" not in run.stderr and not (tmp_path / "crab_projects").exists()
 
 
 def test_a_script_submitting_with_wait_waits_as_crab_submit_wait_does(tmp_path, state):
@@ -1128,6 +1209,23 @@ def test_getoutput_options_for_grid_transfers_say_what_to_do(tmp_path, state):
         refused = crabtui(state, "task", *args, cwd=tmp_path)
         assert refused.returncode == 1 and refused.stderr.startswith(message), (args, refused.stderr)
         assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
+
+
+def test_crab_submit_options_misspelt_are_refused_as_crab_refuses_them(tmp_path, state):
+    """crab submit --dry-run (crab's is --dryrun) or --skipestimates before the configuration is no
+    option of crab submit's: refused in one line naming it and the options submit takes, not read
+    as the configuration's file name; nothing is submitted and no project directory made."""
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("misspelt", scale=0.5))
+    for args in (["--dry-run", "crabConfig.py"], ["--skipestimates", "--dryrun"], ["--sitename", "T2_CH_CERN"],
+                 ["-n", "crabConfig.py"]):
+        refused = crabtui(state, "task", "submit", *args, cwd=tmp_path)
+        name = args[0]
+        assert refused.returncode == 1 and refused.stderr.startswith(
+            f"ERROR: no such option: {name}; task submit takes -c/--config, --dryrun, --skip-estimates, --wait"), \
+            (args, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and refused.stdout == "", (args, refused.stdout)
+    assert not (tmp_path / "crab_projects").exists()
 
 
 def test_long_options_shortened_as_crabs_optparse_takes_them(tmp_path, state):

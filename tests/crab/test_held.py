@@ -195,6 +195,34 @@ def test_only_a_run_that_ran_again_after_its_eviction_is_lost_time(tmp_path):
     assert found.cut == ((0, 30, None, None),), "the first attempt's run, 10 s to 40 s, with no site logged"
 
 
+def test_a_run_a_hold_cut_short_is_lost_time_while_held_and_after_the_release(tmp_path):
+    """cache_status opens a new WallDurations slot when a running job is held, evicted first
+    (condor_hold) or not (a hold of its own, stage-in's code 13): crab status shows the run as
+    Waste while the job waits held or released, and after beside the run that finishes."""
+    t = datetime(2024, 1, 1, tzinfo=timezone.utc).timestamp()
+    at = lambda s: {"cluster": 31, "proc": 0, "time": datetime.fromtimestamp(t + s, timezone.utc)}  # noqa: E731
+    held = tmp_path / "job_log.1"
+    with UserLog(str(held)) as out:
+        out.write(SubmitEvent(**at(0), submit_host="<127.0.0.1:0>", log_notes="DAG Node: Job1"),
+                  ExecuteEvent(**at(10), execute_host="<127.0.0.1:0>"),
+                  JobEvictedEvent(**at(40), reason="held"),
+                  JobHeldEvent(**at(40), reason="via condor_hold", code=1, subcode=0))
+    assert restarts(str(held)).cut == ((0, 30, None, None),), "held: the run is cut already"
+    with UserLog(str(held)) as out:
+        out.write(JobReleasedEvent(**at(50), reason="via condor_release"))
+    assert restarts(str(held)).cut == ((0, 30, None, None),), "released, waiting to run: still cut"
+    own = tmp_path / "job_log.2"
+    with UserLog(str(own)) as out:
+        out.write(SubmitEvent(**at(0), submit_host="<127.0.0.1:0>", log_notes="DAG Node: Job2"),
+                  ExecuteEvent(**at(10), execute_host="<127.0.0.1:0>"),
+                  JobHeldEvent(**at(25), reason="stage-in", code=13, subcode=0),
+                  JobReleasedEvent(**at(325), reason="released after 5 minutes"),
+                  ExecuteEvent(**at(330), execute_host="<127.0.0.1:0>"),
+                  JobTerminatedEvent(**at(400), return_value=0))
+    found = restarts(str(own))
+    assert (found.count, found.cut) == (1, ((0, 15, None, None),))
+
+
 def test_the_release_after_5_minutes_keeps_to_the_tasks_clock(tmp_path, state, monkeypatch):
     """A schedd that looks at its periodic policy every 30 s (as slow as HTCondor's, nearly) still
     releases a job of a task at 300 simulated seconds a second within a simulated minute of its 5

@@ -11,7 +11,7 @@ from crabtui.screens.job import JobScreen
 from crabtui.screens.task import TaskScreen
 from crabtui.snapshots import Backend
 from crabtui.widgets.tabbed import TabBar, Tabbed
-from engine.crab.taskworker.taskdb import COMPLETED, SUBMIT, SUBMITTED, Task, TaskDB
+from engine.crab.taskworker.taskdb import COMPLETED, SUBMIT, SUBMITTED, UPLOADED, Task, TaskDB
 from engine.schedd.local.client import LocalScheddClient
 from textual.widgets import Log
 from ui_fixed import NOW, task_dir
@@ -242,6 +242,22 @@ def test_a_task_whose_jobs_have_not_started_draws_flat_trends(state):
         for trend in ("#running-trend", "#done-trend"):
             drawn = screen.query_one(trend).render_line(0).text
             assert drawn and set(drawn) == {"▁"}, (trend, drawn)
+
+    drive(CrabApp(Backend(state), interval=INTERVAL, clock=lambda: NOW), scenario)
+
+
+def test_a_dry_runs_task_has_no_jobs_yet_rather_than_every_job_done(state):
+    """task submit --dryrun leaves the task UPLOADED, not split: its pace says it has no jobs yet."""
+    name = "231114_233000:alice_crab_dry"
+    db = TaskDB(state.tasks)
+    db.insert(Task(name, "dry", "alice", UPLOADED, SUBMIT, "crabConfig.py", task_dir(state, name), NOW - 60,
+                   NOW - 60))
+    db.close()
+    LocalScheddClient(state).ping()
+
+    async def scenario(pilot):
+        screen = await open_task(pilot, name)
+        await wait_for(pilot, lambda: screen.query_one("#pace").render().plain == "no jobs yet", "the pace")
 
     drive(CrabApp(Backend(state), interval=INTERVAL, clock=lambda: NOW), scenario)
 

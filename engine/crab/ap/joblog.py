@@ -24,8 +24,9 @@ from typing import NamedTuple
 
 
 class CutRun(NamedTuple):
-    """A run an eviction ended before its job ran again: a WallDurations slot of its own in CRAB's
-    status_cache, with the site and memory its log gave it."""
+    """A run an eviction or a hold ended, unless its job then ended (removed: the run is the
+    attempt's own): a WallDurations slot of its own in CRAB's status_cache, with the site and
+    memory its log gave it."""
 
     attempt: int  # which of the job's submissions it ran under, from 0 (its crab_retry)
     wall_s: int  # as logged
@@ -57,7 +58,7 @@ def restarts(log_path: str) -> Restarts:
         return Restarts(0, ())
     state, count, start, attempt = "idle", 0, 0, -1
     cut: list[CutRun] = []
-    evicted = site = rss = None  # the run an eviction ended, counted once the job runs again
+    evicted = site = rss = None  # the run an eviction or hold ended, counted unless the job then ends
     for event in htcondor2.JobEventLog(log_path).events(stop_after=0):
         kind = event.type
         if kind == T.SUBMIT:
@@ -79,11 +80,14 @@ def restarts(log_path: str) -> Restarts:
                 count += 1
             state = "idle"
         elif kind == T.JOB_HELD:
-            if state == "running":
+            if state == "running":  # held with no eviction logged (a hold of the job's own)
                 count += 1
+                evicted = CutRun(max(attempt, 0), max(0, event.timestamp - start), site, rss)
             state = "held"
         elif kind in (T.JOB_TERMINATED, T.JOB_ABORTED):
             state = "ended"
+    if state != "ended" and evicted:  # cut already while it waits, held or to run again, as in cache_status
+        cut.append(evicted)
     return Restarts(count, tuple(cut))
 
 

@@ -31,7 +31,7 @@ here whoever asks for the status brings it up to date: the CLI, the UI or the ta
 derived data only: deleting it loses nothing.  This module is the one place that reads and writes
 it::
 
-    {"schema": "crabtui.status_cache/10",
+    {"schema": "crabtui.status_cache/11",
      "dag": [ino, mtime_ns, size, stages_mtime_ns],   RunJobs.dag, and automatic splitting's
                                       stage directory (0: none), when "ids" were listed (null: not trusted)
      "ids": ["1", "2", ...],          the task's job ids, in CRAB's order
@@ -44,8 +44,8 @@ it::
 ``stamp`` is ``[ino, mtime_ns, size]`` of ``retry_state/job.<id>.json`` (null: no such file);
 ``state`` the job's state as its files say it (null while an attempt is open: the queue decides);
 ``walls`` the runtime of each attempt in ``sites``; runtime, memory and CPU seconds are the latest
-closed attempt's; ``rrn``, ``epoch`` and ``crab_retry`` the job state's counters; then the runs evictions
-ended before the job ran again (from the log, with ``restarts``): the attempt each ran under, its
+closed attempt's; ``rrn``, ``epoch`` and ``crab_retry`` the job state's counters; then the runs evictions or holds
+ended, unless the job then ended (from the log, with ``restarts``): the attempt each ran under, its
 simulated seconds, its site and memory, if logged.  The attempts (values in :data:`ATTEMPT_KEYS` order) stay JSON text, parsed only
 when someone looks at them (:class:`Attempts`): that halves the time to read the cache of 10,000
 jobs.
@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     from engine.crab.ap.retry_policy import JobState
 
 STATUS_CACHE = "status_cache.json"
-CACHE_SCHEMA = "crabtui.status_cache/10"
+CACHE_SCHEMA = "crabtui.status_cache/11"
 RACY_NS = 2_000_000_000
 DAG_FILE = "RunJobs.dag"  # engine.crab.taskworker.dagman_creator.DAG_FILE; not imported: it pulls in the DAG layer
 TASK_FILE = "task.json"  # engine.crab.taskworker.dagman_creator.TASK_FILE

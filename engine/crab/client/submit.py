@@ -48,6 +48,15 @@ __all__ = ["DryRun", "SubmitError", "Submitted", "dry_run", "submit"]
 class SubmitError(Exception):
     """A task that cannot be submitted; the message is one line, naming the file and parameter."""
 
+    configuration = False  # refused by CRAB's client as its configuration (ConfigurationException)
+
+
+class ConfigurationRefused(SubmitError):
+    """A configuration CRAB's client refuses in its validateConfig, before it contacts the server:
+    a script's crabCommand gets ConfigurationException."""
+
+    configuration = True
+
 
 @dataclass(frozen=True)
 class Submitted:
@@ -155,9 +164,9 @@ def dry_run(cfg: TaskConfig, state: StateDir, pool: Mapping[str, Mapping[str, in
     """``crab submit --dryrun``: submit's checks, then the splitting the task worker would make;
     nothing is recorded here (the caller records the task UPLOADED with :func:`submit`).  CRAB refuses a dry run of a task with Automatic splitting."""
     if cfg.splitting == "Automatic":
-        raise SubmitError(f"{cfg.source}: The 'dryrun' option is not compatible with the 'Automatic' splitting "
-                          f"mode (default). Set Data.splitting (and Data.unitsPerJob) to see the jobs, or submit "
-                          f"without --dryrun.")
+        raise ConfigurationRefused(f"{cfg.source}: The 'dryrun' option is not compatible with the 'Automatic' "
+                                   f"splitting mode (default). Set Data.splitting (and Data.unitsPerJob) to see the "
+                                   f"jobs, or submit without --dryrun.")
     catalogue = Catalogue.for_state(state)
     checked = _check(cfg, state, catalogue, pool, backend)
     try:
