@@ -59,14 +59,25 @@ def copied(config: Path, tmp_path: Path) -> Path:
     return here / config.name
 
 
-@pytest.fixture(scope="module")
-def grid():
-    """One embedded schedd with the simulated grid as its pool, for the whole corpus."""
+def grid_state():
+    """An embedded schedd's state directory with the simulated grid as its pool."""
     state = StateDir(tempfile.mkdtemp(prefix="crabcorpus-", dir="/tmp"))
     install_grid(state)
     yield state
     LocalScheddClient(state).shutdown()
     shutil.rmtree(state.path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def grid():
+    """One for the whole corpus."""
+    yield from grid_state()
+
+
+@pytest.fixture
+def own_grid():
+    """One for a test whose tasks would otherwise be named as another's, made the same second."""
+    yield from grid_state()
 
 
 def test_every_multicrab_script_with_a_main_block_is_run_as_a_script():
@@ -223,27 +234,27 @@ def test_a_real_style_config_is_accepted_and_its_jobs_start(grid, config, tmp_pa
 
 @pytest.mark.parametrize("multicrab", [False, True], ids=["crab submit", "python script"])
 @pytest.mark.parametrize("directory", DRY_RUNS)
-def test_a_scripts_crab_command_with_dryrun_prints_each_configs_jobs_and_leaves_it_uploaded(grid, tmp_path,
+def test_a_scripts_crab_command_with_dryrun_prints_each_configs_jobs_and_leaves_it_uploaded(own_grid, tmp_path,
                                                                                             directory, multicrab):
     """Heavy-ion groups' multi-crab files call crabCommand('submit', config=config, dryrun=True) first, to see
     the splitting: each config gets crab submit --dryrun's summary, and its task is left UPLOADED, with its
     project directory, for crab proceed, as CRAB leaves it."""
     config = copied(next(c for c in configs() if c.parent.name == directory), tmp_path)
-    before = json.loads(crabtui(grid, "task", "list", "--json", cwd=config.parent).stdout)
-    ran = crabtui(grid, "task", "submit", *(["--multicrab"] if multicrab else []), config.name, cwd=config.parent)
+    before = json.loads(crabtui(own_grid, "task", "list", "--json", cwd=config.parent).stdout)
+    ran = crabtui(own_grid, "task", "submit", *(["--multicrab"] if multicrab else []), config.name, cwd=config.parent)
     assert ran.returncode == 0 and ran.stderr == "", ran.stderr
     assert "Failed submitting task" not in ran.stdout and "Traceback" not in ran.stdout
     requests = DRY_RUNS[directory]
     assert ran.stdout.count("\nDry run\nUsing LumiBased splitting\nTask consists of ") == len(requests), ran.stdout
     for request in requests:
-        assert f"To continue processing, use 'crabtui --state-dir {grid.path} task proceed -d " \
+        assert f"To continue processing, use 'crabtui --state-dir {own_grid.path} task proceed -d " \
                f"crab_pPb_skims/crab_{request}' ({config} asked for the dry run with crabCommand('submit', ..., " \
                "dryrun=True))" in ran.stdout, ran.stdout
     assert ran.stdout.rstrip().endswith(
         f"{config}: {len(requests)} config(s) dry run: {', '.join(requests)}; nothing was submitted." if multicrab else
         f"Note: {config} passed {len(requests)} config(s) to crabCommand('submit') as it loaded: each was dry run "
         "above, nothing was submitted, and its module-level config is not submitted.")
-    after = json.loads(crabtui(grid, "task", "list", "--json", cwd=config.parent).stdout)
+    after = json.loads(crabtui(own_grid, "task", "list", "--json", cwd=config.parent).stdout)
     uploaded = [t for t in after if t not in before]
     assert sorted((t["request_name"], t["status"]) for t in uploaded) == [(r, "UPLOADED") for r in requests]
     assert sorted(p.name for p in (config.parent / "crab_pPb_skims").iterdir()) == [f"crab_{r}" for r in requests]
