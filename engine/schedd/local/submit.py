@@ -27,7 +27,7 @@ import classad2
 import htcondor2
 
 from engine.schedd.api import HOLD_CODE_SUBMITTED_ON_HOLD, JobStatus, ScheddError
-from engine.schedd.local import macro_functions
+from engine.schedd.local import factory, macro_functions
 
 UNIVERSES = {"vanilla": 5, "scheduler": 7, "local": 12}
 DEFAULT_REQUEST_MEMORY_MB = 128  # HTCondor's JOB_DEFAULT_REQUESTMEMORY
@@ -240,7 +240,7 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
                     first = str(ads[-1])
     if not ads:
         raise NoJobsQueued(f'"{where}" has only empty "queue" commands -- no jobs queued')
-    late = "JobMaterializeLimit" in ads[0] or "JobMaterializeMaxIdle" in ads[0]
+    late = factory.wants_factory(ads[0])
     statements = [m.start() for m in _QUEUE_LINE.finditer(description.text)]
     if late and len(statements) > 1:  # 23.9.6's condor_submit: a job factory has one queue statement
         line = description.text.count("\n", 0, statements[1]) + 1
@@ -250,8 +250,8 @@ def build_job_ads(description: SubmitDescription, cluster: int, *, count: int = 
         ad["TotalSubmitProcs"] = len(ads)
         # max_idle alone, max_materialize = 0 or more than the jobs: 23.9.6 limits the cluster to its
         # own size, as condor_q -factory and the jobs' ads show (max_materialize = 5 with queue 2 is 2)
-        if late and not 0 < ad.get("JobMaterializeLimit", 0) <= len(ads):
-            ad["JobMaterializeLimit"] = len(ads)
+        if late and not 0 < ad.get(factory.LIMIT, 0) <= len(ads):
+            ad[factory.LIMIT] = len(ads)
     return ads
 
 
@@ -906,9 +906,9 @@ def _integer(value: str, where: str, key: str, what: str, low: int, evaluate: bo
 def _materialize_limits(ad: classad2.ClassAd, get, at) -> None:
     """Late materialization, as condor_submit asks the schedd for it: ``max_materialize`` (the
     most jobs of the cluster in the queue at once) and ``max_idle`` (the most of them idle)."""
-    for attr, names, what in (("JobMaterializeLimit", ("max_materialize", "jobmaterializelimit"),
+    for attr, names, what in ((factory.LIMIT, ("max_materialize", "jobmaterializelimit"),
                                "the most jobs of the cluster in the queue at once"),
-                              ("JobMaterializeMaxIdle", ("max_idle", "materialize_max_idle", "jobmaterializemaxidle"),
+                              (factory.MAX_IDLE, ("max_idle", "materialize_max_idle", "jobmaterializemaxidle"),
                                "the most jobs of the cluster idle at once")):
         value = get(*names)
         if value is not None:
