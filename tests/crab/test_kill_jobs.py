@@ -243,3 +243,28 @@ def test_a_job_whose_wrapper_is_killed_by_a_signal_is_retried_as_crabs_retryjob_
     one = next(j for j in status["jobs"] if j["id"] == "1")
     assert (status["status"], one["state"]) == ("COMPLETED", "finished"), one
     assert [a["exit_code"] for a in one["attempts"]] == [-9, 0]
+
+
+def test_a_running_job_removed_by_hand_fails_with_dagmans_code_as_on_a_pool(tmp_path, state):
+    """condor_rm of one running job: its wrapper writes the 50669 report at SIGTERM, but a pool
+    brings no file of a removed job back, so there PostJob fails the job with DAGMan's -1002 and
+    'no usable framework job report'.  The embedded engine, whose jobs write into the task
+    directory, said 50669 'Job was killed with signal 15' instead: the same job, another error."""
+    from engine.schedd.local.client import LocalScheddClient
+
+    (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("byhand", scale=2))
+    assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
+    task_dir = Path(task_status(state, "byhand", tmp_path)["task_dir"])
+    wait_until("job 1's log to record its memory", lambda: "006 (" in _text(task_dir / "job_log.1"))
+    with LocalScheddClient(state) as schedd:
+        (ad,) = schedd.query_values('CRAB_Id =?= "1" && JobStatus == 2', ["ClusterId"])
+    assert crabtui(state, "rm", str(ad["ClusterId"]), cwd=tmp_path).returncode == 0
+    wait_until("job 1 failed", lambda: task_status(state, "byhand", tmp_path)["jobs"][0]["state"] == "failed")
+    assert "Job was killed with signal 15" in (task_dir / "jobReport.json.1.0").read_text()  # written, not read
+    long = crabtui(state, "task", "status", "byhand", "--long", "--verboseErrors", cwd=tmp_path).stdout
+    assert "1 jobs failed with exit code -1002 (unknown, fatal)" in long, long
+    assert "Job did not produce a usable framework job report." in long, long
+    row = next(line.split() for line in long.splitlines() if line.split()[:2] == ["1", "failed"])
+    assert row[2] == "T2_XX_Local" and row[-1] == "-1002", row  # the site its report names
+    crabtui(state, "task", "kill", "byhand", cwd=tmp_path)

@@ -185,6 +185,7 @@ REMOVE_REASONS = (  # PeriodicRemoveReason prefix -> CRAB's fake FJR code and me
 
 MAX_SIGNAL = 64  # DAGMan's $RETURN of a job killed by signal S is -S (the manual); its own codes are -1001 and below
 PRE_SKIPPED = -1004  # DAGMan's $RETURN for a job its PRE script skipped: PreJob refused the attempt
+JOB_ABORTED = -1002  # DAGMan's $RETURN for a job removed from the queue (condor_rm, periodic_remove)
 LIMIT_MEANINGS = {
     50660: "Excessive memory use: removed on the worker node, or not retried after using more than allowed.",
     50664: "Wall clock time over the limit: removed on the worker node, or not retried after running longer "
@@ -347,8 +348,11 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
         return Decision("fatal", f"Job {state.job_id}: no open attempt to classify (PreJob did not "
                         "run for it); not retrying.", exit_code, None)
     ad = job_ad or {}
-    usable = _usable(report)
-    site = ((report.get("executed_site") if usable else None) or ad.get("JOBGLIDEIN_CMSSite")
+    # HTCondor transfers no output of a removed job: what its wrapper wrote at SIGTERM stays on the
+    # worker node, so its exit code never reaches PostJob.  Only where the job ran in the task
+    # directory (the embedded engine) is that report here, and then it tells the site alone.
+    usable = _usable(report) and exit_code != JOB_ABORTED
+    site = ((report.get("executed_site") if _usable(report) else None) or ad.get("JOBGLIDEIN_CMSSite")
             or ad.get("MATCH_GLIDEIN_CMSSite"))
     start = _number(ad.get("JobCurrentStartDate")) or _number(ad.get("JobStartDate"))
     end = _number(ad.get("CompletionDate")) or _number(ad.get("EnteredCurrentStatus")) or now
