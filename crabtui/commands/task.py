@@ -192,19 +192,26 @@ def instance_refusal(instance: str | None) -> str | None:
 
 
 @contextmanager
-def _tasks(ctx: click.Context) -> Iterator[tuple]:
+def _tasks(ctx: click.Context, *, listing: bool = False) -> Iterator[tuple]:
     """The task table, its state directory and the schedd of the tasks.  The embedded schedd is
     started (and with it the task worker); on a pool the table's pending commands are carried
-    out first."""
+    out first.  ``listing``: the table is all the command reads, so a pool that does not answer
+    stops it only when a command is pending there (which must say why it cannot go on)."""
     from engine.crab.taskworker.pool import work as work_on_pool
     from engine.crab.taskworker.taskdb import TaskDB
+    from engine.schedd.api import ScheddUnreachable
     from engine.state import state_dir
 
     try:
         with schedd(ctx) as client:
             if backend(ctx) == "htcondor":
                 state = state_dir(ctx.find_root().obj["state_dir"])
-                work_on_pool(state, client)
+                try:
+                    work_on_pool(state, client)
+                except ScheddUnreachable as e:
+                    if not listing or _pending_on_pool(state):
+                        raise
+                    click.echo(f"Warning: {e}; the tasks' states are as last seen", err=True)
             else:
                 client.ping()
                 state = client.state
@@ -215,6 +222,17 @@ def _tasks(ctx: click.Context) -> Iterator[tuple]:
                 db.close()
     except ScheddError as e:
         fail(str(e))
+
+
+def _pending_on_pool(state) -> bool:
+    """Whether the task table of ``state`` holds a command for the pool still to carry out."""
+    from engine.crab.taskworker.taskdb import HTCONDOR, TaskDB
+
+    db = TaskDB(state.tasks)
+    try:
+        return bool(db.pending(HTCONDOR))
+    finally:
+        db.close()
 
 
 def _carry_out(ctx: click.Context, state, client) -> None:
@@ -1022,7 +1040,7 @@ def list_tasks(ctx: click.Context, json_output: bool, days: int | None, fromdate
     if status_ is not None and status_ not in CRAB_TASK_STATUSES + STATUSES:
         fail(f"Please enter a valid task status. Valid task statuses are: "
              f"{', '.join(dict.fromkeys(CRAB_TASK_STATUSES + STATUSES))}")
-    with _tasks(ctx) as (db, _, _):
+    with _tasks(ctx, listing=True) as (db, _, _):
         tasks = [t for t in db.tasks() if (status_ is None or t.status == status_) and
                  (since is None or datetime.date.fromtimestamp(t.submitted_at) >= since)]
     if not tasks and (since is not None or status_ is not None) and not json_output:

@@ -456,6 +456,25 @@ def test_a_command_the_schedd_could_not_hear_is_carried_out_once_it_answers(user
     assert all(ad["JobStatus"] == htcondor2.JobStatus.REMOVED for ad in dagman), dagman  # removed, or gone already
 
 
+def test_task_list_with_the_pool_down_lists_the_table_when_nothing_is_pending(user):
+    """The pool stopped under a running task (its schedd or collector down): task list still
+    lists the task table, as the README says, and says in one line that the tasks' states are
+    as last seen.  It printed no table, only the schedd's error, and exited 1."""
+    name = user.submit("crab.toml", config("downlist", scale=5, total=40, sites=STEADY_SITES))
+    live = user.env["CONDOR_CONFIG"]
+    user.env["CONDOR_CONFIG"] = str(user.write("dead.config", Path(live).read_text() + "COLLECTOR_HOST = 127.0.0.1:9\nSCHEDD_ADDRESS_FILE = /nonexistent\n"))
+    try:
+        listed = user.run("task", "list")
+    finally:
+        user.env["CONDOR_CONFIG"] = live
+    assert listed.returncode == 0, listed.stderr
+    row = next(line.split() for line in listed.stdout.splitlines() if line.startswith(name))
+    assert row[1:3] == ["SUBMITTED", "SUBMIT"], listed.stdout
+    (said,) = listed.stderr.strip().splitlines()
+    assert said.startswith("Warning: ") and "cannot locate the schedd" in said and "as last seen" in said, said
+    user.ok("task", "kill", "downlist")
+
+
 def test_a_task_no_slot_can_hold_is_refused_naming_the_pools_own_slots(user):
     """On a pool the sites and slots are the startds' (their GLIDEIN_CMSSite): the refusal says how
     to list them, not how to edit the embedded pool's pool.toml, which a pool does not read."""
