@@ -29,7 +29,7 @@ from crabtui.screens.tasks import TasksScreen
 from crabtui.snapshots import DEFAULT_ENDED_FOR, Backend
 from crabtui.widgets.live_table import LiveTable
 from crabtui.widgets.states import Palette
-from engine.crab.taskworker.taskdb import RESUBMITTABLE, Task, resubmit_refusal
+from engine.crab.taskworker.taskdb import SUBMITFAILED, Task, resubmit_refusal, resubmittable
 
 DEFAULT_INTERVAL = 1.0
 THEMES = ("textual-dark", "textual-light")
@@ -178,8 +178,16 @@ class CrabApp(App):
         ``blacklist`` fill in the job ids and the site blacklist; ``sent`` is called once the request
         is accepted.  A task CRAB would refuse (killed, completed) is refused at once, in one line,
         as K refuses a kill, not after the form."""
-        if task.status not in RESUBMITTABLE:
+        if not resubmittable(task):
             self.notify(f"Nothing to resubmit: {resubmit_refusal(task)}", severity="warning")
+            return
+        if task.status == SUBMITFAILED:  # no jobs to choose: crab resubmit submits the task anew
+            self.confirm(f"Submit {task.request_name} again?",
+                         f"{task.name}\n{task.message}\n\nThe task failed to submit; a resubmit submits it anew, "
+                         "as it was configured (as crab resubmit does).", "Resubmit",
+                         lambda: self.act("Resubmit", self.backend.resubmit, task.name, {},
+                                          done=lambda t: f"Resubmit request for {t.request_name} sent; it is "
+                                                         "submitted anew."))
             return
 
         def submitted(arguments: dict[str, Any] | None) -> None:

@@ -32,7 +32,7 @@ from crabtui.widgets.status_bar import StatusBar
 from crabtui.widgets.tabbed import Pane, Tabbed
 from engine.crab.client.project import directory
 from engine.crab.client.status import JobView, job_sort_key
-from engine.crab.taskworker.taskdb import RESUBMITTABLE, kill_refusal, killable, resubmit_refusal
+from engine.crab.taskworker.taskdb import kill_refusal, killable, resubmit_refusal, resubmittable
 
 LOG_LINES = 5000
 # the actions that act on one tab's rows: that tab's id, title and key
@@ -40,7 +40,7 @@ ON_TAB = {"blacklist": ("sites", "Sites", "3"), "kill_jobs": ("jobs", "Jobs", "1
           "release": ("jobs", "Jobs", "1")}
 # the actions an ended task's status rules out, as crab kill and resubmit refuse them: can act, why not
 STATUS_ACTIONS = {"kill": (killable, lambda t: f"Nothing to kill: {kill_refusal(t)}."),
-                  "resubmit": (lambda t: t.status in RESUBMITTABLE, lambda t: f"Nothing to resubmit: {resubmit_refusal(t)}")}
+                  "resubmit": (resubmittable, lambda t: f"Nothing to resubmit: {resubmit_refusal(t)}")}
 TREND_EVERY = 5.0  # seconds between two makings of the task's pace (it reads every attempt)
 MAX_NAMED = 12  # jobs a dialog lists by name before "and N more"
 

@@ -20,7 +20,7 @@ from installed import CRABTUI
 from ui_terminal import Terminal
 from test_ui_views import INTERVAL, drive
 from textual.widgets import Input
-from ui_tasks import cells, open_task, submit, wait_for, wait_task
+from ui_tasks import cells, crabtui, open_task, submit, wait_for, wait_task
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +114,42 @@ def test_kill_from_the_task_list_names_the_task_and_kills_it(engine, tmp_path):
                                            "status KILLED.") and "\n" not in notices(app)[-1]
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_resubmit_of_a_task_that_failed_to_submit_submits_it_anew_as_crab_resubmit_does(engine, tmp_path):
+    """crab resubmit takes a SUBMITFAILED task and submits it anew, and so does task resubmit; R on
+    such a task said 'Nothing to resubmit: You cannot resubmit jobs if the task is in status
+    SUBMITFAILED', naming the statuses a resubmit takes, which left it out."""
+    from crab.crab_tasks import crab_config_py
+
+    (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
+    (tmp_path / "golden.json").write_text('{"999999": [[1, 10]]}\n')
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("nomask", scale=50, more="config.Data.lumiMask = 'golden.json'\n"))
+    result = crabtui(engine, "task", "submit", "crabConfig.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    name = result.stdout.split("Task name: ")[1].split("\n")[0]
+    wait_task(engine, name, "SUBMITFAILED")
+    db = TaskDB(engine.tasks)
+    first = db.get(name).updated_at
+
+    async def scenario(pilot):
+        app = pilot.app
+        tasks = app.screen.query_one("#tasks")
+        await wait_for(pilot, lambda: name in tasks.items, "the task")
+        tasks.move_cursor(row=tasks.get_row_index(name))
+        await pilot.press("R")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and name in dialog.details, notices(app)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "Resubmit request for nomask sent; it is submitted anew." in notices(app),
+                       "the resubmit sent")
+        await wait_for(pilot, lambda: db.get(name).updated_at > first and db.get(name).status == "SUBMITFAILED",
+                       "the task submitted anew (and refused again: its lumi mask still selects nothing)")
+
+    try:
+        drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+    finally:
+        db.close()
 
 
 def test_bulk_kill_leaves_a_finished_task_alone_and_says_so(engine, tmp_path):

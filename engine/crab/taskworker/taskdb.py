@@ -84,6 +84,12 @@ def kill_refusal(task: Task) -> str:
     return f"You cannot kill a task if it is in the {task.status} status ({task.name}: {why})"
 
 
+def resubmittable(task: Task) -> bool:
+    """Whether CRAB's server takes a resubmit of ``task``: of its failed jobs, or, for a task that
+    failed to submit, a submission anew."""
+    return task.status in RESUBMITTABLE or task.status == SUBMITFAILED
+
+
 def resubmit_refusal(task: Task) -> str:
     """Why a resubmit of ``task`` is refused, in the CRAB server's words, and what the user can do."""
     what = {KILLED: "a kill is final; submit the configuration again as a new task for what is left",
