@@ -231,6 +231,13 @@ class Backend:
             owner = self.owner(schedd)
         return TasksSnapshot(summaries, now, owner)
 
+    def listed(self, now: float, why: str) -> TasksSnapshot:
+        """The task table alone, as ``task list`` lists it while the pool does not answer: each task
+        marked with ``why`` its jobs cannot be shown."""
+        with self.db() as db:
+            tasks = db.tasks()
+        return TasksSnapshot([TaskSummary(task, {}, 0, None, why) for task in tasks], now)
+
     def task(self, name: str, now: float, summary: bool = False) -> TaskSnapshot:
         """Task ``name``; with ``summary``, also what ``crab status`` prints of it (its summaries)."""
         with self.schedd() as schedd:

@@ -67,6 +67,12 @@ class TasksScreen(ListScreen):
         self.snapshot = snapshot
         super().show(snapshot)
 
+    def on_polling_screen_fetch_failed(self, message: ListScreen.FetchFailed) -> None:
+        """A pool that does not answer before the first list: the task table's tasks, as ``task
+        list`` lists them, rather than an empty list (the status bar says STALE and why)."""
+        if self.snapshot is None and self.app.backend.backend == "htcondor":
+            self.show(self.app.backend.listed(self.app.clock(), message.error))
+
     def rows(self, snapshot: TasksSnapshot) -> dict[str, TaskSummary]:
         uses = Counter(s.task.request_name for s in snapshot.tasks)
         self._shared_names = {name for name, n in uses.items() if n > 1}

@@ -154,3 +154,24 @@ def test_hold_release_halt_and_resubmit_from_the_keyboard_as_the_pools_user(user
     assert [ad["ExitCode"] for ad in job3] == [0]
     job1 = schedd.history(f'DAGManJobId == {seen["dagman"]} && CRAB_Id == "1"', ["NumJobStarts"], match=5)
     assert [ad["NumJobStarts"] for ad in job1] == [2]  # ran, held, released: ran again
+
+
+def test_the_task_list_opened_while_the_pool_does_not_answer_lists_the_task_table(user):
+    """The UI started while the pool is down (its collector does not answer): the task list shows
+    the task table's tasks, each marked with why its jobs cannot be shown, under the STALE
+    banner, as task list lists them; it showed an empty list until the pool answered."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "ui"))
+    from installed import CRABTUI
+    from ui_terminal import Terminal
+
+    user.submit("crab.toml", config("downui", scale=5, total=40, sites=STEADY_SITES))
+    live = user.env["CONDOR_CONFIG"]
+    dead = user.write("dead.config", Path(live).read_text() + "COLLECTOR_HOST = 127.0.0.1:9\nSCHEDD_ADDRESS_FILE = /nonexistent\n")
+    argv = ["setpriv", f"--reuid={user.uid}", f"--regid={user.uid}", "--clear-groups", CRABTUI,
+            "--state-dir", str(user.state), "--backend", "htcondor"]
+    with Terminal(argv, {**user.env, "CONDOR_CONFIG": str(dead), "TERM": "xterm-256color"}) as terminal:
+        terminal.wait_for(b"STALE", b"downui", timeout=30)
+        assert terminal.quit() == 0
+    user.ok("task", "kill", "downui")
