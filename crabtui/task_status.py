@@ -181,7 +181,7 @@ def final_meaning(code: int) -> str:
 
 def exit_code_meaning(code: int) -> str:
     """What the retry policy makes of an exit code; a permanent stage-out failure's code says so."""
-    from engine.crab.ap.retry_policy import REMOVE_REASONS, policy_for  # only when jobs failed
+    from engine.crab.ap.retry_policy import LIMIT_MEANINGS, REMOVE_REASONS, policy_for  # only when jobs failed
     from engine.crab.ap.stageout import PERMANENT
 
     policy = policy_for(code)
@@ -192,7 +192,7 @@ def exit_code_meaning(code: int) -> str:
             return msg
     if code in PERMANENT:
         return f"permanent stageout failure: {PERMANENT[code]}"
-    return "unknown, fatal"
+    return LIMIT_MEANINGS.get(code, "unknown, fatal")
 
 
 def state_label(job: JobView, now: float) -> str:
