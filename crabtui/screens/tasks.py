@@ -13,7 +13,7 @@ from crabtui.snapshots import TasksSnapshot, TaskSummary
 from crabtui.widgets.live_table import Column, LiveTable, plural
 from crabtui.widgets.states import DONE_STATES, Palette, progress_bar, state_counts, task_status
 from engine.crab.client.project import directory
-from engine.crab.taskworker.taskdb import killable
+from engine.crab.taskworker.taskdb import TaskError, killable
 
 BAR_WIDTH = 10
 
@@ -71,7 +71,11 @@ class TasksScreen(ListScreen):
         """A pool that does not answer before the first list: the task table's tasks, as ``task
         list`` lists them, rather than an empty list (the status bar says STALE and why)."""
         if self.snapshot is None and self.app.backend.backend == "htcondor":
-            self.show(self.app.backend.listed(self.app.clock(), message.error))
+            try:
+                listed = self.app.backend.listed(self.app.clock(), message.error)
+            except TaskError:  # the table cannot be read either: the banner says why the fetch failed
+                return
+            self.show(listed)
 
     def rows(self, snapshot: TasksSnapshot) -> dict[str, TaskSummary]:
         uses = Counter(s.task.request_name for s in snapshot.tasks)
