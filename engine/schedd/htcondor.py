@@ -212,7 +212,13 @@ class HTCondorSchedd:
         with self._errors(f"editing {_describe(job_spec)}", "WRITE", job_spec):
             schedd = self._connect()
             for name, text in attrs.items():
-                edited = max(edited, int(schedd.edit(_spec(job_spec), name, text)))
+                try:
+                    edited = max(edited, int(schedd.edit(_spec(job_spec), name, text)))
+                except Exception:
+                    # the bindings fail an edit that matches no job; the embedded schedd counts 0
+                    if not schedd.query(_constraint(job_spec), ["ClusterId"], limit=1):
+                        return 0
+                    raise
         return edited
 
     def history(self, constraint: str = "true", projection: Sequence[str] = (), match: int = -1) -> list[classad2.ClassAd]:

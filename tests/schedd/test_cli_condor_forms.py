@@ -453,11 +453,33 @@ def test_qedit_takes_condor_qedits_command_line(held):
                        (["-jobids", "3.x", "A=1"], "'3.x' is not a job id"), (["3"], "no attributes given"),
                        (["-edits", "nowhere.ad", "3"], "nowhere.ad"), (["3", "ClusterId=4"], "ClusterId cannot be"),
                        (["3", 'User="x@example.org"'], "User cannot be"), (["3", 'TargetType="Job"'], "TargetType cannot be"),
-                       (["-forward", "3", "A=1"], "-forward"), (["-pool", "cm.example.org", "3", "A=1"], "--backend"),
-                       (["99", "A=1"], "no matching jobs")):
+                       (["-forward", "3", "A=1"], "-forward"), (["-pool", "cm.example.org", "3", "A=1"], "--backend")):
         code, out, err = edit(*bad)
         assert (code, out, len(err)) == (1, [], 1) and words in err[0], (bad, err)
     assert values("JobPrio")["3.0"] == 5, "a refused edit changes nothing"
+
+
+def test_qedit_of_a_job_not_in_the_queue_sets_nothing_as_condor_qedit(held):
+    """condor_qedit 23.9.6 sets CLUSTER.PROC ids job by job in one transaction: one that is not
+    queued fails the edit and nothing is set, even on the jobs that are.  Jobs named otherwise
+    fail when none matches, with the constraint as condor_qedit builds it (a proc named beside its
+    whole cluster narrows it, ids come after the other restrictions)."""
+    def edit(*args: str) -> tuple[int, str, list[str]]:
+        result = held.cli("qedit", *args)
+        return result.returncode, result.stdout, result.stderr.splitlines()
+
+    failed = "Queue transaction failed.  No attributes were set."
+    assert edit("3.0", "3.7", "JobPrio", "9", "Note", '"x"') == \
+        (1, "", ['Failed to set attribute "JobPrio" for job 3.7.', failed])
+    assert held.job("3.0")["JobPrio"] == 0 and "Note" not in held.job("3.0")
+    assert edit("-jobids", "99.1,3.2", "A=1") == (1, "", ['Failed to set attribute "A" for job 99.1.', failed])
+    assert edit("99", "98.2", "A=1") == \
+        (1, "", ['Failed to set attribute "A" by constraint: ( (( ClusterId == 98 && ProcId == 2 )|| ClusterId == 99 ) )',
+                 failed])
+    assert edit("-owner", "nobody", "-constraint", "ProcId==7", "A=1") == \
+        (1, "", ['Failed to set attribute "A" by constraint: ( (Owner=="nobody") && (ProcId==7) )', failed])
+    assert edit("3.1", "3", "Lemon", "true") == (0, 'Set attribute "Lemon" for 1 matching jobs.\n', [])
+    assert [held.job(f"3.{proc}").get("Lemon") for proc in range(3)] == [None, True, None]
 
 
 def test_a_constraint_that_does_not_parse_is_named_as_typed(held):
