@@ -154,12 +154,13 @@ class AutoFormat:
                            + [cell.tree for cell in self.cells if isinstance(cell, _Printf)])
 
     def text(self, ads: Iterable[classad2.ClassAd], nested: Sequence[int | None] | None = None,
-             heading_first: bool = False) -> str:
+             heading_first: bool = False, unpadded_last: bool = False) -> str:
         """The lines for the jobs; with headings, the columns are as wide as their widest value
         (condor_q renders every job before it prints the heading line; condor_history,
         ``heading_first``, keeps its columns as wide as their headings alone).  ``nested`` gives,
         with condor_q -dag, each DAG node job's depth under DAGMan jobs: its third column is
-        indented as the DAG view indents node names."""
+        indented as the DAG view indents node names.  ``unpadded_last``: a job's last value is
+        not padded to its column (condor_q -wide without a width; its heading line still is)."""
         first = self._heading_line() if heading_first else None
         rows = []
         for ad in ads:
@@ -203,7 +204,9 @@ class AutoFormat:
         out = [first or self._heading_line()]
         # condor_q measures its columns by the values before it prints, then prints the rows in
         # order: an undefined value wider than its column widens it for the rows after it
-        out += [self._join([c.cell(cell) for c, cell in zip(self.columns, cells)]) for cells in rows]
+        last = len(self.columns) - 1 if unpadded_last else -1
+        out += [self._join([cell if index == last else column.cell(cell)
+                            for index, (column, cell) in enumerate(zip(self.columns, cells))]) for cells in rows]
         return "".join(out)
 
     def _heading_line(self) -> str:

@@ -666,7 +666,7 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
         else:
             # condor_q -dag indents the third column of a node job's line, whatever it holds.
             nested = [node.generation if node.dag_parent else None for node in nodes] if query.dag else None
-            text = query.autoformat.text(ads, nested) if query.autoformat else ""
+            text = query.autoformat.text(ads, nested, unpadded_last=query.wide == 0) if query.autoformat else ""
             _write(text + (PrintfFormat(query.formats).text(ads) if query.formats else ""))
         return
     if query.totals:

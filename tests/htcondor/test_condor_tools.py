@@ -114,7 +114,7 @@ Q_ARGS = [
     ["{P}", "{D}", "-af:h", "ProcId", "DAGNodeName", "ProcId"], ["{Q}", "-af:t,", "ProcId", "Owner"], ["{Q}", "-af:r", "Args", "JobPrio == 12"], ["{Q}", "-af:V", "Owner", "NoSuch"],
     ["{Q}", "-af", "ClusterId", "-af:h", "User", "Owner"], ["{P}", "-af:h", "ProcId", "-af:j", "User"],
     ["{Q}", "-const", 'User == "crab@vm" || User == "alice@cern.ch"', "-af", "ProcId", "User"],
-    ["{Q}", "-af:lrng", "ProcId", "Cmd"], ["-dag", "{D}", "-af", "ClusterId", "JobBatchId", "DAGNodeName", "DAGManJobId"],
+    ["{Q}", "-af:lrng", "ProcId", "Cmd"], ["{P}", "{Q}", "-af:h", "ProcId", "Cmd", "-wide"], ["-wide", "{P}", "-af:hj", "ProcId"], ["-dag", "{D}", "-af", "ClusterId", "JobBatchId", "DAGNodeName", "DAGManJobId"],
     ["{Q}", "-format", "%d.", "ClusterId", "-format", "%-4d|", "ProcId", "-format", "%s\\n", "Owner",
      "-format", "[%d]", "Owner"],
     ["{Q}", "-af", "ProcId", "-format", "%s|", "JobStatus"], ["{Q}", "-format", "%s|", "JobStatus", "-af", "ProcId"],

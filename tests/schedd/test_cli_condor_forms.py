@@ -162,6 +162,17 @@ def test_a_later_af_h_heads_only_its_own_columns_as_condor_q_does(held):
     assert held.cli("q", "3.1", "-af", "ProcId", "-af:j", "Cmd").stdout == "1 3.1 /bin/sleep\n"
 
 
+def test_af_h_with_wide_leaves_each_jobs_last_value_unpadded_as_condor_q(held):
+    """condor_q 23.9.6 on the test pool: `-af:h ProcId Cmd -wide` pads its heading line but not a
+    job's last value; `-wide:40`, and no -wide, pad it as they pad the others."""
+    assert held.cli("q", "3.1", "-af:h", "Cmd", "ProcId", "-wide").stdout.splitlines() == \
+        ["Cmd        ProcId", "/bin/sleep 1"]
+    assert held.cli("q", "3.1", "-wide", "-af:hj", "ProcId").stdout.splitlines() == [" ID      ProcId", "   3.1   1"]
+    for wide in (["-wide:40"], []):
+        assert held.cli("q", "3.1", "-af:h", "Cmd", "ProcId", *wide).stdout.splitlines() == \
+            ["Cmd        ProcId", "/bin/sleep 1     "], wide
+
+
 def test_jobs_have_the_user_the_schedd_names_them_by(held):
     """The pool's schedd sets `User = "crab@vm"` (Owner@UID_DOMAIN, its host) on each job queued,
     and scripts select on it as condor_q's manual does."""
