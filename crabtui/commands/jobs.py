@@ -20,7 +20,7 @@ import classad2
 import click
 
 from crabtui import queue_format
-from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, json_form, long_form, xml_form
+from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, json_form, json_lines, long_form, xml_form
 from crabtui.commands.backend import backend, fail, nothing_at_exit, schedd, schedd_title
 from crabtui.condor_args import JOB_ID, ArgumentError, Option, Parsed, check_constraint, parse
 from engine.schedd.api import JobAction, ScheddError, summarize
@@ -995,7 +995,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     """
     ors, ands, match, attributes = [], [], -1, []
     autoformat, formats, long_, forwards = None, [], False, False
-    show_json = show_help = json_lines = show_xml = False
+    show_json = show_help = one_a_line = show_xml = False
     name = pool = since = history_file = userlog = None
     try:
         for item in parse(list(args), HISTORY_OPTIONS, "history", greedy=("af", "autoformat"),
@@ -1044,7 +1044,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 long_ = long_ or item.name == "long"
                 show_json = show_json or item.name == "json"
                 show_xml = show_xml or item.name == "xml"
-                json_lines = json_lines or item.name == "jsonl"
+                one_a_line = one_a_line or item.name == "jsonl"
                 show_help = show_help or item.name == "help"
     except (ArgumentError, FormatError) as e:
         fail(str(e))
@@ -1057,7 +1057,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         projection = sorted(set(attributes).union(*(f.attributes for f in custom)))
         # -long, -json and -xml then show what the expressions read and the -attributes, as condor_history does
         attributes = sorted(set(attributes).union(*(f.references for f in custom)))
-    elif long_ or show_json or json_lines or show_xml:
+    elif long_ or show_json or one_a_line or show_xml:
         projection = attributes
     else:
         projection = list(queue_format.HISTORY_PROJECTION)
@@ -1079,10 +1079,10 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                     ads = client.history(constraint, projection, match=match)
     except ScheddError as e:
         fail(str(e))
-    if json_lines:  # one ad a line, as condor_history -jsonl
-        _write("".join(json.dumps(json.loads(ad.printJson()), separators=(",", ": ")) + "\n" for ad in ads))
+    if one_a_line:  # one ad a line, as condor_history -jsonl
+        _write(json_lines(ads, attributes))
     elif show_json:
-        _write(json_form(ads, attributes))
+        _write(json_form(ads, attributes, history=True))
     elif show_xml:
         _write(xml_form(ads, attributes, history=True))
     elif long_:

@@ -6,6 +6,7 @@ runs the same commands against the real tools on the test pool."""
 from __future__ import annotations
 
 import getpass
+import json
 import re
 import socket
 
@@ -210,6 +211,28 @@ def test_json_is_laid_out_as_condor_q_and_condor_history_lay_it_out(held):
     assert names == sorted(names, key=str.lower) and "JobStatus" in names and "ServerTime" not in names
     assert held.cli("q", "-json", "99").stdout == ""
     assert held.cli("history", "-json", "99").stdout == "[\n]\n"
+
+
+def test_history_prints_a_whole_ads_json_in_the_classad_librarys_order_as_condor_history(held):
+    """condor_history 23.9.6 -json, -jsonl and -xml without -attributes: the attributes by length,
+    then name ("In", "Cmd", "Err", ..., "Owner", "QDate"); -jsonl writes an expression as -json
+    does ("\\/Expr(...)\\/") and shows only the -attributes asked for, by name.  An expression
+    with a list is one line in -xml, as the ClassAd library writes it (23.9.6's RequestDisk)."""
+    assert held.submit(HELD + "requirements = TARGET.Memory > 0\n+Pick = MAX({ 1024, (RequestCpus + 1) * 1.25 })\n"
+                       "queue\n", name="expr.sub").cluster == 12
+    assert '<a n="Pick"><e>MAX({ 1024,(RequestCpus + 1) * 1.250000000000000E+00 })</e></a>' in \
+        held.cli("q", "12", "-xml", "-attributes", "Pick").stdout
+    held.cli("rm", "12")
+    held.wait_history("12.0")
+    names = [line.split('"')[1] for line in held.cli("history", "12", "-json").stdout.splitlines()
+             if line.startswith('  "')]
+    assert names == sorted(names, key=lambda name: (len(name), name.lower())) and "Cmd" in names, names
+    xml = [line.split('"')[1] for line in held.cli("history", "12", "-xml").stdout.splitlines() if "<a n=" in line]
+    assert xml == names
+    (line,) = held.cli("history", "12", "-jsonl").stdout.splitlines()
+    assert [key for key in json.loads(line)] == names and '"Requirements": "\\/Expr(TARGET.Memory > 0)\\/"' in line
+    assert held.cli("history", "12", "-jsonl", "-attributes", "Requirements,Cmd,ProcId").stdout == \
+        '{"Cmd": "/bin/sleep","ProcId": 0,"Requirements": "\\/Expr(TARGET.Memory > 0)\\/"}\n'
 
 
 def test_xml_is_the_classad_librarys_xml_as_condor_q_and_condor_history_print_it(held):
