@@ -997,6 +997,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     autoformat, formats, long_, forwards = None, [], False, False
     show_json = show_help = one_a_line = show_xml = False
     name = pool = since = history_file = userlog = None
+    width = 0  # -wide:N's N: the default table's lines are cut to N characters
     try:
         for item in parse(list(args), HISTORY_OPTIONS, "history", greedy=("af", "autoformat"),
                           unsupported=HISTORY_UNSUPPORTED):
@@ -1036,6 +1037,8 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 except Exception:
                     raise ArgumentError(f"'{item.values[0]}' not valid parameter for -completedsince; give a "
                                         "time in seconds since 1970: -completedsince $(date -d yesterday +%s)") from None
+            elif item.name == "wide" and item.options is not None:  # a later -wide alone keeps the width
+                width = int(item.options) if item.options.isdigit() else 0
             elif item.name == "file":
                 history_file = item.values[0]
             elif item.name == "userlog":
@@ -1091,7 +1094,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         _write((autoformat.text(ads, heading_first=True) if autoformat else "")
                + (PrintfFormat(formats).text(ads) if formats else ""))
     else:
-        _write("".join(line + "\n" for line in queue_format.history_table(ads)))
+        _write("".join((line[:width] if width else line) + "\n" for line in queue_format.history_table(ads)))
 
 
 def _from_userlog(path: str, constraint: str) -> list[classad2.ClassAd]:

@@ -587,6 +587,20 @@ def test_history_af_headings_are_as_wide_as_the_headings_alone(held):
     assert held.cli("q", "3.0", "-af:h", "Cmd", "ProcId").stdout == "Cmd        ProcId\n/bin/sleep 0     \n"
 
 
+def test_history_wide_n_cuts_its_table_to_n_columns_as_condor_history(held):
+    """condor_history 23.9.6 -wide:40 cuts each line of its table at 40 characters (a later -wide
+    alone keeps the width); -wide and -wide:0 cut nothing, nor is an -af's line cut."""
+    held.cli("rm", "1")
+    held.wait_history("1.0")
+    full = held.cli("history", "1").stdout.splitlines()
+    assert len(full[1]) > 40
+    for args in (["-wide:40"], ["-wide:40", "-wide"]):
+        assert held.cli("history", "1", *args).stdout.splitlines() == [line[:40] for line in full], args
+    for args in (["-wide"], ["-wide:0"]):
+        assert held.cli("history", "1", *args).stdout.splitlines() == full, args
+    assert held.cli("history", "1", "-wide:5", "-af", "Cmd", "ProcId").stdout == "/bin/sleep 0\n"
+
+
 def test_af_and_format_evaluate_with_htcondors_classad_functions_and_my(held):
     """condor_q -af MY.JobStatus 'join(",", split("a b"))' 'splitUserName("a@b")' prints
     '5 a,b { "a","b" }' in 23.9.6: MY. is the job's ad, split() and splitUserName() are HTCondor's."""
