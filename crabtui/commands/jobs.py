@@ -945,7 +945,7 @@ HISTORY_OPTIONS = [
     Option("constraint", 1, values=1), Option("name", 1, values=1), Option("pool", 1, values=1),
     Option("autoformat", 5, colon=True), Option("af", 2, colon=True), Option("backwards", 1), Option("forwards", 4),
     Option("since", 4, values=1), Option("completedsince", 3, values=1), Option("file", 2, values=1),
-    Option("userlog", 1, values=1),
+    Option("userlog", 1, values=1), Option("scanlimit", 4, values=1),
 ]
 HISTORY_UNSUPPORTED = ()
 
@@ -985,11 +985,12 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
 
     \b
     [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -match N (-limit N) -backwards -forwards
-    -since JOBID|EXPR -completedsince TIME -long -attributes A,B -json -jsonl -xml -af[:jlhVr,tng] EXPR...
+    -since JOBID|EXPR -completedsince TIME -scanlimit N -long -attributes A,B -json -jsonl -xml -af[:jlhVr,tng] EXPR...
     -format FMT EXPR
     -name SCHEDD -pool COLLECTOR -file HISTORY_FILE -userlog USER_LOG
     -since: stop at that job (or the first job EXPR is true for), newest first; -completedsince:
-    stop at the first job that completed at or before TIME; -jsonl: one JSON ad a line; -file: read an
+    stop at the first job that completed at or before TIME; -scanlimit: look at the N newest jobs
+    only (the N oldest with -forwards); -jsonl: one JSON ad a line; -file: read an
     HTCondor history file (the schedd's HISTORY) instead of asking the schedd; -userlog: the jobs
     of a job event log that terminated or were aborted, in their order of submission.
     """
@@ -998,6 +999,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
     show_json = show_help = one_a_line = show_xml = False
     name = pool = since = history_file = userlog = None
     width = 0  # -wide:N's N: the default table's lines are cut to N characters
+    scan_limit = 0  # -scanlimit N: the jobs looked at, whatever chooses among them
     try:
         for item in parse(list(args), HISTORY_OPTIONS, "history", greedy=("af", "autoformat"),
                           unsupported=HISTORY_UNSUPPORTED):
@@ -1011,10 +1013,13 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                     ors.append(f"(Owner == {json.dumps(item.arg)})")
             elif item.name == "constraint":
                 ands.append(f"({check_constraint(item.arg, item.values[0])})")
-            elif item.name in ("match", "limit"):
+            elif item.name in ("match", "limit", "scanlimit"):
                 if not item.values[0].isdigit():
                     raise ArgumentError(f"{item.arg} {item.values[0]}: give a number of jobs")
-                match = int(item.values[0])
+                if item.name == "scanlimit":
+                    scan_limit = int(item.values[0])
+                else:
+                    match = int(item.values[0])
             elif item.name in ("af", "autoformat"):
                 autoformat = (autoformat.then(item.values, item.options or "") if autoformat
                               else AutoFormat(item.values, item.options or "").with_printf(formats, before=True))
@@ -1068,8 +1073,8 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         if userlog is not None:  # 23.9.6 lists them as submitted, whatever -limit, -since or -forwards say
             ads = _from_userlog(userlog, constraint)
             ads = [_project(ad, projection) for ad in ads] if projection else ads
-        elif since is not None or history_file is not None:
-            ads = _scan(ctx, name, pool, history_file, constraint, since)
+        elif since is not None or history_file is not None or scan_limit:
+            ads = _scan(ctx, name, pool, history_file, constraint, since, scan_limit, forwards)
             ads = [_project(ad, projection) for ad in ads] if projection else ads
             ads = (ads[::-1] if forwards else ads)
             ads = ads[:match] if match >= 0 else ads
@@ -1115,16 +1120,19 @@ def _from_userlog(path: str, constraint: str) -> list[classad2.ClassAd]:
 
 
 def _scan(ctx: click.Context, name, pool, history_file: str | None, constraint: str,
-          since: classad2.ExprTree | None) -> list[classad2.ClassAd]:
+          since: classad2.ExprTree | None, scan_limit: int = 0, forwards: bool = False) -> list[classad2.ClassAd]:
     """The jobs condor_history reads, newest first, up to (not with) the -since job: every job
-    is looked at for -since, the constraint only chooses which are shown."""
+    is looked at for -since, the constraint only chooses which are shown.  ``scan_limit``: only
+    the newest jobs (the oldest ``forwards``) are read, as condor_history -scanlimit reads them."""
     if history_file is not None:
         from engine.schedd.history_file import read_history_file
 
         ads = read_history_file(history_file)
     else:
         with schedd(ctx, name=name, pool=pool) as client:
-            ads = client.history("true", [], match=-1)
+            ads = client.history("true", [], match=scan_limit if scan_limit and not forwards else -1)
+    if scan_limit:
+        ads = ads[-scan_limit:] if forwards else ads[:scan_limit]
     try:
         chosen = classad2.ExprTree(constraint)
     except Exception:

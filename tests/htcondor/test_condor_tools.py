@@ -411,7 +411,8 @@ HISTORY_ARGS = [
     ["-file", "{H}", "-since", "{C}.1", "{C}", "-af:j", "ProcId"],
     ["-file", "{H}", "{C}.2", "-long", "-attributes", "ClusterId,ProcId,Owner,Cmd"],
     ["-since", "foo =="], ["-file", "/nonexistent/history"], ["{C}.1", "-long"],
-    ["{C}", "-wide:40"], ["-wide:60", "-wide", "{C}"], ["{C}.1", "-json"], ["{C}", "-jsonl"], ["{C}.2", "-xml"], ["-jsonl", "-attributes", "Requirements,Cmd,Args", "{C}"],
+    ["-forwards", "-scanlimit", "1", "-af:j", "Owner"],  # the oldest jobs: the newest change as the pool is shared
+    ["-file", "{H}", "-forwards", "-scan", "3", "-limit", "2", "-af:j", "Owner"], ["{C}", "-wide:40"], ["-wide:60", "-wide", "{C}"], ["{C}.1", "-json"], ["{C}", "-jsonl"], ["{C}.2", "-xml"], ["-jsonl", "-attributes", "Requirements,Cmd,Args", "{C}"],
 ]
 
 

@@ -601,6 +601,20 @@ def test_history_wide_n_cuts_its_table_to_n_columns_as_condor_history(held):
     assert held.cli("history", "1", "-wide:5", "-af", "Cmd", "ProcId").stdout == "/bin/sleep 0\n"
 
 
+def test_history_scanlimit_looks_at_the_newest_jobs_only_as_condor_history(held):
+    """condor_history 23.9.6 -scanlimit N reads the N newest jobs (the N oldest with -forwards),
+    and the job ids, owners and constraints choose among those only."""
+    held.cli("rm", "1")
+    held.wait_history("1.0")
+    held.cli("rm", "2")
+    held.wait_history("2.0")
+    assert held.cli("history", "-scanlimit", "1", "-af", "ClusterId").stdout == "2\n"
+    assert held.cli("history", "-scan", "1", "1", "-af", "ClusterId").stdout == ""
+    assert held.cli("history", "-forwards", "-scanlimit", "1", "-af", "ClusterId").stdout == "1\n"
+    assert held.cli("history", "-scanlimit", "2", "-limit", "1", "-af", "ClusterId").stdout == "2\n"
+    assert held.cli("history", "-scanlimit", "0", "-af", "ClusterId").stdout == "2\n1\n"
+
+
 def test_af_and_format_evaluate_with_htcondors_classad_functions_and_my(held):
     """condor_q -af MY.JobStatus 'join(",", split("a b"))' 'splitUserName("a@b")' prints
     '5 a,b { "a","b" }' in 23.9.6: MY. is the job's ad, split() and splitUserName() are HTCondor's."""
