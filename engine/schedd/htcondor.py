@@ -293,15 +293,19 @@ class HTCondorSchedd:
         config = f"CONDOR_CONFIG={config}" if config not in ("", "/dev/null") else "no configuration (CONDOR_CONFIG is not set)"
         if self._ad is not None:  # located already, by all()
             return self._use(self._ad)
+        # Without a name, the local schedd, whatever -pool says: HTCondor's tools ask another
+        # pool's collector only for a schedd named with -name (condor_q -pool CM alone lists the
+        # local queue, and condor_rm -pool CM alone removes from it).
+        pool = self.pool if self.name else None
         try:
-            collector = htcondor2.Collector(self.pool)
+            collector = htcondor2.Collector(pool)
             if self.name:
                 ad = collector.locate(htcondor2.DaemonType.Schedd, self.name)
             else:
                 ad = collector.locate(htcondor2.DaemonType.Schedd)
         except Exception as e:
-            if self.pool:
-                collector_host, config = self.pool, "-pool"
+            if pool:
+                collector_host, config = pool, "-pool"
             raise ScheddUnreachable(f"cannot locate the schedd{f' {self.name}' if self.name else ''} through the "
                               f"collector {collector_host or '(COLLECTOR_HOST is not set)'} of {config}: "
                               f"{_message(e)}. Check that the pool runs and that CONDOR_CONFIG points to "

@@ -156,6 +156,7 @@ ACTIONS = [
     ("condor_release", ["-constraint", "ClusterId == {C} && ProcId == 1"]), ("condor_rm", ["-totals", "{C}"]),
     ("condor_release", ["nobody"]), ("condor_rm", ["{C}.1", "{C}"]), ("condor_release", ["-reason", "checked", "{C}.1"]),
     ("condor_release", ["-totals", "{C}.1", "{C}.4"]), ("condor_rm", ["-totals", "{C}.4", "{C}"]),
+    ("condor_hold", ["-pool", "127.0.0.1:9", "{C}.1"]),
 ]
 
 
@@ -276,7 +277,8 @@ def test_bad_limit_and_unknown_submitter_fail_as_condor_q(htcondor_pool):
 
 def test_name_pool_and_global(htcondor_pool, jobs):
     collector = htcondor_pool.env["CRABTUI_TESTPOOL_COLLECTOR"]
-    for args in (["-pool", collector, "-nobatch", jobs["Q"]], ["-global", jobs["P"]]):
+    # -pool without -name: condor_q asks the local schedd, whatever collector is named
+    for args in (["-pool", collector, "-nobatch", jobs["Q"]], ["-global", jobs["P"]], ["-pool", "127.0.0.1:9", jobs["Q"]]):
         same_as_condor_q(htcondor_pool, args)
     # condor_q -name wants a name it can resolve as a host ("vm" is not, in the pool's tree);
     # crabtui takes the name the collector knows the schedd by.
