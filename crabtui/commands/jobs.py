@@ -404,7 +404,8 @@ Q_UNSUPPORTED = (
     Option("slotads", 1, colon=True, instead=_ANALYZE), Option("userprios", 5, colon=True),
     Option("nouserprios", 7, colon=True), Option("version", 1, instead="crabtui --version"),
     Option("profile", 4, colon=True, instead="drop it"),
-    Option("stream-results", 2, instead="drop it: the lines are the same"),
+    Option("stream-results", 2, instead="drop it: crabtui q lists the jobs in job id order, as condor_q does without "
+                                        "it (with it, 23.9.6 lists them in the schedd's order)"),
 )
 _ALIASES = {"all-users": "allusers", "held": "hold", "better-analyse": "better-analyze", "analyze": "better-analyze",
             "analyse": "better-analyze", "autoformat": "af"}
