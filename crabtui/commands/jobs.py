@@ -474,6 +474,8 @@ class QueueQuery:
             self.limit = int(item.values[0])
         elif name == "submitter":
             self.submitter = item.values[0]
+        elif name == "totals":  # an -af or -format before it is dropped; one after it shows the summary ad
+            self.totals, self.autoformat, self.formats = True, None, []
         elif name == "cumulative-time":
             self.current_run = False
         elif name == "currentrun":
@@ -651,6 +653,19 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
         _write("\n".join(["", "", queue_format.header(name, address, now, submitter),
                           *queue_format.factory_table(ads)]) + "\n")
         return
+    if query.totals and (query.long or query.json or query.xml or query.custom):
+        # condor_q -totals prints the schedd's summary ad in these forms, whatever -attributes says
+        ad = _summary_ad(_summary(client, constraint, me), me)
+        if query.json:
+            _write(json_form([ad]))
+        elif query.xml:
+            _write(xml_form([ad]))
+        elif query.long:
+            _write(long_form([ad]))
+        else:  # and a newline after it, as 23.9.6 prints one after the summary's line
+            _write((query.autoformat.text([ad]) if query.autoformat else "")
+                   + (PrintfFormat(query.formats).text([ad]) if query.formats else "") + "\n")
+        return
     if query.long or query.json or query.xml or query.custom:
         if query.factory:  # the factories' cluster ads: no proc, no DAG tree
             nodes, ads = [], client.factories(constraint)[:query.limit]
@@ -670,16 +685,8 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
             text = query.autoformat.text(ads, nested, unpadded_last=query.wide == 0) if query.autoformat else ""
             _write(text + (PrintfFormat(query.formats).text(ads) if query.formats else ""))
         return
-    if query.totals:
-        rows = []
-        summary = client.summary(constraint)
-    else:
-        rows = client.query_values(constraint, query.projection())[:query.limit]
-        summary = summarize(((r.get("JobStatus"), r.get("JobUniverse")) for r in rows), ())
-    everyone = client.summary(f"Owner == {json.dumps(me)}" if me is not None else "false")
-    summary.update({k: v for k, v in everyone.items() if k.startswith("Allusers")})
-    if me is not None:
-        summary.update({"My" + k: v for k, v in everyone.items() if not k.startswith("Allusers")})
+    rows = [] if query.totals else client.query_values(constraint, query.projection())[:query.limit]
+    summary = _summary(client, constraint, me, None if query.totals else rows)
     if query.global_ and not rows and not summary.get("Jobs"):
         return  # condor_q -global shows only the schedds with jobs to show
     name, address = schedd_title(client)
@@ -704,6 +711,32 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
         if query.layout not in ("run", "idle", "goodput"):  # goodput's print format has no summary
             lines += [""] + queue_format.totals(summary, me) + [""]
     _write("\n".join(lines) + "\n")
+
+
+def _summary(client, constraint: str, me: str | None, rows: list | None = None) -> dict[str, int]:
+    """The counts condor_q's totals are made of: the query's (the rows', or the schedd's own
+    summary of the constraint), all users' (``Allusers*``) and, for the user's own jobs, the
+    user's (``My*``)."""
+    if rows is None:
+        summary = client.summary(constraint)
+    else:
+        summary = summarize(((r.get("JobStatus"), r.get("JobUniverse")) for r in rows), ())
+    everyone = client.summary(f"Owner == {json.dumps(me)}" if me is not None else "false")
+    summary.update({k: v for k, v in everyone.items() if k.startswith("Allusers")})
+    if me is not None:
+        summary.update({"My" + k: v for k, v in everyone.items()
+                        if not k.startswith("Allusers") and k not in ("ErrorCode", "ServerTime")})
+    return summary
+
+
+def _summary_ad(summary: dict[str, int], me: str | None) -> classad2.ClassAd:
+    """The schedd's summary ad, as condor_q -totals -long (-json, -xml, -af) prints it."""
+    ad = classad2.ClassAd(summary)
+    ad["ErrorCode"], ad["MyType"] = 0, "Summary"
+    ad["ServerTime"] = int(summary.get("ServerTime") or time.time())
+    if me is not None:
+        ad["MyName"] = me
+    return ad
 
 
 def _max_width(wide: int | None) -> int:

@@ -176,6 +176,20 @@ def test_af_h_with_wide_leaves_each_jobs_last_value_unpadded_as_condor_q(held):
             ["Cmd        ProcId", "/bin/sleep 1     "], wide
 
 
+def test_totals_with_long_or_af_show_the_schedds_summary_ad_as_condor_q(held):
+    """condor_q 23.9.6 -totals -long (-json, -xml) prints the schedd's summary ad, and an -af or
+    -format after -totals formats it (its line, then a newline); an -af before -totals is dropped
+    for the totals."""
+    text = held.cli("q", "3", "-totals", "-long", "-attributes", "Jobs").stdout
+    assert {"Jobs = 3", "Held = 3", "Idle = 0", "SchedulerJobs = 0", "AllusersJobs = 13", 'MyType = "Summary"',
+            "ErrorCode = 0"} <= set(text.splitlines()) and "ClusterId" not in text, text
+    assert held.cli("q", "3", "-totals", "-af", "Jobs", "Held", "AllusersJobs").stdout == "3 3 13\n\n"
+    assert held.cli("q", "-totals", "-af:h", "MyJobs", "MyName").stdout == f"MyJobs MyName\n13     {USER:<6}\n\n"
+    assert held.cli("q", "3", "-totals", "-format", "%d jobs\\n", "Jobs").stdout == "3 jobs\n\n"
+    after = held.cli("q", "3", "-af", "ClusterId", "-totals").stdout
+    assert "Total for query: 3 jobs; 0 completed, 0 removed, 0 idle, 0 running, 3 held, 0 suspended" in after
+
+
 def test_jobs_have_the_user_the_schedd_names_them_by(held):
     """The pool's schedd sets `User = "crab@vm"` (Owner@UID_DOMAIN, its host) on each job queued,
     and scripts select on it as condor_q's manual does."""
