@@ -514,7 +514,7 @@ class QueueQuery:
         if self.batch:
             return True
         return not (self.nobatch or self.custom or self.status or self.long or self.json or self.xml or self.analyze
-                    or self.totals or self.io or self.goodput)
+                    or self.totals or self.io or self.goodput or self.factory)
 
     @property
     def partial(self) -> bool:

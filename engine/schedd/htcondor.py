@@ -109,11 +109,13 @@ class HTCondorSchedd:
             return list(self._connect().query(constraint=constraint, projection=list(projection)))
 
     def factories(self, constraint: str = "true") -> list[classad2.ClassAd]:
-        """The factories' cluster ads: condor_q -factory asks for cluster ads, which only a
-        factory's cluster has."""
+        """The factories' cluster ads: condor_q -factory asks for cluster ads, and lists those
+        with the digest a factory makes its jobs from (a 23.9.6 schedd returns the cluster ads of
+        other clusters too)."""
         with self._errors("querying the queue"):
-            return list(self._connect().query(constraint=f"({constraint}) && ProcId is undefined",
-                                              opts=htcondor2.QueryOpt.IncludeClusterAd))
+            return list(self._connect().query(
+                constraint=f"({constraint}) && ProcId is undefined && JobMaterializeDigestFile isnt undefined",
+                opts=htcondor2.QueryOpt.IncludeClusterAd))
 
     def query_values(self, constraint: str, projection: Sequence[str]) -> list[dict[str, Any]]:
         """Matching jobs as plain mappings of the projected attributes that are set, evaluated.

@@ -649,11 +649,14 @@ def test_late_materialization_dry_run_and_factory_lines_as_the_pools(htcondor_po
         assert not [line for line in lines if line.startswith(("ProcId=", "JobMaterialize")) or line == "."]
     submitted = pool_tool(htcondor_pool, "sh", "-c", f"cd {submit_dir} && condor_submit -terse mat.sub")
     cluster = submitted.stdout.split(".")[0]
+    plain = htcondor2.Schedd().submit(htcondor2.Submit(HELD)).cluster()  # no factory: not listed
     try:
         same_as_condor_q(htcondor_pool, ["-factory", cluster])
+        same_as_condor_q(htcondor_pool, ["-factory", "999999", cluster])  # an id before the factory's
+        same_as_condor_q(htcondor_pool, ["-factory", "-constraint", f"ClusterId == {plain} || ClusterId == {cluster}"])
         assert re.search(rf"^ *{cluster}\. ", ours("q", "-factory", cluster).stdout, re.M)  # not only the header
     finally:
-        pool_tool(htcondor_pool, "condor_rm", cluster)
+        pool_tool(htcondor_pool, "condor_rm", cluster, str(plain))
 
 
 def test_accounting_group_without_a_user_charges_the_submitter_as_condor_submit(htcondor_pool, submit_dir):
