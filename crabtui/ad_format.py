@@ -5,6 +5,7 @@ the old ClassAd syntax HTCondor's tools use (``{ 1,"a" }``, ``1.5E-07``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -154,12 +155,13 @@ class AutoFormat:
                            + [cell.tree for cell in self.cells if isinstance(cell, _Printf)])
 
     def text(self, ads: Iterable[classad2.ClassAd], nested: Sequence[int | None] | None = None,
-             heading_first: bool = False) -> str:
+             heading_first: bool = False, unpadded_last: bool = False) -> str:
         """The lines for the jobs; with headings, the columns are as wide as their widest value
         (condor_q renders every job before it prints the heading line; condor_history,
         ``heading_first``, keeps its columns as wide as their headings alone).  ``nested`` gives,
         with condor_q -dag, each DAG node job's depth under DAGMan jobs: its third column is
-        indented as the DAG view indents node names."""
+        indented as the DAG view indents node names.  ``unpadded_last``: a job's last value is
+        not padded to its column (condor_q -wide without a width; its heading line still is)."""
         first = self._heading_line() if heading_first else None
         rows = []
         for ad in ads:
@@ -203,7 +205,9 @@ class AutoFormat:
         out = [first or self._heading_line()]
         # condor_q measures its columns by the values before it prints, then prints the rows in
         # order: an undefined value wider than its column widens it for the rows after it
-        out += [self._join([c.cell(cell) for c, cell in zip(self.columns, cells)]) for cells in rows]
+        last = len(self.columns) - 1 if unpadded_last else -1
+        out += [self._join([cell if index == last else column.cell(cell)
+                            for index, (column, cell) in enumerate(zip(self.columns, cells))]) for cells in rows]
         return "".join(out)
 
     def _heading_line(self) -> str:
@@ -312,18 +316,31 @@ def long_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = (), *
     return "".join(out)
 
 
-def json_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = ()) -> str:
+def json_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = (), *, history: bool = False) -> str:
     """``-json`` as condor_q and condor_history print it: each ad's attributes (or only
-    ``attributes``) sorted by name, in the ClassAd library's JSON (expressions as
-    ``"\\/Expr(...)\\/"``), between a ``[`` and a ``]`` line, a ``,`` line between two ads."""
+    ``attributes``) sorted by name (condor_history's whole ads in the library's order, see
+    ``_shown``), in the ClassAd library's JSON (expressions as ``"\\/Expr(...)\\/"``), between a
+    ``[`` and a ``]`` line, a ``,`` line between two ads."""
     wanted = {a.lower() for a in attributes}
-    blocks = ["{\n" + ",\n".join(_json_attribute(ad, name) for name in _shown(ad, wanted)) + "\n}" for ad in ads]
+    blocks = ["{\n" + ",\n".join(_json_attribute(ad, name) for name in _shown(ad, wanted, stored=history)) + "\n}"
+              for ad in ads]
     return "[\n" + "\n,\n".join(blocks) + ("\n" if blocks else "") + "]\n"
 
 
-def _shown(ad: classad2.ClassAd, wanted: set[str], *, by_case: bool = False) -> list[str]:
+def json_lines(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = ()) -> str:
+    """condor_history ``-jsonl``: each ad as its ``-json`` block on one line, indentation dropped."""
+    wanted = {a.lower() for a in attributes}
+    return "".join("{" + ",".join("".join(line.strip() for line in _json_attribute(ad, name).splitlines())
+                                  for name in _shown(ad, wanted, stored=True)) + "}\n" for ad in ads)
+
+
+def _shown(ad: classad2.ClassAd, wanted: set[str], *, by_case: bool = False, stored: bool = False) -> list[str]:
     """The ad's attribute names to show (all, or those in lower-case ``wanted``), sorted by name
-    as the tools sort them: ignoring case, or (``by_case``, condor_history's) byte by byte."""
+    as the tools sort them: ignoring case, or (``by_case``, condor_history's) byte by byte.
+    ``stored``: all of them in the order the ClassAd library keeps them (by length, then name
+    ignoring case), which is how condor_history 23.9.6 prints a whole ad's JSON and XML."""
+    if stored and not wanted:
+        return list(ad.keys())
     return sorted((k for k in ad.keys() if not wanted or k.lower() in wanted), key=None if by_case else str.lower)
 
 
@@ -345,7 +362,7 @@ def xml_form(ads: Iterable[classad2.ClassAd], attributes: Sequence[str] = (), *,
     wanted = {a.lower() for a in attributes}
     out = [XML_HEAD]
     for ad in ads:
-        names = _shown(ad, wanted, by_case=history)
+        names = _shown(ad, wanted, by_case=history, stored=history)
         out.append(("\n" if history else "") + "<c>\n" + "".join(_xml_attribute(ad, k, "    ") for k in names) + "</c>\n")
     out.append("\n</classads>\n\n" if history else "</classads>\n")
     return "".join(out)
@@ -373,7 +390,15 @@ def _xml_value(value, indent: str) -> str:
     if isinstance(value, classad2.ClassAd):
         inner = "".join(_xml_attribute(value, k, indent + "    ") for k in value.keys())
         return f"<c>\n{inner}{indent}</c>"
-    return f"<e>{_xml_escape(str(value))}</e>"
+    return f"<e>{_xml_escape(_unparsed(value))}</e>"
+
+
+def _unparsed(expr: classad2.ExprTree) -> str:
+    """An expression on one line as the ClassAd library writes it into JSON and XML (str() of an
+    ExprTree breaks a list over several indented lines)."""
+    one = classad2.ClassAd()
+    one["e"] = expr
+    return json.loads(one.printJson())["e"].removeprefix("/Expr(").removesuffix(")/")
 
 
 def _xml_escape(text: str) -> str:

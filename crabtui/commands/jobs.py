@@ -20,7 +20,7 @@ import classad2
 import click
 
 from crabtui import queue_format
-from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, json_form, long_form, xml_form
+from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, json_form, json_lines, long_form, xml_form
 from crabtui.commands.backend import backend, fail, nothing_at_exit, schedd, schedd_title
 from crabtui.condor_args import JOB_ID, ArgumentError, Option, Parsed, check_constraint, parse
 from engine.schedd.api import JobAction, ScheddError, summarize
@@ -404,7 +404,8 @@ Q_UNSUPPORTED = (
     Option("slotads", 1, colon=True, instead=_ANALYZE), Option("userprios", 5, colon=True),
     Option("nouserprios", 7, colon=True), Option("version", 1, instead="crabtui --version"),
     Option("profile", 4, colon=True, instead="drop it"),
-    Option("stream-results", 2, instead="drop it: the lines are the same"),
+    Option("stream-results", 2, instead="drop it: crabtui q lists the jobs in job id order, as condor_q does without "
+                                        "it (with it, 23.9.6 lists them in the schedd's order)"),
 )
 _ALIASES = {"all-users": "allusers", "held": "hold", "better-analyse": "better-analyze", "analyze": "better-analyze",
             "analyse": "better-analyze", "autoformat": "af"}
@@ -473,6 +474,8 @@ class QueueQuery:
             self.limit = int(item.values[0])
         elif name == "submitter":
             self.submitter = item.values[0]
+        elif name == "totals":  # an -af or -format before it is dropped; one after it shows the summary ad
+            self.totals, self.autoformat, self.formats = True, None, []
         elif name == "cumulative-time":
             self.current_run = False
         elif name == "currentrun":
@@ -511,7 +514,7 @@ class QueueQuery:
         if self.batch:
             return True
         return not (self.nobatch or self.custom or self.status or self.long or self.json or self.xml or self.analyze
-                    or self.totals or self.io or self.goodput)
+                    or self.totals or self.io or self.goodput or self.factory)
 
     @property
     def partial(self) -> bool:
@@ -650,6 +653,19 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
         _write("\n".join(["", "", queue_format.header(name, address, now, submitter),
                           *queue_format.factory_table(ads)]) + "\n")
         return
+    if query.totals and (query.long or query.json or query.xml or query.custom):
+        # condor_q -totals prints the schedd's summary ad in these forms, whatever -attributes says
+        ad = _summary_ad(_summary(client, constraint, me), me)
+        if query.json:
+            _write(json_form([ad]))
+        elif query.xml:
+            _write(xml_form([ad]))
+        elif query.long:
+            _write(long_form([ad]))
+        else:  # and a newline after it, as 23.9.6 prints one after the summary's line
+            _write((query.autoformat.text([ad]) if query.autoformat else "")
+                   + (PrintfFormat(query.formats).text([ad]) if query.formats else "") + "\n")
+        return
     if query.long or query.json or query.xml or query.custom:
         if query.factory:  # the factories' cluster ads: no proc, no DAG tree
             nodes, ads = [], client.factories(constraint)[:query.limit]
@@ -666,19 +682,11 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
         else:
             # condor_q -dag indents the third column of a node job's line, whatever it holds.
             nested = [node.generation if node.dag_parent else None for node in nodes] if query.dag else None
-            text = query.autoformat.text(ads, nested) if query.autoformat else ""
+            text = query.autoformat.text(ads, nested, unpadded_last=query.wide == 0) if query.autoformat else ""
             _write(text + (PrintfFormat(query.formats).text(ads) if query.formats else ""))
         return
-    if query.totals:
-        rows = []
-        summary = client.summary(constraint)
-    else:
-        rows = client.query_values(constraint, query.projection())[:query.limit]
-        summary = summarize(((r.get("JobStatus"), r.get("JobUniverse")) for r in rows), ())
-    everyone = client.summary(f"Owner == {json.dumps(me)}" if me is not None else "false")
-    summary.update({k: v for k, v in everyone.items() if k.startswith("Allusers")})
-    if me is not None:
-        summary.update({"My" + k: v for k, v in everyone.items() if not k.startswith("Allusers")})
+    rows = [] if query.totals else client.query_values(constraint, query.projection())[:query.limit]
+    summary = _summary(client, constraint, me, None if query.totals else rows)
     if query.global_ and not rows and not summary.get("Jobs"):
         return  # condor_q -global shows only the schedds with jobs to show
     name, address = schedd_title(client)
@@ -703,6 +711,32 @@ def _show_queue(client, query: QueueQuery, submitter: str | None = None) -> None
         if query.layout not in ("run", "idle", "goodput"):  # goodput's print format has no summary
             lines += [""] + queue_format.totals(summary, me) + [""]
     _write("\n".join(lines) + "\n")
+
+
+def _summary(client, constraint: str, me: str | None, rows: list | None = None) -> dict[str, int]:
+    """The counts condor_q's totals are made of: the query's (the rows', or the schedd's own
+    summary of the constraint), all users' (``Allusers*``) and, for the user's own jobs, the
+    user's (``My*``)."""
+    if rows is None:
+        summary = client.summary(constraint)
+    else:
+        summary = summarize(((r.get("JobStatus"), r.get("JobUniverse")) for r in rows), ())
+    everyone = client.summary(f"Owner == {json.dumps(me)}" if me is not None else "false")
+    summary.update({k: v for k, v in everyone.items() if k.startswith("Allusers")})
+    if me is not None:
+        summary.update({"My" + k: v for k, v in everyone.items()
+                        if not k.startswith("Allusers") and k not in ("ErrorCode", "ServerTime")})
+    return summary
+
+
+def _summary_ad(summary: dict[str, int], me: str | None) -> classad2.ClassAd:
+    """The schedd's summary ad, as condor_q -totals -long (-json, -xml, -af) prints it."""
+    ad = classad2.ClassAd(summary)
+    ad["ErrorCode"], ad["MyType"] = 0, "Summary"
+    ad["ServerTime"] = int(summary.get("ServerTime") or time.time())
+    if me is not None:
+        ad["MyName"] = me
+    return ad
 
 
 def _max_width(wide: int | None) -> int:
@@ -945,7 +979,7 @@ HISTORY_OPTIONS = [
     Option("constraint", 1, values=1), Option("name", 1, values=1), Option("pool", 1, values=1),
     Option("autoformat", 5, colon=True), Option("af", 2, colon=True), Option("backwards", 1), Option("forwards", 4),
     Option("since", 4, values=1), Option("completedsince", 3, values=1), Option("file", 2, values=1),
-    Option("userlog", 1, values=1),
+    Option("userlog", 1, values=1), Option("scanlimit", 4, values=1),
 ]
 HISTORY_UNSUPPORTED = ()
 
@@ -985,18 +1019,21 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
 
     \b
     [CLUSTER | CLUSTER.PROC | OWNER]... -constraint EXPR -match N (-limit N) -backwards -forwards
-    -since JOBID|EXPR -completedsince TIME -long -attributes A,B -json -jsonl -xml -af[:jlhVr,tng] EXPR...
+    -since JOBID|EXPR -completedsince TIME -scanlimit N -long -attributes A,B -json -jsonl -xml -af[:jlhVr,tng] EXPR...
     -format FMT EXPR
     -name SCHEDD -pool COLLECTOR -file HISTORY_FILE -userlog USER_LOG
     -since: stop at that job (or the first job EXPR is true for), newest first; -completedsince:
-    stop at the first job that completed at or before TIME; -jsonl: one JSON ad a line; -file: read an
+    stop at the first job that completed at or before TIME; -scanlimit: look at the N newest jobs
+    only (the N oldest with -forwards); -jsonl: one JSON ad a line; -file: read an
     HTCondor history file (the schedd's HISTORY) instead of asking the schedd; -userlog: the jobs
     of a job event log that terminated or were aborted, in their order of submission.
     """
     ors, ands, match, attributes = [], [], -1, []
     autoformat, formats, long_, forwards = None, [], False, False
-    show_json = show_help = json_lines = show_xml = False
+    show_json = show_help = one_a_line = show_xml = False
     name = pool = since = history_file = userlog = None
+    width = 0  # -wide:N's N: the default table's lines are cut to N characters
+    scan_limit = 0  # -scanlimit N: the jobs looked at, whatever chooses among them
     try:
         for item in parse(list(args), HISTORY_OPTIONS, "history", greedy=("af", "autoformat"),
                           unsupported=HISTORY_UNSUPPORTED):
@@ -1010,10 +1047,13 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                     ors.append(f"(Owner == {json.dumps(item.arg)})")
             elif item.name == "constraint":
                 ands.append(f"({check_constraint(item.arg, item.values[0])})")
-            elif item.name in ("match", "limit"):
+            elif item.name in ("match", "limit", "scanlimit"):
                 if not item.values[0].isdigit():
                     raise ArgumentError(f"{item.arg} {item.values[0]}: give a number of jobs")
-                match = int(item.values[0])
+                if item.name == "scanlimit":
+                    scan_limit = int(item.values[0])
+                else:
+                    match = int(item.values[0])
             elif item.name in ("af", "autoformat"):
                 autoformat = (autoformat.then(item.values, item.options or "") if autoformat
                               else AutoFormat(item.values, item.options or "").with_printf(formats, before=True))
@@ -1036,6 +1076,8 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 except Exception:
                     raise ArgumentError(f"'{item.values[0]}' not valid parameter for -completedsince; give a "
                                         "time in seconds since 1970: -completedsince $(date -d yesterday +%s)") from None
+            elif item.name == "wide" and item.options is not None:  # a later -wide alone keeps the width
+                width = int(item.options) if item.options.isdigit() else 0
             elif item.name == "file":
                 history_file = item.values[0]
             elif item.name == "userlog":
@@ -1044,7 +1086,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                 long_ = long_ or item.name == "long"
                 show_json = show_json or item.name == "json"
                 show_xml = show_xml or item.name == "xml"
-                json_lines = json_lines or item.name == "jsonl"
+                one_a_line = one_a_line or item.name == "jsonl"
                 show_help = show_help or item.name == "help"
     except (ArgumentError, FormatError) as e:
         fail(str(e))
@@ -1057,7 +1099,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         projection = sorted(set(attributes).union(*(f.attributes for f in custom)))
         # -long, -json and -xml then show what the expressions read and the -attributes, as condor_history does
         attributes = sorted(set(attributes).union(*(f.references for f in custom)))
-    elif long_ or show_json or json_lines or show_xml:
+    elif long_ or show_json or one_a_line or show_xml:
         projection = attributes
     else:
         projection = list(queue_format.HISTORY_PROJECTION)
@@ -1065,8 +1107,8 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         if userlog is not None:  # 23.9.6 lists them as submitted, whatever -limit, -since or -forwards say
             ads = _from_userlog(userlog, constraint)
             ads = [_project(ad, projection) for ad in ads] if projection else ads
-        elif since is not None or history_file is not None:
-            ads = _scan(ctx, name, pool, history_file, constraint, since)
+        elif since is not None or history_file is not None or scan_limit:
+            ads = _scan(ctx, name, pool, history_file, constraint, since, scan_limit, forwards)
             ads = [_project(ad, projection) for ad in ads] if projection else ads
             ads = (ads[::-1] if forwards else ads)
             ads = ads[:match] if match >= 0 else ads
@@ -1079,10 +1121,10 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
                     ads = client.history(constraint, projection, match=match)
     except ScheddError as e:
         fail(str(e))
-    if json_lines:  # one ad a line, as condor_history -jsonl
-        _write("".join(json.dumps(json.loads(ad.printJson()), separators=(",", ": ")) + "\n" for ad in ads))
+    if one_a_line:  # one ad a line, as condor_history -jsonl
+        _write(json_lines(ads, attributes))
     elif show_json:
-        _write(json_form(ads, attributes))
+        _write(json_form(ads, attributes, history=True))
     elif show_xml:
         _write(xml_form(ads, attributes, history=True))
     elif long_:
@@ -1091,7 +1133,7 @@ def history(ctx: click.Context, args: tuple[str, ...]) -> None:
         _write((autoformat.text(ads, heading_first=True) if autoformat else "")
                + (PrintfFormat(formats).text(ads) if formats else ""))
     else:
-        _write("".join(line + "\n" for line in queue_format.history_table(ads)))
+        _write("".join((line[:width] if width else line) + "\n" for line in queue_format.history_table(ads)))
 
 
 def _from_userlog(path: str, constraint: str) -> list[classad2.ClassAd]:
@@ -1112,16 +1154,19 @@ def _from_userlog(path: str, constraint: str) -> list[classad2.ClassAd]:
 
 
 def _scan(ctx: click.Context, name, pool, history_file: str | None, constraint: str,
-          since: classad2.ExprTree | None) -> list[classad2.ClassAd]:
+          since: classad2.ExprTree | None, scan_limit: int = 0, forwards: bool = False) -> list[classad2.ClassAd]:
     """The jobs condor_history reads, newest first, up to (not with) the -since job: every job
-    is looked at for -since, the constraint only chooses which are shown."""
+    is looked at for -since, the constraint only chooses which are shown.  ``scan_limit``: only
+    the newest jobs (the oldest ``forwards``) are read, as condor_history -scanlimit reads them."""
     if history_file is not None:
         from engine.schedd.history_file import read_history_file
 
         ads = read_history_file(history_file)
     else:
         with schedd(ctx, name=name, pool=pool) as client:
-            ads = client.history("true", [], match=-1)
+            ads = client.history("true", [], match=scan_limit if scan_limit and not forwards else -1)
+    if scan_limit:
+        ads = ads[-scan_limit:] if forwards else ads[:scan_limit]
     try:
         chosen = classad2.ExprTree(constraint)
     except Exception:

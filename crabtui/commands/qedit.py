@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import classad2
 import click
@@ -41,12 +43,37 @@ class Qedit:
     edits: dict[str, str] = field(default_factory=dict)  # attribute -> ClassAd expression text
 
     @property
+    def clusters(self) -> dict[int, list[int]]:
+        """The job ids by cluster, in cluster order, each with its procs in the order given
+        (none: the whole cluster).  As in condor_qedit 23.9.6, a proc named beside its whole
+        cluster narrows the cluster to the procs named."""
+        procs: dict[int, list[int]] = {}
+        for cluster, proc in self.job_ids:
+            named = procs.setdefault(cluster, [])
+            if proc is not None and proc not in named:
+                named.append(proc)
+        return dict(sorted(procs.items()))
+
+    @property
+    def per_job(self) -> bool:
+        """Only CLUSTER.PROC ids: condor_qedit sets each job by its id, and one that is not in the
+        queue fails the whole edit."""
+        return not self.constraints and all(proc is not None for _, proc in self.job_ids)
+
+    @property
     def constraint(self) -> str:
+        """The constraint as condor_qedit 23.9.6 builds it (and names it when nothing matches):
+        the restrictions in their order, then the job ids, each part in parentheses."""
         parts = list(self.constraints)
         if self.job_ids:
-            parts.append(" || ".join(f"ClusterId == {c}" if p is None else f"(ClusterId == {c} && ProcId == {p})"
-                                     for c, p in sorted(set(self.job_ids), key=lambda j: (j[0], j[1] or -1))))
-        return " && ".join(f"({p})" for p in parts)
+            parts.append("|| ".join(f"ClusterId == {c} " if not procs else
+                                    f"( ClusterId == {c} && {_procs(procs)})" for c, procs in self.clusters.items()))
+        return "( " + " && ".join(f"({p})" for p in parts) + " )"
+
+
+def _procs(procs: list[int]) -> str:
+    named = " || ".join(f"ProcId == {p} " for p in procs)
+    return named if len(procs) == 1 else f"({named})"
 
 
 def parse_qedit(argv: list[str]) -> Qedit | None:
@@ -80,7 +107,7 @@ def parse_qedit(argv: list[str]) -> Qedit | None:
             q.constraints.append(argv[i])
             jobs_named = True
         elif is_dash_arg_prefix(arg, "owner", 1):
-            q.constraints.append(f"Owner == {json.dumps(value_of(arg, 'an owner name'))}")
+            q.constraints.append(f"Owner=={json.dumps(value_of(arg, 'an owner name'))}")
             jobs_named = True
         elif is_dash_arg_prefix(arg, "jobids", 1):
             q.job_ids += _job_ids(value_of(arg, "a list of job ids"))
@@ -103,7 +130,7 @@ def parse_qedit(argv: list[str]) -> Qedit | None:
                     i += 1
                     q.job_ids += _job_ids(argv[i])
             else:
-                q.constraints.append(f"Owner == {json.dumps(arg)}")
+                q.constraints.append(f"Owner=={json.dumps(arg)}")
         else:
             attr, equals, value = arg.partition("=")
             if not equals:
@@ -180,12 +207,24 @@ def qedit(ctx: click.Context, args: tuple[str, ...]) -> None:
     if q is None:
         click.echo(ctx.get_help())
         return
+    first = next(iter(q.edits))
     try:
         with schedd(ctx, name=q.name, pool=q.pool) as client:
+            if q.per_job:
+                queued = {(ad["ClusterId"], ad["ProcId"]) for ad in client.query(q.constraint, ["ClusterId", "ProcId"])}
+                missing = next(((c, p) for c, procs in q.clusters.items() for p in procs if (c, p) not in queued), None)
+                if missing:
+                    _transaction_failed(f'Failed to set attribute "{first}" for job {missing[0]}.{missing[1]}.')
             count = client.edit(q.constraint, q.edits)
     except ScheddError as e:
         fail(f"condor_qedit: {e}")
     if not count:
-        fail("condor_qedit: no matching jobs")
+        _transaction_failed(f'Failed to set attribute "{first}" by constraint: {q.constraint}')
     for name in q.edits:
         click.echo(f'Set attribute "{name}" for {count} matching jobs.')
+
+
+def _transaction_failed(why: str) -> NoReturn:
+    """condor_qedit's answer when a job named is not in the queue: nothing is set, exit 1."""
+    click.echo(f"{why}\nQueue transaction failed.  No attributes were set.", err=True)
+    sys.exit(1)

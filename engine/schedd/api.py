@@ -93,15 +93,15 @@ def summarize(jobs: Iterable[tuple[int, int]], everyone: Iterable[tuple[int, int
     the query's jobs and ``AllusersJobs``... for the whole queue, scheduler universe jobs (DAGMan)
     apart, as the schedd counts them for condor_q's totals."""
     summary: dict[str, int] = {}
+    scheduler = ["Scheduler" + name for name in ("Jobs", *SUMMARY_STATES.values()) if name != "Suspended"]
     for prefix, pairs in (("", jobs), ("Allusers", everyone)):
-        counts = dict.fromkeys(("Jobs", *SUMMARY_STATES.values()), 0)
+        counts = dict.fromkeys(("Jobs", *SUMMARY_STATES.values(), *scheduler), 0)
         for (status, universe), n in Counter(pairs).items():  # a few distinct pairs, however long the queue
-            if universe == 7:
-                continue
             name = SUMMARY_STATES.get(JobStatus.RUNNING if status == JobStatus.TRANSFERRING_OUTPUT else status)
-            counts["Jobs"] += n
-            if name:
-                counts[name] += n
+            apart = "Scheduler" if universe == 7 else ""  # the schedd's SchedulerJobs, SchedulerIdle...
+            counts[apart + "Jobs"] += n
+            if name and apart + name in counts:
+                counts[apart + name] += n
         summary.update({prefix + k: v for k, v in counts.items()})
     return summary
 

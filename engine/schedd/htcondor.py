@@ -109,11 +109,13 @@ class HTCondorSchedd:
             return list(self._connect().query(constraint=constraint, projection=list(projection)))
 
     def factories(self, constraint: str = "true") -> list[classad2.ClassAd]:
-        """The factories' cluster ads: condor_q -factory asks for cluster ads, which only a
-        factory's cluster has."""
+        """The factories' cluster ads: condor_q -factory asks for cluster ads, and lists those
+        with the digest a factory makes its jobs from (a 23.9.6 schedd returns the cluster ads of
+        other clusters too)."""
         with self._errors("querying the queue"):
-            return list(self._connect().query(constraint=f"({constraint}) && ProcId is undefined",
-                                              opts=htcondor2.QueryOpt.IncludeClusterAd))
+            return list(self._connect().query(
+                constraint=f"({constraint}) && ProcId is undefined && JobMaterializeDigestFile isnt undefined",
+                opts=htcondor2.QueryOpt.IncludeClusterAd))
 
     def query_values(self, constraint: str, projection: Sequence[str]) -> list[dict[str, Any]]:
         """Matching jobs as plain mappings of the projected attributes that are set, evaluated.
@@ -212,7 +214,13 @@ class HTCondorSchedd:
         with self._errors(f"editing {_describe(job_spec)}", "WRITE", job_spec):
             schedd = self._connect()
             for name, text in attrs.items():
-                edited = max(edited, int(schedd.edit(_spec(job_spec), name, text)))
+                try:
+                    edited = max(edited, int(schedd.edit(_spec(job_spec), name, text)))
+                except Exception:
+                    # the bindings fail an edit that matches no job; the embedded schedd counts 0
+                    if not schedd.query(_constraint(job_spec), ["ClusterId"], limit=1):
+                        return 0
+                    raise
         return edited
 
     def history(self, constraint: str = "true", projection: Sequence[str] = (), match: int = -1) -> list[classad2.ClassAd]:
@@ -287,15 +295,19 @@ class HTCondorSchedd:
         config = f"CONDOR_CONFIG={config}" if config not in ("", "/dev/null") else "no configuration (CONDOR_CONFIG is not set)"
         if self._ad is not None:  # located already, by all()
             return self._use(self._ad)
+        # Without a name, the local schedd, whatever -pool says: HTCondor's tools ask another
+        # pool's collector only for a schedd named with -name (condor_q -pool CM alone lists the
+        # local queue, and condor_rm -pool CM alone removes from it).
+        pool = self.pool if self.name else None
         try:
-            collector = htcondor2.Collector(self.pool)
+            collector = htcondor2.Collector(pool)
             if self.name:
                 ad = collector.locate(htcondor2.DaemonType.Schedd, self.name)
             else:
                 ad = collector.locate(htcondor2.DaemonType.Schedd)
         except Exception as e:
-            if self.pool:
-                collector_host, config = self.pool, "-pool"
+            if pool:
+                collector_host, config = pool, "-pool"
             raise ScheddUnreachable(f"cannot locate the schedd{f' {self.name}' if self.name else ''} through the "
                               f"collector {collector_host or '(COLLECTOR_HOST is not set)'} of {config}: "
                               f"{_message(e)}. Check that the pool runs and that CONDOR_CONFIG points to "

@@ -6,6 +6,7 @@ runs the same commands against the real tools on the test pool."""
 from __future__ import annotations
 
 import getpass
+import json
 import re
 import socket
 
@@ -62,6 +63,8 @@ def test_single_dash_options_are_read_as_condor_q_reads_them(held):
                           (["-cputime"], "does not support condor_q's -cputime"),
                           (["-better-analyze:summary"], "does not support condor_q's -better-analyze:summary"),
                           (["-analyze:reverse", "3.0"], "does not support condor_q's -analyze:reverse"),
+                          # 23.9.6's lines are not the same with it: in the schedd's order, not sorted
+                          (["-stream-results", "-nobatch"], "crabtui q lists the jobs in job id order"),
                           (["-af"], "-af requires at least one attribute"), (["-run", "-hold"], "incompatible")):
         result = held.cli("q", *argv)
         if message is None:
@@ -162,6 +165,31 @@ def test_a_later_af_h_heads_only_its_own_columns_as_condor_q_does(held):
     assert held.cli("q", "3.1", "-af", "ProcId", "-af:j", "Cmd").stdout == "1 3.1 /bin/sleep\n"
 
 
+def test_af_h_with_wide_leaves_each_jobs_last_value_unpadded_as_condor_q(held):
+    """condor_q 23.9.6 on the test pool: `-af:h ProcId Cmd -wide` pads its heading line but not a
+    job's last value; `-wide:40`, and no -wide, pad it as they pad the others."""
+    assert held.cli("q", "3.1", "-af:h", "Cmd", "ProcId", "-wide").stdout.splitlines() == \
+        ["Cmd        ProcId", "/bin/sleep 1"]
+    assert held.cli("q", "3.1", "-wide", "-af:hj", "ProcId").stdout.splitlines() == [" ID      ProcId", "   3.1   1"]
+    for wide in (["-wide:40"], []):
+        assert held.cli("q", "3.1", "-af:h", "Cmd", "ProcId", *wide).stdout.splitlines() == \
+            ["Cmd        ProcId", "/bin/sleep 1     "], wide
+
+
+def test_totals_with_long_or_af_show_the_schedds_summary_ad_as_condor_q(held):
+    """condor_q 23.9.6 -totals -long (-json, -xml) prints the schedd's summary ad, and an -af or
+    -format after -totals formats it (its line, then a newline); an -af before -totals is dropped
+    for the totals."""
+    text = held.cli("q", "3", "-totals", "-long", "-attributes", "Jobs").stdout
+    assert {"Jobs = 3", "Held = 3", "Idle = 0", "SchedulerJobs = 0", "AllusersJobs = 13", 'MyType = "Summary"',
+            "ErrorCode = 0"} <= set(text.splitlines()) and "ClusterId" not in text, text
+    assert held.cli("q", "3", "-totals", "-af", "Jobs", "Held", "AllusersJobs").stdout == "3 3 13\n\n"
+    assert held.cli("q", "-totals", "-af:h", "MyJobs", "MyName").stdout == f"MyJobs MyName\n13     {USER:<6}\n\n"
+    assert held.cli("q", "3", "-totals", "-format", "%d jobs\\n", "Jobs").stdout == "3 jobs\n\n"
+    after = held.cli("q", "3", "-af", "ClusterId", "-totals").stdout
+    assert "Total for query: 3 jobs; 0 completed, 0 removed, 0 idle, 0 running, 3 held, 0 suspended" in after
+
+
 def test_jobs_have_the_user_the_schedd_names_them_by(held):
     """The pool's schedd sets `User = "crab@vm"` (Owner@UID_DOMAIN, its host) on each job queued,
     and scripts select on it as condor_q's manual does."""
@@ -199,6 +227,28 @@ def test_json_is_laid_out_as_condor_q_and_condor_history_lay_it_out(held):
     assert names == sorted(names, key=str.lower) and "JobStatus" in names and "ServerTime" not in names
     assert held.cli("q", "-json", "99").stdout == ""
     assert held.cli("history", "-json", "99").stdout == "[\n]\n"
+
+
+def test_history_prints_a_whole_ads_json_in_the_classad_librarys_order_as_condor_history(held):
+    """condor_history 23.9.6 -json, -jsonl and -xml without -attributes: the attributes by length,
+    then name ("In", "Cmd", "Err", ..., "Owner", "QDate"); -jsonl writes an expression as -json
+    does ("\\/Expr(...)\\/") and shows only the -attributes asked for, by name.  An expression
+    with a list is one line in -xml, as the ClassAd library writes it (23.9.6's RequestDisk)."""
+    assert held.submit(HELD + "requirements = TARGET.Memory > 0\n+Pick = MAX({ 1024, (RequestCpus + 1) * 1.25 })\n"
+                       "queue\n", name="expr.sub").cluster == 12
+    assert '<a n="Pick"><e>MAX({ 1024,(RequestCpus + 1) * 1.250000000000000E+00 })</e></a>' in \
+        held.cli("q", "12", "-xml", "-attributes", "Pick").stdout
+    held.cli("rm", "12")
+    held.wait_history("12.0")
+    names = [line.split('"')[1] for line in held.cli("history", "12", "-json").stdout.splitlines()
+             if line.startswith('  "')]
+    assert names == sorted(names, key=lambda name: (len(name), name.lower())) and "Cmd" in names, names
+    xml = [line.split('"')[1] for line in held.cli("history", "12", "-xml").stdout.splitlines() if "<a n=" in line]
+    assert xml == names
+    (line,) = held.cli("history", "12", "-jsonl").stdout.splitlines()
+    assert [key for key in json.loads(line)] == names and '"Requirements": "\\/Expr(TARGET.Memory > 0)\\/"' in line
+    assert held.cli("history", "12", "-jsonl", "-attributes", "Requirements,Cmd,ProcId").stdout == \
+        '{"Cmd": "/bin/sleep","ProcId": 0,"Requirements": "\\/Expr(TARGET.Memory > 0)\\/"}\n'
 
 
 def test_xml_is_the_classad_librarys_xml_as_condor_q_and_condor_history_print_it(held):
@@ -453,11 +503,33 @@ def test_qedit_takes_condor_qedits_command_line(held):
                        (["-jobids", "3.x", "A=1"], "'3.x' is not a job id"), (["3"], "no attributes given"),
                        (["-edits", "nowhere.ad", "3"], "nowhere.ad"), (["3", "ClusterId=4"], "ClusterId cannot be"),
                        (["3", 'User="x@example.org"'], "User cannot be"), (["3", 'TargetType="Job"'], "TargetType cannot be"),
-                       (["-forward", "3", "A=1"], "-forward"), (["-pool", "cm.example.org", "3", "A=1"], "--backend"),
-                       (["99", "A=1"], "no matching jobs")):
+                       (["-forward", "3", "A=1"], "-forward"), (["-pool", "cm.example.org", "3", "A=1"], "--backend")):
         code, out, err = edit(*bad)
         assert (code, out, len(err)) == (1, [], 1) and words in err[0], (bad, err)
     assert values("JobPrio")["3.0"] == 5, "a refused edit changes nothing"
+
+
+def test_qedit_of_a_job_not_in_the_queue_sets_nothing_as_condor_qedit(held):
+    """condor_qedit 23.9.6 sets CLUSTER.PROC ids job by job in one transaction: one that is not
+    queued fails the edit and nothing is set, even on the jobs that are.  Jobs named otherwise
+    fail when none matches, with the constraint as condor_qedit builds it (a proc named beside its
+    whole cluster narrows it, ids come after the other restrictions)."""
+    def edit(*args: str) -> tuple[int, str, list[str]]:
+        result = held.cli("qedit", *args)
+        return result.returncode, result.stdout, result.stderr.splitlines()
+
+    failed = "Queue transaction failed.  No attributes were set."
+    assert edit("3.0", "3.7", "JobPrio", "9", "Note", '"x"') == \
+        (1, "", ['Failed to set attribute "JobPrio" for job 3.7.', failed])
+    assert held.job("3.0")["JobPrio"] == 0 and "Note" not in held.job("3.0")
+    assert edit("-jobids", "99.1,3.2", "A=1") == (1, "", ['Failed to set attribute "A" for job 99.1.', failed])
+    assert edit("99", "98.2", "A=1") == \
+        (1, "", ['Failed to set attribute "A" by constraint: ( (( ClusterId == 98 && ProcId == 2 )|| ClusterId == 99 ) )',
+                 failed])
+    assert edit("-owner", "nobody", "-constraint", "ProcId==7", "A=1") == \
+        (1, "", ['Failed to set attribute "A" by constraint: ( (Owner=="nobody") && (ProcId==7) )', failed])
+    assert edit("3.1", "3", "Lemon", "true") == (0, 'Set attribute "Lemon" for 1 matching jobs.\n', [])
+    assert [held.job(f"3.{proc}").get("Lemon") for proc in range(3)] == [None, True, None]
 
 
 def test_a_constraint_that_does_not_parse_is_named_as_typed(held):
@@ -529,6 +601,34 @@ def test_history_af_headings_are_as_wide_as_the_headings_alone(held):
         "Cmd ProcId\n/bin/sleep 0     \n/bin/sleep 0     \n"
     assert held.cli("history", "2", "-af:jh", "Cmd").stdout == " ID      Cmd\n   2.0   /bin/sleep\n"
     assert held.cli("q", "3.0", "-af:h", "Cmd", "ProcId").stdout == "Cmd        ProcId\n/bin/sleep 0     \n"
+
+
+def test_history_wide_n_cuts_its_table_to_n_columns_as_condor_history(held):
+    """condor_history 23.9.6 -wide:40 cuts each line of its table at 40 characters (a later -wide
+    alone keeps the width); -wide and -wide:0 cut nothing, nor is an -af's line cut."""
+    held.cli("rm", "1")
+    held.wait_history("1.0")
+    full = held.cli("history", "1").stdout.splitlines()
+    assert len(full[1]) > 40
+    for args in (["-wide:40"], ["-wide:40", "-wide"]):
+        assert held.cli("history", "1", *args).stdout.splitlines() == [line[:40] for line in full], args
+    for args in (["-wide"], ["-wide:0"]):
+        assert held.cli("history", "1", *args).stdout.splitlines() == full, args
+    assert held.cli("history", "1", "-wide:5", "-af", "Cmd", "ProcId").stdout == "/bin/sleep 0\n"
+
+
+def test_history_scanlimit_looks_at_the_newest_jobs_only_as_condor_history(held):
+    """condor_history 23.9.6 -scanlimit N reads the N newest jobs (the N oldest with -forwards),
+    and the job ids, owners and constraints choose among those only."""
+    held.cli("rm", "1")
+    held.wait_history("1.0")
+    held.cli("rm", "2")
+    held.wait_history("2.0")
+    assert held.cli("history", "-scanlimit", "1", "-af", "ClusterId").stdout == "2\n"
+    assert held.cli("history", "-scan", "1", "1", "-af", "ClusterId").stdout == ""
+    assert held.cli("history", "-forwards", "-scanlimit", "1", "-af", "ClusterId").stdout == "1\n"
+    assert held.cli("history", "-scanlimit", "2", "-limit", "1", "-af", "ClusterId").stdout == "2\n"
+    assert held.cli("history", "-scanlimit", "0", "-af", "ClusterId").stdout == "2\n1\n"
 
 
 def test_af_and_format_evaluate_with_htcondors_classad_functions_and_my(held):
