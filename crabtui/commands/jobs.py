@@ -536,7 +536,9 @@ class QueueQuery:
             else:
                 ors.append(f"(ClusterId == {cluster})")
             if (self.dag or self.batched) and proc < 1:
-                ors += [f"(DAGManJobId == {cluster})", f'(int(split(JobBatchId, ".")[0]) == {cluster})']
+                # =?=, where condor_q 23.9.6 writes ==: a job with no JobBatchId made its whole OR an
+                # error, so of `condor_q 5 7` it listed cluster 5 alone
+                ors += [f"(DAGManJobId =?= {cluster})", f'(int(split(JobBatchId, ".")[0]) =?= {cluster})']
         if self.io:  # the WHERE of condor_q's -io print format: jobs moving files
             ands.append("(JobUniverse == 1 || TransferQueued =?= true || TransferringOutput =?= true "
                         "|| TransferringInput =?= true)")

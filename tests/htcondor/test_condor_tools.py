@@ -101,7 +101,7 @@ def jobs(htcondor_pool):
 
 
 Q_ARGS = [
-    ["{P}", "{Q}"], ["-nobatch", "{P}", "{Q}"], ["-nob", "{Q}", "-cons", "ProcId == 1"], ["--nobatch", "{P}"],
+    ["-nobatch", "{P}", "{Q}"], ["-nob", "{Q}", "-cons", "ProcId == 1"], ["--nobatch", "{P}"],
     ["-hold", "{P}", "{Q}"], ["-ho", "{Q}"], ["-totals", "{P}", "{Q}"], ["-idle", "{P}"], ["-run", "{D}"],
     ["-run", "-cumulative-time", "{D}"], ["-nobatch", "-cumulative-time", "{P}", "{D}"],
     ["-wide:60", "-nobatch", "{Q}"], ["-wide", "{P}"],
@@ -139,6 +139,17 @@ Q_ARGS = [
 @pytest.mark.parametrize("template", Q_ARGS, ids=lambda t: " ".join(t))
 def test_q_prints_what_condor_q_prints(htcondor_pool, jobs, template):
     same_as_condor_q(htcondor_pool, [arg.format(**jobs) for arg in template])
+
+
+def test_q_of_two_clusters_lists_both_where_condor_q_lists_the_first(htcondor_pool, jobs):
+    """condor_q 23.9.6's batch view of `condor_q P Q` lists P alone: the DAG and batch ids it ORs in
+    for P are an error for Q's jobs, which have no JobBatchId; crabtui lists both (README)."""
+    p, q = jobs["P"], jobs["Q"]
+    theirs, mine = pool_tool(htcondor_pool, "condor_q", p, q).stdout, ours("q", p, q).stdout
+    assert f" {p}.0-2\n" in theirs and f" {q}.0-1\n" not in theirs, theirs
+    assert f" {p}.0-2\n" in mine and f" {q}.0-1\n" in mine, mine
+    assert [line for line in steady(mine).splitlines() if f" {q}.0-1" not in line and "Total for query" not in line] \
+        == [line for line in steady(theirs).splitlines() if "Total for query" not in line]
 
 
 def test_the_default_query_is_the_users_own_jobs(htcondor_pool, jobs):

@@ -637,3 +637,12 @@ def test_af_and_format_evaluate_with_htcondors_classad_functions_and_my(held):
     assert held.cli("q", "3.0", "-af", "MY.JobStatus", 'join(",", split("a b"))', 'splitUserName("a@b")').stdout \
         == '5 a,b { "a","b" }\n'
     assert held.cli("q", "3.0", "-format", "%d\\n", "MY.JobStatus").stdout == "5\n"
+
+
+def test_q_of_several_clusters_lists_each_of_them_in_the_batch_view(held):
+    """condor_q 23.9.6 ORs `DAGManJobId == C` and `int(split(JobBatchId, ".")[0]) == C` in for each
+    cluster named, an error for a job with neither, so `condor_q 1 2` listed cluster 1 alone."""
+    batch = out_lines(held.cli("q", "1", "2", "4"))
+    assert [line.split()[-1] for line in batch[2:-2]] == ["1.0", "2.0", "4.0"]
+    assert batch[-2].startswith("Total for query: 3 jobs;")
+    assert job_ids(held.cli("q", "-dag", "-nobatch", "2", "4")) == ["2.0", "4.0"]
