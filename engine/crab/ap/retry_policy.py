@@ -338,7 +338,8 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
     ``exit_code`` is DAGMan's ``$RETURN`` (the job's exit status, -1004 when PRE failed);
     ``report`` the framework job report (``jobReport.json.<id>``), None if there is none;
     ``job_ad`` the finished job's ClassAd attributes: RemoveReason, HoldReason,
-    JobCurrentStartDate, CompletionDate or EnteredCurrentStatus, JOBGLIDEIN_CMSSite or
+    JobCurrentStartDate, LastVacateTime (a run a hold or eviction ended), CompletionDate or
+    EnteredCurrentStatus, JOBGLIDEIN_CMSSite or
     MATCH_GLIDEIN_CMSSite, ResidentSetSize (KB).  Order: removal reason, report, exit code,
     then the guards and the RRN limit on anything recoverable.
     """
@@ -351,7 +352,8 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
     site = ((report.get("executed_site") if usable else None) or ad.get("JOBGLIDEIN_CMSSite")
             or ad.get("MATCH_GLIDEIN_CMSSite"))
     start = _number(ad.get("JobCurrentStartDate")) or _number(ad.get("JobStartDate"))
-    end = _number(ad.get("CompletionDate")) or _number(ad.get("EnteredCurrentStatus")) or now
+    end = (_number(ad.get("LastVacateTime")) or _number(ad.get("CompletionDate"))
+           or _number(ad.get("EnteredCurrentStatus")) or now)
     attempt = dataclasses.replace(current, site=str(site) if site else None, start_time=start, end_time=end)
 
     def close(action: str, code: int | None, reason: str, **retry: Any) -> Decision:
