@@ -362,7 +362,8 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
 
     removed = str(ad.get("RemoveReason") or "")
     code = int(report["exitCode"]) if usable else exit_code
-    if removed.startswith(HELD_REMOVE_REASON):
+    if removed.startswith(HELD_REMOVE_REASON):  # no exit code: the job did not end (a report left is no payload's)
+        code = None
         hold = ad.get("HoldReason") or ad.get("LastHoldReason") or "Unknown"
         policy = RetryPolicy(f"Will retry held job; last hold reason: {hold}")
     else:
