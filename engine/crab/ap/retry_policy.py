@@ -81,6 +81,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from engine.atomic import write_atomically
@@ -369,7 +370,7 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
     else:
         for prefix, fake_code, msg in REMOVE_REASONS:
             if removed.startswith(prefix):
-                return close("fatal", fake_code, msg)
+                return close("fatal", fake_code, msg + _removal_detail(fake_code, attempt, limits))
         if not usable and not -MAX_SIGNAL <= exit_code < 0:  # DAGMan's -100x codes: removed (-1002), skipped ...
             return close("fatal", exit_code, "Job did not produce a usable framework job report.")
         if not usable:  # $RETURN -S: the wrapper itself was killed by signal S (say the node's OOM killer)
@@ -400,6 +401,15 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
     delay = max(policy.delay, limits.cooloff_step_s * (attempt.dag_retry + 1)) / limits.time_scale
     return close("retry", code, policy.msg, delay=delay, cooloff_until=now + delay,
                  next=_next_params(attempt, policy))
+
+
+def _removal_detail(code: int, attempt: Attempt, limits: Limits) -> str:
+    """The line RetryJob's ``check_cpu_report`` adds to a removal for the wall clock limit: how
+    long the run lasted against its limit, in seconds and as ``datetime.timedelta`` prints them."""
+    if code != 50664:
+        return ""
+    lasted, most = int(attempt.wall_s() * limits.time_scale), attempt.max_runtime_min * 60
+    return f"\nJobs lasted {lasted} seconds ({timedelta(seconds=lasted)}) vs. {most} ({timedelta(seconds=most)}) MAX"
 
 
 def check_abort_dag(decision: Decision, ok_nodes: int, fatal_nodes: int, limits: Limits) -> Decision:
