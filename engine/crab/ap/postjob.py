@@ -30,8 +30,9 @@ from engine.crab.wn import fjr
 def job_facts(log_path: str, cluster: int) -> dict:
     """The finished job's ClassAd facts RetryJob reads, from its user log: run times, the hold or
     removal that ended it, and the site of its latest execution (``JOBGLIDEIN_CMSSite`` of its
-    JobAdInformation events): a pool brings no report back from a job it removed, and once the
-    job has left its slot the pool logs the attribute unexpanded, ``$$(GLIDEIN_CMSSite:Unknown)``.
+    JobAdInformation events) and its memory (the ResidentSetSize, KB, of its last image size event):
+    a pool brings no report back from a job it removed, and once the job has left its slot the
+    pool logs the attribute unexpanded, ``$$(GLIDEIN_CMSSite:Unknown)``.
     A run a hold or an eviction ended has ``LastVacateTime``, as HTCondor's ad: a job held, then
     removed after 7 minutes, ran until its hold, and the time it spent held is no wall time."""
     import htcondor2  # only here: PreJob and the tests of the policy need no bindings
@@ -48,6 +49,9 @@ def job_facts(log_path: str, cluster: int) -> dict:
             facts["JobCurrentStartDate"] = event.timestamp
             facts.pop("JOBGLIDEIN_CMSSite", None)
             facts.pop("LastVacateTime", None)
+            facts.pop("ResidentSetSize", None)
+        elif event.type == T.IMAGE_SIZE and "LastVacateTime" not in facts:
+            facts["ResidentSetSize"] = event.get("ResidentSetSize", facts.get("ResidentSetSize"))
         elif event.type == T.JOB_AD_INFORMATION:
             site = event.get("JOBGLIDEIN_CMSSite")
             if isinstance(site, str) and site and site != "Unknown" and not site.startswith("$$("):

@@ -184,6 +184,7 @@ REMOVE_REASONS = (  # PeriodicRemoveReason prefix -> CRAB's fake FJR code and me
 )
 """Removals by the grid job's ``periodic_remove`` (crab-spec §2.6) that are never retried."""
 
+MEMORY_KILLED = 50660  # CRAB's fake FJR code for a job HTCondor killed over its memory
 MAX_SIGNAL = 64  # DAGMan's $RETURN of a job killed by signal S is -S (the manual); its own codes are -1001 and below
 PRE_SKIPPED = -1004  # DAGMan's $RETURN for a job its PRE script skipped: PreJob refused the attempt
 LIMIT_MEANINGS = {
@@ -370,6 +371,9 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
     else:
         for prefix, fake_code, msg in REMOVE_REASONS:
             if removed.startswith(prefix):
+                if fake_code == MEMORY_KILLED:
+                    rss_kb = _number(ad.get("ResidentSetSize"))
+                    return close("fatal", fake_code, _memory_killed(None if rss_kb is None else int(rss_kb) // 1000, attempt))
                 return close("fatal", fake_code, msg + _removal_detail(fake_code, attempt, limits))
         if not usable and not -MAX_SIGNAL <= exit_code < 0:  # DAGMan's -100x codes: removed (-1002), skipped ...
             return close("fatal", exit_code, "Job did not produce a usable framework job report.")
@@ -384,6 +388,8 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
                                  f"{exit_code}" + (" (stageout failure)?" if exit_code > 0 else ""))
         else:
             found = policy_for(code)
+            if code == MEMORY_KILLED:  # the job's report says HTCondor killed it for its memory
+                return close("fatal", code, _memory_killed(_peak_memory_mb(report, ad), attempt))
             if found is None:
                 msg = str(report.get("exitMsg", "UNKNOWN")).replace("\n", "\n  ")
                 return close("fatal", code,
@@ -401,6 +407,13 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
     delay = max(policy.delay, limits.cooloff_step_s * (attempt.dag_retry + 1)) / limits.time_scale
     return close("retry", code, policy.msg, delay=delay, cooloff_until=now + delay,
                  next=_next_params(attempt, policy))
+
+
+def _memory_killed(used_mb: float | None, attempt: Attempt) -> str:
+    """RetryJob's ``check_memory_report`` message for a job HTCondor killed over its memory."""
+    used = "Unknown" if used_mb is None else f"{used_mb:.0f}"
+    return (f"Job killed by HTCondor due to excessive memory use ({used} used vs. {attempt.request_memory_mb} "
+            "requested) Will not retry it.")
 
 
 def _removal_detail(code: int, attempt: Attempt, limits: Limits) -> str:
