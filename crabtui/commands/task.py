@@ -845,9 +845,10 @@ class _Submitter:
         resubmit, a bad option) raises ClientException with crab's message."""
         from engine.crab.client.resubmit import request_resubmit
 
-        keys = ("jobids", "sitewhitelist", "siteblacklist", "maxjobruntime", "maxmemory", "priority", "publication",
-                "force", "numcores")
+        keys = ("jobids", "sitewhitelist", "siteblacklist", "maxjobruntime", "maxmemory", "priority", "force",
+                "numcores")
         with self._task("resubmit", arguments) as (task, options, db, client):
+            _check_publication(task, options["publication"])
             request_resubmit(db, client, task, _resubmit_arguments(
                 again(self.ctx), **{key: options[key] for key in keys}))
             _carry_out(self.ctx, self.state, client)
@@ -1217,12 +1218,13 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
     try:
         arguments = _resubmit_arguments(again(ctx), jobids=jobids, sitewhitelist=sitewhitelist,
                                         siteblacklist=siteblacklist, maxjobruntime=maxjobruntime, maxmemory=maxmemory,
-                                        priority=priority, publication=publication, force=force, numcores=numcores)
+                                        priority=priority, force=force, numcores=numcores)
     except ResubmitError as e:
         fail(str(e))
     with _tasks(ctx) as (db, state, client):
         task = _named(ctx, db, state, name)
         try:
+            _check_publication(task, publication)
             task = request_resubmit(db, client, task, arguments)
         except (TaskError, ResubmitError) as e:
             fail(str(e))
@@ -1231,8 +1233,7 @@ def resubmit(ctx: click.Context, name: str, jobids: str | None, sitewhitelist: s
                "how the resubmission proceeds.")
 
 
-def _resubmit_arguments(command: str, *, publication: bool, force: bool, numcores: str | None,
-                        **options) -> dict:
+def _resubmit_arguments(command: str, *, force: bool, numcores: str | None, **options) -> dict:
     """crab resubmit's options as the request records them; ResubmitError for one crab refuses
     (or removed), saying what to do.  ``command`` is crabtui's command line for the messages."""
     from engine.crab.client.resubmit import ResubmitError, request_arguments
@@ -1247,11 +1248,27 @@ def _resubmit_arguments(command: str, *, publication: bool, force: bool, numcore
             "crab resubmit's --numcores was removed from CRAB in 2025, and crabtui does not have it: resubmitted jobs "
             "keep the task's JobType.numCores; drop --numcores, and for other cores submit the configuration again "
             "with JobType.numCores set")
-    if publication:
-        raise ResubmitError(
-            "--publication resubmits a task's failed publications, and crabtui publishes no output dataset "
-            "(Data.publication has no effect), so there is none; resubmit failed jobs without --publication")
     return request_arguments(**options)
+
+
+def _check_publication(task, publication: bool) -> None:
+    """crab resubmit --publication, refused: with Data.publication off in crab's own words, else
+    saying that crabtui publishes nothing, so there is no failed publication to resubmit."""
+    from engine.crab.client.resubmit import ResubmitError
+    from engine.crab.taskworker.dagman_creator import read_task
+
+    if not publication:
+        return
+    try:
+        enabled = read_task(task.task_dir).get("publication")
+    except (OSError, ValueError):
+        enabled = None
+    if enabled is False:
+        raise ResubmitError("Publication was disabled for this task. Therefore, there are no publications to "
+                            "resubmit.")
+    raise ResubmitError(
+        "--publication resubmits a task's failed publications, and crabtui publishes no output dataset "
+        "(Data.publication has no effect), so there is none; resubmit failed jobs without --publication")
 
 
 @task.command()

@@ -327,3 +327,15 @@ def test_a_resubmit_whose_maxmemory_no_slot_of_its_sites_holds_says_so(tmp_path,
             "slots for jobs of 1 core(s) and 10000 MB at T1_US_FNAL, T2_CH_CERN). Choose sites among those, or a "
             "smaller --maxmemory.\n") in refused.stderr, refused.stderr
     assert crabtui(state, "task", "resubmit", "bigmem", "--maxmemory", "6000", cwd=tmp_path).returncode == 0
+
+
+def test_publication_resubmit_of_a_task_that_does_not_publish_is_refused_in_crabs_words(tmp_path, state):
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("nopub", scale=0.5, more="config.Data.publication = False\n"))
+    assert crabtui(state, "task", "submit", "-c", "crabConfig.py", cwd=tmp_path).returncode == 0
+    wait_status(state, "nopub", tmp_path, "SUBMITTED")
+    refused = crabtui(state, "task", "resubmit", "-d", "crab_nopub", "--publication", cwd=tmp_path)
+    assert (refused.returncode, refused.stderr) == (
+        1, "ERROR: Publication was disabled for this task. Therefore, there are no publications to resubmit.\n")
+    assert crabtui(state, "task", "kill", "-d", "crab_nopub", cwd=tmp_path).returncode == 0
+    wait_status(state, "nopub", tmp_path, "KILLED")

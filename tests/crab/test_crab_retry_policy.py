@@ -211,6 +211,14 @@ def test_periodic_removals_are_fatal(reason, code):
     assert (decision.action, decision.exit_code) == ("fatal", code)
 
 
+def test_a_removal_for_memory_says_what_the_job_used_against_its_request():
+    """RetryJob's check_memory_report: the job's ResidentSetSize (KB) // 1000 against its RequestMemory."""
+    decision = decide(-1002, None, opened(), LIMITS, NOW,
+                      job_ad=ad(RemoveReason="Removed due to memory use", ResidentSetSize=2_612_345))
+    assert decision.reason == ("Job killed by HTCondor due to excessive memory use (2612 used vs. 2000 requested) "
+                               "Will not retry it.")
+
+
 def test_held_and_removed_job_is_retried_without_a_report():
     job_ad = ad(RemoveReason="Removed due to job being held", HoldReason="Transfer input files failure")
     decision = decide(-1002, None, opened(), LIMITS, NOW, job_ad=job_ad)

@@ -473,3 +473,18 @@ def test_a_failed_attempt_counts_the_wall_time_its_job_ran_as_crab_does(tmp_path
     assert three[:2] == ["3", "failed"] and three[3] >= "0:20:00", three  # Runtime
     waste = next(line for line in lines if line.startswith(" * Waste: "))
     assert waste.split()[2] >= "0:20:00", waste
+
+
+def test_a_job_killed_over_its_memory_reads_as_retryjobs_message(tmp_path, state):
+    """A job HTCondor kills over its memory fails with 50660 and RetryJob's check_memory_report
+    words, which --verboseErrors prints, not the wrapper's report wrapped in 'Job wrapper finished'."""
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("overmem", scale=500, more=(
+        "config.JobType.maxMemoryMB = 2000\n"
+        "config.Debug.failurePlan = [{'job': '2', 'attempt': 1, 'memoryMB': 3000}]\n")))
+    assert crabtui(state, "task", "submit", "-c", "crabConfig.py", cwd=tmp_path).returncode == 0
+    status = wait_status(state, "overmem", tmp_path, "FAILED")
+    (failed,) = [j for j in status["jobs"] if j["state"] == "failed"]
+    message = "Job killed by HTCondor due to excessive memory use (3000 used vs. 2000 requested) Will not retry it."
+    assert (failed["id"], failed["Error"][:2]) == ("2", [50660, message])
+    text = crabtui(state, "task", "status", "-d", "crab_overmem", "--verboseErrors", cwd=tmp_path).stdout
+    assert f"\n\t\t{message}\n" in text

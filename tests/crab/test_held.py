@@ -56,7 +56,12 @@ def test_a_stage_in_hold_is_released_after_5_minutes_and_another_removed_after_7
     assert [a["action"] for a in removed["attempts"]] == ["retry", "ok"]
     assert removed["attempts"][0]["reason"] == ("Will retry held job; last hold reason: "
                                                 "Held by the crabtui failure plan (hold code 21)")
+    assert removed["attempts"][0]["exit_code"] is None, "held, it never ended: no exit code, as in CRAB's status"
     assert [jobs[i]["restarts"] for i in ("3", "4")] == [0, 0]
+    # It ran until its hold, at once: the 7 minutes it then waited held are no runtime, nor Waste
+    # (CRAB's cache_status closes its WallDurations slot at the JobHeldEvent)
+    assert removed["attempts"][0]["runtime_s"] < HELD_REMOVE_S / 2
+    assert removed["waste_s"] == removed["WallDurations"][0] < HELD_REMOVE_S / 2
 
     task_dir = Path(status["task_dir"])
     (first,) = events_by_cluster(task_dir / "job_log.1")

@@ -4,6 +4,8 @@ removes an attempt that runs longer than its ``MaxWallTimeMinsRun``, RetryJob ma
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from crab_tasks import config_text, crab_config_py, crabtui, wait_status, wait_until
 
 SCALE = 3600  # one simulated hour a real second
@@ -23,8 +25,12 @@ def test_a_job_over_max_job_runtime_is_removed_and_fails_with_50664(tmp_path, st
     assert [jobs[i]["state"] for i in ("1", "3", "4")] == ["finished"] * 3
     (attempt,) = jobs["2"]["attempts"]
     assert (jobs["2"]["state"], jobs["2"]["exit_code"], attempt["action"]) == ("failed", 50664, "fatal")
-    assert attempt["reason"] == ("Not retrying job due to wall clock limit (job automatically killed on the "
-                                 "worker node)")
+    # RetryJob's words, and how long the run lasted against its hour, as CRAB's second line gives them
+    first, lasted = attempt["reason"].split("\n")
+    assert first == "Not retrying job due to wall clock limit (job automatically killed on the worker node)"
+    seconds = int(lasted.split()[2])
+    assert lasted == f"Jobs lasted {seconds} seconds ({timedelta(seconds=seconds)}) vs. 3600 (1:00:00) MAX"
+    assert 3600 <= seconds < 3 * 3600
     assert 3600 <= attempt["runtime_s"] < 3 * 3600, "removed after its hour, before the script's three"
 
     text = crabtui(state, "task", "status", "walltime", "--long", cwd=tmp_path).stdout

@@ -30,25 +30,35 @@ from engine.crab.wn import fjr
 def job_facts(log_path: str, cluster: int) -> dict:
     """The finished job's ClassAd facts RetryJob reads, from its user log: run times, the hold or
     removal that ended it, and the site of its latest execution (``JOBGLIDEIN_CMSSite`` of its
-    JobAdInformation events): a pool brings no report back from a job it removed, and once the
-    job has left its slot the pool logs the attribute unexpanded, ``$$(GLIDEIN_CMSSite:Unknown)``."""
+    JobAdInformation events) and its memory (the ResidentSetSize, KB, of its last image size event):
+    a pool brings no report back from a job it removed, and once the job has left its slot the
+    pool logs the attribute unexpanded, ``$$(GLIDEIN_CMSSite:Unknown)``.
+    A run a hold or an eviction ended has ``LastVacateTime``, as HTCondor's ad: a job held, then
+    removed after 7 minutes, ran until its hold, and the time it spent held is no wall time."""
     import htcondor2  # only here: PreJob and the tests of the policy need no bindings
 
     facts: dict = {}
     if not os.path.exists(log_path):
         return facts
     T = htcondor2.JobEventType
+    vacated = {T.JOB_HELD, T.JOB_EVICTED, T.SHADOW_EXCEPTION, T.JOB_RECONNECT_FAILED}
     for event in htcondor2.JobEventLog(log_path).events(stop_after=0):
         if event.cluster != cluster:
             continue
         if event.type == T.EXECUTE:
             facts["JobCurrentStartDate"] = event.timestamp
             facts.pop("JOBGLIDEIN_CMSSite", None)
+            facts.pop("LastVacateTime", None)
+            facts.pop("ResidentSetSize", None)
+        elif event.type == T.IMAGE_SIZE and "LastVacateTime" not in facts:
+            facts["ResidentSetSize"] = event.get("ResidentSetSize", facts.get("ResidentSetSize"))
         elif event.type == T.JOB_AD_INFORMATION:
             site = event.get("JOBGLIDEIN_CMSSite")
             if isinstance(site, str) and site and site != "Unknown" and not site.startswith("$$("):
                 facts["JOBGLIDEIN_CMSSite"] = site
-        elif event.type == T.JOB_HELD:
+        elif event.type in vacated and "JobCurrentStartDate" in facts:
+            facts.setdefault("LastVacateTime", event.timestamp)  # the run's end: the first of a hold's events
+        if event.type == T.JOB_HELD:
             facts["HoldReason"] = event.get("HoldReason", "")
         elif event.type in (T.JOB_TERMINATED, T.JOB_ABORTED):
             facts["CompletionDate"] = event.timestamp

@@ -81,6 +81,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from engine.atomic import write_atomically
@@ -183,6 +184,7 @@ REMOVE_REASONS = (  # PeriodicRemoveReason prefix -> CRAB's fake FJR code and me
 )
 """Removals by the grid job's ``periodic_remove`` (crab-spec §2.6) that are never retried."""
 
+MEMORY_KILLED = 50660  # CRAB's fake FJR code for a job HTCondor killed over its memory
 MAX_SIGNAL = 64  # DAGMan's $RETURN of a job killed by signal S is -S (the manual); its own codes are -1001 and below
 PRE_SKIPPED = -1004  # DAGMan's $RETURN for a job its PRE script skipped: PreJob refused the attempt
 JOB_ABORTED = -1002  # DAGMan's $RETURN for a job removed from the queue (condor_rm, periodic_remove)
@@ -341,7 +343,8 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
     ``exit_code`` is DAGMan's ``$RETURN`` (the job's exit status, -1004 when PRE failed);
     ``report`` the framework job report (``jobReport.json.<id>``), None if there is none;
     ``job_ad`` the finished job's ClassAd attributes: RemoveReason, HoldReason,
-    JobCurrentStartDate, CompletionDate or EnteredCurrentStatus, JOBGLIDEIN_CMSSite or
+    JobCurrentStartDate, LastVacateTime (a run a hold or eviction ended), CompletionDate or
+    EnteredCurrentStatus, JOBGLIDEIN_CMSSite or
     MATCH_GLIDEIN_CMSSite, ResidentSetSize (KB).  Order: removal reason, report, exit code,
     then the guards and the RRN limit on anything recoverable.
     """
@@ -357,7 +360,8 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
     site = ((report.get("executed_site") if _usable(report) else None) or ad.get("JOBGLIDEIN_CMSSite")
             or ad.get("MATCH_GLIDEIN_CMSSite"))
     start = _number(ad.get("JobCurrentStartDate")) or _number(ad.get("JobStartDate"))
-    end = _number(ad.get("CompletionDate")) or _number(ad.get("EnteredCurrentStatus")) or now
+    end = (_number(ad.get("LastVacateTime")) or _number(ad.get("CompletionDate"))
+           or _number(ad.get("EnteredCurrentStatus")) or now)
     attempt = dataclasses.replace(current, site=str(site) if site else None, start_time=start, end_time=end)
 
     def close(action: str, code: int | None, reason: str, **retry: Any) -> Decision:
@@ -366,13 +370,17 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
 
     removed = str(ad.get("RemoveReason") or "")
     code = int(report["exitCode"]) if usable else exit_code
-    if removed.startswith(HELD_REMOVE_REASON):
+    if removed.startswith(HELD_REMOVE_REASON):  # no exit code: the job did not end (a report left is no payload's)
+        code = None
         hold = ad.get("HoldReason") or ad.get("LastHoldReason") or "Unknown"
         policy = RetryPolicy(f"Will retry held job; last hold reason: {hold}")
     else:
         for prefix, fake_code, msg in REMOVE_REASONS:
             if removed.startswith(prefix):
-                return close("fatal", fake_code, msg)
+                if fake_code == MEMORY_KILLED:
+                    rss_kb = _number(ad.get("ResidentSetSize"))
+                    return close("fatal", fake_code, _memory_killed(None if rss_kb is None else int(rss_kb) // 1000, attempt))
+                return close("fatal", fake_code, msg + _removal_detail(fake_code, attempt, limits))
         if not usable and not -MAX_SIGNAL <= exit_code < 0:  # DAGMan's -100x codes: removed (-1002), skipped ...
             return close("fatal", exit_code, "Job did not produce a usable framework job report.")
         if not usable:  # $RETURN -S: the wrapper itself was killed by signal S (say the node's OOM killer)
@@ -386,6 +394,8 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
                                  f"{exit_code}" + (" (stageout failure)?" if exit_code > 0 else ""))
         else:
             found = policy_for(code)
+            if code == MEMORY_KILLED:  # the job's report says HTCondor killed it for its memory
+                return close("fatal", code, _memory_killed(_peak_memory_mb(report, ad), attempt))
             if found is None:
                 msg = str(report.get("exitMsg", "UNKNOWN")).replace("\n", "\n  ")
                 return close("fatal", code,
@@ -403,6 +413,22 @@ def decide(exit_code: int, report: Mapping[str, Any] | None, state: JobState, li
     delay = max(policy.delay, limits.cooloff_step_s * (attempt.dag_retry + 1)) / limits.time_scale
     return close("retry", code, policy.msg, delay=delay, cooloff_until=now + delay,
                  next=_next_params(attempt, policy))
+
+
+def _memory_killed(used_mb: float | None, attempt: Attempt) -> str:
+    """RetryJob's ``check_memory_report`` message for a job HTCondor killed over its memory."""
+    used = "Unknown" if used_mb is None else f"{used_mb:.0f}"
+    return (f"Job killed by HTCondor due to excessive memory use ({used} used vs. {attempt.request_memory_mb} "
+            "requested) Will not retry it.")
+
+
+def _removal_detail(code: int, attempt: Attempt, limits: Limits) -> str:
+    """The line RetryJob's ``check_cpu_report`` adds to a removal for the wall clock limit: how
+    long the run lasted against its limit, in seconds and as ``datetime.timedelta`` prints them."""
+    if code != 50664:
+        return ""
+    lasted, most = int(attempt.wall_s() * limits.time_scale), attempt.max_runtime_min * 60
+    return f"\nJobs lasted {lasted} seconds ({timedelta(seconds=lasted)}) vs. {most} ({timedelta(seconds=most)}) MAX"
 
 
 def check_abort_dag(decision: Decision, ok_nodes: int, fatal_nodes: int, limits: Limits) -> Decision:
