@@ -132,6 +132,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.ad_written: tuple[float, tuple] | None = None  # when the DAGMan job's ad was updated, and with what
         self.batch_name = f"{os.path.basename(self.dag_file)}+{self.options.dagman_id}"
         self.batch_id = f"{self.options.dagman_id}.0"  # the top-level DAGMan's, which condor_q -dag ID selects
+        self.parent_dagman_id: int | None = None  # a sub-DAG's: its DAGMan job's DAGManJobId
         self.next_submit_time = 0.0  # after a failed submit, no job is submitted before this time
         self.next_submit_delay = 1  # ... and the delay after the next failure, doubling
         self.submit_window_end = 0.0  # DAGMAN_MAX_SUBMITS_PER_INTERVAL counts submits per scan interval
