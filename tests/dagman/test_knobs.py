@@ -388,6 +388,18 @@ def test_node_record_info_retry_puts_the_retry_in_the_job_ad(knobs, schedd):
                                    "DAGMAN_ABORT_DUPLICATES setting: True"], "as 23.9.6 lists it (seen on the pool)"
 
 
+def test_record_machine_attrs_records_the_slots_values_in_the_node_jobs_ad(knobs, schedd):
+    """DAGMAN_RECORD_MACHINE_ATTRS = OpSys: the node job is submitted with job_machine_attrs, and
+    its ad keeps the slot's values as MachineAttr<Name>0, beside the schedd's own Cpus and
+    SlotWeight (seen on the pool: MachineAttrCpus0, MachineAttrOpSys0, MachineAttrSlotWeight0)."""
+    assert dagman(knobs, schedd, 'JOB Y job.sub\n', "DAGMAN_RECORD_MACHINE_ATTRS = OpSys\n") == 0
+    (ad,) = schedd.history('DAGNodeName == "Y"', [])
+    assert ad["JobMachineAttrs"] == "OpSys"
+    assert ad["JobAdInformationAttrs"] == "MachineAttrOpSys0,DAGNodeName"
+    assert ad["MachineAttrOpSys0"] == "LINUX"
+    assert ad["MachineAttrSlotWeight0"] == ad["MachineAttrCpus0"] > 0
+
+
 def test_verbosity_1_keeps_only_the_quiet_lines(knobs, schedd):
     (knobs / "fail.sub").write_text("executable = /bin/false\nqueue\n")
     assert dagman(knobs, schedd, "JOB A job.sub\nJOB B fail.sub\n", "DAGMAN_VERBOSITY = 1\n") == 1

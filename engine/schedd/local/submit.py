@@ -1051,6 +1051,10 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     description = _expand(submit, keys["description"], where) if "description" in keys else ""
     if description:  # copied as it is, blanks included (condor_submit's f_as_string)
         ad["JobDescription"] = description
+    for key, attr in (("job_machine_attrs", "JobMachineAttrs"), ("job_ad_information_attrs", "JobAdInformationAttrs")):
+        value = get(key)
+        if value:  # as written; the schedd reads JobMachineAttrs at each match
+            ad[attr] = value
     _retries(ad, get, where, lines)
     _custom_attributes(ad, submit, where, at)
     hold = get("hold")
