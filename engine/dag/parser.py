@@ -68,6 +68,7 @@ _NEW_SYNTAX_ARGUMENTS = re.compile(r"(?i)(arguments|args)\s*=\s*\"")
 # Seen on the 23.9.6 pool, with and without PARENT/CHILD lines; ``JOB A a.sub DONE`` runs.
 DONE_LINE_CRASH = "HTCondor 23.9.6's DAGMan crashes on a DONE line of the DAG it runs"
 
+
 def _literal(text: str) -> str:
     """``text`` as it stands in a :attr:`Diagnostic.logged` template, which is formatted with where
     the line was read: a VARS value's braces (JSON) kept as written."""
@@ -740,8 +741,12 @@ class _Scope:
                                       script.defer_time, script.debug_file, script.debug_stream))
 
     def _set_script(self, node: Node, script: Script) -> None:
-        if script.kind in node.scripts:
-            self._warn(f"{script.kind} script of node {node.name} replaces the one given before")
+        old = node.scripts.get(script.kind)
+        if old is not None:  # dagman.out says so too, at any DAGMAN_USE_STRICT (seen on the pool)
+            self.context.warnings.append(Diagnostic(
+                self.applying or self._here(), f"{script.kind} script of node {node.name} replaces the one given before",
+                logged=_literal(f"Warning: node {node.name} already has {script.kind} script <{old.command}> "
+                                f"assigned; changing to <{script.command}>")))
         node.scripts[script.kind] = script
 
     def _parent(self, rest: str) -> None:
