@@ -484,14 +484,16 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         return going
 
     def default_node_log(self) -> str:
-        """DAGMAN_DEFAULT_NODE_LOG with its @(...) macros resolved (``ResolveDefaultLog``), absolute."""
-        dag = os.path.abspath(self.dag_file)
+        """DAGMAN_DEFAULT_NODE_LOG with its @(...) macros resolved (``ResolveDefaultLog``), made
+        absolute from the working directory: @(DAG_DIR) is the DAG file's directory as given,
+        ``.`` for a bare name, so the default is ``<dir>/./x.dag.nodes.log``, as 23.9.6 writes it."""
         path = self.options.default_node_log
-        for macro, value in (("@(DAG_DIR)", os.path.dirname(dag)), ("@(DAG_FILE)", os.path.basename(dag)),
+        for macro, value in (("@(DAG_DIR)", os.path.dirname(self.dag_file) or "."),
+                             ("@(DAG_FILE)", os.path.basename(self.dag_file)),
                              ("@(CLUSTER)", str(self.options.dagman_id)), ("@(OWNER)", getpass.getuser()),
                              ("@(NODE_NAME)", os.environ.get("DAG_NODE_NAME", ""))):
             path = path.replace(macro, value)
-        return os.path.join(os.path.dirname(dag), path)
+        return os.path.join(os.getcwd(), path)
 
     def report_pending(self) -> None:
         """DAGMAN_PENDING_REPORT_INTERVAL: after that long with no new event (and since the last
