@@ -63,8 +63,11 @@ _FIRST_GROUP = operator.itemgetter(1)
 _SPECIAL_KINDS = (NodeKind.FINAL, NodeKind.SERVICE, NodeKind.PROVISIONER)
 
 
+# An inline description's arguments in the new syntax (double-quoted), which 23.9.6 may refuse.
+_NEW_SYNTAX_ARGUMENTS = re.compile(r"(?i)(arguments|args)\s*=\s*\"")
 # Seen on the 23.9.6 pool, with and without PARENT/CHILD lines; ``JOB A a.sub DONE`` runs.
 DONE_LINE_CRASH = "HTCondor 23.9.6's DAGMan crashes on a DONE line of the DAG it runs"
+
 
 def _literal(text: str) -> str:
     """``text`` as it stands in a :attr:`Diagnostic.logged` template, which is formatted with where
@@ -335,15 +338,34 @@ class _Scope:
         """Read an inline submit description up to its ``end`` line; return (body, rest of end line)."""
         start = self.lineno
         body = []
-        for _, raw in self.lines:
+        for lineno, raw in self.lines:
             line = raw.strip()
             if not line or line[0] == "#" or line[:2] == "//":
                 continue
             if line == end or line.startswith((end + " ", end + "\t")):
                 return "\n".join(body) + ("\n" if body else ""), line[len(end):].strip()
+            if _NEW_SYNTAX_ARGUMENTS.match(line):
+                self._check_inline_arguments(line, Location(self.file, lineno))
             body.append(line)
         self.lineno = start
         raise _LineError(f"inline submit description is not closed: no line starting with {end!r} follows")
+
+    def _check_inline_arguments(self, line: str, location: Location) -> None:
+        """HTCondor 23.9.6's DAGMan submits an inline description with V1 arguments only: one
+        with a blank inside an argument, or an empty one, fails every submit attempt ("Cannot
+        represent ... in V1 arguments syntax", seen on the pool); a submit file is not affected."""
+        from engine.schedd.local.submit import parse_arguments  # only for such a line: it loads htcondor2
+
+        try:
+            argv = parse_arguments(line.split("=", 1)[1])
+        except ValueError:
+            return  # the submit itself says what is wrong, on either DAGMan
+        odd = next((arg for arg in argv if not arg or any(c.isspace() for c in arg)), None)
+        if odd is not None:
+            self._warn(f"inline submit description: HTCondor 23.9.6's DAGMan cannot submit the argument {odd!r} "
+                       "(\"Cannot represent ... in V1 arguments syntax\": no blank inside an argument, none empty) "
+                       "and fails the node; put the description in a submit file, or pass no such argument "
+                       "(a script's name, say), if the DAG is to run on a 23.9 pool", location)
 
     # ---------------------------------------------------------------- diagnostics
 
@@ -719,8 +741,12 @@ class _Scope:
                                       script.defer_time, script.debug_file, script.debug_stream))
 
     def _set_script(self, node: Node, script: Script) -> None:
-        if script.kind in node.scripts:
-            self._warn(f"{script.kind} script of node {node.name} replaces the one given before")
+        old = node.scripts.get(script.kind)
+        if old is not None:  # dagman.out says so too, at any DAGMAN_USE_STRICT (seen on the pool)
+            self.context.warnings.append(Diagnostic(
+                self.applying or self._here(), f"{script.kind} script of node {node.name} replaces the one given before",
+                logged=_literal(f"Warning: node {node.name} already has {script.kind} script <{old.command}> "
+                                f"assigned; changing to <{script.command}>")))
         node.scripts[script.kind] = script
 
     def _parent(self, rest: str) -> None:

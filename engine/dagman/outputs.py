@@ -57,6 +57,7 @@ class OutputFiles:
     ad_written: tuple[float, tuple] | None
     batch_name: str
     batch_id: str
+    parent_dagman_id: int | None
     jobs_submitted: int
     jobs_completed: int
     max_jobs_deferred: int
@@ -67,13 +68,18 @@ class OutputFiles:
     def set_own_attributes(self) -> None:
         """The DAGMan job's batch name (``<dag>+<cluster>`` unless the user gave one) and batch id
         (a sub-DAG's is its top DAG's), which its node jobs take too, so that condor_q groups
-        them and ``q -dag ID`` finds them all.  SET_JOB_ATTR is in its submit description."""
+        them and ``q -dag ID`` finds them all.  SET_JOB_ATTR is in its submit description.
+        A sub-DAG's DAGMan job is a node job of its parent, whose cluster its ``DAGManJobId``
+        names: the metrics file's ``parent_dagman_id``."""
         if not self.options.dagman_id:
             return
         try:
             ads = self.schedd.query(f"ClusterId == {self.options.dagman_id}",
-                                    ["JobBatchName", "JobBatchId", "AcctGroup", "AcctGroupUser", "DAGNodeName"])
+                                    ["JobBatchName", "JobBatchId", "AcctGroup", "AcctGroupUser", "DAGNodeName",
+                                     "DAGManJobId"])
             attrs = {}
+            if ads and isinstance(ads[0].get("DAGManJobId"), int):
+                self.parent_dagman_id = ads[0]["DAGManJobId"]
             if ads and "JobBatchName" in ads[0]:
                 self.batch_name = str(ads[0]["JobBatchName"])
             elif ads:
@@ -157,12 +163,13 @@ class OutputFiles:
 
     def dump_dot(self) -> None:
         """The DOT file: once the DAG is parsed, and with UPDATE after each changed node table.
-        SERVICE nodes are left out, as DAGMan keeps them out of its node list."""
+        SERVICE nodes are left out, as DAGMan keeps them out of its node list.  A node marked
+        DONE (in the DAG or its rescue DAG) is Done from the first dump: DAGMan marks it as it parses."""
         dot = self.graph.dag.dot
         if dot is None:
             return
-        nodes = [(n.name, n.status, n.graph.children) for n in self.nodes.values()
-                 if n.graph.kind is not NodeKind.SERVICE]
+        nodes = [(n.name, NodeState.DONE if n.graph.done else n.status, n.graph.children)
+                 for n in self.nodes.values() if n.graph.kind is not NodeKind.SERVICE]
         try:
             write_dot(os.path.join(self.dag_dir, dot.file),
                       format_dot(nodes, self.clock(), dot.include, self.dag_dir), dot.overwrite is not False)
@@ -285,7 +292,8 @@ class OutputFiles:
             graph = GraphMetrics(height, width, self.graph.edge_count, len(self.graph.nodes))
         write_metrics(self.dag_file + ".metrics", DagMetrics(
             start_time=started, end_time=self.clock(), exitcode=code, dag_status=int(self.dag_status),
-            dagman_id=self.options.dagman_id or None, rescue_dag_number=self.options.rescue_dag_number,
+            dagman_id=self.options.dagman_id or None, parent_dagman_id=self.parent_dagman_id,
+            rescue_dag_number=self.options.rescue_dag_number,
             jobs=jobs, jobs_failed=jobs_failed, jobs_succeeded=jobs_succeeded,
             dag_jobs=dag_jobs, dag_jobs_failed=dag_failed, dag_jobs_succeeded=dag_succeeded, graph=graph))
 

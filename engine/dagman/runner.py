@@ -132,6 +132,7 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         self.ad_written: tuple[float, tuple] | None = None  # when the DAGMan job's ad was updated, and with what
         self.batch_name = f"{os.path.basename(self.dag_file)}+{self.options.dagman_id}"
         self.batch_id = f"{self.options.dagman_id}.0"  # the top-level DAGMan's, which condor_q -dag ID selects
+        self.parent_dagman_id: int | None = None  # a sub-DAG's: its DAGMan job's DAGManJobId
         self.next_submit_time = 0.0  # after a failed submit, no job is submitted before this time
         self.next_submit_delay = 1  # ... and the delay after the next failure, doubling
         self.submit_window_end = 0.0  # DAGMAN_MAX_SUBMITS_PER_INTERVAL counts submits per scan interval
@@ -483,14 +484,16 @@ class DagMan(NodeStates, ReadyQueue, ScriptQueue, EventReader, OutputFiles):
         return going
 
     def default_node_log(self) -> str:
-        """DAGMAN_DEFAULT_NODE_LOG with its @(...) macros resolved (``ResolveDefaultLog``), absolute."""
-        dag = os.path.abspath(self.dag_file)
+        """DAGMAN_DEFAULT_NODE_LOG with its @(...) macros resolved (``ResolveDefaultLog``), made
+        absolute from the working directory: @(DAG_DIR) is the DAG file's directory as given,
+        ``.`` for a bare name, so the default is ``<dir>/./x.dag.nodes.log``, as 23.9.6 writes it."""
         path = self.options.default_node_log
-        for macro, value in (("@(DAG_DIR)", os.path.dirname(dag)), ("@(DAG_FILE)", os.path.basename(dag)),
+        for macro, value in (("@(DAG_DIR)", os.path.dirname(self.dag_file) or "."),
+                             ("@(DAG_FILE)", os.path.basename(self.dag_file)),
                              ("@(CLUSTER)", str(self.options.dagman_id)), ("@(OWNER)", getpass.getuser()),
                              ("@(NODE_NAME)", os.environ.get("DAG_NODE_NAME", ""))):
             path = path.replace(macro, value)
-        return os.path.join(os.path.dirname(dag), path)
+        return os.path.join(os.getcwd(), path)
 
     def report_pending(self) -> None:
         """DAGMAN_PENDING_REPORT_INTERVAL: after that long with no new event (and since the last

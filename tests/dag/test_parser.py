@@ -1483,3 +1483,22 @@ def test_a_spliced_node_named_outside_its_splice_says_where_the_line_belongs(tmp
     with pytest.raises(DagError) as e:
         parse_file(str(dag))
     check(e.value.errors[0], dag, 2, "undefined node S1+P", "put this line in the spliced file")
+
+
+def test_inline_arguments_23_9_6_cannot_submit_are_a_warning_naming_the_line():
+    """The manual's inline description with new-syntax arguments: 23.9.6's DAGMan fails each submit
+    of an argument holding a blank ("Cannot represent 'exit 0' in V1 arguments syntax", seen on the
+    pool), so ``dag check`` says so at its line; one without a blank, or in a submit file, is fine."""
+    dag = parse("JOB A {",
+                "    executable = /bin/sh",
+                "    arguments  = \"-c 'exit 0'\"",
+                "}",
+                "SUBMIT-DESCRIPTION s {",
+                "    executable = /bin/sh",
+                "    arguments  = \"-c exit\"",
+                "}",
+                "JOB B s",
+                "JOB C c.sub")
+    [(line, message)] = warnings_at(dag)
+    assert line == 3
+    assert "23.9.6" in message and "'exit 0'" in message and "submit file" in message

@@ -442,6 +442,9 @@ def test_sub_dag_runs_as_a_nested_dagman_with_its_own_rescue_dag(gated, schedd):
     assert (sub / "inner.dag.rescue001").exists() and (gated / "outer.dag.rescue001").exists()
     assert "DONE X" in (sub / "inner.dag.rescue001").read_text()
     (nested,) = schedd.history(f"DAGManJobId == {cluster} && DAGNodeName == \"S\"", ["ClusterId"], match=1)
+    inner_metrics = json.loads((sub / "inner.dag.metrics").read_text())
+    assert (inner_metrics["dagman_id"], inner_metrics["parent_dagman_id"]) == (str(nested["ClusterId"]), str(cluster))
+    assert json.loads((gated / "outer.dag.metrics").read_text())["parent_dagman_id"] == ""
     status = crabtui(schedd, "dag", "status", str(nested["ClusterId"]), cwd=gated).stdout
     assert status.startswith(f"DAG {nested['ClusterId']} [inner.dag] completed "), "its own DAG, not outer.dag"
     assert crabtui(schedd, "dag", "status", str(cluster), cwd=gated).stdout.startswith(f"DAG {cluster} [outer.dag] ")

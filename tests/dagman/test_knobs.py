@@ -144,7 +144,7 @@ def test_maxidle_lowers_the_submits_per_interval_as_dagman_guesses(knobs, schedd
     """With -maxidle 5 DAGMan submits max(1, 5 // 10) = 1 job a scan interval."""
     assert dagman(knobs, schedd, FOUR, "DAGMAN_USER_LOG_SCAN_INTERVAL = 1\n", "-maxidle", "5") == 0
     assert submit_times(knobs)[-1] - submit_times(knobs)[0] >= 2
-    assert out(knobs)[out(knobs).index(f"Default node log file is: <{knobs}/x.dag.nodes.log>") + 1:][:3] == [
+    assert out(knobs)[out(knobs).index(f"Default node log file is: <{knobs}/./x.dag.nodes.log>") + 1:][:3] == [
         "Note:  DAGMAN_MAX_JOBS_IDLE has been changed from the default setting; if your submit files create "
         "multiple procs, you should probably set DAGMAN_MAX_SUBMITS_PER_INTERVAL to 1",
         "Note:  DAGMAN_MAX_SUBMITS_PER_INTERVAL has been changed to 1 because of your DAGMAN_MAX_JOBS_IDLE setting of 5",
@@ -386,6 +386,19 @@ def test_node_record_info_retry_puts_the_retry_in_the_job_ad(knobs, schedd):
     at = said.index("DAGMAN_DEFAULT_APPEND_VARS setting: False")
     assert said[at + 1:at + 4] == ["DAGMAN_NODE_RECORD_INFO recording:", "\t-NODE Retries",
                                    "DAGMAN_ABORT_DUPLICATES setting: True"], "as 23.9.6 lists it (seen on the pool)"
+
+
+def test_record_machine_attrs_records_the_slots_values_in_the_node_jobs_ad(knobs, schedd):
+    """DAGMAN_RECORD_MACHINE_ATTRS = OpSys: the node job is submitted with job_machine_attrs, and
+    its ad keeps the slot's values as MachineAttr<Name>0, beside the schedd's own Cpus and
+    SlotWeight (seen on the pool: MachineAttrCpus0, MachineAttrOpSys0, MachineAttrSlotWeight0)."""
+    assert dagman(knobs, schedd, 'JOB Y job.sub\n', "DAGMAN_RECORD_MACHINE_ATTRS = OpSys\n") == 0
+    (ad,) = schedd.history('DAGNodeName == "Y"', [])
+    assert ad["JobMachineAttrs"] == "OpSys"
+    assert ad["JobAdInformationAttrs"] == "MachineAttrOpSys0,DAGNodeName"
+    assert ad["MachineAttrOpSys0"] == "LINUX"
+    assert ad["MachineAttrSlotWeight0"] == ad["MachineAttrCpus0"] > 0
+    assert ad["DAGManNodesLog"] == f"{knobs}/./x.dag.nodes.log", "as 23.9.6 names the default node log"
 
 
 def test_verbosity_1_keeps_only_the_quiet_lines(knobs, schedd):

@@ -175,6 +175,32 @@ def test_node_status_file_tells_the_outcome_of_every_node(dag_dir, schedd):
     assert '/* "STATUS_ERROR (failed)" */' in (dag_dir / "status.txt").read_text()
 
 
+def test_dot_file_shows_a_node_marked_done_as_done_from_the_first_dump(dag_dir, schedd):
+    """``JOB D job.sub DONE`` is Done in the DOT file DAGMan writes once the DAG is parsed, bold,
+    as 23.9.6 writes it (seen on the pool), not idle like the nodes yet to run."""
+    dag = dag_dir / "dot.dag"
+    dag.write_text('JOB A job.sub\nJOB D job.sub DONE\nVARS ALL_NODES code="0"\nPARENT D CHILD A\nDOT x.dot\n')
+    assert run(dag, schedd).exit_code == 0
+    lines = (dag_dir / "x.dot").read_text().splitlines()
+    assert '    "D" [shape=ellipse label="D (Done)" style=bold];' in lines
+    assert '    "A" [shape=ellipse label="A (I)"];' in lines
+
+
+def test_a_script_given_twice_is_replaced_and_dagman_out_says_so_as_23_9_6_does(dag_dir, schedd):
+    """The second SCRIPT PRE of a node wins; dagman.out says which replaced which as it parses
+    (seen on the pool, at every DAGMAN_USE_STRICT)."""
+    (dag_dir / "pre.sh").write_text('#!/bin/sh\necho "$*" >> scripts.txt\n')
+    (dag_dir / "pre.sh").chmod(0o755)
+    dag = dag_dir / "twice.dag"
+    dag.write_text('JOB A job.sub\nVARS A code="0"\nSCRIPT PRE A pre.sh one $JOB\nSCRIPT PRE A pre.sh two $JOB\n')
+    assert run(dag, schedd).exit_code == 0
+    assert (dag_dir / "scripts.txt").read_text() == "two A\n"
+    said = [line[18:] for line in (dag_dir / "twice.dag.dagman.out").read_text().splitlines()]
+    at = next(i for i, line in enumerate(said) if line.startswith("Parsing ") and line.endswith("twice.dag ..."))
+    assert said[at + 1:at + 3] == ["Warning: node A already has PRE script <pre.sh one $JOB> assigned; "
+                                   "changing to <pre.sh two $JOB>", "Adjusting edges"]
+
+
 def test_jobstate_log_has_dagmans_lines_and_sequence_numbers(dag_dir, schedd):
     (dag_dir / "ok.sh").write_text("exit 0\n")
     dag = dag_dir / "js.dag"

@@ -64,6 +64,19 @@ def test_a_trailing_backslash_no_longer_swallows_the_next_submit_line(dag_dir, s
     assert (dag_dir / "runs.txt").read_text() == "ran\n"
 
 
+def test_a_value_ending_in_a_backslash_inside_a_quoted_job_attribute_is_kept_as_on_the_pool(dag_dir, schedd):
+    """``My.Extra = "$(v)"`` with ``VARS D v="trail\\\\"`` gives the ClassAd ``"trail\\"``: condor_submit
+    reads it in the old syntax, a backslash before the closing quote being itself, and the job's
+    Extra is ``trail\\`` (seen on the 23.9.6 pool); it used to fail every submit attempt."""
+    (dag_dir / "x.sub").write_text('executable = /bin/sh\narguments = "-c true"\nMy.Extra = "$(v)"\nqueue\n')
+    dag = dag_dir / "x.dag"
+    dag.write_text('JOB D x.sub\nVARS D v="trail\\\\"\nJOB C x.sub\nVARS C v="C:\\\\dir\\\\"\n')
+    assert DagMan(build_graph(parse_file(str(dag))), schedd, Options(scan_interval=0.05)).run() == 0
+    ads = schedd.history("DAGNodeName =!= undefined", ["DAGNodeName", "Extra"])
+    seen = {ad["DAGNodeName"]: ad["Extra"] for ad in ads}
+    assert seen == {"D": "trail\\", "C": "C:\\dir\\"}
+
+
 # Any text a DAG file can hold in a quoted value: no line breaks, no NUL, and no "$" (DAGMan
 # expands $(...) in values, as the manual says: $(JOB) is the node's name).
 VALUES = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r\x00$"), max_size=40)

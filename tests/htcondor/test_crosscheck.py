@@ -213,6 +213,13 @@ CASES: dict[str, Case] = {
     "vars_values": Case('JOB A v.sub\nVARS A v="\\\\"\nJOB B v.sub\nVARS B v="  lead and trail  "\n'
                         'JOB C v.sub\nVARS C v="q\\"uote\\\\\\"x"\nJOB D v.sub\nVARS D v="a $(JOB) b"\n'
                         'JOB E v.sub\nVARS E v="#hash"\n', {"v.sub": VARS_SUB}, job_ads=("JobDescription",)),
+    # A quoted job attribute holding a value that ends in a backslash: condor_submit's old ClassAd syntax.
+    "vars_in_attribute": Case('JOB A attr.sub\nVARS A v="trail\\\\"\nJOB B attr.sub\nVARS B v="C:\\\\dir\\\\"\n',
+                              {"attr.sub": "executable = /bin/sh\narguments = \"-c true\"\nMy.Extra = \"$(v)\"\nqueue\n"},
+                              job_ads=("Extra",)),
+    # A node marked DONE on its JOB line: Done in the DOT file DAGMan writes once the DAG is parsed.
+    "done_dot": Case('JOB D job.sub DONE\nJOB A job.sub\nVARS ALL_NODES code="0"\nPARENT D CHILD A\nDOT done.dot\n',
+                     dot="done.dot"),
     "save_points": Case("JOB A ok.sub\nJOB B ok.sub\nJOB C ok.sub\nRETRY B 2\nPARENT A CHILD B\nPARENT B CHILD C\n"
                         "SAVE_POINT_FILE B\nSAVE_POINT_FILE C ./sub/c.save\n", {"sub/keep": ""}),
     "strict0": Case("CONFIG x.config\nJOB A ok.sub\nSCRIPT PRE A /bin/sh echo.sh $FOO $RETURN\n",

@@ -252,6 +252,7 @@ def _slot_ad(site: Site, slot_id: int) -> classad2.ClassAd:
     ad["Machine"] = site.machine
     ad["SlotID"] = slot_id
     ad["Cpus"] = site.cpus
+    ad["SlotWeight"] = classad2.ExprTree("Cpus")  # the startd's default SLOT_WEIGHT
     ad["Memory"] = site.memory
     ad["Disk"] = site.disk
     ad["GLIDEIN_CMSSite"] = site.name

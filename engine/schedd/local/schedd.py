@@ -849,6 +849,7 @@ class LocalSchedd:
                     site = slot.ad.get("GLIDEIN_CMSSite")
                     if site is not None:
                         ad["MATCH_GLIDEIN_CMSSite"] = site
+                    ad.update(_machine_attrs(ad, slot.ad))
                 ad.update(matches.get(key, {}))
                 self.running[key] = shadow.JobProcess(key, self._record_file(key, ad["JobRunCount"]))
             self._save(self.jobs[k] for k, _ in starts)
@@ -1406,6 +1407,20 @@ def _event_logs(ad: classad2.ClassAd) -> tuple[str | None, str | None, frozenset
     if user_log and nodes_log and os.path.normpath(user_log) == os.path.normpath(nodes_log):
         nodes_log = user_log  # log = ./x.dag.nodes.log names the nodes log: its events once
     return user_log, nodes_log, mask
+
+
+def _machine_attrs(job: classad2.ClassAd, slot: classad2.ClassAd) -> dict:
+    """``MachineAttr<Name>0`` for each attribute of the matched slot that HTCondor 23.9.6's schedd
+    records at a match: SYSTEM_JOB_MACHINE_ATTRS' default (Cpus, SlotWeight) and the job's
+    ``job_machine_attrs`` (JobMachineAttrs), which DAGMAN_RECORD_MACHINE_ATTRS sets for node jobs.
+    One run's worth, as SYSTEM_JOB_MACHINE_ATTRS_HISTORY_LENGTH's default keeps."""
+    names = ["Cpus", "SlotWeight", *re.split(r"[\s,]+", str(job.get("JobMachineAttrs", "")))]
+    recorded = {}
+    for name in dict.fromkeys(n for n in names if n):
+        value = slot.eval(name) if name in slot else None
+        if isinstance(value, (int, float, str, bool)):
+            recorded[f"MachineAttr{name}0"] = value
+    return recorded
 
 
 @functools.lru_cache(maxsize=64)

@@ -918,16 +918,21 @@ def _materialize_limits(ad: classad2.ClassAd, get, at) -> None:
 def _expression(value: str, where: str, key: str) -> classad2.ExprTree:
     r"""The expression as condor_submit reads it: in the old ClassAd syntax, where a backslash in
     a string is itself unless it quotes a double quote (``regexp("\.cern\.ch$", Machine)``
-    keeps its backslashes); checked by the new syntax's parser, as the old one stops quietly at
-    the first thing it cannot read."""
+    keeps its backslashes), and one before a string's closing quote is itself too (``"C:\dir\"``,
+    which the new syntax cannot read).  Checked by the new syntax's parser, or, where only the old
+    one reads it, by its reading the whole text: the old parser stops quietly at the first thing
+    it cannot read."""
     try:
         expr = classad2.ExprTree(value)
     except Exception:
-        raise SubmitError(f"{where}: {key}: cannot parse {value!r} as a ClassAd expression") from None
-    if "\\" not in value:
-        return expr
-    old = classad2.parseOne(f"X = {value}", classad2.ParserType.Old)
-    return old.lookup("X") if "X" in old else expr
+        expr = None
+    if "\\" in value:
+        old = classad2.parseOne(f"X = {value}", classad2.ParserType.Old)
+        if "X" in old and (expr is not None or "".join(old.printOld().split()) == "X=" + "".join(value.split())):
+            return old.lookup("X")
+    if expr is None:
+        raise SubmitError(f"{where}: {key}: cannot parse {value!r} as a ClassAd expression")
+    return expr
 
 
 def _size(value: str, where: str, key: str, unit: int) -> int:
@@ -1051,6 +1056,10 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     description = _expand(submit, keys["description"], where) if "description" in keys else ""
     if description:  # copied as it is, blanks included (condor_submit's f_as_string)
         ad["JobDescription"] = description
+    for key, attr in (("job_machine_attrs", "JobMachineAttrs"), ("job_ad_information_attrs", "JobAdInformationAttrs")):
+        value = get(key)
+        if value:  # as written; the schedd reads JobMachineAttrs at each match
+            ad[attr] = value
     _retries(ad, get, where, lines)
     _custom_attributes(ad, submit, where, at)
     hold = get("hold")
