@@ -1346,3 +1346,42 @@ def test_a_config_importing_its_cmssw_pset_is_told_what_to_do_instead(tmp_path):
     assert message.count("\n") == 0
     direct = refused(crab_config_py(tmp_path, "import FWCore.ParameterSet.Config as cms\n"), "FWCore is part of CMSSW")
     assert "It is imported by" not in direct
+
+
+PHYS03_USER_DATASET = ("/WJetsToLNu_HT-400to600_Tune4C_13TeV-madgraph-tauola/schoef-WJetsToLNu_HT-400to600_Tune4C_"
+                       "13TeV-madgraph-tauola_Spring14dr-PU_S14_POSTLS170_V6-v1-92bfc1aa0ef8c674e0edabb945b19298/USER")
+
+
+@pytest.mark.parametrize("dataset, accepted", [
+    (PHYS03_USER_DATASET, True),  # a processed name of 125 characters: DBS takes up to 199
+    ("/WJets/" + "p" * 199 + "/USER", True),
+    ("/WJets/" + "p" * 200 + "/USER", False),
+    ("/WJets/Spring14-v1/user", False),  # the tier is upper case
+    ("/W.Jets/Spring14-v1/USER", False),  # no '.' in a primary dataset
+])
+def test_input_dataset_names_as_crab_server_checks_them(tmp_path, dataset, accepted):
+    """A user's phys03 dataset, <user>-<outputDatasetTag>-<hash>, loads: the CRAB server checks inputdata
+    against WMCore's DATASET_RE, whose processed name may be 199 characters long."""
+    (tmp_path / "defaultMINIAODTupelizer_cfg.py").write_text("import FWCore.ParameterSet.Config as cms\n")
+    path = tmp_path / "crab.py"
+    path.write_text(textwrap.dedent(f"""\
+        from WMCore.Configuration import Configuration
+        config = Configuration()
+        config.section_("General")
+        config.General.requestName = "WJetsToLNu_HT-400to600"
+        config.section_("JobType")
+        config.JobType.pluginName = 'Analysis'
+        config.JobType.psetName = 'defaultMINIAODTupelizer_cfg.py'
+        config.section_("Data")
+        config.Data.inputDBS = 'phys03'
+        config.Data.inputDataset = '{dataset}'
+        config.Data.splitting = 'FileBased'
+        config.Data.unitsPerJob = 1
+        config.section_("Site")
+        config.Site.storageSite = 'T2_AT_Vienna'
+        """))
+    if accepted:
+        assert load_config(str(path)).input_dataset == dataset
+    else:
+        refused(path, f"Parameter Data.inputDataset ('{dataset}') is not a CMS dataset name",
+                parameter="Data.inputDataset")

@@ -407,7 +407,9 @@ _RX_CMSSITE = re.compile(r"(?=.{0,255}$)T[0-3](_[A-Z]{2}((_[A-Za-z0-9]+)|_?\*$)+
 _RX_CMSSITE_EXACT = re.compile(r"T[0-3]_[A-Z]{2}(_[A-Za-z0-9]+)+")  # crab resubmit's, no wildcard
 # ServerUtilities.checkOutLFN's prefixes, each followed by a user, group or area name
 _RX_OUT_LFN = re.compile(r"/store/(test/rucio/(int/)?user|user|group|local)/[^/]+(/|$)")
-_RX_DATASET = re.compile(r"(/[a-zA-Z0-9.\-_]{1,100}){3}")  # RX_BLOCK without the '#block' part
+# WMCore Lexicon's DATASET_RE, which CRABServer checks inputdata and secondarydata against: a USER
+# dataset's processed name (<user>-<outputDatasetTag>-<hash>) is often longer than 100 characters
+_RX_DATASET = re.compile(r"/[a-zA-Z0-9\-_]{1,99}/[a-zA-Z0-9.\-_]{1,199}/[A-Z0-9\-]{1,99}")
 _RX_USERFILE = re.compile(r"(?=.{0,255}$)([a-zA-Z0-9\-._:?/=]+)")
 _RX_PRIMARY_DATASET = re.compile(r"[a-zA-Z][a-zA-Z0-9\-_]*")  # WMCore Lexicon's, as RESTUserWorkflow checks it
 _RX_SCRIPTARGS = re.compile(r'[+a-zA-Z0-9\-.,_:?/"]+ ?= ?[a-zA-Z0-9\-=.,_:?/"()]+')
