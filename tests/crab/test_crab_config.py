@@ -1385,3 +1385,21 @@ def test_input_dataset_names_as_crab_server_checks_them(tmp_path, dataset, accep
     else:
         refused(path, f"Parameter Data.inputDataset ('{dataset}') is not a CMS dataset name",
                 parameter="Data.inputDataset")
+
+
+def test_an_error_the_config_raises_with_its_own_full_stop_is_quoted_with_one(tmp_path):
+    """A config that checks its own inputs raises with a sentence of its own; the one line quotes it
+    as it ends, without a second full stop."""
+    py = tmp_path / "crabConfig.py"
+    py.write_text(textwrap.dedent("""\
+        import re
+        from CRABClient.UserUtilities import config
+        config = config()
+        dataset_name = '/DYJetsToLL_M-50/RunIISummer20UL18MiniAODv2-v2/MINIAODSIM'
+        dataset_pattern = r'/(.*)/RunIIAutumn18MiniAOD-(.*)/MINIAODSIM'
+        if not re.match(dataset_pattern, dataset_name):
+            raise ValueError("Dataset '%s' did not match to pattern '%s'." % (dataset_name, dataset_pattern))
+        """))
+    message = refused(py, "ValueError: Dataset '/DYJetsToLL_M-50/RunIISummer20UL18MiniAODv2-v2/MINIAODSIM' did not "
+                          "match to pattern '/(.*)/RunIIAutumn18MiniAOD-(.*)/MINIAODSIM'.")
+    assert message.startswith(f"{py}:7: ") and not message.endswith(".."), message
