@@ -24,7 +24,7 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from engine.crab.ap.sites import SiteListError, SiteLists, pool_sites, read_global_blacklist
 from engine.crab.client.config import TaskConfig
@@ -170,9 +170,9 @@ def dry_run(cfg: TaskConfig, state: StateDir, pool: Mapping[str, Mapping[str, in
     catalogue = Catalogue.for_state(state)
     checked = _check(cfg, state, catalogue, pool, backend)
     try:
-        jobs = split(load_input(checked.spec, catalogue), algorithm=cfg.splitting, units_per_job=cfg.units_per_job,
-                     total_units=cfg.total_units, lumi_mask=checked.mask, events_per_lumi=cfg.events_per_lumi,
-                     mask_from=cfg.mask_from)
+        jobs = split(load_input(checked.spec.with_skipped(), catalogue), algorithm=cfg.splitting,
+                     units_per_job=cfg.units_per_job, total_units=cfg.total_units, lumi_mask=checked.mask,
+                     events_per_lumi=cfg.events_per_lumi, mask_from=cfg.mask_from, skipped=checked.spec.skipped)
     except (DatasetError, SplittingError) as e:
         raise SubmitError(f"{cfg.source}: Data.splitting: {e}") from None
     units = {"FileBased": ("files", lambda j: len(j.files)), "LumiBased": ("lumis", lambda j: j.nlumis),
@@ -227,7 +227,8 @@ def _check(cfg: TaskConfig, state: StateDir, catalogue: Catalogue, pool: Mapping
                           f"{refusal(dataset.name, found, lists, pool_sites, request, sorted(pool), backend == HTCONDOR)}")
     if found.banned or found.outside:
         uploaded.append(skipped_warning(dataset.name, found, lists))
-        spec = spec.with_blocks(b.name for b in found.usable)
+        spec = replace(spec.with_blocks(b.name for b in found.usable),
+                       skipped=tuple(b.name for b in (*found.banned, *found.outside)))
     storage = None
     if cfg.storage_site is not None:
         try:
