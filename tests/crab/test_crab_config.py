@@ -194,7 +194,7 @@ def test_crab_config_py_equals_toml(tmp_path, text):
     py_cfg = load_config(str(py))
     assert py_cfg.source == str(py)
     assert dataclasses.replace(py_cfg, source=toml_cfg.source) == toml_cfg
-    assert py_cfg.ignored == {"Data.outLFNDirBase": "/store/user/someone/"}
+    assert (py_cfg.ignored, py_cfg.out_lfn_dir_base) == ({}, "/store/user/someone/")
     assert py_cfg.work_area == "crab_projects"  # where task submit makes the project directory
 
 
@@ -1179,7 +1179,7 @@ def test_an_output_lfn_outside_the_user_group_and_local_areas_is_refused_in_crab
     for lfn in ("'/store/user/%s/displaced' % getUsernameFromSiteDB()", "'/store/user/jdoe'",
                 "'/store/group/phys_exotica/displaced/'", "'/store/local/scratch/'"):
         py.write_text(OUT_LFN_TYPO.replace("'LFN'", lfn))
-        assert load_config(str(py)).ignored["Data.outLFNDirBase"].startswith("/store/")
+        assert load_config(str(py)).out_lfn_dir_base.startswith("/store/")
 
 
 PRINTS_ITS_CONFIG = """\

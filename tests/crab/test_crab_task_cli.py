@@ -1389,3 +1389,32 @@ def test_total_units_counts_the_blocks_the_site_lists_skip_as_crab_splits_before
                   "Data.totalUnits=10", "Site.blacklist=['T2_CH_CERN', 'T2_DE_DESY', 'T2_XX_Local']", cwd=tmp_path)
     assert cut.returncode == 1 and cut.stderr.count("\n") == 1, cut.stdout + cut.stderr
     assert "the first 10 files of Data.totalUnits are all in blocks the site lists leave" in cut.stderr, cut.stderr
+
+
+def test_out_lfn_dir_base_and_output_dataset_tag_name_the_outputs_directory_as_in_crab(tmp_path, state):
+    """CRAB stages a job's output to <outLFNDirBase>/<primary dataset>/<outputDatasetTag>/<time>/0000/,
+    whether or not it is published: a group's area and a tag are where the user looks for the files."""
+    (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('Ana')\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("dijet_ntuples", scale=500, more=textwrap.dedent("""\
+        config.General.workArea = 'crab_projects'
+        config.Data.totalUnits = 5
+        config.Data.publication = False
+        config.Data.outLFNDirBase = '/store/group/phys_exotica/dijet/'
+        config.Data.outputDatasetTag = 'Ntuples_v2'
+        """)))
+    submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    assert "outLFNDirBase" not in submitted.stdout and "outputDatasetTag" not in submitted.stdout, submitted.stdout
+    name = re.findall(r"^Task name: (\S+)$", submitted.stdout, re.M)[0]
+    wait_status(state, name, tmp_path, "COMPLETED")
+    dumped = crabtui(state, "task", "getoutput", "--dump", "-d", "crab_projects/crab_dijet_ntuples", cwd=tmp_path)
+    assert dumped.returncode == 0, dumped.stderr
+    time = name.split(":")[0]
+    assert f"   LFN: /store/group/phys_exotica/dijet/TTbar_TuneCP5_13p6TeV/Ntuples_v2/{time}/0000/output_1.root" \
+        in dumped.stdout.splitlines(), dumped.stdout
+    got = crabtui(state, "task", "getoutput", "-d", "crab_projects/crab_dijet_ntuples", cwd=tmp_path)
+    assert got.returncode == 0 and (tmp_path / "crab_projects/crab_dijet_ntuples/results/output_1.root").is_file()
+    dotted = crabtui(state, "task", "submit", "crabConfig.py", "General.requestName=dotted", "Data.outputDatasetTag=v1.0",
+                     cwd=tmp_path)  # a dataset's processed name has no dot
+    assert dotted.returncode == 1 and dotted.stderr.count("\n") == 1, dotted.stdout + dotted.stderr
+    assert "Invalid CRAB configuration parameter Data.outputDatasetTag." in dotted.stderr, dotted.stderr

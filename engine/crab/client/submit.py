@@ -129,7 +129,9 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
         notes.append(f"requestName {cfg.request_name} is also that of {', '.join(namesakes)}: task commands "
                      f"take this task by its full name, {name}.")
     stageout = (stageout_ad(storage, task_name=name, user=user, primary_dataset=cfg.primary_dataset,
-                            request_name=cfg.request_name) if storage is not None and cfg.transfer_outputs else None)
+                            request_name=cfg.request_name, out_lfn_dir_base=cfg.out_lfn_dir_base,
+                            output_dataset_tag=cfg.output_dataset_tag)
+                if storage is not None and cfg.transfer_outputs else None)
     try:
         sandbox = write_sandbox(task_dir, cfg)
     except SandboxError as e:
