@@ -229,8 +229,9 @@ def _check(cfg: TaskConfig, state: StateDir, catalogue: Catalogue, pool: Mapping
                           f"{refusal(dataset.name, found, lists, pool_sites, request, sorted(pool), backend == HTCONDOR)}")
     if found.banned or found.outside:
         uploaded.append(skipped_warning(dataset.name, found, lists))
-        spec = replace(spec.with_blocks(b.name for b in found.usable),
-                       skipped=tuple(b.name for b in (*found.banned, *found.outside)))
+        # the blocks the site lists ban count towards Data.totalUnits, as in CRAB; those outside the
+        # pool's slots are the simulated grid's lack, not the user's choice: the units come from the rest
+        spec = replace(spec.with_blocks(b.name for b in found.usable), skipped=tuple(b.name for b in found.banned))
     storage = None
     if cfg.storage_site is not None:
         try:
