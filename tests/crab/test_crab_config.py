@@ -194,7 +194,7 @@ def test_crab_config_py_equals_toml(tmp_path, text):
     py_cfg = load_config(str(py))
     assert py_cfg.source == str(py)
     assert dataclasses.replace(py_cfg, source=toml_cfg.source) == toml_cfg
-    assert py_cfg.ignored == {"Data.outLFNDirBase": "/store/user/someone/"}
+    assert (py_cfg.ignored, py_cfg.out_lfn_dir_base) == ({}, "/store/user/someone/")
     assert py_cfg.work_area == "crab_projects"  # where task submit makes the project directory
 
 
@@ -1179,7 +1179,7 @@ def test_an_output_lfn_outside_the_user_group_and_local_areas_is_refused_in_crab
     for lfn in ("'/store/user/%s/displaced' % getUsernameFromSiteDB()", "'/store/user/jdoe'",
                 "'/store/group/phys_exotica/displaced/'", "'/store/local/scratch/'"):
         py.write_text(OUT_LFN_TYPO.replace("'LFN'", lfn))
-        assert load_config(str(py)).ignored["Data.outLFNDirBase"].startswith("/store/")
+        assert load_config(str(py)).out_lfn_dir_base.startswith("/store/")
 
 
 PRINTS_ITS_CONFIG = """\
@@ -1346,3 +1346,60 @@ def test_a_config_importing_its_cmssw_pset_is_told_what_to_do_instead(tmp_path):
     assert message.count("\n") == 0
     direct = refused(crab_config_py(tmp_path, "import FWCore.ParameterSet.Config as cms\n"), "FWCore is part of CMSSW")
     assert "It is imported by" not in direct
+
+
+PHYS03_USER_DATASET = ("/WJetsToLNu_HT-400to600_Tune4C_13TeV-madgraph-tauola/schoef-WJetsToLNu_HT-400to600_Tune4C_"
+                       "13TeV-madgraph-tauola_Spring14dr-PU_S14_POSTLS170_V6-v1-92bfc1aa0ef8c674e0edabb945b19298/USER")
+
+
+@pytest.mark.parametrize("dataset, accepted", [
+    (PHYS03_USER_DATASET, True),  # a processed name of 125 characters: DBS takes up to 199
+    ("/WJets/" + "p" * 199 + "/USER", True),
+    ("/WJets/" + "p" * 200 + "/USER", False),
+    ("/WJets/Spring14-v1/user", False),  # the tier is upper case
+    ("/W.Jets/Spring14-v1/USER", False),  # no '.' in a primary dataset
+])
+def test_input_dataset_names_as_crab_server_checks_them(tmp_path, dataset, accepted):
+    """A user's phys03 dataset, <user>-<outputDatasetTag>-<hash>, loads: the CRAB server checks inputdata
+    against WMCore's DATASET_RE, whose processed name may be 199 characters long."""
+    (tmp_path / "defaultMINIAODTupelizer_cfg.py").write_text("import FWCore.ParameterSet.Config as cms\n")
+    path = tmp_path / "crab.py"
+    path.write_text(textwrap.dedent(f"""\
+        from WMCore.Configuration import Configuration
+        config = Configuration()
+        config.section_("General")
+        config.General.requestName = "WJetsToLNu_HT-400to600"
+        config.section_("JobType")
+        config.JobType.pluginName = 'Analysis'
+        config.JobType.psetName = 'defaultMINIAODTupelizer_cfg.py'
+        config.section_("Data")
+        config.Data.inputDBS = 'phys03'
+        config.Data.inputDataset = '{dataset}'
+        config.Data.splitting = 'FileBased'
+        config.Data.unitsPerJob = 1
+        config.section_("Site")
+        config.Site.storageSite = 'T2_AT_Vienna'
+        """))
+    if accepted:
+        assert load_config(str(path)).input_dataset == dataset
+    else:
+        refused(path, f"Parameter Data.inputDataset ('{dataset}') is not a CMS dataset name",
+                parameter="Data.inputDataset")
+
+
+def test_an_error_the_config_raises_with_its_own_full_stop_is_quoted_with_one(tmp_path):
+    """A config that checks its own inputs raises with a sentence of its own; the one line quotes it
+    as it ends, without a second full stop."""
+    py = tmp_path / "crabConfig.py"
+    py.write_text(textwrap.dedent("""\
+        import re
+        from CRABClient.UserUtilities import config
+        config = config()
+        dataset_name = '/DYJetsToLL_M-50/RunIISummer20UL18MiniAODv2-v2/MINIAODSIM'
+        dataset_pattern = r'/(.*)/RunIIAutumn18MiniAOD-(.*)/MINIAODSIM'
+        if not re.match(dataset_pattern, dataset_name):
+            raise ValueError("Dataset '%s' did not match to pattern '%s'." % (dataset_name, dataset_pattern))
+        """))
+    message = refused(py, "ValueError: Dataset '/DYJetsToLL_M-50/RunIISummer20UL18MiniAODv2-v2/MINIAODSIM' did not "
+                          "match to pattern '/(.*)/RunIIAutumn18MiniAOD-(.*)/MINIAODSIM'.")
+    assert message.startswith(f"{py}:7: ") and not message.endswith(".."), message

@@ -1355,3 +1355,66 @@ def test_the_advanced_tutorials_script_runs_cmsrun_and_its_output_is_retrieved(t
     assert log.returncode == 0, log.stderr
     text = (tmp_path / "crab_projects" / "crab_tutorial_script" / "results" / "job_out.1.0.txt").read_text()
     assert "CMSRUN starting" in text and "events in" in text and "CMSRUN finished" in text, text
+
+
+def test_total_units_counts_the_blocks_the_site_lists_skip_as_crab_splits_before_it_skips(tmp_path, state):
+    """CRAB's Splitter splits every block of the input, Data.totalUnits counting them all (its share
+    and its cap), and DagmanCreator then skips the jobs of blocks the site lists leave no site,
+    numbering the others on: a test task on a share of a dataset keeps the same jobs whatever the
+    blacklist takes away, rather than making up the units elsewhere."""
+    (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('Ana')\n")
+    # the small MC dataset: block 1 (10 files) at T2_CH_CERN, T2_DE_DESY, T2_XX_Local; block 2 (10) at
+    # T2_IT_Pisa, T2_XX_Local
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("half_ttbar", scale=500, more=textwrap.dedent("""\
+        config.Data.unitsPerJob = 2
+        config.Data.totalUnits = 0.5
+        config.Site.blacklist = ['T2_IT_Pisa', 'T2_XX_Local']
+        """)))
+    half = crabtui(state, "task", "submit", "--dryrun", "crabConfig.py", cwd=tmp_path)
+    assert half.returncode == 0, half.stderr
+    assert "were skipped because they are only present at blacklisted" in half.stdout, half.stdout
+    # half of the 20 files are block 1's 10: 5 jobs (the share was taken of the 10 files left, 3 jobs)
+    assert "Task consists of 5 jobs to process 10 files\n" in half.stdout, half.stdout
+    # the cap reaches past the skipped block 1 into block 2: 4 of its files, jobs numbered from 1
+    first = crabtui(state, "task", "submit", "--dryrun", "crabConfig.py", "General.requestName=first_ttbar",
+                    "Data.totalUnits=14", "Site.blacklist=['T2_CH_CERN', 'T2_DE_DESY', 'T2_XX_Local']", cwd=tmp_path)
+    assert "Task consists of 2 jobs to process 4 files\n" in first.stdout, first.stdout + first.stderr
+    proceed = crabtui(state, "task", "proceed", "-d", "crab_first_ttbar", cwd=tmp_path)
+    assert proceed.returncode == 0, proceed.stderr
+    name = re.findall(r"^Task name: (\S+)$", first.stdout, re.M)[0]
+    wait_status(state, name, tmp_path, "SUBMITTED")
+    jobs = task_status(state, name, tmp_path)["jobs"]
+    assert sorted(j["id"] for j in jobs) == ["1", "2"], "the task worker splits as the dry run"
+    cut = crabtui(state, "task", "submit", "--dryrun", "crabConfig.py", "General.requestName=cut_ttbar",
+                  "Data.totalUnits=10", "Site.blacklist=['T2_CH_CERN', 'T2_DE_DESY', 'T2_XX_Local']", cwd=tmp_path)
+    assert cut.returncode == 1 and cut.stderr.count("\n") == 1, cut.stdout + cut.stderr
+    assert "the first 10 files of Data.totalUnits are all in blocks the site lists leave" in cut.stderr, cut.stderr
+
+
+def test_out_lfn_dir_base_and_output_dataset_tag_name_the_outputs_directory_as_in_crab(tmp_path, state):
+    """CRAB stages a job's output to <outLFNDirBase>/<primary dataset>/<outputDatasetTag>/<time>/0000/,
+    whether or not it is published: a group's area and a tag are where the user looks for the files."""
+    (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('Ana')\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py("dijet_ntuples", scale=500, more=textwrap.dedent("""\
+        config.General.workArea = 'crab_projects'
+        config.Data.totalUnits = 5
+        config.Data.publication = False
+        config.Data.outLFNDirBase = '/store/group/phys_exotica/dijet/'
+        config.Data.outputDatasetTag = 'Ntuples_v2'
+        """)))
+    submitted = crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    assert "outLFNDirBase" not in submitted.stdout and "outputDatasetTag" not in submitted.stdout, submitted.stdout
+    name = re.findall(r"^Task name: (\S+)$", submitted.stdout, re.M)[0]
+    wait_status(state, name, tmp_path, "COMPLETED")
+    dumped = crabtui(state, "task", "getoutput", "--dump", "-d", "crab_projects/crab_dijet_ntuples", cwd=tmp_path)
+    assert dumped.returncode == 0, dumped.stderr
+    time = name.split(":")[0]
+    assert f"   LFN: /store/group/phys_exotica/dijet/TTbar_TuneCP5_13p6TeV/Ntuples_v2/{time}/0000/output_1.root" \
+        in dumped.stdout.splitlines(), dumped.stdout
+    got = crabtui(state, "task", "getoutput", "-d", "crab_projects/crab_dijet_ntuples", cwd=tmp_path)
+    assert got.returncode == 0 and (tmp_path / "crab_projects/crab_dijet_ntuples/results/output_1.root").is_file()
+    dotted = crabtui(state, "task", "submit", "crabConfig.py", "General.requestName=dotted", "Data.outputDatasetTag=v1.0",
+                     cwd=tmp_path)  # a dataset's processed name has no dot
+    assert dotted.returncode == 1 and dotted.stderr.count("\n") == 1, dotted.stdout + dotted.stderr
+    assert "Invalid CRAB configuration parameter Data.outputDatasetTag." in dotted.stderr, dotted.stderr

@@ -91,13 +91,16 @@ def code_meaning(code: int) -> str | None:
 
 # --- where files go -------------------------------------------------------------------------
 
-def lfn_base(task_name: str, user: str, primary_dataset: str, request_name: str) -> str:
-    """The task's output directory as CRAB names it (DagmanCreator ``makeLFNPrefixes`` with the
-    default ``Data.outLFNDirBase`` and ``Data.outputDatasetTag``):
-    ``/store/user/<user>/<primary dataset>/crab_<requestName>/<YYMMDD_HHMMSS>``; the primary
-    dataset is the input dataset's, or ``Data.outputPrimaryDataset``."""
+def lfn_base(task_name: str, user: str, primary_dataset: str, request_name: str, *,
+             out_lfn_dir_base: str | None = None, output_dataset_tag: str | None = None) -> str:
+    """The task's output directory as CRAB names it (DagmanCreator ``makeLFNPrefixes``):
+    ``<Data.outLFNDirBase>/<primary dataset>/<Data.outputDatasetTag>/<YYMMDD_HHMMSS>``, by default
+    ``/store/user/<user>/<primary dataset>/crab_<requestName>/...``; the primary dataset is the
+    input dataset's, or ``Data.outputPrimaryDataset``.  The tag names the directory whether or not
+    anything is published."""
     timestamp = task_name.split(":", 1)[0]
-    return f"/store/user/{user}/{primary_dataset}/crab_{request_name}/{timestamp}"
+    base = (out_lfn_dir_base or f"/store/user/{user}").rstrip("/")
+    return f"{base}/{primary_dataset}/{output_dataset_tag or 'crab_' + request_name}/{timestamp}"
 
 
 def job_lfn(base: str, job_id: str, name: str) -> str:

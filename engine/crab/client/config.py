@@ -17,11 +17,12 @@ CRABServer ``Regexps.py`` (site, request name, extraJDL, user file syntax), ``RE
 Where CRAB leaves room, or crabtui differs, and why:
 
 * Every parameter CRAB knows is accepted (a real ``crabConfig.py`` must load).  Those with no
-  effect on a simulated grid (``Data.publication``, ``Data.outLFNDirBase``,
+  effect on a simulated grid (``Data.publication``,
   ``JobType.outputFiles`` without a script, ``Data.partialDataset``: every block of the catalogue is
   on disk, ...)
-  are type-checked and kept in :attr:`TaskConfig.ignored`; ``Data.outLFNDirBase`` must also be
-  under ``/store/user/``, ``/store/group/`` or ``/store/local/``, as CRAB's server requires, and
+  are type-checked and kept in :attr:`TaskConfig.ignored`.  ``Data.outLFNDirBase`` and
+  ``Data.outputDatasetTag`` name the outputs' directory, as in CRAB, published or not; the first
+  must be under ``/store/user/``, ``/store/group/`` or ``/store/local/``, as CRAB's server requires, and
   ``General.instance`` one of CRAB's instances, as its client requires.  The few that crabtui cannot simulate
   (``Site.requireAccelerator``: the pool's slots have no GPUs; ``Debug.oneEventMode``;
   ``JobType.externalPluginFile`` and the CopyCat and Recover job types) are refused when set to
@@ -219,6 +220,8 @@ class TaskConfig:
     ignore_locality: bool = False
     use_parent: bool = False  # Data.useParent: the jobs read their input files' parents too
     secondary_dataset: str | None = None  # Data.secondaryInputDataset: its files holding the input's lumis too
+    out_lfn_dir_base: str | None = None  # Data.outLFNDirBase: where the outputs' LFNs start (None: /store/user/<user>)
+    output_dataset_tag: str | None = None  # Data.outputDatasetTag: their directory's name (None: crab_<requestName>)
     # Site
     storage_site: str | None = None
     site_whitelist: tuple[str, ...] = ()
@@ -306,10 +309,10 @@ _PARAMETERS: dict[str, tuple[str, str]] = {
     "Data.lumiMask": ("str", USED),
     "Data.allowNonValidInputDataset": ("bool", IGNORED),
     "Data.inputDBS": ("str", IGNORED),
-    "Data.outLFNDirBase": ("str", IGNORED),
+    "Data.outLFNDirBase": ("str", USED),
     "Data.publication": ("bool", IGNORED),
     "Data.publishDBS": ("str", IGNORED),
-    "Data.outputDatasetTag": ("str", IGNORED),
+    "Data.outputDatasetTag": ("str", USED),
     "Data.outputPrimaryDataset": ("str", USED),
     "Data.userInputFiles": ("strlist", USED),
     "Data.useParent": ("bool", USED),
@@ -350,8 +353,7 @@ _NO_EFFECT = {  # why an IGNORED parameter changes nothing here, as the submit n
     "JobType.outputFiles": "the simulated cmsRun writes its own output; a script's are staged out",
     "Data.allowNonValidInputDataset": "the catalogue's datasets are all valid",
     "Data.inputDBS": "datasets come from crabtui's catalogue", "Data.publication": "nothing is published",
-    "Data.publishDBS": "nothing is published", "Data.outputDatasetTag": "nothing is published",
-    "Data.outLFNDirBase": "outputs go to /store/user/<login>/ of the storage site",
+    "Data.publishDBS": "nothing is published",
     "Data.partialDataset": "every block of the catalogue is on disk",
     "Data.lumisPerFile": "PrivateMC only", "Data.inputDataset": "PrivateMC generates its events",
     "Data.useParent": "PrivateMC reads no input", "Site.acceleratorParams": "read with requireAccelerator only",
@@ -407,7 +409,10 @@ _RX_CMSSITE = re.compile(r"(?=.{0,255}$)T[0-3](_[A-Z]{2}((_[A-Za-z0-9]+)|_?\*$)+
 _RX_CMSSITE_EXACT = re.compile(r"T[0-3]_[A-Z]{2}(_[A-Za-z0-9]+)+")  # crab resubmit's, no wildcard
 # ServerUtilities.checkOutLFN's prefixes, each followed by a user, group or area name
 _RX_OUT_LFN = re.compile(r"/store/(test/rucio/(int/)?user|user|group|local)/[^/]+(/|$)")
-_RX_DATASET = re.compile(r"(/[a-zA-Z0-9.\-_]{1,100}){3}")  # RX_BLOCK without the '#block' part
+# WMCore Lexicon's DATASET_RE, which CRABServer checks inputdata and secondarydata against: a USER
+# dataset's processed name (<user>-<outputDatasetTag>-<hash>) is often longer than 100 characters
+_RX_DATASET = re.compile(r"/[a-zA-Z0-9\-_]{1,99}/[a-zA-Z0-9.\-_]{1,199}/[A-Z0-9\-]{1,99}")
+_RX_PUBLISH_NAME = re.compile(r"([a-zA-Z0-9\-_])+")  # WMCore Lexicon's userProcDSParts['publishdataname']
 _RX_USERFILE = re.compile(r"(?=.{0,255}$)([a-zA-Z0-9\-._:?/=]+)")
 _RX_PRIMARY_DATASET = re.compile(r"[a-zA-Z][a-zA-Z0-9\-_]*")  # WMCore Lexicon's, as RESTUserWorkflow checks it
 _RX_SCRIPTARGS = re.compile(r'[+a-zA-Z0-9\-.,_:?/"]+ ?= ?[a-zA-Z0-9\-=.,_:?/"()]+')
@@ -766,6 +771,8 @@ class _Builder:
             ignore_locality=self.ignore_locality(),
             use_parent=self.use_parent(job_type, dataset),
             secondary_dataset=self.secondary_dataset(job_type, dataset),
+            out_lfn_dir_base=v.get("Data.outLFNDirBase"),
+            output_dataset_tag=self.output_dataset_tag(),
             storage_site=self.storage_site(),
             site_whitelist=whitelist,
             site_blacklist=blacklist,
@@ -1110,6 +1117,18 @@ class _Builder:
                       f"if publication is off), where username is your username as registered in CMS services "
                       f"(i.e. the username of your CERN primary account); it is {lfn!r}.",
                       "Data.outLFNDirBase", invalid=False)
+
+    def output_dataset_tag(self) -> str | None:
+        """Data.outputDatasetTag names the outputs' directory, published or not; CRAB's server checks it
+        as the middle of a user dataset's processed name (RESTUserWorkflow, WMCore's userprocdataset)."""
+        p = "Data.outputDatasetTag"
+        tag = self.values.get(p)
+        if tag and (len(tag) > 100 or not _RX_PUBLISH_NAME.fullmatch(tag)):  # empty: CRAB's default
+            self.fail(f"Invalid CRAB configuration parameter {p}. The combined string '<username>-<{p}>' should "
+                      f"not have more than 166 characters and should match the regular expression "
+                      f"{_RX_PUBLISH_NAME.pattern} ({tag!r} does not: letters, digits, '-' and '_', at most 100).",
+                      p, invalid=False)
+        return tag or None
 
     def check_publication(self) -> None:
         """crab submit refuses publication without the outputs transferred; Data.publication is

@@ -484,8 +484,10 @@ def run_config(source: str, submit: Submit, *, main: bool = False, argv: Sequenc
         except Exception as exc:  # the file's own code failed: report where
             line = _line(exc, source)
             where = f"{source}:{line}" if line else source
+            text = str(exc)
+            end = "" if text.endswith((".", "?", "!")) else "."  # a message that ends its own sentence
             raise LoadError(f"{where}: Error while loading CRAB configuration {source}: "
-                            f"{type(exc).__name__}: {exc}.{_hint(exc, source)}", line) from None
+                            f"{type(exc).__name__}: {text}{end}{_hint(exc, source)}", line) from None
         finally:
             os.chdir(cwd)
             _TYPED_IN.pop()

@@ -24,7 +24,7 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from engine.crab.ap.sites import SiteListError, SiteLists, pool_sites, read_global_blacklist
 from engine.crab.client.config import TaskConfig
@@ -129,7 +129,9 @@ def submit(cfg: TaskConfig, state: StateDir, db: TaskDB, pool: Mapping[str, Mapp
         notes.append(f"requestName {cfg.request_name} is also that of {', '.join(namesakes)}: task commands "
                      f"take this task by its full name, {name}.")
     stageout = (stageout_ad(storage, task_name=name, user=user, primary_dataset=cfg.primary_dataset,
-                            request_name=cfg.request_name) if storage is not None and cfg.transfer_outputs else None)
+                            request_name=cfg.request_name, out_lfn_dir_base=cfg.out_lfn_dir_base,
+                            output_dataset_tag=cfg.output_dataset_tag)
+                if storage is not None and cfg.transfer_outputs else None)
     try:
         sandbox = write_sandbox(task_dir, cfg)
     except SandboxError as e:
@@ -170,9 +172,9 @@ def dry_run(cfg: TaskConfig, state: StateDir, pool: Mapping[str, Mapping[str, in
     catalogue = Catalogue.for_state(state)
     checked = _check(cfg, state, catalogue, pool, backend)
     try:
-        jobs = split(load_input(checked.spec, catalogue), algorithm=cfg.splitting, units_per_job=cfg.units_per_job,
-                     total_units=cfg.total_units, lumi_mask=checked.mask, events_per_lumi=cfg.events_per_lumi,
-                     mask_from=cfg.mask_from)
+        jobs = split(load_input(checked.spec.with_skipped(), catalogue), algorithm=cfg.splitting,
+                     units_per_job=cfg.units_per_job, total_units=cfg.total_units, lumi_mask=checked.mask,
+                     events_per_lumi=cfg.events_per_lumi, mask_from=cfg.mask_from, skipped=checked.spec.skipped)
     except (DatasetError, SplittingError) as e:
         raise SubmitError(f"{cfg.source}: Data.splitting: {e}") from None
     units = {"FileBased": ("files", lambda j: len(j.files)), "LumiBased": ("lumis", lambda j: j.nlumis),
@@ -227,7 +229,9 @@ def _check(cfg: TaskConfig, state: StateDir, catalogue: Catalogue, pool: Mapping
                           f"{refusal(dataset.name, found, lists, pool_sites, request, sorted(pool), backend == HTCONDOR)}")
     if found.banned or found.outside:
         uploaded.append(skipped_warning(dataset.name, found, lists))
-        spec = spec.with_blocks(b.name for b in found.usable)
+        # the blocks the site lists ban count towards Data.totalUnits, as in CRAB; those outside the
+        # pool's slots are the simulated grid's lack, not the user's choice: the units come from the rest
+        spec = replace(spec.with_blocks(b.name for b in found.usable), skipped=tuple(b.name for b in found.banned))
     storage = None
     if cfg.storage_site is not None:
         try:

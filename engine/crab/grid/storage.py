@@ -100,10 +100,12 @@ def storage_site(state: StateDir, name: str) -> StorageSite:
     return described or StorageSite(name, os.path.join(state.path, "storage", name))
 
 
-def stageout_ad(site: StorageSite, *, task_name: str, user: str, primary_dataset: str, request_name: str) -> dict:
+def stageout_ad(site: StorageSite, *, task_name: str, user: str, primary_dataset: str, request_name: str,
+                out_lfn_dir_base: str | None = None, output_dataset_tag: str | None = None) -> dict:
     """The task's ``stageout`` (TaskAd.stageout): where its outputs go and how the transfers go."""
-    return {"site": site.name, "directory": site.directory,
-            "lfn_base": lfn_base(task_name, user, primary_dataset, request_name), "bandwidth": site.bandwidth,
+    base = lfn_base(task_name, user, primary_dataset, request_name, out_lfn_dir_base=out_lfn_dir_base,
+                    output_dataset_tag=output_dataset_tag)
+    return {"site": site.name, "directory": site.directory, "lfn_base": base, "bandwidth": site.bandwidth,
             "latency": site.latency, "failures": [{"probability": p, "exitCode": c} for p, c in site.failures]}
 
 

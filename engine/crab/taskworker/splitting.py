@@ -46,7 +46,7 @@ import math
 import operator
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 
@@ -57,6 +57,7 @@ __all__ = ["ALGORITHMS", "MASK_PARAMETERS", "MAX_JOBS_PER_TASK", "JobSplit", "Sp
 ALGORITHMS = ("FileBased", "LumiBased", "EventAwareLumiBased")
 """What :func:`split` knows of a dataset, besides EventBased for generated events; Automatic is
 built from FileBased probes and EventAwareLumiBased."""
+_UNITS = {"FileBased": "files", "LumiBased": "lumis"}  # what Data.totalUnits counts; else events
 
 MAX_JOBS_PER_TASK = 10_000  # CRABServer TaskWorker config maxJobsPerTask
 MASK_PARAMETERS = ("Data.lumiMask", "Data.runRange")  # what can make a task's lumi mask
@@ -327,13 +328,16 @@ def _no_lumi(dataset: Dataset, mask: dict[int, list[tuple[int, int]]] | None,
 def split(dataset: Dataset, *, algorithm: str, units_per_job: int, total_units: float = 0,
           lumi_mask: LumiMask | None = None, max_jobs: int = MAX_JOBS_PER_TASK,
           id_prefix: str = "", events_per_lumi: int | None = None,
-          mask_from: Sequence[str] = MASK_PARAMETERS) -> list[JobSplit]:
+          mask_from: Sequence[str] = MASK_PARAMETERS, skipped: Collection[str] = ()) -> list[JobSplit]:
     """The jobs ``algorithm`` cuts ``dataset`` into (rules in the module docstring).
 
     ``total_units`` 0 (or below) means all; ``lumi_mask`` None means every lumi; ``mask_from``
     names the configuration parameters that made it, for the error; ``events_per_lumi``
-    is EventBased's. Raises SplittingError when the mask selects nothing, the arguments are
-    invalid, or there would be more than ``max_jobs`` jobs (CRAB's limit per task).
+    is EventBased's. ``skipped`` names blocks whose jobs could run nowhere: they count towards
+    ``total_units`` (its share and its cap), then their jobs are left out and the others numbered
+    on, as CRAB's Splitter splits every block and DagmanCreator skips those jobs. Raises
+    SplittingError when the mask selects nothing, the arguments are invalid, or there would be
+    more than ``max_jobs`` jobs (CRAB's limit per task).
     """
     if algorithm not in (*ALGORITHMS, "EventBased"):
         raise SplittingError(f"unknown splitting algorithm {algorithm!r}; split knows "
@@ -359,6 +363,12 @@ def split(dataset: Dataset, *, algorithm: str, units_per_job: int, total_units: 
         _drop_split_lumis(selections)
     if total_units:
         selections = _cap(selections, algorithm, total_units)
+    if skipped:
+        selections = [s for s in selections if s.block.name not in skipped]
+        if not selections:
+            raise SplittingError(f"the first {total_units} {_UNITS.get(algorithm, 'events')} of Data.totalUnits are all in blocks "
+                                 f"the site lists leave with no site to run at ({len(skipped)} such blocks): raise "
+                                 f"Data.totalUnits or change Site.whitelist/Site.blacklist")
 
     starts = [_job_starts(s, algorithm, units_per_job) for s in selections]
     count = sum(map(len, starts))

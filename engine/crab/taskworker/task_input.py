@@ -59,6 +59,9 @@ class InputSpec:
     events_per_job: int | None = None  # ... in jobs of Data.unitsPerJob ...
     events_per_lumi: int | None = None  # ... in lumis of this many
     blocks: tuple[str, ...] | None = None  # only these blocks; None: every block
+    # blocks the site lists leave nowhere to run: not read, but split with the others when
+    # Data.totalUnits counts units, as CRAB's Splitter counts them before DagmanCreator skips them
+    skipped: tuple[str, ...] = ()
     sites: tuple[str, ...] | None = None  # every block at these sites instead of its own; None: its own
     processing_sites: tuple[str, ...] = field(default=())  # the pool's sites when the task was submitted
     use_parent: bool = False  # Data.useParent: each file with its parents
@@ -69,11 +72,17 @@ class InputSpec:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> InputSpec:
-        tuples = ("user_files", "blocks", "sites", "processing_sites")
+        tuples = ("user_files", "blocks", "sites", "processing_sites", "skipped")
         return cls(**{k: (tuple(v) if k in tuples and v is not None else v) for k, v in data.items()})
 
     def with_blocks(self, blocks: Iterable[str] | None) -> InputSpec:
         return InputSpec(**{**asdict(self), "blocks": None if blocks is None else tuple(blocks)})
+
+    def with_skipped(self) -> InputSpec:
+        """The input as CRAB's Splitter sees it: the skipped blocks too (their jobs are dropped after)."""
+        if not self.skipped:
+            return self
+        return InputSpec(**{**asdict(self), "blocks": (*(self.blocks or ()), *self.skipped)})
 
 
 def load_input(spec: InputSpec, catalogue: Catalogue) -> Dataset:

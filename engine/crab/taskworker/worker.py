@@ -155,9 +155,10 @@ class TaskWorker:
                                         "probes": [job.id for job in jobs], "lumi_mask": mask,
                                         "catalogue": user_dir(self.state), "input": spec.as_json()})
         else:
-            jobs = split(dataset, algorithm=request["splitting"], units_per_job=request["units_per_job"],
+            whole = load_input(spec.with_skipped(), Catalogue.for_state(self.state)) if spec.skipped else dataset
+            jobs = split(whole, algorithm=request["splitting"], units_per_job=request["units_per_job"],
                          total_units=request["total_units"], lumi_mask=lumi_mask,
-                         events_per_lumi=request.get("events_per_lumi"), mask_from=mask_from)
+                         events_per_lumi=request.get("events_per_lumi"), mask_from=mask_from, skipped=spec.skipped)
         if self.dagman is not None:  # the pool's python3 runs the scripts and the job from the task's archives
             ad = replace(ad, file_transfer=True, python="python3", python_path=os.path.join(task.task_dir, AP_ARCHIVE))
             write_sandboxes(task.task_dir)
