@@ -23,7 +23,7 @@ import classad2
 
 from engine.schedd.api import ActResult, JobAction, JobSpec, ScheddError, SubmitResult
 from engine.schedd.local import columns, protocol
-from engine.state import StateDir, StateDirError, check_state
+from engine.state import StateDir, StateDirError, check_state, full_disk
 
 DAEMON_MODULE = "engine.schedd.local.daemon"
 _RETRIED = {"ping", "query", "query_values", "query_columns", "history", "analyze", "new_cluster", "submit_ads"}
@@ -338,8 +338,9 @@ class LocalScheddClient:
             raise ScheddError(answer[6:].decode("utf-8", "replace").strip())
         if answer == b"ready\n":
             return
-        if proc.wait() != 3:
-            raise ScheddError(f"the schedd daemon did not start (exit status {proc.returncode}); see {self.state.log}")
+        if proc.wait() != 3:  # a daemon that could not commit its recovery to a full disk names that
+            raise ScheddError(full_disk(self.state.path)
+                              or f"the schedd daemon did not start (exit status {proc.returncode}); see {self.state.log}")
         self._wait_for_daemon_serving()  # 3: another client's daemon won the race, and may still be starting
 
     def _wait_for_daemon_serving(self, timeout: float = 120.0) -> None:
