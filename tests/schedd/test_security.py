@@ -155,3 +155,14 @@ def test_a_state_directory_on_a_read_only_file_system_says_to_remount_it_not_to_
     assert run.returncode == 1
     assert run.stderr == (f"ERROR: {state}: the state directory is on a read-only file system; remount it "
                           "read-write or give --state-dir another one\n")
+
+
+def test_a_submit_to_a_read_only_state_directory_ends_its_submitting_line_before_the_error(tmp_path):
+    """As condor_submit ends "Submitting job(s)" before its error: on a terminal the two do not run together."""
+    path = tmp_path / "state"
+    path.mkdir(mode=0o500)
+    (tmp_path / "job.sub").write_text("executable = /bin/true\nqueue\n")
+    result = crabtui(str(path), "job", "submit", "job.sub", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == "Submitting job(s)\n"
+    assert result.stderr.startswith(f"ERROR: {path}: the state directory is read-only;")
