@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import shlex
 import stat
 from dataclasses import dataclass
 
@@ -97,9 +98,12 @@ def state_dir(explicit: str | None = None) -> StateDir:
         raise StateDirError(f"{_shown(path)}: cannot create the state directory: {e.strerror}; give --state-dir "
                             "a directory you can write to") from None
     check_private(path, "state directory")
+    if os.statvfs(path).f_flag & os.ST_RDONLY:  # chmod cannot help there
+        raise StateDirError(f"{_shown(path)}: the state directory is on a read-only file system; remount it "
+                            "read-write or give --state-dir another one")
     if not os.stat(path).st_mode & stat.S_IWUSR or not os.access(path, os.W_OK | os.X_OK):
         raise StateDirError(f"{_shown(path)}: the state directory is read-only; make it writable "
-                            f"(chmod u+w {_shown(path)}) or give --state-dir another one")
+                            f"(chmod u+w {_typed(path)}) or give --state-dir another one")
     return StateDir(path)
 
 
@@ -163,7 +167,7 @@ def check_private(path: str, what: str) -> None:
     if mode & 0o022:
         raise StateDirError(f"{_shown(path)}: bad permissions on the {what}: it is {'group' if mode & 0o020 else 'world'}"
                             f"-writable (mode {mode:04o}), so others could have planted jobs there; check its "
-                            f"content, then: chmod go-w {_shown(path)}")
+                            f"content, then: chmod go-w {_typed(path)}")
     if mode & 0o077:
         os.chmod(path, mode & 0o700)
 
@@ -171,6 +175,11 @@ def check_private(path: str, what: str) -> None:
 def _shown(path: str) -> str:
     """A path for a one-line message: quoted with escapes if it holds a newline or other control."""
     return path if path.isprintable() else repr(path)
+
+
+def _typed(path: str) -> str:
+    """A path as a shell command in a message takes it, quoted if it holds a space or the like."""
+    return shlex.quote(path) if path.isprintable() else repr(path)
 
 
 def _user(uid: int) -> str:

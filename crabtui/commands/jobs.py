@@ -24,6 +24,7 @@ from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, json_form, 
 from crabtui.commands.backend import backend, fail, nothing_at_exit, schedd, schedd_title
 from crabtui.condor_args import JOB_ID, ArgumentError, Option, Parsed, check_constraint, parse
 from engine.schedd.api import JobAction, ScheddError, summarize
+from engine.state import StateDirError
 
 # Click hands these commands their arguments untouched (but for --backend and --help).
 RAW = {"ignore_unknown_options": True, "allow_interspersed_args": True, "help_option_names": ["--help"]}
@@ -225,7 +226,7 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
             click.echo("")
         click.echo(f"WARNING: {e}", err=True)
         return
-    except ScheddError as e:
+    except (ScheddError, StateDirError) as e:
         if not terse:
             click.echo("")
         fail(str(e))

@@ -64,6 +64,7 @@ class EventReader:
             self.jobstate.recovery_started()
         self.recovering = True
         self.update_ad(force=True)
+        before_size = os.path.getsize(self.nodes_log_path) if os.path.exists(self.nodes_log_path) else 0
         try:
             self.read_events()
         finally:
@@ -76,7 +77,7 @@ class EventReader:
         submitted = [n for n in self.nodes.values() if n.status is NodeState.SUBMITTED and (n.cluster or 0) > 0]
         if submitted:
             self.out.line(f"{len(submitted)} nodes claim to have jobs submitted to queue. Verifying...")
-            self.verify_jobs_in_queue(submitted, os.path.getsize(self.nodes_log_path))
+            self.verify_jobs_in_queue(submitted, before_size)
         if self.jobstate:
             self.jobstate.recovery_finished()
 
@@ -84,8 +85,10 @@ class EventReader:
         """``Dag::VerifyJobsInQueue``: after recovery, each node the nodes log leaves queued must
         still have its job in the schedd's queue; a job gone without an event (a lost log, a job
         removed from the queue by hand) ends the DAG with a rescue DAG, unless the log has grown
-        meanwhile (the event may be there).  The query asks for the nodes' clusters, so that it
-        also works for a DAGMan run by hand, whose jobs carry no DAGManJobId."""
+        since ``log_size``, its size before the recovery read, as 23.9.6 measures it (the event of
+        a job that ended while DAGMan read and started POST scripts is there, to be read next).
+        The query asks for the nodes' clusters, so that it also works for a DAGMan run by hand,
+        whose jobs carry no DAGManJobId."""
         self.out.line("Querying local schedd for associated jobs in queue", VERBOSE)
         constraint = " || ".join(f"ClusterId == {n.cluster}" for n in submitted)
         try:

@@ -193,3 +193,31 @@ def test_submit_do_recovery_rebuilds_from_the_nodes_log_without_the_lock(gated, 
     recovered = (gated / "gated.dag.dagman.out").read_text().split("STARTING UP")[-1]
     assert "Running in recovery mode because -DoRecovery flag was specified" in recovered, "23.9.6's reason"
     assert "Lock file" not in recovered
+
+
+def test_a_job_that_ends_while_dagman_recovers_is_not_taken_for_lost(gated, schedd, monkeypatch):
+    """B's job ends after DAGMan's recovery read its log, before DAGMan asks the schedd which jobs
+    are queued: the job is gone from the queue, its end is in the log, not yet read.  As 23.9.6,
+    DAGMan compares the log with its size before the recovery read, sees it grew and reads on,
+    instead of "DAGMan lost track of node B" and a DAG aborted with a rescue DAG."""
+    from engine.dagman.main import main as dagman_main
+    from engine.dagman.dagman_out import DagmanOut
+
+    dagman = start(gated, schedd)
+    release(gated, "A")
+    release(gated, "pre.B")
+    reached(gated, "job B")
+    kill(dagman)
+    done_with_recovery = DagmanOut.done_with_recovery_mode
+
+    def b_ends_now(out):  # between the recovery read and the query of the queue
+        release(gated, "B")
+        wait_until(lambda: not schedd.query('DAGNodeName == "B"', ["JobStatus"]), "B's job to leave the queue")
+        done_with_recovery(out)
+
+    monkeypatch.setattr(DagmanOut, "done_with_recovery_mode", b_ends_now)
+    for gate in ("C", "post.B"):
+        release(gated, gate)
+    assert dagman_main(["--state-dir", schedd.state.path, "gated.dag"]) == 0
+    assert "lost track" not in (gated / "gated.dag.dagman.out").read_text()
+    assert runs(gated) == ["job A", "pre B", "job B", "post B", "job C"]

@@ -165,3 +165,22 @@ def test_crash_while_removing_a_running_job(schedd, crashing, where):
     else:
         assert state(schedd, job) == JobStatus.RUNNING
         finish(schedd, job)
+
+
+def test_crash_after_a_dag_nodes_exit_is_logged_once_though_dagman_logged_its_post_script(schedd, crashing):
+    """A DAG's nodes log has a second writer: DAGMan logs the POST script's end after the job's.
+    A schedd killed after it logged the exit, before it noted that, must not log the exit again
+    after DAGMan's event (DAGMan reads "BAD EVENT: job ended, post script count != 0")."""
+    pid = crashing("exit:after-log")
+    job = submit_gated(schedd)
+    schedd.wait_running(job)
+    (schedd.work / "go").touch()
+    crashed(schedd, pid)
+    cluster = job.split(".")[0]
+    with open(schedd.work / "job.log", "a") as log:  # as DAGMan writes it, while no schedd runs
+        log.write(f"016 ({int(cluster):03d}.000.000) 2026-11-28 09:27:04 POST Script terminated.\n"
+                  "\t(1) Normal termination (return value 0)\n    DAG Node: A\n...\n")
+    ad = schedd.wait_history(job)
+    assert ad["JobStatus"] == JobStatus.COMPLETED
+    assert types_for(read_events(schedd.work / "job.log"), job) == [
+        ET.SUBMIT, ET.EXECUTE, ET.JOB_TERMINATED, ET.POST_SCRIPT_TERMINATED]

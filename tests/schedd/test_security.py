@@ -128,3 +128,41 @@ def _umask() -> int:
     old = os.umask(0)
     os.umask(old)
     return old
+
+
+def test_a_read_only_state_directory_is_named_with_the_command_that_fixes_it_as_typed(tmp_path):
+    """A state directory whose path has a space: the chmod the message gives works when pasted."""
+    path = tmp_path / "my state"
+    path.mkdir(mode=0o500)
+    result = crabtui(str(path), "q")
+    assert result.returncode == 1
+    assert result.stderr == (f"ERROR: {path}: the state directory is read-only; make it writable "
+                             f"(chmod u+w '{path}') or give --state-dir another one\n")
+
+
+def test_a_state_directory_on_a_read_only_file_system_says_to_remount_it_not_to_chmod(tmp_path):
+    state = tmp_path / "disk" / "st"
+    script = (f"mount -t tmpfs -o size=1m,mode=0700 tmpfs {tmp_path / 'disk'} || exit 77; mkdir -m 700 {state}; "
+              f"mount -o remount,ro {tmp_path / 'disk'} || exit 77; {CRABTUI} --state-dir {state} q")
+    (tmp_path / "disk").mkdir()
+    try:
+        run = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
+                             capture_output=True, text=True, timeout=60)
+    except FileNotFoundError:
+        pytest.skip("no unshare(1) to mount a file system of our own")
+    if run.returncode == 77 or "unshare:" in run.stderr:
+        pytest.skip(f"cannot mount a tmpfs in a namespace of our own: {run.stderr.strip()}")
+    assert run.returncode == 1
+    assert run.stderr == (f"ERROR: {state}: the state directory is on a read-only file system; remount it "
+                          "read-write or give --state-dir another one\n")
+
+
+def test_a_submit_to_a_read_only_state_directory_ends_its_submitting_line_before_the_error(tmp_path):
+    """As condor_submit ends "Submitting job(s)" before its error: on a terminal the two do not run together."""
+    path = tmp_path / "state"
+    path.mkdir(mode=0o500)
+    (tmp_path / "job.sub").write_text("executable = /bin/true\nqueue\n")
+    result = crabtui(str(path), "job", "submit", "job.sub", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == "Submitting job(s)\n"
+    assert result.stderr.startswith(f"ERROR: {path}: the state directory is read-only;")

@@ -23,7 +23,7 @@ import classad2
 
 from engine.schedd.api import ActResult, JobAction, JobSpec, ScheddError, SubmitResult
 from engine.schedd.local import columns, protocol
-from engine.state import StateDir, StateDirError, check_state
+from engine.state import StateDir, StateDirError, check_state, full_disk
 
 DAEMON_MODULE = "engine.schedd.local.daemon"
 _RETRIED = {"ping", "query", "query_values", "query_columns", "history", "analyze", "new_cluster", "submit_ads"}
@@ -131,7 +131,7 @@ class LocalScheddClient:
             return sites
         raise ScheddError(f"the schedd daemon of {self.state.path} (pid {info.get('pid', '?')}) does not say which "
                           f"sites and slots its pool has: it runs another version of crabtui. Stop it with 'crabtui "
-                          f"--state-dir {self.state.path} pool stop' (its jobs run again when it restarts) and submit "
+                          f"--state-dir {shlex.quote(self.state.path)} pool stop' (its jobs run again when it restarts) and submit "
                           f"again.")
 
     def pool_file_changed(self, info: Mapping[str, Any]) -> str | None:
@@ -144,7 +144,7 @@ class LocalScheddClient:
         if pool_file_stamp(self.state.pool_config) == info["pool_file"]:
             return None
         return (f"{self.state.pool_config} changed after the schedd daemon (pid {info.get('pid', '?')}) read it, "
-                f"and it still runs the sites and slots it read then; 'crabtui --state-dir {self.state.path} pool "
+                f"and it still runs the sites and slots it read then; 'crabtui --state-dir {shlex.quote(self.state.path)} pool "
                 f"stop' (its running jobs run again) makes the next command start it with the file as it is now.")
 
     def running(self) -> bool:
@@ -264,7 +264,7 @@ class LocalScheddClient:
             else:
                 why = "it used no CPU in that time" if now is not None else "no byte came"
                 todo = f"'kill -9 {self._peer}' ends it (the next command starts another)" if self._peer else \
-                    f"'crabtui --state-dir {self.state.path} pool stop' stops it"
+                    f"'crabtui --state-dir {shlex.quote(self.state.path)} pool stop' stops it"
             pid = f" (pid {self._peer})" if self._peer else ""
             raise _NoAnswer(f"the schedd{pid} did not answer in {timeout:g} s: {why}; see {self.state.log}; {todo}")
 
@@ -303,7 +303,7 @@ class LocalScheddClient:
             except BlockingIOError:
                 sock.close()
                 raise ScheddError(f"the schedd did not accept a connection in {timeout:g} s; see {self.state.log}; "
-                                  f"'crabtui --state-dir {self.state.path} pool status' says whether it runs") from None
+                                  f"'crabtui --state-dir {shlex.quote(self.state.path)} pool status' says whether it runs") from None
             except (FileNotFoundError, ConnectionRefusedError):
                 sock.close()
                 if not autostart or attempt:
@@ -338,8 +338,9 @@ class LocalScheddClient:
             raise ScheddError(answer[6:].decode("utf-8", "replace").strip())
         if answer == b"ready\n":
             return
-        if proc.wait() != 3:
-            raise ScheddError(f"the schedd daemon did not start (exit status {proc.returncode}); see {self.state.log}")
+        if proc.wait() != 3:  # a daemon that could not commit its recovery to a full disk names that
+            raise ScheddError(full_disk(self.state.path)
+                              or f"the schedd daemon did not start (exit status {proc.returncode}); see {self.state.log}")
         self._wait_for_daemon_serving()  # 3: another client's daemon won the race, and may still be starting
 
     def _wait_for_daemon_serving(self, timeout: float = 120.0) -> None:

@@ -431,7 +431,7 @@ class LocalSchedd:
             for row in path_rows:
                 by_job.setdefault(row[2], []).append(row)
             for key, job_rows in by_job.items():
-                have = logged.get(key, [])
+                have = [event for event in logged.get(key, []) if not event.startswith(_DAGMAN_EVENTS)]
                 done = _logged_prefix(have, [row[3] for row in job_rows])
                 self._written.extend(row[0] for row in job_rows[:done])
                 missing.extend(job_rows[done:])
@@ -1581,6 +1581,11 @@ def _parse_key(text: str) -> JobId | None:
         return int(cluster), int(proc)
     except ValueError:
         return None
+
+
+# Events a DAG's nodes log gets from DAGMan, its other writer, among a job's own (POST_SCRIPT_TERMINATED,
+# PRESKIP): a schedd that looks for the events it logged before a crash looks past them.
+_DAGMAN_EVENTS = ("016 (", "034 (")
 
 
 def _logged_prefix(logged: list[str], pending: list[str]) -> int:
