@@ -73,6 +73,7 @@ class DagSummary:
     aborting: bool = False  # ABORT-DAG-ON
     rescue: str | None = None  # the rescue DAG this run wrote (absolute)
     crab_task: str = ""  # the CRAB task whose DAG it is (its full name; "" for a DAG of the user's)
+    end_why: str = ""  # why DAGMan exited, beyond its exit code (an ABORT-DAG-ON, an ERROR of its own)
 
     @property
     def crab_request(self) -> str:
@@ -328,7 +329,17 @@ def summarize(ad: Mapping[str, Any], in_queue: bool, progress: DagProgress | Non
         (unreadable(progress.out_file) or progress.read_error) if progress is not None and progress.read_error else "",
         bool(fresh and progress.removing and not progress.ended), bool(fresh and progress.aborting and not progress.ended),
         os.path.join(os.path.dirname(dag_file), progress.rescue_written) if fresh and progress.rescue_written else None,
-        crab_task_of(ad, dag_file))
+        crab_task_of(ad, dag_file), _end_why(progress) if fresh and progress.ended else "")
+
+
+def _end_why(progress: DagProgress) -> str:
+    """Why DAGMan exited, as its dagman.out says beyond the exit code: the ABORT-DAG-ON that
+    stopped it, or its own ERROR line (a failed node's list says nothing the nodes do not)."""
+    if progress.aborting:
+        return f"aborted by ABORT-DAG-ON: {progress.aborting}"
+    if progress.error and not progress.error.startswith("the following job(s) failed"):
+        return progress.error
+    return ""
 
 
 def _progress_counts(progress: DagProgress, node_jobs: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, int]:

@@ -122,6 +122,8 @@ class DagScreen(PollingScreen):
             first.append(f"  {dag.hold_reason}", style=palette.style("warning"))
         elif not dag.in_queue:
             ended = "  left the queue" + ("" if dag.exit_code is None else f", exit code {dag.exit_code}")
+            if dag.end_why:
+                ended += f" ({dag.end_why})"
             if dag.rescue:
                 ended += f", rescue DAG {shown_path(dag.rescue)}"
             first.append(ended, style="dim")
@@ -420,7 +422,9 @@ def node_columns(screen: DagScreen) -> list[Column]:
             dag = item.dag
             if dag is None:
                 return ""
-            return dag.hold_reason if dag.job_status == JobStatus.HELD else dag.describe_nodes()
+            if dag.job_status == JobStatus.HELD:
+                return dag.hold_reason
+            return f"{dag.end_why}; {dag.describe_nodes()}" if dag.end_why else dag.describe_nodes()
         return " ".join(item.why.split("\n"))
 
     def render_why(value: str, item: Any, palette: Palette) -> Text:

@@ -94,7 +94,7 @@ class DagProgress:
     error: str = ""  # the last ERROR line of this run (before any node: why DAGMan could not start)
     recovering: bool = False
     removing: bool = False  # condor_rm reached DAGMan
-    aborting: str = ""  # ABORT-DAG-ON: what gave the abort value
+    aborting: str = ""  # ABORT-DAG-ON: what gave the abort value ("node B's job exited 7")
     halted_exit: bool = False  # DAGMan exited because the DAG was halted and had drained
     rescue_used: str | None = None
     rescue_written: str | None = None
@@ -264,6 +264,8 @@ class DagWatcher:
         elif r.at is not None:  # a recovered event's lines are written at the restart: its own time counts
             node.since = r.at
         self._apply_node(r, node)
+        if r.what in _NODE_ENDINGS:
+            run.last_ended = r.node
         if not run.recovering and was is not None and (node.state, node.held, node.running) == before:
             node.since = was  # a line that changes nothing (the abort's dump of a node failed earlier)
 
@@ -410,8 +412,10 @@ class DagWatcher:
                     node.state, node.running, node.stopped = NodeState.ERROR, False, True
         elif what == "removing":
             run.removing = True
-        elif what == "abort_value":
-            run.aborting = r.values[0]
+        elif what == "abort_value":  # right after the line of the node that gave it
+            node = self._nodes.get(run.last_ended)
+            run.aborting = r.values[0] if node is None else (
+                f"node {run.last_ended}'s {r.values[0]} exited {node.exit_code}")
         elif what == "halted_exit":
             run.halted_exit = True
         elif what == "rescue_written":
@@ -486,6 +490,7 @@ class _Run:
     recovering: bool = False
     removing: bool = False
     aborting: str = ""
+    last_ended: str = ""  # the node whose job or script ended last: an abort value's
     halted_exit: bool = False
     exit_status: int | None = None
     error: str = ""
@@ -494,6 +499,7 @@ class _Run:
     jobs_completed: int = 0
 
 
+_NODE_ENDINGS = {"proc_ok", "proc_failed", "pre_ok", "pre_failed", "pre_died", "post_ok", "post_failed", "post_died"}
 _PROC_STATES = {"SUBMIT": "idle", "EXECUTE": "running", "JOB_HELD": "held", "JOB_RELEASED": "idle",
                 "JOB_EVICTED": "idle", "SHADOW_EXCEPTION": "idle"}
 

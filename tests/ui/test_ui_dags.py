@@ -891,3 +891,24 @@ def test_an_info_line_too_long_for_80_columns_ends_in_an_ellipsis(state, tmp_pat
         drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
     finally:
         go(tmp_path, "A", "B", "C")
+
+
+def test_a_dag_stopped_by_abort_dag_on_says_so_once_it_has_ended(engine, tmp_path):
+    """ABORT-DAG-ON as the manual writes it: B's exit value 7 aborts the DAG, which leaves the
+    queue with RETURN's 1.  Its screen says why it ended, and what gave the abort value, in the
+    header and on the DAG's own row: the exit code alone read as any failed node's."""
+    cluster, dag = submit_dag(engine, tmp_path, 'JOB A job.sub\nVARS A code="0"\nJOB B job.sub\nVARS B code="7"\n'
+                                                'JOB C job.sub\nVARS C code="0"\nPARENT A CHILD B C\n'
+                                                'ABORT-DAG-ON B 7 RETURN 1\n')
+    go(tmp_path, "A", "B")
+
+    async def scenario(pilot):
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: screen.snapshot.dag is not None and screen.snapshot.dag.ended,
+                       "the DAG aborted and gone from the queue", timeout=60)
+        why = "aborted by ABORT-DAG-ON: node B's job exited 7"
+        assert f"left the queue, exit code 1 ({why})" in summary(screen)
+        assert rows(screen)[DAG_ROW][-1].startswith(f"{why}; 1/3 done")
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
