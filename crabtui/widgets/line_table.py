@@ -37,7 +37,8 @@ PADDING = 1  # blank cells each side of a cell's content, as DataTable's cell_pa
 
 @dataclass
 class TableColumn:
-    """``width`` is the content's (without padding); None: as wide as the widest cell so far.
+    """``width`` is the content's (without padding); None: as wide as the widest cell so far, and
+    so is a ``grow`` column at least ``width`` wide (counts that outgrow their usual width).
     ``marker`` (one cell: a sort direction) is drawn in the header's padding beside the label, so
     it never cuts a label that fills its column."""
 
@@ -46,6 +47,7 @@ class TableColumn:
     width: int | None = None
     right: bool = False
     marker: str = ""
+    grow: bool = False
 
 
 class LineTable(ScrollView, can_focus=True):
@@ -210,7 +212,7 @@ class LineTable(ScrollView, can_focus=True):
 
     def _measure(self, keys: Sequence[str]) -> bool:
         """Widen the columns that fit their content to the cells of ``keys``; True if one grew."""
-        auto = [i for i, c in enumerate(self.columns) if c.width is None]
+        auto = [i for i, c in enumerate(self.columns) if c.width is None or c.grow]
         grew = False
         for key in keys if auto else ():
             cells = self.row_cells(key)

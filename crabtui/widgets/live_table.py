@@ -38,6 +38,7 @@ class Column:
     value: Callable[[Any], Any]
     render: Callable[[Any, Any, Palette], Text] | None = None
     width: int | None = None  # None: as wide as its content (for small tables only)
+    grow: bool = False  # at least ``width``, wider for wider content (for small tables only)
     live: bool = False  # the value depends on the clock
     right: bool = False  # numbers: right-aligned
     order: Callable[[Any], Any] | None = None  # the sort key of a (non-None) value, if not the value
@@ -199,7 +200,7 @@ class LiveTable(LineTable):
         columns = [TableColumn(_MARK_COLUMN, Text(" "), 1)]
         for c in self.table_columns:
             marker = ("▼" if self.sort_reverse else "▲") if c.key == self.sort_column else ""
-            columns.append(TableColumn(c.key, Text(c.label, end=""), c.width, c.right, marker))
+            columns.append(TableColumn(c.key, Text(c.label, end=""), c.width, c.right, marker, c.grow))
         self.set_columns(columns)
 
     # -------------------------------------------------------------- feeding

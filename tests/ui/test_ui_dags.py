@@ -912,3 +912,33 @@ def test_a_dag_stopped_by_abort_dag_on_says_so_once_it_has_ended(engine, tmp_pat
 
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 
+
+def test_a_dag_of_a_thousand_nodes_shows_its_counts_whole_in_the_list(engine, tmp_path):
+    """A DAG of 1,200 nodes, one at a time (``-maxjobs 1``), half of them children of N0: its
+    counts outgrow the Nodes column's usual width, which widens for them instead of cutting the
+    unready nodes off."""
+    (tmp_path / "job.sub").write_text(GATED_SUB)
+    text = "JOB A job.sub\n" + "".join(f"JOB N{i} job.sub\n" for i in range(1199))
+    text += 'VARS ALL_NODES code="0"\nPARENT A CHILD ' + " ".join(f"N{i}" for i in range(599)) + "\n"
+    text += "PARENT N0 CHILD " + " ".join(f"N{i}" for i in range(599, 1199)) + "\n"
+    (tmp_path / "d.dag").write_text(text)
+    result = crabtui(engine, "dag", "submit", "-maxjobs", "1", "d.dag", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    cluster = re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1)
+    go(tmp_path, "A")
+
+    async def scenario(pilot):
+        dags = await open_dags(pilot)
+        table = dags.table
+        await wait_for(pilot, lambda: cluster in table.items and table.items[cluster].nodes.get("ready") == 598,
+                       "A done, N0 queued, its siblings ready", timeout=60)
+        await pilot.pause(INTERVAL * 2)
+        counts = cells(table, cluster)[6].strip()
+        assert re.fullmatch(r"1/1200 ✔1 [▶○]1 »598 ·600", counts), counts
+        assert any(counts in line for line in (table.render_line(y).text for y in range(table.size.height))), \
+            "drawn whole at 200 columns"
+
+    try:
+        drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(200, 50))
+    finally:
+        crabtui(engine, "rm", cluster, cwd=tmp_path)
