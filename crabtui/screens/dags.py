@@ -16,7 +16,7 @@ from textual.binding import Binding
 
 from crabtui.dag_view import DagSummary
 from crabtui.screens.dag import DagScreen
-from crabtui.screens.listing import UsersListScreen, shown_age
+from crabtui.screens.listing import UsersListScreen, acted, shown_age
 from crabtui.snapshots import DagsSnapshot
 from crabtui.widgets.live_table import Column
 from crabtui.widgets.states import Palette, dag_node_counts, dag_state, progress_bar, short_duration, shown_path
@@ -194,8 +194,7 @@ class DagsScreen(UsersListScreen):
         question = f"{verb} DAG {targets[0].id}?" if len(targets) == 1 else f"{verb} {len(targets)} DAGs?"
 
         def done(result) -> str:
-            text = f"{verb}: {result.changed} DAGMan job(s)."
-            return text + (" Refused: " + "; ".join(result.refused) if result.refused else "")
+            return acted(verb, result.changed, "DAGMan jobs", result.refused)
 
         self.app.confirm(question, details, verb, lambda: self.app.act(verb, call, ids, done=done))
 
