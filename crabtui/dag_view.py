@@ -308,7 +308,7 @@ def summarize(ad: Mapping[str, Any], in_queue: bool, progress: DagProgress | Non
         source, as_of, dag_status = FROM_DAGMAN_OUT, progress.last_line_at, progress.dag_status
         total = sum(nodes.values())
     else:
-        nodes = _ad_counts(ad, node_jobs)
+        nodes = _ad_counts(ad, node_jobs, ended=not in_queue)
         source, dag_status = FROM_AD, None if ad.get("DAG_Status") is None else int(ad["DAG_Status"])
         as_of = float(ad["DAG_AdUpdateTime"]) if ad.get("DAG_AdUpdateTime") is not None else None
         total = int(ad.get("DAG_NodesTotal") or 0)
@@ -329,7 +329,12 @@ def summarize(ad: Mapping[str, Any], in_queue: bool, progress: DagProgress | Non
         (unreadable(progress.out_file) or progress.read_error) if progress is not None and progress.read_error else "",
         bool(fresh and progress.removing and not progress.ended), bool(fresh and progress.aborting and not progress.ended),
         os.path.join(os.path.dirname(dag_file), progress.rescue_written) if fresh and progress.rescue_written else None,
-        crab_task_of(ad, dag_file), _end_why(progress) if fresh and progress.ended else "")
+        crab_task_of(ad, dag_file),
+        _end_why(progress) if fresh and progress.ended else "" if fresh or in_queue else AD_END_WHY.get(dag_status, ""))
+
+
+AD_END_WHY = {3: "aborted by ABORT-DAG-ON", 5: "a cycle in the DAG"}
+"""Why an ended DAG ended, by its ad's DAG_Status, when its dagman.out cannot say more."""
 
 
 def _end_why(progress: DagProgress) -> str:
@@ -366,12 +371,18 @@ def queued_word(node: NodeProgress, jobs: Sequence[Mapping[str, Any]]) -> str:
     return "held" if node.held else "running" if node.running else "idle"
 
 
-def _ad_counts(ad: Mapping[str, Any], node_jobs: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, int]:
+def _ad_counts(ad: Mapping[str, Any], node_jobs: Mapping[str, Sequence[Mapping[str, Any]]],
+               ended: bool = False) -> dict[str, int]:
+    """DAGMan's counts in its ad; once its job has left the queue, the nodes its last update
+    had queued or in a script failed, as its node status file says of them when it exits."""
     def get(name: str) -> int:
         return int(ad.get(f"DAG_Nodes{name.title()}") or 0)
 
     counts = {"done": get("done"), "failed": get("failed"), "futile": get("futile"), "pre": get("prerun"),
               "post": get("postrun"), "ready": get("ready"), "unready": get("unready")}
+    if ended:
+        counts["failed"] += counts.pop("pre") + counts.pop("post") + get("queued")
+        return counts
     counts.update(_split_queued(get("queued"), node_jobs))
     return counts
 
