@@ -66,7 +66,7 @@ class DagsScreen(UsersListScreen):
             Column("progress", "Progress", _progress,
                    lambda v, d, p: progress_bar(d.counts, d.total, BAR_WIDTH, p), width=BAR_WIDTH + 7),
             Column("nodes", "Nodes", _nodes, _render_nodes, width=18, grow=True),  # 2000/2000 ✔1990 ✖10
-            Column("from", "From", self._source, self._render_source, width=7, live=True),
+            Column("from", "From", self._source, self._render_source, width=7, live=True, whole=True),
             self.age_column(lambda d: d.submitted_at),
             Column("file", "DAG file", lambda d: d.dag_file, _render_file),
         ]

@@ -48,6 +48,7 @@ class TableColumn:
     right: bool = False
     marker: str = ""
     grow: bool = False
+    whole: bool = False  # shown whole or not at all at the edges, as a number column is (``out 12s``)
 
 
 class LineTable(ScrollView, can_focus=True):
@@ -410,12 +411,13 @@ class LineTable(ScrollView, can_focus=True):
 
     def _whole_numbers(self, start: int, end: int) -> tuple[int, int]:
         """Where the part of the line shown from ``start`` to ``end`` begins and ends once a
-        right-aligned column cut by either edge is left out."""
+        right-aligned (or ``whole``) column cut by either edge is left out."""
         left, right, edge = start, end, 0
         for column, w in zip(self.columns, self._widths):
             column_start, edge = edge, edge + w + 2 * PADDING
-            if column.right and column_start < start < edge:
+            whole = column.right or column.whole
+            if whole and column_start < start < edge:
                 left = edge
-            if column.right and column_start < end < edge:
+            if whole and column_start < end < edge:
                 right = column_start
         return left, right

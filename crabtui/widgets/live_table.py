@@ -39,6 +39,7 @@ class Column:
     render: Callable[[Any, Any, Palette], Text] | None = None
     width: int | None = None  # None: as wide as its content (for small tables only)
     grow: bool = False  # at least ``width``, wider for wider content (for small tables only)
+    whole: bool = False  # a value that a cut would misread (``out 12s`` as ``out 1``): whole or blank
     live: bool = False  # the value depends on the clock
     right: bool = False  # numbers: right-aligned
     order: Callable[[Any], Any] | None = None  # the sort key of a (non-None) value, if not the value
@@ -200,7 +201,8 @@ class LiveTable(LineTable):
         columns = [TableColumn(_MARK_COLUMN, Text(" "), 1)]
         for c in self.table_columns:
             marker = ("▼" if self.sort_reverse else "▲") if c.key == self.sort_column else ""
-            columns.append(TableColumn(c.key, Text(c.label, end=""), c.width, c.right, marker, c.grow))
+            columns.append(TableColumn(c.key, Text(c.label, end=""), c.width, c.right, marker, c.grow,
+                                       c.whole))
         self.set_columns(columns)
 
     # -------------------------------------------------------------- feeding

@@ -942,3 +942,26 @@ def test_a_dag_of_a_thousand_nodes_shows_its_counts_whole_in_the_list(engine, tm
         drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(200, 50))
     finally:
         crabtui(engine, "rm", cluster, cwd=tmp_path)
+
+
+def test_the_counts_source_is_never_cut_to_another_age_at_80_columns(engine, tmp_path):
+    """At 80 columns the DAG list's right edge falls inside the From column: ``out 12s`` drawn as
+    ``out 1`` reads as another age, so the column shows whole or not at all, as numbers do."""
+    cluster, _ = submit_dag(engine, tmp_path)
+
+    async def scenario(pilot):
+        dags = await open_dags(pilot)
+        table = dags.table
+        await wait_for(pilot, lambda: str(cluster) in table.items and table.items[str(cluster)].total == 3,
+                       "the DAG's counts from its dagman.out")
+        await pilot.pause(INTERVAL * 2)
+        assert cells(table, str(cluster))[7].strip().startswith("out ")
+        row = table.get_row_index(str(cluster)) + 1 - int(table.scroll_offset.y)
+        header, drawn = table.render_line(0).text.rstrip(), table.render_line(row).text.rstrip()
+        assert not re.search(r"\bout( \d*)?$", drawn) and not re.search(r"\bF(r|ro)?$", header), (header, drawn)
+        assert drawn.endswith(("·1", "·2")) or re.search(r"out \d+[smhd]$", drawn), drawn
+
+    try:
+        drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(80, 24))
+    finally:
+        go(tmp_path, "A", "B", "C")
