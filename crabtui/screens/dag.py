@@ -120,6 +120,9 @@ class DagScreen(PollingScreen):
             first.append(" HALTED ", style=f"reverse {palette.style('warning')}")
         if dag.job_status == JobStatus.HELD and dag.hold_reason:
             first.append(f"  {dag.hold_reason}", style=palette.style("warning"))
+        elif dag.requeued:
+            first.append(f"  {dag.requeued}: its job stays queued and runs it again (only 0-2 end it)",
+                         style=palette.style("warning"))
         elif not dag.in_queue:
             ended = "  left the queue" + ("" if dag.exit_code is None else f", exit code {dag.exit_code}")
             if dag.end_why:

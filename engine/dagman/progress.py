@@ -104,6 +104,10 @@ class DagProgress:
     """This run's node job procs as the DAGMan job's ad counts them (``submitted``, ``idle``,
     ``held``, ``running``, ``completed``: those that exited 0), from the events dagman.out logs:
     DAGMan refreshes its ad only every DAGMAN_QUEUE_UPDATE_INTERVAL."""
+    requeued_after: tuple[int, str, str] | None = None
+    """An earlier run's exit status, ``aborting`` and ``error`` when that status (not 0-2, nor a
+    stop's 3) kept DAGMan's job in the queue, as condor_submit_dag's on_exit_remove does: this
+    run is DAGMan started again, from the rescue DAG."""
 
     @property
     def total(self) -> int:
@@ -226,7 +230,10 @@ class DagWatcher:
     def _reset(self, started_at: float | None) -> None:
         """A new run of DAGMan (or the file anew): every node as the DAG file and the rescue DAG
         it started from have it."""
-        self._run = _Run(started_at=started_at, rescue_done=self._rescue_done(started_at))
+        last = self._run
+        kept = last.exit_status is not None and not 0 <= last.exit_status <= EXIT_RESTART
+        self._run = _Run(started_at=started_at, rescue_done=self._rescue_done(started_at),
+                         requeued_after=(last.exit_status, last.aborting, last.error) if kept else last.requeued_after)
         self._nodes = {name: _Node(self._initially_done(name)) for name in self._order}
         self._changed = True
 
@@ -472,7 +479,8 @@ class DagWatcher:
                            run.dag_status, run.held_procs,
                            self._own_last_line if self._other_run else self._reader.last_line_at, run.started_at,
                            run.exit_status, run.error, run.recovering, run.removing, run.aborting, run.halted_exit,
-                           run.rescue_used, run.rescue_written, dag_error=self._dag_error, jobs=jobs)
+                           run.rescue_used, run.rescue_written, dag_error=self._dag_error, jobs=jobs,
+                           requeued_after=run.requeued_after)
 
 
 @dataclass
@@ -494,6 +502,7 @@ class _Run:
     halted_exit: bool = False
     exit_status: int | None = None
     error: str = ""
+    requeued_after: tuple[int, str, str] | None = None
     procs: dict[str, str] = field(default_factory=dict)  # the node job procs in the queue: idle, held, running
     jobs_submitted: int = 0
     jobs_completed: int = 0

@@ -965,3 +965,26 @@ def test_the_counts_source_is_never_cut_to_another_age_at_80_columns(engine, tmp
         drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(80, 24))
     finally:
         go(tmp_path, "A", "B", "C")
+
+
+def test_a_dagman_that_exits_outside_0_to_2_says_its_job_runs_it_again(engine, tmp_path):
+    """``ABORT-DAG-ON B 7`` without RETURN: DAGMan exits 7, which condor_submit_dag's
+    on_exit_remove does not take out of the queue; the job runs DAGMan again from the rescue DAG,
+    B fails again, and so on.  The DAG's screen says so, in every run, not only between two."""
+    cluster, dag = submit_dag(engine, tmp_path, 'JOB A job.sub\nVARS A code="0"\nJOB B job.sub\nVARS B code="7"\n'
+                                                'PARENT A CHILD B\nABORT-DAG-ON B 7\n')
+    go(tmp_path, "A")
+    requeued = "DAGMan exited 7 (aborted by ABORT-DAG-ON: node B's job exited 7): its job stays queued"
+
+    async def scenario(pilot):
+        screen = await open_dag(pilot, cluster)
+        go(tmp_path, "B")
+        await wait_for(pilot, lambda: Path(f"{dag}.rescue002").exists(), "DAGMan run again, twice", timeout=60)
+        # while DAGMan runs again, not only while its job waits to start
+        await wait_for(pilot, lambda: screen.snapshot.dag.state == "running" and requeued in summary(screen),
+                       "the header saying why it runs again", timeout=60)
+
+    try:
+        drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(200, 30))
+    finally:
+        crabtui(engine, "rm", str(cluster), cwd=tmp_path)
