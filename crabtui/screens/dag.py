@@ -408,11 +408,12 @@ def node_columns(screen: DagScreen) -> list[Column]:
         return item.node.exit_code if item.node is not None else None
 
     def since(item: Any) -> float | None:
-        """A node's time in its state; a job's run time."""
+        """A node's time in its state; a job's run time, none for a job that has not run (an
+        idle job's ``0:00:00`` read as idle for no time, beside its node's ``idle 23s``)."""
         if isinstance(item, DagSnapshot) or (item.node is not None and item.node.since is None):
             return None
         if item.is_job:
-            return item.runtime
+            return item.runtime if item.runtime or item.state == "running" else None
         return shown_age(screen.app.clock() - item.node.since)
 
     def render_since(value: float | None, item: Any, palette: Palette) -> Text:

@@ -988,3 +988,24 @@ def test_a_dagman_that_exits_outside_0_to_2_says_its_job_runs_it_again(engine, t
         drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(200, 30))
     finally:
         crabtui(engine, "rm", str(cluster), cwd=tmp_path)
+
+
+def test_an_idle_node_jobs_row_shows_no_run_time(engine, tmp_path):
+    """A node whose job no slot matches: its row says how long it has been idle, and its job's
+    row shows no run time (``0:00:00`` under Since read as idle for no time at all)."""
+    (tmp_path / "nowhere.sub").write_text("executable = /bin/true\nrequirements = (TARGET.Name == \"nowhere\")\n"
+                                          "log = nowhere.log\nqueue\n")
+    cluster, _ = submit_dag(engine, tmp_path, "JOB W nowhere.sub\n")
+
+    async def scenario(pilot):
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: any(k.startswith("W#") for k in rows(screen)), "W's job under it")
+        job = next(k for k in rows(screen) if k.startswith("W#"))
+        await wait_for(pilot, lambda: rows(screen)["W"][5].endswith("s"), "W idle some seconds")
+        assert rows(screen)["W"][1] == "○ idle" and rows(screen)[job][1] == "○ idle"
+        assert rows(screen)[job][5] == "", "no run time for a job that has not run"
+
+    try:
+        drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+    finally:
+        crabtui(engine, "rm", str(cluster), cwd=tmp_path)
