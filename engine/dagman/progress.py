@@ -91,7 +91,8 @@ class DagProgress:
     last_line_at: float | None = None  # the time of dagman.out's newest line
     started_at: float | None = None  # when this run of DAGMan started (None: no run yet)
     exit_status: int | None = None  # DAGMan's exit status, once it has exited
-    error: str = ""  # the last ERROR line of this run (before any node: why DAGMan could not start)
+    error: str = ""  # the last ERROR line of this run (before any node: why DAGMan could not start;
+    # for DAGMAN_USE_STRICT's "Warning is fatal error", the warning it made fatal)
     recovering: bool = False
     removing: bool = False  # condor_rm reached DAGMan
     aborting: str = ""  # ABORT-DAG-ON: what gave the abort value ("node B's job exited 7")
@@ -405,8 +406,11 @@ class DagWatcher:
                 self._node(run.submitting).why = SUBMIT_FAILED_TEXT
         elif what == "recovery":
             run.recovering = r.values[0]
+        elif what == "warning":
+            run.warning = r.values[0]
         elif what == "error":
-            run.error = r.values[0]
+            strict = r.values[0].startswith("Warning is fatal error because of DAGMAN_USE_STRICT")
+            run.error = f"{run.warning} (fatal under DAGMAN_USE_STRICT)" if strict and run.warning else r.values[0]
         elif what == "parse_failed":  # after the ERROR line that says why, when there is one
             run.error = run.error or f"DAGMan failed to parse {r.values[0]}"
         elif what == "exiting":
@@ -502,6 +506,7 @@ class _Run:
     halted_exit: bool = False
     exit_status: int | None = None
     error: str = ""
+    warning: str = ""  # the last Warning: line, which DAGMAN_USE_STRICT may make fatal
     requeued_after: tuple[int, str, str] | None = None
     procs: dict[str, str] = field(default_factory=dict)  # the node job procs in the queue: idle, held, running
     jobs_submitted: int = 0

@@ -1009,3 +1009,21 @@ def test_an_idle_node_jobs_row_shows_no_run_time(engine, tmp_path):
         drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
     finally:
         crabtui(engine, "rm", str(cluster), cwd=tmp_path)
+
+
+def test_a_dag_stopped_by_a_strict_warning_names_the_warning(engine, tmp_path):
+    """A POST script written with a quote inside its last word: DAGMan warns of an unrecognized
+    macro when it runs the script, and DAGMAN_USE_STRICT (1 by default) makes the warning fatal.
+    The ended DAG's screen names the warning, not only "Warning is fatal error"."""
+    cluster, _ = submit_dag(engine, tmp_path, 'JOB A job.sub\nVARS A code="3"\n'
+                                              'SCRIPT POST A /bin/sh -c "exit $RETURN"\n')
+    go(tmp_path, "A")
+
+    async def scenario(pilot):
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: screen.snapshot.dag is not None and screen.snapshot.dag.ended,
+                       "DAGMan stopped and gone from the queue", timeout=60)
+        why = ("unrecognized macro $RETURN\" in node A POST script arguments (fatal under DAGMAN_USE_STRICT)")
+        assert why in summary(screen) and why in rows(screen)[DAG_ROW][-1]
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(200, 30))
