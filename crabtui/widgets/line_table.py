@@ -213,7 +213,8 @@ class LineTable(ScrollView, can_focus=True):
 
     def _measure(self, keys: Sequence[str]) -> bool:
         """Widen the columns that fit their content to the cells of ``keys``; True if one grew."""
-        auto = [i for i, c in enumerate(self.columns) if c.width is None or c.grow]
+        auto = [i for i, c in enumerate(self.columns) if c.width is None]
+        grow = [i for i, c in enumerate(self.columns) if c.grow]
         grew = False
         for key in keys if auto else ():
             cells = self.row_cells(key)
@@ -221,7 +222,17 @@ class LineTable(ScrollView, can_focus=True):
                 if cells[i].cell_len > self._widths[i]:
                     self._widths[i] = cells[i].cell_len
                     grew = True
+        for key in keys if grow else ():
+            for i in grow:
+                width = self.cell_width(key, i)
+                if width > self._widths[i]:
+                    self._widths[i] = width
+                    grew = True
         return grew
+
+    def cell_width(self, key: str, column: int) -> int:
+        """The cells a ``grow`` column's cell of row ``key`` takes."""
+        return self.row_cells(key)[column].cell_len
 
     def _changed(self) -> None:
         """Columns or their widths changed: every line is made again."""

@@ -28,6 +28,9 @@ MARK = "●"
 _MARK_COLUMN = "_mark"
 
 
+MAX_CELL_WIDTHS = 10_000  # grow columns' cell widths kept by value
+
+
 @dataclass(frozen=True)
 class Column:
     """One column: ``value(item)`` is the plain value (str, number or None) that sorts, filters and
@@ -38,7 +41,7 @@ class Column:
     value: Callable[[Any], Any]
     render: Callable[[Any, Any, Palette], Text] | None = None
     width: int | None = None  # None: as wide as its content (for small tables only)
-    grow: bool = False  # at least ``width``, wider for wider content (for small tables only)
+    grow: bool = False  # at least ``width``, wider for a wider cell (whose width its value alone decides)
     whole: bool = False  # a value that a cut would misread (``out 12s`` as ``out 1``): whole or blank
     live: bool = False  # the value depends on the clock
     right: bool = False  # numbers: right-aligned
@@ -189,6 +192,7 @@ class LiveTable(LineTable):
         self._filter = Filter("")
         self._select: Callable[[list[str], dict[str, str]], list[str]] | None = None
         self._values: dict[str, tuple] = {}  # every item's column values, shown or not
+        self._cell_widths: dict[tuple[int, Any], int] = {}  # a grow column's cell width by value
         self._texts: dict[str, str] = {}  # rows' row_text, made when a filter asks
         self._order: dict[str, int] = {}
         self._sorted: list[str] | None = None  # every item's key in the sort order (None: to sort again)
@@ -385,6 +389,19 @@ class LiveTable(LineTable):
         return " · ".join(parts)
 
     # -------------------------------------------------------------- the diff
+
+    def cell_width(self, key: str, column: int) -> int:
+        """A ``grow`` column's cell width, by its value: drawn once a value, not every refresh of
+        every row (a live column changes them all every second)."""
+        value = self._values[key][column - 1]
+        width = self._cell_widths.get((column, value))
+        if width is None:
+            if len(self._cell_widths) > MAX_CELL_WIDTHS:  # a long watch of many DAGs' changing counts
+                self._cell_widths.clear()
+            c = self.table_columns[column - 1]
+            cell = c.render(value, self.items[key], self.palette) if c.render is not None else Text(str(value))
+            width = self._cell_widths[(column, value)] = cell.cell_len
+        return width
 
     def row_cells(self, key: str) -> list[Text]:
         """The row's cells, when the table draws it: the mark, then each column's."""
