@@ -88,6 +88,23 @@ class RowValues:
 class FilterError(ValueError):
     """A filter that names no column: the message says which fields there are."""
 
+    def __init__(self, field: str, names: Sequence[str]) -> None:
+        super().__init__(f"no field {field!r}: the fields are " + ", ".join(names))
+        self.field, self.names = field, list(names)
+
+    def fitted(self, room: int) -> str:
+        """The message in ``room`` cells: the fields that fit, whole, then where the others are
+        (a cut list ended mid-name, and at 80 columns after three of them)."""
+        text = str(self)
+        if len(text) <= room:
+            return text
+        head, tail, shown = f"no field {self.field!r}: the fields are ", ", … (esc, ? lists them)", []
+        for name in self.names:
+            if len(head) + len(", ".join([*shown, name])) + len(tail) > room:
+                break
+            shown.append(name)
+        return head + ", ".join(shown) + tail if shown else f"no field {self.field!r} (esc, ? lists the fields)"
+
 
 @dataclass(frozen=True)
 class Filter:
@@ -115,7 +132,7 @@ class Filter:
                 field = name.strip().lower()
                 index = next((i for i, c in enumerate(columns) if c.key == field), None)
                 if index is None:
-                    raise FilterError(f"no field {field!r}: the fields are " + ", ".join(field_names(columns)))
+                    raise FilterError(field, field_names(columns))
                 text = rest
         exact = index is not None and text.startswith("=")
         needle = text[exact:].strip().lower()
