@@ -20,7 +20,7 @@ from typing import Any
 from engine.dagman import halt as dag_halt
 from engine.dagman.dagman_out import dagman_out_path
 from engine.dagman.node_status import NodeState
-from engine.dagman.progress import DagProgress, DagWatcher, NodeProgress
+from engine.dagman.progress import EXIT_RESTART, DagProgress, DagWatcher, NodeProgress
 from engine.schedd.api import JobStatus
 from engine.schedd.local.userlog import node_events
 
@@ -73,6 +73,8 @@ class DagSummary:
     aborting: bool = False  # ABORT-DAG-ON
     rescue: str | None = None  # the rescue DAG this run wrote (absolute)
     crab_task: str = ""  # the CRAB task whose DAG it is (its full name; "" for a DAG of the user's)
+    end_why: str = ""  # why DAGMan exited, beyond its exit code (an ABORT-DAG-ON, an ERROR of its own)
+    requeued: str = ""  # how a run of DAGMan ended that left its job in the queue to run again
 
     @property
     def crab_request(self) -> str:
@@ -307,7 +309,7 @@ def summarize(ad: Mapping[str, Any], in_queue: bool, progress: DagProgress | Non
         source, as_of, dag_status = FROM_DAGMAN_OUT, progress.last_line_at, progress.dag_status
         total = sum(nodes.values())
     else:
-        nodes = _ad_counts(ad, node_jobs)
+        nodes = _ad_counts(ad, node_jobs, ended=not in_queue)
         source, dag_status = FROM_AD, None if ad.get("DAG_Status") is None else int(ad["DAG_Status"])
         as_of = float(ad["DAG_AdUpdateTime"]) if ad.get("DAG_AdUpdateTime") is not None else None
         total = int(ad.get("DAG_NodesTotal") or 0)
@@ -328,7 +330,37 @@ def summarize(ad: Mapping[str, Any], in_queue: bool, progress: DagProgress | Non
         (unreadable(progress.out_file) or progress.read_error) if progress is not None and progress.read_error else "",
         bool(fresh and progress.removing and not progress.ended), bool(fresh and progress.aborting and not progress.ended),
         os.path.join(os.path.dirname(dag_file), progress.rescue_written) if fresh and progress.rescue_written else None,
-        crab_task_of(ad, dag_file))
+        crab_task_of(ad, dag_file),
+        _end_why(progress.aborting, progress.error) if fresh and progress.ended else
+        "" if fresh or in_queue else AD_END_WHY.get(dag_status, ""),
+        _requeued(progress) if fresh and in_queue else "")
+
+
+AD_END_WHY = {3: "aborted by ABORT-DAG-ON", 5: "a cycle in the DAG"}
+"""Why an ended DAG ended, by its ad's DAG_Status, when its dagman.out cannot say more."""
+
+
+def _end_why(aborting: str, error: str) -> str:
+    """Why DAGMan exited, as its dagman.out says beyond the exit code: the ABORT-DAG-ON that
+    stopped it, or its own ERROR line (a failed node's list says nothing the nodes do not)."""
+    if aborting:
+        return f"aborted by ABORT-DAG-ON: {aborting}"
+    if error and not error.startswith("the following job(s) failed"):
+        return error
+    return ""
+
+
+def _requeued(progress: DagProgress) -> str:
+    """``DAGMan exited 7 (aborted by ...)``: a run whose exit status (not 0-2, nor a stop's 3)
+    kept DAGMan's job in the queue, this one having ended so or an earlier one."""
+    if progress.ended and not 0 <= progress.exit_status <= EXIT_RESTART:
+        status, aborting, error = progress.exit_status, progress.aborting, progress.error
+    elif progress.requeued_after is not None:
+        status, aborting, error = progress.requeued_after
+    else:
+        return ""
+    why = _end_why(aborting, error)
+    return f"DAGMan exited {status}" + (f" ({why})" if why else "")
 
 
 def _progress_counts(progress: DagProgress, node_jobs: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, int]:
@@ -355,12 +387,18 @@ def queued_word(node: NodeProgress, jobs: Sequence[Mapping[str, Any]]) -> str:
     return "held" if node.held else "running" if node.running else "idle"
 
 
-def _ad_counts(ad: Mapping[str, Any], node_jobs: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, int]:
+def _ad_counts(ad: Mapping[str, Any], node_jobs: Mapping[str, Sequence[Mapping[str, Any]]],
+               ended: bool = False) -> dict[str, int]:
+    """DAGMan's counts in its ad; once its job has left the queue, the nodes its last update
+    had queued or in a script failed, as its node status file says of them when it exits."""
     def get(name: str) -> int:
         return int(ad.get(f"DAG_Nodes{name.title()}") or 0)
 
     counts = {"done": get("done"), "failed": get("failed"), "futile": get("futile"), "pre": get("prerun"),
               "post": get("postrun"), "ready": get("ready"), "unready": get("unready")}
+    if ended:
+        counts["failed"] += counts.pop("pre") + counts.pop("post") + get("queued")
+        return counts
     counts.update(_split_queued(get("queued"), node_jobs))
     return counts
 

@@ -120,8 +120,13 @@ class DagScreen(PollingScreen):
             first.append(" HALTED ", style=f"reverse {palette.style('warning')}")
         if dag.job_status == JobStatus.HELD and dag.hold_reason:
             first.append(f"  {dag.hold_reason}", style=palette.style("warning"))
+        elif dag.requeued:
+            first.append(f"  {dag.requeued}: its job stays queued and runs it again (only 0-2 end it)",
+                         style=palette.style("warning"))
         elif not dag.in_queue:
             ended = "  left the queue" + ("" if dag.exit_code is None else f", exit code {dag.exit_code}")
+            if dag.end_why:
+                ended += f" ({dag.end_why})"
             if dag.rescue:
                 ended += f", rescue DAG {shown_path(dag.rescue)}"
             first.append(ended, style="dim")
@@ -403,11 +408,12 @@ def node_columns(screen: DagScreen) -> list[Column]:
         return item.node.exit_code if item.node is not None else None
 
     def since(item: Any) -> float | None:
-        """A node's time in its state; a job's run time."""
+        """A node's time in its state; a job's run time, none for a job that has not run (an
+        idle job's ``0:00:00`` read as idle for no time, beside its node's ``idle 23s``)."""
         if isinstance(item, DagSnapshot) or (item.node is not None and item.node.since is None):
             return None
         if item.is_job:
-            return item.runtime
+            return item.runtime if item.runtime or item.state == "running" else None
         return shown_age(screen.app.clock() - item.node.since)
 
     def render_since(value: float | None, item: Any, palette: Palette) -> Text:
@@ -420,7 +426,9 @@ def node_columns(screen: DagScreen) -> list[Column]:
             dag = item.dag
             if dag is None:
                 return ""
-            return dag.hold_reason if dag.job_status == JobStatus.HELD else dag.describe_nodes()
+            if dag.job_status == JobStatus.HELD:
+                return dag.hold_reason
+            return f"{dag.end_why}; {dag.describe_nodes()}" if dag.end_why else dag.describe_nodes()
         return " ".join(item.why.split("\n"))
 
     def render_why(value: str, item: Any, palette: Palette) -> Text:

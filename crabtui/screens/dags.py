@@ -16,7 +16,7 @@ from textual.binding import Binding
 
 from crabtui.dag_view import DagSummary
 from crabtui.screens.dag import DagScreen
-from crabtui.screens.listing import UsersListScreen, shown_age
+from crabtui.screens.listing import UsersListScreen, acted, shown_age
 from crabtui.snapshots import DagsSnapshot
 from crabtui.widgets.live_table import Column
 from crabtui.widgets.states import Palette, dag_node_counts, dag_state, progress_bar, short_duration, shown_path
@@ -65,8 +65,8 @@ class DagsScreen(UsersListScreen):
             Column("status", "Status", lambda d: d.state, lambda v, d, p: dag_state(v, p), width=11),
             Column("progress", "Progress", _progress,
                    lambda v, d, p: progress_bar(d.counts, d.total, BAR_WIDTH, p), width=BAR_WIDTH + 7),
-            Column("nodes", "Nodes", _nodes, _render_nodes, width=18),
-            Column("from", "From", self._source, self._render_source, width=7, live=True),
+            Column("nodes", "Nodes", _nodes, _render_nodes, width=18, grow=True),  # 2000/2000 ✔1990 ✖10
+            Column("from", "From", self._source, self._render_source, width=7, live=True, whole=True),
             self.age_column(lambda d: d.submitted_at),
             Column("file", "DAG file", lambda d: d.dag_file, _render_file),
         ]
@@ -194,8 +194,7 @@ class DagsScreen(UsersListScreen):
         question = f"{verb} DAG {targets[0].id}?" if len(targets) == 1 else f"{verb} {len(targets)} DAGs?"
 
         def done(result) -> str:
-            text = f"{verb}: {result.changed} DAGMan job(s)."
-            return text + (" Refused: " + "; ".join(result.refused) if result.refused else "")
+            return acted(verb, result.changed, "DAGMan jobs", result.refused)
 
         self.app.confirm(question, details, verb, lambda: self.app.act(verb, call, ids, done=done))
 

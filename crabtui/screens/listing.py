@@ -140,10 +140,19 @@ class ListScreen(PollingScreen):
         """Ask ``question`` (``details`` below it), then ``call(ids)`` off the UI thread: its jobs
         changed, and the schedd's refusals, become the notification, as condor_hold prints them."""
         def done(result: Any) -> str:
-            text = f"{verb}: {plural(result.changed, 'jobs')}."
-            return text + (" Refused: " + "; ".join(result.refused) if result.refused else "")
+            return acted(verb, result.changed, "jobs", result.refused)
 
         self.app.confirm(question, details, verb, lambda: self.app.act(verb, call, ids, done=done))
+
+
+PAST = {"Hold": "Held", "Release": "Released", "Remove": "Removed"}
+
+
+def acted(verb: str, changed: int, noun: str, refused: list[str]) -> str:
+    """What an action did, as the notification says it: ``Released 3 jobs.``, ``Held no DAGMan
+    job.``, then what the schedd refused and why."""
+    what = plural(changed, noun) if changed else "no " + plural(1, noun).split(" ", 1)[1]
+    return f"{PAST.get(verb, verb)} {what}." + (" Refused: " + "; ".join(refused) if refused else "")
 
 
 class UsersListScreen(ListScreen):

@@ -50,7 +50,7 @@ class TasksScreen(ListScreen):
             Column("status", "Status", lambda s: s.task.status, lambda v, s, p: task_status(v, p), width=16),
             Column("progress", "Progress", _progress, _render_progress, width=BAR_WIDTH + 7),
             Column("jobs", "Jobs", lambda s: " ".join(f"{k}:{n}" for k, n in s.counts.items()),
-                   lambda v, s, p: state_counts(s.counts, p), width=18),
+                   lambda v, s, p: state_counts(s.counts, p), width=18, grow=True),
             Column("owner", "Owner", lambda s: s.task.user, width=8),
             self.age_column(lambda s: s.task.submitted_at),
             Column("message", "Message", lambda s: s.error or s.task.message),

@@ -20,6 +20,9 @@ PLACEHOLDERS = {"filter": "filter: text, field:text, field:=text, !text",
                 "find": "find: text, field:text, field:=text (then n / N for the next / previous)"}
 
 
+ERROR_SHARE = 0.7  # of the line, the error's at most (app.tcss: .filter-error's max-width)
+
+
 class FilterInput(Input):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
@@ -78,7 +81,7 @@ class FilterBar(Horizontal):
             elif not table.find(event.value, start=self._from_row) and event.value.strip():
                 table.move_cursor(row=self._from_row)
         except FilterError as e:
-            self._show_error(str(e))
+            self._show_error(e.fitted(int(self.size.width * ERROR_SHARE) - 2))  # its padding: 0 1
         else:
             self._show_error("")
 

@@ -37,7 +37,8 @@ PADDING = 1  # blank cells each side of a cell's content, as DataTable's cell_pa
 
 @dataclass
 class TableColumn:
-    """``width`` is the content's (without padding); None: as wide as the widest cell so far.
+    """``width`` is the content's (without padding); None: as wide as the widest cell so far, and
+    so is a ``grow`` column at least ``width`` wide (counts that outgrow their usual width).
     ``marker`` (one cell: a sort direction) is drawn in the header's padding beside the label, so
     it never cuts a label that fills its column."""
 
@@ -46,6 +47,8 @@ class TableColumn:
     width: int | None = None
     right: bool = False
     marker: str = ""
+    grow: bool = False
+    whole: bool = False  # shown whole or not at all at the edges, as a number column is (``out 12s``)
 
 
 class LineTable(ScrollView, can_focus=True):
@@ -211,6 +214,7 @@ class LineTable(ScrollView, can_focus=True):
     def _measure(self, keys: Sequence[str]) -> bool:
         """Widen the columns that fit their content to the cells of ``keys``; True if one grew."""
         auto = [i for i, c in enumerate(self.columns) if c.width is None]
+        grow = [i for i, c in enumerate(self.columns) if c.grow]
         grew = False
         for key in keys if auto else ():
             cells = self.row_cells(key)
@@ -218,7 +222,17 @@ class LineTable(ScrollView, can_focus=True):
                 if cells[i].cell_len > self._widths[i]:
                     self._widths[i] = cells[i].cell_len
                     grew = True
+        for key in keys if grow else ():
+            for i in grow:
+                width = self.cell_width(key, i)
+                if width > self._widths[i]:
+                    self._widths[i] = width
+                    grew = True
         return grew
+
+    def cell_width(self, key: str, column: int) -> int:
+        """The cells a ``grow`` column's cell of row ``key`` takes."""
+        return self.row_cells(key)[column].cell_len
 
     def _changed(self) -> None:
         """Columns or their widths changed: every line is made again."""
@@ -408,12 +422,13 @@ class LineTable(ScrollView, can_focus=True):
 
     def _whole_numbers(self, start: int, end: int) -> tuple[int, int]:
         """Where the part of the line shown from ``start`` to ``end`` begins and ends once a
-        right-aligned column cut by either edge is left out."""
+        right-aligned (or ``whole``) column cut by either edge is left out."""
         left, right, edge = start, end, 0
         for column, w in zip(self.columns, self._widths):
             column_start, edge = edge, edge + w + 2 * PADDING
-            if column.right and column_start < start < edge:
+            whole = column.right or column.whole
+            if whole and column_start < start < edge:
                 left = edge
-            if column.right and column_start < end < edge:
+            if whole and column_start < end < edge:
                 right = column_start
         return left, right

@@ -28,6 +28,9 @@ MARK = "●"
 _MARK_COLUMN = "_mark"
 
 
+MAX_CELL_WIDTHS = 10_000  # grow columns' cell widths kept by value
+
+
 @dataclass(frozen=True)
 class Column:
     """One column: ``value(item)`` is the plain value (str, number or None) that sorts, filters and
@@ -38,6 +41,8 @@ class Column:
     value: Callable[[Any], Any]
     render: Callable[[Any, Any, Palette], Text] | None = None
     width: int | None = None  # None: as wide as its content (for small tables only)
+    grow: bool = False  # at least ``width``, wider for a wider cell (whose width its value alone decides)
+    whole: bool = False  # a value that a cut would misread (``out 12s`` as ``out 1``): whole or blank
     live: bool = False  # the value depends on the clock
     right: bool = False  # numbers: right-aligned
     order: Callable[[Any], Any] | None = None  # the sort key of a (non-None) value, if not the value
@@ -83,6 +88,23 @@ class RowValues:
 class FilterError(ValueError):
     """A filter that names no column: the message says which fields there are."""
 
+    def __init__(self, field: str, names: Sequence[str]) -> None:
+        super().__init__(f"no field {field!r}: the fields are " + ", ".join(names))
+        self.field, self.names = field, list(names)
+
+    def fitted(self, room: int) -> str:
+        """The message in ``room`` cells: the fields that fit, whole, then where the others are
+        (a cut list ended mid-name, and at 80 columns after three of them)."""
+        text = str(self)
+        if len(text) <= room:
+            return text
+        head, tail, shown = f"no field {self.field!r}: the fields are ", ", … (esc, ? lists them)", []
+        for name in self.names:
+            if len(head) + len(", ".join([*shown, name])) + len(tail) > room:
+                break
+            shown.append(name)
+        return head + ", ".join(shown) + tail if shown else f"no field {self.field!r} (esc, ? lists the fields)"
+
 
 @dataclass(frozen=True)
 class Filter:
@@ -110,7 +132,7 @@ class Filter:
                 field = name.strip().lower()
                 index = next((i for i, c in enumerate(columns) if c.key == field), None)
                 if index is None:
-                    raise FilterError(f"no field {field!r}: the fields are " + ", ".join(field_names(columns)))
+                    raise FilterError(field, field_names(columns))
                 text = rest
         exact = index is not None and text.startswith("=")
         needle = text[exact:].strip().lower()
@@ -187,6 +209,7 @@ class LiveTable(LineTable):
         self._filter = Filter("")
         self._select: Callable[[list[str], dict[str, str]], list[str]] | None = None
         self._values: dict[str, tuple] = {}  # every item's column values, shown or not
+        self._cell_widths: dict[tuple[int, Any], int] = {}  # a grow column's cell width by value
         self._texts: dict[str, str] = {}  # rows' row_text, made when a filter asks
         self._order: dict[str, int] = {}
         self._sorted: list[str] | None = None  # every item's key in the sort order (None: to sort again)
@@ -199,7 +222,8 @@ class LiveTable(LineTable):
         columns = [TableColumn(_MARK_COLUMN, Text(" "), 1)]
         for c in self.table_columns:
             marker = ("▼" if self.sort_reverse else "▲") if c.key == self.sort_column else ""
-            columns.append(TableColumn(c.key, Text(c.label, end=""), c.width, c.right, marker))
+            columns.append(TableColumn(c.key, Text(c.label, end=""), c.width, c.right, marker, c.grow,
+                                       c.whole))
         self.set_columns(columns)
 
     # -------------------------------------------------------------- feeding
@@ -382,6 +406,19 @@ class LiveTable(LineTable):
         return " · ".join(parts)
 
     # -------------------------------------------------------------- the diff
+
+    def cell_width(self, key: str, column: int) -> int:
+        """A ``grow`` column's cell width, by its value: drawn once a value, not every refresh of
+        every row (a live column changes them all every second)."""
+        value = self._values[key][column - 1]
+        width = self._cell_widths.get((column, value))
+        if width is None:
+            if len(self._cell_widths) > MAX_CELL_WIDTHS:  # a long watch of many DAGs' changing counts
+                self._cell_widths.clear()
+            c = self.table_columns[column - 1]
+            cell = c.render(value, self.items[key], self.palette) if c.render is not None else Text(str(value))
+            width = self._cell_widths[(column, value)] = cell.cell_len
+        return width
 
     def row_cells(self, key: str) -> list[Text]:
         """The row's cells, when the table draws it: the mark, then each column's."""

@@ -32,6 +32,12 @@ class Pane(Container):
 
 
 MORE_LEFT = "‹ "  # drawn first when labels before the shown ones are left out
+MORE_RIGHT = "›"  # drawn last when labels after the shown ones are left out
+
+
+def _span(labels: list[tuple[str, str]], gap: int) -> int:
+    """The columns ``labels`` take, ``gap`` blanks apart."""
+    return sum(len(label) for _, label in labels) + gap * (len(labels) - 1)
 
 
 class TabBar(Widget):
@@ -71,25 +77,32 @@ class TabBar(Widget):
         active = self.get_component_rich_style("tab-bar--active")
         inactive = self.get_component_rich_style("tab-bar--inactive")
         labels = [(tab, f" {n} {title} ") for n, (tab, title) in enumerate(self.tabs, 1)]
-        first = self._first_shown(labels)
-        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        width = self.size.width
+        # A blank between labels while they all fit with it; a narrow terminal (the job screen's
+        # seven tabs at 80 columns) draws them side by side, the labels' own blanks apart.
+        gap = 1 if _span(labels, 1) <= width else 0
+        first = self._first_shown(labels, gap)
+        text = Text(no_wrap=True, end="")
         if first:
             text.append(MORE_LEFT, style=inactive)
         self._spots = []
-        for tab, label in labels[first:]:
+        for i, (tab, label) in enumerate(labels[first:], first):
+            more = len(MORE_RIGHT) if i < len(labels) - 1 else 0
+            if tab != self.active and text.cell_len + len(label) + more > width:
+                text.append(MORE_RIGHT, style=inactive)  # a whole label or none: never a bare digit
+                break
             start = text.cell_len
             text.append(label, style=active if tab == self.active else inactive)
             self._spots.append((start, text.cell_len, tab))
-            text.append(" ")
+            text.append(" " * gap)
         return text
 
-    def _first_shown(self, labels: list[tuple[str, str]]) -> int:
-        """The first label drawn: 0, unless the active one would not fit in a narrow terminal
-        (the job screen's seven tabs at 80 columns); then the labels before it are left out."""
+    def _first_shown(self, labels: list[tuple[str, str]], gap: int) -> int:
+        """The first label drawn: 0, unless the active one would not fit in a narrow terminal;
+        then the labels before it are left out."""
         last = next((i for i, (tab, _) in enumerate(labels) if tab == self.active), 0)
         first = 0
-        while first < last and (len(MORE_LEFT) if first else 0) + sum(
-                len(label) + 1 for _, label in labels[first:last + 1]) - 1 > self.size.width:
+        while first < last and (len(MORE_LEFT) if first else 0) + _span(labels[first:last + 1], gap) > self.size.width:
             first += 1
         return first
 

@@ -490,7 +490,8 @@ class OutRecord:
     FINAL node ended the retries left); ``failed_node`` (return value, error text:
     the end-of-run list of failed nodes); ``abort_value`` (source); ``halted_exit``;
     ``removing``; ``rescue_written`` (path); ``rescue_used`` (path); ``error`` (text: any other
-    ``ERROR:`` line, such as why DAGMan could not start); ``exiting`` (status).
+    ``ERROR:`` line, such as why DAGMan could not start); ``warning`` (text: a ``Warning:``
+    line, which DAGMAN_USE_STRICT may make the error that stops DAGMan); ``exiting`` (status).
     Jobs are ``cluster.proc``.
     """
 
@@ -559,13 +560,14 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [(what, re.compile(pattern)) for 
     ("rescue_written", r"Writing Rescue DAG to (.+)\.\.\.$"),
     ("rescue_used", r"USING RESCUE DAG (.+)$"),
     ("error", r"ERROR: (.+)$"),
+    ("warning", r"Warning: (.+)$"),
     ("parse_failed", r"Failed to parse (\S+)$"),  # 23.9.6 gives no ERROR line for some DAGs it refuses
 )]
 # The cheap test a line passes before its patterns are tried: most lines of a busy DAG's log
 # (status tables, idle proc counts, DAGMan's statistics) tell of no node.
 _FIRST_WORDS = ("Event", "DAG", "Submit", "\tassi", "Node", "Runni", "PRE", "POST", "Retry", "Job s", "Short",
                 "** ", "**** ", "...do", "Abort", "Exiti", "Recei", "Writi", "USING", "ERROR: ",
-                "Failed to parse ")
+                "Failed to parse ", "Warning: ")
 _COUNTS = re.compile(r"\s*(\d+)" * 8 + r"\s*$")
 _DUMP = re.compile(r"\s*(Node Name|Node return val|Error|Node Status): ?(.*)$")
 
@@ -718,7 +720,7 @@ class DagmanOutReader:
             records.append(OutRecord(t, what, "", (int(groups[0]),)))
         elif what == "recovery":
             records.append(OutRecord(t, what, "", (groups[0].startswith("Running"),)))
-        elif what in ("abort_value", "rescue_written", "rescue_used", "error", "parse_failed"):
+        elif what in ("abort_value", "rescue_written", "rescue_used", "error", "warning", "parse_failed"):
             records.append(OutRecord(t, what, "", (groups[0],)))
         elif what in ("submitting", "job_completed", "pre_ok", "post_ok", "shortcutting", "retries_ended"):
             records.append(OutRecord(t, what, groups[0]))

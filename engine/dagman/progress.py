@@ -91,10 +91,11 @@ class DagProgress:
     last_line_at: float | None = None  # the time of dagman.out's newest line
     started_at: float | None = None  # when this run of DAGMan started (None: no run yet)
     exit_status: int | None = None  # DAGMan's exit status, once it has exited
-    error: str = ""  # the last ERROR line of this run (before any node: why DAGMan could not start)
+    error: str = ""  # the last ERROR line of this run (before any node: why DAGMan could not start;
+    # for DAGMAN_USE_STRICT's "Warning is fatal error", the warning it made fatal)
     recovering: bool = False
     removing: bool = False  # condor_rm reached DAGMan
-    aborting: str = ""  # ABORT-DAG-ON: what gave the abort value
+    aborting: str = ""  # ABORT-DAG-ON: what gave the abort value ("node B's job exited 7")
     halted_exit: bool = False  # DAGMan exited because the DAG was halted and had drained
     rescue_used: str | None = None
     rescue_written: str | None = None
@@ -104,6 +105,10 @@ class DagProgress:
     """This run's node job procs as the DAGMan job's ad counts them (``submitted``, ``idle``,
     ``held``, ``running``, ``completed``: those that exited 0), from the events dagman.out logs:
     DAGMan refreshes its ad only every DAGMAN_QUEUE_UPDATE_INTERVAL."""
+    requeued_after: tuple[int, str, str] | None = None
+    """An earlier run's exit status, ``aborting`` and ``error`` when that status (not 0-2, nor a
+    stop's 3) kept DAGMan's job in the queue, as condor_submit_dag's on_exit_remove does: this
+    run is DAGMan started again, from the rescue DAG."""
 
     @property
     def total(self) -> int:
@@ -226,7 +231,10 @@ class DagWatcher:
     def _reset(self, started_at: float | None) -> None:
         """A new run of DAGMan (or the file anew): every node as the DAG file and the rescue DAG
         it started from have it."""
-        self._run = _Run(started_at=started_at, rescue_done=self._rescue_done(started_at))
+        last = self._run
+        kept = last.exit_status is not None and not 0 <= last.exit_status <= EXIT_RESTART
+        self._run = _Run(started_at=started_at, rescue_done=self._rescue_done(started_at),
+                         requeued_after=(last.exit_status, last.aborting, last.error) if kept else last.requeued_after)
         self._nodes = {name: _Node(self._initially_done(name)) for name in self._order}
         self._changed = True
 
@@ -264,6 +272,8 @@ class DagWatcher:
         elif r.at is not None:  # a recovered event's lines are written at the restart: its own time counts
             node.since = r.at
         self._apply_node(r, node)
+        if r.what in _NODE_ENDINGS:
+            run.last_ended = r.node
         if not run.recovering and was is not None and (node.state, node.held, node.running) == before:
             node.since = was  # a line that changes nothing (the abort's dump of a node failed earlier)
 
@@ -396,8 +406,11 @@ class DagWatcher:
                 self._node(run.submitting).why = SUBMIT_FAILED_TEXT
         elif what == "recovery":
             run.recovering = r.values[0]
+        elif what == "warning":
+            run.warning = r.values[0]
         elif what == "error":
-            run.error = r.values[0]
+            strict = r.values[0].startswith("Warning is fatal error because of DAGMAN_USE_STRICT")
+            run.error = f"{run.warning} (fatal under DAGMAN_USE_STRICT)" if strict and run.warning else r.values[0]
         elif what == "parse_failed":  # after the ERROR line that says why, when there is one
             run.error = run.error or f"DAGMan failed to parse {r.values[0]}"
         elif what == "exiting":
@@ -410,8 +423,10 @@ class DagWatcher:
                     node.state, node.running, node.stopped = NodeState.ERROR, False, True
         elif what == "removing":
             run.removing = True
-        elif what == "abort_value":
-            run.aborting = r.values[0]
+        elif what == "abort_value":  # right after the line of the node that gave it
+            node = self._nodes.get(run.last_ended)
+            run.aborting = r.values[0] if node is None else (
+                f"node {run.last_ended}'s {r.values[0]} exited {node.exit_code}")
         elif what == "halted_exit":
             run.halted_exit = True
         elif what == "rescue_written":
@@ -468,7 +483,8 @@ class DagWatcher:
                            run.dag_status, run.held_procs,
                            self._own_last_line if self._other_run else self._reader.last_line_at, run.started_at,
                            run.exit_status, run.error, run.recovering, run.removing, run.aborting, run.halted_exit,
-                           run.rescue_used, run.rescue_written, dag_error=self._dag_error, jobs=jobs)
+                           run.rescue_used, run.rescue_written, dag_error=self._dag_error, jobs=jobs,
+                           requeued_after=run.requeued_after)
 
 
 @dataclass
@@ -486,14 +502,18 @@ class _Run:
     recovering: bool = False
     removing: bool = False
     aborting: str = ""
+    last_ended: str = ""  # the node whose job or script ended last: an abort value's
     halted_exit: bool = False
     exit_status: int | None = None
     error: str = ""
+    warning: str = ""  # the last Warning: line, which DAGMAN_USE_STRICT may make fatal
+    requeued_after: tuple[int, str, str] | None = None
     procs: dict[str, str] = field(default_factory=dict)  # the node job procs in the queue: idle, held, running
     jobs_submitted: int = 0
     jobs_completed: int = 0
 
 
+_NODE_ENDINGS = {"proc_ok", "proc_failed", "pre_ok", "pre_failed", "pre_died", "post_ok", "post_failed", "post_died"}
 _PROC_STATES = {"SUBMIT": "idle", "EXECUTE": "running", "JOB_HELD": "held", "JOB_RELEASED": "idle",
                 "JOB_EVICTED": "idle", "SHADOW_EXCEPTION": "idle"}
 

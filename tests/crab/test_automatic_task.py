@@ -137,3 +137,28 @@ def test_a_killed_automatic_task_is_refused_in_crabs_words(state, tmp_path):
         assert result.stderr.startswith(
             "ERROR: Tasks using automatic splitting cannot be resubmitted after a kill. ("), result.stderr
         assert len(result.stderr.splitlines()) == 1
+
+
+def test_an_automatic_tasks_message_counts_its_probes_as_probes(state, tmp_path):
+    """The task worker's message beside the task's jobs said "3 jobs" while the task had 18: it
+    made the probes only."""
+    Path(state.taskworker_config).write_text("[TaskWorker]\nnumAutomaticProbes = 3\n")
+    (tmp_path / "pset.py").write_text("")
+    (tmp_path / "crabConfig.py").write_text(
+        "from CRABClient.UserUtilities import config\n"
+        "config = config()\n"
+        "config.General.requestName = 'autoprobes'\n"
+        "config.JobType.pluginName = 'Analysis'\n"
+        "config.JobType.psetName = 'pset.py'\n"
+        f"config.Data.inputDataset = '{MUON}'\n"
+        "config.Data.splitting = 'Automatic'\n"
+        "config.Data.unitsPerJob = 180\n"
+        "config.Data.publication = False\n"
+        "config.Site.storageSite = 'T2_CH_CERN'\n"
+        "config.Debug.timeScale = 3600\n")
+    result = crabtui(state, "task", "submit", "-c", "crabConfig.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    wait_status(state, "autoprobes", tmp_path, "SUBMITTED", timeout=60)
+    listed = json.loads(crabtui(state, "task", "list", "--json", cwd=tmp_path).stdout)
+    assert [t["message"] for t in listed if t["name"].endswith("_crab_autoprobes")] == ["3 probe jobs"]
+    crabtui(state, "task", "kill", "autoprobes", cwd=tmp_path)

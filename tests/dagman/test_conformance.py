@@ -178,7 +178,7 @@ def test_a_failure_no_event_reports_leaves_the_last_status_dump_standing(dag_dir
 def test_abort_dag_on_says_what_gave_the_abort_value_as_the_dag_screen_reads_it(dag_dir, schedd):
     """23.9.6 (seen on the pool) writes "Aborting DAG because we got the ABORT exit value from a
     POST script", then "Aborting DAG...", and no rescue DAG for RETURN 0; the DAG screen's
-    reader takes what aborted it from that line."""
+    reader takes what aborted it from that line, and which node's from the line before."""
     (dag_dir / "three.sh").write_text("exit 3\n")
     code = run(dag_dir, schedd, "# ABORT-DAG-ON as the manual writes it\n"
                'JOB A job.sub\nVARS A code="0"\nSCRIPT POST A /bin/sh three.sh\n'
@@ -189,7 +189,7 @@ def test_abort_dag_on_says_what_gave_the_abort_value_as_the_dag_screen_reads_it(
     assert said[first + 1:first + 4] == ["Aborting DAG...", "Removing submitted jobs...",
                                          "Removing any/all submitted HTCondor jobs..."]
     assert not (dag_dir / "x.dag.rescue001").exists()
-    assert DagWatcher(str(dag_dir / "x.dag")).read().aborting == "POST script"
+    assert DagWatcher(str(dag_dir / "x.dag")).read().aborting == "node A's POST script exited 3"
 
 
 def test_abort_dag_on_a_successful_value_leaves_the_children_ready_and_the_dag_aborted(dag_dir, schedd):

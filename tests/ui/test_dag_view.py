@@ -65,3 +65,27 @@ def test_the_queue_table_puts_each_job_under_its_dagman():
     assert [(k, r.depth, r.name) for k, r in rows.items()] == [
         ("1.0", 0, "RunJobs.dag+1"), ("3.0", 1, "Job0SubJobs"), ("4.0", 2, "Job1-1"), ("2.0", 1, "Job1")]
     assert rows["2.0"].word == "held" and rows["2.0"].describe() == "via condor_hold"
+
+
+# DAGMan job 269's ad in the 23.9.6 pool's history: ABORT-DAG-ON B 7 RETURN 1 fired while C's job
+# was queued; DAGMan removed it and exited, its last update counting C as queued.
+ABORTED = {"ClusterId": 269, "ProcId": 0, "JobStatus": 4, "ExitCode": 1, "Owner": "crab", "Iwd": "/home/crab/w-ui",
+           "Arguments": "-p 0 -f -l . -Lockfile pool.dag.lock -Dag pool.dag -MaxIdle 1000 -AutoRescue 1 "
+                        "-DoRescueFrom 0",
+           "QDate": 1795858661, "CompletionDate": 1795858732, "DAG_AdUpdateTime": 1795858732, "DAG_Status": 3,
+           "DAG_NodesTotal": 4, "DAG_NodesDone": 1, "DAG_NodesFailed": 1, "DAG_NodesFutile": 1,
+           "DAG_NodesQueued": 1, "DAG_NodesPrerun": 0, "DAG_NodesPostrun": 0, "DAG_NodesReady": 0,
+           "DAG_NodesUnready": 0}
+
+
+def test_an_ended_dag_read_from_its_ad_has_nothing_idle_and_says_it_was_aborted():
+    """A pool's DAG whose dagman.out this machine cannot read: once it has left the queue, the node
+    its ad counted queued is not idle (its job was removed as DAGMan exited), and DAG_Status 3
+    says why it ended."""
+    unread = DagProgress("/home/crab/w-ui/pool.dag", "/home/crab/w-ui/pool.dag.dagman.out",
+                         read_error="/home/crab/w-ui/pool.dag.dagman.out: No such file or directory")
+    dag = summarize(ABORTED, False, unread, {})
+    assert dag.source == FROM_AD and dag.state == "failed"
+    assert dag.nodes == {"done": 1, "failed": 2, "futile": 1}
+    assert dag.describe_nodes() == "1/4 done, 2 failed, 1 futile"
+    assert dag.end_why == "aborted by ABORT-DAG-ON"

@@ -42,9 +42,9 @@ def test_tab_reaches_every_control_and_shows_it(fixed, utc, size, key, wanted):
     asyncio.run(main())
 
 
-def test_the_active_tab_is_shown_on_a_narrow_terminal(fixed, utc):
-    """A job's seven tabs do not fit in 80 columns: the one a digit key opens is shown, and the
-    labels before it are left out, with a mark saying so."""
+def test_a_jobs_seven_tabs_are_all_named_at_80_columns(fixed, utc):
+    """At 80 columns a job's seven labels are drawn side by side, each whole: the last one read
+    "7" alone, its title cut off."""
     from crabtui.screens.job import JobScreen
     from crabtui.widgets.tabbed import TabBar
 
@@ -55,7 +55,29 @@ def test_the_active_tab_is_shown_on_a_narrow_terminal(fixed, utc):
             await pilot.press("enter")
             await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.snapshot, "a job")
             bar = app.screen.query_one(TabBar)
-            assert bar.render().plain.startswith(" 1 Attempts ")
+            drawn = bar.render().plain
+            assert drawn.startswith(" 1 Attempts ") and drawn.rstrip().endswith(" 7 Why"), drawn
+            assert len(drawn.rstrip()) <= bar.size.width
+
+    asyncio.run(main())
+
+
+def test_the_active_tab_is_shown_on_a_narrow_terminal(fixed, utc):
+    """A job's seven tabs do not fit in 64 columns: the one a digit key opens is shown, and the
+    labels before it are left out, with a mark saying so; labels after the shown ones are left
+    out whole, with a mark too."""
+    from crabtui.screens.job import JobScreen
+    from crabtui.widgets.tabbed import TabBar
+
+    async def main() -> None:
+        app = CrabApp(Backend(fixed), clock=lambda: NOW, task=LIVE)
+        async with app.run_test(size=(64, 24)) as pilot:
+            await wait_for(pilot, lambda: getattr(app.screen, "snapshot", None), "the task screen")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.snapshot, "a job")
+            bar = app.screen.query_one(TabBar)
+            drawn = bar.render().plain
+            assert drawn.startswith(" 1 Attempts ") and drawn.rstrip().endswith(" ›"), drawn
             await pilot.press("7")
             await pilot.pause()
             drawn = bar.render().plain

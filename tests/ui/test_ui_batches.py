@@ -570,7 +570,7 @@ def test_removing_a_dags_batch_removes_its_dagman_and_every_node_job(state, tmp_
         assert app.screen.question == f"Remove 3 jobs of d.dag+{dagman}?"
         await pilot.press("y")
         await wait_for(pilot, lambda: notices(app), "the schedd's answer")
-        assert notices(app) == ["Remove: 3 jobs."], "every job of the batch removed, none refused"
+        assert notices(app) == ["Removed 3 jobs."], "every job of the batch removed, none refused"
         await wait_for(pilot, lambda: not queued(), "DAGMan and its node jobs out of the queue")
 
     drive(CrabApp(Backend(state), interval=INTERVAL), scenario)

@@ -212,6 +212,32 @@ def test_fields_filter_only_their_column_and_the_help_lists_them(engine, failed_
     drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
 
 
+def test_an_unknown_fields_error_is_never_cut_off(engine, failed_task):
+    """At 80 columns the error line had room for three of the task list's eight field names and
+    ended cut after "status, …": it says where the fields are listed instead; wider, it names
+    those that fit, each whole, and where the others are."""
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        await wait_for(pilot, lambda: failed_task in screen.query_one("#tasks").items, "the task")
+        await pilot.press("slash", *"exit:1")
+        line = screen.query_one(".filter-error")
+        error = line.render().plain
+        assert error == "no field 'exit' (esc, ? lists the fields)", error
+        assert len(error) <= line.content_region.width, "drawn whole"
+
+    async def wider(pilot):
+        screen = pilot.app.screen
+        await wait_for(pilot, lambda: screen.query_one("#tasks").items, "the tasks")
+        await pilot.press("slash", *"exit:1")
+        line = screen.query_one(".filter-error")
+        error = line.render().plain
+        assert error == "no field 'exit': the fields are stale, task, status, … (esc, ? lists them)", error
+        assert len(error) <= line.content_region.width, "drawn whole"
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(80, 24))
+    drive(CrabApp(Backend(engine), interval=INTERVAL), wider, size=(120, 30))
+
+
 def test_an_automatic_task_still_probing_says_so(fixed):
     name = build_probing(fixed)
 

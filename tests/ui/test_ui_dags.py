@@ -891,3 +891,139 @@ def test_an_info_line_too_long_for_80_columns_ends_in_an_ellipsis(state, tmp_pat
         drive(CrabApp(Backend(state), interval=INTERVAL), scenario, size=(80, 24))
     finally:
         go(tmp_path, "A", "B", "C")
+
+
+def test_a_dag_stopped_by_abort_dag_on_says_so_once_it_has_ended(engine, tmp_path):
+    """ABORT-DAG-ON as the manual writes it: B's exit value 7 aborts the DAG, which leaves the
+    queue with RETURN's 1.  Its screen says why it ended, and what gave the abort value, in the
+    header and on the DAG's own row: the exit code alone read as any failed node's."""
+    cluster, dag = submit_dag(engine, tmp_path, 'JOB A job.sub\nVARS A code="0"\nJOB B job.sub\nVARS B code="7"\n'
+                                                'JOB C job.sub\nVARS C code="0"\nPARENT A CHILD B C\n'
+                                                'ABORT-DAG-ON B 7 RETURN 1\n')
+    go(tmp_path, "A", "B")
+
+    async def scenario(pilot):
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: screen.snapshot.dag is not None and screen.snapshot.dag.ended,
+                       "the DAG aborted and gone from the queue", timeout=60)
+        why = "aborted by ABORT-DAG-ON: node B's job exited 7"
+        assert f"left the queue, exit code 1 ({why})" in summary(screen)
+        assert rows(screen)[DAG_ROW][-1].startswith(f"{why}; 1/3 done")
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+
+
+def test_a_dag_of_a_thousand_nodes_shows_its_counts_whole_in_the_list(engine, tmp_path):
+    """A DAG of 1,200 nodes, one at a time (``-maxjobs 1``), half of them children of N0: its
+    counts outgrow the Nodes column's usual width, which widens for them instead of cutting the
+    unready nodes off."""
+    (tmp_path / "job.sub").write_text(GATED_SUB)
+    text = "JOB A job.sub\n" + "".join(f"JOB N{i} job.sub\n" for i in range(1199))
+    text += 'VARS ALL_NODES code="0"\nPARENT A CHILD ' + " ".join(f"N{i}" for i in range(599)) + "\n"
+    text += "PARENT N0 CHILD " + " ".join(f"N{i}" for i in range(599, 1199)) + "\n"
+    (tmp_path / "d.dag").write_text(text)
+    result = crabtui(engine, "dag", "submit", "-maxjobs", "1", "d.dag", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    cluster = re.search(r"submitted to cluster (\d+)\.", result.stdout).group(1)
+    go(tmp_path, "A")
+
+    async def scenario(pilot):
+        dags = await open_dags(pilot)
+        table = dags.table
+        await wait_for(pilot, lambda: cluster in table.items and table.items[cluster].nodes.get("ready") == 598,
+                       "A done, N0 queued, its siblings ready", timeout=60)
+        await pilot.pause(INTERVAL * 2)
+        counts = cells(table, cluster)[6].strip()
+        assert re.fullmatch(r"1/1200 ✔1 [▶○]1 »598 ·600", counts), counts
+        assert any(counts in line for line in (table.render_line(y).text for y in range(table.size.height))), \
+            "drawn whole at 200 columns"
+
+    try:
+        drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(200, 50))
+    finally:
+        crabtui(engine, "rm", cluster, cwd=tmp_path)
+
+
+def test_the_counts_source_is_never_cut_to_another_age_at_80_columns(engine, tmp_path):
+    """At 80 columns the DAG list's right edge falls inside the From column: ``out 12s`` drawn as
+    ``out 1`` reads as another age, so the column shows whole or not at all, as numbers do."""
+    cluster, _ = submit_dag(engine, tmp_path)
+
+    async def scenario(pilot):
+        dags = await open_dags(pilot)
+        table = dags.table
+        await wait_for(pilot, lambda: str(cluster) in table.items and table.items[str(cluster)].total == 3,
+                       "the DAG's counts from its dagman.out")
+        await pilot.pause(INTERVAL * 2)
+        assert cells(table, str(cluster))[7].strip().startswith("out ")
+        row = table.get_row_index(str(cluster)) + 1 - int(table.scroll_offset.y)
+        header, drawn = table.render_line(0).text.rstrip(), table.render_line(row).text.rstrip()
+        assert not re.search(r"\bout( \d*)?$", drawn) and not re.search(r"\bF(r|ro)?$", header), (header, drawn)
+        assert drawn.endswith(("·1", "·2")) or re.search(r"out \d+[smhd]$", drawn), drawn
+
+    try:
+        drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(80, 24))
+    finally:
+        go(tmp_path, "A", "B", "C")
+
+
+def test_a_dagman_that_exits_outside_0_to_2_says_its_job_runs_it_again(engine, tmp_path):
+    """``ABORT-DAG-ON B 7`` without RETURN: DAGMan exits 7, which condor_submit_dag's
+    on_exit_remove does not take out of the queue; the job runs DAGMan again from the rescue DAG,
+    B fails again, and so on.  The DAG's screen says so, in every run, not only between two."""
+    cluster, dag = submit_dag(engine, tmp_path, 'JOB A job.sub\nVARS A code="0"\nJOB B job.sub\nVARS B code="7"\n'
+                                                'PARENT A CHILD B\nABORT-DAG-ON B 7\n')
+    go(tmp_path, "A")
+    requeued = "DAGMan exited 7 (aborted by ABORT-DAG-ON: node B's job exited 7): its job stays queued"
+
+    async def scenario(pilot):
+        screen = await open_dag(pilot, cluster)
+        go(tmp_path, "B")
+        await wait_for(pilot, lambda: Path(f"{dag}.rescue002").exists(), "DAGMan run again, twice", timeout=60)
+        # while DAGMan runs again, not only while its job waits to start
+        await wait_for(pilot, lambda: screen.snapshot.dag.state == "running" and requeued in summary(screen),
+                       "the header saying why it runs again", timeout=60)
+
+    try:
+        drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(200, 30))
+    finally:
+        crabtui(engine, "rm", str(cluster), cwd=tmp_path)
+
+
+def test_an_idle_node_jobs_row_shows_no_run_time(engine, tmp_path):
+    """A node whose job no slot matches: its row says how long it has been idle, and its job's
+    row shows no run time (``0:00:00`` under Since read as idle for no time at all)."""
+    (tmp_path / "nowhere.sub").write_text("executable = /bin/true\nrequirements = (TARGET.Name == \"nowhere\")\n"
+                                          "log = nowhere.log\nqueue\n")
+    cluster, _ = submit_dag(engine, tmp_path, "JOB W nowhere.sub\n")
+
+    async def scenario(pilot):
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: any(k.startswith("W#") for k in rows(screen)), "W's job under it")
+        job = next(k for k in rows(screen) if k.startswith("W#"))
+        await wait_for(pilot, lambda: rows(screen)["W"][5].endswith("s"), "W idle some seconds")
+        assert rows(screen)["W"][1] == "○ idle" and rows(screen)[job][1] == "○ idle"
+        assert rows(screen)[job][5] == "", "no run time for a job that has not run"
+
+    try:
+        drive(CrabApp(Backend(engine), interval=INTERVAL), scenario)
+    finally:
+        crabtui(engine, "rm", str(cluster), cwd=tmp_path)
+
+
+def test_a_dag_stopped_by_a_strict_warning_names_the_warning(engine, tmp_path):
+    """A POST script written with a quote inside its last word: DAGMan warns of an unrecognized
+    macro when it runs the script, and DAGMAN_USE_STRICT (1 by default) makes the warning fatal.
+    The ended DAG's screen names the warning, not only "Warning is fatal error"."""
+    cluster, _ = submit_dag(engine, tmp_path, 'JOB A job.sub\nVARS A code="3"\n'
+                                              'SCRIPT POST A /bin/sh -c "exit $RETURN"\n')
+    go(tmp_path, "A")
+
+    async def scenario(pilot):
+        screen = await open_dag(pilot, cluster)
+        await wait_for(pilot, lambda: screen.snapshot.dag is not None and screen.snapshot.dag.ended,
+                       "DAGMan stopped and gone from the queue", timeout=60)
+        why = ("unrecognized macro $RETURN\" in node A POST script arguments (fatal under DAGMAN_USE_STRICT)")
+        assert why in summary(screen) and why in rows(screen)[DAG_ROW][-1]
+
+    drive(CrabApp(Backend(engine), interval=INTERVAL), scenario, size=(200, 30))

@@ -12,7 +12,7 @@ from crabtui.screens.held import HeldScreen
 from crabtui.snapshots import Backend
 from engine.schedd.api import JobAction, JobStatus
 from engine.schedd.local.client import LocalScheddClient
-from test_ui_dags import info, job_status, submit_dag
+from test_ui_dags import info, job_status, notices, submit_dag
 from test_ui_views import INTERVAL, drive
 from ui_tasks import cells, wait_for
 
@@ -61,6 +61,8 @@ def test_held_jobs_grouped_by_reason_and_released_together(engine, tmp_path):
         await pilot.press("y")
         await wait_for(pilot, lambda: job_status(engine, jobs["A"]) != JobStatus.HELD
                        and job_status(engine, jobs["C"]) != JobStatus.HELD, "A and C released")
+        await wait_for(pilot, lambda: notices(app), "the schedd's answer")
+        assert notices(app) == ["Released 2 jobs."], "what was done, not 'Release: 2 jobs.'"
         await wait_for(pilot, lambda: set(table.items) & {a, b, c} == {b}, "only B left in the view")
         assert job_status(engine, jobs["B"]) == JobStatus.HELD
         assert "1 held job" in info(screen) and f"1 reason: 1× [1] proxy expired{by}" in info(screen)

@@ -165,7 +165,10 @@ class TaskWorker:
         write_task(task.task_dir, ad, dataset, jobs)
         # in the table before DAGMan is queued: a worker that dies between the two adopts the job
         # with the task's message as it is
-        task = self.db.update(task, message=f"{len(jobs)} jobs{long_jobs_note(jobs, ad)}")
+        # An automatic task's jobs here are its probes: its processing jobs come later, and a
+        # "3 jobs" would read as the whole task beside their count.
+        made = f"{len(jobs)} probe job{'s' * (len(jobs) != 1)}" if ad.automatic else f"{len(jobs)} jobs"
+        task = self.db.update(task, message=f"{made}{long_jobs_note(jobs, ad)}")
         self.db.update(task, status=SUBMITTED, dagman_id=self._queue_dag(task, force=True))
 
     @staticmethod
