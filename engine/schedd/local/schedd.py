@@ -55,7 +55,7 @@ from engine.schedd.api import (
     SubmitResult,
     summarize,
 )
-from engine.schedd.local import columns, dollar_dollar, factory, input_files, job_tools, shadow, starter
+from engine.schedd.local import columns, crontab, dollar_dollar, factory, input_files, job_tools, shadow, starter
 from engine.crashpoint import crash_point
 from engine.gcpause import gc_paused
 from engine.schedd.local.jobqueue import JobQueue, OutboxRow, job_id
@@ -542,8 +542,12 @@ class LocalSchedd:
         first = job_id(ads[0])
         if first in self.jobs or cluster in self.job_factories or self.queue.has_left(*first):
             return SubmitResult(cluster, ads[0]["ProcId"], len(ads))
+        now = self.clock()
+        bad_cron = {}
         for ad in ads:  # the schedd names the job's user as a pool's does, not condor_submit (-dry-run has none)
             ad["User"] = f"{ad['Owner']}@{UID_DOMAIN}"
+            if (reason := _schedule_cron(ad, now)) is not None:
+                bad_cron[job_id(ad)] = reason
         with self._unit("submit"):
             if factory.wants_factory(ads[0]):  # its jobs are made as _materialize finds room, SUBMIT each
                 made = factory.Factory(cluster, ads[0]["ProcId"], ads[0]["ProcId"] + len(ads), paused=False,
@@ -558,6 +562,9 @@ class LocalSchedd:
                 self.jobs[job_id(ad)] = ad
                 # A job submitted on hold gets no held event: HTCondor logs only the submit.
                 self._log(ad, SubmitEvent, submit_host=self.host, log_notes=ad.get("SubmitEventNotes", ""))
+        for key, reason in bad_cron.items():  # held as the pool's schedd holds them once queued
+            if key in self.jobs:
+                self._hold([self.jobs[key]], f"Invalid cron schedule parameters: {reason}", crontab.HOLD_CODE, 0)
         self._idle_order = None
         self._schedule_soon()  # after the reply: a submitter (DAGMan) need not wait for the forks
         asked = [interval for ad in ads if (interval := _float(ad.get(JOB_PERIODIC_INTERVAL))) is not None]
@@ -1469,10 +1476,24 @@ def _held_fields(ad: classad2.ClassAd) -> dict:
 
 
 def _enter(ad: classad2.ClassAd, status: JobStatus, now: int) -> None:
-    """Move a job to ``status``, remembering the one it leaves, as the schedd records it."""
+    """Move a job to ``status``, remembering the one it leaves, as the schedd records it; a
+    CronTab job back to idle (requeued or released) gets its next DeferralTime, as there."""
     ad["LastJobStatus"] = ad["JobStatus"]
     ad["JobStatus"] = int(status)
     ad["EnteredCurrentStatus"] = now
+    if status == JobStatus.IDLE:
+        _schedule_cron(ad, now)
+
+
+def _schedule_cron(ad: classad2.ClassAd, now: float) -> str | None:
+    """Set a CronTab job's DeferralTime to its next time; the reason it cannot, if so."""
+    if not crontab.wants_crontab(ad):
+        return None
+    try:
+        ad["DeferralTime"] = crontab.next_run(ad, now)
+    except crontab.CronError as e:
+        return str(e)
+    return None
 
 
 def _name(key: JobId) -> str:

@@ -69,6 +69,9 @@ _STRINGS = {
     "hold_kill_sig": "HoldKillSig",
     "notify_user": "NotifyUser",
 }
+# The CronTab commands, recorded as strings for the schedd to read (crontab.py).
+_CRON = {"cron_minute": "CronMinute", "cron_hour": "CronHour", "cron_day_of_month": "CronDayOfMonth",
+         "cron_month": "CronMonth", "cron_day_of_week": "CronDayOfWeek"}
 # The job attribute names condor_submit 23.9.6 also takes for these commands (submit_param's second
 # name), as older submit files write them: WhenToTransferOutput = ON_EXIT, PeriodicRemove = ...
 _ALIASES = {
@@ -93,7 +96,7 @@ _HANDLED = {
     "transfer_output_files", "transfer_output_remaps", "transfer_executable", "deferral_time",
     "deferral_window", "deferral_prep_time", "stream_output",
     "stream_error", "notification", "notify_user", "leave_in_queue", "log_xml", "job_max_vacate_time",
-    "want_graceful_removal", "coresize",
+    "want_graceful_removal", "coresize", "cron_window", "cron_prep_time",
     "output_destination", "x509userproxy", "job_lease_duration", "keep_claim_idle", "allowed_job_duration",
     "encrypt_input_files", "encrypt_output_files", "skip_filechecks", "copy_to_spool",
     "job_ad_information_attrs", "description", "use_oauth_services", "docker_image",
@@ -103,7 +106,7 @@ _HANDLED = {
     # condor_submit 23.9.6 commands close enough to those above to pass for their misspellings
     "stream_input", "transfer_input", "dont_encrypt_input_files", "dont_encrypt_output_files",
     "use_x509userproxy", "transfer_checkpoint_files", "concurrency_limits_expr", "submit_event_user_notes",
-} | set(_EXPRESSIONS) | set(_STRINGS) | set(_ALIASES)
+} | set(_EXPRESSIONS) | set(_STRINGS) | set(_ALIASES) | set(_CRON)
 # The other commands of condor_submit 23.9.6's manual that it looks up for a job of these
 # universes, so that a line setting one is used even where crabtui ignores it; those of the grid,
 # vm and parallel universes only (grid_resource, ec2_*, vm_*, machine_count, rendezvousdir, ...) it
@@ -111,8 +114,7 @@ _HANDLED = {
 _LOOKED_UP = frozenset({
     "aws_access_key_id_file", "aws_region", "aws_secret_access_key_file", "checkpoint_destination",
     "checkpoint_exit_code", "container_image", "container_service_names", "container_target_dir",
-    "cron_day_of_month", "cron_day_of_week", "cron_hour", "cron_minute", "cron_month", "cron_prep_time",
-    "cron_window", "cuda_version", "delegate_job_gsi_credentials_lifetime", "docker_network_type",
+    "cuda_version", "delegate_job_gsi_credentials_lifetime", "docker_network_type",
     "docker_override_entrypoint", "docker_pull_policy", "email_attributes", "encrypt_execute_directory",
     "erase_output_and_error_on_restart", "gpus_minimum_capability", "gpus_minimum_memory",
     "gpus_minimum_runtime", "gs_access_key_id_file", "gs_secret_access_key_file", "image_size",
@@ -1134,13 +1136,20 @@ def _before_any_run(ad: classad2.ClassAd) -> None:
 
 
 def _deferral(ad: classad2.ClassAd, get, at) -> None:
-    """deferral_time, with the window and the prep time condor_submit 23.9.6 gives by default."""
+    """deferral_time, or the cron_* commands (whose DeferralTime the schedd computes, see
+    :mod:`crontab`), with the window and the prep time condor_submit 23.9.6 gives by default;
+    cron_window and cron_prep_time are its other names for deferral_window and deferral_prep_time."""
     deferral = get("deferral_time")
+    cron = {attr: value for command, attr in _CRON.items() if (value := get(command)) is not None}
+    if deferral is None and not cron:
+        return
     if deferral is not None:
         ad["DeferralTime"] = _expression(deferral, at("deferral_time"), "deferral_time")
-        ad["DeferralWindow"] = _expression(get("deferral_window") or "0", at("deferral_window"), "deferral_window")
-        ad["DeferralPrepTime"] = _expression(get("deferral_prep_time") or "300", at("deferral_prep_time"),
-                                             "deferral_prep_time")
+    ad.update(cron)  # as strings, as condor_submit records them: CronMinute = "*/2"
+    for attr, command, cron_name, default in (("DeferralWindow", "deferral_window", "cron_window", "0"),
+                                              ("DeferralPrepTime", "deferral_prep_time", "cron_prep_time", "300")):
+        name = command if get(command) is not None else cron_name
+        ad[attr] = _expression(get(name) or default, at(name), name)
 
 
 def _custom_attributes(ad: classad2.ClassAd, submit: htcondor2.Submit, where: str, at) -> None:
