@@ -217,3 +217,15 @@ def test_the_pools_check_gives_a_queue_variable_named_row_its_rows_value(tmp_pat
     text = "executable = /bin/echo\narguments = $CHOICE(Row, a, b)\nqueue Row from (\n0\n1\n0\n)\n"
     check_macro_functions(SubmitDescription(text, str(tmp_path / "job.sub"), str(tmp_path)))
     assert [ad["Args"] for ad in build(text, tmp_path)] == ["a", "b", "a"]
+
+
+@pytest.mark.parametrize("queue", ["queue a,b from (\n1 2\n3 4\n", "queue x from (\n", "queue x from (\n1\n)\nqueue y from (\na\n"])
+def test_an_item_list_no_closing_line_ends_is_refused_as_on_the_pool(queue, tmp_path):
+    """condor_submit 23.9.6 on the pool: "Reached end of file without finding closing brace ')' for
+    Queue command on line 2", exit 1; the rest of the file is no list of items."""
+    with pytest.raises(SubmitError) as refused:
+        build(f"executable = /bin/true\n{queue}", tmp_path)
+    line = 5 if "queue y" in queue else 2
+    assert str(refused.value).startswith(
+        f"{tmp_path / 'job.sub'}:{line}: Reached end of file without finding closing brace ')' for Queue command "
+        f"on line {line}")

@@ -538,6 +538,7 @@ def parse_description(description: SubmitDescription) -> htcondor2.Submit:
     stand_ins = {key: _text_safe(value) for key, value in prepend.items()}
     text = "".join(f"{key} = {stand_in}\n" for key, stand_in in stand_ins.items()) + text
     _check_conditionals(description.text, where)
+    _check_inline_lists(description.text, where)
     try:
         with _CapturedStderr(text) as said:
             submit = htcondor2.Submit(text)
@@ -615,6 +616,16 @@ def _check_conditionals(text: str, where: str) -> None:
     if open_ifs:
         raise SubmitError(f"{where}:{open_ifs[-1]}: if without endif; close it with an endif line before the "
                           "queue statement")
+
+
+def _check_inline_lists(text: str, where: str) -> None:
+    """Refuse a ``queue ... from (`` whose item list no ``)`` line closes, as condor_submit 23.9.6
+    does; the bindings take the rest of the file as the list and queue a job for it."""
+    lines = text.splitlines()
+    for first, last in _queue_spans(lines):
+        if re.search(r"\(\s*$", lines[first]) and not (last > first and re.match(r"\s*\)", lines[last])):
+            raise SubmitError(f"{where}:{first + 1}: Reached end of file without finding closing brace ')' for "
+                              f"Queue command on line {first + 1}; end the item list with a line holding ')'")
 
 
 def _include_error(text: str, where: str) -> str | None:
