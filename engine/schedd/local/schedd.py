@@ -1134,7 +1134,7 @@ class LocalSchedd:
                 ad["RemoveReason"] = reason
                 key = job_id(ad)
                 if key in self.running:
-                    self._stop(ad, "kill" if force else "remove")
+                    self._stop(ad, "kill" if force or (not policy and _removed_hard(ad)) else "remove")
                 if key not in self.running or force:
                     self._vacating.pop(key, None)
                     self._leave_queue(ad)
@@ -1483,6 +1483,14 @@ def _enter(ad: classad2.ClassAd, status: JobStatus, now: int) -> None:
     ad["EnteredCurrentStatus"] = now
     if status == JobStatus.IDLE:
         _schedule_cron(ad, now)
+
+
+def _removed_hard(ad: classad2.ClassAd) -> bool:
+    """Whether condor_rm of the running job kills it at once, as 23.9.6's shadow does unless the
+    job's WantGracefulRemoval is true (then its RemoveKillSig, and SIGKILL after the vacate time, as
+    for a periodic_remove); a scheduler or local universe job has no shadow: the schedd sends it
+    its signal."""
+    return ad["JobUniverse"] not in SLOTLESS_UNIVERSES and _eval(ad, "WantGracefulRemoval") is not True
 
 
 def _schedule_cron(ad: classad2.ClassAd, now: float) -> str | None:

@@ -1061,6 +1061,9 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     if limits:  # lower case and sorted, as condor_submit stores them
         ad["ConcurrencyLimits"] = ",".join(sorted({n.lower() for n in re.split(r"[\s,]+", limits) if n}))
     _deferral(ad, get, at)
+    graceful = get("want_graceful_removal")
+    if graceful is not None:  # an expression, as condor_submit records it; the schedd reads it at condor_rm
+        ad["WantGracefulRemoval"] = _expression(graceful, at("want_graceful_removal"), "want_graceful_removal")
     description = _expand(submit, keys["description"], where) if "description" in keys else ""
     if description:  # copied as it is, blanks included (condor_submit's f_as_string)
         ad["JobDescription"] = description
