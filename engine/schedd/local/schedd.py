@@ -1489,8 +1489,9 @@ def _removed_hard(ad: classad2.ClassAd) -> bool:
     """Whether condor_rm of the running job kills it at once, as 23.9.6's shadow does unless the
     job's WantGracefulRemoval is true (then its RemoveKillSig, and SIGKILL after the vacate time, as
     for a periodic_remove); a scheduler or local universe job has no shadow: the schedd sends it
-    its signal."""
-    return ad["JobUniverse"] not in SLOTLESS_UNIVERSES and _eval(ad, "WantGracefulRemoval") is not True
+    its signal.  A DAG node job keeps the signal first (see the README's differences)."""
+    return (ad["JobUniverse"] not in SLOTLESS_UNIVERSES and "DAGManJobId" not in ad
+            and _eval(ad, "WantGracefulRemoval") is not True)
 
 
 def _schedule_cron(ad: classad2.ClassAd, now: float) -> str | None:
