@@ -198,11 +198,11 @@ def test_q_af_has_htcondors_functions_and_current_time(schedd):
     assert out.stdout == '{ "a","b" } true true\n'
 
 
-def test_condor_rm_kills_at_once_unless_the_job_wants_graceful_removal(schedd):
+def test_condor_rm_kills_at_once_a_job_that_wants_no_graceful_removal(schedd):
     """condor_rm of running jobs that trap SIGTERM, on the pool: the job with
-    ``want_graceful_removal = true`` gets SIGTERM and writes 'got TERM'; the one without is
-    killed at once (SIGKILL, its trap never runs), as 23.9.6's shadow kills it.  A
-    periodic_remove gives SIGTERM either way (the pool's trap ran), as does condor_hold."""
+    ``want_graceful_removal = false`` is killed at once (SIGKILL, its trap never runs), as 23.9.6's
+    shadow kills it, and so is one its periodic_remove removes (ExitSignal 9 on the pool); one
+    without the command gets SIGTERM and writes 'got TERM'."""
     schedd.write("trap.sh", """
         #!/bin/sh
         trap 'echo got TERM >> trap.$1.out; exit 7' TERM
@@ -218,13 +218,13 @@ def test_condor_rm_kills_at_once_unless_the_job_wants_graceful_removal(schedd):
         wait_for(lambda: (schedd.work / f"trap.{name}.out").exists(), f"{name}'s trap to be set")
         return job
 
-    graceful, default = started("graceful", "want_graceful_removal = true"), started("default", "")
-    assert schedd.cli("rm", graceful, default).returncode == 0
-    removed = schedd.wait_history(default)
-    schedd.wait_history(graceful)
-    policy = started("policy", "periodic_remove = CRABTUI_Remove =?= true")
+    hard, default = started("hard", "want_graceful_removal = false"), started("default", "")
+    assert schedd.cli("rm", hard, default).returncode == 0
+    removed = schedd.wait_history(hard)
+    schedd.wait_history(default)
+    policy = started("policy", "want_graceful_removal = false\nperiodic_remove = CRABTUI_Remove =?= true")
     assert schedd.cli("qedit", policy, "CRABTUI_Remove", "true").returncode == 0
     schedd.wait_history(policy)
-    said = {name: (schedd.work / f"trap.{name}.out").read_text() for name in ("graceful", "default", "policy")}
-    assert said == {"graceful": "start\ngot TERM\n", "default": "start\n", "policy": "start\ngot TERM\n"}
+    said = {name: (schedd.work / f"trap.{name}.out").read_text() for name in ("hard", "default", "policy")}
+    assert said == {"hard": "start\n", "default": "start\ngot TERM\n", "policy": "start\n"}
     assert (removed["ExitBySignal"], removed["ExitSignal"]) == (True, 9)

@@ -1134,7 +1134,7 @@ class LocalSchedd:
                 ad["RemoveReason"] = reason
                 key = job_id(ad)
                 if key in self.running:
-                    self._stop(ad, "kill" if force or (not policy and _removed_hard(ad)) else "remove")
+                    self._stop(ad, "kill" if force or _removed_hard(ad) else "remove")
                 if key not in self.running or force:
                     self._vacating.pop(key, None)
                     self._leave_queue(ad)
@@ -1486,12 +1486,11 @@ def _enter(ad: classad2.ClassAd, status: JobStatus, now: int) -> None:
 
 
 def _removed_hard(ad: classad2.ClassAd) -> bool:
-    """Whether condor_rm of the running job kills it at once, as 23.9.6's shadow does unless the
-    job's WantGracefulRemoval is true (then its RemoveKillSig, and SIGKILL after the vacate time, as
-    for a periodic_remove); a scheduler or local universe job has no shadow: the schedd sends it
-    its signal.  A DAG node job keeps the signal first (see the README's differences)."""
-    return (ad["JobUniverse"] not in SLOTLESS_UNIVERSES and "DAGManJobId" not in ad
-            and _eval(ad, "WantGracefulRemoval") is not True)
+    """Whether removing the running job (condor_rm, periodic_remove) kills it at once: as 23.9.6's
+    shadow does for a job whose WantGracefulRemoval is false (the test pool's TERM trap never ran); without the attribute,
+    or true, the job gets its RemoveKillSig and SIGKILL after the vacate time.  A scheduler or
+    local universe job has no shadow: the schedd sends it its signal."""
+    return ad["JobUniverse"] not in SLOTLESS_UNIVERSES and _eval(ad, "WantGracefulRemoval") is False
 
 
 def _schedule_cron(ad: classad2.ClassAd, now: float) -> str | None:
