@@ -229,3 +229,14 @@ def test_an_item_list_no_closing_line_ends_is_refused_as_on_the_pool(queue, tmp_
     assert str(refused.value).startswith(
         f"{tmp_path / 'job.sub'}:{line}: Reached end of file without finding closing brace ')' for Queue command "
         f"on line {line}")
+
+
+def test_log_xml_is_refused_rather_than_ignored(tmp_path):
+    """``log_xml = True`` (the manual's command for a ClassAd XML event log): the embedded schedd
+    writes the standard format only, so it says so at the line instead of writing another format
+    than asked; ``log_xml = false`` is what it writes anyway."""
+    with pytest.raises(SubmitError) as refused:
+        build("executable = /bin/true\nlog = job.log\nlog_xml = True\nqueue\n", tmp_path)
+    assert str(refused.value).startswith(f"{tmp_path / 'job.sub'}:3: log_xml = True: the embedded schedd writes")
+    assert "--backend htcondor" in str(refused.value)
+    assert build("executable = /bin/true\nlog = job.log\nlog_xml = false\nqueue\n", tmp_path)[0]["UserLog"]

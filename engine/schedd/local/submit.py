@@ -1026,6 +1026,11 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     log = _path(get("log"), iwd)
     if log is not None:
         ad["UserLog"] = log
+    xml = get("log_xml")
+    if xml is not None and _submit_bool(xml, at("log_xml"), "log_xml"):
+        raise SubmitError(f"{at('log_xml')}: log_xml = {xml}: the embedded schedd writes the job's log in "
+                          "HTCondor's standard event format only, which htcondor2.JobEventLog, DAGMan and crabtui "
+                          "read; remove the line, or submit with --backend htcondor for an XML log")
     _requests(ad, keys, get, at)
     ad["JobPrio"] = _integer(get("priority") or "0", at("priority"), "priority", "a priority, higher runs first",
                              -_INT32, evaluate=True)
