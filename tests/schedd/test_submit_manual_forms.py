@@ -240,3 +240,15 @@ def test_log_xml_is_refused_rather_than_ignored(tmp_path):
     assert str(refused.value).startswith(f"{tmp_path / 'job.sub'}:3: log_xml = True: the embedded schedd writes")
     assert "--backend htcondor" in str(refused.value)
     assert build("executable = /bin/true\nlog = job.log\nlog_xml = false\nqueue\n", tmp_path)[0]["UserLog"]
+
+
+def test_deferral_time_of_a_scheduler_universe_job_is_refused_as_on_the_pool(tmp_path):
+    """The manual: "A scheduler universe job defining the deferral_time produces a fatal error when
+    submitted"; the pool's condor_submit: "DeferralTime does not work for scheduler universe jobs."
+    A local universe job takes it."""
+    with pytest.raises(SubmitError) as refused:
+        build("universe = scheduler\nexecutable = /bin/true\ndeferral_time = 1900000000\nqueue\n", tmp_path)
+    assert str(refused.value) == (f"{tmp_path / 'job.sub'}:3: DeferralTime does not work for scheduler universe jobs; "
+                                  "consider submitting this job using the local universe, instead")
+    (ad,) = build("universe = local\nexecutable = /bin/true\ndeferral_time = 1900000000\nqueue\n", tmp_path)
+    assert ad["DeferralTime"] == 1900000000

@@ -1163,6 +1163,9 @@ def _deferral(ad: classad2.ClassAd, get, at) -> None:
     if deferral is None and not cron:
         return
     if deferral is not None:
+        if ad["JobUniverse"] == UNIVERSES["scheduler"]:  # condor_submit 23.9.6's refusal (cron_* it takes)
+            raise SubmitError(f"{at('deferral_time')}: DeferralTime does not work for scheduler universe jobs; "
+                              "consider submitting this job using the local universe, instead")
         ad["DeferralTime"] = _expression(deferral, at("deferral_time"), "deferral_time")
     ad.update(cron)  # as strings, as condor_submit records them: CronMinute = "*/2"
     for attr, command, cron_name, default in (("DeferralWindow", "deferral_window", "cron_window", "0"),
