@@ -55,7 +55,7 @@ _EXPRESSIONS = {
     "allowed_job_duration": "AllowedJobDuration",
     "allowed_execute_duration": "AllowedExecuteDuration",  # recorded; 23.9.6 did not hold a job for it
     "job_max_vacate_time": "JobMaxVacateTime",
-    "next_job_start_delay": "NextJobStartDelay",  # recorded, not enforced
+    "next_job_start_delay": "NextJobStartDelay",  # the schedd spaces the cluster's starts by it
     "coresize": "CoreSize",
 }
 # Commands copied as strings.
