@@ -252,3 +252,13 @@ def test_deferral_time_of_a_scheduler_universe_job_is_refused_as_on_the_pool(tmp
                                   "consider submitting this job using the local universe, instead")
     (ad,) = build("universe = local\nexecutable = /bin/true\ndeferral_time = 1900000000\nqueue\n", tmp_path)
     assert ad["DeferralTime"] == 1900000000
+
+
+def test_lines_after_the_last_queue_statement_are_warned_of_first_as_on_the_pool(tmp_path):
+    """condor_submit 23.9.6 -dry-run on the pool: the lines after the last queue statement are
+    unused (it has queued every job when it reads them), warned of first, the last line first,
+    then the others in its usual order; a ``+Attr`` line there gets no warning."""
+    text = "executable = /bin/true\nbb = 1\nyy = 2\nqueue\nzz = 1\naa = 2\n+Foo = 1\nmm = 3\n"
+    assert unused_line_warnings(SubmitDescription(text, str(tmp_path / "job.sub"), str(tmp_path))) == [
+        f"WARNING: the line '{line}' was unused by condor_submit. Is it a typo?"
+        for line in ("mm = 3", "aa = 2", "zz = 1", "yy = 2", "bb = 1")]

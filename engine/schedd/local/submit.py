@@ -347,11 +347,33 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
         if name in keys:
             value = submit[keys[name]]  # $CHOICE(Process, listMacro) uses listMacro too
             pending += [ref.lower() for ref in _MACRO_REF.findall(value) + macro_functions.list_macros(value)]
-    unused = sorted({name for name in [*keys, *variables] if name not in used}, reverse=True)
-    return [f"WARNING: the Queue variable '{variables[name]}' was unused by condor_submit. Is it a typo?"
-            if name in variables else
-            f"WARNING: the line '{keys[name]} = {submit[keys[name]]}' was unused by condor_submit. Is it a typo?"
-            for name in unused]
+    trailing = _after_last_queue(description.text)  # warned of first, the last line first, as 23.9.6 does
+    lines = {name: f"{keys[name]} = {submit[keys[name]]}" for name in keys if name not in used and name not in trailing}
+    unused = sorted({*lines, *(name for name in variables if name not in used and name not in trailing)}, reverse=True)
+    return [f"WARNING: the line '{line}' was unused by condor_submit. Is it a typo?" for line in reversed(trailing.values())] + [
+        f"WARNING: the Queue variable '{variables[name]}' was unused by condor_submit. Is it a typo?"
+        if name in variables and name not in lines else
+        f"WARNING: the line '{lines[name]}' was unused by condor_submit. Is it a typo?"
+        for name in unused]
+
+
+_ASSIGNMENT = re.compile(r"\s*([A-Za-z_][\w.]*)\s*=\s*(.*?)\s*\Z")
+
+
+def _after_last_queue(text: str) -> dict[str, str]:
+    """The ``name = value`` lines after the last queue statement, which condor_submit 23.9.6 reads
+    after it has queued every job, so nothing uses them (``+Attr`` and ``MY.Attr`` lines aside):
+    in file order, by name (lower case), as the warning prints them."""
+    lines = text.splitlines()
+    spans = _queue_spans(lines)
+    if not spans:
+        return {}
+    found = {}
+    for line in lines[spans[-1][1] + 1:]:
+        match = _ASSIGNMENT.match(line)
+        if match and not match.group(1).lower().startswith("my."):
+            found[match.group(1).lower()] = f"{match.group(1)} = {match.group(2)}"
+    return found
 
 
 MAX_MATERIALIZE = ("max_materialize", "jobmaterializelimit")
