@@ -262,3 +262,11 @@ def test_lines_after_the_last_queue_statement_are_warned_of_first_as_on_the_pool
     assert unused_line_warnings(SubmitDescription(text, str(tmp_path / "job.sub"), str(tmp_path))) == [
         f"WARNING: the line '{line}' was unused by condor_submit. Is it a typo?"
         for line in ("mm = 3", "aa = 2", "zz = 1", "yy = 2", "bb = 1")]
+
+
+def test_transfer_executable_false_is_recorded_as_on_the_pool(tmp_path):
+    """condor_submit 23.9.6 -dry-run: ``transfer_executable = false`` (or the attribute name) gives
+    TransferExecutable=false; ``true`` records nothing."""
+    for line in ("transfer_executable = false", "TransferExecutable = False"):
+        assert build(f"executable = /bin/true\n{line}\nqueue\n", tmp_path)[0]["TransferExecutable"] is False
+    assert "TransferExecutable" not in build("executable = /bin/true\ntransfer_executable = true\nqueue\n", tmp_path)[0]

@@ -1314,6 +1314,10 @@ def _transfer(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) -
         raise SubmitError(f"{_at(where, lines, 'should_transfer_files')}: should_transfer_files: invalid value "
                           f"({should.lower()}); specify YES, NO, or IF_NEEDED")
     ad["ShouldTransferFiles"] = should
+    executable = get("transfer_executable")
+    if executable is not None and not _submit_bool(executable, _at(where, lines, "transfer_executable"),
+                                                   "transfer_executable"):
+        ad["TransferExecutable"] = False  # recorded only when false, as condor_submit 23.9.6 does
     destination = get("output_destination")
     if destination:
         raise SubmitError(f"{_at(where, lines, 'output_destination')}: output_destination = {destination}: the "
