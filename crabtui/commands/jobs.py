@@ -105,10 +105,8 @@ def _submit_options(ctx: click.Context, args: tuple[str, ...]) -> _SubmitOptions
             if item.name == "help":  # condor_submit's -help, from -h
                 click.echo(ctx.get_help())
                 return None
-            if item.name == "terse":
-                terse = True
-            elif item.name == "verbose":
-                verbose = True
+            if item.name in ("terse", "verbose"):  # the later of the two wins, as in condor_submit 23.9.6
+                terse, verbose = item.name == "terse", item.name == "verbose"
             elif item.name == "spool":
                 spool = True
             elif item.name == "disable":

@@ -45,6 +45,16 @@ def test_terse_stdin_prints_the_ids_only(schedd):
     assert (result.returncode, result.stdout) == (0, "1.0 - 1.2\n")
 
 
+def test_the_later_of_terse_and_verbose_wins_as_in_condor_submit(schedd):
+    """condor_submit -terse -verbose job.sub on the pool printed the ads ("** Proc 1164.0:"), and
+    -verbose -terse the range ("1165.0 - 1165.0")."""
+    schedd.write("job.sub", "executable = /bin/true\nhold = true\nqueue\n")
+    verbose = schedd.cli("job", "submit", "-terse", "-verbose", "job.sub")
+    assert verbose.stdout.splitlines()[:2] == ["Submitting job(s)", "** Proc 1.0:"]
+    terse = schedd.cli("job", "submit", "-verbose", "-terse", "job.sub")
+    assert terse.stdout == "2.0 - 2.0\n"
+
+
 def test_verbose_prints_each_ad_sorted_and_no_count(schedd):
     schedd.write("job.sub", "executable = /bin/true\nqueue 2\n")
     result = schedd.cli("job", "submit", "-verbose", "job.sub")

@@ -30,3 +30,13 @@ def test_a_job_submitted_after_its_deferral_window_waits_for_good(schedd):
     schedd.wait_history(f"{later.cluster}.0")
     ad = schedd.job(f"{missed.cluster}.0")
     assert (ad["JobStatus"], ad["NumJobStarts"]) == (JobStatus.IDLE, 0)
+
+
+def test_next_job_start_delay_spaces_the_clusters_starts(schedd):
+    """``next_job_start_delay = 8`` with ``queue 3`` on the pool: the jobs started 8 s apart
+    (10:26:36, :44, :52), though slots were free; the embedded schedd started them at once."""
+    result = schedd.submit("executable = /bin/true\nlog = job.log\nnext_job_start_delay = 2\nqueue 2\n")
+    log = EventReader(schedd.work / "job.log")
+    first = log.wait_type(ET.EXECUTE, f"{result.cluster}.0")
+    second = log.wait_type(ET.EXECUTE, f"{result.cluster}.1")
+    assert second.timestamp - first.timestamp >= 2

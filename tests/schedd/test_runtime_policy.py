@@ -5,9 +5,11 @@ job's life: each test's expected events, attributes and tool answers are those t
 
 from __future__ import annotations
 
+import time
+
 from htcondor2 import JobEventType as ET
 
-from schedd_harness import EventReader, types_for
+from schedd_harness import EventReader, types_for, wait_for
 from engine.schedd.api import JobStatus
 
 
@@ -194,3 +196,35 @@ def test_q_af_has_htcondors_functions_and_current_time(schedd):
     out = schedd.cli("q", f"{cluster}.0", "-af", 'splitUserName("a@b")', 'stringListMember("b", "a,b")',
                      "(CurrentTime - QDate) >= 0")
     assert out.stdout == '{ "a","b" } true true\n'
+
+
+def test_condor_rm_kills_at_once_a_job_that_wants_no_graceful_removal(schedd):
+    """condor_rm of running jobs that trap SIGTERM, on the pool: the job with
+    ``want_graceful_removal = false`` is killed at once (SIGKILL, its trap never runs), as 23.9.6's
+    shadow kills it, and so is one its periodic_remove removes (ExitSignal 9 on the pool); one
+    without the command gets SIGTERM and writes 'got TERM'."""
+    schedd.write("trap.sh", """
+        #!/bin/sh
+        trap 'echo got TERM >> trap.$1.out; exit 7' TERM
+        echo start > trap.$1.out
+        sleep 300 &
+        wait
+        """, executable=True)
+
+    def started(name: str, extra: str) -> str:
+        text = f"executable = trap.sh\narguments = {name}\nlog = rm.log\n{extra}\nqueue\n"
+        job = f"{schedd.submit(text, name=f'{name}.sub').cluster}.0"
+        schedd.wait_running(job)
+        wait_for(lambda: (schedd.work / f"trap.{name}.out").exists(), f"{name}'s trap to be set")
+        return job
+
+    hard, default = started("hard", "want_graceful_removal = false"), started("default", "")
+    assert schedd.cli("rm", hard, default).returncode == 0
+    removed = schedd.wait_history(hard)
+    schedd.wait_history(default)
+    policy = started("policy", "want_graceful_removal = false\nperiodic_remove = CRABTUI_Remove =?= true")
+    assert schedd.cli("qedit", policy, "CRABTUI_Remove", "true").returncode == 0
+    schedd.wait_history(policy)
+    said = {name: (schedd.work / f"trap.{name}.out").read_text() for name in ("hard", "default", "policy")}
+    assert said == {"hard": "start\n", "default": "start\ngot TERM\n", "policy": "start\n"}
+    assert (removed["ExitBySignal"], removed["ExitSignal"]) == (True, 9)

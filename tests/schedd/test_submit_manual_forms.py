@@ -217,3 +217,56 @@ def test_the_pools_check_gives_a_queue_variable_named_row_its_rows_value(tmp_pat
     text = "executable = /bin/echo\narguments = $CHOICE(Row, a, b)\nqueue Row from (\n0\n1\n0\n)\n"
     check_macro_functions(SubmitDescription(text, str(tmp_path / "job.sub"), str(tmp_path)))
     assert [ad["Args"] for ad in build(text, tmp_path)] == ["a", "b", "a"]
+
+
+@pytest.mark.parametrize("queue", ["queue a,b from (\n1 2\n3 4\n", "queue x from (\n", "queue x from (\n1\n)\nqueue y from (\na\n"])
+def test_an_item_list_no_closing_line_ends_is_refused_as_on_the_pool(queue, tmp_path):
+    """condor_submit 23.9.6 on the pool: "Reached end of file without finding closing brace ')' for
+    Queue command on line 2", exit 1; the rest of the file is no list of items."""
+    with pytest.raises(SubmitError) as refused:
+        build(f"executable = /bin/true\n{queue}", tmp_path)
+    line = 5 if "queue y" in queue else 2
+    assert str(refused.value).startswith(
+        f"{tmp_path / 'job.sub'}:{line}: Reached end of file without finding closing brace ')' for Queue command "
+        f"on line {line}")
+
+
+def test_log_xml_is_refused_rather_than_ignored(tmp_path):
+    """``log_xml = True`` (the manual's command for a ClassAd XML event log): the embedded schedd
+    writes the standard format only, so it says so at the line instead of writing another format
+    than asked; ``log_xml = false`` is what it writes anyway."""
+    with pytest.raises(SubmitError) as refused:
+        build("executable = /bin/true\nlog = job.log\nlog_xml = True\nqueue\n", tmp_path)
+    assert str(refused.value).startswith(f"{tmp_path / 'job.sub'}:3: log_xml = True: the embedded schedd writes")
+    assert "--backend htcondor" in str(refused.value)
+    assert build("executable = /bin/true\nlog = job.log\nlog_xml = false\nqueue\n", tmp_path)[0]["UserLog"]
+
+
+def test_deferral_time_of_a_scheduler_universe_job_is_refused_as_on_the_pool(tmp_path):
+    """The manual: "A scheduler universe job defining the deferral_time produces a fatal error when
+    submitted"; the pool's condor_submit: "DeferralTime does not work for scheduler universe jobs."
+    A local universe job takes it."""
+    with pytest.raises(SubmitError) as refused:
+        build("universe = scheduler\nexecutable = /bin/true\ndeferral_time = 1900000000\nqueue\n", tmp_path)
+    assert str(refused.value) == (f"{tmp_path / 'job.sub'}:3: DeferralTime does not work for scheduler universe jobs; "
+                                  "consider submitting this job using the local universe, instead")
+    (ad,) = build("universe = local\nexecutable = /bin/true\ndeferral_time = 1900000000\nqueue\n", tmp_path)
+    assert ad["DeferralTime"] == 1900000000
+
+
+def test_lines_after_the_last_queue_statement_are_warned_of_first_as_on_the_pool(tmp_path):
+    """condor_submit 23.9.6 -dry-run on the pool: the lines after the last queue statement are
+    unused (it has queued every job when it reads them), warned of first, the last line first,
+    then the others in its usual order; a ``+Attr`` line there gets no warning."""
+    text = "executable = /bin/true\nbb = 1\nyy = 2\nqueue\nzz = 1\naa = 2\n+Foo = 1\nmm = 3\n"
+    assert unused_line_warnings(SubmitDescription(text, str(tmp_path / "job.sub"), str(tmp_path))) == [
+        f"WARNING: the line '{line}' was unused by condor_submit. Is it a typo?"
+        for line in ("mm = 3", "aa = 2", "zz = 1", "yy = 2", "bb = 1")]
+
+
+def test_transfer_executable_false_is_recorded_as_on_the_pool(tmp_path):
+    """condor_submit 23.9.6 -dry-run: ``transfer_executable = false`` (or the attribute name) gives
+    TransferExecutable=false; ``true`` records nothing."""
+    for line in ("transfer_executable = false", "TransferExecutable = False"):
+        assert build(f"executable = /bin/true\n{line}\nqueue\n", tmp_path)[0]["TransferExecutable"] is False
+    assert "TransferExecutable" not in build("executable = /bin/true\ntransfer_executable = true\nqueue\n", tmp_path)[0]

@@ -55,7 +55,7 @@ from engine.schedd.api import (
     SubmitResult,
     summarize,
 )
-from engine.schedd.local import columns, dollar_dollar, factory, input_files, job_tools, shadow, starter
+from engine.schedd.local import columns, crontab, dollar_dollar, factory, input_files, job_tools, shadow, starter
 from engine.crashpoint import crash_point
 from engine.gcpause import gc_paused
 from engine.schedd.local.jobqueue import JobQueue, OutboxRow, job_id
@@ -87,6 +87,7 @@ log = logging.getLogger("crabtui.schedd")
 JobId = tuple[int, int]
 UNIVERSE_SCHEDULER = 7
 SLOTLESS_UNIVERSES = (UNIVERSE_SCHEDULER, 12)  # scheduler and local universe jobs run on the submit side
+MAX_NEXT_JOB_START_DELAY = 600  # seconds, HTCondor's default for the knob of that name
 DEFAULT_PERIODIC_INTERVAL = 5.0  # seconds; HTCondor's PERIODIC_EXPR_INTERVAL is 60
 # A job's own PERIODIC_EXPR_INTERVAL, in seconds (a job on a scaled clock, such as a CRAB job of the
 # simulated grid, asks for 60 of its simulated seconds); honoured while it runs or is held, down to
@@ -155,6 +156,7 @@ class LocalSchedd:
         self._fast_timer: asyncio.TimerHandle | None = None
         self._requeue_timer: asyncio.TimerHandle | None = None  # the next requeued job's time to start
         self._requeue_due: float | None = None
+        self._cluster_started: dict[int, float] = {}  # each cluster's last job start, for NextJobStartDelay
         self._intervals: dict[JobId, float | None] = {}  # each job's own periodic interval, once looked at
         self._schedule_pending = False
         self._stopping = False
@@ -542,8 +544,12 @@ class LocalSchedd:
         first = job_id(ads[0])
         if first in self.jobs or cluster in self.job_factories or self.queue.has_left(*first):
             return SubmitResult(cluster, ads[0]["ProcId"], len(ads))
+        now = self.clock()
+        bad_cron = {}
         for ad in ads:  # the schedd names the job's user as a pool's does, not condor_submit (-dry-run has none)
             ad["User"] = f"{ad['Owner']}@{UID_DOMAIN}"
+            if (reason := _schedule_cron(ad, now)) is not None:
+                bad_cron[job_id(ad)] = reason
         with self._unit("submit"):
             if factory.wants_factory(ads[0]):  # its jobs are made as _materialize finds room, SUBMIT each
                 made = factory.Factory(cluster, ads[0]["ProcId"], ads[0]["ProcId"] + len(ads), paused=False,
@@ -558,6 +564,9 @@ class LocalSchedd:
                 self.jobs[job_id(ad)] = ad
                 # A job submitted on hold gets no held event: HTCondor logs only the submit.
                 self._log(ad, SubmitEvent, submit_host=self.host, log_notes=ad.get("SubmitEventNotes", ""))
+        for key, reason in bad_cron.items():  # held as the pool's schedd holds them once queued
+            if key in self.jobs:
+                self._hold([self.jobs[key]], f"Invalid cron schedule parameters: {reason}", crontab.HOLD_CODE, 0)
         self._idle_order = None
         self._schedule_soon()  # after the reply: a submitter (DAGMan) need not wait for the forks
         asked = [interval for ad in ads if (interval := _float(ad.get(JOB_PERIODIC_INTERVAL))) is not None]
@@ -753,7 +762,8 @@ class LocalSchedd:
                 if ad is None or ad["JobStatus"] != JobStatus.IDLE:
                     continue
                 # released before its last run exited, not yet at its time, or requeued too recently
-                if key in self.running or self._defers(ad, now) or self._requeue_waits(ad, now):
+                if (key in self.running or self._defers(ad, now) or self._requeue_waits(ad, now)
+                        or self._start_delayed(ad, now)):
                     remaining.append(key)
                     continue
                 slot = self.pool.match(ad)
@@ -773,6 +783,7 @@ class LocalSchedd:
                     continue
                 self.pool.claim(slot, _name(key))
                 starts.append((key, slot))
+                self._cluster_started[key[0]] = now
                 free -= 1
             self._idle_order = remaining
         if starts:
@@ -804,6 +815,24 @@ class LocalSchedd:
         slotless = ad["JobUniverse"] in SLOTLESS_UNIVERSES
         due = requeued + (self.schedd_min_interval if slotless else self.negotiator_interval)
         if now >= due or requeued > now:
+            return False
+        if self.loop is not None and (self._requeue_due is None or due < self._requeue_due):
+            if self._requeue_timer is not None:
+                self._requeue_timer.cancel()
+            self._requeue_due = due
+            self._requeue_timer = self.loop.call_later(due - now, self._requeue_time)
+        return True
+
+    def _start_delayed(self, ad: classad2.ClassAd, now: float) -> bool:
+        """Whether the job must wait for its cluster's NextJobStartDelay (next_job_start_delay) since
+        the cluster's last start, as 23.9.6's schedd spaces them (8 s apart on the test pool for a
+        delay of 8), at most MAX_NEXT_JOB_START_DELAY (600 s); a timer wakes :meth:`schedule`."""
+        delay = _eval(ad, "NextJobStartDelay")
+        last = self._cluster_started.get(ad["ClusterId"])
+        if last is None or not isinstance(delay, (int, float)) or isinstance(delay, bool) or delay <= 0:
+            return False
+        due = last + min(delay, MAX_NEXT_JOB_START_DELAY)
+        if now >= due:
             return False
         if self.loop is not None and (self._requeue_due is None or due < self._requeue_due):
             if self._requeue_timer is not None:
@@ -1128,7 +1157,7 @@ class LocalSchedd:
                 ad["RemoveReason"] = reason
                 key = job_id(ad)
                 if key in self.running:
-                    self._stop(ad, "kill" if force else "remove")
+                    self._stop(ad, "kill" if force or _removed_hard(ad) else "remove")
                 if key not in self.running or force:
                     self._vacating.pop(key, None)
                     self._leave_queue(ad)
@@ -1484,10 +1513,32 @@ def _held_fields(ad: classad2.ClassAd) -> dict:
 
 
 def _enter(ad: classad2.ClassAd, status: JobStatus, now: int) -> None:
-    """Move a job to ``status``, remembering the one it leaves, as the schedd records it."""
+    """Move a job to ``status``, remembering the one it leaves, as the schedd records it; a
+    CronTab job back to idle (requeued or released) gets its next DeferralTime, as there."""
     ad["LastJobStatus"] = ad["JobStatus"]
     ad["JobStatus"] = int(status)
     ad["EnteredCurrentStatus"] = now
+    if status == JobStatus.IDLE:
+        _schedule_cron(ad, now)
+
+
+def _removed_hard(ad: classad2.ClassAd) -> bool:
+    """Whether removing the running job (condor_rm, periodic_remove) kills it at once: as 23.9.6's
+    shadow does for a job whose WantGracefulRemoval is false (the test pool's TERM trap never ran); without the attribute,
+    or true, the job gets its RemoveKillSig and SIGKILL after the vacate time.  A scheduler or
+    local universe job has no shadow: the schedd sends it its signal."""
+    return ad["JobUniverse"] not in SLOTLESS_UNIVERSES and _eval(ad, "WantGracefulRemoval") is False
+
+
+def _schedule_cron(ad: classad2.ClassAd, now: float) -> str | None:
+    """Set a CronTab job's DeferralTime to its next time; the reason it cannot, if so."""
+    if not crontab.wants_crontab(ad):
+        return None
+    try:
+        ad["DeferralTime"] = crontab.next_run(ad, now)
+    except crontab.CronError as e:
+        return str(e)
+    return None
 
 
 def _name(key: JobId) -> str:

@@ -55,7 +55,7 @@ _EXPRESSIONS = {
     "allowed_job_duration": "AllowedJobDuration",
     "allowed_execute_duration": "AllowedExecuteDuration",  # recorded; 23.9.6 did not hold a job for it
     "job_max_vacate_time": "JobMaxVacateTime",
-    "next_job_start_delay": "NextJobStartDelay",  # recorded, not enforced
+    "next_job_start_delay": "NextJobStartDelay",  # the schedd spaces the cluster's starts by it
     "coresize": "CoreSize",
 }
 # Commands copied as strings.
@@ -69,6 +69,9 @@ _STRINGS = {
     "hold_kill_sig": "HoldKillSig",
     "notify_user": "NotifyUser",
 }
+# The CronTab commands, recorded as strings for the schedd to read (crontab.py).
+_CRON = {"cron_minute": "CronMinute", "cron_hour": "CronHour", "cron_day_of_month": "CronDayOfMonth",
+         "cron_month": "CronMonth", "cron_day_of_week": "CronDayOfWeek"}
 # The job attribute names condor_submit 23.9.6 also takes for these commands (submit_param's second
 # name), as older submit files write them: WhenToTransferOutput = ON_EXIT, PeriodicRemove = ...
 _ALIASES = {
@@ -93,7 +96,7 @@ _HANDLED = {
     "transfer_output_files", "transfer_output_remaps", "transfer_executable", "deferral_time",
     "deferral_window", "deferral_prep_time", "stream_output",
     "stream_error", "notification", "notify_user", "leave_in_queue", "log_xml", "job_max_vacate_time",
-    "want_graceful_removal", "coresize",
+    "want_graceful_removal", "coresize", "cron_window", "cron_prep_time",
     "output_destination", "x509userproxy", "job_lease_duration", "keep_claim_idle", "allowed_job_duration",
     "encrypt_input_files", "encrypt_output_files", "skip_filechecks", "copy_to_spool",
     "job_ad_information_attrs", "description", "use_oauth_services", "docker_image",
@@ -103,7 +106,7 @@ _HANDLED = {
     # condor_submit 23.9.6 commands close enough to those above to pass for their misspellings
     "stream_input", "transfer_input", "dont_encrypt_input_files", "dont_encrypt_output_files",
     "use_x509userproxy", "transfer_checkpoint_files", "concurrency_limits_expr", "submit_event_user_notes",
-} | set(_EXPRESSIONS) | set(_STRINGS) | set(_ALIASES)
+} | set(_EXPRESSIONS) | set(_STRINGS) | set(_ALIASES) | set(_CRON)
 # The other commands of condor_submit 23.9.6's manual that it looks up for a job of these
 # universes, so that a line setting one is used even where crabtui ignores it; those of the grid,
 # vm and parallel universes only (grid_resource, ec2_*, vm_*, machine_count, rendezvousdir, ...) it
@@ -111,8 +114,7 @@ _HANDLED = {
 _LOOKED_UP = frozenset({
     "aws_access_key_id_file", "aws_region", "aws_secret_access_key_file", "checkpoint_destination",
     "checkpoint_exit_code", "container_image", "container_service_names", "container_target_dir",
-    "cron_day_of_month", "cron_day_of_week", "cron_hour", "cron_minute", "cron_month", "cron_prep_time",
-    "cron_window", "cuda_version", "delegate_job_gsi_credentials_lifetime", "docker_network_type",
+    "cuda_version", "delegate_job_gsi_credentials_lifetime", "docker_network_type",
     "docker_override_entrypoint", "docker_pull_policy", "email_attributes", "encrypt_execute_directory",
     "erase_output_and_error_on_restart", "gpus_minimum_capability", "gpus_minimum_memory",
     "gpus_minimum_runtime", "gs_access_key_id_file", "gs_secret_access_key_file", "image_size",
@@ -345,11 +347,33 @@ def unused_line_warnings(description: SubmitDescription) -> list[str]:
         if name in keys:
             value = submit[keys[name]]  # $CHOICE(Process, listMacro) uses listMacro too
             pending += [ref.lower() for ref in _MACRO_REF.findall(value) + macro_functions.list_macros(value)]
-    unused = sorted({name for name in [*keys, *variables] if name not in used}, reverse=True)
-    return [f"WARNING: the Queue variable '{variables[name]}' was unused by condor_submit. Is it a typo?"
-            if name in variables else
-            f"WARNING: the line '{keys[name]} = {submit[keys[name]]}' was unused by condor_submit. Is it a typo?"
-            for name in unused]
+    trailing = _after_last_queue(description.text)  # warned of first, the last line first, as 23.9.6 does
+    lines = {name: f"{keys[name]} = {submit[keys[name]]}" for name in keys if name not in used and name not in trailing}
+    unused = sorted({*lines, *(name for name in variables if name not in used and name not in trailing)}, reverse=True)
+    return [f"WARNING: the line '{line}' was unused by condor_submit. Is it a typo?" for line in reversed(trailing.values())] + [
+        f"WARNING: the Queue variable '{variables[name]}' was unused by condor_submit. Is it a typo?"
+        if name in variables and name not in lines else
+        f"WARNING: the line '{lines[name]}' was unused by condor_submit. Is it a typo?"
+        for name in unused]
+
+
+_ASSIGNMENT = re.compile(r"\s*([A-Za-z_][\w.]*)\s*=\s*(.*?)\s*\Z")
+
+
+def _after_last_queue(text: str) -> dict[str, str]:
+    """The ``name = value`` lines after the last queue statement, which condor_submit 23.9.6 reads
+    after it has queued every job, so nothing uses them (``+Attr`` and ``MY.Attr`` lines aside):
+    in file order, by name (lower case), as the warning prints them."""
+    lines = text.splitlines()
+    spans = _queue_spans(lines)
+    if not spans:
+        return {}
+    found = {}
+    for line in lines[spans[-1][1] + 1:]:
+        match = _ASSIGNMENT.match(line)
+        if match and not match.group(1).lower().startswith("my."):
+            found[match.group(1).lower()] = f"{match.group(1)} = {match.group(2)}"
+    return found
 
 
 MAX_MATERIALIZE = ("max_materialize", "jobmaterializelimit")
@@ -536,6 +560,7 @@ def parse_description(description: SubmitDescription) -> htcondor2.Submit:
     stand_ins = {key: _text_safe(value) for key, value in prepend.items()}
     text = "".join(f"{key} = {stand_in}\n" for key, stand_in in stand_ins.items()) + text
     _check_conditionals(description.text, where)
+    _check_inline_lists(description.text, where)
     try:
         with _CapturedStderr(text) as said:
             submit = htcondor2.Submit(text)
@@ -613,6 +638,16 @@ def _check_conditionals(text: str, where: str) -> None:
     if open_ifs:
         raise SubmitError(f"{where}:{open_ifs[-1]}: if without endif; close it with an endif line before the "
                           "queue statement")
+
+
+def _check_inline_lists(text: str, where: str) -> None:
+    """Refuse a ``queue ... from (`` whose item list no ``)`` line closes, as condor_submit 23.9.6
+    does; the bindings take the rest of the file as the list and queue a job for it."""
+    lines = text.splitlines()
+    for first, last in _queue_spans(lines):
+        if re.search(r"\(\s*$", lines[first]) and not (last > first and re.match(r"\s*\)", lines[last])):
+            raise SubmitError(f"{where}:{first + 1}: Reached end of file without finding closing brace ')' for "
+                              f"Queue command on line {first + 1}; end the item list with a line holding ')'")
 
 
 def _include_error(text: str, where: str) -> str | None:
@@ -1018,6 +1053,11 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     log = _path(get("log"), iwd)
     if log is not None:
         ad["UserLog"] = log
+    xml = get("log_xml")
+    if xml is not None and _submit_bool(xml, at("log_xml"), "log_xml"):
+        raise SubmitError(f"{at('log_xml')}: log_xml = {xml}: the embedded schedd writes the job's log in "
+                          "HTCondor's standard event format only, which htcondor2.JobEventLog, DAGMan and crabtui "
+                          "read; remove the line, or submit with --backend htcondor for an XML log")
     _requests(ad, keys, get, at)
     ad["JobPrio"] = _integer(get("priority") or "0", at("priority"), "priority", "a priority, higher runs first",
                              -_INT32, evaluate=True)
@@ -1053,6 +1093,9 @@ def _job_ad(submit: htcondor2.Submit, keys: dict[str, str], where: str, lines: M
     if limits:  # lower case and sorted, as condor_submit stores them
         ad["ConcurrencyLimits"] = ",".join(sorted({n.lower() for n in re.split(r"[\s,]+", limits) if n}))
     _deferral(ad, get, at)
+    graceful = get("want_graceful_removal")
+    if graceful is not None:  # an expression, as condor_submit records it; the schedd reads it at condor_rm
+        ad["WantGracefulRemoval"] = _expression(graceful, at("want_graceful_removal"), "want_graceful_removal")
     description = _expand(submit, keys["description"], where) if "description" in keys else ""
     if description:  # copied as it is, blanks included (condor_submit's f_as_string)
         ad["JobDescription"] = description
@@ -1143,13 +1186,23 @@ def _before_any_run(ad: classad2.ClassAd) -> None:
 
 
 def _deferral(ad: classad2.ClassAd, get, at) -> None:
-    """deferral_time, with the window and the prep time condor_submit 23.9.6 gives by default."""
+    """deferral_time, or the cron_* commands (whose DeferralTime the schedd computes, see
+    :mod:`crontab`), with the window and the prep time condor_submit 23.9.6 gives by default;
+    cron_window and cron_prep_time are its other names for deferral_window and deferral_prep_time."""
     deferral = get("deferral_time")
+    cron = {attr: value for command, attr in _CRON.items() if (value := get(command)) is not None}
+    if deferral is None and not cron:
+        return
     if deferral is not None:
+        if ad["JobUniverse"] == UNIVERSES["scheduler"]:  # condor_submit 23.9.6's refusal (cron_* it takes)
+            raise SubmitError(f"{at('deferral_time')}: DeferralTime does not work for scheduler universe jobs; "
+                              "consider submitting this job using the local universe, instead")
         ad["DeferralTime"] = _expression(deferral, at("deferral_time"), "deferral_time")
-        ad["DeferralWindow"] = _expression(get("deferral_window") or "0", at("deferral_window"), "deferral_window")
-        ad["DeferralPrepTime"] = _expression(get("deferral_prep_time") or "300", at("deferral_prep_time"),
-                                             "deferral_prep_time")
+    ad.update(cron)  # as strings, as condor_submit records them: CronMinute = "*/2"
+    for attr, command, cron_name, default in (("DeferralWindow", "deferral_window", "cron_window", "0"),
+                                              ("DeferralPrepTime", "deferral_prep_time", "cron_prep_time", "300")):
+        name = command if get(command) is not None else cron_name
+        ad[attr] = _expression(get(name) or default, at(name), name)
 
 
 def _custom_attributes(ad: classad2.ClassAd, submit: htcondor2.Submit, where: str, at) -> None:
@@ -1270,6 +1323,10 @@ def _transfer(ad: classad2.ClassAd, get, where: str, lines: Mapping[str, int]) -
         raise SubmitError(f"{_at(where, lines, 'should_transfer_files')}: should_transfer_files: invalid value "
                           f"({should.lower()}); specify YES, NO, or IF_NEEDED")
     ad["ShouldTransferFiles"] = should
+    executable = get("transfer_executable")
+    if executable is not None and not _submit_bool(executable, _at(where, lines, "transfer_executable"),
+                                                   "transfer_executable"):
+        ad["TransferExecutable"] = False  # recorded only when false, as condor_submit 23.9.6 does
     destination = get("output_destination")
     if destination:
         raise SubmitError(f"{_at(where, lines, 'output_destination')}: output_destination = {destination}: the "
