@@ -263,7 +263,7 @@ def test_a_running_job_removed_by_hand_fails_with_dagmans_code_as_on_a_pool(tmp_
     wait_until("job 1 failed", lambda: task_status(state, "byhand", tmp_path)["jobs"][0]["state"] == "failed")
     assert "Job was killed with signal 15" in (task_dir / "jobReport.json.1.0").read_text()  # written, not read
     long = crabtui(state, "task", "status", "byhand", "--long", "--verboseErrors", cwd=tmp_path).stdout
-    assert ("1 jobs failed with exit code -1002 (Removed from the queue (condor_rm, x in the UI, or held too long): no job report "
+    assert ("1 jobs failed with exit code -1002 (Removed from the queue by hand (condor_rm, x in the UI): no job report "
             "comes back from a removed job (DAGMan's code for a job removed).)") in long, long
     assert "Job did not produce a usable framework job report." in long, long
     row = next(line.split() for line in long.splitlines() if line.split()[:2] == ["1", "failed"])
