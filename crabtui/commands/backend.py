@@ -93,6 +93,21 @@ def schedd(ctx: click.Context, autostart: bool = True, name: str | None = None, 
     return LocalScheddClient(state_dir(ctx.find_root().obj["state_dir"]), autostart=autostart)
 
 
+def look_up_pool(ctx: click.Context, pool: str | None) -> None:
+    """condor_q and condor_hold/release/rm 23.9.6 look the -pool host up first, and stop when the
+    DNS knows no such host, even where they then ask the local schedd (no -name); condor_history
+    and condor_qedit keep -pool as text until a -name needs it."""
+    if pool is None or backend(ctx) != "htcondor":
+        return  # the embedded engine refuses -pool with its own words
+    address = pool.strip().lstrip("<").split(">")[0].split("?")[0]
+    host = address.rpartition(":")[0] if ":" in address else address
+    try:
+        socket.getaddrinfo(host, None)
+    except (socket.gaierror, UnicodeError):
+        raise ScheddError(f"unknown host {host}: -pool names the central manager of a pool, and the DNS "
+                          "lookup of that host name failed") from None
+
+
 EMBEDDED_NAME = f"crabtui@{socket.gethostname()}"
 
 

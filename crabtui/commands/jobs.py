@@ -21,7 +21,7 @@ import click
 
 from crabtui import queue_format
 from crabtui.ad_format import AutoFormat, FormatError, PrintfFormat, json_form, json_lines, long_form, xml_form
-from crabtui.commands.backend import backend, fail, nothing_at_exit, schedd, schedd_title
+from crabtui.commands.backend import backend, fail, look_up_pool, nothing_at_exit, schedd, schedd_title
 from crabtui.condor_args import JOB_ID, ArgumentError, Option, Parsed, check_constraint, parse
 from engine.schedd.api import JobAction, ScheddError, summarize
 from engine.state import StateDirError
@@ -598,6 +598,7 @@ def q(ctx: click.Context, args: tuple[str, ...]) -> None:
         click.echo(ctx.get_help())
         return
     try:
+        look_up_pool(ctx, query.pool)
         if query.submitter is not None:
             clients = _submitter_schedds(ctx, query)
         elif query.global_ and backend(ctx) == "htcondor":
@@ -811,6 +812,7 @@ def _act(action: JobAction, tool: str, doc: str):
             click.echo(ctx.get_help())
             return
         try:
+            look_up_pool(ctx, request.pool)
             with schedd(ctx, name=request.name, pool=request.pool) as client:
                 failed = request.run(client)
         except ScheddError as e:

@@ -271,3 +271,31 @@ def test_the_run_a_hold_evicted_is_waste_as_crab_status_counts_it(tmp_path, stat
     assert sites == [jobs["1"]["site_history"][0]] * 2 and walls[0] >= 100
     assert sum(walls[:-1]) == jobs["1"]["waste_s"] and walls[-1] == jobs["1"]["runtime_s"]
     assert [len(jobs[i]["WallDurations"]) for i in ("2", "3", "4")] == [1, 1, 1]
+
+
+def test_a_held_job_removed_by_hand_fails_with_dagmans_code_and_the_run_it_had(tmp_path, state):
+    """condor_rm of a job waiting held (before CRAB's 7 minutes): no report of it comes back, so
+    PostJob fails it for good with DAGMan's -1002, its run ends at its hold, and the summary says
+    it was removed from the queue, not held too long (that removal is retried, with no exit code)."""
+    from engine.schedd.local.client import LocalScheddClient
+
+    (tmp_path / "crab.toml").write_text(config_text("heldrm", scale=5, plan='{job = "1", attempt = 1, hold = 21}'))
+    assert crabtui(state, "task", "submit", "crab.toml", cwd=tmp_path).returncode == 0
+    job_1 = lambda: next((j for j in task_status(state, "heldrm", tmp_path)["jobs"] if j["id"] == "1"), {})  # noqa: E731
+    wait_until("job 1 to show as held", lambda: job_1().get("state") == "held")
+    with LocalScheddClient(state) as schedd:
+        (ad,) = schedd.query_values('CRAB_Id =?= "1" && JobStatus == 5', ["ClusterId"])
+    time.sleep(1.5)  # time spent held, which no run is charged
+    assert crabtui(state, "rm", str(ad["ClusterId"]), cwd=tmp_path).returncode == 0
+    wait_until("job 1 failed", lambda: job_1().get("state") == "failed")
+    (attempt,) = job_1()["attempts"]
+    assert (attempt["action"], attempt["exit_code"]) == ("fatal", -1002)
+    long = crabtui(state, "task", "status", "heldrm", "--long", "--verboseErrors", cwd=tmp_path).stdout
+    assert "Job did not produce a usable framework job report." in long, long
+    summary = next(line for line in long.splitlines() if "exit code -1002" in line)
+    assert summary.strip().startswith("1 jobs failed with exit code -1002 (Removed from the queue by hand"), summary
+    assert "held too long" not in summary, summary
+    events = events_by_cluster(Path(task_status(state, "heldrm", tmp_path)["task_dir"]) / "job_log.1")[0]
+    assert [e.type for e in events] == [ET.SUBMIT, ET.EXECUTE, ET.JOB_HELD, ET.JOB_ABORTED]
+    assert attempt["runtime_s"] == (events[2].timestamp - events[1].timestamp) * 5, "its run ended at its hold"
+    crabtui(state, "task", "kill", "heldrm", cwd=tmp_path)

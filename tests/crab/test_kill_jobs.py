@@ -197,22 +197,30 @@ def test_a_job_the_pool_removed_keeps_the_site_its_log_names(tmp_path):
     assert (decision.action, decision.attempt.site) == ("fatal", "T2_XX_Local")
 
 
+def _remove_running_job_1(tmp_path: Path, state, name: str) -> Path:
+    """A task of four jobs whose job 1 is removed with rm while it runs, once its log recorded its
+    memory; returns the task directory once job 1 failed."""
+    from engine.schedd.local.client import LocalScheddClient
+
+    (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
+    (tmp_path / "crabConfig.py").write_text(crab_config_py(name, scale=2))
+    assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
+    task_dir = Path(task_status(state, name, tmp_path)["task_dir"])
+    wait_until("job 1's log to record its memory", lambda: "006 (" in _text(task_dir / "job_log.1"))
+    with LocalScheddClient(state) as schedd:
+        (ad,) = schedd.query_values('CRAB_Id =?= "1" && JobStatus == 2', ["ClusterId"])
+    assert crabtui(state, "rm", str(ad["ClusterId"]), cwd=tmp_path).returncode == 0
+    wait_until("job 1 failed", lambda: task_status(state, name, tmp_path)["jobs"][0]["state"] == "failed")
+    return task_dir
+
+
 def test_a_job_removed_with_x_shows_the_memory_its_job_log_recorded(tmp_path, state):
     """condor_rm of one running job (x in the UI): PostJob fails it for good and its report, written
     at SIGTERM (or, on a pool, never brought back), has no memory figure; crab status --long gives
     the memory its job log recorded, as for a job of a killed task, rather than Unknown."""
     from engine.crab.ap.joblog import last_run
-    from engine.schedd.local.client import LocalScheddClient
 
-    (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
-    (tmp_path / "crabConfig.py").write_text(crab_config_py("memrm", scale=2))
-    assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
-    task_dir = Path(task_status(state, "memrm", tmp_path)["task_dir"])
-    wait_until("job 1's log to record its memory", lambda: "006 (" in _text(task_dir / "job_log.1"))
-    with LocalScheddClient(state) as schedd:
-        (ad,) = schedd.query_values('CRAB_Id =?= "1" && JobStatus == 2', ["ClusterId"])
-    assert crabtui(state, "rm", str(ad["ClusterId"]), cwd=tmp_path).returncode == 0
-    wait_until("job 1 failed", lambda: task_status(state, "memrm", tmp_path)["jobs"][0]["state"] == "failed")
+    task_dir = _remove_running_job_1(tmp_path, state, "memrm")
     one = task_status(state, "memrm", tmp_path)["jobs"][0]
     logged = last_run(str(task_dir / "job_log.1")).rss_kb
     assert logged and one["memory_mb"] == logged / 1024, one
@@ -250,20 +258,10 @@ def test_a_running_job_removed_by_hand_fails_with_dagmans_code_as_on_a_pool(tmp_
     brings no file of a removed job back, so there PostJob fails the job with DAGMan's -1002 and
     'no usable framework job report'.  The embedded engine, whose jobs write into the task
     directory, said 50669 'Job was killed with signal 15' instead: the same job, another error."""
-    from engine.schedd.local.client import LocalScheddClient
-
-    (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
-    (tmp_path / "crabConfig.py").write_text(crab_config_py("byhand", scale=2))
-    assert crabtui(state, "task", "submit", "crabConfig.py", cwd=tmp_path).returncode == 0
-    task_dir = Path(task_status(state, "byhand", tmp_path)["task_dir"])
-    wait_until("job 1's log to record its memory", lambda: "006 (" in _text(task_dir / "job_log.1"))
-    with LocalScheddClient(state) as schedd:
-        (ad,) = schedd.query_values('CRAB_Id =?= "1" && JobStatus == 2', ["ClusterId"])
-    assert crabtui(state, "rm", str(ad["ClusterId"]), cwd=tmp_path).returncode == 0
-    wait_until("job 1 failed", lambda: task_status(state, "byhand", tmp_path)["jobs"][0]["state"] == "failed")
+    task_dir = _remove_running_job_1(tmp_path, state, "byhand")
     assert "Job was killed with signal 15" in (task_dir / "jobReport.json.1.0").read_text()  # written, not read
     long = crabtui(state, "task", "status", "byhand", "--long", "--verboseErrors", cwd=tmp_path).stdout
-    assert ("1 jobs failed with exit code -1002 (Removed from the queue (condor_rm, x in the UI, or held too long): no job report "
+    assert ("1 jobs failed with exit code -1002 (Removed from the queue by hand (condor_rm, x in the UI): no job report "
             "comes back from a removed job (DAGMan's code for a job removed).)") in long, long
     assert "Job did not produce a usable framework job report." in long, long
     row = next(line.split() for line in long.splitlines() if line.split()[:2] == ["1", "failed"])

@@ -287,6 +287,21 @@ def test_bad_limit_and_unknown_submitter_fail_as_condor_q(htcondor_pool):
         assert mine.stderr.removeprefix("ERROR: ") == theirs.stderr.removeprefix("Error: "), args
 
 
+def test_a_pool_host_no_dns_knows_fails_q_and_the_actions_as_condors_tools(htcondor_pool, jobs):
+    """condor_q, condor_hold, condor_release and condor_rm 23.9.6 look up the -pool host first:
+    a misspelled central manager fails them (no job listed, none acted on), even without -name;
+    condor_history does not look it up, and lists the local schedd's jobs."""
+    for tool, args in (("q", ["-pool", "nowhere.example:9618", jobs["Q"]]), ("hold", ["-pool", "nowhere.example", jobs["Q"]]),
+                       ("rm", ["-pool", "nowhere.example", jobs["Q"]]), ("release", ["-pool", "nowhere.example", jobs["P"]])):
+        theirs, mine = pool_tool(htcondor_pool, f"condor_{tool}", *args), ours(tool, *args)
+        assert (mine.returncode, mine.stdout, theirs.returncode, theirs.stdout.strip()) == (1, "", 1, ""), (tool, theirs.stderr)
+        assert "unknown host nowhere.example" in theirs.stderr and \
+            mine.stderr.startswith("ERROR: unknown host nowhere.example: ") and mine.stderr.count("\n") == 1, mine.stderr
+    assert ours("q", jobs["Q"], "-af", "JobStatus").stdout == "5\n5\n", "nothing was removed"
+    history = ["-pool", "nowhere.example", "-limit", "1", "-af", "Owner"]
+    assert ours("history", *history).returncode == pool_tool(htcondor_pool, "condor_history", *history).returncode == 0
+
+
 def test_name_pool_and_global(htcondor_pool, jobs):
     collector = htcondor_pool.env["CRABTUI_TESTPOOL_COLLECTOR"]
     # -pool without -name: condor_q asks the local schedd, whatever collector is named

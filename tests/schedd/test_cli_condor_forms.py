@@ -339,6 +339,10 @@ def test_actions_say_what_happened_to_which_job(held):
         result = held.cli(*args)
         return result.returncode, result.stdout.splitlines(), result.stderr.splitlines()
 
+    # held at submission (hold = true): 23.9.6's condor_hold holds it again, as the user's hold,
+    # which no periodic_release lets go; only a job condor_hold held is already held
+    assert (held.job("1.0")["HoldReasonCode"], act("hold", "1.0")) == (15, (0, ["Job 1.0 held"], []))
+    assert (held.job("1.0")["HoldReasonCode"], held.job("1.0")["HoldReason"]) == (1, f"via condor_hold (by user {USER})")
     assert act("hold", "1.0") == (1, [], ["", "Job 1.0 already held"])
     assert act("release", "-constraint", "ClusterId == 999999") == \
         (1, [], ["", "Couldn't find/release all jobs matching constraint (ClusterId == 999999)"])

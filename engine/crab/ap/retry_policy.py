@@ -195,7 +195,7 @@ LIMIT_MEANINGS = {
     50662: "Excessive disk usage: removed on the worker node.",
     50665: "Excessive idle time: removed from the grid scheduler.",
     PRE_SKIPPED: "Not submitted: PreJob found no site to run the job at (DAGMan's code for a job its PRE script skipped).",
-    JOB_ABORTED: "Removed from the queue (condor_rm, x in the UI, or held too long): no job report comes back from a removed job "
+    JOB_ABORTED: "Removed from the queue by hand (condor_rm, x in the UI): no job report comes back from a removed job "
                  "(DAGMan's code for a job removed).",
 }
 """What CRAB's own codes for a limit mean, whichever enforced it: a removal (:data:`REMOVE_REASONS`)

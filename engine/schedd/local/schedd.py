@@ -1412,9 +1412,12 @@ class LocalSchedd:
         status = JobStatus(ad["JobStatus"])
         if action is JobAction.Hold and status == JobStatus.COMPLETED:  # left in the queue: 23.9.6 counts it nowhere
             return "completed", "cannot hold a job that is completed"
-        if action is JobAction.Hold and status in (JobStatus.HELD, JobStatus.REMOVED):
-            kind = "already_done" if status == JobStatus.HELD else "bad_status"
-            return kind, f"cannot hold a job that is {status.name.lower()}"
+        if action is JobAction.Hold and status == JobStatus.REMOVED:
+            return "bad_status", "cannot hold a job that is removed"
+        if action is JobAction.Hold and status == JobStatus.HELD and ad.get("HoldReasonCode") == HOLD_CODE_USER:
+            # 23.9.6 holds a job held otherwise (hold = true, a transfer failure...) again, as the
+            # user's hold, which periodic_release leaves alone
+            return "already_done", "is already held by condor_hold"
         if action is JobAction.Release and status != JobStatus.HELD:
             return "bad_status", f"is not held (it is {status.name.lower()})"
         if action is JobAction.Remove and status == JobStatus.REMOVED:
