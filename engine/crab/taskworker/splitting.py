@@ -368,9 +368,8 @@ def split(dataset: Dataset, *, algorithm: str, units_per_job: int, total_units: 
     is EventBased's. ``skipped`` names blocks whose jobs could run nowhere: they count towards
     ``total_units`` (its share and its cap), then their group's jobs are left out and the others
     numbered on, as CRAB's Splitter splits every group and DagmanCreator skips a group whose sites
-    are all banned. Raises
-    SplittingError when the mask selects nothing, the arguments are invalid, or there would be
-    more than ``max_jobs`` jobs (CRAB's limit per task).
+    are all banned. Raises SplittingError when the mask selects nothing, the arguments are
+    invalid, or there would be more than ``max_jobs`` jobs (CRAB's limit per task).
     """
     if algorithm not in (*ALGORITHMS, "EventBased"):
         raise SplittingError(f"unknown splitting algorithm {algorithm!r}; split knows "
