@@ -68,31 +68,18 @@ def expand(job: JobSplit) -> list[tuple[int, int]]:
 
 def reference(dataset: Dataset, algorithm: str, units: int, total: int = 0, mask=None) -> list[tuple]:
     """The splitting rules written plainly: (files, lumi mask, nlumis, events, sites) per job."""
-    blocks = [(block, [(i, lu.run, lu.lumi, lu.events) for i, f in enumerate(block.files) for lu in f.lumis
+    blocks = [(block, [[f.lfn, lu.run, lu.lumi, lu.events, []] for f in block.files for lu in f.lumis
                        if in_mask(mask, lu.run, lu.lumi)]) for block in dataset.blocks]
-    blocks = [(block, [[*u, []] for u in lumis]) for block, lumis in blocks]  # + other parts' (lfn, block)
-    if algorithm != FB:  # a lumi in several files: its first part takes the others' events and files
-        first = {}
-        for k, (block, lumis) in enumerate(blocks):
-            kept = []
-            for u in lumis:
-                if (u[1], u[2]) in first:
-                    owner = first[u[1], u[2]]
-                    owner[3] += u[3]
-                    owner[4].append((block.files[u[0]].lfn, block))
-                else:
-                    first[u[1], u[2]] = u
-                    kept.append(u)
-            blocks[k] = (block, kept)
-    if total:
+
+    def cap(groups):
         capped, seen_files, nlumis, nevents = [], set(), 0, 0
-        for k, (block, lumis) in enumerate(blocks):
+        for sites, lumis in groups:
             kept = []
             for u in lumis:
                 if algorithm == FB:
-                    if (k, u[0]) not in seen_files and len(seen_files) == total:
+                    if u[0] not in seen_files and len(seen_files) == total:
                         break
-                    seen_files.add((k, u[0]))
+                    seen_files.add(u[0])
                 elif algorithm == LB:
                     if nlumis == total:
                         break
@@ -102,25 +89,51 @@ def reference(dataset: Dataset, algorithm: str, units: int, total: int = 0, mask
                         break
                     nevents += u[3]
                 kept.append(u)
-            capped.append((block, kept))
-        blocks = capped
+            capped.append((sites, kept))
+        return capped
+
+    def by_sites(groups):  # blocks at the same set of sites, in order of first appearance
+        joined: dict[frozenset, list] = {}
+        for sites, lumis in groups:
+            joined.setdefault(frozenset(sites), []).extend(lumis)
+        return list(joined.items())
+
+    groups = [(block.sites, lumis) for block, lumis in blocks]
+    if algorithm == FB:  # FileBased caps the files in dataset order, then groups them
+        groups = by_sites(cap(groups) if total else groups)
+    else:
+        groups = by_sites(groups)
+        first = {}  # a lumi in several files: its first part takes the others' events and files
+        for k, (sites, lumis) in enumerate(groups):
+            kept = []
+            for u in lumis:
+                if (u[1], u[2]) in first:
+                    owner = first[u[1], u[2]]
+                    owner[3] += u[3]
+                    owner[4].append(u[0])
+                else:
+                    first[u[1], u[2]] = u
+                    kept.append(u)
+            groups[k] = (sites, kept)
+        if total:
+            groups = cap(groups)
+    where = block_of(dataset)
     jobs = []
-    for block, lumis in blocks:
+    for sites, lumis in groups:
         job = None
         for u in lumis:
-            if job is None or (algorithm == FB and u[0] not in job["fi"] and len(job["fi"]) == units) \
+            if job is None or (algorithm == FB and u[0] not in job["files"] and len(job["files"]) == units) \
                     or (algorithm == LB and len(job["lumis"]) == units) \
                     or (algorithm == EA and job["events"] + u[3] > units):
-                job = {"fi": [], "files": [], "others": [], "lumis": [], "events": 0, "sites": set(block.sites)}
+                job = {"files": [], "others": [], "lumis": [], "events": 0, "sites": set(sites)}
                 jobs.append(job)
-            if u[0] not in job["fi"]:
-                job["fi"].append(u[0])
-                job["files"].append(block.files[u[0]].lfn)
+            if u[0] not in job["files"]:
+                job["files"].append(u[0])
             job["lumis"].append((u[1], u[2]))
             job["events"] += u[3]
-            for lfn, other in u[4]:
+            for lfn in u[4]:
                 job["others"].append(lfn)
-                job["sites"] &= set(other.sites)
+                job["sites"] &= set(where[lfn].sites)
     return [(tuple(dict.fromkeys(j["files"] + j["others"])), merged(j["lumis"]), len(j["lumis"]), j["events"], tuple(sorted(j["sites"])))
             for j in jobs]
 
@@ -134,13 +147,14 @@ def block_of(dataset: Dataset) -> dict[str, Block]:
 
 
 def check_common(dataset: Dataset, jobs: list[JobSplit], mask=None, exactly_once: bool = True) -> None:
-    """Ids 1..N; each job inside one block, at its sites; every selected lumi in exactly one job."""
+    """Ids 1..N; each job inside blocks at one set of sites, at those sites; every selected lumi in
+    exactly one job."""
     assert [j.id for j in jobs] == [str(i) for i in range(1, len(jobs) + 1)]
     where = block_of(dataset)
     files = {f.lfn: f for f in dataset.files}
     for job in jobs:
-        blocks = {where[lfn].name for lfn in job.files}
-        assert len(blocks) == 1, f"job {job.id} crosses blocks"
+        sites = {where[lfn].sites for lfn in job.files}
+        assert len(sites) == 1, f"job {job.id} crosses blocks at different sites"
         assert job.sites == where[job.files[0]].sites
         lumis = set(expand(job))
         assert len(lumis) == job.nlumis
@@ -168,39 +182,48 @@ def test_shipped_datasets_split_as_the_rules_say(request, name, algorithm, units
     assert split(dataset, algorithm=algorithm, units_per_job=units) == jobs  # deterministic
 
 
-def per_block(dataset: Dataset, jobs: list[JobSplit]) -> dict[str, list[JobSplit]]:
-    where = block_of(dataset)
-    groups: dict[str, list[JobSplit]] = {}
-    for job in jobs:
-        groups.setdefault(where[job.files[0]].name, []).append(job)
+def site_groups(dataset: Dataset) -> dict[tuple[str, ...], list[Block]]:
+    """The blocks at each set of sites, in order of first appearance: what is split as one."""
+    groups: dict[tuple[str, ...], list[Block]] = {}
+    for block in dataset.blocks:
+        groups.setdefault(block.sites, []).append(block)
     return groups
 
 
-def test_filebased_takes_units_files_a_job_per_block(data):
+def per_group(dataset: Dataset, jobs: list[JobSplit]) -> dict[tuple[str, ...], list[JobSplit]]:
+    where = block_of(dataset)
+    groups: dict[tuple[str, ...], list[JobSplit]] = {}
+    for job in jobs:
+        groups.setdefault(where[job.files[0]].sites, []).append(job)
+    return groups
+
+
+def test_filebased_takes_units_files_a_job_per_group_of_blocks_at_the_same_sites(data):
     jobs = split(data, algorithm=FB, units_per_job=7)
-    groups = per_block(data, jobs)
-    assert list(groups) == [b.name for b in data.blocks]  # blocks in dataset order
-    for block in data.blocks:
-        got = groups[block.name]
+    groups = per_group(data, jobs)
+    assert list(groups) == list(site_groups(data))  # groups in order of first appearance
+    assert len(groups) < len(data.blocks)  # some blocks share their sites
+    for sites, blocks in site_groups(data).items():
+        got = groups[sites]
         assert [len(j.files) for j in got[:-1]] == [7] * (len(got) - 1)
         assert 1 <= len(got[-1].files) <= 7
-        assert [lfn for j in got for lfn in j.files] == [f.lfn for f in block.files]  # file order kept
+        assert [lfn for j in got for lfn in j.files] == [f.lfn for b in blocks for f in b.files]  # file order kept
 
 
-def test_lumibased_takes_units_lumis_a_job_per_block(data):
+def test_lumibased_takes_units_lumis_a_job_per_group_of_blocks_at_the_same_sites(data):
     jobs = split(data, algorithm=LB, units_per_job=45)
-    for block in data.blocks:
-        got = per_block(data, jobs)[block.name]
+    for sites, blocks in site_groups(data).items():
+        got = per_group(data, jobs)[sites]
         assert [j.nlumis for j in got[:-1]] == [45] * (len(got) - 1)
-        assert sum(j.nlumis for j in got) == block.lumis
-    assert len(jobs) == sum(-(-b.lumis // 45) for b in data.blocks)
+        assert sum(j.nlumis for j in got) == sum(b.lumis for b in blocks)
+    assert len(jobs) == sum(-(-sum(b.lumis for b in blocks) // 45) for blocks in site_groups(data).values())
 
 
 def test_eventaware_packs_whole_lumis_up_to_the_target(data):
     target = 5000
     jobs = split(data, algorithm=EA, units_per_job=target)
     files = {f.lfn: f for f in data.files}
-    for block_jobs in per_block(data, jobs).values():
+    for block_jobs in per_group(data, jobs).values():
         for job, following in zip(block_jobs, block_jobs[1:] + [None]):
             assert job.events <= target or job.nlumis == 1
             if following is not None:  # the job stopped because the next lumi would not fit
@@ -230,7 +253,7 @@ def test_total_units_caps_events_at_the_lumi_that_reaches_it(data):
     total = 250_000
     jobs = split(data, algorithm=EA, units_per_job=20_000, total_units=total)
     got = sum(j.events for j in jobs)
-    events = [lu.events for f in data.files for lu in f.lumis]
+    events = [lu.events for blocks in site_groups(data).values() for b in blocks for f in b.files for lu in f.lumis]
     taken = sum(j.nlumis for j in jobs)
     assert sum(events[:taken]) == got >= total > got - events[taken - 1]
     assert summary(jobs) == reference(data, EA, 20_000, total)
@@ -443,4 +466,4 @@ def test_the_large_dataset_splits_every_lumi_once():
                   for a, b in ranges for n in range(a, b + 1))
     assert keys == sorted(r << 32 | n for f in big.files for r, n in zip(f.lumis.runs, f.lumis.numbers))
     where = block_of(big)
-    assert all(len({where[lfn].name for lfn in j.files}) == 1 and j.sites == where[j.files[0]].sites for j in jobs)
+    assert all(len({where[lfn].sites for lfn in j.files}) == 1 and j.sites == where[j.files[0]].sites for j in jobs)

@@ -933,6 +933,30 @@ def test_ctrl_c_while_a_configuration_runs_says_keyboard_interrupted_and_what_wa
     assert wait_status(state, "dy_2022", tmp_path, "SUBMITTED")["name"] == name  # nothing done is lost
 
 
+def test_blocks_at_the_same_sites_are_split_as_one_as_wmcore_groups_files_by_location(tmp_path, state):
+    """CRAB's TaskWorker splits with WMCore, which groups the input files by their set of locations:
+    blocks at the same sites (however their JSON lists them) make one group, a job may read files of
+    several of them, and a block at other sites is a group of its own."""
+    name = "/SingleMuon/someone-Skim2018B-v1/USER"
+    where = [["T2_CH_CERN", "T2_XX_Local"], ["T2_XX_Local"], ["T2_XX_Local", "T2_CH_CERN"]]
+    blocks = [{"sites": sites, "files": [{"lfn": f"/store/user/someone/skim/b{b}_f{f}.root", "size": 1000000,
+                                          "lumis": [[317000, 3 * (3 * b + f) + n, 100] for n in range(1, 4)]}
+                                         for f in range(3 if b != 1 else 2)]}
+              for b, sites in enumerate(where)]
+    (tmp_path / "skim.json").write_text(json.dumps({"name": name, "blocks": blocks}))
+    assert crabtui(state, "dataset", "add", name, "--from", "skim.json", cwd=tmp_path).returncode == 0
+    (tmp_path / "pset.py").write_text("# fake PSet\n")
+    for splitting, units, jobs, what in (("FileBased", 2, 4, "8 files"), ("LumiBased", 4, 7, "24 lumis")):
+        request = f"muon_skim_{splitting}"
+        (tmp_path / "crabConfig.py").write_text(crab_config_py(request, scale=500, dataset=name, more=(
+            f"config.Data.splitting = '{splitting}'\nconfig.Data.unitsPerJob = {units}\n")))
+        dry = crabtui(state, "task", "submit", "--dryrun", "crabConfig.py", cwd=tmp_path)
+        assert dry.returncode == 0, dry.stderr
+        # blocks 1 and 3: 6 files, 18 lumis; block 2: 2 files, 6 lumis (one block at a time: 5 and 8 jobs)
+        assert f"Using {splitting} splitting\nTask consists of {jobs} jobs to process {what}\n" in dry.stdout, \
+            dry.stdout
+
+
 def test_crab_submit_dryrun_then_crab_proceed_submits_the_task_as_estimated(tmp_path, state):
     """crab submit --dryrun: the splitting summary crab prints, and the task left UPLOADED with its
     project directory; crab proceed submits that task, under its name, with the jobs estimated."""

@@ -188,7 +188,7 @@ def probe_split(dataset: Dataset, config: AutomaticConfig, *, seed: str,
                 lumi_mask: LumiMask | None = None, mask_from: Sequence[str] = MASK_PARAMETERS) -> list[JobSplit]:
     """The probe jobs ``0-1`` ... ``0-<num_probes>`` (fewer for a dataset with fewer files).
 
-    As CRAB's Splitter: FileBased with ceil(files / num_probes) files a job (within blocks), the
+    As CRAB's Splitter: FileBased with ceil(files / num_probes) files a job (within a group of blocks at the same sites), the
     first ``num_probes`` jobs kept, each with its files shuffled (by ``seed``, the task's name), so
     that a probe that runs out of time has read a sample of them rather than their first ones.
     """

@@ -18,18 +18,23 @@ mean "all"); from 1 up, its whole part.
 Rules, as WMCore applies them with CRAB's arguments (``splitOnRun`` and
 ``halt_job_on_file_boundaries`` off, ``applyLumiCorrection`` on):
 
-* A job never crosses a block: its files share the block's sites, so it can run where they are.
-  (WMCore groups files by their set of locations; crabtui groups by block, whose files share one.)
+* Blocks are grouped by their set of sites, groups in order of first appearance (WMCore's
+  ``sortByLocation``), and each group is split as one: a job can span blocks at the same sites,
+  never blocks at different ones, so it can run where all its files are.
 * A lumi mask keeps only the listed (run, lumi); a file left with no lumi is in no job.
 * A lumi is never split between jobs. A lumi DBS lists in several files (split across them) is
   processed once, by the job of its first part, which also reads the files of the other parts
   (WMCore's LumiChecker); its events are the sum of its parts'. FileBased jobs read whole files,
   so there each part is read by the job of its own file, as in CRAB.
-* Blocks, files and lumis are taken in dataset order; jobs are numbered from 1 in that order.
+* Groups are taken in that order, and blocks, files and lumis within a group in dataset order;
+  jobs are numbered from 1 in that order. ``totalUnits`` counts files in dataset order (WMCore's
+  FileBased caps the whole file list before grouping), lumis and events in group order (LumiBased
+  and EventAwareLumiBased stop in the middle of the groups).
 
 Deliberate differences from WMCore: EventAwareLumiBased counts each lumi's own events, which the
 catalogue knows, where WMCore assumes every lumi of a file holds the file's average; and files are
-not re-sorted (WMCore sorts by lowest run or by LFN), so that the order is the catalogue's.
+not re-sorted (WMCore sorts by lowest run or by LFN, and its groups by their site sets), so that
+the order is the catalogue's.
 
 Automatic splitting re-splits with EventAwareLumiBased: the processing stage on the whole
 dataset, each tail on the lumis earlier jobs left, passed as ``lumi_mask`` with ``id_prefix``
@@ -72,7 +77,7 @@ class SplittingError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class JobSplit:
-    """One job's input: files of one block, the lumis to process in them, where it can run.
+    """One job's input: files of blocks at the same sites, the lumis to process in them, where it can run.
 
     The lumis are kept as packed ``(run, first, last)`` triples of native 32-bit ints in dataset
     order (``ranges``), 12 bytes a range instead of ~100 for tuples of ints, so 100,000 jobs stay
@@ -88,7 +93,7 @@ class JobSplit:
     events: int
     """Events in the job's lumis, counting every part of a split lumi."""
     sites: tuple[str, ...]
-    """Where every file of the job is: the intersection of its blocks' sites, sorted."""
+    """Where every file of the job is: its blocks' sites (with those of any split lumi's other parts), sorted."""
 
     def lumi_mask(self) -> dict[int, list[tuple[int, int]]]:
         """run -> merged inclusive lumi ranges, runs ascending."""
@@ -153,16 +158,19 @@ def _span_starts(runs: array, numbers: array) -> list[int]:
 
 
 class _Selection:
-    """One block's lumis still to split, as columns in dataset order (owned, not shared).
+    """The lumis still to split of blocks at the same sites, as columns in group order (owned, not shared).
 
-    ``files`` holds each lumi's file index in the block. ``extras`` maps a position to the other
-    parts of its split lumi: (LFN, block) of each; ``events`` there already counts them.
+    ``files`` holds each lumi's index in ``lfns`` (and ``file_blocks``, the block of each file).
+    ``extras`` maps a position to the other parts of its split lumi: (LFN, block) of each;
+    ``events`` there already counts them.
     """
 
-    __slots__ = ("block", "files", "runs", "numbers", "events", "extras", "_span_starts")
+    __slots__ = ("blocks", "lfns", "file_blocks", "files", "runs", "numbers", "events", "extras", "_span_starts")
 
     def __init__(self, block: Block):
-        self.block = block
+        self.blocks = [block]
+        self.lfns = [f.lfn for f in block.files]
+        self.file_blocks = [block] * len(block.files)
         self.files, self.runs, self.numbers, self.events = array("I"), array("I"), array("I"), array("I")
         for i, f in enumerate(block.files):
             self.files.extend(array("I", [i]) * len(f.lumis))
@@ -171,6 +179,18 @@ class _Selection:
             self.events.extend(f.lumis.events)
         self.extras: dict[int, list[tuple[str, Block]]] = {}
         self._span_starts: list[int] | None = None
+
+    def join(self, other: _Selection) -> None:
+        """Append ``other``'s lumis (a block at the same sites, before split lumis are looked for)."""
+        offset = len(self.lfns)
+        self.blocks += other.blocks
+        self.lfns += other.lfns
+        self.file_blocks += other.file_blocks
+        self.files.extend(array("I", map(offset.__add__, other.files)))
+        self.runs.extend(other.runs)
+        self.numbers.extend(other.numbers)
+        self.events.extend(other.events)
+        self._span_starts = None
 
     def __len__(self) -> int:
         return len(self.runs)
@@ -256,8 +276,8 @@ def _drop_split_lumis(selections: list[_Selection]) -> None:
                     first_part[key] = (selection, p - len(drop))  # its position once ``drop`` is dropped
                 else:
                     owner, at = seen
-                    owner.extras.setdefault(at, []).append((selection.block.files[selection.files[p]].lfn,
-                                                            selection.block))
+                    owner.extras.setdefault(at, []).append((selection.lfns[selection.files[p]],
+                                                            selection.file_blocks[selection.files[p]]))
                     added[seen] = added.get(seen, 0) + selection.events[p]
                     drop.append(p)
         if drop:
@@ -270,7 +290,7 @@ def _drop_split_lumis(selections: list[_Selection]) -> None:
 
 
 def _cap(selections: list[_Selection], algorithm: str, total: int) -> list[_Selection]:
-    """The selections cut to the first ``total`` units, in dataset order."""
+    """The selections cut to the first ``total`` units, in their order."""
     kept = []
     for selection in selections:
         if total <= 0:
@@ -289,6 +309,18 @@ def _cap(selections: list[_Selection], algorithm: str, total: int) -> list[_Sele
             total -= cumulative[n]
         kept.append(selection)
     return kept
+
+
+def _by_sites(selections: list[_Selection]) -> list[_Selection]:
+    """The selections of blocks at the same set of sites joined, in order of first appearance."""
+    groups: dict[frozenset[str], _Selection] = {}
+    for selection in selections:
+        key = frozenset(selection.blocks[0].sites)
+        if key in groups:
+            groups[key].join(selection)
+        else:
+            groups[key] = selection
+    return list(groups.values())
 
 
 def _job_starts(selection: _Selection, algorithm: str, units: int) -> list[int]:
@@ -334,10 +366,10 @@ def split(dataset: Dataset, *, algorithm: str, units_per_job: int, total_units: 
     ``total_units`` 0 (or below) means all; ``lumi_mask`` None means every lumi; ``mask_from``
     names the configuration parameters that made it, for the error; ``events_per_lumi``
     is EventBased's. ``skipped`` names blocks whose jobs could run nowhere: they count towards
-    ``total_units`` (its share and its cap), then their jobs are left out and the others numbered
-    on, as CRAB's Splitter splits every block and DagmanCreator skips those jobs. Raises
-    SplittingError when the mask selects nothing, the arguments are invalid, or there would be
-    more than ``max_jobs`` jobs (CRAB's limit per task).
+    ``total_units`` (its share and its cap), then their group's jobs are left out and the others
+    numbered on, as CRAB's Splitter splits every group and DagmanCreator skips a group whose sites
+    are all banned. Raises SplittingError when the mask selects nothing, the arguments are
+    invalid, or there would be more than ``max_jobs`` jobs (CRAB's limit per task).
     """
     if algorithm not in (*ALGORITHMS, "EventBased"):
         raise SplittingError(f"unknown splitting algorithm {algorithm!r}; split knows "
@@ -359,12 +391,17 @@ def split(dataset: Dataset, *, algorithm: str, units_per_job: int, total_units: 
     selections = [s for s in selections if len(s)]
     if not selections:
         raise _no_lumi(dataset, mask, mask_from)
-    if algorithm != "FileBased":
+    if algorithm == "FileBased":
+        if total_units:
+            selections = _cap(selections, algorithm, total_units)
+        selections = _by_sites(selections)
+    else:
+        selections = _by_sites(selections)
         _drop_split_lumis(selections)
-    if total_units:
-        selections = _cap(selections, algorithm, total_units)
-    if skipped:
-        selections = [s for s in selections if s.block.name not in skipped]
+        if total_units:
+            selections = _cap(selections, algorithm, total_units)
+    if skipped:  # a group's blocks share their sites: all of them are banned or none
+        selections = [s for s in selections if s.blocks[0].name not in skipped]
         if not selections:
             raise SplittingError(f"the first {total_units} {_UNITS.get(algorithm, 'events')} of Data.totalUnits are all in blocks "
                                  f"the site lists leave with no site to run at ({len(skipped)} such blocks): raise "
@@ -400,8 +437,8 @@ def _total(dataset: Dataset, algorithm: str, total_units: float) -> int:
 
 def _make_jobs(selection: _Selection, starts: list[int], id_prefix: str, jobs: list[JobSplit]) -> None:
     """Append a JobSplit for each [start, next start) of ``selection`` to ``jobs``."""
-    block = selection.block
-    lfns = [f.lfn for f in block.files]
+    lfns = selection.lfns
+    group_sites = selection.blocks[0].sites
     files, runs, numbers, events = selection.files, selection.runs, selection.numbers, selection.events
     file_starts = _changes(files)
     span_starts = selection.span_starts()
@@ -415,12 +452,12 @@ def _make_jobs(selection: _Selection, starts: list[int], id_prefix: str, jobs: l
         for a, b in zip(cuts, cuts[1:]):
             flat.extend((runs[a], numbers[a], numbers[b - 1]))
         nevents = sum(events[start:end])
-        sites = block.sites
+        sites = group_sites
         for p in extra_at[bisect_left(extra_at, start):bisect_left(extra_at, end)]:
             for lfn, part_block in selection.extras[p]:
                 if lfn not in names:
                     names.append(lfn)
-                if part_block is not block:
+                if part_block.sites != sites:
                     sites = tuple(s for s in sites if s in part_block.sites)
         jobs.append(JobSplit(f"{id_prefix}{len(jobs) + 1}", tuple(names), flat.tobytes(), end - start,
                              nevents, sites))
