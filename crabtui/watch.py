@@ -19,7 +19,7 @@ from crabtui.snapshots import NODE_STATES, Backend, TaskSnapshot, is_done, state
 from crabtui.task_status import countdown
 from crabtui.widgets.states import DEFAULT_PALETTE, progress_bar, task_status
 from crabtui.widgets.states import state_counts as glyph_counts
-from engine.crab.taskworker.taskdb import COMPLETED, FAILED, KILLFAILED, RESUBMITFAILED, TaskError
+from engine.crab.taskworker.taskdb import COMPLETED, FAILED, KILLFAILED, RESUBMITFAILED, SUBMITFAILED, TaskError
 from engine.schedd.api import ScheddError
 
 BAR_WIDTH = 30
@@ -27,7 +27,8 @@ SHORT_BAR = 10
 
 
 RESUBMITTABLE = (FAILED, KILLFAILED, RESUBMITFAILED)
-"""The ends of a task ``task resubmit`` takes, as CRAB's server does (not KILLED, SUBMITFAILED)."""
+"""The ends of a task whose failed jobs ``task resubmit`` runs again, as CRAB's server does; it
+submits a SUBMITFAILED task anew and refuses a KILLED one."""
 
 
 def progress_line(snapshot: TaskSnapshot, now: float, countdowns: bool = True, width: int | None = None) -> Text:
@@ -114,5 +115,6 @@ def follow(engine: Backend, name: str, interval: float, crabtui: str = "crabtui"
             live.stop()
     if snapshot.task.status != COMPLETED:
         resubmit = (f", `{crabtui} task resubmit {name}` runs its failed jobs again"
-                    if snapshot.task.status in RESUBMITTABLE else "")
+                    if snapshot.task.status in RESUBMITTABLE else
+                    f", `{crabtui} task resubmit {name}` submits it anew" if snapshot.task.status == SUBMITFAILED else "")
         fail(f"task {name} ended {snapshot.task.status}: `{crabtui} task status {name} --long` says why{resubmit}")
