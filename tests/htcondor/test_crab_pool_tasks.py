@@ -127,7 +127,7 @@ def test_an_automatic_task_on_the_pool_processes_every_lumi_once(user):
     user.state.mkdir(mode=0o700)
     os.chown(user.state, user.uid, user.uid)
     user.write("state/taskworker.toml", "[TaskWorker]\nnumAutomaticProbes = 2\nminAutomaticTailSize = 1\n")
-    plan = '{job = "2", attempt = "*", exitCode = 8021}'
+    plan = '{job = "1", attempt = "*", exitCode = 8021}'
     name = user.submit("auto.toml", config("auto", splitting="Automatic", units=180, total=0, scale=3600, plan=plan,
                                            sites=STEADY_SITES))
     status = user.wait(name, "COMPLETED", timeout=900)
@@ -135,7 +135,7 @@ def test_an_automatic_task_on_the_pool_processes_every_lumi_once(user):
     assert "SUBDAG EXTERNAL Job0SubJobs RunJobs0.subdag" in (task_dir / "RunJobs.dag").read_text()
     assert (task_dir / "RunJobs0.subdag.dagman.out").exists()  # the pool's DAGMan ran the processing stage
     jobs = {j["id"]: j for j in status["jobs"]}
-    assert jobs["2"]["state"] == "failed" and attempts(jobs["2"])[-1][1] == 8021
+    assert jobs["1"]["state"] == "failed" and attempts(jobs["1"])[-1][1] == 8021
     counts: dict[tuple[str, int], int] = {}
     stages = {stage_of(job) for job in jobs}
     assert {"probe", "processing", "tail"} <= stages, stages
