@@ -98,7 +98,7 @@ def reference(dataset: Dataset, algorithm: str, units: int, total: int = 0, mask
             joined.setdefault(frozenset(sites), []).extend(lumis)
         return list(joined.items())
 
-    groups = [(block.sites, lumis) for block, lumis in blocks]
+    groups = [(block.sites, lumis) for block, lumis in blocks if lumis]  # a block the mask empties orders no group
     if algorithm == FB:  # FileBased caps the files in dataset order, then groups them
         groups = by_sites(cap(groups) if total else groups)
     else:
