@@ -816,11 +816,7 @@ class LocalSchedd:
         due = requeued + (self.schedd_min_interval if slotless else self.negotiator_interval)
         if now >= due or requeued > now:
             return False
-        if self.loop is not None and (self._requeue_due is None or due < self._requeue_due):
-            if self._requeue_timer is not None:
-                self._requeue_timer.cancel()
-            self._requeue_due = due
-            self._requeue_timer = self.loop.call_later(due - now, self._requeue_time)
+        self._wake_at(due, now)
         return True
 
     def _start_delayed(self, ad: classad2.ClassAd, now: float) -> bool:
@@ -834,12 +830,16 @@ class LocalSchedd:
         due = last + min(delay, MAX_NEXT_JOB_START_DELAY)
         if now >= due:
             return False
+        self._wake_at(due, now)
+        return True
+
+    def _wake_at(self, due: float, now: float) -> None:
+        """One timer wakes :meth:`schedule` for the earliest job held back until ``due``."""
         if self.loop is not None and (self._requeue_due is None or due < self._requeue_due):
             if self._requeue_timer is not None:
                 self._requeue_timer.cancel()
             self._requeue_due = due
             self._requeue_timer = self.loop.call_later(due - now, self._requeue_time)
-        return True
 
     def _requeue_time(self) -> None:
         self._requeue_due = self._requeue_timer = None
