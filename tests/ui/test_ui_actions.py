@@ -20,7 +20,7 @@ from installed import CRABTUI
 from ui_terminal import Terminal
 from test_ui_views import INTERVAL, drive
 from textual.widgets import Input
-from ui_tasks import cells, crabtui, open_task, submit, wait_for, wait_task
+from ui_tasks import cells, open_task, submit, submit_failing_to_submit, wait_for, wait_task
 
 
 @pytest.fixture(scope="module")
@@ -120,15 +120,7 @@ def test_resubmit_of_a_task_that_failed_to_submit_submits_it_anew_as_crab_resubm
     """crab resubmit takes a SUBMITFAILED task and submits it anew, and so does task resubmit; R on
     such a task said 'Nothing to resubmit: You cannot resubmit jobs if the task is in status
     SUBMITFAILED', naming the statuses a resubmit takes, which left it out."""
-    from crab.crab_tasks import crab_config_py
-
-    (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
-    (tmp_path / "golden.json").write_text('{"999999": [[1, 10]]}\n')
-    (tmp_path / "crabConfig.py").write_text(crab_config_py("nomask", scale=50, more="config.Data.lumiMask = 'golden.json'\n"))
-    result = crabtui(engine, "task", "submit", "crabConfig.py", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    name = result.stdout.split("Task name: ")[1].split("\n")[0]
-    wait_task(engine, name, "SUBMITFAILED")
+    name = submit_failing_to_submit(engine, tmp_path)
     db = TaskDB(engine.tasks)
     first = db.get(name).updated_at
 

@@ -15,7 +15,7 @@ from engine.crab.taskworker.taskdb import COMPLETED, SUBMIT, SUBMITTED, UPLOADED
 from engine.schedd.local.client import LocalScheddClient
 from textual.widgets import Log
 from ui_fixed import NOW, task_dir
-from ui_tasks import cells, crabtui, open_task, submit, wait_for, wait_task
+from ui_tasks import cells, crabtui, open_task, submit, submit_failing_to_submit, wait_for, wait_task
 
 INTERVAL = 0.2
 
@@ -208,15 +208,7 @@ def test_watch_of_a_killed_task_does_not_offer_a_resubmit_it_would_refuse(engine
 
 def test_watch_of_a_task_that_failed_to_submit_says_a_resubmit_submits_it_anew(engine, tmp_path):
     """task resubmit (as crab resubmit) submits a SUBMITFAILED task anew: watch says so."""
-    from crab.crab_tasks import crab_config_py
-
-    (tmp_path / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
-    (tmp_path / "golden.json").write_text('{"999999": [[1, 10]]}\n')
-    (tmp_path / "crabConfig.py").write_text(crab_config_py("nomask", scale=50, more="config.Data.lumiMask = 'golden.json'\n"))
-    submitted = crabtui(engine, "task", "submit", "crabConfig.py", cwd=tmp_path)
-    assert submitted.returncode == 0, submitted.stderr
-    name = submitted.stdout.split("Task name: ")[1].split("\n")[0]
-    wait_task(engine, name, "SUBMITFAILED")
+    name = submit_failing_to_submit(engine, tmp_path)
     result = crabtui(engine, "watch", name, "--interval", "0.2", cwd=tmp_path)
     assert result.returncode == 1 and result.stderr == (
         f"ERROR: task {name} ended SUBMITFAILED: `crabtui --state-dir {engine.path} task status {name} --long` says why, "

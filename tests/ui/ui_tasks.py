@@ -36,6 +36,20 @@ def submit(state: StateDir, directory: Path, name: str, *, scale: float, plan: s
     return result.stdout.split("Task name: ")[1].split("\n")[0]
 
 
+def submit_failing_to_submit(state: StateDir, directory: Path) -> str:
+    """A crabConfig.py task (``nomask``) whose lumi mask selects no lumi: it ends SUBMITFAILED."""
+    from crab.crab_tasks import crab_config_py
+
+    (directory / "pset.py").write_text("import FWCore.ParameterSet.Config as cms\nprocess = cms.Process('ANA')\n")
+    (directory / "golden.json").write_text('{"999999": [[1, 10]]}\n')
+    (directory / "crabConfig.py").write_text(crab_config_py("nomask", scale=50, more="config.Data.lumiMask = 'golden.json'\n"))
+    result = crabtui(state, "task", "submit", "crabConfig.py", cwd=directory)
+    assert result.returncode == 0, result.stderr
+    name = result.stdout.split("Task name: ")[1].split("\n")[0]
+    wait_task(state, name, "SUBMITFAILED")
+    return name
+
+
 def wait_task(state: StateDir, name: str, status: str, timeout: float = 120) -> None:
     """Until the task table says ``status``."""
     db = TaskDB(state.tasks)
